@@ -1,0 +1,57 @@
+# hippo: every target creates the virtual environment it needs.
+PYTHON   ?= python3
+VENV     := .venv
+PY       := $(VENV)/bin/python
+PIP      := $(PY) -m pip
+CC       ?= gcc
+C_SRC    := $(wildcard core_c/*.c)
+C_HDR    := $(wildcard core_c/*.h)
+SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+export HIPPO_QUIET_BUILD := 1
+
+.PHONY: demo test test-c test-py bench sanitize native clean
+
+# Runtime + test dependencies, installed once per change of the project metadata.
+$(VENV)/.installed: pyproject.toml setup.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai]'
+	@touch $@
+
+# Rebuild the C extension in place whenever the C sources change.
+$(VENV)/.native: $(VENV)/.installed $(C_SRC) $(C_HDR) packages/hippo/_build_native.py
+	$(PY) setup.py -q build_ext --inplace
+	@touch $@
+
+native: $(VENV)/.native
+
+demo: $(VENV)/.native
+	$(VENV)/bin/hippo demo
+
+tests/c/test_core_san: $(C_SRC) $(C_HDR) tests/c/test_core.c
+	$(CC) $(SAN_FLAGS) -Icore_c -o $@ tests/c/test_core.c $(C_SRC) -lm
+
+test-c: tests/c/test_core_san
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./tests/c/test_core_san
+	HIPPO_FORCE_PORTABLE=1 ASAN_OPTIONS=detect_leaks=1 ./tests/c/test_core_san
+
+test-py: $(VENV)/.native
+	$(PY) -m pytest
+
+test: test-c test-py
+
+$(VENV)/.bench: $(VENV)/.installed
+	$(PIP) install -q -e '.[bench]'
+	@touch $@
+
+bench: $(VENV)/.native $(VENV)/.bench
+	$(VENV)/bin/hippo bench kernels --out bench_results/kernels.json
+	@if [ -f ../shared/data/locomo_dev.json ]; then \
+	  $(VENV)/bin/hippo bench locomo --data ../shared/data/locomo_dev.json --out bench_results/locomo.json; \
+	else echo "skipping locomo: ../shared/data/locomo_dev.json not found (pass DATA=...)"; fi
+	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
+
+sanitize: test-c
+
+clean:
+	rm -rf build $(VENV) tests/c/test_core_san packages/hippo/_hippo_c*.so packages/hippo/_hippo_c.c

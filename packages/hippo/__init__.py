@@ -1,0 +1,37 @@
+"""hippo: succinct, offline-first long-term memory for AI agents."""
+
+from __future__ import annotations
+
+from hippo.errors import (
+    ClosedError,
+    CorruptData,
+    HippoError,
+    InvalidInput,
+    LLMError,
+    NativeError,
+    NotFound,
+    OutOfMemory,
+    OutOfRange,
+    StoreBusy,
+    StoreError,
+)
+from hippo._native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BinaryIndex",
+    "DynamicWaveletMatrix",
+    "WaveletMatrix",
+    "HippoError",
+    "InvalidInput",
+    "OutOfRange",
+    "CorruptData",
+    "NotFound",
+    "StoreError",
+    "StoreBusy",
+    "ClosedError",
+    "NativeError",
+    "OutOfMemory",
+    "LLMError",
+]
