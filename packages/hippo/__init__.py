@@ -16,10 +16,20 @@ from hippo.errors import (
     StoreError,
 )
 from hippo._native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
+from hippo.config import Config, RetrievalConfig, SignatureConfig
+from hippo.memory import Memory
+from hippo.types import Hit, MemoryItem, Recall
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Memory",
+    "Config",
+    "RetrievalConfig",
+    "SignatureConfig",
+    "MemoryItem",
+    "Hit",
+    "Recall",
     "BinaryIndex",
     "DynamicWaveletMatrix",
     "WaveletMatrix",

@@ -1,0 +1,217 @@
+"""The co-index of one namespace (seed 000 §3.1-3.3).
+
+Two dynamic wavelet matrices over one token stream: the Content DWM holds the cl100k token ids losslessly, the
+Signature DWM holds a random-indexing signature per token, and a span table maps each message to its half-open
+token range ``[start, end)``. Message text is always reconstructed from the Content DWM.
+
+The signature stream is a pure function of the token stream (signatures never look across a message boundary),
+so it is recomputed when a namespace is loaded instead of being stored: that keeps the store near the size of the
+token stream itself.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from hippo import lexicon, tokenizer
+from hippo._native import DynamicWaveletMatrix, ri_signatures
+from hippo.config import Config
+from hippo.store.base import MessageRow, NamespaceState
+
+
+class _Grow:
+    """An append-only numpy array with amortized doubling."""
+
+    __slots__ = ("a", "n")
+
+    def __init__(self, dtype, cap: int = 64) -> None:
+        self.a = np.zeros(cap, dtype=dtype)
+        self.n = 0
+
+    def extend(self, values) -> None:
+        values = np.asarray(values, dtype=self.a.dtype)
+        need = self.n + values.size
+        if need > self.a.size:
+            cap = max(need, 2 * self.a.size)
+            b = np.zeros(cap, dtype=self.a.dtype)
+            b[: self.n] = self.a[: self.n]
+            self.a = b
+        self.a[self.n : need] = values
+        self.n = need
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+@dataclass
+class Scored:
+    rows: np.ndarray    # row indices into the span table
+    scores: np.ndarray  # float64, same length, higher is better
+
+
+class NamespaceIndex:
+    def __init__(self, namespace: str, config: Config) -> None:
+        self.namespace = namespace
+        self.config = config
+        self.content = DynamicWaveletMatrix(tokenizer.token_bits())
+        self.signatures = DynamicWaveletMatrix(config.signature.bits)
+        self.ids = _Grow(np.int64)
+        self.ends = _Grow(np.int64)
+        self.seqs = _Grow(np.int64)
+        self.ts = _Grow(np.float64)
+        self.speaker = _Grow(np.int32)
+        self.session = _Grow(np.int32)
+        self.speakers: list[str | None] = []
+        self._speaker_code: dict[str | None, int] = {}
+        self.sessions: list[str | None] = []
+        self._session_code: dict[str | None, int] = {}
+        self.row_of: dict[int, int] = {}
+        self.state = NamespaceState(0, 0)
+        self.last_seq = -1
+
+    # -- building -------------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return self.ids.n
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.content)
+
+    def starts(self) -> np.ndarray:
+        ends = self.ends.view
+        out = np.empty_like(ends)
+        if ends.size:
+            out[0] = 0
+            out[1:] = ends[:-1]
+        return out
+
+    def _code(self, table: dict, names: list, value) -> int:
+        code = table.get(value)
+        if code is None:
+            code = table[value] = len(names)
+            names.append(value)
+        return code
+
+    def append(self, rows: list[MessageRow]) -> None:
+        if not rows:
+            return
+        lengths = np.fromiter((r.n_tokens for r in rows), dtype=np.int64, count=len(rows))
+        tokens = np.concatenate([r.tokens for r in rows]).astype(np.uint32, copy=False)
+        seg_ends = np.cumsum(lengths)
+        sig = self.config.signature
+        signatures = ri_signatures(
+            tokens, seed=sig.seed, dim=sig.dim, nnz=sig.nnz, window=sig.window, self_weight=sig.self_weight,
+            top_m=sig.top_m, sig_bits=sig.bits, segment_ends=seg_ends.astype(np.uint64),
+        )
+        base = len(self.content)
+        self.content.extend(tokens)
+        self.signatures.extend(signatures)
+        first_row = self.ids.n
+        self.ids.extend([r.id for r in rows])
+        self.ends.extend(seg_ends + base)
+        self.seqs.extend([r.seq for r in rows])
+        self.ts.extend([math.nan if r.ts is None else r.ts for r in rows])
+        self.speaker.extend([self._code(self._speaker_code, self.speakers, r.speaker) for r in rows])
+        self.session.extend([self._code(self._session_code, self.sessions, r.session_id) for r in rows])
+        for k, r in enumerate(rows):
+            self.row_of[r.id] = first_row + k
+        self.last_seq = max(self.last_seq, rows[-1].seq)
+
+    def rebuild_without(self, dead_ids) -> None:
+        """Drop messages from every structure: the matrices are rebuilt from the surviving spans."""
+        dead_rows = {self.row_of[i] for i in dead_ids if i in self.row_of}
+        if not dead_rows:
+            return
+        n = self.ids.n
+        keep = np.ones(n, dtype=bool)
+        keep[list(dead_rows)] = False
+        starts, ends = self.starts(), self.ends.view
+        tok_keep = np.repeat(keep, ends - starts)
+        tokens = self.content.access_range(0, len(self.content))[tok_keep]
+        sigs = self.signatures.access_range(0, len(self.signatures))[tok_keep]
+        lengths = (ends - starts)[keep]
+        cols = {name: getattr(self, name).view[keep].copy() for name in ("ids", "seqs", "ts", "speaker", "session")}
+        self.content = DynamicWaveletMatrix(tokenizer.token_bits())
+        self.signatures = DynamicWaveletMatrix(self.config.signature.bits)
+        self.content.extend(tokens)
+        self.signatures.extend(sigs)
+        for name, values in cols.items():
+            g = _Grow(values.dtype, max(64, values.size))
+            g.extend(values)
+            setattr(self, name, g)
+        self.ends = _Grow(np.int64, max(64, lengths.size))
+        self.ends.extend(np.cumsum(lengths))
+        self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
+
+    # -- reading --------------------------------------------------------------------------------------------
+    def span(self, row: int) -> tuple[int, int]:
+        end = int(self.ends.a[row])
+        start = int(self.ends.a[row - 1]) if row > 0 else 0
+        return start, end
+
+    def tokens_of(self, row: int) -> np.ndarray:
+        start, end = self.span(row)
+        return self.content.access_range(start, end)
+
+    def text_of(self, row: int) -> str:
+        return tokenizer.decode(self.tokens_of(row))
+
+    def rows_of_positions(self, positions: np.ndarray) -> np.ndarray:
+        return np.searchsorted(self.ends.view, positions, side="right")
+
+    def doc_lengths(self) -> np.ndarray:
+        ends = self.ends.view
+        return np.diff(ends, prepend=0)
+
+    # -- term occurrences in the Content DWM ----------------------------------------------------------------
+    def _positions(self, symbol: int) -> np.ndarray:
+        return self.content.positions(int(symbol))
+
+    def term_frequency(self, pat: lexicon.TermPattern) -> int:
+        """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
+        n = len(self.content)
+        total = sum(self.content.count(int(t), 0, n) for t in pat.singles)
+        for ph in pat.phrases:
+            total += min(self.content.count(int(t), 0, n) for t in ph)
+        return total
+
+    def term_positions(self, pat: lexicon.TermPattern) -> np.ndarray:
+        """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven)."""
+        n = len(self.content)
+        found: list[np.ndarray] = []
+        for t in pat.singles:
+            if self.content.count(int(t), 0, n):
+                found.append(self._positions(int(t)))
+        if found:
+            pos = np.concatenate(found)
+            # " paint" followed by "brush" is the word "paintbrush", not "paint".
+            nxt = pos + 1
+            inside = nxt < n
+            if inside.any():
+                glued = np.zeros(pos.size, dtype=bool)
+                glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
+                # a word ends at its message's end even if the next message starts glued
+                ends = self.ends.view
+                at_end = np.isin(nxt, ends)
+                pos = pos[~glued | at_end]
+            found = [pos]
+        for ph in pat.phrases:
+            counts = [self.content.count(int(t), 0, n) for t in ph]
+            if min(counts) == 0:
+                continue
+            anchor = int(np.argmin(counts))
+            cand = self._positions(ph[anchor]) - anchor
+            cand = cand[(cand >= 0) & (cand + len(ph) <= n)]
+            for off, t in enumerate(ph):
+                if off == anchor or cand.size == 0:
+                    continue
+                cand = cand[self.content.access_many(cand + off) == t]
+            if cand.size:
+                found.append(cand)
+        if not found:
+            return np.zeros(0, dtype=np.int64)
+        return np.unique(np.concatenate(found))

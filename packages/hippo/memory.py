@@ -1,0 +1,669 @@
+"""``hippo.Memory``: the public facade over the store, the co-index and retrieval."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import math
+import os
+import time
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from hippo import context, retrieval, tokenizer
+from hippo._native import BinaryIndex, WaveletMatrix
+from hippo.coindex import NamespaceIndex, Scored
+from hippo.config import Config
+from hippo.embedding import SimHasher, as_embed_fn
+from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo.filters import compile_filter
+from hippo.rwlock import RWLock
+from hippo.store.base import MessageRow, NewMessage
+from hippo.store.sqlite import SQLiteStore
+from hippo.timeutil import to_datetime, to_epoch
+from hippo.types import Hit, MemoryItem, Recall
+
+EXPORT_FORMAT = "hippo-export"
+EXPORT_VERSION = 1
+_ROLES = ("user", "assistant", "system", "tool")
+_ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority")
+_PRIORITIES = ("critical", "high", "normal", "low")
+
+
+def _check_namespace(ns: object, name: str = "namespace") -> str:
+    if not isinstance(ns, str) or not ns.strip():
+        raise InvalidInput(f"{name} must be a non-empty str, got {ns!r}")
+    if len(ns) > 512 or any(ord(c) < 32 for c in ns):
+        raise InvalidInput(f"{name} must be at most 512 printable characters")
+    return ns
+
+
+def _check_int(value: object, name: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InvalidInput(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
+    return int(value)
+
+
+def _check_optional_str(value: object, name: str, limit: int = 1000) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a str or None, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is longer than {limit} characters")
+    tokenizer.check_text(value, name) if value.strip() else None
+    return value
+
+
+def _check_metadata(value: object) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"metadata must be a dict or None, got {type(value).__name__}")
+    for k in value:
+        if not isinstance(k, str):
+            raise InvalidInput(f"metadata keys must be str, got {k!r}")
+    try:
+        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        raise InvalidInput(f"metadata must be JSON-serializable without NaN or lone surrogates: {exc}") from exc
+    return json.loads(text)
+
+
+class _Shared:
+    """State shared by every namespace view of one store."""
+
+    def __init__(self, path, config: Config, llm, embed) -> None:
+        self.config = config
+        self.store = SQLiteStore(path, busy_timeout_s=config.busy_timeout_s)
+        self.lock = RWLock()
+        self.indexes: dict[str, NamespaceIndex] = {}
+        self.codes: dict[str, tuple[BinaryIndex, list[int]]] = {}
+        self.llm = llm
+        self.embed = as_embed_fn(embed)
+        self.hasher = SimHasher(config.embed_bits) if self.embed else None
+        self.closed = False
+        self.bits = tokenizer.token_bits()
+
+    # Chunk codec: a sealed chunk is a serialized static wavelet matrix (checksummed, validated on load).
+    def encode_chunk(self, tokens: np.ndarray) -> bytes:
+        return WaveletMatrix(np.ascontiguousarray(tokens, dtype=np.uint32), self.bits).to_bytes()
+
+    def decode_chunk(self, blob: bytes) -> np.ndarray:
+        wm = WaveletMatrix.from_bytes(bytes(blob))
+        return wm.access_range(0, len(wm))
+
+
+class Memory:
+    """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
+
+    ``path`` is a SQLite file (created with mode 0600; many namespaces per file) or ``None`` for a private
+    in-memory store. All writes are transactional: a failed call leaves the stored content unchanged.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        namespace: str = "default",
+        config: Config | dict | None = None,
+        llm: Any = None,
+        embed: Any = None,
+        _shared: _Shared | None = None,
+    ) -> None:
+        self._namespace = _check_namespace(namespace)
+        if _shared is None:
+            if path is not None and not isinstance(path, (str, os.PathLike)):
+                raise InvalidInput(f"path must be a str, os.PathLike or None, got {type(path).__name__}")
+            _shared = _Shared(path, Config.from_value(config), llm, embed)
+        self._s = _shared
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    @property
+    def namespace(self) -> str:
+        return self._namespace
+
+    @property
+    def config(self) -> Config:
+        return self._s.config
+
+    @property
+    def path(self) -> str | None:
+        return self._s.store.path
+
+    def using(self, namespace: str) -> "Memory":
+        """A view of another namespace of the same store (shares the connection and caches)."""
+        self._live()
+        return Memory(namespace=_check_namespace(namespace), _shared=self._s)
+
+    def close(self) -> None:
+        s = self._s
+        if s.closed:
+            return
+        with s.lock.write():
+            for ns in list(s.indexes):
+                try:
+                    s.store.seal(ns, s.encode_chunk, s.decode_chunk, 1)
+                except HippoError:
+                    pass  # the tail stays in its rows; nothing is lost
+            s.store.close()
+            s.closed = True
+
+    def __enter__(self) -> "Memory":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory(path={self.path!r}, namespace={self._namespace!r})"
+
+    def _live(self) -> None:
+        if self._s.closed:
+            raise ClosedError("this Memory is closed")
+
+    # -- index maintenance ----------------------------------------------------------------------------------
+    def _index(self) -> NamespaceIndex:
+        """The namespace's co-index, loaded on first use and refreshed when another writer changed the store."""
+        s = self._s
+        ns = self._namespace
+        state = s.store.state(ns)
+        idx = s.indexes.get(ns)
+        if idx is not None and idx.state == state:
+            return idx
+        with s.lock.write():
+            idx = s.indexes.get(ns)
+            state = s.store.state(ns)
+            if idx is not None and idx.state == state:
+                return idx
+            if idx is not None and idx.state.generation == state.generation:
+                rows = s.store.load(ns, s.decode_chunk, after_seq=idx.last_seq)  # appended elsewhere
+            else:
+                idx = NamespaceIndex(ns, s.config)
+                rows = s.store.load(ns, s.decode_chunk)
+                s.codes.pop(ns, None)
+            idx.append(rows)
+            idx.state = state
+            s.indexes[ns] = idx
+            if s.embed is not None:
+                self._sync_codes(idx, rows)
+            return idx
+
+    def _sync_codes(self, idx: NamespaceIndex, rows: list[MessageRow]) -> None:
+        s = self._s
+        ns = self._namespace
+        entry = s.codes.get(ns)
+        if entry is None:
+            entry = s.codes[ns] = (BinaryIndex(s.config.embed_bits), [])
+            stored = s.store.get_codes(ns)
+            have = [i for i in idx.ids.view.tolist() if i in stored]
+            if have:
+                arr = np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(len(have), -1)
+                entry[0].add(np.ascontiguousarray(arr))
+                entry[1].extend(have)
+            rows = [r for r in rows if r.id not in stored]
+        if rows:
+            texts = [tokenizer.decode(r.tokens) for r in rows]
+            codes = s.hasher.codes(s.embed(texts), len(texts))
+            s.store.put_codes(ns, [r.id for r in rows], codes)
+            entry[0].add(np.ascontiguousarray(codes))
+            entry[1].extend(r.id for r in rows)
+
+    # -- writing --------------------------------------------------------------------------------------------
+    def _prepare(self, item: Mapping[str, Any] | MemoryItem, where: str) -> NewMessage:
+        if isinstance(item, MemoryItem):
+            item = {"text": item.text, "speaker": item.speaker, "role": item.role, "timestamp": item.timestamp,
+                    "session_id": item.session_id, "metadata": item.metadata}
+        if not isinstance(item, Mapping):
+            raise InvalidInput(f"{where} must be a dict or MemoryItem, got {type(item).__name__}")
+        unknown = set(item) - set(_ADD_KEYS)
+        if unknown:
+            raise InvalidInput(f"{where}: unknown field(s) {sorted(unknown)}; expected {list(_ADD_KEYS)}")
+        cfg = self._s.config
+        text = tokenizer.check_text(item.get("text"), f"{where}.text" if where != "add" else "text",
+                                    max_chars=cfg.max_message_chars)
+        role = item.get("role", "user") or "user"
+        if role not in _ROLES:
+            raise InvalidInput(f"role must be one of {_ROLES}, got {role!r}")
+        speaker = _check_optional_str(item.get("speaker"), "speaker")
+        session = _check_optional_str(item.get("session_id"), "session_id")
+        ts = to_epoch(item.get("timestamp"), "timestamp", min_year=cfg.timestamp_min_year,
+                      max_year=cfg.timestamp_max_year)
+        metadata = _check_metadata(item.get("metadata"))
+        priority = item.get("priority")
+        if priority is not None:
+            if priority not in _PRIORITIES:
+                raise InvalidInput(f"priority must be one of {_PRIORITIES} or None, got {priority!r}")
+            metadata["priority"] = priority
+        tokens = tokenizer.encode(text)
+        return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
+                          metadata=metadata, created_at=time.time())
+
+    def add(
+        self,
+        text: str,
+        *,
+        speaker: str | None = None,
+        role: str = "user",
+        timestamp: Any = None,
+        session_id: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        priority: str | None = None,
+    ) -> MemoryItem:
+        """Store one message verbatim; it is retrievable as soon as this returns. Zero LLM calls."""
+        item = {"text": text, "speaker": speaker, "role": role, "timestamp": timestamp, "session_id": session_id,
+                "metadata": metadata, "priority": priority}
+        return self._write([self._prepare(item, "add")])[0]
+
+    def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
+        """Store many messages in one transaction: either all are stored or none."""
+        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+            raise InvalidInput(f"items must be an iterable of dicts, got {type(items).__name__}")
+        prepared = [self._prepare(it, f"items[{k}]") for k, it in enumerate(items)]
+        return self._write(prepared)
+
+    def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
+        self._live()
+        if not prepared:
+            return []
+        s = self._s
+        ns = self._namespace
+        idx = self._index()
+        with s.lock.write():
+            rows = s.store.append(ns, prepared)
+            idx = s.indexes.get(ns) or idx
+            expected = idx.state
+            idx.append(rows)
+            state = s.store.state(ns)
+            # If another process appended in between, reload instead of trusting our incremental state.
+            if state.generation == expected.generation and state.next_seq == expected.next_seq + len(rows):
+                idx.state = state
+            else:
+                s.indexes.pop(ns, None)
+            if s.embed is not None and ns in s.indexes:
+                self._sync_codes(idx, rows)
+            self._maybe_seal(ns)
+        return [self._item(r, tokenizer.decode(r.tokens)) for r in rows]
+
+    def _maybe_seal(self, ns: str) -> None:
+        s = self._s
+        if s.store.seal(ns, s.encode_chunk, s.decode_chunk, s.config.seal_tokens):
+            idx = s.indexes.get(ns)
+            if idx is not None:
+                idx.state = s.store.state(ns)
+
+    def delete(self, ids: int | Iterable[int]) -> int:
+        """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count."""
+        self._live()
+        if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
+            ids = [int(ids)]
+        elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+            raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
+        ids = [_check_int(i, "ids", minimum=0) for i in ids]
+        return self._delete(ids)
+
+    def _delete(self, ids: list[int]) -> int:
+        s = self._s
+        ns = self._namespace
+        self._index()
+        with s.lock.write():
+            gone = s.store.delete(ns, ids, s.encode_chunk, s.decode_chunk)
+            idx = s.indexes.get(ns)
+            if gone and idx is not None:
+                before = idx.state
+                idx.rebuild_without(gone)
+                if s.embed is not None:
+                    s.codes.pop(ns, None)
+                state = s.store.state(ns)
+                if state.generation == before.generation + 1 and state.next_seq == before.next_seq:
+                    idx.state = state
+                else:
+                    s.indexes.pop(ns, None)
+        return len(gone)
+
+    def forget(self, filter: dict[str, Any]) -> int:
+        """Delete every message of this namespace that matches ``filter``."""
+        if not isinstance(filter, dict) or not filter:
+            raise InvalidInput("filter must be a non-empty dict (use clear() to delete everything)")
+        pred = compile_filter(filter)
+        self._live()
+        ids = [r.id for r in self._s.store.scan(self._namespace) if pred(r)]
+        return self._delete(ids)
+
+    def clear(self) -> int:
+        """Delete every message of this namespace."""
+        self._live()
+        ids = [r.id for r in self._s.store.scan(self._namespace)]
+        return self._delete(ids)
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed."""
+        self._live()
+        ns = _check_namespace(namespace)
+        s = self._s
+        with s.lock.write():
+            n = s.store.delete_namespace(ns)
+            s.indexes.pop(ns, None)
+            s.codes.pop(ns, None)
+        return n
+
+    def namespaces(self) -> list[str]:
+        self._live()
+        return self._s.store.namespaces()
+
+    def vacuum(self) -> None:
+        """Reclaim space and scrub freed pages: deleted content leaves no bytes behind in the file."""
+        self._live()
+        with self._s.lock.write():
+            self._s.store.vacuum()
+
+    def flush(self) -> None:
+        """Seal the unsealed tail of this namespace into a chunk now (normally done every ``seal_tokens``)."""
+        self._live()
+        s = self._s
+        self._index()
+        with s.lock.write():
+            s.store.seal(self._namespace, s.encode_chunk, s.decode_chunk, 1)
+            idx = s.indexes.get(self._namespace)
+            if idx is not None:
+                idx.state = s.store.state(self._namespace)
+
+    # -- reading --------------------------------------------------------------------------------------------
+    def _item(self, row: MessageRow, text: str, cls=MemoryItem, **extra) -> MemoryItem:
+        return cls(
+            id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
+            session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
+            n_tokens=row.n_tokens, created_at=to_datetime(row.created_at), **extra,
+        )
+
+    def _items(self, idx: NamespaceIndex, ids: list[int], cls=MemoryItem, extras=None) -> list:
+        rows = self._s.store.rows(self._namespace, ids)
+        out = []
+        for k, i in enumerate(ids):
+            r = rows.get(i)
+            pos = idx.row_of.get(i)
+            if r is None or pos is None:
+                continue
+            out.append(self._item(r, idx.text_of(pos), cls, **(extras[k] if extras else {})))
+        return out
+
+    def get(self, id: int) -> MemoryItem:
+        """The message with this id, reconstructed from the Content DWM; ``NotFound`` if it is not here."""
+        self._live()
+        i = _check_int(id, "id")
+        idx = self._index()
+        with self._s.lock.read():
+            items = self._items(idx, [i])
+        if not items:
+            raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
+        return items[0]
+
+    def count(self) -> int:
+        self._live()
+        idx = self._index()
+        return len(idx)
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def list(self, *, filter: dict[str, Any] | None = None, limit: int | None = None, offset: int = 0) -> list[MemoryItem]:
+        """Messages in insertion order, optionally filtered and paginated."""
+        self._live()
+        pred = compile_filter(filter)
+        if limit is not None:
+            limit = _check_int(limit, "limit")
+        offset = _check_int(offset, "offset")
+        idx = self._index()
+        out, skipped = [], 0
+        with self._s.lock.read():
+            for r in self._s.store.scan(self._namespace):
+                if pred is not None and not pred(r):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                if limit is not None and len(out) >= limit:
+                    break
+                pos = idx.row_of.get(r.id)
+                if pos is not None:
+                    out.append(self._item(r, idx.text_of(pos)))
+        return out
+
+    def read(self, message_id: int, *, before: int = 2, after: int = 2) -> list[MemoryItem]:
+        """A message with up to ``before`` / ``after`` neighbours from the same session, in order."""
+        self._live()
+        i = _check_int(message_id, "message_id")
+        before = _check_int(before, "before")
+        after = _check_int(after, "after")
+        idx = self._index()
+        with self._s.lock.read():
+            pos = idx.row_of.get(i)
+            if pos is None:
+                raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
+            sess = idx.session.view
+            lo, hi = pos, pos
+            while lo > 0 and pos - lo < before and sess[lo - 1] == sess[pos]:
+                lo -= 1
+            while hi + 1 < len(idx) and hi - pos < after and sess[hi + 1] == sess[pos]:
+                hi += 1
+            ids = idx.ids.view[lo : hi + 1].tolist()
+            return self._items(idx, ids)
+
+    # -- search and recall ----------------------------------------------------------------------------------
+    def _rank(self, idx: NamespaceIndex, query: str, limit: int) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+        cfg = self._s.config
+        rc = cfg.retrieval
+        t0 = time.perf_counter()
+        q = retrieval.analyze(query)
+        timings = {"analyze_ms": (time.perf_counter() - t0) * 1e3}
+        ranked: dict[str, np.ndarray] = {}
+        raw: dict[str, Scored] = {}
+        t = time.perf_counter()
+        raw["lexical"] = retrieval.lexical(idx, q, cfg)
+        ranked["lexical"] = retrieval.top(raw["lexical"], rc.candidate_limit)
+        timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
+        if rc.weight_signature > 0:
+            t = time.perf_counter()
+            raw["signature"] = retrieval.signature(idx, q, cfg)
+            ranked["signature"] = retrieval.top(raw["signature"], rc.candidate_limit)
+            timings["signature_ms"] = (time.perf_counter() - t) * 1e3
+        if self._s.embed is not None and rc.weight_embedding > 0:
+            t = time.perf_counter()
+            ranked["embedding"] = self._embedding_channel(idx, query, rc.candidate_limit)
+            timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
+        weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
+        rows, scores, per = retrieval.rrf(ranked, weights, rc.rrf_k)
+        timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
+        return rows[:limit], scores[:limit], per, timings
+
+    def _embedding_channel(self, idx: NamespaceIndex, query: str, limit: int) -> np.ndarray:
+        s = self._s
+        entry = s.codes.get(self._namespace)
+        if entry is None or len(entry[0]) == 0:
+            return np.zeros(0, np.int64)
+        qcode = s.hasher.codes(s.embed([query]), 1)
+        k = min(limit, len(entry[0]))
+        _, ids = entry[0].search(np.ascontiguousarray(qcode), k)
+        rows = [idx.row_of.get(entry[1][j]) for j in ids[0].tolist() if j >= 0]
+        return np.asarray([r for r in rows if r is not None], dtype=np.int64)
+
+    def _check_query(self, query: object) -> str:
+        if not isinstance(query, str):
+            raise InvalidInput(f"query must be a str, got {type(query).__name__}")
+        if not query.strip():
+            raise InvalidInput("query must not be empty or whitespace only")
+        if len(query) > 100_000:
+            raise InvalidInput("query is longer than 100000 characters")
+        tokenizer.check_text(query, "query")
+        return query
+
+    def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None) -> list[Hit]:
+        """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels)."""
+        self._live()
+        query = self._check_query(query)
+        k = _check_int(k, "k", minimum=1)
+        pred = compile_filter(filter)
+        idx = self._index()
+        with self._s.lock.read():
+            limit = k if pred is None else max(k * 20, self._s.config.retrieval.candidate_limit)
+            rows, scores, per, _ = self._rank(idx, query, limit)
+            return self._hits(idx, rows, scores, per, pred, k)
+
+    def _hits(self, idx, rows, scores, per, pred, k) -> list[Hit]:
+        ids = idx.ids.view[rows].tolist() if rows.size else []
+        meta = self._s.store.rows(self._namespace, ids)
+        out: list[Hit] = []
+        for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
+            row = meta.get(i)
+            if row is None or (pred is not None and not pred(row)):
+                continue
+            out.append(self._item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {}))))
+            if len(out) >= k:
+                break
+        return out
+
+    def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None) -> Recall:
+        """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
+
+        Whole messages only, grouped by session in time order with speaker and date; ``Recall.messages`` lists
+        what was included.
+        """
+        self._live()
+        query = self._check_query(query)
+        if isinstance(budget_tokens, float) and math.isnan(budget_tokens):
+            raise InvalidInput("budget_tokens must be an int, got NaN")
+        budget = _check_int(budget_tokens, "budget_tokens", minimum=1)
+        pred = compile_filter(filter)
+        idx = self._index()
+        t0 = time.perf_counter()
+        with self._s.lock.read():
+            rows, scores, per, timings = self._rank(idx, query, self._s.config.retrieval.candidate_limit)
+            ids = idx.ids.view[rows].tolist() if rows.size else []
+            meta = self._s.store.rows(self._namespace, ids)
+            pieces = []
+            for r, i in zip(rows.tolist(), ids):
+                row = meta.get(i)
+                if row is None or (pred is not None and not pred(row)):
+                    continue
+                pieces.append(context.Piece(key=i, text=idx.text_of(r), speaker=row.speaker, role=row.role,
+                                            ts=row.ts, session=row.session_id, seq=row.seq))
+            t = time.perf_counter()
+            chosen, text, tokens = context.pack(pieces, budget)
+            timings["pack_ms"] = (time.perf_counter() - t) * 1e3
+            by_id = {p.key: p for p in chosen}
+            order = [p.key for p in sorted(chosen, key=lambda p: (p.session or "", p.seq))]
+            messages = [self._item(meta[i], by_id[i].text) for i in order]
+        timings["total_ms"] = (time.perf_counter() - t0) * 1e3
+        return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
+                      timings=timings)
+
+    # -- statistics, export ---------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """Sizes of this namespace's structures and of the whole store, with bytes per stored token."""
+        self._live()
+        idx = self._index()
+        sizes = self._s.store.sizes()
+        with self._s.lock.read():
+            n_tok = idx.n_tokens
+            out = {
+                "namespace": self._namespace,
+                "messages": len(idx),
+                "tokens": n_tok,
+                "content_dwm_bytes": idx.content.nbytes,
+                "signature_dwm_bytes": idx.signatures.nbytes,
+                "span_table_bytes": int(idx.ends.view.nbytes + idx.ids.view.nbytes),
+                "store": sizes,
+            }
+        total_tokens = sum(len(i) and i.n_tokens for i in self._s.indexes.values())
+        if total_tokens and self.path is not None:
+            out["store_bytes_per_token"] = sizes["file_bytes"] / total_tokens
+        return out
+
+    def export(self, path: str | os.PathLike) -> int:
+        """Write this namespace to a versioned JSONL file (header line, then one message per line)."""
+        self._live()
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        idx = self._index()
+        n = 0
+        tmp = os.fspath(path) + ".tmp"
+        with self._s.lock.read():
+            fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                                    "namespace": self._namespace}) + "\n")
+                for r in self._s.store.scan(self._namespace):
+                    pos = idx.row_of.get(r.id)
+                    if pos is None:
+                        continue
+                    f.write(json.dumps({
+                        "id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
+                        "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
+                        "created_at": r.created_at,
+                    }, ensure_ascii=False) + "\n")
+                    n += 1
+        os.replace(tmp, path)
+        return n
+
+    def import_(self, path: str | os.PathLike) -> int:
+        """Add every message of an export file to this namespace (new ids); all or nothing."""
+        self._live()
+        if not isinstance(path, (str, os.PathLike)):
+            raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        items = []
+        try:
+            with open(path, encoding="utf-8") as f:
+                header = json.loads(f.readline() or "null")
+                if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
+                    raise CorruptData(f"{os.fspath(path)!r} is not a hippo export file")
+                if header.get("version") != EXPORT_VERSION:
+                    raise CorruptData(f"export version {header.get('version')!r} is not supported")
+                for lineno, line in enumerate(f, start=2):
+                    if not line.strip():
+                        continue
+                    rec = json.loads(line)
+                    if not isinstance(rec, dict):
+                        raise CorruptData(f"line {lineno}: expected a JSON object")
+                    items.append({k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id",
+                                                            "metadata")})
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise CorruptData(f"{os.fspath(path)!r} is not valid JSONL: {exc}") from exc
+        except FileNotFoundError as exc:
+            raise NotFound(f"path {os.fspath(path)!r} does not exist") from exc
+        try:
+            return len(self.add_many(items))
+        except InvalidInput as exc:
+            raise CorruptData(f"{os.fspath(path)!r} holds an invalid message: {exc}") from exc
+
+    # -- async twins ----------------------------------------------------------------------------------------
+    async def _run(self, fn, *args, **kwargs):
+        return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+    async def aadd(self, text: str, **kwargs: Any) -> MemoryItem:
+        return await self._run(self.add, text, **kwargs)
+
+    async def aadd_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryItem]:
+        return await self._run(self.add_many, list(items) if not isinstance(items, (str, bytes)) else items)
+
+    async def asearch(self, query: str, **kwargs: Any) -> list[Hit]:
+        return await self._run(self.search, query, **kwargs)
+
+    async def arecall(self, query: str, **kwargs: Any) -> Recall:
+        return await self._run(self.recall, query, **kwargs)
+
+    async def aget(self, id: int) -> MemoryItem:
+        return await self._run(self.get, id)
+
+    async def adelete(self, ids: int | Iterable[int]) -> int:
+        return await self._run(self.delete, ids)
+
+    async def alist(self, **kwargs: Any) -> list[MemoryItem]:
+        return await self._run(self.list, **kwargs)
+
+    async def aread(self, message_id: int, **kwargs: Any) -> list[MemoryItem]:
+        return await self._run(self.read, message_id, **kwargs)

@@ -1,0 +1,194 @@
+"""Candidate channels and their fusion.
+
+* lexical: BM25 over messages, with term and document frequencies read from Content-DWM counts and occurrence
+  positions (no inverted index);
+* signature: query keyword signatures searched in the Signature DWM within a Hamming ball (seed 000 §3.3);
+* embedding: optional SimHash codes of user embeddings searched by XOR-popcount;
+
+fused by weighted reciprocal rank fusion, RRF(d) = sum_r w_r / (k + rank_r(d)), k = 60 (seed 002 §4.1, Eq. 3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hippo import lexicon, textnorm, tokenizer
+from hippo._native import ri_signatures
+from hippo.coindex import NamespaceIndex, Scored
+from hippo.config import Config
+
+
+@dataclass
+class Query:
+    text: str
+    keywords: list[str]                      # surface words, one per distinct stem, in query order
+    stems: list[str]
+    patterns: list[lexicon.TermPattern] = field(default_factory=list)
+
+
+def analyze(text: str, keywords: list[str] | None = None) -> Query:
+    """Keywords of a query: content words minus stopwords and question scaffolding, one per stem."""
+    words = keywords if keywords is not None else textnorm.words(text)
+    seen: set[str] = set()
+    kws, stems = [], []
+    for w in words:
+        lw = w.lower().replace("’", "'")
+        base = lw.split("'", 1)[0]
+        if keywords is None and (lw in textnorm.STOPWORDS or base in textnorm.STOPWORDS
+                                 or lw in textnorm.QUESTION_WORDS):
+            continue
+        st = textnorm.stem(base if "'" in lw else lw)
+        if not st or st in seen:
+            continue
+        seen.add(st)
+        kws.append(w.split("'", 1)[0].split("’", 1)[0])
+        stems.append(st)
+    q = Query(text=text, keywords=kws, stems=stems)
+    q.patterns = [lexicon.pattern(w) for w in kws]
+    return q
+
+
+def _idf(n_docs: int, df: float) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
+    """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM."""
+    n_docs = len(index)
+    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
+    if n_docs == 0 or not query.patterns:
+        return empty
+    rc = config.retrieval
+    lengths = index.doc_lengths().astype(np.float64)
+    avgdl = max(1.0, float(lengths.mean()))
+    norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
+    acc = np.zeros(n_docs, dtype=np.float64)
+    touched = np.zeros(n_docs, dtype=bool)
+    # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
+    freq = [(index.term_frequency(p), i) for i, p in enumerate(query.patterns)]
+    freq.sort()
+    deferred = []
+    enumerated = 0
+    for f, i in freq:
+        if f == 0:
+            continue
+        if enumerated + f > rc.enumerate_limit and touched.any():
+            deferred.append((f, i))
+            continue
+        pos = index.term_positions(query.patterns[i])
+        if pos.size == 0:
+            continue
+        enumerated += pos.size
+        rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
+        idf = _idf(n_docs, rows.size)
+        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
+        touched[rows] = True
+    cand = np.flatnonzero(touched)
+    for f, i in deferred:
+        pat = query.patterns[i]
+        if cand.size == 0 or pat.singles.size == 0:
+            continue
+        starts = index.starts()[cand]
+        ends = index.ends.view[cand]
+        tf = np.zeros(cand.size, dtype=np.float64)
+        for t in pat.singles:
+            sym = np.full(cand.size, int(t), dtype=np.uint32)
+            tf += index.content.rank_many(sym, ends) - index.content.rank_many(sym, starts)
+        idf = _idf(n_docs, min(f, n_docs))
+        acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
+    # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
+    # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
+    names = {textnorm.stem(s.lower()): code for code, s in enumerate(index.speakers) if s}
+    for st in query.stems:
+        code = names.get(st)
+        if code is None:
+            continue
+        rows = np.flatnonzero(index.speaker.view == code)
+        if rows.size == 0:
+            continue
+        idf = _idf(n_docs, rows.size)
+        acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
+        touched[rows] = True
+    rows = np.flatnonzero(touched)
+    return Scored(rows, acc[rows])
+
+
+def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
+    """Hamming-ball matches of the query keywords' random-indexing signatures in the Signature DWM."""
+    n_docs = len(index)
+    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
+    if n_docs == 0 or not query.keywords:
+        return empty
+    sc = config.signature
+    enc = tokenizer.encoding()
+    # The query is one segment of the same streaming process used at ingest (seed 000 §3.3).
+    pieces, owner = [], []
+    for k, w in enumerate(query.keywords):
+        ids = enc.encode_ordinary(" " + w)
+        pieces.extend(ids)
+        owner.extend([k] * len(ids))
+    if not pieces:
+        return empty
+    qtok = np.asarray(pieces, dtype=np.uint32)
+    qsig = ri_signatures(
+        qtok, seed=sc.seed, dim=sc.dim, nnz=sc.nnz, window=sc.window, self_weight=sc.self_weight,
+        top_m=sc.top_m, sig_bits=sc.bits, segment_ends=np.asarray([qtok.size], dtype=np.uint64),
+    )
+    n_tok = len(index.signatures)
+    acc = np.zeros(n_docs, dtype=np.float64)
+    best = {}
+    budget = config.retrieval.enumerate_limit
+    first_of_word = {}
+    for pos, k in enumerate(owner):
+        first_of_word.setdefault(k, pos)
+    for k, pos in first_of_word.items():
+        matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
+        if not matches:
+            continue
+        total = sum(c for _, c in matches)
+        if total > budget:
+            continue
+        budget -= total
+        idf = _idf(n_docs, min(total, n_docs))
+        for sym, _count in matches:
+            d = bin(int(sym) ^ int(qsig[pos])).count("1")
+            weight = idf * (1.0 - d / (sc.radius + 1.0))
+            rows = np.unique(index.rows_of_positions(index.signatures.positions(int(sym))))
+            for r in rows.tolist():
+                key = (k, r)
+                if best.get(key, 0.0) < weight:
+                    acc[r] += weight - best.get(key, 0.0)
+                    best[key] = weight
+    rows = np.flatnonzero(acc > 0)
+    return Scored(rows, acc[rows])
+
+
+def top(scored: Scored, limit: int) -> np.ndarray:
+    """Row indices of the best ``limit`` candidates, best first (ties: earlier message first)."""
+    if scored.rows.size == 0:
+        return scored.rows
+    order = np.lexsort((scored.rows, -scored.scores))[:limit]
+    return scored.rows[order]
+
+
+def rrf(ranked: dict[str, np.ndarray], weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Weighted reciprocal rank fusion (seed 002 Eq. 3); returns rows, fused scores and per-channel scores."""
+    fused: dict[int, float] = {}
+    per: dict[int, dict[str, float]] = {}
+    for name, rows in ranked.items():
+        w = weights.get(name, 1.0)
+        if w <= 0:
+            continue
+        for rank, r in enumerate(rows.tolist(), start=1):
+            s = w / (k + rank)
+            fused[r] = fused.get(r, 0.0) + s
+            per.setdefault(r, {})[name] = s
+    if not fused:
+        return np.zeros(0, np.int64), np.zeros(0), {}
+    rows = np.fromiter(fused.keys(), dtype=np.int64, count=len(fused))
+    scores = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
+    order = np.lexsort((rows, -scores))
+    return rows[order], scores[order], per

@@ -1,0 +1,447 @@
+"""The embedded default store: one SQLite file (WAL), many namespaces, created with mode 0600.
+
+SQL stays portable (no SQLite-only syntax beyond PRAGMAs), so a PostgreSQL store can implement the same
+:class:`~hippo.store.base.Store` interface with the same schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from hippo.errors import CorruptData, InvalidInput, StoreBusy, StoreError
+from hippo.store.base import (
+    Chunk,
+    ChunkDecoder,
+    ChunkEncoder,
+    MessageRow,
+    NamespaceState,
+    NewMessage,
+    Store,
+)
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = [
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS namespaces (
+        name TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL DEFAULT 0,
+        next_seq INTEGER NOT NULL DEFAULT 0)""",
+    """CREATE TABLE IF NOT EXISTS messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        n_tokens INTEGER NOT NULL,
+        tokens BLOB,
+        speaker TEXT,
+        role TEXT NOT NULL,
+        ts REAL,
+        session_id TEXT,
+        metadata TEXT NOT NULL,
+        created_at REAL NOT NULL,
+        UNIQUE (namespace, seq))""",
+    """CREATE TABLE IF NOT EXISTS chunks (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        namespace TEXT NOT NULL,
+        first_seq INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        n_messages INTEGER NOT NULL,
+        n_tokens INTEGER NOT NULL,
+        blob BLOB NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS chunks_ns ON chunks (namespace, first_seq)",
+    """CREATE TABLE IF NOT EXISTS codes (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        code BLOB NOT NULL)""",
+    """CREATE TABLE IF NOT EXISTS units (
+        namespace TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        payload BLOB NOT NULL,
+        PRIMARY KEY (namespace, kind))""",
+]
+
+_ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
+
+
+def _translate(exc: sqlite3.Error, what: str) -> Exception:
+    msg = str(exc).lower()
+    if "locked" in msg or "busy" in msg:
+        return StoreBusy(f"{what}: the store is locked by another writer (waited the configured busy_timeout_s)")
+    if "full" in msg:
+        return StoreError(f"{what}: the disk is full; nothing was written ({exc})")
+    if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
+        return CorruptData(f"{what}: the store file is corrupt ({exc})")
+    return StoreError(f"{what}: {exc}")
+
+
+class SQLiteStore(Store):
+    """One SQLite file or, with ``path=None``, a private in-memory database."""
+
+    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0) -> None:
+        self.path = None if path is None else os.fspath(path)
+        self._lock = threading.RLock()
+        try:
+            if self.path is None:
+                self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+            else:
+                if os.path.isdir(self.path):
+                    raise InvalidInput(f"path {self.path!r} is a directory, expected a store file")
+                if not os.path.exists(self.path):
+                    # Create the file ourselves so it never exists with looser permissions than 0600.
+                    fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+                    os.close(fd)
+                self._db = sqlite3.connect(
+                    self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+                )
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            # Freed pages are zeroed, so deleted text does not linger in the file.
+            self._db.execute("PRAGMA secure_delete=ON")
+            self._init_schema()
+        except sqlite3.Error as exc:
+            raise _translate(exc, f"opening store {self.path!r}") from exc
+        except FileExistsError:  # raced with another creator: fine, open it
+            self.__init__(path, busy_timeout_s=busy_timeout_s)
+
+    # -- plumbing -------------------------------------------------------------------------------------------
+    def _init_schema(self) -> None:
+        with self.transaction("initialising the schema"):
+            for stmt in _SCHEMA:
+                self._db.execute(stmt)
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif row[0] != str(SCHEMA_VERSION):
+                raise CorruptData(f"store schema version {row[0]} is not supported (expected {SCHEMA_VERSION})")
+
+    @contextlib.contextmanager
+    def transaction(self, what: str) -> Iterator[sqlite3.Connection]:
+        """An exclusive write transaction; any failure rolls back everything it did."""
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _translate(exc, what) from exc
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException as exc:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _translate(exc, what) from exc
+                raise
+
+    def _query(self, sql: str, params: Sequence[Any] = (), what: str = "reading the store") -> list[tuple]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise _translate(exc, what) from exc
+
+    @staticmethod
+    def _row(r: tuple, tokens: np.ndarray | None = None) -> MessageRow:
+        try:
+            meta = json.loads(r[8])
+        except (TypeError, ValueError) as exc:
+            raise CorruptData(f"message {r[0]}: metadata is not valid JSON") from exc
+        return MessageRow(
+            id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
+            session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
+        )
+
+    # -- namespaces -----------------------------------------------------------------------------------------
+    def state(self, namespace: str) -> NamespaceState:
+        rows = self._query("SELECT generation, next_seq FROM namespaces WHERE name = ?", (namespace,))
+        if not rows:
+            return NamespaceState(0, 0)
+        return NamespaceState(rows[0][0], rows[0][1])
+
+    def namespaces(self) -> list[str]:
+        rows = self._query("SELECT DISTINCT namespace FROM messages ORDER BY namespace")
+        return [r[0] for r in rows]
+
+    # -- writes ---------------------------------------------------------------------------------------------
+    def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]:
+        if not messages:
+            return []
+        out: list[MessageRow] = []
+        with self.transaction("adding messages") as db:
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, 0, 0)", (namespace,))
+            seq = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
+            for m in messages:
+                tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
+                meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
+                cur = db.execute(
+                    "INSERT INTO messages(namespace, seq, n_tokens, tokens, speaker, role, ts, session_id, metadata,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (namespace, seq, int(tokens.size), tokens.tobytes(), m.speaker, m.role, m.ts, m.session_id,
+                     meta_json, m.created_at),
+                )
+                out.append(MessageRow(
+                    id=int(cur.lastrowid), namespace=namespace, seq=seq, n_tokens=int(tokens.size),
+                    speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
+                    created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False),
+                ))
+                seq += 1
+            db.execute("UPDATE namespaces SET next_seq = ? WHERE name = ?", (seq, namespace))
+        return out
+
+    def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
+        rows = self._query(
+            "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks"
+            " WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
+            (namespace, after_seq),
+        )
+        return [Chunk(*r) for r in rows]
+
+    def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
+        raw = self._query(
+            f"SELECT {_ROW_COLS}, tokens FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)
+        )
+        chunks = self._chunks(namespace)
+        return self._attach_tokens(namespace, raw, chunks, decode, after_seq)
+
+    def _attach_tokens(self, namespace, raw, chunks, decode, after_seq) -> list[MessageRow]:
+        out: list[MessageRow] = []
+        ci = 0
+        chunk_tokens: np.ndarray | None = None
+        chunk_pos = 0
+        for r in raw:
+            seq, n = r[2], r[3]
+            blob = r[10]
+            if blob is not None:
+                if len(blob) != 4 * n:
+                    raise CorruptData(f"message {r[0]}: token blob holds {len(blob)} bytes, expected {4 * n}")
+                tokens = np.frombuffer(blob, dtype="<u4").astype(np.uint32)
+            else:
+                while ci < len(chunks) and chunks[ci].last_seq < seq:
+                    self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
+                    ci += 1
+                    chunk_tokens, chunk_pos = None, 0
+                if ci >= len(chunks) or chunks[ci].first_seq > seq:
+                    raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
+                if chunk_tokens is None:
+                    chunk_tokens = decode(chunks[ci].blob)
+                    if chunk_tokens.size != chunks[ci].n_tokens:
+                        raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
+                                          f"{chunks[ci].n_tokens}")
+                if chunk_pos + n > chunk_tokens.size:
+                    raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
+                tokens = chunk_tokens[chunk_pos:chunk_pos + n]
+                chunk_pos += n
+            if seq > after_seq:
+                out.append(self._row(r, tokens))
+        if ci < len(chunks):
+            self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
+        return out
+
+    @staticmethod
+    def _check_chunk_end(chunk: Chunk, tokens: np.ndarray | None, pos: int) -> None:
+        if tokens is not None and pos != tokens.size:
+            raise CorruptData(f"chunk {chunk.id} holds {tokens.size} tokens but its messages cover {pos}")
+
+    def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
+        ids = [int(i) for i in ids]
+        out: dict[int, MessageRow] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self._query(
+                f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
+            ):
+                out[r[0]] = self._row(r)
+        return out
+
+    def scan(self, namespace: str) -> Iterator[MessageRow]:
+        for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
+            yield self._row(r)
+
+    def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+        with self.transaction("sealing the tail into a chunk") as db:
+            tail = db.execute(
+                "SELECT seq, n_tokens, tokens FROM messages WHERE namespace = ? AND tokens IS NOT NULL ORDER BY seq",
+                (namespace,),
+            ).fetchall()
+            total = sum(r[1] for r in tail)
+            if not tail or total < min_tokens:
+                return 0
+            last_chunk = db.execute(
+                "SELECT MAX(last_seq) FROM chunks WHERE namespace = ?", (namespace,)
+            ).fetchone()[0]
+            if last_chunk is not None and tail[0][0] <= last_chunk:
+                raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
+            arrays = []
+            for seq, n, blob in tail:
+                if blob is None or len(blob) != 4 * n:
+                    raise CorruptData(f"namespace {namespace!r}: message seq {seq} has a damaged token blob")
+                arrays.append(np.frombuffer(blob, dtype="<u4"))
+            tokens = np.concatenate(arrays).astype(np.uint32)
+            db.execute(
+                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
+                (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), encode(tokens)),
+            )
+            db.execute(
+                "UPDATE messages SET tokens = NULL WHERE namespace = ? AND tokens IS NOT NULL AND seq <= ?",
+                (namespace, tail[-1][0]),
+            )
+            self._merge_chunks(db, namespace, encode, decode)
+            return int(tokens.size)
+
+    def _merge_chunks(self, db, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder) -> None:
+        # Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so
+        # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
+        while True:
+            last2 = db.execute(
+                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
+                " ORDER BY first_seq DESC LIMIT 2",
+                (namespace,),
+            ).fetchall()
+            if len(last2) < 2:
+                return
+            newer, older = Chunk(*last2[0]), Chunk(*last2[1])
+            if older.n_tokens > 2 * newer.n_tokens:
+                return
+            a, b = decode(older.blob), decode(newer.blob)
+            if a.size != older.n_tokens or b.size != newer.n_tokens:
+                raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
+            merged = np.concatenate([a, b])
+            db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
+            db.execute(
+                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
+                (namespace, older.first_seq, newer.last_seq, older.n_messages + newer.n_messages,
+                 int(merged.size), encode(merged)),
+            )
+
+    def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return []
+        with self.transaction("deleting messages") as db:
+            found: list[tuple[int, int]] = []  # (id, seq)
+            for start in range(0, len(wanted), 500):
+                part = wanted[start:start + 500]
+                marks = ",".join("?" * len(part))
+                found += db.execute(
+                    f"SELECT id, seq FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
+                ).fetchall()
+            if not found:
+                return []
+            dead_seqs = {seq for _, seq in found}
+            chunks = [Chunk(*r) for r in db.execute(
+                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
+                " ORDER BY first_seq", (namespace,)).fetchall()]
+            for ch in chunks:
+                if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
+                    continue
+                members = db.execute(
+                    "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
+                    " AND tokens IS NULL ORDER BY seq", (namespace, ch.first_seq, ch.last_seq)).fetchall()
+                tokens = decode(ch.blob)
+                if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
+                    raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
+                keep, pos, kept_msgs = [], 0, 0
+                for seq, n in members:
+                    if seq not in dead_seqs:
+                        keep.append(tokens[pos:pos + n])
+                        kept_msgs += 1
+                    pos += n
+                db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
+                if kept_msgs:
+                    merged = np.concatenate(keep) if keep else np.zeros(0, np.uint32)
+                    db.execute(
+                        "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob)"
+                        " VALUES (?,?,?,?,?,?)",
+                        (namespace, ch.first_seq, ch.last_seq, kept_msgs, int(merged.size), encode(merged)),
+                    )
+            ids_found = [i for i, _ in found]
+            for start in range(0, len(ids_found), 500):
+                part = ids_found[start:start + 500]
+                marks = ",".join("?" * len(part))
+                db.execute(f"DELETE FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part))
+                db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
+            db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+        return sorted(ids_found)
+
+    def delete_namespace(self, namespace: str) -> int:
+        with self.transaction("deleting a namespace") as db:
+            n = db.execute("SELECT COUNT(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0]
+            db.execute("DELETE FROM messages WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM chunks WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
+            db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+        return int(n)
+
+    # -- embedding codes ------------------------------------------------------------------------------------
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+        with self.transaction("saving embedding codes") as db:
+            db.executemany(
+                "INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET code = excluded.code",
+                [(int(i), namespace, bytes(c)) for i, c in zip(ids, codes)],
+            )
+
+    def get_codes(self, namespace: str) -> dict[int, bytes]:
+        return {r[0]: r[1] for r in self._query("SELECT id, code FROM codes WHERE namespace = ?", (namespace,))}
+
+    # -- derived units (hierarchy snapshots) ----------------------------------------------------------------
+    def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
+        with self.transaction("saving units") as db:
+            db.execute(
+                "INSERT INTO units(namespace, kind, payload) VALUES (?, ?, ?)"
+                " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
+                (namespace, kind, payload),
+            )
+
+    def get_units(self, namespace: str, kind: str) -> bytes | None:
+        rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
+        return rows[0][0] if rows else None
+
+    # -- maintenance ----------------------------------------------------------------------------------------
+    def sizes(self) -> dict[str, int]:
+        q = self._query
+        out = {
+            "messages": q("SELECT COUNT(*) FROM messages")[0][0],
+            "tail_token_bytes": q("SELECT COALESCE(SUM(LENGTH(tokens)), 0) FROM messages")[0][0],
+            "chunk_bytes": q("SELECT COALESCE(SUM(LENGTH(blob)), 0) FROM chunks")[0][0],
+            "chunks": q("SELECT COUNT(*) FROM chunks")[0][0],
+            "metadata_bytes": q(
+                "SELECT COALESCE(SUM(LENGTH(metadata) + COALESCE(LENGTH(speaker),0) + COALESCE(LENGTH(session_id),0)"
+                " + LENGTH(role) + 24), 0) FROM messages")[0][0],
+            "unit_bytes": q("SELECT COALESCE(SUM(LENGTH(payload)), 0) FROM units")[0][0],
+        }
+        page_size = q("PRAGMA page_size")[0][0]
+        out["file_bytes"] = q("PRAGMA page_count")[0][0] * page_size
+        return out
+
+    def checkpoint(self) -> None:
+        if self.path is not None:
+            self._query("PRAGMA wal_checkpoint(TRUNCATE)", what="checkpointing the WAL")
+
+    def vacuum(self) -> None:
+        with self._lock:
+            try:
+                self._db.execute("VACUUM")
+                if self.path is not None:
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "vacuuming the store") from exc
+
+    def close(self) -> None:
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+
+
+def now() -> float:
+    return time.time()

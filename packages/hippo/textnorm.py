@@ -1,0 +1,95 @@
+"""Offline text normalization: words, stopwords and a light English stemmer.
+
+The stemmer only folds case, plurals, possessives and the commonest verb endings ("-ing", "-ed"); it is meant to
+merge surface forms of one word, not to conflate related words. Both the lexical channel and the keyword extractor
+use it, so query and memory agree on what a "term" is.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are aren't as at be because been before being below between
+both but by can can't cannot could couldn't did didn't do does doesn't doing don't down during each few for from
+further had hadn't has hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how
+how's i i'd i'll i'm i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not of
+off on once only or other ought our ours ourselves out over own same shan't she she'd she'll she's should shouldn't
+so some such than that that's the their theirs them themselves then there there's these they they'd they'll they're
+they've this those through to too under until up very was wasn't we we'd we'll we're we've were weren't what what's
+when when's where where's which while who who's whom why why's with won't would wouldn't you you'd you'll you're
+you've your yours yourself yourselves also just really yeah yes oh ok okay hey hi hello thanks thank wow lol like
+get got gonna wanna will would could should might may must shall s t d ll m re ve
+does did done doing thing things lot lots much many well still even ever every one ones something anything
+""".split()
+)
+
+# Question scaffolding: words that shape a question but never name what it asks about.
+QUESTION_WORDS = frozenset(
+    """what when where which who whom whose why how kind type sort name names tell describe mention mentioned
+    give many much""".split()
+)
+
+_IRREGULAR = {
+    "children": "child", "men": "man", "women": "woman", "people": "person", "mice": "mouse", "feet": "foot",
+    "teeth": "tooth", "geese": "goose", "went": "go", "gone": "go", "ran": "run", "saw": "see", "seen": "see",
+    "bought": "buy", "made": "make", "took": "take", "taken": "take", "gave": "give", "given": "give",
+    "met": "meet", "felt": "feel", "kept": "keep", "left": "leave", "told": "tell", "thought": "think",
+    "brought": "bring", "began": "begin", "begun": "begin", "wrote": "write", "written": "write",
+    "ate": "eat", "eaten": "eat", "drew": "draw", "drawn": "draw", "sang": "sing", "sung": "sing",
+    "won": "win", "lost": "lose", "found": "find", "built": "build", "taught": "teach", "caught": "catch",
+}
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Fold ``word`` to a light stem: lower case, no possessive, no plural, no -ing/-ed."""
+    w = word.lower().replace("’", "'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    elif "'" in w:
+        w = w.split("'", 1)[0]
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    if len(w) <= 3 or not w.isalpha():
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("ches") or w.endswith("shes") or w.endswith("xes"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith("ss") and not w.endswith("us") and not w.endswith("is"):
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5:
+        w = _undouble(w[:-3])
+    elif w.endswith("ed") and len(w) > 4 and not w.endswith("eed"):
+        w = _undouble(w[:-2])
+    if len(w) > 3 and w.endswith("e") and not w.endswith("ee"):
+        w = w[:-1]
+    return w
+
+
+def _undouble(w: str) -> str:
+    if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
+        return w[:-1]
+    return w
+
+
+def words(text: str) -> list[str]:
+    return WORD_RE.findall(text)
+
+
+def terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Stemmed content terms of ``text`` in order (with repeats)."""
+    out = []
+    for w in WORD_RE.findall(text):
+        lw = w.lower().replace("’", "'")
+        if drop_stopwords and (lw in STOPWORDS or lw.split("'", 1)[0] in STOPWORDS):
+            continue
+        out.append(stem(lw))
+    return out

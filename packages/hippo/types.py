@@ -1,0 +1,54 @@
+"""Plain data types returned by :class:`hippo.Memory`. They carry no behaviour beyond rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """One stored message, reconstructed losslessly from the Content DWM."""
+
+    id: int
+    text: str
+    speaker: str | None = None
+    role: str = "user"
+    timestamp: datetime | None = None
+    session_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    namespace: str = "default"
+    seq: int = 0
+    n_tokens: int = 0
+    created_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class Hit(MemoryItem):
+    """A ranked search result: a message plus its fused score and per-channel evidence."""
+
+    score: float = 0.0
+    channels: dict[str, float] = field(default_factory=dict)
+    level: str = "message"
+
+
+@dataclass
+class Recall:
+    """A prompt-ready context built under a token budget.
+
+    ``text`` is at most ``budget_tokens`` cl100k tokens; ``messages`` lists the raw messages included verbatim,
+    in the order they appear in ``text``; ``units`` lists higher-level units (episodes, semantics, themes)
+    included, each a dict with ``id``, ``level``, ``text`` and ``message_ids``.
+    """
+
+    query: str
+    text: str
+    tokens: int
+    budget_tokens: int
+    messages: list[MemoryItem] = field(default_factory=list)
+    units: list[dict[str, Any]] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.text
