@@ -142,7 +142,7 @@ class FakeMemory:
         return self.items
 
     def stats(self):
-        return {"bytes": 1000, "tokens": 250}
+        return {"content_dwm_bytes": 600, "signature_dwm_bytes": 400, "tokens": 250, "store": {"x": 1}}
 
     def close(self):
         self.closed = True
@@ -188,7 +188,7 @@ def test_evaluate_with_fake_memory(toy):
     assert b10["budget_violations"] == 3 and b10["overall"] == 0.0
     assert b500["budget_violations"] == 0
     assert b500["engine_token_mismatches"] == 3  # the fake counts words, not cl100k tokens
-    assert res["bytes_per_token"] == 4.0
+    assert res["index_bytes_per_token"] == 4.0 and res["store_bytes_per_token"] is None
     assert set(res["ingest_seconds"]) == {"toy-1"}
     assert res["errors"]["count"] == 0
 

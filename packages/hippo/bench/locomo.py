@@ -14,9 +14,11 @@ Everything here is importable: notebooks and tuning loops call :func:`load_locom
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -273,7 +275,8 @@ def score_system(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Evidence recall of one system. ``prepare(conv)`` ingests a conversation and returns
-    ``(query_fn, info)``; ``info`` may hold ``ingest_seconds`` and ``bytes_per_token``."""
+    ``(query_fn, info)``; ``info`` may hold ``ingest_seconds``, ``store_bytes_per_token``,
+    ``index_bytes_per_token`` and ``close`` (called once the conversation's questions are done)."""
     encoder = encoder or cl100k_encoder()
     budgets = [int(b) for b in budgets]
     per_qa: list[dict[str, Any]] = []
@@ -351,7 +354,11 @@ def score_system(
 
     all_lat = [x * 1e3 for b in budgets for x in latencies[b]]
     ingest_vals = [v for v in ingest.values() if not math.isnan(v)]
-    bpt = [i["bytes_per_token"] for i in conv_info.values() if i.get("bytes_per_token") is not None]
+
+    def mean_of(key: str) -> float | None:
+        vals = [i[key] for i in conv_info.values() if i.get(key) is not None]
+        return sum(vals) / len(vals) if vals else None
+
     return {
         "name": name,
         "budgets": by_budget,
@@ -359,36 +366,59 @@ def score_system(
         "ingest_seconds": ingest,
         "ingest_seconds_mean": sum(ingest_vals) / len(ingest_vals) if ingest_vals else math.nan,
         "ingest_seconds_max": max(ingest_vals) if ingest_vals else math.nan,
-        "bytes_per_token": sum(bpt) / len(bpt) if bpt else None,
+        "store_bytes_per_token": mean_of("store_bytes_per_token"),
+        "index_bytes_per_token": mean_of("index_bytes_per_token"),
         "conversations": conv_info,
         "errors": {"count": n_errors, "first": errors},
         "per_qa": per_qa,
     }
 
 
-def _bytes_per_token(stats: Mapping[str, Any]) -> float | None:
-    """Bytes per stored token from ``Memory.stats()``, using whichever keys the engine provides."""
-    for key in ("bytes_per_token", "store_bytes_per_token", "index_bytes_per_token"):
+def _size_per_token(stats: Mapping[str, Any]) -> dict[str, float]:
+    """Bytes per stored token from ``Memory.stats()``, using whichever keys the engine provides.
+
+    ``store_bytes_per_token``: the store file all-in (only for on-disk stores); ``index_bytes_per_token``: the
+    in-memory structures (every top-level ``*_bytes`` figure) divided by the stored tokens.
+    """
+    out: dict[str, float] = {}
+    for key in ("store_bytes_per_token", "bytes_per_token"):
         v = stats.get(key)
-        if isinstance(v, (int, float)):
-            return float(v)
-    tokens = next((stats[k] for k in ("tokens", "n_tokens", "stored_tokens", "token_count")
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out["store_bytes_per_token"] = float(v)
+            break
+    tokens = next((stats[k] for k in ("tokens", "n_tokens", "stored_tokens")
                    if isinstance(stats.get(k), (int, float))), None)
-    size = next((stats[k] for k in ("bytes", "nbytes", "total_bytes", "store_bytes", "index_bytes")
-                 if isinstance(stats.get(k), (int, float))), None)
-    if tokens and size is not None:
-        return float(size) / float(tokens)
-    return None
+    index_bytes = [v for k, v in stats.items()
+                   if k.endswith("_bytes") and isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if tokens and index_bytes:
+        out["index_bytes_per_token"] = float(sum(index_bytes)) / float(tokens)
+    return out
 
 
-def default_memory_factory(config: Any = None) -> Callable[[str], Any]:
-    """``namespace -> Memory``: a fresh in-memory store per conversation, optionally with ``config``."""
+def _scalars(obj: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in obj.items():
+        if isinstance(v, (int, float, str, bool)) or v is None:
+            out[k] = v
+        elif isinstance(v, Mapping):
+            out[k] = _scalars(v)
+    return out
+
+
+def default_memory_factory(config: Any = None, *, store_dir: str | Path | None = None) -> Callable[[str], Any]:
+    """``namespace -> Memory``: a fresh store per conversation, optionally with ``config``.
+
+    In memory by default; with ``store_dir``, one SQLite file per conversation in that directory (so the
+    store's bytes per token are measured too).
+    """
     from hippo import Memory  # the engine is imported only when a benchmark needs it
 
     def factory(namespace: str) -> Any:
-        if config is None:
-            return Memory(None, namespace=namespace)
-        return Memory(None, namespace=namespace, config=config)
+        path = None if store_dir is None else Path(store_dir) / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', namespace)}.db"
+        kwargs: dict[str, Any] = {"namespace": namespace}
+        if config is not None:
+            kwargs["config"] = config
+        return Memory(path, **kwargs)
 
     return factory
 
@@ -410,8 +440,8 @@ def hippo_prepare(memory_factory: Callable[[str], Any]) -> Prepare:
             except Exception as exc:  # stats are informative only
                 stats = {"error": f"{type(exc).__name__}: {exc}"}
             if isinstance(stats, Mapping):
-                info["stats"] = {k: v for k, v in stats.items() if isinstance(v, (int, float, str, bool))}
-                info["bytes_per_token"] = _bytes_per_token(stats)
+                info["stats"] = _scalars(stats)
+                info.update(_size_per_token(stats))
         closer = getattr(mem, "close", None)
         if callable(closer):
             info["close"] = closer
@@ -542,7 +572,7 @@ def render_markdown(result: Mapping[str, Any]) -> str:
         parts.append(markdown_table(
             ["budget", f"{name} tokens/query", "bm25s tokens/query", "over budget", "token count mismatch",
              "recall by dia_id", "p50 ms", "p95 ms", "bm25s p50 ms"], rows))
-        bpt = sysres.get("bytes_per_token")
+        sbpt, ibpt = sysres.get("store_bytes_per_token"), sysres.get("index_bytes_per_token")
         parts += [
             "",
             f"- ingest: mean {fmt_num(sysres['ingest_seconds_mean'], 3)} s, max "
@@ -550,7 +580,8 @@ def render_markdown(result: Mapping[str, Any]) -> str:
             f"(bm25s index build mean {fmt_num(base['ingest_seconds_mean'], 3)} s)",
             f"- recall latency over all budgets: p50 {fmt_num(sysres['latency_ms']['p50'], 2)} ms, "
             f"p95 {fmt_num(sysres['latency_ms']['p95'], 2)} ms",
-            f"- bytes per stored token: {fmt_num(bpt, 2) if bpt is not None else 'not reported by stats()'}",
+            f"- bytes per stored token: in-memory index {fmt_num(ibpt, 2) if ibpt is not None else '-'}; "
+            f"store file all-in {fmt_num(sbpt, 2) if sbpt is not None else '- (run with --on-disk)'}",
         ]
         if sysres["errors"]["count"]:
             parts.append(f"- recall errors: {sysres['errors']['count']} (first: {sysres['errors']['first'][:3]})")
@@ -577,6 +608,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ablation", action="store_true",
                    help="also evaluate every named config in hippo.config.ABLATIONS")
     p.add_argument("--keep-per-qa", action="store_true", help="keep per-question scores in the JSON")
+    p.add_argument("--on-disk", action="store_true",
+                   help="ingest into temporary SQLite files instead of in-memory stores (measures store size)")
 
 
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -593,12 +626,18 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     def log(msg: str) -> None:
         print(msg, flush=True)
 
+    ablations = _ablation_configs() if args.ablation else {}
     baseline = bm25_baseline(conversations, budgets, encoder=encoder, progress=log)
-    systems = [evaluate(None, conversations, budgets, encoder=encoder, progress=log)]
-    if args.ablation:
-        for name, cfg in _ablation_configs().items():
-            systems.append(evaluate(default_memory_factory(cfg), conversations, budgets, name=f"hippo[{name}]",
-                                    encoder=encoder, progress=log))
+    with contextlib.ExitStack() as stack:
+        store_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="hippo-locomo-")) if args.on_disk else None
+        systems = [evaluate(default_memory_factory(store_dir=store_dir), conversations, budgets, encoder=encoder,
+                            progress=log)]
+        for name, cfg in ablations.items():
+            sub = None if store_dir is None else Path(store_dir) / f"ablation-{len(systems)}"
+            if sub is not None:
+                sub.mkdir()
+            systems.append(evaluate(default_memory_factory(cfg, store_dir=sub), conversations, budgets,
+                                    name=f"hippo[{name}]", encoder=encoder, progress=log))
     if not args.keep_per_qa:
         for s in [baseline, *systems]:
             s.pop("per_qa", None)
@@ -611,6 +650,7 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "skipped_no_evidence": sum(c.skipped_no_evidence for c in conversations),
         "adversarial": sum(c.adversarial for c in conversations),
         "dropped_evidence_ids": sum(len(q.dropped_evidence) for c in conversations for q in c.qa),
+        "store": "sqlite file per conversation" if args.on_disk else "in-memory",
         "baseline": baseline,
         "systems": systems,
         "machine": machine_info(),
