@@ -1,0 +1,333 @@
+"""Behaviour of hippo.Memory: lossless storage, retrieval, persistence, deletion, export, filters."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import stat
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hippo
+from hippo import Config, Memory, retrieval, textnorm, tokenizer
+from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+
+CONVO = [
+    ("Ann", "s1", "2024-01-05T10:00:00", "I adopted a border collie named Pixel last weekend."),
+    ("Bob", "s1", "2024-01-05T10:01:00", "Congrats! My cat Mochi hates dogs though."),
+    ("Ann", "s1", "2024-01-05T10:02:00", "Pixel loves frisbees and long hikes in the hills."),
+    ("Bob", "s2", "2024-02-11T18:00:00", "I started a pottery class at the community center."),
+    ("Ann", "s2", "2024-02-11T18:01:00", "Pottery sounds fun, what are you making?"),
+    ("Bob", "s2", "2024-02-11T18:02:00", "A blue glazed teapot for my grandmother's birthday."),
+    ("Ann", "s3", "2024-03-20T09:30:00", "We hiked the Cascade ridge trail with Pixel yesterday."),
+    ("Bob", "s3", "2024-03-20T09:31:00", "The teapot cracked in the kiln, so I'm making another one."),
+]
+
+
+def _fill(mem: Memory) -> list[hippo.MemoryItem]:
+    return mem.add_many(
+        {"text": t, "speaker": s, "session_id": sid, "timestamp": ts, "metadata": {"n": k}}
+        for k, (s, sid, ts, t) in enumerate(CONVO)
+    )
+
+
+@pytest.fixture
+def mem():
+    m = Memory(None)
+    _fill(m)
+    yield m
+    m.close()
+
+
+def test_add_returns_item_and_get_reconstructs_text(mem):
+    item = mem.add("Remember: the wifi password is hunter2.", speaker="Ann", role="user")
+    assert item.text == "Remember: the wifi password is hunter2."
+    got = mem.get(item.id)
+    assert got.text == item.text and got.speaker == "Ann" and got.role == "user"
+    assert got.n_tokens == len(tokenizer.encode(item.text))
+
+
+texts = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\x01\x02\x03\x04\x05\x06\x07\x08"
+                           "\x0b\x0c\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f"),
+    min_size=1, max_size=200,
+).filter(lambda s: s.strip())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_lossless_round_trip_any_unicode(batch):
+    with Memory(None) as m:
+        items = m.add_many({"text": t} for t in batch)
+        for it, t in zip(items, batch):
+            assert m.get(it.id).text == t
+
+
+def test_exact_quote_is_top_hit(mem):
+    for s, sid, ts, t in CONVO:
+        hits = mem.search(t, k=3)
+        assert hits and hits[0].text == t
+
+
+def test_search_ranks_by_rare_keyword(mem):
+    hits = mem.search("What did Bob glaze?", k=3)
+    assert "teapot" in hits[0].text or "glazed" in hits[0].text
+    hits = mem.search("kiln", k=1)
+    assert hits[0].text.startswith("The teapot cracked")
+
+
+def test_lexical_channel_matches_bm25_reference(mem):
+    """BM25 from Content-DWM counts equals a naive BM25 over the reconstructed texts with the same term rules."""
+    idx = mem._index()
+    query = "Pixel pottery teapot kiln frisbees"
+    q = retrieval.analyze(query)
+    got = retrieval.lexical(idx, q, mem.config)
+    got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
+    docs = [idx.text_of(r) for r in range(len(idx))]
+    lengths = [len(tokenizer.encode(d)) for d in docs]
+    avgdl = sum(lengths) / len(lengths)
+    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
+    doc_stems = [[textnorm.stem(w) for w in textnorm.words(d)] for d in docs]
+    speakers = {textnorm.stem(s.lower()) for s, *_ in CONVO}
+    expected = {}
+    for st_ in q.stems:
+        assert st_ not in speakers
+        tf = [ds.count(st_) for ds in doc_stems]
+        df = sum(1 for x in tf if x)
+        if not df:
+            continue
+        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+        for r, x in enumerate(tf):
+            if x:
+                norm = k1 * (1 - b + b * lengths[r] / avgdl)
+                expected[r] = expected.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
+    assert set(got_scores) == set(expected)
+    for r in expected:
+        assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
+
+
+def test_recall_fits_budget_and_groups_by_session(mem):
+    r = mem.recall("Pixel hikes", budget_tokens=80)
+    assert r.tokens == tokenizer.count_tokens(r.text) <= 80
+    assert any("Pixel" in m.text for m in r.messages)
+    for m in r.messages:
+        assert m.text in r.text
+    # sessions appear in time order, each with its date header
+    pos = [r.text.find(f"[{sid}") for sid in ("s1", "s3") if f"[{sid}" in r.text]
+    assert pos == sorted(pos)
+    assert "2024-01-05" in r.text or "2024-03-20" in r.text
+
+
+@pytest.mark.parametrize("budget", [1, 5, 30, 2000])
+def test_recall_budget_never_exceeded(mem, budget):
+    r = mem.recall("teapot kiln grandmother pottery Pixel", budget_tokens=budget)
+    assert tokenizer.count_tokens(r.text) <= budget
+    assert r.tokens <= budget
+
+
+def test_filters(mem):
+    hits = mem.search("Pixel teapot", k=10, filter={"speaker": "Bob"})
+    assert hits and all(h.speaker == "Bob" for h in hits)
+    hits = mem.search("Pixel teapot", k=10, filter={"n": {"$gte": 5}})
+    assert hits and all(h.metadata["n"] >= 5 for h in hits)
+    items = mem.list(filter={"timestamp": {"$lt": datetime(2024, 2, 1, tzinfo=timezone.utc)}})
+    assert [i.metadata["n"] for i in items] == [0, 1, 2]
+    assert [i.metadata["n"] for i in mem.list(limit=2, offset=3)] == [3, 4]
+    with pytest.raises(InvalidInput, match="filter"):
+        mem.search("x", filter={"n": {"$regex": "a"}})
+    with pytest.raises(InvalidInput, match="filter"):
+        mem.search("x", filter=["speaker"])
+
+
+def test_read_neighbours_stay_in_session(mem):
+    items = mem.list()
+    around = mem.read(items[1].id, before=5, after=5)
+    assert [i.session_id for i in around] == ["s1", "s1", "s1"]
+    assert [i.id for i in around] == [items[0].id, items[1].id, items[2].id]
+
+
+def test_delete_leaves_no_ghost_hits(mem):
+    victim = mem.search("kiln", k=1)[0]
+    assert mem.delete(victim.id) == 1
+    assert all(h.id != victim.id for h in mem.search("teapot cracked kiln", k=10))
+    with pytest.raises(NotFound):
+        mem.get(victim.id)
+    assert mem.delete(victim.id) == 0
+    # everything else still reconstructs exactly
+    remaining = {t for *_, t in CONVO} - {victim.text}
+    assert {i.text for i in mem.list()} == remaining
+
+
+def test_forget_and_clear(mem):
+    assert mem.forget({"speaker": "Bob"}) == 4
+    assert {i.speaker for i in mem.list()} == {"Ann"}
+    assert mem.clear() == 4
+    assert mem.count() == 0 and mem.search("Pixel") == []
+
+
+def test_namespaces_are_isolated(mem):
+    other = mem.using("other")
+    other.add("Pixel is also the name of my phone.", speaker="Cy")
+    assert all(h.namespace == "default" for h in mem.search("Pixel", k=20))
+    assert [h.speaker for h in other.search("Pixel", k=20)] == ["Cy"]
+    first = mem.list()[0]
+    with pytest.raises(NotFound):
+        other.get(first.id)
+    assert set(mem.namespaces()) == {"default", "other"}
+    assert mem.delete_namespace("other") == 1
+    assert mem.namespaces() == ["default"]
+
+
+@pytest.mark.parametrize("seal_tokens", [1, 16, 100_000])
+def test_reopen_gives_identical_results(tmp_path, seal_tokens):
+    path = tmp_path / "m.db"
+    cfg = {"seal_tokens": seal_tokens}
+    with Memory(path, config=cfg) as m:
+        _fill(m)
+        m.delete(m.search("kiln", k=1)[0].id)
+        before = [(h.id, h.text, round(h.score, 12)) for h in m.search("Pixel teapot pottery", k=10)]
+        rec = m.recall("Pixel teapot", budget_tokens=100).text
+        listing = [(i.id, i.text, i.timestamp, i.metadata) for i in m.list()]
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with Memory(path, config=cfg) as m:
+        assert [(h.id, h.text, round(h.score, 12)) for h in m.search("Pixel teapot pottery", k=10)] == before
+        assert m.recall("Pixel teapot", budget_tokens=100).text == rec
+        assert [(i.id, i.text, i.timestamp, i.metadata) for i in m.list()] == listing
+
+
+def test_sealed_chunks_and_tail_load_together(tmp_path):
+    path = tmp_path / "m.db"
+    with Memory(path, config={"seal_tokens": 40}) as m:
+        _fill(m)
+        sizes = m._s.store.sizes()
+        assert sizes["chunks"] >= 1
+        m.add("A late unsealed note about the Cascade ridge.", speaker="Ann")
+        m._s.store.close()  # simulate a crash: no seal on close
+        m._s.closed = True
+    with Memory(path) as m:
+        assert m.count() == len(CONVO) + 1
+        assert m.search("late unsealed note", k=1)[0].text.startswith("A late unsealed")
+
+
+def test_another_writer_is_seen(tmp_path):
+    path = tmp_path / "m.db"
+    a, b = Memory(path), Memory(path)
+    try:
+        first = a.add("first message from a")
+        assert b.search("first message", k=1)[0].text == "first message from a"
+        b.add("second message from b")
+        assert a.search("second message", k=1)[0].text == "second message from b"
+        assert a.delete(first.id) == 1
+        assert [i.text for i in b.list()] == ["second message from b"]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_export_import_round_trip(mem, tmp_path):
+    out = tmp_path / "export.jsonl"
+    assert mem.export(out) == len(CONVO)
+    other = mem.using("copy")
+    assert other.import_(out) == len(CONVO)
+    assert [(i.text, i.speaker, i.timestamp, i.metadata, i.session_id) for i in other.list()] == [
+        (i.text, i.speaker, i.timestamp, i.metadata, i.session_id) for i in mem.list()
+    ]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"format": "something-else"}\n')
+    with pytest.raises(CorruptData):
+        other.import_(bad)
+    assert other.count() == len(CONVO)
+
+
+def test_async_twins(mem):
+    async def go():
+        item = await mem.aadd("async hello from the loop", speaker="Ann")
+        hits, rec = await asyncio.gather(mem.asearch("async hello", k=1), mem.arecall("async hello"))
+        return item, hits, rec
+
+    item, hits, rec = asyncio.run(go())
+    assert hits[0].id == item.id and item.text in rec.text
+
+
+def test_embedding_channel_uses_simhash_codes():
+    vocab = ["dog", "cat", "pottery", "hike"]
+
+    def embed(texts):
+        return [[float(w in t.lower()) + 0.01 * k for k, w in enumerate(vocab)] for t in texts]
+
+    with Memory(None, embed=embed) as m:
+        _fill(m)
+        hits = m.search("pottery", k=3)
+        assert any("embedding" in h.channels for h in hits)
+        assert m._s.codes["default"][0].bits == m.config.embed_bits
+
+
+@pytest.mark.parametrize(
+    "call, exc, word",
+    [
+        (lambda m: m.add(""), InvalidInput, "text"),
+        (lambda m: m.add("   \n"), InvalidInput, "text"),
+        (lambda m: m.add(123), InvalidInput, "text"),
+        (lambda m: m.add("bad \ud800 surrogate"), InvalidInput, "surrogate"),
+        (lambda m: m.add("bell \x07 char"), InvalidInput, "control"),
+        (lambda m: m.add("ok", role="robot"), InvalidInput, "role"),
+        (lambda m: m.add("ok", timestamp=float("nan")), InvalidInput, "timestamp"),
+        (lambda m: m.add("ok", timestamp="yesterday-ish"), InvalidInput, "timestamp"),
+        (lambda m: m.add("ok", timestamp=1e18), InvalidInput, "timestamp"),
+        (lambda m: m.add("ok", metadata={"x": float("nan")}), InvalidInput, "metadata"),
+        (lambda m: m.add("ok", metadata={1: 2}), InvalidInput, "metadata"),
+        (lambda m: m.add("ok", priority="urgent"), InvalidInput, "priority"),
+        (lambda m: m.add_many([{"text": "fine"}, {"text": ""}]), InvalidInput, "items[1]"),
+        (lambda m: m.add_many("not a list"), InvalidInput, "items"),
+        (lambda m: m.search("x", k=0), InvalidInput, "k"),
+        (lambda m: m.search("x", k=-3), InvalidInput, "k"),
+        (lambda m: m.search("", k=3), InvalidInput, "query"),
+        (lambda m: m.recall("x", budget_tokens=float("nan")), InvalidInput, "budget_tokens"),
+        (lambda m: m.recall("x", budget_tokens=-1), InvalidInput, "budget_tokens"),
+        (lambda m: m.recall("x", budget_tokens="10"), InvalidInput, "budget_tokens"),
+        (lambda m: m.get(10**9), NotFound, "id"),
+        (lambda m: m.get("1"), InvalidInput, "id"),
+        (lambda m: m.read(10**9), NotFound, "id"),
+        (lambda m: m.delete("1"), InvalidInput, "ids"),
+        (lambda m: m.using(""), InvalidInput, "namespace"),
+        (lambda m: m.forget({}), InvalidInput, "filter"),
+    ],
+)
+def test_bad_input_is_rejected_and_nothing_changes(mem, call, exc, word):
+    before = [(i.id, i.text) for i in mem.list()]
+    with pytest.raises(exc) as info:
+        call(mem)
+    assert isinstance(info.value, HippoError)
+    assert word in str(info.value)
+    assert [(i.id, i.text) for i in mem.list()] == before
+
+
+def test_huge_text_is_stored_or_rejected_cleanly():
+    with Memory(None, config={"max_message_chars": 1000}) as m:
+        with pytest.raises(InvalidInput, match="too long"):
+            m.add("x" * 1001)
+        assert m.count() == 0
+    big = ("lorem ipsum dolor sit amet " * 40_000)[:1_000_000]
+    with Memory(None) as m:
+        item = m.add(big)
+        assert m.get(item.id).text == big
+
+
+def test_closed_memory_raises():
+    m = Memory(None)
+    m.close()
+    with pytest.raises(ClosedError):
+        m.add("x")
+
+
+def test_config_validation():
+    with pytest.raises(InvalidInput, match="unknown"):
+        Memory(None, config={"nope": 1})
+    with pytest.raises(InvalidInput, match="bits"):
+        Memory(None, config={"signature": {"bits": 40}})
+    assert Config.from_value({"retrieval": {"bm25_k1": 1.5}}).retrieval.bm25_k1 == 1.5
