@@ -1,0 +1,148 @@
+"""Type translation shared by the LangChain adapters: argument checks, hippo items to plain metadata, and
+calls that prefer hippo's async twins.
+
+Nothing here ranks, filters or selects memories; that is hippo's job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+from hippo import InvalidInput
+
+#: hippo ``Memory.recall`` default budget, used when a caller gives none.
+DEFAULT_BUDGET_TOKENS = 2000
+
+
+def check_positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | None:
+    """Return ``value`` if it is an int >= 1 (``None`` allowed when ``allow_none``); else raise InvalidInput."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInput(f"{name} must be a positive int, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise InvalidInput(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{name} must be an int >= 0, got {value!r}")
+    return value
+
+
+def check_filter(value: Any, name: str = "filter") -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidInput(f"{name} must be a dict or None, got {type(value).__name__}")
+    return value
+
+
+def check_query(value: Any, name: str = "query") -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{name} must not be empty or whitespace")
+    return value
+
+
+def check_namespace(value: Any, name: str = "namespace") -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInput(f"{name} must be a non-empty string or None, got {value!r}")
+    return value
+
+
+def check_memory(value: Any, name: str = "memory") -> Any:
+    """Duck-typed check: anything with hippo.Memory's ``search``/``recall``/``add`` methods is accepted."""
+    if not all(callable(getattr(value, attr, None)) for attr in ("search", "recall", "add", "using")):
+        raise InvalidInput(f"{name} must be a hippo.Memory, got {type(value).__name__}")
+    return value
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def json_safe(value: Any) -> Any:
+    """Metadata must stay JSON-serializable for LangChain and LlamaIndex tracing; drop NaN and coerce the rest."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+    return value
+
+
+def item_metadata(item: Any, *, score: float | None = None, level: str | None = None) -> dict[str, Any]:
+    """Metadata of a hippo ``MemoryItem`` / ``Hit`` as a flat JSON-safe dict.
+
+    The item's own metadata comes first; hippo's fields (``id``, ``speaker``, ``role``, ``timestamp``,
+    ``session_id``, ``namespace``, ``seq``, ``level``, ``score``) are written over it so they are always present.
+    """
+    md: dict[str, Any] = {str(k): json_safe(v) for k, v in (item.metadata or {}).items()}
+    md.update(
+        id=item.id,
+        speaker=item.speaker,
+        role=item.role,
+        timestamp=iso(item.timestamp),
+        session_id=item.session_id,
+        namespace=item.namespace,
+        seq=item.seq,
+        level=level or getattr(item, "level", "message"),
+    )
+    hit_score = getattr(item, "score", None) if score is None else score
+    if hit_score is not None:
+        md["score"] = json_safe(float(hit_score))
+    return md
+
+
+def unit_metadata(unit: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
+    """Metadata of a hierarchical recall unit (episode, semantic, theme) as returned in ``Recall.units``."""
+    md = {str(k): json_safe(v) for k, v in unit.items() if k != "text"}
+    md.setdefault("level", "unit")
+    if namespace is not None:
+        md.setdefault("namespace", namespace)
+    return md
+
+
+def render_item(item: Any) -> str:
+    """One line per message for tool output: ``[id] date speaker: text``."""
+    when = item.timestamp.strftime("%Y-%m-%d %H:%M") if item.timestamp is not None else "undated"
+    who = item.speaker or item.role
+    return f"[{item.id}] {when} {who}: {item.text}"
+
+
+async def acall(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """Call hippo's async twin ``a<name>`` when it exists; otherwise run ``<name>`` in a worker thread."""
+    twin = getattr(target, "a" + name, None)
+    if twin is not None:
+        return await twin(*args, **kwargs)
+    return await asyncio.to_thread(getattr(target, name), *args, **kwargs)
+
+
+def raise_invalid_from_validation(owner: str, exc: Exception) -> None:
+    """Turn a pydantic ValidationError raised while constructing an adapter into hippo's InvalidInput."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        parts = []
+        for err in errors():
+            loc = ".".join(str(p) for p in err.get("loc", ())) or "argument"
+            parts.append(f"{loc}: {err.get('msg', 'invalid value')}")
+        raise InvalidInput(f"{owner}: " + "; ".join(parts)) from None
+    raise InvalidInput(f"{owner}: {exc}") from None

@@ -1,0 +1,65 @@
+"""``HippoChatMessageHistory``: a LangChain ``BaseChatMessageHistory`` kept in hippo.
+
+One chat session is the set of messages with one ``session_id`` in a hippo namespace, in insertion order.
+Messages round-trip losslessly (type, id, tool calls, extra fields); their text is indexed by hippo, so the
+same store also answers ``recall`` / ``search`` across sessions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import BaseMessage
+
+from hippo import InvalidInput
+from langchain_hippo._common import acall, check_memory, check_namespace
+from langchain_hippo._messages import item_to_message, message_to_item
+
+
+class HippoChatMessageHistory(BaseChatMessageHistory):
+    """Chat history of one session in a ``hippo.Memory``.
+
+    Example:
+        >>> history = HippoChatMessageHistory(hippo.Memory("chat.db"), session_id="t1")
+        >>> RunnableWithMessageHistory(chain, lambda sid: HippoChatMessageHistory(memory, session_id=sid))
+    """
+
+    def __init__(self, memory: Any, session_id: str, *, namespace: str | None = None) -> None:
+        self.memory = check_memory(memory)
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise InvalidInput(f"session_id must be a non-empty string, got {session_id!r}")
+        self.session_id = session_id
+        self.namespace = check_namespace(namespace)
+        self._target = memory.using(namespace) if namespace is not None else memory
+
+    @property
+    def _filter(self) -> dict[str, Any]:
+        return {"session_id": self.session_id}
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        return [item_to_message(i) for i in self._target.list(filter=self._filter)]
+
+    async def aget_messages(self) -> list[BaseMessage]:
+        return [item_to_message(i) for i in await acall(self._target, "list", filter=self._filter)]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        items = [message_to_item(m, session_id=self.session_id) for m in messages]
+        if items:
+            self._target.add_many(items)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        items = [message_to_item(m, session_id=self.session_id) for m in messages]
+        if items:
+            await acall(self._target, "add_many", items)
+
+    def clear(self) -> None:
+        self._target.forget(self._filter)
+
+    async def aclear(self) -> None:
+        await acall(self._target, "forget", self._filter)
+
+
+__all__ = ["HippoChatMessageHistory"]

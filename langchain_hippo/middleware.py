@@ -1,0 +1,213 @@
+"""``HippoMemoryMiddleware``: long-term memory for LangChain 1.x ``create_agent``.
+
+Before each model call it recalls from hippo for the latest user message and appends the context to the
+system message (for that call only: the conversation state is unchanged). After each model call it stores
+the turns that are new since the previous model call: the user messages and the model's answer (and, when
+asked, tool results).
+
+Scope: memories live in one hippo namespace per user, so they carry across threads; the thread id is kept
+as hippo's ``session_id``. The user id is read from the runtime context (attribute or key ``user_id``) or
+from ``config["configurable"]["user_id"]``; the thread id from the context, ``configurable.thread_id`` or
+the runtime's execution info. Namespaces are ``"user.<user_id>"``; without a user id, ``"thread.<thread_id>"``;
+without either, the memory's own namespace. Pass ``namespace_fn`` to choose differently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from langchain.agents.middleware.types import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from hippo import InvalidInput
+from langchain_hippo._common import acall, check_memory, check_positive_int
+
+DEFAULT_TEMPLATE = (
+    "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
+    "<memory>\n{context}\n</memory>"
+)
+
+
+def _lookup(source: Any, key: str) -> Any:
+    if source is None:
+        return None
+    if isinstance(source, Mapping):
+        return source.get(key)
+    return getattr(source, key, None)
+
+
+def _current_config() -> Mapping[str, Any]:
+    try:
+        from langgraph.config import get_config
+
+        return get_config() or {}
+    except RuntimeError:  # outside a runnable context
+        return {}
+
+
+def message_text(message: BaseMessage) -> str:
+    """The plain text of a message (text blocks joined), stripped."""
+    return (message.text or "").strip()
+
+
+class HippoMemoryMiddleware(AgentMiddleware):
+    """Recall before each model call, remember after it.
+
+    Args:
+        memory: the ``hippo.Memory`` to use (its namespaces hold one user each).
+        budget_tokens: recall budget in cl100k tokens.
+        template: how the recalled context is appended to the system message; must contain ``{context}``.
+        store_tool_results: also store tool messages (off by default: they are often large).
+        user_id_key / thread_id_key: names looked up in the runtime context and ``configurable``.
+        namespace_fn: ``(user_id, thread_id) -> namespace | None`` to override the default scoping.
+
+    Example:
+        >>> agent = create_agent(model, tools, middleware=[HippoMemoryMiddleware(hippo.Memory("mem.db"))])
+        >>> agent.invoke({"messages": [...]}, {"configurable": {"user_id": "ann", "thread_id": "t1"}})
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        budget_tokens: int = 1000,
+        template: str = DEFAULT_TEMPLATE,
+        store_tool_results: bool = False,
+        user_id_key: str = "user_id",
+        thread_id_key: str = "thread_id",
+        namespace_fn: Callable[[str | None, str | None], str | None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.memory = check_memory(memory)
+        self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens")
+        if not isinstance(template, str) or "{context}" not in template:
+            raise InvalidInput("template must be a string containing '{context}'")
+        self.template = template
+        self.store_tool_results = bool(store_tool_results)
+        for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key)):
+            if not isinstance(value, str) or not value:
+                raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
+        self.user_id_key = user_id_key
+        self.thread_id_key = thread_id_key
+        if namespace_fn is not None and not callable(namespace_fn):
+            raise InvalidInput("namespace_fn must be callable or None")
+        self.namespace_fn = namespace_fn
+
+    # -- scope ---------------------------------------------------------------------------------------------
+
+    def identify(self, runtime: Runtime | None) -> tuple[str | None, str | None]:
+        """(user_id, thread_id) of the current run."""
+        context = getattr(runtime, "context", None)
+        configurable = _current_config().get("configurable") or {}
+        user = _lookup(context, self.user_id_key) or configurable.get(self.user_id_key)
+        thread = _lookup(context, self.thread_id_key) or configurable.get(self.thread_id_key)
+        if thread is None:
+            thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
+        return (str(user) if user is not None else None, str(thread) if thread is not None else None)
+
+    def namespace_for(self, user_id: str | None, thread_id: str | None) -> str:
+        if self.namespace_fn is not None:
+            chosen = self.namespace_fn(user_id, thread_id)
+            if chosen is not None:
+                return chosen
+        if user_id is not None:
+            return f"user.{user_id}"
+        if thread_id is not None:
+            return f"thread.{thread_id}"
+        return self.memory.namespace
+
+    def _scope(self, runtime: Runtime | None) -> tuple[Any, str | None, str | None]:
+        user, thread = self.identify(runtime)
+        return self.memory.using(self.namespace_for(user, thread)), user, thread
+
+    # -- recall before the model call ----------------------------------------------------------------------
+
+    @staticmethod
+    def _latest_user_text(messages: list[AnyMessage]) -> str | None:
+        for message in reversed(messages):
+            if isinstance(message, HumanMessage):
+                return message_text(message) or None
+        return None
+
+    def _inject(self, request: ModelRequest, context: str) -> ModelRequest:
+        if not context.strip():
+            return request
+        block = self.template.format(context=context)
+        system = request.system_message
+        if system is None:
+            new = SystemMessage(content=block)
+        elif isinstance(system.content, str):
+            new = SystemMessage(content=f"{system.content}\n\n{block}" if system.content else block)
+        else:
+            new = SystemMessage(content=[*system.content, {"type": "text", "text": block}])
+        return request.override(system_message=new)
+
+    def wrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
+    ) -> ModelResponse | AIMessage:
+        query = self._latest_user_text(request.messages)
+        if query:
+            view, _, _ = self._scope(request.runtime)
+            request = self._inject(request, view.recall(query, budget_tokens=self.budget_tokens).text)
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
+    ) -> ModelResponse | AIMessage:
+        query = self._latest_user_text(request.messages)
+        if query:
+            view, _, _ = self._scope(request.runtime)
+            recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens)
+            request = self._inject(request, recall.text)
+        return await handler(request)
+
+    # -- remember after the model call ---------------------------------------------------------------------
+
+    def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None) -> list[dict]:
+        """The model's latest answer and the messages since the model's previous answer, as hippo items."""
+        if not messages or not isinstance(messages[-1], AIMessage):
+            return []
+        turn = [messages[-1]]
+        for message in reversed(messages[:-1]):
+            if isinstance(message, AIMessage):
+                break
+            turn.append(message)
+        turn.reverse()
+        now = datetime.now(timezone.utc)
+        items = []
+        for message in turn:
+            if isinstance(message, HumanMessage):
+                role, speaker = "user", user or "user"
+            elif isinstance(message, AIMessage):
+                role, speaker = "assistant", "assistant"
+            elif isinstance(message, ToolMessage) and self.store_tool_results:
+                role, speaker = "tool", message.name or "tool"
+            else:
+                continue
+            text = message_text(message)
+            if not text:
+                continue
+            metadata = {"message_id": message.id} if message.id else {}
+            items.append({"text": text, "speaker": speaker, "role": role, "timestamp": now,
+                          "session_id": thread, "metadata": metadata})
+        return items
+
+    def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        view, user, thread = self._scope(runtime)
+        items = self._new_turns(state["messages"], user, thread)
+        if items:
+            view.add_many(items)
+        return None
+
+    async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
+        view, user, thread = self._scope(runtime)
+        items = self._new_turns(state["messages"], user, thread)
+        if items:
+            await acall(view, "add_many", items)
+        return None
+
+
+__all__ = ["HippoMemoryMiddleware", "DEFAULT_TEMPLATE"]

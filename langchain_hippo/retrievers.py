@@ -1,0 +1,152 @@
+"""``HippoRetriever``: a LangChain ``BaseRetriever`` over a ``hippo.Memory``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, StrictInt, ValidationError
+
+from hippo import InvalidInput
+from langchain_hippo._common import (
+    DEFAULT_BUDGET_TOKENS,
+    acall,
+    check_filter,
+    check_memory,
+    check_namespace,
+    check_positive_int,
+    check_query,
+    item_metadata,
+    raise_invalid_from_validation,
+    unit_metadata,
+)
+
+_MODES = ("search", "recall")
+
+
+class HippoRetriever(BaseRetriever):
+    """Retrieve memories from a ``hippo.Memory`` as LangChain ``Document`` objects.
+
+    ``mode="search"`` (default) returns the top ``k`` messages of ``Memory.search``; each ``Document`` has the
+    message text as ``page_content`` and metadata ``id``, ``speaker``, ``role``, ``timestamp`` (ISO-8601),
+    ``session_id``, ``namespace``, ``seq``, ``score`` and ``level`` plus the message's own metadata. When
+    ``budget_tokens`` is set, results stop before their summed token count would exceed it.
+
+    ``mode="recall"`` returns what ``Memory.recall`` put into its budgeted context: hierarchical units
+    (episodes, semantics, themes; ``level`` says which) first, then the verbatim messages, in context order.
+    ``k`` does not apply there; the budget does.
+
+    ``k``, ``budget_tokens``, ``filter`` and ``mode`` are fields and can be overridden per call:
+    ``retriever.invoke("query", k=3, filter={"speaker": "Ann"})``.
+
+    Example:
+        >>> retriever = HippoRetriever(memory=hippo.Memory(None), k=4)
+        >>> docs = retriever.invoke("where did Ann travel?")
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: Any
+    """The ``hippo.Memory`` to read from."""
+    namespace: str | None = None
+    """Read this namespace of ``memory`` instead of the memory's own."""
+    k: StrictInt = 4
+    """Number of messages returned in ``search`` mode."""
+    budget_tokens: StrictInt | None = None
+    """Token budget: caps the summed size of ``search`` results; the recall budget in ``recall`` mode
+    (default 2000)."""
+    filter: dict[str, Any] | None = None
+    """hippo filter, e.g. ``{"speaker": "Ann", "timestamp": {"$gte": "2024-01-01"}}``."""
+    mode: Literal["search", "recall"] = "search"
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise_invalid_from_validation(type(self).__name__, exc)
+
+    def model_post_init(self, context: Any, /) -> None:
+        check_memory(self.memory)
+        check_namespace(self.namespace)
+        self._check(self.k, self.budget_tokens, self.filter, self.mode)
+
+    # -- argument handling ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _check(k: Any, budget_tokens: Any, filter: Any, mode: Any) -> None:
+        check_positive_int(k, "k")
+        check_positive_int(budget_tokens, "budget_tokens", allow_none=True)
+        check_filter(filter)
+        if mode not in _MODES:
+            raise InvalidInput(f"mode must be one of {_MODES}, got {mode!r}")
+
+    def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[int, int | None, dict | None, str]:
+        unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode"}
+        if unknown:
+            raise InvalidInput(f"unexpected keyword argument(s) {sorted(unknown)}; "
+                               "expected k, budget_tokens, filter or mode")
+        check_query(query)
+        k = kwargs.get("k", self.k)
+        budget = kwargs.get("budget_tokens", self.budget_tokens)
+        flt = kwargs.get("filter", self.filter)
+        mode = kwargs.get("mode", self.mode)
+        self._check(k, budget, flt, mode)
+        return k, budget, flt, mode
+
+    def _target(self) -> Any:
+        return self.memory.using(self.namespace) if self.namespace is not None else self.memory
+
+    # -- translation ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _hits_to_documents(hits: list[Any], budget: int | None) -> list[Document]:
+        docs: list[Document] = []
+        used = 0
+        for hit in hits:
+            size = int(getattr(hit, "n_tokens", 0) or 0)
+            if budget is not None and docs and used + size > budget:
+                break
+            used += size
+            docs.append(Document(page_content=hit.text, metadata=item_metadata(hit), id=str(hit.id)))
+        return docs
+
+    @staticmethod
+    def _recall_to_documents(recall: Any, namespace: str) -> list[Document]:
+        docs = [
+            Document(page_content=str(unit.get("text", "")), metadata=unit_metadata(unit, namespace=namespace))
+            for unit in (recall.units or [])
+        ]
+        docs.extend(
+            Document(page_content=item.text, metadata=item_metadata(item, level="message"), id=str(item.id))
+            for item in recall.messages
+        )
+        return docs
+
+    # -- BaseRetriever -------------------------------------------------------------------------------------
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        k, budget, flt, mode = self._resolve(query, kwargs)
+        target = self._target()
+        if mode == "recall":
+            recall = target.recall(query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS, filter=flt)
+            return self._recall_to_documents(recall, target.namespace)
+        return self._hits_to_documents(target.search(query, k=k, filter=flt), budget)
+
+    async def _aget_relevant_documents(
+        self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
+    ) -> list[Document]:
+        k, budget, flt, mode = self._resolve(query, kwargs)
+        target = self._target()
+        if mode == "recall":
+            recall = await acall(target, "recall", query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS,
+                                 filter=flt)
+            return self._recall_to_documents(recall, target.namespace)
+        hits = await acall(target, "search", query, k=k, filter=flt)
+        return self._hits_to_documents(hits, budget)
+
+
+__all__ = ["HippoRetriever"]

@@ -1,0 +1,148 @@
+"""LangChain 1.x create_agent with HippoStore and HippoMemoryMiddleware: a fact told in one thread is
+recalled in another thread of the same user, and never in another user's."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from langchain.agents import create_agent
+from langchain.tools import ToolRuntime, tool
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import hippo
+from langchain_hippo import HippoMemoryMiddleware, HippoStore
+
+from .conftest import recording_model
+
+
+@dataclass
+class Context:
+    user_id: str
+
+
+@tool
+def save_preference(topic: str, value: str, runtime: ToolRuntime[Context]) -> str:
+    """Save a user preference in long-term storage."""
+    runtime.store.put(("prefs", runtime.context.user_id), topic, {"value": value})
+    return f"saved {topic}={value}"
+
+
+def _system_text(call) -> str:
+    return "\n".join(m.text for m in call if isinstance(m, SystemMessage))
+
+
+def _script():
+    return [
+        AIMessage(content="", tool_calls=[{"name": "save_preference", "id": "c1",
+                                           "args": {"topic": "colour", "value": "teal"}}]),
+        AIMessage(content="Noted: your favourite colour is teal."),
+        AIMessage(content="You told me your favourite colour is teal."),
+        AIMessage(content="I do not know your favourite colour yet."),
+    ]
+
+
+def _agent(memory, model, **kw):
+    return create_agent(
+        model, tools=[save_preference], system_prompt="You are a helpful assistant.",
+        middleware=[HippoMemoryMiddleware(memory, budget_tokens=300)], store=HippoStore(memory),
+        context_schema=Context, checkpointer=InMemorySaver(), **kw)
+
+
+def _check(memory, model):
+    store = HippoStore(memory)
+    assert store.get(("prefs", "ann"), "colour").value == {"value": "teal"}
+    ann = memory.using("user.ann").list()
+    assert [(m.role, m.session_id) for m in ann][:2] == [("user", "t1"), ("assistant", "t1")]
+    assert ann[0].text == "My favourite colour is teal, please remember it."
+    # thread 2 starts empty: the colour reaches the model only through hippo's recall
+    t2_call = model.calls[2]
+    assert [m.text for m in t2_call if isinstance(m, HumanMessage)] == ["What is my favourite colour?"]
+    assert "teal" in _system_text(t2_call) and "You are a helpful assistant." in _system_text(t2_call)
+    # another user never sees it
+    assert "teal" not in _system_text(model.calls[3])
+    assert memory.using("user.bob").list()[0].text == "What is my favourite colour?"
+
+
+def test_agent_remembers_across_threads(memory):
+    model = recording_model(_script())
+    agent = _agent(memory, model)
+    agent.invoke({"messages": [{"role": "user", "content": "My favourite colour is teal, please remember it."}]},
+                 {"configurable": {"thread_id": "t1"}}, context=Context(user_id="ann"))
+    out = agent.invoke({"messages": [{"role": "user", "content": "What is my favourite colour?"}]},
+                       {"configurable": {"thread_id": "t2"}}, context=Context(user_id="ann"))
+    assert out["messages"][-1].text == "You told me your favourite colour is teal."
+    agent.invoke({"messages": [{"role": "user", "content": "What is my favourite colour?"}]},
+                 {"configurable": {"thread_id": "t3"}}, context=Context(user_id="bob"))
+    assert len(model.calls) == 4
+    assert "teal" not in _system_text(model.calls[0])  # nothing remembered before the first turn
+    _check(memory, model)
+
+
+async def test_agent_remembers_across_threads_async(memory):
+    model = recording_model(_script())
+    agent = _agent(memory, model)
+    await agent.ainvoke({"messages": [HumanMessage("My favourite colour is teal, please remember it.")]},
+                        {"configurable": {"thread_id": "t1"}}, context=Context(user_id="ann"))
+    await agent.ainvoke({"messages": [HumanMessage("What is my favourite colour?")]},
+                        {"configurable": {"thread_id": "t2"}}, context=Context(user_id="ann"))
+    await agent.ainvoke({"messages": [HumanMessage("What is my favourite colour?")]},
+                        {"configurable": {"thread_id": "t3"}}, context=Context(user_id="bob"))
+    _check(memory, model)
+
+
+def test_user_and_thread_from_configurable(memory):
+    model = recording_model([AIMessage(content="Hello Cleo."), AIMessage(content="You live in Lisbon.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": [HumanMessage("Hi, I live in Lisbon near the river.")]},
+                 {"configurable": {"user_id": "cleo", "thread_id": "a"}})
+    agent.invoke({"messages": [HumanMessage("Where do I live?")]},
+                 {"configurable": {"user_id": "cleo", "thread_id": "b"}})
+    assert "Lisbon" in _system_text(model.calls[1])
+    stored = memory.using("user.cleo").list()
+    assert [m.session_id for m in stored] == ["a", "a", "b", "b"]
+    assert [m.type for m in model.calls[0]] == ["human"]  # nothing recalled, no system message added
+
+
+def test_thread_scope_without_user(memory):
+    model = recording_model([AIMessage(content="ok"), AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [HumanMessage("The wifi password is kumquat.")]}, {"configurable": {"thread_id": "x"}})
+    assert [m.text for m in memory.using("thread.x").list()] == ["The wifi password is kumquat.", "ok"]
+    agent.invoke({"messages": [HumanMessage("What is the wifi password?")]}, {"configurable": {"thread_id": "y"}})
+    assert "kumquat" not in _system_text(model.calls[1])
+
+
+def test_tool_results_stored_on_request(memory):
+    model = recording_model(_script())
+    agent = create_agent(model, tools=[save_preference],
+                         middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)],
+                         store=HippoStore(memory), context_schema=Context)
+    agent.invoke({"messages": [HumanMessage("My favourite colour is teal, please remember it.")]},
+                 context=Context(user_id="ann"))
+    roles = [m.role for m in memory.using("user.ann").list()]
+    assert roles == ["user", "tool", "assistant"]
+
+
+def test_custom_namespace_fn_and_template(memory):
+    model = recording_model([AIMessage(content="one"), AIMessage(content="two")])
+    mw = HippoMemoryMiddleware(memory, namespace_fn=lambda user, thread: f"team.{user}",
+                               template="MEMORY:\n{context}")
+    agent = create_agent(model, middleware=[mw])
+    agent.invoke({"messages": [HumanMessage("Our sprint ends on Friday.")]}, {"configurable": {"user_id": "dev"}})
+    agent.invoke({"messages": [HumanMessage("When does the sprint end?")]}, {"configurable": {"user_id": "dev"}})
+    assert model.calls[1][0].text.startswith("MEMORY:\n") and "Friday" in model.calls[1][0].text
+    assert memory.using("team.dev").count() == 4
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"budget_tokens": 0}, "budget_tokens"), ({"template": "no placeholder"}, "template"),
+     ({"namespace_fn": 3}, "namespace_fn"), ({"user_id_key": ""}, "user_id_key")],
+)
+def test_middleware_bad_arguments(memory, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoMemoryMiddleware(memory, **kwargs)
+    with pytest.raises(hippo.InvalidInput, match="memory"):
+        HippoMemoryMiddleware(None)

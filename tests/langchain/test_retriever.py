@@ -1,0 +1,112 @@
+"""HippoRetriever: LangChain's standard retriever suite, plus metadata, filters, budgets, recall mode, errors."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.documents import Document
+from langchain_tests.integration_tests import RetrieversIntegrationTests
+
+import hippo
+from langchain_hippo import HippoRetriever
+
+from .conftest import seed
+
+
+class TestHippoRetrieverStandard(RetrieversIntegrationTests):
+    @property
+    def retriever_constructor(self) -> type[HippoRetriever]:
+        return HippoRetriever
+
+    @property
+    def retriever_constructor_params(self) -> dict:
+        memory = hippo.Memory(None)
+        seed(memory)
+        return {"memory": memory}
+
+    @property
+    def retriever_query_example(self) -> str:
+        return "beagle Pixel ibex cello"
+
+
+def test_documents_carry_message_and_metadata(seeded):
+    docs = HippoRetriever(memory=seeded, k=2).invoke("ibex refuge")
+    assert docs and all(isinstance(d, Document) for d in docs)
+    top = docs[0]
+    assert top.page_content == "Yes, three ibex near the Tre Cime refuge."
+    md = top.metadata
+    assert md["speaker"] == "Ann" and md["session_id"] == "s1" and md["level"] == "message"
+    assert md["timestamp"].startswith("2024-03-01T09:02")
+    assert md["turn"] == 2 and isinstance(md["id"], int) and md["score"] > 0
+    assert top.id == str(md["id"])
+    assert seeded.get(md["id"]).text == top.page_content
+
+
+async def test_async_matches_sync(seeded):
+    retriever = HippoRetriever(memory=seeded, k=3)
+    sync = retriever.invoke("cello lessons")
+    asyn = await retriever.ainvoke("cello lessons")
+    assert [d.metadata["id"] for d in sync] == [d.metadata["id"] for d in asyn]
+    batch = await retriever.abatch(["cello lessons", "beagle"])
+    assert len(batch) == 2 and batch[0][0].metadata["id"] == sync[0].metadata["id"]
+
+
+def test_per_call_k_and_filter(seeded):
+    retriever = HippoRetriever(memory=seeded, k=5)
+    docs = retriever.invoke("beagle Pixel", filter={"session_id": "s3"})
+    assert docs and {d.metadata["session_id"] for d in docs} == {"s3"}
+    assert len(retriever.invoke("beagle Pixel ibex cello", k=1)) == 1
+    only_bob = HippoRetriever(memory=seeded, filter={"speaker": "Bob"}).invoke("beagle")
+    assert only_bob and all(d.metadata["speaker"] == "Bob" for d in only_bob)
+
+
+def test_budget_caps_search_results(seeded):
+    docs = HippoRetriever(memory=seeded, k=10).invoke("beagle Pixel ibex cello Ann")
+    sizes = [seeded.get(d.metadata["id"]).n_tokens for d in docs]
+    budget = sizes[0] + sizes[1]
+    capped = HippoRetriever(memory=seeded, k=10, budget_tokens=budget).invoke("beagle Pixel ibex cello Ann")
+    assert [d.metadata["id"] for d in capped] == [d.metadata["id"] for d in docs[: len(capped)]]
+    assert sum(seeded.get(d.metadata["id"]).n_tokens for d in capped) <= budget
+    assert len(capped) >= 2
+
+
+async def test_recall_mode_returns_context_messages(seeded):
+    retriever = HippoRetriever(memory=seeded, mode="recall", budget_tokens=200)
+    docs = retriever.invoke("What did the beagle Pixel chew?")
+    recall = seeded.recall("What did the beagle Pixel chew?", budget_tokens=200)
+    assert [d.page_content for d in docs if d.metadata["level"] == "message"] == [m.text for m in recall.messages]
+    assert any("slippers" in d.page_content for d in docs)
+    adocs = await retriever.ainvoke("What did the beagle Pixel chew?")
+    assert [d.page_content for d in adocs] == [d.page_content for d in docs]
+
+
+def test_namespace_view(memory):
+    memory.using("other").add("The lighthouse keeper fed the gulls.")
+    assert HippoRetriever(memory=memory).invoke("lighthouse gulls") == []
+    docs = HippoRetriever(memory=memory, namespace="other").invoke("lighthouse gulls")
+    assert docs and docs[0].metadata["namespace"] == "other"
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"k": 0}, "k"), ({"k": "3"}, "k"), ({"budget_tokens": -1}, "budget_tokens"),
+     ({"filter": "speaker"}, "filter"), ({"mode": "dream"}, "mode"), ({"memory": object()}, "memory"),
+     ({"namespace": "  "}, "namespace")],
+)
+def test_bad_constructor_arguments(memory, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoRetriever(**{"memory": memory, **kwargs})
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"k": -2}, "k"), ({"budget_tokens": 0}, "budget_tokens"), ({"filter": [1]}, "filter"),
+     ({"mode": 3}, "mode"), ({"top_k": 3}, "top_k")],
+)
+def test_bad_call_arguments(seeded, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoRetriever(memory=seeded).invoke("beagle", **kwargs)
+
+
+def test_empty_query_is_rejected(seeded):
+    with pytest.raises(hippo.InvalidInput, match="query"):
+        HippoRetriever(memory=seeded).invoke("   ")
