@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hippo import tokenizer
-from hippo.timeutil import fmt_date
+from hippo.timeutil import fmt_date, fmt_day
 
 
 @dataclass
@@ -24,8 +24,8 @@ class Piece:
 
 
 def _header(p: Piece) -> str:
-    date = fmt_date(p.ts)
-    return f"[{p.session} · {date}]" if p.session else f"[{date}]"
+    # The session's date, compact and human-readable ("[8 May 2023]"): every header costs budget.
+    return f"[{fmt_day(p.ts)}]"
 
 
 def _group_key(p: Piece) -> str:

@@ -112,8 +112,23 @@ def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         idf = _idf(n_docs, rows.size)
         acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
         touched[rows] = True
+    if rc.neighbor_weight > 0 and n_docs > 1:
+        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight)
     rows = np.flatnonzero(touched)
     return Scored(rows, acc[rows])
+
+
+def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float):
+    """Lend each message a share of its best same-session neighbour's score: in a dialogue the answer to a
+    question often shares no words with it, while the turn just before it does."""
+    sess = index.session.view
+    left = np.zeros_like(acc)
+    right = np.zeros_like(acc)
+    same_prev = sess[1:] == sess[:-1]
+    left[1:] = np.where(same_prev, acc[:-1], 0.0)
+    right[:-1] = np.where(same_prev, acc[1:], 0.0)
+    out = acc + weight * np.maximum(left, right)
+    return out, touched | (out > 0)
 
 
 def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:

@@ -50,3 +50,8 @@ def fmt_date(epoch: float | None) -> str:
 def fmt_datetime(epoch: float | None) -> str:
     dt = to_datetime(epoch)
     return dt.strftime("%Y-%m-%d %H:%M") if dt else "undated"
+
+
+def fmt_day(epoch: float | None) -> str:
+    dt = to_datetime(epoch)
+    return f"{dt.day} {dt.strftime('%B %Y')}" if dt else "undated"
