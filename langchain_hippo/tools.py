@@ -139,7 +139,7 @@ def make_memory_tools(memory: Any, *, namespace: str | None = None, k: int = 5) 
         except HippoError as exc:
             raise _guard(exc) from exc
 
-    common = {"handle_tool_error": True, "handle_validation_error": True}
+    common = {"handle_tool_error": True, "handle_validation_error": _describe_validation_error}
     return [
         StructuredTool.from_function(
             func=search, coroutine=asearch, name="memory_search", args_schema=_SearchArgs,
@@ -157,6 +157,14 @@ def make_memory_tools(memory: Any, *, namespace: str | None = None, k: int = 5) 
             description="Read one topic document (markdown; entries carry <seq, time, source>) by topic id.",
             **common),
     ]
+
+
+def _describe_validation_error(exc: Exception) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        return "Invalid arguments: " + "; ".join(
+            f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg')}" for e in errors())
+    return f"Invalid arguments: {exc}"
 
 
 def _topic_key(topic_id: str) -> Any:

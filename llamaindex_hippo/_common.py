@@ -1,0 +1,118 @@
+"""Type translation shared by the LlamaIndex adapters. Nothing here ranks or selects memories."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import datetime
+from typing import Any
+
+from hippo import InvalidInput
+
+DEFAULT_BUDGET_TOKENS = 2000
+
+#: metadata keys kept out of LLM prompts and embeddings (bookkeeping, not content)
+HIDDEN_KEYS = ["id", "namespace", "seq", "score", "level", "role", "message_ids", "n_tokens"]
+
+
+def check_positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"{name} must be a positive int, got {value!r}")
+    return value
+
+
+def check_non_negative_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"{name} must be an int >= 0, got {value!r}")
+    return value
+
+
+def check_filter(value: Any, name: str = "filter") -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise InvalidInput(f"{name} must be a dict or None, got {type(value).__name__}")
+    return value
+
+
+def check_memory(value: Any, name: str = "memory") -> Any:
+    if not all(callable(getattr(value, a, None)) for a in ("search", "recall", "add", "using")):
+        raise InvalidInput(f"{name} must be a hippo.Memory, got {type(value).__name__}")
+    return value
+
+
+def check_namespace(value: Any, name: str = "namespace") -> str | None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise InvalidInput(f"{name} must be a non-empty string or None, got {value!r}")
+    return value
+
+
+def json_safe(value: Any) -> Any:
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return str(value)
+
+
+def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
+    """hippo fields over the item's own metadata, JSON-safe (LlamaIndex serializes node metadata)."""
+    md = {str(k): json_safe(v) for k, v in (item.metadata or {}).items()}
+    md.update(
+        id=item.id,
+        speaker=item.speaker,
+        role=item.role,
+        timestamp=item.timestamp.isoformat() if item.timestamp is not None else None,
+        session_id=item.session_id,
+        namespace=item.namespace,
+        seq=item.seq,
+        level=level or getattr(item, "level", "message"),
+    )
+    return md
+
+
+def node_id(namespace: str, message_id: Any) -> str:
+    """Stable node id of a hippo message: equal ids mean the same message, across retrievers."""
+    return f"hippo:{namespace}:{message_id}"
+
+
+def render_item(item: Any) -> str:
+    when = item.timestamp.strftime("%Y-%m-%d %H:%M") if item.timestamp is not None else "undated"
+    return f"[{when}] {item.speaker or item.role}: {item.text}"
+
+
+async def acall(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
+    """hippo's async twin ``a<name>`` when it exists, else ``<name>`` in a worker thread."""
+    twin = getattr(target, "a" + name, None)
+    if twin is not None:
+        return await twin(*args, **kwargs)
+    return await asyncio.to_thread(getattr(target, name), *args, **kwargs)
+
+
+def hippo_ref(node: Any) -> tuple[str, int] | None:
+    """(namespace, message id) of a node made from a hippo message, else None."""
+    nid = getattr(node, "node_id", "") or ""
+    if nid.startswith("hippo:"):
+        ns, _, tail = nid[len("hippo:"):].rpartition(":")
+        if ns and tail.lstrip("-").isdigit():
+            return ns, int(tail)
+    md = getattr(node, "metadata", None) or {}
+    if md.get("level", "message") == "message" and isinstance(md.get("id"), int) and isinstance(md.get("namespace"), str):
+        return md["namespace"], md["id"]
+    return None
+
+
+def invalid_from_validation(owner: str, exc: Exception) -> InvalidInput:
+    """A pydantic ValidationError raised while building an adapter, as hippo's InvalidInput."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        parts = [f"{'.'.join(str(p) for p in e.get('loc', ())) or 'argument'}: {e.get('msg', 'invalid value')}"
+                 for e in errors()]
+        return InvalidInput(f"{owner}: " + "; ".join(parts))
+    return InvalidInput(f"{owner}: {exc}")

@@ -1,0 +1,109 @@
+"""``HippoMemoryBlock``: long-term memory for ``llama_index.core.memory.Memory``.
+
+Messages flushed out of the short-term FIFO are stored in hippo (``_aput``); when the memory is read, the
+block recalls for the latest messages under a token budget (``_aget``). The session id comes with every
+call (``Memory`` passes it), never from the block's own state, so one block shared by many ``Memory``
+instances keeps their sessions apart.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.bridge.pydantic import ConfigDict, Field, ValidationError
+from llama_index.core.memory.memory import BaseMemoryBlock
+
+from hippo import InvalidInput
+from llamaindex_hippo._common import (
+    acall,
+    check_memory,
+    check_namespace,
+    check_positive_int,
+    invalid_from_validation,
+    json_safe,
+)
+
+_ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
+         "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
+
+
+class HippoMemoryBlock(BaseMemoryBlock[str]):
+    """Recall-based long-term memory block.
+
+    Args:
+        memory: the ``hippo.Memory``.
+        namespace: use this namespace of ``memory``.
+        budget_tokens: recall budget (cl100k tokens) of the text the block contributes.
+        scope: ``"session"`` recalls only the current session's messages; ``"all"`` everything in the
+            namespace (memories shared across sessions, e.g. one namespace per user).
+        query_messages: how many of the latest messages form the recall query.
+
+    Example:
+        >>> block = HippoMemoryBlock(memory=hippo.Memory("mem.db"))
+        >>> chat_memory = Memory.from_defaults(session_id="ann-1", memory_blocks=[block], token_limit=4000)
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    name: str = Field(default="hippo_memory", description="The name of the memory block.")
+    description: str | None = Field(default="Relevant memories recalled from hippo long-term memory.")
+    memory: Any = Field(description="The hippo.Memory to store into and recall from.")
+    namespace: str | None = Field(default=None)
+    budget_tokens: int = Field(default=500)
+    scope: Literal["session", "all"] = Field(default="session")
+    query_messages: int = Field(default=1)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise invalid_from_validation(type(self).__name__, exc) from None
+
+    def model_post_init(self, context: Any, /) -> None:
+        check_memory(self.memory)
+        check_namespace(self.namespace)
+        check_positive_int(self.budget_tokens, "budget_tokens")
+        check_positive_int(self.query_messages, "query_messages")
+        if self.scope not in ("session", "all"):
+            raise InvalidInput(f"scope must be 'session' or 'all', got {self.scope!r}")
+
+    @property
+    def _target(self) -> Any:
+        return self.memory.using(self.namespace) if self.namespace is not None else self.memory
+
+    @staticmethod
+    def _text(message: ChatMessage) -> str:
+        return (message.content or "").strip() if isinstance(message.content, str) or message.content is None \
+            else str(message.content).strip()
+
+    def _query(self, messages: list[ChatMessage] | None) -> str:
+        texts = [t for t in (self._text(m) for m in messages or []) if t]
+        return "\n".join(texts[-self.query_messages:])
+
+    async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
+                    **block_kwargs: Any) -> str:
+        query = self._query(messages)
+        if not query:
+            return ""
+        flt = {"session_id": session_id} if self.scope == "session" and session_id is not None else None
+        recall = await acall(self._target, "recall", query, budget_tokens=self.budget_tokens, filter=flt)
+        return recall.text
+
+    async def _aput(self, messages: list[ChatMessage]) -> None:
+        items = []
+        for message in messages:
+            text = self._text(message)
+            if not text:
+                continue
+            extra = dict(message.additional_kwargs or {})
+            session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
+            role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
+            items.append({"text": text, "role": role, "speaker": role,
+                          "session_id": str(session_id) if session_id is not None else None,
+                          "metadata": json_safe(extra)})
+        if items:
+            await acall(self._target, "add_many", items)
+
+
+__all__ = ["HippoMemoryBlock"]

@@ -1,0 +1,157 @@
+"""``HippoRetriever``: a LlamaIndex ``BaseRetriever`` over a ``hippo.Memory``."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from llama_index.core.base.base_retriever import BaseRetriever
+from llama_index.core.callbacks import CallbackManager
+from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
+from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
+
+from hippo import InvalidInput
+from llamaindex_hippo._common import (
+    DEFAULT_BUDGET_TOKENS,
+    HIDDEN_KEYS,
+    acall,
+    check_filter,
+    check_memory,
+    check_namespace,
+    check_positive_int,
+    item_metadata,
+    json_safe,
+    node_id,
+)
+
+_OPERATORS = {
+    FilterOperator.EQ: "$eq",
+    FilterOperator.NE: "$ne",
+    FilterOperator.GT: "$gt",
+    FilterOperator.GTE: "$gte",
+    FilterOperator.LT: "$lt",
+    FilterOperator.LTE: "$lte",
+    FilterOperator.IN: "$in",
+    FilterOperator.NIN: "$nin",
+}
+
+
+def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[str, Any] | None:
+    """LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) as a hippo filter dict.
+
+    A dict is taken to be a hippo filter already. Other operators and OR / NOT conditions raise InvalidInput.
+    """
+    if filters is None or isinstance(filters, dict):
+        return check_filter(filters, "filters")
+    if not isinstance(filters, MetadataFilters):
+        raise InvalidInput(f"filters must be MetadataFilters, a hippo filter dict or None, got {type(filters).__name__}")
+    if filters.condition not in (None, FilterCondition.AND):
+        raise InvalidInput(f"filters: only the AND condition is supported, got {filters.condition!r}")
+    out: dict[str, dict[str, Any]] = {}
+    for f in filters.filters:
+        if isinstance(f, MetadataFilters):
+            for key, cond in (to_hippo_filter(f) or {}).items():
+                out.setdefault(key, {}).update(cond if isinstance(cond, dict) else {"$eq": cond})
+            continue
+        op = getattr(f, "operator", FilterOperator.EQ)
+        if op not in _OPERATORS:
+            raise InvalidInput(f"filters: operator {op!r} on {f.key!r} is not supported; "
+                               f"expected one of {[o.value for o in _OPERATORS]}")
+        out.setdefault(f.key, {})[_OPERATORS[op]] = f.value
+    return out
+
+
+class HippoRetriever(BaseRetriever):
+    """Retrieve hippo memories as LlamaIndex nodes; works inside ``RetrieverQueryEngine`` and chat engines.
+
+    ``mode="search"`` returns the top ``similarity_top_k`` messages of ``Memory.search`` as
+    ``NodeWithScore(TextNode)`` (score = hippo's fused score); ``mode="recall"`` returns the units and
+    messages ``Memory.recall`` put into its ``budget_tokens`` context. Node metadata: ``speaker``,
+    ``timestamp``, ``session_id`` (shown to the LLM) and ``id``, ``namespace``, ``seq``, ``level``, ``role``
+    (hidden from the LLM and embeddings), plus the message's own metadata. Node ids are
+    ``"hippo:<namespace>:<message id>"``.
+
+    ``filters`` takes LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) or a hippo filter.
+    """
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        namespace: str | None = None,
+        similarity_top_k: int = 5,
+        budget_tokens: int | None = None,
+        filters: MetadataFilters | dict[str, Any] | None = None,
+        mode: Literal["search", "recall"] = "search",
+        callback_manager: CallbackManager | None = None,
+        verbose: bool = False,
+    ) -> None:
+        self.memory = check_memory(memory)
+        self.namespace = check_namespace(namespace)
+        self.similarity_top_k = check_positive_int(similarity_top_k, "similarity_top_k")
+        self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens", allow_none=True)
+        self.filters = filters
+        self._filter = to_hippo_filter(filters)
+        if mode not in ("search", "recall"):
+            raise InvalidInput(f"mode must be 'search' or 'recall', got {mode!r}")
+        self.mode = mode
+        self._target = memory.using(namespace) if namespace is not None else memory
+        super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    # -- translation ---------------------------------------------------------------------------------------
+
+    @staticmethod
+    def _node(item: Any, *, level: str | None = None) -> TextNode:
+        return TextNode(
+            id_=node_id(item.namespace, item.id),
+            text=item.text,
+            metadata=item_metadata(item, level=level),
+            excluded_llm_metadata_keys=list(HIDDEN_KEYS),
+            excluded_embed_metadata_keys=list(HIDDEN_KEYS),
+        )
+
+    def _from_hits(self, hits: list[Any]) -> list[NodeWithScore]:
+        out: list[NodeWithScore] = []
+        used = 0
+        for hit in hits:
+            size = int(getattr(hit, "n_tokens", 0) or 0)
+            if self.budget_tokens is not None and out and used + size > self.budget_tokens:
+                break
+            used += size
+            out.append(NodeWithScore(node=self._node(hit), score=float(hit.score)))
+        return out
+
+    def _from_recall(self, recall: Any) -> list[NodeWithScore]:
+        out = []
+        for unit in recall.units or []:
+            md = {str(k): json_safe(v) for k, v in unit.items() if k != "text"}
+            md.setdefault("level", "unit")
+            md.setdefault("namespace", self._target.namespace)
+            out.append(NodeWithScore(
+                node=TextNode(id_=f"hippo:{self._target.namespace}:{md['level']}:{unit.get('id')}",
+                              text=str(unit.get("text", "")), metadata=md,
+                              excluded_llm_metadata_keys=list(HIDDEN_KEYS),
+                              excluded_embed_metadata_keys=list(HIDDEN_KEYS)),
+                score=md.get("score") if isinstance(md.get("score"), (int, float)) else None))
+        out.extend(NodeWithScore(node=self._node(item, level="message"), score=None) for item in recall.messages)
+        return out
+
+    # -- BaseRetriever -------------------------------------------------------------------------------------
+
+    def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        if self.mode == "recall":
+            return self._from_recall(self._target.recall(
+                query, budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter))
+        return self._from_hits(self._target.search(query, k=self.similarity_top_k, filter=self._filter))
+
+    async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
+        query = query_bundle.query_str
+        if self.mode == "recall":
+            recall = await acall(self._target, "recall", query,
+                                 budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter)
+            return self._from_recall(recall)
+        hits = await acall(self._target, "search", query, k=self.similarity_top_k, filter=self._filter)
+        return self._from_hits(hits)
+
+
+__all__ = ["HippoRetriever", "to_hippo_filter"]

@@ -1,0 +1,119 @@
+"""HippoChatMessageHistory and the langchain_classic HippoMemory."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables.history import RunnableWithMessageHistory
+
+import hippo
+from langchain_hippo import HippoChatMessageHistory
+
+
+def test_round_trip_is_lossless(memory):
+    history = HippoChatMessageHistory(memory, session_id="s1")
+    messages = [
+        SystemMessage("Be brief."),
+        HumanMessage("Book a table for two at 8pm.", id="h1", name="ann"),
+        AIMessage("", tool_calls=[{"name": "book", "args": {"people": 2, "time": "20:00"}, "id": "call1"}], id="a1"),
+        ToolMessage("Booked table 12.", tool_call_id="call1", id="t1"),
+        AIMessage([{"type": "text", "text": "Done: table 12 at 8pm."}], id="a2"),
+    ]
+    history.add_messages(messages)
+    assert history.messages == messages
+    assert [i.role for i in memory.list()] == ["system", "user", "assistant", "tool", "assistant"]
+    assert memory.search("table booked", k=5)  # the text is indexed by hippo
+
+
+async def test_sessions_are_separate_and_clear_only_one(memory):
+    one = HippoChatMessageHistory(memory, session_id="one")
+    two = HippoChatMessageHistory(memory, session_id="two")
+    one.add_user_message("hello from one")
+    await two.aadd_messages([HumanMessage("hello from two"), AIMessage("hi two")])
+    assert [m.text for m in await one.aget_messages()] == ["hello from one"]
+    assert [m.text for m in two.messages] == ["hello from two", "hi two"]
+    await two.aclear()
+    assert two.messages == [] and [m.text for m in one.messages] == ["hello from one"]
+    one.clear()
+    assert memory.count() == 0
+
+
+def test_namespace(memory):
+    HippoChatMessageHistory(memory, session_id="s", namespace="chats").add_ai_message("stored elsewhere")
+    assert memory.count() == 0 and memory.using("chats").count() == 1
+
+
+@pytest.mark.filterwarnings("ignore:RunnableWithMessageHistory is deprecated")
+def test_runnable_with_message_history(memory):
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{question}")])
+    chain = prompt | FakeListChatModel(responses=["Nice to meet you, Ann.", "Your name is Ann."])
+    with_history = RunnableWithMessageHistory(
+        chain, lambda sid: HippoChatMessageHistory(memory, session_id=sid),
+        input_messages_key="question", history_messages_key="history")
+    cfg = {"configurable": {"session_id": "u1"}}
+    with_history.invoke({"question": "My name is Ann."}, cfg)
+    with_history.invoke({"question": "What is my name?"}, cfg)
+    texts = [m.text for m in HippoChatMessageHistory(memory, session_id="u1").messages]
+    assert texts == ["My name is Ann.", "Nice to meet you, Ann.", "What is my name?", "Your name is Ann."]
+
+
+@pytest.mark.parametrize("kwargs, name", [({"session_id": ""}, "session_id"), ({"session_id": 5}, "session_id"),
+                                          ({"session_id": "s", "namespace": ""}, "namespace")])
+def test_bad_arguments(memory, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoChatMessageHistory(memory, **kwargs)
+    with pytest.raises(hippo.InvalidInput, match="messages"):
+        HippoChatMessageHistory(memory, session_id="s").add_messages(["not a message"])
+
+
+# -- langchain_classic ---------------------------------------------------------------------------------------
+
+def test_classic_memory_recalls_across_sessions(memory):
+    from langchain_hippo import HippoMemory
+
+    first = HippoMemory(memory=memory, session_id="monday")
+    first.save_context({"input": "My dentist appointment is on the 14th."}, {"output": "Noted."})
+    first.save_context({"input": "I prefer aisle seats on flights."}, {"output": "Got it."})
+    later = HippoMemory(memory=memory, session_id="friday")
+    assert later.memory_variables == ["history"]
+    text = later.load_memory_variables({"input": "When is my dentist appointment?"})["history"]
+    assert "14th" in text
+    msgs = HippoMemory(memory=memory, return_messages=True).load_memory_variables(
+        {"input": "aisle seats on flights"})["history"]
+    assert any(isinstance(m, HumanMessage) and "aisle" in m.text for m in msgs)
+    later.clear()  # only friday's (none) are removed
+    assert memory.count() == 4
+    first.clear()
+    assert memory.count() == 0
+
+
+async def test_classic_memory_async_and_keys(memory):
+    from langchain_hippo import HippoMemory
+
+    mem = HippoMemory(memory=memory, input_key="q", output_key="a", memory_key="ctx", budget_tokens=200)
+    await mem.asave_context({"q": "The spare key is under the blue pot.", "lang": "en"}, {"a": "ok", "x": 1})
+    out = await mem.aload_memory_variables({"q": "where is the spare key?", "lang": "en"})
+    assert "blue pot" in out["ctx"]
+    await mem.aclear()
+    assert memory.count() == 0
+    with pytest.raises(hippo.InvalidInput, match="input"):
+        HippoMemory(memory=memory).load_memory_variables({"a": "1", "b": "2"})
+    with pytest.raises(hippo.InvalidInput, match="budget_tokens"):
+        HippoMemory(memory=memory, budget_tokens=0)
+    with pytest.raises(hippo.InvalidInput, match="budget_tokens"):
+        HippoMemory(memory=memory, budget_tokens="many")
+
+
+def test_classic_import_hint(monkeypatch):
+    monkeypatch.setitem(sys.modules, "langchain_classic", None)
+    monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)
+    monkeypatch.delitem(sys.modules, "langchain_hippo.classic", raising=False)
+    with pytest.raises(ImportError, match=r"pip install 'hippo-memory\[classic\]'"):
+        importlib.import_module("langchain_hippo.classic")
+    monkeypatch.delitem(sys.modules, "langchain_hippo.classic", raising=False)

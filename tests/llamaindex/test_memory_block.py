@@ -1,0 +1,84 @@
+"""HippoMemoryBlock inside llama_index.core.memory.Memory: flushed turns go to hippo, reads recall them, and
+sessions stay apart even when one block is shared by several Memory instances (the upstream vector block
+pins every session to the first session's filter)."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.llms import ChatMessage
+from llama_index.core.memory import Memory
+
+import hippo
+from llamaindex_hippo import HippoMemoryBlock
+
+
+def _chat_memory(block: HippoMemoryBlock, session_id: str) -> Memory:
+    # A tiny short-term budget so that older turns are flushed into the block right away.
+    return Memory.from_defaults(session_id=session_id, memory_blocks=[block], token_limit=60,
+                                chat_history_token_ratio=0.5, token_flush_size=20)
+
+
+TURNS = {
+    "ann": [("user", "My locker code is 4417, remember it."), ("assistant", "I will remember your locker code."),
+            ("user", "Also, my gym is on Baker Street."), ("assistant", "Noted, the gym on Baker Street.")],
+    "bob": [("user", "My locker code is 9902, keep it safe."), ("assistant", "Your locker code is noted."),
+            ("user", "I swim on Tuesdays."), ("assistant", "Swimming on Tuesdays, got it.")],
+}
+
+
+async def _fill(chat: Memory, who: str) -> None:
+    for role, text in TURNS[who]:
+        await chat.aput(ChatMessage(role=role, content=text))
+
+
+async def test_sessions_stay_isolated_across_memory_instances(memory):
+    block = HippoMemoryBlock(memory=memory, budget_tokens=200)
+    ann, bob = _chat_memory(block, "ann-session"), _chat_memory(block, "bob-session")
+    await _fill(ann, "ann")  # ann first: an implementation caching the first session id would pin to it
+    await _fill(bob, "bob")
+    stored = {m.session_id for m in memory.list()}
+    assert stored == {"ann-session", "bob-session"}
+    assert any("4417" in m.text and m.session_id == "ann-session" for m in memory.list())
+
+    ann_view = await ann.aget(input="What is my locker code?")
+    bob_view = await bob.aget(input="What is my locker code?")
+    ann_text = "\n".join(m.content or "" for m in ann_view)
+    bob_text = "\n".join(m.content or "" for m in bob_view)
+    assert "4417" in ann_text and "9902" not in ann_text
+    assert "9902" in bob_text and "4417" not in bob_text
+    # and again in the other order, with the same block instance
+    assert "4417" not in await block.aget([ChatMessage(role="user", content="locker code")], session_id="bob-session")
+    assert "4417" in await block.aget([ChatMessage(role="user", content="locker code")], session_id="ann-session")
+
+
+def test_sync_memory_api(memory):
+    block = HippoMemoryBlock(memory=memory)
+    chat = _chat_memory(block, "sync")
+    for role, text in TURNS["ann"]:
+        chat.put(ChatMessage(role=role, content=text))
+    messages = chat.get(input="Where is my gym?")
+    assert any("Baker Street" in (m.content or "") for m in messages)
+    assert memory.count() >= 2 and {m.role for m in memory.list()} <= {"user", "assistant"}
+
+
+async def test_scope_all_shares_memories_between_sessions(memory):
+    block = HippoMemoryBlock(memory=memory, namespace="user.ann", scope="all")
+    await _fill(_chat_memory(block, "monday"), "ann")
+    tuesday = await block.aget([ChatMessage(role="user", content="locker code?")], session_id="tuesday")
+    assert "4417" in tuesday and memory.count() == 0 and memory.using("user.ann").count() >= 2
+
+
+async def test_put_keeps_extra_kwargs_and_ignores_empty(memory):
+    block = HippoMemoryBlock(memory=memory)
+    msg = ChatMessage(role="user", content="the boiler was serviced in March", additional_kwargs={"source": "sms"})
+    await block.aput([msg, ChatMessage(role="assistant", content="")], session_id="s")
+    items = memory.list()
+    assert len(items) == 1 and items[0].metadata == {"source": "sms"} and items[0].session_id == "s"
+    assert await block.aget([], session_id="s") == ""
+
+
+@pytest.mark.parametrize("kwargs, name", [({"budget_tokens": 0}, "budget_tokens"), ({"scope": "world"}, "scope"),
+                                          ({"query_messages": 0}, "query_messages"), ({"memory": 3}, "memory")])
+def test_bad_arguments(memory, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoMemoryBlock(**{"memory": memory, **kwargs})

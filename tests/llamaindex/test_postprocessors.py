@@ -1,0 +1,82 @@
+"""HippoContextPostprocessor (neighbour / episode expansion under a budget) and HippoDecayPostprocessor."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import NodeWithScore, TextNode
+
+import hippo
+from llamaindex_hippo import HippoContextPostprocessor, HippoDecayPostprocessor, HippoRetriever
+
+
+def test_context_expands_to_neighbours(seeded):
+    nodes = HippoRetriever(seeded, similarity_top_k=1).retrieve("salmon pate")
+    center = nodes[0].node.metadata["id"]
+    out = HippoContextPostprocessor(memory=seeded, before=1, after=1).postprocess_nodes(nodes)
+    assert len(out) == 1 and out[0].node.node_id == nodes[0].node.node_id and out[0].score == nodes[0].score
+    window = [i.id for i in seeded.read(center, before=1, after=1)]
+    assert out[0].node.metadata["message_ids"] == window
+    lines = out[0].node.get_content().splitlines()
+    assert len(lines) == 3 and "Biscuit like to eat" in lines[0] and "salmon pate" in lines[1]
+
+
+async def test_context_budget_and_overlap(seeded):
+    nodes = HippoRetriever(seeded, similarity_top_k=3).retrieve("Biscuit kitten salmon")
+    big = await HippoContextPostprocessor(memory=seeded, before=5, after=5, budget_tokens=10_000) \
+        .apostprocess_nodes(nodes)
+    shown = [mid for n in big for mid in n.node.metadata["message_ids"]]
+    assert len(shown) == len(set(shown))  # no message appears twice
+    tiny = HippoContextPostprocessor(memory=seeded, before=5, after=5, budget_tokens=15).postprocess_nodes(nodes)
+    assert sum(seeded.get(mid).n_tokens for n in tiny for mid in n.node.metadata["message_ids"]) <= 15
+
+
+def test_foreign_nodes_pass_through(seeded):
+    foreign = NodeWithScore(node=TextNode(text="from a vector index", id_="doc-1"), score=0.5)
+    out = HippoContextPostprocessor(memory=seeded).postprocess_nodes([foreign])
+    assert out == [foreign]
+
+
+def test_context_in_query_engine(seeded):
+    engine = RetrieverQueryEngine.from_args(
+        HippoRetriever(seeded, similarity_top_k=1), llm=MockLLM(),
+        node_postprocessors=[HippoContextPostprocessor(memory=seeded, before=1, after=0)])
+    response = engine.query("salmon pate")
+    assert "Biscuit like to eat" in str(response)  # the neighbour reached the prompt
+
+
+def test_context_bad_arguments(memory):
+    with pytest.raises(hippo.InvalidInput, match="before"):
+        HippoContextPostprocessor(memory=memory, before=-1)
+    with pytest.raises(hippo.InvalidInput, match="budget_tokens"):
+        HippoContextPostprocessor(memory=memory, budget_tokens=0)
+    with pytest.raises(hippo.InvalidInput, match="after"):
+        HippoContextPostprocessor(memory=memory, after="two")
+
+
+def test_context_episode_expansion(seeded):
+    if not callable(getattr(seeded, "episode", None)):
+        with pytest.raises(hippo.InvalidInput, match="episode"):
+            HippoContextPostprocessor(memory=seeded, expand="episode")
+        pytest.skip("this hippo has no Memory.episode(); hierarchy not built yet")
+    nodes = HippoRetriever(seeded, similarity_top_k=1).retrieve("salmon pate")
+    out = HippoContextPostprocessor(memory=seeded, expand="episode").postprocess_nodes(nodes)
+    episode = [i.id for i in seeded.episode(nodes[0].node.metadata["id"])]
+    assert out[0].node.metadata["message_ids"] == episode
+
+
+def test_decay_reweights_and_reinforces(seeded):
+    if not callable(getattr(seeded, "strength", None)):
+        with pytest.raises(hippo.InvalidInput, match="strength"):
+            HippoDecayPostprocessor(memory=seeded)
+        pytest.skip("this hippo has no Memory.strength(); decay not built yet")
+    nodes = HippoRetriever(seeded, similarity_top_k=4).retrieve("Biscuit salmon marathon green")
+    ids = [n.node.metadata["id"] for n in nodes]
+    before = seeded.strength(ids)
+    out = HippoDecayPostprocessor(memory=seeded, top_n=2).postprocess_nodes(nodes)
+    assert len(out) == 2
+    expected = sorted(((n.score or 1.0) * before[n.node.metadata["id"]] for n in nodes), reverse=True)[:2]
+    assert [n.score for n in out] == pytest.approx(expected)
+    after = seeded.strength([n.node.metadata["id"] for n in out])
+    assert all(after[n.node.metadata["id"]] >= before[n.node.metadata["id"]] for n in out)

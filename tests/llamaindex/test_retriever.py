@@ -1,0 +1,88 @@
+"""llamaindex_hippo.HippoRetriever: nodes, metadata, filters, recall mode, async, and a RetrieverQueryEngine."""
+
+from __future__ import annotations
+
+import pytest
+from llama_index.core.llms import MockLLM
+from llama_index.core.query_engine import RetrieverQueryEngine
+from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
+
+import hippo
+from llamaindex_hippo import HippoRetriever, to_hippo_filter
+
+
+def test_nodes_with_scores_and_metadata(seeded):
+    nodes = HippoRetriever(seeded, similarity_top_k=2).retrieve("What does Biscuit eat?")
+    assert 1 <= len(nodes) <= 2 and all(isinstance(n, NodeWithScore) for n in nodes)
+    top = next(n for n in nodes if "salmon" in n.node.get_content())
+    assert isinstance(top.node, TextNode) and top.score > 0
+    md = top.node.metadata
+    assert md["speaker"] == "Mia" and md["session_id"] == "s1" and md["turn"] == 2
+    assert top.node.node_id == f"hippo:default:{md['id']}"
+    llm_view = top.node.get_content(metadata_mode=MetadataMode.LLM)
+    assert "speaker: Mia" in llm_view and "namespace" not in llm_view and "seq" not in llm_view
+
+
+async def test_async_matches_sync(seeded):
+    retriever = HippoRetriever(seeded, similarity_top_k=3)
+    sync = retriever.retrieve("marathon September")
+    asyn = await retriever.aretrieve(QueryBundle("marathon September"))
+    assert [n.node.node_id for n in asyn] == [n.node.node_id for n in sync] and sync
+
+
+def test_metadata_filters_translate(seeded):
+    filters = MetadataFilters(filters=[
+        MetadataFilter(key="speaker", value="Leo"),
+        MetadataFilter(key="turn", value=4, operator=FilterOperator.GTE),
+    ])
+    assert to_hippo_filter(filters) == {"speaker": {"$eq": "Leo"}, "turn": {"$gte": 4}}
+    nodes = HippoRetriever(seeded, filters=filters).retrieve("marathon brother September")
+    assert nodes and all(n.node.metadata["speaker"] == "Leo" and n.node.metadata["turn"] >= 4 for n in nodes)
+    by_dict = HippoRetriever(seeded, filters={"session_id": "s2"}).retrieve("green kitchen cabinets")
+    assert by_dict and {n.node.metadata["session_id"] for n in by_dict} == {"s2"}
+
+
+def test_unsupported_filters_are_rejected(seeded):
+    with pytest.raises(hippo.InvalidInput, match="AND"):
+        HippoRetriever(seeded, filters=MetadataFilters(filters=[MetadataFilter(key="a", value=1)],
+                                                       condition=FilterCondition.OR))
+    with pytest.raises(hippo.InvalidInput, match="text_match"):
+        HippoRetriever(seeded, filters=MetadataFilters(filters=[
+            MetadataFilter(key="a", value="x", operator=FilterOperator.TEXT_MATCH)]))
+
+
+async def test_recall_mode(seeded):
+    retriever = HippoRetriever(seeded, mode="recall", budget_tokens=150)
+    nodes = retriever.retrieve("What colour is the kitchen?")
+    recall = seeded.recall("What colour is the kitchen?", budget_tokens=150)
+    assert [n.node.get_content() for n in nodes if n.node.metadata["level"] == "message"] == \
+        [m.text for m in recall.messages]
+    assert any("sage green" in n.node.get_content() for n in nodes)
+    assert [n.node.node_id for n in await retriever.aretrieve("What colour is the kitchen?")] == \
+        [n.node.node_id for n in nodes]
+
+
+def test_query_engine_with_mock_llm(seeded):
+    engine = RetrieverQueryEngine.from_args(HippoRetriever(seeded, similarity_top_k=2), llm=MockLLM())
+    response = engine.query("What does Biscuit eat?")
+    assert any("salmon" in n.node.get_content() for n in response.source_nodes)
+    assert "salmon pate" in str(response)  # MockLLM echoes its prompt: the memory reached the LLM
+
+
+async def test_query_engine_async(seeded):
+    engine = RetrieverQueryEngine.from_args(HippoRetriever(seeded, similarity_top_k=2), llm=MockLLM())
+    response = await engine.aquery("Which marathon is the brother training for?")
+    assert "Berlin" in str(response)
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [({"similarity_top_k": 0}, "similarity_top_k"), ({"budget_tokens": -5}, "budget_tokens"),
+     ({"mode": "dream"}, "mode"), ({"filters": "speaker"}, "filters"), ({"namespace": ""}, "namespace")],
+)
+def test_bad_arguments(memory, kwargs, name):
+    with pytest.raises(hippo.InvalidInput, match=name):
+        HippoRetriever(memory, **kwargs)
+    with pytest.raises(hippo.InvalidInput, match="memory"):
+        HippoRetriever({"not": "memory"})
