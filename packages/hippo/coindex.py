@@ -22,6 +22,15 @@ from hippo.config import Config
 from hippo.store.base import MessageRow, NamespaceState
 
 
+def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
+    """Every position of ``symbol`` in ``dwm``, ascending (seed 000 Algorithm 2, select per occurrence)."""
+    fn = getattr(dwm, "positions", None)
+    if fn is not None:
+        return fn(symbol)
+    n = dwm.count(symbol, 0, len(dwm))
+    return np.fromiter((dwm.select(symbol, k) for k in range(1, n + 1)), dtype=np.int64, count=n)
+
+
 class _Grow:
     """An append-only numpy array with amortized doubling."""
 
@@ -169,7 +178,7 @@ class NamespaceIndex:
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     def _positions(self, symbol: int) -> np.ndarray:
-        return self.content.positions(int(symbol))
+        return positions(self.content, int(symbol))
 
     def term_frequency(self, pat: lexicon.TermPattern) -> int:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""

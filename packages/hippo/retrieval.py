@@ -17,7 +17,7 @@ import numpy as np
 
 from hippo import lexicon, textnorm, tokenizer
 from hippo._native import ri_signatures
-from hippo.coindex import NamespaceIndex, Scored
+from hippo.coindex import NamespaceIndex, Scored, positions
 from hippo.config import Config
 
 
@@ -171,7 +171,7 @@ def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         for sym, _count in matches:
             d = bin(int(sym) ^ int(qsig[pos])).count("1")
             weight = idf * (1.0 - d / (sc.radius + 1.0))
-            rows = np.unique(index.rows_of_positions(index.signatures.positions(int(sym))))
+            rows = np.unique(index.rows_of_positions(positions(index.signatures, int(sym))))
             for r in rows.tolist():
                 key = (k, r)
                 if best.get(key, 0.0) < weight:
