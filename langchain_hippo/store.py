@@ -420,9 +420,7 @@ class HippoStore(BaseStore):
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 
     def _delete_namespace_plan(self, namespace: tuple[str, ...]) -> _Plan:
-        from langgraph.store.base import _validate_namespace_labels
-
-        _validate_namespace_labels(tuple(namespace))
+        validate_op_namespace(SearchOp(tuple(namespace)))
         if not namespace:
             raise InvalidNamespaceError("Namespace cannot be empty.")
         names = yield _Call(None, "namespaces")
