@@ -83,6 +83,7 @@ class HippoRetriever(BaseRetriever):
             raise InvalidInput(f"mode must be one of {_MODES}, got {mode!r}")
 
     def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[int, int | None, dict | None, str]:
+        kwargs.pop("verbose", None)  # BaseRetriever.invoke reads it but leaves it in the kwargs
         unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode"}
         if unknown:
             raise InvalidInput(f"unexpected keyword argument(s) {sorted(unknown)}; "

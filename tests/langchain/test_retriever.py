@@ -55,6 +55,7 @@ def test_per_call_k_and_filter(seeded):
     docs = retriever.invoke("beagle Pixel", filter={"session_id": "s3"})
     assert docs and {d.metadata["session_id"] for d in docs} == {"s3"}
     assert len(retriever.invoke("beagle Pixel ibex cello", k=1)) == 1
+    assert len(retriever.invoke("beagle Pixel ibex cello", k=1, verbose=True)) == 1
     only_bob = HippoRetriever(memory=seeded, filter={"speaker": "Bob"}).invoke("beagle")
     assert only_bob and all(d.metadata["speaker"] == "Bob" for d in only_bob)
 
