@@ -8,6 +8,9 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, rule
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
@@ -339,3 +342,67 @@ def test_stategraph_node_uses_the_store():
     out = graph.invoke({"user": "ann"})
     assert out["recalled"] == ["My passport expires in May."]
     assert graph.invoke({"user": "bob"})["recalled"] == []
+
+
+# -- stateful: hypothesis drives both stores through the same operations ----------------------------------------
+
+
+_namespaces = st.sampled_from(NAMESPACES)
+_keys = st.sampled_from(KEYS)
+_values = st.fixed_dictionaries({
+    "n": st.integers(-3, 9),
+    "color": st.sampled_from(COLORS),
+    "nested": st.fixed_dictionaries({"z": st.integers(0, 2)}),
+    "text": st.sampled_from(["alpha note", "beta note", "gamma"]),
+})
+_filters = st.one_of(
+    st.none(),
+    st.builds(lambda c: {"color": c}, st.sampled_from(COLORS)),
+    st.builds(lambda op, v: {"n": {op: v}}, st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]),
+              st.integers(-3, 9)),
+    st.builds(lambda z: {"nested": {"z": z}}, st.integers(0, 2)),
+)
+
+
+class StoreMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.store, self.oracle = HippoStore(hippo.Memory(None)), InMemoryStore()
+
+    def _both(self, op):
+        got = self.store.batch([op])[0]
+        want = _oracle_search(self.oracle, op) if isinstance(op, SearchOp) else self.oracle.batch([op])[0]
+        _drop_empty_namespaces(self.oracle)
+        assert _view(got) == _view(want), op
+
+    @rule(ns=_namespaces, key=_keys, value=_values)
+    def put(self, ns, key, value):
+        self._both(PutOp(ns, key, value))
+
+    @rule(ns=_namespaces, key=_keys)
+    def delete(self, ns, key):
+        self._both(PutOp(ns, key, None))
+
+    @rule(ns=_namespaces, key=_keys)
+    def get(self, ns, key):
+        self._both(GetOp(ns, key))
+
+    @rule(ns=_namespaces, depth=st.integers(0, 3), flt=_filters, limit=st.integers(0, 8), offset=st.integers(0, 4))
+    def search(self, ns, depth, flt, limit, offset):
+        self._both(SearchOp(ns[:depth], flt, limit=limit, offset=offset))
+
+    @rule(prefix=st.sampled_from([None, ("a",), ("a", "*"), ("*", "b")]),
+          suffix=st.sampled_from([None, ("b",), ("*", "d")]), depth=st.sampled_from([None, 1, 2]),
+          limit=st.integers(1, 10), offset=st.integers(0, 3))
+    def list_namespaces(self, prefix, suffix, depth, limit, offset):
+        conds = tuple(c for c in (prefix and MatchCondition("prefix", prefix),
+                                  suffix and MatchCondition("suffix", suffix)) if c)
+        self._both(ListNamespacesOp(conds or None, max_depth=depth, limit=limit, offset=offset))
+
+    def teardown(self) -> None:
+        self.store.close()
+
+
+StoreMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=25, deadline=None,
+                                          suppress_health_check=[HealthCheck.too_slow])
+TestStoreMachine = StoreMachine.TestCase
