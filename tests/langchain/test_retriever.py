@@ -75,6 +75,9 @@ async def test_recall_mode_returns_context_messages(seeded):
     docs = retriever.invoke("What did the beagle Pixel chew?")
     recall = seeded.recall("What did the beagle Pixel chew?", budget_tokens=200)
     assert [d.page_content for d in docs if d.metadata["level"] == "message"] == [m.text for m in recall.messages]
+    units = [d for d in docs if d.metadata["level"] != "message"]  # episodes / semantics / themes, when built
+    assert [d.page_content for d in units] == [u["text"] for u in recall.units]
+    assert len(docs) == len(recall.units) + len(recall.messages)
     assert any("slippers" in d.page_content for d in docs)
     adocs = await retriever.ainvoke("What did the beagle Pixel chew?")
     assert [d.page_content for d in adocs] == [d.page_content for d in docs]

@@ -58,6 +58,8 @@ async def test_recall_mode(seeded):
     recall = seeded.recall("What colour is the kitchen?", budget_tokens=150)
     assert [n.node.get_content() for n in nodes if n.node.metadata["level"] == "message"] == \
         [m.text for m in recall.messages]
+    units = [n for n in nodes if n.node.metadata["level"] != "message"]  # episodes / semantics / themes
+    assert [n.node.get_content() for n in units] == [u["text"] for u in recall.units]
     assert any("sage green" in n.node.get_content() for n in nodes)
     assert [n.node.node_id for n in await retriever.aretrieve("What colour is the kitchen?")] == \
         [n.node.node_id for n in nodes]
