@@ -17,7 +17,7 @@ from hippo._native import BinaryIndex, WaveletMatrix
 from hippo.coindex import NamespaceIndex, Scored
 from hippo.config import Config
 from hippo.embedding import SimHasher, as_embed_fn
-from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
 from hippo.filters import compile_filter
 from hippo.rwlock import RWLock
 from hippo.store.base import MessageRow, NewMessage
@@ -589,11 +589,20 @@ class Memory:
         self._live()
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        if self.path is not None and os.path.abspath(os.fspath(path)) in {
+                os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
+            raise InvalidInput(f"path {os.fspath(path)!r} is the store file itself; export to another file")
         idx = self._index()
         n = 0
         tmp = os.fspath(path) + ".tmp"
         with self._s.lock.read():
-            fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+            try:
+                # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
+                fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+                os.fchmod(fd, 0o600)
+            except OSError as exc:
+                raise StoreError(f"cannot write the export file at path {os.fspath(path)!r}: "
+                                 f"{exc.strerror or exc}") from exc
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                                     "namespace": self._namespace}) + "\n")
@@ -607,7 +616,11 @@ class Memory:
                         "created_at": r.created_at,
                     }, ensure_ascii=False) + "\n")
                     n += 1
-        os.replace(tmp, path)
+        try:
+            os.replace(tmp, path)
+        except OSError as exc:
+            os.unlink(tmp)
+            raise StoreError(f"cannot write the export file at path {os.fspath(path)!r}: {exc.strerror or exc}") from exc
         return n
 
     def import_(self, path: str | os.PathLike) -> int:
@@ -620,7 +633,7 @@ class Memory:
             with open(path, encoding="utf-8") as f:
                 header = json.loads(f.readline() or "null")
                 if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
-                    raise CorruptData(f"{os.fspath(path)!r} is not a hippo export file")
+                    raise CorruptData(f"path {os.fspath(path)!r} is not a hippo export file")
                 if header.get("version") != EXPORT_VERSION:
                     raise CorruptData(f"export version {header.get('version')!r} is not supported")
                 for lineno, line in enumerate(f, start=2):
@@ -631,14 +644,19 @@ class Memory:
                         raise CorruptData(f"line {lineno}: expected a JSON object")
                     items.append({k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id",
                                                             "metadata")})
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise CorruptData(f"{os.fspath(path)!r} is not valid JSONL: {exc}") from exc
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            # RecursionError: json refuses nesting deeper than the interpreter's recursion limit
+            raise CorruptData(f"path {os.fspath(path)!r} is not valid JSONL: {str(exc)[:200]}") from exc
         except FileNotFoundError as exc:
             raise NotFound(f"path {os.fspath(path)!r} does not exist") from exc
+        except IsADirectoryError as exc:
+            raise InvalidInput(f"path {os.fspath(path)!r} is a directory, expected an export file") from exc
+        except OSError as exc:
+            raise StoreError(f"cannot read the export file at path {os.fspath(path)!r}: {exc.strerror or exc}") from exc
         try:
             return len(self.add_many(items))
         except InvalidInput as exc:
-            raise CorruptData(f"{os.fspath(path)!r} holds an invalid message: {exc}") from exc
+            raise CorruptData(f"path {os.fspath(path)!r} holds an invalid message: {exc}") from exc
 
     # -- async twins ----------------------------------------------------------------------------------------
     async def _run(self, fn, *args, **kwargs):

@@ -58,16 +58,20 @@ def time_calls(
     min_repeats: int = 2,
     max_seconds: float = 3.0,
     warmup: int = 1,
+    setup: Callable[[], Any] | None = None,
 ) -> dict[str, float]:
     """Run ``fn`` up to ``repeats`` times (at least ``min_repeats``, stopping early past ``max_seconds``).
 
-    Returns ``{"min": s, "median": s, "n": runs}``. Warm-up calls are not timed.
+    Returns ``{"min": s, "median": s, "n": runs}``. Warm-up calls and ``setup`` (run before every timed
+    call, e.g. to evict caches) are not timed.
     """
     for _ in range(warmup):
         fn()
     samples: list[float] = []
     started = time.perf_counter()
     for i in range(max(repeats, min_repeats)):
+        if setup is not None:
+            setup()
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)
@@ -142,6 +146,21 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     return info
+
+
+def last_level_cache_bytes() -> int | None:
+    """Size of the largest CPU cache (Linux sysfs), or None when unknown."""
+    best = None
+    base = Path("/sys/devices/system/cpu/cpu0/cache")
+    try:
+        for idx in base.glob("index*"):
+            text = (idx / "size").read_text().strip().upper()
+            mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+            value = int(text.rstrip("KMG")) * mult
+            best = value if best is None else max(best, value)
+    except (OSError, ValueError):
+        return best
+    return best
 
 
 def _json_default(obj: Any) -> Any:
