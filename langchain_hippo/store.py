@@ -330,7 +330,8 @@ class HippoStore(BaseStore):
         if op.value is not None:
             now = datetime.now(timezone.utc)
             created = now
-            live = [m for m in old if self._is_store_item(m) and m.metadata.get("expires_at", NO_EXPIRY) > now.timestamp()]
+            live = [m for m in old
+                    if self._is_store_item(m) and m.metadata.get("expires_at", NO_EXPIRY) > now.timestamp()]
             if live:
                 created = _parse_time(max(live, key=lambda m: m.seq).metadata.get("store_created_at"))
             ttl = op.ttl
@@ -512,7 +513,7 @@ def _compare(actual: Any, cond: Any) -> bool:
         return isinstance(actual, Mapping) and all(_compare(actual.get(k), v) for k, v in cond.items())
     if isinstance(cond, (list, tuple)):
         return (isinstance(actual, (list, tuple)) and len(actual) == len(cond)
-                and all(_compare(a, c) for a, c in zip(actual, cond)))
+                and all(_compare(a, c) for a, c in zip(actual, cond, strict=True)))
     return actual == cond
 
 
@@ -532,7 +533,9 @@ def _namespace_matches(cond: MatchCondition, ns: tuple[str, ...]) -> bool:
     path = tuple(cond.path)
     if len(ns) < len(path):
         return False
-    pairs = zip(ns, path) if cond.match_type == "prefix" else zip(reversed(ns), reversed(path))
+    # zip stops at the end of the (shorter) pattern: only its labels are compared
+    pairs = (zip(ns, path, strict=False) if cond.match_type == "prefix"
+             else zip(reversed(ns), reversed(path), strict=False))
     return all(p == "*" or k == p for k, p in pairs)
 
 

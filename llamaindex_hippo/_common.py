@@ -103,7 +103,8 @@ def hippo_ref(node: Any) -> tuple[str, int] | None:
         if ns and tail.lstrip("-").isdigit():
             return ns, int(tail)
     md = getattr(node, "metadata", None) or {}
-    if md.get("level", "message") == "message" and isinstance(md.get("id"), int) and isinstance(md.get("namespace"), str):
+    if (md.get("level", "message") == "message" and isinstance(md.get("id"), int)
+            and isinstance(md.get("namespace"), str)):
         return md["namespace"], md["id"]
     return None
 

@@ -155,7 +155,7 @@ class HippoContextPostprocessor(BaseNodePostprocessor):
         out: list[NodeWithScore] = []
         shown: set[tuple[str, int]] = set()
         used = 0
-        for n, window in zip(nodes, windows):
+        for n, window in zip(nodes, windows, strict=True):
             ref = hippo_ref(n.node)
             if ref is None or window is None:
                 out.append(n)

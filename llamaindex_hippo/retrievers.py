@@ -7,7 +7,7 @@ from typing import Any, Literal
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
-from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilter, MetadataFilters
+from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
 from hippo import InvalidInput
 from llamaindex_hippo._common import (
@@ -43,7 +43,8 @@ def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[st
     if filters is None or isinstance(filters, dict):
         return check_filter(filters, "filters")
     if not isinstance(filters, MetadataFilters):
-        raise InvalidInput(f"filters must be MetadataFilters, a hippo filter dict or None, got {type(filters).__name__}")
+        raise InvalidInput("filters must be MetadataFilters, a hippo filter dict or None, "
+                           f"got {type(filters).__name__}")
     if filters.condition not in (None, FilterCondition.AND):
         raise InvalidInput(f"filters: only the AND condition is supported, got {filters.condition!r}")
     out: dict[str, dict[str, Any]] = {}

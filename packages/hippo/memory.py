@@ -187,6 +187,11 @@ class Memory:
                 idx = NamespaceIndex(ns, s.config)
                 rows = s.store.load(ns, s.decode_chunk)
                 s.codes.pop(ns, None)
+            vocab = tokenizer.vocab_size()
+            for r in rows:
+                if r.tokens.size and int(r.tokens.max()) >= vocab:
+                    s.indexes.pop(ns, None)
+                    raise CorruptData(f"namespace {ns!r}: message {r.id} holds token ids outside the vocabulary")
             idx.append(rows)
             idx.state = state
             s.indexes[ns] = idx

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from hippo.errors import HippoError, InvalidInput
+from hippo.errors import CorruptData, HippoError, InvalidInput
 
 # C0 controls other than TAB, LF and CR, plus DEL: never part of a conversation, often a sign of binary junk.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -79,8 +79,12 @@ def encode(text: str) -> np.ndarray:
 
 
 def decode(ids) -> str:
-    data = encoding().decode_bytes([int(i) for i in ids])
-    return data.decode("utf-8", errors="strict")
+    """Text of stored token ids; ids outside the vocabulary or bytes that are not UTF-8 mean damaged data."""
+    try:
+        data = encoding().decode_bytes([int(i) for i in ids])
+        return data.decode("utf-8", errors="strict")
+    except (KeyError, UnicodeDecodeError) as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
 
 
 def count_tokens(text: str) -> int:
@@ -88,8 +92,7 @@ def count_tokens(text: str) -> int:
 
 
 def decode_batch(arrays) -> list[str]:
-    enc = encoding()
-    return [enc.decode_bytes(a.tolist()).decode("utf-8") for a in arrays]
+    return [decode(a) for a in arrays]
 
 
 @lru_cache(maxsize=1)
