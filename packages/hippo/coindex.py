@@ -22,6 +22,9 @@ from hippo.config import Config
 from hippo.store.base import MessageRow, NamespaceState
 
 
+ROLES = ("user", "assistant", "system", "tool")
+
+
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
     """Every position of ``symbol`` in ``dwm``, ascending (seed 000 Algorithm 2, select per occurrence)."""
     fn = getattr(dwm, "positions", None)
@@ -74,6 +77,7 @@ class NamespaceIndex:
         self.ts = _Grow(np.float64)
         self.speaker = _Grow(np.int32)
         self.session = _Grow(np.int32)
+        self.role = _Grow(np.int8)
         self.speakers: list[str | None] = []
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
@@ -126,6 +130,7 @@ class NamespaceIndex:
         self.ts.extend([math.nan if r.ts is None else r.ts for r in rows])
         self.speaker.extend([self._code(self._speaker_code, self.speakers, r.speaker) for r in rows])
         self.session.extend([self._code(self._session_code, self.sessions, r.session_id) for r in rows])
+        self.role.extend([ROLES.index(r.role) if r.role in ROLES else 0 for r in rows])
         for k, r in enumerate(rows):
             self.row_of[r.id] = first_row + k
         self.last_seq = max(self.last_seq, rows[-1].seq)
@@ -143,7 +148,7 @@ class NamespaceIndex:
         tokens = self.content.access_range(0, len(self.content))[tok_keep]
         sigs = self.signatures.access_range(0, len(self.signatures))[tok_keep]
         lengths = (ends - starts)[keep]
-        cols = {name: getattr(self, name).view[keep].copy() for name in ("ids", "seqs", "ts", "speaker", "session")}
+        cols = {name: getattr(self, name).view[keep].copy() for name in ("ids", "seqs", "ts", "speaker", "session", "role")}
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
         self.signatures = DynamicWaveletMatrix(self.config.signature.bits)
         self.content.extend(tokens)
@@ -183,33 +188,36 @@ class NamespaceIndex:
     def term_frequency(self, pat: lexicon.TermPattern) -> int:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
         n = len(self.content)
-        total = sum(self.content.count(int(t), 0, n) for t in pat.singles)
+        total = int(self.content.count_many(pat.singles, 0, n).sum()) if pat.singles.size else 0
         for ph in pat.phrases:
-            total += min(self.content.count(int(t), 0, n) for t in ph)
+            total += int(self.content.count_many(np.asarray(ph, dtype=np.uint32), 0, n).min())
         return total
+
+    def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
+        """Keep matches not glued to a following word piece: " paint" + "brush" is "paintbrush", not "paint"."""
+        n = len(self.content)
+        nxt = pos + length
+        inside = nxt < n
+        if not inside.any():
+            return pos
+        glued = np.zeros(pos.size, dtype=bool)
+        glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
+        # a word ends where its message ends, whatever the next message starts with
+        glued &= ~np.isin(nxt, self.ends.view)
+        return pos[~glued]
 
     def term_positions(self, pat: lexicon.TermPattern) -> np.ndarray:
         """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven)."""
         n = len(self.content)
         found: list[np.ndarray] = []
-        for t in pat.singles:
-            if self.content.count(int(t), 0, n):
-                found.append(self._positions(int(t)))
+        counts = self.content.count_many(pat.singles, 0, n) if pat.singles.size else []
+        for t, c in zip(pat.singles.tolist(), counts):
+            if c:
+                found.append(self._positions(t))
         if found:
-            pos = np.concatenate(found)
-            # " paint" followed by "brush" is the word "paintbrush", not "paint".
-            nxt = pos + 1
-            inside = nxt < n
-            if inside.any():
-                glued = np.zeros(pos.size, dtype=bool)
-                glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
-                # a word ends at its message's end even if the next message starts glued
-                ends = self.ends.view
-                at_end = np.isin(nxt, ends)
-                pos = pos[~glued | at_end]
-            found = [pos]
+            found = [self._whole_words(np.concatenate(found), 1)]
         for ph in pat.phrases:
-            counts = [self.content.count(int(t), 0, n) for t in ph]
+            counts = self.content.count_many(np.asarray(ph, dtype=np.uint32), 0, n).tolist()
             if min(counts) == 0:
                 continue
             anchor = int(np.argmin(counts))
@@ -220,7 +228,7 @@ class NamespaceIndex:
                     continue
                 cand = cand[self.content.access_many(cand + off) == t]
             if cand.size:
-                found.append(cand)
+                found.append(self._whole_words(cand, len(ph)))
         if not found:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))

@@ -2,11 +2,17 @@
 
 Included messages are kept whole and verbatim, grouped by session, sessions in time order, each message with its
 speaker; every session header carries its date so a reader can place events in time.
+
+Packing estimates each line's cost from the span table (the message's token count plus its speaker prefix), so
+only the messages that are actually included are reconstructed from the Content DWM; the assembled text is then
+counted exactly and trimmed from the lowest-ranked end if the estimate was short.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
 
 from hippo import tokenizer
 from hippo.timeutil import fmt_date, fmt_day
@@ -15,12 +21,18 @@ from hippo.timeutil import fmt_date, fmt_day
 @dataclass
 class Piece:
     key: int               # message id
-    text: str
+    n_tokens: int
     speaker: str | None
     role: str
     ts: float | None
     session: str | None
     seq: int
+    text: str = ""
+
+
+@lru_cache(maxsize=4096)
+def _cached_count(s: str) -> int:
+    return tokenizer.count_tokens(s)
 
 
 def _header(p: Piece) -> str:
@@ -32,9 +44,12 @@ def _group_key(p: Piece) -> str:
     return p.session if p.session else fmt_date(p.ts)
 
 
+def _prefix(p: Piece) -> str:
+    return f"{p.speaker or p.role}:"
+
+
 def _line(p: Piece) -> str:
-    who = p.speaker or p.role
-    return f"{who}: {p.text}"
+    return f"{_prefix(p)} {p.text}"
 
 
 def render(pieces: list[Piece]) -> str:
@@ -53,21 +68,37 @@ def render(pieces: list[Piece]) -> str:
     return "\n".join(blocks)
 
 
-def pack(ranked: list[Piece], budget: int) -> tuple[list[Piece], str, int]:
+def ordered(pieces: list[Piece]) -> list[Piece]:
+    """Pieces in the order :func:`render` lays them out."""
+    groups: dict[str, list[Piece]] = {}
+    for p in pieces:
+        groups.setdefault(_group_key(p), []).append(p)
+    out: list[Piece] = []
+    for ps in sorted(groups.values(), key=lambda ps: (min((q.ts for q in ps if q.ts is not None),
+                                                           default=float("inf")), min(q.seq for q in ps))):
+        out.extend(sorted(ps, key=lambda q: q.seq))
+    return out
+
+
+def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) -> tuple[list[Piece], str, int]:
     """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut."""
     chosen: list[Piece] = []
     groups: set[str] = set()
     used = 0
     for p in ranked:
-        cost = tokenizer.count_tokens(_line(p)) + 1
+        if budget - used < 3:
+            break
+        cost = p.n_tokens + _cached_count(_prefix(p)) + 2
         g = _group_key(p)
         if g not in groups:
-            cost += tokenizer.count_tokens(_header(p)) + 1
+            cost += _cached_count(_header(p)) + 1
         if used + cost > budget:
             continue
         chosen.append(p)
         groups.add(g)
         used += cost
+    for p in chosen:
+        p.text = load_text(p)
     text = render(chosen)
     tokens = tokenizer.count_tokens(text) if text else 0
     # Token counts of lines are not exactly additive across joins; drop the lowest-ranked until it fits.

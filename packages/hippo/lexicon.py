@@ -66,10 +66,19 @@ class TermPattern:
 
 
 def pattern(word: str) -> TermPattern:
-    st = textnorm.stem(word)
+    stem = textnorm.stem
+    st = stem(word)
     singles = stem_tokens(st)
     phrases: set[tuple[int, ...]] = set()
     variants = {word, word.lower(), word.capitalize(), word.upper()}
+    # Inflected forms that tokenize into several pieces (" h" + "iked") are not in the single-token table:
+    # spell the usual inflections of the stem and keep those that fold back to the same stem.
+    low = word.lower()
+    for form in (st, st + "s", st + "es", st + "e", st + "ed", st + "ing", st + "d", st + "er", st + "ers",
+                 low[:-1] + "ies" if low.endswith("y") else low):
+        if form and stem(form) == st:
+            variants.add(form)
+            variants.add(form.capitalize())
     for v in variants:
         for form in (" " + v, v):
             ids = tuple(tokenizer.encoding().encode_ordinary(form))

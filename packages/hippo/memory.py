@@ -14,7 +14,7 @@ import numpy as np
 
 from hippo import context, retrieval, tokenizer
 from hippo._native import BinaryIndex, WaveletMatrix
-from hippo.coindex import NamespaceIndex, Scored
+from hippo.coindex import ROLES, NamespaceIndex, Scored
 from hippo.config import Config
 from hippo.embedding import SimHasher, as_embed_fn
 from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
@@ -27,7 +27,7 @@ from hippo.types import Hit, MemoryItem, Recall
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
-_ROLES = ("user", "assistant", "system", "tool")
+_ROLES = ROLES
 _ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority")
 _PRIORITIES = ("critical", "high", "normal", "low")
 
@@ -548,24 +548,31 @@ class Memory:
         t0 = time.perf_counter()
         with self._s.lock.read():
             rows, scores, per, timings = self._rank(idx, query, self._s.config.retrieval.candidate_limit)
-            ids = idx.ids.view[rows].tolist() if rows.size else []
-            meta = self._s.store.rows(self._namespace, ids)
-            pieces = []
-            for r, i in zip(rows.tolist(), ids):
-                row = meta.get(i)
-                if row is None or (pred is not None and not pred(row)):
-                    continue
-                pieces.append(context.Piece(key=i, text=idx.text_of(r), speaker=row.speaker, role=row.role,
-                                            ts=row.ts, session=row.session_id, seq=row.seq))
             t = time.perf_counter()
-            chosen, text, tokens = context.pack(pieces, budget)
+            pieces = self._pieces(idx, rows, pred)
+            chosen, text, tokens = context.pack(pieces, budget, lambda p: idx.text_of(idx.row_of[p.key]))
+            meta = self._s.store.rows(self._namespace, [p.key for p in chosen])
+            messages = [self._item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
             timings["pack_ms"] = (time.perf_counter() - t) * 1e3
-            by_id = {p.key: p for p in chosen}
-            order = [p.key for p in sorted(chosen, key=lambda p: (p.session or "", p.seq))]
-            messages = [self._item(meta[i], by_id[i].text) for i in order]
         timings["total_ms"] = (time.perf_counter() - t0) * 1e3
         return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
                       timings=timings)
+
+    def _pieces(self, idx: NamespaceIndex, rows: np.ndarray, pred) -> list[context.Piece]:
+        """Candidates described from the span table alone; store rows are read only when a filter needs them."""
+        ids = idx.ids.view[rows].tolist() if rows.size else []
+        lengths = idx.doc_lengths()
+        meta = self._s.store.rows(self._namespace, ids) if pred is not None else None
+        out = []
+        for r, i in zip(rows.tolist(), ids):
+            if meta is not None and (i not in meta or not pred(meta[i])):
+                continue
+            ts = float(idx.ts.a[r])
+            out.append(context.Piece(
+                key=i, n_tokens=int(lengths[r]), speaker=idx.speakers[idx.speaker.a[r]], role=ROLES[idx.role.a[r]],
+                ts=None if math.isnan(ts) else ts, session=idx.sessions[idx.session.a[r]], seq=int(idx.seqs.a[r]),
+            ))
+        return out
 
     # -- statistics, export ---------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
