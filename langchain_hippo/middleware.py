@@ -61,6 +61,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         budget_tokens: recall budget in cl100k tokens.
         template: how the recalled context is appended to the system message; must contain ``{context}``.
         store_tool_results: also store tool messages (off by default: they are often large).
+        memory_tools: also give the model ``memory_search`` / ``memory_read`` / ``memory_topics`` /
+            ``memory_topic`` (see ``langchain_hippo.tools``), reading the current user's namespace.
         user_id_key / thread_id_key: names looked up in the runtime context and ``configurable``.
         namespace_fn: ``(user_id, thread_id) -> namespace | None`` to override the default scoping.
 
@@ -76,6 +78,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         budget_tokens: int = 1000,
         template: str = DEFAULT_TEMPLATE,
         store_tool_results: bool = False,
+        memory_tools: bool = False,
         user_id_key: str = "user_id",
         thread_id_key: str = "thread_id",
         namespace_fn: Callable[[str | None, str | None], str | None] | None = None,
@@ -95,6 +98,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
+        self.tools = []
+        if memory_tools:
+            from langchain_hippo.tools import make_memory_tools
+
+            self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0])
 
     # -- scope ---------------------------------------------------------------------------------------------
 

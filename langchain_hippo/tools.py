@@ -4,22 +4,26 @@ message with its neighbours, list topics, read a topic document).
 ``make_memory_tools(memory)`` returns LangChain tools ready for ``create_agent(model, tools=...)`` or
 ``model.bind_tools(...)``. Every tool answers in plain text for the model; bad arguments and unknown ids come
 back as an error message the model can read (``ToolException`` with ``handle_tool_error=True``).
+
+With ``scope=``, a callable ``(ToolRuntime) -> hippo.Memory``, each call picks its memory view from the agent
+run (e.g. the current user's namespace); ``HippoMemoryMiddleware(memory_tools=True)`` uses this.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from hippo import HippoError
+from hippo import HippoError, InvalidInput
 from langchain_hippo._common import acall, check_memory, check_namespace, check_positive_int, render_item
 
 
 class _SearchArgs(BaseModel):
     query: str = Field(description="Keywords or a question to look up in long-term memory.")
-    k: int = Field(default=5, ge=1, le=50, description="How many messages to return.")
+    k: int | None = Field(default=None, ge=1, le=50, description="How many messages to return.")
 
 
 class _ReadArgs(BaseModel):
@@ -57,106 +61,61 @@ def render_topics(topics: Any) -> str:
     return "\n".join(lines) if lines else "No topics yet."
 
 
-def make_memory_tools(memory: Any, *, namespace: str | None = None, k: int = 5) -> list[BaseTool]:
-    """Tools ``memory_search``, ``memory_read``, ``memory_topics`` and ``memory_topic`` over ``memory``.
+def _render_hits(hits: list[Any]) -> str:
+    return "\n".join(render_item(h) for h in hits) if hits else "No matching memories."
 
-    Args:
-        memory: a ``hippo.Memory``.
-        namespace: read this namespace instead of the memory's own.
-        k: default number of results of ``memory_search``.
-    """
-    check_memory(memory)
-    check_namespace(namespace)
-    check_positive_int(k, "k")
-    target = memory.using(namespace) if namespace is not None else memory
 
-    def _guard(exc: Exception) -> ToolException:
-        return ToolException(str(exc) or type(exc).__name__)
+def _render_window(items: list[Any], message_id: int) -> str:
+    return "\n".join(("> " if i.id == message_id else "  ") + render_item(i) for i in items)
 
-    # memory_search
-    def _render_hits(hits: list[Any]) -> str:
-        return "\n".join(render_item(h) for h in hits) if hits else "No matching memories."
 
-    def search(query: str, k: int = k) -> str:
-        try:
-            return _render_hits(target.search(query, k=k))
-        except HippoError as exc:
-            raise _guard(exc) from exc
+def _topic_key(topic_id: str) -> Any:
+    """Topic ids travel through the model as strings; hippo's may be ints."""
+    text = str(topic_id).strip()
+    return int(text) if text.lstrip("-").isdigit() else text
 
-    async def asearch(query: str, k: int = k) -> str:
-        try:
-            return _render_hits(await acall(target, "search", query, k=k))
-        except HippoError as exc:
-            raise _guard(exc) from exc
 
-    # memory_read
-    def _render_window(items: list[Any], message_id: int) -> str:
-        return "\n".join(("> " if i.id == message_id else "  ") + render_item(i) for i in items)
+def _require(target: Any, name: str) -> None:
+    if not callable(getattr(target, name, None)):
+        raise ToolException(f"this hippo version has no Memory.{name}(); topics are unavailable")
 
-    def read(message_id: int, before: int = 2, after: int = 2) -> str:
-        try:
-            return _render_window(target.read(message_id, before=before, after=after), message_id)
-        except HippoError as exc:
-            raise _guard(exc) from exc
 
-    async def aread(message_id: int, before: int = 2, after: int = 2) -> str:
-        try:
-            items = await acall(target, "read", message_id, before=before, after=after)
-            return _render_window(items, message_id)
-        except HippoError as exc:
-            raise _guard(exc) from exc
+# One (sync, async) pair per tool, over an already chosen memory view.
 
-    # memory_topics / memory_topic: backed by Memory.topics() / Memory.topic(id)
-    def _require(name: str) -> None:
-        if not callable(getattr(target, name, None)):
-            raise ToolException(f"this hippo version has no Memory.{name}(); topics are unavailable")
+def _search(target: Any, query: str, k: int) -> str:
+    return _render_hits(target.search(query, k=k))
 
-    def topics() -> str:
-        _require("topics")
-        try:
-            return render_topics(target.topics())
-        except HippoError as exc:
-            raise _guard(exc) from exc
 
-    async def atopics() -> str:
-        _require("topics")
-        try:
-            return render_topics(await acall(target, "topics"))
-        except HippoError as exc:
-            raise _guard(exc) from exc
+async def _asearch(target: Any, query: str, k: int) -> str:
+    return _render_hits(await acall(target, "search", query, k=k))
 
-    def topic(topic_id: str) -> str:
-        _require("topic")
-        try:
-            return str(target.topic(_topic_key(topic_id)))
-        except HippoError as exc:
-            raise _guard(exc) from exc
 
-    async def atopic(topic_id: str) -> str:
-        _require("topic")
-        try:
-            return str(await acall(target, "topic", _topic_key(topic_id)))
-        except HippoError as exc:
-            raise _guard(exc) from exc
+def _read(target: Any, message_id: int, before: int, after: int) -> str:
+    return _render_window(target.read(message_id, before=before, after=after), message_id)
 
-    common = {"handle_tool_error": True, "handle_validation_error": _describe_validation_error}
-    return [
-        StructuredTool.from_function(
-            func=search, coroutine=asearch, name="memory_search", args_schema=_SearchArgs,
-            description="Search long-term memory. Returns matching messages as '[id] date speaker: text'; "
-                        "use memory_read with an id to see the surrounding conversation.", **common),
-        StructuredTool.from_function(
-            func=read, coroutine=aread, name="memory_read", args_schema=_ReadArgs,
-            description="Read one remembered message with its neighbouring messages (the target is marked '>').",
-            **common),
-        StructuredTool.from_function(
-            func=topics, coroutine=atopics, name="memory_topics", args_schema=_TopicsArgs,
-            description="List the topics of long-term memory with their ids and summaries.", **common),
-        StructuredTool.from_function(
-            func=topic, coroutine=atopic, name="memory_topic", args_schema=_TopicArgs,
-            description="Read one topic document (markdown; entries carry <seq, time, source>) by topic id.",
-            **common),
-    ]
+
+async def _aread(target: Any, message_id: int, before: int, after: int) -> str:
+    return _render_window(await acall(target, "read", message_id, before=before, after=after), message_id)
+
+
+def _topics(target: Any) -> str:
+    _require(target, "topics")
+    return render_topics(target.topics())
+
+
+async def _atopics(target: Any) -> str:
+    _require(target, "topics")
+    return render_topics(await acall(target, "topics"))
+
+
+def _topic(target: Any, topic_id: str) -> str:
+    _require(target, "topic")
+    return str(target.topic(_topic_key(topic_id)))
+
+
+async def _atopic(target: Any, topic_id: str) -> str:
+    _require(target, "topic")
+    return str(await acall(target, "topic", _topic_key(topic_id)))
 
 
 def _describe_validation_error(exc: Exception) -> str:
@@ -167,10 +126,85 @@ def _describe_validation_error(exc: Exception) -> str:
     return f"Invalid arguments: {exc}"
 
 
-def _topic_key(topic_id: str) -> Any:
-    """Topic ids travel through the model as strings; hippo's may be ints."""
-    text = str(topic_id).strip()
-    return int(text) if text.lstrip("-").isdigit() else text
+def _bind(impl: Callable, aimpl: Callable, defaults: dict[str, Any], target_of: Callable[[Any], Any],
+          scoped: bool) -> tuple[Callable, Callable]:
+    """Tool functions calling ``impl`` / ``aimpl`` on the memory view ``target_of(runtime)``; hippo errors become
+    ``ToolException``. Scoped functions take LangGraph's injected ``runtime`` argument."""
+
+    def call(runtime: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        return target_of(runtime), {**defaults, **{n: v for n, v in kwargs.items() if v is not None}}
+
+    def func(runtime: Any = None, **kwargs: Any) -> str:
+        try:
+            target, args = call(runtime, kwargs)
+            return impl(target, **args)
+        except HippoError as exc:
+            raise ToolException(str(exc) or type(exc).__name__) from exc
+
+    async def coroutine(runtime: Any = None, **kwargs: Any) -> str:
+        try:
+            target, args = call(runtime, kwargs)
+            return await aimpl(target, **args)
+        except HippoError as exc:
+            raise ToolException(str(exc) or type(exc).__name__) from exc
+
+    if scoped:
+        from langgraph.prebuilt import ToolRuntime
+
+        func.__annotations__ = coroutine.__annotations__ = {"runtime": ToolRuntime, "return": str}
+        return func, coroutine
+
+    def plain(**kwargs: Any) -> str:
+        return func(None, **kwargs)
+
+    async def aplain(**kwargs: Any) -> str:
+        return await coroutine(None, **kwargs)
+
+    return plain, aplain
+
+
+def make_memory_tools(
+    memory: Any,
+    *,
+    namespace: str | None = None,
+    k: int = 5,
+    scope: Callable[[Any], Any] | None = None,
+) -> list[BaseTool]:
+    """Tools ``memory_search``, ``memory_read``, ``memory_topics`` and ``memory_topic`` over ``memory``.
+
+    Args:
+        memory: a ``hippo.Memory``.
+        namespace: read this namespace instead of the memory's own.
+        k: default number of results of ``memory_search``.
+        scope: ``(ToolRuntime) -> hippo.Memory`` choosing the memory view per call (overrides ``namespace``).
+    """
+    check_memory(memory)
+    check_namespace(namespace)
+    check_positive_int(k, "k")
+    if scope is not None and not callable(scope):
+        raise InvalidInput("scope must be callable or None")
+    fixed = memory.using(namespace) if namespace is not None else memory
+    target_of = scope if scope is not None else (lambda runtime: fixed)
+    scoped = scope is not None
+
+    common = {"handle_tool_error": True, "handle_validation_error": _describe_validation_error}
+    specs = [
+        ("memory_search", _SearchArgs, _search, _asearch, {"k": k},
+         "Search long-term memory. Returns matching messages as '[id] date speaker: text'; "
+         "use memory_read with an id to see the surrounding conversation."),
+        ("memory_read", _ReadArgs, _read, _aread, {"before": 2, "after": 2},
+         "Read one remembered message with its neighbouring messages (the target is marked '>')."),
+        ("memory_topics", _TopicsArgs, _topics, _atopics, {},
+         "List the topics of long-term memory with their ids and summaries."),
+        ("memory_topic", _TopicArgs, _topic, _atopic, {},
+         "Read one topic document (markdown; entries carry <seq, time, source>) by topic id."),
+    ]
+    tools: list[BaseTool] = []
+    for name, schema, impl, aimpl, defaults, description in specs:
+        func, coroutine = _bind(impl, aimpl, defaults, target_of, scoped)
+        tools.append(StructuredTool.from_function(func=func, coroutine=coroutine, name=name, args_schema=schema,
+                                                  description=description, **common))
+    return tools
 
 
 __all__ = ["make_memory_tools", "render_topics"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import ToolRuntime, tool
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import hippo
@@ -146,3 +146,29 @@ def test_middleware_bad_arguments(memory, kwargs, name):
         HippoMemoryMiddleware(memory, **kwargs)
     with pytest.raises(hippo.InvalidInput, match="memory"):
         HippoMemoryMiddleware(None)
+
+
+def test_memory_tools_read_the_current_users_namespace(memory):
+    memory.using("user.ann").add("Ann's passport number ends in 4471.", speaker="ann")
+    memory.using("user.bob").add("Bob's passport number ends in 9012.", speaker="bob")
+    script = [AIMessage(content="", tool_calls=[{"name": "memory_search", "id": "s",
+                                                  "args": {"query": "passport number"}}]),
+              AIMessage(content="done")]
+    for user, mine, theirs in (("ann", "4471", "9012"), ("bob", "9012", "4471")):
+        model = recording_model(list(script))
+        agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, memory_tools=True)])
+        out = agent.invoke({"messages": [HumanMessage("What is my passport number?")]},
+                           {"configurable": {"user_id": user}})
+        result = next(m for m in out["messages"] if isinstance(m, ToolMessage)).text
+        assert mine in result and theirs not in result
+
+
+async def test_memory_tools_async(memory):
+    memory.using("user.ann").add("The garage code is 5521.", speaker="ann")
+    model = recording_model([AIMessage(content="", tool_calls=[{"name": "memory_search", "id": "s",
+                                                                 "args": {"query": "garage code", "k": 1}}]),
+                             AIMessage(content="done")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, memory_tools=True)],
+                         context_schema=Context)
+    out = await agent.ainvoke({"messages": [HumanMessage("garage?")]}, context=Context(user_id="ann"))
+    assert "5521" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).text

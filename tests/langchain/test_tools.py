@@ -86,6 +86,7 @@ async def test_search_and_read(seeded):
     assert "ibex up there" in window[0] and "beagle named Pixel" in window[2]
     assert await read.ainvoke({"message_id": target.id, "before": 1, "after": 1}) == "\n".join(window)
     assert search.invoke({"query": "xylophone"}) == "No matching memories."
+    assert len(make_memory_tools(seeded, k=2)[0].invoke({"query": "beagle Pixel ibex cello Ann"}).splitlines()) == 2
 
 
 def test_errors_come_back_to_the_model(seeded):
