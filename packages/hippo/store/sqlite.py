@@ -113,8 +113,6 @@ class SQLiteStore(Store):
             self.__init__(path, busy_timeout_s=busy_timeout_s)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
-        except OSError as exc:  # missing directory, permission denied, read-only file system
-            raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def _init_schema(self) -> None:
