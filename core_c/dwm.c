@@ -92,12 +92,14 @@ static int push_segment(hippo_dwm *d, hippo_wm *wm) {
     return HIPPO_OK;
 }
 
-/* Merge the two newest segments while the newest is not much smaller than the one before it.
+/* Merge the two newest segments while the newest is at least as large as the one before it.
  * A merge that fails for lack of memory is skipped: the structure stays valid, only less compact. */
 static void settle(hippo_dwm *d) {
     while (d->nsegs >= 2) {
         dwm_seg *a = &d->segs[d->nsegs - 2], *b = &d->segs[d->nsegs - 1];
-        if (b->wm->n * HIPPO_DWM_RATIO <= a->wm->n) break;
+        /* binomial rule: merge equal-or-larger newcomers, so a segment at least doubles each time
+         * its symbols are rewritten; a hard cap bounds the count for irregular extend sizes */
+        if (b->wm->n < a->wm->n && d->nsegs <= HIPPO_DWM_MAX_SEGMENTS) break;
         uint64_t na = a->wm->n, nb = b->wm->n;
         uint32_t *buf = (uint32_t *)malloc((size_t)(na + nb) * 4);
         if (!buf) return;
@@ -390,5 +392,34 @@ int hippo_dwm_deserialize(const uint8_t *blob, uint64_t len, hippo_dwm **out) {
     }
     free(sym);
     *out = d;
+    return HIPPO_OK;
+}
+
+int hippo_dwm_locate(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64_t end, uint64_t *out,
+                     uint64_t capacity, uint64_t *out_needed) {
+    if (!d || !out_needed || !sym_ok(d->bits, symbol)) return HIPPO_EINVAL;
+    if (capacity && !out) return HIPPO_EINVAL;
+    if (start > end || end > d->base + d->tail_len) return HIPPO_ERANGE;
+    uint64_t found = 0;
+    for (uint32_t j = 0; j < d->nsegs; j++) {
+        const dwm_seg *s = &d->segs[j];
+        uint64_t se = s->off + s->wm->n;
+        if (se <= start || s->off >= end) continue;
+        uint64_t lo = start > s->off ? start - s->off : 0;
+        uint64_t hi = (end < se ? end : se) - s->off;
+        uint64_t first = hippo_wm_count_unchecked(s->wm, symbol, 0, lo);
+        uint64_t last = first + hippo_wm_count_unchecked(s->wm, symbol, lo, hi);
+        for (uint64_t k = first + 1; k <= last; k++, found++)
+            if (found < capacity) out[found] = s->off + hippo_wm_select_unchecked(s->wm, symbol, k);
+    }
+    if (end > d->base) {
+        uint64_t lo = start > d->base ? start - d->base : 0;
+        for (uint64_t i = lo; i < end - d->base; i++)
+            if (d->tail[i] == symbol) {
+                if (found < capacity) out[found] = d->base + i;
+                found++;
+            }
+    }
+    *out_needed = found;
     return HIPPO_OK;
 }

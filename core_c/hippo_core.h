@@ -140,22 +140,24 @@ int hippo_wm_deserialize(const uint8_t *blob, uint64_t len, hippo_wm **out);
  *
  * Design: a log-structured list of static wavelet-matrix segments (oldest and largest first) plus a
  * tail buffer of up to HIPPO_DWM_TAIL raw symbols. An append writes into the tail; a full tail
- * becomes a segment; after that, while the newest segment is at least 1/HIPPO_DWM_RATIO the size of
- * the one before it, the two are merged (decode both, rebuild one). Segment sizes therefore shrink
- * geometrically by >= HIPPO_DWM_RATIO, so there are O(log_RATIO(n / TAIL)) segments (3-4 at 1e6
- * symbols) and each symbol is rewritten O(RATIO/2 * log_RATIO(n / TAIL)) times: amortized
- * O(bits * log n) per append. extend() of a large array builds one segment directly (no per-symbol
- * work beyond the static build).
+ * becomes a segment; then, like carries in a binary counter (a binomial heap), the two newest
+ * segments are merged (decode both, build one) while the newer one is at least as large as the
+ * older one. A symbol is therefore rewritten only when its segment at least doubles: at most
+ * log2(n / TAIL) times, amortized O(bits * log(n / TAIL)) per append, and segment sizes fall
+ * geometrically, so there are at most ~log2(n / TAIL) + 1 segments (<= HIPPO_DWM_MAX_SEGMENTS is
+ * enforced for irregular extend sizes). extend() of a large array builds one segment directly.
  *
- * Measured alternative: a dynamic bit vector per level (B-tree of blocks) pays a tree walk per rank
- * at every level and was 5-20x slower for access/rank in our tests; the segment design answers
- * access at static speed (binary search over <= ~6 segment offsets) and rank/count with one static
- * rank per overlapping segment plus a scan of <= TAIL tail symbols.
+ * Queries: access and select cost one static query (plus a binary search over segment offsets /
+ * a per-segment count); rank and count cost one static rank per overlapping segment plus a scan of
+ * at most TAIL tail symbols; segments smaller than the largest are mostly cache-resident.
+ * The alternative, a dynamic bit vector per level (a B-tree of blocks, as in the DYNAMIC library and
+ * the PyPI wavelet-matrix package), pays a tree descent for every rank at every level; for an
+ * append-only stream the static segments keep the flat, cache-line rank directory instead.
  * Every query sees every appended symbol immediately. */
 typedef struct hippo_dwm hippo_dwm;
 
 #define HIPPO_DWM_TAIL  2048u
-#define HIPPO_DWM_RATIO 8u
+#define HIPPO_DWM_MAX_SEGMENTS 24u
 
 int hippo_dwm_new(uint32_t bits, hippo_dwm **out);
 void hippo_dwm_free(hippo_dwm *d);
@@ -180,6 +182,11 @@ int hippo_dwm_rank(const hippo_dwm *d, uint32_t symbol, uint64_t i, uint64_t *ou
 int hippo_dwm_rank_many(const hippo_dwm *d, const uint32_t *symbols, const int64_t *positions,
                         uint64_t m, uint64_t *out);
 int hippo_dwm_select(const hippo_dwm *d, uint32_t symbol, uint64_t k, uint64_t *out);
+/* Every position p in [start, end) with S[p] == symbol, ascending, written to out[0 .. min(needed, capacity)).
+ * *out_needed receives the number of occurrences; call again with a larger buffer when it exceeds capacity.
+ * O(occ * log sigma): one select per occurrence inside each static segment, a scan of the tail. */
+int hippo_dwm_locate(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64_t end, uint64_t *out,
+                     uint64_t capacity, uint64_t *out_needed);
 int hippo_dwm_count(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64_t end, uint64_t *out);
 int hippo_dwm_count_many(const hippo_dwm *d, const uint32_t *symbols, uint64_t m, uint64_t start,
                          uint64_t end, uint64_t *out);

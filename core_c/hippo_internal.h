@@ -118,30 +118,40 @@ HIPPO_INLINE unsigned hippo_bv_get(const hippo_bv *bv, uint64_t i) {
     return (unsigned)((bv->lines[line * HIPPO_BV_LINE_WORDS + 1 + (off >> 6)] >> (off & 63)) & 1);
 }
 
+/* Popcount of the first `off` payload bits of a line (off < 448), branch-free: every word is
+ * masked (all ones, a prefix, or nothing) so the cost does not depend on off and nothing mispredicts
+ * (a data-dependent loop exit cost more than the popcounts themselves). */
+HIPPO_INLINE uint64_t hippo_line_prefix(const uint64_t *l, unsigned off) {
+    uint64_t r = 0;
+    for (unsigned j = 0; j < 7; j++) {
+        int k = (int)off - 64 * (int)j;
+        uint64_t m = k >= 64 ? ~(uint64_t)0 : (k <= 0 ? 0 : (~(uint64_t)0 >> (64 - k)));
+        r += hippo_popcount64(l[1 + j] & m);
+    }
+    return r;
+}
+
 /* Ones in [0, i), i <= n. */
 HIPPO_INLINE uint64_t hippo_bv_rank1(const hippo_bv *bv, uint64_t i) {
     uint64_t line = i / HIPPO_BV_LINE_BITS;
-    unsigned off = (unsigned)(i % HIPPO_BV_LINE_BITS);
+    unsigned off = (unsigned)(i - line * HIPPO_BV_LINE_BITS);
     const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-    uint64_t r = l[0];
-    unsigned w = off >> 6, j;
-    for (j = 0; j < w; j++) r += hippo_popcount64(l[1 + j]);
-    if (off & 63) r += hippo_popcount64(l[1 + w] & ((((uint64_t)1) << (off & 63)) - 1));
-    return r;
+    return l[0] + hippo_line_prefix(l, off);
 }
 
 /* Bit at i and ones in [0, i) in one line access. */
 HIPPO_INLINE unsigned hippo_bv_get_rank1(const hippo_bv *bv, uint64_t i, uint64_t *rank) {
     uint64_t line = i / HIPPO_BV_LINE_BITS;
-    unsigned off = (unsigned)(i % HIPPO_BV_LINE_BITS);
+    unsigned off = (unsigned)(i - line * HIPPO_BV_LINE_BITS);
     const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-    uint64_t r = l[0];
-    unsigned w = off >> 6, j;
-    for (j = 0; j < w; j++) r += hippo_popcount64(l[1 + j]);
-    uint64_t word = l[1 + w];
-    r += hippo_popcount64(word & ((((uint64_t)1) << (off & 63)) - 1));
-    *rank = r;
-    return (unsigned)((word >> (off & 63)) & 1);
+    *rank = l[0] + hippo_line_prefix(l, off);
+    return (unsigned)((l[1 + (off >> 6)] >> (off & 63)) & 1);
+}
+
+/* Branch-free select between two values by a 0/1 flag. */
+HIPPO_INLINE uint64_t hippo_pick(unsigned flag, uint64_t if1, uint64_t if0) {
+    uint64_t m = (uint64_t)0 - (uint64_t)flag;
+    return (if1 & m) | (if0 & ~m);
 }
 
 /* Position of the k-th one (k >= 1, k <= ones). */

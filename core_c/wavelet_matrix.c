@@ -34,11 +34,16 @@ static void write_level(hippo_bv *bv, const uint32_t *cur, uint64_t n, unsigned 
     *zeros = z;
 }
 
+/* Stable partition by bit `shift`, zeros first. Branch-free: the bit is random, so a branch would
+ * mispredict on every other symbol. */
 static void partition_level(const uint32_t *cur, uint32_t *nxt, uint64_t n, unsigned shift, uint64_t zeros) {
     uint64_t zi = 0, oi = zeros, i;
     for (i = 0; i < n; i++) {
         uint32_t v = cur[i];
-        if ((v >> shift) & 1u) nxt[oi++] = v; else nxt[zi++] = v;
+        unsigned b = (v >> shift) & 1u;
+        nxt[hippo_pick(b, oi, zi)] = v;
+        oi += b;
+        zi += 1u - b;
     }
 }
 
@@ -134,7 +139,7 @@ HIPPO_CLONES uint32_t hippo_wm_access_unchecked(const hippo_wm *wm, uint64_t p) 
         uint64_t r;
         unsigned b = hippo_bv_get_rank1(&wm->level[l], p, &r);
         v = (v << 1) | b;
-        p = b ? wm->zeros[l] + r : p - r;
+        p = hippo_pick(b, wm->zeros[l] + r, p - r);
     }
     return v;
 }
@@ -145,8 +150,8 @@ HIPPO_INLINE void descend(const hippo_wm *wm, uint32_t symbol, uint64_t *s, uint
     for (uint32_t l = 0; l < wm->bits; l++) {
         unsigned bit = (symbol >> (wm->bits - 1 - l)) & 1u;
         uint64_t ra = hippo_bv_rank1(&wm->level[l], a), rb = hippo_bv_rank1(&wm->level[l], b);
-        if (bit) { a = wm->zeros[l] + ra; b = wm->zeros[l] + rb; }
-        else { a -= ra; b -= rb; }
+        a = hippo_pick(bit, wm->zeros[l] + ra, a - ra);
+        b = hippo_pick(bit, wm->zeros[l] + rb, b - rb);
     }
     *s = a;
     *e = b;
@@ -197,7 +202,7 @@ HIPPO_CLONES void hippo_wm_access_many_unchecked(const hippo_wm *wm, const int64
                 uint64_t r;
                 unsigned b = hippo_bv_get_rank1(bv, p[j], &r);
                 v[j] = (v[j] << 1) | b;
-                p[j] = b ? z + r : p[j] - r;
+                p[j] = hippo_pick(b, z + r, p[j] - r);
             }
         }
         for (j = 0; j < HIPPO_GROUP; j++) out[i + j] = v[j];
@@ -217,8 +222,9 @@ static HIPPO_CLONES void rank_group(const hippo_wm *wm, const uint32_t *sym, con
         unsigned shift = wm->bits - 1 - l;
         for (j = 0; j < cnt; j++) {
             uint64_t ra = hippo_bv_rank1(bv, a[j]), rb = hippo_bv_rank1(bv, b[j]);
-            if ((sym[j] >> shift) & 1u) { a[j] = z + ra; b[j] = z + rb; }
-            else { a[j] -= ra; b[j] -= rb; }
+            unsigned bit = (sym[j] >> shift) & 1u;
+            a[j] = hippo_pick(bit, z + ra, a[j] - ra);
+            b[j] = hippo_pick(bit, z + rb, b[j] - rb);
         }
     }
     for (j = 0; j < cnt; j++) out[j] = b[j] - a[j];
@@ -270,8 +276,43 @@ static HIPPO_CLONES void decode_chunk(const hippo_wm *wm, uint64_t start, uint32
     for (i = 0; i < m; i++) out[idx[i]] = val[i];
 }
 
+/* Whole-matrix decode, bottom-up: the level-l order is the merge of the two halves of the
+ * level-(l+1) order (zeros part from 0, ones part from zeros[l]), steered by the level-l bits read
+ * sequentially. Each level prepends its bit. No index array, sequential access only. */
+static HIPPO_CLONES void decode_all(const hippo_wm *wm, uint32_t *out, uint32_t *tmp) {
+    uint64_t n = wm->n, i;
+    uint32_t *cur = (wm->bits & 1) ? out : tmp, *prev = (wm->bits & 1) ? tmp : out;
+    /* after `bits` levels the result must land in `out`: start in the buffer of matching parity */
+    memset(prev, 0, (size_t)n * 4);
+    for (uint32_t l = wm->bits; l-- > 0;) {
+        const hippo_bv *bv = &wm->level[l];
+        uint32_t bitval = (uint32_t)1 << (wm->bits - 1 - l);
+        uint64_t zi = 0, oi = wm->zeros[l], k = 0;
+        for (i = 0; i < n; k++) {
+            uint64_t word = bv->lines[(k / 7) * HIPPO_BV_LINE_WORDS + 1 + (k % 7)];
+            uint64_t lim = n - i < 64 ? n - i : 64;
+            for (uint64_t j = 0; j < lim; j++, i++) {
+                unsigned b = (unsigned)((word >> j) & 1u);
+                uint64_t src = hippo_pick(b, oi, zi);
+                cur[i] = prev[src] | (bitval & (0u - b));
+                oi += b;
+                zi += 1u - b;
+            }
+        }
+        uint32_t *t = cur; cur = prev; prev = t;
+    }
+}
+
 int hippo_wm_decode_range(const hippo_wm *wm, uint64_t start, uint64_t end, uint32_t *out) {
     if (start >= end) return HIPPO_OK;
+    if (start == 0 && end == wm->n) {
+        uint32_t *tmp = (uint32_t *)malloc((size_t)wm->n * 4);
+        if (tmp) {
+            decode_all(wm, out, tmp);
+            free(tmp);
+            return HIPPO_OK;
+        }
+    }
     uint64_t m = end - start;
     uint32_t c = m < DECODE_CHUNK ? (uint32_t)m : DECODE_CHUNK;
     unsigned char *scratch = (unsigned char *)malloc((size_t)c * 32);
