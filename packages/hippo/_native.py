@@ -461,6 +461,19 @@ class DynamicWaveletMatrix(_Sequence):
         self._bits = bits
         self._lock = _RWLock()
 
+    def positions(self, symbol: int, start: int = 0, end: int | None = None) -> np.ndarray:
+        """Every position of ``symbol`` in ``[start, end)``, ascending, as an int64 array."""
+        with self._lock.read():
+            sym = _symbol(symbol, self._bits)
+            s, e = _range(start, end, self._len())
+            fn = lib.hippo_dwm_locate
+            needed = ffi.new("uint64_t *")
+            _check(fn(self._ptr, sym, s, e, ffi.NULL, 0, needed), "start/end")
+            out = np.empty(int(needed[0]), dtype=np.uint64)
+            if out.size:
+                _check(fn(self._ptr, sym, s, e, _wptr("uint64_t[]", out), out.size, needed), "start/end")
+            return out.astype(np.int64)
+
     def append(self, symbol: int) -> None:
         """Append one symbol (0 <= symbol < 2**bits)."""
         sym = _symbol(symbol, self._bits)
