@@ -18,6 +18,7 @@ from hippo.errors import (
 from hippo._native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
 from hippo.config import Config, RetrievalConfig, SignatureConfig
 from hippo.memory import Memory
+from hippo.tokenizer import count_tokens
 from hippo.types import Hit, MemoryItem, Recall
 
 __version__ = "0.1.0"
@@ -30,6 +31,7 @@ __all__ = [
     "MemoryItem",
     "Hit",
     "Recall",
+    "count_tokens",
     "BinaryIndex",
     "DynamicWaveletMatrix",
     "WaveletMatrix",

@@ -37,6 +37,7 @@ class RetrievalConfig:
     enumerate_limit: int = 20_000
     candidate_limit: int = 400
     neighbor_weight: float = 0.0  # share of a message's score lent to its conversational neighbours
+    neighbor_span: int = 1        # how many turns away a neighbour may be (weight halves per step)
     speaker_boost: float = 0.15   # bounded boost for messages by a speaker the query names
 
 

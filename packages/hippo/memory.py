@@ -302,6 +302,16 @@ class Memory:
             if idx is not None:
                 idx.state = s.store.state(ns)
 
+    def update(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
+        """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent."""
+        self._live()
+        i = _check_int(id, "id")
+        meta = _check_metadata(metadata)
+        with self._s.lock.write():
+            if not self._s.store.update_metadata(self._namespace, i, meta):
+                raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
+        return self.get(i)
+
     def delete(self, ids: int | Iterable[int]) -> int:
         """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count."""
         self._live()
@@ -691,6 +701,18 @@ class Memory:
 
     async def adelete(self, ids: int | Iterable[int]) -> int:
         return await self._run(self.delete, ids)
+
+    async def aupdate(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
+        return await self._run(self.update, id, metadata=metadata)
+
+    async def aforget(self, filter: dict[str, Any]) -> int:
+        return await self._run(self.forget, filter)
+
+    async def aclear(self) -> int:
+        return await self._run(self.clear)
+
+    async def anamespaces(self) -> list[str]:
+        return await self._run(self.namespaces)
 
     async def alist(self, **kwargs: Any) -> list[MemoryItem]:
         return await self._run(self.list, **kwargs)

@@ -113,21 +113,25 @@ def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
         touched[rows] = True
     if rc.neighbor_weight > 0 and n_docs > 1:
-        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight)
+        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
     rows = np.flatnonzero(touched)
     return Scored(rows, acc[rows])
 
 
-def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float):
-    """Lend each message a share of its best same-session neighbour's score: in a dialogue the answer to a
-    question often shares no words with it, while the turn just before it does."""
+def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
+    """Lend each message a share of its best same-session neighbour's score (halving per step, up to ``span``
+    turns away): in a dialogue the answer to a question often shares no words with it, while the turn just
+    before it does."""
     sess = index.session.view
-    left = np.zeros_like(acc)
-    right = np.zeros_like(acc)
-    same_prev = sess[1:] == sess[:-1]
-    left[1:] = np.where(same_prev, acc[:-1], 0.0)
-    right[:-1] = np.where(same_prev, acc[1:], 0.0)
-    out = acc + weight * np.maximum(left, right)
+    best = np.zeros_like(acc)
+    for step in range(1, span + 1):
+        w = weight / (2 ** (step - 1))
+        same = sess[step:] == sess[:-step]
+        if not same.any():
+            break
+        best[step:] = np.maximum(best[step:], w * np.where(same, acc[:-step], 0.0))
+        best[:-step] = np.maximum(best[:-step], w * np.where(same, acc[step:], 0.0))
+    out = acc + best
     return out, touched | (out > 0)
 
 

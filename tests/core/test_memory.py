@@ -331,3 +331,16 @@ def test_config_validation():
     with pytest.raises(InvalidInput, match="bits"):
         Memory(None, config={"signature": {"bits": 40}})
     assert Config.from_value({"retrieval": {"bm25_k1": 1.5}}).retrieval.bm25_k1 == 1.5
+
+
+def test_update_metadata_in_place(mem):
+    first = mem.list()[0]
+    updated = mem.update(first.id, metadata={"tag": "pinned"})
+    assert updated.id == first.id and updated.text == first.text and updated.metadata == {"tag": "pinned"}
+    assert mem.list(filter={"tag": "pinned"})[0].id == first.id
+    with pytest.raises(NotFound):
+        mem.update(10**9, metadata={})
+    with pytest.raises(InvalidInput, match="metadata"):
+        mem.update(first.id, metadata={"x": float("inf")})
+    assert mem.get(first.id).metadata == {"tag": "pinned"}
+    assert hippo.count_tokens("hello world") == 2

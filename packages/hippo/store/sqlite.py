@@ -374,6 +374,13 @@ class SQLiteStore(Store):
             db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
         return sorted(ids_found)
 
+    def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+        with self.transaction("updating metadata") as db:
+            cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
+                             (meta_json, namespace, int(id)))
+            return cur.rowcount == 1
+
     def delete_namespace(self, namespace: str) -> int:
         with self.transaction("deleting a namespace") as db:
             n = db.execute("SELECT COUNT(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0]
