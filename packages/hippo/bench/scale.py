@@ -378,11 +378,13 @@ def render_markdown(result: dict[str, Any]) -> str:
             f"{r['tokens']:,}", f"{r['messages']:,}", f"{r['ingest_tokens_per_s']:,.0f}",
             fmt_num(r["recall_ms"]["p50"], 2), fmt_num(r["recall_ms"]["p95"], 2), fmt_num(r["search_ms"]["p50"], 2),
             f"{r['needle_hit_rate']:.2f} ({r['queries']})", fmt_num(r["bytes_per_token"], 2),
-            fmt_num(r["peak_rss_mb"], 0), fmt_num(r.get("reopen", {}).get("open_seconds"), 2),
+            fmt_num(r["peak_rss_mb"], 0), fmt_num(r.get("reopen", {}).get("open_seconds"), 3),
+            fmt_num(r.get("reopen", {}).get("first_recall_seconds"), 3),
         ])
     table = markdown_table(
         ["tokens", "messages", "ingest tok/s", "recall p50 ms", "recall p95 ms", "search p50 ms",
-         f"needle hits @{result['budget']}", "store bytes/token", "peak RSS MB", "reopen s"], rows)
+         f"needle hits @{result['budget']}", "store bytes/token", "peak RSS MB", "reopen s",
+         "1st recall after reopen s"], rows)
     lines = ["## hippo bench scale", "",
              "Synthetic multi-session stream (Zipf pseudo-word topics, templated sentences, planted needle facts); "
              f"add_many in batches of {result['batch']}; one fresh process and temporary SQLite file per size.",
