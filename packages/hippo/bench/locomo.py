@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from hippo.bench._common import (
-    MissingDependency,
     cl100k_encoder,
     count_tokens,
     fmt_num,
@@ -36,7 +35,6 @@ from hippo.bench._common import (
     markdown_table,
     percentile,
     require,
-    write_results,
 )
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -663,7 +661,6 @@ __all__ = [
     "QA",
     "Answer",
     "Conversation",
-    "MissingDependency",
     "Turn",
     "bm25_baseline",
     "bm25_prepare",
@@ -679,5 +676,4 @@ __all__ = [
     "render_markdown",
     "score_system",
     "split_evidence",
-    "write_results",
 ]
