@@ -126,8 +126,8 @@ static void radius_portable(const uint64_t *codes, uint32_t words, uint64_t n, c
 
 static uint64_t bandwidth_portable(const uint64_t *p, uint64_t nwords) {
     uint64_t a = 0, b = 0, c = 0, d = 0, i = 0;
-    for (; i + 4 <= nwords; i += 4) { a += p[i]; b ^= p[i + 1]; c += p[i + 2]; d ^= p[i + 3]; }
-    for (; i < nwords; i++) a += p[i];
+    for (; i + 4 <= nwords; i += 4) { a ^= p[i]; b ^= p[i + 1]; c ^= p[i + 2]; d ^= p[i + 3]; }
+    for (; i < nwords; i++) a ^= p[i];
     return a ^ b ^ c ^ d;
 }
 
@@ -190,16 +190,16 @@ TGT_AVX2 static uint64_t bandwidth_avx2(const uint64_t *p, uint64_t nwords) {
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     uint64_t i = 0;
     for (; i + 16 <= nwords; i += 16) {
-        a0 = _mm256_add_epi64(a0, _mm256_loadu_si256((const __m256i *)(p + i)));
+        a0 = _mm256_xor_si256(a0, _mm256_loadu_si256((const __m256i *)(p + i)));
         a1 = _mm256_xor_si256(a1, _mm256_loadu_si256((const __m256i *)(p + i + 4)));
-        a2 = _mm256_add_epi64(a2, _mm256_loadu_si256((const __m256i *)(p + i + 8)));
+        a2 = _mm256_xor_si256(a2, _mm256_loadu_si256((const __m256i *)(p + i + 8)));
         a3 = _mm256_xor_si256(a3, _mm256_loadu_si256((const __m256i *)(p + i + 12)));
     }
     __m256i s = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
     uint64_t out[4];
     _mm256_storeu_si256((__m256i *)out, s);
     uint64_t r = out[0] ^ out[1] ^ out[2] ^ out[3];
-    for (; i < nwords; i++) r += p[i];
+    for (; i < nwords; i++) r ^= p[i];
     return r;
 }
 
@@ -352,15 +352,15 @@ TGT_AVX512 static uint64_t bandwidth_avx512(const uint64_t *p, uint64_t nwords) 
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     uint64_t i = 0;
     for (; i + 32 <= nwords; i += 32) {
-        a0 = _mm512_add_epi64(a0, _mm512_loadu_si512((const void *)(p + i)));
+        a0 = _mm512_xor_si512(a0, _mm512_loadu_si512((const void *)(p + i)));
         a1 = _mm512_xor_si512(a1, _mm512_loadu_si512((const void *)(p + i + 8)));
-        a2 = _mm512_add_epi64(a2, _mm512_loadu_si512((const void *)(p + i + 16)));
+        a2 = _mm512_xor_si512(a2, _mm512_loadu_si512((const void *)(p + i + 16)));
         a3 = _mm512_xor_si512(a3, _mm512_loadu_si512((const void *)(p + i + 24)));
     }
     uint64_t lanes[8], r = 0;
     _mm512_storeu_si512((void *)lanes, _mm512_xor_si512(_mm512_xor_si512(a0, a1), _mm512_xor_si512(a2, a3)));
     for (int j = 0; j < 8; j++) r ^= lanes[j];
-    for (; i < nwords; i++) r += p[i];
+    for (; i < nwords; i++) r ^= p[i];
     return r;
 }
 #endif /* HIPPO_X86 */

@@ -74,7 +74,8 @@ int hippo_set_kernel(int kernel);
 const char *hippo_kernel_name(int kernel);
 
 /* Read nbytes of buf as fast as one core can (wide loads, several accumulators) and store a
- * checksum of the data in *out_sum so the loop cannot be elided. O(nbytes). */
+ * checksum of the data in *out_sum so the loop cannot be elided: the XOR of its aligned 64-bit words
+ * plus the sum of the bytes before and after them (the same value on every kernel). O(nbytes). */
 int hippo_read_bandwidth(const void *buf, size_t nbytes, uint64_t *out_sum);
 
 /* ---- static wavelet matrix ---------------------------------------------------------------- */

@@ -1,0 +1,135 @@
+"""BinaryIndex against a numpy ``bitwise_count`` reference, on the dispatched and the portable kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hippo import BinaryIndex
+from hippo import _native
+
+KERNELS = _native.available_kernels()
+FAST = settings(max_examples=20, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(params=KERNELS)
+def kernel(request):
+    previous = _native.active_kernel()
+    _native.set_kernel(request.param)
+    yield request.param
+    _native.set_kernel(previous)
+
+
+def tied_codes(rng: np.random.Generator, n: int, nb: int) -> np.ndarray:
+    """Codes near one base code with few flipped bits: many equal distances (ties)."""
+    base = rng.integers(0, 256, size=nb, dtype=np.uint8)
+    codes = np.tile(base, (n, 1))
+    for i in range(n):
+        for _ in range(int(rng.integers(0, 5))):
+            j = int(rng.integers(0, nb * 8))
+            codes[i, j // 8] ^= np.uint8(1 << (j % 8))
+    return codes
+
+
+def reference(codes: np.ndarray, q: np.ndarray) -> np.ndarray:
+    return np.bitwise_count(np.bitwise_xor(codes, q[None, :])).sum(axis=1).astype(np.int64)
+
+
+def ref_topk(codes: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    d_out = np.full((queries.shape[0], k), -1, dtype=np.int32)
+    i_out = np.full((queries.shape[0], k), -1, dtype=np.int64)
+    for j, q in enumerate(queries):
+        d = reference(codes, q)
+        order = np.lexsort((np.arange(d.size), d))[:k]  # by distance, then id
+        d_out[j, : order.size] = d[order]
+        i_out[j, : order.size] = order
+    return d_out, i_out
+
+
+@FAST
+@given(bits=st.sampled_from([64, 128, 192, 256, 512, 1024]), n=st.integers(0, 1500),
+       k=st.integers(1, 40), nq=st.integers(1, 4), seed=st.integers(0, 2**32 - 1))
+def test_topk_and_radius_match_numpy(kernel: str, bits: int, n: int, k: int, nq: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    nb = bits // 8
+    codes = tied_codes(rng, n, nb) if rng.random() < 0.7 else rng.integers(0, 256, (n, nb), dtype=np.uint8)
+    ix = BinaryIndex(bits)
+    half = n // 2
+    assert ix.add(codes[:half]).tolist() == list(range(half))
+    assert ix.add(codes[half:]).tolist() == list(range(half, n))
+    assert len(ix) == n
+    queries = codes[rng.integers(0, n, size=nq)] if n else rng.integers(0, 256, (nq, nb), dtype=np.uint8)
+    queries = np.ascontiguousarray(queries)
+    d, i = ix.search(queries, k)
+    rd, ri = ref_topk(codes, queries, k)
+    assert d.dtype == np.int32 and i.dtype == np.int64 and d.shape == (nq, k)
+    assert np.array_equal(d, rd) and np.array_equal(i, ri)
+    d1, i1 = ix.search(queries[0], k)  # a single 1-D query
+    assert np.array_equal(d1, rd[:1]) and np.array_equal(i1, ri[:1])
+    for r in (0, 2, 7, bits):
+        dist, ids = ix.radius_search(queries[0], r)
+        ref = reference(codes, queries[0]) if n else np.zeros(0, dtype=np.int64)
+        order = np.lexsort((np.arange(ref.size), ref))
+        order = order[ref[order] <= r]
+        assert np.array_equal(ids, order) and np.array_equal(dist, ref[order])
+    if n:
+        pick = rng.integers(0, n, size=5)
+        assert np.array_equal(ix.get(pick), codes[pick])
+
+
+def test_large_scan_crosses_blocks(kernel: str) -> None:
+    """Enough codes to cross the batch blocking and the 32-code unrolled steps, with ties at the k-th."""
+    rng = np.random.default_rng(5)
+    for bits in (64, 256):
+        nb = bits // 8
+        codes = tied_codes(rng, 40000, nb)
+        ix = BinaryIndex(bits)
+        ix.add(codes)
+        queries = np.ascontiguousarray(codes[[3, 17, 39999]])
+        d, i = ix.search(queries, 25)
+        rd, ri = ref_topk(codes, queries, 25)
+        assert np.array_equal(d, rd) and np.array_equal(i, ri)
+
+
+def test_padding_when_fewer_codes_than_k() -> None:
+    ix = BinaryIndex(64)
+    d, i = ix.search(np.zeros((2, 8), dtype=np.uint8), 3)
+    assert (d == -1).all() and (i == -1).all()
+    ix.add(np.zeros((1, 8), dtype=np.uint8))
+    d, i = ix.search(np.zeros((1, 8), dtype=np.uint8), 3)
+    assert d.tolist() == [[0, -1, -1]] and i.tolist() == [[0, -1, -1]]
+
+
+def test_kernel_control() -> None:
+    assert _native.active_kernel() in KERNELS
+    before = _native.active_kernel()
+    with _native.force_portable():
+        assert _native.active_kernel() == "portable"
+    assert _native.active_kernel() == before
+
+
+def test_serialization_round_trip() -> None:
+    rng = np.random.default_rng(9)
+    codes = rng.integers(0, 256, (300, 32), dtype=np.uint8)
+    ix = BinaryIndex(256)
+    ix.add(codes)
+    back = BinaryIndex.from_bytes(ix.to_bytes())
+    assert back.bits == 256 and len(back) == 300
+    assert np.array_equal(back.get(np.arange(300)), codes)
+    assert ix.nbytes >= codes.nbytes
+
+
+def test_read_bandwidth_checksum_is_kernel_independent() -> None:
+    buf = np.random.default_rng(1).integers(0, 256, size=1 << 16, dtype=np.uint8)
+    sums = set()
+    previous = _native.active_kernel()
+    try:
+        for name in KERNELS:
+            _native.set_kernel(name)
+            sums.add(_native.read_bandwidth(buf[3:]))
+    finally:
+        _native.set_kernel(previous)
+    assert len(sums) == 1
