@@ -25,8 +25,15 @@ def _build() -> None:
     strings = tokenizer.token_strings()
     table: dict[str, list[int]] = {}
     starts = np.zeros(len(strings), dtype=bool)
+    enc = tokenizer.encoding()
     for tid, s in enumerate(strings):
         if not s:
+            # A partial UTF-8 piece (" \xf0\x9f" of an emoji, " \xe6\x9d" of a CJK character) that starts
+            # with a space still starts a new word: the word before it has ended.
+            try:
+                starts[tid] = enc.decode_single_token_bytes(tid)[:1].isspace()
+            except KeyError:
+                pass
             continue
         core = s[1:] if s[0] == " " else s
         if s[0] == " " or not s[0].isalnum():

@@ -125,3 +125,15 @@ def test_export_file_is_private_even_over_a_planted_file(tmp_path) -> None:
         with pytest.raises(hippo.StoreError):
             mem.export(out)
     assert elsewhere.read_text(encoding="utf-8") == "untouched"
+
+
+def test_words_next_to_emoji_and_cjk_are_found() -> None:
+    """A word followed by a space and a multi-byte character (emoji, CJK, Hebrew) is still a whole word."""
+    texts = ["What a party 🎉 that was", "We met in Kyoto 東京 last spring", "the lesson עברית went well",
+             "a quiet harbor Ελληνικά view"]
+    with Memory(None) as mem:
+        got = mem.add_many([{"text": t} for t in texts])
+        mem.add_many([{"text": f"unrelated filler message {i}"} for i in range(20)])
+        for word, item in zip(("party", "Kyoto", "lesson", "harbor"), got):
+            hits = mem.search(word, k=3)
+            assert hits and hits[0].id == item.id, (word, [h.text for h in hits])
