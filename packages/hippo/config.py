@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hippo.errors import InvalidInput
+from hippo.hierarchy.config import DecayConfig, GateConfig, HierarchyConfig
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class SignatureConfig:
 @dataclass(frozen=True)
 class RetrievalConfig:
     bm25_k1: float = 1.2
-    bm25_b: float = 0.75
+    bm25_b: float = 0.3           # turns are short and similar in length: weak length normalization
     rrf_k: int = 60
     # Weighted RRF (seed 002 Eq. 3): lexical BM25, signature (Hamming-ball) and optional embedding channels.
     weight_lexical: float = 1.0
@@ -36,8 +37,8 @@ class RetrievalConfig:
     # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).
     enumerate_limit: int = 20_000
     candidate_limit: int = 400
-    neighbor_weight: float = 0.0  # share of a message's score lent to its conversational neighbours
-    neighbor_span: int = 1        # how many turns away a neighbour may be (weight halves per step)
+    neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
+    neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
     speaker_boost: float = 0.15   # bounded boost for messages by a speaker the query names
 
 
@@ -51,6 +52,9 @@ class Config:
     embed_bits: int = 256            # SimHash width for user-supplied embeddings
     timestamp_min_year: int = 1900
     timestamp_max_year: int = 2200
+    hierarchy: HierarchyConfig = field(default_factory=HierarchyConfig)  # seed 001 §3
+    decay: DecayConfig = field(default_factory=DecayConfig)              # seed 004 §8-10
+    gate: GateConfig = field(default_factory=GateConfig)                 # seed 002 §4.1 stage 1
 
     @classmethod
     def from_value(cls, value: "Config | dict[str, Any] | None") -> "Config":

@@ -81,8 +81,10 @@ def test_search_ranks_by_rare_keyword(mem):
     assert hits[0].text.startswith("The teapot cracked")
 
 
-def test_lexical_channel_matches_bm25_reference(mem):
+def test_lexical_channel_matches_bm25_reference():
     """BM25 from Content-DWM counts equals a naive BM25 over the reconstructed texts with the same term rules."""
+    mem = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
+    _fill(mem)
     idx = mem._index()
     query = "Pixel pottery teapot kiln frisbees"
     q = retrieval.analyze(query)
@@ -344,3 +346,18 @@ def test_update_metadata_in_place(mem):
         mem.update(first.id, metadata={"x": float("inf")})
     assert mem.get(first.id).metadata == {"tag": "pinned"}
     assert hippo.count_tokens("hello world") == 2
+
+
+def test_neighbour_smoothing_hand_computed():
+    """Each message gains weight * (best same-session neighbour's score), halving per step away."""
+    plain = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
+    smooth = Memory(None, config={"retrieval": {"neighbor_weight": 0.5, "neighbor_span": 2}})
+    for m in (plain, smooth):
+        _fill(m)
+    q = retrieval.analyze("kiln")
+    base = retrieval.lexical(plain._index(), q, plain.config)
+    got = retrieval.lexical(smooth._index(), q, smooth.config)
+    (kiln_row,) = base.rows.tolist()  # only the last message (s3, row 7) says "kiln"
+    s = base.scores[0]
+    expected = {kiln_row: s, kiln_row - 1: 0.5 * s}  # row 6 is in s3 too; row 5 is in s2 (no credit)
+    assert dict(zip(got.rows.tolist(), got.scores.tolist())) == pytest.approx(expected)
