@@ -88,7 +88,7 @@ def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) ->
     for p in ranked:
         if budget - used < 3:
             break
-        cost = p.n_tokens + _cached_count(_prefix(p)) + 2
+        cost = p.n_tokens + _cached_count(_prefix(p)) + 1
         g = _group_key(p)
         if g not in groups:
             cost += _cached_count(_header(p)) + 1
