@@ -4,6 +4,10 @@
  */
 #include "hippo_internal.h"
 
+/* header field k (ones in payload words 0..k-1), k = 1..6 at bits 14, 21, 29, 37, 46, 55 */
+const uint8_t hippo_bv_field_shift[7] = {0, 14, 21, 29, 37, 46, 55};
+const uint16_t hippo_bv_field_mask[7] = {0, 0x7F, 0xFF, 0xFF, 0x1FF, 0x1FF, 0x1FF};
+
 int hippo_bv_init(hippo_bv *bv, uint64_t n) {
     memset(bv, 0, sizeof(*bv));
     if (n > HIPPO_MAX_N) return HIPPO_EINVAL;
@@ -18,13 +22,15 @@ int hippo_bv_init(hippo_bv *bv, uint64_t n) {
 
 void hippo_bv_free(hippo_bv *bv) {
     hippo_aligned_free(bv->lines);
+    free(bv->super);
     free(bv->sel1);
     free(bv->sel0);
     memset(bv, 0, sizeof(*bv));
 }
 
 uint64_t hippo_bv_nbytes(const hippo_bv *bv) {
-    return (bv->nlines + 1) * HIPPO_BV_LINE_WORDS * 8 + (bv->nsel1 + bv->nsel0) * 4;
+    return (bv->nlines + 1) * HIPPO_BV_LINE_WORDS * 8 + (bv->nlines / HIPPO_BV_SUPER_LINES + 1) * 8 +
+           (bv->nsel1 + bv->nsel0) * 4;
 }
 
 int hippo_bv_finish(hippo_bv *bv) {
@@ -40,11 +46,23 @@ int hippo_bv_finish(hippo_bv *bv) {
         }
         bv->lines[ln * HIPPO_BV_LINE_WORDS + 1 + (off >> 6)] &= ~((uint64_t)1 << (off & 63));
     }
+    uint64_t nsuper = bv->nlines / HIPPO_BV_SUPER_LINES + 1;
+    free(bv->super);
+    bv->super = (uint64_t *)malloc((size_t)nsuper * 8);
+    if (!bv->super) return HIPPO_ENOMEM;
     for (line = 0; line <= bv->nlines; line++) {
         uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-        l[0] = ones;
-        if (line < bv->nlines)
-            for (unsigned j = 1; j < HIPPO_BV_LINE_WORDS; j++) ones += hippo_popcount64(l[j]);
+        if (line % HIPPO_BV_SUPER_LINES == 0) bv->super[line / HIPPO_BV_SUPER_LINES] = ones;
+        uint64_t h = ones - bv->super[line / HIPPO_BV_SUPER_LINES]; /* < 16384 */
+        unsigned cum = 0;
+        if (line < bv->nlines) {
+            for (unsigned j = 0; j < 7; j++) {
+                cum += hippo_popcount64(l[1 + j]);
+                if (j < 6) h |= (uint64_t)cum << hippo_bv_field_shift[j + 1];
+            }
+        }
+        l[0] = h;
+        ones += cum;
     }
     bv->ones = ones;
     uint64_t zeros = bv->n - ones;
@@ -58,8 +76,8 @@ int hippo_bv_finish(hippo_bv *bv) {
     /* sample j: the line holding the (j * SAMPLE + 1)-th one / zero */
     uint64_t s1 = 0, s0 = 0;
     for (line = 0; line < bv->nlines; line++) {
-        uint64_t o_before = bv->lines[line * HIPPO_BV_LINE_WORDS];
-        uint64_t o_after = bv->lines[(line + 1) * HIPPO_BV_LINE_WORDS];
+        uint64_t o_before = hippo_bv_line_ones(bv, line);
+        uint64_t o_after = hippo_bv_line_ones(bv, line + 1);
         uint64_t bits_after = (line + 1) * HIPPO_BV_LINE_BITS;
         if (bits_after > bv->n) bits_after = bv->n;
         uint64_t z_before = line * HIPPO_BV_LINE_BITS - o_before;

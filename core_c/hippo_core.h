@@ -22,8 +22,9 @@
  *     writes min(capacity, needed) items and reports needed; the caller retries with a larger buffer.
  *
  * Space
- *   Bit vector: 512-bit cache lines holding one 64-bit cumulative rank and 448 payload bits
- *   (+14.3%), plus one 32-bit select sample per 4096 ones and per 4096 zeros (<= +1.6%).
+ *   Bit vector: 512-bit cache lines holding a 64-bit header (relative rank + in-line word counts)
+ *   and 448 payload bits (+14.3%), one 64-bit absolute count per 36 lines (+0.4%), and one 32-bit
+ *   select sample per 4096 ones and per 4096 zeros (<= +1.6%). Rank is constant work on one line.
  *   A wavelet matrix of n symbols x b bits therefore takes ~1.16 * n * b bits (+ b small counters).
  *   The dynamic matrix adds per segment an optional distinct-symbol table (8 bytes per distinct
  *   symbol), kept only while it costs at most 1/10 of the segment's raw bits, and a tail buffer of at

@@ -407,7 +407,7 @@ class WaveletMatrix(_Sequence):
 
     ``WaveletMatrix(symbols, bits)`` builds in O(n * bits). Queries: ``access``, ``access_many``,
     ``access_range``, ``rank``, ``rank_many``, ``select``, ``count``, ``count_many``, ``hamming_ball``.
-    Space: ~1.16 * n * bits bits (64-bit rank count per 448-bit cache line + select samples).
+    Space: ~1.16 * n * bits bits (one 64-bit rank header per 448-bit cache line + select samples).
     """
 
     _c = "hippo_wm_"
