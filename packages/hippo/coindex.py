@@ -185,12 +185,22 @@ class NamespaceIndex:
     def _positions(self, symbol: int) -> np.ndarray:
         return positions(self.content, int(symbol))
 
-    def term_frequency(self, pat: lexicon.TermPattern) -> int:
-        """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
-        n = len(self.content)
-        total = int(self.content.count_many(pat.singles, 0, n).sum()) if pat.singles.size else 0
+    def token_counts(self, pat: lexicon.TermPattern) -> dict[int, int]:
+        """Occurrences of every token a term's patterns use, from one batched count over the Content DWM."""
+        toks = set(pat.singles.tolist())
         for ph in pat.phrases:
-            total += int(self.content.count_many(np.asarray(ph, dtype=np.uint32), 0, n).min())
+            toks.update(ph)
+        if not toks:
+            return {}
+        arr = np.fromiter(toks, dtype=np.uint32, count=len(toks))
+        return dict(zip(arr.tolist(), self.content.count_many(arr, 0, len(self.content)).tolist()))
+
+    def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
+        """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
+        counts = self.token_counts(pat) if counts is None else counts
+        total = sum(counts[t] for t in pat.singles.tolist())
+        for ph in pat.phrases:
+            total += min(counts[t] for t in ph)
         return total
 
     def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
@@ -206,21 +216,21 @@ class NamespaceIndex:
         glued &= ~np.isin(nxt, self.ends.view)
         return pos[~glued]
 
-    def term_positions(self, pat: lexicon.TermPattern) -> np.ndarray:
+    def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> np.ndarray:
         """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven)."""
         n = len(self.content)
+        counts = self.token_counts(pat) if counts is None else counts
         found: list[np.ndarray] = []
-        counts = self.content.count_many(pat.singles, 0, n) if pat.singles.size else []
-        for t, c in zip(pat.singles.tolist(), counts):
-            if c:
+        for t in pat.singles.tolist():
+            if counts[t]:
                 found.append(self._positions(t))
         if found:
             found = [self._whole_words(np.concatenate(found), 1)]
         for ph in pat.phrases:
-            counts = self.content.count_many(np.asarray(ph, dtype=np.uint32), 0, n).tolist()
-            if min(counts) == 0:
+            pc = [counts[t] for t in ph]
+            if min(pc) == 0:
                 continue
-            anchor = int(np.argmin(counts))
+            anchor = int(np.argmin(pc))
             cand = self._positions(ph[anchor]) - anchor
             cand = cand[(cand >= 0) & (cand + len(ph) <= n)]
             for off, t in enumerate(ph):

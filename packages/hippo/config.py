@@ -31,7 +31,7 @@ class RetrievalConfig:
     rrf_k: int = 60
     # Weighted RRF (seed 002 Eq. 3): lexical BM25, signature (Hamming-ball) and optional embedding channels.
     weight_lexical: float = 1.0
-    weight_signature: float = 0.35
+    weight_signature: float = 0.0   # measured neutral on LoCoMo dev at +45% latency; see README
     weight_embedding: float = 0.8
     # BM25 enumerates occurrences of rare terms first; terms past this many occurrences are only verified on
     # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).

@@ -68,8 +68,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
-    freq = [(index.term_frequency(p), i) for i, p in enumerate(query.patterns)]
-    freq.sort()
+    counts = [index.token_counts(p) for p in query.patterns]
+    freq = sorted((index.term_frequency(p, c), i) for i, (p, c) in enumerate(zip(query.patterns, counts)))
     deferred = []
     enumerated = 0
     for f, i in freq:
@@ -78,7 +78,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         if enumerated + f > rc.enumerate_limit and touched.any():
             deferred.append((f, i))
             continue
-        pos = index.term_positions(query.patterns[i])
+        pos = index.term_positions(query.patterns[i], counts[i])
         if pos.size == 0:
             continue
         enumerated += pos.size
