@@ -297,7 +297,14 @@ class Memory:
 
     def _maybe_seal(self, ns: str) -> None:
         s = self._s
-        if s.store.seal(ns, s.encode_chunk, s.decode_chunk, s.config.seal_tokens):
+        try:
+            sealed = s.store.seal(ns, s.encode_chunk, s.decode_chunk, s.config.seal_tokens)
+        except StoreError:
+            # The append has committed: a seal that cannot get the lock or the disk space now is retried by a
+            # later write, and the tail stays readable in its rows. Failing here would make callers retry an
+            # add that already happened.
+            return
+        if sealed:
             idx = s.indexes.get(ns)
             if idx is not None:
                 idx.state = s.store.state(ns)

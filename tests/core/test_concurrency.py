@@ -1,0 +1,186 @@
+"""Concurrency: reader threads against a writer, several processes on one store file, async callers.
+
+No torn reads, no lost or duplicated writes, bounded waits (``StoreBusy`` instead of a hang), and final
+contents and query results equal to those of a serial run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from hippo import HippoError, Memory, StoreBusy, StoreError
+from hippo.bench import reliability as rel
+
+
+def _assert_clean(camp: rel.Campaign) -> None:
+    assert not camp.failures, "\n".join(camp.failures[:20])
+
+
+def test_reader_threads_with_one_writer_equal_a_serial_run(tmp_path) -> None:
+    camp = rel.Campaign("threads")
+    rel._threads_vs_serial(tmp_path / "t.db", camp, messages=300, readers=4, seed=3)
+    _assert_clean(camp)
+    assert camp.counts["concurrent_ops"] > 100
+
+
+def test_writer_processes_and_a_reader_process_on_one_file(tmp_path) -> None:
+    camp = rel.Campaign("processes")
+    rel._processes(tmp_path / "p.db", camp, processes=3, per_process=60, seed=4, timeout_s=180)
+    _assert_clean(camp)
+    assert camp.counts["messages_verified"] > 0
+
+
+def test_async_callers_on_one_event_loop_equal_a_serial_run() -> None:
+    camp = rel.Campaign("async")
+    rel._async_callers(camp, messages=80, seed=5)
+    _assert_clean(camp)
+
+
+def _hold_write_lock(path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None, timeout=0)
+    db.execute("BEGIN IMMEDIATE")
+    return db
+
+
+def test_a_locked_store_gives_store_busy_within_the_timeout(tmp_path) -> None:
+    path = tmp_path / "busy.db"
+    with Memory(path, config={"busy_timeout_s": 0.3}) as mem:
+        kept = mem.add_many([{"text": f"kept message {i} about the lighthouse"} for i in range(10)])
+        before = [it.text for it in mem.list()]
+        db = _hold_write_lock(path)
+        try:
+            for call in (lambda: mem.add("blocked write"), lambda: mem.add_many([{"text": "blocked"}]),
+                         lambda: mem.delete([kept[0].id]), lambda: mem.forget({"id": kept[1].id}),
+                         lambda: mem.flush()):
+                t0 = time.monotonic()
+                with pytest.raises(StoreBusy, match="locked"):
+                    call()
+                assert time.monotonic() - t0 < 5.0
+            # Readers are not blocked by a writer (WAL).
+            assert [it.text for it in mem.list()] == before
+            assert mem.search("lighthouse", k=3)
+            assert mem.count() == 10
+        finally:
+            db.execute("ROLLBACK")
+            db.close()
+        assert [it.text for it in mem.list()] == before  # the failed calls changed nothing
+        mem.add("written once the lock is gone")
+        assert mem.count() == 11
+
+
+def test_store_busy_is_a_store_error_and_a_timeout() -> None:
+    assert issubclass(StoreBusy, StoreError) and issubclass(StoreBusy, TimeoutError)
+
+
+def test_a_failed_seal_does_not_fail_a_committed_add(tmp_path, monkeypatch) -> None:
+    """Sealing runs in its own transaction after the append committed: if it cannot get the lock (another
+    process) or the disk is full, the add has still happened and must be reported as done, or a caller that
+    retries would store the messages twice."""
+    path = tmp_path / "seal.db"
+    with Memory(path, config={"seal_tokens": 1}) as mem:
+        store = mem._s.store
+
+        def busy(*args, **kwargs):
+            raise StoreBusy("sealing the tail into a chunk: the store is locked by another writer")
+
+        monkeypatch.setattr(store, "seal", busy)
+        items = mem.add_many([{"text": f"message {i} about the orchard"} for i in range(5)])
+        assert len(items) == 5
+        assert mem.add("one more about the orchard").text == "one more about the orchard"
+        monkeypatch.undo()
+        assert mem.count() == 6
+    with Memory(path) as mem:
+        assert [it.text for it in mem.list()][-1] == "one more about the orchard"
+        assert mem.count() == 6
+
+
+def test_cross_process_writes_and_deletes_are_seen_without_reopening(tmp_path) -> None:
+    path = tmp_path / "x.db"
+    with Memory(path) as mem:
+        mem.add("a message from this process about violins")
+        assert len(mem.search("violins", k=5)) == 1
+        other = textwrap.dedent("""
+            import sys
+            from hippo import Memory
+            with Memory(sys.argv[1]) as m:
+                if sys.argv[2] == "add":
+                    m.add("a message from another process about violins")
+                else:
+                    m.forget({"speaker": "Zed"})
+        """)
+        subprocess.run([sys.executable, "-c", other, str(path), "add"], check=True, timeout=120)
+        assert {h.text for h in mem.search("violins", k=5)} == {
+            "a message from this process about violins", "a message from another process about violins"}
+        mem.add("Zed's note about violins", speaker="Zed")
+        subprocess.run([sys.executable, "-c", other, str(path), "forget"], check=True, timeout=120)
+        texts = {h.text for h in mem.search("violins", k=5)}
+        assert "Zed's note about violins" not in texts  # no ghost after another process deleted it
+        assert mem.count() == 2
+
+
+def test_many_threads_each_writing_lose_nothing(tmp_path) -> None:
+    path = tmp_path / "w.db"
+    errors: list[str] = []
+    with Memory(path, config={"seal_tokens": 200}) as mem:
+        def writer(slot: int) -> None:
+            try:
+                for i in range(25):
+                    mem.add(f"thread {slot} message {i} {rel.marker(slot * 100 + i)}")
+                    if i % 7 == 0:
+                        mem.search(f"thread {slot}", k=3)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{type(exc).__name__}: {exc}")
+
+        threads = [threading.Thread(target=writer, args=(s,)) for s in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+            assert not t.is_alive(), "a writer thread hung"
+        assert not errors, errors
+        texts = [it.text for it in mem.list()]
+        assert len(texts) == len(set(texts)) == 150
+        for slot in range(6):
+            want = f"thread {slot} message 24 {rel.marker(slot * 100 + 24)}"
+            assert want in [h.text for h in mem.search(rel.marker(slot * 100 + 24), k=5)]
+    with Memory(path) as mem:
+        assert mem.count() == 150
+
+
+async def test_async_twins_do_not_block_the_event_loop() -> None:
+    ticks = 0
+    stop = asyncio.Event()
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            await asyncio.sleep(0.001)
+
+    with Memory(None) as mem:
+        task = asyncio.create_task(ticker())
+        await mem.aadd_many([{"text": f"async message {i} about pottery " * 5} for i in range(1500)])
+        hits = await mem.asearch("pottery", k=3)
+        rec = await mem.arecall("pottery", budget_tokens=200)
+        stop.set()
+        await task
+    assert hits and rec.messages
+    assert ticks > 5, "the event loop was blocked while hippo worked"
+
+
+async def test_async_errors_surface_as_hippo_errors() -> None:
+    with Memory(None) as mem:
+        with pytest.raises(HippoError):
+            await mem.aadd("")
+        with pytest.raises(HippoError):
+            await mem.asearch("x", k=0)
+        results = await asyncio.gather(mem.aadd("fine"), mem.aget(10**9), return_exceptions=True)
+        assert results[0].text == "fine" and isinstance(results[1], HippoError)
