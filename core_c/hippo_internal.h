@@ -157,6 +157,14 @@ HIPPO_INLINE unsigned hippo_bv_get_rank1(const hippo_bv *bv, uint64_t i, uint64_
     return (unsigned)((word >> (off & 63)) & 1);
 }
 
+/* Start loading the line that holds bit i (batch queries issue these for a whole group first, so the
+ * misses overlap instead of queuing behind the rank arithmetic). */
+#if defined(__GNUC__) || defined(__clang__)
+#define hippo_bv_prefetch(bv, i) __builtin_prefetch((bv)->lines + ((i) / HIPPO_BV_LINE_BITS) * HIPPO_BV_LINE_WORDS)
+#else
+#define hippo_bv_prefetch(bv, i) ((void)0)
+#endif
+
 /* Branch-free select between two values by a 0/1 flag. */
 HIPPO_INLINE uint64_t hippo_pick(unsigned flag, uint64_t if1, uint64_t if0) {
     uint64_t m = (uint64_t)0 - (uint64_t)flag;

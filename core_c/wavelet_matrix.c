@@ -198,6 +198,7 @@ HIPPO_CLONES void hippo_wm_access_many_unchecked(const hippo_wm *wm, const int64
         for (uint32_t l = 0; l < wm->bits; l++) {
             const hippo_bv *bv = &wm->level[l];
             uint64_t z = wm->zeros[l];
+            for (j = 0; j < HIPPO_GROUP; j++) hippo_bv_prefetch(bv, p[j]);
             for (j = 0; j < HIPPO_GROUP; j++) {
                 uint64_t r;
                 unsigned b = hippo_bv_get_rank1(bv, p[j], &r);
@@ -221,6 +222,11 @@ static HIPPO_CLONES void rank_group(const hippo_wm *wm, const uint32_t *sym, con
         uint64_t z = wm->zeros[l];
         unsigned shift = wm->bits - 1 - l;
         for (j = 0; j < cnt; j++) {
+            hippo_bv_prefetch(bv, a[j]);
+            hippo_bv_prefetch(bv, b[j]);
+        }
+        for (j = 0; j < cnt; j++) {
+            if (a[j] == b[j]) continue; /* empty interval: the rank is 0 from here on */
             uint64_t ra = hippo_bv_rank1(bv, a[j]), rb = hippo_bv_rank1(bv, b[j]);
             unsigned bit = (sym[j] >> shift) & 1u;
             a[j] = hippo_pick(bit, z + ra, a[j] - ra);
