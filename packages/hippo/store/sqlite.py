@@ -165,8 +165,16 @@ class SQLiteStore(Store):
     def state(self, namespace: str) -> NamespaceState:
         rows = self._query("SELECT generation, next_seq FROM namespaces WHERE name = ?", (namespace,))
         if not rows:
-            return NamespaceState(0, 0)
+            return NamespaceState(self._epoch(self._db), 0)
         return NamespaceState(rows[0][0], rows[0][1])
+
+    def _epoch(self, db) -> int:
+        # Generation a namespace (re)starts at. delete_namespace removes the namespace's row, so its name leaves
+        # the file, and raises the epoch past that row's generation: a process still caching the deleted
+        # namespace sees a changed generation and reloads, even once the name is reused.
+        with self._lock:
+            row = db.execute("SELECT value FROM meta WHERE key = 'namespace_epoch'").fetchone()
+        return int(row[0]) if row else 0
 
     def namespaces(self) -> list[str]:
         rows = self._query("SELECT DISTINCT namespace FROM messages ORDER BY namespace")
@@ -178,7 +186,8 @@ class SQLiteStore(Store):
             return []
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
-            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, 0, 0)", (namespace,))
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
+                       (namespace, self._epoch(db)))
             seq = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
             for m in messages:
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
@@ -388,7 +397,12 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM chunks WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
-            db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+            row = db.execute("SELECT generation FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            if row is not None:
+                epoch = max(self._epoch(db), int(row[0])) + 1
+                db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
+                db.execute("INSERT INTO meta(key, value) VALUES ('namespace_epoch', ?)"
+                           " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(epoch),))
         return int(n)
 
     # -- embedding codes ------------------------------------------------------------------------------------
