@@ -57,6 +57,9 @@ _SCHEMA = [
         n_tokens INTEGER NOT NULL,
         blob BLOB NOT NULL)""",
     "CREATE INDEX IF NOT EXISTS chunks_ns ON chunks (namespace, first_seq)",
+    # Sealing reads the unsealed tail after every write: without this partial index that is a walk over every
+    # message of the namespace, which makes each add O(n) and ingest quadratic.
+    "CREATE INDEX IF NOT EXISTS messages_tail ON messages (namespace, seq) WHERE tokens IS NOT NULL",
     """CREATE TABLE IF NOT EXISTS codes (
         id INTEGER PRIMARY KEY,
         namespace TEXT NOT NULL,
