@@ -213,7 +213,9 @@ class NamespaceIndex:
         glued = np.zeros(pos.size, dtype=bool)
         glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
         # a word ends where its message ends, whatever the next message starts with
-        glued &= ~np.isin(nxt, self.ends.view)
+        ends = self.ends.view
+        k = np.minimum(np.searchsorted(ends, nxt), ends.size - 1)
+        glued &= ends[k] != nxt
         return pos[~glued]
 
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> np.ndarray:

@@ -35,7 +35,7 @@ class RetrievalConfig:
     weight_embedding: float = 0.8
     # BM25 enumerates occurrences of rare terms first; terms past this many occurrences are only verified on
     # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).
-    enumerate_limit: int = 20_000
+    enumerate_limit: int = 4_000
     candidate_limit: int = 400
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
