@@ -270,10 +270,11 @@ class SQLiteStore(Store):
         for start in range(0, len(ids), 500):
             part = ids[start:start + 500]
             marks = ",".join("?" * len(part))
-            for r in self._query(
-                f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
-            ):
-                out[r[0]] = self._row(r)
+            # Look up by primary key only (a namespace condition would steer the planner to scan the
+            # namespace's index); rows of other namespaces are dropped here.
+            for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE id IN ({marks})", part):
+                if r[1] == namespace:
+                    out[r[0]] = self._row(r)
         return out
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
