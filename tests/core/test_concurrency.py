@@ -33,7 +33,7 @@ def test_reader_threads_with_one_writer_equal_a_serial_run(tmp_path) -> None:
 
 def test_writer_processes_and_a_reader_process_on_one_file(tmp_path) -> None:
     camp = rel.Campaign("processes")
-    rel._processes(tmp_path / "p.db", camp, processes=3, per_process=60, seed=4, timeout_s=180)
+    rel._processes(tmp_path / "p.db", camp, processes=3, per_process=120, seed=4, timeout_s=180)
     _assert_clean(camp)
     assert camp.counts["messages_verified"] > 0
 
@@ -200,3 +200,29 @@ def test_sealing_reads_the_tail_through_an_index(tmp_path) -> None:
     finally:
         db.close()
     assert "messages_tail" in plan, plan
+
+
+def test_loading_a_namespace_reads_one_snapshot(tmp_path, monkeypatch) -> None:
+    """Another process seals and merges chunks between the two reads of a namespace load (rows, then chunks):
+    the load must still see one consistent state instead of raising CorruptData."""
+    path = tmp_path / "snap.db"
+    writer = Memory(path, config={"seal_tokens": 10**9})
+    writer.add_many([{"text": f"first part message {i} about owls"} for i in range(20)])
+    writer.flush()
+    writer.add_many([{"text": f"second part message {i} about owls"} for i in range(20)])  # unsealed tail
+    reader = Memory(path)
+    store = reader._s.store
+    original = store._chunks
+
+    def chunks_after_a_seal(*args, **kwargs):
+        writer.flush()  # seals the tail and merges it with the first chunk, from another connection
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(store, "_chunks", chunks_after_a_seal)
+    try:
+        assert reader.count() == 40
+        monkeypatch.undo()
+        assert [it.text for it in reader.list()][-1] == "second part message 19 about owls"
+    finally:
+        reader.close()
+        writer.close()

@@ -219,10 +219,23 @@ class SQLiteStore(Store):
         return [Chunk(*r) for r in rows]
 
     def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
-        raw = self._query(
-            f"SELECT {_ROW_COLS}, tokens FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)
-        )
-        chunks = self._chunks(namespace)
+        # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
+        # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
+        with self._lock:
+            own = not self._db.in_transaction
+            try:
+                if own:
+                    self._db.execute("BEGIN")
+                try:
+                    raw = self._query(
+                        f"SELECT {_ROW_COLS}, tokens FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)
+                    )
+                    chunks = self._chunks(namespace)
+                finally:
+                    if own:
+                        self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "reading the store") from exc
         return self._attach_tokens(namespace, raw, chunks, decode, after_seq)
 
     def _attach_tokens(self, namespace, raw, chunks, decode, after_seq) -> list[MessageRow]:
