@@ -39,10 +39,11 @@ def test_sigkill_at_50_random_points(tmp_path) -> None:
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     counts, failures = result["counts"], result["failures"]
     assert not failures, "\n".join(failures[:20])
-    assert counts["kill_points"] >= 50
-    assert counts["messages_verified"] > 1000
-    assert counts["exact_quote_searches"] > 300
-    assert counts["integrity_checks"] >= 50
+    assert counts["kill_points"] >= 50, counts
+    assert counts["messages_verified"] > 1000, counts
+    assert counts["exact_quote_searches"] > 300, counts
+    assert counts["marker_searches"] > 100, counts
+    assert counts["integrity_checks"] >= 50, counts
     # the kills landed inside writes, not only between them
     assert counts.get("killed_during_add_many", 0) + counts.get("killed_during_delete", 0) >= 10, counts
 
@@ -164,3 +165,21 @@ def test_writer_log_lines_are_atomic(tmp_path) -> None:
     _log(fd, {"op": "add_many", "items": [{"text": "é" * 5000}]})
     os.close(fd)
     assert json.loads(Path(p).read_text(encoding="utf-8"))["items"][0]["text"] == "é" * 5000
+
+
+def test_bench_reliability_and_soak_commands(tmp_path) -> None:
+    out = tmp_path / "rel.json"
+    proc = subprocess.run([sys.executable, "-m", "hippo.cli", "bench", "reliability", "--quick", "--only", "crash",
+                           "--kill-points", "3", "--out", str(out)], capture_output=True, text=True, env=ENV,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:] + proc.stdout[-2000:]
+    res = json.loads(out.read_text(encoding="utf-8"))
+    assert res["figures"]["kill_points_survived"] == 3 and res["figures"]["failures"] == 0
+    assert "kill points survived" in out.with_suffix(".md").read_text(encoding="utf-8")
+    from hippo.bench import main as bench_main
+
+    soak_out = tmp_path / "soak.json"
+    assert bench_main(["soak", "--adds", "400", "--batch", "50", "--recall-every", "100", "--flush-every", "200",
+                       "--read-seconds", "0.3", "--out", str(soak_out)]) == 0
+    soak = json.loads(soak_out.read_text(encoding="utf-8"))
+    assert soak["adds"] == 400 and not soak["failures"] and len(soak["windows"]) >= 2

@@ -200,8 +200,11 @@ class _Model:
 
 def _replay(model: _Model, log_path: str, camp: Campaign) -> dict[str, Any] | None:
     """Apply the acknowledged operations of one writer's log; returns the operation in flight, if any."""
-    with open(log_path, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+    try:
+        with open(log_path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:  # killed right after the fork, before it wrote anything
+        return {"op": "open", "k": None}
     pending: dict[str, Any] | None = None
     for line in lines:
         rec = json.loads(line)  # a torn line would be a failure of the log itself, not of hippo
@@ -512,7 +515,7 @@ rng = random.Random(seed * 1000 + slot)
 busy = ops = 0
 while True:
     try:
-        mem = Memory(path, config={"busy_timeout_s": 0.5, "seal_tokens": 256})
+        mem = Memory(path, config={"busy_timeout_s": 0.5, "seal_tokens": 48})
         break
     except StoreBusy:
         busy += 1
