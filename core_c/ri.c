@@ -12,6 +12,14 @@
  */
 #include "hippo_internal.h"
 
+/* The projection loop gets an AVX2 build where the CPU has it (integer arithmetic: identical results). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__linux__) && \
+    !defined(__SANITIZE_ADDRESS__) && !defined(HIPPO_NO_CLONES)
+#define HIPPO_RI_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define HIPPO_RI_CLONES
+#endif
+
 static uint64_t splitmix64(uint64_t x) {
     x += 0x9E3779B97F4A7C15ULL;
     x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
@@ -48,12 +56,17 @@ typedef struct ri_work {
     uint32_t *ring;      /* (2 * window + 1) * nnz base indices */
     uint32_t *hist;      /* |value| histogram, self_weight + 2 * window + 2 */
     uint32_t *ties;      /* candidates at the threshold value */
-    uint32_t *rmask;     /* dim hyperplane sign masks */
+    int32_t *neg;        /* dim x 32: 0 where R(idx, b) = +1, -1 where R(idx, b) = -1 */
+    uint32_t *kidx;      /* kept indices of the current position */
+    int32_t *kval;       /* their values */
+    uint64_t *tiebits;   /* dim bits: the tie candidates of the current position */
+    int16_t *sgn16;      /* dim x 32: R(idx, b) as +1 / -1, for the narrow projection */
     uint32_t gen;
+    int narrow;          /* sums provably fit int16: top_m * (self_weight + 2 * window) < 32768 */
 } ri_work;
 
 static void free_work(ri_work *w) {
-    free(w->acc); free(w->stamp); free(w->touched); free(w->ring); free(w->hist); free(w->ties); free(w->rmask);
+    free(w->acc); free(w->stamp); free(w->touched); free(w->ring); free(w->hist); free(w->ties); hippo_aligned_free(w->neg); free(w->kidx); free(w->kval); free(w->tiebits); hippo_aligned_free(w->sgn16);
 }
 
 static int alloc_work(ri_work *w, const hippo_ri_params *p) {
@@ -66,76 +79,137 @@ static int alloc_work(ri_work *w, const hippo_ri_params *p) {
     w->ring = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
     w->hist = (uint32_t *)calloc((size_t)vmax, 4);
     w->ties = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
-    w->rmask = (uint32_t *)malloc((size_t)p->dim * 4);
-    if (!w->acc || !w->stamp || !w->touched || !w->ring || !w->hist || !w->ties || !w->rmask) {
+    w->neg = (int32_t *)hippo_aligned_alloc((size_t)p->dim * 32 * 4);
+    w->kidx = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
+    w->kval = (int32_t *)malloc((size_t)(span * p->nnz) * 4);
+    w->tiebits = (uint64_t *)calloc((size_t)p->dim / 64 + 1, 8);
+    w->sgn16 = (int16_t *)hippo_aligned_alloc((size_t)p->dim * 32 * 2);
+    if (!w->acc || !w->stamp || !w->touched || !w->ring || !w->hist || !w->ties || !w->neg || !w->kidx || !w->kval ||
+        !w->tiebits || !w->sgn16) {
         free_work(w);
         return HIPPO_ENOMEM;
     }
+    w->narrow = (uint64_t)p->top_m * ((uint64_t)p->self_weight + 2 * (uint64_t)p->window) < 32768;
     uint64_t rseed = splitmix64(p->seed ^ 0x5DEECE66DULL);
-    for (uint32_t i = 0; i < p->dim; i++) w->rmask[i] = (uint32_t)splitmix64(rseed + i);
+    for (uint32_t i = 0; i < p->dim; i++) {
+        uint32_t mask = (uint32_t)splitmix64(rseed + i);
+        for (unsigned b = 0; b < 32; b++) {
+            w->neg[(size_t)i * 32 + b] = ((mask >> b) & 1u) ? 0 : -1;
+            w->sgn16[(size_t)i * 32 + b] = (int16_t)(((mask >> b) & 1u) ? 1 : -1);
+        }
+    }
     return HIPPO_OK;
 }
 
 static uint32_t absv(int32_t v) { return v < 0 ? (uint32_t)(-(int64_t)v) : (uint32_t)v; }
 
-/* Signature of one accumulated context (acc over touched[0..nt)). Resets acc. */
+/* sum_k v_k * R(idx_k, b) for the 32 hyperplanes: a conditional negate and add per lane, a loop
+ * the compiler vectorizes (no multiply, no per-bit shift). */
+static HIPPO_RI_CLONES uint32_t project(const int32_t *neg, const uint32_t *kidx, const int32_t *kval, uint32_t kept,
+                                        uint32_t sig_bits) {
+    int32_t sum[32];
+    unsigned b;
+    for (b = 0; b < 32; b++) sum[b] = 0;
+    for (uint32_t k = 0; k < kept; k++) {
+        const int32_t *m = neg + (size_t)kidx[k] * 32;
+        int32_t v = kval[k];
+        for (b = 0; b < 32; b++) sum[b] += (v ^ m[b]) - m[b];
+    }
+    uint32_t sig = 0;
+    for (b = 0; b < sig_bits; b++)
+        if (sum[b] > 0) sig |= (uint32_t)1 << b;
+    return sig;
+}
+
+/* The same with 16-bit lanes, used when every partial sum provably fits (twice the lanes per
+ * register). */
+#if defined(__GNUC__) || defined(__clang__)
+typedef int16_t hippo_v16 __attribute__((vector_size(32)));
+#endif
+
+static HIPPO_RI_CLONES uint32_t project16(const int16_t *sgn, const uint32_t *kidx, const int32_t *kval, uint32_t kept,
+                                          uint32_t sig_bits) {
+    int16_t sum[32];
+    unsigned b;
+#if defined(__GNUC__) || defined(__clang__)
+    /* two 16-lane vectors (one AVX2 register each; pairs of SSE2 registers in the default build) */
+    hippo_v16 s0 = {0}, s1 = {0};
+    for (uint32_t k = 0; k < kept; k++) {
+        hippo_v16 r0, r1;
+        memcpy(&r0, sgn + (size_t)kidx[k] * 32, 32);
+        memcpy(&r1, sgn + (size_t)kidx[k] * 32 + 16, 32);
+        int16_t v = (int16_t)kval[k];
+        hippo_v16 vv = {v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v};
+        s0 += r0 * vv;
+        s1 += r1 * vv;
+    }
+    memcpy(sum, &s0, 32);
+    memcpy(sum + 16, &s1, 32);
+#else
+    for (b = 0; b < 32; b++) sum[b] = 0;
+    for (uint32_t k = 0; k < kept; k++) {
+        const int16_t *r = sgn + (size_t)kidx[k] * 32;
+        int16_t v = (int16_t)kval[k];
+        for (b = 0; b < 32; b++) sum[b] = (int16_t)(sum[b] + v * r[b]);
+    }
+#endif
+    uint32_t sig = 0;
+    for (b = 0; b < sig_bits; b++)
+        if (sum[b] > 0) sig |= (uint32_t)1 << b;
+    return sig;
+}
+
+/* Signature of one accumulated context (acc over touched[0..nt)). Resets acc. Branch-free where the
+ * outcome is data-dependent (values, ties): mispredictions dominated the cost otherwise. */
 static uint32_t finish_position(const hippo_ri_params *p, ri_work *w, uint32_t nt) {
-    uint32_t m = p->top_m;
-    int32_t pos_sum[32], total = 0;
-    uint32_t b, i, kept = 0;
-    for (b = 0; b < 32; b++) pos_sum[b] = 0;
-    /* threshold by histogram of |value| */
+    uint32_t m = p->top_m, i, kept = 0, nties = 0;
     uint32_t nonzero = 0, vmax = 0;
     for (i = 0; i < nt; i++) {
         uint32_t a = absv(w->acc[w->touched[i]]);
-        if (a) { w->hist[a]++; nonzero++; if (a > vmax) vmax = a; }
+        w->hist[a]++;
+        nonzero += a != 0;
+        vmax = a > vmax ? a : vmax;
     }
-    uint32_t thr = 1, above = 0; /* keep |v| > thr-ish: find thr with count(> thr) < m <= count(>= thr) */
+    /* keep |v| > thr, plus the lowest-index ties at |v| == thr when more than m are nonzero */
+    uint32_t thr = 0, need_ties = 0;
     if (nonzero > m) {
         uint32_t c = 0;
         for (thr = vmax; thr >= 1; thr--) {
             if (c + w->hist[thr] >= m) break;
             c += w->hist[thr];
         }
-        above = c;
+        need_ties = m - c;
     }
-    uint32_t need_ties = nonzero > m ? m - above : 0, nties = 0;
     for (i = 0; i < nt; i++) {
         uint32_t idx = w->touched[i];
         int32_t v = w->acc[idx];
         uint32_t a = absv(v);
-        if (a) w->hist[a] = 0;
-        if (!a) continue;
-        if (nonzero > m) {
-            if (a < thr) continue;
-            if (a == thr) { w->ties[nties++] = idx; continue; }
-        }
-        uint32_t mask = w->rmask[idx];
-        total += v;
-        for (b = 0; b < 32; b++) pos_sum[b] += (int32_t)((mask >> b) & 1u) * v;
-        kept++;
+        w->hist[a] = 0;
+        w->kidx[kept] = idx;
+        w->kval[kept] = v;
+        kept += a > thr;
+        w->ties[nties] = idx;
+        nties += (a == thr) & (thr != 0);
     }
+    /* lowest indices among the ties: through a bitmap over [0, dim) scanned from the bottom */
     if (need_ties) {
-        /* lowest indices among the ties: partial selection sort (ties are few) */
-        for (uint32_t t = 0; t < need_ties; t++) {
-            uint32_t best = t;
-            for (uint32_t u = t + 1; u < nties; u++)
-                if (w->ties[u] < w->ties[best]) best = u;
-            uint32_t x = w->ties[t]; w->ties[t] = w->ties[best]; w->ties[best] = x;
-            uint32_t idx = w->ties[t];
-            int32_t v = w->acc[idx];
-            uint32_t mask = w->rmask[idx];
-            total += v;
-            for (b = 0; b < 32; b++) pos_sum[b] += (int32_t)((mask >> b) & 1u) * v;
+        for (i = 0; i < nties; i++) w->tiebits[w->ties[i] >> 6] |= (uint64_t)1 << (w->ties[i] & 63);
+        uint32_t got = 0;
+        for (uint32_t word = 0; got < need_ties; word++) {
+            uint64_t x = w->tiebits[word];
+            while (x && got < need_ties) {
+                uint32_t idx = word * 64 + hippo_ctz64(x);
+                x &= x - 1;
+                w->kidx[kept] = idx;
+                w->kval[kept++] = w->acc[idx];
+                got++;
+            }
         }
+        for (i = 0; i < nties; i++) w->tiebits[w->ties[i] >> 6] = 0;
     }
     for (i = 0; i < nt; i++) w->acc[w->touched[i]] = 0;
-    /* sum_k v_k * R = 2 * (sum over R = +1) - total */
-    uint32_t sig = 0;
-    for (b = 0; b < p->sig_bits; b++)
-        if (2 * (int64_t)pos_sum[b] - total > 0) sig |= (uint32_t)1 << b;
-    (void)kept;
-    return sig;
+    if (w->narrow) return project16(w->sgn16, w->kidx, w->kval, kept, p->sig_bits);
+    return project(w->neg, w->kidx, w->kval, kept, p->sig_bits);
 }
 
 static void run_segment(const hippo_ri_params *p, ri_work *w, const uint32_t *tokens, uint64_t a, uint64_t e,
@@ -156,9 +230,12 @@ static void run_segment(const hippo_ri_params *p, ri_work *w, const uint32_t *to
             if (wt == 0) continue;
             for (uint32_t s = 0; s < nnz; s++) {
                 uint32_t idx = bv[s];
-                if (w->stamp[idx] != w->gen) { w->stamp[idx] = w->gen; w->touched[nt++] = idx; }
-                w->acc[idx] += s < half ? wt : -wt;
+                w->touched[nt] = idx;
+                nt += w->stamp[idx] != w->gen;
+                w->stamp[idx] = w->gen;
             }
+            for (uint32_t s = 0; s < half; s++) w->acc[bv[s]] += wt;
+            for (uint32_t s = half; s < nnz; s++) w->acc[bv[s]] -= wt;
         }
         out[i] = finish_position(p, w, nt);
     }

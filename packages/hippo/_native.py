@@ -191,32 +191,52 @@ def _blob(data: Any) -> Any:
 # ------------------------------------------------------------------------------------------ locking
 
 
+class _Guard:
+    """A reusable ``with`` guard calling two bound methods (cheaper than a generator context manager)."""
+
+    __slots__ = ("_enter", "_exit")
+
+    def __init__(self, enter: Any, exit_: Any) -> None:
+        self._enter = enter
+        self._exit = exit_
+
+    def __enter__(self) -> None:
+        self._enter()
+
+    def __exit__(self, *exc: object) -> None:
+        self._exit()
+
+
 class _RWLock:
-    """Many concurrent readers or one writer; waiting writers block new readers (no writer starvation)."""
+    """Many concurrent readers or one writer; waiting writers block new readers (no writer starvation).
+
+    ``with lock.shared:`` for queries, ``with lock.exclusive:`` for appends."""
+
+    __slots__ = ("_mutex", "_cond", "_readers", "_writer", "_waiting", "shared", "exclusive")
 
     def __init__(self) -> None:
-        self._cond = threading.Condition(threading.Lock())
+        self._mutex = threading.Lock()
+        self._cond = threading.Condition(self._mutex)
         self._readers = 0
         self._writer = False
         self._waiting = 0
+        self.shared = _Guard(self._acquire_shared, self._release_shared)
+        self.exclusive = _Guard(self._acquire_exclusive, self._release_exclusive)
 
-    @contextlib.contextmanager
-    def read(self) -> Iterator[None]:
-        with self._cond:
+    def _acquire_shared(self) -> None:
+        with self._mutex:
             while self._writer or self._waiting:
                 self._cond.wait()
             self._readers += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._readers -= 1
-                if self._readers == 0:
-                    self._cond.notify_all()
 
-    @contextlib.contextmanager
-    def write(self) -> Iterator[None]:
-        with self._cond:
+    def _release_shared(self) -> None:
+        with self._mutex:
+            self._readers -= 1
+            if self._readers == 0 and self._waiting:
+                self._cond.notify_all()
+
+    def _acquire_exclusive(self) -> None:
+        with self._mutex:
             self._waiting += 1
             try:
                 while self._writer or self._readers:
@@ -224,20 +244,34 @@ class _RWLock:
             finally:
                 self._waiting -= 1
             self._writer = True
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._writer = False
-                self._cond.notify_all()
+
+    def _release_exclusive(self) -> None:
+        with self._mutex:
+            self._writer = False
+            self._cond.notify_all()
 
 
 class _NoLock:
     """Immutable structures need no lock."""
 
-    @contextlib.contextmanager
-    def read(self) -> Iterator[None]:
-        yield
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+_NO_LOCK = _NoLock()
+
+
+class _Immutable:
+    """Lock facade of immutable structures: both guards are no-ops."""
+
+    __slots__ = ()
+    shared = _NO_LOCK
+    exclusive = _NO_LOCK
 
 
 # -------------------------------------------------------------------------------- wavelet matrices
@@ -251,11 +285,16 @@ class _Sequence:
     _bits: int
     _lock: Any
 
-    def _fn(self, name: str) -> Any:
-        return getattr(lib, self._c + name)
+    _f: Any  # C functions of the subclass's prefix, resolved once
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = ("len", "nbytes", "access", "access_many", "access_range", "rank", "rank_many", "select", "count",
+                 "count_many", "hamming_ball", "serialized_size", "serialize")
+        cls._f = type("_CFunctions", (), {n: staticmethod(getattr(lib, cls._c + n)) for n in names})
 
     def _len(self) -> int:
-        return int(self._fn("len")(self._ptr))
+        return int(self._f.len(self._ptr))
 
     @property
     def bits(self) -> int:
@@ -263,73 +302,73 @@ class _Sequence:
         return self._bits
 
     def __len__(self) -> int:
-        with self._lock.read():
+        with self._lock.shared:
             return self._len()
 
     @property
     def nbytes(self) -> int:
         """Heap bytes held by the structure (bit vectors, rank/select directories, tables, buffers)."""
-        with self._lock.read():
-            return int(self._fn("nbytes")(self._ptr))
+        with self._lock.shared:
+            return int(self._f.nbytes(self._ptr))
 
     def access(self, i: int) -> int:
         """The symbol at position ``i`` (0 <= i < len). O(bits)."""
-        with self._lock.read():
+        with self._lock.shared:
             i = _position(i, self._len(), "i", inclusive=False)
             out = ffi.new("uint32_t *")
-            _check(self._fn("access")(self._ptr, i, out), "i")
+            _check(self._f.access(self._ptr, i, out), "i")
             return int(out[0])
 
     def access_many(self, positions: ArrayLike) -> np.ndarray:
         """Symbols at ``positions`` (int64 array) as a uint32 array; queries are interleaved in C."""
-        with self._lock.read():
+        with self._lock.shared:
             pos = _positions(positions, self._len(), "positions", inclusive=False)
             out = np.empty(pos.size, dtype=np.uint32)
             if pos.size:
-                _check(self._fn("access_many")(self._ptr, _ptr("int64_t[]", pos), pos.size,
+                _check(self._f.access_many(self._ptr, _ptr("int64_t[]", pos), pos.size,
                                                _wptr("uint32_t[]", out)), "positions")
             return out
 
     def access_range(self, start: int = 0, end: int | None = None) -> np.ndarray:
         """Symbols of ``[start, end)`` (``end=None`` means the end) as a uint32 array."""
-        with self._lock.read():
+        with self._lock.shared:
             s, e = _range(start, end, self._len())
             out = np.empty(e - s, dtype=np.uint32)
             if e > s:
-                _check(self._fn("access_range")(self._ptr, s, e, _wptr("uint32_t[]", out)), "start/end")
+                _check(self._f.access_range(self._ptr, s, e, _wptr("uint32_t[]", out)), "start/end")
             return out
 
     def rank(self, symbol: int, i: int) -> int:
         """Occurrences of ``symbol`` in ``[0, i)``, 0 <= i <= len. O(bits)."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbol(symbol, self._bits)
             i = _position(i, self._len(), "i", inclusive=True)
             out = ffi.new("uint64_t *")
-            _check(self._fn("rank")(self._ptr, sym, i, out), "i")
+            _check(self._f.rank(self._ptr, sym, i, out), "i")
             return int(out[0])
 
     def rank_many(self, symbols: ArrayLike, positions: ArrayLike) -> np.ndarray:
         """``rank(symbols[j], positions[j])`` for every j, as an int64 array."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbols(symbols, self._bits)
             pos = _positions(positions, self._len(), "positions", inclusive=True)
             if sym.size != pos.size:
                 raise InvalidInput(f"positions: length {pos.size} differs from symbols length {sym.size}")
             out = np.empty(sym.size, dtype=np.int64)
             if sym.size:
-                _check(self._fn("rank_many")(self._ptr, _ptr("uint32_t[]", sym), _ptr("int64_t[]", pos), sym.size,
+                _check(self._f.rank_many(self._ptr, _ptr("uint32_t[]", sym), _ptr("int64_t[]", pos), sym.size,
                                              _wptr("uint64_t[]", out)), "symbols/positions")
             return out
 
     def select(self, symbol: int, k: int) -> int:
         """Position of the ``k``-th occurrence (k >= 1) of ``symbol``; OutOfRange past the count."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbol(symbol, self._bits)
             k = _int(k, "k")
             if k < 1:
                 raise OutOfRange(f"k: must be >= 1, got {k}")
             out = ffi.new("uint64_t *")
-            st = self._fn("select")(self._ptr, sym, k, out)
+            st = self._f.select(self._ptr, sym, k, out)
             if st == lib.HIPPO_ERANGE:
                 raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
             _check(st, "k")
@@ -337,21 +376,21 @@ class _Sequence:
 
     def count(self, symbol: int, start: int = 0, end: int | None = None) -> int:
         """Occurrences of ``symbol`` in ``[start, end)``. O(bits) per overlapping segment."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbol(symbol, self._bits)
             s, e = _range(start, end, self._len())
             out = ffi.new("uint64_t *")
-            _check(self._fn("count")(self._ptr, sym, s, e, out), "start/end")
+            _check(self._f.count(self._ptr, sym, s, e, out), "start/end")
             return int(out[0])
 
     def count_many(self, symbols: ArrayLike, start: int = 0, end: int | None = None) -> np.ndarray:
         """``count(symbols[j], start, end)`` for every j, as an int64 array."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbols(symbols, self._bits)
             s, e = _range(start, end, self._len())
             out = np.empty(sym.size, dtype=np.int64)
             if sym.size:
-                _check(self._fn("count_many")(self._ptr, _ptr("uint32_t[]", sym), sym.size, s, e,
+                _check(self._f.count_many(self._ptr, _ptr("uint32_t[]", sym), sym.size, s, e,
                                               _wptr("uint64_t[]", out)), "start/end")
             return out
 
@@ -366,7 +405,7 @@ class _Sequence:
         """
         if method not in _METHODS:
             raise InvalidInput(f"method: expected one of {sorted(_METHODS)}, got {method!r}")
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbol(symbol, self._bits)
             r = _int(radius, "radius")
             if r < 0:
@@ -378,7 +417,7 @@ class _Sequence:
             while True:
                 syms = np.empty(cap, dtype=np.uint32)
                 counts = np.empty(cap, dtype=np.uint64)
-                _check(self._fn("hamming_ball")(self._ptr, sym, r, s, e, _METHODS[method], _wptr("uint32_t[]", syms),
+                _check(self._f.hamming_ball(self._ptr, sym, r, s, e, _METHODS[method], _wptr("uint32_t[]", syms),
                                                 _wptr("uint64_t[]", counts), cap, needed), "hamming_ball")
                 if needed[0] <= cap:
                     k = int(needed[0])
@@ -387,12 +426,12 @@ class _Sequence:
 
     def to_bytes(self) -> bytes:
         """Versioned, checksummed serialization (magic, version, width, length, packed symbols)."""
-        with self._lock.read():
+        with self._lock.shared:
             size = ffi.new("uint64_t *")
-            _check(self._fn("serialized_size")(self._ptr, size), "to_bytes")
+            _check(self._f.serialized_size(self._ptr, size), "to_bytes")
             buf = ffi.new("uint8_t[]", int(size[0]))
             written = ffi.new("uint64_t *")
-            _check(self._fn("serialize")(self._ptr, buf, int(size[0]), written), "to_bytes")
+            _check(self._f.serialize(self._ptr, buf, int(size[0]), written), "to_bytes")
             return ffi.buffer(buf, int(written[0]))[:]
 
     def __repr__(self) -> str:
@@ -424,7 +463,7 @@ class WaveletMatrix(_Sequence):
     def _init(self, ptr: Any, bits: int) -> None:
         self._ptr = ffi.gc(ptr, lib.hippo_wm_free)
         self._bits = bits
-        self._lock = _NoLock()
+        self._lock = _Immutable()
 
     @classmethod
     def from_bytes(cls, data: BytesLike) -> WaveletMatrix:
@@ -463,7 +502,7 @@ class DynamicWaveletMatrix(_Sequence):
 
     def positions(self, symbol: int, start: int = 0, end: int | None = None) -> np.ndarray:
         """Every position of ``symbol`` in ``[start, end)``, ascending, as an int64 array."""
-        with self._lock.read():
+        with self._lock.shared:
             sym = _symbol(symbol, self._bits)
             s, e = _range(start, end, self._len())
             fn = lib.hippo_dwm_locate
@@ -477,7 +516,7 @@ class DynamicWaveletMatrix(_Sequence):
     def append(self, symbol: int) -> None:
         """Append one symbol (0 <= symbol < 2**bits)."""
         sym = _symbol(symbol, self._bits)
-        with self._lock.write():
+        with self._lock.exclusive:
             _check(lib.hippo_dwm_append(self._ptr, sym), "symbol")
 
     def extend(self, symbols: ArrayLike) -> None:
@@ -485,19 +524,19 @@ class DynamicWaveletMatrix(_Sequence):
         arr = _symbols(symbols, self._bits)
         if arr.size == 0:
             return
-        with self._lock.write():
+        with self._lock.exclusive:
             _check(lib.hippo_dwm_extend(self._ptr, _ptr("uint32_t[]", arr), arr.size), "symbols")
 
     @property
     def segments(self) -> int:
         """Number of static segments currently held (the tail buffer is not counted)."""
-        with self._lock.read():
+        with self._lock.shared:
             return int(lib.hippo_dwm_segments(self._ptr))
 
     @property
     def stream_bytes(self) -> int:
         """Bytes of the stored stream only: bit vectors with their rank/select directories + tail."""
-        with self._lock.read():
+        with self._lock.shared:
             return int(lib.hippo_dwm_stream_bytes(self._ptr))
 
     @classmethod
@@ -542,13 +581,13 @@ class BinaryIndex:
         return self._bits
 
     def __len__(self) -> int:
-        with self._lock.read():
+        with self._lock.shared:
             return int(lib.hippo_bix_len(self._ptr))
 
     @property
     def nbytes(self) -> int:
         """Heap bytes held (codes buffer including growth headroom)."""
-        with self._lock.read():
+        with self._lock.shared:
             return int(lib.hippo_bix_nbytes(self._ptr))
 
     def _codes(self, codes: Any, name: str, *, allow_1d: bool) -> np.ndarray:
@@ -568,7 +607,7 @@ class BinaryIndex:
     def add(self, codes: np.ndarray) -> np.ndarray:
         """Append ``codes`` (uint8, shape (n, bits // 8)); returns their ids (int64)."""
         arr = self._codes(codes, "codes", allow_1d=False)
-        with self._lock.write():
+        with self._lock.exclusive:
             first = ffi.new("uint64_t *")
             if arr.shape[0]:
                 _check(lib.hippo_bix_add(self._ptr, _ptr("uint8_t[]", arr), arr.shape[0], first), "codes")
@@ -578,7 +617,7 @@ class BinaryIndex:
 
     def get(self, ids: ArrayLike) -> np.ndarray:
         """Codes of ``ids`` as a uint8 array of shape (len(ids), bits // 8)."""
-        with self._lock.read():
+        with self._lock.shared:
             n = int(lib.hippo_bix_len(self._ptr))
             idx = _positions(ids, n, "ids", inclusive=False)
             out = np.empty((idx.size, self._bits // 8), dtype=np.uint8)
@@ -603,7 +642,7 @@ class BinaryIndex:
         ids = np.empty((q.shape[0], kk), dtype=np.int64)
         if q.shape[0] == 0:
             return dist, ids
-        with self._lock.read():
+        with self._lock.shared:
             _check(lib.hippo_bix_search(self._ptr, _ptr("uint8_t[]", q), q.shape[0], kk, _wptr("int32_t[]", dist),
                                         _wptr("int64_t[]", ids)), "search")
         return dist, ids
@@ -620,7 +659,7 @@ class BinaryIndex:
         r = min(r, self._bits)
         needed = ffi.new("uint64_t *")
         cap = 256
-        with self._lock.read():
+        with self._lock.shared:
             while True:
                 dist = np.empty(cap, dtype=np.int32)
                 ids = np.empty(cap, dtype=np.int64)
@@ -633,7 +672,7 @@ class BinaryIndex:
 
     def to_bytes(self) -> bytes:
         """Versioned, checksummed serialization of every code."""
-        with self._lock.read():
+        with self._lock.shared:
             size = ffi.new("uint64_t *")
             _check(lib.hippo_bix_serialized_size(self._ptr, size), "to_bytes")
             buf = ffi.new("uint8_t[]", int(size[0]))
