@@ -95,7 +95,7 @@ def _int(value: Any, name: str) -> int:
 
 
 def _symbol(value: Any, bits: int, name: str = "symbol") -> int:
-    v = _int(value, name)
+    v = value if type(value) is int else _int(value, name)
     if v < 0 or v >> bits:
         raise InvalidInput(f"{name}: {v} does not fit in {bits} bits")
     return v
@@ -109,6 +109,27 @@ def _position(value: Any, n: int, name: str, *, inclusive: bool) -> int:
         bound = f"[0, {n}]" if inclusive else f"[0, {n})"
         raise OutOfRange(f"{name}: {v} is outside {bound}")
     return v
+
+
+def _nonneg(value: Any, name: str) -> int:
+    """A non-negative int below 2**63 (the upper bound is checked by the C call)."""
+    v = value if type(value) is int else _int(value, name)
+    if v < 0 or v >= 1 << 63:
+        raise OutOfRange(f"{name}: {v} is out of range")
+    return v
+
+
+_tls = threading.local()
+
+
+def _out(kind: str) -> Any:
+    """A per-thread scratch out-parameter (``u32`` or ``u64``): cheaper than ``ffi.new`` per call."""
+    try:
+        return getattr(_tls, kind)
+    except AttributeError:
+        buf = ffi.new("uint32_t *" if kind == "u32" else "uint64_t *")
+        setattr(_tls, kind, buf)
+        return buf
 
 
 def _range(start: Any, end: Any, n: int) -> tuple[int, int]:
@@ -311,13 +332,21 @@ class _Sequence:
         with self._lock.shared:
             return int(self._f.nbytes(self._ptr))
 
+    def _out_of_range(self, name: str, value: int, *, inclusive: bool) -> OutOfRange:
+        n = len(self)
+        bound = f"[0, {n}]" if inclusive else f"[0, {n})"
+        return OutOfRange(f"{name}: {value} is outside {bound}")
+
     def access(self, i: int) -> int:
         """The symbol at position ``i`` (0 <= i < len). O(bits)."""
+        i = _nonneg(i, "i")
+        out = _out("u32")
         with self._lock.shared:
-            i = _position(i, self._len(), "i", inclusive=False)
-            out = ffi.new("uint32_t *")
-            _check(self._f.access(self._ptr, i, out), "i")
-            return int(out[0])
+            st = self._f.access(self._ptr, i, out)
+        if st == lib.HIPPO_ERANGE:
+            raise self._out_of_range("i", i, inclusive=False)
+        _check(st, "i")
+        return out[0]
 
     def access_many(self, positions: ArrayLike) -> np.ndarray:
         """Symbols at ``positions`` (int64 array) as a uint32 array; queries are interleaved in C."""
@@ -340,12 +369,15 @@ class _Sequence:
 
     def rank(self, symbol: int, i: int) -> int:
         """Occurrences of ``symbol`` in ``[0, i)``, 0 <= i <= len. O(bits)."""
+        sym = _symbol(symbol, self._bits)
+        i = _nonneg(i, "i")
+        out = _out("u64")
         with self._lock.shared:
-            sym = _symbol(symbol, self._bits)
-            i = _position(i, self._len(), "i", inclusive=True)
-            out = ffi.new("uint64_t *")
-            _check(self._f.rank(self._ptr, sym, i, out), "i")
-            return int(out[0])
+            st = self._f.rank(self._ptr, sym, i, out)
+        if st == lib.HIPPO_ERANGE:
+            raise self._out_of_range("i", i, inclusive=True)
+        _check(st, "i")
+        return out[0]
 
     def rank_many(self, symbols: ArrayLike, positions: ArrayLike) -> np.ndarray:
         """``rank(symbols[j], positions[j])`` for every j, as an int64 array."""
@@ -362,26 +394,28 @@ class _Sequence:
 
     def select(self, symbol: int, k: int) -> int:
         """Position of the ``k``-th occurrence (k >= 1) of ``symbol``; OutOfRange past the count."""
+        sym = _symbol(symbol, self._bits)
+        k = k if type(k) is int else _int(k, "k")
+        if k < 1:
+            raise OutOfRange(f"k: must be >= 1, got {k}")
+        if k >= 1 << 64:
+            raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
+        out = _out("u64")
         with self._lock.shared:
-            sym = _symbol(symbol, self._bits)
-            k = _int(k, "k")
-            if k < 1:
-                raise OutOfRange(f"k: must be >= 1, got {k}")
-            out = ffi.new("uint64_t *")
             st = self._f.select(self._ptr, sym, k, out)
-            if st == lib.HIPPO_ERANGE:
-                raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
-            _check(st, "k")
-            return int(out[0])
+        if st == lib.HIPPO_ERANGE:
+            raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
+        _check(st, "k")
+        return out[0]
 
     def count(self, symbol: int, start: int = 0, end: int | None = None) -> int:
         """Occurrences of ``symbol`` in ``[start, end)``. O(bits) per overlapping segment."""
+        sym = _symbol(symbol, self._bits)
+        out = _out("u64")
         with self._lock.shared:
-            sym = _symbol(symbol, self._bits)
             s, e = _range(start, end, self._len())
-            out = ffi.new("uint64_t *")
             _check(self._f.count(self._ptr, sym, s, e, out), "start/end")
-            return int(out[0])
+        return out[0]
 
     def count_many(self, symbols: ArrayLike, start: int = 0, end: int | None = None) -> np.ndarray:
         """``count(symbols[j], start, end)`` for every j, as an int64 array."""
