@@ -55,8 +55,11 @@ def _idf(n_docs: int, df: float) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
-    """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM."""
+def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False) -> Scored:
+    """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM.
+
+    With ``smooth`` (used when building a context), messages also borrow from their conversational neighbours.
+    """
     n_docs = len(index)
     empty = Scored(np.zeros(0, np.int64), np.zeros(0))
     if n_docs == 0 or not query.patterns:
@@ -112,7 +115,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         idf = _idf(n_docs, rows.size)
         acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
         touched[rows] = True
-    if rc.neighbor_weight > 0 and n_docs > 1:
+    if smooth and rc.neighbor_weight > 0 and n_docs > 1:
         acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
     rows = np.flatnonzero(touched)
     return Scored(rows, acc[rows])
@@ -123,10 +126,12 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     turns away): in a dialogue the answer to a question often shares no words with it, while the turn just
     before it does."""
     sess = index.session.view
+    # Messages without a session id are not a dialogue: they never lend to each other.
+    none_code = index.sessions.index(None) if None in index.sessions else -1
     best = np.zeros_like(acc)
     for step in range(1, span + 1):
         w = weight / (2 ** (step - 1))
-        same = sess[step:] == sess[:-step]
+        same = (sess[step:] == sess[:-step]) & (sess[step:] != none_code)
         if not same.any():
             break
         best[step:] = np.maximum(best[step:], w * np.where(same, acc[:-step], 0.0))

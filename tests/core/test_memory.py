@@ -356,7 +356,7 @@ def test_neighbour_smoothing_hand_computed():
         _fill(m)
     q = retrieval.analyze("kiln")
     base = retrieval.lexical(plain._index(), q, plain.config)
-    got = retrieval.lexical(smooth._index(), q, smooth.config)
+    got = retrieval.lexical(smooth._index(), q, smooth.config, smooth=True)
     (kiln_row,) = base.rows.tolist()  # only the last message (s3, row 7) says "kiln"
     s = base.scores[0]
     expected = {kiln_row: s, kiln_row - 1: 0.5 * s}  # row 6 is in s3 too; row 5 is in s2 (no credit)
