@@ -51,22 +51,20 @@ static void base_vector(const hippo_ri_params *p, uint32_t token, uint32_t *idx)
 
 typedef struct ri_work {
     int32_t *acc;        /* dim */
-    uint32_t *stamp;     /* dim: generation of the last touch */
-    uint32_t *touched;   /* (2 * window + 1) * nnz */
+    uint32_t *touched;   /* (2 * window + 1) * nnz indices of the current window (with repeats) */
     uint32_t *ring;      /* (2 * window + 1) * nnz base indices */
-    uint32_t *hist;      /* |value| histogram, self_weight + 2 * window + 2 */
+    uint32_t *hist;      /* |value| histogram, self_weight + 2 * window + 2 bins */
     uint32_t *ties;      /* candidates at the threshold value */
     int32_t *neg;        /* dim x 32: 0 where R(idx, b) = +1, -1 where R(idx, b) = -1 */
     uint32_t *kidx;      /* kept indices of the current position */
     int32_t *kval;       /* their values */
     uint64_t *tiebits;   /* dim bits: the tie candidates of the current position */
     int16_t *sgn16;      /* dim x 32: R(idx, b) as +1 / -1, for the narrow projection */
-    uint32_t gen;
     int narrow;          /* sums provably fit int16: top_m * (self_weight + 2 * window) < 32768 */
 } ri_work;
 
 static void free_work(ri_work *w) {
-    free(w->acc); free(w->stamp); free(w->touched); free(w->ring); free(w->hist); free(w->ties); hippo_aligned_free(w->neg); free(w->kidx); free(w->kval); free(w->tiebits); hippo_aligned_free(w->sgn16);
+    free(w->acc); free(w->touched); free(w->ring); free(w->hist); free(w->ties); hippo_aligned_free(w->neg); free(w->kidx); free(w->kval); free(w->tiebits); hippo_aligned_free(w->sgn16);
 }
 
 static int alloc_work(ri_work *w, const hippo_ri_params *p) {
@@ -74,17 +72,16 @@ static int alloc_work(ri_work *w, const hippo_ri_params *p) {
     uint64_t span = 2 * (uint64_t)p->window + 1;
     uint64_t vmax = (uint64_t)p->self_weight + 2 * (uint64_t)p->window + 2;
     w->acc = (int32_t *)calloc(p->dim, 4);
-    w->stamp = (uint32_t *)calloc(p->dim, 4);
     w->touched = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
     w->ring = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
     w->hist = (uint32_t *)calloc((size_t)vmax, 4);
     w->ties = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
     w->neg = (int32_t *)hippo_aligned_alloc((size_t)p->dim * 32 * 4);
     w->kidx = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
-    w->kval = (int32_t *)malloc((size_t)(span * p->nnz) * 4);
+    w->kval = (int32_t *)malloc((size_t)(2 * span * p->nnz) * 4);
     w->tiebits = (uint64_t *)calloc((size_t)p->dim / 64 + 1, 8);
     w->sgn16 = (int16_t *)hippo_aligned_alloc((size_t)p->dim * 32 * 2);
-    if (!w->acc || !w->stamp || !w->touched || !w->ring || !w->hist || !w->ties || !w->neg || !w->kidx || !w->kval ||
+    if (!w->acc || !w->touched || !w->ring || !w->hist || !w->ties || !w->neg || !w->kidx || !w->kval ||
         !w->tiebits || !w->sgn16) {
         free_work(w);
         return HIPPO_ENOMEM;
@@ -164,12 +161,23 @@ static HIPPO_RI_CLONES uint32_t project16(const int16_t *sgn, const uint32_t *ki
 static uint32_t finish_position(const hippo_ri_params *p, ri_work *w, uint32_t nt) {
     uint32_t m = p->top_m, i, kept = 0, nties = 0;
     uint32_t nonzero = 0, vmax = 0;
+    /* compact the distinct nonzero components and clear acc in the same pass: a repeated index reads
+     * the 0 left by its first visit and drops out, as do components that cancelled to 0 */
+    uint32_t *cidx = w->touched;      /* compacted in place: nonzero <= read position */
+    int32_t *cval = w->kval + nt;     /* scratch after the kept prefix (kval holds 2 * span * nnz) */
     for (i = 0; i < nt; i++) {
-        uint32_t a = absv(w->acc[w->touched[i]]);
+        uint32_t idx = w->touched[i];
+        int32_t v = w->acc[idx];
+        w->acc[idx] = 0;
+        uint32_t a = absv(v);
+        cidx[nonzero] = idx;
+        cval[nonzero] = v;
         w->hist[a]++;
         nonzero += a != 0;
         vmax = a > vmax ? a : vmax;
     }
+    w->hist[0] = 0;
+    nt = nonzero;
     /* keep |v| > thr, plus the lowest-index ties at |v| == thr when more than m are nonzero */
     uint32_t thr = 0, need_ties = 0;
     if (nonzero > m) {
@@ -181,19 +189,24 @@ static uint32_t finish_position(const hippo_ri_params *p, ri_work *w, uint32_t n
         need_ties = m - c;
     }
     for (i = 0; i < nt; i++) {
-        uint32_t idx = w->touched[i];
-        int32_t v = w->acc[idx];
+        uint32_t idx = cidx[i];
+        int32_t v = cval[i];
         uint32_t a = absv(v);
         w->hist[a] = 0;
         w->kidx[kept] = idx;
         w->kval[kept] = v;
         kept += a > thr;
-        w->ties[nties] = idx;
+        w->ties[nties] = i;
         nties += (a == thr) & (thr != 0);
     }
-    /* lowest indices among the ties: through a bitmap over [0, dim) scanned from the bottom */
+    /* lowest indices among the ties: through a bitmap over [0, dim) scanned from the bottom; the
+     * value of each tie is found again through a small open-addressed lookup of its slot */
     if (need_ties) {
-        for (i = 0; i < nties; i++) w->tiebits[w->ties[i] >> 6] |= (uint64_t)1 << (w->ties[i] & 63);
+        for (i = 0; i < nties; i++) {
+            uint32_t idx = cidx[w->ties[i]];
+            w->tiebits[idx >> 6] |= (uint64_t)1 << (idx & 63);
+            w->acc[idx] = cval[w->ties[i]]; /* park the value; cleared below */
+        }
         uint32_t got = 0;
         for (uint32_t word = 0; got < need_ties; word++) {
             uint64_t x = w->tiebits[word];
@@ -205,9 +218,12 @@ static uint32_t finish_position(const hippo_ri_params *p, ri_work *w, uint32_t n
                 got++;
             }
         }
-        for (i = 0; i < nties; i++) w->tiebits[w->ties[i] >> 6] = 0;
+        for (i = 0; i < nties; i++) {
+            uint32_t idx = cidx[w->ties[i]];
+            w->tiebits[idx >> 6] = 0;
+            w->acc[idx] = 0;
+        }
     }
-    for (i = 0; i < nt; i++) w->acc[w->touched[i]] = 0;
     if (w->narrow) return project16(w->sgn16, w->kidx, w->kval, kept, p->sig_bits);
     return project(w->neg, w->kidx, w->kval, kept, p->sig_bits);
 }
@@ -223,17 +239,12 @@ static void run_segment(const hippo_ri_params *p, ri_work *w, const uint32_t *to
         while (filled < hi) { base_vector(p, tokens[filled], w->ring + (filled % span) * nnz); filled++; }
         uint64_t lo = i >= a + win ? i - win : a;
         uint32_t nt = 0;
-        if (++w->gen == 0) { memset(w->stamp, 0, (size_t)p->dim * 4); w->gen = 1; }
         for (uint64_t j = lo; j < hi; j++) {
             const uint32_t *bv = w->ring + (j % span) * nnz;
             int32_t wt = j == i ? (int32_t)p->self_weight : 1;
             if (wt == 0) continue;
-            for (uint32_t s = 0; s < nnz; s++) {
-                uint32_t idx = bv[s];
-                w->touched[nt] = idx;
-                nt += w->stamp[idx] != w->gen;
-                w->stamp[idx] = w->gen;
-            }
+            memcpy(w->touched + nt, bv, (size_t)nnz * 4); /* may repeat an index: compacted later */
+            nt += nnz;
             for (uint32_t s = 0; s < half; s++) w->acc[bv[s]] += wt;
             for (uint32_t s = half; s < nnz; s++) w->acc[bv[s]] -= wt;
         }
