@@ -19,6 +19,7 @@ from hippo.config import Config
 from hippo.embedding import SimHasher, as_embed_fn
 from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
 from hippo.filters import compile_filter
+from hippo.hierarchy import lifecycle
 from hippo.rwlock import RWLock
 from hippo.store.base import MessageRow, NewMessage
 from hippo.store.sqlite import SQLiteStore
@@ -146,6 +147,7 @@ class Memory:
         if s.closed:
             return
         with s.lock.write():
+            lifecycle.on_close(s)  # snapshot hierarchy and strengths (derived, rebuildable)
             for ns in list(s.indexes):
                 try:
                     s.store.seal(ns, s.encode_chunk, s.decode_chunk, 1)
@@ -263,14 +265,14 @@ class Memory:
         """Store one message verbatim; it is retrievable as soon as this returns. Zero LLM calls."""
         item = {"text": text, "speaker": speaker, "role": role, "timestamp": timestamp, "session_id": session_id,
                 "metadata": metadata, "priority": priority}
-        return self._write([self._prepare(item, "add")])[0]
+        return lifecycle.gated_write(self, [self._prepare(item, "add")])[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
         """Store many messages in one transaction: either all are stored or none."""
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
             raise InvalidInput(f"items must be an iterable of dicts, got {type(items).__name__}")
         prepared = [self._prepare(it, f"items[{k}]") for k, it in enumerate(items)]
-        return self._write(prepared)
+        return lifecycle.gated_write(self, prepared)
 
     def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
         self._live()
@@ -292,6 +294,8 @@ class Memory:
                 s.indexes.pop(ns, None)
             if s.embed is not None and ns in s.indexes:
                 self._sync_codes(idx, rows)
+            if ns in s.indexes:
+                lifecycle.on_add(self, idx, rows)  # hierarchy, strengths (light consolidation)
             self._maybe_seal(ns)
         return [self._item(r, tokenizer.decode(r.tokens)) for r in rows]
 
@@ -346,6 +350,8 @@ class Memory:
                     idx.state = state
                 else:
                     s.indexes.pop(ns, None)
+            if gone:
+                lifecycle.on_delete(self, gone)  # units left without provenance go too
         return len(gone)
 
     def forget(self, filter: dict[str, Any]) -> int:
@@ -372,6 +378,7 @@ class Memory:
             n = s.store.delete_namespace(ns)
             s.indexes.pop(ns, None)
             s.codes.pop(ns, None)
+            lifecycle.on_drop_namespace(s, ns)
         return n
 
     def namespaces(self) -> list[str]:
@@ -423,6 +430,7 @@ class Memory:
             items = self._items(idx, [i])
         if not items:
             raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
+        lifecycle.on_access(self, [i])  # explicit retrieval reinforces (seed 004 §4.1)
         return items[0]
 
     def count(self) -> int:
@@ -477,16 +485,17 @@ class Memory:
             return self._items(idx, ids)
 
     # -- search and recall ----------------------------------------------------------------------------------
-    def _rank(self, idx: NamespaceIndex, query: str, limit: int) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+    def _rank(self, idx: NamespaceIndex, query: str, limit: int, *, context: bool = False
+              ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
         cfg = self._s.config
         rc = cfg.retrieval
         t0 = time.perf_counter()
-        q = retrieval.analyze(query)
+        q = retrieval.analyze(query, lifecycle.keywords(self, query))  # LLM keywords when configured
         timings = {"analyze_ms": (time.perf_counter() - t0) * 1e3}
         ranked: dict[str, np.ndarray] = {}
         raw: dict[str, Scored] = {}
         t = time.perf_counter()
-        raw["lexical"] = retrieval.lexical(idx, q, cfg)
+        raw["lexical"] = retrieval.lexical(idx, q, cfg, smooth=context)
         ranked["lexical"] = retrieval.top(raw["lexical"], rc.candidate_limit)
         timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
         if rc.weight_signature > 0:
@@ -549,11 +558,14 @@ class Memory:
                 break
         return out
 
-    def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None) -> Recall:
+    def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
+               include_dormant: bool = False) -> Recall:
         """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
 
         Whole messages only, grouped by session in time order with speaker and date; ``Recall.messages`` lists
-        what was included.
+        what was included. With the hierarchy (``config.hierarchy.recall``), units are selected top-down and
+        ``Recall.units`` lists them; dormant memories (seed 004 §8.3) come back only with ``include_dormant=True``
+        or a strong exact cue.
         """
         self._live()
         query = self._check_query(query)
@@ -561,10 +573,15 @@ class Memory:
             raise InvalidInput("budget_tokens must be an int, got NaN")
         budget = _check_int(budget_tokens, "budget_tokens", minimum=1)
         pred = compile_filter(filter)
+        if not isinstance(include_dormant, bool):
+            raise InvalidInput(f"include_dormant must be a bool, got {type(include_dormant).__name__}")
+        if lifecycle.wants_recall(self):
+            return lifecycle.recall(self, query, budget, pred, include_dormant)
         idx = self._index()
         t0 = time.perf_counter()
         with self._s.lock.read():
-            rows, scores, per, timings = self._rank(idx, query, self._s.config.retrieval.candidate_limit)
+            rows, scores, per, timings = self._rank(idx, query, self._s.config.retrieval.candidate_limit,
+                                                    context=True)
             t = time.perf_counter()
             pieces = self._pieces(idx, rows, pred)
             chosen, text, tokens = context.pack(pieces, budget, lambda p: idx.text_of(idx.row_of[p.key]))

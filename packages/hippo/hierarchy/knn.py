@@ -1,0 +1,108 @@
+"""A k-nearest-neighbour graph over unit codes (seed 001 §3.2, "kNN graph for high-level navigation").
+
+Only the top-k Hamming neighbours of every node are kept, so maintenance is linear per insertion instead of
+quadratic: a new or changed node scans every live code once (XOR-popcount), takes its own k best, and enters the
+lists of the nodes it beats. Lists can go slightly stale when a node's code drifts; :meth:`rebuild` (deep
+consolidation) makes them exact again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hippo.hierarchy.codes import CodeSet
+
+_EMPTY = -1
+_FAR = int(np.iinfo(np.int32).max)
+
+
+class KnnGraph:
+    def __init__(self, codes: CodeSet, bits: int, k: int) -> None:
+        self.codes = codes
+        self.bits = bits
+        self.k = k
+        self.ids = np.full((codes.codes.shape[0], k), _EMPTY, dtype=np.int64)
+        self.dist = np.full((codes.codes.shape[0], k), _FAR, dtype=np.int64)
+
+    def _fit(self) -> None:
+        cap = self.codes.codes.shape[0]
+        if self.ids.shape[0] < cap:
+            ids = np.full((cap, self.k), _EMPTY, dtype=np.int64)
+            dist = np.full((cap, self.k), _FAR, dtype=np.int64)
+            ids[: self.ids.shape[0]] = self.ids
+            dist[: self.dist.shape[0]] = self.dist
+            self.ids, self.dist = ids, dist
+
+    def _take(self, rows: np.ndarray, ids: np.ndarray, dist: np.ndarray) -> None:
+        """Keep the k nearest of each row's candidate ``ids`` / ``dist`` (ties: lower slot first)."""
+        order = np.lexsort((ids, dist), axis=1)[:, : self.k] if ids.size else np.zeros((0, self.k), np.int64)
+        self.ids[rows] = np.take_along_axis(ids, order, 1)
+        self.dist[rows] = np.take_along_axis(dist, order, 1)
+
+    def update(self, slot: int, d: np.ndarray | None = None) -> None:
+        """(Re)link ``slot`` after its code was set; ``d`` may pass its distances to every slot if known."""
+        self._fit()
+        n = self.codes.n
+        if d is None:
+            d = self.codes.distances(self.codes.codes[slot])
+        d = d.copy()
+        d[slot] = 1 << 30
+        live = d < (1 << 30)
+        hit_rows = self._drop_from_lists(slot)
+        # its own list
+        k = min(self.k, int(live.sum()))
+        self.ids[slot] = _EMPTY
+        self.dist[slot] = _FAR
+        if k > 0:
+            part = np.argpartition(d, k - 1)[:k] if k < d.size else np.arange(d.size)
+            part = part[np.lexsort((part, d[part]))]
+            self.ids[slot, :k] = part
+            self.dist[slot, :k] = d[part]
+        # enter the lists of nodes whose k-th neighbour is farther away than this one
+        better = np.flatnonzero(live & (d[:n] < self.dist[:n, -1]))
+        if better.size:
+            ids = np.concatenate([self.ids[better], np.full((better.size, 1), slot, dtype=np.int64)], axis=1)
+            dist = np.concatenate([self.dist[better], d[better][:, None]], axis=1)
+            self._take(better, ids, dist)
+        rest = hit_rows[d[hit_rows] >= self.dist[hit_rows, -1]] if hit_rows.size else hit_rows
+        if rest.size:
+            self._take(rest, self.ids[rest], self.dist[rest])
+
+    def _drop_from_lists(self, slot: int) -> np.ndarray:
+        """Blank ``slot`` out of every list (entries move to the end on the next sort); returns the rows."""
+        n = self.codes.n
+        hit = self.ids[:n] == slot
+        rows = np.flatnonzero(hit.any(axis=1))
+        if rows.size:
+            self.ids[:n][hit] = _EMPTY
+            self.dist[:n][hit] = _FAR
+        return rows
+
+    def remove(self, slot: int) -> None:
+        """Unlink a killed node; lists that lose it are refilled by a scan."""
+        self._fit()
+        affected = self._drop_from_lists(slot)
+        self.ids[slot] = _EMPTY
+        self.dist[slot] = _FAR
+        for u in affected.tolist():
+            if self.codes.alive[u]:
+                top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
+                self.ids[u] = _EMPTY
+                self.dist[u] = _FAR
+                self.ids[u, : top.size] = top
+                self.dist[u, : top.size] = td
+
+    def rebuild(self) -> None:
+        self._fit()
+        self.ids[:] = _EMPTY
+        self.dist[:] = _FAR
+        for u in self.codes.live().tolist():
+            top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
+            self.ids[u, : top.size] = top
+            self.dist[u, : top.size] = td
+
+    def neighbors(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """Neighbour slots and their similarities (cosine of the +-1 codes), nearest first."""
+        row = self.ids[slot]
+        keep = row != _EMPTY
+        return row[keep], 1.0 - 2.0 * self.dist[slot][keep].astype(np.float64) / self.bits

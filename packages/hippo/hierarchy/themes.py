@@ -1,0 +1,368 @@
+"""Themes: groups of semantics, split and merged under the guidance function of seed 001 §3.2.
+
+    f(P) = SparsityScore(P) + SemScore(P)                                     (Eq. 1)
+    SparsityScore(P) = N^2 / (K * sum_k n_k^2)                                (Eq. 2)
+    SemScore(P) = 1/K * sum_k (1/n_k * sum_{i in C_k} cos(x_i, mu_k)) * g(s_k)  (Eq. 3)
+    g(s_k) = exp(-(s_k - m)^2 / (2 sigma^2)),  s_k = max_{j != k} cos(mu_k, mu_j),
+    m = median(s),  sigma = median(|s - m|) + eps
+
+Every x_i is a semantic's binary code and mu_k its theme's binarized centroid (the per-bit majority of the member
+codes); cos is the cosine of the +-1 vectors, ``1 - 2 * hamming / bits``. A new semantic attaches to the theme
+with the most similar centroid or opens a new theme (§3.2, "Guided attach, split, and merge"); a theme above the
+cap (default 12, App. B) is split into the clustering candidate that maximizes f(P); a tiny theme merges into one
+of its nearest themes when that raises f(P). Every semantic that changes theme counts as a reassignment (§5.3).
+
+The nearest-neighbour similarity s_k of every theme is maintained exactly (a linear scan per changed theme), so
+scoring a candidate split or merge costs O(K) instead of the O(K^2) of recomputing f(P) from scratch;
+:func:`partition_score` is the from-scratch definition the tests compare against.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from hippo.hierarchy.codes import CodeSet, majority, similarity
+from hippo.hierarchy.knn import KnnGraph
+
+SEM_EPS = 0.01  # the epsilon of sigma in Eq. 3, in cosine units (256-bit codes resolve steps of 2/256)
+
+
+def sparsity_score(sizes: np.ndarray) -> float:
+    """Eq. 2: N^2 / (K * sum n_k^2); 1.0 for perfectly balanced themes."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    if sizes.size == 0:
+        return 0.0
+    n = sizes.sum()
+    return float(n * n / (sizes.size * np.square(sizes).sum()))
+
+
+def sem_score(cohesion: np.ndarray, nn_sim: np.ndarray, eps: float = SEM_EPS) -> float:
+    """Eq. 3 from per-theme mean cosine to the centroid and nearest-neighbour centroid similarity.
+
+    With a single theme there is no neighbour to regularize against and g = 1."""
+    cohesion = np.asarray(cohesion, dtype=np.float64)
+    if cohesion.size == 0:
+        return 0.0
+    if cohesion.size == 1:
+        return float(cohesion[0])
+    s = np.asarray(nn_sim, dtype=np.float64)
+    m = float(np.median(s))
+    sigma = float(np.median(np.abs(s - m))) + eps
+    g = np.exp(-np.square(s - m) / (2.0 * sigma * sigma))
+    return float(np.mean(cohesion * g))
+
+
+def f_score(sizes: np.ndarray, cohesion: np.ndarray, nn_sim: np.ndarray, eps: float = SEM_EPS) -> float:
+    """Eq. 1."""
+    return sparsity_score(sizes) + sem_score(cohesion, nn_sim, eps)
+
+
+def theme_stats(member_codes: np.ndarray, bits: int, tie: np.ndarray) -> tuple[np.ndarray, float]:
+    """Centroid code and cohesion (mean cosine of members to the centroid) of one theme."""
+    member_codes = np.atleast_2d(member_codes)
+    mu = majority(member_codes, tie)
+    return mu, float(similarity(mu, member_codes, bits).mean())
+
+
+def partition_score(groups: list[np.ndarray], bits: int, tie: np.ndarray, eps: float = SEM_EPS) -> float:
+    """f(P) of a partition given as a list of (n_k, words) code arrays, computed from scratch (O(K^2))."""
+    stats = [theme_stats(g, bits, tie) for g in groups]
+    sizes = np.array([np.atleast_2d(g).shape[0] for g in groups], dtype=np.float64)
+    coh = np.array([c for _, c in stats])
+    mus = np.array([mu for mu, _ in stats]) if stats else np.zeros((0, 1), np.uint64)
+    nn = np.full(len(groups), -1.0)
+    for k in range(len(groups)):
+        sims = similarity(mus[k], mus, bits)
+        sims[k] = -np.inf
+        if len(groups) > 1:
+            nn[k] = sims.max()
+    return f_score(sizes, coh, nn, eps)
+
+
+class ThemeSet:
+    """The theme level of the hierarchy. Themes are addressed by slot id; merged-away themes leave dead slots."""
+
+    def __init__(self, bits: int, words: int, tie: np.ndarray, code_of: Callable[[int], np.ndarray], *,
+                 cap: int = 12, attach: float = 0.12, tiny: int = 1, merge_candidates: int = 3,
+                 split_trials: int = 4, knn_k: int = 6) -> None:
+        self.bits = bits
+        self.tie = tie
+        self.code_of = code_of            # semantic id -> its code
+        self.cap = cap
+        self.attach_min = attach
+        self.tiny = tiny
+        self.merge_candidates = merge_candidates
+        self.split_trials = split_trials
+        self.codes = CodeSet(words)
+        self.graph = KnnGraph(self.codes, bits, knn_k)
+        self.members: list[list[int]] = []
+        self.cohesion = np.zeros(0, dtype=np.float64)
+        self.nn_sim = np.zeros(0, dtype=np.float64)
+        self.nn_id = np.zeros(0, dtype=np.int64)
+        self.theme_of: dict[int, int] = {}
+        self.moved: set[int] = set()      # semantics that changed theme at least once
+        self.reassignments = 0            # total theme changes of semantics
+        self.splits = 0
+        self.merges = 0
+        self.created: list[int] = []
+
+    # -- bookkeeping ----------------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return int(self.codes.alive[: self.codes.n].sum())
+
+    def live(self) -> np.ndarray:
+        return self.codes.live()
+
+    def _grow(self) -> None:
+        cap = self.codes.codes.shape[0]
+        if self.cohesion.size < cap:
+            extra = cap - self.cohesion.size
+            self.cohesion = np.concatenate([self.cohesion, np.zeros(extra)])
+            self.nn_sim = np.concatenate([self.nn_sim, np.full(extra, -np.inf)])
+            self.nn_id = np.concatenate([self.nn_id, np.full(extra, -1, dtype=np.int64)])
+
+    def _member_codes(self, sids: list[int]) -> np.ndarray:
+        return np.array([self.code_of(s) for s in sids], dtype=np.uint64).reshape(len(sids), -1)
+
+    def _sims_to_all(self, code: np.ndarray) -> np.ndarray:
+        n = self.codes.n
+        sims = similarity(code, self.codes.codes[:n], self.bits)
+        sims[~self.codes.alive[:n]] = -np.inf
+        return sims
+
+    def _rescan_nn(self, t: int) -> None:
+        sims = self._sims_to_all(self.codes.codes[t])
+        sims[t] = -np.inf
+        if sims.size and np.isfinite(sims.max()):
+            j = int(np.argmax(sims))
+            self.nn_sim[t], self.nn_id[t] = sims[j], j
+        else:
+            self.nn_sim[t], self.nn_id[t] = -np.inf, -1
+
+    def _after_change(self, t: int) -> None:
+        """Keep every nearest-neighbour similarity exact after theme ``t`` was created or its centroid moved."""
+        n = self.codes.n
+        d = self.codes.distances(self.codes.codes[t])
+        sims = 1.0 - 2.0 * d.astype(np.float64) / self.bits
+        sims[~self.codes.alive[:n]] = -np.inf
+        sims[t] = -np.inf
+        stale = np.flatnonzero((self.nn_id[:n] == t) & self.codes.alive[:n])
+        better = np.flatnonzero(sims > self.nn_sim[:n])
+        self.nn_sim[better] = sims[better]
+        self.nn_id[better] = t
+        for j in stale.tolist():
+            if j != t:
+                self._rescan_nn(j)
+        self._rescan_nn(t)
+        self.graph.update(t, d)
+
+    def _after_remove(self, t: int) -> None:
+        n = self.codes.n
+        self.nn_sim[t], self.nn_id[t] = -np.inf, -1
+        for j in np.flatnonzero((self.nn_id[:n] == t) & self.codes.alive[:n]).tolist():
+            self._rescan_nn(j)
+        self.graph.remove(t)
+
+    def _set_members(self, t: int, sids: list[int]) -> None:
+        mu, coh = theme_stats(self._member_codes(sids), self.bits, self.tie)
+        self.members[t] = list(sids)
+        self.codes.set(t, mu)
+        self.cohesion[t] = coh
+        for s in sids:
+            old = self.theme_of.get(s)
+            if old is not None and old != t:
+                self.moved.add(s)
+                self.reassignments += 1
+            self.theme_of[s] = t
+
+    def _new_theme(self, sids: list[int]) -> int:
+        t = self.codes.append(np.zeros(self.codes.words, dtype=np.uint64))
+        self.members.append([])
+        self._grow()
+        self._set_members(t, sids)
+        self._after_change(t)
+        self.created.append(t)
+        return t
+
+    def drain_created(self) -> list[int]:
+        out, self.created = self.created, []
+        return out
+
+    # -- scoring --------------------------------------------------------------------------------------------
+    def score(self) -> float:
+        """f(P) of the current partition."""
+        live = self.live()
+        if live.size == 0:
+            return 0.0
+        sizes = np.array([len(self.members[t]) for t in live.tolist()], dtype=np.float64)
+        return f_score(sizes, self.cohesion[live], self.nn_sim[live])
+
+    def _evaluate(self, removed: set[int], added: list[tuple[np.ndarray, int, float]]) -> float:
+        """f(P) after removing themes ``removed`` and adding ``(centroid, size, cohesion)`` themes, without
+        changing anything."""
+        n = self.codes.n
+        keep = self.codes.alive[:n].copy()
+        for t in removed:
+            keep[t] = False
+        kept = np.flatnonzero(keep)
+        add_codes = np.array([c for c, _, _ in added], dtype=np.uint64).reshape(len(added), -1)
+        cross = (similarity(add_codes[:, None, :], self.codes.codes[kept][None, :, :], self.bits)
+                 if added and kept.size else np.zeros((len(added), kept.size)))
+        nn_kept = self.nn_sim[kept].copy()
+        for pos, j in enumerate(kept.tolist()):
+            if int(self.nn_id[j]) in removed:
+                sims = similarity(self.codes.codes[j], self.codes.codes[kept], self.bits)
+                sims[pos] = -np.inf
+                nn_kept[pos] = sims.max() if sims.size > 1 else -np.inf
+        if added:
+            nn_kept = np.maximum(nn_kept, cross.max(axis=0)) if kept.size else nn_kept
+            among = similarity(add_codes[:, None, :], add_codes[None, :, :], self.bits) if len(added) > 1 else None
+            nn_add = cross.max(axis=1) if kept.size else np.full(len(added), -np.inf)
+            if among is not None:
+                np.fill_diagonal(among, -np.inf)
+                nn_add = np.maximum(nn_add, among.max(axis=1))
+        else:
+            nn_add = np.zeros(0)
+        sizes = np.concatenate([[len(self.members[j]) for j in kept.tolist()], [s for _, s, _ in added]])
+        coh = np.concatenate([self.cohesion[kept], [c for _, _, c in added]])
+        nn = np.concatenate([nn_kept, nn_add])
+        return f_score(sizes, coh, nn)
+
+    # -- operations -----------------------------------------------------------------------------------------
+    def attach(self, sid: int) -> int:
+        """Place a new semantic: nearest theme centroid if similar enough, else a new theme; split on overflow."""
+        code = self.code_of(sid)
+        top, dist = self.codes.top(code, 1)
+        if top.size and 1.0 - 2.0 * float(dist[0]) / self.bits >= self.attach_min:
+            t = int(top[0])
+            self._set_members(t, self.members[t] + [sid])
+            self._after_change(t)
+            if len(self.members[t]) > self.cap:
+                self.split(t)
+            return self.theme_of[sid]
+        return self._new_theme([sid])
+
+    def _two_means(self, codes: np.ndarray, k: int, rng: np.random.Generator | None) -> np.ndarray | None:
+        """Hamming k-means with majority centroids; returns a label per member or None if degenerate."""
+        n = codes.shape[0]
+        if rng is None:  # farthest-first initialization
+            mu0 = majority(codes, self.tie)
+            first = int(np.argmax(-similarity(mu0, codes, self.bits)))
+            seeds = [first]
+            while len(seeds) < k:
+                d = np.min([-similarity(codes[s], codes, self.bits) for s in seeds], axis=0)
+                d[seeds] = -np.inf
+                seeds.append(int(np.argmax(d)))
+        else:
+            seeds = rng.choice(n, size=k, replace=False).tolist()
+        cents = codes[seeds].copy()
+        labels = np.full(n, -1)
+        for _ in range(12):
+            sims = np.stack([similarity(c, codes, self.bits) for c in cents])
+            new = np.argmax(sims, axis=0)
+            if np.array_equal(new, labels):
+                break
+            labels = new
+            for g in range(k):
+                if not (labels == g).any():
+                    return None
+                cents[g] = majority(codes[labels == g], self.tie)
+        if len(set(labels.tolist())) < k:
+            return None
+        return labels
+
+    def split_candidates(self, t: int) -> list[list[list[int]]]:
+        """Candidate partitions of theme ``t``'s members (each a list of groups of semantic ids)."""
+        sids = self.members[t]
+        codes = self._member_codes(sids)
+        seen: set[tuple] = set()
+        out = []
+        trials = [(2, None)] + [(2, np.random.default_rng(1000 * t + i)) for i in range(1, self.split_trials)]
+        if len(sids) >= 6:
+            trials.append((3, None))
+        for k, rng in trials:
+            labels = self._two_means(codes, k, rng)
+            if labels is None:
+                continue
+            groups = [[s for s, lab in zip(sids, labels.tolist()) if lab == g] for g in range(k)]
+            if any(len(g) > self.cap for g in groups):
+                continue
+            key = tuple(sorted(tuple(sorted(g)) for g in groups))
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(groups)
+        if not out:  # degenerate codes (all equal): split in order, halves
+            half = len(sids) // 2
+            out.append([sids[:half], sids[half:]])
+        return out
+
+    def split(self, t: int) -> None:
+        """Replace an overcrowded theme by the candidate split that maximizes f(P)."""
+        best, best_f = None, -math.inf
+        for groups in self.split_candidates(t):
+            added = []
+            for g in groups:
+                mu, coh = theme_stats(self._member_codes(g), self.bits, self.tie)
+                added.append((mu, len(g), coh))
+            f = self._evaluate({t}, added)
+            if f > best_f:
+                best, best_f = groups, f
+        assert best is not None
+        best = sorted(best, key=len, reverse=True)
+        self._set_members(t, best[0])  # the largest part keeps the theme's id
+        self._after_change(t)
+        for g in best[1:]:
+            self._new_theme(g)
+        self.splits += 1
+
+    def consider_merge(self, t: int) -> int | None:
+        """Merge tiny theme ``t`` into the neighbour that maximizes f(P), if that beats leaving it alone."""
+        if not self.codes.alive[t] or len(self.members[t]) > self.tiny:
+            return None
+        size = len(self.members[t])
+        top, _ = self.codes.top(self.codes.codes[t], self.merge_candidates + 1, exclude=t)
+        best, best_f = None, self.score()
+        for u in top.tolist():
+            if len(self.members[u]) + size > self.cap:
+                continue
+            merged = self.members[u] + self.members[t]
+            mu, coh = theme_stats(self._member_codes(merged), self.bits, self.tie)
+            f = self._evaluate({t, u}, [(mu, len(merged), coh)])
+            if f > best_f + 1e-12:
+                best, best_f = u, f
+        if best is None:
+            return None
+        moving = self.members[t]
+        self.members[t] = []
+        self.codes.kill(t)
+        self._after_remove(t)
+        self._set_members(best, self.members[best] + moving)
+        self._after_change(best)
+        self.merges += 1
+        return best
+
+    def remove_semantic(self, sid: int) -> None:
+        t = self.theme_of.pop(sid, None)
+        if t is None:
+            return
+        rest = [s for s in self.members[t] if s != sid]
+        if rest:
+            self.members[t] = rest
+            mu, coh = theme_stats(self._member_codes(rest), self.bits, self.tie)
+            self.codes.set(t, mu)
+            self.cohesion[t] = coh
+            self._after_change(t)
+        else:
+            self.members[t] = []
+            self.codes.kill(t)
+            self._after_remove(t)
+
+    def refresh(self, t: int) -> None:
+        """Recompute a theme's centroid after member codes changed."""
+        if self.codes.alive[t] and self.members[t]:
+            self._set_members(t, self.members[t])
+            self._after_change(t)
