@@ -26,9 +26,9 @@
  *   and 448 payload bits (+14.3%), one 64-bit absolute count per 36 lines (+0.4%), and one 32-bit
  *   select sample per 4096 ones and per 4096 zeros (<= +1.6%). Rank is constant work on one line.
  *   A wavelet matrix of n symbols x b bits therefore takes ~1.16 * n * b bits (+ b small counters).
- *   The dynamic matrix adds per segment an optional distinct-symbol table (8 bytes per distinct
- *   symbol), kept only while it costs at most 1/10 of the segment's raw bits, and a tail buffer of at
- *   most HIPPO_DWM_TAIL uint32 symbols.
+ *   Every static matrix (and so every dynamic segment) may add a distinct-symbol table with counts
+ *   (8 bytes per distinct symbol, used by the Hamming-ball scan), kept only while it costs at most
+ *   1/10 of the raw bits. The dynamic matrix adds a tail buffer of HIPPO_DWM_TAIL uint32 symbols.
  */
 #ifndef HIPPO_CORE_H
 #define HIPPO_CORE_H

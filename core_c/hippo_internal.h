@@ -24,7 +24,7 @@
 /* Hot query entry points are compiled twice on x86-64 ELF targets (default + POPCNT) and chosen by
  * the loader (ifunc), so the shared object still runs on any x86-64 while using POPCNT where it
  * exists. Elsewhere (or under sanitizers) they are compiled once. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__linux__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__GLIBC__) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(HIPPO_NO_CLONES)
 #define HIPPO_CLONES __attribute__((target_clones("popcnt", "default")))
 #else

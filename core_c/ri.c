@@ -13,7 +13,7 @@
 #include "hippo_internal.h"
 
 /* The projection loop gets an AVX2 build where the CPU has it (integer arithmetic: identical results). */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__linux__) && \
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__ELF__) && defined(__GLIBC__) && \
     !defined(__SANITIZE_ADDRESS__) && !defined(HIPPO_NO_CLONES)
 #define HIPPO_RI_CLONES __attribute__((target_clones("avx2", "default")))
 #else
