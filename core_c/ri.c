@@ -49,6 +49,8 @@ static void base_vector(const hippo_ri_params *p, uint32_t token, uint32_t *idx)
     }
 }
 
+#define RI_CACHE 4096u /* base vectors cached per call; token streams are Zipfian, so most hit */
+
 typedef struct ri_work {
     int32_t *acc;        /* dim */
     uint32_t *touched;   /* (2 * window + 1) * nnz indices of the current window (with repeats) */
@@ -60,11 +62,13 @@ typedef struct ri_work {
     int32_t *kval;       /* their values */
     uint64_t *tiebits;   /* dim bits: the tie candidates of the current position */
     int16_t *sgn16;      /* dim x 32: R(idx, b) as +1 / -1, for the narrow projection */
+    uint32_t *cache_tok;  /* direct-mapped cache of base vectors: token per slot (UINT32_MAX empty) */
+    uint32_t *cache_idx;  /* RI_CACHE x nnz indices */
     int narrow;          /* sums provably fit int16: top_m * (self_weight + 2 * window) < 32768 */
 } ri_work;
 
 static void free_work(ri_work *w) {
-    free(w->acc); free(w->touched); free(w->ring); free(w->hist); free(w->ties); hippo_aligned_free(w->neg); free(w->kidx); free(w->kval); free(w->tiebits); hippo_aligned_free(w->sgn16);
+    free(w->acc); free(w->touched); free(w->ring); free(w->hist); free(w->ties); hippo_aligned_free(w->neg); free(w->kidx); free(w->kval); free(w->tiebits); hippo_aligned_free(w->sgn16); free(w->cache_tok); free(w->cache_idx);
 }
 
 static int alloc_work(ri_work *w, const hippo_ri_params *p) {
@@ -80,9 +84,12 @@ static int alloc_work(ri_work *w, const hippo_ri_params *p) {
     w->kidx = (uint32_t *)malloc((size_t)(span * p->nnz) * 4);
     w->kval = (int32_t *)malloc((size_t)(2 * span * p->nnz) * 4);
     w->tiebits = (uint64_t *)calloc((size_t)p->dim / 64 + 1, 8);
+    w->cache_tok = (uint32_t *)malloc(RI_CACHE * 4);
+    w->cache_idx = (uint32_t *)malloc((size_t)RI_CACHE * p->nnz * 4);
+    if (w->cache_tok) memset(w->cache_tok, 0xFF, RI_CACHE * 4);
     w->sgn16 = (int16_t *)hippo_aligned_alloc((size_t)p->dim * 32 * 2);
     if (!w->acc || !w->touched || !w->ring || !w->hist || !w->ties || !w->neg || !w->kidx || !w->kval ||
-        !w->tiebits || !w->sgn16) {
+        !w->tiebits || !w->sgn16 || !w->cache_tok || !w->cache_idx) {
         free_work(w);
         return HIPPO_ENOMEM;
     }
@@ -236,7 +243,16 @@ static void run_segment(const hippo_ri_params *p, ri_work *w, const uint32_t *to
     uint64_t filled = a;
     for (uint64_t i = a; i < e; i++) {
         uint64_t hi = i + win + 1 < e ? i + win + 1 : e;
-        while (filled < hi) { base_vector(p, tokens[filled], w->ring + (filled % span) * nnz); filled++; }
+        while (filled < hi) {
+            uint32_t t = tokens[filled], slot = (uint32_t)((t * 0x9E3779B1u) >> 20) & (RI_CACHE - 1);
+            uint32_t *dst = w->ring + (filled % span) * nnz, *c = w->cache_idx + (size_t)slot * nnz;
+            if (w->cache_tok[slot] != t || t == UINT32_MAX) {
+                base_vector(p, t, c);
+                w->cache_tok[slot] = t;
+            }
+            memcpy(dst, c, (size_t)nnz * 4);
+            filled++;
+        }
         uint64_t lo = i >= a + win ? i - win : a;
         uint32_t nt = 0;
         for (uint64_t j = lo; j < hi; j++) {
