@@ -25,7 +25,9 @@
  *   Bit vector: 512-bit cache lines holding a 64-bit header (relative rank + in-line word counts)
  *   and 448 payload bits (+14.3%), one 64-bit absolute count per 36 lines (+0.4%), and one 32-bit
  *   select sample per 4096 ones and per 4096 zeros (<= +1.6%). Rank is constant work on one line.
- *   A wavelet matrix of n symbols x b bits therefore takes ~1.16 * n * b bits (+ b small counters).
+ *   A wavelet matrix of n symbols x b bits therefore takes ~1.16 * n * b bits, plus a table of the
+ *   node starts of its top levels (<= 1/64 of the raw bits) that saves one rank per level in rank
+ *   queries: ~1.17 * n * b bits in all (measured 1.172 at 1e6 x 17 bits).
  *   Every static matrix (and so every dynamic segment) may add a distinct-symbol table with counts
  *   (8 bytes per distinct symbol, used by the Hamming-ball scan), kept only while it costs at most
  *   1/10 of the raw bits. The dynamic matrix adds a tail buffer of HIPPO_DWM_TAIL uint32 symbols.

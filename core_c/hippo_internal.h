@@ -232,6 +232,11 @@ struct hippo_wm {
      * table is not kept. */
     hippo_symcount *table;
     uint64_t ndistinct;
+    /* Node starts of the top levels: starts[(1 << l) - 2 + p] = first position at level l of the
+     * symbols whose top l bits are p, for l = 1..top (top chosen so the table stays under 1/64 of the
+     * raw bits). A rank then needs the rank of its end position only at those levels. */
+    uint64_t *starts;
+    uint32_t top;
 };
 
 /* Decode [start, end) into out, with caller scratch of 3 * (end - start) uint32 + (end - start) uint64

@@ -51,6 +51,7 @@ void hippo_wm_free(hippo_wm *wm) {
     if (!wm) return;
     for (uint32_t l = 0; l < 32; l++) hippo_bv_free(&wm->level[l]);
     free(wm->table);
+    free(wm->starts);
     free(wm);
 }
 
@@ -69,6 +70,27 @@ static int build_inplace(uint32_t *work, uint32_t *tmp, uint64_t n, uint32_t bit
         if ((st = hippo_bv_finish(&wm->level[l])) != HIPPO_OK) goto fail;
         partition_level(cur, nxt, n, shift, wm->zeros[l]);
         uint32_t *t = cur; cur = nxt; nxt = t;
+    }
+    /* node-start table of the top levels (see hippo_internal.h) */
+    {
+        uint32_t top = 0;
+        /* table of (2^(top+1) - 2) * 8 bytes, kept within 1/64 of the n * bits raw bits */
+        while (top < bits && top < 20 && ((uint64_t)1 << (top + 14)) <= n * bits) top++;
+        if (top) {
+            wm->starts = (uint64_t *)malloc((size_t)(((uint64_t)2 << top) - 2) * 8);
+            if (wm->starts) {
+                wm->top = top;
+                for (uint32_t l = 1; l <= top; l++) {
+                    const hippo_bv *bv = &wm->level[l - 1];
+                    uint64_t *cur_l = wm->starts + ((uint64_t)1 << l) - 2;
+                    const uint64_t *prev = l > 1 ? wm->starts + ((uint64_t)1 << (l - 1)) - 2 : NULL;
+                    for (uint64_t p = 0; p < ((uint64_t)1 << l); p++) {
+                        uint64_t a = prev ? prev[p >> 1] : 0, r = hippo_bv_rank1(bv, a);
+                        cur_l[p] = (p & 1) ? wm->zeros[l - 1] + r : a - r;
+                    }
+                }
+            }
+        }
     }
     /* cur now groups equal symbols together (ordered by bit-reversed symbol): the distinct-symbol
      * table is a run-length pass. Kept only while it is small next to the matrix itself. */
@@ -128,7 +150,7 @@ uint64_t hippo_wm_nbytes(const hippo_wm *wm) {
     if (!wm) return 0;
     uint64_t b = sizeof(hippo_wm);
     for (uint32_t l = 0; l < wm->bits; l++) b += hippo_bv_nbytes(&wm->level[l]);
-    return b + wm->ndistinct * sizeof(hippo_symcount);
+    return b + wm->ndistinct * sizeof(hippo_symcount) + (wm->top ? (((uint64_t)2 << wm->top) - 2) * 8 : 0);
 }
 
 /* ---- single queries ----------------------------------------------------------------------- */
@@ -166,9 +188,21 @@ HIPPO_CLONES uint64_t hippo_wm_count_unchecked(const hippo_wm *wm, uint32_t symb
 
 HIPPO_CLONES uint64_t hippo_wm_rank_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t i) {
     if (i == 0) return 0;
-    uint64_t s = 0, e = i;
-    descend(wm, symbol, &s, &e);
-    return e - s;
+    uint64_t a = 0, b = i;
+    for (uint32_t l = 0; l < wm->bits; l++) {
+        const hippo_bv *bv = &wm->level[l];
+        unsigned shift = wm->bits - 1 - l, bit = (symbol >> shift) & 1u;
+        uint64_t rb = hippo_bv_rank1(bv, b);
+        if (l < wm->top) {
+            a = wm->starts[((uint64_t)2 << l) - 2 + (symbol >> shift)];
+        } else {
+            uint64_t ra = hippo_bv_rank1(bv, a);
+            a = hippo_pick(bit, wm->zeros[l] + ra, a - ra);
+        }
+        b = hippo_pick(bit, wm->zeros[l] + rb, b - rb);
+        if (a == b) return 0;
+    }
+    return b - a;
 }
 
 HIPPO_CLONES uint64_t hippo_wm_select_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t k) {
@@ -221,6 +255,19 @@ static HIPPO_CLONES void rank_group(const hippo_wm *wm, const uint32_t *sym, con
         const hippo_bv *bv = &wm->level[l];
         uint64_t z = wm->zeros[l];
         unsigned shift = wm->bits - 1 - l;
+        if (l < wm->top) {
+            /* the interval start comes from the node-start table: one rank per query */
+            const uint64_t *st = wm->starts + ((uint64_t)2 << l) - 2;
+            for (j = 0; j < cnt; j++) hippo_bv_prefetch(bv, b[j]);
+            for (j = 0; j < cnt; j++) {
+                if (a[j] == b[j]) continue; /* empty interval: the rank is 0 from here on */
+                uint64_t rb = hippo_bv_rank1(bv, b[j]);
+                unsigned bit = (sym[j] >> shift) & 1u;
+                a[j] = st[sym[j] >> shift];
+                b[j] = hippo_pick(bit, z + rb, b[j] - rb);
+            }
+            continue;
+        }
         for (j = 0; j < cnt; j++) {
             hippo_bv_prefetch(bv, a[j]);
             hippo_bv_prefetch(bv, b[j]);
