@@ -83,6 +83,8 @@ class NamespaceIndex:
         self.sessions: list[str | None] = []
         self._session_code: dict[str | None, int] = {}
         self.row_of: dict[int, int] = {}
+        self._lengths: np.ndarray | None = None
+        self._lengths_end = -1
         self.state = NamespaceState(0, 0)
         self.last_seq = -1
 
@@ -178,8 +180,12 @@ class NamespaceIndex:
         return np.searchsorted(self.ends.view, positions, side="right")
 
     def doc_lengths(self) -> np.ndarray:
-        ends = self.ends.view
-        return np.diff(ends, prepend=0)
+        """Token count of every message (float64), cached until the span table changes."""
+        n = self.ids.n
+        if self._lengths is None or self._lengths.size != n or self._lengths_end != len(self.content):
+            self._lengths = np.diff(self.ends.view, prepend=0).astype(np.float64)
+            self._lengths_end = len(self.content)
+        return self._lengths
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     def _positions(self, symbol: int) -> np.ndarray:

@@ -65,7 +65,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     if n_docs == 0 or not query.patterns:
         return empty
     rc = config.retrieval
-    lengths = index.doc_lengths().astype(np.float64)
+    lengths = index.doc_lengths()
     avgdl = max(1.0, float(lengths.mean()))
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
     acc = np.zeros(n_docs, dtype=np.float64)
@@ -124,20 +124,22 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
 def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
     """Lend each message a share of its best same-session neighbour's score (halving per step, up to ``span``
     turns away): in a dialogue the answer to a question often shares no words with it, while the turn just
-    before it does."""
+    before it does. Work is proportional to the matched messages, not to the namespace."""
     sess = index.session.view
+    n = acc.size
     # Messages without a session id are not a dialogue: they never lend to each other.
     none_code = index.sessions.index(None) if None in index.sessions else -1
-    best = np.zeros_like(acc)
+    src = np.flatnonzero(touched)
+    src = src[sess[src] != none_code]
+    best = np.zeros(n, dtype=np.float64)
     for step in range(1, span + 1):
         w = weight / (2 ** (step - 1))
-        same = (sess[step:] == sess[:-step]) & (sess[step:] != none_code)
-        if not same.any():
-            break
-        best[step:] = np.maximum(best[step:], w * np.where(same, acc[:-step], 0.0))
-        best[:-step] = np.maximum(best[:-step], w * np.where(same, acc[step:], 0.0))
-    out = acc + best
-    return out, touched | (out > 0)
+        for dst in (src - step, src + step):
+            ok = (dst >= 0) & (dst < n)
+            s_ok, d_ok = src[ok], dst[ok]
+            same = sess[d_ok] == sess[s_ok]
+            np.maximum.at(best, d_ok[same], w * acc[s_ok[same]])
+    return acc + best, touched | (best > 0)
 
 
 def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
@@ -192,10 +194,16 @@ def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
 
 def top(scored: Scored, limit: int) -> np.ndarray:
     """Row indices of the best ``limit`` candidates, best first (ties: earlier message first)."""
-    if scored.rows.size == 0:
-        return scored.rows
-    order = np.lexsort((scored.rows, -scored.scores))[:limit]
-    return scored.rows[order]
+    rows, scores = scored.rows, scored.scores
+    if rows.size == 0:
+        return rows
+    if rows.size > 2 * limit:
+        # Keep everything tied with the limit-th score so the tie-break stays exact.
+        kth = np.partition(-scores, limit - 1)[limit - 1]
+        keep = -scores <= kth
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:limit]
+    return rows[order]
 
 
 def rrf(ranked: dict[str, np.ndarray], weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, dict]:
