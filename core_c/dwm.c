@@ -409,8 +409,13 @@ int hippo_dwm_locate(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64
         uint64_t hi = (end < se ? end : se) - s->off;
         uint64_t first = hippo_wm_count_unchecked(s->wm, symbol, 0, lo);
         uint64_t last = first + hippo_wm_count_unchecked(s->wm, symbol, lo, hi);
-        for (uint64_t k = first + 1; k <= last; k++, found++)
-            if (found < capacity) out[found] = s->off + hippo_wm_select_unchecked(s->wm, symbol, k);
+        if (last > first && found < capacity) {
+            uint64_t take = last - first;
+            if (take > capacity - found) take = capacity - found;
+            hippo_wm_locate_unchecked(s->wm, symbol, first, take, out + found);
+            for (uint64_t j = 0; j < take; j++) out[found + j] += s->off;
+        }
+        found += last - first;
     }
     if (end > d->base) {
         uint64_t lo = start > d->base ? start - d->base : 0;

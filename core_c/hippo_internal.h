@@ -260,6 +260,10 @@ uint64_t hippo_wm_rank_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t i
 uint64_t hippo_wm_count_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t start, uint64_t end);
 /* Position of the k-th occurrence, or UINT64_MAX when there are fewer than k (k >= 1). */
 uint64_t hippo_wm_select_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t k);
+/* Positions of the occurrences of symbol with ranks first+1 .. first+m (1-based), ascending, into out:
+ * one descent, then the m bottom positions are lifted level by level together (monotone at every level,
+ * so the select probes walk memory forward). */
+void hippo_wm_locate_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t first, uint64_t m, uint64_t *out);
 void hippo_wm_access_many_unchecked(const hippo_wm *wm, const int64_t *positions, uint64_t m,
                                     int64_t offset, uint32_t *out);
 

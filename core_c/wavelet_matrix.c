@@ -786,3 +786,20 @@ int hippo_wm_deserialize(const uint8_t *blob, uint64_t len, hippo_wm **out) {
     free(sym);
     return st;
 }
+
+HIPPO_CLONES void hippo_wm_locate_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t first, uint64_t m,
+                                            uint64_t *out) {
+    uint64_t s = 0, e = wm->n;
+    descend(wm, symbol, &s, &e);
+    for (uint64_t j = 0; j < m; j++) out[j] = s + first + j;
+    /* Algorithm 2 of seed 000 §3.2.2, applied to a run of consecutive bottom positions at once. */
+    for (uint32_t l = wm->bits; l-- > 0;) {
+        const hippo_bv *bv = &wm->level[l];
+        if ((symbol >> (wm->bits - 1 - l)) & 1u) {
+            uint64_t z = wm->zeros[l];
+            for (uint64_t j = 0; j < m; j++) out[j] = hippo_bv_select1(bv, out[j] - z + 1);
+        } else {
+            for (uint64_t j = 0; j < m; j++) out[j] = hippo_bv_select0(bv, out[j] + 1);
+        }
+    }
+}
