@@ -598,14 +598,15 @@ class Memory:
         lengths = idx.doc_lengths()
         meta = self._s.store.rows(self._namespace, ids) if pred is not None else None
         out = []
-        for r, i in zip(rows.tolist(), ids):
+        cols = zip(ids, lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
+                   idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
+                   idx.seqs.a[rows].tolist())
+        speakers, sessions = idx.speakers, idx.sessions
+        for i, n_tok, spk, role, ts, sess, seq in cols:
             if meta is not None and (i not in meta or not pred(meta[i])):
                 continue
-            ts = float(idx.ts.a[r])
-            out.append(context.Piece(
-                key=i, n_tokens=int(lengths[r]), speaker=idx.speakers[idx.speaker.a[r]], role=ROLES[idx.role.a[r]],
-                ts=None if math.isnan(ts) else ts, session=idx.sessions[idx.session.a[r]], seq=int(idx.seqs.a[r]),
-            ))
+            out.append(context.Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role],
+                                     ts=None if ts != ts else ts, session=sessions[sess], seq=seq))
         return out
 
     # -- statistics, export ---------------------------------------------------------------------------------
@@ -743,3 +744,48 @@ class Memory:
 
     async def aread(self, message_id: int, **kwargs: Any) -> list[MemoryItem]:
         return await self._run(self.read, message_id, **kwargs)
+
+    # -- hierarchy, decay and consolidation (hippo.hierarchy) -----------------------------------------------
+    def topics(self) -> list[dict[str, Any]]:
+        """Topic documents' catalog (seed 003 §3.2): one entry per theme with ``id``, ``title``, ``summary``,
+        ``size`` (entries), ``n_messages``, time span and strength; ``id="current"`` lists unconsolidated
+        messages."""
+        self._live()
+        return lifecycle.topics(self)
+
+    def topic(self, topic_id: int | str) -> str:
+        """One topic as markdown whose entries carry ``<seq=…, time=…, source=…>``; ``NotFound`` if unknown."""
+        self._live()
+        return lifecycle.topic(self, topic_id)
+
+    def consolidate(self, level: str = "light") -> dict[str, Any]:
+        """Run a consolidation cycle (seed 004 §9): ``"light"`` (strengths, dormancy), ``"deep"`` (flush the
+        CURRENT buffer, re-cluster themes, refresh summaries, mark persist-worthy units) or ``"archival"`` (prune
+        dormant units past the retention age; messages only where a policy says ``prune``). Returns a report."""
+        self._live()
+        return lifecycle.consolidate(self, level)
+
+    def strength(self, ids: int | Iterable[int]) -> dict[int, float]:
+        """Current strength in [0, 1] of each given message (seed 004 §14.2); unknown ids are left out."""
+        self._live()
+        return lifecycle.strength(self, ids)
+
+    def reinforce(self, ids: int | Iterable[int]) -> int:
+        """Mark messages as used: strength back to 1, decay clock restarted. Returns how many were known."""
+        self._live()
+        return lifecycle.reinforce(self, ids)
+
+    async def atopics(self) -> list[dict[str, Any]]:
+        return await self._run(self.topics)
+
+    async def atopic(self, topic_id: int | str) -> str:
+        return await self._run(self.topic, topic_id)
+
+    async def aconsolidate(self, level: str = "light") -> dict[str, Any]:
+        return await self._run(self.consolidate, level)
+
+    async def astrength(self, ids: int | Iterable[int]) -> dict[int, float]:
+        return await self._run(self.strength, ids)
+
+    async def areinforce(self, ids: int | Iterable[int]) -> int:
+        return await self._run(self.reinforce, ids)
