@@ -91,7 +91,8 @@ HIPPO_INLINE unsigned hippo_select64(uint64_t x, unsigned k) {
  * 16128 bits, +0.4%). rank = super + relative + one field + one popcount: constant work, no loop,
  * no branch. One extra line at the end holds the total (rank(n) needs no special case).
  * Select: every HIPPO_BV_SAMPLE-th one (and zero) records the line that holds it; a select searches
- * the line headers from that sample and finishes with the in-line fields and a broadword select. */
+ * from the line the sample's density predicts, walks to the right line, and finishes with the
+ * in-line fields and a broadword select. */
 #define HIPPO_BV_LINE_BITS 448u
 #define HIPPO_BV_LINE_WORDS 8u
 #define HIPPO_BV_SUPER_LINES 36u
@@ -176,17 +177,43 @@ HIPPO_INLINE unsigned hippo_bv_field(uint64_t h, unsigned w) {
     return (unsigned)((h >> hippo_bv_field_shift[w]) & hippo_bv_field_mask[w]);
 }
 
+/* Ones (zeros = 0) or zeros (zeros = 1) before line j. */
+HIPPO_INLINE uint64_t hippo_bv_before(const hippo_bv *bv, uint64_t j, unsigned zeros) {
+    uint64_t ones = hippo_bv_line_ones(bv, j);
+    return zeros ? j * (uint64_t)HIPPO_BV_LINE_BITS - ones : ones;
+}
+
+/* Last line in [lo, hi) with fewer than k ones (or zeros) before it; the caller guarantees lo
+ * qualifies. Starts where the sample's density puts the answer (usually within a line or two), then
+ * gallops outwards and finishes by bisection, so a skewed vector costs O(log(hi - lo)) probes. */
+HIPPO_INLINE uint64_t hippo_bv_find_line(const hippo_bv *bv, uint64_t lo, uint64_t hi, uint64_t k, unsigned zeros) {
+    uint64_t est = lo + ((k - 1) % HIPPO_BV_SAMPLE) * (hi - lo) / HIPPO_BV_SAMPLE;
+    if (est >= hi) est = hi - 1;
+    if (hippo_bv_before(bv, est, zeros) < k) {
+        uint64_t step = 1;
+        lo = est;
+        while (lo + step < hi && hippo_bv_before(bv, lo + step, zeros) < k) { lo += step; step *= 2; }
+        if (lo + step < hi) hi = lo + step;
+    } else {
+        uint64_t step = 1;
+        hi = est;
+        while (hi - lo > step && hippo_bv_before(bv, hi - step, zeros) >= k) { hi -= step; step *= 2; }
+        if (hi - lo > step) lo = hi - step;
+    }
+    /* now before(lo) < k and (hi == end of range or before(hi) >= k) */
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (hippo_bv_before(bv, mid, zeros) < k) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
 /* Position of the k-th one (k >= 1, k <= ones). */
 HIPPO_INLINE uint64_t hippo_bv_select1(const hippo_bv *bv, uint64_t k) {
     uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
     uint64_t line = bv->sel1[s];
     uint64_t hi = (s + 1 < bv->nsel1) ? (uint64_t)bv->sel1[s + 1] + 1 : bv->nlines;
-    /* last line whose ones-before < k, by binary search over [line, hi) */
-    while (hi - line > 8) {
-        uint64_t mid = line + (hi - line) / 2;
-        if (hippo_bv_line_ones(bv, mid) < k) line = mid; else hi = mid;
-    }
-    while (line + 1 < hi && hippo_bv_line_ones(bv, line + 1) < k) line++;
+    line = hippo_bv_find_line(bv, line, hi, k, 0);
     const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
     unsigned rem = (unsigned)(k - hippo_bv_line_ones(bv, line)); /* 1..448 */
     unsigned w = 0;
@@ -201,11 +228,7 @@ HIPPO_INLINE uint64_t hippo_bv_select0(const hippo_bv *bv, uint64_t k) {
     uint64_t line = bv->sel0[s];
     uint64_t hi = (s + 1 < bv->nsel0) ? (uint64_t)bv->sel0[s + 1] + 1 : bv->nlines;
 #define HIPPO_ZEROS_BEFORE(j) ((j) * (uint64_t)HIPPO_BV_LINE_BITS - hippo_bv_line_ones(bv, (j)))
-    while (hi - line > 8) {
-        uint64_t mid = line + (hi - line) / 2;
-        if (HIPPO_ZEROS_BEFORE(mid) < k) line = mid; else hi = mid;
-    }
-    while (line + 1 < hi && HIPPO_ZEROS_BEFORE(line + 1) < k) line++;
+    line = hippo_bv_find_line(bv, line, hi, k, 1);
     unsigned rem = (unsigned)(k - HIPPO_ZEROS_BEFORE(line));
 #undef HIPPO_ZEROS_BEFORE
     const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
