@@ -413,7 +413,7 @@ int hippo_dwm_locate(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64
             uint64_t take = last - first;
             if (take > capacity - found) take = capacity - found;
             hippo_wm_locate_unchecked(s->wm, symbol, first, take, out + found);
-            for (uint64_t j = 0; j < take; j++) out[found + j] += s->off;
+            for (uint64_t t = 0; t < take; t++) out[found + t] += s->off;
         }
         found += last - first;
     }

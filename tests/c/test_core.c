@@ -371,6 +371,26 @@ static void test_dwm(void) {
         }
         check_sequence(&api, ref, n, bits, 1);
         CHECK(hippo_dwm_segments(d) >= 1);
+        /* locate: every occurrence in a range, across segments and the tail; short buffers */
+        for (int t = 0; t < 8; t++) {
+            uint32_t c = ref[rnd_below(n)];
+            uint64_t a = t ? rnd_below(n) : 0, b = t ? a + rnd_below(n - a + 1) : n, need = 0, k = 0;
+            uint64_t exp = ref_count(ref, a, b, c);
+            uint64_t *pos = (uint64_t *)malloc((size_t)(exp + 1) * 8);
+            CHECK(hippo_dwm_locate(d, c, a, b, pos, exp, &need) == HIPPO_OK);
+            CHECK_EQ_U64(need, exp);
+            for (uint64_t i = a; i < b && k < exp; i++)
+                if (ref[i] == c && pos[k++] != i) { CHECK(0); break; }
+            if (exp > 1) {
+                CHECK(hippo_dwm_locate(d, c, a, b, pos, 1, &need) == HIPPO_OK && need == exp);
+            }
+            free(pos);
+        }
+        {
+            uint64_t need;
+            CHECK(hippo_dwm_locate(d, 0, 0, n + 1, NULL, 0, &need) == HIPPO_ERANGE);
+            CHECK(hippo_dwm_locate(d, 0, 0, n, NULL, 5, &need) == HIPPO_EINVAL);
+        }
         /* invalid appends leave the structure untouched */
         if (bits < 32) {
             CHECK(hippo_dwm_append(d, 1u << bits) == HIPPO_EINVAL);
