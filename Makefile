@@ -50,8 +50,12 @@ bench: $(VENV)/.native $(VENV)/.bench
 	  $(VENV)/bin/hippo bench locomo --data ../shared/data/locomo_dev.json --out bench_results/locomo.json; \
 	else echo "skipping locomo: ../shared/data/locomo_dev.json not found (pass DATA=...)"; fi
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
+	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
+	$(VENV)/bin/hippo bench soak --adds 200000 --out bench_results/soak.json
 
-sanitize: test-c
+# The C test binary, then a Python workload over a sanitizer build of the extension (LD_PRELOAD of libasan).
+sanitize: test-c $(VENV)/.native
+	$(PY) tests/c/asan_workload.py --seconds 20
 
 clean:
 	rm -rf build $(VENV) tests/c/test_core_san packages/hippo/_hippo_c*.so packages/hippo/_hippo_c.c
