@@ -541,9 +541,24 @@ class Memory:
         pred = compile_filter(filter)
         idx = self._index()
         with self._s.lock.read():
-            limit = k if pred is None else max(k * 20, self._s.config.retrieval.candidate_limit)
+            limit = max(k, 20) if pred is None else max(k * 20, self._s.config.retrieval.candidate_limit)
             rows, scores, per, _ = self._rank(idx, query, limit)
+            rows, scores = self._exact_first(idx, query, rows, scores)
             return self._hits(idx, rows, scores, per, pred, k)
+
+    @staticmethod
+    def _exact_first(idx: NamespaceIndex, query: str, rows: np.ndarray, scores: np.ndarray):
+        """A message that contains the whole query verbatim (case-insensitive) is the strongest cue there is:
+        such messages move ahead of the rest among the top candidates, keeping their relative order."""
+        needle = " ".join(query.split()).casefold()
+        if len(needle) < 12 or rows.size < 2:
+            return rows, scores
+        head = min(rows.size, 20)
+        exact = np.array([needle in " ".join(idx.text_of(r).split()).casefold() for r in rows[:head].tolist()])
+        if not exact.any() or exact[0] and exact.sum() == 1:
+            return rows, scores
+        order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact), np.arange(head, rows.size)])
+        return rows[order], np.maximum.accumulate(scores[order][::-1])[::-1]
 
     def _hits(self, idx, rows, scores, per, pred, k) -> list[Hit]:
         ids = idx.ids.view[rows].tolist() if rows.size else []

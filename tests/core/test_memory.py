@@ -361,3 +361,14 @@ def test_neighbour_smoothing_hand_computed():
     s = base.scores[0]
     expected = {kiln_row: s, kiln_row - 1: 0.5 * s}  # row 6 is in s3 too; row 5 is in s2 (no credit)
     assert dict(zip(got.rows.tolist(), got.scores.tolist())) == pytest.approx(expected)
+
+
+def test_exact_quote_moves_first_even_when_bm25_prefers_another():
+    with Memory(None) as m:
+        decoy = m.add("station car near blue; blue station near car, car blue station near")
+        target = m.add("We left the car near the blue station and walked home.")
+        query = "car near the blue station"
+        idx = m._index()
+        rows, _, _, _ = m._rank(idx, query, 2)
+        assert idx.ids.view[rows[0]] == decoy.id  # BM25 alone prefers the term-stuffed message
+        assert [h.id for h in m.search(query, k=2)] == [target.id, decoy.id]
