@@ -36,6 +36,7 @@ static uint64_t merge64(uint64_t acc, uint64_t v) {
 }
 
 uint64_t hippo_hash64(const void *data, size_t len, uint64_t seed) {
+    if (!data) len = 0; /* NULL hashes as the empty input */
     const uint8_t *p = (const uint8_t *)data;
     const uint8_t *end = p + len;
     uint64_t h;
