@@ -634,7 +634,7 @@ static double ball_size(uint32_t n, uint32_t r) {
     return total;
 }
 
-/* Cost model, in nanoseconds measured on the reference machine (AVX-512 Xeon, 2 cores):
+/* Cost model, in approximate nanoseconds from the C timing loop on the reference machine:
  *   branch: ~15 per directory rank, 2 ranks per visited node. The nodes at depth l are the prefixes
  *           within distance r of the query's prefix (sum_{j<=r} C(l, j), at most 2^l) that occur in the
  *           interval: expected fraction min(1, m / 2^l) for m symbols (m = distinct count when known).
