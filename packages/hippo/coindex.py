@@ -224,14 +224,26 @@ class NamespaceIndex:
         glued &= ends[k] != nxt
         return pos[~glued]
 
-    def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> np.ndarray:
-        """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven)."""
+    def _newest(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
+        """Positions of ``symbol``; with ``keep``, only its newest ``keep`` occurrences (start found by select)."""
+        if keep is None or count <= keep:
+            return self._positions(symbol)
+        start = self.content.select(symbol, count - keep + 1)
+        return self.content.positions(symbol, start, len(self.content))
+
+    def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
+                       newest: int | None = None) -> np.ndarray:
+        """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven).
+
+        ``newest`` bounds the work for very frequent terms: each token pattern contributes at most its newest
+        ``newest`` occurrences (recent memories first), so the cost does not grow with the store.
+        """
         n = len(self.content)
         counts = self.token_counts(pat) if counts is None else counts
         found: list[np.ndarray] = []
         for t in pat.singles.tolist():
             if counts[t]:
-                found.append(self._positions(t))
+                found.append(self._newest(t, counts[t], newest))
         if found:
             found = [self._whole_words(np.concatenate(found), 1)]
         for ph in pat.phrases:
@@ -239,7 +251,7 @@ class NamespaceIndex:
             if min(pc) == 0:
                 continue
             anchor = int(np.argmin(pc))
-            cand = self._positions(ph[anchor]) - anchor
+            cand = self._newest(ph[anchor], pc[anchor], newest) - anchor
             cand = cand[(cand >= 0) & (cand + len(ph) <= n)]
             for off, t in enumerate(ph):
                 if off == anchor or cand.size == 0:

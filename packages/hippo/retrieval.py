@@ -81,12 +81,14 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         if enumerated + f > rc.enumerate_limit and touched.any():
             deferred.append((f, i))
             continue
-        pos = index.term_positions(query.patterns[i], counts[i])
+        capped = f > rc.enumerate_limit
+        pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit if capped else None)
         if pos.size == 0:
             continue
         enumerated += pos.size
         rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
-        idf = _idf(n_docs, rows.size)
+        # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
+        idf = _idf(n_docs, min(f, n_docs) if capped else rows.size)
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
         touched[rows] = True
     cand = np.flatnonzero(touched)

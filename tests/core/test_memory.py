@@ -372,3 +372,11 @@ def test_exact_quote_moves_first_even_when_bm25_prefers_another():
         rows, _, _, _ = m._rank(idx, query, 2)
         assert idx.ids.view[rows[0]] == decoy.id  # BM25 alone prefers the term-stuffed message
         assert [h.id for h in m.search(query, k=2)] == [target.id, decoy.id]
+
+
+def test_frequent_term_enumeration_is_bounded_to_newest_occurrences():
+    with Memory(None, config={"retrieval": {"enumerate_limit": 5}}) as m:
+        items = m.add_many({"text": f"note number {i} about the garden"} for i in range(40))
+        idx = m._index()
+        got = retrieval.lexical(idx, retrieval.analyze("garden"), m.config)
+        assert sorted(idx.ids.view[got.rows].tolist()) == [it.id for it in items[-5:]]
