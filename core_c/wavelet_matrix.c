@@ -167,9 +167,38 @@ HIPPO_CLONES uint32_t hippo_wm_access_unchecked(const hippo_wm *wm, uint64_t p) 
 }
 
 /* Maps [s, e) at level 0 to the interval of `symbol` at the bottom (Algorithm 1). */
+HIPPO_INLINE uint32_t rev32(uint32_t x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0F0F0F0Fu) | ((x & 0x0F0F0F0Fu) << 4);
+    x = ((x >> 8) & 0x00FF00FFu) | ((x & 0x00FF00FFu) << 8);
+    return (x >> 16) | (x << 16);
+}
+
+/* First position at level l (1 <= l <= top) of the node of l-bit prefix p. */
+HIPPO_INLINE uint64_t node_start(const hippo_wm *wm, uint32_t l, uint32_t p) {
+    return wm->starts[((uint64_t)1 << l) - 2 + p];
+}
+
+/* One past the last position of that node: nodes are laid out in bit-reversed prefix order, so the
+ * next node is the one whose reversed prefix is one larger (or the end of the level). */
+HIPPO_INLINE uint64_t node_end(const hippo_wm *wm, uint32_t l, uint32_t p) {
+    uint32_t r = rev32(p) >> (32 - l);
+    if (r == ((uint32_t)1 << l) - 1) return wm->n;
+    return node_start(wm, l, rev32(r + 1) >> (32 - l));
+}
+
 HIPPO_INLINE void descend(const hippo_wm *wm, uint32_t symbol, uint64_t *s, uint64_t *e) {
     uint64_t a = *s, b = *e;
-    for (uint32_t l = 0; l < wm->bits; l++) {
+    uint32_t l = 0;
+    if (a == 0 && b == wm->n && wm->top) {
+        /* the whole sequence: the top levels' intervals are nodes, read from the table */
+        l = wm->top;
+        uint32_t p = symbol >> (wm->bits - l);
+        a = node_start(wm, l, p);
+        b = node_end(wm, l, p);
+    }
+    for (; l < wm->bits; l++) {
         unsigned bit = (symbol >> (wm->bits - 1 - l)) & 1u;
         uint64_t ra = hippo_bv_rank1(&wm->level[l], a), rb = hippo_bv_rank1(&wm->level[l], b);
         a = hippo_pick(bit, wm->zeros[l] + ra, a - ra);
@@ -188,6 +217,7 @@ HIPPO_CLONES uint64_t hippo_wm_count_unchecked(const hippo_wm *wm, uint32_t symb
 
 HIPPO_CLONES uint64_t hippo_wm_rank_unchecked(const hippo_wm *wm, uint32_t symbol, uint64_t i) {
     if (i == 0) return 0;
+    if (i == wm->n) return hippo_wm_count_unchecked(wm, symbol, 0, i);
     uint64_t a = 0, b = i;
     for (uint32_t l = 0; l < wm->bits; l++) {
         const hippo_bv *bv = &wm->level[l];
@@ -250,8 +280,23 @@ static HIPPO_CLONES void rank_group(const hippo_wm *wm, const uint32_t *sym, con
                                     uint64_t *out) {
     uint64_t a[HIPPO_GROUP], b[HIPPO_GROUP];
     int j;
+    uint32_t l0 = 0;
     for (j = 0; j < cnt; j++) { a[j] = 0; b[j] = pos[j]; }
-    for (uint32_t l = 0; l < wm->bits; l++) {
+    if (wm->top) {
+        /* a query over the whole sequence starts below the table levels: its intervals there are
+         * whole nodes */
+        int all_full = 1;
+        for (j = 0; j < cnt; j++) all_full &= pos[j] == wm->n;
+        if (all_full) {
+            l0 = wm->top;
+            for (j = 0; j < cnt; j++) {
+                uint32_t p = sym[j] >> (wm->bits - l0);
+                a[j] = node_start(wm, l0, p);
+                b[j] = node_end(wm, l0, p);
+            }
+        }
+    }
+    for (uint32_t l = l0; l < wm->bits; l++) {
         const hippo_bv *bv = &wm->level[l];
         uint64_t z = wm->zeros[l];
         unsigned shift = wm->bits - 1 - l;
@@ -415,26 +460,31 @@ void hippo_wm_rank_many_local(const hippo_wm *wm, const uint32_t *symbols, const
                               uint64_t m, int64_t offset, uint64_t *out, int accumulate);
 void hippo_wm_rank_many_local(const hippo_wm *wm, const uint32_t *symbols, const int64_t *positions,
                               uint64_t m, int64_t offset, uint64_t *out, int accumulate) {
-    uint32_t sym[HIPPO_GROUP];
-    uint64_t pos[HIPPO_GROUP], res[HIPPO_GROUP];
-    uint64_t idx[HIPPO_GROUP];
-    int cnt = 0;
+    /* two groups: queries covering the whole matrix (cheaper, see rank_group) and the rest */
+    uint32_t sym[2][HIPPO_GROUP];
+    uint64_t pos[2][HIPPO_GROUP], res[HIPPO_GROUP];
+    uint64_t idx[2][HIPPO_GROUP];
+    int cnt[2] = {0, 0};
     for (uint64_t i = 0; i <= m; i++) {
+        int g = 0;
         if (i < m) {
             int64_t local = positions[i] - offset;
             if (local <= 0) continue;
             if ((uint64_t)local > wm->n) local = (int64_t)wm->n;
-            sym[cnt] = symbols[i];
-            pos[cnt] = (uint64_t)local;
-            idx[cnt] = i;
-            cnt++;
+            g = (uint64_t)local == wm->n;
+            sym[g][cnt[g]] = symbols[i];
+            pos[g][cnt[g]] = (uint64_t)local;
+            idx[g][cnt[g]] = i;
+            cnt[g]++;
         }
-        if (cnt == HIPPO_GROUP || (i == m && cnt > 0)) {
-            rank_group(wm, sym, pos, cnt, res);
-            for (int j = 0; j < cnt; j++) {
-                if (accumulate) out[idx[j]] += res[j]; else out[idx[j]] = res[j];
+        for (int h = 0; h < 2; h++) {
+            if (cnt[h] == HIPPO_GROUP || (i == m && cnt[h] > 0)) {
+                rank_group(wm, sym[h], pos[h], cnt[h], res);
+                for (int j = 0; j < cnt[h]; j++) {
+                    if (accumulate) out[idx[h][j]] += res[j]; else out[idx[h][j]] = res[j];
+                }
+                cnt[h] = 0;
             }
-            cnt = 0;
         }
     }
 }
