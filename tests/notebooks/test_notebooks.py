@@ -27,6 +27,7 @@ TUTORIALS = [
     "01_quickstart.ipynb",
     "02_langchain_agent.ipynb",
     "03_llamaindex.ipynb",
+    "04_hierarchy_and_decay.ipynb",
     "05_benchmarks.ipynb",
 ]
 CELL_TIMEOUT_S = 180
