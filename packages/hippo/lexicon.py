@@ -1,66 +1,60 @@
 """Maps words to the token-id patterns under which they occur in the Content DWM.
 
-The lexical channel never keeps an inverted index: it asks the Content DWM where a word's tokens occur. A word
-occurs either as one whole-word token (" painting", "Painting"), found through the vocabulary table built here
-(every cl100k token that is a complete word, keyed by its stem, so " paints" and " painted" are found for
-"painting"), or as a run of several tokens (" LGBTQ" -> " LGB", "TQ"), found as a phrase.
+The lexical channel never keeps an inverted index: it asks the Content DWM where a word's tokens occur. A query
+word is spelled in its usual surface forms (case variants, with and without a leading space, and the inflections
+that fold back to the same stem: "paint" -> " paints", " painted", "Painting"...). Each form is tokenized: a
+form that is one token is matched by that token's occurrences, a form of several tokens (" LGBTQ" -> " LGB",
+"TQ") as a phrase. Nothing is precomputed over the vocabulary, so the first query of a process costs no more
+than the others.
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
 from hippo import textnorm, tokenizer
 
 _lock = threading.Lock()
-_stem_table: dict[str, np.ndarray] | None = None
-_word_start: np.ndarray | None = None
+_word_start: np.ndarray | None = None  # per token id: -1 unknown, 0 continues a word, 1 starts one
 
 
-def _build() -> None:
-    global _stem_table, _word_start
-    strings = tokenizer.token_strings()
-    table: dict[str, list[int]] = {}
-    starts = np.zeros(len(strings), dtype=bool)
-    enc = tokenizer.encoding()
-    for tid, s in enumerate(strings):
-        if not s:
-            # A partial UTF-8 piece (" \xf0\x9f" of an emoji, " \xe6\x9d" of a CJK character) that starts
-            # with a space still starts a new word: the word before it has ended.
-            try:
-                starts[tid] = enc.decode_single_token_bytes(tid)[:1].isspace()
-            except KeyError:
-                pass
-            continue
-        core = s[1:] if s[0] == " " else s
-        if s[0] == " " or not s[0].isalnum():
-            starts[tid] = True
-        if not core or not core.isalpha():
-            continue
-        table.setdefault(textnorm.stem(core), []).append(tid)
-    _stem_table = {k: np.asarray(v, dtype=np.uint32) for k, v in table.items()}
-    _word_start = starts
-
-
-def stem_tokens(stem: str) -> np.ndarray:
-    """Token ids that are, on their own, a complete word with this stem (any case, with or without a space)."""
-    if _stem_table is None:
-        with _lock:
-            if _stem_table is None:
-                _build()
-    return _stem_table.get(stem, np.zeros(0, dtype=np.uint32))  # type: ignore[union-attr]
+def _starts_word(tid: int) -> bool:
+    try:
+        b = tokenizer.encoding().decode_single_token_bytes(tid)
+    except KeyError:
+        return True
+    if not b:
+        return True
+    first = b[:1]
+    # A leading space, punctuation, or a partial UTF-8 piece after a space (" \xf0\x9f" of an emoji) all mean
+    # the previous word has ended; a letter or digit glues onto it.
+    return not (first.isalnum() or first[0] >= 0x80 and not b[:1].isspace() and not b.startswith(b" "))
 
 
 def continues_word(token_ids: np.ndarray) -> np.ndarray:
     """True where a token glues onto the previous one (no leading space or punctuation): a word continues."""
+    global _word_start
+    ids = np.asarray(token_ids, dtype=np.int64)
     if _word_start is None:
         with _lock:
             if _word_start is None:
-                _build()
-    return ~_word_start[token_ids]  # type: ignore[index]
+                _word_start = np.full(tokenizer.vocab_size() + 1, -1, dtype=np.int8)
+    table = _word_start
+    ids = np.clip(ids, 0, table.size - 1)
+    known = table[ids]
+    unknown = np.unique(ids[known < 0])
+    for tid in unknown.tolist():
+        table[tid] = 1 if _starts_word(tid) else 0
+    return table[ids] == 0
+
+
+_INVERSE_IRREGULAR: dict[str, set[str]] = {}
+for _w, _s in textnorm._IRREGULAR.items():
+    _INVERSE_IRREGULAR.setdefault(_s, set()).add(_w)
 
 
 @dataclass(frozen=True)
@@ -72,23 +66,38 @@ class TermPattern:
     phrases: tuple[tuple[int, ...], ...]
 
 
-def pattern(word: str) -> TermPattern:
+def surface_forms(word: str) -> set[str]:
+    """Spellings of ``word`` to look for: case variants and the inflections that share its stem."""
     stem = textnorm.stem
     st = stem(word)
-    singles = stem_tokens(st)
-    phrases: set[tuple[int, ...]] = set()
-    variants = {word, word.lower(), word.capitalize(), word.upper()}
-    # Inflected forms that tokenize into several pieces (" h" + "iked") are not in the single-token table:
-    # spell the usual inflections of the stem and keep those that fold back to the same stem.
     low = word.lower()
-    for form in (st, st + "s", st + "es", st + "e", st + "ed", st + "ing", st + "d", st + "er", st + "ers",
-                 low[:-1] + "ies" if low.endswith("y") else low):
-        if form and stem(form) == st:
-            variants.add(form)
-            variants.add(form.capitalize())
-    for v in variants:
+    forms = {low, st}
+    for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):
+        forms.add(st + suffix)
+        forms.add(low + suffix)
+    if st.endswith("y"):
+        forms.update({st[:-1] + "ies", st[:-1] + "ied"})
+    if len(st) >= 3 and st[-1] not in "aeiouywx":  # doubled consonant: "run" -> "running"
+        forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
+    forms |= _INVERSE_IRREGULAR.get(st, set())
+    forms = {f for f in forms if f and stem(f) == st}
+    out = set()
+    for f in forms:
+        out.update({f, f.capitalize(), f.upper()})
+    out.add(word)
+    return out
+
+
+@lru_cache(maxsize=20_000)
+def pattern(word: str) -> TermPattern:
+    enc = tokenizer.encoding()
+    singles: set[int] = set()
+    phrases: set[tuple[int, ...]] = set()
+    for v in surface_forms(word):
         for form in (" " + v, v):
-            ids = tuple(tokenizer.encoding().encode_ordinary(form))
-            if len(ids) > 1:
+            ids = tuple(enc.encode_ordinary(form))
+            if len(ids) == 1:
+                singles.add(ids[0])
+            elif ids:
                 phrases.add(ids)
-    return TermPattern(st, singles, tuple(sorted(phrases)))
+    return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))

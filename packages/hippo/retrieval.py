@@ -30,7 +30,17 @@ class Query:
 
 
 def analyze(text: str, keywords: list[str] | None = None) -> Query:
-    """Keywords of a query: content words minus stopwords and question scaffolding, one per stem."""
+    """Keywords of a query: content words minus stopwords and question scaffolding, one per stem.
+
+    A query made only of stopwords ("hello", "how are you?") keeps all its words rather than matching nothing.
+    """
+    q = _analyze(text, keywords)
+    if not q.keywords and keywords is None:
+        q = _analyze(text, textnorm.words(text))
+    return q
+
+
+def _analyze(text: str, keywords: list[str] | None) -> Query:
     words = keywords if keywords is not None else textnorm.words(text)
     seen: set[str] = set()
     kws, stems = [], []

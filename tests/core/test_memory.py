@@ -380,3 +380,11 @@ def test_frequent_term_enumeration_is_bounded_to_newest_occurrences():
         idx = m._index()
         got = retrieval.lexical(idx, retrieval.analyze("garden"), m.config)
         assert sorted(idx.ids.view[got.rows].tolist()) == [it.id for it in items[-5:]]
+
+
+def test_stopword_only_query_still_matches():
+    with Memory(None) as m:
+        m.add("hello there, how are you?", speaker="Ann")
+        m.add("The garden needs watering.", speaker="Bob")
+        assert m.search("hello", k=1)[0].speaker == "Ann"
+        assert "hello there" in m.recall("hello", budget_tokens=50).text
