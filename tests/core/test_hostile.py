@@ -471,7 +471,7 @@ def _tail_store(tmp_path: Path) -> tuple[Path, int]:
             "m.add('the unsealed tail message'); os._exit(0)")
     subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
     db = sqlite3.connect(path)
-    (mid,) = db.execute("SELECT id FROM messages WHERE tokens IS NOT NULL").fetchone()
+    (mid,) = db.execute("SELECT id FROM tail").fetchone()
     db.close()
     return path, mid
 
@@ -481,8 +481,8 @@ def _tail_store(tmp_path: Path) -> tuple[Path, int]:
 def test_corrupt_tail_tokens_raise_corrupt_data(tmp_path, tokens) -> None:
     path, mid = _tail_store(tmp_path)
     db = sqlite3.connect(path)
-    db.execute("UPDATE messages SET tokens = ?, n_tokens = ? WHERE id = ?",
-               (np.asarray(tokens, "<u4").tobytes(), len(tokens), mid))
+    db.execute("UPDATE tail SET tokens = ? WHERE id = ?", (np.asarray(tokens, "<u4").tobytes(), mid))
+    db.execute("UPDATE messages SET n_tokens = ? WHERE id = ?", (len(tokens), mid))
     db.commit()
     db.close()
     with Memory(path) as mem:

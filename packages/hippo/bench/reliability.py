@@ -975,7 +975,7 @@ def fuzz_store_chunks(workdir: Path, camp: Campaign, *, rounds: int, seed: int) 
     db = sqlite3.connect(base)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     chunk_ids = [r[0] for r in db.execute("SELECT id FROM chunks")]
-    tail_ids = [r[0] for r in db.execute("SELECT id FROM messages WHERE tokens IS NOT NULL")]
+    tail_ids = [r[0] for r in db.execute("SELECT id FROM tail")]
     db.close()
     camp.check(bool(chunk_ids) and bool(tail_ids), "store fuzz: base store has no chunks or no tail")
     data = base.read_bytes()
@@ -997,11 +997,11 @@ def fuzz_store_chunks(workdir: Path, camp: Campaign, *, rounds: int, seed: int) 
             db.execute(f"UPDATE chunks SET {col} = {col} + ? WHERE id = ?", (rng.choice((-1, 1, 1000)), cid))
         elif what < 0.9:
             mid = rng.choice(tail_ids)
-            blob = bytes(db.execute("SELECT tokens FROM messages WHERE id = ?", (mid,)).fetchone()[0])
+            blob = bytes(db.execute("SELECT tokens FROM tail WHERE id = ?", (mid,)).fetchone()[0])
             new = mutate(blob, rng)
             if new == blob:
                 new = new + b"\x01"
-            db.execute("UPDATE messages SET tokens = ? WHERE id = ?", (new, mid))
+            db.execute("UPDATE tail SET tokens = ? WHERE id = ?", (new, mid))
         else:
             mid = rng.choice(tail_ids)
             db.execute("UPDATE messages SET metadata = ? WHERE id = ?", (rng.choice(("{", "[1,", "\x00", "")), mid))

@@ -27,7 +27,7 @@ from hippo.store.base import (
     Store,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -40,7 +40,6 @@ _SCHEMA = [
         namespace TEXT NOT NULL,
         seq INTEGER NOT NULL,
         n_tokens INTEGER NOT NULL,
-        tokens BLOB,
         speaker TEXT,
         role TEXT NOT NULL,
         ts REAL,
@@ -59,7 +58,14 @@ _SCHEMA = [
     "CREATE INDEX IF NOT EXISTS chunks_ns ON chunks (namespace, first_seq)",
     # Sealing reads the unsealed tail after every write: without this partial index that is a walk over every
     # message of the namespace, which makes each add O(n) and ingest quadratic.
-    "CREATE INDEX IF NOT EXISTS messages_tail ON messages (namespace, seq) WHERE tokens IS NOT NULL",
+    # The unsealed tail: token ids of recent messages until they are sealed into a chunk. Kept apart from the
+    # message rows so those are written once at their final size (no half-empty pages after sealing).
+    """CREATE TABLE IF NOT EXISTS tail (
+        id INTEGER PRIMARY KEY,
+        namespace TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        tokens BLOB NOT NULL)""",
+    "CREATE INDEX IF NOT EXISTS tail_ns ON tail (namespace, seq)",
     """CREATE TABLE IF NOT EXISTS codes (
         id INTEGER PRIMARY KEY,
         namespace TEXT NOT NULL,
@@ -72,6 +78,7 @@ _SCHEMA = [
 ]
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
+_ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
 
 
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
@@ -104,6 +111,9 @@ class SQLiteStore(Store):
                 self._db = sqlite3.connect(
                     self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
                 )
+                # Free pages go back to the file system (incrementally, after seals), so the file stays near the
+                # size of what it holds; only takes effect on a new, empty database.
+                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=ON")
@@ -196,11 +206,13 @@ class SQLiteStore(Store):
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
                 cur = db.execute(
-                    "INSERT INTO messages(namespace, seq, n_tokens, tokens, speaker, role, ts, session_id, metadata,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (namespace, seq, int(tokens.size), tokens.tobytes(), m.speaker, m.role, m.ts, m.session_id,
-                     meta_json, m.created_at),
+                    "INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
+                     m.created_at),
                 )
+                db.execute("INSERT INTO tail(id, namespace, seq, tokens) VALUES (?, ?, ?, ?)",
+                           (int(cur.lastrowid), namespace, seq, tokens.tobytes()))
                 out.append(MessageRow(
                     id=int(cur.lastrowid), namespace=namespace, seq=seq, n_tokens=int(tokens.size),
                     speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
@@ -228,7 +240,8 @@ class SQLiteStore(Store):
                     self._db.execute("BEGIN")
                 try:
                     raw = self._query(
-                        f"SELECT {_ROW_COLS}, tokens FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)
+                        f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)
                     )
                     chunks = self._chunks(namespace)
                 finally:
@@ -295,9 +308,24 @@ class SQLiteStore(Store):
             yield self._row(r)
 
     def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+        sealed = self._seal(namespace, encode, decode, min_tokens)
+        if sealed:
+            self._release_free_pages()
+        return sealed
+
+    def _release_free_pages(self) -> None:
+        with self._lock:
+            try:
+                # executescript steps the pragma to completion (execute() frees one page per step)
+                self._db.executescript("PRAGMA incremental_vacuum;")
+            except sqlite3.Error:
+                pass  # only space is at stake; the next seal tries again
+
+    def _seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
-                "SELECT seq, n_tokens, tokens FROM messages WHERE namespace = ? AND tokens IS NOT NULL ORDER BY seq",
+                "SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
+                " WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,),
             ).fetchall()
             total = sum(r[1] for r in tail)
@@ -319,7 +347,7 @@ class SQLiteStore(Store):
                 (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), encode(tokens)),
             )
             db.execute(
-                "UPDATE messages SET tokens = NULL WHERE namespace = ? AND tokens IS NOT NULL AND seq <= ?",
+                "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
                 (namespace, tail[-1][0]),
             )
             self._merge_chunks(db, namespace, encode, decode)
@@ -373,7 +401,8 @@ class SQLiteStore(Store):
                     continue
                 members = db.execute(
                     "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
-                    " AND tokens IS NULL ORDER BY seq", (namespace, ch.first_seq, ch.last_seq)).fetchall()
+                    " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
+                    (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
                 tokens = decode(ch.blob)
                 if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
@@ -397,6 +426,7 @@ class SQLiteStore(Store):
                 marks = ",".join("?" * len(part))
                 db.execute(f"DELETE FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part))
                 db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
+                db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
             db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
         return sorted(ids_found)
 
@@ -414,6 +444,7 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM chunks WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
+            db.execute("DELETE FROM tail WHERE namespace = ?", (namespace,))
             row = db.execute("SELECT generation FROM namespaces WHERE name = ?", (namespace,)).fetchone()
             if row is not None:
                 epoch = max(self._epoch(db), int(row[0])) + 1
@@ -442,6 +473,7 @@ class SQLiteStore(Store):
                 " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
                 (namespace, kind, payload),
             )
+        self._release_free_pages()
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
@@ -452,7 +484,7 @@ class SQLiteStore(Store):
         q = self._query
         out = {
             "messages": q("SELECT COUNT(*) FROM messages")[0][0],
-            "tail_token_bytes": q("SELECT COALESCE(SUM(LENGTH(tokens)), 0) FROM messages")[0][0],
+            "tail_token_bytes": q("SELECT COALESCE(SUM(LENGTH(tokens)), 0) FROM tail")[0][0],
             "chunk_bytes": q("SELECT COALESCE(SUM(LENGTH(blob)), 0) FROM chunks")[0][0],
             "chunks": q("SELECT COUNT(*) FROM chunks")[0][0],
             "metadata_bytes": q(
