@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 from collections import Counter
 
 import numpy as np
 
-from hippo import textnorm
+from hippo.hierarchy.vocab import vocab
 
 _TIE_SEED = b"hippo-tie"
 
@@ -28,8 +29,16 @@ def idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
+def idf_array(n_docs: int, df: np.ndarray) -> np.ndarray:
+    df = np.asarray(df, dtype=np.float64)
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
 class Coder:
-    """Builds ``bits``-bit codes (as ``bits // 64`` uint64 words) from weighted terms."""
+    """Builds ``bits``-bit codes (as ``bits // 64`` uint64 words) from weighted stems.
+
+    Index vectors are keyed by stem id (see :mod:`hippo.hierarchy.vocab`) but derived from the stem's text, so
+    codes agree across processes whatever ids stems got."""
 
     def __init__(self, bits: int = 256, seed: int = 0x41E6) -> None:
         if bits % 64 or bits <= 0:
@@ -37,10 +46,9 @@ class Coder:
         self.bits = bits
         self.words = bits // 64
         self._key = seed.to_bytes(8, "little")
-        self._cache: dict[str, int] = {}
-        self._mat = np.zeros((1024, bits), dtype=np.int8)  # +-1 index vectors of recent terms
-        self._n = 0
-        self._gen = 0
+        self._rows = np.zeros((0, bits), dtype=np.int8)   # +-1 index vector per stem id, filled on demand
+        self._filled = np.zeros(0, dtype=bool)
+        self._lock = threading.Lock()
         self.tie = self._pattern_bits(_TIE_SEED)
 
     def _pattern_bits(self, data: bytes) -> np.ndarray:
@@ -53,38 +61,43 @@ class Coder:
         raw = np.frombuffer(bytes(out[: self.bits // 8]), dtype=np.uint8)
         return np.unpackbits(raw, bitorder="little").astype(bool)
 
-    def _row(self, term: str) -> int:
-        row = self._cache.get(term)
-        if row is None:
-            if self._n == self._mat.shape[0]:
-                if self._n >= 65_536:  # bound the cache (16 MB at 256 bits); patterns are recomputed on demand
-                    self._cache.clear()
-                    self._n = 0
-                    self._gen += 1
-                else:
-                    grown = np.zeros((2 * self._mat.shape[0], self.bits), dtype=np.int8)
-                    grown[: self._n] = self._mat[: self._n]
-                    self._mat = grown
-            bits = self._pattern_bits(term.encode("utf-8", "surrogatepass"))
-            self._mat[self._n] = np.where(bits, 1, -1)
-            row = self._cache[term] = self._n
-            self._n += 1
-        return row
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """Index vectors (int8 +-1) of the given stem ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size == 0:
+            return np.zeros((0, self.bits), dtype=np.int8)
+        need = int(ids.max()) + 1
+        if need > self._filled.size or not self._filled[ids].all():
+            with self._lock:
+                stems = vocab().stems
+                if need > self._filled.size:
+                    cap = max(need, len(stems), 2 * self._filled.size)
+                    rows = np.zeros((cap, self.bits), dtype=np.int8)
+                    rows[: self._rows.shape[0]] = self._rows
+                    filled = np.zeros(cap, dtype=bool)
+                    filled[: self._filled.size] = self._filled
+                    self._rows, self._filled = rows, filled
+                for i in np.unique(ids[~self._filled[ids]]).tolist():
+                    bits = self._pattern_bits(stems[i].encode("utf-8", "surrogatepass"))
+                    self._rows[i] = np.where(bits, 1, -1)
+                    self._filled[i] = True
+        return self._rows[ids]
 
     def index_vector(self, term: str) -> np.ndarray:
         """The term's +-1 random index vector (float32, length ``bits``)."""
-        return self._mat[self._row(term)].astype(np.float32)
+        sid = vocab().query_stem_ids([term])[0]
+        return self.rows(np.array([sid]))[0].astype(np.float32)
+
+    def accumulate_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The random-indexing vector of weighted stem ids."""
+        if len(ids) == 0:
+            return np.zeros(self.bits, dtype=np.float32)
+        return np.asarray(weights, dtype=np.float32) @ self.rows(ids).astype(np.float32)
 
     def accumulate(self, weights: dict[str, float]) -> np.ndarray:
-        """The random-indexing vector of a bag of weighted terms."""
-        if not weights:
-            return np.zeros(self.bits, dtype=np.float32)
-        gen = self._gen
-        rows = [self._row(t) for t in weights]
-        if gen != self._gen:  # the cache was reset half-way: earlier rows may be stale
-            rows = [self._row(t) for t in weights]
-        w = np.fromiter(weights.values(), dtype=np.float32, count=len(rows))
-        return w @ self._mat[rows].astype(np.float32)
+        """The random-indexing vector of a bag of weighted terms (stems as text)."""
+        ids = np.asarray(vocab().query_stem_ids(list(weights)), dtype=np.int64)
+        return self.accumulate_ids(ids, np.fromiter(weights.values(), dtype=np.float32, count=len(ids)))
 
     def sign(self, acc: np.ndarray) -> np.ndarray:
         """SimHash: the sign bits of a vector; exact zeros take a fixed pseudo-random bit (no bias towards 0)."""
@@ -93,6 +106,9 @@ class Coder:
 
     def code(self, weights: dict[str, float]) -> np.ndarray:
         return self.sign(self.accumulate(weights))
+
+    def code_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return self.sign(self.accumulate_ids(ids, weights))
 
 
 def pack(bits: np.ndarray) -> np.ndarray:
@@ -129,13 +145,16 @@ def majority(codes: np.ndarray, tie: np.ndarray) -> np.ndarray:
 
 
 def term_weights(terms: list[str], df: dict[str, int], n_docs: int) -> dict[str, float]:
-    """idf * (1 + log tf) per distinct term."""
+    """idf * (1 + log tf) per distinct term (terms as text)."""
     counts = Counter(terms)
     return {t: idf(n_docs, df.get(t, 0)) * (1.0 + math.log(c)) for t, c in counts.items()}
 
 
-def content_terms(text: str) -> list[str]:
-    return textnorm.terms(text)
+def weigh_ids(stems: np.ndarray, df: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct stem ids of a bag (with repeats) and their weights idf * (1 + log tf)."""
+    u, c = np.unique(np.asarray(stems, dtype=np.int64), return_counts=True)
+    known = np.where(u < df.size, df[np.minimum(u, df.size - 1)], 0) if df.size else np.zeros(u.size)
+    return u, idf_array(n_docs, known) * (1.0 + np.log(c))
 
 
 class CodeSet:
@@ -168,6 +187,16 @@ class CodeSet:
         self.n += 1
         return slot
 
+    def append_many(self, codes: np.ndarray) -> np.ndarray:
+        codes = np.asarray(codes, dtype=np.uint64).reshape(-1, self.words)
+        m = codes.shape[0]
+        self._grow(self.n + m)
+        slots = np.arange(self.n, self.n + m)
+        self.codes[slots] = codes
+        self.alive[slots] = True
+        self.n += m
+        return slots
+
     def set(self, slot: int, code: np.ndarray) -> None:
         self.codes[slot] = code
         self.alive[slot] = True
@@ -195,3 +224,29 @@ class CodeSet:
         part = np.argpartition(d, k - 1)[:k] if k < d.size else np.arange(d.size)
         order = part[np.lexsort((part, d[part]))]
         return order.astype(np.int64), d[order]
+
+
+def bag_pairs(group: np.ndarray, stems: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (group, stem) pairs of parallel arrays, sorted by group, with their counts."""
+    group = np.asarray(group, dtype=np.int64)
+    stems = np.asarray(stems, dtype=np.int64)
+    keep = stems >= 0
+    key = (group[keep] << 32) | stems[keep]
+    uk, cnt = np.unique(key, return_counts=True)
+    return uk >> 32, uk & 0xFFFFFFFF, cnt
+
+
+def bag_vectors(coder: Coder, pg: np.ndarray, ps: np.ndarray, weights: np.ndarray, m: int) -> np.ndarray:
+    """Random-indexing vectors (m x bits, float32) of ``m`` bags given as sorted (group, stem, weight) pairs."""
+    acc = np.zeros((m, coder.bits), dtype=np.float32)
+    if pg.size == 0:
+        return acc
+    rows = coder.rows(ps).astype(np.float32) * np.asarray(weights, dtype=np.float32)[:, None]
+    starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
+    acc[pg[starts]] = np.add.reduceat(rows, starts, axis=0)
+    return acc
+
+
+def sign_many(coder: Coder, acc: np.ndarray) -> np.ndarray:
+    """SimHash codes (m x words) of m vectors."""
+    return pack(np.where(acc == 0, coder.tie[None, :], acc > 0))

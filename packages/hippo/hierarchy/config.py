@@ -34,9 +34,13 @@ class HierarchyConfig:
     # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation``.
     recall: str = "full"
     code_bits: int = 256              # SimHash width of unit codes
-    # CURRENT buffer (seed 003 §3.3, Eq. 1): flushed into episodes at a session change, a time gap, or size
+    # CURRENT buffer (seed 003 §3.3, Eq. 1): a flush unit ends at a session change, a time gap, or size;
+    # complete units are consolidated before the next read that needs the hierarchy (recall, topics, stats),
+    # when ``max_pending`` messages wait, or on every add with ``consolidate_on_add``
     flush_tokens: int = 1200
     flush_gap_s: float = 3 * 3600.0
+    max_pending: int = 2048
+    consolidate_on_add: bool = False
     # episodes: contiguous blocks split at cohesion valleys (topic shifts) of adjacent message windows
     episode_min_messages: int = 3
     episode_max_messages: int = 10
@@ -52,7 +56,7 @@ class HierarchyConfig:
     theme_attach: float = 0.12        # minimum similarity to the nearest theme code to attach instead of opening
     theme_tiny: int = 1               # themes this small are considered for merging
     merge_candidates: int = 3
-    split_trials: int = 4
+    split_trials: int = 2
     knn_k: int = 6
     # Stage I (seed 001 Eq. 4)
     alpha: float = 0.35
@@ -77,7 +81,7 @@ class HierarchyConfig:
             raise InvalidInput(f"config.hierarchy.recall must be one of {RECALL_MODES}, got {self.recall!r}")
         if self.code_bits % 64 or not 64 <= self.code_bits <= 1024:
             raise InvalidInput("config.hierarchy.code_bits must be a multiple of 64 in 64..1024")
-        for name in ("flush_tokens", "episode_min_messages", "episode_max_messages", "episode_window",
+        for name in ("flush_tokens", "max_pending", "episode_min_messages", "episode_max_messages", "episode_window",
                      "summary_tokens", "semantic_min_terms", "theme_cap", "merge_candidates", "split_trials", "knn_k",
                      "stage1_themes", "stage1_semantics", "candidate_themes", "candidate_semantics",
                      "stage2_patience", "persist_every"):
@@ -128,6 +132,7 @@ class DecayConfig:
     time_unit_s: float = 86400.0      # one day of wall-clock time counts as ``time_weight`` turns
     time_weight: float = 1.0
     rank_weight: float = 0.1          # share of the final ranking given to relative strength
+    fresh_level: float = 0.5          # relative strengths at or above this rank as fully fresh (no jitter)
     reinforce_on_recall: bool = True
     cue_ratio: float = 0.85           # pattern completion: dormant items this close to the best match come back
     persist_accesses: int = 3         # deep consolidation marks units accessed this often as persist-worthy
@@ -156,7 +161,7 @@ class DecayConfig:
         _unit("config.decay.exponent", self.exponent, 1e-6, 10.0)
         for name in ("manual_mod", "association_mod"):
             _unit(f"config.decay.{name}", getattr(self, name), 0.0, 10.0)
-        for name in ("floor", "dormant_threshold", "rank_weight", "cue_ratio"):
+        for name in ("floor", "dormant_threshold", "rank_weight", "cue_ratio", "fresh_level"):
             _unit(f"config.decay.{name}", getattr(self, name))
         if self.clock not in CLOCKS:
             raise InvalidInput(f"config.decay.clock must be one of {CLOCKS}, got {self.clock!r}")

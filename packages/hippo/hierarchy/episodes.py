@@ -20,7 +20,7 @@ from hippo.hierarchy import semantics
 
 @dataclass
 class Buffered:
-    """A message waiting in the CURRENT buffer."""
+    """A message waiting in the CURRENT buffer (its token ids, as stored)."""
 
     id: int
     seq: int
@@ -28,10 +28,15 @@ class Buffered:
     session: str | None
     speaker: str | None
     role: str
-    text: str
+    tokens: np.ndarray
     n_tokens: int
-    terms: list[str]
-    acc: np.ndarray  # random-indexing vector (float32, transient)
+    closes: bool = False             # a flush unit ends after this message
+    stems: np.ndarray | None = None  # per-token content stem ids, computed at flush
+    acc: np.ndarray | None = None    # random-indexing vector (float32, transient)
+
+    @property
+    def text(self) -> str:
+        return tokenizer.decode(np.asarray(self.tokens, dtype=np.uint32))
 
 
 @dataclass
@@ -126,28 +131,33 @@ def segment(accs: list[np.ndarray], *, min_messages: int, max_messages: int, win
     return out
 
 
-def summarize(items: list[tuple[int, str | None, str]], cands: list[tuple[float, int, str, list[str]]],
-              max_tokens: int) -> str:
-    """Extractive summary: the most salient candidate sentences (see :func:`semantics.candidates`), in message
-    order, within ``max_tokens``."""
-    speaker_of = {mid: sp for mid, sp, _ in items}
+def summarize(cands: list, texts: dict[int, tuple[str | None, np.ndarray]], max_tokens: int) -> str:
+    """Extractive summary: the most salient candidate spans (:class:`semantics.Candidate`), in message order,
+    within about ``max_tokens`` tokens. ``texts`` maps message id -> (speaker, tokens)."""
     if not cands:
-        first = next(((mid, t) for mid, _, t in items if t.strip()), None)
-        cands = [(0.0, first[0], first[1], [])] if first else []
-    order = sorted(range(len(cands)), key=lambda i: (-cands[i][0], i))
+        return ""
+    order = sorted(range(len(cands)), key=lambda i: (-cands[i].salience, i))
     chosen: list[int] = []
     used = 0
     for i in order:
-        line = semantics.render(speaker_of.get(cands[i][1]), cands[i][2])
-        cost = tokenizer.count_tokens(line) + 1
+        c = cands[i]
+        cost = c.end - c.start + 4
         if used + cost > max_tokens and chosen:
             if used >= max_tokens - 4:
                 break
             continue
-        if used + cost > max_tokens:  # the single best sentence, cut at a word boundary
-            ids = tokenizer.encode(line)[: max(1, max_tokens - 1)]
-            return tokenizer.decode(np.asarray(ids, dtype=np.uint32)).rsplit(" ", 1)[0] + " …"
         chosen.append(i)
         used += cost
+        if used >= max_tokens:
+            break
     chosen.sort()
-    return " / ".join(semantics.render(speaker_of.get(cands[i][1]), cands[i][2]) for i in chosen)
+    parts = []
+    for i in chosen:
+        c = cands[i]
+        speaker, toks = texts[c.message_id]
+        text = semantics.span_text(toks, c)
+        if c.end - c.start > max_tokens:  # one long sentence: cut at a word boundary
+            text = tokenizer.decode(np.asarray(toks[c.start : c.start + max_tokens], dtype=np.uint32))
+            text = text.rsplit(" ", 1)[0].strip() + " …"
+        parts.append(semantics.render(speaker, text))
+    return " / ".join(parts)

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hippo import textnorm, tokenizer
-from hippo.hierarchy.codes import Coder, term_weights
+from hippo.hierarchy.codes import Coder
+from hippo.hierarchy.vocab import text_stems
 from hippo.timeutil import to_datetime
 from hippo.types import MemoryItem
 
@@ -105,20 +106,20 @@ def salience(text: str) -> tuple[float, str]:
     return float(min(1.0, score)), category
 
 
-def prediction_error(coder: Coder, df: dict, n_docs: int, text: str, nearest: str | None, category: str,
-                     relevance_min: float) -> float:
+def prediction_error(code_of, text: str, nearest: str | None, category: str, relevance_min: float) -> float:
+    """``code_of(stem ids) -> code``; 1 - cos(code(e || m1), code(m1)), gated by noise and topical relevance."""
     if nearest is None or category == "noise":
         return 0.0
-    te, tm = textnorm.terms(text), textnorm.terms(nearest)
-    if not te or not tm:
+    te, tm = text_stems(text), text_stems(nearest)
+    if te.size == 0 or tm.size == 0:
         return 0.0
-    ce = coder.code(term_weights(te, df, n_docs))
-    cm = coder.code(term_weights(tm, df, n_docs))
-    sim = 1.0 - 2.0 * float(np.bitwise_count(ce ^ cm).sum()) / coder.bits
+    ce, cm = code_of(te), code_of(tm)
+    bits = ce.size * 64
+    sim = 1.0 - 2.0 * float(np.bitwise_count(ce ^ cm).sum()) / bits
     if sim < relevance_min:
         return 0.0  # the nearest memory is about something else
-    cross = coder.code(term_weights(te + tm, df, n_docs))
-    cos = 1.0 - 2.0 * float(np.bitwise_count(cross ^ cm).sum()) / coder.bits
+    cross = code_of(np.concatenate([te, tm]))
+    cos = 1.0 - 2.0 * float(np.bitwise_count(cross ^ cm).sum()) / bits
     return float(min(1.0, max(0.0, 1.0 - cos)))
 
 
@@ -130,7 +131,11 @@ def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]
     life = lifecycle.ensure(mem)
     idx = mem._index()
     h = life.hier
-    coder, df, n_docs = (h.coder, h.df, max(1, h.n_docs)) if h is not None else (Coder(256), {}, 1)
+    if h is not None:
+        code_of = h.code_of_stems
+    else:
+        coder = Coder(256)
+        code_of = lambda st: coder.code_ids(np.unique(st), np.ones(np.unique(st).size))  # noqa: E731
     wsum = g.w_novelty + g.w_salience + g.w_prediction
     out = []
     batch: list[str] = []
@@ -144,7 +149,7 @@ def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]
         memory = near + batch[-g.neighbors:]
         n = novelty(text, memory)
         s, category = salience(text)
-        pi = prediction_error(coder, df, n_docs, text, memory[0] if memory else None, category, g.relevance_min)
+        pi = prediction_error(code_of, text, memory[0] if memory else None, category, g.relevance_min)
         score = (g.w_novelty * n + g.w_salience * s + g.w_prediction * pi) / wsum
         bar = g.threshold + g.category_offsets.get(category, 0.0)
         ok = bool(s >= g.salience_floor and score >= bar)

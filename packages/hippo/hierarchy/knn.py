@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hippo.hierarchy.codes import CodeSet
+from hippo.hierarchy.codes import CodeSet, hamming
 
 _EMPTY = -1
 _FAR = int(np.iinfo(np.int32).max)
@@ -65,6 +65,52 @@ class KnnGraph:
             dist = np.concatenate([self.dist[better], d[better][:, None]], axis=1)
             self._take(better, ids, dist)
         rest = hit_rows[d[hit_rows] >= self.dist[hit_rows, -1]] if hit_rows.size else hit_rows
+        if rest.size:
+            self._take(rest, self.ids[rest], self.dist[rest])
+
+    def refresh(self, slots: list[int], d: np.ndarray | None = None) -> None:
+        """(Re)link several slots at once; ``d`` may pass their distances to every slot (len(slots) x n)."""
+        if not slots:
+            return
+        self._fit()
+        n = self.codes.n
+        new = np.asarray(slots, dtype=np.int64)
+        if d is None:
+            d = hamming(self.codes.codes[new][:, None, :], self.codes.codes[:n][None, :, :])
+        d = d.astype(np.int64, copy=True)
+        d[:, ~self.codes.alive[:n]] = 1 << 30
+        d[np.arange(new.size), new] = 1 << 30
+        is_new = np.zeros(n, dtype=bool)
+        is_new[new] = True
+        hit = np.isin(self.ids[:n], new)
+        hit_rows = np.flatnonzero(hit.any(axis=1) & ~is_new)
+        if hit_rows.size:
+            self.ids[:n][hit] = _EMPTY
+            self.dist[:n][hit] = _FAR
+        # their own lists
+        k = min(self.k, n - 1) if n > 1 else 0
+        self.ids[new] = _EMPTY
+        self.dist[new] = _FAR
+        if k > 0:
+            part = np.argpartition(d, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (new.size, 1))
+            pd = np.take_along_axis(d, part, 1)
+            ok = pd < (1 << 30)
+            ids = np.where(ok, part, _EMPTY)
+            dist = np.where(ok, pd, _FAR)
+            pad = self.k - ids.shape[1]
+            if pad > 0:
+                ids = np.hstack([ids, np.full((new.size, pad), _EMPTY)])
+                dist = np.hstack([dist, np.full((new.size, pad), _FAR)])
+            self._take(new, ids, dist)
+        # enter the lists of the other nodes they beat
+        live = self.codes.alive[:n] & ~is_new
+        best = d.min(axis=0)
+        better = np.flatnonzero(live & (best < self.dist[:n, -1]))
+        if better.size:
+            ids = np.concatenate([self.ids[better], np.tile(new, (better.size, 1))], axis=1)
+            dist = np.concatenate([self.dist[better], d[:, better].T], axis=1)
+            self._take(better, ids, dist)
+        rest = np.setdiff1d(hit_rows, better, assume_unique=True)
         if rest.size:
             self._take(rest, self.ids[rest], self.dist[rest])
 

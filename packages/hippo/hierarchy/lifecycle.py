@@ -71,7 +71,8 @@ class Life:
         d = self.dcfg
         mtype = decay_mod.message_type(m.role, metadata)
         explicit = metadata.get("priority") if metadata.get("priority") in _PRIORITY_ORDER else None
-        out = self._policy(Entry(mtype, m.text, m.role, m.speaker, m.session, explicit, metadata))
+        out = (self._policy(Entry(mtype, tokenizer.decode(np.asarray(m.tokens, dtype=np.uint32)), m.role, m.speaker,
+                                  m.session, explicit, metadata)) if len(self.policies) else Outcome())
         priority = explicit or out.priority or "normal"
         manual = out.manual if out.manual is not None else metadata.get("encoding") == "manual"
         self.decay.add(
@@ -124,8 +125,18 @@ class Life:
             self._record_message(m, metadata.get(m.id, {}), created.get(m.id, decay_mod.now()))
         if self.hier is not None:
             self.hier.add(msgs)
-            self._record_units(max(created.values(), default=decay_mod.now()))
+            if self.hcfg.consolidate_on_add or self.hier.ready_messages >= self.hcfg.max_pending:
+                self.consolidate_ready()
         self.dirty += len(msgs)
+
+    def consolidate_ready(self, final: bool = False) -> list:
+        """Build units from the complete flush units of the CURRENT buffer (all of it with ``final``)."""
+        if self.hier is None or not (self.hier.ready or (final and self.hier.buffer)):
+            return []
+        closed = self.hier.consolidate(final=final)
+        self._record_units(decay_mod.now())
+        self.dirty += 1
+        return closed
 
     def remove_messages(self, ids: Iterable[int]) -> None:
         ids = [int(i) for i in ids]
@@ -156,8 +167,7 @@ class Life:
                 if r.id in self.decay:
                     continue
                 msgs.append(Msg(r.id, r.seq, r.ts, r.session_id, r.speaker, r.role,
-                                tokenizer.decode(r.tokens) if r.tokens is not None else idx.text_of(idx.row_of[r.id]),
-                                r.n_tokens))
+                                r.tokens if r.tokens is not None else idx.tokens_of(idx.row_of[r.id]), r.n_tokens))
                 meta[r.id] = r.metadata
                 created[r.id] = r.created_at
             self.add_messages(msgs, meta, created)
@@ -185,7 +195,7 @@ class Life:
             row = meta_rows.get(i)
             if row is None:
                 continue
-            msgs.append(Msg(i, row.seq, row.ts, row.session_id, row.speaker, row.role, idx.text_of(r), row.n_tokens))
+            msgs.append(Msg(i, row.seq, row.ts, row.session_id, row.speaker, row.role, idx.tokens_of(r), row.n_tokens))
             meta[i] = row.metadata
             created[i] = row.created_at
         msgs.sort(key=lambda m: m.seq)
@@ -228,7 +238,8 @@ class Life:
             log.warning("rebuilding lifecycle state of namespace %r from its messages: %s", self.namespace, exc)
             self._reset()
             return
-        if self.hier is not None and set(self.hier.msg_slot) != set(self.decay.slot_of):
+        if self.hier is not None and (set(self.hier.msg_slot) | {b.id for b in self.hier.buffer}
+                                      != set(self.decay.slot_of)):
             log.warning("hierarchy and strength snapshots of %r disagree; rebuilding", self.namespace)
             self._reset()
             return
@@ -322,12 +333,20 @@ def on_add(mem: "Memory", idx: "NamespaceIndex", rows: list) -> None:
         life.sync(mem, idx, rows)
 
 
-def ensure(mem: "Memory") -> Life:
-    """The namespace's lifecycle state, synchronized with its co-index."""
+def ensure(mem: "Memory", consolidated: bool = False) -> Life:
+    """The namespace's lifecycle state, synchronized with its co-index (lock order: store lock, then state);
+    with ``consolidated``, complete flush units of the CURRENT buffer are turned into units first."""
     idx = mem._index()
     life = life_of(mem)
-    with life.lock:
-        life.sync(mem, idx)
+    if (life.loaded and life.generation == idx.state.generation and life.known() == len(idx)
+            and not (consolidated and life.hier is not None and life.hier.ready)):
+        return life
+    with mem._s.lock.write():
+        idx = mem._s.indexes.get(mem.namespace) or idx
+        with life.lock:
+            life.sync(mem, idx)
+            if consolidated:
+                life.consolidate_ready()
     return life
 
 
@@ -385,7 +404,8 @@ def wants_recall(mem: "Memory") -> bool:
 def recall(mem: "Memory", query: str, budget: int, pred, include_dormant: bool = False):
     from hippo.hierarchy import topdown
 
-    life = ensure(mem)
+    cfg = mem._s.config.hierarchy
+    life = ensure(mem, consolidated=cfg.enabled and cfg.recall != "flat")
     return topdown.recall(mem, life, query, budget, pred, include_dormant)
 
 
@@ -416,7 +436,7 @@ def keywords(mem: "Memory", query: str) -> list[str] | None:
 
 
 def stats(mem: "Memory") -> dict[str, Any]:
-    life = ensure(mem)
+    life = ensure(mem, consolidated=True)
     turn, at = life.clock()
     with life.lock:
         out: dict[str, Any] = {}
@@ -451,18 +471,91 @@ def gated_write(mem: "Memory", prepared: list) -> list:
 
 
 def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[str]:
-    """Stemmed content terms of a stored message (small LRU: recall needs them for a few hundred candidates)."""
-    from hippo import textnorm
+    """Content stem ids of a stored message, read from its token ids (small cache: recall needs them for a few
+    hundred candidates)."""
+    from hippo.hierarchy.vocab import content_stems
 
     cache = life.term_cache
     got = cache.get(mid)
     if got is not None:
         return got
     row = idx.row_of.get(mid)
-    got = frozenset(textnorm.terms(idx.text_of(row))) if row is not None else frozenset()
+    if row is None:
+        got = frozenset()
+    else:
+        st = content_stems(idx.tokens_of(row))
+        got = frozenset(st[st >= 0].tolist())
     with life.lock:
         cache[mid] = got
         if len(cache) > 20_000:
             for k in list(cache)[:5_000]:
                 cache.pop(k, None)
     return got
+
+
+# -- public operations behind Memory.topics / topic / consolidate / strength / reinforce ---------------------
+def _check_ids(ids: Any) -> list[int]:
+    from hippo.errors import InvalidInput
+
+    if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
+        ids = [int(ids)]
+    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+        raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
+    out = []
+    for i in ids:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
+            raise InvalidInput(f"ids must hold ints >= 0, got {i!r}")
+        out.append(int(i))
+    return out
+
+
+def topics(mem: "Memory") -> list[dict[str, Any]]:
+    from hippo.hierarchy import topics as topics_mod
+
+    life = ensure(mem, consolidated=True)
+    with mem._s.lock.read():
+        return topics_mod.topics(life)
+
+
+def topic(mem: "Memory", topic_id: Any) -> str:
+    from hippo.hierarchy import topics as topics_mod
+
+    life = ensure(mem, consolidated=True)
+    with mem._s.lock.read():
+        return topics_mod.topic(life, mem, topic_id)
+
+
+def consolidate(mem: "Memory", level: str) -> dict[str, Any]:
+    from hippo.errors import InvalidInput
+    from hippo.hierarchy import consolidate as cons
+
+    if level not in cons.LEVELS:
+        raise InvalidInput(f"level must be one of {cons.LEVELS}, got {level!r}")
+    life = ensure(mem, consolidated=True)
+    with mem._s.lock.write():
+        with life.lock:
+            if level == "light":
+                return cons.light(life)
+            if level == "deep":
+                return cons.deep(life, mem)
+            return cons.archival(life, mem)
+
+
+def strength(mem: "Memory", ids: Any) -> dict[int, float]:
+    ids = _check_ids(ids)
+    if not mem._s.config.decay.enabled:
+        idx = mem._index()
+        return {i: 1.0 for i in ids if i in idx.row_of}
+    life = ensure(mem)
+    with life.lock:
+        values = life.message_strength(ids)
+        return {i: float(v) for i, v, sl in zip(ids, values.tolist(), life.decay.slots(ids).tolist()) if sl >= 0}
+
+
+def reinforce(mem: "Memory", ids: Any) -> int:
+    ids = _check_ids(ids)
+    life = ensure(mem)
+    known = [i for i in ids if i in life.decay]
+    if known:
+        life.reinforce(known)
+    return len(known)

@@ -15,10 +15,12 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from hippo import textnorm
+from hippo import textnorm, tokenizer
 from hippo.hierarchy import episodes as ep_mod
 from hippo.hierarchy import semantics as sem_mod
-from hippo.hierarchy.codes import CodeSet, Coder, content_terms, idf, similarity, term_weights
+from hippo.hierarchy import vocab as V
+from hippo.hierarchy.codes import (CodeSet, Coder, bag_pairs, bag_vectors, hamming, idf, idf_array, sign_many,
+                                   similarity, weigh_ids)
 from hippo.hierarchy.config import HierarchyConfig
 from hippo.hierarchy.episodes import Buffered, Episode
 from hippo.hierarchy.knn import KnnGraph
@@ -26,9 +28,12 @@ from hippo.hierarchy.semantics import Semantic
 from hippo.hierarchy.themes import ThemeSet
 
 
+MERGE_EVERY = 4  # flushes between rounds of tiny-theme merges
+
+
 @dataclass
 class Msg:
-    """What the hierarchy needs of a stored message."""
+    """What the hierarchy needs of a stored message: its metadata and its token ids."""
 
     id: int
     seq: int
@@ -36,7 +41,7 @@ class Msg:
     session: str | None
     speaker: str | None
     role: str
-    text: str
+    tokens: np.ndarray
     n_tokens: int
 
 
@@ -55,14 +60,16 @@ class Hierarchy:
         self.coder = Coder(cfg.code_bits)
         self.bits = cfg.code_bits
         self.words = cfg.code_bits // 64
-        self.df: Counter[str] = Counter()
+        self.df = np.zeros(1024, dtype=np.int64)   # messages containing each stem id
         self.n_docs = 0
         self.msg_codes = CodeSet(self.words)
         self.msg_slot: dict[int, int] = {}
         self.msg_episode: dict[int, int] = {}
         self.msg_semantics: dict[int, list[int]] = {}
-        self.buffer: list[Buffered] = []
+        self.buffer: list[Buffered] = []   # the CURRENT buffer: messages not yet consolidated, in order
         self.buffer_tokens = 0
+        self.open_tokens = 0                # tokens of the open (last, unfinished) flush unit
+        self.ready = 0                      # complete flush units waiting in the buffer
         self.episodes: dict[int, Episode] = {}
         self.ep_codes = CodeSet(self.words)
         self.semantics: dict[int, Semantic] = {}
@@ -81,7 +88,7 @@ class Hierarchy:
     # -- statistics -----------------------------------------------------------------------------------------
     @property
     def n_messages(self) -> int:
-        return len(self.msg_slot)
+        return len(self.msg_slot) + sum(1 for b in self.buffer if b.acc is None)
 
     def stats(self) -> dict[str, Any]:
         n_sem = len(self.semantics)
@@ -102,14 +109,31 @@ class Hierarchy:
         }
 
     # -- codes ----------------------------------------------------------------------------------------------
-    def weights(self, terms: list[str]) -> dict[str, float]:
-        return term_weights(terms, self.df, max(1, self.n_docs))
-
-    def query_code(self, stems: list[str]) -> np.ndarray:
-        return self.coder.code(self.weights(stems))
+    def idf_of(self, ids) -> np.ndarray:
+        """idf of stem ids (read-only: readers call it concurrently; unseen stems have df 0)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        df = self.df
+        known = np.where(ids < df.size, df[np.minimum(ids, df.size - 1)], 0) if ids.size else ids
+        return idf_array(max(1, self.n_docs), known)
 
     def idf(self, term: str) -> float:
-        return idf(max(1, self.n_docs), self.df.get(term, 0))
+        sid = V.vocab().stem_id(term)
+        if sid < 0 or sid >= self.df.size:
+            return idf(max(1, self.n_docs), 0)
+        return idf(max(1, self.n_docs), int(self.df[sid]))
+
+    def _fit_df(self, need: int) -> None:
+        if need > self.df.size:
+            df = np.zeros(max(need, 2 * self.df.size), dtype=np.int64)
+            df[: self.df.size] = self.df
+            self.df = df
+
+    def code_of_stems(self, stems: np.ndarray) -> np.ndarray:
+        u, w = weigh_ids(stems, self.df, max(1, self.n_docs))
+        return self.coder.code_ids(u, w)
+
+    def query_code(self, stem_ids: list[int]) -> np.ndarray:
+        return self.code_of_stems(np.asarray(stem_ids, dtype=np.int64))
 
     def message_code(self, mid: int) -> np.ndarray | None:
         slot = self.msg_slot.get(mid)
@@ -122,60 +146,106 @@ class Hierarchy:
             return True
         return m.ts is not None and last.ts is not None and m.ts - last.ts > self.cfg.flush_gap_s
 
-    def add(self, msgs: Iterable[Msg]) -> list[Episode]:
-        """Append messages in seq order; returns the episodes closed on the way."""
-        closed: list[Episode] = []
+    def add(self, msgs: Iterable[Msg]) -> None:
+        """Append messages in seq order to the CURRENT buffer and mark where flush units end (seed 003 Eq. 1: a
+        session change, a wall-clock gap, or ``flush_tokens`` tokens). Cheap: no unit is built here; complete
+        units are consolidated by :meth:`consolidate`, in order, so the result does not depend on when."""
         for m in msgs:
             if m.seq <= self.last_seq or m.id in self.msg_slot:
                 continue
-            if self.buffer and self._flush_due_before(m):
-                closed += self.flush(final=True)
-            terms = content_terms(m.text)
-            for t in set(terms):
-                self.df[t] += 1
-            self.n_docs += 1
-            acc = self.coder.accumulate(self.weights(terms))
-            self.msg_slot[m.id] = self.msg_codes.append(self.coder.sign(acc))
-            self.buffer.append(Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role, m.text, m.n_tokens,
-                                        terms, acc))
+            if self.buffer and not self.buffer[-1].closes and self._flush_due_before(m):
+                self.buffer[-1].closes = True
+                self.open_tokens = 0
+            self.buffer.append(Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role,
+                                        np.asarray(m.tokens, dtype=np.uint32), m.n_tokens))
             self.buffer_tokens += m.n_tokens
+            self.open_tokens += m.n_tokens
             self.last_seq = m.seq
-            if self.buffer_tokens >= self.cfg.flush_tokens:
-                closed += self.flush(final=False)
+            if self.open_tokens >= self.cfg.flush_tokens:
+                self.buffer[-1].closes = True
+                self.open_tokens = 0
+            if self.buffer[-1].closes:
+                self.ready += 1
+
+    @property
+    def ready_messages(self) -> int:
+        """Buffered messages that belong to complete flush units (consolidated by the next :meth:`consolidate`)."""
+        last = max((k for k, b in enumerate(self.buffer) if b.closes), default=-1)
+        return last + 1
+
+    def _encode(self, todo: list[Buffered]) -> None:
+        """Stems, document frequencies, vectors and codes of messages (one vectorized batch)."""
+        todo = [b for b in todo if b.acc is None]
+        if not todo:
+            return
+        for b in todo:
+            b.stems = V.content_stems(b.tokens)
+        group = np.repeat(np.arange(len(todo)), [b.stems.size for b in todo])
+        pg, ps, cnt = bag_pairs(group, np.concatenate([b.stems for b in todo]))
+        self._fit_df(int(ps.max()) + 1 if ps.size else 0)
+        self.df += np.bincount(ps, minlength=self.df.size)[: self.df.size]
+        self.n_docs += len(todo)
+        weights = idf_array(self.n_docs, self.df[ps]) * (1.0 + np.log(cnt))
+        acc = bag_vectors(self.coder, pg, ps, weights, len(todo))
+        slots = self.msg_codes.append_many(sign_many(self.coder, acc))
+        for b, a, slot in zip(todo, acc, slots.tolist()):
+            b.acc = a
+            self.msg_slot[b.id] = slot
+
+    def consolidate(self, final: bool = False) -> list[Episode]:
+        """Turn complete flush units of the CURRENT buffer into episodes, semantics and themes, unit by unit;
+        with ``final=True`` the open unit too (deep consolidation, session end)."""
+        closed: list[Episode] = []
+        while self.buffer:
+            end = next((k + 1 for k, b in enumerate(self.buffer) if b.closes), None)
+            if end is None:
+                if not final:
+                    break
+                end = len(self.buffer)
+                self.open_tokens = 0
+            closed += self._consolidate_unit(self.buffer[:end])
+            self.buffer = self.buffer[end:]
+            self.buffer_tokens = sum(b.n_tokens for b in self.buffer)
+            self.ready = sum(1 for b in self.buffer if b.closes)
         return closed
 
-    def flush(self, final: bool = True) -> list[Episode]:
-        """Cut the CURRENT buffer into episodes. With ``final=False`` the last block stays buffered (it may go on)."""
-        if not self.buffer:
-            return []
+    flush = consolidate  # seed 003's name for it
+
+    def _consolidate_unit(self, unit: list[Buffered]) -> list[Episode]:
         cfg = self.cfg
-        blocks = ep_mod.segment([b.acc for b in self.buffer], min_messages=cfg.episode_min_messages,
+        self._encode(unit)
+        blocks = ep_mod.segment([b.acc for b in unit], min_messages=cfg.episode_min_messages,
                                 max_messages=cfg.episode_max_messages, window=cfg.episode_window,
                                 depth=cfg.episode_depth)
-        if not final and len(blocks) > 1:
-            emit, keep_from = blocks[:-1], blocks[-1][0]
-        else:
-            emit, keep_from = blocks, len(self.buffer)
-        closed = [self._close_episode(self.buffer[lo:hi]) for lo, hi in emit]
-        self.buffer = self.buffer[keep_from:]
-        self.buffer_tokens = sum(b.n_tokens for b in self.buffer)
+        idf_all = idf_array(max(1, self.n_docs), self.df)
+        norm = max(1.0, float(np.log(2.0 + self.n_docs)))
+        cands = sem_mod.batch_candidates([b.id for b in unit], [b.tokens for b in unit], [b.stems for b in unit],
+                                         idf_all, norm, cfg.semantic_min_terms)
+        facts: list[tuple] = []
+        closed = [self._close_episode(unit[lo:hi], cands, facts) for lo, hi in blocks]
+        self._insert_semantics(facts)
         self.flushes += 1
-        # tiny themes from earlier flushes had their chance to grow: consider merging them now
-        for t in self.pending_tiny:
-            if self.themes.codes.alive[t]:
-                self.themes.consider_merge(t)
-        self.pending_tiny = sorted({self.themes.theme_of[s] for e in closed for s in e.semantic_ids
-                                    if s in self.themes.theme_of
-                                    and len(self.themes.members[self.themes.theme_of[s]]) <= self.themes.tiny})
+        # tiny themes had a few flushes to grow: consider merging them now (in batches, f(P) decides)
+        tiny = {self.themes.theme_of[s] for e in closed for s in e.semantic_ids if s in self.themes.theme_of
+                and len(self.themes.members[self.themes.theme_of[s]]) <= self.themes.tiny}
+        self.pending_tiny = sorted(set(self.pending_tiny) | tiny)
+        if self.flushes % MERGE_EVERY == 0:
+            due, self.pending_tiny = self.pending_tiny, sorted(tiny)
+            for t in due:
+                if t not in tiny and self.themes.codes.alive[t]:
+                    self.themes.consider_merge(t)
         self._theme_summary.clear()
         return closed
 
-    def _close_episode(self, block: list[Buffered]) -> Episode:
+    def _close_episode(self, block: list[Buffered], cands_of: dict[int, list], facts: list) -> Episode:
         acc = np.sum([b.acc for b in block], axis=0)
         eid = self.ep_codes.append(self.coder.sign(acc))
-        items = [(b.id, b.speaker, b.text) for b in block]
-        cands = sem_mod.candidates(items, self.df, self.n_docs, self.cfg.semantic_min_terms)
-        summary = ep_mod.summarize(items, cands, self.cfg.summary_tokens)
+        cands = [c for b in block for c in cands_of.get(b.id, ())]
+        texts = {b.id: (b.speaker, b.tokens) for b in block}
+        summary = ep_mod.summarize(cands, texts, self.cfg.summary_tokens)
+        if not summary:
+            first = block[0]
+            summary = sem_mod.render(first.speaker, first.text[:200].strip())
         speakers = list(dict.fromkeys(b.speaker for b in block if b.speaker))
         times = [b.ts for b in block if b.ts is not None]
         ep = Episode(eid, [b.id for b in block], block[0].seq, block[-1].seq, min(times) if times else None,
@@ -186,42 +256,77 @@ class Hierarchy:
         for b in block:
             self.msg_episode[b.id] = eid
         by_id = {b.id: b for b in block}
-        picked = sem_mod.select(cands, len(block), self.cfg.semantics_per_message)
-        for mid, sentence, terms, sal in picked:
-            b = by_id[mid]
-            self.add_semantic(sem_mod.render(b.speaker, sentence), b.speaker, [mid], eid, terms, b.seq, b.ts, sal)
+        for c in sem_mod.select(cands, len(block), self.cfg.semantics_per_message):
+            b = by_id[c.message_id]
+            text = sem_mod.render(b.speaker, sem_mod.span_text(b.tokens, c))
+            facts.append((text, b.speaker, [b.id], eid, c.stems, b.seq, b.ts, c.salience, False))
         return ep
 
-    def add_semantic(self, text: str, speaker: str | None, mids: list[int], eid: int, terms: list[str], seq: int,
+    def add_semantic(self, text: str, speaker: str | None, mids: list[int], eid: int, stems, seq: int,
                      ts: float | None, salience: float, llm: bool = False) -> int:
-        """Add a fact or merge it into a near-duplicate; returns its semantic id."""
-        code = self.coder.code(self.weights(terms))
-        top, dist = self.sem_codes.top(code, 1)
-        ep = self.episodes.get(eid)
-        if top.size and 1.0 - 2.0 * float(dist[0]) / self.bits >= self.cfg.semantic_dedup:
-            sid = int(top[0])
-            s = self.semantics[sid]
+        """Add one fact (stems: content stem ids, or its text's stems when None) or merge it into a
+        near-duplicate; returns its semantic id."""
+        if stems is None:
+            stems = V.text_stems(text.split(": ", 1)[1] if speaker and text.startswith(f"{speaker}: ") else text)
+        return self._insert_semantics([(text, speaker, mids, eid, np.asarray(stems, dtype=np.int64), seq, ts,
+                                        salience, llm)])[0]
+
+    def _speaker_stem(self, speaker: str | None) -> list[int]:
+        if not speaker:
+            return []
+        return [i for i in V.vocab().query_stem_ids([textnorm.stem(speaker.lower())]) if i >= 0]
+
+    def _insert_semantics(self, facts: list[tuple]) -> list[int]:
+        """Dedup against existing semantics, then add the rest to the kNN graph and the themes in one batch."""
+        if not facts:
+            return []
+        group = np.repeat(np.arange(len(facts)), [np.asarray(f[4]).size for f in facts])
+        pg, ps, cnt = bag_pairs(group, np.concatenate([np.asarray(f[4], dtype=np.int64) for f in facts]))
+        self._fit_df(int(ps.max()) + 1 if ps.size else 0)
+        weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
+        codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
+        n = self.sem_codes.n
+        dist = (hamming(codes[:, None, :], self.sem_codes.codes[:n][None, :, :]) if n
+                else np.zeros((len(facts), 0), dtype=np.int64))
+        if n:
+            dist[:, ~self.sem_codes.alive[:n]] = 1 << 30
+        limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
+        out: list[int] = []
+        new: list[int] = []
+        for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm) in enumerate(facts):
+            sid = -1
+            if n and dist[j].min() <= limit:
+                sid = int(np.argmin(dist[j]))
+            for other in new:  # near-duplicates inside the batch
+                if sid < 0 and int(hamming(codes[j], self.sem_codes.codes[other])) <= limit:
+                    sid = other
+            ep = self.episodes.get(eid)
+            if sid >= 0:
+                s = self.semantics[sid]
+                for mid in mids:
+                    if mid not in s.message_ids:
+                        s.message_ids.append(mid)
+                if eid not in s.episode_ids:
+                    s.episode_ids.append(eid)
+                self.dedup_merges += 1
+            else:
+                sid = self.sem_codes.append(codes[j])
+                terms = tuple(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
+                self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
+                                               float(sal), llm)
+                self.created.append(("semantic", sid))
+                new.append(sid)
             for mid in mids:
-                if mid not in s.message_ids:
-                    s.message_ids.append(mid)
-            if eid not in s.episode_ids:
-                s.episode_ids.append(eid)
-            self.dedup_merges += 1
-        else:
-            sid = self.sem_codes.append(code)
-            key_terms = list(dict.fromkeys(terms + ([textnorm.stem(speaker.lower())] if speaker else [])))
-            self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], tuple(key_terms),
-                                           seq, ts, salience, llm)
-            self.sem_graph.update(sid)
-            self.created.append(("semantic", sid))
-            self.themes.attach(sid)
-        for mid in mids:
-            lst = self.msg_semantics.setdefault(mid, [])
-            if sid not in lst:
-                lst.append(sid)
-        if ep is not None and sid not in ep.semantic_ids:
-            ep.semantic_ids.append(sid)
-        return sid
+                lst = self.msg_semantics.setdefault(mid, [])
+                if sid not in lst:
+                    lst.append(sid)
+            if ep is not None and sid not in ep.semantic_ids:
+                ep.semantic_ids.append(sid)
+            out.append(sid)
+        if new:
+            self.sem_graph.refresh(new)
+            self.themes.attach_batch(new)
+        return out
 
     def drain_created(self) -> list[tuple[str, int]]:
         """Units created since the last call (themes included), for the lifecycle's strength records."""
@@ -262,16 +367,29 @@ class Hierarchy:
     # -- deleting -------------------------------------------------------------------------------------------
     def remove_messages(self, ids: Iterable[int]) -> None:
         """Forget messages everywhere; units left without provenance disappear."""
-        dead = {int(i) for i in ids if int(i) in self.msg_slot}
+        ids = {int(i) for i in ids}
+        buffered = {b.id for b in self.buffer}
+        dead = {i for i in ids if i in self.msg_slot or i in buffered}
         if not dead:
             return
-        if any(b.id in dead for b in self.buffer):
-            self.buffer = [b for b in self.buffer if b.id not in dead]
-            self.buffer_tokens = sum(b.n_tokens for b in self.buffer)
+        if buffered & dead:
+            kept: list[Buffered] = []
+            for b in self.buffer:
+                if b.id in dead:
+                    if b.closes and kept and not kept[-1].closes:
+                        kept[-1].closes = True  # the unit still ends here
+                    continue
+                kept.append(b)
+            self.buffer = kept
+            self.buffer_tokens = sum(b.n_tokens for b in kept)
+            self.ready = sum(1 for b in kept if b.closes)
+            last = max((k for k, b in enumerate(kept) if b.closes), default=-1)
+            self.open_tokens = sum(b.n_tokens for b in kept[last + 1 :])
         touched_eps: set[int] = set()
         touched_sems: set[int] = set()
         for mid in dead:
-            self.msg_codes.kill(self.msg_slot.pop(mid))
+            if mid in self.msg_slot:
+                self.msg_codes.kill(self.msg_slot.pop(mid))
             eid = self.msg_episode.pop(mid, None)
             if eid is not None:
                 touched_eps.add(eid)
@@ -301,13 +419,14 @@ class Hierarchy:
         members = [s for s in self.themes.members[t] if s in self.semantics]
         if not members:
             return ""
-        weight: Counter[str] = Counter()
-        speakers = {textnorm.stem(self.semantics[s].speaker.lower()) for s in members if self.semantics[s].speaker}
+        weight: Counter[int] = Counter()
+        speakers = {i for s in members for i in self._speaker_stem(self.semantics[s].speaker)}
         for s in members:
-            for term in self.semantics[s].terms:
-                if term not in speakers:
-                    weight[term] += self.idf(term)
-        top = [t_ for t_, _ in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:max_terms]]
+            terms = [t_ for t_ in self.semantics[s].terms if t_ not in speakers]
+            for term, w in zip(terms, self.idf_of(terms).tolist()):
+                weight[term] += w
+        stems = V.vocab().stems
+        top = [stems[t_] for t_, _ in sorted(weight.items(), key=lambda kv: (-kv[1], stems[kv[0]]))[:max_terms]]
         codes = self.sem_codes.codes[members]
         central = members[int(np.argmax(similarity(self.themes.codes.codes[t], codes, self.bits)))]
         text = f"{', '.join(top)} — {self.semantics[central].text}" if top else self.semantics[central].text
@@ -326,6 +445,7 @@ class Hierarchy:
     # -- snapshots ------------------------------------------------------------------------------------------
     def to_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         th = self.themes
+        stems = V.vocab().stems
         n_msg = self.msg_codes.n
         slot_ids = np.full(n_msg, -1, dtype=np.int64)
         for mid, slot in self.msg_slot.items():
@@ -334,10 +454,13 @@ class Hierarchy:
             "fingerprint": fingerprint(self.cfg),
             "last_seq": self.last_seq,
             "n_docs": self.n_docs,
-            "df": dict(self.df),
+            "df": {stems[i]: int(self.df[i]) for i in np.flatnonzero(self.df).tolist()},
             "buffer": [b.id for b in self.buffer],
+            "buffer_encoded": [b.id for b in self.buffer if b.acc is not None],
+            "buffer_closes": [b.id for b in self.buffer if b.closes],
+            "open_tokens": self.open_tokens,
             "episodes": [asdict(e) for e in self.episodes.values()],
-            "semantics": [asdict(s) for s in self.semantics.values()],
+            "semantics": [dict(asdict(s), terms=[stems[t] for t in s.terms]) for s in self.semantics.values()],
             "theme_members": [list(m) for m in th.members],
             "theme_moved": sorted(th.moved),
             "counters": {"reassignments": th.reassignments, "splits": th.splits, "merges": th.merges,
@@ -374,7 +497,11 @@ class Hierarchy:
 
         h.last_seq = int(meta["last_seq"])
         h.n_docs = int(meta["n_docs"])
-        h.df = Counter({str(k): int(v) for k, v in meta["df"].items()})
+        voc = V.vocab()
+        df = {voc.query_stem_ids([str(k)])[0]: int(v) for k, v in meta["df"].items()}
+        h._fit_df(max(df, default=0) + 1)
+        for i, v in df.items():
+            h.df[i] = v
         codes_into(h.msg_codes, arrays["msg_codes"], arrays["msg_alive"])
         h.msg_slot = {int(mid): slot for slot, mid in enumerate(arrays["msg_ids"].tolist()) if mid >= 0}
         codes_into(h.ep_codes, arrays["ep_codes"], arrays["ep_alive"])
@@ -386,7 +513,7 @@ class Hierarchy:
         codes_into(h.sem_codes, arrays["sem_codes"], arrays["sem_alive"])
         for d in meta["semantics"]:
             d = dict(d)
-            d["terms"] = tuple(d["terms"])
+            d["terms"] = tuple(voc.query_stem_ids([str(t) for t in d["terms"]]))
             s = Semantic(**d)
             h.semantics[s.id] = s
             for mid in s.message_ids:
@@ -414,12 +541,20 @@ class Hierarchy:
         h.flushes, h.dedup_merges = int(c["flushes"]), int(c["dedup_merges"])
         h.pending_tiny = [int(t) for t in meta["pending_tiny"]]
         by_id = {m.id: m for m in buffered}
+        encoded = set(map(int, meta.get("buffer_encoded", [])))
+        closes = set(map(int, meta.get("buffer_closes", [])))
+        h.open_tokens = int(meta.get("open_tokens", 0))
         for mid in meta["buffer"]:
             m = by_id.get(int(mid))
             if m is None:
                 continue
-            terms = content_terms(m.text)
-            acc = h.coder.accumulate(h.weights(terms))
-            h.buffer.append(Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role, m.text, m.n_tokens, terms, acc))
+            b = Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role, np.asarray(m.tokens, dtype=np.uint32),
+                         m.n_tokens, closes=m.id in closes)
+            h.ready += b.closes
+            if m.id in encoded and m.id in h.msg_slot:  # counted in df already: only its transient vector
+                b.stems = V.content_stems(b.tokens)
+                u, w = weigh_ids(b.stems[b.stems >= 0], h.df, max(1, h.n_docs))
+                b.acc = h.coder.accumulate_ids(u, w)
+            h.buffer.append(b)
             h.buffer_tokens += m.n_tokens
         return h

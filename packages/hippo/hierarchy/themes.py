@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from hippo.hierarchy.codes import CodeSet, majority, similarity
+from hippo.hierarchy.codes import CodeSet, hamming, majority, similarity
 from hippo.hierarchy.knn import KnnGraph
 
 SEM_EPS = 0.01  # the epsilon of sigma in Eq. 3, in cosine units (256-bit codes resolve steps of 2/256)
@@ -100,6 +100,7 @@ class ThemeSet:
         self.graph = KnnGraph(self.codes, bits, knn_k)
         self.members: list[list[int]] = []
         self.cohesion = np.zeros(0, dtype=np.float64)
+        self.sizes = np.zeros(0, dtype=np.int64)
         self.nn_sim = np.zeros(0, dtype=np.float64)
         self.nn_id = np.zeros(0, dtype=np.int64)
         self.theme_of: dict[int, int] = {}
@@ -121,6 +122,7 @@ class ThemeSet:
         if self.cohesion.size < cap:
             extra = cap - self.cohesion.size
             self.cohesion = np.concatenate([self.cohesion, np.zeros(extra)])
+            self.sizes = np.concatenate([self.sizes, np.zeros(extra, dtype=np.int64)])
             self.nn_sim = np.concatenate([self.nn_sim, np.full(extra, -np.inf)])
             self.nn_id = np.concatenate([self.nn_id, np.full(extra, -1, dtype=np.int64)])
 
@@ -159,6 +161,38 @@ class ThemeSet:
         self._rescan_nn(t)
         self.graph.update(t, d)
 
+    def _after_change_many(self, ts: list[int]) -> None:
+        """:meth:`_after_change` for several themes with one distance computation."""
+        ts = [t for t in dict.fromkeys(ts) if self.codes.alive[t]]
+        if not ts:
+            return
+        if len(ts) == 1:
+            self._after_change(ts[0])
+            return
+        n = self.codes.n
+        arr = np.asarray(ts, dtype=np.int64)
+        d = hamming(self.codes.codes[arr][:, None, :], self.codes.codes[:n][None, :, :])
+        sims = 1.0 - 2.0 * d.astype(np.float64) / self.bits
+        sims[:, ~self.codes.alive[:n]] = -np.inf
+        sims[np.arange(arr.size), arr] = -np.inf
+        changed = np.zeros(n, dtype=bool)
+        changed[arr] = True
+        # the changed themes' own nearest neighbours
+        j = np.argmax(sims, axis=1)
+        self.nn_sim[arr] = sims[np.arange(arr.size), j]
+        self.nn_id[arr] = np.where(np.isfinite(self.nn_sim[arr]), j, -1)
+        # everyone else: a changed theme may now be nearer, or the old nearest may have moved away
+        col_best = sims.max(axis=0)
+        col_arg = arr[np.argmax(sims, axis=0)]
+        others = self.codes.alive[:n] & ~changed
+        stale = np.flatnonzero(others & np.isin(self.nn_id[:n], arr))
+        better = np.flatnonzero(others & (col_best > self.nn_sim[:n]))
+        self.nn_sim[better] = col_best[better]
+        self.nn_id[better] = col_arg[better]
+        for r in np.setdiff1d(stale, better).tolist():
+            self._rescan_nn(r)
+        self.graph.refresh(ts, d)
+
     def _after_remove(self, t: int) -> None:
         n = self.codes.n
         self.nn_sim[t], self.nn_id[t] = -np.inf, -1
@@ -169,6 +203,7 @@ class ThemeSet:
     def _set_members(self, t: int, sids: list[int]) -> None:
         mu, coh = theme_stats(self._member_codes(sids), self.bits, self.tie)
         self.members[t] = list(sids)
+        self.sizes[t] = len(sids)
         self.codes.set(t, mu)
         self.cohesion[t] = coh
         for s in sids:
@@ -197,38 +232,38 @@ class ThemeSet:
         live = self.live()
         if live.size == 0:
             return 0.0
-        sizes = np.array([len(self.members[t]) for t in live.tolist()], dtype=np.float64)
-        return f_score(sizes, self.cohesion[live], self.nn_sim[live])
+        return f_score(self.sizes[live].astype(np.float64), self.cohesion[live], self.nn_sim[live])
 
     def _evaluate(self, removed: set[int], added: list[tuple[np.ndarray, int, float]]) -> float:
         """f(P) after removing themes ``removed`` and adding ``(centroid, size, cohesion)`` themes, without
-        changing anything."""
+        changing anything. O(K) thanks to the maintained nearest-neighbour similarities."""
         n = self.codes.n
         keep = self.codes.alive[:n].copy()
-        for t in removed:
-            keep[t] = False
-        kept = np.flatnonzero(keep)
-        add_codes = np.array([c for c, _, _ in added], dtype=np.uint64).reshape(len(added), -1)
-        cross = (similarity(add_codes[:, None, :], self.codes.codes[kept][None, :, :], self.bits)
-                 if added and kept.size else np.zeros((len(added), kept.size)))
-        nn_kept = self.nn_sim[kept].copy()
-        for pos, j in enumerate(kept.tolist()):
-            if int(self.nn_id[j]) in removed:
-                sims = similarity(self.codes.codes[j], self.codes.codes[kept], self.bits)
-                sims[pos] = -np.inf
-                nn_kept[pos] = sims.max() if sims.size > 1 else -np.inf
+        gone = np.fromiter(removed, dtype=np.int64, count=len(removed))
+        keep[gone] = False
+        nn = self.nn_sim[:n].copy()
+        for j in np.flatnonzero(keep & np.isin(self.nn_id[:n], gone)).tolist():
+            sims = similarity(self.codes.codes[j], self.codes.codes[:n], self.bits)
+            sims[~keep] = -np.inf
+            sims[j] = -np.inf
+            nn[j] = sims.max()
+        sizes = self.sizes[:n][keep].astype(np.float64)
+        coh = self.cohesion[:n][keep]
         if added:
-            nn_kept = np.maximum(nn_kept, cross.max(axis=0)) if kept.size else nn_kept
-            among = similarity(add_codes[:, None, :], add_codes[None, :, :], self.bits) if len(added) > 1 else None
-            nn_add = cross.max(axis=1) if kept.size else np.full(len(added), -np.inf)
-            if among is not None:
+            add_codes = np.array([c for c, _, _ in added], dtype=np.uint64).reshape(len(added), -1)
+            cross = similarity(add_codes[:, None, :], self.codes.codes[:n][None, :, :], self.bits)
+            cross[:, ~keep] = -np.inf
+            nn = np.maximum(nn, cross.max(axis=0))
+            nn_add = cross.max(axis=1)
+            if len(added) > 1:
+                among = similarity(add_codes[:, None, :], add_codes[None, :, :], self.bits)
                 np.fill_diagonal(among, -np.inf)
                 nn_add = np.maximum(nn_add, among.max(axis=1))
+            sizes = np.concatenate([sizes, [s for _, s, _ in added]])
+            coh = np.concatenate([coh, [c for _, _, c in added]])
+            nn = np.concatenate([nn[keep], nn_add])
         else:
-            nn_add = np.zeros(0)
-        sizes = np.concatenate([[len(self.members[j]) for j in kept.tolist()], [s for _, s, _ in added]])
-        coh = np.concatenate([self.cohesion[kept], [c for _, _, c in added]])
-        nn = np.concatenate([nn_kept, nn_add])
+            nn = nn[keep]
         return f_score(sizes, coh, nn)
 
     # -- operations -----------------------------------------------------------------------------------------
@@ -244,6 +279,27 @@ class ThemeSet:
                 self.split(t)
             return self.theme_of[sid]
         return self._new_theme([sid])
+
+    def attach_batch(self, sids: list[int]) -> None:
+        """Attach new semantics in order; neighbour bookkeeping and splits run once for the whole batch."""
+        dirty: list[int] = []
+        for sid in sids:
+            code = self.code_of(sid)
+            top, dist = self.codes.top(code, 1)
+            if top.size and 1.0 - 2.0 * float(dist[0]) / self.bits >= self.attach_min:
+                t = int(top[0])
+                self._set_members(t, self.members[t] + [sid])
+            else:
+                t = self.codes.append(np.zeros(self.codes.words, dtype=np.uint64))
+                self.members.append([])
+                self._grow()
+                self._set_members(t, [sid])
+                self.created.append(t)
+            dirty.append(t)
+        self._after_change_many(dirty)
+        for t in dict.fromkeys(dirty):
+            if self.codes.alive[t] and len(self.members[t]) > self.cap:
+                self.split(t)
 
     def _two_means(self, codes: np.ndarray, k: int, rng: np.random.Generator | None) -> np.ndarray | None:
         """Hamming k-means with majority centroids; returns a label per member or None if degenerate."""
@@ -288,8 +344,6 @@ class ThemeSet:
             if labels is None:
                 continue
             groups = [[s for s, lab in zip(sids, labels.tolist()) if lab == g] for g in range(k)]
-            if any(len(g) > self.cap for g in groups):
-                continue
             key = tuple(sorted(tuple(sorted(g)) for g in groups))
             if key in seen:
                 continue
@@ -315,9 +369,11 @@ class ThemeSet:
         best = sorted(best, key=len, reverse=True)
         self._set_members(t, best[0])  # the largest part keeps the theme's id
         self._after_change(t)
-        for g in best[1:]:
-            self._new_theme(g)
+        parts = [t] + [self._new_theme(g) for g in best[1:]]
         self.splits += 1
+        for u in parts:  # a batch may have overfilled a theme by more than one split can fix
+            if len(self.members[u]) > self.cap:
+                self.split(u)
 
     def consider_merge(self, t: int) -> int | None:
         """Merge tiny theme ``t`` into the neighbour that maximizes f(P), if that beats leaving it alone."""
@@ -338,6 +394,7 @@ class ThemeSet:
             return None
         moving = self.members[t]
         self.members[t] = []
+        self.sizes[t] = 0
         self.codes.kill(t)
         self._after_remove(t)
         self._set_members(best, self.members[best] + moving)
@@ -350,6 +407,7 @@ class ThemeSet:
         if t is None:
             return
         rest = [s for s in self.members[t] if s != sid]
+        self.sizes[t] = len(rest)
         if rest:
             self.members[t] = rest
             mu, coh = theme_stats(self._member_codes(rest), self.bits, self.tie)

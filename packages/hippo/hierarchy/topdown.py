@@ -37,6 +37,7 @@ import numpy as np
 from hippo import context, retrieval, textnorm
 from hippo.hierarchy import lifecycle
 from hippo.hierarchy.codes import similarity
+from hippo.hierarchy.vocab import vocab
 from hippo.types import Recall
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,6 +45,12 @@ if TYPE_CHECKING:  # pragma: no cover
     from hippo.memory import Memory
 
 _HEADER_COST = 8
+W_PRF = 0.0               # weight of the second lexical pass on terms fed back from the selected units
+PRF_TERMS = 6
+PRF_UNITS = 8
+PRF_SOURCE = "semantics"  # or "messages": classic pseudo-relevance feedback from the top messages
+STAGE1_KEEP_TOP = 0        # most relevant semantics kept next to Stage I's representatives
+W_LEXICAL = 0.0           # share of message relevance taken from raw lexical scores instead of RRF ranks
 _FLAT_POOL = 120          # flat candidates that seed the hierarchy's candidate units
 
 
@@ -87,10 +94,12 @@ class _Scorer:
     def __init__(self, life: "Life", stems: list[str]) -> None:
         h = life.hier
         self.h = h
-        self.stems = stems
-        self.idf = {t: h.idf(t) for t in stems} if h is not None else {t: 1.0 for t in stems}
+        ids = vocab().query_stem_ids(stems)
+        self.stems = ids
+        weights = h.idf_of(ids).tolist() if h is not None and ids else [1.0] * len(ids)
+        self.idf = dict(zip(ids, weights))
         self.total = sum(self.idf.values()) or 1.0
-        self.qcode = h.query_code(stems) if h is not None and stems else None
+        self.qcode = h.query_code(ids) if h is not None and ids else None
 
     def coverage(self, terms) -> float:
         terms = set(terms)
@@ -111,6 +120,13 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
         top = max(rel_raw.values(), default=0.0) or 1.0
         rel = {k: v / top for k, v in rel_raw.items()}
+        if W_LEXICAL > 0 and rel:
+            # RRF keeps only ranks; the lexical scores themselves say how far apart candidates are
+            lex = retrieval.lexical(idx, retrieval.analyze(query, lifecycle.keywords(mem, query)), cfg)
+            lmax = float(lex.scores.max()) if lex.scores.size else 0.0
+            if lmax > 0:
+                lexrel = {int(idx.ids.a[r]): float(v) / lmax for r, v in zip(lex.rows.tolist(), lex.scores.tolist())}
+                rel = {k: (1 - W_LEXICAL) * v + W_LEXICAL * lexrel.get(k, 0.0) for k, v in rel.items()}
         by_id = {p.key: p for p in pieces}
         if dc.enabled and rel:
             rel = _decay_adjust(life, rel, include_dormant)
@@ -124,6 +140,8 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             stems = retrieval.analyze(query, lifecycle.keywords(mem, query)).stems
             sc = _Scorer(life, stems)
             sem_sel, theme_sel = _stage1(life, sc, rel, mode, include_dormant)
+            if W_PRF > 0:
+                rel = _feedback(mem, idx, life, sc, rel, sem_sel, by_id, pred, cfg)
             units = _unit_records(life, sem_sel, theme_sel, rel)
             extra = _linked_pieces(mem, idx, life, sem_sel, by_id, pred)
             by_id.update(extra)
@@ -168,7 +186,8 @@ def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool) ->
     for i, r, rs in zip(ids, (rel[i] for i in ids), relative.tolist()):
         if not include_dormant and rs < dc.dormant_threshold and r < dc.cue_ratio:
             continue  # dormant, and not a strong enough cue to complete the pattern
-        out[i] = r * ((1.0 - dc.rank_weight) + dc.rank_weight * rs)
+        fresh = min(1.0, rs / dc.fresh_level) if dc.fresh_level > 0 else 1.0
+        out[i] = r * ((1.0 - dc.rank_weight) + dc.rank_weight * fresh)
     return out
 
 
@@ -220,10 +239,52 @@ def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
             ids, w = h.sem_graph.neighbors(sid)
             sn[sid] = [(int(u), float(x)) for u, x in zip(ids.tolist(), w.tolist())]
         chosen_s = greedy_representatives(pool, cand, sn, hc.alpha, hc.stage1_semantics, hc.stage1_coverage)
+        if STAGE1_KEEP_TOP:
+            chosen_s = list(dict.fromkeys(chosen_s + sem_order[:STAGE1_KEEP_TOP]))
     else:
         chosen_t = theme_order[: hc.stage1_themes]
         chosen_s = sem_order[: hc.stage1_semantics]
     return [(sid, cand[sid]) for sid in chosen_s], [(t, themes[t]) for t in chosen_t]
+
+
+def _feedback(mem, idx, life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
+              by_id: dict, pred, cfg) -> dict[int, float]:
+    """Query expansion from the selected units (relevance feedback): the highest-idf terms of the best
+    semantics (or messages), searched in a second lexical pass whose scores are added with weight ``W_PRF``."""
+    from collections import Counter
+
+    h = life.hier
+    voc = vocab()
+    weight: Counter[int] = Counter()
+    q = set(sc.stems)
+    speakers = {i for sp in idx.speakers if sp for i in h._speaker_stem(sp)}
+    if PRF_SOURCE == "semantics":
+        bags = [(list(h.semantics[sid].terms), score) for sid, score in sems[:PRF_UNITS]]
+    else:
+        top = sorted(rel, key=lambda k: -rel[k])[:PRF_UNITS]
+        bags = [(list(lifecycle.message_terms(life, idx, m)), rel[m]) for m in top]
+    for terms, score in bags:
+        terms = [t for t in terms if t not in q and t not in speakers and len(voc.stems[t]) >= 3]
+        for t, w in zip(terms, h.idf_of(terms).tolist()):
+            weight[t] += score * w
+    words = [voc.stems[t] for t, _ in weight.most_common(PRF_TERMS)]
+    if not words:
+        return rel
+    lex = retrieval.lexical(idx, retrieval.analyze(" ".join(words), words), cfg)
+    if not lex.scores.size or lex.scores.max() <= 0:
+        return rel
+    lmax = float(lex.scores.max())
+    out = dict(rel)
+    new_rows = []
+    for r, v in zip(lex.rows.tolist(), lex.scores.tolist()):
+        mid = int(idx.ids.a[r])
+        if mid not in out:
+            new_rows.append(r)
+        out[mid] = out.get(mid, 0.0) + W_PRF * v / lmax
+    if new_rows:
+        by_id.update({p.key: p for p in mem._pieces(idx, np.asarray(new_rows, dtype=np.int64), pred)})
+        out = {k: v for k, v in out.items() if k in by_id}
+    return out
 
 
 def _unit_records(life: "Life", sems: list[tuple[int, float]], themes: list[tuple[int, float]],
@@ -279,6 +340,7 @@ W_EPISODE = 0.25       # ... and to the other messages of its episodes
 W_COVER = 0.5          # value of covering query terms not yet in the context (uncertainty reduction)
 W_REDUNDANCY = 0.5     # discount for similarity to messages already included
 LOOKAHEAD = 24         # candidates re-scored at each greedy step
+HEAD_SHARE = 0.3       # share of the budget filled in the engine's own order before the greedy takes over
 
 
 def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
@@ -303,57 +365,73 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
         return rel.get(m, 0.0) + support.get(m, 0.0)
 
     pool = sorted((m for m in set(rel) | set(support) if m in by_id), key=lambda m: (-prio(m), by_id[m].seq))
-    base = {m: prio(m) for m in pool}
-    best = base[pool[0]] if pool else 1.0
+    if not pool:
+        return []
+    n = len(pool)
+    base = np.array([prio(m) for m in pool])
+    best = float(base[0]) or 1.0
+    codes = np.zeros((n, h.words), dtype=np.uint64)
+    has_code = np.zeros(n, dtype=bool)
+    for k, m in enumerate(pool):
+        c = h.message_code(m)
+        if c is not None:
+            codes[k] = c
+            has_code[k] = True
+    pieces = [by_id[m] for m in pool]
+    line_cost = np.array([p.n_tokens + context._cached_count(context._prefix(p)) + 2 for p in pieces])
+    head_cost = np.array([context._cached_count(context._header(p)) + 1 for p in pieces])
+    group = [context._group_key(p) for p in pieces]
+    active = np.ones(n, dtype=bool)
+    redundancy = np.zeros(n)
     uncovered = dict(sc.idf)
     chosen: list[int] = []
-    chosen_codes: list[np.ndarray] = []
     groups: set[str] = set()
     used = 0
     misses = 0
     terms_cache: dict[int, set[str]] = {}
 
-    def terms(m: int) -> set[str]:
-        got = terms_cache.get(m)
+    def terms(k: int) -> set[str]:
+        got = terms_cache.get(k)
         if got is None:
-            got = set(terms_of(m))
-            sp = by_id[m].speaker
+            got = set(terms_of(pool[k]))
+            sp = pieces[k].speaker
             if sp:
-                got.add(textnorm.stem(sp.lower()))
-            terms_cache[m] = got
+                got.update(h._speaker_stem(sp))
+            terms_cache[k] = got
         return got
 
-    while pool and budget - used >= 3:
-        window = pool[:LOOKAHEAD]
-        codes = np.array(chosen_codes) if chosen_codes else None
-        best_m, best_gain, best_cov = None, -1.0, 0.0
-        for m in window:
-            cov = sum(w for t, w in uncovered.items() if t in terms(m)) / sc.total
-            red = 0.0
-            if codes is not None:
-                code = h.message_code(m)
-                if code is not None:
-                    red = max(0.0, float(similarity(code, codes, h.bits).max()))
-            gain = (base[m] / best) * (1.0 - W_REDUNDANCY * red) + W_COVER * cov
-            if gain > best_gain:
-                best_m, best_gain, best_cov = m, gain, cov
-        pool.remove(best_m)
-        p = by_id[best_m]
-        cost = _piece_cost(p, groups)
-        if used + cost > budget:
-            continue
-        if (base[best_m] < hc.stage2_floor * best and best_cov == 0.0) or best_gain < hc.stage2_min_gain:
+    head = HEAD_SHARE * budget
+    by_rel = sorted(range(n), key=lambda k: (-rel.get(pool[k], 0.0), pieces[k].seq))
+    while budget - used >= 3:
+        left = budget - used
+        cost = line_cost + np.where([g in groups for g in group], 0, head_cost)
+        active &= cost <= left
+        cand = np.flatnonzero(active)
+        if cand.size == 0:
+            break
+        if used < head:  # the engine's best candidates first: their order is already the most reliable
+            k_head = next((k for k in by_rel if active[k]), None)
+            window = np.array([k_head]) if k_head is not None else cand[:LOOKAHEAD]
+        else:
+            window = cand[:LOOKAHEAD]
+        cov = np.array([sum(w for t, w in uncovered.items() if t in terms(k)) / sc.total for k in window.tolist()])
+        gain = (base[window] / best) * (1.0 - W_REDUNDANCY * redundancy[window]) + W_COVER * cov
+        j = int(np.argmax(gain))
+        k = int(window[j])
+        active[k] = False
+        if (base[k] < hc.stage2_floor * best and cov[j] == 0.0) or gain[j] < hc.stage2_min_gain:
             misses += 1
             if misses >= hc.stage2_patience:
                 break
             continue
         misses = 0
-        chosen.append(best_m)
-        code = h.message_code(best_m)
-        if code is not None:
-            chosen_codes.append(code)
-        groups.add(context._group_key(p))
-        used += cost
-        for t in terms(best_m):
+        chosen.append(pool[k])
+        groups.add(group[k])
+        used += int(cost[k])
+        for t in terms(k):
             uncovered.pop(t, None)
+        if has_code[k]:
+            sims = similarity(codes[k], codes, h.bits)
+            sims[~has_code] = 0.0
+            np.maximum(redundancy, np.maximum(sims, 0.0), out=redundancy)
     return chosen
