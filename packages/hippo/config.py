@@ -123,3 +123,16 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:
             raise InvalidInput(f"{path}.embed_bits must be a multiple of 64 in 64..1024")
+
+
+# Configurations compared by ``hippo bench locomo --ablation`` (seed 001 §5.1, Fig. 3): the flat engine, the
+# hierarchy with a plain similarity retriever (whole linked episodes), + Stage I representative selection,
+# + Stage II uncertainty-gated expansion, and both stages. Decay runs in the hierarchical settings as it does by
+# default; the flat setting is the engine alone.
+ABLATIONS: dict[str, dict[str, Any]] = {
+    "flat": {"hierarchy": {"recall": "flat"}, "decay": {"enabled": False}},
+    "hierarchy-only": {"hierarchy": {"recall": "units"}},
+    "+stage1": {"hierarchy": {"recall": "stage1"}},
+    "+stage2": {"hierarchy": {"recall": "stage2"}},
+    "full": {"hierarchy": {"recall": "full"}},
+}

@@ -31,8 +31,9 @@ class HierarchyConfig:
     enabled: bool = True
     # How ``Memory.recall`` builds a context: "flat" (the engine's ranked messages), "units" (hierarchy with a
     # plain similarity retriever), "stage1" (+ representative selection, Eq. 4), "stage2" (+ uncertainty-gated
-    # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation``.
-    recall: str = "full"
+    # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation`` on the
+    # dev data (Stage II alone: Stage I's diversity costs evidence recall there, see docs/hierarchy.md).
+    recall: str = "stage2"
     code_bits: int = 256              # SimHash width of unit codes
     # CURRENT buffer (seed 003 §3.3, Eq. 1): a flush unit ends at a session change, a time gap, or size;
     # complete units are consolidated before the next read that needs the hierarchy (recall, topics, stats),

@@ -49,6 +49,8 @@ W_PRF = 0.0               # weight of the second lexical pass on terms fed back 
 PRF_TERMS = 6
 PRF_UNITS = 8
 PRF_SOURCE = "semantics"  # or "messages": classic pseudo-relevance feedback from the top messages
+FULL_STYLE = "diversify"  # "restrict": Stage II support only from Stage I's picks; "diversify": see recall()
+W_THEME = 0.15            # bonus for a message of a Stage I theme not yet represented in the context
 STAGE1_KEEP_TOP = 0        # most relevant semantics kept next to Stage I's representatives
 W_LEXICAL = 0.0           # share of message relevance taken from raw lexical scores instead of RRF ranks
 _FLAT_POOL = 120          # flat candidates that seed the hierarchy's candidate units
@@ -139,7 +141,14 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         else:
             stems = retrieval.analyze(query, lifecycle.keywords(mem, query)).stems
             sc = _Scorer(life, stems)
-            sem_sel, theme_sel = _stage1(life, sc, rel, mode, include_dormant)
+            sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
+            rep_themes: set[int] = set()
+            if mode == "full" and FULL_STYLE == "diversify":
+                # Stage I's representatives steer Stage II towards uncovered themes; support stays relevance-led
+                rep_themes = {t for t, _ in theme_sel}
+                rep_themes.update(life.hier.themes.theme_of[sid] for sid, _ in sem_sel
+                                  if sid in life.hier.themes.theme_of)
+                sem_sel = sem_top
             if W_PRF > 0:
                 rel = _feedback(mem, idx, life, sc, rel, sem_sel, by_id, pred, cfg)
             units = _unit_records(life, sem_sel, theme_sel, rel)
@@ -147,7 +156,7 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             by_id.update(extra)
             if mode in ("stage2", "full"):
                 chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
-                                     lambda m: lifecycle.message_terms(life, idx, m))
+                                     lambda m: lifecycle.message_terms(life, idx, m), rep_themes)
             else:
                 chosen_ids = _expand_episodes(life, rel, sem_sel, by_id, budget)
         timings["select_ms"] = (time.perf_counter() - t) * 1e3
@@ -206,7 +215,7 @@ def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
         for sid in slots.tolist():
             cand.setdefault(sid, 0.0)
     if not cand:
-        return [], []
+        return [], [], []
     sids = list(cand)
     codesim = (similarity(sc.qcode, h.sem_codes.codes[sids], h.bits) if sc.qcode is not None
                else np.zeros(len(sids)))
@@ -244,7 +253,9 @@ def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
     else:
         chosen_t = theme_order[: hc.stage1_themes]
         chosen_s = sem_order[: hc.stage1_semantics]
-    return [(sid, cand[sid]) for sid in chosen_s], [(t, themes[t]) for t in chosen_t]
+    top_s = sem_order[: hc.stage1_semantics]
+    return ([(sid, cand[sid]) for sid in chosen_s], [(t, themes[t]) for t in chosen_t],
+            [(sid, cand[sid]) for sid in top_s])
 
 
 def _feedback(mem, idx, life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
@@ -344,7 +355,8 @@ HEAD_SHARE = 0.3       # share of the budget filled in the engine's own order be
 
 
 def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
-            by_id: dict[int, context.Piece], budget: int, hc, terms_of) -> list[int]:
+            by_id: dict[int, context.Piece], budget: int, hc, terms_of, rep_themes: set[int] = frozenset()
+            ) -> list[int]:
     """Stage II: greedily admit the message with the best marginal gain (relevance and semantic support,
     discounted by redundancy, plus the uncovered query mass it covers); neighbours of admitted messages inside
     their episode become candidates; stop when ``stage2_patience`` candidates in a row add nothing."""
@@ -389,6 +401,10 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
     used = 0
     misses = 0
     terms_cache: dict[int, set[str]] = {}
+    open_themes = set(rep_themes)
+
+    def themes_of(k: int) -> set[int]:
+        return {h.themes.theme_of[sid] for sid in h.msg_semantics.get(pool[k], ()) if sid in h.themes.theme_of}
 
     def terms(k: int) -> set[str]:
         got = terms_cache.get(k)
@@ -416,6 +432,8 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
             window = cand[:LOOKAHEAD]
         cov = np.array([sum(w for t, w in uncovered.items() if t in terms(k)) / sc.total for k in window.tolist()])
         gain = (base[window] / best) * (1.0 - W_REDUNDANCY * redundancy[window]) + W_COVER * cov
+        if open_themes:
+            gain = gain + W_THEME * np.array([bool(themes_of(k) & open_themes) for k in window.tolist()])
         j = int(np.argmax(gain))
         k = int(window[j])
         active[k] = False
@@ -430,6 +448,7 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
         used += int(cost[k])
         for t in terms(k):
             uncovered.pop(t, None)
+        open_themes.difference_update(themes_of(k))
         if has_code[k]:
             sims = similarity(codes[k], codes, h.bits)
             sims[~has_code] = 0.0
