@@ -9,6 +9,7 @@ import logging
 import os
 import socket
 import sqlite3
+import zlib
 import subprocess
 import sys
 import textwrap
@@ -157,7 +158,9 @@ def _chunks_hold(path: Path, tokens: np.ndarray) -> bool:
     finally:
         db.close()
     needle = tokens.tobytes()
-    return any(needle in WaveletMatrix.from_bytes(b).access_range().astype("<u4").tobytes() for b in blobs)
+    # a sealed chunk is a deflated, serialized wavelet matrix
+    return any(needle in WaveletMatrix.from_bytes(zlib.decompress(b)).access_range().astype("<u4").tobytes()
+               for b in blobs)
 
 
 def _secret_items(tag: str) -> list[dict]:
