@@ -140,6 +140,7 @@ def _llm_refresh(life: "Life", mem: "Memory", llm, episode_ids: list[int] | None
             continue
         e.summary = summary
         e.llm_summary = True
+        e.summary_spans = []
         if extracted:
             offline = [sid for sid in list(e.semantic_ids)
                        if sid in h.semantics and not h.semantics[sid].llm and h.semantics[sid].episode_ids == [eid]]

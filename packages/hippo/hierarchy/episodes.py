@@ -53,6 +53,8 @@ class Episode:
     summary: str
     semantic_ids: list[int] = field(default_factory=list)
     llm_summary: bool = False
+    unit: int = -1                   # index of the flush unit it was cut from
+    summary_spans: list = field(default_factory=list)  # (message id, start, end) of an extractive summary
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:
@@ -131,11 +133,9 @@ def segment(accs: list[np.ndarray], *, min_messages: int, max_messages: int, win
     return out
 
 
-def summarize(cands: list, texts: dict[int, tuple[str | None, np.ndarray]], max_tokens: int) -> str:
-    """Extractive summary: the most salient candidate spans (:class:`semantics.Candidate`), in message order,
-    within about ``max_tokens`` tokens. ``texts`` maps message id -> (speaker, tokens)."""
-    if not cands:
-        return ""
+def choose_summary(cands: list, max_tokens: int) -> list[tuple[int, int, int]]:
+    """Extractive summary: the most salient candidate spans (:class:`semantics.Candidate`) that fit in about
+    ``max_tokens`` tokens, as (message id, start, end) in message order."""
     order = sorted(range(len(cands)), key=lambda i: (-cands[i].salience, i))
     chosen: list[int] = []
     used = 0
@@ -150,14 +150,18 @@ def summarize(cands: list, texts: dict[int, tuple[str | None, np.ndarray]], max_
         used += cost
         if used >= max_tokens:
             break
-    chosen.sort()
+    return [(cands[i].message_id, cands[i].start, cands[i].end) for i in sorted(chosen)]
+
+
+def render_summary(spans: list, texts: dict[int, tuple[str | None, np.ndarray]], max_tokens: int) -> str:
+    """The text of a summary given as spans; ``texts`` maps message id -> (speaker, tokens)."""
     parts = []
-    for i in chosen:
-        c = cands[i]
-        speaker, toks = texts[c.message_id]
-        text = semantics.span_text(toks, c)
-        if c.end - c.start > max_tokens:  # one long sentence: cut at a word boundary
-            text = tokenizer.decode(np.asarray(toks[c.start : c.start + max_tokens], dtype=np.uint32))
+    for mid, a, b in spans:
+        if mid not in texts:
+            continue
+        speaker, toks = texts[mid]
+        text = tokenizer.decode(np.asarray(toks[a : min(b, a + max_tokens)], dtype=np.uint32)).strip()
+        if b - a > max_tokens:  # one long sentence: cut at a word boundary
             text = text.rsplit(" ", 1)[0].strip() + " …"
         parts.append(semantics.render(speaker, text))
     return " / ".join(parts)

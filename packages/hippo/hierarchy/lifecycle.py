@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Iterable
@@ -62,6 +63,7 @@ class Life:
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[str]] = {}
+        self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
 
     # -- message records ------------------------------------------------------------------------------------
     def _policy(self, entry: Entry) -> Outcome:
@@ -94,11 +96,13 @@ class Life:
         self.turn = max(self.turn, m.seq + 1)
         self.last_add_time = max(self.last_add_time, created_at)
 
-    def _record_units(self, at: float) -> None:
+    def _record_units(self, at: float | None = None, units: list[tuple[str, int]] | None = None) -> None:
+        """Strength records of new units: created when their newest message was (so a reload derives the same
+        record), priority of their most important message, policies matched on their text."""
         if self.hier is None:
             return
         h = self.hier
-        for level, uid in h.drain_created():
+        for level, uid in (h.drain_created() if units is None else units):
             if level == "episode":
                 e = h.episodes.get(uid)
                 mids, text = (e.message_ids, e.summary) if e else ([], "")
@@ -106,18 +110,20 @@ class Life:
                 s = h.semantics.get(uid)
                 mids, text = (s.message_ids, s.text) if s else ([], "")
             else:
-                mids, text = h.theme_messages(uid) if h.themes.codes.alive[uid] else [], ""
+                alive = uid < h.themes.codes.n and h.themes.codes.alive[uid]
+                mids, text = (h.theme_messages(uid) if alive else []), ""
             slots = self.decay.slots(mids)
             slots = slots[slots >= 0]
-            prio = "normal"
+            prio, turn, when = "normal", self.turn, at if at is not None else self.last_add_time
             if slots.size:
-                best = int(self.decay.priority[slots].min())
-                prio = decay_mod.PRIORITIES[best]
-            out = self._policy(Entry(level, text, priority=prio)) if text else Outcome()
+                prio = decay_mod.PRIORITIES[int(self.decay.priority[slots].min())]
+                turn = int(self.decay.created_turn[slots].max())
+                when = float(self.decay.created_time[slots].max())
+            out = self._policy(Entry(level, text, priority=prio)) if text and len(self.policies) else Outcome()
             self.units[level].add(
                 uid, type=level, priority=out.priority or prio,
                 base_rate=out.decay_rate if out.decay_rate is not None else self.dcfg.rates[level],
-                floor=out.floor or 0.0, manual=bool(out.manual), persist=bool(out.persist), turn=self.turn, at=at)
+                floor=out.floor or 0.0, manual=bool(out.manual), persist=bool(out.persist), turn=turn, at=when)
 
     # -- following the co-index -----------------------------------------------------------------------------
     def add_messages(self, msgs: list[Msg], metadata: dict[int, dict], created: dict[int, float]) -> None:
@@ -133,9 +139,11 @@ class Life:
         """Build units from the complete flush units of the CURRENT buffer (all of it with ``final``)."""
         if self.hier is None or not (self.hier.ready or (final and self.hier.buffer)):
             return []
+        t0 = time.perf_counter()
         closed = self.hier.consolidate(final=final)
-        self._record_units(decay_mod.now())
+        self._record_units()
         self.dirty += 1
+        self.consolidation_s += time.perf_counter() - t0
         return closed
 
     def remove_messages(self, ids: Iterable[int]) -> None:
@@ -208,42 +216,55 @@ class Life:
 
     # -- snapshots ------------------------------------------------------------------------------------------
     def _load(self, mem: "Memory", idx: "NamespaceIndex") -> None:
+        """Start from the store: strength records are derived from the messages (plus the saved accesses), the
+        hierarchy from its snapshot (codes replayed from the token ids) or, failing that, from the messages."""
         self.loaded = True
         self.generation = idx.state.generation
-        if not self.persistable:
+        if not self.persistable or not len(idx):
             return
         store = mem._s.store
+        msgs, meta_rows, created = self._msgs(mem, idx, list(range(len(idx))))
+        for m in msgs:
+            self._record_message(m, meta_rows.get(m.id, {}), created.get(m.id, 0.0))
+        saved: tuple | None = None
         try:
             blob = store.get_units(self.namespace, "decay")
             if blob is not None:
-                meta, arrays = snapshot.load(blob)
-                self.decay = DecayTable.from_arrays({k[4:]: v for k, v in arrays.items() if k.startswith("msg.")})
-                for level in UNIT_LEVELS:
-                    pre = f"{level}."
-                    part = {k[len(pre):]: v for k, v in arrays.items() if k.startswith(pre)}
-                    if part:
-                        self.units[level] = DecayTable.from_arrays(part)
-                self.turn = int(meta.get("turn", 0))
-                self.last_add_time = float(meta.get("last_add_time", 0.0))
-                self.prunable = set(map(int, meta.get("prunable", [])))
+                saved = snapshot.load(blob)
             blob = store.get_units(self.namespace, "hierarchy") if self.hier is not None else None
             if blob is not None:
-                meta, arrays = snapshot.load(blob)
-                if meta.get("fingerprint") != fingerprint(self.hcfg):
+                hmeta, harrays = snapshot.load(blob)
+                if hmeta.get("fingerprint") != fingerprint(self.hcfg):
                     raise CorruptData("hierarchy snapshot was built with other settings")
-                buffered = [idx.row_of[i] for i in meta["buffer"] if i in idx.row_of]
-                msgs, _, _ = self._msgs(mem, idx, buffered)
-                self.hier = Hierarchy.from_snapshot(self.hcfg, meta, arrays, msgs)
-        except (CorruptData, KeyError, ValueError, TypeError) as exc:
-            log.warning("rebuilding lifecycle state of namespace %r from its messages: %s", self.namespace, exc)
-            self._reset()
-            return
-        if self.hier is not None and (set(self.hier.msg_slot) | {b.id for b in self.hier.buffer}
-                                      != set(self.decay.slot_of)):
-            log.warning("hierarchy and strength snapshots of %r disagree; rebuilding", self.namespace)
-            self._reset()
-            return
-        self._reconcile(mem, idx)
+                self.hier = Hierarchy.from_snapshot(self.hcfg, hmeta, harrays, msgs)
+                self._record_units(units=[("episode", e) for e in self.hier.episodes]
+                                   + [("semantic", x) for x in self.hier.semantics]
+                                   + [("theme", t) for t in self.hier.themes.live().tolist()])
+        except (CorruptData, KeyError, ValueError, TypeError, IndexError) as exc:
+            log.warning("rebuilding the hierarchy of namespace %r from its messages: %s", self.namespace, exc)
+            self.hier = Hierarchy(self.hcfg) if self.hcfg.enabled else None
+            self.units = {level: DecayTable() for level in UNIT_LEVELS}
+        if self.hier is not None and self.hier.last_seq < 0:
+            self.hier.add(msgs)  # no snapshot: everything waits in the CURRENT buffer, consolidated on demand
+        elif self.hier is not None:
+            self.hier.add([m for m in msgs if m.seq > self.hier.last_seq])
+        if saved is not None:
+            self._apply_saved(*saved)
+        self.dirty = 0
+
+    def _apply_saved(self, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+        """Accesses, reinforcements and promotions recorded in the strength snapshot."""
+        for name, table in [("msg", self.decay), *self.units.items()]:
+            keys = arrays.get(f"{name}.key")
+            if keys is None:
+                continue
+            slots = table.slots(keys.tolist())
+            ok = slots >= 0
+            s = slots[ok]
+            for col in ("s0", "last_turn", "last_time", "accesses", "flags", "base_rate"):
+                getattr(table, col)[s] = arrays[f"{name}.{col}"][ok]
+        self.turn = max(self.turn, int(meta.get("turn", 0)))
+        self.last_add_time = max(self.last_add_time, float(meta.get("last_add_time", 0.0)))
 
     def _reset(self) -> None:
         self.hier = Hierarchy(self.hcfg) if self.hcfg.enabled else None
@@ -254,13 +275,19 @@ class Life:
         self.dirty = 0
 
     def save(self, mem: "Memory") -> None:
+        """Persist what messages cannot rebuild cheaply: accessed strength records (sparse) and the hierarchy's
+        structure (see :meth:`Hierarchy.to_snapshot`)."""
         if not self.persistable:
             return
         store = mem._s.store
-        arrays = {f"msg.{k}": v for k, v in self.decay.arrays().items()}
-        for level in UNIT_LEVELS:
-            arrays.update({f"{level}.{k}": v for k, v in self.units[level].arrays().items()})
-        meta = {"turn": self.turn, "last_add_time": self.last_add_time, "prunable": sorted(self.prunable)}
+        arrays: dict[str, np.ndarray] = {}
+        for name, table in [("msg", self.decay), *self.units.items()]:
+            live = table.live_slots()
+            touched = live[(table.accesses[live] > 0) | (table.flags[live] != 0) | (table.s0[live] != 1.0)]
+            arrays[f"{name}.key"] = table.key[touched]
+            for col in ("s0", "last_turn", "last_time", "accesses", "flags", "base_rate"):
+                arrays[f"{name}.{col}"] = getattr(table, col)[touched]
+        meta = {"turn": self.turn, "last_add_time": self.last_add_time}
         store.put_units(self.namespace, "decay", snapshot.dump(meta, arrays))
         if self.hier is not None:
             hmeta, harrays = self.hier.to_snapshot()
@@ -448,6 +475,7 @@ def stats(mem: "Memory") -> dict[str, Any]:
             out["dormant_messages"] = int((s < life.dcfg.dormant_threshold * life.reference(at)).sum())
             out["mean_strength"] = float(s.mean())
         out["llm_fallbacks"] = life.llm_fallbacks
+        out["consolidation_seconds"] = round(life.consolidation_s, 4)
     return out
 
 

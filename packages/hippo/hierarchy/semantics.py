@@ -32,6 +32,8 @@ class Semantic:
     salience: float = 0.0
     llm: bool = False           # extracted by an LLM rather than the offline rules
     extra: dict = field(default_factory=dict)
+    span: tuple[int, int] | None = None  # token span of the sentence in its first source message (offline facts)
+    unit: int = -1              # flush unit whose consolidation created it (-1: deep consolidation)
 
 
 @dataclass

@@ -9,6 +9,7 @@ sequence, so it can always be rebuilt from the store; snapshots only save the re
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
@@ -84,6 +85,8 @@ class Hierarchy:
         self.dedup_merges = 0
         self._theme_summary: dict[int, str] = {}
         self.created: list[tuple[str, int]] = []  # ("episode" | "semantic" | "theme", id) since last drained
+        self.unit_end_seqs: list[int] = []        # seq of the last message of every consolidated flush unit
+        self._unit = -1                           # flush unit being consolidated
 
     # -- statistics -----------------------------------------------------------------------------------------
     @property
@@ -155,6 +158,7 @@ class Hierarchy:
                 continue
             if self.buffer and not self.buffer[-1].closes and self._flush_due_before(m):
                 self.buffer[-1].closes = True
+                self.ready += 1
                 self.open_tokens = 0
             self.buffer.append(Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role,
                                         np.asarray(m.tokens, dtype=np.uint32), m.n_tokens))
@@ -163,9 +167,8 @@ class Hierarchy:
             self.last_seq = m.seq
             if self.open_tokens >= self.cfg.flush_tokens:
                 self.buffer[-1].closes = True
-                self.open_tokens = 0
-            if self.buffer[-1].closes:
                 self.ready += 1
+                self.open_tokens = 0
 
     @property
     def ready_messages(self) -> int:
@@ -213,6 +216,8 @@ class Hierarchy:
 
     def _consolidate_unit(self, unit: list[Buffered]) -> list[Episode]:
         cfg = self.cfg
+        self._unit = len(self.unit_end_seqs)
+        self.unit_end_seqs.append(unit[-1].seq)
         self._encode(unit)
         blocks = ep_mod.segment([b.acc for b in unit], min_messages=cfg.episode_min_messages,
                                 max_messages=cfg.episode_max_messages, window=cfg.episode_window,
@@ -224,6 +229,7 @@ class Hierarchy:
         facts: list[tuple] = []
         closed = [self._close_episode(unit[lo:hi], cands, facts) for lo, hi in blocks]
         self._insert_semantics(facts)
+        self._unit = -1
         self.flushes += 1
         # tiny themes had a few flushes to grow: consider merging them now (in batches, f(P) decides)
         tiny = {self.themes.theme_of[s] for e in closed for s in e.semantic_ids if s in self.themes.theme_of
@@ -242,15 +248,15 @@ class Hierarchy:
         eid = self.ep_codes.append(self.coder.sign(acc))
         cands = [c for b in block for c in cands_of.get(b.id, ())]
         texts = {b.id: (b.speaker, b.tokens) for b in block}
-        summary = ep_mod.summarize(cands, texts, self.cfg.summary_tokens)
-        if not summary:
-            first = block[0]
-            summary = sem_mod.render(first.speaker, first.text[:200].strip())
+        spans = ep_mod.choose_summary(cands, self.cfg.summary_tokens)
+        if not spans:  # nothing fact-like: the episode's opening words
+            spans = [(block[0].id, 0, int(block[0].tokens.size))]
+        summary = ep_mod.render_summary(spans, texts, self.cfg.summary_tokens)
         speakers = list(dict.fromkeys(b.speaker for b in block if b.speaker))
         times = [b.ts for b in block if b.ts is not None]
         ep = Episode(eid, [b.id for b in block], block[0].seq, block[-1].seq, min(times) if times else None,
                      max(times) if times else None, block[0].session, speakers, sum(b.n_tokens for b in block),
-                     summary)
+                     summary, unit=self._unit, summary_spans=[list(x) for x in spans])
         self.episodes[eid] = ep
         self.created.append(("episode", eid))
         for b in block:
@@ -259,7 +265,7 @@ class Hierarchy:
         for c in sem_mod.select(cands, len(block), self.cfg.semantics_per_message):
             b = by_id[c.message_id]
             text = sem_mod.render(b.speaker, sem_mod.span_text(b.tokens, c))
-            facts.append((text, b.speaker, [b.id], eid, c.stems, b.seq, b.ts, c.salience, False))
+            facts.append((text, b.speaker, [b.id], eid, c.stems, b.seq, b.ts, c.salience, False, (c.start, c.end)))
         return ep
 
     def add_semantic(self, text: str, speaker: str | None, mids: list[int], eid: int, stems, seq: int,
@@ -269,7 +275,7 @@ class Hierarchy:
         if stems is None:
             stems = V.text_stems(text.split(": ", 1)[1] if speaker and text.startswith(f"{speaker}: ") else text)
         return self._insert_semantics([(text, speaker, mids, eid, np.asarray(stems, dtype=np.int64), seq, ts,
-                                        salience, llm)])[0]
+                                        salience, llm, None)])[0]
 
     def _speaker_stem(self, speaker: str | None) -> list[int]:
         if not speaker:
@@ -293,7 +299,7 @@ class Hierarchy:
         limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
         out: list[int] = []
         new: list[int] = []
-        for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm) in enumerate(facts):
+        for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm, span) in enumerate(facts):
             sid = -1
             if n and dist[j].min() <= limit:
                 sid = int(np.argmin(dist[j]))
@@ -313,7 +319,7 @@ class Hierarchy:
                 sid = self.sem_codes.append(codes[j])
                 terms = tuple(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
                 self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
-                                               float(sal), llm)
+                                               float(sal), llm, span=span, unit=self._unit)
                 self.created.append(("semantic", sid))
                 new.append(sid)
             for mid in mids:
@@ -443,118 +449,201 @@ class Hierarchy:
         return list(out)
 
     # -- snapshots ------------------------------------------------------------------------------------------
+    # A snapshot keeps the structure only (which messages form which episode, which sentence each semantic is,
+    # theme memberships, kNN edges); codes and document frequencies are replayed from the stored token ids unit
+    # by unit, exactly as consolidation computed them, so a snapshot costs a few bytes per stored token.
     def to_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         th = self.themes
-        stems = V.vocab().stems
-        n_msg = self.msg_codes.n
-        slot_ids = np.full(n_msg, -1, dtype=np.int64)
-        for mid, slot in self.msg_slot.items():
-            slot_ids[slot] = mid
+        eps = sorted(self.episodes.values(), key=lambda e: e.id)
+        sems = sorted(self.semantics.values(), key=lambda x: x.id)
+        offline = [x for x in sems if x.span is not None and not x.llm]
+        extra_prov = {str(x.id): [x.message_ids, x.episode_ids] for x in sems
+                      if len(x.message_ids) > 1 or len(x.episode_ids) > 1}
+        llm = {str(x.id): [x.text, x.speaker, x.message_ids, x.episode_ids, x.seq, x.ts] for x in sems
+               if x.llm or x.span is None}
+        members = [list(m) if th.codes.alive[t] else [] for t, m in enumerate(th.members)]
         meta = {
             "fingerprint": fingerprint(self.cfg),
             "last_seq": self.last_seq,
-            "n_docs": self.n_docs,
-            "df": {stems[i]: int(self.df[i]) for i in np.flatnonzero(self.df).tolist()},
-            "buffer": [b.id for b in self.buffer],
-            "buffer_encoded": [b.id for b in self.buffer if b.acc is not None],
-            "buffer_closes": [b.id for b in self.buffer if b.closes],
             "open_tokens": self.open_tokens,
-            "episodes": [asdict(e) for e in self.episodes.values()],
-            "semantics": [dict(asdict(s), terms=[stems[t] for t in s.terms]) for s in self.semantics.values()],
-            "theme_members": [list(m) for m in th.members],
-            "theme_moved": sorted(th.moved),
             "counters": {"reassignments": th.reassignments, "splits": th.splits, "merges": th.merges,
-                         "flushes": self.flushes, "dedup_merges": self.dedup_merges},
+                         "flushes": self.flushes, "dedup_merges": self.dedup_merges, "n_docs": self.n_docs},
             "pending_tiny": self.pending_tiny,
+            "slots": {"episodes": self.ep_codes.n, "semantics": self.sem_codes.n, "themes": th.codes.n},
         }
+        sem_ids = np.array([x.id for x in offline], dtype=np.int64)
+        bulk = {"llm_summaries": {str(e.id): e.summary for e in eps if e.llm_summary},
+                "extra_provenance": extra_prov, "llm_semantics": llm}
+        spans = [(k, *x) for k, e in enumerate(eps) if not e.llm_summary for x in e.summary_spans]
         arrays = {
-            "msg_codes": self.msg_codes.codes[:n_msg], "msg_alive": self.msg_codes.alive[:n_msg],
-            "msg_ids": slot_ids,
-            "ep_codes": self.ep_codes.codes[: self.ep_codes.n], "ep_alive": self.ep_codes.alive[: self.ep_codes.n],
-            "sem_codes": self.sem_codes.codes[: self.sem_codes.n],
-            "sem_alive": self.sem_codes.alive[: self.sem_codes.n],
-            "sem_knn_ids": self.sem_graph.ids[: self.sem_codes.n], "sem_knn_dist": self.sem_graph.dist[: self.sem_codes.n],
-            "theme_codes": th.codes.codes[: th.codes.n], "theme_alive": th.codes.alive[: th.codes.n],
-            "theme_cohesion": th.cohesion[: th.codes.n], "theme_nn_sim": th.nn_sim[: th.codes.n],
-            "theme_nn_id": th.nn_id[: th.codes.n],
-            "theme_knn_ids": th.graph.ids[: th.codes.n], "theme_knn_dist": th.graph.dist[: th.codes.n],
+            "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),
+            "summary_spans": np.array(spans, dtype=np.int64).reshape(-1, 4),
+            "unit_end_seqs": np.array(self.unit_end_seqs, dtype=np.int64),
+            "buffer_ids": np.array([b.id for b in self.buffer], dtype=np.int64),
+            "buffer_closes": np.array([b.closes for b in self.buffer], dtype=bool),
+            "ep_ids": np.array([e.id for e in eps], dtype=np.int64),
+            "ep_first": np.array([e.message_ids[0] for e in eps], dtype=np.int64),
+            "ep_count": np.array([len(e.message_ids) for e in eps], dtype=np.int32),
+            "ep_unit": np.array([e.unit for e in eps], dtype=np.int32),
+            "sem_ids": sem_ids,
+            "sem_src": np.array([x.message_ids[0] for x in offline], dtype=np.int64),
+            "sem_span": np.array([x.span for x in offline], dtype=np.int32).reshape(-1, 2),
+            "sem_unit": np.array([x.unit for x in offline], dtype=np.int32),
+            "sem_moved": np.array(sorted(th.moved), dtype=np.int64),
+            "llm_codes": (self.sem_codes.codes[[int(k) for k in llm]] if llm
+                          else np.zeros((0, self.words), dtype=np.uint64)),
+            "theme_members": np.array([x for m in members for x in m], dtype=np.int64),
+            "theme_sizes": np.array([len(m) for m in members], dtype=np.int32),
+            "theme_nn": th.nn_id[: th.codes.n].astype(np.int32),
+            "theme_knn": th.graph.ids[: th.codes.n].astype(np.int32),
+            "sem_knn": self.sem_graph.ids[: self.sem_codes.n].astype(np.int32),
         }
         return meta, arrays
 
     @classmethod
     def from_snapshot(cls, cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-                      buffered: list[Msg]) -> "Hierarchy":
-        """Restore a snapshot; ``buffered`` are the messages of the CURRENT buffer, re-read from the store."""
+                      messages: list[Msg]) -> "Hierarchy":
+        """Restore a snapshot given every live message of the namespace in seq order (with its tokens)."""
         h = cls(cfg)
-        words = h.words
-
-        def codes_into(cs: CodeSet, codes: np.ndarray, alive: np.ndarray) -> None:
-            codes = np.asarray(codes, dtype=np.uint64).reshape(-1, words)
-            cs._grow(max(1, codes.shape[0]))
-            cs.codes[: codes.shape[0]] = codes
-            cs.alive[: codes.shape[0]] = alive
-            cs.n = codes.shape[0]
-
+        by_id = {m.id: m for m in messages}
+        bulk = json.loads(bytes(arrays["bulk"]).decode("utf-8"))
+        llm_summaries = {int(k): v for k, v in bulk["llm_summaries"].items()}
+        spans_of: dict[int, list] = {}
+        for k, mid, a, b in arrays["summary_spans"].tolist():
+            spans_of.setdefault(k, []).append([mid, a, b])
         h.last_seq = int(meta["last_seq"])
-        h.n_docs = int(meta["n_docs"])
-        voc = V.vocab()
-        df = {voc.query_stem_ids([str(k)])[0]: int(v) for k, v in meta["df"].items()}
-        h._fit_df(max(df, default=0) + 1)
-        for i, v in df.items():
-            h.df[i] = v
-        codes_into(h.msg_codes, arrays["msg_codes"], arrays["msg_alive"])
-        h.msg_slot = {int(mid): slot for slot, mid in enumerate(arrays["msg_ids"].tolist()) if mid >= 0}
-        codes_into(h.ep_codes, arrays["ep_codes"], arrays["ep_alive"])
-        for d in meta["episodes"]:
-            e = Episode(**d)
-            h.episodes[e.id] = e
-            for mid in e.message_ids:
-                h.msg_episode[mid] = e.id
-        codes_into(h.sem_codes, arrays["sem_codes"], arrays["sem_alive"])
-        for d in meta["semantics"]:
-            d = dict(d)
-            d["terms"] = tuple(voc.query_stem_ids([str(t) for t in d["terms"]]))
-            s = Semantic(**d)
-            h.semantics[s.id] = s
-            for mid in s.message_ids:
-                h.msg_semantics.setdefault(mid, []).append(s.id)
-        g = h.sem_graph
-        g._fit()
-        n = h.sem_codes.n
-        g.ids[:n] = arrays["sem_knn_ids"].reshape(n, -1)[:, : g.k]
-        g.dist[:n] = arrays["sem_knn_dist"].reshape(n, -1)[:, : g.k]
+        h.unit_end_seqs = [int(x) for x in arrays["unit_end_seqs"].tolist()]
+        slots = meta["slots"]
+        h.ep_codes._grow(max(1, int(slots["episodes"])))
+        h.ep_codes.n = int(slots["episodes"])
+        h.sem_codes._grow(max(1, int(slots["semantics"])))
+        h.sem_codes.n = int(slots["semantics"])
+        # replay encoding unit by unit: document frequencies, message codes, episode and semantic codes
+        buffer_ids = set(arrays["buffer_ids"].tolist())
+        done = [m for m in messages if m.seq <= h.last_seq and m.id not in buffer_ids]
+        bounds = np.searchsorted(np.array([m.seq for m in done], dtype=np.int64), h.unit_end_seqs, side="right")
+        eps_by_unit: dict[int, list[int]] = {}
+        for k, u in enumerate(arrays["ep_unit"].tolist()):
+            eps_by_unit.setdefault(u, []).append(k)
+        sems_by_unit: dict[int, list[int]] = {}
+        for k, u in enumerate(arrays["sem_unit"].tolist()):
+            sems_by_unit.setdefault(u, []).append(k)
+        order = {m.id: k for k, m in enumerate(done)}
+        acc_of: dict[int, np.ndarray] = {}
+        lo = 0
+        for unit, hi in enumerate(bounds.tolist()):
+            block = [Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role, np.asarray(m.tokens, np.uint32),
+                              m.n_tokens) for m in done[lo:hi]]
+            lo = hi
+            h._encode(block)
+            for b in block:
+                acc_of[b.id] = b.acc
+            for k in eps_by_unit.get(unit, ()):
+                eid, first, count = int(arrays["ep_ids"][k]), int(arrays["ep_first"][k]), int(arrays["ep_count"][k])
+                start = order[first]
+                mids = [m.id for m in done[start : start + count]]
+                ms = [by_id[i] for i in mids]
+                times = [m.ts for m in ms if m.ts is not None]
+                sp = spans_of.get(k, [])
+                summary = llm_summaries.get(eid) or ep_mod.render_summary(
+                    sp, {i: (by_id[i].speaker, by_id[i].tokens) for i, _, _ in sp if i in by_id}, cfg.summary_tokens)
+                e = Episode(eid, mids, ms[0].seq, ms[-1].seq, min(times) if times else None,
+                            max(times) if times else None, ms[0].session,
+                            list(dict.fromkeys(m.speaker for m in ms if m.speaker)), sum(m.n_tokens for m in ms),
+                            summary, llm_summary=eid in llm_summaries, unit=unit, summary_spans=sp)
+                h.episodes[eid] = e
+                h.ep_codes.set(eid, h.coder.sign(np.sum([acc_of[i] for i in mids], axis=0)))
+                for i in mids:
+                    h.msg_episode[i] = eid
+            facts = []
+            for k in sems_by_unit.get(unit, ()):
+                src = by_id[int(arrays["sem_src"][k])]
+                a, b = (int(x) for x in arrays["sem_span"][k])
+                stems = V.content_stems(src.tokens)[a:b]
+                facts.append((int(arrays["sem_ids"][k]), src, (a, b), stems[stems >= 0], 0.0))
+            if facts:
+                group = np.repeat(np.arange(len(facts)), [f[3].size for f in facts])
+                pg, ps, cnt = bag_pairs(group, np.concatenate([f[3] for f in facts]))
+                weights = idf_array(max(1, h.n_docs), h.df[ps]) * (1.0 + np.log(cnt))
+                codes = sign_many(h.coder, bag_vectors(h.coder, pg, ps, weights, len(facts)))
+                for (sid, src, span, stems, sal), c in zip(facts, codes):
+                    text = sem_mod.render(src.speaker, tokenizer.decode(
+                        np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())
+                    terms = tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
+                    h.semantics[sid] = Semantic(sid, text, src.speaker, [src.id], [h.msg_episode.get(src.id, -1)],
+                                                terms, src.seq, src.ts, sal, False, span=span, unit=unit)
+                    h.sem_codes.set(sid, c)
+        for key, (text, speaker, mids, eids, seq, ts) in bulk["llm_semantics"].items():
+            sid = int(key)
+            stems = V.text_stems(text)
+            h.semantics[sid] = Semantic(sid, text, speaker, list(mids), list(eids),
+                                        tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(speaker))),
+                                        seq, ts, 1.0, True)
+        for sid, code in zip(bulk["llm_semantics"], arrays["llm_codes"]):
+            h.sem_codes.set(int(sid), code)
+        for key, (mids, eids) in bulk["extra_provenance"].items():
+            x = h.semantics[int(key)]
+            x.message_ids, x.episode_ids = list(mids), list(eids)
+        for x in h.semantics.values():
+            for i in x.message_ids:
+                h.msg_semantics.setdefault(i, []).append(x.id)
+            for eid in x.episode_ids:
+                e = h.episodes.get(eid)
+                if e is not None:
+                    e.semantic_ids.append(x.id)
+        alive = np.zeros(h.sem_codes.n, dtype=bool)
+        alive[list(h.semantics)] = True
+        h.sem_codes.alive[: h.sem_codes.n] = alive
+        ep_alive = np.zeros(h.ep_codes.n, dtype=bool)
+        ep_alive[list(h.episodes)] = True
+        h.ep_codes.alive[: h.ep_codes.n] = ep_alive
+        # themes: centroids and cohesion from the member codes, neighbour edges as stored
         th = h.themes
-        codes_into(th.codes, arrays["theme_codes"], arrays["theme_alive"])
-        th.members = [list(map(int, m)) for m in meta["theme_members"]]
+        n_th = int(slots["themes"])
+        sizes = arrays["theme_sizes"].tolist()
+        flat = arrays["theme_members"].tolist()
+        th.codes._grow(max(1, n_th))
+        th.codes.n = n_th
+        th.members = []
+        pos = 0
+        for t in range(n_th):
+            mem = [int(x) for x in flat[pos : pos + sizes[t]]]
+            pos += sizes[t]
+            th.members.append(mem)
         th._grow()
-        k = th.codes.n
-        th.cohesion[:k] = arrays["theme_cohesion"]
-        th.nn_sim[:k] = arrays["theme_nn_sim"]
-        th.nn_id[:k] = arrays["theme_nn_id"]
-        th.graph._fit()
-        th.graph.ids[:k] = arrays["theme_knn_ids"].reshape(k, -1)[:, : th.graph.k]
-        th.graph.dist[:k] = arrays["theme_knn_dist"].reshape(k, -1)[:, : th.graph.k]
-        th.theme_of = {s: t for t, mem in enumerate(th.members) for s in mem}
-        th.moved = set(map(int, meta["theme_moved"]))
+        for t, mem in enumerate(th.members):
+            if mem:
+                th._set_members(t, mem)
+                th.codes.alive[t] = True
+            else:
+                th.codes.alive[t] = False
+        th.moved = set(arrays["sem_moved"].tolist())
+        nn = arrays["theme_nn"].astype(np.int64)
+        th.nn_id[:n_th] = nn
+        for t in np.flatnonzero(th.codes.alive[:n_th] & (nn >= 0)).tolist():
+            th.nn_sim[t] = float(similarity(th.codes.codes[t], th.codes.codes[nn[t]][None], h.bits)[0])
+        for graph, ids, n in ((th.graph, arrays["theme_knn"], n_th), (h.sem_graph, arrays["sem_knn"], h.sem_codes.n)):
+            graph._fit()
+            ids = ids.astype(np.int64).reshape(n, -1)[:, : graph.k]
+            graph.ids[:n, : ids.shape[1]] = ids
+            rows = np.repeat(np.arange(n), ids.shape[1]).reshape(n, -1)
+            d = hamming(graph.codes.codes[rows], graph.codes.codes[np.maximum(ids, 0)])
+            graph.dist[:n, : ids.shape[1]] = np.where(ids >= 0, d, graph.dist[:n, : ids.shape[1]])
         c = meta["counters"]
         th.reassignments, th.splits, th.merges = int(c["reassignments"]), int(c["splits"]), int(c["merges"])
         h.flushes, h.dedup_merges = int(c["flushes"]), int(c["dedup_merges"])
+        h.n_docs = int(c["n_docs"])  # counts messages deleted since, as the live structure did
         h.pending_tiny = [int(t) for t in meta["pending_tiny"]]
-        by_id = {m.id: m for m in buffered}
-        encoded = set(map(int, meta.get("buffer_encoded", [])))
-        closes = set(map(int, meta.get("buffer_closes", [])))
-        h.open_tokens = int(meta.get("open_tokens", 0))
-        for mid in meta["buffer"]:
-            m = by_id.get(int(mid))
+        h.open_tokens = int(meta["open_tokens"])
+        closes = dict(zip(arrays["buffer_ids"].tolist(), arrays["buffer_closes"].tolist()))
+        for i in arrays["buffer_ids"].tolist():
+            m = by_id.get(int(i))
             if m is None:
                 continue
-            b = Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role, np.asarray(m.tokens, dtype=np.uint32),
-                         m.n_tokens, closes=m.id in closes)
-            h.ready += b.closes
-            if m.id in encoded and m.id in h.msg_slot:  # counted in df already: only its transient vector
-                b.stems = V.content_stems(b.tokens)
-                u, w = weigh_ids(b.stems[b.stems >= 0], h.df, max(1, h.n_docs))
-                b.acc = h.coder.accumulate_ids(u, w)
-            h.buffer.append(b)
+            h.buffer.append(Buffered(m.id, m.seq, m.ts, m.session, m.speaker, m.role,
+                                     np.asarray(m.tokens, dtype=np.uint32), m.n_tokens, closes=bool(closes[i])))
             h.buffer_tokens += m.n_tokens
+            h.ready += h.buffer[-1].closes
+        h.created = []
+        th.created = []
         return h

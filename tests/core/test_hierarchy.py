@@ -1,0 +1,306 @@
+"""The hierarchy (seed 001 §3.2): f(P) by hand, oracles for incremental structures, episodes, semantics, themes."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.hierarchy import lifecycle, snapshot
+from hippo.hierarchy.codes import CodeSet, hamming, pack, similarity
+from hippo.hierarchy.knn import KnnGraph
+from hippo.hierarchy.themes import (SEM_EPS, ThemeSet, f_score, partition_score, sem_score, sparsity_score,
+                                    theme_stats)
+from hippo.hierarchy.topdown import greedy_representatives
+
+BITS = 64
+TIE = np.zeros(BITS, dtype=bool)
+
+
+def code(*ones: int) -> np.ndarray:
+    bits = np.zeros(BITS, dtype=bool)
+    bits[list(ones)] = True
+    return pack(bits)
+
+
+# -- f(P) = SparsityScore + SemScore (Eq. 1-3) by hand -----------------------------------------------------------
+def test_sparsity_score_by_hand():
+    assert sparsity_score([2, 1]) == pytest.approx(9 / (2 * 5))      # N^2 / (K * sum n_k^2)
+    assert sparsity_score([4, 4, 4]) == pytest.approx(1.0)            # balanced -> 1
+    assert sparsity_score([10, 1, 1]) == pytest.approx(144 / (3 * 102))
+
+
+def test_f_of_a_tiny_partition_by_hand():
+    # three single-semantic themes at distances 16, 48 (from c0) and 32 (c1-c2) on 64 bits
+    c0, c1, c2 = code(), code(*range(16)), code(*range(48))
+    assert similarity(c0, c1[None], BITS)[0] == pytest.approx(0.5)    # 1 - 2 * 16 / 64
+    assert similarity(c0, c2[None], BITS)[0] == pytest.approx(-0.5)
+    assert similarity(c1, c2[None], BITS)[0] == pytest.approx(0.0)
+    # nearest-neighbour similarities s = (0.5, 0.5, 0.0); m = 0.5; sigma = median(0, 0, 0.5) + eps = eps
+    s = np.array([0.5, 0.5, 0.0])
+    g = np.exp(-np.square(s - 0.5) / (2 * SEM_EPS**2))
+    assert g[0] == g[1] == 1.0 and g[2] < 1e-100
+    expected = 1.0 + (1.0 + 1.0 + 0.0) / 3                          # sparsity 1, cohesion 1 each
+    assert partition_score([c0[None], c1[None], c2[None]], BITS, TIE) == pytest.approx(expected)
+    assert f_score([1, 1, 1], [1, 1, 1], s) == pytest.approx(expected)
+
+
+def test_sem_score_cohesion_and_single_theme():
+    a, b = code(0, 1, 2, 3), code(0, 1, 2, 3, 4, 5, 6, 7)             # 4 bits apart
+    mu, coh = theme_stats(np.stack([a, b]), BITS, TIE)                # tie on bits 4..7 -> tie bits (0)
+    assert np.array_equal(mu, a)
+    assert coh == pytest.approx((1.0 + (1 - 2 * 4 / 64)) / 2)
+    assert sem_score([0.8], [float("nan")]) == pytest.approx(0.8)      # K = 1: g = 1
+    # two themes: s_1 = s_2 -> sigma = eps, g = 1
+    assert partition_score([np.stack([a, b]), code(*range(40))[None]], BITS, TIE) == pytest.approx(
+        sparsity_score([2, 1]) + (coh + 1.0) / 2)
+
+
+def _random_themeset(rng, n_sem=60, cap=6, bits=BITS):
+    words = bits // 64
+    centers = rng.integers(0, 2**63, size=(5, words), dtype=np.uint64)
+    sem = CodeSet(words)
+    for i in range(n_sem):
+        flip = rng.integers(0, 2**63, size=words, dtype=np.uint64) & rng.integers(0, 2**63, size=words,
+                                                                                      dtype=np.uint64)
+        sem.append(centers[i % 5] ^ (flip & rng.integers(0, 2**63, size=words, dtype=np.uint64)))
+    th = ThemeSet(bits, words, np.zeros(bits, dtype=bool), lambda s: sem.codes[s], cap=cap, attach=0.2, tiny=1)
+    return sem, th
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_incremental_f_matches_the_from_scratch_definition(seed):
+    rng = np.random.default_rng(seed)
+    sem, th = _random_themeset(rng)
+    th.attach_batch(list(range(30)))
+    for s in range(30, 60):
+        th.attach(s)
+
+    def groups(th):
+        return [sem.codes[th.members[t]] for t in th.live().tolist()]
+
+    assert th.score() == pytest.approx(partition_score(groups(th), BITS, th.tie))
+    assert all(len(th.members[t]) <= th.cap for t in th.live().tolist())
+    assert sorted(s for t in th.live().tolist() for s in th.members[t]) == list(range(60))
+    # scoring a candidate merge without applying it == f of the merged partition from scratch
+    live = th.live().tolist()
+    t, u = live[0], live[1]
+    merged = th.members[t] + th.members[u]
+    mu, coh = theme_stats(sem.codes[merged], BITS, th.tie)
+    want = partition_score([sem.codes[merged]] + [sem.codes[th.members[v]] for v in live if v not in (t, u)],
+                           BITS, th.tie)
+    assert th._evaluate({t, u}, [(mu, len(merged), coh)]) == pytest.approx(want)
+
+
+def test_split_picks_the_candidate_that_maximizes_f_and_counts_reassignments():
+    rng = np.random.default_rng(7)
+    sem, th = _random_themeset(rng, n_sem=60, cap=4)
+    t = th.attach(0)
+    th.attach_min = -1.0  # everything lands in the first theme until it overflows
+    for s in range(1, 5):
+        th.attach(s)
+    assert th.splits == 1 and len(th) >= 2
+    assert all(len(th.members[x]) <= 4 for x in th.live().tolist())
+    moved = sum(1 for s in range(5) if th.theme_of[s] != t)
+    assert th.reassignments == moved == len(th.moved) > 0
+
+
+def test_tiny_theme_merges_only_when_f_rises():
+    sem = CodeSet(1)
+    a = [code(*range(8)), code(*range(9)), code(*range(10))]
+    far = code(*range(30, 62))
+    for c in a + [far]:
+        sem.append(c)
+    th = ThemeSet(BITS, 1, TIE, lambda s: sem.codes[s], cap=12, attach=0.5, tiny=1)
+    th.attach_batch([0, 1, 2, 3])
+    assert len(th) == 2
+    before = th.score()
+    target = th.consider_merge(th.theme_of[3])
+    if target is None:
+        assert th.score() == before
+    else:
+        assert th.score() > before
+
+
+# -- kNN graph against brute force ------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_knn_graph_matches_brute_force(seed):
+    rng = np.random.default_rng(seed)
+    cs = CodeSet(2)
+    g = KnnGraph(cs, 128, 5)
+    for batch in (rng.integers(0, 2**63, size=(n, 2), dtype=np.uint64) for n in (1, 7, 20, 3, 40)):
+        slots = cs.append_many(batch).tolist()
+        if len(slots) == 1:
+            g.update(slots[0])
+        else:
+            g.refresh(slots)
+    n = cs.n
+    full = hamming(cs.codes[:n][:, None, :], cs.codes[:n][None, :, :])
+    for u in range(n):
+        d = np.delete(full[u], u)
+        want = np.sort(d)[:5]
+        got = g.dist[u][g.ids[u] >= 0]
+        assert np.array_equal(np.sort(got), want)
+    # removing a node refills the lists that held it
+    cs.kill(0)
+    g.remove(0)
+    assert not (g.ids[:n] == 0).any()
+    for u in range(1, n):
+        d = np.delete(full[u], [0, u])
+        assert np.array_equal(np.sort(g.dist[u][g.ids[u] >= 0]), np.sort(d)[:5])
+
+
+# -- Stage I, Eq. 4 by hand -----------------------------------------------------------------------------------
+def test_greedy_representatives_by_hand():
+    nbrs = {1: [(2, 0.9)], 2: [(1, 0.9), (3, 0.8)], 3: [(2, 0.8)]}
+    rel = {1: 1.0, 2: 0.9, 3: 0.2}
+    # Z = 1 + 0.9 + 0.8 = 2.7; scores: 1 -> .5*1.9/2.7 + .5*1 = .852; 2 -> .5 + .45 = .95; 3 -> .433
+    assert greedy_representatives([1, 2, 3], rel, nbrs, 0.5, 3, 0.9) == [2]  # node 2 covers everything
+    assert greedy_representatives([1, 2, 3], rel, nbrs, 0.0, 3, 1.0) == [1, 2]  # pure relevance
+    assert greedy_representatives([1, 2, 3], rel, nbrs, 1.0, 1, 1.0) == [2]
+    assert greedy_representatives([], rel, nbrs, 0.5, 3, 0.9) == []
+
+
+# -- the hierarchy inside Memory ----------------------------------------------------------------------------------
+TOPIC_A = ["I adopted a beagle puppy named Rufus from the animal shelter.",
+           "Rufus the beagle loves chewing shoes and chasing the neighbour's cat.",
+           "The shelter said beagle puppies need two long walks every day.",
+           "I bought Rufus a red collar and a chew toy at the pet store."]
+TOPIC_B = ["My pottery class at the community center starts on Monday evening.",
+           "The pottery teacher showed us how to glaze a teapot with blue enamel.",
+           "I fired my first teapot in the kiln and it cracked at the handle.",
+           "Next pottery session we will throw bowls on the wheel."]
+
+
+def _conversation(mem: Memory, sessions: int = 3) -> list:
+    items = []
+    for s in range(sessions):
+        for k, text in enumerate(TOPIC_A + TOPIC_B):
+            items.append({"text": f"{text} (week {s + 1})", "speaker": "Ann" if k % 2 else "Bob",
+                          "session_id": f"s{s}", "timestamp": f"2024-0{s + 1}-10T10:{k:02d}:00"})
+    return mem.add_many(items)
+
+
+def test_episodes_split_at_sessions_and_topic_shifts():
+    mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 6}})
+    items = _conversation(mem, sessions=2)
+    mem.consolidate("deep")
+    h = lifecycle.life_of(mem).hier
+    sessions = {i.id: i.session_id for i in items}
+    for e in h.episodes.values():
+        assert len({sessions[m] for m in e.message_ids}) == 1            # never across a session
+        assert e.message_ids == sorted(e.message_ids)                     # contiguous blocks, in order
+        assert 2 <= len(e.message_ids) <= 6
+    first = [e for e in h.episodes.values() if e.session == "s0"]
+    cut = {e.message_ids[0] for e in first}
+    assert items[4].id in cut                                             # the beagle -> pottery shift
+    assert all(e.summary for e in h.episodes.values())
+
+
+def test_semantics_keep_provenance_and_merge_near_duplicates():
+    mem = Memory(None)
+    a = mem.add("We adopted a beagle named Rufus from the shelter in Portland.", speaker="Ann", session_id="s1")
+    mem.add("Lunch was fine.", speaker="Bob", session_id="s1")
+    b = mem.add("We adopted a beagle named Rufus from the shelter in Portland.", speaker="Ann", session_id="s2")
+    mem.add("ok", speaker="Bob", session_id="s3")
+    mem.consolidate("deep")
+    h = lifecycle.life_of(mem).hier
+    rufus = [s for s in h.semantics.values() if "Rufus" in s.text]
+    assert len(rufus) == 1 and set(rufus[0].message_ids) == {a.id, b.id}
+    assert len(rufus[0].episode_ids) == 2 and h.dedup_merges >= 1
+    assert rufus[0].text == "Ann: We adopted a beagle named Rufus from the shelter in Portland."
+
+
+def test_themes_cap_provenance_and_deletion():
+    mem = Memory(None, config={"hierarchy": {"theme_cap": 4}})
+    items = _conversation(mem, sessions=4)
+    mem.consolidate("deep")
+    life = lifecycle.life_of(mem)
+    h = life.hier
+    ids = {i.id for i in items}
+    assert len(h.themes) >= 2 and all(len(h.themes.members[t]) <= 4 for t in h.themes.live().tolist())
+    assert all(set(s.message_ids) <= ids for s in h.semantics.values())
+    stats = mem.stats()["hierarchy"]
+    assert stats["semantics"] == len(h.semantics) and stats["themes"] == len(h.themes)
+    assert stats["reassignments"] >= stats["splits"]
+    # deleting every source of a semantic removes it, its theme membership and its strength record
+    victim = next(iter(h.semantics.values()))
+    mem.delete(victim.message_ids)
+    assert victim.id not in h.semantics and victim.id not in h.themes.theme_of
+    assert victim.id not in life.units["semantic"]
+    assert all(set(s.message_ids) <= ids - set(victim.message_ids) for s in h.semantics.values())
+    mem.clear()
+    assert not h.semantics and not h.episodes and len(h.themes) == 0
+
+
+def test_lazy_and_eager_consolidation_build_the_same_hierarchy():
+    lazy, eager = Memory(None), Memory(None, config={"hierarchy": {"consolidate_on_add": True}})
+    for mem in (lazy, eager):
+        for k in range(3):  # several batches, as an agent would add them
+            _conversation(mem, sessions=1) if k == 0 else mem.add_many(
+                {"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)
+    keys = ("messages", "episodes", "semantics", "themes", "reassignments", "splits", "merges", "f_score",
+            "current_buffer", "dedup_merges")
+    a, b = lazy.stats()["hierarchy"], eager.stats()["hierarchy"]
+    assert a["semantics"] > 0 and {k: a[k] for k in keys} == {k: b[k] for k in keys}
+
+
+def test_current_buffer_is_always_retrievable():
+    mem = Memory(None)
+    _conversation(mem, sessions=1)
+    new = mem.add("The plumber fixes the leaking sink on Thursday at noon.", speaker="Ann", session_id="s9")
+    h = lifecycle.life_of(mem).hier
+    assert any(b.id == new.id for b in h.buffer)                  # not consolidated yet
+    rec = mem.recall("When is the plumber coming?", budget_tokens=80)
+    assert new.id in [m.id for m in rec.messages]
+
+
+def test_recall_lists_units_with_provenance_and_respects_the_budget():
+    mem = Memory(None)
+    items = _conversation(mem, sessions=3)
+    ids = {i.id for i in items}
+    for mode in ("flat", "units", "stage1", "stage2", "full"):
+        mem._s.config = mem._s.config.replace(hierarchy=mem.config.hierarchy.__class__(recall=mode))
+        rec = mem.recall("What did the pottery teacher show about the teapot glaze?", budget_tokens=120)
+        assert rec.tokens <= 120 and "teapot" in rec.text
+        for u in rec.units:
+            assert u["level"] in ("theme", "semantic") and set(u["message_ids"]) <= ids
+        assert (mode == "flat") == (not rec.units)
+
+
+def test_snapshot_round_trip_and_rebuild(tmp_path, caplog):
+    path = tmp_path / "h.db"
+    keys = ("messages", "episodes", "semantics", "themes", "reassignments", "splits", "merges", "f_score",
+            "current_buffer", "dedup_merges")
+    with Memory(path) as mem:
+        _conversation(mem, sessions=3)
+        mem.add("An unconsolidated remark about beagles.", speaker="Ann", session_id="s9")
+        stats = {k: mem.stats()["hierarchy"][k] for k in keys}
+        rec = mem.recall("beagle collar", budget_tokens=100).text
+    with caplog.at_level(logging.WARNING, logger="hippo.lifecycle"):
+        with Memory(path) as mem:
+            assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
+            assert mem.recall("beagle collar", budget_tokens=100).text == rec
+    assert not caplog.records  # loaded, not rebuilt
+    # a corrupted snapshot is rebuilt from the messages, to the same structure
+    with Memory(path) as mem:
+        blob = bytearray(mem._s.store.get_units("default", "hierarchy"))
+        blob[len(blob) // 2] ^= 0xFF
+        mem._s.store.put_units("default", "hierarchy", bytes(blob))
+    with pytest.raises(Exception):
+        snapshot.load(bytes(blob))
+    with caplog.at_level(logging.WARNING, logger="hippo.lifecycle"):
+        with Memory(path) as mem:
+            assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
+    assert any("rebuilding" in r.message for r in caplog.records)
+
+
+def test_hierarchy_can_be_disabled():
+    mem = Memory(None, config={"hierarchy": {"enabled": False}})
+    _conversation(mem, sessions=1)
+    assert mem.topics() == []
+    assert "teapot" in mem.recall("teapot kiln", budget_tokens=60).text
+    assert not math.isnan(mem.strength(mem.list()[0].id)[mem.list()[0].id])

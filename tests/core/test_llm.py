@@ -1,0 +1,182 @@
+"""The optional LLM path against a real OpenAI-compatible HTTP server on 127.0.0.1 (see llm_server.py)."""
+
+from __future__ import annotations
+
+import json
+import math
+import socket
+
+import pytest
+
+from hippo import Memory
+from hippo.errors import InvalidInput, LLMError
+from hippo.hierarchy import lifecycle
+from hippo.llm import LLM, as_llm, parse_json
+from llm_server import llm_server  # noqa: F401 - pytest fixture
+
+FAST = {"backoff_s": 0.001, "max_backoff_s": 0.005}
+
+
+def make(server, **kw) -> LLM:
+    return LLM(base_url=server.base_url, model="test-model", **{**FAST, **kw})
+
+
+def test_keywords_over_real_http(llm_server):
+    llm = make(llm_server)
+    assert llm.keywords("What did Caroline research last spring?") == ["Caroline", "research", "last", "spring"]
+    body = llm_server.requests[0]["body"]
+    assert llm_server.requests[0]["path"].endswith("/chat/completions")
+    assert body["model"] == "test-model" and body["response_format"] == {"type": "json_object"}
+
+
+def test_retries_rate_limits_and_server_errors_then_succeeds(llm_server):
+    llm_server.push(status=429)
+    llm_server.push(status=500)
+    llm_server.push(status=503)
+    assert make(llm_server, max_retries=3).keywords("hiking boots") == ["hiking", "boots"]
+    assert llm_server.calls() == 4
+
+
+def test_gives_up_after_the_retry_budget_with_a_clear_error(llm_server):
+    for _ in range(3):
+        llm_server.push(status=500)
+    with pytest.raises(LLMError, match=r"after 3 attempt\(s\).*HTTP 500"):
+        make(llm_server, max_retries=2).keywords("anything here")
+    assert llm_server.calls() == 3
+
+
+def test_client_errors_are_not_retried(llm_server):
+    llm_server.push(status=400)
+    with pytest.raises(LLMError, match="HTTP 400"):
+        make(llm_server, max_retries=5).keywords("anything here")
+    assert llm_server.calls() == 1
+
+
+def test_timeouts_are_retried_then_reported(llm_server):
+    llm_server.push(delay=0.6, content=json.dumps({"keywords": ["late"]}))
+    llm_server.push(delay=0.6, content=json.dumps({"keywords": ["late"]}))
+    with pytest.raises(LLMError, match="Timeout"):
+        make(llm_server, timeout=0.15, max_retries=1).keywords("slow question")
+    assert llm_server.calls() == 2
+
+
+def test_malformed_json_is_an_llm_error(llm_server):
+    llm_server.push(content="sure! keywords are: boots, hiking")
+    with pytest.raises(LLMError, match="malformed JSON"):
+        make(llm_server).keywords("hiking boots")
+    llm_server.push(content=json.dumps({"words": 3}))
+    with pytest.raises(LLMError, match="not a list"):
+        make(llm_server).keywords("hiking boots")
+
+
+def test_parse_json_accepts_a_code_fence():
+    assert parse_json('```json\n{"a": [1, 2]}\n```') == {"a": [1, 2]}
+    with pytest.raises(LLMError):
+        parse_json("   ")
+
+
+def test_summary_and_facts_with_provenance(llm_server):
+    llm = make(llm_server)
+    assert llm.summarize(["Ann: I adopted a beagle.", "Bob: Nice!"]).startswith("Summary: Ann")
+    llm_server.push(content=json.dumps({"facts": [
+        {"fact": "Ann adopted a beagle.", "sources": [7, 99]},   # 99 is not one of the messages
+        {"fact": "Nobody said this.", "sources": [42]},
+        {"fact": "", "sources": [7]},
+        "junk",
+    ]}))
+    facts = llm.facts([(7, "Ann", "I adopted a beagle."), (8, "Bob", "Nice!")])
+    assert facts == [("Ann adopted a beagle.", [7])]
+
+
+def test_uncertainty_is_mean_token_entropy_of_the_logprobs(llm_server):
+    alts = [[math.log(0.5), math.log(0.5)], [math.log(0.9), math.log(0.1)]]
+    llm_server.push(content="Sweden", logprobs=alts)
+    got = make(llm_server).uncertainty("Where did she move from?", "Caroline: I moved from Sweden.")
+    h1 = math.log(2)
+    h2 = -(0.9 * math.log(0.9) + 0.1 * math.log(0.1))
+    assert got == pytest.approx((h1 + h2) / 2)
+    assert llm_server.requests[-1]["body"]["logprobs"] is True
+
+
+def test_as_llm_normalizes_what_memory_accepts(llm_server):
+    assert as_llm(None) is None
+    llm = make(llm_server)
+    assert as_llm(llm) is llm
+    settings = {"base_url": llm_server.base_url, "model": "m"}
+    assert as_llm(settings) is as_llm(settings)
+    with pytest.raises(InvalidInput, match="llm settings"):
+        as_llm({"base_url": llm_server.base_url, "temperatur": 0})
+    with pytest.raises(InvalidInput, match="not a str"):
+        as_llm("http://127.0.0.1:1/v1")
+    with pytest.raises(InvalidInput, match="chat.completions"):
+        LLM(object())
+    with pytest.raises(InvalidInput, match="max_retries"):
+        LLM(base_url=llm_server.base_url, max_retries=-1)
+
+
+PETS = [
+    ("Ann", "s1", "We adopted a beagle named Rufus from the shelter."),
+    ("Bob", "s1", "Congratulations, that sounds lovely."),
+    ("Ann", "s1", "My sister is visiting from Lisbon next week."),
+    ("Bob", "s2", "The pottery class starts on Monday."),
+]
+
+
+def _fill(mem: Memory) -> None:
+    mem.add_many({"text": t, "speaker": sp, "session_id": sid} for sp, sid, t in PETS)
+
+
+def test_memory_uses_llm_keywords_and_no_llm_on_ingest(llm_server):
+    llm_server.responder = lambda req: json.dumps({"keywords": ["beagle", "dog"]})
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
+    _fill(mem)
+    assert llm_server.calls() == 0  # zero LLM calls on the write path
+    offline = Memory(None)
+    _fill(offline)
+    question = "Which pet did Ann bring home?"
+    assert "beagle" not in offline.search(question, k=1)[0].text
+    assert "beagle" in mem.search(question, k=1)[0].text
+    assert "beagle" in mem.recall(question, budget_tokens=60).text
+    assert llm_server.calls() == 1  # the keywords of one question are asked once
+
+
+def test_memory_falls_back_offline_on_malformed_answers(llm_server):
+    llm_server.responder = lambda req: "no json here"
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
+    _fill(mem)
+    rec = mem.recall("Where is the sister visiting from?", budget_tokens=60)
+    assert "Lisbon" in rec.text
+    assert lifecycle.stats(mem)["llm_fallbacks"] == 1
+
+
+def test_memory_falls_back_offline_when_the_endpoint_is_down():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    mem = Memory(None, llm={"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 1, **FAST})
+    _fill(mem)
+    assert "pottery" in mem.recall("When does the pottery class start?", budget_tokens=60).text.lower()
+
+
+def test_deep_consolidation_uses_llm_summaries_and_facts(llm_server):
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
+    items = mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
+    report = mem.consolidate("deep")
+    assert report["llm_episodes"] >= 1 and report["llm_failures"] == 0 and report["llm_facts"] >= 1
+    h = lifecycle.life_of(mem).hier
+    llm_facts = [s for s in h.semantics.values() if s.llm]
+    assert llm_facts and all(set(s.message_ids) <= {i.id for i in items} for s in llm_facts)
+    assert any(e.llm_summary and e.summary.startswith("Summary:") for e in h.episodes.values())
+    topic = next(t for t in mem.topics() if t["id"] != "current")
+    assert "said:" in mem.topic(topic["id"])
+
+
+def test_deep_consolidation_keeps_offline_units_when_the_llm_fails(llm_server):
+    llm_server.responder = lambda req: "{broken"
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
+    mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
+    report = mem.consolidate("deep")
+    assert report["llm_failures"] >= 1 and report["llm_facts"] == 0
+    h = lifecycle.life_of(mem).hier
+    assert h.semantics and not any(s.llm for s in h.semantics.values())
