@@ -135,7 +135,8 @@ class DecayConfig:
     rank_weight: float = 0.1          # share of the final ranking given to relative strength
     fresh_level: float = 0.5          # relative strengths at or above this rank as fully fresh (no jitter)
     reinforce_on_recall: bool = True
-    cue_ratio: float = 0.85           # pattern completion: dormant items this close to the best match come back
+    cue_ratio: float = 1.0            # pattern completion: a dormant item holding this share of the query's
+                                      # term weight comes back (1.0: every query term, a strong exact cue)
     persist_accesses: int = 3         # deep consolidation marks units accessed this often as persist-worthy
     retention_s: float = 365 * 86400.0  # archival prunes units dormant and older than this
     policies: tuple = ()              # declarative lifecycle policies (seed 004 §10), see hippo.hierarchy.policies

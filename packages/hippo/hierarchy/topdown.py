@@ -131,7 +131,9 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
                 rel = {k: (1 - W_LEXICAL) * v + W_LEXICAL * lexrel.get(k, 0.0) for k, v in rel.items()}
         by_id = {p.key: p for p in pieces}
         if dc.enabled and rel:
-            rel = _decay_adjust(life, rel, include_dormant)
+            qs = _Scorer(life, retrieval.analyze(query, lifecycle.keywords(mem, query)).stems)
+            rel = _decay_adjust(life, rel, include_dormant,
+                                lambda m: qs.coverage(lifecycle.message_terms(life, idx, m)) if qs.stems else 0.0)
         timings["decay_ms"] = (time.perf_counter() - t) * 1e3
         t = time.perf_counter()
         units: list[dict[str, Any]] = []
@@ -185,7 +187,10 @@ def _aligned_scores(idx, rows: np.ndarray, scores: np.ndarray, pieces: list[cont
     return [by_id[p.key] for p in pieces]
 
 
-def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool) -> dict[int, float]:
+def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool, cue) -> dict[int, float]:
+    """Scale relevance by relative strength (fresh entries untouched) and leave dormant entries out unless
+    ``include_dormant`` or ``cue(message id)`` (the share of the query's term weight the message holds) reaches
+    ``cue_ratio``: a strong exact cue completes the pattern (seed 004 §7, §8.3)."""
     dc = life.dcfg
     ids = list(rel)
     turn, at = life.clock()
@@ -193,7 +198,7 @@ def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool) ->
     relative = np.minimum(1.0, strength / max(life.reference(at), 1e-12))
     out = {}
     for i, r, rs in zip(ids, (rel[i] for i in ids), relative.tolist()):
-        if not include_dormant and rs < dc.dormant_threshold and r < dc.cue_ratio:
+        if not include_dormant and rs < dc.dormant_threshold and cue(i) < dc.cue_ratio:
             continue  # dormant, and not a strong enough cue to complete the pattern
         fresh = min(1.0, rs / dc.fresh_level) if dc.fresh_level > 0 else 1.0
         out[i] = r * ((1.0 - dc.rank_weight) + dc.rank_weight * fresh)

@@ -1,0 +1,180 @@
+"""Decay (seed 004 §8, §14.2): the power law against its closed form, modifiers, reinforcement, dormancy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.errors import InvalidInput
+from hippo.hierarchy import decay as decay_mod
+from hippo.hierarchy import lifecycle
+from hippo.hierarchy.config import DecayConfig
+from hippo.hierarchy.decay import DecayTable, closed_form
+
+TURNS = {"clock": "turns"}
+
+
+def test_closed_form_reproduces_the_seed_table():
+    # seed 004 §8.1, tool_result (rate 0.1): turns since access -> strength
+    table = {0: 1.00, 5: 0.82, 10: 0.71, 20: 0.58, 50: 0.41, 100: 0.30}
+    for dt, want in table.items():
+        assert round(closed_form(0.1, dt), 2) == want
+
+
+@pytest.mark.parametrize("priority,mod", [("critical", 0.0), ("high", 0.3), ("normal", 1.0), ("low", 2.0)])
+@pytest.mark.parametrize("manual", [False, True])
+def test_table_strength_follows_the_power_law_with_modifiers(priority, mod, manual):
+    cfg = DecayConfig(**TURNS)
+    t = DecayTable()
+    slot = t.add(1, type="tool_result", priority=priority, base_rate=0.1, manual=manual, turn=10, at=0.0)
+    rate = 0.1 * mod * (0.5 if manual else 1.0)
+    for turn in (10, 11, 15, 60, 1010):
+        got = t.strength(np.array([slot]), cfg, turn, 0.0)[0]
+        assert got == pytest.approx(closed_form(rate, turn - 10), rel=1e-12)
+    if priority == "critical":
+        assert t.strength(np.array([slot]), cfg, 10**9, 0.0)[0] == 1.0
+
+
+def test_floor_association_expiry_and_unknown_entries():
+    cfg = DecayConfig(**TURNS, association_mod=0.7)
+    t = DecayTable()
+    a = t.add(1, type="message", base_rate=0.05, floor=0.4, turn=0, at=0.0)
+    b = t.add(2, type="message", base_rate=0.05, turn=0, at=0.0, expires_turn=30)
+    c = t.add(3, type="message", base_rate=0.05, turn=0, at=0.0)
+    t.set_flag(np.array([c]), decay_mod.F_ASSOC)
+    s = t.strength(np.array([a, b, c, -1]), cfg, 1000, 0.0)
+    assert s[0] == pytest.approx(0.4)                                   # floor
+    assert s[1] == 0.0                                                  # expired (hard expiry beats the floor)
+    assert s[2] == pytest.approx(closed_form(0.05 * 0.7, 1000))         # strong association x0.7
+    assert s[3] == 1.0                                                  # unknown: no record, no decay
+    assert t.strength(np.array([b]), cfg, 29, 0.0)[0] == pytest.approx(closed_form(0.05, 29))
+
+
+def test_wall_clock_and_both_clocks():
+    day = 86400.0
+    t = DecayTable()
+    slot = np.array([t.add(1, type="message", base_rate=0.05, turn=0, at=0.0)])
+    assert t.strength(slot, DecayConfig(clock="time"), 50, 2 * day)[0] == pytest.approx(closed_form(0.05, 2))
+    both = DecayConfig(clock="both", turn_weight=1.0, time_weight=3.0)
+    assert t.strength(slot, both, 50, 2 * day)[0] == pytest.approx(closed_form(0.05, 50 + 3 * 2))
+    hours = DecayConfig(clock="time", time_unit_s=3600.0)
+    assert t.strength(slot, hours, 0, 5 * 3600.0)[0] == pytest.approx(closed_form(0.05, 5))
+
+
+def test_reinforcement_resets_the_clock():
+    cfg = DecayConfig(**TURNS)
+    t = DecayTable()
+    slot = np.array([t.add(1, type="message", base_rate=0.05, turn=0, at=0.0)])
+    assert t.strength(slot, cfg, 100, 0.0)[0] == pytest.approx(closed_form(0.05, 100))
+    t.reinforce(slot, 100, 0.0)
+    assert t.strength(slot, cfg, 100, 0.0)[0] == 1.0
+    assert t.strength(slot, cfg, 120, 0.0)[0] == pytest.approx(closed_form(0.05, 20))
+    assert t.accesses[slot[0]] == 1
+
+
+def test_config_validation():
+    with pytest.raises(InvalidInput, match="rates"):
+        DecayConfig(rates={"tweet": 0.1})
+    with pytest.raises(InvalidInput, match="clock"):
+        DecayConfig(clock="sundial")
+    with pytest.raises(InvalidInput, match="priority_mods"):
+        DecayConfig(priority_mods={"urgent": 0.1})
+    assert DecayConfig(rates={"message": 0.2}).rates["tool_result"] == 0.1  # others keep their defaults
+
+
+# -- inside Memory ------------------------------------------------------------------------------------------------
+def test_memory_strengths_follow_turns_and_priorities():
+    mem = Memory(None, config={"decay": TURNS})
+    first = mem.add("The router admin password is stored in the vault.", priority="critical")
+    tool = mem.add("ls output: a.txt b.txt", role="tool")
+    for k in range(40):
+        mem.add(f"filler message number {k} about the weather")
+    s = mem.strength([first.id, tool.id, 99999])
+    assert set(s) == {first.id, tool.id}                                # unknown ids are left out
+    assert s[first.id] == 1.0                                           # critical: no decay
+    assert s[tool.id] == pytest.approx(closed_form(0.1, 41))            # tool result: 0.1 per turn
+    mem.get(tool.id)                                                    # explicit retrieval reinforces
+    assert mem.strength(tool.id)[tool.id] == 1.0
+    assert mem.reinforce([first.id, 123456]) == 1
+
+
+def test_dormant_memories_leave_normal_recall_and_come_back_on_demand():
+    cfg = {"decay": {**TURNS, "rates": {"message": 0.5}, "dormant_threshold": 0.3}, "hierarchy": {"recall": "flat"}}
+    mem = Memory(None, config=cfg)
+    old = mem.add("The spare house key is under the blue flowerpot.", session_id="s1")
+    for k in range(80):
+        mem.add(f"Status update {k}: the build is green and the house is quiet.", session_id="s2")
+    assert mem.strength(old.id)[old.id] < 0.3
+    assert mem.consolidate("light")["dormant"] >= 1
+    query = "Where did we put the house key?"                             # a partial cue: "put" is not in it
+    assert old.id not in [m.id for m in mem.recall(query, budget_tokens=400).messages]
+    assert old.id in [m.id for m in mem.recall(query, budget_tokens=400, include_dormant=True).messages]
+    assert mem.get(old.id).text.startswith("The spare house key")       # never deleted
+    assert len(mem) == 81
+    # a strong exact cue (every query term) completes the pattern without include_dormant
+    assert old.id in [m.id for m in mem.recall("spare house key flowerpot", budget_tokens=400).messages]
+
+
+def test_recall_reinforces_what_it_returns():
+    mem = Memory(None, config={"decay": TURNS})
+    a = mem.add("Our wedding anniversary is on June 12th.")
+    for k in range(30):
+        mem.add(f"Unrelated chatter {k} about groceries.")
+    before = mem.strength(a.id)[a.id]
+    rec = mem.recall("When is the anniversary?", budget_tokens=50)
+    assert a.id in [m.id for m in rec.messages]
+    assert before < 1.0 and mem.strength(a.id)[a.id] == 1.0
+
+
+CONVO = [
+    ("Ann", "I adopted a border collie named Pixel last weekend."),
+    ("Bob", "My cat Mochi hates dogs, though."),
+    ("Ann", "Pixel loves frisbees and long hikes in the hills."),
+    ("Bob", "I started a pottery class at the community center."),
+    ("Ann", "What are you making in the pottery class?"),
+    ("Bob", "A blue glazed teapot for my grandmother's birthday."),
+    ("Ann", "We hiked the Cascade ridge trail with Pixel yesterday."),
+    ("Bob", "The teapot cracked in the kiln, so I'm making another one."),
+]
+QUESTIONS = {"What is the name of Ann's dog?": 0, "What is Bob making for his grandmother?": 5,
+             "Which trail did they hike?": 6, "What happened in the kiln?": 7}
+
+
+def test_an_aged_store_still_recalls_its_evidence(monkeypatch):
+    """Every item years old: all strengths fall together, and ranking must not collapse with them."""
+    mem = Memory(None)  # default clock: turns and wall-clock days
+    items = mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(CONVO))
+    fresh = {q: [m.id for m in mem.recall(q, budget_tokens=60).messages] for q in QUESTIONS}
+    created = max(i.created_at.timestamp() for i in items)
+    monkeypatch.setattr(decay_mod, "now", lambda: created + 10 * 365 * 86400.0)  # ten years later
+    s = mem.strength([i.id for i in items])
+    assert max(s.values()) < mem.config.decay.dormant_threshold           # every absolute strength fell
+    assert mem.consolidate("light")["dormant"] == 0                       # but none fell behind the others
+    for q, k in QUESTIONS.items():
+        got = [m.id for m in mem.recall(q, budget_tokens=60).messages]
+        assert items[k].id in got and got == fresh[q]
+
+
+def test_unused_parts_fade_relative_to_the_used_ones(monkeypatch):
+    mem = Memory(None, config={"decay": {"dormant_threshold": 0.25}})
+    base = decay_mod.now()
+    monkeypatch.setattr(decay_mod, "now", lambda: base)
+    old = mem.add("The old office was on Elm Street.")
+    monkeypatch.setattr(decay_mod, "now", lambda: base + 400 * 86400.0)
+    life = lifecycle.life_of(mem)
+    life.last_add_time = base + 400 * 86400.0                             # the store keeps being written to
+    assert life.reference(base + 400 * 86400.0) == 1.0
+    assert mem.strength(old.id)[old.id] == pytest.approx(closed_form(0.05, 1 + 400), rel=1e-4)  # 1 turn + 400 days
+    assert mem.consolidate("light")["dormant"] == 1
+
+
+def test_decay_disabled_keeps_every_strength_at_one():
+    mem = Memory(None, config={"decay": {"enabled": False}})
+    a = mem.add("hello there, general")
+    for k in range(50):
+        mem.add(f"message {k}")
+    assert mem.strength(a.id) == {a.id: 1.0}
+    assert not math.isnan(mem.recall("general", budget_tokens=30).tokens)

@@ -1,0 +1,134 @@
+"""Declarative lifecycle policies (seed 004 §10) from dicts and YAML."""
+
+from __future__ import annotations
+
+import pytest
+
+from hippo import Memory
+from hippo.errors import InvalidInput
+from hippo.hierarchy import lifecycle
+from hippo.hierarchy.decay import F_PERSIST, closed_form
+from hippo.hierarchy.policies import Entry, compile_policies, load_policies
+
+SEED_EXAMPLE = """
+lifecycle_policies:
+  # Tool results decay fast unless high priority
+  - match:
+      type: tool_result
+      priority: [normal, low]
+    action:
+      decay_rate: 0.15
+      persist: false
+  # User instructions persist
+  - match:
+      type: message
+      contains: ["remember", "always", "never", "important"]
+    action:
+      priority: high
+      persist: true
+  # Errors expire after 50 turns
+  - match:
+      type: tool_result
+      source.type: error
+    action:
+      expires_after_turns: 50
+  # Browser snapshots are highly compressible
+  - match:
+      source.type: browser.snapshot
+    action:
+      index: true
+      compression: aggressive
+      decay_rate: 0.2
+"""
+
+
+def test_the_seed_example_loads_and_matches():
+    rules = compile_policies(load_policies(SEED_EXAMPLE))
+    assert len(rules) == 4
+    tool = rules.evaluate(Entry("tool_result", "404 not found", metadata={"source": {"type": "error"}}))
+    assert tool.decay_rate == 0.15 and tool.persist is False and tool.expires_after_turns == 50
+    assert tool.matched == 2
+    note = rules.evaluate(Entry("message", "Please REMEMBER my wife's birthday"))
+    assert note.priority == "high" and note.persist is True
+    assert rules.evaluate(Entry("message", "remembering is hard")).matched == 0  # whole words only
+    snap = rules.evaluate(Entry("tool_result", "<html>", metadata={"source.type": "browser.snapshot"}))
+    assert snap.decay_rate == 0.2                                      # later rules override earlier ones
+    high_tool = rules.evaluate(Entry("tool_result", "x", priority="high"))
+    assert high_tool.decay_rate is None                                 # priority [normal, low] does not match
+
+
+def test_yaml_from_a_file_and_a_bare_list(tmp_path):
+    path = tmp_path / "policies.yaml"
+    path.write_text("- match: {role: tool}\n  action: {decay_rate: 0.3}\n", encoding="utf-8")
+    assert load_policies(str(path)) == [{"match": {"role": "tool"}, "action": {"decay_rate": 0.3}}]
+    assert load_policies(path)[0]["action"]["decay_rate"] == 0.3
+
+
+@pytest.mark.parametrize("bad,match", [
+    ([{"match": {}}], "'match' and 'action'"),
+    ([{"match": {}, "action": {"explode": True}}], "unknown action"),
+    ([{"match": {}, "action": {"priority": "urgent"}}], "priority"),
+    ([{"match": {}, "action": {"decay_rate": -1}}], "decay_rate"),
+    ([{"match": {}, "action": {"expires_after_turns": 2.5}}], "expires_after_turns"),
+    ([{"match": {}, "action": {"persist": "yes"}}], "persist"),
+    ([{"match": {"contains": []}, "action": {}}], "contains"),
+    ("not a list", "list"),
+])
+def test_bad_policies_are_rejected_with_a_clear_error(bad, match):
+    with pytest.raises(InvalidInput, match=match):
+        compile_policies(bad)
+    with pytest.raises(InvalidInput):
+        Memory(None, config={"decay": {"policies": bad}})
+
+
+def test_bad_yaml_is_rejected():
+    with pytest.raises(InvalidInput, match="YAML"):
+        load_policies("- match: [unclosed\n")
+    with pytest.raises(InvalidInput, match="list"):
+        load_policies("just: a mapping\n")
+
+
+def test_policies_drive_decay_inside_memory():
+    policies = [
+        {"match": {"role": "tool"}, "action": {"decay_rate": 0.3}},
+        {"match": {"contains": ["remember"]}, "action": {"priority": "high", "persist": True}},
+        {"match": {"project": "apollo"}, "action": {"priority": "critical"}},
+        {"match": {"contains": "scratch"}, "action": {"expires_after_turns": 3, "prune": True}},
+    ]
+    mem = Memory(None, config={"decay": {"clock": "turns", "policies": policies}})
+    tool = mem.add("grep found 3 matches", role="tool")
+    note = mem.add("Remember that the demo is on Friday.")
+    explicit = mem.add("remember this, but it is low priority", priority="low")
+    project = mem.add("Kickoff notes", metadata={"project": "apollo"})
+    scratch = mem.add("scratch: temporary calculation 2+2=4")
+    for k in range(10):
+        mem.add(f"filler {k}")
+    life = lifecycle.life_of(mem)
+    s = mem.strength([tool.id, note.id, explicit.id, project.id, scratch.id])
+    assert s[tool.id] == pytest.approx(closed_form(0.3, 15))            # 15 turns since it was added
+    assert s[note.id] == pytest.approx(closed_form(0.05 * 0.3, 14))     # policy priority high
+    assert s[explicit.id] == pytest.approx(closed_form(0.05 * 2.0, 13))  # add(priority=...) wins over policy
+    assert s[project.id] == 1.0                                         # critical via metadata
+    assert s[scratch.id] == 0.0                                         # expired after 3 turns
+    assert life.decay.flags[life.decay.slot_of[note.id]] & F_PERSIST
+    # archival deletes only what a policy allowed to prune
+    report = mem.consolidate("archival")
+    assert report["deleted_messages"] == 1 and len(mem) == 14
+    with pytest.raises(Exception):
+        mem.get(scratch.id)
+    assert mem.get(note.id).text.startswith("Remember")
+
+
+def test_deep_consolidation_promotes_often_used_and_persist_marked_entries():
+    mem = Memory(None, config={"decay": {"clock": "turns", "persist_accesses": 2,
+                                         "policies": [{"match": {"contains": "always"}, "action": {"persist": True}}]}})
+    a = mem.add("I always take the 7:40 train.")
+    b = mem.add("The printer on floor 2 is broken.")
+    c = mem.add("Lunch was pasta.")
+    mem.reinforce(b.id)
+    mem.reinforce(b.id)
+    report = mem.consolidate("deep")
+    life = lifecycle.life_of(mem)
+    rate = {i: life.decay.base_rate[life.decay.slot_of[i]] for i in (a.id, b.id, c.id)}
+    assert report["persist_marked"] >= 2
+    assert rate[a.id] == rate[b.id] == mem.config.decay.rates["memory"] and rate[c.id] == 0.05

@@ -1,0 +1,85 @@
+"""Topic documents (seed 003 §3.2) and the CURRENT buffer (§3.3)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from hippo import Memory
+from hippo.errors import InvalidInput, NotFound
+
+SIG = re.compile(r"^- <seq=(\d+), time=([0-9-]+ [0-9:]+|unknown), source=([^>]+)> (.+)$")
+
+LINES = [
+    ("user", "Ann", "I adopted a border collie named Pixel from the shelter in Portland."),
+    ("assistant", None, "Border collies need lots of exercise; Pixel will love long hikes."),
+    ("user", "Ann", "Pixel already chewed my hiking boots and the garden hose."),
+    ("user", "Ann", "The vet said Pixel needs her second vaccine in three weeks."),
+    ("user", "Ann", "My pottery class at the community center starts on Monday."),
+    ("assistant", None, "Pottery is relaxing; wheel throwing takes a few sessions to learn."),
+    ("user", "Ann", "I glazed my first teapot in blue enamel but it cracked in the kiln."),
+]
+
+
+@pytest.fixture
+def mem():
+    m = Memory(None)
+    m.add_many({"text": t, "role": r, "speaker": sp, "session_id": f"s{k // 4}",
+                "timestamp": f"2024-05-0{1 + k // 4}T10:0{k}:00"} for k, (r, sp, t) in enumerate(LINES))
+    m.add("A new unconsolidated note about the garden fence.", speaker="Ann", session_id="s9",
+          timestamp="2024-06-01T09:00:00")
+    yield m
+    m.close()
+
+
+def test_topics_list_themes_and_the_current_buffer(mem):
+    topics = mem.topics()
+    assert topics[0]["id"] == "current" and topics[0]["size"] == 1
+    themes = [t for t in topics if t["id"] != "current"]
+    assert themes and all(isinstance(t["id"], int) and t["summary"] and t["size"] >= 1 for t in themes)
+    assert all({"title", "n_messages", "first_time", "last_time", "strength"} <= set(t) for t in themes)
+
+
+def test_topic_documents_carry_parsable_entry_signatures(mem):
+    ids = {i.seq: i for i in mem.list()}
+    seen = 0
+    for t in mem.topics():
+        doc = mem.topic(t["id"])
+        assert doc.startswith(f"# Topic {t['id']}")
+        for line in doc.splitlines():
+            m = SIG.match(line)
+            if not m:
+                continue
+            seen += 1
+            seq, time, source, body = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+            item = ids[seq]
+            assert source == ("AI" if item.role == "assistant" else item.speaker)
+            assert time == item.timestamp.strftime("%Y-%m-%d %H:%M")
+            assert body.rstrip(" …") in item.text                        # verbatim sentence of its source
+    assert seen >= 4
+    assert mem.topic(str(mem.topics()[1]["id"])) == mem.topic(mem.topics()[1]["id"])  # ids as text work too
+
+
+def test_current_topic_lists_unconsolidated_messages_until_deep_consolidation(mem):
+    doc = mem.topic("current")
+    assert "garden fence" in doc and SIG.match(doc.splitlines()[-1])
+    mem.consolidate("deep")
+    assert mem.topics()[0]["id"] != "current"
+    with pytest.raises(NotFound):
+        mem.topic("current")
+
+
+def test_unknown_and_bad_topic_ids(mem):
+    with pytest.raises(NotFound):
+        mem.topic(10_000)
+    with pytest.raises(InvalidInput):
+        mem.topic(1.5)
+    with pytest.raises(InvalidInput):
+        mem.topic(None)
+
+
+def test_read_returns_a_message_with_its_neighbours(mem):
+    items = mem.list()
+    window = mem.read(items[2].id, before=1, after=1)
+    assert [i.id for i in window] == [items[1].id, items[2].id, items[3].id]
