@@ -147,6 +147,7 @@ def test_an_aged_store_still_recalls_its_evidence(monkeypatch):
     """Every item years old: all strengths fall together, and ranking must not collapse with them."""
     mem = Memory(None)  # default clock: turns and wall-clock days
     items = mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(CONVO))
+    mem.consolidate("light")
     fresh = {q: [m.id for m in mem.recall(q, budget_tokens=60).messages] for q in QUESTIONS}
     created = max(i.created_at.timestamp() for i in items)
     monkeypatch.setattr(decay_mod, "now", lambda: created + 10 * 365 * 86400.0)  # ten years later

@@ -261,6 +261,7 @@ def test_current_buffer_is_always_retrievable():
 def test_recall_lists_units_with_provenance_and_respects_the_budget():
     mem = Memory(None)
     items = _conversation(mem, sessions=3)
+    mem.consolidate("light")  # a store this small fills no consolidation batch by itself
     ids = {i.id for i in items}
     for mode in ("flat", "units", "stage1", "stage2", "full"):
         mem._s.config = mem._s.config.replace(hierarchy=mem.config.hierarchy.__class__(recall=mode))

@@ -42,6 +42,7 @@ class HierarchyConfig:
     flush_gap_s: float = 3 * 3600.0
     max_pending: int = 2048
     consolidate_on_add: bool = False
+    batch_messages: int = 32          # whole flush units are consolidated in batches of at least this many
     # episodes: contiguous blocks split at cohesion valleys (topic shifts) of adjacent message windows
     episode_min_messages: int = 3
     episode_max_messages: int = 10
@@ -82,7 +83,7 @@ class HierarchyConfig:
             raise InvalidInput(f"config.hierarchy.recall must be one of {RECALL_MODES}, got {self.recall!r}")
         if self.code_bits % 64 or not 64 <= self.code_bits <= 1024:
             raise InvalidInput("config.hierarchy.code_bits must be a multiple of 64 in 64..1024")
-        for name in ("flush_tokens", "max_pending", "episode_min_messages", "episode_max_messages", "episode_window",
+        for name in ("flush_tokens", "max_pending", "batch_messages", "episode_min_messages", "episode_max_messages", "episode_window",
                      "summary_tokens", "semantic_min_terms", "theme_cap", "merge_candidates", "split_trials", "knn_k",
                      "stage1_themes", "stage1_semantics", "candidate_themes", "candidate_semantics",
                      "stage2_patience", "persist_every"):

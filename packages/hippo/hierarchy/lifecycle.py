@@ -135,12 +135,13 @@ class Life:
                 self.consolidate_ready()
         self.dirty += len(msgs)
 
-    def consolidate_ready(self, final: bool = False) -> list:
-        """Build units from the complete flush units of the CURRENT buffer (all of it with ``final``)."""
-        if self.hier is None or not (self.hier.ready or (final and self.hier.buffer)):
+    def consolidate_ready(self, final: bool = False, partial: bool = False) -> list:
+        """Build units from the complete flush units of the CURRENT buffer (see :meth:`Hierarchy.consolidate`)."""
+        h = self.hier
+        if h is None or not ((h.ready and (partial or h.ready_batches)) or (final and h.buffer)):
             return []
         t0 = time.perf_counter()
-        closed = self.hier.consolidate(final=final)
+        closed = self.hier.consolidate(final=final, partial=partial)
         self._record_units()
         self.dirty += 1
         self.consolidation_s += time.perf_counter() - t0
@@ -360,20 +361,22 @@ def on_add(mem: "Memory", idx: "NamespaceIndex", rows: list) -> None:
         life.sync(mem, idx, rows)
 
 
-def ensure(mem: "Memory", consolidated: bool = False) -> Life:
+def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False) -> Life:
     """The namespace's lifecycle state, synchronized with its co-index (lock order: store lock, then state);
-    with ``consolidated``, complete flush units of the CURRENT buffer are turned into units first."""
+    with ``consolidated``, complete batches of flush units in the CURRENT buffer are turned into units first
+    (with ``partial`` every complete flush unit: reads that show the structure itself)."""
     idx = mem._index()
     life = life_of(mem)
+    h = life.hier
     if (life.loaded and life.generation == idx.state.generation and life.known() == len(idx)
-            and not (consolidated and life.hier is not None and life.hier.ready)):
+            and not (consolidated and h is not None and h.ready and (partial or h.ready_batches))):
         return life
     with mem._s.lock.write():
         idx = mem._s.indexes.get(mem.namespace) or idx
         with life.lock:
             life.sync(mem, idx)
             if consolidated:
-                life.consolidate_ready()
+                life.consolidate_ready(partial=partial)
     return life
 
 
@@ -463,7 +466,7 @@ def keywords(mem: "Memory", query: str) -> list[str] | None:
 
 
 def stats(mem: "Memory") -> dict[str, Any]:
-    life = ensure(mem, consolidated=True)
+    life = ensure(mem, consolidated=True, partial=True)
     turn, at = life.clock()
     with life.lock:
         out: dict[str, Any] = {}
@@ -540,7 +543,7 @@ def _check_ids(ids: Any) -> list[int]:
 def topics(mem: "Memory") -> list[dict[str, Any]]:
     from hippo.hierarchy import topics as topics_mod
 
-    life = ensure(mem, consolidated=True)
+    life = ensure(mem, consolidated=True, partial=True)
     with mem._s.lock.read():
         return topics_mod.topics(life)
 
@@ -548,7 +551,7 @@ def topics(mem: "Memory") -> list[dict[str, Any]]:
 def topic(mem: "Memory", topic_id: Any) -> str:
     from hippo.hierarchy import topics as topics_mod
 
-    life = ensure(mem, consolidated=True)
+    life = ensure(mem, consolidated=True, partial=True)
     with mem._s.lock.read():
         return topics_mod.topic(life, mem, topic_id)
 
@@ -559,7 +562,7 @@ def consolidate(mem: "Memory", level: str) -> dict[str, Any]:
 
     if level not in cons.LEVELS:
         raise InvalidInput(f"level must be one of {cons.LEVELS}, got {level!r}")
-    life = ensure(mem, consolidated=True)
+    life = ensure(mem, consolidated=True, partial=True)
     with mem._s.lock.write():
         with life.lock:
             if level == "light":

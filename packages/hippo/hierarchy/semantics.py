@@ -61,7 +61,7 @@ def candidates(mid: int, tokens: np.ndarray, stems: np.ndarray, idf: np.ndarray,
                min_terms: int) -> list[Candidate]:
     """Fact-like spans of one message. ``stems`` is :func:`vocab.content_stems` of ``tokens``; ``idf`` maps stem
     ids to idf; ``norm`` scales the idf mass."""
-    flags = V.vocab().flags[np.asarray(tokens, dtype=np.int64)]
+    flags = V.vocab().flags_of(tokens)
     out = []
     for a, b in spans(flags):
         st = stems[a:b]
@@ -117,7 +117,7 @@ def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.nd
     voc = V.vocab()
     toks = np.concatenate(tokens).astype(np.int64)
     st = np.concatenate(stems).astype(np.int64)
-    fl = voc.flags[toks]
+    fl = voc.flags_of(toks)
     offs = np.r_[0, np.cumsum(lens)[:-1]]
     start = np.zeros(n, dtype=bool)
     start[offs[lens > 0]] = True

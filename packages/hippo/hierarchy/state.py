@@ -29,7 +29,7 @@ from hippo.hierarchy.semantics import Semantic
 from hippo.hierarchy.themes import ThemeSet
 
 
-MERGE_EVERY = 4  # flushes between rounds of tiny-theme merges
+MERGE_EVERY = 2  # consolidation batches between rounds of tiny-theme merges
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Msg:
 
 def fingerprint(cfg: HierarchyConfig) -> dict[str, Any]:
     """The settings that shape the structure (a snapshot built under others is rebuilt)."""
-    keep = ("code_bits", "flush_tokens", "flush_gap_s", "episode_min_messages", "episode_max_messages",
+    keep = ("code_bits", "flush_tokens", "flush_gap_s", "batch_messages", "episode_min_messages", "episode_max_messages",
             "episode_window", "episode_depth", "summary_tokens", "semantic_min_terms", "semantics_per_message",
             "semantic_dedup", "theme_cap", "theme_attach", "theme_tiny", "merge_candidates", "split_trials", "knn_k")
     d = asdict(cfg)
@@ -172,7 +172,7 @@ class Hierarchy:
 
     @property
     def ready_messages(self) -> int:
-        """Buffered messages that belong to complete flush units (consolidated by the next :meth:`consolidate`)."""
+        """Buffered messages that belong to complete flush units."""
         last = max((k for k, b in enumerate(self.buffer) if b.closes), default=-1)
         return last + 1
 
@@ -195,43 +195,66 @@ class Hierarchy:
             b.acc = a
             self.msg_slot[b.id] = slot
 
-    def consolidate(self, final: bool = False) -> list[Episode]:
-        """Turn complete flush units of the CURRENT buffer into episodes, semantics and themes, unit by unit;
-        with ``final=True`` the open unit too (deep consolidation, session end)."""
+    def _next_batch(self, final: bool, partial: bool = False) -> int:
+        """Length of the buffer prefix to consolidate next: whole flush units adding up to at least
+        ``batch_messages`` messages (the batch boundaries depend on the message sequence only, so lazy and eager
+        consolidation build the same units); with ``partial`` every complete unit even in a smaller batch; with
+        ``final`` everything, the open unit included. 0: nothing yet."""
+        ends = [k + 1 for k, b in enumerate(self.buffer) if b.closes]
+        for e in ends:
+            if e >= self.cfg.batch_messages:
+                return e
+        if final:
+            return len(self.buffer)
+        return ends[-1] if partial and ends else 0
+
+    def consolidate(self, final: bool = False, partial: bool = False) -> list[Episode]:
+        """Turn complete flush units of the CURRENT buffer into episodes, semantics and themes, batch by batch;
+        ``partial``: also a last batch smaller than ``batch_messages``; ``final``: the open unit too (deep
+        consolidation, session end)."""
         closed: list[Episode] = []
         while self.buffer:
-            end = next((k + 1 for k, b in enumerate(self.buffer) if b.closes), None)
-            if end is None:
-                if not final:
-                    break
-                end = len(self.buffer)
+            end = self._next_batch(final, partial)
+            if end == 0:
+                break
+            if end == len(self.buffer):
                 self.open_tokens = 0
-            closed += self._consolidate_unit(self.buffer[:end])
+            closed += self._consolidate_batch(self.buffer[:end])
             self.buffer = self.buffer[end:]
             self.buffer_tokens = sum(b.n_tokens for b in self.buffer)
             self.ready = sum(1 for b in self.buffer if b.closes)
         return closed
 
+    @property
+    def ready_batches(self) -> bool:
+        return self._next_batch(False) > 0
+
     flush = consolidate  # seed 003's name for it
 
-    def _consolidate_unit(self, unit: list[Buffered]) -> list[Episode]:
+    def _consolidate_batch(self, batch: list[Buffered]) -> list[Episode]:
         cfg = self.cfg
         self._unit = len(self.unit_end_seqs)
-        self.unit_end_seqs.append(unit[-1].seq)
-        self._encode(unit)
-        blocks = ep_mod.segment([b.acc for b in unit], min_messages=cfg.episode_min_messages,
-                                max_messages=cfg.episode_max_messages, window=cfg.episode_window,
-                                depth=cfg.episode_depth)
+        self.unit_end_seqs.append(batch[-1].seq)
+        self._encode(batch)
         idf_all = idf_array(max(1, self.n_docs), self.df)
         norm = max(1.0, float(np.log(2.0 + self.n_docs)))
-        cands = sem_mod.batch_candidates([b.id for b in unit], [b.tokens for b in unit], [b.stems for b in unit],
+        cands = sem_mod.batch_candidates([b.id for b in batch], [b.tokens for b in batch], [b.stems for b in batch],
                                          idf_all, norm, cfg.semantic_min_terms)
         facts: list[tuple] = []
-        closed = [self._close_episode(unit[lo:hi], cands, facts) for lo, hi in blocks]
+        closed: list[Episode] = []
+        lo = 0
+        for k, b in enumerate(batch):  # episodes never cross a flush unit
+            if b.closes or k == len(batch) - 1:
+                unit = batch[lo : k + 1]
+                blocks = ep_mod.segment([x.acc for x in unit], min_messages=cfg.episode_min_messages,
+                                        max_messages=cfg.episode_max_messages, window=cfg.episode_window,
+                                        depth=cfg.episode_depth)
+                closed += [self._close_episode(unit[a:z], cands, facts) for a, z in blocks]
+                lo = k + 1
         self._insert_semantics(facts)
         self._unit = -1
         self.flushes += 1
-        # tiny themes had a few flushes to grow: consider merging them now (in batches, f(P) decides)
+        # tiny themes had a few batches to grow: consider merging them now (f(P) decides)
         tiny = {self.themes.theme_of[s] for e in closed for s in e.semantic_ids if s in self.themes.theme_of
                 and len(self.themes.members[self.themes.theme_of[s]]) <= self.themes.tiny}
         self.pending_tiny = sorted(set(self.pending_tiny) | tiny)

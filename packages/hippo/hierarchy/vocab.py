@@ -15,6 +15,7 @@ import numpy as np
 
 from hippo import textnorm, tokenizer
 
+_UNKNOWN = 255
 DIGIT = 1
 CAPWORD = 2          # a word starting with a capital letter (names, places)
 FIRST_PERSON = 4     # I, my, we, our...
@@ -34,18 +35,24 @@ _PHATIC = frozenset("hi hey hello thanks thank wow cool great awesome nice lol h
 
 class Vocab:
     def __init__(self) -> None:
-        strings = tokenizer.token_strings()
-        n = len(strings) + 1
+        # Tokens are described on first sight (a conversation uses a few thousand of the 100k ids), so the first
+        # add does not pay for the whole vocabulary. 255 in ``flags`` marks a token not described yet.
+        n = tokenizer.vocab_size() + 1
         self.token_stem = np.full(n, -1, dtype=np.int32)
-        self.flags = np.zeros(n, dtype=np.uint8)
+        self.flags = np.full(n, _UNKNOWN, dtype=np.uint8)
         self.stems: list[str] = []
         self.stem_index: dict[str, int] = {}
-        for tid, s in enumerate(strings):
-            if not s:
-                continue
+        self.lock = threading.Lock()
+
+    def _describe(self, tid: int) -> None:
+        try:
+            s = tokenizer.encoding().decode_single_token_bytes(tid).decode("utf-8")
+        except (KeyError, UnicodeDecodeError):
+            s = ""
+        f = 0
+        if s:
             core = s.strip()
             low = core.lower().replace("’", "'")
-            f = 0
             if any(ch.isdigit() for ch in core):
                 f |= DIGIT
             if s[0] == " " or not s[0].isalnum() or s[0].isupper():
@@ -63,10 +70,21 @@ class Vocab:
                 f |= TIME
             if low in _PHATIC:
                 f |= PHATIC
-            self.flags[tid] = f
             if core.isalpha() and len(core) >= 2 and low not in textnorm.STOPWORDS:
                 self.token_stem[tid] = self.stem_id(textnorm.stem(low), create=True)
-        self.lock = threading.Lock()
+        self.flags[tid] = f
+
+    def resolve(self, tokens: np.ndarray) -> np.ndarray:
+        """``tokens`` as an int64 array, every one of them described."""
+        toks = np.asarray(tokens, dtype=np.int64)
+        if toks.size and (self.flags[toks] == _UNKNOWN).any():
+            with self.lock:
+                for tid in np.unique(toks[self.flags[toks] == _UNKNOWN]).tolist():
+                    self._describe(int(tid))
+        return toks
+
+    def flags_of(self, tokens: np.ndarray) -> np.ndarray:
+        return self.flags[self.resolve(tokens)]
 
     def stem_id(self, stem: str, create: bool = False) -> int:
         """Index of a stem (as produced by :func:`textnorm.stem`); -1 if unknown and not ``create``."""
@@ -79,7 +97,7 @@ class Vocab:
         return i
 
     def query_stem_ids(self, stems: list[str]) -> list[int]:
-        """Stem ids of query stems; a stem no token folds to gets a fresh id (it can only match nothing)."""
+        """Stem ids of query stems (created on first sight, like the stems of tokens)."""
         with self.lock:
             return [self.stem_id(s, create=True) for s in stems]
 
@@ -105,7 +123,7 @@ def content_stems(tokens: np.ndarray) -> np.ndarray:
     """Per-token stem id of the words that start at that token (-1 elsewhere: stopwords, punctuation and the
     continuation pieces of split words); the first token always starts a word."""
     v = vocab()
-    toks = np.asarray(tokens, dtype=np.int64)
+    toks = v.resolve(tokens)
     st = v.token_stem[toks]
     ws = (v.flags[toks] & WORD_START) != 0
     if ws.size:
