@@ -165,6 +165,50 @@ class CodeSet:
         self.codes = np.zeros((cap, words), dtype=np.uint64)
         self.alive = np.zeros(cap, dtype=bool)
         self.n = 0
+        self._index = None        # optional native XOR-popcount mirror (append-only sets)
+        self._indexed = 0
+        self._dead = 0
+
+    def enable_index(self) -> None:
+        """Mirror the codes in a native :class:`hippo.BinaryIndex` for nearest-neighbour queries; the set must then
+        only grow (slots are never overwritten, dead ones are filtered out of answers)."""
+        from hippo._native import BinaryIndex
+
+        self._index = BinaryIndex(self.words * 64)
+        self._indexed = 0
+        self._dead = int((~self.alive[: self.n]).sum())
+        self._sync_index()
+
+    def _sync_index(self) -> None:
+        if self._index is not None and self._indexed < self.n:
+            block = np.ascontiguousarray(self.codes[self._indexed : self.n]).view(np.uint8)
+            self._index.add(block.reshape(self.n - self._indexed, -1))
+            self._indexed = self.n
+
+    def nearest(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest live slots of each query code (q, words): (distances, slots), rows sorted by
+        (distance, slot), padded with -1 where fewer exist."""
+        queries = np.asarray(queries, dtype=np.uint64).reshape(-1, self.words)
+        q = queries.shape[0]
+        out_d = np.full((q, k), -1, dtype=np.int64)
+        out_i = np.full((q, k), -1, dtype=np.int64)
+        if self.n == 0 or q == 0:
+            return out_d, out_i
+        if self._index is not None and self._dead <= 64:
+            self._sync_index()
+            want = min(self.n, k + self._dead)
+            d, ids = self._index.search(np.ascontiguousarray(queries).view(np.uint8).reshape(q, -1), want)
+            for r in range(q):
+                keep = (ids[r] >= 0) & self.alive[np.maximum(ids[r], 0)]
+                got_i, got_d = ids[r][keep][:k], d[r][keep][:k]
+                out_i[r, : got_i.size] = got_i
+                out_d[r, : got_d.size] = got_d
+            return out_d, out_i
+        for r in range(q):
+            slots, dist = self.top(queries[r], k)
+            out_i[r, : slots.size] = slots
+            out_d[r, : dist.size] = dist
+        return out_d, out_i
 
     def __len__(self) -> int:
         return self.n
@@ -202,6 +246,8 @@ class CodeSet:
         self.alive[slot] = True
 
     def kill(self, slot: int) -> None:
+        if self.alive[slot]:
+            self._dead += 1
         self.alive[slot] = False
 
     def live(self) -> np.ndarray:

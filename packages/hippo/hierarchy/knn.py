@@ -114,6 +114,34 @@ class KnnGraph:
         if rest.size:
             self._take(rest, self.ids[rest], self.dist[rest])
 
+    def insert_many(self, slots: list[int], reach: int = 32) -> None:
+        """Link newly appended slots through the code set's native index: their own lists are exact; a new node
+        enters the lists of the ``reach`` nodes nearest to it when it beats their k-th neighbour (a node whose
+        k nearest include the new one is almost always among the new one's nearest ``reach``)."""
+        if not slots:
+            return
+        self._fit()
+        new = np.asarray(slots, dtype=np.int64)
+        d, ids = self.codes.nearest(self.codes.codes[new], max(self.k + 1, reach))
+        is_new = np.zeros(self.codes.n, dtype=bool)
+        is_new[new] = True
+        for r, s in enumerate(new.tolist()):
+            row_i, row_d = ids[r], d[r]
+            keep = (row_i >= 0) & (row_i != s)
+            own_i, own_d = row_i[keep][: self.k], row_d[keep][: self.k]
+            self.ids[s] = _EMPTY
+            self.dist[s] = _FAR
+            self.ids[s, : own_i.size] = own_i
+            self.dist[s, : own_d.size] = own_d
+            cand = keep & ~is_new[np.maximum(row_i, 0)]
+            us, ud = row_i[cand], row_d[cand]
+            better = ud < self.dist[us, -1]
+            us, ud = us[better], ud[better]
+            if us.size:
+                ids2 = np.concatenate([self.ids[us], np.full((us.size, 1), s, dtype=np.int64)], axis=1)
+                dist2 = np.concatenate([self.dist[us], ud[:, None]], axis=1)
+                self._take(us, ids2, dist2)
+
     def _drop_from_lists(self, slot: int) -> np.ndarray:
         """Blank ``slot`` out of every list (entries move to the end on the next sort); returns the rows."""
         n = self.codes.n

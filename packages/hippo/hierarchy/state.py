@@ -75,6 +75,7 @@ class Hierarchy:
         self.ep_codes = CodeSet(self.words)
         self.semantics: dict[int, Semantic] = {}
         self.sem_codes = CodeSet(self.words)
+        self.sem_codes.enable_index()  # append-only: the native XOR-popcount scan answers its neighbour queries
         self.sem_graph = KnnGraph(self.sem_codes, self.bits, cfg.knn_k)
         self.themes = ThemeSet(self.bits, self.words, self.coder.tie, lambda s: self.sem_codes.codes[s],
                                cap=cfg.theme_cap, attach=cfg.theme_attach, tiny=cfg.theme_tiny,
@@ -314,18 +315,14 @@ class Hierarchy:
         self._fit_df(int(ps.max()) + 1 if ps.size else 0)
         weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
         codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
-        n = self.sem_codes.n
-        dist = (hamming(codes[:, None, :], self.sem_codes.codes[:n][None, :, :]) if n
-                else np.zeros((len(facts), 0), dtype=np.int64))
-        if n:
-            dist[:, ~self.sem_codes.alive[:n]] = 1 << 30
+        near_d, near_i = self.sem_codes.nearest(codes, 1)
         limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
         out: list[int] = []
         new: list[int] = []
         for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm, span) in enumerate(facts):
             sid = -1
-            if n and dist[j].min() <= limit:
-                sid = int(np.argmin(dist[j]))
+            if near_i[j, 0] >= 0 and near_d[j, 0] <= limit:
+                sid = int(near_i[j, 0])
             for other in new:  # near-duplicates inside the batch
                 if sid < 0 and int(hamming(codes[j], self.sem_codes.codes[other])) <= limit:
                     sid = other
@@ -353,7 +350,7 @@ class Hierarchy:
                 ep.semantic_ids.append(sid)
             out.append(sid)
         if new:
-            self.sem_graph.refresh(new)
+            self.sem_graph.insert_many(new)
             self.themes.attach_batch(new)
         return out
 
@@ -617,6 +614,7 @@ class Hierarchy:
         alive = np.zeros(h.sem_codes.n, dtype=bool)
         alive[list(h.semantics)] = True
         h.sem_codes.alive[: h.sem_codes.n] = alive
+        h.sem_codes.enable_index()
         ep_alive = np.zeros(h.ep_codes.n, dtype=bool)
         ep_alive[list(h.episodes)] = True
         h.ep_codes.alive[: h.ep_codes.n] = ep_alive

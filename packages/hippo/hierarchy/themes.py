@@ -155,10 +155,7 @@ class ThemeSet:
         better = np.flatnonzero(sims > self.nn_sim[:n])
         self.nn_sim[better] = sims[better]
         self.nn_id[better] = t
-        for j in stale.tolist():
-            if j != t:
-                self._rescan_nn(j)
-        self._rescan_nn(t)
+        self._rescan_many(np.setdiff1d(np.append(stale, t), better[better != t]))
         self.graph.update(t, d)
 
     def _after_change_many(self, ts: list[int]) -> None:
@@ -189,15 +186,28 @@ class ThemeSet:
         better = np.flatnonzero(others & (col_best > self.nn_sim[:n]))
         self.nn_sim[better] = col_best[better]
         self.nn_id[better] = col_arg[better]
-        for r in np.setdiff1d(stale, better).tolist():
-            self._rescan_nn(r)
+        self._rescan_many(np.setdiff1d(stale, better))
         self.graph.refresh(ts, d)
+
+    def _rescan_many(self, rows: np.ndarray) -> None:
+        """Exact nearest neighbours of several themes in one pass."""
+        if rows.size == 0:
+            return
+        n = self.codes.n
+        for lo in range(0, rows.size, 64):
+            part = rows[lo : lo + 64]
+            sims = similarity(self.codes.codes[part][:, None, :], self.codes.codes[:n][None, :, :], self.bits)
+            sims[:, ~self.codes.alive[:n]] = -np.inf
+            sims[np.arange(part.size), part] = -np.inf
+            j = np.argmax(sims, axis=1)
+            best = sims[np.arange(part.size), j]
+            self.nn_sim[part] = best
+            self.nn_id[part] = np.where(np.isfinite(best), j, -1)
 
     def _after_remove(self, t: int) -> None:
         n = self.codes.n
         self.nn_sim[t], self.nn_id[t] = -np.inf, -1
-        for j in np.flatnonzero((self.nn_id[:n] == t) & self.codes.alive[:n]).tolist():
-            self._rescan_nn(j)
+        self._rescan_many(np.flatnonzero((self.nn_id[:n] == t) & self.codes.alive[:n]))
         self.graph.remove(t)
 
     def _set_members(self, t: int, sids: list[int]) -> None:
@@ -280,14 +290,48 @@ class ThemeSet:
             return self.theme_of[sid]
         return self._new_theme([sid])
 
+    def _nearest_theme(self, code: np.ndarray, snap, snap_slots: np.ndarray, changed: list[int]) -> tuple[int, int]:
+        """(theme, distance) of the nearest live centroid: unchanged themes through the batch's native snapshot,
+        themes changed since by a direct scan."""
+        best_t, best_d = -1, 1 << 30
+        skip = set(changed)
+        if snap is not None:
+            d, ids = snap.search(np.ascontiguousarray(code).view(np.uint8), 1 + len(changed))
+            for dist, j in zip(d[0].tolist(), ids[0].tolist()):
+                t = int(snap_slots[j]) if j >= 0 else -1
+                if t >= 0 and t not in skip and self.codes.alive[t]:
+                    best_t, best_d = t, dist
+                    break
+        if changed:
+            ch = np.asarray(changed, dtype=np.int64)
+            ch = ch[self.codes.alive[ch]]
+            if ch.size:
+                dd = hamming(code, self.codes.codes[ch])
+                j = int(np.lexsort((ch, dd))[0])
+                if dd[j] < best_d or (dd[j] == best_d and ch[j] < best_t):
+                    best_t, best_d = int(ch[j]), int(dd[j])
+        return best_t, best_d
+
     def attach_batch(self, sids: list[int]) -> None:
         """Attach new semantics in order; neighbour bookkeeping and splits run once for the whole batch."""
         dirty: list[int] = []
+        snap, snap_slots = None, np.zeros(0, dtype=np.int64)
+        live = self.live()
+        if live.size > 256:  # a native snapshot of the centroids answers the nearest-theme queries
+            from hippo._native import BinaryIndex
+
+            snap = BinaryIndex(self.bits)
+            snap.add(np.ascontiguousarray(self.codes.codes[live]).view(np.uint8).reshape(live.size, -1))
+            snap_slots = live
+        changed: list[int] = []
         for sid in sids:
             code = self.code_of(sid)
-            top, dist = self.codes.top(code, 1)
-            if top.size and 1.0 - 2.0 * float(dist[0]) / self.bits >= self.attach_min:
-                t = int(top[0])
+            if snap is not None:
+                t, dist = self._nearest_theme(code, snap, snap_slots, changed)
+            else:
+                top, dd = self.codes.top(code, 1)
+                t, dist = (int(top[0]), int(dd[0])) if top.size else (-1, 1 << 30)
+            if t >= 0 and 1.0 - 2.0 * float(dist) / self.bits >= self.attach_min:
                 self._set_members(t, self.members[t] + [sid])
             else:
                 t = self.codes.append(np.zeros(self.codes.words, dtype=np.uint64))
@@ -296,6 +340,8 @@ class ThemeSet:
                 self._set_members(t, [sid])
                 self.created.append(t)
             dirty.append(t)
+            if t not in changed:
+                changed.append(t)
         self._after_change_many(dirty)
         for t in dict.fromkeys(dirty):
             if self.codes.alive[t] and len(self.members[t]) > self.cap:
@@ -368,8 +414,15 @@ class ThemeSet:
         assert best is not None
         best = sorted(best, key=len, reverse=True)
         self._set_members(t, best[0])  # the largest part keeps the theme's id
-        self._after_change(t)
-        parts = [t] + [self._new_theme(g) for g in best[1:]]
+        parts = [t]
+        for g in best[1:]:
+            u = self.codes.append(np.zeros(self.codes.words, dtype=np.uint64))
+            self.members.append([])
+            self._grow()
+            self._set_members(u, g)
+            self.created.append(u)
+            parts.append(u)
+        self._after_change_many(parts)
         self.splits += 1
         for u in parts:  # a batch may have overfilled a theme by more than one split can fix
             if len(self.members[u]) > self.cap:
