@@ -305,3 +305,44 @@ def test_hierarchy_can_be_disabled():
     assert mem.topics() == []
     assert "teapot" in mem.recall("teapot kiln", budget_tokens=60).text
     assert not math.isnan(mem.strength(mem.list()[0].id)[mem.list()[0].id])
+
+
+def _toy_embed(texts):
+    """A deterministic bag-of-words embedding (64 dims) standing in for a real model."""
+    import hashlib
+
+    out = []
+    for t in texts:
+        v = np.zeros(64)
+        for w in t.lower().split():
+            h = int.from_bytes(hashlib.blake2b(w.strip(".,!?").encode(), digest_size=8).digest(), "little")
+            v[h % 64] += 1.0 if (h >> 8) & 1 else -1.0
+        out.append(v.tolist())
+    return out
+
+
+def test_units_use_embedding_codes_when_embeddings_are_given(tmp_path):
+    path = tmp_path / "e.db"
+    with Memory(path, embed=_toy_embed) as mem:
+        items = _conversation(mem, sessions=3)
+        mem.consolidate("light")
+        life = lifecycle.life_of(mem)
+        h = life.hier
+        assert h.external_codes is not None
+        index, owners = mem._s.codes[mem.namespace]
+        stored = np.ascontiguousarray(index.get(np.arange(len(owners)))).view(np.uint64).reshape(len(owners), -1)
+        for k, mid in enumerate(owners):
+            if mid in h.msg_slot:
+                assert np.array_equal(h.message_code(mid), stored[k])
+        for sem in h.semantics.values():
+            assert np.array_equal(h.sem_codes.codes[sem.id], h.message_code(sem.message_ids[0]))
+        rec = mem.recall("teapot glaze in the kiln", budget_tokens=120)
+        assert "teapot" in rec.text and rec.units
+        keys = ("episodes", "semantics", "themes", "reassignments")
+        stats = {k: mem.stats()["hierarchy"][k] for k in keys}
+    with Memory(path, embed=_toy_embed) as mem:
+        assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
+        h = lifecycle.life_of(mem).hier
+        assert all(np.array_equal(h.sem_codes.codes[x.id], h.message_code(x.message_ids[0]))
+                   for x in h.semantics.values())
+    assert len(items) == 24

@@ -180,3 +180,37 @@ def test_deep_consolidation_keeps_offline_units_when_the_llm_fails(llm_server):
     assert report["llm_failures"] >= 1 and report["llm_facts"] == 0
     h = lifecycle.life_of(mem).hier
     assert h.semantics and not any(s.llm for s in h.semantics.values())
+
+
+def test_llm_on_write_summarizes_and_extracts_facts_as_units_are_built(llm_server):
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST},
+                 config={"hierarchy": {"llm_on_write": True}})
+    mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
+    mem.add("A new session starts here.", session_id="s2")  # closes the first session's flush unit
+    assert llm_server.calls() == 0                   # still nothing on add: units are built on the next read
+    mem.topics()
+    h = lifecycle.life_of(mem).hier
+    assert llm_server.calls() >= 2 and any(s.llm for s in h.semantics.values())
+
+
+def test_stage2_stops_when_the_readers_entropy_stops_falling(llm_server):
+    import math as m_
+
+    flat = [[m_.log(0.5), m_.log(0.5)]]                # entropy ln 2
+    sharp = [[m_.log(0.99), m_.log(0.01)]]             # much lower
+    for alts in (flat, sharp, sharp, sharp):
+        llm_server.push(content="answer", logprobs=alts)
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST},
+                 config={"hierarchy": {"llm_uncertainty": True, "llm_keywords": False}})
+    mem.add_many({"text": f"Note {k}: the quarterly budget review covers item {k}.", "session_id": "s"}
+                 for k in range(12))
+    offline = Memory(None)
+    offline.add_many({"text": f"Note {k}: the quarterly budget review covers item {k}.", "session_id": "s"}
+                     for k in range(12))
+    full = offline.recall("budget review", budget_tokens=400)
+    rec = mem.recall("budget review", budget_tokens=400)
+    assert 0 < len(rec.messages) < len(full.messages)  # stopped after the second slice: no further drop
+    assert llm_server.calls() == 3 and "llm_ms" in rec.timings
+    llm_server.responder = lambda req: "no logprobs"   # endpoint without logprobs -> offline selection
+    again = mem.recall("budget review items", budget_tokens=400)
+    assert len(again.messages) >= len(rec.messages) and lifecycle.stats(mem)["llm_fallbacks"] >= 1

@@ -75,7 +75,8 @@ class HierarchyConfig:
     summary_share: float = 0.0        # share of the budget for theme / semantic summaries ahead of the messages
     # LLM (only with Memory(..., llm=...)): query keywords; summaries and facts in deep consolidation
     llm_keywords: bool = True
-    llm_on_write: bool = False        # also summarize / extract facts with the LLM when an episode closes
+    llm_on_write: bool = False        # also summarize / extract facts with the LLM when episodes are built
+    llm_uncertainty: bool = False     # Stage II stops by the reader's token entropy (logprobs) instead of offline
     persist_every: int = 4096         # messages between unit snapshots (also saved on close / consolidate)
 
     def __post_init__(self) -> None:

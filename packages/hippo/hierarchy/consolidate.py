@@ -119,7 +119,7 @@ def _llm(mem: "Memory"):
 def _llm_refresh(life: "Life", mem: "Memory", llm, episode_ids: list[int] | None = None) -> dict[str, Any]:
     """Episode summaries and facts from the LLM; any failure keeps the offline units (and is counted)."""
     h = life.hier
-    idx = mem._index()
+    idx = mem._s.indexes.get(mem.namespace) or mem._index()
     done = failed = facts = 0
     for eid in sorted(episode_ids if episode_ids is not None else h.episodes):
         e = h.episodes.get(eid)

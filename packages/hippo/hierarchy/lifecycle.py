@@ -49,7 +49,9 @@ class Life:
         self.dcfg = cfg.decay
         self.gcfg = cfg.gate
         self.lock = threading.RLock()
-        self.hier: Hierarchy | None = Hierarchy(self.hcfg) if self.hcfg.enabled else None
+        self.shared = weakref.ref(shared)
+        self._ext_pos: dict[int, int] = {}
+        self.hier: Hierarchy | None = self._new_hierarchy()
         self.decay = DecayTable()
         self.units = {level: DecayTable() for level in UNIT_LEVELS}
         self.policies = compile_policies(self.dcfg.policies)
@@ -64,6 +66,30 @@ class Life:
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[str]] = {}
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
+
+    def _new_hierarchy(self) -> Hierarchy | None:
+        if not self.hcfg.enabled:
+            return None
+        h = Hierarchy(self.hcfg)
+        shared = self.shared()
+        if shared is not None and shared.embed is not None and shared.config.embed_bits == self.hcfg.code_bits:
+            h.external_codes = self._embedding_codes
+        return h
+
+    def _embedding_codes(self, ids: list[int]) -> np.ndarray | None:
+        """SimHash codes of the user embeddings of these messages (as the engine stored them), or None."""
+        shared = self.shared()
+        entry = shared.codes.get(self.namespace) if shared is not None else None
+        if entry is None:
+            return None
+        index, owners = entry
+        if len(self._ext_pos) != len(owners):
+            self._ext_pos = {int(i): k for k, i in enumerate(owners)}
+        pos = [self._ext_pos.get(int(i)) for i in ids]
+        if not ids or any(p is None for p in pos):
+            return None
+        raw = np.ascontiguousarray(index.get(np.asarray(pos, dtype=np.int64)))
+        return raw.view(np.uint64).reshape(len(ids), -1)
 
     # -- message records ------------------------------------------------------------------------------------
     def _policy(self, entry: Entry) -> Outcome:
@@ -145,6 +171,13 @@ class Life:
         self._record_units()
         self.dirty += 1
         self.consolidation_s += time.perf_counter() - t0
+        shared = self.shared()
+        if closed and self.hcfg.llm_on_write and shared is not None and shared.llm is not None:
+            from hippo import llm as llm_mod
+            from hippo.hierarchy import consolidate as cons
+
+            cons._llm_refresh(self, _View(shared, self.namespace), llm_mod.as_llm(shared.llm),
+                              [e.id for e in closed])
         return closed
 
     def remove_messages(self, ids: Iterable[int]) -> None:
@@ -237,13 +270,14 @@ class Life:
                 hmeta, harrays = snapshot.load(blob)
                 if hmeta.get("fingerprint") != fingerprint(self.hcfg):
                     raise CorruptData("hierarchy snapshot was built with other settings")
-                self.hier = Hierarchy.from_snapshot(self.hcfg, hmeta, harrays, msgs)
+                fresh = self._new_hierarchy()
+                self.hier = Hierarchy.from_snapshot(self.hcfg, hmeta, harrays, msgs, fresh.external_codes)
                 self._record_units(units=[("episode", e) for e in self.hier.episodes]
                                    + [("semantic", x) for x in self.hier.semantics]
                                    + [("theme", t) for t in self.hier.themes.live().tolist()])
         except (CorruptData, KeyError, ValueError, TypeError, IndexError) as exc:
             log.warning("rebuilding the hierarchy of namespace %r from its messages: %s", self.namespace, exc)
-            self.hier = Hierarchy(self.hcfg) if self.hcfg.enabled else None
+            self.hier = self._new_hierarchy()
             self.units = {level: DecayTable() for level in UNIT_LEVELS}
         if self.hier is not None and self.hier.last_seq < 0:
             self.hier.add(msgs)  # no snapshot: everything waits in the CURRENT buffer, consolidated on demand
@@ -268,7 +302,7 @@ class Life:
         self.last_add_time = max(self.last_add_time, float(meta.get("last_add_time", 0.0)))
 
     def _reset(self) -> None:
-        self.hier = Hierarchy(self.hcfg) if self.hcfg.enabled else None
+        self.hier = self._new_hierarchy()
         self.decay = DecayTable()
         self.units = {level: DecayTable() for level in UNIT_LEVELS}
         self.prunable = set()

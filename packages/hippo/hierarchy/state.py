@@ -21,7 +21,7 @@ from hippo.hierarchy import episodes as ep_mod
 from hippo.hierarchy import semantics as sem_mod
 from hippo.hierarchy import vocab as V
 from hippo.hierarchy.codes import (CodeSet, Coder, bag_pairs, bag_vectors, hamming, idf, idf_array, sign_many,
-                                   similarity, weigh_ids)
+                                   similarity, unpack, weigh_ids)
 from hippo.hierarchy.config import HierarchyConfig
 from hippo.hierarchy.episodes import Buffered, Episode
 from hippo.hierarchy.knn import KnnGraph
@@ -87,6 +87,8 @@ class Hierarchy:
         self._theme_summary: dict[int, str] = {}
         self.created: list[tuple[str, int]] = []  # ("episode" | "semantic" | "theme", id) since last drained
         self.unit_end_seqs: list[int] = []        # seq of the last message of every consolidated flush unit
+        # message ids -> their SimHash codes of user embeddings (``Memory(embed=...)``), or None: random indexing
+        self.external_codes: Any = None
         self._unit = -1                           # flush unit being consolidated
 
     # -- statistics -----------------------------------------------------------------------------------------
@@ -191,7 +193,13 @@ class Hierarchy:
         self.n_docs += len(todo)
         weights = idf_array(self.n_docs, self.df[ps]) * (1.0 + np.log(cnt))
         acc = bag_vectors(self.coder, pg, ps, weights, len(todo))
-        slots = self.msg_codes.append_many(sign_many(self.coder, acc))
+        codes = sign_many(self.coder, acc)
+        ext = self.external_codes([b.id for b in todo]) if self.external_codes is not None else None
+        if ext is not None and ext.shape == codes.shape:
+            # the embeddings' SimHash codes stand in for random indexing; their +-1 vectors drive segmentation
+            codes = ext
+            acc = np.where(unpack(ext), 1.0, -1.0).astype(np.float32)
+        slots = self.msg_codes.append_many(codes)
         for b, a, slot in zip(todo, acc, slots.tolist()):
             b.acc = a
             self.msg_slot[b.id] = slot
@@ -315,6 +323,11 @@ class Hierarchy:
         self._fit_df(int(ps.max()) + 1 if ps.size else 0)
         weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
         codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
+        if self.external_codes is not None:  # a fact takes the embedding code of the message it comes from
+            for j, f in enumerate(facts):
+                own = self.message_code(f[2][0]) if f[2] else None
+                if own is not None:
+                    codes[j] = own
         near_d, near_i = self.sem_codes.nearest(codes, 1)
         limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
         out: list[int] = []
@@ -522,9 +535,10 @@ class Hierarchy:
 
     @classmethod
     def from_snapshot(cls, cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-                      messages: list[Msg]) -> "Hierarchy":
+                      messages: list[Msg], external_codes: Any = None) -> "Hierarchy":
         """Restore a snapshot given every live message of the namespace in seq order (with its tokens)."""
         h = cls(cfg)
+        h.external_codes = external_codes
         by_id = {m.id: m for m in messages}
         bulk = json.loads(bytes(arrays["bulk"]).decode("utf-8"))
         llm_summaries = {int(k): v for k, v in bulk["llm_summaries"].items()}
@@ -586,6 +600,11 @@ class Hierarchy:
                 pg, ps, cnt = bag_pairs(group, np.concatenate([f[3] for f in facts]))
                 weights = idf_array(max(1, h.n_docs), h.df[ps]) * (1.0 + np.log(cnt))
                 codes = sign_many(h.coder, bag_vectors(h.coder, pg, ps, weights, len(facts)))
+                if h.external_codes is not None:
+                    for j, f in enumerate(facts):
+                        own = h.message_code(f[1].id)
+                        if own is not None:
+                            codes[j] = own
                 for (sid, src, span, stems, sal), c in zip(facts, codes):
                     text = sem_mod.render(src.speaker, tokenizer.decode(
                         np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())

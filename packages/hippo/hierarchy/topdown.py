@@ -143,6 +143,9 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         else:
             stems = retrieval.analyze(query, lifecycle.keywords(mem, query)).stems
             sc = _Scorer(life, stems)
+            if life.hier.external_codes is not None and s.embed is not None:
+                # units carry embedding codes: compare them with the query's embedding code, not its terms'
+                sc.qcode = np.ascontiguousarray(s.hasher.codes(s.embed([query]), 1)).view(np.uint64).reshape(-1)
             sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
             rep_themes: set[int] = set()
             if mode == "full" and FULL_STYLE == "diversify":
@@ -159,6 +162,8 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             if mode in ("stage2", "full"):
                 chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
                                      lambda m: lifecycle.message_terms(life, idx, m), rep_themes)
+                if hc.llm_uncertainty and s.llm is not None and len(chosen_ids) > 1:
+                    chosen_ids = _llm_gate(mem, life, idx, query, chosen_ids, timings)
             else:
                 chosen_ids = _expand_episodes(life, rel, sem_sel, by_id, budget)
         timings["select_ms"] = (time.perf_counter() - t) * 1e3
@@ -185,6 +190,38 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
 def _aligned_scores(idx, rows: np.ndarray, scores: np.ndarray, pieces: list[context.Piece]) -> list[float]:
     by_id = {int(idx.ids.a[r]): float(sc) for r, sc in zip(rows.tolist(), scores.tolist())}
     return [by_id[p.key] for p in pieces]
+
+
+LLM_CHECKPOINTS = (0.25, 0.5, 0.75, 1.0)
+LLM_MIN_DROP = 0.05  # relative entropy drop that justifies the next slice of evidence
+
+
+def _llm_gate(mem, life: "Life", idx, query: str, chosen: list[int], timings: dict) -> list[int]:
+    """Stage II with a reader (seed 001 §3.3): grow the context slice by slice, in Stage II's order, while the
+    reader's mean token entropy on the question keeps falling by ``LLM_MIN_DROP``; on any LLM failure the
+    offline selection stands."""
+    from hippo import llm as llm_mod
+    from hippo.errors import LLMError
+
+    client = llm_mod.as_llm(mem._s.llm)
+    t = time.perf_counter()
+    cuts = sorted({max(1, round(f * len(chosen))) for f in LLM_CHECKPOINTS})
+    keep = cuts[-1]
+    try:
+        prev = None
+        for cut in cuts:
+            ctx = "\n".join(idx.text_of(idx.row_of[m]) for m in chosen[:cut] if m in idx.row_of)
+            u = client.uncertainty(query, ctx)
+            if prev is not None and prev - u < LLM_MIN_DROP * max(prev, 1e-9):
+                keep = prev_cut
+                break
+            prev, prev_cut = u, cut
+    except LLMError as exc:
+        lifecycle.log.warning("LLM uncertainty failed, keeping the offline Stage II selection: %s", exc)
+        life.llm_fallbacks += 1
+        keep = len(chosen)
+    timings["llm_ms"] = (time.perf_counter() - t) * 1e3
+    return chosen[:keep]
 
 
 def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool, cue) -> dict[int, float]:
