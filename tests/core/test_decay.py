@@ -14,7 +14,7 @@ from hippo.hierarchy import lifecycle
 from hippo.hierarchy.config import DecayConfig
 from hippo.hierarchy.decay import DecayTable, closed_form
 
-TURNS = {"clock": "turns"}
+TURNS = {"clock": "turns", "turn_weight": 1.0}  # one added message = one turn of seed 004 §8.1
 
 
 def test_closed_form_reproduces_the_seed_table():
@@ -168,7 +168,8 @@ def test_unused_parts_fade_relative_to_the_used_ones(monkeypatch):
     life = lifecycle.life_of(mem)
     life.last_add_time = base + 400 * 86400.0                             # the store keeps being written to
     assert life.reference(base + 400 * 86400.0) == 1.0
-    assert mem.strength(old.id)[old.id] == pytest.approx(closed_form(0.05, 1 + 400), rel=1e-4)  # 1 turn + 400 days
+    # one message added since (0.02 of a turn by default) and 400 days
+    assert mem.strength(old.id)[old.id] == pytest.approx(closed_form(0.05, 0.02 + 400), rel=1e-4)
     assert mem.consolidate("light")["dormant"] == 1
 
 
@@ -179,3 +180,12 @@ def test_decay_disabled_keeps_every_strength_at_one():
         mem.add(f"message {k}")
     assert mem.strength(a.id) == {a.id: 1.0}
     assert not math.isnan(mem.recall("general", budget_tokens=30).tokens)
+
+
+def test_by_default_a_long_store_keeps_its_old_messages_active():
+    """Fifty messages make one seed turn by default: thousands of later messages do not silence a memory."""
+    mem = Memory(None)
+    first = mem.add("The safe combination is 31-07-94.")
+    mem.add_many({"text": f"Log line {k}: heartbeat ok."} for k in range(3000))
+    assert mem.consolidate("light")["dormant"] == 0
+    assert first.id in [m.id for m in mem.recall("What is the combination?", budget_tokens=80).messages]

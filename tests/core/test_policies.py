@@ -95,7 +95,7 @@ def test_policies_drive_decay_inside_memory():
         {"match": {"project": "apollo"}, "action": {"priority": "critical"}},
         {"match": {"contains": "scratch"}, "action": {"expires_after_turns": 3, "prune": True}},
     ]
-    mem = Memory(None, config={"decay": {"clock": "turns", "policies": policies}})
+    mem = Memory(None, config={"decay": {"clock": "turns", "turn_weight": 1.0, "policies": policies}})
     tool = mem.add("grep found 3 matches", role="tool")
     note = mem.add("Remember that the demo is on Friday.")
     explicit = mem.add("remember this, but it is low priority", priority="low")
@@ -120,7 +120,7 @@ def test_policies_drive_decay_inside_memory():
 
 
 def test_deep_consolidation_promotes_often_used_and_persist_marked_entries():
-    mem = Memory(None, config={"decay": {"clock": "turns", "persist_accesses": 2,
+    mem = Memory(None, config={"decay": {"clock": "turns", "turn_weight": 1.0, "persist_accesses": 2,
                                          "policies": [{"match": {"contains": "always"}, "action": {"persist": True}}]}})
     a = mem.add("I always take the 7:40 train.")
     b = mem.add("The printer on floor 2 is broken.")

@@ -129,9 +129,11 @@ class DecayConfig:
     association_mod: float = 0.7      # connected to a strong entry
     floor: float = 0.0
     dormant_threshold: float = 0.1    # seed 004 §8.3
-    # dt counts turns (one add = one turn) and wall-clock time; either weight may be 0.
+    # dt counts turns and wall-clock time; either weight may be 0. The seed's rates are per agent turn of a
+    # context window; a long-term store sees many messages per such turn, so by default fifty added messages
+    # count as one turn (and a day of wall-clock time as one more).
     clock: str = "both"
-    turn_weight: float = 1.0
+    turn_weight: float = 0.02
     time_unit_s: float = 86400.0      # one day of wall-clock time counts as ``time_weight`` turns
     time_weight: float = 1.0
     rank_weight: float = 0.1          # share of the final ranking given to relative strength

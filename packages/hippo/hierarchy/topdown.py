@@ -83,6 +83,15 @@ def greedy_representatives(nodes: list[int], rel: dict[int, float], neighbors: d
     return chosen
 
 
+def _header_cost(p: context.Piece, cache: dict) -> int:
+    """Tokens of the session header a piece would open (headers only vary with the day)."""
+    day = None if p.ts is None else int(p.ts // 86400)
+    got = cache.get(day)
+    if got is None:
+        got = cache[day] = context._cached_count(context._header(p)) + 1
+    return got
+
+
 def _piece_cost(p: context.Piece, groups: set[str]) -> int:
     cost = p.n_tokens + context._cached_count(context._prefix(p)) + 2
     if context._group_key(p) not in groups:
@@ -393,6 +402,7 @@ W_EPISODE = 0.25       # ... and to the other messages of its episodes
 W_COVER = 0.5          # value of covering query terms not yet in the context (uncertainty reduction)
 W_REDUNDANCY = 0.5     # discount for similarity to messages already included
 LOOKAHEAD = 24         # candidates re-scored at each greedy step
+POOL_LIMIT = 240       # best candidates Stage II considers at all
 HEAD_SHARE = 0.3       # share of the budget filled in the engine's own order before the greedy takes over
 
 
@@ -419,6 +429,7 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
         return rel.get(m, 0.0) + support.get(m, 0.0)
 
     pool = sorted((m for m in set(rel) | set(support) if m in by_id), key=lambda m: (-prio(m), by_id[m].seq))
+    pool = pool[:POOL_LIMIT]
     if not pool:
         return []
     n = len(pool)
@@ -433,13 +444,15 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
             has_code[k] = True
     pieces = [by_id[m] for m in pool]
     line_cost = np.array([p.n_tokens + context._cached_count(context._prefix(p)) + 2 for p in pieces])
-    head_cost = np.array([context._cached_count(context._header(p)) + 1 for p in pieces])
-    group = [context._group_key(p) for p in pieces]
+    head_cache: dict = {}
+    head_cost = np.array([_header_cost(p, head_cache) for p in pieces])
+    group_ids: dict[str, int] = {}
+    group_of = np.array([group_ids.setdefault(context._group_key(p), len(group_ids)) for p in pieces])
+    group_open = np.zeros(len(group_ids), dtype=bool)
     active = np.ones(n, dtype=bool)
     redundancy = np.zeros(n)
     uncovered = dict(sc.idf)
     chosen: list[int] = []
-    groups: set[str] = set()
     used = 0
     misses = 0
     terms_cache: dict[int, set[str]] = {}
@@ -460,9 +473,13 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
 
     head = HEAD_SHARE * budget
     by_rel = sorted(range(n), key=lambda k: (-rel.get(pool[k], 0.0), pieces[k].seq))
+    qterms = list(uncovered)
+    weight = np.array([uncovered[t] for t in qterms]) / sc.total
+    present = np.array([[t in terms(k) for t in qterms] for k in range(n)], dtype=bool).reshape(n, len(qterms))
+    open_terms = np.ones(len(qterms), dtype=bool)
     while budget - used >= 3:
         left = budget - used
-        cost = line_cost + np.where([g in groups for g in group], 0, head_cost)
+        cost = line_cost + np.where(group_open[group_of], 0, head_cost)
         active &= cost <= left
         cand = np.flatnonzero(active)
         if cand.size == 0:
@@ -472,7 +489,7 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
             window = np.array([k_head]) if k_head is not None else cand[:LOOKAHEAD]
         else:
             window = cand[:LOOKAHEAD]
-        cov = np.array([sum(w for t, w in uncovered.items() if t in terms(k)) / sc.total for k in window.tolist()])
+        cov = present[window] @ (weight * open_terms) if qterms else np.zeros(window.size)
         gain = (base[window] / best) * (1.0 - W_REDUNDANCY * redundancy[window]) + W_COVER * cov
         if open_themes:
             gain = gain + W_THEME * np.array([bool(themes_of(k) & open_themes) for k in window.tolist()])
@@ -486,10 +503,9 @@ def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[i
             continue
         misses = 0
         chosen.append(pool[k])
-        groups.add(group[k])
+        group_open[group_of[k]] = True
         used += int(cost[k])
-        for t in terms(k):
-            uncovered.pop(t, None)
+        open_terms &= ~present[k]
         open_themes.difference_update(themes_of(k))
         if has_code[k]:
             sims = similarity(codes[k], codes, h.bits)
