@@ -214,3 +214,10 @@ def test_stage2_stops_when_the_readers_entropy_stops_falling(llm_server):
     llm_server.responder = lambda req: "no logprobs"   # endpoint without logprobs -> offline selection
     again = mem.recall("budget review items", budget_tokens=400)
     assert len(again.messages) >= len(rec.messages) and lifecycle.stats(mem)["llm_fallbacks"] >= 1
+
+
+def test_the_encoding_gate_never_calls_the_llm(llm_server):
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST}, config={"gate": {"enabled": True}})
+    _fill(mem)
+    mem.add("I will renew the passport at the consulate on 3 June.")
+    assert llm_server.calls() == 0

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hippo import textnorm, tokenizer
+from hippo import retrieval, textnorm, tokenizer
 from hippo.hierarchy.codes import Coder
 from hippo.hierarchy.vocab import text_stems
 from hippo.timeutil import to_datetime
@@ -143,9 +143,10 @@ def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]
         text = tokenizer.decode(p.tokens)
         near: list[str] = []
         if len(idx):
-            with mem._s.lock.read():
-                rows, _, _, _ = mem._rank(idx, text[:2000], g.neighbors)
-                near = [idx.text_of(r) for r in rows.tolist()[: g.neighbors]]
+            with mem._s.lock.read():  # the engine's lexical channel, offline: the gate never calls an LLM
+                lex = retrieval.lexical(idx, retrieval.analyze(text[:2000]), mem._s.config)
+                rows = retrieval.top(lex, g.neighbors)
+                near = [idx.text_of(r) for r in rows.tolist()]
         memory = near + batch[-g.neighbors:]
         n = novelty(text, memory)
         s, category = salience(text)
