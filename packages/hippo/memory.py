@@ -15,12 +15,15 @@ import numpy as np
 
 from hippo import context, retrieval, tokenizer
 from hippo._native import BinaryIndex, WaveletMatrix
+from hippo.agentic import AgenticMixin
 from hippo.coindex import ROLES, NamespaceIndex, Scored
 from hippo.config import Config
 from hippo.embedding import SimHasher, as_embed_fn
+from hippo.entries import EntriesMixin
 from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
 from hippo.filters import compile_filter
 from hippo.hierarchy import lifecycle
+from hippo.profiles import ProfilesMixin
 from hippo.rwlock import RWLock
 from hippo.store.base import MessageRow, NewMessage
 from hippo.store.sqlite import SQLiteStore
@@ -112,7 +115,7 @@ class _Shared:
         return wm.access_range(0, len(wm))
 
 
-class Memory:
+class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
     """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
 
     ``path`` is a SQLite file (created with mode 0600; many namespaces per file) or ``None`` for a private

@@ -14,33 +14,37 @@ Each benchmark prints a markdown table and writes JSON to ``--out`` plus the sam
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import sys
 from pathlib import Path
 
 from hippo.bench._common import MissingDependency, write_results
 
-BENCHMARKS = ("kernels", "locomo", "scale", "reliability", "soak")
+# name -> one-line help. Each benchmark is the module ``hippo.bench.<name>`` with ``add_arguments(parser)`` and
+# ``run(args, out=...)`` returning ``(result_dict, markdown)``.
+BENCHMARKS: dict[str, str] = {
+    "kernels": "Hamming top-k and dynamic wavelet matrix vs faiss, numpy and wavelet-matrix",
+    "locomo": "LoCoMo evidence recall under token budgets, hippo vs bm25s",
+    "scale": "ingest speed, latency, store size and RSS on synthetic streams of growing size",
+    "reliability": "crash (SIGKILL), concurrency and hostile-input campaigns; failures must be zero",
+    "soak": "a long run of adds with interleaved recalls and flushes: RSS growth and latency drift",
+}
+
+
+def _module(name: str):
+    return importlib.import_module(f"hippo.bench.{name}")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from hippo.bench import kernels, locomo, reliability, scale, soak
-
     parser = argparse.ArgumentParser(prog="hippo bench", description="Benchmarks of hippo against its peers.")
-    sub = parser.add_subparsers(dest="benchmark", metavar="{kernels,locomo,scale,reliability,soak}", required=True)
-    helps = {
-        "kernels": "Hamming top-k and dynamic wavelet matrix vs faiss, numpy and wavelet-matrix",
-        "locomo": "LoCoMo evidence recall under token budgets, hippo vs bm25s",
-        "scale": "ingest speed, latency, store size and RSS on synthetic streams of growing size",
-        "reliability": "crash (SIGKILL), concurrency and hostile-input campaigns; failures must be zero",
-        "soak": "a long run of adds with interleaved recalls and flushes: RSS growth and latency drift",
-    }
-    for name, module in (("kernels", kernels), ("locomo", locomo), ("scale", scale),
-                         ("reliability", reliability), ("soak", soak)):
-        p = sub.add_parser(name, help=helps[name], description=helps[name])
+    sub = parser.add_subparsers(dest="benchmark", metavar="{" + ",".join(BENCHMARKS) + "}", required=True)
+    for name, help_ in BENCHMARKS.items():
+        p = sub.add_parser(name, help=help_, description=help_)
         p.add_argument("--out", default=f"bench_results/{name}.json",
                        help=f"JSON result path; a .md table is written next to it (default bench_results/{name}.json)")
         p.add_argument("--quick", action="store_true", help="small sizes, for smoke tests")
-        module.add_arguments(p)
+        _module(name).add_arguments(p)
     return parser
 
 
@@ -50,22 +54,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     out = Path(args.out)
     try:
-        if args.benchmark == "kernels":
-            from hippo.bench import kernels
-
-            result, markdown = kernels.run(args)
-        elif args.benchmark == "locomo":
-            from hippo.bench import locomo
-
-            result, markdown = locomo.run(args)
-        elif args.benchmark in ("reliability", "soak"):
-            import importlib
-
-            result, markdown = importlib.import_module(f"hippo.bench.{args.benchmark}").run(args)
+        module = _module(args.benchmark)
+        if "out" in inspect.signature(module.run).parameters:
+            result, markdown = module.run(args, out=out)
         else:
-            from hippo.bench import scale
-
-            result, markdown = scale.run(args, out=out)
+            result, markdown = module.run(args)
     except MissingDependency as exc:
         print(f"hippo bench {args.benchmark}: {exc}", file=sys.stderr)
         return 2
