@@ -100,7 +100,7 @@ class Life:
         mtype = decay_mod.message_type(m.role, metadata)
         explicit = metadata.get("priority") if metadata.get("priority") in _PRIORITY_ORDER else None
         out = (self._policy(Entry(mtype, tokenizer.decode(np.asarray(m.tokens, dtype=np.uint32)), m.role, m.speaker,
-                                  m.session, explicit, metadata)) if len(self.policies) else Outcome())
+                                  m.session, explicit, metadata, len(m.tokens))) if len(self.policies) else Outcome())
         priority = explicit or out.priority or "normal"
         manual = out.manual if out.manual is not None else metadata.get("encoding") == "manual"
         self.decay.add(

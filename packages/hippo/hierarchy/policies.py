@@ -8,6 +8,8 @@ ones overriding earlier ones field by field. Match keys:
 * ``role``, ``speaker``, ``session_id``, ``priority``: fields of the message;
 * ``contains``: a word or list of words, any of which occurs (case-insensitive, whole words);
   ``contains_all``: all of them;
+* ``min_tokens`` / ``max_tokens``: size of the entry in cl100k tokens, inclusive bounds (seed 004 §6.1: index tool
+  results over 1,000 tokens);
 * any other key: a metadata value, dotted keys reaching into nested dicts (``source.type``).
 
 A scalar value matches by equality, a list matches any of its members. Actions:
@@ -17,10 +19,11 @@ A scalar value matches by equality, a list matches any of its members. Actions:
 * ``encoding``: ``manual`` (decays at half rate) or ``auto``;
 * ``persist``: mark persist-worthy (deep consolidation promotes it to long-term memory);
 * ``expires_after_turns`` / ``expires_after_seconds``: hard expiry, after which the entry is dormant;
-* ``prune``: archival consolidation may delete the matching *messages* once dormant (messages are otherwise kept).
+* ``prune``: archival consolidation may delete the matching *messages* once dormant (messages are otherwise kept);
+* ``index``: whether content of this kind becomes an index entry in the live context (``hippo.entries``, seed 004
+  §6.1); the store itself indexes every message whatever this says.
 
-``index`` and ``compression`` from the seed's examples are accepted and have no effect (hippo indexes everything
-and never compresses the verbatim store).
+``compression`` from the seed's examples is accepted and has no effect (hippo never compresses the verbatim store).
 """
 
 from __future__ import annotations
@@ -33,9 +36,10 @@ from typing import Any, Iterable
 from hippo.errors import InvalidInput
 
 _MESSAGE_FIELDS = ("type", "role", "speaker", "session_id", "priority")
+_SIZE_FIELDS = ("min_tokens", "max_tokens")
 _ACTIONS = ("priority", "decay_rate", "floor", "encoding", "persist", "expires_after_turns", "expires_after_seconds",
-            "prune")
-_IGNORED_ACTIONS = ("index", "compression")
+            "prune", "index")
+_IGNORED_ACTIONS = ("compression",)
 _PRIORITIES = ("critical", "high", "normal", "low")
 
 
@@ -50,6 +54,7 @@ class Entry:
     session_id: str | None = None
     priority: str | None = None
     metadata: dict = field(default_factory=dict)
+    n_tokens: int = 0
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Outcome:
     expires_after_turns: int | None = None
     expires_after_seconds: float | None = None
     prune: bool | None = None
+    index: bool | None = None
     matched: int = 0
 
 
@@ -88,6 +94,7 @@ class Policy:
         self.meta: list[tuple[list[str], str, list]] = []
         self.any_words: re.Pattern | None = None
         self.all_words: list[re.Pattern] = []
+        self.sizes: list[tuple[str, int]] = []
         for key, value in match.items():
             if not isinstance(key, str) or not key:
                 raise InvalidInput(f"{where}.match keys must be non-empty str")
@@ -99,6 +106,10 @@ class Policy:
                     self.any_words = _words_re(words)
                 else:
                     self.all_words = [_words_re([w]) for w in words]
+            elif key in _SIZE_FIELDS:
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise InvalidInput(f"{where}.match.{key} must be an int >= 0")
+                self.sizes.append((key, value))
             elif key in _MESSAGE_FIELDS:
                 self.fields.append((key, _as_list(value)))
             else:
@@ -121,12 +132,15 @@ class Policy:
             raise InvalidInput(f"{where}.action.expires_after_turns must be an int >= 0")
         if "encoding" in a and a["encoding"] not in ("manual", "auto"):
             raise InvalidInput(f"{where}.action.encoding must be 'manual' or 'auto'")
-        for key in ("persist", "prune"):
+        for key in ("persist", "prune", "index"):
             if key in a and not isinstance(a[key], bool):
                 raise InvalidInput(f"{where}.action.{key} must be a bool")
         self.action = dict(a)
 
     def matches(self, e: Entry) -> bool:
+        for key, bound in self.sizes:
+            if (e.n_tokens < bound) if key == "min_tokens" else (e.n_tokens > bound):
+                return False
         for key, allowed in self.fields:
             have = getattr(e, key)
             if key == "priority" and have is None:
@@ -169,6 +183,8 @@ class Policy:
             out.expires_after_seconds = float(a["expires_after_seconds"])
         if "prune" in a:
             out.prune = a["prune"]
+        if "index" in a:
+            out.index = a["index"]
         out.matched += 1
 
 
