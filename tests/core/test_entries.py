@@ -1,0 +1,354 @@
+"""Index entries (seed 004 §5-9): lossless storage, key data, decay on the turn clock, policies, pattern completion,
+stale sources, persistence and deep consolidation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+
+import pytest
+
+from hippo import InvalidInput, Memory, NotFound
+from hippo.context_entries.extract import detect_format, extract, looks_like_error
+from hippo.entries import split_parts
+from hippo.hierarchy.decay import closed_form
+from hippo.llm import LLM
+from hippo.tokenizer import count_tokens
+from llm_server import llm_server  # noqa: F401 - pytest fixture
+
+
+def orders_json(n: int = 120) -> str:
+    data = {"status": "ok", "request_id": "req-8f2a91", "page": 1,
+            "orders": [{"id": f"ORD-{i:05d}", "customer": f"customer {i}", "total": round(i * 3.25, 2),
+                        "status": "paid" if i % 3 else "refunded"} for i in range(n)]}
+    return json.dumps(data, indent=2)
+
+
+@pytest.fixture
+def mem():
+    m = Memory(None)
+    yield m
+    m.close()
+
+
+# -- storage ----------------------------------------------------------------------------------------------------
+def _random_text(rng: random.Random) -> str:
+    pieces = []
+    for _ in range(rng.randint(1, 400)):
+        kind = rng.random()
+        if kind < 0.1:
+            pieces.append("\n" * rng.randint(1, 3))
+        elif kind < 0.15:
+            pieces.append("x" * rng.randint(1, 9000))  # one line longer than a part
+        elif kind < 0.2:
+            pieces.append("   \t  ")
+        else:
+            pieces.append(" ".join(rng.choice(["naïve", "日本語", "ok", "ERROR", "{", "}", "e12", "42"])
+                                   for _ in range(rng.randint(1, 30))))
+        pieces.append(rng.choice(["\n", "\r\n", "", " "]))
+    text = "".join(pieces)
+    return text if text.strip() else "x" + text
+
+
+def test_split_parts_is_lossless_and_never_blank():
+    rng = random.Random(7)
+    for _ in range(60):
+        text = _random_text(rng)
+        parts = split_parts(text, part_tokens=rng.choice([8, 64, 512]))
+        assert "".join(parts) == text
+        assert all(p.strip() for p in parts)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_complete_returns_the_content_byte_for_byte(mem, seed):
+    text = _random_text(random.Random(seed))
+    e = mem.index_entry(text, source={"type": "file.read", "ref": f"f{seed}"})
+    got = mem.complete(e.id)
+    assert got.text == text and got.complete and not got.stale
+    assert e.n_tokens == count_tokens(text)
+    assert e.message_ids[0] == int(e.id[4:])
+    assert "".join(mem.get(i).text for i in e.message_ids[1:]) == text
+
+
+def test_content_is_searchable_as_ordinary_messages(mem):
+    e = mem.index_entry(orders_json(), source={"type": "tool", "ref": "call_1"})
+    hits = mem.search("ORD-00077", k=3)
+    assert hits and hits[0].id in e.message_ids[1:]
+    assert '"ORD-00077"' in hits[0].text
+    assert hits[0].metadata["type"] == "tool_result"
+
+
+# -- extraction -------------------------------------------------------------------------------------------------
+def test_json_key_data_and_summary():
+    summary, key, fmt = extract(orders_json(120))
+    assert fmt == "json"
+    assert key["status"] == "ok" and key["request_id"] == "req-8f2a91" and key["page"] == 1
+    assert key["orders.count"] == 120
+    assert key["orders.ids"] == "ORD-00000 … ORD-00119"
+    assert "'orders': 120 records (id, customer, total, status)" in summary
+
+
+def test_html_element_refs_and_title():
+    html = ("<html><head><title>Crabot dashboard</title></head><body><h1>Users</h1>"
+            + "".join(f'<div ref="e{i}">row {i}</div>' for i in range(100))
+            + '<nav ref="e3" role="navigation">Main</nav><button ref="e12">Submit</button>'
+            + '<input ref="e45" name="search"></body></html>')
+    summary, key, fmt = extract(html)
+    assert fmt == "html"
+    assert key["title"] == "Crabot dashboard"
+    refs = dict(pair.split("=") for pair in key["refs"].split(", "))
+    assert refs == {"Main": "e3", "Submit": "e12", "search": "e45"}
+    assert "page 'Crabot dashboard'" in summary and "headings: Users" in summary
+
+
+def test_log_levels_and_first_error():
+    lines = [f"2024-05-0{1 + i // 50} 10:{i % 60:02d}:00 INFO request {i} served" for i in range(100)]
+    lines[40] = "2024-05-01 10:40:00 ERROR payment gateway timeout code=PG-504"
+    lines[70] = "2024-05-02 10:10:00 WARN slow query"
+    summary, key, fmt = extract("\n".join(lines))
+    assert fmt == "log"
+    assert key["errors"] == 1 and key["warns"] == 1
+    assert key["first_error"] == lines[40]
+    assert key["first"] == "2024-05-01 10:00:00" and key["last"] == "2024-05-02 10:39:00"
+    assert summary.startswith("log of 100 lines (INFO 98, ERROR 1, WARN 1)")
+
+
+def test_text_key_values_ids_and_urls():
+    text = ("Deployment report\nservice: billing-api\nversion = 2.14.1\nsee https://ci.example.com/runs/991 "
+            "for JIRA-4412 and contact ops@example.com\n")
+    _, key, fmt = extract(text)
+    assert fmt == "text"
+    assert key["service"] == "billing-api" and key["version"] == "2.14.1"
+    assert key["ids"] == "JIRA-4412" and key["urls"] == "https://ci.example.com/runs/991"
+    assert key["emails"] == "ops@example.com"
+
+
+def test_format_and_error_detection():
+    assert detect_format('{"a": 1}') == "json" and detect_format("{not json") == "text"
+    assert looks_like_error("Traceback (most recent call last):\n  File x\nValueError: bad")
+    assert not looks_like_error("all good\nnothing to see")
+
+
+# -- decay on the turn clock ------------------------------------------------------------------------------------
+def test_strength_follows_the_seed_table(mem):
+    e = mem.index_entry(orders_json(), turn=0)
+    assert e.decay["rate"] == pytest.approx(0.1)  # config.decay.rates["tool_result"], seed 004 §8.1
+    for turns, table in ((5, 0.82), (10, 0.71), (20, 0.58), (50, 0.41), (100, 0.30)):
+        s = mem.entry(e.id, turn=turns).strength
+        assert s == pytest.approx(closed_form(0.1, turns), abs=1e-4)
+        assert round(s, 2) == table
+
+
+def test_priorities_encoding_and_reinforcement(mem):
+    crit = mem.index_entry("critical\n" * 400, priority="critical", turn=0)
+    high = mem.index_entry("high\n" * 400, priority="high", encoding="manual", turn=0)
+    assert mem.entry(crit.id, turn=500).strength == 1.0
+    assert mem.entry(high.id, turn=40).strength == pytest.approx(closed_form(0.1 * 0.3 * 0.5, 40), abs=1e-4)
+    low = mem.index_entry("low\n" * 400, priority="low", turn=10)
+    assert mem.entry(low.id, turn=30).strength == pytest.approx(closed_form(0.2, 20), abs=1e-4)
+    mem.complete(low.id, "low", turn=30)  # access: back to 1, clock restarted at turn 30
+    after = mem.entry(low.id, turn=36)
+    assert after.strength == pytest.approx(closed_form(0.2, 6), abs=1e-4)
+    assert after.accesses == 1 and after.decay["last_access"] == 30
+
+
+def test_association_with_a_strong_entry_slows_decay(mem):
+    a = mem.index_entry("alpha\n" * 400, turn=0)
+    b = mem.index_entry("beta\n" * 400, associations=[a.id], turn=0)
+    assert b.associations == (a.id,)
+    assert mem.entry(b.id, turn=20).strength == pytest.approx(closed_form(0.1 * 0.7, 20), abs=1e-4)
+
+
+def test_expiry_and_dormancy(mem):
+    err = "Traceback (most recent call last):\n" + "  File 'x.py', line 1, in f\n" * 150 + "ValueError: boom\n"
+    e = mem.index_entry(err, turn=2)
+    assert e.source["type"] == "error"
+    assert e.lifecycle["expires"] == 52  # default error policy: expires after 50 turns
+    assert not mem.entry(e.id, turn=51).dormant
+    late = mem.entry(e.id, turn=52)
+    assert late.dormant and late.strength == 0.0
+    assert "dormant" in late.render() and "memory_expand" in late.render()
+    assert mem.entries(turn=52, include_dormant=False) == []
+    assert mem.complete(e.id, "ValueError", turn=53).text.endswith("ValueError: boom")
+
+
+# -- what to index ----------------------------------------------------------------------------------------------
+def test_default_index_policies(mem):
+    big = "word " * 1200
+    small = "word " * 500
+    assert mem.wants_index(big, type="tool_result")
+    assert not mem.wants_index(small, type="tool_result")
+    err = "Error: connection refused\n" + "  at frame\n" * 120
+    assert count_tokens(err) > 200 and mem.wants_index(err, type="tool_result")
+    assert not mem.wants_index("Error: short", type="tool_result")
+    assert mem.wants_index("Please always answer in French.", type="message", role="user")
+    assert not mem.wants_index("What is the weather today?", type="message", role="user")
+    assert not mem.wants_index("I will always answer in French.", type="message", role="assistant")
+    e = mem.index_entry("Remember: the deploy window is Friday 18:00.", type="message", role="user")
+    assert e.priority == "high" and e.lifecycle["persist"]
+
+
+def test_custom_policies_override_the_defaults(mem):
+    rules = [{"match": {"source.type": "config.schema"}, "action": {"index": False, "decay_rate": 0.3}}]
+    big = "field: value\n" * 800
+    assert mem.wants_index(big, source="browser.snapshot")
+    assert not mem.wants_index(big, source="config.schema", policies=rules)
+    e = mem.index_entry(big, source="config.schema", policies=rules, turn=0)
+    assert e.decay["base_rate"] == 0.3
+    configured = Memory(None, config={"decay": {"policies": rules}})
+    try:
+        assert not configured.wants_index(big, source="config.schema")
+    finally:
+        configured.close()
+
+
+# -- pattern completion -----------------------------------------------------------------------------------------
+def test_query_completion_returns_numbered_lines_around_matches(mem):
+    text = orders_json(200)
+    e = mem.index_entry(text)
+    got = mem.complete(e.id, "ORD-00137", context_lines=2)
+    lines = text.splitlines()
+    target = next(i for i, ln in enumerate(lines) if "ORD-00137" in ln)
+    expected = [f"L{j + 1}: {lines[j]}" for j in range(target - 2, target + 3)]
+    assert got.text.splitlines() == expected
+    assert got.matched_lines == 1 and not got.complete and not got.stale
+
+
+def test_query_without_match_says_so_and_shows_the_head(mem):
+    e = mem.index_entry(orders_json(50))
+    got = mem.complete(e.id, "zebra", max_tokens=50)
+    assert got.text.startswith("[no line of ") and got.matched_lines == 0
+    assert count_tokens(got.text) <= 50 + 40
+
+
+def test_minified_json_is_completed_through_a_line_view(mem):
+    data = json.loads(orders_json(80))
+    e = mem.index_entry(json.dumps(data, separators=(",", ":")))
+    got = mem.complete(e.id, "ORD-00042", context_lines=3)
+    assert '"ORD-00042"' in got.text and '"total": 136.5' in got.text
+
+
+def test_max_tokens_cuts_full_content(mem):
+    text = orders_json(300)
+    e = mem.index_entry(text)
+    got = mem.complete(e.id, max_tokens=100)
+    assert not got.complete and "cut at 100 tokens" in got.text
+    head = got.text.rsplit("\n[...", 1)[0]
+    assert text.startswith(head) and count_tokens(head) <= 100
+
+
+def test_stale_source_degrades_to_summary_then_refetch_restores(mem):
+    text = orders_json(100)
+    e = mem.index_entry(text, source={"type": "api.orders", "ref": "GET /orders?page=1"})
+    mem.delete(list(e.message_ids[1:]))
+    got = mem.complete(e.id, "ORD-00010")
+    assert got.stale and got.text.startswith("[stale: the content of " + e.id)
+    assert e.summary in got.text and "request_id=req-8f2a91" in got.text
+    assert mem.entry(e.id).stale and "STALE" in mem.entry(e.id).render()
+    seen = []
+    again = mem.complete(e.id, "ORD-00010", refetch=lambda src: seen.append(src) or text)
+    assert seen[0]["ref"] == "GET /orders?page=1"
+    assert again.refetched and not again.stale and '"ORD-00010"' in again.text
+    assert not mem.entry(e.id).stale and mem.complete(e.id).text == text
+
+
+def test_refetch_failure_keeps_the_summary(mem):
+    e = mem.index_entry(orders_json(60), source={"type": "api.orders", "ref": "x"})
+    mem.delete(list(e.message_ids[1:]))
+
+    def broken(source):
+        raise ConnectionError("gone")
+
+    got = mem.complete(e.id, refetch=broken)
+    assert got.stale and e.summary in got.text
+
+
+def test_deleting_the_header_removes_the_entry(mem):
+    e = mem.index_entry(orders_json(40))
+    mem.delete([e.message_ids[0]])
+    assert mem.entries() == []
+    with pytest.raises(NotFound):
+        mem.complete(e.id)
+
+
+# -- persistence, consolidation, LLM --------------------------------------------------------------------------
+def test_entries_survive_reopening(tmp_path):
+    path = tmp_path / "e.db"
+    with Memory(path) as m:
+        a = m.index_entry(orders_json(), source={"type": "tool", "ref": "c1"}, turn=3)
+        b = m.index_entry("note: keep\n" * 300, priority="high", turn=4)
+        m.complete(a.id, "ORD-00001", turn=6)
+        before = [x.to_dict() for x in m.entries(turn=9)]
+    with Memory(path) as m:
+        after = [x.to_dict() for x in m.entries(turn=9)]
+        assert after == before
+        assert [x["id"] for x in after] == [a.id, b.id]
+        assert after[0]["accesses"] == 1 and after[0]["decay"]["last_access"] == 6
+        assert m.complete(a.id).text == orders_json()
+
+
+def test_deep_consolidation_promotes_persist_worthy_entries_once(mem):
+    keep = mem.index_entry("Remember: always deploy from the release branch.\n" * 3, type="message", role="user",
+                           turn=1)
+    used = mem.index_entry(orders_json(), turn=1)
+    idle = mem.index_entry("scratch\n" * 500, turn=1)
+    for t in (2, 3, 4):  # used config.decay.persist_accesses (3) times
+        mem.complete(used.id, "ORD-00002", turn=t)
+    rep = mem.consolidate_entries("deep", into="longterm", turn=5)
+    assert rep["promoted"] == [keep.id, used.id] and idle.id in rep["kept"]
+    lt = mem.using("longterm").list()
+    assert [x.metadata["from_entry"] for x in lt] == [keep.id, used.id]
+    assert all(x.metadata["type"] == "memory" for x in lt)
+    assert "request_id=req-8f2a91" in lt[1].text
+    assert lt[0].metadata.get("priority") == "high"
+    assert mem.consolidate_entries("deep", into="longterm", turn=6)["promoted"] == []
+    assert len(mem.using("longterm").list()) == 2
+
+
+def test_llm_summary_when_configured_and_offline_fallback(llm_server):
+    llm = LLM(base_url=llm_server.base_url, model="test-model", backoff_s=0.001, max_backoff_s=0.005, max_retries=0)
+    with Memory(None, llm=llm) as m:
+        e = m.index_entry(orders_json())
+        assert e.summary_by == "llm" and e.summary.startswith("Summary: {")
+        llm_server.push(status=400)
+        f = m.index_entry(orders_json())
+        assert f.summary_by == "extractive" and f.summary.startswith("JSON object with 4 keys")
+
+
+# -- validation, async ------------------------------------------------------------------------------------------
+def test_invalid_arguments_name_the_argument(mem):
+    cases = [
+        (lambda: mem.index_entry("  "), "content"),
+        (lambda: mem.index_entry("x", type="blob"), "type"),
+        (lambda: mem.index_entry("x", priority="urgent"), "priority"),
+        (lambda: mem.index_entry("x", turn=-1), "turn"),
+        (lambda: mem.index_entry("x", source=3), "source"),
+        (lambda: mem.index_entry("x", associations="ctx_1"), "associations"),
+        (lambda: mem.index_entry("x", expires_after_turns=-2), "expires_after_turns"),
+        (lambda: mem.complete("nope"), "entry_id"),
+        (lambda: mem.complete("ctx_1", max_tokens=0), "max_tokens"),
+        (lambda: mem.consolidate_entries("sleep"), "level"),
+        (lambda: mem.wants_index("x", type="file"), "type"),
+    ]
+    for call, name in cases:
+        with pytest.raises(InvalidInput, match=name):
+            call()
+    with pytest.raises(NotFound, match="entry_id"):
+        mem.entry("ctx_999")
+    assert len(mem) == 0  # nothing was written by the failed calls
+
+
+def test_async_twins(mem):
+    async def go():
+        e = await mem.aindex_entry(orders_json(), turn=1)
+        got = await mem.acomplete(e.id, "ORD-00003")
+        listed = await mem.aentries()
+        one = await mem.aentry(e.id)
+        wants = await mem.awants_index("tiny")
+        rep = await mem.aconsolidate_entries("light")
+        return e, got, listed, one, wants, rep
+
+    e, got, listed, one, wants, rep = asyncio.run(go())
+    assert '"ORD-00003"' in got.text and [x.id for x in listed] == [e.id] and one.id == e.id
+    assert wants is False and rep["kept"] == [e.id]
