@@ -339,29 +339,30 @@ def style_vector(text: str, *, dim: int = 512, ngrams: tuple[int, int] = (3, 5))
 _INTENT: dict[str, tuple[str, ...]] = {}
 for _cues, _attrs in (
     ("like love enjoy fan into passion passionate hobby hobbies interest interested pastime fond prefer preference "
-     "favorite favourite appreciate dig", ("likes", "prefers", "favorite*", "plays")),
-    ("dislike hate avoid detest stand", ("dislikes",)),
+     "favorite favourite", ("likes", "prefers", "favorite*", "plays")),
+    ("dislike hate avoid detest", ("dislikes",)),
     ("prefer preference rather", ("prefers",)),
     ("favorite favourite", ("favorite*",)),
-    ("job work occupation profession career employ employer living company boss", ("occupation", "employer",
-                                                                                    "identity")),
+    ("job occupation profession career employ employer living company boss", ("occupation", "employer",
+                                                                               "identity")),
     ("live reside resident residence hometown address", ("residence", "origin")),
-    ("from origin originally grow grew born nationality country heritage native", ("origin", "born_in",
-                                                                                    "birth_year")),
-    ("identity identify who gender orientation background religion", ("identity", "occupation")),
+    ("from origin originally grew born nationality heritage native hometown", ("origin", "born_in", "birth_year")),
+    ("identity identify gender orientation religion", ("identity", "occupation")),
     ("name named", ("*_name", "name")),
     ("age old", ("age", "birth_year")),
-    ("allergic allergy", ("allergy",)),
-    ("study studies major school college university degree", ("studies", "school")),
-    ("play instrument sport", ("plays", "likes")),
-    ("kid kids child children son daughter family sibling", ("family",)),
-    ("married wife husband partner spouse", ("partner", "*_name")),
+    ("allergic allergy allergies", ("allergy",)),
+    ("major degree", ("studies", "school")),
+    ("instrument", ("plays", "likes")),
+    ("married spouse", ("partner", "*_name")),
 ):
     for _c in _cues.split():
         _INTENT[textnorm.stem(_c)] = tuple(dict.fromkeys(_INTENT.get(textnorm.stem(_c), ()) + _attrs))
 
 # Patterns of identity/preference questions that name no cue above ("What kind of music does Tim ...?").
 _KIND_Q = re.compile(r"\b(?:what|which)\s+(?:kind|kinds|type|types|sort|sorts|genre|genres)\s+of\b", re.I)
+_EVENT_Q = re.compile(r"^\s*(?:when\b|how\s+long\b|(?:on\s+)?(?:what|which)\s+(?:day|date|year|month|week|time)\b|"
+                      r"after\s+how\s+many\b|how\s+many\s+(?:days|weeks|months|years|times)\b)", re.I)
+_FAMILY_Q = re.compile(r"\bhow\s+many\s+(?:kids|children|sons|daughters|siblings|brothers|sisters|pets)\b", re.I)
 _WHAT_IS_X = re.compile(r"\bwhat\s+(?:is|was|are)\s+(?P<who>[\w' -]+?)'s\s+(?P<n>[a-z]+(?:\s+[a-z]+)?)\s*\??$", re.I)
 _PROFILE_WORDS = frozenset(_INTENT) | {textnorm.stem(w) for w in ("personality", "describe", "trait", "type",
                                                                      "pet", "dog", "cat")}
@@ -372,16 +373,21 @@ _GENERIC_TOPIC = frozenset(textnorm.stem(w) for w in (
     "kind", "type", "sort", "genre", "thing", "activity", "activities", "something", "stuff", "person", "does", "do"))
 
 
+_S = textnorm.stem
+_NOT_LIKE_BEFORE = frozenset(_S(w) for w in ("look", "looks", "feel", "feels", "sound", "sounds", "seem", "seems",
+                                               "would", "i'd", "be", "just", "is", "was"))
+
+
 def _is_cue(stems: list[str], k: int) -> bool:
     """Whether ``stems[k]`` is a trait cue where it stands ("where is she from?" but not "a gift from her")."""
     s = stems[k]
     prev = stems[k - 1] if k else ""
-    if s == "from":
-        return k == len(stems) - 1
-    if s == "old":
-        return prev == "how"
-    if s == "like":
-        return prev not in {"look", "feel", "sound", "seem", "would", "i'd", "be", "just"}
+    if s == _S("from"):
+        return k == len(stems) - 1 and _S("where") in stems
+    if s == _S("old"):
+        return prev == _S("how")
+    if s == _S("like"):
+        return prev not in _NOT_LIKE_BEFORE
     return True
 
 
@@ -651,17 +657,19 @@ class ProfileIndex:
         wanted: list[str] = []
         for s in stems:
             wanted.extend(_INTENT.get(s, ()))
+        if _EVENT_Q.search(q):
+            return speaker, False, (), frozenset()  # "When did ...", "What day ...": an event, not a trait
         kind_q = bool(_KIND_Q.search(q))
         m = _WHAT_IS_X.search(q)
         if m is not None and not wanted:
             noun = _attr_key(m.group("n"))
             wanted.extend((noun, f"favorite_{noun}", f"{noun}_name"))
-        if kind_q and not wanted:
-            wanted.extend(("likes", "prefers", "favorite*", "dislikes"))
+        if _FAMILY_Q.search(q):
+            wanted.append("family")
         if not wanted:
             return speaker, False, (), frozenset()
         # "What did Caroline paint?" asks about an event, not a trait, unless a trait cue is also there
-        strong = any(s in _INTENT for s in stems) or kind_q or m is not None
+        strong = any(s in _INTENT for s in stems) or m is not None or "family" in wanted
         if not strong:
             return speaker, False, (), frozenset()
         cues = set(_INTENT) | set(textnorm.QUESTION_WORDS) | _GENERIC_TOPIC
