@@ -190,9 +190,17 @@ def _rules() -> list[tuple[re.Pattern, Any]]:
 _RULES = _rules()
 
 
+# Statements are conversational: only the head of a very long message and of a run-on sentence is read, which keeps
+# extraction linear in the capped size whatever the input (a 10 MB paste costs the same as a 20 kB one).
+MAX_EXTRACT_CHARS = 20_000
+MAX_SENTENCE_CHARS = 1_000
+# The style of a speaker is estimated well from a few thousand characters per message.
+MAX_STYLE_CHARS = 20_000
+
+
 def _sentences(text: str) -> list[str]:
-    text = text.replace("’", "'").replace("‘", "'")
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+    text = text[:MAX_EXTRACT_CHARS].replace("’", "'").replace("‘", "'")
+    return [s.strip()[:MAX_SENTENCE_CHARS] for s in _SENTENCE.split(text) if s and s.strip()]
 
 
 def extract(text: str) -> list[Statement]:
@@ -296,7 +304,7 @@ _S63 = np.uint64(63)
 
 
 def _style_counts(text: str, dim: int, ngrams: tuple[int, int]) -> np.ndarray:
-    data = (" " + text + " ").encode("utf-8", "surrogatepass")
+    data = (" " + text[:MAX_STYLE_CHARS] + " ").encode("utf-8", "surrogatepass")
     b = np.frombuffer(data, dtype=np.uint8).astype(np.uint64)
     out = np.zeros(dim, dtype=np.float64)
     for n in range(ngrams[0], ngrams[1] + 1):
@@ -322,7 +330,7 @@ def style_vector(text: str, *, dim: int = 512, ngrams: tuple[int, int] = (3, 5))
     """The L2-normalized hashed char-n-gram vector of one text (float32), or ``None`` if it has no n-gram.
 
     Seed 002 §4.1 stage 5: hashed char-(3,4,5)-grams, L2-normalized. Case and punctuation are kept: they are
-    style. The hash is a fixed function of the UTF-8 bytes, so vectors are identical across processes.
+    style. Only the first ``MAX_STYLE_CHARS`` characters are read. The hash is a fixed function of the UTF-8 bytes, so vectors are identical across processes.
     """
     if not isinstance(text, str):
         raise InvalidInput(f"text must be a str, got {type(text).__name__}")

@@ -391,3 +391,14 @@ def test_memory_profile_factors_map_rows_to_ids():
     want = np.ones(len(ids))
     want[rows_of] = 1.3
     assert f.tolist() == want.tolist()
+
+
+def test_huge_text_and_odd_speaker_names():
+    p = ProfileIndex()
+    huge = "I love tea. " + "blah " * 2_000_000  # 10 MB: only the head is read for statements and style
+    p.append([1, 2], ["A+B (x)", "A+B (x)"], [huge, "I'm from Oslo."], [T0, T0 + 1])
+    assert p.current("A+B (x)") == {"likes": "tea", "origin": "Oslo"}
+    assert p.style("A+B (x)").shape == (512,)
+    assert p.query_intent("Where is A+B (x) from?") == ("A+B (x)", True)
+    assert p.boost("Where is A+B (x) from?", np.array([1, 2])).tolist() == [1.0, 1.3]
+    assert p.query_intent("Where is AB from?") == (None, True)
