@@ -49,6 +49,7 @@ class Recall:
     messages: list[MemoryItem] = field(default_factory=list)
     units: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic recall: one entry per tool call / event
 
     def __str__(self) -> str:
         return self.text
