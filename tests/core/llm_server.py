@@ -1,7 +1,8 @@
 """A tiny OpenAI-compatible chat-completions server on 127.0.0.1, for testing hippo's LLM path offline.
 
 Real HTTP, real ``openai`` client: tests queue scripted answers (status codes, delays, malformed bodies) and read
-back the requests the server received. Without a scripted answer the server answers like a very literal model:
+back the requests the server received. Requests that offer ``tools`` are answered first from a queue of their own
+(``push_tool_calls`` / ``push_agent``), so a scripted agent is not disturbed by other LLM tasks that run meanwhile. Without a scripted answer the server answers like a very literal model:
 keywords are the question's longer words, summaries echo the first line, facts restate each message.
 """
 
@@ -26,9 +27,20 @@ class Scripted:
     raw: bytes | None = None        # a raw HTTP body instead of a completion
     delay: float = 0.0
     logprobs: list[list[float]] | None = None
+    tool_calls: list[dict[str, Any]] | None = None  # [{"name": ..., "arguments": dict or raw str, "id"?: ...}]
 
 
-def completion(content: str, logprobs: list[list[float]] | None = None) -> dict[str, Any]:
+def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for k, c in enumerate(calls):
+        args = c.get("arguments", {})
+        out.append({"id": c.get("id", f"call_{k}"), "type": "function",
+                    "function": {"name": c["name"], "arguments": args if isinstance(args, str) else json.dumps(args)}})
+    return out
+
+
+def completion(content: str | None, logprobs: list[list[float]] | None = None,
+               tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     lp = None
     if logprobs is not None:
         lp = {"content": [{"token": f"t{i}", "logprob": alts[0], "bytes": None,
@@ -36,8 +48,9 @@ def completion(content: str, logprobs: list[list[float]] | None = None) -> dict[
                                             for j, x in enumerate(alts)]}
                           for i, alts in enumerate(logprobs)]}
     return {"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "test-model",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": "stop", "logprobs": lp}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content,
+                                                 **({"tool_calls": _tool_calls(tool_calls)} if tool_calls else {})},
+                         "finish_reason": "tool_calls" if tool_calls else "stop", "logprobs": lp}],
             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
 
 
@@ -65,6 +78,7 @@ def literal_model(request: dict[str, Any]) -> str:
 class FakeOpenAI:
     def __init__(self) -> None:
         self.queue: deque[Scripted] = deque()
+        self.agent_queue: deque[Scripted] = deque()  # served only to requests that offer tools
         self.requests: list[dict[str, Any]] = []
         self.responder: Callable[[dict[str, Any]], str] = literal_model
         self._lock = threading.Lock()
@@ -79,7 +93,10 @@ class FakeOpenAI:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.requests.append({"path": self.path, "body": body})
-                    step = server.queue.popleft() if server.queue else None
+                    if body.get("tools") and server.agent_queue:
+                        step = server.agent_queue.popleft()
+                    else:
+                        step = server.queue.popleft() if server.queue else None
                 if step is None:
                     step = Scripted(content=server.responder(body))
                 if step.delay:
@@ -89,7 +106,8 @@ class FakeOpenAI:
                 elif step.status >= 400:
                     payload = json.dumps({"error": {"message": f"scripted {step.status}", "type": "test"}}).encode()
                 else:
-                    payload = json.dumps(completion(step.content or "", step.logprobs)).encode()
+                    content = step.content if step.content is not None or step.tool_calls else ""
+                    payload = json.dumps(completion(content, step.logprobs, step.tool_calls)).encode()
                 try:
                     self.send_response(step.status)
                     self.send_header("Content-Type", "application/json")
@@ -109,6 +127,19 @@ class FakeOpenAI:
 
     def push(self, **kwargs: Any) -> None:
         self.queue.append(Scripted(**kwargs))
+
+    def push_tool_calls(self, *calls: dict[str, Any], content: str | None = None) -> None:
+        """Script one assistant turn that calls tools, e.g. ``push_tool_calls({"name": "search",
+        "arguments": {"query": "boots"}})``; ``arguments`` may be a raw string to send malformed JSON."""
+        self.agent_queue.append(Scripted(content=content, tool_calls=list(calls)))
+
+    def push_agent(self, **kwargs: Any) -> None:
+        """Script any answer (plain text, status code, delay...) for the next request that offers tools."""
+        self.agent_queue.append(Scripted(**kwargs))
+
+    def tool_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the requests that offered tools, in arrival order."""
+        return [r["body"] for r in self.requests if r["body"].get("tools")]
 
     def calls(self) -> int:
         return len(self.requests)
