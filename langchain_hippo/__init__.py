@@ -6,6 +6,7 @@ name                                    what                                    
 ``HippoRetriever``                      ``BaseRetriever`` over ``Memory.search`` / ``recall``   langchain-core
 ``HippoStore``                          LangGraph ``BaseStore`` (``create_agent(store=...)``)   langgraph
 ``HippoMemoryMiddleware``               recall before / remember after each model call         langchain
+``HippoContextMiddleware``              index large tool outputs, send entries, memory_expand  langchain
 ``make_memory_tools``                   ``memory_search`` / ``read`` / ``topics`` / ``topic``   langchain-core
 ``HippoChatMessageHistory``             ``BaseChatMessageHistory`` per session                 langchain-core
 ``HippoMemory``                         ``langchain_classic`` ``BaseMemory``                   langchain-classic
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from langchain_hippo.chat_history import HippoChatMessageHistory
     from langchain_hippo.classic import HippoMemory
+    from langchain_hippo.context import HippoContextMiddleware
     from langchain_hippo.middleware import HippoMemoryMiddleware
     from langchain_hippo.retrievers import HippoRetriever
     from langchain_hippo.store import HippoStore
@@ -31,6 +33,7 @@ _EXPORTS = {
     "HippoRetriever": "langchain_hippo.retrievers",
     "HippoStore": "langchain_hippo.store",
     "HippoMemoryMiddleware": "langchain_hippo.middleware",
+    "HippoContextMiddleware": "langchain_hippo.context",
     "make_memory_tools": "langchain_hippo.tools",
     "HippoChatMessageHistory": "langchain_hippo.chat_history",
     "HippoMemory": "langchain_hippo.classic",
