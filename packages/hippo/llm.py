@@ -12,6 +12,7 @@ naming the endpoint and the cause; an answer that is not the JSON asked for is a
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -47,6 +48,24 @@ FACTS_PROMPT = (
 class ChatResult:
     text: str
     logprobs: list[list[float]] | None = None  # per generated token: log-probabilities of the top alternatives
+
+
+@dataclass
+class ToolCall:
+    """One function call requested by the model; ``arguments`` is the raw JSON text it sent (maybe malformed)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass
+class ToolChatResult:
+    """An assistant turn of a tool-calling chat: plain ``text``, ``tool_calls``, or both."""
+
+    text: str
+    tool_calls: list[ToolCall]
+    finish_reason: str | None = None
 
 
 def _status(exc: BaseException) -> int | None:
@@ -131,18 +150,7 @@ class LLM:
         if logprobs:
             kwargs["logprobs"] = True
             kwargs["top_logprobs"] = 5
-        retrying = Retrying(stop=stop_after_attempt(self.max_retries + 1),
-                            wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s),
-                            retry=retry_if_exception(_retryable), reraise=True)
-        try:
-            resp = retrying(self._create, kwargs)
-        except LLMError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every transport failure becomes one typed error
-            status = _status(exc)
-            what = f"HTTP {status}" if status else type(exc).__name__
-            tries = self.max_retries + 1 if _retryable(exc) else 1
-            raise LLMError(f"LLM request to {self.endpoint} failed after {tries} attempt(s): {what}: {exc}") from exc
+        resp = self._complete(kwargs)
         try:
             choice = resp.choices[0]
             text = choice.message.content or ""
@@ -154,9 +162,62 @@ class LLM:
             lp = [[t.logprob for t in (tok.top_logprobs or [])] or [tok.logprob] for tok in content]
         return ChatResult(text, lp)
 
+    def _complete(self, kwargs: dict[str, Any]) -> Any:
+        """``chat.completions.create`` with the retry policy; every failure becomes one ``LLMError``."""
+        retrying = Retrying(stop=stop_after_attempt(self.max_retries + 1),
+                            wait=wait_exponential(multiplier=self.backoff_s, max=self.max_backoff_s),
+                            retry=retry_if_exception(_retryable), reraise=True)
+        try:
+            return retrying(self._create, kwargs)
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every transport failure becomes one typed error
+            status = _status(exc)
+            what = f"HTTP {status}" if status else type(exc).__name__
+            tries = self.max_retries + 1 if _retryable(exc) else 1
+            raise LLMError(f"LLM request to {self.endpoint} failed after {tries} attempt(s): {what}: {exc}") from exc
+
     def _create(self, kwargs: dict[str, Any]) -> Any:
         self.calls += 1
         return self.client.chat.completions.create(**kwargs)
+
+    def chat_tools(self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]], *,
+                   max_tokens: int = 512, tool_choice: str | dict[str, Any] = "auto") -> ToolChatResult:
+        """One tool-calling chat completion (OpenAI ``tools=[...]``), with the same retries and errors as
+        :meth:`chat`. ``messages`` may hold assistant turns with ``tool_calls`` and ``role="tool"`` results.
+        An endpoint that answers in plain text instead of calling a tool yields ``text`` and no ``tool_calls``;
+        an HTTP error (for example 400 from a server without tool support) is an ``LLMError`` whose
+        ``__cause__`` carries the status."""
+        if not tools:
+            raise InvalidInput("tools must be a non-empty sequence of OpenAI tool definitions")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidInput(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+        kwargs: dict[str, Any] = {"model": self.model, "messages": list(messages), "tools": list(tools),
+                                  "tool_choice": tool_choice, "max_tokens": max_tokens,
+                                  "temperature": self.temperature, "timeout": self.timeout}
+        resp = self._complete(kwargs)
+        if inspect.isawaitable(resp):
+            close = getattr(resp, "close", None)
+            if callable(close):
+                close()  # never awaited: an async client cannot serve this synchronous call
+            raise LLMError("the LLM client is asynchronous (e.g. openai.AsyncOpenAI); pass a synchronous "
+                           "OpenAI-compatible client")
+        try:
+            choice = resp.choices[0]
+            msg = choice.message
+            text = msg.content or ""
+            raw_calls = list(getattr(msg, "tool_calls", None) or [])
+        except (AttributeError, IndexError, TypeError) as exc:
+            raise LLMError(f"LLM at {self.endpoint} answered without a message: {exc}") from exc
+        calls: list[ToolCall] = []
+        for k, c in enumerate(raw_calls):
+            fn = getattr(c, "function", None)
+            name = getattr(fn, "name", None)
+            args = getattr(fn, "arguments", None)
+            calls.append(ToolCall(id=str(getattr(c, "id", None) or f"call_{k}"),
+                                  name=name if isinstance(name, str) else "",
+                                  arguments=args if isinstance(args, str) else json.dumps(args)))
+        return ToolChatResult(text, calls, getattr(choice, "finish_reason", None))
 
     def json(self, system: str, user: str, *, max_tokens: int = 512) -> Any:
         res = self.chat([{"role": "system", "content": system}, {"role": "user", "content": user}],
