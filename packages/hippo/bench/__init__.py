@@ -5,6 +5,7 @@
     hippo bench scale [--sizes 1e5,1e6,1e7] [--quick]
     hippo bench reliability [--quick] [--kill-points N]
     hippo bench soak [--adds 1000000] [--quick]
+    hippo bench temporal [--quick] [--seed S] [--conversations N] [--budget 1000]
     hippo bench context [--seed 0] [--turns 56] [--quick]
 
 Each benchmark prints a markdown table and writes JSON to ``--out`` plus the same table as ``.md`` next to it
@@ -30,6 +31,7 @@ BENCHMARKS: dict[str, str] = {
     "scale": "ingest speed, latency, store size and RSS on synthetic streams of growing size",
     "reliability": "crash (SIGKILL), concurrency and hostile-input campaigns; failures must be zero",
     "soak": "a long run of adds with interleaved recalls and flushes: RSS growth and latency drift",
+    "temporal": "facts that change and events told out of order: current-value accuracy and Kendall tau of order",
     "context": "an agent session with large tool outputs, with and without HippoContextMiddleware: tokens sent, "
                "entry compression, values reached, overhead per turn",
 }
