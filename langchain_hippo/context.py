@@ -59,6 +59,8 @@ class _Thread:
         self.entry_of: dict[str, str] = {}    # message key -> entry id
         self.keep: set[str] = set()           # message keys the policies left verbatim
         self.tokens: dict[str, int] = {}      # message key -> cl100k tokens of its text
+        self.copies: dict[str, tuple] = {}    # entry id -> (block, message key, message sent)
+        self.plain: set[str] = set()          # turns the policies do not index by content
 
 
 def _key(message: BaseMessage) -> str:
@@ -207,13 +209,22 @@ class HippoContextMiddleware(AgentMiddleware):
                                      policies=self.policies)
         elif isinstance(message, (HumanMessage, AIMessage)):
             role = "user" if isinstance(message, HumanMessage) else "assistant"
+            source = {"type": f"turn.{role}", "ref": message.id, "message_key": key, "retrievable": True}
+            if key not in th.plain:
+                # user instructions are indexed at once (policy: high priority, persist-worthy); such an entry
+                # replaces the message only if it is ever shorter than the message
+                if view.wants_index(text, type="message", role=role, source=source, n_tokens=n,
+                                    policies=self.policies):
+                    entry = view.index_entry(text, type="message", role=role, source=source, turn=turn,
+                                             policies=self.policies)
+                    th.entry_of[key] = entry.id
+                    return entry.id
+                th.plain.add(key)
             if n < self.min_turn_tokens:
                 th.keep.add(key)  # never worth an entry; short turns stay verbatim
                 return None
-            rate = view.config.decay.rates["message"]
-            if closed_form(rate, age) >= self.turn_threshold:
-                return None  # not decayed yet: decided again at a later turn
-            source = {"type": f"turn.{role}", "ref": message.id, "message_key": key, "retrievable": True}
+            if closed_form(view.config.decay.rates["message"], age) >= self.turn_threshold:
+                return None  # not decayed yet (seed 004 §8.1, message rate): decided again at a later turn
             entry = view.index_entry(text, type="message", role=role, source=source, turn=turn,
                                      policies=self.policies)
         else:
@@ -222,8 +233,9 @@ class HippoContextMiddleware(AgentMiddleware):
         th.entry_of[key] = entry.id
         return entry.id
 
-    def compact(self, messages: list[AnyMessage], view: Any) -> list[AnyMessage]:
-        """The message list to send: old large / decayed messages replaced by their index entries."""
+    def compact(self, messages: list[AnyMessage], view: Any, *, index_recent: bool = False) -> list[AnyMessage]:
+        """The message list to send: old large / decayed messages replaced by their index entries. With
+        ``index_recent`` the policies also index the messages of the recent turns (they still stay verbatim)."""
         th = self._thread(view)
         turns = []
         n_turn = 0
@@ -232,13 +244,17 @@ class HippoContextMiddleware(AgentMiddleware):
                 n_turn += 1
             turns.append(n_turn)
         current = n_turn
-        if current <= self.keep_recent_turns - 1:
+        if current <= self.keep_recent_turns - 1 and not index_recent:
             return list(messages)
         plan: list[tuple[int, str]] = []
         with th.lock:
             for i, m in enumerate(messages):
                 age = current - turns[i]
-                if age < self.keep_recent_turns or isinstance(m, SystemMessage):
+                if isinstance(m, SystemMessage):
+                    continue
+                if age < self.keep_recent_turns:
+                    if index_recent and not (isinstance(m, ToolMessage) and m.name == EXPAND_TOOL):
+                        self._decide(view, th, m, _key(m), turns[i], age)
                     continue
                 key = _key(m)
                 if isinstance(m, ToolMessage) and m.name == EXPAND_TOOL:
@@ -249,7 +265,7 @@ class HippoContextMiddleware(AgentMiddleware):
                     plan.append((i, eid))
         if not plan:
             return list(messages)
-        shown = {e.id: e for e in view.entries(ids=[eid for _, eid in plan if eid], turn=current)}
+        blocks = view.entry_blocks([eid for _, eid in plan if eid], turn=current)
         out = list(messages)
         for i, eid in plan:
             m = messages[i]
@@ -260,13 +276,17 @@ class HippoContextMiddleware(AgentMiddleware):
                        "removed from context; call memory_expand again to re-read it]"
                 out[i] = m.model_copy(update={"content": note})
                 continue
-            e = shown.get(eid)
-            if e is None or e.priority == "critical":
+            block = blocks.get(eid)
+            if block is None:
+                continue  # critical (kept verbatim) or deleted meanwhile
+            cached = th.copies.get(eid)
+            if cached is not None and cached[0] == block and cached[1] == _key(m):
+                out[i] = cached[2]
                 continue
-            block = e.render()
             if len(block) >= len(_text(m)):
                 continue  # the entry would not be smaller than the message
             out[i] = m.model_copy(update={"content": block})
+            th.copies[eid] = (block, _key(m), out[i])
         return out
 
     @staticmethod
@@ -312,19 +332,25 @@ class HippoContextMiddleware(AgentMiddleware):
             handle_tool_error=True, handle_validation_error=_describe_validation_error)
 
     # -- deep consolidation at the end of a thread ---------------------------------------------------------
-    def end_thread(self, *, thread_id: str | None = None, user_id: str | None = None,
-                   runtime: Any = None) -> dict[str, Any]:
+    def end_thread(self, messages: list[AnyMessage] | None = None, *, thread_id: str | None = None,
+                   user_id: str | None = None, runtime: Any = None) -> dict[str, Any]:
         """Deep consolidation of a thread's entries (seed 004 §9.2): persist-worthy ones go to long-term memory.
-        Ids default to those of ``runtime`` / the current run."""
+
+        ``messages`` (the thread's conversation) are first run through the index policies, the latest turns
+        included, so an instruction given in the last turn is not missed. Ids default to those of ``runtime`` /
+        the current run."""
         user, thread = self._ids(runtime, user_id, thread_id)
         view = self.memory.using(self.working_namespace(user, thread))
+        if messages:
+            self.compact(list(messages), view, index_recent=True)
         return view.consolidate_entries("deep", into=self.long_term_namespace(user, thread))
 
-    async def aend_thread(self, *, thread_id: str | None = None, user_id: str | None = None,
-                          runtime: Any = None) -> dict[str, Any]:
-        user, thread = self._ids(runtime, user_id, thread_id)
-        view = self.memory.using(self.working_namespace(user, thread))
-        return await acall(view, "consolidate_entries", "deep", into=self.long_term_namespace(user, thread))
+    async def aend_thread(self, messages: list[AnyMessage] | None = None, *, thread_id: str | None = None,
+                          user_id: str | None = None, runtime: Any = None) -> dict[str, Any]:
+        import asyncio
+
+        return await asyncio.to_thread(self.end_thread, messages, thread_id=thread_id, user_id=user_id,
+                                       runtime=runtime)
 
     def _ids(self, runtime: Any, user_id: str | None, thread_id: str | None) -> tuple[str | None, str | None]:
         user, thread = self._scoper.identify(runtime)
@@ -332,12 +358,12 @@ class HippoContextMiddleware(AgentMiddleware):
 
     def after_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         if self.consolidate_on_end:
-            self.end_thread(runtime=runtime)
+            self.end_thread(state["messages"], runtime=runtime)
         return None
 
     async def aafter_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         if self.consolidate_on_end:
-            await self.aend_thread(runtime=runtime)
+            await self.aend_thread(state["messages"], runtime=runtime)
         return None
 
 

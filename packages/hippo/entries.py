@@ -86,6 +86,7 @@ class IndexEntry:
     stale: bool = False           # the stored content is gone (seed 004 §7.3 step 4)
     dormant: bool = False         # strength below the dormant threshold, or expired (§8.3)
     summary_by: str = "extractive"
+    _static: str = field(default="", repr=False, compare=False)  # cached head, summary and key data lines
 
     def render(self) -> str:
         """The compact block that stands in for the content in the prompt (seed 004 §1.4)."""
@@ -134,7 +135,11 @@ class Completion:
 
 
 def _value(v: Any) -> str:
-    return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return repr(v)
+    return json.dumps(v, ensure_ascii=False)
 
 
 def render_key_data(key_data: Mapping[str, Any]) -> str:
@@ -150,19 +155,30 @@ def _source_text(source: Mapping[str, Any]) -> str:
     return out
 
 
+def _entry_head(e: IndexEntry) -> str:
+    return f"[context_index: {e.id}] {e.type} · {_source_text(e.source)} · {e.n_tokens} tokens stored"
+
+
+def _entry_static(e: IndexEntry) -> str:
+    """The lines of a live entry's block that do not change with its strength."""
+    if e._static:
+        return e._static
+    return f"{_entry_head(e)}\nsummary: {e.summary}" + (f"\nkey_data: {render_key_data(e.key_data)}"
+                                                       if e.key_data else "")
+
+
 def render_entry(e: IndexEntry) -> str:
-    """``[context_index: ctx_N]`` block: source and size, summary, key data, strength and how to expand."""
-    head = f"[context_index: {e.id}] {e.type} · {_source_text(e.source)} · {e.n_tokens} tokens stored"
+    """``[context_index: ctx_N]`` block: source and size, summary, key data, strength and how to expand.
+
+    Strength is shown to one decimal, so a block changes only every few turns (stable prompt prefixes)."""
     expand = f'memory_expand("{e.id}", query)'
     if e.stale:
-        return (f"{head}\nSTALE: the stored content is gone; summary only (re-capture it if needed)\n"
+        return (f"{_entry_head(e)}\nSTALE: the stored content is gone; summary only (re-capture it if needed)\n"
                 f"summary: {e.summary}" + (f"\nkey_data: {render_key_data(e.key_data)}" if e.key_data else ""))
     if e.dormant:
-        return f"{head} · dormant (strength {e.strength:.2f}); {expand} restores it"
-    lines = [head, f"summary: {e.summary}"]
-    if e.key_data:
-        lines.append(f"key_data: {render_key_data(e.key_data)}")
-    tail = f"strength: {e.strength:.2f} · priority: {e.priority}"
+        return f"{_entry_head(e)} · dormant (strength {e.strength:.1f}); {expand} restores it"
+    lines = [_entry_static(e)]
+    tail = f"strength: {e.strength:.1f} · priority: {e.priority}"
     if e.associations:
         tail += " · associations: " + ", ".join(e.associations)
     if e.lifecycle.get("expires") is not None:
@@ -196,11 +212,13 @@ class _Record:
     part_ids: list[int] = field(default_factory=list)
     stale: bool = False
     promoted: bool = False
+    static: str = ""               # cached static lines of the rendered block
 
     def meta(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d.pop("key")
         d.pop("part_ids")
+        d.pop("static")
         d["associations"] = list(self.associations)
         return d
 
@@ -421,7 +439,9 @@ class EntriesMixin:
                            "promoted": rec.promoted},
                 n_tokens=rec.n_tokens, format=rec.format, message_ids=(rec.key, *rec.part_ids),
                 namespace=self.namespace, turn=turn, accesses=int(st.table.accesses[slot]), stale=rec.stale,
-                dormant=expired or s < dcfg.dormant_threshold, summary_by=rec.summary_by))
+                dormant=expired or s < dcfg.dormant_threshold, summary_by=rec.summary_by, _static=rec.static))
+            if not rec.static:
+                rec.static = _entry_static(out[-1])
         return out
 
     def _clock(self: "Memory", st: _State, turn: int | None) -> int:
@@ -607,6 +627,12 @@ class EntriesMixin:
             raise NotFound(f"entry_id {entry_id!r} is not an index entry of namespace {self.namespace!r}")
         return got[0]
 
+    def entry_blocks(self: "Memory", ids: Iterable[str], *, turn: int | None = None) -> dict[str, str | None]:
+        """The prompt blocks (:meth:`IndexEntry.render`) of the given entries at ``turn``, by id; ``None`` for a
+        critical entry (seed 004 §5.2: critical content stays in context verbatim). Unknown ids are left out."""
+        return {e.id: (None if e.priority == "critical" else e.render())
+                for e in self.entries(ids=ids, turn=turn)}
+
     def next_turn(self: "Memory") -> int:
         """Advance this namespace's entry clock by one turn; returns the new turn."""
         self._live()
@@ -713,6 +739,7 @@ class EntriesMixin:
         summary, key_data, fmt = extract(content)
         with st.lock:
             rec.part_ids = [w.id for w in written]
+            rec.static = ""
             rec.stale = False
             rec.key_data = key_data
             rec.format = fmt
@@ -793,6 +820,9 @@ class EntriesMixin:
 
     async def aconsolidate_entries(self: "Memory", level: str = "deep", **kwargs: Any) -> dict[str, Any]:
         return await self._run(self.consolidate_entries, level, **kwargs)
+
+    async def aentry_blocks(self: "Memory", ids: Iterable[str], **kwargs: Any) -> dict[str, str | None]:
+        return await self._run(self.entry_blocks, ids, **kwargs)
 
     async def anext_turn(self: "Memory") -> int:
         return await self._run(self.next_turn)
