@@ -22,8 +22,9 @@ Update probes ("Where does Maya live now?"):
   other way (the newest statement of the current value marked superseded);
 * **superseded_by**: the share of stale statements whose ``Hit.superseded_by`` is set and points to a later
   statement of the same fact; the share of newest statements wrongly given one;
-* **as of**: ``search(question, as_of=t)`` with ``t`` between a value's statement and the first change of it:
-  the best value-naming hit names the value that held at ``t``.
+* **until**: ``search(question, until=t)`` with ``t`` between a value's statement and the first change of it:
+  the best value-naming hit names the value that held at ``t``. (``as_of`` is not scored: it cuts by ingestion
+  time, and these conversations are ingested in one go with past timestamps.)
 
 Ordering probes ("In what order did these happen to Maya: ...?"): Kendall tau (:func:`kendall_tau`; a missing
 event counts as neither concordant nor discordant, so it lowers tau) between the true event order and (a) the
@@ -255,16 +256,17 @@ class _Run:
                 flags["stale_flagged"].append(h.superseded_by is not None)
                 flags["stale_flag_correct"].append(h.superseded_by in later)
 
-        as_of_ok = None
-        if _accepts(m.search, "as_of"):
+        until_ok = None
+        if _accepts(m.search, "until"):
+            # The world between a value's statement and its first change: only messages whose event time is
+            # before ``at`` count, and the value that held then must win among them.
             first_change = next(j for j, s in enumerate(p.statements) if s.value != p.statements[0].value)
             before, after = p.statements[first_change - 1], p.statements[first_change]
             t_before, t_after = conv.turns[before.turn].timestamp, conv.turns[after.turn].timestamp
             at = t_before + (t_after - t_before) / 2
-            held = before.value
-            past = self.search(m, p.question, self.k, as_of=at)
+            past = self.search(m, p.question, self.k, until=at)
             best_then = next((h for h in past if any(contains(h.text, v) for v in p.values)), None)
-            as_of_ok = best_then is not None and contains(best_then.text, held)
+            until_ok = best_then is not None and contains(best_then.text, before.value)
 
         return {
             "id": p.id, "attribute": p.attribute, "question": p.question, "current": p.current,
@@ -278,7 +280,7 @@ class _Run:
             "stale_flagged": flags["stale_flagged"] if supports_flag else None,
             "stale_flag_correct": flags["stale_flag_correct"] if supports_flag else None,
             "newest_flagged": flags["newest_flagged"] if supports_flag else None,
-            "as_of": as_of_ok,
+            "until": until_ok,
         }
 
     # -- ordering probes -----------------------------------------------------------------------------------
@@ -360,7 +362,7 @@ def evaluate(probes: ProbeSet, config: Any = None, *, budget: int = DEFAULT_BUDG
         "stale_superseded_by": _share(stale_flagged) if flag_supported else None,
         "stale_superseded_by_correct": _share(stale_correct) if flag_supported else None,
         "newest_superseded_by": _share(col(ups, "newest_flagged")) if flag_supported else None,
-        "as_of_accuracy": _share(col(ups, "as_of")),
+        "until_accuracy": _share(col(ups, "until")),
         "order_recall_tau": _mean(recall_taus),
         "order_recall_exact": _share([t == 1.0 for t in recall_taus]),
         "order_recall_found": _mean(col(ords, "recall_found")),
@@ -404,7 +406,7 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("stale statements with superseded_by", "stale_superseded_by", "num"),
     ("... pointing to a later statement", "stale_superseded_by_correct", "num"),
     ("newest statements with superseded_by (error)", "newest_superseded_by", "num"),
-    ("as_of search names the value then", "as_of_accuracy", "num"),
+    ("search until t names the value held at t", "until_accuracy", "num"),
     ("order in recall: mean Kendall tau", "order_recall_tau", "num"),
     ("order in recall: share tau = 1", "order_recall_exact", "num"),
     ("order in recall: events found", "order_recall_found", "num"),
