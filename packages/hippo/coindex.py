@@ -20,6 +20,7 @@ from hippo import lexicon, tokenizer
 from hippo._native import DynamicWaveletMatrix, ri_signatures
 from hippo.config import Config
 from hippo.store.base import MessageRow, NamespaceState
+from hippo.truth.state import Truth
 
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -87,6 +88,7 @@ class NamespaceIndex:
         self._lengths_end = -1
         self.state = NamespaceState(0, 0)
         self.last_seq = -1
+        self.truth = Truth()  # event times, surprise, facts and supersedes links (hippo.truth)
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:

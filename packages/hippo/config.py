@@ -43,6 +43,22 @@ class RetrievalConfig:
 
 
 @dataclass(frozen=True)
+class TemporalConfig:
+    """Time and truth at query time (seed 002 §4.1 stages 3, 4 and 9). Factors multiply the fused RRF score and
+    fire only when their condition holds; each is bounded."""
+
+    enabled: bool = True
+    temporal_boost: float = 1.1     # stage 9 f_t: temporal query x candidate that carries a time expression
+    window_boost: float = 4.0       # stage 9 f_t: the query names a period x candidate dated or said in it
+    surprise_alpha: float = 0.2     # stage 9: (1 + alpha * surprise)
+    salience_beta: float = 0.02     # (1 + beta * (salience - 0.5)): a tie-breaker (0.1 measured neutral on dev data)
+    fact_boost: float = 0.5         # the newest statement of the entity / attribute a query asks about
+    superseded_factor: float = 0.8  # an older statement a newer one updated (kept, ranked lower, marked)
+    annotate: bool = True           # resolved event dates and "superseded" marks in recalled context
+    chronological: bool = True      # order / progression queries: context laid out by event time
+
+
+@dataclass(frozen=True)
 class Config:
     signature: SignatureConfig = field(default_factory=SignatureConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
@@ -55,6 +71,7 @@ class Config:
     hierarchy: HierarchyConfig = field(default_factory=HierarchyConfig)  # seed 001 §3
     decay: DecayConfig = field(default_factory=DecayConfig)              # seed 004 §8-10
     gate: GateConfig = field(default_factory=GateConfig)                 # seed 002 §4.1 stage 1
+    temporal: TemporalConfig = field(default_factory=TemporalConfig)     # seed 002 §4.1 stages 3, 4, 9
 
     @classmethod
     def from_value(cls, value: "Config | dict[str, Any] | None") -> "Config":
@@ -118,6 +135,11 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.nnz must be even, >= 2 and <= dim")
         if obj.window < 0 or obj.top_m < 1 or obj.self_weight < 0 or obj.radius < 0:
             raise InvalidInput(f"{path}: window, self_weight and radius must be >= 0, top_m >= 1")
+    if isinstance(obj, TemporalConfig):
+        if not 1 <= obj.temporal_boost <= 4 or not 1 <= obj.window_boost <= 16 or obj.fact_boost < 0 or obj.fact_boost > 4:
+            raise InvalidInput(f"{path}: temporal_boost must be in 1..4, window_boost in 1..16 and fact_boost in 0..4")
+        if not 0 < obj.superseded_factor <= 1 or not 0 <= obj.surprise_alpha <= 1 or not 0 <= obj.salience_beta <= 1:
+            raise InvalidInput(f"{path}: superseded_factor must be in (0, 1], surprise_alpha and salience_beta in 0..1")
     if isinstance(obj, Config):
         if obj.max_message_chars < 1 or obj.seal_tokens < 1 or obj.busy_timeout_s < 0:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
@@ -135,4 +157,5 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "+stage1": {"hierarchy": {"recall": "stage1"}},
     "+stage2": {"hierarchy": {"recall": "stage2"}},
     "full": {"hierarchy": {"recall": "full"}},
+    "no-temporal": {"temporal": {"enabled": False}},  # the default before time and truth (seed 002 stages 3-9)
 }

@@ -28,6 +28,7 @@ class Piece:
     session: str | None
     seq: int
     text: str = ""
+    note: str = ""         # e.g. "7 May 2023" (a resolved relative date) or "superseded 12 June 2023"
 
 
 @lru_cache(maxsize=4096)
@@ -45,7 +46,7 @@ def _group_key(p: Piece) -> str:
 
 
 def _prefix(p: Piece) -> str:
-    return f"{p.speaker or p.role}:"
+    return f"{p.speaker or p.role} ({p.note}):" if p.note else f"{p.speaker or p.role}:"
 
 
 def _line(p: Piece) -> str:

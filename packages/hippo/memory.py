@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import json
 import math
@@ -27,14 +28,38 @@ from hippo.profiles import ProfilesMixin
 from hippo.rwlock import RWLock
 from hippo.store.base import MessageRow, NewMessage
 from hippo.store.sqlite import SQLiteStore
-from hippo.timeutil import to_datetime, to_epoch
+from hippo.timeutil import fmt_day, to_datetime, to_epoch
+from hippo.truth import rank as truth_rank
+from hippo.truth.api import TruthMixin
+from hippo.truth.state import GRANULARITIES
+from hippo.truth import timeexpr
 from hippo.types import Hit, MemoryItem, Recall
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
 _ROLES = ROLES
-_ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority")
+_ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority", "event_time")
 _PRIORITIES = ("critical", "high", "normal", "low")
+
+
+class _Scope:
+    """The time scope of one search / recall call: filters and whether the query asks for an order."""
+
+    __slots__ = ("since", "until", "as_of", "ordering")
+
+    def __init__(self, since: float | None, until: float | None, as_of: float | None, ordering: bool) -> None:
+        self.since, self.until, self.as_of, self.ordering = since, until, as_of, ordering
+
+    @property
+    def filters(self) -> bool:
+        return self.since is not None or self.until is not None or self.as_of is not None
+
+
+_DAY_GRANULARITIES = (GRANULARITIES.index("day"), GRANULARITIES.index("caller"))
+
+# Set by search / recall for the duration of one call so that ranking and packing (also when reached through the
+# hierarchy's top-down recall) see the same time scope; a ContextVar is per thread and per asyncio task.
+_SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("hippo_time_scope", default=None)
 
 
 def _check_namespace(ns: object, name: str = "namespace") -> str:
@@ -115,7 +140,7 @@ class _Shared:
         return wm.access_range(0, len(wm))
 
 
-class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
+class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
 
     ``path`` is a SQLite file (created with mode 0600; many namespaces per file) or ``None`` for a private
@@ -210,6 +235,7 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
                     s.indexes.pop(ns, None)
                     raise CorruptData(f"namespace {ns!r}: message {r.id} holds token ids outside the vocabulary")
             idx.append(rows)
+            idx.truth.observe(rows)
             idx.state = state
             s.indexes[ns] = idx
             if s.embed is not None:
@@ -257,6 +283,10 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
         ts = to_epoch(item.get("timestamp"), "timestamp", min_year=cfg.timestamp_min_year,
                       max_year=cfg.timestamp_max_year)
         metadata = _check_metadata(item.get("metadata"))
+        event_time = to_epoch(item.get("event_time"), "event_time", min_year=cfg.timestamp_min_year,
+                              max_year=cfg.timestamp_max_year)
+        if event_time is not None:
+            metadata["event_time"] = event_time
         priority = item.get("priority")
         if priority is not None:
             if priority not in _PRIORITIES:
@@ -276,10 +306,15 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
         session_id: str | None = None,
         metadata: dict[str, Any] | None = None,
         priority: str | None = None,
+        event_time: Any = None,
     ) -> MemoryItem:
-        """Store one message verbatim; it is retrievable as soon as this returns. Zero LLM calls."""
+        """Store one message verbatim; it is retrievable as soon as this returns. Zero LLM calls.
+
+        ``timestamp`` is when the message was said; ``event_time`` (optional) when what it reports happened.
+        Without it, the event time is resolved from the text ("yesterday", "two weeks ago", "on May 3rd") against
+        ``timestamp``. Both accept a datetime, epoch seconds or ISO-8601 text."""
         item = {"text": text, "speaker": speaker, "role": role, "timestamp": timestamp, "session_id": session_id,
-                "metadata": metadata, "priority": priority}
+                "metadata": metadata, "priority": priority, "event_time": event_time}
         return lifecycle.gated_write(self, [self._prepare(item, "add")])[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
@@ -301,6 +336,8 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
             idx = s.indexes.get(ns) or idx
             expected = idx.state
             idx.append(rows)
+            idx.truth.observe(rows)
+            texts = [tokenizer.decode(r.tokens) for r in rows]
             state = s.store.state(ns)
             # If another process appended in between, reload instead of trusting our incremental state.
             if state.generation == expected.generation and state.next_seq == expected.next_seq + len(rows):
@@ -311,8 +348,11 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
                 self._sync_codes(idx, rows)
             if ns in s.indexes:
                 lifecycle.on_add(self, idx, rows)  # hierarchy, strengths (light consolidation)
+            if ns in s.indexes:
+                first = len(idx) - len(rows)
+                idx.truth.sync(idx, {first + k: t for k, t in enumerate(texts)})
             self._maybe_seal(ns)
-        return [self._item(r, tokenizer.decode(r.tokens)) for r in rows]
+        return [self._item(r, t) for r, t in zip(rows, texts)]
 
     def _maybe_seal(self, ns: str) -> None:
         s = self._s
@@ -524,6 +564,14 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
             timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
         weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
         rows, scores, per = retrieval.rrf(ranked, weights, rc.rrf_k)
+        t = time.perf_counter()
+        idx.truth.sync(idx)
+        scope = _SCOPE.get()
+        rows, scores, fired = truth_rank.adjust(
+            idx, idx.truth, cfg.temporal, query, rows, scores,
+            since=scope.since if scope else None, until=scope.until if scope else None,
+            as_of=scope.as_of if scope else None)
+        timings["truth_ms"] = (time.perf_counter() - t) * 1e3
         timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
         return rows[:limit], scores[:limit], per, timings
 
@@ -548,18 +596,40 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
         tokenizer.check_text(query, "query")
         return query
 
-    def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None) -> list[Hit]:
-        """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels)."""
+    def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None, since: Any = None,
+               until: Any = None, as_of: Any = None) -> list[Hit]:
+        """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels,
+        reweighted by time and truth: seed 002 §4.1 stage 9).
+
+        ``since`` / ``until`` keep messages whose event time overlaps ``[since, until)``; ``as_of`` answers as the
+        memory stood at that moment (messages ingested later, and updates they made, are ignored). Each accepts a
+        datetime, epoch seconds or ISO-8601 text."""
         self._live()
         query = self._check_query(query)
         k = _check_int(k, "k", minimum=1)
         pred = compile_filter(filter)
+        scope = self._scope(query, since, until, as_of)
         idx = self._index()
-        with self._s.lock.read():
-            limit = max(k, 20) if pred is None else max(k * 20, self._s.config.retrieval.candidate_limit)
-            rows, scores, per, _ = self._rank(idx, query, limit)
-            rows, scores = self._exact_first(idx, query, rows, scores)
-            return self._hits(idx, rows, scores, per, pred, k)
+        token = _SCOPE.set(scope)
+        try:
+            with self._s.lock.read():
+                wide = pred is not None or scope.filters
+                limit = max(k, 20) if not wide else max(k * 20, self._s.config.retrieval.candidate_limit)
+                rows, scores, per, _ = self._rank(idx, query, limit)
+                rows, scores = self._exact_first(idx, query, rows, scores)
+                return self._hits(idx, rows, scores, per, pred, k, scope)
+        finally:
+            _SCOPE.reset(token)
+
+    def _scope(self, query: str, since: Any, until: Any, as_of: Any) -> _Scope:
+        cfg = self._s.config
+        bounds = {}
+        for name, value in (("since", since), ("until", until), ("as_of", as_of)):
+            bounds[name] = to_epoch(value, name, min_year=cfg.timestamp_min_year, max_year=cfg.timestamp_max_year)
+        if bounds["since"] is not None and bounds["until"] is not None and bounds["since"] >= bounds["until"]:
+            raise InvalidInput(f"since ({since!r}) must be earlier than until ({until!r})")
+        ordering = cfg.temporal.enabled and cfg.temporal.chronological and timeexpr.analyze_query(query).ordering
+        return _Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering)
 
     @staticmethod
     def _exact_first(idx: NamespaceIndex, query: str, rows: np.ndarray, scores: np.ndarray):
@@ -575,27 +645,36 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
         order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact), np.arange(head, rows.size)])
         return rows[order], np.maximum.accumulate(scores[order][::-1])[::-1]
 
-    def _hits(self, idx, rows, scores, per, pred, k) -> list[Hit]:
+    def _hits(self, idx, rows, scores, per, pred, k, scope: _Scope | None = None) -> list[Hit]:
         ids = idx.ids.view[rows].tolist() if rows.size else []
         meta = self._s.store.rows(self._namespace, ids)
+        truth = idx.truth
+        as_of = scope.as_of if scope else None
         out: list[Hit] = []
         for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
             row = meta.get(i)
             if row is None or (pred is not None and not pred(row)):
                 continue
-            out.append(self._item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {}))))
+            nxt = truth.superseder(r, as_of)
+            out.append(self._item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {})),
+                                  event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
+                                  superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
+                                  surprise=round(float(truth.surprise.a[r]), 4),
+                                  salience=round(float(truth.salience.a[r]), 4)))
             if len(out) >= k:
                 break
         return out
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
-               include_dormant: bool = False) -> Recall:
+               include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None) -> Recall:
         """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
 
-        Whole messages only, grouped by session in time order with speaker and date; ``Recall.messages`` lists
-        what was included. With the hierarchy (``config.hierarchy.recall``), units are selected top-down and
-        ``Recall.units`` lists them; dormant memories (seed 004 §8.3) come back only with ``include_dormant=True``
-        or a strong exact cue.
+        Whole messages only, grouped by session in time order with speaker and date; a message that dates its
+        event relatively ("yesterday") carries the resolved date, and one that a newer statement updated is marked
+        "superseded". A query that asks for an order or a progression gets its context laid out by event time.
+        ``Recall.messages`` lists what was included. With the hierarchy (``config.hierarchy.recall``), units are
+        selected top-down and ``Recall.units`` lists them; dormant memories (seed 004 §8.3) come back only with
+        ``include_dormant=True`` or a strong exact cue. ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
         """
         self._live()
         query = self._check_query(query)
@@ -605,8 +684,15 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
         pred = compile_filter(filter)
         if not isinstance(include_dormant, bool):
             raise InvalidInput(f"include_dormant must be a bool, got {type(include_dormant).__name__}")
-        if lifecycle.wants_recall(self):
-            return lifecycle.recall(self, query, budget, pred, include_dormant)
+        token = _SCOPE.set(self._scope(query, since, until, as_of))
+        try:
+            if lifecycle.wants_recall(self):
+                return lifecycle.recall(self, query, budget, pred, include_dormant)
+            return self._flat_recall(query, budget, pred)
+        finally:
+            _SCOPE.reset(token)
+
+    def _flat_recall(self, query: str, budget: int, pred) -> Recall:
         idx = self._index()
         t0 = time.perf_counter()
         with self._s.lock.read():
@@ -623,20 +709,50 @@ class Memory(EntriesMixin, AgenticMixin, ProfilesMixin):
                       timings=timings)
 
     def _pieces(self, idx: NamespaceIndex, rows: np.ndarray, pred) -> list[context.Piece]:
-        """Candidates described from the span table alone; store rows are read only when a filter needs them."""
+        """Candidates described from the span table alone; store rows are read only when a filter needs them.
+
+        Within a search / recall call the time scope applies here too (``since`` / ``until`` / ``as_of``), and
+        pieces carry their time-and-truth notes: the resolved date of a relatively dated event, and a
+        "superseded" mark with the date of the newer statement. For order / progression queries a piece is dated
+        by its event time, so the packer groups and orders the context chronologically."""
+        scope = _SCOPE.get()
+        truth = idx.truth
+        tcfg = self._s.config.temporal
+        rows = np.asarray(rows, dtype=np.int64)
+        if scope is not None and scope.filters and rows.size:
+            truth.sync(idx)
+            rows = rows[truth_rank.time_filter(truth, rows, scope.since, scope.until, scope.as_of)]
         ids = idx.ids.view[rows].tolist() if rows.size else []
         lengths = idx.doc_lengths()
         meta = self._s.store.rows(self._namespace, ids) if pred is not None else None
+        annotate = tcfg.enabled and tcfg.annotate and truth.done >= len(idx)
+        chrono = annotate and scope is not None and scope.ordering
+        as_of = scope.as_of if scope else None
         out = []
-        cols = zip(ids, lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
+        cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
                    idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
                    idx.seqs.a[rows].tolist())
         speakers, sessions = idx.speakers, idx.sessions
-        for i, n_tok, spk, role, ts, sess, seq in cols:
+        for i, r, n_tok, spk, role, ts, sess, seq in cols:
             if meta is not None and (i not in meta or not pred(meta[i])):
                 continue
-            out.append(context.Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role],
-                                     ts=None if ts != ts else ts, session=sessions[sess], seq=seq))
+            p = context.Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role],
+                              ts=None if ts != ts else ts, session=sessions[sess], seq=seq)
+            if annotate:
+                notes = []
+                label = truth.label(r)
+                if label is not None and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
+                    notes.append(label)
+                nxt = truth.superseder(r, as_of)
+                if nxt >= 0:
+                    notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
+                                 else "superseded")
+                p.note = "; ".join(notes)
+                if chrono:
+                    ev = float(truth.event_mid(np.asarray([r]))[0])
+                    if ev == ev:
+                        p.ts, p.session = ev, None
+            out.append(p)
         return out
 
     # -- statistics, export ---------------------------------------------------------------------------------

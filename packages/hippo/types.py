@@ -31,6 +31,10 @@ class Hit(MemoryItem):
     score: float = 0.0
     channels: dict[str, float] = field(default_factory=dict)
     level: str = "message"
+    event_time: datetime | None = None   # when the reported event happened (resolved from the text or given)
+    superseded_by: int | None = None     # id of a newer message that updates this one
+    surprise: float = 0.0                # share of new fact fingerprints (seed 002 stage 4), in [0, 1]
+    salience: float = 0.0                # rule-based salience (seed 002 stage 1), in [0, 1]
 
 
 @dataclass

@@ -482,6 +482,10 @@ def _threads_vs_serial(path: Path, camp: Campaign, *, messages: int, readers: in
                 mem.add_many(items[pos:pos + step])
                 camp.add("concurrent_ops")
                 pos += step
+                # let the readers interleave with every write, however fast or slow this machine is
+                target, deadline = sum(ops) + readers, time.monotonic() + 2.0
+                while sum(ops) < target and time.monotonic() < deadline and not errors:
+                    time.sleep(0.0005)
                 if rng.random() < 0.1:
                     mem.flush()
                     camp.add("concurrent_ops")

@@ -1,0 +1,191 @@
+"""Per-namespace time-and-truth annotations, derived from the co-index and kept up to date incrementally.
+
+One :class:`Truth` hangs off each :class:`~hippo.coindex.NamespaceIndex` (``idx.truth``); it is rebuilt for free
+when the index is reloaded. For every message row it holds:
+
+* event time: the caller's ``event_time`` when given, else the first time expression in the text resolved against
+  the message timestamp (:mod:`hippo.truth.timeexpr`), else the timestamp itself; plus the ingestion time;
+* surprise (seed 002 stage 4) and salience (the encoding gate's rule-based salience, seed 002 stage 1);
+* attribute facts and the supersedes links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by
+  recency with ``seq`` / ``time``): ``superseded_by[row]`` is the row of the newer statement, or -1.
+
+Nothing here is stored: it is a pure function of the messages, recomputed on load, so older stores read the same.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hippo.truth import facts as factmod
+from hippo.truth import timeexpr
+
+if TYPE_CHECKING:
+    from hippo.coindex import NamespaceIndex
+    from hippo.store.base import MessageRow
+
+GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
+
+
+@dataclass(frozen=True)
+class Link:
+    old: int        # message id of the superseded statement
+    new: int        # message id of the newer statement
+    entity: str
+    attribute: str
+    old_value: str
+    new_value: str
+    kind: str       # "update" (the newer one carries an update cue) or "contradiction" (it does not)
+
+
+class _Col:
+    __slots__ = ("a", "n")
+
+    def __init__(self, dtype, fill) -> None:
+        self.a = np.full(64, fill, dtype=dtype)
+        self.n = 0
+
+    def grow(self, n: int, fill) -> None:
+        if n > self.a.size:
+            b = np.full(max(n, 2 * self.a.size), fill, dtype=self.a.dtype)
+            b[: self.a.size] = self.a
+            self.a = b
+        self.n = max(self.n, n)
+
+    @property
+    def view(self) -> np.ndarray:
+        return self.a[: self.n]
+
+
+class Truth:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = 0                                  # rows annotated so far
+        self.latest: float | None = None               # the latest message timestamp: "now" for query dates
+        self.event_start = _Col(np.float64, np.nan)
+        self.event_end = _Col(np.float64, np.nan)
+        self.gran = _Col(np.int8, 0)                   # index into GRANULARITIES; 0 = from the timestamp
+        self.has_time = _Col(np.bool_, False)          # the text carries a time expression
+        self.created = _Col(np.float64, np.nan)        # ingestion time (for as_of)
+        self.surprise = _Col(np.float32, 0.0)
+        self.salience = _Col(np.float32, 0.0)
+        self.superseded_by = _Col(np.int64, -1)        # row of the newer statement
+        self.phrase: dict[int, str] = {}               # row -> the time expression as said
+        self.caller_time: dict[int, float] = {}        # message id -> event time given by the caller
+        self.created_of: dict[int, float] = {}         # message id -> ingestion time, until annotated
+        self.seen: set[str] = set()                    # accumulated fact fingerprints
+        self.facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
+        self.facts_of: dict[int, list[factmod.Fact]] = {}
+        self.links: list[Link] = []
+        self.link_rows: list[tuple[int, int]] = []     # (old row, new row), parallel to links
+
+    # -- building -------------------------------------------------------------------------------------------
+    def observe(self, rows: list["MessageRow"]) -> None:
+        """Record what only the store rows know (caller event times, ingestion times); cheap, no decoding."""
+        with self.lock:
+            for r in rows:
+                self.created_of[r.id] = r.created_at
+                et = (r.metadata or {}).get("event_time")
+                if isinstance(et, (int, float)) and math.isfinite(et):
+                    self.caller_time[r.id] = float(et)
+
+    def sync(self, idx: "NamespaceIndex", texts: dict[int, str] | None = None) -> None:
+        """Annotate the rows appended since the last call (``texts`` may carry already-decoded texts by row)."""
+        n = len(idx)
+        if self.done >= n:
+            return
+        with self.lock:
+            start = self.done
+            if start >= n:
+                return
+            for col, fill in ((self.event_start, np.nan), (self.event_end, np.nan), (self.gran, 0),
+                              (self.has_time, False), (self.created, np.nan), (self.surprise, 0.0),
+                              (self.salience, 0.0), (self.superseded_by, -1)):
+                col.grow(n, fill)
+            from hippo.hierarchy.gate import salience
+
+            ids = idx.ids.view
+            ts = idx.ts.a
+            spk = idx.speaker.a
+            for row in range(start, n):
+                mid = int(ids[row])
+                text = texts.get(row) if texts else None
+                if text is None:
+                    text = idx.text_of(row)
+                t = float(ts[row])
+                t = None if t != t else t
+                if t is not None and (self.latest is None or t > self.latest):
+                    self.latest = t
+                self.created.a[row] = self.created_of.pop(mid, np.nan)
+                refs = timeexpr.find(text, t)
+                if mid in self.caller_time:
+                    e = self.caller_time[mid]
+                    self.event_start.a[row], self.event_end.a[row] = e, e + timeexpr.DAY
+                    self.gran.a[row] = GRANULARITIES.index("caller")
+                elif refs:
+                    self.event_start.a[row], self.event_end.a[row] = refs[0].start, refs[0].end
+                    self.gran.a[row] = GRANULARITIES.index(refs[0].granularity)
+                    if refs[0].relative:
+                        self.phrase[row] = refs[0].phrase
+                elif t is not None:
+                    self.event_start.a[row], self.event_end.a[row] = t, t
+                self.has_time.a[row] = bool(refs)
+                fp = factmod.fingerprints(text, [r.label() for r in refs])
+                self.surprise.a[row] = factmod.surprise(fp, self.seen, text)
+                self.seen |= fp
+                self.salience.a[row] = salience(text)[0]
+                speaker = idx.speakers[int(spk[row])]
+                fs = factmod.facts(text, speaker)
+                if fs:
+                    self.facts_of[row] = fs
+                    for f in fs:
+                        self._link(idx, row, f)
+            self.done = n
+
+    def _link(self, idx: "NamespaceIndex", row: int, f: factmod.Fact) -> None:
+        """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
+        the latest earlier one; nothing is deleted."""
+        key = (f.entity, f.attribute)
+        history = self.facts.setdefault(key, [])
+        if history:
+            prev_row, prev_value, _ = history[-1]
+            if prev_value != f.value and not _overlap(prev_value, f.value) and self.superseded_by.a[prev_row] < 0:
+                self.superseded_by.a[prev_row] = row
+                ids = idx.ids.view
+                self.links.append(Link(int(ids[prev_row]), int(ids[row]), f.entity, f.attribute, prev_value,
+                                       f.value, "update" if f.cue else "contradiction"))
+                self.link_rows.append((prev_row, row))
+        history.append((row, f.value, f.cue))
+
+    # -- reading ----------------------------------------------------------------------------------------------
+    def event_mid(self, rows: np.ndarray) -> np.ndarray:
+        s = self.event_start.a[rows]
+        e = self.event_end.a[rows]
+        return np.where(np.isnan(e), s, (s + e) / 2.0)
+
+    def label(self, row: int) -> str | None:
+        """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023")."""
+        g = GRANULARITIES[int(self.gran.a[row])]
+        if g == "none" or (row not in self.phrase and g != "caller"):
+            return None
+        ref = timeexpr.TimeRef(float(self.event_start.a[row]), float(self.event_end.a[row]),
+                               "day" if g == "caller" else g, "", True)
+        return ref.label()
+
+    def superseder(self, row: int, as_of: float | None = None) -> int:
+        """The row that supersedes ``row`` (as known at ``as_of``), or -1."""
+        nxt = int(self.superseded_by.a[row]) if row < self.superseded_by.n else -1
+        if nxt >= 0 and as_of is not None:
+            c = self.created.a[nxt]
+            if c == c and c > as_of:
+                return -1
+        return nxt
+
+
+def _overlap(a: str, b: str) -> bool:
+    """Values that share a word ("boston" vs "boston area") restate rather than update."""
+    return bool(set(a.split()) & set(b.split()))

@@ -1,0 +1,265 @@
+"""Event time from text: relative and explicit time expressions resolved against the message's timestamp.
+
+"I went to the support group yesterday" said on 8 May 2023 happened on 7 May 2023; "two weeks ago" is a week-wide
+interval, "last month" a calendar month, "in 2022" a year. Seed 002 §4.1 (the L4 consolidator's timelines and the
+stage-9 temporal boost) needs both the event time of a message and whether a query carries temporal intent; both
+are rule-based here, deterministic, and cost a few microseconds per message.
+
+Every resolved expression is an interval ``[start, end)`` in UTC epoch seconds with a granularity
+(``day`` / ``week`` / ``weekend`` / ``month`` / ``year``); its midpoint orders events.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+DAY = 86400.0
+
+MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
+MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
+MONTHS["sept"] = 9
+WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
+NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2,
+           "a few": 3, "few": 3, "several": 3}
+
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
+         r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|" \
+       r"few|several)"
+_UNIT = r"(day|week|month|year)s?"
+
+# Order matters: the first pattern that matches at a position wins (longest, most specific first).
+_PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
+    ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
+    ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
+    ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
+    ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
+    ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
+    ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
+    ("daybefore", r"\bthe day before yesterday\b"),
+    ("yesterday", r"\b(yesterday|last night)\b"),
+    ("today", r"\b(today|tonight|this morning|this afternoon|this evening|earlier today)\b"),
+    ("tomorrow", r"\btomorrow\b"),
+    ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
+    ("last_unit", r"\b(?:last|this past|past) (week|weekend|month|year)\b"),
+    ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
+    ("next_unit", r"\bnext (week|weekend|month|year)\b"),
+    ("next_wd", rf"\bnext {_WEEKDAY}\b"),
+    ("in_n", rf"\bin {_NUM} {_UNIT}\b"),
+    ("this_unit", r"\bthis (week|weekend|month|year)\b"),
+    ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
+    ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
+]]
+
+
+@dataclass(frozen=True)
+class TimeRef:
+    """A resolved time expression: ``[start, end)`` in epoch seconds, its granularity and the matched words."""
+
+    start: float
+    end: float
+    granularity: str
+    phrase: str
+    relative: bool
+
+    @property
+    def mid(self) -> float:
+        return (self.start + self.end) / 2.0
+
+    def label(self) -> str:
+        """Human-readable, compact: "7 May 2023", "week of 1 May 2023", "April 2023", "2022"."""
+        d = datetime.fromtimestamp(self.start, tz=timezone.utc)
+        if self.granularity == "day":
+            return f"{d.day} {d.strftime('%B %Y')}"
+        if self.granularity == "week":
+            return f"week of {d.day} {d.strftime('%B %Y')}"
+        if self.granularity == "weekend":
+            return f"weekend of {d.day} {d.strftime('%B %Y')}"
+        if self.granularity == "month":
+            return d.strftime("%B %Y")
+        return str(d.year)
+
+
+def _day_start(dt: datetime) -> datetime:
+    return dt.replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def _ref(start: datetime, granularity: str, phrase: str, relative: bool) -> TimeRef:
+    if granularity == "day":
+        end = start + timedelta(days=1)
+    elif granularity == "week":
+        end = start + timedelta(days=7)
+    elif granularity == "weekend":
+        end = start + timedelta(days=2)
+    elif granularity == "month":
+        end = _add_months(start, 1)
+    else:
+        end = start.replace(year=start.year + 1)
+    return TimeRef(start.timestamp(), end.timestamp(), granularity, phrase, relative)
+
+
+def _add_months(d: datetime, n: int) -> datetime:
+    m = d.month - 1 + n
+    return d.replace(year=d.year + m // 12, month=m % 12 + 1, day=1)
+
+
+def _number(word: str) -> int:
+    word = word.lower()
+    return int(word) if word.isdigit() else NUMBERS.get(word, 1)
+
+
+def _month_of(word: str) -> int:
+    return MONTHS[word.lower().rstrip(".")[:3]]
+
+
+def _safe_date(y: int, m: int, d: int) -> datetime | None:
+    try:
+        return datetime(y, m, d, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
+    g = m.groups()
+    phrase = m.group(0)
+    if name == "iso":
+        d = _safe_date(int(g[0]), int(g[1]), int(g[2]))
+        return _ref(d, "day", phrase, False) if d else None
+    if name == "mdy":
+        d = _safe_date(int(g[2]), _month_of(g[0]), int(g[1]))
+        return _ref(d, "day", phrase, False) if d else None
+    if name == "dmy":
+        d = _safe_date(int(g[2]), _month_of(g[1]), int(g[0]))
+        return _ref(d, "day", phrase, False) if d else None
+    if name == "my":
+        d = _safe_date(int(g[1]), _month_of(g[0]), 1)
+        return _ref(d, "month", phrase, False) if d else None
+    if name == "year":
+        return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
+    if now is None:
+        return None
+    today = _day_start(now)
+    if name in ("md", "dm"):
+        month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
+        if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on"):
+            return None  # "may 3 people" / "march 5 miles": too ambiguous without "on"
+        d = _safe_date(now.year, month, day)
+        if d is None:
+            return None
+        if d > today + timedelta(days=180):  # "on December 20" said in January: last December
+            d = _safe_date(now.year - 1, month, day) or d
+        return _ref(d, "day", phrase, True)
+    if name == "daybefore":
+        return _ref(today - timedelta(days=2), "day", phrase, True)
+    if name == "yesterday":
+        return _ref(today - timedelta(days=1), "day", phrase, True)
+    if name == "today":
+        return _ref(today, "day", phrase, True)
+    if name == "tomorrow":
+        return _ref(today + timedelta(days=1), "day", phrase, True)
+    if name in ("ago", "in_n"):
+        n = _number(g[0])
+        unit = g[1].lower()
+        sign = -1 if name == "ago" else 1
+        if unit == "day":
+            return _ref(today + timedelta(days=sign * n), "day", phrase, True)
+        if unit == "week":
+            start = today + timedelta(days=sign * 7 * n)
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        if unit == "month":
+            return _ref(_add_months(today.replace(day=1), sign * n), "month", phrase, True)
+        return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+    if name in ("last_unit", "next_unit", "this_unit"):
+        unit = g[0].lower()
+        sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
+        if unit == "week":
+            start = today - timedelta(days=today.weekday()) + timedelta(days=7 * sign)
+            return _ref(start, "week", phrase, True)
+        if unit == "weekend":
+            sat = today - timedelta(days=(today.weekday() - 5) % 7)  # the latest Saturday on or before today
+            if sign < 0 and sat + timedelta(days=2) > today:
+                sat -= timedelta(days=7)
+            if sign > 0:
+                sat += timedelta(days=7) if sat + timedelta(days=2) > today else timedelta(days=7)
+            return _ref(sat, "weekend", phrase, True)
+        if unit == "month":
+            return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
+        return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name in ("last_wd", "next_wd"):
+        wd = WEEKDAYS[g[0].lower()]
+        if name == "last_wd":
+            back = (today.weekday() - wd) % 7 or 7
+            return _ref(today - timedelta(days=back), "day", phrase, True)
+        ahead = (wd - today.weekday()) % 7 or 7
+        return _ref(today + timedelta(days=ahead), "day", phrase, True)
+    if name == "in_month":
+        month = _month_of(g[0])
+        year = now.year if month <= now.month else now.year - 1
+        if phrase.lower().startswith("last") and month >= now.month:
+            year = now.year - 1
+        return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
+    return None
+
+
+def find(text: str, now: float | None) -> list[TimeRef]:
+    """Every time expression in ``text`` resolved against ``now`` (the message's epoch timestamp or None), in text
+    order, without overlaps. Without ``now`` only absolute dates resolve."""
+    ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
+    spans: list[tuple[int, int, TimeRef]] = []
+    taken: list[tuple[int, int]] = []
+    for name, rx in _PATTERNS:
+        for m in rx.finditer(text):
+            a, b = m.span()
+            if any(a < y and x < b for x, y in taken):
+                continue
+            ref = _resolve(name, m, ref_dt)
+            if ref is not None:
+                spans.append((a, b, ref))
+                taken.append((a, b))
+    spans.sort(key=lambda t: t[0])
+    return [r for _, _, r in spans]
+
+
+def event_time(text: str, now: float | None) -> TimeRef | None:
+    """The event time a message reports: its first past-or-present time expression (a plan for "next week" is
+    also an event, dated in the future). None when the text carries no time expression."""
+    refs = find(text, now)
+    return refs[0] if refs else None
+
+
+# -- queries ---------------------------------------------------------------------------------------------------
+
+_TEMPORAL_Q = re.compile(
+    r"\b(when|what (?:time|date|day|year|month|week)|which (?:year|month|day|date)|how long|how many "
+    r"(?:days|weeks|months|years)|before|after|first|last|earliest|latest|most recent(?:ly)?|recently|ago|since|"
+    r"until|during|in what order|order|sequence|timeline|chronolog\w*|date|dated|yesterday|"
+    r"(?:19|20)\d{2})\b", re.I)
+_ORDER_Q = re.compile(
+    r"\b(in what order|what order|order of|in order|sequence|timeline|chronolog\w*|progress(?:ion|ed)?|"
+    r"over time|evolv\w*|first\b.*\bthen|before or after|which came first|how (?:has|have|did) .{1,40} "
+    r"chang\w*|history of)\b", re.I)
+_CURRENT_Q = re.compile(r"\b(now|current(?:ly)?|these days|still|latest|at the moment|today|anymore|any more)\b",
+                        re.I)
+
+
+@dataclass(frozen=True)
+class QueryTime:
+    temporal: bool           # the query asks about time ("when", "before", dates...)
+    ordering: bool           # the query asks for an order or a progression
+    current: bool            # the query asks for the current value ("now", "currently")
+    window: tuple[float, float] | None  # a period the query names ("in May 2023", "in 2022")
+
+
+def analyze_query(query: str, now: float | None = None) -> QueryTime:
+    """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
+    timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023")."""
+    window = None
+    for ref in find(query, now):
+        window = (ref.start, ref.end) if window is None else (min(window[0], ref.start), max(window[1], ref.end))
+    return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
+                     ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window)

@@ -1,0 +1,216 @@
+"""Time and truth: event times, temporal filters, surprise, updates, contradictions, timelines."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+
+import pytest
+
+import hippo
+from hippo.errors import InvalidInput
+from hippo.truth import facts, timeexpr
+
+
+def utc(*a) -> datetime:
+    return datetime(*a, tzinfo=timezone.utc)
+
+
+MONDAY = utc(2023, 5, 8, 13, 56).timestamp()  # Monday 8 May 2023
+
+
+@pytest.mark.parametrize("text, label, granularity", [
+    ("I went to a support group yesterday.", "7 May 2023", "day"),
+    ("the day before yesterday I met her", "6 May 2023", "day"),
+    ("I ran a charity race last Saturday", "6 May 2023", "day"),
+    ("On Monday we talked", "1 May 2023", "day"),              # a weekday names the previous one
+    ("two weeks ago we adopted a puppy", "week of 24 April 2023", "week"),
+    ("last week I ran my first marathon", "week of 1 May 2023", "week"),
+    ("We went camping last month", "April 2023", "month"),
+    ("we met 3 years ago", "2020", "year"),
+    ("I painted that in 2022", "2022", "year"),
+    ("On May 3rd I saw it", "3 May 2023", "day"),
+    ("on December 20 we married", "20 December 2022", "day"),   # a date far ahead means the last one
+    ("It's due on June 12, 2023", "12 June 2023", "day"),
+    ("It happened 2021-11-02 at noon", "2 November 2021", "day"),
+    ("Since 14 February 2020 we are together", "14 February 2020", "day"),
+    ("Next month we fly out", "June 2023", "month"),
+    ("last weekend was fun", "weekend of 6 May 2023", "weekend"),
+    ("I started piano a few days ago", "5 May 2023", "day"),
+])
+def test_time_expressions_resolve_against_the_message_time(text, label, granularity):
+    ref = timeexpr.event_time(text, MONDAY)
+    assert ref is not None
+    assert (ref.label(), ref.granularity) == (label, granularity)
+    assert ref.start < ref.end
+
+
+def test_without_a_reference_time_only_absolute_dates_resolve():
+    assert timeexpr.event_time("I went there yesterday", None) is None
+    assert timeexpr.event_time("We moved in May 2021", None).label() == "May 2021"
+    assert timeexpr.find("I may 3 times try", MONDAY) == []  # "may" the verb is not a month
+
+
+def test_query_intent():
+    q = timeexpr.analyze_query("When did Caroline go to the support group?")
+    assert q.temporal and not q.ordering and q.window is None
+    assert timeexpr.analyze_query("In what order did Tom do these things?").ordering
+    assert timeexpr.analyze_query("Where does Maya live now?").current
+    q = timeexpr.analyze_query("What did Mel do in May 2023?")
+    assert q.window == (utc(2023, 5, 1).timestamp(), utc(2023, 6, 1).timestamp())
+    q = timeexpr.analyze_query("What did Mel do last month?", MONDAY)
+    assert q.window == (utc(2023, 4, 1).timestamp(), utc(2023, 5, 1).timestamp())
+    assert not timeexpr.analyze_query("What is Caroline's identity?").temporal
+
+
+def test_fact_extraction_by_attribute_family():
+    got = {(f.entity, f.attribute, f.value, f.cue) for f in facts.facts("I live in Boston with my sister.", "Maya")}
+    assert got == {("maya", "residence", "boston", False)}
+    got = {(f.entity, f.attribute, f.value, f.cue) for f in
+           facts.facts("We finally relocated to Denver last month!", "Maya")}
+    assert got == {("maya", "residence", "denver", True)}
+    got = {(f.attribute, f.value) for f in facts.facts("I joined Acme Robotics as an engineer.", "Tom")}
+    assert ("work", "acme robotics") in got
+    assert facts.facts("What a lovely day.", "Tom") == []
+    assert facts.query_targets("Where does Maya live now?") == (["residence"], {"maya"})
+
+
+def test_surprise_is_the_share_of_new_fingerprints():
+    fp = facts.fingerprints("Then Maya moved to Denver in 2023", ["2023"])
+    assert fp == {"p:maya", "p:denver", "n:2023", "d:2023", "e:moved"}
+    text = "x" * 30
+    assert facts.surprise(fp, set(), text) == pytest.approx(0.8 + 0.1 * 30 / 300 + 0.1)
+    assert facts.surprise(fp, {"p:maya", "p:denver"}, text) == pytest.approx(0.8 * 3 / 5 + 0.01 + 0.1)
+    assert facts.surprise(set(), set(), text) == 0.0
+
+
+def _maya(mem: hippo.Memory) -> list:
+    return mem.add_many([
+        {"text": "I live in Boston with my sister.", "speaker": "Maya", "timestamp": utc(2023, 1, 5), "session_id": "s1"},
+        {"text": "Boston winters are brutal, honestly.", "speaker": "Tom", "timestamp": utc(2023, 1, 5), "session_id": "s1"},
+        {"text": "I started piano lessons yesterday!", "speaker": "Maya", "timestamp": utc(2023, 2, 5), "session_id": "s2"},
+        {"text": "Last week I ran my first marathon.", "speaker": "Maya", "timestamp": utc(2023, 4, 20), "session_id": "s3"},
+        {"text": "Two weeks ago we adopted a puppy.", "speaker": "Maya", "timestamp": utc(2023, 4, 22), "session_id": "s4"},
+        {"text": "We finally relocated to Denver last month!", "speaker": "Maya", "timestamp": utc(2023, 6, 10),
+         "session_id": "s6"},
+    ])
+
+
+def test_newest_value_ranks_first_and_the_old_one_is_marked():
+    mem = hippo.Memory()
+    items = _maya(mem)
+    boston, denver = items[0].id, items[5].id
+    hits = mem.search("Where does Maya live now?", k=5)
+    ids = [h.id for h in hits]
+    assert ids.index(denver) < ids.index(boston)
+    by_id = {h.id: h for h in hits}
+    assert by_id[boston].superseded_by == denver and by_id[denver].superseded_by is None
+    assert by_id[denver].event_time == utc(2023, 5, 16, 12)  # mid-May: "last month" said on 10 June
+    text = mem.recall("Where does Maya live now?", budget_tokens=300).text
+    assert "Maya (superseded 10 June 2023): I live in Boston" in text
+    assert "Maya (May 2023): We finally relocated to Denver" in text
+    upd = mem.contradictions(include_updates=True)
+    assert [(c["old_id"], c["new_id"], c["kind"], c["old_value"], c["new_value"]) for c in upd] == \
+        [(boston, denver, "update", "boston", "denver")]
+    assert mem.contradictions() == []  # an update is not an open conflict
+
+
+def test_contradiction_without_update_cue_is_open_until_settled():
+    mem = hippo.Memory()
+    a = mem.add("I work at Globex.", speaker="Ann", timestamp=utc(2023, 1, 1))
+    b = mem.add("I work at Initech.", speaker="Ann", timestamp=utc(2023, 2, 1))
+    open_ = mem.contradictions()
+    assert [(c["old_id"], c["new_id"], c["kind"]) for c in open_] == [(a.id, b.id, "contradiction")]
+    mem.add("I switched jobs, now I work at Hooli.", speaker="Ann", timestamp=utc(2023, 3, 1))
+    assert mem.contradictions() == []
+    assert len(mem.contradictions(include_updates=True)) == 2
+
+
+def test_timeline_orders_by_event_time_not_by_when_it_was_said():
+    mem = hippo.Memory()
+    _maya(mem)
+    tl = mem.timeline("Maya")
+    texts = [e["text"] for e in tl]
+    # the puppy (told 22 April, "two weeks ago" = week of 3 April) comes before the marathon (told earlier, on 20
+    # April: "last week" = week of 10 April), both after piano (4 February)
+    assert texts.index("I started piano lessons yesterday!") < texts.index("Two weeks ago we adopted a puppy.") \
+        < texts.index("Last week I ran my first marathon.")
+    assert [e["event_time"] for e in tl] == sorted(e["event_time"] for e in tl)
+    piano = next(e for e in tl if e["text"].startswith("I started piano"))
+    assert piano["event"] == "4 February 2023" and piano["timestamp"] == utc(2023, 2, 5)
+
+
+def test_order_queries_get_a_chronological_context():
+    mem = hippo.Memory()
+    _maya(mem)
+    text = mem.recall("In what order did Maya adopt a puppy, run a marathon and start piano?",
+                      budget_tokens=400).text
+    pos = [text.index(s) for s in ("piano", "puppy", "marathon")]
+    assert pos == sorted(pos)
+    plain = hippo.Memory(config={"temporal": {"enabled": False}})
+    _maya(plain)
+    text = plain.recall("In what order did Maya adopt a puppy, run a marathon and start piano?",
+                        budget_tokens=400).text
+    assert text.index("marathon") < text.index("puppy")  # by session date, the told order
+    assert "superseded" not in text
+
+
+def test_since_until_filter_on_event_time():
+    mem = hippo.Memory()
+    _maya(mem)
+    hits = mem.search("Maya", k=10, since=utc(2023, 4, 1), until=utc(2023, 5, 1))
+    assert {h.text for h in hits} == {"Last week I ran my first marathon.", "Two weeks ago we adopted a puppy."}
+    rec = mem.recall("What did Maya do?", since="2023-04-01", until="2023-05-01", budget_tokens=500)
+    assert {m.text for m in rec.messages} == {h.text for h in hits}
+    with pytest.raises(InvalidInput, match="since"):
+        mem.search("Maya", since=utc(2023, 5, 1), until=utc(2023, 4, 1))
+    with pytest.raises(InvalidInput, match="until"):
+        mem.search("Maya", until=[2023])
+
+
+def test_as_of_answers_as_the_memory_stood():
+    mem = hippo.Memory()
+    old = mem.add("I live in Boston.", speaker="Maya", timestamp=utc(2023, 1, 5))
+    time.sleep(0.01)
+    moment = time.time()
+    time.sleep(0.01)
+    new = mem.add("I moved to Denver.", speaker="Maya", timestamp=utc(2023, 6, 5))
+    then = mem.search("Where does Maya live?", k=5, as_of=moment)
+    assert [h.id for h in then] == [old.id] and then[0].superseded_by is None
+    now = mem.search("Where does Maya live?", k=5)
+    assert now[0].id == new.id and {h.id: h.superseded_by for h in now}[old.id] == new.id
+    assert "superseded" not in mem.recall("Where does Maya live?", as_of=moment).text
+
+
+def test_caller_event_time_wins_over_the_text():
+    mem = hippo.Memory()
+    item = mem.add("We signed the lease yesterday.", timestamp=utc(2023, 3, 3), event_time=utc(2022, 12, 24))
+    hit = mem.search("lease")[0]
+    assert hit.id == item.id and hit.event_time.date() == utc(2022, 12, 24).date()
+    assert mem.get(item.id).metadata["event_time"] == utc(2022, 12, 24).timestamp()
+    with pytest.raises(InvalidInput, match="event_time"):
+        mem.add("bad", event_time="not a date")
+    assert mem.count() == 1
+
+
+def test_annotations_survive_reopen(tmp_path):
+    path = tmp_path / "m.db"
+    with hippo.Memory(path) as mem:
+        _maya(mem)
+        before = [(h.id, h.event_time, h.superseded_by, h.surprise) for h in mem.search("Where does Maya live?")]
+    with hippo.Memory(path) as mem:
+        after = [(h.id, h.event_time, h.superseded_by, h.surprise) for h in mem.search("Where does Maya live?")]
+    assert before == after
+
+
+def test_temporal_query_prefers_dated_statements_in_the_named_period():
+    mem = hippo.Memory()
+    mem.add_many([
+        {"text": "I painted a sunset with my kids.", "speaker": "Mel", "timestamp": utc(2023, 5, 20), "session_id": "a"},
+        {"text": "I painted a lake scene, it was relaxing.", "speaker": "Mel", "timestamp": utc(2023, 8, 2),
+         "session_id": "b"},
+    ])
+    hits = mem.search("What did Mel paint in May 2023?", k=2)
+    assert hits[0].text.startswith("I painted a sunset")
+    hits = mem.search("What did Mel paint in August 2023?", k=2)
+    assert hits[0].text.startswith("I painted a lake")
