@@ -1,0 +1,208 @@
+"""HippoContextMiddleware inside LangChain 1.x create_agent: what the model is sent shrinks, the graph state does
+not; memory_expand completes entries; instructions reach long-term memory at the end of a thread."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+
+import hippo
+from hippo import InvalidInput
+from hippo.tokenizer import count_tokens
+from langchain_hippo import HippoContextMiddleware
+
+from .conftest import recording_model
+
+INVENTORY = json.dumps({"status": "ok", "request_id": "req-77aa01", "warehouse": "Leipzig",
+                        "items": [{"sku": f"SKU-{i:04d}", "name": f"widget {i}", "stock": (i * 37) % 101}
+                                  for i in range(150)]}, indent=2)
+
+
+@tool
+def get_inventory(warehouse: str) -> str:
+    """Inventory of a warehouse as JSON."""
+    return INVENTORY
+
+
+@tool
+def ping(host: str) -> str:
+    """Ping a host."""
+    return f"{host} is up (12 ms)"
+
+
+def _agent(memory, model, **kw):
+    mw = HippoContextMiddleware(memory, **kw)
+    agent = create_agent(model, tools=[get_inventory, ping], system_prompt="You are a warehouse assistant.",
+                         middleware=[mw], checkpointer=InMemorySaver())
+    return agent, mw
+
+
+CFG = {"configurable": {"thread_id": "t1"}}
+
+
+def _script():
+    return [
+        AIMessage(content="", tool_calls=[{"name": "get_inventory", "id": "c1", "args": {"warehouse": "Leipzig"}}]),
+        AIMessage(content="The inventory is loaded."),
+        AIMessage(content="", tool_calls=[{"name": "ping", "id": "c2", "args": {"host": "db1"}}]),
+        AIMessage(content="db1 is up."),
+        AIMessage(content="", tool_calls=[{"name": "memory_expand", "id": "c3",
+                                           "args": {"entry_id": "ctx_1", "query": "SKU-0123"}}]),
+        AIMessage(content="SKU-0123 has 6 in stock."),
+    ]
+
+
+def _tool_text(call, call_id):
+    return next(m.text for m in call if isinstance(m, ToolMessage) and m.tool_call_id == call_id)
+
+
+def test_large_tool_output_is_sent_as_an_entry_and_expanded_on_demand(memory):
+    model = recording_model(_script())
+    agent, mw = _agent(memory, model)
+    agent.invoke({"messages": [{"role": "user", "content": "Load the Leipzig inventory."}]}, CFG)
+    agent.invoke({"messages": [{"role": "user", "content": "Is db1 up?"}]}, CFG)
+    out = agent.invoke({"messages": [{"role": "user", "content": "How many SKU-0123 are in stock?"}]}, CFG)
+    calls = model.calls
+    assert len(calls) == 6
+    # the turn that fetched the output sees it verbatim
+    assert _tool_text(calls[1], "c1") == INVENTORY
+    # later turns see the entry instead: summary and key data, the tool call pairing intact
+    view = memory.using("context.t1")
+    (entry,) = view.entries()
+    sent = _tool_text(calls[2], "c1")
+    assert sent.startswith(f"[context_index: {entry.id}] tool_result · get_inventory ref=c1 @ turn 1")
+    assert "request_id=req-77aa01" in sent and "warehouse=Leipzig" in sent and "items.count=150" in sent
+    assert count_tokens(sent) * 10 < count_tokens(INVENTORY)
+    # small outputs stay verbatim
+    assert _tool_text(calls[4], "c2") == "db1 is up (12 ms)"
+    # memory_expand returns exactly what pattern completion returns, and reinforced the entry
+    expanded = _tool_text(calls[5], "c3")
+    reference = view.complete(entry.id, "SKU-0123", max_tokens=mw.expand_tokens, context_lines=3).text
+    assert expanded == reference and '"sku": "SKU-0123"' in expanded and f'"stock": {(123 * 37) % 101}' in expanded
+    assert view.entry(entry.id).accesses >= 1
+    # the conversation in the graph state is unchanged
+    state_tool = next(m for m in out["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "c1")
+    assert state_tool.text == INVENTORY
+    assert out["messages"][-1].text == "SKU-0123 has 6 in stock."
+    assert "memory_expand" in [t.name for t in mw.tools]
+
+
+def test_async_agent_path(memory):
+    model = recording_model(_script()[:4])
+    agent, _ = _agent(memory, model)
+
+    async def go():
+        await agent.ainvoke({"messages": [{"role": "user", "content": "Load the Leipzig inventory."}]}, CFG)
+        await agent.ainvoke({"messages": [{"role": "user", "content": "Is db1 up?"}]}, CFG)
+
+    asyncio.run(go())
+    assert _tool_text(model.calls[2], "c1").startswith("[context_index: ctx_1]")
+
+
+def _history(n_turns: int, long_answer: str) -> list:
+    msgs = [SystemMessage("sys", id="s")]
+    for t in range(n_turns):
+        msgs += [HumanMessage(f"question {t}", id=f"h{t}"), AIMessage(long_answer if t == 0 else f"ok {t}",
+                                                                      id=f"a{t}")]
+    return msgs
+
+
+def test_decayed_old_turns_are_replaced_recent_ones_kept(memory):
+    answer = "The migration plan, step by step. " + " ".join(f"Step {i}: move shard {i} to node {i % 7}."
+                                                             for i in range(60))
+    mw = HippoContextMiddleware(memory, turn_threshold=0.95)
+    view = memory.using("context.x")
+    # message rate 0.05 (seed 004 §8.1): strength < 0.95 once (1 + 0.05 age)^-0.5 < 0.95, i.e. age >= 3
+    young = mw.compact(_history(3, answer), view)   # the long answer is 2 turns old
+    assert young[2].text == answer
+    old = mw.compact(_history(4, answer), view)     # 3 turns old
+    assert old[2].text.startswith("[context_index: ctx_") and "migration plan" in old[2].text
+    assert isinstance(old[2], AIMessage) and old[2].id == "a0"
+    assert [m.text for m in old[3:]] == [m.text for m in _history(4, answer)[3:]]
+    assert old[0].text == "sys"
+
+
+def test_critical_entries_and_recent_turns_stay_verbatim(memory):
+    rules = [{"match": {"type": "tool_result"}, "action": {"priority": "critical"}}]
+    mw = HippoContextMiddleware(memory, policies=rules)
+    view = memory.using("context.c")
+    msgs = [HumanMessage("load", id="h0"),
+            AIMessage("", tool_calls=[{"name": "get_inventory", "id": "k1", "args": {}}], id="a0"),
+            ToolMessage(INVENTORY, tool_call_id="k1", name="get_inventory", id="t0"),
+            HumanMessage("next", id="h1")]
+    out = mw.compact(msgs, view)
+    assert out[2].text == INVENTORY and view.entries()[0].priority == "critical"
+    mw2 = HippoContextMiddleware(memory, keep_recent_turns=2)
+    assert mw2.compact(msgs, memory.using("context.r"))[2].text == INVENTORY
+
+
+def test_expand_results_of_earlier_turns_are_dropped(memory):
+    mw = HippoContextMiddleware(memory)
+    msgs = [HumanMessage("q", id="h0"),
+            AIMessage("", tool_calls=[{"name": "memory_expand", "id": "e1", "args": {"entry_id": "ctx_1",
+                                                                                   "query": "SKU"}}], id="a0"),
+            ToolMessage("L1: lots of lines", tool_call_id="e1", name="memory_expand", id="t0"),
+            HumanMessage("next", id="h1")]
+    out = mw.compact(msgs, memory.using("context.e"))
+    assert out[2].text == ("[memory_expand result of an earlier turn for 'SKU' removed from context; "
+                           "call memory_expand again to re-read it]")
+    assert out[2].tool_call_id == "e1"
+
+
+def test_a_new_middleware_does_not_index_twice(memory):
+    msgs = [HumanMessage("load", id="h0"),
+            AIMessage("", tool_calls=[{"name": "get_inventory", "id": "k1", "args": {}}], id="a0"),
+            ToolMessage(INVENTORY, tool_call_id="k1", name="get_inventory", id="t0"),
+            HumanMessage("next", id="h1")]
+    first = HippoContextMiddleware(memory).compact(msgs, memory.using("context.d"))
+    second = HippoContextMiddleware(memory).compact(msgs, memory.using("context.d"))
+    assert first[2].text == second[2].text
+    assert len(memory.using("context.d").entries()) == 1
+
+
+def test_end_of_thread_moves_instructions_to_long_term_memory(memory):
+    model = recording_model([AIMessage(content="Understood."), AIMessage(content="Noted.")])
+    mw = HippoContextMiddleware(memory, consolidate_on_end=True)
+    agent = create_agent(model, tools=[ping], middleware=[mw], checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t9", "user_id": "ann"}}
+    agent.invoke({"messages": [{"role": "user", "content": "Please always reply in British English."}]}, cfg)
+    long_term = memory.using("user.ann").list()
+    assert len(long_term) == 1 and "always reply in British English" in long_term[0].text
+    assert long_term[0].metadata["type"] == "memory" and long_term[0].metadata.get("priority") == "high"
+    agent.invoke({"messages": [{"role": "user", "content": "What is the capital of France?"}]}, cfg)
+    assert len(memory.using("user.ann").list()) == 1  # promoted once; a plain question is not indexed
+    report = mw.end_thread(thread_id="t9", user_id="ann")
+    assert report["promoted"] == [] and report["into"] == "user.ann"
+
+
+def test_invalid_arguments(memory):
+    for kw, name in (({"keep_recent_turns": 0}, "keep_recent_turns"), ({"turn_threshold": 2}, "turn_threshold"),
+                     ({"expand_tokens": 0}, "expand_tokens"), ({"policies": {"match": {}}}, "policies"),
+                     ({"namespace_fn": 3}, "namespace_fn")):
+        with pytest.raises(InvalidInput, match=name):
+            HippoContextMiddleware(memory, **kw)
+    with pytest.raises(InvalidInput, match="memory"):
+        HippoContextMiddleware(object())
+    with pytest.raises(InvalidInput, match="policies"):
+        HippoContextMiddleware(memory, policies=[{"match": {}, "action": {"index": "yes"}}])
+
+
+def test_expand_tool_reports_unknown_entries_to_the_model(memory):
+    mw = HippoContextMiddleware(memory)
+    (expand,) = mw.tools
+    msg = expand.invoke({"type": "tool_call", "id": "z", "name": "memory_expand",
+                         "args": {"entry_id": "ctx_42", "query": "x"}})
+    assert msg.status == "error" and "ctx_42" in msg.text
+
+
+@pytest.fixture
+def memory():
+    mem = hippo.Memory(None)
+    yield mem
+    mem.close()
