@@ -82,25 +82,46 @@ _WEEKDAY = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thurs
                                         "sunday"))}
 _MONTH = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august",
                                       "september", "october", "november", "december"), start=1)}
-_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_COUNT = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "ten": 10}
 
 
 def _event_day(text: str, said: date) -> date:
     """An independent reading of the time expressions the generator uses (canonical day)."""
     low = text.lower()
-    if "this morning" in low:
+    if "this morning" in low or "earlier today" in low:
         return said
+    if "the day before yesterday" in low:
+        return said - timedelta(days=2)
     if "yesterday" in low:
         return said - timedelta(days=1)
-    if m := re.search(r"\b(two|three|four|five|six) days ago", low):
-        return said - timedelta(days=_COUNT[m.group(1)])
+    if "a couple of days ago" in low:
+        return said - timedelta(days=2)
+    if m := re.search(r"\b(\d+|two|three|four|five|six|ten) days ago", low):
+        n = m.group(1)
+        return said - timedelta(days=int(n) if n.isdigit() else _COUNT[n])
     if m := re.search(r"\b(two|three) weeks ago", low):
         return said - timedelta(weeks=_COUNT[m.group(1)])
+    if "a fortnight ago" in low:
+        return said - timedelta(weeks=2)
+    if "a month ago" in low:
+        return said - timedelta(days=30)
+    if "last weekend" in low:
+        d = said - timedelta(days=1)
+        while d.weekday() != 6:   # the latest Sunday strictly before the day it was said
+            d -= timedelta(days=1)
+        return d - timedelta(days=1)
     if "last week" in low:
         return said - timedelta(days=7)
-    if m := re.search(r"\blast (monday|tuesday|wednesday|thursday|friday|saturday|sunday)", low):
-        back = (said.weekday() - _WEEKDAY[m.group(1)]) % 7 or 7
-        return said - timedelta(days=back)
+    if m := re.search(r"\b(?:last|on) (monday|tuesday|wednesday|thursday|friday|saturday|sunday)", low):
+        d = said - timedelta(days=1)
+        while d.weekday() != _WEEKDAY[m.group(1)]:
+            d -= timedelta(days=1)
+        return d
+    if m := re.search(r"\bon the (\d{1,2})(st|nd|rd|th)\b", low):
+        return said.replace(day=int(m.group(1)))
+    if m := re.search(r"\bback in ([a-z]+)", low):
+        month = _MONTH[m.group(1)]
+        return date(said.year if month < said.month else said.year - 1, month, 15)
     if m := re.search(r"\bon (\d{1,2}) ([a-z]+)", low):
         d = date(said.year, _MONTH[m.group(2)], int(m.group(1)))
         return d if d <= said else d.replace(year=said.year - 1)
@@ -139,8 +160,28 @@ def test_time_expression_windows_by_hand() -> None:
     r = read_expression("date", tuesday, 30)
     assert (r.expression, r.canonical) == ("on 12 March", date(2023, 3, 12))
     assert read_expression("today", tuesday).expression == "this morning"
+    assert read_expression("day_before", tuesday).canonical == date(2023, 4, 9)
+    r = read_expression("couple", tuesday)
+    assert (r.canonical, r.earliest, r.latest) == (date(2023, 4, 9), date(2023, 4, 8), date(2023, 4, 9))
+    r = read_expression("weekend", tuesday)         # the weekend of 8-9 April
+    assert (r.expression, r.canonical, r.earliest, r.latest) == ("last weekend", date(2023, 4, 8),
+                                                                  date(2023, 4, 8), date(2023, 4, 9))
+    r = read_expression("weekend", date(2023, 4, 16))   # said on a Sunday: the weekend before, or the one before it
+    assert (r.canonical, r.earliest, r.latest) == (date(2023, 4, 8), date(2023, 4, 1), date(2023, 4, 9))
+    r = read_expression("on_weekday", tuesday, 0)
+    assert (r.expression, r.canonical, r.earliest, r.latest) == ("on Monday", date(2023, 4, 10),
+                                                                  date(2023, 4, 10), date(2023, 4, 10))
+    assert read_expression("ordinal", tuesday, 8).expression == "on the 3rd"
+    assert read_expression("ordinal", date(2023, 4, 22), 9).expression == "on the 13th"
     with pytest.raises(ValueError):
-        read_expression("fortnight", tuesday)
+        read_expression("ordinal", tuesday, 11)          # 31 March is not "the 31st" of April
+    r = read_expression("back_in", date(2023, 1, 20), 2)  # across a year boundary
+    assert (r.expression, r.canonical, r.earliest, r.latest) == ("back in November", date(2022, 11, 15),
+                                                                  date(2022, 11, 1), date(2022, 11, 30))
+    r = read_expression("month_ago", tuesday)
+    assert (r.canonical, r.earliest, r.latest) == (date(2023, 3, 12), date(2023, 3, 5), date(2023, 3, 18))
+    with pytest.raises(ValueError):
+        read_expression("someday", tuesday)
 
 
 def test_validate_rejects_a_probe_that_contradicts_its_script(probes: ProbeSet) -> None:

@@ -454,38 +454,80 @@ class _Reading:
 
 def read_expression(kind: str, said: date, arg: int = 0) -> _Reading:
     """The phrase for a time expression of ``kind`` said on ``said``, with its canonical day and the window of
-    days any reasonable reading allows (inclusive).
+    days any reasonable reading allows (inclusive). Raises ``ValueError`` for an unknown kind or an ``arg`` the
+    kind cannot express on that day.
 
-    * ``today``: "this morning" (the same day);
-    * ``yesterday``;
-    * ``days``: "``arg`` days ago" (exact);
-    * ``last_week``: "last week": the previous Monday..Sunday week; canonical seven days back;
-    * ``weeks``: "``arg`` weeks ago": canonical ``7 * arg`` days back, +-3 days;
+    * ``today``: "this morning"; ``earlier``: "earlier today" (the same day);
+    * ``yesterday``; ``day_before``: "the day before yesterday";
+    * ``days``: "``arg`` days ago" in words, ``days_digits``: in digits (exact);
+    * ``couple``: "a couple of days ago": canonically two days back, two or three allowed;
+    * ``last_week``: "last week": the previous Monday..Sunday week; canonically seven days back;
+    * ``weeks``: "``arg`` weeks ago": canonically ``7 * arg`` days back, +-3 days; ``fortnight``: "a fortnight
+      ago", the same as two weeks;
+    * ``month_ago``: "a month ago": canonically 30 days back, 24..37 allowed;
     * ``weekday``: "last <weekday ``arg``>": canonically the most recent such day strictly before ``said``;
-      some readers mean the one a week earlier, so the window spans both;
-    * ``date``: "on <day> <Month>" ``arg`` days back (exact; the most recent such date).
+      some readers mean the one a week earlier, so the window spans both; ``on_weekday``: "on <weekday>", the
+      most recent such day (exact);
+    * ``weekend``: "last weekend": canonically the Saturday of the latest weekend that ended before ``said``
+      (when said on a weekend day or a Monday, the window also covers the weekend before);
+    * ``date``: "on <day> <Month>" ``arg`` days back (exact; the most recent such date);
+    * ``ordinal``: "on the <day ordinal>" ``arg`` days back within the same month (exact);
+    * ``back_in``: "back in <Month>", ``arg`` calendar months back: the whole month; canonically its 15th.
     """
+    def exact(text: str, d: date) -> _Reading:
+        return _Reading(text, d, d, d)
+
+    back = timedelta
     if kind == "today":
-        return _Reading("this morning", said, said, said)
+        return exact("this morning", said)
+    if kind == "earlier":
+        return exact("earlier today", said)
     if kind == "yesterday":
-        d = said - timedelta(days=1)
-        return _Reading("yesterday", d, d, d)
+        return exact("yesterday", said - back(days=1))
+    if kind == "day_before":
+        return exact("the day before yesterday", said - back(days=2))
     if kind == "days":
-        d = said - timedelta(days=arg)
-        return _Reading(f"{_NUMBERS[arg]} days ago", d, d, d)
+        return exact(f"{_NUMBERS[arg]} days ago", said - back(days=arg))
+    if kind == "days_digits":
+        return exact(f"{arg} days ago", said - back(days=arg))
+    if kind == "couple":
+        return _Reading("a couple of days ago", said - back(days=2), said - back(days=3), said - back(days=2))
     if kind == "last_week":
-        monday = said - timedelta(days=said.weekday()) - timedelta(days=7)
-        return _Reading("last week", said - timedelta(days=7), monday, monday + timedelta(days=6))
-    if kind == "weeks":
-        d = said - timedelta(days=7 * arg)
-        return _Reading(f"{_NUMBERS[arg]} weeks ago", d, d - timedelta(days=3), d + timedelta(days=3))
-    if kind == "weekday":
-        back = (said.weekday() - arg) % 7 or 7
-        d = said - timedelta(days=back)
-        return _Reading(f"last {_WEEKDAYS[arg]}", d, d - timedelta(days=7), d)
+        monday = said - back(days=said.weekday()) - back(days=7)
+        return _Reading("last week", said - back(days=7), monday, monday + back(days=6))
+    if kind in ("weeks", "fortnight"):
+        weeks = 2 if kind == "fortnight" else arg
+        d = said - back(days=7 * weeks)
+        text = "a fortnight ago" if kind == "fortnight" else f"{_NUMBERS[weeks]} weeks ago"
+        return _Reading(text, d, d - back(days=3), d + back(days=3))
+    if kind == "month_ago":
+        return _Reading("a month ago", said - back(days=30), said - back(days=37), said - back(days=24))
+    if kind in ("weekday", "on_weekday"):
+        d = said - back(days=(said.weekday() - arg) % 7 or 7)
+        if kind == "on_weekday":
+            return exact(f"on {_WEEKDAYS[arg]}", d)
+        return _Reading(f"last {_WEEKDAYS[arg]}", d, d - back(days=7), d)
+    if kind == "weekend":
+        sunday = said - back(days=(said.weekday() - 6) % 7 or 7)
+        saturday = sunday - back(days=1)
+        earliest = saturday - back(days=7) if said.weekday() in (0, 5, 6) else saturday
+        return _Reading("last weekend", saturday, earliest, sunday)
     if kind == "date":
-        d = said - timedelta(days=arg)
-        return _Reading(f"on {d.day} {_MONTH_NAMES[d.month - 1]}", d, d, d)
+        d = said - back(days=arg)
+        return exact(f"on {d.day} {_MONTH_NAMES[d.month - 1]}", d)
+    if kind == "ordinal":
+        d = said - back(days=arg)
+        if arg < 1 or d.month != said.month:
+            raise ValueError(f"the {arg}-day-back day of {said} is not in the same month")
+        suffix = "th" if 10 <= d.day % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(d.day % 10, "th")
+        return exact(f"on the {d.day}{suffix}", d)
+    if kind == "back_in":
+        if arg < 1:
+            raise ValueError("back_in needs at least one month back")
+        months = said.year * 12 + said.month - 1 - arg
+        first = date(months // 12, months % 12 + 1, 1)
+        last = date(first.year + (first.month == 12), first.month % 12 + 1, 1) - back(days=1)
+        return _Reading(f"back in {_MONTH_NAMES[first.month - 1]}", first.replace(day=15), first, last)
     raise ValueError(f"unknown time expression kind {kind!r}")
 
 
@@ -559,8 +601,10 @@ def _plan_update(rng: random.Random, pid: str, person: str, attr: Attribute, poo
 
 
 _EXPRESSIONS: tuple[tuple[str, tuple[int, ...]], ...] = (
-    ("today", (0,)), ("yesterday", (0,)), ("days", (2, 3, 4)), ("last_week", (0,)), ("weeks", (2, 3)),
-    ("weekday", tuple(range(7))), ("date", tuple(range(3, 41))),
+    ("today", (0,)), ("earlier", (0,)), ("yesterday", (0,)), ("day_before", (0,)), ("days", (2, 3, 4, 5, 10)),
+    ("days_digits", (3, 4, 6, 9)), ("couple", (0,)), ("last_week", (0,)), ("weeks", (2, 3)), ("fortnight", (0,)),
+    ("month_ago", (0,)), ("weekday", tuple(range(7))), ("on_weekday", tuple(range(7))), ("weekend", (0,)),
+    ("date", tuple(range(3, 41))), ("ordinal", tuple(range(2, 12))), ("back_in", (1, 2, 3)),
 )
 
 
@@ -573,8 +617,13 @@ def _plan_order(rng: random.Random, person: str, kinds: list[EventKind], session
         sessions = sorted(rng.sample(range(len(session_days)), n))
         readings = []
         for s in sessions:
-            kind, args = rng.choice(_EXPRESSIONS)
-            readings.append(read_expression(kind, session_days[s], rng.choice(args)))
+            while True:
+                kind, args = rng.choice(_EXPRESSIONS)
+                try:
+                    readings.append(read_expression(kind, session_days[s], rng.choice(args)))
+                    break
+                except ValueError:   # e.g. "on the 5th" asked for on the 3rd of a month
+                    continue
         order = sorted(range(n), key=lambda i: readings[i].canonical)
         disjoint = all(readings[a].latest < readings[b].earliest for a, b in zip(order, order[1:]))
         if not disjoint or (order != list(range(n))) != want_inversion:
