@@ -1,0 +1,109 @@
+"""Index entries in llama_index.core.memory.Memory: the context block for flushed content, the chat-history hook
+that sends older large tool outputs as entries, and the memory_expand tool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.memory import Memory as LlamaMemory
+
+from hippo import InvalidInput
+from hippo.tokenizer import count_tokens
+from llamaindex_hippo import HippoContextBlock, HippoContextMemory, compact_chat_history, make_expand_tool
+
+INVENTORY = json.dumps({"status": "ok", "request_id": "req-5c3d", "items": [{"sku": f"SKU-{i:04d}", "stock": i * 2}
+                                                                          for i in range(200)]}, indent=2)
+
+
+def _turns(tool_text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content="Load the inventory."),
+            ChatMessage(role="assistant", content="Calling the inventory tool."),
+            ChatMessage(role="tool", content=tool_text, additional_kwargs={"tool_call_id": "c1", "name": "inventory"}),
+            ChatMessage(role="assistant", content="Loaded."),
+            ChatMessage(role="user", content="How many SKU-0042 are there?")]
+
+
+def test_chat_history_hook_sends_older_tool_outputs_as_entries(memory):
+    chat = HippoContextMemory.from_defaults(hippo_memory=memory, session_id="s1", token_limit=50_000)
+
+    async def go():
+        await chat.aput_messages(_turns(INVENTORY))
+        return await chat.aget(), await chat.aget_all()
+
+    sent, stored = asyncio.run(go())
+    assert [m.content for i, m in enumerate(sent) if i != 2] == [m.content for i, m in enumerate(_turns("")) if i != 2]
+    (entry,) = memory.using("context.s1").entries()
+    assert sent[2].content == memory.using("context.s1").entry_blocks([entry.id])[entry.id]
+    assert sent[2].content.startswith(f"[context_index: {entry.id}] tool_result · inventory ref=c1 @ turn 1")
+    assert "request_id=req-5c3d" in sent[2].content and "items.count=200" in sent[2].content
+    assert sent[2].additional_kwargs["tool_call_id"] == "c1"
+    assert stored[2].content == INVENTORY  # the stored chat history is unchanged
+
+
+def test_recent_turn_and_small_outputs_stay_verbatim(memory):
+    msgs = _turns(INVENTORY)[:3]  # the tool output belongs to the latest user turn
+    assert compact_chat_history(msgs, memory, namespace="n") == msgs
+    small = _turns("SKU-0042: 84 in stock")
+    assert [m.content for m in compact_chat_history(small, memory, namespace="n")] == [m.content for m in small]
+    assert memory.using("n").entries() == []
+    again = compact_chat_history(_turns(INVENTORY), memory, namespace="n")
+    assert compact_chat_history(_turns(INVENTORY), memory, namespace="n")[2].content == again[2].content
+    assert len(memory.using("n").entries()) == 1  # indexed once, found again by its message key
+
+
+def test_context_block_indexes_flushed_content(memory):
+    block = HippoContextBlock(memory=memory, budget_tokens=800)
+    chat = LlamaMemory.from_defaults(session_id="s2", token_limit=3000, memory_blocks=[block])
+
+    async def go():
+        await chat.aput_messages(_turns(INVENTORY))
+        await chat.aput_messages([ChatMessage(role="assistant", content="There are 84."),
+                                  ChatMessage(role="user", content="Thanks!")])
+        return await chat.aget()
+
+    sent = asyncio.run(go())
+    assert count_tokens(INVENTORY) > 3000 * 0.7  # the FIFO had to flush it
+    text = "\n".join(str(m.content) for m in sent)
+    assert INVENTORY not in text
+    (entry,) = memory.using("context.s2").entries()
+    assert entry.source["ref"] == "c1" and entry.n_tokens == count_tokens(INVENTORY)
+    assert f"[context_index: {entry.id}]" in text and "request_id=req-5c3d" in text
+    assert memory.using("context.s2").complete(entry.id).text == INVENTORY
+
+
+def test_block_budget_and_truncation(memory):
+    block = HippoContextBlock(memory=memory, budget_tokens=60)
+    view = block.view("s3")
+    for k in range(3):
+        view.index_entry(INVENTORY.replace("req-5c3d", f"req-{k}"), turn=k)
+    out = asyncio.run(block.aget([ChatMessage(role="user", content="hi")], session_id="s3"))
+    assert out == "" or count_tokens(out) <= 60
+    wide = HippoContextBlock(memory=memory, budget_tokens=5000)
+    full = asyncio.run(wide.aget([ChatMessage(role="user", content="hi")], session_id="s3"))
+    assert full.count("[context_index:") == 3
+    cut = asyncio.run(wide.atruncate(full, 1))
+    assert cut.count("[context_index:") == 2 and full.startswith(cut)
+
+
+def test_expand_tool(memory):
+    view = memory.using("context.s4")
+    e = view.index_entry(INVENTORY)
+    tool = make_expand_tool(memory, namespace="context.s4")
+    got = tool.call(entry_id=e.id, query="SKU-0042")
+    assert got.content == view.complete(e.id, "SKU-0042", max_tokens=1500, context_lines=3).text
+    assert '"stock": 84' in got.content
+    assert tool.call(entry_id="ctx_999").content.startswith("Error: entry_id 'ctx_999'")
+
+
+def test_invalid_arguments(memory):
+    with pytest.raises(InvalidInput, match="budget_tokens"):
+        HippoContextBlock(memory=memory, budget_tokens=0)
+    with pytest.raises(InvalidInput, match="memory"):
+        HippoContextBlock(memory=object())
+    with pytest.raises(InvalidInput, match="keep_recent_turns"):
+        compact_chat_history([], memory, namespace="n", keep_recent_turns=0)
+    with pytest.raises(InvalidInput, match="hippo_memory"):
+        HippoContextMemory.from_defaults(hippo_memory=None, token_limit=100)
