@@ -53,6 +53,7 @@ class TemporalConfig:
     surprise_alpha: float = 0.2     # stage 9: (1 + alpha * surprise)
     salience_beta: float = 0.02     # (1 + beta * (salience - 0.5)): a tie-breaker (0.1 measured neutral on dev data)
     fact_boost: float = 0.5         # the newest statement of the entity / attribute a query asks about
+    recency_boost: float = 0.5      # "now" / "currently" about a named person: up to x1.5 for their newest candidates
     superseded_factor: float = 0.8  # an older statement a newer one updated (kept, ranked lower, marked)
     annotate: bool = True           # resolved event dates and "superseded" marks in recalled context
     chronological: bool = True      # order / progression queries: context laid out by event time
@@ -138,8 +139,9 @@ def _validate(obj: Any, path: str) -> None:
     if isinstance(obj, TemporalConfig):
         if not 1 <= obj.temporal_boost <= 4 or not 1 <= obj.window_boost <= 16 or obj.fact_boost < 0 or obj.fact_boost > 4:
             raise InvalidInput(f"{path}: temporal_boost must be in 1..4, window_boost in 1..16 and fact_boost in 0..4")
-        if not 0 < obj.superseded_factor <= 1 or not 0 <= obj.surprise_alpha <= 1 or not 0 <= obj.salience_beta <= 1:
-            raise InvalidInput(f"{path}: superseded_factor must be in (0, 1], surprise_alpha and salience_beta in 0..1")
+        if not 0 < obj.superseded_factor <= 1 or not 0 <= obj.surprise_alpha <= 1 or not 0 <= obj.salience_beta <= 1 \
+                or not 0 <= obj.recency_boost <= 4:
+            raise InvalidInput(f"{path}: superseded_factor must be in (0, 1], surprise_alpha and salience_beta in 0..1, recency_boost in 0..4")
     if isinstance(obj, Config):
         if obj.max_message_chars < 1 or obj.seal_tokens < 1 or obj.busy_timeout_s < 0:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")

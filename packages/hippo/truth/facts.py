@@ -23,21 +23,23 @@ from hippo import textnorm
 
 # attribute family -> trigger words (lower case surface forms)
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "residence": ("live", "lives", "living", "lived", "moved", "move", "moving", "relocated", "relocate",
-                  "relocating", "relocation", "hometown", "based", "settled", "apartment", "neighborhood",
-                  "neighbourhood", "reside", "resides", "residing"),
+    "residence": ("live", "lives", "living", "lived", "moved", "move", "moving", "movers", "relocated", "relocate",
+                  "relocating", "relocation", "hometown", "based", "settled", "apartment", "flat", "neighborhood",
+                  "neighbourhood", "reside", "resides", "residing", "home"),
     "work": ("work", "works", "working", "worked", "job", "jobs", "hired", "joined", "employer", "employed",
              "company", "position", "role", "promoted", "promotion", "quit", "career", "intern", "internship",
-             "boss", "occupation", "profession"),
+             "boss", "occupation", "profession", "offer", "team", "colleagues", "office", "shift", "retrained"),
     "partner": ("girlfriend", "boyfriend", "wife", "husband", "partner", "fiance", "fiancee", "fiancé", "fiancée",
-                "married", "dating", "engaged", "spouse"),
-    "pet": ("dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "parrot", "hamster", "rabbit", "bunny"),
+                "married", "dating", "engaged", "spouse", "together"),
+    "pet": ("dog", "dogs", "cat", "cats", "puppy", "kitten", "pet", "pets", "parrot", "hamster", "rabbit", "bunny",
+            "adopted", "vet"),
     "phone": ("phone", "smartphone", "iphone", "android", "mobile"),
-    "car": ("car", "cars", "truck", "vehicle", "suv", "motorbike", "motorcycle"),
+    "car": ("car", "cars", "truck", "vehicle", "suv", "motorbike", "motorcycle", "drive", "drives", "driving",
+            "bought"),
     "school": ("school", "university", "college", "studying", "study", "studies", "major", "degree", "enrolled",
                "grad", "course"),
     "salary": ("salary", "paid", "pay", "earn", "earns", "earning", "income", "wage", "raise"),
-    "deadline": ("deadline", "due", "launch", "release", "ship", "shipping", "postponed", "pushed"),
+    "deadline": ("deadline", "due", "launch", "release", "ship", "ships", "shipping", "postponed", "pushed"),
     "favorite": ("favorite", "favourite", "fave"),
 }
 _TRIGGER = {w: fam for fam, ws in FAMILIES.items() for w in ws}
@@ -130,41 +132,69 @@ def _values_after(sentence: str, start: int) -> list[str]:
 
 
 def facts(text: str, speaker: str | None) -> list[Fact]:
-    """Attribute facts stated in ``text`` by ``speaker`` (at most one per attribute family)."""
+    """Attribute facts stated in ``text`` by ``speaker`` (at most one per attribute family).
+
+    Values are the sentence's proper nouns and numbers, each given to the nearest trigger word before it (or after
+    it, when none precedes): "I moved in with my new partner Felix" is a partner fact, not a residence. A family
+    whose trigger got no such value takes the object of a preposition after it ("I work as a nurse")."""
     out: dict[str, Fact] = {}
+    pending: list[str] = []
     for sent in _SENT_SPLIT.split(text):
         low = sent.lower()
-        ws = [w.lower() for w in textnorm.words(sent)]
+        surface = textnorm.words(sent)
+        ws = [w.lower() for w in surface]
         if not ws:
             continue
         fams = [(k, _TRIGGER[w]) for k, w in enumerate(ws) if w in _TRIGGER]
+        if not fams and pending:
+            fams = [(0, fam) for fam in pending]  # "Got a raise! I'm on 64,000 now."
+        pending = []
         if not fams:
             continue
         first_person = any(w in _FIRST_PERSON for w in ws)
         if first_person and speaker:
             entity = speaker.lower()
         else:
-            names = proper_nouns(sent) or [w for w in textnorm.words(sent)[:1] if w[:1].isupper()]
+            names = proper_nouns(sent) or [w for w in surface[:1] if w[:1].isupper()]
             if not names:
                 continue
             entity = names[0].lower()
         cue = any(w in UPDATE_CUES for w in ws) or "no longer" in low
         negated = "no longer" in low or "anymore" in low or "any more" in low or " quit " in f" {low} " \
             or " left " in f" {low} "
-        for k, fam in fams:
-            if fam in out:
+        # word offsets of each surface word, to place values relative to triggers
+        offsets, pos = [], 0
+        for w in surface:
+            pos = sent.find(w, pos)
+            offsets.append(pos)
+            pos += len(w)
+        trig_at = [(offsets[k], fam) for k, fam in fams]
+        values: list[tuple[int, str]] = [(m.start(1), m.group(1)) for m in _CAP_RE.finditer(sent)]
+        values += [(m.start(), m.group(0)) for m in _NUMBER_RE.finditer(sent)]
+        assigned: dict[str, str] = {}
+        for at, raw in sorted(values):
+            v = raw.lower()
+            if v == entity or v in _TRIGGER or v in textnorm.STOPWORDS:
                 continue
-            # the trigger word's character offset: search from the k-th word
-            pos = 0
-            for w in textnorm.words(sent)[: k + 1]:
-                pos = sent.find(w, pos) + len(w)
-            vals = _values_after(sent, pos)
-            vals = [v for v in vals if v != entity and v not in _TRIGGER]
+            before = [(a, f) for a, f in trig_at if a < at]
+            fam = max(before)[1] if before else min(trig_at)[1]
+            assigned[fam] = v  # the last value wins: "from 55,000 to 92,500", "not in Lyon anymore, moved to Leeds"
+        for k, fam in fams:
+            if fam in assigned or fam in out:
+                continue
+            vals = _values_after(sent, offsets[k] + len(surface[k]))
+            taken = set(assigned.values())
+            vals = [v for v in vals if v != entity and v not in _TRIGGER and not (set(v.split()) & taken)]
+            if vals:
+                assigned[fam] = vals[0]
+            elif k < len(surface) and surface[k].lower() in _TRIGGER:
+                pending.append(fam)
+        for fam, v in assigned.items():
+            name = fam
             if fam == "favorite":
                 m = re.search(r"favou?rite ([a-z]+)", low)
-                fam = f"favorite {m.group(1)}" if m else fam
-            if vals:
-                out[fam] = Fact(entity, fam, vals[0], cue, negated)
+                name = f"favorite {m.group(1)}" if m else fam
+            out.setdefault(name, Fact(entity, name, v, cue, negated))
     return list(out.values())
 
 

@@ -104,6 +104,19 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
                 fired["temporal"] = int(in_set.sum())
             scores *= 1.0 + cfg.surprise_alpha * truth.surprise.a[rows].astype(np.float64)
             scores *= 1.0 + cfg.salience_beta * (truth.salience.a[rows].astype(np.float64) - 0.5)
+            if qt.current and cfg.recency_boost > 0:
+                # "now", "these days", "current": among the candidates by the person the query names, the newer
+                # statement wins (seed 003 §3.3: updates resolved by recency with seq / time)
+                _fams, names = factmod.query_targets(query)
+                codes = [c for c, sp in enumerate(idx.speakers) if sp is not None and sp.lower() in names]
+                if codes:
+                    own = np.isin(idx.speaker.a[rows], codes)
+                    if own.sum() > 1:
+                        seq = idx.seqs.a[rows[own]].astype(np.float64)
+                        span = seq.max() - seq.min()
+                        fresh = (seq - seq.min()) / span if span > 0 else np.ones_like(seq)
+                        scores[own] *= 1.0 + cfg.recency_boost * fresh
+                        fired["recency"] = int(own.sum())
             if current:
                 top = float(scores.max())
                 cur = np.isin(rows, np.asarray(current, dtype=np.int64))
