@@ -214,3 +214,20 @@ def test_temporal_query_prefers_dated_statements_in_the_named_period():
     assert hits[0].text.startswith("I painted a sunset")
     hits = mem.search("What did Mel paint in August 2023?", k=2)
     assert hits[0].text.startswith("I painted a lake")
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("I moved in with my new partner Felix.", {("partner", "felix")}),           # nearest trigger owns the value
+    ("They bumped my pay from 55,000 to 92,500.", {("salary", "92,500")}),      # the last value wins
+    ("I'm not in Melbourne anymore, we moved to Lyon.", {("residence", "lyon")}),
+    ("Got a raise! I'm on 64,000 now.", {("salary", "64,000")}),                # the trigger carries over
+    ("Sold the Kuga and bought a Sandero.", {("car", "sandero")}),
+    ("My favourite food is ramen, I could eat it every day.", {("favorite food", "ramen")}),
+])
+def test_fact_values(text, expected):
+    assert {(f.attribute, f.value) for f in facts.facts(text, "Priya")} == expected
+
+
+def test_favourite_questions_target_the_favourite_attribute():
+    assert facts.query_targets("What food does Callum like best these days?") == (["favorite food"], {"callum"})
+    assert facts.query_targets("What is Kwame's favourite food now?")[0] == ["favorite food"]

@@ -206,10 +206,14 @@ def query_targets(query: str) -> tuple[list[str], set[str]]:
         fam = _TRIGGER.get(w) or _TRIGGER.get(textnorm.stem(w))
         if fam and fam not in fams:
             fams.append(fam)
-    if "favorite" in fams or "favourite" in ws:
-        m = re.search(r"favou?rite ([a-z]+)", query.lower())
-        if m:
-            fams = [f"favorite {m.group(1)}" if f == "favorite" else f for f in fams]
+    low = query.lower()
+    m = re.search(r"favou?rite ([a-z]+)", low) or re.search(
+        r"\bwhat (?:kind of |type of )?([a-z]+) does .{1,40} (?:like|love|enjoy|prefer)(?: the)? (?:best|most)\b", low)
+    if m:
+        fam = f"favorite {m.group(1)}"
+        fams = [f for f in fams if f != "favorite"]
+        if fam not in fams:
+            fams.insert(0, fam)
     if re.search(r"\bwhere\b.*\b(live|from|based|stay)", query, re.I) and "residence" not in fams:
         fams.append("residence")
     names = {w.lower().removesuffix("'s").removesuffix("’s") for w in textnorm.words(query) if w[:1].isupper()}
