@@ -52,6 +52,7 @@ bench: $(VENV)/.native $(VENV)/.bench
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
 	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
 	$(VENV)/bin/hippo bench soak --adds 200000 --out bench_results/soak.json
+	$(VENV)/bin/hippo bench context --out bench_results/context.json
 	$(VENV)/bin/hippo bench temporal --out bench_results/temporal.json
 
 # The C test binary, then a Python workload over a sanitizer build of the extension (LD_PRELOAD of libasan).

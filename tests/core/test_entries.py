@@ -124,6 +124,15 @@ def test_text_key_values_ids_and_urls():
     assert key["emails"] == "ops@example.com"
 
 
+def test_error_dump_keeps_its_last_line_whole():
+    exc = "IntegrityError: duplicate key value violates unique constraint \"users_email_key\" on table users_v2"
+    text = "Traceback (most recent call last):\n" + "".join(
+        f'  File "/srv/m{i}.py", line {i}, in f{i}\n    result = call_{i}(x=1)\n' for i in range(40)) + exc + "\n"
+    _, key, fmt = extract(text)
+    assert fmt == "text" and list(key)[0] == "error" and key["error"] == exc
+    assert "result" not in key  # indented code lines are not settings
+
+
 def test_format_and_error_detection():
     assert detect_format('{"a": 1}') == "json" and detect_format("{not json") == "text"
     assert looks_like_error("Traceback (most recent call last):\n  File x\nValueError: bad")

@@ -67,10 +67,10 @@ def looks_like_error(text: str) -> bool:
     return len(_ERROR_HINT.findall(head)) >= 3
 
 
-def _short(value: Any) -> Any:
+def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
     if isinstance(value, str):
         value = " ".join(value.split())
-        return value if len(value) <= MAX_VALUE_CHARS else value[: MAX_VALUE_CHARS - 1] + "…"
+        return value if len(value) <= limit else value[: limit - 1] + "…"
     return value
 
 
@@ -88,10 +88,10 @@ class _Keys:
     def full(self) -> bool:
         return len(self.data) >= self.cap
 
-    def put(self, key: str, value: Any) -> None:
+    def put(self, key: str, value: Any, limit: int = MAX_VALUE_CHARS) -> None:
         key = " ".join(str(key).split())[:60]
         if key and key not in self.data and not self.full():
-            self.data[key] = _short(value)
+            self.data[key] = _short(value, limit)
 
 
 # -- JSON -----------------------------------------------------------------------------------------------------
@@ -232,6 +232,8 @@ def _generic(text: str, keys: _Keys) -> None:
     for ln in sample.splitlines()[:400]:
         if keys.full():
             break
+        if ln.startswith(("    ", "\t")):
+            continue  # indented code or continuation lines, not settings
         m = _KV_LINE.match(ln)
         if m and not m.group(2).startswith(("//", "{", "[")):
             keys.put(m.group(1).strip(), m.group(2).strip())
@@ -256,6 +258,11 @@ def extract(text: str, *, max_keys: int = MAX_KEYS) -> tuple[str, dict[str, Any]
     else:
         n_lines = text.count("\n") + 1
         shape = f"text of {n_lines} lines"
+    if fmt in ("text", "log") and looks_like_error(text):
+        # an error dump ends with what went wrong (a traceback's exception line); keep it whole
+        last = next((ln.strip() for ln in reversed(text[-4000:].splitlines()) if ln.strip()), "")
+        if last:
+            keys.put("error", last, limit=3 * MAX_VALUE_CHARS)
     if fmt != "json":
         _generic(text, keys)
     lead = _lead(_STRIP_TAGS.sub(" ", text) if fmt == "html" else text, 18) if fmt in ("text", "log", "html") else ""
