@@ -17,6 +17,8 @@ from hippo import InvalidInput
 from hippo.tokenizer import count_tokens
 from langchain_hippo import HippoContextMiddleware
 
+from tests.readme_examples import examples, run
+
 from .conftest import recording_model
 
 INVENTORY = json.dumps({"status": "ok", "request_id": "req-77aa01", "warehouse": "Leipzig",
@@ -206,3 +208,12 @@ def memory():
     mem = hippo.Memory(None)
     yield mem
     mem.close()
+
+
+def test_readme_context_example(capsys):
+    (where, code), = examples("context")
+    run(code, where)
+    out = capsys.readouterr().out
+    assert out.startswith("[context_index: ctx_1] tool_result · list_users ref=c1 @ turn 1")
+    assert "key_data: request_id=req-42; users.count=400" in out
+    assert '"id": "u123"' in out and '"plan": "pro"' in out
