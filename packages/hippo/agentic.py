@@ -408,7 +408,7 @@ class _Agent:
         try:
             args = self._args(raw_args)
             entry["arguments"] = args
-            if name not in self.handlers or name not in self.tool_names:
+            if name not in self.handlers:  # topic tools explain themselves when a filter hides them
                 raise ToolFailure(f"unknown tool {name!r}; available: {', '.join(self.tool_names)}")
             text = _clip_result(self.handlers[name](args))
             entry.update(status="ok", ids=list(self._last_ids))
@@ -456,13 +456,15 @@ class _Agent:
             entry["error"] = "no usable evidence cited"
         return chosen
 
-    def _fit(self, history: list[dict[str, Any]]) -> int:
-        """Elide the oldest tool results (then the oldest call arguments) until the prompt fits its budget."""
+    def _fit(self, history: list[dict[str, Any]], reserve: int = 0) -> int:
+        """Elide the oldest tool results (then the oldest call arguments) until the prompt, plus ``reserve``
+        tokens still to be added, fits its budget. Returns the tokens the prompt will use."""
+        budget = PROMPT_BUDGET_TOKENS - reserve
         used = _prompt_tokens(history)
         for stage in ("results", "arguments"):
             for m in history[2:]:
-                if used <= PROMPT_BUDGET_TOKENS:
-                    return used
+                if used <= budget:
+                    return used + reserve
                 if stage == "results" and m["role"] in ("tool", "user") and m.get("content") not in (ELIDED, None):
                     m["content"] = ELIDED
                 elif stage == "arguments" and m.get("tool_calls"):
@@ -471,7 +473,7 @@ class _Agent:
                 else:
                     continue
                 used = _prompt_tokens(history)
-        return used
+        return used + reserve
 
     def run(self) -> list[int] | None:
         tools = [TOOLS[n] for n in self.tool_names]
@@ -484,13 +486,14 @@ class _Agent:
         rnd = 0
         while rnd < self.max_rounds:
             rnd += 1
-            used = self._fit(history)
+            final = [{"role": "user", "content": FINAL_ROUND}] if rnd == self.max_rounds else []
+            used = self._fit(history, _prompt_tokens(final) - 3 if final else 0)
             if used > PROMPT_BUDGET_TOKENS:
                 self.trace.append({"round": rnd, "event": "prompt_budget", "prompt_tokens": used,
                                    "error": f"the prompt needs {used} tokens; the budget is {PROMPT_BUDGET_TOKENS}"})
                 return None
-            msgs = history + ([{"role": "user", "content": FINAL_ROUND}] if rnd == self.max_rounds else [])
-            self.timings["prompt_tokens_max"] = max(self.timings["prompt_tokens_max"], float(_prompt_tokens(msgs)))
+            msgs = history + final
+            self.timings["prompt_tokens_max"] = max(self.timings["prompt_tokens_max"], float(used))
             t = time.perf_counter()
             try:
                 if json_only:
