@@ -23,6 +23,7 @@ these turns.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
@@ -42,6 +43,7 @@ from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
 
 EXPAND_TOOL = "memory_expand"
+log = logging.getLogger("hippo.langchain.context")
 
 
 class _ExpandArgs(BaseModel):
@@ -189,6 +191,15 @@ class HippoContextMiddleware(AgentMiddleware):
         got = th.entry_of.get(key)
         if got is not None or key in th.keep:
             return got
+        try:
+            return self._index(view, th, message, key, turn, age)
+        except InvalidInput as exc:
+            # content hippo cannot store losslessly (control characters, lone surrogates): sent verbatim
+            log.warning("message %s stays verbatim: %s", key, exc)
+            th.keep.add(key)
+            return None
+
+    def _index(self, view: Any, th: _Thread, message: BaseMessage, key: str, turn: int, age: int) -> str | None:
         text = _text(message)
         if not text.strip():
             th.keep.add(key)

@@ -53,7 +53,16 @@ def _key(message: ChatMessage) -> str:
 
 def _index_message(view: Any, message: ChatMessage, turn: int | None, *, policies: list | None,
                    min_turn_tokens: int | None) -> str | None:
-    """Index ``message`` in ``view`` when the policies (or, for long turns, ``min_turn_tokens``) say so."""
+    """Index ``message`` in ``view`` when the policies (or, for long turns, ``min_turn_tokens``) say so; content
+    hippo cannot store losslessly (control characters, lone surrogates) is left as it is."""
+    try:
+        return _index_checked(view, message, turn, policies=policies, min_turn_tokens=min_turn_tokens)
+    except InvalidInput:
+        return None
+
+
+def _index_checked(view: Any, message: ChatMessage, turn: int | None, *, policies: list | None,
+                   min_turn_tokens: int | None) -> str | None:
     text = _text(message)
     role = _role(message)
     entry_type = _TYPE_OF_ROLE.get(role)

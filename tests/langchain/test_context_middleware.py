@@ -157,6 +157,16 @@ def test_expand_results_of_earlier_turns_are_dropped(memory):
     assert out[2].tool_call_id == "e1"
 
 
+def test_content_hippo_cannot_store_stays_verbatim(memory):
+    ansi = "\x1b[31mFAILED\x1b[0m " + "test output line\n" * 600  # terminal colours: control characters
+    msgs = [HumanMessage("run", id="h0"),
+            AIMessage("", tool_calls=[{"name": "sh", "id": "k1", "args": {}}], id="a0"),
+            ToolMessage(ansi, tool_call_id="k1", name="sh", id="t0"),
+            HumanMessage("next", id="h1")]
+    out = HippoContextMiddleware(memory).compact(msgs, memory.using("context.a"))
+    assert out[2].text == ansi and memory.using("context.a").entries() == []
+
+
 def test_a_new_middleware_does_not_index_twice(memory):
     msgs = [HumanMessage("load", id="h0"),
             AIMessage("", tool_calls=[{"name": "get_inventory", "id": "k1", "args": {}}], id="a0"),
