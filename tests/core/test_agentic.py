@@ -291,16 +291,18 @@ def test_filter_scopes_every_tool_and_the_evidence(mem, llm_server):
     ids = mem.ids
     llm_server.push_tool_calls({"name": "search", "arguments": {"query": "Mia pottery teapot boots"}},
                                {"name": "read", "arguments": {"message_id": ids[2], "before": 2, "after": 2}},
-                               {"name": "list_topics", "arguments": {}})
+                               {"name": "list_topics", "arguments": {}},
+                               {"name": "grep", "arguments": {"pattern": "boots|Mia"}})
     llm_server.push_tool_calls({"name": "answer", "arguments": {"message_ids": [ids[3], ids[0]]}})
     r = mem.agentic_recall("What is Mia doing?", llm=make_llm(llm_server), filter={"speaker": "Ann"})
     first = llm_server.tool_requests()[0]
     assert {t["function"]["name"] for t in first["tools"]} == TOOL_NAMES - {"list_topics", "read_topic"}
-    search, read, topics, answer = r.trace
+    search, read, topics, grep, answer = r.trace
     ann = {i for i, (_, sp, _) in zip(ids, LINES) if sp == "Ann"}
     assert search["ids"] and set(search["ids"]) <= ann
     assert read["ids"] == [ids[0], ids[2]]  # session s1 around ids[2], Ann's messages only
     assert topics["status"] == "error" and "filtered" in topics["error"]
+    assert grep["ids"] == [i for i in ids if i in ann and re.search("boots|Mia", mem.get(i).text)] == [ids[0], ids[4]]
     assert answer["dropped"] == [ids[3]] and [x.id for x in r.messages] == [ids[0]]
 
 
