@@ -40,6 +40,7 @@ class RetrievalConfig:
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
     speaker_boost: float = 0.15   # bounded boost for messages by a speaker the query names
+    profile_prior: bool = True    # speaker-profile prior for preference / identity questions (hippo.profiles)
 
 
 @dataclass(frozen=True)

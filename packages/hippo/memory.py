@@ -571,6 +571,14 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             idx, idx.truth, cfg.temporal, query, rows, scores,
             since=scope.since if scope else None, until=scope.until if scope else None,
             as_of=scope.as_of if scope else None)
+        if rc.profile_prior and rows.size:
+            # seed 002 stage 9 f_L0: questions about a person's preferences or identity favour that person's own
+            # attribute statements (a bounded factor; the identity for every other query)
+            factors = self._profile_factors(idx, query, rows)
+            if (factors != 1.0).any():
+                scores = scores * factors
+                order = np.argsort(-scores, kind="stable")
+                rows, scores = rows[order], scores[order]
         timings["truth_ms"] = (time.perf_counter() - t) * 1e3
         timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
         return rows[:limit], scores[:limit], per, timings
@@ -655,7 +663,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             row = meta.get(i)
             if row is None or (pred is not None and not pred(row)):
                 continue
-            nxt = truth.superseder(r, as_of)
+            nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a)
             out.append(self._item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {})),
                                   event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
                                   superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
@@ -743,7 +751,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 label = truth.label(r)
                 if label is not None and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                     notes.append(label)
-                nxt = truth.superseder(r, as_of)
+                nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a)
                 if nxt >= 0:
                     notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
                                  else "superseded")

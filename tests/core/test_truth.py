@@ -231,3 +231,20 @@ def test_fact_values(text, expected):
 def test_favourite_questions_target_the_favourite_attribute():
     assert facts.query_targets("What food does Callum like best these days?") == (["favorite food"], {"callum"})
     assert facts.query_targets("What is Kwame's favourite food now?")[0] == ["favorite food"]
+
+
+@pytest.mark.parametrize("text, label", [
+    ("a fortnight ago we met", "week of 24 April 2023"),
+    ("on the 3rd we met", "3 May 2023"),
+    ("on the 20th we met", "20 April 2023"),   # a day of the month still to come is last month's
+])
+def test_more_time_expressions(text, label):
+    assert timeexpr.event_time(text, MONDAY).label() == label
+
+
+def test_an_update_said_after_until_does_not_supersede():
+    mem = hippo.Memory()
+    old = mem.add("I live in Boston.", speaker="Maya", timestamp=utc(2023, 1, 5))
+    mem.add("I moved to Denver.", speaker="Maya", timestamp=utc(2023, 6, 5))
+    then = mem.search("Where does Maya live?", k=5, until=utc(2023, 3, 1))
+    assert [(h.id, h.superseded_by) for h in then] == [(old.id, None)]

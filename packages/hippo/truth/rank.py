@@ -50,7 +50,8 @@ def time_filter(truth: "Truth", rows: np.ndarray, since: float | None, until: fl
     return keep
 
 
-def fact_targets(truth: "Truth", query: str, as_of: float | None) -> tuple[list[int], list[int]]:
+def fact_targets(truth: "Truth", query: str, as_of: float | None, until: float | None = None,
+                 said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
     """(current rows, superseded rows) of the entity / attribute facts the query asks about."""
     fams, names = factmod.query_targets(query)
     if not fams:
@@ -60,11 +61,12 @@ def fact_targets(truth: "Truth", query: str, as_of: float | None) -> tuple[list[
     for (entity, attr), history in truth.facts.items():
         if attr not in fams or (names and entity not in names):
             continue
-        visible = [h for h in history if as_of is None or not (truth.created.a[h[0]] > as_of)]
+        visible = [h for h in history if (as_of is None or not (truth.created.a[h[0]] > as_of))
+                   and (until is None or said is None or not (said[h[0]] >= until))]
         if not visible:
             continue
         for row, _value, _cue in visible:
-            (stale if truth.superseder(row, as_of) >= 0 else current).append(row)
+            (stale if truth.superseder(row, as_of, until, said) >= 0 else current).append(row)
     return current, stale
 
 
@@ -77,7 +79,7 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
         qt = timeexpr.analyze_query(query, truth.latest)
-        current, stale = fact_targets(truth, query, as_of)
+        current, stale = fact_targets(truth, query, as_of, until, idx.ts.a)
         if current:
             have = set(rows.tolist())
             extra = [r for r in current if r not in have]

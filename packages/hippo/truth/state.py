@@ -176,12 +176,18 @@ class Truth:
                                "day" if g == "caller" else g, "", True)
         return ref.label()
 
-    def superseder(self, row: int, as_of: float | None = None) -> int:
-        """The row that supersedes ``row`` (as known at ``as_of``), or -1."""
+    def superseder(self, row: int, as_of: float | None = None, until: float | None = None,
+                   said: np.ndarray | None = None) -> int:
+        """The row that supersedes ``row`` (as known at ``as_of``, and said before ``until`` when ``said`` holds
+        the message timestamps), or -1."""
         nxt = int(self.superseded_by.a[row]) if row < self.superseded_by.n else -1
         if nxt >= 0 and as_of is not None:
             c = self.created.a[nxt]
             if c == c and c > as_of:
+                return -1
+        if nxt >= 0 and until is not None and said is not None:
+            t = said[nxt]
+            if t == t and t >= until:
                 return -1
         return nxt
 

@@ -31,7 +31,7 @@ _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug
 _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|" \
        r"few|several)"
-_UNIT = r"(day|week|month|year)s?"
+_UNIT = r"(day|week|fortnight|month|year)s?"
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
@@ -45,6 +45,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("yesterday", r"\b(yesterday|last night)\b"),
     ("today", r"\b(today|tonight|this morning|this afternoon|this evening|earlier today)\b"),
     ("tomorrow", r"\btomorrow\b"),
+    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     ("last_unit", r"\b(?:last|this past|past) (week|weekend|month|year)\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
@@ -154,6 +155,13 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
         if d > today + timedelta(days=180):  # "on December 20" said in January: last December
             d = _safe_date(now.year - 1, month, day) or d
         return _ref(d, "day", phrase, True)
+    if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet
+        day = int(g[0])
+        d = _safe_date(now.year, now.month, day)
+        if d is None or d > today:
+            prev = _add_months(today.replace(day=1), -1)
+            d = _safe_date(prev.year, prev.month, day)
+        return _ref(d, "day", phrase, True) if d else None
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
@@ -168,8 +176,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
         sign = -1 if name == "ago" else 1
         if unit == "day":
             return _ref(today + timedelta(days=sign * n), "day", phrase, True)
-        if unit == "week":
-            start = today + timedelta(days=sign * 7 * n)
+        if unit in ("week", "fortnight"):
+            start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
             return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign * n), "month", phrase, True)
