@@ -248,3 +248,16 @@ def test_an_update_said_after_until_does_not_supersede():
     mem.add("I moved to Denver.", speaker="Maya", timestamp=utc(2023, 6, 5))
     then = mem.search("Where does Maya live?", k=5, until=utc(2023, 3, 1))
     assert [(h.id, h.superseded_by) for h in then] == [(old.id, None)]
+
+
+def test_units_carry_the_event_span_of_their_messages():
+    mem = hippo.Memory()
+    mem.add_many([{"text": f"I went hiking yesterday in the Alps, trip number {i}", "speaker": "A",
+                   "timestamp": utc(2023, 5, i + 2), "session_id": f"s{i}"} for i in range(12)])
+    mem.consolidate("deep")
+    units = mem.recall("hiking in the Alps", budget_tokens=300).units
+    assert units
+    for u in units:
+        ids = set(u["message_ids"])
+        days = [utc(2023, 5, i + 1) for i, it in enumerate(mem.list()) if it.id in ids]  # "yesterday"
+        assert u["event_start"] == min(days) and u["event_end"] == max(days) + (utc(2023, 1, 2) - utc(2023, 1, 1))

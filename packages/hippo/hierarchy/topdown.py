@@ -37,6 +37,7 @@ import numpy as np
 from hippo import context, retrieval, textnorm
 from hippo.hierarchy import lifecycle
 from hippo.hierarchy.codes import similarity
+from hippo.timeutil import to_datetime
 from hippo.hierarchy.vocab import vocab
 from hippo.types import Recall
 
@@ -166,6 +167,9 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             if W_PRF > 0:
                 rel = _feedback(mem, idx, life, sc, rel, sem_sel, by_id, pred, cfg)
             units = _unit_records(life, sem_sel, theme_sel, rel)
+            for u in units:  # derived units carry the event time span of their messages (hippo.truth)
+                span = idx.truth.span(idx, u["message_ids"])
+                u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
             extra = _linked_pieces(mem, idx, life, sem_sel, by_id, pred)
             by_id.update(extra)
             if mode in ("stage2", "full"):

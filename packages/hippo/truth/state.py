@@ -176,6 +176,18 @@ class Truth:
                                "day" if g == "caller" else g, "", True)
         return ref.label()
 
+    def span(self, idx: "NamespaceIndex", message_ids: list[int]) -> tuple[float, float] | None:
+        """Earliest event start and latest event end over some messages (a unit's event time), or None."""
+        rows = [idx.row_of[i] for i in message_ids if i in idx.row_of and idx.row_of[i] < self.done]
+        if not rows:
+            return None
+        r = np.asarray(rows, dtype=np.int64)
+        s = self.event_start.a[r]
+        e = np.where(np.isnan(self.event_end.a[r]), s, self.event_end.a[r])
+        if np.isnan(s).all():
+            return None
+        return float(np.nanmin(s)), float(np.nanmax(e))
+
     def superseder(self, row: int, as_of: float | None = None, until: float | None = None,
                    said: np.ndarray | None = None) -> int:
         """The row that supersedes ``row`` (as known at ``as_of``, and said before ``until`` when ``said`` holds
