@@ -261,3 +261,21 @@ def test_units_carry_the_event_span_of_their_messages():
         ids = set(u["message_ids"])
         days = [utc(2023, 5, i + 1) for i, it in enumerate(mem.list()) if it.id in ids]  # "yesterday"
         assert u["event_start"] == min(days) and u["event_end"] == max(days) + (utc(2023, 1, 2) - utc(2023, 1, 1))
+
+
+def test_a_favourite_without_its_noun_updates_the_last_favourite_thing():
+    mem = hippo.Memory()
+    a = mem.add("My favourite food is ramen, I could eat it every day.", speaker="Cal", timestamp=utc(2023, 1, 1))
+    b = mem.add("I've gone off ramen; falafel is my favourite now.", speaker="Cal", timestamp=utc(2023, 3, 1))
+    assert [(c["old_id"], c["new_id"], c["attribute"], c["new_value"]) for c in
+            mem.contradictions(include_updates=True)] == [(a.id, b.id, "favorite food", "falafel")]
+    assert mem.search("What food does Cal like best these days?", k=2)[0].id == b.id
+
+
+def test_deadlines_belong_to_their_project():
+    mem = hippo.Memory()
+    o1 = mem.add("The Orion project is due on March 18.", speaker="Ann", timestamp=utc(2023, 1, 1))
+    mem.add("Our deadline for Cobalt is May 11.", speaker="Ann", timestamp=utc(2023, 1, 2))
+    o2 = mem.add("Good news, Orion is now due June 28 instead of March 18.", speaker="Ann", timestamp=utc(2023, 2, 1))
+    links = mem.contradictions(include_updates=True)
+    assert [(c["old_id"], c["new_id"], c["entity"], c["new_value"]) for c in links] == [(o1.id, o2.id, "orion", "june 28")]

@@ -62,6 +62,10 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\$?\d+(?:[.,]\d+)*(?:k|m|%)?(?![\w])", re.I)
 _DEF_RE = re.compile(r"\b(?:my|our|his|her|their) ([a-z]+(?: [a-z]+)?) (?:is|was|are) (?:called |named )?([\w' -]{2,40})",
                      re.I)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
+THING_ATTRIBUTES = frozenset({"deadline"})  # attributes of a named thing rather than of the speaker
+_MONTH_WORDS = frozenset("""january february march april may june july august september october november december
+    monday tuesday wednesday thursday friday saturday sunday""".split())
+_SUBJECT_I = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"})
 _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "we're", "we've", "our", "us", "mine"})
 _VALUE_STOP = textnorm.STOPWORDS | frozenset(
     """now new currently finally recently today week month year last next ago really so very pretty big small
@@ -69,7 +73,12 @@ _VALUE_STOP = textnorm.STOPWORDS | frozenset(
 _PREP_VALUE_RE = re.compile(
     r"\b(?:to|in|at|as an?|as|for|with|named|called|is|was|into|from|by|on|until|til)\s+((?:the |a |an )?"
     r"[\w$€£%.,'-]+(?:\s+[\w$€£%.,'-]+){0,2})", re.I)
-_CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+)*)")
+_CAP_RE = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+(?:\s+(?:[A-Z][a-z]+|\d+[a-z]?))*)")
+# someone other than the speaker is the subject: "my sister moved to Lyon", "his car", "they sold me"
+_THIRD_PARTY_RE = re.compile(
+    r"\b(?:he|she|his|her|him|(?:my|our) (?:cousin|sister|brother|dad|mum|mom|mother|father|"
+    r"parents|neighbou?r|friend|aunt|uncle|grandma|grandpa|grandmother|grandfather|colleague|son|daughter|kids?))\b",
+    re.I)
 
 
 @dataclass(frozen=True)
@@ -116,12 +125,11 @@ def surprise(fp: set[str], seen: set[str], text: str) -> float:
 
 
 def _values_after(sentence: str, start: int) -> list[str]:
-    """Value words following a trigger: proper nouns and numbers first, else the object of a preposition."""
+    """The object of a preposition after a trigger ("as a nurse"), for values that are not proper nouns or
+    numbers (those are given to their nearest trigger first)."""
     tail = sentence[start:]
-    caps = [m.group(1) for m in _CAP_RE.finditer(tail)]
-    nums = [m.group(0) for m in _NUMBER_RE.finditer(tail)]
-    if caps or nums:
-        return [v.lower() for v in (caps[:1] + nums[:1])]
+    if _CAP_RE.search(tail) or _NUMBER_RE.search(tail):
+        return []
     m = _PREP_VALUE_RE.search(tail)
     if m:
         ws = [w.lower().strip(".,'") for w in m.group(1).split()]
@@ -152,10 +160,15 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
         if not fams:
             continue
         first_person = any(w in _FIRST_PERSON for w in ws)
-        if first_person and speaker:
+        third_party = bool(_THIRD_PARTY_RE.search(sent))
+        if third_party and ws[0] not in _SUBJECT_I:
+            continue  # a fact about someone else, or about the speaker only through someone else
+        # first-person statements, and chat's implicit subject ("Sold the Kuga and bought a Yaris."), are the
+        # speaker's
+        if speaker:
             entity = speaker.lower()
         else:
-            names = proper_nouns(sent) or [w for w in surface[:1] if w[:1].isupper()]
+            names = proper_nouns(sent)
             if not names:
                 continue
             entity = names[0].lower()
@@ -170,14 +183,23 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
             pos += len(w)
         trig_at = [(offsets[k], fam) for k, fam in fams]
         values: list[tuple[int, str]] = [(m.start(1), m.group(1)) for m in _CAP_RE.finditer(sent)]
-        values += [(m.start(), m.group(0)) for m in _NUMBER_RE.finditer(sent)]
+        m = re.match(r"([A-Z][a-z]+) and (?:I|me)\b", sent)  # "Theo and I have been together"
+        if m:
+            values.insert(0, (0, m.group(1)))
+        m = re.search(r"([a-z]+(?: [a-z]+)?) (?:is|are) (?:now )?(?:my|our) (?:new )?favou?rite", low)
+        if m and m.group(1).split()[-1] not in textnorm.STOPWORDS:  # "tacos is my favourite now"
+            values.append((m.start(1), m.group(1).split()[-1]))
+        spans = [(a, a + len(v)) for a, v in values]
+        values += [(m.start(), m.group(0)) for m in _NUMBER_RE.finditer(sent)
+                   if not any(a <= m.start() < b for a, b in spans)]  # "Model 3" is one value
         assigned: dict[str, str] = {}
         for at, raw in sorted(values):
             v = raw.lower()
             if v == entity or v in _TRIGGER or v in textnorm.STOPWORDS:
                 continue
-            before = [(a, f) for a, f in trig_at if a < at]
-            fam = max(before)[1] if before else min(trig_at)[1]
+            if re.search(r"(?:instead of|rather than|\bnot)\s+(?:the |a |an )?$", sent[:at], re.I):
+                continue  # "due November 28 instead of October 22": the old value is not the statement's
+            fam = min(trig_at, key=lambda t: abs(t[0] - at))[1]  # the nearest trigger owns the value
             assigned[fam] = v  # the last value wins: "from 55,000 to 92,500", "not in Lyon anymore, moved to Leeds"
         for k, fam in fams:
             if fam in assigned or fam in out:
@@ -191,11 +213,36 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
                 pending.append(fam)
         for fam, v in assigned.items():
             name = fam
+            if fam in THING_ATTRIBUTES:
+                # a deadline belongs to the project it names ("The Orion project is due on March 18"), not to
+                # the speaker: the first capitalized word that is not the value, sentence-initial included
+                things = [w.lower() for w in proper_nouns(sent) + surface[:1] if w[:1].isupper()
+                          and w.lower() not in v.split() and w.lower() not in textnorm.STOPWORDS
+                          and w.lower() not in _TRIGGER and w.lower() not in _MONTH_WORDS]
+                if not things:
+                    continue
+                out.setdefault(name, Fact(things[0], name, v, cue, negated))
+                continue
             if fam == "favorite":
-                m = re.search(r"favou?rite ([a-z]+)", low)
-                name = f"favorite {m.group(1)}" if m else fam
+                name = favorite_attribute(low) or fam
             out.setdefault(name, Fact(entity, name, v, cue, negated))
     return list(out.values())
+
+
+_FOOD_WORDS = frozenset({"food", "meal", "dish", "dishes", "cuisine", "snack", "dinner", "lunch", "breakfast"})
+
+
+def favorite_attribute(low: str) -> str | None:
+    """"favorite <thing>" for a lower-case sentence or question: the noun after favourite, with meals and dishes
+    folded into food ("my favourite meal", "... is my favourite now" about food)."""
+    m = re.search(r"favou?rite ([a-z]+)", low)
+    noun = m.group(1) if m else None
+    if noun is None or noun in textnorm.STOPWORDS or noun in ("now", "these", "ever", "thing", "one"):
+        words = set(re.findall(r"[a-z]+", low))
+        noun = "food" if words & _FOOD_WORDS else None
+    if noun in _FOOD_WORDS:
+        noun = "food"
+    return f"favorite {noun}" if noun else None
 
 
 def query_targets(query: str) -> tuple[list[str], set[str]]:
@@ -207,10 +254,10 @@ def query_targets(query: str) -> tuple[list[str], set[str]]:
         if fam and fam not in fams:
             fams.append(fam)
     low = query.lower()
-    m = re.search(r"favou?rite ([a-z]+)", low) or re.search(
+    m = re.search(
         r"\bwhat (?:kind of |type of )?([a-z]+) does .{1,40} (?:like|love|enjoy|prefer)(?: the)? (?:best|most)\b", low)
-    if m:
-        fam = f"favorite {m.group(1)}"
+    fam = favorite_attribute(f"favourite {m.group(1)}") if m else favorite_attribute(low) if "favo" in low else None
+    if fam:
         fams = [f for f in fams if f != "favorite"]
         if fam not in fams:
             fams.insert(0, fam)

@@ -59,7 +59,8 @@ def fact_targets(truth: "Truth", query: str, as_of: float | None, until: float |
     current: list[int] = []
     stale: list[int] = []
     for (entity, attr), history in truth.facts.items():
-        if attr not in fams or (names and entity not in names):
+        wanted = attr in fams or (attr == "favorite" and any(f.startswith("favorite") for f in fams))
+        if not wanted or (names and entity not in names):
             continue
         visible = [h for h in history if (as_of is None or not (truth.created.a[h[0]] > as_of))
                    and (until is None or said is None or not (said[h[0]] >= until))]
@@ -127,6 +128,9 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
                     mids = truth.event_mid(rows[cur])
                     order = np.argsort(np.argsort(np.nan_to_num(mids, nan=0.0)))
                     scores[cur] = top * (1.0 + cfg.fact_boost) * (1.0 + 1e-3 * order)
+            # A stale value is ranked lower when the newer statement announced the change ("I moved to...") or
+            # the question asks for the current value; an unannounced different value may be just as true.
+            stale = [r for r in stale if qt.current or truth.update_of.get(r, False)]
             if stale:
                 old = np.isin(rows, np.asarray(stale, dtype=np.int64))
                 scores = np.where(old, scores * cfg.superseded_factor, scores)

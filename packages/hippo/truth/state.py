@@ -80,6 +80,7 @@ class Truth:
         self.seen: set[str] = set()                    # accumulated fact fingerprints
         self.facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
         self.facts_of: dict[int, list[factmod.Fact]] = {}
+        self.update_of: dict[int, bool] = {}            # superseded row -> the newer statement had an update cue
         self.links: list[Link] = []
         self.link_rows: list[tuple[int, int]] = []     # (old row, new row), parallel to links
 
@@ -149,12 +150,20 @@ class Truth:
     def _link(self, idx: "NamespaceIndex", row: int, f: factmod.Fact) -> None:
         """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
         the latest earlier one; nothing is deleted."""
-        key = (f.entity, f.attribute)
+        attribute = f.attribute
+        if attribute == "favorite":  # "X is my favourite now": the favourite thing this entity last talked about
+            kinds = [a for (e, a) in self.facts if e == f.entity and a.startswith("favorite ")]
+            if len(kinds) == 1:
+                attribute = kinds[0]
+                f = factmod.Fact(f.entity, attribute, f.value, f.cue, f.negated)
+                self.facts_of[row] = [f if g.attribute == "favorite" else g for g in self.facts_of.get(row, [])]
+        key = (f.entity, attribute)
         history = self.facts.setdefault(key, [])
         if history:
             prev_row, prev_value, _ = history[-1]
             if prev_value != f.value and not _overlap(prev_value, f.value) and self.superseded_by.a[prev_row] < 0:
                 self.superseded_by.a[prev_row] = row
+                self.update_of[prev_row] = f.cue
                 ids = idx.ids.view
                 self.links.append(Link(int(ids[prev_row]), int(ids[row]), f.entity, f.attribute, prev_value,
                                        f.value, "update" if f.cue else "contradiction"))
