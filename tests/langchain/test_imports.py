@@ -33,7 +33,7 @@ def test_adapters_import_only_their_framework(module, forbidden):
 def test_lazy_package_exports():
     import langchain_hippo
 
-    assert set(langchain_hippo.__all__) == {"HippoRetriever", "HippoStore", "HippoMemoryMiddleware",
+    assert set(langchain_hippo.__all__) == {"HippoRetriever", "HippoStore", "HippoMemoryMiddleware", "HippoContextMiddleware",
                                             "make_memory_tools", "HippoChatMessageHistory", "HippoMemory"}
     assert langchain_hippo.HippoStore.__module__ == "langchain_hippo.store"
     with pytest.raises(AttributeError):
