@@ -392,6 +392,35 @@ static void scan_radius(int kernel, const uint64_t *codes, uint32_t words, uint6
     radius_portable(codes, words, n, q, r, c);
 }
 
+/* ---- all-pairs distances ------------------------------------------------------------------- */
+static void cross_rows(int kernel, const uint64_t *a, uint64_t na, const uint64_t *b, uint64_t nb, uint32_t words,
+                       int32_t *out) {
+    for (uint64_t i = 0; i < na; i++) {
+        const uint64_t *q = a + i * words;
+        int32_t *row = out + i * nb;
+#ifdef HIPPO_X86
+        if (kernel == HIPPO_KERNEL_AVX512) {
+            for (uint64_t j = 0; j < nb; j++) row[j] = (int32_t)dist_avx512(b + j * words, q, words);
+            continue;
+        }
+        if (kernel == HIPPO_KERNEL_AVX2) {
+            for (uint64_t j = 0; j < nb; j++) row[j] = (int32_t)dist_popcnt(b + j * words, q, words);
+            continue;
+        }
+#endif
+        for (uint64_t j = 0; j < nb; j++) row[j] = (int32_t)dist_portable(b + j * words, q, words);
+    }
+}
+
+int hippo_hamming_cross(const uint64_t *a, uint64_t na, const uint64_t *b, uint64_t nb, uint32_t words,
+                        int32_t *out) {
+    if ((!a && na) || (!b && nb) || (!out && na && nb)) return HIPPO_EINVAL;
+    if (words == 0 || words > 16) return HIPPO_EINVAL;
+    if (na && nb && na > UINT64_MAX / nb) return HIPPO_EINVAL;
+    cross_rows(hippo_kernel_current(), a, na, b, nb, words, out);
+    return HIPPO_OK;
+}
+
 int hippo_read_bandwidth(const void *buf, size_t nbytes, uint64_t *out_sum) {
     if (!out_sum || (nbytes && !buf)) return HIPPO_EINVAL;
     const unsigned char *p = (const unsigned char *)buf;

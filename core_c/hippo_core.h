@@ -234,6 +234,11 @@ int hippo_bix_radius(const hippo_bix *b, const uint8_t *query, uint32_t radius, 
                      int64_t *out_ids, uint64_t capacity, uint64_t *out_needed);
 
 /* Serialization: magic "HIPPOBIX", version, bits, n, codes, checksum. */
+/* Distances between every code of a (na x words uint64, host order) and every code of b (nb x words):
+ * out[i * nb + j] = popcount(a_i ^ b_j). words in 1..16. Runtime-dispatched like the index kernels. */
+int hippo_hamming_cross(const uint64_t *a, uint64_t na, const uint64_t *b, uint64_t nb, uint32_t words,
+                        int32_t *out);
+
 int hippo_bix_serialized_size(const hippo_bix *b, uint64_t *out_size);
 int hippo_bix_serialize(const hippo_bix *b, uint8_t *buf, uint64_t cap, uint64_t *out_written);
 int hippo_bix_deserialize(const uint8_t *blob, uint64_t len, hippo_bix **out);

@@ -42,6 +42,7 @@ __all__ = [
     "DynamicWaveletMatrix",
     "BinaryIndex",
     "ri_signatures",
+    "hamming_cross",
     "read_bandwidth",
     "active_kernel",
     "available_kernels",
@@ -782,6 +783,31 @@ def ri_signatures(tokens: ArrayLike, *, seed: int = 0, dim: int = 1024, nnz: int
     _check(lib.hippo_ri_signatures_segmented(_ptr("uint32_t[]", tok), tok.size, _ptr("uint64_t[]", ends), ends.size,
                                              params, _wptr("uint32_t[]", out)), "ri_signatures")
     return out
+
+
+def hamming_cross(a: ArrayLike, b: ArrayLike) -> np.ndarray:
+    """Hamming distances between every code of ``a`` (na, w) and every code of ``b`` (nb, w), packed as uint64
+    words (w in 1..16), as an int32 (na, nb) matrix; a single code (w,) gives one row. Uses the same
+    runtime-dispatched popcount kernels as :class:`BinaryIndex` (AVX-512 VPOPCNTDQ / AVX2 / portable)."""
+    qa = np.asarray(a)
+    qb = np.asarray(b)
+    for name, arr in (("a", qa), ("b", qb)):
+        if arr.dtype != np.uint64:
+            raise InvalidInput(f"{name} must be a uint64 array of packed codes, got dtype {arr.dtype}")
+        if arr.ndim not in (1, 2):
+            raise InvalidInput(f"{name} must be (n, words) or (words,), got shape {arr.shape}")
+    qa2 = np.ascontiguousarray(qa.reshape(1, -1) if qa.ndim == 1 else qa)
+    qb2 = np.ascontiguousarray(qb.reshape(1, -1) if qb.ndim == 1 else qb)
+    words = qa2.shape[1]
+    if qb2.shape[1] != words:
+        raise InvalidInput(f"a and b must have the same code width, got {words} and {qb2.shape[1]} words")
+    if not 1 <= words <= 16:
+        raise InvalidInput(f"codes must be 1..16 words (64..1024 bits), got {words}")
+    out = np.empty((qa2.shape[0], qb2.shape[0]), dtype=np.int32)
+    if out.size:
+        _check(lib.hippo_hamming_cross(_ptr("uint64_t[]", qa2), qa2.shape[0], _ptr("uint64_t[]", qb2), qb2.shape[0],
+                                       words, _wptr("int32_t[]", out)), "hamming_cross")
+    return out[0] if qa.ndim == 1 else out
 
 
 # ------------------------------------------------------------------------------------ machine probes

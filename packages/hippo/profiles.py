@@ -787,6 +787,15 @@ class ProfilesMixin:
     def _profile_factors(self, idx, query: str, rows: np.ndarray) -> np.ndarray:
         """``ProfileIndex.boost`` for candidate rows of ``idx`` (row indices, not ids); caller holds the read lock."""
         rows = np.asarray(rows, dtype=np.int64)
+        # The intent check needs only the speakers' names: the full index (every message read) is built the first
+        # time a query actually asks about someone's preferences or identity, never for other queries.
+        probe = getattr(idx, "_hippo_profile_probe", None)
+        if probe is None or probe[0] != len(idx.speakers):
+            names = ProfileIndex()
+            names._speakers = {s: None for s in idx.speakers if s}
+            probe = idx._hippo_profile_probe = (len(idx.speakers), names)
+        if not probe[1].query_intent(query)[1]:
+            return np.ones(rows.size, dtype=np.float64)
         return self._profiles(idx).boost(query, idx.ids.view[rows])
 
     async def aprofile(self, speaker: str) -> dict[str, Any]:

@@ -346,3 +346,26 @@ def test_units_use_embedding_codes_when_embeddings_are_given(tmp_path):
         assert all(np.array_equal(h.sem_codes.codes[x.id], h.message_code(x.message_ids[0]))
                    for x in h.semantics.values())
     assert len(items) == 24
+
+
+def test_one_recall_consolidates_at_most_read_batches_and_later_reads_catch_up():
+    cfg = {"hierarchy": {"read_batches": 1, "batch_messages": 4, "flush_tokens": 40}}
+    bounded, full = Memory(None, config=cfg), Memory(None, config={"hierarchy": {"batch_messages": 4,
+                                                                                  "flush_tokens": 40}})
+    for mem in (bounded, full):
+        for k in range(4):
+            mem.add_many({"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)
+    h = lifecycle.life_of(bounded).hier
+    waiting = len(h.buffer)
+    rec = bounded.recall("pottery class", budget_tokens=200)
+    after_one = len(h.buffer)
+    assert 0 < waiting - after_one and h.ready_batches            # one batch only, more are ready
+    assert rec.messages                                           # CURRENT stays retrievable meanwhile
+    for _ in range(50):
+        if not h.ready_batches:
+            break
+        bounded.recall("pottery class", budget_tokens=200)
+    full.recall("pottery class", budget_tokens=200)
+    keys = ("messages", "episodes", "semantics", "themes", "current_buffer")
+    a, b = bounded.stats()["hierarchy"], full.stats()["hierarchy"]
+    assert {k: a[k] for k in keys} == {k: b[k] for k in keys}     # same hierarchy in the end

@@ -133,3 +133,34 @@ def test_read_bandwidth_checksum_is_kernel_independent() -> None:
     finally:
         _native.set_kernel(previous)
     assert len(sums) == 1
+
+
+@pytest.mark.parametrize("words", [1, 2, 3, 4, 8, 16])
+def test_hamming_cross_matches_numpy_on_every_kernel(words):
+    from hippo._native import available_kernels, hamming_cross, set_kernel, active_kernel
+
+    rng = np.random.default_rng(words)
+    a = rng.integers(0, 2**63, (9, words), dtype=np.uint64) ^ rng.integers(0, 2, (9, words), dtype=np.uint64) << 63
+    b = rng.integers(0, 2**63, (131, words), dtype=np.uint64)
+    ref = np.bitwise_count(a[:, None, :] ^ b[None, :, :]).sum(axis=-1)
+    before = active_kernel()
+    try:
+        for kernel in available_kernels():
+            set_kernel(kernel)
+            assert (hamming_cross(a, b) == ref).all()
+            assert (hamming_cross(a[3], b) == ref[3]).all()
+    finally:
+        set_kernel(before)
+    assert hamming_cross(a[:0], b).shape == (0, 131)
+
+
+def test_hamming_cross_rejects_bad_codes():
+    from hippo._native import hamming_cross
+    from hippo.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="uint64"):
+        hamming_cross(np.zeros((2, 2), np.int64), np.zeros((2, 2), np.uint64))
+    with pytest.raises(InvalidInput, match="same code width"):
+        hamming_cross(np.zeros((2, 2), np.uint64), np.zeros((2, 3), np.uint64))
+    with pytest.raises(InvalidInput, match="1..16 words"):
+        hamming_cross(np.zeros((1, 17), np.uint64), np.zeros((1, 17), np.uint64))

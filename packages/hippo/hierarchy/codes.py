@@ -19,6 +19,8 @@ from collections import Counter
 
 import numpy as np
 
+from hippo._native import hamming_cross
+
 from hippo.hierarchy.vocab import vocab
 
 _TIE_SEED = b"hippo-tie"
@@ -124,7 +126,15 @@ def unpack(codes: np.ndarray) -> np.ndarray:
 
 
 def hamming(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamming distances between code ``a`` (w,) or codes (n, w) and codes ``b`` (m, w), broadcasting."""
+    """Hamming distances between code ``a`` (w,) or codes (n, w) and codes ``b`` (m, w), broadcasting.
+
+    The two shapes the hierarchy uses, one code against many (``(w,)`` x ``(m, w)``) and all pairs
+    (``(n, 1, w)`` x ``(1, m, w)``), run in the C core's dispatched popcount kernel; others broadcast in numpy."""
+    if a.dtype == np.uint64 and b.dtype == np.uint64 and 1 <= a.shape[-1] <= 16:
+        if a.ndim == 1 and b.ndim == 2 and b.shape[1] == a.shape[0]:
+            return hamming_cross(a, b).astype(np.int64)
+        if a.ndim == 3 and b.ndim == 3 and a.shape[1] == 1 and b.shape[0] == 1 and a.shape[2] == b.shape[2]:
+            return hamming_cross(a[:, 0, :], b[0]).astype(np.int64)
     return np.bitwise_count(np.bitwise_xor(a, b)).sum(axis=-1, dtype=np.int64)
 
 

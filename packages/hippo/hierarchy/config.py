@@ -43,6 +43,8 @@ class HierarchyConfig:
     max_pending: int = 2048
     consolidate_on_add: bool = False
     batch_messages: int = 32          # whole flush units are consolidated in batches of at least this many
+    read_batches: int = 4             # at most this many batches consolidated by one recall; the rest stays in
+                                      # CURRENT (still retrievable) for later reads, or ``max_pending`` on write
     # episodes: contiguous blocks split at cohesion valleys (topic shifts) of adjacent message windows
     episode_min_messages: int = 3
     episode_max_messages: int = 10
@@ -84,7 +86,8 @@ class HierarchyConfig:
             raise InvalidInput(f"config.hierarchy.recall must be one of {RECALL_MODES}, got {self.recall!r}")
         if self.code_bits % 64 or not 64 <= self.code_bits <= 1024:
             raise InvalidInput("config.hierarchy.code_bits must be a multiple of 64 in 64..1024")
-        for name in ("flush_tokens", "max_pending", "batch_messages", "episode_min_messages", "episode_max_messages", "episode_window",
+        for name in ("flush_tokens", "max_pending", "batch_messages", "read_batches", "episode_min_messages",
+                     "episode_max_messages", "episode_window",
                      "summary_tokens", "semantic_min_terms", "theme_cap", "merge_candidates", "split_trials", "knn_k",
                      "stage1_themes", "stage1_semantics", "candidate_themes", "candidate_semantics",
                      "stage2_patience", "persist_every"):

@@ -161,13 +161,14 @@ class Life:
                 self.consolidate_ready()
         self.dirty += len(msgs)
 
-    def consolidate_ready(self, final: bool = False, partial: bool = False) -> list:
+    def consolidate_ready(self, final: bool = False, partial: bool = False, max_batches: int | None = None
+                          ) -> list:
         """Build units from the complete flush units of the CURRENT buffer (see :meth:`Hierarchy.consolidate`)."""
         h = self.hier
         if h is None or not ((h.ready and (partial or h.ready_batches)) or (final and h.buffer)):
             return []
         t0 = time.perf_counter()
-        closed = self.hier.consolidate(final=final, partial=partial)
+        closed = self.hier.consolidate(final=final, partial=partial, max_batches=max_batches)
         self._record_units()
         self.dirty += 1
         self.consolidation_s += time.perf_counter() - t0
@@ -395,7 +396,8 @@ def on_add(mem: "Memory", idx: "NamespaceIndex", rows: list) -> None:
         life.sync(mem, idx, rows)
 
 
-def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False) -> Life:
+def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False, max_batches: int | None = None
+           ) -> Life:
     """The namespace's lifecycle state, synchronized with its co-index (lock order: store lock, then state);
     with ``consolidated``, complete batches of flush units in the CURRENT buffer are turned into units first
     (with ``partial`` every complete flush unit: reads that show the structure itself)."""
@@ -410,7 +412,7 @@ def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False) -> 
         with life.lock:
             life.sync(mem, idx)
             if consolidated:
-                life.consolidate_ready(partial=partial)
+                life.consolidate_ready(partial=partial, max_batches=max_batches)
     return life
 
 
@@ -469,7 +471,7 @@ def recall(mem: "Memory", query: str, budget: int, pred, include_dormant: bool =
     from hippo.hierarchy import topdown
 
     cfg = mem._s.config.hierarchy
-    life = ensure(mem, consolidated=cfg.enabled and cfg.recall != "flat")
+    life = ensure(mem, consolidated=cfg.enabled and cfg.recall != "flat", max_batches=cfg.read_batches)
     return topdown.recall(mem, life, query, budget, pred, include_dormant)
 
 

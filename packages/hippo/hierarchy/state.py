@@ -217,12 +217,15 @@ class Hierarchy:
             return len(self.buffer)
         return ends[-1] if partial and ends else 0
 
-    def consolidate(self, final: bool = False, partial: bool = False) -> list[Episode]:
+    def consolidate(self, final: bool = False, partial: bool = False, max_batches: int | None = None
+                    ) -> list[Episode]:
         """Turn complete flush units of the CURRENT buffer into episodes, semantics and themes, batch by batch;
         ``partial``: also a last batch smaller than ``batch_messages``; ``final``: the open unit too (deep
-        consolidation, session end)."""
+        consolidation, session end); ``max_batches``: stop after that many batches (bounded work per read)."""
         closed: list[Episode] = []
-        while self.buffer:
+        done = 0
+        while self.buffer and (max_batches is None or done < max_batches):
+            done += 1
             end = self._next_batch(final, partial)
             if end == 0:
                 break
