@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Iterator
 
 import numpy as np
 
@@ -177,6 +178,19 @@ class NamespaceIndex:
 
     def text_of(self, row: int) -> str:
         return tokenizer.decode(self.tokens_of(row))
+
+    def texts(self, start: int, end: int, chunk: int = 4096) -> "Iterator[tuple[int, str]]":
+        """``(row, text)`` for rows ``[start, end)``, reading the Content DWM in large ranges (one call per
+        ``chunk`` rows instead of one per message)."""
+        for lo in range(start, end, chunk):
+            hi = min(end, lo + chunk)
+            first = int(self.ends.a[lo - 1]) if lo > 0 else 0
+            toks = self.content.access_range(first, int(self.ends.a[hi - 1]))
+            bounds = self.ends.a[lo:hi] - first
+            prev = 0
+            for k, b in enumerate(bounds.tolist()):
+                yield lo + k, tokenizer.decode(toks[prev:b])
+                prev = b
 
     def rows_of_positions(self, positions: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.ends.view, positions, side="right")

@@ -751,7 +751,8 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 label = truth.label(r)
                 if label is not None and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                     notes.append(label)
-                nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a)
+                nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a) \
+                    if r < truth.superseded_by.n and truth.superseded_by.a[r] >= 0 else -1
                 if nxt >= 0:
                     notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
                                  else "superseded")

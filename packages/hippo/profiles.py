@@ -755,7 +755,7 @@ class ProfilesMixin:
                 codes = idx.speaker.a[done:n].tolist()
                 speakers = [idx.speakers[c] for c in codes]
                 ts = [None if math.isnan(t) else float(t) for t in idx.ts.a[done:n].tolist()]
-                texts = [idx.text_of(r) for r in rows]
+                texts = [t for _, t in idx.texts(done, n)]
                 prof.append(ids, speakers, texts, ts)
                 cached[2] = n
             idx._hippo_profiles = cached

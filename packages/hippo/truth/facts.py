@@ -43,6 +43,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "favorite": ("favorite", "favourite", "fave"),
 }
 _TRIGGER = {w: fam for fam, ws in FAMILIES.items() for w in ws}
+_TRIGGER_WORDS = frozenset(_TRIGGER)
+_LOWER_WORD_RE = re.compile(r"[a-zé]+")
 
 # words whose presence marks the later statement as an update of the earlier one (seed 002 stage 4: "explicit
 # contradiction detection for update verbs")
@@ -145,6 +147,8 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
     Values are the sentence's proper nouns and numbers, each given to the nearest trigger word before it (or after
     it, when none precedes): "I moved in with my new partner Felix" is a partner fact, not a residence. A family
     whose trigger got no such value takes the object of a preposition after it ("I work as a nurse")."""
+    if _TRIGGER_WORDS.isdisjoint(_LOWER_WORD_RE.findall(text.lower())):
+        return []
     out: dict[str, Fact] = {}
     pending: list[str] = []
     for sent in _SENT_SPLIT.split(text):

@@ -106,7 +106,8 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
                 scores = np.where(in_set, scores * factor, scores)
                 fired["temporal"] = int(in_set.sum())
             scores *= 1.0 + cfg.surprise_alpha * truth.surprise.a[rows].astype(np.float64)
-            scores *= 1.0 + cfg.salience_beta * (truth.salience.a[rows].astype(np.float64) - 0.5)
+            if cfg.salience_beta > 0:
+                scores *= 1.0 + cfg.salience_beta * (truth.salience.a[rows].astype(np.float64) - 0.5)
             if qt.current and cfg.recency_boost > 0:
                 # "now", "these days", "current": among the candidates by the person the query names, the newer
                 # statement wins (seed 003 §3.3: updates resolved by recency with seq / time)

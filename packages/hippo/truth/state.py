@@ -75,6 +75,7 @@ class Truth:
         self.salience = _Col(np.float32, 0.0)
         self.superseded_by = _Col(np.int64, -1)        # row of the newer statement
         self.phrase: dict[int, str] = {}               # row -> the time expression as said
+        self._labels: dict[int, str | None] = {}        # row -> label(), cached
         self.caller_time: dict[int, float] = {}        # message id -> event time given by the caller
         self.created_of: dict[int, float] = {}         # message id -> ingestion time, until annotated
         self.seen: set[str] = set()                    # accumulated fact fingerprints
@@ -107,16 +108,15 @@ class Truth:
                               (self.has_time, False), (self.created, np.nan), (self.surprise, 0.0),
                               (self.salience, 0.0), (self.superseded_by, -1)):
                 col.grow(n, fill)
-            from hippo.hierarchy.gate import salience
-
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
-            for row in range(start, n):
+            from hippo.hierarchy.gate import salience
+
+            stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
+                r in texts for r in range(start, n)) else idx.texts(start, n)
+            for row, text in stream:
                 mid = int(ids[row])
-                text = texts.get(row) if texts else None
-                if text is None:
-                    text = idx.text_of(row)
                 t = float(ts[row])
                 t = None if t != t else t
                 if t is not None and (self.latest is None or t > self.latest):
@@ -137,8 +137,8 @@ class Truth:
                 self.has_time.a[row] = bool(refs)
                 fp = factmod.fingerprints(text, [r.label() for r in refs])
                 self.surprise.a[row] = factmod.surprise(fp, self.seen, text)
-                self.seen |= fp
                 self.salience.a[row] = salience(text)[0]
+                self.seen |= fp
                 speaker = idx.speakers[int(spk[row])]
                 fs = factmod.facts(text, speaker)
                 if fs:
@@ -178,12 +178,15 @@ class Truth:
 
     def label(self, row: int) -> str | None:
         """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023")."""
+        if row in self._labels:
+            return self._labels[row]
         g = GRANULARITIES[int(self.gran.a[row])]
-        if g == "none" or (row not in self.phrase and g != "caller"):
-            return None
-        ref = timeexpr.TimeRef(float(self.event_start.a[row]), float(self.event_end.a[row]),
-                               "day" if g == "caller" else g, "", True)
-        return ref.label()
+        out = None
+        if g != "none" and (row in self.phrase or g == "caller"):
+            out = timeexpr.TimeRef(float(self.event_start.a[row]), float(self.event_end.a[row]),
+                                   "day" if g == "caller" else g, "", True).label()
+        self._labels[row] = out
+        return out
 
     def span(self, idx: "NamespaceIndex", message_ids: list[int]) -> tuple[float, float] | None:
         """Earliest event start and latest event end over some messages (a unit's event time), or None."""

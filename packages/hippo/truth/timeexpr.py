@@ -214,9 +214,16 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
     return None
 
 
+# Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
+_ANY = re.compile(r"\d|\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this|past|on|in|since|during|"
+                  r"morning|night|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+
+
 def find(text: str, now: float | None) -> list[TimeRef]:
     """Every time expression in ``text`` resolved against ``now`` (the message's epoch timestamp or None), in text
     order, without overlaps. Without ``now`` only absolute dates resolve."""
+    if not _ANY.search(text):
+        return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
     spans: list[tuple[int, int, TimeRef]] = []
     taken: list[tuple[int, int]] = []
