@@ -34,7 +34,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from hippo import InvalidInput
+from hippo import HippoError, InvalidInput
 from hippo.context_entries.extract import looks_like_error
 from hippo.hierarchy.decay import closed_form
 from hippo.tokenizer import count_tokens
@@ -108,6 +108,7 @@ class HippoContextMiddleware(AgentMiddleware):
         expand_tokens: int = 1500,
         expand_context_lines: int = 3,
         consolidate_on_end: bool = False,
+        cue_tokens: int = 200,
         user_id_key: str = "user_id",
         thread_id_key: str = "thread_id",
         namespace_fn: Callable[[str | None, str | None], str | None] | None = None,
@@ -136,6 +137,11 @@ class HippoContextMiddleware(AgentMiddleware):
             raise InvalidInput(f"expand_context_lines must be an int >= 0, got {expand_context_lines!r}")
         self.expand_context_lines = expand_context_lines
         self.consolidate_on_end = bool(consolidate_on_end)
+        # seed 004 §7.1 "direct reference": an identifier of the current user message that an entry's block lacks
+        # but its content holds brings the lines around it along with the block (0 turns this off)
+        if isinstance(cue_tokens, bool) or not isinstance(cue_tokens, int) or cue_tokens < 0:
+            raise InvalidInput(f"cue_tokens must be an int >= 0, got {cue_tokens!r}")
+        self.cue_tokens = cue_tokens
         # scoping is HippoMemoryMiddleware's: same ids, same long-term namespace
         self._scoper = HippoMemoryMiddleware(memory, user_id_key=user_id_key, thread_id_key=thread_id_key)
         if namespace_fn is not None and not callable(namespace_fn):
@@ -277,6 +283,7 @@ class HippoContextMiddleware(AgentMiddleware):
         if not plan:
             return list(messages)
         blocks = view.entry_blocks([eid for _, eid in plan if eid], turn=current)
+        blocks.update(self._cued(view, messages, blocks, current))
         out = list(messages)
         for i, eid in plan:
             m = messages[i]
@@ -299,6 +306,21 @@ class HippoContextMiddleware(AgentMiddleware):
             out[i] = m.model_copy(update={"content": block})
             th.copies[eid] = (block, _key(m), out[i])
         return out
+
+    def _cued(self, view: Any, messages: list[AnyMessage], blocks: dict[str, str | None], turn: int
+              ) -> dict[str, str]:
+        """Blocks extended with the lines an identifier of the latest user message points to (pattern
+        completion on a direct reference, seed 004 §7.1), for entries whose block does not already show it."""
+        if not self.cue_tokens:
+            return {}
+        ask = next((_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
+        if not ask.strip():
+            return {}
+        try:
+            return view.blocks_on_cue(ask, blocks, max_tokens=self.cue_tokens,
+                                      context_lines=self.expand_context_lines, turn=turn)
+        except HippoError:
+            return {}
 
     @staticmethod
     def _calls_before(messages: list[AnyMessage], i: int) -> list[dict]:

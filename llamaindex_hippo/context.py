@@ -200,6 +200,10 @@ def compact_chat_history(messages: list[ChatMessage], memory: Any, *, namespace:
     if not plan:
         return list(messages)
     blocks = view.entry_blocks([eid for _, eid in plan], turn=n)
+    ask = next((_text(m) for m in reversed(messages) if _role(m) == "user"), "")
+    if ask.strip():
+        # seed 004 §7.1 direct reference: an identifier the user names brings the lines around it along
+        blocks.update(view.blocks_on_cue(ask, blocks, turn=n))
     out = list(messages)
     for i, eid in plan:
         block = blocks.get(eid)

@@ -30,7 +30,7 @@ import numpy as np
 
 from hippo import tokenizer
 from hippo.context_entries import complete as completion
-from hippo.context_entries.extract import detect_format, extract, looks_like_error
+from hippo.context_entries.extract import _CODE_ID, _EMAIL, _URL, _UUID, detect_format, extract, looks_like_error
 from hippo.errors import HippoError, InvalidInput, LLMError, NotFound
 from hippo.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
 from hippo.hierarchy.policies import Entry as PolicyEntry
@@ -116,6 +116,15 @@ class IndexEntry:
 
     def __str__(self) -> str:
         return self.render()
+
+
+# Exact identifiers that make a direct reference to stored content (seed 004 §7.1).
+_CUE_PATTERNS = (_CODE_ID, _UUID, _URL, _EMAIL)
+
+
+def cues_in(text: str, limit: int = 8) -> list[str]:
+    """The exact identifiers in ``text`` that can point into stored content: code-like ids, UUIDs, URLs, e-mails."""
+    return list(dict.fromkeys(m.group(0) for rx in _CUE_PATTERNS for m in rx.finditer(text)))[:limit]
 
 
 @dataclass(frozen=True)
@@ -811,6 +820,64 @@ class EntriesMixin:
 
     async def aentry(self: "Memory", entry_id: str, **kwargs: Any) -> IndexEntry:
         return await self._run(self.entry, entry_id, **kwargs)
+
+    def complete_on_cue(self: "Memory", text: str, *, entry_ids: Iterable[str] | None = None,
+                        max_tokens: int = 200, max_entries: int = 4, context_lines: int = 3,
+                        turn: int | None = None) -> dict[str, Completion]:
+        """Pattern completion triggered by a direct reference (seed 004 §7.1, case 1): every exact identifier in
+        ``text`` (code-like ids such as ``ORD-00123`` or ``JIRA-42``, UUIDs, URLs, e-mail addresses) that occurs in
+        the stored content of an entry (among ``entry_ids`` when given) completes that entry for the identifier:
+        the lines around it, at most ``max_tokens`` per entry and ``max_entries`` entries per identifier. Returns ``{entry_id: Completion}``; empty when the
+        text names no identifier. Entries whose rendered block already shows the identifier need no completion,
+        so callers pass the ids of entries whose block lacks it."""
+        self._live()
+        text = tokenizer.check_text(text, "text", max_chars=100_000)
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise InvalidInput(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise InvalidInput(f"max_entries must be an int >= 1, got {max_entries!r}")
+        allowed = None if entry_ids is None else {str(e) for e in entry_ids}
+        cues = cues_in(text)
+        if not cues or (allowed is not None and not allowed):
+            return {}
+        owner: dict[int, str] = {}
+        for e in self.entries(ids=allowed, include_dormant=True):
+            for mid in e.message_ids[1:]:
+                owner[mid] = e.id
+        out: dict[str, Completion] = {}
+        for cue in cues:
+            # the same identifier may sit in several entries (two calls of one API): each of them, newest first,
+            # up to ``max_entries``, so the reader can tell them apart by their head lines
+            found = 0
+            for hit in sorted(self.search(cue, k=50), key=lambda h: -h.id):
+                eid = owner.get(hit.id)
+                if eid is None or eid in out or cue not in hit.text:
+                    continue
+                got = self.complete(eid, cue, max_tokens=max_tokens, context_lines=context_lines, turn=turn)
+                if got.matched_lines:
+                    out[eid] = got
+                    found += 1
+                    if found >= max_entries:
+                        break
+        return out
+
+    def blocks_on_cue(self: "Memory", text: str, blocks: Mapping[str, str | None], *, max_tokens: int = 200,
+                      context_lines: int = 3, turn: int | None = None) -> dict[str, str]:
+        """Rendered entry ``blocks`` (``{entry_id: block}``, as :meth:`entry_blocks` returns them) that
+        :meth:`complete_on_cue` extends for ``text`` (the user's latest message): each such block with the lines
+        its content holds around an identifier of ``text`` that the block itself does not show. Only the changed
+        blocks are returned; adapters put them in place of the plain ones."""
+        cues = cues_in(text) if isinstance(text, str) else []
+        lacking = [eid for eid, block in blocks.items() if block is not None and any(c not in block for c in cues)]
+        if not lacking:
+            return {}
+        got = self.complete_on_cue(text, entry_ids=lacking, max_tokens=max_tokens, context_lines=context_lines,
+                                   turn=turn)
+        return {eid: f"{blocks[eid]}\nrecalled for this question:\n{c.text}" for eid, c in got.items()
+                if c.text and c.text not in (blocks[eid] or "")}
+
+    async def acomplete_on_cue(self: "Memory", text: str, **kwargs: Any) -> dict[str, Completion]:
+        return await self._run(self.complete_on_cue, text, **kwargs)
 
     async def acomplete(self: "Memory", entry_id: str, query: str | None = None, **kwargs: Any) -> Completion:
         return await self._run(self.complete, entry_id, query, **kwargs)

@@ -361,3 +361,28 @@ def test_async_twins(mem):
     e, got, listed, one, wants, rep = asyncio.run(go())
     assert '"ORD-00003"' in got.text and [x.id for x in listed] == [e.id] and one.id == e.id
     assert wants is False and rep["kept"] == [e.id]
+
+
+def test_direct_reference_completes_the_entries_that_hold_the_identifier():
+    import json as _json
+
+    from hippo import Memory
+
+    mem = Memory(None)
+    orders = {"orders": [{"id": f"ORD-{i:05d}", "customer": f"c{i}", "total": 1000 + i} for i in range(150)]}
+    a = mem.index_entry(_json.dumps(orders, indent=2), type="tool_result", source={"type": "api", "ref": "a"})
+    b = mem.index_entry(_json.dumps({"orders": orders["orders"][100:]}, indent=2), type="tool_result",
+                        source={"type": "api", "ref": "b"})
+    got = mem.complete_on_cue("What was the total of order ORD-00042?")
+    assert list(got) == [a.id]                                    # only the entry that holds it
+    assert '"id": "ORD-00042"' in got[a.id].text and '"total": 1042' in got[a.id].text
+    both = mem.complete_on_cue("And ORD-00120?")
+    assert set(both) == {a.id, b.id} and all('"total": 1120' in c.text for c in both.values())
+    assert mem.complete_on_cue("What was the total of order ORD-99999?") == {}
+    assert mem.complete_on_cue("no identifier here") == {}
+    assert mem.complete_on_cue("ORD-00120", entry_ids=[b.id]).keys() == {b.id}
+    blocks = mem.entry_blocks([a.id, b.id])
+    extended = mem.blocks_on_cue("total of ORD-00042?", blocks)
+    assert list(extended) == [a.id] and extended[a.id].startswith(blocks[a.id])
+    with pytest.raises(InvalidInput, match="max_entries"):
+        mem.complete_on_cue("ORD-00001", max_entries=0)

@@ -36,7 +36,12 @@ def test_chat_history_hook_sends_older_tool_outputs_as_entries(memory):
     sent, stored = asyncio.run(go())
     assert [m.content for i, m in enumerate(sent) if i != 2] == [m.content for i, m in enumerate(_turns("")) if i != 2]
     (entry,) = memory.using("context.s1").entries()
-    assert sent[2].content == memory.using("context.s1").entry_blocks([entry.id])[entry.id]
+    block = memory.using("context.s1").entry_blocks([entry.id])[entry.id]
+    # the user names SKU-0042, which the entry's block does not show: the lines around it come along (seed 004
+    # §7.1, direct reference), so the model can answer without an expand call
+    head, recalled = sent[2].content.split("\nrecalled for this question:\n")
+    assert head == block and "SKU-0042" not in block
+    assert '"sku": "SKU-0042"' in recalled and '"stock": 84' in recalled
     assert sent[2].content.startswith(f"[context_index: {entry.id}] tool_result · inventory ref=c1 @ turn 1")
     assert "request_id=req-5c3d" in sent[2].content and "items.count=200" in sent[2].content
     assert sent[2].additional_kwargs["tool_call_id"] == "c1"
