@@ -45,10 +45,12 @@ _PRIORITIES = ("critical", "high", "normal", "low")
 class _Scope:
     """The time scope of one search / recall call: filters and whether the query asks for an order."""
 
-    __slots__ = ("since", "until", "as_of", "ordering")
+    __slots__ = ("since", "until", "as_of", "ordering", "current")
 
-    def __init__(self, since: float | None, until: float | None, as_of: float | None, ordering: bool) -> None:
+    def __init__(self, since: float | None, until: float | None, as_of: float | None, ordering: bool,
+                 current: bool = False) -> None:
         self.since, self.until, self.as_of, self.ordering = since, until, as_of, ordering
+        self.current = current
 
     @property
     def filters(self) -> bool:
@@ -636,8 +638,9 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             bounds[name] = to_epoch(value, name, min_year=cfg.timestamp_min_year, max_year=cfg.timestamp_max_year)
         if bounds["since"] is not None and bounds["until"] is not None and bounds["since"] >= bounds["until"]:
             raise InvalidInput(f"since ({since!r}) must be earlier than until ({until!r})")
-        ordering = cfg.temporal.enabled and cfg.temporal.chronological and timeexpr.analyze_query(query).ordering
-        return _Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering)
+        qt = timeexpr.analyze_query(query)
+        ordering = cfg.temporal.enabled and cfg.temporal.chronological and qt.ordering
+        return _Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current)
 
     @staticmethod
     def _exact_first(idx: NamespaceIndex, query: str, rows: np.ndarray, scores: np.ndarray):
@@ -749,10 +752,14 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             if annotate:
                 notes = []
                 label = truth.label(r)
-                if label is not None and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
+                same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
+                if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                     notes.append(label)
+                # marked when the newer statement announced the change ("I moved to..."), or when the question
+                # asks for the current value; an unannounced different value may be just as true
                 nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a) \
-                    if r < truth.superseded_by.n and truth.superseded_by.a[r] >= 0 else -1
+                    if r < truth.superseded_by.n and truth.superseded_by.a[r] >= 0 \
+                    and (truth.update_of.get(r, False) or (scope is not None and scope.current)) else -1
                 if nxt >= 0:
                     notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
                                  else "superseded")

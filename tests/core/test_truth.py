@@ -279,3 +279,26 @@ def test_deadlines_belong_to_their_project():
     o2 = mem.add("Good news, Orion is now due June 28 instead of March 18.", speaker="Ann", timestamp=utc(2023, 2, 1))
     links = mem.contradictions(include_updates=True)
     assert [(c["old_id"], c["new_id"], c["entity"], c["new_value"]) for c in links] == [(o1.id, o2.id, "orion", "june 28")]
+
+
+@pytest.mark.parametrize("text", [
+    "Moved in yesterday! The flat has a tiny balcony facing the Douro river.",   # no place after in/to/at
+    "A dog after May 27, then.",                                                 # a date is not a pet
+    "The movers are Atlas Removals, booking reference AR-7741.",                 # movers are not a home
+])
+def test_no_fact_where_there_is_none(text):
+    assert facts.facts(text, "Maya") == []
+
+
+def test_another_persons_move_is_not_the_speakers():
+    got = {(f.attribute, f.value) for f in facts.facts("My lead is now Oren, since Priya moved to Berlin.", "Maya")}
+    assert ("residence", "berlin") not in got
+
+
+def test_an_unannounced_different_value_is_not_marked_unless_the_current_value_is_asked():
+    mem = hippo.Memory()
+    mem.add("I work at Globex.", speaker="Ann", timestamp=utc(2023, 1, 1))
+    mem.add("I work at Initech.", speaker="Ann", timestamp=utc(2023, 2, 1))
+    assert "superseded" not in mem.recall("Where does Ann work?", budget_tokens=100).text
+    assert "Ann (superseded 1 February 2023): I work at Globex." in \
+        mem.recall("Where does Ann work now?", budget_tokens=100).text

@@ -23,9 +23,9 @@ from hippo import textnorm
 
 # attribute family -> trigger words (lower case surface forms)
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "residence": ("live", "lives", "living", "lived", "moved", "move", "moving", "movers", "relocated", "relocate",
+    "residence": ("live", "lives", "living", "lived", "moved", "move", "moving", "relocated", "relocate",
                   "relocating", "relocation", "hometown", "based", "settled", "apartment", "flat", "neighborhood",
-                  "neighbourhood", "reside", "resides", "residing", "home"),
+                  "neighbourhood", "reside", "resides", "residing", "home", "place"),
     "work": ("work", "works", "working", "worked", "job", "jobs", "hired", "joined", "employer", "employed",
              "company", "position", "role", "promoted", "promotion", "quit", "career", "intern", "internship",
              "boss", "occupation", "profession", "offer", "team", "colleagues", "office", "shift", "retrained"),
@@ -64,9 +64,13 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\$?\d+(?:[.,]\d+)*(?:k|m|%)?(?![\w])", re.I)
 _DEF_RE = re.compile(r"\b(?:my|our|his|her|their) ([a-z]+(?: [a-z]+)?) (?:is|was|are) (?:called |named )?([\w' -]{2,40})",
                      re.I)
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
-THING_ATTRIBUTES = frozenset({"deadline"})  # attributes of a named thing rather than of the speaker
+THING_ATTRIBUTES = frozenset({"deadline"})
+# attributes whose values are often common nouns ("I work as a nurse", "my favourite food is ramen"): only these
+# take the object of a preposition as a value; the others need a name or a number
+OBJECT_ATTRIBUTES = ("work", "school", "favorite")  # attributes of a named thing rather than of the speaker
 _MONTH_WORDS = frozenset("""january february march april may june july august september october november december
     monday tuesday wednesday thursday friday saturday sunday""".split())
+_PLACE_PREP = re.compile(r"\b(?:in|to|at|from|near|is)\s+$", re.I)
 _SUBJECT_I = frozenset({"i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"})
 _FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "my", "me", "we", "we're", "we've", "our", "us", "mine"})
 _VALUE_STOP = textnorm.STOPWORDS | frozenset(
@@ -157,7 +161,15 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
         ws = [w.lower() for w in surface]
         if not ws:
             continue
-        fams = [(k, _TRIGGER[w]) for k, w in enumerate(ws) if w in _TRIGGER]
+        # "since Priya moved to Berlin": a trigger right after another person's name states their fact, not ours
+        def theirs(k: int) -> bool:
+            return (_TRIGGER[ws[k]] not in THING_ATTRIBUTES and k > 0 and surface[k - 1][:1].isupper()
+                    and ws[k - 1] not in _FIRST_PERSON and ws[k - 1] not in textnorm.STOPWORDS
+                    and (speaker is None or ws[k - 1] != speaker.lower()))
+
+        all_trig = [(k, _TRIGGER[w]) for k, w in enumerate(ws) if w in _TRIGGER]
+        fams = [(k, f) for k, f in all_trig if not theirs(k)]
+        skipped = {k for k, _ in all_trig if theirs(k)}
         if not fams and pending:
             fams = [(0, fam) for fam in pending]  # "Got a raise! I'm on 64,000 now."
         pending = []
@@ -186,6 +198,7 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
             offsets.append(pos)
             pos += len(w)
         trig_at = [(offsets[k], fam) for k, fam in fams]
+        near_at = [(offsets[k], k in skipped) for k, _ in all_trig]
         values: list[tuple[int, str]] = [(m.start(1), m.group(1)) for m in _CAP_RE.finditer(sent)]
         m = re.match(r"([A-Z][a-z]+) and (?:I|me)\b", sent)  # "Theo and I have been together"
         if m:
@@ -203,10 +216,16 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
                 continue
             if re.search(r"(?:instead of|rather than|\bnot)\s+(?:the |a |an )?$", sent[:at], re.I):
                 continue  # "due November 28 instead of October 22": the old value is not the statement's
+            if near_at and min(near_at, key=lambda t: abs(t[0] - at))[1]:
+                continue  # the value belongs to someone else's statement
             fam = min(trig_at, key=lambda t: abs(t[0] - at))[1]  # the nearest trigger owns the value
+            if v.split()[0] in _MONTH_WORDS and fam not in THING_ATTRIBUTES:
+                continue  # a date is a value only of a deadline
+            if fam == "residence" and not _PLACE_PREP.search(sent[max(0, at - 16):at]):
+                continue  # a place is "in / to / at / from / near X" or "home is X", not "facing the Douro"
             assigned[fam] = v  # the last value wins: "from 55,000 to 92,500", "not in Lyon anymore, moved to Leeds"
         for k, fam in fams:
-            if fam in assigned or fam in out:
+            if fam in assigned or fam in out or not fam.startswith(OBJECT_ATTRIBUTES):
                 continue
             vals = _values_after(sent, offsets[k] + len(surface[k]))
             taken = set(assigned.values())
@@ -214,6 +233,9 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
             if vals:
                 assigned[fam] = vals[0]
             elif k < len(surface) and surface[k].lower() in _TRIGGER:
+                pending.append(fam)
+        for k, fam in fams:  # a trigger with no value of its own may take one from the next sentence
+            if fam not in assigned and fam not in out and fam not in pending and not fam.startswith(OBJECT_ATTRIBUTES):
                 pending.append(fam)
         for fam, v in assigned.items():
             name = fam
