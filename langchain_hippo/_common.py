@@ -146,3 +146,10 @@ def raise_invalid_from_validation(owner: str, exc: Exception) -> None:
             parts.append(f"{loc}: {err.get('msg', 'invalid value')}")
         raise InvalidInput(f"{owner}: " + "; ".join(parts)) from None
     raise InvalidInput(f"{owner}: {exc}") from None
+
+
+def custom_namespace(fn: Any, user_id: str | None, thread_id: str | None) -> str | None:
+    """The namespace a user-supplied ``namespace_fn(user_id, thread_id)`` chooses, or None to use the default."""
+    if fn is None:
+        return None
+    return fn(user_id, thread_id)

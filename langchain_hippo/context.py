@@ -38,7 +38,7 @@ from hippo import HippoError, InvalidInput
 from hippo.context_entries.extract import looks_like_error
 from hippo.hierarchy.decay import closed_form
 from hippo.tokenizer import count_tokens
-from langchain_hippo._common import acall, check_memory, check_positive_int
+from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace
 from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
 
@@ -154,10 +154,9 @@ class HippoContextMiddleware(AgentMiddleware):
     # -- scope ---------------------------------------------------------------------------------------------
     def working_namespace(self, user_id: str | None, thread_id: str | None) -> str:
         """Where the entries of a thread live."""
-        if self.namespace_fn is not None:
-            chosen = self.namespace_fn(user_id, thread_id)
-            if chosen is not None:
-                return chosen
+        chosen = custom_namespace(self.namespace_fn, user_id, thread_id)
+        if chosen is not None:
+            return chosen
         if thread_id is not None:
             return f"context.{thread_id}"
         return f"context.{self.memory.namespace}"

@@ -23,7 +23,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_memory, check_positive_int
+from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -117,10 +117,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return (str(user) if user is not None else None, str(thread) if thread is not None else None)
 
     def namespace_for(self, user_id: str | None, thread_id: str | None) -> str:
-        if self.namespace_fn is not None:
-            chosen = self.namespace_fn(user_id, thread_id)
-            if chosen is not None:
-                return chosen
+        chosen = custom_namespace(self.namespace_fn, user_id, thread_id)
+        if chosen is not None:
+            return chosen
         if user_id is not None:
             return f"user.{user_id}"
         if thread_id is not None:

@@ -117,3 +117,16 @@ def invalid_from_validation(owner: str, exc: Exception) -> InvalidInput:
                  for e in errors()]
         return InvalidInput(f"{owner}: " + "; ".join(parts))
     return InvalidInput(f"{owner}: {exc}")
+
+
+class ValidatedInit:
+    """Mixin for pydantic-based LlamaIndex components: a bad constructor argument raises ``InvalidInput`` naming
+    the component and the field, instead of pydantic's ``ValidationError``. Put it first among the bases."""
+
+    def __init__(self, **data: Any) -> None:
+        from pydantic import ValidationError
+
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise invalid_from_validation(type(self).__name__, exc) from None

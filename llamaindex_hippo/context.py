@@ -20,14 +20,14 @@ import hashlib
 from typing import Any, Iterable, Mapping
 
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr, ValidationError
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import InvalidInput
 from hippo.context_entries.extract import looks_like_error
 from hippo.tokenizer import count_tokens
-from llamaindex_hippo._common import acall, check_memory, check_positive_int, invalid_from_validation
+from llamaindex_hippo._common import ValidatedInit, acall, check_memory, check_positive_int
 
 EXPAND_TOOL = "memory_expand"
 _TYPE_OF_ROLE = {"tool": "tool_result", "function": "tool_result", "user": "message", "assistant": "message",
@@ -83,7 +83,7 @@ def _index_checked(view: Any, message: ChatMessage, turn: int | None, *, policie
     return view.index_entry(text, type=entry_type, role=hippo_role, source=source, turn=turn, policies=policies).id
 
 
-class HippoContextBlock(BaseMemoryBlock[str]):
+class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
     """Index entries of content flushed out of the short-term FIFO.
 
     Args:
@@ -110,12 +110,6 @@ class HippoContextBlock(BaseMemoryBlock[str]):
     policies: list | None = Field(default=None)
     namespace_prefix: str = Field(default="context.")
     _last_user: dict = PrivateAttr(default_factory=dict)
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise invalid_from_validation(type(self).__name__, exc) from None
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)

@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import ConfigDict, Field, ValidationError
+from llama_index.core.bridge.pydantic import ConfigDict, Field
 from llama_index.core.memory.memory import BaseMemoryBlock
 
 from hippo import InvalidInput
@@ -21,7 +21,7 @@ from llamaindex_hippo._common import (
     check_memory,
     check_namespace,
     check_positive_int,
-    invalid_from_validation,
+    ValidatedInit,
     json_safe,
 )
 
@@ -29,7 +29,7 @@ _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "develope
          "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
 
 
-class HippoMemoryBlock(BaseMemoryBlock[str]):
+class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     """Recall-based long-term memory block.
 
     Args:
@@ -54,12 +54,6 @@ class HippoMemoryBlock(BaseMemoryBlock[str]):
     budget_tokens: int = Field(default=500)
     scope: Literal["session", "all"] = Field(default="session")
     query_messages: int = Field(default=1)
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise invalid_from_validation(type(self).__name__, exc) from None
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from llama_index.core.bridge.pydantic import ConfigDict, Field, ValidationError
+from llama_index.core.bridge.pydantic import ConfigDict, Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
@@ -26,7 +26,7 @@ from llamaindex_hippo._common import (
     check_non_negative_int,
     check_positive_int,
     hippo_ref,
-    invalid_from_validation,
+    ValidatedInit,
     item_metadata,
     render_item,
 )
@@ -41,7 +41,7 @@ def _group(nodes: list[NodeWithScore]) -> dict[str, list[int]]:
     return by_ns
 
 
-class HippoDecayPostprocessor(BaseNodePostprocessor):
+class HippoDecayPostprocessor(ValidatedInit, BaseNodePostprocessor):
     """Multiply each node's score by hippo's current strength of its message; keep the ``top_n`` best.
 
     Needs a hippo with decay (``Memory.strength(ids) -> {id: strength in [0, 1]}``, and ``Memory.reinforce(ids)``
@@ -53,12 +53,6 @@ class HippoDecayPostprocessor(BaseNodePostprocessor):
     memory: Any = Field(description="The hippo.Memory the nodes came from.")
     top_n: int | None = Field(default=None, description="Keep at most this many nodes (None: all).")
     reinforce: bool = Field(default=True, description="Reinforce the messages of the returned nodes.")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise invalid_from_validation(type(self).__name__, exc) from None
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -108,7 +102,7 @@ class HippoDecayPostprocessor(BaseNodePostprocessor):
         return kept
 
 
-class HippoContextPostprocessor(BaseNodePostprocessor):
+class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
     """Replace each hippo node by the conversation around it, within ``budget_tokens``.
 
     ``expand="neighbours"`` reads ``before`` / ``after`` messages around the node's message
@@ -125,12 +119,6 @@ class HippoContextPostprocessor(BaseNodePostprocessor):
     after: int = Field(default=2, description="Messages after the node's message.")
     budget_tokens: int = Field(default=1000, description="Token budget for all returned nodes.")
     expand: Literal["neighbours", "episode"] = Field(default="neighbours")
-
-    def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            raise invalid_from_validation(type(self).__name__, exc) from None
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)

@@ -22,7 +22,6 @@ import dataclasses
 import json
 import threading
 import uuid
-import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
@@ -30,11 +29,13 @@ import numpy as np
 
 from hippo import tokenizer
 from hippo.context_entries import complete as completion
-from hippo.context_entries.extract import _CODE_ID, _EMAIL, _URL, _UUID, detect_format, extract, looks_like_error
+from hippo.context_entries.extract import (_CODE_ID, _EMAIL, _URL, _UUID, detect_format, extract,
+                                          looks_like_error)
 from hippo.errors import HippoError, InvalidInput, LLMError, NotFound
 from hippo.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
 from hippo.hierarchy.policies import Entry as PolicyEntry
 from hippo.hierarchy.policies import Outcome, compile_policies
+from hippo.nsstate import NamespaceStates
 
 if TYPE_CHECKING:  # pragma: no cover
     from hippo.memory import Memory
@@ -243,8 +244,7 @@ class _State:
         self.clock = 0
 
 
-_states: "weakref.WeakKeyDictionary[Any, dict[str, _State]]" = weakref.WeakKeyDictionary()
-_states_lock = threading.Lock()
+_states: NamespaceStates[_State] = NamespaceStates()
 
 
 def _entry_key(entry_id: object) -> int:
@@ -342,14 +342,7 @@ class EntriesMixin:
 
     # -- state ----------------------------------------------------------------------------------------------
     def _entry_state(self: "Memory") -> _State:
-        shared = self._s
-        with _states_lock:
-            per = _states.get(shared)
-            if per is None:
-                per = _states[shared] = {}
-            st = per.get(self.namespace)
-            if st is None:
-                st = per[self.namespace] = _State()
+        st = _states.get(self._s, self.namespace, _State)
         if not st.loaded:
             self._entries_load(st)
         return st

@@ -25,6 +25,7 @@ from hippo.hierarchy import snapshot
 from hippo.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
 from hippo.hierarchy.policies import Entry, Outcome, compile_policies
 from hippo.hierarchy.state import Hierarchy, Msg, fingerprint
+from hippo.nsstate import NamespaceStates
 
 if TYPE_CHECKING:  # pragma: no cover
     from hippo.coindex import NamespaceIndex
@@ -35,8 +36,7 @@ log = logging.getLogger("hippo.lifecycle")
 UNIT_LEVELS = ("episode", "semantic", "theme")
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 
-_lives: "weakref.WeakKeyDictionary[Any, dict[str, Life]]" = weakref.WeakKeyDictionary()
-_lives_lock = threading.Lock()
+_lives: NamespaceStates[Life] = NamespaceStates()
 
 
 class Life:
@@ -371,14 +371,7 @@ _NO_EPISODE = _NoEpisode()
 
 def life_of(mem: "Memory") -> Life:
     shared = mem._s
-    with _lives_lock:
-        per = _lives.get(shared)
-        if per is None:
-            per = _lives[shared] = {}
-        life = per.get(mem.namespace)
-        if life is None:
-            life = per[mem.namespace] = Life(shared, mem.namespace)
-        return life
+    return _lives.get(shared, mem.namespace, lambda: Life(shared, mem.namespace))
 
 
 def _active(mem: "Memory") -> bool:
@@ -426,10 +419,7 @@ def on_delete(mem: "Memory", ids: list[int]) -> None:
 
 
 def on_drop_namespace(shared: Any, namespace: str) -> None:
-    with _lives_lock:
-        per = _lives.get(shared)
-        if per is not None:
-            per.pop(namespace, None)
+    _lives.drop(shared, namespace)
 
 
 def on_access(mem: "Memory", ids: list[int]) -> None:
@@ -442,9 +432,7 @@ def on_access(mem: "Memory", ids: list[int]) -> None:
 
 def on_close(shared: Any) -> None:
     """Save every namespace's state (called by ``Memory.close`` before the store closes)."""
-    with _lives_lock:
-        per = dict(_lives.get(shared) or {})
-    for ns, life in per.items():
+    for ns, life in _lives.all(shared).items():
         if life.loaded and life.persistable and life.dirty:
             try:
                 with life.lock:
