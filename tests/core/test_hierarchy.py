@@ -369,3 +369,14 @@ def test_one_recall_consolidates_at_most_read_batches_and_later_reads_catch_up()
     keys = ("messages", "episodes", "semantics", "themes", "current_buffer")
     a, b = bounded.stats()["hierarchy"], full.stats()["hierarchy"]
     assert {k: a[k] for k in keys} == {k: b[k] for k in keys}     # same hierarchy in the end
+
+
+def test_message_terms_keep_words_split_into_several_tokens():
+    from hippo.hierarchy.vocab import vocab
+
+    mem = Memory(None)
+    item = mem.add("Somusumi is moving to Milemi in November.", speaker="Ann", session_id="s1")
+    life = lifecycle.ensure(mem)
+    terms = lifecycle.message_terms(life, mem._index(), item.id)
+    # the query side stems whole words; a name cl100k splits into pieces must still match (dormant cues, Stage II)
+    assert set(vocab().query_stem_ids(["somusumi", "milemi"])) <= terms

@@ -528,7 +528,8 @@ def gated_write(mem: "Memory", prepared: list) -> list:
 def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[str]:
     """Content stem ids of a stored message, read from its token ids (small cache: recall needs them for a few
     hundred candidates)."""
-    from hippo.hierarchy.vocab import content_stems
+    from hippo import textnorm
+    from hippo.hierarchy.vocab import content_stems, vocab
 
     cache = life.term_cache
     got = cache.get(mid)
@@ -538,8 +539,11 @@ def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[str]
     if row is None:
         got = frozenset()
     else:
+        # whole-word stems, as the query's are: a word split into several tokens ("Somusumi") keeps its own stem
+        # instead of its first piece's, so query-term coverage (Stage II, the dormant-cue test) sees it
         st = content_stems(idx.tokens_of(row))
-        got = frozenset(st[st >= 0].tolist())
+        words = vocab().query_stem_ids(sorted(set(textnorm.terms(idx.text_of(row)))))
+        got = frozenset(st[st >= 0].tolist()) | frozenset(words)
     with life.lock:
         cache[mid] = got
         if len(cache) > 20_000:
