@@ -4,6 +4,7 @@ VENV     := .venv
 PY       := $(VENV)/bin/python
 PIP      := $(PY) -m pip
 CC       ?= gcc
+DATA     ?= ../shared/data/locomo_dev.json
 C_SRC    := $(wildcard core_c/*.c)
 C_HDR    := $(wildcard core_c/*.h)
 SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -46,9 +47,9 @@ $(VENV)/.bench: $(VENV)/.installed
 
 bench: $(VENV)/.native $(VENV)/.bench
 	$(VENV)/bin/hippo bench kernels --out bench_results/kernels.json
-	@if [ -f ../shared/data/locomo_dev.json ]; then \
-	  $(VENV)/bin/hippo bench locomo --data ../shared/data/locomo_dev.json --out bench_results/locomo.json; \
-	else echo "skipping locomo: ../shared/data/locomo_dev.json not found (pass DATA=...)"; fi
+	@if [ -f "$(DATA)" ]; then \
+	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --ablation --out bench_results/locomo.json; \
+	else echo "skipping locomo: $(DATA) not found (pass DATA=path/to/locomo.json)"; fi
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
 	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
 	$(VENV)/bin/hippo bench soak --adds 200000 --out bench_results/soak.json
