@@ -20,6 +20,7 @@ import numpy as np
 from hippo import lexicon, tokenizer
 from hippo._native import DynamicWaveletMatrix, ri_signatures
 from hippo.config import Config
+from hippo.growarray import GrowArray
 from hippo.store.base import MessageRow, NamespaceState
 from hippo.truth.state import Truth
 
@@ -36,31 +37,6 @@ def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
     return np.fromiter((dwm.select(symbol, k) for k in range(1, n + 1)), dtype=np.int64, count=n)
 
 
-class _Grow:
-    """An append-only numpy array with amortized doubling."""
-
-    __slots__ = ("a", "n")
-
-    def __init__(self, dtype, cap: int = 64) -> None:
-        self.a = np.zeros(cap, dtype=dtype)
-        self.n = 0
-
-    def extend(self, values) -> None:
-        values = np.asarray(values, dtype=self.a.dtype)
-        need = self.n + values.size
-        if need > self.a.size:
-            cap = max(need, 2 * self.a.size)
-            b = np.zeros(cap, dtype=self.a.dtype)
-            b[: self.n] = self.a[: self.n]
-            self.a = b
-        self.a[self.n : need] = values
-        self.n = need
-
-    @property
-    def view(self) -> np.ndarray:
-        return self.a[: self.n]
-
-
 @dataclass
 class Scored:
     rows: np.ndarray    # row indices into the span table
@@ -73,13 +49,13 @@ class NamespaceIndex:
         self.config = config
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
         self.signatures = DynamicWaveletMatrix(config.signature.bits)
-        self.ids = _Grow(np.int64)
-        self.ends = _Grow(np.int64)
-        self.seqs = _Grow(np.int64)
-        self.ts = _Grow(np.float64)
-        self.speaker = _Grow(np.int32)
-        self.session = _Grow(np.int32)
-        self.role = _Grow(np.int8)
+        self.ids = GrowArray(np.int64)
+        self.ends = GrowArray(np.int64)
+        self.seqs = GrowArray(np.int64)
+        self.ts = GrowArray(np.float64)
+        self.speaker = GrowArray(np.int32)
+        self.session = GrowArray(np.int32)
+        self.role = GrowArray(np.int8)
         self.speakers: list[str | None] = []
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
@@ -159,10 +135,10 @@ class NamespaceIndex:
         self.content.extend(tokens)
         self.signatures.extend(sigs)
         for name, values in cols.items():
-            g = _Grow(values.dtype, max(64, values.size))
+            g = GrowArray(values.dtype, max(64, values.size))
             g.extend(values)
             setattr(self, name, g)
-        self.ends = _Grow(np.int64, max(64, lengths.size))
+        self.ends = GrowArray(np.int64, max(64, lengths.size))
         self.ends.extend(np.cumsum(lengths))
         self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
 

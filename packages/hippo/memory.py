@@ -755,11 +755,8 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
                 if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                     notes.append(label)
-                # marked when the newer statement announced the change ("I moved to..."), or when the question
-                # asks for the current value; an unannounced different value may be just as true
-                nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a) \
-                    if r < truth.superseded_by.n and truth.superseded_by.a[r] >= 0 \
-                    and (truth.update_of.get(r, False) or (scope is not None and scope.current)) else -1
+                nxt = truth.stale_mark(r, current=scope is not None and scope.current, as_of=as_of,
+                                       until=scope.until if scope else None, said=idx.ts.a)
                 if nxt >= 0:
                     notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
                                  else "superseded")

@@ -50,10 +50,11 @@ def time_filter(truth: "Truth", rows: np.ndarray, since: float | None, until: fl
     return keep
 
 
-def fact_targets(truth: "Truth", query: str, as_of: float | None, until: float | None = None,
-                 said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
-    """(current rows, superseded rows) of the entity / attribute facts the query asks about."""
-    fams, names = factmod.query_targets(query)
+def fact_targets(truth: "Truth", targets: tuple[list[str], set[str]], as_of: float | None,
+                 until: float | None = None, said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
+    """(current rows, superseded rows) of the entity / attribute facts ``targets`` (:func:`facts.query_targets`
+    of the query) names."""
+    fams, names = targets
     if not fams:
         return [], []
     current: list[int] = []
@@ -80,7 +81,8 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
         qt = timeexpr.analyze_query(query, truth.latest)
-        current, stale = fact_targets(truth, query, as_of, until, idx.ts.a)
+        targets = factmod.query_targets(query)
+        current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
         if current:
             have = set(rows.tolist())
             extra = [r for r in current if r not in have]
@@ -111,8 +113,7 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
             if qt.current and cfg.recency_boost > 0:
                 # "now", "these days", "current": among the candidates by the person the query names, the newer
                 # statement wins (seed 003 §3.3: updates resolved by recency with seq / time)
-                _fams, names = factmod.query_targets(query)
-                codes = [c for c, sp in enumerate(idx.speakers) if sp is not None and sp.lower() in names]
+                codes = [c for c, sp in enumerate(idx.speakers) if sp is not None and sp.lower() in targets[1]]
                 if codes:
                     own = np.isin(idx.speaker.a[rows], codes)
                     if own.sum() > 1:
@@ -129,9 +130,8 @@ def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: 
                     mids = truth.event_mid(rows[cur])
                     order = np.argsort(np.argsort(np.nan_to_num(mids, nan=0.0)))
                     scores[cur] = top * (1.0 + cfg.fact_boost) * (1.0 + 1e-3 * order)
-            # A stale value is ranked lower when the newer statement announced the change ("I moved to...") or
-            # the question asks for the current value; an unannounced different value may be just as true.
-            stale = [r for r in stale if qt.current or truth.update_of.get(r, False)]
+            stale = [r for r in stale
+                     if truth.stale_mark(r, current=qt.current, as_of=as_of, until=until, said=idx.ts.a) >= 0]
             if stale:
                 old = np.isin(rows, np.asarray(stale, dtype=np.int64))
                 scores = np.where(old, scores * cfg.superseded_factor, scores)

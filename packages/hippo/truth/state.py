@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hippo.growarray import GrowArray
 from hippo.truth import facts as factmod
 from hippo.truth import timeexpr
 
@@ -42,38 +43,19 @@ class Link:
     kind: str       # "update" (the newer one carries an update cue) or "contradiction" (it does not)
 
 
-class _Col:
-    __slots__ = ("a", "n")
-
-    def __init__(self, dtype, fill) -> None:
-        self.a = np.full(64, fill, dtype=dtype)
-        self.n = 0
-
-    def grow(self, n: int, fill) -> None:
-        if n > self.a.size:
-            b = np.full(max(n, 2 * self.a.size), fill, dtype=self.a.dtype)
-            b[: self.a.size] = self.a
-            self.a = b
-        self.n = max(self.n, n)
-
-    @property
-    def view(self) -> np.ndarray:
-        return self.a[: self.n]
-
-
 class Truth:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.done = 0                                  # rows annotated so far
         self.latest: float | None = None               # the latest message timestamp: "now" for query dates
-        self.event_start = _Col(np.float64, np.nan)
-        self.event_end = _Col(np.float64, np.nan)
-        self.gran = _Col(np.int8, 0)                   # index into GRANULARITIES; 0 = from the timestamp
-        self.has_time = _Col(np.bool_, False)          # the text carries a time expression
-        self.created = _Col(np.float64, np.nan)        # ingestion time (for as_of)
-        self.surprise = _Col(np.float32, 0.0)
-        self.salience = _Col(np.float32, 0.0)
-        self.superseded_by = _Col(np.int64, -1)        # row of the newer statement
+        self.event_start = GrowArray(np.float64, fill=np.nan)
+        self.event_end = GrowArray(np.float64, fill=np.nan)
+        self.gran = GrowArray(np.int8, fill=0)            # index into GRANULARITIES; 0 = from the timestamp
+        self.has_time = GrowArray(np.bool_, fill=False)   # the text carries a time expression
+        self.created = GrowArray(np.float64, fill=np.nan)  # ingestion time (for as_of)
+        self.surprise = GrowArray(np.float32, fill=0.0)
+        self.salience = GrowArray(np.float32, fill=0.0)
+        self.superseded_by = GrowArray(np.int64, fill=-1)  # row of the newer statement
         self.phrase: dict[int, str] = {}               # row -> the time expression as said
         self._labels: dict[int, str | None] = {}        # row -> label(), cached
         self.caller_time: dict[int, float] = {}        # message id -> event time given by the caller
@@ -104,10 +86,9 @@ class Truth:
             start = self.done
             if start >= n:
                 return
-            for col, fill in ((self.event_start, np.nan), (self.event_end, np.nan), (self.gran, 0),
-                              (self.has_time, False), (self.created, np.nan), (self.surprise, 0.0),
-                              (self.salience, 0.0), (self.superseded_by, -1)):
-                col.grow(n, fill)
+            for col in (self.event_start, self.event_end, self.gran, self.has_time, self.created, self.surprise,
+                        self.salience, self.superseded_by):
+                col.resize(n)
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
@@ -199,6 +180,17 @@ class Truth:
         if np.isnan(s).all():
             return None
         return float(np.nanmin(s)), float(np.nanmax(e))
+
+    def stale_mark(self, row: int, *, current: bool, as_of: float | None = None, until: float | None = None,
+                   said: np.ndarray | None = None) -> int:
+        """The superseding row when ``row`` counts as stale: the newer statement announced the change ("I moved
+        to..."), or the question asks for the current value (``current``); an unannounced different value may be
+        just as true. -1 otherwise. Ranking demotes and packing marks by this one rule."""
+        if row >= self.superseded_by.n or self.superseded_by.a[row] < 0:
+            return -1
+        if not (current or self.update_of.get(row, False)):
+            return -1
+        return self.superseder(row, as_of, until, said)
 
     def superseder(self, row: int, as_of: float | None = None, until: float | None = None,
                    said: np.ndarray | None = None) -> int:
