@@ -10,7 +10,7 @@ C_HDR    := $(wildcard core_c/*.h)
 SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 export HIPPO_QUIET_BUILD := 1
 
-.PHONY: demo test test-c test-py bench sanitize native clean
+.PHONY: demo test test-c test-py bench sanitize native dist clean
 
 # Runtime + test dependencies, installed once per change of the project metadata.
 $(VENV)/.installed: pyproject.toml setup.py
@@ -60,5 +60,10 @@ bench: $(VENV)/.native $(VENV)/.bench
 sanitize: test-c $(VENV)/.native
 	$(PY) tests/c/asan_workload.py --seconds 20
 
+# The source distribution, then a wheel built from it (as pip would from PyPI), both into dist/.
+dist: $(VENV)/.installed
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf build $(VENV) tests/c/test_core_san packages/hippo/_hippo_c*.so packages/hippo/_hippo_c.c
+	rm -rf build dist $(VENV) tests/c/test_core_san packages/hippo/_hippo_c*.so packages/hippo/_hippo_c.c

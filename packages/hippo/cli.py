@@ -187,8 +187,12 @@ def cmd_demo(args) -> int:
 
 
 def cmd_bench(argv: list[str]) -> int:
-    from hippo import bench
-
+    try:
+        from hippo import bench
+    except ImportError:
+        print("hippo: error: the benchmarks are not part of the installed package; run `make bench` or "
+              "`hippo bench` from a source checkout", file=sys.stderr)
+        return 2
     return bench.main(argv)
 
 
