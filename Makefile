@@ -13,10 +13,11 @@ export HIPPO_QUIET_BUILD := 1
 .PHONY: demo test test-c test-py bench sanitize native dist clean
 
 # Runtime + test dependencies, installed once per change of the project metadata.
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml setup.py bench/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai]'
+	$(PIP) install -q --no-deps -e bench
 	@touch $@
 
 # Rebuild the C extension in place whenever the C sources change.

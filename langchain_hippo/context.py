@@ -35,9 +35,9 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from hippo import HippoError, InvalidInput
-from hippo.context_entries.extract import looks_like_error
-from hippo.hierarchy.decay import closed_form
-from hippo.tokenizer import count_tokens
+from hippo.engine.hierarchy.decay import closed_form
+from hippo.text.extract import looks_like_error
+from hippo.text.tokenizer import count_tokens
 from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace
 from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
@@ -86,7 +86,7 @@ class HippoContextMiddleware(AgentMiddleware):
         turn_threshold: an old user / assistant message whose strength (seed 004 §8.1, ``message`` rate) fell
             below this is replaced by its entry when that is shorter.
         min_turn_tokens: shorter messages are never replaced (an entry would not be smaller).
-        policies: extra index policies (``hippo.entries.DEFAULT_INDEX_POLICIES`` format) evaluated after the
+        policies: extra index policies (``hippo.engine.entries.DEFAULT_INDEX_POLICIES`` format) evaluated after the
             defaults and ``config.decay.policies``.
         expand_tokens: token budget of one ``memory_expand`` answer.
         expand_context_lines: lines shown around each line that matches an expand query.
@@ -128,7 +128,7 @@ class HippoContextMiddleware(AgentMiddleware):
             raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts or None")
         self.policies = list(policies) if policies is not None else None
         if self.policies:
-            from hippo.hierarchy.policies import compile_policies
+            from hippo.base.policies import compile_policies
 
             compile_policies(self.policies)  # fail now, not at the first tool output
         self.expand_tokens = check_positive_int(expand_tokens, "expand_tokens")

@@ -1,5 +1,5 @@
 """Context lifecycle for ``llama_index.core.memory.Memory`` (seed 004, hippocampus.md), with the same index
-policies as ``langchain_hippo.HippoContextMiddleware`` (``Memory.wants_index``, ``hippo.entries``).
+policies as ``langchain_hippo.HippoContextMiddleware`` (``Memory.wants_index``, ``hippo.engine.entries``).
 
 * ``HippoContextBlock``: a memory block. Messages flushed out of the short-term FIFO are indexed when the policies
   say so (large tool outputs, error dumps, user instructions) or when they are long turns (they decayed out of
@@ -25,8 +25,8 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import InvalidInput
-from hippo.context_entries.extract import looks_like_error
-from hippo.tokenizer import count_tokens
+from hippo.text.extract import looks_like_error
+from hippo.text.tokenizer import count_tokens
 from llamaindex_hippo._common import ValidatedInit, acall, check_memory, check_positive_int
 
 EXPAND_TOOL = "memory_expand"
@@ -90,7 +90,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         memory: the ``hippo.Memory``.
         budget_tokens: token budget of the text the block contributes.
         min_turn_tokens: flushed user / assistant turns at least this long are indexed as ``message`` entries.
-        policies: extra index policies (``hippo.entries.DEFAULT_INDEX_POLICIES`` format).
+        policies: extra index policies (``hippo.engine.entries.DEFAULT_INDEX_POLICIES`` format).
         namespace_prefix: entries of session ``s`` live in ``f"{namespace_prefix}{s}"``.
 
     Example:
@@ -120,7 +120,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         if not isinstance(self.namespace_prefix, str) or not self.namespace_prefix:
             raise InvalidInput("namespace_prefix must be a non-empty str")
         if self.policies:
-            from hippo.hierarchy.policies import compile_policies
+            from hippo.base.policies import compile_policies
 
             compile_policies(self.policies)
 

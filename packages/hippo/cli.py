@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any, Iterator
 
-from hippo.errors import HippoError, InvalidInput
+from hippo.base.errors import HippoError, InvalidInput
 
 DEMO_QUESTIONS = [
     "When is Maya moving into the Porto flat, and who are the movers?",
@@ -160,8 +160,8 @@ def cmd_import(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from hippo import Memory, tokenizer
-
+    from hippo import Memory
+    from hippo.text import tokenizer
     with resources.files("hippo").joinpath("data/demo_conversation.jsonl").open(encoding="utf-8") as f:
         items = [json.loads(line) for line in f if line.strip()]
     print("hippo demo: a four-session conversation, stored offline with zero LLM calls\n")
@@ -188,10 +188,10 @@ def cmd_demo(args) -> int:
 
 def cmd_bench(argv: list[str]) -> int:
     try:
-        from hippo import bench
+        import hippo_bench as bench
     except ImportError:
         print("hippo: error: the benchmarks are not part of the installed package; run `make bench` or "
-              "`hippo bench` from a source checkout", file=sys.stderr)
+              "`pip install -e bench` from a source checkout", file=sys.stderr)
         return 2
     return bench.main(argv)
 

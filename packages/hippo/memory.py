@@ -14,26 +14,27 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from hippo import context, retrieval, tokenizer
-from hippo._native import BinaryIndex, WaveletMatrix
-from hippo.agentic import AgenticMixin
-from hippo.coindex import ROLES, NamespaceIndex, Scored
-from hippo.config import Config
-from hippo.embedding import SimHasher, as_embed_fn
-from hippo.entries import EntriesMixin
-from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
-from hippo.filters import compile_filter
-from hippo.hierarchy import lifecycle
-from hippo.profiles import ProfilesMixin
-from hippo.rwlock import RWLock
+from hippo.base.config import Config
+from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
+from hippo.base.locks import RWLock
+from hippo.base.timeutil import fmt_day, to_datetime, to_epoch
+from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.engine import lifecycle
+from hippo.engine import pack as context
+from hippo.engine.agentic import AgenticMixin
+from hippo.engine.entries import EntriesMixin
+from hippo.engine.profiles import ProfilesMixin
+from hippo.engine.timeline import TruthMixin
+from hippo.engine.truth import rank as truth_rank
+from hippo.engine.truth.state import GRANULARITIES
+from hippo.index import channels as retrieval
+from hippo.index.coindex import ROLES, NamespaceIndex, Scored
+from hippo.index.embedding import SimHasher, as_embed_fn
+from hippo.native import BinaryIndex, WaveletMatrix
 from hippo.store.base import MessageRow, NewMessage
+from hippo.store.filters import compile_filter
 from hippo.store.sqlite import SQLiteStore
-from hippo.timeutil import fmt_day, to_datetime, to_epoch
-from hippo.truth import rank as truth_rank
-from hippo.truth.api import TruthMixin
-from hippo.truth.state import GRANULARITIES
-from hippo.truth import timeexpr
-from hippo.types import Hit, MemoryItem, Recall
+from hippo.text import timeexpr, tokenizer
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1

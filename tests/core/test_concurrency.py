@@ -17,7 +17,7 @@ import time
 import pytest
 
 from hippo import HippoError, Memory, StoreBusy, StoreError
-from hippo.bench import reliability as rel
+from hippo_bench import reliability as rel
 
 
 def _assert_clean(camp: rel.Campaign) -> None:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput
-from hippo.hierarchy import decay as decay_mod
-from hippo.hierarchy import lifecycle
-from hippo.hierarchy.config import DecayConfig
-from hippo.hierarchy.decay import DecayTable, closed_form
+from hippo.base.errors import InvalidInput
+from hippo.base.settings import DecayConfig
+from hippo.engine import lifecycle
+from hippo.engine.hierarchy import decay as decay_mod
+from hippo.engine.hierarchy.decay import DecayTable, closed_form
 
 TURNS = {"clock": "turns", "turn_weight": 1.0}  # one added message = one turn of seed 004 §8.1
 

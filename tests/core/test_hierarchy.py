@@ -9,12 +9,20 @@ import numpy as np
 import pytest
 
 from hippo import Memory
-from hippo.hierarchy import lifecycle, snapshot
-from hippo.hierarchy.codes import CodeSet, hamming, pack, similarity
-from hippo.hierarchy.knn import KnnGraph
-from hippo.hierarchy.themes import (SEM_EPS, ThemeSet, f_score, partition_score, sem_score, sparsity_score,
-                                    theme_stats)
-from hippo.hierarchy.topdown import greedy_representatives
+from hippo.engine import lifecycle
+from hippo.engine.hierarchy.codes import CodeSet, hamming, pack, similarity
+from hippo.engine.hierarchy.knn import KnnGraph
+from hippo.engine.hierarchy.themes import (
+    SEM_EPS,
+    ThemeSet,
+    f_score,
+    partition_score,
+    sem_score,
+    sparsity_score,
+    theme_stats,
+)
+from hippo.engine.topdown import greedy_representatives
+from hippo.store import snapshot
 
 BITS = 64
 TIE = np.zeros(BITS, dtype=bool)
@@ -372,7 +380,7 @@ def test_one_recall_consolidates_at_most_read_batches_and_later_reads_catch_up()
 
 
 def test_message_terms_keep_words_split_into_several_tokens():
-    from hippo.hierarchy.vocab import vocab
+    from hippo.text.vocab import vocab
 
     mem = Memory(None)
     item = mem.add("Somusumi is moving to Milemi in November.", speaker="Ann", session_id="s1")

@@ -33,7 +33,7 @@ from hippo import (
     OutOfRange,
     WaveletMatrix,
 )
-from hippo.bench import reliability as rel
+from hippo_bench import reliability as rel
 from hippo.cli import main as cli_main
 
 # --------------------------------------------------------------------------------------------- fixtures

@@ -9,16 +9,17 @@ import logging
 import os
 import socket
 import sqlite3
-import zlib
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hippo import Memory, NotFound, WaveletMatrix, tokenizer
+from hippo import Memory, NotFound, WaveletMatrix
+from hippo.text import tokenizer
 
 # Every API that reads one namespace, as (name, call(view, probe_word, foreign_id) -> texts it returned).
 READS = {

@@ -7,12 +7,12 @@ import math
 import socket
 
 import pytest
+from llm_server import llm_server  # noqa: F401 - pytest fixture
 
 from hippo import Memory
-from hippo.errors import InvalidInput, LLMError
-from hippo.hierarchy import lifecycle
-from hippo.llm import LLM, as_llm, parse_json
-from llm_server import llm_server  # noqa: F401 - pytest fixture
+from hippo.base.errors import InvalidInput, LLMError
+from hippo.engine import lifecycle
+from hippo.engine.llm import LLM, as_llm, parse_json
 
 FAST = {"backoff_s": 0.001, "max_backoff_s": 0.005}
 

@@ -14,8 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hippo
-from hippo import Config, Memory, retrieval, textnorm, tokenizer
-from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo import Config, Memory
+from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo.index import channels as retrieval
+from hippo.text import textnorm, tokenizer
 
 CONVO = [
     ("Ann", "s1", "2024-01-05T10:00:00", "I adopted a border collie named Pixel last weekend."),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput
-from hippo.hierarchy import lifecycle
-from hippo.hierarchy.decay import F_PERSIST, closed_form
-from hippo.hierarchy.policies import Entry, compile_policies, load_policies
+from hippo.base.errors import InvalidInput
+from hippo.base.policies import Entry, compile_policies, load_policies
+from hippo.engine import lifecycle
+from hippo.engine.hierarchy.decay import F_PERSIST, closed_form
 
 SEED_EXAMPLE = """
 lifecycle_policies:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from hippo import InvalidInput, Memory, NotFound
-from hippo.profiles import ProfileIndex, extract, style_vector
+from hippo.engine.profiles import ProfileIndex, extract, style_vector
 
 T0 = 1_700_000_000.0
 DAY = 86_400.0

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput, NotFound
+from hippo.base.errors import InvalidInput, NotFound
 
 SIG = re.compile(r"^- <seq=(\d+), time=([0-9-]+ [0-9:]+|unknown), source=([^>]+)> (.+)$")
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hippo.errors import CorruptData, InvalidInput, StoreBusy, StoreError
+from hippo.base.errors import CorruptData, InvalidInput, StoreBusy, StoreError
 from hippo.store.base import (
     Chunk,
     ChunkDecoder,
