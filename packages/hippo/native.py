@@ -36,6 +36,7 @@ import numpy as np
 
 from hippo._hippo_c import ffi, lib
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NativeError, OutOfMemory, OutOfRange
+from hippo.base.locks import RWLock
 
 __all__ = [
     "WaveletMatrix",
@@ -213,66 +214,6 @@ def _blob(data: Any) -> Any:
 # ------------------------------------------------------------------------------------------ locking
 
 
-class _Guard:
-    """A reusable ``with`` guard calling two bound methods (cheaper than a generator context manager)."""
-
-    __slots__ = ("_enter", "_exit")
-
-    def __init__(self, enter: Any, exit_: Any) -> None:
-        self._enter = enter
-        self._exit = exit_
-
-    def __enter__(self) -> None:
-        self._enter()
-
-    def __exit__(self, *exc: object) -> None:
-        self._exit()
-
-
-class _RWLock:
-    """Many concurrent readers or one writer; waiting writers block new readers (no writer starvation).
-
-    ``with lock.shared:`` for queries, ``with lock.exclusive:`` for appends."""
-
-    __slots__ = ("_mutex", "_cond", "_readers", "_writer", "_waiting", "shared", "exclusive")
-
-    def __init__(self) -> None:
-        self._mutex = threading.Lock()
-        self._cond = threading.Condition(self._mutex)
-        self._readers = 0
-        self._writer = False
-        self._waiting = 0
-        self.shared = _Guard(self._acquire_shared, self._release_shared)
-        self.exclusive = _Guard(self._acquire_exclusive, self._release_exclusive)
-
-    def _acquire_shared(self) -> None:
-        with self._mutex:
-            while self._writer or self._waiting:
-                self._cond.wait()
-            self._readers += 1
-
-    def _release_shared(self) -> None:
-        with self._mutex:
-            self._readers -= 1
-            if self._readers == 0 and self._waiting:
-                self._cond.notify_all()
-
-    def _acquire_exclusive(self) -> None:
-        with self._mutex:
-            self._waiting += 1
-            try:
-                while self._writer or self._readers:
-                    self._cond.wait()
-            finally:
-                self._waiting -= 1
-            self._writer = True
-
-    def _release_exclusive(self) -> None:
-        with self._mutex:
-            self._writer = False
-            self._cond.notify_all()
-
-
 class _NoLock:
     """Immutable structures need no lock."""
 
@@ -289,11 +230,15 @@ _NO_LOCK = _NoLock()
 
 
 class _Immutable:
-    """Lock facade of immutable structures: both guards are no-ops."""
+    """Lock of immutable structures: both guards are no-ops."""
 
     __slots__ = ()
-    shared = _NO_LOCK
-    exclusive = _NO_LOCK
+
+    def read(self) -> _NoLock:
+        return _NO_LOCK
+
+    def write(self) -> _NoLock:
+        return _NO_LOCK
 
 
 # -------------------------------------------------------------------------------- wavelet matrices
@@ -324,13 +269,13 @@ class _Sequence:
         return self._bits
 
     def __len__(self) -> int:
-        with self._lock.shared:
+        with self._lock.read():
             return self._len()
 
     @property
     def nbytes(self) -> int:
         """Heap bytes held by the structure (bit vectors, rank/select directories, tables, buffers)."""
-        with self._lock.shared:
+        with self._lock.read():
             return int(self._f.nbytes(self._ptr))
 
     def _out_of_range(self, name: str, value: int, *, inclusive: bool) -> OutOfRange:
@@ -342,7 +287,7 @@ class _Sequence:
         """The symbol at position ``i`` (0 <= i < len). O(bits)."""
         i = _nonneg(i, "i")
         out = _out("u32")
-        with self._lock.shared:
+        with self._lock.read():
             st = self._f.access(self._ptr, i, out)
         if st == lib.HIPPO_ERANGE:
             raise self._out_of_range("i", i, inclusive=False)
@@ -351,7 +296,7 @@ class _Sequence:
 
     def access_many(self, positions: ArrayLike) -> np.ndarray:
         """Symbols at ``positions`` (int64 array) as a uint32 array; queries are interleaved in C."""
-        with self._lock.shared:
+        with self._lock.read():
             pos = _positions(positions, self._len(), "positions", inclusive=False)
             out = np.empty(pos.size, dtype=np.uint32)
             if pos.size:
@@ -361,7 +306,7 @@ class _Sequence:
 
     def access_range(self, start: int = 0, end: int | None = None) -> np.ndarray:
         """Symbols of ``[start, end)`` (``end=None`` means the end) as a uint32 array."""
-        with self._lock.shared:
+        with self._lock.read():
             s, e = _range(start, end, self._len())
             out = np.empty(e - s, dtype=np.uint32)
             if e > s:
@@ -373,7 +318,7 @@ class _Sequence:
         sym = _symbol(symbol, self._bits)
         i = _nonneg(i, "i")
         out = _out("u64")
-        with self._lock.shared:
+        with self._lock.read():
             st = self._f.rank(self._ptr, sym, i, out)
         if st == lib.HIPPO_ERANGE:
             raise self._out_of_range("i", i, inclusive=True)
@@ -382,7 +327,7 @@ class _Sequence:
 
     def rank_many(self, symbols: ArrayLike, positions: ArrayLike) -> np.ndarray:
         """``rank(symbols[j], positions[j])`` for every j, as an int64 array."""
-        with self._lock.shared:
+        with self._lock.read():
             sym = _symbols(symbols, self._bits)
             pos = _positions(positions, self._len(), "positions", inclusive=True)
             if sym.size != pos.size:
@@ -402,7 +347,7 @@ class _Sequence:
         if k >= 1 << 64:
             raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
         out = _out("u64")
-        with self._lock.shared:
+        with self._lock.read():
             st = self._f.select(self._ptr, sym, k, out)
         if st == lib.HIPPO_ERANGE:
             raise OutOfRange(f"k: symbol {sym} occurs fewer than {k} times")
@@ -413,14 +358,14 @@ class _Sequence:
         """Occurrences of ``symbol`` in ``[start, end)``. O(bits) per overlapping segment."""
         sym = _symbol(symbol, self._bits)
         out = _out("u64")
-        with self._lock.shared:
+        with self._lock.read():
             s, e = _range(start, end, self._len())
             _check(self._f.count(self._ptr, sym, s, e, out), "start/end")
         return out[0]
 
     def count_many(self, symbols: ArrayLike, start: int = 0, end: int | None = None) -> np.ndarray:
         """``count(symbols[j], start, end)`` for every j, as an int64 array."""
-        with self._lock.shared:
+        with self._lock.read():
             sym = _symbols(symbols, self._bits)
             s, e = _range(start, end, self._len())
             out = np.empty(sym.size, dtype=np.int64)
@@ -440,7 +385,7 @@ class _Sequence:
         """
         if method not in _METHODS:
             raise InvalidInput(f"method: expected one of {sorted(_METHODS)}, got {method!r}")
-        with self._lock.shared:
+        with self._lock.read():
             sym = _symbol(symbol, self._bits)
             r = _int(radius, "radius")
             if r < 0:
@@ -461,7 +406,7 @@ class _Sequence:
 
     def to_bytes(self) -> bytes:
         """Versioned, checksummed serialization (magic, version, width, length, packed symbols)."""
-        with self._lock.shared:
+        with self._lock.read():
             size = ffi.new("uint64_t *")
             _check(self._f.serialized_size(self._ptr, size), "to_bytes")
             buf = ffi.new("uint8_t[]", int(size[0]))
@@ -533,11 +478,11 @@ class DynamicWaveletMatrix(_Sequence):
     def _init(self, ptr: Any, bits: int) -> None:
         self._ptr = ffi.gc(ptr, lib.hippo_dwm_free)
         self._bits = bits
-        self._lock = _RWLock()
+        self._lock = RWLock()
 
     def positions(self, symbol: int, start: int = 0, end: int | None = None) -> np.ndarray:
         """Every position of ``symbol`` in ``[start, end)``, ascending, as an int64 array."""
-        with self._lock.shared:
+        with self._lock.read():
             sym = _symbol(symbol, self._bits)
             s, e = _range(start, end, self._len())
             fn = lib.hippo_dwm_locate
@@ -551,7 +496,7 @@ class DynamicWaveletMatrix(_Sequence):
     def append(self, symbol: int) -> None:
         """Append one symbol (0 <= symbol < 2**bits)."""
         sym = _symbol(symbol, self._bits)
-        with self._lock.exclusive:
+        with self._lock.write():
             _check(lib.hippo_dwm_append(self._ptr, sym), "symbol")
 
     def extend(self, symbols: ArrayLike) -> None:
@@ -559,19 +504,19 @@ class DynamicWaveletMatrix(_Sequence):
         arr = _symbols(symbols, self._bits)
         if arr.size == 0:
             return
-        with self._lock.exclusive:
+        with self._lock.write():
             _check(lib.hippo_dwm_extend(self._ptr, _ptr("uint32_t[]", arr), arr.size), "symbols")
 
     @property
     def segments(self) -> int:
         """Number of static segments currently held (the tail buffer is not counted)."""
-        with self._lock.shared:
+        with self._lock.read():
             return int(lib.hippo_dwm_segments(self._ptr))
 
     @property
     def stream_bytes(self) -> int:
         """Bytes of the stored stream only: bit vectors with their rank/select directories + tail."""
-        with self._lock.shared:
+        with self._lock.read():
             return int(lib.hippo_dwm_stream_bytes(self._ptr))
 
     @classmethod
@@ -609,20 +554,20 @@ class BinaryIndex:
     def _init(self, ptr: Any, bits: int) -> None:
         self._ptr = ffi.gc(ptr, lib.hippo_bix_free)
         self._bits = bits
-        self._lock = _RWLock()
+        self._lock = RWLock()
 
     @property
     def bits(self) -> int:
         return self._bits
 
     def __len__(self) -> int:
-        with self._lock.shared:
+        with self._lock.read():
             return int(lib.hippo_bix_len(self._ptr))
 
     @property
     def nbytes(self) -> int:
         """Heap bytes held (codes buffer including growth headroom)."""
-        with self._lock.shared:
+        with self._lock.read():
             return int(lib.hippo_bix_nbytes(self._ptr))
 
     def _codes(self, codes: Any, name: str, *, allow_1d: bool) -> np.ndarray:
@@ -642,7 +587,7 @@ class BinaryIndex:
     def add(self, codes: np.ndarray) -> np.ndarray:
         """Append ``codes`` (uint8, shape (n, bits // 8)); returns their ids (int64)."""
         arr = self._codes(codes, "codes", allow_1d=False)
-        with self._lock.exclusive:
+        with self._lock.write():
             first = ffi.new("uint64_t *")
             if arr.shape[0]:
                 _check(lib.hippo_bix_add(self._ptr, _ptr("uint8_t[]", arr), arr.shape[0], first), "codes")
@@ -652,7 +597,7 @@ class BinaryIndex:
 
     def get(self, ids: ArrayLike) -> np.ndarray:
         """Codes of ``ids`` as a uint8 array of shape (len(ids), bits // 8)."""
-        with self._lock.shared:
+        with self._lock.read():
             n = int(lib.hippo_bix_len(self._ptr))
             idx = _positions(ids, n, "ids", inclusive=False)
             out = np.empty((idx.size, self._bits // 8), dtype=np.uint8)
@@ -677,7 +622,7 @@ class BinaryIndex:
         ids = np.empty((q.shape[0], kk), dtype=np.int64)
         if q.shape[0] == 0:
             return dist, ids
-        with self._lock.shared:
+        with self._lock.read():
             _check(lib.hippo_bix_search(self._ptr, _ptr("uint8_t[]", q), q.shape[0], kk, _wptr("int32_t[]", dist),
                                         _wptr("int64_t[]", ids)), "search")
         return dist, ids
@@ -694,7 +639,7 @@ class BinaryIndex:
         r = min(r, self._bits)
         needed = ffi.new("uint64_t *")
         cap = 256
-        with self._lock.shared:
+        with self._lock.read():
             while True:
                 dist = np.empty(cap, dtype=np.int32)
                 ids = np.empty(cap, dtype=np.int64)
@@ -707,7 +652,7 @@ class BinaryIndex:
 
     def to_bytes(self) -> bytes:
         """Versioned, checksummed serialization of every code."""
-        with self._lock.shared:
+        with self._lock.read():
             size = ffi.new("uint64_t *")
             _check(lib.hippo_bix_serialized_size(self._ptr, size), "to_bytes")
             buf = ffi.new("uint8_t[]", int(size[0]))

@@ -309,6 +309,7 @@ def test_filter_scopes_every_tool_and_the_evidence(mem, llm_server):
 
 
 def test_topic_documents_are_tagged_with_message_ids(mem, llm_server):
+    mem.consolidate("light")
     catalog = mem.topics()
     theme = next(t["id"] for t in catalog if t["id"] != "current")
     llm_server.push_tool_calls({"name": "list_topics", "arguments": {}})

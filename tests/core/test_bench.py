@@ -12,7 +12,6 @@ from datetime import datetime
 from types import SimpleNamespace
 
 import pytest
-
 from hippo_bench import locomo
 from hippo_bench._common import cl100k_encoder, count_tokens
 

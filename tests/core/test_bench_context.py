@@ -4,7 +4,6 @@ reported by the bench."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hippo_bench import reliability as rel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -33,7 +34,6 @@ from hippo import (
     OutOfRange,
     WaveletMatrix,
 )
-from hippo_bench import reliability as rel
 from hippo.cli import main as cli_main
 
 # --------------------------------------------------------------------------------------------- fixtures

@@ -183,7 +183,7 @@ def test_deleted_content_leaves_no_bytes_after_vacuum(tmp_path, how) -> None:
         view.flush()
         view.add_many([{"text": f"more filler {i}"} for i in range(5)])
         tail = view.add_many(_secret_items("tail"))
-        mem._s.store.checkpoint()
+        mem.engine.rt.store.checkpoint()
         raw = _file_bytes(path)
         assert SECRET.encode() in raw                       # positive controls: the scan can see them
         assert _token_bytes(tail[0].text) in raw

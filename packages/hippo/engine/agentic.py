@@ -28,20 +28,18 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-import numpy as np
-
+from hippo.base.checks import check_int
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound
 from hippo.base.timeutil import fmt_datetime
 from hippo.base.types import MemoryItem, Recall
-from hippo.engine import pack as context
+from hippo.engine.items import items as items_of
 from hippo.engine.llm import LLM, _status, as_llm, parse_json
+from hippo.engine.namespace import Namespace
+from hippo.engine.scope import scope_of
 from hippo.store.filters import compile_filter
 from hippo.text import tokenizer
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.memory import Memory
 
 # Bounds of one agentic recall. Module-level so deployments can tune them; every one is enforced.
 MAX_ROUNDS_LIMIT = 50          # upper bound accepted for ``max_rounds``
@@ -197,9 +195,9 @@ _SEQ_RE = re.compile(r"<seq=(\d+),")
 class _Agent:
     """One agentic recall: the tools bound to a ``Memory`` view, the conversation, the trace."""
 
-    def __init__(self, mem: "Memory", query: str, filter: dict[str, Any] | None, client: LLM,
+    def __init__(self, ns: Namespace, query: str, filter: dict[str, Any] | None, client: LLM,
                  max_rounds: int) -> None:
-        self.mem = mem
+        self.ns = ns
         self.query = query
         self.filter = filter
         self.pred = compile_filter(filter)
@@ -217,13 +215,13 @@ class _Agent:
     # -- tools ----------------------------------------------------------------------------------------------
     def _allowed(self, ids: list[int]) -> set[int]:
         """Ids of this namespace that pass the filter."""
-        mem = self.mem
-        idx = mem._index()
-        with mem._s.lock.read():
+        ns = self.ns
+        idx = ns.state().index
+        with ns.rt.lock.read():
             here = [i for i in ids if i in idx.row_of]
             if self.pred is None:
                 return set(here)
-            rows = mem._s.store.rows(mem.namespace, here)
+            rows = ns.rt.store.rows(ns.name, here)
         return {i for i in here if i in rows and self.pred(rows[i])}
 
     def _search(self, args: dict[str, Any]) -> str:
@@ -231,7 +229,7 @@ class _Agent:
         if not isinstance(q, str) or not q.strip():
             raise ToolFailure("query must be a non-empty string")
         k = _int(args.get("k"), "k", lo=1, hi=SEARCH_MAX_K, default=8)
-        hits = self.mem.search(q, k=k, filter=self.filter)
+        hits = self.ns.search(q, k, self.pred, scope_of(self.ns.config, q))
         self._surface([h.id for h in hits])
         if not hits:
             return "no matching messages"
@@ -253,18 +251,19 @@ class _Agent:
             rx = regex.compile(pattern, regex.IGNORECASE if ignore_case else 0)
         except (regex.error, OverflowError, RecursionError, ValueError) as exc:
             raise ToolFailure(f"pattern is not a valid regular expression: {exc}") from None
-        mem = self.mem
-        idx = mem._index()
+        ns = self.ns
+        state = ns.state()
+        idx = state.index
         deadline = time.monotonic() + GREP_TIME_S
         found: list[tuple[int, int, str, Any]] = []
         scanned = chars = 0
         stop = ""
-        with mem._s.lock.read():
+        with ns.rt.lock.read():
             total = len(idx)
             if self.pred is None:
                 candidates = ((int(i), pos) for pos, i in enumerate(idx.ids.view.tolist()))
             else:
-                candidates = ((r.id, idx.row_of.get(r.id)) for r in mem._s.store.scan(mem.namespace)
+                candidates = ((r.id, idx.row_of.get(r.id)) for r in ns.rt.store.scan(ns.name)
                               if self.pred(r))
             for mid, pos in candidates:
                 if pos is None:
@@ -289,7 +288,7 @@ class _Agent:
                 scanned += 1
                 if m is not None:
                     found.append((mid, pos, text, m))
-            items = {it.id: it for it in mem._items(idx, [f[0] for f in found])}
+            items = {it.id: it for it in items_of(state, [f[0] for f in found])}
         self._surface(list(items))
         lines = []
         for mid, _, text, m in found:
@@ -306,7 +305,7 @@ class _Agent:
     def _list_topics(self, args: dict[str, Any]) -> str:
         if self.filter is not None:
             raise ToolFailure("topic documents are not available when recall is filtered")
-        topics = self.mem.topics()
+        topics = self.ns.topics()
         return _topic_lines(topics) if topics else "no topic documents (nothing consolidated yet)"
 
     def _read_topic(self, args: dict[str, Any]) -> str:
@@ -315,10 +314,10 @@ class _Agent:
         tid = args.get("topic_id")
         if isinstance(tid, float) and tid.is_integer():
             tid = int(tid)
-        doc = self.mem.topic(tid)
-        mem = self.mem
-        idx = mem._index()
-        with mem._s.lock.read():
+        doc = self.ns.topic(tid)
+        ns = self.ns
+        idx = ns.state().index
+        with ns.rt.lock.read():
             by_seq = dict(zip(idx.seqs.view.tolist(), idx.ids.view.tolist()))
         shown: list[int] = []
 
@@ -342,10 +341,10 @@ class _Agent:
         return "\n".join(_line(it) for it in items)
 
     def _read_items(self, mid: int, before: int, after: int) -> list[MemoryItem]:
-        items = self.mem.read(mid, before=before, after=after)
+        items = self.ns.read(mid, before, after)
         allowed = self._allowed([it.id for it in items])
         if mid not in allowed:
-            raise NotFound(f"id {mid} is not a message of namespace {self.mem.namespace!r}")
+            raise NotFound(f"id {mid} is not a message of namespace {self.ns.name!r}")
         return [it for it in items if it.id in allowed]
 
     def _surface(self, ids: list[int]) -> None:
@@ -393,7 +392,7 @@ class _Agent:
         if self.filter is not None:
             return "(topic documents are not available: this recall is filtered; use search, grep and read)"
         try:
-            topics = self.mem.topics()
+            topics = self.ns.topics()
         except HippoError:
             topics = []
         if not topics:
@@ -586,68 +585,32 @@ class _Agent:
         return usable, None
 
 
-class AgenticMixin:
-    """``Memory`` methods for LLM-driven recall."""
-
-    def agentic_recall(self: "Memory", query: str, *, llm: Any = None, max_rounds: int = 7,
-                       budget_tokens: int = 2000, filter: dict[str, Any] | None = None) -> Recall:
-        """Recall driven by an LLM agent over hippo's memory tools (seed 003 §3.4, Algorithm 3, Prompt E).
-
-        The model calls ``search``, ``grep``, ``list_topics``, ``read_topic`` and ``read`` for up to
-        ``max_rounds`` rounds and stops with ``answer(message_ids=[...])``. ``Recall.messages`` are the cited
-        evidence messages that fit, ``Recall.text`` packs them like :meth:`recall` in at most ``budget_tokens``
-        cl100k tokens, and ``Recall.trace`` lists every tool call and event (one dict each, with ``round`` and
-        ``tool`` or ``event``). When the model selects no usable evidence (no answer within the rounds,
-        malformed calls, unknown ids, endpoint failures after retries), the lexical fallback of the seed runs:
-        the result is :meth:`recall`'s, with the trace ending in ``{"event": "fallback", ...}``.
-
-        ``llm`` is a :class:`hippo.engine.llm.LLM`, an OpenAI-compatible client or a dict of ``LLM`` settings; by
-        default the one given to ``Memory(llm=...)``. ``filter`` scopes every tool and the evidence (topic
-        documents, which cannot be scoped, are then not offered). Every tool sees this namespace only.
-        """
-        self._live()
-        query = self._check_query(query)
-        if isinstance(budget_tokens, float) and budget_tokens != budget_tokens:
-            raise InvalidInput("budget_tokens must be an int, got NaN")
-        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1:
-            raise InvalidInput(f"budget_tokens must be an int >= 1, got {budget_tokens!r}")
-        if isinstance(max_rounds, bool) or not isinstance(max_rounds, int) or not 1 <= max_rounds <= MAX_ROUNDS_LIMIT:
-            raise InvalidInput(f"max_rounds must be an int in [1, {MAX_ROUNDS_LIMIT}], got {max_rounds!r}")
-        compile_filter(filter)  # validate before any LLM call
-        source = llm if llm is not None else self._s.llm
-        if source is None:
-            raise InvalidInput("llm: agentic_recall needs an OpenAI-compatible LLM; pass llm=... or configure "
-                               "Memory(llm=...) (offline recall is Memory.recall)")
-        client = as_llm(source)
-        t0 = time.perf_counter()
-        agent = _Agent(self, query, filter, client, max_rounds)
-        evidence = agent.run()
-        if evidence:
-            out = self._pack_evidence(query, evidence, budget_tokens, agent.pred)
-        else:
-            # Algorithm 3, lines 13-16: no evidence from the agent -> the lexical fallback as a recall guard.
-            out = self.recall(query, budget_tokens=budget_tokens, filter=filter)
-            agent.trace.append({"event": "fallback", "round": int(agent.timings["rounds"]),
-                                "reason": next((e.get("event") or "no usable evidence" for e in reversed(agent.trace)
-                                                if "event" in e), "no usable evidence"), "recall": "lexical"})
-        out.trace = agent.trace
-        out.timings.update(agent.timings)
-        out.timings["agentic_ms"] = (time.perf_counter() - t0) * 1e3
-        return out
-
-    def _pack_evidence(self: "Memory", query: str, ids: list[int], budget: int, pred: Any) -> Recall:
-        """The cited messages packed in citation order, laid out like :meth:`recall` (``hippo.engine.pack``)."""
-        idx = self._index()
+def agentic_recall(ns: Namespace, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
+                   filter: dict[str, Any] | None = None) -> Recall:
+    """Recall driven by an LLM agent over hippo's memory tools (seed 003 §3.4, Algorithm 3, Prompt E); see
+    :meth:`hippo.Memory.agentic_recall`. ``query`` has been validated by the caller."""
+    budget_tokens = check_int(budget_tokens, "budget_tokens", minimum=1)
+    max_rounds = check_int(max_rounds, "max_rounds", minimum=1, maximum=MAX_ROUNDS_LIMIT)
+    pred = compile_filter(filter)  # validate before any LLM call
+    source = llm if llm is not None else ns.rt.llm
+    if source is None:
+        raise InvalidInput("llm: agentic_recall needs an OpenAI-compatible LLM; pass llm=... or configure "
+                           "Memory(llm=...) (offline recall is Memory.recall)")
+    client = as_llm(source)
+    t0 = time.perf_counter()
+    agent = _Agent(ns, query, filter, client, max_rounds)
+    evidence = agent.run()
+    if evidence:
         t = time.perf_counter()
-        with self._s.lock.read():
-            rows = np.asarray([idx.row_of[i] for i in ids if i in idx.row_of], dtype=np.int64)
-            pieces = self._pieces(idx, rows, pred)
-            chosen, text, tokens = context.pack(pieces, budget, lambda p: idx.text_of(idx.row_of[p.key]))
-            meta = self._s.store.rows(self._namespace, [p.key for p in chosen])
-            messages = [self._item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
-        return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
-                      timings={"pack_ms": (time.perf_counter() - t) * 1e3})
-
-    async def aagentic_recall(self: "Memory", query: str, **kwargs: Any) -> Recall:
-        """Async twin of :meth:`agentic_recall` (runs in a worker thread)."""
-        return await self._run(self.agentic_recall, query, **kwargs)
+        out = ns.pack_ids(query, evidence, budget_tokens, agent.pred)
+        out.timings = {"pack_ms": (time.perf_counter() - t) * 1e3}
+    else:
+        # Algorithm 3, lines 13-16: no evidence from the agent -> the lexical fallback as a recall guard.
+        out = ns.recall(query, budget_tokens, pred, scope_of(ns.config, query), False)
+        agent.trace.append({"event": "fallback", "round": int(agent.timings["rounds"]),
+                            "reason": next((e.get("event") or "no usable evidence" for e in reversed(agent.trace)
+                                            if "event" in e), "no usable evidence"), "recall": "lexical"})
+    out.trace = agent.trace
+    out.timings.update(agent.timings)
+    out.timings["agentic_ms"] = (time.perf_counter() - t0) * 1e3
+    return out

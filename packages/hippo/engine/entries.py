@@ -23,21 +23,20 @@ import json
 import threading
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound
-from hippo.base.nsstate import NamespaceStates
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import Outcome, compile_policies
 from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
+from hippo.engine.namespace import Namespace
+from hippo.engine.prepare import prepare
+from hippo.engine.scope import scope_of
 from hippo.text import complete as completion
 from hippo.text import tokenizer
-from hippo.text.extract import _CODE_ID, _EMAIL, _URL, _UUID, detect_format, extract, looks_like_error
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.memory import Memory
+from hippo.text.extract import _CODE_ID, _EMAIL, _URL, _UUID, extract, looks_like_error
 
 ENTRY_TYPES = ("tool_result", "message", "state", "memory")
 PRIORITIES = ("critical", "high", "normal", "low")
@@ -243,9 +242,6 @@ class _State:
         self.clock = 0
 
 
-_states: NamespaceStates[_State] = NamespaceStates()
-
-
 def _entry_key(entry_id: object) -> int:
     if isinstance(entry_id, str) and entry_id.startswith("ctx_") and entry_id[4:].isdigit():
         return int(entry_id[4:])
@@ -336,34 +332,45 @@ def _view(content: str, fmt: str) -> str:
     return content
 
 
-class EntriesMixin:
-    """``Memory`` methods for index entries (seed 004 §5-9)."""
+class Entries:
+    """Index entries of one namespace (seed 004 §5-9); :class:`hippo.Memory` delegates its entry methods here."""
+
+    def __init__(self, ns: Namespace) -> None:
+        self.ns = ns
+        self._decay_cfg: tuple[Any, Any] | None = None
+
+    def _add(self, items: list[dict[str, Any]]) -> list[Any]:
+        cfg = self.ns.config
+        return self.ns.write([prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)])
 
     # -- state ----------------------------------------------------------------------------------------------
-    def _entry_state(self: "Memory") -> _State:
-        st = _states.get(self._s, self.namespace, _State)
+    def _entry_state(self) -> _State:
+        state = self.ns.state()
+        with state.keyword_lock:
+            if state.entries is None:
+                state.entries = _State()
+            st = state.entries
         if not st.loaded:
             self._entries_load(st)
         return st
 
-    def _entry_decay(self: "Memory"):
-        cfg = self._s.config.decay
-        cached = getattr(self._s, "_entry_decay_cfg", None)
+    def _entry_decay(self):
+        cfg = self.ns.config.decay
+        cached = self._decay_cfg
         if cached is None or cached[0] is not cfg:
             # entries count agent turns only (seed 004 §8.1: "turns_since_access"), one turn per turn
-            cached = (cfg, dataclasses.replace(cfg, clock="turns", turn_weight=1.0, policies=()))
-            self._s._entry_decay_cfg = cached
+            cached = self._decay_cfg = (cfg, dataclasses.replace(cfg, clock="turns", turn_weight=1.0, policies=()))
         return cached[1]
 
-    def _entries_load(self: "Memory", st: _State) -> None:
+    def _entries_load(self, st: _State) -> None:
         """Rebuild the namespace's entries from the store (headers' records, parts by their link)."""
         with st.lock:
             if st.loaded:
                 return
-            self._live()
+            self.ns.rt.live()
             headers: list[tuple[int, dict]] = []
             parts: dict[str, list[tuple[int, int]]] = {}
-            for row in self._s.store.scan(self.namespace):
+            for row in self.ns.rt.store.scan(self.ns.name):
                 md = row.metadata or {}
                 h = md.get(_HEADER_KEY)
                 if isinstance(h, dict) and "uid" in h:
@@ -393,7 +400,7 @@ class EntriesMixin:
                 st.clock = max(st.clock, int(state.get("clock", 0)), rec.created)
             st.loaded = True
 
-    def _entries_track(self: "Memory", st: _State, rec: _Record) -> None:
+    def _entries_track(self, st: _State, rec: _Record) -> None:
         st.records[rec.key] = rec
         st.table.add(rec.key, type=rec.type, priority=rec.priority, base_rate=rec.rate, floor=rec.floor,
                      manual=rec.encoding == "manual", persist=rec.persist, turn=rec.created, at=0.0,
@@ -406,22 +413,22 @@ class EntriesMixin:
                 # connected to a strong entry: decays more slowly (seed 004 §8.2, x0.7)
                 st.table.set_flag(st.table.slots([rec.key]), F_ASSOC)
 
-    def _entries_save(self: "Memory", st: _State, rec: _Record) -> None:
+    def _entries_save(self, st: _State, rec: _Record) -> None:
         """Write a record and its strength state back into its header's metadata."""
         slot = st.table.slot_of.get(rec.key)
         meta = rec.meta()
         if slot is not None:
             meta["state"] = {"s0": float(st.table.s0[slot]), "last_turn": int(st.table.last_turn[slot]),
                              "accesses": int(st.table.accesses[slot]), "clock": st.clock}
-        with self._s.lock.write():
-            self._s.store.update_metadata(self.namespace, rec.key, {"type": rec.type, _HEADER_KEY: meta})
+        with self.ns.rt.lock.write():
+            self.ns.rt.store.update_metadata(self.ns.name, rec.key, {"type": rec.type, _HEADER_KEY: meta})
 
-    def _entry_view(self: "Memory", st: _State, recs: list[_Record], turn: int) -> list[IndexEntry]:
+    def _entry_view(self, st: _State, recs: list[_Record], turn: int) -> list[IndexEntry]:
         dcfg = self._entry_decay()
         if not recs:
             return []
         slots = st.table.slots(r.key for r in recs)
-        if self._s.config.decay.enabled:
+        if self.ns.config.decay.enabled:
             strengths = st.table.strength(slots, dcfg, turn, 0.0)
             rates = st.table.effective_rate(slots, dcfg)
         else:
@@ -439,13 +446,13 @@ class EntriesMixin:
                 lifecycle={"created": rec.created, "expires": rec.expires, "persist": rec.persist,
                            "promoted": rec.promoted},
                 n_tokens=rec.n_tokens, format=rec.format, message_ids=(rec.key, *rec.part_ids),
-                namespace=self.namespace, turn=turn, accesses=int(st.table.accesses[slot]), stale=rec.stale,
+                namespace=self.ns.name, turn=turn, accesses=int(st.table.accesses[slot]), stale=rec.stale,
                 dormant=expired or s < dcfg.dormant_threshold, summary_by=rec.summary_by, _static=rec.static))
             if not rec.static:
                 rec.static = _entry_static(out[-1])
         return out
 
-    def _clock(self: "Memory", st: _State, turn: int | None) -> int:
+    def _clock(self, st: _State, turn: int | None) -> int:
         turn = _check_turn(turn)
         with st.lock:
             if turn is not None:
@@ -454,9 +461,9 @@ class EntriesMixin:
             return st.clock
 
     # -- policies -------------------------------------------------------------------------------------------
-    def _entry_outcome(self: "Memory", content: str, type: str, role: str | None, source: dict, priority: str | None,
+    def _entry_outcome(self, content: str, type: str, role: str | None, source: dict, priority: str | None,
                        metadata: Mapping[str, Any], n_tokens: int, policies: Iterable[Mapping] | None) -> Outcome:
-        rules = list(DEFAULT_INDEX_POLICIES) + list(self._s.config.decay.policies)
+        rules = list(DEFAULT_INDEX_POLICIES) + list(self.ns.config.decay.policies)
         if policies is not None:
             if isinstance(policies, (str, bytes, Mapping)):
                 raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts")
@@ -465,12 +472,12 @@ class EntriesMixin:
         return compiled.evaluate(PolicyEntry(type, content, role, None, None, priority,
                                              {**metadata, "source": source}, n_tokens))
 
-    def wants_index(self: "Memory", content: str, *, type: str = "tool_result", role: str | None = None,
+    def wants_index(self, content: str, *, type: str = "tool_result", role: str | None = None,
                     source: str | Mapping[str, Any] | None = None, n_tokens: int | None = None,
                     policies: Iterable[Mapping] | None = None) -> bool:
         """Whether the index policies (:data:`DEFAULT_INDEX_POLICIES`, then ``config.decay.policies``, then
         ``policies``) say ``content`` should become an index entry (seed 004 §6.1). ``n_tokens`` saves counting."""
-        content = tokenizer.check_text(content, "content", max_chars=self._s.config.max_message_chars)
+        content = tokenizer.check_text(content, "content", max_chars=self.ns.config.max_message_chars)
         type = _check_type(type)
         role = _check_role(role, type)
         src = _check_source(source)
@@ -481,7 +488,7 @@ class EntriesMixin:
 
     # -- public API -----------------------------------------------------------------------------------------
     def index_entry(
-        self: "Memory",
+        self,
         content: str,
         *,
         type: str = "tool_result",
@@ -507,8 +514,8 @@ class EntriesMixin:
         ``encoding`` / ``expires_after_turns`` override what the policies decide; ``summary`` replaces the
         computed one. The summary is extractive offline, or by ``Memory(llm=...)`` when configured (an LLM
         failure falls back to the extractive summary). Key data are always extracted offline."""
-        self._live()
-        content = tokenizer.check_text(content, "content", max_chars=self._s.config.max_message_chars)
+        self.ns.rt.live()
+        content = tokenizer.check_text(content, "content", max_chars=self.ns.config.max_message_chars)
         type = _check_type(type)
         role = _check_role(role, type)
         src = _check_source(source)
@@ -542,7 +549,7 @@ class EntriesMixin:
         summary_by = "given" if summary is not None else "extractive"
         if summary is None:
             summary = auto_summary
-            llm = self._s.llm
+            llm = self.ns.rt.llm
             if llm is not None:
                 from hippo.engine import llm as llm_mod
                 head, _ = completion.head_within(_view(content, fmt), 3000)
@@ -559,13 +566,13 @@ class EntriesMixin:
             persist=persist if persist is not None else bool(out.persist), associations=assoc, created=now,
             expires=now + (expires_after_turns if expires_after_turns is not None else out.expires_after_turns)
             if (expires_after_turns is not None or out.expires_after_turns is not None) else None,
-            rate=out.decay_rate if out.decay_rate is not None else self._s.config.decay.rates[type],
+            rate=out.decay_rate if out.decay_rate is not None else self.ns.config.decay.rates[type],
             floor=out.floor or 0.0, n_tokens=n_tokens, format=fmt, summary_by=summary_by)
         header_view = IndexEntry(
             id="ctx_?", type=type, source=src, summary=summary, key_data=key_data, strength=1.0, decay={},
             priority=prio, encoding=rec.encoding, associations=assoc, lifecycle={"expires": rec.expires,
                                                                                   "persist": rec.persist},
-            n_tokens=n_tokens, format=fmt, message_ids=(), namespace=self.namespace, turn=now)
+            n_tokens=n_tokens, format=fmt, message_ids=(), namespace=self.ns.name, turn=now)
         header_text = render_entry(header_view).split("\n", 1)[1]  # summary and key data, without the id line
         base_meta = {k: v for k, v in extra.items() if k not in (_HEADER_KEY, _PART_KEY, "type")}
         msg_role = role or _ROLE_OF_TYPE[type]
@@ -576,7 +583,7 @@ class EntriesMixin:
         for k, part in enumerate(split_parts(content)):
             items.append({"text": part, "role": msg_role, "session_id": session_id, "priority": priority_arg,
                           "metadata": {**base_meta, "type": type, _PART_KEY: {"uid": rec.uid, "part": k}}})
-        written = self.add_many(items)
+        written = self._add(items)
         if any(getattr(w, "id", -1) < 0 for w in written):
             raise InvalidInput("the encoding gate rejected part of an index entry; index entries need "
                                "config.gate.enabled=False or content the gate admits")
@@ -586,16 +593,16 @@ class EntriesMixin:
             self._entries_track(st, rec)
             return self._entry_view(st, [rec], now)[0]
 
-    def entries(self: "Memory", *, turn: int | None = None, include_dormant: bool = True,
+    def entries(self, *, turn: int | None = None, include_dormant: bool = True,
                 ids: Iterable[str] | None = None) -> list[IndexEntry]:
         """Index entries of this namespace in creation order, with strengths at ``turn`` (default: the clock).
         ``ids`` restricts the list (unknown ids are left out); ``include_dormant=False`` drops dormant ones."""
-        self._live()
+        self.ns.rt.live()
         if not isinstance(include_dormant, bool):
             raise InvalidInput(f"include_dormant must be a bool, got {type_name(include_dormant)}")
         st = self._entry_state()
         now = self._clock(st, turn)
-        idx = self._index()
+        idx = self.ns.state().index
         with st.lock:
             if ids is None:
                 keys = sorted(st.records)
@@ -611,7 +618,7 @@ class EntriesMixin:
             views = self._entry_view(st, recs, now)
         return views if include_dormant else [v for v in views if not v.dormant]
 
-    def entry(self: "Memory", entry_id: str, *, turn: int | None = None) -> IndexEntry:
+    def entry(self, entry_id: str, *, turn: int | None = None) -> IndexEntry:
         """One index entry (no reinforcement: reading the pointer is not pattern completion); ``NotFound``."""
         key = _entry_key(entry_id)
         got = self.entries(ids=[f"ctx_{key}"], turn=turn)
@@ -624,25 +631,25 @@ class EntriesMixin:
             self._entries_load(st)
             got = self.entries(ids=[f"ctx_{key}"], turn=turn)
         if not got:
-            raise NotFound(f"entry_id {entry_id!r} is not an index entry of namespace {self.namespace!r}")
+            raise NotFound(f"entry_id {entry_id!r} is not an index entry of namespace {self.ns.name!r}")
         return got[0]
 
-    def entry_blocks(self: "Memory", ids: Iterable[str], *, turn: int | None = None) -> dict[str, str | None]:
+    def entry_blocks(self, ids: Iterable[str], *, turn: int | None = None) -> dict[str, str | None]:
         """The prompt blocks (:meth:`IndexEntry.render`) of the given entries at ``turn``, by id; ``None`` for a
         critical entry (seed 004 §5.2: critical content stays in context verbatim). Unknown ids are left out."""
         return {e.id: (None if e.priority == "critical" else e.render())
                 for e in self.entries(ids=ids, turn=turn)}
 
-    def next_turn(self: "Memory") -> int:
+    def next_turn(self) -> int:
         """Advance this namespace's entry clock by one turn; returns the new turn."""
-        self._live()
+        self.ns.rt.live()
         st = self._entry_state()
         with st.lock:
             st.clock += 1
             return st.clock
 
     def complete(
-        self: "Memory",
+        self,
         entry_id: str,
         query: str | None = None,
         *,
@@ -659,7 +666,7 @@ class EntriesMixin:
         stored content is gone (its parts were deleted), ``refetch(source)`` is tried if given and the source is
         retrievable (the new content is stored and the entry updated, §7.2); otherwise the summary and key data
         come back behind a ``[stale ...]`` marker and the entry is marked stale (§7.3)."""
-        self._live()
+        self.ns.rt.live()
         key = _entry_key(entry_id)
         if query is not None:
             query = tokenizer.check_text(query, "query", max_chars=100_000)
@@ -673,7 +680,7 @@ class EntriesMixin:
         self.entry(f"ctx_{key}")  # NotFound for unknown ids
         st = self._entry_state()
         now = self._clock(st, turn)
-        idx = self._index()
+        idx = self.ns.state().index
         with st.lock:
             rec = st.records[key]
             present = bool(rec.part_ids) and all(i in idx.row_of for i in rec.part_ids)
@@ -681,7 +688,7 @@ class EntriesMixin:
         content = None
         refetched = False
         if present:
-            with self._s.lock.read():
+            with self.ns.rt.lock.read():
                 content = "".join(idx.text_of(idx.row_of[i]) for i in parts)
         elif refetch is not None and rec.source.get("retrievable", True):
             try:
@@ -691,7 +698,7 @@ class EntriesMixin:
             except Exception:  # the external source is unavailable: degrade to the summary (§7.3 step 2)
                 fresh = None
             if isinstance(fresh, str) and fresh.strip():
-                content = tokenizer.check_text(fresh, "refetched content", max_chars=self._s.config.max_message_chars)
+                content = tokenizer.check_text(fresh, "refetched content", max_chars=self.ns.config.max_message_chars)
                 self._entries_restore(st, rec, content)
                 refetched = True
         if content is None:
@@ -723,19 +730,19 @@ class EntriesMixin:
         with st.lock:
             st.table.reinforce(st.table.slots([key]), now, 0.0)  # retrieval strengthens (seed 004 §4.1, §8.2)
             self._entries_save(st, rec)
-        self.reinforce([key, *rec.part_ids])
+        self.ns.reinforce([key, *rec.part_ids])
         return Completion(f"ctx_{key}", text, whole and query is None, False, matched,
                           tokenizer.count_tokens(text), refetched)
 
-    def _entries_restore(self: "Memory", st: _State, rec: _Record, content: str) -> None:
+    def _entries_restore(self, st: _State, rec: _Record, content: str) -> None:
         """Store refetched content as the entry's new parts and refresh its key data (seed 004 §7.2)."""
-        live = [i for i in rec.part_ids if i in self._index().row_of]
+        live = [i for i in rec.part_ids if i in self.ns.state().index.row_of]
         if live:
-            self.delete(live)
+            self.ns.delete(live)
         items = [{"text": part, "role": _ROLE_OF_TYPE[rec.type],
                   "metadata": {"type": rec.type, _PART_KEY: {"uid": rec.uid, "part": k}}}
                  for k, part in enumerate(split_parts(content))]
-        written = self.add_many(items)
+        written = self._add(items)
         summary, key_data, fmt = extract(content)
         with st.lock:
             rec.part_ids = [w.id for w in written]
@@ -747,7 +754,7 @@ class EntriesMixin:
             if rec.summary_by == "extractive":
                 rec.summary = summary
 
-    def consolidate_entries(self: "Memory", level: str = "deep", *, into: str | None = None,
+    def consolidate_entries(self, level: str = "deep", *, into: str | None = None,
                             turn: int | None = None) -> dict[str, Any]:
         """Consolidation of index entries (seed 004 §9, §14.3).
 
@@ -757,7 +764,7 @@ class EntriesMixin:
         namespace ``into`` (default: this one), as ``type: memory`` messages holding summary, key data and
         source; each entry is promoted once. Then the namespace's own deep consolidation runs
         (:meth:`consolidate`), and the report lists what stays in context (``kept``) and what dropped out."""
-        self._live()
+        self.ns.rt.live()
         if level not in ("light", "deep"):
             raise InvalidInput(f"level must be 'light' or 'deep', got {level!r}")
         if into is not None and (not isinstance(into, str) or not into.strip()):
@@ -772,21 +779,21 @@ class EntriesMixin:
         }
         if level == "light":
             return report
-        need = self._s.config.decay.persist_accesses
+        need = self.ns.config.decay.persist_accesses
         worthy = [v for v in views if not v.dormant and not v.stale and not v.lifecycle.get("promoted")
                   and (v.lifecycle.get("persist") or v.accesses >= need)]
-        target = self.using(into) if into is not None else self
+        target = Entries(self.ns.sibling(into)) if into is not None else self
         items = []
         for v in worthy:
             text = f"{v.summary}"
             if v.key_data:
                 text += f"\nkey data: {render_key_data(v.key_data)}"
-            text += f"\n(from {v.type} {_source_text(v.source)}, entry {v.id} of namespace {self.namespace})"
+            text += f"\n(from {v.type} {_source_text(v.source)}, entry {v.id} of namespace {self.ns.name})"
             items.append({"text": text, "role": "assistant", "speaker": "hippo",
                           "priority": v.priority if v.priority != "normal" else None,
-                          "metadata": {"type": "memory", "from_entry": v.id, "from_namespace": self.namespace,
+                          "metadata": {"type": "memory", "from_entry": v.id, "from_namespace": self.ns.name,
                                        "source": v.source}})
-        written = target.add_many(items) if items else []
+        written = target._add(items) if items else []
         st = self._entry_state()
         with st.lock:
             for v in worthy:
@@ -797,22 +804,15 @@ class EntriesMixin:
                     self._entries_save(st, rec)
         report["promoted"] = [v.id for v in worthy]
         report["memory_ids"] = [w.id for w in written]
-        report["into"] = target.namespace
-        if self._s.config.hierarchy.enabled or self._s.config.decay.enabled:
-            report["hierarchy"] = self.consolidate("deep")
+        report["into"] = target.ns.name
+        if self.ns.config.hierarchy.enabled or self.ns.config.decay.enabled:
+            report["hierarchy"] = self.ns.consolidate("deep")
         return report
 
-    # -- async twins ----------------------------------------------------------------------------------------
-    async def aindex_entry(self: "Memory", content: str, **kwargs: Any) -> IndexEntry:
-        return await self._run(self.index_entry, content, **kwargs)
 
-    async def aentries(self: "Memory", **kwargs: Any) -> list[IndexEntry]:
-        return await self._run(self.entries, **kwargs)
 
-    async def aentry(self: "Memory", entry_id: str, **kwargs: Any) -> IndexEntry:
-        return await self._run(self.entry, entry_id, **kwargs)
 
-    def complete_on_cue(self: "Memory", text: str, *, entry_ids: Iterable[str] | None = None,
+    def complete_on_cue(self, text: str, *, entry_ids: Iterable[str] | None = None,
                         max_tokens: int = 200, max_entries: int = 4, context_lines: int = 3,
                         turn: int | None = None) -> dict[str, Completion]:
         """Pattern completion triggered by a direct reference (seed 004 §7.1, case 1): every exact identifier in
@@ -821,7 +821,7 @@ class EntriesMixin:
         the lines around it, at most ``max_tokens`` per entry and ``max_entries`` entries per identifier. Returns ``{entry_id: Completion}``; empty when the
         text names no identifier. Entries whose rendered block already shows the identifier need no completion,
         so callers pass the ids of entries whose block lacks it."""
-        self._live()
+        self.ns.rt.live()
         text = tokenizer.check_text(text, "text", max_chars=100_000)
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
             raise InvalidInput(f"max_tokens must be an int >= 1, got {max_tokens!r}")
@@ -840,7 +840,7 @@ class EntriesMixin:
             # the same identifier may sit in several entries (two calls of one API): each of them, newest first,
             # up to ``max_entries``, so the reader can tell them apart by their head lines
             found = 0
-            for hit in sorted(self.search(cue, k=50), key=lambda h: -h.id):
+            for hit in sorted(self.ns.search(cue, 50, None, scope_of(self.ns.config, cue)), key=lambda h: -h.id):
                 eid = owner.get(hit.id)
                 if eid is None or eid in out or cue not in hit.text:
                     continue
@@ -852,7 +852,7 @@ class EntriesMixin:
                         break
         return out
 
-    def blocks_on_cue(self: "Memory", text: str, blocks: Mapping[str, str | None], *, max_tokens: int = 200,
+    def blocks_on_cue(self, text: str, blocks: Mapping[str, str | None], *, max_tokens: int = 200,
                       context_lines: int = 3, turn: int | None = None) -> dict[str, str]:
         """Rendered entry ``blocks`` (``{entry_id: block}``, as :meth:`entry_blocks` returns them) that
         :meth:`complete_on_cue` extends for ``text`` (the user's latest message): each such block with the lines
@@ -867,23 +867,11 @@ class EntriesMixin:
         return {eid: f"{blocks[eid]}\nrecalled for this question:\n{c.text}" for eid, c in got.items()
                 if c.text and c.text not in (blocks[eid] or "")}
 
-    async def acomplete_on_cue(self: "Memory", text: str, **kwargs: Any) -> dict[str, Completion]:
-        return await self._run(self.complete_on_cue, text, **kwargs)
 
-    async def acomplete(self: "Memory", entry_id: str, query: str | None = None, **kwargs: Any) -> Completion:
-        return await self._run(self.complete, entry_id, query, **kwargs)
 
-    async def awants_index(self: "Memory", content: str, **kwargs: Any) -> bool:
-        return await self._run(self.wants_index, content, **kwargs)
 
-    async def aconsolidate_entries(self: "Memory", level: str = "deep", **kwargs: Any) -> dict[str, Any]:
-        return await self._run(self.consolidate_entries, level, **kwargs)
 
-    async def aentry_blocks(self: "Memory", ids: Iterable[str], **kwargs: Any) -> dict[str, str | None]:
-        return await self._run(self.entry_blocks, ids, **kwargs)
 
-    async def anext_turn(self: "Memory") -> int:
-        return await self._run(self.next_turn)
 
 
 def type_name(value: object) -> str:
@@ -917,5 +905,5 @@ def _compiled(key: tuple[str, ...], rules: list):
     return got
 
 
-__all__ = ["IndexEntry", "Completion", "EntriesMixin", "DEFAULT_INDEX_POLICIES", "ENTRY_TYPES", "render_entry",
+__all__ = ["IndexEntry", "Completion", "Entries", "DEFAULT_INDEX_POLICIES", "ENTRY_TYPES", "render_entry",
            "split_parts"]

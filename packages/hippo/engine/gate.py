@@ -19,37 +19,22 @@ the verdict go into ``metadata["gate"]`` of admitted messages; rejected ones com
 
 from __future__ import annotations
 
-import re
-import zlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hippo.base.timeutil import to_datetime
 from hippo.base.types import MemoryItem
 from hippo.engine.hierarchy.codes import Coder
-from hippo.index import channels as retrieval
-from hippo.text import textnorm, tokenizer
+from hippo.engine.lifecycle import Life
+from hippo.engine.state import NamespaceState
+from hippo.index import channels
+from hippo.store.base import NewMessage
+from hippo.text import tokenizer
+from hippo.text.query import analyze
+from hippo.text.salience import novelty, salience
 from hippo.text.vocab import text_stems
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.memory import Memory
-    from hippo.store.base import NewMessage
-
-_COMMIT_RE = re.compile(r"\b(i will|i'll|i promise|i'm going to|i am going to|let's|we will|we'll|remind me|"
-                        r"don't forget|do not forget|i plan to|i decided|we decided|deadline|must)\b", re.I)
-_CORRECT_RE = re.compile(r"\b(actually|correction|i meant|not .{1,30} but|wrong|instead|mistake|sorry, it's|"
-                         r"no, it|update:)\b", re.I)
-_RELATION_RE = re.compile(r"\b(wife|husband|partner|girlfriend|boyfriend|mother|father|mom|dad|sister|brother|"
-                          r"son|daughter|kids?|children|friend|family|married|divorced|boss|colleague)\b", re.I)
-_EMOTION_RE = re.compile(r"\b(love|hate|afraid|scared|angry|sad|happy|excited|worried|proud|upset|thrilled|"
-                         r"anxious|grateful|devastated)\b|!", re.I)
-_DATE_RE = re.compile(r"\b(\d{4}|\d{1,2}[/.-]\d{1,2}|january|february|march|april|may|june|july|august|september|"
-                      r"october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
-                      r"yesterday|tomorrow|today|tonight|next week|last week)\b", re.I)
-_NOISE = frozenset("ok okay k thanks thx ty cool nice lol haha hmm yes no yeah yep nope sure great wow hi hey hello "
-                   "bye right fine alright".split())
 
 
 @dataclass(frozen=True)
@@ -58,53 +43,6 @@ class RejectedItem(MemoryItem):
 
     admitted: bool = False
     gate: dict[str, Any] = field(default_factory=dict)
-
-
-def _deflate(data: bytes) -> int:
-    c = zlib.compressobj(6, zlib.DEFLATED, -15)
-    return len(c.compress(data) + c.flush())
-
-
-def novelty(text: str, memory: list[str]) -> float:
-    e = text.encode("utf-8")
-    ce = _deflate(e)
-    if ce < 10:
-        return 0.05
-    if not memory:
-        return 1.0
-    m = "\n".join(memory).encode("utf-8")
-    return float(min(1.0, max(0.0, (_deflate(m + b"\n" + e) - _deflate(m)) / ce)))
-
-
-def salience(text: str) -> tuple[float, str]:
-    """(salience in [0, 1], category) with category in correction / decision / relationship / question / noise /
-    other."""
-    t = text.strip()
-    words = [w.lower() for w in textnorm.words(t)]
-    category = "other"
-    if _CORRECT_RE.search(t):
-        category = "correction"
-    elif _COMMIT_RE.search(t):
-        category = "decision"
-    elif _RELATION_RE.search(t):
-        category = "relationship"
-    if len(t) <= 50:
-        if category == "decision":
-            return 0.8, category
-        if category == "correction":
-            return 0.6, category
-        if words and all(w in _NOISE for w in words):
-            return 0.02, "noise"
-        if t.endswith("?"):
-            return 0.2, "question"
-        return (0.4 if category == "relationship" else 0.3), category
-    score = min(0.35, 0.35 * len(t) / 300.0)
-    score += 0.2 if re.search(r"\d", t) else 0.0
-    score += 0.15 if _DATE_RE.search(t) else 0.0
-    score += 0.1 if _EMOTION_RE.search(t) else 0.0
-    score += 0.1 if any(w[:1].isupper() for w in textnorm.words(t)[1:]) else 0.0
-    score += {"decision": 0.25, "correction": 0.2, "relationship": 0.1}.get(category, 0.0)
-    return float(min(1.0, score)), category
 
 
 def prediction_error(code_of, text: str, nearest: str | None, category: str, relevance_min: float) -> float:
@@ -124,13 +62,12 @@ def prediction_error(code_of, text: str, nearest: str | None, category: str, rel
     return float(min(1.0, max(0.0, 1.0 - cos)))
 
 
-def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]]:
-    """The gate's verdict for each prepared message (batch members see the ones admitted before them)."""
-    from hippo.engine import lifecycle
-    g = mem._s.config.gate
-    life = lifecycle.ensure(mem)
-    idx = mem._index()
-    h = life.hier
+def evaluate(state: NamespaceState, life: Life | None, prepared: list[NewMessage]) -> list[dict[str, Any]]:
+    """The gate's verdict for each prepared message (batch members see the ones admitted before them). Caller
+    holds the read lock."""
+    g = state.config.gate
+    idx = state.index
+    h = life.hier if life is not None else None
     if h is not None:
         code_of = h.code_of_stems
     else:
@@ -142,11 +79,9 @@ def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]
     for p in prepared:
         text = tokenizer.decode(p.tokens)
         near: list[str] = []
-        if len(idx):
-            with mem._s.lock.read():  # the engine's lexical channel, offline: the gate never calls an LLM
-                lex = retrieval.lexical(idx, retrieval.analyze(text[:2000]), mem._s.config)
-                rows = retrieval.top(lex, g.neighbors)
-                near = [idx.text_of(r) for r in rows.tolist()]
+        if len(idx):  # the engine's lexical channel, offline: the gate never calls an LLM
+            lex = channels.lexical(idx, analyze(text[:2000]), state.config)
+            near = [idx.text_of(r) for r in channels.top(lex, g.neighbors).tolist()]
         memory = near + batch[-g.neighbors:]
         n = novelty(text, memory)
         s, category = salience(text)
@@ -161,7 +96,7 @@ def evaluate(mem: "Memory", prepared: list["NewMessage"]) -> list[dict[str, Any]
     return out
 
 
-def rejected(p: "NewMessage", verdict: dict[str, Any], namespace: str) -> RejectedItem:
+def rejected(p: NewMessage, verdict: dict[str, Any], namespace: str) -> RejectedItem:
     return RejectedItem(id=-1, text=tokenizer.decode(p.tokens), speaker=p.speaker, role=p.role,
                         timestamp=to_datetime(p.ts), session_id=p.session_id, metadata=dict(p.metadata),
                         namespace=namespace, n_tokens=int(len(p.tokens)), admitted=False, gate=verdict)

@@ -1,9 +1,11 @@
-"""Per-namespace lifecycle state behind :class:`hippo.Memory`: the hierarchy, strength records, policies.
+"""The lifecycle follower of one namespace: the hierarchy (seed 001 §3.2), strength records (seed 004 §8) and
+lifecycle policies (seed 004 §10).
 
-:class:`hippo.Memory` calls the hook functions of this module (``on_add``, ``on_delete``, ``on_access``,
-``recall``, ``on_close``...). State is process-local and rebuildable: it follows the namespace's co-index (new rows
-are replayed, rows gone elsewhere are dropped) and is snapshotted into the store's ``units`` table so a reopened
-store does not replay everything. Strength records hold the only state messages cannot rebuild (accesses).
+:class:`Life` follows the namespace's co-index: rows the engine appends are applied (:meth:`Life.sync` with the
+rows), rows gone or added elsewhere are reconciled, and complete batches of the CURRENT buffer are consolidated
+as they are applied, so reads never consolidate. The structure is snapshotted into the store's ``units`` table
+(by the write path and on close) so a reopened store does not replay everything; strength records hold the only
+state messages cannot rebuild (accesses).
 """
 
 from __future__ import annotations
@@ -12,45 +14,40 @@ import logging
 import math
 import threading
 import time
-import weakref
-from collections import OrderedDict
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import numpy as np
 
-from hippo.base.errors import CorruptData, HippoError, LLMError
-from hippo.base.nsstate import NamespaceStates
+from hippo.base.errors import CorruptData
 from hippo.base.policies import Entry, Outcome, compile_policies
 from hippo.engine.hierarchy import decay as decay_mod
-from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
+from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
 from hippo.store import snapshot
 from hippo.text import tokenizer
 
 if TYPE_CHECKING:  # pragma: no cover
     from hippo.index.coindex import NamespaceIndex
-    from hippo.memory import Memory
+    from hippo.store.base import Store
 
 log = logging.getLogger("hippo.lifecycle")
 
 UNIT_LEVELS = ("episode", "semantic", "theme")
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 
-_lives: NamespaceStates[Life] = NamespaceStates()
-
-
 class Life:
     """Lifecycle state of one namespace of one store."""
 
-    def __init__(self, shared: Any, namespace: str) -> None:
-        cfg = shared.config
+    def __init__(self, config: Any, store: "Store", namespace: str,
+                 external_codes: Callable[[list[int]], np.ndarray | None] | None = None) -> None:
+        cfg = config
+        self.store = store
         self.namespace = namespace
         self.hcfg = cfg.hierarchy
         self.dcfg = cfg.decay
         self.gcfg = cfg.gate
         self.lock = threading.RLock()
-        self.shared = weakref.ref(shared)
-        self._ext_pos: dict[int, int] = {}
+        self._external_codes = external_codes
         self.hier: Hierarchy | None = self._new_hierarchy()
         self.decay = DecayTable()
         self.units = {level: DecayTable() for level in UNIT_LEVELS}
@@ -61,35 +58,18 @@ class Life:
         self.last_add_time = 0.0
         self.dirty = 0
         self.prunable: set[int] = set()
-        self.persistable = shared.store.path is not None
-        self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()
+        self.persistable = store.path is not None
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[str]] = {}
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
+        self.closed_episodes: list[int] = []  # episodes built since the engine last looked (LLM refresh on write)
 
     def _new_hierarchy(self) -> Hierarchy | None:
         if not self.hcfg.enabled:
             return None
         h = Hierarchy(self.hcfg)
-        shared = self.shared()
-        if shared is not None and shared.embed is not None and shared.config.embed_bits == self.hcfg.code_bits:
-            h.external_codes = self._embedding_codes
+        h.external_codes = self._external_codes
         return h
-
-    def _embedding_codes(self, ids: list[int]) -> np.ndarray | None:
-        """SimHash codes of the user embeddings of these messages (as the engine stored them), or None."""
-        shared = self.shared()
-        entry = shared.codes.get(self.namespace) if shared is not None else None
-        if entry is None:
-            return None
-        index, owners = entry
-        if len(self._ext_pos) != len(owners):
-            self._ext_pos = {int(i): k for k, i in enumerate(owners)}
-        pos = [self._ext_pos.get(int(i)) for i in ids]
-        if not ids or any(p is None for p in pos):
-            return None
-        raw = np.ascontiguousarray(index.get(np.asarray(pos, dtype=np.int64)))
-        return raw.view(np.uint64).reshape(len(ids), -1)
 
     # -- message records ------------------------------------------------------------------------------------
     def _policy(self, entry: Entry) -> Outcome:
@@ -157,8 +137,6 @@ class Life:
             self._record_message(m, metadata.get(m.id, {}), created.get(m.id, decay_mod.now()))
         if self.hier is not None:
             self.hier.add(msgs)
-            if self.hcfg.consolidate_on_add or self.hier.ready_messages >= self.hcfg.max_pending:
-                self.consolidate_ready()
         self.dirty += len(msgs)
 
     def consolidate_ready(self, final: bool = False, partial: bool = False, max_batches: int | None = None
@@ -172,12 +150,7 @@ class Life:
         self._record_units()
         self.dirty += 1
         self.consolidation_s += time.perf_counter() - t0
-        shared = self.shared()
-        if closed and self.hcfg.llm_on_write and shared is not None and shared.llm is not None:
-            from hippo.engine import llm as llm_mod
-            from hippo.engine import maintenance as cons
-            cons._llm_refresh(self, _View(shared, self.namespace), llm_mod.as_llm(shared.llm),
-                              [e.id for e in closed])
+        self.closed_episodes.extend(e.id for e in closed)
         return closed
 
     def remove_messages(self, ids: Iterable[int]) -> None:
@@ -198,12 +171,12 @@ class Life:
     def known(self) -> int:
         return len(self.decay)
 
-    def sync(self, mem: "Memory", idx: "NamespaceIndex", rows: list | None = None) -> None:
-        """Make this state cover exactly the messages of ``idx``; ``rows`` are rows just appended (fast path)."""
-        state = idx.state
+    def sync(self, idx: "NamespaceIndex", generation: int, rows: list | None = None) -> None:
+        """Make this state cover exactly the messages of ``idx`` (at store ``generation``); ``rows`` are rows just
+        appended (fast path)."""
         if not self.loaded:
-            self._load(mem, idx)
-        if rows is not None and self.generation == state.generation and self.known() + len(rows) == len(idx):
+            self._load(idx, generation)
+        if rows is not None and self.generation == generation and self.known() + len(rows) == len(idx):
             msgs, meta, created = [], {}, {}
             for r in rows:
                 if r.id in self.decay:
@@ -213,13 +186,17 @@ class Life:
                 meta[r.id] = r.metadata
                 created[r.id] = r.created_at
             self.add_messages(msgs, meta, created)
-        elif self.generation != state.generation or self.known() != len(idx):
-            self._reconcile(mem, idx)
-        self.generation = state.generation
-        if self.persistable and self.dirty >= self.hcfg.persist_every:
-            self.save(mem)
+        elif self.generation != generation or self.known() != len(idx):
+            self._reconcile(idx)
+        self.generation = generation
+        # after a load, what the snapshot did not cover waits in the CURRENT buffer: consolidate it now, here on
+        # the follow path, never on a read
+        self.consolidate_ready(partial=self.hcfg.consolidate_on_add)
 
-    def _reconcile(self, mem: "Memory", idx: "NamespaceIndex") -> None:
+    def save_due(self) -> bool:
+        return self.persistable and self.dirty >= self.hcfg.persist_every
+
+    def _reconcile(self, idx: "NamespaceIndex") -> None:
         live = set(idx.row_of)
         known = set(self.decay.slot_of)
         gone = known - live
@@ -227,11 +204,11 @@ class Life:
             self.remove_messages(gone)
         new_rows = [r for r in range(len(idx)) if int(idx.ids.a[r]) not in known]
         if new_rows:
-            self._replay(mem, idx, new_rows)
+            self._replay(idx, new_rows)
 
-    def _msgs(self, mem: "Memory", idx: "NamespaceIndex", positions: list[int]) -> tuple[list[Msg], dict, dict]:
+    def _msgs(self, idx: "NamespaceIndex", positions: list[int]) -> tuple[list[Msg], dict, dict]:
         ids = [int(idx.ids.a[r]) for r in positions]
-        meta_rows = mem._s.store.rows(mem.namespace, ids)
+        meta_rows = self.store.rows(self.namespace, ids)
         msgs, meta, created = [], {}, {}
         for r, i in zip(positions, ids):
             row = meta_rows.get(i)
@@ -243,21 +220,21 @@ class Life:
         msgs.sort(key=lambda m: m.seq)
         return msgs, meta, created
 
-    def _replay(self, mem: "Memory", idx: "NamespaceIndex", positions: list[int], chunk: int = 2048) -> None:
+    def _replay(self, idx: "NamespaceIndex", positions: list[int], chunk: int = 2048) -> None:
         for k in range(0, len(positions), chunk):
-            msgs, meta, created = self._msgs(mem, idx, positions[k : k + chunk])
+            msgs, meta, created = self._msgs(idx, positions[k : k + chunk])
             self.add_messages(msgs, meta, created)
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    def _load(self, mem: "Memory", idx: "NamespaceIndex") -> None:
+    def _load(self, idx: "NamespaceIndex", generation: int) -> None:
         """Start from the store: strength records are derived from the messages (plus the saved accesses), the
         hierarchy from its snapshot (codes replayed from the token ids) or, failing that, from the messages."""
         self.loaded = True
-        self.generation = idx.state.generation
+        self.generation = generation
         if not self.persistable or not len(idx):
             return
-        store = mem._s.store
-        msgs, meta_rows, created = self._msgs(mem, idx, list(range(len(idx))))
+        store = self.store
+        msgs, meta_rows, created = self._msgs(idx, list(range(len(idx))))
         for m in msgs:
             self._record_message(m, meta_rows.get(m.id, {}), created.get(m.id, 0.0))
         saved: tuple | None = None
@@ -270,8 +247,7 @@ class Life:
                 hmeta, harrays = snapshot.load(blob)
                 if hmeta.get("fingerprint") != fingerprint(self.hcfg):
                     raise CorruptData("hierarchy snapshot was built with other settings")
-                fresh = self._new_hierarchy()
-                self.hier = Hierarchy.from_snapshot(self.hcfg, hmeta, harrays, msgs, fresh.external_codes)
+                self.hier = Hierarchy.from_snapshot(self.hcfg, hmeta, harrays, msgs, self._external_codes)
                 self._record_units(units=[("episode", e) for e in self.hier.episodes]
                                    + [("semantic", x) for x in self.hier.semantics]
                                    + [("theme", t) for t in self.hier.themes.live().tolist()])
@@ -309,12 +285,12 @@ class Life:
         self.turn = 0
         self.dirty = 0
 
-    def save(self, mem: "Memory") -> None:
+    def save(self) -> None:
         """Persist what messages cannot rebuild cheaply: accessed strength records (sparse) and the hierarchy's
         structure (see :meth:`Hierarchy.to_snapshot`)."""
         if not self.persistable:
             return
-        store = mem._s.store
+        store = self.store
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             live = table.live_slots()
@@ -368,160 +344,7 @@ class _NoEpisode:
 _NO_EPISODE = _NoEpisode()
 
 
-def life_of(mem: "Memory") -> Life:
-    shared = mem._s
-    return _lives.get(shared, mem.namespace, lambda: Life(shared, mem.namespace))
-
-
-def _active(mem: "Memory") -> bool:
-    cfg = mem._s.config
-    return cfg.hierarchy.enabled or cfg.decay.enabled
-
-
-# -- hooks called by hippo.Memory ---------------------------------------------------------------------------
-def on_add(mem: "Memory", idx: "NamespaceIndex", rows: list) -> None:
-    """After rows were appended to the co-index (inside the store's write lock)."""
-    if not _active(mem) or not rows:
-        return
-    life = life_of(mem)
-    with life.lock:
-        life.sync(mem, idx, rows)
-
-
-def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False, max_batches: int | None = None
-           ) -> Life:
-    """The namespace's lifecycle state, synchronized with its co-index (lock order: store lock, then state);
-    with ``consolidated``, complete batches of flush units in the CURRENT buffer are turned into units first
-    (with ``partial`` every complete flush unit: reads that show the structure itself)."""
-    idx = mem._index()
-    life = life_of(mem)
-    h = life.hier
-    if (life.loaded and life.generation == idx.state.generation and life.known() == len(idx)
-            and not (consolidated and h is not None and h.ready and (partial or h.ready_batches))):
-        return life
-    with mem._s.lock.write():
-        idx = mem._s.indexes.get(mem.namespace) or idx
-        with life.lock:
-            life.sync(mem, idx)
-            if consolidated:
-                life.consolidate_ready(partial=partial, max_batches=max_batches)
-    return life
-
-
-def on_delete(mem: "Memory", ids: list[int]) -> None:
-    if not _active(mem) or not ids:
-        return
-    life = life_of(mem)
-    with life.lock:
-        if life.loaded:
-            life.remove_messages(ids)
-
-
-def on_drop_namespace(shared: Any, namespace: str) -> None:
-    _lives.drop(shared, namespace)
-
-
-def on_access(mem: "Memory", ids: list[int]) -> None:
-    if not mem._s.config.decay.enabled or not ids:
-        return
-    life = life_of(mem)
-    if life.loaded:
-        life.reinforce(ids)
-
-
-def on_close(shared: Any) -> None:
-    """Save every namespace's state (called by ``Memory.close`` before the store closes)."""
-    for ns, life in _lives.all(shared).items():
-        if life.loaded and life.persistable and life.dirty:
-            try:
-                with life.lock:
-                    life.save(_View(shared, ns))
-            except HippoError as exc:  # derived state: it will be rebuilt from the messages
-                log.warning("could not save lifecycle state of %r: %s", ns, exc)
-
-
-class _View:
-    """Enough of a Memory for :meth:`Life.save`."""
-
-    def __init__(self, shared: Any, namespace: str) -> None:
-        self._s = shared
-        self.namespace = namespace
-
-
-def wants_recall(mem: "Memory") -> bool:
-    """Whether ``Memory.recall`` goes through the hierarchy / decay path instead of the flat packer."""
-    cfg = mem._s.config
-    return (cfg.hierarchy.enabled and cfg.hierarchy.recall != "flat") or cfg.decay.enabled
-
-
-def recall(mem: "Memory", query: str, budget: int, pred, include_dormant: bool = False):
-    from hippo.engine import topdown
-    cfg = mem._s.config.hierarchy
-    life = ensure(mem, consolidated=cfg.enabled and cfg.recall != "flat", max_batches=cfg.read_batches)
-    return topdown.recall(mem, life, query, budget, pred, include_dormant)
-
-
-def keywords(mem: "Memory", query: str) -> list[str] | None:
-    """Query keywords from the configured LLM (issue 3, item 3), or None to use the offline extractor."""
-    s = mem._s
-    if s.llm is None or not s.config.hierarchy.llm_keywords:
-        return None
-    from hippo.engine import llm as llm_mod
-    client = llm_mod.as_llm(s.llm)
-    life = life_of(mem)
-    with life.lock:
-        if query in life.keyword_cache:
-            life.keyword_cache.move_to_end(query)
-            return life.keyword_cache[query]
-    try:
-        words = client.keywords(query)
-    except LLMError as exc:
-        log.warning("LLM keyword extraction failed, using the offline extractor: %s", exc)
-        words = None
-        life.llm_fallbacks += 1
-    with life.lock:
-        life.keyword_cache[query] = words
-        while len(life.keyword_cache) > 256:
-            life.keyword_cache.popitem(last=False)
-    return words
-
-
-def stats(mem: "Memory") -> dict[str, Any]:
-    life = ensure(mem, consolidated=True, partial=True)
-    turn, at = life.clock()
-    with life.lock:
-        out: dict[str, Any] = {}
-        if life.hier is not None:
-            out.update(life.hier.stats())
-        slots = life.decay.live_slots()
-        if slots.size:
-            s = life.decay.strength(slots, life.dcfg, turn, at)
-            out["dormant_messages"] = int((s < life.dcfg.dormant_threshold * life.reference(at)).sum())
-            out["mean_strength"] = float(s.mean())
-        out["llm_fallbacks"] = life.llm_fallbacks
-        out["consolidation_seconds"] = round(life.consolidation_s, 4)
-    return out
-
-
-def persist_flag(table: DecayTable, slots: np.ndarray) -> np.ndarray:
-    return (table.flags[slots] & F_PERSIST) != 0
-
-
-def gated_write(mem: "Memory", prepared: list) -> list:
-    """``Memory._write`` behind the encoding gate (seed 002 §4.1 stage 1) when ``config.gate.enabled``: admitted
-    messages carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``."""
-    if not mem._s.config.gate.enabled or not prepared:
-        return mem._write(prepared)
-    from hippo.engine import gate
-    mem._live()
-    verdicts = gate.evaluate(mem, prepared)
-    for p, v in zip(prepared, verdicts):
-        p.metadata["gate"] = v
-    written = iter(mem._write([p for p, v in zip(prepared, verdicts) if v["admitted"]]))
-    return [next(written) if v["admitted"] else gate.rejected(p, v, mem.namespace) for p, v in zip(prepared, verdicts)]
-
-
-def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[str]:
+def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[int]:
     """Content stem ids of a stored message, read from its token ids (small cache: recall needs them for a few
     hundred candidates)."""
     from hippo.text import textnorm
@@ -548,66 +371,3 @@ def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[str]
     return got
 
 
-# -- public operations behind Memory.topics / topic / consolidate / strength / reinforce ---------------------
-def _check_ids(ids: Any) -> list[int]:
-    from hippo.base.errors import InvalidInput
-
-    if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
-        ids = [int(ids)]
-    elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-        raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
-    out = []
-    for i in ids:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
-            raise InvalidInput(f"ids must hold ints >= 0, got {i!r}")
-        out.append(int(i))
-    return out
-
-
-def topics(mem: "Memory") -> list[dict[str, Any]]:
-    from hippo.engine import topics as topics_mod
-    life = ensure(mem, consolidated=True, partial=True)
-    with mem._s.lock.read():
-        return topics_mod.topics(life)
-
-
-def topic(mem: "Memory", topic_id: Any) -> str:
-    from hippo.engine import topics as topics_mod
-    life = ensure(mem, consolidated=True, partial=True)
-    with mem._s.lock.read():
-        return topics_mod.topic(life, mem, topic_id)
-
-
-def consolidate(mem: "Memory", level: str) -> dict[str, Any]:
-    from hippo.base.errors import InvalidInput
-    from hippo.engine import maintenance as cons
-    if level not in cons.LEVELS:
-        raise InvalidInput(f"level must be one of {cons.LEVELS}, got {level!r}")
-    life = ensure(mem, consolidated=True, partial=True)
-    with mem._s.lock.write():
-        with life.lock:
-            if level == "light":
-                return cons.light(life)
-            if level == "deep":
-                return cons.deep(life, mem)
-            return cons.archival(life, mem)
-
-
-def strength(mem: "Memory", ids: Any) -> dict[int, float]:
-    ids = _check_ids(ids)
-    if not mem._s.config.decay.enabled:
-        idx = mem._index()
-        return {i: 1.0 for i in ids if i in idx.row_of}
-    life = ensure(mem)
-    with life.lock:
-        values = life.message_strength(ids)
-        return {i: float(v) for i, v, sl in zip(ids, values.tolist(), life.decay.slots(ids).tolist()) if sl >= 0}
-
-
-def reinforce(mem: "Memory", ids: Any) -> int:
-    ids = _check_ids(ids)
-    life = ensure(mem)
-    known = [i for i in ids if i in life.decay]
-    if known:
-        life.reinforce(known)
-    return len(known)

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,16 +22,14 @@ from hippo.base.errors import LLMError
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import F_PERSIST
 from hippo.engine.hierarchy.themes import theme_stats
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.engine.lifecycle import Life
-    from hippo.memory import Memory
+from hippo.engine.lifecycle import Life
+from hippo.engine.state import NamespaceState
 
 log = logging.getLogger("hippo.consolidate")
 LEVELS = ("light", "deep", "archival")
 
 
-def light(life: "Life") -> dict[str, Any]:
+def light(life: Life) -> dict[str, Any]:
     turn, at = life.clock()
     slots = life.decay.live_slots()
     out: dict[str, Any] = {"level": "light", "messages": int(slots.size)}
@@ -45,7 +43,7 @@ def light(life: "Life") -> dict[str, Any]:
     return out
 
 
-def _refine_themes(life: "Life") -> int:
+def _refine_themes(life: Life) -> int:
     """One pass moving each semantic to a neighbouring theme whose centroid is closer, when f(P) rises."""
     h = life.hier
     th = h.themes
@@ -79,7 +77,7 @@ def _refine_themes(life: "Life") -> int:
     return moved
 
 
-def deep(life: "Life", mem: "Memory") -> dict[str, Any]:
+def deep(state: NamespaceState, life: Life, llm: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {"level": "deep"}
     h = life.hier
     if h is not None:
@@ -99,33 +97,28 @@ def deep(life: "Life", mem: "Memory") -> dict[str, Any]:
         life._record_units(decay_mod.now())
         out.update({"episodes_closed": len(closed), "splits": th.splits - splits0, "merges": th.merges - merges0,
                     "moved": moved, "reassignments": th.reassignments - moves0, "f_score": th.score()})
-        llm = _llm(mem)
         if llm is not None:
-            out.update(_llm_refresh(life, mem, llm))
+            out.update(llm_refresh(state, life, llm))
     out["persist_marked"] = _mark_persist(life)
     out.update({k: v for k, v in light(life).items() if k != "level"})
-    life.save(mem)
     return out
 
 
-def _llm(mem: "Memory"):
-    if mem._s.llm is None:
-        return None
-    from hippo.engine import llm as llm_mod
-    return llm_mod.as_llm(mem._s.llm)
-
-
-def _llm_refresh(life: "Life", mem: "Memory", llm, episode_ids: list[int] | None = None) -> dict[str, Any]:
+def llm_refresh(state: NamespaceState, life: Life, llm: Any, episode_ids: list[int] | None = None
+                ) -> dict[str, Any]:
     """Episode summaries and facts from the LLM; any failure keeps the offline units (and is counted)."""
+    from hippo.engine import llm as llm_mod
+
+    llm = llm_mod.as_llm(llm)
     h = life.hier
-    idx = mem._s.indexes.get(mem.namespace) or mem._index()
+    idx = state.index
     done = failed = facts = 0
     for eid in sorted(episode_ids if episode_ids is not None else h.episodes):
         e = h.episodes.get(eid)
         if e is None or e.llm_summary:
             continue
         rows = [(m, idx.row_of[m]) for m in e.message_ids if m in idx.row_of]
-        meta = mem._s.store.rows(mem.namespace, [m for m, _ in rows])
+        meta = state.host.store.rows(state.name, [m for m, _ in rows])
         items = [(m, meta[m].speaker if m in meta else None, idx.text_of(r)) for m, r in rows]
         if not items:
             continue
@@ -134,7 +127,7 @@ def _llm_refresh(life: "Life", mem: "Memory", llm, episode_ids: list[int] | None
             extracted = llm.facts(items)
         except LLMError as exc:
             log.warning("LLM refresh of episode %d failed, keeping the offline units: %s", eid, exc)
-            life.llm_fallbacks += 1
+            state.llm_fallbacks += 1
             failed += 1
             continue
         e.summary = summary
@@ -159,7 +152,7 @@ def _llm_refresh(life: "Life", mem: "Memory", llm, episode_ids: list[int] | None
     return {"llm_episodes": done, "llm_failures": failed, "llm_facts": facts}
 
 
-def _mark_persist(life: "Life") -> int:
+def _mark_persist(life: Life) -> int:
     """Units and messages accessed often enough, or marked by a policy, become long-term memory."""
     d = life.dcfg
     marked = 0
@@ -175,7 +168,9 @@ def _mark_persist(life: "Life") -> int:
     return marked
 
 
-def archival(life: "Life", mem: "Memory") -> dict[str, Any]:
+def archival(life: Life) -> tuple[dict[str, Any], list[int]]:
+    """Prune dormant units past the retention age; returns the report and the messages a ``prune`` policy
+    dooms (the caller deletes them)."""
     d = life.dcfg
     turn, at = life.clock()
     ref = life.reference(at)
@@ -201,6 +196,7 @@ def archival(life: "Life", mem: "Memory") -> dict[str, Any]:
         live_themes = set(h.themes.live().tolist())
         gone = [int(k) for k in life.units["theme"].key[life.units["theme"].live_slots()] if int(k) not in live_themes]
         life.units["theme"].drop(gone)
+    doomed_messages: list[int] = []
     if life.prunable:
         ids = sorted(life.prunable)
         slots = life.decay.slots(ids)
@@ -208,7 +204,5 @@ def archival(life: "Life", mem: "Memory") -> dict[str, Any]:
         exp = life.decay.expired(np.maximum(slots, 0), turn, at)
         doomed = [i for i, sl, v, e in zip(ids, slots.tolist(), s.tolist(), exp.tolist())
                   if sl >= 0 and (v < d.dormant_threshold * ref or e)]
-        if doomed:
-            out["deleted_messages"] = mem._delete(doomed)
-    life.save(mem)
-    return out
+        doomed_messages = doomed
+    return out, doomed_messages

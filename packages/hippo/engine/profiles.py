@@ -18,7 +18,6 @@ from __future__ import annotations
 import bisect
 import math
 import re
-import threading
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -27,7 +26,7 @@ import numpy as np
 from hippo.base.errors import InvalidInput, NotFound
 from hippo.text import textnorm
 
-__all__ = ["ProfileIndex", "Statement", "extract", "style_vector", "ProfilesMixin"]
+__all__ = ["ProfileIndex", "Statement", "extract", "style_vector", "check_speaker"]
 
 # -- first-person statement patterns ----------------------------------------------------------------------------
 
@@ -367,7 +366,6 @@ for _cues, _attrs in (
         _INTENT[textnorm.stem(_c)] = tuple(dict.fromkeys(_INTENT.get(textnorm.stem(_c), ()) + _attrs))
 
 # Patterns of identity/preference questions that name no cue above ("What kind of music does Tim ...?").
-_KIND_Q = re.compile(r"\b(?:what|which)\s+(?:kind|kinds|type|types|sort|sorts|genre|genres)\s+of\b", re.I)
 _EVENT_Q = re.compile(r"^\s*(?:when\b|how\s+long\b|(?:on\s+)?(?:what|which)\s+(?:day|date|year|month|week|time)\b|"
                       r"after\s+how\s+many\b|how\s+many\s+(?:days|weeks|months|years|times)\b)", re.I)
 _FAMILY_Q = re.compile(r"\bhow\s+many\s+(?:kids|children|sons|daughters|siblings|brothers|sisters|pets)\b", re.I)
@@ -667,7 +665,6 @@ class ProfileIndex:
             wanted.extend(_INTENT.get(s, ()))
         if _EVENT_Q.search(q):
             return speaker, False, (), frozenset()  # "When did ...", "What day ...": an event, not a trait
-        kind_q = bool(_KIND_Q.search(q))
         m = _WHAT_IS_X.search(q)
         if m is not None and not wanted:
             noun = _attr_key(m.group("n"))
@@ -683,6 +680,11 @@ class ProfileIndex:
         cues = set(_INTENT) | set(textnorm.QUESTION_WORDS) | _GENERIC_TOPIC
         topic = frozenset(t for t in textnorm.terms(rest) if t not in cues and t not in _ACTION_VERBS)
         return speaker, True, tuple(dict.fromkeys(wanted)), topic
+
+    def know_speakers(self, names: Iterable[str]) -> None:
+        """Register speakers by name only (no statements): enough for :meth:`query_intent`."""
+        for name in names:
+            self._speakers.setdefault(name, None)
 
     def query_intent(self, query: str) -> tuple[str | None, bool]:
         """``(speaker the query is about or None, whether it asks about preferences or identity)``.
@@ -721,85 +723,9 @@ class ProfileIndex:
         return out
 
 
-# -- Memory integration ---------------------------------------------------------------------------------------------
-
-_BUILD_LOCK = threading.Lock()
-
-
-def _check_speaker(speaker: Any) -> str:
+def check_speaker(speaker: Any) -> str:
     if not isinstance(speaker, str):
         raise InvalidInput(f"speaker must be a str, got {type(speaker).__name__}")
     if not speaker.strip():
         raise InvalidInput("speaker must be a non-empty str")
     return speaker
-
-
-class ProfilesMixin:
-    """``Memory`` methods for speaker profiles (seed 002 §4.1 stage 5)."""
-
-    def _profiles(self, idx) -> ProfileIndex:
-        """The namespace's ``ProfileIndex``, caught up with the co-index ``idx``; caller holds the read lock.
-
-        The index is cached on ``idx``: a reloaded namespace gets a new ``idx`` (so a new index), and a deletion
-        rebuilds the co-index's id column, which the cache notices and answers by rebuilding from scratch.
-        """
-        with _BUILD_LOCK:
-            cached = getattr(idx, "_hippo_profiles", None)
-            if cached is None or cached[1] is not idx.ids:
-                cached = [ProfileIndex(), idx.ids, 0]
-            prof, _, done = cached
-            n = len(idx.ids.view)
-            if done < n:
-                rows = range(done, n)
-                ids = idx.ids.view[done:n].tolist()
-                codes = idx.speaker.a[done:n].tolist()
-                speakers = [idx.speakers[c] for c in codes]
-                ts = [None if math.isnan(t) else float(t) for t in idx.ts.a[done:n].tolist()]
-                texts = [t for _, t in idx.texts(done, n)]
-                prof.append(ids, speakers, texts, ts)
-                cached[2] = n
-            idx._hippo_profiles = cached
-            return prof
-
-    def profile(self, speaker: str) -> dict[str, Any]:
-        """The L0 profile of ``speaker`` in this namespace.
-
-        Returns ``{"speaker", "n_messages", "attributes": {attribute: [{"value", "message_id", "timestamp"}, ...]},
-        "current": {attribute: value}, "style": list[float] | None}``; values of an attribute are oldest first and
-        ``current`` holds the newest. ``NotFound`` if the speaker has no message here.
-        """
-        self._live()
-        speaker = _check_speaker(speaker)
-        idx = self._index()
-        with self._s.lock.read():
-            prof = self._profiles(idx)
-            if speaker not in prof._speakers:
-                raise NotFound(f"speaker {speaker!r} has no messages in namespace {self._namespace!r}")
-            return prof.profile(speaker)
-
-    def speakers(self) -> list[str]:
-        """Speakers with at least one message in this namespace, in order of first appearance."""
-        self._live()
-        idx = self._index()
-        with self._s.lock.read():
-            return self._profiles(idx).speakers()
-
-    def _profile_factors(self, idx, query: str, rows: np.ndarray) -> np.ndarray:
-        """``ProfileIndex.boost`` for candidate rows of ``idx`` (row indices, not ids); caller holds the read lock."""
-        rows = np.asarray(rows, dtype=np.int64)
-        # The intent check needs only the speakers' names: the full index (every message read) is built the first
-        # time a query actually asks about someone's preferences or identity, never for other queries.
-        probe = getattr(idx, "_hippo_profile_probe", None)
-        if probe is None or probe[0] != len(idx.speakers):
-            names = ProfileIndex()
-            names._speakers = {s: None for s in idx.speakers if s}
-            probe = idx._hippo_profile_probe = (len(idx.speakers), names)
-        if not probe[1].query_intent(query)[1]:
-            return np.ones(rows.size, dtype=np.float64)
-        return self._profiles(idx).boost(query, idx.ids.view[rows])
-
-    async def aprofile(self, speaker: str) -> dict[str, Any]:
-        return await self._run(self.profile, speaker)
-
-    async def aspeakers(self) -> list[str]:
-        return await self._run(self.speakers)

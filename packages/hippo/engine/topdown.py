@@ -27,35 +27,27 @@ ordinary candidates of the engine's channels, so they are always retrievable.
 
 from __future__ import annotations
 
-import heapq
+import logging
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from hippo.base.timeutil import to_datetime
 from hippo.base.types import Recall
-from hippo.engine import lifecycle
 from hippo.engine import pack as context
+from hippo.engine.candidates import pieces as describe
 from hippo.engine.hierarchy.codes import similarity
-from hippo.index import channels as retrieval
-from hippo.text import textnorm
+from hippo.engine.items import make_item
+from hippo.engine.lifecycle import Life, message_terms
+from hippo.engine.rank import embedding_code, rank
+from hippo.engine.scope import Ask
+from hippo.engine.state import NamespaceState
 from hippo.text.vocab import vocab
 
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.engine.lifecycle import Life
-    from hippo.memory import Memory
-
-_HEADER_COST = 8
-W_PRF = 0.0               # weight of the second lexical pass on terms fed back from the selected units
-PRF_TERMS = 6
-PRF_UNITS = 8
-PRF_SOURCE = "semantics"  # or "messages": classic pseudo-relevance feedback from the top messages
-FULL_STYLE = "diversify"  # "restrict": Stage II support only from Stage I's picks; "diversify": see recall()
+log = logging.getLogger("hippo.engine")
 W_THEME = 0.15            # bonus for a message of a Stage I theme not yet represented in the context
-STAGE1_KEEP_TOP = 0        # most relevant semantics kept next to Stage I's representatives
-W_LEXICAL = 0.0           # share of message relevance taken from raw lexical scores instead of RRF ranks
 _FLAT_POOL = 120          # flat candidates that seed the hierarchy's candidate units
 
 
@@ -105,7 +97,7 @@ def _piece_cost(p: context.Piece, groups: set[str]) -> int:
 class _Scorer:
     """Query-side quantities shared by every stage."""
 
-    def __init__(self, life: "Life", stems: list[str]) -> None:
+    def __init__(self, life: Life, stems: list[str]) -> None:
         h = life.hier
         self.h = h
         ids = vocab().query_stem_ids(stems)
@@ -120,74 +112,62 @@ class _Scorer:
         return sum(w for t, w in self.idf.items() if t in terms) / self.total
 
 
-def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_dormant: bool) -> Recall:
-    s = mem._s
-    cfg = s.config
+def recall(state: NamespaceState, life: Life, ask: Ask, budget: int, pred, include_dormant: bool,
+           llm: Any = None) -> Recall:
+    """The recall context for ``ask`` within ``budget`` tokens. Caller holds the read lock; the only change made
+    here is reinforcement of what was recalled, under the lifecycle's own lock (seed 004 §4.1)."""
+    cfg = state.config
     hc, dc = cfg.hierarchy, cfg.decay
     mode = hc.recall if (hc.enabled and life.hier is not None) else "flat"
-    idx = mem._index()
+    idx = state.index
     t0 = time.perf_counter()
-    with s.lock.read():
-        rows, scores, _per, timings = mem._rank(idx, query, cfg.retrieval.candidate_limit, context=True)
-        t = time.perf_counter()
-        pieces = mem._pieces(idx, rows, pred)
-        rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
-        top = max(rel_raw.values(), default=0.0) or 1.0
-        rel = {k: v / top for k, v in rel_raw.items()}
-        if W_LEXICAL > 0 and rel:
-            # RRF keeps only ranks; the lexical scores themselves say how far apart candidates are
-            lex = retrieval.lexical(idx, retrieval.analyze(query, lifecycle.keywords(mem, query)), cfg)
-            lmax = float(lex.scores.max()) if lex.scores.size else 0.0
-            if lmax > 0:
-                lexrel = {int(idx.ids.a[r]): float(v) / lmax for r, v in zip(lex.rows.tolist(), lex.scores.tolist())}
-                rel = {k: (1 - W_LEXICAL) * v + W_LEXICAL * lexrel.get(k, 0.0) for k, v in rel.items()}
-        by_id = {p.key: p for p in pieces}
-        if dc.enabled and rel:
-            qs = _Scorer(life, retrieval.analyze(query, lifecycle.keywords(mem, query)).stems)
-            rel = _decay_adjust(life, rel, include_dormant,
-                                lambda m: qs.coverage(lifecycle.message_terms(life, idx, m)) if qs.stems else 0.0)
-        timings["decay_ms"] = (time.perf_counter() - t) * 1e3
-        t = time.perf_counter()
-        units: list[dict[str, Any]] = []
-        if mode == "flat":
-            order = sorted(rel, key=lambda k: (-rel[k], by_id[k].seq))
-            chosen_ids = order
+    rows, scores, _per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True)
+    t = time.perf_counter()
+    pieces = describe(state, rows, pred, ask.scope)
+    rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
+    top = max(rel_raw.values(), default=0.0) or 1.0
+    rel = {k: v / top for k, v in rel_raw.items()}
+    by_id = {p.key: p for p in pieces}
+    sc = _Scorer(life, ask.terms.stems)
+    if dc.enabled and rel:
+        rel = _decay_adjust(life, rel, include_dormant,
+                            lambda m: sc.coverage(message_terms(life, idx, m)) if sc.stems else 0.0)
+    timings["decay_ms"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    units: list[dict[str, Any]] = []
+    if mode == "flat":
+        chosen_ids = sorted(rel, key=lambda k: (-rel[k], by_id[k].seq))
+    else:
+        if life.hier.external_codes is not None and state.host.embed is not None:
+            # units carry embedding codes: compare them with the query's embedding code, not its terms'
+            sc.qcode = embedding_code(state, ask.text)
+        sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
+        rep_themes: set[int] = set()
+        if mode == "full":
+            # Stage I's representatives steer Stage II towards uncovered themes; support stays relevance-led
+            rep_themes = {t for t, _ in theme_sel}
+            rep_themes.update(life.hier.themes.theme_of[sid] for sid, _ in sem_sel
+                              if sid in life.hier.themes.theme_of)
+            sem_sel = sem_top
+        units = _unit_records(life, sem_sel, theme_sel, rel)
+        for u in units:  # derived units carry the event time span of their messages (hippo.engine.truth)
+            span = state.truth.span(idx, u["message_ids"])
+            u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
+        by_id.update(_linked_pieces(state, life, sem_sel, by_id, pred, ask))
+        if mode in ("stage2", "full"):
+            chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
+                                 lambda m: message_terms(life, idx, m), rep_themes)
+            if hc.llm_uncertainty and llm is not None and len(chosen_ids) > 1:
+                chosen_ids = _llm_gate(state, llm, ask.text, chosen_ids, timings)
         else:
-            stems = retrieval.analyze(query, lifecycle.keywords(mem, query)).stems
-            sc = _Scorer(life, stems)
-            if life.hier.external_codes is not None and s.embed is not None:
-                # units carry embedding codes: compare them with the query's embedding code, not its terms'
-                sc.qcode = np.ascontiguousarray(s.hasher.codes(s.embed([query]), 1)).view(np.uint64).reshape(-1)
-            sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
-            rep_themes: set[int] = set()
-            if mode == "full" and FULL_STYLE == "diversify":
-                # Stage I's representatives steer Stage II towards uncovered themes; support stays relevance-led
-                rep_themes = {t for t, _ in theme_sel}
-                rep_themes.update(life.hier.themes.theme_of[sid] for sid, _ in sem_sel
-                                  if sid in life.hier.themes.theme_of)
-                sem_sel = sem_top
-            if W_PRF > 0:
-                rel = _feedback(mem, idx, life, sc, rel, sem_sel, by_id, pred, cfg)
-            units = _unit_records(life, sem_sel, theme_sel, rel)
-            for u in units:  # derived units carry the event time span of their messages (hippo.truth)
-                span = idx.truth.span(idx, u["message_ids"])
-                u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
-            extra = _linked_pieces(mem, idx, life, sem_sel, by_id, pred)
-            by_id.update(extra)
-            if mode in ("stage2", "full"):
-                chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
-                                     lambda m: lifecycle.message_terms(life, idx, m), rep_themes)
-                if hc.llm_uncertainty and s.llm is not None and len(chosen_ids) > 1:
-                    chosen_ids = _llm_gate(mem, life, idx, query, chosen_ids, timings)
-            else:
-                chosen_ids = _expand_episodes(life, rel, sem_sel, by_id, budget)
-        timings["select_ms"] = (time.perf_counter() - t) * 1e3
-        t = time.perf_counter()
-        ranked = [by_id[k] for k in chosen_ids if k in by_id]
-        chosen, text, tokens = context.pack(ranked, budget, lambda p: idx.text_of(idx.row_of[p.key]))
-        meta = s.store.rows(mem.namespace, [p.key for p in chosen])
-        messages = [mem._item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
-        timings["pack_ms"] = (time.perf_counter() - t) * 1e3
+            chosen_ids = _expand_episodes(life, rel, sem_sel, by_id, budget)
+    timings["select_ms"] = (time.perf_counter() - t) * 1e3
+    t = time.perf_counter()
+    ranked = [by_id[k] for k in chosen_ids if k in by_id]
+    chosen, text, tokens = context.pack(ranked, budget, lambda p: idx.text_of(idx.row_of[p.key]))
+    meta = state.host.store.rows(state.name, [p.key for p in chosen])
+    messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
+    timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     if dc.enabled and dc.reinforce_on_recall and messages:
         included = {m.id for m in messages}
         used = {"semantic": [u["id"] for u in units if u["level"] == "semantic"
@@ -198,7 +178,7 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             used["episode"] = sorted({life.hier.msg_episode[i] for i in included if i in life.hier.msg_episode})
         life.reinforce(included, used)
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
-    return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
+    return Recall(query=ask.text, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
                   timings=timings)
 
 
@@ -211,19 +191,20 @@ LLM_CHECKPOINTS = (0.25, 0.5, 0.75, 1.0)
 LLM_MIN_DROP = 0.05  # relative entropy drop that justifies the next slice of evidence
 
 
-def _llm_gate(mem, life: "Life", idx, query: str, chosen: list[int], timings: dict) -> list[int]:
+def _llm_gate(state: NamespaceState, llm: Any, query: str, chosen: list[int], timings: dict) -> list[int]:
     """Stage II with a reader (seed 001 §3.3): grow the context slice by slice, in Stage II's order, while the
     reader's mean token entropy on the question keeps falling by ``LLM_MIN_DROP``; on any LLM failure the
     offline selection stands."""
     from hippo.base.errors import LLMError
     from hippo.engine import llm as llm_mod
 
-    client = llm_mod.as_llm(mem._s.llm)
+    client = llm_mod.as_llm(llm)
+    idx = state.index
     t = time.perf_counter()
     cuts = sorted({max(1, round(f * len(chosen))) for f in LLM_CHECKPOINTS})
     keep = cuts[-1]
     try:
-        prev = None
+        prev, prev_cut = None, cuts[0]
         for cut in cuts:
             ctx = "\n".join(idx.text_of(idx.row_of[m]) for m in chosen[:cut] if m in idx.row_of)
             u = client.uncertainty(query, ctx)
@@ -232,14 +213,14 @@ def _llm_gate(mem, life: "Life", idx, query: str, chosen: list[int], timings: di
                 break
             prev, prev_cut = u, cut
     except LLMError as exc:
-        lifecycle.log.warning("LLM uncertainty failed, keeping the offline Stage II selection: %s", exc)
-        life.llm_fallbacks += 1
+        log.warning("LLM uncertainty failed, keeping the offline Stage II selection: %s", exc)
+        state.llm_fallbacks += 1
         keep = len(chosen)
     timings["llm_ms"] = (time.perf_counter() - t) * 1e3
     return chosen[:keep]
 
 
-def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool, cue) -> dict[int, float]:
+def _decay_adjust(life: Life, rel: dict[int, float], include_dormant: bool, cue) -> dict[int, float]:
     """Scale relevance by relative strength (fresh entries untouched) and leave dormant entries out unless
     ``include_dormant`` or ``cue(message id)`` (the share of the query's term weight the message holds) reaches
     ``cue_ratio``: a strong exact cue completes the pattern (seed 004 §7, §8.3)."""
@@ -257,7 +238,7 @@ def _decay_adjust(life: "Life", rel: dict[int, float], include_dormant: bool, cu
     return out
 
 
-def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
+def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str,
             include_dormant: bool) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """Candidate semantics and themes, then representative selection (Stage I) or plain top-k."""
     h = life.hier
@@ -305,8 +286,6 @@ def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
             ids, w = h.sem_graph.neighbors(sid)
             sn[sid] = [(int(u), float(x)) for u, x in zip(ids.tolist(), w.tolist())]
         chosen_s = greedy_representatives(pool, cand, sn, hc.alpha, hc.stage1_semantics, hc.stage1_coverage)
-        if STAGE1_KEEP_TOP:
-            chosen_s = list(dict.fromkeys(chosen_s + sem_order[:STAGE1_KEEP_TOP]))
     else:
         chosen_t = theme_order[: hc.stage1_themes]
         chosen_s = sem_order[: hc.stage1_semantics]
@@ -315,47 +294,7 @@ def _stage1(life: "Life", sc: _Scorer, rel: dict[int, float], mode: str,
             [(sid, cand[sid]) for sid in top_s])
 
 
-def _feedback(mem, idx, life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
-              by_id: dict, pred, cfg) -> dict[int, float]:
-    """Query expansion from the selected units (relevance feedback): the highest-idf terms of the best
-    semantics (or messages), searched in a second lexical pass whose scores are added with weight ``W_PRF``."""
-    from collections import Counter
-
-    h = life.hier
-    voc = vocab()
-    weight: Counter[int] = Counter()
-    q = set(sc.stems)
-    speakers = {i for sp in idx.speakers if sp for i in h._speaker_stem(sp)}
-    if PRF_SOURCE == "semantics":
-        bags = [(list(h.semantics[sid].terms), score) for sid, score in sems[:PRF_UNITS]]
-    else:
-        top = sorted(rel, key=lambda k: -rel[k])[:PRF_UNITS]
-        bags = [(list(lifecycle.message_terms(life, idx, m)), rel[m]) for m in top]
-    for terms, score in bags:
-        terms = [t for t in terms if t not in q and t not in speakers and len(voc.stems[t]) >= 3]
-        for t, w in zip(terms, h.idf_of(terms).tolist()):
-            weight[t] += score * w
-    words = [voc.stems[t] for t, _ in weight.most_common(PRF_TERMS)]
-    if not words:
-        return rel
-    lex = retrieval.lexical(idx, retrieval.analyze(" ".join(words), words), cfg)
-    if not lex.scores.size or lex.scores.max() <= 0:
-        return rel
-    lmax = float(lex.scores.max())
-    out = dict(rel)
-    new_rows = []
-    for r, v in zip(lex.rows.tolist(), lex.scores.tolist()):
-        mid = int(idx.ids.a[r])
-        if mid not in out:
-            new_rows.append(r)
-        out[mid] = out.get(mid, 0.0) + W_PRF * v / lmax
-    if new_rows:
-        by_id.update({p.key: p for p in mem._pieces(idx, np.asarray(new_rows, dtype=np.int64), pred)})
-        out = {k: v for k, v in out.items() if k in by_id}
-    return out
-
-
-def _unit_records(life: "Life", sems: list[tuple[int, float]], themes: list[tuple[int, float]],
+def _unit_records(life: Life, sems: list[tuple[int, float]], themes: list[tuple[int, float]],
                   rel: dict[int, float]) -> list[dict[str, Any]]:
     h = life.hier
     out = []
@@ -369,10 +308,11 @@ def _unit_records(life: "Life", sems: list[tuple[int, float]], themes: list[tupl
     return out
 
 
-def _linked_pieces(mem: "Memory", idx, life: "Life", sems: list[tuple[int, float]], have: dict[int, Any],
-                   pred) -> dict[int, context.Piece]:
+def _linked_pieces(state: NamespaceState, life: Life, sems: list[tuple[int, float]], have: dict[int, Any],
+                   pred, ask: Ask) -> dict[int, context.Piece]:
     """Pieces for messages reached through selected units that the engine's channels did not rank."""
     h = life.hier
+    idx = state.index
     want: list[int] = []
     for sid, _ in sems:
         sem = h.semantics[sid]
@@ -385,10 +325,10 @@ def _linked_pieces(mem: "Memory", idx, life: "Life", sems: list[tuple[int, float
     if not want:
         return {}
     rows = np.asarray([idx.row_of[m] for m in want], dtype=np.int64)
-    return {p.key: p for p in mem._pieces(idx, rows, pred)}
+    return {p.key: p for p in describe(state, rows, pred, ask.scope)}
 
 
-def _expand_episodes(life: "Life", rel: dict[int, float], sems: list[tuple[int, float]],
+def _expand_episodes(life: Life, rel: dict[int, float], sems: list[tuple[int, float]],
                      by_id: dict[int, context.Piece], budget: int) -> list[int]:
     """No Stage II: every episode linked to a selected semantic, whole and best first, then the flat ranking."""
     h = life.hier
@@ -412,7 +352,7 @@ POOL_LIMIT = 240       # best candidates Stage II considers at all
 HEAD_SHARE = 0.3       # share of the budget filled in the engine's own order before the greedy takes over
 
 
-def _stage2(life: "Life", sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
+def _stage2(life: Life, sc: _Scorer, rel: dict[int, float], sems: list[tuple[int, float]],
             by_id: dict[int, context.Piece], budget: int, hc, terms_of, rep_themes: set[int] = frozenset()
             ) -> list[int]:
     """Stage II: greedily admit the message with the best marginal gain (relevance and semantic support,

@@ -9,14 +9,12 @@ or ``AI`` for assistant turns, as in seed 003 §3.2). Messages not yet consolida
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hippo.base.errors import InvalidInput, NotFound
 from hippo.base.timeutil import fmt_date, fmt_datetime
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.engine.lifecycle import Life
-    from hippo.memory import Memory
+from hippo.engine.lifecycle import Life
+from hippo.engine.state import NamespaceState
 
 CURRENT = "current"
 
@@ -37,7 +35,7 @@ def _title(h, t: int, n: int = 3) -> str:
     return ", ".join(head.split(", ")[:n]) if head else summary[:60]
 
 
-def topics(life: "Life") -> list[dict[str, Any]]:
+def topics(life: Life) -> list[dict[str, Any]]:
     """Themes with summaries, most recently active first; the CURRENT buffer first when it holds messages."""
     h = life.hier
     if h is None:
@@ -78,17 +76,17 @@ def _check_id(topic_id: Any) -> int | str:
     return topic_id
 
 
-def topic(life: "Life", mem: "Memory", topic_id: Any) -> str:
+def topic(state: NamespaceState, life: Life, topic_id: Any) -> str:
     """One topic document as markdown."""
     h = life.hier
     tid = _check_id(topic_id)
     if h is None:
         raise NotFound("the hierarchy is disabled (config.hierarchy.enabled=False): there are no topics")
-    store = mem._s.store
+    store = state.host.store
     if tid == CURRENT:
         if not h.buffer:
             raise NotFound("the CURRENT buffer is empty")
-        meta = store.rows(mem.namespace, [b.id for b in h.buffer])
+        meta = store.rows(state.name, [b.id for b in h.buffer])
         lines = [f"# Topic {CURRENT}: not yet consolidated", "",
                  f"entries: {len(h.buffer)} · first: {fmt_datetime(h.buffer[0].ts)} · "
                  f"last: {fmt_datetime(h.buffer[-1].ts)}", "", f"## {h.buffer[0].session or 'recent'}"]
@@ -97,10 +95,10 @@ def topic(life: "Life", mem: "Memory", topic_id: Any) -> str:
             lines.append(f"- {_sig(b.seq, b.ts, _source(b.speaker, role))} {b.text}")
         return "\n".join(lines) + "\n"
     if not (0 <= tid < h.themes.codes.n) or not h.themes.codes.alive[tid]:
-        raise NotFound(f"topic {tid} does not exist in namespace {mem.namespace!r}")
+        raise NotFound(f"topic {tid} does not exist in namespace {state.name!r}")
     sems = [h.semantics[s] for s in h.themes.members[tid] if s in h.semantics]
     first_ids = [s.message_ids[0] for s in sems if s.message_ids]
-    meta = store.rows(mem.namespace, first_ids)
+    meta = store.rows(state.name, first_ids)
     by_episode: dict[int, list] = {}
     for s in sems:
         by_episode.setdefault(s.episode_ids[0] if s.episode_ids else -1, []).append(s)

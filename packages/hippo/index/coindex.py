@@ -19,9 +19,8 @@ import numpy as np
 
 from hippo.base.arrays import GrowArray
 from hippo.base.config import Config
-from hippo.engine.truth.state import Truth
 from hippo.native import DynamicWaveletMatrix, ri_signatures
-from hippo.store.base import MessageRow, NamespaceState
+from hippo.store.base import MessageRow
 from hippo.text import lexicon, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -62,9 +61,7 @@ class NamespaceIndex:
         self.row_of: dict[int, int] = {}
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
-        self.state = NamespaceState(0, 0)
         self.last_seq = -1
-        self.truth = Truth()  # event times, surprise, facts and supersedes links (hippo.truth)
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:

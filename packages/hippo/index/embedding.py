@@ -12,6 +12,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from hippo.base.errors import InvalidInput, LLMError
+from hippo.native import BinaryIndex
 
 EmbedFn = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -62,3 +63,37 @@ def hamming_similarity(d: np.ndarray, bits: int) -> np.ndarray:
 def check_dim(bits: int) -> None:
     if bits % 64 or not 64 <= bits <= 1024 or not math.isfinite(bits):
         raise InvalidInput("embed_bits must be a multiple of 64 in 64..1024")
+
+
+class EmbeddingCodes:
+    """The SimHash codes of one namespace's messages in a :class:`hippo.BinaryIndex`, with their message ids."""
+
+    def __init__(self, bits: int) -> None:
+        self.index = BinaryIndex(bits)
+        self.owners: list[int] = []
+        self._pos: dict[int, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.owners)
+
+    def add(self, ids: Sequence[int], codes: np.ndarray) -> None:
+        self.index.add(np.ascontiguousarray(codes))
+        for i in ids:
+            self._pos[int(i)] = len(self.owners)
+            self.owners.append(int(i))
+
+    def search(self, qcode: np.ndarray, k: int) -> list[int]:
+        """Message ids of the ``k`` codes nearest ``qcode`` (XOR-popcount), nearest first."""
+        k = min(k, len(self.owners))
+        if k <= 0:
+            return []
+        _, pos = self.index.search(np.ascontiguousarray(qcode), k)
+        return [self.owners[j] for j in pos[0].tolist() if j >= 0]
+
+    def words_of(self, ids: Sequence[int]) -> np.ndarray | None:
+        """The codes of these messages as 64-bit words (one row each), or None when one of them has no code."""
+        pos = [self._pos.get(int(i)) for i in ids]
+        if not ids or any(p is None for p in pos):
+            return None
+        raw = np.ascontiguousarray(self.index.get(np.asarray(pos, dtype=np.int64)))
+        return raw.view(np.uint64).reshape(len(ids), -1)

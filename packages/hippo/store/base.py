@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -63,13 +63,14 @@ class NamespaceState:
     next_seq: int
 
 
-# Builds a chunk blob from the concatenated token ids of the messages it covers.
-ChunkEncoder = Callable[[np.ndarray], bytes]
-# Decodes a chunk blob back into its token ids (validating it).
-ChunkDecoder = Callable[[bytes], np.ndarray]
-
-
 class Store(abc.ABC):
+    """The storage contract of hippo: everything the engine reads or writes goes through these methods.
+
+    Every write method is one transaction (all or nothing). ``path`` is the location shown to users (a file path,
+    a URL without password, or None for a private in-memory store)."""
+
+    path: str | None = None
+
     @abc.abstractmethod
     def state(self, namespace: str) -> NamespaceState: ...
 
@@ -80,7 +81,7 @@ class Store(abc.ABC):
     def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]: ...
 
     @abc.abstractmethod
-    def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
+    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
         """Every message of ``namespace`` with ``seq > after_seq`` in seq order, each with its tokens."""
 
     @abc.abstractmethod
@@ -91,18 +92,41 @@ class Store(abc.ABC):
         """Every message row (without tokens) in seq order."""
 
     @abc.abstractmethod
-    def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+    def seal(self, namespace: str, min_tokens: int) -> int:
         """Move the unsealed tail into a chunk when it holds at least ``min_tokens``; merge chunks geometrically."""
 
     @abc.abstractmethod
-    def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
+    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
         """Delete messages, rewriting the chunks that held their tokens; returns the ids actually deleted."""
 
     @abc.abstractmethod
-    def delete_namespace(self, namespace: str) -> int: ...
+    def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        """Replace one message's metadata; False when ``id`` is not a message of ``namespace``."""
 
     @abc.abstractmethod
-    def sizes(self) -> dict[str, int]: ...
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every message, chunk, code and unit of ``namespace``; returns the number of messages removed."""
+
+    # -- derived data the engine may keep beside the messages (rebuildable, never the only copy) -----------------
+    @abc.abstractmethod
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+        """Store one binary embedding code (a row of ``codes``, uint8) per message id (insert or replace)."""
+
+    @abc.abstractmethod
+    def get_codes(self, namespace: str) -> dict[int, bytes]:
+        """Every stored embedding code of ``namespace`` by message id."""
+
+    @abc.abstractmethod
+    def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
+        """Store (insert or replace) one snapshot blob of derived state under ``kind``."""
+
+    @abc.abstractmethod
+    def get_units(self, namespace: str, kind: str) -> bytes | None:
+        """The snapshot blob stored under ``kind``, or None."""
+
+    @abc.abstractmethod
+    def sizes(self) -> dict[str, int]:
+        """Counts and byte sizes of what the store holds (``file_bytes`` where the store is a file)."""
 
     @abc.abstractmethod
     def vacuum(self) -> None: ...

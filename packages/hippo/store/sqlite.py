@@ -19,13 +19,13 @@ import numpy as np
 from hippo.base.errors import CorruptData, InvalidInput, StoreBusy, StoreError
 from hippo.store.base import (
     Chunk,
-    ChunkDecoder,
-    ChunkEncoder,
     MessageRow,
     NamespaceState,
     NewMessage,
     Store,
 )
+from hippo.store.codec import ChunkCodec
+from hippo.text.tokenizer import token_bits
 
 SCHEMA_VERSION = 2
 
@@ -95,8 +95,10 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
 class SQLiteStore(Store):
     """One SQLite file or, with ``path=None``, a private in-memory database."""
 
-    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0) -> None:
+    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0,
+                 codec: ChunkCodec | None = None) -> None:
         self.path = None if path is None else os.fspath(path)
+        self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self._lock = threading.RLock()
         try:
             if self.path is None:
@@ -123,7 +125,7 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise _translate(exc, f"opening store {self.path!r}") from exc
         except FileExistsError:  # raced with another creator: fine, open it
-            self.__init__(path, busy_timeout_s=busy_timeout_s)
+            self.__init__(path, busy_timeout_s=busy_timeout_s, codec=codec)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
@@ -230,7 +232,7 @@ class SQLiteStore(Store):
         )
         return [Chunk(*r) for r in rows]
 
-    def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
+    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
         # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
         # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
         with self._lock:
@@ -249,9 +251,9 @@ class SQLiteStore(Store):
                         self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, "reading the store") from exc
-        return self._attach_tokens(namespace, raw, chunks, decode, after_seq)
+        return self._attach_tokens(namespace, raw, chunks, after_seq)
 
-    def _attach_tokens(self, namespace, raw, chunks, decode, after_seq) -> list[MessageRow]:
+    def _attach_tokens(self, namespace, raw, chunks, after_seq) -> list[MessageRow]:
         out: list[MessageRow] = []
         ci = 0
         chunk_tokens: np.ndarray | None = None
@@ -271,7 +273,7 @@ class SQLiteStore(Store):
                 if ci >= len(chunks) or chunks[ci].first_seq > seq:
                     raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
                 if chunk_tokens is None:
-                    chunk_tokens = decode(chunks[ci].blob)
+                    chunk_tokens = self.codec.decode(chunks[ci].blob)
                     if chunk_tokens.size != chunks[ci].n_tokens:
                         raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
                                           f"{chunks[ci].n_tokens}")
@@ -307,8 +309,8 @@ class SQLiteStore(Store):
         for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
             yield self._row(r)
 
-    def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
-        sealed = self._seal(namespace, encode, decode, min_tokens)
+    def seal(self, namespace: str, min_tokens: int) -> int:
+        sealed = self._seal(namespace, min_tokens)
         if sealed:
             self._release_free_pages()
         return sealed
@@ -321,7 +323,7 @@ class SQLiteStore(Store):
             except sqlite3.Error:
                 pass  # only space is at stake; the next seal tries again
 
-    def _seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+    def _seal(self, namespace: str, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
                 "SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
@@ -344,16 +346,16 @@ class SQLiteStore(Store):
             tokens = np.concatenate(arrays).astype(np.uint32)
             db.execute(
                 "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
-                (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), encode(tokens)),
+                (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), self.codec.encode(tokens)),
             )
             db.execute(
                 "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
                 (namespace, tail[-1][0]),
             )
-            self._merge_chunks(db, namespace, encode, decode)
+            self._merge_chunks(db, namespace)
             return int(tokens.size)
 
-    def _merge_chunks(self, db, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder) -> None:
+    def _merge_chunks(self, db, namespace: str) -> None:
         # Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so
         # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
         while True:
@@ -367,7 +369,7 @@ class SQLiteStore(Store):
             newer, older = Chunk(*last2[0]), Chunk(*last2[1])
             if older.n_tokens > 2 * newer.n_tokens:
                 return
-            a, b = decode(older.blob), decode(newer.blob)
+            a, b = self.codec.decode(older.blob), self.codec.decode(newer.blob)
             if a.size != older.n_tokens or b.size != newer.n_tokens:
                 raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
             merged = np.concatenate([a, b])
@@ -375,10 +377,10 @@ class SQLiteStore(Store):
             db.execute(
                 "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
                 (namespace, older.first_seq, newer.last_seq, older.n_messages + newer.n_messages,
-                 int(merged.size), encode(merged)),
+                 int(merged.size), self.codec.encode(merged)),
             )
 
-    def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
+    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
@@ -403,7 +405,7 @@ class SQLiteStore(Store):
                     "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
                     " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
                     (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
-                tokens = decode(ch.blob)
+                tokens = self.codec.decode(ch.blob)
                 if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
                 keep, pos, kept_msgs = [], 0, 0
@@ -418,7 +420,7 @@ class SQLiteStore(Store):
                     db.execute(
                         "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob)"
                         " VALUES (?,?,?,?,?,?)",
-                        (namespace, ch.first_seq, ch.last_seq, kept_msgs, int(merged.size), encode(merged)),
+                        (namespace, ch.first_seq, ch.last_seq, kept_msgs, int(merged.size), self.codec.encode(merged)),
                     )
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):

@@ -175,7 +175,6 @@ def facts(text: str, speaker: str | None) -> list[Fact]:
         pending = []
         if not fams:
             continue
-        first_person = any(w in _FIRST_PERSON for w in ws)
         third_party = bool(_THIRD_PARTY_RE.search(sent))
         if third_party and ws[0] not in _SUBJECT_I:
             continue  # a fact about someone else, or about the speaker only through someone else

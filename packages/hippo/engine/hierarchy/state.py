@@ -677,6 +677,8 @@ class Hierarchy:
             th.nn_sim[t] = float(similarity(th.codes.codes[t], th.codes.codes[nn[t]][None], h.bits)[0])
         for graph, ids, n in ((th.graph, arrays["theme_knn"], n_th), (h.sem_graph, arrays["sem_knn"], h.sem_codes.n)):
             graph._fit()
+            if n == 0:
+                continue  # an empty level (nothing consolidated yet) has no graph rows
             ids = ids.astype(np.int64).reshape(n, -1)[:, : graph.k]
             graph.ids[:n, : ids.shape[1]] = ids
             rows = np.repeat(np.arange(n), ids.shape[1]).reshape(n, -1)

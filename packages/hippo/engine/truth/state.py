@@ -24,6 +24,7 @@ import numpy as np
 from hippo.base.arrays import GrowArray
 from hippo.text import facts as factmod
 from hippo.text import timeexpr
+from hippo.text.salience import salience
 
 if TYPE_CHECKING:
     from hippo.index.coindex import NamespaceIndex
@@ -92,8 +93,6 @@ class Truth:
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
-            from hippo.engine.gate import salience
-
             stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
                 r in texts for r in range(start, n)) else idx.texts(start, n)
             for row, text in stream:
