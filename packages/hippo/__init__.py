@@ -17,6 +17,7 @@ from hippo.base.errors import (
     StoreError,
 )
 from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, content_key
 from hippo.memory import Memory
 from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
 from hippo.text.tokenizer import count_tokens
@@ -25,6 +26,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Memory",
+    "ContextCompactor",
+    "ContextMessage",
+    "content_key",
+    "EXPAND_TOOL",
     "Config",
     "RetrievalConfig",
     "SignatureConfig",

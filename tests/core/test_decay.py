@@ -9,7 +9,7 @@ import pytest
 
 from hippo import Memory
 from hippo.base.errors import InvalidInput
-from hippo.base.settings import DecayConfig
+from hippo.base.config import DecayConfig
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import DecayTable, closed_form
 

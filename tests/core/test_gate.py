@@ -8,7 +8,7 @@ import pytest
 
 from hippo import Memory
 from hippo.base.errors import InvalidInput
-from hippo.base.settings import GateConfig
+from hippo.base.config import GateConfig
 from hippo.engine import gate
 
 

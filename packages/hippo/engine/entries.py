@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
+from hippo.base.checks import check_bool, check_choice, check_int, check_optional_int
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import Outcome, compile_policies
@@ -251,11 +252,7 @@ def _entry_key(entry_id: object) -> int:
 
 
 def _check_turn(turn: object) -> int | None:
-    if turn is None:
-        return None
-    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
-        raise InvalidInput(f"turn must be an int >= 0 or None, got {turn!r}")
-    return int(turn)
+    return check_optional_int(turn, "turn")
 
 
 def _check_source(source: object) -> dict[str, Any]:
@@ -522,22 +519,18 @@ class Entries:
         if "type" not in (source if isinstance(source, Mapping) else {}) and not isinstance(source, str) \
                 and type == "tool_result" and looks_like_error(content):
             src["type"] = "error"
-        if priority is not None and priority not in PRIORITIES:
-            raise InvalidInput(f"priority must be one of {PRIORITIES} or None, got {priority!r}")
-        if persist is not None and not isinstance(persist, bool):
-            raise InvalidInput(f"persist must be a bool or None, got {type_name(persist)}")
-        if encoding not in ("auto", "manual"):
-            raise InvalidInput(f"encoding must be 'auto' or 'manual', got {encoding!r}")
+        check_choice(priority, "priority", PRIORITIES, optional=True)
+        if persist is not None:
+            check_bool(persist, "persist")
+        check_choice(encoding, "encoding", ("auto", "manual"))
         if isinstance(associations, (str, bytes)) or not isinstance(associations, Iterable):
             raise InvalidInput("associations must be an iterable of entry ids")
         assoc = tuple(f"ctx_{_entry_key(a)}" for a in associations)
-        if expires_after_turns is not None and (isinstance(expires_after_turns, bool)
-                                                or not isinstance(expires_after_turns, int) or expires_after_turns < 0):
-            raise InvalidInput(f"expires_after_turns must be an int >= 0 or None, got {expires_after_turns!r}")
+        expires_after_turns = check_optional_int(expires_after_turns, "expires_after_turns")
         if summary is not None:
             summary = " ".join(tokenizer.check_text(summary, "summary", max_chars=4000).split())
         if metadata is not None and not isinstance(metadata, Mapping):
-            raise InvalidInput(f"metadata must be a dict or None, got {type_name(metadata)}")
+            raise InvalidInput(f"metadata must be a dict or None, got {metadata.__class__.__name__}")
         extra = dict(metadata or {})
         st = self._entry_state()
         now = self._clock(st, turn)
@@ -598,8 +591,7 @@ class Entries:
         """Index entries of this namespace in creation order, with strengths at ``turn`` (default: the clock).
         ``ids`` restricts the list (unknown ids are left out); ``include_dormant=False`` drops dormant ones."""
         self.ns.rt.live()
-        if not isinstance(include_dormant, bool):
-            raise InvalidInput(f"include_dormant must be a bool, got {type_name(include_dormant)}")
+        check_bool(include_dormant, "include_dormant")
         st = self._entry_state()
         now = self._clock(st, turn)
         idx = self.ns.state().index
@@ -670,11 +662,8 @@ class Entries:
         key = _entry_key(entry_id)
         if query is not None:
             query = tokenizer.check_text(query, "query", max_chars=100_000)
-        if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                       or max_tokens < 1):
-            raise InvalidInput(f"max_tokens must be an int >= 1 or None, got {max_tokens!r}")
-        if isinstance(context_lines, bool) or not isinstance(context_lines, int) or context_lines < 0:
-            raise InvalidInput(f"context_lines must be an int >= 0, got {context_lines!r}")
+        max_tokens = check_optional_int(max_tokens, "max_tokens", minimum=1)
+        context_lines = check_int(context_lines, "context_lines")
         if refetch is not None and not callable(refetch):
             raise InvalidInput("refetch must be callable or None")
         self.entry(f"ctx_{key}")  # NotFound for unknown ids
@@ -823,10 +812,8 @@ class Entries:
         so callers pass the ids of entries whose block lacks it."""
         self.ns.rt.live()
         text = tokenizer.check_text(text, "text", max_chars=100_000)
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise InvalidInput(f"max_tokens must be an int >= 1, got {max_tokens!r}")
-        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
-            raise InvalidInput(f"max_entries must be an int >= 1, got {max_entries!r}")
+        max_tokens = check_int(max_tokens, "max_tokens", minimum=1)
+        max_entries = check_int(max_entries, "max_entries", minimum=1)
         allowed = None if entry_ids is None else {str(e) for e in entry_ids}
         cues = cues_in(text)
         if not cues or (allowed is not None and not allowed):
@@ -874,22 +861,12 @@ class Entries:
 
 
 
-def type_name(value: object) -> str:
-    return type(value).__name__
-
-
 def _check_type(value: object) -> str:
-    if value not in ENTRY_TYPES:
-        raise InvalidInput(f"type must be one of {ENTRY_TYPES}, got {value!r}")
-    return value  # type: ignore[return-value]
+    return check_choice(value, "type", ENTRY_TYPES)
 
 
 def _check_role(role: object, type: str) -> str | None:
-    if role is None:
-        return None
-    if role not in ("user", "assistant", "system", "tool"):
-        raise InvalidInput(f"role must be one of ('user', 'assistant', 'system', 'tool') or None, got {role!r}")
-    return role  # type: ignore[return-value]
+    return check_choice(role, "role", ("user", "assistant", "system", "tool"), optional=True)
 
 
 _compiled_cache: dict[tuple[str, ...], Any] = {}

@@ -14,7 +14,7 @@ import logging
 import math
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -23,12 +23,10 @@ from hippo.base.policies import Entry, Outcome, compile_policies
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
+from hippo.index.coindex import NamespaceIndex
 from hippo.store import snapshot
+from hippo.store.base import Store
 from hippo.text import tokenizer
-
-if TYPE_CHECKING:  # pragma: no cover
-    from hippo.index.coindex import NamespaceIndex
-    from hippo.store.base import Store
 
 log = logging.getLogger("hippo.lifecycle")
 
@@ -38,7 +36,7 @@ _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 class Life:
     """Lifecycle state of one namespace of one store."""
 
-    def __init__(self, config: Any, store: "Store", namespace: str,
+    def __init__(self, config: Any, store: Store, namespace: str,
                  external_codes: Callable[[list[int]], np.ndarray | None] | None = None) -> None:
         cfg = config
         self.store = store
@@ -171,7 +169,7 @@ class Life:
     def known(self) -> int:
         return len(self.decay)
 
-    def sync(self, idx: "NamespaceIndex", generation: int, rows: list | None = None) -> None:
+    def sync(self, idx: NamespaceIndex, generation: int, rows: list | None = None) -> None:
         """Make this state cover exactly the messages of ``idx`` (at store ``generation``); ``rows`` are rows just
         appended (fast path)."""
         if not self.loaded:
@@ -196,7 +194,7 @@ class Life:
     def save_due(self) -> bool:
         return self.persistable and self.dirty >= self.hcfg.persist_every
 
-    def _reconcile(self, idx: "NamespaceIndex") -> None:
+    def _reconcile(self, idx: NamespaceIndex) -> None:
         live = set(idx.row_of)
         known = set(self.decay.slot_of)
         gone = known - live
@@ -206,7 +204,7 @@ class Life:
         if new_rows:
             self._replay(idx, new_rows)
 
-    def _msgs(self, idx: "NamespaceIndex", positions: list[int]) -> tuple[list[Msg], dict, dict]:
+    def _msgs(self, idx: NamespaceIndex, positions: list[int]) -> tuple[list[Msg], dict, dict]:
         ids = [int(idx.ids.a[r]) for r in positions]
         meta_rows = self.store.rows(self.namespace, ids)
         msgs, meta, created = [], {}, {}
@@ -220,13 +218,13 @@ class Life:
         msgs.sort(key=lambda m: m.seq)
         return msgs, meta, created
 
-    def _replay(self, idx: "NamespaceIndex", positions: list[int], chunk: int = 2048) -> None:
+    def _replay(self, idx: NamespaceIndex, positions: list[int], chunk: int = 2048) -> None:
         for k in range(0, len(positions), chunk):
             msgs, meta, created = self._msgs(idx, positions[k : k + chunk])
             self.add_messages(msgs, meta, created)
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    def _load(self, idx: "NamespaceIndex", generation: int) -> None:
+    def _load(self, idx: NamespaceIndex, generation: int) -> None:
         """Start from the store: strength records are derived from the messages (plus the saved accesses), the
         hierarchy from its snapshot (codes replayed from the token ids) or, failing that, from the messages."""
         self.loaded = True
@@ -344,7 +342,7 @@ class _NoEpisode:
 _NO_EPISODE = _NoEpisode()
 
 
-def message_terms(life: Life, idx: "NamespaceIndex", mid: int) -> frozenset[int]:
+def message_terms(life: Life, idx: NamespaceIndex, mid: int) -> frozenset[int]:
     """Content stem ids of a stored message, read from its token ids (small cache: recall needs them for a few
     hundred candidates)."""
     from hippo.text import textnorm

@@ -22,7 +22,7 @@ from typing import Iterable
 
 import numpy as np
 
-from hippo.base.settings import PRIORITIES, DecayConfig
+from hippo.base.config import PRIORITIES, DecayConfig
 
 TYPES = ("message", "tool_result", "state", "memory", "episode", "semantic", "theme")
 _TYPE_CODE = {t: i for i, t in enumerate(TYPES)}

@@ -16,7 +16,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from hippo.base.settings import HierarchyConfig
+from hippo.base.config import HierarchyConfig
 from hippo.engine.hierarchy import episodes as ep_mod
 from hippo.engine.hierarchy import semantics as sem_mod
 from hippo.engine.hierarchy.codes import (

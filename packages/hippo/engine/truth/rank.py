@@ -15,20 +15,16 @@ Filters ``since`` / ``until`` (event time) and ``as_of`` (ingestion time, bi-tem
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from hippo.base.config import TemporalConfig
+from hippo.engine.truth.state import Truth
+from hippo.index.coindex import NamespaceIndex
 from hippo.text import facts as factmod
 from hippo.text import timeexpr
 
-if TYPE_CHECKING:
-    from hippo.base.config import TemporalConfig
-    from hippo.engine.truth.state import Truth
-    from hippo.index.coindex import NamespaceIndex
 
-
-def time_filter(truth: "Truth", rows: np.ndarray, since: float | None, until: float | None,
+def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: float | None,
                 as_of: float | None) -> np.ndarray:
     """Boolean mask over ``rows``: event time overlaps ``[since, until)`` and ingested at or before ``as_of``."""
     keep = np.ones(rows.size, dtype=bool)
@@ -50,7 +46,7 @@ def time_filter(truth: "Truth", rows: np.ndarray, since: float | None, until: fl
     return keep
 
 
-def fact_targets(truth: "Truth", targets: tuple[list[str], set[str]], as_of: float | None,
+def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float | None,
                  until: float | None = None, said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
     """(current rows, superseded rows) of the entity / attribute facts ``targets`` (:func:`facts.query_targets`
     of the query) names."""
@@ -72,7 +68,7 @@ def fact_targets(truth: "Truth", targets: tuple[list[str], set[str]], as_of: flo
     return current, stale
 
 
-def adjust(idx: "NamespaceIndex", truth: "Truth", cfg: "TemporalConfig", query: str, rows: np.ndarray,
+def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, rows: np.ndarray,
            scores: np.ndarray, *, since: float | None = None, until: float | None = None,
            as_of: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """Reweighted ``(rows, scores)``, best first, and a dict of what fired (for ``Recall.timings`` / debugging)."""

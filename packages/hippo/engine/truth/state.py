@@ -17,18 +17,15 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hippo.base.arrays import GrowArray
+from hippo.index.coindex import NamespaceIndex
+from hippo.store.base import MessageRow
 from hippo.text import facts as factmod
 from hippo.text import timeexpr
 from hippo.text.salience import salience
-
-if TYPE_CHECKING:
-    from hippo.index.coindex import NamespaceIndex
-    from hippo.store.base import MessageRow
 
 GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
 
@@ -69,7 +66,7 @@ class Truth:
         self.link_rows: list[tuple[int, int]] = []     # (old row, new row), parallel to links
 
     # -- building -------------------------------------------------------------------------------------------
-    def observe(self, rows: list["MessageRow"]) -> None:
+    def observe(self, rows: list[MessageRow]) -> None:
         """Record what only the store rows know (caller event times, ingestion times); cheap, no decoding."""
         with self.lock:
             for r in rows:
@@ -78,7 +75,7 @@ class Truth:
                 if isinstance(et, (int, float)) and math.isfinite(et):
                     self.caller_time[r.id] = float(et)
 
-    def sync(self, idx: "NamespaceIndex", texts: dict[int, str] | None = None) -> None:
+    def sync(self, idx: NamespaceIndex, texts: dict[int, str] | None = None) -> None:
         """Annotate the rows appended since the last call (``texts`` may carry already-decoded texts by row)."""
         n = len(idx)
         if self.done >= n:
@@ -127,7 +124,7 @@ class Truth:
                         self._link(idx, row, f)
             self.done = n
 
-    def _link(self, idx: "NamespaceIndex", row: int, f: factmod.Fact) -> None:
+    def _link(self, idx: NamespaceIndex, row: int, f: factmod.Fact) -> None:
         """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
         the latest earlier one; nothing is deleted."""
         attribute = f.attribute
@@ -168,7 +165,7 @@ class Truth:
         self._labels[row] = out
         return out
 
-    def span(self, idx: "NamespaceIndex", message_ids: list[int]) -> tuple[float, float] | None:
+    def span(self, idx: NamespaceIndex, message_ids: list[int]) -> tuple[float, float] | None:
         """Earliest event start and latest event end over some messages (a unit's event time), or None."""
         rows = [idx.row_of[i] for i in message_ids if i in idx.row_of and idx.row_of[i] < self.done]
         if not rows:
