@@ -1,189 +1,20 @@
-"""The ``hippo`` command line: demo, ingest, search, recall, stats, export, import, bench."""
+"""The ``hippo`` command line: demo, ingest, search, recall, stats, export, import, bench.
+
+One module per group of commands: ``ingest`` (ingest, import, export), ``query`` (search, recall, stats), ``demo``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import time
-from datetime import datetime, timedelta
-from importlib import resources
-from typing import Any, Iterator
 
-from hippo.errors import HippoError, InvalidInput
+from hippo.cli._common import _store_args
+from hippo.cli.demo import cmd_demo
+from hippo.cli.ingest import cmd_export, cmd_import, cmd_ingest, locomo_items
+from hippo.cli.query import cmd_recall, cmd_search, cmd_stats
+from hippo.errors import HippoError
 
-DEMO_QUESTIONS = [
-    "When is Maya moving into the Porto flat, and who are the movers?",
-    "Who is Maya's team lead now?",
-    "When did the billing migration actually go live?",
-    "Who can repair the oak table?",
-    "What kind of dog does Maya want to adopt, and from where?",
-    "How long is Maya's Duolingo streak?",
-]
-
-
-def _store_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--path", default=os.environ.get("HIPPO_PATH", "hippo.db"),
-                   help="store file (default: $HIPPO_PATH or ./hippo.db)")
-    p.add_argument("--namespace", "-n", default="default", help="namespace inside the store")
-
-
-def _progress(done: int, total: int, started: float, label: str) -> None:
-    if not sys.stderr.isatty() and done != total:
-        return
-    width = 30
-    frac = done / total if total else 1.0
-    bar = "#" * int(frac * width)
-    rate = done / max(time.perf_counter() - started, 1e-9)
-    sys.stderr.write(f"\r{label} [{bar:<{width}}] {done}/{total} ({rate:,.0f}/s)")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
-def _parse_locomo_date(text: str) -> datetime:
-    # "1:56 pm on 8 May, 2023"
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
-
-
-def locomo_items(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    """Messages of one LoCoMo-format conversation, as ``Memory.add_many`` items."""
-    conv = sample["conversation"]
-    keys = sorted((k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit()
-                   and isinstance(conv[k], list)), key=lambda k: int(k.split("_")[1]))
-    for key in keys:
-        date = conv.get(f"{key}_date_time")
-        t0 = _parse_locomo_date(date) if date else None
-        for k, turn in enumerate(conv[key]):
-            text = turn["text"]
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
-            yield {
-                "text": text,
-                "speaker": turn.get("speaker"),
-                "timestamp": (t0 + timedelta(seconds=k)) if t0 else None,
-                "session_id": key,
-                "metadata": {"dia_id": turn.get("dia_id")},
-            }
-
-
-def _read_items(path: str) -> list[tuple[str | None, list[dict[str, Any]]]]:
-    """(namespace or None, items) groups from a JSONL file of messages or a LoCoMo-format JSON file."""
-    with open(path, encoding="utf-8") as f:
-        head = f.read(1)
-        f.seek(0)
-        if head == "[":
-            data = json.load(f)
-            if not isinstance(data, list) or not all(isinstance(s, dict) and "conversation" in s for s in data):
-                raise InvalidInput(f"{path}: a JSON list must hold LoCoMo-format conversations")
-            return [(s.get("sample_id"), list(locomo_items(s))) for s in data]
-        items = []
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{path}:{lineno}: not JSON ({exc})") from exc
-            if not isinstance(rec, dict):
-                raise InvalidInput(f"{path}:{lineno}: expected a JSON object per line")
-            items.append(rec)
-        return [(None, items)]
-
-
-def cmd_ingest(args) -> int:
-    from hippo import Memory
-
-    groups = _read_items(args.file)
-    with Memory(args.path, namespace=args.namespace) as mem:
-        for ns, items in groups:
-            target = mem.using(f"{args.namespace}.{ns}" if ns and args.split else args.namespace)
-            started = time.perf_counter()
-            for i in range(0, len(items), args.batch):
-                target.add_many(items[i : i + args.batch])
-                _progress(min(i + args.batch, len(items)), len(items), started, f"ingest {target.namespace}")
-            print(f"{target.namespace}: {len(items)} messages in {time.perf_counter() - started:.2f} s")
-    return 0
-
-
-def cmd_search(args) -> int:
-    from hippo import Memory
-
-    with Memory(args.path, namespace=args.namespace) as mem:
-        hits = mem.search(args.query, k=args.k)
-        if args.json:
-            print(json.dumps([{"id": h.id, "score": h.score, "speaker": h.speaker, "text": h.text,
-                               "timestamp": h.timestamp.isoformat() if h.timestamp else None,
-                               "metadata": h.metadata} for h in hits], ensure_ascii=False, indent=2))
-        else:
-            for h in hits:
-                print(f"{h.id:>6}  {h.score:.4f}  {h.speaker or h.role}: {h.text}")
-    return 0
-
-
-def cmd_recall(args) -> int:
-    from hippo import Memory
-
-    with Memory(args.path, namespace=args.namespace) as mem:
-        r = mem.recall(args.query, budget_tokens=args.budget)
-        print(r.text)
-        print(f"\n-- {r.tokens} tokens, {len(r.messages)} messages, {r.timings.get('total_ms', 0):.2f} ms",
-              file=sys.stderr)
-    return 0
-
-
-def cmd_stats(args) -> int:
-    from hippo import Memory
-
-    with Memory(args.path, namespace=args.namespace) as mem:
-        print(json.dumps(mem.stats(), indent=2))
-    return 0
-
-
-def cmd_export(args) -> int:
-    from hippo import Memory
-
-    with Memory(args.path, namespace=args.namespace) as mem:
-        n = mem.export(args.out)
-    print(f"exported {n} messages to {args.out}")
-    return 0
-
-
-def cmd_import(args) -> int:
-    from hippo import Memory
-
-    with Memory(args.path, namespace=args.namespace) as mem:
-        n = mem.import_(args.file)
-    print(f"imported {n} messages into {args.namespace}")
-    return 0
-
-
-def cmd_demo(args) -> int:
-    from hippo import Memory, tokenizer
-
-    with resources.files("hippo").joinpath("data/demo_conversation.jsonl").open(encoding="utf-8") as f:
-        items = [json.loads(line) for line in f if line.strip()]
-    print("hippo demo: a four-session conversation, stored offline with zero LLM calls\n")
-    with Memory(None, namespace="demo") as mem:
-        t = time.perf_counter()
-        mem.add_many(items)
-        ingest_ms = (time.perf_counter() - t) * 1e3
-        st = mem.stats()
-        print(f"ingested {st['messages']} messages / {st['tokens']} tokens in {ingest_ms:.1f} ms "
-              f"(content DWM {st['content_dwm_bytes']} B, signature DWM {st['signature_dwm_bytes']} B)\n")
-        for q in DEMO_QUESTIONS:
-            r = mem.recall(q, budget_tokens=args.budget)
-            print(f"Q: {q}")
-            print("   " + r.text.replace("\n", "\n   "))
-            print(f"   -- {r.tokens} tokens (budget {args.budget}), {len(r.messages)} messages, "
-                  f"{r.timings['total_ms']:.2f} ms\n")
-        hits = mem.search("greyhound rescue", k=3)
-        print("search('greyhound rescue'):")
-        for h in hits:
-            print(f"   {h.score:.4f}  {h.speaker}: {h.text}")
-        assert tokenizer.count_tokens(r.text) <= args.budget
-    return 0
+__all__ = ["build_parser", "locomo_items", "main"]
 
 
 def cmd_bench(argv: list[str]) -> int:
