@@ -16,7 +16,7 @@ export HIPPO_QUIET_BUILD := 1
 $(VENV)/.installed: pyproject.toml setup.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai]'
+	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp]'
 	@touch $@
 
 # Rebuild the C extension in place whenever the C sources change.

@@ -10,7 +10,7 @@ import math
 import os
 import time
 import zlib
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
@@ -792,11 +792,16 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             out["hierarchy"] = lifecycle.stats(self)  # units, reassignments, dormancy
         return out
 
-    def export(self, path: str | os.PathLike) -> int:
-        """Write this namespace to a versioned JSONL file (header line, then one message per line)."""
+    def export(self, path: str | os.PathLike, *, progress: Callable[[int, int], Any] | None = None) -> int:
+        """Write this namespace to a versioned JSONL file (header line, then one message per line).
+
+        ``progress(done, total)``, if given, is called as messages are written (the command line draws its bar
+        with it); an exception it raises aborts the export before ``path`` is written."""
         self._live()
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        if progress is not None and not callable(progress):
+            raise InvalidInput(f"progress must be callable or None, got {type(progress).__name__}")
         if self.path is not None and os.path.abspath(os.fspath(path)) in {
                 os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
             raise InvalidInput(f"path {os.fspath(path)!r} is the store file itself; export to another file")
@@ -824,6 +829,10 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                         "created_at": r.created_at,
                     }, ensure_ascii=False) + "\n")
                     n += 1
+                    if progress is not None and n % 256 == 0:
+                        progress(n, len(idx))
+        if progress is not None:
+            progress(n, n)
         try:
             os.replace(tmp, path)
         except OSError as exc:

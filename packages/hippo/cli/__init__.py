@@ -1,20 +1,34 @@
-"""The ``hippo`` command line: demo, ingest, search, recall, stats, export, import, bench.
+"""The ``hippo`` command line.
 
-One module per group of commands: ``ingest`` (ingest, import, export), ``query`` (search, recall, stats), ``demo``.
+One module per group of commands: :mod:`~hippo.cli.ingest` (ingest, import, export), :mod:`~hippo.cli.query`
+(search, recall, list, read, timeline, topics, namespaces, stats), :mod:`~hippo.cli.manage` (forget,
+delete-namespace, consolidate), :mod:`~hippo.cli.demo`; ``hippo mcp`` runs :mod:`hippo.mcp_server` and ``hippo
+bench`` the benchmarks, both imported only when asked for.
+
+Every failure exits non-zero with one line on stderr (``hippo: error: ...``) and no traceback: 2 for bad input,
+a missing file or a store error, 1 when the user declines a confirmation, 130 on Ctrl-C. ``HIPPO_DEBUG=1`` shows
+the traceback of an unexpected error instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from hippo.cli._common import _store_args
-from hippo.cli.demo import cmd_demo
-from hippo.cli.ingest import cmd_export, cmd_import, cmd_ingest, locomo_items
-from hippo.cli.query import cmd_recall, cmd_search, cmd_stats
-from hippo.errors import HippoError
+from hippo import HippoError
+from hippo.cli import demo, ingest, manage, query
+from hippo.cli._common import Aborted, add_store_args
+from hippo.cli.sources import locomo_items
 
 __all__ = ["build_parser", "locomo_items", "main"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (exit 2) rather than the usage block plus the error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
 
 
 def cmd_bench(argv: list[str]) -> int:
@@ -27,65 +41,85 @@ def cmd_bench(argv: list[str]) -> int:
     return bench.main(argv)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    try:
+        from hippo import mcp_server
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] != "mcp":
+            raise
+        raise HippoError("`hippo mcp` needs the MCP SDK: pip install 'hippo-memory[mcp]'") from None
+    return mcp_server.serve(path=args.path, user=args.user, transport=args.transport, host=args.host,
+                            port=args.port, mount=args.mount, log_level=args.log_level)
+
+
+def _mcp_parser(sub: argparse._SubParsersAction) -> None:
+    m = sub.add_parser("mcp", help="serve one user's memory to MCP clients (stdio or streamable HTTP)",
+                       description="A Model Context Protocol server with the tools add, search, recall, read, "
+                                   "forget, topics and timeline over one namespace of the store: the user's. "
+                                   "See docs/mcp.md for registering it with a client.")
+    add_store_args(m, namespace=False)
+    m.add_argument("--user", default=os.environ.get("HIPPO_USER", "default"),
+                   help="whose memory: the namespace every tool works in (default: $HIPPO_USER or 'default')")
+    m.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio",
+                   help="stdio (a client starts the server; default) or streamable-http (a long-running server)")
+    m.add_argument("--host", default="127.0.0.1", help="streamable-http: address to listen on (default 127.0.0.1)")
+    m.add_argument("--port", type=int, default=8000, help="streamable-http: port (default 8000)")
+    m.add_argument("--mount", default="/mcp", help="streamable-http: endpoint path (default /mcp)")
+    m.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+                   help="server log level on stderr (default WARNING)")
+    m.set_defaults(func=cmd_mcp)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hippo", description="Succinct, offline-first memory for AI agents.")
-    sub = p.add_subparsers(dest="command", required=True)
-
-    d = sub.add_parser("demo", help="ingest a sample conversation and answer questions from memory")
-    d.add_argument("--budget", type=int, default=160)
-    d.set_defaults(func=cmd_demo)
-
-    i = sub.add_parser("ingest", help="add messages from a JSONL file or a LoCoMo-format JSON file")
-    i.add_argument("file")
-    _store_args(i)
-    i.add_argument("--batch", type=int, default=500)
-    i.add_argument("--split", action="store_true", help="LoCoMo: one namespace per conversation")
-    i.set_defaults(func=cmd_ingest)
-
-    s = sub.add_parser("search", help="ranked messages for a query")
-    s.add_argument("query")
-    _store_args(s)
-    s.add_argument("-k", type=int, default=10)
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_search)
-
-    r = sub.add_parser("recall", help="a prompt-ready context for a query under a token budget")
-    r.add_argument("query")
-    _store_args(r)
-    r.add_argument("--budget", type=int, default=2000)
-    r.set_defaults(func=cmd_recall)
-
-    st = sub.add_parser("stats", help="sizes and bytes per token")
-    _store_args(st)
-    st.set_defaults(func=cmd_stats)
-
-    e = sub.add_parser("export", help="write a namespace to a JSONL export file")
-    e.add_argument("out")
-    _store_args(e)
-    e.set_defaults(func=cmd_export)
-
-    im = sub.add_parser("import", help="add the messages of a JSONL export file")
-    im.add_argument("file")
-    _store_args(im)
-    im.set_defaults(func=cmd_import)
-
+    p = _Parser(prog="hippo", description="Succinct, offline-first memory for AI agents.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo.add_parsers(sub)
+    ingest.add_parsers(sub)
+    query.add_parsers(sub)
+    manage.add_parsers(sub)
+    _mcp_parser(sub)
     sub.add_parser("bench", help="benchmarks: kernels, locomo, scale (see `hippo bench --help`)", add_help=False)
     return p
 
 
+def _fail(message: str, code: int = 2) -> int:
+    print(f"hippo: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; returns the exit code (also for usage errors, which argparse would exit on)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "bench":
         return cmd_bench(argv[1:])
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return args.func(args)
+    except SystemExit as exc:  # --help, or a usage error already printed
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _fail(exc.code))
+    except Aborted as exc:
+        print(f"hippo: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 130 if str(exc).startswith("interrupted") else 1
+    except KeyboardInterrupt:
+        print("hippo: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`hippo list | head`): not an error of ours; silence the flush at exit.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
     except HippoError as exc:
-        print(f"hippo: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(exc)
     except OSError as exc:
-        print(f"hippo: error: {exc}", file=sys.stderr)
-        return 2
+        return _fail(f"{exc.filename + ': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}")
+    except RecursionError:
+        return _fail("input nested too deeply")
+    except Exception as exc:  # noqa: BLE001 - the contract is one line and no traceback, even for our own bugs
+        if os.environ.get("HIPPO_DEBUG"):
+            raise
+        return _fail(f"unexpected {type(exc).__name__}: {exc} (set HIPPO_DEBUG=1 for the traceback)", 1)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,8 @@ import json
 import time
 from importlib import resources
 
+__all__ = ["add_parsers", "cmd_demo"]
+
 DEMO_QUESTIONS = [
     "When is Maya moving into the Porto flat, and who are the movers?",
     "Who is Maya's team lead now?",
@@ -17,7 +19,7 @@ DEMO_QUESTIONS = [
 
 
 def cmd_demo(args) -> int:
-    from hippo import Memory, tokenizer
+    from hippo import Memory, count_tokens
 
     with resources.files("hippo").joinpath("data/demo_conversation.jsonl").open(encoding="utf-8") as f:
         items = [json.loads(line) for line in f if line.strip()]
@@ -39,5 +41,11 @@ def cmd_demo(args) -> int:
         print("search('greyhound rescue'):")
         for h in hits:
             print(f"   {h.score:.4f}  {h.speaker}: {h.text}")
-        assert tokenizer.count_tokens(r.text) <= args.budget
+        assert count_tokens(r.text) <= args.budget
     return 0
+
+
+def add_parsers(sub) -> None:
+    d = sub.add_parser("demo", help="ingest a sample conversation and answer questions from memory")
+    d.add_argument("--budget", type=int, default=160)
+    d.set_defaults(func=cmd_demo)
