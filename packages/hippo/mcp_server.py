@@ -16,6 +16,8 @@ the SDK. See docs/mcp.md for client configuration.
 
 import functools
 import logging
+import signal
+import threading
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -267,6 +269,10 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     if not isinstance(mount, str) or not mount.startswith("/"):
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
     mem = Memory(path, namespace=user)
+    # SIGTERM / SIGINT end the server cleanly, so the store is closed below. uvicorn (streamable HTTP) shuts down
+    # first and then re-raises the signal to the handler it found installed: this one.
+    main_thread = threading.current_thread() is threading.main_thread()  # only there can handlers be set
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
     try:
         server = build_server(mem)
         logging.getLogger("mcp").setLevel(log_level)
@@ -275,6 +281,18 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
             server.run("stdio")
         else:
             server.run("streamable-http", host=host, port=port, streamable_http_path=mount)
+    except _Stopped:
+        pass
     finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         mem.close()
     return 0
+
+
+class _Stopped(Exception):
+    """A termination signal arrived: stop serving, close the store, exit 0."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped(signal.Signals(signum).name)

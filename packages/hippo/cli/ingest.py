@@ -5,13 +5,16 @@
 file, the line and the field. The writes then go in batches (so the progress bar moves); if one fails, or the user
 interrupts, what this run already wrote is deleted again before the error is reported. A process killed between two
 batches cannot undo anything, so a retry picks up where it stopped: when a namespace already ends with the first
-``k * batch`` messages of the file (or all of them), those are not written again.
+``k * batch`` messages of the file (or all of them), those are not written again. A match shorter than
+``RESUME_MIN`` messages (possible only with a tiny ``--batch``) is not trusted to be an earlier run: a namespace may
+end with the file's first message by coincidence.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +25,8 @@ from hippo.cli._common import Aborted, add_store_args, open_store
 from hippo.cli.sources import Record, Source, read_source
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
+
+RESUME_MIN = 20
 
 
 @dataclass
@@ -65,6 +70,7 @@ def _resume_point(view, keys: list[tuple], batch: int) -> int:
     n = len(keys)
     candidates = sorted({m for m in range(batch, min(n, count) + 1, batch)} | ({n} if n <= count else set()),
                         reverse=True)
+    candidates = [m for m in candidates if m >= min(n, RESUME_MIN)]
     if not candidates:
         return 0
     depth = candidates[0]
@@ -97,7 +103,7 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
     written: list[tuple[Any, list[int]]] = []
     seconds: list[float] = []
     try:
-        with progress.bar(todo, f"{label} {source.file}") as bar:
+        with progress.bar(todo, f"{label} {os.path.basename(source.file)}") as bar:
             for g in groups:
                 started = time.perf_counter()
                 view = mem.using(g.namespace)
@@ -112,9 +118,11 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
         why = _undo(written)
         raise Aborted(f"interrupted: nothing of {source.file} was stored" if why is None
                       else f"interrupted; {why}") from None
-    except (HippoError, OSError) as exc:
+    except Exception as exc:  # noqa: BLE001 - whatever stopped the writes, what they did is undone
         why = _undo(written)
         detail = " ".join(str(exc).split())
+        if not isinstance(exc, (HippoError, OSError)):
+            detail = f"{type(exc).__name__}: {detail}"
         raise StoreError(f"{source.file}: nothing was stored: {detail}" if why is None
                          else f"{source.file}: storing failed ({detail}); {why}") from None
     for g, sec in zip(groups, seconds):

@@ -6,6 +6,7 @@ turns bars off on a terminal too (tqdm reads ``TQDM_*`` settings from the enviro
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from typing import Iterator
@@ -26,8 +27,16 @@ def shown() -> bool:
 def start(total: int | None, desc: str, unit: str = "msg") -> tqdm:
     """A tqdm bar over ``total`` steps (``None``: a counter without a total), a no-op off a terminal; the caller
     closes it (or use :func:`bar`)."""
-    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not shown(), dynamic_ncols=True,
-                leave=True, smoothing=0.1)
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        sized = size.columns > 0 and size.lines > 0
+    except (OSError, ValueError, AttributeError):
+        sized = False
+    # A terminal that reports no size (a fresh pseudo-terminal, some CI consoles) would get a zero-width bar, or none
+    # at all (tqdm hides bars below the screen's last row).
+    extra = {"dynamic_ncols": True} if sized else {"ncols": 80, "nrows": 24}
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, disable=not shown(), leave=True, smoothing=0.1,
+                **extra)
 
 
 @contextmanager

@@ -39,6 +39,10 @@ EXPORT_VERSION = 1
 # What an export line may carry into a new store: ids, seq and created_at are assigned again, as Memory.import_ does.
 EXPORT_FIELDS = ("text", "speaker", "role", "timestamp", "session_id", "metadata")
 
+# Deepest nesting a record may have (metadata included): far beyond real metadata, far below where json and the
+# store's own encoders run out of stack.
+MAX_DEPTH = 100
+
 _OPENAI_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
                  "tool": "tool", "function": "tool"}
 
@@ -171,6 +175,8 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     src = Source(file, "", text)
     try:
         src.format, src.records = _convert_document(doc)
+        for rec in src.records:
+            _check_depth(rec.item, rec.path)
     except SourceError as exc:
         raise src.error(exc.path, exc.message, exc.field) from None
     if not src.records:
@@ -209,7 +215,10 @@ def _read_jsonl(file: str, text: str) -> Source:
     for k, line in enumerate(lines):
         if not line.strip():
             continue
-        head = json.loads(line)
+        try:
+            head = json.loads(line)
+        except (ValueError, RecursionError):
+            break  # reported with its line below
         if isinstance(head, dict) and head.get("format") == EXPORT_FORMAT:
             if head.get("version") != EXPORT_VERSION:
                 raise InvalidInput(f"{file}:{k + 1}: hippo export version {head.get('version')!r} is not "
@@ -236,12 +245,32 @@ def _read_jsonl(file: str, text: str) -> Source:
                 item = openai_item(obj, ())
             else:
                 item = dict(obj)
+            _check_depth(item, ())
         except SourceError as exc:
             raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
         src.records.append(Record(item, (), lineno))
     if not src.records:
         raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
     return src
+
+
+def depth(value: Any) -> int:
+    """Nesting depth of lists and dicts in ``value`` (0 for a scalar), computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v if isinstance(x, (list, dict)))
+    return deepest
+
+
+def _check_depth(item: dict[str, Any], path: Path) -> None:
+    for key, value in item.items():
+        if depth(value) > MAX_DEPTH:
+            raise SourceError(path, f"field {key!r} is nested more than {MAX_DEPTH} levels deep", key)
 
 
 def _kind(value: Any) -> str:
