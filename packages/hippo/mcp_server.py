@@ -17,6 +17,7 @@ the SDK. See docs/mcp.md for client configuration.
 import functools
 import logging
 import signal
+import socket
 import threading
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
@@ -268,6 +269,11 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
         raise hippo.InvalidInput(f"port must be an int in 1..65535, got {port!r}")
     if not isinstance(mount, str) or not mount.startswith("/"):
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
+    if transport == "streamable-http":
+        try:  # a clear error now rather than uvicorn's log line after start-up
+            socket.create_server((host, port)).close()
+        except OSError as exc:
+            raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc}") from None
     mem = Memory(path, namespace=user)
     # SIGTERM / SIGINT end the server cleanly, so the store is closed below. uvicorn (streamable HTTP) shuts down
     # first and then re-raises the signal to the handler it found installed: this one.

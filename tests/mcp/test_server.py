@@ -242,3 +242,15 @@ async def test_streamable_http_round_trip(store, tmp_path) -> None:
     assert code == 0, (tmp_path / "server.log").read_text()
     with hippo.Memory(store, namespace="ann") as mem:
         assert mem.get(added["id"]).text == "Sent over HTTP."
+
+
+def test_a_port_in_use_is_a_one_line_error(store) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(store), "--transport",
+                               "streamable-http", "--port", str(port)], capture_output=True, text=True, timeout=120,
+                              env=_env())
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert f"port {port}" in proc.stderr

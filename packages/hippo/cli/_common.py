@@ -10,12 +10,17 @@ from typing import Any, Callable
 
 from hippo import InvalidInput, NotFound
 
-__all__ = ["Aborted", "add_filter_args", "add_json_arg", "add_store_args", "add_time_args", "confirm",
+__all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
            "filter_from", "open_store", "output", "time_kwargs"]
 
 
 class Aborted(Exception):
     """The user declined a confirmation or interrupted a command; nothing was changed."""
+
+
+def messages(n: int) -> str:
+    """``"1 message"``, ``"3 messages"``."""
+    return f"{n} message" if n == 1 else f"{n} messages"
 
 
 def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from hippo import HippoError, InvalidInput, StoreError
 from hippo.cli import progress
-from hippo.cli._common import Aborted, add_store_args, open_store
+from hippo.cli._common import Aborted, add_store_args, messages, open_store
 from hippo.cli.sources import Record, Source, read_source
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
@@ -128,11 +128,11 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
     for g, sec in zip(groups, seconds):
         n, done = len(g.records), len(g.records) - g.start
         if done == n:
-            print(f"{g.namespace}: {n} messages in {sec:.2f} s")
+            print(f"{g.namespace}: {messages(n)} in {sec:.2f} s")
         elif done == 0:
-            print(f"{g.namespace}: already ends with these {n} messages (an earlier run stored them); nothing added")
+            print(f"{g.namespace}: already ends with these {messages(n)} (an earlier run stored them); nothing added")
         else:
-            print(f"{g.namespace}: {done} messages added after the {g.start} an interrupted earlier run stored")
+            print(f"{g.namespace}: {messages(done)} added after the {g.start} an interrupted earlier run stored")
 
 
 def _groups(source: Source, namespace: str, split: bool) -> list[_Group]:
@@ -182,7 +182,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         with progress.bar(mem.count(), f"export {mem.namespace}") as bar:
             n = mem.export(args.out, progress=lambda done, total: bar.update(done - bar.n))
-    print(f"exported {n} messages to {args.out}")
+    print(f"exported {messages(n)} to {args.out}")
     return 0
 
 

@@ -10,7 +10,8 @@ import argparse
 from typing import Any
 
 from hippo import InvalidInput, NotFound
-from hippo.cli._common import add_filter_args, add_json_arg, add_store_args, confirm, filter_from, open_store, output
+from hippo.cli._common import (add_filter_args, add_json_arg, add_store_args, confirm, filter_from, messages, open_store,
+                               output)
 
 __all__ = ["add_parsers"]
 
@@ -36,16 +37,16 @@ def cmd_forget(args: argparse.Namespace) -> int:
         ids = [m.id for m in matches]
         if args.dry_run:
             return output(args, {"namespace": mem.namespace, "would_forget": len(ids), "ids": ids},
-                          lambda r: print(f"{mem.namespace}: would forget {len(ids)} messages"
+                          lambda r: print(f"{mem.namespace}: would forget {messages(len(ids))}"
                                           + (f" (ids {', '.join(map(str, ids[:20]))}"
                                              f"{', ...' if len(ids) > 20 else ''})" if ids else "")))
         if not ids:
             return output(args, {"namespace": mem.namespace, "forgotten": 0},
                           lambda r: print(f"{mem.namespace}: no message matches; nothing forgotten"))
-        confirm(f"forget {len(ids)} messages of namespace {mem.namespace!r} in {args.path}", args.yes)
+        confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {args.path}", args.yes)
         n = mem.forget(spec)
         return output(args, {"namespace": mem.namespace, "forgotten": n},
-                      lambda r: print(f"{mem.namespace}: forgot {n} messages"))
+                      lambda r: print(f"{mem.namespace}: forgot {messages(n)}"))
 
 
 def cmd_delete_namespace(args: argparse.Namespace) -> int:
@@ -53,10 +54,10 @@ def cmd_delete_namespace(args: argparse.Namespace) -> int:
         if args.name not in mem.namespaces():
             raise NotFound(f"namespace {args.name!r} holds no messages in {args.path}")
         count = mem.using(args.name).count()
-        confirm(f"delete namespace {args.name!r} ({count} messages) from {args.path}", args.yes)
+        confirm(f"delete namespace {args.name!r} ({messages(count)}) from {args.path}", args.yes)
         n = mem.delete_namespace(args.name)
         return output(args, {"namespace": args.name, "deleted": n},
-                      lambda r: print(f"deleted namespace {args.name!r}: {n} messages"))
+                      lambda r: print(f"deleted namespace {args.name!r}: {messages(n)}"))
 
 
 def cmd_consolidate(args: argparse.Namespace) -> int:

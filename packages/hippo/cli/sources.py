@@ -82,9 +82,15 @@ class Source:
 
     def line_of(self, rec: Record | Path, field: str | None = None) -> int | None:
         """The line where a record's object starts (1-based), or where its key ``field`` is; None when unknown."""
+        at = self.position(rec, field)
+        return None if at is None else at[0]
+
+    def position(self, rec: Record | Path, field: str | None = None) -> tuple[int, int | None] | None:
+        """(line, column) of a record's object or of its key ``field``, 1-based; the column is None for JSONL lines
+        (the line is the record)."""
         if isinstance(rec, Record):
             if rec.line is not None:
-                return rec.line
+                return rec.line, None
             path = rec.path
         else:
             path = rec
@@ -106,13 +112,14 @@ class Source:
             # the key's own line: the first occurrence of the quoted key after the object opens
             key = self.text.find(json.dumps(field), at)
             at = key if key >= 0 else at
-        return self.text.count("\n", 0, at) + 1
+        return self.text.count("\n", 0, at) + 1, at - (self.text.rfind("\n", 0, at) + 1) + 1
 
     def where(self, rec: Record | Path, field: str | None = None) -> str:
-        """``file:line`` plus the path inside a JSON document, for error messages."""
+        """``file:line`` (``file:line:column`` inside a JSON document, plus the path to the object there), for
+        error messages."""
         path = rec.path if isinstance(rec, Record) else rec
-        line = self.line_of(rec, field)
-        out = f"{self.file}:{line}" if line is not None else self.file
+        at = self.position(rec, field)
+        out = self.file if at is None else f"{self.file}:{at[0]}" + (f":{at[1]}" if at[1] is not None else "")
         return f"{out}: {render_path(path)}" if path else out
 
     def error(self, rec: Record | Path, message: str, field: str | None = None) -> InvalidInput:
