@@ -15,7 +15,6 @@ the SDK. See docs/mcp.md for client configuration.
 # No ``from __future__ import annotations``: the SDK reads the tool signatures at registration time.
 
 import functools
-import logging
 import signal
 import socket
 import threading
@@ -162,9 +161,9 @@ def _hippo_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def build_server(mem: Memory, *, name: str = "hippo") -> MCPServer:
+def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING") -> MCPServer:
     """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``."""
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level="WARNING")
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                              open_world_hint=False))
@@ -267,6 +266,8 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
         raise hippo.InvalidInput(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
         raise hippo.InvalidInput(f"port must be an int in 1..65535, got {port!r}")
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise hippo.InvalidInput(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {log_level!r}")
     if not isinstance(mount, str) or not mount.startswith("/"):
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
     if transport == "streamable-http":
@@ -280,9 +281,7 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     main_thread = threading.current_thread() is threading.main_thread()  # only there can handlers be set
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
     try:
-        server = build_server(mem)
-        logging.getLogger("mcp").setLevel(log_level)
-        logging.getLogger("uvicorn").setLevel(log_level)
+        server = build_server(mem, log_level=log_level)
         if transport == "stdio":
             server.run("stdio")
         else:
