@@ -36,6 +36,7 @@ from hippo_bench._common import (
     percentile,
     require,
 )
+from hippo.cli import progress
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADVERSARIAL = 5
@@ -621,12 +622,19 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         conversations = conversations[:1]
     encoder = cl100k_encoder()
 
-    def log(msg: str) -> None:
-        print(msg, flush=True)
-
     ablations = _ablation_configs() if args.ablation else {}
-    baseline = bm25_baseline(conversations, budgets, encoder=encoder, progress=log)
     with contextlib.ExitStack() as stack:
+        # one step per conversation and system (bm25s, hippo, each ablation): a bar on a terminal, else a line each
+        bar = stack.enter_context(progress.bar(len(conversations) * (2 + len(ablations)), "locomo", unit="conv"))
+
+        def log(msg: str) -> None:
+            if progress.shown():
+                bar.set_postfix_str(msg, refresh=False)
+                bar.update(1)
+            else:
+                print(msg, flush=True)
+
+        baseline = bm25_baseline(conversations, budgets, encoder=encoder, progress=log)
         store_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="hippo-locomo-")) if args.on_disk else None
         systems = [evaluate(default_memory_factory(store_dir=store_dir), conversations, budgets, encoder=encoder,
                             progress=log)]

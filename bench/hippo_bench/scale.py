@@ -39,6 +39,7 @@ from hippo_bench._common import (
     percentile,
     require,
 )
+from hippo.cli import progress
 
 DEFAULT_SIZES = (100_000, 1_000_000, 10_000_000)
 QUICK_SIZES = (10_000, 100_000)
@@ -255,9 +256,12 @@ def run_size(target_tokens: int, options: dict[str, Any]) -> dict[str, Any]:
         path = Path(tmp) / "scale.db"
         mem = Memory(path, namespace="scale")
         t0 = time.perf_counter()
+        bar = progress.start(len(stream.items), f"scale {target_tokens:.0e} tokens: ingest")
         for s in range(0, len(stream.items), batch):
             mem.add_many(stream.items[s : s + batch])
             rss_samples.append(proc.memory_info().rss)
+            bar.update(len(stream.items[s : s + batch]))
+        bar.close()
         ingest_seconds = time.perf_counter() - t0
 
         recall_lat: list[float] = []

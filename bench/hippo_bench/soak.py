@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hippo.cli import progress
 from hippo_bench._common import machine_info, markdown_table, percentile
 
 
@@ -65,6 +66,7 @@ def soak(path: str | os.PathLike, *, adds: int, batch: int, recall_every: int, f
         next_recall, next_flush = recall_every, flush_every
         win: dict[str, Any] = {"add": [], "recall": [], "t0": time.perf_counter(), "n0": 0}
         t_all = time.perf_counter()
+        bar = progress.start(adds, "soak")
         while added < adds:
             n = min(batch, adds - added)
             items = [make_item(rng, added + j) for j in range(n)]
@@ -72,6 +74,7 @@ def soak(path: str | os.PathLike, *, adds: int, batch: int, recall_every: int, f
             mem.add_many(items)
             win["add"].append(time.perf_counter() - t)
             added += n
+            bar.update(n)
             if added >= next_recall:
                 next_recall += recall_every
                 q = " ".join(qrng.sample(_WORDS, 2))
@@ -88,6 +91,7 @@ def soak(path: str | os.PathLike, *, adds: int, batch: int, recall_every: int, f
                              "recall_p50_ms": _ms(win["recall"], 50), "recall_p95_ms": _ms(win["recall"], 95),
                              "rss_mb": rss_bytes() / 2**20})
                 win = {"add": [], "recall": [], "t0": time.perf_counter(), "n0": added}
+        bar.close()
         ingest_s = time.perf_counter() - t_all
         rss_after_ingest = rss_bytes()
         # Phase 2: reads only. Memory must not grow without new data.

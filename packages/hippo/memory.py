@@ -393,14 +393,19 @@ class Memory:
     consolidate_entries = _entries_method(Entries.consolidate_entries)
 
     # -- export and import ----------------------------------------------------------------------------------
-    def export(self, path: str | os.PathLike) -> int:
-        """Write this namespace to a versioned JSONL file (header line, then one message per line)."""
+    def export(self, path: str | os.PathLike, *, progress: Callable[[int, int], Any] | None = None) -> int:
+        """Write this namespace to a versioned JSONL file (header line, then one message per line).
+
+        ``progress(done, total)``, if given, is called as messages are written (the command line draws its bar
+        with it); an exception it raises aborts the export before ``path`` is written."""
         self._rt.live()
         path = _check_path(path)
+        if progress is not None and not callable(progress):
+            raise InvalidInput(f"progress must be callable or None, got {type(progress).__name__}")
         if self.path is not None and os.path.abspath(path) in {
                 os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
             raise InvalidInput(f"path {path!r} is the store file itself; export to another file")
-        self._ns.state()  # a damaged namespace fails here, before any file is created
+        total = self._ns.count()  # a damaged namespace fails here, before any file is created
         tmp = path + ".tmp"
         try:
             # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
@@ -416,6 +421,10 @@ class Memory:
                 for rec in self._ns.records():
                     f.write(json.dumps(rec, ensure_ascii=False) + "\n")
                     n += 1
+                    if progress is not None and n % 256 == 0:
+                        progress(n, total)
+            if progress is not None:
+                progress(n, n)
             os.replace(tmp, path)
         except BaseException as exc:
             try:

@@ -193,10 +193,10 @@ def _cli_cases(tmp: Path, path: Path) -> list[tuple[str, list[str], str]]:
         ("ingest missing", ["ingest", str(tmp / "missing.jsonl"), *p], "missing.jsonl"),
         ("ingest empty text", ["ingest", str(bad_jsonl), *p], "text"),
         ("ingest not json", ["ingest", str(not_json), *p], "notjson.jsonl:2"),
-        ("import missing", ["import", str(tmp / "missing.jsonl"), *p], "path"),
-        ("import garbage", ["import", str(garbage), *p], "path"),
+        ("import missing", ["import", str(tmp / "missing.jsonl"), *p], "missing.jsonl"),
+        ("import garbage", ["import", str(garbage), *p], "garbage.db"),
         ("import bad message", ["import", str(bad_export), *p], "timestamp"),
-        ("import directory", ["import", str(tmp), *p], "path"),
+        ("import directory", ["import", str(tmp), *p], "directory"),
         ("export missing dir", ["export", str(tmp / "no" / "x.jsonl"), *p], "path"),
     ]
 
