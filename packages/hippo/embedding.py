@@ -30,6 +30,19 @@ def as_embed_fn(embed: Any) -> EmbedFn | None:
     raise InvalidInput(f"embed must be a callable or an embeddings object, got {type(embed).__name__}")
 
 
+def as_query_fn(embed: Any) -> EmbedFn | None:
+    """The function embedding search queries: LangChain's ``embed_query`` and LlamaIndex's
+    ``get_query_embedding`` when the object has them (models may embed a query differently from a document),
+    otherwise the document function."""
+    if embed is None:
+        return None
+    if hasattr(embed, "embed_query"):
+        return lambda texts: [embed.embed_query(t) for t in texts]
+    if hasattr(embed, "get_query_embedding"):
+        return lambda texts: [embed.get_query_embedding(t) for t in texts]
+    return as_embed_fn(embed)
+
+
 class SimHasher:
     def __init__(self, bits: int, seed: int = 0x51A4) -> None:
         self.bits = bits

@@ -19,7 +19,7 @@ from hippo._native import BinaryIndex, WaveletMatrix
 from hippo.agentic import AgenticMixin
 from hippo.coindex import ROLES, NamespaceIndex, Scored
 from hippo.config import Config
-from hippo.embedding import SimHasher, as_embed_fn
+from hippo.embedding import SimHasher, as_embed_fn, as_query_fn
 from hippo.entries import EntriesMixin
 from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
 from hippo.filters import compile_filter
@@ -118,6 +118,8 @@ class _Shared:
         self.codes: dict[str, tuple[BinaryIndex, list[int]]] = {}
         self.llm = llm
         self.embed = as_embed_fn(embed)
+        self.embed_query = as_query_fn(embed)
+        self.embed_source = embed
         self.hasher = SimHasher(config.embed_bits) if self.embed else None
         self.closed = False
         self.bits = tokenizer.token_bits()
@@ -178,6 +180,11 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     @property
     def path(self) -> str | None:
         return self._s.store.path
+
+    @property
+    def embedding(self) -> Any:
+        """The ``embed`` this store was opened with (a callable or an embeddings object), or None."""
+        return self._s.embed_source
 
     def using(self, namespace: str) -> "Memory":
         """A view of another namespace of the same store (shares the connection and caches)."""
@@ -590,7 +597,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         entry = s.codes.get(self._namespace)
         if entry is None or len(entry[0]) == 0:
             return np.zeros(0, np.int64)
-        qcode = s.hasher.codes(s.embed([query]), 1)
+        qcode = s.hasher.codes(s.embed_query([query]), 1)
         k = min(limit, len(entry[0]))
         _, ids = entry[0].search(np.ascontiguousarray(qcode), k)
         rows = [idx.row_of.get(entry[1][j]) for j in ids[0].tolist() if j >= 0]
@@ -630,6 +637,17 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 return self._hits(idx, rows, scores, per, pred, k, scope)
         finally:
             _SCOPE.reset(token)
+
+    def search_many(self, namespaces: Iterable[str], query: str, *, k: int = 10, filter: dict[str, Any] | None = None,
+                    since: Any = None, until: Any = None, as_of: Any = None) -> list[Hit]:
+        """The ``k`` best messages for ``query`` in several namespaces of this store, ranked on one scale: term
+        statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
+        message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
+        arguments as in :meth:`search`."""
+        from hippo import multisearch
+
+        return multisearch.search_many(self, namespaces, query, k=k, filter=filter, since=since, until=until,
+                                       as_of=as_of)
 
     def _scope(self, query: str, since: Any, until: Any, as_of: Any) -> _Scope:
         cfg = self._s.config
@@ -878,6 +896,10 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
 
     async def asearch(self, query: str, **kwargs: Any) -> list[Hit]:
         return await self._run(self.search, query, **kwargs)
+
+    async def asearch_many(self, namespaces: Iterable[str], query: str, **kwargs: Any) -> list[Hit]:
+        return await self._run(self.search_many, list(namespaces) if not isinstance(namespaces, (str, bytes))
+                               else namespaces, query, **kwargs)
 
     async def arecall(self, query: str, **kwargs: Any) -> Recall:
         return await self._run(self.recall, query, **kwargs)

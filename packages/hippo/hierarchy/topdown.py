@@ -155,7 +155,7 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
             sc = _Scorer(life, stems)
             if life.hier.external_codes is not None and s.embed is not None:
                 # units carry embedding codes: compare them with the query's embedding code, not its terms'
-                sc.qcode = np.ascontiguousarray(s.hasher.codes(s.embed([query]), 1)).view(np.uint64).reshape(-1)
+                sc.qcode = np.ascontiguousarray(s.hasher.codes(s.embed_query([query]), 1)).view(np.uint64).reshape(-1)
             sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
             rep_themes: set[int] = set()
             if mode == "full" and FULL_STYLE == "diversify":
