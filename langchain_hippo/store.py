@@ -590,7 +590,10 @@ class HippoStore(BaseStore):
         widest = max(int(m.metadata.get("store_parts", 1)) for _, m in heads.values())
         flt = {"store_ver": {"$in": sorted({ver for _, ver in heads})}}
         names = sorted({name for name, _ in heads}, key=lambda n: self.langgraph_namespace(n) or ())
-        hits = yield _Call(None, "search_many", (names, query), {"k": min(parts, stop * widest), "filter": flt})
+        # store items are documents, not dialogue turns: ranked by the channels alone, without hippo's
+        # conversational priors (surprise, salience, time cues), as InMemoryStore ranks by similarity alone
+        hits = yield _Call(None, "search_many", (names, query),
+                           {"k": min(parts, stop * widest), "filter": flt, "priors": False})
         out: list[tuple[float | None, tuple[str, ...], Any]] = []
         seen: set = set()
         for h in hits:

@@ -639,15 +639,17 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             _SCOPE.reset(token)
 
     def search_many(self, namespaces: Iterable[str], query: str, *, k: int = 10, filter: dict[str, Any] | None = None,
-                    since: Any = None, until: Any = None, as_of: Any = None) -> list[Hit]:
+                    since: Any = None, until: Any = None, as_of: Any = None, priors: bool = True) -> list[Hit]:
         """The ``k`` best messages for ``query`` in several namespaces of this store, ranked on one scale: term
         statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
         message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
-        arguments as in :meth:`search`."""
+        arguments as in :meth:`search`. ``priors=False`` ranks by the fused channels alone, without the
+        conversational reweighting (time and truth, surprise, salience, profiles) that suits dialogue turns but
+        not documents such as key-value store items."""
         from hippo import multisearch
 
         return multisearch.search_many(self, namespaces, query, k=k, filter=filter, since=since, until=until,
-                                       as_of=as_of)
+                                       as_of=as_of, priors=priors)
 
     def _scope(self, query: str, since: Any, until: Any, as_of: Any) -> _Scope:
         cfg = self._s.config

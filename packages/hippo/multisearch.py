@@ -50,13 +50,15 @@ def _channel_ranks(per_ns: list[dict[int, float]], limit: int, *, ascending: boo
 
 def search_many(mem: "Memory", namespaces: Iterable[str], query: str, *, k: int = 10,
                 filter: dict[str, Any] | None = None, since: Any = None, until: Any = None,
-                as_of: Any = None) -> list["Hit"]:
+                as_of: Any = None, priors: bool = True) -> list["Hit"]:
     from hippo.memory import _SCOPE, _check_int
 
     mem._live()
     names = _names(namespaces)
     query = mem._check_query(query)
     k = _check_int(k, "k", minimum=1)
+    if not isinstance(priors, bool):
+        raise InvalidInput(f"priors must be a bool, got {type(priors).__name__}")
     pred = compile_filter(filter)
     scope = mem._scope(query, since, until, as_of)
     if not names:
@@ -106,9 +108,13 @@ def search_many(mem: "Memory", namespaces: Iterable[str], query: str, *, k: int 
                     order = np.lexsort((rows, -scores))
                     rows, scores = rows[order], scores[order]
                 idx.truth.sync(idx)
-                rows, scores, _ = truth_rank.adjust(idx, idx.truth, cfg.temporal, query, rows, scores,
-                                                    since=scope.since, until=scope.until, as_of=scope.as_of)
-                if rc.profile_prior and rows.size:
+                if priors:
+                    rows, scores, _ = truth_rank.adjust(idx, idx.truth, cfg.temporal, query, rows, scores,
+                                                        since=scope.since, until=scope.until, as_of=scope.as_of)
+                elif scope.filters and rows.size:
+                    keep = truth_rank.time_filter(idx.truth, rows, scope.since, scope.until, scope.as_of)
+                    rows, scores = rows[keep], scores[keep]
+                if priors and rc.profile_prior and rows.size:
                     factors = view._profile_factors(idx, query, rows)
                     if (factors != 1.0).any():
                         scores = scores * factors
