@@ -62,7 +62,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_non_negative_int
+from langchain_hippo._common import acall, check_non_negative_int, index_text
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
 NO_EXPIRY = 253402300799.0
@@ -167,15 +167,6 @@ def _unescape_label(text: str) -> str:
 
 def _is_hex(text: str) -> bool:
     return len(text) == 2 and all(c in "0123456789abcdefABCDEF" for c in text)
-
-
-def _index_text(text: str, limit: int) -> str:
-    """Text hippo can index: lone surrogates and control characters (which hippo refuses in message text) become
-    spaces, and text past ``limit`` characters is not indexed. Only search sees this text; the value is kept
-    exactly."""
-    clean = "".join(" " if (ord(c) < 32 and c not in "\t\n\r") or ord(c) == 127 or 0xD800 <= ord(c) <= 0xDFFF
-                    else c for c in text[:limit])
-    return clean
 
 
 class HippoStore(BaseStore):
@@ -467,7 +458,7 @@ class HippoStore(BaseStore):
             for path in (self._fields if op.index is None else op.index):
                 found = get_text_at_path(value, path if path == "$" else tokenize_path(path))
                 for i, t in enumerate(found):
-                    clean = _index_text(t, limit)
+                    clean = index_text(t, limit)
                     if clean.strip():
                         texts.append((f"{path}.{i}" if len(found) > 1 else path, clean))
         ver = uuid.uuid4().hex
