@@ -217,7 +217,8 @@ class HippoStore(BaseStore):
 
             memory = Memory(memory, embed=embeddings)
             self._owned.append(memory)
-        elif not all(callable(getattr(memory, a, None)) for a in ("using", "namespaces", "search_many", "list")):
+        elif not all(callable(getattr(memory, a, None))
+                     for a in ("using", "namespaces", "search_many", "list", "with_embedding")):
             raise InvalidInput(f"memory must be a hippo.Memory, a path or None, got {type(memory).__name__}")
         elif embeddings is not None:
             memory = self._embedding_memory(memory, index["embed"], embeddings)
@@ -267,21 +268,11 @@ class HippoStore(BaseStore):
                 raise InvalidInput(f"ttl[{name!r}] must be a positive number of minutes, got {value!r}")
 
     def _embedding_memory(self, memory: Any, given: Any, embeddings: Embeddings) -> Any:
-        """``memory`` when it already embeds with ``given``; a second handle on its file with ``embeddings``
-        when it has no embedding; an error otherwise (one store file, one embedding per namespace)."""
-        current = getattr(memory, "embedding", None)
-        if current is not None:
-            if current is given or current is embeddings:
-                return memory
-            raise InvalidInput("index['embed'] differs from the embedding the memory was opened with; "
-                               "give the same object to hippo.Memory(embed=...) and to the index, or only one")
-        if memory.path is None:
-            raise InvalidInput("index['embed'] needs a memory opened with that embedding: an in-memory "
-                               "hippo.Memory(None) cannot be reopened; use hippo.Memory(None, embed=...) or a file")
-        from hippo import Memory
-
-        twin = Memory(memory.path, namespace=memory.namespace, config=memory.config, embed=embeddings)
-        self._owned.append(twin)
+        """``memory`` when it already embeds with ``given``; else a second handle on its file with ``embeddings``
+        (``Memory.with_embedding``), which the store closes."""
+        twin = memory.with_embedding(given if getattr(memory, "embedding", None) is given else embeddings)
+        if twin is not memory:
+            self._owned.append(twin)
         return twin
 
     # -- lifecycle -----------------------------------------------------------------------------------------

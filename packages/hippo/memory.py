@@ -186,6 +186,27 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         """The ``embed`` this store was opened with (a callable or an embeddings object), or None."""
         return self._s.embed_source
 
+    def with_embedding(self, embed: Any) -> "Memory":
+        """This store with ``embed`` as its embedding channel: ``self`` when the store already embeds with that very
+        object; otherwise (the store has no embedding) a second handle on the same file, at the same namespace,
+        whose writes and searches use ``embed`` (the caller closes it). A store cannot switch embeddings (the codes
+        kept in it come from one function), so an in-memory store, or one opened with another ``embed``, raises
+        ``InvalidInput``."""
+        self._live()
+        if embed is None:
+            raise InvalidInput("embed must be a callable or an embeddings object, got None")
+        as_embed_fn(embed)  # validates
+        current = self._s.embed_source
+        if current is not None:
+            if current is embed:
+                return self
+            raise InvalidInput("embed differs from the embedding this store was opened with; a store keeps the codes "
+                               "of one embedding function: open it with that function only")
+        if self.path is None:
+            raise InvalidInput("an in-memory store cannot be opened a second time with an embedding; create it with "
+                               "hippo.Memory(None, embed=...)")
+        return Memory(self.path, namespace=self._namespace, config=self._s.config, embed=embed)
+
     def using(self, namespace: str) -> "Memory":
         """A view of another namespace of the same store (shares the connection and caches)."""
         self._live()
