@@ -156,6 +156,36 @@ def test_item6_agent_outputs_fall_back_to_the_output_key(memory):
         keyed.load_memory_variables({"input": "hi"})
 
 
+def test_what_hippo_cannot_keep_is_refused_whole():
+    """docs/compatibility.md: ``InMemoryChatMessageHistory`` keeps any object; hippo refuses lone surrogates, text
+    past ``Config.max_message_chars`` and a memory whose encoding gate may drop messages, storing nothing."""
+    small = hippo.Memory(None, config={"max_message_chars": 50})
+    history = HippoChatMessageHistory(small, session_id="s")
+    history.add_messages([HumanMessage("short and fine")])
+    for bad in (HumanMessage("x" * 51), HumanMessage("lone \udc80 surrogate")):
+        with pytest.raises(hippo.InvalidInput):
+            history.add_messages([AIMessage("would be fine"), bad])
+    assert [m.text for m in history.messages] == ["short and fine"]
+    with pytest.raises(hippo.InvalidInput, match="gate"):
+        HippoChatMessageHistory(hippo.Memory(None, config={"gate": {"enabled": True}}), session_id="s")
+
+
+def test_classic_memory_stores_non_text_values_as_text(memory):
+    """``ConversationBufferMemory`` builds ``HumanMessage(content=value)``, which refuses a number (pydantic's
+    ValidationError, a ValueError); hippo stores ``str(value)``."""
+    from langchain_classic.memory import ConversationBufferMemory
+
+    from langchain_hippo import HippoMemory
+
+    mem = HippoMemory(memory=memory)
+    mem.save_context({"input": 42}, {"output": 3.5})
+    assert [m.content for m in mem.chat_memory.messages] == ["42", "3.5"]
+    with pytest.warns(Warning):  # deprecated upstream
+        ref = ConversationBufferMemory()
+    with pytest.raises(ValueError):
+        ref.save_context({"input": 42}, {"output": 3.5})
+
+
 def test_classic_import_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "langchain_classic", None)
     monkeypatch.setitem(sys.modules, "langchain_classic.base_memory", None)

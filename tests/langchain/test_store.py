@@ -467,3 +467,60 @@ def test_too_long_namespace_is_refused_by_name(store):
 def test_memory_with_the_encoding_gate_is_refused():
     with pytest.raises(hippo.InvalidInput, match="gate"):
         HippoStore(hippo.Memory(None, config={"gate": {"enabled": True}}))
+
+
+# -- the remaining differences of docs/compatibility.md, each pinned ----------------------------------------------
+
+
+def test_searches_list_namespaces_in_sorted_order(store):
+    """``InMemoryStore`` walks its dict, namespaces in first-use order; hippo sorts them (stable across restarts,
+    as the SQL stores' ``ORDER BY prefix``); keys keep their put order inside a namespace in both."""
+    ref = InMemoryStore()
+    for s in (store, ref):
+        s.put(("b",), "k2", {"v": 1})
+        s.put(("a",), "k1", {"v": 2})
+        s.put(("b",), "k0", {"v": 3})
+    assert [(i.namespace, i.key) for i in store.search(())] == [(("a",), "k1"), (("b",), "k2"), (("b",), "k0")]
+    assert [(i.namespace, i.key) for i in ref.search(())] == [(("b",), "k2"), (("b",), "k0"), (("a",), "k1")]
+
+
+def test_values_are_stored_as_json(store):
+    """Like the SQL stores (and unlike ``InMemoryStore``, which keeps the Python objects) the value read back is its
+    JSON form."""
+    store.put(("j",), "k", {"pair": (1, 2), "nested": {3: "three"}, "ok": [True, None, 1.5]})
+    assert store.get(("j",), "k").value == {"pair": [1, 2], "nested": {"3": "three"}, "ok": [True, None, 1.5]}
+    ref = InMemoryStore()
+    ref.put(("j",), "k", {"pair": (1, 2)})
+    assert ref.get(("j",), "k").value == {"pair": (1, 2)}
+
+
+def test_an_index_without_embed_indexes_fields_lexically():
+    with pytest.raises(ValueError, match="embed"):
+        InMemoryStore(index={"fields": ["text"]})
+    store = HippoStore(None, index={"fields": ["text"]})
+    store.put(("f",), "a", {"text": "quarterly revenue", "other": "penguins"})
+    assert store.search(("f",), query="revenue")[0].score is not None
+    assert store.search(("f",), query="penguins")[0].score is None
+
+
+def test_equal_texts_in_one_batch():
+    """``InMemoryStore`` embeds each distinct text once but pairs the vectors with every field holding a text, so
+    two equal texts in one batch make it raise; hippo stores both."""
+    from tests.concepts import DIMS, embed_texts
+
+    index = {"dims": DIMS, "embed": embed_texts, "fields": ["title", "text"]}
+    ops = [PutOp(("d",), "a", {"title": "cat", "text": "cat"}), PutOp(("d",), "b", {"title": "x", "text": "cat"})]
+    with pytest.raises(ValueError, match="Number of embeddings"):
+        InMemoryStore(index=index).batch(ops)
+    store = HippoStore(None, index=index)
+    store.batch(ops)
+    assert [i.key for i in store.search(("d",), query="kitten")] == ["a", "b"]
+
+
+def test_text_past_the_message_limit_is_not_indexed_but_kept():
+    store = HippoStore(hippo.Memory(None, config={"max_message_chars": 40}))
+    value = {"text": "the opening words are indexed " + "filler " * 20 + "zeppelin"}
+    store.put(("l",), "long", value)
+    assert store.get(("l",), "long").value == value
+    assert store.search(("l",), query="opening")[0].score is not None
+    assert store.search(("l",), query="zeppelin")[0].score is None
