@@ -92,7 +92,8 @@ def test_one_namespace_is_plain_search():
 async def test_async_twin_and_argument_checks():
     mem = hippo.Memory(None)
     mem.using("a").add("the lighthouse keeper keeps a beagle")
-    assert [h.text for h in await mem.asearch_many(["a", "empty"], "beagle")] == ["the lighthouse keeper keeps a beagle"]
+    hits = await mem.asearch_many(["a", "empty"], "beagle")
+    assert [h.text for h in hits] == ["the lighthouse keeper keeps a beagle"]
     assert mem.search_many([], "beagle") == []
     assert mem.search_many(["a", "a"], "beagle", k=5)[0].namespace == "a"
     for bad in ("a", None, 3, ["a", ""], ["a", 5]):
@@ -126,3 +127,20 @@ def test_queries_are_embedded_with_embed_query():
     mem.search("hiking", k=1)
     mem.search_many(["default"], "basil", k=1)
     assert emb.queries == ["hiking", "basil"]
+
+
+def test_without_priors_the_score_is_the_fused_channels():
+    """``priors=False``: no time-and-truth, surprise, salience or profile factor; a hit's score is the sum of its
+    channels' reciprocal-rank contributions (``Hit.channels``), and the order follows it."""
+    rng = random.Random(11)
+    mem = hippo.Memory(None)
+    mem.using("p").add_many([{"text": t + (" yesterday at 5pm, Ann said" if i % 3 == 0 else "")}
+                             for i, t in enumerate(_texts(rng, 30))])
+    for query in ("chess garden", "what did Ann say yesterday about the river", "blue cello"):
+        plain = mem.search_many(["p"], query, k=10, priors=False)
+        assert plain
+        for h in plain:
+            assert h.score == pytest.approx(sum(h.channels.values()))
+        assert [h.score for h in plain] == sorted((h.score for h in plain), reverse=True)
+    with pytest.raises(InvalidInput, match="priors"):
+        mem.search_many(["p"], "chess", priors="no")

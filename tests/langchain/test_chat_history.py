@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -180,7 +181,8 @@ def test_classic_memory_stores_non_text_values_as_text(memory):
     mem = HippoMemory(memory=memory)
     mem.save_context({"input": 42}, {"output": 3.5})
     assert [m.content for m in mem.chat_memory.messages] == ["42", "3.5"]
-    with pytest.warns(Warning):  # deprecated upstream
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated upstream; warned once per process
         ref = ConversationBufferMemory()
     with pytest.raises(ValueError):
         ref.save_context({"input": 42}, {"output": 3.5})
