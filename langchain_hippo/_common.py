@@ -9,10 +9,19 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 from datetime import datetime
 from typing import Any
 
 from hippo import InvalidInput
+
+class MissingKey(InvalidInput, KeyError):
+    """A named key is absent from a mapping: ``hippo.InvalidInput`` and the ``KeyError`` LangChain's own classes
+    raise there, so code written for either catches it."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
 
 #: hippo ``Memory.recall`` default budget, used when a caller gives none.
 DEFAULT_BUDGET_TOKENS = 2000
@@ -64,6 +73,16 @@ def check_memory(value: Any, name: str = "memory") -> Any:
     if not all(callable(getattr(value, attr, None)) for attr in ("search", "recall", "add", "using")):
         raise InvalidInput(f"{name} must be a hippo.Memory, got {type(value).__name__}")
     return value
+
+
+_NOT_INDEXABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def index_text(text: str, limit: int | None = None) -> str:
+    """Text hippo can index for ``text``: control characters and lone surrogates (which hippo refuses in message
+    text) become spaces, and text past ``limit`` characters is left out. Only search sees this text; callers keep
+    the original (message content, store value) exactly, in the metadata."""
+    return _NOT_INDEXABLE.sub(" ", text if limit is None else text[:limit])
 
 
 def iso(value: datetime | None) -> str | None:

@@ -17,16 +17,16 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from langchain_hippo._common import json_safe
+from langchain_hippo._common import index_text, json_safe
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
 
 
 def _indexable_text(message: BaseMessage) -> str:
-    text = (message.text or "").strip()
-    if text:
-        return message.text
+    text = index_text(message.text or "")
+    if text.strip():
+        return text
     calls = getattr(message, "tool_calls", None) or []
     if calls:
         return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str)})]" for c in calls)
