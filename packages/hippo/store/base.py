@@ -8,6 +8,11 @@ Token ids of a message live in exactly one place: in its row while it is in the 
 sealed chunk (a serialized, checksummed static wavelet matrix over the tokens of a contiguous ``seq`` range).
 Sealing and merging chunks happen in one transaction with clearing the rows' tokens, so a crash at any point
 leaves every committed message's tokens in exactly one of the two places.
+
+Every change of a namespace (an append, a deletion, a metadata update) takes the next number of the namespace's
+change sequence (its ``version``) in the same transaction and is recorded in a change feed, so a process that keeps
+derived state applies exactly what changed since it last looked (:meth:`Store.changes`) instead of reloading; the
+cost of catching up depends on what changed, not on the size of the namespace.
 """
 
 from __future__ import annotations
@@ -57,10 +62,29 @@ class Chunk:
 
 @dataclass(frozen=True)
 class NamespaceState:
-    """Cheap fingerprint of a namespace: it changes on every append (next_seq) and every deletion (generation)."""
+    """Cheap fingerprint of a namespace: it changes on every append (next_seq), every deletion (generation) and
+    every change of any kind (version, the number of the namespace's latest change)."""
 
     generation: int
     next_seq: int
+    version: int = 0
+
+
+CHANGE_KINDS = ("append", "delete", "update")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a namespace's change feed.
+
+    ``append``: the messages with ``first_seq <= seq <= last_seq`` were added (``ids`` empty); ``delete``: the
+    messages ``ids`` were removed; ``update``: the metadata of the messages ``ids`` was replaced."""
+
+    version: int
+    kind: str
+    first_seq: int = -1
+    last_seq: int = -1
+    ids: tuple[int, ...] = ()
 
 
 class Store(abc.ABC):
@@ -85,6 +109,11 @@ class Store(abc.ABC):
         """Every message of ``namespace`` with ``seq > after_seq`` in seq order, each with its tokens."""
 
     @abc.abstractmethod
+    def load_tokens(self, namespace: str) -> np.ndarray:
+        """The token ids of every message of ``namespace`` concatenated in seq order (the Content stream, uint32),
+        read from the chunks and the tail without reading message rows."""
+
+    @abc.abstractmethod
     def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]: ...
 
     @abc.abstractmethod
@@ -105,7 +134,20 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete_namespace(self, namespace: str) -> int:
-        """Remove every message, chunk, code and unit of ``namespace``; returns the number of messages removed."""
+        """Remove every message, chunk, code, unit and change of ``namespace``; returns the number of messages
+        removed. A namespace created again under the same name starts its change sequence past the old one's."""
+
+    # -- the change feed ---------------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def changes(self, namespace: str, after: int) -> list[Change] | None:
+        """The changes of ``namespace`` with ``version > after``, oldest first, read consistently with
+        :meth:`state`. None when the feed no longer reaches back to ``after`` (trimmed by :meth:`trim_changes`, or
+        the namespace was deleted since): the caller must then rebuild what it derived from the store."""
+
+    @abc.abstractmethod
+    def trim_changes(self, namespace: str, upto: int) -> int:
+        """Forget the changes with ``version <= upto`` (readers that have not seen them will rebuild); returns how
+        many were removed."""
 
     # -- derived data the engine may keep beside the messages (rebuildable, never the only copy) -----------------
     @abc.abstractmethod
@@ -123,6 +165,11 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         """The snapshot blob stored under ``kind``, or None."""
+
+    @abc.abstractmethod
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
+        """Store several snapshot blobs in one transaction (a None payload removes that kind), so derived state
+        saved together is read back together."""
 
     @abc.abstractmethod
     def sizes(self) -> dict[str, int]:

@@ -18,6 +18,8 @@ import numpy as np
 
 from hippo.base.errors import CorruptData, InvalidInput, StoreBusy, StoreError
 from hippo.store.base import (
+    CHANGE_KINDS,
+    Change,
     Chunk,
     MessageRow,
     NamespaceState,
@@ -27,14 +29,29 @@ from hippo.store.base import (
 from hippo.store.codec import ChunkCodec
 from hippo.text.tokenizer import token_bits
 
-SCHEMA_VERSION = 2
+# 3: the change feed (namespaces.version / namespaces.horizon and the changes table).
+SCHEMA_VERSION = 3
+
+# The change feed: one row per append, deletion or metadata update of a namespace, numbered by the namespace's
+# version (append: the seq range added; delete / update: the message ids, a JSON list).
+_CHANGES_TABLE = """CREATE TABLE IF NOT EXISTS changes (
+        namespace TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        first_seq INTEGER NOT NULL,
+        last_seq INTEGER NOT NULL,
+        ids TEXT NOT NULL,
+        PRIMARY KEY (namespace, version))"""
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # version: number of the namespace's latest change; horizon: the feed holds every change after it
     """CREATE TABLE IF NOT EXISTS namespaces (
         name TEXT PRIMARY KEY,
         generation INTEGER NOT NULL DEFAULT 0,
-        next_seq INTEGER NOT NULL DEFAULT 0)""",
+        next_seq INTEGER NOT NULL DEFAULT 0,
+        version INTEGER NOT NULL DEFAULT 0,
+        horizon INTEGER NOT NULL DEFAULT 0)""",
     """CREATE TABLE IF NOT EXISTS messages (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         namespace TEXT NOT NULL,
@@ -75,7 +92,20 @@ _SCHEMA = [
         kind TEXT NOT NULL,
         payload BLOB NOT NULL,
         PRIMARY KEY (namespace, kind))""",
+    _CHANGES_TABLE,
 ]
+
+
+def _migrate_2_to_3(db: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: the change feed. Existing namespaces start at version 0 with an empty feed (a reader that
+    kept nothing derived from them has nothing to catch up on)."""
+    db.execute("ALTER TABLE namespaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+    db.execute("ALTER TABLE namespaces ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0")
+    db.execute(_CHANGES_TABLE)
+
+
+# from-version -> step to the next version; a store is upgraded step by step inside its opening transaction
+_MIGRATIONS = {2: _migrate_2_to_3}
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
@@ -132,13 +162,18 @@ class SQLiteStore(Store):
     # -- plumbing -------------------------------------------------------------------------------------------
     def _init_schema(self) -> None:
         with self.transaction("initialising the schema"):
+            self._db.execute(_SCHEMA[0])
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = SCHEMA_VERSION if row is None else (int(row[0]) if str(row[0]).isdigit() else -1)
+            if version != SCHEMA_VERSION and version not in _MIGRATIONS:
+                raise CorruptData(f"store schema version {row[0]} is not supported (expected {SCHEMA_VERSION})")
+            while version in _MIGRATIONS:  # an older store: upgraded in place, all or nothing
+                _MIGRATIONS[version](self._db)
+                version += 1
             for stmt in _SCHEMA:
                 self._db.execute(stmt)
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise CorruptData(f"store schema version {row[0]} is not supported (expected {SCHEMA_VERSION})")
+            self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
+                             " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[sqlite3.Connection]:
@@ -178,18 +213,28 @@ class SQLiteStore(Store):
 
     # -- namespaces -----------------------------------------------------------------------------------------
     def state(self, namespace: str) -> NamespaceState:
-        rows = self._query("SELECT generation, next_seq FROM namespaces WHERE name = ?", (namespace,))
+        rows = self._query("SELECT generation, next_seq, version FROM namespaces WHERE name = ?", (namespace,))
         if not rows:
-            return NamespaceState(self._epoch(self._db), 0)
-        return NamespaceState(rows[0][0], rows[0][1])
+            return NamespaceState(self._epoch(self._db), 0, self._epoch(self._db, "change_epoch"))
+        return NamespaceState(rows[0][0], rows[0][1], rows[0][2])
 
-    def _epoch(self, db) -> int:
-        # Generation a namespace (re)starts at. delete_namespace removes the namespace's row, so its name leaves
-        # the file, and raises the epoch past that row's generation: a process still caching the deleted
-        # namespace sees a changed generation and reloads, even once the name is reused.
+    def _epoch(self, db, key: str = "namespace_epoch") -> int:
+        # Generation (namespace_epoch) and change version (change_epoch) a namespace (re)starts at.
+        # delete_namespace removes the namespace's row, so its name leaves the file, and raises both epochs past
+        # that row's values: a process still caching the deleted namespace sees a changed fingerprint and a feed
+        # that no longer reaches back to what it saw, and reloads, even once the name is reused.
         with self._lock:
-            row = db.execute("SELECT value FROM meta WHERE key = 'namespace_epoch'").fetchone()
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return int(row[0]) if row else 0
+
+    def _record(self, db, namespace: str, kind: str, first_seq: int = -1, last_seq: int = -1,
+                ids: Sequence[int] = ()) -> int:
+        """Take the namespace's next change number and record the change (inside the caller's transaction)."""
+        db.execute("UPDATE namespaces SET version = version + 1 WHERE name = ?", (namespace,))
+        version = db.execute("SELECT version FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
+        db.execute("INSERT INTO changes(namespace, version, kind, first_seq, last_seq, ids) VALUES (?, ?, ?, ?, ?, ?)",
+                   (namespace, version, kind, first_seq, last_seq, json.dumps([int(i) for i in ids])))
+        return int(version)
 
     def namespaces(self) -> list[str]:
         rows = self._query("SELECT DISTINCT namespace FROM messages ORDER BY namespace")
@@ -201,9 +246,10 @@ class SQLiteStore(Store):
             return []
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
-            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
-                       (namespace, self._epoch(db)))
-            seq = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
+            start = self._epoch(db, "change_epoch")
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
+                       " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
+            seq = first = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
             for m in messages:
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
@@ -222,6 +268,7 @@ class SQLiteStore(Store):
                 ))
                 seq += 1
             db.execute("UPDATE namespaces SET next_seq = ? WHERE name = ?", (seq, namespace))
+            self._record(db, namespace, "append", first, seq - 1)
         return out
 
     def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
@@ -232,32 +279,70 @@ class SQLiteStore(Store):
         )
         return [Chunk(*r) for r in rows]
 
-    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
-        # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
-        # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
+    def _read(self, fn):
+        """Run ``fn()`` inside one read transaction (a consistent snapshot of the file) unless one is open."""
         with self._lock:
             own = not self._db.in_transaction
             try:
                 if own:
                     self._db.execute("BEGIN")
                 try:
-                    raw = self._query(
-                        f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
-                        " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)
-                    )
-                    chunks = self._chunks(namespace)
+                    return fn()
                 finally:
                     if own:
                         self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, "reading the store") from exc
-        return self._attach_tokens(namespace, raw, chunks, after_seq)
 
-    def _attach_tokens(self, namespace, raw, chunks, after_seq) -> list[MessageRow]:
+    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
+        # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
+        # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
+        # Only the rows past ``after_seq`` and the chunks that hold their tokens are read; in a chunk that starts
+        # before ``after_seq`` the tokens of its earlier messages are skipped by their total length.
+        def read():
+            raw = self._query(
+                f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                " WHERE m.namespace = ? AND m.seq > ? ORDER BY m.seq", (namespace, after_seq))
+            chunks = self._chunks(namespace, after_seq) if any(r[10] is None for r in raw) else []
+            skip = 0
+            if chunks and chunks[0].first_seq <= after_seq:
+                skip = self._query("SELECT COALESCE(SUM(n_tokens), 0) FROM messages WHERE namespace = ?"
+                                   " AND seq >= ? AND seq <= ?", (namespace, chunks[0].first_seq, after_seq))[0][0]
+            return raw, chunks, int(skip)
+
+        raw, chunks, skip = self._read(read)
+        return self._attach_tokens(namespace, raw, chunks, skip)
+
+    def load_tokens(self, namespace: str) -> np.ndarray:
+        def read():
+            tail = self._query("SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
+                               " WHERE t.namespace = ? ORDER BY t.seq", (namespace,))
+            return self._chunks(namespace), tail
+
+        chunks, tail = self._read(read)
+        parts = []
+        for ch in chunks:
+            tokens = self.codec.decode(ch.blob)
+            if tokens.size != ch.n_tokens:
+                raise CorruptData(f"chunk {ch.id}: holds {tokens.size} tokens, expected {ch.n_tokens}")
+            parts.append(tokens)
+        if chunks and tail and tail[0][0] <= chunks[-1].last_seq:
+            raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
+        for seq, n, blob in tail:
+            if blob is None or len(blob) != 4 * n:
+                raise CorruptData(f"namespace {namespace!r}: message seq {seq} has a damaged token blob")
+            parts.append(np.frombuffer(blob, dtype="<u4"))
+        if not parts:
+            return np.zeros(0, dtype=np.uint32)
+        return np.concatenate(parts).astype(np.uint32, copy=False)
+
+    def _attach_tokens(self, namespace, raw, chunks, skip: int = 0) -> list[MessageRow]:
+        """Rows with their tokens: from the tail, else from the chunks in order (the first ``skip`` tokens of the
+        first chunk belong to messages before ``raw``)."""
         out: list[MessageRow] = []
         ci = 0
         chunk_tokens: np.ndarray | None = None
-        chunk_pos = 0
+        chunk_pos = skip
         for r in raw:
             seq, n = r[2], r[3]
             blob = r[10]
@@ -281,8 +366,7 @@ class SQLiteStore(Store):
                     raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
                 tokens = chunk_tokens[chunk_pos:chunk_pos + n]
                 chunk_pos += n
-            if seq > after_seq:
-                out.append(self._row(r, tokens))
+            out.append(self._row(r, tokens))
         if ci < len(chunks):
             self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
         return out
@@ -430,6 +514,7 @@ class SQLiteStore(Store):
                 db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
                 db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
             db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+            self._record(db, namespace, "delete", ids=sorted(ids_found))
         return sorted(ids_found)
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
@@ -437,7 +522,10 @@ class SQLiteStore(Store):
         with self.transaction("updating metadata") as db:
             cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
                              (meta_json, namespace, int(id)))
-            return cur.rowcount == 1
+            if cur.rowcount != 1:
+                return False
+            self._record(db, namespace, "update", ids=[int(id)])
+            return True
 
     def delete_namespace(self, namespace: str) -> int:
         with self.transaction("deleting a namespace") as db:
@@ -447,13 +535,63 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
             db.execute("DELETE FROM tail WHERE namespace = ?", (namespace,))
-            row = db.execute("SELECT generation FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            db.execute("DELETE FROM changes WHERE namespace = ?", (namespace,))
+            row = db.execute("SELECT generation, version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
             if row is not None:
-                epoch = max(self._epoch(db), int(row[0])) + 1
+                epochs = {"namespace_epoch": max(self._epoch(db), int(row[0])) + 1,
+                          "change_epoch": max(self._epoch(db, "change_epoch"), int(row[1])) + 1}
                 db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
-                db.execute("INSERT INTO meta(key, value) VALUES ('namespace_epoch', ?)"
-                           " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(epoch),))
+                for key, epoch in epochs.items():
+                    db.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
+                               " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(epoch)))
         return int(n)
+
+    # -- the change feed ------------------------------------------------------------------------------------
+    def changes(self, namespace: str, after: int) -> list[Change] | None:
+        after = int(after)
+
+        def read():
+            row = self._query("SELECT version, horizon FROM namespaces WHERE name = ?", (namespace,))
+            if not row:
+                # never written (nothing to catch up on when that is what the reader saw) or deleted since
+                start = self._epoch(self._db, "change_epoch")
+                return start, start, []
+            head, horizon = row[0]
+            if not horizon <= after <= head:
+                return head, horizon, []
+            return head, horizon, self._query("SELECT version, kind, first_seq, last_seq, ids FROM changes"
+                                              " WHERE namespace = ? AND version > ? ORDER BY version",
+                                              (namespace, after))
+
+        head, horizon, raw = self._read(read)
+        if not horizon <= after <= head:
+            return None
+        out: list[Change] = []
+        expect = after + 1
+        for version, kind, first, last, ids in raw:
+            try:
+                parsed = tuple(int(i) for i in json.loads(ids))
+            except (TypeError, ValueError) as exc:
+                raise CorruptData(f"namespace {namespace!r}: change {version} holds damaged ids") from exc
+            if version != expect or kind not in CHANGE_KINDS:
+                raise CorruptData(f"namespace {namespace!r}: the change feed is damaged at version {version}")
+            out.append(Change(int(version), kind, int(first), int(last), parsed))
+            expect += 1
+        if expect != head + 1:
+            raise CorruptData(f"namespace {namespace!r}: the change feed stops at {expect - 1}, expected {head}")
+        return out
+
+    def trim_changes(self, namespace: str, upto: int) -> int:
+        with self.transaction("trimming the change feed") as db:
+            row = db.execute("SELECT version, horizon FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            if row is None:
+                return 0
+            upto = min(int(upto), int(row[0]))
+            if upto <= row[1]:
+                return 0
+            cur = db.execute("DELETE FROM changes WHERE namespace = ? AND version <= ?", (namespace, upto))
+            db.execute("UPDATE namespaces SET horizon = ? WHERE name = ?", (upto, namespace))
+            return cur.rowcount
 
     # -- embedding codes ------------------------------------------------------------------------------------
     def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
@@ -480,6 +618,17 @@ class SQLiteStore(Store):
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
         return rows[0][0] if rows else None
+
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
+        with self.transaction("saving units") as db:
+            for kind, payload in payloads.items():
+                if payload is None:
+                    db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
+                else:
+                    db.execute("INSERT INTO units(namespace, kind, payload) VALUES (?, ?, ?)"
+                               " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
+                               (namespace, kind, payload))
+        self._release_free_pages()
 
     # -- maintenance ----------------------------------------------------------------------------------------
     def sizes(self) -> dict[str, int]:

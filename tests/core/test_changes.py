@@ -1,0 +1,157 @@
+"""The store's change feed (``Store.changes``), incremental loads and the schema migration from version 2.
+
+Every append, deletion and metadata update of a namespace takes the next number of its change sequence in the
+same transaction; a reader asks for what changed after the number it saw. The references here are hand-written
+expectations and full reads of the same store.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rowcount import count_rows
+
+from hippo import Memory
+from hippo.store.base import Change
+from hippo.store.sqlite import SCHEMA_VERSION, SQLiteStore
+
+DATA = Path(__file__).parent / "data"
+
+
+def _v2_writer():
+    """The script that wrote ``data/store_v2.db`` with the schema-2 code (its messages are the expectations)."""
+    spec = importlib.util.spec_from_file_location("make_store_v2", DATA / "make_store_v2.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _texts(n: int, tag: str = "m") -> list[dict]:
+    return [{"text": f"{tag} {i}: the lighthouse keeper logged {i} ships and a storm from the west"} for i in range(n)]
+
+
+def test_every_change_takes_the_next_version_and_the_feed_returns_exactly_them(tmp_path):
+    with Memory(tmp_path / "c.db") as mem:
+        store = mem.engine.rt.store
+        assert store.changes("default", store.state("default").version) == []
+        a = mem.add_many(_texts(3))
+        b = mem.add("one more")
+        mem.update(a[1].id, metadata={"k": 1})
+        mem.delete([a[0].id, b.id])
+        st = store.state("default")
+        feed = store.changes("default", 0)
+    assert [c.version for c in feed] == [1, 2, 3, 4]
+    assert feed == [Change(1, "append", 0, 2), Change(2, "append", 3, 3), Change(3, "update", ids=(a[1].id,)),
+                    Change(4, "delete", ids=(a[0].id, b.id))]
+    assert st.version == 4 and st.next_seq == 4 and st.generation == 1
+
+
+def test_failed_and_empty_calls_record_nothing(tmp_path):
+    with Memory(tmp_path / "c.db") as mem:
+        store = mem.engine.rt.store
+        mem.add("first")
+        v = store.state("default").version
+        assert mem.delete([10**6]) == 0
+        assert not store.update_metadata("default", 10**6, {"x": 1})
+        assert not store.update_metadata("other", 1, {"x": 1})  # id of another namespace
+        assert store.state("default").version == v and store.changes("default", v) == []
+
+
+def test_readers_behind_a_trimmed_feed_or_a_deleted_namespace_must_rebuild(tmp_path):
+    with Memory(tmp_path / "c.db") as mem:
+        store = mem.engine.rt.store
+        for i in range(5):
+            mem.add(f"message {i}")
+        assert store.trim_changes("default", 3) == 3
+        assert store.changes("default", 2) is None        # the feed no longer reaches back to 2
+        assert [c.version for c in store.changes("default", 3)] == [4, 5]
+        assert store.changes("default", 6) is None        # a version this namespace never had
+        old = store.state("default")
+        mem.delete_namespace("default")
+        assert store.changes("default", old.version) is None
+        mem.add("a new namespace under the old name")
+        new = store.state("default")
+        assert new.version > old.version and new.generation > old.generation
+        assert store.changes("default", old.version) is None
+        assert [c.kind for c in store.changes("default", new.version - 1)] == ["append"]
+
+
+@pytest.mark.parametrize("seal_tokens", [1, 60, 10**9])
+def test_load_after_seq_reads_only_later_rows_and_matches_a_full_load(tmp_path, seal_tokens):
+    with Memory(tmp_path / "c.db", config={"seal_tokens": seal_tokens}) as mem:
+        items = mem.add_many(_texts(40))
+        mem.add_many(_texts(15, "late"))
+        mem.delete([items[5].id, items[30].id])
+        store = mem.engine.rt.store
+        full = store.load("default")
+        tokens = store.load_tokens("default")
+        assert np.array_equal(tokens, np.concatenate([r.tokens for r in full]))
+        counter = count_rows(store)
+        for after in (-1, 0, 4, 5, 29, 30, 38, 54, 60):
+            want = [(r.id, r.seq, r.tokens.tolist()) for r in full if r.seq > after]
+            before = counter.rows
+            got = store.load("default", after_seq=after)
+            assert [(r.id, r.seq, r.tokens.tolist()) for r in got] == want
+            # the rows past `after`, at most a few chunks, and one sum of lengths: never the earlier rows
+            assert counter.rows - before <= len(want) + 8
+
+
+def test_migration_from_a_schema_2_store(tmp_path):
+    v2 = _v2_writer()
+    path = tmp_path / "old.db"
+    shutil.copy(DATA / "store_v2.db", path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    db.close()
+    for ns in ("alpha", "beta"):
+        with Memory(path, namespace=ns) as mem:
+            want = [m["text"] for k, m in enumerate(v2.messages(ns)) if k not in v2.DELETED[ns]]
+            assert [it.text for it in mem.list()] == want
+            tagged = [it for it in mem.list() if it.metadata.get("tag") == "updated"]
+            assert [it.text for it in tagged] == [v2.messages(ns)[10]["text"]]
+            quote = v2.messages(ns)[2]["text"]
+            assert mem.search(quote, k=1)[0].text == quote
+            assert quote in mem.recall(quote, budget_tokens=300).text
+            store = mem.engine.rt.store
+            st = store.state(ns)
+            assert st.version == 0 and store.changes(ns, 0) == []  # an upgraded store starts its feed empty
+            new = mem.add("written after the upgrade")
+            assert store.changes(ns, 0) == [Change(1, "append", st.next_seq, st.next_seq)]
+            mem.delete([new.id])
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    cols = {r[1] for r in db.execute("PRAGMA table_info(namespaces)")}
+    assert {"version", "horizon"} <= cols
+    db.close()
+    with Memory(path, namespace="alpha") as mem:  # and it opens again as a current store
+        assert mem.count() == 88
+
+
+def test_a_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):
+    from hippo.store import sqlite as sqlite_mod
+
+    path = tmp_path / "old.db"
+    shutil.copy(DATA / "store_v2.db", path)
+
+    def broken(db):
+        db.execute("ALTER TABLE namespaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setitem(sqlite_mod._MIGRATIONS, 2, broken)
+    with pytest.raises(Exception):
+        SQLiteStore(path)
+    monkeypatch.undo()
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    assert "version" not in {r[1] for r in db.execute("PRAGMA table_info(namespaces)")}
+    db.close()
+    with Memory(path, namespace="beta") as mem:  # the next open upgrades it
+        assert mem.count() == 89
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    db.close()
