@@ -139,6 +139,11 @@ int hippo_wm_serialize(const hippo_wm *wm, uint8_t *buf, uint64_t cap, uint64_t 
 /* Validates magic, version, every length against len, and the checksum before allocating.
  * ECORRUPT / EVERSION on failure; never reads outside [blob, blob+len). */
 int hippo_wm_deserialize(const uint8_t *blob, uint64_t len, hippo_wm **out);
+/* The symbols of a hippo_wm_serialize blob without building the matrix (the payload is bit-packed symbols):
+ * validates exactly as hippo_wm_deserialize, sets *out_n and *out_bits, and unpacks the n symbols into out
+ * when capacity >= n (call with capacity 0 to learn n). O(n); never reads outside [blob, blob+len). */
+int hippo_wm_decode_blob(const uint8_t *blob, uint64_t len, uint32_t *out, uint64_t capacity, uint64_t *out_n,
+                         uint32_t *out_bits);
 
 /* ---- dynamic wavelet matrix --------------------------------------------------------------- */
 /* Append-only dynamic wavelet matrix (seed §3.2.1 asks for appends that keep queries available).

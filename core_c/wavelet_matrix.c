@@ -784,11 +784,9 @@ int hippo_seq_serialize(const char magic[8], const uint32_t *symbols, uint64_t n
     return HIPPO_OK;
 }
 
-/* Validates a sequence blob and returns the unpacked symbols (malloc'd). */
-int hippo_seq_deserialize(const char magic[8], const uint8_t *blob, uint64_t len, uint32_t **out_symbols,
-                          uint64_t *out_n, uint32_t *out_bits);
-int hippo_seq_deserialize(const char magic[8], const uint8_t *blob, uint64_t len, uint32_t **out_symbols,
-                          uint64_t *out_n, uint32_t *out_bits) {
+/* Validates a sequence blob (checksum, header, exact payload length); gives its payload, n and bits. */
+static int seq_open(const char magic[8], const uint8_t *blob, uint64_t len, const uint8_t **out_payload,
+                    uint64_t *out_n, uint32_t *out_bits) {
     hippo_reader r;
     int st = hippo_open_blob(&r, blob, len, magic);
     if (st) return st;
@@ -800,6 +798,22 @@ int hippo_seq_deserialize(const char magic[8], const uint8_t *blob, uint64_t len
     if (r.len - r.pos != words * 8) return HIPPO_ECORRUPT; /* exact payload, checked before allocating */
     const uint8_t *payload = hippo_get_bytes(&r, words * 8);
     if (!payload) return HIPPO_ECORRUPT;
+    *out_payload = payload;
+    *out_n = n;
+    *out_bits = bits;
+    return HIPPO_OK;
+}
+
+/* Validates a sequence blob and returns the unpacked symbols (malloc'd). */
+int hippo_seq_deserialize(const char magic[8], const uint8_t *blob, uint64_t len, uint32_t **out_symbols,
+                          uint64_t *out_n, uint32_t *out_bits);
+int hippo_seq_deserialize(const char magic[8], const uint8_t *blob, uint64_t len, uint32_t **out_symbols,
+                          uint64_t *out_n, uint32_t *out_bits) {
+    const uint8_t *payload;
+    uint64_t n;
+    uint32_t bits;
+    int st = seq_open(magic, blob, len, &payload, &n, &bits);
+    if (st) return st;
     uint32_t *sym = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
     if (!sym) return HIPPO_ENOMEM;
     hippo_unpack_symbols(payload, n, bits, sym);
@@ -824,6 +838,20 @@ int hippo_wm_serialize(const hippo_wm *wm, uint8_t *buf, uint64_t cap, uint64_t 
     if (st == HIPPO_OK) st = hippo_seq_serialize(WM_MAGIC, sym, wm->n, wm->bits, buf, cap, out_written);
     free(sym);
     return st;
+}
+
+int hippo_wm_decode_blob(const uint8_t *blob, uint64_t len, uint32_t *out, uint64_t capacity, uint64_t *out_n,
+                         uint32_t *out_bits) {
+    if (!blob || !out_n || !out_bits || (capacity && !out)) return HIPPO_EINVAL;
+    const uint8_t *payload;
+    uint64_t n;
+    uint32_t bits;
+    int st = seq_open(WM_MAGIC, blob, len, &payload, &n, &bits);
+    if (st) return st;
+    *out_n = n;
+    *out_bits = bits;
+    if (capacity >= n && n) hippo_unpack_symbols(payload, n, bits, out);
+    return HIPPO_OK;
 }
 
 int hippo_wm_deserialize(const uint8_t *blob, uint64_t len, hippo_wm **out) {

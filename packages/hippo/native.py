@@ -456,6 +456,20 @@ class WaveletMatrix(_Sequence):
         return self
 
 
+def decode_blob(data: BytesLike) -> np.ndarray:
+    """The symbols of a :meth:`WaveletMatrix.to_bytes` blob as a uint32 array, without building the matrix (the
+    blob is validated exactly as :meth:`WaveletMatrix.from_bytes` validates it; CorruptData otherwise)."""
+    blob = _blob(data)
+    size = len(blob) if not isinstance(blob, memoryview) else blob.nbytes
+    n_out, bits_out = ffi.new("uint64_t *"), ffi.new("uint32_t *")
+    _check(lib.hippo_wm_decode_blob(ffi.from_buffer(blob), size, ffi.NULL, 0, n_out, bits_out), "data")
+    out = np.empty(int(n_out[0]), dtype=np.uint32)
+    if out.size:
+        _check(lib.hippo_wm_decode_blob(ffi.from_buffer(blob), size, _wptr("uint32_t[]", out), out.size, n_out,
+                                        bits_out), "data")
+    return out
+
+
 class DynamicWaveletMatrix(_Sequence):
     """Append-only wavelet matrix (seed paper §3.2.1): every query sees every append immediately.
 

@@ -325,6 +325,26 @@ static void test_wm(void) {
                 check_sequence(&api2, s, n, bits, 0);
                 hippo_wm_free(back);
             }
+            /* the symbols straight from the blob: n first, then exactly the built sequence */
+            {
+                uint64_t got_n = 7;
+                uint32_t got_bits = 0;
+                CHECK(hippo_wm_decode_blob(blob, size, NULL, 0, &got_n, &got_bits) == HIPPO_OK);
+                CHECK_EQ_U64(got_n, n);
+                CHECK_EQ_U64(got_bits, bits);
+                uint32_t *dec = (uint32_t *)malloc((size_t)(n + 1) * 4);
+                CHECK(hippo_wm_decode_blob(blob, size, dec, n, &got_n, &got_bits) == HIPPO_OK);
+                CHECK(n == 0 || memcmp(dec, s, (size_t)n * 4) == 0);
+                CHECK(hippo_wm_decode_blob(blob, size - 1, dec, n, &got_n, &got_bits) == HIPPO_ECORRUPT);
+                if (size > 40) {
+                    blob[size / 2] ^= 0x10; /* any flipped bit fails the checksum */
+                    CHECK(hippo_wm_decode_blob(blob, size, dec, n, &got_n, &got_bits) == HIPPO_ECORRUPT);
+                    blob[size / 2] ^= 0x10;
+                }
+                CHECK(hippo_wm_decode_blob(NULL, size, dec, n, &got_n, &got_bits) == HIPPO_EINVAL);
+                CHECK(hippo_wm_decode_blob(blob, size, NULL, 1, &got_n, &got_bits) == HIPPO_EINVAL);
+                free(dec);
+            }
             free(blob);
             hippo_wm_free(wm);
             free(s);

@@ -298,19 +298,19 @@ def test_snapshot_round_trip_and_rebuild(tmp_path, caplog):
         mem.add("An unconsolidated remark about beagles.", speaker="Ann", session_id="s9")
         stats = {k: mem.stats()["hierarchy"][k] for k in keys}
         rec = mem.recall("beagle collar", budget_tokens=100).text
-    with caplog.at_level(logging.WARNING, logger="hippo.lifecycle"):
+    with caplog.at_level(logging.INFO, logger="hippo.engine"):
         with Memory(path) as mem:
             assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
             assert mem.recall("beagle collar", budget_tokens=100).text == rec
     assert not caplog.records  # loaded, not rebuilt
     # a corrupted snapshot is rebuilt from the messages, to the same structure
     with Memory(path) as mem:
-        blob = bytearray(mem.engine.rt.store.get_units("default", "hierarchy"))
+        blob = bytearray(mem.engine.rt.store.get_units("default", "derived.life"))
         blob[len(blob) // 2] ^= 0xFF
-        mem.engine.rt.store.put_units("default", "hierarchy", bytes(blob))
+        mem.engine.rt.store.put_units("default", "derived.life", bytes(blob))
     with pytest.raises(Exception):
         snapshot.load(bytes(blob))
-    with caplog.at_level(logging.WARNING, logger="hippo.lifecycle"):
+    with caplog.at_level(logging.WARNING, logger="hippo.engine"):
         with Memory(path) as mem:
             assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
     assert any("rebuilding" in r.message for r in caplog.records)

@@ -2,10 +2,10 @@
 lifecycle policies (seed 004 §10).
 
 :class:`Life` follows the namespace's co-index: rows the engine appends are applied (:meth:`Life.sync` with the
-rows), rows gone or added elsewhere are reconciled, and complete batches of the CURRENT buffer are consolidated
-as they are applied, so reads never consolidate. The structure is snapshotted into the store's ``units`` table
-(by the write path and on close) so a reopened store does not replay everything; strength records hold the only
-state messages cannot rebuild (accesses).
+rows), rows deleted are removed, and complete batches of the CURRENT buffer are consolidated as they are applied,
+so reads never consolidate. Its complete state (every strength record, the whole hierarchy) is saved with the
+namespace's derived snapshot (:mod:`hippo.engine.persist`), so a reopened store answers from the structure as it
+was; strength records hold the only state messages cannot rebuild (accesses).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import logging
 import math
 import threading
 import time
+import uuid
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -22,16 +23,97 @@ from hippo.base.errors import CorruptData
 from hippo.base.policies import Entry, Outcome, compile_policies
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
+from hippo.engine import persist
+from hippo.engine.hierarchy import persist as hier_persist
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
-from hippo.index.coindex import NamespaceIndex
+from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
 from hippo.store.base import Store
+from hippo.base.arrays import GrowArray
 from hippo.text import tokenizer
+from hippo.text import vocab as V
 
 log = logging.getLogger("hippo.lifecycle")
 
 UNIT_LEVELS = ("episode", "semantic", "theme")
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
+
+class TermTable:
+    """The content stem ids of every message (what :func:`message_terms` returns), computed once when the message
+    is recorded and saved with the lifecycle, so recall never re-reads or re-analyses a candidate's text."""
+
+    def __init__(self) -> None:
+        self.ids = GrowArray(np.int64)
+        self.ptr = GrowArray(np.int64)
+        self.ptr.extend([0])
+        self.val = GrowArray(np.int32)
+        self._pos: dict[int, int] | None = None  # only when ids stopped increasing (searchsorted otherwise)
+
+    def __len__(self) -> int:
+        return self.ids.n
+
+    def add(self, ids: list[int], terms: list[np.ndarray]) -> None:
+        if not ids:
+            return
+        if self._pos is None and ((self.ids.n and ids[0] <= self.ids.a[self.ids.n - 1])
+                                  or any(b <= a for a, b in zip(ids, ids[1:]))):
+            self._pos = {int(i): k for k, i in enumerate(self.ids.view.tolist())}
+        first = self.ids.n
+        self.ids.extend(ids)
+        self.val.extend(np.concatenate(terms) if terms else np.zeros(0, np.int32))
+        self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum([t.size for t in terms]))
+        if self._pos is not None:
+            for k, i in enumerate(ids):
+                self._pos[int(i)] = first + k
+
+    def get(self, mid: int) -> np.ndarray | None:
+        if self._pos is not None:
+            p = self._pos.get(mid)
+        else:
+            p = int(np.searchsorted(self.ids.view, mid))
+            if p >= self.ids.n or self.ids.a[p] != mid:
+                p = None
+        if p is None:
+            return None
+        return self.val.a[self.ptr.a[p]: self.ptr.a[p + 1]]
+
+    def arrays(self, keep: set[int] | None = None) -> dict[str, np.ndarray]:
+        """The table (of the messages in ``keep`` only, when given), stem ids as in this process."""
+        ids = self.ids.view
+        lens = np.diff(self.ptr.view)
+        sel = np.ones(ids.size, dtype=bool) if keep is None else np.isin(ids, np.fromiter(keep, np.int64, len(keep)))
+        vals = self.val.view[np.repeat(sel, lens)]
+        ptr = np.zeros(int(sel.sum()) + 1, dtype=np.int64)
+        np.cumsum(lens[sel], out=ptr[1:])
+        return {"ids": ids[sel], "ptr": ptr, "val": vals}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray], remap: np.ndarray) -> "TermTable":
+        t = cls()
+        ids, ptr, val = arrays["ids"], arrays["ptr"].astype(np.int64), arrays["val"].astype(np.int64)
+        if ptr.shape != (ids.size + 1,) or ptr[0] != 0 or ptr[-1] != val.size or (np.diff(ptr) < 0).any():
+            raise ValueError("term table offsets are inconsistent")
+        if val.size and (val.min() < 0 or val.max() >= remap.size):
+            raise ValueError("term table stem out of range")
+        t.ids.extend(ids)
+        t.ptr = GrowArray(np.int64, max(64, ptr.size))
+        t.ptr.extend(ptr)
+        t.val.extend(remap[val].astype(np.int32))
+        if ids.size > 1 and (np.diff(ids) <= 0).any():
+            t._pos = {int(i): k for k, i in enumerate(ids.tolist())}
+        return t
+
+
+def terms_of(tokens: np.ndarray, text: str) -> np.ndarray:
+    """Content stem ids of a message: its tokens' stems and its whole words' stems (a word split into several
+    tokens, "Somusumi", keeps its own stem so query-term coverage sees it), sorted, distinct."""
+    from hippo.text import textnorm
+    from hippo.text.vocab import content_stems, vocab
+
+    st = content_stems(tokens)
+    words = vocab().query_stem_ids(sorted(set(textnorm.terms(text))))
+    return np.unique(np.concatenate([st[st >= 0], np.asarray(words, dtype=np.int64)])).astype(np.int32)
+
 
 class Life:
     """Lifecycle state of one namespace of one store."""
@@ -51,14 +133,17 @@ class Life:
         self.units = {level: DecayTable() for level in UNIT_LEVELS}
         self.policies = compile_policies(self.dcfg.policies)
         self.loaded = False
-        self.generation: int | None = None
+        self.version = -1             # store version (change feed) this state reflects, kept by NamespaceState
         self.turn = 0                 # next seq of the namespace: one added message is one turn
         self.last_add_time = 0.0
         self.dirty = 0
         self.prunable: set[int] = set()
         self.persistable = store.path is not None
         self.llm_fallbacks = 0
-        self.term_cache: dict[int, frozenset[str]] = {}
+        self.term_cache: dict[int, frozenset[int]] = {}
+        self.terms = TermTable()
+        self.accessed = False         # strength records touched since the last full snapshot
+        self.save_id = ""             # identity of the full snapshot this state was last saved as or loaded from
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
         self.closed_episodes: list[int] = []  # episodes built since the engine last looked (LLM refresh on write)
 
@@ -133,9 +218,14 @@ class Life:
     def add_messages(self, msgs: list[Msg], metadata: dict[int, dict], created: dict[int, float]) -> None:
         for m in msgs:
             self._record_message(m, metadata.get(m.id, {}), created.get(m.id, decay_mod.now()))
+        self._add_terms(msgs)
         if self.hier is not None:
             self.hier.add(msgs)
         self.dirty += len(msgs)
+
+    def _add_terms(self, msgs: list[Msg]) -> None:
+        toks = [np.asarray(m.tokens, dtype=np.uint32) for m in msgs]
+        self.terms.add([m.id for m in msgs], [terms_of(t, tokenizer.decode(t)) for t in toks])
 
     def consolidate_ready(self, final: bool = False, partial: bool = False, max_batches: int | None = None
                           ) -> list:
@@ -169,38 +259,56 @@ class Life:
     def known(self) -> int:
         return len(self.decay)
 
-    def sync(self, idx: NamespaceIndex, generation: int, rows: list | None = None) -> None:
-        """Make this state cover exactly the messages of ``idx`` (at store ``generation``); ``rows`` are rows just
-        appended (fast path)."""
+    def sync(self, idx: NamespaceIndex, rows: list | None = None) -> None:
+        """Make this state cover exactly the messages of ``idx``; ``rows`` are rows just applied to it (their
+        metadata is at hand, so nothing is read back)."""
         if not self.loaded:
-            self._load(idx, generation)
-        if rows is not None and self.generation == generation and self.known() + len(rows) == len(idx):
+            self._load(idx)
+        fresh = [r for r in rows or () if r.id not in self.decay]
+        if fresh and self.known() + len(fresh) == len(idx):
             msgs, meta, created = [], {}, {}
-            for r in rows:
-                if r.id in self.decay:
-                    continue
+            for r in fresh:
                 msgs.append(Msg(r.id, r.seq, r.ts, r.session_id, r.speaker, r.role,
                                 r.tokens if r.tokens is not None else idx.tokens_of(idx.row_of[r.id]), r.n_tokens))
                 meta[r.id] = r.metadata
                 created[r.id] = r.created_at
             self.add_messages(msgs, meta, created)
-        elif self.generation != generation or self.known() != len(idx):
+        if self.known() != len(idx):
             self._reconcile(idx)
-        self.generation = generation
         # after a load, what the snapshot did not cover waits in the CURRENT buffer: consolidate it now, here on
         # the follow path, never on a read
         self.consolidate_ready(partial=self.hcfg.consolidate_on_add)
+
+    def update_messages(self, rows: list, idx: NamespaceIndex) -> None:
+        """New metadata of known messages: their type, priority and policy outcome again; accesses are kept."""
+        for r in rows:
+            slot = self.decay.slot_of.get(r.id)
+            row = idx.row_of.get(r.id)
+            if slot is None or row is None:
+                continue
+            keep = {c: getattr(self.decay, c)[slot].copy() for c in ("s0", "last_turn", "last_time", "accesses",
+                                                                       "created_turn", "created_time")}
+            assoc = self.decay.flags[slot] & F_ASSOC
+            turn, last = self.turn, self.last_add_time
+            self.prunable.discard(r.id)
+            self._record_message(Msg(r.id, r.seq, r.ts, r.session_id, r.speaker, r.role, idx.tokens_of(row),
+                                     r.n_tokens), r.metadata, float(keep["created_time"]))
+            self.turn, self.last_add_time = turn, last
+            for c, v in keep.items():
+                getattr(self.decay, c)[slot] = v
+            self.decay.flags[slot] |= assoc
+            self.dirty += 1
 
     def save_due(self) -> bool:
         return self.persistable and self.dirty >= self.hcfg.persist_every
 
     def _reconcile(self, idx: NamespaceIndex) -> None:
-        live = set(idx.row_of)
-        known = set(self.decay.slot_of)
-        gone = known - live
-        if gone:
-            self.remove_messages(gone)
-        new_rows = [r for r in range(len(idx)) if int(idx.ids.a[r]) not in known]
+        live = idx.ids.view
+        known = np.fromiter(self.decay.slot_of.keys(), dtype=np.int64, count=len(self.decay.slot_of))
+        gone = np.setdiff1d(known, live, assume_unique=True)
+        if gone.size:
+            self.remove_messages(gone.tolist())
+        new_rows = np.flatnonzero(~np.isin(live, known)).tolist()
         if new_rows:
             self._replay(idx, new_rows)
 
@@ -224,23 +332,29 @@ class Life:
             self.add_messages(msgs, meta, created)
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    def _load(self, idx: NamespaceIndex, generation: int) -> None:
-        """Start from the store: strength records are derived from the messages (plus the saved accesses), the
-        hierarchy from its snapshot (codes replayed from the token ids) or, failing that, from the messages."""
+    def _load(self, idx: NamespaceIndex | None, msgs: tuple | None = None) -> None:
+        """Start from the messages: strength records are derived from them (plus the accesses a snapshot of the
+        legacy format saved), the hierarchy from a legacy snapshot (codes replayed from the token ids) or from the
+        messages. ``msgs`` may pass ``_msgs`` of every row, read beforehand."""
         self.loaded = True
-        self.generation = generation
-        if not self.persistable or not len(idx):
+        if msgs is None:
+            if not len(idx):
+                return
+            msgs = self._msgs(idx, list(range(len(idx))))
+        msgs, meta_rows, created = msgs
+        if not msgs:
             return
         store = self.store
-        msgs, meta_rows, created = self._msgs(idx, list(range(len(idx))))
         for m in msgs:
             self._record_message(m, meta_rows.get(m.id, {}), created.get(m.id, 0.0))
+        self._add_terms(msgs)
         saved: tuple | None = None
         try:
-            blob = store.get_units(self.namespace, "decay")
+            blob = store.get_units(self.namespace, "decay") if self.persistable else None
             if blob is not None:
                 saved = snapshot.load(blob)
-            blob = store.get_units(self.namespace, "hierarchy") if self.hier is not None else None
+            blob = store.get_units(self.namespace, "hierarchy") if self.hier is not None and self.persistable \
+                else None
             if blob is not None:
                 hmeta, harrays = snapshot.load(blob)
                 if hmeta.get("fingerprint") != fingerprint(self.hcfg):
@@ -283,25 +397,94 @@ class Life:
         self.turn = 0
         self.dirty = 0
 
-    def save(self) -> None:
-        """Persist what messages cannot rebuild cheaply: accessed strength records (sparse) and the hierarchy's
-        structure (see :meth:`Hierarchy.to_snapshot`)."""
-        if not self.persistable:
-            return
-        store = self.store
+    # -- snapshots (hippo.engine.persist) --------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        """The settings a saved lifecycle must have been built under to be loaded as it is."""
+        return {"hierarchy": fingerprint(self.hcfg) if self.hcfg.enabled else None,
+                "decay": persist.settings(self.dcfg)}
+
+    def to_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Every strength record and the whole hierarchy (see :mod:`hippo.engine.hierarchy.persist`)."""
+        self._record_units()  # nothing may wait in the hierarchy's list of new units
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
-            live = table.live_slots()
-            touched = live[(table.accesses[live] > 0) | (table.flags[live] != 0) | (table.s0[live] != 1.0)]
-            arrays[f"{name}.key"] = table.key[touched]
-            for col in ("s0", "last_turn", "last_time", "accesses", "flags", "base_rate"):
-                arrays[f"{name}.{col}"] = getattr(table, col)[touched]
-        meta = {"turn": self.turn, "last_add_time": self.last_add_time}
-        store.put_units(self.namespace, "decay", snapshot.dump(meta, arrays))
+            arrays.update(persist.join(**{name: table.arrays()}))
+        terms = self.terms.arrays(set(self.decay.slot_of))
+        used = np.unique(terms["val"]).astype(np.int64)
+        vocab = V.vocab()
+        stems = snapshot.Strings()
+        index = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        terms["val"] = index[terms["val"]]
+        terms["stems"] = np.asarray([stems(vocab.stems[i]) for i in used.tolist()], dtype=np.int32)
+        arrays.update(persist.join(terms=terms))
+        arrays.update(persist.join(terms=stems.arrays()))
+        self.save_id = uuid.uuid4().hex
+        for table in (self.decay, *self.units.values()):
+            table.touched[:] = False
+        self.accessed = False
+        meta: dict[str, Any] = {"save_id": self.save_id, "turn": self.turn, "last_add_time": self.last_add_time,
+                                "prunable": sorted(self.prunable), "consolidation_s": self.consolidation_s,
+                                "llm_fallbacks": self.llm_fallbacks, "hierarchy": None}
         if self.hier is not None:
-            hmeta, harrays = self.hier.to_snapshot()
-            store.put_units(self.namespace, "hierarchy", snapshot.dump(hmeta, harrays))
-        self.dirty = 0
+            meta["hierarchy"], harrays = hier_persist.dump(self.hier)
+            arrays.update(persist.join(h=harrays))
+        return meta, arrays
+
+    def to_access_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """The strength records accessed since the full snapshot ``save_id``: all that changed when recall was the
+        only thing that happened (a few kilobytes instead of the whole lifecycle)."""
+        arrays: dict[str, np.ndarray] = {}
+        for name, table in [("msg", self.decay), *self.units.items()]:
+            arrays.update(persist.join(**{name: table.access_arrays()}))
+        return {"life": self.save_id, "turn": self.turn}, arrays
+
+    def apply_access_snapshot(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
+        """Apply :meth:`to_access_snapshot` when it was saved over this state's snapshot; False otherwise."""
+        if meta.get("life") != self.save_id or not self.save_id:
+            return False
+        for name, table in [("msg", self.decay), *self.units.items()]:
+            table.apply_access(persist.split(arrays, name))
+        self.turn = max(self.turn, int(meta["turn"]))
+        self.accessed = True
+        return True
+
+    @classmethod
+    def from_snapshot(cls, config: Any, store: Store, namespace: str, meta: dict[str, Any],
+                      arrays: dict[str, np.ndarray], idx: NamespaceIndex,
+                      external_codes: Callable[[list[int]], np.ndarray | None] | None = None) -> "Life":
+        """The lifecycle of a snapshot; messages of its CURRENT buffer are read back from ``idx``. Raises
+        ``ValueError`` / ``KeyError`` when the snapshot is inconsistent."""
+        life = cls(config, store, namespace, external_codes)
+        life.decay = DecayTable.from_arrays(persist.split(arrays, "msg"))
+        life.units = {level: DecayTable.from_arrays(persist.split(arrays, level)) for level in UNIT_LEVELS}
+        life.turn, life.last_add_time = int(meta["turn"]), float(meta["last_add_time"])
+        life.save_id = str(meta["save_id"])
+        life.prunable = {int(i) for i in meta["prunable"]}
+        life.consolidation_s, life.llm_fallbacks = float(meta["consolidation_s"]), int(meta["llm_fallbacks"])
+        terms = persist.split(arrays, "terms")
+        names = snapshot.StringTable(terms)
+        names.check(terms["stems"])
+        remap = np.asarray(V.vocab().query_stem_ids([names(int(k)) for k in terms["stems"].tolist()]),
+                           dtype=np.int64)
+        life.terms = TermTable.from_arrays(terms, remap)
+        if (meta["hierarchy"] is None) != (life.hier is None):
+            raise ValueError("the lifecycle snapshot was saved with the hierarchy switched the other way")
+        if life.hier is not None:
+            def tokens_of(mid: int):
+                row = idx.row_of.get(mid)
+                if row is None:
+                    return None
+                return idx.tokens_of(row), _BufferedRow(int(idx.seqs.a[row]), idx.ts.a[row],
+                                                        idx.sessions[int(idx.session.a[row])],
+                                                        idx.speakers[int(idx.speaker.a[row])],
+                                                        ROLES[int(idx.role.a[row])])
+
+            life.hier = hier_persist.load(life.hcfg, meta["hierarchy"], persist.split(arrays, "h"), tokens_of,
+                                          external_codes)
+        life.loaded = True
+        life.dirty = 0
+        return life
 
     # -- strengths ------------------------------------------------------------------------------------------
     def clock(self) -> tuple[int, float]:
@@ -332,7 +515,15 @@ class Life:
             for level, ids in (units or {}).items():
                 table = self.units[level]
                 table.reinforce(table.slots(ids), turn, at)
-            self.dirty += 1
+            self.accessed = True  # saved as a small delta while nothing else changes (see to_access_snapshot)
+
+
+class _BufferedRow:
+    __slots__ = ("seq", "ts", "session", "speaker", "role")
+
+    def __init__(self, seq: int, ts: float, session: str | None, speaker: str | None, role: str) -> None:
+        self.seq, self.ts, self.session, self.speaker, self.role = seq, None if ts != ts else float(ts), session, \
+            speaker, role
 
 
 class _NoEpisode:
@@ -353,8 +544,11 @@ def message_terms(life: Life, idx: NamespaceIndex, mid: int) -> frozenset[int]:
     if got is not None:
         return got
     row = idx.row_of.get(mid)
+    known = life.terms.get(mid) if row is not None else None
     if row is None:
         got = frozenset()
+    elif known is not None:
+        got = frozenset(known.tolist())
     else:
         # whole-word stems, as the query's are: a word split into several tokens ("Somusumi") keeps its own stem
         # instead of its first piece's, so query-term coverage (Stage II, the dormant-cue test) sees it

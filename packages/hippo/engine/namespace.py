@@ -88,13 +88,11 @@ class Namespace:
             rows = rt.store.append(self.name, prepared)
             texts = [tokenizer.decode(r.tokens) for r in rows]
             fp = rt.store.state(self.name)
-            # If another process appended in between, reload later instead of trusting our incremental state.
-            if state.index is not None and state.expects(fp, len(rows)):
-                state.apply(rows, texts)
-                state.seen = fp
-                self._after_write(state)
-            else:
-                state.invalidate()
+            if state.expects(fp, len(rows)):
+                state.apply(rows, texts, fp)
+            else:  # another process changed the namespace in between: its changes and ours, from the feed
+                state.catch_up()
+            self._after_write(state)
         return [make_item(r, t) for r, t in zip(rows, texts)]
 
     def _after_write(self, state: NamespaceState) -> None:
@@ -105,26 +103,41 @@ class Namespace:
             if closed and self.config.hierarchy.llm_on_write and self.rt.llm is not None:
                 with life.lock:
                     maintenance.llm_refresh(state, life, self.rt.llm, closed)
-            if life.save_due():
-                state.save_derived()
+                    life.dirty += len(closed)
+        if state.save_due():
+            state.save_derived()
         self._seal(state, self.config.seal_tokens)
 
     def _seal(self, state: NamespaceState, min_tokens: int) -> None:
         try:
-            sealed = self.rt.store.seal(self.name, min_tokens)
+            self.rt.store.seal(self.name, min_tokens)
         except HippoError:
             # The append has committed: a seal that cannot get the lock or the disk space now is retried by a
             # later write, and the tail stays readable in its rows. Failing here would make callers retry an
             # add that already happened.
             return
-        if sealed and state.index is not None:
-            state.seen = self.rt.store.state(self.name)
 
     def update_metadata(self, id: int, metadata: dict[str, Any]) -> MemoryItem:
+        state = self.state()
         with self.rt.lock.write():
-            if not self.rt.store.update_metadata(self.name, id, metadata):
+            if not self.save_metadata(state, id, metadata):
                 raise NotFound(f"id {id} is not a message of namespace {self.name!r}")
         return self.get(id, reinforce=False)
+
+    def save_metadata(self, state: NamespaceState, id: int, metadata: dict[str, Any]) -> bool:
+        """Replace a message's metadata in the store and let every follower re-derive what depends on it; False
+        when ``id`` is not a message of this namespace. Caller holds the write lock."""
+        rt = self.rt
+        if not rt.store.update_metadata(self.name, id, metadata):
+            return False
+        fp = rt.store.state(self.name)
+        if fp.version == state.seen.version + 1 and fp.next_seq == state.seen.next_seq \
+                and fp.generation == state.seen.generation:
+            state.update(list(rt.store.rows(self.name, [id]).values()))
+            state.seen = fp
+        else:
+            state.catch_up()
+        return True
 
     def delete(self, ids: list[int]) -> int:
         """Delete messages from the store and every follower; unknown ids are ignored. Returns how many."""
@@ -133,13 +146,17 @@ class Namespace:
         with rt.lock.write():
             before = state.seen
             gone = rt.store.delete(self.name, ids)
-            if gone and state.index is not None:
+            if gone:
                 fp = rt.store.state(self.name)
-                if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq:
+                if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq \
+                        and fp.version == before.version + 1:
                     state.remove(gone)
                     state.seen = fp
                 else:
-                    state.invalidate()
+                    state.catch_up()
+                # Derived snapshots may hold text of the deleted messages (facts, summaries, profiles): rewritten
+                # now, so nothing of them outlives the delete in the store.
+                state.scrub()
         return len(gone)
 
     def forget(self, pred: Predicate | None) -> int:
@@ -148,11 +165,9 @@ class Namespace:
         return self.delete([r.id for r in self.rt.store.scan(self.name) if pred is None or pred(r)])
 
     def flush(self) -> None:
-        state = self.state()
+        self.state()
         with self.rt.lock.write():
             self.rt.store.seal(self.name, 1)
-            if state.index is not None:
-                state.seen = self.rt.store.state(self.name)
 
     # -- reading --------------------------------------------------------------------------------------------
     def get(self, id: int, *, reinforce: bool = True) -> MemoryItem:
@@ -227,7 +242,8 @@ class Namespace:
                ) -> Recall:
         state = self.state()
         a = self.ask(state, query, scope)
-        life = state.life() if recall_mod.uses_lifecycle(self.config) else None
+        # while the lifecycle is rebuilt in the background, the flat engine answers
+        life = state.life(wait=False) if recall_mod.uses_lifecycle(self.config) else None
         with self.rt.lock.read():
             return recall_mod.recall(state, life, a, budget, pred, include_dormant, self.rt.llm)
 
@@ -282,7 +298,9 @@ class Namespace:
                     out, doomed = maintenance.archival(life)
         if doomed:
             out["deleted_messages"] = self.delete(doomed)
-        state.save_derived()
+        with self.rt.lock.write():
+            life.dirty += 1  # consolidation rewrote units: the next save writes the whole lifecycle
+            state.save_derived()
         return out
 
     def strength(self, ids: list[int]) -> dict[int, float]:
@@ -339,7 +357,7 @@ class Namespace:
                 "messages": len(idx),
                 "tokens": idx.n_tokens,
                 "content_dwm_bytes": idx.content.nbytes,
-                "signature_dwm_bytes": idx.signatures.nbytes,
+                "signature_dwm_bytes": idx.signature_bytes,
                 "span_table_bytes": int(idx.ends.view.nbytes + idx.ids.view.nbytes),
                 "store": sizes,
             }

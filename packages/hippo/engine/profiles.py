@@ -16,6 +16,7 @@ most ``max_attributes`` attributes with at most ``max_values`` values each, and 
 from __future__ import annotations
 
 import bisect
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -566,6 +567,57 @@ class ProfileIndex:
         recs[:] = [r for r in recs if not (r[0] == speaker and r[1] == attribute and r[2] == entry.norm)]
         if not recs:
             del self._by_message[entry.message_id]
+
+    # -- snapshots ------------------------------------------------------------------------------------------
+    def settings(self) -> dict[str, Any]:
+        return {"dim": self.dim, "ngrams": list(self.ngrams), "max_values": self.max_values,
+                "max_attributes": self.max_attributes}
+
+    def to_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+        """Every speaker's attribute values (with provenance and time order) and style sum, and the statements by
+        message the query-time prior reads."""
+        names = [n for n, sp in self._speakers.items() if sp is not None]
+        code = {n: k for k, n in enumerate(names)}
+        sps = [self._speakers[n] for n in names]
+        entries = [[code[n], attr, e.value, e.message_id, e.timestamp, e.key[0], e.key[1], e.norm]
+                   for n, sp in zip(names, sps) for attr, vals in sp.attributes.items() for e in vals]
+        by_message = [[mid, code[sp], attr, norm, sorted(stems)] for mid, recs in self._by_message.items()
+                      for sp, attr, norm, stems in recs]
+        bulk = {"speakers": names, "attributes": [list(sp.attributes) for sp in sps], "entries": entries,
+                "by_message": by_message}
+        arrays = {
+            "style_sum": np.asarray([sp.style_sum for sp in sps], dtype=np.float64).reshape(len(sps), self.dim),
+            "n_messages": np.asarray([sp.n_messages for sp in sps], dtype=np.int64),
+            "n_style": np.asarray([sp.n_style for sp in sps], dtype=np.int64),
+            "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),
+        }
+        return {"arrivals": self._arrivals, "latest": None if self._latest == -math.inf else self._latest}, arrays
+
+    @classmethod
+    def from_snapshot(cls, settings: dict[str, Any], meta: dict[str, Any], arrays: dict[str, np.ndarray]
+                      ) -> "ProfileIndex":
+        p = cls(dim=int(settings["dim"]), ngrams=tuple(settings["ngrams"]), max_values=int(settings["max_values"]),
+                max_attributes=int(settings["max_attributes"]))
+        bulk = json.loads(bytes(arrays["bulk"]).decode("utf-8"))
+        names = [str(n) for n in bulk["speakers"]]
+        k = len(names)
+        style = np.asarray(arrays["style_sum"], dtype=np.float64)
+        if style.shape != (k, p.dim) or arrays["n_messages"].shape != (k,) or len(bulk["attributes"]) != k:
+            raise ValueError("profile snapshot: speaker tables disagree")
+        for j, name in enumerate(names):
+            sp = p._speakers[name] = _Speaker(p.dim)
+            sp.style_sum = style[j].copy()
+            sp.n_messages, sp.n_style = int(arrays["n_messages"][j]), int(arrays["n_style"][j])
+            for attr in bulk["attributes"][j]:  # attribute order as built (max_attributes counts them)
+                sp.attributes[str(attr)] = []
+        for j, attr, value, mid, ts, k0, k1, norm in bulk["entries"]:
+            p._speakers[names[j]].attributes[attr].append(
+                _Entry(str(value), int(mid), None if ts is None else float(ts), (float(k0), int(k1)), str(norm)))
+        for mid, j, attr, norm, stems in bulk["by_message"]:
+            p._by_message.setdefault(int(mid), []).append((names[j], str(attr), str(norm), frozenset(stems)))
+        p._arrivals = int(meta["arrivals"])
+        p._latest = -math.inf if meta["latest"] is None else float(meta["latest"])
+        return p
 
     # -- reading ----------------------------------------------------------------------------------------------
     def speakers(self) -> list[str]:

@@ -53,12 +53,16 @@ class Runtime:
     def drop(self, namespace: str) -> None:
         """Forget every process-local follower of a namespace (after it was deleted from the store)."""
         with self._states_lock:
-            self._states.pop(namespace, None)
+            st = self._states.pop(namespace, None)
+        if st is not None:
+            st.close()
 
     def close(self) -> None:
         """Save derived state, seal every unsealed tail, close the store. Idempotent."""
         if self.closed:
             return
+        for st in self.states().values():
+            st.close()  # background rebuilds stop before the store closes
         with self.lock.write():
             for st in self.states().values():
                 st.save_derived()

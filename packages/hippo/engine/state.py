@@ -2,11 +2,18 @@
 
 A :class:`NamespaceState` holds what the engine derives from a namespace's messages: the co-index (Content and
 Signature DWMs, span table), the binary codes of user embeddings, the time-and-truth annotations, the lifecycle
-(hierarchy and strengths), the speaker profiles and the index-entry registry. It has one staleness rule: the store's
-namespace fingerprint (:class:`~hippo.store.base.NamespaceState`, which changes on every append and deletion).
-The write path appends to the store (the log) and then lets every follower apply the new rows (:meth:`apply`);
-rows appended by another process are applied the same way when a reader notices (:meth:`current`); a deletion
-elsewhere rebuilds the followers from the store.
+(hierarchy and strengths), the speaker profiles and the index-entry registry.
+
+It follows the store like a replica follows a log. ``seen`` is the store fingerprint the followers reflect; when the
+store's differs, the state reads the namespace's change feed after ``seen.version`` (:meth:`Store.changes`) and
+applies exactly that: deleted messages are dropped from every follower, updated metadata re-derived, appended rows
+loaded and applied. Nothing else is read, so catching up costs what changed, whatever the size of the namespace.
+
+Derived state is saved with the store (:mod:`hippo.engine.persist`): on open the co-index and the annotations come
+from their snapshot plus the changes after it; the lifecycle and the profiles are loaded the first time they are
+needed, each from its own snapshot plus the changes after that one. A follower with no usable snapshot, or one that
+lags by more than :data:`SYNC_ROWS` messages, is rebuilt in a background thread while reads go on without it
+(recall answers with the flat engine, ranking without annotations or profile prior) and is swapped in when done.
 """
 
 from __future__ import annotations
@@ -15,23 +22,36 @@ import logging
 import math
 import threading
 from collections import OrderedDict
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, HippoError
 from hippo.base.locks import RWLock
+from hippo.engine import persist
 from hippo.engine.lifecycle import Life
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
 from hippo.index.coindex import NamespaceIndex
 from hippo.index.embedding import EmbeddingCodes, SimHasher
-from hippo.store.base import MessageRow, Store
+from hippo.store.base import Change, MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
 from hippo.text import tokenizer
 
 log = logging.getLogger("hippo.engine")
+
+SYNC_ROWS = 2048       # a follower this far behind (or rebuilding from nothing) catches up in the background
+SAVE_SHARE = 8         # snapshots are rewritten once this share of the namespace changed (1/8), at least every
+                       # ``hierarchy.persist_every`` messages: amortized O(1) bytes written per message
+RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
+_CHUNK = 512           # rows a background rebuild reads per hold of the read lock
+_UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
+
+
+class _Later(Exception):
+    """A snapshot that cannot be used right here (missing, or too far behind): the follower catches up in the
+    background."""
 
 
 class Host(Protocol):
@@ -44,6 +64,47 @@ class Host(Protocol):
     embed: Any
     embed_query: Any
     hasher: SimHasher | None
+
+
+class _Feed:
+    """What a run of changes amounts to for a follower."""
+
+    def __init__(self, feed: list[Change], upto: int | None = None) -> None:
+        self.deleted: set[int] = set()
+        self.updated: set[int] = set()
+        self.deletes = 0
+        self.last_seq = -1
+        for c in feed:
+            if upto is not None and c.version > upto:
+                break
+            if c.kind == "append":
+                self.last_seq = max(self.last_seq, c.last_seq)
+            elif c.kind == "delete":
+                self.deleted.update(c.ids)
+                self.deletes += 1
+            else:
+                self.updated.update(c.ids)
+
+
+class _Warm(threading.Thread):
+    """A follower being rebuilt off the request path (see the module docstring)."""
+
+    def __init__(self, state: "NamespaceState", what: str, work: Callable[["_Warm"], None]) -> None:
+        super().__init__(name=f"hippo-warm-{what}-{state.name}", daemon=True)
+        self.state, self.what, self.work = state, what, work
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.work(self)
+        except BaseException as exc:  # noqa: BLE001 - reported, the follower stays unavailable until retried
+            self.error = exc
+            log.warning("rebuilding the %s of namespace %r failed: %s", self.what, self.state.name, exc)
+        finally:
+            with self.state._warm_lock:
+                if self.state._warming.get(self.what) is self:
+                    del self.state._warming[self.what]
 
 
 class NamespaceState:
@@ -63,6 +124,13 @@ class NamespaceState:
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()  # LLM keywords by query
         self.keyword_lock = threading.Lock()
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path
+        self.changed = 0        # messages appended, deleted or updated since the derived state was last saved
+        self.saved: dict[str, int] = {}  # kind -> store version of the snapshot this process last wrote or read
+        self._warming: dict[str, _Warm] = {}
+        self._warm_lock = threading.Lock()
+        self._truth_updates: list[int] = []  # message ids whose event time changed while annotations rebuild
+        self._truth_unsaved = False   # annotations completed since the co-index snapshot was written
+        self._profiles_unsaved = False
 
     @property
     def config(self) -> Config:
@@ -72,30 +140,52 @@ class NamespaceState:
     def loaded(self) -> bool:
         return self.index is not None
 
+    @property
+    def persistable(self) -> bool:
+        return self.host.store.path is not None
+
     # -- staying current ------------------------------------------------------------------------------------
     def current(self) -> "NamespaceState":
-        """This state, caught up with the store: rows appended elsewhere are applied, a deletion elsewhere
-        (a new generation) rebuilds every follower. Takes the write lock only when there is something to apply."""
-        store = self.host.store
-        fp = store.state(self.name)
+        """This state, caught up with the store (the change feed after ``seen``). Takes the write lock only when
+        there is something to apply."""
+        fp = self.host.store.state(self.name)
         if self.index is not None and self.seen == fp:
             return self
         with self.host.lock.write():
-            fp = store.state(self.name)
-            if self.index is not None and self.seen == fp:
-                return self
-            if self.index is not None and self.seen.generation == fp.generation:
-                rows = store.load(self.name, after_seq=self.index.last_seq)  # appended elsewhere
-                self._check_vocabulary(rows)
-                self._apply(rows)
-            else:
-                rows = store.load(self.name)
-                self._check_vocabulary(rows)
-                self._reset()
-                self._apply(rows)
-            self.seen = fp
-            self._follow_life(None)
+            if self.index is None:
+                self._open()
+            self.catch_up()
         return self
+
+    def catch_up(self) -> None:
+        """Apply the changes made since ``seen`` (by anyone: applying is idempotent). Caller holds the write lock."""
+        store = self.host.store
+        with store.reading():
+            fp = store.state(self.name)
+            if fp == self.seen:
+                return
+            feed = store.changes(self.name, self.seen.version)
+            if feed is not None:
+                f = _Feed(feed)
+                rows = store.load(self.name, after_seq=self.seen.next_seq - 1, upto_seq=fp.next_seq - 1) \
+                    if fp.next_seq > self.seen.next_seq else []
+                fresh = {r.id for r in rows}
+                updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted and i not in fresh
+                                                 and i in self.index.row_of])
+        if feed is None:  # the feed no longer reaches back to what we saw: start again from the store
+            self._reset()
+            self._open()
+            return
+        self._check_vocabulary(rows)
+        gone = [i for i in f.deleted if i in self.index.row_of]
+        if gone:
+            self._remove(gone)
+        if rows:
+            self._apply(rows)
+        if updated:
+            self._update(list(updated.values()))
+        self.seen = fp
+        self._sync_followers(rows)
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -104,53 +194,171 @@ class NamespaceState:
                 raise CorruptData(f"namespace {self.name!r}: message {r.id} holds token ids outside the vocabulary")
 
     def _reset(self) -> None:
-        self.index = NamespaceIndex(self.name, self.config)
+        self._stop_warming()
+        self.index = None
         self.truth = Truth()
         self.codes = None
         self._life = None
         self._drop_profiles()
         self.entries = None
+        self.saved = {}
 
     def _drop_profiles(self) -> None:
         with self._profiles_lock:
             self._profiles = None
             self._profiles_done = 0
 
-    # -- the write path: followers apply rows ---------------------------------------------------------------
-    def apply(self, rows: list[MessageRow], texts: list[str]) -> None:
-        """Rows this process just appended (``texts`` decoded from them): every follower applies them. Caller
-        holds the write lock and has checked that nobody else appended in between (:meth:`expects`)."""
+    # -- opening: the snapshot plus what changed after it, or every message ---------------------------------
+    def _open(self) -> None:
+        """Load the co-index and the annotations. Caller holds the write lock."""
+        if self.persistable and self._open_snapshot():
+            return
+        store = self.host.store
+        with store.reading():
+            fp = store.state(self.name)
+            rows = store.load(self.name, upto_seq=fp.next_seq - 1)
+        self._check_vocabulary(rows)
+        self.index = NamespaceIndex(self.name, self.config)
+        self.truth = Truth()
+        self.seen = fp
+        self._apply(rows)
+        if len(rows) > SYNC_ROWS:
+            self.truth.deferred = True  # annotating every message would hold this read up: done in the background
+            self._warm_truth()
+
+    def _open_snapshot(self) -> bool:
+        store = self.host.store
+        try:
+            with store.reading():
+                blob = store.get_units(self.name, persist.INDEX)
+                if blob is None:
+                    return False
+                covers, meta, arrays = persist.decode(blob, persist.INDEX)
+                fp = store.state(self.name)
+                feed = store.changes(self.name, covers.version) if covers.version <= fp.version else None
+                if feed is None:
+                    log.info("namespace %r: the derived snapshot is older than the change feed; rebuilding", self.name)
+                    return False
+                f = _Feed(feed)
+                tokens = store.load_tokens(self.name)
+                rows = store.load(self.name, after_seq=covers.next_seq - 1, upto_seq=fp.next_seq - 1) \
+                    if fp.next_seq > covers.next_seq else []
+                ids = persist.split(arrays, "index")["ids"]
+                keep = ~np.isin(ids, np.fromiter(f.deleted, dtype=np.int64, count=len(f.deleted)))
+                updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted])
+            self._check_vocabulary(rows)
+            appended = sum(r.n_tokens for r in rows)
+            snap_tokens = tokens[: tokens.size - appended] if appended else tokens
+            index = NamespaceIndex.from_snapshot(self.name, self.config, meta["index"],
+                                                 persist.split(arrays, "index"), keep, snap_tokens)
+            truth = None
+            if meta.get("truth") is not None:
+                truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)
+                truth.created.a[: truth.done] = np.asarray(persist.split(arrays, "index")["created"],
+                                                           dtype=np.float64)[: truth.done]
+                if not keep.all():
+                    truth.remove_rows(keep, index)
+        except _UNREADABLE as exc:
+            log.warning("namespace %r: rebuilding the co-index from the messages (snapshot unusable: %s)", self.name,
+                        exc)
+            return False
+        self.index = index
+        self.truth = truth if truth is not None else Truth()
+        self.seen = fp
+        self.saved[persist.INDEX] = covers.version
+        if rows:
+            self._apply(rows)
+        if updated:
+            self._update(list(updated.values()))
+        if len(index) - self.truth.done > SYNC_ROWS:
+            self.truth.deferred = True
+            self._warm_truth()
+        return True
+
+    # -- applying changes -----------------------------------------------------------------------------------
+    def apply(self, rows: list[MessageRow], texts: list[str], fp: StoreFingerprint) -> None:
+        """Rows this process just appended (``texts`` decoded from them), which took the store to ``fp``: every
+        follower applies them. Caller holds the write lock and has checked that nobody else changed the namespace
+        in between (:meth:`expects`)."""
         first = len(self.index)
         self._apply(rows)
-        self._follow_life(rows)
+        self.seen = fp
+        self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
 
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
-        """Whether the store's fingerprint ``fp`` is exactly this state's plus ``appended`` own appends."""
-        return fp.generation == self.seen.generation and fp.next_seq == self.seen.next_seq + appended
+        """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
+        return (fp.generation == self.seen.generation and fp.next_seq == self.seen.next_seq + appended
+                and fp.version == self.seen.version + 1)
 
     def _apply(self, rows: list[MessageRow]) -> None:
         self.index.append(rows)
-        self.truth.observe(rows)
         if self.host.embed is not None and rows:
             self._sync_codes(rows)
+        self.changed += len(rows)
 
-    def invalidate(self) -> None:
-        """Forget everything: the next :meth:`current` rebuilds from the store."""
-        self.index = None
+    def _sync_followers(self, rows: list[MessageRow]) -> None:
+        """The lifecycle and the profiles follow the co-index (when they are loaded)."""
+        life = self._life
+        if life is not None and life.loaded:
+            with life.lock:
+                life.sync(self.index, rows)
+                life.version = self.seen.version
+        elif life is None and rows and self.lifecycle_active and "life" not in self._warming:
+            # a write loads the lifecycle, so that units follow every append (and consolidation stays on writes)
+            self._life = self._load_life()
+        if self.entries is not None and rows and getattr(self.entries, "touched_by", None) is not None \
+                and self.entries.touched_by(rows, ()):
+            self.entries = None
 
     def remove(self, ids: list[int]) -> None:
         """Messages deleted by this process: every follower drops them. Caller holds the write lock."""
+        self._remove(ids)
+
+    def _remove(self, ids: list[int]) -> None:
         idx = self.index
-        idx.rebuild_without(ids)
-        self.truth = Truth()  # row-indexed annotations: recomputed for the surviving rows on the next ranking
-        self.truth.observe(self.host.store.rows(self.name, idx.ids.view.tolist()).values())
+        keep = idx.rebuild_without(ids)
+        if keep is None:
+            return
+        self.changed += int((~keep).sum())
+        self.truth.remove_rows(keep, idx)
+        self._truth_updates = [i for i in self._truth_updates if i in idx.row_of]
+        if "truth" in self._warming:  # row numbers moved under the rebuild: start it again
+            self._stop_warming("truth")
+            self._warm_truth()
         if self.codes is not None:
-            self._load_codes()  # the store dropped the deleted messages' codes with them
-        self._drop_profiles()
-        if self._life is not None and self._life.loaded:
-            with self._life.lock:
-                self._life.remove_messages(ids)
+            self.codes = self.codes.without(ids)
+        if self._profiles is not None or "profiles" in self._warming:
+            self._stop_warming("profiles")
+            self._drop_profiles()  # rebuilt from the surviving messages when next needed
+        life = self._life
+        if life is not None and life.loaded:
+            with life.lock:
+                life.remove_messages(ids)
+        if self.entries is not None and getattr(self.entries, "touched_by", None) is not None \
+                and self.entries.touched_by((), ids):
+            self.entries = None
+
+    def update(self, rows: list[MessageRow]) -> None:
+        """New metadata of messages (read back after an update): every follower re-derives what depends on it.
+        Caller holds the write lock."""
+        self._update(rows)
+
+    def _update(self, rows: list[MessageRow]) -> None:
+        idx = self.index
+        changed = idx.update(rows)
+        if changed:
+            self.truth.update_rows(idx, changed)
+            if "truth" in self._warming:
+                self._truth_updates.extend(int(idx.ids.a[r]) for r in changed)
+        self.changed += len(rows)
+        life = self._life
+        if life is not None and life.loaded:
+            with life.lock:
+                life.update_messages(rows, idx)
+        if self.entries is not None and getattr(self.entries, "touched_by", None) is not None \
+                and self.entries.touched_by(rows, ()):
+            self.entries = None
 
     # -- embedding codes ------------------------------------------------------------------------------------
     def _load_codes(self) -> set[int]:
@@ -178,67 +386,417 @@ class NamespaceState:
         """SimHash codes of the user embeddings of these messages as 64-bit words, or None (for the hierarchy)."""
         return None if self.codes is None else self.codes.words_of(ids)
 
+    def _external_codes(self):
+        return self.embedding_codes if (self.host.embed is not None
+                                        and self.config.embed_bits == self.config.hierarchy.code_bits) else None
+
     # -- lifecycle (hierarchy, strengths) -------------------------------------------------------------------
     @property
     def lifecycle_active(self) -> bool:
         return self.config.hierarchy.enabled or self.config.decay.enabled
 
-    def life(self) -> Life:
-        """The lifecycle follower, loaded and caught up (from its snapshot, then the rows it has not seen)."""
+    def life(self, wait: bool = True) -> Life | None:
+        """The lifecycle follower, loaded and caught up: from its snapshot plus the changes after it, or rebuilt.
+        A rebuild runs in the background; with ``wait=False`` this returns None until it is done (recall then
+        answers with the flat engine), else it waits for it."""
         life = self._life
-        if life is not None and life.loaded and life.generation == self.seen.generation \
-                and life.known() == len(self.index):
+        if life is not None and life.loaded and life.version == self.seen.version:
             return life
-        with self.host.lock.write():
-            self._follow_life(None, force=True)
-            return self._life
+        while True:
+            with self.host.lock.write():
+                life = self._life
+                if life is None and "life" not in self._warming:
+                    self._life = life = self._load_life()
+                if life is not None:
+                    if life.version != self.seen.version or life.known() != len(self.index):
+                        with life.lock:
+                            life.sync(self.index)
+                            life.version = self.seen.version
+                    return life
+                warm = self._warming.get("life")
+            if not wait:
+                return None
+            if warm is not None:
+                warm.join()
+                if warm.error is not None:
+                    raise warm.error
 
     def current_life(self) -> Life | None:
         """The lifecycle follower if it is loaded (never loads it)."""
         life = self._life
         return life if life is not None and life.loaded else None
 
-    def _follow_life(self, rows: list[MessageRow] | None, force: bool = False) -> None:
-        if not self.lifecycle_active or self.index is None:
-            return
-        if self._life is None:
-            if not (force or rows is not None):
-                return  # loaded when first needed; a write loads it so that units follow every append
-            codes = self.embedding_codes if (self.host.embed is not None
-                                             and self.config.embed_bits == self.config.hierarchy.code_bits) else None
-            self._life = Life(self.config, self.host.store, self.name, codes)
-        with self._life.lock:
-            self._life.sync(self.index, self.seen.generation, rows)
+    def _new_life(self) -> Life:
+        return Life(self.config, self.host.store, self.name, self._external_codes())
 
-    def save_derived(self) -> None:
-        """Persist the lifecycle snapshot when it changed (best effort: it is rebuildable from the messages)."""
-        life = self._life
-        if life is None or not life.loaded or not life.persistable or not life.dirty:
-            return
+    def _load_life(self) -> Life | None:
+        """The lifecycle from its snapshot and the changes after it (caller holds the write lock); None when that
+        is a long catch-up or a rebuild, started in the background."""
+        idx = self.index
+        if not self.persistable or not len(idx):
+            return self._built_life()
+        store = self.host.store
+        snap = None
         try:
+            with store.reading():
+                blob = store.get_units(self.name, persist.LIFE)
+                if blob is None:
+                    raise _Later("no snapshot")
+                covers, meta, arrays = persist.decode(blob, persist.LIFE, self._new_life().settings())
+                if covers.version > self.seen.version:
+                    self.catch_up()  # saved by a process that is ahead of us: catch up first
+                feed = store.changes(self.name, covers.version)
+                if feed is None:
+                    raise _Later("older than the change feed")
+                f = _Feed(feed, upto=self.seen.version)
+                updated = [i for i in f.updated if i not in f.deleted and i in idx.row_of]
+                backlog = len(f.deleted) + len(updated) + int((idx.seqs.view >= covers.next_seq).sum())
+                snap = (covers, meta, arrays, f, updated)
+                if backlog > SYNC_ROWS:
+                    raise _Later(f"{backlog} messages behind its snapshot")
+                changed_rows = store.rows(self.name, updated)
+            life = self._life_from(snap, changed_rows)
             with life.lock:
-                life.save()
+                life.sync(idx)  # the messages appended after the snapshot
+                life.version = self.seen.version
+            return life
+        except _Later as exc:
+            if snap is not None or len(idx) > SYNC_ROWS:
+                log.info("namespace %r: the lifecycle catches up in the background (%s)", self.name, exc)
+        except _UNREADABLE as exc:
+            log.warning("namespace %r: rebuilding the lifecycle in the background (snapshot unusable: %s)",
+                        self.name, exc)
+            snap = None
+        if snap is None and len(idx) <= SYNC_ROWS:
+            return self._built_life()  # small enough to build from the messages right here
+        self._start("life", lambda warm: self._build_life(warm, snap))
+        return None
+
+    def _built_life(self) -> Life:
+        life = self._new_life()
+        with life.lock:
+            life.sync(self.index)
+            life.version = self.seen.version
+        return life
+
+    def _life_from(self, snap: tuple, changed_rows: dict[int, MessageRow]) -> Life:
+        """A lifecycle snapshot with the deletions and updates after it applied (caller holds a lock on the
+        co-index)."""
+        covers, meta, arrays, f, _updated = snap
+        idx = self.index
+        life = Life.from_snapshot(self.config, self.host.store, self.name, meta, arrays, idx, self._external_codes())
+        access = self.host.store.get_units(self.name, persist.ACCESS)
+        if access is not None:
+            try:
+                _, ameta, aarrays = persist.decode(access, persist.ACCESS)
+                life.apply_access_snapshot(ameta, aarrays)
+            except _UNREADABLE as exc:  # only recent accesses are lost
+                log.warning("namespace %r: ignoring the saved accesses (%s)", self.name, exc)
+        with life.lock:
+            life.remove_messages([i for i in f.deleted if i in life.decay])
+            life.update_messages(list(changed_rows.values()), idx)
+            life.dirty = 0
+        self.saved[persist.LIFE] = covers.version
+        return life
+
+    def _build_life(self, warm: _Warm, snap: tuple | None) -> None:
+        """Bring the lifecycle up to date off the request path: from a snapshot that lags, or from the messages
+        (and a legacy snapshot); the co-index is read in small pieces under the read lock, the result swapped in
+        under the write lock."""
+        lock = self.host.lock
+        store = self.host.store
+        life = None
+        if snap is not None:
+            changed_rows = store.rows(self.name, snap[4])
+            with lock.read():
+                if self.index is None:
+                    return
+                try:
+                    life = self._life_from(snap, changed_rows)
+                except _UNREADABLE as exc:
+                    log.warning("namespace %r: rebuilding the lifecycle (snapshot unusable: %s)", self.name, exc)
+        if life is None:
+            life = self._new_life()
+            msgs, meta, created = [], {}, {}
+            pos = 0
+            while True:
+                if warm.stop.is_set():
+                    return
+                with lock.read():
+                    idx = self.index
+                    if idx is None:
+                        return
+                    part = list(range(pos, min(len(idx), pos + _CHUNK)))
+                    got = life._msgs(idx, part) if part else ([], {}, {})
+                if not part:
+                    break
+                msgs += got[0]
+                meta.update(got[1])
+                created.update(got[2])
+                pos += len(part)
+            with life.lock:
+                life._load(None, (msgs, meta, created))
+        while not warm.stop.is_set():  # messages the snapshot (or the read above) does not cover yet
+            with lock.read():
+                idx = self.index
+                if idx is None:
+                    return
+                known = np.fromiter(life.decay.slot_of.keys(), dtype=np.int64, count=len(life.decay.slot_of))
+                todo = np.flatnonzero(~np.isin(idx.ids.view, known))[:_CHUNK * 4].tolist()
+                if len(todo) <= _CHUNK:
+                    break
+                with life.lock:
+                    life._replay(idx, todo)
+            with life.lock:
+                life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
+        with life.lock:
+            life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
+        with lock.write():
+            if warm.stop.is_set() or self.index is None:
+                return
+            with life.lock:
+                life.sync(self.index)
+                life.version = self.seen.version
+            self._life = life
+
+    def save_due(self) -> bool:
+        """Whether enough changed since the last save (see :data:`SAVE_SHARE`)."""
+        if not self.persistable or self.index is None:
+            return False
+        life = self.current_life()
+        changed = self.changed + (life.dirty if life is not None else 0)
+        return changed >= max(self.config.hierarchy.persist_every, len(self.index) // SAVE_SHARE)
+
+    def save_derived(self, *, force: bool = False) -> None:
+        """Save the snapshots of the loaded followers that changed since they were last saved (best effort: they
+        are rebuildable from the messages); ``force`` rewrites them all. When only recall happened, only the
+        accessed strength records are written. Caller holds the write lock."""
+        if not self.persistable or self.index is None:
+            return
+        fp = self.seen
+        payloads: dict[str, bytes | None] = {}
+        life = self.current_life()
+        if life is not None and (life.version != fp.version or "life" in self._warming):
+            life = None
+        truth_ready = not self.truth.deferred and self.truth.done == len(self.index)
+        try:
+            if force or self.changed or (truth_ready and self._truth_unsaved):
+                imeta, iarrays = self.index.to_snapshot()
+                meta: dict[str, Any] = {"index": imeta, "truth": None}
+                arrays = persist.join(index=iarrays)
+                if truth_ready:
+                    meta["truth"], tarrays = self.truth.to_snapshot()
+                    arrays.update(persist.join(truth=tarrays))
+                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays)
+            if life is not None:
+                with life.lock:
+                    if force or life.dirty or not life.save_id:
+                        lmeta, larrays = life.to_snapshot()
+                        payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings())
+                        payloads.update({k: None for k in (persist.ACCESS, *persist.LEGACY)})
+                    elif life.accessed:
+                        ameta, aarrays = life.to_access_snapshot()
+                        payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays)
+            prof = self._profiles
+            if prof is not None and self._profiles_done == len(self.index) and "profiles" not in self._warming \
+                    and (force or self._profiles_unsaved):
+                with self._profiles_lock:
+                    pmeta, parrays = prof.to_snapshot()
+                    payloads[persist.PROFILES] = persist.encode(
+                        persist.PROFILES, fp, {"profiles": pmeta, "last_id": self._last_id()}, parrays,
+                        prof.settings())
+            if not payloads:
+                return
+            self.host.store.put_units_many(self.name, payloads)
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
+            return
+        self.saved.update({k: fp.version for k, v in payloads.items() if v is not None and k != persist.ACCESS})
+        if persist.INDEX in payloads:
+            self.changed = 0
+            self._truth_unsaved = not truth_ready
+        if persist.LIFE in payloads:
+            life.dirty = 0
+        if persist.PROFILES in payloads:
+            self._profiles_unsaved = False
+        self._trim()
+
+    def scrub(self) -> None:
+        """After a deletion: rewrite the saved snapshots, so no derived text of the deleted messages (facts,
+        summaries, profile values) stays in the store. Caller holds the write lock."""
+        if not self.persistable or self.index is None:
+            return
+        if self._life is None and self.lifecycle_active and "life" not in self._warming:
+            self._life = self._load_life()  # a snapshot not loaded yet is brought up to date and rewritten
+        self.save_derived(force=True)
+        if self._profiles is None:
+            try:
+                self.host.store.put_units_many(self.name, {persist.PROFILES: None})
+            except HippoError as exc:
+                log.warning("could not remove the profile snapshot of namespace %r: %s", self.name, exc)
+
+    def _last_id(self) -> int:
+        return int(self.index.ids.a[len(self.index) - 1]) if len(self.index) else -1
+
+    def _trim(self) -> None:
+        """Drop the changes no saved snapshot and no lagging handle needs (best effort)."""
+        store = self.host.store
+        need = [persist.INDEX] + ([persist.LIFE] if self.lifecycle_active else [])
+        if any(k not in self.saved for k in need):
+            return  # a snapshot this process has not seen may still need the feed
+        upto = min(self.saved[k] for k in need) - RETAIN_CHANGES
+        if upto > 0:
+            try:
+                store.trim_changes(self.name, upto)
+            except HippoError:
+                pass
+
+    # -- background rebuilds --------------------------------------------------------------------------------
+    def _start(self, what: str, work: Callable[[_Warm], None]) -> None:
+        with self._warm_lock:
+            if what in self._warming:
+                return
+            warm = self._warming[what] = _Warm(self, what, work)
+        warm.start()
+
+    def _stop_warming(self, what: str | None = None) -> None:
+        with self._warm_lock:
+            todo = [w for k, w in self._warming.items() if what is None or k == what]
+            for w in todo:
+                w.stop.set()
+                self._warming.pop(w.what, None)
+
+    def wait_warm(self, timeout: float | None = None) -> bool:
+        """Wait until no follower is rebuilding in the background; False on timeout."""
+        with self._warm_lock:
+            todo = list(self._warming.values())
+        for w in todo:
+            w.join(timeout)
+            if w.is_alive():
+                return False
+        return True
+
+    def close(self) -> None:
+        """Stop background rebuilds (they hold no store transaction between their steps)."""
+        with self._warm_lock:
+            todo = list(self._warming.values())
+        self._stop_warming()
+        for w in todo:
+            if w is not threading.current_thread():
+                w.join(30)
+
+    def _warm_truth(self) -> None:
+        self._start("truth", self._build_truth)
+
+    def _build_truth(self, warm: _Warm) -> None:
+        """Annotate the rows the stand-in left neutral, on a copy, a piece at a time under the read lock."""
+        lock = self.host.lock
+        with lock.read():
+            if self.index is None:
+                return
+            layout = self.index.layout
+            truth = self.truth.copy(self.index, self.truth.annotated)
+        while not warm.stop.is_set():
+            with lock.read():
+                idx = self.index
+                if idx is None or idx.layout != layout:
+                    return  # rows moved: the remover started a new rebuild
+                if truth.done >= len(idx):
+                    break
+                truth.sync(idx, upto=truth.done + _CHUNK)
+        with lock.write():
+            idx = self.index
+            if warm.stop.is_set() or idx is None or idx.layout != layout:
+                return
+            truth.sync(idx)
+            truth.update_rows(idx, [idx.row_of[i] for i in self._truth_updates if i in idx.row_of])
+            self._truth_updates = []
+            self.truth = truth
+            self._truth_unsaved = True
 
     # -- speaker profiles -----------------------------------------------------------------------------------
     def profiles(self) -> ProfileIndex:
-        """The namespace's speaker profiles, caught up with the co-index (built on first use; rebuilt after a
-        deletion). Caller holds the read lock."""
+        """The namespace's speaker profiles, caught up with the co-index: from their snapshot plus the messages
+        after it, or rebuilt (in the background when that is long: an empty index stands in, whose prior is
+        neutral). Caller holds the read lock."""
         idx = self.index
         with self._profiles_lock:
             if self._profiles is None:
-                self._profiles, self._profiles_done = ProfileIndex(), 0
+                if "profiles" in self._warming:
+                    return ProfileIndex()
+                self._profiles, self._profiles_done = self._load_profiles()
+                if self._profiles is None:
+                    self._start("profiles", self._build_profiles)
+                    self._profiles_done = 0
+                    return ProfileIndex()
             prof, done = self._profiles, self._profiles_done
             n = len(idx)
             if done < n:
-                ids = idx.ids.view[done:n].tolist()
-                speakers = [idx.speakers[c] for c in idx.speaker.a[done:n].tolist()]
-                ts = [None if math.isnan(t) else float(t) for t in idx.ts.a[done:n].tolist()]
-                texts = [t for _, t in idx.texts(done, n)]
-                prof.append(ids, speakers, texts, ts)
+                self._consume(prof, idx, done, n)
                 self._profiles_done = n
+                self._profiles_unsaved = True
             return prof
+
+    @staticmethod
+    def _consume(prof: ProfileIndex, idx: NamespaceIndex, lo: int, hi: int) -> None:
+        ids = idx.ids.view[lo:hi].tolist()
+        speakers = [idx.speakers[c] for c in idx.speaker.a[lo:hi].tolist()]
+        ts = [None if math.isnan(t) else float(t) for t in idx.ts.a[lo:hi].tolist()]
+        texts = [t for _, t in idx.texts(lo, hi)]
+        prof.append(ids, speakers, texts, ts)
+
+    def _load_profiles(self) -> tuple[ProfileIndex | None, int]:
+        """Profiles from their snapshot when it is current enough, else (None, 0) to rebuild. Caller holds the
+        profiles lock and the read lock."""
+        idx = self.index
+        if not self.persistable or len(idx) <= SYNC_ROWS:
+            return ProfileIndex(), 0
+        store = self.host.store
+        try:
+            blob = store.get_units(self.name, persist.PROFILES)
+            if blob is None:
+                return None, 0
+            probe = ProfileIndex()
+            covers, meta, arrays = persist.decode(blob, persist.PROFILES, probe.settings())
+            feed = store.changes(self.name, covers.version)
+            if feed is None or _Feed(feed, upto=self.seen.version).deleted:
+                return None, 0  # profiles do not unlearn a statement: rebuilt without the deleted messages
+            done = int(np.searchsorted(idx.ids.view, int(meta["last_id"]), side="right"))
+            if len(idx) - done > SYNC_ROWS or (done and int(idx.ids.a[done - 1]) != int(meta["last_id"])):
+                return None, 0
+            prof = ProfileIndex.from_snapshot(probe.settings(), meta["profiles"], arrays)
+        except HippoError as exc:
+            if not isinstance(exc, CorruptData):
+                raise
+            log.warning("namespace %r: rebuilding the speaker profiles (snapshot unusable: %s)", self.name, exc)
+            return None, 0
+        except _UNREADABLE as exc:
+            log.warning("namespace %r: rebuilding the speaker profiles (snapshot unusable: %s)", self.name, exc)
+            return None, 0
+        self.saved[persist.PROFILES] = covers.version
+        return prof, done
+
+    def _build_profiles(self, warm: _Warm) -> None:
+        lock = self.host.lock
+        prof, done = ProfileIndex(), 0
+        while not warm.stop.is_set():
+            with lock.read():
+                idx = self.index
+                if idx is None:
+                    return
+                layout = idx.layout
+                if done >= len(idx):
+                    break
+                hi = min(len(idx), done + _CHUNK)
+                self._consume(prof, idx, done, hi)
+                done = hi
+        with lock.write():
+            if warm.stop.is_set() or self.index is None or self.index.layout != layout:
+                return
+            with self._profiles_lock:
+                self._consume(prof, self.index, done, len(self.index))
+                self._profiles, self._profiles_done = prof, len(self.index)
+                self._profiles_unsaved = True
 
     def profile_names(self) -> ProfileIndex:
         """A profile index that knows only the speakers' names: enough to tell whether a query asks about a

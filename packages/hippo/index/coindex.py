@@ -5,8 +5,9 @@ Signature DWM holds a random-indexing signature per token, and a span table maps
 token range ``[start, end)``. Message text is always reconstructed from the Content DWM.
 
 The signature stream is a pure function of the token stream (signatures never look across a message boundary),
-so it is recomputed when a namespace is loaded instead of being stored: that keeps the store near the size of the
-token stream itself.
+so it is never stored: it is computed the first time a channel reads it (the default ranking does not) and then
+follows every append. The span table is saved with the namespace's derived snapshot; the Content stream is read
+back from the store's chunks.
 """
 
 from __future__ import annotations
@@ -41,12 +42,19 @@ class Scored:
     scores: np.ndarray  # float64, same length, higher is better
 
 
+def event_time(metadata: dict | None) -> float:
+    """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN."""
+    et = (metadata or {}).get("event_time")
+    if isinstance(et, (int, float)) and math.isfinite(et):
+        return float(et)
+    return math.nan
+
+
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
         self.namespace = namespace
         self.config = config
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
-        self.signatures = DynamicWaveletMatrix(config.signature.bits)
         self.ids = GrowArray(np.int64)
         self.ends = GrowArray(np.int64)
         self.seqs = GrowArray(np.int64)
@@ -54,6 +62,8 @@ class NamespaceIndex:
         self.speaker = GrowArray(np.int32)
         self.session = GrowArray(np.int32)
         self.role = GrowArray(np.int8)
+        self.created = GrowArray(np.float64)                    # ingestion time
+        self.event_time = GrowArray(np.float64, fill=np.nan)    # metadata["event_time"] given by the caller, or NaN
         self.speakers: list[str | None] = []
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
@@ -62,6 +72,8 @@ class NamespaceIndex:
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
         self.last_seq = -1
+        self.layout = 0  # bumped whenever rows are removed (row numbers change)
+        self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -86,57 +98,167 @@ class NamespaceIndex:
             names.append(value)
         return code
 
+    @property
+    def signature_bytes(self) -> int:
+        return 0 if self._signatures is None else self._signatures.nbytes
+
+    @property
+    def signatures(self) -> DynamicWaveletMatrix:
+        """The Signature DWM, computed from the Content DWM when a channel first reads it."""
+        sig = self._signatures
+        if sig is None:
+            sig = DynamicWaveletMatrix(self.config.signature.bits)
+            n = len(self)
+            for lo in range(0, n, 65536):  # bounded temporary memory
+                hi = min(n, lo + 65536)
+                first = int(self.ends.a[lo - 1]) if lo else 0
+                tokens = self.content.access_range(first, int(self.ends.a[hi - 1]))
+                sig.extend(self._signatures_of(tokens, self.ends.a[lo:hi] - first))
+            self._signatures = sig
+        return sig
+
+    def _signatures_of(self, tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
+        sig = self.config.signature
+        return ri_signatures(
+            tokens, seed=sig.seed, dim=sig.dim, nnz=sig.nnz, window=sig.window, self_weight=sig.self_weight,
+            top_m=sig.top_m, sig_bits=sig.bits, segment_ends=np.asarray(seg_ends, dtype=np.uint64),
+        )
+
     def append(self, rows: list[MessageRow]) -> None:
         if not rows:
             return
         lengths = np.fromiter((r.n_tokens for r in rows), dtype=np.int64, count=len(rows))
         tokens = np.concatenate([r.tokens for r in rows]).astype(np.uint32, copy=False)
         seg_ends = np.cumsum(lengths)
-        sig = self.config.signature
-        signatures = ri_signatures(
-            tokens, seed=sig.seed, dim=sig.dim, nnz=sig.nnz, window=sig.window, self_weight=sig.self_weight,
-            top_m=sig.top_m, sig_bits=sig.bits, segment_ends=seg_ends.astype(np.uint64),
-        )
         base = len(self.content)
         self.content.extend(tokens)
-        self.signatures.extend(signatures)
+        if self._signatures is not None:
+            self._signatures.extend(self._signatures_of(tokens, seg_ends))
+        self._append_columns(rows, seg_ends + base)
+
+    def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
         first_row = self.ids.n
         self.ids.extend([r.id for r in rows])
-        self.ends.extend(seg_ends + base)
+        self.ends.extend(ends)
         self.seqs.extend([r.seq for r in rows])
         self.ts.extend([math.nan if r.ts is None else r.ts for r in rows])
         self.speaker.extend([self._code(self._speaker_code, self.speakers, r.speaker) for r in rows])
         self.session.extend([self._code(self._session_code, self.sessions, r.session_id) for r in rows])
         self.role.extend([ROLES.index(r.role) if r.role in ROLES else 0 for r in rows])
+        self.created.extend([r.created_at for r in rows])
+        self.event_time.extend([event_time(r.metadata) for r in rows])
         for k, r in enumerate(rows):
             self.row_of[r.id] = first_row + k
         self.last_seq = max(self.last_seq, rows[-1].seq)
 
-    def rebuild_without(self, dead_ids) -> None:
-        """Drop messages from every structure: the matrices are rebuilt from the surviving spans."""
+    def update(self, rows: list[MessageRow]) -> list[int]:
+        """New metadata of held messages: the columns derived from it; returns the rows whose event time changed."""
+        changed = []
+        for r in rows:
+            row = self.row_of.get(r.id)
+            if row is None:
+                continue
+            et = event_time(r.metadata)
+            old = float(self.event_time.a[row])
+            if not (et == old or (et != et and old != old)):
+                self.event_time.a[row] = et
+                changed.append(row)
+        return changed
+
+    def rebuild_without(self, dead_ids) -> np.ndarray | None:
+        """Drop messages from every structure: the matrices are rebuilt from the surviving spans. Returns the mask
+        of kept rows (over the rows before the call), or None when none of ``dead_ids`` is held."""
         dead_rows = {self.row_of[i] for i in dead_ids if i in self.row_of}
         if not dead_rows:
-            return
+            return None
         n = self.ids.n
         keep = np.ones(n, dtype=bool)
         keep[list(dead_rows)] = False
         starts, ends = self.starts(), self.ends.view
         tok_keep = np.repeat(keep, ends - starts)
         tokens = self.content.access_range(0, len(self.content))[tok_keep]
-        sigs = self.signatures.access_range(0, len(self.signatures))[tok_keep]
         lengths = (ends - starts)[keep]
-        cols = {name: getattr(self, name).view[keep].copy() for name in ("ids", "seqs", "ts", "speaker", "session", "role")}
+        cols = {name: getattr(self, name).view[keep].copy()
+                for name in ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time")}
+        if self._signatures is not None:
+            sigs = self._signatures.access_range(0, len(self._signatures))[tok_keep]
+            self._signatures = DynamicWaveletMatrix(self.config.signature.bits)
+            self._signatures.extend(sigs)
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
-        self.signatures = DynamicWaveletMatrix(self.config.signature.bits)
         self.content.extend(tokens)
-        self.signatures.extend(sigs)
         for name, values in cols.items():
-            g = GrowArray(values.dtype, max(64, values.size))
+            old = getattr(self, name)
+            g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
             g.extend(values)
             setattr(self, name, g)
         self.ends = GrowArray(np.int64, max(64, lengths.size))
         self.ends.extend(np.cumsum(lengths))
         self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
+        # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
+        for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
+            codes = getattr(self, col).view
+            used = np.unique(codes)
+            old = getattr(self, names)
+            if used.size != len(old):
+                remap = np.full(len(old), -1, dtype=codes.dtype)
+                remap[used] = np.arange(used.size, dtype=codes.dtype)
+                codes[:] = remap[codes]
+                fresh = [old[k] for k in used.tolist()]
+                setattr(self, names, fresh)
+                setattr(self, table, {v: k for k, v in enumerate(fresh)})
+        self.layout += 1
+        return keep
+
+    # -- snapshots ------------------------------------------------------------------------------------------
+    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time")
+
+    def to_snapshot(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The span table (message lengths and columns, speaker and session names); the Content stream itself
+        stays in the store's chunks."""
+        arrays = {name: getattr(self, name).view for name in self._COLUMNS}
+        arrays["lengths"] = np.diff(self.ends.view, prepend=0)
+        return {"speakers": self.speakers, "sessions": self.sessions, "last_seq": self.last_seq,
+                "n_tokens": self.n_tokens}, arrays
+
+    @classmethod
+    def from_snapshot(cls, namespace: str, config: Config, meta: dict, arrays: dict[str, np.ndarray],
+                      keep: np.ndarray, tokens: np.ndarray) -> "NamespaceIndex":
+        """The index of a snapshot's rows where ``keep`` is True; ``tokens`` holds exactly their tokens in order
+        (what the store returns once the other rows are deleted). Raises ``ValueError`` on any mismatch."""
+        idx = cls(namespace, config)
+        lengths = np.asarray(arrays["lengths"], dtype=np.int64)
+        n = lengths.size
+        if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
+            raise ValueError("span table columns disagree in length")
+        if int(lengths[keep].sum()) != tokens.size:
+            raise ValueError(f"span table covers {int(lengths[keep].sum())} tokens, the store holds {tokens.size}")
+        idx.speakers = [None if x is None else str(x) for x in meta["speakers"]]
+        idx.sessions = [None if x is None else str(x) for x in meta["sessions"]]
+        if len(set(idx.speakers)) != len(idx.speakers) or len(set(idx.sessions)) != len(idx.sessions):
+            raise ValueError("duplicate speaker or session names")
+        idx._speaker_code = {v: k for k, v in enumerate(idx.speakers)}
+        idx._session_code = {v: k for k, v in enumerate(idx.sessions)}
+        for name in cls._COLUMNS:
+            col = getattr(idx, name)
+            values = np.asarray(arrays[name], dtype=col.a.dtype)[keep]
+            g = GrowArray(col.a.dtype, max(64, values.size), fill=col.fill)
+            g.extend(values)
+            setattr(idx, name, g)
+        if idx.speaker.n and (idx.speaker.view.min() < 0 or idx.speaker.view.max() >= len(idx.speakers)
+                              or idx.session.view.min() < 0 or idx.session.view.max() >= len(idx.sessions)
+                              or idx.role.view.min() < 0 or idx.role.view.max() >= len(ROLES)):
+            raise ValueError("speaker, session or role codes out of range")
+        seqs = idx.seqs.view
+        if seqs.size > 1 and (np.diff(seqs) <= 0).any():
+            raise ValueError("message seqs are not increasing")
+        idx.ends = GrowArray(np.int64, max(64, int(keep.sum())))
+        idx.ends.extend(np.cumsum(lengths[keep]))
+        idx.content.extend(tokens)
+        idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
+        if len(idx.row_of) != idx.ids.n:
+            raise ValueError("duplicate message ids")
+        idx.last_seq = int(meta["last_seq"])
+        return idx
 
     # -- reading --------------------------------------------------------------------------------------------
     def span(self, row: int) -> tuple[int, int]:

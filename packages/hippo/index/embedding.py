@@ -95,6 +95,15 @@ class EmbeddingCodes:
             self._pos[int(i)] = len(self.owners)
             self.owners.append(int(i))
 
+    def without(self, ids: Sequence[int]) -> "EmbeddingCodes":
+        """The same codes less those of ``ids`` (the native index only grows, so the survivors are copied)."""
+        gone = {int(i) for i in ids}
+        keep = [p for p, i in enumerate(self.owners) if i not in gone]
+        out = EmbeddingCodes(self.index.bits)
+        if keep:
+            out.add([self.owners[p] for p in keep], self.index.get(np.asarray(keep, dtype=np.int64)))
+        return out
+
     def nearest(self, qcode: np.ndarray, k: int) -> list[tuple[int, int]]:
         """``(message id, Hamming distance)`` of the ``k`` codes nearest ``qcode`` (XOR-popcount), nearest first."""
         k = min(k, len(self.owners))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, ContextManager, Iterable, Sequence
 
 import numpy as np
 
@@ -105,8 +105,15 @@ class Store(abc.ABC):
     def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]: ...
 
     @abc.abstractmethod
-    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
-        """Every message of ``namespace`` with ``seq > after_seq`` in seq order, each with its tokens."""
+    def reading(self) -> ContextManager[None]:
+        """A block whose reads all see one state of the store (a read transaction): a reader can take a
+        fingerprint, the change feed and rows that agree with each other. Reads outside it are each consistent
+        on their own only."""
+
+    @abc.abstractmethod
+    def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:
+        """Every message of ``namespace`` with ``after_seq < seq <= upto_seq`` (no upper bound when None) in seq
+        order, each with its tokens; reads only those rows and the chunks holding their tokens."""
 
     @abc.abstractmethod
     def load_tokens(self, namespace: str) -> np.ndarray:

@@ -2,7 +2,8 @@
 
 Layout: ``MAGIC | u32 version | u32 header length | header JSON | zlib(array bytes...) | u32 CRC32`` where the CRC
 covers everything between the magic and itself, and the header lists every array's dtype, shape, offset and
-length in the decompressed section and that section's size. Each array is byte-shuffled (all first bytes, then
+length in the decompressed section and that section's size (an array of one repeated value, marked ``const``, is
+stored as that value once). Each array is byte-shuffled (all first bytes, then
 all second bytes...) before compression: columns of times, counters and constants then shrink several-fold.
 Loading validates all of it; a bad blob raises :class:`hippo.base.errors.CorruptData` and the caller rebuilds the
 state from the messages.
@@ -25,7 +26,9 @@ _MAX_RAW = 1 << 34  # refuse to inflate a section declared larger than this
 _ALLOWED = {"<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "|u1", "<f8", "<f4", "|b1"}
 
 
-def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
+def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6) -> bytes:
+    """The container of ``meta`` (JSON) and ``arrays``; ``level`` is the zlib level (1 writes large snapshots
+    several times faster at a slightly larger size)."""
     entries = []
     blobs = []
     offset = 0
@@ -33,16 +36,20 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bytes:
         a = np.ascontiguousarray(arr)
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("<"))
+        entry = {"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        flat = a.reshape(-1)
+        if flat.size > 1 and (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
+            a, entry["const"] = flat[:1], True  # one value repeated (a column of defaults): stored once
         raw = a.tobytes()
         if a.dtype.itemsize > 1 and raw:
             raw = np.frombuffer(raw, dtype=np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
-        entries.append({"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset,
-                        "nbytes": len(raw)})
+        entry["nbytes"] = len(raw)
+        entries.append(entry)
         blobs.append(raw)
         offset += len(raw)
     header = json.dumps({"meta": meta, "arrays": entries, "raw_size": offset}, ensure_ascii=False,
                         separators=(",", ":")).encode()
-    body = struct.pack("<II", VERSION, len(header)) + header + zlib.compress(b"".join(blobs), 6)
+    body = struct.pack("<II", VERSION, len(header)) + header + zlib.compress(b"".join(blobs), level)
     return MAGIC + body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
 
 
@@ -86,13 +93,66 @@ def load(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         if not (isinstance(off, int) and isinstance(nbytes, int) and 0 <= off and off + nbytes <= len(data)):
             raise CorruptData(f"units snapshot: array {name!r} lies outside the blob")
         dt = np.dtype(dtype)
-        if int(np.prod(shape, dtype=np.int64)) * dt.itemsize != nbytes:
+        count = int(np.prod(shape, dtype=np.int64))
+        const = e.get("const") is True
+        if (dt.itemsize if const else count * dt.itemsize) != nbytes or (const and count < 1):
             raise CorruptData(f"units snapshot: array {name!r} length does not match its shape")
         chunk = np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=off)
         if dt.itemsize > 1 and nbytes:
             chunk = chunk.reshape(dt.itemsize, -1).T
-        arrays[name] = np.ascontiguousarray(chunk).view(dt).reshape(shape).copy()
+        value = np.ascontiguousarray(chunk).view(dt)
+        arrays[name] = np.full(shape, value[0], dtype=dt) if const else value.reshape(shape).copy()
     meta = header.get("meta")
     if not isinstance(meta, dict):
         raise CorruptData("units snapshot: bad meta")
     return meta, arrays
+
+
+class Strings:
+    """Builds a table of distinct strings for a snapshot: ``strings(value)`` is the value's index (None: -1);
+    :meth:`arrays` stores the table as one UTF-8 blob and its offsets (``<prefix>.blob``, ``<prefix>.ptr``)."""
+
+    def __init__(self) -> None:
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: str | None) -> int:
+        if value is None:
+            return -1
+        k = self.index.get(value)
+        if k is None:
+            k = self.index[value] = len(self.index)
+        return k
+
+    def arrays(self, prefix: str = "strings") -> dict[str, np.ndarray]:
+        data = [v.encode("utf-8", "surrogatepass") for v in self.index]
+        ptr = np.zeros(len(data) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in data], out=ptr[1:])
+        return {f"{prefix}.blob": np.frombuffer(b"".join(data), dtype=np.uint8), f"{prefix}.ptr": ptr}
+
+
+class StringTable:
+    """Reads a table written by :class:`Strings`; offsets are checked on construction, so lookups cannot fail
+    (an index out of range raises ``ValueError`` when ``check`` is used on the referencing column)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], prefix: str = "strings") -> None:
+        self.blob = bytes(arrays[f"{prefix}.blob"])
+        ptr = np.asarray(arrays[f"{prefix}.ptr"], dtype=np.int64)
+        if ptr.ndim != 1 or ptr.size < 1 or ptr[0] != 0 or ptr[-1] != len(self.blob) or (np.diff(ptr) < 0).any():
+            raise ValueError(f"snapshot: the {prefix} table offsets are inconsistent")
+        self.ptr = ptr.tolist()
+        self.n = ptr.size - 1
+
+    def check(self, refs: np.ndarray, *, optional: bool = False) -> None:
+        """Raise ``ValueError`` unless every index in ``refs`` is in the table (or -1 when ``optional``)."""
+        refs = np.asarray(refs)
+        if refs.size and (refs.max() >= self.n or refs.min() < (-1 if optional else 0)):
+            raise ValueError("snapshot: a string index is out of range")
+
+    def __call__(self, k: int) -> str | None:
+        if k < 0:
+            return None
+        raw = self.blob[self.ptr[k]: self.ptr[k + 1]]
+        try:
+            return raw.decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:  # only a crafted blob (the checksum held) gets here: never fail a lazy read
+            return raw.decode("utf-8", "replace")

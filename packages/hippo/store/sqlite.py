@@ -294,7 +294,23 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, "reading the store") from exc
 
-    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._lock:
+            if self._db.in_transaction:
+                yield
+                return
+            try:
+                self._db.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "reading the store") from exc
+            try:
+                yield
+            finally:
+                with contextlib.suppress(sqlite3.Error):
+                    self._db.execute("COMMIT")
+
+    def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:
         # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
         # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
         # Only the rows past ``after_seq`` and the chunks that hold their tokens are read; in a chunk that starts
@@ -302,8 +318,11 @@ class SQLiteStore(Store):
         def read():
             raw = self._query(
                 f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
-                " WHERE m.namespace = ? AND m.seq > ? ORDER BY m.seq", (namespace, after_seq))
+                " WHERE m.namespace = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq",
+                (namespace, after_seq, (1 << 62) if upto_seq is None else int(upto_seq)))
             chunks = self._chunks(namespace, after_seq) if any(r[10] is None for r in raw) else []
+            if upto_seq is not None:
+                chunks = [c for c in chunks if c.first_seq <= upto_seq]
             skip = 0
             if chunks and chunks[0].first_seq <= after_seq:
                 skip = self._query("SELECT COALESCE(SUM(n_tokens), 0) FROM messages WHERE namespace = ?"
@@ -311,7 +330,7 @@ class SQLiteStore(Store):
             return raw, chunks, int(skip)
 
         raw, chunks, skip = self._read(read)
-        return self._attach_tokens(namespace, raw, chunks, skip)
+        return self._attach_tokens(namespace, raw, chunks, skip, upto_seq)
 
     def load_tokens(self, namespace: str) -> np.ndarray:
         def read():
@@ -336,9 +355,10 @@ class SQLiteStore(Store):
             return np.zeros(0, dtype=np.uint32)
         return np.concatenate(parts).astype(np.uint32, copy=False)
 
-    def _attach_tokens(self, namespace, raw, chunks, skip: int = 0) -> list[MessageRow]:
+    def _attach_tokens(self, namespace, raw, chunks, skip: int = 0, upto_seq: int | None = None
+                       ) -> list[MessageRow]:
         """Rows with their tokens: from the tail, else from the chunks in order (the first ``skip`` tokens of the
-        first chunk belong to messages before ``raw``)."""
+        first chunk belong to messages before ``raw``; a chunk reaching past ``upto_seq`` is read only in part)."""
         out: list[MessageRow] = []
         ci = 0
         chunk_tokens: np.ndarray | None = None
@@ -367,7 +387,7 @@ class SQLiteStore(Store):
                 tokens = chunk_tokens[chunk_pos:chunk_pos + n]
                 chunk_pos += n
             out.append(self._row(r, tokens))
-        if ci < len(chunks):
+        if ci < len(chunks) and (upto_seq is None or chunks[ci].last_seq <= upto_seq):
             self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
         return out
 

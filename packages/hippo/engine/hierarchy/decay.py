@@ -57,11 +57,16 @@ class DecayTable:
         "expires_turn": np.int64, "expires_time": np.float64, "alive": np.bool_,
     }
 
+    # what an access changes (:meth:`reinforce`, :meth:`set_flag`): saved apart, as a small delta, when nothing else
+    # changed since the last full snapshot
+    ACCESS_FIELDS = ("s0", "last_turn", "last_time", "accesses", "flags", "base_rate")
+
     def __init__(self, cap: int = 64) -> None:
         self.n = 0
         self.slot_of: dict[int, int] = {}
         for name, dt in self._FIELDS.items():
             setattr(self, name, np.zeros(cap, dtype=dt))
+        self.touched = np.zeros(cap, dtype=bool)  # accessed since the last full snapshot (not saved)
 
     def __len__(self) -> int:
         return len(self.slot_of)
@@ -79,6 +84,9 @@ class DecayTable:
             new = np.zeros(cap, dtype=dt)
             new[: self.n] = old[: self.n]
             setattr(self, name, new)
+        touched = np.zeros(cap, dtype=bool)
+        touched[: self.n] = self.touched[: self.n]
+        self.touched = touched
 
     def add(self, key: int, *, type: str, priority: str = "normal", base_rate: float, floor: float = 0.0,
             manual: bool = False, persist: bool = False, turn: int, at: float,
@@ -167,6 +175,7 @@ class DecayTable:
         self.last_turn[slots] = np.maximum(self.last_turn[slots], turn)
         self.last_time[slots] = np.maximum(self.last_time[slots], at)
         np.add.at(self.accesses, slots, 1)
+        self.touched[slots] = True
 
     def set_flag(self, slots: np.ndarray, flag: int, on: bool = True) -> None:
         slots = np.asarray(slots, dtype=np.int64)
@@ -175,11 +184,28 @@ class DecayTable:
             self.flags[slots] |= flag
         else:
             self.flags[slots] &= ~np.uint8(flag)
+        self.touched[slots] = True
 
     # -- persistence ----------------------------------------------------------------------------------------
     def arrays(self) -> dict[str, np.ndarray]:
         live = self.live_slots()
         return {name: getattr(self, name)[live].copy() for name in self._FIELDS if name != "alive"}
+
+    def access_arrays(self) -> dict[str, np.ndarray]:
+        """Keys and access columns of the records touched since :meth:`arrays` was last saved."""
+        slots = np.flatnonzero(self.touched[: self.n] & self.alive[: self.n])
+        return {"key": self.key[slots].copy(), **{c: getattr(self, c)[slots].copy() for c in self.ACCESS_FIELDS}}
+
+    def apply_access(self, arrays: dict[str, np.ndarray]) -> None:
+        """Apply :meth:`access_arrays` saved over the snapshot this table was loaded from."""
+        keys = np.asarray(arrays["key"], dtype=np.int64)
+        if any(np.asarray(arrays[c]).shape != keys.shape for c in self.ACCESS_FIELDS):
+            raise ValueError("access columns disagree")
+        slots = self.slots(keys.tolist())
+        ok = slots >= 0
+        for c in self.ACCESS_FIELDS:
+            getattr(self, c)[slots[ok]] = np.asarray(arrays[c])[ok]
+        self.touched[slots[ok]] = True
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DecayTable":

@@ -1,7 +1,7 @@
 """Per-namespace time-and-truth annotations, derived from the co-index and kept up to date incrementally.
 
-One :class:`Truth` hangs off each :class:`~hippo.index.coindex.NamespaceIndex` (``idx.truth``); it is rebuilt for free
-when the index is reloaded. For every message row it holds:
+One :class:`Truth` follows each namespace's :class:`~hippo.index.coindex.NamespaceIndex`. For every message row it
+holds:
 
 * event time: the caller's ``event_time`` when given, else the first time expression in the text resolved against
   the message timestamp (:mod:`hippo.text.timeexpr`), else the timestamp itself; plus the ingestion time;
@@ -9,25 +9,33 @@ when the index is reloaded. For every message row it holds:
 * attribute facts and the supersedes links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by
   recency with ``seq`` / ``time``): ``superseded_by[row]`` is the row of the newer statement, or -1.
 
-Nothing here is stored: it is a pure function of the messages, recomputed on load, so older stores read the same.
+Everything is a function of the messages in order; what depends on earlier rows (surprise counts fact fingerprints
+not seen before, a fact supersedes the latest earlier statement) is kept in a form that deleting rows can replay
+cheaply: each row's fingerprints as 64-bit hashes, each row's facts. Removing rows therefore leaves exactly the
+annotations a rebuild over the surviving messages would compute, without re-reading any text. The whole state
+is saved with the namespace's derived snapshot (:mod:`hippo.engine.persist`), never the only copy.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import threading
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
 from hippo.base.arrays import GrowArray
 from hippo.index.coindex import NamespaceIndex
-from hippo.store.base import MessageRow
+from hippo.store import snapshot
 from hippo.text import facts as factmod
 from hippo.text import timeexpr
 from hippo.text.salience import salience
 
 GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
+_CALLER = GRANULARITIES.index("caller")
 
 
 @dataclass(frozen=True)
@@ -41,90 +49,215 @@ class Link:
     kind: str       # "update" (the newer one carries an update cue) or "contradiction" (it does not)
 
 
+def fingerprint_hash(fp: str) -> int:
+    """A fact fingerprint as a stable 64-bit number (the same in every process; no text is kept)."""
+    return int.from_bytes(hashlib.blake2b(fp.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+def surprise_of(new: np.ndarray | int, total: np.ndarray | int, text_len: np.ndarray | int,
+                event: np.ndarray | bool) -> np.ndarray:
+    """:func:`hippo.text.facts.surprise` from its ingredients (new and total fingerprints, text length in
+    characters, whether an event word is among them), vectorized; the same arithmetic in the same order."""
+    new = np.asarray(new, dtype=np.float64)
+    total = np.asarray(total, dtype=np.float64)
+    score = 0.8 * new / np.maximum(total, 1.0)
+    score = score + 0.1 * np.minimum(1.0, np.asarray(text_len, dtype=np.float64) / 300.0)
+    score = score + np.where(np.asarray(event, dtype=bool), 0.1, 0.0)
+    return np.where(total > 0, np.minimum(1.0, score), 0.0)
+
+
 class Truth:
+    ROW_COLUMNS = {  # name -> (dtype, fill)
+        "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
+        "gran": (np.int8, 0),              # index into GRANULARITIES; 0 = from the timestamp
+        "has_time": (np.bool_, False),     # the text carries a time expression
+        "created": (np.float64, np.nan),   # ingestion time (for as_of)
+        "surprise": (np.float32, 0.0), "salience": (np.float32, 0.0),
+        "superseded_by": (np.int64, -1),   # row of the newer statement
+        "text_len": (np.int32, 0),         # characters (surprise's length bonus)
+        "has_event": (np.bool_, False),    # an event word among the fingerprints
+        "fp_end": (np.int64, 0),           # end of the row's fingerprints in fp_hash
+    }
+
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.done = 0                                  # rows annotated so far
+        self.done = 0                                  # rows covered so far
+        self.annotated = 0                             # rows among them really annotated (see ``deferred``)
+        # A deferred state stands in while the annotations are rebuilt in the background: rows it covers past
+        # ``annotated`` are neutral (event time = timestamp, no fingerprint, fact or surprise).
+        self.deferred = False
         self.latest: float | None = None               # the latest message timestamp: "now" for query dates
-        self.event_start = GrowArray(np.float64, fill=np.nan)
-        self.event_end = GrowArray(np.float64, fill=np.nan)
-        self.gran = GrowArray(np.int8, fill=0)            # index into GRANULARITIES; 0 = from the timestamp
-        self.has_time = GrowArray(np.bool_, fill=False)   # the text carries a time expression
-        self.created = GrowArray(np.float64, fill=np.nan)  # ingestion time (for as_of)
-        self.surprise = GrowArray(np.float32, fill=0.0)
-        self.salience = GrowArray(np.float32, fill=0.0)
-        self.superseded_by = GrowArray(np.int64, fill=-1)  # row of the newer statement
+        for name, (dtype, fill) in self.ROW_COLUMNS.items():
+            setattr(self, name, GrowArray(dtype, fill=fill))
+        self.fp_hash = GrowArray(np.uint64)            # every row's fingerprint hashes, rows one after another
         self.phrase: dict[int, str] = {}               # row -> the time expression as said
         self._labels: dict[int, str | None] = {}        # row -> label(), cached
-        self.caller_time: dict[int, float] = {}        # message id -> event time given by the caller
-        self.created_of: dict[int, float] = {}         # message id -> ingestion time, until annotated
-        self.seen: set[str] = set()                    # accumulated fact fingerprints
-        self.facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
-        self.facts_of: dict[int, list[factmod.Fact]] = {}
-        self.update_of: dict[int, bool] = {}            # superseded row -> the newer statement had an update cue
-        self.links: list[Link] = []
-        self.link_rows: list[tuple[int, int]] = []     # (old row, new row), parallel to links
+        self._seen: set[int] | None = set()            # hashes of the fingerprints of the annotated rows
+        self._facts_of: dict[int, list[factmod.Fact]] = {}
+        # derived from facts_of in row order (see :meth:`relink`)
+        self._facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
+        self._update_of: dict[int, bool] = {}           # superseded row -> the newer statement had an update cue
+        self._links: list[Link] = []
+        self._link_rows: list[tuple[int, int]] = []    # (old row, new row), parallel to links
+        # facts and links of a loaded snapshot, turned into the structures above when first read
+        self._pending_facts: Callable[[], None] | None = None
+        self._facts_lock = threading.Lock()
+
+    def _facts_ready(self) -> None:
+        make = self._pending_facts
+        if make is not None:
+            with self._facts_lock:
+                if self._pending_facts is not None:
+                    make()
+                    self._pending_facts = None
+
+    @property
+    def facts_of(self) -> dict[int, list[factmod.Fact]]:
+        self._facts_ready()
+        return self._facts_of
+
+    @facts_of.setter
+    def facts_of(self, value: dict[int, list[factmod.Fact]]) -> None:
+        self._facts_ready()
+        self._facts_of = value
+
+    @property
+    def facts(self) -> dict[tuple[str, str], list[tuple[int, str, bool]]]:
+        self._facts_ready()
+        return self._facts
+
+    @facts.setter
+    def facts(self, value: dict) -> None:
+        self._facts_ready()
+        self._facts = value
+
+    @property
+    def update_of(self) -> dict[int, bool]:
+        return self._update_of  # read on every ranking: kept ready (one entry per link)
+
+    @update_of.setter
+    def update_of(self, value: dict[int, bool]) -> None:
+        self._facts_ready()
+        self._update_of = value
+
+    @property
+    def links(self) -> list[Link]:
+        self._facts_ready()
+        return self._links
+
+    @links.setter
+    def links(self, value: list[Link]) -> None:
+        self._facts_ready()
+        self._links = value
+
+    @property
+    def link_rows(self) -> list[tuple[int, int]]:
+        self._facts_ready()
+        return self._link_rows
+
+    @link_rows.setter
+    def link_rows(self, value: list[tuple[int, int]]) -> None:
+        self._facts_ready()
+        self._link_rows = value
+
+    @property
+    def seen(self) -> set[int]:
+        """Hashes of every fingerprint of the annotated rows (built from ``fp_hash`` when first needed)."""
+        if self._seen is None:
+            self._seen = set(self.fp_hash.view.tolist())
+        return self._seen
+
+    def _columns(self):
+        return [getattr(self, name) for name in self.ROW_COLUMNS]
 
     # -- building -------------------------------------------------------------------------------------------
-    def observe(self, rows: list[MessageRow]) -> None:
-        """Record what only the store rows know (caller event times, ingestion times); cheap, no decoding."""
-        with self.lock:
-            for r in rows:
-                self.created_of[r.id] = r.created_at
-                et = (r.metadata or {}).get("event_time")
-                if isinstance(et, (int, float)) and math.isfinite(et):
-                    self.caller_time[r.id] = float(et)
-
-    def sync(self, idx: NamespaceIndex, texts: dict[int, str] | None = None) -> None:
-        """Annotate the rows appended since the last call (``texts`` may carry already-decoded texts by row)."""
-        n = len(idx)
+    def sync(self, idx: NamespaceIndex, texts: dict[int, str] | None = None, upto: int | None = None) -> None:
+        """Annotate the rows appended since the last call, up to ``upto`` (``texts`` may carry already-decoded
+        texts by row)."""
+        n = len(idx) if upto is None else min(upto, len(idx))
         if self.done >= n:
             return
         with self.lock:
             start = self.done
             if start >= n:
                 return
-            for col in (self.event_start, self.event_end, self.gran, self.has_time, self.created, self.surprise,
-                        self.salience, self.superseded_by):
+            for col in self._columns():
                 col.resize(n)
+            if self.deferred:
+                self._neutral(idx, start, n)
+                return
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
             stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
                 r in texts for r in range(start, n)) else idx.texts(start, n)
             for row, text in stream:
-                mid = int(ids[row])
                 t = float(ts[row])
                 t = None if t != t else t
                 if t is not None and (self.latest is None or t > self.latest):
                     self.latest = t
-                self.created.a[row] = self.created_of.pop(mid, np.nan)
-                refs = timeexpr.find(text, t)
-                if mid in self.caller_time:
-                    e = self.caller_time[mid]
-                    self.event_start.a[row], self.event_end.a[row] = e, e + timeexpr.DAY
-                    self.gran.a[row] = GRANULARITIES.index("caller")
-                elif refs:
-                    self.event_start.a[row], self.event_end.a[row] = refs[0].start, refs[0].end
-                    self.gran.a[row] = GRANULARITIES.index(refs[0].granularity)
-                    if refs[0].relative:
-                        self.phrase[row] = refs[0].phrase
-                elif t is not None:
-                    self.event_start.a[row], self.event_end.a[row] = t, t
+                self.created.a[row] = idx.created.a[row]
+                refs = self._time(idx, row, text, t)
                 self.has_time.a[row] = bool(refs)
                 fp = factmod.fingerprints(text, [r.label() for r in refs])
-                self.surprise.a[row] = factmod.surprise(fp, self.seen, text)
+                hashes = sorted(fingerprint_hash(f) for f in fp)
+                self.fp_hash.extend(np.asarray(hashes, dtype=np.uint64))
+                self.fp_end.a[row] = self.fp_hash.n
+                seen = self.seen
+                new = sum(1 for h in hashes if h not in seen)
+                self.text_len.a[row] = len(text)
+                self.has_event.a[row] = any(f.startswith("e:") for f in fp)
+                self.surprise.a[row] = surprise_of(new, len(fp), len(text), self.has_event.a[row])
                 self.salience.a[row] = salience(text)[0]
-                self.seen |= fp
+                seen.update(hashes)
                 speaker = idx.speakers[int(spk[row])]
                 fs = factmod.facts(text, speaker)
                 if fs:
                     self.facts_of[row] = fs
                     for f in fs:
-                        self._link(idx, row, f)
-            self.done = n
+                        self._link(ids, row, f)
+                self.done = self.annotated = row + 1
 
-    def _link(self, idx: NamespaceIndex, row: int, f: factmod.Fact) -> None:
+    def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
+        ts = idx.ts.view[start:n]
+        self.event_start.a[start:n] = ts
+        self.event_end.a[start:n] = ts
+        self.created.a[start:n] = idx.created.view[start:n]
+        self.fp_end.a[start:n] = self.fp_hash.n
+        if ts.size and not np.isnan(ts).all():
+            top = float(np.nanmax(ts))
+            self.latest = top if self.latest is None else max(self.latest, top)
+        self.done = n
+
+    def copy(self, idx: NamespaceIndex, rows: int) -> "Truth":
+        """An independent, not deferred copy of the first ``rows`` rows (annotated ones) of ``idx``."""
+        meta, arrays = self.to_snapshot(rows)
+        ts = idx.ts.view[:rows]
+        meta["latest"] = float(np.nanmax(ts)) if ts.size and not np.isnan(ts).all() else None
+        return Truth.from_snapshot(meta, arrays, idx)
+
+    def _time(self, idx: NamespaceIndex, row: int, text: str, t: float | None) -> list:
+        """Set the row's event time (caller's, else the text's first time expression, else the timestamp);
+        returns the time expressions found."""
+        refs = timeexpr.find(text, t)
+        caller = float(idx.event_time.a[row])
+        self.phrase.pop(row, None)
+        self._labels.pop(row, None)
+        self.gran.a[row] = 0
+        self.event_start.a[row] = self.event_end.a[row] = np.nan
+        if caller == caller:
+            self.event_start.a[row], self.event_end.a[row] = caller, caller + timeexpr.DAY
+            self.gran.a[row] = _CALLER
+        elif refs:
+            self.event_start.a[row], self.event_end.a[row] = refs[0].start, refs[0].end
+            self.gran.a[row] = GRANULARITIES.index(refs[0].granularity)
+            if refs[0].relative:
+                self.phrase[row] = refs[0].phrase
+        elif t is not None:
+            self.event_start.a[row], self.event_end.a[row] = t, t
+        return refs
+
+    def _link(self, ids: np.ndarray, row: int, f: factmod.Fact) -> None:
         """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
         the latest earlier one; nothing is deleted."""
         attribute = f.attribute
@@ -141,11 +274,179 @@ class Truth:
             if prev_value != f.value and not _overlap(prev_value, f.value) and self.superseded_by.a[prev_row] < 0:
                 self.superseded_by.a[prev_row] = row
                 self.update_of[prev_row] = f.cue
-                ids = idx.ids.view
                 self.links.append(Link(int(ids[prev_row]), int(ids[row]), f.entity, f.attribute, prev_value,
                                        f.value, "update" if f.cue else "contradiction"))
                 self.link_rows.append((prev_row, row))
         history.append((row, f.value, f.cue))
+
+    def relink(self, ids: np.ndarray) -> None:
+        """Recompute the supersedes links from every row's facts, in row order (what :meth:`sync` built)."""
+        self.facts, self.update_of, self.links, self.link_rows = {}, {}, [], []
+        self.superseded_by.a[: self.superseded_by.n] = -1
+        for row in sorted(self.facts_of):
+            for f in list(self.facts_of[row]):
+                self._link(ids, row, f)
+
+    # -- following deletions and updates --------------------------------------------------------------------
+    def remove_rows(self, keep: np.ndarray, idx: NamespaceIndex) -> None:
+        """Drop the rows where ``keep`` is False (``idx`` is the index after the same removal): every annotation
+        that depended on earlier rows (surprise, supersedes links, the latest timestamp) is replayed over the
+        surviving rows, as a rebuild would compute it."""
+        with self.lock:
+            keep = np.asarray(keep, dtype=bool)
+            done = self.done
+            keep_done = keep[:done]
+            new_row = np.cumsum(keep_done) - 1
+            counts = np.diff(self.fp_end.view[:done], prepend=0)
+            pair_keep = np.repeat(keep_done, counts)
+            hashes = self.fp_hash.view[: int(self.fp_end.a[done - 1]) if done else 0][pair_keep]
+            counts = counts[keep_done]
+            for name in self.ROW_COLUMNS:
+                col = getattr(self, name)
+                values = col.view[:done][keep_done].copy()
+                fresh = GrowArray(col.a.dtype, max(64, values.size), fill=col.fill)
+                fresh.extend(values)
+                setattr(self, name, fresh)
+            self.fp_end.a[: self.fp_end.n] = np.cumsum(counts)
+            self.fp_hash = GrowArray(np.uint64, max(64, hashes.size))
+            self.fp_hash.extend(hashes)
+            self.done = int(keep_done.sum())
+            self.annotated = int(keep[: self.annotated].sum())
+            first_gone = int(np.argmin(keep_done)) if not keep_done.all() else self.done
+            remap = {int(r): int(new_row[r]) for r in np.flatnonzero(keep_done).tolist()}
+            self.phrase = {remap[r]: v for r, v in self.phrase.items() if r in remap}
+            self.facts_of = {remap[r]: v for r, v in self.facts_of.items() if r in remap}
+            self._labels = {}
+            # surprise: a fingerprint is new in the first surviving row that has it
+            self._seen = None
+            if self.done and first_gone < self.done:
+                rows = np.repeat(np.arange(self.done), counts)
+                _, first = np.unique(hashes, return_index=True)  # hashes are in row order: first occurrence
+                new = np.bincount(rows[first], minlength=self.done)
+                s = surprise_of(new, counts, self.text_len.view, self.has_event.view).astype(np.float32)
+                self.surprise.a[first_gone : self.done] = s[first_gone:]
+            ts = idx.ts.view[: self.done]
+            self.latest = float(np.nanmax(ts)) if ts.size and not np.isnan(ts).all() else None
+            self.relink(idx.ids.view)
+
+    def update_rows(self, idx: NamespaceIndex, rows: list[int]) -> None:
+        """Rows whose caller-given event time may have changed (a metadata update): their event time again."""
+        with self.lock:
+            for row in rows:
+                if row < self.done:
+                    t = float(idx.ts.a[row])
+                    self._time(idx, row, idx.text_of(row), None if t != t else t)
+
+    # -- snapshots ------------------------------------------------------------------------------------------
+    def to_snapshot(self, rows: int | None = None) -> tuple[dict, dict[str, np.ndarray]]:
+        done = self.done if rows is None else rows
+        arrays = {name: getattr(self, name).view[:done] for name in self.ROW_COLUMNS if name != "created"}
+        sup = arrays["superseded_by"]
+        arrays["superseded_by"] = np.where(sup < done, sup, -1)  # links to rows past the cut are not kept
+        arrays["fp_hash"] = self.fp_hash.view[: int(self.fp_end.a[done - 1]) if done else 0]
+        strings = snapshot.Strings()
+        facts = [(r, f) for r, fs in sorted(self.facts_of.items()) if r < done for f in fs]
+        arrays.update({
+            "facts.row": np.asarray([r for r, _ in facts], dtype=np.int64),
+            "facts.entity": np.asarray([strings(f.entity) for _, f in facts], dtype=np.int32),
+            "facts.attribute": np.asarray([strings(f.attribute) for _, f in facts], dtype=np.int32),
+            "facts.value": np.asarray([strings(f.value) for _, f in facts], dtype=np.int32),
+            "facts.cue": np.asarray([f.cue for _, f in facts], dtype=bool),
+            "facts.negated": np.asarray([f.negated for _, f in facts], dtype=bool)})
+        links = [(link, o, n) for link, (o, n) in zip(self.links, self.link_rows) if n < done]
+        arrays.update({
+            "links.old": np.asarray([o for _, o, _ in links], dtype=np.int64),
+            "links.new": np.asarray([n for _, _, n in links], dtype=np.int64),
+            "links.entity": np.asarray([strings(x.entity) for x, _, _ in links], dtype=np.int32),
+            "links.attribute": np.asarray([strings(x.attribute) for x, _, _ in links], dtype=np.int32),
+            "links.old_value": np.asarray([strings(x.old_value) for x, _, _ in links], dtype=np.int32),
+            "links.new_value": np.asarray([strings(x.new_value) for x, _, _ in links], dtype=np.int32),
+            "links.update": np.asarray([x.kind == "update" for x, _, _ in links], dtype=bool),
+            "links.cue": np.asarray([self.update_of[o] for _, o, _ in links], dtype=bool)})
+        phrase = sorted((r, p) for r, p in self.phrase.items() if r < done)
+        arrays["phrase.row"] = np.asarray([r for r, _ in phrase], dtype=np.int64)
+        arrays["phrase.text"] = np.asarray([strings(p) for _, p in phrase], dtype=np.int32)
+        arrays.update(strings.arrays())
+        return {"done": done, "latest": self.latest}, arrays
+
+    @classmethod
+    def from_snapshot(cls, meta: dict, arrays: dict[str, np.ndarray], idx: NamespaceIndex | np.ndarray) -> "Truth":
+        """The annotations of a snapshot of the rows of ``idx`` (or of the rows whose message ids are ``idx``;
+        then ``created`` stays unset). Facts and links become Python structures when first read."""
+        t = cls()
+        ids = idx if isinstance(idx, np.ndarray) else idx.ids.view
+        done = int(meta["done"])
+        if not 0 <= done <= ids.size:
+            raise ValueError("annotations cover more rows than the index holds")
+        for name, (dtype, fill) in cls.ROW_COLUMNS.items():
+            if name == "created":
+                values = (np.full(done, np.nan) if isinstance(idx, np.ndarray) else idx.created.view[:done])
+            else:
+                values = np.asarray(arrays[name], dtype=dtype)
+            if values.shape != (done,):
+                raise ValueError(f"annotation column {name} has the wrong length")
+            g = GrowArray(dtype, max(64, done), fill=fill)
+            g.extend(values)
+            setattr(t, name, g)
+        hashes = np.asarray(arrays["fp_hash"], dtype=np.uint64)
+        ends = t.fp_end.view
+        if (done and (ends[-1] != hashes.size or (np.diff(ends, prepend=0) < 0).any())) or (not done and hashes.size):
+            raise ValueError("fingerprint table does not match its rows")
+        t.fp_hash.extend(hashes)
+        sup = t.superseded_by.view
+        if sup.size and (sup.max() >= done or sup.min() < -1):
+            raise ValueError("supersedes link out of range")
+        if (t.gran.view.size and (t.gran.view.min() < 0 or t.gran.view.max() >= len(GRANULARITIES))):
+            raise ValueError("granularity out of range")
+        text = snapshot.StringTable(arrays)
+        f_rows = np.asarray(arrays["facts.row"], dtype=np.int64)
+        f_cols = [arrays[f"facts.{c}"] for c in ("entity", "attribute", "value", "cue", "negated")]
+        l_old, l_new = np.asarray(arrays["links.old"], dtype=np.int64), np.asarray(arrays["links.new"], np.int64)
+        l_cols = [arrays[f"links.{c}"] for c in ("entity", "attribute", "old_value", "new_value", "update", "cue")]
+        p_rows, p_text = np.asarray(arrays["phrase.row"], dtype=np.int64), arrays["phrase.text"]
+        if any(c.shape != f_rows.shape for c in f_cols) or any(c.shape != l_old.shape for c in [l_new, *l_cols]) \
+                or p_text.shape != p_rows.shape:
+            raise ValueError("fact, link or phrase columns disagree")
+        for refs in (*f_cols[:3], *l_cols[:4], p_text):
+            text.check(refs)
+        if (f_rows.size and (f_rows.min() < 0 or f_rows.max() >= done or (np.diff(f_rows) < 0).any())) \
+                or (p_rows.size and (p_rows.min() < 0 or p_rows.max() >= done)):
+            raise ValueError("fact or phrase row out of range")
+        if l_old.size != int((sup >= 0).sum()) or (l_old.size and (
+                l_old.min() < 0 or l_new.max() >= done or (sup[l_old] != l_new).any() or (l_old >= l_new).any())):
+            raise ValueError("supersedes links do not match their rows")
+        t.phrase = {r: text(k) for r, k in zip(p_rows.tolist(), p_text.tolist())}
+        ids = ids.copy()
+
+        def make() -> None:
+            facts_of: dict[int, list[factmod.Fact]] = {}
+            facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
+            strings: dict[int, str] = {}
+
+            def s(k: int) -> str:
+                v = strings.get(k)
+                if v is None:
+                    v = strings[k] = text(k)
+                return v
+
+            for r, e, a, v, cue, neg in zip(f_rows.tolist(), *(c.tolist() for c in f_cols)):
+                f = factmod.Fact(s(e), s(a), s(v), bool(cue), bool(neg))
+                facts_of.setdefault(r, []).append(f)
+                facts.setdefault((f.entity, f.attribute), []).append((r, f.value, f.cue))  # rows come in order
+            links, rows = [], []
+            for o, n, e, a, ov, nv, upd in zip(l_old.tolist(), l_new.tolist(), *(c.tolist() for c in l_cols[:5])):
+                links.append(Link(int(ids[o]), int(ids[n]), s(e), s(a), s(ov), s(nv),
+                                  "update" if upd else "contradiction"))
+                rows.append((o, n))
+            t._facts_of, t._facts, t._links, t._link_rows = facts_of, facts, links, rows
+
+        t._update_of = dict(zip(l_old.tolist(), (bool(c) for c in l_cols[5].tolist())))
+        t._pending_facts = make
+        t.done = t.annotated = done
+        latest = meta.get("latest")
+        t.latest = None if latest is None else float(latest)
+        t._seen = None
+        return t
 
     # -- reading ----------------------------------------------------------------------------------------------
     def event_mid(self, rows: np.ndarray) -> np.ndarray:

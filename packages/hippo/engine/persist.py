@@ -1,0 +1,84 @@
+"""The saved form of a namespace's derived state: what every follower of :class:`~hippo.engine.state.NamespaceState`
+needs to answer right after a restart, without re-reading or re-analysing the messages.
+
+Each follower is one blob in the store's ``units`` table, written together in one transaction:
+
+=====================  ======================================================================================
+``derived.index``      the co-index's span table (the Content stream itself is read back from the chunks) and
+                       the time-and-truth annotations (:mod:`hippo.engine.truth.state`)
+``derived.life``       the lifecycle: the complete hierarchy (codes, units, kNN lists, themes) and every
+                       strength record (:mod:`hippo.engine.lifecycle`)
+``derived.access``     strength records accessed since ``derived.life`` was written (recall reinforces what it
+                       returns): saved alone while nothing else changed, a few kilobytes instead of the lifecycle
+``derived.profiles``   the speaker profiles (:mod:`hippo.engine.profiles`)
+=====================  ======================================================================================
+
+A blob is the checksummed container of :mod:`hippo.store.snapshot` whose header names this module's ``FORMAT``, its
+kind, the settings it was built under and the store fingerprint it reflects (generation, next seq, version of the
+change feed). A loader applies only what changed after that version (:meth:`hippo.store.base.Store.changes`); a
+blob that fails its checksum, has another format or other settings, or lies beyond the feed's reach is ignored and
+the follower is rebuilt from the messages: never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from hippo.base.errors import CorruptData
+from hippo.store import snapshot
+from hippo.store.base import NamespaceState as Fingerprint
+
+log = logging.getLogger("hippo.engine")
+
+FORMAT = 1
+INDEX, LIFE, ACCESS, PROFILES = "derived.index", "derived.life", "derived.access", "derived.profiles"
+KINDS = (INDEX, LIFE, ACCESS, PROFILES)
+LEGACY = ("hierarchy", "decay")  # the lifecycle's blobs before FORMAT 1 (loaded once, then replaced)
+_LEVEL = 1                        # zlib level: snapshots are rewritten often, inflating is fast at any level
+
+
+def settings(value: Any) -> Any:
+    """A JSON-comparable form of a settings dataclass (or dict / tuple of them)."""
+    if hasattr(value, "__dataclass_fields__"):
+        value = asdict(value)
+    return json.loads(json.dumps(value, sort_keys=True, default=repr))
+
+
+def encode(kind: str, fp: Fingerprint, meta: dict[str, Any], arrays: dict[str, np.ndarray],
+           config: Any = None) -> bytes:
+    head = {"format": FORMAT, "kind": kind, "covers": [fp.generation, fp.next_seq, fp.version],
+            "config": config, "body": meta}
+    return snapshot.dump(head, arrays, level=_LEVEL)
+
+
+def decode(blob: bytes, kind: str, config: Any = None) -> tuple[Fingerprint, dict[str, Any], dict[str, np.ndarray]]:
+    """``(fingerprint covered, meta, arrays)`` of a blob; raises :class:`CorruptData` when it cannot be used."""
+    head, arrays = snapshot.load(blob)
+    if head.get("format") != FORMAT:
+        raise CorruptData(f"{kind}: format {head.get('format')} is not {FORMAT}")
+    if head.get("kind") != kind:
+        raise CorruptData(f"{kind}: the blob holds {head.get('kind')!r}")
+    if head.get("config") != config:
+        raise CorruptData(f"{kind}: built with other settings")
+    covers = head.get("covers")
+    if not (isinstance(covers, list) and len(covers) == 3 and all(isinstance(x, int) for x in covers)):
+        raise CorruptData(f"{kind}: bad header")
+    body = head.get("body")
+    if not isinstance(body, dict):
+        raise CorruptData(f"{kind}: bad header")
+    return Fingerprint(*covers), body, arrays
+
+
+def split(arrays: dict[str, np.ndarray], prefix: str) -> dict[str, np.ndarray]:
+    """The arrays stored under ``prefix + "."``, without the prefix."""
+    n = len(prefix) + 1
+    return {k[n:]: v for k, v in arrays.items() if k.startswith(prefix + ".")}
+
+
+def join(**parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {f"{prefix}.{k}": v for prefix, arrays in parts.items() for k, v in arrays.items()}
