@@ -66,6 +66,16 @@ class Host(Protocol):
     hasher: SimHasher | None
 
 
+class _nolock:
+    """A stand-in for a lock guard when the caller already holds the lock."""
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
 class _Feed:
     """What a run of changes amounts to for a follower."""
 
@@ -84,6 +94,24 @@ class _Feed:
                 self.deletes += 1
             else:
                 self.updated.update(c.ids)
+
+
+def _runs(feed: list[Change], upto: int | None = None) -> list[tuple[str, Any]]:
+    """The changes as runs of one kind, in order: ``("append", (first_seq, last_seq))``, ``("delete", ids)``,
+    ``("update", ids)`` (ids as sets); changes past version ``upto`` are left out."""
+    out: list[tuple[str, Any]] = []
+    for c in feed:
+        if upto is not None and c.version > upto:
+            break
+        if out and out[-1][0] == c.kind:
+            kind, arg = out[-1]
+            if kind == "append":
+                out[-1] = (kind, (arg[0], max(arg[1], c.last_seq)))
+            else:
+                arg.update(c.ids)
+        else:
+            out.append((c.kind, (c.first_seq, c.last_seq) if c.kind == "append" else set(c.ids)))
+    return out
 
 
 class _Warm(threading.Thread):
@@ -158,7 +186,9 @@ class NamespaceState:
         return self
 
     def catch_up(self) -> None:
-        """Apply the changes made since ``seen`` (by anyone: applying is idempotent). Caller holds the write lock."""
+        """Apply the changes made since ``seen`` (by anyone: applying is idempotent), in the order they were made:
+        a follower whose state depends on the order (the hierarchy consolidates what was appended before a
+        deletion) ends where a process that saw every change as it happened ended. Caller holds the write lock."""
         store = self.host.store
         with store.reading():
             fp = store.state(self.name)
@@ -166,26 +196,39 @@ class NamespaceState:
                 return
             feed = store.changes(self.name, self.seen.version)
             if feed is not None:
-                f = _Feed(feed)
-                rows = store.load(self.name, after_seq=self.seen.next_seq - 1, upto_seq=fp.next_seq - 1) \
-                    if fp.next_seq > self.seen.next_seq else []
-                fresh = {r.id for r in rows}
-                updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted and i not in fresh
-                                                 and i in self.index.row_of])
+                work = []
+                for kind, arg in _runs(feed):
+                    if kind == "append":
+                        first, last = max(arg[0], self.seen.next_seq), arg[1]
+                        arg = store.load(self.name, after_seq=first - 1, upto_seq=last) if last >= first else []
+                    elif kind == "update":
+                        arg = list(store.rows(self.name, sorted(arg)).values())
+                    work.append((kind, arg))
         if feed is None:  # the feed no longer reaches back to what we saw: start again from the store
             self._reset()
             self._open()
             return
-        self._check_vocabulary(rows)
-        gone = [i for i in f.deleted if i in self.index.row_of]
-        if gone:
-            self._remove(gone)
-        if rows:
-            self._apply(rows)
-        if updated:
-            self._update(list(updated.values()))
+        appended = False
+        for kind, arg in work:
+            if kind == "append" and arg:
+                self._check_vocabulary(arg)
+                self._apply(arg)
+                self._sync_followers(arg, load=False)
+                appended = True
+            elif kind == "delete":
+                gone = [i for i in arg if i in self.index.row_of]
+                if gone:
+                    self._remove(gone)
+            elif kind == "update":
+                held = [r for r in arg if r.id in self.index.row_of]
+                if held:
+                    self._update(held)
         self.seen = fp
-        self._sync_followers(rows)
+        life = self._life
+        if life is not None and life.loaded:
+            life.version = fp.version
+        elif appended:
+            self._sync_followers([], load=True)
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -297,14 +340,14 @@ class NamespaceState:
             self._sync_codes(rows)
         self.changed += len(rows)
 
-    def _sync_followers(self, rows: list[MessageRow]) -> None:
-        """The lifecycle and the profiles follow the co-index (when they are loaded)."""
+    def _sync_followers(self, rows: list[MessageRow], load: bool = True) -> None:
+        """The lifecycle and the entry registry follow the co-index (when they are loaded)."""
         life = self._life
         if life is not None and life.loaded:
             with life.lock:
                 life.sync(self.index, rows)
                 life.version = self.seen.version
-        elif life is None and rows and self.lifecycle_active and "life" not in self._warming:
+        elif life is None and load and self.lifecycle_active and "life" not in self._warming:
             # a write loads the lifecycle, so that units follow every append (and consolidation stays on writes)
             self._life = self._load_life()
         if self.entries is not None and rows and getattr(self.entries, "touched_by", None) is not None \
@@ -448,16 +491,16 @@ class NamespaceState:
                 feed = store.changes(self.name, covers.version)
                 if feed is None:
                     raise _Later("older than the change feed")
-                f = _Feed(feed, upto=self.seen.version)
-                updated = [i for i in f.updated if i not in f.deleted and i in idx.row_of]
-                backlog = len(f.deleted) + len(updated) + int((idx.seqs.view >= covers.next_seq).sum())
-                snap = (covers, meta, arrays, f, updated)
+                runs = _runs(feed, upto=self.seen.version)
+                backlog = sum(len(a) for k, a in runs if k != "append") + \
+                    int((idx.seqs.view >= covers.next_seq).sum())
+                snap = (covers, meta, arrays, runs)
                 if backlog > SYNC_ROWS:
                     raise _Later(f"{backlog} messages behind its snapshot")
-                changed_rows = store.rows(self.name, updated)
-            life = self._life_from(snap, changed_rows)
+                life = self._life_from(snap)
+                self._replay_life(life, runs, covers.next_seq)
             with life.lock:
-                life.sync(idx)  # the messages appended after the snapshot
+                life.sync(idx)  # a safety net: the feed accounts for every message
                 life.version = self.seen.version
             return life
         except _Later as exc:
@@ -479,12 +522,11 @@ class NamespaceState:
             life.version = self.seen.version
         return life
 
-    def _life_from(self, snap: tuple, changed_rows: dict[int, MessageRow]) -> Life:
-        """A lifecycle snapshot with the deletions and updates after it applied (caller holds a lock on the
-        co-index)."""
-        covers, meta, arrays, f, _updated = snap
-        idx = self.index
-        life = Life.from_snapshot(self.config, self.host.store, self.name, meta, arrays, idx, self._external_codes())
+    def _life_from(self, snap: tuple) -> Life:
+        """The lifecycle of a snapshot, with the accesses saved after it (caller holds a lock on the co-index)."""
+        covers, meta, arrays, _runs_ = snap
+        life = Life.from_snapshot(self.config, self.host.store, self.name, meta, arrays, self.index,
+                                  self._external_codes())
         access = self.host.store.get_units(self.name, persist.ACCESS)
         if access is not None:
             try:
@@ -492,29 +534,56 @@ class NamespaceState:
                 life.apply_access_snapshot(ameta, aarrays)
             except _UNREADABLE as exc:  # only recent accesses are lost
                 log.warning("namespace %r: ignoring the saved accesses (%s)", self.name, exc)
-        with life.lock:
-            life.remove_messages([i for i in f.deleted if i in life.decay])
-            life.update_messages(list(changed_rows.values()), idx)
-            life.dirty = 0
         self.saved[persist.LIFE] = covers.version
         return life
+
+    def _replay_life(self, life: Life, runs: list[tuple[str, Any]], next_seq: int,
+                     lock: RWLock | None = None) -> None:
+        """Apply to a lifecycle snapshot the changes made after it, in order (messages appended then deleted in
+        between are gone: the only case where the result may differ from what a live process built). With
+        ``lock``, the co-index is read in pieces under it (a background catch-up)."""
+        store = self.host.store
+        for kind, arg in runs:
+            if kind == "append":
+                with lock.read() if lock is not None else _nolock():
+                    seqs = self.index.seqs.view
+                    lo, hi = max(arg[0], next_seq), arg[1]
+                    rows = np.arange(int(np.searchsorted(seqs, lo)), int(np.searchsorted(seqs, hi, side="right")))
+                    ids = [i for i in self.index.ids.view[rows].tolist() if i not in life.decay]
+                step = _CHUNK * 4 if lock is not None else max(1, len(ids))
+                for k in range(0, len(ids), step):
+                    with lock.read() if lock is not None else _nolock():
+                        idx = self.index
+                        positions = [idx.row_of[i] for i in ids[k: k + step] if i in idx.row_of]
+                        with life.lock:
+                            life._replay(idx, positions)
+                    with life.lock:
+                        life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
+            elif kind == "delete":
+                with life.lock:
+                    life.remove_messages([i for i in arg if i in life.decay])
+            else:
+                rows = list(store.rows(self.name, sorted(i for i in arg if i in life.decay)).values())
+                with lock.read() if lock is not None else _nolock():
+                    with life.lock:
+                        life.update_messages(rows, self.index)
 
     def _build_life(self, warm: _Warm, snap: tuple | None) -> None:
         """Bring the lifecycle up to date off the request path: from a snapshot that lags, or from the messages
         (and a legacy snapshot); the co-index is read in small pieces under the read lock, the result swapped in
         under the write lock."""
         lock = self.host.lock
-        store = self.host.store
         life = None
         if snap is not None:
-            changed_rows = store.rows(self.name, snap[4])
             with lock.read():
                 if self.index is None:
                     return
                 try:
-                    life = self._life_from(snap, changed_rows)
+                    life = self._life_from(snap)
                 except _UNREADABLE as exc:
                     log.warning("namespace %r: rebuilding the lifecycle (snapshot unusable: %s)", self.name, exc)
+            if life is not None:
+                self._replay_life(life, snap[3], snap[0].next_seq, lock)
         if life is None:
             life = self._new_life()
             msgs, meta, created = [], {}, {}
@@ -536,7 +605,7 @@ class NamespaceState:
                 pos += len(part)
             with life.lock:
                 life._load(None, (msgs, meta, created))
-        while not warm.stop.is_set():  # messages the snapshot (or the read above) does not cover yet
+        while not warm.stop.is_set():  # what was appended while the above ran
             with lock.read():
                 idx = self.index
                 if idx is None:

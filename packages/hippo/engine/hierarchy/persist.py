@@ -81,6 +81,14 @@ class _Csr:
         return self.val[self.ptr[k]: self.ptr[k + 1]].tolist()
 
 
+def _df_of(df: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Document frequencies of stem ids (0 for ids past the table: stems only semantics use, never counted)."""
+    out = np.zeros(ids.size, dtype=np.int64)
+    inside = ids < df.size
+    out[inside] = df[ids[inside]]
+    return out
+
+
 def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The state of ``h`` (which must have no units waiting in ``created``: they are drained by the lifecycle)."""
     th = h.themes
@@ -95,7 +103,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     arrays: dict[str, np.ndarray] = {
         "stems": np.asarray([strings(vocab.stems[i]) for i in stem_ids], dtype=np.int64),
         "stem_ids": np.asarray(stem_ids, dtype=np.int64),
-        "df": h.df[np.asarray(stem_ids, dtype=np.int64)] if stem_ids else np.zeros(0, np.int64),
+        "df": _df_of(h.df, np.asarray(stem_ids, dtype=np.int64)),
         "unit_end_seqs": np.asarray(h.unit_end_seqs, dtype=np.int64),
         "pending_tiny": np.asarray(h.pending_tiny, dtype=np.int64),
         "buffer.ids": np.asarray([b.id for b in h.buffer], dtype=np.int64),
