@@ -134,7 +134,7 @@ class Namespace:
         if fp.version == state.seen.version + 1 and fp.next_seq == state.seen.next_seq \
                 and fp.generation == state.seen.generation:
             state.update(list(rt.store.rows(self.name, [id]).values()))
-            state.seen = fp
+            state.saw(fp)
         else:
             state.catch_up()
         return True
@@ -151,7 +151,7 @@ class Namespace:
                 if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq \
                         and fp.version == before.version + 1:
                     state.remove(gone)
-                    state.seen = fp
+                    state.saw(fp)
                 else:
                     state.catch_up()
                 # Derived snapshots may hold text of the deleted messages (facts, summaries, profiles): rewritten

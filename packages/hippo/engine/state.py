@@ -325,7 +325,7 @@ class NamespaceState:
         in between (:meth:`expects`)."""
         first = len(self.index)
         self._apply(rows)
-        self.seen = fp
+        self.saw(fp)
         self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
 
@@ -353,6 +353,13 @@ class NamespaceState:
         if self.entries is not None and rows and getattr(self.entries, "touched_by", None) is not None \
                 and self.entries.touched_by(rows, ()):
             self.entries = None
+
+    def saw(self, fp: StoreFingerprint) -> None:
+        """The followers now reflect the store at ``fp`` (after this process applied its own change)."""
+        self.seen = fp
+        life = self._life
+        if life is not None and life.loaded:
+            life.version = fp.version
 
     def remove(self, ids: list[int]) -> None:
         """Messages deleted by this process: every follower drops them. Caller holds the write lock."""
