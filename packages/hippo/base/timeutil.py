@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from datetime import datetime, timezone
 
@@ -42,9 +43,22 @@ def to_datetime(epoch: float | None) -> datetime | None:
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 
+@functools.lru_cache(maxsize=4096)
+def _day_strings(day: int) -> tuple[str, str]:
+    """("2023-05-08", "8 May 2023") of a UTC day number (formatting is per day: cached for the hot paths)."""
+    dt = datetime.fromtimestamp(day * 86400, tz=timezone.utc)
+    return dt.strftime("%Y-%m-%d"), f"{dt.day} {dt.strftime('%B %Y')}"
+
+
+def _day(epoch: float | None) -> int | None:
+    if epoch is None or (isinstance(epoch, float) and math.isnan(epoch)):
+        return None
+    return int(epoch // 86400)
+
+
 def fmt_date(epoch: float | None) -> str:
-    dt = to_datetime(epoch)
-    return dt.strftime("%Y-%m-%d") if dt else "undated"
+    day = _day(epoch)
+    return _day_strings(day)[0] if day is not None else "undated"
 
 
 def fmt_datetime(epoch: float | None) -> str:
@@ -53,5 +67,5 @@ def fmt_datetime(epoch: float | None) -> str:
 
 
 def fmt_day(epoch: float | None) -> str:
-    dt = to_datetime(epoch)
-    return f"{dt.day} {dt.strftime('%B %Y')}" if dt else "undated"
+    day = _day(epoch)
+    return _day_strings(day)[1] if day is not None else "undated"

@@ -41,29 +41,39 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
     chrono = annotate and scope is not None and scope.ordering
     as_of = scope.as_of if scope else None
     out = []
+    # Most candidates carry no note: the rows that may (a resolved date, a superseding statement) are found with
+    # array tests first, so the per-row work below is only building the piece.
+    if annotate and rows.size:
+        maybe_label = (truth.gran.a[rows] != 0).tolist()
+        maybe_stale = (truth.superseded_by.a[rows] >= 0).tolist()
+        events = truth.event_mid(rows).tolist() if chrono else None
+    else:
+        maybe_label = maybe_stale = events = None
     cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
                idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
                idx.seqs.a[rows].tolist())
     speakers, sessions = idx.speakers, idx.sessions
-    for i, r, n_tok, spk, role, ts, sess, seq in cols:
+    current = scope is not None and scope.current
+    until = scope.until if scope else None
+    for k, (i, r, n_tok, spk, role, ts, sess, seq) in enumerate(cols):
         if meta is not None and (i not in meta or not pred(meta[i])):
             continue
         p = Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role], ts=None if ts != ts else ts,
                   session=sessions[sess], seq=seq)
         if annotate:
             notes = []
-            label = truth.label(r)
+            label = truth.label(r) if maybe_label[k] else None
             same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
             if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                 notes.append(label)
-            nxt = truth.stale_mark(r, current=scope is not None and scope.current, as_of=as_of,
-                                   until=scope.until if scope else None, said=idx.ts.a)
+            nxt = truth.stale_mark(r, current=current, as_of=as_of, until=until, said=idx.ts.a) \
+                if maybe_stale[k] else -1
             if nxt >= 0:
                 notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
                              else "superseded")
-            p.note = "; ".join(notes)
+            p.note = "; ".join(notes) if notes else ""
             if chrono:
-                ev = float(truth.event_mid(np.asarray([r]))[0])
+                ev = events[k]
                 if ev == ev:
                     p.ts, p.session = ev, None
         out.append(p)

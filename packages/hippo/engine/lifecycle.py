@@ -30,7 +30,7 @@ from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
 from hippo.store.base import Store
 from hippo.base.arrays import GrowArray
-from hippo.text import tokenizer
+from hippo.text import textnorm, tokenizer
 from hippo.text import vocab as V
 
 log = logging.getLogger("hippo.lifecycle")
@@ -107,11 +107,8 @@ class TermTable:
 def terms_of(tokens: np.ndarray, text: str) -> np.ndarray:
     """Content stem ids of a message: its tokens' stems and its whole words' stems (a word split into several
     tokens, "Somusumi", keeps its own stem so query-term coverage sees it), sorted, distinct."""
-    from hippo.text import textnorm
-    from hippo.text.vocab import content_stems, vocab
-
-    st = content_stems(tokens)
-    words = vocab().query_stem_ids(sorted(set(textnorm.terms(text))))
+    st = V.content_stems(tokens)
+    words = V.vocab().query_stem_ids(sorted(set(textnorm.terms(text))))
     return np.unique(np.concatenate([st[st >= 0], np.asarray(words, dtype=np.int64)])).astype(np.int32)
 
 
@@ -534,32 +531,22 @@ _NO_EPISODE = _NoEpisode()
 
 
 def message_terms(life: Life, idx: NamespaceIndex, mid: int) -> frozenset[int]:
-    """Content stem ids of a stored message, read from its token ids (small cache: recall needs them for a few
-    hundred candidates)."""
-    from hippo.text import textnorm
-    from hippo.text.vocab import content_stems, vocab
-
+    """Content stem ids of a stored message (see :func:`terms_of`): from the lifecycle's term table, where every
+    recorded message has them; computed from its token ids otherwise. A small cache keeps the sets recall asks
+    for (a few hundred candidates)."""
     cache = life.term_cache
     got = cache.get(mid)
     if got is not None:
         return got
     row = idx.row_of.get(mid)
     known = life.terms.get(mid) if row is not None else None
-    if row is None:
-        got = frozenset()
-    elif known is not None:
+    if known is not None:
         got = frozenset(known.tolist())
     else:
-        # whole-word stems, as the query's are: a word split into several tokens ("Somusumi") keeps its own stem
-        # instead of its first piece's, so query-term coverage (Stage II, the dormant-cue test) sees it
-        st = content_stems(idx.tokens_of(row))
-        words = vocab().query_stem_ids(sorted(set(textnorm.terms(idx.text_of(row)))))
-        got = frozenset(st[st >= 0].tolist()) | frozenset(words)
+        got = frozenset() if row is None else frozenset(terms_of(idx.tokens_of(row), idx.text_of(row)).tolist())
     with life.lock:
         cache[mid] = got
         if len(cache) > 20_000:
             for k in list(cache)[:5_000]:
                 cache.pop(k, None)
     return got
-
-

@@ -371,15 +371,13 @@ def _stage2(life: Life, sc: _Scorer, rel: dict[int, float], sems: list[tuple[int
         for m in sem.message_ids:
             support[m] = max(support.get(m, 0.0), W_SUPPORT * score)
 
-    def prio(m: int) -> float:
-        return rel.get(m, 0.0) + support.get(m, 0.0)
-
-    pool = sorted((m for m in set(rel) | set(support) if m in by_id), key=lambda m: (-prio(m), by_id[m].seq))
+    prio = {m: rel.get(m, 0.0) + support.get(m, 0.0) for m in set(rel) | set(support) if m in by_id}
+    pool = sorted(prio, key=lambda m: (-prio[m], by_id[m].seq))
     pool = pool[:POOL_LIMIT]
     if not pool:
         return []
     n = len(pool)
-    base = np.array([prio(m) for m in pool])
+    base = np.array([prio[m] for m in pool])
     best = float(base[0]) or 1.0
     codes = np.zeros((n, h.words), dtype=np.uint64)
     has_code = np.zeros(n, dtype=bool)
@@ -421,7 +419,8 @@ def _stage2(life: Life, sc: _Scorer, rel: dict[int, float], sems: list[tuple[int
     by_rel = sorted(range(n), key=lambda k: (-rel.get(pool[k], 0.0), pieces[k].seq))
     qterms = list(uncovered)
     weight = np.array([uncovered[t] for t in qterms]) / sc.total
-    present = np.array([[t in terms(k) for t in qterms] for k in range(n)], dtype=bool).reshape(n, len(qterms))
+    present = np.array([[t in tk for t in qterms] for tk in (terms(k) for k in range(n))],
+                       dtype=bool).reshape(n, len(qterms))
     open_terms = np.ones(len(qterms), dtype=bool)
     while budget - used >= 3:
         left = budget - used

@@ -13,6 +13,8 @@ back from the store's chunks.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -25,6 +27,8 @@ from hippo.store.base import MessageRow
 from hippo.text import lexicon, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
+_POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between questions
+_POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -73,6 +77,8 @@ class NamespaceIndex:
         self._lengths_end = -1
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
+        self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._pos_lock = threading.Lock()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
 
     # -- building -------------------------------------------------------------------------------------------
@@ -194,6 +200,8 @@ class NamespaceIndex:
         self.ends = GrowArray(np.int64, max(64, lengths.size))
         self.ends.extend(np.cumsum(lengths))
         self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
+        with self._pos_lock:
+            self._pos_cache.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -298,8 +306,40 @@ class NamespaceIndex:
         return self._lengths
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
+    # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
+    # cached list is extended by the occurrences appended since (O(new)), and questions share most tokens
+    # ("what", "the", a name). Removing rows renumbers positions: the cache is dropped with the layout.
+    def _occurrences(self, symbol: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(positions, ends_a_word)`` of every occurrence of ``symbol``, ascending; None past the cache's
+        size bound (then the caller selects what it needs)."""
+        n = len(self.content)
+        with self._pos_lock:
+            got = self._pos_cache.get(symbol)
+            if got is not None and got[0] == self.layout:
+                self._pos_cache.move_to_end(symbol)
+                if got[1] == n:
+                    return got[2], got[3]
+        if got is not None and got[0] == self.layout:
+            more = self.content.positions(symbol, got[1], n)
+            pos = np.concatenate([got[2], more]) if more.size else got[2]
+            whole = np.concatenate([got[3], ~self._glued(more, 1)]) if more.size else got[3]
+        else:
+            if self.content.count(symbol, 0, n) > _POS_CACHE_MAX:
+                return None
+            pos = positions(self.content, symbol)
+            whole = ~self._glued(pos, 1)
+        pos.setflags(write=False)
+        whole.setflags(write=False)
+        with self._pos_lock:
+            self._pos_cache[symbol] = (self.layout, n, pos, whole)
+            self._pos_cache.move_to_end(symbol)
+            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
+                self._pos_cache.popitem(last=False)
+        return pos, whole
+
     def _positions(self, symbol: int) -> np.ndarray:
-        return positions(self.content, int(symbol))
+        got = self._occurrences(int(symbol))
+        return got[0] if got is not None else positions(self.content, int(symbol))
 
     def token_counts(self, pat: lexicon.TermPattern) -> dict[int, int]:
         """Occurrences of every token a term's patterns use, from one batched count over the Content DWM."""
@@ -319,27 +359,45 @@ class NamespaceIndex:
             total += min(counts[t] for t in ph)
         return total
 
-    def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
-        """Keep matches not glued to a following word piece: " paint" + "brush" is "paintbrush", not "paint"."""
+    def _glued(self, pos: np.ndarray, length: int) -> np.ndarray:
+        """For matches of ``length`` tokens at ``pos``: glued to a following word piece (" paint" + "brush" is
+        "paintbrush", not "paint")."""
         n = len(self.content)
         nxt = pos + length
         inside = nxt < n
-        if not inside.any():
-            return pos
         glued = np.zeros(pos.size, dtype=bool)
+        if not inside.any():
+            return glued
         glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
         # a word ends where its message ends, whatever the next message starts with
         ends = self.ends.view
         k = np.minimum(np.searchsorted(ends, nxt), ends.size - 1)
         glued &= ends[k] != nxt
-        return pos[~glued]
+        return glued
+
+    def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
+        """Keep matches not glued to a following word piece."""
+        return pos[~self._glued(pos, length)]
 
     def _newest(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
         """Positions of ``symbol``; with ``keep``, only its newest ``keep`` occurrences (start found by select)."""
         if keep is None or count <= keep:
             return self._positions(symbol)
+        got = self._occurrences(int(symbol))
+        if got is not None:
+            return got[0][-keep:]
         start = self.content.select(symbol, count - keep + 1)
         return self.content.positions(symbol, start, len(self.content))
+
+    def _newest_words(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
+        """:meth:`_newest` occurrences that end a word (the same as filtering them with :meth:`_whole_words`)."""
+        got = self._occurrences(int(symbol))
+        if got is None:
+            return self._whole_words(self._newest(symbol, count, keep), 1)
+        pos, whole = got
+        if keep is not None and count > keep:
+            pos, whole = pos[-keep:], whole[-keep:]
+        return pos[whole]
 
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
                        newest: int | None = None) -> np.ndarray:
@@ -353,9 +411,7 @@ class NamespaceIndex:
         found: list[np.ndarray] = []
         for t in pat.singles.tolist():
             if counts[t]:
-                found.append(self._newest(t, counts[t], newest))
-        if found:
-            found = [self._whole_words(np.concatenate(found), 1)]
+                found.append(self._newest_words(t, counts[t], newest))
         for ph in pat.phrases:
             pc = [counts[t] for t in ph]
             if min(pc) == 0:

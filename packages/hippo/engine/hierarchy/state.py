@@ -100,6 +100,7 @@ class Hierarchy:
         # message ids -> their SimHash codes of user embeddings (``Memory(embed=...)``), or None: random indexing
         self.external_codes: Any = None
         self._unit = -1                           # flush unit being consolidated
+        self._speaker_stems: dict[str, list[int]] = {}
 
     # -- statistics -----------------------------------------------------------------------------------------
     @property
@@ -325,7 +326,11 @@ class Hierarchy:
     def _speaker_stem(self, speaker: str | None) -> list[int]:
         if not speaker:
             return []
-        return [i for i in V.vocab().query_stem_ids([textnorm.stem(speaker.lower())]) if i >= 0]
+        got = self._speaker_stems.get(speaker)
+        if got is None:  # a few speakers, asked about for every candidate of every recall
+            got = self._speaker_stems[speaker] = [i for i in V.vocab().query_stem_ids(
+                [textnorm.stem(speaker.lower())]) if i >= 0]
+        return list(got)
 
     def _insert_semantics(self, facts: list[tuple]) -> list[int]:
         """Dedup against existing semantics, then add the rest to the kNN graph and the themes in one batch."""
