@@ -242,17 +242,32 @@ def test_kernels_quick(tmp_path):
 def test_scale_quick(tmp_path):
     pytest.importorskip("psutil")
     pytest.importorskip("matplotlib")
+    pytest.importorskip("bm25s")
+    pytest.importorskip("Stemmer")
     from hippo_bench import main
 
     out = tmp_path / "scale.json"
-    assert main(["scale", "--quick", "--sizes", "2000,5000", "--needles", "5", "--out", str(out)]) == 0
+    assert main(["scale", "--quick", "--sizes", "2000,5000", "--needles", "5", "--alternating", "20",
+                 "--short-messages", "1500", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["sizes"] == [2000, 5000]
     assert out.with_suffix(".png").stat().st_size > 0 and out.with_suffix(".md").exists()
+    table = out.with_suffix(".md").read_text()
+    for column in ("1st recall after reopen s", "bm25s query p50 / p95 ms", "add, 2 processes, p50 / p95 ms",
+                   "Restart after many short messages"):
+        assert column in table
     for r in res["results"]:
         assert r["tokens"] >= r["target_tokens"] and r["queries"] == 5
         assert r["ingest_tokens_per_s"] > 0 and r["store_bytes"] > 0 and r["peak_rss_mb"] > 0
         assert r["recall_ms"]["p50"] > 0 and 0.0 <= r["needle_hit_rate"] <= 1.0
+        ro = r["reopen"]  # a real restart: a fresh process that loaded the snapshots and answered at once
+        assert ro["open_seconds"] > 0 and ro["first_recall_seconds"] > 0 and ro["first_recall_hit"]
+        assert ro["rss_after_first_recall_mb"] > 0 and ro["background_catch_up_seconds"] >= 0
+        assert r["bm25s"]["build_seconds"] > 0 and r["bm25s"]["query_ms"]["p95"] > 0
+        alt = r["alternating"]
+        assert alt["adds"] == 20 and alt["two_processes_ms"]["p50"] > 0 and alt["one_process_ms"]["p50"] > 0
+    short = res["short"]
+    assert short["messages"] == 1500 and short["reopen"]["first_recall_seconds"] > 0 and short["rss_ratio"] > 0
 
 
 def test_synthetic_stream_is_deterministic():
