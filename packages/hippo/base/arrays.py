@@ -21,6 +21,15 @@ class GrowArray:
             b[: self.n] = self.a[: self.n]
             self.a = b
 
+    @classmethod
+    def wrap(cls, values: np.ndarray, fill=0) -> "GrowArray":
+        """A column holding ``values`` (taken as they are, no copy: the caller gives the array up)."""
+        g = cls.__new__(cls)
+        g.fill = fill
+        g.a = values if values.size else np.full(64, fill, dtype=values.dtype)
+        g.n = values.size
+        return g
+
     def extend(self, values) -> None:
         values = np.asarray(values, dtype=self.a.dtype)
         need = self.n + values.size

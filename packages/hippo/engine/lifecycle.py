@@ -19,17 +19,17 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from hippo.base.arrays import GrowArray
 from hippo.base.errors import CorruptData
 from hippo.base.policies import Entry, Outcome, compile_policies
-from hippo.engine.hierarchy import decay as decay_mod
-from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
 from hippo.engine import persist
+from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
+from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
 from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
 from hippo.store.base import Store
-from hippo.base.arrays import GrowArray
 from hippo.text import textnorm, tokenizer
 from hippo.text import vocab as V
 
@@ -39,40 +39,34 @@ UNIT_LEVELS = ("episode", "semantic", "theme")
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 
 class TermTable:
-    """The content stem ids of every message (what :func:`message_terms` returns), computed once when the message
-    is recorded and saved with the lifecycle, so recall never re-reads or re-analyses a candidate's text."""
+    """The content stem ids of messages recall has looked at (what :func:`message_terms` returns), kept in flat
+    arrays and saved with the lifecycle: a message's terms are computed from its tokens the first time it is a
+    candidate, never again (nor after a restart). Filled on demand, not on write: stem ids are created for every
+    distinct word they hold, and only candidates' words need one (the process vocabulary stays as it would be)."""
 
     def __init__(self) -> None:
         self.ids = GrowArray(np.int64)
         self.ptr = GrowArray(np.int64)
         self.ptr.extend([0])
         self.val = GrowArray(np.int32)
-        self._pos: dict[int, int] | None = None  # only when ids stopped increasing (searchsorted otherwise)
+        self._pos: dict[int, int] = {}
 
     def __len__(self) -> int:
         return self.ids.n
 
     def add(self, ids: list[int], terms: list[np.ndarray]) -> None:
-        if not ids:
+        fresh = [(i, t) for i, t in zip(ids, terms) if int(i) not in self._pos]
+        if not fresh:
             return
-        if self._pos is None and ((self.ids.n and ids[0] <= self.ids.a[self.ids.n - 1])
-                                  or any(b <= a for a, b in zip(ids, ids[1:]))):
-            self._pos = {int(i): k for k, i in enumerate(self.ids.view.tolist())}
         first = self.ids.n
-        self.ids.extend(ids)
-        self.val.extend(np.concatenate(terms) if terms else np.zeros(0, np.int32))
-        self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum([t.size for t in terms]))
-        if self._pos is not None:
-            for k, i in enumerate(ids):
-                self._pos[int(i)] = first + k
+        self.ids.extend([i for i, _ in fresh])
+        self.val.extend(np.concatenate([t for _, t in fresh]))
+        self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum([t.size for _, t in fresh]))
+        for k, (i, _) in enumerate(fresh):
+            self._pos[int(i)] = first + k
 
     def get(self, mid: int) -> np.ndarray | None:
-        if self._pos is not None:
-            p = self._pos.get(mid)
-        else:
-            p = int(np.searchsorted(self.ids.view, mid))
-            if p >= self.ids.n or self.ids.a[p] != mid:
-                p = None
+        p = self._pos.get(mid)
         if p is None:
             return None
         return self.val.a[self.ptr.a[p]: self.ptr.a[p + 1]]
@@ -99,9 +93,31 @@ class TermTable:
         t.ptr = GrowArray(np.int64, max(64, ptr.size))
         t.ptr.extend(ptr)
         t.val.extend(remap[val].astype(np.int32))
-        if ids.size > 1 and (np.diff(ids) <= 0).any():
-            t._pos = {int(i): k for k, i in enumerate(ids.tolist())}
+        t._pos = dict(zip(ids.tolist(), range(ids.size)))
+        if len(t._pos) != ids.size:
+            raise ValueError("term table holds a message twice")
         return t
+
+
+def _terms_out(terms: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A term table's arrays with its stem ids replaced by a table of the stems' names (ids are process-local)."""
+    used = np.unique(terms["val"]).astype(np.int64)
+    stems = snapshot.Strings()
+    index = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
+    index[used] = np.arange(used.size)
+    vocab = V.vocab()
+    out = dict(terms, val=index[terms["val"]])
+    out["stems"] = np.asarray([stems(vocab.stems[i]) for i in used.tolist()], dtype=np.int32)
+    out.update(stems.arrays())
+    return out
+
+
+def _terms_in(terms: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The arrays of :func:`_terms_out` and the map from their stem numbers to this process's stem ids."""
+    names = snapshot.StringTable(terms)
+    names.check(terms["stems"])
+    remap = np.asarray(V.vocab().query_stem_ids([names(int(k)) for k in terms["stems"].tolist()]), dtype=np.int64)
+    return terms, remap
 
 
 def terms_of(tokens: np.ndarray, text: str) -> np.ndarray:
@@ -139,6 +155,7 @@ class Life:
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[int]] = {}
         self.terms = TermTable()
+        self.terms_saved = 0          # term table entries in the last full snapshot (later ones go with the delta)
         self.accessed = False         # strength records touched since the last full snapshot
         self.save_id = ""             # identity of the full snapshot this state was last saved as or loaded from
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
@@ -215,14 +232,9 @@ class Life:
     def add_messages(self, msgs: list[Msg], metadata: dict[int, dict], created: dict[int, float]) -> None:
         for m in msgs:
             self._record_message(m, metadata.get(m.id, {}), created.get(m.id, decay_mod.now()))
-        self._add_terms(msgs)
         if self.hier is not None:
             self.hier.add(msgs)
         self.dirty += len(msgs)
-
-    def _add_terms(self, msgs: list[Msg]) -> None:
-        toks = [np.asarray(m.tokens, dtype=np.uint32) for m in msgs]
-        self.terms.add([m.id for m in msgs], [terms_of(t, tokenizer.decode(t)) for t in toks])
 
     def consolidate_ready(self, final: bool = False, partial: bool = False, max_batches: int | None = None
                           ) -> list:
@@ -344,7 +356,6 @@ class Life:
         store = self.store
         for m in msgs:
             self._record_message(m, meta_rows.get(m.id, {}), created.get(m.id, 0.0))
-        self._add_terms(msgs)
         saved: tuple | None = None
         try:
             blob = store.get_units(self.namespace, "decay") if self.persistable else None
@@ -406,16 +417,8 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.arrays()}))
-        terms = self.terms.arrays(set(self.decay.slot_of))
-        used = np.unique(terms["val"]).astype(np.int64)
-        vocab = V.vocab()
-        stems = snapshot.Strings()
-        index = np.full(int(used.max()) + 1 if used.size else 0, -1, dtype=np.int64)
-        index[used] = np.arange(used.size)
-        terms["val"] = index[terms["val"]]
-        terms["stems"] = np.asarray([stems(vocab.stems[i]) for i in used.tolist()], dtype=np.int32)
-        arrays.update(persist.join(terms=terms))
-        arrays.update(persist.join(terms=stems.arrays()))
+        arrays.update(persist.join(terms=_terms_out(self.terms.arrays(set(self.decay.slot_of)))))
+        self.terms_saved = len(self.terms)
         self.save_id = uuid.uuid4().hex
         for table in (self.decay, *self.units.values()):
             table.touched[:] = False
@@ -434,6 +437,8 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.access_arrays()}))
+        fresh = self.terms.arrays(set(self.terms.ids.view[self.terms_saved:].tolist()) & set(self.decay.slot_of))
+        arrays.update(persist.join(terms=_terms_out(fresh)))
         return {"life": self.save_id, "turn": self.turn}, arrays
 
     def apply_access_snapshot(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
@@ -442,6 +447,8 @@ class Life:
             return False
         for name, table in [("msg", self.decay), *self.units.items()]:
             table.apply_access(persist.split(arrays, name))
+        more = TermTable.from_arrays(*_terms_in(persist.split(arrays, "terms")))
+        self.terms.add(more.ids.view.tolist(), [more.get(int(i)) for i in more.ids.view.tolist()])
         self.turn = max(self.turn, int(meta["turn"]))
         self.accessed = True
         return True
@@ -449,9 +456,11 @@ class Life:
     @classmethod
     def from_snapshot(cls, config: Any, store: Store, namespace: str, meta: dict[str, Any],
                       arrays: dict[str, np.ndarray], idx: NamespaceIndex,
-                      external_codes: Callable[[list[int]], np.ndarray | None] | None = None) -> "Life":
-        """The lifecycle of a snapshot; messages of its CURRENT buffer are read back from ``idx``. Raises
-        ``ValueError`` / ``KeyError`` when the snapshot is inconsistent."""
+                      external_codes: Callable[[list[int]], np.ndarray | None] | None = None,
+                      ready: Callable[[], None] | None = None) -> "Life":
+        """The lifecycle of a snapshot; messages of its CURRENT buffer are read back from ``idx`` (after ``ready()``
+        when given: its Content DWM may still be filling). Raises ``ValueError`` / ``KeyError`` when the snapshot
+        is inconsistent."""
         life = cls(config, store, namespace, external_codes)
         life.decay = DecayTable.from_arrays(persist.split(arrays, "msg"))
         life.units = {level: DecayTable.from_arrays(persist.split(arrays, level)) for level in UNIT_LEVELS}
@@ -459,16 +468,17 @@ class Life:
         life.save_id = str(meta["save_id"])
         life.prunable = {int(i) for i in meta["prunable"]}
         life.consolidation_s, life.llm_fallbacks = float(meta["consolidation_s"]), int(meta["llm_fallbacks"])
-        terms = persist.split(arrays, "terms")
-        names = snapshot.StringTable(terms)
-        names.check(terms["stems"])
-        remap = np.asarray(V.vocab().query_stem_ids([names(int(k)) for k in terms["stems"].tolist()]),
-                           dtype=np.int64)
-        life.terms = TermTable.from_arrays(terms, remap)
+        life.terms = TermTable.from_arrays(*_terms_in(persist.split(arrays, "terms")))
+        life.terms_saved = len(life.terms)
         if (meta["hierarchy"] is None) != (life.hier is None):
             raise ValueError("the lifecycle snapshot was saved with the hierarchy switched the other way")
         if life.hier is not None:
+            waited = []
+
             def tokens_of(mid: int):
+                if ready is not None and not waited:
+                    ready()
+                    waited.append(True)
                 row = idx.row_of.get(mid)
                 if row is None:
                     return None
@@ -531,19 +541,24 @@ _NO_EPISODE = _NoEpisode()
 
 
 def message_terms(life: Life, idx: NamespaceIndex, mid: int) -> frozenset[int]:
-    """Content stem ids of a stored message (see :func:`terms_of`): from the lifecycle's term table, where every
-    recorded message has them; computed from its token ids otherwise. A small cache keeps the sets recall asks
-    for (a few hundred candidates)."""
+    """Content stem ids of a stored message (see :func:`terms_of`): from the lifecycle's term table, computed from
+    the message's token ids and added to it the first time it is asked for. A small cache keeps the sets recall
+    asks for (a few hundred candidates)."""
     cache = life.term_cache
     got = cache.get(mid)
     if got is not None:
         return got
     row = idx.row_of.get(mid)
-    known = life.terms.get(mid) if row is not None else None
-    if known is not None:
-        got = frozenset(known.tolist())
-    else:
-        got = frozenset() if row is None else frozenset(terms_of(idx.tokens_of(row), idx.text_of(row)).tolist())
+    if row is None:
+        return frozenset()
+    with life.lock:
+        known = life.terms.get(mid)
+    if known is None:
+        known = terms_of(idx.tokens_of(row), idx.text_of(row))
+        with life.lock:
+            life.terms.add([mid], [known])
+            life.accessed = True  # saved with the accesses' delta
+    got = frozenset(known.tolist())
     with life.lock:
         cache[mid] = got
         if len(cache) > 20_000:

@@ -240,7 +240,8 @@ class Namespace:
 
     def recall(self, query: str, budget: int, pred: Predicate | None, scope: Scope, include_dormant: bool
                ) -> Recall:
-        state = self.state()
+        self.rt.live()
+        state = self.rt.state(self.name).current(with_life=recall_mod.uses_lifecycle(self.config))
         a = self.ask(state, query, scope)
         # while the lifecycle is rebuilt in the background, the flat engine answers
         life = state.life(wait=False) if recall_mod.uses_lifecycle(self.config) else None

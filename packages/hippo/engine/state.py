@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+import time
 from collections import OrderedDict
 from typing import Any, Callable, Protocol
 
@@ -35,6 +36,7 @@ from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
 from hippo.index.coindex import NamespaceIndex
 from hippo.index.embedding import EmbeddingCodes, SimHasher
+from hippo.native import DynamicWaveletMatrix
 from hippo.store.base import Change, MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
 from hippo.text import tokenizer
@@ -74,6 +76,30 @@ class _nolock:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _build_content(tokens: np.ndarray):
+    """Start filling a Content DWM with ``tokens`` in a helper thread; returns ``ready``: calling it waits for the
+    build (raising what it raised), and ``ready.content`` is the matrix."""
+    content = DynamicWaveletMatrix(tokenizer.token_bits())
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            content.extend(tokens)
+        except BaseException as exc:  # noqa: BLE001 - raised by ready()
+            failed.append(exc)
+
+    thread = threading.Thread(target=work, name="hippo-content", daemon=True)
+    thread.start()
+
+    def ready() -> None:
+        thread.join()
+        if failed:
+            raise failed[0]
+
+    ready.content = content
+    return ready
 
 
 class _Feed:
@@ -123,6 +149,11 @@ class _Warm(threading.Thread):
         self.stop = threading.Event()
         self.error: BaseException | None = None
 
+    def breathe(self, since: float) -> None:
+        """Rest as long as the work since ``since`` took (at most 0.2 s): a rebuild takes at most half of the
+        interpreter, so the reads it stands in for keep their latency (Python threads share one lock)."""
+        self.stop.wait(min(0.2, time.perf_counter() - since))
+
     def run(self) -> None:
         try:
             self.work(self)
@@ -158,6 +189,8 @@ class NamespaceState:
         self._warm_lock = threading.Lock()
         self._truth_updates: list[int] = []  # message ids whose event time changed while annotations rebuild
         self._truth_unsaved = False   # annotations completed since the co-index snapshot was written
+        self._life_prefetched: tuple | None = None
+        self._eager_life = False
         self._profiles_unsaved = False
 
     @property
@@ -173,15 +206,20 @@ class NamespaceState:
         return self.host.store.path is not None
 
     # -- staying current ------------------------------------------------------------------------------------
-    def current(self) -> "NamespaceState":
+    def current(self, with_life: bool = False) -> "NamespaceState":
         """This state, caught up with the store (the change feed after ``seen``). Takes the write lock only when
-        there is something to apply."""
+        there is something to apply. ``with_life``: the caller needs the lifecycle next (a recall), so a first
+        open loads it alongside the co-index."""
         fp = self.host.store.state(self.name)
         if self.index is not None and self.seen == fp:
             return self
         with self.host.lock.write():
             if self.index is None:
-                self._open()
+                self._eager_life = with_life and self.lifecycle_active and self._life is None
+                try:
+                    self._open()
+                finally:
+                    self._eager_life = False
             self.catch_up()
         return self
 
@@ -245,6 +283,7 @@ class NamespaceState:
         self._drop_profiles()
         self.entries = None
         self.saved = {}
+        self._life_prefetched = None
 
     def _drop_profiles(self) -> None:
         with self._profiles_lock:
@@ -289,18 +328,26 @@ class NamespaceState:
                 ids = persist.split(arrays, "index")["ids"]
                 keep = ~np.isin(ids, np.fromiter(f.deleted, dtype=np.int64, count=len(f.deleted)))
                 updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted])
+            self._prefetch_life()
             self._check_vocabulary(rows)
             appended = sum(r.n_tokens for r in rows)
             snap_tokens = tokens[: tokens.size - appended] if appended else tokens
-            index = NamespaceIndex.from_snapshot(self.name, self.config, meta["index"],
-                                                 persist.split(arrays, "index"), keep, snap_tokens)
-            truth = None
-            if meta.get("truth") is not None:
-                truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)
-                truth.created.a[: truth.done] = np.asarray(persist.split(arrays, "index")["created"],
-                                                           dtype=np.float64)[: truth.done]
-                if not keep.all():
-                    truth.remove_rows(keep, index)
+            # The Content DWM is built (C, outside the interpreter lock) while the rest is read back
+            ready = _build_content(snap_tokens)
+            try:
+                index = NamespaceIndex.from_snapshot(self.name, self.config, meta["index"],
+                                                     persist.split(arrays, "index"), keep, int(snap_tokens.size),
+                                                     ready.content)
+                truth = None
+                if meta.get("truth") is not None:
+                    truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)
+                    truth.created.a[: truth.done] = np.asarray(persist.split(arrays, "index")["created"],
+                                                               dtype=np.float64)[: truth.done]
+                    if not keep.all():
+                        truth.remove_rows(keep, index)
+            except BaseException:
+                ready()
+                raise
         except _UNREADABLE as exc:
             log.warning("namespace %r: rebuilding the co-index from the messages (snapshot unusable: %s)", self.name,
                         exc)
@@ -309,6 +356,11 @@ class NamespaceState:
         self.truth = truth if truth is not None else Truth()
         self.seen = fp
         self.saved[persist.INDEX] = covers.version
+        if rows or updated or not self._eager_life:
+            ready()
+        else:  # a recall is waiting: the lifecycle loads while the Content DWM is still being built
+            self._life = self._load_life(ready)
+        ready()
         if rows:
             self._apply(rows)
         if updated:
@@ -479,20 +531,23 @@ class NamespaceState:
     def _new_life(self) -> Life:
         return Life(self.config, self.host.store, self.name, self._external_codes())
 
-    def _load_life(self) -> Life | None:
+    def _load_life(self, ready: Callable[[], None] | None = None) -> Life | None:
         """The lifecycle from its snapshot and the changes after it (caller holds the write lock); None when that
-        is a long catch-up or a rebuild, started in the background."""
+        is a long catch-up or a rebuild, started in the background. ``ready`` waits for the co-index's Content DWM
+        (still being built when the lifecycle loads alongside it)."""
+        ready = ready or (lambda: None)
         idx = self.index
         if not self.persistable or not len(idx):
+            ready()
             return self._built_life()
         store = self.host.store
         snap = None
         try:
             with store.reading():
-                blob = store.get_units(self.name, persist.LIFE)
-                if blob is None:
+                got = self._life_blob()
+                if got is None:
                     raise _Later("no snapshot")
-                covers, meta, arrays = persist.decode(blob, persist.LIFE, self._new_life().settings())
+                covers, meta, arrays = got
                 if covers.version > self.seen.version:
                     self.catch_up()  # saved by a process that is ahead of us: catch up first
                 feed = store.changes(self.name, covers.version)
@@ -504,7 +559,8 @@ class NamespaceState:
                 snap = (covers, meta, arrays, runs)
                 if backlog > SYNC_ROWS:
                     raise _Later(f"{backlog} messages behind its snapshot")
-                life = self._life_from(snap)
+                life = self._life_from(snap, ready)
+                ready()
                 self._replay_life(life, runs, covers.next_seq)
             with life.lock:
                 life.sync(idx)  # a safety net: the feed accounts for every message
@@ -517,10 +573,44 @@ class NamespaceState:
             log.warning("namespace %r: rebuilding the lifecycle in the background (snapshot unusable: %s)",
                         self.name, exc)
             snap = None
+        ready()
         if snap is None and len(idx) <= SYNC_ROWS:
             return self._built_life()  # small enough to build from the messages right here
         self._start("life", lambda warm: self._build_life(warm, snap))
         return None
+
+    def _prefetch_life(self) -> None:
+        """Read and inflate the lifecycle snapshot in a helper thread while the co-index is built (both are mostly C
+        work that releases the interpreter): the first recall after a restart needs both."""
+        if not (self.persistable and self.lifecycle_active) or self._life is not None:
+            return
+        done = threading.Event()
+        box: list = []
+
+        def work() -> None:
+            try:
+                box.append(self._read_life_blob())
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader, which raises it
+                box.append(exc)
+            finally:
+                done.set()
+
+        self._life_prefetched = (done, box)
+        threading.Thread(target=work, name=f"hippo-prefetch-{self.name}", daemon=True).start()
+
+    def _read_life_blob(self):
+        blob = self.host.store.get_units(self.name, persist.LIFE)
+        return None if blob is None else persist.decode(blob, persist.LIFE, self._new_life().settings())
+
+    def _life_blob(self):
+        """The decoded lifecycle snapshot (prefetched when the co-index was opened), or None."""
+        pre, self._life_prefetched = self._life_prefetched, None
+        if pre is not None and pre[0].wait(60) and pre[1]:
+            got = pre[1][0]
+            if isinstance(got, BaseException):
+                raise got
+            return got
+        return self._read_life_blob()
 
     def _built_life(self) -> Life:
         life = self._new_life()
@@ -529,11 +619,11 @@ class NamespaceState:
             life.version = self.seen.version
         return life
 
-    def _life_from(self, snap: tuple) -> Life:
+    def _life_from(self, snap: tuple, ready: Callable[[], None] | None = None) -> Life:
         """The lifecycle of a snapshot, with the accesses saved after it (caller holds a lock on the co-index)."""
         covers, meta, arrays, _runs_ = snap
         life = Life.from_snapshot(self.config, self.host.store, self.name, meta, arrays, self.index,
-                                  self._external_codes())
+                                  self._external_codes(), ready)
         access = self.host.store.get_units(self.name, persist.ACCESS)
         if access is not None:
             try:
@@ -545,7 +635,7 @@ class NamespaceState:
         return life
 
     def _replay_life(self, life: Life, runs: list[tuple[str, Any]], next_seq: int,
-                     lock: RWLock | None = None) -> None:
+                     lock: RWLock | None = None, warm: _Warm | None = None) -> None:
         """Apply to a lifecycle snapshot the changes made after it, in order (messages appended then deleted in
         between are gone: the only case where the result may differ from what a live process built). With
         ``lock``, the co-index is read in pieces under it (a background catch-up)."""
@@ -557,8 +647,9 @@ class NamespaceState:
                     lo, hi = max(arg[0], next_seq), arg[1]
                     rows = np.arange(int(np.searchsorted(seqs, lo)), int(np.searchsorted(seqs, hi, side="right")))
                     ids = [i for i in self.index.ids.view[rows].tolist() if i not in life.decay]
-                step = _CHUNK * 4 if lock is not None else max(1, len(ids))
+                step = _CHUNK if lock is not None else max(1, len(ids))
                 for k in range(0, len(ids), step):
+                    t0 = time.perf_counter()
                     with lock.read() if lock is not None else _nolock():
                         idx = self.index
                         positions = [idx.row_of[i] for i in ids[k: k + step] if i in idx.row_of]
@@ -566,6 +657,8 @@ class NamespaceState:
                             life._replay(idx, positions)
                     with life.lock:
                         life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
+                    if warm is not None:
+                        warm.breathe(t0)
             elif kind == "delete":
                 with life.lock:
                     life.remove_messages([i for i in arg if i in life.decay])
@@ -590,7 +683,7 @@ class NamespaceState:
                 except _UNREADABLE as exc:
                     log.warning("namespace %r: rebuilding the lifecycle (snapshot unusable: %s)", self.name, exc)
             if life is not None:
-                self._replay_life(life, snap[3], snap[0].next_seq, lock)
+                self._replay_life(life, snap[3], snap[0].next_seq, lock, warm)
         if life is None:
             life = self._new_life()
             msgs, meta, created = [], {}, {}
@@ -598,6 +691,7 @@ class NamespaceState:
             while True:
                 if warm.stop.is_set():
                     return
+                t0 = time.perf_counter()
                 with lock.read():
                     idx = self.index
                     if idx is None:
@@ -610,9 +704,12 @@ class NamespaceState:
                 meta.update(got[1])
                 created.update(got[2])
                 pos += len(part)
+                warm.breathe(t0)
             with life.lock:
                 life._load(None, (msgs, meta, created))
+        partial = self.config.hierarchy.consolidate_on_add
         while not warm.stop.is_set():  # what was appended while the above ran
+            t0 = time.perf_counter()
             with lock.read():
                 idx = self.index
                 if idx is None:
@@ -623,10 +720,13 @@ class NamespaceState:
                     break
                 with life.lock:
                     life._replay(idx, todo)
+            warm.breathe(t0)
+        while not warm.stop.is_set():  # consolidation, a few batches at a time
+            t0 = time.perf_counter()
             with life.lock:
-                life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
-        with life.lock:
-            life.consolidate_ready(partial=self.config.hierarchy.consolidate_on_add)
+                if not life.consolidate_ready(partial=partial, max_batches=2):
+                    break
+            warm.breathe(t0)
         with lock.write():
             if warm.stop.is_set() or self.index is None:
                 return
@@ -773,6 +873,7 @@ class NamespaceState:
             layout = self.index.layout
             truth = self.truth.copy(self.index, self.truth.annotated)
         while not warm.stop.is_set():
+            t0 = time.perf_counter()
             with lock.read():
                 idx = self.index
                 if idx is None or idx.layout != layout:
@@ -780,6 +881,7 @@ class NamespaceState:
                 if truth.done >= len(idx):
                     break
                 truth.sync(idx, upto=truth.done + _CHUNK)
+            warm.breathe(t0)
         with lock.write():
             idx = self.index
             if warm.stop.is_set() or idx is None or idx.layout != layout:
@@ -856,6 +958,7 @@ class NamespaceState:
         lock = self.host.lock
         prof, done = ProfileIndex(), 0
         while not warm.stop.is_set():
+            t0 = time.perf_counter()
             with lock.read():
                 idx = self.index
                 if idx is None:
@@ -866,6 +969,7 @@ class NamespaceState:
                 hi = min(len(idx), done + _CHUNK)
                 self._consume(prof, idx, done, hi)
                 done = hi
+            warm.breathe(t0)
         with lock.write():
             if warm.stop.is_set() or self.index is None or self.index.layout != layout:
                 return

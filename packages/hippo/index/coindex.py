@@ -230,28 +230,29 @@ class NamespaceIndex:
 
     @classmethod
     def from_snapshot(cls, namespace: str, config: Config, meta: dict, arrays: dict[str, np.ndarray],
-                      keep: np.ndarray, tokens: np.ndarray) -> "NamespaceIndex":
-        """The index of a snapshot's rows where ``keep`` is True; ``tokens`` holds exactly their tokens in order
-        (what the store returns once the other rows are deleted). Raises ``ValueError`` on any mismatch."""
+                      keep: np.ndarray, n_tokens: int, content: DynamicWaveletMatrix) -> "NamespaceIndex":
+        """The index of a snapshot's rows where ``keep`` is True over ``content``, the Content DWM of exactly their
+        ``n_tokens`` tokens in order (what the store holds once the other rows are deleted; it may still be
+        filling in another thread: its own lock makes readers wait). Raises ``ValueError`` on any mismatch."""
         idx = cls(namespace, config)
         lengths = np.asarray(arrays["lengths"], dtype=np.int64)
         n = lengths.size
         if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
             raise ValueError("span table columns disagree in length")
-        if int(lengths[keep].sum()) != tokens.size:
-            raise ValueError(f"span table covers {int(lengths[keep].sum())} tokens, the store holds {tokens.size}")
+        if int(lengths[keep].sum()) != n_tokens:
+            raise ValueError(f"span table covers {int(lengths[keep].sum())} tokens, the store holds {n_tokens}")
         idx.speakers = [None if x is None else str(x) for x in meta["speakers"]]
         idx.sessions = [None if x is None else str(x) for x in meta["sessions"]]
         if len(set(idx.speakers)) != len(idx.speakers) or len(set(idx.sessions)) != len(idx.sessions):
             raise ValueError("duplicate speaker or session names")
         idx._speaker_code = {v: k for k, v in enumerate(idx.speakers)}
         idx._session_code = {v: k for k, v in enumerate(idx.sessions)}
+        everything = bool(keep.all())
         for name in cls._COLUMNS:
             col = getattr(idx, name)
-            values = np.asarray(arrays[name], dtype=col.a.dtype)[keep]
-            g = GrowArray(col.a.dtype, max(64, values.size), fill=col.fill)
-            g.extend(values)
-            setattr(idx, name, g)
+            values = np.asarray(arrays[name], dtype=col.a.dtype)
+            values = np.ascontiguousarray(values if everything else values[keep])
+            setattr(idx, name, GrowArray.wrap(values, fill=col.fill))
         if idx.speaker.n and (idx.speaker.view.min() < 0 or idx.speaker.view.max() >= len(idx.speakers)
                               or idx.session.view.min() < 0 or idx.session.view.max() >= len(idx.sessions)
                               or idx.role.view.min() < 0 or idx.role.view.max() >= len(ROLES)):
@@ -259,9 +260,8 @@ class NamespaceIndex:
         seqs = idx.seqs.view
         if seqs.size > 1 and (np.diff(seqs) <= 0).any():
             raise ValueError("message seqs are not increasing")
-        idx.ends = GrowArray(np.int64, max(64, int(keep.sum())))
-        idx.ends.extend(np.cumsum(lengths[keep]))
-        idx.content.extend(tokens)
+        idx.ends = GrowArray.wrap(np.cumsum(lengths if everything else lengths[keep]))
+        idx.content = content
         idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")

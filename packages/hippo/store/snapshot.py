@@ -3,7 +3,8 @@
 Layout: ``MAGIC | u32 version | u32 header length | header JSON | zlib(array bytes...) | u32 CRC32`` where the CRC
 covers everything between the magic and itself, and the header lists every array's dtype, shape, offset and
 length in the decompressed section and that section's size (an array of one repeated value, marked ``const``, is
-stored as that value once). Each array is byte-shuffled (all first bytes, then
+stored as that value once; a 64-bit integer array in arithmetic progression, marked ``ramp``, as its first two
+values). Each array is byte-shuffled (all first bytes, then
 all second bytes...) before compression: columns of times, counters and constants then shrink several-fold.
 Loading validates all of it; a bad blob raises :class:`hippo.base.errors.CorruptData` and the caller rebuilds the
 state from the messages.
@@ -26,6 +27,13 @@ _MAX_RAW = 1 << 34  # refuse to inflate a section declared larger than this
 _ALLOWED = {"<i8", "<i4", "<i2", "|i1", "<u8", "<u4", "|u1", "<f8", "<f4", "|b1"}
 
 
+def _is_ramp(flat: np.ndarray) -> bool:
+    """``flat[i] == flat[0] + i * step`` for all i (64-bit integers, as the loader recomputes them)."""
+    with np.errstate(over="ignore"):  # differences wrap as the loader's arithmetic does
+        step = flat[1] - flat[0]
+        return bool((np.diff(flat) == step).all())
+
+
 def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6) -> bytes:
     """The container of ``meta`` (JSON) and ``arrays``; ``level`` is the zlib level (1 writes large snapshots
     several times faster at a slightly larger size)."""
@@ -40,6 +48,8 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6) ->
         flat = a.reshape(-1)
         if flat.size > 1 and (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
             a, entry["const"] = flat[:1], True  # one value repeated (a column of defaults): stored once
+        elif flat.size > 2 and a.dtype.kind in "iu" and a.dtype.itemsize == 8 and _is_ramp(flat):
+            a, entry["ramp"] = flat[:2].copy(), True  # first value and step (ids, seqs, slots): stored as two
         raw = a.tobytes()
         if a.dtype.itemsize > 1 and raw:
             raw = np.frombuffer(raw, dtype=np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
@@ -94,14 +104,22 @@ def load(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
             raise CorruptData(f"units snapshot: array {name!r} lies outside the blob")
         dt = np.dtype(dtype)
         count = int(np.prod(shape, dtype=np.int64))
-        const = e.get("const") is True
-        if (dt.itemsize if const else count * dt.itemsize) != nbytes or (const and count < 1):
+        const, ramp = e.get("const") is True, e.get("ramp") is True
+        stored = 1 if const else 2 if ramp else count
+        if stored * dt.itemsize != nbytes or (const and count < 1) or (ramp and (count < 2 or dt.kind not in "iu")):
             raise CorruptData(f"units snapshot: array {name!r} length does not match its shape")
         chunk = np.frombuffer(data, dtype=np.uint8, count=nbytes, offset=off)
         if dt.itemsize > 1 and nbytes:
             chunk = chunk.reshape(dt.itemsize, -1).T
         value = np.ascontiguousarray(chunk).view(dt)
-        arrays[name] = np.full(shape, value[0], dtype=dt) if const else value.reshape(shape).copy()
+        if const:
+            arrays[name] = np.full(shape, value[0], dtype=dt)
+        elif ramp:
+            with np.errstate(over="ignore"):  # wraps like the values did
+                step = (value[1] - value[0]).astype(dt)
+                arrays[name] = (value[0] + np.arange(count, dtype=dt) * step).astype(dt).reshape(shape)
+        else:
+            arrays[name] = value.reshape(shape).copy()
     meta = header.get("meta")
     if not isinstance(meta, dict):
         raise CorruptData("units snapshot: bad meta")

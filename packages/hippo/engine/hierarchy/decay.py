@@ -220,7 +220,7 @@ class DecayTable:
             getattr(t, name)[:n] = col
         t.alive[:n] = True
         t.n = n
-        t.slot_of = {int(k): i for i, k in enumerate(arrays["key"].tolist())}
+        t.slot_of = dict(zip(np.asarray(arrays["key"], dtype=np.int64).tolist(), range(n)))
         return t
 
 

@@ -19,8 +19,6 @@ is saved with the namespace's derived snapshot (:mod:`hippo.engine.persist`), ne
 from __future__ import annotations
 
 import hashlib
-import json
-import math
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -385,14 +383,12 @@ class Truth:
                 values = np.asarray(arrays[name], dtype=dtype)
             if values.shape != (done,):
                 raise ValueError(f"annotation column {name} has the wrong length")
-            g = GrowArray(dtype, max(64, done), fill=fill)
-            g.extend(values)
-            setattr(t, name, g)
+            setattr(t, name, GrowArray.wrap(np.array(values, dtype=dtype), fill=fill))
         hashes = np.asarray(arrays["fp_hash"], dtype=np.uint64)
         ends = t.fp_end.view
         if (done and (ends[-1] != hashes.size or (np.diff(ends, prepend=0) < 0).any())) or (not done and hashes.size):
             raise ValueError("fingerprint table does not match its rows")
-        t.fp_hash.extend(hashes)
+        t.fp_hash = GrowArray.wrap(np.array(hashes, dtype=np.uint64))
         sup = t.superseded_by.view
         if sup.size and (sup.max() >= done or sup.min() < -1):
             raise ValueError("supersedes link out of range")
