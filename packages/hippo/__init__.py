@@ -12,6 +12,7 @@ from hippo.errors import (
     NotFound,
     OutOfMemory,
     OutOfRange,
+    ReadOnlyError,
     StoreBusy,
     StoreError,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreBusy",
+    "ReadOnlyError",
     "ClosedError",
     "NativeError",
     "OutOfMemory",

@@ -8,6 +8,7 @@ from typing import Any
 
 from hippo.errors import InvalidInput
 from hippo.hierarchy.config import DecayConfig, GateConfig, HierarchyConfig
+from hippo.store.sqlite import SYNCHRONOUS
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,11 @@ class Config:
     max_message_chars: int = 10_000_000
     seal_tokens: int = 4096          # tail tokens kept as raw rows before they are sealed into a chunk
     busy_timeout_s: float = 10.0     # how long a writer waits for a locked SQLite file before StoreBusy
+    # SQLite durability (PRAGMA synchronous, WAL mode). "NORMAL" (default): a crash of the process or of the OS loses
+    # nothing that committed; a power loss may lose the last transactions, never the file's consistency. "FULL" /
+    # "EXTRA": the log is synced on every commit, so committed data also survives power loss (slower writes).
+    # "OFF": no syncs at all; a power loss may corrupt the file.
+    synchronous: str = "NORMAL"
     embed_bits: int = 256            # SimHash width for user-supplied embeddings
     timestamp_min_year: int = 1900
     timestamp_max_year: int = 2200
@@ -126,6 +132,10 @@ def _coerce(val: Any, default: Any, path: str) -> Any:
         if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val):
             raise InvalidInput(f"{path} must be a finite number, got {val!r}")
         return float(val)
+    if isinstance(default, str):
+        if not isinstance(val, str):
+            raise InvalidInput(f"{path} must be a str, got {val!r}")
+        return val
     return val
 
 
@@ -144,6 +154,8 @@ def _validate(obj: Any, path: str) -> None:
                 or not 0 <= obj.recency_boost <= 4:
             raise InvalidInput(f"{path}: superseded_factor must be in (0, 1], surprise_alpha and salience_beta in 0..1, recency_boost in 0..4")
     if isinstance(obj, Config):
+        if obj.synchronous not in SYNCHRONOUS:
+            raise InvalidInput(f"{path}.synchronous must be one of {SYNCHRONOUS}, got {obj.synchronous!r}")
         if obj.max_message_chars < 1 or obj.seal_tokens < 1 or obj.busy_timeout_s < 0:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hippo.errors import InvalidInput, LLMError
+from hippo.errors import HippoError, InvalidInput, LLMError
 
 EmbedFn = Callable[[list[str]], Sequence[Sequence[float]]]
 
@@ -22,12 +22,24 @@ def as_embed_fn(embed: Any) -> EmbedFn | None:
     if embed is None:
         return None
     if hasattr(embed, "embed_documents"):
-        return lambda texts: embed.embed_documents(list(texts))
-    if hasattr(embed, "get_text_embedding_batch"):
-        return lambda texts: embed.get_text_embedding_batch(list(texts))
-    if callable(embed):
-        return embed
-    raise InvalidInput(f"embed must be a callable or an embeddings object, got {type(embed).__name__}")
+        fn = lambda texts: embed.embed_documents(list(texts))  # noqa: E731
+    elif hasattr(embed, "get_text_embedding_batch"):
+        fn = lambda texts: embed.get_text_embedding_batch(list(texts))  # noqa: E731
+    elif callable(embed):
+        fn = embed
+    else:
+        raise InvalidInput(f"embed must be a callable or an embeddings object, got {type(embed).__name__}")
+
+    def guarded(texts: list[str]) -> Sequence[Sequence[float]]:
+        # the user's function may fail in any way (network, model, bug): callers see one error type
+        try:
+            return fn(texts)
+        except HippoError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise LLMError(f"the embed function failed: {type(exc).__name__}: {exc}") from exc
+
+    return guarded
 
 
 class SimHasher:

@@ -6,10 +6,10 @@ import asyncio
 import contextvars
 import functools
 import json
+import logging
 import math
 import os
 import time
-import zlib
 from typing import Any, Iterable, Mapping
 
 import numpy as np
@@ -21,13 +21,15 @@ from hippo.coindex import ROLES, NamespaceIndex, Scored
 from hippo.config import Config
 from hippo.embedding import SimHasher, as_embed_fn
 from hippo.entries import EntriesMixin
-from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, StoreError
+from hippo.errors import (ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError,
+                          StoreError)
 from hippo.filters import compile_filter
 from hippo.hierarchy import lifecycle
 from hippo.profiles import ProfilesMixin
 from hippo.rwlock import RWLock
+from hippo.store import codec
 from hippo.store.base import MessageRow, NewMessage
-from hippo.store.sqlite import SQLiteStore
+from hippo.store.sqlite import SQLiteStore, check_path
 from hippo.timeutil import fmt_day, to_datetime, to_epoch
 from hippo.truth import rank as truth_rank
 from hippo.truth.api import TruthMixin
@@ -40,6 +42,7 @@ EXPORT_VERSION = 1
 _ROLES = ROLES
 _ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority", "event_time")
 _PRIORITIES = ("critical", "high", "normal", "low")
+log = logging.getLogger("hippo.memory")
 
 
 class _Scope:
@@ -69,15 +72,43 @@ def _check_namespace(ns: object, name: str = "namespace") -> str:
         raise InvalidInput(f"{name} must be a non-empty str, got {ns!r}")
     if len(ns) > 512 or any(ord(c) < 32 for c in ns):
         raise InvalidInput(f"{name} must be at most 512 printable characters")
-    return ns
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in ns):
+        raise InvalidInput(f"{name} contains a lone surrogate code point and cannot be stored")
+    return str(ns)
 
 
-def _check_int(value: object, name: str, *, minimum: int = 0) -> int:
+INT64_MAX = 2**63 - 1  # ids, offsets and limits are SQLite integers
+
+
+def _check_int(value: object, name: str, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InvalidInput(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
+    if value > maximum:
+        raise InvalidInput(f"{name} must be <= {maximum}, got {value}")
     return int(value)
+
+
+MAX_METADATA_DEPTH = 64  # nesting levels of dicts and lists; deeper values are refused, not recursed into
+
+
+def _nesting_depth(value: object, limit: int) -> int:
+    """Depth of nested dicts / lists / tuples in ``value``, without recursion; stops counting past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, Mapping):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, d + 1) for c in children)
+    return deepest
 
 
 def _check_optional_str(value: object, name: str, limit: int = 1000) -> str | None:
@@ -99,10 +130,12 @@ def _check_metadata(value: object) -> dict[str, Any]:
     for k in value:
         if not isinstance(k, str):
             raise InvalidInput(f"metadata keys must be str, got {k!r}")
+    if _nesting_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise InvalidInput(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep")
     try:
         text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
         raise InvalidInput(f"metadata must be JSON-serializable without NaN or lone surrogates: {exc}") from exc
     return json.loads(text)
 
@@ -110,9 +143,10 @@ def _check_metadata(value: object) -> dict[str, Any]:
 class _Shared:
     """State shared by every namespace view of one store."""
 
-    def __init__(self, path, config: Config, llm, embed) -> None:
+    def __init__(self, path, config: Config, llm, embed, read_only: bool = False) -> None:
         self.config = config
-        self.store = SQLiteStore(path, busy_timeout_s=config.busy_timeout_s)
+        self.store = SQLiteStore(path, busy_timeout_s=config.busy_timeout_s, read_only=read_only,
+                                 synchronous=config.synchronous)
         self.lock = RWLock()
         self.indexes: dict[str, NamespaceIndex] = {}
         self.codes: dict[str, tuple[BinaryIndex, list[int]]] = {}
@@ -122,24 +156,14 @@ class _Shared:
         self.closed = False
         self.bits = tokenizer.token_bits()
 
-    # Chunk codec: a sealed chunk is a serialized static wavelet matrix (checksummed, validated on load),
-    # deflated: its bit-packed symbols of natural text shrink by about a quarter (2.1 -> 1.6 bytes per token).
+    # Chunk codec (hippo.store.codec): a sealed chunk is a serialized static wavelet matrix (checksummed, validated
+    # on load), deflated: its bit-packed symbols of natural text shrink by about a quarter (2.1 -> 1.6 bytes per
+    # token), repetitive text by hundreds of times. Inflation is bounded by the size the matrix header declares.
     def encode_chunk(self, tokens: np.ndarray) -> bytes:
-        raw = WaveletMatrix(np.ascontiguousarray(tokens, dtype=np.uint32), self.bits).to_bytes()
-        return zlib.compress(raw, 6)
+        return codec.encode(tokens, self.bits)
 
     def decode_chunk(self, blob: bytes) -> np.ndarray:
-        blob = bytes(blob)
-        try:
-            inflater = zlib.decompressobj()
-            # A serialized matrix never compresses 64-fold; a blob that claims to is hostile or damaged.
-            raw = inflater.decompress(blob, 64 * len(blob) + 4096)
-        except zlib.error as exc:
-            raise CorruptData(f"a sealed chunk is not valid deflate data: {exc}") from exc
-        if inflater.unconsumed_tail or not inflater.eof:
-            raise CorruptData("a sealed chunk is truncated or inflates beyond any valid size")
-        wm = WaveletMatrix.from_bytes(raw)
-        return wm.access_range(0, len(wm))
+        return codec.decode(blob)
 
 
 class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
@@ -147,12 +171,18 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
 
     ``path`` is a SQLite file (created with mode 0600; many namespaces per file) or ``None`` for a private
     in-memory store. All writes are transactional: a failed call leaves the stored content unchanged.
+
+    ``read_only=True`` opens an existing store without writing to it, also on read-only media, without write
+    permission or on a full disk: every read answers (what reads would otherwise persist, such as strengths
+    reinforced by access or consolidated units, stays in memory), every write raises
+    :class:`~hippo.errors.ReadOnlyError`.
     """
 
     def __init__(
         self,
         path: str | os.PathLike | None = None,
         *,
+        read_only: bool = False,
         namespace: str = "default",
         config: Config | dict | None = None,
         llm: Any = None,
@@ -163,7 +193,9 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         if _shared is None:
             if path is not None and not isinstance(path, (str, os.PathLike)):
                 raise InvalidInput(f"path must be a str, os.PathLike or None, got {type(path).__name__}")
-            _shared = _Shared(path, Config.from_value(config), llm, embed)
+            if not isinstance(read_only, bool):
+                raise InvalidInput(f"read_only must be a bool, got {type(read_only).__name__}")
+            _shared = _Shared(path, Config.from_value(config), llm, embed, read_only)
         self._s = _shared
 
     # -- lifecycle ------------------------------------------------------------------------------------------
@@ -179,6 +211,11 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     def path(self) -> str | None:
         return self._s.store.path
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened with ``read_only=True`` (every write raises ``ReadOnlyError``)."""
+        return self._s.store.read_only
+
     def using(self, namespace: str) -> "Memory":
         """A view of another namespace of the same store (shares the connection and caches)."""
         self._live()
@@ -189,12 +226,13 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         if s.closed:
             return
         with s.lock.write():
-            lifecycle.on_close(s)  # snapshot hierarchy and strengths (derived, rebuildable)
-            for ns in list(s.indexes):
-                try:
-                    s.store.seal(ns, s.encode_chunk, s.decode_chunk, 1)
-                except HippoError:
-                    pass  # the tail stays in its rows; nothing is lost
+            if not s.store.read_only:
+                lifecycle.on_close(s)  # snapshot hierarchy and strengths (derived, rebuildable)
+                for ns in list(s.indexes):
+                    try:
+                        s.store.seal(ns, s.encode_chunk, s.decode_chunk, 1)
+                    except HippoError:
+                        pass  # the tail stays in its rows; nothing is lost
             s.store.close()
             s.closed = True
 
@@ -210,6 +248,11 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     def _live(self) -> None:
         if self._s.closed:
             raise ClosedError("this Memory is closed")
+
+    def _writable(self, what: str = "writing") -> None:
+        """Refuse a write on a read-only store before anything (stored or in memory) changes."""
+        if self._s.store.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only (Memory(path, read_only=True))")
 
     # -- index maintenance ----------------------------------------------------------------------------------
     def _index(self) -> NamespaceIndex:
@@ -244,7 +287,11 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 self._sync_codes(idx, rows)
             return idx
 
-    def _sync_codes(self, idx: NamespaceIndex, rows: list[MessageRow]) -> None:
+    def _sync_codes(self, idx: NamespaceIndex, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
+        """Bring the namespace's embedding codes in memory up to ``rows``. ``codes`` are the codes of ``rows`` when
+        the caller already stored them (an append); otherwise missing codes are computed and saved, best effort:
+        they are derived, so a store that is busy or read-only keeps them in memory and a later load recomputes
+        them."""
         s = self._s
         ns = self._namespace
         entry = s.codes.get(ns)
@@ -257,10 +304,16 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 entry[0].add(np.ascontiguousarray(arr))
                 entry[1].extend(have)
             rows = [r for r in rows if r.id not in stored]
-        if rows:
+            codes = None
+        if rows and codes is None:
             texts = [tokenizer.decode(r.tokens) for r in rows]
             codes = s.hasher.codes(s.embed(texts), len(texts))
-            s.store.put_codes(ns, [r.id for r in rows], codes)
+            if not s.store.read_only:
+                try:
+                    s.store.put_codes(ns, [r.id for r in rows], codes)
+                except StoreError as exc:
+                    log.warning("embedding codes of namespace %r kept in memory only: %s", ns, exc)
+        if rows:
             entry[0].add(np.ascontiguousarray(codes))
             entry[1].extend(r.id for r in rows)
 
@@ -328,42 +381,63 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
 
     def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
         self._live()
+        self._writable()
         if not prepared:
             return []
         s = self._s
         ns = self._namespace
         idx = self._index()
+        texts = [tokenizer.decode(p.tokens) for p in prepared]
+        codes = None
+        if s.embed is not None:
+            # Embedded before the append and stored in its transaction: a failing embedding function stores
+            # nothing, and nothing is left to write once the messages committed.
+            codes = s.hasher.codes(s.embed(texts), len(texts))
         with s.lock.write():
-            rows = s.store.append(ns, prepared)
-            idx = s.indexes.get(ns) or idx
-            expected = idx.state
-            idx.append(rows)
-            idx.truth.observe(rows)
-            texts = [tokenizer.decode(r.tokens) for r in rows]
-            state = s.store.state(ns)
-            # If another process appended in between, reload instead of trusting our incremental state.
-            if state.generation == expected.generation and state.next_seq == expected.next_seq + len(rows):
-                idx.state = state
-            else:
+            rows = s.store.append(ns, prepared, codes=codes)
+            # From here on the messages are committed: whatever follows maintains derived, process-local state and
+            # must not raise, or a caller that retries would store them twice. A failure drops the namespace's
+            # caches, which the next read rebuilds from the store.
+            try:
+                self._after_append(idx, rows, texts, codes)
+            except Exception:  # noqa: BLE001 - see above; logged with its traceback
+                log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", ns)
                 s.indexes.pop(ns, None)
-            if s.embed is not None and ns in s.indexes:
-                self._sync_codes(idx, rows)
-            if ns in s.indexes:
-                lifecycle.on_add(self, idx, rows)  # hierarchy, strengths (light consolidation)
-            if ns in s.indexes:
-                first = len(idx) - len(rows)
-                idx.truth.sync(idx, {first + k: t for k, t in enumerate(texts)})
+                s.codes.pop(ns, None)
             self._maybe_seal(ns)
         return [self._item(r, t) for r, t in zip(rows, texts)]
+
+    def _after_append(self, idx: NamespaceIndex, rows: list[MessageRow], texts: list[str],
+                      codes: np.ndarray | None) -> None:
+        s = self._s
+        ns = self._namespace
+        idx = s.indexes.get(ns) or idx
+        expected = idx.state
+        idx.append(rows)
+        idx.truth.observe(rows)
+        state = s.store.state(ns)
+        # If another process appended in between, reload instead of trusting our incremental state.
+        if state.generation == expected.generation and state.next_seq == expected.next_seq + len(rows):
+            idx.state = state
+        else:
+            s.indexes.pop(ns, None)
+        if s.embed is not None and ns in s.indexes:
+            self._sync_codes(idx, rows, codes)
+        if ns in s.indexes:
+            lifecycle.on_add(self, idx, rows)  # hierarchy, strengths (light consolidation)
+        if ns in s.indexes:
+            first = len(idx) - len(rows)
+            idx.truth.sync(idx, {first + k: t for k, t in enumerate(texts)})
 
     def _maybe_seal(self, ns: str) -> None:
         s = self._s
         try:
             sealed = s.store.seal(ns, s.encode_chunk, s.decode_chunk, s.config.seal_tokens)
-        except StoreError:
-            # The append has committed: a seal that cannot get the lock or the disk space now is retried by a
-            # later write, and the tail stays readable in its rows. Failing here would make callers retry an
-            # add that already happened.
+        except HippoError as exc:
+            # The append has committed: a seal that cannot get the lock or the disk space now (or finds damage) is
+            # retried by a later write, and the tail stays readable in its rows. Failing here would make callers
+            # retry an add that already happened.
+            log.warning("namespace %r: sealing the tail is deferred: %s", ns, exc)
             return
         if sealed:
             idx = s.indexes.get(ns)
@@ -371,8 +445,10 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 idx.state = s.store.state(ns)
 
     def update(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
-        """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent."""
+        """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent. The old
+        metadata leaves no copy behind in the store's files (see :meth:`forget`)."""
         self._live()
+        self._writable("update")
         i = _check_int(id, "id")
         meta = _check_metadata(metadata)
         with self._s.lock.write():
@@ -381,55 +457,80 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         return self.get(i)
 
     def delete(self, ids: int | Iterable[int]) -> int:
-        """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count."""
+        """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.
+
+        When this returns, the deleted text, metadata and token ids are gone from the store's files too: freed
+        pages are zeroed and the write-ahead log is truncated (if another process is reading the store at that
+        moment, the log is truncated after its read, at the next write or close)."""
         self._live()
+        self._writable("delete")
         if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
-            ids = [int(ids)]
+            ids = [_check_int(ids, "ids")]
         elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
             raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
         ids = [_check_int(i, "ids", minimum=0) for i in ids]
         return self._delete(ids)
 
     def _delete(self, ids: list[int]) -> int:
+        self._writable("delete")
         s = self._s
         ns = self._namespace
         self._index()
         with s.lock.write():
             gone = s.store.delete(ns, ids, s.encode_chunk, s.decode_chunk)
-            idx = s.indexes.get(ns)
-            if gone and idx is not None:
-                before = idx.state
-                idx.rebuild_without(gone)
-                if s.embed is not None:
-                    s.codes.pop(ns, None)
-                state = s.store.state(ns)
-                if state.generation == before.generation + 1 and state.next_seq == before.next_seq:
-                    idx.state = state
-                else:
-                    s.indexes.pop(ns, None)
             if gone:
-                lifecycle.on_delete(self, gone)  # units left without provenance go too
+                # committed: what follows updates derived state and must not raise (see _write)
+                try:
+                    self._after_delete(gone)
+                except Exception:  # noqa: BLE001
+                    log.exception("namespace %r: derived state after a delete failed; it is rebuilt on next use", ns)
+                    s.indexes.pop(ns, None)
+                    s.codes.pop(ns, None)
+                    lifecycle.on_drop_namespace(s, ns)
+                s.store.scrub()  # a unit snapshot saved above replaced pages too
         return len(gone)
 
+    def _after_delete(self, gone: list[int]) -> None:
+        s = self._s
+        ns = self._namespace
+        idx = s.indexes.get(ns)
+        if idx is not None:
+            before = idx.state
+            idx.rebuild_without(gone)
+            if s.embed is not None:
+                s.codes.pop(ns, None)
+            state = s.store.state(ns)
+            if state.generation == before.generation + 1 and state.next_seq == before.next_seq:
+                idx.state = state
+            else:
+                s.indexes.pop(ns, None)
+        lifecycle.on_delete(self, gone)  # units left without provenance go too
+
     def forget(self, filter: dict[str, Any]) -> int:
-        """Delete every message of this namespace that matches ``filter``."""
+        """Delete every message of this namespace that matches ``filter`` (grammar: ``hippo.filters``; a filter
+        that would match everything by accident, such as ``{}``, is refused: use :meth:`clear`). As with
+        :meth:`delete`, the forgotten content is gone from the store's files when this returns."""
         if not isinstance(filter, dict) or not filter:
             raise InvalidInput("filter must be a non-empty dict (use clear() to delete everything)")
         pred = compile_filter(filter)
         self._live()
+        self._writable("forget")
         ids = [r.id for r in self._s.store.scan(self._namespace) if pred(r)]
         return self._delete(ids)
 
     def clear(self) -> int:
         """Delete every message of this namespace."""
         self._live()
+        self._writable("clear")
         ids = [r.id for r in self._s.store.scan(self._namespace)]
         return self._delete(ids)
 
     def delete_namespace(self, namespace: str) -> int:
-        """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed."""
+        """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed. As
+        with :meth:`delete`, its content is gone from the store's files when this returns."""
         self._live()
         ns = _check_namespace(namespace)
+        self._writable("delete_namespace")
         s = self._s
         with s.lock.write():
             n = s.store.delete_namespace(ns)
@@ -445,12 +546,14 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     def vacuum(self) -> None:
         """Reclaim space and scrub freed pages: deleted content leaves no bytes behind in the file."""
         self._live()
+        self._writable("vacuum")
         with self._s.lock.write():
             self._s.store.vacuum()
 
     def flush(self) -> None:
         """Seal the unsealed tail of this namespace into a chunk now (normally done every ``seal_tokens``)."""
         self._live()
+        self._writable("flush")
         s = self._s
         self._index()
         with s.lock.write():
@@ -793,49 +896,63 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         return out
 
     def export(self, path: str | os.PathLike) -> int:
-        """Write this namespace to a versioned JSONL file (header line, then one message per line)."""
+        """Write this namespace to a versioned JSONL file (header line, then one message per line).
+
+        The file appears complete or not at all: it is written to ``<path>.tmp``, synced, then renamed; on any
+        failure (a full disk, damaged data) the temporary file is removed and ``StoreError`` / ``CorruptData`` is
+        raised."""
         self._live()
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        if self.path is not None and os.path.abspath(os.fspath(path)) in {
+        out = check_path(path)
+        if self.path is not None and os.path.abspath(out) in {
                 os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
-            raise InvalidInput(f"path {os.fspath(path)!r} is the store file itself; export to another file")
+            raise InvalidInput(f"path {out!r} is the store file itself; export to another file")
         idx = self._index()
         n = 0
-        tmp = os.fspath(path) + ".tmp"
+        tmp = out + ".tmp"
         with self._s.lock.read():
             try:
                 # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
                 fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
                 os.fchmod(fd, 0o600)
             except OSError as exc:
-                raise StoreError(f"cannot write the export file at path {os.fspath(path)!r}: "
-                                 f"{exc.strerror or exc}") from exc
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
-                                    "namespace": self._namespace}) + "\n")
-                for r in self._s.store.scan(self._namespace):
-                    pos = idx.row_of.get(r.id)
-                    if pos is None:
-                        continue
-                    f.write(json.dumps({
-                        "id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
-                        "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
-                        "created_at": r.created_at,
-                    }, ensure_ascii=False) + "\n")
-                    n += 1
-        try:
-            os.replace(tmp, path)
-        except OSError as exc:
-            os.unlink(tmp)
-            raise StoreError(f"cannot write the export file at path {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+                raise StoreError(f"cannot write the export file at path {out!r}: {exc.strerror or exc}") from exc
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                                        "namespace": self._namespace}) + "\n")
+                    for r in self._s.store.scan(self._namespace):
+                        pos = idx.row_of.get(r.id)
+                        if pos is None:
+                            continue
+                        f.write(json.dumps({
+                            "id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
+                            "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
+                            "created_at": r.created_at,
+                        }, ensure_ascii=False) + "\n")
+                        n += 1
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, out)
+            except BaseException as exc:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                if isinstance(exc, OSError) and not isinstance(exc, HippoError):
+                    raise StoreError(f"cannot write the export file at path {out!r}: {exc.strerror or exc}; "
+                                     "nothing was written") from exc
+                raise
         return n
 
     def import_(self, path: str | os.PathLike) -> int:
         """Add every message of an export file to this namespace (new ids); all or nothing."""
         self._live()
+        self._writable("import_")
         if not isinstance(path, (str, os.PathLike)):
             raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
+        path = check_path(path)
         items = []
         try:
             with open(path, encoding="utf-8") as f:
@@ -852,7 +969,10 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                         raise CorruptData(f"line {lineno}: expected a JSON object")
                     items.append({k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id",
                                                             "metadata")})
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except HippoError:
+            raise
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            # ValueError: JSON syntax, and also integers longer than the interpreter's digit limit
             # RecursionError: json refuses nesting deeper than the interpreter's recursion limit
             raise CorruptData(f"path {os.fspath(path)!r} is not valid JSONL: {str(exc)[:200]}") from exc
         except FileNotFoundError as exc:

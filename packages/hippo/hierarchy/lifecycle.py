@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 import numpy as np
 
 from hippo import tokenizer
-from hippo.errors import CorruptData, HippoError, LLMError
+from hippo.errors import CorruptData, HippoError, LLMError, StoreError
 from hippo.hierarchy import decay as decay_mod
 from hippo.hierarchy import snapshot
 from hippo.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
@@ -61,7 +61,8 @@ class Life:
         self.last_add_time = 0.0
         self.dirty = 0
         self.prunable: set[int] = set()
-        self.persistable = shared.store.path is not None
+        # a read-only store keeps everything derived in memory (seed 004's strengths included) and writes nothing
+        self.persistable = shared.store.path is not None and not shared.store.read_only
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[str]] = {}
@@ -218,7 +219,12 @@ class Life:
             self._reconcile(mem, idx)
         self.generation = state.generation
         if self.persistable and self.dirty >= self.hcfg.persist_every:
-            self.save(mem)
+            try:
+                self.save(mem)
+            except StoreError as exc:
+                # Derived state, and this may run right after an append committed: keep it dirty, so the next
+                # add (or close) saves it, rather than failing a call whose messages are already stored.
+                log.warning("namespace %r: saving the unit snapshot is deferred: %s", self.namespace, exc)
 
     def _reconcile(self, mem: "Memory", idx: "NamespaceIndex") -> None:
         live = set(idx.row_of)
@@ -410,12 +416,24 @@ def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False, max
 
 
 def on_delete(mem: "Memory", ids: list[int]) -> None:
+    """After messages were deleted (inside the store's write lock). A saved unit snapshot may hold text derived
+    from them (LLM summaries): it is brought up to date now, so forgotten content leaves the store when the delete
+    returns rather than at the next periodic save."""
     if not _active(mem) or not ids:
         return
     life = life_of(mem)
     with life.lock:
         if life.loaded:
             life.remove_messages(ids)
+        elif life.persistable and mem._s.store.get_units(mem.namespace, "hierarchy") is not None:
+            life.sync(mem, mem._index())  # loads the snapshot and drops what is gone
+        else:
+            return
+        if life.persistable:
+            try:
+                life.save(mem)
+            except StoreError as exc:
+                log.warning("namespace %r: unit snapshot not refreshed after a delete: %s", life.namespace, exc)
 
 
 def on_drop_namespace(shared: Any, namespace: str) -> None:
@@ -562,8 +580,8 @@ def _check_ids(ids: Any) -> list[int]:
         raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
     out = []
     for i in ids:
-        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or i < 0:
-            raise InvalidInput(f"ids must hold ints >= 0, got {i!r}")
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i <= 2**63 - 1:
+            raise InvalidInput(f"ids must hold ints in 0..2**63-1, got {i!r}")
         out.append(int(i))
     return out
 

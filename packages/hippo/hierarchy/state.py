@@ -609,7 +609,7 @@ class Hierarchy:
                         if own is not None:
                             codes[j] = own
                 for (sid, src, span, stems, sal), c in zip(facts, codes):
-                    text = sem_mod.render(src.speaker, tokenizer.decode(
+                    text = sem_mod.render(src.speaker, tokenizer.decode_span(
                         np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())
                     terms = tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
                     h.semantics[sid] = Semantic(sid, text, src.speaker, [src.id], [h.msg_episode.get(src.id, -1)],

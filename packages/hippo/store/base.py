@@ -53,6 +53,7 @@ class Chunk:
     n_messages: int
     n_tokens: int
     blob: bytes
+    checksum: bytes | None = None  # over the row's fields, its blob and the (seq, n_tokens) of the messages it covers
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,9 @@ class Store(abc.ABC):
     def namespaces(self) -> list[str]: ...
 
     @abc.abstractmethod
-    def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]: ...
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+        """Store messages (and, when given, their embedding codes, one row of ``codes`` per message) in one
+        transaction."""
 
     @abc.abstractmethod
     def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:

@@ -7,16 +7,20 @@ SQL stays portable (no SQLite-only syntax beyond PRAGMAs), so a PostgreSQL store
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+import urllib.parse
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hippo.errors import CorruptData, InvalidInput, StoreBusy, StoreError
+from hippo.errors import CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
+from hippo.store import wal
 from hippo.store.base import (
     Chunk,
     ChunkDecoder,
@@ -27,7 +31,12 @@ from hippo.store.base import (
     Store,
 )
 
-SCHEMA_VERSION = 2
+log = logging.getLogger("hippo.store")
+
+# 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (2, 3)  # a version-2 store is upgraded on a writable open and read as it is when read-only
+SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -54,7 +63,8 @@ _SCHEMA = [
         last_seq INTEGER NOT NULL,
         n_messages INTEGER NOT NULL,
         n_tokens INTEGER NOT NULL,
-        blob BLOB NOT NULL)""",
+        blob BLOB NOT NULL,
+        checksum BLOB)""",
     "CREATE INDEX IF NOT EXISTS chunks_ns ON chunks (namespace, first_seq)",
     # Sealing reads the unsealed tail after every write: without this partial index that is a walk over every
     # message of the namespace, which makes each add O(n) and ingest quadratic.
@@ -64,7 +74,8 @@ _SCHEMA = [
         id INTEGER PRIMARY KEY,
         namespace TEXT NOT NULL,
         seq INTEGER NOT NULL,
-        tokens BLOB NOT NULL)""",
+        tokens BLOB NOT NULL,
+        checksum BLOB)""",
     "CREATE INDEX IF NOT EXISTS tail_ns ON tail (namespace, seq)",
     """CREATE TABLE IF NOT EXISTS codes (
         id INTEGER PRIMARY KEY,
@@ -79,6 +90,41 @@ _SCHEMA = [
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
+# epoch seconds that datetime can represent (years 1..9999): anything else in a time column is damage
+_EPOCH_MIN, _EPOCH_MAX = -62135596800.0, 253402300799.0
+_CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
+
+
+# -- checksums (schema 3) -----------------------------------------------------------------------------------------
+# SQLite checks the structure of its b-trees, not the bytes of a value: a flipped bit in a token blob, or an edited
+# n_tokens / seq that moves a message boundary inside a chunk, reads back as text that was never added. Every tail
+# row carries a checksum of its tokens and of the message fields that locate them; every chunk one of its own fields,
+# its blob and the (seq, n_tokens) of each message it covers. 64-bit BLAKE2b: a random change goes unnoticed with
+# probability 2^-64.
+def _digest(*parts: bytes) -> bytes:
+    h = hashlib.blake2b(digest_size=8)
+    for p in parts:
+        h.update(len(p).to_bytes(8, "little"))
+        h.update(p)
+    return h.digest()
+
+
+def _ints(*values: int) -> bytes:
+    return np.asarray(values, dtype="<i8").tobytes()
+
+
+def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:
+    """Checksum of an unsealed message's token blob together with its id, seq and n_tokens."""
+    return _digest(b"hippo-tail-1", namespace.encode("utf-8", "surrogatepass"), _ints(id, seq, n_tokens),
+                   bytes(tokens))
+
+
+def chunk_checksum(namespace: str, first_seq: int, last_seq: int, n_messages: int, n_tokens: int,
+                   members: Sequence[tuple[int, int]], blob: bytes) -> bytes:
+    """Checksum of a chunk row, its blob and the ``(seq, n_tokens)`` of the messages it covers, in seq order."""
+    layout = np.asarray(members, dtype="<i8").reshape(-1, 2).tobytes()
+    return _digest(b"hippo-chunk-1", namespace.encode("utf-8", "surrogatepass"),
+                   _ints(first_seq, last_seq, n_messages, n_tokens), layout, bytes(blob))
 
 
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
@@ -92,30 +138,78 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
     return StoreError(f"{what}: {exc}")
 
 
-class SQLiteStore(Store):
-    """One SQLite file or, with ``path=None``, a private in-memory database."""
+def check_path(path: Any, name: str = "path") -> str:
+    """A file-system path as ``str``, refusing what no file system accepts (a NUL byte, a lone surrogate)."""
+    try:
+        text = os.fspath(path)
+    except TypeError as exc:
+        raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}") from exc
+    if isinstance(text, bytes):
+        try:
+            text = os.fsdecode(text)
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{name} is not a valid file name: {exc}") from exc
+    if not isinstance(text, str):
+        raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    if "\x00" in text:
+        raise InvalidInput(f"{name} contains a NUL character")
+    try:
+        os.fsencode(text)
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{name} cannot be encoded for the file system: {exc.reason}") from exc
+    if not text:
+        raise InvalidInput(f"{name} must not be empty")
+    return text
 
-    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0) -> None:
-        self.path = None if path is None else os.fspath(path)
+
+class SQLiteStore(Store):
+    """One SQLite file or, with ``path=None``, a private in-memory database.
+
+    ``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (and ``immutable=1`` when not even the WAL
+    index can be created: read-only media, no write permission on the directory, a full disk); every write then
+    raises :class:`~hippo.errors.ReadOnlyError`. ``synchronous`` is SQLite's durability setting (see ``Config``).
+    """
+
+    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0, read_only: bool = False,
+                 synchronous: str = "NORMAL") -> None:
+        self.path = None if path is None else check_path(path)
+        self.read_only = bool(read_only)
+        if synchronous not in SYNCHRONOUS:
+            raise InvalidInput(f"config.synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
+        self.synchronous = synchronous
+        self.immutable = False
+        self.version = SCHEMA_VERSION
+        self.wal_set_aside: str | None = None
+        self._busy_ms = int(busy_timeout_s * 1000)
+        self._scrub_pending = False
         self._lock = threading.RLock()
         try:
             if self.path is None:
+                if self.read_only:
+                    raise InvalidInput("read_only needs the path of an existing store (path is None)")
                 self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             else:
                 if os.path.isdir(self.path):
                     raise InvalidInput(f"path {self.path!r} is a directory, expected a store file")
-                if not os.path.exists(self.path):
-                    # Create the file ourselves so it never exists with looser permissions than 0600.
-                    fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
-                    os.close(fd)
-                self._db = sqlite3.connect(
-                    self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
-                )
-                # Free pages go back to the file system (incrementally, after seals), so the file stays near the
-                # size of what it holds; only takes effect on a new, empty database.
-                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._refuse_damaged_wal()
+                if self.read_only:
+                    self._db = self._connect_read_only(busy_timeout_s)
+                else:
+                    if not os.path.exists(self.path):
+                        # Create the file ourselves so it never exists with looser permissions than 0600.
+                        fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+                        os.close(fd)
+                    self._db = sqlite3.connect(
+                        self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+                    )
+                    # Free pages go back to the file system (incrementally, after seals), so the file stays near
+                    # the size of what it holds; only takes effect on a new, empty database.
+                    self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    # NORMAL in WAL mode: a crash of the process or the OS loses nothing committed, a power loss may
+                    # lose the last transactions (never the file's consistency); FULL syncs the log on every
+                    # commit and survives power loss too.
+                    self._db.execute(f"PRAGMA synchronous={self.synchronous}")
             self._db.execute("PRAGMA foreign_keys=ON")
             # Freed pages are zeroed, so deleted text does not linger in the file.
             self._db.execute("PRAGMA secure_delete=ON")
@@ -123,24 +217,101 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise _translate(exc, f"opening store {self.path!r}") from exc
         except FileExistsError:  # raced with another creator: fine, open it
-            self.__init__(path, busy_timeout_s=busy_timeout_s)
+            self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
+    def _refuse_damaged_wal(self) -> None:
+        """Refuse to open a store whose write-ahead log SQLite would silently cut short (see ``hippo.store.wal``)."""
+        try:
+            damaged = wal.confirmed_damage(self.path)
+        except OSError as exc:
+            raise StoreError(f"cannot read the write-ahead log of path {self.path!r}: {exc.strerror or exc}") from exc
+        if damaged is not None:
+            raise wal.WalDamaged(damaged)
+
+    def _connect_read_only(self, busy_timeout_s: float) -> sqlite3.Connection:
+        if not os.path.exists(self.path):
+            raise NotFound(f"path {self.path!r} does not exist (read_only opens an existing store)")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, check_same_thread=False,
+                                 isolation_level=None)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.Error as exc:
+            first = exc
+        # A WAL-mode database needs its -shm index, which SQLite creates next to the file. Where nothing can be
+        # created (read-only media, a directory without write permission, a full disk) the file can still be read
+        # as immutable, provided no log holds changes that are not in the file yet.
+        log_path = self.path + "-wal"
+        if os.path.exists(log_path) and os.path.getsize(log_path) > 0:
+            raise StoreError(f"cannot open path {self.path!r} read-only: {first}; its write-ahead log holds changes "
+                             "that SQLite can only read with a -shm file, which cannot be created here (open it once "
+                             "with write access, or copy the store and its -wal to writable storage)")
+        db = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=busy_timeout_s, check_same_thread=False,
+                             isolation_level=None)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        self.immutable = True
+        return db
+
     # -- plumbing -------------------------------------------------------------------------------------------
     def _init_schema(self) -> None:
+        if self.read_only:
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "meta" not in tables:
+                raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            self.version = self._check_version(row[0] if row else None)
+            return
         with self.transaction("initialising the schema"):
             for stmt in _SCHEMA:
                 self._db.execute(stmt)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
                 self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif row[0] != str(SCHEMA_VERSION):
-                raise CorruptData(f"store schema version {row[0]} is not supported (expected {SCHEMA_VERSION})")
+            elif self._check_version(row[0]) < SCHEMA_VERSION:
+                self._migrate(self._db, int(row[0]))
+        self.version = SCHEMA_VERSION
+
+    @staticmethod
+    def _check_version(value: Any) -> int:
+        if value is None or not str(value).isdigit() or int(value) not in READABLE_VERSIONS:
+            raise CorruptData(f"store schema version {value} is not supported (expected one of {READABLE_VERSIONS})")
+        return int(value)
+
+    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
+        """Upgrade a store in place, inside the schema transaction (all or nothing)."""
+        if version == 2:
+            # 2 -> 3: checksums. The rows are taken as they are now: the upgrade cannot know earlier damage, only
+            # make every later change detectable.
+            db.execute("ALTER TABLE tail ADD COLUMN checksum BLOB")
+            db.execute("ALTER TABLE chunks ADD COLUMN checksum BLOB")
+            rows = db.execute("SELECT t.id, t.namespace, m.seq, m.n_tokens, t.tokens FROM tail t"
+                              " JOIN messages m ON m.id = t.id AND m.namespace = t.namespace").fetchall()
+            db.executemany("UPDATE tail SET checksum = ? WHERE id = ?",
+                           [(tail_checksum(ns, i, seq, n, tok), i) for i, ns, seq, n, tok in rows])
+            for ns, cid in db.execute("SELECT namespace, id FROM chunks").fetchall():
+                ch = Chunk(*db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ?", (cid,)).fetchone())
+                members = self._members(db, ns, ch)
+                db.execute("UPDATE chunks SET checksum = ? WHERE id = ?", (self._chunk_sum(ns, ch, members), cid))
+            version = 3
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+        log.info("store %r upgraded to schema version %d", self.path, version)
+
+    @property
+    def _checked(self) -> bool:
+        """Whether rows carry checksums (a version-2 store opened read-only does not)."""
+        return self.version >= 3
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only")
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[sqlite3.Connection]:
         """An exclusive write transaction; any failure rolls back everything it did."""
+        self._writable(what)
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -155,6 +326,30 @@ class SQLiteStore(Store):
                 if isinstance(exc, sqlite3.Error):
                     raise _translate(exc, what) from exc
                 raise
+        if self._scrub_pending:
+            self.scrub()
+
+    def scrub(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it to zero bytes, so that content deleted by a
+        committed transaction (zeroed in the file by ``secure_delete``) leaves no older page image behind in the
+        ``-wal`` file. Returns False, and retries after the next write, when another process's open read keeps the
+        log in use."""
+        if self.path is None or self.read_only:
+            return True
+        with self._lock:
+            try:
+                # a reader elsewhere would make a full checkpoint wait the whole busy timeout; a second is enough
+                self._db.execute(f"PRAGMA busy_timeout = {min(self._busy_ms, 1000)}")
+                try:
+                    row = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+                done = row is not None and row[0] == 0
+            except sqlite3.Error as exc:
+                log.warning("store %r: the write-ahead log could not be truncated yet: %s", self.path, exc)
+                done = False
+            self._scrub_pending = not done
+        return done
 
     def _query(self, sql: str, params: Sequence[Any] = (), what: str = "reading the store") -> list[tuple]:
         with self._lock:
@@ -167,8 +362,16 @@ class SQLiteStore(Store):
     def _row(r: tuple, tokens: np.ndarray | None = None) -> MessageRow:
         try:
             meta = json.loads(r[8])
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise CorruptData(f"message {r[0]}: metadata is not valid JSON") from exc
+        if not isinstance(meta, dict):
+            raise CorruptData(f"message {r[0]}: metadata is not a JSON object")
+        for name, value, optional in (("created_at", r[9], False), ("timestamp", r[6], True)):
+            if value is None and optional:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
+                    value == value and not _EPOCH_MIN <= value <= _EPOCH_MAX) or (value != value and not optional):
+                raise CorruptData(f"message {r[0]}: {name} {value!r} is not a time")
         return MessageRow(
             id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
             session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
@@ -194,15 +397,17 @@ class SQLiteStore(Store):
         return [r[0] for r in rows]
 
     # -- writes ---------------------------------------------------------------------------------------------
-    def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]:
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
         if not messages:
             return []
+        if codes is not None and len(codes) != len(messages):
+            raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
             db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
                        (namespace, self._epoch(db)))
             seq = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
-            for m in messages:
+            for k, m in enumerate(messages):
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
                 cur = db.execute(
@@ -211,10 +416,15 @@ class SQLiteStore(Store):
                     (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
                      m.created_at),
                 )
-                db.execute("INSERT INTO tail(id, namespace, seq, tokens) VALUES (?, ?, ?, ?)",
-                           (int(cur.lastrowid), namespace, seq, tokens.tobytes()))
+                mid = int(cur.lastrowid)
+                blob = tokens.tobytes()
+                db.execute("INSERT INTO tail(id, namespace, seq, tokens, checksum) VALUES (?, ?, ?, ?, ?)",
+                           (mid, namespace, seq, blob, tail_checksum(namespace, mid, seq, int(tokens.size), blob)))
+                if codes is not None:
+                    db.execute("INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
+                               " ON CONFLICT(id) DO UPDATE SET code = excluded.code", (mid, namespace, bytes(codes[k])))
                 out.append(MessageRow(
-                    id=int(cur.lastrowid), namespace=namespace, seq=seq, n_tokens=int(tokens.size),
+                    id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens.size),
                     speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
                     created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False),
                 ))
@@ -223,9 +433,9 @@ class SQLiteStore(Store):
         return out
 
     def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
+        cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("checksum", "NULL")
         rows = self._query(
-            "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks"
-            " WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
+            f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
             (namespace, after_seq),
         )
         return [Chunk(*r) for r in rows]
@@ -233,6 +443,7 @@ class SQLiteStore(Store):
     def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
         # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
         # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
+        tail_sum = "t.checksum" if self._checked else "NULL"
         with self._lock:
             own = not self._db.in_transaction
             try:
@@ -240,7 +451,7 @@ class SQLiteStore(Store):
                     self._db.execute("BEGIN")
                 try:
                     raw = self._query(
-                        f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        f"SELECT {_ROW_COLS_M}, t.tokens, {tail_sum} FROM messages m LEFT JOIN tail t ON t.id = m.id"
                         " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)
                     )
                     chunks = self._chunks(namespace)
@@ -251,23 +462,52 @@ class SQLiteStore(Store):
                 raise _translate(exc, "reading the store") from exc
         return self._attach_tokens(namespace, raw, chunks, decode, after_seq)
 
+    def _tail_tokens(self, namespace: str, r: tuple) -> np.ndarray:
+        """Tokens of an unsealed message row ``r`` (message columns, then tokens and checksum), verified."""
+        mid, seq, n, blob = r[0], r[2], r[3], r[10]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0 or not isinstance(blob, bytes) \
+                or len(blob) != 4 * n:
+            raise CorruptData(f"message {mid}: token blob holds {len(blob) if isinstance(blob, bytes) else blob!r} "
+                              f"bytes, expected 4 x n_tokens = {n!r}")
+        if self._checked and r[11] != tail_checksum(namespace, mid, seq, n, blob):
+            raise CorruptData(f"message {mid}: its unsealed tokens fail their checksum (the token blob, n_tokens "
+                              "or seq was changed outside hippo)")
+        return np.frombuffer(blob, dtype="<u4").astype(np.uint32)
+
+    def _chunk_sum(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int]]) -> bytes:
+        return chunk_checksum(namespace, ch.first_seq, ch.last_seq, ch.n_messages, ch.n_tokens, members, ch.blob)
+
+    def _verify_chunk(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int]]) -> None:
+        if not self._checked:
+            return
+        if ch.checksum != self._chunk_sum(namespace, ch, members):
+            raise CorruptData(f"chunk {ch.id} of namespace {namespace!r} (seq {ch.first_seq}..{ch.last_seq}) fails its "
+                              "checksum: its blob, its row or the seq / n_tokens of a message it covers was changed "
+                              "outside hippo")
+
+    @staticmethod
+    def _members(db, namespace: str, ch: Chunk) -> list[tuple[int, int]]:
+        """``(seq, n_tokens)`` of the sealed messages in a chunk's seq range, in seq order."""
+        return db.execute(
+            "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
+            " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
+            (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
+
     def _attach_tokens(self, namespace, raw, chunks, decode, after_seq) -> list[MessageRow]:
         out: list[MessageRow] = []
         ci = 0
         chunk_tokens: np.ndarray | None = None
         chunk_pos = 0
+        members: list[tuple[int, int]] = []
         for r in raw:
             seq, n = r[2], r[3]
-            blob = r[10]
-            if blob is not None:
-                if len(blob) != 4 * n:
-                    raise CorruptData(f"message {r[0]}: token blob holds {len(blob)} bytes, expected {4 * n}")
-                tokens = np.frombuffer(blob, dtype="<u4").astype(np.uint32)
+            if r[10] is not None:
+                tokens = self._tail_tokens(namespace, r)
             else:
                 while ci < len(chunks) and chunks[ci].last_seq < seq:
-                    self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
+                    self._check_chunk_end(namespace, chunks[ci], chunk_tokens, chunk_pos, members)
                     ci += 1
-                    chunk_tokens, chunk_pos = None, 0
+                    chunk_tokens, chunk_pos, members = None, 0, []
                 if ci >= len(chunks) or chunks[ci].first_seq > seq:
                     raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
                 if chunk_tokens is None:
@@ -275,20 +515,25 @@ class SQLiteStore(Store):
                     if chunk_tokens.size != chunks[ci].n_tokens:
                         raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
                                           f"{chunks[ci].n_tokens}")
-                if chunk_pos + n > chunk_tokens.size:
+                if isinstance(n, bool) or not isinstance(n, int) or n < 0 or chunk_pos + n > chunk_tokens.size:
                     raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
                 tokens = chunk_tokens[chunk_pos:chunk_pos + n]
                 chunk_pos += n
+                members.append((seq, n))
             if seq > after_seq:
                 out.append(self._row(r, tokens))
-        if ci < len(chunks):
-            self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
+        for k in range(ci, len(chunks)):  # the last chunk with messages, then any that no message reaches
+            self._check_chunk_end(namespace, chunks[k], chunk_tokens if k == ci else None,
+                                  chunk_pos if k == ci else 0, members if k == ci else [])
         return out
 
-    @staticmethod
-    def _check_chunk_end(chunk: Chunk, tokens: np.ndarray | None, pos: int) -> None:
+    def _check_chunk_end(self, namespace: str, chunk: Chunk, tokens: np.ndarray | None, pos: int,
+                         members: list[tuple[int, int]]) -> None:
         if tokens is not None and pos != tokens.size:
             raise CorruptData(f"chunk {chunk.id} holds {tokens.size} tokens but its messages cover {pos}")
+        if tokens is None and not self._checked and not members:
+            return
+        self._verify_chunk(namespace, chunk, members)
 
     def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
         ids = [int(i) for i in ids]
@@ -314,6 +559,8 @@ class SQLiteStore(Store):
         return sealed
 
     def _release_free_pages(self) -> None:
+        if self.read_only:
+            return
         with self._lock:
             try:
                 # executescript steps the pragma to completion (execute() frees one page per step)
@@ -321,34 +568,38 @@ class SQLiteStore(Store):
             except sqlite3.Error:
                 pass  # only space is at stake; the next seal tries again
 
+    def _insert_chunk(self, db, namespace: str, first_seq: int, last_seq: int, members: list[tuple[int, int]],
+                      tokens: np.ndarray, encode: ChunkEncoder) -> None:
+        ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), encode(tokens))
+        db.execute(
+            "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob, checksum)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (namespace, first_seq, last_seq, ch.n_messages, ch.n_tokens, ch.blob,
+             self._chunk_sum(namespace, ch, members)),
+        )
+
     def _seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
-                "SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
+                f"SELECT {_ROW_COLS_M}, t.tokens, t.checksum FROM tail t JOIN messages m ON m.id = t.id"
                 " WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,),
             ).fetchall()
-            total = sum(r[1] for r in tail)
+            total = sum(r[3] for r in tail)
             if not tail or total < min_tokens:
                 return 0
             last_chunk = db.execute(
                 "SELECT MAX(last_seq) FROM chunks WHERE namespace = ?", (namespace,)
             ).fetchone()[0]
-            if last_chunk is not None and tail[0][0] <= last_chunk:
+            if last_chunk is not None and tail[0][2] <= last_chunk:
                 raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
-            arrays = []
-            for seq, n, blob in tail:
-                if blob is None or len(blob) != 4 * n:
-                    raise CorruptData(f"namespace {namespace!r}: message seq {seq} has a damaged token blob")
-                arrays.append(np.frombuffer(blob, dtype="<u4"))
+            # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
+            arrays = [self._tail_tokens(namespace, r) for r in tail]
             tokens = np.concatenate(arrays).astype(np.uint32)
-            db.execute(
-                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
-                (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), encode(tokens)),
-            )
+            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[2], r[3]) for r in tail], tokens, encode)
             db.execute(
                 "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
-                (namespace, tail[-1][0]),
+                (namespace, tail[-1][2]),
             )
             self._merge_chunks(db, namespace, encode, decode)
             return int(tokens.size)
@@ -358,8 +609,7 @@ class SQLiteStore(Store):
         # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
         while True:
             last2 = db.execute(
-                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
-                " ORDER BY first_seq DESC LIMIT 2",
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq DESC LIMIT 2",
                 (namespace,),
             ).fetchall()
             if len(last2) < 2:
@@ -367,16 +617,15 @@ class SQLiteStore(Store):
             newer, older = Chunk(*last2[0]), Chunk(*last2[1])
             if older.n_tokens > 2 * newer.n_tokens:
                 return
+            m_old, m_new = self._members(db, namespace, older), self._members(db, namespace, newer)
+            self._verify_chunk(namespace, older, m_old)
+            self._verify_chunk(namespace, newer, m_new)
             a, b = decode(older.blob), decode(newer.blob)
             if a.size != older.n_tokens or b.size != newer.n_tokens:
                 raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
             merged = np.concatenate([a, b])
             db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
-            db.execute(
-                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
-                (namespace, older.first_seq, newer.last_seq, older.n_messages + newer.n_messages,
-                 int(merged.size), encode(merged)),
-            )
+            self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged, encode)
 
     def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
         wanted = sorted({int(i) for i in ids})
@@ -394,32 +643,25 @@ class SQLiteStore(Store):
                 return []
             dead_seqs = {seq for _, seq in found}
             chunks = [Chunk(*r) for r in db.execute(
-                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
-                " ORDER BY first_seq", (namespace,)).fetchall()]
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq", (namespace,)).fetchall()]
             for ch in chunks:
                 if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
                     continue
-                members = db.execute(
-                    "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
-                    " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
-                    (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
+                members = self._members(db, namespace, ch)
+                self._verify_chunk(namespace, ch, members)
                 tokens = decode(ch.blob)
                 if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
-                keep, pos, kept_msgs = [], 0, 0
+                keep, kept, pos = [], [], 0
                 for seq, n in members:
                     if seq not in dead_seqs:
                         keep.append(tokens[pos:pos + n])
-                        kept_msgs += 1
+                        kept.append((seq, n))
                     pos += n
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
-                if kept_msgs:
+                if kept:
                     merged = np.concatenate(keep) if keep else np.zeros(0, np.uint32)
-                    db.execute(
-                        "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob)"
-                        " VALUES (?,?,?,?,?,?)",
-                        (namespace, ch.first_seq, ch.last_seq, kept_msgs, int(merged.size), encode(merged)),
-                    )
+                    self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged, encode)
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):
                 part = ids_found[start:start + 500]
@@ -428,6 +670,7 @@ class SQLiteStore(Store):
                 db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
                 db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
             db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+        self.scrub()
         return sorted(ids_found)
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
@@ -435,7 +678,10 @@ class SQLiteStore(Store):
         with self.transaction("updating metadata") as db:
             cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
                              (meta_json, namespace, int(id)))
-            return cur.rowcount == 1
+            changed = cur.rowcount == 1
+        if changed:
+            self.scrub()  # the replaced metadata must not stay behind in the log
+        return changed
 
     def delete_namespace(self, namespace: str) -> int:
         with self.transaction("deleting a namespace") as db:
@@ -451,6 +697,7 @@ class SQLiteStore(Store):
                 db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
                 db.execute("INSERT INTO meta(key, value) VALUES ('namespace_epoch', ?)"
                            " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(epoch),))
+        self.scrub()
         return int(n)
 
     # -- embedding codes ------------------------------------------------------------------------------------
@@ -497,10 +744,11 @@ class SQLiteStore(Store):
         return out
 
     def checkpoint(self) -> None:
-        if self.path is not None:
+        if self.path is not None and not self.read_only:
             self._query("PRAGMA wal_checkpoint(TRUNCATE)", what="checkpointing the WAL")
 
     def vacuum(self) -> None:
+        self._writable("vacuuming the store")
         with self._lock:
             try:
                 self._db.execute("VACUUM")
