@@ -159,6 +159,43 @@ def cmd_import(args) -> int:
     return 0
 
 
+def cmd_check(args) -> int:
+    """Verify every structure of the store; with --repair rebuild what is derived (and accept the loss of a damaged
+    write-ahead log after keeping a copy of it). Exit status 0: nothing left damaged, 1: damage remains."""
+    from hippo import Memory
+    from hippo.store import wal
+
+    set_aside = None
+    try:
+        mem = Memory(args.path, read_only=not args.repair and os.path.exists(args.path))
+    except wal.WalDamaged:
+        if not args.repair:
+            raise
+        set_aside = wal.accept_loss(args.path)
+        mem = Memory(args.path)
+    with mem:
+        report = mem.check(repair=args.repair)
+    if set_aside is not None:
+        report["wal"]["rebuilt"].append(f"damaged log kept at {set_aside}; store opened as of its last intact "
+                                        "transaction")
+        report["wal"]["damaged"] = [{"problem": "committed transactions after the damage were dropped",
+                                     "copy": set_aside}]
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False, default=str))
+    else:
+        for ns, sections in report["namespaces"].items():
+            for name, sec in sections.items():
+                state = "damaged" if sec["damaged"] and not sec["rebuilt"] else "rebuilt" if sec["rebuilt"] else "ok"
+                print(f"{ns:<24} {name:<14} {state:<8} {len(sec['damaged'])} problem(s)")
+                for d in sec["damaged"][:5]:
+                    print(f"{'':<24}   - {d.get('problem', d)}")
+        for name in ("file", "wal"):
+            if report[name]["damaged"] or report[name]["rebuilt"]:
+                print(f"{'(store)':<24} {name:<14} {report[name]['damaged']} {report[name]['rebuilt']}")
+        print("ok" if report["ok"] else "damaged: " + ", ".join(report["damaged"]))
+    return 0 if report["ok"] else 1
+
+
 def cmd_demo(args) -> int:
     from hippo import Memory, tokenizer
 
@@ -237,6 +274,14 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("file")
     _store_args(im)
     im.set_defaults(func=cmd_import)
+
+    ck = sub.add_parser("check", help="verify every chunk, row, snapshot and namespace; --repair rebuilds what is "
+                                      "derived")
+    ck.add_argument("--path", default=os.environ.get("HIPPO_PATH", "hippo.db"),
+                    help="store file (default: $HIPPO_PATH or ./hippo.db)")
+    ck.add_argument("--repair", action="store_true", help="rebuild derived structures (the store is opened writable)")
+    ck.add_argument("--json", action="store_true", help="print the full report as JSON")
+    ck.set_defaults(func=cmd_check)
 
     sub.add_parser("bench", help="benchmarks: kernels, locomo, scale (see `hippo bench --help`)", add_help=False)
     return p

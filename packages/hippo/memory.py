@@ -986,6 +986,16 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         except InvalidInput as exc:
             raise CorruptData(f"path {os.fspath(path)!r} holds an invalid message: {exc}") from exc
 
+    def check(self, *, repair: bool = False) -> dict[str, Any]:
+        """Verify every structure of the store (all namespaces) and report, JSON-serializable, per namespace and per
+        structure what was verified, what is damaged and what was rebuilt; ``report["ok"]`` is True when nothing
+        is left damaged. Messages and their tokens are never guessed: damage to them is reported with the message
+        ids. With ``repair=True`` what is derived from them is rebuilt (SQLite indexes, namespace rows, embedding
+        codes, unit snapshots, the co-index). See :mod:`hippo.integrity`."""
+        from hippo import integrity
+
+        return integrity.check(self, repair)
+
     # -- async twins ----------------------------------------------------------------------------------------
     async def _run(self, fn, *args, **kwargs):
         return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))

@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -133,6 +133,8 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
         return StoreBusy(f"{what}: the store is locked by another writer (waited the configured busy_timeout_s)")
     if "full" in msg:
         return StoreError(f"{what}: the disk is full; nothing was written ({exc})")
+    if "readonly" in msg or "read-only" in msg:
+        return StoreError(f"{what}: the store cannot be written here ({exc}); open it with read_only=True to read it")
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
         return CorruptData(f"{what}: the store file is corrupt ({exc})")
     return StoreError(f"{what}: {exc}")
@@ -725,6 +727,136 @@ class SQLiteStore(Store):
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
         return rows[0][0] if rows else None
+
+    # -- verification (Memory.check) --------------------------------------------------------------------------
+    def integrity_check(self) -> list[str]:
+        """SQLite's own structural check of the file (b-trees, indexes, free list): ``[]`` when clean."""
+        rows = self._query("PRAGMA integrity_check", what="checking the store file")
+        found = [r[0] for r in rows]
+        return [] if found == ["ok"] else found
+
+    def all_namespaces(self) -> list[str]:
+        """Every namespace named anywhere in the file (messages, chunks, tail, codes, units, namespace rows)."""
+        rows = self._query("SELECT namespace FROM messages UNION SELECT namespace FROM chunks UNION SELECT namespace"
+                           " FROM tail UNION SELECT namespace FROM codes UNION SELECT namespace FROM units"
+                           " UNION SELECT name FROM namespaces")
+        return sorted({r[0] for r in rows if isinstance(r[0], str)})
+
+    def verify_namespace(self, namespace: str, decode: ChunkDecoder,
+                         check_tokens: Callable[[int, np.ndarray], str | None], code_bytes: int | None) -> dict:
+        """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
+        judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
+        tail_sum = "t.checksum" if self._checked else "NULL"
+        with self._lock:
+            own = not self._db.in_transaction
+            try:
+                if own:
+                    self._db.execute("BEGIN")
+                try:
+                    raw = self._db.execute(
+                        f"SELECT {_ROW_COLS_M}, t.tokens, {tail_sum} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
+                    chunks = self._chunks(namespace)
+                    orphan_tail = self._db.execute(
+                        "SELECT id FROM tail WHERE namespace = ? AND id NOT IN"
+                        " (SELECT id FROM messages WHERE namespace = ?)", (namespace, namespace)).fetchall()
+                    codes = self._db.execute("SELECT c.id, LENGTH(c.code), m.id FROM codes c LEFT JOIN messages m"
+                                             " ON m.id = c.id AND m.namespace = c.namespace WHERE c.namespace = ?",
+                                             (namespace,)).fetchall()
+                    ns_row = self._db.execute("SELECT generation, next_seq FROM namespaces WHERE name = ?",
+                                              (namespace,)).fetchone()
+                finally:
+                    if own:
+                        self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "checking the store") from exc
+        messages: list[dict] = []
+        tail: list[dict] = []
+        bad_chunks: list[dict] = []
+        text: list[dict] = []
+        n_tail = 0
+        for r in raw:
+            try:
+                self._row(r)
+            except CorruptData as exc:
+                messages.append({"id": r[0], "seq": r[2], "problem": str(exc)})
+            if r[10] is not None:
+                n_tail += 1
+                try:
+                    tokens = self._tail_tokens(namespace, r)
+                except CorruptData as exc:
+                    tail.append({"id": r[0], "seq": r[2], "problem": str(exc)})
+                    continue
+                problem = check_tokens(r[0], tokens)
+                if problem:
+                    text.append({"id": r[0], "seq": r[2], "problem": problem})
+        tail.extend({"id": i, "problem": "a tail row whose message row is missing"} for (i,) in orphan_tail)
+        sealed = [r for r in raw if r[10] is None]
+        covered: set[int] = set()
+        for ch in chunks:
+            mine = [r for r in sealed if ch.first_seq <= r[2] <= ch.last_seq]
+            covered.update(r[0] for r in mine)
+            where = {"chunk": ch.id, "first_seq": ch.first_seq, "last_seq": ch.last_seq,
+                     "message_ids": [r[0] for r in mine][:50]}
+            try:
+                self._verify_chunk(namespace, ch, [(r[2], r[3]) for r in mine])
+                tokens = decode(ch.blob)
+                if tokens.size != ch.n_tokens:
+                    raise CorruptData(f"chunk {ch.id} holds {tokens.size} tokens, its row says {ch.n_tokens}")
+                if len(mine) != ch.n_messages or sum(r[3] for r in mine) != tokens.size:
+                    raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
+            except CorruptData as exc:
+                bad_chunks.append({**where, "problem": str(exc)})
+                continue
+            pos = 0
+            for r in mine:
+                problem = check_tokens(r[0], tokens[pos:pos + r[3]])
+                pos += r[3]
+                if problem:
+                    text.append({"id": r[0], "seq": r[2], "problem": problem})
+        uncovered = [{"id": r[0], "seq": r[2], "problem": "no chunk covers this sealed message"}
+                     for r in sealed if r[0] not in covered]
+        max_seq = max((r[2] for r in raw if isinstance(r[2], int)), default=-1)
+        ns_problems = []
+        if raw and ns_row is None:
+            ns_problems.append("the namespace has messages but no namespace row")
+        elif ns_row is not None and (not isinstance(ns_row[1], int) or ns_row[1] <= max_seq):
+            ns_problems.append(f"next_seq {ns_row[1]!r} is not past the last message's seq {max_seq}")
+        bad_codes = [{"id": i, "problem": "embedding code of a message that does not exist" if m is None
+                      else f"embedding code of {n} bytes, expected {code_bytes}"}
+                     for i, n, m in codes if m is None or (code_bytes is not None and n != code_bytes)]
+        return {
+            "messages": {"verified": len(raw), "damaged": messages + uncovered},
+            "tail": {"verified": n_tail, "damaged": tail},
+            "chunks": {"verified": len(chunks), "damaged": bad_chunks},
+            "text": {"verified": len(raw), "damaged": text},
+            "namespace_row": {"verified": 1, "damaged": [{"problem": p} for p in ns_problems]},
+            "codes": {"verified": len(codes), "damaged": bad_codes},
+            "max_seq": max_seq,
+        }
+
+    def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
+        """Derived fields of a namespace row: next_seq past the last message (its generation moves on too, so every
+        process reloads the namespace)."""
+        with self.transaction("repairing a namespace row") as db:
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
+                       (namespace, self._epoch(db)))
+            db.execute("UPDATE namespaces SET next_seq = MAX(?, CASE WHEN typeof(next_seq) = 'integer'"
+                       " THEN next_seq ELSE 0 END), generation = generation + 1 WHERE name = ?",
+                       (max_seq + 1, namespace))
+
+    def drop_codes(self, namespace: str, ids: list[int]) -> None:
+        with self.transaction("dropping embedding codes") as db:
+            db.executemany("DELETE FROM codes WHERE namespace = ? AND id = ?", [(namespace, int(i)) for i in ids])
+
+    def drop_units(self, namespace: str, kind: str) -> None:
+        with self.transaction("dropping a unit snapshot") as db:
+            db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
+
+    def reindex(self) -> None:
+        """Rebuild every SQLite index from its table (indexes are derived)."""
+        with self.transaction("rebuilding the indexes") as db:
+            db.execute("REINDEX")
 
     # -- maintenance ----------------------------------------------------------------------------------------
     def sizes(self) -> dict[str, int]:

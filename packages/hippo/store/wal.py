@@ -247,3 +247,17 @@ def set_aside(db_path: str) -> str:
         out.flush()
         os.fsync(out.fileno())
     return dest
+
+
+def accept_loss(db_path: str) -> str:
+    """Keep a copy of a damaged ``-wal`` (see :func:`set_aside`), then let SQLite recover the log up to its last
+    intact transaction and checkpoint it into the file, so the store opens again. Returns the copy's path."""
+    import sqlite3
+
+    copy = set_aside(db_path)
+    db = sqlite3.connect(os.fspath(db_path), isolation_level=None)
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    finally:
+        db.close()
+    return copy
