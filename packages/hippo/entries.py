@@ -509,6 +509,7 @@ class EntriesMixin:
         computed one. The summary is extractive offline, or by ``Memory(llm=...)`` when configured (an LLM
         failure falls back to the extractive summary). Key data are always extracted offline."""
         self._live()
+        self._writable("index_entry")
         content = tokenizer.check_text(content, "content", max_chars=self._s.config.max_message_chars)
         type = _check_type(type)
         role = _check_role(role, type)
@@ -762,6 +763,8 @@ class EntriesMixin:
         self._live()
         if level not in ("light", "deep"):
             raise InvalidInput(f"level must be 'light' or 'deep', got {level!r}")
+        if level == "deep":
+            self._writable("consolidate_entries('deep')")
         if into is not None and (not isinstance(into, str) or not into.strip()):
             raise InvalidInput(f"into must be a namespace name or None, got {into!r}")
         views = self.entries(turn=turn)

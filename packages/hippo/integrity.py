@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hippo import tokenizer
-from hippo.errors import CorruptData, HippoError
+from hippo.errors import CorruptData, HippoError, ReadOnlyError
 from hippo.hierarchy import lifecycle, snapshot
 from hippo.hierarchy.state import fingerprint
 from hippo.store import wal
@@ -80,7 +80,15 @@ def check(mem: "Memory", repair: bool = False) -> dict[str, Any]:
         wal_report = wal.analyze(store.path).as_dict() if store.path is not None else None
         report["wal"] = {"verified": wal_report, "damaged": [wal_report] if wal_report and wal_report["damaged"]
                          else [], "rebuilt": []}
-        report["namespaces"] = {ns: _check_namespace(mem, ns, check_tokens, repair) for ns in store.all_namespaces()}
+        report["namespaces"] = {}
+        for ns in store.all_namespaces():
+            try:
+                report["namespaces"][ns] = _check_namespace(mem, ns, check_tokens, repair)
+            except HippoError as exc:
+                if isinstance(exc, ReadOnlyError):
+                    raise
+                # rows so damaged that they cannot even be listed (a text column that is not UTF-8, say)
+                report["namespaces"][ns] = {"messages": _section(0, [{"problem": str(exc)}])}
     unrepaired = []
     if report["file"]["damaged"] and not report["file"]["rebuilt"]:
         unrepaired.append("file")

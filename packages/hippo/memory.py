@@ -297,7 +297,9 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         entry = s.codes.get(ns)
         if entry is None:
             entry = s.codes[ns] = (BinaryIndex(s.config.embed_bits), [])
-            stored = s.store.get_codes(ns)
+            width = s.config.embed_bits // 8
+            # a code of another width (damaged, or saved with other settings) is recomputed like a missing one
+            stored = {i: c for i, c in s.store.get_codes(ns).items() if isinstance(c, bytes) and len(c) == width}
             have = [i for i in idx.ids.view.tolist() if i in stored]
             if have:
                 arr = np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(len(have), -1)
@@ -1052,8 +1054,12 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     def consolidate(self, level: str = "light") -> dict[str, Any]:
         """Run a consolidation cycle (seed 004 §9): ``"light"`` (strengths, dormancy), ``"deep"`` (flush the
         CURRENT buffer, re-cluster themes, refresh summaries, mark persist-worthy units) or ``"archival"`` (prune
-        dormant units past the retention age; messages only where a policy says ``prune``). Returns a report."""
+        dormant units past the retention age; messages only where a policy says ``prune``). Returns a report.
+        On a read-only store ``"light"`` and ``"deep"`` run in memory only; ``"archival"`` raises
+        ``ReadOnlyError``."""
         self._live()
+        if level == "archival":
+            self._writable("consolidate('archival')")
         return lifecycle.consolidate(self, level)
 
     def strength(self, ids: int | Iterable[int]) -> dict[int, float]:

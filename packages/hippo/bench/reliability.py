@@ -1021,7 +1021,7 @@ def _reseal_chunk(db: sqlite3.Connection, cid: int, rng: random.Random) -> None:
     bad = mutate(raw, rng)
     bad = reseal(bad) if len(bad) >= 8 else bad
     new = zlib.compress(bad, 6)
-    members = db.execute("SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ? AND id NOT IN"
+    members = db.execute("SELECT id, seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ? AND id NOT IN"
                          " (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq", (ns, first, last, ns)).fetchall()
     db.execute("UPDATE chunks SET blob = ?, checksum = ? WHERE id = ?",
                (new, chunk_checksum(ns, first, last, n_msgs, n_tok, members, new), cid))

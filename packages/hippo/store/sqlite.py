@@ -92,14 +92,17 @@ _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metada
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
 # epoch seconds that datetime can represent (years 1..9999): anything else in a time column is damage
 _EPOCH_MIN, _EPOCH_MAX = -62135596800.0, 253402300799.0
-_CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
+# Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
+# below as bytes instead of failing inside the driver.
+_CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, CAST(blob AS BLOB), CAST(checksum AS BLOB)"
+_TAIL_COLS = "CAST(t.tokens AS BLOB), CAST(t.checksum AS BLOB)"
 
 
 # -- checksums (schema 3) -----------------------------------------------------------------------------------------
 # SQLite checks the structure of its b-trees, not the bytes of a value: a flipped bit in a token blob, or an edited
 # n_tokens / seq that moves a message boundary inside a chunk, reads back as text that was never added. Every tail
 # row carries a checksum of its tokens and of the message fields that locate them; every chunk one of its own fields,
-# its blob and the (seq, n_tokens) of each message it covers. 64-bit BLAKE2b: a random change goes unnoticed with
+# its blob and the (id, seq, n_tokens) of each message it covers. 64-bit BLAKE2b: a random change goes unnoticed with
 # probability 2^-64.
 def _digest(*parts: bytes) -> bytes:
     h = hashlib.blake2b(digest_size=8)
@@ -120,9 +123,10 @@ def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: byte
 
 
 def chunk_checksum(namespace: str, first_seq: int, last_seq: int, n_messages: int, n_tokens: int,
-                   members: Sequence[tuple[int, int]], blob: bytes) -> bytes:
-    """Checksum of a chunk row, its blob and the ``(seq, n_tokens)`` of the messages it covers, in seq order."""
-    layout = np.asarray(members, dtype="<i8").reshape(-1, 2).tobytes()
+                   members: Sequence[tuple[int, int, int]], blob: bytes) -> bytes:
+    """Checksum of a chunk row, its blob and the ``(id, seq, n_tokens)`` of the messages it covers, in seq order
+    (the id too: two messages of equal length that swapped seqs would otherwise swap texts unnoticed)."""
+    layout = np.asarray(members, dtype="<i8").reshape(-1, 3).tobytes()
     return _digest(b"hippo-chunk-1", namespace.encode("utf-8", "surrogatepass"),
                    _ints(first_seq, last_seq, n_messages, n_tokens), layout, bytes(blob))
 
@@ -137,6 +141,8 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
         return StoreError(f"{what}: the store cannot be written here ({exc}); open it with read_only=True to read it")
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
         return CorruptData(f"{what}: the store file is corrupt ({exc})")
+    if "could not decode" in msg:
+        return CorruptData(f"{what}: a text column holds bytes that are not UTF-8 ({exc})")
     return StoreError(f"{what}: {exc}")
 
 
@@ -156,9 +162,9 @@ def check_path(path: Any, name: str = "path") -> str:
     if "\x00" in text:
         raise InvalidInput(f"{name} contains a NUL character")
     try:
-        os.fsencode(text)
+        text.encode("utf-8")  # SQLite takes UTF-8 file names: a lone surrogate cannot be passed on
     except UnicodeEncodeError as exc:
-        raise InvalidInput(f"{name} cannot be encoded for the file system: {exc.reason}") from exc
+        raise InvalidInput(f"{name} cannot be used as a file name: {exc.reason}") from exc
     if not text:
         raise InvalidInput(f"{name} must not be empty")
     return text
@@ -227,8 +233,9 @@ class SQLiteStore(Store):
         """Refuse to open a store whose write-ahead log SQLite would silently cut short (see ``hippo.store.wal``)."""
         try:
             damaged = wal.confirmed_damage(self.path)
-        except OSError as exc:
-            raise StoreError(f"cannot read the write-ahead log of path {self.path!r}: {exc.strerror or exc}") from exc
+        except OSError as exc:  # a log we may not read, SQLite may not either: its own error will say so
+            log.debug("write-ahead log of %r not analysed: %s", self.path, exc)
+            return
         if damaged is not None:
             raise wal.WalDamaged(damaged)
 
@@ -435,7 +442,7 @@ class SQLiteStore(Store):
         return out
 
     def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
-        cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("checksum", "NULL")
+        cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("CAST(checksum AS BLOB)", "NULL")
         rows = self._query(
             f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
             (namespace, after_seq),
@@ -445,7 +452,7 @@ class SQLiteStore(Store):
     def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
         # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
         # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
-        tail_sum = "t.checksum" if self._checked else "NULL"
+        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
         with self._lock:
             own = not self._db.in_transaction
             try:
@@ -453,7 +460,7 @@ class SQLiteStore(Store):
                     self._db.execute("BEGIN")
                 try:
                     raw = self._query(
-                        f"SELECT {_ROW_COLS_M}, t.tokens, {tail_sum} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
                         " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)
                     )
                     chunks = self._chunks(namespace)
@@ -476,10 +483,10 @@ class SQLiteStore(Store):
                               "or seq was changed outside hippo)")
         return np.frombuffer(blob, dtype="<u4").astype(np.uint32)
 
-    def _chunk_sum(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int]]) -> bytes:
+    def _chunk_sum(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> bytes:
         return chunk_checksum(namespace, ch.first_seq, ch.last_seq, ch.n_messages, ch.n_tokens, members, ch.blob)
 
-    def _verify_chunk(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int]]) -> None:
+    def _verify_chunk(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> None:
         if not self._checked:
             return
         if ch.checksum != self._chunk_sum(namespace, ch, members):
@@ -488,10 +495,10 @@ class SQLiteStore(Store):
                               "outside hippo")
 
     @staticmethod
-    def _members(db, namespace: str, ch: Chunk) -> list[tuple[int, int]]:
-        """``(seq, n_tokens)`` of the sealed messages in a chunk's seq range, in seq order."""
+    def _members(db, namespace: str, ch: Chunk) -> list[tuple[int, int, int]]:
+        """``(id, seq, n_tokens)`` of the sealed messages in a chunk's seq range, in seq order."""
         return db.execute(
-            "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
+            "SELECT id, seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
             " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
             (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
 
@@ -500,7 +507,7 @@ class SQLiteStore(Store):
         ci = 0
         chunk_tokens: np.ndarray | None = None
         chunk_pos = 0
-        members: list[tuple[int, int]] = []
+        members: list[tuple[int, int, int]] = []
         for r in raw:
             seq, n = r[2], r[3]
             if r[10] is not None:
@@ -521,7 +528,7 @@ class SQLiteStore(Store):
                     raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
                 tokens = chunk_tokens[chunk_pos:chunk_pos + n]
                 chunk_pos += n
-                members.append((seq, n))
+                members.append((r[0], seq, n))
             if seq > after_seq:
                 out.append(self._row(r, tokens))
         for k in range(ci, len(chunks)):  # the last chunk with messages, then any that no message reaches
@@ -530,7 +537,7 @@ class SQLiteStore(Store):
         return out
 
     def _check_chunk_end(self, namespace: str, chunk: Chunk, tokens: np.ndarray | None, pos: int,
-                         members: list[tuple[int, int]]) -> None:
+                         members: list[tuple[int, int, int]]) -> None:
         if tokens is not None and pos != tokens.size:
             raise CorruptData(f"chunk {chunk.id} holds {tokens.size} tokens but its messages cover {pos}")
         if tokens is None and not self._checked and not members:
@@ -570,7 +577,7 @@ class SQLiteStore(Store):
             except sqlite3.Error:
                 pass  # only space is at stake; the next seal tries again
 
-    def _insert_chunk(self, db, namespace: str, first_seq: int, last_seq: int, members: list[tuple[int, int]],
+    def _insert_chunk(self, db, namespace: str, first_seq: int, last_seq: int, members: list[tuple[int, int, int]],
                       tokens: np.ndarray, encode: ChunkEncoder) -> None:
         ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), encode(tokens))
         db.execute(
@@ -583,7 +590,7 @@ class SQLiteStore(Store):
     def _seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
-                f"SELECT {_ROW_COLS_M}, t.tokens, t.checksum FROM tail t JOIN messages m ON m.id = t.id"
+                f"SELECT {_ROW_COLS_M}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
                 " WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,),
             ).fetchall()
@@ -598,7 +605,8 @@ class SQLiteStore(Store):
             # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
             arrays = [self._tail_tokens(namespace, r) for r in tail]
             tokens = np.concatenate(arrays).astype(np.uint32)
-            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[2], r[3]) for r in tail], tokens, encode)
+            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail],
+                               tokens, encode)
             db.execute(
                 "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
                 (namespace, tail[-1][2]),
@@ -652,13 +660,13 @@ class SQLiteStore(Store):
                 members = self._members(db, namespace, ch)
                 self._verify_chunk(namespace, ch, members)
                 tokens = decode(ch.blob)
-                if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
+                if tokens.size != ch.n_tokens or sum(n for _, _, n in members) != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
                 keep, kept, pos = [], [], 0
-                for seq, n in members:
+                for mid, seq, n in members:
                     if seq not in dead_seqs:
                         keep.append(tokens[pos:pos + n])
-                        kept.append((seq, n))
+                        kept.append((mid, seq, n))
                     pos += n
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
                 if kept:
@@ -746,7 +754,7 @@ class SQLiteStore(Store):
                          check_tokens: Callable[[int, np.ndarray], str | None], code_bytes: int | None) -> dict:
         """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
         judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
-        tail_sum = "t.checksum" if self._checked else "NULL"
+        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
         with self._lock:
             own = not self._db.in_transaction
             try:
@@ -754,7 +762,7 @@ class SQLiteStore(Store):
                     self._db.execute("BEGIN")
                 try:
                     raw = self._db.execute(
-                        f"SELECT {_ROW_COLS_M}, t.tokens, {tail_sum} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
                         " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
                     chunks = self._chunks(namespace)
                     orphan_tail = self._db.execute(
@@ -799,7 +807,7 @@ class SQLiteStore(Store):
             where = {"chunk": ch.id, "first_seq": ch.first_seq, "last_seq": ch.last_seq,
                      "message_ids": [r[0] for r in mine][:50]}
             try:
-                self._verify_chunk(namespace, ch, [(r[2], r[3]) for r in mine])
+                self._verify_chunk(namespace, ch, [(r[0], r[2], r[3]) for r in mine])
                 tokens = decode(ch.blob)
                 if tokens.size != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} holds {tokens.size} tokens, its row says {ch.n_tokens}")

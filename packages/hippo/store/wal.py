@@ -139,6 +139,9 @@ def analyze(db_path: str) -> WalReport:
     wal_path = os.fspath(db_path) + "-wal"
     rep = WalReport(wal_path)
     try:
+        if os.path.getsize(wal_path) <= WAL_HEADER:
+            rep.exists = True
+            return rep  # empty (or a bare header): nothing to replay, nothing to lose
         with open(wal_path, "rb") as f:
             data = f.read()
     except FileNotFoundError:
