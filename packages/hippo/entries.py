@@ -248,18 +248,22 @@ _states: NamespaceStates[_State] = NamespaceStates()
 
 
 def _entry_key(entry_id: object) -> int:
+    digits = None
     if isinstance(entry_id, str) and entry_id.startswith("ctx_") and entry_id[4:].isdigit():
-        return int(entry_id[4:])
-    if isinstance(entry_id, str) and entry_id.isdigit():
-        return int(entry_id)
-    raise InvalidInput(f"entry_id must look like 'ctx_<n>', got {entry_id!r}")
+        digits = entry_id[4:]
+    elif isinstance(entry_id, str) and entry_id.isdigit():
+        digits = entry_id
+    if digits is not None and len(digits) <= 19 and digits.isascii() and int(digits) <= 2**63 - 1:
+        return int(digits)
+    raise InvalidInput(f"entry_id must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
 
 
 def _check_turn(turn: object) -> int | None:
     if turn is None:
         return None
-    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
-        raise InvalidInput(f"turn must be an int >= 0 or None, got {turn!r}")
+    # turns count agent steps; the bound leaves room for expiry arithmetic in 64-bit columns
+    if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or not 0 <= turn <= 2**53:
+        raise InvalidInput(f"turn must be an int in 0..2**53 or None, got {turn!r}")
     return int(turn)
 
 
@@ -459,7 +463,7 @@ class EntriesMixin:
                        metadata: Mapping[str, Any], n_tokens: int, policies: Iterable[Mapping] | None) -> Outcome:
         rules = list(DEFAULT_INDEX_POLICIES) + list(self._s.config.decay.policies)
         if policies is not None:
-            if isinstance(policies, (str, bytes, Mapping)):
+            if isinstance(policies, (str, bytes, Mapping)) or not isinstance(policies, Iterable):
                 raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts")
             rules += list(policies)
         compiled = _compiled(tuple(json.dumps(r, sort_keys=True, default=str) for r in rules), rules)
@@ -477,6 +481,9 @@ class EntriesMixin:
         src = _check_source(source)
         if src.get("type") == "content" and type == "tool_result" and looks_like_error(content):
             src["type"] = "error"
+        if n_tokens is not None and (isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer))
+                                     or not 0 <= n_tokens <= 2**53):
+            raise InvalidInput(f"n_tokens must be an int >= 0 or None, got {n_tokens!r}")
         n = tokenizer.count_tokens(content) if n_tokens is None else int(n_tokens)
         return bool(self._entry_outcome(content, type, role, src, None, {}, n, policies).index)
 
@@ -527,8 +534,9 @@ class EntriesMixin:
             raise InvalidInput("associations must be an iterable of entry ids")
         assoc = tuple(f"ctx_{_entry_key(a)}" for a in associations)
         if expires_after_turns is not None and (isinstance(expires_after_turns, bool)
-                                                or not isinstance(expires_after_turns, int) or expires_after_turns < 0):
-            raise InvalidInput(f"expires_after_turns must be an int >= 0 or None, got {expires_after_turns!r}")
+                                                or not isinstance(expires_after_turns, int)
+                                                or not 0 <= expires_after_turns <= 2**53):
+            raise InvalidInput(f"expires_after_turns must be an int in 0..2**53 or None, got {expires_after_turns!r}")
         if summary is not None:
             summary = " ".join(tokenizer.check_text(summary, "summary", max_chars=4000).split())
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -832,6 +840,8 @@ class EntriesMixin:
             raise InvalidInput(f"max_tokens must be an int >= 1, got {max_tokens!r}")
         if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
             raise InvalidInput(f"max_entries must be an int >= 1, got {max_entries!r}")
+        if entry_ids is not None and (isinstance(entry_ids, (str, bytes)) or not isinstance(entry_ids, Iterable)):
+            raise InvalidInput(f"entry_ids must be an iterable of entry ids or None, got {type_name(entry_ids)}")
         allowed = None if entry_ids is None else {str(e) for e in entry_ids}
         cues = cues_in(text)
         if not cues or (allowed is not None and not allowed):
@@ -864,6 +874,8 @@ class EntriesMixin:
         its content holds around an identifier of ``text`` that the block itself does not show. Only the changed
         blocks are returned; adapters put them in place of the plain ones."""
         cues = cues_in(text) if isinstance(text, str) else []
+        if not isinstance(blocks, Mapping) or not all(isinstance(b, str) or b is None for b in blocks.values()):
+            raise InvalidInput("blocks must be a dict {entry_id: rendered block or None}, as entry_blocks returns")
         lacking = [eid for eid, block in blocks.items() if block is not None and any(c not in block for c in cues)]
         if not lacking:
             return {}

@@ -715,3 +715,60 @@ def test_every_accepted_text_reads_back_byte_for_byte(texts, seal_tokens, one_by
         with Memory(None) as mem:
             mem.import_(os.path.join(tmp, "x.jsonl"))
             assert _texts(mem) == accepted
+
+
+# ------------------------------------------------------------------------------------------------- items 8, all calls
+SWEEP_VALUES = [None, True, -1, 2**53 + 1, 2**63, 2**64, -(2**70), 1e308, float("nan"), float("inf"), "", " ",
+                "\x00", "\ud800", "x" * 200_000, b"bytes", [], {}, [1, "a"], {"$or": []}, {"a": {"b": object()}},
+                object(), np.uint64(2**63), np.float32(1.5), "9" * 5000, {"k": "\ud800"}, ("t",), -0.0]
+SWEEP_DEFAULTS = {"text": "hello", "query": "kayaks", "id": 1, "ids": [1], "message_id": 1, "content": "x y z",
+                  "filter": {"speaker": "Ann"}, "metadata": {}, "topic_id": "current", "namespace": "n2",
+                  "query_or_entity": "Ann", "items": [{"text": "q"}], "level": "light", "blocks": {}}
+# destructive without being wrong (clear, delete_namespace) or covered with paths of their own (export, import_)
+SWEEP_SKIP = {"close", "using", "vacuum", "clear", "delete_namespace", "import_", "export", "check"}
+
+
+def test_every_public_call_raises_only_hippo_errors(tmp_path) -> None:
+    """Each argument of each public method, in turn, gets each hostile value (the others valid): the call succeeds or
+    raises a HippoError, and a call that raised changed nothing stored."""
+    import inspect
+
+    mem = Memory(tmp_path / "sweep.db")
+    mem.add_many([{"text": f"message {i} about kayaks", "speaker": "Ann"} for i in range(20)])
+    entry = mem.index_entry("some tool output\n" * 200)
+    defaults = dict(SWEEP_DEFAULTS, entry_id=entry.id)
+
+    def stored() -> list[tuple]:
+        """What the store holds, in brief: messages, their metadata and the namespace rows."""
+        return mem._s.store._query(
+            "SELECT (SELECT COUNT(*) FROM messages), (SELECT COALESCE(MAX(id), 0) FROM messages),"
+            " (SELECT COALESCE(SUM(LENGTH(metadata)), 0) FROM messages),"
+            " (SELECT group_concat(name || ':' || generation || ':' || next_seq) FROM namespaces)")
+    escaped: dict[tuple, str] = {}
+    calls = 0
+    try:
+        for name, fn in inspect.getmembers(mem, predicate=inspect.ismethod):
+            if name.startswith("_") or name in SWEEP_SKIP or inspect.iscoroutinefunction(fn):
+                continue
+            params = [p for p in inspect.signature(fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+            for p in params:
+                for value in SWEEP_VALUES:
+                    args, kwargs = [], {}
+                    for q in params:
+                        if q is not p and q.default is not inspect.Parameter.empty:
+                            continue
+                        v = value if q is p else defaults.get(q.name, "x")
+                        (kwargs.__setitem__(q.name, v) if q.kind == q.KEYWORD_ONLY else args.append(v))
+                    before = stored()
+                    calls += 1
+                    try:
+                        fn(*args, **kwargs)
+                    except HippoError:
+                        assert stored() == before, (name, p.name, value)
+                    except Exception as exc:  # noqa: BLE001 - the point of the test
+                        escaped.setdefault((name, p.name, type(exc).__name__), f"{value!r:.40}: {exc!s:.120}")
+    finally:
+        mem.close()
+    assert calls > 1000
+    assert not escaped, "\n".join(f"{k}: {v}" for k, v in sorted(escaped.items()))
