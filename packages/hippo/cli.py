@@ -162,12 +162,14 @@ def cmd_import(args) -> int:
 def cmd_check(args) -> int:
     """Verify every structure of the store; with --repair rebuild what is derived (and accept the loss of a damaged
     write-ahead log after keeping a copy of it). Exit status 0: nothing left damaged, 1: damage remains."""
-    from hippo import Memory
+    from hippo import Memory, NotFound
     from hippo.store import wal
 
+    if not os.path.isfile(args.path):
+        raise NotFound(f"path {args.path!r}: no store file there")
     set_aside = None
     try:
-        mem = Memory(args.path, read_only=not args.repair and os.path.exists(args.path))
+        mem = Memory(args.path, read_only=not args.repair)
     except wal.WalDamaged:
         if not args.repair:
             raise

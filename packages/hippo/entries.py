@@ -412,7 +412,10 @@ class EntriesMixin:
                 st.table.set_flag(st.table.slots([rec.key]), F_ASSOC)
 
     def _entries_save(self: "Memory", st: _State, rec: _Record) -> None:
-        """Write a record and its strength state back into its header's metadata."""
+        """Write a record and its strength state back into its header's metadata (kept in memory only on a
+        read-only store)."""
+        if self._s.store.read_only:
+            return
         slot = st.table.slot_of.get(rec.key)
         meta = rec.meta()
         if slot is not None:

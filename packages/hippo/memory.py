@@ -456,6 +456,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         with self._s.lock.write():
             if not self._s.store.update_metadata(self._namespace, i, meta):
                 raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
+            self._s.store.scrub()  # the replaced metadata must not stay behind in the log
         return self.get(i)
 
     def delete(self, ids: int | Iterable[int]) -> int:

@@ -181,6 +181,8 @@ def test_check_on_a_read_only_store(tmp_path) -> None:
 
 
 def test_cli_check_and_repair(tmp_path, capsys) -> None:
+    assert cli_main(["check", "--path", str(tmp_path / "missing.db")]) == 2
+    assert "no store file" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
     path = _store(tmp_path)
     assert cli_main(["check", "--path", str(path)]) == 0
     assert capsys.readouterr().out.strip().endswith("ok")

@@ -65,7 +65,8 @@ def test_reads_answer_and_writes_raise_without_changing_the_file(tmp_path) -> No
         assert mem.reinforce([items[0].id]) == 1  # kept in memory only
         mem.consolidate("light")
         mem.consolidate("deep")
-        assert mem.entries()
+        (entry,) = mem.entries()
+        assert mem.complete(entry.id, max_tokens=10**6).text.startswith('{"rows"')  # reinforces in memory only
         assert mem.export(out) == n
         assert mem.check()["ok"]
         writes = {
@@ -124,6 +125,7 @@ def test_read_only_open_of_a_schema_2_store_does_not_upgrade_it(tmp_path) -> Non
     with Memory(path, read_only=True, namespace="alpha") as mem:
         assert mem._s.store.version == 2
         assert mem.count() == 33
+        assert mem.check()["ok"]  # verified as far as schema 2 allows (no checksums yet)
         assert mem.search("lighthouse", k=1)[0].text == "the unsealed tail message about the lighthouse"
     assert _digest(path) == before
 

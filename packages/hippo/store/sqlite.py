@@ -688,10 +688,7 @@ class SQLiteStore(Store):
         with self.transaction("updating metadata") as db:
             cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
                              (meta_json, namespace, int(id)))
-            changed = cur.rowcount == 1
-        if changed:
-            self.scrub()  # the replaced metadata must not stay behind in the log
-        return changed
+            return cur.rowcount == 1
 
     def delete_namespace(self, namespace: str) -> int:
         with self.transaction("deleting a namespace") as db:
