@@ -15,7 +15,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from hippo import context, retrieval, tokenizer
-from hippo._native import BinaryIndex, WaveletMatrix
+from hippo._native import BinaryIndex
 from hippo.agentic import AgenticMixin
 from hippo.coindex import ROLES, NamespaceIndex, Scored
 from hippo.config import Config

@@ -160,6 +160,20 @@ def test_repair_rebuilds_what_is_derived(tmp_path) -> None:
     db.close()
 
 
+@pytest.mark.parametrize("column,value", [("next_seq", "'abc'"), ("generation", "x'00'"), ("next_seq", "-5")])
+def test_a_damaged_namespace_row_is_corrupt_data_until_repaired(tmp_path, column, value) -> None:
+    path = _store(tmp_path)
+    _sql(path, f"UPDATE namespaces SET {column} = {value} WHERE name = 'beta'")
+    with Memory(path, namespace="beta") as mem:
+        with pytest.raises(CorruptData, match="namespace 'beta'"):
+            mem.add("refused: its seq would be a guess")
+        report = mem.check()
+        assert "beta/namespace_row" in report["damaged"]
+        assert mem.check(repair=True)["ok"]
+        item = mem.add("stored after the repair")
+        assert item.seq == 5 and [it.text for it in mem.list()][-1] == "stored after the repair"
+
+
 def test_a_drifted_co_index_is_found_and_rebuilt(tmp_path) -> None:
     path = _store(tmp_path)
     with Memory(path) as mem:

@@ -14,8 +14,6 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import textwrap
-import threading
 import zlib
 from pathlib import Path
 
@@ -24,9 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import hippo
 from hippo import Memory, tokenizer
-from hippo.errors import CorruptData, HippoError, InvalidInput, LLMError, StoreError
+from hippo.errors import CorruptData, HippoError, InvalidInput, LLMError
 from hippo.store import codec
 from hippo.store.sqlite import tail_checksum
 

@@ -10,14 +10,13 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import textwrap
 from pathlib import Path
 
 import pytest
 
 import hippo
 from hippo import Config, Memory
-from hippo.errors import InvalidInput, NotFound, ReadOnlyError, StoreError
+from hippo.errors import InvalidInput, NotFound, ReadOnlyError
 
 HERE = Path(__file__).resolve().parent
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")

@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hippo.errors import CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
+from hippo.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
 from hippo.store import wal
 from hippo.store.base import (
     Chunk,
@@ -116,6 +116,10 @@ def _ints(*values: int) -> bytes:
     return np.asarray(values, dtype="<i8").tobytes()
 
 
+def _bad_int(value: Any) -> bool:
+    return isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 62
+
+
 def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:
     """Checksum of an unsealed message's token blob together with its id, seq and n_tokens."""
     return _digest(b"hippo-tail-1", namespace.encode("utf-8", "surrogatepass"), _ints(id, seq, n_tokens),
@@ -187,7 +191,6 @@ class SQLiteStore(Store):
         self.synchronous = synchronous
         self.immutable = False
         self.version = SCHEMA_VERSION
-        self.wal_set_aside: str | None = None
         self._busy_ms = int(busy_timeout_s * 1000)
         self._scrub_pending = False
         self._lock = threading.RLock()
@@ -224,6 +227,8 @@ class SQLiteStore(Store):
             self._init_schema()
         except sqlite3.Error as exc:
             raise _translate(exc, f"opening store {self.path!r}") from exc
+        except HippoError:  # already says what is wrong (StoreError is an OSError too: keep it out of the next case)
+            raise
         except FileExistsError:  # raced with another creator: fine, open it
             self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous)
         except OSError as exc:  # missing directory, permission denied, read-only file system
@@ -243,6 +248,7 @@ class SQLiteStore(Store):
         if not os.path.exists(self.path):
             raise NotFound(f"path {self.path!r} does not exist (read_only opens an existing store)")
         uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        db = None
         try:
             db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, check_same_thread=False,
                                  isolation_level=None)
@@ -250,6 +256,8 @@ class SQLiteStore(Store):
             return db
         except sqlite3.Error as exc:
             first = exc
+            if db is not None:
+                db.close()
         # A WAL-mode database needs its -shm index, which SQLite creates next to the file. Where nothing can be
         # created (read-only media, a directory without write permission, a full disk) the file can still be read
         # as immutable, provided no log holds changes that are not in the file yet.
@@ -296,14 +304,18 @@ class SQLiteStore(Store):
             # make every later change detectable.
             db.execute("ALTER TABLE tail ADD COLUMN checksum BLOB")
             db.execute("ALTER TABLE chunks ADD COLUMN checksum BLOB")
-            rows = db.execute("SELECT t.id, t.namespace, m.seq, m.n_tokens, t.tokens FROM tail t"
+            # A row already damaged beyond checksumming (a value of the wrong type) keeps a NULL checksum, which every
+            # read and `check` report as damage.
+            rows = db.execute("SELECT t.id, t.namespace, m.seq, m.n_tokens, CAST(t.tokens AS BLOB) FROM tail t"
                               " JOIN messages m ON m.id = t.id AND m.namespace = t.namespace").fetchall()
-            db.executemany("UPDATE tail SET checksum = ? WHERE id = ?",
-                           [(tail_checksum(ns, i, seq, n, tok), i) for i, ns, seq, n, tok in rows])
+            for i, ns, seq, n, tok in rows:
+                with contextlib.suppress(TypeError, ValueError, OverflowError):
+                    db.execute("UPDATE tail SET checksum = ? WHERE id = ?", (tail_checksum(ns, i, seq, n, tok), i))
             for ns, cid in db.execute("SELECT namespace, id FROM chunks").fetchall():
                 ch = Chunk(*db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ?", (cid,)).fetchone())
-                members = self._members(db, ns, ch)
-                db.execute("UPDATE chunks SET checksum = ? WHERE id = ?", (self._chunk_sum(ns, ch, members), cid))
+                with contextlib.suppress(TypeError, ValueError, OverflowError):
+                    db.execute("UPDATE chunks SET checksum = ? WHERE id = ?",
+                               (self._chunk_sum(ns, ch, self._members(db, ns, ch)), cid))
             version = 3
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
         log.info("store %r upgraded to schema version %d", self.path, version)
@@ -391,6 +403,9 @@ class SQLiteStore(Store):
         rows = self._query("SELECT generation, next_seq FROM namespaces WHERE name = ?", (namespace,))
         if not rows:
             return NamespaceState(self._epoch(self._db), 0)
+        if _bad_int(rows[0][0]) or _bad_int(rows[0][1]):
+            raise CorruptData(f"namespace {namespace!r}: its row is damaged (generation {rows[0][0]!r}, next_seq "
+                              f"{rows[0][1]!r}); `hippo check --repair` rebuilds it")
         return NamespaceState(rows[0][0], rows[0][1])
 
     def _epoch(self, db) -> int:
@@ -416,6 +431,9 @@ class SQLiteStore(Store):
             db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
                        (namespace, self._epoch(db)))
             seq = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
+            if _bad_int(seq):
+                raise CorruptData(f"namespace {namespace!r}: next_seq {seq!r} is damaged; `hippo check --repair` "
+                                  "rebuilds it")
             for k, m in enumerate(messages):
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
@@ -510,6 +528,8 @@ class SQLiteStore(Store):
         members: list[tuple[int, int, int]] = []
         for r in raw:
             seq, n = r[2], r[3]
+            if _bad_int(seq) or _bad_int(n):
+                raise CorruptData(f"message {r[0]}: seq {seq!r} / n_tokens {n!r} are not counts")
             if r[10] is not None:
                 tokens = self._tail_tokens(namespace, r)
             else:
@@ -780,6 +800,10 @@ class SQLiteStore(Store):
         bad_chunks: list[dict] = []
         text: list[dict] = []
         n_tail = 0
+        n_rows = len(raw)
+        messages += [{"id": r[0], "problem": f"seq {r[2]!r} / n_tokens {r[3]!r} are not counts"}
+                     for r in raw if _bad_int(r[2]) or _bad_int(r[3])]
+        raw = [r for r in raw if not (_bad_int(r[2]) or _bad_int(r[3]))]
         for r in raw:
             try:
                 self._row(r)
@@ -825,16 +849,18 @@ class SQLiteStore(Store):
         ns_problems = []
         if raw and ns_row is None:
             ns_problems.append("the namespace has messages but no namespace row")
-        elif ns_row is not None and (not isinstance(ns_row[1], int) or ns_row[1] <= max_seq):
+        elif ns_row is not None and (_bad_int(ns_row[1]) or ns_row[1] <= max_seq):
             ns_problems.append(f"next_seq {ns_row[1]!r} is not past the last message's seq {max_seq}")
+        if ns_row is not None and _bad_int(ns_row[0]):
+            ns_problems.append(f"generation {ns_row[0]!r} is not a count")
         bad_codes = [{"id": i, "problem": "embedding code of a message that does not exist" if m is None
                       else f"embedding code of {n} bytes, expected {code_bytes}"}
                      for i, n, m in codes if m is None or (code_bytes is not None and n != code_bytes)]
         return {
-            "messages": {"verified": len(raw), "damaged": messages + uncovered},
+            "messages": {"verified": n_rows, "damaged": messages + uncovered},
             "tail": {"verified": n_tail, "damaged": tail},
             "chunks": {"verified": len(chunks), "damaged": bad_chunks},
-            "text": {"verified": len(raw), "damaged": text},
+            "text": {"verified": n_rows, "damaged": text},
             "namespace_row": {"verified": 1, "damaged": [{"problem": p} for p in ns_problems]},
             "codes": {"verified": len(codes), "damaged": bad_codes},
             "max_seq": max_seq,
@@ -847,8 +873,9 @@ class SQLiteStore(Store):
             db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
                        (namespace, self._epoch(db)))
             db.execute("UPDATE namespaces SET next_seq = MAX(?, CASE WHEN typeof(next_seq) = 'integer'"
-                       " THEN next_seq ELSE 0 END), generation = generation + 1 WHERE name = ?",
-                       (max_seq + 1, namespace))
+                       " THEN next_seq ELSE 0 END), generation = CASE WHEN typeof(generation) = 'integer'"
+                       " AND generation >= 0 THEN generation + 1 ELSE ? END WHERE name = ?",
+                       (max_seq + 1, self._epoch(db) + 1, namespace))
 
     def drop_codes(self, namespace: str, ids: list[int]) -> None:
         with self.transaction("dropping embedding codes") as db:
