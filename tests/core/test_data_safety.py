@@ -26,6 +26,7 @@ from hippo import Memory, tokenizer
 from hippo.errors import CorruptData, HippoError, InvalidInput, LLMError
 from hippo.store import codec
 from hippo.store.sqlite import tail_checksum
+from llm_server import llm_server  # noqa: F401 - pytest fixture
 
 # -- the repetitive contents of the issue, each well past the old 64x inflation cap ----------------------------------
 REPETITIVE = {
@@ -376,6 +377,50 @@ def test_forgotten_content_leaves_the_files_when_the_call_returns(tmp_path, how,
         after = _scan(path, needles)
         assert not any(after.values()), after
         assert _texts(mem) == [f"ordinary message {i} about the weather" for i in range(30)]
+    finally:
+        mem.close()
+
+
+def _snapshot_text(path: Path) -> str:
+    """The LLM-written text (summaries, semantics) of the saved hierarchy snapshots, as JSON."""
+    from hippo.hierarchy import snapshot
+
+    db = sqlite3.connect(path)
+    try:
+        blobs = [r[0] for r in db.execute("SELECT payload FROM units WHERE kind = 'hierarchy'")]
+    finally:
+        db.close()
+    return " ".join(bytes(snapshot.load(b)[1]["bulk"]).decode("utf-8") for b in blobs)
+
+
+@pytest.mark.parametrize("reopen", [False, True], ids=["same session", "after reopen"])
+def test_llm_text_about_forgotten_messages_leaves_the_snapshot(tmp_path, llm_server, reopen) -> None:
+    path = tmp_path / "llm.db"
+    llm = {"base_url": llm_server.base_url, "model": "m", "backoff_s": 0.001, "max_backoff_s": 0.005}
+    mem = Memory(path, llm=llm)
+    try:
+        mem.add_many([{"text": "We adopted a beagle named Rufus from the shelter.", "speaker": "Ann",
+                       "session_id": "s1"},
+                      {"text": SECRET, "speaker": "Ann", "session_id": "s1"},
+                      {"text": "My sister is visiting from Lisbon next week.", "speaker": "Bob", "session_id": "s1"}])
+        assert mem.consolidate("deep")["llm_facts"] >= 1
+        if reopen:
+            mem.close()
+            assert "zebra-quokka" in _snapshot_text(path)  # an LLM fact restates the secret
+            mem = Memory(path)  # no LLM now, and the hierarchy is not loaded when the delete runs
+        else:
+            from hippo.hierarchy import lifecycle
+
+            lifecycle.life_of(mem).save(mem)
+            assert "zebra-quokka" in _snapshot_text(path)
+        db = sqlite3.connect(path)
+        (old_payload,) = db.execute("SELECT payload FROM units WHERE kind = 'hierarchy'").fetchone()
+        db.close()
+        assert mem.forget({"$and": [{"speaker": "Ann"}, {"$not": {"id": 1}}]}) == 1
+        assert "zebra-quokka" not in _snapshot_text(path)
+        assert not any(_scan(path, {"old snapshot": bytes(old_payload)[-68:-4]}).values())  # compressed part
+        assert [it.text for it in mem.list()] == ["We adopted a beagle named Rufus from the shelter.",
+                                                  "My sister is visiting from Lisbon next week."]
     finally:
         mem.close()
 

@@ -8,6 +8,7 @@ store does not replay everything. Strength records hold the only state messages 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import threading
@@ -415,21 +416,40 @@ def ensure(mem: "Memory", consolidated: bool = False, partial: bool = False, max
     return life
 
 
+def _snapshot_holds_text(blob: bytes | None) -> bool:
+    """Whether a saved hierarchy snapshot holds LLM-written text (summaries, semantics); offline units are spans
+    of the messages, not copies of their text."""
+    if blob is None:
+        return False
+    try:
+        _, arrays = snapshot.load(blob)
+        bulk = json.loads(bytes(arrays["bulk"]).decode("utf-8"))
+        return bool(bulk.get("llm_summaries") or bulk.get("llm_semantics"))
+    except (CorruptData, KeyError, ValueError, TypeError, AttributeError):
+        return True  # unreadable: let the load below replace it
+
+
 def on_delete(mem: "Memory", ids: list[int]) -> None:
-    """After messages were deleted (inside the store's write lock). A saved unit snapshot may hold text derived
-    from them (LLM summaries): it is brought up to date now, so forgotten content leaves the store when the delete
-    returns rather than at the next periodic save."""
+    """After messages were deleted (inside the store's write lock). A saved unit snapshot that holds text written
+    from them (LLM summaries and semantics) is brought up to date now, so forgotten content leaves the store when
+    the delete returns rather than at the next periodic save."""
     if not _active(mem) or not ids:
         return
     life = life_of(mem)
     with life.lock:
+        store = mem._s.store
         if life.loaded:
+            h = life.hier  # loaded from the saved snapshot and kept up to date: it holds what the snapshot holds
+            had_text = h is not None and (any(e.llm_summary for e in h.episodes.values())
+                                          or any(x.llm for x in h.semantics.values()))
             life.remove_messages(ids)
-        elif life.persistable and mem._s.store.get_units(mem.namespace, "hierarchy") is not None:
-            life.sync(mem, mem._index())  # loads the snapshot and drops what is gone
+        elif life.persistable and _snapshot_holds_text(store.get_units(mem.namespace, "hierarchy")):
+            life.sync(mem, mem._index())  # loads the snapshot (the index no longer holds the deleted messages)
+            life.remove_messages(ids)     # units the snapshot still ties to them go too
+            had_text = True
         else:
             return
-        if life.persistable:
+        if life.persistable and had_text:
             try:
                 life.save(mem)
             except StoreError as exc:
