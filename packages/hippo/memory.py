@@ -1030,6 +1030,9 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
     async def aclear(self) -> int:
         return await self._run(self.clear)
 
+    async def acheck(self, *, repair: bool = False) -> dict[str, Any]:
+        return await self._run(self.check, repair=repair)
+
     async def anamespaces(self) -> list[str]:
         return await self._run(self.namespaces)
 
