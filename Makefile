@@ -10,13 +10,14 @@ C_HDR    := $(wildcard core_c/*.h)
 SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 export HIPPO_QUIET_BUILD := 1
 
-.PHONY: demo test test-c test-py bench sanitize native dist clean
+.PHONY: demo test test-c test-py lint bench sanitize native dist clean
 
 # Runtime + test dependencies, installed once per change of the project metadata.
-$(VENV)/.installed: pyproject.toml setup.py
+$(VENV)/.installed: pyproject.toml setup.py bench/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai]'
+	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp]'
+	$(PIP) install -q --no-deps -e bench
 	@touch $@
 
 # Rebuild the C extension in place whenever the C sources change.
@@ -36,10 +37,14 @@ test-c: tests/c/test_core_san
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ./tests/c/test_core_san
 	HIPPO_FORCE_PORTABLE=1 ASAN_OPTIONS=detect_leaks=1 ./tests/c/test_core_san
 
+# The layer contract of docs/architecture.md (pyproject.toml, [tool.importlinter]).
+lint: $(VENV)/.native
+	$(VENV)/bin/lint-imports --no-cache
+
 test-py: $(VENV)/.native
 	$(PY) -m pytest
 
-test: test-c test-py
+test: test-c lint test-py
 
 $(VENV)/.bench: $(VENV)/.installed
 	$(PIP) install -q -e '.[bench]'

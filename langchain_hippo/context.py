@@ -22,27 +22,22 @@ these turns.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from hippo import HippoError, InvalidInput
-from hippo.context_entries.extract import looks_like_error
-from hippo.hierarchy.decay import closed_form
-from hippo.tokenizer import count_tokens
-from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace
+from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key
+from langchain_hippo._common import check_memory, check_positive_int, custom_namespace
 from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
 
-EXPAND_TOOL = "memory_expand"
 log = logging.getLogger("hippo.langchain.context")
 
 
@@ -52,29 +47,49 @@ class _ExpandArgs(BaseModel):
                               "key or value); without it the whole content comes back, cut to the budget.")
 
 
-class _Thread:
-    """What the middleware knows about one working namespace: which messages it indexed or decided to keep."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.loaded = False
-        self.entry_of: dict[str, str] = {}    # message key -> entry id
-        self.keep: set[str] = set()           # message keys the policies left verbatim
-        self.tokens: dict[str, int] = {}      # message key -> cl100k tokens of its text
-        self.copies: dict[str, tuple] = {}    # entry id -> (block, message key, message sent)
-        self.plain: set[str] = set()          # turns the policies do not index by content
-
-
 def _key(message: BaseMessage) -> str:
     if message.id:
         return f"id:{message.id}"
     if isinstance(message, ToolMessage) and message.tool_call_id:
         return f"call:{message.tool_call_id}"
-    return "sha:" + hashlib.sha1(f"{message.type}\x00{message.text}".encode("utf-8", "surrogatepass")).hexdigest()
+    return content_key(message.type, message.text)
 
 
 def _text(message: BaseMessage) -> str:
     return message.text or ""
+
+
+def _role(message: BaseMessage) -> str:
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, ToolMessage):
+        return "tool"
+    return "system"
+
+
+def _context_messages(messages: list[AnyMessage]) -> list[ContextMessage]:
+    """The conversation as hippo's compaction sees it (an old memory_expand result names its query)."""
+    out = []
+    for i, m in enumerate(messages):
+        query = None
+        if isinstance(m, ToolMessage) and m.name == EXPAND_TOOL:
+            query = next((c.get("args", {}).get("query") for c in _calls_before(messages, i)
+                          if c.get("id") == m.tool_call_id), None)
+        out.append(ContextMessage(key=_key(m), role=_role(m), text=_text(m),
+                                  tool=m.name if isinstance(m, ToolMessage) else None,
+                                  call_id=m.tool_call_id if isinstance(m, ToolMessage) else m.id,
+                                  error=isinstance(m, ToolMessage) and m.status == "error",
+                                  query=query if isinstance(query, str) else None))
+    return out
+
+
+def _calls_before(messages: list[AnyMessage], i: int) -> list[dict]:
+    for m in reversed(messages[:i]):
+        if isinstance(m, AIMessage):
+            return list(m.tool_calls or [])
+    return []
 
 
 class HippoContextMiddleware(AgentMiddleware):
@@ -86,7 +101,7 @@ class HippoContextMiddleware(AgentMiddleware):
         turn_threshold: an old user / assistant message whose strength (seed 004 §8.1, ``message`` rate) fell
             below this is replaced by its entry when that is shorter.
         min_turn_tokens: shorter messages are never replaced (an entry would not be smaller).
-        policies: extra index policies (``hippo.entries.DEFAULT_INDEX_POLICIES`` format) evaluated after the
+        policies: extra index policies (``hippo.engine.entries.DEFAULT_INDEX_POLICIES`` format) evaluated after the
             defaults and ``config.decay.policies``.
         expand_tokens: token budget of one ``memory_expand`` answer.
         expand_context_lines: lines shown around each line that matches an expand query.
@@ -119,36 +134,21 @@ class HippoContextMiddleware(AgentMiddleware):
             if not callable(getattr(memory, attr, None)):
                 raise InvalidInput(f"memory must be a hippo.Memory with index entries (no Memory.{attr})")
         self.keep_recent_turns = check_positive_int(keep_recent_turns, "keep_recent_turns")
-        if isinstance(turn_threshold, bool) or not isinstance(turn_threshold, (int, float)) \
-                or not 0.0 <= turn_threshold <= 1.0:
-            raise InvalidInput(f"turn_threshold must be a number in [0, 1], got {turn_threshold!r}")
-        self.turn_threshold = float(turn_threshold)
-        self.min_turn_tokens = check_positive_int(min_turn_tokens, "min_turn_tokens")
-        if policies is not None and (isinstance(policies, (str, bytes, Mapping)) or not isinstance(policies, Iterable)):
-            raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts or None")
-        self.policies = list(policies) if policies is not None else None
-        if self.policies:
-            from hippo.hierarchy.policies import compile_policies
-
-            compile_policies(self.policies)  # fail now, not at the first tool output
         self.expand_tokens = check_positive_int(expand_tokens, "expand_tokens")
-        if isinstance(expand_context_lines, bool) or not isinstance(expand_context_lines, int) \
-                or expand_context_lines < 0:
-            raise InvalidInput(f"expand_context_lines must be an int >= 0, got {expand_context_lines!r}")
-        self.expand_context_lines = expand_context_lines
         self.consolidate_on_end = bool(consolidate_on_end)
-        # seed 004 §7.1 "direct reference": an identifier of the current user message that an entry's block lacks
-        # but its content holds brings the lines around it along with the block (0 turns this off)
-        if isinstance(cue_tokens, bool) or not isinstance(cue_tokens, int) or cue_tokens < 0:
-            raise InvalidInput(f"cue_tokens must be an int >= 0, got {cue_tokens!r}")
-        self.cue_tokens = cue_tokens
+        # the policy itself is hippo's (framework-neutral): which messages become entries, what replaces them;
+        # seed 004 §7.1 "direct reference": an identifier of the current user message that an entry's block
+        # lacks but its content holds brings the lines around it along with the block (cue_tokens=0 turns it off)
+        self.compactor = ContextCompactor(memory, keep_recent_turns=keep_recent_turns, turn_threshold=turn_threshold,
+                                          min_turn_tokens=min_turn_tokens, policies=policies, cue_tokens=cue_tokens,
+                                          context_lines=expand_context_lines)
         # scoping is HippoMemoryMiddleware's: same ids, same long-term namespace
         self._scoper = HippoMemoryMiddleware(memory, user_id_key=user_id_key, thread_id_key=thread_id_key)
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
-        self._threads: dict[str, _Thread] = {}
-        self._threads_lock = threading.Lock()
+        self._copies: dict[tuple[str, str], tuple[str, AnyMessage]] = {}  # (namespace, key) -> (text, message sent)
+        self._copies_lock = threading.Lock()
         self.tools: list[BaseTool] = [self._expand_tool()]
 
     # -- scope ---------------------------------------------------------------------------------------------
@@ -169,164 +169,24 @@ class HippoContextMiddleware(AgentMiddleware):
         user, thread = self._scoper.identify(runtime)
         return self.memory.using(self.working_namespace(user, thread)), user, thread
 
-    def _thread(self, view: Any) -> _Thread:
-        with self._threads_lock:
-            th = self._threads.get(view.namespace)
-            if th is None:
-                th = self._threads[view.namespace] = _Thread()
-        if not th.loaded:
-            with th.lock:
-                if not th.loaded:
-                    for e in view.entries():  # entries indexed by an earlier process
-                        mk = e.source.get("message_key")
-                        if isinstance(mk, str):
-                            th.entry_of[mk] = e.id
-                    th.loaded = True
-        return th
-
     # -- compaction ----------------------------------------------------------------------------------------
-    def _tokens(self, th: _Thread, key: str, text: str) -> int:
-        n = th.tokens.get(key)
-        if n is None:
-            n = th.tokens[key] = count_tokens(text) if text else 0
-        return n
-
-    def _decide(self, view: Any, th: _Thread, message: BaseMessage, key: str, turn: int, age: int) -> str | None:
-        """The entry id standing for ``message`` (indexing it now if the policies say so), or None."""
-        got = th.entry_of.get(key)
-        if got is not None or key in th.keep:
-            return got
-        try:
-            return self._index(view, th, message, key, turn, age)
-        except InvalidInput as exc:
-            # content hippo cannot store losslessly (control characters, lone surrogates): sent verbatim
-            log.warning("message %s stays verbatim: %s", key, exc)
-            th.keep.add(key)
-            return None
-
-    def _index(self, view: Any, th: _Thread, message: BaseMessage, key: str, turn: int, age: int) -> str | None:
-        text = _text(message)
-        if not text.strip():
-            th.keep.add(key)
-            return None
-        n = self._tokens(th, key, text)
-        if isinstance(message, ToolMessage):
-            if message.name == EXPAND_TOOL:
-                th.keep.add(key)
-                return None
-            error = message.status == "error" or looks_like_error(text)
-            source = {"type": "error" if error else (message.name or "tool"), "tool": message.name,
-                      "ref": message.tool_call_id, "message_key": key, "retrievable": True}
-            if not view.wants_index(text, type="tool_result", role="tool", source=source, n_tokens=n,
-                                    policies=self.policies):
-                th.keep.add(key)
-                return None
-            entry = view.index_entry(text, type="tool_result", role="tool", source=source, turn=turn,
-                                     policies=self.policies)
-        elif isinstance(message, (HumanMessage, AIMessage)):
-            role = "user" if isinstance(message, HumanMessage) else "assistant"
-            source = {"type": f"turn.{role}", "ref": message.id, "message_key": key, "retrievable": True}
-            if key not in th.plain:
-                # user instructions are indexed at once (policy: high priority, persist-worthy); such an entry
-                # replaces the message only if it is ever shorter than the message
-                if view.wants_index(text, type="message", role=role, source=source, n_tokens=n,
-                                    policies=self.policies):
-                    entry = view.index_entry(text, type="message", role=role, source=source, turn=turn,
-                                             policies=self.policies)
-                    th.entry_of[key] = entry.id
-                    return entry.id
-                th.plain.add(key)
-            if n < self.min_turn_tokens:
-                th.keep.add(key)  # never worth an entry; short turns stay verbatim
-                return None
-            if closed_form(view.config.decay.rates["message"], age) >= self.turn_threshold:
-                return None  # not decayed yet (seed 004 §8.1, message rate): decided again at a later turn
-            entry = view.index_entry(text, type="message", role=role, source=source, turn=turn,
-                                     policies=self.policies)
-        else:
-            th.keep.add(key)
-            return None
-        th.entry_of[key] = entry.id
-        return entry.id
-
     def compact(self, messages: list[AnyMessage], view: Any, *, index_recent: bool = False) -> list[AnyMessage]:
         """The message list to send: old large / decayed messages replaced by their index entries. With
         ``index_recent`` the policies also index the messages of the recent turns (they still stay verbatim)."""
-        th = self._thread(view)
-        turns = []
-        n_turn = 0
-        for m in messages:
-            if isinstance(m, HumanMessage):
-                n_turn += 1
-            turns.append(n_turn)
-        current = n_turn
-        if current <= self.keep_recent_turns - 1 and not index_recent:
-            return list(messages)
-        plan: list[tuple[int, str]] = []
-        with th.lock:
-            for i, m in enumerate(messages):
-                age = current - turns[i]
-                if isinstance(m, SystemMessage):
-                    continue
-                if age < self.keep_recent_turns:
-                    if index_recent and not (isinstance(m, ToolMessage) and m.name == EXPAND_TOOL):
-                        self._decide(view, th, m, _key(m), turns[i], age)
-                    continue
-                key = _key(m)
-                if isinstance(m, ToolMessage) and m.name == EXPAND_TOOL:
-                    plan.append((i, ""))
-                    continue
-                eid = self._decide(view, th, m, key, turns[i], age)
-                if eid is not None:
-                    plan.append((i, eid))
-        if not plan:
-            return list(messages)
-        blocks = view.entry_blocks([eid for _, eid in plan if eid], turn=current)
-        blocks.update(self._cued(view, messages, blocks, current))
+        texts = self.compactor.compact(_context_messages(messages), view.namespace, index_recent=index_recent)
         out = list(messages)
-        for i, eid in plan:
-            m = messages[i]
-            if not eid:
-                query = next((c.get("args", {}).get("query") for c in self._calls_before(messages, i)
-                              if c.get("id") == m.tool_call_id), None)
-                note = f"[memory_expand result of an earlier turn{f' for {query!r}' if query else ''} " \
-                       "removed from context; call memory_expand again to re-read it]"
-                out[i] = m.model_copy(update={"content": note})
+        for i, text in enumerate(texts):
+            if text is None:
                 continue
-            block = blocks.get(eid)
-            if block is None:
-                continue  # critical (kept verbatim) or deleted meanwhile
-            cached = th.copies.get(eid)
-            if cached is not None and cached[0] == block and cached[1] == _key(m):
-                out[i] = cached[2]
-                continue
-            if len(block) >= len(_text(m)):
-                continue  # the entry would not be smaller than the message
-            out[i] = m.model_copy(update={"content": block})
-            th.copies[eid] = (block, _key(m), out[i])
+            key = (view.namespace, _key(messages[i]))
+            with self._copies_lock:
+                cached = self._copies.get(key)
+                if cached is not None and cached[0] == text:
+                    out[i] = cached[1]  # the same object as last time: a stable prompt prefix
+                    continue
+                out[i] = messages[i].model_copy(update={"content": text})
+                self._copies[key] = (text, out[i])
         return out
-
-    def _cued(self, view: Any, messages: list[AnyMessage], blocks: dict[str, str | None], turn: int
-              ) -> dict[str, str]:
-        """Blocks extended with the lines an identifier of the latest user message points to (pattern
-        completion on a direct reference, seed 004 §7.1), for entries whose block does not already show it."""
-        if not self.cue_tokens:
-            return {}
-        ask = next((_text(m) for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        if not ask.strip():
-            return {}
-        try:
-            return view.blocks_on_cue(ask, blocks, max_tokens=self.cue_tokens,
-                                      context_lines=self.expand_context_lines, turn=turn)
-        except HippoError:
-            return {}
-
-    @staticmethod
-    def _calls_before(messages: list[AnyMessage], i: int) -> list[dict]:
-        for m in reversed(messages[:i]):
-            if isinstance(m, AIMessage):
-                return list(m.tool_calls or [])
-        return []
 
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
@@ -345,14 +205,12 @@ class HippoContextMiddleware(AgentMiddleware):
 
     # -- pattern completion tool ---------------------------------------------------------------------------
     def _expand(self, target: Any, entry_id: str, query: str | None = None) -> str:
-        got = target.complete(entry_id.strip(), query, max_tokens=self.expand_tokens,
-                              context_lines=self.expand_context_lines)
-        return got.text
+        return self.compactor.expand(target.namespace, entry_id, query, max_tokens=self.expand_tokens)
 
     async def _aexpand(self, target: Any, entry_id: str, query: str | None = None) -> str:
-        got = await acall(target, "complete", entry_id.strip(), query, max_tokens=self.expand_tokens,
-                          context_lines=self.expand_context_lines)
-        return got.text
+        import asyncio
+
+        return await asyncio.to_thread(self._expand, target, entry_id, query)
 
     def _expand_tool(self) -> BaseTool:
         func, coroutine = _bind(self._expand, self._aexpand, {}, lambda runtime: self._views(runtime)[0], True)

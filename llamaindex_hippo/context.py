@@ -1,5 +1,5 @@
 """Context lifecycle for ``llama_index.core.memory.Memory`` (seed 004, hippocampus.md), with the same index
-policies as ``langchain_hippo.HippoContextMiddleware`` (``Memory.wants_index``, ``hippo.entries``).
+policies as ``langchain_hippo.HippoContextMiddleware`` (``Memory.wants_index``, ``hippo.engine.entries``).
 
 * ``HippoContextBlock``: a memory block. Messages flushed out of the short-term FIFO are indexed when the policies
   say so (large tool outputs, error dumps, user instructions) or when they are long turns (they decayed out of
@@ -16,7 +16,6 @@ message the memory is read for.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from typing import Any, Iterable, Mapping
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -24,14 +23,11 @@ from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
-from hippo import InvalidInput
-from hippo.context_entries.extract import looks_like_error
-from hippo.tokenizer import count_tokens
+from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
 from llamaindex_hippo._common import ValidatedInit, acall, check_memory, check_positive_int
 
-EXPAND_TOOL = "memory_expand"
-_TYPE_OF_ROLE = {"tool": "tool_result", "function": "tool_result", "user": "message", "assistant": "message",
-                 "chatbot": "message", "model": "message"}
+_HIPPO_ROLE = {"tool": "tool", "function": "tool", "user": "user", "assistant": "assistant", "chatbot": "assistant",
+               "model": "assistant", "system": "system", "developer": "system"}
 
 
 def _role(message: ChatMessage) -> str:
@@ -48,39 +44,14 @@ def _key(message: ChatMessage) -> str:
     for name in ("tool_call_id", "id", "message_id"):
         if isinstance(extra.get(name), str) and extra[name]:
             return f"{name}:{extra[name]}"
-    return "sha:" + hashlib.sha1(f"{_role(message)}\x00{_text(message)}".encode("utf-8", "surrogatepass")).hexdigest()
+    return content_key(_role(message), _text(message))
 
 
-def _index_message(view: Any, message: ChatMessage, turn: int | None, *, policies: list | None,
-                   min_turn_tokens: int | None) -> str | None:
-    """Index ``message`` in ``view`` when the policies (or, for long turns, ``min_turn_tokens``) say so; content
-    hippo cannot store losslessly (control characters, lone surrogates) is left as it is."""
-    try:
-        return _index_checked(view, message, turn, policies=policies, min_turn_tokens=min_turn_tokens)
-    except InvalidInput:
-        return None
-
-
-def _index_checked(view: Any, message: ChatMessage, turn: int | None, *, policies: list | None,
-                   min_turn_tokens: int | None) -> str | None:
-    text = _text(message)
-    role = _role(message)
-    entry_type = _TYPE_OF_ROLE.get(role)
-    if entry_type is None or not text.strip():
-        return None
+def _context_message(message: ChatMessage) -> ContextMessage:
     extra = message.additional_kwargs or {}
-    key = _key(message)
     tool = extra.get("name") or extra.get("tool_name")
-    error = entry_type == "tool_result" and looks_like_error(text)
-    source = {"type": "error" if error else (str(tool) if tool and entry_type == "tool_result"
-                                              else f"turn.{role}" if entry_type == "message" else "tool"),
-              "ref": extra.get("tool_call_id"), "message_key": key, "retrievable": True}
-    n = count_tokens(text)
-    hippo_role = "tool" if entry_type == "tool_result" else ("user" if role == "user" else "assistant")
-    if not view.wants_index(text, type=entry_type, role=hippo_role, source=source, n_tokens=n, policies=policies) \
-            and not (min_turn_tokens is not None and entry_type == "message" and n >= min_turn_tokens):
-        return None
-    return view.index_entry(text, type=entry_type, role=hippo_role, source=source, turn=turn, policies=policies).id
+    return ContextMessage(key=_key(message), role=_HIPPO_ROLE.get(_role(message), "system"), text=_text(message),
+                          tool=str(tool) if tool else None, call_id=extra.get("tool_call_id"))
 
 
 class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
@@ -90,7 +61,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         memory: the ``hippo.Memory``.
         budget_tokens: token budget of the text the block contributes.
         min_turn_tokens: flushed user / assistant turns at least this long are indexed as ``message`` entries.
-        policies: extra index policies (``hippo.entries.DEFAULT_INDEX_POLICIES`` format).
+        policies: extra index policies (``hippo.engine.entries.DEFAULT_INDEX_POLICIES`` format).
         namespace_prefix: entries of session ``s`` live in ``f"{namespace_prefix}{s}"``.
 
     Example:
@@ -110,6 +81,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
     policies: list | None = Field(default=None)
     namespace_prefix: str = Field(default="context.")
     _last_user: dict = PrivateAttr(default_factory=dict)
+    _compactor: Any = PrivateAttr(default=None)
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -119,10 +91,8 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         check_positive_int(self.min_turn_tokens, "min_turn_tokens")
         if not isinstance(self.namespace_prefix, str) or not self.namespace_prefix:
             raise InvalidInput("namespace_prefix must be a non-empty str")
-        if self.policies:
-            from hippo.hierarchy.policies import compile_policies
-
-            compile_policies(self.policies)
+        # flushed messages leave the short-term window: the policies index them, and long turns become entries
+        self._compactor = ContextCompactor(self.memory, min_turn_tokens=self.min_turn_tokens, policies=self.policies)
 
     def view(self, session_id: str | None) -> Any:
         """The hippo namespace of a session's entries."""
@@ -133,10 +103,9 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         for m in messages:
             by_session.setdefault((m.additional_kwargs or {}).get("session_id"), []).append(m)
         for session, batch in by_session.items():
-            view = self.view(session)
+            namespace = self.view(session).namespace
             for m in batch:
-                await asyncio.to_thread(_index_message, view, m, None, policies=self.policies,
-                                        min_turn_tokens=self.min_turn_tokens)
+                await asyncio.to_thread(self._compactor.index, namespace, _context_message(m))
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
@@ -173,36 +142,13 @@ def compact_chat_history(messages: list[ChatMessage], memory: Any, *, namespace:
     """``messages`` with the large tool outputs (and other content the index policies select) of turns older
     than the latest ``keep_recent_turns`` replaced by their index entries; the input list is not changed."""
     check_memory(memory)
-    check_positive_int(keep_recent_turns, "keep_recent_turns")
-    policies = list(policies) if policies is not None else None
-    view = memory.using(namespace)
-    turns, n = [], 0
-    for m in messages:
-        if _role(m) == "user":
-            n += 1
-        turns.append(n)
-    known = {e.source.get("message_key"): e.id for e in view.entries()}
-    plan = []
-    for i, m in enumerate(messages):
-        if n - turns[i] < keep_recent_turns or _role(m) not in ("tool", "function"):
-            continue
-        if (m.additional_kwargs or {}).get("name") == EXPAND_TOOL:
-            continue
-        eid = known.get(_key(m)) or _index_message(view, m, turns[i], policies=policies, min_turn_tokens=None)
-        if eid is not None:
-            plan.append((i, eid))
-    if not plan:
-        return list(messages)
-    blocks = view.entry_blocks([eid for _, eid in plan], turn=n)
-    ask = next((_text(m) for m in reversed(messages) if _role(m) == "user"), "")
-    if ask.strip():
-        # seed 004 §7.1 direct reference: an identifier the user names brings the lines around it along
-        blocks.update(view.blocks_on_cue(ask, blocks, turn=n))
+    compactor = ContextCompactor(memory, keep_recent_turns=check_positive_int(keep_recent_turns, "keep_recent_turns"),
+                                 index_roles=("tool",), index_turns=False, policies=policies)
+    texts = compactor.compact([_context_message(m) for m in messages], namespace)
     out = list(messages)
-    for i, eid in plan:
-        block = blocks.get(eid)
-        if block is not None and len(block) < len(_text(messages[i])):
-            out[i] = ChatMessage(role=messages[i].role, content=block,
+    for i, text in enumerate(texts):
+        if text is not None and _role(messages[i]) in ("tool", "function"):
+            out[i] = ChatMessage(role=messages[i].role, content=text,
                                  additional_kwargs=dict(messages[i].additional_kwargs or {}))
     return out
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hippo.errors import (
+from hippo.base.config import Config, RetrievalConfig, SignatureConfig
+from hippo.base.errors import (
     ClosedError,
     CorruptData,
     HippoError,
@@ -16,16 +17,20 @@ from hippo.errors import (
     StoreBusy,
     StoreError,
 )
-from hippo._native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
-from hippo.config import Config, RetrievalConfig, SignatureConfig
+from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, content_key
 from hippo.memory import Memory
-from hippo.tokenizer import count_tokens
-from hippo.types import Hit, MemoryItem, Recall
+from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
+from hippo.text.tokenizer import count_tokens
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Memory",
+    "ContextCompactor",
+    "ContextMessage",
+    "content_key",
+    "EXPAND_TOOL",
     "Config",
     "RetrievalConfig",
     "SignatureConfig",

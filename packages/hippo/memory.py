@@ -1,358 +1,173 @@
-"""``hippo.Memory``: the public facade over the store, the co-index and retrieval."""
+"""``hippo.Memory``: the public facade. It validates arguments, opens the store, and delegates to the engine
+(:mod:`hippo.engine`); it holds no retrieval logic of its own. Every method has an ``a``-prefixed async twin that
+runs it in a worker thread."""
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import json
-import logging
-import math
 import os
-import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, TypeVar
 
-import numpy as np
-
-from hippo import context, retrieval, tokenizer
-from hippo._native import BinaryIndex
-from hippo.agentic import AgenticMixin
-from hippo.coindex import ROLES, NamespaceIndex, Scored
-from hippo.config import Config
-from hippo.embedding import SimHasher, as_embed_fn
-from hippo.entries import EntriesMixin
-from hippo.errors import (ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError,
-                          StoreError)
-from hippo.filters import compile_filter
-from hippo.hierarchy import lifecycle
-from hippo.profiles import ProfilesMixin
-from hippo.rwlock import RWLock
-from hippo.store import codec
-from hippo.store.base import MessageRow, NewMessage
+from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
+from hippo.base.config import Config
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
+from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.engine import agentic, integrity, timeline
+from hippo.engine.entries import Entries
+from hippo.engine.maintenance import LEVELS
+from hippo.engine.namespace import Namespace, delete_namespace
+from hippo.engine.prepare import prepare
+from hippo.engine.profiles import check_speaker
+from hippo.engine.runtime import Runtime
+from hippo.engine.scope import scope_of
+from hippo.store.base import Store
+from hippo.store.filters import compile_filter
 from hippo.store.sqlite import SQLiteStore, check_path
-from hippo.timeutil import fmt_day, to_datetime, to_epoch
-from hippo.truth import rank as truth_rank
-from hippo.truth.api import TruthMixin
-from hippo.truth.state import GRANULARITIES
-from hippo.truth import timeexpr
-from hippo.types import Hit, MemoryItem, Recall
+from hippo.text import tokenizer
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
-_ROLES = ROLES
-_ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority", "event_time")
-_PRIORITIES = ("critical", "high", "normal", "low")
-log = logging.getLogger("hippo.memory")
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _Scope:
-    """The time scope of one search / recall call: filters and whether the query asks for an order."""
+def _twin(fn: F) -> F:
+    """The async twin of a facade method: the same call in a worker thread (``asyncio.to_thread``)."""
 
-    __slots__ = ("since", "until", "as_of", "ordering", "current")
+    @functools.wraps(fn)
+    async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(functools.partial(fn, self, *args, **kwargs))
 
-    def __init__(self, since: float | None, until: float | None, as_of: float | None, ordering: bool,
-                 current: bool = False) -> None:
-        self.since, self.until, self.as_of, self.ordering = since, until, as_of, ordering
-        self.current = current
-
-    @property
-    def filters(self) -> bool:
-        return self.since is not None or self.until is not None or self.as_of is not None
+    twin.__name__ = twin.__qualname__ = "a" + fn.__name__
+    twin.__doc__ = f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread)."
+    return twin  # type: ignore[return-value]
 
 
-_DAY_GRANULARITIES = (GRANULARITIES.index("day"), GRANULARITIES.index("caller"))
+def _entries_method(fn: F) -> F:
+    """A facade method that delegates to this namespace's :class:`~hippo.engine.entries.Entries`."""
 
-# Set by search / recall for the duration of one call so that ranking and packing (also when reached through the
-# hierarchy's top-down recall) see the same time scope; a ContextVar is per thread and per asyncio task.
-_SCOPE: contextvars.ContextVar[_Scope | None] = contextvars.ContextVar("hippo_time_scope", default=None)
+    @functools.wraps(fn)
+    def method(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+        return getattr(self._entries(), fn.__name__)(*args, **kwargs)
 
-
-def _check_namespace(ns: object, name: str = "namespace") -> str:
-    if not isinstance(ns, str) or not ns.strip():
-        raise InvalidInput(f"{name} must be a non-empty str, got {ns!r}")
-    if len(ns) > 512 or any(ord(c) < 32 for c in ns):
-        raise InvalidInput(f"{name} must be at most 512 printable characters")
-    if any(0xD800 <= ord(c) <= 0xDFFF for c in ns):
-        raise InvalidInput(f"{name} contains a lone surrogate code point and cannot be stored")
-    return str(ns)
+    return method  # type: ignore[return-value]
 
 
-INT64_MAX = 2**63 - 1  # ids, offsets and limits are SQLite integers
+def _check_query(query: object, name: str = "query") -> str:
+    if not isinstance(query, str):
+        raise InvalidInput(f"{name} must be a str, got {type(query).__name__}")
+    if not query.strip():
+        raise InvalidInput(f"{name} must not be empty or whitespace only")
+    if len(query) > 100_000:
+        raise InvalidInput(f"{name} is longer than 100000 characters")
+    tokenizer.check_text(query, name)
+    return query
 
 
-def _check_int(value: object, name: str, *, minimum: int = 0, maximum: int = INT64_MAX) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise InvalidInput(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise InvalidInput(f"{name} must be >= {minimum}, got {value}")
-    if value > maximum:
-        raise InvalidInput(f"{name} must be <= {maximum}, got {value}")
-    return int(value)
+def _check_path(path: object, name: str = "path") -> str:
+    if not isinstance(path, (str, os.PathLike)):
+        raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    return check_path(path, name)  # no NUL, no lone surrogate
 
 
-MAX_METADATA_DEPTH = 64  # nesting levels of dicts and lists; deeper values are refused, not recursed into
-
-
-def _nesting_depth(value: object, limit: int) -> int:
-    """Depth of nested dicts / lists / tuples in ``value``, without recursion; stops counting past ``limit``."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        v, d = stack.pop()
-        if isinstance(v, Mapping):
-            children = v.values()
-        elif isinstance(v, (list, tuple)):
-            children = v
-        else:
-            continue
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        stack.extend((c, d + 1) for c in children)
-    return deepest
-
-
-def _check_optional_str(value: object, name: str, limit: int = 1000) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a str or None, got {type(value).__name__}")
-    if len(value) > limit:
-        raise InvalidInput(f"{name} is longer than {limit} characters")
-    tokenizer.check_text(value, name) if value.strip() else None
-    return value
-
-
-def _check_metadata(value: object) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, Mapping):
-        raise InvalidInput(f"metadata must be a dict or None, got {type(value).__name__}")
-    for k in value:
-        if not isinstance(k, str):
-            raise InvalidInput(f"metadata keys must be str, got {k!r}")
-    if _nesting_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
-        raise InvalidInput(f"metadata is nested more than {MAX_METADATA_DEPTH} levels deep")
-    try:
-        text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-        text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
-        raise InvalidInput(f"metadata must be JSON-serializable without NaN or lone surrogates: {exc}") from exc
-    return json.loads(text)
-
-
-class _Shared:
-    """State shared by every namespace view of one store."""
-
-    def __init__(self, path, config: Config, llm, embed, read_only: bool = False) -> None:
-        self.config = config
-        self.store = SQLiteStore(path, busy_timeout_s=config.busy_timeout_s, read_only=read_only,
-                                 synchronous=config.synchronous)
-        self.lock = RWLock()
-        self.indexes: dict[str, NamespaceIndex] = {}
-        self.codes: dict[str, tuple[BinaryIndex, list[int]]] = {}
-        self.llm = llm
-        self.embed = as_embed_fn(embed)
-        self.hasher = SimHasher(config.embed_bits) if self.embed else None
-        self.closed = False
-        self.bits = tokenizer.token_bits()
-
-    # Chunk codec (hippo.store.codec): a sealed chunk is a serialized static wavelet matrix (checksummed, validated
-    # on load), deflated: its bit-packed symbols of natural text shrink by about a quarter (2.1 -> 1.6 bytes per
-    # token), repetitive text by hundreds of times. Inflation is bounded by the size the matrix header declares.
-    def encode_chunk(self, tokens: np.ndarray) -> bytes:
-        return codec.encode(tokens, self.bits)
-
-    def decode_chunk(self, blob: bytes) -> np.ndarray:
-        return codec.decode(blob)
-
-
-class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
+class Memory:
     """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
 
-    ``path`` is a SQLite file (created with mode 0600; many namespaces per file) or ``None`` for a private
-    in-memory store. All writes are transactional: a failed call leaves the stored content unchanged.
+    ``path`` is a SQLite file (created with mode 0600; many namespaces per file), ``None`` for a private
+    in-memory store, or a :class:`hippo.store.base.Store`. All writes are transactional: a failed call leaves the
+    stored content unchanged.
 
     ``read_only=True`` opens an existing store without writing to it, also on read-only media, without write
     permission or on a full disk: every read answers (what reads would otherwise persist, such as strengths
-    reinforced by access or consolidated units, stays in memory), every write raises
-    :class:`~hippo.errors.ReadOnlyError`.
+    reinforced by access, stays in memory), every write raises :class:`~hippo.base.errors.ReadOnlyError`.
     """
 
     def __init__(
         self,
-        path: str | os.PathLike | None = None,
+        path: str | os.PathLike | Store | None = None,
         *,
         read_only: bool = False,
         namespace: str = "default",
         config: Config | dict | None = None,
         llm: Any = None,
         embed: Any = None,
-        _shared: _Shared | None = None,
+        _runtime: Runtime | None = None,
     ) -> None:
-        self._namespace = _check_namespace(namespace)
-        if _shared is None:
-            if path is not None and not isinstance(path, (str, os.PathLike)):
-                raise InvalidInput(f"path must be a str, os.PathLike or None, got {type(path).__name__}")
-            if not isinstance(read_only, bool):
-                raise InvalidInput(f"read_only must be a bool, got {type(read_only).__name__}")
-            _shared = _Shared(path, Config.from_value(config), llm, embed, read_only)
-        self._s = _shared
+        name = check_namespace(namespace)
+        if _runtime is None:
+            cfg = Config.from_value(config)
+            check_bool(read_only, "read_only")
+            if isinstance(path, Store):
+                if read_only and not path.read_only:
+                    raise InvalidInput("read_only=True needs a store opened read-only (or a path)")
+                store = path
+            elif path is None or isinstance(path, (str, os.PathLike)):
+                store = SQLiteStore(path, busy_timeout_s=cfg.busy_timeout_s, read_only=read_only,
+                                    synchronous=cfg.synchronous)
+            else:
+                raise InvalidInput(f"path must be a str, os.PathLike, a Store or None, got {type(path).__name__}")
+            _runtime = Runtime(store, cfg, llm, embed)
+        self._rt = _runtime
+        self._ns = Namespace(_runtime, name)
+        self._entries_obj: Entries | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     @property
     def namespace(self) -> str:
-        return self._namespace
+        return self._ns.name
 
     @property
     def config(self) -> Config:
-        return self._s.config
+        return self._rt.config
 
     @property
     def path(self) -> str | None:
-        return self._s.store.path
+        return self._rt.store.path
 
     @property
     def read_only(self) -> bool:
         """Whether the store was opened with ``read_only=True`` (every write raises ``ReadOnlyError``)."""
-        return self._s.store.read_only
+        return self._rt.store.read_only
+
+    def _writable(self, what: str) -> None:
+        """Refuse a write on a read-only store before anything (stored or in memory) changes."""
+        self._rt.live()
+        if self._rt.store.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only (Memory(path, read_only=True))")
+
+    @property
+    def engine(self) -> Namespace:
+        """The engine behind this view (:class:`hippo.engine.namespace.Namespace`), for diagnostics and tests:
+        ``engine.state()`` is the namespace's :class:`~hippo.engine.state.NamespaceState` (co-index, annotations,
+        lifecycle), ``engine.rt.store`` the store. Not a stable API."""
+        return self._ns
 
     def using(self, namespace: str) -> "Memory":
         """A view of another namespace of the same store (shares the connection and caches)."""
-        self._live()
-        return Memory(namespace=_check_namespace(namespace), _shared=self._s)
+        self._rt.live()
+        return Memory(namespace=check_namespace(namespace), _runtime=self._rt)
 
     def close(self) -> None:
-        s = self._s
-        if s.closed:
-            return
-        with s.lock.write():
-            if not s.store.read_only:
-                lifecycle.on_close(s)  # snapshot hierarchy and strengths (derived, rebuildable)
-                for ns in list(s.indexes):
-                    try:
-                        s.store.seal(ns, s.encode_chunk, s.decode_chunk, 1)
-                    except HippoError:
-                        pass  # the tail stays in its rows; nothing is lost
-            s.store.close()
-            s.closed = True
+        """Save derived state, seal unsealed tails and close the store (idempotent)."""
+        self._rt.close()
 
     def __enter__(self) -> "Memory":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def __repr__(self) -> str:
-        return f"Memory(path={self.path!r}, namespace={self._namespace!r})"
+        return f"Memory(path={self.path!r}, namespace={self.namespace!r})"
 
-    def _live(self) -> None:
-        if self._s.closed:
-            raise ClosedError("this Memory is closed")
-
-    def _writable(self, what: str = "writing") -> None:
-        """Refuse a write on a read-only store before anything (stored or in memory) changes."""
-        if self._s.store.read_only:
-            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only (Memory(path, read_only=True))")
-
-    # -- index maintenance ----------------------------------------------------------------------------------
-    def _index(self) -> NamespaceIndex:
-        """The namespace's co-index, loaded on first use and refreshed when another writer changed the store."""
-        s = self._s
-        ns = self._namespace
-        state = s.store.state(ns)
-        idx = s.indexes.get(ns)
-        if idx is not None and idx.state == state:
-            return idx
-        with s.lock.write():
-            idx = s.indexes.get(ns)
-            state = s.store.state(ns)
-            if idx is not None and idx.state == state:
-                return idx
-            if idx is not None and idx.state.generation == state.generation:
-                rows = s.store.load(ns, s.decode_chunk, after_seq=idx.last_seq)  # appended elsewhere
-            else:
-                idx = NamespaceIndex(ns, s.config)
-                rows = s.store.load(ns, s.decode_chunk)
-                s.codes.pop(ns, None)
-            vocab = tokenizer.vocab_size()
-            for r in rows:
-                if r.tokens.size and int(r.tokens.max()) >= vocab:
-                    s.indexes.pop(ns, None)
-                    raise CorruptData(f"namespace {ns!r}: message {r.id} holds token ids outside the vocabulary")
-            idx.append(rows)
-            idx.truth.observe(rows)
-            idx.state = state
-            s.indexes[ns] = idx
-            if s.embed is not None:
-                self._sync_codes(idx, rows)
-            return idx
-
-    def _sync_codes(self, idx: NamespaceIndex, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
-        """Bring the namespace's embedding codes in memory up to ``rows``. ``codes`` are the codes of ``rows`` when
-        the caller already stored them (an append); otherwise missing codes are computed and saved, best effort:
-        they are derived, so a store that is busy or read-only keeps them in memory and a later load recomputes
-        them."""
-        s = self._s
-        ns = self._namespace
-        entry = s.codes.get(ns)
-        if entry is None:
-            entry = s.codes[ns] = (BinaryIndex(s.config.embed_bits), [])
-            width = s.config.embed_bits // 8
-            # a code of another width (damaged, or saved with other settings) is recomputed like a missing one
-            stored = {i: c for i, c in s.store.get_codes(ns).items() if isinstance(c, bytes) and len(c) == width}
-            have = [i for i in idx.ids.view.tolist() if i in stored]
-            if have:
-                arr = np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(len(have), -1)
-                entry[0].add(np.ascontiguousarray(arr))
-                entry[1].extend(have)
-            rows = [r for r in rows if r.id not in stored]
-            codes = None
-        if rows and codes is None:
-            texts = [tokenizer.decode(r.tokens) for r in rows]
-            codes = s.hasher.codes(s.embed(texts), len(texts))
-            if not s.store.read_only:
-                try:
-                    s.store.put_codes(ns, [r.id for r in rows], codes)
-                except StoreError as exc:
-                    log.warning("embedding codes of namespace %r kept in memory only: %s", ns, exc)
-        if rows:
-            entry[0].add(np.ascontiguousarray(codes))
-            entry[1].extend(r.id for r in rows)
+    def _entries(self) -> Entries:
+        if self._entries_obj is None:
+            self._entries_obj = Entries(self._ns)
+        return self._entries_obj
 
     # -- writing --------------------------------------------------------------------------------------------
-    def _prepare(self, item: Mapping[str, Any] | MemoryItem, where: str) -> NewMessage:
-        if isinstance(item, MemoryItem):
-            item = {"text": item.text, "speaker": item.speaker, "role": item.role, "timestamp": item.timestamp,
-                    "session_id": item.session_id, "metadata": item.metadata}
-        if not isinstance(item, Mapping):
-            raise InvalidInput(f"{where} must be a dict or MemoryItem, got {type(item).__name__}")
-        unknown = set(item) - set(_ADD_KEYS)
-        if unknown:
-            raise InvalidInput(f"{where}: unknown field(s) {sorted(unknown)}; expected {list(_ADD_KEYS)}")
-        cfg = self._s.config
-        text = tokenizer.check_text(item.get("text"), f"{where}.text" if where != "add" else "text",
-                                    max_chars=cfg.max_message_chars)
-        role = item.get("role", "user") or "user"
-        if role not in _ROLES:
-            raise InvalidInput(f"role must be one of {_ROLES}, got {role!r}")
-        speaker = _check_optional_str(item.get("speaker"), "speaker")
-        session = _check_optional_str(item.get("session_id"), "session_id")
-        ts = to_epoch(item.get("timestamp"), "timestamp", min_year=cfg.timestamp_min_year,
-                      max_year=cfg.timestamp_max_year)
-        metadata = _check_metadata(item.get("metadata"))
-        event_time = to_epoch(item.get("event_time"), "event_time", min_year=cfg.timestamp_min_year,
-                              max_year=cfg.timestamp_max_year)
-        if event_time is not None:
-            metadata["event_time"] = event_time
-        priority = item.get("priority")
-        if priority is not None:
-            if priority not in _PRIORITIES:
-                raise InvalidInput(f"priority must be one of {_PRIORITIES} or None, got {priority!r}")
-            metadata["priority"] = priority
-        tokens = tokenizer.encode(text)
-        return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
-                          metadata=metadata, created_at=time.time())
-
     def add(
         self,
         text: str,
@@ -370,348 +185,103 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         ``timestamp`` is when the message was said; ``event_time`` (optional) when what it reports happened.
         Without it, the event time is resolved from the text ("yesterday", "two weeks ago", "on May 3rd") against
         ``timestamp``. Both accept a datetime, epoch seconds or ISO-8601 text."""
+        self._writable("add")
         item = {"text": text, "speaker": speaker, "role": role, "timestamp": timestamp, "session_id": session_id,
                 "metadata": metadata, "priority": priority, "event_time": event_time}
-        return lifecycle.gated_write(self, [self._prepare(item, "add")])[0]
+        return self._ns.write([prepare(item, "add", self.config)])[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
         """Store many messages in one transaction: either all are stored or none."""
+        self._writable("add_many")
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
             raise InvalidInput(f"items must be an iterable of dicts, got {type(items).__name__}")
-        prepared = [self._prepare(it, f"items[{k}]") for k, it in enumerate(items)]
-        return lifecycle.gated_write(self, prepared)
-
-    def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
-        self._live()
-        self._writable()
-        if not prepared:
-            return []
-        s = self._s
-        ns = self._namespace
-        idx = self._index()
-        texts = [tokenizer.decode(p.tokens) for p in prepared]
-        codes = None
-        if s.embed is not None:
-            # Embedded before the append and stored in its transaction: a failing embedding function stores
-            # nothing, and nothing is left to write once the messages committed.
-            codes = s.hasher.codes(s.embed(texts), len(texts))
-        with s.lock.write():
-            rows = s.store.append(ns, prepared, codes=codes)
-            # From here on the messages are committed: whatever follows maintains derived, process-local state and
-            # must not raise, or a caller that retries would store them twice. A failure drops the namespace's
-            # caches, which the next read rebuilds from the store.
-            try:
-                self._after_append(idx, rows, texts, codes)
-            except Exception:  # noqa: BLE001 - see above; logged with its traceback
-                log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", ns)
-                s.indexes.pop(ns, None)
-                s.codes.pop(ns, None)
-            self._maybe_seal(ns)
-        return [self._item(r, t) for r, t in zip(rows, texts)]
-
-    def _after_append(self, idx: NamespaceIndex, rows: list[MessageRow], texts: list[str],
-                      codes: np.ndarray | None) -> None:
-        s = self._s
-        ns = self._namespace
-        idx = s.indexes.get(ns) or idx
-        expected = idx.state
-        idx.append(rows)
-        idx.truth.observe(rows)
-        state = s.store.state(ns)
-        # If another process appended in between, reload instead of trusting our incremental state.
-        if state.generation == expected.generation and state.next_seq == expected.next_seq + len(rows):
-            idx.state = state
-        else:
-            s.indexes.pop(ns, None)
-        if s.embed is not None and ns in s.indexes:
-            self._sync_codes(idx, rows, codes)
-        if ns in s.indexes:
-            lifecycle.on_add(self, idx, rows)  # hierarchy, strengths (light consolidation)
-        if ns in s.indexes:
-            first = len(idx) - len(rows)
-            idx.truth.sync(idx, {first + k: t for k, t in enumerate(texts)})
-
-    def _maybe_seal(self, ns: str) -> None:
-        s = self._s
-        try:
-            sealed = s.store.seal(ns, s.encode_chunk, s.decode_chunk, s.config.seal_tokens)
-        except HippoError as exc:
-            # The append has committed: a seal that cannot get the lock or the disk space now (or finds damage) is
-            # retried by a later write, and the tail stays readable in its rows. Failing here would make callers
-            # retry an add that already happened.
-            log.warning("namespace %r: sealing the tail is deferred: %s", ns, exc)
-            return
-        if sealed:
-            idx = s.indexes.get(ns)
-            if idx is not None:
-                idx.state = s.store.state(ns)
+        cfg = self.config
+        prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
+        return self._ns.write(prepared)
 
     def update(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
         """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent. The old
-        metadata leaves no copy behind in the store's files (see :meth:`forget`)."""
-        self._live()
+        metadata leaves no copy behind in the store's files (see :meth:`delete`)."""
         self._writable("update")
-        i = _check_int(id, "id")
-        meta = _check_metadata(metadata)
-        with self._s.lock.write():
-            if not self._s.store.update_metadata(self._namespace, i, meta):
-                raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
-            self._s.store.scrub()  # the replaced metadata must not stay behind in the log
-        return self.get(i)
+        return self._ns.update_metadata(check_int(id, "id"), check_metadata(metadata))
 
     def delete(self, ids: int | Iterable[int]) -> int:
         """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.
 
-        When this returns, the deleted text, metadata and token ids are gone from the store's files too: freed
-        pages are zeroed and the write-ahead log is truncated (if another process is reading the store at that
-        moment, the log is truncated after its read, at the next write or close)."""
-        self._live()
+        When this returns, the deleted text, metadata and token ids are gone from the store's files too (freed
+        pages are zeroed, the write-ahead log is truncated; if another process is reading the store at that moment,
+        the log is truncated after its read, at the next write or close), and so is text an LLM wrote from them."""
         self._writable("delete")
-        if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
-            ids = [_check_int(ids, "ids")]
-        elif isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-            raise InvalidInput(f"ids must be an int or an iterable of ints, got {type(ids).__name__}")
-        ids = [_check_int(i, "ids", minimum=0) for i in ids]
-        return self._delete(ids)
-
-    def _delete(self, ids: list[int]) -> int:
-        self._writable("delete")
-        s = self._s
-        ns = self._namespace
-        self._index()
-        with s.lock.write():
-            gone = s.store.delete(ns, ids, s.encode_chunk, s.decode_chunk)
-            if gone:
-                # committed: what follows updates derived state and must not raise (see _write)
-                try:
-                    self._after_delete(gone)
-                except Exception:  # noqa: BLE001
-                    log.exception("namespace %r: derived state after a delete failed; it is rebuilt on next use", ns)
-                    s.indexes.pop(ns, None)
-                    s.codes.pop(ns, None)
-                    lifecycle.on_drop_namespace(s, ns)
-                s.store.scrub()  # a unit snapshot saved above replaced pages too
-        return len(gone)
-
-    def _after_delete(self, gone: list[int]) -> None:
-        s = self._s
-        ns = self._namespace
-        idx = s.indexes.get(ns)
-        if idx is not None:
-            before = idx.state
-            idx.rebuild_without(gone)
-            if s.embed is not None:
-                s.codes.pop(ns, None)
-            state = s.store.state(ns)
-            if state.generation == before.generation + 1 and state.next_seq == before.next_seq:
-                idx.state = state
-            else:
-                s.indexes.pop(ns, None)
-        lifecycle.on_delete(self, gone)  # units left without provenance go too
+        return self._ns.delete(check_ids(ids))
 
     def forget(self, filter: dict[str, Any]) -> int:
-        """Delete every message of this namespace that matches ``filter`` (grammar: ``hippo.filters``; a filter
-        that would match everything by accident, such as ``{}``, is refused: use :meth:`clear`). As with
-        :meth:`delete`, the forgotten content is gone from the store's files when this returns."""
+        """Delete every message of this namespace that matches ``filter`` (grammar: :mod:`hippo.store.filters`;
+        ``{}`` is refused: use :meth:`clear`). As with :meth:`delete`, the content leaves the store's files."""
         if not isinstance(filter, dict) or not filter:
             raise InvalidInput("filter must be a non-empty dict (use clear() to delete everything)")
         pred = compile_filter(filter)
-        self._live()
         self._writable("forget")
-        ids = [r.id for r in self._s.store.scan(self._namespace) if pred(r)]
-        return self._delete(ids)
+        return self._ns.forget(pred)
 
     def clear(self) -> int:
         """Delete every message of this namespace."""
-        self._live()
         self._writable("clear")
-        ids = [r.id for r in self._s.store.scan(self._namespace)]
-        return self._delete(ids)
+        return self._ns.forget(None)
 
     def delete_namespace(self, namespace: str) -> int:
         """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed. As
-        with :meth:`delete`, its content is gone from the store's files when this returns."""
-        self._live()
-        ns = _check_namespace(namespace)
+        with :meth:`delete`, its content leaves the store's files."""
+        name = check_namespace(namespace)
         self._writable("delete_namespace")
-        s = self._s
-        with s.lock.write():
-            n = s.store.delete_namespace(ns)
-            s.indexes.pop(ns, None)
-            s.codes.pop(ns, None)
-            lifecycle.on_drop_namespace(s, ns)
-        return n
+        return delete_namespace(self._rt, name)
 
     def namespaces(self) -> list[str]:
-        self._live()
-        return self._s.store.namespaces()
+        self._rt.live()
+        return self._rt.store.namespaces()
 
     def vacuum(self) -> None:
         """Reclaim space and scrub freed pages: deleted content leaves no bytes behind in the file."""
-        self._live()
         self._writable("vacuum")
-        with self._s.lock.write():
-            self._s.store.vacuum()
+        with self._rt.lock.write():
+            self._rt.store.vacuum()
 
     def flush(self) -> None:
         """Seal the unsealed tail of this namespace into a chunk now (normally done every ``seal_tokens``)."""
-        self._live()
         self._writable("flush")
-        s = self._s
-        self._index()
-        with s.lock.write():
-            s.store.seal(self._namespace, s.encode_chunk, s.decode_chunk, 1)
-            idx = s.indexes.get(self._namespace)
-            if idx is not None:
-                idx.state = s.store.state(self._namespace)
+        self._ns.flush()
 
     # -- reading --------------------------------------------------------------------------------------------
-    def _item(self, row: MessageRow, text: str, cls=MemoryItem, **extra) -> MemoryItem:
-        return cls(
-            id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
-            session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
-            n_tokens=row.n_tokens, created_at=to_datetime(row.created_at), **extra,
-        )
-
-    def _items(self, idx: NamespaceIndex, ids: list[int], cls=MemoryItem, extras=None) -> list:
-        rows = self._s.store.rows(self._namespace, ids)
-        out = []
-        for k, i in enumerate(ids):
-            r = rows.get(i)
-            pos = idx.row_of.get(i)
-            if r is None or pos is None:
-                continue
-            out.append(self._item(r, idx.text_of(pos), cls, **(extras[k] if extras else {})))
-        return out
-
     def get(self, id: int) -> MemoryItem:
         """The message with this id, reconstructed from the Content DWM; ``NotFound`` if it is not here."""
-        self._live()
-        i = _check_int(id, "id")
-        idx = self._index()
-        with self._s.lock.read():
-            items = self._items(idx, [i])
-        if not items:
-            raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
-        lifecycle.on_access(self, [i])  # explicit retrieval reinforces (seed 004 §4.1)
-        return items[0]
+        self._rt.live()
+        return self._ns.get(check_int(id, "id"))
 
     def count(self) -> int:
-        self._live()
-        idx = self._index()
-        return len(idx)
+        return self._ns.count()
 
     def __len__(self) -> int:
         return self.count()
 
-    def list(self, *, filter: dict[str, Any] | None = None, limit: int | None = None, offset: int = 0) -> list[MemoryItem]:
+    def list(self, *, filter: dict[str, Any] | None = None, limit: int | None = None, offset: int = 0
+             ) -> list[MemoryItem]:
         """Messages in insertion order, optionally filtered and paginated."""
-        self._live()
+        self._rt.live()
         pred = compile_filter(filter)
         if limit is not None:
-            limit = _check_int(limit, "limit")
-        offset = _check_int(offset, "offset")
-        idx = self._index()
-        out, skipped = [], 0
-        with self._s.lock.read():
-            for r in self._s.store.scan(self._namespace):
-                if pred is not None and not pred(r):
-                    continue
-                if skipped < offset:
-                    skipped += 1
-                    continue
-                if limit is not None and len(out) >= limit:
-                    break
-                pos = idx.row_of.get(r.id)
-                if pos is not None:
-                    out.append(self._item(r, idx.text_of(pos)))
-        return out
+            limit = check_int(limit, "limit")
+        return self._ns.list(pred, limit, check_int(offset, "offset"))
 
     def read(self, message_id: int, *, before: int = 2, after: int = 2) -> list[MemoryItem]:
         """A message with up to ``before`` / ``after`` neighbours from the same session, in order."""
-        self._live()
-        i = _check_int(message_id, "message_id")
-        before = _check_int(before, "before")
-        after = _check_int(after, "after")
-        idx = self._index()
-        with self._s.lock.read():
-            pos = idx.row_of.get(i)
-            if pos is None:
-                raise NotFound(f"id {i} is not a message of namespace {self._namespace!r}")
-            sess = idx.session.view
-            lo, hi = pos, pos
-            while lo > 0 and pos - lo < before and sess[lo - 1] == sess[pos]:
-                lo -= 1
-            while hi + 1 < len(idx) and hi - pos < after and sess[hi + 1] == sess[pos]:
-                hi += 1
-            ids = idx.ids.view[lo : hi + 1].tolist()
-            return self._items(idx, ids)
+        self._rt.live()
+        return self._ns.read(check_int(message_id, "message_id"), check_int(before, "before"),
+                             check_int(after, "after"))
+
+    def stats(self) -> dict[str, Any]:
+        """Sizes of this namespace's structures and of the whole store, with bytes per stored token."""
+        return self._ns.stats()
 
     # -- search and recall ----------------------------------------------------------------------------------
-    def _rank(self, idx: NamespaceIndex, query: str, limit: int, *, context: bool = False
-              ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
-        cfg = self._s.config
-        rc = cfg.retrieval
-        t0 = time.perf_counter()
-        q = retrieval.analyze(query, lifecycle.keywords(self, query))  # LLM keywords when configured
-        timings = {"analyze_ms": (time.perf_counter() - t0) * 1e3}
-        ranked: dict[str, np.ndarray] = {}
-        raw: dict[str, Scored] = {}
-        t = time.perf_counter()
-        raw["lexical"] = retrieval.lexical(idx, q, cfg, smooth=context)
-        ranked["lexical"] = retrieval.top(raw["lexical"], rc.candidate_limit)
-        timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
-        if rc.weight_signature > 0:
-            t = time.perf_counter()
-            raw["signature"] = retrieval.signature(idx, q, cfg)
-            ranked["signature"] = retrieval.top(raw["signature"], rc.candidate_limit)
-            timings["signature_ms"] = (time.perf_counter() - t) * 1e3
-        if self._s.embed is not None and rc.weight_embedding > 0:
-            t = time.perf_counter()
-            ranked["embedding"] = self._embedding_channel(idx, query, rc.candidate_limit)
-            timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
-        weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
-        rows, scores, per = retrieval.rrf(ranked, weights, rc.rrf_k)
-        t = time.perf_counter()
-        idx.truth.sync(idx)
-        scope = _SCOPE.get()
-        rows, scores, fired = truth_rank.adjust(
-            idx, idx.truth, cfg.temporal, query, rows, scores,
-            since=scope.since if scope else None, until=scope.until if scope else None,
-            as_of=scope.as_of if scope else None)
-        if rc.profile_prior and rows.size:
-            # seed 002 stage 9 f_L0: questions about a person's preferences or identity favour that person's own
-            # attribute statements (a bounded factor; the identity for every other query)
-            factors = self._profile_factors(idx, query, rows)
-            if (factors != 1.0).any():
-                scores = scores * factors
-                order = np.argsort(-scores, kind="stable")
-                rows, scores = rows[order], scores[order]
-        timings["truth_ms"] = (time.perf_counter() - t) * 1e3
-        timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
-        return rows[:limit], scores[:limit], per, timings
-
-    def _embedding_channel(self, idx: NamespaceIndex, query: str, limit: int) -> np.ndarray:
-        s = self._s
-        entry = s.codes.get(self._namespace)
-        if entry is None or len(entry[0]) == 0:
-            return np.zeros(0, np.int64)
-        qcode = s.hasher.codes(s.embed([query]), 1)
-        k = min(limit, len(entry[0]))
-        _, ids = entry[0].search(np.ascontiguousarray(qcode), k)
-        rows = [idx.row_of.get(entry[1][j]) for j in ids[0].tolist() if j >= 0]
-        return np.asarray([r for r in rows if r is not None], dtype=np.int64)
-
-    def _check_query(self, query: object) -> str:
-        if not isinstance(query, str):
-            raise InvalidInput(f"query must be a str, got {type(query).__name__}")
-        if not query.strip():
-            raise InvalidInput("query must not be empty or whitespace only")
-        if len(query) > 100_000:
-            raise InvalidInput("query is longer than 100000 characters")
-        tokenizer.check_text(query, "query")
-        return query
-
     def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None, since: Any = None,
                until: Any = None, as_of: Any = None) -> list[Hit]:
         """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels,
@@ -720,67 +290,12 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         ``since`` / ``until`` keep messages whose event time overlaps ``[since, until)``; ``as_of`` answers as the
         memory stood at that moment (messages ingested later, and updates they made, are ignored). Each accepts a
         datetime, epoch seconds or ISO-8601 text."""
-        self._live()
-        query = self._check_query(query)
-        k = _check_int(k, "k", minimum=1)
+        self._rt.live()
+        query = _check_query(query)
+        k = check_int(k, "k", minimum=1)
         pred = compile_filter(filter)
-        scope = self._scope(query, since, until, as_of)
-        idx = self._index()
-        token = _SCOPE.set(scope)
-        try:
-            with self._s.lock.read():
-                wide = pred is not None or scope.filters
-                limit = max(k, 20) if not wide else max(k * 20, self._s.config.retrieval.candidate_limit)
-                rows, scores, per, _ = self._rank(idx, query, limit)
-                rows, scores = self._exact_first(idx, query, rows, scores)
-                return self._hits(idx, rows, scores, per, pred, k, scope)
-        finally:
-            _SCOPE.reset(token)
-
-    def _scope(self, query: str, since: Any, until: Any, as_of: Any) -> _Scope:
-        cfg = self._s.config
-        bounds = {}
-        for name, value in (("since", since), ("until", until), ("as_of", as_of)):
-            bounds[name] = to_epoch(value, name, min_year=cfg.timestamp_min_year, max_year=cfg.timestamp_max_year)
-        if bounds["since"] is not None and bounds["until"] is not None and bounds["since"] >= bounds["until"]:
-            raise InvalidInput(f"since ({since!r}) must be earlier than until ({until!r})")
-        qt = timeexpr.analyze_query(query)
-        ordering = cfg.temporal.enabled and cfg.temporal.chronological and qt.ordering
-        return _Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current)
-
-    @staticmethod
-    def _exact_first(idx: NamespaceIndex, query: str, rows: np.ndarray, scores: np.ndarray):
-        """A message that contains the whole query verbatim (case-insensitive) is the strongest cue there is:
-        such messages move ahead of the rest among the top candidates, keeping their relative order."""
-        needle = " ".join(query.split()).casefold()
-        if len(needle) < 12 or rows.size < 2:
-            return rows, scores
-        head = min(rows.size, 20)
-        exact = np.array([needle in " ".join(idx.text_of(r).split()).casefold() for r in rows[:head].tolist()])
-        if not exact.any() or exact[0] and exact.sum() == 1:
-            return rows, scores
-        order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact), np.arange(head, rows.size)])
-        return rows[order], np.maximum.accumulate(scores[order][::-1])[::-1]
-
-    def _hits(self, idx, rows, scores, per, pred, k, scope: _Scope | None = None) -> list[Hit]:
-        ids = idx.ids.view[rows].tolist() if rows.size else []
-        meta = self._s.store.rows(self._namespace, ids)
-        truth = idx.truth
-        as_of = scope.as_of if scope else None
-        out: list[Hit] = []
-        for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
-            row = meta.get(i)
-            if row is None or (pred is not None and not pred(row)):
-                continue
-            nxt = truth.superseder(r, as_of, scope.until if scope else None, idx.ts.a)
-            out.append(self._item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {})),
-                                  event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
-                                  superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
-                                  surprise=round(float(truth.surprise.a[r]), 4),
-                                  salience=round(float(truth.salience.a[r]), 4)))
-            if len(out) >= k:
-                break
-        return out
+        scope = scope_of(self.config, query, since, until, as_of)
+        return self._ns.search(query, k, pred, scope)
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
                include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None) -> Recall:
@@ -793,175 +308,180 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         selected top-down and ``Recall.units`` lists them; dormant memories (seed 004 §8.3) come back only with
         ``include_dormant=True`` or a strong exact cue. ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
         """
-        self._live()
-        query = self._check_query(query)
-        if isinstance(budget_tokens, float) and math.isnan(budget_tokens):
-            raise InvalidInput("budget_tokens must be an int, got NaN")
-        budget = _check_int(budget_tokens, "budget_tokens", minimum=1)
+        self._rt.live()
+        query = _check_query(query)
+        budget = check_int(budget_tokens, "budget_tokens", minimum=1)
         pred = compile_filter(filter)
-        if not isinstance(include_dormant, bool):
-            raise InvalidInput(f"include_dormant must be a bool, got {type(include_dormant).__name__}")
-        token = _SCOPE.set(self._scope(query, since, until, as_of))
-        try:
-            if lifecycle.wants_recall(self):
-                return lifecycle.recall(self, query, budget, pred, include_dormant)
-            return self._flat_recall(query, budget, pred)
-        finally:
-            _SCOPE.reset(token)
+        check_bool(include_dormant, "include_dormant")
+        scope = scope_of(self.config, query, since, until, as_of)
+        return self._ns.recall(query, budget, pred, scope, include_dormant)
 
-    def _flat_recall(self, query: str, budget: int, pred) -> Recall:
-        idx = self._index()
-        t0 = time.perf_counter()
-        with self._s.lock.read():
-            rows, scores, per, timings = self._rank(idx, query, self._s.config.retrieval.candidate_limit,
-                                                    context=True)
-            t = time.perf_counter()
-            pieces = self._pieces(idx, rows, pred)
-            chosen, text, tokens = context.pack(pieces, budget, lambda p: idx.text_of(idx.row_of[p.key]))
-            meta = self._s.store.rows(self._namespace, [p.key for p in chosen])
-            messages = [self._item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
-            timings["pack_ms"] = (time.perf_counter() - t) * 1e3
-        timings["total_ms"] = (time.perf_counter() - t0) * 1e3
-        return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
-                      timings=timings)
+    def agentic_recall(self, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
+                       filter: dict[str, Any] | None = None) -> Recall:
+        """Recall driven by an LLM agent over hippo's memory tools (seed 003 §3.4, Algorithm 3, Prompt E).
 
-    def _pieces(self, idx: NamespaceIndex, rows: np.ndarray, pred) -> list[context.Piece]:
-        """Candidates described from the span table alone; store rows are read only when a filter needs them.
+        The model calls ``search``, ``grep``, ``list_topics``, ``read_topic`` and ``read`` for up to
+        ``max_rounds`` rounds and stops with ``answer(message_ids=[...])``. ``Recall.messages`` are the cited
+        evidence messages that fit, ``Recall.text`` packs them like :meth:`recall` in at most ``budget_tokens``
+        cl100k tokens, and ``Recall.trace`` lists every tool call and event (one dict each, with ``round`` and
+        ``tool`` or ``event``). When the model selects no usable evidence (no answer within the rounds,
+        malformed calls, unknown ids, endpoint failures after retries), the lexical fallback of the seed runs:
+        the result is :meth:`recall`'s, with the trace ending in ``{"event": "fallback", ...}``.
 
-        Within a search / recall call the time scope applies here too (``since`` / ``until`` / ``as_of``), and
-        pieces carry their time-and-truth notes: the resolved date of a relatively dated event, and a
-        "superseded" mark with the date of the newer statement. For order / progression queries a piece is dated
-        by its event time, so the packer groups and orders the context chronologically."""
-        scope = _SCOPE.get()
-        truth = idx.truth
-        tcfg = self._s.config.temporal
-        rows = np.asarray(rows, dtype=np.int64)
-        if scope is not None and scope.filters and rows.size:
-            truth.sync(idx)
-            rows = rows[truth_rank.time_filter(truth, rows, scope.since, scope.until, scope.as_of)]
-        ids = idx.ids.view[rows].tolist() if rows.size else []
-        lengths = idx.doc_lengths()
-        meta = self._s.store.rows(self._namespace, ids) if pred is not None else None
-        annotate = tcfg.enabled and tcfg.annotate and truth.done >= len(idx)
-        chrono = annotate and scope is not None and scope.ordering
-        as_of = scope.as_of if scope else None
-        out = []
-        cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
-                   idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
-                   idx.seqs.a[rows].tolist())
-        speakers, sessions = idx.speakers, idx.sessions
-        for i, r, n_tok, spk, role, ts, sess, seq in cols:
-            if meta is not None and (i not in meta or not pred(meta[i])):
-                continue
-            p = context.Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role],
-                              ts=None if ts != ts else ts, session=sessions[sess], seq=seq)
-            if annotate:
-                notes = []
-                label = truth.label(r)
-                same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
-                if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
-                    notes.append(label)
-                nxt = truth.stale_mark(r, current=scope is not None and scope.current, as_of=as_of,
-                                       until=scope.until if scope else None, said=idx.ts.a)
-                if nxt >= 0:
-                    notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
-                                 else "superseded")
-                p.note = "; ".join(notes)
-                if chrono:
-                    ev = float(truth.event_mid(np.asarray([r]))[0])
-                    if ev == ev:
-                        p.ts, p.session = ev, None
-            out.append(p)
-        return out
+        ``llm`` is a :class:`hippo.engine.llm.LLM`, an OpenAI-compatible client or a dict of ``LLM`` settings; by
+        default the one given to ``Memory(llm=...)``. ``filter`` scopes every tool and the evidence (topic
+        documents, which cannot be scoped, are then not offered). Every tool sees this namespace only.
+        """
+        self._rt.live()
+        return agentic.agentic_recall(self._ns, _check_query(query), llm=llm, max_rounds=max_rounds,
+                                      budget_tokens=budget_tokens, filter=filter)
 
-    # -- statistics, export ---------------------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """Sizes of this namespace's structures and of the whole store, with bytes per stored token."""
-        self._live()
-        idx = self._index()
-        sizes = self._s.store.sizes()
-        with self._s.lock.read():
-            n_tok = idx.n_tokens
-            out = {
-                "namespace": self._namespace,
-                "messages": len(idx),
-                "tokens": n_tok,
-                "content_dwm_bytes": idx.content.nbytes,
-                "signature_dwm_bytes": idx.signatures.nbytes,
-                "span_table_bytes": int(idx.ends.view.nbytes + idx.ids.view.nbytes),
-                "store": sizes,
-            }
-        total_tokens = sum(len(i) and i.n_tokens for i in self._s.indexes.values())
-        if total_tokens and self.path is not None:
-            out["store_bytes_per_token"] = sizes["file_bytes"] / total_tokens
-        if self._s.config.hierarchy.enabled or self._s.config.decay.enabled:
-            out["hierarchy"] = lifecycle.stats(self)  # units, reassignments, dormancy
-        return out
+    # -- time and truth -------------------------------------------------------------------------------------
+    def timeline(self, query_or_entity: str, *, limit: int = 50, since: Any = None, until: Any = None,
+                 as_of: Any = None) -> list[dict[str, Any]]:
+        """Time-ordered assertions about a person or a topic, with provenance.
 
-    def export(self, path: str | os.PathLike) -> int:
+        ``query_or_entity`` is a speaker's name (their own statements that report events, facts or dates, plus
+        messages that mention them) or any query (its best matches). At most ``limit`` entries, ordered by event
+        time (then by position in the stream); each is a dict with ``id``, ``event_time`` (datetime or None),
+        ``event`` (the resolved date as text when the message dates its event, else None), ``timestamp``,
+        ``text``, ``speaker``, ``session_id``, ``superseded_by`` and ``facts`` (``attribute`` / ``value`` pairs).
+        """
+        self._rt.live()
+        query = _check_query(query_or_entity, "query_or_entity")
+        limit = check_int(limit, "limit", minimum=1)
+        return timeline.timeline(self._ns, query, limit, scope_of(self.config, query, since, until, as_of))
+
+    def contradictions(self, *, include_updates: bool = False) -> list[dict[str, Any]]:
+        """Open conflicts: pairs of statements about the same entity and attribute whose values differ, the newer
+        one without an update cue and not itself updated since (seed 002 §4.1 stage 3, contradiction records
+        indexed by entity and predicate). ``include_updates=True`` also lists resolved updates ("I moved to...").
+        Each is a dict with ``old_id``, ``new_id``, ``entity``, ``attribute``, ``old_value``, ``new_value``,
+        ``kind``, ``old_time``, ``new_time``, ``old_text`` and ``new_text``. Nothing is ever deleted."""
+        self._rt.live()
+        return timeline.contradictions(self._ns, check_bool(include_updates, "include_updates"))
+
+    # -- speaker profiles (seed 002 §4.1 stage 5) -----------------------------------------------------------
+    def profile(self, speaker: str) -> dict[str, Any]:
+        """The L0 profile of ``speaker`` in this namespace.
+
+        Returns ``{"speaker", "n_messages", "attributes": {attribute: [{"value", "message_id", "timestamp"}, ...]},
+        "current": {attribute: value}, "style": list[float] | None}``; values of an attribute are oldest first and
+        ``current`` holds the newest. ``NotFound`` if the speaker has no message here.
+        """
+        self._rt.live()
+        speaker = check_speaker(speaker)
+        _, prof = self._ns.profiles()
+        if speaker not in prof.speakers():
+            raise NotFound(f"speaker {speaker!r} has no messages in namespace {self.namespace!r}")
+        return prof.profile(speaker)
+
+    def speakers(self) -> list[str]:
+        """Speakers with at least one message in this namespace, in order of first appearance."""
+        self._rt.live()
+        return self._ns.profiles()[1].speakers()
+
+    # -- hierarchy, decay and consolidation -----------------------------------------------------------------
+    def topics(self) -> list[dict[str, Any]]:
+        """Topic documents' catalog (seed 003 §3.2): one entry per theme with ``id``, ``title``, ``summary``,
+        ``size`` (entries), ``n_messages``, time span and strength; ``id="current"`` lists unconsolidated
+        messages."""
+        return self._ns.topics()
+
+    def topic(self, topic_id: int | str) -> str:
+        """One topic as markdown whose entries carry ``<seq=…, time=…, source=…>``; ``NotFound`` if unknown."""
+        return self._ns.topic(topic_id)
+
+    def consolidate(self, level: str = "light") -> dict[str, Any]:
+        """Run a consolidation cycle (seed 004 §9): ``"light"`` (strengths, dormancy), ``"deep"`` (flush the
+        CURRENT buffer, re-cluster themes, refresh summaries, mark persist-worthy units) or ``"archival"`` (prune
+        dormant units past the retention age; messages only where a policy says ``prune``). Returns a report.
+        Reads never consolidate: complete batches of new messages are folded into units as they are written;
+        this call folds in the rest of the CURRENT buffer too. On a read-only store ``"light"`` and ``"deep"`` run
+        in memory only; ``"archival"`` (which may delete messages) raises ``ReadOnlyError``."""
+        self._rt.live()
+        if level not in LEVELS:
+            raise InvalidInput(f"level must be one of {LEVELS}, got {level!r}")
+        if level == "archival":
+            self._writable("consolidate('archival')")
+        return self._ns.consolidate(level)
+
+    def strength(self, ids: int | Iterable[int]) -> dict[int, float]:
+        """Current strength in [0, 1] of each given message (seed 004 §14.2); unknown ids are left out."""
+        self._rt.live()
+        return self._ns.strength(check_ids(ids))
+
+    def reinforce(self, ids: int | Iterable[int]) -> int:
+        """Mark messages as used: strength back to 1, decay clock restarted. Returns how many were known."""
+        self._rt.live()
+        return self._ns.reinforce(check_ids(ids))
+
+    # -- index entries for the live context window (seed 004 §5-9) ------------------------------------------
+    wants_index = _entries_method(Entries.wants_index)
+    index_entry = _entries_method(Entries.index_entry)
+    entries = _entries_method(Entries.entries)
+    entry = _entries_method(Entries.entry)
+    entry_blocks = _entries_method(Entries.entry_blocks)
+    next_turn = _entries_method(Entries.next_turn)
+    complete = _entries_method(Entries.complete)
+    complete_on_cue = _entries_method(Entries.complete_on_cue)
+    blocks_on_cue = _entries_method(Entries.blocks_on_cue)
+    consolidate_entries = _entries_method(Entries.consolidate_entries)
+
+    # -- export and import ----------------------------------------------------------------------------------
+    def export(self, path: str | os.PathLike, *, progress: Callable[[int, int], Any] | None = None) -> int:
         """Write this namespace to a versioned JSONL file (header line, then one message per line).
 
-        The file appears complete or not at all: it is written to ``<path>.tmp``, synced, then renamed; on any
-        failure (a full disk, damaged data) the temporary file is removed and ``StoreError`` / ``CorruptData`` is
-        raised."""
-        self._live()
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        out = check_path(path)
-        if self.path is not None and os.path.abspath(out) in {
+        ``progress(done, total)``, if given, is called as messages are written (the command line draws its bar
+        with it); an exception it raises aborts the export before ``path`` is written."""
+        self._rt.live()
+        path = _check_path(path)
+        if progress is not None and not callable(progress):
+            raise InvalidInput(f"progress must be callable or None, got {type(progress).__name__}")
+        if self.path is not None and os.path.abspath(path) in {
                 os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
-            raise InvalidInput(f"path {out!r} is the store file itself; export to another file")
-        idx = self._index()
+            raise InvalidInput(f"path {path!r} is the store file itself; export to another file")
+        total = self._ns.count()  # a damaged namespace fails here, before any file is created
+        tmp = path + ".tmp"
+        try:
+            # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
+            fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            os.fchmod(fd, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot write the export file at path {path!r}: {exc.strerror or exc}") from exc
         n = 0
-        tmp = out + ".tmp"
-        with self._s.lock.read():
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
+                                    "namespace": self.namespace}) + "\n")
+                for rec in self._ns.records():
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    n += 1
+                    if progress is not None and n % 256 == 0:
+                        progress(n, total)
+            if progress is not None:
+                progress(n, n)
+            os.replace(tmp, path)
+        except BaseException as exc:
             try:
-                # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
-                fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-                os.fchmod(fd, 0o600)
-            except OSError as exc:
-                raise StoreError(f"cannot write the export file at path {out!r}: {exc.strerror or exc}") from exc
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
-                                        "namespace": self._namespace}) + "\n")
-                    for r in self._s.store.scan(self._namespace):
-                        pos = idx.row_of.get(r.id)
-                        if pos is None:
-                            continue
-                        f.write(json.dumps({
-                            "id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
-                            "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
-                            "created_at": r.created_at,
-                        }, ensure_ascii=False) + "\n")
-                        n += 1
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, out)
-            except BaseException as exc:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                if isinstance(exc, OSError) and not isinstance(exc, HippoError):
-                    raise StoreError(f"cannot write the export file at path {out!r}: {exc.strerror or exc}; "
-                                     "nothing was written") from exc
-                raise
+                os.unlink(tmp)
+            except OSError:
+                pass
+            if isinstance(exc, OSError):
+                raise StoreError(f"cannot write the export file at path {path!r}: {exc.strerror or exc}") from exc
+            raise
         return n
 
     def import_(self, path: str | os.PathLike) -> int:
         """Add every message of an export file to this namespace (new ids); all or nothing."""
-        self._live()
         self._writable("import_")
-        if not isinstance(path, (str, os.PathLike)):
-            raise InvalidInput(f"path must be a str or os.PathLike, got {type(path).__name__}")
-        path = check_path(path)
+        path = _check_path(path)
         items = []
         try:
             with open(path, encoding="utf-8") as f:
                 header = json.loads(f.readline() or "null")
                 if not isinstance(header, dict) or header.get("format") != EXPORT_FORMAT:
-                    raise CorruptData(f"path {os.fspath(path)!r} is not a hippo export file")
+                    raise CorruptData(f"path {path!r} is not a hippo export file")
                 if header.get("version") != EXPORT_VERSION:
                     raise CorruptData(f"export version {header.get('version')!r} is not supported")
                 for lineno, line in enumerate(f, start=2):
@@ -977,116 +497,61 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
             # ValueError: JSON syntax, and also integers longer than the interpreter's digit limit
             # RecursionError: json refuses nesting deeper than the interpreter's recursion limit
-            raise CorruptData(f"path {os.fspath(path)!r} is not valid JSONL: {str(exc)[:200]}") from exc
+            raise CorruptData(f"path {path!r} is not valid JSONL: {str(exc)[:200]}") from exc
         except FileNotFoundError as exc:
-            raise NotFound(f"path {os.fspath(path)!r} does not exist") from exc
+            raise NotFound(f"path {path!r} does not exist") from exc
         except IsADirectoryError as exc:
-            raise InvalidInput(f"path {os.fspath(path)!r} is a directory, expected an export file") from exc
+            raise InvalidInput(f"path {path!r} is a directory, expected an export file") from exc
         except OSError as exc:
-            raise StoreError(f"cannot read the export file at path {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+            raise StoreError(f"cannot read the export file at path {path!r}: {exc.strerror or exc}") from exc
         try:
             return len(self.add_many(items))
         except InvalidInput as exc:
-            raise CorruptData(f"path {os.fspath(path)!r} holds an invalid message: {exc}") from exc
+            raise CorruptData(f"path {path!r} holds an invalid message: {exc}") from exc
 
+    # -- integrity ------------------------------------------------------------------------------------------
     def check(self, *, repair: bool = False) -> dict[str, Any]:
         """Verify every structure of the store (all namespaces) and report, JSON-serializable, per namespace and per
         structure what was verified, what is damaged and what was rebuilt; ``report["ok"]`` is True when nothing
         is left damaged. Messages and their tokens are never guessed: damage to them is reported with the message
         ids. With ``repair=True`` what is derived from them is rebuilt (SQLite indexes, namespace rows, embedding
-        codes, unit snapshots, the co-index). See :mod:`hippo.integrity`."""
-        from hippo import integrity
-
-        return integrity.check(self, repair)
+        codes, unit snapshots, the co-index). See :mod:`hippo.engine.integrity`."""
+        self._rt.live()
+        check_bool(repair, "repair")
+        if repair:
+            self._writable("check(repair=True)")
+        return integrity.check(self._ns, repair)
 
     # -- async twins ----------------------------------------------------------------------------------------
-    async def _run(self, fn, *args, **kwargs):
-        return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
-
-    async def aadd(self, text: str, **kwargs: Any) -> MemoryItem:
-        return await self._run(self.add, text, **kwargs)
-
-    async def aadd_many(self, items: Iterable[Mapping[str, Any]]) -> list[MemoryItem]:
-        return await self._run(self.add_many, list(items) if not isinstance(items, (str, bytes)) else items)
-
-    async def asearch(self, query: str, **kwargs: Any) -> list[Hit]:
-        return await self._run(self.search, query, **kwargs)
-
-    async def arecall(self, query: str, **kwargs: Any) -> Recall:
-        return await self._run(self.recall, query, **kwargs)
-
-    async def aget(self, id: int) -> MemoryItem:
-        return await self._run(self.get, id)
-
-    async def adelete(self, ids: int | Iterable[int]) -> int:
-        return await self._run(self.delete, ids)
-
-    async def aupdate(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
-        return await self._run(self.update, id, metadata=metadata)
-
-    async def aforget(self, filter: dict[str, Any]) -> int:
-        return await self._run(self.forget, filter)
-
-    async def aclear(self) -> int:
-        return await self._run(self.clear)
-
-    async def acheck(self, *, repair: bool = False) -> dict[str, Any]:
-        return await self._run(self.check, repair=repair)
-
-    async def anamespaces(self) -> list[str]:
-        return await self._run(self.namespaces)
-
-    async def alist(self, **kwargs: Any) -> list[MemoryItem]:
-        return await self._run(self.list, **kwargs)
-
-    async def aread(self, message_id: int, **kwargs: Any) -> list[MemoryItem]:
-        return await self._run(self.read, message_id, **kwargs)
-
-    # -- hierarchy, decay and consolidation (hippo.hierarchy) -----------------------------------------------
-    def topics(self) -> list[dict[str, Any]]:
-        """Topic documents' catalog (seed 003 §3.2): one entry per theme with ``id``, ``title``, ``summary``,
-        ``size`` (entries), ``n_messages``, time span and strength; ``id="current"`` lists unconsolidated
-        messages."""
-        self._live()
-        return lifecycle.topics(self)
-
-    def topic(self, topic_id: int | str) -> str:
-        """One topic as markdown whose entries carry ``<seq=…, time=…, source=…>``; ``NotFound`` if unknown."""
-        self._live()
-        return lifecycle.topic(self, topic_id)
-
-    def consolidate(self, level: str = "light") -> dict[str, Any]:
-        """Run a consolidation cycle (seed 004 §9): ``"light"`` (strengths, dormancy), ``"deep"`` (flush the
-        CURRENT buffer, re-cluster themes, refresh summaries, mark persist-worthy units) or ``"archival"`` (prune
-        dormant units past the retention age; messages only where a policy says ``prune``). Returns a report.
-        On a read-only store ``"light"`` and ``"deep"`` run in memory only; ``"archival"`` raises
-        ``ReadOnlyError``."""
-        self._live()
-        if level == "archival":
-            self._writable("consolidate('archival')")
-        return lifecycle.consolidate(self, level)
-
-    def strength(self, ids: int | Iterable[int]) -> dict[int, float]:
-        """Current strength in [0, 1] of each given message (seed 004 §14.2); unknown ids are left out."""
-        self._live()
-        return lifecycle.strength(self, ids)
-
-    def reinforce(self, ids: int | Iterable[int]) -> int:
-        """Mark messages as used: strength back to 1, decay clock restarted. Returns how many were known."""
-        self._live()
-        return lifecycle.reinforce(self, ids)
-
-    async def atopics(self) -> list[dict[str, Any]]:
-        return await self._run(self.topics)
-
-    async def atopic(self, topic_id: int | str) -> str:
-        return await self._run(self.topic, topic_id)
-
-    async def aconsolidate(self, level: str = "light") -> dict[str, Any]:
-        return await self._run(self.consolidate, level)
-
-    async def astrength(self, ids: int | Iterable[int]) -> dict[int, float]:
-        return await self._run(self.strength, ids)
-
-    async def areinforce(self, ids: int | Iterable[int]) -> int:
-        return await self._run(self.reinforce, ids)
+    aadd = _twin(add)
+    aadd_many = _twin(add_many)
+    aupdate = _twin(update)
+    adelete = _twin(delete)
+    aforget = _twin(forget)
+    aclear = _twin(clear)
+    anamespaces = _twin(namespaces)
+    aget = _twin(get)
+    alist = _twin(list)
+    aread = _twin(read)
+    asearch = _twin(search)
+    arecall = _twin(recall)
+    aagentic_recall = _twin(agentic_recall)
+    atimeline = _twin(timeline)
+    acontradictions = _twin(contradictions)
+    aprofile = _twin(profile)
+    aspeakers = _twin(speakers)
+    atopics = _twin(topics)
+    atopic = _twin(topic)
+    aconsolidate = _twin(consolidate)
+    astrength = _twin(strength)
+    areinforce = _twin(reinforce)
+    awants_index = _twin(wants_index)
+    aindex_entry = _twin(index_entry)
+    aentries = _twin(entries)
+    aentry = _twin(entry)
+    aentry_blocks = _twin(entry_blocks)
+    anext_turn = _twin(next_turn)
+    acomplete = _twin(complete)
+    acomplete_on_cue = _twin(complete_on_cue)
+    aconsolidate_entries = _twin(consolidate_entries)
+    acheck = _twin(check)

@@ -67,14 +67,14 @@ def workload(seconds: float, seed: int) -> dict[str, int]:
     import hippo
     from hippo import BinaryIndex, DynamicWaveletMatrix, HippoError, Memory, WaveletMatrix
 
-    assert "asan" in os.path.dirname(hippo._native.__file__) or os.environ.get("HIPPO_ASAN_PKG") in \
-        hippo._native.__file__, hippo._native.__file__
+    assert "asan" in os.path.dirname(hippo.native.__file__) or os.environ.get("HIPPO_ASAN_PKG") in \
+        hippo.native.__file__, hippo.native.__file__
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     counts = {"structures": 0, "queries": 0, "blobs": 0, "blobs_accepted": 0, "memory_ops": 0}
     deadline = time.monotonic() + seconds
-    from hippo._native import reseal
-    from hippo.bench.reliability import _reseal_chunk, make_item, mutate
+    from hippo.native import reseal
+    from hippo_bench.reliability import _reseal_chunk, make_item, mutate
 
     while time.monotonic() < deadline:
         # wavelet matrices against numpy, sizes crossing 64-, 512- and segment boundaries

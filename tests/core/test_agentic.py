@@ -11,11 +11,13 @@ import logging
 import re
 
 import pytest
-
-from hippo import Memory, agentic, tokenizer
-from hippo.errors import InvalidInput
-from hippo.llm import LLM
 from llm_server import llm_server  # noqa: F401 - pytest fixture
+
+from hippo import Memory
+from hippo.base.errors import InvalidInput
+from hippo.engine import agentic
+from hippo.engine.llm import LLM
+from hippo.text import tokenizer
 
 FAST = {"backoff_s": 0.001, "max_backoff_s": 0.005}
 TOOL_NAMES = {"search", "grep", "list_topics", "read_topic", "read", "answer"}
@@ -307,6 +309,7 @@ def test_filter_scopes_every_tool_and_the_evidence(mem, llm_server):
 
 
 def test_topic_documents_are_tagged_with_message_ids(mem, llm_server):
+    mem.consolidate("light")
     catalog = mem.topics()
     theme = next(t["id"] for t in catalog if t["id"] != "current")
     llm_server.push_tool_calls({"name": "list_topics", "arguments": {}})

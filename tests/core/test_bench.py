@@ -12,9 +12,8 @@ from datetime import datetime
 from types import SimpleNamespace
 
 import pytest
-
-from hippo.bench import locomo
-from hippo.bench._common import cl100k_encoder, count_tokens
+from hippo_bench import locomo
+from hippo_bench._common import cl100k_encoder, count_tokens
 
 CAPTION = "a photo of snowy mountains"
 TOY = [
@@ -209,9 +208,9 @@ def test_bm25_baseline_toy(toy):
 
 
 def test_locomo_ablation_without_presets_is_clear(tmp_path, monkeypatch):
-    import hippo.config
+    import hippo.base.config
 
-    monkeypatch.delattr(hippo.config, "ABLATIONS", raising=False)
+    monkeypatch.delattr(hippo.base.config, "ABLATIONS", raising=False)
     with pytest.raises(SystemExit, match="ABLATIONS"):
         locomo._ablation_configs()
 
@@ -222,7 +221,7 @@ def test_locomo_ablation_without_presets_is_clear(tmp_path, monkeypatch):
 def test_kernels_quick(tmp_path):
     pytest.importorskip("faiss")
     pytest.importorskip("wavelet_matrix")
-    from hippo.bench import main
+    from hippo_bench import main
 
     out = tmp_path / "kernels.json"
     assert main(["kernels", "--quick", "--out", str(out)]) == 0
@@ -243,7 +242,7 @@ def test_kernels_quick(tmp_path):
 def test_scale_quick(tmp_path):
     pytest.importorskip("psutil")
     pytest.importorskip("matplotlib")
-    from hippo.bench import main
+    from hippo_bench import main
 
     out = tmp_path / "scale.json"
     assert main(["scale", "--quick", "--sizes", "2000,5000", "--needles", "5", "--out", str(out)]) == 0
@@ -257,7 +256,7 @@ def test_scale_quick(tmp_path):
 
 
 def test_synthetic_stream_is_deterministic():
-    from hippo.bench.scale import SyntheticConversation
+    from hippo_bench.scale import SyntheticConversation
 
     a = SyntheticConversation(3).generate(3000, n_needles=4)
     b = SyntheticConversation(3).generate(3000, n_needles=4)
@@ -268,7 +267,7 @@ def test_synthetic_stream_is_deterministic():
 
 
 def test_main_reports_missing_peer(tmp_path, monkeypatch, capsys):
-    from hippo.bench import _common, main
+    from hippo_bench import _common, main
 
     real = _common.importlib.import_module
 

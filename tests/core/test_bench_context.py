@@ -4,15 +4,14 @@ reported by the bench."""
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pytest
 
 pytest.importorskip("langchain.agents")
 
-from hippo.bench import BENCHMARKS, main  # noqa: E402
-from hippo.bench.context import evaluate, make_session, message_tokens  # noqa: E402
+from hippo_bench import BENCHMARKS, main  # noqa: E402
+from hippo_bench.context import evaluate, make_session, message_tokens  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,7 @@ def test_values_reach_the_model_with_far_fewer_tokens(quick):
 def test_message_tokens_counts_text_calls_and_framing():
     from langchain_core.messages import AIMessage, HumanMessage
 
-    from hippo.tokenizer import count_tokens
+    from hippo.text.tokenizer import count_tokens
 
     cache: dict = {}
     assert message_tokens(HumanMessage("hello world"), cache) == count_tokens("hello world") + 4

@@ -9,10 +9,9 @@ import re
 from datetime import date, timedelta
 
 import pytest
-
-from hippo.bench import main as bench_main
-from hippo.bench.temporal import kendall_tau, marked_superseded, positions_in_list, positions_in_text
-from hippo.bench.temporal_probes import ProbeSet, contains, generate, read_expression
+from hippo_bench import main as bench_main
+from hippo_bench.temporal import kendall_tau, marked_superseded, positions_in_list, positions_in_text
+from hippo_bench.temporal_probes import ProbeSet, contains, generate, read_expression
 
 SEED = 11
 

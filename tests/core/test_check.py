@@ -20,7 +20,7 @@ import pytest
 
 from hippo import Memory
 from hippo.cli import main as cli_main
-from hippo.errors import CorruptData, ReadOnlyError
+from hippo.base.errors import CorruptData, ReadOnlyError
 from hippo.store import wal
 
 HERE = Path(__file__).resolve().parent
@@ -39,7 +39,7 @@ def _store(tmp_path: Path, embed=None) -> Path:
         mem.recall("ferry island", budget_tokens=300)
         mem.consolidate("deep")
     code = ("import os, sys; from hippo import Memory; m = Memory(sys.argv[1], config={'seal_tokens': 100000}); "
-            "m.add_many([{'text': t} for t in sys.argv[2:]]); m._s.store.checkpoint(); os._exit(0)")
+            "m.add_many([{'text': t} for t in sys.argv[2:]]); m._rt.store.checkpoint(); os._exit(0)")
     subprocess.run([sys.executable, "-c", code, str(path), *TEXTS[40:]], check=True, timeout=120, env=ENV)
     return path
 
@@ -178,7 +178,7 @@ def test_a_drifted_co_index_is_found_and_rebuilt(tmp_path) -> None:
     path = _store(tmp_path)
     with Memory(path) as mem:
         mem.count()
-        idx = mem._s.indexes["default"]
+        idx = mem.engine.state().index
         idx.rebuild_without([int(idx.ids.view[7])])  # the process's index loses a message the store has
         report = mem.check()
         assert report["namespaces"]["default"]["index"]["damaged"]
@@ -196,7 +196,7 @@ def test_check_on_a_read_only_store(tmp_path) -> None:
 
 def test_cli_check_and_repair(tmp_path, capsys) -> None:
     assert cli_main(["check", "--path", str(tmp_path / "missing.db")]) == 2
-    assert "no store file" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
+    assert "no store at" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
     path = _store(tmp_path)
     assert cli_main(["check", "--path", str(path)]) == 0
     assert capsys.readouterr().out.strip().endswith("ok")
@@ -221,8 +221,8 @@ import os, sys
 from hippo import Memory
 m = Memory(sys.argv[1])
 m.add("before the log")
-m._s.store.checkpoint()
-m._s.store._db.execute("PRAGMA wal_autocheckpoint=0")
+m._rt.store.checkpoint()
+m._rt.store._db.execute("PRAGMA wal_autocheckpoint=0")
 for i in range(int(sys.argv[2])):
     m.add(f"committed message number {i} about the harbor")
 os._exit(0)
@@ -349,7 +349,7 @@ def _v2(tmp_path: Path) -> Path:
 def test_a_schema_2_store_opens_and_upgrades(tmp_path) -> None:
     path = _v2(tmp_path)
     with Memory(path, namespace="alpha") as mem:
-        assert mem._s.store.version == 3
+        assert mem._rt.store.version == 3
         assert [it.text for it in mem.list()] == ALPHA
         assert [it.text for it in mem.using("beta").list()] == BETA
         assert mem.check()["ok"]

@@ -15,9 +15,9 @@ import threading
 import time
 
 import pytest
+from hippo_bench import reliability as rel
 
 from hippo import HippoError, Memory, StoreBusy, StoreError
-from hippo.bench import reliability as rel
 
 
 def _assert_clean(camp: rel.Campaign) -> None:
@@ -86,7 +86,7 @@ def test_a_failed_seal_does_not_fail_a_committed_add(tmp_path, monkeypatch) -> N
     retries would store the messages twice."""
     path = tmp_path / "seal.db"
     with Memory(path, config={"seal_tokens": 1}) as mem:
-        store = mem._s.store
+        store = mem.engine.rt.store
 
         def busy(*args, **kwargs):
             raise StoreBusy("sealing the tail into a chunk: the store is locked by another writer")
@@ -210,7 +210,7 @@ def test_loading_a_namespace_reads_one_snapshot(tmp_path, monkeypatch) -> None:
     writer.flush()
     writer.add_many([{"text": f"second part message {i} about owls"} for i in range(20)])  # unsealed tail
     reader = Memory(path)
-    store = reader._s.store
+    store = reader.engine.rt.store
     original = store._chunks
 
     def chunks_after_a_seal(*args, **kwargs):

@@ -1,6 +1,6 @@
 """Crash safety: a writer SIGKILLed at random points, and a full disk.
 
-The kill campaign lives in :mod:`hippo.bench.reliability` (``hippo bench reliability`` runs a longer one); it
+The kill campaign lives in :mod:`hippo_bench.reliability` (``hippo bench reliability`` runs a longer one); it
 forks writers, so it runs here in a fresh interpreter. After every kill the store is reopened and checked:
 every acknowledged message present and byte-identical, no duplicates, interrupted operations all-or-nothing,
 the co-index agreeing with the store (exact quotes found by ``search``), ``PRAGMA integrity_check`` clean.
@@ -15,8 +15,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from hippo import Memory
 
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -30,7 +28,7 @@ def _run(code: str, *args: str, timeout: float = 600) -> subprocess.CompletedPro
 def test_sigkill_at_50_random_points(tmp_path) -> None:
     proc = _run("""
         import json, sys
-        from hippo.bench.reliability import crash_campaign
+        from hippo_bench.reliability import crash_campaign
         c = crash_campaign(sys.argv[1], kill_points=50, seed=int(sys.argv[2]), max_delay=0.12,
                            rounds_per_store=10, quote_sample=6)
         print(json.dumps(c.as_dict()))
@@ -158,7 +156,7 @@ def test_reopen_after_kill_during_open_and_flush(tmp_path) -> None:
 
 def test_writer_log_lines_are_atomic(tmp_path) -> None:
     """The campaign's own bookkeeping: a log line is written by one os.write, so it is whole or absent."""
-    from hippo.bench.reliability import _log
+    from hippo_bench.reliability import _log
 
     p = tmp_path / "log"
     fd = os.open(p, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -176,7 +174,7 @@ def test_bench_reliability_and_soak_commands(tmp_path) -> None:
     res = json.loads(out.read_text(encoding="utf-8"))
     assert res["figures"]["kill_points_survived"] == 3 and res["figures"]["failures"] == 0
     assert "kill points survived" in out.with_suffix(".md").read_text(encoding="utf-8")
-    from hippo.bench import main as bench_main
+    from hippo_bench import main as bench_main
 
     soak_out = tmp_path / "soak.json"
     assert bench_main(["soak", "--adds", "400", "--batch", "50", "--recall-every", "100", "--flush-every", "200",

@@ -22,8 +22,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo import Memory, tokenizer
-from hippo.errors import CorruptData, HippoError, InvalidInput, LLMError
+from hippo import Memory
+from hippo.text import tokenizer
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, LLMError
 from hippo.store import codec
 from hippo.store.sqlite import tail_checksum
 from llm_server import llm_server  # noqa: F401 - pytest fixture
@@ -95,7 +96,7 @@ def test_codec_bounds_inflation_by_the_declared_size() -> None:
     assert len(raw) > 300 * len(blob)
     assert np.array_equal(codec.decode(blob), tokens)
     # the header's n off by one, with every checksum recomputed: the declared size no longer matches the stream
-    from hippo._native import reseal
+    from hippo.native import reseal
 
     forged = bytearray(raw)
     forged[24:32] = (101_000).to_bytes(8, "little")
@@ -163,7 +164,7 @@ def test_a_seal_that_fails_after_the_append_does_not_fail_the_add(tmp_path, monk
         def broken(tokens):
             raise CorruptData("simulated encoder failure")
 
-        monkeypatch.setattr(mem._s, "encode_chunk", broken)
+        monkeypatch.setattr(mem._rt.store.codec, "encode", broken)
         item = mem.add("stored although its seal failed")
         assert mem.count() == 1 and mem.get(item.id).text == "stored although its seal failed"
         monkeypatch.undo()
@@ -261,7 +262,7 @@ def _embed(texts):
 
 def _saved_turn(db: sqlite3.Connection) -> int:
     """The turn (messages seen) recorded in the saved strength snapshot."""
-    from hippo.hierarchy import snapshot
+    from hippo.store import snapshot
 
     (payload,) = db.execute("SELECT payload FROM units WHERE kind = 'decay'").fetchone()
     return snapshot.load(payload)[0]["turn"]
@@ -275,7 +276,7 @@ def test_post_commit_work_under_a_competing_writer_never_raises(tmp_path) -> Non
     with Memory(path, config=cfg, embed=_embed) as mem:
         mem.add("a first message about the harbor ferry")
         mem.add("a second message about the weather")
-        store = mem._s.store
+        store = mem._rt.store
         holder = _LockHolder(path)
         real_append = store.append
 
@@ -383,7 +384,7 @@ def test_forgotten_content_leaves_the_files_when_the_call_returns(tmp_path, how,
 
 def _snapshot_text(path: Path) -> str:
     """The LLM-written text (summaries, semantics) of the saved hierarchy snapshots, as JSON."""
-    from hippo.hierarchy import snapshot
+    from hippo.store import snapshot
 
     db = sqlite3.connect(path)
     try:
@@ -409,9 +410,7 @@ def test_llm_text_about_forgotten_messages_leaves_the_snapshot(tmp_path, llm_ser
             assert "zebra-quokka" in _snapshot_text(path)  # an LLM fact restates the secret
             mem = Memory(path)  # no LLM now, and the hierarchy is not loaded when the delete runs
         else:
-            from hippo.hierarchy import lifecycle
-
-            lifecycle.life_of(mem).save(mem)
+            mem.engine.state().life().save()
             assert "zebra-quokka" in _snapshot_text(path)
         db = sqlite3.connect(path)
         (old_payload,) = db.execute("SELECT payload FROM units WHERE kind = 'hierarchy'").fetchone()
@@ -443,11 +442,11 @@ def test_a_reader_elsewhere_delays_the_scrub_to_the_next_write(tmp_path) -> None
         reader.execute("BEGIN")
         reader.execute("SELECT COUNT(*) FROM messages").fetchone()  # holds a snapshot that needs the log
         mem.delete(item.id)  # returns although the log cannot be truncated yet
-        assert mem._s.store._scrub_pending
+        assert mem._rt.store._scrub_pending
         reader.execute("COMMIT")
         reader.close()
         mem.add("the next write")
-        assert not mem._s.store._scrub_pending
+        assert not mem._rt.store._scrub_pending
         assert not any(_scan(path, _needles()).values())
 
 
@@ -653,7 +652,7 @@ def _tail_store(tmp_path) -> tuple[Path, int]:
     path = tmp_path / "tail.db"
     code = ("import os, sys; from hippo import Memory; m = Memory(sys.argv[1]); "
             "m.add_many([{'text': f'sealed message {i} about the garden'} for i in range(40)]); m.flush(); "
-            "m.add('the unsealed tail message'); m._s.store.checkpoint(); os._exit(0)")
+            "m.add('the unsealed tail message'); m._rt.store.checkpoint(); os._exit(0)")
     subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
     db = sqlite3.connect(path)
     (mid,) = db.execute("SELECT id FROM tail").fetchone()
@@ -782,7 +781,7 @@ def test_every_public_call_raises_only_hippo_errors(tmp_path) -> None:
 
     def stored() -> list[tuple]:
         """What the store holds, in brief: messages, their metadata and the namespace rows."""
-        return mem._s.store._query(
+        return mem._rt.store._query(
             "SELECT (SELECT COUNT(*) FROM messages), (SELECT COALESCE(MAX(id), 0) FROM messages),"
             " (SELECT COALESCE(SUM(LENGTH(metadata)), 0) FROM messages),"
             " (SELECT group_concat(name || ':' || generation || ':' || next_seq) FROM namespaces)")

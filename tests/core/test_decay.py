@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput
-from hippo.hierarchy import decay as decay_mod
-from hippo.hierarchy import lifecycle
-from hippo.hierarchy.config import DecayConfig
-from hippo.hierarchy.decay import DecayTable, closed_form
+from hippo.base.errors import InvalidInput
+from hippo.base.config import DecayConfig
+from hippo.engine.hierarchy import decay as decay_mod
+from hippo.engine.hierarchy.decay import DecayTable, closed_form
 
 TURNS = {"clock": "turns", "turn_weight": 1.0}  # one added message = one turn of seed 004 §8.1
 
@@ -165,7 +164,7 @@ def test_unused_parts_fade_relative_to_the_used_ones(monkeypatch):
     monkeypatch.setattr(decay_mod, "now", lambda: base)
     old = mem.add("The old office was on Elm Street.")
     monkeypatch.setattr(decay_mod, "now", lambda: base + 400 * 86400.0)
-    life = lifecycle.life_of(mem)
+    life = mem.engine.state().life()
     life.last_add_time = base + 400 * 86400.0                             # the store keeps being written to
     assert life.reference(base + 400 * 86400.0) == 1.0
     # one message added since (0.02 of a turn by default) and 400 days

@@ -8,14 +8,14 @@ import json
 import random
 
 import pytest
+from llm_server import llm_server  # noqa: F401 - pytest fixture
 
 from hippo import InvalidInput, Memory, NotFound
-from hippo.context_entries.extract import detect_format, extract, looks_like_error
-from hippo.entries import split_parts
-from hippo.hierarchy.decay import closed_form
-from hippo.llm import LLM
-from hippo.tokenizer import count_tokens
-from llm_server import llm_server  # noqa: F401 - pytest fixture
+from hippo.engine.entries import split_parts
+from hippo.engine.hierarchy.decay import closed_form
+from hippo.engine.llm import LLM
+from hippo.text.extract import detect_format, extract, looks_like_error
+from hippo.text.tokenizer import count_tokens
 
 
 def orders_json(n: int = 120) -> str:

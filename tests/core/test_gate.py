@@ -7,9 +7,9 @@ import zlib
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput
-from hippo.hierarchy import gate
-from hippo.hierarchy.config import GateConfig
+from hippo.base.errors import InvalidInput
+from hippo.base.config import GateConfig
+from hippo.engine import gate
 
 
 def _deflate(b: bytes) -> int:
@@ -48,9 +48,7 @@ def test_salience_of_longer_messages_rises_with_facts():
 def test_prediction_error_needs_a_related_memory():
     h = Memory(None)
     h.add_many({"text": t} for t in ["Our team standup is at 9:30 every morning in room B."] * 2)
-    from hippo.hierarchy import lifecycle
-
-    code_of = lifecycle.ensure(h, consolidated=True).hier.code_of_stems
+    code_of = h.engine.state().life().hier.code_of_stems
     near = "Our team standup is at 9:30 every morning in room B."
     update = "Our team standup moved to 10:15 every morning in the big hall."
     assert gate.prediction_error(code_of, update, near, "other", -1.0) > 0.0

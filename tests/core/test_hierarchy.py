@@ -9,12 +9,20 @@ import numpy as np
 import pytest
 
 from hippo import Memory
-from hippo.hierarchy import lifecycle, snapshot
-from hippo.hierarchy.codes import CodeSet, hamming, pack, similarity
-from hippo.hierarchy.knn import KnnGraph
-from hippo.hierarchy.themes import (SEM_EPS, ThemeSet, f_score, partition_score, sem_score, sparsity_score,
-                                    theme_stats)
-from hippo.hierarchy.topdown import greedy_representatives
+from hippo.engine import lifecycle
+from hippo.engine.hierarchy.codes import CodeSet, hamming, pack, similarity
+from hippo.engine.hierarchy.knn import KnnGraph
+from hippo.engine.hierarchy.themes import (
+    SEM_EPS,
+    ThemeSet,
+    f_score,
+    partition_score,
+    sem_score,
+    sparsity_score,
+    theme_stats,
+)
+from hippo.engine.topdown import greedy_representatives
+from hippo.store import snapshot
 
 BITS = 64
 TIE = np.zeros(BITS, dtype=bool)
@@ -188,7 +196,7 @@ def test_episodes_split_at_sessions_and_topic_shifts():
     mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 6}})
     items = _conversation(mem, sessions=2)
     mem.consolidate("deep")
-    h = lifecycle.life_of(mem).hier
+    h = mem.engine.state().life().hier
     sessions = {i.id: i.session_id for i in items}
     for e in h.episodes.values():
         assert len({sessions[m] for m in e.message_ids}) == 1            # never across a session
@@ -207,7 +215,7 @@ def test_semantics_keep_provenance_and_merge_near_duplicates():
     b = mem.add("We adopted a beagle named Rufus from the shelter in Portland.", speaker="Ann", session_id="s2")
     mem.add("ok", speaker="Bob", session_id="s3")
     mem.consolidate("deep")
-    h = lifecycle.life_of(mem).hier
+    h = mem.engine.state().life().hier
     rufus = [s for s in h.semantics.values() if "Rufus" in s.text]
     assert len(rufus) == 1 and set(rufus[0].message_ids) == {a.id, b.id}
     assert len(rufus[0].episode_ids) == 2 and h.dedup_merges >= 1
@@ -218,7 +226,7 @@ def test_themes_cap_provenance_and_deletion():
     mem = Memory(None, config={"hierarchy": {"theme_cap": 4}})
     items = _conversation(mem, sessions=4)
     mem.consolidate("deep")
-    life = lifecycle.life_of(mem)
+    life = mem.engine.state().life()
     h = life.hier
     ids = {i.id for i in items}
     assert len(h.themes) >= 2 and all(len(h.themes.members[t]) <= 4 for t in h.themes.live().tolist())
@@ -236,23 +244,32 @@ def test_themes_cap_provenance_and_deletion():
     assert not h.semantics and not h.episodes and len(h.themes) == 0
 
 
-def test_lazy_and_eager_consolidation_build_the_same_hierarchy():
+def test_batched_eager_and_one_by_one_writes_build_the_same_hierarchy():
     lazy, eager = Memory(None), Memory(None, config={"hierarchy": {"consolidate_on_add": True}})
-    for mem in (lazy, eager):
+    single = Memory(None)
+    for mem in (lazy, eager, single):
         for k in range(3):  # several batches, as an agent would add them
-            _conversation(mem, sessions=1) if k == 0 else mem.add_many(
-                {"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)
+            items = ([{"text": f"{t} (week 1)", "speaker": "Ann" if j % 2 else "Bob", "session_id": "s0",
+                       "timestamp": f"2024-01-10T10:{j:02d}:00"} for j, t in enumerate(TOPIC_A + TOPIC_B)]
+                     if k == 0 else [{"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"}
+                                     for t in TOPIC_B + TOPIC_A])
+            if mem is single:
+                for it in items:
+                    mem.add(**it)
+            else:
+                mem.add_many(items)
+        mem.consolidate("light")  # what no write completed: the last flush units
     keys = ("messages", "episodes", "semantics", "themes", "reassignments", "splits", "merges", "f_score",
             "current_buffer", "dedup_merges")
-    a, b = lazy.stats()["hierarchy"], eager.stats()["hierarchy"]
-    assert a["semantics"] > 0 and {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    a, b, c = (m.stats()["hierarchy"] for m in (lazy, eager, single))
+    assert a["semantics"] > 0 and {k: a[k] for k in keys} == {k: b[k] for k in keys} == {k: c[k] for k in keys}
 
 
 def test_current_buffer_is_always_retrievable():
     mem = Memory(None)
     _conversation(mem, sessions=1)
     new = mem.add("The plumber fixes the leaking sink on Thursday at noon.", speaker="Ann", session_id="s9")
-    h = lifecycle.life_of(mem).hier
+    h = mem.engine.state().life().hier
     assert any(b.id == new.id for b in h.buffer)                  # not consolidated yet
     rec = mem.recall("When is the plumber coming?", budget_tokens=80)
     assert new.id in [m.id for m in rec.messages]
@@ -264,7 +281,7 @@ def test_recall_lists_units_with_provenance_and_respects_the_budget():
     mem.consolidate("light")  # a store this small fills no consolidation batch by itself
     ids = {i.id for i in items}
     for mode in ("flat", "units", "stage1", "stage2", "full"):
-        mem._s.config = mem._s.config.replace(hierarchy=mem.config.hierarchy.__class__(recall=mode))
+        mem.engine.rt.config = mem.config.replace(hierarchy=mem.config.hierarchy.__class__(recall=mode))
         rec = mem.recall("What did the pottery teacher show about the teapot glaze?", budget_tokens=120)
         assert rec.tokens <= 120 and "teapot" in rec.text
         for u in rec.units:
@@ -288,9 +305,9 @@ def test_snapshot_round_trip_and_rebuild(tmp_path, caplog):
     assert not caplog.records  # loaded, not rebuilt
     # a corrupted snapshot is rebuilt from the messages, to the same structure
     with Memory(path) as mem:
-        blob = bytearray(mem._s.store.get_units("default", "hierarchy"))
+        blob = bytearray(mem.engine.rt.store.get_units("default", "hierarchy"))
         blob[len(blob) // 2] ^= 0xFF
-        mem._s.store.put_units("default", "hierarchy", bytes(blob))
+        mem.engine.rt.store.put_units("default", "hierarchy", bytes(blob))
     with pytest.raises(Exception):
         snapshot.load(bytes(blob))
     with caplog.at_level(logging.WARNING, logger="hippo.lifecycle"):
@@ -326,10 +343,11 @@ def test_units_use_embedding_codes_when_embeddings_are_given(tmp_path):
     with Memory(path, embed=_toy_embed) as mem:
         items = _conversation(mem, sessions=3)
         mem.consolidate("light")
-        life = lifecycle.life_of(mem)
+        life = mem.engine.state().life()
         h = life.hier
         assert h.external_codes is not None
-        index, owners = mem._s.codes[mem.namespace]
+        codes = mem.engine.state().codes
+        index, owners = codes.index, codes.owners
         stored = np.ascontiguousarray(index.get(np.arange(len(owners)))).view(np.uint64).reshape(len(owners), -1)
         for k, mid in enumerate(owners):
             if mid in h.msg_slot:
@@ -342,41 +360,33 @@ def test_units_use_embedding_codes_when_embeddings_are_given(tmp_path):
         stats = {k: mem.stats()["hierarchy"][k] for k in keys}
     with Memory(path, embed=_toy_embed) as mem:
         assert {k: mem.stats()["hierarchy"][k] for k in keys} == stats
-        h = lifecycle.life_of(mem).hier
+        h = mem.engine.state().life().hier
         assert all(np.array_equal(h.sem_codes.codes[x.id], h.message_code(x.message_ids[0]))
                    for x in h.semantics.values())
     assert len(items) == 24
 
 
-def test_one_recall_consolidates_at_most_read_batches_and_later_reads_catch_up():
-    cfg = {"hierarchy": {"read_batches": 1, "batch_messages": 4, "flush_tokens": 40}}
-    bounded, full = Memory(None, config=cfg), Memory(None, config={"hierarchy": {"batch_messages": 4,
-                                                                                  "flush_tokens": 40}})
-    for mem in (bounded, full):
-        for k in range(4):
-            mem.add_many({"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)
-    h = lifecycle.life_of(bounded).hier
-    waiting = len(h.buffer)
-    rec = bounded.recall("pottery class", budget_tokens=200)
-    after_one = len(h.buffer)
-    assert 0 < waiting - after_one and h.ready_batches            # one batch only, more are ready
-    assert rec.messages                                           # CURRENT stays retrievable meanwhile
-    for _ in range(50):
-        if not h.ready_batches:
-            break
-        bounded.recall("pottery class", budget_tokens=200)
-    full.recall("pottery class", budget_tokens=200)
-    keys = ("messages", "episodes", "semantics", "themes", "current_buffer")
-    a, b = bounded.stats()["hierarchy"], full.stats()["hierarchy"]
-    assert {k: a[k] for k in keys} == {k: b[k] for k in keys}     # same hierarchy in the end
+def test_writes_consolidate_complete_batches_and_reads_never_do():
+    mem = Memory(None, config={"hierarchy": {"batch_messages": 4, "flush_tokens": 40}})
+    for k in range(4):
+        mem.add_many({"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)
+    h = mem.engine.state().life().hier
+    assert h.episodes and not h.ready_batches   # every complete batch became units as it was written
+    keys = ("messages", "episodes", "semantics", "themes", "current_buffer", "reassignments")
+    before = {k: mem.stats()["hierarchy"][k] for k in keys}
+    rec = mem.recall("pottery class", budget_tokens=200)
+    mem.search("pottery class")
+    mem.topics()
+    assert rec.messages and {k: mem.stats()["hierarchy"][k] for k in keys} == before
+    assert mem.consolidate("light")["current_buffer"] < before["current_buffer"]  # the explicit call folds
 
 
 def test_message_terms_keep_words_split_into_several_tokens():
-    from hippo.hierarchy.vocab import vocab
+    from hippo.text.vocab import vocab
 
     mem = Memory(None)
     item = mem.add("Somusumi is moving to Milemi in November.", speaker="Ann", session_id="s1")
-    life = lifecycle.ensure(mem)
-    terms = lifecycle.message_terms(life, mem._index(), item.id)
+    life = mem.engine.state().life()
+    terms = lifecycle.message_terms(life, mem.engine.state().index, item.id)
     # the query side stems whole words; a name cl100k splits into pieces must still match (dormant cues, Stage II)
     assert set(vocab().query_stem_ids(["somusumi", "milemi"])) <= terms

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hippo_bench import reliability as rel
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, initialize, invariant, precondition, rule
@@ -33,7 +34,6 @@ from hippo import (
     OutOfRange,
     WaveletMatrix,
 )
-from hippo.bench import reliability as rel
 from hippo.cli import main as cli_main
 
 # --------------------------------------------------------------------------------------------- fixtures
@@ -193,10 +193,10 @@ def _cli_cases(tmp: Path, path: Path) -> list[tuple[str, list[str], str]]:
         ("ingest missing", ["ingest", str(tmp / "missing.jsonl"), *p], "missing.jsonl"),
         ("ingest empty text", ["ingest", str(bad_jsonl), *p], "text"),
         ("ingest not json", ["ingest", str(not_json), *p], "notjson.jsonl:2"),
-        ("import missing", ["import", str(tmp / "missing.jsonl"), *p], "path"),
-        ("import garbage", ["import", str(garbage), *p], "path"),
+        ("import missing", ["import", str(tmp / "missing.jsonl"), *p], "missing.jsonl"),
+        ("import garbage", ["import", str(garbage), *p], "garbage.db"),
         ("import bad message", ["import", str(bad_export), *p], "timestamp"),
-        ("import directory", ["import", str(tmp), *p], "path"),
+        ("import directory", ["import", str(tmp), *p], "directory"),
         ("export missing dir", ["export", str(tmp / "no" / "x.jsonl"), *p], "path"),
     ]
 

@@ -9,16 +9,17 @@ import logging
 import os
 import socket
 import sqlite3
-import zlib
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from hippo import Memory, NotFound, WaveletMatrix, tokenizer
+from hippo import Memory, NotFound, WaveletMatrix
+from hippo.text import tokenizer
 
 # Every API that reads one namespace, as (name, call(view, probe_word, foreign_id) -> texts it returned).
 READS = {
@@ -182,7 +183,7 @@ def test_deleted_content_leaves_no_bytes_after_vacuum(tmp_path, how) -> None:
         view.flush()
         view.add_many([{"text": f"more filler {i}"} for i in range(5)])
         tail = view.add_many(_secret_items("tail"))
-        mem._s.store.checkpoint()
+        mem.engine.rt.store.checkpoint()
         raw = _file_bytes(path)
         assert SECRET.encode() in raw                       # positive controls: the scan can see them
         assert _token_bytes(tail[0].text) in raw

@@ -7,12 +7,11 @@ import math
 import socket
 
 import pytest
+from llm_server import llm_server  # noqa: F401 - pytest fixture
 
 from hippo import Memory
-from hippo.errors import InvalidInput, LLMError
-from hippo.hierarchy import lifecycle
-from hippo.llm import LLM, as_llm, parse_json
-from llm_server import llm_server  # noqa: F401 - pytest fixture
+from hippo.base.errors import InvalidInput, LLMError
+from hippo.engine.llm import LLM, as_llm, parse_json
 
 FAST = {"backoff_s": 0.001, "max_backoff_s": 0.005}
 
@@ -146,7 +145,7 @@ def test_memory_falls_back_offline_on_malformed_answers(llm_server):
     _fill(mem)
     rec = mem.recall("Where is the sister visiting from?", budget_tokens=60)
     assert "Lisbon" in rec.text
-    assert lifecycle.stats(mem)["llm_fallbacks"] == 1
+    assert mem.stats()['hierarchy']["llm_fallbacks"] == 1
 
 
 def test_memory_falls_back_offline_when_the_endpoint_is_down():
@@ -164,7 +163,7 @@ def test_deep_consolidation_uses_llm_summaries_and_facts(llm_server):
     items = mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
     report = mem.consolidate("deep")
     assert report["llm_episodes"] >= 1 and report["llm_failures"] == 0 and report["llm_facts"] >= 1
-    h = lifecycle.life_of(mem).hier
+    h = mem.engine.state().life().hier
     llm_facts = [s for s in h.semantics.values() if s.llm]
     assert llm_facts and all(set(s.message_ids) <= {i.id for i in items} for s in llm_facts)
     assert any(e.llm_summary and e.summary.startswith("Summary:") for e in h.episodes.values())
@@ -178,18 +177,17 @@ def test_deep_consolidation_keeps_offline_units_when_the_llm_fails(llm_server):
     mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
     report = mem.consolidate("deep")
     assert report["llm_failures"] >= 1 and report["llm_facts"] == 0
-    h = lifecycle.life_of(mem).hier
+    h = mem.engine.state().life().hier
     assert h.semantics and not any(s.llm for s in h.semantics.values())
 
 
 def test_llm_on_write_summarizes_and_extracts_facts_as_units_are_built(llm_server):
     mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST},
-                 config={"hierarchy": {"llm_on_write": True}})
+                 config={"hierarchy": {"llm_on_write": True, "batch_messages": 1}})
     mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
-    mem.add("A new session starts here.", session_id="s2")  # closes the first session's flush unit
-    assert llm_server.calls() == 0                   # still nothing on add: units are built on the next read
-    mem.topics()
-    h = lifecycle.life_of(mem).hier
+    assert llm_server.calls() == 0                   # the session's flush unit is still open: no unit yet
+    mem.add("A new session starts here.", session_id="s2")  # closes it: its units are built by this write
+    h = mem.engine.state().life().hier
     assert llm_server.calls() >= 2 and any(s.llm for s in h.semantics.values())
 
 
@@ -213,7 +211,7 @@ def test_stage2_stops_when_the_readers_entropy_stops_falling(llm_server):
     assert llm_server.calls() == 3 and "llm_ms" in rec.timings
     llm_server.responder = lambda req: "no logprobs"   # endpoint without logprobs -> offline selection
     again = mem.recall("budget review items", budget_tokens=400)
-    assert len(again.messages) >= len(rec.messages) and lifecycle.stats(mem)["llm_fallbacks"] >= 1
+    assert len(again.messages) >= len(rec.messages) and mem.stats()['hierarchy']["llm_fallbacks"] >= 1
 
 
 def test_the_encoding_gate_never_calls_the_llm(llm_server):

@@ -8,14 +8,18 @@ import os
 import stat
 from datetime import datetime, timezone
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hippo
-from hippo import Config, Memory, retrieval, textnorm, tokenizer
-from hippo.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo import Config, Memory
+from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound
+from hippo.engine.rank import rank
+from hippo.engine.scope import scope_of
+from hippo.index import channels as retrieval
+from hippo.text import textnorm, tokenizer
+from hippo.text.query import analyze
 
 CONVO = [
     ("Ann", "s1", "2024-01-05T10:00:00", "I adopted a border collie named Pixel last weekend."),
@@ -85,9 +89,9 @@ def test_lexical_channel_matches_bm25_reference():
     """BM25 from Content-DWM counts equals a naive BM25 over the reconstructed texts with the same term rules."""
     mem = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
     _fill(mem)
-    idx = mem._index()
+    idx = mem.engine.state().index
     query = "Pixel pottery teapot kiln frisbees"
-    q = retrieval.analyze(query)
+    q = analyze(query)
     got = retrieval.lexical(idx, q, mem.config)
     got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
     docs = [idx.text_of(r) for r in range(len(idx))]
@@ -206,11 +210,11 @@ def test_sealed_chunks_and_tail_load_together(tmp_path):
     path = tmp_path / "m.db"
     with Memory(path, config={"seal_tokens": 40}) as m:
         _fill(m)
-        sizes = m._s.store.sizes()
+        sizes = m.engine.rt.store.sizes()
         assert sizes["chunks"] >= 1
         m.add("A late unsealed note about the Cascade ridge.", speaker="Ann")
-        m._s.store.close()  # simulate a crash: no seal on close
-        m._s.closed = True
+        m.engine.rt.store.close()  # simulate a crash: no seal on close
+        m.engine.rt.closed = True
     with Memory(path) as m:
         assert m.count() == len(CONVO) + 1
         assert m.search("late unsealed note", k=1)[0].text.startswith("A late unsealed")
@@ -266,7 +270,7 @@ def test_embedding_channel_uses_simhash_codes():
         _fill(m)
         hits = m.search("pottery", k=3)
         assert any("embedding" in h.channels for h in hits)
-        assert m._s.codes["default"][0].bits == m.config.embed_bits
+        assert m.engine.state().codes.index.bits == m.config.embed_bits
 
 
 @pytest.mark.parametrize(
@@ -354,9 +358,9 @@ def test_neighbour_smoothing_hand_computed():
     smooth = Memory(None, config={"retrieval": {"neighbor_weight": 0.5, "neighbor_span": 2}})
     for m in (plain, smooth):
         _fill(m)
-    q = retrieval.analyze("kiln")
-    base = retrieval.lexical(plain._index(), q, plain.config)
-    got = retrieval.lexical(smooth._index(), q, smooth.config, smooth=True)
+    q = analyze("kiln")
+    base = retrieval.lexical(plain.engine.state().index, q, plain.config)
+    got = retrieval.lexical(smooth.engine.state().index, q, smooth.config, smooth=True)
     (kiln_row,) = base.rows.tolist()  # only the last message (s3, row 7) says "kiln"
     s = base.scores[0]
     expected = {kiln_row: s, kiln_row - 1: 0.5 * s}  # row 6 is in s3 too; row 5 is in s2 (no credit)
@@ -368,8 +372,9 @@ def test_exact_quote_moves_first_even_when_bm25_prefers_another():
         decoy = m.add("station car near blue; blue station near car, car blue station near")
         target = m.add("We left the car near the blue station and walked home.")
         query = "car near the blue station"
-        idx = m._index()
-        rows, _, _, _ = m._rank(idx, query, 2)
+        state = m.engine.state()
+        idx = state.index
+        rows, _, _, _ = rank(state, m.engine.ask(state, query, scope_of(m.config, query)), 2)
         assert idx.ids.view[rows[0]] == decoy.id  # BM25 alone prefers the term-stuffed message
         assert [h.id for h in m.search(query, k=2)] == [target.id, decoy.id]
 
@@ -377,8 +382,8 @@ def test_exact_quote_moves_first_even_when_bm25_prefers_another():
 def test_frequent_term_enumeration_is_bounded_to_newest_occurrences():
     with Memory(None, config={"retrieval": {"enumerate_limit": 5}}) as m:
         items = m.add_many({"text": f"note number {i} about the garden"} for i in range(40))
-        idx = m._index()
-        got = retrieval.lexical(idx, retrieval.analyze("garden"), m.config)
+        idx = m.engine.state().index
+        got = retrieval.lexical(idx, analyze("garden"), m.config)
         assert sorted(idx.ids.view[got.rows].tolist()) == [it.id for it in items[-5:]]
 
 

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hippo import BinaryIndex
-from hippo import _native
+from hippo import native as _native
 
 KERNELS = _native.available_kernels()
 FAST = settings(max_examples=20, deadline=None,
@@ -137,7 +137,7 @@ def test_read_bandwidth_checksum_is_kernel_independent() -> None:
 
 @pytest.mark.parametrize("words", [1, 2, 3, 4, 8, 16])
 def test_hamming_cross_matches_numpy_on_every_kernel(words):
-    from hippo._native import available_kernels, hamming_cross, set_kernel, active_kernel
+    from hippo.native import active_kernel, available_kernels, hamming_cross, set_kernel
 
     rng = np.random.default_rng(words)
     a = rng.integers(0, 2**63, (9, words), dtype=np.uint64) ^ rng.integers(0, 2, (9, words), dtype=np.uint64) << 63
@@ -155,8 +155,8 @@ def test_hamming_cross_matches_numpy_on_every_kernel(words):
 
 
 def test_hamming_cross_rejects_bad_codes():
-    from hippo._native import hamming_cross
-    from hippo.errors import InvalidInput
+    from hippo.base.errors import InvalidInput
+    from hippo.native import hamming_cross
 
     with pytest.raises(InvalidInput, match="uint64"):
         hamming_cross(np.zeros((2, 2), np.int64), np.zeros((2, 2), np.uint64))

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hippo import DynamicWaveletMatrix
-from hippo.errors import InvalidInput, OutOfRange
+from hippo.base.errors import InvalidInput, OutOfRange
 
 
 @settings(max_examples=40, deadline=None)

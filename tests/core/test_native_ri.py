@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hippo import InvalidInput
-from hippo._native import ri_signatures
+from hippo.native import ri_signatures
 
 P = dict(seed=42, dim=512, nnz=8, window=2, self_weight=4, top_m=12, sig_bits=32)
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput
-from hippo.hierarchy import lifecycle
-from hippo.hierarchy.decay import F_PERSIST, closed_form
-from hippo.hierarchy.policies import Entry, compile_policies, load_policies
+from hippo.base.errors import InvalidInput
+from hippo.base.policies import Entry, compile_policies, load_policies
+from hippo.engine.hierarchy.decay import F_PERSIST, closed_form
 
 SEED_EXAMPLE = """
 lifecycle_policies:
@@ -103,7 +102,7 @@ def test_policies_drive_decay_inside_memory():
     scratch = mem.add("scratch: temporary calculation 2+2=4")
     for k in range(10):
         mem.add(f"filler {k}")
-    life = lifecycle.life_of(mem)
+    life = mem.engine.state().life()
     s = mem.strength([tool.id, note.id, explicit.id, project.id, scratch.id])
     assert s[tool.id] == pytest.approx(closed_form(0.3, 15))            # 15 turns since it was added
     assert s[note.id] == pytest.approx(closed_form(0.05 * 0.3, 14))     # policy priority high
@@ -128,7 +127,7 @@ def test_deep_consolidation_promotes_often_used_and_persist_marked_entries():
     mem.reinforce(b.id)
     mem.reinforce(b.id)
     report = mem.consolidate("deep")
-    life = lifecycle.life_of(mem)
+    life = mem.engine.state().life()
     rate = {i: life.decay.base_rate[life.decay.slot_of[i]] for i in (a.id, b.id, c.id)}
     assert report["persist_marked"] >= 2
     assert rate[a.id] == rate[b.id] == mem.config.decay.rates["memory"] and rate[c.id] == 0.05

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from hippo import InvalidInput, Memory, NotFound
-from hippo.profiles import ProfileIndex, extract, style_vector
+from hippo.engine.profiles import ProfileIndex, extract, style_vector
+from hippo.engine.rank import profile_factors
 
 T0 = 1_700_000_000.0
 DAY = 86_400.0
@@ -384,9 +385,10 @@ def test_boost_validation():
 def test_memory_profile_factors_map_rows_to_ids():
     mem = Memory(None)
     ids = _fill(mem)
-    idx = mem._index()
-    with mem._s.lock.read():
-        f = mem._profile_factors(idx, "Where does Ann live?", np.arange(len(ids)))
+    state = mem.engine.state()
+    idx = state.index
+    with mem.engine.rt.lock.read():
+        f = profile_factors(state, "Where does Ann live?", np.arange(len(ids)))
         rows_of = [idx.row_of[i] for i in (ids[0], ids[4])]
     want = np.ones(len(ids))
     want[rows_of] = 1.3

@@ -16,7 +16,7 @@ import pytest
 
 import hippo
 from hippo import Config, Memory
-from hippo.errors import InvalidInput, NotFound, ReadOnlyError
+from hippo.base.errors import InvalidInput, NotFound, ReadOnlyError
 
 HERE = Path(__file__).resolve().parent
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -122,7 +122,7 @@ def test_read_only_open_of_a_schema_2_store_does_not_upgrade_it(tmp_path) -> Non
     db.close()
     before = _digest(path)
     with Memory(path, read_only=True, namespace="alpha") as mem:
-        assert mem._s.store.version == 2
+        assert mem._rt.store.version == 2
         assert mem.count() == 33
         assert mem.check()["ok"]  # verified as far as schema 2 allows (no checksums yet)
         assert mem.search("lighthouse", k=1)[0].text == "the unsealed tail message about the lighthouse"
@@ -146,7 +146,7 @@ try:
 except StoreError as e:
     print("writable open:", type(e).__name__)
 with Memory(path, read_only=True) as m:
-    print("immutable", m._s.store.immutable)  # SQLite could not create its -shm index: read as an immutable file
+    print("immutable", m._rt.store.immutable)  # SQLite could not create its -shm index: read as an immutable file
     print("count", m.count())
     print("search", m.search("message 7: Ann took the red kayak to the lake on day 7", k=1)[0].text)
     print("recall", len(m.recall("kayak lake", budget_tokens=300).messages) > 0)
@@ -218,14 +218,14 @@ def test_read_only_on_a_full_disk(tmp_path) -> None:
 def test_synchronous_is_applied(tmp_path, level, code) -> None:
     with Memory(tmp_path / "s.db", config={"synchronous": level}) as mem:
         assert mem.config.synchronous == level
-        assert mem._s.store._query("PRAGMA synchronous")[0][0] == code
+        assert mem._rt.store._query("PRAGMA synchronous")[0][0] == code
         mem.add("durable enough")
 
 
 def test_synchronous_default_and_validation(tmp_path) -> None:
     assert Config().synchronous == "NORMAL"
     with Memory(tmp_path / "d.db") as mem:
-        assert mem._s.store._query("PRAGMA synchronous")[0][0] == 1
+        assert mem._rt.store._query("PRAGMA synchronous")[0][0] == 1
     for bad in ("full", "SAFE", 2, None):
         with pytest.raises(InvalidInput, match="synchronous"):
             Memory(tmp_path / "b.db", config={"synchronous": bad})

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hippo import Memory
-from hippo.errors import InvalidInput, NotFound
+from hippo.base.errors import InvalidInput, NotFound
 
 SIG = re.compile(r"^- <seq=(\d+), time=([0-9-]+ [0-9:]+|unknown), source=([^>]+)> (.+)$")
 
@@ -29,6 +29,7 @@ def mem():
                 "timestamp": f"2024-05-0{1 + k // 4}T10:0{k}:00"} for k, (r, sp, t) in enumerate(LINES))
     m.add("A new unconsolidated note about the garden fence.", speaker="Ann", session_id="s9",
           timestamp="2024-06-01T09:00:00")
+    m.consolidate("light")  # too few messages for a consolidation batch: fold the complete flush units in now
     yield m
     m.close()
 

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 import hippo
-from hippo.errors import InvalidInput
-from hippo.truth import facts, timeexpr
+from hippo.base.errors import InvalidInput
+from hippo.text import facts, timeexpr
 
 
 def utc(*a) -> datetime:

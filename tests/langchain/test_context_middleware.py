@@ -14,9 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import hippo
 from hippo import InvalidInput
-from hippo.tokenizer import count_tokens
+from hippo.text.tokenizer import count_tokens
 from langchain_hippo import HippoContextMiddleware
-
 from tests.readme_examples import examples, run
 
 from .conftest import recording_model

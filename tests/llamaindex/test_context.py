@@ -11,7 +11,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import Memory as LlamaMemory
 
 from hippo import InvalidInput
-from hippo.tokenizer import count_tokens
+from hippo.text.tokenizer import count_tokens
 from llamaindex_hippo import HippoContextBlock, HippoContextMemory, compact_chat_history, make_expand_tool
 
 INVENTORY = json.dumps({"status": "ok", "request_id": "req-5c3d", "items": [{"sku": f"SKU-{i:04d}", "stock": i * 2}

@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
+
+from hippo.base.errors import StoreError
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Chunk:
     n_messages: int
     n_tokens: int
     blob: bytes
-    checksum: bytes | None = None  # over the row's fields, its blob and the (seq, n_tokens) of the messages it covers
+    checksum: bytes | None = None  # over the row's fields, its blob and the (id, seq, n_tokens) of what it covers
 
 
 @dataclass(frozen=True)
@@ -64,13 +66,15 @@ class NamespaceState:
     next_seq: int
 
 
-# Builds a chunk blob from the concatenated token ids of the messages it covers.
-ChunkEncoder = Callable[[np.ndarray], bytes]
-# Decodes a chunk blob back into its token ids (validating it).
-ChunkDecoder = Callable[[bytes], np.ndarray]
-
-
 class Store(abc.ABC):
+    """The storage contract of hippo: everything the engine reads or writes goes through these methods.
+
+    Every write method is one transaction (all or nothing). ``path`` is the location shown to users (a file path,
+    a URL without password, or None for a private in-memory store)."""
+
+    path: str | None = None
+    read_only: bool = False  # every write method raises ReadOnlyError when True
+
     @abc.abstractmethod
     def state(self, namespace: str) -> NamespaceState: ...
 
@@ -83,7 +87,7 @@ class Store(abc.ABC):
         transaction."""
 
     @abc.abstractmethod
-    def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
+    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
         """Every message of ``namespace`` with ``seq > after_seq`` in seq order, each with its tokens."""
 
     @abc.abstractmethod
@@ -94,21 +98,74 @@ class Store(abc.ABC):
         """Every message row (without tokens) in seq order."""
 
     @abc.abstractmethod
-    def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+    def seal(self, namespace: str, min_tokens: int) -> int:
         """Move the unsealed tail into a chunk when it holds at least ``min_tokens``; merge chunks geometrically."""
 
     @abc.abstractmethod
-    def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
+    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
         """Delete messages, rewriting the chunks that held their tokens; returns the ids actually deleted."""
 
     @abc.abstractmethod
-    def delete_namespace(self, namespace: str) -> int: ...
+    def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        """Replace one message's metadata; False when ``id`` is not a message of ``namespace``."""
 
     @abc.abstractmethod
-    def sizes(self) -> dict[str, int]: ...
+    def delete_namespace(self, namespace: str) -> int:
+        """Remove every message, chunk, code and unit of ``namespace``; returns the number of messages removed."""
+
+    # -- derived data the engine may keep beside the messages (rebuildable, never the only copy) -----------------
+    @abc.abstractmethod
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+        """Store one binary embedding code (a row of ``codes``, uint8) per message id (insert or replace)."""
+
+    @abc.abstractmethod
+    def get_codes(self, namespace: str) -> dict[int, bytes]:
+        """Every stored embedding code of ``namespace`` by message id."""
+
+    @abc.abstractmethod
+    def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
+        """Store (insert or replace) one snapshot blob of derived state under ``kind``."""
+
+    @abc.abstractmethod
+    def get_units(self, namespace: str, kind: str) -> bytes | None:
+        """The snapshot blob stored under ``kind``, or None."""
+
+    @abc.abstractmethod
+    def sizes(self) -> dict[str, int]:
+        """Counts and byte sizes of what the store holds (``file_bytes`` where the store is a file)."""
 
     @abc.abstractmethod
     def vacuum(self) -> None: ...
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def scrub(self) -> bool:
+        """Make content removed by committed deletions unrecoverable from the store's files now (a store that keeps
+        no older copies has nothing to do). False when it could not yet, and will at a later write."""
+        return True
+
+    # -- verification (Memory.check); a store that cannot verify itself says so ---------------------------------
+    def integrity_check(self) -> list[str]:
+        """Problems the storage engine finds in its own structures (``[]`` when clean)."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def all_namespaces(self) -> list[str]:
+        """Every namespace named anywhere in the store, including ones that only hold derived rows."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def verify_namespace(self, namespace: str, check_tokens: Any, code_bytes: int | None) -> dict:
+        """Every row of a namespace verified, per structure (see :mod:`hippo.engine.integrity`)."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def drop_codes(self, namespace: str, ids: list[int]) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def drop_units(self, namespace: str, kind: str) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def reindex(self) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")

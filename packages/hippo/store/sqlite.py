@@ -19,24 +19,24 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hippo.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
+from hippo.base.config import SYNCHRONOUS
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
 from hippo.store import wal
 from hippo.store.base import (
     Chunk,
-    ChunkDecoder,
-    ChunkEncoder,
     MessageRow,
     NamespaceState,
     NewMessage,
     Store,
 )
+from hippo.store.codec import ChunkCodec
+from hippo.text.tokenizer import token_bits
 
 log = logging.getLogger("hippo.store")
 
 # 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
 SCHEMA_VERSION = 3
 READABLE_VERSIONS = (2, 3)  # a version-2 store is upgraded on a writable open and read as it is when read-only
-SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
 _SCHEMA = [
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -179,12 +179,13 @@ class SQLiteStore(Store):
 
     ``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (and ``immutable=1`` when not even the WAL
     index can be created: read-only media, no write permission on the directory, a full disk); every write then
-    raises :class:`~hippo.errors.ReadOnlyError`. ``synchronous`` is SQLite's durability setting (see ``Config``).
+    raises :class:`~hippo.base.errors.ReadOnlyError`. ``synchronous`` is SQLite's durability setting (see ``Config``).
     """
 
     def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0, read_only: bool = False,
-                 synchronous: str = "NORMAL") -> None:
+                 synchronous: str = "NORMAL", codec: ChunkCodec | None = None) -> None:
         self.path = None if path is None else check_path(path)
+        self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self.read_only = bool(read_only)
         if synchronous not in SYNCHRONOUS:
             raise InvalidInput(f"config.synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
@@ -230,7 +231,8 @@ class SQLiteStore(Store):
         except HippoError:  # already says what is wrong (StoreError is an OSError too: keep it out of the next case)
             raise
         except FileExistsError:  # raced with another creator: fine, open it
-            self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous)
+            self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous,
+                          codec=codec)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
@@ -467,7 +469,7 @@ class SQLiteStore(Store):
         )
         return [Chunk(*r) for r in rows]
 
-    def load(self, namespace: str, decode: ChunkDecoder, after_seq: int = -1) -> list[MessageRow]:
+    def load(self, namespace: str, after_seq: int = -1) -> list[MessageRow]:
         # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
         # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
         tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
@@ -487,7 +489,7 @@ class SQLiteStore(Store):
                         self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, "reading the store") from exc
-        return self._attach_tokens(namespace, raw, chunks, decode, after_seq)
+        return self._attach_tokens(namespace, raw, chunks, after_seq)
 
     def _tail_tokens(self, namespace: str, r: tuple) -> np.ndarray:
         """Tokens of an unsealed message row ``r`` (message columns, then tokens and checksum), verified."""
@@ -520,7 +522,7 @@ class SQLiteStore(Store):
             " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
             (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
 
-    def _attach_tokens(self, namespace, raw, chunks, decode, after_seq) -> list[MessageRow]:
+    def _attach_tokens(self, namespace, raw, chunks, after_seq) -> list[MessageRow]:
         out: list[MessageRow] = []
         ci = 0
         chunk_tokens: np.ndarray | None = None
@@ -540,7 +542,7 @@ class SQLiteStore(Store):
                 if ci >= len(chunks) or chunks[ci].first_seq > seq:
                     raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
                 if chunk_tokens is None:
-                    chunk_tokens = decode(chunks[ci].blob)
+                    chunk_tokens = self.codec.decode(chunks[ci].blob)
                     if chunk_tokens.size != chunks[ci].n_tokens:
                         raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
                                           f"{chunks[ci].n_tokens}")
@@ -581,8 +583,8 @@ class SQLiteStore(Store):
         for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
             yield self._row(r)
 
-    def seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
-        sealed = self._seal(namespace, encode, decode, min_tokens)
+    def seal(self, namespace: str, min_tokens: int) -> int:
+        sealed = self._seal(namespace, min_tokens)
         if sealed:
             self._release_free_pages()
         return sealed
@@ -598,8 +600,8 @@ class SQLiteStore(Store):
                 pass  # only space is at stake; the next seal tries again
 
     def _insert_chunk(self, db, namespace: str, first_seq: int, last_seq: int, members: list[tuple[int, int, int]],
-                      tokens: np.ndarray, encode: ChunkEncoder) -> None:
-        ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), encode(tokens))
+                      tokens: np.ndarray) -> None:
+        ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), self.codec.encode(tokens))
         db.execute(
             "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob, checksum)"
             " VALUES (?,?,?,?,?,?,?)",
@@ -607,7 +609,7 @@ class SQLiteStore(Store):
              self._chunk_sum(namespace, ch, members)),
         )
 
-    def _seal(self, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder, min_tokens: int) -> int:
+    def _seal(self, namespace: str, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
                 f"SELECT {_ROW_COLS_M}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
@@ -625,16 +627,15 @@ class SQLiteStore(Store):
             # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
             arrays = [self._tail_tokens(namespace, r) for r in tail]
             tokens = np.concatenate(arrays).astype(np.uint32)
-            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail],
-                               tokens, encode)
+            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail], tokens)
             db.execute(
                 "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
                 (namespace, tail[-1][2]),
             )
-            self._merge_chunks(db, namespace, encode, decode)
+            self._merge_chunks(db, namespace)
             return int(tokens.size)
 
-    def _merge_chunks(self, db, namespace: str, encode: ChunkEncoder, decode: ChunkDecoder) -> None:
+    def _merge_chunks(self, db, namespace: str) -> None:
         # Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so
         # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
         while True:
@@ -650,14 +651,14 @@ class SQLiteStore(Store):
             m_old, m_new = self._members(db, namespace, older), self._members(db, namespace, newer)
             self._verify_chunk(namespace, older, m_old)
             self._verify_chunk(namespace, newer, m_new)
-            a, b = decode(older.blob), decode(newer.blob)
+            a, b = self.codec.decode(older.blob), self.codec.decode(newer.blob)
             if a.size != older.n_tokens or b.size != newer.n_tokens:
                 raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
             merged = np.concatenate([a, b])
             db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
-            self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged, encode)
+            self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
-    def delete(self, namespace: str, ids: Iterable[int], encode: ChunkEncoder, decode: ChunkDecoder) -> list[int]:
+    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
@@ -679,7 +680,7 @@ class SQLiteStore(Store):
                     continue
                 members = self._members(db, namespace, ch)
                 self._verify_chunk(namespace, ch, members)
-                tokens = decode(ch.blob)
+                tokens = self.codec.decode(ch.blob)
                 if tokens.size != ch.n_tokens or sum(n for _, _, n in members) != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
                 keep, kept, pos = [], [], 0
@@ -691,7 +692,7 @@ class SQLiteStore(Store):
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
                 if kept:
                     merged = np.concatenate(keep) if keep else np.zeros(0, np.uint32)
-                    self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged, encode)
+                    self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged)
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):
                 part = ids_found[start:start + 500]
@@ -767,8 +768,8 @@ class SQLiteStore(Store):
                            " UNION SELECT name FROM namespaces")
         return sorted({r[0] for r in rows if isinstance(r[0], str)})
 
-    def verify_namespace(self, namespace: str, decode: ChunkDecoder,
-                         check_tokens: Callable[[int, np.ndarray], str | None], code_bytes: int | None) -> dict:
+    def verify_namespace(self, namespace: str, check_tokens: Callable[[int, np.ndarray], str | None],
+                         code_bytes: int | None) -> dict:
         """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
         judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
         tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
@@ -829,7 +830,7 @@ class SQLiteStore(Store):
                      "message_ids": [r[0] for r in mine][:50]}
             try:
                 self._verify_chunk(namespace, ch, [(r[0], r[2], r[3]) for r in mine])
-                tokens = decode(ch.blob)
+                tokens = self.codec.decode(ch.blob)
                 if tokens.size != ch.n_tokens:
                     raise CorruptData(f"chunk {ch.id} holds {tokens.size} tokens, its row says {ch.n_tokens}")
                 if len(mine) != ch.n_messages or sum(r[3] for r in mine) != tokens.size:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hippo.errors import CorruptData
+from hippo.base.errors import CorruptData
 
 WAL_HEADER = 32
 FRAME_HEADER = 24

@@ -1,0 +1,93 @@
+"""The one readers-writer lock of hippo: many concurrent readers or one writer; waiting writers block new readers
+(no writer starvation). The writing thread may re-enter ``write()`` and may ``read()`` what it is writing.
+
+``with lock.read():`` / ``with lock.write():`` return small guard objects (no generator per use): the native
+structures take this lock around every C call.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class _ReadGuard:
+    __slots__ = ("_lock", "_entered")
+
+    def __init__(self, lock: "RWLock") -> None:
+        self._lock = lock
+        self._entered = False
+
+    def __enter__(self) -> None:
+        self._entered = self._lock._acquire_read()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._entered:
+            self._lock._release_read()
+
+
+class _WriteGuard:
+    __slots__ = ("_lock",)
+
+    def __init__(self, lock: "RWLock") -> None:
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock._acquire_write()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock._release_write()
+
+
+class RWLock:
+    __slots__ = ("_cond", "_readers", "_writer", "_depth", "_waiting")
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._readers = 0
+        self._writer: int | None = None
+        self._depth = 0
+        self._waiting = 0
+
+    def read(self) -> _ReadGuard:
+        return _ReadGuard(self)
+
+    def write(self) -> _WriteGuard:
+        return _WriteGuard(self)
+
+    def _acquire_read(self) -> bool:
+        """False when the calling thread holds the write lock (it reads under it; nothing to release)."""
+        if self._writer == threading.get_ident():
+            return False
+        with self._cond:
+            while self._writer is not None or self._waiting:
+                self._cond.wait()
+            self._readers += 1
+        return True
+
+    def _release_read(self) -> None:
+        with self._cond:
+            self._readers -= 1
+            if not self._readers:
+                self._cond.notify_all()
+
+    def _acquire_write(self) -> None:
+        me = threading.get_ident()
+        with self._cond:
+            if self._writer == me:
+                self._depth += 1
+                return
+            self._waiting += 1
+            try:
+                while self._writer is not None or self._readers:
+                    self._cond.wait()
+            finally:
+                self._waiting -= 1
+            self._writer = me
+            self._depth = 1
+
+    def _release_write(self) -> None:
+        with self._cond:
+            self._depth -= 1
+            if not self._depth:
+                self._writer = None
+                self._cond.notify_all()

@@ -1,0 +1,57 @@
+"""Timestamps: accepted as datetime, epoch seconds or ISO-8601 text; stored as UTC epoch seconds."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timezone
+
+from hippo.base.errors import InvalidInput
+
+
+def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, max_year: int = 2200) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise InvalidInput(f"{name} must be a datetime, epoch seconds or an ISO-8601 string, got bool")
+    if isinstance(value, datetime):
+        dt = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+    elif isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            raise InvalidInput(f"{name} must be finite, got {value!r}")
+        try:
+            dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except (OverflowError, OSError, ValueError) as exc:
+            raise InvalidInput(f"{name} {value!r} is out of range") from exc
+    elif isinstance(value, str):
+        try:
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError as exc:
+            raise InvalidInput(f"{name} {value!r} is not an ISO-8601 date/time") from exc
+        if dt.tzinfo is None:
+            dt = dt.replace(tzinfo=timezone.utc)
+    else:
+        raise InvalidInput(f"{name} must be a datetime, epoch seconds or an ISO-8601 string, got {type(value).__name__}")
+    if not min_year <= dt.year <= max_year:
+        raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year})")
+    return dt.timestamp()
+
+
+def to_datetime(epoch: float | None) -> datetime | None:
+    if epoch is None or (isinstance(epoch, float) and math.isnan(epoch)):
+        return None
+    return datetime.fromtimestamp(epoch, tz=timezone.utc)
+
+
+def fmt_date(epoch: float | None) -> str:
+    dt = to_datetime(epoch)
+    return dt.strftime("%Y-%m-%d") if dt else "undated"
+
+
+def fmt_datetime(epoch: float | None) -> str:
+    dt = to_datetime(epoch)
+    return dt.strftime("%Y-%m-%d %H:%M") if dt else "undated"
+
+
+def fmt_day(epoch: float | None) -> str:
+    dt = to_datetime(epoch)
+    return f"{dt.day} {dt.strftime('%B %Y')}" if dt else "undated"

@@ -1,0 +1,7 @@
+"""``python -m hippo.cli``: the same command line as the ``hippo`` console script."""
+
+import sys
+
+from hippo.cli import main
+
+sys.exit(main())

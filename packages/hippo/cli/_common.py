@@ -1,0 +1,116 @@
+"""Plumbing shared by the commands: store and output arguments, opening a store, JSON output, confirmation."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from hippo import InvalidInput, NotFound
+
+__all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
+           "filter_from", "open_store", "output", "time_kwargs"]
+
+
+class Aborted(Exception):
+    """The user declined a confirmation or interrupted a command; nothing was changed."""
+
+
+def messages(n: int) -> str:
+    """``"1 message"``, ``"3 messages"``."""
+    return f"{n} message" if n == 1 else f"{n} messages"
+
+
+def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
+    p.add_argument("--path", default=os.environ.get("HIPPO_PATH", "hippo.db"),
+                   help="store file (default: $HIPPO_PATH or ./hippo.db)")
+    if namespace:
+        p.add_argument("--namespace", "-n", default=os.environ.get("HIPPO_NAMESPACE", "default"),
+                       help="namespace inside the store (default: $HIPPO_NAMESPACE or 'default')")
+
+
+def add_json_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true",
+                   help="machine-readable output: one JSON document on stdout (shape: docs/api.md, 'Command line')")
+
+
+def add_filter_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--filter", metavar="JSON", help='metadata filter, e.g. \'{"speaker": "Ann"}\' (docs/api.md)')
+    p.add_argument("--speaker", help="only messages of this speaker")
+    p.add_argument("--session", help="only messages of this session_id")
+    p.add_argument("--role", help="only messages with this role (user, assistant, system, tool)")
+
+
+def add_time_args(p: argparse.ArgumentParser, *, as_of: bool = True) -> None:
+    p.add_argument("--since", help="event time at or after this (ISO-8601 date or time)")
+    p.add_argument("--until", help="event time before this (ISO-8601)")
+    if as_of:
+        p.add_argument("--as-of", dest="as_of", help="answer as the memory stood at this ingestion time (ISO-8601)")
+
+
+def filter_from(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The filter dict of ``--filter`` plus ``--speaker`` / ``--session`` / ``--role``, or None."""
+    spec: dict[str, Any] = {}
+    raw = getattr(args, "filter", None)
+    if raw is not None:
+        try:
+            spec = json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            raise InvalidInput(f"--filter must be a JSON object: {exc}") from None
+        if not isinstance(spec, dict):
+            raise InvalidInput(f"--filter must be a JSON object, got {type(spec).__name__}")
+    for flag, key in (("speaker", "speaker"), ("session", "session_id"), ("role", "role")):
+        value = getattr(args, flag, None)
+        if value is not None:
+            if key in spec:
+                raise InvalidInput(f"--{flag} and --filter both constrain {key!r}; give it once")
+            spec[key] = value
+    return spec or None
+
+
+def time_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    return {k: getattr(args, k) for k in ("since", "until", "as_of") if getattr(args, k, None) is not None}
+
+
+def open_store(args: argparse.Namespace, *, create: bool = False):
+    """``hippo.Memory`` on ``--path`` / ``--namespace``. Commands that only read or delete refuse a missing file
+    instead of creating an empty store under a mistyped name."""
+    from hippo import Memory
+
+    path = args.path
+    if not path or not isinstance(path, str):
+        raise InvalidInput("--path must name a store file")
+    if not create and not os.path.lexists(path):
+        raise NotFound(f"no store at --path {path!r} (`hippo ingest` or `hippo import` creates one)")
+    return Memory(path, namespace=args.namespace if hasattr(args, "namespace") else "default")
+
+
+def output(args: argparse.Namespace, value: Any, human: Callable[[Any], None]) -> int:
+    """Print ``value`` as JSON with ``--json`` (see :mod:`hippo.records`), else through ``human``."""
+    if getattr(args, "json", False):
+        from hippo.records import jsonable
+
+        sys.stdout.write(json.dumps(jsonable(value), ensure_ascii=False, indent=2) + "\n")
+    else:
+        human(value)
+    return 0
+
+
+def confirm(action: str, yes: bool) -> None:
+    """Go ahead if ``--yes`` was given or the user answers yes on a terminal; else raise. ``action`` describes the
+    change, e.g. "forget 3 messages of namespace 'a' in x.db"."""
+    if yes:
+        return
+    try:
+        interactive = sys.stdin is not None and sys.stdin.isatty()
+    except (AttributeError, ValueError):
+        interactive = False
+    if not interactive:
+        raise InvalidInput(f"refusing to {action} without confirmation: pass --yes (standard input is not a terminal)")
+    sys.stderr.write(f"{action[0].upper()}{action[1:]}? [y/N] ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if answer.strip().lower() not in ("y", "yes"):
+        raise Aborted("nothing was changed")

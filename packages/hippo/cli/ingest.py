@@ -1,0 +1,214 @@
+"""Moving messages in and out: ``ingest`` (JSONL, OpenAI messages, BEAM, LoCoMo), ``import`` and ``export``.
+
+``ingest`` and ``import`` are atomic per file. Every record of the file is read and validated (by the same checks
+``Memory.add`` applies) before anything is written, so a bad line anywhere stores nothing and the error names the
+file, the line and the field. The writes then go in batches (so the progress bar moves); if one fails, or the user
+interrupts, what this run already wrote is deleted again before the error is reported. A process killed between two
+batches cannot undo anything, so a retry picks up where it stopped: when a namespace already ends with the first
+``k * batch`` messages of the file (or all of them), those are not written again. A match shorter than
+``RESUME_MIN`` messages (possible only with a tiny ``--batch``) is not trusted to be an earlier run: a namespace may
+end with the file's first message by coincidence.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hippo import HippoError, InvalidInput, StoreError
+from hippo.cli import progress
+from hippo.cli._common import Aborted, add_store_args, messages, open_store
+from hippo.cli.sources import Record, Source, read_source
+from hippo.engine.prepare import prepare
+
+__all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
+
+RESUME_MIN = 20
+
+
+@dataclass
+class _Group:
+    """The records of one target namespace, validated, with what is already stored of them."""
+
+    namespace: str
+    records: list[Record]
+    keys: list[tuple] = field(default_factory=list)
+    start: int = 0                 # records before this are already the namespace's last messages
+
+
+def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
+    # Timestamps round-trip through datetime at microsecond precision; a millisecond is far below any real gap.
+    return (text, speaker, role, None if ts is None else round(ts, 3), session,
+            json.dumps(metadata, sort_keys=True, ensure_ascii=False))
+
+
+def _validate(mem, source: Source, groups: list[_Group]) -> None:
+    """Run every record through ``Memory``'s own input checks; the first failure names file, line and field."""
+    for g in groups:
+        view = mem.using(g.namespace)
+        for rec in g.records:
+            try:
+                # The check add_many runs (hippo.engine.prepare), one record at a time so its line is known.
+                prepared = prepare(rec.item, "message", view.config)
+            except InvalidInput as exc:
+                raise source.error(rec, str(exc)) from None
+            except RecursionError:
+                raise source.error(rec, "metadata is nested too deeply") from None
+            g.keys.append(_key(rec.item["text"], prepared.speaker, prepared.role, prepared.ts,
+                               prepared.session_id, prepared.metadata))
+
+
+def _resume_point(view, keys: list[tuple], batch: int) -> int:
+    """How many leading records of the file the namespace already ends with: all of them, or a whole number of
+    batches (what an earlier run killed between two batches left behind); 0 when it holds none of them."""
+    count = view.count()
+    if count == 0:
+        return 0
+    n = len(keys)
+    candidates = sorted({m for m in range(batch, min(n, count) + 1, batch)} | ({n} if n <= count else set()),
+                        reverse=True)
+    candidates = [m for m in candidates if m >= min(n, RESUME_MIN)]
+    if not candidates:
+        return 0
+    depth = candidates[0]
+    tail = view.list(offset=count - depth)
+    stored = [_key(m.text, m.speaker, m.role, None if m.timestamp is None else m.timestamp.timestamp(),
+                   m.session_id, m.metadata) for m in tail]
+    for m in candidates:
+        if stored[-1] == keys[m - 1] and stored[len(stored) - m:] == keys[:m]:
+            return m
+    return 0
+
+
+def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
+    """Delete what this run wrote; returns why that failed, or None."""
+    try:
+        for view, ids in reversed(written):
+            if ids:
+                view.delete(ids)
+        return None
+    except (HippoError, OSError) as exc:
+        left = sum(len(ids) for _, ids in written)
+        return (f"undoing it failed too ({exc}): up to {left} of its messages remain; running the same command "
+                f"again resumes after them")
+
+
+def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) -> None:
+    for g in groups:
+        g.start = _resume_point(mem.using(g.namespace), g.keys, batch)
+    todo = sum(len(g.records) - g.start for g in groups)
+    written: list[tuple[Any, list[int]]] = []
+    seconds: list[float] = []
+    try:
+        with progress.bar(todo, f"{label} {os.path.basename(source.file)}") as bar:
+            for g in groups:
+                started = time.perf_counter()
+                view = mem.using(g.namespace)
+                ids: list[int] = []
+                written.append((view, ids))
+                for i in range(g.start, len(g.records), batch):
+                    got = view.add_many([r.item for r in g.records[i:i + batch]])
+                    ids.extend(m.id for m in got)
+                    bar.update(len(got))
+                seconds.append(time.perf_counter() - started)
+    except KeyboardInterrupt:
+        why = _undo(written)
+        raise Aborted(f"interrupted: nothing of {source.file} was stored" if why is None
+                      else f"interrupted; {why}") from None
+    except Exception as exc:  # noqa: BLE001 - whatever stopped the writes, what they did is undone
+        why = _undo(written)
+        detail = " ".join(str(exc).split())
+        if not isinstance(exc, (HippoError, OSError)):
+            detail = f"{type(exc).__name__}: {detail}"
+        raise StoreError(f"{source.file}: nothing was stored: {detail}" if why is None
+                         else f"{source.file}: storing failed ({detail}); {why}") from None
+    for g, sec in zip(groups, seconds):
+        n, done = len(g.records), len(g.records) - g.start
+        if done == n:
+            print(f"{g.namespace}: {messages(n)} in {sec:.2f} s")
+        elif done == 0:
+            print(f"{g.namespace}: already ends with these {messages(n)} (an earlier run stored them); nothing added")
+        else:
+            print(f"{g.namespace}: {messages(done)} added after the {g.start} an interrupted earlier run stored")
+
+
+def _groups(source: Source, namespace: str, split: bool) -> list[_Group]:
+    by_ns: dict[str, _Group] = {}
+    for rec in source.records:
+        ns = f"{namespace}.{rec.group}" if split and rec.group else namespace
+        by_ns.setdefault(ns, _Group(ns, [])).records.append(rec)
+    return list(by_ns.values())
+
+
+def _check_batch(batch: int) -> int:
+    if batch < 1:
+        raise InvalidInput(f"--batch must be >= 1, got {batch}")
+    return batch
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    batch = _check_batch(args.batch)
+    source = read_source(args.file, encoding=args.encoding)
+    if args.session is not None:
+        for rec in source.records:
+            rec.item.setdefault("session_id", args.session)
+    if args.split and source.format != "locomo":
+        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation); {args.file} holds "
+                           f"{source.format} messages")
+    with open_store(args, create=True) as mem:
+        groups = _groups(source, args.namespace, args.split)
+        _validate(mem, source, groups)
+        _store(mem, source, groups, batch, "ingest")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    batch = _check_batch(args.batch)
+    source = read_source(args.file, encoding="utf-8")
+    if source.format != "export":
+        raise InvalidInput(f"{args.file}: not a hippo export file (its first line is not the hippo-export header); "
+                           f"`hippo ingest` reads other formats")
+    with open_store(args, create=True) as mem:
+        groups = _groups(source, args.namespace, False)
+        _validate(mem, source, groups)
+        _store(mem, source, groups, batch, "import")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    with open_store(args) as mem:
+        with progress.bar(mem.count(), f"export {mem.namespace}") as bar:
+            n = mem.export(args.out, progress=lambda done, total: bar.update(done - bar.n))
+    print(f"exported {messages(n)} to {args.out}")
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, BEAM chat.json or LoCoMo JSON",
+                       description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line), "
+                                   "an OpenAI-style message list ([{role, content}] or {messages: [...]}), a BEAM "
+                                   "chat.json, a LoCoMo JSON file, or a hippo export. All or nothing per file: a bad "
+                                   "record stores nothing and the error names the file, line and field; running the "
+                                   "same command again after a failure does not duplicate messages.")
+    i.add_argument("file")
+    add_store_args(i)
+    i.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
+    i.add_argument("--split", action="store_true", help="LoCoMo: one namespace <namespace>.<sample_id> per conversation")
+    i.add_argument("--encoding", default="utf-8", help="text encoding of the file (default utf-8), e.g. latin-1")
+    i.add_argument("--session", help="session_id for messages that do not carry one")
+    i.set_defaults(func=cmd_ingest)
+
+    e = sub.add_parser("export", help="write a namespace to a JSONL export file")
+    e.add_argument("out")
+    add_store_args(e)
+    e.set_defaults(func=cmd_export)
+
+    im = sub.add_parser("import", help="add the messages of a JSONL export file (all or nothing)")
+    im.add_argument("file")
+    add_store_args(im)
+    im.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
+    im.set_defaults(func=cmd_import)

@@ -1,0 +1,527 @@
+"""Files that ``hippo ingest`` and ``hippo import`` read, turned into ``Memory.add_many`` items.
+
+Formats, told apart by their content (never by the file name):
+
+* **JSONL**: one JSON object per line, either a hippo message (``text`` plus any of ``speaker``, ``role``,
+  ``timestamp``, ``session_id``, ``metadata``, ``priority``, ``event_time``) or an OpenAI-style message
+  (``role`` and ``content``). A hippo export file (its first line the ``hippo-export`` header) is JSONL too.
+* **OpenAI-style message lists**: a JSON list ``[{"role": ..., "content": ...}, ...]`` or an object
+  ``{"messages": [...]}``. ``content`` may be a string or a list of content parts; an assistant's ``tool_calls``
+  are kept as text and in ``metadata["tool_calls"]``.
+* **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
+  time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
+  the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
+* **LoCoMo**: a list of samples ``{sample_id, conversation: {session_<N>: [turns], session_<N>_date_time}}``
+  (or one such sample).
+* A JSON list of hippo messages.
+
+Every problem is reported as an ``InvalidInput`` that names the file, the line, and the field: for JSON documents
+the line where the offending object starts and its path inside the document (``[3].turns[0][1]``). Those lines
+are found only when something is wrong, by parsing the document again with a position-recording scanner, so
+reading a good file costs one ``json.loads``.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import json.decoder
+import json.scanner
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Iterator
+
+from hippo import InvalidInput, NotFound
+
+EXPORT_FORMAT = "hippo-export"
+EXPORT_VERSION = 1
+# What an export line may carry into a new store: ids, seq and created_at are assigned again, as Memory.import_ does.
+EXPORT_FIELDS = ("text", "speaker", "role", "timestamp", "session_id", "metadata")
+
+# Deepest nesting a record may have (metadata included): far beyond real metadata, far below where json and the
+# store's own encoders run out of stack.
+MAX_DEPTH = 100
+
+_OPENAI_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
+                 "tool": "tool", "function": "tool"}
+
+Path = tuple  # keys and indexes from the document root to an object
+
+
+class SourceError(Exception):
+    """A problem at one place of the document, before the file name and line are known."""
+
+    def __init__(self, path: Path, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.field = field
+
+
+@dataclass
+class Record:
+    """One message to store, with where it came from."""
+
+    item: dict[str, Any]
+    path: Path = ()            # inside a JSON document; () for a JSONL line
+    line: int | None = None    # known for JSONL; for documents found on demand
+    group: str | None = None   # the LoCoMo sample it belongs to
+
+
+@dataclass
+class Source:
+    """A parsed input file."""
+
+    file: str
+    format: str                # "jsonl", "export", "messages", "beam", "locomo" or "hippo"
+    text: str
+    records: list[Record] = field(default_factory=list)
+    _offsets: dict[int, int] | None = None
+    _root: Any = None
+
+    def line_of(self, rec: Record | Path, field: str | None = None) -> int | None:
+        """The line where a record's object starts (1-based), or where its key ``field`` is; None when unknown."""
+        at = self.position(rec, field)
+        return None if at is None else at[0]
+
+    def position(self, rec: Record | Path, field: str | None = None) -> tuple[int, int | None] | None:
+        """(line, column) of a record's object or of its key ``field``, 1-based; the column is None for JSONL lines
+        (the line is the record)."""
+        if isinstance(rec, Record):
+            if rec.line is not None:
+                return rec.line, None
+            path = rec.path
+        else:
+            path = rec
+        if self._offsets is None:
+            try:
+                self._root, self._offsets = _parse_with_offsets(self.text)
+            except (ValueError, RecursionError):
+                self._offsets = {}
+        obj = self._root
+        try:
+            for key in path:
+                obj = obj[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+        at = self._offsets.get(id(obj))
+        if at is None:
+            return None
+        if field is not None and isinstance(obj, dict) and field in obj:
+            # the key's own line: the first occurrence of the quoted key after the object opens
+            key = self.text.find(json.dumps(field), at)
+            at = key if key >= 0 else at
+        return self.text.count("\n", 0, at) + 1, at - (self.text.rfind("\n", 0, at) + 1) + 1
+
+    def where(self, rec: Record | Path, field: str | None = None) -> str:
+        """``file:line`` (``file:line:column`` inside a JSON document, plus the path to the object there), for
+        error messages."""
+        path = rec.path if isinstance(rec, Record) else rec
+        at = self.position(rec, field)
+        out = self.file if at is None else f"{self.file}:{at[0]}" + (f":{at[1]}" if at[1] is not None else "")
+        return f"{out}: {render_path(path)}" if path else out
+
+    def error(self, rec: Record | Path, message: str, field: str | None = None) -> InvalidInput:
+        return InvalidInput(f"{self.where(rec, field)}: {message}")
+
+
+def render_path(path: Path) -> str:
+    out = ""
+    for key in path:
+        out += f"[{key}]" if isinstance(key, int) else (f".{key}" if out else key)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------- reading
+
+
+def read_text(file: str, encoding: str = "utf-8") -> str:
+    """The file decoded with ``encoding``; a byte that does not decode is reported with its line and a hint."""
+    try:
+        codec = codecs.lookup(encoding)
+    except LookupError as exc:
+        raise InvalidInput(f"--encoding {encoding!r} is not a known text encoding") from exc
+    try:
+        with open(file, "rb") as f:
+            data = f.read()
+    except FileNotFoundError as exc:
+        raise NotFound(f"{file}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(f"{file}: is a directory, expected a file") from exc
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+    # A UTF-8 byte-order mark (written by some Windows tools) is not part of the text.
+    name = "utf-8-sig" if codec.name == "utf-8" else codec.name
+    try:
+        return data.decode(name)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        bad = data[exc.start:exc.start + 1].hex()
+        hint = ("; pass --encoding with the file's encoding, e.g. --encoding latin-1" if codec.name == "utf-8"
+                else "; pass --encoding with the file's encoding")
+        raise InvalidInput(f"{file}:{line}: byte 0x{bad} at column {column} is not valid {codec.name} "
+                           f"text{hint}") from exc
+
+
+def read_source(file: str, *, encoding: str = "utf-8") -> Source:
+    """Parse ``file`` in whichever supported format it holds; raises ``InvalidInput`` naming file, line, field."""
+    text = read_text(file, encoding)
+    if not text.strip():
+        raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
+    first = next(line for line in text.splitlines() if line.strip())
+    if first.lstrip().startswith("{"):
+        try:
+            head = json.loads(first)
+        except (ValueError, RecursionError):
+            head = None
+        if isinstance(head, dict) and not ("messages" in head or "conversation" in head):
+            return _read_jsonl(file, text)
+    doc = _load_document(file, text)
+    src = Source(file, "", text)
+    try:
+        src.format, src.records = _convert_document(doc)
+        for rec in src.records:
+            _check_depth(rec.item, rec.path)
+    except SourceError as exc:
+        raise src.error(exc.path, exc.message, exc.field) from None
+    if not src.records:
+        raise InvalidInput(f"{file}: the document holds no messages")
+    return src
+
+
+def _load_document(file: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{file}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{file}:{_deep_line(text)}: JSON nested too deeply to read") from None
+
+
+def _deep_line(text: str, limit: int = 200) -> int:
+    """The line where bracket nesting first exceeds ``limit`` (strings skipped)."""
+    depth = 0
+    for m in re.finditer(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', text):
+        tok = m.group()
+        if tok in "[{":
+            depth += 1
+            if depth > limit:
+                return text.count("\n", 0, m.start()) + 1
+        elif tok in "]}":
+            depth -= 1
+    return 1
+
+
+def _read_jsonl(file: str, text: str) -> Source:
+    src = Source(file, "jsonl", text)
+    lines = text.splitlines()
+    start = 0
+    export = False
+    for k, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            head = json.loads(line)
+        except (ValueError, RecursionError):
+            break  # reported with its line below
+        if isinstance(head, dict) and head.get("format") == EXPORT_FORMAT:
+            if head.get("version") != EXPORT_VERSION:
+                raise InvalidInput(f"{file}:{k + 1}: hippo export version {head.get('version')!r} is not "
+                                   f"supported (expected {EXPORT_VERSION})")
+            export, start, src.format = True, k + 1, "export"
+        break
+    for k in range(start, len(lines)):
+        line = lines[k]
+        if not line.strip():
+            continue
+        lineno = k + 1
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{file}:{lineno}: not JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
+        if not isinstance(obj, dict):
+            raise InvalidInput(f"{file}:{lineno}: expected a JSON object per line, got {_kind(obj)}")
+        try:
+            if export:
+                item = {k2: obj.get(k2) for k2 in EXPORT_FIELDS if k2 in obj}
+            elif "text" not in obj and "content" in obj:
+                item = openai_item(obj, ())
+            else:
+                item = dict(obj)
+            _check_depth(item, ())
+        except SourceError as exc:
+            raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
+        src.records.append(Record(item, (), lineno))
+    if not src.records:
+        raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
+    return src
+
+
+def depth(value: Any) -> int:
+    """Nesting depth of lists and dicts in ``value`` (0 for a scalar), computed without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        if isinstance(v, list):
+            deepest = max(deepest, d)
+            stack.extend((x, d + 1) for x in v if isinstance(x, (list, dict)))
+    return deepest
+
+
+def _check_depth(item: dict[str, Any], path: Path) -> None:
+    for key, value in item.items():
+        if depth(value) > MAX_DEPTH:
+            raise SourceError(path, f"field {key!r} is nested more than {MAX_DEPTH} levels deep", key)
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
+
+
+# ------------------------------------------------------------------------------------------------- documents
+
+
+def _convert_document(doc: Any) -> tuple[str, list[Record]]:
+    if isinstance(doc, dict):
+        if "messages" in doc:
+            msgs = doc["messages"]
+            if not isinstance(msgs, list):
+                raise SourceError(("messages",), f"expected a list of messages, got {_kind(msgs)}")
+            return "messages", [Record(openai_item(m, ("messages", k))) for k, m in enumerate(msgs)]
+        if "conversation" in doc:
+            return "locomo", list(locomo_records(doc, ()))
+        raise SourceError((), "a JSON object must hold 'messages' (OpenAI style) or 'conversation' (LoCoMo)")
+    if not isinstance(doc, list):
+        raise SourceError((), f"expected a JSON list or object, got {_kind(doc)}")
+    if not doc:
+        return "messages", []
+    first = doc[0]
+    if not isinstance(first, dict):
+        raise SourceError((0,), f"expected an object, got {_kind(first)}")
+    if "conversation" in first:
+        out: list[Record] = []
+        for k, sample in enumerate(doc):
+            out.extend(locomo_records(sample, (k,)))
+        return "locomo", out
+    if "turns" in first and "batch_number" in first:
+        return "beam", list(beam_records(doc))
+    if "text" in first:
+        out = []
+        for k, obj in enumerate(doc):
+            if not isinstance(obj, dict):
+                raise SourceError((k,), f"expected an object, got {_kind(obj)}")
+            out.append(Record(dict(obj), (k,)))
+        return "hippo", out
+    if "role" in first:
+        return "messages", [Record(openai_item(m, (k,))) for k, m in enumerate(doc)]
+    raise SourceError((0,), "not a message: expected OpenAI-style 'role' and 'content', hippo's 'text', "
+                            "BEAM's 'turns' or LoCoMo's 'conversation'")
+
+
+def _text_field(obj: dict, key: str, path: Path) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise SourceError(path, f"field {key!r} must be a non-empty string, got "
+                                f"{'an empty string' if isinstance(value, str) else _kind(value)}", key)
+    return value
+
+
+def _content_text(content: Any, path: Path) -> str:
+    """OpenAI ``content``: a string, or content parts whose text is joined and whose media leave a marker."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise SourceError(path, f"field 'content' must be a string or a list of content parts, got {_kind(content)}")
+    pieces = []
+    for k, part in enumerate(content):
+        if isinstance(part, str):
+            pieces.append(part)
+            continue
+        if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+            raise SourceError(path, f"field 'content[{k}]' must be a content part with a 'type'")
+        kind = part["type"]
+        if kind in ("text", "input_text", "output_text"):
+            if not isinstance(part.get("text"), str):
+                raise SourceError(path, f"field 'content[{k}].text' must be a string")
+            pieces.append(part["text"])
+        elif kind in ("image_url", "input_image"):
+            url = part.get("image_url")
+            url = url.get("url") if isinstance(url, dict) else url
+            pieces.append(f"[image: {url}]" if isinstance(url, str) and not url.startswith("data:") else "[image]")
+        elif kind == "file":
+            name = (part.get("file") or {}).get("filename") if isinstance(part.get("file"), dict) else None
+            pieces.append(f"[file: {name}]" if isinstance(name, str) else "[file]")
+        elif kind == "refusal" and isinstance(part.get("refusal"), str):
+            pieces.append(part["refusal"])
+        else:
+            pieces.append(f"[{kind}]")
+    return "\n".join(p for p in pieces if p)
+
+
+def openai_item(msg: Any, path: Path) -> dict[str, Any]:
+    """One OpenAI-style chat message as a hippo item; hippo's own optional keys pass through."""
+    if not isinstance(msg, dict):
+        raise SourceError(path, f"expected a message object, got {_kind(msg)}")
+    role = msg.get("role")
+    if role not in _OPENAI_ROLES:
+        raise SourceError(path, f"field 'role' must be one of {sorted(_OPENAI_ROLES)}, got {role!r}", "role")
+    text = _content_text(msg.get("content"), path)
+    metadata = msg.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        raise SourceError(path, f"field 'metadata' must be an object, got {_kind(metadata)}")
+    metadata = dict(metadata or {})
+    calls = msg.get("tool_calls") or ([msg["function_call"]] if isinstance(msg.get("function_call"), dict) else [])
+    if calls:
+        if not isinstance(calls, list):
+            raise SourceError(path, f"field 'tool_calls' must be a list, got {_kind(calls)}")
+        lines = []
+        for call in calls:
+            fn = call.get("function", call) if isinstance(call, dict) else None
+            if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                raise SourceError(path, "field 'tool_calls' holds a call without a function name")
+            args = fn.get("arguments", "")
+            lines.append(f"[tool call {fn['name']}({args if isinstance(args, str) else json.dumps(args)})]")
+        text = "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
+        metadata["tool_calls"] = calls
+    if not text.strip():
+        raise SourceError(path, "field 'content' is empty (and there are no tool calls)", "content")
+    if isinstance(msg.get("tool_call_id"), str):
+        metadata["tool_call_id"] = msg["tool_call_id"]
+    item: dict[str, Any] = {"text": text, "role": _OPENAI_ROLES[role]}
+    name = msg.get("name", msg.get("speaker"))
+    if name is not None:
+        item["speaker"] = name
+    for key in ("timestamp", "session_id", "priority", "event_time"):
+        if key in msg:
+            item[key] = msg[key]
+    if metadata:
+        item["metadata"] = metadata
+    return item
+
+
+def parse_beam_anchor(value: Any, path: Path) -> datetime:
+    """BEAM's ``time_anchor`` ("March-15-2024"), or ISO-8601."""
+    if isinstance(value, str):
+        for fmt in ("%B-%d-%Y", "%b-%d-%Y"):
+            try:
+                return datetime.strptime(value.strip(), fmt)
+            except ValueError:
+                pass
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise SourceError(path, f"field 'time_anchor' must be a date like 'March-15-2024', got {value!r}", "time_anchor")
+
+
+def beam_records(batches: list) -> Iterator[Record]:
+    latest: datetime | None = None
+    for b, batch in enumerate(batches):
+        if not isinstance(batch, dict):
+            raise SourceError((b,), f"expected a batch object, got {_kind(batch)}")
+        number = batch.get("batch_number")
+        if isinstance(number, bool) or not isinstance(number, (int, str)):
+            raise SourceError((b,), f"field 'batch_number' must be a number, got {_kind(number)}")
+        if batch.get("time_anchor") is not None:
+            latest = parse_beam_anchor(batch["time_anchor"], (b,))
+        turns = batch.get("turns")
+        if not isinstance(turns, list):
+            raise SourceError((b,), f"field 'turns' must be a list of turns, got {_kind(turns)}")
+        for t, turn in enumerate(turns):
+            if not isinstance(turn, list):
+                raise SourceError((b, "turns", t), f"expected a list of messages, got {_kind(turn)}")
+            for m, msg in enumerate(turn):
+                path = (b, "turns", t, m)
+                if not isinstance(msg, dict):
+                    raise SourceError(path, f"expected a message object, got {_kind(msg)}")
+                if msg.get("time_anchor") is not None:
+                    latest = parse_beam_anchor(msg["time_anchor"], path)
+                role = msg.get("role")
+                if role not in ("user", "assistant", "system", "tool"):
+                    raise SourceError(path, f"field 'role' must be 'user' or 'assistant', got {role!r}", "role")
+                meta = {"chat_id": msg["id"]} if "id" in msg else {}
+                yield Record({"text": _text_field(msg, "content", path), "role": role, "speaker": role,
+                              "timestamp": latest, "session_id": f"batch-{number}", "metadata": meta}, path)
+
+
+def _parse_locomo_date(text: str) -> datetime:
+    # "1:56 pm on 8 May, 2023"
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def locomo_records(sample: Any, path: Path) -> Iterator[Record]:
+    """Messages of one LoCoMo-format sample: turn text (plus its image caption), speaker, the session's date
+    (turn k one second after turn k-1, to keep their order), ``session_<N>`` and ``metadata["dia_id"]``."""
+    if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
+        raise SourceError(path, "field 'conversation' must be an object of sessions")
+    group = sample.get("sample_id")
+    group = str(group) if group is not None else None
+    conv = sample["conversation"]
+    keys = sorted((k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit()
+                   and k.count("_") == 1), key=lambda k: int(k.split("_")[1]))
+    for key in keys:
+        turns = conv[key]
+        if not isinstance(turns, list):
+            raise SourceError((*path, "conversation"), f"field {key!r} must be a list of turns, got {_kind(turns)}")
+        date = conv.get(f"{key}_date_time")
+        t0 = None
+        if date is not None:
+            try:
+                t0 = _parse_locomo_date(date)
+            except (TypeError, ValueError, AttributeError):
+                raise SourceError((*path, "conversation"), f"field '{key}_date_time' must look like "
+                                                           f"'1:56 pm on 8 May, 2023', got {date!r}") from None
+        for k, turn in enumerate(turns):
+            tpath = (*path, "conversation", key, k)
+            if not isinstance(turn, dict):
+                raise SourceError(tpath, f"expected a turn object, got {_kind(turn)}")
+            text = _text_field(turn, "text", tpath)
+            if turn.get("blip_caption"):
+                text += f" [image: {turn['blip_caption']}]"
+            yield Record({
+                "text": text,
+                "speaker": turn.get("speaker"),
+                "timestamp": (t0 + timedelta(seconds=k)) if t0 else None,
+                "session_id": key,
+                "metadata": {"dia_id": turn.get("dia_id")},
+            }, tpath, group=group)
+
+
+def locomo_items(sample: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Messages of one LoCoMo-format conversation, as ``Memory.add_many`` items."""
+    for rec in locomo_records(sample, ()):
+        yield rec.item
+
+
+# ------------------------------------------------------------------------------------- positions on demand
+
+
+def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
+    """``json.loads(text)`` with the offset of every object and list (by identity), via the pure-Python
+    scanner: slow, so only used to name the line of a problem that a fast parse already found."""
+    offsets: dict[int, int] = {}
+
+    def parse_object(s_and_end, *args):
+        obj, end = json.decoder.JSONObject(s_and_end, *args)
+        offsets[id(obj)] = s_and_end[1] - 1
+        return obj, end
+
+    def parse_array(s_and_end, *args):
+        arr, end = json.decoder.JSONArray(s_and_end, *args)
+        offsets[id(arr)] = s_and_end[1] - 1
+        return arr, end
+
+    dec = json.JSONDecoder()
+    dec.parse_object = parse_object
+    dec.parse_array = parse_array
+    dec.scan_once = json.scanner.py_make_scanner(dec)
+    return dec.decode(text), offsets

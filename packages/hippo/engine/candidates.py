@@ -1,0 +1,70 @@
+"""Ranked rows described for packing (:class:`~hippo.engine.pack.Piece`), from the span table alone; store rows
+are read only when a metadata filter needs them."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from hippo.base.timeutil import fmt_day
+from hippo.engine.pack import Piece
+from hippo.engine.scope import Scope
+from hippo.engine.state import NamespaceState
+from hippo.engine.truth import rank as truth_rank
+from hippo.engine.truth.state import GRANULARITIES
+from hippo.index.coindex import ROLES
+from hippo.store.base import MessageRow
+
+_DAY_GRANULARITIES = (GRANULARITIES.index("day"), GRANULARITIES.index("caller"))
+
+
+def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow], bool] | None,
+           scope: Scope | None) -> list[Piece]:
+    """Candidates in rank order, each with its time-and-truth notes.
+
+    The time scope applies here (``since`` / ``until`` / ``as_of``), and pieces carry the resolved date of a
+    relatively dated event and a "superseded" mark with the date of the newer statement. For order / progression
+    questions a piece is dated by its event time, so the packer groups and orders the context chronologically.
+    Caller holds the read lock."""
+    idx = state.index
+    truth = state.truth
+    tcfg = state.config.temporal
+    rows = np.asarray(rows, dtype=np.int64)
+    if scope is not None and scope.filters and rows.size:
+        truth.sync(idx)
+        rows = rows[truth_rank.time_filter(truth, rows, scope.since, scope.until, scope.as_of)]
+    ids = idx.ids.view[rows].tolist() if rows.size else []
+    lengths = idx.doc_lengths()
+    meta = state.host.store.rows(state.name, ids) if pred is not None else None
+    annotate = tcfg.enabled and tcfg.annotate and truth.done >= len(idx)
+    chrono = annotate and scope is not None and scope.ordering
+    as_of = scope.as_of if scope else None
+    out = []
+    cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
+               idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
+               idx.seqs.a[rows].tolist())
+    speakers, sessions = idx.speakers, idx.sessions
+    for i, r, n_tok, spk, role, ts, sess, seq in cols:
+        if meta is not None and (i not in meta or not pred(meta[i])):
+            continue
+        p = Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role], ts=None if ts != ts else ts,
+                  session=sessions[sess], seq=seq)
+        if annotate:
+            notes = []
+            label = truth.label(r)
+            same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
+            if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
+                notes.append(label)
+            nxt = truth.stale_mark(r, current=scope is not None and scope.current, as_of=as_of,
+                                   until=scope.until if scope else None, said=idx.ts.a)
+            if nxt >= 0:
+                notes.append("superseded " + fmt_day(float(idx.ts.a[nxt])) if idx.ts.a[nxt] == idx.ts.a[nxt]
+                             else "superseded")
+            p.note = "; ".join(notes)
+            if chrono:
+                ev = float(truth.event_mid(np.asarray([r]))[0])
+                if ev == ev:
+                    p.ts, p.session = ev, None
+        out.append(p)
+    return out

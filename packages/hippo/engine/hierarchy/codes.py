@@ -1,0 +1,307 @@
+"""Binary codes for messages and units, and their Hamming similarity.
+
+A text's code is a SimHash (Charikar 2002) of its random-indexing vector: every stemmed content term owns a dense
+pseudo-random +-1 index vector of ``bits`` dimensions (derived from a keyed hash of the stem, so nothing is
+stored), the text's vector is the idf-weighted sum of its terms' index vectors, and the code keeps the sign of each
+dimension. With user embeddings (``Memory(..., embed=...)``) the engine's SimHash codes of the embeddings can be
+used instead; the rest of the hierarchy only sees codes.
+
+Similarity between two codes is the cosine of the +-1 vectors they stand for, ``1 - 2 * hamming / bits`` in
+[-1, 1]: no dense float vector is ever stored for a unit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections import Counter
+
+import numpy as np
+
+from hippo.native import hamming_cross
+from hippo.text.vocab import vocab
+
+_TIE_SEED = b"hippo-tie"
+
+
+def idf(n_docs: int, df: int) -> float:
+    """BM25's idf (always > 0), so a term seen in every message still carries a little weight."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def idf_array(n_docs: int, df: np.ndarray) -> np.ndarray:
+    df = np.asarray(df, dtype=np.float64)
+    return np.log1p((n_docs - df + 0.5) / (df + 0.5))
+
+
+class Coder:
+    """Builds ``bits``-bit codes (as ``bits // 64`` uint64 words) from weighted stems.
+
+    Index vectors are keyed by stem id (see :mod:`hippo.text.vocab`) but derived from the stem's text, so
+    codes agree across processes whatever ids stems got."""
+
+    def __init__(self, bits: int = 256, seed: int = 0x41E6) -> None:
+        if bits % 64 or bits <= 0:
+            raise ValueError("bits must be a positive multiple of 64")
+        self.bits = bits
+        self.words = bits // 64
+        self._key = seed.to_bytes(8, "little")
+        self._rows = np.zeros((0, bits), dtype=np.int8)   # +-1 index vector per stem id, filled on demand
+        self._filled = np.zeros(0, dtype=bool)
+        self._lock = threading.Lock()
+        self.tie = self._pattern_bits(_TIE_SEED)
+
+    def _pattern_bits(self, data: bytes) -> np.ndarray:
+        out = bytearray()
+        counter = 0
+        while len(out) * 8 < self.bits:
+            h = hashlib.blake2b(data + counter.to_bytes(2, "little"), digest_size=64, key=self._key)
+            out += h.digest()
+            counter += 1
+        raw = np.frombuffer(bytes(out[: self.bits // 8]), dtype=np.uint8)
+        return np.unpackbits(raw, bitorder="little").astype(bool)
+
+    def rows(self, ids: np.ndarray) -> np.ndarray:
+        """Index vectors (int8 +-1) of the given stem ids."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size == 0:
+            return np.zeros((0, self.bits), dtype=np.int8)
+        need = int(ids.max()) + 1
+        if need > self._filled.size or not self._filled[ids].all():
+            with self._lock:
+                stems = vocab().stems
+                if need > self._filled.size:
+                    cap = max(need, len(stems), 2 * self._filled.size)
+                    rows = np.zeros((cap, self.bits), dtype=np.int8)
+                    rows[: self._rows.shape[0]] = self._rows
+                    filled = np.zeros(cap, dtype=bool)
+                    filled[: self._filled.size] = self._filled
+                    self._rows, self._filled = rows, filled
+                for i in np.unique(ids[~self._filled[ids]]).tolist():
+                    bits = self._pattern_bits(stems[i].encode("utf-8", "surrogatepass"))
+                    self._rows[i] = np.where(bits, 1, -1)
+                    self._filled[i] = True
+        return self._rows[ids]
+
+    def index_vector(self, term: str) -> np.ndarray:
+        """The term's +-1 random index vector (float32, length ``bits``)."""
+        sid = vocab().query_stem_ids([term])[0]
+        return self.rows(np.array([sid]))[0].astype(np.float32)
+
+    def accumulate_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The random-indexing vector of weighted stem ids."""
+        if len(ids) == 0:
+            return np.zeros(self.bits, dtype=np.float32)
+        return np.asarray(weights, dtype=np.float32) @ self.rows(ids).astype(np.float32)
+
+    def accumulate(self, weights: dict[str, float]) -> np.ndarray:
+        """The random-indexing vector of a bag of weighted terms (stems as text)."""
+        ids = np.asarray(vocab().query_stem_ids(list(weights)), dtype=np.int64)
+        return self.accumulate_ids(ids, np.fromiter(weights.values(), dtype=np.float32, count=len(ids)))
+
+    def sign(self, acc: np.ndarray) -> np.ndarray:
+        """SimHash: the sign bits of a vector; exact zeros take a fixed pseudo-random bit (no bias towards 0)."""
+        bits = np.where(acc == 0, self.tie, acc > 0)
+        return pack(bits)
+
+    def code(self, weights: dict[str, float]) -> np.ndarray:
+        return self.sign(self.accumulate(weights))
+
+    def code_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        return self.sign(self.accumulate_ids(ids, weights))
+
+
+def pack(bits: np.ndarray) -> np.ndarray:
+    """Bool array (..., bits) -> uint64 words (..., bits // 64), bit i of the code in word i // 64."""
+    packed = np.packbits(np.ascontiguousarray(bits, dtype=bool), axis=-1, bitorder="little")
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def unpack(codes: np.ndarray) -> np.ndarray:
+    """uint64 words (..., w) -> bool array (..., 64 * w)."""
+    raw = np.ascontiguousarray(codes, dtype=np.uint64).view(np.uint8)
+    return np.unpackbits(raw, axis=-1, bitorder="little").astype(bool)
+
+
+def hamming(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamming distances between code ``a`` (w,) or codes (n, w) and codes ``b`` (m, w), broadcasting.
+
+    The two shapes the hierarchy uses, one code against many (``(w,)`` x ``(m, w)``) and all pairs
+    (``(n, 1, w)`` x ``(1, m, w)``), run in the C core's dispatched popcount kernel; others broadcast in numpy."""
+    if a.dtype == np.uint64 and b.dtype == np.uint64 and 1 <= a.shape[-1] <= 16:
+        if a.ndim == 1 and b.ndim == 2 and b.shape[1] == a.shape[0]:
+            return hamming_cross(a, b).astype(np.int64)
+        if a.ndim == 3 and b.ndim == 3 and a.shape[1] == 1 and b.shape[0] == 1 and a.shape[2] == b.shape[2]:
+            return hamming_cross(a[:, 0, :], b[0]).astype(np.int64)
+    return np.bitwise_count(np.bitwise_xor(a, b)).sum(axis=-1, dtype=np.int64)
+
+
+def similarity(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
+    """Cosine of the +-1 vectors behind two codes: ``1 - 2 * hamming / bits``."""
+    return 1.0 - 2.0 * hamming(a, b).astype(np.float64) / float(bits)
+
+
+def majority(codes: np.ndarray, tie: np.ndarray) -> np.ndarray:
+    """The binarized centroid of codes (n, w): per bit the majority value, ties broken by ``tie`` bits."""
+    codes = np.asarray(codes, dtype=np.uint64)
+    if codes.ndim == 1:
+        return codes.copy()
+    bits = unpack(codes)
+    ones = bits.sum(axis=0, dtype=np.int64) * 2
+    n = codes.shape[0]
+    return pack(np.where(ones == n, tie, ones > n))
+
+
+def term_weights(terms: list[str], df: dict[str, int], n_docs: int) -> dict[str, float]:
+    """idf * (1 + log tf) per distinct term (terms as text)."""
+    counts = Counter(terms)
+    return {t: idf(n_docs, df.get(t, 0)) * (1.0 + math.log(c)) for t, c in counts.items()}
+
+
+def weigh_ids(stems: np.ndarray, df: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct stem ids of a bag (with repeats) and their weights idf * (1 + log tf)."""
+    u, c = np.unique(np.asarray(stems, dtype=np.int64), return_counts=True)
+    known = np.where(u < df.size, df[np.minimum(u, df.size - 1)], 0) if df.size else np.zeros(u.size)
+    return u, idf_array(n_docs, known) * (1.0 + np.log(c))
+
+
+class CodeSet:
+    """A growable matrix of codes addressed by slot; dead slots are skipped by searches."""
+
+    def __init__(self, words: int, cap: int = 64) -> None:
+        self.words = words
+        self.codes = np.zeros((cap, words), dtype=np.uint64)
+        self.alive = np.zeros(cap, dtype=bool)
+        self.n = 0
+        self._index = None        # optional native XOR-popcount mirror (append-only sets)
+        self._indexed = 0
+        self._dead = 0
+
+    def enable_index(self) -> None:
+        """Mirror the codes in a native :class:`hippo.BinaryIndex` for nearest-neighbour queries; the set must then
+        only grow (slots are never overwritten, dead ones are filtered out of answers)."""
+        from hippo.native import BinaryIndex
+
+        self._index = BinaryIndex(self.words * 64)
+        self._indexed = 0
+        self._dead = int((~self.alive[: self.n]).sum())
+        self._sync_index()
+
+    def _sync_index(self) -> None:
+        if self._index is not None and self._indexed < self.n:
+            block = np.ascontiguousarray(self.codes[self._indexed : self.n]).view(np.uint8)
+            self._index.add(block.reshape(self.n - self._indexed, -1))
+            self._indexed = self.n
+
+    def nearest(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest live slots of each query code (q, words): (distances, slots), rows sorted by
+        (distance, slot), padded with -1 where fewer exist."""
+        queries = np.asarray(queries, dtype=np.uint64).reshape(-1, self.words)
+        q = queries.shape[0]
+        out_d = np.full((q, k), -1, dtype=np.int64)
+        out_i = np.full((q, k), -1, dtype=np.int64)
+        if self.n == 0 or q == 0:
+            return out_d, out_i
+        if self._index is not None and self._dead <= 64:
+            self._sync_index()
+            want = min(self.n, k + self._dead)
+            d, ids = self._index.search(np.ascontiguousarray(queries).view(np.uint8).reshape(q, -1), want)
+            for r in range(q):
+                keep = (ids[r] >= 0) & self.alive[np.maximum(ids[r], 0)]
+                got_i, got_d = ids[r][keep][:k], d[r][keep][:k]
+                out_i[r, : got_i.size] = got_i
+                out_d[r, : got_d.size] = got_d
+            return out_d, out_i
+        for r in range(q):
+            slots, dist = self.top(queries[r], k)
+            out_i[r, : slots.size] = slots
+            out_d[r, : dist.size] = dist
+        return out_d, out_i
+
+    def __len__(self) -> int:
+        return self.n
+
+    def _grow(self, need: int) -> None:
+        if need <= self.codes.shape[0]:
+            return
+        cap = max(need, 2 * self.codes.shape[0])
+        codes = np.zeros((cap, self.words), dtype=np.uint64)
+        codes[: self.n] = self.codes[: self.n]
+        alive = np.zeros(cap, dtype=bool)
+        alive[: self.n] = self.alive[: self.n]
+        self.codes, self.alive = codes, alive
+
+    def append(self, code: np.ndarray) -> int:
+        self._grow(self.n + 1)
+        slot = self.n
+        self.codes[slot] = code
+        self.alive[slot] = True
+        self.n += 1
+        return slot
+
+    def append_many(self, codes: np.ndarray) -> np.ndarray:
+        codes = np.asarray(codes, dtype=np.uint64).reshape(-1, self.words)
+        m = codes.shape[0]
+        self._grow(self.n + m)
+        slots = np.arange(self.n, self.n + m)
+        self.codes[slots] = codes
+        self.alive[slots] = True
+        self.n += m
+        return slots
+
+    def set(self, slot: int, code: np.ndarray) -> None:
+        self.codes[slot] = code
+        self.alive[slot] = True
+
+    def kill(self, slot: int) -> None:
+        if self.alive[slot]:
+            self._dead += 1
+        self.alive[slot] = False
+
+    def live(self) -> np.ndarray:
+        return np.flatnonzero(self.alive[: self.n])
+
+    def distances(self, code: np.ndarray) -> np.ndarray:
+        """Hamming distance of ``code`` to every slot (dead slots get a distance above any real one)."""
+        d = hamming(code, self.codes[: self.n])
+        d[~self.alive[: self.n]] = 1 << 30
+        return d
+
+    def top(self, code: np.ndarray, k: int, exclude: int = -1) -> tuple[np.ndarray, np.ndarray]:
+        """Slots and distances of the ``k`` nearest live codes, nearest first (ties: lower slot first)."""
+        d = self.distances(code)
+        if 0 <= exclude < self.n:
+            d[exclude] = 1 << 30
+        k = min(k, int((d < (1 << 30)).sum()))
+        if k <= 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        part = np.argpartition(d, k - 1)[:k] if k < d.size else np.arange(d.size)
+        order = part[np.lexsort((part, d[part]))]
+        return order.astype(np.int64), d[order]
+
+
+def bag_pairs(group: np.ndarray, stems: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct (group, stem) pairs of parallel arrays, sorted by group, with their counts."""
+    group = np.asarray(group, dtype=np.int64)
+    stems = np.asarray(stems, dtype=np.int64)
+    keep = stems >= 0
+    key = (group[keep] << 32) | stems[keep]
+    uk, cnt = np.unique(key, return_counts=True)
+    return uk >> 32, uk & 0xFFFFFFFF, cnt
+
+
+def bag_vectors(coder: Coder, pg: np.ndarray, ps: np.ndarray, weights: np.ndarray, m: int) -> np.ndarray:
+    """Random-indexing vectors (m x bits, float32) of ``m`` bags given as sorted (group, stem, weight) pairs."""
+    acc = np.zeros((m, coder.bits), dtype=np.float32)
+    if pg.size == 0:
+        return acc
+    rows = coder.rows(ps).astype(np.float32) * np.asarray(weights, dtype=np.float32)[:, None]
+    starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
+    acc[pg[starts]] = np.add.reduceat(rows, starts, axis=0)
+    return acc
+
+
+def sign_many(coder: Coder, acc: np.ndarray) -> np.ndarray:
+    """SimHash codes (m x words) of m vectors."""
+    return pack(np.where(acc == 0, coder.tie[None, :], acc > 0))

@@ -1,0 +1,211 @@
+"""Strength of memories (seed 004 §8 and the normative §14.2).
+
+    effective_rate = base_rate(type) * priority_mod * encoding_mod * association_mod          (§8.2)
+    strength(t)    = max(floor, min(1, s0 * (1 + effective_rate * dt) ** -exponent))         (§8.1, §14.2)
+
+``dt`` is the time since the last access (creation counts as the first access), measured in turns (one added
+message is one turn) and in wall-clock time (``time_unit_s`` seconds count as ``time_weight`` turns); either clock
+can be switched off. Accessing an entry resets ``s0`` to 1 and restarts its clock (§4.1 principle 3).
+
+Decay changes ranking only. An entry is dormant when its strength falls below ``dormant_threshold`` times the
+strength a message written at the namespace's latest add would have now: while the memory is in use that reference
+is 1 and the threshold is the absolute one of §8.3; a store left alone ages as a whole and keeps its internal
+order instead of falling silent (every strength falls, none relative to the others). Dormant entries are left out
+of normal recall and stay recoverable (§7, pattern completion). Strengths are closed-form, so nothing is updated
+per turn: they are evaluated for the candidates of a query, and bulk statistics are one vectorized pass.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Iterable
+
+import numpy as np
+
+from hippo.base.config import PRIORITIES, DecayConfig
+
+TYPES = ("message", "tool_result", "state", "memory", "episode", "semantic", "theme")
+_TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
+_PRIORITY_CODE = {p: i for i, p in enumerate(PRIORITIES)}
+
+F_MANUAL = 1
+F_ASSOC = 2
+F_PERSIST = 4
+
+
+def now() -> float:
+    """Wall-clock time used by decay (tests replace it to age a store)."""
+    return time.time()
+
+
+def message_type(role: str, metadata: dict) -> str:
+    """seed 004 §5.1 entry types: an explicit ``metadata["type"]``, else by role (tool -> tool_result,
+    system -> state, user / assistant -> message)."""
+    t = metadata.get("type") if isinstance(metadata, dict) else None
+    if isinstance(t, str) and t in ("message", "tool_result", "state", "memory"):
+        return t
+    return {"tool": "tool_result", "system": "state"}.get(role, "message")
+
+
+class DecayTable:
+    """Strength records of one level (messages, episodes, semantics or themes) keyed by integer id."""
+
+    _FIELDS = {
+        "key": np.int64, "type": np.int8, "priority": np.int8, "flags": np.uint8, "base_rate": np.float64,
+        "s0": np.float64, "floor": np.float64, "last_turn": np.int64, "last_time": np.float64,
+        "created_turn": np.int64, "created_time": np.float64, "accesses": np.int32,
+        "expires_turn": np.int64, "expires_time": np.float64, "alive": np.bool_,
+    }
+
+    def __init__(self, cap: int = 64) -> None:
+        self.n = 0
+        self.slot_of: dict[int, int] = {}
+        for name, dt in self._FIELDS.items():
+            setattr(self, name, np.zeros(cap, dtype=dt))
+
+    def __len__(self) -> int:
+        return len(self.slot_of)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self.slot_of
+
+    def _grow(self, need: int) -> None:
+        cap = self.key.size
+        if need <= cap:
+            return
+        cap = max(need, 2 * cap)
+        for name, dt in self._FIELDS.items():
+            old = getattr(self, name)
+            new = np.zeros(cap, dtype=dt)
+            new[: self.n] = old[: self.n]
+            setattr(self, name, new)
+
+    def add(self, key: int, *, type: str, priority: str = "normal", base_rate: float, floor: float = 0.0,
+            manual: bool = False, persist: bool = False, turn: int, at: float,
+            expires_turn: int = -1, expires_time: float = float("nan")) -> int:
+        slot = self.slot_of.get(key)
+        if slot is None:
+            self._grow(self.n + 1)
+            slot = self.n
+            self.n += 1
+            self.slot_of[key] = slot
+        self.key[slot] = key
+        self.type[slot] = _TYPE_CODE[type]
+        self.priority[slot] = _PRIORITY_CODE[priority]
+        self.flags[slot] = (F_MANUAL if manual else 0) | (F_PERSIST if persist else 0)
+        self.base_rate[slot] = base_rate
+        self.s0[slot] = 1.0
+        self.floor[slot] = floor
+        self.last_turn[slot] = turn
+        self.last_time[slot] = at
+        self.created_turn[slot] = turn
+        self.created_time[slot] = at
+        self.accesses[slot] = 0
+        self.expires_turn[slot] = expires_turn
+        self.expires_time[slot] = expires_time
+        self.alive[slot] = True
+        return slot
+
+    def drop(self, keys: Iterable[int]) -> None:
+        for k in keys:
+            slot = self.slot_of.pop(int(k), None)
+            if slot is not None:
+                self.alive[slot] = False
+
+    def slots(self, keys: Iterable[int]) -> np.ndarray:
+        return np.fromiter((self.slot_of.get(int(k), -1) for k in keys), dtype=np.int64)
+
+    def live_slots(self) -> np.ndarray:
+        return np.flatnonzero(self.alive[: self.n])
+
+    # -- strength -------------------------------------------------------------------------------------------
+    def effective_rate(self, slots: np.ndarray, cfg: DecayConfig) -> np.ndarray:
+        prio = np.array([cfg.priority_mods[p] for p in PRIORITIES])[self.priority[slots]]
+        flags = self.flags[slots]
+        enc = np.where(flags & F_MANUAL, cfg.manual_mod, 1.0)
+        assoc = np.where(flags & F_ASSOC, cfg.association_mod, 1.0)
+        return self.base_rate[slots] * prio * enc * assoc
+
+    def elapsed(self, slots: np.ndarray, cfg: DecayConfig, turn: int, at: float) -> np.ndarray:
+        dt = np.zeros(slots.size, dtype=np.float64)
+        if cfg.clock in ("turns", "both"):
+            dt += cfg.turn_weight * np.maximum(0, turn - self.last_turn[slots])
+        if cfg.clock in ("time", "both"):
+            dt += cfg.time_weight * np.maximum(0.0, at - self.last_time[slots]) / cfg.time_unit_s
+        return dt
+
+    def strength(self, slots: np.ndarray, cfg: DecayConfig, turn: int, at: float) -> np.ndarray:
+        """Strengths in [0, 1] of the given slots (slot -1: unknown entry, strength 1)."""
+        slots = np.asarray(slots, dtype=np.int64)
+        out = np.ones(slots.size, dtype=np.float64)
+        known = slots >= 0
+        s = slots[known]
+        if s.size == 0:
+            return out
+        rate = self.effective_rate(s, cfg)
+        dt = self.elapsed(s, cfg, turn, at)
+        val = self.s0[s] * np.power(1.0 + rate * dt, -cfg.exponent)
+        val = np.minimum(1.0, np.maximum(np.maximum(self.floor[s], cfg.floor), val))
+        expired = ((self.expires_turn[s] >= 0) & (turn >= self.expires_turn[s])) | (
+            ~np.isnan(self.expires_time[s]) & (at >= np.nan_to_num(self.expires_time[s], nan=np.inf)))
+        val[expired] = 0.0
+        out[known] = val
+        return out
+
+    def expired(self, slots: np.ndarray, turn: int, at: float) -> np.ndarray:
+        et = self.expires_time[slots]
+        return ((self.expires_turn[slots] >= 0) & (turn >= self.expires_turn[slots])) | (
+            ~np.isnan(et) & (at >= np.nan_to_num(et, nan=np.inf)))
+
+    def reinforce(self, slots: np.ndarray, turn: int, at: float) -> None:
+        """Access: strength back to 1 and the decay clock restarted (seed 004 §8.2, "Retrieved this turn")."""
+        slots = np.asarray(slots, dtype=np.int64)
+        slots = slots[slots >= 0]
+        if slots.size == 0:
+            return
+        self.s0[slots] = 1.0
+        self.last_turn[slots] = np.maximum(self.last_turn[slots], turn)
+        self.last_time[slots] = np.maximum(self.last_time[slots], at)
+        np.add.at(self.accesses, slots, 1)
+
+    def set_flag(self, slots: np.ndarray, flag: int, on: bool = True) -> None:
+        slots = np.asarray(slots, dtype=np.int64)
+        slots = slots[slots >= 0]
+        if on:
+            self.flags[slots] |= flag
+        else:
+            self.flags[slots] &= ~np.uint8(flag)
+
+    # -- persistence ----------------------------------------------------------------------------------------
+    def arrays(self) -> dict[str, np.ndarray]:
+        live = self.live_slots()
+        return {name: getattr(self, name)[live].copy() for name in self._FIELDS if name != "alive"}
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DecayTable":
+        n = int(arrays["key"].size)
+        t = cls(max(64, n))
+        for name, dt in cls._FIELDS.items():
+            if name == "alive":
+                continue
+            col = np.asarray(arrays[name], dtype=dt)
+            if col.size != n:
+                raise ValueError(f"decay column {name} has {col.size} entries, expected {n}")
+            getattr(t, name)[:n] = col
+        t.alive[:n] = True
+        t.n = n
+        t.slot_of = {int(k): i for i, k in enumerate(arrays["key"].tolist())}
+        return t
+
+
+def reference_strength(cfg: DecayConfig, last_add_time: float, at: float) -> float:
+    """Strength, now, of a normal message written at the namespace's latest add: the yardstick of dormancy."""
+    if cfg.clock == "turns":
+        return 1.0
+    dt = cfg.time_weight * max(0.0, at - last_add_time) / cfg.time_unit_s
+    return float(min(1.0, (1.0 + cfg.rates["message"] * dt) ** -cfg.exponent))
+
+
+def closed_form(rate: float, dt: float, *, s0: float = 1.0, exponent: float = 0.5, floor: float = 0.0) -> float:
+    """The §14.2 curve for one entry (reference for tests and docs)."""
+    return max(floor, min(1.0, s0 * (1.0 + rate * dt) ** -exponent))

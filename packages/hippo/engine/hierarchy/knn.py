@@ -1,0 +1,182 @@
+"""A k-nearest-neighbour graph over unit codes (seed 001 §3.2, "kNN graph for high-level navigation").
+
+Only the top-k Hamming neighbours of every node are kept, so maintenance is linear per insertion instead of
+quadratic: a new or changed node scans every live code once (XOR-popcount), takes its own k best, and enters the
+lists of the nodes it beats. Lists can go slightly stale when a node's code drifts; :meth:`rebuild` (deep
+consolidation) makes them exact again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hippo.engine.hierarchy.codes import CodeSet, hamming
+
+_EMPTY = -1
+_FAR = int(np.iinfo(np.int32).max)
+
+
+class KnnGraph:
+    def __init__(self, codes: CodeSet, bits: int, k: int) -> None:
+        self.codes = codes
+        self.bits = bits
+        self.k = k
+        self.ids = np.full((codes.codes.shape[0], k), _EMPTY, dtype=np.int64)
+        self.dist = np.full((codes.codes.shape[0], k), _FAR, dtype=np.int64)
+
+    def _fit(self) -> None:
+        cap = self.codes.codes.shape[0]
+        if self.ids.shape[0] < cap:
+            ids = np.full((cap, self.k), _EMPTY, dtype=np.int64)
+            dist = np.full((cap, self.k), _FAR, dtype=np.int64)
+            ids[: self.ids.shape[0]] = self.ids
+            dist[: self.dist.shape[0]] = self.dist
+            self.ids, self.dist = ids, dist
+
+    def _take(self, rows: np.ndarray, ids: np.ndarray, dist: np.ndarray) -> None:
+        """Keep the k nearest of each row's candidate ``ids`` / ``dist`` (ties: lower slot first)."""
+        order = np.lexsort((ids, dist), axis=1)[:, : self.k] if ids.size else np.zeros((0, self.k), np.int64)
+        self.ids[rows] = np.take_along_axis(ids, order, 1)
+        self.dist[rows] = np.take_along_axis(dist, order, 1)
+
+    def update(self, slot: int, d: np.ndarray | None = None) -> None:
+        """(Re)link ``slot`` after its code was set; ``d`` may pass its distances to every slot if known."""
+        self._fit()
+        n = self.codes.n
+        if d is None:
+            d = self.codes.distances(self.codes.codes[slot])
+        d = d.copy()
+        d[slot] = 1 << 30
+        live = d < (1 << 30)
+        hit_rows = self._drop_from_lists(slot)
+        # its own list
+        k = min(self.k, int(live.sum()))
+        self.ids[slot] = _EMPTY
+        self.dist[slot] = _FAR
+        if k > 0:
+            part = np.argpartition(d, k - 1)[:k] if k < d.size else np.arange(d.size)
+            part = part[np.lexsort((part, d[part]))]
+            self.ids[slot, :k] = part
+            self.dist[slot, :k] = d[part]
+        # enter the lists of nodes whose k-th neighbour is farther away than this one
+        better = np.flatnonzero(live & (d[:n] < self.dist[:n, -1]))
+        if better.size:
+            ids = np.concatenate([self.ids[better], np.full((better.size, 1), slot, dtype=np.int64)], axis=1)
+            dist = np.concatenate([self.dist[better], d[better][:, None]], axis=1)
+            self._take(better, ids, dist)
+        rest = hit_rows[d[hit_rows] >= self.dist[hit_rows, -1]] if hit_rows.size else hit_rows
+        if rest.size:
+            self._take(rest, self.ids[rest], self.dist[rest])
+
+    def refresh(self, slots: list[int], d: np.ndarray | None = None) -> None:
+        """(Re)link several slots at once; ``d`` may pass their distances to every slot (len(slots) x n)."""
+        if not slots:
+            return
+        self._fit()
+        n = self.codes.n
+        new = np.asarray(slots, dtype=np.int64)
+        if d is None:
+            d = hamming(self.codes.codes[new][:, None, :], self.codes.codes[:n][None, :, :])
+        d = d.astype(np.int64, copy=True)
+        d[:, ~self.codes.alive[:n]] = 1 << 30
+        d[np.arange(new.size), new] = 1 << 30
+        is_new = np.zeros(n, dtype=bool)
+        is_new[new] = True
+        hit = np.isin(self.ids[:n], new)
+        hit_rows = np.flatnonzero(hit.any(axis=1) & ~is_new)
+        if hit_rows.size:
+            self.ids[:n][hit] = _EMPTY
+            self.dist[:n][hit] = _FAR
+        # their own lists
+        k = min(self.k, n - 1) if n > 1 else 0
+        self.ids[new] = _EMPTY
+        self.dist[new] = _FAR
+        if k > 0:
+            part = np.argpartition(d, k - 1, axis=1)[:, :k] if k < n else np.tile(np.arange(n), (new.size, 1))
+            pd = np.take_along_axis(d, part, 1)
+            ok = pd < (1 << 30)
+            ids = np.where(ok, part, _EMPTY)
+            dist = np.where(ok, pd, _FAR)
+            pad = self.k - ids.shape[1]
+            if pad > 0:
+                ids = np.hstack([ids, np.full((new.size, pad), _EMPTY)])
+                dist = np.hstack([dist, np.full((new.size, pad), _FAR)])
+            self._take(new, ids, dist)
+        # enter the lists of the other nodes they beat
+        live = self.codes.alive[:n] & ~is_new
+        best = d.min(axis=0)
+        better = np.flatnonzero(live & (best < self.dist[:n, -1]))
+        if better.size:
+            ids = np.concatenate([self.ids[better], np.tile(new, (better.size, 1))], axis=1)
+            dist = np.concatenate([self.dist[better], d[:, better].T], axis=1)
+            self._take(better, ids, dist)
+        rest = np.setdiff1d(hit_rows, better, assume_unique=True)
+        if rest.size:
+            self._take(rest, self.ids[rest], self.dist[rest])
+
+    def insert_many(self, slots: list[int], reach: int = 32) -> None:
+        """Link newly appended slots through the code set's native index: their own lists are exact; a new node
+        enters the lists of the ``reach`` nodes nearest to it when it beats their k-th neighbour (a node whose
+        k nearest include the new one is almost always among the new one's nearest ``reach``)."""
+        if not slots:
+            return
+        self._fit()
+        new = np.asarray(slots, dtype=np.int64)
+        d, ids = self.codes.nearest(self.codes.codes[new], max(self.k + 1, reach))
+        is_new = np.zeros(self.codes.n, dtype=bool)
+        is_new[new] = True
+        for r, s in enumerate(new.tolist()):
+            row_i, row_d = ids[r], d[r]
+            keep = (row_i >= 0) & (row_i != s)
+            own_i, own_d = row_i[keep][: self.k], row_d[keep][: self.k]
+            self.ids[s] = _EMPTY
+            self.dist[s] = _FAR
+            self.ids[s, : own_i.size] = own_i
+            self.dist[s, : own_d.size] = own_d
+            cand = keep & ~is_new[np.maximum(row_i, 0)]
+            us, ud = row_i[cand], row_d[cand]
+            better = ud < self.dist[us, -1]
+            us, ud = us[better], ud[better]
+            if us.size:
+                ids2 = np.concatenate([self.ids[us], np.full((us.size, 1), s, dtype=np.int64)], axis=1)
+                dist2 = np.concatenate([self.dist[us], ud[:, None]], axis=1)
+                self._take(us, ids2, dist2)
+
+    def _drop_from_lists(self, slot: int) -> np.ndarray:
+        """Blank ``slot`` out of every list (entries move to the end on the next sort); returns the rows."""
+        n = self.codes.n
+        hit = self.ids[:n] == slot
+        rows = np.flatnonzero(hit.any(axis=1))
+        if rows.size:
+            self.ids[:n][hit] = _EMPTY
+            self.dist[:n][hit] = _FAR
+        return rows
+
+    def remove(self, slot: int) -> None:
+        """Unlink a killed node; lists that lose it are refilled by a scan."""
+        self._fit()
+        affected = self._drop_from_lists(slot)
+        self.ids[slot] = _EMPTY
+        self.dist[slot] = _FAR
+        for u in affected.tolist():
+            if self.codes.alive[u]:
+                top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
+                self.ids[u] = _EMPTY
+                self.dist[u] = _FAR
+                self.ids[u, : top.size] = top
+                self.dist[u, : top.size] = td
+
+    def rebuild(self) -> None:
+        self._fit()
+        self.ids[:] = _EMPTY
+        self.dist[:] = _FAR
+        for u in self.codes.live().tolist():
+            top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
+            self.ids[u, : top.size] = top
+            self.dist[u, : top.size] = td
+
+    def neighbors(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
+        """Neighbour slots and their similarities (cosine of the +-1 codes), nearest first."""
+        row = self.ids[slot]
+        keep = row != _EMPTY
+        return row[keep], 1.0 - 2.0 * self.dist[slot][keep].astype(np.float64) / self.bits

@@ -1,0 +1,154 @@
+"""Offline distillation of semantics (seed 001 §3.2: "semantic nodes distil reusable long-term facts from
+episodes"): salient sentences or clauses of an episode's messages, kept verbatim with their source message ids.
+
+Everything works on the token ids the store holds (see :mod:`hippo.text.vocab`): sentences are token spans
+cut after sentence-final punctuation, and salience is rule-based and cheap: the idf mass of a span's distinct
+content stems, plus bonuses for the marks of a fact (numbers, dates, names, first-person statements) and a
+penalty for questions and phatic talk. Near-duplicates (code similarity at or above ``semantic_dedup``) merge into
+the existing semantic, which gains the new provenance instead of a second copy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from hippo.text import tokenizer
+from hippo.text import vocab as V
+
+
+@dataclass
+class Semantic:
+    id: int
+    text: str                   # "<speaker>: <sentence>" (the sentence verbatim)
+    speaker: str | None
+    message_ids: list[int]      # provenance: every message this fact was read from
+    episode_ids: list[int]
+    terms: tuple[int, ...]      # distinct content stem ids (the speaker's included), for query coverage
+    seq: int                    # seq of the first source message
+    ts: float | None
+    salience: float = 0.0
+    llm: bool = False           # extracted by an LLM rather than the offline rules
+    extra: dict = field(default_factory=dict)
+    span: tuple[int, int] | None = None  # token span of the sentence in its first source message (offline facts)
+    unit: int = -1              # flush unit whose consolidation created it (-1: deep consolidation)
+
+
+@dataclass
+class Candidate:
+    salience: float
+    message_id: int
+    start: int                  # token span [start, end) inside the message
+    end: int
+    stems: np.ndarray           # content stem ids of the span (with repeats)
+
+
+def spans(flags: np.ndarray) -> list[tuple[int, int]]:
+    """Sentence / clause token spans: cut after every token that ends one."""
+    n = flags.size
+    cuts = (np.flatnonzero(flags & V.SENT_END) + 1).tolist()
+    out, lo = [], 0
+    for c in cuts + [n]:
+        if c > lo:
+            out.append((lo, c))
+            lo = c
+    return out
+
+
+def candidates(mid: int, tokens: np.ndarray, stems: np.ndarray, idf: np.ndarray, norm: float,
+               min_terms: int) -> list[Candidate]:
+    """Fact-like spans of one message. ``stems`` is :func:`vocab.content_stems` of ``tokens``; ``idf`` maps stem
+    ids to idf; ``norm`` scales the idf mass."""
+    flags = V.vocab().flags_of(tokens)
+    out = []
+    for a, b in spans(flags):
+        st = stems[a:b]
+        st = st[st >= 0]
+        distinct = np.unique(st)
+        if distinct.size < min_terms:
+            continue
+        f = flags[a:b]
+        score = float(idf[distinct].sum()) / norm
+        if (f & V.DIGIT).any():
+            score += 0.6
+        if (f & V.TIME).any():
+            score += 0.5
+        if (f[1:] & V.CAPWORD).any():
+            score += 0.4
+        if (f & V.FIRST_PERSON).any():
+            score += 0.4
+        if (f[-2:] & V.QUESTION).any():
+            score -= 1.0
+        if f[0] & V.PHATIC and distinct.size < 5:
+            score -= 0.8
+        out.append(Candidate(score, mid, a, b, st))
+    return out
+
+
+def select(cands: list[Candidate], n_messages: int, per_message: float) -> list[Candidate]:
+    """The most salient of an episode's candidate spans: at most ``ceil(per_message * n_messages)``, at least one
+    when any qualifies, in message order."""
+    if not cands:
+        return []
+    limit = max(1, math.ceil(per_message * n_messages))
+    ranked = sorted(range(len(cands)), key=lambda i: (-cands[i].salience, i))[:limit]
+    keep = sorted(i for i in ranked if cands[i].salience > 0 or i == ranked[0])
+    return [cands[i] for i in keep]
+
+
+def span_text(tokens: np.ndarray, c: Candidate) -> str:
+    return tokenizer.decode_span(np.asarray(tokens[c.start : c.end], dtype=np.uint32)).strip()
+
+
+def render(speaker: str | None, sentence: str) -> str:
+    return f"{speaker}: {sentence}" if speaker else sentence
+
+
+def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.ndarray], idf: np.ndarray,
+                     norm: float, min_terms: int) -> dict[int, list[Candidate]]:
+    """:func:`candidates` for many messages at once (vectorized over all their spans)."""
+    out: dict[int, list[Candidate]] = {i: [] for i in ids}
+    lens = np.array([t.size for t in tokens], dtype=np.int64)
+    n = int(lens.sum())
+    if n == 0:
+        return out
+    voc = V.vocab()
+    toks = np.concatenate(tokens).astype(np.int64)
+    st = np.concatenate(stems).astype(np.int64)
+    fl = voc.flags_of(toks)
+    offs = np.r_[0, np.cumsum(lens)[:-1]]
+    start = np.zeros(n, dtype=bool)
+    start[offs[lens > 0]] = True
+    start[1:] |= (fl[:-1] & V.SENT_END) != 0
+    span = np.cumsum(start) - 1
+    n_spans = int(span[-1]) + 1
+    first = np.flatnonzero(start)
+    end = np.r_[first[1:], n]
+    msg = np.searchsorted(offs, first, side="right") - 1
+    from hippo.engine.hierarchy.codes import bag_pairs
+
+    sg, ss, _ = bag_pairs(span, st)
+    distinct = np.bincount(sg, minlength=n_spans)
+    idf_sum = np.bincount(sg, weights=idf[ss], minlength=n_spans)
+
+    def anyf(flag: int, skip_first: bool = False) -> np.ndarray:
+        f = (fl & flag) != 0
+        if skip_first:
+            f &= ~start
+        return np.bincount(span, weights=f, minlength=n_spans) > 0
+
+    sal = idf_sum / norm + 0.6 * anyf(V.DIGIT) + 0.5 * anyf(V.TIME) + 0.4 * anyf(V.CAPWORD, True)
+    sal += 0.4 * anyf(V.FIRST_PERSON)
+    q = (fl[end - 1] & V.QUESTION) != 0
+    two = end - 2 >= first
+    q |= two & ((fl[np.maximum(end - 2, 0)] & V.QUESTION) != 0)
+    sal -= 1.0 * q
+    sal -= 0.8 * (((fl[first] & V.PHATIC) != 0) & (distinct < 5))
+    for k in np.flatnonzero(distinct >= min_terms).tolist():
+        mi = int(msg[k])
+        a, b = int(first[k]), int(end[k])
+        seg = st[a:b]
+        out[ids[mi]].append(Candidate(float(sal[k]), ids[mi], a - int(offs[mi]), b - int(offs[mi]), seg[seg >= 0]))
+    return out

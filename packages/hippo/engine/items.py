@@ -1,0 +1,35 @@
+"""Messages as the public API returns them: a store row (metadata) plus its text reconstructed from the Content
+DWM."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hippo.base.timeutil import to_datetime
+from hippo.base.types import MemoryItem
+from hippo.engine.state import NamespaceState
+from hippo.store.base import MessageRow
+
+
+def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
+    return cls(
+        id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
+        session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
+        n_tokens=row.n_tokens, created_at=to_datetime(row.created_at), **extra,
+    )
+
+
+def items(state: NamespaceState, ids: list[int], cls: type = MemoryItem,
+          extras: list[dict[str, Any]] | None = None) -> list[Any]:
+    """The messages with these ids, in the given order; ids not in the namespace are left out. Caller holds the
+    read lock."""
+    rows = state.host.store.rows(state.name, ids)
+    idx = state.index
+    out = []
+    for k, i in enumerate(ids):
+        r = rows.get(i)
+        pos = idx.row_of.get(i)
+        if r is None or pos is None:
+            continue
+        out.append(make_item(r, idx.text_of(pos), cls, **(extras[k] if extras else {})))
+    return out

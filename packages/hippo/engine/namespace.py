@@ -1,0 +1,381 @@
+"""The operations of the engine over one namespace: the write path, deletions, reads, search and recall, and the
+lifecycle's maintenance. The public facade (:class:`hippo.Memory`) validates arguments and delegates here.
+
+Write path (as in a log-structured store): append to the store in one transaction, then every follower of the
+namespace applies the new rows (:meth:`NamespaceState.apply`). Work after the commit never raises: sealing, saving
+derived snapshots and LLM refreshes are best effort and retried by later writes.
+
+Reads take the read lock once the namespace state is current; catching up with rows another process appended
+takes the write lock briefly, like a replica applying a log.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from hippo.base.errors import HippoError, NotFound
+from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.engine import gate as gate_mod
+from hippo.engine import maintenance
+from hippo.engine import recall as recall_mod
+from hippo.engine import topics as topics_mod
+from hippo.engine.items import items as items_of
+from hippo.engine.items import make_item
+from hippo.engine.lifecycle import Life
+from hippo.engine.profiles import ProfileIndex
+from hippo.engine.runtime import Runtime
+from hippo.engine.scope import Ask, Scope
+from hippo.engine.scope import ask as analyze
+from hippo.engine.state import NamespaceState
+from hippo.store.base import MessageRow, NewMessage
+from hippo.text import tokenizer
+
+log = logging.getLogger("hippo.engine")
+
+Predicate = Callable[[MessageRow], bool]
+
+
+class Namespace:
+    """One namespace of one store, as the engine sees it."""
+
+    def __init__(self, rt: Runtime, name: str) -> None:
+        self.rt = rt
+        self.name = name
+
+    @property
+    def config(self) -> Any:
+        return self.rt.config
+
+    def sibling(self, name: str) -> "Namespace":
+        return Namespace(self.rt, name)
+
+    def state(self) -> NamespaceState:
+        """The namespace's state, caught up with the store."""
+        self.rt.live()
+        return self.rt.state(self.name).current()
+
+    def ask(self, state: NamespaceState, query: str, scope: Scope) -> Ask:
+        return analyze(state, self.rt.llm, query, scope)
+
+    # -- writing --------------------------------------------------------------------------------------------
+    def write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
+        """Store messages (all or none), behind the encoding gate when ``config.gate.enabled``: admitted messages
+        carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``."""
+        if not prepared:
+            self.rt.live()
+            return []
+        if not self.config.gate.enabled:
+            return self._write(prepared)
+        state = self.state()
+        life = state.life() if state.lifecycle_active else None
+        with self.rt.lock.read():
+            verdicts = gate_mod.evaluate(state, life, prepared)
+        for p, v in zip(prepared, verdicts):
+            p.metadata["gate"] = v
+        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]]))
+        return [next(written) if v["admitted"] else gate_mod.rejected(p, v, self.name)
+                for p, v in zip(prepared, verdicts)]
+
+    def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
+        if not prepared:
+            return []
+        rt = self.rt
+        state = self.state()
+        texts = [tokenizer.decode(p.tokens) for p in prepared]
+        codes = None
+        if rt.embed is not None:
+            # Embedded before the append and stored in its transaction: a failing embedding function stores
+            # nothing, and no write is left to do once the messages committed.
+            codes = rt.hasher.codes(rt.embed(texts), len(texts))
+        with rt.lock.write():
+            rows = rt.store.append(self.name, prepared, codes=codes)
+            # From here on the messages are committed: what follows maintains derived, process-local state and must
+            # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
+            # the next use rebuilds from the store.
+            try:
+                fp = rt.store.state(self.name)
+                # If another process appended in between, reload later instead of trusting our incremental state.
+                if state.index is not None and state.expects(fp, len(rows)):
+                    state.apply(rows, texts, codes)
+                    state.seen = fp
+                    self._after_write(state)
+                else:
+                    state.invalidate()
+            except Exception:  # noqa: BLE001 - see above; logged with its traceback
+                log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", self.name)
+                state.invalidate()
+                self._seal(state, self.config.seal_tokens)
+        return [make_item(r, t) for r, t in zip(rows, texts)]
+
+    def _after_write(self, state: NamespaceState) -> None:
+        """Best-effort work after a committed append: LLM refresh of new episodes, derived snapshots, sealing."""
+        life = state.current_life()
+        if life is not None:
+            closed, life.closed_episodes = life.closed_episodes, []
+            if closed and self.config.hierarchy.llm_on_write and self.rt.llm is not None:
+                with life.lock:
+                    maintenance.llm_refresh(state, life, self.rt.llm, closed)
+            if life.save_due():
+                state.save_derived()
+        self._seal(state, self.config.seal_tokens)
+
+    def _seal(self, state: NamespaceState, min_tokens: int) -> None:
+        try:
+            sealed = self.rt.store.seal(self.name, min_tokens)
+            if sealed and state.index is not None:
+                state.seen = self.rt.store.state(self.name)
+        except HippoError as exc:
+            # The append has committed: a seal that cannot get the lock or the disk space now (or finds damage) is
+            # retried by a later write, and the tail stays readable in its rows. Failing here would make callers
+            # retry an add that already happened.
+            log.warning("namespace %r: sealing the tail is deferred: %s", self.name, exc)
+
+    def update_metadata(self, id: int, metadata: dict[str, Any]) -> MemoryItem:
+        with self.rt.lock.write():
+            if not self.rt.store.update_metadata(self.name, id, metadata):
+                raise NotFound(f"id {id} is not a message of namespace {self.name!r}")
+            self.rt.store.scrub()  # the replaced metadata must not stay behind in the log
+        return self.get(id, reinforce=False)
+
+    def delete(self, ids: list[int]) -> int:
+        """Delete messages from the store and every follower; unknown ids are ignored. Returns how many."""
+        rt = self.rt
+        state = self.state()
+        with rt.lock.write():
+            before = state.seen
+            gone = rt.store.delete(self.name, ids)
+            if gone and state.index is not None:
+                # committed: what follows updates derived state and must not raise (see _write)
+                try:
+                    fp = rt.store.state(self.name)
+                    if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq:
+                        state.remove(gone)
+                        state.seen = fp
+                    else:
+                        state.invalidate()
+                except Exception:  # noqa: BLE001
+                    log.exception("namespace %r: derived state after a delete failed; it is rebuilt on next use",
+                                  self.name)
+                    state.invalidate()
+            if gone:
+                rt.store.scrub()  # a unit snapshot rewritten by state.remove replaced pages too
+        return len(gone)
+
+    def forget(self, pred: Predicate | None) -> int:
+        """Delete every message that matches ``pred`` (every message when None)."""
+        self.rt.live()
+        return self.delete([r.id for r in self.rt.store.scan(self.name) if pred is None or pred(r)])
+
+    def flush(self) -> None:
+        state = self.state()
+        with self.rt.lock.write():
+            self.rt.store.seal(self.name, 1)
+            if state.index is not None:
+                state.seen = self.rt.store.state(self.name)
+
+    # -- reading --------------------------------------------------------------------------------------------
+    def get(self, id: int, *, reinforce: bool = True) -> MemoryItem:
+        state = self.state()
+        with self.rt.lock.read():
+            got = items_of(state, [id])
+        if not got:
+            raise NotFound(f"id {id} is not a message of namespace {self.name!r}")
+        if reinforce:
+            self._reinforce(state, [id])  # explicit retrieval reinforces (seed 004 §4.1)
+        return got[0]
+
+    def count(self) -> int:
+        return len(self.state().index)
+
+    def list(self, pred: Predicate | None, limit: int | None, offset: int) -> list[MemoryItem]:
+        state = self.state()
+        out: list[MemoryItem] = []
+        skipped = 0
+        with self.rt.lock.read():
+            idx = state.index
+            for r in self.rt.store.scan(self.name):
+                if pred is not None and not pred(r):
+                    continue
+                if skipped < offset:
+                    skipped += 1
+                    continue
+                if limit is not None and len(out) >= limit:
+                    break
+                pos = idx.row_of.get(r.id)
+                if pos is not None:
+                    out.append(make_item(r, idx.text_of(pos)))
+        return out
+
+    def read(self, message_id: int, before: int, after: int) -> list[MemoryItem]:
+        """A message with up to ``before`` / ``after`` neighbours from the same session, in order."""
+        state = self.state()
+        with self.rt.lock.read():
+            idx = state.index
+            pos = idx.row_of.get(message_id)
+            if pos is None:
+                raise NotFound(f"id {message_id} is not a message of namespace {self.name!r}")
+            sess = idx.session.view
+            lo, hi = pos, pos
+            while lo > 0 and pos - lo < before and sess[lo - 1] == sess[pos]:
+                lo -= 1
+            while hi + 1 < len(idx) and hi - pos < after and sess[hi + 1] == sess[pos]:
+                hi += 1
+            return items_of(state, idx.ids.view[lo: hi + 1].tolist())
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every message as an export record, in insertion order (the read lock is held while iterating)."""
+        state = self.state()
+        with self.rt.lock.read():
+            idx = state.index
+            for r in self.rt.store.scan(self.name):
+                pos = idx.row_of.get(r.id)
+                if pos is None:
+                    continue
+                yield {"id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
+                       "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
+                       "created_at": r.created_at}
+
+    # -- search and recall ----------------------------------------------------------------------------------
+    def search(self, query: str, k: int, pred: Predicate | None, scope: Scope) -> list[Hit]:
+        state = self.state()
+        a = self.ask(state, query, scope)
+        with self.rt.lock.read():
+            return recall_mod.search(state, a, k, pred)
+
+    def recall(self, query: str, budget: int, pred: Predicate | None, scope: Scope, include_dormant: bool
+               ) -> Recall:
+        state = self.state()
+        a = self.ask(state, query, scope)
+        life = state.life() if recall_mod.uses_lifecycle(self.config) else None
+        with self.rt.lock.read():
+            return recall_mod.recall(state, life, a, budget, pred, include_dormant, self.rt.llm)
+
+    def pack_ids(self, query: str, ids: list[int], budget: int, pred: Predicate | None) -> Recall:
+        """The given messages packed in the given order into ``budget`` tokens, laid out like :meth:`recall`."""
+        state = self.state()
+        with self.rt.lock.read():
+            idx = state.index
+            rows = np.asarray([idx.row_of[i] for i in ids if i in idx.row_of], dtype=np.int64)
+            return recall_mod.pack_rows(state, query, rows, budget, pred, None)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def _life(self) -> tuple[NamespaceState, Life | None]:
+        state = self.state()
+        return state, (state.life() if state.lifecycle_active else None)
+
+    def _reinforce(self, state: NamespaceState, ids: list[int]) -> None:
+        if not self.config.decay.enabled or not ids:
+            return
+        life = state.current_life()
+        if life is not None:
+            life.reinforce(ids)
+
+    def topics(self) -> list[dict[str, Any]]:
+        state, life = self._life()
+        if life is None:
+            return []
+        with self.rt.lock.read():
+            return topics_mod.topics(life)
+
+    def topic(self, topic_id: Any) -> str:
+        state, life = self._life()
+        if life is None or life.hier is None:
+            raise NotFound("the hierarchy is disabled (config.hierarchy.enabled=False): there are no topics")
+        with self.rt.lock.read():
+            return topics_mod.topic(state, life, topic_id)
+
+    def consolidate(self, level: str) -> dict[str, Any]:
+        """A consolidation cycle (seed 004 §9): the explicit maintenance call that changes derived state."""
+        state, life = self._life()
+        if life is None:
+            return {"level": level}
+        doomed: list[int] = []
+        with self.rt.lock.write():
+            with life.lock:
+                life.consolidate_ready(partial=True)  # every complete flush unit, not only whole batches
+                if level == "light":
+                    return maintenance.light(life)
+                if level == "deep":
+                    out = maintenance.deep(state, life, self.rt.llm)
+                else:
+                    out, doomed = maintenance.archival(life)
+        if doomed:
+            out["deleted_messages"] = self.delete(doomed)
+        state.save_derived()
+        return out
+
+    def strength(self, ids: list[int]) -> dict[int, float]:
+        if not self.config.decay.enabled:
+            idx = self.state().index
+            return {i: 1.0 for i in ids if i in idx.row_of}
+        state, life = self._life()
+        with life.lock:
+            values = life.message_strength(ids)
+            return {i: float(v) for i, v, sl in zip(ids, values.tolist(), life.decay.slots(ids).tolist()) if sl >= 0}
+
+    def reinforce(self, ids: list[int]) -> int:
+        state, life = self._life()
+        if life is None:
+            return 0
+        known = [i for i in ids if i in life.decay]
+        if known:
+            life.reinforce(known)
+        return len(known)
+
+    def lifecycle_stats(self) -> dict[str, Any]:
+        state, life = self._life()
+        out: dict[str, Any] = {}
+        if life is None:
+            return out
+        turn, at = life.clock()
+        with life.lock:
+            if life.hier is not None:
+                out.update(life.hier.stats())
+            slots = life.decay.live_slots()
+            if slots.size:
+                s = life.decay.strength(slots, life.dcfg, turn, at)
+                out["dormant_messages"] = int((s < life.dcfg.dormant_threshold * life.reference(at)).sum())
+                out["mean_strength"] = float(s.mean())
+            out["llm_fallbacks"] = state.llm_fallbacks
+            out["consolidation_seconds"] = round(life.consolidation_s, 4)
+        return out
+
+    # -- profiles -------------------------------------------------------------------------------------------
+    def profiles(self) -> tuple[NamespaceState, ProfileIndex]:
+        state = self.state()
+        with self.rt.lock.read():
+            return state, state.profiles()
+
+    # -- statistics -----------------------------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        state = self.state()
+        rt = self.rt
+        sizes = rt.store.sizes()
+        with rt.lock.read():
+            idx = state.index
+            out: dict[str, Any] = {
+                "namespace": self.name,
+                "messages": len(idx),
+                "tokens": idx.n_tokens,
+                "content_dwm_bytes": idx.content.nbytes,
+                "signature_dwm_bytes": idx.signatures.nbytes,
+                "span_table_bytes": int(idx.ends.view.nbytes + idx.ids.view.nbytes),
+                "store": sizes,
+            }
+        total_tokens = sum(st.index.n_tokens for st in rt.states().values() if st.index is not None and len(st.index))
+        if total_tokens and rt.store.path is not None:
+            out["store_bytes_per_token"] = sizes["file_bytes"] / total_tokens
+        if self.config.hierarchy.enabled or self.config.decay.enabled:
+            out["hierarchy"] = self.lifecycle_stats()  # units, reassignments, dormancy
+        return out
+
+
+def delete_namespace(rt: Runtime, name: str) -> int:
+    """Remove a whole namespace (messages, chunks, codes, units) and its process-local followers."""
+    with rt.lock.write():
+        n = rt.store.delete_namespace(name)
+        rt.drop(name)
+    return n

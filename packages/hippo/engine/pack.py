@@ -1,0 +1,110 @@
+"""Packing ranked messages into a prompt-ready context under a token budget.
+
+Included messages are kept whole and verbatim, grouped by session, sessions in time order, each message with its
+speaker; every session header carries its date so a reader can place events in time.
+
+Packing estimates each line's cost from the span table (the message's token count plus its speaker prefix), so
+only the messages that are actually included are reconstructed from the Content DWM; the assembled text is then
+counted exactly and trimmed from the lowest-ranked end if the estimate was short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from hippo.base.timeutil import fmt_date, fmt_day
+from hippo.text import tokenizer
+
+
+@dataclass
+class Piece:
+    key: int               # message id
+    n_tokens: int
+    speaker: str | None
+    role: str
+    ts: float | None
+    session: str | None
+    seq: int
+    text: str = ""
+    note: str = ""         # e.g. "7 May 2023" (a resolved relative date) or "superseded 12 June 2023"
+
+
+@lru_cache(maxsize=4096)
+def _cached_count(s: str) -> int:
+    return tokenizer.count_tokens(s)
+
+
+def _header(p: Piece) -> str:
+    # The session's date, compact and human-readable ("[8 May 2023]"): every header costs budget.
+    return f"[{fmt_day(p.ts)}]"
+
+
+def _group_key(p: Piece) -> str:
+    return p.session if p.session else fmt_date(p.ts)
+
+
+def _prefix(p: Piece) -> str:
+    return f"{p.speaker or p.role} ({p.note}):" if p.note else f"{p.speaker or p.role}:"
+
+
+def _line(p: Piece) -> str:
+    return f"{_prefix(p)} {p.text}"
+
+
+def render(pieces: list[Piece]) -> str:
+    groups: dict[str, list[Piece]] = {}
+    for p in pieces:
+        groups.setdefault(_group_key(p), []).append(p)
+
+    def first(ps: list[Piece]) -> tuple:
+        times = [q.ts for q in ps if q.ts is not None]
+        return (min(times) if times else float("inf"), min(q.seq for q in ps))
+
+    blocks = []
+    for ps in sorted(groups.values(), key=first):
+        ps.sort(key=lambda q: q.seq)
+        blocks.append("\n".join([_header(ps[0])] + [_line(q) for q in ps]))
+    return "\n".join(blocks)
+
+
+def ordered(pieces: list[Piece]) -> list[Piece]:
+    """Pieces in the order :func:`render` lays them out."""
+    groups: dict[str, list[Piece]] = {}
+    for p in pieces:
+        groups.setdefault(_group_key(p), []).append(p)
+    out: list[Piece] = []
+    for ps in sorted(groups.values(), key=lambda ps: (min((q.ts for q in ps if q.ts is not None),
+                                                           default=float("inf")), min(q.seq for q in ps))):
+        out.extend(sorted(ps, key=lambda q: q.seq))
+    return out
+
+
+def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) -> tuple[list[Piece], str, int]:
+    """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut."""
+    chosen: list[Piece] = []
+    groups: set[str] = set()
+    used = 0
+    for p in ranked:
+        if budget - used < 3:
+            break
+        cost = p.n_tokens + _cached_count(_prefix(p)) + 1
+        g = _group_key(p)
+        if g not in groups:
+            cost += _cached_count(_header(p)) + 1
+        if used + cost > budget:
+            continue
+        chosen.append(p)
+        groups.add(g)
+        used += cost
+    for p in chosen:
+        p.text = load_text(p)
+    text = render(chosen)
+    tokens = tokenizer.count_tokens(text) if text else 0
+    # Token counts of lines are not exactly additive across joins; drop the lowest-ranked until it fits.
+    while tokens > budget and chosen:
+        chosen.pop()
+        text = render(chosen)
+        tokens = tokenizer.count_tokens(text) if text else 0
+    return chosen, text, tokens

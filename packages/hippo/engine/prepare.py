@@ -1,0 +1,62 @@
+"""A message as the caller gives it (a dict or a :class:`~hippo.base.types.MemoryItem`), validated and encoded
+into what the store appends (:class:`~hippo.store.base.NewMessage`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+from hippo.base.checks import check_choice, check_metadata
+from hippo.base.errors import InvalidInput
+from hippo.base.timeutil import to_epoch
+from hippo.base.types import MemoryItem
+from hippo.index.coindex import ROLES
+from hippo.store.base import NewMessage
+from hippo.text import tokenizer
+
+ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority", "event_time")
+PRIORITIES = ("critical", "high", "normal", "low")
+
+
+def check_optional_str(value: object, name: str, limit: int = 1000) -> str | None:
+    """None, or a str of at most ``limit`` characters that encodes losslessly."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a str or None, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInput(f"{name} is longer than {limit} characters")
+    tokenizer.check_text(value, name) if value.strip() else None
+    return value
+
+
+def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> NewMessage:
+    """Validate one message (``where`` names it in errors: ``"add"`` or ``"items[3]"``) and encode its text."""
+    if isinstance(item, MemoryItem):
+        item = {"text": item.text, "speaker": item.speaker, "role": item.role, "timestamp": item.timestamp,
+                "session_id": item.session_id, "metadata": item.metadata}
+    if not isinstance(item, Mapping):
+        raise InvalidInput(f"{where} must be a dict or MemoryItem, got {type(item).__name__}")
+    unknown = set(item) - set(ADD_KEYS)
+    if unknown:
+        raise InvalidInput(f"{where}: unknown field(s) {sorted(unknown)}; expected {list(ADD_KEYS)}")
+    text = tokenizer.check_text(item.get("text"), f"{where}.text" if where != "add" else "text",
+                                max_chars=config.max_message_chars)
+    role = item.get("role", "user") or "user"
+    if role not in ROLES:
+        raise InvalidInput(f"role must be one of {ROLES}, got {role!r}")
+    speaker = check_optional_str(item.get("speaker"), "speaker")
+    session = check_optional_str(item.get("session_id"), "session_id")
+    ts = to_epoch(item.get("timestamp"), "timestamp", min_year=config.timestamp_min_year,
+                  max_year=config.timestamp_max_year)
+    metadata = check_metadata(item.get("metadata"))
+    event_time = to_epoch(item.get("event_time"), "event_time", min_year=config.timestamp_min_year,
+                          max_year=config.timestamp_max_year)
+    if event_time is not None:
+        metadata["event_time"] = event_time
+    priority = check_choice(item.get("priority"), "priority", PRIORITIES, optional=True)
+    if priority is not None:
+        metadata["priority"] = priority
+    tokens = tokenizer.encode(text)
+    return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
+                      metadata=metadata, created_at=time.time())

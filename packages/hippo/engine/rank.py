@@ -1,0 +1,133 @@
+"""Ranking of one namespace's messages for a question: the candidate channels (lexical BM25 over the Content DWM,
+Hamming-ball signatures, optional embedding codes) fused by weighted RRF (seed 002 Eq. 3), then reweighted by
+time and truth (seed 002 §4.1 stage 9) and by the speaker-profile prior (stage 9, ``f_L0``)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hippo.base.timeutil import to_datetime
+from hippo.base.types import Hit
+from hippo.engine.items import make_item
+from hippo.engine.scope import Ask
+from hippo.engine.state import NamespaceState
+from hippo.engine.truth import rank as truth_rank
+from hippo.index import channels
+from hippo.index.coindex import Scored
+from hippo.store.base import MessageRow
+
+
+def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False
+         ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
+    """``(rows, scores, per-channel scores by row, timings)``, best first, at most ``limit`` rows. With
+    ``context`` (building a recall context) lexical scores borrow from conversational neighbours. Caller holds
+    the read lock."""
+    cfg = state.config
+    rc = cfg.retrieval
+    idx = state.index
+    q = ask.terms
+    t0 = time.perf_counter()
+    timings: dict[str, float] = {}
+    ranked: dict[str, np.ndarray] = {}
+    raw: dict[str, Scored] = {}
+    t = time.perf_counter()
+    raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
+    ranked["lexical"] = channels.top(raw["lexical"], rc.candidate_limit)
+    timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
+    if rc.weight_signature > 0:
+        t = time.perf_counter()
+        raw["signature"] = channels.signature(idx, q, cfg)
+        ranked["signature"] = channels.top(raw["signature"], rc.candidate_limit)
+        timings["signature_ms"] = (time.perf_counter() - t) * 1e3
+    if state.host.embed is not None and rc.weight_embedding > 0:
+        t = time.perf_counter()
+        ranked["embedding"] = embedding_rows(state, ask.text, rc.candidate_limit)
+        timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
+    weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
+    rows, scores, per = channels.rrf(ranked, weights, rc.rrf_k)
+    t = time.perf_counter()
+    state.truth.sync(idx)
+    scope = ask.scope
+    rows, scores, _fired = truth_rank.adjust(idx, state.truth, cfg.temporal, ask.text, rows, scores,
+                                             since=scope.since, until=scope.until, as_of=scope.as_of)
+    if rc.profile_prior and rows.size:
+        # seed 002 stage 9 f_L0: questions about a person's preferences or identity favour that person's own
+        # attribute statements (a bounded factor; the identity for every other query)
+        factors = profile_factors(state, ask.text, rows)
+        if (factors != 1.0).any():
+            scores = scores * factors
+            order = np.argsort(-scores, kind="stable")
+            rows, scores = rows[order], scores[order]
+    timings["truth_ms"] = (time.perf_counter() - t) * 1e3
+    timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
+    return rows[:limit], scores[:limit], per, timings
+
+
+def embedding_rows(state: NamespaceState, query: str, limit: int) -> np.ndarray:
+    """Rows whose embedding codes are nearest the query's (XOR-popcount), nearest first."""
+    codes = state.codes
+    if codes is None or len(codes) == 0:
+        return np.zeros(0, np.int64)
+    host = state.host
+    qcode = host.hasher.codes(host.embed([query]), 1)
+    idx = state.index
+    rows = [idx.row_of.get(i) for i in codes.search(qcode, limit)]
+    return np.asarray([r for r in rows if r is not None], dtype=np.int64)
+
+
+def embedding_code(state: NamespaceState, query: str) -> np.ndarray:
+    """The query's SimHash code as 64-bit words (compared with units built from user embeddings)."""
+    host = state.host
+    return np.ascontiguousarray(host.hasher.codes(host.embed([query]), 1)).view(np.uint64).reshape(-1)
+
+
+def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.ndarray:
+    """The profile prior's factor per candidate row (1.0 unless the query asks about a person's traits)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    # The intent check needs only the speakers' names: the full profile index (every message read) is built the
+    # first time a query actually asks about someone's preferences or identity, never for other queries.
+    if not state.profile_names().query_intent(query)[1]:
+        return np.ones(rows.size, dtype=np.float64)
+    return state.profiles().boost(query, state.index.ids.view[rows])
+
+
+def exact_first(state: NamespaceState, query: str, rows: np.ndarray, scores: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A message that contains the whole query verbatim (case-insensitive) is the strongest cue there is: such
+    messages move ahead of the rest among the top candidates, keeping their relative order."""
+    idx = state.index
+    needle = " ".join(query.split()).casefold()
+    if len(needle) < 12 or rows.size < 2:
+        return rows, scores
+    head = min(rows.size, 20)
+    exact = np.array([needle in " ".join(idx.text_of(r).split()).casefold() for r in rows[:head].tolist()])
+    if not exact.any() or exact[0] and exact.sum() == 1:
+        return rows, scores
+    order = np.concatenate([np.flatnonzero(exact), np.flatnonzero(~exact), np.arange(head, rows.size)])
+    return rows[order], np.maximum.accumulate(scores[order][::-1])[::-1]
+
+
+def hits(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, per: dict, pred, k: int, ask: Ask
+         ) -> list[Hit]:
+    """The first ``k`` ranked rows that pass ``pred``, as :class:`Hit` with their time-and-truth fields."""
+    idx = state.index
+    ids = idx.ids.view[rows].tolist() if rows.size else []
+    meta: dict[int, MessageRow] = state.host.store.rows(state.name, ids)
+    truth = state.truth
+    scope = ask.scope
+    out: list[Hit] = []
+    for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
+        row = meta.get(i)
+        if row is None or (pred is not None and not pred(row)):
+            continue
+        nxt = truth.superseder(r, scope.as_of, scope.until, idx.ts.a)
+        out.append(make_item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {})),
+                             event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
+                             superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
+                             surprise=round(float(truth.surprise.a[r]), 4),
+                             salience=round(float(truth.salience.a[r]), 4)))
+        if len(out) >= k:
+            break
+    return out

@@ -1,0 +1,59 @@
+"""Search and recall over one namespace: the ranked hits of a question, and a prompt-ready context within a
+token budget, either packed from the flat ranking or selected top-down through the hierarchy
+(:mod:`hippo.engine.topdown`). Every function here only reads (the caller holds the read lock); recall's
+reinforcement of what it returned is the one best-effort change, made under the lifecycle's own lock."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from hippo.base.types import Hit, Recall
+from hippo.engine import pack, topdown
+from hippo.engine.candidates import pieces
+from hippo.engine.items import make_item
+from hippo.engine.lifecycle import Life
+from hippo.engine.rank import exact_first, hits, rank
+from hippo.engine.scope import Ask
+from hippo.engine.state import NamespaceState
+
+
+def search(state: NamespaceState, ask: Ask, k: int, pred) -> list[Hit]:
+    """The ``k`` best messages for the question (filter ``pred`` and the time scope applied)."""
+    wide = pred is not None or ask.scope.filters
+    limit = max(k, 20) if not wide else max(k * 20, state.config.retrieval.candidate_limit)
+    rows, scores, per, _ = rank(state, ask, limit)
+    rows, scores = exact_first(state, ask.text, rows, scores)
+    return hits(state, rows, scores, per, pred, k, ask)
+
+
+def uses_lifecycle(config: Any) -> bool:
+    """Whether recall goes through the hierarchy / decay path instead of the flat packer."""
+    return (config.hierarchy.enabled and config.hierarchy.recall != "flat") or config.decay.enabled
+
+
+def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
+           llm: Any = None) -> Recall:
+    """A context of at most ``budget`` tokens: top-down through ``life`` when given, else the flat ranking."""
+    if life is not None:
+        return topdown.recall(state, life, ask, budget, pred, include_dormant, llm)
+    t0 = time.perf_counter()
+    rows, _scores, _per, timings = rank(state, ask, state.config.retrieval.candidate_limit, context=True)
+    t = time.perf_counter()
+    out = pack_rows(state, ask.text, rows, budget, pred, ask)
+    timings["pack_ms"] = (time.perf_counter() - t) * 1e3
+    timings["total_ms"] = (time.perf_counter() - t0) * 1e3
+    out.timings = timings
+    return out
+
+
+def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None) -> Recall:
+    """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time."""
+    idx = state.index
+    chosen, text, tokens = pack.pack(pieces(state, rows, pred, ask.scope if ask else None), budget,
+                                     lambda p: idx.text_of(idx.row_of[p.key]))
+    meta = state.host.store.rows(state.name, [p.key for p in chosen])
+    messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
+    return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages)

@@ -1,0 +1,84 @@
+"""One question, analysed once: its search terms (offline, or from the configured LLM), its time scope
+(``since`` / ``until`` / ``as_of`` filters) and its temporal intent. Every stage of a search or recall reads the
+same :class:`Ask`; nothing about a call travels in globals."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from hippo.base.errors import InvalidInput, LLMError
+from hippo.base.timeutil import to_epoch
+from hippo.engine import llm as llm_mod
+from hippo.engine.state import NamespaceState
+from hippo.text import timeexpr
+from hippo.text.query import Query, analyze
+
+log = logging.getLogger("hippo.engine")
+
+_KEYWORD_CACHE = 256
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The time scope of one call: event-time filters, the bi-temporal ``as_of``, and whether the question asks
+    for an order (context laid out by event time) or for a current value."""
+
+    since: float | None = None
+    until: float | None = None
+    as_of: float | None = None
+    ordering: bool = False
+    current: bool = False
+
+    @property
+    def filters(self) -> bool:
+        return self.since is not None or self.until is not None or self.as_of is not None
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A question as every stage of the engine sees it."""
+
+    text: str
+    terms: Query
+    scope: Scope
+
+
+def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_of: Any = None) -> Scope:
+    """Validate the time bounds (datetime, epoch seconds or ISO-8601) and read the query's temporal intent."""
+    bounds = {}
+    for name, value in (("since", since), ("until", until), ("as_of", as_of)):
+        bounds[name] = to_epoch(value, name, min_year=config.timestamp_min_year, max_year=config.timestamp_max_year)
+    if bounds["since"] is not None and bounds["until"] is not None and bounds["since"] >= bounds["until"]:
+        raise InvalidInput(f"since ({since!r}) must be earlier than until ({until!r})")
+    qt = timeexpr.analyze_query(query)
+    ordering = config.temporal.enabled and config.temporal.chronological and qt.ordering
+    return Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current)
+
+
+def ask(state: NamespaceState, llm: Any, query: str, scope: Scope) -> Ask:
+    """The analysed question: keywords from the LLM when one is configured (cached per namespace; an LLM
+    failure falls back to the offline extractor), else offline."""
+    return Ask(query, analyze(query, _llm_keywords(state, llm, query)), scope)
+
+
+def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | None:
+    if llm is None or not state.config.hierarchy.llm_keywords:
+        return None
+    cache = state.keyword_cache
+    with state.keyword_lock:
+        if query in cache:
+            cache.move_to_end(query)
+            return cache[query]
+    try:
+        words = llm_mod.as_llm(llm).keywords(query)
+    except LLMError as exc:
+        log.warning("LLM keyword extraction failed, using the offline extractor: %s", exc)
+        words = None
+        state.llm_fallbacks += 1
+    with state.keyword_lock:
+        cache[query] = words
+        while len(cache) > _KEYWORD_CACHE:
+            cache.popitem(last=False)
+    return words

@@ -1,0 +1,138 @@
+"""Query-time reweighting of fused candidates by time and truth (seed 002 §4.1 stage 9, Eq. 4).
+
+Each factor multiplies the running RRF score only when its condition holds, so an inactive factor is the identity:
+
+* ``f_t``: the query carries temporal intent ("when", "before", a date...) and the candidate is in the temporally
+  filtered set (it carries a time expression, or its event time falls in the period the query names): x1.3;
+* surprise: ``1 + alpha * sigma`` for candidates with new fact fingerprints (alpha 0.2 as in the seed);
+* salience: ``1 + beta * (s - 0.5)``, a small tilt towards decisions, corrections and detailed statements;
+* truth: when the query asks about an attribute of an entity ("Where does Maya live now?"), the newest statement
+  of it is injected if missing and lifted to the top group, and statements it superseded are ranked lower
+  (seed 003 §3.3: updates resolved by recency). Superseded statements are never dropped.
+
+Filters ``since`` / ``until`` (event time) and ``as_of`` (ingestion time, bi-temporal) remove candidates.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hippo.base.config import TemporalConfig
+from hippo.engine.truth.state import Truth
+from hippo.index.coindex import NamespaceIndex
+from hippo.text import facts as factmod
+from hippo.text import timeexpr
+
+
+def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: float | None,
+                as_of: float | None) -> np.ndarray:
+    """Boolean mask over ``rows``: event time overlaps ``[since, until)`` and ingested at or before ``as_of``."""
+    keep = np.ones(rows.size, dtype=bool)
+    if rows.size == 0:
+        return keep
+    if since is not None or until is not None:
+        s = truth.event_start.a[rows]
+        e = truth.event_end.a[rows]
+        e = np.where(np.isnan(e) | (e <= s), s, e)
+        known = ~np.isnan(s)
+        keep &= known
+        if since is not None:
+            keep &= np.where(known, np.maximum(e, s) >= since, False)
+        if until is not None:
+            keep &= np.where(known, s < until, False)
+    if as_of is not None:
+        c = truth.created.a[rows]
+        keep &= np.isnan(c) | (c <= as_of)
+    return keep
+
+
+def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float | None,
+                 until: float | None = None, said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
+    """(current rows, superseded rows) of the entity / attribute facts ``targets`` (:func:`facts.query_targets`
+    of the query) names."""
+    fams, names = targets
+    if not fams:
+        return [], []
+    current: list[int] = []
+    stale: list[int] = []
+    for (entity, attr), history in truth.facts.items():
+        wanted = attr in fams or (attr == "favorite" and any(f.startswith("favorite") for f in fams))
+        if not wanted or (names and entity not in names):
+            continue
+        visible = [h for h in history if (as_of is None or not (truth.created.a[h[0]] > as_of))
+                   and (until is None or said is None or not (said[h[0]] >= until))]
+        if not visible:
+            continue
+        for row, _value, _cue in visible:
+            (stale if truth.superseder(row, as_of, until, said) >= 0 else current).append(row)
+    return current, stale
+
+
+def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, rows: np.ndarray,
+           scores: np.ndarray, *, since: float | None = None, until: float | None = None,
+           as_of: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Reweighted ``(rows, scores)``, best first, and a dict of what fired (for ``Recall.timings`` / debugging)."""
+    fired: dict = {}
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64).copy()
+    if cfg.enabled:
+        qt = timeexpr.analyze_query(query, truth.latest)
+        targets = factmod.query_targets(query)
+        current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
+        if current:
+            have = set(rows.tolist())
+            extra = [r for r in current if r not in have]
+            if extra:
+                top = float(scores.max()) if scores.size else 1.0
+                rows = np.concatenate([rows, np.asarray(extra, dtype=np.int64)])
+                scores = np.concatenate([scores, np.full(len(extra), 0.9 * top)])
+            fired["facts"] = len(current)
+        if rows.size:
+            if qt.temporal:
+                if qt.window is not None:
+                    # the period the query names: the event happened in it, or the message was said in it
+                    lo, hi = qt.window
+                    s = truth.event_start.a[rows]
+                    e = truth.event_end.a[rows]
+                    e = np.where(np.isnan(e) | (e <= s), s + timeexpr.DAY, e)
+                    said = idx.ts.a[rows]
+                    in_set = (~np.isnan(s) & (s < hi) & (e > lo)) | (~np.isnan(said) & (said >= lo) & (said < hi))
+                    factor = cfg.window_boost
+                else:
+                    in_set = truth.has_time.a[rows]
+                    factor = cfg.temporal_boost
+                scores = np.where(in_set, scores * factor, scores)
+                fired["temporal"] = int(in_set.sum())
+            scores *= 1.0 + cfg.surprise_alpha * truth.surprise.a[rows].astype(np.float64)
+            if cfg.salience_beta > 0:
+                scores *= 1.0 + cfg.salience_beta * (truth.salience.a[rows].astype(np.float64) - 0.5)
+            if qt.current and cfg.recency_boost > 0:
+                # "now", "these days", "current": among the candidates by the person the query names, the newer
+                # statement wins (seed 003 §3.3: updates resolved by recency with seq / time)
+                codes = [c for c, sp in enumerate(idx.speakers) if sp is not None and sp.lower() in targets[1]]
+                if codes:
+                    own = np.isin(idx.speaker.a[rows], codes)
+                    if own.sum() > 1:
+                        seq = idx.seqs.a[rows[own]].astype(np.float64)
+                        span = seq.max() - seq.min()
+                        fresh = (seq - seq.min()) / span if span > 0 else np.ones_like(seq)
+                        scores[own] *= 1.0 + cfg.recency_boost * fresh
+                        fired["recency"] = int(own.sum())
+            if current:
+                top = float(scores.max())
+                cur = np.isin(rows, np.asarray(current, dtype=np.int64))
+                # The newest statements ordered by recency among themselves, all above the rest.
+                if cur.any():
+                    mids = truth.event_mid(rows[cur])
+                    order = np.argsort(np.argsort(np.nan_to_num(mids, nan=0.0)))
+                    scores[cur] = top * (1.0 + cfg.fact_boost) * (1.0 + 1e-3 * order)
+            stale = [r for r in stale
+                     if truth.stale_mark(r, current=qt.current, as_of=as_of, until=until, said=idx.ts.a) >= 0]
+            if stale:
+                old = np.isin(rows, np.asarray(stale, dtype=np.int64))
+                scores = np.where(old, scores * cfg.superseded_factor, scores)
+                fired["superseded"] = int(old.sum())
+    keep = time_filter(truth, rows, since, until, as_of)
+    rows, scores = rows[keep], scores[keep]
+    order = np.argsort(-scores, kind="stable")
+    return rows[order], scores[order], fired

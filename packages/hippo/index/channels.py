@@ -1,0 +1,198 @@
+"""Candidate channels and their fusion.
+
+* lexical: BM25 over messages, with term and document frequencies read from Content-DWM counts and occurrence
+  positions (no inverted index);
+* signature: query keyword signatures searched in the Signature DWM within a Hamming ball (seed 000 §3.3);
+* embedding: optional SimHash codes of user embeddings searched by XOR-popcount;
+
+fused by weighted reciprocal rank fusion, RRF(d) = sum_r w_r / (k + rank_r(d)), k = 60 (seed 002 §4.1, Eq. 3).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hippo.base.config import Config
+from hippo.index.coindex import NamespaceIndex, Scored, positions
+from hippo.native import ri_signatures
+from hippo.text import textnorm, tokenizer
+from hippo.text.query import Query
+
+
+def _idf(n_docs: int, df: float) -> float:
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False) -> Scored:
+    """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM.
+
+    With ``smooth`` (used when building a context), messages also borrow from their conversational neighbours.
+    """
+    n_docs = len(index)
+    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
+    if n_docs == 0 or not query.patterns:
+        return empty
+    rc = config.retrieval
+    lengths = index.doc_lengths()
+    avgdl = max(1.0, float(lengths.mean()))
+    norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
+    acc = np.zeros(n_docs, dtype=np.float64)
+    touched = np.zeros(n_docs, dtype=bool)
+    # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
+    counts = [index.token_counts(p) for p in query.patterns]
+    freq = sorted((index.term_frequency(p, c), i) for i, (p, c) in enumerate(zip(query.patterns, counts)))
+    deferred = []
+    enumerated = 0
+    for f, i in freq:
+        if f == 0:
+            continue
+        if enumerated + f > rc.enumerate_limit and touched.any():
+            deferred.append((f, i))
+            continue
+        capped = f > rc.enumerate_limit
+        pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit if capped else None)
+        if pos.size == 0:
+            continue
+        enumerated += pos.size
+        rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
+        # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
+        idf = _idf(n_docs, min(f, n_docs) if capped else rows.size)
+        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
+        touched[rows] = True
+    cand = np.flatnonzero(touched)
+    for f, i in deferred:
+        pat = query.patterns[i]
+        if cand.size == 0 or pat.singles.size == 0:
+            continue
+        starts = index.starts()[cand]
+        ends = index.ends.view[cand]
+        tf = np.zeros(cand.size, dtype=np.float64)
+        for t in pat.singles:
+            sym = np.full(cand.size, int(t), dtype=np.uint32)
+            tf += index.content.rank_many(sym, ends) - index.content.rank_many(sym, starts)
+        idf = _idf(n_docs, min(f, n_docs))
+        acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
+    # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
+    # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
+    names = {textnorm.stem(s.lower()): code for code, s in enumerate(index.speakers) if s}
+    for st in query.stems:
+        code = names.get(st)
+        if code is None:
+            continue
+        rows = np.flatnonzero(index.speaker.view == code)
+        if rows.size == 0:
+            continue
+        idf = _idf(n_docs, rows.size)
+        acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
+        touched[rows] = True
+    if smooth and rc.neighbor_weight > 0 and n_docs > 1:
+        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
+    rows = np.flatnonzero(touched)
+    return Scored(rows, acc[rows])
+
+
+def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
+    """Lend each message a share of its best same-session neighbour's score (halving per step, up to ``span``
+    turns away): in a dialogue the answer to a question often shares no words with it, while the turn just
+    before it does. Work is proportional to the matched messages, not to the namespace."""
+    sess = index.session.view
+    n = acc.size
+    # Messages without a session id are not a dialogue: they never lend to each other.
+    none_code = index.sessions.index(None) if None in index.sessions else -1
+    src = np.flatnonzero(touched)
+    src = src[sess[src] != none_code]
+    best = np.zeros(n, dtype=np.float64)
+    for step in range(1, span + 1):
+        w = weight / (2 ** (step - 1))
+        for dst in (src - step, src + step):
+            ok = (dst >= 0) & (dst < n)
+            s_ok, d_ok = src[ok], dst[ok]
+            same = sess[d_ok] == sess[s_ok]
+            np.maximum.at(best, d_ok[same], w * acc[s_ok[same]])
+    return acc + best, touched | (best > 0)
+
+
+def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
+    """Hamming-ball matches of the query keywords' random-indexing signatures in the Signature DWM."""
+    n_docs = len(index)
+    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
+    if n_docs == 0 or not query.keywords:
+        return empty
+    sc = config.signature
+    enc = tokenizer.encoding()
+    # The query is one segment of the same streaming process used at ingest (seed 000 §3.3).
+    pieces, owner = [], []
+    for k, w in enumerate(query.keywords):
+        ids = enc.encode_ordinary(" " + w)
+        pieces.extend(ids)
+        owner.extend([k] * len(ids))
+    if not pieces:
+        return empty
+    qtok = np.asarray(pieces, dtype=np.uint32)
+    qsig = ri_signatures(
+        qtok, seed=sc.seed, dim=sc.dim, nnz=sc.nnz, window=sc.window, self_weight=sc.self_weight,
+        top_m=sc.top_m, sig_bits=sc.bits, segment_ends=np.asarray([qtok.size], dtype=np.uint64),
+    )
+    n_tok = len(index.signatures)
+    acc = np.zeros(n_docs, dtype=np.float64)
+    best = {}
+    budget = config.retrieval.enumerate_limit
+    first_of_word = {}
+    for pos, k in enumerate(owner):
+        first_of_word.setdefault(k, pos)
+    for k, pos in first_of_word.items():
+        matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
+        if not matches:
+            continue
+        total = sum(c for _, c in matches)
+        if total > budget:
+            continue
+        budget -= total
+        idf = _idf(n_docs, min(total, n_docs))
+        for sym, _count in matches:
+            d = bin(int(sym) ^ int(qsig[pos])).count("1")
+            weight = idf * (1.0 - d / (sc.radius + 1.0))
+            rows = np.unique(index.rows_of_positions(positions(index.signatures, int(sym))))
+            for r in rows.tolist():
+                key = (k, r)
+                if best.get(key, 0.0) < weight:
+                    acc[r] += weight - best.get(key, 0.0)
+                    best[key] = weight
+    rows = np.flatnonzero(acc > 0)
+    return Scored(rows, acc[rows])
+
+
+def top(scored: Scored, limit: int) -> np.ndarray:
+    """Row indices of the best ``limit`` candidates, best first (ties: earlier message first)."""
+    rows, scores = scored.rows, scored.scores
+    if rows.size == 0:
+        return rows
+    if rows.size > 2 * limit:
+        # Keep everything tied with the limit-th score so the tie-break stays exact.
+        kth = np.partition(-scores, limit - 1)[limit - 1]
+        keep = -scores <= kth
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:limit]
+    return rows[order]
+
+
+def rrf(ranked: dict[str, np.ndarray], weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Weighted reciprocal rank fusion (seed 002 Eq. 3); returns rows, fused scores and per-channel scores."""
+    fused: dict[int, float] = {}
+    per: dict[int, dict[str, float]] = {}
+    for name, rows in ranked.items():
+        w = weights.get(name, 1.0)
+        if w <= 0:
+            continue
+        for rank, r in enumerate(rows.tolist(), start=1):
+            s = w / (k + rank)
+            fused[r] = fused.get(r, 0.0) + s
+            per.setdefault(r, {})[name] = s
+    if not fused:
+        return np.zeros(0, np.int64), np.zeros(0), {}
+    rows = np.fromiter(fused.keys(), dtype=np.int64, count=len(fused))
+    scores = np.fromiter(fused.values(), dtype=np.float64, count=len(fused))
+    order = np.lexsort((rows, -scores))
+    return rows[order], scores[order], per

@@ -1,0 +1,303 @@
+"""``hippo mcp``: one user's memory as a Model Context Protocol server, on the official ``mcp`` SDK (2.x).
+
+Tools: ``add``, ``search``, ``recall``, ``read``, ``forget``, ``topics`` and ``timeline``, each a thin call of the
+:class:`hippo.Memory` method of the same name on the namespace of the configured user (``--user`` or
+``$HIPPO_USER``). No tool takes a namespace: a client reaches the memory of the user its server was started for and
+no other. Arguments and results are typed (JSON Schema from the signatures and the result models below); results
+carry ``structuredContent`` in the shape of :mod:`hippo.records`. A bad argument comes back as a tool error
+(``isError: true``) whose text is the ``HippoError`` message, never as a protocol failure.
+
+Transports: stdio (the client starts ``hippo mcp`` itself) and streamable HTTP (``--transport streamable-http``, a
+long-running server on ``http://<host>:<port>/mcp``). Imported only by ``hippo mcp``: ``import hippo`` never loads
+the SDK. See docs/mcp.md for client configuration.
+"""
+
+# No ``from __future__ import annotations``: the SDK reads the tool signatures at registration time.
+
+import functools
+import signal
+import socket
+import threading
+from typing import Annotated, Any, Callable, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+import hippo
+from hippo import HippoError, Memory
+from hippo.records import jsonable
+
+__all__ = ["build_server", "serve", "TOOLS"]
+
+TOOLS = ("add", "search", "recall", "read", "forget", "topics", "timeline")
+
+INSTRUCTIONS = (
+    "Long-term memory of one user, stored verbatim and offline. Call `add` for facts, decisions and preferences "
+    "worth keeping; `recall` for a compact, dated context to answer from (whole messages under a token budget); "
+    "`search` for ranked individual messages with ids; `read` to see a message with its neighbours; `timeline` for "
+    "what a person said or did over time; `topics` for an overview; `forget` to delete messages by id or filter."
+)
+
+_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+Role = Literal["user", "assistant", "system", "tool"]
+When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g. 2025-04-13 or 2025-04-13T10:15:00Z")]
+FilterArg = Annotated[dict[str, Any] | None, Field(
+    description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
+                '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
+
+
+# ----------------------------------------------------------------------------------------- result models
+
+
+class Message(BaseModel):
+    """A stored message (hippo.MemoryItem)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: int
+    text: str
+    speaker: str | None
+    role: str
+    timestamp: str | None = Field(description="when it was said, ISO-8601 UTC")
+    session_id: str | None
+    metadata: dict[str, Any]
+    namespace: str
+    seq: int
+    n_tokens: int
+    created_at: str | None
+
+
+class Hit(Message):
+    """A search result (hippo.Hit): a message with its fused score and time-and-truth notes."""
+
+    score: float
+    channels: dict[str, float]
+    level: str
+    event_time: str | None = Field(description="when the reported event happened, if known")
+    superseded_by: int | None = Field(description="id of a newer message that updates this one")
+    surprise: float
+    salience: float
+
+
+class SearchResult(BaseModel):
+    hits: list[Hit]
+
+
+class RecallResult(BaseModel):
+    """A prompt-ready context (hippo.Recall) and the messages it holds."""
+
+    query: str
+    text: str = Field(description="the context: whole messages grouped by session, dated, within budget_tokens")
+    tokens: int
+    budget_tokens: int
+    messages: list[Message]
+    units: list[dict[str, Any]] = Field(description="hierarchy units (episodes, semantics, themes) that guided it")
+
+
+class ReadResult(BaseModel):
+    messages: list[Message]
+
+
+class ForgetResult(BaseModel):
+    forgotten: int = Field(description="number of messages deleted")
+
+
+class Topic(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    id: int | str = Field(description="theme id, or 'current' for messages not yet consolidated")
+    title: str
+    summary: str
+    size: int
+    n_messages: int
+    first_time: str | None = None
+    last_time: str | None = None
+    strength: float | None = None
+
+
+class TopicsResult(BaseModel):
+    topics: list[Topic]
+
+
+class Fact(BaseModel):
+    attribute: str
+    value: str
+
+
+class TimelineEntry(BaseModel):
+    id: int
+    event_time: str | None
+    event: str | None = Field(description="the resolved date of the event as text, when the message dates it")
+    timestamp: str | None
+    text: str
+    speaker: str | None
+    session_id: str | None
+    superseded_by: int | None
+    facts: list[Fact]
+
+
+class TimelineResult(BaseModel):
+    entries: list[TimelineEntry]
+
+
+# ------------------------------------------------------------------------------------------------ server
+
+
+def _hippo_errors(fn: F) -> F:
+    """A HippoError becomes a tool error carrying its message (the model reads it and can correct the call)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HippoError as exc:
+            raise ToolError(" ".join(str(exc).split())) from exc
+        except RecursionError as exc:
+            raise ToolError("an argument is nested too deeply") from exc
+
+    return wrapper  # type: ignore[return-value]
+
+
+def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING") -> MCPServer:
+    """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``."""
+    server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+                                             open_world_hint=False))
+    @_hippo_errors
+    def add(
+        text: Annotated[str, Field(description="the message, stored verbatim")],
+        speaker: Annotated[str | None, Field(description="who said it, e.g. the user's name")] = None,
+        role: Annotated[Role, Field(description="conversation role")] = "user",
+        timestamp: When = None,
+        session_id: Annotated[str | None, Field(description="conversation or session this belongs to")] = None,
+        metadata: Annotated[dict[str, Any] | None, Field(description="JSON object stored with the message")] = None,
+    ) -> Message:
+        """Store one message in the user's memory, verbatim; it is searchable as soon as this returns."""
+        item = mem.add(text, speaker=speaker, role=role, timestamp=timestamp, session_id=session_id,
+                       metadata=metadata)
+        return Message.model_validate(jsonable(item))
+
+    @server.tool(annotations=_READ_ONLY)
+    @_hippo_errors
+    def search(
+        query: Annotated[str, Field(description="what to look for, in plain words")],
+        k: Annotated[int, Field(description="number of results", ge=1, le=200)] = 10,
+        filter: FilterArg = None,
+        since: When = None,
+        until: When = None,
+    ) -> SearchResult:
+        """The k messages that best match the query, best first, with ids and scores."""
+        hits = mem.search(query, k=k, filter=filter, since=since, until=until)
+        return SearchResult(hits=[Hit.model_validate(jsonable(h)) for h in hits])
+
+    @server.tool(annotations=_READ_ONLY)
+    @_hippo_errors
+    def recall(
+        query: Annotated[str, Field(description="the question to answer from memory")],
+        budget_tokens: Annotated[int, Field(description="maximum size of the context in cl100k tokens", ge=1,
+                                            le=200_000)] = 2000,
+        filter: FilterArg = None,
+        since: When = None,
+        until: When = None,
+    ) -> Annotated[CallToolResult, RecallResult]:
+        """A compact context for the query: whole relevant messages, grouped by session, dated, within the budget.
+        The text content is the context itself; the structured content lists the messages it holds."""
+        r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until)
+        data = jsonable(r)
+        result = RecallResult.model_validate({k: data[k] for k in RecallResult.model_fields})
+        return CallToolResult(content=[TextContent(type="text", text=r.text or "(nothing relevant in memory)")],
+                              structured_content=result.model_dump(mode="json"))
+
+    @server.tool(annotations=_READ_ONLY)
+    @_hippo_errors
+    def read(
+        message_id: Annotated[int, Field(description="id of a message, from search, recall or timeline", ge=0)],
+        before: Annotated[int, Field(description="neighbours before it in its session", ge=0, le=50)] = 2,
+        after: Annotated[int, Field(description="neighbours after it in its session", ge=0, le=50)] = 2,
+    ) -> ReadResult:
+        """A message with its neighbours from the same session, in order."""
+        items = mem.read(message_id, before=before, after=after)
+        return ReadResult(messages=[Message.model_validate(jsonable(m)) for m in items])
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+                                             open_world_hint=False))
+    @_hippo_errors
+    def forget(
+        ids: Annotated[list[int] | None, Field(description="ids of the messages to delete")] = None,
+        filter: FilterArg = None,
+    ) -> ForgetResult:
+        """Delete messages from the user's memory, by ids or by a filter (give one of them). Irreversible."""
+        if (ids is None) == (filter is None):
+            raise hippo.InvalidInput("forget needs exactly one of ids or filter")
+        if ids is not None:
+            return ForgetResult(forgotten=mem.delete(ids))
+        return ForgetResult(forgotten=mem.forget(filter))
+
+    @server.tool(annotations=_READ_ONLY)
+    @_hippo_errors
+    def topics() -> TopicsResult:
+        """The topics of the user's memory: one entry per theme with a title, a summary, size and time span."""
+        return TopicsResult(topics=[Topic.model_validate(jsonable(t)) for t in mem.topics()])
+
+    @server.tool(annotations=_READ_ONLY)
+    @_hippo_errors
+    def timeline(
+        query_or_entity: Annotated[str, Field(description="a person's name (their statements over time) or a topic")],
+        limit: Annotated[int, Field(description="maximum number of entries", ge=1, le=500)] = 50,
+        since: When = None,
+        until: When = None,
+    ) -> TimelineResult:
+        """What was said or happened about a person or topic, ordered by when it happened, with dates."""
+        entries = mem.timeline(query_or_entity, limit=limit, since=since, until=until)
+        return TimelineResult(entries=[TimelineEntry.model_validate(jsonable(e)) for e in entries])
+
+    return server
+
+
+def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
+          mount: str = "/mcp", log_level: str = "WARNING") -> int:
+    """Open the store at ``path`` on ``user``'s namespace and serve it until the client (stdio) or a signal
+    (HTTP) ends the session; the store is closed (its tail sealed) on the way out."""
+    if transport not in ("stdio", "streamable-http"):
+        raise hippo.InvalidInput(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise hippo.InvalidInput(f"port must be an int in 1..65535, got {port!r}")
+    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise hippo.InvalidInput(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {log_level!r}")
+    if not isinstance(mount, str) or not mount.startswith("/"):
+        raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
+    if transport == "streamable-http":
+        try:  # a clear error now rather than uvicorn's log line after start-up
+            socket.create_server((host, port)).close()
+        except OSError as exc:
+            raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc}") from None
+    mem = Memory(path, namespace=user)
+    # SIGTERM / SIGINT end the server cleanly, so the store is closed below. uvicorn (streamable HTTP) shuts down
+    # first and then re-raises the signal to the handler it found installed: this one.
+    main_thread = threading.current_thread() is threading.main_thread()  # only there can handlers be set
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
+    try:
+        server = build_server(mem, log_level=log_level)
+        if transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=host, port=port, streamable_http_path=mount)
+    except _Stopped:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        mem.close()
+    return 0
+
+
+class _Stopped(Exception):
+    """A termination signal arrived: stop serving, close the store, exit 0."""
+
+
+def _stop(signum: int, frame: Any) -> None:
+    raise _Stopped(signal.Signals(signum).name)

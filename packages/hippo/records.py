@@ -1,0 +1,63 @@
+"""JSON-ready shapes of what :class:`hippo.Memory` returns: the one machine-readable form shared by the command
+line's ``--json`` output and the MCP server's structured tool results.
+
+The shape is the return value's own: a ``MemoryItem`` / ``Hit`` / ``Recall`` becomes a dict of its dataclass
+fields, and dicts and lists (``stats``, ``topics``, ``timeline``, consolidation reports) keep their keys. Only the
+leaves change: datetimes become ISO-8601 strings with their UTC offset (``"2025-04-13T10:15:00+00:00"``), numpy
+scalars plain numbers, non-finite floats ``null``, tuples and sets lists. ``json.loads`` of the output therefore
+gives back every field a caller of the Python API sees, under the same name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from datetime import date, datetime
+from typing import Any
+
+import numpy as np
+
+from hippo.base.types import Hit, MemoryItem, Recall
+
+__all__ = ["jsonable", "message", "hit", "recall"]
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with every leaf replaced by a JSON type (see the module docstring for the rules)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        return jsonable(value.item())
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    return str(value)
+
+
+def message(item: MemoryItem) -> dict[str, Any]:
+    """A stored message: ``id``, ``text``, ``speaker``, ``role``, ``timestamp``, ``session_id``, ``metadata``,
+    ``namespace``, ``seq``, ``n_tokens``, ``created_at``."""
+    return jsonable(item)
+
+
+def hit(h: Hit) -> dict[str, Any]:
+    """A search result: the message fields plus ``score``, ``channels``, ``level``, ``event_time``,
+    ``superseded_by``, ``surprise`` and ``salience``."""
+    return jsonable(h)
+
+
+def recall(r: Recall) -> dict[str, Any]:
+    """A recalled context: ``query``, ``text``, ``tokens``, ``budget_tokens``, ``messages`` (message dicts),
+    ``units``, ``timings`` and ``trace``."""
+    return jsonable(r)

@@ -1,0 +1,82 @@
+"""The part of an entry's content relevant to a cue (seed 004 §7: pattern completion from a partial cue).
+
+Lines are scored by the distinct query terms they contain (case-insensitive), the best lines are taken with a few
+lines of context on each side, overlapping windows merge, and the result is laid out in document order with line
+numbers, within a token budget.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hippo.text import tokenizer
+
+_TERM = re.compile(r"[\w][\w.@:/#-]*[\w]|\w", re.U)
+_STOP = frozenset("a an the of to in on at for and or is are was were be by with from what which who whom when "
+                  "where why how did does do i me my we our you your it its this that these those value".split())
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct lower-cased terms of a cue, stopwords dropped (kept if nothing else is left)."""
+    raw = [t.lower() for t in _TERM.findall(query)]
+    terms = [t for t in raw if t not in _STOP]
+    return list(dict.fromkeys(terms or raw))
+
+
+def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_tokens: int = 2000
+                   ) -> tuple[str, int]:
+    """``(text, matched_lines)``: the lines of ``content`` around matches of ``query``'s terms, numbered
+    ``L<n>: ...`` (1-based), windows separated by ``...``; ``("", 0)`` when no line matches."""
+    terms = query_terms(query)
+    if not terms:
+        return "", 0
+    lines = content.splitlines()
+    low = [ln.lower() for ln in lines]
+    phrase = " ".join(query.lower().split())
+    scored = []
+    for i, ln in enumerate(low):
+        hits = sum(1 for t in terms if t in ln)
+        if hits:
+            bonus = len(terms) if len(phrase) > 3 and phrase in ln else 0
+            scored.append((-(hits + bonus), i))
+    if not scored:
+        return "", 0
+    scored.sort()
+    chosen: set[int] = set()
+    used = 0
+    for _, i in scored:
+        window = [j for j in range(max(0, i - context_lines), min(len(lines), i + context_lines + 1))
+                  if j not in chosen]
+        cost = sum(tokenizer.count_tokens(lines[j]) + 4 for j in window)
+        if used + cost > max_tokens:
+            if chosen:
+                break
+            window = [i]  # the best line alone, cut to the budget if it is huge
+            cost = min(tokenizer.count_tokens(lines[i]) + 4, max_tokens)
+        chosen.update(window)
+        used += cost
+    out: list[str] = []
+    prev = -2
+    for j in sorted(chosen):
+        if j != prev + 1 and out:
+            out.append("...")
+        text = lines[j]
+        if tokenizer.count_tokens(text) > max_tokens:
+            text = tokenizer.clip(text, max_tokens) + " …"
+        out.append(f"L{j + 1}: {text}")
+        prev = j
+    return "\n".join(out), len([s for s in scored])
+
+
+def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
+    """The leading whole lines of ``content`` within ``max_tokens``; ``(text, complete)``."""
+    if tokenizer.count_tokens(content) <= max_tokens:
+        return content, True
+    out, used = [], 0
+    for ln in content.splitlines():
+        cost = tokenizer.count_tokens(ln) + 1
+        if used + cost > max_tokens:
+            break
+        out.append(ln)
+        used += cost
+    return "\n".join(out), False

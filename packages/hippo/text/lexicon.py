@@ -1,0 +1,103 @@
+"""Maps words to the token-id patterns under which they occur in the Content DWM.
+
+The lexical channel never keeps an inverted index: it asks the Content DWM where a word's tokens occur. A query
+word is spelled in its usual surface forms (case variants, with and without a leading space, and the inflections
+that fold back to the same stem: "paint" -> " paints", " painted", "Painting"...). Each form is tokenized: a
+form that is one token is matched by that token's occurrences, a form of several tokens (" LGBTQ" -> " LGB",
+"TQ") as a phrase. Nothing is precomputed over the vocabulary, so the first query of a process costs no more
+than the others.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from hippo.text import textnorm, tokenizer
+
+_lock = threading.Lock()
+_word_start: np.ndarray | None = None  # per token id: -1 unknown, 0 continues a word, 1 starts one
+
+
+def _starts_word(tid: int) -> bool:
+    try:
+        b = tokenizer.encoding().decode_single_token_bytes(tid)
+    except KeyError:
+        return True
+    if not b:
+        return True
+    first = b[:1]
+    # A leading space, punctuation, or a partial UTF-8 piece after a space (" \xf0\x9f" of an emoji) all mean
+    # the previous word has ended; a letter or digit glues onto it.
+    return not (first.isalnum() or first[0] >= 0x80 and not b[:1].isspace() and not b.startswith(b" "))
+
+
+def continues_word(token_ids: np.ndarray) -> np.ndarray:
+    """True where a token glues onto the previous one (no leading space or punctuation): a word continues."""
+    global _word_start
+    ids = np.asarray(token_ids, dtype=np.int64)
+    if _word_start is None:
+        with _lock:
+            if _word_start is None:
+                _word_start = np.full(tokenizer.vocab_size() + 1, -1, dtype=np.int8)
+    table = _word_start
+    ids = np.clip(ids, 0, table.size - 1)
+    known = table[ids]
+    unknown = np.unique(ids[known < 0])
+    for tid in unknown.tolist():
+        table[tid] = 1 if _starts_word(tid) else 0
+    return table[ids] == 0
+
+
+_INVERSE_IRREGULAR: dict[str, set[str]] = {}
+for _w, _s in textnorm._IRREGULAR.items():
+    _INVERSE_IRREGULAR.setdefault(_s, set()).add(_w)
+
+
+@dataclass(frozen=True)
+class TermPattern:
+    """How one query term is matched: any of ``singles``, or any of the multi-token ``phrases``."""
+
+    term: str
+    singles: np.ndarray
+    phrases: tuple[tuple[int, ...], ...]
+
+
+def surface_forms(word: str) -> set[str]:
+    """Spellings of ``word`` to look for: case variants and the inflections that share its stem."""
+    stem = textnorm.stem
+    st = stem(word)
+    low = word.lower()
+    forms = {low, st}
+    for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):
+        forms.add(st + suffix)
+        forms.add(low + suffix)
+    if st.endswith("y"):
+        forms.update({st[:-1] + "ies", st[:-1] + "ied"})
+    if len(st) >= 3 and st[-1] not in "aeiouywx":  # doubled consonant: "run" -> "running"
+        forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
+    forms |= _INVERSE_IRREGULAR.get(st, set())
+    forms = {f for f in forms if f and stem(f) == st}
+    out = set()
+    for f in forms:
+        out.update({f, f.capitalize(), f.upper()})
+    out.add(word)
+    return out
+
+
+@lru_cache(maxsize=20_000)
+def pattern(word: str) -> TermPattern:
+    enc = tokenizer.encoding()
+    singles: set[int] = set()
+    phrases: set[tuple[int, ...]] = set()
+    for v in surface_forms(word):
+        for form in (" " + v, v):
+            ids = tuple(enc.encode_ordinary(form))
+            if len(ids) == 1:
+                singles.add(ids[0])
+            elif ids:
+                phrases.add(ids)
+    return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))

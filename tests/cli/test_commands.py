@@ -1,0 +1,191 @@
+"""The read and management commands against ``hippo.Memory`` on the same store: ``--json`` output equals the API's
+own results (in the shape of ``hippo.records``), destructive commands ask first, errors are one line."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+import hippo
+from hippo.records import jsonable
+from tests.cli.conftest import CONVERSATION, assert_one_line_error, cli, hippo_cmd, hippo_tty
+
+
+def as_json(run) -> object:
+    assert run.code == 0, run.err
+    return json.loads(run.out)
+
+
+def expected(value) -> object:
+    """The API's value through an independent JSON rendering: dataclass fields by name, datetimes as ISO-8601."""
+    def leaf(v):
+        if isinstance(v, datetime):
+            return v.isoformat()
+        if dataclasses.is_dataclass(v):
+            return {f.name: leaf(getattr(v, f.name)) for f in dataclasses.fields(v)}
+        if isinstance(v, dict):
+            return {k: leaf(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [leaf(x) for x in v]
+        return v
+    return json.loads(json.dumps(leaf(value)))
+
+
+def test_records_shape() -> None:
+    when = datetime(2024, 5, 1, 10, 30, tzinfo=timezone.utc)
+    item = hippo.MemoryItem(id=3, text="t", timestamp=when, metadata={"a": (1, 2), "b": np.float32(0.5)})
+    assert jsonable(item) == {"id": 3, "text": "t", "speaker": None, "role": "user",
+                              "timestamp": "2024-05-01T10:30:00+00:00", "session_id": None,
+                              "metadata": {"a": [1, 2], "b": 0.5}, "namespace": "default", "seq": 0,
+                              "n_tokens": 0, "created_at": None}
+    assert jsonable({"x": math.nan, "y": [np.int64(7), {3: math.inf}]}) == {"x": None, "y": [7, {"3": None}]}
+    json.dumps(jsonable(hippo.Hit(id=1, text="h", event_time=when, channels={"lexical": 0.1})), allow_nan=False)
+
+
+def test_search_recall_list_read_match_the_api(store, capsys) -> None:
+    with hippo.Memory(store, namespace="ann") as mem:
+        hits = mem.search("beagle Pixel", k=3)
+        ctx = mem.recall("Where did Ann move?", budget_tokens=60)
+        listed = mem.list(filter={"speaker": "Bob"}, limit=3, offset=1)
+        around = mem.read(hits[0].id, before=1, after=1)
+        in_s2 = mem.search("cello", k=5, filter={"session_id": "s2"})
+    got = as_json(cli(capsys, "search", "beagle Pixel", "-k", "3", "--path", store, "-n", "ann", "--json"))
+    assert got == expected(hits)
+    assert set(got[0]) == {f.name for f in dataclasses.fields(hippo.Hit)}
+    got = as_json(cli(capsys, "recall", "Where did Ann move?", "--budget", "60", "--path", store, "-n", "ann",
+                      "--json"))
+    assert got["text"] == ctx.text and got["tokens"] == ctx.tokens <= 60
+    assert got["messages"] == expected(ctx.messages)
+    got = as_json(cli(capsys, "list", "--speaker", "Bob", "--limit", "3", "--offset", "1", "--path", store, "-n",
+                      "ann", "--json"))
+    assert got == expected(listed) and [m["text"] for m in got] == [CONVERSATION[k][2] for k in (3, 5, 7)]
+    got = as_json(cli(capsys, "read", hits[0].id, "--before", "1", "--after", "1", "--path", store, "-n", "ann",
+                      "--json"))
+    assert got == expected(around)
+    got = as_json(cli(capsys, "search", "cello", "-k", "5", "--session", "s2", "--path", store, "-n", "ann",
+                      "--json"))
+    assert got == expected(in_s2) and {h["session_id"] for h in got} == {"s2"}
+    # the people's view lists the same ids
+    plain = cli(capsys, "search", "beagle Pixel", "-k", "3", "--path", store, "-n", "ann")
+    assert [int(line.split()[0]) for line in plain.out.splitlines()] == [h.id for h in hits]
+    plain = cli(capsys, "recall", "Where did Ann move?", "--budget", "60", "--path", store, "-n", "ann")
+    assert plain.out == ctx.text + "\n" and "tokens" in plain.err
+
+
+def test_timeline_topics_namespaces_stats_consolidate(store, capsys) -> None:
+    with hippo.Memory(store, namespace="ann") as mem:
+        timeline = mem.timeline("Ann", limit=5)
+        topics = mem.topics()
+        stats = mem.stats()
+    assert as_json(cli(capsys, "timeline", "Ann", "--limit", "5", "--path", store, "-n", "ann", "--json")) == \
+        expected(timeline)
+    assert as_json(cli(capsys, "topics", "--path", store, "-n", "ann", "--json")) == expected(topics)
+    first = topics[0]["id"]
+    with hippo.Memory(store, namespace="ann") as mem:
+        markdown = mem.topic(first)
+    got = as_json(cli(capsys, "topics", str(first), "--path", store, "-n", "ann", "--json"))
+    assert got == {"id": first, "markdown": markdown}
+    assert as_json(cli(capsys, "namespaces", "--path", store, "--json")) == ["ann", "other"]
+    assert cli(capsys, "namespaces", "--path", store).out.split() == ["ann", "other"]
+    got = as_json(cli(capsys, "stats", "--path", store, "-n", "ann", "--json"))
+    assert got["messages"] == stats["messages"] == 12 and got["tokens"] == stats["tokens"]
+    report = as_json(cli(capsys, "consolidate", "--level", "deep", "--path", store, "-n", "ann", "--json"))
+    assert report["level"] == "deep" and report["messages"] == 12
+    assert_one_line_error(cli(capsys, "consolidate", "--level", "heavy", "--path", store), "--level", "heavy")
+
+
+def test_forget_needs_confirmation_and_deletes_exactly_the_selection(store, capsys) -> None:
+    bob = [k for k, (_, speaker, _) in enumerate(CONVERSATION) if speaker == "Bob"]
+    run = cli(capsys, "forget", "--speaker", "Bob", "--path", store, "-n", "ann", "--dry-run", "--json")
+    dry = as_json(run)
+    assert dry["would_forget"] == len(bob)
+    # stdin is not a terminal here: refused, nothing deleted
+    refused = hippo_cmd("forget", "--speaker", "Bob", "--path", store, "-n", "ann")
+    assert_one_line_error(refused, "--yes", "6 messages")
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.count() == 12
+    assert_one_line_error(cli(capsys, "forget", "--path", store, "-n", "ann"), "--id", "--filter")
+    run = cli(capsys, "forget", "--filter", '{"speaker": "Bob"}', "--path", store, "-n", "ann", "--yes")
+    assert run.code == 0 and "forgot 6 messages" in run.out
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert [m.text for m in mem.list()] == [CONVERSATION[k][2] for k in range(12) if k not in bob]
+        ids = [m.id for m in mem.list()][:2]
+        assert mem.using("other").count() == 2
+    run = cli(capsys, "forget", "--id", ids[0], "--id", ids[1], "--id", 10**9, "--path", store, "-n", "ann", "-y")
+    assert run.code == 0 and "forgot 2 messages" in run.out
+    run = cli(capsys, "forget", "--speaker", "Nobody", "--path", store, "-n", "ann")
+    assert run.code == 0 and "nothing forgotten" in run.out
+    assert_one_line_error(cli(capsys, "forget", "--filter", "{speaker", "--path", store), "--filter")
+
+
+def test_confirmation_on_a_terminal(store) -> None:
+    declined = hippo_tty("delete-namespace", "other", "--path", store, answer="n\n", stdin_tty=True)
+    assert declined.code == 1 and "[y/N]" in declined.err and "nothing was changed" in declined.err
+    with hippo.Memory(store) as mem:
+        assert mem.namespaces() == ["ann", "other"]
+    accepted = hippo_tty("delete-namespace", "other", "--path", store, answer="y\n", stdin_tty=True)
+    assert accepted.code == 0, accepted.err
+    assert "deleted namespace 'other': 2 messages" in accepted.out
+    with hippo.Memory(store) as mem:
+        assert mem.namespaces() == ["ann"]
+    forgot = hippo_tty("forget", "--session", "s1", "--path", store, "-n", "ann", answer="yes\n", stdin_tty=True)
+    assert forgot.code == 0 and "forgot 4 messages" in forgot.out
+
+
+def test_delete_namespace(store, capsys) -> None:
+    assert_one_line_error(hippo_cmd("delete-namespace", "other", "--path", store), "--yes")
+    assert_one_line_error(cli(capsys, "delete-namespace", "ghost", "--path", store, "--yes"), "ghost")
+    got = as_json(cli(capsys, "delete-namespace", "other", "--path", store, "--yes", "--json"))
+    assert got == {"namespace": "other", "deleted": 2}
+    with hippo.Memory(store) as mem:
+        assert mem.namespaces() == ["ann"] and mem.using("ann").count() == 12
+
+
+def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) -> None:
+    missing = tmp_path / "typo.db"
+    for argv in (["search", "x"], ["recall", "x"], ["list"], ["namespaces"], ["stats"], ["topics"],
+                 ["timeline", "x"], ["read", "1"], ["forget", "--id", "1", "-y"], ["delete-namespace", "a", "-y"],
+                 ["consolidate"], ["export", tmp_path / "out.jsonl"]):
+        assert_one_line_error(cli(capsys, *argv, "--path", missing), "typo.db")
+    assert not missing.exists()
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["search"], ["query"]),
+    (["search", "x", "-k", "0"], ["k"]),
+    (["recall", "x", "--budget", "-3"], ["budget_tokens"]),
+    (["read", "999999"], ["999999"]),
+    (["read", "many"], ["id"]),
+    (["topics", "12345"], ["12345"]),
+    (["timeline", " "], ["query"]),
+    (["search", "x", "--since", "yesterday-ish"], ["since"]),
+    (["list", "--filter", "[1]"], ["--filter"]),
+    (["search", "x", "--speaker", "A", "--filter", '{"speaker": "B"}'], ["speaker"]),
+    (["frobnicate"], ["frobnicate"]),
+    (["mcp", "--transport", "pigeon"], ["transport"]),
+])
+def test_errors_are_one_line_without_traceback(store, argv, needles) -> None:
+    assert_one_line_error(hippo_cmd(*argv, "--path", store, "-n", "ann") if argv[0] not in ("frobnicate", "mcp")
+                          else hippo_cmd(*argv), *needles)
+
+
+def test_a_closed_pipe_is_not_a_traceback(store) -> None:
+    proc = subprocess.run(f"'{sys.executable}' -m hippo.cli list --path '{store}' -n ann | head -c 10",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in proc.stderr and len(proc.stdout) == 10
+
+
+def test_mcp_without_the_sdk_names_the_extra(tmp_path) -> None:
+    code = ("import sys; sys.modules['mcp'] = None\n"
+            "from hippo.cli import main\n"
+            f"sys.exit(main(['mcp', '--path', {str(tmp_path / 'm.db')!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert "hippo-memory[mcp]" in proc.stderr and "Traceback" not in proc.stderr

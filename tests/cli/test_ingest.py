@@ -1,0 +1,381 @@
+"""``hippo ingest`` / ``import`` / ``export``: every input format against hand-written expectations, all-or-nothing
+per file, retries that do not duplicate, encodings, nesting, and errors that name file, line and field."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+import hippo
+from hippo import StoreError
+from tests.cli.conftest import assert_one_line_error, cli, hippo_cmd, hippo_tty
+
+BEAM = Path(__file__).resolve().parents[3] / "shared" / "data" / "beam100k"
+
+
+def stored(path: Path, namespace: str = "default") -> list[dict]:
+    """The namespace's messages as plain dicts (the fields an ingest sets)."""
+    with hippo.Memory(path, namespace=namespace) as mem:
+        return [{"text": m.text, "speaker": m.speaker, "role": m.role,
+                 "timestamp": m.timestamp.isoformat() if m.timestamp else None, "session_id": m.session_id,
+                 "metadata": m.metadata} for m in mem.list()]
+
+
+def namespaces(path: Path) -> list[str]:
+    if not path.exists():
+        return []
+    with hippo.Memory(path) as mem:
+        return mem.namespaces()
+
+
+def utc(*args: int) -> str:
+    return datetime(*args, tzinfo=timezone.utc).isoformat()
+
+
+# --------------------------------------------------------------------------------------------------- formats
+
+
+def test_jsonl_of_hippo_messages_and_openai_lines(tmp_path, capsys) -> None:
+    f = tmp_path / "mixed.jsonl"
+    f.write_text("\n".join([
+        json.dumps({"text": "I adopted a greyhound.", "speaker": "Maya", "timestamp": "2024-05-01T10:00:00",
+                    "session_id": "s1", "metadata": {"mood": "happy"}}),
+        "",
+        json.dumps({"role": "assistant", "content": "Congratulations on the greyhound!"}),
+        json.dumps({"role": "user", "content": [{"type": "text", "text": "Her name is Juno."},
+                                                {"type": "image_url", "image_url": {"url": "https://x.test/j.png"}}],
+                    "name": "Maya"}),
+    ]) + "\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "default: 3 messages" in run.out
+    assert stored(db) == [
+        {"text": "I adopted a greyhound.", "speaker": "Maya", "role": "user", "timestamp": utc(2024, 5, 1, 10),
+         "session_id": "s1", "metadata": {"mood": "happy"}},
+        {"text": "Congratulations on the greyhound!", "speaker": None, "role": "assistant", "timestamp": None,
+         "session_id": None, "metadata": {}},
+        {"text": "Her name is Juno.\n[image: https://x.test/j.png]", "speaker": "Maya", "role": "user",
+         "timestamp": None, "session_id": None, "metadata": {}},
+    ]
+
+
+def test_openai_message_list_and_messages_object(tmp_path, capsys) -> None:
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Porto"}'}}
+    messages = [
+        {"role": "developer", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Porto?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "18 C, sunny"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "18 C and sunny."}]},
+    ]
+    expected = [
+        {"text": "Be brief.", "speaker": None, "role": "system", "timestamp": None, "session_id": "chat-7",
+         "metadata": {}},
+        {"text": "Weather in Porto?", "speaker": None, "role": "user", "timestamp": None, "session_id": "chat-7",
+         "metadata": {}},
+        {"text": '[tool call get_weather({"city": "Porto"})]', "speaker": None, "role": "assistant",
+         "timestamp": None, "session_id": "chat-7", "metadata": {"tool_calls": [call]}},
+        {"text": "18 C, sunny", "speaker": None, "role": "tool", "timestamp": None, "session_id": "chat-7",
+         "metadata": {"tool_call_id": "call_1"}},
+        {"text": "18 C and sunny.", "speaker": None, "role": "assistant", "timestamp": None, "session_id": "chat-7",
+         "metadata": {}},
+    ]
+    as_list, as_object = tmp_path / "list.json", tmp_path / "object.json"
+    as_list.write_text(json.dumps(messages, indent=2), encoding="utf-8")
+    as_object.write_text(json.dumps({"model": "x", "messages": messages}), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", as_list, "--path", db, "-n", "a", "--session", "chat-7").code == 0
+    assert cli(capsys, "ingest", as_object, "--path", db, "-n", "b", "--session", "chat-7").code == 0
+    assert stored(db, "a") == expected
+    assert stored(db, "b") == expected
+
+
+def beam_chat() -> list[dict]:
+    """A synthetic conversation in BEAM's chat.json layout (two batches, anchors on batch and message)."""
+    return [
+        {"batch_number": 1, "time_anchor": "March-15-2024", "turns": [
+            [{"role": "user", "id": 0, "content": "Plan my thesis schedule.", "index": "1,1",
+              "question_type": "main_question"},
+             {"role": "assistant", "id": 1, "content": "Start with the literature review."}],
+            [{"role": "user", "id": 2, "content": "The defence is on June 3.", "time_anchor": "April-02-2024"},
+             {"role": "assistant", "id": 3, "content": "Then draft chapter two by May."}],
+        ]},
+        {"batch_number": 2, "time_anchor": None, "turns": [
+            [{"role": "user", "id": 4, "content": "Chapter two is done."},
+             {"role": "assistant", "id": 5, "content": "Well done; now the experiments."}],
+        ]},
+    ]
+
+
+def beam_reference(chat: list[dict]) -> list[dict]:
+    """The BEAM evidence measure's ingestion rule (shared/data/README.md), written out independently."""
+    out, latest = [], None
+    for batch in chat:
+        if batch.get("time_anchor"):
+            latest = datetime.strptime(batch["time_anchor"], "%B-%d-%Y").replace(tzinfo=timezone.utc)
+        for turn in batch["turns"]:
+            for msg in turn:
+                if msg.get("time_anchor"):
+                    latest = datetime.strptime(msg["time_anchor"], "%B-%d-%Y").replace(tzinfo=timezone.utc)
+                out.append({"text": msg["content"], "speaker": msg["role"], "role": msg["role"],
+                            "timestamp": latest.isoformat() if latest else None,
+                            "session_id": f"batch-{batch['batch_number']}", "metadata": {"chat_id": msg["id"]}})
+    return out
+
+
+def test_beam_chat_json(tmp_path, capsys) -> None:
+    chat = beam_chat()
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps(chat, indent=2), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    got = stored(db)
+    assert got == beam_reference(chat)
+    assert [m["timestamp"] for m in got] == [utc(2024, 3, 15)] * 2 + [utc(2024, 4, 2)] * 4
+
+
+@pytest.mark.skipif(not (BEAM / "1" / "chat.json").exists(), reason="BEAM data not present")
+def test_beam_conversation_from_the_evaluation_data(tmp_path, capsys) -> None:
+    f = BEAM / "1" / "chat.json"
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert stored(db) == beam_reference(json.loads(f.read_text(encoding="utf-8")))
+
+
+def locomo_sample(sample_id: str, names: tuple[str, str]) -> dict:
+    a, b = names
+    return {"sample_id": sample_id, "conversation": {
+        "speaker_a": a, "speaker_b": b,
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": a, "dia_id": "D1:1", "text": f"Hi {b}, I painted a lake."},
+                      {"speaker": b, "dia_id": "D1:2", "text": "Show me!", "blip_caption": "a photo of a lake"}],
+        "session_2_date_time": "10:00 am on 9 June, 2023",
+        "session_2": [{"speaker": a, "dia_id": "D2:1", "text": "I sold the painting."}],
+        "session_3_date_time": "9:00 am on 1 July, 2023",  # a date without a session, as in conv-26
+    }, "qa": []}
+
+
+def test_locomo_split_into_one_namespace_per_conversation(tmp_path, capsys) -> None:
+    f = tmp_path / "locomo.json"
+    f.write_text(json.dumps([locomo_sample("c1", ("Ann", "Bob")), locomo_sample("c2", ("Cy", "Di"))]),
+                 encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "lc", "--split").code == 0
+    assert namespaces(db) == ["lc.c1", "lc.c2"]
+    assert stored(db, "lc.c2") == [
+        {"text": "Hi Di, I painted a lake.", "speaker": "Cy", "role": "user", "timestamp": utc(2023, 5, 8, 13, 56),
+         "session_id": "session_1", "metadata": {"dia_id": "D1:1"}},
+        {"text": "Show me! [image: a photo of a lake]", "speaker": "Di", "role": "user",
+         "timestamp": utc(2023, 5, 8, 13, 56, 1), "session_id": "session_1", "metadata": {"dia_id": "D1:2"}},
+        {"text": "I sold the painting.", "speaker": "Cy", "role": "user", "timestamp": utc(2023, 6, 9, 10),
+         "session_id": "session_2", "metadata": {"dia_id": "D2:1"}},
+    ]
+    run = cli(capsys, "ingest", f, "--path", db, "-n", "one")
+    assert run.code == 0 and len(stored(db, "one")) == 6
+
+
+def test_export_then_import_round_trip(store, tmp_path, capsys) -> None:
+    out = tmp_path / "ann.jsonl"
+    run = cli(capsys, "export", out, "--path", store, "-n", "ann")
+    assert run.code == 0 and "exported 12 messages" in run.out
+    db = tmp_path / "copy.db"
+    assert cli(capsys, "import", out, "--path", db, "-n", "copy").code == 0
+    assert stored(db, "copy") == stored(store, "ann")
+    # an export file is also accepted by ingest; anything else is refused by import
+    assert cli(capsys, "ingest", out, "--path", db, "-n", "again").code == 0
+    assert stored(db, "again") == stored(store, "ann")
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text('{"text": "hello"}\n', encoding="utf-8")
+    assert_one_line_error(cli(capsys, "import", plain, "--path", db), "plain.jsonl", "not a hippo export")
+
+
+# ------------------------------------------------------------------------------------- all or nothing, retries
+
+
+def numbered(n: int, bad: int | None = None, field: str = "text") -> str:
+    lines = []
+    for k in range(1, n + 1):
+        rec = {"text": f"note number {k} about the harbour", "speaker": "Ann", "metadata": {"k": k}}
+        if k == bad:
+            rec[field] = "   " if field == "text" else "sometime"
+        lines.append(json.dumps(rec))
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("field, message", [("text", "text"), ("timestamp", "timestamp")])
+def test_a_bad_line_anywhere_stores_nothing_and_is_named(tmp_path, capsys, field, message) -> None:
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(1200, bad=1103, field=field), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db, "--batch", "500")
+    assert_one_line_error(run, "notes.jsonl:1103:", message)
+    assert namespaces(db) == []
+    f.write_text(numbered(1200), encoding="utf-8")  # fixed: the retry stores every line exactly once
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "500").code == 0
+    assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
+
+
+def test_bad_record_in_a_json_document_names_the_line_of_the_field(tmp_path, capsys) -> None:
+    chat = beam_chat()
+    chat[1]["turns"][0][1]["content"] = ""
+    f = tmp_path / "chat.json"
+    f.write_text(json.dumps(chat, indent=2), encoding="utf-8")
+    line = next(k for k, text in enumerate(f.read_text().splitlines(), 1) if text.strip() == '"content": ""')
+    run = cli(capsys, "ingest", f, "--path", tmp_path / "s.db")
+    assert_one_line_error(run, f"chat.json:{line}:", "[1].turns[0][1]", "content")
+    chat = beam_chat()
+    chat[0]["turns"][1][0]["time_anchor"] = "Smarch-40-2024"
+    f.write_text(json.dumps(chat, indent=2), encoding="utf-8")
+    line = next(k for k, text in enumerate(f.read_text().splitlines(), 1) if "Smarch" in text)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "s.db"), f"chat.json:{line}:", "time_anchor")
+    assert namespaces(tmp_path / "s.db") == []
+
+
+def test_a_failed_write_is_undone_and_the_retry_does_not_duplicate(tmp_path, capsys, monkeypatch) -> None:
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(1200), encoding="utf-8")
+    db = tmp_path / "s.db"
+    real = hippo.Memory.add_many
+    calls = []
+
+    def failing(self, items):
+        calls.append(len(items))
+        if len(calls) == 3:
+            raise StoreError("database or disk is full")
+        return real(self, items)
+
+    monkeypatch.setattr(hippo.Memory, "add_many", failing)
+    run = cli(capsys, "ingest", f, "--path", db, "--batch", "500")
+    assert_one_line_error(run, "notes.jsonl", "nothing was stored", "disk is full")
+    assert calls == [500, 500, 200]
+    monkeypatch.setattr(hippo.Memory, "add_many", real)
+    with hippo.Memory(db) as mem:
+        assert mem.count() == 0
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "500").code == 0
+    assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
+
+
+def test_a_killed_ingest_resumes_where_it_stopped(tmp_path) -> None:
+    """A process killed between two batches cannot undo anything; running the command again finishes the file
+    without writing the first batches twice."""
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(1200), encoding="utf-8")
+    db = tmp_path / "s.db"
+    kill_on_third_batch = textwrap.dedent("""
+        import os, sys
+        import hippo
+        real, calls = hippo.Memory.add_many, []
+        def add_many(self, items):
+            calls.append(1)
+            if len(calls) == 3:
+                os._exit(9)  # like SIGKILL: no undo, no close
+            return real(self, items)
+        hippo.Memory.add_many = add_many
+        from hippo.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", kill_on_third_batch, "ingest", str(f), "--path", str(db),
+                           "--batch", "500"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 9
+    assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1001))
+    run = hippo_cmd("ingest", f, "--path", db, "--batch", "500")
+    assert run.code == 0, run.err
+    assert "200 messages added after the 1000" in run.out
+    assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
+    again = hippo_cmd("ingest", f, "--path", db, "--batch", "500")
+    assert again.code == 0 and "nothing added" in again.out
+    assert len(stored(db)) == 1200
+
+
+def test_resume_needs_the_whole_prefix_not_a_coincidence(tmp_path, capsys) -> None:
+    """A namespace that happens to end with the file's first message is not taken for an earlier run."""
+    db = tmp_path / "s.db"
+    with hippo.Memory(db) as mem:
+        mem.add("note number 1 about the harbour", speaker="Ann", metadata={"k": 1})
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(3), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "1").code == 0
+    assert [m["metadata"]["k"] for m in stored(db)] == [1, 1, 2, 3]
+
+
+# ------------------------------------------------------------------------------------ encodings and nesting
+
+
+def test_latin1_file_is_named_and_decoded_with_encoding(tmp_path, capsys) -> None:
+    f = tmp_path / "latin.jsonl"
+    f.write_bytes('{"text": "ok"}\n{"text": "Caf\u00e9 am Stra\u00dfenrand"}\n'.encode("latin-1"))
+    db = tmp_path / "s.db"
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db), "latin.jsonl:2:", "--encoding")
+    assert namespaces(db) == []
+    assert cli(capsys, "ingest", f, "--path", db, "--encoding", "latin-1").code == 0
+    assert [m["text"] for m in stored(db)] == ["ok", "Caf\u00e9 am Stra\u00dfenrand"]
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db, "--encoding", "klingon"), "--encoding", "klingon")
+
+
+def test_utf8_byte_order_mark_is_not_text(tmp_path, capsys) -> None:
+    f = tmp_path / "bom.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + '{"text": "h\u00e9llo"}\n'.encode())
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["text"] for m in stored(db)] == ["h\u00e9llo"]
+
+
+def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
+    deep_line = tmp_path / "deep.jsonl"
+    deep_line.write_text('{"text": "ok"}\n{"text": "x", "metadata": {"a": ' + "[" * 50_000 + "]" * 50_000 + "}}\n")
+    deep_doc = tmp_path / "deep.json"
+    deep_doc.write_text("[\n" + "[" * 50_000 + "]" * 50_000 + "\n]")
+    deep_meta = tmp_path / "meta.jsonl"
+    deep_meta.write_text('{"text": "x", "metadata": {"a": ' + "[" * 150 + "]" * 150 + "}}\n")
+    fine = tmp_path / "fine.jsonl"
+    fine.write_text('{"text": "x", "metadata": {"a": ' + "[" * 98 + "]" * 98 + "}}\n")
+    db = tmp_path / "s.db"
+    assert_one_line_error(cli(capsys, "ingest", deep_line, "--path", db), "deep.jsonl:2:", "nested")
+    assert_one_line_error(cli(capsys, "ingest", deep_doc, "--path", db), "deep.json:2:", "nested")
+    assert_one_line_error(cli(capsys, "ingest", deep_meta, "--path", db), "meta.jsonl:1:", "metadata", "nested")
+    assert namespaces(db) == []
+    assert cli(capsys, "ingest", fine, "--path", db).code == 0  # 99 levels of metadata are fine
+
+
+@pytest.mark.parametrize("content, needles", [
+    ("", ["empty"]),
+    ('{"text": "fine"}\n[1, 2]\n', ["bad.json", ":2:", "JSON object per line"]),
+    ('{"text": "fine", "colour": "red"}\n', ["bad.json", ":1:", "colour"]),
+    ('{"text": "fine", "role": "robot"}\n', ["bad.json", ":1:", "role"]),
+    ('[{"role": "wizard", "content": "hi"}]', ["bad.json", ":1:", "[0]", "role"]),
+    ('{"messages": {"role": "user"}}', ["bad.json", "messages"]),
+    ('[{"sample_id": "c", "conversation": {"session_1": [{"speaker": "A"}]}}]', ["bad.json", "text"]),
+    ('[{"batch_number": 1, "turns": [[{"role": "user", "content": 3}]]}]', ["bad.json", "content"]),
+    ('[{"weird": 1}]', ["bad.json", "not a message"]),
+    ('{"text": "fine"}\n{"text": "cut off', ["bad.json", ":2:", "not json"]),
+])
+def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text(content, encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "s.db"), *needles)
+    assert namespaces(tmp_path / "s.db") == []
+
+
+# ------------------------------------------------------------------------------------------- progress bars
+
+
+def test_progress_bars_only_on_a_terminal(tmp_path) -> None:
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(600), encoding="utf-8")
+    on_tty = hippo_tty("ingest", f, "--path", tmp_path / "a.db", "--batch", "100")
+    assert on_tty.code == 0, on_tty.err
+    assert "600/600" in on_tty.err and "100%" in on_tty.err and "ingest" in on_tty.err
+    piped = hippo_cmd("ingest", f, "--path", tmp_path / "b.db", "--batch", "100")
+    assert piped.code == 0 and piped.err == ""
+    exported = hippo_tty("export", tmp_path / "out.jsonl", "--path", tmp_path / "a.db")
+    assert exported.code == 0 and "600/600" in exported.err
+    imported = hippo_tty("import", tmp_path / "out.jsonl", "--path", tmp_path / "c.db")
+    assert imported.code == 0 and "600/600" in imported.err
+    assert stored(tmp_path / "c.db") == stored(tmp_path / "a.db")

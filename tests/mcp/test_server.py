@@ -1,0 +1,256 @@
+"""``hippo mcp`` through the MCP SDK's own client: the real server process over stdio (and one streamable-HTTP
+round trip on 127.0.0.1), every tool checked against ``hippo.Memory`` on the same store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+from mcp import ClientSession, StdioServerParameters  # noqa: E402
+from mcp.client.stdio import stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+
+import hippo  # noqa: E402
+from hippo.records import jsonable  # noqa: E402
+
+TOOLS = {"add", "search", "recall", "read", "forget", "topics", "timeline"}
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+CONVERSATION = [
+    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
+    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
+    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
+    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
+    ("s2", "Ann", "I started learning the cello in January."),
+    ("s2", "Bob", "How are the cello lessons going?"),
+    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
+    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
+    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
+    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
+]
+
+
+@pytest.fixture()
+def store(tmp_path) -> Path:
+    path = tmp_path / "mcp.db"
+    with hippo.Memory(path, namespace="ann") as mem:
+        mem.add_many([{"text": text, "speaker": speaker, "session_id": session,
+                       "timestamp": T0 + timedelta(days=7 * k)} for k, (session, speaker, text) in
+                      enumerate(CONVERSATION)])
+        mem.using("bob").add("My cellos are in the attic; only Bob knows.", speaker="Bob")
+    return path
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
+
+
+@asynccontextmanager
+async def stdio_session(path: Path, *extra: str, env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable, args=["-m", "hippo.cli", "mcp", "--path", str(path), *extra],
+                                   env=env if env is not None else _env())
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> Any:
+    """A successful call's structured content."""
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result.structured_content
+
+
+async def error_text(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, result
+    return result.content[0].text
+
+
+async def test_tools_and_their_typed_schemas(store) -> None:
+    async with stdio_session(store, "--user", "ann") as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    assert set(tools) == TOOLS
+    schema = {name: t.input_schema for name, t in tools.items()}
+    assert schema["search"]["required"] == ["query"]
+    assert schema["search"]["properties"]["query"]["type"] == "string"
+    assert schema["search"]["properties"]["k"]["type"] == "integer"
+    assert schema["search"]["properties"]["k"]["minimum"] == 1
+    assert schema["recall"]["properties"]["budget_tokens"]["type"] == "integer"
+    assert schema["read"]["required"] == ["message_id"]
+    assert schema["add"]["required"] == ["text"]
+    role = schema["add"]["properties"]["role"]
+    assert set(role.get("enum") or role["anyOf"][0]["enum"]) == {"user", "assistant", "system", "tool"}
+    assert schema["forget"]["properties"]["ids"]["anyOf"][0] == {"items": {"type": "integer"}, "type": "array"}
+    assert schema["timeline"]["required"] == ["query_or_entity"]
+    assert schema["topics"].get("properties", {}) == {}
+    for name, tool in tools.items():
+        assert tool.output_schema and tool.output_schema["type"] == "object", name
+        assert tool.description, name
+    assert tools["forget"].annotations.destructive_hint is True
+    assert tools["search"].annotations.read_only_hint is True
+    # namespaces are chosen by the server's configuration, never by a tool argument
+    assert not any("namespace" in s.get("properties", {}) for s in schema.values())
+
+
+async def test_read_tools_match_the_library(store) -> None:
+    with hippo.Memory(store, namespace="ann") as mem:
+        hits = mem.search("beagle Pixel", k=3)
+        ctx = mem.recall("Where did Ann move?", budget_tokens=60)
+        around = mem.read(hits[0].id, before=1, after=1)
+        topics = mem.topics()
+        timeline = mem.timeline("Ann", limit=4)
+        in_s2 = mem.search("cello", k=5, filter={"session_id": "s2"})
+        since = mem.search("ibex", k=5, since="2024-03-05")
+    async with stdio_session(store, "--user", "ann") as session:
+        got = await call(session, "search", query="beagle Pixel", k=3)
+        assert got == {"hits": jsonable(hits)}
+        result = await session.call_tool("recall", {"query": "Where did Ann move?", "budget_tokens": 60})
+        assert not result.is_error
+        assert result.content[0].text == ctx.text  # the model reads the context itself
+        assert result.structured_content["text"] == ctx.text
+        assert result.structured_content["tokens"] == ctx.tokens <= 60
+        assert result.structured_content["messages"] == jsonable(ctx.messages)
+        assert await call(session, "read", message_id=hits[0].id, before=1, after=1) == {"messages": jsonable(around)}
+        got = (await call(session, "topics"))["topics"]
+        # strengths decay with wall-clock time (seed 004 §5), so two processes agree on them only approximately
+        assert [{k: v for k, v in t.items() if k != "strength"} for t in got] == \
+            [{k: v for k, v in t.items() if k != "strength"} for t in jsonable(topics)]
+        assert [t.get("strength") for t in got] == pytest.approx([t.get("strength") for t in topics], abs=0.01)
+        assert await call(session, "timeline", query_or_entity="Ann", limit=4) == {"entries": jsonable(timeline)}
+        assert await call(session, "search", query="cello", k=5, filter={"session_id": "s2"}) == \
+            {"hits": jsonable(in_s2)}
+        assert await call(session, "search", query="ibex", k=5, since="2024-03-05") == {"hits": jsonable(since)}
+        # another user's namespace is out of reach: "cellos" / "attic" exist only in namespace 'bob'
+        attic = await call(session, "search", query="attic cellos", k=10)
+        assert all(h["namespace"] == "ann" for h in attic["hits"])
+        assert "attic" not in " ".join(h["text"] for h in attic["hits"])
+
+
+async def test_add_and_forget_change_the_store_the_library_sees(store) -> None:
+    async with stdio_session(store, "--user", "ann") as session:
+        added = await call(session, "add", text="My new phone number ends in 4471.", speaker="Ann",
+                           role="user", timestamp="2024-06-01T08:00:00Z", session_id="s4", metadata={"src": "mcp"})
+        with hippo.Memory(store, namespace="ann") as mem:
+            item = mem.get(added["id"])
+            assert jsonable(item) == added
+            assert (item.text, item.session_id, item.metadata) == ("My new phone number ends in 4471.", "s4",
+                                                                   {"src": "mcp"})
+            assert item.timestamp == datetime(2024, 6, 1, 8, tzinfo=timezone.utc)
+            lisbon = mem.search("Lisbon", k=5)
+            bob_before = mem.using("bob").count()
+        assert added["namespace"] == "ann"
+        assert await call(session, "forget", ids=[added["id"]]) == {"forgotten": 1}
+        n_bob = sum(1 for _, speaker, _ in CONVERSATION if speaker == "Bob")
+        assert await call(session, "forget", filter={"speaker": "Bob"}) == {"forgotten": n_bob}
+        assert "exactly one of ids or filter" in await error_text(session, "forget")
+        assert "exactly one of ids or filter" in await error_text(session, "forget", ids=[1], filter={"a": 1})
+    with hippo.Memory(store, namespace="ann") as mem:
+        with pytest.raises(hippo.NotFound):
+            mem.get(added["id"])
+        assert mem.count() == len(CONVERSATION) - n_bob
+        assert {m.speaker for m in mem.list()} == {"Ann"}
+        assert mem.using("bob").count() == bob_before == 1
+        assert [h.id for h in mem.search("Lisbon", k=5) if h.speaker == "Ann"] == \
+            [h.id for h in lisbon if h.speaker == "Ann"]
+
+
+async def test_errors_are_tool_errors_carrying_the_hippo_message(store) -> None:
+    with hippo.Memory(store, namespace="ann") as mem:
+        expected = {}
+        for name, fn in (("query", lambda: mem.search("   ")), ("read", lambda: mem.read(424242)),
+                         ("timestamp", lambda: mem.add("x", timestamp="next tuesday")),
+                         ("metadata", lambda: mem.add("x", metadata={"bad": float("nan")}))):
+            with pytest.raises(hippo.HippoError) as info:
+                fn()
+            expected[name] = str(info.value)
+    async with stdio_session(store, "--user", "ann") as session:
+        assert expected["query"] in await error_text(session, "search", query="   ")
+        assert expected["read"] in await error_text(session, "read", message_id=424242)
+        assert expected["timestamp"] in await error_text(session, "add", text="x", timestamp="next tuesday")
+        assert "k" in await error_text(session, "search", query="x", k=0)  # the schema's own bound
+        assert "budget_tokens" in await error_text(session, "recall", query="x", budget_tokens=0)
+        # the session survives errors
+        assert (await call(session, "search", query="Lisbon", k=1))["hits"]
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.count() == len(CONVERSATION)  # nothing was stored by the failed adds
+
+
+async def test_user_from_the_environment(store) -> None:
+    async with stdio_session(store, env={**_env(), "HIPPO_USER": "bob"}) as session:
+        hits = (await call(session, "search", query="attic", k=5))["hits"]
+    assert [h["text"] for h in hits] == ["My cellos are in the attic; only Bob knows."]
+    assert hits[0]["namespace"] == "bob"
+
+
+def test_import_hippo_never_imports_the_sdk() -> None:
+    code = "import sys, hippo, hippo.cli, hippo.records; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_streamable_http_round_trip(store, tmp_path) -> None:
+    import httpx2
+
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w")
+    server = subprocess.Popen([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(store), "--user", "ann",
+                               "--transport", "streamable-http", "--host", "127.0.0.1", "--port", str(port)],
+                              env=_env(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "the HTTP server did not start listening"
+                time.sleep(0.1)
+        with hippo.Memory(store, namespace="ann") as mem:
+            hits = mem.search("ibex refuge", k=2)
+        client = httpx2.AsyncClient(trust_env=False, timeout=httpx2.Timeout(30, read=120))
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert {t.name for t in (await session.list_tools()).tools} == TOOLS
+                assert await call(session, "search", query="ibex refuge", k=2) == {"hits": jsonable(hits)}
+                added = await call(session, "add", text="Sent over HTTP.", speaker="Ann")
+        await client.aclose()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        code = server.wait(timeout=60)
+        log.close()
+    assert code == 0, (tmp_path / "server.log").read_text()
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.get(added["id"]).text == "Sent over HTTP."
+
+
+def test_a_port_in_use_is_a_one_line_error(store) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(store), "--transport",
+                               "streamable-http", "--port", str(port)], capture_output=True, text=True, timeout=120,
+                              env=_env())
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert f"port {port}" in proc.stderr
