@@ -32,6 +32,9 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
             raise InvalidInput(f"session_id must be a non-empty string, got {session_id!r}")
         self.session_id = session_id
         self.namespace = check_namespace(namespace)
+        if getattr(getattr(getattr(memory, "config", None), "gate", None), "enabled", False):
+            raise InvalidInput("memory has the encoding gate on (config.gate.enabled), which may refuse a message; "
+                               "a chat history must keep every message: use a memory without the gate")
         self._target = memory.using(namespace) if namespace is not None else memory
 
     @property

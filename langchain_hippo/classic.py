@@ -1,11 +1,16 @@
 """``HippoMemory``: hippo as a ``langchain_classic`` chain memory (``BaseMemory``).
 
 ``load_memory_variables`` recalls for the chain input under a token budget; ``save_context`` stores the input
-and the output as two messages of the session. Needs the optional ``langchain-classic`` package.
+and the output as two messages of the session, choosing the keys exactly as ``ConversationBufferMemory`` does
+(``langchain_classic/memory/chat_memory.py``: ``BaseChatMemory._get_input_output``); ``chat_memory`` is the
+session's ``HippoChatMessageHistory``; ``clear()`` forgets only what this object wrote. Needs the optional
+``langchain-classic`` package.
 """
 
 from __future__ import annotations
 
+import uuid
+import warnings
 from typing import Any
 
 try:
@@ -16,10 +21,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import ConfigDict, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from hippo import InvalidInput
 from langchain_hippo._common import (
+    MissingKey,
     acall,
     check_memory,
     check_namespace,
@@ -27,6 +33,11 @@ from langchain_hippo._common import (
     raise_invalid_from_validation,
 )
 from langchain_hippo._messages import item_to_message, message_to_item
+from langchain_hippo.chat_history import HippoChatMessageHistory
+
+
+def _new_session_id() -> str:
+    return f"hippo-memory-{uuid.uuid4().hex}"
 
 
 class HippoMemory(BaseMemory):
@@ -34,7 +45,9 @@ class HippoMemory(BaseMemory):
 
     Args:
         memory: the ``hippo.Memory``.
-        session_id: tag for stored turns (hippo ``session_id``); ``clear()`` removes only this session when set.
+        session_id: hippo ``session_id`` of the turns this object stores (default: a new id per object).
+            ``clear()`` forgets this session only: other sessions, other threads' chat histories and notes added
+            with ``Memory.add`` stay. To wipe a namespace, call ``hippo.Memory.clear()`` explicitly.
         namespace: use this namespace of ``memory``.
         memory_key: the prompt variable filled with the recalled context.
         input_key / output_key: which chain input / output to store and recall for (default: the only one).
@@ -45,7 +58,7 @@ class HippoMemory(BaseMemory):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     memory: Any
-    session_id: str | None = None
+    session_id: str = Field(default_factory=_new_session_id)
     namespace: str | None = None
     memory_key: str = "history"
     input_key: str | None = None
@@ -65,6 +78,8 @@ class HippoMemory(BaseMemory):
         check_positive_int(self.budget_tokens, "budget_tokens")
         if not self.memory_key:
             raise InvalidInput("memory_key must be a non-empty string")
+        if not isinstance(self.session_id, str) or not self.session_id.strip():
+            raise InvalidInput(f"session_id must be a non-empty string, got {self.session_id!r}")
 
     @property
     def _target(self) -> Any:
@@ -74,31 +89,52 @@ class HippoMemory(BaseMemory):
     def memory_variables(self) -> list[str]:
         return [self.memory_key]
 
+    @property
+    def chat_memory(self) -> HippoChatMessageHistory:
+        """The turns this object stored, as a chat history (``BaseChatMemory.chat_memory``'s role)."""
+        return HippoChatMessageHistory(self.memory, session_id=self.session_id, namespace=self.namespace)
+
     # -- helpers -------------------------------------------------------------------------------------------
 
-    def _input_text(self, inputs: dict[str, Any]) -> str:
-        if self.input_key is not None:
-            if self.input_key not in inputs:
-                raise InvalidInput(f"inputs has no key {self.input_key!r} (input_key)")
-            key = self.input_key
-        else:
-            keys = [k for k in inputs if k not in (self.memory_key, "stop")]
-            if len(keys) != 1:
-                raise InvalidInput(f"inputs: one input key expected, got {sorted(keys)}; set input_key")
-            key = keys[0]
-        value = inputs[key]
-        return value.text if isinstance(value, BaseMessage) else str(value)
+    # The key rules and their order are BaseChatMemory._get_input_output's: the input key is chosen (ambiguity is a
+    # ValueError), then the output key (several keys fall back to "output" with a warning), then both are read.
 
-    def _output_text(self, outputs: dict[str, Any]) -> str:
+    def _input_key(self, inputs: dict[str, Any]) -> str:
+        if not isinstance(inputs, dict):
+            raise InvalidInput(f"inputs must be a dict, got {type(inputs).__name__}")
+        if self.input_key is not None:
+            return self.input_key
+        # langchain_classic.memory.utils.get_prompt_input_key: every key but the memory variables and "stop"
+        keys = [k for k in inputs if k not in (*self.memory_variables, "stop")]
+        if len(keys) != 1:
+            raise InvalidInput(f"inputs: one input key expected, got {sorted(keys)}; set input_key")
+        return keys[0]
+
+    def _output_key(self, outputs: dict[str, Any]) -> str:
+        if not isinstance(outputs, dict):
+            raise InvalidInput(f"outputs must be a dict, got {type(outputs).__name__}")
         if self.output_key is not None:
-            if self.output_key not in outputs:
-                raise InvalidInput(f"outputs has no key {self.output_key!r} (output_key)")
-            value = outputs[self.output_key]
-        elif len(outputs) == 1:
-            value = next(iter(outputs.values()))
-        else:
-            raise InvalidInput(f"outputs: one output key expected, got {sorted(outputs)}; set output_key")
-        return value.text if isinstance(value, BaseMessage) else str(value)
+            return self.output_key
+        if len(outputs) == 1:
+            return next(iter(outputs))
+        if "output" in outputs:
+            # AgentExecutor(return_intermediate_steps=True) returns {"output", "intermediate_steps"}
+            warnings.warn(f"'{type(self).__name__}' got multiple output keys: {outputs.keys()}. The default "
+                          "'output' key is being used. If this is not desired, please manually set 'output_key'.",
+                          stacklevel=4)
+            return "output"
+        raise InvalidInput(f"outputs: got multiple output keys {sorted(outputs)} and none is 'output'; "
+                           "set output_key")
+
+    @staticmethod
+    def _read(mapping: dict[str, Any], key: str, name: str) -> str:
+        if key not in mapping:
+            raise MissingKey(f"{name} has no key {key!r}")
+        value = mapping[key]
+        return value.text if isinstance(value, BaseMessage) else value if isinstance(value, str) else str(value)
+
+    def _input_text(self, inputs: dict[str, Any]) -> str:
+        return self._read(inputs, self._input_key(inputs), "inputs")
 
     def _variables(self, recall: Any) -> dict[str, Any]:
         if self.return_messages:
@@ -106,8 +142,10 @@ class HippoMemory(BaseMemory):
         return {self.memory_key: recall.text}
 
     def _items(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[dict]:
-        turn = [HumanMessage(content=self._input_text(inputs)), AIMessage(content=self._output_text(outputs))]
-        return [message_to_item(m, session_id=self.session_id) for m in turn if m.text.strip()]
+        in_key, out_key = self._input_key(inputs), self._output_key(outputs)
+        turn = [HumanMessage(content=self._read(inputs, in_key, "inputs")),
+                AIMessage(content=self._read(outputs, out_key, "outputs"))]
+        return [message_to_item(m, session_id=self.session_id) for m in turn]
 
     # -- BaseMemory ----------------------------------------------------------------------------------------
 
@@ -134,16 +172,11 @@ class HippoMemory(BaseMemory):
             await acall(self._target, "add_many", items)
 
     def clear(self) -> None:
-        if self.session_id is not None:
-            self._target.forget({"session_id": self.session_id})
-        else:
-            self._target.clear()
+        """Forget the turns of this object's session (and nothing else)."""
+        self._target.forget({"session_id": self.session_id})
 
     async def aclear(self) -> None:
-        if self.session_id is not None:
-            await acall(self._target, "forget", {"session_id": self.session_id})
-        else:
-            await acall(self._target, "clear")
+        await acall(self._target, "forget", {"session_id": self.session_id})
 
 
 __all__ = ["HippoMemory"]

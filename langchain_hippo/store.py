@@ -1,42 +1,47 @@
 """``HippoStore``: a LangGraph ``BaseStore`` kept in a ``hippo.Memory``.
 
+LangGraph's ``InMemoryStore`` is the specification (``langgraph/store/memory/__init__.py``); every difference
+that remains is listed, with its reason, in ``docs/compatibility.md``.
+
 Mapping
 -------
-* A LangGraph namespace ``("users", "42", "prefs")`` lives in the hippo namespace ``"lg.users.42.prefs"``:
-  the labels joined with ``"."`` behind a prefix (``"lg"`` by default), which keeps store data apart from the
-  conversation namespaces of the same memory file. LangGraph forbids ``"."`` inside labels, so the mapping
-  is reversible; ``list_namespaces`` reads it back from ``Memory.namespaces()``.
-* One item is one hippo message. Its text is what gets searched: the indexed fields of the value (the
-  store's ``index={"fields": [...]}``, the put's ``index=[...]``, or the whole value as JSON by default),
-  one per line. The value itself, the key, created / updated times and TTL live in the message metadata
-  (``store_value``, ``store_key``, ``store_created_at``, ``store_updated_at``, ``store_ttl``, ``expires_at``).
-  ``index=False`` stores the item unindexed: it is returned by ``get`` and by searches without a query, never
-  by a query.
-* ``put`` on an existing key adds the new version, then deletes the old one (so a crash in between leaves
-  two versions, of which reads take the newest; the next ``put`` removes both). ``created_at`` is kept.
-* A ``query`` is answered by ``Memory.search`` in every namespace under the prefix; results are merged by
-  hippo's score, which is ``SearchItem.score``. Searches without a query list items in namespace order, then
-  in the order their keys were created (an update keeps the item's place, as in ``InMemoryStore``).
-  ``filter`` uses LangGraph's JSON semantics (``$eq $ne $gt $gte $lt $lte``, nested dicts, lists) on the
-  stored value.
-* TTL (minutes) sets ``expires_at`` in the metadata; expired items are never returned by ``get`` or
-  ``search``, and ``sweep_ttl()`` deletes them. Refreshing the TTL on read needs the memory to
-  expose ``update``; without it, the TTL counts from the last write.
-
-``index["embed"]`` / ``index["dims"]`` are accepted for drop-in compatibility with other stores and ignored:
-hippo ranks with its own lexical and signature channels (give ``hippo.Memory(embed=...)`` to add one).
+* A LangGraph namespace ``("users", "42", "prefs")`` lives in the hippo namespace ``"lg.users.42.prefs"``: the
+  labels joined with ``"."`` behind a prefix (``"lg"`` by default), which keeps store data apart from the
+  conversation namespaces of the same memory file. LangGraph forbids ``"."`` in labels, so the mapping is
+  reversible; ``%`` and control characters in a label are %-escaped.
+* One put of a value is one *version* of the item: one hippo message per indexed text (the store's
+  ``index={"fields": [...]}`` or the put's ``index=[...]``, each text of each path, as ``InMemoryStore`` embeds
+  them; the whole value as JSON by default), or a single unindexed message. The first message (the head) holds
+  the value, the key, the times and the TTL in its metadata (``store_value``, ``store_key``, ...); every message
+  of a version carries ``store_key`` and ``store_ver``. A query ranks the messages and an item scores by its best
+  message: the max pooling over fields that ``InMemoryStore`` applies to its vectors.
+* ``index["embed"]`` (a LangChain ``Embeddings``, a sync or async function, or a ``"provider:model"`` string,
+  resolved by LangGraph's own ``ensure_embeddings``) becomes hippo's embedding channel (``hippo.Memory(embed=)``),
+  fused with the lexical and signature channels.
+* ``batch`` follows ``InMemoryStore``: reads see the store as it was before the batch, then the puts are applied,
+  the last put of a key winning. Puts are validated before anything is written, and a batch that fails while
+  writing takes back what it wrote.
+* A search returns every live item under the prefix that passes ``filter`` (with or without ``index``, as
+  ``InMemoryStore``): with a ``query``, items hippo ranks come first with their score, then the others, score
+  ``None``. A query over several namespaces is ranked on one scale (``Memory.search_many``).
+* TTL (minutes) sets ``expires_at`` in the head's metadata; expired items are never returned and their namespaces
+  are not listed; ``sweep_ttl()`` deletes them.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import math
 import threading
 import time
+import uuid
 from collections.abc import Generator, Iterable, Mapping
 from datetime import datetime, timezone
 from os import PathLike
 from typing import Any, NamedTuple
 
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import (
     BaseStore,
     GetOp,
@@ -51,16 +56,31 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
+    ensure_embeddings,
+    validate_op_namespace,
 )
-from langgraph.store.base import validate_op_namespace
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_non_negative_int
+from langchain_hippo._common import acall, check_non_negative_int, index_text
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
 NO_EXPIRY = 253402300799.0
 _UNINDEXED_TEXT = "(unindexed store item)"
+_INDEX_KEYS = {"dims", "embed", "fields"}
+#: keys of other stores' index configs (PostgresStore) that mean nothing to hippo's channels
+_FOREIGN_INDEX_KEYS = {"distance_type", "ann_index_config"}
+_MAX_NAMESPACE_CHARS = 512
+
+
+def _now() -> float:
+    """The store's clock (seconds since the epoch); one function so that tests can move time."""
+    return time.time()
+
+
+class InvalidStoreNamespace(InvalidInput, InvalidNamespaceError):
+    """A namespace LangGraph or hippo cannot take: both ``hippo.InvalidInput`` and LangGraph's
+    ``InvalidNamespaceError`` (so code written for either catches it)."""
 
 
 class _Call(NamedTuple):
@@ -75,16 +95,94 @@ class _Call(NamedTuple):
 _Plan = Generator[_Call, Any, Any]
 
 
+class _SyncEmbeddings(Embeddings):
+    """An ``Embeddings`` built from an async-only function: hippo embeds while it writes and searches, in sync
+    code, so each call runs the coroutine to completion on a private event loop in a worker thread."""
+
+    def __init__(self, inner: Embeddings) -> None:
+        self.inner = inner
+
+    @staticmethod
+    def _wait(coro: Any) -> Any:
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = asyncio.run(coro)
+            except BaseException as exc:  # handed to the caller's thread
+                box["error"] = exc
+
+        worker = threading.Thread(target=run, name="hippo-embed")
+        worker.start()
+        worker.join()
+        if "error" in box:
+            raise box["error"]
+        return box["value"]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._wait(self.inner.aembed_documents(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._wait(self.inner.aembed_query(text))
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return await self.inner.aembed_documents(texts)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return await self.inner.aembed_query(text)
+
+
+def resolve_embeddings(embed: Any) -> Embeddings:
+    """``index["embed"]`` as LangGraph resolves it (``ensure_embeddings``: an ``Embeddings`` as is, a function
+    wrapped, a ``"provider:model"`` string through ``langchain.embeddings.init_embeddings``), made usable from
+    sync code when it is an async-only function."""
+    if not (isinstance(embed, (str, Embeddings)) or callable(embed)):
+        raise InvalidInput("index['embed'] must be a LangChain Embeddings, an embedding function or a "
+                           f"'provider:model' string, got {type(embed).__name__}")
+    try:
+        embeddings = ensure_embeddings(embed)
+    except (ValueError, ImportError) as exc:
+        raise InvalidInput(f"index['embed']: {exc}") from None
+    if getattr(embeddings, "func", None) is None and getattr(embeddings, "afunc", None) is not None:
+        return _SyncEmbeddings(embeddings)
+    return embeddings
+
+
+def _escape_label(label: str) -> str:
+    return "".join(f"%{ord(c):02X}" if c == "%" or ord(c) < 32 or ord(c) == 127 else c for c in label)
+
+
+def _unescape_label(text: str) -> str:
+    out, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "%" and _is_hex(text[i + 1: i + 3]):
+            out.append(chr(int(text[i + 1: i + 3], 16)))
+            i += 3
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _is_hex(text: str) -> bool:
+    return len(text) == 2 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
 class HippoStore(BaseStore):
     """LangGraph store backed by hippo: drop-in for ``InMemoryStore`` / ``PostgresStore``.
 
     Args:
-        memory: a ``hippo.Memory``, or a path (``None`` for an in-memory store) to open one that the store
-            owns and closes in ``close()``.
+        memory: a ``hippo.Memory``, or a path (``None`` for an in-memory store) to open one that the store owns
+            and closes in ``close()``.
         prefix: hippo namespace prefix for store data (no ``"."``).
-        index: LangGraph index config; only ``fields`` is used (default ``["$"]``: the whole value).
-        ttl: LangGraph TTL config: ``default_ttl`` (minutes), ``refresh_on_read``,
-            ``sweep_interval_minutes`` (used by ``start_ttl_sweeper``).
+        index: LangGraph index config: ``fields`` (JSON paths whose text is indexed; default ``["$"]``, the whole
+            value), ``embed`` (embeddings for hippo's embedding channel), ``dims`` (accepted; hippo keeps
+            binary codes of any dimension). With an ``embed`` and a ``memory`` that has no embedding of its
+            own, a file-backed memory is opened a second time with it (the store's namespaces get the
+            embedding channel; the caller's object is left as it is); an in-memory one cannot be, and raises.
+        ttl: LangGraph TTL config: ``default_ttl`` (minutes), ``refresh_on_read``, ``sweep_interval_minutes``
+            (used by ``start_ttl_sweeper``).
 
     Example:
         >>> store = HippoStore(hippo.Memory("agent.db"))
@@ -102,43 +200,89 @@ class HippoStore(BaseStore):
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
     ) -> None:
-        if memory is None or isinstance(memory, (str, PathLike)):
-            from hippo import Memory
-
-            memory = Memory(memory)
-            self._owns_memory = True
-        else:
-            self._owns_memory = False
-        if not all(callable(getattr(memory, a, None)) for a in ("using", "namespaces", "search", "list")):
-            raise InvalidInput(f"memory must be a hippo.Memory, a path or None, got {type(memory).__name__}")
-        if not isinstance(prefix, str) or not prefix or "." in prefix or not prefix.strip():
-            raise InvalidInput(f"prefix must be a non-empty string without '.', got {prefix!r}")
+        self._owned: list[Any] = []
+        if not isinstance(prefix, str) or not prefix.strip() or "." in prefix or "%" in prefix \
+                or any(ord(c) < 32 for c in prefix):
+            raise InvalidInput(f"prefix must be a non-empty string without '.', '%' or control characters, "
+                               f"got {prefix!r}")
         if index is not None and not isinstance(index, Mapping):
             raise InvalidInput(f"index must be a dict (LangGraph IndexConfig) or None, got {type(index).__name__}")
         if ttl is not None and not isinstance(ttl, Mapping):
             raise InvalidInput(f"ttl must be a dict (LangGraph TTLConfig) or None, got {type(ttl).__name__}")
+        index = dict(index) if index is not None else None
+        embeddings = self._check_index(index) if index is not None else None
+        self._check_ttl(ttl)
+        if memory is None or isinstance(memory, (str, PathLike)):
+            from hippo import Memory
+
+            memory = Memory(memory, embed=embeddings)
+            self._owned.append(memory)
+        elif not all(callable(getattr(memory, a, None))
+                     for a in ("using", "namespaces", "search_many", "list", "with_embedding")):
+            raise InvalidInput(f"memory must be a hippo.Memory, a path or None, got {type(memory).__name__}")
+        elif embeddings is not None:
+            memory = self._embedding_memory(memory, index["embed"], embeddings)
+        gate = getattr(getattr(memory.config, "gate", None), "enabled", False)
+        if gate:
+            raise InvalidInput("memory has the encoding gate on (config.gate.enabled), which may refuse a put; "
+                               "a store must keep every item: give HippoStore a memory without the gate")
         self.memory = memory
         self.prefix = prefix
-        self.index_config: IndexConfig | None = dict(index) if index is not None else None  # type: ignore
-        fields = (index or {}).get("fields") or ["$"]
-        if isinstance(fields, str) or not all(isinstance(f, str) for f in fields):
-            raise InvalidInput(f"index['fields'] must be a list of JSON paths, got {fields!r}")
-        for path in fields:
-            if path != "$":
-                tokenize_path(path)
-        self._fields: list[str] = list(fields)
+        self.index_config: IndexConfig | None = index  # type: ignore[assignment]
+        self.embeddings: Embeddings | None = embeddings
+        self._fields: list[str] = list((index or {}).get("fields") or ["$"])
         self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
         self._views: dict[str, Any] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
 
+    @staticmethod
+    def _check_index(index: dict[str, Any]) -> Embeddings | None:
+        unknown = set(index) - _INDEX_KEYS - _FOREIGN_INDEX_KEYS
+        if unknown:
+            raise InvalidInput(f"index: unknown key(s) {sorted(unknown)}; expected {sorted(_INDEX_KEYS)}")
+        dims = index.get("dims")
+        if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
+            raise InvalidInput(f"index['dims'] must be a positive int, got {dims!r}")
+        fields = index.get("fields")
+        if fields is not None:
+            if isinstance(fields, str) or not isinstance(fields, (list, tuple)) \
+                    or not all(isinstance(f, str) and f for f in fields):
+                raise InvalidInput(f"index['fields'] must be a list of JSON paths, got {fields!r}")
+            _check_paths(fields, "index['fields']")
+        embed = index.get("embed")
+        return resolve_embeddings(embed) if embed is not None else None
+
+    @staticmethod
+    def _check_ttl(ttl: Mapping[str, Any] | None) -> None:
+        unknown = set(ttl or {}) - {"default_ttl", "sweep_interval_minutes", "refresh_on_read", "omit_expired"}
+        if unknown:
+            raise InvalidInput(f"ttl: unknown key(s) {sorted(unknown)}")
+        for name in ("refresh_on_read", "omit_expired"):
+            if name in (ttl or {}) and not isinstance(ttl[name], bool):
+                raise InvalidInput(f"ttl[{name!r}] must be a bool, got {ttl[name]!r}")
+        for name in ("default_ttl", "sweep_interval_minutes"):
+            value = (ttl or {}).get(name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not value > 0 or not math.isfinite(value)):
+                raise InvalidInput(f"ttl[{name!r}] must be a positive number of minutes, got {value!r}")
+
+    def _embedding_memory(self, memory: Any, given: Any, embeddings: Embeddings) -> Any:
+        """``memory`` when it already embeds with ``given``; else a second handle on its file with ``embeddings``
+        (``Memory.with_embedding``), which the store closes."""
+        twin = memory.with_embedding(given if getattr(memory, "embedding", None) is given else embeddings)
+        if twin is not memory:
+            self._owned.append(twin)
+        return twin
+
     # -- lifecycle -----------------------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop the TTL sweeper; close the memory if the store opened it."""
+        """Stop the TTL sweeper; close the memory handles the store opened."""
         self.stop_ttl_sweeper()
-        if self._owns_memory:
-            self.memory.close()
+        for memory in self._owned:
+            memory.close()
+        self._owned = []
 
     def __enter__(self) -> HippoStore:
         return self
@@ -150,14 +294,14 @@ class HippoStore(BaseStore):
 
     def hippo_namespace(self, namespace: tuple[str, ...]) -> str:
         """The hippo namespace holding the LangGraph namespace ``namespace``."""
-        return ".".join((self.prefix, *namespace))
+        return ".".join((self.prefix, *map(_escape_label, namespace)))
 
     def langgraph_namespace(self, name: str) -> tuple[str, ...] | None:
         """Inverse of ``hippo_namespace``; ``None`` for hippo namespaces outside this store."""
         head = self.prefix + "."
         if not name.startswith(head) or len(name) == len(head):
             return None
-        return tuple(name[len(head):].split("."))
+        return tuple(_unescape_label(label) for label in name[len(head):].split("."))
 
     def _view(self, name: str | None) -> Any:
         if name is None:
@@ -167,7 +311,7 @@ class HippoStore(BaseStore):
             view = self._views[name] = self.memory.using(name)
         return view
 
-    # -- drivers: one plan per op, run against the sync API or the async twins --------------------------------
+    # -- drivers: one plan per batch, run against the sync API or the async twins ---------------------------
 
     def _invoke(self, call: _Call) -> Any:
         return getattr(self._view(call.namespace), call.method)(*call.args, **call.kwargs)
@@ -176,7 +320,12 @@ class HippoStore(BaseStore):
         try:
             call = next(plan)
             while True:
-                call = plan.send(self._invoke(call))
+                try:
+                    result = self._invoke(call)
+                except Exception as exc:  # the plan may take back what it wrote, then re-raises
+                    call = plan.throw(exc)
+                else:
+                    call = plan.send(result)
         except StopIteration as stop:
             return stop.value
 
@@ -184,59 +333,74 @@ class HippoStore(BaseStore):
         try:
             call = next(plan)
             while True:
-                result = await acall(self._view(call.namespace), call.method, *call.args, **call.kwargs)
-                call = plan.send(result)
+                try:
+                    result = await acall(self._view(call.namespace), call.method, *call.args, **call.kwargs)
+                except Exception as exc:
+                    call = plan.throw(exc)
+                else:
+                    call = plan.send(result)
         except StopIteration as stop:
             return stop.value
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        """Run ``ops`` in order; each sees the effects of the ops before it."""
-        return [self._run(plan) for plan in self._plans(ops)]
+        """Run ``ops``: reads see the store as it was before the batch, then the puts are applied (the last put
+        of a key wins), all or none."""
+        return self._run(self._batch_plan(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """Async ``batch`` through hippo's async twins; calls without a twin run in a worker thread."""
-        return [await self._arun(plan) for plan in self._plans(ops)]
+        return await self._arun(self._batch_plan(ops))
 
-    def _plans(self, ops: Iterable[Op]) -> list[_Plan]:
+    def _batch_plan(self, ops: Iterable[Op]) -> _Plan:
+        if isinstance(ops, (str, bytes, Mapping)) or not isinstance(ops, Iterable):
+            raise InvalidInput(f"ops must be an iterable of LangGraph operations, got {type(ops).__name__}")
         ops = list(ops)
+        puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
         for op in ops:  # validate everything before touching the store
             self._check_op(op)
-        return [self._plan(op) for op in ops]
-
-    def _plan(self, op: Op) -> _Plan:
-        if isinstance(op, GetOp):
-            return self._plan_get(op)
-        if isinstance(op, PutOp):
-            return self._plan_put(op)
-        if isinstance(op, SearchOp):
-            return self._plan_search(op)
-        return self._plan_list_namespaces(op)
+            if isinstance(op, PutOp):
+                puts[(tuple(op.namespace), op.key)] = op
+        versions = {ident: self._version(op) for ident, op in puts.items()}
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append((yield from self._plan_get(op)))
+            elif isinstance(op, SearchOp):
+                results.append((yield from self._plan_search(op)))
+            elif isinstance(op, ListNamespacesOp):
+                results.append((yield from self._plan_list_namespaces(op)))
+            else:
+                results.append(None)
+        if puts:
+            yield from self._plan_puts(versions)
+        return results
 
     def _check_op(self, op: Op) -> None:
         if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
             raise InvalidInput(f"ops: unknown operation type {type(op).__name__}")
-        validate_op_namespace(op)
+        try:
+            validate_op_namespace(op)
+        except InvalidNamespaceError as exc:
+            raise InvalidStoreNamespace(str(exc)) from None
         if isinstance(op, (GetOp, PutOp)):
             if not op.namespace:
-                raise InvalidNamespaceError("Namespace cannot be empty.")
+                raise InvalidStoreNamespace("Namespace cannot be empty.")
             if not isinstance(op.key, str):
                 raise InvalidInput(f"key must be a string, got {type(op.key).__name__}")
+            self._check_length(op.namespace)
         if isinstance(op, PutOp):
             if op.namespace[0] == "langgraph":
-                raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
-            if op.value is not None:
-                if not isinstance(op.value, Mapping):
-                    raise InvalidInput(f"value must be a mapping or None, got {type(op.value).__name__}")
-                try:
-                    json.dumps(dict(op.value))
-                except (TypeError, ValueError) as exc:
-                    raise InvalidInput(f"value must be JSON-serializable: {exc}") from None
+                raise InvalidStoreNamespace(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
+            if op.value is not None and not isinstance(op.value, Mapping):
+                raise InvalidInput(f"value must be a mapping or None, got {type(op.value).__name__}")
             if op.index is not None and op.index is not False:
-                if isinstance(op.index, str) or not all(isinstance(p, str) for p in op.index):
+                if isinstance(op.index, str) or not isinstance(op.index, (list, tuple)) \
+                        or not all(isinstance(p, str) and p for p in op.index):
                     raise InvalidInput(f"index must be False, None or a list of JSON paths, got {op.index!r}")
+                _check_paths(op.index, "index")
             if op.ttl is not None:
                 if isinstance(op.ttl, bool) or not isinstance(op.ttl, (int, float)) or not op.ttl > 0 \
-                        or op.ttl == float("inf"):
+                        or not math.isfinite(op.ttl):
                     raise InvalidInput(f"ttl must be a positive number of minutes or None, got {op.ttl!r}")
         if isinstance(op, SearchOp):
             check_non_negative_int(op.limit, "limit")
@@ -252,105 +416,117 @@ class HippoStore(BaseStore):
             if op.max_depth is not None:
                 check_non_negative_int(op.max_depth, "max_depth")
             for cond in op.match_conditions or ():
-                if cond.match_type not in ("prefix", "suffix"):
-                    raise InvalidInput(f"match_type must be 'prefix' or 'suffix', got {cond.match_type!r}")
+                if not isinstance(cond, MatchCondition) or cond.match_type not in ("prefix", "suffix"):
+                    raise InvalidInput(f"match_conditions: expected MatchCondition('prefix' or 'suffix', path), "
+                                       f"got {cond!r}")
+                try:
+                    validate_op_namespace(SearchOp(tuple(p for p in cond.path if p != "*")))
+                except InvalidNamespaceError as exc:
+                    raise InvalidStoreNamespace(str(exc)) from None
 
-    # -- item <-> message ----------------------------------------------------------------------------------
+    def _check_length(self, namespace: tuple[str, ...]) -> None:
+        if len(self.hippo_namespace(namespace)) > _MAX_NAMESPACE_CHARS:
+            raise InvalidStoreNamespace(f"namespace {namespace!r} is too long: its labels may take at most "
+                                        f"{_MAX_NAMESPACE_CHARS - len(self.prefix) - 1} characters together")
 
-    def _index_text(self, value: Mapping[str, Any], index: Any) -> str | None:
-        if index is False:
+    # -- versions: the hippo messages of one put -------------------------------------------------------------
+
+    def _version(self, op: PutOp) -> list[dict[str, Any]] | None:
+        """The messages of a put (validated: a value hippo cannot keep raises here, before any write)."""
+        if op.value is None:
             return None
-        texts: list[str] = []
-        for path in index if index is not None else self._fields:
-            texts.extend(get_text_at_path(value, path))
-        text = "\n".join(t for t in texts if t and t.strip())
-        return text or None
+        value = dict(op.value)
+        try:
+            text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+            text.encode("utf-8")
+        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+            raise InvalidInput(f"value of {op.namespace!r}/{op.key!r} must be JSON-serializable, without NaN, "
+                               f"infinity or lone surrogates: {exc}") from None
+        stored = json.loads(text)
+        limit = int(getattr(self.memory.config, "max_message_chars", 1_000_000) or 1_000_000)
+        texts: list[tuple[str, str]] = []
+        if op.index is not False:
+            for path in (self._fields if op.index is None else op.index):
+                found = get_text_at_path(value, path if path == "$" else tokenize_path(path))
+                for i, t in enumerate(found):
+                    clean = index_text(t, limit)
+                    if clean.strip():
+                        texts.append((f"{path}.{i}" if len(found) > 1 else path, clean))
+        ver = uuid.uuid4().hex
+        parts = texts or [("", _UNINDEXED_TEXT)]
+        messages = []
+        for i, (field, t) in enumerate(parts):
+            md: dict[str, Any] = {"store_key": op.key, "store_ver": ver, "store_part": i,
+                                  "store_indexed": bool(texts)}
+            if field:
+                md["store_field"] = field
+            if i == 0:
+                md.update(store_value=stored, store_parts=len(parts),
+                          store_ttl=float(op.ttl) if op.ttl is not None else None)
+            messages.append({"text": t, "metadata": md})
+        return messages
 
     @staticmethod
-    def _is_store_item(message: Any) -> bool:
-        return isinstance(message.metadata, dict) and "store_key" in message.metadata
+    def _is_head(message: Any) -> bool:
+        md = message.metadata
+        return isinstance(md, dict) and "store_key" in md and "store_value" in md
 
     @staticmethod
-    def _latest_per_key(messages: Iterable[Any]) -> list[Any]:
-        """Newest version of each key, ordered by the key's creation (updates keep an item's place)."""
+    def _order(head: Any) -> int:
+        return int(head.metadata.get("store_order", head.seq))
+
+    def _live_after(self, now: float) -> float:
+        """Items whose ``expires_at`` is past this are live: ``now``, or forever with ``omit_expired=False``
+        (expired items then stay visible until a sweep deletes them, as LangGraph's option says)."""
+        return now if (self.ttl_config or {}).get("omit_expired", True) else float("-inf")
+
+    def _heads(self, messages: Iterable[Any], now: float) -> list[Any]:
+        """The live newest version of each key, in the order keys were first put (an overwrite keeps the place,
+        as a dict does)."""
+        now = self._live_after(now)
         latest: dict[str, Any] = {}
         for m in messages:
+            if not self._is_head(m):
+                continue
             key = m.metadata["store_key"]
             if key not in latest or m.seq > latest[key].seq:
                 latest[key] = m
-        return sorted(latest.values(), key=lambda m: (_parse_time(m.metadata.get("store_created_at")), m.seq))
+        live = [m for m in latest.values() if float(m.metadata.get("expires_at", NO_EXPIRY)) > now]
+        return sorted(live, key=self._order)
 
-    def _to_item(self, namespace: tuple[str, ...], message: Any, score: float | None = None,
+    def _to_item(self, namespace: tuple[str, ...], head: Any, *, score: float | None = None,
                  search: bool = False) -> Item:
-        md = message.metadata
-        kwargs = dict(
-            namespace=namespace,
-            key=md["store_key"],
-            value=md["store_value"],
-            created_at=_parse_time(md.get("store_created_at")),
-            updated_at=_parse_time(md.get("store_updated_at")),
-        )
+        md = head.metadata
+        kwargs = dict(namespace=namespace, key=md["store_key"], value=md["store_value"],
+                      created_at=_parse_time(md.get("store_created_at")),
+                      updated_at=_parse_time(md.get("store_updated_at")))
         if search:
             return SearchItem(score=score, **kwargs)
         return Item(**kwargs)
 
-    @staticmethod
-    def _refresh_on_read(requested: Any) -> bool:
-        # BaseStore.get/search already resolved None against ttl_config["refresh_on_read"]
-        return bool(requested)
-
-    def _refresh_plan(self, name: str, messages: list[Any]) -> _Plan:
-        """Push back ``expires_at`` of items with a TTL, when the memory can update metadata in place."""
-        if not hasattr(self._view(name), "update"):
+    def _refresh_plan(self, name: str, heads: list[Any], requested: bool | None) -> _Plan:
+        """Push back ``expires_at`` of the items read (``BaseStore`` resolved ``refresh_ttl`` against the
+        TTL config already)."""
+        if not requested:
             return
-        now = time.time()
-        for m in messages:
+        now = _now()
+        for m in heads:
             ttl = m.metadata.get("store_ttl")
             if ttl:
-                md = dict(m.metadata, expires_at=now + float(ttl) * 60.0)
-                yield _Call(name, "update", (m.id,), {"metadata": md})
+                yield _Call(name, "update", (m.id,), {"metadata": dict(m.metadata, expires_at=now + ttl * 60.0)})
 
-    # -- plans ---------------------------------------------------------------------------------------------
+    # -- reads ---------------------------------------------------------------------------------------------
 
     def _plan_get(self, op: GetOp) -> _Plan:
         name = self.hippo_namespace(op.namespace)
-        found = yield _Call(name, "list", (), {"filter": {"store_key": op.key, "expires_at": {"$gt": time.time()}}})
-        found = [m for m in found if self._is_store_item(m)]
-        if not found:
+        found = yield _Call(name, "list", (), {"filter": {"store_key": op.key}})
+        heads = self._heads(found, _now())
+        if not heads:
             return None
-        latest = max(found, key=lambda m: m.seq)
-        if self._refresh_on_read(op.refresh_ttl):
-            yield from self._refresh_plan(name, [latest])
-        return self._to_item(op.namespace, latest)
+        yield from self._refresh_plan(name, heads, op.refresh_ttl)
+        return self._to_item(op.namespace, heads[0])
 
-    def _plan_put(self, op: PutOp) -> _Plan:
-        name = self.hippo_namespace(op.namespace)
-        old = yield _Call(name, "list", (), {"filter": {"store_key": op.key}})
-        old_ids = [m.id for m in old if self._is_store_item(m)]
-        if op.value is not None:
-            now = datetime.now(timezone.utc)
-            created = now
-            live = [m for m in old
-                    if self._is_store_item(m) and m.metadata.get("expires_at", NO_EXPIRY) > now.timestamp()]
-            if live:
-                created = _parse_time(max(live, key=lambda m: m.seq).metadata.get("store_created_at"))
-            ttl = op.ttl
-            text = self._index_text(op.value, op.index)
-            metadata = {
-                "store_key": op.key,
-                "store_value": dict(op.value),
-                "store_created_at": created.isoformat(),
-                "store_updated_at": now.isoformat(),
-                "store_indexed": text is not None,
-                "store_ttl": float(ttl) if ttl is not None else None,
-                "expires_at": now.timestamp() + float(ttl) * 60.0 if ttl is not None else NO_EXPIRY,
-            }
-            yield _Call(name, "add", (text or _UNINDEXED_TEXT,), {"timestamp": now, "metadata": metadata})
-        if old_ids:
-            yield _Call(name, "delete", (old_ids,), {})
-        return None
-
-    def _matching_namespaces(self, names: Iterable[str], prefix: tuple[str, ...]) -> list[tuple[str, tuple]]:
+    def _spaces(self, names: Iterable[str], prefix: tuple[str, ...]) -> list[tuple[str, tuple[str, ...]]]:
         out = []
         for name in names:
             ns = self.langgraph_namespace(name)
@@ -361,78 +537,135 @@ class HippoStore(BaseStore):
 
     def _plan_search(self, op: SearchOp) -> _Plan:
         names = yield _Call(None, "namespaces")
-        spaces = self._matching_namespaces(names, op.namespace_prefix)
-        now = time.time()
-        live = {"expires_at": {"$gt": now}}
+        now = _now()
         stop = op.offset + op.limit
-        results: list[tuple[float | None, tuple, Any]] = []
-        if op.query and op.query.strip():
-            if stop == 0:
-                return []
-            for name, ns in spaces:
-                if op.filter:
-                    listed = yield _Call(name, "list", (), {"filter": {**live, "store_indexed": True}})
-                    ids = [m.id for m in self._latest_per_key(filter(self._is_store_item, listed))
-                           if _matches(m.metadata["store_value"], op.filter)]
-                    if not ids:
-                        continue
-                    flt = {"id": {"$in": ids}}
-                else:
-                    flt = {**live, "store_indexed": True}
-                hits = yield _Call(name, "search", (op.query,), {"k": stop, "filter": flt})
-                results.extend((h.score, ns, h) for h in hits if self._is_store_item(h))
-            results.sort(key=lambda r: -(r[0] or 0.0))
-            seen: set = set()
-            unique = []
-            for r in results:  # one hit per key (a crash may leave two versions)
-                ident = (r[1], r[2].metadata["store_key"])
-                if ident not in seen:
-                    seen.add(ident)
-                    unique.append(r)
-            results = unique
-        else:
-            for name, ns in spaces:
-                listed = yield _Call(name, "list", (), {"filter": live})
-                for m in self._latest_per_key(filter(self._is_store_item, listed)):
-                    if not op.filter or _matches(m.metadata["store_value"], op.filter):
-                        results.append((None, ns, m))
-                if not op.filter and len(results) >= stop:
-                    break
-        page = results[op.offset: stop]
-        if self._refresh_on_read(op.refresh_ttl):
-            by_name: dict[str, list] = {}
-            for _, ns, m in page:
-                by_name.setdefault(self.hippo_namespace(ns), []).append(m)
-            for name, messages in by_name.items():
-                yield from self._refresh_plan(name, messages)
+        listed: list[tuple[str, tuple[str, ...], list[Any]]] = []
+        for name, ns in self._spaces(names, op.namespace_prefix):
+            messages = yield _Call(name, "list", (), {})
+            heads = [m for m in self._heads(messages, now)
+                     if not op.filter or _matches(m.metadata["store_value"], op.filter)]
+            if heads:
+                listed.append((name, ns, heads))
+            if not op.query and sum(len(h) for _, _, h in listed) >= stop:
+                break
+        ranked: list[tuple[float | None, tuple[str, ...], Any]] = []
+        if op.query and op.query.strip() and stop > 0:
+            ranked = yield from self._ranked(op.query, listed, stop)
+        seen = {(ns, m.metadata["store_key"]) for _, ns, m in ranked}
+        rest = [(None, ns, m) for _, ns, heads in listed for m in heads if (ns, m.metadata["store_key"]) not in seen]
+        page = (ranked + rest)[op.offset: stop]
+        by_name: dict[str, list[Any]] = {}
+        for _, ns, m in page:
+            by_name.setdefault(self.hippo_namespace(ns), []).append(m)
+        for name, heads in by_name.items():
+            yield from self._refresh_plan(name, heads, op.refresh_ttl)
         return [self._to_item(ns, m, score=s, search=True) for s, ns, m in page]
+
+    def _ranked(self, query: str, listed: list[tuple[str, tuple[str, ...], list[Any]]],
+                stop: int) -> _Plan:
+        """Items whose messages hippo ranks for ``query``, best first, each scored by its best message."""
+        heads = {(name, m.metadata["store_ver"]): (ns, m) for name, ns, hs in listed for m in hs
+                 if m.metadata.get("store_indexed", True) and "store_ver" in m.metadata}
+        if not heads:
+            return []
+        parts = sum(int(m.metadata.get("store_parts", 1)) for _, m in heads.values())
+        widest = max(int(m.metadata.get("store_parts", 1)) for _, m in heads.values())
+        flt = {"store_ver": {"$in": sorted({ver for _, ver in heads})}}
+        names = sorted({name for name, _ in heads}, key=lambda n: self.langgraph_namespace(n) or ())
+        # store items are documents, not dialogue turns: ranked by the channels alone, without hippo's
+        # conversational priors (surprise, salience, time cues), as InMemoryStore ranks by similarity alone
+        hits = yield _Call(None, "search_many", (names, query),
+                           {"k": min(parts, stop * widest), "filter": flt, "priors": False})
+        out: list[tuple[float | None, tuple[str, ...], Any]] = []
+        seen: set = set()
+        for h in hits:
+            ident = (h.namespace, (h.metadata or {}).get("store_ver"))
+            found = heads.get(ident)
+            if found is None or ident in seen:
+                continue
+            seen.add(ident)
+            out.append((float(h.score), found[0], found[1]))
+        return out
 
     def _plan_list_namespaces(self, op: ListNamespacesOp) -> _Plan:
         names = yield _Call(None, "namespaces")
-        spaces = [ns for ns in map(self.langgraph_namespace, names) if ns is not None]
-        if op.match_conditions:
-            spaces = [ns for ns in spaces if all(_namespace_matches(c, ns) for c in op.match_conditions)]
+        now = _now()
+        spaces = []
+        for name in names:
+            ns = self.langgraph_namespace(name)
+            if ns is None or (op.match_conditions and
+                              not all(_namespace_matches(c, ns) for c in op.match_conditions)):
+                continue
+            live = yield _Call(name, "list", (), {"filter": {"expires_at": {"$gt": self._live_after(now)}},
+                                                  "limit": 1})
+            if any(self._is_head(m) for m in live):
+                spaces.append(ns)
         if op.max_depth is not None:
             spaces = sorted({ns[: op.max_depth] for ns in spaces})
         else:
             spaces = sorted(set(spaces))
         return spaces[op.offset: op.offset + op.limit]
 
+    # -- writes --------------------------------------------------------------------------------------------
+
+    def _plan_puts(self, versions: dict[tuple[tuple[str, ...], str], list[dict[str, Any]] | None]) -> _Plan:
+        by_name: dict[str, dict[str, list[dict[str, Any]] | None]] = {}
+        for (ns, key), messages in versions.items():
+            by_name.setdefault(self.hippo_namespace(ns), {})[key] = messages
+        now = datetime.fromtimestamp(_now(), timezone.utc)
+        stamp = now.isoformat()
+        old_ids: dict[str, list[int]] = {}
+        adds: dict[str, list[dict[str, Any]]] = {}
+        for name, keyed in by_name.items():
+            found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(keyed)}}})
+            old_ids[name] = [m.id for m in found if isinstance(m.metadata, dict) and "store_key" in m.metadata]
+            previous = {m.metadata["store_key"]: m for m in self._heads(found, now.timestamp())}
+            for key, messages in keyed.items():
+                if messages is None:
+                    continue
+                head = messages[0]["metadata"]
+                ttl = head["store_ttl"]
+                head.update(store_created_at=stamp, store_updated_at=stamp)
+                if key in previous:  # an overwrite keeps the item's place in listings
+                    head["store_order"] = self._order(previous[key])
+                for m in messages:
+                    m["timestamp"] = now
+                    if m is messages[0]:
+                        m["metadata"]["expires_at"] = now.timestamp() + ttl * 60.0 if ttl is not None else NO_EXPIRY
+                adds.setdefault(name, []).extend(messages)
+        written: dict[str, list[int]] = {}
+        try:
+            for name, messages in adds.items():
+                items = yield _Call(name, "add_many", (messages,), {})
+                written[name] = [i.id for i in items]
+        except Exception:
+            for name, ids in written.items():  # take back this batch's writes; the old versions are untouched
+                yield _Call(name, "delete", (ids,), {})
+            raise
+        for name, ids in old_ids.items():
+            if ids:
+                yield _Call(name, "delete", (ids,), {})
+
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 
     def _delete_namespace_plan(self, namespace: tuple[str, ...]) -> _Plan:
-        validate_op_namespace(SearchOp(tuple(namespace)))
+        namespace = tuple(namespace)
+        try:
+            validate_op_namespace(SearchOp(namespace))
+        except InvalidNamespaceError as exc:
+            raise InvalidStoreNamespace(str(exc)) from None
         if not namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
+            raise InvalidStoreNamespace("Namespace cannot be empty.")
         names = yield _Call(None, "namespaces")
         total = 0
-        for name, _ in self._matching_namespaces(names, tuple(namespace)):
+        for name, _ in self._spaces(names, namespace):
             total += yield _Call(None, "delete_namespace", (name,), {})
             self._views.pop(name, None)
         return total
 
     def delete_namespace(self, namespace: tuple[str, ...]) -> int:
-        """Delete every item in ``namespace`` and in the namespaces below it; returns how many were deleted."""
+        """Delete every item in ``namespace`` and in the namespaces below it; returns how many hippo messages
+        were deleted."""
         return self._run(self._delete_namespace_plan(namespace))
 
     async def adelete_namespace(self, namespace: tuple[str, ...]) -> int:
@@ -440,15 +673,24 @@ class HippoStore(BaseStore):
 
     def _sweep_plan(self) -> _Plan:
         names = yield _Call(None, "namespaces")
-        now = time.time()
+        now = _now()
         total = 0
         for name in names:
-            if self.langgraph_namespace(name) is not None:
-                total += yield _Call(name, "forget", ({"expires_at": {"$lte": now}},), {})
+            if self.langgraph_namespace(name) is None:
+                continue
+            found = yield _Call(name, "list", (), {"filter": {"expires_at": {"$lte": now}}})
+            vers = sorted({m.metadata["store_ver"] for m in found if self._is_head(m) and "store_ver" in m.metadata})
+            ids = [m.id for m in found if self._is_head(m) and "store_ver" not in m.metadata]
+            if vers:
+                parts = yield _Call(name, "list", (), {"filter": {"store_ver": {"$in": vers}}})
+                ids.extend(m.id for m in parts)
+            if ids:
+                yield _Call(name, "delete", (ids,), {})
+                total += sum(1 for m in found if self._is_head(m))
         return total
 
     def sweep_ttl(self) -> int:
-        """Delete every expired item; returns how many were deleted."""
+        """Delete every expired item; returns how many items were deleted."""
         return self._run(self._sweep_plan())
 
     async def asweep_ttl(self) -> int:
@@ -486,46 +728,70 @@ class HippoStore(BaseStore):
         return stopped
 
 
-# -- LangGraph's JSON filter and namespace matching semantics (as InMemoryStore / PostgresStore) -------------
+# -- LangGraph's JSON filter and namespace matching semantics (InMemoryStore's, with the extensions in
+#    docs/compatibility.md) -----------------------------------------------------------------------------------
 
 _OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_RANGE = ("$gt", "$gte", "$lt", "$lte")
+
+
+def _check_paths(paths: Iterable[str], where: str) -> None:
+    for path in paths:
+        if path != "$":
+            try:
+                tokenize_path(path)
+            except Exception as exc:  # LangGraph's tokenizer raises plain errors on malformed paths
+                raise InvalidInput(f"{where}: bad JSON path {path!r}: {exc}") from None
 
 
 def _check_filter(flt: Mapping[str, Any], where: str) -> None:
     for key, cond in flt.items():
+        if not isinstance(key, str):
+            raise InvalidInput(f"{where}: keys must be strings, got {key!r}")
         if isinstance(cond, Mapping):
             ops = [k for k in cond if isinstance(k, str) and k.startswith("$")]
-            for op in ops:
-                if op not in _OPERATORS:
-                    raise InvalidInput(f"{where}[{key!r}]: unsupported operator {op!r}; expected one of {_OPERATORS}")
-            if not ops:
+            if ops:
+                for op, arg in cond.items():
+                    if op not in _OPERATORS:
+                        raise InvalidInput(f"{where}[{key!r}]: unsupported operator {op!r}; "
+                                           f"expected one of {_OPERATORS}")
+                    if op in _RANGE and (not isinstance(arg, (int, float, str)) or
+                                         isinstance(arg, float) and math.isnan(arg)):
+                        raise InvalidInput(f"{where}[{key!r}][{op!r}] must be a number or a string, got {arg!r}")
+            else:
                 _check_filter(cond, f"{where}[{key!r}]")
 
 
 def _matches(value: Mapping[str, Any], flt: Mapping[str, Any]) -> bool:
-    return all(_compare(value.get(key), cond) for key, cond in flt.items())
+    return all(_compare(value.get(key), cond, key) for key, cond in flt.items())
 
 
-def _compare(actual: Any, cond: Any) -> bool:
+def _compare(actual: Any, cond: Any, key: str) -> bool:
     if isinstance(cond, Mapping):
         if any(isinstance(k, str) and k.startswith("$") for k in cond):
-            return all(_apply(actual, op, arg) for op, arg in cond.items())
-        return isinstance(actual, Mapping) and all(_compare(actual.get(k), v) for k, v in cond.items())
+            return all(_apply(actual, op, arg, key) for op, arg in cond.items())
+        return isinstance(actual, Mapping) and all(_compare(actual.get(k), v, f"{key}.{k}") for k, v in cond.items())
     if isinstance(cond, (list, tuple)):
         return (isinstance(actual, (list, tuple)) and len(actual) == len(cond)
-                and all(_compare(a, c) for a, c in zip(actual, cond, strict=True)))
+                and all(_compare(a, c, key) for a, c in zip(actual, cond, strict=True)))
     return actual == cond
 
 
-def _apply(actual: Any, op: str, arg: Any) -> bool:
+def _apply(actual: Any, op: str, arg: Any, key: str) -> bool:
     if op == "$eq":
         return actual == arg
     if op == "$ne":
         return actual != arg
-    try:  # numeric comparison, as PostgreSQL's JSONB casts; an absent or non-numeric field never matches
+    try:  # numbers (and numeric text) compare as numbers, as InMemoryStore's float() and PostgreSQL's casts do
         a, b = float(actual), float(arg)
     except (TypeError, ValueError):
-        return False
+        if isinstance(actual, str) and isinstance(arg, str):
+            a, b = actual, arg  # text compares as text: ISO-8601 dates order correctly
+        elif actual is None:
+            return False  # an absent field matches no range, as in the SQL stores
+        else:
+            raise InvalidInput(f"filter[{key!r}][{op!r}]: cannot compare the stored {type(actual).__name__} "
+                               f"{actual!r} with {arg!r}") from None
     return {"$gt": a > b, "$gte": a >= b, "$lt": a < b, "$lte": a <= b}[op]
 
 
@@ -547,4 +813,4 @@ def _parse_time(value: Any) -> datetime:
     return datetime.now(timezone.utc)
 
 
-__all__ = ["HippoStore", "NO_EXPIRY"]
+__all__ = ["HippoStore", "InvalidStoreNamespace", "NO_EXPIRY", "resolve_embeddings"]

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import math
-from datetime import datetime
 from typing import Any
 
-from hippo import InvalidInput
+from hippo import InvalidInput, jsonable
 
 DEFAULT_BUDGET_TOKENS = 2000
 
@@ -47,23 +45,9 @@ def check_namespace(value: Any, name: str = "namespace") -> str | None:
     return value
 
 
-def json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return str(value)
-
-
 def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
     """hippo fields over the item's own metadata, JSON-safe (LlamaIndex serializes node metadata)."""
-    md = {str(k): json_safe(v) for k, v in (item.metadata or {}).items()}
+    md = {str(k): jsonable(v) for k, v in (item.metadata or {}).items()}
     md.update(
         id=item.id,
         speaker=item.speaker,
@@ -77,9 +61,36 @@ def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
     return md
 
 
-def node_id(namespace: str, message_id: Any) -> str:
-    """Stable node id of a hippo message: equal ids mean the same message, across retrievers."""
-    return f"hippo:{namespace}:{message_id}"
+# Node ids: "hippo:<namespace>:<message id>" for messages, "hippo:<namespace>:<level>:<unit id>" for hierarchy units
+# (episode, semantic, theme). ":" and "%" in a namespace are %-escaped, so the namespace never holds the separator
+# and every id parses one way. Built and parsed here only.
+
+def _escape_ns(namespace: str) -> str:
+    return namespace.replace("%", "%25").replace(":", "%3A")
+
+
+def _unescape_ns(text: str) -> str:
+    return text.replace("%3A", ":").replace("%3a", ":").replace("%25", "%")
+
+
+def node_id(namespace: str, ident: Any, level: str = "message") -> str:
+    """Stable node id of a hippo message (or hierarchy unit): equal ids mean the same memory, across retrievers."""
+    if level == "message":
+        return f"hippo:{_escape_ns(namespace)}:{ident}"
+    return f"hippo:{_escape_ns(namespace)}:{level}:{ident}"
+
+
+def parse_node_id(nid: Any) -> tuple[str, str, Any] | None:
+    """``(namespace, level, id)`` of a node id made by :func:`node_id`, else None (an int id for messages)."""
+    if not isinstance(nid, str) or not nid.startswith("hippo:"):
+        return None
+    parts = nid[len("hippo:"):].split(":")
+    if len(parts) == 2 and parts[0] and parts[1].lstrip("-").isdigit():
+        return _unescape_ns(parts[0]), "message", int(parts[1])
+    if len(parts) == 3 and parts[0] and parts[1] and parts[2]:
+        ident: Any = int(parts[2]) if parts[2].lstrip("-").isdigit() else parts[2]
+        return _unescape_ns(parts[0]), parts[1], ident
+    return None
 
 
 def render_item(item: Any) -> str:
@@ -96,17 +107,27 @@ async def acall(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def hippo_ref(node: Any) -> tuple[str, int] | None:
-    """(namespace, message id) of a node made from a hippo message, else None."""
-    nid = getattr(node, "node_id", "") or ""
-    if nid.startswith("hippo:"):
-        ns, _, tail = nid[len("hippo:"):].rpartition(":")
-        if ns and tail.lstrip("-").isdigit():
-            return ns, int(tail)
+    """(namespace, message id) of a node made from a hippo message; None for hierarchy units and other nodes."""
+    parsed = parse_node_id(getattr(node, "node_id", None))
+    if parsed is not None:
+        ns, level, ident = parsed
+        return (ns, ident) if level == "message" else None
     md = getattr(node, "metadata", None) or {}
     if (md.get("level", "message") == "message" and isinstance(md.get("id"), int)
             and isinstance(md.get("namespace"), str)):
         return md["namespace"], md["id"]
     return None
+
+
+def with_embed_model(memory: Any, embed_model: Any) -> tuple[Any, bool]:
+    """``memory`` with ``embed_model`` (a LlamaIndex ``BaseEmbedding``) as its embedding channel
+    (``Memory.with_embedding``) and whether a second handle was opened for it (to be closed by the owner)."""
+    if embed_model is None:
+        return memory, False
+    if not callable(getattr(embed_model, "get_text_embedding_batch", None)):
+        raise InvalidInput(f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}")
+    handle = memory.with_embedding(embed_model)
+    return handle, handle is not memory
 
 
 def invalid_from_validation(owner: str, exc: Exception) -> InvalidInput:

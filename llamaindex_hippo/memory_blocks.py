@@ -4,26 +4,35 @@ Messages flushed out of the short-term FIFO are stored in hippo (``_aput``); whe
 block recalls for the latest messages under a token budget (``_aget``). The session id comes with every
 call (``Memory`` passes it), never from the block's own state, so one block shared by many ``Memory``
 instances keeps their sessions apart.
+
+Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
+budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
+the whole block). Its default priority is 1, so ``Memory`` may shrink it: a block at priority 0 is never truncated
+by LlamaIndex and always contributes up to ``budget_tokens``.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage
-from llama_index.core.bridge.pydantic import ConfigDict, Field
+from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import InvalidInput
+from hippo import InvalidInput, count_tokens, jsonable
 from llamaindex_hippo._common import (
+    ValidatedInit,
     acall,
     check_memory,
     check_namespace,
     check_positive_int,
-    ValidatedInit,
-    json_safe,
+    with_embed_model,
 )
+
+#: how many recent (content -> query) pairs a block remembers for ``atruncate``
+_RECALLED = 64
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
          "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
@@ -39,6 +48,9 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         scope: ``"session"`` recalls only the current session's messages; ``"all"`` everything in the
             namespace (memories shared across sessions, e.g. one namespace per user).
         query_messages: how many of the latest messages form the recall query.
+        embed_model: a LlamaIndex ``BaseEmbedding`` for hippo's embedding channel (the memory's own when it was
+            opened with it, else a second handle on the memory's file, ``Memory.with_embedding``).
+        priority: LlamaIndex block priority (1 by default: shrinkable under token pressure; 0 never truncated).
 
     Example:
         >>> block = HippoMemoryBlock(memory=hippo.Memory("mem.db"))
@@ -54,6 +66,11 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     budget_tokens: int = Field(default=500)
     scope: Literal["session", "all"] = Field(default="session")
     query_messages: int = Field(default=1)
+    priority: int = Field(default=1, description="LlamaIndex block priority; 0 = never truncated.")
+    embed_model: Any = Field(default=None, exclude=True)
+    _handle: Any = PrivateAttr(default=None)
+    _owns_handle: bool = PrivateAttr(default=False)
+    _recalled: OrderedDict = PrivateAttr(default_factory=OrderedDict)
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -62,10 +79,19 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         check_positive_int(self.query_messages, "query_messages")
         if self.scope not in ("session", "all"):
             raise InvalidInput(f"scope must be 'session' or 'all', got {self.scope!r}")
+        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or self.priority < 0:
+            raise InvalidInput(f"priority must be an int >= 0, got {self.priority!r}")
+        self._handle, self._owns_handle = with_embed_model(self.memory, self.embed_model)
+
+    def close(self) -> None:
+        """Close the memory handle this block opened for its ``embed_model`` (nothing otherwise)."""
+        if self._owns_handle:
+            self._handle.close()
+            self._owns_handle = False
 
     @property
     def _target(self) -> Any:
-        return self.memory.using(self.namespace) if self.namespace is not None else self.memory
+        return self._handle.using(self.namespace) if self.namespace is not None else self._handle
 
     @staticmethod
     def _text(message: ChatMessage) -> str:
@@ -83,7 +109,32 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             return ""
         flt = {"session_id": session_id} if self.scope == "session" and session_id is not None else None
         recall = await acall(self._target, "recall", query, budget_tokens=self.budget_tokens, filter=flt)
+        if recall.text:
+            self._recalled[recall.text] = (query, flt)
+            while len(self._recalled) > _RECALLED:
+                self._recalled.popitem(last=False)
         return recall.text
+
+    async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
+        """``content`` shrunk by at least ``tokens_to_truncate`` tokens: the recall this block made for it, made
+        again under the smaller budget (hippo fits the best memories into it), or, for content this block does not
+        know, its last lines dropped until enough is freed. None when nothing is left."""
+        if not content:
+            return None
+        if tokens_to_truncate <= 0:
+            return content
+        budget = count_tokens(content) - int(tokens_to_truncate)
+        if budget < 1:
+            return None
+        known = self._recalled.get(content)
+        if known is not None:
+            query, flt = known
+            recall = await acall(self._target, "recall", query, budget_tokens=budget, filter=flt)
+            return recall.text or None
+        lines = content.split("\n")
+        while lines and count_tokens("\n".join(lines)) > budget:
+            lines.pop()
+        return "\n".join(lines) or None
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         items = []
@@ -97,7 +148,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
             items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": json_safe(extra)})
+                          "metadata": jsonable(extra)})
         if items:
             await acall(self._target, "add_many", items)
 

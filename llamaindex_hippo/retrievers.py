@@ -9,7 +9,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import InvalidInput
+from hippo import InvalidInput, jsonable
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -19,8 +19,8 @@ from llamaindex_hippo._common import (
     check_namespace,
     check_positive_int,
     item_metadata,
-    json_safe,
     node_id,
+    with_embed_model,
 )
 
 _OPERATORS = {
@@ -69,9 +69,16 @@ class HippoRetriever(BaseRetriever):
     messages ``Memory.recall`` put into its ``budget_tokens`` context. Node metadata: ``speaker``,
     ``timestamp``, ``session_id`` (shown to the LLM) and ``id``, ``namespace``, ``seq``, ``level``, ``role``
     (hidden from the LLM and embeddings), plus the message's own metadata. Node ids are
-    ``"hippo:<namespace>:<message id>"``.
+    ``"hippo:<namespace>:<message id>"`` for messages and ``"hippo:<namespace>:<level>:<unit id>"`` for the
+    hierarchy units of ``mode="recall"`` (``:`` and ``%`` in a namespace %-escaped), so hippo's postprocessors
+    find every message node's memory and pass units through.
 
     ``filters`` takes LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) or a hippo filter.
+
+    ``embed_model`` (a LlamaIndex ``BaseEmbedding``) becomes hippo's embedding channel, fused with its lexical
+    and signature channels: the memory's own when it was opened with that model, else the same file opened a
+    second time with it (``Memory.with_embedding``; ``close()`` closes that handle). An in-memory
+    ``hippo.Memory(None)`` has to be created with ``embed=embed_model`` instead.
     """
 
     def __init__(
@@ -83,10 +90,11 @@ class HippoRetriever(BaseRetriever):
         budget_tokens: int | None = None,
         filters: MetadataFilters | dict[str, Any] | None = None,
         mode: Literal["search", "recall"] = "search",
+        embed_model: Any = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        self.memory = check_memory(memory)
+        check_memory(memory)
         self.namespace = check_namespace(namespace)
         self.similarity_top_k = check_positive_int(similarity_top_k, "similarity_top_k")
         self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens", allow_none=True)
@@ -95,8 +103,16 @@ class HippoRetriever(BaseRetriever):
         if mode not in ("search", "recall"):
             raise InvalidInput(f"mode must be 'search' or 'recall', got {mode!r}")
         self.mode = mode
-        self._target = memory.using(namespace) if namespace is not None else memory
+        self.embed_model = embed_model
+        self.memory, self._owns_memory = with_embed_model(memory, embed_model)
+        self._target = self.memory.using(namespace) if namespace is not None else self.memory
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    def close(self) -> None:
+        """Close the memory handle this retriever opened for its ``embed_model`` (nothing otherwise)."""
+        if self._owns_memory:
+            self.memory.close()
+            self._owns_memory = False
 
     # -- translation ---------------------------------------------------------------------------------------
 
@@ -124,11 +140,11 @@ class HippoRetriever(BaseRetriever):
     def _from_recall(self, recall: Any) -> list[NodeWithScore]:
         out = []
         for unit in recall.units or []:
-            md = {str(k): json_safe(v) for k, v in unit.items() if k != "text"}
+            md = {str(k): jsonable(v) for k, v in unit.items() if k != "text"}
             md.setdefault("level", "unit")
             md.setdefault("namespace", self._target.namespace)
             out.append(NodeWithScore(
-                node=TextNode(id_=f"hippo:{self._target.namespace}:{md['level']}:{unit.get('id')}",
+                node=TextNode(id_=node_id(self._target.namespace, unit.get("id"), level=str(md["level"])),
                               text=str(unit.get("text", "")), metadata=md,
                               excluded_llm_metadata_keys=list(HIDDEN_KEYS),
                               excluded_embed_metadata_keys=list(HIDDEN_KEYS)),

@@ -14,7 +14,7 @@ from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, 
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
 from hippo.base.types import Hit, MemoryItem, Recall
-from hippo.engine import agentic, integrity, timeline
+from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
 from hippo.engine.maintenance import LEVELS
 from hippo.engine.namespace import Namespace, delete_namespace
@@ -22,6 +22,7 @@ from hippo.engine.prepare import prepare
 from hippo.engine.profiles import check_speaker
 from hippo.engine.runtime import Runtime
 from hippo.engine.scope import scope_of
+from hippo.index.embedding import as_embed_fn
 from hippo.store.base import Store
 from hippo.store.filters import compile_filter
 from hippo.store.sqlite import SQLiteStore, check_path
@@ -136,6 +137,32 @@ class Memory:
         self._rt.live()
         if self._rt.store.read_only:
             raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only (Memory(path, read_only=True))")
+
+    @property
+    def embedding(self) -> Any:
+        """The ``embed`` this store was opened with (a callable or an embeddings object), or None."""
+        return self._rt.embed_source
+
+    def with_embedding(self, embed: Any) -> "Memory":
+        """This store with ``embed`` as its embedding channel: ``self`` when the store already embeds with that very
+        object; otherwise (the store has no embedding) a second handle on the same file, at the same namespace,
+        whose writes and searches use ``embed`` (the caller closes it). A store cannot switch embeddings (the codes
+        kept in it come from one function), so an in-memory store, or one opened with another ``embed``, raises
+        ``InvalidInput``."""
+        self._rt.live()
+        if embed is None:
+            raise InvalidInput("embed must be a callable or an embeddings object, got None")
+        as_embed_fn(embed)  # validates
+        current = self._rt.embed_source
+        if current is not None:
+            if current is embed:
+                return self
+            raise InvalidInput("embed differs from the embedding this store was opened with; a store keeps the codes "
+                               "of one embedding function: open it with that function only")
+        if self.path is None:
+            raise InvalidInput("an in-memory store cannot be opened a second time with an embedding; create it with "
+                               "hippo.Memory(None, embed=...)")
+        return Memory(self.path, read_only=self.read_only, namespace=self.namespace, config=self.config, embed=embed)
 
     @property
     def engine(self) -> Namespace:
@@ -296,6 +323,25 @@ class Memory:
         pred = compile_filter(filter)
         scope = scope_of(self.config, query, since, until, as_of)
         return self._ns.search(query, k, pred, scope)
+
+    def search_many(self, namespaces: Iterable[str], query: str, *, k: int = 10, filter: dict[str, Any] | None = None,
+                    since: Any = None, until: Any = None, as_of: Any = None, priors: bool = True) -> list[Hit]:
+        """The ``k`` best messages for ``query`` in several namespaces of this store, ranked on one scale: term
+        statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
+        message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
+        arguments as in :meth:`search`. ``priors=False`` ranks by the fused channels alone, without the
+        conversational reweighting (time and truth, surprise, salience, profiles) that suits dialogue turns but
+        not documents such as key-value store items."""
+        self._rt.live()
+        if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
+            raise InvalidInput(f"namespaces must be an iterable of namespace names, got {type(namespaces).__name__}")
+        names = list(dict.fromkeys(check_namespace(ns, "namespaces") for ns in namespaces))
+        query = _check_query(query)
+        k = check_int(k, "k", minimum=1)
+        check_bool(priors, "priors")
+        pred = compile_filter(filter)
+        scope = scope_of(self.config, query, since, until, as_of)
+        return multisearch.search_many(self._rt, names, query, k, pred, scope, priors)
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
                include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None) -> Recall:
@@ -534,6 +580,7 @@ class Memory:
     alist = _twin(list)
     aread = _twin(read)
     asearch = _twin(search)
+    asearch_many = _twin(search_many)
     arecall = _twin(recall)
     aagentic_recall = _twin(agentic_recall)
     atimeline = _twin(timeline)

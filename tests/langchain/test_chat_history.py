@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -108,6 +109,83 @@ async def test_classic_memory_async_and_keys(memory):
         HippoMemory(memory=memory, budget_tokens=0)
     with pytest.raises(hippo.InvalidInput, match="budget_tokens"):
         HippoMemory(memory=memory, budget_tokens="many")
+
+
+def test_item1_clear_takes_only_what_the_object_wrote(memory):
+    """issue 22 item 1: with no session id given, ``clear()`` used to call ``Memory.clear()`` (4 items -> 0).
+    ``ConversationBufferMemory.clear()`` empties its own history only; so does ``HippoMemory`` now: each object
+    has its own session id by default."""
+    from langchain_hippo import HippoMemory
+
+    thread = HippoChatMessageHistory(memory, session_id="thread-1")
+    thread.add_messages([HumanMessage("hello from another thread")])
+    memory.add("a note added directly")
+    chain_memory = HippoMemory(memory=memory)
+    chain_memory.save_context({"input": "remember the blue door"}, {"output": "ok"})
+    other = HippoMemory(memory=memory)
+    assert other.session_id != chain_memory.session_id
+    other.save_context({"input": "and the red window"}, {"output": "fine"})
+    assert memory.count() == 6
+    chain_memory.clear()
+    assert memory.count() == 4
+    assert [m.text for m in thread.messages] == ["hello from another thread"]
+    assert [m.text for m in other.chat_memory.messages] == ["and the red window", "fine"]
+    assert chain_memory.chat_memory.messages == []
+    with pytest.raises(hippo.InvalidInput, match="session_id"):
+        HippoMemory(memory=memory, session_id="  ")
+
+
+def test_item6_agent_outputs_fall_back_to_the_output_key(memory):
+    """issue 22 item 6: ``AgentExecutor(return_intermediate_steps=True)`` returns ``output`` and
+    ``intermediate_steps``; ``BaseChatMemory._get_input_output`` takes ``output`` with a warning, and so does
+    ``HippoMemory``."""
+    from langchain_hippo import HippoMemory
+
+    mem = HippoMemory(memory=memory)
+    with pytest.warns(UserWarning, match="multiple output keys"):
+        mem.save_context({"input": "hi"}, {"output": "hello", "intermediate_steps": []})
+    assert [(type(m).__name__, m.content) for m in mem.chat_memory.messages] == [
+        ("HumanMessage", "hi"), ("AIMessage", "hello")]
+    with pytest.raises(hippo.InvalidInput, match="output_key"):
+        mem.save_context({"input": "hi"}, {"answer": "a", "sources": "b"})
+    keyed = HippoMemory(memory=memory, input_key="q", output_key="a")
+    with pytest.raises(KeyError) as info:
+        keyed.save_context({"input": "hi"}, {"a": "x"})
+    assert isinstance(info.value, hippo.InvalidInput)  # both families catch it
+    # hippo recalls for the chain input, so loading needs it (ConversationBufferMemory ignores inputs)
+    with pytest.raises(KeyError, match="'q'"):
+        keyed.load_memory_variables({"input": "hi"})
+
+
+def test_what_hippo_cannot_keep_is_refused_whole():
+    """docs/compatibility.md: ``InMemoryChatMessageHistory`` keeps any object; hippo refuses lone surrogates, text
+    past ``Config.max_message_chars`` and a memory whose encoding gate may drop messages, storing nothing."""
+    small = hippo.Memory(None, config={"max_message_chars": 50})
+    history = HippoChatMessageHistory(small, session_id="s")
+    history.add_messages([HumanMessage("short and fine")])
+    for bad in (HumanMessage("x" * 51), HumanMessage("lone \udc80 surrogate")):
+        with pytest.raises(hippo.InvalidInput):
+            history.add_messages([AIMessage("would be fine"), bad])
+    assert [m.text for m in history.messages] == ["short and fine"]
+    with pytest.raises(hippo.InvalidInput, match="gate"):
+        HippoChatMessageHistory(hippo.Memory(None, config={"gate": {"enabled": True}}), session_id="s")
+
+
+def test_classic_memory_stores_non_text_values_as_text(memory):
+    """``ConversationBufferMemory`` builds ``HumanMessage(content=value)``, which refuses a number (pydantic's
+    ValidationError, a ValueError); hippo stores ``str(value)``."""
+    from langchain_classic.memory import ConversationBufferMemory
+
+    from langchain_hippo import HippoMemory
+
+    mem = HippoMemory(memory=memory)
+    mem.save_context({"input": 42}, {"output": 3.5})
+    assert [m.content for m in mem.chat_memory.messages] == ["42", "3.5"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated upstream; warned once per process
+        ref = ConversationBufferMemory()
+    with pytest.raises(ValueError):
+        ref.save_context({"input": 42}, {"output": 3.5})
 
 
 def test_classic_import_hint(monkeypatch):

@@ -1,21 +1,18 @@
-"""HippoStore against LangGraph's own InMemoryStore as the oracle, plus what only hippo does: query search
-with scores, index fields, TTL, namespace deletion, persistence and use from a LangGraph graph."""
+"""HippoStore: the regressions of issue 22, what only hippo does (query ranking with scores, index fields and
+embeddings, TTL, namespace deletion, persistence) and use from a LangGraph graph. The differential suites against
+InMemoryStore are in test_store_differential.py; the semantic-search comparison in test_store_semantic.py."""
 
 from __future__ import annotations
 
+import math
 import random
 import time
-from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, rule
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
     ListNamespacesOp,
-    MatchCondition,
     PutOp,
     SearchItem,
     SearchOp,
@@ -24,105 +21,37 @@ from langgraph.store.memory import InMemoryStore
 
 import hippo
 from langchain_hippo import HippoStore
-
-NAMESPACES = [("a",), ("a", "b"), ("a", "c"), ("a", "b", "d"), ("x", "y"), ("x", "b")]
-KEYS = ["k0", "k1", "k2", "k3"]
-COLORS = ["red", "green", "blue"]
+from tests.langchain.store_reference import Clock, view
 
 
-def _value(rng: random.Random) -> dict[str, Any]:
-    return {
-        "n": rng.randint(0, 9),
-        "color": rng.choice(COLORS),
-        "tags": rng.sample(["p", "q", "r"], rng.randint(0, 2)),
-        "nested": {"z": rng.randint(0, 2), "w": rng.choice(["s", "t"])},
-        "text": f"item {rng.choice(['alpha', 'beta', 'gamma'])}",
-    }
-
-
-def _filter(rng: random.Random) -> dict[str, Any] | None:
-    return rng.choice([
-        None,
-        {"color": rng.choice(COLORS)},
-        {"color": {"$ne": rng.choice(COLORS)}},
-        {"n": {"$gt": rng.randint(0, 9)}},
-        {"n": {"$gte": 3, "$lte": 6}},
-        {"n": {"$lt": rng.randint(0, 9)}, "color": {"$eq": rng.choice(COLORS)}},
-        {"nested": {"z": rng.randint(0, 2)}},
-        {"tags": rng.sample(["p", "q", "r"], rng.randint(0, 2))},
-    ])
-
-
-def _random_op(rng: random.Random):
-    roll = rng.random()
-    ns = rng.choice(NAMESPACES)
-    if roll < 0.5:
-        return PutOp(ns, rng.choice(KEYS), _value(rng))
-    if roll < 0.6:
-        return PutOp(ns, rng.choice(KEYS), None)
-    if roll < 0.75:
-        return GetOp(ns, rng.choice(KEYS))
-    if roll < 0.9:
-        prefix = ns[: rng.randint(0, len(ns))]
-        return SearchOp(prefix, _filter(rng), limit=rng.randint(0, 6), offset=rng.randint(0, 3))
-    conds = []
-    if rng.random() < 0.5:
-        conds.append(MatchCondition("prefix", rng.choice([("a",), ("a", "*"), ("x",), ("*", "b")])))
-    if rng.random() < 0.5:
-        conds.append(MatchCondition("suffix", rng.choice([("b",), ("*",), ("b", "d"), ("y",)])))
-    return ListNamespacesOp(tuple(conds) or None, max_depth=rng.choice([None, 1, 2]),
-                            limit=rng.randint(1, 10), offset=rng.randint(0, 2))
-
-
-def _drop_empty_namespaces(oracle: InMemoryStore) -> None:
-    # InMemoryStore keeps (and lists) a namespace after its last item is deleted, or once a get touched it;
-    # stores backed by a table (hippo, Postgres, SQLite) list only namespaces that hold items.
-    for ns in [ns for ns, items in oracle._data.items() if not items]:
-        del oracle._data[ns]
-
-
-def _oracle_search(oracle: InMemoryStore, op: SearchOp) -> list:
-    # InMemoryStore walks namespaces in first-use order; HippoStore in sorted order. Within a namespace both
-    # keep key creation order, so a stable sort on the namespace is the only normalization.
-    full = oracle.batch([op._replace(limit=10_000, offset=0)])[0]
-    full = sorted(full, key=lambda item: item.namespace)
-    return full[op.offset: op.offset + op.limit]
-
-
-def _view(result: Any) -> Any:
-    if result is None:
-        return None
-    if isinstance(result, list):
-        return [_view(r) for r in result]
-    if isinstance(result, tuple):
-        return result
-    return (result.namespace, result.key, result.value)
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_same_results_as_inmemorystore(seed):
-    rng = random.Random(seed)
-    store, oracle = HippoStore(hippo.Memory(None)), InMemoryStore()
-    for step in range(160):
-        op = _random_op(rng)
-        got = store.batch([op])[0]
-        if isinstance(op, SearchOp):
-            want = _oracle_search(oracle, op)
+def _random_ops(rng: random.Random, n: int) -> list:
+    namespaces = [("a",), ("a", "b"), ("x", "y")]
+    ops = []
+    for _ in range(n):
+        ns, key = rng.choice(namespaces), rng.choice(["k0", "k1", "k2"])
+        roll = rng.random()
+        if roll < 0.5:
+            ops.append(PutOp(ns, key, {"n": rng.randint(0, 9), "text": rng.choice(["alpha note", "beta"])}))
+        elif roll < 0.6:
+            ops.append(PutOp(ns, key, None))
+        elif roll < 0.75:
+            ops.append(GetOp(ns, key))
+        elif roll < 0.9:
+            ops.append(SearchOp(ns[: rng.randint(0, len(ns))], limit=rng.randint(1, 5), offset=rng.randint(0, 2)))
         else:
-            want = oracle.batch([op])[0]
-        _drop_empty_namespaces(oracle)
-        assert _view(got) == _view(want), f"step {step}: {op}"
+            ops.append(ListNamespacesOp(max_depth=rng.choice([None, 1])))
+    return ops
 
 
 async def test_abatch_same_as_batch():
     rng = random.Random(7)
-    ops = [_random_op(rng) for _ in range(80)]
+    ops = _random_ops(rng, 80)
     sync_store, async_store = HippoStore(hippo.Memory(None)), HippoStore(hippo.Memory(None))
-    want = [_view(sync_store.batch([op])[0]) for op in ops]
-    got = [_view((await async_store.abatch([op]))[0]) for op in ops]
+    want = [view(sync_store.batch([op])[0]) for op in ops]
+    got = [view((await async_store.abatch([op]))[0]) for op in ops]
     assert got == want
     both = await async_store.abatch([GetOp(("a",), "k0"), SearchOp(("a",)), ListNamespacesOp()])
-    assert [_view(r) for r in both] == [_view(r) for r in sync_store.batch(
+    assert [view(r) for r in both] == [view(r) for r in sync_store.batch(
         [GetOp(("a",), "k0"), SearchOp(("a",)), ListNamespacesOp()])]
 
 
@@ -141,9 +70,10 @@ def test_query_search_ranks_by_hippo_score(store):
     hits = store.search(("docs",), query="pizza basil")
     assert hits and hits[0].key == "pizza" and isinstance(hits[0], SearchItem)
     assert isinstance(hits[0].score, float) and hits[0].score > 0
-    assert all(h.namespace[0] == "docs" for h in hits)
-    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    assert store.search(("docs", "u2"), query="pizza") == []
+    assert {h.key for h in hits} == {"pizza", "cello", "hike"}  # every item under the prefix, ranked ones first
+    scored = [h.score for h in hits if h.score is not None]
+    assert [h.score for h in hits][: len(scored)] == scored == sorted(scored, reverse=True)
+    assert [(h.key, h.score) for h in store.search(("docs", "u2"), query="pizza")] == [("hike", None)]
     assert [h.key for h in store.search((), query="Dolomites")][:1] == ["hike"]
 
 
@@ -163,7 +93,8 @@ def test_query_with_filter_limit_offset(store):
         store.put(("n",), f"k{i}", {"text": f"zebra number {i}", "i": i})
     store.put(("n",), "other", {"text": "unrelated giraffe", "i": 99})
     hits = store.search(("n",), query="zebra", filter={"i": {"$gte": 2}}, limit=10)
-    assert sorted(h.key for h in hits) == ["k2", "k3", "k4", "k5"]
+    assert sorted(h.key for h in hits[:4]) == ["k2", "k3", "k4", "k5"] and all(h.score for h in hits[:4])
+    assert [(h.key, h.score) for h in hits[4:]] == [("other", None)]
     page1 = store.search(("n",), query="zebra", limit=2)
     page2 = store.search(("n",), query="zebra", limit=2, offset=2)
     assert len(page1) == 2 and len(page2) == 2 and not {h.key for h in page1} & {h.key for h in page2}
@@ -173,31 +104,48 @@ def test_query_with_filter_limit_offset(store):
 def test_index_false_and_index_fields(store):
     store.put(("p",), "secret", {"text": "the vault code is swordfish"}, index=False)
     store.put(("p",), "titled", {"title": "Gardening", "body": "tomatoes need sun"}, index=["title"])
-    assert store.search(("p",), query="swordfish") == []
+    # an unindexed item is never ranked, but is returned (score None), as InMemoryStore does
+    assert {(i.key, i.score) for i in store.search(("p",), query="swordfish")} == {("secret", None), ("titled", None)}
     assert store.get(("p",), "secret").value == {"text": "the vault code is swordfish"}
     assert {i.key for i in store.search(("p",))} == {"secret", "titled"}
-    assert [i.key for i in store.search(("p",), query="gardening")] == ["titled"]
-    assert store.search(("p",), query="tomatoes") == []
+    ranked = store.search(("p",), query="gardening")
+    assert [i.key for i in ranked] == ["titled", "secret"] and ranked[0].score and ranked[1].score is None
+    assert all(i.score is None for i in store.search(("p",), query="tomatoes"))
 
 
 def test_store_index_fields_config():
-    store = HippoStore(hippo.Memory(None), index={"dims": 4, "embed": lambda texts: [[0.0] * 4] * len(texts),
-                                                  "fields": ["summary"]})
+    store = HippoStore(None, index={"fields": ["summary"]})
     store.put(("m",), "a", {"summary": "quarterly revenue report", "body": "penguins"})
-    assert [i.key for i in store.search(("m",), query="revenue")] == ["a"]
-    assert store.search(("m",), query="penguins") == []
+    assert [(i.key, i.score is not None) for i in store.search(("m",), query="revenue")] == [("a", True)]
+    assert [(i.key, i.score) for i in store.search(("m",), query="penguins")] == [("a", None)]
     store.put(("m",), "b", {"summary": "ignored", "body": "penguins"}, index=["body"])
-    assert [i.key for i in store.search(("m",), query="penguins")] == ["b"]
+    assert [(i.key, i.score is not None) for i in store.search(("m",), query="penguins")] == [("b", True),
+                                                                                            ("a", False)]
 
 
-def test_update_replaces_and_keeps_created_at(store):
-    store.put(("u",), "k", {"v": 1})
-    first = store.get(("u",), "k")
-    store.put(("u",), "k", {"v": 2})
-    second = store.get(("u",), "k")
+def test_update_replaces_and_sets_created_at_as_inmemorystore(store):
+    """issue 22 item 9: ``InMemoryStore._apply_put_ops`` gives every put a new ``created_at`` (SqliteStore's
+    ``INSERT OR REPLACE`` too); hippo does the same, and an overwrite keeps the item's place in listings."""
+    clock = Clock().install()
+    try:
+        store.put(("u",), "k", {"v": 1})
+        store.put(("u",), "other", {"v": 0})
+        first = store.get(("u",), "k")
+        clock.now += 90
+        store.put(("u",), "k", {"v": 2})
+        second = store.get(("u",), "k")
+    finally:
+        clock.restore()
     assert second.value == {"v": 2}
-    assert second.created_at == first.created_at and second.updated_at >= first.updated_at
-    assert len(store.memory.using("lg.u").list()) == 1
+    assert second.created_at == second.updated_at
+    assert (second.created_at - first.created_at).total_seconds() == pytest.approx(90)
+    assert [i.key for i in store.search(("u",))] == ["k", "other"]
+    assert len(store.memory.using("lg.u").list()) == 2  # the old version is gone
+    ref = InMemoryStore()
+    ref.put(("u",), "k", {"v": 1})
+    ref_first = ref.get(("u",), "k")
+    ref.put(("u",), "k", {"v": 2})
+    assert ref.get(("u",), "k").created_at > ref_first.created_at
 
 
 def test_namespace_mapping_and_isolation(store):
@@ -220,34 +168,59 @@ def test_delete_namespace_removes_subtree(store):
     assert store.get(("t",), "k") is not None
 
 
-def test_ttl_expiry_and_sweep():
+@pytest.fixture
+def clock():
+    c = Clock().install()
+    yield c
+    c.restore()
+
+
+def test_ttl_expiry_and_sweep(clock):
     store = HippoStore(hippo.Memory(None), ttl={"default_ttl": 1.0})
-    store.put(("c",), "short", {"text": "ephemeral cache line"}, ttl=0.002)  # 120 ms
+    store.put(("c",), "short", {"text": "ephemeral cache line"}, ttl=0.5)
     store.put(("c",), "default", {"text": "lasts a minute"})
     store.put(("c",), "forever", {"text": "persistent cache line"}, ttl=None)
+    store.put(("gone",), "k", {"text": "only a short-lived item here"}, ttl=0.5)
     assert store.get(("c",), "short") is not None
-    time.sleep(0.25)
+    assert store.list_namespaces() == [("c",), ("gone",)]
+    clock.now += 31
     assert store.get(("c",), "short") is None
     assert {i.key for i in store.search(("c",))} == {"default", "forever"}
-    assert store.search(("c",), query="ephemeral cache") == [] or \
-        all(i.key != "short" for i in store.search(("c",), query="ephemeral cache"))
-    assert store.sweep_ttl() == 1
+    assert all(i.key != "short" for i in store.search(("c",), query="ephemeral cache"))
+    # issue 22 item 9: a namespace holding only expired items is not listed
+    assert store.list_namespaces() == [("c",)]
+    assert store.sweep_ttl() == 2
     assert len(store.memory.using("lg.c").list()) == 2
     md = store.memory.using("lg.c").list(filter={"store_key": "default"})[0].metadata
-    assert md["store_ttl"] == 1.0 and md["expires_at"] > time.time() + 30
+    assert md["store_ttl"] == 1.0 and md["expires_at"] == pytest.approx(clock.now - 31 + 60)
 
 
-def test_ttl_refresh_on_read_when_supported():
-    mem = hippo.Memory(None)
-    if not callable(getattr(mem, "update", None)):
-        pytest.skip("this hippo has no Memory.update(); TTL counts from the last write")
-    store = HippoStore(mem)
-    store.put(("c",), "k", {"v": 1}, ttl=0.004)  # 240 ms
+def test_omit_expired_false_keeps_expired_items_until_the_sweep(clock):
+    store = HippoStore(None, ttl={"omit_expired": False})
+    store.put(("c",), "k", {"v": 1}, ttl=1.0)
+    clock.now += 120
+    assert store.get(("c",), "k", refresh_ttl=False).value == {"v": 1} and store.list_namespaces() == [("c",)]
+    assert store.sweep_ttl() == 1 and store.get(("c",), "k") is None
+
+
+def test_ttl_refresh_on_read(clock):
+    store = HippoStore(hippo.Memory(None))
+    store.put(("c",), "k", {"v": 1}, ttl=1.0)
     for _ in range(4):
-        time.sleep(0.1)
-        assert store.get(("c",), "k") is not None  # each read pushes expiry back
-    time.sleep(0.1)
+        clock.now += 45
+        assert store.get(("c",), "k") is not None  # each read pushes expiry back by a minute
+    clock.now += 45
+    assert [i.key for i in store.search(("c",))] == ["k"]
+    clock.now += 45
     assert store.get(("c",), "k", refresh_ttl=False) is not None
+    clock.now += 45
+    assert store.get(("c",), "k") is None
+    no_refresh = HippoStore(hippo.Memory(None), ttl={"refresh_on_read": False})
+    no_refresh.put(("c",), "k", {"v": 1}, ttl=1.0)
+    clock.now += 45
+    assert no_refresh.get(("c",), "k") is not None
+    clock.now += 45
+    assert no_refresh.get(("c",), "k") is None
 
 
 def test_ttl_sweeper_thread():
@@ -340,69 +313,214 @@ def test_stategraph_node_uses_the_store():
     graph.invoke({"user": "ann", "note": "My passport expires in May."})
     graph.invoke({"user": "ann", "note": "I like green tea."})
     out = graph.invoke({"user": "ann"})
-    assert out["recalled"] == ["My passport expires in May."]
+    assert out["recalled"] == ["My passport expires in May.", "I like green tea."]  # ranked first, then the rest
     assert graph.invoke({"user": "bob"})["recalled"] == []
 
 
-# -- stateful: hypothesis drives both stores through the same operations ----------------------------------------
+# -- issue 22 regressions ------------------------------------------------------------------------------------
 
 
-_namespaces = st.sampled_from(NAMESPACES)
-_keys = st.sampled_from(KEYS)
-_values = st.fixed_dictionaries({
-    "n": st.integers(-3, 9),
-    "color": st.sampled_from(COLORS),
-    "nested": st.fixed_dictionaries({"z": st.integers(0, 2)}),
-    "text": st.sampled_from(["alpha note", "beta note", "gamma"]),
-})
-_filters = st.one_of(
-    st.none(),
-    st.builds(lambda c: {"color": c}, st.sampled_from(COLORS)),
-    st.builds(lambda op, v: {"n": {op: v}}, st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]),
-              st.integers(-3, 9)),
-    st.builds(lambda z: {"nested": {"z": z}}, st.integers(0, 2)),
-)
+def test_item3_string_ranges_compare_as_text(store):
+    """``InMemoryStore._apply_operator`` compares ``float(value) > float(arg)``: ISO dates raise ValueError there.
+    hippo compares two strings as strings (ISO-8601 orders correctly), numbers as numbers (numeric text too, as
+    ``float()`` does), and refuses a comparison it cannot make instead of answering ``[]``."""
+    days = ["2023-11-30", "2024-01-01", "2024-03-15T09:30:00", "2025-06-01"]
+    ref = InMemoryStore()
+    for i, day in enumerate(days):
+        for s in (store, ref):
+            s.put(("log",), f"e{i}", {"date": day, "n": str(i * 5), "tag": "x"})
+    got = store.search(("log",), filter={"date": {"$gte": "2024-01-01", "$lt": "2025-01-01"}})
+    assert [i.value["date"] for i in got] == ["2024-01-01", "2024-03-15T09:30:00"]
+    with pytest.raises(ValueError):
+        ref.search(("log",), filter={"date": {"$gte": "2024-01-01"}})
+    # numeric text against a number: float() on both sides, exactly as the reference
+    assert ([i.key for i in store.search(("log",), filter={"n": {"$gt": 6}})]
+            == [i.key for i in ref.search(("log",), filter={"n": {"$gt": 6}})] == ["e2", "e3"])
+    with pytest.raises(hippo.InvalidInput, match="tag"):
+        store.search(("log",), filter={"tag": {"$gt": 3}})
+    with pytest.raises(ValueError):
+        ref.search(("log",), filter={"tag": {"$gt": 3}})
+    # an absent field matches no range (PostgreSQL / SQLite semantics); the reference raises TypeError
+    for s in (store, ref):
+        s.put(("other",), "undated", {"tag": "y"})
+        s.put(("other",), "dated", {"tag": "y", "n": 1})
+    assert [i.key for i in store.search(("other",), filter={"n": {"$lt": 3}})] == ["dated"]
+    with pytest.raises(TypeError):
+        ref.search(("other",), filter={"n": {"$lt": 3}})
 
 
-class StoreMachine(RuleBasedStateMachine):
-    def __init__(self) -> None:
-        super().__init__()
-        self.store, self.oracle = HippoStore(hippo.Memory(None)), InMemoryStore()
-
-    def _both(self, op):
-        got = self.store.batch([op])[0]
-        want = _oracle_search(self.oracle, op) if isinstance(op, SearchOp) else self.oracle.batch([op])[0]
-        _drop_empty_namespaces(self.oracle)
-        assert _view(got) == _view(want), op
-
-    @rule(ns=_namespaces, key=_keys, value=_values)
-    def put(self, ns, key, value):
-        self._both(PutOp(ns, key, value))
-
-    @rule(ns=_namespaces, key=_keys)
-    def delete(self, ns, key):
-        self._both(PutOp(ns, key, None))
-
-    @rule(ns=_namespaces, key=_keys)
-    def get(self, ns, key):
-        self._both(GetOp(ns, key))
-
-    @rule(ns=_namespaces, depth=st.integers(0, 3), flt=_filters, limit=st.integers(0, 8), offset=st.integers(0, 4))
-    def search(self, ns, depth, flt, limit, offset):
-        self._both(SearchOp(ns[:depth], flt, limit=limit, offset=offset))
-
-    @rule(prefix=st.sampled_from([None, ("a",), ("a", "*"), ("*", "b")]),
-          suffix=st.sampled_from([None, ("b",), ("*", "d")]), depth=st.sampled_from([None, 1, 2]),
-          limit=st.integers(1, 10), offset=st.integers(0, 3))
-    def list_namespaces(self, prefix, suffix, depth, limit, offset):
-        conds = tuple(c for c in (prefix and MatchCondition("prefix", prefix),
-                                  suffix and MatchCondition("suffix", suffix)) if c)
-        self._both(ListNamespacesOp(conds or None, max_depth=depth, limit=limit, offset=offset))
-
-    def teardown(self) -> None:
-        self.store.close()
+def test_item4_a_query_without_an_index_returns_every_item(store):
+    ref = InMemoryStore()
+    for i, text in enumerate(["green tea in the morning", "passport expires in May", "likes hiking"]):
+        store.put(("notes",), f"n{i}", {"text": text})
+        ref.put(("notes",), f"n{i}", {"text": text})
+    got = store.search(("notes",), query="quantum chromodynamics")
+    assert sorted(view(got)) == sorted(view(ref.search(("notes",), query="quantum chromodynamics")))
+    assert len(got) == 3 and all(i.score is None for i in got)
+    ranked = store.search(("notes",), query="passport")
+    assert ranked[0].key == "n1" and ranked[0].score > 0 and len(ranked) == 3
 
 
-StoreMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=25, deadline=None,
-                                          suppress_health_check=[HealthCheck.too_slow])
-TestStoreMachine = StoreMachine.TestCase
+def test_item5_a_failing_batch_leaves_the_store_as_it_was(store):
+    store.put(("a",), "keep", {"v": 0})
+    for bad in (math.nan, math.inf, -math.inf, "\udcff"):
+        with pytest.raises(hippo.InvalidInput, match="value"):
+            store.batch([PutOp(("a",), "ok", {"v": 1}), PutOp(("a",), "keep", {"v": 2}),
+                         PutOp(("b",), "bad", {"x": [1, {"y": bad}]})])
+        assert store.get(("a",), "ok") is None and store.get(("a",), "keep").value == {"v": 0}
+        assert store.list_namespaces() == [("a",)]
+
+
+def test_item5_a_write_failure_takes_back_the_batch(store):
+    store.put(("a",), "keep", {"v": 0})
+    store.put(("b",), "keep", {"v": 0})
+
+    class Broken:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def add_many(self, items):
+            raise hippo.StoreError("disk full")
+
+    store._views["lg.b"] = Broken(store.memory.using("lg.b"))
+    with pytest.raises(hippo.StoreError):
+        store.batch([PutOp(("a",), "keep", {"v": 1}), PutOp(("a",), "new", {"v": 1}),
+                     PutOp(("b",), "keep", {"v": 1})])
+    del store._views["lg.b"]
+    assert view(store.search(())) == [(("a",), "keep", {"v": 0}), (("b",), "keep", {"v": 0})]
+    assert len(store.memory.using("lg.a").list()) == 1
+
+
+def test_item7_prefix_scores_are_on_one_scale(store):
+    one = HippoStore(hippo.Memory(None))
+    store.put(("users", "a"), "exact", {"text": "my favourite colour is ultramarine"})
+    store.put(("users", "a"), "chess", {"text": "I play chess on sundays"})
+    one.put(("users", "all"), "exact", {"text": "my favourite colour is ultramarine"})
+    one.put(("users", "all"), "chess", {"text": "I play chess on sundays"})
+    for i in range(20):
+        text = {"text": f"note {i}: the favourite colour of item {i} is listed in the catalogue"}
+        store.put(("users", "b"), f"b{i}", text)
+        one.put(("users", "all"), f"b{i}", text)
+    got = store.search(("users",), query="favourite colour ultramarine", limit=25)
+    assert got[0].key == "exact" and got[0].namespace == ("users", "a")
+    same = one.search(("users",), query="favourite colour ultramarine", limit=25)
+    assert [(i.key, i.score) for i in got] == [(i.key, i.score) for i in same]
+
+
+def test_item9_empty_namespaces_and_their_order(store):
+    """``InMemoryStore`` keeps a namespace in its ``defaultdict`` once a get or a delete touched it and lists it
+    even when it holds nothing; hippo (like the SQL stores) lists namespaces that hold an item, in the same
+    sorted order."""
+    ref = InMemoryStore()
+    for s in (store, ref):
+        for ns in [("b", "z"), ("a",), ("b", "a"), ("a", "c", "d")]:
+            s.put(ns, "k", {"v": 1})
+        s.delete(("b", "a"), "k")
+        s.get(("never", "written"), "k")
+    assert store.list_namespaces() == [("a",), ("a", "c", "d"), ("b", "z")]
+    assert ref.list_namespaces() == [("a",), ("a", "c", "d"), ("b", "a"), ("b", "z"), ("never", "written")]
+    assert store.list_namespaces(max_depth=1) == [("a",), ("b",)]
+
+
+def test_item9_unindexed_items_are_returned_for_a_query_as_inmemorystore():
+    from tests.langchain.store_reference import DIMS, embed_texts
+
+    index = {"dims": DIMS, "embed": embed_texts, "fields": ["text"]}
+    store, ref = HippoStore(None, index=index), InMemoryStore(index=index)
+    for s in (store, ref):
+        s.put(("d",), "cat", {"text": "a tabby cat"})
+        s.put(("d",), "hidden", {"text": "a kitten too"}, index=False)
+    got, want = store.search(("d",), query="kitten"), ref.search(("d",), query="kitten")
+    assert [(i.key, i.score is None) for i in got] == [(i.key, i.score is None) for i in want] == [
+        ("cat", False), ("hidden", True)]
+
+
+def test_item9_reads_in_a_batch_see_the_state_before_it(store):
+    ref = InMemoryStore()
+    ops = [PutOp(("a",), "k", {"v": 1}), ListNamespacesOp(), GetOp(("a",), "k"), SearchOp(("a",)),
+           PutOp(("a",), "k", {"v": 2}), PutOp(("a",), "j", {"v": 3})]
+    assert [view(r) for r in store.batch(ops)] == [view(r) for r in ref.batch(ops)] == [
+        None, [], None, [], None, None]
+    assert view(store.search(("a",))) == view(ref.search(("a",))) == [(("a",), "k", {"v": 2}),
+                                                                      (("a",), "j", {"v": 3})]
+
+
+@pytest.mark.parametrize("label", ["50%", "tab\there", "%41", "line\nbreak", "unicode ✓ ünï"])
+def test_labels_hippo_cannot_name_are_escaped(store, label):
+    store.put(("u", label), "k", {"v": label})
+    assert store.get(("u", label), "k").value == {"v": label}
+    assert store.list_namespaces(prefix=("u",)) == [("u", label)]
+    assert store.langgraph_namespace(store.hippo_namespace(("u", label))) == ("u", label)
+
+
+def test_too_long_namespace_is_refused_by_name(store):
+    from langchain_hippo.store import InvalidStoreNamespace
+
+    with pytest.raises(InvalidStoreNamespace, match="too long") as info:
+        store.put(("x" * 300, "y" * 300), "k", {"v": 1})
+    assert isinstance(info.value, hippo.InvalidInput) and isinstance(info.value, InvalidNamespaceError)
+
+
+def test_memory_with_the_encoding_gate_is_refused():
+    with pytest.raises(hippo.InvalidInput, match="gate"):
+        HippoStore(hippo.Memory(None, config={"gate": {"enabled": True}}))
+
+
+# -- the remaining differences of docs/compatibility.md, each pinned ----------------------------------------------
+
+
+def test_searches_list_namespaces_in_sorted_order(store):
+    """``InMemoryStore`` walks its dict, namespaces in first-use order; hippo sorts them (stable across restarts,
+    as the SQL stores' ``ORDER BY prefix``); keys keep their put order inside a namespace in both."""
+    ref = InMemoryStore()
+    for s in (store, ref):
+        s.put(("b",), "k2", {"v": 1})
+        s.put(("a",), "k1", {"v": 2})
+        s.put(("b",), "k0", {"v": 3})
+    assert [(i.namespace, i.key) for i in store.search(())] == [(("a",), "k1"), (("b",), "k2"), (("b",), "k0")]
+    assert [(i.namespace, i.key) for i in ref.search(())] == [(("b",), "k2"), (("b",), "k0"), (("a",), "k1")]
+
+
+def test_values_are_stored_as_json(store):
+    """Like the SQL stores (and unlike ``InMemoryStore``, which keeps the Python objects) the value read back is its
+    JSON form."""
+    store.put(("j",), "k", {"pair": (1, 2), "nested": {3: "three"}, "ok": [True, None, 1.5]})
+    assert store.get(("j",), "k").value == {"pair": [1, 2], "nested": {"3": "three"}, "ok": [True, None, 1.5]}
+    ref = InMemoryStore()
+    ref.put(("j",), "k", {"pair": (1, 2)})
+    assert ref.get(("j",), "k").value == {"pair": (1, 2)}
+
+
+def test_an_index_without_embed_indexes_fields_lexically():
+    with pytest.raises(ValueError, match="embed"):
+        InMemoryStore(index={"fields": ["text"]})
+    store = HippoStore(None, index={"fields": ["text"]})
+    store.put(("f",), "a", {"text": "quarterly revenue", "other": "penguins"})
+    assert store.search(("f",), query="revenue")[0].score is not None
+    assert store.search(("f",), query="penguins")[0].score is None
+
+
+def test_equal_texts_in_one_batch():
+    """``InMemoryStore`` embeds each distinct text once but pairs the vectors with every field holding a text, so
+    two equal texts in one batch make it raise; hippo stores both."""
+    from tests.concepts import DIMS, embed_texts
+
+    index = {"dims": DIMS, "embed": embed_texts, "fields": ["title", "text"]}
+    ops = [PutOp(("d",), "a", {"title": "cat", "text": "cat"}), PutOp(("d",), "b", {"title": "x", "text": "cat"})]
+    with pytest.raises(ValueError, match="Number of embeddings"):
+        InMemoryStore(index=index).batch(ops)
+    store = HippoStore(None, index=index)
+    store.batch(ops)
+    assert [i.key for i in store.search(("d",), query="kitten")] == ["a", "b"]
+
+
+def test_text_past_the_message_limit_is_not_indexed_but_kept():
+    store = HippoStore(hippo.Memory(None, config={"max_message_chars": 40}))
+    value = {"text": "the opening words are indexed " + "filler " * 20 + "zeppelin"}
+    store.put(("l",), "long", value)
+    assert store.get(("l",), "long").value == value
+    assert store.search(("l",), query="opening")[0].score is not None
+    assert store.search(("l",), query="zeppelin")[0].score is None

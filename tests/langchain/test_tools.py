@@ -68,6 +68,36 @@ class TestTopicToolUnit(_Standard, ToolsUnitTests):
     name, example = "memory_topic", {"topic_id": "1"}
 
 
+def _consolidated_tools() -> dict[str, BaseTool]:
+    memory = hippo.Memory(None)
+    seed(memory)
+    memory.consolidate("deep")  # topics exist once the hierarchy has themes
+    return {t.name: t for t in make_memory_tools(memory)}
+
+
+class TestTopicsToolIntegration(_Standard, ToolsIntegrationTests):
+    name, example = "memory_topics", {}
+
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return _consolidated_tools()[self.name]
+
+
+class TestTopicToolIntegration(_Standard, ToolsIntegrationTests):
+    name = "memory_topic"
+
+    @property
+    def tool_constructor(self) -> BaseTool:
+        tools = _consolidated_tools()
+        first = tools["memory_topics"].invoke({}).splitlines()[0]
+        self.example = {"topic_id": first[1: first.index("]")]}
+        return tools[self.name]
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return self.example
+
+
 def test_four_tools_with_schemas(seeded):
     tools = make_memory_tools(seeded)
     assert [t.name for t in tools] == ["memory_search", "memory_read", "memory_topics", "memory_topic"]

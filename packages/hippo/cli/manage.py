@@ -11,8 +11,16 @@ import os
 from typing import Any
 
 from hippo import InvalidInput, NotFound
-from hippo.cli._common import (add_filter_args, add_json_arg, add_store_args, confirm, filter_from, messages, open_store,
-                               output)
+from hippo.cli._common import (
+    add_filter_args,
+    add_json_arg,
+    add_store_args,
+    confirm,
+    filter_from,
+    messages,
+    open_store,
+    output,
+)
 
 __all__ = ["add_parsers"]
 

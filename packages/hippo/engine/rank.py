@@ -71,7 +71,7 @@ def embedding_rows(state: NamespaceState, query: str, limit: int) -> np.ndarray:
     if codes is None or len(codes) == 0:
         return np.zeros(0, np.int64)
     host = state.host
-    qcode = host.hasher.codes(host.embed([query]), 1)
+    qcode = host.hasher.codes(host.embed_query([query]), 1)
     idx = state.index
     rows = [idx.row_of.get(i) for i in codes.search(qcode, limit)]
     return np.asarray([r for r in rows if r is not None], dtype=np.int64)
@@ -80,7 +80,7 @@ def embedding_rows(state: NamespaceState, query: str, limit: int) -> np.ndarray:
 def embedding_code(state: NamespaceState, query: str) -> np.ndarray:
     """The query's SimHash code as 64-bit words (compared with units built from user embeddings)."""
     host = state.host
-    return np.ascontiguousarray(host.hasher.codes(host.embed([query]), 1)).view(np.uint64).reshape(-1)
+    return np.ascontiguousarray(host.hasher.codes(host.embed_query([query]), 1)).view(np.uint64).reshape(-1)
 
 
 def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.ndarray:

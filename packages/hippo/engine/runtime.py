@@ -11,7 +11,7 @@ from hippo.base.config import Config
 from hippo.base.errors import ClosedError, HippoError
 from hippo.base.locks import RWLock
 from hippo.engine.state import NamespaceState
-from hippo.index.embedding import SimHasher, as_embed_fn
+from hippo.index.embedding import SimHasher, as_embed_fn, as_query_fn
 from hippo.store.base import Store
 
 log = logging.getLogger("hippo.engine")
@@ -27,6 +27,8 @@ class Runtime:
         self.lock = RWLock()
         self.llm = llm
         self.embed = as_embed_fn(embed)
+        self.embed_query = as_query_fn(embed)  # queries may embed differently from documents
+        self.embed_source = embed
         self.hasher = SimHasher(config.embed_bits) if self.embed else None
         self.closed = False
         self._states: dict[str, NamespaceState] = {}

@@ -42,6 +42,7 @@ class Host(Protocol):
     lock: RWLock
     llm: Any
     embed: Any
+    embed_query: Any
     hasher: SimHasher | None
 
 

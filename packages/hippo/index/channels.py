@@ -11,6 +11,7 @@ fused by weighted reciprocal rank fusion, RRF(d) = sum_r w_r / (k + rank_r(d)), 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,10 +26,25 @@ def _idf(n_docs: int, df: float) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False) -> Scored:
+@dataclass
+class CorpusStats:
+    """Collection statistics of several namespaces taken as one corpus, so that channel scores computed in each
+    namespace are on one scale (``Memory.search_many``). Built by :func:`corpus_stats`."""
+
+    n_docs: int
+    avgdl: float
+    term_df: list[float]                       # per query pattern: documents holding the term
+    speaker_df: dict[str, float]               # per query stem naming a speaker: that speaker's messages
+    signature_total: dict[int, int]            # per query keyword: positions within the Hamming ball
+
+
+def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False,
+            stats: CorpusStats | None = None) -> Scored:
     """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM.
 
     With ``smooth`` (used when building a context), messages also borrow from their conversational neighbours.
+    With ``stats``, document frequencies, the document count and the mean length are those of a larger corpus
+    this namespace is part of (scores of several namespaces become comparable).
     """
     n_docs = len(index)
     empty = Scored(np.zeros(0, np.int64), np.zeros(0))
@@ -36,7 +52,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         return empty
     rc = config.retrieval
     lengths = index.doc_lengths()
-    avgdl = max(1.0, float(lengths.mean()))
+    avgdl = stats.avgdl if stats is not None else max(1.0, float(lengths.mean()))
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
@@ -58,7 +74,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         enumerated += pos.size
         rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
-        idf = _idf(n_docs, min(f, n_docs) if capped else rows.size)
+        idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
+               else _idf(n_docs, min(f, n_docs) if capped else rows.size))
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
         touched[rows] = True
     cand = np.flatnonzero(touched)
@@ -72,7 +89,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         for t in pat.singles:
             sym = np.full(cand.size, int(t), dtype=np.uint32)
             tf += index.content.rank_many(sym, ends) - index.content.rank_many(sym, starts)
-        idf = _idf(n_docs, min(f, n_docs))
+        idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, min(f, n_docs))
         acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
@@ -84,7 +101,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         rows = np.flatnonzero(index.speaker.view == code)
         if rows.size == 0:
             continue
-        idf = _idf(n_docs, rows.size)
+        idf = (_idf(stats.n_docs, stats.speaker_df.get(st, rows.size)) if stats is not None
+               else _idf(n_docs, rows.size))
         acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
         touched[rows] = True
     if smooth and rc.neighbor_weight > 0 and n_docs > 1:
@@ -114,12 +132,8 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     return acc + best, touched | (best > 0)
 
 
-def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
-    """Hamming-ball matches of the query keywords' random-indexing signatures in the Signature DWM."""
-    n_docs = len(index)
-    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
-    if n_docs == 0 or not query.keywords:
-        return empty
+def _keyword_signatures(query: Query, config: Config) -> tuple[np.ndarray, dict[int, int]]:
+    """Signatures of the query keywords and, per keyword, the position of its first token."""
     sc = config.signature
     enc = tokenizer.encoding()
     # The query is one segment of the same streaming process used at ingest (seed 000 §3.3).
@@ -129,19 +143,34 @@ def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         pieces.extend(ids)
         owner.extend([k] * len(ids))
     if not pieces:
-        return empty
+        return np.zeros(0, np.uint64), {}
     qtok = np.asarray(pieces, dtype=np.uint32)
     qsig = ri_signatures(
         qtok, seed=sc.seed, dim=sc.dim, nnz=sc.nnz, window=sc.window, self_weight=sc.self_weight,
         top_m=sc.top_m, sig_bits=sc.bits, segment_ends=np.asarray([qtok.size], dtype=np.uint64),
     )
+    first_of_word: dict[int, int] = {}
+    for pos, k in enumerate(owner):
+        first_of_word.setdefault(k, pos)
+    return qsig, first_of_word
+
+
+def signature(index: NamespaceIndex, query: Query, config: Config, *, stats: CorpusStats | None = None) -> Scored:
+    """Hamming-ball matches of the query keywords' random-indexing signatures in the Signature DWM.
+
+    ``stats`` as in :func:`lexical`: keyword frequencies of a larger corpus."""
+    n_docs = len(index)
+    empty = Scored(np.zeros(0, np.int64), np.zeros(0))
+    if n_docs == 0 or not query.keywords:
+        return empty
+    sc = config.signature
+    qsig, first_of_word = _keyword_signatures(query, config)
+    if not first_of_word:
+        return empty
     n_tok = len(index.signatures)
     acc = np.zeros(n_docs, dtype=np.float64)
     best = {}
     budget = config.retrieval.enumerate_limit
-    first_of_word = {}
-    for pos, k in enumerate(owner):
-        first_of_word.setdefault(k, pos)
     for k, pos in first_of_word.items():
         matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
         if not matches:
@@ -150,7 +179,8 @@ def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
         if total > budget:
             continue
         budget -= total
-        idf = _idf(n_docs, min(total, n_docs))
+        idf = (_idf(stats.n_docs, min(stats.signature_total.get(k, total), stats.n_docs)) if stats is not None
+               else _idf(n_docs, min(total, n_docs)))
         for sym, _count in matches:
             d = bin(int(sym) ^ int(qsig[pos])).count("1")
             weight = idf * (1.0 - d / (sc.radius + 1.0))
@@ -162,6 +192,48 @@ def signature(index: NamespaceIndex, query: Query, config: Config) -> Scored:
                     best[key] = weight
     rows = np.flatnonzero(acc > 0)
     return Scored(rows, acc[rows])
+
+
+def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) -> CorpusStats:
+    """Statistics of ``indexes`` taken as one corpus, for :func:`lexical` and :func:`signature` with ``stats``.
+
+    Document frequencies follow the single-namespace rules: exact for terms with at most
+    ``retrieval.enumerate_limit`` occurrences in a namespace, the occurrence count (capped at the namespace's
+    size) above that."""
+    rc, sc = config.retrieval, config.signature
+    n_docs, total_len = 0, 0.0
+    term_df = [0.0] * len(query.patterns)
+    speaker_df: dict[str, float] = {}
+    sig_total: dict[int, int] = {}
+    qsig, first_of_word = _keyword_signatures(query, config) if query.keywords else (None, {})
+    for index in indexes:
+        n = len(index)
+        if n == 0:
+            continue
+        n_docs += n
+        total_len += float(index.doc_lengths().sum())
+        for i, pat in enumerate(query.patterns):
+            counts = index.token_counts(pat)
+            f = index.term_frequency(pat, counts)
+            if f == 0:
+                continue
+            if f > rc.enumerate_limit:
+                term_df[i] += min(f, n)
+                continue
+            pos = index.term_positions(pat, counts, None)
+            term_df[i] += np.unique(index.rows_of_positions(pos)).size if pos.size else 0
+        names = {textnorm.stem(s.lower()): code for code, s in enumerate(index.speakers) if s}
+        for st in query.stems:
+            code = names.get(st)
+            if code is not None:
+                speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(index.speaker.view == code))
+        n_tok = len(index.signatures)
+        for k, pos in first_of_word.items():
+            matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
+            sig_total[k] = sig_total.get(k, 0) + sum(c for _, c in matches)
+    avgdl = max(1.0, total_len / n_docs) if n_docs else 1.0
+    return CorpusStats(n_docs=n_docs, avgdl=avgdl, term_df=term_df, speaker_df=speaker_df,
+                       signature_total=sig_total)
 
 
 def top(scored: Scored, limit: int) -> np.ndarray:

@@ -31,8 +31,14 @@ def as_embed_fn(embed: Any) -> EmbedFn | None:
     else:
         raise InvalidInput(f"embed must be a callable or an embeddings object, got {type(embed).__name__}")
 
+    return _guarded(fn)
+
+
+def _guarded(fn: EmbedFn) -> EmbedFn:
+    """``fn`` with every failure reported as :class:`~hippo.base.errors.LLMError`: the user's function may fail in
+    any way (network, model, bug), callers see one error type."""
+
     def guarded(texts: list[str]) -> Sequence[Sequence[float]]:
-        # the user's function may fail in any way (network, model, bug): callers see one error type
         try:
             return fn(texts)
         except HippoError:
@@ -41,6 +47,19 @@ def as_embed_fn(embed: Any) -> EmbedFn | None:
             raise LLMError(f"the embed function failed: {type(exc).__name__}: {exc}") from exc
 
     return guarded
+
+
+def as_query_fn(embed: Any) -> EmbedFn | None:
+    """The function embedding search queries: LangChain's ``embed_query`` and LlamaIndex's
+    ``get_query_embedding`` when the object has them (models may embed a query differently from a document),
+    otherwise the document function."""
+    if embed is None:
+        return None
+    if hasattr(embed, "embed_query"):
+        return _guarded(lambda texts: [embed.embed_query(t) for t in texts])
+    if hasattr(embed, "get_query_embedding"):
+        return _guarded(lambda texts: [embed.get_query_embedding(t) for t in texts])
+    return as_embed_fn(embed)
 
 
 class SimHasher:
@@ -94,13 +113,17 @@ class EmbeddingCodes:
             self._pos[int(i)] = len(self.owners)
             self.owners.append(int(i))
 
-    def search(self, qcode: np.ndarray, k: int) -> list[int]:
-        """Message ids of the ``k`` codes nearest ``qcode`` (XOR-popcount), nearest first."""
+    def nearest(self, qcode: np.ndarray, k: int) -> list[tuple[int, int]]:
+        """``(message id, Hamming distance)`` of the ``k`` codes nearest ``qcode`` (XOR-popcount), nearest first."""
         k = min(k, len(self.owners))
         if k <= 0:
             return []
-        _, pos = self.index.search(np.ascontiguousarray(qcode), k)
-        return [self.owners[j] for j in pos[0].tolist() if j >= 0]
+        dist, pos = self.index.search(np.ascontiguousarray(qcode), k)
+        return [(self.owners[j], int(d)) for d, j in zip(dist[0].tolist(), pos[0].tolist()) if j >= 0]
+
+    def search(self, qcode: np.ndarray, k: int) -> list[int]:
+        """Message ids of the ``k`` codes nearest ``qcode``, nearest first."""
+        return [i for i, _ in self.nearest(qcode, k)]
 
     def words_of(self, ids: Sequence[int]) -> np.ndarray | None:
         """The codes of these messages as 64-bit words (one row each), or None when one of them has no code."""

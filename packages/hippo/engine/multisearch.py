@@ -1,0 +1,147 @@
+"""Search over several namespaces of one store with scores on one scale (``Memory.search_many``).
+
+``Memory.search`` ranks within one namespace: BM25 and signature weights use that namespace's statistics and
+reciprocal rank fusion (seed 002 §4.1, Eq. 3) uses ranks within it, so the best message of a two-message namespace
+and the best of a thousand-message one both get the top fused score. Merging per-namespace results by score
+therefore interleaves namespaces instead of ranking their messages. Here every channel scores each namespace's
+messages with the statistics of the union (``channels.corpus_stats``), fusion uses each candidate's rank in the
+union, and the time-and-truth and profile reweighting then run per namespace on those fused scores: a message ranks
+where it would if the namespaces were one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hippo.base.types import Hit
+from hippo.engine.namespace import Namespace, Predicate
+from hippo.engine.rank import hits as hits_of
+from hippo.engine.rank import profile_factors
+from hippo.engine.runtime import Runtime
+from hippo.engine.scope import Scope, ask
+from hippo.engine.state import NamespaceState
+from hippo.engine.truth import rank as truth_rank
+from hippo.index import channels
+
+
+def _channel_ranks(per_ns: list[dict[int, float]], limit: int, *, ascending: bool = False
+                   ) -> list[tuple[int, int]]:
+    """``(namespace position, row)`` of the best ``limit`` candidates of all namespaces, best first; ties keep
+    namespace order, then row (insertion) order, as ``channels.top`` does within one namespace."""
+    flat = [(score if ascending else -score, i, row) for i, cand in enumerate(per_ns) for row, score in cand.items()]
+    flat.sort()
+    return [(i, row) for _, i, row in flat[:limit]]
+
+
+def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predicate | None, scope: Scope,
+                priors: bool = True) -> list[Hit]:
+    """The ``k`` best messages of the namespaces ``names`` (validated, distinct) for ``query``."""
+    if not names:
+        return []
+    cfg = rt.config
+    rc = cfg.retrieval
+    states = [Namespace(rt, ns).state() for ns in names]
+    a = ask(states[0], rt.llm, query, scope)
+    q = a.terms
+    idxs = [st.index for st in states]
+    with rt.lock.read():
+        stats = channels.corpus_stats(idxs, q, cfg)
+        ranked: dict[str, list[tuple[int, int]]] = {}
+        lex = []
+        for idx in idxs:
+            sc = channels.lexical(idx, q, cfg, stats=stats)
+            lex.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
+        ranked["lexical"] = _channel_ranks(lex, rc.candidate_limit)
+        if rc.weight_signature > 0:
+            sig = []
+            for idx in idxs:
+                sc = channels.signature(idx, q, cfg, stats=stats)
+                sig.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
+            ranked["signature"] = _channel_ranks(sig, rc.candidate_limit)
+        if rt.embed is not None and rc.weight_embedding > 0:
+            ranked["embedding"] = _embedding_ranks(rt, states, query, rc.candidate_limit)
+        weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
+        fused: dict[tuple[int, int], float] = {}
+        per: dict[tuple[int, int], dict[str, float]] = {}
+        for name, keys in ranked.items():
+            w = weights.get(name, 1.0)
+            if w <= 0:
+                continue
+            for rank, key in enumerate(keys, start=1):
+                score = w / (rc.rrf_k + rank)
+                fused[key] = fused.get(key, 0.0) + score
+                per.setdefault(key, {})[name] = score
+        merged: list[tuple[float, int, int]] = []
+        for i, (st, idx) in enumerate(zip(states, idxs)):
+            cand = [(row, sc) for (j, row), sc in fused.items() if j == i]
+            rows = np.asarray([r for r, _ in cand], dtype=np.int64)
+            scores = np.asarray([sc for _, sc in cand], dtype=np.float64)
+            if rows.size:
+                order = np.lexsort((rows, -scores))
+                rows, scores = rows[order], scores[order]
+            st.truth.sync(idx)
+            if priors:
+                rows, scores, _ = truth_rank.adjust(idx, st.truth, cfg.temporal, query, rows, scores,
+                                                    since=scope.since, until=scope.until, as_of=scope.as_of)
+            elif scope.filters and rows.size:
+                keep = truth_rank.time_filter(st.truth, rows, scope.since, scope.until, scope.as_of)
+                rows, scores = rows[keep], scores[keep]
+            if priors and rc.profile_prior and rows.size:
+                factors = profile_factors(st, query, rows)
+                if (factors != 1.0).any():
+                    scores = scores * factors
+            merged.extend((float(sc), i, int(r)) for r, sc in zip(rows.tolist(), scores.tolist()))
+        merged.sort(key=lambda t: (-t[0], t[1], t[2]))
+        wide = pred is not None or scope.filters
+        limit = max(k, 20) if not wide else max(k * 20, rc.candidate_limit)
+        merged = _exact_first(idxs, query, merged[:limit])
+        found: list[tuple[int, Hit]] = []
+        for i, (st, idx) in enumerate(zip(states, idxs)):
+            mine = [(pos, row, sc) for pos, (sc, j, row) in enumerate(merged) if j == i]
+            if not mine:
+                continue
+            rows = np.asarray([row for _, row, _ in mine], dtype=np.int64)
+            scores = np.asarray([sc for _, _, sc in mine], dtype=np.float64)
+            ns_per = {row: per.get((i, row), {}) for _, row, _ in mine}
+            place = {int(idx.ids.view[row]): pos for pos, row, _ in mine}
+            for hit in hits_of(st, rows, scores, ns_per, pred, k, a):
+                found.append((place[hit.id], hit))
+        found.sort(key=lambda t: t[0])
+        return [h for _, h in found[:k]]
+
+
+def _embedding_ranks(rt: Runtime, states: list[NamespaceState], query: str, limit: int) -> list[tuple[int, int]]:
+    """Union ranking of the embedding channel: Hamming distances of one query code are comparable everywhere."""
+    qcode = None
+    per_ns: list[dict[int, float]] = []
+    for st in states:
+        codes = st.codes
+        cand: dict[int, float] = {}
+        if codes is not None and len(codes):
+            if qcode is None:
+                qcode = np.ascontiguousarray(rt.hasher.codes(rt.embed_query([query]), 1))
+            for mid, d in codes.nearest(qcode, limit):
+                row = st.index.row_of.get(mid)
+                if row is not None:
+                    cand[row] = float(d)
+        per_ns.append(cand)
+    return _channel_ranks(per_ns, limit, ascending=True)
+
+
+def _exact_first(idxs: list, query: str, merged: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """``rank.exact_first`` over the union: messages holding the whole query verbatim lead the top candidates."""
+    needle = " ".join(query.split()).casefold()
+    if len(needle) < 12 or len(merged) < 2:
+        return merged
+    head = min(len(merged), 20)
+    exact = [needle in " ".join(idxs[i].text_of(row).split()).casefold() for _, i, row in merged[:head]]
+    if not any(exact) or exact[0] and sum(exact) == 1:
+        return merged
+    order = [m for m, e in zip(merged[:head], exact) if e] + [m for m, e in zip(merged[:head], exact) if not e]
+    order += merged[head:]
+    # scores stay non-increasing down the list, as in rank.exact_first
+    out, floor = [], None
+    for sc, i, row in reversed(order):
+        floor = sc if floor is None else max(floor, sc)
+        out.append((floor, i, row))
+    return out[::-1]
