@@ -49,6 +49,7 @@ import uuid
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
 
 from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, ReadOnlyError, StoreBusy, StoreError
 from hippo.store import common
@@ -395,9 +396,9 @@ class PostgresStore(Store):
 
     def _retrying(self, what: str, attempt: Callable[[], Any]) -> Any:
         """Run ``attempt`` until it returns, retrying what provably stored nothing with bounded backoff."""
-        from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential_jitter
-
-        retrying = Retrying(stop=stop_after_delay(self.retry_s), wait=wait_exponential_jitter(initial=0.05, max=2.0),
+        # 50 ms doubling up to 2 s, with jitter so that many clients of a restarted server do not retry in step
+        retrying = Retrying(stop=stop_after_delay(self.retry_s),
+                            wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
                             retry=retry_if_exception_type(_Retry), reraise=True)
         try:
             for step in retrying:
