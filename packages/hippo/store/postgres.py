@@ -324,7 +324,10 @@ class PostgresStore(Store):
         return text.replace("{s}", self._s)
 
     def _installed_version(self, conn) -> int | None:
-        found = conn.execute("SELECT to_regclass(%s)", (f"{self._s}.meta",)).fetchone()[0]
+        # pg_class read with the statement's snapshot (to_regclass would consult a cache that may not have seen a
+        # schema another process committed while this one waited for the lock)
+        found = conn.execute("SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid ="
+                             " c.relnamespace WHERE n.nspname = %s AND c.relname = 'meta'", (self.schema,)).fetchone()
         if found is None:
             return None
         row = conn.execute(self._sql("SELECT value FROM {s}.meta WHERE key = 'schema_version'")).fetchone()
@@ -354,7 +357,8 @@ class PostgresStore(Store):
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
             if version == 0:
-                exists = conn.execute("SELECT to_regnamespace(%s)", (self._s,)).fetchone()[0]
+                exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
+                                      (self.schema,)).fetchone()
                 if exists is None:
                     conn.execute(self._sql("CREATE SCHEMA {s}"))
             self._migrate(conn, version)
