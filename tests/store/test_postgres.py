@@ -16,7 +16,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from hippo import Memory  # noqa: E402
-from hippo.base.errors import CorruptData, InvalidInput, ReadOnlyError, StoreBusy, StoreError  # noqa: E402
+from hippo.base.errors import CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError  # noqa: E402
 from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
@@ -154,7 +154,7 @@ def test_a_newer_schema_is_refused(pg_server, pg_url) -> None:
 
 
 def test_a_read_only_open_creates_nothing(pg_server, pg_url) -> None:
-    with pytest.raises(InvalidInput, match="holds no hippo store"):
+    with pytest.raises(NotFound, match="holds no hippo store"):
         Memory(pg_url, read_only=True)
     with admin(pg_server) as conn:
         assert conn.execute("SELECT to_regnamespace(%s)", (schema_of(pg_url),)).fetchone()[0] is None

@@ -51,7 +51,16 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
 
-from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, ReadOnlyError, StoreBusy, StoreError
+from hippo.base.errors import (
+    ClosedError,
+    CorruptData,
+    HippoError,
+    InvalidInput,
+    NotFound,
+    ReadOnlyError,
+    StoreBusy,
+    StoreError,
+)
 from hippo.store import common
 from hippo.store.base import (
     CHANGE_KINDS,
@@ -343,9 +352,9 @@ class PostgresStore(Store):
     def _init_schema(self, conn) -> None:
         version = self._installed_version(conn)
         if self.read_only:
-            if version is None:
-                raise InvalidInput(f"path {self.path!r} holds no hippo store in schema {self.schema!r} (open it "
-                                   "writable once to create one)")
+            if version is None:  # as a missing file is to the SQLite store
+                raise NotFound(f"path {self.path!r} holds no hippo store in schema {self.schema!r} (open it "
+                               "writable once to create one)")
             if version < SCHEMA_VERSION:
                 raise StoreError(f"store {self.path!r} has schema version {version}; open it writable once to upgrade "
                                  f"it to {SCHEMA_VERSION} before reading it read-only")
