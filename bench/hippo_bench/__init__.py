@@ -7,6 +7,7 @@
     hippo bench soak [--adds 1000000] [--quick]
     hippo bench temporal [--quick] [--seed S] [--conversations N] [--budget 1000]
     hippo bench context [--seed 0] [--turns 56] [--quick]
+    hippo bench postgres [--url postgresql://...] [--processes 1,4,16] [--sqlite-processes 1,4] [--quick]
 
 Each benchmark prints a markdown table and writes JSON to ``--out`` plus the same table as ``.md`` next to it
 (``scale`` also writes a ``.png`` plot). Peers and plotting come from the ``bench`` extra:
@@ -34,6 +35,8 @@ BENCHMARKS: dict[str, str] = {
     "temporal": "facts that change and events told out of order: current-value accuracy and Kendall tau of order",
     "context": "an agent session with large tool outputs, with and without HippoContextMiddleware: tokens sent, "
                "entry compression, values reached, overhead per turn",
+    "postgres": "1, 4 and 16 processes adding and recalling on one PostgreSQL server, beside LangGraph's "
+                "PostgresStore and the SQLite store",
 }
 
 

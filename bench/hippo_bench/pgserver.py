@@ -3,7 +3,8 @@
 
 PostgreSQL refuses to run as root, so when this process is root the server's files belong to the ``postgres`` user
 and every server binary runs through ``runuser -u postgres``. The server is tuned for throwaway data: ``fsync`` is
-off (a crash of the machine loses the server, which is thrown away anyway), everything else is PostgreSQL's default.
+off (a crash of the machine loses the server, which is thrown away anyway) unless ``durable=True`` (benchmarks, so that
+a commit costs what it costs in production); everything else is PostgreSQL's default.
 """
 
 from __future__ import annotations
@@ -52,7 +53,8 @@ def unavailable_reason() -> str | None:
 class PgServer:
     """One throwaway server. ``url(dbname)`` is a libpq URL on the server's unix socket."""
 
-    def __init__(self, *, max_connections: int = 200, extra: dict[str, str] | None = None) -> None:
+    def __init__(self, *, max_connections: int = 200, durable: bool = False,
+                 extra: dict[str, str] | None = None) -> None:
         reason = unavailable_reason()
         if reason:
             raise RuntimeError(reason)
@@ -69,7 +71,8 @@ class PgServer:
         else:
             self.user = pwd.getpwuid(os.geteuid()).pw_name
         self.root.chmod(0o700)
-        settings = {"listen_addresses": "''", "unix_socket_directories": f"'{self.socket_dir}'", "fsync": "off",
+        settings = {"listen_addresses": "''", "unix_socket_directories": f"'{self.socket_dir}'",
+                    "fsync": "on" if durable else "off",
                     "max_connections": str(max_connections), "shared_buffers": "64MB"}
         settings.update(extra or {})
         self.options = " ".join(f"-c {k}={v}" for k, v in settings.items())

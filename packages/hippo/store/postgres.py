@@ -313,6 +313,7 @@ class PostgresStore(Store):
         self._s = f'"{schema}"'
         self._lock_base = schema + "\x00"
         self._local = threading.local()
+        self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
         self._libpq = libpq
@@ -474,12 +475,14 @@ class PostgresStore(Store):
         result = None
         try:
             cur = conn.cursor()
-            cur.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '{self._busy_ms}ms'")
-            if lock is not None:
-                xid = cur.execute("SELECT pg_current_xact_id()::text FROM (SELECT pg_advisory_xact_lock(%s)) l",
-                                  (lock,)).fetchone()[0]
-            else:
-                xid = cur.execute("SELECT pg_current_xact_id()::text").fetchone()[0]
+            # One round trip: the transaction, the wait bound, the namespace's lock and the transaction id (asked
+            # about later if the connection breaks during COMMIT). Both numbers are ints made here, never input.
+            locking = "" if lock is None else f" FROM (SELECT pg_advisory_xact_lock({int(lock)})) AS l"
+            cur.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '{int(self._busy_ms)}ms';"
+                        f" SELECT pg_current_xact_id()::text{locking}")
+            while cur.nextset():
+                pass
+            xid = cur.fetchone()[0]
             result = body(cur)
             committing = True
             cur.execute("COMMIT")
@@ -669,52 +672,71 @@ class PostgresStore(Store):
         metas = [json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":")) for m in messages]
         n = len(messages)
 
+        new_tokens = sum(int(t.size) for t in tokens)
+
         def body(cur) -> list[MessageRow]:
             wanted = [k for k in keys if k is not None]
-            if wanted:
-                stored = cur.execute(self._sql(
-                    f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
-                    " AND m.idem_key = ANY(%s) ORDER BY m.seq"), (namespace, wanted)).fetchall()
-                if stored:
-                    return self._replayed(namespace, messages, keys, tokens, stored)
+            # One statement: were these keys stored already (a retry of this very append)? If not, reserve n seqs
+            # and n ids, and record the change; the tail's size comes back too (for seal's look without the lock).
+            epoch, change_epoch = self._epoch_sql("namespace_epoch"), self._epoch_sql("change_epoch")
             row = cur.execute(self._sql(
-                "WITH ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
-                " VALUES (%s, " + self._epoch_sql("namespace_epoch") + ", %s, "
-                + self._epoch_sql("change_epoch") + " + 1, " + self._epoch_sql("change_epoch") + ")"
+                "WITH found AS (SELECT COUNT(*) AS n FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
+                " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
+                " SELECT %s, " + epoch + ", %s, " + change_epoch + " + 1, " + change_epoch
+                + " WHERE (SELECT n FROM found) = 0"
                 " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1"
                 " RETURNING n.next_seq - %s AS first, n.version),"
                 " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
                 " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}' FROM ns)"
-                " SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s))"
-                " FROM ns"),
-                (namespace, n, n, namespace, n, f"{self._s}.messages", n)).fetchone()
-            first, ids = row[0], [int(i) for i in row[1]]
+                " SELECT (SELECT n FROM found), r.first, r.ids,"
+                " (SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s)"
+                " FROM (VALUES (1)) AS one LEFT JOIN (SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence("
+                "%s, 'id')) FROM generate_series(1, %s)) AS ids FROM ns) AS r ON true"),
+                (namespace, wanted, namespace, n, n, namespace, n, namespace, f"{self._s}.messages", n)).fetchone()
+            if row[0]:
+                stored = cur.execute(self._sql(
+                    f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
+                    " AND m.idem_key = ANY(%s) ORDER BY m.seq"), (namespace, wanted)).fetchall()
+                return self._replayed(namespace, messages, keys, tokens, stored)
+            first, ids = row[1], [int(i) for i in row[2]]
             if common.bad_int(first):
                 raise CorruptData(f"namespace {namespace!r}: next_seq {first!r} is damaged; `hippo check --repair` "
                                   "rebuilds it")
             out: list[MessageRow] = []
-            msg_rows, tail_rows = [], []
+            cols: dict[str, list] = {c: [] for c in ("id", "seq", "n", "speaker", "role", "ts", "session", "meta",
+                                                     "created", "key", "tokens", "checksum")}
             for k, m in enumerate(messages):
                 seq, mid, blob = first + k, ids[k], tokens[k].tobytes()
-                msg_rows.append((mid, namespace, seq, int(tokens[k].size), m.speaker, m.role,
-                                 None if m.ts is None else float(m.ts), m.session_id, metas[k], float(m.created_at),
-                                 keys[k]))
-                tail_rows.append((mid, namespace, seq, blob,
-                                  common.tail_checksum(namespace, mid, seq, int(tokens[k].size), blob)))
+                for c, v in (("id", mid), ("seq", seq), ("n", int(tokens[k].size)), ("speaker", m.speaker),
+                             ("role", m.role), ("ts", None if m.ts is None else float(m.ts)),
+                             ("session", m.session_id), ("meta", metas[k]), ("created", float(m.created_at)),
+                             ("key", keys[k]), ("tokens", blob),
+                             ("checksum", common.tail_checksum(namespace, mid, seq, int(tokens[k].size), blob))):
+                    cols[c].append(v)
                 out.append(MessageRow(
                     id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens[k].size), speaker=m.speaker,
                     role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata, created_at=m.created_at,
                     tokens=tokens[k].astype(np.uint32, copy=False)))
-            cur.executemany(self._sql(
-                "INSERT INTO {s}.messages (id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
-                " created_at, idem_key) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"), msg_rows)
-            cur.executemany(self._sql("INSERT INTO {s}.tail (id, namespace, seq, tokens, checksum)"
-                                      " VALUES (%s, %s, %s, %s, %s)"), tail_rows)
+            codes_sql, code_args = "", []
             if codes is not None:
-                cur.executemany(self._sql(
-                    "INSERT INTO {s}.codes (id, namespace, code) VALUES (%s, %s, %s)"
-                    " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code"),
-                    [(ids[k], namespace, bytes(codes[k])) for k in range(n)])
+                codes_sql = (", c AS (INSERT INTO {s}.codes (id, namespace, code) SELECT u.id, %s, u.code"
+                             " FROM unnest(%s::bigint[], %s::bytea[]) AS u(id, code)"
+                             " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code)")
+                code_args = [namespace, ids, [bytes(codes[k]) for k in range(n)]]
+            # messages, their tail rows (and codes) in one statement
+            cur.execute(self._sql(
+                "WITH m AS (INSERT INTO {s}.messages (id, namespace, seq, n_tokens, speaker, role, ts, session_id,"
+                " metadata, created_at, idem_key) SELECT u.id, %s, u.seq, u.n, u.speaker, u.role, u.ts, u.session,"
+                " u.meta, u.created, u.key FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
+                " %s::text[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::uuid[])"
+                " AS u(id, seq, n, speaker, role, ts, session, meta, created, key))" + codes_sql
+                + " INSERT INTO {s}.tail (id, namespace, seq, tokens, checksum)"
+                " SELECT u.id, %s, u.seq, u.tokens, u.checksum FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[],"
+                " %s::bytea[]) AS u(id, seq, tokens, checksum)"),
+                (namespace, cols["id"], cols["seq"], cols["n"], cols["speaker"], cols["role"], cols["ts"],
+                 cols["session"], cols["meta"], cols["created"], cols["key"], *code_args,
+                 namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
+            self._tail_hint[namespace] = int(row[3]) + new_tokens
             return out
 
         return self._write("adding messages", body, namespace, replay_safe=True)
@@ -741,9 +763,12 @@ class PostgresStore(Store):
     def seal(self, namespace: str, min_tokens: int) -> int:
         self._writable("sealing the tail into a chunk")
         # Looked at without the lock first: most appends leave the tail short of a chunk, and then no writer of the
-        # namespace waits for this one.
-        total = self._query("SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s",
-                            (namespace,))[0][0]
+        # namespace waits for this one. Right after this process's own append, the size that append saw is enough:
+        # if other processes grew the tail meanwhile, the append that takes it past min_tokens seals it.
+        total = self._tail_hint.pop(namespace, None)
+        if total is None:
+            total = self._query("SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s",
+                                (namespace,))[0][0]
         if total == 0 or total < min_tokens:
             return 0
 
