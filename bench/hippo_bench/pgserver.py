@@ -15,6 +15,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import textwrap
 import time
 import uuid
 from pathlib import Path
@@ -128,3 +129,75 @@ class PgServer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def find_pgbouncer() -> str | None:
+    """The pgbouncer binary (``$PGBOUNCER``, then ``PATH``, then Debian's /usr/sbin), or None."""
+    for candidate in (os.environ.get("PGBOUNCER", ""), shutil.which("pgbouncer") or "", "/usr/sbin/pgbouncer"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+class PgBouncer:
+    """A pgbouncer in front of a :class:`PgServer`, on a unix socket of its own (port ``port`` names the socket
+    file), pooling in ``pool_mode`` (default ``transaction``: a server connection per transaction, so no session
+    state survives between transactions). ``url(dbname)`` connects through it."""
+
+    def __init__(self, server: PgServer, dbname: str, *, pool_mode: str = "transaction", port: int = 6544,
+                 pool_size: int = 4) -> None:
+        binary = find_pgbouncer()
+        if binary is None:
+            raise RuntimeError("pgbouncer was not found (Debian: apt-get install pgbouncer)")
+        self.server, self.port, self.dbname = server, port, dbname
+        self.dir = server.root / f"pgbouncer-{port}"
+        self.dir.mkdir()
+        (self.dir / "users.txt").write_text(f'"{server.user}" ""\n')
+        ini = self.dir / "pgbouncer.ini"
+        ini.write_text(textwrap.dedent(f"""\
+            [databases]
+            {dbname} = host={server.socket_dir} dbname={dbname} user={server.user}
+            [pgbouncer]
+            listen_addr =
+            listen_port = {port}
+            unix_socket_dir = {self.dir}
+            auth_type = trust
+            auth_file = {self.dir / "users.txt"}
+            pool_mode = {pool_mode}
+            default_pool_size = {pool_size}
+            max_client_conn = 200
+            ignore_startup_parameters = extra_float_digits,options
+            logfile = {self.dir / "pgbouncer.log"}
+            pidfile = {self.dir / "pgbouncer.pid"}
+            """))
+        if server._as_root:
+            pw = pwd.getpwnam("postgres")
+            for path in (self.dir, ini, self.dir / "users.txt"):
+                os.chown(path, pw.pw_uid, pw.pw_gid)
+        cmd = [binary, "-d", str(ini)]
+        if server._as_root:
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        socket = self.dir / f".s.PGSQL.{port}"
+        deadline = time.monotonic() + 20
+        while not socket.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if not socket.exists():
+            log = (self.dir / "pgbouncer.log").read_text(errors="replace")[-2000:] \
+                if (self.dir / "pgbouncer.log").exists() else ""
+            raise RuntimeError(f"pgbouncer did not start ({proc.returncode}): {proc.stderr.strip()}\n{log}")
+
+    def url(self, **params: str) -> str:
+        query = "&".join([f"host={self.dir}", f"port={self.port}", *(f"{k}={v}" for k, v in params.items())])
+        return f"postgresql://{self.server.user}@/{self.dbname}?{query}"
+
+    def close(self) -> None:
+        pid_file = self.dir / "pgbouncer.pid"
+        if pid_file.exists():
+            try:
+                os.kill(int(pid_file.read_text().strip()), 15)
+            except (ValueError, ProcessLookupError):
+                pass
+            deadline = time.monotonic() + 10
+            while pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.02)

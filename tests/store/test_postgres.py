@@ -443,3 +443,35 @@ def test_a_handle_keeps_working_across_a_server_restart(pg_server, pg_url, monke
         assert mem.search("entry 29", k=1)[0].text == "during the restart, entry 29"
         assert mem.check()["ok"]
         assert lost  # the restart was met, and retried through
+
+
+ISLANDS = ["Capri", "Ischia", "Procida", "Elba", "Giglio", "Ponza", "Lipari", "Salina", "Vulcano", "Stromboli",
+           "Panarea", "Alicudi", "Filicudi", "Ustica", "Favignana", "Levanzo", "Marettimo", "Pantelleria", "Lampedusa",
+           "Linosa", "Gorgona", "Capraia", "Pianosa", "Montecristo", "Giannutri", "Ventotene", "Zannone", "Palmarola",
+           "Asinara", "Tavolara"]
+
+
+def test_through_pgbouncer_in_transaction_mode(pg_server, pg_url) -> None:
+    """Behind a pgbouncer in transaction mode (two server connections for every client) with prepared statements
+    off: no call relies on session state, so two handles keep working, freshness included."""
+    from hippo_bench.pgserver import PgBouncer, find_pgbouncer
+
+    if find_pgbouncer() is None:
+        pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    bouncer = PgBouncer(pg_server, "hippo", pool_mode="transaction", pool_size=2)
+    try:
+        url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none")
+        with Memory(url, namespace="a", config={"seal_tokens": 48}) as host_a, \
+                Memory(url, namespace="a") as host_b:
+            for k, word in enumerate(ISLANDS):  # past psycopg's prepare threshold many times over
+                host_a.add(f"The ferry to {word} leaves at {k % 12 + 1} o'clock.", metadata={"k": k})
+                assert host_b.count() == k + 1
+                assert host_b.search(word, k=1)[0].metadata == {"k": k}
+            assert host_a.forget({"k": {"$lt": 10}}) == 10
+            assert host_b.count() == 20 and host_b.search(ISLANDS[3], k=5) == []
+            assert all(h.metadata["k"] >= 10 for h in host_b.search("ferry", k=30))
+            assert host_b.check()["ok"]
+        with admin(pg_server) as conn:  # what went through the bouncer is in the server
+            assert conn.execute(f'SELECT COUNT(*) FROM "{schema_of(pg_url)}".messages').fetchone()[0] == 20
+    finally:
+        bouncer.close()

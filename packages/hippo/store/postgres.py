@@ -245,6 +245,9 @@ def _translate(exc: BaseException, what: str) -> HippoError:
         return StoreError(f"{what}: permission denied ({msg}); the role needs rights on the hippo schema")
     if state in ("XX001", "XX002"):
         return CorruptData(f"{what}: the server reports corrupt data ({msg})")
+    if state in ("42P05", "26000") and "_pg3_" in msg:
+        return StoreError(f"{what}: {msg}; a connection pooler in transaction mode (pgbouncer before 1.21) loses "
+                          "prepared statements between transactions: add hippo_prepare_threshold=none to the URL")
     if state in ("22021", "22P05"):
         return StoreError(f"{what}: the database's encoding cannot hold this text ({msg}); use a UTF8 database")
     if psycopg is not None and isinstance(exc, (psycopg.OperationalError, psycopg_pool.PoolTimeout)):
