@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="every worker adds to and asks the same namespace (one agent's memory on many servers)")
     p.add_argument("--no-langgraph", action="store_true", help="leave out LangGraph's PostgresStore")
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--repeats", type=int, default=3,
+                   help="runs of every cell, interleaved across systems; each figure is the median (default 3)")
 
 
 # -- one worker -----------------------------------------------------------------------------------------------------
@@ -224,6 +226,22 @@ class Locations:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def _median_cell(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every figure of a cell as the median over its runs (the runs themselves are kept under ``runs``)."""
+    import statistics
+
+    out = dict(runs[0])
+    for op in ("add", "search", "recall"):
+        if op in out:
+            out[op] = {k: statistics.median(r[op][k] for r in runs) if k != "n" else sum(r[op]["n"] for r in runs)
+                       for k in out[op]}
+    for key in ("found_search", "found_recall"):
+        if out.get(key) is not None:
+            out[key] = statistics.median(r[key] for r in runs)
+    out["runs"] = runs
+    return out
+
+
 # -- report -----------------------------------------------------------------------------------------------------
 def _fmt(x: float | None, digits: int = 1) -> str:
     return "-" if x is None else f"{x:,.{digits}f}"
@@ -244,6 +262,7 @@ def render_markdown(result: dict[str, Any]) -> str:
                             [[r["processes"], r["what"], fmt_ratio(r["ratio"])] for r in result["ratios"]])
     cfg = result["config"]
     return (f"## hippo bench postgres\n\n{cfg['adds']} adds and {cfg['queries']} questions per worker process, "
+            f"median of {cfg['repeats']} interleaved runs, "
             f"{'one shared namespace' if cfg['shared_namespace'] else 'one namespace per worker'}; recall budget "
             f"{cfg['budget']} tokens; server: {result['server']}.\n\n{table}\n\n"
             "Ratios (throughput of the first over the second, same run):\n\n" + ratios + "\n")
@@ -281,22 +300,27 @@ def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if with_langgraph:
         require("langgraph.store.postgres", "LangGraph's PostgresStore (langgraph-checkpoint-postgres)")
     locations = Locations(args.url)
-    cells = []
     opts = {"adds": adds, "queries": queries, "budget": args.budget, "seed": args.seed,
             "shared": args.shared_namespace}
+    plan = [("hippo-postgres", n) for n in pg_counts] + \
+        ([("langgraph-postgres", n) for n in pg_counts] if with_langgraph else []) + \
+        [("hippo-sqlite", n) for n in sqlite_counts]
+    plan.sort(key=lambda cell: (cell[1], cell[0]))  # systems side by side at each process count
+    repeats = 1 if args.quick else max(1, args.repeats)
+    runs: dict[tuple[str, int], list[dict[str, Any]]] = {cell: [] for cell in plan}
     try:
         server = "throwaway (initdb, fsync on, unix socket)" if locations.server else "given by --url"
-        for n in pg_counts:
-            cells.append(run_cell("hippo-postgres", locations.hippo(n), n, **opts))
-            if with_langgraph:
-                cells.append(run_cell("langgraph-postgres", locations.langgraph(n), n, **opts))
-        for n in sqlite_counts:
-            cells.append(run_cell("hippo-sqlite", locations.sqlite(n), n, **opts))
+        for _ in range(repeats):  # interleaved: a burst of load on the shared machine hits every system alike
+            for system, n in plan:
+                where = {"hippo-postgres": locations.hippo, "langgraph-postgres": locations.langgraph,
+                         "hippo-sqlite": locations.sqlite}[system](n)
+                runs[(system, n)].append(run_cell(system, where, n, **opts))
     finally:
         locations.close()
+    cells = [_median_cell(runs[cell]) for cell in plan]
     result = {"benchmark": "postgres", "machine": machine_info(), "server": server,
               "config": {"adds": adds, "queries": queries, "budget": args.budget, "processes": pg_counts,
                          "sqlite_processes": sqlite_counts, "shared_namespace": args.shared_namespace,
-                         "seed": args.seed, "cpus": os.cpu_count()},
+                         "seed": args.seed, "cpus": os.cpu_count(), "repeats": repeats},
               "cells": cells, "ratios": _ratios(cells)}
     return result, render_markdown(result)

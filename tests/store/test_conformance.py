@@ -487,3 +487,31 @@ def test_sizes_count_what_is_stored(store) -> None:
     assert sizes["tail_token_bytes"] == 0 and sizes["chunks"] == 1 and sizes["chunk_bytes"] > 0
     store.vacuum()
     assert_same(store.load("a"), msgs)
+
+
+# -- hostile input ------------------------------------------------------------------------------------------------
+HOSTILE_NAMESPACES = ["a'b\"c; DROP TABLE messages; --", "ns with spaces/and\\slashes", "名前空間 🐘", "%s %(x)s ?",
+                      "x" * 512]
+
+
+def test_hostile_namespaces_are_data_never_sql(store) -> None:
+    for k, ns in enumerate(HOSTILE_NAMESPACES):
+        store.append(ns, batch(2, start=2 * k, tag=ns[:8]))
+        store.seal(ns, 1)
+    assert sorted(store.namespaces()) == sorted(HOSTILE_NAMESPACES)
+    for k, ns in enumerate(HOSTILE_NAMESPACES):
+        assert_same(store.load(ns), batch(2, start=2 * k, tag=ns[:8]))
+    victim = HOSTILE_NAMESPACES[0]
+    assert store.delete_namespace(victim) == 2
+    assert sorted(store.namespaces()) == sorted(HOSTILE_NAMESPACES[1:])
+
+
+def test_a_large_repetitive_message_round_trips(store) -> None:
+    big = msg("ERROR 504 gateway timeout while calling /v1/orders?page=17\n" * 40_000 + "end of log")
+    small = batch(2)
+    store.append("logs", [small[0], big, small[1]])
+    assert_same(store.load("logs"), [small[0], big, small[1]])
+    store.seal("logs", 1)
+    assert store.sizes()["chunk_bytes"] < big.tokens.size  # repetitive text deflates far below a byte per token
+    assert_same(store.load("logs"), [small[0], big, small[1]])
+    assert text_of(store.load("logs", after_seq=0)[0]).endswith("end of log")
