@@ -475,3 +475,37 @@ def test_through_pgbouncer_in_transaction_mode(pg_server, pg_url) -> None:
             assert conn.execute(f'SELECT COUNT(*) FROM "{schema_of(pg_url)}".messages').fetchone()[0] == 20
     finally:
         bouncer.close()
+
+
+def test_row_level_security_as_docs_deploy_sets_it_up(pg_server, pg_url) -> None:
+    """The policies of docs/deploy.md: a tenant's role reads and writes its own namespaces and sees no other."""
+    schema = schema_of(pg_url)
+    with Memory(pg_url, namespace="t1") as owner:
+        owner.add("tenant one's secret: the launch is on Friday")
+        owner.using("t2").add("tenant two's secret: the budget is 40k")
+    role = "tenant_" + schema[2:10]
+    with admin(pg_server) as conn:
+        for table, column in (("messages", "namespace"), ("tail", "namespace"), ("chunks", "namespace"),
+                              ("codes", "namespace"), ("units", "namespace"), ("changes", "namespace"),
+                              ("namespaces", "name")):
+            conn.execute(f'ALTER TABLE "{schema}".{table} ENABLE ROW LEVEL SECURITY')
+            conn.execute(f'CREATE POLICY tenant ON "{schema}".{table}'
+                         f" USING (split_part({column}, '.', 1) = current_setting('hippo.tenant'))"
+                         f" WITH CHECK (split_part({column}, '.', 1) = current_setting('hippo.tenant'))")
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO {role}')
+        conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "{schema}" TO {role}')
+        conn.execute(f'GRANT USAGE ON ALL SEQUENCES IN SCHEMA "{schema}" TO {role}')
+        conn.execute(f"ALTER ROLE {role} SET hippo.tenant = 't1'")
+    tenant_url = pg_url.replace("postgres@", f"{role}@", 1)
+    with Memory(tenant_url, namespace="t1") as mine:
+        assert [it.text for it in mine.list()] == ["tenant one's secret: the launch is on Friday"]
+        mine.add("tenant one adds a note")
+        assert mine.using("t1.docs").add("a child namespace of tenant one").id > 0
+        assert mine.namespaces() == ["t1", "t1.docs"]
+        other = mine.using("t2")
+        assert other.count() == 0 and other.search("budget", k=5) == []
+        with pytest.raises(StoreError, match="row-level security"):
+            other.add("writing into tenant two")
+    with Memory(pg_url, namespace="t2") as owner:
+        assert [it.text for it in owner.list()] == ["tenant two's secret: the budget is 40k"]
