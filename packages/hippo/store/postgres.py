@@ -409,7 +409,7 @@ class PostgresStore(Store):
         if not isinstance(exc, psycopg.OperationalError):
             return False
         state = getattr(exc, "sqlstate", None) or ""
-        return conn is None or conn.broken or conn.closed or state.startswith("08") or state in _CONNECTION_STATES
+        return conn is None or conn.closed or state.startswith("08") or state in _CONNECTION_STATES
 
     def _retrying(self, what: str, attempt: Callable[[], Any]) -> Any:
         """Run ``attempt`` until it returns, retrying what provably stored nothing with bounded backoff."""
