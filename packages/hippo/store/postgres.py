@@ -263,6 +263,13 @@ class _Retry(Exception):
         self.final = final
 
 
+class _Last:
+    """What a write body returns to have its last statement sent in one round trip with COMMIT."""
+
+    def __init__(self, result: Any, sql: str, params: Sequence[Any]) -> None:
+        self.result, self.sql, self.params = result, sql, params
+
+
 class _Unsure(Exception):
     """The connection broke during COMMIT: whether the transaction committed is not known yet."""
 
@@ -319,6 +326,7 @@ class PostgresStore(Store):
         self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
         self._libpq = libpq
         # The first connection is made directly: it reports a wrong password, a missing database or an unreachable
         # server as it is, where a pool would only time out.
@@ -442,10 +450,12 @@ class PostgresStore(Store):
         with contextlib.suppress(Exception):
             self._pool.check()
 
-    def _write(self, what: str, body: Callable[[Any], Any], namespace: str | None = None,
-               replay_safe: bool = False) -> Any:
+    def _write(self, what: str, body: Callable[..., Any], namespace: str | None = None,
+               replay_safe: bool = False, first: tuple[str, Sequence[Any]] | None = None) -> Any:
         """Run ``body(cursor)`` in one write transaction (after taking ``namespace``'s lock) and return its result.
 
+        ``first``: a statement sent in the same round trip as the transaction's start; its first row is passed on,
+        ``body(cursor, row)``. A body that returns :class:`_Last` has its last statement sent together with COMMIT.
         ``replay_safe``: running the body again after it committed changes nothing (an upsert, an append with its
         idempotency keys, a seal of a tail already sealed); such a write is retried even when the outcome of its
         commit cannot be learned."""
@@ -454,7 +464,7 @@ class PostgresStore(Store):
 
         def attempt() -> Any:
             try:
-                return self._attempt_write(what, body, lock)
+                return self._attempt_write(what, body, lock, first)
             except _Unsure as unsure:
                 status = self._outcome(unsure.xid)
                 if status == "committed":
@@ -467,7 +477,8 @@ class PostgresStore(Store):
 
         return self._retrying(what, attempt)
 
-    def _attempt_write(self, what: str, body: Callable[[Any], Any], lock: int | None) -> Any:
+    def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | None,
+                       first: tuple[str, Sequence[Any]] | None = None) -> Any:
         try:
             conn = self._getconn()
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
@@ -478,17 +489,25 @@ class PostgresStore(Store):
         result = None
         try:
             cur = conn.cursor()
-            # One round trip: the transaction, the wait bound, the namespace's lock and the transaction id (asked
-            # about later if the connection breaks during COMMIT). Both numbers are ints made here, never input.
-            locking = "" if lock is None else f" FROM (SELECT pg_advisory_xact_lock({int(lock)})) AS l"
-            cur.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL lock_timeout = '{int(self._busy_ms)}ms';"
-                        f" SELECT pg_current_xact_id()::text{locking}")
-            while cur.nextset():
-                pass
-            xid = cur.fetchone()[0]
-            result = body(cur)
+            # One round trip: the transaction, the wait bound, the namespace's lock, the transaction id (asked about
+            # later if the connection breaks during COMMIT) and the body's first statement.
+            head = [("BEGIN ISOLATION LEVEL READ COMMITTED", None),
+                    (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
+                    ("SELECT pg_current_xact_id()::text"
+                     + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
+                     None if lock is None else (lock,))]
+            if first is not None:
+                head.append(first)
+            cursors = self._batch(conn, head)
+            xid = cursors[2].fetchone()[0]
+            out = body(cur) if first is None else body(cur, cursors[3].fetchone())
             committing = True
-            cur.execute("COMMIT")
+            if isinstance(out, _Last):
+                result = out.result
+                self._batch(conn, [(out.sql, out.params), ("COMMIT", None)])
+            else:
+                result = out
+                cur.execute("COMMIT")
             return result
         except BaseException as exc:
             lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
@@ -507,6 +526,19 @@ class PostgresStore(Store):
             raise
         finally:
             self._putconn(conn)
+
+    def _batch(self, conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[Any]:
+        """Run statements in order in one round trip (libpq's pipeline mode) where the client library supports it,
+        one by one otherwise; returns a cursor per statement, holding its result."""
+        cursors = [conn.cursor() for _ in statements]
+        if self._pipeline:
+            with conn.pipeline():
+                for cur, (sql, params) in zip(cursors, statements):
+                    cur.execute(sql, params)
+        else:
+            for cur, (sql, params) in zip(cursors, statements):
+                cur.execute(sql, params)
+        return cursors
 
     def _outcome(self, xid: str | None) -> str | None:
         """What the server says became of transaction ``xid``: 'committed', 'aborted' or None (unknown)."""
@@ -677,25 +709,27 @@ class PostgresStore(Store):
 
         new_tokens = sum(int(t.size) for t in tokens)
 
-        def body(cur) -> list[MessageRow]:
-            wanted = [k for k in keys if k is not None]
-            # One statement: were these keys stored already (a retry of this very append)? If not, reserve n seqs
-            # and n ids, and record the change; the tail's size comes back too (for seal's look without the lock).
-            epoch, change_epoch = self._epoch_sql("namespace_epoch"), self._epoch_sql("change_epoch")
-            row = cur.execute(self._sql(
-                "WITH found AS (SELECT COUNT(*) AS n FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
-                " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
-                " SELECT %s, " + epoch + ", %s, " + change_epoch + " + 1, " + change_epoch
-                + " WHERE (SELECT n FROM found) = 0"
-                " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1"
-                " RETURNING n.next_seq - %s AS first, n.version),"
-                " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
-                " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}' FROM ns)"
-                " SELECT (SELECT n FROM found), r.first, r.ids,"
-                " (SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s)"
-                " FROM (VALUES (1)) AS one LEFT JOIN (SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence("
-                "%s, 'id')) FROM generate_series(1, %s)) AS ids FROM ns) AS r ON true"),
-                (namespace, wanted, namespace, n, n, namespace, n, namespace, f"{self._s}.messages", n)).fetchone()
+        wanted = [k for k in keys if k is not None]
+        # The first statement (sent with the transaction's start, after the lock): were these keys stored already (a
+        # retry of this very append)? If not, reserve n seqs and n ids, and record the change; the tail's size comes
+        # back too (for seal's look without the lock).
+        epoch, change_epoch = self._epoch_sql("namespace_epoch"), self._epoch_sql("change_epoch")
+        reserve = (self._sql(
+            "WITH found AS (SELECT COUNT(*) AS n FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
+            " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
+            " SELECT %s, " + epoch + ", %s, " + change_epoch + " + 1, " + change_epoch
+            + " WHERE (SELECT n FROM found) = 0"
+            " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1"
+            " RETURNING n.next_seq - %s AS first, n.version),"
+            " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
+            " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}' FROM ns)"
+            " SELECT (SELECT n FROM found), r.first, r.ids,"
+            " (SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s)"
+            " FROM (VALUES (1)) AS one LEFT JOIN (SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence("
+            "%s, 'id')) FROM generate_series(1, %s)) AS ids FROM ns) AS r ON true"),
+            (namespace, wanted, namespace, n, n, namespace, n, namespace, f"{self._s}.messages", n))
+
+        def body(cur, row) -> list[MessageRow] | _Last:
             if row[0]:
                 stored = cur.execute(self._sql(
                     f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
@@ -726,8 +760,9 @@ class PostgresStore(Store):
                              " FROM unnest(%s::bigint[], %s::bytea[]) AS u(id, code)"
                              " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code)")
                 code_args = [namespace, ids, [bytes(codes[k]) for k in range(n)]]
-            # messages, their tail rows (and codes) in one statement
-            cur.execute(self._sql(
+            # messages, their tail rows (and codes) in one statement, sent with COMMIT
+            self._tail_hint[namespace] = int(row[3]) + new_tokens
+            return _Last(out, self._sql(
                 "WITH m AS (INSERT INTO {s}.messages (id, namespace, seq, n_tokens, speaker, role, ts, session_id,"
                 " metadata, created_at, idem_key) SELECT u.id, %s, u.seq, u.n, u.speaker, u.role, u.ts, u.session,"
                 " u.meta, u.created, u.key FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
@@ -739,10 +774,8 @@ class PostgresStore(Store):
                 (namespace, cols["id"], cols["seq"], cols["n"], cols["speaker"], cols["role"], cols["ts"],
                  cols["session"], cols["meta"], cols["created"], cols["key"], *code_args,
                  namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
-            self._tail_hint[namespace] = int(row[3]) + new_tokens
-            return out
 
-        return self._write("adding messages", body, namespace, replay_safe=True)
+        return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
 
     def _replayed(self, namespace: str, messages: Sequence[NewMessage], keys: list, tokens: list[np.ndarray],
                   stored: list[tuple]) -> list[MessageRow]:
