@@ -15,6 +15,7 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 
 from hippo import context, retrieval, tokenizer
+from hippo import evidence_recall
 from hippo._native import BinaryIndex, WaveletMatrix
 from hippo.agentic import AgenticMixin
 from hippo.coindex import ROLES, NamespaceIndex, Scored
@@ -542,7 +543,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             return self._items(idx, ids)
 
     # -- search and recall ----------------------------------------------------------------------------------
-    def _rank(self, idx: NamespaceIndex, query: str, limit: int, *, context: bool = False
+    def _rank(self, idx: NamespaceIndex, query: str, limit: int, *, context: bool = False, magnitudes: bool = False
               ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
         cfg = self._s.config
         rc = cfg.retrieval
@@ -565,7 +566,12 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
             ranked["embedding"] = self._embedding_channel(idx, query, rc.candidate_limit)
             timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
         weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
-        rows, scores, per = retrieval.rrf(ranked, weights, rc.rrf_k)
+        if magnitudes:
+            # the evidence packer needs how far apart candidates are, which ranks alone (RRF) do not say
+            rows, scores = evidence_recall.fused_scores(self, idx, query, raw, ranked, weights)
+            per = {}
+        else:
+            rows, scores, per = retrieval.rrf(ranked, weights, rc.rrf_k)
         t = time.perf_counter()
         idx.truth.sync(idx)
         scope = _SCOPE.get()

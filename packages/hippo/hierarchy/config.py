@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass, field
 from hippo.errors import InvalidInput
 
-RECALL_MODES = ("flat", "units", "stage1", "stage2", "full")
+RECALL_MODES = ("evidence", "flat", "units", "stage1", "stage2", "full")
 MESSAGE_TYPES = ("message", "tool_result", "state", "memory")
 UNIT_TYPES = ("episode", "semantic", "theme")
 PRIORITIES = ("critical", "high", "normal", "low")
@@ -29,11 +29,12 @@ class HierarchyConfig:
     """Episodes / semantics / themes (seed 001 §3.2) and top-down recall (seed 001 §3.3)."""
 
     enabled: bool = True
-    # How ``Memory.recall`` builds a context: "flat" (the engine's ranked messages), "units" (hierarchy with a
+    # How ``Memory.recall`` builds a context: "evidence" (the engine's candidates packed by expected evidence per
+    # token, hippo.evidence), "flat" (the engine's ranked messages in rank order), "units" (hierarchy with a
     # plain similarity retriever), "stage1" (+ representative selection, Eq. 4), "stage2" (+ uncertainty-gated
-    # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation`` on the
-    # dev data (Stage II alone: Stage I's diversity costs evidence recall there, see docs/hierarchy.md).
-    recall: str = "stage2"
+    # expansion), "full" (both stages). The default wins on LoCoMo and BEAM in ``hippo bench locomo`` / ``hippo
+    # bench beam`` (docs/retrieval.md); Stage II was the default before and is kept for comparison.
+    recall: str = "evidence"
     code_bits: int = 256              # SimHash width of unit codes
     # CURRENT buffer (seed 003 §3.3, Eq. 1): a flush unit ends at a session change, a time gap, or size;
     # complete units are consolidated before the next read that needs the hierarchy (recall, topics, stats),

@@ -452,14 +452,17 @@ class _View:
 def wants_recall(mem: "Memory") -> bool:
     """Whether ``Memory.recall`` goes through the hierarchy / decay path instead of the flat packer."""
     cfg = mem._s.config
-    return (cfg.hierarchy.enabled and cfg.hierarchy.recall != "flat") or cfg.decay.enabled
+    return cfg.hierarchy.recall == "evidence" or (cfg.hierarchy.enabled and cfg.hierarchy.recall != "flat") \
+        or cfg.decay.enabled
 
 
 def recall(mem: "Memory", query: str, budget: int, pred, include_dormant: bool = False):
     from hippo.hierarchy import topdown
 
     cfg = mem._s.config.hierarchy
-    life = ensure(mem, consolidated=cfg.enabled and cfg.recall != "flat", max_batches=cfg.read_batches)
+    # the evidence packer reads the engine's candidates only: no consolidation on the read path
+    life = ensure(mem, consolidated=cfg.enabled and cfg.recall not in ("flat", "evidence"),
+                  max_batches=cfg.read_batches)
     return topdown.recall(mem, life, query, budget, pred, include_dormant)
 
 

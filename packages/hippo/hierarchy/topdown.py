@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hippo import context, retrieval, textnorm
+from hippo import context, evidence_recall, retrieval, textnorm
 from hippo.hierarchy import lifecycle
 from hippo.hierarchy.codes import similarity
 from hippo.timeutil import to_datetime
@@ -122,11 +122,12 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
     s = mem._s
     cfg = s.config
     hc, dc = cfg.hierarchy, cfg.decay
-    mode = hc.recall if (hc.enabled and life.hier is not None) else "flat"
+    mode = hc.recall if (hc.enabled and life.hier is not None) or hc.recall == "evidence" else "flat"
     idx = mem._index()
     t0 = time.perf_counter()
     with s.lock.read():
-        rows, scores, _per, timings = mem._rank(idx, query, cfg.retrieval.candidate_limit, context=True)
+        rows, scores, _per, timings = mem._rank(idx, query, cfg.retrieval.candidate_limit, context=True,
+                                                magnitudes=mode == "evidence")
         t = time.perf_counter()
         pieces = mem._pieces(idx, rows, pred)
         rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
@@ -147,7 +148,9 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         timings["decay_ms"] = (time.perf_counter() - t) * 1e3
         t = time.perf_counter()
         units: list[dict[str, Any]] = []
-        if mode == "flat":
+        if mode == "evidence":
+            chosen_ids = evidence_recall.order(idx, list(rel), rel, by_id)
+        elif mode == "flat":
             order = sorted(rel, key=lambda k: (-rel[k], by_id[k].seq))
             chosen_ids = order
         else:
