@@ -16,7 +16,10 @@ score distribution and from the conversation itself.
 * **Cost.** A message costs ``tokens ** a``; ``a`` is how much the question's ranking leaves to chance. When the
   scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
   length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
-  ``a`` goes to ``max_exponent``. Peakedness is ``score of the k-th candidate / best score``.
+  ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``. The ceiling is
+  ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose speaker's median message is than
+  the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
+  length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
 
 The functions work on numpy arrays of candidates and return orders; the caller packs whole messages in that order,
 skipping what does not fit.
@@ -28,7 +31,10 @@ import numpy as np
 
 from hippo.errors import InvalidInput
 
-__all__ = ["verbosity_prior", "cost_exponent", "packing_order"]
+__all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order"]
+
+PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
+MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
 
 
 def _as_1d(x, name: str, dtype=np.float64) -> np.ndarray:
@@ -66,22 +72,36 @@ def verbosity_prior(lengths, groups) -> np.ndarray:
     return out
 
 
-def cost_exponent(scores, *, k: int = 10, max_exponent: float = 0.5) -> float:
-    """How strongly cost counts for this question: ``max_exponent * min(1, s_k / s_1)`` over candidate scores.
+def verbosity_ratio(lengths, groups) -> float:
+    """``r >= 1``: the largest group median of ``lengths`` over the overall median (1 when groups write alike)."""
+    n = _as_1d(lengths, "lengths")
+    g = _as_1d(groups, "groups", np.int64)
+    if n.size != g.size:
+        raise InvalidInput(f"lengths and groups must have the same length, got {n.size} and {g.size}")
+    if n.size == 0:
+        return 1.0
+    overall = max(float(np.median(n)), 1.0)
+    return max(1.0, max(float(np.median(n[g == code])) for code in np.unique(g).tolist()) / overall)
 
-    Peaked scores (the ``k``-th best far below the best) give a small exponent, flat scores ``max_exponent``. With
+
+def cost_exponent(scores, *, ratio: float = 1.0, k: int = PEAK_K, max_exponent: float = MAX_EXPONENT) -> float:
+    """How strongly cost counts for this question: ``max_exponent * (1 + ln ratio) * min(1, s_k / s_1)``, at most 1.
+
+    Peaked scores (the ``k``-th best far below the best) give a small exponent, flat scores the ceiling. With
     fewer than ``k`` positive candidates there is nothing to choose among and the exponent is 0 (rank order)."""
     s = _as_1d(scores, "scores")
     if k < 1:
         raise InvalidInput(f"k must be >= 1, got {k}")
-    if not 0.0 <= max_exponent <= 2.0:
-        raise InvalidInput(f"max_exponent must be in [0, 2], got {max_exponent}")
+    if not 0.0 <= max_exponent <= 1.0:
+        raise InvalidInput(f"max_exponent must be in [0, 1], got {max_exponent}")
+    if not (np.isfinite(ratio) and ratio >= 1.0):
+        raise InvalidInput(f"ratio must be a finite number >= 1, got {ratio}")
     pos = s[np.isfinite(s) & (s > 0)]
     if pos.size <= k:
         return 0.0
     part = -np.partition(-pos, k)  # part[k] is the (k+1)-th best, part[:k] the better ones
     best, kth = float(part[:k + 1].max()), float(part[k])
-    return max_exponent * min(1.0, kth / best)
+    return min(1.0, max_exponent * (1.0 + float(np.log(ratio))) * min(1.0, kth / best))
 
 
 def packing_order(scores, costs, prior=None, exponent: float = 0.5) -> np.ndarray:

@@ -41,7 +41,7 @@ def prior_of(idx: "NamespaceIndex", rows: np.ndarray) -> np.ndarray:
         lengths = idx.doc_lengths()[:n]
         groups = idx.role.view[:n].astype(np.int64) * (len(idx.speakers) + 1) + idx.speaker.view[:n]
         with _lock:
-            cache = (n, evidence.verbosity_prior(lengths, groups), groups)
+            cache = (n, evidence.verbosity_prior(lengths, groups), groups, evidence.verbosity_ratio(lengths, groups))
             idx._verbosity_prior = cache
     prior, groups = cache[1], cache[2]
     out = np.ones(rows.size)
@@ -63,7 +63,7 @@ def order(idx: "NamespaceIndex", ids: list[int], rel: dict[int, float], by_id: d
     costs = np.fromiter((line_cost(by_id[k]) for k in ids), dtype=np.float64, count=len(ids))
     rows = np.fromiter((idx.row_of[k] for k in ids), dtype=np.int64, count=len(ids))
     prior = prior_of(idx, rows)
-    a = evidence.cost_exponent(scores * prior)
+    a = evidence.cost_exponent(scores, ratio=idx._verbosity_prior[3])
     return [ids[j] for j in evidence.packing_order(scores, costs, prior, a).tolist()]
 
 

@@ -404,6 +404,8 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="also run all-MiniLM-L6-v2: dense and bm25s+dense RRF peers; hippo gets it as embed=")
     p.add_argument("--no-hippo", action="store_true", help="peers and the oracle only")
     p.add_argument("--keep-per-question", action="store_true", help="keep per-question scores in the JSON")
+    p.add_argument("--config", default=None, metavar="JSON",
+                   help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
 
 def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: str, title: str,
@@ -417,6 +419,11 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if not convs:
         raise SystemExit(f"--conversations {args.conversations!r} selects no conversation")
     embed = minilm() if args.embed == "minilm" else None
+    if config is None and getattr(args, "config", None):
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--config is not valid JSON: {exc}") from None
     out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
                    keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True))
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "machine": machine_info()})
