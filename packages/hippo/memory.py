@@ -120,6 +120,7 @@ class _Shared:
         self.llm = llm
         self.embed = as_embed_fn(embed)
         self.hasher = SimHasher(config.embed_bits) if self.embed else None
+        self.dense: dict[str, Any] = {}  # int8 user embeddings per namespace, for re-scoring candidates
         self.closed = False
         self.bits = tokenizer.token_bits()
 
@@ -249,21 +250,29 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         s = self._s
         ns = self._namespace
         entry = s.codes.get(ns)
+        width = s.config.embed_bits // 8
         if entry is None:
             entry = s.codes[ns] = (BinaryIndex(s.config.embed_bits), [])
+            dense = evidence_recall.DenseVectors()
+            s.dense[ns] = dense
             stored = s.store.get_codes(ns)
             have = [i for i in idx.ids.view.tolist() if i in stored]
             if have:
-                arr = np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(len(have), -1)
+                # a stored blob is the SimHash code, then (since dense re-scoring) the int8 vector
+                arr = np.frombuffer(b"".join(stored[i][:width] for i in have), dtype=np.uint8).reshape(len(have), -1)
                 entry[0].add(np.ascontiguousarray(arr))
                 entry[1].extend(have)
+                dense.add_blobs(have, [stored[i][width:] for i in have])
             rows = [r for r in rows if r.id not in stored]
         if rows:
             texts = [tokenizer.decode(r.tokens) for r in rows]
-            codes = s.hasher.codes(s.embed(texts), len(texts))
-            s.store.put_codes(ns, [r.id for r in rows], codes)
+            vectors = s.embed(texts)
+            codes = s.hasher.codes(vectors, len(texts))
+            q8 = evidence_recall.quantize(vectors)
+            s.store.put_codes(ns, [r.id for r in rows], np.hstack([codes, q8.view(np.uint8)]))
             entry[0].add(np.ascontiguousarray(codes))
             entry[1].extend(r.id for r in rows)
+            s.dense[ns].add([r.id for r in rows], q8)
 
     # -- writing --------------------------------------------------------------------------------------------
     def _prepare(self, item: Mapping[str, Any] | MemoryItem, where: str) -> NewMessage:
@@ -596,7 +605,7 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
         entry = s.codes.get(self._namespace)
         if entry is None or len(entry[0]) == 0:
             return np.zeros(0, np.int64)
-        qcode = s.hasher.codes(s.embed([query]), 1)
+        qcode = s.hasher.codes(evidence_recall.query_vector(s, query)[None, :], 1)
         k = min(limit, len(entry[0]))
         _, ids = entry[0].search(np.ascontiguousarray(qcode), k)
         rows = [idx.row_of.get(entry[1][j]) for j in ids[0].tolist() if j >= 0]
