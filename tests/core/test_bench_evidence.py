@@ -151,3 +151,15 @@ def test_failed_calls_are_counted_and_score_zero(tmp_path, monkeypatch):
     assert res["results"]["hippo"]["4000"]["all"] == 0.0
     assert res["results"]["bm25s"]["4000"]["all"] == 1.0
     assert "CorruptData" in res["hippo"]["failures"][0]
+
+
+def test_merged_conversations_keep_every_question_and_its_evidence(tmp_path):
+    convs = evidence.load_beam(_beam_dir(tmp_path, 2))
+    m = evidence.merge(convs)
+    assert len(m.messages) == sum(len(c.messages) for c in convs) and len(m.questions) == 6
+    assert m.questions[3].evidence == ("2:1",) and m.messages[6].id == "2:1"
+    assert m.messages[6].text.startswith("My greyhound is called Biscuit2")
+    res = evidence.evaluate([m], [4000], id_key="chat_id")
+    assert res["results"]["hippo"]["4000"]["all"] == 1.0  # both conversations together still fit in 4000
+    halves = evidence.evaluate(convs, [4000], id_key="chat_id", hippo=False)["halves"]
+    assert halves["odd"]["questions"] == 3 and halves["even"]["questions"] == 3

@@ -158,6 +158,17 @@ def load_locomo(path: str | os.PathLike) -> list[Conversation]:
     return convs
 
 
+def merge(convs: Sequence[Conversation]) -> Conversation:
+    """All ``convs`` as one conversation, one after the other (ids become ``"<number>:<id>"``): a longer history in
+    which each conversation's questions are asked again, to see whether recall holds as a conversation grows."""
+    msgs, qs = [], []
+    for c in convs:
+        msgs += [Message(f"{c.number}:{m.id}", m.role, m.speaker, m.text, m.when, f"{c.number}:{m.session}")
+                 for m in c.messages]
+        qs += [Question(q.kind, q.text, tuple(f"{c.number}:{e}" for e in q.evidence)) for q in c.questions]
+    return Conversation("merged-" + "+".join(str(c.number) for c in convs), 0, msgs, qs)
+
+
 def select(convs: Sequence[Conversation], which: str) -> list[Conversation]:
     """``all``, ``odd`` / ``even`` (by 1-based number) or a comma-separated list of numbers."""
     which = (which or "all").strip().lower()
@@ -338,8 +349,16 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
         if ms:
             res["p50_ms"], res["p95_ms"] = percentile(ms, 50), percentile(ms, 95)
         results[s] = res
+    number = {c.cid: c.number for c in convs}
+    halves: dict[str, Any] = {}
+    for half, want in (("odd", 1), ("even", 0)):
+        rows = [r for r in per_q if number[r["cid"]] % 2 == want]
+        if rows and len(rows) < len(per_q):
+            halves[half] = {s: {str(b): _mean([r[str(b)][s] for r in rows]) for b in budgets} for s in systems}
+            halves[half]["questions"] = len(rows)
     out: dict[str, Any] = {
         "conversations": [c.cid for c in convs],
+        "halves": halves,
         "questions": len(per_q),
         "per_kind_questions": {k: sum(r["kind"] == k for r in per_q) for k in kinds},
         "budgets": budgets,
@@ -383,6 +402,17 @@ def render(title: str, out: dict[str, Any]) -> str:
             rows.append(row)
     head = ["budget", "kind", "n", *systems] + (["best peer", "hippo / best", "hippo / oracle"] if "hippo" in systems else [])
     parts += ["", markdown_table(head, rows), ""]
+    if out.get("halves"):
+        rows = []
+        for half, res in out["halves"].items():
+            for b in budgets:
+                peer = max((res[s][str(b)], s) for s in systems if s != "oracle" and not s.startswith("hippo"))
+                row = [half, res["questions"], b, *[fmt_num(res[s][str(b)]) for s in systems]]
+                if "hippo" in systems:
+                    row += [peer[1], fmt_ratio(res["hippo"][str(b)] / peer[0] if peer[0] else math.nan)]
+                rows.append(row)
+        head = ["half", "n", "budget", *systems] + (["best peer", "hippo / best"] if "hippo" in systems else [])
+        parts += ["By half (conversations numbered from 1 in file order):", "", markdown_table(head, rows), ""]
     lat = [f"{s} p50 {fmt_num(out['results'][s].get('p50_ms'), 2)} ms / p95 {fmt_num(out['results'][s].get('p95_ms'), 2)} ms"
            for s in systems if "p50_ms" in out["results"][s]]
     parts.append("- latency per question: " + "; ".join(lat))
@@ -404,6 +434,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="also run all-MiniLM-L6-v2: dense and bm25s+dense RRF peers; hippo gets it as embed=")
     p.add_argument("--no-hippo", action="store_true", help="peers and the oracle only")
     p.add_argument("--keep-per-question", action="store_true", help="keep per-question scores in the JSON")
+    p.add_argument("--merge", action="store_true",
+                   help="ingest the selected conversations one after the other into ONE store and ask every question "
+                        "there (does recall hold as a conversation grows?)")
     p.add_argument("--config", default=None, metavar="JSON",
                    help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
@@ -418,6 +451,8 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
         convs = convs[:1]
     if not convs:
         raise SystemExit(f"--conversations {args.conversations!r} selects no conversation")
+    if getattr(args, "merge", False):
+        convs = [merge(convs)]
     embed = minilm() if args.embed == "minilm" else None
     if config is None and getattr(args, "config", None):
         try:
@@ -431,4 +466,4 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
 
 
 __all__ = ["Conversation", "Message", "Question", "Peers", "beam_ids", "best_peer", "by_density", "evaluate", "fill",
-           "load_beam", "load_locomo", "minilm", "render", "run_dataset", "select"]
+           "load_beam", "load_locomo", "merge", "minilm", "render", "run_dataset", "select"]
