@@ -349,9 +349,11 @@ def test_units_use_embedding_codes_when_embeddings_are_given(tmp_path):
 
 
 def test_one_recall_consolidates_at_most_read_batches_and_later_reads_catch_up():
-    cfg = {"hierarchy": {"read_batches": 1, "batch_messages": 4, "flush_tokens": 40}}
+    # top-down recall consolidates on the read path (the evidence packer does not)
+    cfg = {"hierarchy": {"read_batches": 1, "batch_messages": 4, "flush_tokens": 40, "recall": "stage2"}}
     bounded, full = Memory(None, config=cfg), Memory(None, config={"hierarchy": {"batch_messages": 4,
-                                                                                  "flush_tokens": 40}})
+                                                                                  "flush_tokens": 40,
+                                                                                  "recall": "stage2"}})
     for mem in (bounded, full):
         for k in range(4):
             mem.add_many({"text": t + f" ({k})", "speaker": "Ann", "session_id": f"x{k}"} for t in TOPIC_B + TOPIC_A)

@@ -188,6 +188,8 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         chosen, text, tokens = context.pack(ranked, budget, lambda p: idx.text_of(idx.row_of[p.key]))
         meta = s.store.rows(mem.namespace, [p.key for p in chosen])
         messages = [mem._item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
+        if mode == "evidence" and life.hier is not None and messages:
+            units = _units_of(mem, idx, life, [m.id for m in messages], rel)
         timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     if dc.enabled and dc.reinforce_on_recall and messages:
         included = {m.id for m in messages}
@@ -201,6 +203,27 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
                   timings=timings)
+
+
+def _units_of(mem: "Memory", idx, life: "Life", included: list[int], rel: dict[int, float]) -> list[dict[str, Any]]:
+    """The units already built over the messages a context includes (the evidence packer selects messages; the
+    hierarchy still says what they belong to). Nothing is consolidated for this: CURRENT messages have no units."""
+    h = life.hier
+    score: dict[int, float] = {}
+    for m in included:
+        for sid in h.msg_semantics.get(m, ()):
+            score[sid] = max(score.get(sid, 0.0), rel.get(m, 0.0))
+    sems = sorted(score.items(), key=lambda x: (-x[1], x[0]))[: life.hcfg.stage1_semantics]
+    themes: dict[int, float] = {}
+    for sid, sc in sems:
+        t = h.themes.theme_of.get(sid)
+        if t is not None:
+            themes[t] = max(themes.get(t, 0.0), sc)
+    units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel)
+    for u in units:
+        span = idx.truth.span(idx, u["message_ids"])
+        u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
+    return units
 
 
 def _aligned_scores(idx, rows: np.ndarray, scores: np.ndarray, pieces: list[context.Piece]) -> list[float]:
