@@ -34,8 +34,10 @@ class RetrievalConfig:
     weight_signature: float = 0.0   # measured neutral on LoCoMo dev at +45% latency; see README
     weight_embedding: float = 0.8
     # BM25 enumerates occurrences of rare terms first; terms past this many occurrences are only verified on
-    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).
-    enumerate_limit: int = 4_000
+    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank). At 4,000
+    # a 1.2M-token history lost evidence that matched only its question's commoner words (BEAM 10 chats in one
+    # store: 0.556 -> 0.593 at 2000 tokens with 50,000; recall p50 42 -> 45 ms; docs/retrieval.md, Growth).
+    enumerate_limit: int = 50_000
     candidate_limit: int = 400
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
