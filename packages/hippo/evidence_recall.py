@@ -134,12 +134,14 @@ def fused_scores(mem: "Memory", idx: "NamespaceIndex", query: str, raw: dict[str
 def prior_of(idx: "NamespaceIndex", rows: np.ndarray) -> np.ndarray:
     """The verbosity prior (:func:`hippo.evidence.verbosity_prior`) of ``rows``, groups = (role, speaker)."""
     n = len(idx)
+    gen = idx.state.generation  # a delete renumbers rows: recompute rather than map old rows
     cache = getattr(idx, "_verbosity_prior", None)
-    if cache is None or n > cache[0] * (1.0 + _PRIOR_REFRESH) or n < cache[0]:
+    if cache is None or n > cache[0] * (1.0 + _PRIOR_REFRESH) or n < cache[0] or cache[4] != gen:
         lengths = idx.doc_lengths()[:n]
         groups = idx.role.view[:n].astype(np.int64) * (len(idx.speakers) + 1) + idx.speaker.view[:n]
         with _lock:
-            cache = (n, evidence.verbosity_prior(lengths, groups), groups, evidence.verbosity_ratio(lengths, groups))
+            cache = (n, evidence.verbosity_prior(lengths, groups), groups, evidence.verbosity_ratio(lengths, groups),
+                     gen)
             idx._verbosity_prior = cache
     prior, groups = cache[1], cache[2]
     out = np.ones(rows.size)

@@ -156,3 +156,21 @@ def test_quantize_rejects_bad_vectors():
     with pytest.raises(HippoError):
         evidence_recall.quantize([[1.0, float("nan")]])
     assert evidence_recall.quantize([[0.0, 0.0]]).tolist() == [[0, 0]]
+
+
+def test_the_verbosity_prior_follows_deletes_and_growth():
+    mem = Memory(None)
+    short = [mem.add(f"I keep bees in hive {k}.", role="user").id for k in range(6)]
+    long_ = [mem.add(f"Bees in hive {k}: " + "inspect frames, check the queen, add supers. " * 30,
+                     role="assistant").id for k in range(6)]
+    idx = mem._index()
+    rows = np.asarray([idx.row_of[i] for i in short + long_])
+    p = evidence_recall.prior_of(idx, rows)
+    lengths = idx.doc_lengths()[rows].astype(float)
+    want = (np.median(lengths) / np.median(lengths[6:])) ** 0.5  # about sqrt(1/2): half the messages are long
+    assert (p[:6] == 1).all() and p[6:] == pytest.approx(np.full(6, want)) and want < 0.75
+    mem.delete(long_)                                    # only the terse speaker is left: no discount
+    idx = mem._index()
+    rows = np.asarray([idx.row_of[i] for i in short])
+    assert (evidence_recall.prior_of(idx, rows) == 1).all()
+    mem.close()
