@@ -163,3 +163,15 @@ def test_merged_conversations_keep_every_question_and_its_evidence(tmp_path):
     assert res["results"]["hippo"]["4000"]["all"] == 1.0  # both conversations together still fit in 4000
     halves = evidence.evaluate(convs, [4000], id_key="chat_id", hippo=False)["halves"]
     assert halves["odd"]["questions"] == 3 and halves["even"]["questions"] == 3
+
+
+def test_an_id_listed_twice_counts_twice_for_systems_and_once_for_the_oracle():
+    # as the reference scorers do (eval_beam.py keeps repeats; oracle_ceiling.py packs the set)
+    msgs = [evidence.Message(i, "user", "user", t, None, "s") for i, t in
+            enumerate(["the red kite flew over the hill", "lunch was soup and bread " * 20])]
+    q = evidence.Question("x", "What flew over the hill?", (0, 0, 1))
+    conv = evidence.Conversation("c", 1, msgs, [q])
+    one_line = len(cl100k_encoder().encode(conv.lines[0] + "\n"))
+    res = evidence.evaluate([conv], [one_line], id_key="chat_id", hippo=False)["results"]
+    assert res["bm25s"][str(one_line)]["all"] == pytest.approx(2 / 3)   # the kite line, counted twice of three
+    assert res["oracle"][str(one_line)]["all"] == pytest.approx(1 / 2)  # one of the two distinct messages

@@ -296,16 +296,19 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
                 mem = None
             ingest_s += time.perf_counter() - t0
         for qi, q in enumerate(conv.questions):
-            ev = list(dict.fromkeys(q.evidence))
+            # As the reference scorers do: an id listed twice counts twice for the systems (eval_beam.py), once
+            # for the oracle (oracle_ceiling.py packs the set of evidence messages).
+            ev = list(q.evidence)
+            unique = list(dict.fromkeys(ev))
             row: dict[str, Any] = {"cid": conv.cid, "q": qi, "kind": q.kind, "question": q.text, "evidence": ev}
             orders, plat = peers.orders(q.text)
             for name, v in plat.items():
                 lat[name].append(v)
-            ev_rows = sorted((pos[e] for e in ev), key=lambda i: ntok[i])
+            ev_rows = sorted((pos[e] for e in unique), key=lambda i: ntok[i])
             for b in budgets:
                 cell: dict[str, float] = {}
                 got = set(fill(ev_rows, ntok, b))
-                cell["oracle"] = sum(pos[e] in got for e in ev) / len(ev)
+                cell["oracle"] = sum(pos[e] in got for e in unique) / len(unique)
                 for name, order in orders.items():
                     got = set(fill(order, ntok, b))
                     cell[name] = sum(pos[e] in got for e in ev) / len(ev)
