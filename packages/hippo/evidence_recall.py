@@ -154,8 +154,35 @@ def prior_of(idx: "NamespaceIndex", rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def order(idx: "NamespaceIndex", ids: list[int], rel: dict[int, float], by_id: dict[int, Any]) -> list[int]:
-    """Message ids in packing order: expected evidence per token (:func:`hippo.evidence.packing_order`)."""
+# A shortlist holds candidates in packing order until their estimated cost reaches this many budgets (slack for
+# lines that will not fit, dormant messages and notes), and at least _SHORTLIST_MIN of them.
+_SHORTLIST_BUDGETS = 3.0
+_SHORTLIST_MIN = 48
+
+
+def shortlist(idx: "NamespaceIndex", rows: np.ndarray, scores: np.ndarray, budget: int
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The candidates that can reach a context of ``budget`` tokens, in their input (rank) order, and the cost
+    exponent of the whole candidate list. Costs are estimated from the span table (tokens + a 4-token prefix), so
+    only the shortlist needs its pieces described and annotated."""
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    if rows.size == 0:
+        return rows, scores, 0.0
+    prior = prior_of(idx, rows)
+    a = evidence.cost_exponent(scores, ratio=idx._verbosity_prior[3])
+    est = idx.doc_lengths()[rows].astype(np.float64) + 4.0
+    keyed = evidence.packing_order(scores, est, prior, a)
+    reach = np.cumsum(est[keyed])
+    n = max(_SHORTLIST_MIN, int(np.searchsorted(reach, _SHORTLIST_BUDGETS * budget)) + 1)
+    keep = np.sort(keyed[:n])
+    return rows[keep], scores[keep], a
+
+
+def order(idx: "NamespaceIndex", ids: list[int], rel: dict[int, float], by_id: dict[int, Any],
+          exponent: float | None = None) -> list[int]:
+    """Message ids in packing order: expected evidence per token (:func:`hippo.evidence.packing_order`).
+    ``exponent`` is the cost exponent when the caller computed it over a longer candidate list."""
     if not ids:
         return []
     ids = sorted(ids, key=lambda k: (-rel[k], by_id[k].seq))  # rank order breaks ties
@@ -163,7 +190,7 @@ def order(idx: "NamespaceIndex", ids: list[int], rel: dict[int, float], by_id: d
     costs = np.fromiter((line_cost(by_id[k]) for k in ids), dtype=np.float64, count=len(ids))
     rows = np.fromiter((idx.row_of[k] for k in ids), dtype=np.int64, count=len(ids))
     prior = prior_of(idx, rows)
-    a = evidence.cost_exponent(scores, ratio=idx._verbosity_prior[3])
+    a = exponent if exponent is not None else evidence.cost_exponent(scores, ratio=idx._verbosity_prior[3])
     return [ids[j] for j in evidence.packing_order(scores, costs, prior, a).tolist()]
 
 

@@ -174,3 +174,16 @@ def test_the_verbosity_prior_follows_deletes_and_growth():
     rows = np.asarray([idx.row_of[i] for i in short])
     assert (evidence_recall.prior_of(idx, rows) == 1).all()
     mem.close()
+
+
+def test_the_shortlist_packs_the_same_context_as_the_whole_candidate_list(monkeypatch):
+    mem = Memory(None)
+    _convo(mem)
+    for k in range(30):
+        mem.add(f"Note {k}: the compost bin needs brown leaves and kitchen scraps for the tomatoes.", role="user")
+    queries = ["tomatoes compost", "garden soil water", "brown leaves kitchen scraps", "bed 3 tomatoes"]
+    got = {q: [m.id for m in mem.recall(q, budget_tokens=300).messages] for q in queries}
+    monkeypatch.setattr(evidence_recall, "_SHORTLIST_MIN", 10_000)  # every candidate described and ordered
+    for q in queries:
+        assert [m.id for m in mem.recall(q, budget_tokens=300).messages] == got[q]
+    mem.close()

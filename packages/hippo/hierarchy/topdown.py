@@ -129,6 +129,10 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         rows, scores, _per, timings = mem._rank(idx, query, cfg.retrieval.candidate_limit, context=True,
                                                 magnitudes=mode == "evidence")
         t = time.perf_counter()
+        exponent = None
+        if mode == "evidence" and pred is None:
+            # only the candidates that can reach the context are described and annotated
+            rows, scores, exponent = evidence_recall.shortlist(idx, rows, scores, budget)
         pieces = mem._pieces(idx, rows, pred)
         rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
         top = max(rel_raw.values(), default=0.0) or 1.0
@@ -149,7 +153,7 @@ def recall(mem: "Memory", life: "Life", query: str, budget: int, pred, include_d
         t = time.perf_counter()
         units: list[dict[str, Any]] = []
         if mode == "evidence":
-            chosen_ids = evidence_recall.order(idx, list(rel), rel, by_id)
+            chosen_ids = evidence_recall.order(idx, list(rel), rel, by_id, exponent)
         elif mode == "flat":
             order = sorted(rel, key=lambda k: (-rel[k], by_id[k].seq))
             chosen_ids = order
