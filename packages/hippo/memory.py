@@ -265,7 +265,9 @@ class Memory(TruthMixin, EntriesMixin, AgenticMixin, ProfilesMixin):
                 dense.add_blobs(have, [stored[i][width:] for i in have])
             rows = [r for r in rows if r.id not in stored]
         if rows:
-            texts = [tokenizer.decode(r.tokens) for r in rows]
+            # embedded as the line a reader sees, "<speaker>: <text>": a question naming a person then matches
+            # that person's messages in the embedding too
+            texts = [f"{r.speaker or r.role}: {tokenizer.decode(r.tokens)}" for r in rows]
             vectors = s.embed(texts)
             codes = s.hasher.codes(vectors, len(texts))
             q8 = evidence_recall.quantize(vectors)

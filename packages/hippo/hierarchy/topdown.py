@@ -215,8 +215,13 @@ def _units_of(mem: "Memory", idx, life: "Life", included: list[int], rel: dict[i
     h = life.hier
     score: dict[int, float] = {}
     for m in included:
-        for sid in h.msg_semantics.get(m, ()):
-            score[sid] = max(score.get(sid, 0.0), rel.get(m, 0.0))
+        sids = h.msg_semantics.get(m)
+        if not sids:  # a message no semantic quotes still belongs to its episode, and so to the episode's semantics
+            e = h.episodes.get(h.msg_episode.get(m, -1))
+            sids = e.semantic_ids if e is not None else ()
+        for sid in sids:
+            if sid in h.semantics:
+                score[sid] = max(score.get(sid, 0.0), rel.get(m, 0.0))
     sems = sorted(score.items(), key=lambda x: (-x[1], x[0]))[: life.hcfg.stage1_semantics]
     themes: dict[int, float] = {}
     for sid, sc in sems:
