@@ -1,7 +1,8 @@
 """``hippo bench``: reproducible benchmarks of the C core and the memory engine.
 
     hippo bench kernels [--quick] [--out bench_results/kernels.json]
-    hippo bench locomo --data locomo_dev.json [--budgets 500,1000,2000] [--limit-conversations N] [--ablation]
+    hippo bench locomo --data locomo_dev.json [--budgets 500,1000,2000] [--conversations odd] [--embed minilm]
+    hippo bench beam --data beam100k [--budgets 2000,4000,8000] [--conversations even] [--embed minilm]
     hippo bench scale [--sizes 1e5,1e6,1e7] [--quick]
     hippo bench reliability [--quick] [--kill-points N]
     hippo bench soak [--adds 1000000] [--quick]
@@ -27,7 +28,8 @@ from hippo_bench._common import MissingDependency, write_results
 # ``run(args, out=...)`` returning ``(result_dict, markdown)``.
 BENCHMARKS: dict[str, str] = {
     "kernels": "Hamming top-k and dynamic wavelet matrix vs faiss, numpy and wavelet-matrix",
-    "locomo": "LoCoMo evidence recall under token budgets, hippo vs bm25s",
+    "locomo": "LoCoMo evidence recall under token budgets: hippo, bm25s, bm25s-d and the oracle",
+    "beam": "BEAM evidence recall (long agent chats) under token budgets: hippo, bm25s, bm25s-d and the oracle",
     "scale": "ingest speed, latency, store size and RSS on synthetic streams of growing size",
     "reliability": "crash (SIGKILL), concurrency and hostile-input campaigns; failures must be zero",
     "soak": "a long run of adds with interleaved recalls and flushes: RSS growth and latency drift",

@@ -855,8 +855,8 @@ class SQLiteStore(Store):
         if ns_row is not None and _bad_int(ns_row[0]):
             ns_problems.append(f"generation {ns_row[0]!r} is not a count")
         bad_codes = [{"id": i, "problem": "embedding code of a message that does not exist" if m is None
-                      else f"embedding code of {n} bytes, expected {code_bytes}"}
-                     for i, n, m in codes if m is None or (code_bytes is not None and n != code_bytes)]
+                      else f"embedding code of {n} bytes, expected at least {code_bytes}"}
+                     for i, n, m in codes if m is None or (code_bytes is not None and n < code_bytes)]
         return {
             "messages": {"verified": n_rows, "damaged": messages + uncovered},
             "tail": {"verified": n_tail, "damaged": tail},
