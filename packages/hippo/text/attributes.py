@@ -174,17 +174,33 @@ _CAP = r"(?-i:[A-Z])[\w'’&.-]*"
 _NAME = _CAP + r"(?:\s+(?:(?!I\b)" + _CAP + r"|\d[\w+]*|of|de|del|la|le|da|&)(?=\s|$|[,.;:!?)]))*"
 _MONEY = r"\$?\d{1,3}(?:,\d{3})+(?:\.\d+)?|\$\d+(?:\.\d+)?k?|\d+(?:\.\d+)?k\b|\d{4,7}"
 # an amount as said: "$3,500", "42", "12%", "180KB", with a unit after it ("12 books", "$550/month", "42 weekly")
-_QTY = r"(?:\$\s?\d+(?:,\d{3})*(?:\.\d+)?(?:k\b)?|\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%|(?-i:[a-zA-Z]{1,3})\b)?)" \
+_QTY = r"(?:\d{1,2}:\d{2}\s*(?:am|pm)?|\$\s?\d+(?:,\d{3})*(?:\.\d+)?(?:k\b)?|" \
+       r"\d+(?:,\d{3})*(?:\.\d+)?(?:\s?%|(?-i:[a-zA-Z]{1,3})\b)?)" \
        r"(?:\s*(?:/|per\s+)(?:month|week|year|day|hour)|\s+(?:monthly|weekly|yearly|annually|daily|hourly|am|pm)\b|" \
        r"\s+(?-i:[a-z]{2,}s)\b)?"
 # the thing an amount is of, as said after "my": "snack budget", "weekly word count", "budget for attorney fees"
 _THING = r"[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}?(?:\s+(?:for|of)\s+[a-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,3}?)?"
-_CHANGED = r"(?:increased|raised|reduced|cut|adjusted|changed|extended|lowered|upped|bumped|set|updated|shifted|" \
-           r"decreased|boosted|capped|trimmed|brought)"
+# what an amount "of" is: "my snack budget of $70", "my $600 annual budget"
+_AMOUNT_NOUNS = "budget budgets limit goal target cap quota salary rent allowance fund savings fee fees price cost " \
+                "deposit payment balance"
+_AMOUNT_NOUN = r"(?:" + "|".join(_AMOUNT_NOUNS.split()) + r")"
+_CHANGED_WORDS = "increased raised reduced cut adjusted changed extended lowered upped bumped set updated shifted " \
+                 "decreased boosted capped trimmed brought"
+_CHANGED = r"(?:" + "|".join(_CHANGED_WORDS.split()) + r")"
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DATE = r"(?:" + _MONTH + r"\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + \
         _MONTH + r"(?:,?\s+\d{4})?)"
+# a time of day, and when something is scheduled: "April 22 at 11 AM", "3 PM on June 2", "March 22"
+_CLOCK = r"\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)"
+_WHEN_SET = r"(?:" + _DATE + r"(?:,?\s+(?:at\s+)?" + _CLOCK + r")?|" + _CLOCK + r"(?:\s+on\s+" + _DATE + r")?)"
+# something that happens at a time: "Zoom call with the creative director", "session with an immigration
+# consultant", "final decision meeting" (a bare "meeting" is one of many)
+_EVENT_NOUNS = "meeting meetings call session sessions appointment interview webinar workshop presentation " \
+               "consultation class exam test flight visit demo retreat ceremony checkup check-up review hearing " \
+               "screening shoot rehearsal conference recital"
+_EVENT = r"(?:[a-z][a-z'-]*\s+){0,3}?(?:" + "|".join(_EVENT_NOUNS.split()) + r")(?:\s+(?:with|for)\s+" \
+         r"(?:[A-Za-z][\w'-]*\s+){0,3}?[A-Za-z][\w'-]*)?"
 # makes and models: a phone or a car is recognised as one, not by a verb that could take any object
 _PHONE = r"(?-i:(?:iPhone|Pixel|Galaxy|Fairphone|Moto|Motorola|Nokia|Xperia|Redmi|OnePlus|Huawei|Xiaomi|Oppo)" \
          r"(?:\s+(?:[A-Z0-9][\w+]*))*)\b"
@@ -294,16 +310,26 @@ _NOT_THINGS = textnorm.STOPWORDS | frozenset(
     """favorite favourite name son daughter kid kids child children brother sister friend dog cat wife husband
     partner mom mum dad mother father baby""".split())
 # ... and words that alone name no thing ("my point is 2", "my guess is 40")
-_VAGUE = frozenset("way point goal guess question problem issue idea answer reason plan number".split())
+# (a bare "budget" or "goal" is one of many in a long conversation: only a named one is an attribute)
+_VAGUE = frozenset("""way point goal guess question problem issue idea answer reason plan number budget budgets limit
+    target cap quota fund savings fee fees price cost deposit payment balance total amount""".split())
 
 
-def _thing_key(thing: str) -> str | None:
+_VAGUE_EVENTS = frozenset(_EVENT_NOUNS.split()) | {"next", "first", "last", "weekly", "daily", "monthly", "new",
+                                                   "regular", "usual", "team", "work", "online", "zoom", "video",
+                                                   "phone", "quick", "short", "long", "big", "important", "one"}
+_LATER = re.compile(r"[^.;!?]{0,60}?\b(?:and\s+)?(?:later|then|since\s+then|now)\s+(?:up\s+|down\s+)?to\s+(?P<v>" + _QTY + ")",
+                    re.I)
+
+
+def _thing_key(thing: str, vague: frozenset[str] = _VAGUE) -> str | None:
     """The attribute key of the thing an amount is of ("April-June book budget" -> "april_june_book_budget"), or
-    None when the phrase is not a thing ("my point is 2", "my son is 12": an age is not kept as an amount)."""
-    words = re.findall(r"[a-z0-9]+", thing.lower())
+    None when the phrase is not a thing ("my point is 2", "my son is 12": an age is not kept as an amount) or names
+    only its kind ("budget", "the meeting", "a Zoom call": one of many)."""
+    words = [w for w in re.findall(r"[a-z0-9]+", thing.lower()) if w not in ("a", "an", "the")]
     if not words or len(words) > 8 or words[0] in textnorm.STOPWORDS or words[-1] in _NOT_THINGS:
         return None
-    if len(words) == 1 and words[0] in _VAGUE:
+    if all(w in vague for w in words):
         return None
     if any(w in ("i", "you", "he", "she", "it", "we", "they", "is", "are", "was", "be", "and", "or") for w in words):
         return None
@@ -477,12 +503,34 @@ def _rules() -> list[_Rule]:
     # "my grocery budget was increased to $550 monthly" (seed 002 stage 4: update verbs)
     add(r"\b(?:I|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:just\s+|already\s+|recently\s+|also\s+|finally\s+|now\s+|"
         r"managed\s+to\s+)*" + _CHANGED + r"\s+(?:down\s+|up\s+)?(?:my|our|the)\s+(?P<n>" + _THING + r")\s+"
-        r"(?:down\s+|up\s+)?(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs="increased raised reduced cut adjusted changed extended lowered upped bumped set updated shifted decreased boosted capped trimmed brought")
+        r"(?:down\s+|up\s+)?(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs=_CHANGED_WORDS)
     add(r"\b(?:my|our)\s+(?P<n>" + _THING + r")\s+(?:was|has\s+been|got|had\s+been|is\s+now|were|have\s+been)\s+"
-        r"(?:just\s+)?" + _CHANGED + r"\s+(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs="increased raised reduced cut adjusted changed extended lowered upped bumped set updated shifted decreased boosted capped trimmed brought")
+        r"(?:just\s+)?" + _CHANGED + r"\s+(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs=_CHANGED_WORDS)
     add(r"\bmy\s+(?:new\s+|current\s+|total\s+|updated\s+)?(?P<n>" + _THING + r")\s+(?:is|was)\s+"
         r"(?:now\s+|currently\s+|still\s+)?(?:set\s+(?:at|to)\s+|at\s+|up\s+to\s+)?(?P<v>" + _QTY + r")(?=[\s,.;!?)]|$)",
         "amount", needs="my")
+    add(r"(?:\b(?:my|our)|\b(?:I|we)(?:\s+have|'ve\s+got|\s+set)\s+(?:a|an))\s+(?:new\s+|increased\s+|updated\s+|"
+        r"current\s+|total\s+|revised\s+|reduced\s+)*(?P<n>(?:[a-z][a-z'-]*\s+){0,3}?" + _AMOUNT_NOUN + r")\s+of\s+"
+        r"(?P<v>" + _QTY + ")", "amount", needs=_AMOUNT_NOUNS)
+    add(r"\b(?:my|our)\s+(?:new\s+|increased\s+|updated\s+|current\s+|total\s+|revised\s+|reduced\s+)*"
+        r"(?P<v>\$\d+(?:,\d{3})*(?:\.\d+)?k?)\s+(?P<n>(?:[a-z][a-z'-]*\s+){0,2}?" + _AMOUNT_NOUN + r")\b", "amount",
+        needs=_AMOUNT_NOUNS)
+    # -- when something the speaker has is scheduled: "I have a Zoom meeting with Professor Danielle on March 22
+    # at 3 PM", "I rescheduled my final meeting to April 2", "the Zoom call with the creative director got moved to
+    # April 22 at 11 AM". A new time supersedes the old one only when the change is said (a second meeting with
+    # the same person is not a correction of the first).
+    add(r"(?:\b(?:I|we)(?:'ve|\s+have)?|\band)\s+(?:just\s+|already\s+|now\s+)?(?:got|have|booked|scheduled|set\s+up|"
+        r"arranged|planned)\s+(?:a|an|my|our|the)\s+(?P<n>" + _EVENT + r")\s+(?:on|for|at)\s+(?P<v>" + _WHEN_SET + ")",
+        "event", needs=_EVENT_NOUNS)
+    add(r"\b(?:I|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:just\s+|already\s+|now\s+|had\s+to\s+)?(?:rescheduled|moved|pushed|"
+        r"postponed|shifted|changed|bumped|brought\s+forward)\s+(?:back\s+)?(?:the|my|our|a)\s+(?P<n>" + _EVENT +
+        r")\s+(?:back\s+)?(?:from\s+[^,;]{1,30}?\s+)?to\s+(?P<v>" + _WHEN_SET + ")", "event", needs=_EVENT_NOUNS)
+    add(r"\b(?:moving|rescheduling|postponing)\s+(?:the|my|our)\s+(?P<n>" + _EVENT + r")\s+to\s+(?P<v>" + _WHEN_SET + ")",
+        "event", needs=_EVENT_NOUNS)
+    add(r"\b(?:the|my|our)\s+(?P<n>" + _EVENT + r")\s+(?:is|was|has\s+been|got|had\s+been)\s+(?:now\s+|just\s+)?"
+        r"(?:rescheduled|moved|pushed(?:\s+back)?|postponed|shifted|changed|brought\s+forward)\s+"
+        r"(?:from\s+[^,;]{1,30}?\s+)?to\s+(?P<v>" + _WHEN_SET + ")", "event", needs=_EVENT_NOUNS)
+
     add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+(?:at|with)\s+(?:the\s+)?(?P<v>" + _NAME + ")", "org", "employer", True, needs="lost")
     add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+as\s+(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", True, needs="lost")
 
@@ -634,10 +682,18 @@ def _read(kind: str, attr: str | None, m: re.Match, sent: str, text: str) -> tup
         if entity.lower() in _NOT_NAMES or entity.lower() in textnorm.STOPWORDS:
             return None
         return attr, re.sub(r"\s+", " ", raw.strip()), entity.lower()
+    if kind == "event":
+        key = _thing_key(m.group("n"), vague=_VAGUE_EVENTS)
+        if key is None:
+            return None
+        return f"{key}_time", re.sub(r"\s+", " ", raw.strip()), None
     if kind == "amount":
         key = _thing_key(m.group("n"))
         if key is None:
             return None
+        later = _LATER.match(sent, m.end())
+        if later:  # "increased to $500 monthly starting Sept 1, and later to $550": the last value holds
+            raw = later.group("v")
         words = raw.split()
         if len(words) > 1 and words[-1].lower() in textnorm.STOPWORDS:
             words = words[:-1]  # "$3,500 to cover": the amount ends before the clause goes on

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import threading
 from dataclasses import dataclass
 
@@ -156,9 +157,12 @@ class Truth:
         if not attributes.single_valued(attribute) or not st.norm:
             return
         history = self.facts.setdefault((st.entity, attribute), [])
-        if history:
+        # a second appointment with the same person is not a correction of the first: a scheduled time is
+        # superseded only when the change is said ("rescheduled to", "moved to")
+        said_change = st.update or not attribute.endswith("_time")
+        if history and said_change:
             prev_row, prev_value, _ = history[-1]
-            if prev_value != st.norm and not _overlap(prev_value, st.norm) and self.superseded_by.a[prev_row] < 0:
+            if not _same_value(prev_value, st.norm) and self.superseded_by.a[prev_row] < 0:
                 self._supersede(idx, prev_row, row, st.entity, attribute, prev_value, st.norm, st.update)
         history.append((row, st.norm, st.update))
 
@@ -228,6 +232,13 @@ class Truth:
         return nxt
 
 
-def _overlap(a: str, b: str) -> bool:
-    """Values that share a word ("boston" vs "boston area") restate rather than update."""
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Values that restate rather than update: the same numbers ("$550/month", "550 monthly"; "March 22 at 3 PM"
+    differs from "March 22 at 4:30 PM"), or, without numbers, a shared word ("boston" and "boston area")."""
+    na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
+    if na or nb:
+        return na == nb
     return bool(set(a.split()) & set(b.split()))
