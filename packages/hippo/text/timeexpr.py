@@ -49,7 +49,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     ("last_unit", r"\b(?:last|this past|past) (week|weekend|month|year)\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
-    ("next_unit", r"\bnext (week|weekend|month|year)\b"),
+    ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
@@ -151,20 +151,25 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if now is None:
         return None
+    if name in ("last_unit", "next_unit", "this_unit") and _TITLE_CASE.fullmatch(phrase) and m.start() > 0 \
+            and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
+        return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
                 and not g[0][:1].isupper():
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
-        d = _safe_date(now.year, month, day)
-        if d is None:
+        options = [d for y in (now.year - 1, now.year, now.year + 1) if (d := _safe_date(y, month, day))]
+        if not options:
             return None
-        if future:
-            if d < today - timedelta(days=1):  # "the next review is planned for September 15", said in February
-                d = _safe_date(now.year + 1, month, day) or d
-        elif d > today + timedelta(days=180):  # "on December 20" said in January: last December
-            d = _safe_date(now.year - 1, month, day) or d
+        if future and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
+            # the next such date ("the next review is planned for September 15", said in February); one that
+            # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
+            d = min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
+        else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
+            # December is the coming March
+            d = min(options, key=lambda o: abs((o - today).total_seconds()))
         return _ref(d, "day", phrase, True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         day = int(g[0])
@@ -196,12 +201,18 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
             start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
             return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
         if unit == "month":
-            return _ref(_add_months(today.replace(day=1), sign * n), "month", phrase, True)
+            # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
+            # the same day of that month
+            first = _add_months(today.replace(day=1), sign * n)
+            last_day = calendar.monthrange(first.year, first.month)[1]
+            return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
         return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
         unit = g[0].lower()
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
         if unit == "week":
+            if sign == 0 and future and today.weekday() == 6:
+                sign = 1  # "I'll get started this week", said on a Sunday: the week that begins tomorrow
             start = today - timedelta(days=today.weekday()) + timedelta(days=7 * sign)
             return _ref(start, "week", phrase, True)
         if unit == "weekend":
@@ -215,6 +226,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
     if name in ("last_wd", "next_wd", "this_wd"):
+        if _DATE_AFTER.match(m.string, m.end()):
+            return None  # "on Tuesday, June 5": the date that follows says which Tuesday
         wd = WEEKDAYS[g[0].lower()]
         explicit_past = re.match(r"(?:last|this past|past)\b", phrase, re.I) is not None
         # "this Friday" is the coming one unless the clause reports the past ("this Monday I went...")
@@ -244,19 +257,25 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month"})
+_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month", "this_unit"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
-    r"\b(?:will|won't|'ll|shall|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|scheduled|"
+    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will(?!\s+(?:and|to\s+(?:include|reflect)))|won't|'ll|shall|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|scheduled|"
     r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
     r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
-    r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|"
-    r"(?:I|we|you)(?:'ve|\s+have)?\s+(?:got|have)\s+(?:a|an|my|our|the)\b|"
+    r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
+    r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
     r"(?:I'm|I\s+am|we're|we\s+are|you're|he's|she's|they're)\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
     r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
     r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off)\b)", re.I)
+_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|'m\s+going\s+to)\b",
+                         re.I)
+_STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
+_DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
+                         r"\.?\s+\d)", re.I)
+_TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 _PAST_CUE = re.compile(r"\b(?:ago|yesterday|last|already|went|was|were|did|had|happened|used\s+to|since)\b", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
@@ -273,9 +292,11 @@ def _tense(text: str, a: int, b: int) -> str | None:
     start = lo + (cuts[-1] if cuts else 0)
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     clause = text[start:tail.start() if tail else min(len(text), b + 200)]
-    if _PAST_CUE.search(clause):
+    if _PAST_CUE.search(clause) or re.search(r"\bback\s+$", text[max(0, a - 6):a], re.I):
         return "past"
-    if _FUTURE_CUE.search(clause) or _IS_ON.search(text[start:a]):
+    # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
+    # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
+    if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
         return "future"
     return None
 
