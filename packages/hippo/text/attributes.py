@@ -315,25 +315,42 @@ _VAGUE = frozenset("""way point goal guess question problem issue idea answer re
     target cap quota fund savings fee fees price cost deposit payment balance total amount""".split())
 
 
+_MONTH_NAMES = frozenset("""january february march april may june july august september october november december jan
+    feb mar apr jun jul aug sep sept oct nov dec""".split())
 _VAGUE_EVENTS = frozenset(_EVENT_NOUNS.split()) | {"next", "first", "last", "weekly", "daily", "monthly", "new",
                                                    "regular", "usual", "team", "work", "online", "zoom", "video",
                                                    "phone", "quick", "short", "long", "big", "important", "one"}
+# the period an amount holds for, said right after it: "for April to June", "for the month of May", "for Q3"
+_PERIOD = re.compile(r"\s+for\s+(?:the\s+)?(?:(?:month|months|week|weeks|year|quarter|period|semester|season)\s+of\s+)?"
+                     r"(?P<p>" + _MONTH + r"(?:\s*(?:-|–|to|through|and)\s*" + _MONTH + r")?(?:\s+\d{4})?|q[1-4]|\d{4}|"
+                     r"(?:this|next|the)\s+(?:month|week|year|quarter|semester|season|summer|winter|spring|fall|autumn))\b",
+                     re.I)
 _LATER = re.compile(r"[^.;!?]{0,60}?\b(?:and\s+)?(?:later|then|since\s+then|now)\s+(?:up\s+|down\s+)?to\s+(?P<v>" + _QTY + ")",
                     re.I)
 
 
 def _thing_key(thing: str, vague: frozenset[str] = _VAGUE) -> str | None:
-    """The attribute key of the thing an amount is of ("April-June book budget" -> "april_june_book_budget"), or
-    None when the phrase is not a thing ("my point is 2", "my son is 12": an age is not kept as an amount) or names
-    only its kind ("budget", "the meeting", "a Zoom call": one of many)."""
+    """The attribute key of the thing an amount is of ("snack budget" -> "snack_budget"; a period goes last:
+    "April-June book budget" and "book budget for April to June" -> "book_budget_for_april_june"), or None when the
+    phrase is not a thing ("my point is 2", "my son is 12": an age is not kept as an amount) or names only its kind
+    ("budget", "the meeting", "a Zoom call": one of many)."""
     words = [w for w in re.findall(r"[a-z0-9]+", thing.lower()) if w not in ("a", "an", "the")]
-    if not words or len(words) > 8 or words[0] in textnorm.STOPWORDS or words[-1] in _NOT_THINGS:
+    lead = 0
+    while lead < len(words) and (words[lead] in _MONTH_NAMES or (lead and words[lead] in ("to", "through", "and"))):
+        lead += 1
+    head, tail = words[lead:], words[:lead]
+    if "for" in head:
+        k = head.index("for")
+        head, tail = head[:k], head[k + 1:] + tail
+    tail = [w for w in tail if w not in ("to", "through", "and", "of", "month")]
+    if not head or len(head) + len(tail) > 8 or head[0] in textnorm.STOPWORDS or head[-1] in _NOT_THINGS:
         return None
-    if all(w in vague for w in words):
+    if all(w in vague for w in head) and all(w in _MONTH_NAMES or w.isdigit() for w in tail):
+        return None  # "budget" alone, or "budget for May", is one of many; "budget for attorney fees" is one
+    if any(w in ("i", "you", "he", "she", "it", "we", "they", "is", "are", "was", "be", "and", "or")
+           for w in head + tail):
         return None
-    if any(w in ("i", "you", "he", "she", "it", "we", "they", "is", "are", "was", "be", "and", "or") for w in words):
-        return None
-    return "_".join(words)
+    return "_".join(head + (["for"] + tail if tail else []))
 
 
 def favorite_attribute(low: str) -> str | None:
@@ -691,6 +708,11 @@ def _read(kind: str, attr: str | None, m: re.Match, sent: str, text: str) -> tup
         key = _thing_key(m.group("n"))
         if key is None:
             return None
+        period = _PERIOD.match(sent, m.end("n") if m.end("n") > m.end("v") else m.end())
+        if period:  # "my $60 book budget for April to June" is not the February book budget
+            key = _thing_key(f"{m.group('n')} for {period.group('p')}")
+            if key is None:
+                return None
         later = _LATER.match(sent, m.end())
         if later:  # "increased to $500 monthly starting Sept 1, and later to $550": the last value holds
             raw = later.group("v")

@@ -232,13 +232,14 @@ class Truth:
         return nxt
 
 
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|am|pm)")
 
 
 def _same_value(a: str, b: str) -> bool:
-    """Values that restate rather than update: the same numbers ("$550/month", "550 monthly"; "March 22 at 3 PM"
-    differs from "March 22 at 4:30 PM"), or, without numbers, a shared word ("boston" and "boston area")."""
+    """Values that restate rather than update: the same numbers, months and halves of the day ("$550/month" and
+    "550 monthly"; "April 28" differs from "October 28", "March 22 at 3 pm" from "March 22 at 4:30 pm"), or,
+    without numbers, a shared word ("boston" and "boston area")."""
     na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
-    if na or nb:
+    if any(c.isdigit() for c in a + b):
         return na == nb
     return bool(set(a.split()) & set(b.split()))
