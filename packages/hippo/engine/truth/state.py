@@ -232,14 +232,16 @@ class Truth:
         return nxt
 
 
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|am|pm)")
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                     r"aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|am|pm)\b")
 
 
 def _same_value(a: str, b: str) -> bool:
     """Values that restate rather than update: the same numbers, months and halves of the day ("$550/month" and
     "550 monthly"; "April 28" differs from "October 28", "March 22 at 3 pm" from "March 22 at 4:30 pm"), or,
     without numbers, a shared word ("boston" and "boston area")."""
-    na, nb = _NUMBER.findall(a), _NUMBER.findall(b)
+    na = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(a)]
+    nb = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(b)]
     if any(c.isdigit() for c in a + b):
         return na == nb
     return bool(set(a.split()) & set(b.split()))
