@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from hippo.base.errors import InvalidInput
 from hippo.text import textnorm
 
-__all__ = ["Statement", "extract", "single_valued", "matches", "query_targets", "favorite_attribute", "fold", "noun_key",
-           "CUES", "OCCUPATIONS", "UPDATE_CUES"]
+__all__ = ["Statement", "extract", "single_valued", "matches", "query_targets", "favorite_attribute", "fold",
+           "noun_key", "CUES", "OCCUPATIONS", "UPDATE_CUES"]
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,8 @@ PETS = {"dog": "dog", "dogs": "dog", "puppy": "dog", "pup": "dog", "cat": "cat",
         "pet": "pet", "rescue": "dog"}
 _PET_RX = r"(?:guinea\s+pig|dogs?|puppy|pup|cats?|kitten|kitty|parrot|bird|hamster|rabbit|bunny|fish|turtle|" \
           r"tortoise|horse|pony|snake|lizard|ferret|pet)"
+_PET_WORDS = "dog dogs puppy pup cat cats kitten kitty parrot bird hamster rabbit bunny fish turtle tortoise horse " \
+             "pony snake lizard pig ferret pet"
 PET_ATTRIBUTES = frozenset(f"{p}_name" for p in set(PETS.values()))
 _PARTNERS = r"(?:partner|boyfriend|girlfriend|husband|wife|fianc[eé]e?|spouse)"
 
@@ -216,10 +218,13 @@ _CAR = r"(?-i:(?:" + "|".join(re.escape(w) for w in sorted(set(_CAR_WORDS), key=
        r"(?:\s+(?:[A-Z0-9][\w-]*))*)\b"
 
 _BOUNDARY = re.compile(
-    r"\s*(?:[,;:()\[\]—–!?]|(?:^|\s)-(?:\s|$)|\.\s|\.$|\b(?:but|because|since|so|when|while|although|though|which|whereas|"
+    r"\s*(?:[,;:()\[\]—–!?]|(?:^|\s)-(?:\s|$)|\.\s|\.$|\b(?:but|because|since|so|when|while|although|though|which|"
+    r"whereas|"
     r"cause|coz|as|if|until|unless|and\s+I|and\s+i'm|and\s+it|and\s+that|and\s+they|"
     r"and\s+we|and\s+my|and\s+have|and\s+has|and\s+am|and\s+was|that\s+I|that\s+you|lately|these\s+days|"
-    r"nowadays|right\s+now|now|too|anymore|recently|ago|earlier|soon|(?:last|this|next)\s+(?:week|month|year|night|weekend|summer|winter|spring|fall|autumn|time)|again|already|today|yesterday|tomorrow|tonight|lol|haha)\b)",
+    r"nowadays|right\s+now|now|too|anymore|recently|ago|earlier|soon|"
+    r"(?:last|this|next)\s+(?:week|month|year|night|weekend|summer|winter|spring|fall|autumn|time)|"
+    r"again|already|today|yesterday|tomorrow|tonight|lol|haha)\b)",
     re.I,
 )
 # Words that start a value which is not an attribute ("I love that you came", "I'm a bit tired").
@@ -321,12 +326,12 @@ _VAGUE_EVENTS = frozenset(_EVENT_NOUNS.split()) | {"next", "first", "last", "wee
                                                    "regular", "usual", "team", "work", "online", "zoom", "video",
                                                    "phone", "quick", "short", "long", "big", "important", "one"}
 # the period an amount holds for, said right after it: "for April to June", "for the month of May", "for Q3"
-_PERIOD = re.compile(r"\s+for\s+(?:the\s+)?(?:(?:month|months|week|weeks|year|quarter|period|semester|season)\s+of\s+)?"
-                     r"(?P<p>" + _MONTH + r"(?:\s*(?:-|–|to|through|and)\s*" + _MONTH + r")?(?:\s+\d{4})?|q[1-4]|\d{4}|"
-                     r"(?:this|next|the)\s+(?:month|week|year|quarter|semester|season|summer|winter|spring|fall|autumn))\b",
-                     re.I)
-_LATER = re.compile(r"[^.;!?]{0,60}?\b(?:and\s+)?(?:later|then|since\s+then|now)\s+(?:up\s+|down\s+)?to\s+(?P<v>" + _QTY + ")",
-                    re.I)
+_PERIOD = re.compile(
+    r"\s+for\s+(?:the\s+)?(?:(?:month|months|week|weeks|year|quarter|period|semester|season)\s+of\s+)?"
+    r"(?P<p>" + _MONTH + r"(?:\s*(?:-|–|to|through|and)\s*" + _MONTH + r")?(?:\s+\d{4})?|q[1-4]|\d{4}|"
+    r"(?:this|next|the)\s+(?:month|week|year|quarter|semester|season|summer|winter|spring|fall|autumn))\b", re.I)
+_LATER = re.compile(r"[^.;!?]{0,60}?\b(?:and\s+)?(?:later|then|since\s+then|now)\s+(?:up\s+|down\s+)?to\s+"
+                    r"(?P<v>" + _QTY + ")", re.I)
 
 
 def _thing_key(thing: str, vague: frozenset[str] = _VAGUE) -> str | None:
@@ -385,20 +390,27 @@ def _rules() -> list[_Rule]:
     # -- the value stops holding ------------------------------------------------------------------------------
     add(_I_AM + r"(?:not|no\s+longer)\s+(?:living\s+|based\s+)?in\s+(?P<v>" + _NAME + r")(?=\s+(?:any\s*more|now))",
         "place", "residence", True, needs="not longer")
-    add(_I_AM + r"no\s+longer\s+(?:living\s+|based\s+)?in\s+(?P<v>" + _NAME + ")", "place", "residence", True, needs="longer")
-    add(r"\b(?:I|we)\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+(?P<v>" + _NAME + ")", "place", "residence", True, needs="live")
-    add(_I_AM + r"(?:not|no\s+longer)\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>" + _NAME + r")(?=\s+(?:any\s*more|now))",
+    add(_I_AM + r"no\s+longer\s+(?:living\s+|based\s+)?in\s+(?P<v>" + _NAME + ")", "place", "residence", True,
+        needs="longer")
+    add(r"\b(?:I|we)\s+(?:don't|do\s+not|no\s+longer)\s+live\s+in\s+(?P<v>" + _NAME + ")", "place", "residence", True,
+        needs="live")
+    add(_I_AM + r"(?:not|no\s+longer)\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>" + _NAME +
+        r")(?=\s+(?:any\s*more|now))",
         "org", "employer", True, needs="not longer")
-    add(_I_AM + r"no\s+longer\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>" + _NAME + ")", "org", "employer", True, needs="longer")
+    add(_I_AM + r"no\s+longer\s+(?:working\s+)?(?:at|with|for)\s+(?P<v>" + _NAME + ")", "org", "employer", True,
+        needs="longer")
     add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|finally\s+|officially\s+)?(?:quit|left)\s+(?:my\s+job\s+at\s+)?"
         r"(?P<v>" + _NAME + ")", "org", "employer", True, needs="quit left")
     add(r"\bmy\s+last\s+day\s+(?:at|with)\s+(?P<v>" + _NAME + ")", "org", "employer", True, needs="last")
-    add(_I + r"\s*(?:\s+just\s+)?\s*quit\s+being\s+(?:a|an)\s+(?P<v>.+)", "occupation", "occupation", True, needs="quit")
+    add(_I + r"\s*(?:\s+just\s+)?\s*quit\s+being\s+(?:a|an)\s+(?P<v>.+)", "occupation", "occupation", True,
+        needs="quit")
     add(_I_AM + r"no\s+longer\s+(?:a|an)\s+(?P<v>.+)", "occupation", "occupation", True, needs="longer")
     add(r"(?:^|\b(?:and|but|so)\s+)(?P<v>" + _NAME + r")\s+and\s+I\s+(?:have\s+|'ve\s+)?(?:broke\s+up|split(?:\s+up)?|"
         r"separated|divorced|ended\s+things)", "person", "partner", True, needs="broke split separated divorced ended")
-    add(r"\bI\s+(?:just\s+)?(?:broke\s+up|split\s+up)\s+with\s+(?P<v>" + _NAME + ")", "person", "partner", True, needs="broke split")
-    add(r"\bthings\s+with\s+(?P<v>" + _NAME + r")\s+(?:ended|are\s+over|fell\s+apart)", "person", "partner", True, needs="things")
+    add(r"\bI\s+(?:just\s+)?(?:broke\s+up|split\s+up)\s+with\s+(?P<v>" + _NAME + ")", "person", "partner", True,
+        needs="broke split")
+    add(r"\bthings\s+with\s+(?P<v>" + _NAME + r")\s+(?:ended|are\s+over|fell\s+apart)", "person", "partner", True,
+        needs="things")
     add(r"(?:^|\bnews,?\s+|\b(?:our|my)\s+(?:dear\s+|sweet\s+|old\s+)?" + _PET_RX + r",?\s+)(?P<v>" + _NAME +
         r")\s+(?:has\s+)?(?:passed\s+away|died)", "pet_gone", "pet*", True, needs="passed died")
 
@@ -409,16 +421,20 @@ def _rules() -> list[_Rule]:
         r"(?P<v>.+)", "free", "dislikes", needs="hate dislike detest despise stand bear")
     add(_I_AM + r"not\s+(?:really\s+|a\s+|much\s+of\s+a\s+|)+(?:big\s+|huge\s+)?(?:fan\s+of|into)\s+(?P<v>.+)",
         "free", "dislikes", needs="fan into")
-    add(r"\bI\s+" + _ADV + r"{0,2}prefer\s+(?:to\s+)?(?P<v>.+?)(?=\s+(?:over|to|rather\s+than|instead\s+of|than)\s|$|[,.;!?])",
+    add(r"\bI\s+" + _ADV +
+        r"{0,2}prefer\s+(?:to\s+)?(?P<v>.+?)(?=\s+(?:over|to|rather\s+than|instead\s+of|than)\s|$|[,.;!?])",
         "free", "prefers", needs="prefer")
-    add(r"\bI(?:'d|\s+would)\s+rather\s+(?P<v>.+?)(?=\s+(?:than|instead\s+of)\s|$|[,.;!?])", "free", "prefers", needs="rather")
+    add(r"\bI(?:'d|\s+would)\s+rather\s+(?P<v>.+?)(?=\s+(?:than|instead\s+of)\s|$|[,.;!?])", "free", "prefers",
+        needs="rather")
 
     # -- favourites: "my favourite colour is green", "Harry Potter is my favorite book", "falafel is my
     # favourite now" (no noun: the follower gives it the kind the speaker last named)
     add(r"\bmy\s+(?:absolute\s+|all[- ]time\s+|current\s+|new\s+)?favou?rite\s+(?P<n>(?:[a-z]+\s+){0,2}?[a-z]+)"
-        r"\s+(?:is|are|was|has\s+to\s+be|would\s+be|has\s+always\s+been)\s+(?:now\s+|definitely\s+|probably\s+)?(?P<v>.+)",
+        r"\s+(?:is|are|was|has\s+to\s+be|would\s+be|has\s+always\s+been)\s+(?:now\s+|definitely\s+|probably\s+)?"
+        r"(?P<v>.+)",
         "favorite", needs="favorite favourite")
-    add(r"\bmy\s+(?:absolute\s+|all[- ]time\s+)?favou?rite\s+(?:one\s+|thing\s+)?(?:is|was)\s+(?P<v>.+)", "favorite", needs="favorite favourite")
+    add(r"\bmy\s+(?:absolute\s+|all[- ]time\s+)?favou?rite\s+(?:one\s+|thing\s+)?(?:is|was)\s+(?P<v>.+)", "favorite",
+        needs="favorite favourite")
     add(r"\b(?P<v>(?-i:[A-Z])[^,.;!?]{1,40}?)\s+(?:is|are)\s+(?:now\s+)?my\s+(?:absolute\s+|all[- ]time\s+|new\s+)?"
         r"favou?rite\s+(?P<n>(?:[a-z]+\s+){0,2}?[a-z]+)\b", "favorite", needs="favorite favourite")
     add(r"(?:^|[;,]\s*|\b(?:and|but|so)\s+)(?P<v>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+(?:now\s+)?my\s+(?:new\s+)?"
@@ -428,12 +444,15 @@ def _rules() -> list[_Rule]:
     # "Meet Waffles, our new cat", "we adopted a rescue dog, her name is Mochi", "my name is Ann"
     add(r"\bmy\s+(?P<n>[a-z]+(?:\s+[a-z]+)?)'s\s+name\s+is\s+(?P<v>.+)", "name_of", needs="name")
     add(r"\bmy\s+(?P<n>" + _PET_RX + r"|" + _PARTNERS + r"|son|daughter|brother|sister|baby|kid|car|boat|band|"
-        r"business|company|shop|studio|blog|channel|podcast)\s+(?:is\s+)?(?:called|named)\s+(?P<v>.+)", "name_of", needs="called named")
+        r"business|company|shop|studio|blog|channel|podcast)\s+(?:is\s+)?(?:called|named)\s+(?P<v>.+)", "name_of",
+        needs="called named")
     add(r"\b(?:I|we)\s+(?:'ve\s+|have\s+)?(?:just\s+)?(?:have|got|adopted|own)\s+(?:a|an)\s+(?:new\s+)?(?:[a-z]+\s+)?"
         r"(?P<n>" + _PET_RX + r")(?:\s+now)?,?\s+(?:(?:her|his|its|their)\s+name\s+is\s+|(?:called|named)\s+)?"
-        r"(?P<v>" + _NAME + ")", "name_of", needs="dog dogs puppy pup cat cats kitten kitty parrot bird hamster rabbit bunny fish turtle tortoise horse pony snake lizard pig ferret pet")
+        r"(?P<v>" + _NAME + ")", "name_of",
+        needs=_PET_WORDS)
     add(r"\b(?:my|our)\s+(?:new\s+|rescue\s+|little\s+|old\s+|sweet\s+|baby\s+)*(?P<n>" + _PET_RX + r")\s*,?\s+"
-        r"(?P<v>" + _NAME + r")(?=\W|$)", "name_of", needs="dog dogs puppy pup cat cats kitten kitty parrot bird hamster rabbit bunny fish turtle tortoise horse pony snake lizard pig ferret pet")
+        r"(?P<v>" + _NAME + r")(?=\W|$)", "name_of",
+        needs=_PET_WORDS)
     add(r"\bmeet\s+(?P<v>" + _NAME + r"),\s+(?:my|our)\s+(?:new\s+|rescue\s+|little\s+)*(?P<n>" + _PET_RX + ")",
         "name_of", needs="meet")
     add(r"\bmy\s+name\s+is\s+(?P<v>.+)", "name_of", "name", needs="name")
@@ -441,39 +460,50 @@ def _rules() -> list[_Rule]:
     # -- partner: "my partner Felix", "Theo and I have been together", "I've started dating Nadia"
     add(r"\b(?:my|our)\s+(?:new\s+|current\s+|lovely\s+)?" + _PARTNERS + r"\s*,?\s+(?P<v>" + _NAME + r")(?=\W|$)",
         "person", "partner", needs="partner boyfriend girlfriend husband wife fiance fiancee fianc spouse")
-    add(_I_AM + r"(?:happily\s+)?(?:married|engaged)\s+to\s+(?P<v>" + _NAME + ")", "person", "partner", needs="married engaged")
+    add(_I_AM + r"(?:happily\s+)?(?:married|engaged)\s+to\s+(?P<v>" + _NAME + ")", "person", "partner",
+        needs="married engaged")
     add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|recently\s+)?started\s+(?:dating|seeing)\s+(?P<v>" + _NAME + ")",
         "person", "partner", needs="dating seeing")
-    add(_I_AM + r"(?:now\s+)?(?:dating|seeing)\s+(?:someone\s+new,?\s+)?(?P<v>" + _NAME + ")", "person", "partner", needs="dating seeing")
-    add(r"(?:^|\b(?:and|but|so|now)\s+|[.,;:]\s*)(?P<v>" + _NAME + r")\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|got)\s+"
+    add(_I_AM + r"(?:now\s+)?(?:dating|seeing)\s+(?:someone\s+new,?\s+)?(?P<v>" + _NAME + ")", "person", "partner",
+        needs="dating seeing")
+    add(r"(?:^|\b(?:and|but|so|now)\s+|[.,;:]\s*)(?P<v>" + _NAME +
+        r")\s+and\s+I\s+(?:have\s+been|'ve\s+been|are|got)\s+"
         r"(?:now\s+)?(?:together|dating|married|engaged)", "person", "partner", needs="together dating married engaged")
-    add(r"\bI\s+(?:just\s+|finally\s+)?moved\s+in\s+with\s+(?:my\s+(?:new\s+)?" + _PARTNERS + r"\s+)?(?P<v>" + _NAME + ")",
+    add(r"\bI\s+(?:just\s+|finally\s+)?moved\s+in\s+with\s+(?:my\s+(?:new\s+)?" + _PARTNERS + r"\s+)?(?P<v>" +
+        _NAME + ")",
         "person", "partner", needs="moved")
 
     # -- occupation and employer
     add(r"\bI(?:'m|\s+am)?\s+(?:currently\s+|now\s+)?(?:work|working)\s+as\s+(?P<v>(?:a|an)\s+.+|[a-z]+(?:\s+[a-z]+)?)",
         "occupation", "occupation", needs="work working")
-    add(r"\bmy\s+(?:current\s+|new\s+|day\s+)?job\s+is\s+(?:being\s+)?(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", needs="job")
-    add(_I + r"\s*(?:\s+just\s+|\s+finally\s+)?\s*(?:got|was|'ve\s+been|have\s+been)\s+hired\s+as\s+(?P<v>(?:a|an)\s+.+)",
+    add(r"\bmy\s+(?:current\s+|new\s+|day\s+)?job\s+is\s+(?:being\s+)?(?P<v>(?:a|an)\s+.+)", "occupation", "occupation",
+        needs="job")
+    add(_I +
+        r"\s*(?:\s+just\s+|\s+finally\s+)?\s*(?:got|was|'ve\s+been|have\s+been)\s+hired\s+as\s+(?P<v>(?:a|an)\s+.+)",
         "occupation", "occupation", needs="hired")
     add(_I + r"\s*\s*retrained\s+as\s+(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", needs="retrained")
     add(r"\bmy\s+first\s+(?:shift|day|week)\s+as\s+(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", needs="first")
-    add(_I_AM + r"(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<v>" + _NAME + ")", "org", "employer", needs="employed working")
-    add(r"\b(?:I|we)\s+(?:currently\s+|now\s+|still\s+)?work\s+(?:at|for)\s+(?P<v>" + _NAME + ")", "org", "employer", needs="work")
+    add(_I_AM + r"(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for)\s+(?P<v>" + _NAME + ")", "org", "employer",
+        needs="employed working")
+    add(r"\b(?:I|we)\s+(?:currently\s+|now\s+|still\s+)?work\s+(?:at|for)\s+(?P<v>" + _NAME + ")", "org", "employer",
+        needs="work")
     add(r"\bmy\s+(?:first|second)\s+day\s+(?:at|with)\s+(?P<v>" + _NAME + ")", "org", "employer", needs="first second")
     add(r"\bmy\s+new\s+(?:team|job|employer|company|role|position|office|boss)\s+(?:at|with)\s+(?P<v>" + _NAME + ")",
         "org", "employer", needs="new")
-    add(r"\bmy\s+(?:new\s+|current\s+)?(?:employer|company)\s+is\s+(?P<v>" + _NAME + ")", "org", "employer", needs="employer company")
+    add(r"\bmy\s+(?:new\s+|current\s+)?(?:employer|company)\s+is\s+(?P<v>" + _NAME + ")", "org", "employer",
+        needs="employer company")
     add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|finally\s+)?accepted\s+(?:the|an?|their)\s+(?:job\s+)?offer\s+"
         r"(?:from|at|with)\s+(?P<v>" + _NAME + ")", "org", "employer", needs="accepted")
-    add(_I + r"\s*(?:\s+just\s+)?\s*(?:got\s+|was\s+)?hired\s+(?:at|by)\s+(?P<v>" + _NAME + ")", "org", "employer", needs="hired")
+    add(_I + r"\s*(?:\s+just\s+)?\s*(?:got\s+|was\s+)?hired\s+(?:at|by)\s+(?P<v>" + _NAME + ")", "org", "employer",
+        needs="hired")
     add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|finally\s+|officially\s+)?joined\s+(?P<v>" + _NAME + ")",
         "org_joined", "employer", needs="joined")
 
     # -- residence and origin
     add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|recently\s+|finally\s+|officially\s+)?(?:moved|relocated)\s+"
         r"(?:back\s+|over\s+|out\s+)?to\s+(?P<v>" + _NAME + ")", "place", "residence", needs="moved relocated")
-    add(r"\b(?:I|we)(?:'re|'m|\s+am|\s+are)?\s+" + _WHEN + r"(?:live|living|reside|residing)\s+in\s+(?P<v>" + _NAME + ")",
+    add(r"\b(?:I|we)(?:'re|'m|\s+am|\s+are)?\s+" + _WHEN + r"(?:live|living|reside|residing)\s+in\s+(?P<v>" +
+        _NAME + ")",
         "place", "residence", needs="live living reside residing")
     add(_I_AM + _WHEN + r"(?:based|settled)\s+in\s+(?P<v>" + _NAME + ")", "place", "residence", needs="based settled")
     add(r"\b(?:my|our)\s+(?:new\s+)?(?:place|flat|apartment|house|home)\s+in\s+(?P<v>" + _NAME + ")", "place",
@@ -485,13 +515,16 @@ def _rules() -> list[_Rule]:
     add(r"\bI\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<v>.+)", "born_in", needs="born")
 
     # -- things: phone, car, salary, a project's deadline
-    add(r"\bmy\s+(?:new\s+)?(?:phone|smartphone|mobile)\s+is\s+(?:now\s+)?(?:a|an|the)?\s*(?P<v>" + _PHONE + ")", "thing",
+    add(r"\bmy\s+(?:new\s+)?(?:phone|smartphone|mobile)\s+is\s+(?:now\s+)?(?:a|an|the)?\s*(?P<v>" + _PHONE +
+        ")", "thing",
         "phone", needs="phone smartphone mobile")
     add(r"(?:\bmy|" + _I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|finally\s+)?(?:bought|got|have|use|switched\s+to|"
         r"upgraded\s+to|replaced\s+\S+(?:\s+\S+){0,3}?\s+with))\s+(?:(?:a|an|the|my|new|brand\s+new)\s+)*"
-        r"(?P<v>" + _PHONE + ")", "thing", "phone", needs="iphone pixel galaxy fairphone moto motorola nokia xperia redmi oneplus huawei xiaomi oppo")
+        r"(?P<v>" + _PHONE + ")", "thing", "phone",
+        needs="iphone pixel galaxy fairphone moto motorola nokia xperia redmi oneplus huawei xiaomi oppo")
     add(r"\bmy\s+(?:new\s+)?car\s+is\s+(?:now\s+)?(?:a|an|the)?\s*(?P<v>" + _NAME + ")", "thing", "car", needs="car")
-    add(_I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+)?sold\s+(?:the|my|our)\s+\S+(?:\s+\S+)?\s+and\s+(?:bought|got)\s+"
+    add(_I +
+        r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+)?sold\s+(?:the|my|our)\s+\S+(?:\s+\S+)?\s+and\s+(?:bought|got)\s+"
         r"(?:a|an|the)\s+(?P<v>" + _NAME + ")", "vehicle", "car", needs="sold")
     add(r"(?:\bmy|" + _I + r"\s*(?:'ve\s+|\s+have\s+|\s+)?(?:just\s+|finally\s+|now\s+)?(?:bought|got|drive|own|"
         r"switched\s+to|traded\s+up\s+to|leased))\s+(?:(?:a|an|the|my|new|brand\s+new|used|second-hand)\s+)*"
@@ -514,17 +547,22 @@ def _rules() -> list[_Rule]:
         r"(?P<v>" + _DATE + ")", "date", "deadline", needs="deadline")
     add(r"\b(?:moved|pushed|changed|extended|shifted)\s+the\s+(?P<e>" + _CAP + r")\s+(?:project\s+)?deadline\s+"
         r"(?:back\s+)?to\s+(?P<v>" + _DATE + ")", "date", "deadline", needs="deadline")
-    add(r"\b(?P<e>" + _CAP + r")\s+(?:ships|launches|goes\s+live)\s+on\s+(?P<v>" + _DATE + ")", "date", "deadline", needs="ships launches live")
+    add(r"\b(?P<e>" + _CAP + r")\s+(?:ships|launches|goes\s+live)\s+on\s+(?P<v>" + _DATE + ")", "date", "deadline",
+        needs="ships launches live")
 
     # -- amounts the speaker keeps and changes: "I've increased my snack budget to $65", "my budget limit is $650",
     # "my grocery budget was increased to $550 monthly" (seed 002 stage 4: update verbs)
     add(r"\b(?:I|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:just\s+|already\s+|recently\s+|also\s+|finally\s+|now\s+|"
         r"managed\s+to\s+)*" + _CHANGED + r"\s+(?:down\s+|up\s+)?(?:my|our|the)\s+(?P<n>" + _THING + r")\s+"
-        r"(?:down\s+|up\s+)?(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs=_CHANGED_WORDS)
+        r"(?:down\s+|up\s+)?(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount",
+        needs=_CHANGED_WORDS)
     add(r"\b(?:my|our)\s+(?P<n>" + _THING + r")\s+(?:was|has\s+been|got|had\s+been|is\s+now|were|have\s+been)\s+"
-        r"(?:just\s+)?" + _CHANGED + r"\s+(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")", "amount", needs=_CHANGED_WORDS)
+        r"(?:just\s+)?" + _CHANGED + r"\s+(?:from\s+[$\d][\w,.$%/]*(?:\s+[a-z]+)?\s+)?to\s+(?P<v>" + _QTY + ")",
+            "amount",
+        needs=_CHANGED_WORDS)
     add(r"\bmy\s+(?:new\s+|current\s+|total\s+|updated\s+)?(?P<n>" + _THING + r")\s+(?:is|was)\s+"
-        r"(?:now\s+|currently\s+|still\s+)?(?:set\s+(?:at|to)\s+|at\s+|up\s+to\s+)?(?P<v>" + _QTY + r")(?=[\s,.;!?)]|$)",
+        r"(?:now\s+|currently\s+|still\s+)?(?:set\s+(?:at|to)\s+|at\s+|up\s+to\s+)?(?P<v>" + _QTY +
+        r")(?=[\s,.;!?)]|$)",
         "amount", needs="my")
     add(r"(?:\b(?:my|our)|\b(?:I|we)(?:\s+have|'ve\s+got|\s+set)\s+(?:a|an))\s+(?:new\s+|increased\s+|updated\s+|"
         r"current\s+|total\s+|revised\s+|reduced\s+)*(?P<n>(?:[a-z][a-z'-]*\s+){0,3}?" + _AMOUNT_NOUN + r")\s+of\s+"
@@ -542,26 +580,33 @@ def _rules() -> list[_Rule]:
     add(r"\b(?:I|we)(?:'ve|\s+have|'d|\s+had)?\s+(?:just\s+|already\s+|now\s+|had\s+to\s+)?(?:rescheduled|moved|pushed|"
         r"postponed|shifted|changed|bumped|brought\s+forward)\s+(?:back\s+)?(?:the|my|our|a)\s+(?P<n>" + _EVENT +
         r")\s+(?:back\s+)?(?:from\s+[^,;]{1,30}?\s+)?to\s+(?P<v>" + _WHEN_SET + ")", "event", needs=_EVENT_NOUNS)
-    add(r"\b(?:moving|rescheduling|postponing)\s+(?:the|my|our)\s+(?P<n>" + _EVENT + r")\s+to\s+(?P<v>" + _WHEN_SET + ")",
+    add(r"\b(?:moving|rescheduling|postponing)\s+(?:the|my|our)\s+(?P<n>" + _EVENT + r")\s+to\s+(?P<v>" +
+        _WHEN_SET + ")",
         "event", needs=_EVENT_NOUNS)
     add(r"\b(?:the|my|our)\s+(?P<n>" + _EVENT + r")\s+(?:is|was|has\s+been|got|had\s+been)\s+(?:now\s+|just\s+)?"
         r"(?:rescheduled|moved|pushed(?:\s+back)?|postponed|shifted|changed|brought\s+forward)\s+"
         r"(?:from\s+[^,;]{1,30}?\s+)?to\s+(?P<v>" + _WHEN_SET + ")", "event", needs=_EVENT_NOUNS)
 
-    add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+(?:at|with)\s+(?:the\s+)?(?P<v>" + _NAME + ")", "org", "employer", True, needs="lost")
-    add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+as\s+(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", True, needs="lost")
+    add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+(?:at|with)\s+(?:the\s+)?(?P<v>" + _NAME + ")",
+        "org", "employer", True,
+        needs="lost")
+    add(r"(?:\b(?:I|we)\s+|^)(?:just\s+)?lost\s+my\s+job\s+as\s+(?P<v>(?:a|an)\s+.+)", "occupation", "occupation", True,
+        needs="lost")
 
     # -- age, allergies, family, study, instruments and sports (profiles)
     add(_I_AM + r"(?P<v>\d{1,3})\s+(?:years?\s+old|yrs?\s+old|y/?o)\b", "age", "age", needs="old yrs yo y")
-    add(_I_AM + r"(?:very\s+|really\s+|super\s+|severely\s+|a\s+bit\s+)?allergic\s+to\s+(?P<v>.+)", "free", "allergy", needs="allergic")
+    add(_I_AM + r"(?:very\s+|really\s+|super\s+|severely\s+|a\s+bit\s+)?allergic\s+to\s+(?P<v>.+)", "free", "allergy",
+        needs="allergic")
     add(r"\bI\s+have\s+(?P<v>(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
         r"(?:kids|children|sons|daughters|son|daughter|child|kid|brothers|sisters|siblings|dogs|cats|pets))\b",
         "family", "family", needs="have")
     add(r"\bI(?:'m|\s+am)?\s+(?:currently\s+)?(?:study|studying|majoring\s+in|major\s+in)\s+(?P<v>.+)", "free",
         "studies", needs="study studying majoring major")
-    add(_I_AM + r"(?:a\s+)?(?:student|freshman|sophomore|junior|senior)\s+at\s+(?P<v>.+)", "free", "school", needs="student freshman sophomore junior senior")
+    add(_I_AM + r"(?:a\s+)?(?:student|freshman|sophomore|junior|senior)\s+at\s+(?P<v>.+)", "free", "school",
+        needs="student freshman sophomore junior senior")
     add(r"\bI\s+" + _ADV + r"{0,2}play\s+(?P<v>the\s+[a-z]+|[a-z]+(?:ball|tennis|golf|hockey|chess|soccer|"
-        r"rugby|cricket|guitar|piano|drums|violin|cello|bass|saxophone|flute|ukulele))\b", "plays", "plays", needs="play")
+        r"rugby|cricket|guitar|piano|drums|violin|cello|bass|saxophone|flute|ukulele))\b", "plays", "plays",
+        needs="play")
 
     # -- likes: "I love hiking", "I'm a big fan of pottery", "I'm really into jazz", "I'm passionate about art"
     add(_I_AM + r"(?:a\s+|such\s+a\s+)?(?:really\s+|so\s+)?(?:big|huge|massive|total|real|true|great|die[- ]hard|"
@@ -570,7 +615,8 @@ def _rules() -> list[_Rule]:
         r"\s+(?:fan|lover|enthusiast|buff|nerd|geek)\b", "free", "likes", needs="fan lover enthusiast buff nerd geek")
     add(_I_AM + _ADV + r"{0,2}(?:into|passionate\s+about|obsessed\s+with|crazy\s+about|hooked\s+on)\s+(?P<v>.+)",
         "free", "likes", needs="into passionate obsessed crazy hooked")
-    add(r"\bI\s+" + _ADV + r"{0,3}(?:love|like|enjoy|adore)\s+(?P<v>.+)", "free", "likes", needs="love like enjoy adore")
+    add(r"\bI\s+" + _ADV + r"{0,3}(?:love|like|enjoy|adore)\s+(?P<v>.+)", "free", "likes",
+        needs="love like enjoy adore")
     add(r"\bI(?:'ve|\s+have)\s+(?:always|long|been)\s+(?:loved|liked|enjoyed|adored|into)\s+(?P<v>.+)", "free",
         "likes", needs="loved liked enjoyed adored into")
     add(r"\bmy\s+(?:biggest\s+|real\s+|true\s+|greatest\s+)?passion\s+is\s+(?P<v>.+)", "free", "likes", needs="passion")

@@ -47,7 +47,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("tomorrow", r"\btomorrow\b"),
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
-    ("last_unit", r"\b(?:last|this past|past) (week|weekend|month|year)\b"),
+    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
     ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
@@ -191,8 +191,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         return _ref(today + timedelta(days=1), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
-        if name == "in_n" and n == 1 and _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()]):
-            return None  # "the weeks you work in a month", "twice in a week": a rate, not a date
+        if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
+            return None  # "what you can do in a day", "the weeks you work in a month": a span or a rate, not a date
         unit = g[1].lower()
         sign = -1 if name == "ago" else 1
         if unit == "day":
@@ -212,7 +212,7 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
         if unit == "week":
             if sign == 0 and future and today.weekday() == 6:
-                sign = 1  # "I'll get started this week", said on a Sunday: the week that begins tomorrow
+                sign = 1  # "implement the new plan this week", said on a Sunday: the week that begins tomorrow
             start = today - timedelta(days=today.weekday()) + timedelta(days=7 * sign)
             return _ref(start, "week", phrase, True)
         if unit == "weekend":
@@ -257,12 +257,15 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month", "this_unit"})
+_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
-    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will(?!\s+(?:and|to\s+(?:include|reflect)))|won't|'ll|shall|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|scheduled|"
+    # ("will" after a possessive or an article is a document: "I updated my will on November 5")
+    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will|won't|'ll|shall|"
+    r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
+    r"scheduled|"
     r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
     r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
     r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
@@ -270,13 +273,14 @@ _FUTURE_CUE = re.compile(
     r"(?:I'm|I\s+am|we're|we\s+are|you're|he's|she's|they're)\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
     r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
     r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off)\b)", re.I)
-_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|'m\s+going\s+to)\b",
-                         re.I)
+_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|"
+                         r"'m\s+going\s+to)\b", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
-_PAST_CUE = re.compile(r"\b(?:ago|yesterday|last|already|went|was|were|did|had|happened|used\s+to|since)\b", re.I)
+_PAST_CUE = re.compile(r"\b(?:ago|yesterday|last|already|went|was|were|did|had|happened|used\s+to|since|"
+                       r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
 _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|months|minutes|sessions|"
