@@ -219,8 +219,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
             sat = today - timedelta(days=(today.weekday() - 5) % 7)  # the latest Saturday on or before today
             if sign < 0 and sat + timedelta(days=2) > today:
                 sat -= timedelta(days=7)
-            if sign > 0:
-                sat += timedelta(days=7) if sat + timedelta(days=2) > today else timedelta(days=7)
+            if sign > 0 or (sign == 0 and today.weekday() < 5 and tense != "past"):
+                sat += timedelta(days=7)  # "this weekend" said on a weekday is the coming one, unless it is told
             return _ref(sat, "weekend", phrase, True)
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
