@@ -130,6 +130,7 @@ for _cues, _attrs in (
     ("prefer preference rather", ("prefers",)),
     ("favorite favourite", ("favorite*",)),
     ("job occupation profession career", ("occupation", "employer", "identity")),
+    ("promoted promotion position title", ("occupation",)),
     ("employ employer company boss work", ("employer", "occupation")),
     ("live reside resident residence address city based", ("residence",)),
     ("hometown", ("residence", "origin")),
@@ -218,7 +219,7 @@ _CAR = r"(?-i:(?:" + "|".join(re.escape(w) for w in sorted(set(_CAR_WORDS), key=
        r"(?:\s+(?:[A-Z0-9][\w-]*))*)\b"
 
 _BOUNDARY = re.compile(
-    r"\s*(?:[,;:()\[\]—–!?]|(?:^|\s)-(?:\s|$)|\.\s|\.$|\b(?:but|because|since|so|when|while|although|though|which|"
+    r"\s*(?:[,;:()\[\]—–!?]|(?:^|\s|(?<=\w))-(?:\s|$)|\.\s|\.$|\b(?:but|because|since|so|when|while|although|though|which|"
     r"whereas|"
     r"cause|coz|as|if|until|unless|and\s+I|and\s+i'm|and\s+it|and\s+that|and\s+they|"
     r"and\s+we|and\s+my|and\s+have|and\s+has|and\s+am|and\s+was|that\s+I|that\s+you|lately|these\s+days|"
