@@ -10,7 +10,7 @@ No automatic oracle can say whether those are right: a person has to read the tw
 its timestamp. This benchmark makes that reading repeatable:
 
 1. every conversation of the given data (LoCoMo JSON files and BEAM directories, any number of each) is ingested
-   into its own namespace as the evidence-recall measures do (``docs/time_and_truth.md``);
+   into its own namespace as the evidence-recall measures do (BEAM messages with their role);
 2. the population of **marks** is every supersedes link (``Memory.contradictions(include_updates=True)``: each can
    be shown, updates always and contradictions when a question asks for the current value); the population of
    **times** is every message whose context line shows a resolved date (``Memory.timeline(speaker)`` entries with
@@ -41,6 +41,7 @@ from typing import Any
 
 from hippo_bench._common import markdown_table
 
+_ROLES = ("user", "assistant", "system", "tool")
 DEFAULT_MARKS = 100
 DEFAULT_TIMES = 100
 DEFAULT_SEED = 1
@@ -57,6 +58,7 @@ class Message:
     timestamp: datetime | None
     session: str
     ref: str  # the dataset's own id of the message ("D3:12", "chat 118")
+    role: str = "user"
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,9 @@ def beam_dialogues(root: str | Path) -> list[Dialogue]:
             for pair in batch.get("turns", []):
                 for m in pair:
                     t = _beam_when(m.get("time_anchor") or "") or t
-                    msgs.append(Message(str(m["content"]), str(m["role"]), t, f"batch-{batch.get('batch_number')}",
-                                        f"chat {m.get('id')}"))
+                    role = str(m["role"])
+                    msgs.append(Message(str(m["content"]), role, t, f"batch-{batch.get('batch_number')}",
+                                        f"chat {m.get('id')}", role if role in _ROLES else "user"))
         out.append(Dialogue(f"beam:{n}", msgs))
     return out
 
@@ -185,7 +188,7 @@ def populations(dialogue: Dialogue, memory_factory: Any = None) -> tuple[list[Ma
     # hierarchy; leaving it out keeps the sampler fast.
     mem = (memory_factory or (lambda: hippo.Memory(None, config={"hierarchy": {"enabled": False}})))()
     try:
-        items = mem.add_many([{"text": m.text, "speaker": m.speaker, "timestamp": m.timestamp,
+        items = mem.add_many([{"text": m.text, "speaker": m.speaker, "role": m.role, "timestamp": m.timestamp,
                                "session_id": m.session} for m in dialogue.messages])
         by_id = {it.id: dialogue.messages[k] for k, it in enumerate(items)}
         marks = []
