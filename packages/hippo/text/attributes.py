@@ -263,8 +263,6 @@ _HYPOTHETICAL = re.compile(r"\b(?:if|whether|unless|in\s+case|what\s+if|imagine|
                            r"going\s+to|gonna|thinking\s+(?:about|of)|dream(?:ing)?\s+(?:of|about))\b",
                            re.I)
 _CLAUSE_START = re.compile(r"[,;:—–(\"“]|\b(?:and|but|so|because|then)\b", re.I)
-# someone else's statement in the first person: a message that quotes or drafts text for the speaker to send
-_QUOTE_MARKS = re.compile(r"[\"“”]")
 
 
 def _clean_value(raw: str, *, max_words: int = 6) -> str | None:
