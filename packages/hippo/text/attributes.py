@@ -72,7 +72,7 @@ PETS = {"dog": "dog", "dogs": "dog", "puppy": "dog", "pup": "dog", "cat": "cat",
         "kitty": "cat", "parrot": "parrot", "bird": "bird", "hamster": "hamster", "rabbit": "rabbit",
         "bunny": "rabbit", "fish": "fish", "turtle": "turtle", "tortoise": "tortoise", "horse": "horse",
         "pony": "pony", "snake": "snake", "lizard": "lizard", "guinea pig": "guinea_pig", "ferret": "ferret",
-        "pet": "pet", "rescue": "dog"}
+        "pet": "pet"}
 _PET_RX = r"(?:guinea\s+pig|dogs?|puppy|pup|cats?|kitten|kitty|parrot|bird|hamster|rabbit|bunny|fish|turtle|" \
           r"tortoise|horse|pony|snake|lizard|ferret|pet)"
 _PET_WORDS = "dog dogs puppy pup cat cats kitten kitty parrot bird hamster rabbit bunny fish turtle tortoise horse " \
