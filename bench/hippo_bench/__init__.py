@@ -8,6 +8,7 @@
     hippo bench soak [--adds 1000000] [--quick]
     hippo bench temporal [--quick] [--seed S] [--conversations N] [--budget 1000]
     hippo bench context [--seed 0] [--turns 56] [--quick]
+    hippo bench truth-sample --data FILE_OR_DIR [--data ...] [--marks 100] [--times 100] [--seed 1] [--verdicts F]
 
 Each benchmark prints a markdown table and writes JSON to ``--out`` plus the same table as ``.md`` next to it
 (``scale`` also writes a ``.png`` plot). Peers and plotting come from the ``bench`` extra:
@@ -36,11 +37,13 @@ BENCHMARKS: dict[str, str] = {
     "temporal": "facts that change and events told out of order: current-value accuracy and Kendall tau of order",
     "context": "an agent session with large tool outputs, with and without HippoContextMiddleware: tokens sent, "
                "entry compression, values reached, overhead per turn",
+    "truth-sample": "a random sample of supersede marks and resolved event times from real conversations, written "
+                    "as a review sheet; with --verdicts, their precision",
 }
 
 
 def _module(name: str):
-    return importlib.import_module(f"hippo_bench.{name}")
+    return importlib.import_module(f"hippo_bench.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:
