@@ -5,6 +5,7 @@ PY       := $(VENV)/bin/python
 PIP      := $(PY) -m pip
 CC       ?= gcc
 DATA     ?= ../shared/data/locomo_dev.json
+BEAM     ?= ../shared/data/beam100k
 C_SRC    := $(wildcard core_c/*.c)
 C_HDR    := $(wildcard core_c/*.h)
 SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -55,6 +56,9 @@ bench: $(VENV)/.native $(VENV)/.bench
 	@if [ -f "$(DATA)" ]; then \
 	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --ablation --out bench_results/locomo.json; \
 	else echo "skipping locomo: $(DATA) not found (pass DATA=path/to/locomo.json)"; fi
+	@if [ -d "$(BEAM)" ]; then \
+	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --out bench_results/beam.json; \
+	else echo "skipping beam: $(BEAM) not found (pass BEAM=path/to/beam100k)"; fi
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
 	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
 	$(VENV)/bin/hippo bench soak --adds 200000 --out bench_results/soak.json

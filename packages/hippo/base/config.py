@@ -11,7 +11,7 @@ from hippo.base.checks import check_int, check_number
 from hippo.base.errors import InvalidInput
 from hippo.base.policies import compile_policies
 
-RECALL_MODES = ("flat", "units", "stage1", "stage2", "full")
+RECALL_MODES = ("evidence", "flat", "units", "stage1", "stage2", "full")
 MESSAGE_TYPES = ("message", "tool_result", "state", "memory")
 UNIT_TYPES = ("episode", "semantic", "theme")
 PRIORITIES = ("critical", "high", "normal", "low")
@@ -31,11 +31,12 @@ class HierarchyConfig:
     """Episodes / semantics / themes (seed 001 §3.2) and top-down recall (seed 001 §3.3)."""
 
     enabled: bool = True
-    # How ``Memory.recall`` builds a context: "flat" (the engine's ranked messages), "units" (hierarchy with a
+    # How ``Memory.recall`` builds a context: "evidence" (the engine's candidates packed by expected evidence per
+    # token, hippo.evidence), "flat" (the engine's ranked messages in rank order), "units" (hierarchy with a
     # plain similarity retriever), "stage1" (+ representative selection, Eq. 4), "stage2" (+ uncertainty-gated
-    # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation`` on the
-    # dev data (Stage II alone: Stage I's diversity costs evidence recall there, see docs/hierarchy.md).
-    recall: str = "stage2"
+    # expansion), "full" (both stages). The default wins on LoCoMo and BEAM in ``hippo bench locomo`` / ``hippo
+    # bench beam`` (docs/retrieval.md); Stage II was the default before and is kept for comparison.
+    recall: str = "evidence"
     code_bits: int = 256              # SimHash width of unit codes
     # CURRENT buffer (seed 003 §3.3, Eq. 1): a flush unit ends at a session change, a time gap, or size;
     # complete units are consolidated as their rows are applied (by the write, or when catching up with another
@@ -241,8 +242,10 @@ class RetrievalConfig:
     weight_signature: float = 0.0   # measured neutral on LoCoMo dev at +45% latency; see README
     weight_embedding: float = 0.8
     # BM25 enumerates occurrences of rare terms first; terms past this many occurrences are only verified on
-    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).
-    enumerate_limit: int = 4_000
+    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank). At 4,000
+    # a 1.2M-token history lost evidence that matched only its question's commoner words (BEAM 10 chats in one
+    # store: 0.556 -> 0.593 at 2000 tokens with 50,000; recall p50 42 -> 45 ms; docs/retrieval.md, Growth).
+    enumerate_limit: int = 50_000
     candidate_limit: int = 400
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)

@@ -9,7 +9,8 @@ What is verified, per namespace:
   deflate stream and serialized wavelet matrix, its token count;
 * ``text``: the tokens of every message are in the vocabulary and decode to UTF-8 text;
 * ``namespace_row``: next_seq lies past every message (a reused seq would collide);
-* ``codes``: every embedding code has the configured width and belongs to a message;
+* ``codes``: every embedding blob starts with a code of the configured width (then its int8 vector) and belongs to a
+  message;
 * ``snapshots``: the saved hierarchy and strength snapshots load (checksum, structure, settings);
 * ``index``: the process's co-index holds exactly the store's messages and tokens.
 

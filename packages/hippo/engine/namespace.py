@@ -30,6 +30,7 @@ from hippo.engine.runtime import Runtime
 from hippo.engine.scope import Ask, Scope
 from hippo.engine.scope import ask as analyze
 from hippo.engine.state import NamespaceState
+from hippo.index.embedding import encode, line
 from hippo.store.base import MessageRow, NewMessage
 from hippo.text import tokenizer
 
@@ -89,7 +90,8 @@ class Namespace:
         if rt.embed is not None:
             # Embedded before the append and stored in its transaction: a failing embedding function stores
             # nothing, and no write is left to do once the messages committed.
-            codes = rt.hasher.codes(rt.embed(texts), len(texts))
+            lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
+            codes = encode(rt.hasher, rt.embed(lines), len(lines))
         with rt.lock.write():
             rows = rt.store.append(self.name, prepared, codes=codes)
             # From here on the messages are committed: what follows maintains derived, process-local state and must

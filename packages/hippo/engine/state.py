@@ -26,7 +26,7 @@ from hippo.engine.lifecycle import Life, snapshot_holds_text
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
 from hippo.index.coindex import NamespaceIndex
-from hippo.index.embedding import EmbeddingCodes, SimHasher
+from hippo.index.embedding import EmbeddingCodes, SimHasher, encode, line
 from hippo.store.base import MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
 from hippo.text import tokenizer
@@ -60,6 +60,7 @@ class NamespaceState:
         self._profile_names: tuple[int, ProfileIndex] | None = None
         self._profiles_lock = threading.Lock()
         self.entries: Any = None  # the index-entry registry (hippo.engine.entries), created on first use
+        self.verbosity: Any = None  # the evidence packer's verbosity statistics (hippo.engine.evidence)
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()  # LLM keywords by query
         self.keyword_lock = threading.Lock()
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path
@@ -110,6 +111,7 @@ class NamespaceState:
         self._life = None
         self._drop_profiles()
         self.entries = None
+        self.verbosity = None
 
     def _drop_profiles(self) -> None:
         with self._profiles_lock:
@@ -149,6 +151,7 @@ class NamespaceState:
         if self.codes is not None:
             self._load_codes()  # the store dropped the deleted messages' codes with them
         self._drop_profiles()
+        self.verbosity = None  # rows were renumbered
         life = self._life
         if life is not None and life.loaded:
             with life.lock:
@@ -177,13 +180,17 @@ class NamespaceState:
         """The stored codes of the indexed messages; returns the ids that have one."""
         self.codes = EmbeddingCodes(self.config.embed_bits)
         width = self.config.embed_bits // 8
-        # a code of another width (damaged, or saved with other settings) is recomputed like a missing one
-        stored = {i: c for i, c in self.host.store.get_codes(self.name).items()
-                  if isinstance(c, bytes) and len(c) == width}
+        stored = {i: c for i, c in self.host.store.get_codes(self.name).items() if isinstance(c, bytes)}
+        # every blob is the code plus the int8 vector (one length for one model), or a code alone (older stores);
+        # anything else (damaged, or saved with other settings) is recomputed like a missing code
+        lengths = [len(c) for c in stored.values() if len(c) > width]
+        full = max(set(lengths), key=lengths.count) if lengths else width
+        stored = {i: c for i, c in stored.items() if len(c) in (width, full)}
         have = [i for i in self.index.ids.view.tolist() if i in stored]
-        if have:
-            self.codes.add(have, np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(
-                len(have), -1))
+        for n in sorted({len(stored[i]) for i in have}):
+            part = [i for i in have if len(stored[i]) == n]
+            self.codes.add(part, np.frombuffer(b"".join(stored[i] for i in part), dtype=np.uint8).reshape(
+                len(part), n))
         return set(stored)
 
     def _sync_codes(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
@@ -196,8 +203,8 @@ class NamespaceState:
             codes = None
         if rows and codes is None:
             host = self.host
-            texts = [tokenizer.decode(r.tokens) for r in rows]
-            codes = host.hasher.codes(host.embed(texts), len(texts))
+            lines = [line(r.speaker, r.role, tokenizer.decode(r.tokens)) for r in rows]
+            codes = encode(host.hasher, host.embed(lines), len(lines))
             if not host.store.read_only:
                 try:
                     host.store.put_codes(self.name, [r.id for r in rows], codes)
@@ -215,8 +222,11 @@ class NamespaceState:
     def lifecycle_active(self) -> bool:
         return self.config.hierarchy.enabled or self.config.decay.enabled
 
-    def life(self) -> Life:
-        """The lifecycle follower, loaded and caught up (from its snapshot, then the rows it has not seen)."""
+    def life(self) -> Life | None:
+        """The lifecycle follower, loaded and caught up (from its snapshot, then the rows it has not seen); None
+        when neither the hierarchy nor decay is enabled."""
+        if not self.lifecycle_active:
+            return None
         life = self._life
         if life is not None and life.loaded and life.generation == self.seen.generation \
                 and life.known() == len(self.index):

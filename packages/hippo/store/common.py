@@ -284,9 +284,10 @@ def verify_rows(codec: ChunkCodec, namespace: str, raw: list, chunks: list[Chunk
         ns_problems.append(f"next_seq {ns_row[1]!r} is not past the last message's seq {max_seq}")
     if ns_row is not None and bad_int(ns_row[0]):
         ns_problems.append(f"generation {ns_row[0]!r} is not a count")
+    # an embedding blob starts with the code of the configured width (an int8 vector may follow it)
     bad_codes = [{"id": i, "problem": "embedding code of a message that does not exist" if m is None
-                  else f"embedding code of {n} bytes, expected {code_bytes}"}
-                 for i, n, m in codes if m is None or (code_bytes is not None and n != code_bytes)]
+                  else f"embedding code of {n} bytes, expected at least {code_bytes}"}
+                 for i, n, m in codes if m is None or (code_bytes is not None and n < code_bytes)]
     return {
         "messages": {"verified": n_rows, "damaged": messages + uncovered},
         "tail": {"verified": n_tail, "damaged": tail},

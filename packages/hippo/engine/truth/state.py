@@ -6,25 +6,29 @@ when the index is reloaded. For every message row it holds:
 * event time: the caller's ``event_time`` when given, else the first time expression in the text resolved against
   the message timestamp (:mod:`hippo.text.timeexpr`), else the timestamp itself; plus the ingestion time;
 * surprise (seed 002 stage 4) and salience (the encoding gate's rule-based salience, seed 002 stage 1);
-* attribute facts and the supersedes links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by
-  recency with ``seq`` / ``time``): ``superseded_by[row]`` is the row of the newer statement, or -1.
+* attribute statements (:mod:`hippo.text.attributes`, the extractor the speaker profiles read too) and the supersedes
+  links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by recency with ``seq`` / ``time``):
+  ``superseded_by[row]`` is the row of the newer statement, or -1. Only what people say of themselves (messages of
+  the ``user`` role) and of named projects is read: an assistant's first-person text is advice, drafts and examples.
 
 Nothing here is stored: it is a pure function of the messages, recomputed on load, so older stores read the same.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from hippo.base.arrays import GrowArray
-from hippo.index.coindex import NamespaceIndex
+from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store.base import MessageRow
-from hippo.text import facts as factmod
-from hippo.text import timeexpr
+from hippo.text import attributes, fingerprints, timeexpr
+from hippo.text.attributes import Statement
 from hippo.text.salience import salience
 
 GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
@@ -59,8 +63,9 @@ class Truth:
         self.caller_time: dict[int, float] = {}        # message id -> event time given by the caller
         self.created_of: dict[int, float] = {}         # message id -> ingestion time, until annotated
         self.seen: set[str] = set()                    # accumulated fact fingerprints
-        self.facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
-        self.facts_of: dict[int, list[factmod.Fact]] = {}
+        # (entity, attribute) -> [(row, folded value, update cue)] of the attributes that hold one value at a time
+        self.facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
+        self.facts_of: dict[int, list[Statement]] = {}  # row -> the statements it makes (values that hold)
         self.update_of: dict[int, bool] = {}            # superseded row -> the newer statement had an update cue
         self.links: list[Link] = []
         self.link_rows: list[tuple[int, int]] = []     # (old row, new row), parallel to links
@@ -90,6 +95,8 @@ class Truth:
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
+            role = idx.role.a
+            user = ROLES.index("user")
             stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
                 r in texts for r in range(start, n)) else idx.texts(start, n)
             for row, text in stream:
@@ -112,40 +119,61 @@ class Truth:
                 elif t is not None:
                     self.event_start.a[row], self.event_end.a[row] = t, t
                 self.has_time.a[row] = bool(refs)
-                fp = factmod.fingerprints(text, [r.label() for r in refs])
-                self.surprise.a[row] = factmod.surprise(fp, self.seen, text)
+                fp = fingerprints.fingerprints(text, [r.label() for r in refs])
+                self.surprise.a[row] = fingerprints.surprise(fp, self.seen, text)
                 self.salience.a[row] = salience(text)[0]
                 self.seen |= fp
-                speaker = idx.speakers[int(spk[row])]
-                fs = factmod.facts(text, speaker)
-                if fs:
-                    self.facts_of[row] = fs
-                    for f in fs:
-                        self._link(idx, row, f)
+                if int(role[row]) != user:
+                    continue
+                statements = attributes.extract(text, idx.speakers[int(spk[row])])
+                held = [st for st in statements if not st.negated]
+                if held:
+                    self.facts_of[row] = held
+                for st in statements:
+                    self._link(idx, row, st)
             self.done = n
 
-    def _link(self, idx: NamespaceIndex, row: int, f: factmod.Fact) -> None:
-        """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
-        the latest earlier one; nothing is deleted."""
-        attribute = f.attribute
+    def _link(self, idx: NamespaceIndex, row: int, st: Statement) -> None:
+        """Seed 002 stage 3: a statement of a single-valued attribute with a different value supersedes the latest
+        earlier statement about the same entity and attribute; a statement that the value stops holding ("I'm not
+        in Lyon anymore", "Biscuit passed away") supersedes the statement of that value. Nothing is deleted."""
+        attribute = st.attribute
         if attribute == "favorite":  # "X is my favourite now": the favourite thing this entity last talked about
-            kinds = [a for (e, a) in self.facts if e == f.entity and a.startswith("favorite ")]
-            if len(kinds) == 1:
-                attribute = kinds[0]
-                f = factmod.Fact(f.entity, attribute, f.value, f.cue, f.negated)
-                self.facts_of[row] = [f if g.attribute == "favorite" else g for g in self.facts_of.get(row, [])]
-        key = (f.entity, attribute)
-        history = self.facts.setdefault(key, [])
-        if history:
+            kinds = [a for (e, a) in self.facts if e == st.entity and a.startswith("favorite_")]
+            if len(kinds) != 1:
+                return
+            attribute = kinds[0]
+            new = dataclasses.replace(st, attribute=attribute)
+            self.facts_of[row] = [new if g is st else g for g in self.facts_of.get(row, [])]
+            st = new
+        if st.negated:
+            for (entity, attr), history in self.facts.items():
+                if entity != st.entity or not attributes.matches(attr, (attribute,)) or not history:
+                    continue
+                prev_row, prev_value, _ = history[-1]
+                if prev_value == st.norm and prev_row != row and self.superseded_by.a[prev_row] < 0:
+                    self._supersede(idx, prev_row, row, entity, attr, prev_value, "(no longer) " + prev_value, True)
+            return
+        if not attributes.single_valued(attribute) or not st.norm:
+            return
+        history = self.facts.setdefault((st.entity, attribute), [])
+        # a second appointment with the same person is not a correction of the first: a scheduled time is
+        # superseded only when the change is said ("rescheduled to", "moved to")
+        said_change = st.update or not attribute.endswith("_time")
+        if history and said_change:
             prev_row, prev_value, _ = history[-1]
-            if prev_value != f.value and not _overlap(prev_value, f.value) and self.superseded_by.a[prev_row] < 0:
-                self.superseded_by.a[prev_row] = row
-                self.update_of[prev_row] = f.cue
-                ids = idx.ids.view
-                self.links.append(Link(int(ids[prev_row]), int(ids[row]), f.entity, f.attribute, prev_value,
-                                       f.value, "update" if f.cue else "contradiction"))
-                self.link_rows.append((prev_row, row))
-        history.append((row, f.value, f.cue))
+            if not _same_value(prev_value, st.norm) and self.superseded_by.a[prev_row] < 0:
+                self._supersede(idx, prev_row, row, st.entity, attribute, prev_value, st.norm, st.update)
+        history.append((row, st.norm, st.update))
+
+    def _supersede(self, idx: NamespaceIndex, old: int, new: int, entity: str, attribute: str, old_value: str,
+                   new_value: str, update: bool) -> None:
+        self.superseded_by.a[old] = new
+        self.update_of[old] = update
+        ids = idx.ids.view
+        self.links.append(Link(int(ids[old]), int(ids[new]), entity, attribute, old_value, new_value,
+                               "update" if update else "contradiction"))
+        self.link_rows.append((old, new))
 
     # -- reading ----------------------------------------------------------------------------------------------
     def event_mid(self, rows: np.ndarray) -> np.ndarray:
@@ -204,6 +232,16 @@ class Truth:
         return nxt
 
 
-def _overlap(a: str, b: str) -> bool:
-    """Values that share a word ("boston" vs "boston area") restate rather than update."""
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                     r"aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|am|pm)\b")
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Values that restate rather than update: the same numbers, months and halves of the day ("$550/month" and
+    "550 monthly"; "April 28" differs from "October 28", "March 22 at 3 pm" from "March 22 at 4:30 pm"), or,
+    without numbers, a shared word ("boston" and "boston area")."""
+    na = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(a)]
+    nb = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(b)]
+    if any(c.isdigit() for c in a + b):
+        return na == nb
     return bool(set(a.split()) & set(b.split()))
