@@ -17,7 +17,7 @@ export HIPPO_QUIET_BUILD := 1
 $(VENV)/.installed: pyproject.toml setup.py bench/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp]'
+	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp,postgres]'
 	$(PIP) install -q --no-deps -e bench
 	@touch $@
 

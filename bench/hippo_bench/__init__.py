@@ -9,6 +9,7 @@
     hippo bench temporal [--quick] [--seed S] [--conversations N] [--budget 1000]
     hippo bench context [--seed 0] [--turns 56] [--quick]
     hippo bench truth-sample --data FILE_OR_DIR [--data ...] [--marks 100] [--times 100] [--seed 1] [--verdicts F]
+    hippo bench postgres [--url postgresql://...] [--processes 1,4,16] [--sqlite-processes 1,4] [--quick]
 
 Each benchmark prints a markdown table and writes JSON to ``--out`` plus the same table as ``.md`` next to it
 (``scale`` also writes a ``.png`` plot). Peers and plotting come from the ``bench`` extra:
@@ -39,6 +40,8 @@ BENCHMARKS: dict[str, str] = {
                "entry compression, values reached, overhead per turn",
     "truth-sample": "a random sample of supersede marks and resolved event times from real conversations, written "
                     "as a review sheet; with --verdicts, their precision",
+    "postgres": "1, 4 and 16 processes adding and recalling on one PostgreSQL server, beside LangGraph's "
+                "PostgresStore and the SQLite store",
 }
 
 

@@ -25,7 +25,8 @@ from hippo.engine.scope import scope_of
 from hippo.index.embedding import as_embed_fn
 from hippo.store.base import Store
 from hippo.store.filters import compile_filter
-from hippo.store.sqlite import SQLiteStore, check_path
+from hippo.store.opening import open_store
+from hippo.store.sqlite import check_path
 from hippo.text import tokenizer
 
 EXPORT_FORMAT = "hippo-export"
@@ -76,9 +77,10 @@ def _check_path(path: object, name: str = "path") -> str:
 class Memory:
     """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
 
-    ``path`` is a SQLite file (created with mode 0600; many namespaces per file), ``None`` for a private
-    in-memory store, or a :class:`hippo.store.base.Store`. All writes are transactional: a failed call leaves the
-    stored content unchanged.
+    ``path`` is a SQLite file (created with mode 0600; many namespaces per file), a PostgreSQL URL
+    (``postgresql://user@host/db``: one memory shared by many processes and hosts, see :mod:`hippo.store.postgres`
+    and docs/deploy.md), ``None`` for a private in-memory store, or a :class:`hippo.store.base.Store`. All writes
+    are transactional: a failed call leaves the stored content unchanged.
 
     ``read_only=True`` opens an existing store without writing to it, also on read-only media, without write
     permission or on a full disk: every read answers (what reads would otherwise persist, such as strengths
@@ -105,8 +107,7 @@ class Memory:
                     raise InvalidInput("read_only=True needs a store opened read-only (or a path)")
                 store = path
             elif path is None or isinstance(path, (str, os.PathLike)):
-                store = SQLiteStore(path, busy_timeout_s=cfg.busy_timeout_s, read_only=read_only,
-                                    synchronous=cfg.synchronous)
+                store = open_store(path, read_only=read_only, config=cfg)
             else:
                 raise InvalidInput(f"path must be a str, os.PathLike, a Store or None, got {type(path).__name__}")
             _runtime = Runtime(store, cfg, llm, embed)
@@ -162,7 +163,9 @@ class Memory:
         if self.path is None:
             raise InvalidInput("an in-memory store cannot be opened a second time with an embedding; create it with "
                                "hippo.Memory(None, embed=...)")
-        return Memory(self.path, read_only=self.read_only, namespace=self.namespace, config=self.config, embed=embed)
+        # a PostgreSQL store shows its URL without the password; it keeps the URL it was opened with for this
+        target = getattr(self._rt.store, "url", None) or self.path
+        return Memory(target, read_only=self.read_only, namespace=self.namespace, config=self.config, embed=embed)
 
     @property
     def engine(self) -> Namespace:

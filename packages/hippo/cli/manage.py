@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from hippo import InvalidInput, NotFound
+from hippo.store.opening import is_postgres_url
 from hippo.cli._common import (
     add_filter_args,
     add_json_arg,
@@ -52,7 +53,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if not ids:
             return output(args, {"namespace": mem.namespace, "forgotten": 0},
                           lambda r: print(f"{mem.namespace}: no message matches; nothing forgotten"))
-        confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {args.path}", args.yes)
+        confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {mem.path}", args.yes)
         n = mem.forget(spec)
         return output(args, {"namespace": mem.namespace, "forgotten": n},
                       lambda r: print(f"{mem.namespace}: forgot {messages(n)}"))
@@ -61,9 +62,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_delete_namespace(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         if args.name not in mem.namespaces():
-            raise NotFound(f"namespace {args.name!r} holds no messages in {args.path}")
+            raise NotFound(f"namespace {args.name!r} holds no messages in {mem.path}")
         count = mem.using(args.name).count()
-        confirm(f"delete namespace {args.name!r} ({messages(count)}) from {args.path}", args.yes)
+        confirm(f"delete namespace {args.name!r} ({messages(count)}) from {mem.path}", args.yes)
         n = mem.delete_namespace(args.name)
         return output(args, {"namespace": args.name, "deleted": n},
                       lambda r: print(f"deleted namespace {args.name!r}: {messages(n)}"))
@@ -84,7 +85,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     if not args.path or not isinstance(args.path, str):
         raise InvalidInput("--path must name a store file")
-    if not os.path.isfile(args.path):
+    if not is_postgres_url(args.path) and not os.path.isfile(args.path):  # a URL: the read-only open checks
         raise NotFound(f"no store at --path {args.path!r}")
     set_aside = None
     try:

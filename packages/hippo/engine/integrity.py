@@ -35,6 +35,7 @@ from hippo.engine.hierarchy.state import fingerprint
 from hippo.engine.namespace import Namespace
 from hippo.index.coindex import NamespaceIndex
 from hippo.store import snapshot, wal
+from hippo.store.sqlite import SQLiteStore
 from hippo.store.base import MessageRow
 from hippo.text import tokenizer
 
@@ -72,7 +73,9 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
             if not store.integrity_check():
                 file_section["rebuilt"].append("sqlite indexes")
         report["file"] = file_section
-        wal_report = wal.analyze(store.path).as_dict() if store.path is not None else None
+        # only a SQLite file has a write-ahead log of its own to read (a server keeps its WAL to itself)
+        wal_report = wal.analyze(store.path).as_dict() if isinstance(store, SQLiteStore) and store.path is not None \
+            else None
         report["wal"] = {"verified": wal_report, "damaged": [wal_report] if wal_report and wal_report["damaged"]
                          else [], "rebuilt": []}
         report["namespaces"] = {}

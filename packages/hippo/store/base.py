@@ -45,6 +45,9 @@ class NewMessage:
     session_id: str | None
     metadata: dict[str, Any]
     created_at: float
+    # Idempotency key (unique per namespace; engine.prepare makes one per message): a store that retries an append
+    # whose commit it could not confirm finds the key and returns the stored rows instead of adding them twice.
+    key: str | None = None
 
 
 @dataclass
@@ -60,10 +63,29 @@ class Chunk:
 
 @dataclass(frozen=True)
 class NamespaceState:
-    """Cheap fingerprint of a namespace: it changes on every append (next_seq) and every deletion (generation)."""
+    """Cheap fingerprint of a namespace: it changes on every append (next_seq), every deletion (generation) and
+    every change of any kind (version, the number of the namespace's latest change)."""
 
     generation: int
     next_seq: int
+    version: int = 0
+
+
+CHANGE_KINDS = ("append", "delete", "update")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One entry of a namespace's change feed.
+
+    ``append``: the messages with ``first_seq <= seq <= last_seq`` were added (``ids`` empty); ``delete``: the
+    messages ``ids`` were removed; ``update``: the metadata of the messages ``ids`` was replaced."""
+
+    version: int
+    kind: str
+    first_seq: int = -1
+    last_seq: int = -1
+    ids: tuple[int, ...] = ()
 
 
 class Store(abc.ABC):

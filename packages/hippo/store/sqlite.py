@@ -7,7 +7,6 @@ SQL stays portable (no SQLite-only syntax beyond PRAGMAs), so a PostgreSQL store
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import logging
 import os
@@ -21,7 +20,7 @@ import numpy as np
 
 from hippo.base.config import SYNCHRONOUS
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
-from hippo.store import wal
+from hippo.store import common, wal
 from hippo.store.base import (
     Chunk,
     MessageRow,
@@ -30,6 +29,8 @@ from hippo.store.base import (
     Store,
 )
 from hippo.store.codec import ChunkCodec
+from hippo.store.common import bad_int as _bad_int
+from hippo.store.common import chunk_checksum, tail_checksum  # noqa: F401 - part of this module's API
 from hippo.text.tokenizer import token_bits
 
 log = logging.getLogger("hippo.store")
@@ -90,49 +91,11 @@ _SCHEMA = [
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
-# epoch seconds that datetime can represent (years 1..9999): anything else in a time column is damage
-_EPOCH_MIN, _EPOCH_MAX = -62135596800.0, 253402300799.0
 # Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
 # below as bytes instead of failing inside the driver.
 _CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, CAST(blob AS BLOB), CAST(checksum AS BLOB)"
 _TAIL_COLS = "CAST(t.tokens AS BLOB), CAST(t.checksum AS BLOB)"
 
-
-# -- checksums (schema 3) -----------------------------------------------------------------------------------------
-# SQLite checks the structure of its b-trees, not the bytes of a value: a flipped bit in a token blob, or an edited
-# n_tokens / seq that moves a message boundary inside a chunk, reads back as text that was never added. Every tail
-# row carries a checksum of its tokens and of the message fields that locate them; every chunk one of its own fields,
-# its blob and the (id, seq, n_tokens) of each message it covers. 64-bit BLAKE2b: a random change goes unnoticed with
-# probability 2^-64.
-def _digest(*parts: bytes) -> bytes:
-    h = hashlib.blake2b(digest_size=8)
-    for p in parts:
-        h.update(len(p).to_bytes(8, "little"))
-        h.update(p)
-    return h.digest()
-
-
-def _ints(*values: int) -> bytes:
-    return np.asarray(values, dtype="<i8").tobytes()
-
-
-def _bad_int(value: Any) -> bool:
-    return isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 62
-
-
-def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:
-    """Checksum of an unsealed message's token blob together with its id, seq and n_tokens."""
-    return _digest(b"hippo-tail-1", namespace.encode("utf-8", "surrogatepass"), _ints(id, seq, n_tokens),
-                   bytes(tokens))
-
-
-def chunk_checksum(namespace: str, first_seq: int, last_seq: int, n_messages: int, n_tokens: int,
-                   members: Sequence[tuple[int, int, int]], blob: bytes) -> bytes:
-    """Checksum of a chunk row, its blob and the ``(id, seq, n_tokens)`` of the messages it covers, in seq order
-    (the id too: two messages of equal length that swapped seqs would otherwise swap texts unnoticed)."""
-    layout = np.asarray(members, dtype="<i8").reshape(-1, 3).tobytes()
-    return _digest(b"hippo-chunk-1", namespace.encode("utf-8", "surrogatepass"),
-                   _ints(first_seq, last_seq, n_messages, n_tokens), layout, bytes(blob))
 
 
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
@@ -381,24 +344,7 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, what) from exc
 
-    @staticmethod
-    def _row(r: tuple, tokens: np.ndarray | None = None) -> MessageRow:
-        try:
-            meta = json.loads(r[8])
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise CorruptData(f"message {r[0]}: metadata is not valid JSON") from exc
-        if not isinstance(meta, dict):
-            raise CorruptData(f"message {r[0]}: metadata is not a JSON object")
-        for name, value, optional in (("created_at", r[9], False), ("timestamp", r[6], True)):
-            if value is None and optional:
-                continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                    value == value and not _EPOCH_MIN <= value <= _EPOCH_MAX) or (value != value and not optional):
-                raise CorruptData(f"message {r[0]}: {name} {value!r} is not a time")
-        return MessageRow(
-            id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
-            session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
-        )
+    _row = staticmethod(common.message_row)
 
     # -- namespaces -----------------------------------------------------------------------------------------
     def state(self, namespace: str) -> NamespaceState:
@@ -493,26 +439,13 @@ class SQLiteStore(Store):
 
     def _tail_tokens(self, namespace: str, r: tuple) -> np.ndarray:
         """Tokens of an unsealed message row ``r`` (message columns, then tokens and checksum), verified."""
-        mid, seq, n, blob = r[0], r[2], r[3], r[10]
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0 or not isinstance(blob, bytes) \
-                or len(blob) != 4 * n:
-            raise CorruptData(f"message {mid}: token blob holds {len(blob) if isinstance(blob, bytes) else blob!r} "
-                              f"bytes, expected 4 x n_tokens = {n!r}")
-        if self._checked and r[11] != tail_checksum(namespace, mid, seq, n, blob):
-            raise CorruptData(f"message {mid}: its unsealed tokens fail their checksum (the token blob, n_tokens "
-                              "or seq was changed outside hippo)")
-        return np.frombuffer(blob, dtype="<u4").astype(np.uint32)
+        return common.tail_tokens(namespace, r, self._checked)
 
     def _chunk_sum(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> bytes:
-        return chunk_checksum(namespace, ch.first_seq, ch.last_seq, ch.n_messages, ch.n_tokens, members, ch.blob)
+        return common.chunk_sum(namespace, ch, members)
 
     def _verify_chunk(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> None:
-        if not self._checked:
-            return
-        if ch.checksum != self._chunk_sum(namespace, ch, members):
-            raise CorruptData(f"chunk {ch.id} of namespace {namespace!r} (seq {ch.first_seq}..{ch.last_seq}) fails its "
-                              "checksum: its blob, its row or the seq / n_tokens of a message it covers was changed "
-                              "outside hippo")
+        common.verify_chunk(namespace, ch, members, self._checked)
 
     @staticmethod
     def _members(db, namespace: str, ch: Chunk) -> list[tuple[int, int, int]]:
@@ -523,48 +456,7 @@ class SQLiteStore(Store):
             (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
 
     def _attach_tokens(self, namespace, raw, chunks, after_seq) -> list[MessageRow]:
-        out: list[MessageRow] = []
-        ci = 0
-        chunk_tokens: np.ndarray | None = None
-        chunk_pos = 0
-        members: list[tuple[int, int, int]] = []
-        for r in raw:
-            seq, n = r[2], r[3]
-            if _bad_int(seq) or _bad_int(n):
-                raise CorruptData(f"message {r[0]}: seq {seq!r} / n_tokens {n!r} are not counts")
-            if r[10] is not None:
-                tokens = self._tail_tokens(namespace, r)
-            else:
-                while ci < len(chunks) and chunks[ci].last_seq < seq:
-                    self._check_chunk_end(namespace, chunks[ci], chunk_tokens, chunk_pos, members)
-                    ci += 1
-                    chunk_tokens, chunk_pos, members = None, 0, []
-                if ci >= len(chunks) or chunks[ci].first_seq > seq:
-                    raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
-                if chunk_tokens is None:
-                    chunk_tokens = self.codec.decode(chunks[ci].blob)
-                    if chunk_tokens.size != chunks[ci].n_tokens:
-                        raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
-                                          f"{chunks[ci].n_tokens}")
-                if isinstance(n, bool) or not isinstance(n, int) or n < 0 or chunk_pos + n > chunk_tokens.size:
-                    raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
-                tokens = chunk_tokens[chunk_pos:chunk_pos + n]
-                chunk_pos += n
-                members.append((r[0], seq, n))
-            if seq > after_seq:
-                out.append(self._row(r, tokens))
-        for k in range(ci, len(chunks)):  # the last chunk with messages, then any that no message reaches
-            self._check_chunk_end(namespace, chunks[k], chunk_tokens if k == ci else None,
-                                  chunk_pos if k == ci else 0, members if k == ci else [])
-        return out
-
-    def _check_chunk_end(self, namespace: str, chunk: Chunk, tokens: np.ndarray | None, pos: int,
-                         members: list[tuple[int, int, int]]) -> None:
-        if tokens is not None and pos != tokens.size:
-            raise CorruptData(f"chunk {chunk.id} holds {tokens.size} tokens but its messages cover {pos}")
-        if tokens is None and not self._checked and not members:
-            return
-        self._verify_chunk(namespace, chunk, members)
+        return common.attach_tokens(self.codec, namespace, raw, chunks, after_seq, checked=self._checked)
 
     def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
         ids = [int(i) for i in ids]
@@ -636,8 +528,6 @@ class SQLiteStore(Store):
             return int(tokens.size)
 
     def _merge_chunks(self, db, namespace: str) -> None:
-        # Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so
-        # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
         while True:
             last2 = db.execute(
                 f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq DESC LIMIT 2",
@@ -646,15 +536,10 @@ class SQLiteStore(Store):
             if len(last2) < 2:
                 return
             newer, older = Chunk(*last2[0]), Chunk(*last2[1])
-            if older.n_tokens > 2 * newer.n_tokens:
+            if not common.should_merge(older, newer):
                 return
             m_old, m_new = self._members(db, namespace, older), self._members(db, namespace, newer)
-            self._verify_chunk(namespace, older, m_old)
-            self._verify_chunk(namespace, newer, m_new)
-            a, b = self.codec.decode(older.blob), self.codec.decode(newer.blob)
-            if a.size != older.n_tokens or b.size != newer.n_tokens:
-                raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
-            merged = np.concatenate([a, b])
+            merged = common.merged_tokens(self.codec, namespace, older, newer, m_old, m_new, self._checked)
             db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
             self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
@@ -678,20 +563,10 @@ class SQLiteStore(Store):
             for ch in chunks:
                 if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
                     continue
-                members = self._members(db, namespace, ch)
-                self._verify_chunk(namespace, ch, members)
-                tokens = self.codec.decode(ch.blob)
-                if tokens.size != ch.n_tokens or sum(n for _, _, n in members) != ch.n_tokens:
-                    raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
-                keep, kept, pos = [], [], 0
-                for mid, seq, n in members:
-                    if seq not in dead_seqs:
-                        keep.append(tokens[pos:pos + n])
-                        kept.append((mid, seq, n))
-                    pos += n
+                kept, merged = common.chunk_without(self.codec, namespace, ch, self._members(db, namespace, ch),
+                                                    dead_seqs, self._checked)
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
                 if kept:
-                    merged = np.concatenate(keep) if keep else np.zeros(0, np.uint32)
                     self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged)
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):
@@ -796,76 +671,8 @@ class SQLiteStore(Store):
                         self._db.execute("COMMIT")
             except sqlite3.Error as exc:
                 raise _translate(exc, "checking the store") from exc
-        messages: list[dict] = []
-        tail: list[dict] = []
-        bad_chunks: list[dict] = []
-        text: list[dict] = []
-        n_tail = 0
-        n_rows = len(raw)
-        messages += [{"id": r[0], "problem": f"seq {r[2]!r} / n_tokens {r[3]!r} are not counts"}
-                     for r in raw if _bad_int(r[2]) or _bad_int(r[3])]
-        raw = [r for r in raw if not (_bad_int(r[2]) or _bad_int(r[3]))]
-        for r in raw:
-            try:
-                self._row(r)
-            except CorruptData as exc:
-                messages.append({"id": r[0], "seq": r[2], "problem": str(exc)})
-            if r[10] is not None:
-                n_tail += 1
-                try:
-                    tokens = self._tail_tokens(namespace, r)
-                except CorruptData as exc:
-                    tail.append({"id": r[0], "seq": r[2], "problem": str(exc)})
-                    continue
-                problem = check_tokens(r[0], tokens)
-                if problem:
-                    text.append({"id": r[0], "seq": r[2], "problem": problem})
-        tail.extend({"id": i, "problem": "a tail row whose message row is missing"} for (i,) in orphan_tail)
-        sealed = [r for r in raw if r[10] is None]
-        covered: set[int] = set()
-        for ch in chunks:
-            mine = [r for r in sealed if ch.first_seq <= r[2] <= ch.last_seq]
-            covered.update(r[0] for r in mine)
-            where = {"chunk": ch.id, "first_seq": ch.first_seq, "last_seq": ch.last_seq,
-                     "message_ids": [r[0] for r in mine][:50]}
-            try:
-                self._verify_chunk(namespace, ch, [(r[0], r[2], r[3]) for r in mine])
-                tokens = self.codec.decode(ch.blob)
-                if tokens.size != ch.n_tokens:
-                    raise CorruptData(f"chunk {ch.id} holds {tokens.size} tokens, its row says {ch.n_tokens}")
-                if len(mine) != ch.n_messages or sum(r[3] for r in mine) != tokens.size:
-                    raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
-            except CorruptData as exc:
-                bad_chunks.append({**where, "problem": str(exc)})
-                continue
-            pos = 0
-            for r in mine:
-                problem = check_tokens(r[0], tokens[pos:pos + r[3]])
-                pos += r[3]
-                if problem:
-                    text.append({"id": r[0], "seq": r[2], "problem": problem})
-        uncovered = [{"id": r[0], "seq": r[2], "problem": "no chunk covers this sealed message"}
-                     for r in sealed if r[0] not in covered]
-        max_seq = max((r[2] for r in raw if isinstance(r[2], int)), default=-1)
-        ns_problems = []
-        if raw and ns_row is None:
-            ns_problems.append("the namespace has messages but no namespace row")
-        elif ns_row is not None and (_bad_int(ns_row[1]) or ns_row[1] <= max_seq):
-            ns_problems.append(f"next_seq {ns_row[1]!r} is not past the last message's seq {max_seq}")
-        if ns_row is not None and _bad_int(ns_row[0]):
-            ns_problems.append(f"generation {ns_row[0]!r} is not a count")
-        bad_codes = [{"id": i, "problem": "embedding code of a message that does not exist" if m is None
-                      else f"embedding code of {n} bytes, expected at least {code_bytes}"}
-                     for i, n, m in codes if m is None or (code_bytes is not None and n < code_bytes)]
-        return {
-            "messages": {"verified": n_rows, "damaged": messages + uncovered},
-            "tail": {"verified": n_tail, "damaged": tail},
-            "chunks": {"verified": len(chunks), "damaged": bad_chunks},
-            "text": {"verified": n_rows, "damaged": text},
-            "namespace_row": {"verified": 1, "damaged": [{"problem": p} for p in ns_problems]},
-            "codes": {"verified": len(codes), "damaged": bad_codes},
-            "max_seq": max_seq,
-        }
+        return common.verify_rows(self.codec, namespace, raw, chunks, orphan_tail, codes, ns_row, check_tokens,
+                                  code_bytes, self._checked)
 
     def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
         """Derived fields of a namespace row: next_seq past the last message (its generation moves on too, so every
