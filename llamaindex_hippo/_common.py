@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import math
-from datetime import datetime
 from typing import Any
 
-from hippo import InvalidInput
+from hippo import InvalidInput, jsonable
 
 DEFAULT_BUDGET_TOKENS = 2000
 
@@ -47,23 +45,9 @@ def check_namespace(value: Any, name: str = "namespace") -> str | None:
     return value
 
 
-def json_safe(value: Any) -> Any:
-    if value is None or isinstance(value, (str, bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return str(value)
-
-
 def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
     """hippo fields over the item's own metadata, JSON-safe (LlamaIndex serializes node metadata)."""
-    md = {str(k): json_safe(v) for k, v in (item.metadata or {}).items()}
+    md = {str(k): jsonable(v) for k, v in (item.metadata or {}).items()}
     md.update(
         id=item.id,
         speaker=item.speaker,

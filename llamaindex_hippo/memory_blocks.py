@@ -21,14 +21,13 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import InvalidInput, count_tokens
+from hippo import InvalidInput, count_tokens, jsonable
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
     check_memory,
     check_namespace,
     check_positive_int,
-    json_safe,
     with_embed_model,
 )
 
@@ -149,7 +148,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
             items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": json_safe(extra)})
+                          "metadata": jsonable(extra)})
         if items:
             await acall(self._target, "add_many", items)
 

@@ -21,12 +21,12 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from hippo import InvalidInput
 from llamaindex_hippo._common import (
     HIDDEN_KEYS,
+    ValidatedInit,
     acall,
     check_memory,
     check_non_negative_int,
     check_positive_int,
     hippo_ref,
-    ValidatedInit,
     item_metadata,
     render_item,
 )

@@ -9,7 +9,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import InvalidInput
+from hippo import InvalidInput, jsonable
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -19,7 +19,6 @@ from llamaindex_hippo._common import (
     check_namespace,
     check_positive_int,
     item_metadata,
-    json_safe,
     node_id,
     with_embed_model,
 )
@@ -141,7 +140,7 @@ class HippoRetriever(BaseRetriever):
     def _from_recall(self, recall: Any) -> list[NodeWithScore]:
         out = []
         for unit in recall.units or []:
-            md = {str(k): json_safe(v) for k, v in unit.items() if k != "text"}
+            md = {str(k): jsonable(v) for k, v in unit.items() if k != "text"}
             md.setdefault("level", "unit")
             md.setdefault("namespace", self._target.namespace)
             out.append(NodeWithScore(

@@ -1,12 +1,15 @@
 """``hippo bench``: reproducible benchmarks of the C core and the memory engine.
 
     hippo bench kernels [--quick] [--out bench_results/kernels.json]
-    hippo bench locomo --data locomo_dev.json [--budgets 500,1000,2000] [--limit-conversations N] [--ablation]
+    hippo bench locomo --data locomo_dev.json [--budgets 500,1000,2000] [--conversations odd] [--embed minilm]
+    hippo bench beam --data beam100k [--budgets 2000,4000,8000] [--conversations even] [--embed minilm]
     hippo bench scale [--sizes 1e5,1e6,1e7] [--quick]
     hippo bench reliability [--quick] [--kill-points N]
     hippo bench soak [--adds 1000000] [--quick]
     hippo bench temporal [--quick] [--seed S] [--conversations N] [--budget 1000]
     hippo bench context [--seed 0] [--turns 56] [--quick]
+    hippo bench truth-sample --data FILE_OR_DIR [--data ...] [--marks 100] [--times 100] [--seed 1] [--verdicts F]
+    hippo bench postgres [--url postgresql://...] [--processes 1,4,16] [--sqlite-processes 1,4] [--quick]
 
 Each benchmark prints a markdown table and writes JSON to ``--out`` plus the same table as ``.md`` next to it
 (``scale`` also writes a ``.png`` plot). Peers and plotting come from the ``bench`` extra:
@@ -27,18 +30,23 @@ from hippo_bench._common import MissingDependency, write_results
 # ``run(args, out=...)`` returning ``(result_dict, markdown)``.
 BENCHMARKS: dict[str, str] = {
     "kernels": "Hamming top-k and dynamic wavelet matrix vs faiss, numpy and wavelet-matrix",
-    "locomo": "LoCoMo evidence recall under token budgets, hippo vs bm25s",
+    "locomo": "LoCoMo evidence recall under token budgets: hippo, bm25s, bm25s-d and the oracle",
+    "beam": "BEAM evidence recall (long agent chats) under token budgets: hippo, bm25s, bm25s-d and the oracle",
     "scale": "ingest speed, latency, store size and RSS on synthetic streams of growing size",
     "reliability": "crash (SIGKILL), concurrency and hostile-input campaigns; failures must be zero",
     "soak": "a long run of adds with interleaved recalls and flushes: RSS growth and latency drift",
     "temporal": "facts that change and events told out of order: current-value accuracy and Kendall tau of order",
     "context": "an agent session with large tool outputs, with and without HippoContextMiddleware: tokens sent, "
                "entry compression, values reached, overhead per turn",
+    "truth-sample": "a random sample of supersede marks and resolved event times from real conversations, written "
+                    "as a review sheet; with --verdicts, their precision",
+    "postgres": "1, 4 and 16 processes adding and recalling on one PostgreSQL server, beside LangGraph's "
+                "PostgresStore and the SQLite store",
 }
 
 
 def _module(name: str):
-    return importlib.import_module(f"hippo_bench.{name}")
+    return importlib.import_module(f"hippo_bench.{name.replace('-', '_')}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,11 +14,9 @@ Everything here is importable: notebooks and tuning loops call :func:`load_locom
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
 import re
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +34,6 @@ from hippo_bench._common import (
     percentile,
     require,
 )
-from hippo.cli import progress
 
 CATEGORIES: dict[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 ADVERSARIAL = 5
@@ -600,68 +597,29 @@ def _ablation_configs() -> Mapping[str, Any]:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", required=True, help="LoCoMo-format JSON (e.g. ../shared/data/locomo_dev.json)")
-    p.add_argument("--budgets", default=",".join(map(str, DEFAULT_BUDGETS)),
-                   help="comma-separated cl100k token budgets (default 500,1000,2000)")
-    p.add_argument("--limit-conversations", type=int, default=None, metavar="N",
-                   help="evaluate only the first N conversations")
+    from hippo_bench import evidence
+
+    evidence.add_common_arguments(p, ",".join(map(str, DEFAULT_BUDGETS)))
     p.add_argument("--ablation", action="store_true",
-                   help="also evaluate every named config in hippo.base.config.ABLATIONS")
-    p.add_argument("--keep-per-qa", action="store_true", help="keep per-question scores in the JSON")
-    p.add_argument("--on-disk", action="store_true",
-                   help="ingest into temporary SQLite files instead of in-memory stores (measures store size)")
+                   help="also evaluate every named config in hippo.base.config.ABLATIONS (as hippo[<name>])")
 
 
 def run(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    budgets = [int(x) for x in str(args.budgets).split(",") if x.strip()]
-    if not budgets or any(b <= 0 for b in budgets):
-        raise SystemExit("--budgets must be positive integers, e.g. 500,1000,2000")
-    conversations = load_locomo(args.data)
-    if args.limit_conversations is not None:
-        conversations = conversations[: max(0, args.limit_conversations)]
-    if args.quick:
-        conversations = conversations[:1]
-    encoder = cl100k_encoder()
+    """Evidence recall on LoCoMo with the shared harness (:mod:`hippo_bench.evidence`): bm25s, bm25s-d, the
+    oracle and hippo (and with ``--ablation`` every configuration of ``hippo.base.config.ABLATIONS``) in one run."""
+    from hippo_bench import evidence
 
-    ablations = _ablation_configs() if args.ablation else {}
-    with contextlib.ExitStack() as stack:
-        # one step per conversation and system (bm25s, hippo, each ablation): a bar on a terminal, else a line each
-        bar = stack.enter_context(progress.bar(len(conversations) * (2 + len(ablations)), "locomo", unit="conv"))
-
-        def log(msg: str) -> None:
-            if progress.shown():
-                bar.set_postfix_str(msg, refresh=False)
-                bar.update(1)
-            else:
-                print(msg, flush=True)
-
-        baseline = bm25_baseline(conversations, budgets, encoder=encoder, progress=log)
-        store_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="hippo-locomo-")) if args.on_disk else None
-        systems = [evaluate(default_memory_factory(store_dir=store_dir), conversations, budgets, encoder=encoder,
-                            progress=log)]
-        for name, cfg in ablations.items():
-            sub = None if store_dir is None else Path(store_dir) / f"ablation-{len(systems)}"
-            if sub is not None:
-                sub.mkdir()
-            systems.append(evaluate(default_memory_factory(cfg, store_dir=sub), conversations, budgets,
-                                    name=f"hippo[{name}]", encoder=encoder, progress=log))
-    if not args.keep_per_qa:
-        for s in [baseline, *systems]:
-            s.pop("per_qa", None)
-    result: dict[str, Any] = {
-        "benchmark": "locomo",
-        "data": str(args.data),
-        "budgets": budgets,
-        "n_conversations": len(conversations),
-        "n_qa": sum(len(c.qa) for c in conversations),
-        "skipped_no_evidence": sum(c.skipped_no_evidence for c in conversations),
-        "adversarial": sum(c.adversarial for c in conversations),
-        "dropped_evidence_ids": sum(len(q.dropped_evidence) for c in conversations for q in c.qa),
-        "store": "sqlite file per conversation" if args.on_disk else "in-memory",
-        "baseline": baseline,
-        "systems": systems,
-        "machine": machine_info(),
-    }
-    return result, render_markdown(result)
+    convs = evidence.load_locomo(args.data)
+    out, md = evidence.run_dataset(args, convs, id_key="dia_id", title="LoCoMo")
+    if args.ablation and not args.no_hippo:
+        chosen = evidence.select(convs, args.conversations)[: 1 if args.quick else None]
+        for name, cfg in _ablation_configs().items():
+            sub = evidence.evaluate(chosen, out["budgets"], id_key="dia_id", hippo=True, config=cfg)
+            out["results"][f"hippo[{name}]"] = sub["results"]["hippo"]
+            out["systems"].append(f"hippo[{name}]")
+            out[f"hippo[{name}]"] = sub["hippo"]
+        md = evidence.render(f"LoCoMo evidence recall ({args.data}, conversations: {args.conversations})", out)
+    return out, md
 
 
 __all__ = [

@@ -26,6 +26,10 @@ Update probes ("Where does Maya live now?"):
   the best value-naming hit names the value that held at ``t``. (``as_of`` is not scored: it cuts by ingestion
   time, and these conversations are ingested in one go with past timestamps.)
 
+**Link precision**: the share of all supersedes links (``contradictions(include_updates=True)``) that join two
+statements of the same fact, the later after the earlier; a link from chat, from a mention of a value or across
+two facts is a mark a reader would be misled by.
+
 Ordering probes ("In what order did these happen to Maya: ...?"): Kendall tau (:func:`kendall_tau`; a missing
 event counts as neither concordant nor discordant, so it lowers tau) between the true event order and (a) the
 order in which the events' key phrases first occur in ``recall(question, budget).text``, (b) the order of
@@ -312,6 +316,22 @@ class _Run:
             "event_time_in_window": resolved,
         }
 
+    def link_precision(self) -> tuple[int, int] | None:
+        """(links joining two statements of one fact, all links): every supersedes link the engine recorded
+        (``contradictions(include_updates=True)``) is checked against the script, which knows which turns state a
+        value of which fact. A link from a chat turn or a mention, or across two facts, is a false mark."""
+        ok = total = 0
+        for conv in self.probes.conversations:
+            fn = getattr(self.ns(conv.id), "contradictions", None)
+            if fn is None:
+                return None
+            turn_of = {mid: t for (cid, t), mid in self.ids.items() if cid == conv.id}
+            for link in fn(include_updates=True):
+                total += 1
+                old, new = conv.turns[turn_of[link["old_id"]]], conv.turns[turn_of[link["new_id"]]]
+                ok += (old.kind == new.kind == "statement" and old.ref == new.ref and old.index < new.index)
+        return ok, total
+
     def contradictions(self) -> int | None:
         total = 0
         for conv in self.probes.conversations:
@@ -336,6 +356,7 @@ def evaluate(probes: ProbeSet, config: Any = None, *, budget: int = DEFAULT_BUDG
     def col(rows: list[dict], key: str) -> list:
         return [r[key] for r in rows]
 
+    links = run.link_precision()
     stale_flagged = [x for r in ups if r["stale_flagged"] is not None for x in r["stale_flagged"]]
     stale_correct = [x for r in ups if r["stale_flag_correct"] is not None for x in r["stale_flag_correct"]]
     flag_supported = any(r["stale_flagged"] is not None for r in ups)
@@ -374,6 +395,8 @@ def evaluate(probes: ProbeSet, config: Any = None, *, budget: int = DEFAULT_BUDG
         "search_p50_s": _median(run.search_seconds),
         "recall_p50_s": _median(run.recall_seconds),
         "open_contradictions": run.contradictions(),
+        "links": None if links is None else links[1],
+        "link_precision": None if links is None or not links[1] else links[0] / links[1],
         "per_attribute": per_attribute,
         "by_changes": by_changes,
     }
@@ -418,6 +441,8 @@ _ROWS: tuple[tuple[str, str, str], ...] = (
     ("search p50", "search_p50_s", "time"),
     ("recall p50", "recall_p50_s", "time"),
     ("open contradictions", "open_contradictions", "int"),
+    ("supersedes links", "links", "int"),
+    ("... joining two statements of one fact", "link_precision", "num"),
 )
 
 

@@ -13,6 +13,7 @@ from hippo.base.errors import (
     NotFound,
     OutOfMemory,
     OutOfRange,
+    ReadOnlyError,
     StoreBusy,
     StoreError,
 )
@@ -20,6 +21,7 @@ from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, content_key
 from hippo.memory import Memory
 from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
+from hippo.records import jsonable
 from hippo.text.tokenizer import count_tokens
 
 __version__ = "0.1.0"
@@ -37,6 +39,7 @@ __all__ = [
     "Hit",
     "Recall",
     "count_tokens",
+    "jsonable",
     "BinaryIndex",
     "DynamicWaveletMatrix",
     "WaveletMatrix",
@@ -47,6 +50,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreBusy",
+    "ReadOnlyError",
     "ClosedError",
     "NativeError",
     "OutOfMemory",

@@ -12,9 +12,9 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
 from hippo.base.config import Config
-from hippo.base.errors import CorruptData, InvalidInput, NotFound, StoreError
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
 from hippo.base.types import Hit, MemoryItem, Recall
-from hippo.engine import agentic, multisearch, timeline
+from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
 from hippo.engine.maintenance import LEVELS
 from hippo.engine.namespace import Namespace, delete_namespace
@@ -25,7 +25,8 @@ from hippo.engine.scope import scope_of
 from hippo.index.embedding import as_embed_fn
 from hippo.store.base import Store
 from hippo.store.filters import compile_filter
-from hippo.store.sqlite import SQLiteStore
+from hippo.store.opening import open_store
+from hippo.store.sqlite import check_path
 from hippo.text import tokenizer
 
 EXPORT_FORMAT = "hippo-export"
@@ -70,21 +71,27 @@ def _check_query(query: object, name: str = "query") -> str:
 def _check_path(path: object, name: str = "path") -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
-    return os.fspath(path)
+    return check_path(path, name)  # no NUL, no lone surrogate
 
 
 class Memory:
     """Long-term memory for an agent: add messages as they happen, recall a budgeted context later.
 
-    ``path`` is a SQLite file (created with mode 0600; many namespaces per file), ``None`` for a private
-    in-memory store, or a :class:`hippo.store.base.Store`. All writes are transactional: a failed call leaves the
-    stored content unchanged.
+    ``path`` is a SQLite file (created with mode 0600; many namespaces per file), a PostgreSQL URL
+    (``postgresql://user@host/db``: one memory shared by many processes and hosts, see :mod:`hippo.store.postgres`
+    and docs/deploy.md), ``None`` for a private in-memory store, or a :class:`hippo.store.base.Store`. All writes
+    are transactional: a failed call leaves the stored content unchanged.
+
+    ``read_only=True`` opens an existing store without writing to it, also on read-only media, without write
+    permission or on a full disk: every read answers (what reads would otherwise persist, such as strengths
+    reinforced by access, stays in memory), every write raises :class:`~hippo.base.errors.ReadOnlyError`.
     """
 
     def __init__(
         self,
         path: str | os.PathLike | Store | None = None,
         *,
+        read_only: bool = False,
         namespace: str = "default",
         config: Config | dict | None = None,
         llm: Any = None,
@@ -94,10 +101,13 @@ class Memory:
         name = check_namespace(namespace)
         if _runtime is None:
             cfg = Config.from_value(config)
+            check_bool(read_only, "read_only")
             if isinstance(path, Store):
+                if read_only and not path.read_only:
+                    raise InvalidInput("read_only=True needs a store opened read-only (or a path)")
                 store = path
             elif path is None or isinstance(path, (str, os.PathLike)):
-                store = SQLiteStore(path, busy_timeout_s=cfg.busy_timeout_s)
+                store = open_store(path, read_only=read_only, config=cfg)
             else:
                 raise InvalidInput(f"path must be a str, os.PathLike, a Store or None, got {type(path).__name__}")
             _runtime = Runtime(store, cfg, llm, embed)
@@ -117,6 +127,17 @@ class Memory:
     @property
     def path(self) -> str | None:
         return self._rt.store.path
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened with ``read_only=True`` (every write raises ``ReadOnlyError``)."""
+        return self._rt.store.read_only
+
+    def _writable(self, what: str) -> None:
+        """Refuse a write on a read-only store before anything (stored or in memory) changes."""
+        self._rt.live()
+        if self._rt.store.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only (Memory(path, read_only=True))")
 
     @property
     def embedding(self) -> Any:
@@ -142,7 +163,9 @@ class Memory:
         if self.path is None:
             raise InvalidInput("an in-memory store cannot be opened a second time with an embedding; create it with "
                                "hippo.Memory(None, embed=...)")
-        return Memory(self.path, namespace=self.namespace, config=self.config, embed=embed)
+        # a PostgreSQL store shows its URL without the password; it keeps the URL it was opened with for this
+        target = getattr(self._rt.store, "url", None) or self.path
+        return Memory(target, read_only=self.read_only, namespace=self.namespace, config=self.config, embed=embed)
 
     @property
     def engine(self) -> Namespace:
@@ -192,12 +215,14 @@ class Memory:
         ``timestamp`` is when the message was said; ``event_time`` (optional) when what it reports happened.
         Without it, the event time is resolved from the text ("yesterday", "two weeks ago", "on May 3rd") against
         ``timestamp``. Both accept a datetime, epoch seconds or ISO-8601 text."""
+        self._writable("add")
         item = {"text": text, "speaker": speaker, "role": role, "timestamp": timestamp, "session_id": session_id,
                 "metadata": metadata, "priority": priority, "event_time": event_time}
         return self._ns.write([prepare(item, "add", self.config)])[0]
 
     def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
         """Store many messages in one transaction: either all are stored or none."""
+        self._writable("add_many")
         if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
             raise InvalidInput(f"items must be an iterable of dicts, got {type(items).__name__}")
         cfg = self.config
@@ -205,30 +230,40 @@ class Memory:
         return self._ns.write(prepared)
 
     def update(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
-        """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent."""
-        self._rt.live()
+        """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent. The old
+        metadata leaves no copy behind in the store's files (see :meth:`delete`)."""
+        self._writable("update")
         return self._ns.update_metadata(check_int(id, "id"), check_metadata(metadata))
 
     def delete(self, ids: int | Iterable[int]) -> int:
-        """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count."""
-        self._rt.live()
+        """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.
+
+        When this returns, the deleted text, metadata and token ids are gone from the store's files too (freed
+        pages are zeroed, the write-ahead log is truncated; if another process is reading the store at that moment,
+        the log is truncated after its read, at the next write or close), and so is text an LLM wrote from them."""
+        self._writable("delete")
         return self._ns.delete(check_ids(ids))
 
     def forget(self, filter: dict[str, Any]) -> int:
-        """Delete every message of this namespace that matches ``filter``."""
+        """Delete every message of this namespace that matches ``filter`` (grammar: :mod:`hippo.store.filters`;
+        ``{}`` is refused: use :meth:`clear`). As with :meth:`delete`, the content leaves the store's files."""
         if not isinstance(filter, dict) or not filter:
             raise InvalidInput("filter must be a non-empty dict (use clear() to delete everything)")
         pred = compile_filter(filter)
+        self._writable("forget")
         return self._ns.forget(pred)
 
     def clear(self) -> int:
         """Delete every message of this namespace."""
+        self._writable("clear")
         return self._ns.forget(None)
 
     def delete_namespace(self, namespace: str) -> int:
-        """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed."""
-        self._rt.live()
-        return delete_namespace(self._rt, check_namespace(namespace))
+        """Remove a whole namespace (messages, chunks, codes, units); returns the number of messages removed. As
+        with :meth:`delete`, its content leaves the store's files."""
+        name = check_namespace(namespace)
+        self._writable("delete_namespace")
+        return delete_namespace(self._rt, name)
 
     def namespaces(self) -> list[str]:
         self._rt.live()
@@ -236,12 +271,13 @@ class Memory:
 
     def vacuum(self) -> None:
         """Reclaim space and scrub freed pages: deleted content leaves no bytes behind in the file."""
-        self._rt.live()
+        self._writable("vacuum")
         with self._rt.lock.write():
             self._rt.store.vacuum()
 
     def flush(self) -> None:
         """Seal the unsealed tail of this namespace into a chunk now (normally done every ``seal_tokens``)."""
+        self._writable("flush")
         self._ns.flush()
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -410,10 +446,13 @@ class Memory:
         CURRENT buffer, re-cluster themes, refresh summaries, mark persist-worthy units) or ``"archival"`` (prune
         dormant units past the retention age; messages only where a policy says ``prune``). Returns a report.
         Reads never consolidate: complete batches of new messages are folded into units as they are written;
-        this call folds in the rest of the CURRENT buffer too."""
+        this call folds in the rest of the CURRENT buffer too. On a read-only store ``"light"`` and ``"deep"`` run
+        in memory only; ``"archival"`` (which may delete messages) raises ``ReadOnlyError``."""
         self._rt.live()
         if level not in LEVELS:
             raise InvalidInput(f"level must be one of {LEVELS}, got {level!r}")
+        if level == "archival":
+            self._writable("consolidate('archival')")
         return self._ns.consolidate(level)
 
     def strength(self, ids: int | Iterable[int]) -> dict[int, float]:
@@ -484,7 +523,7 @@ class Memory:
 
     def import_(self, path: str | os.PathLike) -> int:
         """Add every message of an export file to this namespace (new ids); all or nothing."""
-        self._rt.live()
+        self._writable("import_")
         path = _check_path(path)
         items = []
         try:
@@ -502,7 +541,10 @@ class Memory:
                         raise CorruptData(f"line {lineno}: expected a JSON object")
                     items.append({k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id",
                                                             "metadata")})
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        except HippoError:
+            raise
+        except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+            # ValueError: JSON syntax, and also integers longer than the interpreter's digit limit
             # RecursionError: json refuses nesting deeper than the interpreter's recursion limit
             raise CorruptData(f"path {path!r} is not valid JSONL: {str(exc)[:200]}") from exc
         except FileNotFoundError as exc:
@@ -515,6 +557,19 @@ class Memory:
             return len(self.add_many(items))
         except InvalidInput as exc:
             raise CorruptData(f"path {path!r} holds an invalid message: {exc}") from exc
+
+    # -- integrity ------------------------------------------------------------------------------------------
+    def check(self, *, repair: bool = False) -> dict[str, Any]:
+        """Verify every structure of the store (all namespaces) and report, JSON-serializable, per namespace and per
+        structure what was verified, what is damaged and what was rebuilt; ``report["ok"]`` is True when nothing
+        is left damaged. Messages and their tokens are never guessed: damage to them is reported with the message
+        ids. With ``repair=True`` what is derived from them is rebuilt (SQLite indexes, namespace rows, embedding
+        codes, unit snapshots, the co-index). See :mod:`hippo.engine.integrity`."""
+        self._rt.live()
+        check_bool(repair, "repair")
+        if repair:
+            self._writable("check(repair=True)")
+        return integrity.check(self._ns, repair)
 
     # -- async twins ----------------------------------------------------------------------------------------
     aadd = _twin(add)
@@ -549,3 +604,4 @@ class Memory:
     acomplete = _twin(complete)
     acomplete_on_cue = _twin(complete_on_cue)
     aconsolidate_entries = _twin(consolidate_entries)
+    acheck = _twin(check)

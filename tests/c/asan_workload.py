@@ -8,7 +8,9 @@
    instrumented, so the ASan runtime must be loaded first), ``ASAN_OPTIONS=detect_leaks=0`` (CPython keeps
    objects alive at exit on purpose) and ``halt_on_error=1``.
 3. The workload drives every native structure against numpy oracles, feeds mutated blobs to every
-   ``from_bytes``, and runs ``Memory`` (add_many, search, recall, delete, flush, reopen, corrupted chunk rows).
+   ``from_bytes`` (half of them with the checksum recomputed, so the structural decoder itself meets the damage, and
+   what it accepts is then used end to end), and runs ``Memory`` (add_many, search, recall, delete, flush, reopen,
+   corrupted chunk rows, also with every checksum over the chunk recomputed).
 
 Any sanitizer report ends the process with a non-zero status and the report on stderr. Needs gcc (or clang)
 with the sanitizer runtimes, which Debian's gcc ships.
@@ -69,9 +71,10 @@ def workload(seconds: float, seed: int) -> dict[str, int]:
         hippo.native.__file__, hippo.native.__file__
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
-    counts = {"structures": 0, "queries": 0, "blobs": 0, "memory_ops": 0}
+    counts = {"structures": 0, "queries": 0, "blobs": 0, "blobs_accepted": 0, "memory_ops": 0}
     deadline = time.monotonic() + seconds
-    from hippo_bench.reliability import make_item, mutate
+    from hippo.native import reseal
+    from hippo_bench.reliability import _reseal_chunk, make_item, mutate
 
     while time.monotonic() < deadline:
         # wavelet matrices against numpy, sizes crossing 64-, 512- and segment boundaries
@@ -107,11 +110,21 @@ def workload(seconds: float, seed: int) -> dict[str, int]:
                 except HippoError:
                     pass
             counts["queries"] += 5
-            for _ in range(20):
+            for k in range(40):
+                bad = mutate(st.to_bytes(), rng)
+                if k % 2 and len(bad) >= 8:
+                    bad = reseal(bad)  # past the checksum: the structural decoder itself is exercised
                 try:
-                    type(st).from_bytes(mutate(st.to_bytes(), rng))
+                    loaded = type(st).from_bytes(bad)
                 except HippoError:
                     pass
+                else:
+                    m = len(loaded)
+                    got = loaded.access_range(0, m)
+                    if m:
+                        c = int(got[-1])
+                        assert loaded.rank(c, m) == int(np.count_nonzero(got == c))
+                    counts["blobs_accepted"] += 1
                 counts["blobs"] += 1
         counts["structures"] += 2
         # binary codes
@@ -124,11 +137,18 @@ def workload(seconds: float, seed: int) -> dict[str, int]:
         q = nrng.integers(0, 256, (3, cb // 8), dtype=np.uint8)
         dist, ids = b.search(q, rng.randint(1, 12))
         b.radius_search(q[0], rng.randint(0, cb))
-        for _ in range(20):
+        for k in range(40):
+            bad = mutate(b.to_bytes(), rng)
+            if k % 2 and len(bad) >= 8:
+                bad = reseal(bad)
             try:
-                BinaryIndex.from_bytes(mutate(b.to_bytes(), rng))
+                loaded = BinaryIndex.from_bytes(bad)
             except HippoError:
                 pass
+            else:
+                if len(loaded):
+                    loaded.search(q[:1], 3)
+                counts["blobs_accepted"] += 1
             counts["blobs"] += 1
         # the engine on top
         with tempfile.TemporaryDirectory() as tmp:
@@ -147,8 +167,11 @@ def workload(seconds: float, seed: int) -> dict[str, int]:
 
             db = sqlite3.connect(path)
             row = db.execute("SELECT id, blob FROM chunks LIMIT 1").fetchone()
-            if row:
+            if row and rng.random() < 0.5:
                 db.execute("UPDATE chunks SET blob = ? WHERE id = ?", (mutate(bytes(row[1]), rng), row[0]))
+                db.commit()
+            elif row:
+                _reseal_chunk(db, row[0], rng)  # every checksum recomputed: the chunk decoder meets the mutation
                 db.commit()
             db.close()
             try:

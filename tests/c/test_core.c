@@ -457,6 +457,47 @@ static void free_any(load_fn f, void *o) {
     else hippo_bix_free((hippo_bix *)o);
 }
 
+/* A structure the decoder accepted is used end to end (under ASan every read it makes is checked): every symbol,
+ * rank and select at both ends, a search; then serialized again, which must load again. */
+static void exercise_any(load_fn f, void *o) {
+    uint64_t size = 0, w = 0, r = 0;
+    if (f == load_wm || f == load_dwm) {
+        int dyn = f == load_dwm;
+        uint64_t n = dyn ? hippo_dwm_len((hippo_dwm *)o) : hippo_wm_len((hippo_wm *)o);
+        uint32_t *sym = (uint32_t *)malloc((size_t)(n ? n : 1) * 4);
+        int st = dyn ? hippo_dwm_access_range((hippo_dwm *)o, 0, n, sym) : hippo_wm_access_range((hippo_wm *)o, 0, n, sym);
+        CHECK(st == HIPPO_OK);
+        if (st == HIPPO_OK && n) {
+            uint32_t c = sym[n - 1];
+            uint64_t k = 0, pos = 0;
+            for (uint64_t i = 0; i < n; i++) k += sym[i] == c;
+            CHECK((dyn ? hippo_dwm_rank((hippo_dwm *)o, c, n, &r) : hippo_wm_rank((hippo_wm *)o, c, n, &r)) == HIPPO_OK);
+            CHECK_EQ_U64(r, k);
+            CHECK((dyn ? hippo_dwm_select((hippo_dwm *)o, c, k, &pos) : hippo_wm_select((hippo_wm *)o, c, k, &pos)) == HIPPO_OK);
+            CHECK_EQ_U64(pos, n - 1);
+        }
+        free(sym);
+        st = dyn ? hippo_dwm_serialized_size((hippo_dwm *)o, &size) : hippo_wm_serialized_size((hippo_wm *)o, &size);
+        CHECK(st == HIPPO_OK);
+        uint8_t *again = (uint8_t *)malloc((size_t)size);
+        st = dyn ? hippo_dwm_serialize((hippo_dwm *)o, again, size, &w) : hippo_wm_serialize((hippo_wm *)o, again, size, &w);
+        CHECK(st == HIPPO_OK);
+        void *o2 = NULL;
+        CHECK(f(again, size, &o2) == HIPPO_OK);
+        if (o2) free_any(f, o2);
+        free(again);
+    } else {
+        hippo_bix *b = (hippo_bix *)o;
+        uint32_t nb = hippo_bix_bits(b) / 8;
+        uint64_t n = hippo_bix_len(b);
+        uint8_t *q = (uint8_t *)calloc(nb ? nb : 1, 1);
+        int32_t dist[4];
+        int64_t ids[4];
+        if (n) CHECK(hippo_bix_search(b, q, 1, 4, dist, ids) == HIPPO_OK);
+        free(q);
+    }
+}
+
 /* Recompute the trailing checksum so structural validation (not the checksum) is exercised. */
 static void reseal(uint8_t *blob, uint64_t len) {
     uint64_t h = hippo_hash64(blob, (size_t)(len - 8), 0);
@@ -491,6 +532,38 @@ static void corrupt_suite(const uint8_t *blob, uint64_t len, load_fn load) {
         CHECK(st == HIPPO_ECORRUPT || st == HIPPO_EVERSION);
         if (o) free_any(load, o);
     }
+    /* random mutations with the checksum recomputed, so they reach the structural decoder itself: byte flips
+     * anywhere after the magic, runs of bytes set to 0x00 / 0xFF, and little-endian words set to extreme values.
+     * The decoder must refuse the blob or return a structure that is fully usable. */
+    int accepted = 0;
+    for (int t = 0; t < 600; t++) {
+        memcpy(c, blob, (size_t)len);
+        uint64_t span = len - 8 - 8; /* between the magic and the checksum */
+        int kind = (int)rnd_below(3);
+        if (kind == 0) {
+            int flips = 1 + (int)rnd_below(3);
+            for (int f = 0; f < flips; f++) c[8 + rnd_below(span)] ^= (uint8_t)(1u << rnd_below(8));
+        } else if (kind == 1) {
+            uint64_t at = 8 + rnd_below(span), run = 1 + rnd_below(16);
+            for (uint64_t i = at; i < at + run && i < len - 8; i++) c[i] = rnd_below(2) ? 0xFF : 0x00;
+        } else if (span >= 8) {
+            static const uint64_t extreme[] = {0, 1, 0xFFFFFFFFull, 0x100000000ull, 0x7FFFFFFFFFFFFFFFull, ~0ull,
+                                               1ull << 40, 63, 64, 65, 511, 512, 513};
+            uint64_t at = 8 + rnd_below(span - 7);
+            put64(c + at, extreme[rnd_below(sizeof extreme / sizeof extreme[0])]);
+        }
+        reseal(c, len);
+        o = NULL;
+        int st = load(c, len, &o);
+        CHECK(st == HIPPO_OK || st == HIPPO_ECORRUPT || st == HIPPO_EVERSION || st == HIPPO_ENOMEM);
+        CHECK((st == HIPPO_OK) == (o != NULL));
+        if (o) {
+            accepted++;
+            exercise_any(load, o);
+            free_any(load, o);
+        }
+    }
+    CHECK(accepted > 0); /* payload-only changes load: the decoder itself, not only the checksum, was reached */
     /* valid checksum, hostile fields: version, reserved, width, huge n, n off by one */
     memcpy(c, blob, (size_t)len); put32(c + 8, 99); reseal(c, len);
     CHECK(load(c, len, &o) == HIPPO_EVERSION);

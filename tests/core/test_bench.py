@@ -294,3 +294,29 @@ def test_main_reports_missing_peer(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(_common.importlib, "import_module", fake_import)
     assert main(["kernels", "--quick", "--out", str(tmp_path / "k.json")]) == 2
     assert "pip install 'hippo-memory[bench]'" in capsys.readouterr().err
+
+
+def test_postgres_bench_on_the_session_server(tmp_path, pg_server):
+    """``hippo bench postgres --url``: every worker's calls counted, every planted fact found by hippo's recall, the
+    cell's schema dropped afterwards (the run leaves the server as it found it)."""
+    import importlib.util
+
+    import psycopg
+
+    from hippo_bench import main
+
+    out = tmp_path / "pg.json"
+    args = ["postgres", "--url", pg_server.url("hippo"), "--processes", "1", "--sqlite-processes", "1", "--adds", "6",
+            "--queries", "3", "--repeats", "1", "--out", str(out)]
+    if importlib.util.find_spec("langgraph.store.postgres") is None:
+        args.append("--no-langgraph")
+    assert main(args) == 0
+    res = json.loads(out.read_text())
+    systems = {c["system"] for c in res["cells"]}
+    assert {"hippo-postgres", "hippo-sqlite"} <= systems
+    for c in res["cells"]:
+        assert c["add"]["n"] == 6 and c["search"]["n"] == 3 and c["add"]["p95_ms"] >= c["add"]["p50_ms"] > 0
+        if c["system"].startswith("hippo"):
+            assert c["found_recall"] == 1.0 and c["recall"]["n"] == 3
+    with psycopg.connect(pg_server.url("hippo"), autocommit=True) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM pg_namespace WHERE nspname LIKE 'bench_%'").fetchone()[0] == 0

@@ -271,7 +271,8 @@ def test_quick_bench_reports_every_metric(tmp_path) -> None:
             "stale_marked", "newest_marked", "stale_superseded_by", "stale_superseded_by_correct",
             "newest_superseded_by", "until_accuracy", "order_recall_tau", "order_recall_exact",
             "order_recall_found", "order_timeline_tau", "order_timeline_exact", "order_timeline_found",
-            "event_time_in_window", "ingest_s_per_message", "search_p50_s", "recall_p50_s", "open_contradictions"}
+            "event_time_in_window", "ingest_s_per_message", "search_p50_s", "recall_p50_s", "open_contradictions",
+            "links", "link_precision"}
     for name, metrics in result["configs"].items():
         if metrics is None:   # the engine has no temporal switch: noted, not measured
             assert name == "temporal_off" and result["notes"][name]
@@ -287,3 +288,4 @@ def test_quick_bench_reports_every_metric(tmp_path) -> None:
             assert -1.0 <= r["recall_tau"] <= 1.0
             assert r["recall_tau"] < 1.0 or r["recall_found"] == 1.0
         assert metrics["ingest_s_per_message"] > 0
+        assert metrics["links"] >= 0 and (metrics["link_precision"] is None or 0 <= metrics["link_precision"] <= 1)

@@ -442,6 +442,9 @@ def test_fuzz_campaign_native_and_exports(tmp_path) -> None:
     rel.fuzz_exports(tmp_path, camp, rounds=60, seed=3)
     assert not camp.failures, "\n".join(camp.failures)
     assert camp.counts["inputs_fuzzed"] > 500
+    # resealed mutations reach the decoders: some change only the payload and load as valid structures
+    assert camp.counts["resealed_inputs_fuzzed"] > 300
+    assert camp.counts.get("resealed_inputs_accepted", 0) > 0
 
 
 def test_fuzz_campaign_store_chunks(tmp_path) -> None:
@@ -449,6 +452,7 @@ def test_fuzz_campaign_store_chunks(tmp_path) -> None:
     rel.fuzz_store_chunks(tmp_path, camp, rounds=30, seed=4)
     assert not camp.failures, "\n".join(camp.failures)
     assert camp.counts.get("corrupt_stores_detected", 0) >= 20
+    assert camp.counts.get("resealed_chunks", 0) >= 5  # mutations that only the chunk decoder can find
 
 
 def test_fuzz_campaign_model(tmp_path) -> None:

@@ -199,10 +199,10 @@ def test_stage2_stops_when_the_readers_entropy_stops_falling(llm_server):
     for alts in (flat, sharp, sharp, sharp):
         llm_server.push(content="answer", logprobs=alts)
     mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST},
-                 config={"hierarchy": {"llm_uncertainty": True, "llm_keywords": False}})
+                 config={"hierarchy": {"llm_uncertainty": True, "llm_keywords": False, "recall": "stage2"}})
     mem.add_many({"text": f"Note {k}: the quarterly budget review covers item {k}.", "session_id": "s"}
                  for k in range(12))
-    offline = Memory(None)
+    offline = Memory(None, config={"hierarchy": {"recall": "stage2"}})
     offline.add_many({"text": f"Note {k}: the quarterly budget review covers item {k}.", "session_id": "s"}
                      for k in range(12))
     full = offline.recall("budget review", budget_tokens=400)

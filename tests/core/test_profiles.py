@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from hippo import InvalidInput, Memory, NotFound
-from hippo.engine.profiles import ProfileIndex, extract, style_vector
+from hippo.engine.profiles import ProfileIndex, style_vector
+from hippo.text.attributes import extract
 from hippo.engine.rank import profile_factors
 
 T0 = 1_700_000_000.0
@@ -94,7 +95,16 @@ def _expected(ids: list[int], t0: float = T0) -> dict:
     ("Lost my job as a banker, so I'm gonna start a business.", []),
 ])
 def test_extract_table(text, want):
-    assert [(s.attribute, s.value) for s in extract(text)] == want
+    # a profile holds first-person values that hold; statements that a value stopped holding are truth's
+    assert [(s.attribute, s.value) for s in extract(text) if not s.negated] == want
+
+
+def test_a_value_that_stopped_holding_is_a_negated_statement_not_a_profile_value():
+    st = extract("Lost my job as a banker, so I'm gonna start a business.", "Jon")
+    assert [(s.entity, s.attribute, s.value, s.negated) for s in st] == [("jon", "occupation", "banker", True)]
+    p = ProfileIndex()
+    p.append([1], ["Jon"], ["Lost my job as a banker, so I'm gonna start a business."], [T0])
+    assert p.current("Jon") == {}
 
 
 def test_extract_rejects_non_str():

@@ -21,10 +21,12 @@ def check_namespace(ns: object, name: str = "namespace") -> str:
         raise InvalidInput(f"{name} must be a non-empty str, got {ns!r}")
     if len(ns) > 512 or any(ord(c) < 32 for c in ns):
         raise InvalidInput(f"{name} must be at most 512 printable characters")
-    return ns
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in ns):
+        raise InvalidInput(f"{name} contains a lone surrogate code point and cannot be stored")
+    return str(ns)
 
 
-def check_int(value: object, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+def check_int(value: object, name: str, *, minimum: int = 0, maximum: int | None = MAX_ID) -> int:
     if isinstance(value, float) and math.isnan(value):
         raise InvalidInput(f"{name} must be an int, got NaN")
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
@@ -55,8 +57,30 @@ def check_ids(ids: object, name: str = "ids") -> list[int]:
     return [check_int(i, name, maximum=MAX_ID) for i in ids]
 
 
+MAX_METADATA_DEPTH = 100  # nesting levels of dicts and lists; deeper values are refused, not recursed into
+
+
+def nesting_depth(value: object, limit: int) -> int:
+    """Depth of nested dicts / lists / tuples in ``value``, without recursion; stops counting past ``limit``."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, Mapping):
+            children: Iterable[Any] = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        stack.extend((c, d + 1) for c in children)
+    return deepest
+
+
 def check_metadata(value: object, name: str = "metadata") -> dict[str, Any]:
-    """A JSON object without NaN or lone surrogates, returned as a fresh copy."""
+    """A JSON object without NaN or lone surrogates, nested at most :data:`MAX_METADATA_DEPTH` levels, returned as a
+    fresh copy."""
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -64,10 +88,12 @@ def check_metadata(value: object, name: str = "metadata") -> dict[str, Any]:
     for k in value:
         if not isinstance(k, str):
             raise InvalidInput(f"{name} keys must be str, got {k!r}")
+    if nesting_depth(value, MAX_METADATA_DEPTH) > MAX_METADATA_DEPTH:
+        raise InvalidInput(f"{name} is nested more than {MAX_METADATA_DEPTH} levels deep")
     try:
         text = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
         text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
         raise InvalidInput(f"{name} must be JSON-serializable without NaN or lone surrogates: {exc}") from exc
     return json.loads(text)
 

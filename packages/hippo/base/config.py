@@ -11,7 +11,7 @@ from hippo.base.checks import check_int, check_number
 from hippo.base.errors import InvalidInput
 from hippo.base.policies import compile_policies
 
-RECALL_MODES = ("flat", "units", "stage1", "stage2", "full")
+RECALL_MODES = ("evidence", "flat", "units", "stage1", "stage2", "full")
 MESSAGE_TYPES = ("message", "tool_result", "state", "memory")
 UNIT_TYPES = ("episode", "semantic", "theme")
 PRIORITIES = ("critical", "high", "normal", "low")
@@ -31,11 +31,12 @@ class HierarchyConfig:
     """Episodes / semantics / themes (seed 001 §3.2) and top-down recall (seed 001 §3.3)."""
 
     enabled: bool = True
-    # How ``Memory.recall`` builds a context: "flat" (the engine's ranked messages), "units" (hierarchy with a
+    # How ``Memory.recall`` builds a context: "evidence" (the engine's candidates packed by expected evidence per
+    # token, hippo.evidence), "flat" (the engine's ranked messages in rank order), "units" (hierarchy with a
     # plain similarity retriever), "stage1" (+ representative selection, Eq. 4), "stage2" (+ uncertainty-gated
-    # expansion), "full" (both stages). The default is the winner of ``hippo bench locomo --ablation`` on the
-    # dev data (Stage II alone: Stage I's diversity costs evidence recall there, see docs/hierarchy.md).
-    recall: str = "stage2"
+    # expansion), "full" (both stages). The default wins on LoCoMo and BEAM in ``hippo bench locomo`` / ``hippo
+    # bench beam`` (docs/retrieval.md); Stage II was the default before and is kept for comparison.
+    recall: str = "evidence"
     code_bits: int = 256              # SimHash width of unit codes
     # CURRENT buffer (seed 003 §3.3, Eq. 1): a flush unit ends at a session change, a time gap, or size;
     # complete units are consolidated as their rows are applied (by the write, or when catching up with another
@@ -241,8 +242,10 @@ class RetrievalConfig:
     weight_signature: float = 0.0   # measured neutral on LoCoMo dev at +45% latency; see README
     weight_embedding: float = 0.8
     # BM25 enumerates occurrences of rare terms first; terms past this many occurrences are only verified on
-    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank).
-    enumerate_limit: int = 4_000
+    # candidates already found (seed 000 §3.2.2: least frequent signature first, others checked by rank). At 4,000
+    # a 1.2M-token history lost evidence that matched only its question's commoner words (BEAM 10 chats in one
+    # store: 0.556 -> 0.593 at 2000 tokens with 50,000; recall p50 42 -> 45 ms; docs/retrieval.md, Growth).
+    enumerate_limit: int = 50_000
     candidate_limit: int = 400
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
@@ -273,6 +276,11 @@ class Config:
     max_message_chars: int = 10_000_000
     seal_tokens: int = 4096          # tail tokens kept as raw rows before they are sealed into a chunk
     busy_timeout_s: float = 10.0     # how long a writer waits for a locked SQLite file before StoreBusy
+    # SQLite durability (PRAGMA synchronous, WAL mode). "NORMAL" (default): a crash of the process or of the OS loses
+    # nothing that committed; a power loss may lose the last transactions, never the file's consistency. "FULL" /
+    # "EXTRA": the log is synced on every commit, so committed data also survives power loss (slower writes).
+    # "OFF": no syncs at all; a power loss may corrupt the file.
+    synchronous: str = "NORMAL"
     embed_bits: int = 256            # SimHash width for user-supplied embeddings
     timestamp_min_year: int = 1900
     timestamp_max_year: int = 2200
@@ -332,7 +340,14 @@ def _coerce(val: Any, default: Any, path: str) -> Any:
         if isinstance(val, bool) or not isinstance(val, (int, float)) or not math.isfinite(val):
             raise InvalidInput(f"{path} must be a finite number, got {val!r}")
         return float(val)
+    if isinstance(default, str):
+        if not isinstance(val, str):
+            raise InvalidInput(f"{path} must be a str, got {val!r}")
+        return val
     return val
+
+
+SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")  # SQLite's PRAGMA synchronous levels, weakest first
 
 
 def _validate(obj: Any, path: str) -> None:
@@ -350,6 +365,8 @@ def _validate(obj: Any, path: str) -> None:
                 or not 0 <= obj.recency_boost <= 4:
             raise InvalidInput(f"{path}: superseded_factor must be in (0, 1], surprise_alpha and salience_beta in 0..1, recency_boost in 0..4")
     if isinstance(obj, Config):
+        if obj.synchronous not in SYNCHRONOUS:
+            raise InvalidInput(f"{path}.synchronous must be one of {SYNCHRONOUS}, got {obj.synchronous!r}")
         if obj.max_message_chars < 1 or obj.seal_tokens < 1 or obj.busy_timeout_s < 0:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:

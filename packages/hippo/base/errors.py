@@ -38,6 +38,10 @@ class StoreBusy(StoreError, TimeoutError):
     """The store stayed locked by another writer longer than the configured wait."""
 
 
+class ReadOnlyError(StoreError, PermissionError):
+    """A write was attempted on a store opened with ``read_only=True``. Nothing was written."""
+
+
 class ClosedError(HippoError, RuntimeError):
     """The object was used after ``close()``."""
 
@@ -62,6 +66,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreBusy",
+    "ReadOnlyError",
     "ClosedError",
     "NativeError",
     "OutOfMemory",

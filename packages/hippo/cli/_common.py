@@ -9,6 +9,7 @@ import sys
 from typing import Any, Callable
 
 from hippo import InvalidInput, NotFound
+from hippo.store.opening import is_postgres_url
 
 __all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
            "filter_from", "open_store", "output", "time_kwargs"]
@@ -25,7 +26,7 @@ def messages(n: int) -> str:
 
 def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
     p.add_argument("--path", default=os.environ.get("HIPPO_PATH", "hippo.db"),
-                   help="store file (default: $HIPPO_PATH or ./hippo.db)")
+                   help="store file or postgresql:// URL (default: $HIPPO_PATH or ./hippo.db)")
     if namespace:
         p.add_argument("--namespace", "-n", default=os.environ.get("HIPPO_NAMESPACE", "default"),
                        help="namespace inside the store (default: $HIPPO_NAMESPACE or 'default')")
@@ -81,8 +82,11 @@ def open_store(args: argparse.Namespace, *, create: bool = False):
 
     path = args.path
     if not path or not isinstance(path, str):
-        raise InvalidInput("--path must name a store file")
-    if not create and not os.path.lexists(path):
+        raise InvalidInput("--path must name a store file or a postgresql:// URL")
+    if is_postgres_url(path):
+        if not create:  # a read-only open finds the store without creating its schema (NotFound otherwise)
+            Memory(path, read_only=True).close()
+    elif not create and not os.path.lexists(path):
         raise NotFound(f"no store at --path {path!r} (`hippo ingest` or `hippo import` creates one)")
     return Memory(path, namespace=args.namespace if hasattr(args, "namespace") else "default")
 

@@ -1,4 +1,4 @@
-"""Commands that change what is stored: ``forget``, ``delete-namespace``, ``consolidate``.
+"""Commands that change what is stored: ``forget``, ``delete-namespace``, ``consolidate``, ``check [--repair]``.
 
 The two destructive ones ask before deleting: ``--yes`` answers for scripts; without it they prompt on a terminal
 and refuse when standard input is not one.
@@ -7,11 +7,21 @@ and refuse when standard input is not one.
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from hippo import InvalidInput, NotFound
-from hippo.cli._common import (add_filter_args, add_json_arg, add_store_args, confirm, filter_from, messages, open_store,
-                               output)
+from hippo.store.opening import is_postgres_url
+from hippo.cli._common import (
+    add_filter_args,
+    add_json_arg,
+    add_store_args,
+    confirm,
+    filter_from,
+    messages,
+    open_store,
+    output,
+)
 
 __all__ = ["add_parsers"]
 
@@ -43,7 +53,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if not ids:
             return output(args, {"namespace": mem.namespace, "forgotten": 0},
                           lambda r: print(f"{mem.namespace}: no message matches; nothing forgotten"))
-        confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {args.path}", args.yes)
+        confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {mem.path}", args.yes)
         n = mem.forget(spec)
         return output(args, {"namespace": mem.namespace, "forgotten": n},
                       lambda r: print(f"{mem.namespace}: forgot {messages(n)}"))
@@ -52,9 +62,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
 def cmd_delete_namespace(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         if args.name not in mem.namespaces():
-            raise NotFound(f"namespace {args.name!r} holds no messages in {args.path}")
+            raise NotFound(f"namespace {args.name!r} holds no messages in {mem.path}")
         count = mem.using(args.name).count()
-        confirm(f"delete namespace {args.name!r} ({messages(count)}) from {args.path}", args.yes)
+        confirm(f"delete namespace {args.name!r} ({messages(count)}) from {mem.path}", args.yes)
         n = mem.delete_namespace(args.name)
         return output(args, {"namespace": args.name, "deleted": n},
                       lambda r: print(f"deleted namespace {args.name!r}: {messages(n)}"))
@@ -65,6 +75,48 @@ def cmd_consolidate(args: argparse.Namespace) -> int:
         report = mem.consolidate(args.level)
         return output(args, report, lambda r: [print(f"{k}: {round(v, 4) if isinstance(v, float) else v}")
                                                for k, v in r.items()])
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Verify every structure of the store; with --repair rebuild what is derived (and accept the loss of a damaged
+    write-ahead log after keeping a copy of it). Exit status 0: nothing left damaged, 1: damage remains."""
+    from hippo import Memory
+    from hippo.store import wal
+
+    if not args.path or not isinstance(args.path, str):
+        raise InvalidInput("--path must name a store file")
+    if not is_postgres_url(args.path) and not os.path.isfile(args.path):  # a URL: the read-only open checks
+        raise NotFound(f"no store at --path {args.path!r}")
+    set_aside = None
+    try:
+        mem = Memory(args.path, read_only=not args.repair)  # a check without --repair writes nothing
+    except wal.WalDamaged:
+        if not args.repair:
+            raise
+        set_aside = wal.accept_loss(args.path)
+        mem = Memory(args.path)
+    with mem:
+        report = mem.check(repair=args.repair)
+    if set_aside is not None:
+        report["wal"]["rebuilt"].append(f"damaged log kept at {set_aside}; store opened as of its last intact "
+                                        "transaction")
+        report["wal"]["damaged"] = [{"problem": "committed transactions after the damage were dropped",
+                                     "copy": set_aside}]
+
+    def human(r: dict[str, Any]) -> None:
+        for ns, sections in r["namespaces"].items():
+            for name, sec in sections.items():
+                state = "damaged" if sec["damaged"] and not sec["rebuilt"] else "rebuilt" if sec["rebuilt"] else "ok"
+                print(f"{ns:<24} {name:<14} {state:<8} {len(sec['damaged'])} problem(s)")
+                for d in sec["damaged"][:5]:
+                    print(f"{'':<24}   - {d.get('problem', d)}")
+        for name in ("file", "wal"):
+            if r[name]["damaged"] or r[name]["rebuilt"]:
+                print(f"{'(store)':<24} {name:<14} {r[name]['damaged']} {r[name]['rebuilt']}")
+        print("ok" if r["ok"] else "damaged: " + ", ".join(r["damaged"]))
+
+    output(args, report, human)
+    return 0 if report["ok"] else 1
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -91,3 +143,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "dormant units past retention (default light)")
     add_json_arg(c)
     c.set_defaults(func=cmd_consolidate)
+
+    k = sub.add_parser("check", help="verify every chunk, row, snapshot and namespace; --repair rebuilds what is "
+                                     "derived")
+    add_store_args(k, namespace=False)
+    k.add_argument("--repair", action="store_true", help="rebuild derived structures (the store is opened writable)")
+    add_json_arg(k)
+    k.set_defaults(func=cmd_check)

@@ -10,8 +10,16 @@ import argparse
 import sys
 from typing import Any
 
-from hippo.cli._common import (add_filter_args, add_json_arg, add_store_args, add_time_args, filter_from, open_store,
-                               output, time_kwargs)
+from hippo.cli._common import (
+    add_filter_args,
+    add_json_arg,
+    add_store_args,
+    add_time_args,
+    filter_from,
+    open_store,
+    output,
+    time_kwargs,
+)
 
 __all__ = ["add_parsers"]
 

@@ -125,7 +125,7 @@ def _clip_tokens(text: str, limit: int) -> str:
     ids = tokenizer.encoding().encode_ordinary(text)
     if len(ids) <= limit:
         return text
-    head = tokenizer.encoding().decode_bytes(ids[:limit]).decode("utf-8", errors="ignore")
+    head = tokenizer.decode_span(ids[:limit])
     return f"{head} …[{len(ids) - limit} more tokens]"
 
 

@@ -28,7 +28,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from hippo.base.checks import check_bool, check_choice, check_int, check_optional_int
-from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound
+from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound, ReadOnlyError
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import Outcome, compile_policies
 from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
@@ -244,15 +244,21 @@ class _State:
 
 
 def _entry_key(entry_id: object) -> int:
+    digits = None
     if isinstance(entry_id, str) and entry_id.startswith("ctx_") and entry_id[4:].isdigit():
-        return int(entry_id[4:])
-    if isinstance(entry_id, str) and entry_id.isdigit():
-        return int(entry_id)
-    raise InvalidInput(f"entry_id must look like 'ctx_<n>', got {entry_id!r}")
+        digits = entry_id[4:]
+    elif isinstance(entry_id, str) and entry_id.isdigit():
+        digits = entry_id
+    if digits is not None and len(digits) <= 19 and digits.isascii() and int(digits) <= 2**63 - 1:
+        return int(digits)
+    raise InvalidInput(f"entry_id must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
+
+
+MAX_TURN = 2**53  # turns count agent steps; the bound leaves room for expiry arithmetic in 64-bit columns
 
 
 def _check_turn(turn: object) -> int | None:
-    return check_optional_int(turn, "turn")
+    return None if turn is None else check_int(turn, "turn", maximum=MAX_TURN)
 
 
 def _check_source(source: object) -> dict[str, Any]:
@@ -411,7 +417,10 @@ class Entries:
                 st.table.set_flag(st.table.slots([rec.key]), F_ASSOC)
 
     def _entries_save(self, st: _State, rec: _Record) -> None:
-        """Write a record and its strength state back into its header's metadata."""
+        """Write a record and its strength state back into its header's metadata (kept in memory only on a
+        read-only store)."""
+        if self.ns.rt.store.read_only:
+            return
         slot = st.table.slot_of.get(rec.key)
         meta = rec.meta()
         if slot is not None:
@@ -462,7 +471,7 @@ class Entries:
                        metadata: Mapping[str, Any], n_tokens: int, policies: Iterable[Mapping] | None) -> Outcome:
         rules = list(DEFAULT_INDEX_POLICIES) + list(self.ns.config.decay.policies)
         if policies is not None:
-            if isinstance(policies, (str, bytes, Mapping)):
+            if isinstance(policies, (str, bytes, Mapping)) or not isinstance(policies, Iterable):
                 raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts")
             rules += list(policies)
         compiled = _compiled(tuple(json.dumps(r, sort_keys=True, default=str) for r in rules), rules)
@@ -480,6 +489,8 @@ class Entries:
         src = _check_source(source)
         if src.get("type") == "content" and type == "tool_result" and looks_like_error(content):
             src["type"] = "error"
+        if n_tokens is not None:
+            check_int(n_tokens, "n_tokens", maximum=MAX_TURN)
         n = tokenizer.count_tokens(content) if n_tokens is None else int(n_tokens)
         return bool(self._entry_outcome(content, type, role, src, None, {}, n, policies).index)
 
@@ -512,6 +523,8 @@ class Entries:
         computed one. The summary is extractive offline, or by ``Memory(llm=...)`` when configured (an LLM
         failure falls back to the extractive summary). Key data are always extracted offline."""
         self.ns.rt.live()
+        if self.ns.rt.store.read_only:
+            raise ReadOnlyError(f"index_entry: the store {self.ns.rt.store.path!r} is open read-only")
         content = tokenizer.check_text(content, "content", max_chars=self.ns.config.max_message_chars)
         type = _check_type(type)
         role = _check_role(role, type)
@@ -526,7 +539,8 @@ class Entries:
         if isinstance(associations, (str, bytes)) or not isinstance(associations, Iterable):
             raise InvalidInput("associations must be an iterable of entry ids")
         assoc = tuple(f"ctx_{_entry_key(a)}" for a in associations)
-        expires_after_turns = check_optional_int(expires_after_turns, "expires_after_turns")
+        expires_after_turns = (None if expires_after_turns is None
+                               else check_int(expires_after_turns, "expires_after_turns", maximum=MAX_TURN))
         if summary is not None:
             summary = " ".join(tokenizer.check_text(summary, "summary", max_chars=4000).split())
         if metadata is not None and not isinstance(metadata, Mapping):
@@ -756,6 +770,8 @@ class Entries:
         self.ns.rt.live()
         if level not in ("light", "deep"):
             raise InvalidInput(f"level must be 'light' or 'deep', got {level!r}")
+        if level == "deep" and self.ns.rt.store.read_only:
+            raise ReadOnlyError(f"consolidate_entries('deep'): the store {self.ns.rt.store.path!r} is open read-only")
         if into is not None and (not isinstance(into, str) or not into.strip()):
             raise InvalidInput(f"into must be a namespace name or None, got {into!r}")
         views = self.entries(turn=turn)
@@ -814,6 +830,8 @@ class Entries:
         text = tokenizer.check_text(text, "text", max_chars=100_000)
         max_tokens = check_int(max_tokens, "max_tokens", minimum=1)
         max_entries = check_int(max_entries, "max_entries", minimum=1)
+        if entry_ids is not None and (isinstance(entry_ids, (str, bytes)) or not isinstance(entry_ids, Iterable)):
+            raise InvalidInput(f"entry_ids must be an iterable of entry ids or None, got {type(entry_ids).__name__}")
         allowed = None if entry_ids is None else {str(e) for e in entry_ids}
         cues = cues_in(text)
         if not cues or (allowed is not None and not allowed):
@@ -846,6 +864,8 @@ class Entries:
         its content holds around an identifier of ``text`` that the block itself does not show. Only the changed
         blocks are returned; adapters put them in place of the plain ones."""
         cues = cues_in(text) if isinstance(text, str) else []
+        if not isinstance(blocks, Mapping) or not all(isinstance(b, str) or b is None for b in blocks.values()):
+            raise InvalidInput("blocks must be a dict {entry_id: rendered block or None}, as entry_blocks returns")
         lacking = [eid for eid, block in blocks.items() if block is not None and any(c not in block for c in cues)]
         if not lacking:
             return {}

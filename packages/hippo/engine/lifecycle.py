@@ -151,7 +151,8 @@ class Life:
         self.last_add_time = 0.0
         self.dirty = 0
         self.prunable: set[int] = set()
-        self.persistable = store.path is not None
+        # a read-only store keeps everything derived in memory (seed 004's strengths included) and writes nothing
+        self.persistable = store.path is not None and not store.read_only
         self.llm_fallbacks = 0
         self.term_cache: dict[int, frozenset[int]] = {}
         self.terms = TermTable()
@@ -358,11 +359,11 @@ class Life:
             self._record_message(m, meta_rows.get(m.id, {}), created.get(m.id, 0.0))
         saved: tuple | None = None
         try:
-            blob = store.get_units(self.namespace, "decay") if self.persistable else None
+            legacy = store.path is not None  # snapshots of stores written before the derived snapshots
+            blob = store.get_units(self.namespace, "decay") if legacy else None
             if blob is not None:
                 saved = snapshot.load(blob)
-            blob = store.get_units(self.namespace, "hierarchy") if self.hier is not None and self.persistable \
-                else None
+            blob = store.get_units(self.namespace, "hierarchy") if self.hier is not None and legacy else None
             if blob is not None:
                 hmeta, harrays = snapshot.load(blob)
                 if hmeta.get("fingerprint") != fingerprint(self.hcfg):

@@ -59,7 +59,7 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
                 sig.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
             ranked["signature"] = _channel_ranks(sig, rc.candidate_limit)
         if rt.embed is not None and rc.weight_embedding > 0:
-            ranked["embedding"] = _embedding_ranks(rt, states, query, rc.candidate_limit)
+            ranked["embedding"] = _embedding_ranks(rt, states, a.vector, rc.candidate_limit)
         weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
         fused: dict[tuple[int, int], float] = {}
         per: dict[tuple[int, int], dict[str, float]] = {}
@@ -110,7 +110,8 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         return [h for _, h in found[:k]]
 
 
-def _embedding_ranks(rt: Runtime, states: list[NamespaceState], query: str, limit: int) -> list[tuple[int, int]]:
+def _embedding_ranks(rt: Runtime, states: list[NamespaceState], vector: np.ndarray, limit: int
+                     ) -> list[tuple[int, int]]:
     """Union ranking of the embedding channel: Hamming distances of one query code are comparable everywhere."""
     qcode = None
     per_ns: list[dict[int, float]] = []
@@ -119,7 +120,7 @@ def _embedding_ranks(rt: Runtime, states: list[NamespaceState], query: str, limi
         cand: dict[int, float] = {}
         if codes is not None and len(codes):
             if qcode is None:
-                qcode = np.ascontiguousarray(rt.hasher.codes(rt.embed_query([query]), 1))
+                qcode = np.ascontiguousarray(rt.hasher.codes(vector[None, :], 1))
             for mid, d in codes.nearest(qcode, limit):
                 row = st.index.row_of.get(mid)
                 if row is not None:

@@ -30,6 +30,7 @@ from hippo.engine.runtime import Runtime
 from hippo.engine.scope import Ask, Scope
 from hippo.engine.scope import ask as analyze
 from hippo.engine.state import NamespaceState
+from hippo.index.embedding import encode, line
 from hippo.store.base import MessageRow, NewMessage
 from hippo.text import tokenizer
 
@@ -84,15 +85,29 @@ class Namespace:
             return []
         rt = self.rt
         state = self.state()
+        texts = [tokenizer.decode(p.tokens) for p in prepared]
+        codes = None
+        if rt.embed is not None:
+            # Embedded before the append and stored in its transaction: a failing embedding function stores
+            # nothing, and no write is left to do once the messages committed.
+            lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
+            codes = encode(rt.hasher, rt.embed(lines), len(lines))
         with rt.lock.write():
-            rows = rt.store.append(self.name, prepared)
-            texts = [tokenizer.decode(r.tokens) for r in rows]
-            fp = rt.store.state(self.name)
-            if state.expects(fp, len(rows)):
-                state.apply(rows, texts, fp)
-            else:  # another process changed the namespace in between: its changes and ours, from the feed
-                state.catch_up()
-            self._after_write(state)
+            rows = rt.store.append(self.name, prepared, codes=codes)
+            # From here on the messages are committed: what follows maintains derived, process-local state and must
+            # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
+            # the next use rebuilds from the store (its snapshots and the change feed).
+            try:
+                fp = rt.store.state(self.name)
+                if state.expects(fp, len(rows)):
+                    state.apply(rows, texts, fp, codes)
+                else:  # another process changed the namespace in between: its changes and ours, from the feed
+                    state.catch_up()
+                self._after_write(state)
+            except Exception:  # noqa: BLE001 - see above; logged with its traceback
+                log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", self.name)
+                state.invalidate()
+                self._seal(state, self.config.seal_tokens)
         return [make_item(r, t) for r, t in zip(rows, texts)]
 
     def _after_write(self, state: NamespaceState) -> None:
@@ -111,17 +126,18 @@ class Namespace:
     def _seal(self, state: NamespaceState, min_tokens: int) -> None:
         try:
             self.rt.store.seal(self.name, min_tokens)
-        except HippoError:
-            # The append has committed: a seal that cannot get the lock or the disk space now is retried by a
-            # later write, and the tail stays readable in its rows. Failing here would make callers retry an
-            # add that already happened.
-            return
+        except HippoError as exc:
+            # The append has committed: a seal that cannot get the lock or the disk space now (or finds damage) is
+            # retried by a later write, and the tail stays readable in its rows. Failing here would make callers
+            # retry an add that already happened.
+            log.warning("namespace %r: sealing the tail is deferred: %s", self.name, exc)
 
     def update_metadata(self, id: int, metadata: dict[str, Any]) -> MemoryItem:
         state = self.state()
         with self.rt.lock.write():
             if not self.save_metadata(state, id, metadata):
                 raise NotFound(f"id {id} is not a message of namespace {self.name!r}")
+            self.rt.store.scrub()  # the replaced metadata must not stay behind in the log
         return self.get(id, reinforce=False)
 
     def save_metadata(self, state: NamespaceState, id: int, metadata: dict[str, Any]) -> bool:
@@ -130,13 +146,18 @@ class Namespace:
         rt = self.rt
         if not rt.store.update_metadata(self.name, id, metadata):
             return False
-        fp = rt.store.state(self.name)
-        if fp.version == state.seen.version + 1 and fp.next_seq == state.seen.next_seq \
-                and fp.generation == state.seen.generation:
-            state.update(list(rt.store.rows(self.name, [id]).values()))
-            state.saw(fp)
-        else:
-            state.catch_up()
+        try:  # committed: what follows updates derived state and must not raise (see _write)
+            fp = rt.store.state(self.name)
+            if fp.version == state.seen.version + 1 and fp.next_seq == state.seen.next_seq \
+                    and fp.generation == state.seen.generation:
+                state.update(list(rt.store.rows(self.name, [id]).values()))
+                state.saw(fp)
+            else:
+                state.catch_up()
+        except Exception:  # noqa: BLE001
+            log.exception("namespace %r: derived state after a metadata update failed; it is rebuilt on next use",
+                          self.name)
+            state.invalidate()
         return True
 
     def delete(self, ids: list[int]) -> int:
@@ -147,16 +168,24 @@ class Namespace:
             before = state.seen
             gone = rt.store.delete(self.name, ids)
             if gone:
-                fp = rt.store.state(self.name)
-                if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq \
-                        and fp.version == before.version + 1:
-                    state.remove(gone)
-                    state.saw(fp)
-                else:
-                    state.catch_up()
-                # Derived snapshots may hold text of the deleted messages (facts, summaries, profiles): rewritten
-                # now, so nothing of them outlives the delete in the store.
-                state.scrub()
+                # committed: what follows updates derived state and must not raise (see _write)
+                try:
+                    fp = rt.store.state(self.name)
+                    if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq \
+                            and fp.version == before.version + 1:
+                        state.remove(gone)
+                        state.saw(fp)
+                    else:
+                        state.catch_up()
+                    # Derived snapshots may hold text of the deleted messages (facts, summaries, profiles):
+                    # rewritten now, so nothing of them outlives the delete in the store.
+                    state.scrub()
+                except Exception:  # noqa: BLE001
+                    log.exception("namespace %r: derived state after a delete failed; it is rebuilt on next use",
+                                  self.name)
+                    state.invalidate()
+                    state.drop_snapshots()
+                rt.store.scrub()  # rewritten snapshots replaced pages too
         return len(gone)
 
     def forget(self, pred: Predicate | None) -> int:

@@ -49,6 +49,11 @@ def _prefix(p: Piece) -> str:
     return f"{p.speaker or p.role} ({p.note}):" if p.note else f"{p.speaker or p.role}:"
 
 
+def line_cost(p: Piece) -> int:
+    """Tokens a piece adds to a context: its text, its speaker prefix and the newline (session headers apart)."""
+    return p.n_tokens + _cached_count(_prefix(p)) + 1
+
+
 def _line(p: Piece) -> str:
     return f"{_prefix(p)} {p.text}"
 
@@ -89,7 +94,7 @@ def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) ->
     for p in ranked:
         if budget - used < 3:
             break
-        cost = p.n_tokens + _cached_count(_prefix(p)) + 1
+        cost = line_cost(p)
         g = _group_key(p)
         if g not in groups:
             cost += _cached_count(_header(p)) + 1

@@ -4,6 +4,7 @@ into what the store appends (:class:`~hippo.store.base.NewMessage`)."""
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any, Mapping
 
 from hippo.base.checks import check_choice, check_metadata
@@ -58,5 +59,7 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
     if priority is not None:
         metadata["priority"] = priority
     tokens = tokenizer.encode(text)
+    # A fresh idempotency key per message: a store that has to retry the append (a connection lost while it
+    # committed) recognises what it already stored.
     return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
-                      metadata=metadata, created_at=time.time())
+                      metadata=metadata, created_at=time.time(), key=uuid.uuid4().hex)

@@ -7,15 +7,17 @@ speaker's messages. At query time (seed 002 §4.1 stage 9, the ``f_L0`` factor o
 when a question asks about a person's preferences or identity, candidate messages in which that person states the
 asked attribute get a bounded multiplicative boost, so the prior informs but does not dominate lexical ranking.
 
-Extraction is a small set of anchored patterns, chosen for precision: a missed statement costs only the boost, a
-wrong one would push an unrelated message up. Every value keeps its provenance (message id, timestamp) and all values
-are kept over time in time order, newest last; the newest is the current one. Memory per speaker is bounded: at
+Statements are read by the one attribute extractor of the text layer (:mod:`hippo.text.attributes`, shared with time
+and truth); a profile keeps the speaker's own first-person statements that say a value holds. Every value keeps its
+provenance (message id, timestamp) and all values are kept over time in time order, newest last; the newest is the
+current one. Memory per speaker is bounded: at
 most ``max_attributes`` attributes with at most ``max_values`` values each, and one fixed-size style sum.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import json
 import math
 import re
@@ -25,274 +27,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from hippo.base.errors import InvalidInput, NotFound
-from hippo.text import textnorm
+from hippo.text import attributes, textnorm
+from hippo.text.attributes import Statement
 
-__all__ = ["ProfileIndex", "Statement", "extract", "style_vector", "check_speaker"]
+__all__ = ["ProfileIndex", "style_vector", "check_speaker"]
 
-# -- first-person statement patterns ----------------------------------------------------------------------------
-
-_ADV = r"(?:(?:really|absolutely|just|also|totally|truly|especially|always|still|definitely|genuinely|kinda|" \
-       r"kind of|sort of|do|actually|honestly|generally|personally|mostly|mainly|now|simply|so)\s+)"
-_I_AM = r"\bI(?:'m|\s+am)\s+"
-_NEG = r"(?:don't|do\s+not|dont|never|can't\s+say\s+I|won't\s+ever)\s+"
-
-# Occupations recognised after "I'm a ..." (otherwise the value is an identity statement).
-_OCCUPATIONS = frozenset(
-    """accountant actor actress architect artist athlete attorney baker banker barista bartender biologist
-    builder butcher carpenter cashier ceo chef chemist cleaner clerk coach consultant cook counselor counsellor
-    dancer dentist designer developer doctor driver economist editor electrician engineer entrepreneur farmer
-    firefighter founder gardener guard hairdresser historian illustrator instructor intern janitor journalist
-    judge lawyer lecturer librarian manager mechanic midwife musician nurse nanny officer painter paramedic
-    pharmacist photographer physician physicist physiotherapist pianist pilot planner plumber poet policeman
-    policewoman politician producer professor programmer psychologist psychiatrist realtor receptionist
-    researcher salesman saleswoman scientist secretary singer soldier student surgeon tailor teacher technician
-    therapist trainer translator tutor veterinarian vet volunteer waiter waitress writer author youtuber
-    streamer blogger influencer analyst administrator marketer recruiter mentor player gamer""".split()
-)
-
-# Words that start a value which is not an attribute ("I love that you came", "I'm a bit tired").
-_BAD_FIRST = frozenset(
-    """it it's its that this these those you you're your yours them they their he she him her his hers how what
-    when where why who which if so too to_see seeing hearing knowing watching_you being_able having_you everything
-    all bit little lot lots part fan huge big sure here there one ones anything something nothing any some
-    such more much way the_way us our we myself me i every is are was were has had be been can will would could
-    does did do makes made to to_hear to_see to_say to_think to_know to_read to_talk to_chat to_help_you""".split()
-)
-
-_BOUNDARY = re.compile(
-    r"\s*(?:[,;:()\[\]—–!?]|(?:^|\s)-(?:\s|$)|\.\s|\.$|\b(?:but|because|since|so|when|while|although|though|which|whereas|"
-    r"cause|coz|as|if|until|unless|and\s+I|and\s+i'm|and\s+it|and\s+that|and\s+they|"
-    r"and\s+we|and\s+my|and\s+have|and\s+has|and\s+am|and\s+was|that\s+I|that\s+you|lately|these\s+days|"
-    r"nowadays|right\s+now|now|too|anymore|recently|ago|earlier|soon|(?:last|this|next)\s+(?:week|month|year|night|weekend|summer|winter|spring|fall|autumn|time)|again|already|today|yesterday|tomorrow|tonight|lol|haha)\b)",
-    re.I,
-)
-_NAME_WORDS = re.compile(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*")
-_REFERENTIAL = re.compile(r"\b(?:it|them|this|that|these|those|him|her|you|your)\b", re.I)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
-_LEAD_ARTICLE = re.compile(r"^(?:a|an)\s+", re.I)
-_INTENSIFIERS = re.compile(r"^(?:(?:big|huge|massive|total|real|true|great|die[- ]hard|avid|proud|"
-                           r"self[- ]taught|professional|full[- ]time|part[- ]time|former)\s+)+", re.I)
-_BRIT = {"colour": "color", "favourite": "favorite", "flavour": "flavor", "neighbourhood": "neighborhood",
-         "jewellery": "jewelry", "theatre": "theater"}
-_PETS = r"(?:dog|puppy|cat|kitten|pup|parrot|bird|hamster|rabbit|bunny|fish|turtle|horse|pony|snake|lizard|" \
-        r"guinea\s+pig|ferret|pet)"
-
-
-def _clean_value(raw: str, *, max_words: int = 6) -> str | None:
-    """The value phrase at the start of ``raw``: cut at the first clause boundary, at most ``max_words`` words."""
-    cut = _BOUNDARY.search(raw)
-    value = raw[: cut.start()] if cut else raw
-    value = value.strip(" \t\"'“”‘’.*")
-    value = re.sub(r"\s+", " ", value)
-    if not value:
-        return None
-    words = value.split()
-    if len(words) > max_words:
-        return None
-    first = words[0].lower().replace("’", "'")
-    two = "_".join(w.lower() for w in words[:2])
-    if first in _BAD_FIRST or two in _BAD_FIRST:
-        return None
-    if not any(c.isalnum() for c in value):
-        return None
-    return value
-
-
-@dataclass(frozen=True)
-class Statement:
-    """One attribute stated by the speaker of a message: ``attribute`` = ``value`` (from ``sentence``)."""
-
-    attribute: str
-    value: str
-    sentence: str
-
-
-def _attr_key(noun: str) -> str:
-    words = [_BRIT.get(w, w) for w in re.findall(r"[a-z0-9]+", noun.lower())]
-    words = [w for w in words if w not in {"kind", "type", "sort", "genre", "of", "the", "all", "time", "absolute"}]
-    return "_".join(words)
-
-
-# Each rule: (compiled pattern, attribute name or callable(match) -> (attribute, value raw)). Order matters: the
-# first rule that yields a value for a span wins; negative rules precede positive ones.
-def _rules() -> list[tuple[re.Pattern, Any]]:
-    f = re.I
-    r: list[tuple[re.Pattern, Any]] = []
-
-    def add(pattern: str, attr: Any) -> None:
-        r.append((re.compile(pattern, f), attr))
-
-    # dislikes
-    add(r"\bI\s+" + _ADV + r"{0,2}" + _NEG + _ADV + r"{0,2}(?:like|enjoy|love|care\s+for)\s+(?P<v>.+)", "dislikes")
-    add(r"\bI\s+" + _ADV + r"{0,2}(?:hate|dislike|detest|despise|can't\s+stand|cannot\s+stand|can't\s+bear)\s+"
-        r"(?P<v>.+)", "dislikes")
-    add(_I_AM + r"not\s+(?:really\s+|a\s+|much\s+of\s+a\s+|)+(?:big\s+|huge\s+)?(?:fan\s+of|into)\s+(?P<v>.+)",
-        "dislikes")
-    # preferences
-    add(r"\bI\s+" + _ADV + r"{0,2}prefer\s+(?:to\s+)?(?P<v>.+?)(?=\s+(?:over|to|rather\s+than|instead\s+of|than)\s|$|[,.;!?])",
-        "prefers")
-    add(r"\bI(?:'d|\s+would)\s+rather\s+(?P<v>.+?)(?=\s+(?:than|instead\s+of)\s|$|[,.;!?])", "prefers")
-    # favourites: "my favourite colour is green", "my all-time favorite band is ..."
-    add(r"\bmy\s+(?:absolute\s+|all[- ]time\s+|current\s+|new\s+)?favou?rite\s+(?P<n>(?:[a-z]+\s+){0,2}?[a-z]+)"
-        r"\s+(?:is|are|was|has\s+to\s+be|would\s+be|has\s+always\s+been)\s+(?:definitely\s+|probably\s+)?(?P<v>.+)",
-        "favorite")
-    add(r"\bmy\s+(?:absolute\s+|all[- ]time\s+)?favou?rite\s+(?:one\s+|thing\s+)?(?:is|was)\s+(?P<v>.+)", "favorite")
-    add(r"\b(?P<v>[A-Z][^,.;!?]{1,40}?)\s+(?:is|are)\s+my\s+(?:absolute\s+|all[- ]time\s+)?favou?rite\s+"
-        r"(?P<n>(?:[a-z]+\s+){0,2}?[a-z]+)\b", "favorite")
-    # names: "my dog's name is Rex", "my cat is called Tom", "I have a dog named Rex", "my name is Ann"
-    add(r"\bmy\s+(?P<n>[a-z]+(?:\s+[a-z]+)?)'s\s+name\s+is\s+(?P<v>.+)", "name_of")
-    add(r"\bmy\s+(?P<n>" + _PETS + r"|son|daughter|brother|sister|wife|husband|partner|girlfriend|boyfriend|baby|"
-        r"kid|car|boat|band|business|company|shop|studio|blog|channel|podcast)\s+(?:is\s+)?(?:called|named)\s+"
-        r"(?P<v>.+)", "name_of")
-    add(r"\bI\s+(?:have|got|adopted|own)\s+(?:a|an)\s+(?:[a-z]+\s+)?(?P<n>" + _PETS + r")\s+(?:called|named)\s+"
-        r"(?P<v>.+)", "name_of")
-    add(r"\bmy\s+name\s+is\s+(?P<v>.+)", "name")
-    # occupation and employer
-    add(r"\bI(?:'m|\s+am)?\s+(?:currently\s+|now\s+)?(?:work|working)\s+as\s+(?:a|an)?\s*(?P<v>.+)", "occupation")
-    add(r"\bmy\s+(?:current\s+|new\s+|day\s+)?job\s+is\s+(?:being\s+)?(?:a|an)?\s*(?P<v>.+)", "occupation")
-    add(_I_AM + r"(?:currently\s+|now\s+)?(?:employed|working)\s+(?:at|for|with)\s+(?P<v>.+)", "employer")
-    add(r"\bI\s+(?:currently\s+|now\s+|still\s+)?work\s+(?:at|for)\s+(?P<v>.+)", "employer")
-    # residence and origin
-    add(r"\bI(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+to\s+(?P<v>.+)",
-        "residence")
-    add(r"\bI(?:'m|\s+am)?\s+(?:currently\s+|now\s+|still\s+)?(?:live|living|based|settled)\s+in\s+(?P<v>.+)",
-        "residence")
-    add(_I_AM + r"(?:originally\s+)?from\s+(?P<v>.+)", "origin")
-    add(r"\bI\s+(?:originally\s+)?(?:come|came)\s+from\s+(?P<v>.+)", "origin")
-    add(r"\bI\s+grew\s+up\s+in\s+(?P<v>.+)", "origin")
-    add(r"\bI\s+was\s+born\s+(?:and\s+raised\s+)?in\s+(?P<v>.+)", "born_in")
-    # age, allergies, family, study, instruments and sports
-    add(_I_AM + r"(?P<v>\d{1,3})\s+(?:years?\s+old|yrs?\s+old|y/?o)\b", "age")
-    add(_I_AM + r"(?:very\s+|really\s+|super\s+|severely\s+|a\s+bit\s+)?allergic\s+to\s+(?P<v>.+)", "allergy")
-    add(r"\bI\s+have\s+(?P<v>(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
-        r"(?:kids|children|sons|daughters|son|daughter|child|kid|brothers|sisters|siblings|dogs|cats|pets))\b",
-        "family")
-    add(_I_AM + r"(?:happily\s+)?married\s+to\s+(?P<v>.+)", "partner")
-    add(r"\bI(?:'m|\s+am)?\s+(?:currently\s+)?(?:study|studying|majoring\s+in|major\s+in)\s+(?P<v>.+)", "studies")
-    add(_I_AM + r"(?:a\s+)?(?:student|freshman|sophomore|junior|senior)\s+at\s+(?P<v>.+)", "school")
-    add(r"\bI\s+" + _ADV + r"{0,2}play\s+(?P<v>the\s+[a-z]+|[a-z]+(?:ball|tennis|golf|hockey|chess|soccer|"
-        r"rugby|cricket|guitar|piano|drums|violin|cello|bass|saxophone|flute|ukulele))\b", "plays")
-    # likes: "I love hiking", "I'm a big fan of pottery", "I'm really into jazz", "I'm passionate about art"
-    add(_I_AM + r"(?:a\s+|such\s+a\s+)?(?:really\s+|so\s+)?(?:big|huge|massive|total|real|true|great|die[- ]hard|"
-        r"avid)?\s*fan\s+of\s+(?P<v>.+)", "likes")
-    add(_I_AM + r"(?:a\s+)?(?:big|huge|massive|total|real|true|great|die[- ]hard|avid)\s+(?P<v>[a-z]+(?:\s+[a-z]+)?)"
-        r"\s+(?:fan|lover|enthusiast|buff|nerd|geek)\b", "likes")
-    add(_I_AM + _ADV + r"{0,2}(?:into|passionate\s+about|obsessed\s+with|crazy\s+about|hooked\s+on)\s+(?P<v>.+)",
-        "likes")
-    add(r"\bI\s+" + _ADV + r"{0,3}(?:love|like|enjoy|adore)\s+(?P<v>.+)", "likes")
-    add(r"\bI(?:'ve|\s+have)\s+(?:always|long|been)\s+(?:loved|liked|enjoyed|adored|into)\s+(?P<v>.+)", "likes")
-    add(r"\bmy\s+(?:biggest\s+|real\s+|true\s+|greatest\s+)?passion\s+is\s+(?P<v>.+)", "likes")
-    # identity: "I'm a nurse" (an occupation), "I am a single parent", "I'm an introvert"
-    add(_I_AM + r"(?:a|an)\s+(?P<v>.+)", "identity")
-    return r
-
-
-_RULES = _rules()
-
-
-# Statements are conversational: only the head of a very long message and of a run-on sentence is read, which keeps
-# extraction linear in the capped size whatever the input (a 10 MB paste costs the same as a 20 kB one).
-MAX_EXTRACT_CHARS = 20_000
-MAX_SENTENCE_CHARS = 1_000
 # The style of a speaker is estimated well from a few thousand characters per message.
 MAX_STYLE_CHARS = 20_000
-
-
-def _sentences(text: str) -> list[str]:
-    text = text[:MAX_EXTRACT_CHARS].replace("’", "'").replace("‘", "'")
-    return [s.strip()[:MAX_SENTENCE_CHARS] for s in _SENTENCE.split(text) if s and s.strip()]
-
-
-def extract(text: str) -> list[Statement]:
-    """First-person attribute statements in ``text``, in order of appearance (deterministic, offline).
-
-    A statement read by an earlier rule is not read again by a later rule from the same start ("I'm a big fan of
-    jazz" is a like of "jazz", not the identity "big fan of jazz").
-    """
-    if not isinstance(text, str):
-        raise InvalidInput(f"text must be a str, got {type(text).__name__}")
-    out: list[Statement] = []
-    seen: set[tuple[str, str]] = set()
-    for sent in _sentences(text):
-        claimed: set[int] = set()  # start offsets already read as a statement
-        for pattern, attr in _RULES:
-            pos = 0
-            while pos < len(sent):
-                m = pattern.search(sent, pos)
-                if m is None:
-                    break
-                # values run to the end of the sentence; search again inside the value for a second statement
-                pos = m.start("v") if m.start("v") > m.start() else m.end()
-                if m.start() in claimed:
-                    continue
-                st = _statement(attr, m, sent)
-                if st is None:
-                    continue
-                claimed.add(m.start())
-                key = (st.attribute, st.value.lower())
-                if key not in seen:
-                    seen.add(key)
-                    out.append(st)
-    return out
-
-
-def _statement(attr: str, m: re.Match, sent: str) -> Statement | None:
-    raw = m.group("v")
-    if attr == "age":
-        return Statement("age", raw, sent)
-    if attr == "family":
-        return Statement("family", raw.lower(), sent)
-    if attr in ("name_of", "name"):
-        cap = _NAME_WORDS.match(raw.strip(" \"'“”‘’"))
-        value = cap.group(0) if cap else None
-        if value is None or value.lower() in _BAD_FIRST or len(value.split()) > 3:
-            return None
-        if attr == "name":
-            return Statement("name", value, sent)
-        noun = _attr_key(m.group("n"))
-        return Statement(f"{noun}_name", value, sent) if noun else None
-    if attr == "favorite":
-        value = _clean_value(raw)
-        if value is None:
-            return None
-        noun = _attr_key(m.groupdict().get("n") or "")
-        if not noun or noun in {"one", "thing", "part", "is", "was"} or noun.endswith("_one"):
-            return Statement("favorite", value, sent)
-        return Statement(f"favorite_{noun}", value, sent)
-    if attr == "born_in":
-        value = _clean_value(raw, max_words=4)
-        if value is None:
-            return None
-        return Statement("birth_year" if re.fullmatch(r"\d{4}", value) else "origin", value, sent)
-    if attr == "plays":
-        value = re.sub(r"^the\s+", "", raw.strip(), flags=re.I)
-        return Statement("plays", value, sent) if value.lower() not in _BAD_FIRST else None
-    if attr == "identity":
-        value = _clean_value(raw, max_words=4)
-        if value is None:
-            return None
-        value = _INTENSIFIERS.sub("", value)
-        words = value.split()
-        if not words or words[0].lower() in _BAD_FIRST or len(words) > 3:
-            return None
-        # a trailing preposition means the noun phrase continues into a clause ("a part of", "a mom to")
-        if words[-1].lower() in {"of", "to", "for", "in", "on", "at", "with", "about", "from", "by"}:
-            return None
-        if words[-1].lower() in _OCCUPATIONS:
-            return Statement("occupation", value, sent)
-        return Statement("identity", value, sent)
-    value = _clean_value(raw)
-    if value is None:
-        return None
-    if attr in ("occupation",):
-        value = _LEAD_ARTICLE.sub("", value)
-    if attr in ("likes", "dislikes", "prefers"):
-        value = re.sub(r"^to\s+", "", value, flags=re.I)
-        if not value or value.split()[0].lower() in _BAD_FIRST:
-            return None
-        if _REFERENTIAL.search(value):
-            return None  # "having them around", "the way it looks": the object is elsewhere in the dialogue
-    return Statement(attr, value, sent)
 
 
 # -- style vectors ----------------------------------------------------------------------------------------------
@@ -343,28 +84,8 @@ def style_vector(text: str, *, dim: int = 512, ngrams: tuple[int, int] = (3, 5))
 
 # -- query intent -----------------------------------------------------------------------------------------------
 
-# question cue (stem) -> attributes it asks about
-_INTENT: dict[str, tuple[str, ...]] = {}
-for _cues, _attrs in (
-    ("like love enjoy fan into passion passionate hobby hobbies interest interested pastime fond prefer preference "
-     "favorite favourite", ("likes", "prefers", "favorite*", "plays")),
-    ("dislike hate avoid detest", ("dislikes",)),
-    ("prefer preference rather", ("prefers",)),
-    ("favorite favourite", ("favorite*",)),
-    ("job occupation profession career employ employer living company boss", ("occupation", "employer",
-                                                                               "identity")),
-    ("live reside resident residence hometown address", ("residence", "origin")),
-    ("from origin originally grew born nationality heritage native hometown", ("origin", "born_in", "birth_year")),
-    ("identity identify gender orientation religion", ("identity", "occupation")),
-    ("name named", ("*_name", "name")),
-    ("age old", ("age", "birth_year")),
-    ("allergic allergy allergies", ("allergy",)),
-    ("major degree", ("studies", "school")),
-    ("instrument", ("plays", "likes")),
-    ("married spouse", ("partner", "*_name")),
-):
-    for _c in _cues.split():
-        _INTENT[textnorm.stem(_c)] = tuple(dict.fromkeys(_INTENT.get(textnorm.stem(_c), ()) + _attrs))
+# question cue (stem) -> attributes it asks about: the one vocabulary of the text layer
+_INTENT = attributes.CUES
 
 # Patterns of identity/preference questions that name no cue above ("What kind of music does Tim ...?").
 _EVENT_Q = re.compile(r"^\s*(?:when\b|how\s+long\b|(?:on\s+)?(?:what|which)\s+(?:day|date|year|month|week|time)\b|"
@@ -398,11 +119,7 @@ def _is_cue(stems: list[str], k: int) -> bool:
     return True
 
 
-def _attr_matches(attr: str, wanted: tuple[str, ...]) -> bool:
-    for w in wanted:
-        if w == attr or (w.endswith("*") and attr.startswith(w[:-1])) or (w.startswith("*") and attr.endswith(w[1:])):
-            return True
-    return False
+_attr_matches = attributes.matches
 
 
 @dataclass
@@ -525,7 +242,9 @@ class ProfileIndex:
             sp.style_sum += v
             sp.n_style += 1
         key = (ts if ts is not None else self._latest, self._arrivals)
-        for st in extract(text):
+        for st in attributes.extract(text, speaker):
+            if not st.first_person or st.negated:
+                continue  # a profile holds what the speaker says of themselves, and what holds
             st = self._unaddress(st)
             if st is None:
                 continue
@@ -535,7 +254,7 @@ class ProfileIndex:
         """Drop a trailing vocative ("I love the thought, Nate" read as "the thought Nate")."""
         words = st.value.split()
         if len(words) > 1 and words[-1] in self._speakers:
-            return Statement(st.attribute, " ".join(words[:-1]), st.sentence)
+            return dataclasses.replace(st, value=" ".join(words[:-1]))
         if st.value in self._speakers and st.attribute not in ("name", "partner") and not st.attribute.endswith("_name"):
             return None
         return st
@@ -706,7 +425,7 @@ class ProfileIndex:
         """(speaker, is profile query, attributes asked, topic stems) of ``query``."""
         if not isinstance(query, str):
             raise InvalidInput(f"query must be a str, got {type(query).__name__}")
-        q = query.replace("’", "'")
+        q = re.sub(r"\bfor\s+a\s+living\b", "as a job", query.replace("’", "'"), flags=re.I)
         speaker, span = self._speaker_in(q)
         rest = q if span is None else q[: span[0]] + " " + q[span[1]:]
         rest = re.sub(r"^'s\b", "", rest)
@@ -719,7 +438,7 @@ class ProfileIndex:
             return speaker, False, (), frozenset()  # "When did ...", "What day ...": an event, not a trait
         m = _WHAT_IS_X.search(q)
         if m is not None and not wanted:
-            noun = _attr_key(m.group("n"))
+            noun = attributes.noun_key(m.group("n"))
             wanted.extend((noun, f"favorite_{noun}", f"{noun}_name"))
         if _FAMILY_Q.search(q):
             wanted.append("family")

@@ -10,6 +10,7 @@ import numpy as np
 
 from hippo.base.timeutil import to_datetime
 from hippo.base.types import Hit
+from hippo.engine import evidence
 from hippo.engine.items import make_item
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
@@ -19,11 +20,12 @@ from hippo.index.coindex import Scored
 from hippo.store.base import MessageRow
 
 
-def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False
+def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, magnitudes: bool = False
          ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """``(rows, scores, per-channel scores by row, timings)``, best first, at most ``limit`` rows. With
-    ``context`` (building a recall context) lexical scores borrow from conversational neighbours. Caller holds
-    the read lock."""
+    ``context`` (building a recall context) lexical scores borrow from conversational neighbours. With
+    ``magnitudes`` the channels are fused by their scores (:func:`hippo.engine.evidence.fused_scores`) instead of
+    their ranks: the evidence packer needs how far apart candidates are. Caller holds the read lock."""
     cfg = state.config
     rc = cfg.retrieval
     idx = state.index
@@ -43,10 +45,14 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False
         timings["signature_ms"] = (time.perf_counter() - t) * 1e3
     if state.host.embed is not None and rc.weight_embedding > 0:
         t = time.perf_counter()
-        ranked["embedding"] = embedding_rows(state, ask.text, rc.candidate_limit)
+        ranked["embedding"] = embedding_rows(state, ask, rc.candidate_limit)
         timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
     weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
-    rows, scores, per = channels.rrf(ranked, weights, rc.rrf_k)
+    if magnitudes:
+        rows, scores = evidence.fused_scores(state, ask, raw, ranked, weights)
+        per: dict = {}
+    else:
+        rows, scores, per = channels.rrf(ranked, weights, rc.rrf_k)
     t = time.perf_counter()
     state.truth.sync(idx)
     scope = ask.scope
@@ -65,22 +71,20 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False
     return rows[:limit], scores[:limit], per, timings
 
 
-def embedding_rows(state: NamespaceState, query: str, limit: int) -> np.ndarray:
+def embedding_rows(state: NamespaceState, ask: Ask, limit: int) -> np.ndarray:
     """Rows whose embedding codes are nearest the query's (XOR-popcount), nearest first."""
     codes = state.codes
-    if codes is None or len(codes) == 0:
+    if codes is None or len(codes) == 0 or ask.vector is None:
         return np.zeros(0, np.int64)
-    host = state.host
-    qcode = host.hasher.codes(host.embed_query([query]), 1)
+    qcode = state.host.hasher.codes(ask.vector[None, :], 1)
     idx = state.index
     rows = [idx.row_of.get(i) for i in codes.search(qcode, limit)]
     return np.asarray([r for r in rows if r is not None], dtype=np.int64)
 
 
-def embedding_code(state: NamespaceState, query: str) -> np.ndarray:
+def embedding_code(state: NamespaceState, ask: Ask) -> np.ndarray:
     """The query's SimHash code as 64-bit words (compared with units built from user embeddings)."""
-    host = state.host
-    return np.ascontiguousarray(host.hasher.codes(host.embed_query([query]), 1)).view(np.uint64).reshape(-1)
+    return np.ascontiguousarray(state.host.hasher.codes(ask.vector[None, :], 1)).view(np.uint64).reshape(-1)
 
 
 def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.ndarray:

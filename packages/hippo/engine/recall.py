@@ -31,13 +31,15 @@ def search(state: NamespaceState, ask: Ask, k: int, pred) -> list[Hit]:
 
 def uses_lifecycle(config: Any) -> bool:
     """Whether recall goes through the hierarchy / decay path instead of the flat packer."""
-    return (config.hierarchy.enabled and config.hierarchy.recall != "flat") or config.decay.enabled
+    hc = config.hierarchy
+    return hc.recall == "evidence" or (hc.enabled and hc.recall != "flat") or config.decay.enabled
 
 
 def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
            llm: Any = None) -> Recall:
-    """A context of at most ``budget`` tokens: top-down through ``life`` when given, else the flat ranking."""
-    if life is not None:
+    """A context of at most ``budget`` tokens: packed by expected evidence per token, or top-down through
+    ``life`` (the hierarchy and decay), or from the flat ranking."""
+    if life is not None or state.config.hierarchy.recall == "evidence":
         return topdown.recall(state, life, ask, budget, pred, include_dormant, llm)
     t0 = time.perf_counter()
     rows, _scores, _per, timings = rank(state, ask, state.config.retrieval.candidate_limit, context=True)

@@ -64,7 +64,7 @@ class Runtime:
         for st in self.states().values():
             st.close()  # background rebuilds stop before the store closes
         with self.lock.write():
-            for st in self.states().values():
+            for st in self.states().values() if not self.store.read_only else ():
                 st.save_derived()
                 if st.loaded:
                     try:

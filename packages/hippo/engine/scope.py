@@ -8,6 +8,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from hippo.base.errors import InvalidInput, LLMError
 from hippo.base.timeutil import to_epoch
 from hippo.engine import llm as llm_mod
@@ -38,11 +40,13 @@ class Scope:
 
 @dataclass(frozen=True)
 class Ask:
-    """A question as every stage of the engine sees it."""
+    """A question as every stage of the engine sees it: its text, its search terms, its time scope and, with a
+    user embedding, its vector (one call to the user's model per question)."""
 
     text: str
     terms: Query
     scope: Scope
+    vector: np.ndarray | None = None
 
 
 def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_of: Any = None) -> Scope:
@@ -59,8 +63,15 @@ def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_o
 
 def ask(state: NamespaceState, llm: Any, query: str, scope: Scope) -> Ask:
     """The analysed question: keywords from the LLM when one is configured (cached per namespace; an LLM
-    failure falls back to the offline extractor), else offline."""
-    return Ask(query, analyze(query, _llm_keywords(state, llm, query)), scope)
+    failure falls back to the offline extractor), else offline; the query's embedding when the store has one."""
+    vector = None
+    embed_query = state.host.embed_query
+    if embed_query is not None:
+        mat = np.asarray(embed_query([query]), dtype=np.float32)
+        if mat.ndim != 2 or mat.shape[0] != 1 or mat.shape[1] == 0 or not np.isfinite(mat).all():
+            raise LLMError(f"embed returned shape {mat.shape} or non-finite values for the query")
+        vector = mat[0]
+    return Ask(query, analyze(query, _llm_keywords(state, llm, query)), scope, vector)
 
 
 def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | None:

@@ -28,14 +28,14 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from hippo.base.config import Config
-from hippo.base.errors import CorruptData, HippoError
+from hippo.base.errors import CorruptData, HippoError, StoreError
 from hippo.base.locks import RWLock
 from hippo.engine import persist
 from hippo.engine.lifecycle import Life
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
-from hippo.index.coindex import NamespaceIndex
-from hippo.index.embedding import EmbeddingCodes, SimHasher
+from hippo.index.coindex import ROLES, NamespaceIndex
+from hippo.index.embedding import EmbeddingCodes, SimHasher, encode, line
 from hippo.native import DynamicWaveletMatrix
 from hippo.store.base import Change, MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
@@ -180,6 +180,7 @@ class NamespaceState:
         self._profile_names: tuple[int, ProfileIndex] | None = None
         self._profiles_lock = threading.Lock()
         self.entries: Any = None  # the index-entry registry (hippo.engine.entries), created on first use
+        self.verbosity: Any = None  # the evidence packer's verbosity statistics (hippo.engine.evidence)
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()  # LLM keywords by query
         self.keyword_lock = threading.Lock()
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path
@@ -203,7 +204,13 @@ class NamespaceState:
 
     @property
     def persistable(self) -> bool:
+        """Whether derived state is read from snapshots in the store (not for an in-memory store)."""
         return self.host.store.path is not None
+
+    @property
+    def writable(self) -> bool:
+        """Whether derived state is saved to the store (a read-only store keeps it in memory only)."""
+        return self.persistable and not self.host.store.read_only
 
     # -- staying current ------------------------------------------------------------------------------------
     def current(self, with_life: bool = False) -> "NamespaceState":
@@ -282,8 +289,23 @@ class NamespaceState:
         self._life = None
         self._drop_profiles()
         self.entries = None
+        self.verbosity = None
         self.saved = {}
         self._life_prefetched = None
+
+    def invalidate(self) -> None:
+        """Forget everything derived: the next :meth:`current` opens the namespace again from the store (its
+        snapshots and the change feed). Caller holds the write lock."""
+        self._reset()
+
+    def drop_snapshots(self) -> None:
+        """Remove every saved snapshot of the namespace (best effort; they are rebuilt from the messages)."""
+        if not self.writable:
+            return
+        try:
+            self.host.store.put_units_many(self.name, {k: None for k in (*persist.KINDS, *persist.LEGACY)})
+        except HippoError as exc:
+            log.warning("could not remove the derived snapshots of namespace %r: %s", self.name, exc)
 
     def _drop_profiles(self) -> None:
         with self._profiles_lock:
@@ -292,13 +314,17 @@ class NamespaceState:
 
     # -- opening: the snapshot plus what changed after it, or every message ---------------------------------
     def _open(self) -> None:
-        """Load the co-index and the annotations. Caller holds the write lock."""
-        if self.persistable and self._open_snapshot():
-            return
+        """Load the co-index, the annotations and the embedding codes. Caller holds the write lock."""
+        if not (self.persistable and self._open_snapshot()):
+            self._open_rows()
+        if self.host.embed is not None and self.codes is None:
+            self._load_all_codes()
+
+    def _open_rows(self) -> None:
         store = self.host.store
         with store.reading():
             fp = store.state(self.name)
-            rows = store.load(self.name, upto_seq=fp.next_seq - 1)
+            rows = store.load(self.name)  # every row, also past a damaged next_seq (`hippo check` reports it)
         self._check_vocabulary(rows)
         self.index = NamespaceIndex(self.name, self.config)
         self.truth = Truth()
@@ -371,12 +397,13 @@ class NamespaceState:
         return True
 
     # -- applying changes -----------------------------------------------------------------------------------
-    def apply(self, rows: list[MessageRow], texts: list[str], fp: StoreFingerprint) -> None:
-        """Rows this process just appended (``texts`` decoded from them), which took the store to ``fp``: every
-        follower applies them. Caller holds the write lock and has checked that nobody else changed the namespace
-        in between (:meth:`expects`)."""
+    def apply(self, rows: list[MessageRow], texts: list[str], fp: StoreFingerprint,
+              codes: np.ndarray | None = None) -> None:
+        """Rows this process just appended (``texts`` decoded from them, ``codes`` their embedding codes when the
+        append stored them too), which took the store to ``fp``: every follower applies them. Caller holds the write
+        lock and has checked that nobody else changed the namespace in between (:meth:`expects`)."""
         first = len(self.index)
-        self._apply(rows)
+        self._apply(rows, codes)
         self.saw(fp)
         self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
@@ -386,10 +413,10 @@ class NamespaceState:
         return (fp.generation == self.seen.generation and fp.next_seq == self.seen.next_seq + appended
                 and fp.version == self.seen.version + 1)
 
-    def _apply(self, rows: list[MessageRow]) -> None:
+    def _apply(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
         self.index.append(rows)
         if self.host.embed is not None and rows:
-            self._sync_codes(rows)
+            self._sync_codes(rows, codes)
         self.changed += len(rows)
 
     def _sync_followers(self, rows: list[MessageRow], load: bool = True) -> None:
@@ -428,6 +455,7 @@ class NamespaceState:
         if "truth" in self._warming:  # row numbers moved under the rebuild: start it again
             self._stop_warming("truth")
             self._warm_truth()
+        self.verbosity = None  # rows were renumbered
         if self.codes is not None:
             self.codes = self.codes.without(ids)
         if self._profiles is not None or "profiles" in self._warming:
@@ -466,23 +494,53 @@ class NamespaceState:
     def _load_codes(self) -> set[int]:
         """The stored codes of the indexed messages; returns the ids that have one."""
         self.codes = EmbeddingCodes(self.config.embed_bits)
-        stored = self.host.store.get_codes(self.name)
+        width = self.config.embed_bits // 8
+        stored = {i: c for i, c in self.host.store.get_codes(self.name).items() if isinstance(c, bytes)}
+        # every blob is the code plus the int8 vector (one length for one model), or a code alone (older stores);
+        # anything else (damaged, or saved with other settings) is recomputed like a missing code
+        lengths = [len(c) for c in stored.values() if len(c) > width]
+        full = max(set(lengths), key=lengths.count) if lengths else width
+        stored = {i: c for i, c in stored.items() if len(c) in (width, full)}
         have = [i for i in self.index.ids.view.tolist() if i in stored]
-        if have:
-            self.codes.add(have, np.frombuffer(b"".join(stored[i] for i in have), dtype=np.uint8).reshape(
-                len(have), -1))
+        for n in sorted({len(stored[i]) for i in have}):
+            part = [i for i in have if len(stored[i]) == n]
+            self.codes.add(part, np.frombuffer(b"".join(stored[i] for i in part), dtype=np.uint8).reshape(
+                len(part), n))
         return set(stored)
 
-    def _sync_codes(self, rows: list[MessageRow]) -> None:
+    def _sync_codes(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
+        """Codes of ``rows`` into the in-memory index. ``codes`` are theirs when the append already stored them;
+        otherwise missing codes are computed and saved, best effort: they are derived, so a busy or read-only store
+        keeps them in memory only and a later load recomputes them."""
         if self.codes is None:
             stored = self._load_codes()
             rows = [r for r in rows if r.id not in stored]
-        if rows:
+            codes = None
+        if rows and codes is None:
             host = self.host
-            texts = [tokenizer.decode(r.tokens) for r in rows]
-            codes = host.hasher.codes(host.embed(texts), len(texts))
-            host.store.put_codes(self.name, [r.id for r in rows], codes)
+            lines = [line(r.speaker, r.role, tokenizer.decode(r.tokens)) for r in rows]
+            codes = encode(host.hasher, host.embed(lines), len(lines))
+            if not host.store.read_only:
+                try:
+                    host.store.put_codes(self.name, [r.id for r in rows], codes)
+                except StoreError as exc:
+                    log.warning("embedding codes of namespace %r kept in memory only: %s", self.name, exc)
+        if rows:
             self.codes.add([r.id for r in rows], codes)
+
+    def _load_all_codes(self) -> None:
+        """The codes of every indexed message: the stored ones, the missing ones computed from the co-index's text
+        (a message stored without ``embed=``, or a damaged code dropped by ``hippo check --repair``)."""
+        stored = self._load_codes()
+        idx = self.index
+        missing = [r for r, i in enumerate(idx.ids.view.tolist()) if i not in stored]
+        if not missing:
+            return
+        rows = [MessageRow(id=int(idx.ids.a[r]), namespace=self.name, seq=int(idx.seqs.a[r]), n_tokens=0,
+                           speaker=idx.speakers[int(idx.speaker.a[r])] or None, role=ROLES[int(idx.role.a[r])],
+                           ts=None, session_id=None, metadata={}, created_at=0.0, tokens=idx.tokens_of(r))
+                for r in missing]
+        self._sync_codes(rows)
 
     def embedding_codes(self, ids: list[int]) -> np.ndarray | None:
         """SimHash codes of the user embeddings of these messages as 64-bit words, or None (for the hierarchy)."""
@@ -500,7 +558,9 @@ class NamespaceState:
     def life(self, wait: bool = True) -> Life | None:
         """The lifecycle follower, loaded and caught up: from its snapshot plus the changes after it, or rebuilt.
         A rebuild runs in the background; with ``wait=False`` this returns None until it is done (recall then
-        answers with the flat engine), else it waits for it."""
+        answers with the flat engine), else it waits for it. None when neither the hierarchy nor decay is enabled."""
+        if not self.lifecycle_active:
+            return None
         life = self._life
         if life is not None and life.loaded and life.version == self.seen.version:
             return life
@@ -737,7 +797,7 @@ class NamespaceState:
 
     def save_due(self) -> bool:
         """Whether enough changed since the last save (see :data:`SAVE_SHARE`)."""
-        if not self.persistable or self.index is None:
+        if not self.writable or self.index is None:
             return False
         life = self.current_life()
         changed = self.changed + (life.dirty if life is not None else 0)
@@ -747,7 +807,7 @@ class NamespaceState:
         """Save the snapshots of the loaded followers that changed since they were last saved (best effort: they
         are rebuildable from the messages); ``force`` rewrites them all. When only recall happened, only the
         accessed strength records are written. Caller holds the write lock."""
-        if not self.persistable or self.index is None:
+        if not self.writable or self.index is None:
             return
         fp = self.seen
         payloads: dict[str, bytes | None] = {}
@@ -800,7 +860,7 @@ class NamespaceState:
     def scrub(self) -> None:
         """After a deletion: rewrite the saved snapshots, so no derived text of the deleted messages (facts,
         summaries, profile values) stays in the store. Caller holds the write lock."""
-        if not self.persistable or self.index is None:
+        if not self.writable or self.index is None:
             return
         if self._life is None and self.lifecycle_active and "life" not in self._warming:
             self._life = self._load_life()  # a snapshot not loaded yet is brought up to date and rewritten

@@ -36,6 +36,7 @@ import numpy as np
 
 from hippo.base.timeutil import to_datetime
 from hippo.base.types import Recall
+from hippo.engine import evidence
 from hippo.engine import pack as context
 from hippo.engine.candidates import pieces as describe
 from hippo.engine.hierarchy.codes import similarity
@@ -97,8 +98,8 @@ def _piece_cost(p: context.Piece, groups: set[str]) -> int:
 class _Scorer:
     """Query-side quantities shared by every stage."""
 
-    def __init__(self, life: Life, stems: list[str]) -> None:
-        h = life.hier
+    def __init__(self, life: Life | None, stems: list[str]) -> None:
+        h = life.hier if life is not None else None
         self.h = h
         ids = vocab().query_stem_ids(stems)
         self.stems = ids
@@ -112,35 +113,44 @@ class _Scorer:
         return sum(w for t, w in self.idf.items() if t in terms) / self.total
 
 
-def recall(state: NamespaceState, life: Life, ask: Ask, budget: int, pred, include_dormant: bool,
+def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
            llm: Any = None) -> Recall:
     """The recall context for ``ask`` within ``budget`` tokens. Caller holds the read lock; the only change made
-    here is reinforcement of what was recalled, under the lifecycle's own lock (seed 004 §4.1)."""
+    here is reinforcement of what was recalled, under the lifecycle's own lock (seed 004 §4.1). ``life`` is None
+    when neither the hierarchy nor decay is enabled (then only the evidence and flat modes apply)."""
     cfg = state.config
     hc, dc = cfg.hierarchy, cfg.decay
-    mode = hc.recall if (hc.enabled and life.hier is not None) else "flat"
+    hier = life.hier if life is not None else None
+    mode = hc.recall if (hc.enabled and hier is not None) or hc.recall == "evidence" else "flat"
     idx = state.index
     t0 = time.perf_counter()
-    rows, scores, _per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True)
+    rows, scores, _per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True,
+                                       magnitudes=mode == "evidence")
     t = time.perf_counter()
+    exponent = None
+    if mode == "evidence" and pred is None:
+        # only the candidates that can reach the context are described and annotated
+        rows, scores, exponent = evidence.shortlist(state, rows, scores, budget)
     pieces = describe(state, rows, pred, ask.scope)
     rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
     top = max(rel_raw.values(), default=0.0) or 1.0
     rel = {k: v / top for k, v in rel_raw.items()}
     by_id = {p.key: p for p in pieces}
     sc = _Scorer(life, ask.terms.stems)
-    if dc.enabled and rel:
+    if dc.enabled and life is not None and rel:
         rel = _decay_adjust(life, rel, include_dormant,
                             lambda m: sc.coverage(message_terms(life, idx, m)) if sc.stems else 0.0)
     timings["decay_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     units: list[dict[str, Any]] = []
-    if mode == "flat":
+    if mode == "evidence":
+        chosen_ids = evidence.order(state, list(rel), rel, by_id, exponent)
+    elif mode == "flat":
         chosen_ids = sorted(rel, key=lambda k: (-rel[k], by_id[k].seq))
     else:
         if life.hier.external_codes is not None and state.host.embed is not None:
             # units carry embedding codes: compare them with the query's embedding code, not its terms'
-            sc.qcode = embedding_code(state, ask.text)
+            sc.qcode = embedding_code(state, ask)
         sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
         rep_themes: set[int] = set()
         if mode == "full":
@@ -167,8 +177,10 @@ def recall(state: NamespaceState, life: Life, ask: Ask, budget: int, pred, inclu
     chosen, text, tokens = context.pack(ranked, budget, lambda p: idx.text_of(idx.row_of[p.key]))
     meta = state.host.store.rows(state.name, [p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
+    if mode == "evidence" and hier is not None and messages:
+        units = _units_of(state, life, [m.id for m in messages], rel)
     timings["pack_ms"] = (time.perf_counter() - t) * 1e3
-    if dc.enabled and dc.reinforce_on_recall and messages:
+    if dc.enabled and life is not None and dc.reinforce_on_recall and messages:
         included = {m.id for m in messages}
         used = {"semantic": [u["id"] for u in units if u["level"] == "semantic"
                              and included.intersection(u["message_ids"])],
@@ -180,6 +192,33 @@ def recall(state: NamespaceState, life: Life, ask: Ask, budget: int, pred, inclu
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     return Recall(query=ask.text, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
                   timings=timings)
+
+
+def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[int, float]
+              ) -> list[dict[str, Any]]:
+    """The units already built over the messages a context includes (the evidence packer selects messages; the
+    hierarchy still says what they belong to). Nothing is consolidated for this: CURRENT messages have no units."""
+    h = life.hier
+    score: dict[int, float] = {}
+    for m in included:
+        sids = h.msg_semantics.get(m)
+        if not sids:  # a message no semantic quotes still belongs to its episode, and so to the episode's semantics
+            e = h.episodes.get(h.msg_episode.get(m, -1))
+            sids = e.semantic_ids if e is not None else ()
+        for sid in sids:
+            if sid in h.semantics:
+                score[sid] = max(score.get(sid, 0.0), rel.get(m, 0.0))
+    sems = sorted(score.items(), key=lambda x: (-x[1], x[0]))[: life.hcfg.stage1_semantics]
+    themes: dict[int, float] = {}
+    for sid, sc in sems:
+        t = h.themes.theme_of.get(sid)
+        if t is not None:
+            themes[t] = max(themes.get(t, 0.0), sc)
+    units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel)
+    for u in units:
+        span = state.truth.span(state.index, u["message_ids"])
+        u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
+    return units
 
 
 def _aligned_scores(idx, rows: np.ndarray, scores: np.ndarray, pieces: list[context.Piece]) -> list[float]:

@@ -23,6 +23,8 @@ from typing import Any, ContextManager, Iterable, Sequence
 
 import numpy as np
 
+from hippo.base.errors import StoreError
+
 
 @dataclass
 class MessageRow:
@@ -48,6 +50,9 @@ class NewMessage:
     session_id: str | None
     metadata: dict[str, Any]
     created_at: float
+    # Idempotency key (unique per namespace; engine.prepare makes one per message): a store that retries an append
+    # whose commit it could not confirm finds the key and returns the stored rows instead of adding them twice.
+    key: str | None = None
 
 
 @dataclass
@@ -58,6 +63,7 @@ class Chunk:
     n_messages: int
     n_tokens: int
     blob: bytes
+    checksum: bytes | None = None  # over the row's fields, its blob and the (id, seq, n_tokens) of what it covers
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,7 @@ class Store(abc.ABC):
     a URL without password, or None for a private in-memory store)."""
 
     path: str | None = None
+    read_only: bool = False  # every write method raises ReadOnlyError when True
 
     @abc.abstractmethod
     def state(self, namespace: str) -> NamespaceState: ...
@@ -102,7 +109,9 @@ class Store(abc.ABC):
     def namespaces(self) -> list[str]: ...
 
     @abc.abstractmethod
-    def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]: ...
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+        """Store messages (and, when given, their embedding codes, one row of ``codes`` per message) in one
+        transaction."""
 
     @abc.abstractmethod
     def reading(self) -> ContextManager[None]:
@@ -187,3 +196,33 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None: ...
+
+    def scrub(self) -> bool:
+        """Make content removed by committed deletions unrecoverable from the store's files now (a store that keeps
+        no older copies has nothing to do). False when it could not yet, and will at a later write."""
+        return True
+
+    # -- verification (Memory.check); a store that cannot verify itself says so ---------------------------------
+    def integrity_check(self) -> list[str]:
+        """Problems the storage engine finds in its own structures (``[]`` when clean)."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def all_namespaces(self) -> list[str]:
+        """Every namespace named anywhere in the store, including ones that only hold derived rows."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def verify_namespace(self, namespace: str, check_tokens: Any, code_bytes: int | None) -> dict:
+        """Every row of a namespace verified, per structure (see :mod:`hippo.engine.integrity`)."""
+        raise StoreError(f"{type(self).__name__} cannot verify itself (no check support)")
+
+    def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def drop_codes(self, namespace: str, ids: list[int]) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def drop_units(self, namespace: str, kind: str) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")
+
+    def reindex(self) -> None:
+        raise StoreError(f"{type(self).__name__} cannot repair itself (no check support)")

@@ -1,4 +1,27 @@
-"""Metadata filters: ``{"speaker": "Ann", "timestamp": {"$gte": ...}, "<metadata key>": {"$ne": 3}}``."""
+"""Metadata filters, one grammar for ``search``, ``recall``, ``list``, ``forget`` and the agentic tools.
+
+::
+
+    filter     := { clause, ... }                       every clause must hold (an implicit $and)
+    clause     := "$and": [filter, ...]                 all of the filters hold (non-empty list)
+                | "$or":  [filter, ...]                 at least one holds (non-empty list)
+                | "$not": filter                        the filter does not hold
+                | field: condition
+    field      := "id" | "speaker" | "role" | "session_id" | "timestamp" | "created_at"
+                | any metadata key (a key that does not start with "$")
+    condition  := value                                 same as {"$eq": value}
+                | { operator: operand, ... }            every operator must hold
+    operator   := "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte"    compare with one value
+                | "$in" | "$nin"                        membership in a list
+                | "$exists"                             true / false: the field is present
+                | "$not": condition                     the condition does not hold
+
+``timestamp`` / ``created_at`` operands accept a datetime, epoch seconds or ISO-8601 text. A field that a message
+does not have satisfies only ``$ne``, ``$nin``, ``{"$exists": false}`` and negations. Comparisons between values that
+do not order (a number and a string) are false. Any other key that starts with ``$``, an empty ``$and`` / ``$or``
+list, an empty condition, or nesting deeper than :data:`MAX_DEPTH` raises ``InvalidInput`` naming the place in the
+filter: a filter never silently matches nothing because a key was misread as a metadata field.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +32,10 @@ from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import to_epoch
 from hippo.store.base import MessageRow
 
-OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists")
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin", "$exists", "$not")
+LOGICAL = ("$and", "$or", "$not")
 FIELDS = ("id", "speaker", "role", "session_id", "timestamp", "created_at")
+MAX_DEPTH = 32
 
 Predicate = Callable[[MessageRow], bool]
 
@@ -49,53 +74,98 @@ def _cmp(op: str, have: Any, want: Any) -> bool:
             return have < want
         if op == "$lte":
             return have <= want
+        if op == "$in":
+            return have in want
+        if op == "$nin":
+            return have not in want
     except TypeError:
-        return False
-    if op == "$in":
-        return have in want
-    if op == "$nin":
-        return have not in want
+        return op == "$nin"  # an unhashable or unorderable value is in no list and compares with nothing
     raise AssertionError(op)
 
 
+def _operand(key: str, op: str, want: Any, where: str) -> Any:
+    if op in ("$in", "$nin"):
+        if not isinstance(want, (list, tuple, set, frozenset)):
+            raise InvalidInput(f"{where}[{op!r}] must be a list")
+        want = list(want)
+        if any(isinstance(w, float) and math.isnan(w) for w in want):
+            raise InvalidInput(f"{where}[{op!r}] must not hold NaN")
+    if op == "$exists" and not isinstance(want, bool):
+        raise InvalidInput(f"{where}[{op!r}] must be true or false, got {want!r}")
+    if isinstance(want, float) and math.isnan(want):
+        raise InvalidInput(f"{where}[{op!r}] must not be NaN")
+    if key in ("timestamp", "created_at") and op != "$exists" and want is not None:
+        want = ([to_epoch(w, where) for w in want] if op in ("$in", "$nin") else to_epoch(want, where))
+    return want
+
+
+def _condition(key: str, cond: Any, where: str, depth: int) -> Predicate:
+    if depth > MAX_DEPTH:
+        raise InvalidInput(f"{where}: filter is nested more than {MAX_DEPTH} levels deep")
+    if not isinstance(cond, dict):
+        cond = {"$eq": cond}
+    if not cond:
+        raise InvalidInput(f"{where}: empty condition")
+    tests: list[Predicate] = []
+    for op, want in cond.items():
+        if op not in OPERATORS:
+            raise InvalidInput(f"{where}: unknown operator {op!r}; expected one of {OPERATORS} (to match a dict "
+                               "value, write {\"$eq\": {...}})")
+        if op == "$not":
+            inner = _condition(key, want, f"{where}['$not']", depth + 1)
+            tests.append(lambda row, inner=inner: not inner(row))
+            continue
+        want = _operand(key, op, want, where)
+        if op == "$exists":
+            tests.append(lambda row, want=want: _field(row, key)[0] == want)
+            continue
+
+        def test(row: MessageRow, op: str = op, want: Any = want) -> bool:
+            present, have = _field(row, key)
+            if not present:
+                return op in ("$ne", "$nin")
+            return _cmp(op, have, want)
+
+        tests.append(test)
+    return tests[0] if len(tests) == 1 else (lambda row: all(t(row) for t in tests))
+
+
+def _filter(spec: Any, where: str, depth: int) -> Predicate:
+    if depth > MAX_DEPTH:
+        raise InvalidInput(f"{where}: filter is nested more than {MAX_DEPTH} levels deep")
+    if not isinstance(spec, dict):
+        raise InvalidInput(f"{where} must be a dict, got {type(spec).__name__}")
+    if not spec:
+        raise InvalidInput(f"{where}: empty filter")
+    parts: list[Predicate] = []
+    for key, cond in spec.items():
+        if not isinstance(key, str) or not key:
+            raise InvalidInput(f"{where}: keys must be non-empty strings, got {key!r}")
+        here = f"{where}[{key!r}]"
+        if key in ("$and", "$or"):
+            if not isinstance(cond, (list, tuple)) or not cond:
+                raise InvalidInput(f"{here} must be a non-empty list of filters")
+            subs = [_filter(c, f"{here}[{k}]", depth + 1) for k, c in enumerate(cond)]
+            parts.append((lambda row, subs=subs: all(p(row) for p in subs)) if key == "$and"
+                         else (lambda row, subs=subs: any(p(row) for p in subs)))
+        elif key == "$not":
+            inner = _filter(cond, here, depth + 1)
+            parts.append(lambda row, inner=inner: not inner(row))
+        elif key.startswith("$"):
+            raise InvalidInput(f"{where}: unknown operator {key!r} at filter level; expected {LOGICAL} or a field "
+                               "name (fields never start with '$')")
+        else:
+            parts.append(_condition(key, cond, here, depth + 1))
+    return parts[0] if len(parts) == 1 else (lambda row: all(p(row) for p in parts))
+
+
 def compile_filter(spec: dict[str, Any] | None, name: str = "filter") -> Predicate | None:
-    """Validate a filter and turn it into a predicate over message rows (None means "match everything")."""
+    """Validate a filter (grammar above) and turn it into a predicate over message rows; ``None`` and ``{}`` match
+    everything (``forget`` refuses them)."""
     if spec is None:
         return None
     if not isinstance(spec, dict):
         raise InvalidInput(f"{name} must be a dict or None, got {type(spec).__name__}")
-    clauses: list[tuple[str, str, Any]] = []
-    for key, cond in spec.items():
-        if not isinstance(key, str) or not key:
-            raise InvalidInput(f"{name}: keys must be non-empty strings, got {key!r}")
-        conds = cond if isinstance(cond, dict) else {"$eq": cond}
-        if not conds:
-            raise InvalidInput(f"{name}[{key!r}]: empty condition")
-        for op, want in conds.items():
-            if op not in OPERATORS:
-                raise InvalidInput(f"{name}[{key!r}]: unknown operator {op!r}; expected one of {OPERATORS}")
-            if op in ("$in", "$nin"):
-                if not isinstance(want, (list, tuple, set, frozenset)):
-                    raise InvalidInput(f"{name}[{key!r}][{op!r}] must be a list")
-                want = list(want)
-            if isinstance(want, float) and math.isnan(want):
-                raise InvalidInput(f"{name}[{key!r}][{op!r}] must not be NaN")
-            if key in ("timestamp", "created_at") and op not in ("$exists",) and want is not None:
-                want = ([to_epoch(w, f"{name}[{key!r}]") for w in want] if op in ("$in", "$nin")
-                        else to_epoch(want, f"{name}[{key!r}]"))
-            clauses.append((key, op, want))
-
-    def predicate(row: MessageRow) -> bool:
-        for key, op, want in clauses:
-            present, have = _field(row, key)
-            if op == "$exists":
-                if present != bool(want):
-                    return False
-                continue
-            if not present and op not in ("$ne", "$nin"):
-                return False
-            if not _cmp(op, have, want):
-                return False
-        return True
-
-    return predicate
+    if not spec:
+        return lambda row: True
+    return _filter(spec, name, 0)

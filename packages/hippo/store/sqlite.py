@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
-from typing import Any, Iterable, Iterator, Sequence
+import urllib.parse
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from hippo.base.errors import CorruptData, InvalidInput, StoreBusy, StoreError
+from hippo.base.config import SYNCHRONOUS
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
+from hippo.store import common, wal
 from hippo.store.base import (
     CHANGE_KINDS,
     Change,
@@ -27,10 +31,16 @@ from hippo.store.base import (
     Store,
 )
 from hippo.store.codec import ChunkCodec
+from hippo.store.common import bad_int as _bad_int
+from hippo.store.common import chunk_checksum, tail_checksum  # noqa: F401 - part of this module's API
 from hippo.text.tokenizer import token_bits
 
-# 3: the change feed (namespaces.version / namespaces.horizon and the changes table).
-SCHEMA_VERSION = 3
+log = logging.getLogger("hippo.store")
+
+# 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
+# 4: the change feed (namespaces.version / namespaces.horizon and the changes table).
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (2, 3, 4)  # an older store is upgraded on a writable open and read as it is when read-only
 
 # The change feed: one row per append, deletion or metadata update of a namespace, numbered by the namespace's
 # version (append: the seq range added; delete / update: the message ids, a JSON list).
@@ -71,7 +81,8 @@ _SCHEMA = [
         last_seq INTEGER NOT NULL,
         n_messages INTEGER NOT NULL,
         n_tokens INTEGER NOT NULL,
-        blob BLOB NOT NULL)""",
+        blob BLOB NOT NULL,
+        checksum BLOB)""",
     "CREATE INDEX IF NOT EXISTS chunks_ns ON chunks (namespace, first_seq)",
     # Sealing reads the unsealed tail after every write: without this partial index that is a walk over every
     # message of the namespace, which makes each add O(n) and ingest quadratic.
@@ -81,7 +92,8 @@ _SCHEMA = [
         id INTEGER PRIMARY KEY,
         namespace TEXT NOT NULL,
         seq INTEGER NOT NULL,
-        tokens BLOB NOT NULL)""",
+        tokens BLOB NOT NULL,
+        checksum BLOB)""",
     "CREATE INDEX IF NOT EXISTS tail_ns ON tail (namespace, seq)",
     """CREATE TABLE IF NOT EXISTS codes (
         id INTEGER PRIMARY KEY,
@@ -95,20 +107,56 @@ _SCHEMA = [
     _CHANGES_TABLE,
 ]
 
+_ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
+_ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
+# Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
+# below as bytes instead of failing inside the driver.
+_CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, CAST(blob AS BLOB), CAST(checksum AS BLOB)"
+_TAIL_COLS = "CAST(t.tokens AS BLOB), CAST(t.checksum AS BLOB)"
+
+
+
+def _members_of(db: sqlite3.Connection, namespace: str, ch: Chunk) -> list[tuple[int, int, int]]:
+    """``(id, seq, n_tokens)`` of the sealed messages in a chunk's seq range, in seq order."""
+    return db.execute(
+        "SELECT id, seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
+        " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
+        (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
+
 
 def _migrate_2_to_3(db: sqlite3.Connection) -> None:
-    """Schema 2 -> 3: the change feed. Existing namespaces start at version 0 with an empty feed (a reader that
-    kept nothing derived from them has nothing to catch up on)."""
+    """Schema 2 -> 3: checksums. The rows are taken as they are now: the upgrade cannot know earlier damage, only
+    make every later change detectable."""
+    db.execute("ALTER TABLE tail ADD COLUMN checksum BLOB")
+    db.execute("ALTER TABLE chunks ADD COLUMN checksum BLOB")
+    # A row already damaged beyond checksumming (a value of the wrong type) keeps a NULL checksum, which every read
+    # and `check` report as damage.
+    rows = db.execute("SELECT t.id, t.namespace, m.seq, m.n_tokens, CAST(t.tokens AS BLOB) FROM tail t"
+                      " JOIN messages m ON m.id = t.id AND m.namespace = t.namespace").fetchall()
+    for i, ns, seq, n, tok in rows:
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            db.execute("UPDATE tail SET checksum = ? WHERE id = ?", (tail_checksum(ns, i, seq, n, tok), i))
+    for ns, cid in db.execute("SELECT namespace, id FROM chunks").fetchall():
+        ch = Chunk(*db.execute(f"SELECT {_CHUNK_COLS} FROM chunks WHERE id = ?", (cid,)).fetchone())
+        with contextlib.suppress(TypeError, ValueError, OverflowError):
+            db.execute("UPDATE chunks SET checksum = ? WHERE id = ?",
+                       (common.chunk_sum(ns, ch, _members_of(db, ns, ch)), cid))
+
+
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: the change feed. Existing namespaces start at version 0 with an empty feed (a reader that kept
+    nothing derived from them has nothing to catch up on); the changes table itself is created with the schema."""
     db.execute("ALTER TABLE namespaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
     db.execute("ALTER TABLE namespaces ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0")
-    db.execute(_CHANGES_TABLE)
 
 
 # from-version -> step to the next version; a store is upgraded step by step inside its opening transaction
-_MIGRATIONS = {2: _migrate_2_to_3}
+_MIGRATIONS = {2: _migrate_2_to_3, 3: _migrate_3_to_4}
 
-_ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
-_ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
+
+def _int_or(value: Any, default: int = 0) -> int:
+    """``value`` when it is a count, else ``default`` (a damaged column must not stop a deletion)."""
+    return default if _bad_int(value) else int(value)
 
 
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
@@ -117,67 +165,192 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
         return StoreBusy(f"{what}: the store is locked by another writer (waited the configured busy_timeout_s)")
     if "full" in msg:
         return StoreError(f"{what}: the disk is full; nothing was written ({exc})")
+    if "readonly" in msg or "read-only" in msg:
+        return StoreError(f"{what}: the store cannot be written here ({exc}); open it with read_only=True to read it")
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
         return CorruptData(f"{what}: the store file is corrupt ({exc})")
+    if "could not decode" in msg:
+        return CorruptData(f"{what}: a text column holds bytes that are not UTF-8 ({exc})")
     return StoreError(f"{what}: {exc}")
 
 
-class SQLiteStore(Store):
-    """One SQLite file or, with ``path=None``, a private in-memory database."""
+def check_path(path: Any, name: str = "path") -> str:
+    """A file-system path as ``str``, refusing what no file system accepts (a NUL byte, a lone surrogate)."""
+    try:
+        text = os.fspath(path)
+    except TypeError as exc:
+        raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}") from exc
+    if isinstance(text, bytes):
+        try:
+            text = os.fsdecode(text)
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(f"{name} is not a valid file name: {exc}") from exc
+    if not isinstance(text, str):
+        raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
+    if "\x00" in text:
+        raise InvalidInput(f"{name} contains a NUL character")
+    try:
+        text.encode("utf-8")  # SQLite takes UTF-8 file names: a lone surrogate cannot be passed on
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(f"{name} cannot be used as a file name: {exc.reason}") from exc
+    if not text:
+        raise InvalidInput(f"{name} must not be empty")
+    return text
 
-    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0,
-                 codec: ChunkCodec | None = None) -> None:
-        self.path = None if path is None else os.fspath(path)
+
+class SQLiteStore(Store):
+    """One SQLite file or, with ``path=None``, a private in-memory database.
+
+    ``read_only=True`` opens an existing file with SQLite's ``mode=ro`` (and ``immutable=1`` when not even the WAL
+    index can be created: read-only media, no write permission on the directory, a full disk); every write then
+    raises :class:`~hippo.base.errors.ReadOnlyError`. ``synchronous`` is SQLite's durability setting (see ``Config``).
+    """
+
+    def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0, read_only: bool = False,
+                 synchronous: str = "NORMAL", codec: ChunkCodec | None = None) -> None:
+        self.path = None if path is None else check_path(path)
         self.codec = codec if codec is not None else ChunkCodec(token_bits())
+        self.read_only = bool(read_only)
+        if synchronous not in SYNCHRONOUS:
+            raise InvalidInput(f"config.synchronous must be one of {SYNCHRONOUS}, got {synchronous!r}")
+        self.synchronous = synchronous
+        self.immutable = False
+        self.version = SCHEMA_VERSION
+        self._busy_ms = int(busy_timeout_s * 1000)
+        self._scrub_pending = False
         self._lock = threading.RLock()
         try:
             if self.path is None:
+                if self.read_only:
+                    raise InvalidInput("read_only needs the path of an existing store (path is None)")
                 self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             else:
                 if os.path.isdir(self.path):
                     raise InvalidInput(f"path {self.path!r} is a directory, expected a store file")
-                if not os.path.exists(self.path):
-                    # Create the file ourselves so it never exists with looser permissions than 0600.
-                    fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
-                    os.close(fd)
-                self._db = sqlite3.connect(
-                    self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
-                )
-                # Free pages go back to the file system (incrementally, after seals), so the file stays near the
-                # size of what it holds; only takes effect on a new, empty database.
-                self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._refuse_damaged_wal()
+                if self.read_only:
+                    self._db = self._connect_read_only(busy_timeout_s)
+                else:
+                    if not os.path.exists(self.path):
+                        # Create the file ourselves so it never exists with looser permissions than 0600.
+                        fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+                        os.close(fd)
+                    self._db = sqlite3.connect(
+                        self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+                    )
+                    # Free pages go back to the file system (incrementally, after seals), so the file stays near
+                    # the size of what it holds; only takes effect on a new, empty database.
+                    self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                    self._db.execute("PRAGMA journal_mode=WAL")
+                    # NORMAL in WAL mode: a crash of the process or the OS loses nothing committed, a power loss may
+                    # lose the last transactions (never the file's consistency); FULL syncs the log on every
+                    # commit and survives power loss too.
+                    self._db.execute(f"PRAGMA synchronous={self.synchronous}")
             self._db.execute("PRAGMA foreign_keys=ON")
             # Freed pages are zeroed, so deleted text does not linger in the file.
             self._db.execute("PRAGMA secure_delete=ON")
             self._init_schema()
         except sqlite3.Error as exc:
             raise _translate(exc, f"opening store {self.path!r}") from exc
+        except HippoError:  # already says what is wrong (StoreError is an OSError too: keep it out of the next case)
+            raise
         except FileExistsError:  # raced with another creator: fine, open it
-            self.__init__(path, busy_timeout_s=busy_timeout_s, codec=codec)
+            self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous,
+                          codec=codec)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
+    def _refuse_damaged_wal(self) -> None:
+        """Refuse to open a store whose write-ahead log SQLite would silently cut short (see ``hippo.store.wal``)."""
+        try:
+            damaged = wal.confirmed_damage(self.path)
+        except OSError as exc:  # a log we may not read, SQLite may not either: its own error will say so
+            log.debug("write-ahead log of %r not analysed: %s", self.path, exc)
+            return
+        if damaged is not None:
+            raise wal.WalDamaged(damaged)
+
+    def _connect_read_only(self, busy_timeout_s: float) -> sqlite3.Connection:
+        if not os.path.exists(self.path):
+            raise NotFound(f"path {self.path!r} does not exist (read_only opens an existing store)")
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        db = None
+        try:
+            db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, check_same_thread=False,
+                                 isolation_level=None)
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return db
+        except sqlite3.Error as exc:
+            first = exc
+            if db is not None:
+                db.close()
+        # A WAL-mode database needs its -shm index, which SQLite creates next to the file. Where nothing can be
+        # created (read-only media, a directory without write permission, a full disk) the file can still be read
+        # as immutable, provided no log holds changes that are not in the file yet.
+        log_path = self.path + "-wal"
+        if os.path.exists(log_path) and os.path.getsize(log_path) > 0:
+            raise StoreError(f"cannot open path {self.path!r} read-only: {first}; its write-ahead log holds changes "
+                             "that SQLite can only read with a -shm file, which cannot be created here (open it once "
+                             "with write access, or copy the store and its -wal to writable storage)")
+        db = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=busy_timeout_s, check_same_thread=False,
+                             isolation_level=None)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        self.immutable = True
+        return db
+
     # -- plumbing -------------------------------------------------------------------------------------------
     def _init_schema(self) -> None:
-        with self.transaction("initialising the schema"):
-            self._db.execute(_SCHEMA[0])
+        if self.read_only:
+            tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "meta" not in tables:
+                raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            version = SCHEMA_VERSION if row is None else (int(row[0]) if str(row[0]).isdigit() else -1)
-            if version != SCHEMA_VERSION and version not in _MIGRATIONS:
-                raise CorruptData(f"store schema version {row[0]} is not supported (expected {SCHEMA_VERSION})")
-            while version in _MIGRATIONS:  # an older store: upgraded in place, all or nothing
-                _MIGRATIONS[version](self._db)
-                version += 1
+            self.version = self._check_version(row[0] if row else None)
+            return
+        with self.transaction("initialising the schema"):
             for stmt in _SCHEMA:
                 self._db.execute(stmt)
-            self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)"
-                             " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (str(SCHEMA_VERSION),))
+            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            elif self._check_version(row[0]) < SCHEMA_VERSION:
+                self._migrate(self._db, int(row[0]))
+        self.version = SCHEMA_VERSION
+
+    @staticmethod
+    def _check_version(value: Any) -> int:
+        if value is None or not str(value).isdigit() or int(value) not in READABLE_VERSIONS:
+            raise CorruptData(f"store schema version {value} is not supported (expected one of {READABLE_VERSIONS})")
+        return int(value)
+
+    def _migrate(self, db: sqlite3.Connection, version: int) -> None:
+        """Upgrade a store in place step by step (:data:`_MIGRATIONS`), inside the schema transaction (all or
+        nothing)."""
+        while version in _MIGRATIONS:
+            _MIGRATIONS[version](db)
+            version += 1
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+        log.info("store %r upgraded to schema version %d", self.path, version)
+
+    @property
+    def _checked(self) -> bool:
+        """Whether rows carry checksums (a version-2 store opened read-only does not)."""
+        return self.version >= 3
+
+    @property
+    def _fed(self) -> bool:
+        """Whether the store keeps a change feed (an older store opened read-only does not: its readers reload
+        what changed instead of applying changes)."""
+        return self.version >= 4
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only")
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[sqlite3.Connection]:
         """An exclusive write transaction; any failure rolls back everything it did."""
+        self._writable(what)
         with self._lock:
             try:
                 self._db.execute("BEGIN IMMEDIATE")
@@ -192,6 +365,30 @@ class SQLiteStore(Store):
                 if isinstance(exc, sqlite3.Error):
                     raise _translate(exc, what) from exc
                 raise
+        if self._scrub_pending:
+            self.scrub()
+
+    def scrub(self) -> bool:
+        """Copy the write-ahead log into the file and truncate it to zero bytes, so that content deleted by a
+        committed transaction (zeroed in the file by ``secure_delete``) leaves no older page image behind in the
+        ``-wal`` file. Returns False, and retries after the next write, when another process's open read keeps the
+        log in use."""
+        if self.path is None or self.read_only:
+            return True
+        with self._lock:
+            try:
+                # a reader elsewhere would make a full checkpoint wait the whole busy timeout; a second is enough
+                self._db.execute(f"PRAGMA busy_timeout = {min(self._busy_ms, 1000)}")
+                try:
+                    row = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                finally:
+                    self._db.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+                done = row is not None and row[0] == 0
+            except sqlite3.Error as exc:
+                log.warning("store %r: the write-ahead log could not be truncated yet: %s", self.path, exc)
+                done = False
+            self._scrub_pending = not done
+        return done
 
     def _query(self, sql: str, params: Sequence[Any] = (), what: str = "reading the store") -> list[tuple]:
         with self._lock:
@@ -200,22 +397,17 @@ class SQLiteStore(Store):
             except sqlite3.Error as exc:
                 raise _translate(exc, what) from exc
 
-    @staticmethod
-    def _row(r: tuple, tokens: np.ndarray | None = None) -> MessageRow:
-        try:
-            meta = json.loads(r[8])
-        except (TypeError, ValueError) as exc:
-            raise CorruptData(f"message {r[0]}: metadata is not valid JSON") from exc
-        return MessageRow(
-            id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
-            session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
-        )
+    _row = staticmethod(common.message_row)
 
     # -- namespaces -----------------------------------------------------------------------------------------
     def state(self, namespace: str) -> NamespaceState:
-        rows = self._query("SELECT generation, next_seq, version FROM namespaces WHERE name = ?", (namespace,))
+        version = "version" if self._fed else "0"
+        rows = self._query(f"SELECT generation, next_seq, {version} FROM namespaces WHERE name = ?", (namespace,))
         if not rows:
             return NamespaceState(self._epoch(self._db), 0, self._epoch(self._db, "change_epoch"))
+        if _bad_int(rows[0][0]) or _bad_int(rows[0][1]) or _bad_int(rows[0][2]):
+            raise CorruptData(f"namespace {namespace!r}: its row is damaged (generation {rows[0][0]!r}, next_seq "
+                              f"{rows[0][1]!r}, version {rows[0][2]!r}); `hippo check --repair` rebuilds it")
         return NamespaceState(rows[0][0], rows[0][1], rows[0][2])
 
     def _epoch(self, db, key: str = "namespace_epoch") -> int:
@@ -225,7 +417,7 @@ class SQLiteStore(Store):
         # that no longer reaches back to what it saw, and reloads, even once the name is reused.
         with self._lock:
             row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return int(row[0]) if row else 0
+        return int(row[0]) if row and str(row[0]).isdigit() else 0  # meta values are text
 
     def _record(self, db, namespace: str, kind: str, first_seq: int = -1, last_seq: int = -1,
                 ids: Sequence[int] = ()) -> int:
@@ -241,16 +433,21 @@ class SQLiteStore(Store):
         return [r[0] for r in rows]
 
     # -- writes ---------------------------------------------------------------------------------------------
-    def append(self, namespace: str, messages: Sequence[NewMessage]) -> list[MessageRow]:
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
         if not messages:
             return []
+        if codes is not None and len(codes) != len(messages):
+            raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
             start = self._epoch(db, "change_epoch")
             db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
                        " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
             seq = first = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
-            for m in messages:
+            if _bad_int(seq):
+                raise CorruptData(f"namespace {namespace!r}: next_seq {seq!r} is damaged; `hippo check --repair` "
+                                  "rebuilds it")
+            for k, m in enumerate(messages):
                 tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
                 cur = db.execute(
@@ -259,10 +456,15 @@ class SQLiteStore(Store):
                     (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
                      m.created_at),
                 )
-                db.execute("INSERT INTO tail(id, namespace, seq, tokens) VALUES (?, ?, ?, ?)",
-                           (int(cur.lastrowid), namespace, seq, tokens.tobytes()))
+                mid = int(cur.lastrowid)
+                blob = tokens.tobytes()
+                db.execute("INSERT INTO tail(id, namespace, seq, tokens, checksum) VALUES (?, ?, ?, ?, ?)",
+                           (mid, namespace, seq, blob, tail_checksum(namespace, mid, seq, int(tokens.size), blob)))
+                if codes is not None:
+                    db.execute("INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
+                               " ON CONFLICT(id) DO UPDATE SET code = excluded.code", (mid, namespace, bytes(codes[k])))
                 out.append(MessageRow(
-                    id=int(cur.lastrowid), namespace=namespace, seq=seq, n_tokens=int(tokens.size),
+                    id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens.size),
                     speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
                     created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False),
                 ))
@@ -272,14 +474,14 @@ class SQLiteStore(Store):
         return out
 
     def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
+        cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("CAST(checksum AS BLOB)", "NULL")
         rows = self._query(
-            "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks"
-            " WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
+            f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
             (namespace, after_seq),
         )
         return [Chunk(*r) for r in rows]
 
-    def _read(self, fn):
+    def _read(self, fn: Callable[[], Any]) -> Any:
         """Run ``fn()`` inside one read transaction (a consistent snapshot of the file) unless one is open."""
         with self._lock:
             own = not self._db.in_transaction
@@ -311,90 +513,85 @@ class SQLiteStore(Store):
                     self._db.execute("COMMIT")
 
     def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:
-        # Rows and chunks are read in one transaction: between two autocommit reads another process may seal
-        # the tail (tokens move from rows into a new chunk) or merge chunks, and the halves would not match.
-        # Only the rows past ``after_seq`` and the chunks that hold their tokens are read; in a chunk that starts
-        # before ``after_seq`` the tokens of its earlier messages are skipped by their total length.
-        def read():
-            raw = self._query(
-                f"SELECT {_ROW_COLS_M}, t.tokens FROM messages m LEFT JOIN tail t ON t.id = m.id"
-                " WHERE m.namespace = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq",
-                (namespace, after_seq, (1 << 62) if upto_seq is None else int(upto_seq)))
-            chunks = self._chunks(namespace, after_seq) if any(r[10] is None for r in raw) else []
-            if upto_seq is not None:
-                chunks = [c for c in chunks if c.first_seq <= upto_seq]
-            skip = 0
-            if chunks and chunks[0].first_seq <= after_seq:
-                skip = self._query("SELECT COALESCE(SUM(n_tokens), 0) FROM messages WHERE namespace = ?"
-                                   " AND seq >= ? AND seq <= ?", (namespace, chunks[0].first_seq, after_seq))[0][0]
-            return raw, chunks, int(skip)
+        """Rows with ``after_seq < seq <= upto_seq`` and their tokens. Only those rows, the chunks holding their
+        tokens and the (id, seq, n_tokens) of the other messages of those chunks (to verify them) are read, all in
+        one transaction: between two autocommit reads another process may seal the tail (tokens move from rows
+        into a new chunk) or merge chunks, and the halves would not match."""
+        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+        after_seq = int(after_seq)
+        upto = (1 << 62) if upto_seq is None else int(upto_seq)
 
-        raw, chunks, skip = self._read(read)
-        return self._attach_tokens(namespace, raw, chunks, skip, upto_seq)
+        def read():
+            raw = self._db.execute(
+                f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                " WHERE m.namespace = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq",
+                (namespace, after_seq, upto)).fetchall()
+            if after_seq < 0 and upto_seq is None:  # everything: every chunk too, also one no message reaches
+                return raw, self._chunks(namespace), []
+            sealed = [r[2] for r in raw if r[10] is None]
+            if not sealed:
+                return raw, [], []
+            cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("CAST(checksum AS BLOB)", "NULL")
+            chunks = [Chunk(*c) for c in self._db.execute(
+                f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq >= ? AND first_seq <= ?"
+                " ORDER BY first_seq", (namespace, min(sealed), max(sealed))).fetchall()]
+            if not chunks:
+                return raw, [], []
+            members = self._db.execute(
+                "SELECT m.id, m.seq, m.n_tokens FROM messages m WHERE m.namespace = ? AND m.seq BETWEEN ? AND ?"
+                " AND (m.seq <= ? OR m.seq > ?) AND m.id NOT IN (SELECT id FROM tail WHERE namespace = ?)"
+                " ORDER BY m.seq",
+                (namespace, chunks[0].first_seq, chunks[-1].last_seq, after_seq, upto, namespace)).fetchall()
+            return raw, chunks, members
+
+        raw, chunks, members = self._read(read)
+        if members:
+            raw = sorted([*raw, *(common.member_row(*m) for m in members)], key=lambda r: r[2])
+        return common.attach_tokens(self.codec, namespace, raw, chunks, after_seq, upto_seq, checked=self._checked)
 
     def load_tokens(self, namespace: str) -> np.ndarray:
+        """The Content stream from the chunks and the unsealed tail only: no message row is read, so a restart costs
+        what the blobs cost. Each chunk is validated by the checksum inside its serialized matrix and by its token
+        count, each tail row by its own checksum; binding a chunk to the messages it covers is checked by
+        :meth:`load` and ``Memory.check`` (the caller cross-checks the stream against its span table)."""
+        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+
         def read():
-            tail = self._query("SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
-                               " WHERE t.namespace = ? ORDER BY t.seq", (namespace,))
+            tail = self._db.execute(
+                f"SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, {tail_cols}"
+                " FROM tail t JOIN messages m ON m.id = t.id WHERE t.namespace = ? ORDER BY t.seq",
+                (namespace,)).fetchall()
             return self._chunks(namespace), tail
 
         chunks, tail = self._read(read)
         parts = []
+        last = -1
         for ch in chunks:
+            if ch.first_seq <= last or ch.last_seq < ch.first_seq:
+                raise CorruptData(f"namespace {namespace!r}: chunk {ch.id} overlaps the chunk before it")
+            last = ch.last_seq
             tokens = self.codec.decode(ch.blob)
             if tokens.size != ch.n_tokens:
                 raise CorruptData(f"chunk {ch.id}: holds {tokens.size} tokens, expected {ch.n_tokens}")
             parts.append(tokens)
-        if chunks and tail and tail[0][0] <= chunks[-1].last_seq:
+        if tail and tail[0][2] <= last:
             raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
-        for seq, n, blob in tail:
-            if blob is None or len(blob) != 4 * n:
-                raise CorruptData(f"namespace {namespace!r}: message seq {seq} has a damaged token blob")
-            parts.append(np.frombuffer(blob, dtype="<u4"))
+        parts += [common.tail_tokens(namespace, r, self._checked) for r in tail]
         if not parts:
             return np.zeros(0, dtype=np.uint32)
         return np.concatenate(parts).astype(np.uint32, copy=False)
 
-    def _attach_tokens(self, namespace, raw, chunks, skip: int = 0, upto_seq: int | None = None
-                       ) -> list[MessageRow]:
-        """Rows with their tokens: from the tail, else from the chunks in order (the first ``skip`` tokens of the
-        first chunk belong to messages before ``raw``; a chunk reaching past ``upto_seq`` is read only in part)."""
-        out: list[MessageRow] = []
-        ci = 0
-        chunk_tokens: np.ndarray | None = None
-        chunk_pos = skip
-        for r in raw:
-            seq, n = r[2], r[3]
-            blob = r[10]
-            if blob is not None:
-                if len(blob) != 4 * n:
-                    raise CorruptData(f"message {r[0]}: token blob holds {len(blob)} bytes, expected {4 * n}")
-                tokens = np.frombuffer(blob, dtype="<u4").astype(np.uint32)
-            else:
-                while ci < len(chunks) and chunks[ci].last_seq < seq:
-                    self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
-                    ci += 1
-                    chunk_tokens, chunk_pos = None, 0
-                if ci >= len(chunks) or chunks[ci].first_seq > seq:
-                    raise CorruptData(f"message {r[0]} (seq {seq}) has no tokens in the store: no chunk covers it")
-                if chunk_tokens is None:
-                    chunk_tokens = self.codec.decode(chunks[ci].blob)
-                    if chunk_tokens.size != chunks[ci].n_tokens:
-                        raise CorruptData(f"chunk {chunks[ci].id}: holds {chunk_tokens.size} tokens, expected "
-                                          f"{chunks[ci].n_tokens}")
-                if chunk_pos + n > chunk_tokens.size:
-                    raise CorruptData(f"chunk {chunks[ci].id} is shorter than the messages it covers")
-                tokens = chunk_tokens[chunk_pos:chunk_pos + n]
-                chunk_pos += n
-            out.append(self._row(r, tokens))
-        if ci < len(chunks) and (upto_seq is None or chunks[ci].last_seq <= upto_seq):
-            self._check_chunk_end(chunks[ci], chunk_tokens, chunk_pos)
-        return out
+    def _tail_tokens(self, namespace: str, r: tuple) -> np.ndarray:
+        """Tokens of an unsealed message row ``r`` (message columns, then tokens and checksum), verified."""
+        return common.tail_tokens(namespace, r, self._checked)
 
-    @staticmethod
-    def _check_chunk_end(chunk: Chunk, tokens: np.ndarray | None, pos: int) -> None:
-        if tokens is not None and pos != tokens.size:
-            raise CorruptData(f"chunk {chunk.id} holds {tokens.size} tokens but its messages cover {pos}")
+    def _chunk_sum(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> bytes:
+        return common.chunk_sum(namespace, ch, members)
+
+    def _verify_chunk(self, namespace: str, ch: Chunk, members: Sequence[tuple[int, int, int]]) -> None:
+        common.verify_chunk(namespace, ch, members, self._checked)
+
+    _members = staticmethod(_members_of)
 
     def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
         ids = [int(i) for i in ids]
@@ -420,6 +617,8 @@ class SQLiteStore(Store):
         return sealed
 
     def _release_free_pages(self) -> None:
+        if self.read_only:
+            return
         with self._lock:
             try:
                 # executescript steps the pragma to completion (execute() frees one page per step)
@@ -427,62 +626,57 @@ class SQLiteStore(Store):
             except sqlite3.Error:
                 pass  # only space is at stake; the next seal tries again
 
+    def _insert_chunk(self, db, namespace: str, first_seq: int, last_seq: int, members: list[tuple[int, int, int]],
+                      tokens: np.ndarray) -> None:
+        ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), self.codec.encode(tokens))
+        db.execute(
+            "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob, checksum)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (namespace, first_seq, last_seq, ch.n_messages, ch.n_tokens, ch.blob,
+             self._chunk_sum(namespace, ch, members)),
+        )
+
     def _seal(self, namespace: str, min_tokens: int) -> int:
         with self.transaction("sealing the tail into a chunk") as db:
             tail = db.execute(
-                "SELECT t.seq, m.n_tokens, t.tokens FROM tail t JOIN messages m ON m.id = t.id"
+                f"SELECT {_ROW_COLS_M}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
                 " WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,),
             ).fetchall()
-            total = sum(r[1] for r in tail)
+            total = sum(r[3] for r in tail)
             if not tail or total < min_tokens:
                 return 0
             last_chunk = db.execute(
                 "SELECT MAX(last_seq) FROM chunks WHERE namespace = ?", (namespace,)
             ).fetchone()[0]
-            if last_chunk is not None and tail[0][0] <= last_chunk:
+            if last_chunk is not None and tail[0][2] <= last_chunk:
                 raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
-            arrays = []
-            for seq, n, blob in tail:
-                if blob is None or len(blob) != 4 * n:
-                    raise CorruptData(f"namespace {namespace!r}: message seq {seq} has a damaged token blob")
-                arrays.append(np.frombuffer(blob, dtype="<u4"))
+            # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
+            arrays = [self._tail_tokens(namespace, r) for r in tail]
             tokens = np.concatenate(arrays).astype(np.uint32)
-            db.execute(
-                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
-                (namespace, tail[0][0], tail[-1][0], len(tail), int(tokens.size), self.codec.encode(tokens)),
-            )
+            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail], tokens)
             db.execute(
                 "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
-                (namespace, tail[-1][0]),
+                (namespace, tail[-1][2]),
             )
             self._merge_chunks(db, namespace)
             return int(tokens.size)
 
     def _merge_chunks(self, db, namespace: str) -> None:
-        # Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so
-        # there are O(log n) chunks and each token is rewritten O(log n) times over the store's life.
         while True:
             last2 = db.execute(
-                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
-                " ORDER BY first_seq DESC LIMIT 2",
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq DESC LIMIT 2",
                 (namespace,),
             ).fetchall()
             if len(last2) < 2:
                 return
             newer, older = Chunk(*last2[0]), Chunk(*last2[1])
-            if older.n_tokens > 2 * newer.n_tokens:
+            if not common.should_merge(older, newer):
                 return
-            a, b = self.codec.decode(older.blob), self.codec.decode(newer.blob)
-            if a.size != older.n_tokens or b.size != newer.n_tokens:
-                raise CorruptData(f"namespace {namespace!r}: a chunk does not hold the tokens it declares")
-            merged = np.concatenate([a, b])
+            m_old, m_new = self._members(db, namespace, older), self._members(db, namespace, newer)
+            merged = common.merged_tokens(self.codec, namespace, older, newer, m_old, m_new, self._checked)
             db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
-            db.execute(
-                "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob) VALUES (?,?,?,?,?,?)",
-                (namespace, older.first_seq, newer.last_seq, older.n_messages + newer.n_messages,
-                 int(merged.size), self.codec.encode(merged)),
-            )
+            self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
     def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
         wanted = sorted({int(i) for i in ids})
@@ -500,32 +694,15 @@ class SQLiteStore(Store):
                 return []
             dead_seqs = {seq for _, seq in found}
             chunks = [Chunk(*r) for r in db.execute(
-                "SELECT id, first_seq, last_seq, n_messages, n_tokens, blob FROM chunks WHERE namespace = ?"
-                " ORDER BY first_seq", (namespace,)).fetchall()]
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq", (namespace,)).fetchall()]
             for ch in chunks:
                 if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
                     continue
-                members = db.execute(
-                    "SELECT seq, n_tokens FROM messages WHERE namespace = ? AND seq BETWEEN ? AND ?"
-                    " AND id NOT IN (SELECT id FROM tail WHERE namespace = ?) ORDER BY seq",
-                    (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
-                tokens = self.codec.decode(ch.blob)
-                if tokens.size != ch.n_tokens or sum(n for _, n in members) != ch.n_tokens:
-                    raise CorruptData(f"chunk {ch.id} does not match the messages it covers")
-                keep, pos, kept_msgs = [], 0, 0
-                for seq, n in members:
-                    if seq not in dead_seqs:
-                        keep.append(tokens[pos:pos + n])
-                        kept_msgs += 1
-                    pos += n
+                kept, merged = common.chunk_without(self.codec, namespace, ch, self._members(db, namespace, ch),
+                                                    dead_seqs, self._checked)
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
-                if kept_msgs:
-                    merged = np.concatenate(keep) if keep else np.zeros(0, np.uint32)
-                    db.execute(
-                        "INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob)"
-                        " VALUES (?,?,?,?,?,?)",
-                        (namespace, ch.first_seq, ch.last_seq, kept_msgs, int(merged.size), self.codec.encode(merged)),
-                    )
+                if kept:
+                    self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged)
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):
                 part = ids_found[start:start + 500]
@@ -535,6 +712,7 @@ class SQLiteStore(Store):
                 db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
             db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
             self._record(db, namespace, "delete", ids=sorted(ids_found))
+        self.scrub()
         return sorted(ids_found)
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
@@ -558,33 +736,36 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM changes WHERE namespace = ?", (namespace,))
             row = db.execute("SELECT generation, version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
             if row is not None:
-                epochs = {"namespace_epoch": max(self._epoch(db), int(row[0])) + 1,
-                          "change_epoch": max(self._epoch(db, "change_epoch"), int(row[1])) + 1}
+                epochs = {"namespace_epoch": max(self._epoch(db), _int_or(row[0])) + 1,
+                          "change_epoch": max(self._epoch(db, "change_epoch"), _int_or(row[1])) + 1}
                 db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
                 for key, epoch in epochs.items():
                     db.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
                                " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(epoch)))
+        self.scrub()
         return int(n)
 
     # -- the change feed ------------------------------------------------------------------------------------
     def changes(self, namespace: str, after: int) -> list[Change] | None:
         after = int(after)
+        if not self._fed:
+            return None  # no feed to read: whoever saw an older state reloads
 
         def read():
-            row = self._query("SELECT version, horizon FROM namespaces WHERE name = ?", (namespace,))
+            row = self._db.execute("SELECT version, horizon FROM namespaces WHERE name = ?", (namespace,)).fetchall()
             if not row:
                 # never written (nothing to catch up on when that is what the reader saw) or deleted since
                 start = self._epoch(self._db, "change_epoch")
                 return start, start, []
             head, horizon = row[0]
-            if not horizon <= after <= head:
+            if _bad_int(head) or _bad_int(horizon) or not horizon <= after <= head:
                 return head, horizon, []
-            return head, horizon, self._query("SELECT version, kind, first_seq, last_seq, ids FROM changes"
-                                              " WHERE namespace = ? AND version > ? ORDER BY version",
-                                              (namespace, after))
+            return head, horizon, self._db.execute(
+                "SELECT version, kind, first_seq, last_seq, ids FROM changes WHERE namespace = ? AND version > ?"
+                " ORDER BY version", (namespace, after)).fetchall()
 
         head, horizon, raw = self._read(read)
-        if not horizon <= after <= head:
+        if _bad_int(head) or _bad_int(horizon) or not horizon <= after <= head:
             return None
         out: list[Change] = []
         expect = after + 1
@@ -593,7 +774,7 @@ class SQLiteStore(Store):
                 parsed = tuple(int(i) for i in json.loads(ids))
             except (TypeError, ValueError) as exc:
                 raise CorruptData(f"namespace {namespace!r}: change {version} holds damaged ids") from exc
-            if version != expect or kind not in CHANGE_KINDS:
+            if version != expect or kind not in CHANGE_KINDS or not isinstance(first, int) or not isinstance(last, int):
                 raise CorruptData(f"namespace {namespace!r}: the change feed is damaged at version {version}")
             out.append(Change(int(version), kind, int(first), int(last), parsed))
             expect += 1
@@ -602,9 +783,11 @@ class SQLiteStore(Store):
         return out
 
     def trim_changes(self, namespace: str, upto: int) -> int:
+        if self.read_only or not self._fed:
+            return 0  # trimming is housekeeping: a read-only handle leaves it to a writer
         with self.transaction("trimming the change feed") as db:
             row = db.execute("SELECT version, horizon FROM namespaces WHERE name = ?", (namespace,)).fetchone()
-            if row is None:
+            if row is None or _bad_int(row[0]) or _bad_int(row[1]):
                 return 0
             upto = min(int(upto), int(row[0]))
             if upto <= row[1]:
@@ -650,6 +833,75 @@ class SQLiteStore(Store):
                                (namespace, kind, payload))
         self._release_free_pages()
 
+    # -- verification (Memory.check) --------------------------------------------------------------------------
+    def integrity_check(self) -> list[str]:
+        """SQLite's own structural check of the file (b-trees, indexes, free list): ``[]`` when clean."""
+        rows = self._query("PRAGMA integrity_check", what="checking the store file")
+        found = [r[0] for r in rows]
+        return [] if found == ["ok"] else found
+
+    def all_namespaces(self) -> list[str]:
+        """Every namespace named anywhere in the file (messages, chunks, tail, codes, units, namespace rows)."""
+        rows = self._query("SELECT namespace FROM messages UNION SELECT namespace FROM chunks UNION SELECT namespace"
+                           " FROM tail UNION SELECT namespace FROM codes UNION SELECT namespace FROM units"
+                           " UNION SELECT name FROM namespaces")
+        return sorted({r[0] for r in rows if isinstance(r[0], str)})
+
+    def verify_namespace(self, namespace: str, check_tokens: Callable[[int, np.ndarray], str | None],
+                         code_bytes: int | None) -> dict:
+        """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
+        judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
+        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+        with self._lock:
+            own = not self._db.in_transaction
+            try:
+                if own:
+                    self._db.execute("BEGIN")
+                try:
+                    raw = self._db.execute(
+                        f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                        " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
+                    chunks = self._chunks(namespace)
+                    orphan_tail = self._db.execute(
+                        "SELECT id FROM tail WHERE namespace = ? AND id NOT IN"
+                        " (SELECT id FROM messages WHERE namespace = ?)", (namespace, namespace)).fetchall()
+                    codes = self._db.execute("SELECT c.id, LENGTH(c.code), m.id FROM codes c LEFT JOIN messages m"
+                                             " ON m.id = c.id AND m.namespace = c.namespace WHERE c.namespace = ?",
+                                             (namespace,)).fetchall()
+                    ns_row = self._db.execute("SELECT generation, next_seq FROM namespaces WHERE name = ?",
+                                              (namespace,)).fetchone()
+                finally:
+                    if own:
+                        self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "checking the store") from exc
+        return common.verify_rows(self.codec, namespace, raw, chunks, orphan_tail, codes, ns_row, check_tokens,
+                                  code_bytes, self._checked)
+
+    def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
+        """Derived fields of a namespace row: next_seq past the last message (its generation moves on too, so every
+        process reloads the namespace)."""
+        with self.transaction("repairing a namespace row") as db:
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq) VALUES (?, ?, 0)",
+                       (namespace, self._epoch(db)))
+            db.execute("UPDATE namespaces SET next_seq = MAX(?, CASE WHEN typeof(next_seq) = 'integer'"
+                       " THEN next_seq ELSE 0 END), generation = CASE WHEN typeof(generation) = 'integer'"
+                       " AND generation >= 0 THEN generation + 1 ELSE ? END WHERE name = ?",
+                       (max_seq + 1, self._epoch(db) + 1, namespace))
+
+    def drop_codes(self, namespace: str, ids: list[int]) -> None:
+        with self.transaction("dropping embedding codes") as db:
+            db.executemany("DELETE FROM codes WHERE namespace = ? AND id = ?", [(namespace, int(i)) for i in ids])
+
+    def drop_units(self, namespace: str, kind: str) -> None:
+        with self.transaction("dropping a unit snapshot") as db:
+            db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
+
+    def reindex(self) -> None:
+        """Rebuild every SQLite index from its table (indexes are derived)."""
+        with self.transaction("rebuilding the indexes") as db:
+            db.execute("REINDEX")
+
     # -- maintenance ----------------------------------------------------------------------------------------
     def sizes(self) -> dict[str, int]:
         q = self._query
@@ -668,10 +920,11 @@ class SQLiteStore(Store):
         return out
 
     def checkpoint(self) -> None:
-        if self.path is not None:
+        if self.path is not None and not self.read_only:
             self._query("PRAGMA wal_checkpoint(TRUNCATE)", what="checkpointing the WAL")
 
     def vacuum(self) -> None:
+        self._writable("vacuuming the store")
         with self._lock:
             try:
                 self._db.execute("VACUUM")

@@ -62,7 +62,7 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
             out.append("...")
         text = lines[j]
         if tokenizer.count_tokens(text) > max_tokens:
-            text = tokenizer.encoding().decode(tokenizer.encoding().encode_ordinary(text)[:max_tokens]) + " …"
+            text = tokenizer.clip(text, max_tokens) + " …"
         out.append(f"L{j + 1}: {text}")
         prev = j
     return "\n".join(out), len([s for s in scored])

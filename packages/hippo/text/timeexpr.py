@@ -47,10 +47,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("tomorrow", r"\btomorrow\b"),
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
-    ("last_unit", r"\b(?:last|this past|past) (week|weekend|month|year)\b"),
+    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
-    ("next_unit", r"\bnext (week|weekend|month|year)\b"),
+    ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
+    ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY}\b"),
+    ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
     ("in_n", rf"\bin {_NUM} {_UNIT}\b"),
     ("this_unit", r"\bthis (week|weekend|month|year)\b"),
     ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
@@ -125,7 +127,12 @@ def _safe_date(y: int, m: int, d: int) -> datetime | None:
         return None
 
 
-def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
+def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
+    """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
+    speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
+    year, a month, a weekday or a day of the month is then the next one rather than the last one), ``"past"`` when
+    the clause reports what happened, None when it does not say."""
+    future = tense == "future"
     g = m.groups()
     phrase = m.group(0)
     if name == "iso":
@@ -144,21 +151,33 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if now is None:
         return None
+    if name in ("last_unit", "next_unit", "this_unit") and _TITLE_CASE.fullmatch(phrase) and m.start() > 0 \
+            and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
+        return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
-        if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on"):
-            return None  # "may 3 people" / "march 5 miles": too ambiguous without "on"
-        d = _safe_date(now.year, month, day)
-        if d is None:
+        if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
+                and not g[0][:1].isupper():
+            return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
+        options = [d for y in (now.year - 1, now.year, now.year + 1) if (d := _safe_date(y, month, day))]
+        if not options:
             return None
-        if d > today + timedelta(days=180):  # "on December 20" said in January: last December
-            d = _safe_date(now.year - 1, month, day) or d
+        if future and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
+            # the next such date ("the next review is planned for September 15", said in February); one that
+            # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
+            d = min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
+        else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
+            # December is the coming March
+            d = min(options, key=lambda o: abs((o - today).total_seconds()))
         return _ref(d, "day", phrase, True)
-    if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet
+    if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         day = int(g[0])
         d = _safe_date(now.year, now.month, day)
-        if d is None or d > today:
+        if future and (d is None or d < today):
+            nxt = _add_months(today.replace(day=1), 1)
+            d = _safe_date(nxt.year, nxt.month, day)
+        elif not future and (d is None or d > today):
             prev = _add_months(today.replace(day=1), -1)
             d = _safe_date(prev.year, prev.month, day)
         return _ref(d, "day", phrase, True) if d else None
@@ -172,6 +191,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
         return _ref(today + timedelta(days=1), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
+        if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
+            return None  # "what you can do in a day", "the weeks you work in a month": a span or a rate, not a date
         unit = g[1].lower()
         sign = -1 if name == "ago" else 1
         if unit == "day":
@@ -180,37 +201,107 @@ def _resolve(name: str, m: re.Match, now: datetime | None) -> TimeRef | None:
             start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
             return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
         if unit == "month":
-            return _ref(_add_months(today.replace(day=1), sign * n), "month", phrase, True)
+            # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
+            # the same day of that month
+            first = _add_months(today.replace(day=1), sign * n)
+            last_day = calendar.monthrange(first.year, first.month)[1]
+            return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
         return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
         unit = g[0].lower()
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
         if unit == "week":
+            if sign == 0 and future and today.weekday() == 6:
+                sign = 1  # "implement the new plan this week", said on a Sunday: the week that begins tomorrow
             start = today - timedelta(days=today.weekday()) + timedelta(days=7 * sign)
             return _ref(start, "week", phrase, True)
         if unit == "weekend":
             sat = today - timedelta(days=(today.weekday() - 5) % 7)  # the latest Saturday on or before today
             if sign < 0 and sat + timedelta(days=2) > today:
                 sat -= timedelta(days=7)
-            if sign > 0:
-                sat += timedelta(days=7) if sat + timedelta(days=2) > today else timedelta(days=7)
+            if sign > 0 or (sign == 0 and today.weekday() < 5 and tense != "past"):
+                sat += timedelta(days=7)  # "this weekend" said on a weekday is the coming one, unless it is told
             return _ref(sat, "weekend", phrase, True)
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
-    if name in ("last_wd", "next_wd"):
+    if name in ("last_wd", "next_wd", "this_wd"):
+        if _DATE_AFTER.match(m.string, m.end()):
+            return None  # "on Tuesday, June 5": the date that follows says which Tuesday
         wd = WEEKDAYS[g[0].lower()]
-        if name == "last_wd":
-            back = (today.weekday() - wd) % 7 or 7
+        explicit_past = re.match(r"(?:last|this past|past)\b", phrase, re.I) is not None
+        # "this Friday" is the coming one unless the clause reports the past ("this Monday I went...")
+        if name == "last_wd" and (explicit_past or not future) or name == "this_wd" and tense == "past":
+            back = (today.weekday() - wd) % 7
+            if name == "last_wd":
+                back = back or 7
             return _ref(today - timedelta(days=back), "day", phrase, True)
-        ahead = (wd - today.weekday()) % 7 or 7
+        ahead = (wd - today.weekday()) % 7
+        if name != "this_wd":
+            ahead = ahead or 7
         return _ref(today + timedelta(days=ahead), "day", phrase, True)
+    if name == "next_month":
+        month = _month_of(g[0])
+        year = now.year if month > now.month else now.year + 1
+        return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
     if name == "in_month":
         month = _month_of(g[0])
-        year = now.year if month <= now.month else now.year - 1
-        if phrase.lower().startswith("last") and month >= now.month:
-            year = now.year - 1
+        if phrase.lower().startswith("last"):
+            year = now.year if month < now.month else now.year - 1
+        elif future or phrase.lower().startswith("this") and month > now.month:
+            year = now.year if month >= now.month else now.year + 1  # "in October", said in May of a plan
+        else:
+            year = now.year if month <= now.month else now.year - 1
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
+    return None
+
+
+# Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
+_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month", "this_unit", "in_n"})
+_CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
+# What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
+# on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
+_FUTURE_CUE = re.compile(
+    # ("will" after a possessive or an article is a document: "I updated my will on November 5")
+    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will|won't|'ll|shall|"
+    r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
+    r"scheduled|"
+    r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
+    r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
+    r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
+    r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
+    r"(?:I'm|I\s+am|we're|we\s+are|you're|he's|she's|they're)\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
+    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
+    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off)\b)", re.I)
+_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|"
+                         r"'m\s+going\s+to)\b", re.I)
+_STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
+_DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
+                         r"\.?\s+\d)", re.I)
+_TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
+_PAST_CUE = re.compile(r"\b(?:ago|yesterday|last|already|went|was|were|did|had|happened|used\s+to|since|"
+                       r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
+_IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
+                    r"(?:(?:on|for|in|at)\s*)?$", re.I)
+_PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|months|minutes|sessions|"
+                       r"pages|words)\b[^.!?;,]*$", re.I)
+
+
+def _tense(text: str, a: int, b: int) -> str | None:
+    """``"future"`` when the clause around ``text[a:b]`` talks about what is to come, ``"past"`` when it reports
+    what happened, None when it does not say."""
+    lo = max(0, a - 300)
+    head = text[lo:a]
+    cuts = [m.end() for m in _CLAUSE_END.finditer(head)]
+    start = lo + (cuts[-1] if cuts else 0)
+    tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
+    clause = text[start:tail.start() if tail else min(len(text), b + 200)]
+    if _PAST_CUE.search(clause) or re.search(r"\bback\s+$", text[max(0, a - 6):a], re.I):
+        return "past"
+    # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
+    # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
+    if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
+        return "future"
     return None
 
 
@@ -232,7 +323,7 @@ def find(text: str, now: float | None) -> list[TimeRef]:
             a, b = m.span()
             if any(a < y and x < b for x, y in taken):
                 continue
-            ref = _resolve(name, m, ref_dt)
+            ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
             if ref is not None:
                 spans.append((a, b, ref))
                 taken.append((a, b))

@@ -87,6 +87,39 @@ def decode(ids) -> str:
         raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
 
 
+def decode_span(ids) -> str:
+    """Text of a span of a message's token ids, cut to whole characters.
+
+    A token boundary need not be a character boundary (cl100k splits many CJK characters and emoji into several
+    byte-level tokens), so a span taken from inside a message (a summary sentence, a snippet, a truncation) may
+    start or end inside a UTF-8 sequence. The bytes of such a partial character at either end are dropped; any
+    other invalid byte means damaged data (``CorruptData``), as in :func:`decode`."""
+    try:
+        data = encoding().decode_bytes([int(i) for i in ids])
+    except KeyError as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
+    start, end = 0, len(data)
+    while start < min(3, end) and data[start] & 0xC0 == 0x80:  # continuation bytes of a character cut before
+        start += 1
+    lead = end - 1
+    while lead > max(start, end - 4) and data[lead] & 0xC0 == 0x80:
+        lead -= 1
+    if lead >= start and data[lead] >= 0xC0:  # the last character's lead byte: is the character complete?
+        size = 2 if data[lead] < 0xE0 else 3 if data[lead] < 0xF0 else 4
+        if end - lead < size:
+            end = lead
+    try:
+        return data[start:end].decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
+
+
+def clip(text: str, max_tokens: int) -> str:
+    """The longest prefix of ``text`` that is at most ``max_tokens`` cl100k tokens and ends on a character."""
+    ids = encoding().encode_ordinary(text)
+    return text if len(ids) <= max_tokens else decode_span(ids[:max_tokens])
+
+
 def count_tokens(text: str) -> int:
     return len(encoding().encode_ordinary(text))
 

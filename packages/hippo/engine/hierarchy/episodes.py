@@ -160,7 +160,7 @@ def render_summary(spans: list, texts: dict[int, tuple[str | None, np.ndarray]],
         if mid not in texts:
             continue
         speaker, toks = texts[mid]
-        text = tokenizer.decode(np.asarray(toks[a : min(b, a + max_tokens)], dtype=np.uint32)).strip()
+        text = tokenizer.decode_span(np.asarray(toks[a : min(b, a + max_tokens)], dtype=np.uint32)).strip()
         if b - a > max_tokens:  # one long sentence: cut at a word boundary
             text = text.rsplit(" ", 1)[0].strip() + " …"
         parts.append(semantics.render(speaker, text))

@@ -99,7 +99,7 @@ def select(cands: list[Candidate], n_messages: int, per_message: float) -> list[
 
 
 def span_text(tokens: np.ndarray, c: Candidate) -> str:
-    return tokenizer.decode(np.asarray(tokens[c.start : c.end], dtype=np.uint32)).strip()
+    return tokenizer.decode_span(np.asarray(tokens[c.start : c.end], dtype=np.uint32)).strip()
 
 
 def render(speaker: str | None, sentence: str) -> str:

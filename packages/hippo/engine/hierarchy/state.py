@@ -426,7 +426,8 @@ class Hierarchy:
         """Forget messages everywhere; units left without provenance disappear."""
         ids = {int(i) for i in ids}
         buffered = {b.id for b in self.buffer}
-        dead = {i for i in ids if i in self.msg_slot or i in buffered}
+        dead = {i for i in ids if i in self.msg_slot or i in buffered or i in self.msg_episode
+                or i in self.msg_semantics}
         if not dead:
             return
         if buffered & dead:
@@ -458,12 +459,16 @@ class Hierarchy:
             e.message_ids = [m for m in e.message_ids if m not in dead]
             if not e.message_ids:
                 self.drop_episode(eid)
+            elif e.llm_summary:
+                # an LLM summary was written from every message of the episode, the forgotten ones included: it
+                # goes (a later deep consolidation with an LLM writes a new one)
+                e.summary, e.llm_summary, e.summary_spans = "", False, []
         for sid in touched_sems:
             s = self.semantics.get(sid)
             if s is None:
                 continue
             s.message_ids = [m for m in s.message_ids if m not in dead]
-            if not s.message_ids:
+            if not s.message_ids or s.llm:  # an LLM-written fact may restate what was forgotten
                 self.drop_semantic(sid)
         self._theme_summary.clear()
 
@@ -624,7 +629,7 @@ class Hierarchy:
                         if own is not None:
                             codes[j] = own
                 for (sid, src, span, stems, sal), c in zip(facts, codes):
-                    text = sem_mod.render(src.speaker, tokenizer.decode(
+                    text = sem_mod.render(src.speaker, tokenizer.decode_span(
                         np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())
                     terms = tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
                     h.semantics[sid] = Semantic(sid, text, src.speaker, [src.id], [h.msg_episode.get(src.id, -1)],

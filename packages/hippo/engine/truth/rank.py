@@ -20,8 +20,7 @@ import numpy as np
 from hippo.base.config import TemporalConfig
 from hippo.engine.truth.state import Truth
 from hippo.index.coindex import NamespaceIndex
-from hippo.text import facts as factmod
-from hippo.text import timeexpr
+from hippo.text import attributes, timeexpr
 
 
 def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: float | None,
@@ -48,16 +47,15 @@ def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: floa
 
 def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float | None,
                  until: float | None = None, said: np.ndarray | None = None) -> tuple[list[int], list[int]]:
-    """(current rows, superseded rows) of the entity / attribute facts ``targets`` (:func:`facts.query_targets`
-    of the query) names."""
+    """(current rows, superseded rows) of the entity / attribute statements ``targets``
+    (:func:`attributes.query_targets` of the query) names."""
     fams, names = targets
     if not fams:
         return [], []
     current: list[int] = []
     stale: list[int] = []
     for (entity, attr), history in truth.facts.items():
-        wanted = attr in fams or (attr == "favorite" and any(f.startswith("favorite") for f in fams))
-        if not wanted or (names and entity not in names):
+        if not attributes.matches(attr, fams) or (names and entity not in names):
             continue
         visible = [h for h in history if (as_of is None or not (truth.created.a[h[0]] > as_of))
                    and (until is None or said is None or not (said[h[0]] >= until))]
@@ -77,7 +75,7 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
         qt = timeexpr.analyze_query(query, truth.latest)
-        targets = factmod.query_targets(query)
+        targets = attributes.query_targets(query)
         current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
         if current:
             have = set(rows.tolist())

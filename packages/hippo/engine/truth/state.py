@@ -6,19 +6,23 @@ holds:
 * event time: the caller's ``event_time`` when given, else the first time expression in the text resolved against
   the message timestamp (:mod:`hippo.text.timeexpr`), else the timestamp itself; plus the ingestion time;
 * surprise (seed 002 stage 4) and salience (the encoding gate's rule-based salience, seed 002 stage 1);
-* attribute facts and the supersedes links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by
-  recency with ``seq`` / ``time``): ``superseded_by[row]`` is the row of the newer statement, or -1.
+* attribute statements (:mod:`hippo.text.attributes`, the extractor the speaker profiles read too) and the supersedes
+  links between them (seed 002 stage 3; seed 003 §3.3 resolves updates by recency with ``seq`` / ``time``):
+  ``superseded_by[row]`` is the row of the newer statement, or -1. Only what people say of themselves (messages of
+  the ``user`` role) and of named projects is read: an assistant's first-person text is advice, drafts and examples.
 
 Everything is a function of the messages in order; what depends on earlier rows (surprise counts fact fingerprints
 not seen before, a fact supersedes the latest earlier statement) is kept in a form that deleting rows can replay
-cheaply: each row's fingerprints as 64-bit hashes, each row's facts. Removing rows therefore leaves exactly the
+cheaply: each row's fingerprints as 64-bit hashes, each row's statements. Removing rows therefore leaves exactly the
 annotations a rebuild over the surviving messages would compute, without re-reading any text. The whole state
 is saved with the namespace's derived snapshot (:mod:`hippo.engine.persist`), never the only copy.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import re
 import threading
 from dataclasses import dataclass
 from typing import Callable
@@ -26,10 +30,10 @@ from typing import Callable
 import numpy as np
 
 from hippo.base.arrays import GrowArray
-from hippo.index.coindex import NamespaceIndex
+from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
-from hippo.text import facts as factmod
-from hippo.text import timeexpr
+from hippo.text import attributes, fingerprints, timeexpr
+from hippo.text.attributes import Statement
 from hippo.text.salience import salience
 
 GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
@@ -54,7 +58,7 @@ def fingerprint_hash(fp: str) -> int:
 
 def surprise_of(new: np.ndarray | int, total: np.ndarray | int, text_len: np.ndarray | int,
                 event: np.ndarray | bool) -> np.ndarray:
-    """:func:`hippo.text.facts.surprise` from its ingredients (new and total fingerprints, text length in
+    """:func:`hippo.text.fingerprints.surprise` from its ingredients (new and total fingerprints, text length in
     characters, whether an event word is among them), vectorized; the same arithmetic in the same order."""
     new = np.asarray(new, dtype=np.float64)
     total = np.asarray(total, dtype=np.float64)
@@ -91,9 +95,11 @@ class Truth:
         self.phrase: dict[int, str] = {}               # row -> the time expression as said
         self._labels: dict[int, str | None] = {}        # row -> label(), cached
         self._seen: set[int] | None = set()            # hashes of the fingerprints of the annotated rows
-        self._facts_of: dict[int, list[factmod.Fact]] = {}
-        # derived from facts_of in row order (see :meth:`relink`)
-        self._facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}  # (entity, attr) -> [(row, value, cue)]
+        self._stated: dict[int, list[Statement]] = {}  # row -> every statement it makes (negated ones too)
+        # derived from _stated in row order (see :meth:`relink`)
+        self._facts_of: dict[int, list[Statement]] = {}  # row -> the statements it makes (values that hold)
+        # (entity, attribute) -> [(row, folded value, update cue)] of the attributes that hold one value at a time
+        self._facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
         self._update_of: dict[int, bool] = {}           # superseded row -> the newer statement had an update cue
         self._links: list[Link] = []
         self._link_rows: list[tuple[int, int]] = []    # (old row, new row), parallel to links
@@ -110,12 +116,22 @@ class Truth:
                     self._pending_facts = None
 
     @property
-    def facts_of(self) -> dict[int, list[factmod.Fact]]:
+    def stated(self) -> dict[int, list[Statement]]:
+        self._facts_ready()
+        return self._stated
+
+    @stated.setter
+    def stated(self, value: dict[int, list[Statement]]) -> None:
+        self._facts_ready()
+        self._stated = value
+
+    @property
+    def facts_of(self) -> dict[int, list[Statement]]:
         self._facts_ready()
         return self._facts_of
 
     @facts_of.setter
-    def facts_of(self, value: dict[int, list[factmod.Fact]]) -> None:
+    def facts_of(self, value: dict[int, list[Statement]]) -> None:
         self._facts_ready()
         self._facts_of = value
 
@@ -187,6 +203,9 @@ class Truth:
             ids = idx.ids.view
             ts = idx.ts.a
             spk = idx.speaker.a
+            role = idx.role.a
+            user = ROLES.index("user")
+            self._facts_ready()  # statements of a loaded snapshot first: new ones link to them
             stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
                 r in texts for r in range(start, n)) else idx.texts(start, n)
             for row, text in stream:
@@ -197,7 +216,7 @@ class Truth:
                 self.created.a[row] = idx.created.a[row]
                 refs = self._time(idx, row, text, t)
                 self.has_time.a[row] = bool(refs)
-                fp = factmod.fingerprints(text, [r.label() for r in refs])
+                fp = fingerprints.fingerprints(text, [r.label() for r in refs])
                 hashes = sorted(fingerprint_hash(f) for f in fp)
                 self.fp_hash.extend(np.asarray(hashes, dtype=np.uint64))
                 self.fp_end.a[row] = self.fp_hash.n
@@ -208,12 +227,8 @@ class Truth:
                 self.surprise.a[row] = surprise_of(new, len(fp), len(text), self.has_event.a[row])
                 self.salience.a[row] = salience(text)[0]
                 seen.update(hashes)
-                speaker = idx.speakers[int(spk[row])]
-                fs = factmod.facts(text, speaker)
-                if fs:
-                    self.facts_of[row] = fs
-                    for f in fs:
-                        self._link(ids, row, f)
+                if int(role[row]) == user:
+                    self._state(ids, row, attributes.extract(text, idx.speakers[int(spk[row])]))
                 self.done = self.annotated = row + 1
 
     def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
@@ -255,35 +270,71 @@ class Truth:
             self.event_start.a[row], self.event_end.a[row] = t, t
         return refs
 
-    def _link(self, ids: np.ndarray, row: int, f: factmod.Fact) -> None:
-        """Seed 002 stage 3: a statement about the same entity and attribute with a different value supersedes
-        the latest earlier one; nothing is deleted."""
-        attribute = f.attribute
+    def _state(self, ids: np.ndarray, row: int, statements: list[Statement], link: bool = True) -> None:
+        """Record the statements of ``row`` and link them to earlier ones (with ``link=False`` only the fact tables
+        are filled: the links are known already)."""
+        if not statements:
+            return
+        self._stated[row] = statements
+        held = [st for st in statements if not st.negated]
+        if held:
+            self._facts_of[row] = held
+        for st in statements:
+            self._link(ids, row, st, link)
+
+    def _link(self, ids: np.ndarray, row: int, st: Statement, link: bool = True) -> None:
+        """Seed 002 stage 3: a statement of a single-valued attribute with a different value supersedes the latest
+        earlier statement about the same entity and attribute; a statement that the value stops holding ("I'm not
+        in Lyon anymore", "Biscuit passed away") supersedes the statement of that value. Nothing is deleted."""
+        attribute = st.attribute
         if attribute == "favorite":  # "X is my favourite now": the favourite thing this entity last talked about
-            kinds = [a for (e, a) in self.facts if e == f.entity and a.startswith("favorite ")]
-            if len(kinds) == 1:
-                attribute = kinds[0]
-                f = factmod.Fact(f.entity, attribute, f.value, f.cue, f.negated)
-                self.facts_of[row] = [f if g.attribute == "favorite" else g for g in self.facts_of.get(row, [])]
-        key = (f.entity, attribute)
-        history = self.facts.setdefault(key, [])
-        if history:
+            kinds = [a for (e, a) in self._facts if e == st.entity and a.startswith("favorite_")]
+            if len(kinds) != 1:
+                return
+            attribute = kinds[0]
+            new = dataclasses.replace(st, attribute=attribute)
+            self._facts_of[row] = [new if g is st else g for g in self._facts_of.get(row, [])]
+            st = new
+        if st.negated:
+            if not link:
+                return
+            for (entity, attr), history in self._facts.items():
+                if entity != st.entity or not attributes.matches(attr, (attribute,)) or not history:
+                    continue
+                prev_row, prev_value, _ = history[-1]
+                if prev_value == st.norm and prev_row != row and self.superseded_by.a[prev_row] < 0:
+                    self._supersede(ids, prev_row, row, entity, attr, prev_value, "(no longer) " + prev_value, True)
+            return
+        if not attributes.single_valued(attribute) or not st.norm:
+            return
+        history = self._facts.setdefault((st.entity, attribute), [])
+        # a second appointment with the same person is not a correction of the first: a scheduled time is
+        # superseded only when the change is said ("rescheduled to", "moved to")
+        said_change = st.update or not attribute.endswith("_time")
+        if link and history and said_change:
             prev_row, prev_value, _ = history[-1]
-            if prev_value != f.value and not _overlap(prev_value, f.value) and self.superseded_by.a[prev_row] < 0:
-                self.superseded_by.a[prev_row] = row
-                self.update_of[prev_row] = f.cue
-                self.links.append(Link(int(ids[prev_row]), int(ids[row]), f.entity, f.attribute, prev_value,
-                                       f.value, "update" if f.cue else "contradiction"))
-                self.link_rows.append((prev_row, row))
-        history.append((row, f.value, f.cue))
+            if not _same_value(prev_value, st.norm) and self.superseded_by.a[prev_row] < 0:
+                self._supersede(ids, prev_row, row, st.entity, attribute, prev_value, st.norm, st.update)
+        history.append((row, st.norm, st.update))
+
+    def _supersede(self, ids: np.ndarray, old: int, new: int, entity: str, attribute: str, old_value: str,
+                   new_value: str, update: bool) -> None:
+        self.superseded_by.a[old] = new
+        self._update_of[old] = update
+        self._links.append(Link(int(ids[old]), int(ids[new]), entity, attribute, old_value, new_value,
+                                "update" if update else "contradiction"))
+        self._link_rows.append((old, new))
 
     def relink(self, ids: np.ndarray) -> None:
-        """Recompute the supersedes links from every row's facts, in row order (what :meth:`sync` built)."""
-        self.facts, self.update_of, self.links, self.link_rows = {}, {}, [], []
+        """Recompute the fact tables and the supersedes links from every row's statements, in row order (what
+        :meth:`sync` built)."""
+        self._facts_ready()
+        stated = self._stated
+        self._stated, self._facts_of, self._facts = {}, {}, {}
+        self._update_of, self._links, self._link_rows = {}, [], []
         self.superseded_by.a[: self.superseded_by.n] = -1
-        for row in sorted(self.facts_of):
-            for f in list(self.facts_of[row]):
-                self._link(ids, row, f)
+        for row in sorted(stated):
+            self._state(ids, row, stated[row])
 
     # -- following deletions and updates --------------------------------------------------------------------
     def remove_rows(self, keep: np.ndarray, idx: NamespaceIndex) -> None:
@@ -313,7 +364,7 @@ class Truth:
             first_gone = int(np.argmin(keep_done)) if not keep_done.all() else self.done
             remap = {int(r): int(new_row[r]) for r in np.flatnonzero(keep_done).tolist()}
             self.phrase = {remap[r]: v for r, v in self.phrase.items() if r in remap}
-            self.facts_of = {remap[r]: v for r, v in self.facts_of.items() if r in remap}
+            self.stated = {remap[r]: v for r, v in self.stated.items() if r in remap}
             self._labels = {}
             # surprise: a fingerprint is new in the first surviving row that has it
             self._seen = None
@@ -343,14 +394,18 @@ class Truth:
         arrays["superseded_by"] = np.where(sup < done, sup, -1)  # links to rows past the cut are not kept
         arrays["fp_hash"] = self.fp_hash.view[: int(self.fp_end.a[done - 1]) if done else 0]
         strings = snapshot.Strings()
-        facts = [(r, f) for r, fs in sorted(self.facts_of.items()) if r < done for f in fs]
+        facts = [(r, f) for r, fs in sorted(self.stated.items()) if r < done for f in fs]
         arrays.update({
             "facts.row": np.asarray([r for r, _ in facts], dtype=np.int64),
             "facts.entity": np.asarray([strings(f.entity) for _, f in facts], dtype=np.int32),
             "facts.attribute": np.asarray([strings(f.attribute) for _, f in facts], dtype=np.int32),
             "facts.value": np.asarray([strings(f.value) for _, f in facts], dtype=np.int32),
-            "facts.cue": np.asarray([f.cue for _, f in facts], dtype=bool),
-            "facts.negated": np.asarray([f.negated for _, f in facts], dtype=bool)})
+            "facts.sentence": np.asarray([strings(f.sentence) for _, f in facts], dtype=np.int32),
+            "facts.span_start": np.asarray([f.span[0] for _, f in facts], dtype=np.int64),
+            "facts.span_end": np.asarray([f.span[1] for _, f in facts], dtype=np.int64),
+            "facts.update": np.asarray([f.update for _, f in facts], dtype=bool),
+            "facts.negated": np.asarray([f.negated for _, f in facts], dtype=bool),
+            "facts.first_person": np.asarray([f.first_person for _, f in facts], dtype=bool)})
         links = [(link, o, n) for link, (o, n) in zip(self.links, self.link_rows) if n < done]
         arrays.update({
             "links.old": np.asarray([o for _, o, _ in links], dtype=np.int64),
@@ -396,14 +451,15 @@ class Truth:
             raise ValueError("granularity out of range")
         text = snapshot.StringTable(arrays)
         f_rows = np.asarray(arrays["facts.row"], dtype=np.int64)
-        f_cols = [arrays[f"facts.{c}"] for c in ("entity", "attribute", "value", "cue", "negated")]
+        f_cols = [arrays[f"facts.{c}"] for c in ("entity", "attribute", "value", "sentence", "span_start",
+                                                  "span_end", "update", "negated", "first_person")]
         l_old, l_new = np.asarray(arrays["links.old"], dtype=np.int64), np.asarray(arrays["links.new"], np.int64)
         l_cols = [arrays[f"links.{c}"] for c in ("entity", "attribute", "old_value", "new_value", "update", "cue")]
         p_rows, p_text = np.asarray(arrays["phrase.row"], dtype=np.int64), arrays["phrase.text"]
         if any(c.shape != f_rows.shape for c in f_cols) or any(c.shape != l_old.shape for c in [l_new, *l_cols]) \
                 or p_text.shape != p_rows.shape:
             raise ValueError("fact, link or phrase columns disagree")
-        for refs in (*f_cols[:3], *l_cols[:4], p_text):
+        for refs in (*f_cols[:4], *l_cols[:4], p_text):
             text.check(refs)
         if (f_rows.size and (f_rows.min() < 0 or f_rows.max() >= done or (np.diff(f_rows) < 0).any())) \
                 or (p_rows.size and (p_rows.min() < 0 or p_rows.max() >= done)):
@@ -415,8 +471,6 @@ class Truth:
         ids = ids.copy()
 
         def make() -> None:
-            facts_of: dict[int, list[factmod.Fact]] = {}
-            facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
             strings: dict[int, str] = {}
 
             def s(k: int) -> str:
@@ -425,16 +479,19 @@ class Truth:
                     v = strings[k] = text(k)
                 return v
 
-            for r, e, a, v, cue, neg in zip(f_rows.tolist(), *(c.tolist() for c in f_cols)):
-                f = factmod.Fact(s(e), s(a), s(v), bool(cue), bool(neg))
-                facts_of.setdefault(r, []).append(f)
-                facts.setdefault((f.entity, f.attribute), []).append((r, f.value, f.cue))  # rows come in order
+            stated: dict[int, list[Statement]] = {}
+            for r, e, a, v, sent, s0, s1, upd, neg, first in zip(f_rows.tolist(), *(c.tolist() for c in f_cols)):
+                stated.setdefault(r, []).append(Statement(s(e), s(a), s(v), bool(upd), bool(neg), bool(first),
+                                                          s(sent), (int(s0), int(s1))))
+            t._stated, t._facts_of, t._facts = {}, {}, {}
+            for r in sorted(stated):  # the fact tables as sync filled them; the links are the saved ones
+                t._state(ids, r, stated[r], link=False)
             links, rows = [], []
             for o, n, e, a, ov, nv, upd in zip(l_old.tolist(), l_new.tolist(), *(c.tolist() for c in l_cols[:5])):
                 links.append(Link(int(ids[o]), int(ids[n]), s(e), s(a), s(ov), s(nv),
                                   "update" if upd else "contradiction"))
                 rows.append((o, n))
-            t._facts_of, t._facts, t._links, t._link_rows = facts_of, facts, links, rows
+            t._links, t._link_rows = links, rows
 
         t._update_of = dict(zip(l_old.tolist(), (bool(c) for c in l_cols[5].tolist())))
         t._pending_facts = make
@@ -501,6 +558,16 @@ class Truth:
         return nxt
 
 
-def _overlap(a: str, b: str) -> bool:
-    """Values that share a word ("boston" vs "boston area") restate rather than update."""
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|"
+                     r"aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|am|pm)\b")
+
+
+def _same_value(a: str, b: str) -> bool:
+    """Values that restate rather than update: the same numbers, months and halves of the day ("$550/month" and
+    "550 monthly"; "April 28" differs from "October 28", "March 22 at 3 pm" from "March 22 at 4:30 pm"), or,
+    without numbers, a shared word ("boston" and "boston area")."""
+    na = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(a)]
+    nb = [t if t[0].isdigit() else t[:3] for t in _NUMBER.findall(b)]
+    if any(c.isdigit() for c in a + b):
+        return na == nb
     return bool(set(a.split()) & set(b.split()))

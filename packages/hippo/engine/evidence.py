@@ -1,0 +1,250 @@
+"""Spending a context budget on what is likely to be evidence.
+
+A recalled context is a knapsack: each candidate message has a cost (its tokens in the context) and a value (the
+probability that it is evidence for the question). Filling the budget by expected evidence per token,
+``p_i / cost_i``, is the greedy solution of that knapsack. Ranking alone (``p_i`` order) wastes the budget on long
+messages when the ranker is unsure; packing by a fixed value per token (``score / sqrt(tokens)``) wastes it on short
+filler when the ranker is sure. Nothing here is fitted per data set: the estimates come from the question's own
+score distribution and from the conversation itself.
+
+* **Value.** The lexical relevance of a message (BM25 over the Content DWM, with neighbour smoothing and the
+  time-and-truth factors) scaled by a *verbosity prior*: in a conversation where one speaker writes much longer
+  messages than the other (an assistant's elaborations next to a user's short statements), a token of the verbose
+  speaker is less likely to be the evidence a later question asks about. The prior is
+  ``sqrt(median tokens of all messages / median tokens of this speaker's messages)``: 1 when speakers write alike
+  (a chat between two people), below 1 for the verbose side, estimated from the conversation without labels.
+* **Cost.** A message costs ``tokens ** a``; ``a`` is how much the question's ranking leaves to chance. When the
+  scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
+  length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
+  ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``. The ceiling is
+  ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose speaker's median message is than
+  the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
+  length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
+
+The first functions work on numpy arrays of candidates and return orders; the last ones apply them to one
+namespace (:class:`~hippo.engine.state.NamespaceState`): candidate scores with their magnitudes, the conversation's
+verbosity statistics (cached on the state, refreshed as it grows), the shortlist of candidates that can reach a
+context and their packing order. The caller packs whole messages in that order, skipping what does not fit.
+
+With a user embedding (``Memory(embed=...)``), SimHash codes only find candidates: 256 bits estimate a cosine too
+coarsely to re-rank them. Candidates are re-scored by the exact cosine of their int8 vectors
+(:class:`hippo.index.embedding.EmbeddingCodes`) with the query's float vector.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+
+from hippo.base.errors import InvalidInput
+from hippo.engine import pack
+from hippo.engine.scope import Ask
+from hippo.engine.state import NamespaceState
+from hippo.index.coindex import Scored
+
+__all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
+           "order"]
+
+PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
+MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
+
+
+def _as_1d(x, name: str, dtype=np.float64) -> np.ndarray:
+    try:
+        arr = np.asarray(x, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name} must be a 1-d array of numbers: {exc}") from exc
+    if arr.ndim != 1:
+        raise InvalidInput(f"{name} must be 1-d, got shape {arr.shape}")
+    return arr
+
+
+def verbosity_prior(lengths, groups) -> np.ndarray:
+    """Per-message prior ``sqrt(median(lengths) / median(lengths of the message's group))``.
+
+    ``lengths`` are token counts of every message of the conversation, ``groups`` an integer code per message (its
+    speaker or role). Groups whose median is at or below the overall median get exactly 1: a terse speaker is not
+    favoured over the others, only a verbose one is discounted.
+    """
+    n = _as_1d(lengths, "lengths")
+    g = _as_1d(groups, "groups", np.int64)
+    if n.size != g.size:
+        raise InvalidInput(f"lengths and groups must have the same length, got {n.size} and {g.size}")
+    out = np.ones(n.size)
+    if n.size == 0:
+        return out
+    if (n < 0).any() or not np.isfinite(n).all():
+        raise InvalidInput("lengths must be finite and >= 0")
+    overall = max(float(np.median(n)), 1.0)
+    for code in np.unique(g).tolist():
+        sel = g == code
+        med = max(float(np.median(n[sel])), 1.0)
+        if med > overall:
+            out[sel] = (overall / med) ** 0.5
+    return out
+
+
+def verbosity_ratio(lengths, groups) -> float:
+    """``r >= 1``: the largest group median of ``lengths`` over the overall median (1 when groups write alike)."""
+    n = _as_1d(lengths, "lengths")
+    g = _as_1d(groups, "groups", np.int64)
+    if n.size != g.size:
+        raise InvalidInput(f"lengths and groups must have the same length, got {n.size} and {g.size}")
+    if n.size == 0:
+        return 1.0
+    overall = max(float(np.median(n)), 1.0)
+    return max(1.0, max(float(np.median(n[g == code])) for code in np.unique(g).tolist()) / overall)
+
+
+def cost_exponent(scores, *, ratio: float = 1.0, k: int = PEAK_K, max_exponent: float = MAX_EXPONENT) -> float:
+    """How strongly cost counts for this question: ``max_exponent * (1 + ln ratio) * min(1, s_k / s_1)``, at most 1.
+
+    Peaked scores (the ``k``-th best far below the best) give a small exponent, flat scores the ceiling. With
+    fewer than ``k`` positive candidates there is nothing to choose among and the exponent is 0 (rank order)."""
+    s = _as_1d(scores, "scores")
+    if k < 1:
+        raise InvalidInput(f"k must be >= 1, got {k}")
+    if not 0.0 <= max_exponent <= 1.0:
+        raise InvalidInput(f"max_exponent must be in [0, 1], got {max_exponent}")
+    if not (np.isfinite(ratio) and ratio >= 1.0):
+        raise InvalidInput(f"ratio must be a finite number >= 1, got {ratio}")
+    pos = s[np.isfinite(s) & (s > 0)]
+    if pos.size <= k:
+        return 0.0
+    part = -np.partition(-pos, k)  # part[k] is the (k+1)-th best, part[:k] the better ones
+    best, kth = float(part[:k + 1].max()), float(part[k])
+    return min(1.0, max_exponent * (1.0 + float(np.log(ratio))) * min(1.0, kth / best))
+
+
+def packing_order(scores, costs, prior=None, exponent: float = 0.5) -> np.ndarray:
+    """Indices of candidates in order of expected evidence per token, ``scores * prior / costs ** exponent``.
+
+    Ties keep the input order (the ranker's), so with ``exponent = 0`` and a flat prior this is the rank order."""
+    s = _as_1d(scores, "scores")
+    c = _as_1d(costs, "costs")
+    if s.size != c.size:
+        raise InvalidInput(f"scores and costs must have the same length, got {s.size} and {c.size}")
+    if s.size and (not np.isfinite(c).all() or (c <= 0).any()):
+        raise InvalidInput("costs must be finite and > 0")
+    if not np.isfinite(exponent) or exponent < 0:
+        raise InvalidInput(f"exponent must be finite and >= 0, got {exponent}")
+    value = np.nan_to_num(s, nan=0.0, posinf=0.0, neginf=0.0)
+    if prior is not None:
+        p = _as_1d(prior, "prior")
+        if p.size != s.size:
+            raise InvalidInput(f"prior must have the length of scores, got {p.size} and {s.size}")
+        value = value * p
+    key = value / c ** exponent if exponent else value
+    return np.argsort(-key, kind="stable")
+
+
+# -- one namespace --------------------------------------------------------------------------------------------
+
+# Weight of the embedding's evidence next to the lexical one (both scaled to [0, 1]); chosen on the odd half of
+# BEAM 1-10 and LoCoMo with all-MiniLM-L6-v2 (docs/retrieval.md).
+W_DENSE = 0.5
+# The verbosity prior is a statistic of the whole conversation: recomputed when the namespace grew by this share.
+_PRIOR_REFRESH = 0.01
+# A shortlist holds candidates in packing order until their estimated cost reaches this many budgets (slack for
+# lines that will not fit, dormant messages and notes), and at least _SHORTLIST_MIN of them.
+_SHORTLIST_BUDGETS = 3.0
+_SHORTLIST_MIN = 48
+_lock = threading.Lock()
+
+
+def fused_scores(state: NamespaceState, ask: Ask, raw: dict[str, Scored], ranked: dict[str, np.ndarray],
+                 weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates with magnitudes, best first: BM25 scaled to [0, 1] by the best candidate, plus (with a user
+    embedding) ``W_DENSE`` times the cosine above the candidates' median, scaled to [0, 1] likewise."""
+    lex = raw.get("lexical")
+    lex_rows = ranked.get("lexical", np.zeros(0, np.int64))
+    emb_rows = ranked.get("embedding", np.zeros(0, np.int64))
+    rows = np.union1d(lex_rows, emb_rows).astype(np.int64) if emb_rows.size else np.asarray(lex_rows, np.int64)
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    scores = np.zeros(rows.size)
+    if lex is not None and lex.rows.size:
+        at = np.searchsorted(lex.rows, rows)
+        hit = (at < lex.rows.size) & (lex.rows[np.minimum(at, lex.rows.size - 1)] == rows)
+        scores[hit] = lex.scores[at[hit]]
+        top = float(scores.max())
+        scores = scores / top if top > 0 else scores
+    codes = state.codes
+    if emb_rows.size and codes is not None and ask.vector is not None and weights.get("embedding", 0) > 0:
+        cos = codes.cosines(state.index.ids.view[rows].tolist(), ask.vector)
+        if np.isfinite(cos).any():
+            cos = np.nan_to_num(cos, nan=float(np.nanmin(cos)))
+            above = np.maximum(cos - float(np.median(cos)), 0.0)
+            top = float(above.max())
+            if top > 0:
+                scores = scores + W_DENSE * above / top
+    order_ = np.lexsort((rows, -scores))
+    return rows[order_], scores[order_]
+
+
+def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
+    """(prior per row, group per row, verbosity ratio) of the namespace, groups = (role, speaker); cached on the
+    state until it grew by ``_PRIOR_REFRESH`` (a deletion resets the state's cache: rows are renumbered)."""
+    idx = state.index
+    n = len(idx)
+    cache = state.verbosity
+    if cache is None or n > cache[0] * (1.0 + _PRIOR_REFRESH) or n < cache[0]:
+        lengths = idx.doc_lengths()[:n]
+        groups = idx.role.view[:n].astype(np.int64) * (len(idx.speakers) + 1) + idx.speaker.view[:n]
+        with _lock:
+            cache = (n, verbosity_prior(lengths, groups), groups, verbosity_ratio(lengths, groups))
+            state.verbosity = cache
+    return cache[1], cache[2], cache[3]
+
+
+def prior_of(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
+    """The verbosity prior (:func:`verbosity_prior`) of ``rows``."""
+    idx = state.index
+    prior, groups, _ = _verbosity(state)
+    out = np.ones(rows.size)
+    known = rows < prior.size
+    out[known] = prior[rows[known]]
+    if (~known).any():  # messages added since the last refresh: the prior of their group, when the group is known
+        by_group = {int(g): float(p) for g, p in zip(groups.tolist(), prior.tolist())}
+        new_groups = (idx.role.view[rows[~known]].astype(np.int64) * (len(idx.speakers) + 1)
+                      + idx.speaker.view[rows[~known]])
+        out[~known] = [by_group.get(int(g), 1.0) for g in new_groups.tolist()]
+    return out
+
+
+def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+    """The candidates that can reach a context of ``budget`` tokens, in their input (rank) order, and the cost
+    exponent of the whole candidate list. Costs are estimated from the span table (tokens + a 4-token prefix), so
+    only the shortlist needs its pieces described and annotated."""
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    if rows.size == 0:
+        return rows, scores, 0.0
+    prior = prior_of(state, rows)
+    a = cost_exponent(scores, ratio=_verbosity(state)[2])
+    est = state.index.doc_lengths()[rows].astype(np.float64) + 4.0
+    keyed = packing_order(scores, est, prior, a)
+    reach = np.cumsum(est[keyed])
+    n = max(_SHORTLIST_MIN, int(np.searchsorted(reach, _SHORTLIST_BUDGETS * budget)) + 1)
+    keep = np.sort(keyed[:n])
+    return rows[keep], scores[keep], a
+
+
+def order(state: NamespaceState, ids: list[int], rel: dict[int, float], by_id: dict[int, Any],
+          exponent: float | None = None) -> list[int]:
+    """Message ids in packing order: expected evidence per token (:func:`packing_order`). ``exponent`` is the cost
+    exponent when the caller computed it over a longer candidate list."""
+    if not ids:
+        return []
+    idx = state.index
+    ids = sorted(ids, key=lambda k: (-rel[k], by_id[k].seq))  # rank order breaks ties
+    scores = np.fromiter((rel[k] for k in ids), dtype=np.float64, count=len(ids))
+    costs = np.fromiter((pack.line_cost(by_id[k]) for k in ids), dtype=np.float64, count=len(ids))
+    rows = np.fromiter((idx.row_of[k] for k in ids), dtype=np.int64, count=len(ids))
+    prior = prior_of(state, rows)
+    a = exponent if exponent is not None else cost_exponent(scores, ratio=_verbosity(state)[2])
+    return [ids[j] for j in packing_order(scores, costs, prior, a).tolist()]
+

@@ -1,0 +1,1213 @@
+"""The PostgreSQL store: one memory shared by many processes and hosts, on a server the team already runs.
+
+``Memory("postgresql://user@host/db", namespace=...)`` opens it (psycopg 3 with a psycopg_pool connection pool; the
+extra ``hippo-memory[postgres]``). Every namespace lives in one PostgreSQL schema (``hippo`` unless the URL says
+``?hippo_schema=name``), with the layout of the SQLite store: message rows, the unsealed tail, sealed chunks as
+``bytea`` (the same codec and the same checksums, :mod:`hippo.store.common`), embedding codes, unit snapshots, and
+the change feed of every namespace.
+
+Concurrency. Every call is one transaction. Writers of one namespace serialize on a transaction-scoped advisory lock
+keyed by (schema, namespace), taken first in the transaction: appends (next_seq and the change version), sealing and
+merging chunks, deletions, metadata updates. Writers of different namespaces, and every reader, never wait for each
+other; no table is ever locked. Reads that need several statements to agree (rows and the chunks holding their
+tokens, a fingerprint and the change feed) run in one ``REPEATABLE READ READ ONLY`` transaction; a single-statement
+read runs on its own.
+
+Faults. A read that loses its connection (a server restart, ``pg_terminate_backend``, a network cut) is retried with
+bounded exponential backoff (tenacity) on another connection of the pool. A write is retried only when it provably
+did not commit: the connection broke before ``COMMIT`` was sent, or it broke during ``COMMIT`` and the server, asked
+about the transaction id afterwards (``pg_xact_status``), says it aborted. An append carries one idempotency key per
+message, checked under the namespace lock inside its transaction, so an append retried after a commit it could not
+confirm returns the stored rows instead of adding them twice. When the outcome of a commit cannot be learned, the
+call raises :class:`~hippo.base.errors.StoreError` saying so, never guessing.
+
+The URL is a libpq URL (``postgresql://`` or ``postgres://``; every libpq parameter works, e.g. ``?host=/run/pg``
+for a unix socket or ``?sslmode=require``) plus hippo's own query parameters, which are removed before libpq sees
+the URL:
+
+===========================  =========================================================================================
+``hippo_schema``             PostgreSQL schema holding the tables (default ``hippo``; made by the first writable open)
+``hippo_pool_min``           connections the pool keeps open (default 1)
+``hippo_pool_max``           connections the pool may open (default 4; one per thread that uses the store at once)
+``hippo_prepare_threshold``  executions before psycopg prepares a statement (default 5); ``none`` never prepares,
+                             which a pgbouncer in transaction mode before 1.21 needs
+``hippo_retry_s``            how long a call keeps retrying a lost connection before it raises (default 30)
+===========================  =========================================================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import re
+import threading
+import time
+import urllib.parse
+import uuid
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
+
+from hippo.base.errors import (
+    ClosedError,
+    CorruptData,
+    HippoError,
+    InvalidInput,
+    NotFound,
+    ReadOnlyError,
+    StoreBusy,
+    StoreError,
+)
+from hippo.store import common
+from hippo.store.base import (
+    CHANGE_KINDS,
+    Change,
+    Chunk,
+    MessageRow,
+    NamespaceState,
+    NewMessage,
+    Store,
+)
+from hippo.store.codec import ChunkCodec
+from hippo.text.tokenizer import token_bits
+
+try:
+    import psycopg
+    import psycopg_pool
+except ImportError as _exc:  # pragma: no cover - exercised by installs without the extra
+    psycopg = None
+    _IMPORT_ERROR: ImportError | None = _exc
+else:
+    _IMPORT_ERROR = None
+
+log = logging.getLogger("hippo.store")
+
+DEFAULT_SCHEMA = "hippo"
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_HIPPO_PARAMS = ("hippo_schema", "hippo_pool_min", "hippo_pool_max", "hippo_prepare_threshold", "hippo_retry_s")
+
+# The schema is the sequence of its migrations: a new database runs them all, an older one the steps it lacks, in one
+# transaction under an advisory lock (so processes opening a fresh database at once create it once). ``{s}`` is the
+# quoted schema name.
+_MIGRATIONS: dict[int, list[str]] = {
+    # 1: the log of messages, the unsealed tail, sealed chunks, and what is derived from them; checksums over tail
+    # rows and chunks (the same as the SQLite store's schema 3).
+    1: [
+        "CREATE TABLE {s}.meta (key text PRIMARY KEY, value text NOT NULL)",
+        """CREATE TABLE {s}.namespaces (
+            name text PRIMARY KEY,
+            generation bigint NOT NULL DEFAULT 0,
+            next_seq bigint NOT NULL DEFAULT 0)""",
+        """CREATE TABLE {s}.messages (
+            id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            namespace text NOT NULL,
+            seq bigint NOT NULL,
+            n_tokens bigint NOT NULL,
+            speaker text,
+            role text NOT NULL,
+            ts double precision,
+            session_id text,
+            metadata text NOT NULL,
+            created_at double precision NOT NULL,
+            UNIQUE (namespace, seq))""",
+        """CREATE TABLE {s}.chunks (
+            id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+            namespace text NOT NULL,
+            first_seq bigint NOT NULL,
+            last_seq bigint NOT NULL,
+            n_messages bigint NOT NULL,
+            n_tokens bigint NOT NULL,
+            blob bytea NOT NULL,
+            checksum bytea)""",
+        # a chunk is deflated already: TOAST compression would spend CPU on every write for nothing
+        "ALTER TABLE {s}.chunks ALTER COLUMN blob SET STORAGE EXTERNAL",
+        "CREATE INDEX chunks_ns ON {s}.chunks (namespace, first_seq)",
+        """CREATE TABLE {s}.tail (
+            id bigint PRIMARY KEY,
+            namespace text NOT NULL,
+            seq bigint NOT NULL,
+            tokens bytea NOT NULL,
+            checksum bytea)""",
+        "CREATE INDEX tail_ns ON {s}.tail (namespace, seq)",
+        "CREATE TABLE {s}.codes (id bigint PRIMARY KEY, namespace text NOT NULL, code bytea NOT NULL)",
+        "CREATE INDEX codes_ns ON {s}.codes (namespace)",
+        """CREATE TABLE {s}.units (
+            namespace text NOT NULL,
+            kind text NOT NULL,
+            payload bytea NOT NULL,
+            PRIMARY KEY (namespace, kind))""",
+    ],
+    # 2: the change feed. version: number of the namespace's latest change; horizon: the feed holds every change
+    # after it. Existing namespaces start at version 0 with an empty feed.
+    2: [
+        "ALTER TABLE {s}.namespaces ADD COLUMN version bigint NOT NULL DEFAULT 0,"
+        " ADD COLUMN horizon bigint NOT NULL DEFAULT 0",
+        """CREATE TABLE {s}.changes (
+            namespace text NOT NULL,
+            version bigint NOT NULL,
+            kind text NOT NULL,
+            first_seq bigint NOT NULL,
+            last_seq bigint NOT NULL,
+            ids bigint[] NOT NULL,
+            PRIMARY KEY (namespace, version))""",
+    ],
+    # 3: idempotency keys of appended messages (NULL for messages stored before; unique per namespace).
+    3: [
+        "ALTER TABLE {s}.messages ADD COLUMN idem_key uuid",
+        "CREATE UNIQUE INDEX messages_key ON {s}.messages (namespace, idem_key)",
+    ],
+}
+SCHEMA_VERSION = max(_MIGRATIONS)
+TABLES = ("meta", "namespaces", "messages", "chunks", "tail", "codes", "units", "changes")
+
+_ROW_COLS = "m.id, m.namespace, m.seq, m.n_tokens, m.speaker, m.role, m.ts, m.session_id, m.metadata, m.created_at"
+_CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
+
+# SQLSTATE classes of a lost connection: 08 connection exception, 57P01-03 admin / crash shutdown, cannot connect now
+_CONNECTION_STATES = ("57P01", "57P02", "57P03")
+_RETRY_STATES = ("40001", "40P01")  # serialization failure, deadlock: the server rolled the transaction back
+
+
+def _need_driver() -> None:
+    if _IMPORT_ERROR is not None:
+        raise StoreError("a postgresql:// path needs psycopg 3 and psycopg_pool: pip install 'hippo-memory[postgres]' "
+                         f"({_IMPORT_ERROR})")
+
+
+def parse_url(url: str) -> tuple[str, str, dict[str, str]]:
+    """``(libpq URL, URL shown to users, hippo's parameters)``: hippo's ``hippo_*`` query parameters are taken out of
+    the URL libpq sees; the shown URL has no password."""
+    if not isinstance(url, str):
+        raise InvalidInput(f"path must be a postgresql:// or postgres:// URL, got {type(url).__name__}")
+    if "\x00" in url:
+        raise InvalidInput("path contains a NUL character")
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("postgresql", "postgres") or not url[len(scheme):].startswith("://"):
+        raise InvalidInput(f"path must be a postgresql:// or postgres:// URL, got {url!r}")
+    try:
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True, strict_parsing=bool(parts.query))
+    except ValueError as exc:
+        raise InvalidInput(f"path: the query string of the URL is malformed ({exc})") from None
+    ours = {k: v for k, v in query if k in _HIPPO_PARAMS}
+    unknown = sorted(k for k, _ in query if k.startswith("hippo_") and k not in _HIPPO_PARAMS)
+    if unknown:
+        raise InvalidInput(f"path: unknown hippo parameter(s) {unknown}; expected some of {list(_HIPPO_PARAMS)}")
+    theirs = [(k, v) for k, v in query if k not in _HIPPO_PARAMS]
+    libpq = urllib.parse.urlunsplit((scheme, parts.netloc, parts.path, _query(theirs), parts.fragment))
+    netloc = parts.netloc
+    if "@" in netloc:
+        userinfo, hosts = netloc.rsplit("@", 1)
+        netloc = userinfo.split(":", 1)[0] + "@" + hosts
+    shown_query = [(k, v) for k, v in query if k != "password"]
+    shown = urllib.parse.urlunsplit((scheme, netloc, parts.path, _query(shown_query), ""))
+    try:
+        psycopg.conninfo.conninfo_to_dict(libpq)
+    except psycopg.Error as exc:
+        raise InvalidInput(f"path {shown!r} is not a valid PostgreSQL URL: {exc}") from None
+    return libpq, shown, ours
+
+
+def _query(pairs: list[tuple[str, str]]) -> str:
+    # a socket folder stays readable in the URL (host=/run/postgresql, not host=%2Frun%2Fpostgresql)
+    return urllib.parse.urlencode(pairs, safe="/:,", quote_via=urllib.parse.quote)
+
+
+def _int_param(params: dict[str, str], name: str, default: int, lo: int, hi: int) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not raw.isdigit() or not lo <= int(raw) <= hi:
+        raise InvalidInput(f"path: {name} must be an integer in [{lo}, {hi}], got {raw!r}")
+    return int(raw)
+
+
+def _translate(exc: BaseException, what: str) -> HippoError:
+    """A psycopg error as the HippoError a caller can act on (the SQLite store's ``_translate``, for PostgreSQL)."""
+    state = getattr(exc, "sqlstate", None) or ""
+    msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if psycopg is not None and isinstance(exc, psycopg_pool.PoolClosed):
+        return ClosedError(f"{what}: the store is closed")
+    if state == "55P03" or (state == "57014" and "lock timeout" in msg):
+        return StoreBusy(f"{what}: the namespace is locked by another writer (waited the configured busy_timeout_s)")
+    if state in _RETRY_STATES:
+        return StoreBusy(f"{what}: conflicting writers kept aborting this transaction ({msg}); nothing was written")
+    if state == "53300":
+        return StoreBusy(f"{what}: the server has no free connection slot ({msg})")
+    if state == "53100":
+        return StoreError(f"{what}: the server's disk is full; nothing was written ({msg})")
+    if state == "25006":
+        return StoreError(f"{what}: the server accepts no writes here ({msg}); open it with read_only=True to read it")
+    if state == "42501":
+        return StoreError(f"{what}: permission denied ({msg}); the role needs rights on the hippo schema")
+    if state in ("XX001", "XX002"):
+        return CorruptData(f"{what}: the server reports corrupt data ({msg})")
+    if state in ("42P05", "26000") and "_pg3_" in msg:
+        return StoreError(f"{what}: {msg}; a connection pooler in transaction mode (pgbouncer before 1.21) loses "
+                          "prepared statements between transactions: add hippo_prepare_threshold=none to the URL")
+    if state in ("22021", "22P05"):
+        return StoreError(f"{what}: the database's encoding cannot hold this text ({msg}); use a UTF8 database")
+    if psycopg is not None and isinstance(exc, (psycopg.OperationalError, psycopg_pool.PoolTimeout)):
+        return StoreError(f"{what}: cannot reach the PostgreSQL server ({msg})")
+    return StoreError(f"{what}: {msg}")
+
+
+class _Retry(Exception):
+    """This attempt provably stored nothing and may run again; ``final`` is what to raise when retries run out."""
+
+    def __init__(self, final: HippoError) -> None:
+        super().__init__(str(final))
+        self.final = final
+
+
+class _Last:
+    """What a write body returns to have its last statement sent in one round trip with COMMIT."""
+
+    def __init__(self, result: Any, sql: str, params: Sequence[Any]) -> None:
+        self.result, self.sql, self.params = result, sql, params
+
+
+class _Unsure(Exception):
+    """The connection broke during COMMIT: whether the transaction committed is not known yet."""
+
+    def __init__(self, xid: str | None, result: Any, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.xid, self.result, self.cause = xid, result, cause
+
+
+class PostgresStore(Store):
+    """Every namespace of one PostgreSQL schema (see the module documentation for the URL and its parameters).
+
+    ``read_only=True`` opens an existing store and runs every read in a read-only transaction; every write raises
+    :class:`~hippo.base.errors.ReadOnlyError` before it reaches the server. ``busy_timeout_s`` bounds how long a
+    writer waits for another writer of the same namespace (then :class:`~hippo.base.errors.StoreBusy`).
+    """
+
+    def __init__(self, url: str, *, read_only: bool = False, busy_timeout_s: float = 10.0, schema: str | None = None,
+                 pool_min: int | None = None, pool_max: int | None = None, prepare_threshold: int | None | str = "",
+                 retry_s: float | None = None, codec: ChunkCodec | None = None) -> None:
+        _need_driver()
+        libpq, shown, params = parse_url(url)
+        self.url = url  # the URL as given (with its password): what reopens this store
+        self.path = shown
+        self.read_only = bool(read_only)
+        self.codec = codec if codec is not None else ChunkCodec(token_bits())
+        self.version = SCHEMA_VERSION
+        schema = schema if schema is not None else params.get("hippo_schema", DEFAULT_SCHEMA)
+        if not isinstance(schema, str) or not _IDENT.fullmatch(schema):
+            raise InvalidInput(f"hippo_schema must be a plain identifier (letters, digits, _; at most 63), got "
+                               f"{schema!r}")
+        self.schema = schema
+        pool_min = pool_min if pool_min is not None else _int_param(params, "hippo_pool_min", 1, 0, 1000)
+        pool_max = pool_max if pool_max is not None else _int_param(params, "hippo_pool_max", max(4, pool_min),
+                                                                   1, 1000)
+        if pool_max < max(1, pool_min):
+            raise InvalidInput(f"hippo_pool_max ({pool_max}) must be at least hippo_pool_min ({pool_min}) and 1")
+        if prepare_threshold == "":
+            raw = params.get("hippo_prepare_threshold", "5")
+            if raw.lower() == "none":
+                prepare_threshold = None
+            elif raw.isdigit():
+                prepare_threshold = int(raw)
+            else:
+                raise InvalidInput(f"path: hippo_prepare_threshold must be an integer or 'none', got {raw!r}")
+        if retry_s is None:
+            retry_s = float(_int_param(params, "hippo_retry_s", 30, 0, 86400))
+        if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) or busy_timeout_s < 0:
+            raise InvalidInput(f"busy_timeout_s must be a number >= 0, got {busy_timeout_s!r}")
+        self.retry_s = float(retry_s)
+        self._busy_ms = max(1, int(busy_timeout_s * 1000))
+        self._s = f'"{schema}"'
+        self._lock_base = schema + "\x00"
+        self._local = threading.local()
+        self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
+        self._closed = False
+        self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
+        self._libpq = libpq
+        # The first connection is made directly: it reports a wrong password, a missing database or an unreachable
+        # server as it is, where a pool would only time out.
+        try:
+            with psycopg.connect(libpq, connect_timeout=10, **self._conn_kwargs) as conn:
+                self._init_schema(conn)
+        except psycopg.Error as exc:
+            raise _translate(exc, f"opening store {self.path!r}") from None
+        self._pool = psycopg_pool.ConnectionPool(
+            libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
+            name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=max(60.0, self.retry_s))
+        self._pool.open(wait=False)
+
+    # -- schema -----------------------------------------------------------------------------------------------
+    def _sql(self, text: str) -> str:
+        return text.replace("{s}", self._s)
+
+    def _installed_version(self, conn) -> int | None:
+        # pg_class read with the statement's snapshot (to_regclass would consult a cache that may not have seen a
+        # schema another process committed while this one waited for the lock)
+        found = conn.execute("SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid ="
+                             " c.relnamespace WHERE n.nspname = %s AND c.relname = 'meta'", (self.schema,)).fetchone()
+        if found is None:
+            return None
+        row = conn.execute(self._sql("SELECT value FROM {s}.meta WHERE key = 'schema_version'")).fetchone()
+        value = row[0] if row else None
+        if value is None or not str(value).isdigit() or int(value) < 1:
+            raise CorruptData(f"store {self.path!r}: schema version {value!r} of schema {self.schema!r} is not a "
+                              "hippo schema version")
+        if int(value) > SCHEMA_VERSION:
+            raise CorruptData(f"store {self.path!r}: schema version {value} of schema {self.schema!r} is newer than "
+                              f"this hippo supports ({SCHEMA_VERSION}); upgrade hippo")
+        return int(value)
+
+    def _init_schema(self, conn) -> None:
+        version = self._installed_version(conn)
+        if self.read_only:
+            if version is None:  # as a missing file is to the SQLite store
+                raise NotFound(f"path {self.path!r} holds no hippo store in schema {self.schema!r} (open it "
+                               "writable once to create one)")
+            if version < SCHEMA_VERSION:
+                raise StoreError(f"store {self.path!r} has schema version {version}; open it writable once to upgrade "
+                                 f"it to {SCHEMA_VERSION} before reading it read-only")
+            return
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN")
+        try:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
+            version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
+            if version == 0:
+                exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
+                                      (self.schema,)).fetchone()
+                if exists is None:
+                    conn.execute(self._sql("CREATE SCHEMA {s}"))
+            self._migrate(conn, version)
+            conn.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+            raise
+
+    def _migrate(self, conn, version: int, target: int = SCHEMA_VERSION) -> None:
+        """Run the migrations after ``version`` up to ``target`` (inside the caller's transaction)."""
+        for step in range(version + 1, target + 1):
+            for stmt in _MIGRATIONS[step]:
+                conn.execute(self._sql(stmt))
+            conn.execute(self._sql("INSERT INTO {s}.meta (key, value) VALUES ('schema_version', %s)"
+                                   " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"), (str(step),))
+            if version:
+                log.info("store %r (schema %s) upgraded to schema version %d", self.path, self.schema, step)
+
+    # -- transactions -----------------------------------------------------------------------------------------
+    def _lock_key(self, namespace: str | None) -> int:
+        """The advisory lock of a namespace (or, for None, of the schema itself) as a signed 64-bit key."""
+        name = self._lock_base + ("\x00schema" if namespace is None else "\x01" + namespace)
+        digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        return int.from_bytes(digest, "little", signed=True)
+
+    def _writable(self, what: str) -> None:
+        if self.read_only:
+            raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only")
+
+    @staticmethod
+    def _connection_lost(exc: BaseException, conn) -> bool:
+        if isinstance(exc, psycopg_pool.PoolTimeout):
+            return True
+        if not isinstance(exc, psycopg.OperationalError):
+            return False
+        state = getattr(exc, "sqlstate", None) or ""
+        return conn is None or conn.closed or state.startswith("08") or state in _CONNECTION_STATES
+
+    def _retrying(self, what: str, attempt: Callable[[], Any]) -> Any:
+        """Run ``attempt`` until it returns, retrying what provably stored nothing with bounded backoff."""
+        # 50 ms doubling up to 2 s, with jitter so that many clients of a restarted server do not retry in step
+        retrying = Retrying(stop=stop_after_delay(self.retry_s),
+                            wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
+                            retry=retry_if_exception_type(_Retry), reraise=True)
+        try:
+            for step in retrying:
+                with step:
+                    return attempt()
+        except _Retry as exc:
+            raise exc.final from None
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _getconn(self):
+        if self._closed:
+            raise ClosedError("the store is closed")
+        return self._pool.getconn()
+
+    def _putconn(self, conn) -> None:
+        try:
+            self._pool.putconn(conn)
+        except Exception:  # noqa: BLE001 - a pool closed meanwhile: the connection goes with it
+            with contextlib.suppress(Exception):
+                conn.close()
+
+    def _after_lost_connection(self) -> None:
+        # The server went away: drop the pool's other idle connections now, rather than fail on each in turn.
+        with contextlib.suppress(Exception):
+            self._pool.check()
+
+    def _write(self, what: str, body: Callable[..., Any], namespace: str | None = None,
+               replay_safe: bool = False, first: tuple[str, Sequence[Any]] | None = None) -> Any:
+        """Run ``body(cursor)`` in one write transaction (after taking ``namespace``'s lock) and return its result.
+
+        ``first``: a statement sent in the same round trip as the transaction's start; its first row is passed on,
+        ``body(cursor, row)``. A body that returns :class:`_Last` has its last statement sent together with COMMIT.
+        ``replay_safe``: running the body again after it committed changes nothing (an upsert, an append with its
+        idempotency keys, a seal of a tail already sealed); such a write is retried even when the outcome of its
+        commit cannot be learned."""
+        self._writable(what)
+        lock = None if namespace is None else self._lock_key(namespace)
+
+        def attempt() -> Any:
+            try:
+                return self._attempt_write(what, body, lock, first)
+            except _Unsure as unsure:
+                status = self._outcome(unsure.xid)
+                if status == "committed":
+                    return unsure.result
+                if status == "aborted" or replay_safe:
+                    raise _Retry(_translate(unsure.cause, what)) from None
+                raise StoreError(f"{what}: the connection to the server broke while the transaction committed and "
+                                 "whether it committed cannot be learned; read the namespace before repeating the "
+                                 f"call ({unsure.cause})") from None
+
+        return self._retrying(what, attempt)
+
+    def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | None,
+                       first: tuple[str, Sequence[Any]] | None = None) -> Any:
+        try:
+            conn = self._getconn()
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            self._after_lost_connection()
+            raise _Retry(_translate(exc, what)) from None
+        xid = None
+        committing = False
+        result = None
+        try:
+            cur = conn.cursor()
+            # One round trip: the transaction, the wait bound, the namespace's lock, the transaction id (asked about
+            # later if the connection breaks during COMMIT) and the body's first statement.
+            head = [("BEGIN ISOLATION LEVEL READ COMMITTED", None),
+                    (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
+                    ("SELECT pg_current_xact_id()::text"
+                     + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
+                     None if lock is None else (lock,))]
+            if first is not None:
+                head.append(first)
+            cursors = self._batch(conn, head)
+            xid = cursors[2].fetchone()[0]
+            out = body(cur) if first is None else body(cur, cursors[3].fetchone())
+            committing = True
+            if isinstance(out, _Last):
+                result = out.result
+                self._batch(conn, [(out.sql, out.params), ("COMMIT", None)])
+            else:
+                result = out
+                cur.execute("COMMIT")
+            return result
+        except BaseException as exc:
+            lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
+            if not lost and not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+            if lost:
+                self._after_lost_connection()
+                if committing:
+                    raise _Unsure(xid, result, exc) from None
+                raise _Retry(_translate(exc, what)) from None
+            if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
+                raise _Retry(_translate(exc, what)) from None
+            if isinstance(exc, psycopg.Error):
+                raise _translate(exc, what) from None
+            raise
+        finally:
+            self._putconn(conn)
+
+    def _batch(self, conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[Any]:
+        """Run statements in order in one round trip (libpq's pipeline mode) where the client library supports it,
+        one by one otherwise; returns a cursor per statement, holding its result."""
+        cursors = [conn.cursor() for _ in statements]
+        if self._pipeline:
+            with conn.pipeline():
+                for cur, (sql, params) in zip(cursors, statements):
+                    cur.execute(sql, params)
+        else:
+            for cur, (sql, params) in zip(cursors, statements):
+                cur.execute(sql, params)
+        return cursors
+
+    def _outcome(self, xid: str | None) -> str | None:
+        """What the server says became of transaction ``xid``: 'committed', 'aborted' or None (unknown)."""
+        if xid is None:
+            return None
+        deadline = time.monotonic() + self.retry_s
+
+        def ask() -> str | None:
+            with self._session("asking the server whether a commit went through") as cur:
+                return cur.execute("SELECT pg_xact_status(%s::xid8)", (xid,)).fetchone()[0]
+
+        while True:
+            try:
+                status = self._retrying("asking the server whether a commit went through", ask)
+            except HippoError:
+                return None
+            # 'in progress': the old session has not finished its commit yet (its backend outlived the connection)
+            if status != "in progress" or time.monotonic() > deadline:
+                return status if status in ("committed", "aborted") else None
+            time.sleep(0.05)
+
+    @contextlib.contextmanager
+    def _session(self, what: str, snapshot: bool = False) -> Iterator[Any]:
+        """A cursor for one read attempt: in a read-only transaction when ``snapshot`` (several statements that must
+        agree) or when the store is read-only, else autocommit. Inside :meth:`reading`, the block's transaction."""
+        pinned = getattr(self._local, "conn", None)
+        if pinned is not None:
+            yield pinned.cursor()
+            return
+        try:
+            conn = self._getconn()
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            self._after_lost_connection()
+            raise _Retry(_translate(exc, what)) from None
+        in_txn = False
+        try:
+            cur = conn.cursor()
+            if snapshot or self.read_only:
+                cur.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                in_txn = True
+            yield cur
+            if in_txn:
+                cur.execute("COMMIT")
+        except BaseException as exc:
+            lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
+            if in_txn and not lost and not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+            if lost:
+                self._after_lost_connection()
+                raise _Retry(_translate(exc, what)) from None
+            if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
+                raise _Retry(_translate(exc, what)) from None
+            if isinstance(exc, psycopg.Error):
+                raise _translate(exc, what) from None
+            raise
+        finally:
+            self._putconn(conn)
+
+    def _read(self, what: str, body: Callable[[Any], Any], snapshot: bool = False) -> Any:
+        """Run ``body(cursor)`` as one read, retried on another connection when the connection is lost."""
+        if getattr(self._local, "conn", None) is not None:  # inside reading(): one transaction, no retry
+            try:
+                return body(self._local.conn.cursor())
+            except psycopg.Error as exc:
+                raise _translate(exc, what) from None
+
+        def attempt() -> Any:
+            with self._session(what, snapshot) as cur:
+                return body(cur)
+
+        return self._retrying(what, attempt)
+
+    def _query(self, sql: str, params: Sequence[Any] = (), what: str = "reading the store") -> list[tuple]:
+        return self._read(what, lambda cur: cur.execute(self._sql(sql), params).fetchall())
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        """A block whose reads all see one state of the store (one ``REPEATABLE READ`` read-only transaction on a
+        connection kept for the block). A lost connection inside the block raises instead of retrying."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        what = "reading the store"
+
+        def begin():
+            try:
+                conn = self._getconn()
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                self._after_lost_connection()
+                raise _Retry(_translate(exc, what)) from None
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            except psycopg.Error as exc:
+                self._putconn(conn)
+                if self._connection_lost(exc, conn):
+                    self._after_lost_connection()
+                    raise _Retry(_translate(exc, what)) from None
+                raise _translate(exc, what) from None
+            return conn
+
+        conn = self._retrying(what, begin)
+        self._local.conn = conn
+        try:
+            yield
+        finally:
+            self._local.conn = None
+            if not conn.closed:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("COMMIT")
+            self._putconn(conn)
+
+    # -- namespaces -------------------------------------------------------------------------------------------
+    def _epoch_sql(self, key: str) -> str:
+        return f"(SELECT COALESCE(MAX(value::bigint), 0) FROM {self._s}.meta WHERE key = '{key}')"
+
+    def state(self, namespace: str) -> NamespaceState:
+        rows = self._query(
+            "SELECT n.generation, n.next_seq, n.version, " + self._epoch_sql("namespace_epoch") + ", "
+            + self._epoch_sql("change_epoch") + " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s",
+            (namespace,))
+        generation, next_seq, version, epoch, change_epoch = rows[0]
+        if generation is None:
+            return NamespaceState(int(epoch), 0, int(change_epoch))
+        if common.bad_int(generation) or common.bad_int(next_seq) or common.bad_int(version):
+            raise CorruptData(f"namespace {namespace!r}: its row is damaged (generation {generation!r}, next_seq "
+                              f"{next_seq!r}); `hippo check --repair` rebuilds it")
+        return NamespaceState(generation, next_seq, version)
+
+    def namespaces(self) -> list[str]:
+        rows = self._query("SELECT n.name FROM {s}.namespaces n WHERE EXISTS (SELECT 1 FROM {s}.messages m"
+                           " WHERE m.namespace = n.name) ORDER BY n.name COLLATE \"C\"")
+        return [r[0] for r in rows]
+
+    def _record(self, cur, namespace: str, kind: str, first_seq: int = -1, last_seq: int = -1,
+                ids: Sequence[int] = (), generation: bool = False) -> int:
+        """Take the namespace's next change number (and, for a deletion, its next generation) and record the
+        change, inside the caller's transaction."""
+        row = cur.execute(self._sql(
+            "WITH v AS (UPDATE {s}.namespaces SET version = version + 1"
+            + (", generation = generation + 1" if generation else "") + " WHERE name = %s RETURNING version)"
+            " INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
+            " SELECT %s, v.version, %s, %s, %s, %s FROM v RETURNING version"),
+            (namespace, namespace, kind, first_seq, last_seq, [int(i) for i in ids])).fetchone()
+        return int(row[0])
+
+    # -- writes -----------------------------------------------------------------------------------------------
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+        if not messages:
+            return []
+        if codes is not None and len(codes) != len(messages):
+            raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
+        keys: list[uuid.UUID | None] = []
+        for k, m in enumerate(messages):
+            if m.key is None:
+                keys.append(None)
+                continue
+            try:
+                keys.append(uuid.UUID(str(m.key)))
+            except ValueError:
+                raise InvalidInput(f"messages[{k}].key must be a UUID (engine.prepare makes one), got {m.key!r}") \
+                    from None
+        if len({k for k in keys if k is not None}) != sum(k is not None for k in keys):
+            raise InvalidInput("messages: two messages carry the same idempotency key")
+        tokens = [np.ascontiguousarray(m.tokens, dtype="<u4") for m in messages]
+        metas = [json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":")) for m in messages]
+        n = len(messages)
+
+        new_tokens = sum(int(t.size) for t in tokens)
+
+        wanted = [k for k in keys if k is not None]
+        # The first statement (sent with the transaction's start, after the lock): were these keys stored already (a
+        # retry of this very append)? If not, reserve n seqs and n ids, and record the change; the tail's size comes
+        # back too (for seal's look without the lock).
+        epoch, change_epoch = self._epoch_sql("namespace_epoch"), self._epoch_sql("change_epoch")
+        reserve = (self._sql(
+            "WITH found AS (SELECT COUNT(*) AS n FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
+            " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
+            " SELECT %s, " + epoch + ", %s, " + change_epoch + " + 1, " + change_epoch
+            + " WHERE (SELECT n FROM found) = 0"
+            " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1"
+            " RETURNING n.next_seq - %s AS first, n.version),"
+            " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
+            " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}' FROM ns)"
+            " SELECT (SELECT n FROM found), r.first, r.ids,"
+            " (SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s)"
+            " FROM (VALUES (1)) AS one LEFT JOIN (SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence("
+            "%s, 'id')) FROM generate_series(1, %s)) AS ids FROM ns) AS r ON true"),
+            (namespace, wanted, namespace, n, n, namespace, n, namespace, f"{self._s}.messages", n))
+
+        def body(cur, row) -> list[MessageRow] | _Last:
+            if row[0]:
+                stored = cur.execute(self._sql(
+                    f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
+                    " AND m.idem_key = ANY(%s) ORDER BY m.seq"), (namespace, wanted)).fetchall()
+                return self._replayed(namespace, messages, keys, tokens, stored)
+            first, ids = row[1], [int(i) for i in row[2]]
+            if common.bad_int(first):
+                raise CorruptData(f"namespace {namespace!r}: next_seq {first!r} is damaged; `hippo check --repair` "
+                                  "rebuilds it")
+            out: list[MessageRow] = []
+            cols: dict[str, list] = {c: [] for c in ("id", "seq", "n", "speaker", "role", "ts", "session", "meta",
+                                                     "created", "key", "tokens", "checksum")}
+            for k, m in enumerate(messages):
+                seq, mid, blob = first + k, ids[k], tokens[k].tobytes()
+                for c, v in (("id", mid), ("seq", seq), ("n", int(tokens[k].size)), ("speaker", m.speaker),
+                             ("role", m.role), ("ts", None if m.ts is None else float(m.ts)),
+                             ("session", m.session_id), ("meta", metas[k]), ("created", float(m.created_at)),
+                             ("key", keys[k]), ("tokens", blob),
+                             ("checksum", common.tail_checksum(namespace, mid, seq, int(tokens[k].size), blob))):
+                    cols[c].append(v)
+                out.append(MessageRow(
+                    id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens[k].size), speaker=m.speaker,
+                    role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata, created_at=m.created_at,
+                    tokens=tokens[k].astype(np.uint32, copy=False)))
+            codes_sql, code_args = "", []
+            if codes is not None:
+                codes_sql = (", c AS (INSERT INTO {s}.codes (id, namespace, code) SELECT u.id, %s, u.code"
+                             " FROM unnest(%s::bigint[], %s::bytea[]) AS u(id, code)"
+                             " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code)")
+                code_args = [namespace, ids, [bytes(codes[k]) for k in range(n)]]
+            # messages, their tail rows (and codes) in one statement, sent with COMMIT
+            self._tail_hint[namespace] = int(row[3]) + new_tokens
+            return _Last(out, self._sql(
+                "WITH m AS (INSERT INTO {s}.messages (id, namespace, seq, n_tokens, speaker, role, ts, session_id,"
+                " metadata, created_at, idem_key) SELECT u.id, %s, u.seq, u.n, u.speaker, u.role, u.ts, u.session,"
+                " u.meta, u.created, u.key FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
+                " %s::text[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::uuid[])"
+                " AS u(id, seq, n, speaker, role, ts, session, meta, created, key))" + codes_sql
+                + " INSERT INTO {s}.tail (id, namespace, seq, tokens, checksum)"
+                " SELECT u.id, %s, u.seq, u.tokens, u.checksum FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[],"
+                " %s::bytea[]) AS u(id, seq, tokens, checksum)"),
+                (namespace, cols["id"], cols["seq"], cols["n"], cols["speaker"], cols["role"], cols["ts"],
+                 cols["session"], cols["meta"], cols["created"], cols["key"], *code_args,
+                 namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
+
+        return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
+
+    def _replayed(self, namespace: str, messages: Sequence[NewMessage], keys: list, tokens: list[np.ndarray],
+                  stored: list[tuple]) -> list[MessageRow]:
+        """The rows an earlier attempt of this very append stored (found by their idempotency keys)."""
+        by_key = {r[10]: r for r in stored}
+        if any(k is None or k not in by_key for k in keys) or len(stored) != len(keys):
+            used = sorted(r[0] for r in stored)
+            raise InvalidInput(f"messages: idempotency key(s) already used by message(s) {used[:10]} of namespace "
+                               f"{namespace!r} that this append did not store")
+        out = []
+        for k, key in enumerate(keys):
+            r = by_key[key]
+            if r[3] != tokens[k].size:
+                raise InvalidInput(f"messages[{k}]: idempotency key {key} belongs to message {r[0]}, which holds "
+                                   "other text")
+            out.append(common.message_row(r, tokens[k].astype(np.uint32, copy=False)))
+        log.info("namespace %r: an append retried after an unconfirmed commit found its %d message(s) stored",
+                 namespace, len(out))
+        return out
+
+    def seal(self, namespace: str, min_tokens: int) -> int:
+        self._writable("sealing the tail into a chunk")
+        # Looked at without the lock first: most appends leave the tail short of a chunk, and then no writer of the
+        # namespace waits for this one. Right after this process's own append, the size that append saw is enough:
+        # if other processes grew the tail meanwhile, the append that takes it past min_tokens seals it.
+        total = self._tail_hint.pop(namespace, None)
+        if total is None:
+            total = self._query("SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s",
+                                (namespace,))[0][0]
+        if total == 0 or total < min_tokens:
+            return 0
+
+        def body(cur) -> int:
+            tail = cur.execute(self._sql(
+                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.tail t JOIN {{s}}.messages m ON m.id = t.id"
+                " WHERE t.namespace = %s ORDER BY t.seq"), (namespace,)).fetchall()
+            total = sum(r[3] for r in tail)
+            if not tail or total < min_tokens:
+                return 0
+            last_chunk = cur.execute(self._sql("SELECT MAX(last_seq) FROM {s}.chunks WHERE namespace = %s"),
+                                     (namespace,)).fetchone()[0]
+            if last_chunk is not None and tail[0][2] <= last_chunk:
+                raise CorruptData(f"namespace {namespace!r}: unsealed messages precede the last chunk")
+            # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
+            arrays = [common.tail_tokens(namespace, r) for r in tail]
+            sealed = np.concatenate(arrays).astype(np.uint32)
+            self._insert_chunk(cur, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail], sealed)
+            cur.execute(self._sql("DELETE FROM {s}.tail WHERE namespace = %s AND seq <= %s"),
+                        (namespace, tail[-1][2]))
+            self._merge_chunks(cur, namespace)
+            return int(sealed.size)
+
+        return self._write("sealing the tail into a chunk", body, namespace, replay_safe=True)
+
+    def _insert_chunk(self, cur, namespace: str, first_seq: int, last_seq: int,
+                      members: list[tuple[int, int, int]], tokens: np.ndarray) -> None:
+        ch = Chunk(0, first_seq, last_seq, len(members), int(tokens.size), self.codec.encode(tokens))
+        cur.execute(self._sql(
+            "INSERT INTO {s}.chunks (namespace, first_seq, last_seq, n_messages, n_tokens, blob, checksum)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s)"),
+            (namespace, first_seq, last_seq, ch.n_messages, ch.n_tokens, ch.blob,
+             common.chunk_sum(namespace, ch, members)))
+
+    def _members(self, cur, namespace: str, first_seq: int, last_seq: int) -> list[tuple[int, int, int]]:
+        """``(id, seq, n_tokens)`` of the sealed messages with ``first_seq <= seq <= last_seq``, in seq order."""
+        return cur.execute(self._sql(
+            "SELECT m.id, m.seq, m.n_tokens FROM {s}.messages m WHERE m.namespace = %s AND m.seq BETWEEN %s AND %s"
+            " AND NOT EXISTS (SELECT 1 FROM {s}.tail t WHERE t.id = m.id) ORDER BY m.seq"),
+            (namespace, first_seq, last_seq)).fetchall()
+
+    def _merge_chunks(self, cur, namespace: str) -> None:
+        while True:
+            last2 = cur.execute(self._sql(f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s"
+                                          " ORDER BY first_seq DESC LIMIT 2"), (namespace,)).fetchall()
+            if len(last2) < 2:
+                return
+            newer, older = Chunk(*last2[0]), Chunk(*last2[1])
+            if not common.should_merge(older, newer):
+                return
+            m_old = self._members(cur, namespace, older.first_seq, older.last_seq)
+            m_new = self._members(cur, namespace, newer.first_seq, newer.last_seq)
+            merged = common.merged_tokens(self.codec, namespace, older, newer, m_old, m_new)
+            cur.execute(self._sql("DELETE FROM {s}.chunks WHERE id = ANY(%s)"), ([older.id, newer.id],))
+            self._insert_chunk(cur, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
+
+    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
+        wanted = sorted({int(i) for i in ids})
+        if not wanted:
+            return []
+
+        def body(cur) -> list[int]:
+            found = cur.execute(self._sql("SELECT id, seq FROM {s}.messages WHERE namespace = %s AND id = ANY(%s)"),
+                                (namespace, wanted)).fetchall()
+            if not found:
+                return []
+            dead_seqs = {seq for _, seq in found}
+            chunks = [Chunk(*r) for r in cur.execute(self._sql(
+                f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s AND last_seq >= %s AND first_seq <= %s"
+                " ORDER BY first_seq"), (namespace, min(dead_seqs), max(dead_seqs))).fetchall()]
+            for ch in chunks:
+                if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
+                    continue
+                kept, merged = common.chunk_without(self.codec, namespace, ch,
+                                                    self._members(cur, namespace, ch.first_seq, ch.last_seq),
+                                                    dead_seqs)
+                cur.execute(self._sql("DELETE FROM {s}.chunks WHERE id = %s"), (ch.id,))
+                if kept:
+                    self._insert_chunk(cur, namespace, ch.first_seq, ch.last_seq, kept, merged)
+            gone = sorted(i for i, _ in found)
+            for table in ("messages", "codes", "tail"):
+                cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s AND id = ANY(%s)"),
+                            (namespace, gone))
+            self._record(cur, namespace, "delete", ids=gone, generation=True)
+            return gone
+
+        return self._write("deleting messages", body, namespace)
+
+    def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+
+        def body(cur) -> bool:
+            cur.execute(self._sql("UPDATE {s}.messages SET metadata = %s WHERE namespace = %s AND id = %s"),
+                        (meta_json, namespace, int(id)))
+            if cur.rowcount != 1:
+                return False
+            self._record(cur, namespace, "update", ids=[int(id)])
+            return True
+
+        return self._write("updating metadata", body, namespace)
+
+    def delete_namespace(self, namespace: str) -> int:
+        def body(cur) -> int:
+            n = cur.execute(self._sql("SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s"),
+                            (namespace,)).fetchone()[0]
+            for table in ("messages", "chunks", "units", "codes", "tail", "changes"):
+                cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s"), (namespace,))
+            # The namespace's row goes and both epochs move past it: a process still caching the deleted namespace
+            # sees a changed fingerprint and a feed that no longer reaches back to what it saw, even once the name is
+            # reused.
+            cur.execute(self._sql(
+                "WITH gone AS (DELETE FROM {s}.namespaces WHERE name = %s RETURNING generation, version)"
+                " INSERT INTO {s}.meta (key, value)"
+                " SELECT 'namespace_epoch',"
+                " (GREATEST(" + self._epoch_sql("namespace_epoch") + ", generation) + 1)::text"
+                " FROM gone UNION ALL"
+                " SELECT 'change_epoch', (GREATEST(" + self._epoch_sql("change_epoch") + ", version) + 1)::text"
+                " FROM gone ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"), (namespace,))
+            return int(n)
+
+        return self._write("deleting a namespace", body, namespace)
+
+    # -- reads ------------------------------------------------------------------------------------------------
+    def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:
+        """Rows with ``after_seq < seq <= upto_seq`` and their tokens. Only those rows, the chunks holding their
+        tokens and the (id, seq, n_tokens) of the other messages of those chunks (to verify them) are read, all in
+        one snapshot: another process may seal or merge in between two statements otherwise."""
+        after_seq = int(after_seq)
+        upto = (1 << 62) if upto_seq is None else int(upto_seq)
+
+        def body(cur):
+            raw = cur.execute(self._sql(
+                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
+                " ON t.id = m.id WHERE m.namespace = %s AND m.seq > %s AND m.seq <= %s ORDER BY m.seq"),
+                (namespace, after_seq, upto)).fetchall()
+            if after_seq < 0 and upto_seq is None:  # everything: every chunk too, also one no message reaches
+                chunks = cur.execute(self._sql(f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s"
+                                               " ORDER BY first_seq"), (namespace,)).fetchall()
+                return raw, [Chunk(*c) for c in chunks], []
+            sealed = [r[2] for r in raw if r[10] is None]
+            if not sealed:
+                return raw, [], []
+            chunks = [Chunk(*c) for c in cur.execute(self._sql(
+                f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s AND last_seq >= %s AND first_seq <= %s"
+                " ORDER BY first_seq"), (namespace, min(sealed), max(sealed))).fetchall()]
+            if not chunks:
+                return raw, [], []
+            members = cur.execute(self._sql(
+                "SELECT m.id, m.seq, m.n_tokens FROM {s}.messages m WHERE m.namespace = %s AND m.seq BETWEEN %s AND %s"
+                " AND (m.seq <= %s OR m.seq > %s) AND NOT EXISTS (SELECT 1 FROM {s}.tail t WHERE t.id = m.id)"
+                " ORDER BY m.seq"), (namespace, chunks[0].first_seq, chunks[-1].last_seq, after_seq, upto)).fetchall()
+            return raw, chunks, members
+
+        raw, chunks, members = self._read("reading the store", body, snapshot=True)
+        if members:
+            raw = sorted([*raw, *(common.member_row(*m) for m in members)], key=lambda r: r[2])
+        return common.attach_tokens(self.codec, namespace, raw, chunks, after_seq, upto_seq)
+
+    def load_tokens(self, namespace: str) -> np.ndarray:
+        def body(cur):
+            chunks = cur.execute(self._sql(f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s"
+                                           " ORDER BY first_seq"), (namespace,)).fetchall()
+            raw = cur.execute(self._sql(
+                "SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, t.tokens, t.checksum"
+                " FROM {s}.messages m LEFT JOIN {s}.tail t ON t.id = m.id WHERE m.namespace = %s ORDER BY m.seq"),
+                (namespace,)).fetchall()
+            return [Chunk(*c) for c in chunks], raw
+
+        chunks, raw = self._read("reading the store", body, snapshot=True)
+        parts = [tokens for _, tokens in common.iter_tokens(self.codec, namespace, raw, chunks)]
+        if not parts:
+            return np.zeros(0, dtype=np.uint32)
+        return np.concatenate(parts).astype(np.uint32, copy=False)
+
+    def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
+        ids = sorted({int(i) for i in ids})
+        if not ids:
+            return {}
+        found = self._query(f"SELECT {_ROW_COLS} FROM {{s}}.messages m WHERE m.id = ANY(%s) AND m.namespace = %s",
+                            (ids, namespace))
+        return {r[0]: common.message_row(r) for r in found}
+
+    def scan(self, namespace: str) -> Iterator[MessageRow]:
+        for r in self._query(f"SELECT {_ROW_COLS} FROM {{s}}.messages m WHERE m.namespace = %s ORDER BY m.seq",
+                             (namespace,)):
+            yield common.message_row(r)
+
+    # -- the change feed --------------------------------------------------------------------------------------
+    def changes(self, namespace: str, after: int) -> list[Change] | None:
+        after = int(after)
+
+        def body(cur):
+            row = cur.execute(self._sql(
+                "SELECT n.version, n.horizon, " + self._epoch_sql("change_epoch")
+                + " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s"), (namespace,)).fetchone()
+            if row[0] is None:
+                # never written (nothing to catch up on when that is what the reader saw) or deleted since
+                return row[2], row[2], []
+            head, horizon = row[0], row[1]
+            if not horizon <= after <= head:
+                return head, horizon, []
+            return head, horizon, cur.execute(self._sql(
+                "SELECT version, kind, first_seq, last_seq, ids FROM {s}.changes WHERE namespace = %s"
+                " AND version > %s ORDER BY version"), (namespace, after)).fetchall()
+
+        head, horizon, raw = self._read("reading the change feed", body, snapshot=True)
+        if not horizon <= after <= head:
+            return None
+        out: list[Change] = []
+        expect = after + 1
+        for version, kind, first, last, ids in raw:
+            if version != expect or kind not in CHANGE_KINDS or not isinstance(ids, list):
+                raise CorruptData(f"namespace {namespace!r}: the change feed is damaged at version {version}")
+            out.append(Change(int(version), kind, int(first), int(last), tuple(int(i) for i in ids)))
+            expect += 1
+        if expect != head + 1:
+            raise CorruptData(f"namespace {namespace!r}: the change feed stops at {expect - 1}, expected {head}")
+        return out
+
+    def trim_changes(self, namespace: str, upto: int) -> int:
+        def body(cur) -> int:
+            row = cur.execute(self._sql("SELECT version, horizon FROM {s}.namespaces WHERE name = %s"),
+                              (namespace,)).fetchone()
+            if row is None:
+                return 0
+            limit = min(int(upto), int(row[0]))
+            if limit <= row[1]:
+                return 0
+            cur.execute(self._sql("DELETE FROM {s}.changes WHERE namespace = %s AND version <= %s"),
+                        (namespace, limit))
+            removed = cur.rowcount
+            cur.execute(self._sql("UPDATE {s}.namespaces SET horizon = %s WHERE name = %s"), (limit, namespace))
+            return removed
+
+        return self._write("trimming the change feed", body, namespace, replay_safe=True)
+
+    # -- embedding codes ----------------------------------------------------------------------------------------
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+        pairs = [(int(i), bytes(c)) for i, c in zip(ids, codes)]
+        if not pairs:
+            return
+
+        def body(cur) -> None:
+            # only for messages that exist: a deletion elsewhere must not leave codes without a message behind
+            cur.execute(self._sql(
+                "INSERT INTO {s}.codes (id, namespace, code) SELECT u.id, %s, u.code"
+                " FROM unnest(%s::bigint[], %s::bytea[]) AS u(id, code)"
+                " WHERE EXISTS (SELECT 1 FROM {s}.messages m WHERE m.id = u.id AND m.namespace = %s)"
+                " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code"),
+                (namespace, [p[0] for p in pairs], [p[1] for p in pairs], namespace))
+
+        self._write("saving embedding codes", body, namespace, replay_safe=True)
+
+    def get_codes(self, namespace: str) -> dict[int, bytes]:
+        return {r[0]: bytes(r[1]) for r in self._query("SELECT id, code FROM {s}.codes WHERE namespace = %s",
+                                                        (namespace,))}
+
+    # -- derived units (hierarchy snapshots) --------------------------------------------------------------------
+    def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
+        self.put_units_many(namespace, {kind: payload})
+
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
+        def body(cur) -> None:
+            for kind, payload in payloads.items():
+                if payload is None:
+                    cur.execute(self._sql("DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"),
+                                (namespace, kind))
+                else:
+                    cur.execute(self._sql(
+                        "INSERT INTO {s}.units (namespace, kind, payload) VALUES (%s, %s, %s)"
+                        " ON CONFLICT (namespace, kind) DO UPDATE SET payload = EXCLUDED.payload"),
+                        (namespace, kind, bytes(payload)))
+
+        self._write("saving units", body, replay_safe=True)
+
+    def get_units(self, namespace: str, kind: str) -> bytes | None:
+        rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))
+        return bytes(rows[0][0]) if rows else None
+
+    # -- verification (Memory.check) --------------------------------------------------------------------------
+    def integrity_check(self) -> list[str]:
+        """Problems PostgreSQL finds in the store's indexes: indexes left invalid (an interrupted build), and, when
+        the ``amcheck`` extension is installed in the database, every B-tree index checked against its invariants.
+        Table pages are checked by the server itself (``data_checksums``)."""
+        def body(cur) -> tuple[list, list, bool]:
+            invalid = cur.execute(
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n"
+                " ON n.oid = c.relnamespace WHERE n.nspname = %s AND NOT (i.indisvalid AND i.indisready)",
+                (self.schema,)).fetchall()
+            btrees = cur.execute(
+                "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n"
+                " ON n.oid = c.relnamespace JOIN pg_am a ON a.oid = c.relam WHERE n.nspname = %s"
+                " AND a.amname = 'btree' AND i.indisvalid ORDER BY c.relname", (self.schema,)).fetchall()
+            amcheck = cur.execute("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'").fetchone() is not None
+            return invalid, btrees, amcheck
+
+        invalid, btrees, amcheck = self._read("checking the store", body)
+        problems = [f"index {r[0]} is invalid (an interrupted build); reindex it" for r in invalid]
+        if amcheck:
+            for (name,) in btrees:
+                try:
+                    self._read("checking an index", lambda cur, name=name: cur.execute(
+                        "SELECT bt_index_check(%s::regclass)", (f'{self._s}."{name}"',)).fetchall())
+                except HippoError as exc:
+                    problems.append(f"index {name}: {exc}")
+        return problems
+
+    def all_namespaces(self) -> list[str]:
+        rows = self._query(" UNION ".join(f"SELECT namespace FROM {{s}}.{t}" for t in
+                                          ("messages", "chunks", "tail", "codes", "units", "changes"))
+                           + " UNION SELECT name FROM {s}.namespaces")
+        return sorted({r[0] for r in rows if isinstance(r[0], str)})
+
+    def verify_namespace(self, namespace: str, check_tokens: Callable[[int, np.ndarray], str | None],
+                         code_bytes: int | None) -> dict:
+        """Verify every row of a namespace without stopping at the first problem (read in one snapshot)."""
+        def body(cur):
+            raw = cur.execute(self._sql(
+                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
+                " ON t.id = m.id WHERE m.namespace = %s ORDER BY m.seq"), (namespace,)).fetchall()
+            chunks = [Chunk(*c) for c in cur.execute(self._sql(
+                f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s ORDER BY first_seq"),
+                (namespace,)).fetchall()]
+            orphan_tail = cur.execute(self._sql(
+                "SELECT t.id FROM {s}.tail t WHERE t.namespace = %s AND NOT EXISTS (SELECT 1 FROM {s}.messages m"
+                " WHERE m.id = t.id AND m.namespace = t.namespace)"), (namespace,)).fetchall()
+            codes = cur.execute(self._sql(
+                "SELECT c.id, length(c.code), m.id FROM {s}.codes c LEFT JOIN {s}.messages m ON m.id = c.id"
+                " AND m.namespace = c.namespace WHERE c.namespace = %s"), (namespace,)).fetchall()
+            ns_row = cur.execute(self._sql("SELECT generation, next_seq FROM {s}.namespaces WHERE name = %s"),
+                                 (namespace,)).fetchone()
+            return raw, chunks, orphan_tail, codes, ns_row
+
+        raw, chunks, orphan_tail, codes, ns_row = self._read("checking the store", body, snapshot=True)
+        return common.verify_rows(self.codec, namespace, raw, chunks, orphan_tail, codes, ns_row, check_tokens,
+                                  code_bytes)
+
+    def repair_namespace_row(self, namespace: str, max_seq: int) -> None:
+        """Derived fields of a namespace row: next_seq past the last message (its generation moves on too, so every
+        process reloads the namespace)."""
+        def body(cur) -> None:
+            epoch = self._epoch_sql("namespace_epoch")
+            cur.execute(self._sql(
+                "INSERT INTO {s}.namespaces (name, generation, next_seq) VALUES (%s, " + epoch + ", 0)"
+                " ON CONFLICT (name) DO NOTHING"), (namespace,))
+            cur.execute(self._sql(
+                "UPDATE {s}.namespaces SET next_seq = GREATEST(%s, next_seq),"
+                " generation = CASE WHEN generation >= 0 THEN generation + 1 ELSE " + epoch + " + 1 END"
+                " WHERE name = %s"), (max_seq + 1, namespace))
+
+        self._write("repairing a namespace row", body, namespace)
+
+    def drop_codes(self, namespace: str, ids: list[int]) -> None:
+        self._write("dropping embedding codes", lambda cur: cur.execute(self._sql(
+            "DELETE FROM {s}.codes WHERE namespace = %s AND id = ANY(%s)"), (namespace, [int(i) for i in ids])),
+            namespace, replay_safe=True)
+
+    def drop_units(self, namespace: str, kind: str) -> None:
+        self._write("dropping a unit snapshot", lambda cur: cur.execute(self._sql(
+            "DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"), (namespace, kind)), replay_safe=True)
+
+    def reindex(self) -> None:
+        """Rebuild every index of the store's tables (indexes are derived); needs the tables' owner."""
+        self._maintenance("rebuilding the indexes", [f"REINDEX TABLE {self._s}.{t}" for t in TABLES])
+
+    # -- maintenance ------------------------------------------------------------------------------------------
+    def sizes(self) -> dict[str, int]:
+        row = self._query(
+            "SELECT (SELECT COUNT(*) FROM {s}.messages),"
+            " (SELECT COALESCE(SUM(length(tokens)), 0) FROM {s}.tail),"
+            " (SELECT COALESCE(SUM(length(blob)), 0) FROM {s}.chunks),"
+            " (SELECT COUNT(*) FROM {s}.chunks),"
+            " (SELECT COALESCE(SUM(length(metadata) + COALESCE(length(speaker), 0) + COALESCE(length(session_id), 0)"
+            " + length(role) + 24), 0) FROM {s}.messages),"
+            " (SELECT COALESCE(SUM(length(payload)), 0) FROM {s}.units), "
+            + " + ".join(f"pg_total_relation_size('{self._s}.{t}')" for t in TABLES), what="measuring the store")[0]
+        keys = ("messages", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes", "file_bytes")
+        return {k: int(v) for k, v in zip(keys, row)}
+
+    def _maintenance(self, what: str, statements: list[str]) -> None:
+        """Statements that cannot run inside a transaction block (VACUUM, REINDEX), each on its own."""
+        self._writable(what)
+
+        def attempt() -> None:
+            with self._session(what) as cur:
+                for stmt in statements:
+                    cur.execute(stmt)
+
+        self._retrying(what, attempt)
+
+    def vacuum(self) -> None:
+        """``VACUUM (ANALYZE)`` of the store's tables: space of deleted rows becomes reusable, statistics fresh."""
+        self._maintenance("vacuuming the store", [f"VACUUM (ANALYZE) {', '.join(f'{self._s}.{t}' for t in TABLES)}"])
+
+    def scrub(self) -> bool:
+        """Deleted rows are invisible from their commit on. PostgreSQL keeps their bytes in dead tuples until
+        (auto)vacuum reuses the space, and in its write-ahead log, archives, replicas and backups for as long as
+        the server's retention says: a client cannot erase those, so there is nothing to do here (docs/deploy.md)."""
+        return True
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self._pool.close()

@@ -1,0 +1,177 @@
+"""``hippo bench beam`` and ``hippo bench locomo`` on tiny synthetic conversations in each data format.
+
+Expected figures are computed by hand from the conversations below (cl100k lengths come from the encoder itself);
+no real data is used."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("bm25s")
+pytest.importorskip("Stemmer")
+
+from hippo_bench import evidence, main  # noqa: E402
+from hippo_bench._common import cl100k_encoder  # noqa: E402
+
+FILLER = "Here is a long general answer about planning, budgets, schedules and many other things. " * 12
+
+
+def _beam_dir(tmp_path, n_convs: int = 2):
+    root = tmp_path / "beam"
+    for n in range(1, n_convs + 1):
+        d = root / str(n) / "probing_questions"
+        d.mkdir(parents=True)
+        chat = [
+            {"batch_number": 1, "time_anchor": "March-15-2024", "turns": [
+                [{"role": "user", "id": 1, "content": f"My greyhound is called Biscuit{n} and she loves the beach."},
+                 {"role": "assistant", "id": 2, "content": FILLER}],
+                [{"role": "user", "id": 3, "content": "I moved to Lisbon in May for a new job at a bakery."},
+                 {"role": "assistant", "id": 4, "content": FILLER}],
+            ]},
+            {"batch_number": 2, "time_anchor": "April-02-2024", "turns": [
+                [{"role": "user", "id": 5, "content": "Always answer in metric units when I ask about distances."},
+                 {"role": "assistant", "id": 6, "content": "Understood, metric units from now on."}],
+            ]},
+        ]
+        (root / str(n) / "chat.json").write_text(json.dumps(chat))
+        qs = {
+            "information_extraction": [
+                {"question": "What is the name of my greyhound?", "answer": "Biscuit", "source_chat_ids": [1]},
+                {"question": "Where did I move for the bakery job?", "answer": "Lisbon", "source_chat_ids": "[3]"},
+            ],
+            "instruction_following": [
+                {"question": "How far is the beach in metric units?", "answer": "km", "source_chat_ids": {"a": [5]}},
+            ],
+            "abstention": [{"question": "What is my cat called?", "answer": "unknown"}],  # no evidence: skipped
+        }
+        (d / "probing_questions.json").write_text(json.dumps(qs))
+    return root
+
+
+def _locomo_file(tmp_path):
+    data = [{
+        "sample_id": f"toy-{k}",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel."},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "I went hiking in the Alps.", "blip_caption": "snow"},
+            ],
+            "session_2_date_time": "9:05 am on 10 June, 2023",
+            "session_2": [{"speaker": "Bob", "dia_id": "D2:1", "text": "I started learning the cello last week."}],
+        },
+        "qa": [
+            {"question": "What is the name of Ann's cat?", "answer": "Pixel", "evidence": ["D1:1"], "category": 4},
+            {"question": "Where did Bob go hiking?", "answer": "Alps", "evidence": ["D1:2", "D9:9"], "category": 1},
+            {"question": "What instrument?", "answer": "cello", "evidence": ["D2:1; D1:1"], "category": 2},
+            {"question": "What did Bob adopt?", "adversarial_answer": "cat", "evidence": ["D1:1"], "category": 5},
+        ],
+    } for k in (1, 2, 3)]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_beam_loader_and_halves(tmp_path):
+    convs = evidence.load_beam(_beam_dir(tmp_path, 3))
+    assert [c.number for c in convs] == [1, 2, 3]
+    c = convs[0]
+    assert [q.evidence for q in c.questions] == [(1,), (3,), (5,)]  # list, repr string and dict forms
+    assert c.messages[4].session == "batch-2" and c.messages[4].when.month == 4
+    assert c.lines[0].startswith("user: My greyhound")
+    assert [x.number for x in evidence.select(convs, "odd")] == [1, 3]
+    assert [x.number for x in evidence.select(convs, "even")] == [2]
+    assert [x.number for x in evidence.select(convs, "3,1")] == [1, 3]
+    with pytest.raises(SystemExit):
+        evidence.select(convs, "first")
+
+
+def test_locomo_loader_follows_the_reference_scorer(tmp_path):
+    convs = evidence.load_locomo(_locomo_file(tmp_path))
+    c = convs[0]
+    assert c.messages[1].text == "I went hiking in the Alps. [image: snow]"
+    # category 5 is not scored; a malformed id ("D2:1; D1:1") names no turn, so that question has no evidence
+    assert [(q.kind, q.evidence) for q in c.questions] == [("single-hop", ("D1:1",)), ("multi-hop", ("D1:2",))]
+
+
+def test_fill_and_density_order():
+    assert evidence.fill([2, 0, 1], [5, 3, 4], 9) == [2, 0]  # 4 + 5 tokens fill the budget; the 3 is left out
+    assert evidence.fill([0, 1, 2], [5, 6, 4], 9) == [0, 2]  # the 6-token line is skipped, not a stop
+    # scores 4 and 3 over 16 and 1 tokens: per sqrt(token) 1.0 and 3.0, so the second goes first
+    assert evidence.by_density([7, 8], [4.0, 3.0], {7: 16, 8: 1}) == [8, 7]
+
+
+def test_beam_bench_end_to_end(tmp_path):
+    enc = cl100k_encoder()
+    root = _beam_dir(tmp_path)
+    out = tmp_path / "beam.json"
+    assert main(["beam", "--data", str(root), "--budgets", "60,4000", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["questions"] == 6 and res["kinds"] == ["information_extraction", "instruction_following"]
+    r = res["results"]
+    # every evidence line is shorter than 60 tokens: the oracle holds all of them at both budgets
+    assert all(len(enc.encode(line + "\n")) < 60 for c in evidence.load_beam(root) for line in c.lines[::2])
+    assert r["oracle"]["60"]["all"] == 1.0 and r["oracle"]["4000"]["all"] == 1.0
+    # the whole conversation fits in 4000 tokens: every system that fills the budget recalls everything
+    total = sum(len(enc.encode(line + "\n")) for line in evidence.load_beam(root)[0].lines)
+    assert total < 4000
+    assert r["bm25s"]["4000"]["all"] == 1.0 and r["bm25s-d"]["4000"]["all"] == 1.0
+    assert r["hippo"]["4000"]["all"] == 1.0
+    # at 60 tokens only one short line fits; each question names its evidence, and hippo finds it
+    assert r["hippo"]["60"]["information_extraction"] == 1.0
+    assert res["hippo"]["failed_calls"] == 0 and res["hippo"]["over_budget"] == 0
+    assert res["hippo"]["ingest_tokens"] > 0 and "p50_ms" in r["hippo"]
+    md = out.with_suffix(".md").read_text()
+    assert "hippo / best" in md and "bm25s-d" in md
+
+
+def test_locomo_bench_end_to_end_on_a_half(tmp_path):
+    out = tmp_path / "locomo.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "even", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["conversations"] == ["toy-2"] and res["questions"] == 2
+    assert res["results"]["oracle"]["500"]["all"] == 1.0
+    assert res["results"]["hippo"]["500"]["all"] == 1.0  # three short turns: everything fits
+    assert res["hippo"]["failed_calls"] == 0
+
+
+def test_failed_calls_are_counted_and_score_zero(tmp_path, monkeypatch):
+    import hippo
+
+    def broken(self, *a, **k):
+        raise hippo.base.errors.CorruptData("stored token ids do not decode to text")
+
+    monkeypatch.setattr(hippo.Memory, "recall", broken)
+    convs = evidence.load_beam(_beam_dir(tmp_path, 1))
+    res = evidence.evaluate(convs, [4000], id_key="chat_id")
+    assert res["hippo"]["failed_calls"] == 3
+    assert res["results"]["hippo"]["4000"]["all"] == 0.0
+    assert res["results"]["bm25s"]["4000"]["all"] == 1.0
+    assert "CorruptData" in res["hippo"]["failures"][0]
+
+
+def test_merged_conversations_keep_every_question_and_its_evidence(tmp_path):
+    convs = evidence.load_beam(_beam_dir(tmp_path, 2))
+    m = evidence.merge(convs)
+    assert len(m.messages) == sum(len(c.messages) for c in convs) and len(m.questions) == 6
+    assert m.questions[3].evidence == ("2:1",) and m.messages[6].id == "2:1"
+    assert m.messages[6].text.startswith("My greyhound is called Biscuit2")
+    res = evidence.evaluate([m], [4000], id_key="chat_id")
+    assert res["results"]["hippo"]["4000"]["all"] == 1.0  # both conversations together still fit in 4000
+    halves = evidence.evaluate(convs, [4000], id_key="chat_id", hippo=False)["halves"]
+    assert halves["odd"]["questions"] == 3 and halves["even"]["questions"] == 3
+
+
+def test_an_id_listed_twice_counts_twice_for_systems_and_once_for_the_oracle():
+    # as the reference scorers do (eval_beam.py keeps repeats; oracle_ceiling.py packs the set)
+    msgs = [evidence.Message(i, "user", "user", t, None, "s") for i, t in
+            enumerate(["the red kite flew over the hill", "lunch was soup and bread " * 20])]
+    q = evidence.Question("x", "What flew over the hill?", (0, 0, 1))
+    conv = evidence.Conversation("c", 1, msgs, [q])
+    one_line = len(cl100k_encoder().encode(conv.lines[0] + "\n"))
+    res = evidence.evaluate([conv], [one_line], id_key="chat_id", hippo=False)["results"]
+    assert res["bm25s"][str(one_line)]["all"] == pytest.approx(2 / 3)   # the kite line, counted twice of three
+    assert res["oracle"][str(one_line)]["all"] == pytest.approx(1 / 2)  # one of the two distinct messages

@@ -1,0 +1,409 @@
+"""``Memory.check`` / ``hippo check [--repair]``, damaged write-ahead logs, and the schema 2 -> 3 upgrade.
+
+Damage is made with a raw SQLite connection (or by editing the files), then the report must name the structure and
+the rows; repair must rebuild exactly what is derived and leave the messages as they were.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.cli import main as cli_main
+from hippo.base.errors import CorruptData, ReadOnlyError
+from hippo.store import wal
+from hippo.store.sqlite import SCHEMA_VERSION
+
+HERE = Path(__file__).resolve().parent
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+TEXTS = [f"message {i}: the ferry to the island leaves at {i % 12 + 1} o'clock, café ☕ 東京" for i in range(50)]
+
+
+def _store(tmp_path: Path, embed=None) -> Path:
+    """Sealed chunks, a tail, two namespaces and unit snapshots; written by a process that exits without close so
+    the tail stays unsealed."""
+    path = tmp_path / "c.db"
+    with Memory(path, config={"seal_tokens": 256}, embed=embed) as mem:
+        mem.add_many([{"text": t, "speaker": "Ann", "session_id": f"s{i // 10}", "metadata": {"i": i}}
+                      for i, t in enumerate(TEXTS[:40])])
+        mem.using("beta").add_many([{"text": f"beta {k} gardening"} for k in range(5)])
+        mem.recall("ferry island", budget_tokens=300)
+        mem.consolidate("deep")
+    code = ("import os, sys; from hippo import Memory; m = Memory(sys.argv[1], config={'seal_tokens': 100000}); "
+            "m.add_many([{'text': t} for t in sys.argv[2:]]); m._rt.store.checkpoint(); os._exit(0)")
+    subprocess.run([sys.executable, "-c", code, str(path), *TEXTS[40:]], check=True, timeout=120, env=ENV)
+    return path
+
+
+def _sql(path: Path, *statements: tuple) -> None:
+    db = sqlite3.connect(path)
+    for stmt in statements:
+        db.execute(*stmt) if isinstance(stmt, tuple) else db.execute(stmt)
+    db.commit()
+    db.close()
+
+
+def _sections(report: dict) -> dict[str, list]:
+    return {f"{ns}/{name}": sec["damaged"] for ns, secs in report["namespaces"].items() for name, sec in secs.items()
+            if sec["damaged"]}
+
+
+def test_a_clean_store_checks_ok_and_counts_every_structure(tmp_path) -> None:
+    path = _store(tmp_path)
+    with Memory(path) as mem:
+        report = mem.check()
+    json.dumps(report)  # JSON-serializable
+    assert report["ok"] and report["damaged"] == [] and not report["file"]["damaged"]
+    default = report["namespaces"]["default"]
+    assert default["messages"]["verified"] == 50
+    assert default["tail"]["verified"] == 10
+    assert default["chunks"]["verified"] >= 1
+    assert default["text"]["verified"] == 50
+    assert default["index"]["verified"] == 50
+    assert set(default["snapshots"]["verified"]) == {"derived.index", "derived.life"}
+    assert report["namespaces"]["beta"]["messages"]["verified"] == 5
+
+
+DAMAGE = {
+    "tail": ("tail", lambda db: db.execute("UPDATE tail SET tokens = ? || substr(tokens, 5) WHERE id = "
+                                           "(SELECT MIN(id) FROM tail)", (np.asarray([1820], "<u4").tobytes(),))),
+    "chunk blob": ("chunks", lambda db: db.execute("UPDATE chunks SET blob = substr(blob, 1, 20) || x'00' || "
+                                                   "substr(blob, 22) WHERE namespace = 'default'")),
+    "sealed n_tokens": ("chunks", lambda db: db.executescript(
+        "UPDATE messages SET n_tokens = n_tokens + 1 WHERE seq = 3 AND namespace = 'default';"
+        "UPDATE messages SET n_tokens = n_tokens - 1 WHERE seq = 4 AND namespace = 'default';")),
+    "metadata": ("messages", lambda db: db.execute("UPDATE messages SET metadata = '{broken' WHERE seq = 5")),
+    "created_at": ("messages", lambda db: db.execute("UPDATE messages SET created_at = 1e300 WHERE seq = 6")),
+    "uncovered": ("messages", lambda db: db.execute("DELETE FROM chunks WHERE namespace = 'beta'")),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(DAMAGE))
+def test_damage_to_data_is_reported_and_never_guessed(tmp_path, kind) -> None:
+    path = _store(tmp_path)
+    section, damage = DAMAGE[kind]
+    db = sqlite3.connect(path)
+    damage(db)
+    db.commit()
+    db.close()
+    with Memory(path) as mem:
+        report = mem.check()
+        assert not report["ok"]
+        found = _sections(report)
+        ns = "beta" if kind == "uncovered" else "default"
+        assert f"{ns}/{section}" in found, found
+        assert all(d.get("problem") for d in found[f"{ns}/{section}"])
+        repaired = mem.check(repair=True)
+        assert not repaired["ok"] and f"{ns}/{section}" in repaired["damaged"]
+    db = sqlite3.connect(path)
+    damaged_rows = db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    db.close()
+    assert damaged_rows == 55  # repair deleted nothing
+
+
+def test_message_ids_name_the_damage(tmp_path) -> None:
+    path = _store(tmp_path)
+    db = sqlite3.connect(path)
+    (mid,) = db.execute("SELECT id FROM messages WHERE seq = 5 AND namespace = 'default'").fetchone()
+    (tid,) = db.execute("SELECT MIN(id) FROM tail").fetchone()
+    db.execute("UPDATE messages SET metadata = '[1, 2]' WHERE id = ?", (mid,))
+    db.execute("UPDATE tail SET checksum = x'0000000000000000' WHERE id = ?", (tid,))
+    db.commit()
+    db.close()
+    with Memory(path) as mem:
+        found = _sections(mem.check())
+    assert [d["id"] for d in found["default/messages"]] == [mid]
+    assert [d["id"] for d in found["default/tail"]] == [tid]
+
+
+def test_repair_rebuilds_what_is_derived(tmp_path) -> None:
+    def embed(texts):
+        return np.asarray([[len(t) % 7, t.count("e"), 1.0, t.count(" ")] for t in texts], dtype=np.float32)
+
+    path = _store(tmp_path, embed=embed)
+    db = sqlite3.connect(path)
+    (code_id,) = db.execute("SELECT MIN(id) FROM codes").fetchone()
+    db.executescript(f"""
+        UPDATE namespaces SET next_seq = 2 WHERE name = 'default';
+        UPDATE units SET payload = x'00112233' WHERE kind = 'derived.life' AND namespace = 'default';
+        UPDATE codes SET code = x'0102' WHERE id = {code_id};
+        INSERT INTO codes(id, namespace, code) VALUES (999999, 'default', zeroblob(32));
+    """)
+    db.commit()
+    db.close()
+    with Memory(path, embed=embed) as mem:
+        report = mem.check()
+        assert set(report["damaged"]) == {"default/namespace_row", "default/snapshots", "default/codes"}
+        assert {d["id"] for d in report["namespaces"]["default"]["codes"]["damaged"]} == {code_id, 999999}
+        repaired = mem.check(repair=True)
+        assert repaired["ok"], repaired["damaged"]
+        for name in ("namespace_row", "snapshots", "codes", "index"):
+            assert repaired["namespaces"]["default"][name]["rebuilt"], name
+        item = mem.add("a message after the repair")  # next_seq is past every seq again: no collision
+        assert item.seq == 50
+        assert mem.check()["ok"]
+        assert mem.search("ferry island", k=3)
+    with Memory(path, embed=embed) as mem:
+        assert [it.text for it in mem.list()] == TEXTS + ["a message after the repair"]
+        assert mem.check()["ok"]
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*) FROM codes").fetchone()[0] == 56  # recomputed for every message
+    db.close()
+
+
+@pytest.mark.parametrize("column,value", [("next_seq", "'abc'"), ("generation", "x'00'"), ("next_seq", "-5")])
+def test_a_damaged_namespace_row_is_corrupt_data_until_repaired(tmp_path, column, value) -> None:
+    path = _store(tmp_path)
+    _sql(path, f"UPDATE namespaces SET {column} = {value} WHERE name = 'beta'")
+    with Memory(path, namespace="beta") as mem:
+        with pytest.raises(CorruptData, match="namespace 'beta'"):
+            mem.add("refused: its seq would be a guess")
+        report = mem.check()
+        assert "beta/namespace_row" in report["damaged"]
+        assert mem.check(repair=True)["ok"]
+        item = mem.add("stored after the repair")
+        assert item.seq == 5 and [it.text for it in mem.list()][-1] == "stored after the repair"
+
+
+def test_a_drifted_co_index_is_found_and_rebuilt(tmp_path) -> None:
+    path = _store(tmp_path)
+    with Memory(path) as mem:
+        mem.count()
+        idx = mem.engine.state().index
+        idx.rebuild_without([int(idx.ids.view[7])])  # the process's index loses a message the store has
+        report = mem.check()
+        assert report["namespaces"]["default"]["index"]["damaged"]
+        assert report["namespaces"]["default"]["index"]["rebuilt"]
+        assert mem.count() == 50 and [it.text for it in mem.list()] == TEXTS
+
+
+def test_check_on_a_read_only_store(tmp_path) -> None:
+    path = _store(tmp_path)
+    with Memory(path, read_only=True) as mem:
+        assert mem.check()["ok"]
+        with pytest.raises(ReadOnlyError):
+            mem.check(repair=True)
+
+
+def test_cli_check_and_repair(tmp_path, capsys) -> None:
+    assert cli_main(["check", "--path", str(tmp_path / "missing.db")]) == 2
+    assert "no store at" in capsys.readouterr().err and not (tmp_path / "missing.db").exists()
+    path = _store(tmp_path)
+    assert cli_main(["check", "--path", str(path)]) == 0
+    assert capsys.readouterr().out.strip().endswith("ok")
+    _sql(path, "UPDATE namespaces SET next_seq = 1 WHERE name = 'beta'")
+    assert cli_main(["check", "--path", str(path), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["damaged"] == ["beta/namespace_row"]
+    assert cli_main(["check", "--repair", "--path", str(path)]) == 0
+    capsys.readouterr()
+    assert cli_main(["check", "--path", str(path)]) == 0
+    _sql(path, "UPDATE messages SET metadata = 'x' WHERE seq = 2 AND namespace = 'beta'")
+    assert cli_main(["check", "--repair", "--path", str(path)]) == 1  # data damage stays reported
+    assert "beta/messages" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------------------------------ write-ahead log
+def _wal_store(tmp_path: Path, n: int = 30) -> Path:
+    """A store whose last ``n`` commits are only in its -wal (a writer killed before any checkpoint)."""
+    path = tmp_path / "w.db"
+    code = """
+import os, sys
+from hippo import Memory
+m = Memory(sys.argv[1])
+m.add("before the log")
+m._rt.store.checkpoint()
+m._rt.store._db.execute("PRAGMA wal_autocheckpoint=0")
+for i in range(int(sys.argv[2])):
+    m.add(f"committed message number {i} about the harbor")
+os._exit(0)
+"""
+    subprocess.run([sys.executable, "-c", code, str(path), str(n)], check=True, timeout=120, env=ENV)
+    return path
+
+
+def _flip(path: Path, frame: int, offset: int = 300) -> None:
+    log = Path(str(path) + "-wal")
+    data = bytearray(log.read_bytes())
+    page = int.from_bytes(data[8:12], "big")
+    data[wal.WAL_HEADER + frame * (wal.FRAME_HEADER + page) + wal.FRAME_HEADER + offset] ^= 0x20
+    log.write_bytes(bytes(data))
+
+
+def test_vectorized_wal_checksum_matches_the_reference_loop() -> None:
+    rng = np.random.default_rng(3)
+    for big in (False, True):
+        for words in (2, 8, 1026):
+            data = rng.integers(0, 256, 4 * words, dtype=np.uint8).tobytes()
+            s0, s1 = int(rng.integers(0, 2**32)), int(rng.integers(0, 2**32))
+            arr = np.frombuffer(data, dtype=">u4" if big else "<u4").astype(np.uint64).reshape(1, -1)
+            powers = wal._powers(words // 2)
+            got = wal.continue_checksum(np.asarray([[s0, s1]], dtype=np.uint64),
+                                        wal.checksum_terms(arr, powers), powers[words // 2])
+            assert tuple(int(x) for x in got[0]) == wal.reference_checksum(data, big, s0, s1)
+
+
+def test_an_intact_log_verifies_frame_by_frame(tmp_path) -> None:
+    path = _wal_store(tmp_path)
+    rep = wal.analyze(str(path))
+    assert rep.header_ok and rep.frames > 30 and rep.replayed_frames == rep.frames and not rep.damaged
+    with Memory(path) as mem:
+        assert mem.count() == 31
+
+
+def test_a_damaged_log_is_refused_and_repair_keeps_a_copy(tmp_path, capsys) -> None:
+    path = _wal_store(tmp_path)
+    _flip(path, frame=4)
+    damaged_log = Path(str(path) + "-wal").read_bytes()
+    # what SQLite alone does with it: silently rolls back to before the damage
+    probe = tmp_path / "probe.db"
+    shutil.copy(path, probe)
+    shutil.copy(str(path) + "-wal", str(probe) + "-wal")
+    raw = sqlite3.connect(probe)
+    silently = raw.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    raw.close()
+    assert silently < 31
+    rep = wal.analyze(str(path))
+    assert rep.damaged and rep.first_bad_frame == 4 and rep.lost_commits >= 31 - silently - 1
+    for ro in (False, True):
+        with pytest.raises(CorruptData, match="write-ahead log .* damaged at frame 4"):
+            Memory(path, read_only=ro)
+    assert Path(str(path) + "-wal").read_bytes() == damaged_log  # refusing touched nothing
+    assert cli_main(["check", "--path", str(path)]) == 2
+    assert "hippo check --repair" in capsys.readouterr().err
+    assert cli_main(["check", "--repair", "--path", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    (copy,) = [p for p in os.listdir(tmp_path) if ".damaged-" in p]
+    assert (tmp_path / copy).read_bytes() == damaged_log
+    assert report["wal"]["rebuilt"] and copy in report["wal"]["rebuilt"][0]
+    with Memory(path) as mem:  # open again, as of the last intact transaction, and consistent
+        assert mem.count() == silently
+        assert mem.check()["ok"]
+
+
+def test_a_torn_last_transaction_is_a_normal_crash(tmp_path) -> None:
+    """Damage after the last commit frame (a write torn by the crash itself) is what recovery is for."""
+    path = _wal_store(tmp_path)
+    log = Path(str(path) + "-wal")
+    rep = wal.analyze(str(path))
+    page = rep.page_size
+    data = log.read_bytes()
+    # half of one more frame, as a crash in the middle of appending it would leave
+    log.write_bytes(data + data[wal.WAL_HEADER:wal.WAL_HEADER + (wal.FRAME_HEADER + page) // 2])
+    assert not wal.analyze(str(path)).damaged
+    _flip(path, frame=rep.frames - 1)  # the last commit frame itself: indistinguishable from a torn write
+    assert not wal.analyze(str(path)).damaged
+    with Memory(path) as mem:
+        assert mem.count() == 30
+
+
+def test_damage_to_frames_already_in_the_file_loses_nothing(tmp_path) -> None:
+    path = _wal_store(tmp_path)
+    log = Path(str(path) + "-wal")
+    kept = log.read_bytes()
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every frame copied into the file
+    db.close()
+    log.write_bytes(kept)  # the log as it was before the checkpoint reset it
+    _flip(path, frame=4)
+    assert not wal.analyze(str(path)).damaged
+    with Memory(path) as mem:
+        assert mem.count() == 31
+
+
+def test_a_damaged_log_header_is_detected(tmp_path) -> None:
+    path = _wal_store(tmp_path)
+    log = Path(str(path) + "-wal")
+    data = bytearray(log.read_bytes())
+    data[25] ^= 0x01  # the header's checksum: SQLite would ignore the whole log
+    log.write_bytes(bytes(data))
+    rep = wal.analyze(str(path))
+    assert not rep.header_ok and rep.damaged
+    with pytest.raises(CorruptData, match="its header"):
+        Memory(path)
+
+
+# ------------------------------------------------------------------------------------------ schema upgrade
+ALPHA = ([f"Ann said the harbor ferry {i} leaves at nine; café ☕ and 東京 note {i}" for i in range(30)]
+         + ["ha" * 300, "the unsealed tail message about the lighthouse", "another tail one, naïve résumé"])
+BETA = [f"beta message {k} about gardening and tomatoes" for k in range(5)]
+
+
+def _v2(tmp_path: Path) -> Path:
+    path = tmp_path / "v2.db"
+    db = sqlite3.connect(path)
+    db.executescript((HERE / "data" / "store_v2.sql").read_text(encoding="utf-8"))
+    db.close()
+    return path
+
+
+def test_a_schema_2_store_opens_and_upgrades(tmp_path) -> None:
+    path = _v2(tmp_path)
+    with Memory(path, namespace="alpha") as mem:
+        assert mem._rt.store.version == SCHEMA_VERSION
+        assert [it.text for it in mem.list()] == ALPHA
+        assert [it.text for it in mem.using("beta").list()] == BETA
+        assert mem.check()["ok"]
+        mem.add("written after the upgrade")
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
+    assert db.execute("SELECT COUNT(*) FROM tail WHERE checksum IS NULL").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM chunks WHERE checksum IS NULL").fetchone()[0] == 0
+    db.close()
+    with Memory(path, namespace="alpha") as mem:
+        assert [it.text for it in mem.list()] == ALPHA + ["written after the upgrade"]
+
+
+def test_an_upgraded_store_detects_later_damage(tmp_path) -> None:
+    path = _v2(tmp_path)
+    Memory(path).close()
+    _sql(path, "UPDATE messages SET seq = -1 WHERE seq = 3 AND namespace = 'alpha'",
+         "UPDATE messages SET seq = 3 WHERE seq = 4 AND namespace = 'alpha'",
+         "UPDATE messages SET seq = 4 WHERE seq = -1 AND namespace = 'alpha'")
+    with Memory(path, namespace="alpha") as mem:
+        with pytest.raises(CorruptData, match="checksum"):
+            mem.list()
+
+
+def test_an_unknown_schema_version_is_refused(tmp_path) -> None:
+    path = _v2(tmp_path)
+    _sql(path, f"UPDATE meta SET value = '{SCHEMA_VERSION + 1}' WHERE key = 'schema_version'")
+    with pytest.raises(CorruptData, match=f"schema version {SCHEMA_VERSION + 1}"):
+        Memory(path)
+
+
+def test_random_damage_is_caught_by_check_or_by_reads(tmp_path) -> None:
+    """Byte edits anywhere in the token and chunk columns: every read of the namespace raises CorruptData or gives
+    back exactly the added text, and check agrees with the reads."""
+    base = _store(tmp_path)
+    rng = random.Random(7)
+    for k in range(12):
+        path = tmp_path / f"r{k}.db"
+        shutil.copy(base, path)
+        db = sqlite3.connect(path)
+        table, col = rng.choice([("tail", "tokens"), ("chunks", "blob"), ("tail", "checksum"), ("chunks", "checksum")])
+        rid, blob = rng.choice(db.execute(f"SELECT id, {col} FROM {table}").fetchall())
+        blob = bytearray(blob)
+        blob[rng.randrange(len(blob))] ^= 1 << rng.randrange(8)
+        db.execute(f"UPDATE {table} SET {col} = ? WHERE id = ?", (bytes(blob), rid))
+        db.commit()
+        db.close()
+        with Memory(path) as mem:
+            report = mem.check()
+            try:
+                texts = [it.text for it in mem.list()] + [it.text for it in mem.using("beta").list()]
+            except CorruptData:
+                assert not report["ok"]
+                continue
+            assert texts == TEXTS + [f"beta {k} gardening" for k in range(5)], (table, col)
+            assert report["ok"], report["damaged"]

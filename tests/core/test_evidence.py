@@ -1,0 +1,193 @@
+"""Evidence-per-token packing (hippo.engine.evidence) and dense re-scoring (hippo.index.embedding).
+
+References are hand-computed values, brute force over small cases, and numpy float cosines."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.engine import evidence
+from hippo.index.embedding import EmbeddingCodes, quantize
+from hippo.base.errors import HippoError, InvalidInput
+
+
+def test_verbosity_prior_by_hand():
+    # overall median 10; group 0 median 4 (terse: 1), group 1 median 40 (verbose: sqrt(10 / 40) = 0.5)
+    lengths = [4, 4, 40, 40, 10, 4, 40]
+    groups = [0, 0, 1, 1, 0, 0, 1]
+    assert np.median(lengths) == 10
+    p = evidence.verbosity_prior(lengths, groups)
+    assert p.tolist() == pytest.approx([1, 1, 0.5, 0.5, 1, 1, 0.5])
+    assert evidence.verbosity_ratio(lengths, groups) == pytest.approx(4.0)
+    # everyone alike: no prior, ratio 1
+    assert evidence.verbosity_prior([5, 5, 5], [0, 1, 2]).tolist() == [1, 1, 1]
+    assert evidence.verbosity_prior([5, 6, 7], [0, 1, 2]).tolist() == pytest.approx([1, 1, (6 / 7) ** 0.5])
+    assert evidence.verbosity_ratio([5, 5], [0, 1]) == 1.0
+    assert evidence.verbosity_prior([], []).size == 0
+
+
+def test_cost_exponent_follows_peakedness():
+    flat = np.full(30, 2.0)
+    peaked = np.r_[10.0, np.full(29, 1.0)]
+    # k = 20: flat scores -> the ceiling; peaked -> ceiling * s_21 / s_1
+    assert evidence.cost_exponent(flat) == pytest.approx(evidence.MAX_EXPONENT)
+    assert evidence.cost_exponent(peaked) == pytest.approx(evidence.MAX_EXPONENT * 0.1)
+    assert evidence.cost_exponent(flat, ratio=math.e) == pytest.approx(2 * evidence.MAX_EXPONENT)
+    assert evidence.cost_exponent(flat, ratio=1e9) == 1.0  # capped
+    # fewer positive candidates than k: nothing to choose among, rank order
+    assert evidence.cost_exponent(np.r_[np.ones(5), np.zeros(40)]) == 0.0
+    with pytest.raises(InvalidInput, match="ratio"):
+        evidence.cost_exponent(flat, ratio=0.5)
+    with pytest.raises(InvalidInput, match="k"):
+        evidence.cost_exponent(flat, k=0)
+
+
+def test_packing_order_is_rank_order_without_cost_and_value_per_token_with_it():
+    scores = [3.0, 2.0, 2.0, 1.0]
+    costs = [100, 10, 50, 1]
+    assert evidence.packing_order(scores, costs, exponent=0).tolist() == [0, 1, 2, 3]  # ties keep input order
+    # exponent 1: 0.03, 0.2, 0.04, 1.0 per token
+    assert evidence.packing_order(scores, costs, exponent=1).tolist() == [3, 1, 2, 0]
+    # a prior halves item 1: 0.1 per token, still above 0.04
+    assert evidence.packing_order(scores, costs, [1, 0.5, 1, 1], exponent=1).tolist() == [3, 1, 2, 0]
+    for bad in ({"costs": [1, 0, 1, 1]}, {"costs": [1, 2]}, {"exponent": -1}):
+        kw = {"scores": scores, "costs": costs, "exponent": 1, **bad}
+        with pytest.raises(InvalidInput):
+            evidence.packing_order(**kw)
+    with pytest.raises(HippoError):
+        evidence.verbosity_prior([1, 2], [0])
+
+
+def _best_subset(values, costs, budget):
+    best = 0.0
+    for r in range(len(values) + 1):
+        for sub in itertools.combinations(range(len(values)), r):
+            if sum(costs[i] for i in sub) <= budget:
+                best = max(best, sum(values[i] for i in sub))
+    return best
+
+
+def test_greedy_by_value_per_token_is_near_the_knapsack_optimum():
+    # The greedy order with exponent 1 is the fractional-knapsack solution: packing it (skipping what does not fit)
+    # is within the largest single value of the 0/1 optimum (brute force over 10 items).
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        v = rng.random(10)
+        c = rng.integers(1, 30, 10)
+        budget = int(rng.integers(20, 80))
+        used = got = 0.0
+        for i in evidence.packing_order(v, c, exponent=1).tolist():
+            if used + c[i] <= budget:
+                used += c[i]
+                got += v[i]
+        assert got >= _best_subset(v.tolist(), c.tolist(), budget) - v.max() - 1e-9
+
+
+def _convo(mem: Memory) -> dict[str, int]:
+    ids = {}
+    filler = "Sure, here are some general thoughts about gardens, soil, water, light and seasons. " * 15
+    for k in range(12):
+        ids[f"u{k}"] = mem.add(f"I planted tomatoes in bed {k} and watered the garden soil.", role="user").id
+        ids[f"a{k}"] = mem.add(f"About bed {k}: tomatoes in the garden soil need water. " + filler, role="assistant").id
+    return ids
+
+
+def test_recall_spends_the_budget_on_short_statements_when_the_ranking_is_flat():
+    mem = Memory(None)
+    ids = _convo(mem)
+    r = mem.recall("tomatoes garden soil", budget_tokens=600)
+    got = {m.id for m in r.messages}
+    users = {v for k, v in ids.items() if k.startswith("u")}
+    # every message matches about equally; the terse side's statements are the better bet per token
+    assert len(got & users) >= 8 and r.tokens <= 600
+    mem.close()
+
+
+def test_recall_takes_a_long_message_when_it_is_the_clear_match():
+    mem = Memory(None)
+    _convo(mem)
+    long_id = mem.add("The greyhound adoption paperwork from the rescue in Porto: " + "details " * 300,
+                      role="assistant").id
+    r = mem.recall("greyhound adoption paperwork Porto rescue", budget_tokens=800)
+    assert long_id in {m.id for m in r.messages}
+    mem.close()
+
+
+def test_quantized_cosines_match_float_cosines():
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((50, 384)).astype(np.float32)
+    q = rng.standard_normal(384).astype(np.float32)
+    dense = EmbeddingCodes(256)
+    dense.add(list(range(100, 150)), np.hstack([np.zeros((50, 32), np.uint8), quantize(vecs).view(np.uint8)]))
+    want = vecs @ q / np.linalg.norm(vecs, axis=1) / np.linalg.norm(q)
+    got = dense.cosines([100, 149, 120, 7], q)
+    assert got[:3] == pytest.approx(want[[0, 49, 20]], abs=0.01)
+    assert math.isnan(got[3])  # unknown id
+
+
+def _embed(texts):
+    # a deterministic bag-of-letters embedding: enough to order messages by shared vocabulary
+    out = np.zeros((len(texts), 64), dtype=np.float32)
+    for i, t in enumerate(texts):
+        for w in t.lower().split():
+            out[i, hash(w.strip(".,?!")) % 64] += 1.0
+    return out + 1e-3
+
+
+def test_dense_vectors_survive_a_reopen(tmp_path):
+    path = tmp_path / "m.db"
+    mem = Memory(path, embed=_embed)
+    a = mem.add("the violin lesson is on tuesday").id
+    mem.add("we bought apples and pears")
+    mem.recall("violin lesson", budget_tokens=100)
+    mem.close()
+    mem = Memory(path, embed=_embed)
+    mem.recall("violin lesson", budget_tokens=100)
+    dense = mem.engine.state().codes
+    cos = dense.cosines([a], _embed(["violin lesson"])[0])
+    assert np.isfinite(cos).all() and cos[0] > 0.5
+    mem.close()
+
+
+def test_quantize_rejects_bad_vectors():
+    with pytest.raises(HippoError):
+        quantize([[1.0, float("nan")]])
+    assert quantize([[0.0, 0.0]]).tolist() == [[0, 0]]
+
+
+def test_the_verbosity_prior_follows_deletes_and_growth():
+    mem = Memory(None)
+    short = [mem.add(f"I keep bees in hive {k}.", role="user").id for k in range(6)]
+    long_ = [mem.add(f"Bees in hive {k}: " + "inspect frames, check the queen, add supers. " * 30,
+                     role="assistant").id for k in range(6)]
+    state = mem.engine.state()
+    idx = state.index
+    rows = np.asarray([idx.row_of[i] for i in short + long_])
+    p = evidence.prior_of(state, rows)
+    lengths = idx.doc_lengths()[rows].astype(float)
+    want = (np.median(lengths) / np.median(lengths[6:])) ** 0.5  # about sqrt(1/2): half the messages are long
+    assert (p[:6] == 1).all() and p[6:] == pytest.approx(np.full(6, want)) and want < 0.75
+    mem.delete(long_)                                    # only the terse speaker is left: no discount
+    state = mem.engine.state()
+    idx = state.index
+    rows = np.asarray([idx.row_of[i] for i in short])
+    assert (evidence.prior_of(state, rows) == 1).all()
+    mem.close()
+
+
+def test_the_shortlist_packs_the_same_context_as_the_whole_candidate_list(monkeypatch):
+    mem = Memory(None)
+    _convo(mem)
+    for k in range(30):
+        mem.add(f"Note {k}: the compost bin needs brown leaves and kitchen scraps for the tomatoes.", role="user")
+    queries = ["tomatoes compost", "garden soil water", "brown leaves kitchen scraps", "bed 3 tomatoes"]
+    got = {q: [m.id for m in mem.recall(q, budget_tokens=300).messages] for q in queries}
+    monkeypatch.setattr(evidence, "_SHORTLIST_MIN", 10_000)  # every candidate described and ordered
+    for q in queries:
+        assert [m.id for m in mem.recall(q, budget_tokens=300).messages] == got[q]
+    mem.close()

@@ -1,0 +1,92 @@
+"""Which way a relative time expression points: forward when the speaker talks about the future, back when they
+report, and no date at all when the words name a span, a rate or a heading.
+
+Each case is synthetic and pins a resolution a review of real conversations found wrong (docs/time_and_truth.md,
+"Precision, checked by hand"); the expected dates are worked out by hand from the calendar."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+import hippo
+from hippo.text import timeexpr
+
+
+def at(*a) -> float:
+    return datetime(*a, tzinfo=timezone.utc).timestamp()
+
+
+def label(text: str, now: float) -> str | None:
+    ref = timeexpr.event_time(text, now)
+    return None if ref is None else ref.label()
+
+
+MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
+
+
+@pytest.mark.parametrize("text, now, want", [
+    # plans point forward
+    ("I'm training for the Dublin half marathon in October", MAY_10, "October 2023"),
+    ("We will visit my aunt in March", MAY_10, "March 2024"),
+    ("Next March we fly to Rome", MAY_10, "March 2024"),
+    ("I've got a meeting with my family on March 25 to discuss the house", at(2024, 5, 2), "25 March 2025"),
+    ("The next review is planned for September 15, but you can add notes before", at(2025, 2, 20),
+     "15 September 2025"),
+    ("I'm meeting her on Friday", MAY_10, "12 May 2023"),
+    ("See you this Friday!", MAY_10, "12 May 2023"),
+    ("The party is on the 3rd", MAY_10, "3 June 2023"),
+    ("I'll talk to Sam before our meeting on the 17th", at(2024, 9, 18), "17 October 2024"),
+    ("I'll see you in a week", MAY_10, "week of 15 May 2023"),
+    ("I'll start by having a chat with Ana this weekend.", at(2024, 3, 15), "weekend of 16 March 2024"),
+    ("Here are some steps to help you implement the new structure this week:", at(2024, 3, 3),
+     "week of 4 March 2024"),  # said on a Sunday
+    # reports point back
+    ("I ran the Dublin half marathon in October", MAY_10, "October 2022"),
+    ("I got my first tattoo back in November, a small fern.", at(2024, 2, 7), "November 2023"),
+    ("I met her on Friday", MAY_10, "5 May 2023"),
+    ("We married on the 3rd", MAY_10, "3 May 2023"),
+    ("This weekend was so much fun", at(2024, 3, 18), "weekend of 16 March 2024"),
+    ("I've been so busy this week", at(2024, 3, 3), "week of 26 February 2024"),
+    # "my will" is a document, not the future
+    ("I just updated my will to add my accounts on November 5", at(2024, 11, 12), "5 November 2024"),
+    ("I confirmed with my attorney on February 12 that my will complies", at(2025, 2, 20), "12 February 2025"),
+    # a future word that governs another verb does not turn the date
+    ("My daily journaling starting April 1 will help me understand myself", at(2024, 6, 1), "1 April 2024"),
+    ("It's 75% complete by July 5, with 12 of 16 scenes filmed, can you help me meet the deadline",
+     at(2024, 7, 10), "5 July 2024"),
+    # a date a plan names that passed days ago is that date, not next year's
+    ("Managing your time to meet the September 1 deadline for your edit", at(2024, 9, 5), "1 September 2024"),
+    # without a tense, the nearest such date
+    ("Extending your reading goal to 12 books by March 1 is a great ambition!", at(2023, 12, 12), "1 March 2024"),
+    ("on December 20 we married", at(2023, 1, 9), "20 December 2022"),
+    ("it improved by 15 points since May 25 when I paid off the card", at(2024, 9, 2), "25 May 2024"),
+    # a weekday followed by its date is that date
+    ("Please join us on Tuesday, June 5, at 10 AM.", at(2024, 5, 2), "5 June 2024"),
+    # "a month ago" is about thirty days back
+    ("I bought a kayak a month ago, can't wait for summer.", at(2023, 10, 30), "week of 27 September 2023"),
+])
+def test_direction_follows_what_the_speaker_talks_about(text, now, want):
+    assert label(text, now) == want
+
+
+@pytest.mark.parametrize("text, now", [
+    ("Multiply your weekly income by the number of weeks you plan to work in a month", at(2024, 5, 10)),
+    ("Be realistic about what you can accomplish in a day.", at(2024, 6, 1)),
+    ("Review Action Items from Last Week (5 minutes): discuss status", at(2024, 3, 3)),
+    ("read a standalone novel one week and a book from a series the next week", at(2024, 2, 28)),
+    ("spend 15 minutes reviewing past week's progress, 30 minutes planning", at(2024, 9, 5)),
+])
+def test_spans_rates_and_headings_are_no_dates(text, now):
+    assert timeexpr.event_time(text, now) is None
+
+
+def test_a_plan_is_shown_with_its_coming_date_in_context():
+    mem = hippo.Memory()
+    mem.add("I'm training for the Dublin half marathon in October!", speaker="Maya", timestamp=datetime(2023, 5, 10))
+    mem.add("I ran my first marathon in October, it was tough.", speaker="Tom", timestamp=datetime(2023, 5, 10))
+    text = mem.recall("When is Maya's half marathon?", budget_tokens=200).text
+    assert "Maya (October 2023): I'm training for the Dublin half marathon" in text
+    text = mem.recall("When did Tom run his first marathon?", budget_tokens=200).text
+    assert "Tom (October 2022): I ran my first marathon" in text

@@ -1,0 +1,183 @@
+"""The engine over both stores: ``hippo.Memory`` on a SQLite file and on a PostgreSQL URL behaves the same.
+
+Each test runs on both backends (``location``); the differential test feeds both the same messages and asks the
+same questions: the contexts, hits and ids must be identical, since nothing in the engine may depend on which store
+holds the log."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import hippo
+from hippo import Memory
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+SMALL = {"seal_tokens": 64}  # chunks from the first few messages on: sealing and merging take part everywhere
+
+CONVERSATION = [
+    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
+    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
+    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
+    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
+    ("s2", "Ann", "I started learning the cello in January."),
+    ("s2", "Bob", "How are the cello lessons going?"),
+    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
+    ("s2", "Bob", "I am reading a novel about lighthouse keepers."),
+    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
+    ("s3", "Bob", "Classic beagle behaviour."),
+    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
+    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
+    ("s4", "Ann", "The commute is a 20 minute tram ride along the river."),
+    ("s4", "Bob", "I finally fixed the leaking kitchen tap myself."),
+    ("s4", "Ann", "My cello teacher moved to Porto, so I take lessons online now."),
+    ("s4", "Bob", "Pixel the beagle graduated from puppy school!"),
+]
+QUESTIONS = ["Where did Ann go hiking?", "What is the beagle called?", "Which instrument is Ann learning?",
+             "Where does Ann live now?", "How does Ann commute?", "What did Bob fix?", "What is Bob reading?",
+             "Who teaches Ann the cello and where?", "animals seen in the mountains", "tram"]
+
+
+def items(conversation=CONVERSATION) -> list[dict]:
+    return [{"text": text, "speaker": speaker, "session_id": session, "timestamp": T0 + timedelta(days=7 * k),
+             "metadata": {"turn": k}} for k, (session, speaker, text) in enumerate(conversation)]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    return request.getfixturevalue("pg_url")
+
+
+def test_add_recall_search_get_list(location) -> None:
+    with Memory(location, config=SMALL) as mem:
+        added = mem.add_many(items())
+        assert [it.id for it in added] == list(range(1, len(CONVERSATION) + 1))
+        assert mem.count() == len(CONVERSATION)
+        assert [it.text for it in mem.list()] == [t for _, _, t in CONVERSATION]
+        got = mem.get(added[3].id)
+        assert (got.text, got.speaker, got.metadata) == (CONVERSATION[3][2], "Bob", {"turn": 3})
+        hits = mem.search("beagle Pixel", k=3)
+        assert hits and all("beagle" in h.text or "Pixel" in h.text for h in hits)
+        context = mem.recall("What is the beagle called?", budget_tokens=120)
+        assert "named Pixel" in context.text
+    with Memory(location, config=SMALL) as again:  # reopened: everything read back from the store
+        assert [it.text for it in again.list()] == [t for _, _, t in CONVERSATION]
+        assert "named Pixel" in again.recall("What is the beagle called?", budget_tokens=120).text
+
+
+def test_forget_and_delete_leave_every_read(location) -> None:
+    with Memory(location, config=SMALL) as mem:
+        added = mem.add_many(items())
+        assert mem.forget({"speaker": "Bob"}) == 8
+        assert all(it.speaker == "Ann" for it in mem.list())
+        assert all(h.speaker == "Ann" for h in mem.search("beagle puppy school", k=5))
+        assert mem.delete([added[0].id]) == 1
+        assert "Dolomites" not in mem.recall("Where did Ann go hiking?", budget_tokens=500).text
+        with pytest.raises(hippo.NotFound):
+            mem.get(added[0].id)
+        mem.clear()
+        assert mem.count() == 0
+
+
+def test_export_import_round_trip(location, tmp_path) -> None:
+    out = tmp_path / "export.jsonl"
+    with Memory(location, namespace="src", config=SMALL) as mem:
+        mem.add_many(items())
+        assert mem.export(out) == len(CONVERSATION)
+        copy = mem.using("copy")
+        assert copy.import_(out) == len(CONVERSATION)
+        assert [(it.text, it.speaker, it.metadata) for it in copy.list()] == \
+            [(it.text, it.speaker, it.metadata) for it in mem.list()]
+        assert sorted(mem.namespaces()) == ["copy", "src"]
+
+
+def test_consolidate_topics_and_update(location) -> None:
+    with Memory(location, config=SMALL) as mem:
+        added = mem.add_many(items())
+        report = mem.consolidate("deep")
+        assert isinstance(report, dict)
+        topics = mem.topics()
+        assert topics
+        assert any(text in mem.topic(topics[0]["id"]) for _, _, text in CONVERSATION)
+        mem.update(added[2].id, metadata={"turn": 2, "checked": True})
+        assert mem.get(added[2].id).metadata == {"turn": 2, "checked": True}
+    with Memory(location, config=SMALL) as again:  # the unit snapshot was saved in the store and loads back
+        def shape(ts):  # strength decays with the wall clock between the two reads
+            return [{k: v for k, v in t.items() if k != "strength"} for t in ts]
+
+        assert shape(again.topics()) == shape(topics)
+        assert again.get(added[2].id).metadata == {"turn": 2, "checked": True}
+
+
+def test_index_entries(location) -> None:
+    payload = json.dumps({"orders": [{"id": f"ORD-{i:04d}", "total": i * 3} for i in range(60)]}, indent=1)
+    with Memory(location, namespace="agent") as mem:
+        entry = mem.index_entry(payload, type="tool_result", source="orders_api", turn=1)
+        assert mem.complete(entry.id).text == payload  # byte for byte, from its stored parts
+        assert [e.id for e in mem.entries(turn=2)] == [entry.id]
+    with Memory(location, namespace="agent") as again:
+        assert again.entry(entry.id, turn=3).n_tokens == entry.n_tokens
+        assert again.complete(entry.id).text == payload
+
+
+def test_a_forget_on_one_handle_is_honoured_by_the_next_read_on_another(location) -> None:
+    with Memory(location) as host_a, Memory(location) as host_b:
+        added = host_a.add_many(items())
+        assert any("Lisbon" in h.text for h in host_b.search("Lisbon", k=5))  # b caught up with a's appends
+        host_a.forget({"turn": {"$in": [10, 11]}})
+        assert not any("Lisbon" in h.text for h in host_b.search("Lisbon", k=5))
+        assert "Lisbon" not in host_b.recall("Where does Ann live now?", budget_tokens=500).text
+        with pytest.raises(hippo.NotFound):
+            host_b.get(added[10].id)
+        host_b.add("Ann now lives in Lisbon's Alfama quarter.", speaker="Ann")
+        assert any("Alfama" in h.text for h in host_a.search("Alfama", k=3))
+
+
+def _run(mem: Memory, questions: list[str], budget: int) -> list:
+    out = []
+    for q in questions:
+        rec = mem.recall(q, budget_tokens=budget)
+        out.append((rec.text, [m.id for m in rec.messages], [(h.id, round(h.score, 9)) for h in mem.search(q, k=5)]))
+    return out
+
+
+def test_recall_is_the_same_over_postgresql_and_sqlite(tmp_path, pg_url) -> None:
+    def scenario(location: str) -> list:
+        with Memory(location, config=SMALL) as mem:
+            mem.add_many(items()[:9])
+            for it in items()[9:]:
+                mem.add(**it)
+            first = _run(mem, QUESTIONS, 150)
+            assert mem.forget({"turn": 4}) == 1
+            second = _run(mem, QUESTIONS, 300)
+        with Memory(location, config=SMALL) as again:
+            third = _run(again, QUESTIONS, 1000)
+        return [first, second, third]
+
+    assert scenario(pg_url) == scenario(str(tmp_path / "same.db"))
+
+
+LOCOMO = Path(os.environ.get("HIPPO_LOCOMO", Path(__file__).resolve().parents[3] / "shared" / "data" /
+                             "locomo_dev.json"))
+
+
+@pytest.mark.skipif(not LOCOMO.exists(), reason=f"LoCoMo data not found at {LOCOMO}")
+def test_recall_on_a_locomo_conversation_is_the_same_over_both_stores(tmp_path, pg_url) -> None:
+    from hippo_bench.locomo import conversation_items, load_locomo
+
+    conv = load_locomo(LOCOMO)[0]
+    messages = conversation_items(conv)
+    questions = [qa.question for qa in conv.qa if qa.category != 5][:40]
+
+    def scenario(location: str) -> list:
+        with Memory(location, namespace=conv.sample_id) as mem:
+            mem.add_many(messages)
+            return _run(mem, questions, 1000)
+
+    assert scenario(pg_url) == scenario(str(tmp_path / "locomo.db"))

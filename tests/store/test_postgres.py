@@ -1,0 +1,511 @@
+"""What only the PostgreSQL store has: URLs, migrations of its schema, writers in several processes, idempotent
+appends, and faults of a real server (backends terminated mid-transaction and mid-commit, a restart mid-run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+psycopg = pytest.importorskip("psycopg")
+
+from hippo import Memory  # noqa: E402
+from hippo.base.errors import CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError  # noqa: E402
+from hippo.store import postgres  # noqa: E402
+from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
+from hippo.text import tokenizer  # noqa: E402
+
+from .test_conformance import assert_same, batch  # noqa: E402
+
+ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+
+
+def admin(pg_server):
+    return psycopg.connect(pg_server.url("hippo"), autocommit=True)
+
+
+def wait_for(predicate, timeout: float = 20.0, what: str = "a condition"):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = predicate()
+        if got:
+            return got
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def spy(monkeypatch, obj, name: str) -> list:
+    """Record every result of ``obj.name(...)`` (the method still runs)."""
+    calls: list = []
+    real = getattr(obj, name)
+
+    def wrapper(*args, **kwargs):
+        calls.append(real(*args, **kwargs))
+        return calls[-1]
+
+    monkeypatch.setattr(obj, name, wrapper)
+    return calls
+
+
+def schema_of(url: str) -> str:
+    return parse_url(url)[2]["hippo_schema"]
+
+
+# -- URLs ---------------------------------------------------------------------------------------------------------
+def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() -> None:
+    libpq, shown, ours = parse_url("postgresql://app:s3cret@db.example:6432/mem?sslmode=require&password=other"
+                                   "&hippo_schema=tenant_7&hippo_pool_max=8")
+    assert "s3cret" not in shown and "other" not in shown and shown.startswith("postgresql://app@db.example:6432/mem")
+    assert "hippo_" not in libpq and "s3cret" in libpq and "sslmode=require" in libpq
+    assert ours == {"hippo_schema": "tenant_7", "hippo_pool_max": "8"}
+    _, shown, _ = parse_url("postgres://u@/db?host=/run/postgresql")
+    assert shown == "postgres://u@/db?host=/run/postgresql"
+
+
+@pytest.mark.parametrize("url, match", [
+    ("postgresql://u@h/db?hippo_schema=bad-name", "hippo_schema"),
+    ("postgresql://u@h/db?hippo_schema=", "hippo_schema"),
+    ("postgresql://u@h/db?hippo_pool_max=0", "hippo_pool_max"),
+    ("postgresql://u@h/db?hippo_pool_min=5&hippo_pool_max=2", "hippo_pool_max"),
+    ("postgresql://u@h/db?hippo_prepare_threshold=soon", "hippo_prepare_threshold"),
+    ("postgresql://u@h/db?hippo_colour=blue", "unknown hippo parameter"),
+    ("postgresql://u@h/db?not_a_libpq_option=1", "not a valid PostgreSQL URL"),
+    ("mysql://u@h/db", "postgresql://"),
+])
+def test_bad_urls_are_invalid_input_naming_the_parameter(url, match) -> None:
+    with pytest.raises(InvalidInput, match=match):
+        PostgresStore(url)
+
+
+def test_an_unreachable_database_is_a_store_error_without_the_password(pg_server) -> None:
+    url = pg_server.url("no_such_database").replace("postgres@", "postgres:hunter2@")
+    with pytest.raises(StoreError) as info:
+        Memory(url)
+    assert "hunter2" not in str(info.value) and "no_such_database" in str(info.value)
+
+
+def test_memory_opens_a_url_and_reopens_it_with_an_embedding(pg_url) -> None:
+    def embed(texts):
+        return [[float(len(t)), float(t.count("a")), 1.0] for t in texts]
+
+    with Memory(pg_url, namespace="n") as mem:
+        assert mem.path.startswith("postgresql://") and repr(mem).startswith("Memory(path='postgresql://")
+        mem.add("the harbour master keeps a logbook")
+        with mem.with_embedding(embed) as twin:
+            assert twin.path == mem.path and twin.count() == 1
+            twin.add("a second entry with an embedding")
+        assert mem.count() == 2
+
+
+# -- schema and migrations ----------------------------------------------------------------------------------------
+def _columns(conn, schema: str) -> set[tuple[str, str, str]]:
+    return set(conn.execute("SELECT table_name, column_name, data_type FROM information_schema.columns"
+                            " WHERE table_schema = %s", (schema,)).fetchall())
+
+
+def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> None:
+    schema = schema_of(pg_url)
+    st = PostgresStore(pg_url)
+    msgs = batch(6)
+    st.append("a", msgs[:4])
+    st.seal("a", 1)
+    st.append("a", msgs[4:])
+    st.close()
+    with admin(pg_server) as conn:  # back to schema 1, as a store written before the change feed and keys
+        for stmt in ("DROP TABLE {s}.changes", "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon",
+                     "ALTER TABLE {s}.messages DROP COLUMN idem_key",
+                     "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'"):
+            conn.execute(stmt.replace("{s}", f'"{schema}"'))
+        reference = "ref_v1_" + schema[2:]
+        conn.execute(f'CREATE SCHEMA "{reference}"')
+        for stmt in postgres._MIGRATIONS[1]:
+            conn.execute(stmt.replace("{s}", f'"{reference}"'))
+        assert _columns(conn, schema) == {(f"{t}", c, d) for t, c, d in _columns(conn, reference)}
+    with pytest.raises(StoreError, match="writable once"):
+        PostgresStore(pg_url, read_only=True)
+    st = PostgresStore(pg_url)
+    try:
+        assert_same(st.load("a"), msgs)
+        assert st.state("a").version == 0 and st.changes("a", 0) == []
+        more = batch(2, start=6)
+        assert st.append("a", more) == st.append("a", more)  # keys work on the upgraded table
+        assert st.changes("a", 0)[0].kind == "append"
+        assert_same(st.load("a"), msgs + more)
+    finally:
+        st.close()
+    with admin(pg_server) as conn:
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("schema_version",)).fetchone()[0] \
+            == str(postgres.SCHEMA_VERSION)
+
+
+def test_a_newer_schema_is_refused(pg_server, pg_url) -> None:
+    PostgresStore(pg_url).close()
+    with admin(pg_server) as conn:
+        conn.execute(f'UPDATE "{schema_of(pg_url)}".meta SET value = %s WHERE key = %s',
+                     (str(postgres.SCHEMA_VERSION + 1), "schema_version"))
+    with pytest.raises(CorruptData, match="newer than this hippo supports"):
+        PostgresStore(pg_url)
+
+
+def test_a_read_only_open_creates_nothing(pg_server, pg_url) -> None:
+    with pytest.raises(NotFound, match="holds no hippo store"):
+        Memory(pg_url, read_only=True)
+    with admin(pg_server) as conn:
+        assert conn.execute("SELECT to_regnamespace(%s)", (schema_of(pg_url),)).fetchone()[0] is None
+
+
+def test_processes_opening_a_new_database_at_once_create_the_schema_once(pg_url) -> None:
+    errors, stores = [], []
+
+    def open_one() -> None:
+        try:
+            stores.append(PostgresStore(pg_url))
+        except Exception as exc:  # noqa: BLE001 - collected for the assertion
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_one) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and len(stores) == 6
+    stores[0].append("a", batch(1))
+    assert all(s.state("a").next_seq == 1 for s in stores)
+    for s in stores:
+        s.close()
+
+
+# -- read-only and check through Memory ---------------------------------------------------------------------------
+def test_memory_read_only_and_check(pg_server, pg_url) -> None:
+    with Memory(pg_url, namespace="n", config={"seal_tokens": 32}) as mem:
+        added = mem.add_many({"text": f"entry {k} about the lighthouse keeper's log"} for k in range(12))
+        report = mem.check()
+        assert report["ok"] and report["namespaces"]["n"]["messages"]["verified"] == 12
+    with Memory(pg_url, namespace="n", read_only=True) as ro:
+        assert ro.count() == 12 and ro.search("lighthouse", k=3)
+        with pytest.raises(ReadOnlyError):
+            ro.add("not stored")
+        with pytest.raises(ReadOnlyError):
+            ro.delete([added[0].id])
+    with admin(pg_server) as conn:  # damage from outside hippo: next_seq behind the last message
+        conn.execute(f'UPDATE "{schema_of(pg_url)}".namespaces SET next_seq = 3')
+    with Memory(pg_url, namespace="n") as mem:
+        report = mem.check()
+        assert report["damaged"] == ["n/namespace_row"]
+        assert mem.check(repair=True)["ok"] and mem.check()["ok"]
+        assert mem.add("after the repair").id > added[-1].id
+
+
+# -- idempotent appends -------------------------------------------------------------------------------------------
+def test_an_append_repeated_with_its_keys_returns_the_stored_rows(pg_url) -> None:
+    st = PostgresStore(pg_url)
+    try:
+        msgs = batch(3)
+        first = st.append("a", msgs)
+        state = st.state("a")
+        again = st.append("a", msgs)  # what a retry after an unconfirmed commit does
+        assert [(r.id, r.seq) for r in again] == [(r.id, r.seq) for r in first]
+        assert_same(again, msgs)
+        assert st.state("a") == state and len(st.load("a")) == 3
+        other = batch(1, start=9)[0]
+        other.key = msgs[1].key
+        with pytest.raises(InvalidInput, match="idempotency key"):
+            st.append("a", [other])
+        with pytest.raises(InvalidInput, match="same idempotency key"):
+            st.append("a", [msgs[0], msgs[0]])
+        assert st.append("b", msgs)[0].namespace == "b"  # keys are unique per namespace only
+        assert st.state("a") == state
+    finally:
+        st.close()
+
+
+# -- concurrency --------------------------------------------------------------------------------------------------
+def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_server, pg_url) -> None:
+    st = PostgresStore(pg_url, busy_timeout_s=0.2)
+    try:
+        st.append("a", batch(1))
+        with admin(pg_server) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+            with pytest.raises(StoreBusy):
+                st.append("a", batch(2, start=1))
+            st.append("b", batch(1))  # another namespace does not wait
+            assert len(st.load("a")) == 1  # readers do not wait either
+        assert st.state("a").next_seq == 1
+    finally:
+        st.close()
+
+
+WRITER = """
+import json, sys
+from hippo import Memory
+url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+with Memory(url, namespace="shared", config={"seal_tokens": 48}) as mem:
+    ids = [mem.add(f"{name} note {k}: the tide table for pier {k} changed", speaker=name).id for k in range(n)]
+    mem.add_many([{"text": f"{name} batch {k}", "speaker": name} for k in range(5)])
+    print(json.dumps({"ids": ids, "seen": mem.count()}))
+"""
+
+
+def test_processes_append_to_one_namespace_without_losing_or_doubling_anything(pg_url) -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, pg_url, f"w{k}", "25"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ENV) for k in range(4)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    st = PostgresStore(pg_url)
+    try:
+        rows = st.load("shared")  # every chunk and tail row verified against its checksum
+        assert [r.seq for r in rows] == list(range(4 * 30))
+        assert len({r.id for r in rows}) == 120
+        text_by_id = {r.id: tokenizer.decode(r.tokens) for r in rows}
+        returned = sorted(i for res in results for i in res["ids"])
+        assert returned == sorted(i for i, t in text_by_id.items() if " note " in t)  # what add() returned is stored
+        expected = sorted([f"w{w} note {k}: the tide table for pier {k} changed" for w in range(4) for k in range(25)]
+                          + [f"w{w} batch {k}" for w in range(4) for k in range(5)])
+        assert sorted(text_by_id.values()) == expected
+        assert st.sizes()["chunks"] >= 1
+    finally:
+        st.close()
+    with Memory(pg_url, namespace="shared") as mem:
+        assert mem.check()["ok"]
+
+
+READER = """
+import json, sys
+from hippo import Memory
+with Memory(sys.argv[1], namespace="shared") as mem:
+    print("ready", flush=True)
+    for line in sys.stdin:
+        hits = mem.search(line.strip(), k=10)
+        print(json.dumps([h.text for h in hits]), flush=True)
+"""
+
+
+def test_a_forget_in_one_process_is_honoured_by_the_next_read_in_another(pg_url) -> None:
+    reader = subprocess.Popen([sys.executable, "-c", READER, pg_url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ENV)
+    try:
+        assert reader.stdout.readline().strip() == "ready"
+
+        def ask(query: str) -> list[str]:
+            reader.stdin.write(query + "\n")
+            reader.stdin.flush()
+            return json.loads(reader.stdout.readline())
+
+        with Memory(pg_url, namespace="shared") as writer:
+            writer.add_many([{"text": "The vault code is 4471, kept by Marta.", "metadata": {"topic": "vault"}},
+                             {"text": "Lunch is at noon on the terrace.", "metadata": {"topic": "lunch"}}])
+            assert any("4471" in t for t in ask("vault code"))
+            assert writer.forget({"topic": "vault"}) == 1
+            assert ask("vault code") == []
+            assert ask("lunch terrace") == ["Lunch is at noon on the terrace."]
+            writer.add("The vault code changed to 9902.")
+            assert ask("vault code") == ["The vault code changed to 9902."]
+    finally:
+        reader.stdin.close()
+        reader.wait(timeout=60)
+
+
+# -- faults -------------------------------------------------------------------------------------------------------
+def _backends(conn, schema_app: str = "") -> list[int]:
+    return [r[0] for r in conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = 'hippo'"
+                                       " AND pid <> pg_backend_pid() AND backend_type = 'client backend'").fetchall()]
+
+
+def test_terminated_backends_are_retried(pg_server, pg_url, monkeypatch) -> None:
+    st = PostgresStore(pg_url, pool_min=2, pool_max=3)
+    lost = spy(monkeypatch, st, "_after_lost_connection")
+    try:
+        msgs = batch(4)
+        st.append("a", msgs[:2])
+        with admin(pg_server) as conn:
+            for _ in range(3):
+                for pid in _backends(conn):
+                    conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                assert_same(st.load("a"), msgs[:2])  # a read on a dead connection is retried on a new one
+        with admin(pg_server) as conn:
+            for pid in _backends(conn):
+                conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        st.append("a", msgs[2:])  # so is a write that never reached the server
+        assert_same(st.load("a"), msgs)
+        assert len(lost) >= 4  # every round met a dead connection
+    finally:
+        st.close()
+
+
+def test_a_write_terminated_before_it_committed_is_retried_once(pg_server, pg_url, monkeypatch) -> None:
+    st = PostgresStore(pg_url)
+    outcomes = spy(monkeypatch, st, "_outcome")
+    try:
+        st.append("a", batch(1))
+        msgs = batch(3, start=1)
+        out: dict = {}
+        with admin(pg_server) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+            worker = threading.Thread(target=lambda: out.setdefault("rows", st.append("a", msgs)))
+            worker.start()
+            waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
+            pid = wait_for(lambda: conn.execute(waiting).fetchone(), what="the append to wait for the lock")[0]
+            conn.execute("SELECT pg_terminate_backend(%s)", (pid,))  # inside the transaction, before COMMIT
+            wait_for(lambda: (conn.execute(waiting).fetchone() or (None,))[0] not in (None, pid),
+                     what="the retried append to wait for the lock")
+            conn.execute("SELECT pg_advisory_unlock(%s)", (st._lock_key("a"),))
+            worker.join(60)
+        assert_same(out["rows"], msgs)
+        assert_same(st.load("a")[1:], msgs)  # exactly once
+        assert st.state("a").next_seq == 4
+        assert outcomes == []  # the connection broke before COMMIT: retried without asking
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize("operation", ["append", "delete"])
+def test_a_connection_lost_during_commit_is_resolved_by_asking_the_server(pg_server, pg_url, operation,
+                                                                          monkeypatch) -> None:
+    """COMMIT made to hang in synchronous replication (to a standby that does not exist), then the backend is
+    terminated: the transaction committed locally but the client never heard back. The store asks the server
+    (pg_xact_status) and returns the committed result: nothing lost, nothing applied twice, also for a delete,
+    which could not simply be run again."""
+    st = PostgresStore(pg_url)
+    outcomes = spy(monkeypatch, st, "_outcome")
+    try:
+        rows = st.append("a", batch(3))
+        before = st.state("a")
+        out: dict = {}
+
+        def run() -> None:
+            try:
+                out["value"] = st.append("a", batch(2, start=3)) if operation == "append" else \
+                    st.delete("a", [rows[1].id])
+            except Exception as exc:  # noqa: BLE001 - asserted below
+                out["error"] = exc
+
+        with admin(pg_server) as conn:
+            conn.execute("ALTER SYSTEM SET synchronous_standby_names = 'nobody'")
+            conn.execute("SELECT pg_reload_conf()")
+            try:
+                time.sleep(0.2)  # the reload reaches every backend
+                worker = threading.Thread(target=run)
+                worker.start()
+                pid = wait_for(lambda: conn.execute("SELECT pid FROM pg_stat_activity WHERE wait_event = 'SyncRep'"
+                                                    ).fetchone(), what="COMMIT to wait for the standby")[0]
+                conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+                worker.join(60)
+            finally:
+                conn.execute("ALTER SYSTEM RESET synchronous_standby_names")
+                conn.execute("SELECT pg_reload_conf()")
+        assert "error" not in out, out.get("error")
+        after = st.state("a")
+        if operation == "append":
+            assert [r.seq for r in out["value"]] == [3, 4]
+            assert after.next_seq == 5 and len(st.load("a")) == 5
+        else:
+            assert out["value"] == [rows[1].id]
+            assert after.generation == before.generation + 1 and len(st.load("a")) == 2
+        assert after.version == before.version + 1  # one change, applied once
+        assert outcomes == ["committed"]
+    finally:
+        st.close()
+
+
+def test_a_handle_keeps_working_across_a_server_restart(pg_server, pg_url, monkeypatch) -> None:
+    done: list[int] = []
+    errors: list[BaseException] = []
+    with Memory(pg_url, namespace="r", config={"seal_tokens": 40}) as mem:
+        lost = spy(monkeypatch, mem.engine.rt.store, "_after_lost_connection")
+        mem.add("before the restart")
+
+        def writer() -> None:
+            try:
+                for k in range(30):
+                    done.append(mem.add(f"during the restart, entry {k}").id)
+                    time.sleep(0.03)
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                errors.append(exc)
+
+        worker = threading.Thread(target=writer)
+        worker.start()
+        wait_for(lambda: len(done) >= 5, what="the first writes")
+        pg_server.restart()
+        worker.join(120)
+        assert errors == []
+        assert len(done) == 30
+        texts = [it.text for it in mem.list()]
+        assert texts == ["before the restart"] + [f"during the restart, entry {k}" for k in range(30)]
+        assert mem.search("entry 29", k=1)[0].text == "during the restart, entry 29"
+        assert mem.check()["ok"]
+        assert lost  # the restart was met, and retried through
+
+
+ISLANDS = ["Capri", "Ischia", "Procida", "Elba", "Giglio", "Ponza", "Lipari", "Salina", "Vulcano", "Stromboli",
+           "Panarea", "Alicudi", "Filicudi", "Ustica", "Favignana", "Levanzo", "Marettimo", "Pantelleria", "Lampedusa",
+           "Linosa", "Gorgona", "Capraia", "Pianosa", "Montecristo", "Giannutri", "Ventotene", "Zannone", "Palmarola",
+           "Asinara", "Tavolara"]
+
+
+def test_through_pgbouncer_in_transaction_mode(pg_server, pg_url) -> None:
+    """Behind a pgbouncer in transaction mode (two server connections for every client) with prepared statements
+    off: no call relies on session state, so two handles keep working, freshness included."""
+    from hippo_bench.pgserver import PgBouncer, find_pgbouncer
+
+    if find_pgbouncer() is None:
+        pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    bouncer = PgBouncer(pg_server, "hippo", pool_mode="transaction", pool_size=2)
+    try:
+        url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none")
+        with Memory(url, namespace="a", config={"seal_tokens": 48}) as host_a, \
+                Memory(url, namespace="a") as host_b:
+            for k, word in enumerate(ISLANDS):  # past psycopg's prepare threshold many times over
+                host_a.add(f"The ferry to {word} leaves at {k % 12 + 1} o'clock.", metadata={"k": k})
+                assert host_b.count() == k + 1
+                assert host_b.search(word, k=1)[0].metadata == {"k": k}
+            assert host_a.forget({"k": {"$lt": 10}}) == 10
+            assert host_b.count() == 20 and host_b.search(ISLANDS[3], k=5) == []
+            assert all(h.metadata["k"] >= 10 for h in host_b.search("ferry", k=30))
+            assert host_b.check()["ok"]
+        with admin(pg_server) as conn:  # what went through the bouncer is in the server
+            assert conn.execute(f'SELECT COUNT(*) FROM "{schema_of(pg_url)}".messages').fetchone()[0] == 20
+    finally:
+        bouncer.close()
+
+
+def test_row_level_security_as_docs_deploy_sets_it_up(pg_server, pg_url) -> None:
+    """The policies of docs/deploy.md: a tenant's role reads and writes its own namespaces and sees no other."""
+    schema = schema_of(pg_url)
+    with Memory(pg_url, namespace="t1") as owner:
+        owner.add("tenant one's secret: the launch is on Friday")
+        owner.using("t2").add("tenant two's secret: the budget is 40k")
+    role = "tenant_" + schema[2:10]
+    with admin(pg_server) as conn:
+        for table, column in (("messages", "namespace"), ("tail", "namespace"), ("chunks", "namespace"),
+                              ("codes", "namespace"), ("units", "namespace"), ("changes", "namespace"),
+                              ("namespaces", "name")):
+            conn.execute(f'ALTER TABLE "{schema}".{table} ENABLE ROW LEVEL SECURITY')
+            conn.execute(f'CREATE POLICY tenant ON "{schema}".{table}'
+                         f" USING (split_part({column}, '.', 1) = current_setting('hippo.tenant'))"
+                         f" WITH CHECK (split_part({column}, '.', 1) = current_setting('hippo.tenant'))")
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO {role}')
+        conn.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "{schema}" TO {role}')
+        conn.execute(f'GRANT USAGE ON ALL SEQUENCES IN SCHEMA "{schema}" TO {role}')
+        conn.execute(f"ALTER ROLE {role} SET hippo.tenant = 't1'")
+    tenant_url = pg_url.replace("postgres@", f"{role}@", 1)
+    with Memory(tenant_url, namespace="t1") as mine:
+        assert [it.text for it in mine.list()] == ["tenant one's secret: the launch is on Friday"]
+        mine.add("tenant one adds a note")
+        assert mine.using("t1.docs").add("a child namespace of tenant one").id > 0
+        assert mine.namespaces() == ["t1", "t1.docs"]
+        other = mine.using("t2")
+        assert other.count() == 0 and other.search("budget", k=5) == []
+        with pytest.raises(StoreError, match="row-level security"):
+            other.add("writing into tenant two")
+    with Memory(pg_url, namespace="t2") as owner:
+        assert [it.text for it in owner.list()] == ["tenant two's secret: the budget is 40k"]
