@@ -9,29 +9,16 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import hippo
+from tests.conversation import CONVERSATION as ALL
+from tests.conversation import T0
 
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-CONVERSATION = [
-    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
-    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
-    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
-    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
-    ("s2", "Ann", "I started learning the cello in January."),
-    ("s2", "Bob", "How are the cello lessons going?"),
-    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
-    ("s2", "Bob", "I am reading a novel about lighthouse keepers."),
-    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
-    ("s3", "Bob", "Classic beagle behaviour."),
-    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
-    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
-]
+CONVERSATION = ALL[:12]
 
 
 def conversation_items() -> list[dict]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -10,21 +10,10 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import BaseMessage
 
 import hippo
+from tests.conversation import CONVERSATION as ALL
+from tests.conversation import T0
 
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-CONVERSATION = [
-    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
-    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
-    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
-    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
-    ("s2", "Ann", "I started learning the cello in January."),
-    ("s2", "Bob", "How are the cello lessons going?"),
-    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
-    ("s2", "Bob", "I am reading a novel about lighthouse keepers."),
-    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
-    ("s3", "Bob", "Classic beagle behaviour."),
-]
+CONVERSATION = ALL[:10]
 
 
 def seed(memory: hippo.Memory) -> list[hippo.MemoryItem]:

@@ -24,21 +24,11 @@ from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 import hippo  # noqa: E402
 from hippo.records import jsonable  # noqa: E402
+from tests.conversation import CONVERSATION as ALL  # noqa: E402
+from tests.conversation import T0  # noqa: E402
 
 TOOLS = {"add", "search", "recall", "read", "forget", "topics", "timeline"}
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
-CONVERSATION = [
-    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
-    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
-    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
-    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
-    ("s2", "Ann", "I started learning the cello in January."),
-    ("s2", "Bob", "How are the cello lessons going?"),
-    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
-    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
-    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
-    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
-]
+CONVERSATION = [ALL[k] for k in (0, 1, 2, 3, 4, 5, 6, 8, 10, 11)]
 
 
 @pytest.fixture()

@@ -8,35 +8,19 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import hippo
 from hippo import Memory
+from tests.conversation import CONVERSATION as ALL
+from tests.conversation import T0
 
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
 SMALL = {"seal_tokens": 64}  # chunks from the first few messages on: sealing and merging take part everywhere
 
-CONVERSATION = [
-    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
-    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
-    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
-    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
-    ("s2", "Ann", "I started learning the cello in January."),
-    ("s2", "Bob", "How are the cello lessons going?"),
-    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
-    ("s2", "Bob", "I am reading a novel about lighthouse keepers."),
-    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
-    ("s3", "Bob", "Classic beagle behaviour."),
-    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
-    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
-    ("s4", "Ann", "The commute is a 20 minute tram ride along the river."),
-    ("s4", "Bob", "I finally fixed the leaking kitchen tap myself."),
-    ("s4", "Ann", "My cello teacher moved to Porto, so I take lessons online now."),
-    ("s4", "Bob", "Pixel the beagle graduated from puppy school!"),
-]
+CONVERSATION = ALL
 QUESTIONS = ["Where did Ann go hiking?", "What is the beagle called?", "Which instrument is Ann learning?",
              "Where does Ann live now?", "How does Ann commute?", "What did Bob fix?", "What is Bob reading?",
              "Who teaches Ann the cello and where?", "animals seen in the mountains", "tram"]

@@ -481,7 +481,7 @@ class SQLiteStore(Store):
         )
         return [Chunk(*r) for r in rows]
 
-    def _read(self, fn: Callable[[], Any]) -> Any:
+    def _read(self, fn: Callable[[], Any], what: str = "reading the store") -> Any:
         """Run ``fn()`` inside one read transaction (a consistent snapshot of the file) unless one is open."""
         with self._lock:
             own = not self._db.in_transaction
@@ -494,7 +494,7 @@ class SQLiteStore(Store):
                     if own:
                         self._db.execute("COMMIT")
             except sqlite3.Error as exc:
-                raise _translate(exc, "reading the store") from exc
+                raise _translate(exc, what) from exc
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
@@ -852,29 +852,20 @@ class SQLiteStore(Store):
         """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
         judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
         tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
-        with self._lock:
-            own = not self._db.in_transaction
-            try:
-                if own:
-                    self._db.execute("BEGIN")
-                try:
-                    raw = self._db.execute(
-                        f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
-                        " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
-                    chunks = self._chunks(namespace)
-                    orphan_tail = self._db.execute(
-                        "SELECT id FROM tail WHERE namespace = ? AND id NOT IN"
-                        " (SELECT id FROM messages WHERE namespace = ?)", (namespace, namespace)).fetchall()
-                    codes = self._db.execute("SELECT c.id, LENGTH(c.code), m.id FROM codes c LEFT JOIN messages m"
-                                             " ON m.id = c.id AND m.namespace = c.namespace WHERE c.namespace = ?",
-                                             (namespace,)).fetchall()
-                    ns_row = self._db.execute("SELECT generation, next_seq FROM namespaces WHERE name = ?",
-                                              (namespace,)).fetchone()
-                finally:
-                    if own:
-                        self._db.execute("COMMIT")
-            except sqlite3.Error as exc:
-                raise _translate(exc, "checking the store") from exc
+
+        def read():
+            db = self._db
+            raw = db.execute(f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                             " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
+            orphan_tail = db.execute("SELECT id FROM tail WHERE namespace = ? AND id NOT IN"
+                                     " (SELECT id FROM messages WHERE namespace = ?)", (namespace, namespace)).fetchall()
+            codes = db.execute("SELECT c.id, LENGTH(c.code), m.id FROM codes c LEFT JOIN messages m"
+                               " ON m.id = c.id AND m.namespace = c.namespace WHERE c.namespace = ?",
+                               (namespace,)).fetchall()
+            ns_row = db.execute("SELECT generation, next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            return raw, self._chunks(namespace), orphan_tail, codes, ns_row
+
+        raw, chunks, orphan_tail, codes, ns_row = self._read(read, "checking the store")
         return common.verify_rows(self.codec, namespace, raw, chunks, orphan_tail, codes, ns_row, check_tokens,
                                   code_bytes, self._checked)
 

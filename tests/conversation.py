@@ -1,0 +1,28 @@
+"""The small two-person conversation several test packages seed a store with (CLI, MCP, LangChain, both store
+backends): four sessions, two speakers, a few facts that change over time. Each package takes the turns it needs."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+T0 = datetime(2024, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+# (session, speaker, text)
+CONVERSATION = [
+    ("s1", "Ann", "I just got back from a hiking trip in the Dolomites."),
+    ("s1", "Bob", "Nice! Did you see any ibex up there?"),
+    ("s1", "Ann", "Yes, three ibex near the Tre Cime refuge."),
+    ("s1", "Bob", "My sister adopted a beagle named Pixel last week."),
+    ("s2", "Ann", "I started learning the cello in January."),
+    ("s2", "Bob", "How are the cello lessons going?"),
+    ("s2", "Ann", "Slowly, my teacher says my bow hold needs work."),
+    ("s2", "Bob", "I am reading a novel about lighthouse keepers."),
+    ("s3", "Ann", "The beagle Pixel chewed my sister's slippers."),
+    ("s3", "Bob", "Classic beagle behaviour."),
+    ("s3", "Ann", "I moved to Lisbon last month for the new job."),
+    ("s3", "Bob", "Lisbon suits you; how is the commute?"),
+    ("s4", "Ann", "The commute is a 20 minute tram ride along the river."),
+    ("s4", "Bob", "I finally fixed the leaking kitchen tap myself."),
+    ("s4", "Ann", "My cello teacher moved to Porto, so I take lessons online now."),
+    ("s4", "Bob", "Pixel the beagle graduated from puppy school!"),
+]
