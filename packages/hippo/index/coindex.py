@@ -80,6 +80,7 @@ class NamespaceIndex:
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._pos_lock = threading.Lock()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
+        self._glue: GrowArray | None = None  # see :attr:`glue`
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -123,6 +124,33 @@ class NamespaceIndex:
             self._signatures = sig
         return sig
 
+    @property
+    def glue(self) -> np.ndarray:
+        """``glue[p]``: the token at ``p`` continues the word of the token before it (no leading space or
+        punctuation, and ``p`` does not start a message). A bool per position, computed from the Content DWM when a
+        whole-word test first needs it and extended on append: the word-end test of an occurrence becomes one array
+        read instead of a matrix access and a search among the message ends."""
+        glue = self._glue
+        if glue is None:
+            glue = GrowArray(np.bool_, max(64, len(self.content)), fill=False)
+            n = len(self)
+            for lo in range(0, n, 65536):  # bounded temporary memory
+                hi = min(n, lo + 65536)
+                first = int(self.ends.a[lo - 1]) if lo else 0
+                tokens = self.content.access_range(first, int(self.ends.a[hi - 1]))
+                glue.extend(self._glue_of(tokens, self.ends.a[lo:hi] - first))
+            self._glue = glue
+        return glue.view
+
+    @staticmethod
+    def _glue_of(tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
+        flags = lexicon.continues_word(tokens)
+        starts = np.asarray(seg_ends[:-1], dtype=np.int64)
+        flags[starts[starts < flags.size]] = False
+        if flags.size:
+            flags[0] = False
+        return flags
+
     def _signatures_of(self, tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
         sig = self.config.signature
         return ri_signatures(
@@ -140,6 +168,8 @@ class NamespaceIndex:
         self.content.extend(tokens)
         if self._signatures is not None:
             self._signatures.extend(self._signatures_of(tokens, seg_ends))
+        if self._glue is not None:
+            self._glue.extend(self._glue_of(tokens, seg_ends))
         self._append_columns(rows, seg_ends + base)
 
     def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
@@ -192,6 +222,7 @@ class NamespaceIndex:
             self._signatures.extend(sigs)
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
         self.content.extend(tokens)
+        self._glue = None  # recomputed when next needed
         for name, values in cols.items():
             old = getattr(self, name)
             g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
@@ -362,17 +393,11 @@ class NamespaceIndex:
     def _glued(self, pos: np.ndarray, length: int) -> np.ndarray:
         """For matches of ``length`` tokens at ``pos``: glued to a following word piece (" paint" + "brush" is
         "paintbrush", not "paint")."""
-        n = len(self.content)
+        glue = self.glue  # a word also ends where its message ends, whatever the next message starts with
         nxt = pos + length
-        inside = nxt < n
+        inside = nxt < glue.size
         glued = np.zeros(pos.size, dtype=bool)
-        if not inside.any():
-            return glued
-        glued[inside] = lexicon.continues_word(self.content.access_many(nxt[inside]))
-        # a word ends where its message ends, whatever the next message starts with
-        ends = self.ends.view
-        k = np.minimum(np.searchsorted(ends, nxt), ends.size - 1)
-        glued &= ends[k] != nxt
+        glued[inside] = glue[nxt[inside]]
         return glued
 
     def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
@@ -423,6 +448,8 @@ class NamespaceIndex:
                 if off == anchor or cand.size == 0:
                     continue
                 cand = cand[self.content.access_many(cand + off) == t]
+            if cand.size:  # a phrase lies within one message
+                cand = cand[self.rows_of_positions(cand) == self.rows_of_positions(cand + len(ph) - 1)]
             if cand.size:
                 found.append(self._whole_words(cand, len(ph)))
         if not found:

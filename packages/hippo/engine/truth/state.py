@@ -521,10 +521,11 @@ class Truth:
 
     def span(self, idx: NamespaceIndex, message_ids: list[int]) -> tuple[float, float] | None:
         """Earliest event start and latest event end over some messages (a unit's event time), or None."""
-        rows = [idx.row_of[i] for i in message_ids if i in idx.row_of and idx.row_of[i] < self.done]
-        if not rows:
+        get, done = idx.row_of.get, self.done
+        r = np.fromiter((get(i, done) for i in message_ids), dtype=np.int64, count=len(message_ids))
+        r = r[r < done]
+        if not r.size:
             return None
-        r = np.asarray(rows, dtype=np.int64)
         s = self.event_start.a[r]
         e = np.where(np.isnan(self.event_end.a[r]), s, self.event_end.a[r])
         if np.isnan(s).all():

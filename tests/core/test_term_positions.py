@@ -1,0 +1,99 @@
+"""Whole-word occurrences of query terms in the Content DWM, against a reference computed from the plain token list.
+
+The co-index tests whether an occurrence ends a word with its per-position glue flags (kept beside the Content DWM,
+extended on append, rebuilt after deletions and after a restart). The reference walks the token ids of every message
+in order: an occurrence of a term's tokens is a whole word when the token after it is in another message, past the
+end, or does not continue a word.
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.text import lexicon, tokenizer
+
+WORDS = ["paint", "paintbrush", "brush", "brushes", "Lisbon", "Lisbonite", "cello", "cellos", "tram", "trampoline",
+         "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x"]
+
+
+def _texts(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for _ in range(n):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(1, 9))]
+        glue = rng.choice([" ", " ", " ", "", ", ", "-"])
+        out.append(glue.join(words) + rng.choice(["", ".", "!", " 🙂"]))
+    return out
+
+
+def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int]:
+    """Start positions (in the concatenated stream) of whole-word matches of ``pat``."""
+    stream = np.concatenate(messages) if messages else np.zeros(0, np.uint32)
+    starts = set(np.cumsum([0] + [m.size for m in messages[:-1]]).tolist()) if messages else set()
+    cont = lexicon.continues_word(stream) if stream.size else np.zeros(0, bool)
+    msg_end = np.cumsum([m.size for m in messages])
+    found = set()
+    forms = [(int(t),) for t in pat.singles.tolist()] + [tuple(p) for p in pat.phrases]
+    for p in range(stream.size):
+        for form in forms:
+            q = p + len(form)
+            if q > stream.size or tuple(stream[p:q].tolist()) != form:
+                continue
+            # a match lies within one message
+            row = int(np.searchsorted(msg_end, p, side="right"))
+            if q > msg_end[row]:
+                continue
+            if q == stream.size or q in starts or not cont[q]:
+                found.add(p)
+    return sorted(found)
+
+
+def _check(mem: Memory) -> None:
+    state = mem.engine.state()
+    idx = state.index
+    messages = [idx.tokens_of(r) for r in range(len(idx))]
+    assert np.array_equal(np.concatenate(messages), idx.content.access_range(0, len(idx.content)))
+    for word in ("paint", "brush", "Lisbon", "tram", "new York", "cello", "ibex", "東京", "naïve", "x"):
+        pat = lexicon.pattern(word)
+        got = idx.term_positions(pat).tolist()
+        assert got == _reference(messages, pat), word
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_term_positions_match_the_token_stream_through_appends_deletes_and_restarts(tmp_path, seed):
+    rng = random.Random(seed)
+    path = tmp_path / "words.db"
+    with Memory(path) as mem:
+        items = mem.add_many([{"text": t} for t in _texts(rng, 60)])
+        _check(mem)                               # glue flags built from the Content DWM
+        for text in _texts(rng, 25):              # ... then extended by every append
+            items.append(mem.add(text))
+        _check(mem)
+        mem.delete([it.id for it in rng.sample(items, 20)])
+        _check(mem)                               # rebuilt after the deletion renumbered positions
+    with Memory(path) as again:                   # and after a restart, from the snapshot and the chunks
+        _check(again)
+        again.add_many([{"text": t} for t in _texts(rng, 10)])
+        _check(again)
+
+
+def test_a_word_glued_to_the_next_piece_is_not_the_word():
+    mem = Memory(None)
+    mem.add_many([{"text": t} for t in ("a paintbrush", "paint", "paint brush", "paintbrushes")])
+    idx = mem.engine.state().index
+    rows = sorted(set(idx.rows_of_positions(idx.term_positions(lexicon.pattern("paint"))).tolist()))
+    texts = [tokenizer.decode(idx.tokens_of(r)) for r in rows]
+    assert texts == ["paint", "paint brush"]
+
+
+def test_the_word_start_table_equals_decoding_each_token():
+    """The table filled from the encoding's byte table says, for every token id, what decoding that token says."""
+    ids = np.arange(tokenizer.vocab_size() + 1)
+    table = lexicon._word_start_table()
+    assert (table >= 0).sum() > 100_000 - 300  # every ordinary token is known up front
+    assert np.array_equal(lexicon.continues_word(ids), np.array([not lexicon._starts_word(int(t)) for t in ids]))
+    known = table >= 0
+    assert np.array_equal(table[known] == 1, np.array([lexicon._starts_word(int(t)) for t in ids[known]]))
