@@ -115,14 +115,20 @@ class NamespaceIndex:
         sig = self._signatures
         if sig is None:
             sig = DynamicWaveletMatrix(self.config.signature.bits)
-            n = len(self)
-            for lo in range(0, n, 65536):  # bounded temporary memory
-                hi = min(n, lo + 65536)
-                first = int(self.ends.a[lo - 1]) if lo else 0
-                tokens = self.content.access_range(first, int(self.ends.a[hi - 1]))
-                sig.extend(self._signatures_of(tokens, self.ends.a[lo:hi] - first))
+            for _, tokens, seg_ends in self._blocks():
+                sig.extend(self._signatures_of(tokens, seg_ends))
             self._signatures = sig
         return sig
+
+    def _blocks(self, start: int = 0, end: int | None = None, rows: int = 65536
+                ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """Rows ``[start, end)`` of the Content stream read in blocks of whole messages (one matrix call per block,
+        bounded temporary memory): ``(first row, tokens, message ends relative to the block)``."""
+        end = len(self) if end is None else end
+        for lo in range(start, end, rows):
+            hi = min(end, lo + rows)
+            first = int(self.ends.a[lo - 1]) if lo > 0 else 0
+            yield lo, self.content.access_range(first, int(self.ends.a[hi - 1])), self.ends.a[lo:hi] - first
 
     @property
     def glue(self) -> np.ndarray:
@@ -133,12 +139,8 @@ class NamespaceIndex:
         glue = self._glue
         if glue is None:
             glue = GrowArray(np.bool_, max(64, len(self.content)), fill=False)
-            n = len(self)
-            for lo in range(0, n, 65536):  # bounded temporary memory
-                hi = min(n, lo + 65536)
-                first = int(self.ends.a[lo - 1]) if lo else 0
-                tokens = self.content.access_range(first, int(self.ends.a[hi - 1]))
-                glue.extend(self._glue_of(tokens, self.ends.a[lo:hi] - first))
+            for _, tokens, seg_ends in self._blocks():
+                glue.extend(self._glue_of(tokens, seg_ends))
             self._glue = glue
         return glue.view
 
@@ -315,11 +317,7 @@ class NamespaceIndex:
     def texts(self, start: int, end: int, chunk: int = 4096) -> "Iterator[tuple[int, str]]":
         """``(row, text)`` for rows ``[start, end)``, reading the Content DWM in large ranges (one call per
         ``chunk`` rows instead of one per message)."""
-        for lo in range(start, end, chunk):
-            hi = min(end, lo + chunk)
-            first = int(self.ends.a[lo - 1]) if lo > 0 else 0
-            toks = self.content.access_range(first, int(self.ends.a[hi - 1]))
-            bounds = self.ends.a[lo:hi] - first
+        for lo, toks, bounds in self._blocks(start, end, chunk):
             prev = 0
             for k, b in enumerate(bounds.tolist()):
                 yield lo + k, tokenizer.decode(toks[prev:b])
