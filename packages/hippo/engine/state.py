@@ -363,7 +363,7 @@ class NamespaceState:
             try:
                 index = NamespaceIndex.from_snapshot(self.name, self.config, meta["index"],
                                                      persist.split(arrays, "index"), keep, int(snap_tokens.size),
-                                                     ready.content)
+                                                     ready.content, snap_tokens)
                 truth = None
                 if meta.get("truth") is not None:
                     truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)

@@ -54,18 +54,22 @@ def _word_start_table() -> np.ndarray:
 def continues_word(token_ids: np.ndarray) -> np.ndarray:
     """True where a token glues onto the previous one (no leading space or punctuation): a word continues."""
     global _word_start
-    ids = np.asarray(token_ids, dtype=np.int64)
+    ids = np.asarray(token_ids)
+    if ids.dtype.kind not in "iu":
+        ids = ids.astype(np.int64)
     if _word_start is None:
         with _lock:
             if _word_start is None:
                 _word_start = _word_start_table()
     table = _word_start
-    ids = np.clip(ids, 0, table.size - 1)
-    known = table[ids]
-    unknown = np.unique(ids[known < 0])
-    for tid in unknown.tolist():
-        table[tid] = 1 if _starts_word(tid) else 0
-    return table[ids] == 0
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
+        ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
+    known = np.take(table, ids)
+    if (known < 0).any():
+        for tid in np.unique(ids[known < 0]).tolist():
+            table[tid] = 1 if _starts_word(tid) else 0
+        known = np.take(table, ids)
+    return known == 0
 
 
 _INVERSE_IRREGULAR: dict[str, set[str]] = {}
