@@ -41,14 +41,20 @@ def _bytes_start_word(b: bytes) -> bool:
 
 def _word_start_table() -> np.ndarray:
     """Per token id: 1 starts a word, 0 continues one, -1 not known yet (then decoded on first sight). Filled at
-    once from the encoding's byte table when tiktoken exposes it (one pass, instead of a decode per token)."""
+    once from the encoding's byte table when tiktoken exposes it (one pass, instead of a decode per token); the ids
+    it does not list (special tokens) start a word, as decoding them says."""
     table = np.full(tokenizer.vocab_size() + 1, -1, dtype=np.int8)
     ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
-    if isinstance(ranks, dict):
+    if isinstance(ranks, dict) and ranks:
         for b, tid in ranks.items():
             if isinstance(b, bytes) and isinstance(tid, int) and 0 <= tid < table.size:
                 table[tid] = 1 if _bytes_start_word(b) else 0
+        for tid in np.flatnonzero(table < 0).tolist():
+            table[tid] = 1 if _starts_word(tid) else 0
     return table
+
+
+_BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 
 
 def continues_word(token_ids: np.ndarray) -> np.ndarray:
@@ -64,12 +70,19 @@ def continues_word(token_ids: np.ndarray) -> np.ndarray:
     table = _word_start
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
         ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
-    known = np.take(table, ids)
+    known = _lookup(table, ids)
     if (known < 0).any():
         for tid in np.unique(ids[known < 0]).tolist():
             table[tid] = 1 if _starts_word(tid) else 0
-        known = np.take(table, ids)
+        known = _lookup(table, ids)
     return known == 0
+
+
+def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    out = np.empty(ids.size, dtype=table.dtype)
+    for lo in range(0, ids.size, _BLOCK):
+        np.take(table, ids[lo:lo + _BLOCK], out=out[lo:lo + _BLOCK])
+    return out
 
 
 _INVERSE_IRREGULAR: dict[str, set[str]] = {}
