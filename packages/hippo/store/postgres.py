@@ -510,22 +510,29 @@ class PostgresStore(Store):
                 cur.execute("COMMIT")
             return result
         except BaseException as exc:
-            lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
-            if not lost and not conn.closed:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
-            if lost:
-                self._after_lost_connection()
-                if committing:
-                    raise _Unsure(xid, result, exc) from None
-                raise _Retry(_translate(exc, what)) from None
-            if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
-                raise _Retry(_translate(exc, what)) from None
-            if isinstance(exc, psycopg.Error):
-                raise _translate(exc, what) from None
+            self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None)
             raise
         finally:
             self._putconn(conn)
+
+    def _failed(self, exc: BaseException, conn, what: str, in_txn: bool, unsure: "_Unsure | None" = None) -> None:
+        """What a failed attempt on ``conn`` amounts to: its transaction rolled back where the connection still
+        works, then ``unsure`` (a commit that may have gone through) or ``_Retry`` when the connection was lost,
+        ``_Retry`` for a retryable server error, the translated error for any other driver error. Returns (and the
+        caller re-raises ``exc``) for anything that is not a driver error."""
+        lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
+        if in_txn and not lost and not conn.closed:
+            with contextlib.suppress(psycopg.Error):
+                conn.execute("ROLLBACK")
+        if lost:
+            self._after_lost_connection()
+            if unsure is not None:
+                raise unsure from None
+            raise _Retry(_translate(exc, what)) from None
+        if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
+            raise _Retry(_translate(exc, what)) from None
+        if isinstance(exc, psycopg.Error):
+            raise _translate(exc, what) from None
 
     def _batch(self, conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[Any]:
         """Run statements in order in one round trip (libpq's pipeline mode) where the client library supports it,
@@ -583,17 +590,7 @@ class PostgresStore(Store):
             if in_txn:
                 cur.execute("COMMIT")
         except BaseException as exc:
-            lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
-            if in_txn and not lost and not conn.closed:
-                with contextlib.suppress(psycopg.Error):
-                    conn.execute("ROLLBACK")
-            if lost:
-                self._after_lost_connection()
-                raise _Retry(_translate(exc, what)) from None
-            if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
-                raise _Retry(_translate(exc, what)) from None
-            if isinstance(exc, psycopg.Error):
-                raise _translate(exc, what) from None
+            self._failed(exc, conn, what, in_txn)
             raise
         finally:
             self._putconn(conn)
