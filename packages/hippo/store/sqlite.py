@@ -473,13 +473,19 @@ class SQLiteStore(Store):
             self._record(db, namespace, "append", first, seq - 1)
         return out
 
-    def _chunks(self, namespace: str, after_seq: int = -1) -> list[Chunk]:
+    def _chunks(self, namespace: str, after_seq: int = -1, upto_seq: int = 1 << 62) -> list[Chunk]:
+        """The chunks holding messages with ``after_seq < seq <= upto_seq``, in seq order."""
         cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("CAST(checksum AS BLOB)", "NULL")
         rows = self._query(
-            f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq > ? ORDER BY first_seq",
-            (namespace, after_seq),
+            f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq > ? AND first_seq <= ? ORDER BY first_seq",
+            (namespace, after_seq, upto_seq),
         )
         return [Chunk(*r) for r in rows]
+
+    @property
+    def _tail_cols(self) -> str:
+        """The tail's token and checksum columns (a version-2 store opened read-only has no checksums)."""
+        return _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
 
     def _read(self, fn: Callable[[], Any], what: str = "reading the store") -> Any:
         """Run ``fn()`` inside one read transaction (a consistent snapshot of the file) unless one is open."""
@@ -517,7 +523,7 @@ class SQLiteStore(Store):
         tokens and the (id, seq, n_tokens) of the other messages of those chunks (to verify them) are read, all in
         one transaction: between two autocommit reads another process may seal the tail (tokens move from rows
         into a new chunk) or merge chunks, and the halves would not match."""
-        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+        tail_cols = self._tail_cols
         after_seq = int(after_seq)
         upto = (1 << 62) if upto_seq is None else int(upto_seq)
 
@@ -531,10 +537,7 @@ class SQLiteStore(Store):
             sealed = [r[2] for r in raw if r[10] is None]
             if not sealed:
                 return raw, [], []
-            cols = _CHUNK_COLS if self._checked else _CHUNK_COLS.replace("CAST(checksum AS BLOB)", "NULL")
-            chunks = [Chunk(*c) for c in self._db.execute(
-                f"SELECT {cols} FROM chunks WHERE namespace = ? AND last_seq >= ? AND first_seq <= ?"
-                " ORDER BY first_seq", (namespace, min(sealed), max(sealed))).fetchall()]
+            chunks = self._chunks(namespace, min(sealed) - 1, max(sealed))
             if not chunks:
                 return raw, [], []
             members = self._db.execute(
@@ -554,7 +557,7 @@ class SQLiteStore(Store):
         what the blobs cost. Each chunk is validated by the checksum inside its serialized matrix and by its token
         count, each tail row by its own checksum; binding a chunk to the messages it covers is checked by
         :meth:`load` and ``Memory.check`` (the caller cross-checks the stream against its span table)."""
-        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+        tail_cols = self._tail_cols
 
         def read():
             tail = self._db.execute(
@@ -851,7 +854,7 @@ class SQLiteStore(Store):
                          code_bytes: int | None) -> dict:
         """Verify every row of a namespace without stopping at the first problem. ``check_tokens(id, tokens)``
         judges the tokens recovered for a message (vocabulary, UTF-8) and returns a problem or None."""
-        tail_cols = _TAIL_COLS if self._checked else "CAST(t.tokens AS BLOB), NULL"
+        tail_cols = self._tail_cols
 
         def read():
             db = self._db
