@@ -117,6 +117,48 @@ def test_lexical_channel_matches_bm25_reference():
         assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
 
 
+def test_question_keeps_the_askers_first_person_words():
+    # hand-computed: content words in order, then the first-person words the question uses
+    assert analyze("Can you remind me what I said about my dog?").keywords == ["remind", "said", "dog", "me", "i", "my"]
+    assert analyze("What did Caroline paint?").keywords == ["Caroline", "paint"]
+    assert analyze("What did I say about my dog?", self_reference=False).keywords == ["say", "dog"]
+    assert analyze("How am I?").keywords == ["How", "am", "I"]          # only stopwords: every word, as before
+    assert analyze("my dog", ["dog"]).keywords == ["dog"]               # explicit keywords are taken as given
+
+
+def test_first_person_question_scores_my_as_a_bm25_term():
+    """'my' in a question is an ordinary BM25 term, equal to the naive reference over the reconstructed texts."""
+    mem = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
+    _fill(mem)
+    idx = mem.engine.state().index
+    q = analyze("What did I say about my teapot?")
+    assert q.stems[-1] == "my"
+    got = retrieval.lexical(idx, q, mem.config)
+    got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
+    docs = [idx.text_of(r) for r in range(len(idx))]
+    lengths = [len(tokenizer.encode(d)) for d in docs]
+    avgdl = sum(lengths) / len(lengths)
+    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
+    # "I'm" holds the word "I" (tokens "I", "'m"; the apostrophe ends the word), "Mochi" does not (" M", "och", "i")
+    doc_stems = [[textnorm.stem(w.lower().split("'")[0]) for w in textnorm.words(d)] for d in docs]
+    expected = {}
+    for st_ in q.stems:
+        tf = [ds.count(st_) for ds in doc_stems]
+        df = sum(1 for x in tf if x)
+        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+        for r, x in enumerate(tf):
+            if x:
+                norm = k1 * (1 - b + b * lengths[r] / avgdl)
+                expected[r] = expected.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
+    assert any("my" in ds and "teapot" not in ds for ds in doc_stems)   # "my" alone reaches other messages
+    assert set(got_scores) == set(expected)
+    for r in expected:
+        assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
+    # the message that says both "my" and "teapot" ranks first
+    best = max(got_scores, key=got_scores.get)
+    assert "teapot" in doc_stems[best] and "my" in doc_stems[best]
+
+
 def test_recall_fits_budget_and_groups_by_session(mem):
     r = mem.recall("Pixel hikes", budget_tokens=80)
     assert r.tokens == tokenizer.count_tokens(r.text) <= 80

@@ -3,7 +3,9 @@
 The co-index tests whether an occurrence ends a word with its per-position glue flags (kept beside the Content DWM,
 extended on append, rebuilt after deletions and after a restart). The reference walks the token ids of every message
 in order: an occurrence of a term's tokens is a whole word when the token after it is in another message, past the
-end, or does not continue a word.
+end, or does not continue a word, and when it starts a word: it begins a message, its first token has a leading
+space or punctuation, or the token before it ends in something other than a letter or digit ("brushpaint" holds no
+"paint").
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
     starts = set(np.cumsum([0] + [m.size for m in messages[:-1]]).tolist()) if messages else set()
     cont = lexicon.continues_word(stream) if stream.size else np.zeros(0, bool)
     msg_end = np.cumsum([m.size for m in messages])
+    enc = tokenizer.encoding()
+
+    def ends_in_word(t: int) -> bool:
+        b = enc.decode_single_token_bytes(t)
+        return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
+
     found = set()
     forms = [(int(t),) for t in pat.singles.tolist()] + [tuple(p) for p in pat.phrases]
     for p in range(stream.size):
@@ -46,7 +54,8 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
             row = int(np.searchsorted(msg_end, p, side="right"))
             if q > msg_end[row]:
                 continue
-            if q == stream.size or q in starts or not cont[q]:
+            starts_word = p in starts or not cont[p] or not ends_in_word(int(stream[p - 1]))
+            if starts_word and (q == stream.size or q in starts or not cont[q]):
                 found.add(p)
     return sorted(found)
 

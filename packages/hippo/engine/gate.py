@@ -80,7 +80,7 @@ def evaluate(state: NamespaceState, life: Life | None, prepared: list[NewMessage
         text = tokenizer.decode(p.tokens)
         near: list[str] = []
         if len(idx):  # the engine's lexical channel, offline: the gate never calls an LLM
-            lex = channels.lexical(idx, analyze(text[:2000]), state.config)
+            lex = channels.lexical(idx, analyze(text[:2000], self_reference=False), state.config)
             near = [idx.text_of(r) for r in channels.top(lex, g.neighbors).tolist()]
         memory = near + batch[-g.neighbors:]
         n = novelty(text, memory)

@@ -349,12 +349,12 @@ class NamespaceIndex:
         if got is not None and got[0] == self.layout:
             more = self.content.positions(symbol, got[1], n)
             pos = np.concatenate([got[2], more]) if more.size else got[2]
-            whole = np.concatenate([got[3], ~self._glued(more, 1)]) if more.size else got[3]
+            whole = np.concatenate([got[3], self._whole(symbol, more, 1)]) if more.size else got[3]
         else:
             if self.content.count(symbol, 0, n) > _POS_CACHE_MAX:
                 return None
             pos = positions(self.content, symbol)
-            whole = ~self._glued(pos, 1)
+            whole = self._whole(symbol, pos, 1)
         pos.setflags(write=False)
         whole.setflags(write=False)
         with self._pos_lock:
@@ -396,9 +396,30 @@ class NamespaceIndex:
         glued[inside] = glue[nxt[inside]]
         return glued
 
-    def _whole_words(self, pos: np.ndarray, length: int) -> np.ndarray:
-        """Keep matches not glued to a following word piece."""
-        return pos[~self._glued(pos, length)]
+    def _split_from_previous(self, pos: np.ndarray) -> np.ndarray:
+        """For matches at ``pos`` whose first token has no leading space: whether they start a word, i.e. begin a
+        message or follow a token that ends in punctuation or space ("i" after " Moch" is the end of "Mochi")."""
+        out = np.ones(pos.size, dtype=bool)
+        if pos.size == 0:
+            return out
+        first = self.starts()[self.rows_of_positions(pos)] == pos
+        inner = np.flatnonzero(~first & (pos > 0))
+        if inner.size:
+            out[inner] = ~lexicon.ends_in_word(self.content.access_many(pos[inner] - 1))
+        return out
+
+    def _whole(self, first_token: int, pos: np.ndarray, length: int) -> np.ndarray:
+        """Per match of ``length`` tokens at ``pos`` starting with ``first_token``: a whole word (not glued to a
+        following word piece, and not the tail of a preceding word)."""
+        whole = ~self._glued(pos, length)
+        if pos.size and lexicon.continues_word(np.asarray([first_token]))[0]:
+            at = np.flatnonzero(whole)
+            whole[at] = self._split_from_previous(pos[at])
+        return whole
+
+    def _whole_words(self, pos: np.ndarray, length: int, first_token: int) -> np.ndarray:
+        """Keep the matches that are whole words (:meth:`_whole`)."""
+        return pos[self._whole(first_token, pos, length)]
 
     def _newest(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
         """Positions of ``symbol``; with ``keep``, only its newest ``keep`` occurrences (start found by select)."""
@@ -414,7 +435,7 @@ class NamespaceIndex:
         """:meth:`_newest` occurrences that end a word (the same as filtering them with :meth:`_whole_words`)."""
         got = self._occurrences(int(symbol))
         if got is None:
-            return self._whole_words(self._newest(symbol, count, keep), 1)
+            return self._whole_words(self._newest(symbol, count, keep), 1, symbol)
         pos, whole = got
         if keep is not None and count > keep:
             pos, whole = pos[-keep:], whole[-keep:]
@@ -447,7 +468,7 @@ class NamespaceIndex:
             if cand.size:  # a phrase lies within one message
                 cand = cand[self.rows_of_positions(cand) == self.rows_of_positions(cand + len(ph) - 1)]
             if cand.size:
-                found.append(self._whole_words(cand, len(ph)))
+                found.append(self._whole_words(cand, len(ph), ph[0]))
         if not found:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))

@@ -55,6 +55,47 @@ def _word_start_table() -> np.ndarray:
 
 
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
+_word_end: np.ndarray | None = None  # per token id: 1 ends in a word character (a following piece may glue on)
+
+
+def _bytes_end_in_word(b: bytes) -> bool:
+    # a letter or a digit, or a piece of a multi-byte character (letters of other scripts)
+    return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
+
+
+def _word_end_table() -> np.ndarray:
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+    ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
+    listed = np.zeros(table.size, dtype=bool)
+    if isinstance(ranks, dict):
+        for b, tid in ranks.items():
+            if isinstance(b, bytes) and isinstance(tid, int) and 0 <= tid < table.size:
+                table[tid] = _bytes_end_in_word(b)
+                listed[tid] = True
+    enc = tokenizer.encoding()
+    for tid in np.flatnonzero(~listed).tolist():
+        try:
+            table[tid] = _bytes_end_in_word(enc.decode_single_token_bytes(tid))
+        except KeyError:
+            table[tid] = 0
+    return table
+
+
+def ends_in_word(token_ids: np.ndarray) -> np.ndarray:
+    """True where a token ends in a word character: a following piece without a leading space (``"i"`` after
+    ``" Moch"``) continues that word instead of starting one."""
+    global _word_end
+    ids = np.asarray(token_ids)
+    if ids.dtype.kind not in "iu":
+        ids = ids.astype(np.int64)
+    if _word_end is None:
+        with _lock:
+            if _word_end is None:
+                _word_end = _word_end_table()
+    table = _word_end
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
+        ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
+    return _lookup(table, ids) == 1
 
 
 def continues_word(token_ids: np.ndarray) -> np.ndarray:

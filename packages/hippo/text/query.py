@@ -15,24 +15,39 @@ class Query:
     patterns: list[lexicon.TermPattern] = field(default_factory=list)
 
 
-def analyze(text: str, keywords: list[str] | None = None) -> Query:
-    """Keywords of a query: content words minus stopwords and question scaffolding, one per stem.
+# The asker's words for themselves. In a question they are not filler: "what did I say about my budget?" asks
+# about the asker's own messages, and those say "I", "my", "me" far more often than the other side's do. Kept as
+# ordinary query terms, BM25 weighs them by their rarity in the namespace: in a chat where everyone speaks in the
+# first person they count for little, next to an assistant that says "you" they point at the user's messages.
+# A question in the third person ("what did Caroline paint?") contains none, and is analysed as before.
+SELF_REFERENCE = ("i", "me", "my", "mine", "myself")
+
+
+def analyze(text: str, keywords: list[str] | None = None, *, self_reference: bool = True) -> Query:
+    """Keywords of a query: content words minus stopwords and question scaffolding, one per stem, then (with
+    ``self_reference``, for questions) the asker's first-person words it uses (:data:`SELF_REFERENCE`).
 
     A query made only of stopwords ("hello", "how are you?") keeps all its words rather than matching nothing.
+    Explicit ``keywords`` (from an LLM) are taken as they are.
     """
-    q = _analyze(text, keywords)
+    q = _analyze(text, keywords, self_reference and keywords is None)
     if not q.keywords and keywords is None:
-        q = _analyze(text, textnorm.words(text))
+        q = _analyze(text, textnorm.words(text), False)
     return q
 
 
-def _analyze(text: str, keywords: list[str] | None) -> Query:
+def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False) -> Query:
     words = keywords if keywords is not None else textnorm.words(text)
     seen: set[str] = set()
     kws, stems = [], []
+    selfref: list[str] = []
     for w in words:
         lw = w.lower().replace("’", "'")
         base = lw.split("'", 1)[0]
+        if self_reference and lw in SELF_REFERENCE:
+            if lw not in selfref:
+                selfref.append(lw)
+            continue
         if keywords is None and (lw in textnorm.STOPWORDS or base in textnorm.STOPWORDS
                                  or lw in textnorm.QUESTION_WORDS):
             continue
@@ -42,6 +57,13 @@ def _analyze(text: str, keywords: list[str] | None) -> Query:
         seen.add(st)
         kws.append(w.split("'", 1)[0].split("’", 1)[0])
         stems.append(st)
+    if kws:  # a question of first-person words alone ("how am I?") falls back to all its words
+        for lw in selfref:
+            st = textnorm.stem(lw)
+            if st and st not in seen:
+                seen.add(st)
+                kws.append(lw)
+                stems.append(st)
     q = Query(text=text, keywords=kws, stems=stems)
     q.patterns = [lexicon.pattern(w) for w in kws]
     return q
