@@ -26,6 +26,12 @@ namespace (:class:`~hippo.engine.state.NamespaceState`): candidate scores with t
 verbosity statistics (cached on the state, refreshed as it grows), the shortlist of candidates that can reach a
 context and their packing order. The caller packs whole messages in that order, skipping what does not fit.
 
+* **Standing instructions.** A message telling the assistant to always / never do something when the user asks
+  about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
+  words a question uses; its chance of being needed does not come from the question's lexical match. Such messages
+  are valued like the best candidate, up to :data:`STANDING_SHARE` of the budget (the most relevant, then the
+  newest, when a long history holds more than fit), so they are packed first at a few dozen tokens each.
+
 With a user embedding (``Memory(embed=...)``), SimHash codes only find candidates: 256 bits estimate a cosine too
 coarsely to re-rank them. Candidates are re-scored by the exact cosine of their int8 vectors
 (:class:`hippo.index.embedding.EmbeddingCodes`) with the query's float vector.
@@ -42,10 +48,11 @@ from hippo.base.errors import InvalidInput
 from hippo.engine import pack
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
-from hippo.index.coindex import Scored
+from hippo.index.coindex import ROLES, Scored
+from hippo.text import directives, tokenizer
 
 __all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
-           "order"]
+           "order", "standing_rows", "with_standing"]
 
 PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
 MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
@@ -151,6 +158,11 @@ _PRIOR_REFRESH = 0.01
 # lines that will not fit, dormant messages and notes), and at least _SHORTLIST_MIN of them.
 _SHORTLIST_BUDGETS = 3.0
 _SHORTLIST_MIN = 48
+# At most this share of a context goes to standing instructions valued like the best candidate: an eighth keeps
+# the rules of a long history from crowding out the evidence (a rule is a few dozen tokens).
+STANDING_SHARE = 0.125
+_STANDING_HEAD = 160   # tokens of a message read to recognise a standing instruction (its rule and scope)
+_NOT_INSTRUCTING = (ROLES.index("assistant"), ROLES.index("tool"))
 _lock = threading.Lock()
 
 
@@ -248,3 +260,67 @@ def order(state: NamespaceState, ids: list[int], rel: dict[int, float], by_id: d
     a = exponent if exponent is not None else cost_exponent(scores, ratio=_verbosity(state)[2])
     return [ids[j] for j in packing_order(scores, costs, prior, a).tolist()]
 
+
+
+def _opener_tokens() -> list[int]:
+    enc = tokenizer.encoding()
+    return sorted({enc.encode_ordinary(w)[0] for w in directives.OPENERS})
+
+
+def standing_rows(state: NamespaceState) -> np.ndarray:
+    """Rows of the namespace's standing instructions (:func:`hippo.text.directives.is_standing_instruction`),
+    ascending, from messages not written by the assistant or a tool. Candidates are the messages whose first token
+    opens one ("Always", "Never", "Please"), found from the tokens' occurrences; cached on the state and extended
+    with the messages appended since (a deletion resets the cache: rows are renumbered)."""
+    idx = state.index
+    n, end = len(idx), len(idx.content)
+    cache = state.standing
+    if cache is not None and cache[0] == n and cache[1] == end:
+        return cache[2]
+    if cache is not None and n > cache[0] and end > cache[1]:
+        known, after = cache[2], cache[1]
+    else:
+        known, after = np.zeros(0, dtype=np.int64), 0
+    cand = idx.rows_opening_with(_opener_tokens(), after)
+    if cand.size:
+        cand = cand[~np.isin(idx.role.view[cand], _NOT_INSTRUCTING)]
+    found = []
+    for r in cand.tolist():
+        start, stop = idx.span(r)
+        head = idx.content.access_range(start, min(stop, start + _STANDING_HEAD))
+        if directives.is_standing_instruction(tokenizer.decode(head)):
+            found.append(r)
+    rows = np.union1d(known, np.asarray(found, dtype=np.int64)).astype(np.int64)
+    with _lock:
+        state.standing = (n, end, rows)
+    return rows
+
+
+def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates (best first) with the namespace's standing instructions valued like the best candidate, as many
+    as fit :data:`STANDING_SHARE` of ``budget`` (the best matching first, then the newest). Instructions that do
+    not fit keep the score they had."""
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    rules = standing_rows(state)
+    if rules.size == 0:
+        return rows, scores
+    own = dict(zip(rows.tolist(), scores.tolist()))
+    cost = state.index.doc_lengths()[rules] + 4.0
+    top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
+    cap, used, lifted = STANDING_SHARE * budget, 0.0, []
+    for j in sorted(range(rules.size), key=lambda j: (-own.get(int(rules[j]), 0.0), -int(rules[j]))):
+        if used + cost[j] > cap:
+            continue
+        used += float(cost[j])
+        lifted.append(int(rules[j]))
+    if not lifted:
+        return rows, scores
+    lifted_arr = np.asarray(lifted, dtype=np.int64)
+    extra = lifted_arr[~np.isin(lifted_arr, rows)]
+    merged = np.concatenate([rows, np.sort(extra)])
+    vals = np.concatenate([scores, np.zeros(extra.size)])
+    vals[np.isin(merged, lifted_arr)] = np.maximum(vals[np.isin(merged, lifted_arr)], top)
+    keep = np.argsort(-vals, kind="stable")  # ties keep the ranker's order
+    return merged[keep], vals[keep]

@@ -181,6 +181,7 @@ class NamespaceState:
         self._profiles_lock = threading.Lock()
         self.entries: Any = None  # the index-entry registry (hippo.engine.entries), created on first use
         self.verbosity: Any = None  # the evidence packer's verbosity statistics (hippo.engine.evidence)
+        self.standing: Any = None  # the evidence packer's standing instructions (hippo.engine.evidence)
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()  # LLM keywords by query
         self.keyword_lock = threading.Lock()
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path
@@ -290,6 +291,7 @@ class NamespaceState:
         self._drop_profiles()
         self.entries = None
         self.verbosity = None
+        self.standing = None
         self.saved = {}
         self._life_prefetched = None
 
@@ -456,6 +458,7 @@ class NamespaceState:
             self._stop_warming("truth")
             self._warm_truth()
         self.verbosity = None  # rows were renumbered
+        self.standing = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
         if self._profiles is not None or "profiles" in self._warming:

@@ -128,6 +128,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
                                        magnitudes=mode == "evidence")
     t = time.perf_counter()
     exponent = None
+    if mode == "evidence":
+        rows, scores = evidence.with_standing(state, rows, scores, budget)
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated
         rows, scores, exponent = evidence.shortlist(state, rows, scores, budget)

@@ -321,6 +321,26 @@ class NamespaceIndex:
                 yield lo + k, tokenizer.decode(toks[prev:b])
                 prev = b
 
+    def rows_opening_with(self, token_ids, after: int = 0) -> np.ndarray:
+        """Rows (ascending) whose first token is one of ``token_ids``, among the messages that start at or after
+        stream position ``after``. Found from the tokens' occurrences (cached per token), not by reading every
+        message."""
+        n = len(self)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        starts = self.starts()
+        found = []
+        for t in sorted({int(t) for t in token_ids}):
+            if self.content.count(t, after, len(self.content)) == 0:
+                continue
+            pos = self._positions(t)
+            pos = pos[pos >= after]
+            rows = self.rows_of_positions(pos)
+            ok = rows < n
+            ok[ok] = starts[rows[ok]] == pos[ok]
+            found.append(rows[ok].astype(np.int64))
+        return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
     def rows_of_positions(self, positions: np.ndarray) -> np.ndarray:
         return np.searchsorted(self.ends.view, positions, side="right")
 

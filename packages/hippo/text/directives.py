@@ -1,0 +1,67 @@
+"""Standing instructions: what a user tells an assistant to do from now on.
+
+"Always include version numbers when I ask about software dependencies." is not a fact about the world but a rule
+for every later answer within its scope. A later question rarely shares its words ("Which Flask version should I
+pin?"), yet the rule applies to it; a memory that leaves it out of the context makes the assistant break it. The
+recall packer (:mod:`hippo.engine.evidence`) therefore treats such messages as likely to matter to any question.
+
+Detection is deliberately narrow (precision over recall): the message opens with ``always`` or ``never`` (after an
+optional ``please``) and a scope clause says when the rule applies. Either the next word is an imperative verb from
+a fixed list and the scope is any "when I ...", "whenever we ...", "for all future answers"; or the scope addresses
+the assistant's answers ("when I ask / request / bring up ...") and the next word is not one of the adjectives,
+adverbs and auxiliaries that open a remark. "Always good to hear!" and "Always happy when I see you" are not
+instructions; "Never use emoji when I ask for code" and "Always tailor resumes to ATS standards when I ask about
+applications" are.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["OPENERS", "is_standing_instruction"]
+
+# The words a standing instruction opens with: the first token of such a message is one of their spellings.
+OPENERS = ("Always", "always", "ALWAYS", "Never", "never", "NEVER", "Please", "please")
+
+_VERBS = frozenset("""
+add address answer ask assume avoid be begin break bring call check cite clarify compare confirm consider convert
+define describe detail display double-check emphasise emphasize end explain express flag focus follow format give
+group highlight include keep label lead let limit list make mark mention note number offer open order organise
+organize outline phrase point present prioritise prioritize provide put quote rank recommend refer remind reply
+report respond round say separate share show sort specify spell start state stick structure suggest summarise
+summarize tag tell translate treat try use verify warn write
+""".split())
+
+# Words after "always" / "never" that open a remark rather than a rule ("Always good to hear", "Never been there").
+_NOT_VERBS = frozenset("""
+a about all an are as at been being better busy by fun glad good great happy here in is just late like lovely more
+most much my nice not now on one our ready really right so such sure that the their there this too true up very was
+welcome were with your
+""".split())
+
+_OPEN = re.compile(
+    r"\s*(?:please[\s,]+)?(?:always|never)\s+(?:(?:please|also|make sure to|be sure to)\s+)?(?P<verb>[a-z][a-z-]*)\b",
+    re.IGNORECASE)
+_SCOPE = re.compile(
+    r"\b(?:when(?:ever)?|if|each time|every time|any time|anytime)\s+(?:I|we)\b"
+    r"|\bfor (?:all|any|every) (?:future |later )?(?:questions?|answers?|responses?|replies|requests?)\b",
+    re.IGNORECASE)
+_ASKING = re.compile(
+    r"\b(?:when(?:ever)?|if|each time|every time|any time|anytime)\s+(?:I|we)\s+"
+    r"(?:ask|request|need|want|query|inquire|bring up|mention|talk about|discuss|look for|search for)\b",
+    re.IGNORECASE)
+_HEAD = 400  # characters read: an instruction states its rule and scope up front
+
+
+def is_standing_instruction(text: str) -> bool:
+    """Whether ``text`` is a standing instruction to an assistant (see the module's description)."""
+    if not isinstance(text, str):
+        return False
+    head = text[:_HEAD]
+    m = _OPEN.match(head)
+    if not m:
+        return False
+    verb = m.group("verb").lower()
+    if verb in _VERBS:
+        return _SCOPE.search(head) is not None
+    return verb not in _NOT_VERBS and _ASKING.search(head) is not None

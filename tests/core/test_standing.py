@@ -1,0 +1,134 @@
+"""Standing instructions ("Always ... when I ask about ...") in recall contexts.
+
+References: hand-labelled sentences for the detector; a brute-force scan of every stored message for the cached,
+incrementally extended set of instruction rows (through appends, deletions and a reopen); hand-computed choices
+for the share of the budget the packer lifts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.engine import evidence
+from hippo.text.directives import is_standing_instruction
+
+RULES = [
+    "Always include version numbers when I ask about software dependencies or libraries used.",
+    "Never use emoji when I ask for code reviews.",
+    "Please always answer in metric units whenever I ask about distances.",
+    "Always tailor resumes to the country's ATS standards when I ask about job applications.",
+    "always be concise for all future answers",
+]
+NOT_RULES = [
+    "Always good to hear! See you later!",
+    "Always happy when I see you",
+    "Never been happier than when I ask you out",
+    "I always include version numbers when I write changelogs.",
+    "Always include version numbers.",               # no scope: a remark as much as a rule
+    "Thanks! Always a pleasure.",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", RULES)
+def test_rules_are_recognised(text):
+    assert is_standing_instruction(text)
+
+
+@pytest.mark.parametrize("text", NOT_RULES)
+def test_remarks_are_not_rules(text):
+    assert not is_standing_instruction(text)
+
+
+def test_non_text_is_not_a_rule():
+    assert not is_standing_instruction(None)  # type: ignore[arg-type]
+
+
+def _brute(mem: Memory) -> list[int]:
+    """Rows of stored non-assistant messages that are instructions, by reading every message."""
+    idx = mem.engine.state().index
+    roles = {it.id: it.role for it in mem.list()}
+    out = []
+    for r in range(len(idx)):
+        role = roles[int(idx.ids.view[r])]
+        if role not in ("assistant", "tool") and is_standing_instruction(idx.text_of(r)):
+            out.append(r)
+    return out
+
+
+def _chat(mem: Memory, k0: int, n: int) -> dict[str, list[int]]:
+    ids: dict[str, list[int]] = {"rule": [], "other": []}
+    for k in range(k0, k0 + n):
+        ids["other"].append(mem.add(f"I'm building the budget tracker, step {k}: the transactions table.", role="user").id)
+        ids["other"].append(mem.add(f"Here is step {k} of the tracker. " + "Details follow. " * 40, role="assistant").id)
+        if k % 4 == 0:
+            ids["rule"].append(mem.add(RULES[k // 4 % len(RULES)], role="user").id)
+        if k % 5 == 0:  # the assistant saying "Always ..." is not the user's rule
+            ids["other"].append(mem.add(RULES[0], role="assistant").id)
+    return ids
+
+
+def test_instruction_rows_follow_appends_deletes_and_reopen(tmp_path):
+    path = tmp_path / "rules.db"
+    with Memory(path) as mem:
+        ids = _chat(mem, 0, 12)
+        state = mem.engine.state()
+        assert evidence.standing_rows(state).tolist() == _brute(mem)
+        _chat(mem, 12, 9)                                       # extended with the appended rows only
+        assert evidence.standing_rows(mem.engine.state()).tolist() == _brute(mem)
+        mem.delete([ids["rule"][1], ids["other"][0]])         # rows renumbered: rebuilt
+        assert evidence.standing_rows(mem.engine.state()).tolist() == _brute(mem)
+        n = len(_brute(mem))
+        assert n == len(ids["rule"]) - 1 + 3                    # 3 more rules came with the second _chat
+    with Memory(path) as mem:
+        assert evidence.standing_rows(mem.engine.state()).tolist() == _brute(mem)
+
+
+def test_recall_keeps_the_users_rules_within_an_eighth_of_the_budget():
+    mem = Memory(None)
+    ids = _chat(mem, 0, 40)                                  # 10 rules of 15-20 tokens each
+    state = mem.engine.state()
+    rule_rows = evidence.standing_rows(state)
+    assert rule_rows.size == 10
+    costs = state.index.doc_lengths()[rule_rows] + 4
+    budget = 1200
+    # a question that shares no word with any rule
+    r = mem.recall("Which Flask release is stable?", budget_tokens=budget)
+    got = {m.id for m in r.messages}
+    kept = [i for i in ids["rule"] if i in got]
+    # hand-computed: no rule matches the question, so the newest rules are taken while they fit budget / 8
+    expect, used = [], 0.0
+    for row, c in sorted(zip(rule_rows.tolist(), costs.tolist()), key=lambda x: -x[0]):
+        if used + c <= budget * evidence.STANDING_SHARE:
+            expect.append(int(state.index.ids.view[row]))
+            used += c
+    assert sorted(kept) == sorted(expect) and len(expect) >= 3
+    assert r.tokens <= budget
+    # a question about a rule's subject lifts that rule first
+    r = mem.recall("emoji in code reviews", budget_tokens=200)
+    assert any("emoji" in m.text for m in r.messages)
+    mem.close()
+
+
+def test_a_filter_still_applies_to_rules():
+    mem = Memory(None)
+    mem.add(RULES[0], role="user", metadata={"project": "a"})
+    for k in range(20):
+        mem.add(f"Project b note {k}: the garden beds need compost.", role="user", metadata={"project": "b"})
+    r = mem.recall("garden compost", budget_tokens=400, filter={"project": "b"})
+    assert all(m.metadata["project"] == "b" for m in r.messages)
+    r = mem.recall("garden compost", budget_tokens=400)
+    assert any(m.text == RULES[0] for m in r.messages)
+    mem.close()
+
+
+def test_without_rules_the_candidates_are_unchanged():
+    mem = Memory(None)
+    for k in range(10):
+        mem.add(f"Note {k}: compost and leaves.", role="user")
+    state = mem.engine.state()
+    rows, scores = np.arange(5), np.linspace(1, 0.2, 5)
+    got_rows, got_scores = evidence.with_standing(state, rows, scores, 500)
+    assert got_rows.tolist() == rows.tolist() and got_scores.tolist() == scores.tolist()
+    mem.close()
