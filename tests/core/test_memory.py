@@ -126,13 +126,14 @@ def test_question_keeps_the_askers_first_person_words():
     assert analyze("my dog", ["dog"]).keywords == ["dog"]               # explicit keywords are taken as given
 
 
-def test_first_person_question_scores_my_as_a_bm25_term():
-    """'my' in a question is an ordinary BM25 term, equal to the naive reference over the reconstructed texts."""
+def test_first_person_words_add_to_the_messages_the_question_found():
+    """'I' / 'my' in a question are BM25 terms counted only in messages the question's other words found (a
+    naive BM25 over the reconstructed texts is the reference); alone they find nothing."""
     mem = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
     _fill(mem)
     idx = mem.engine.state().index
-    q = analyze("What did I say about my teapot?")
-    assert q.stems[-1] == "my"
+    q = analyze("What did I say about my teapot or the kiln?")
+    assert q.stems[-2:] == ["i", "my"] and q.supporting == 2
     got = retrieval.lexical(idx, q, mem.config)
     got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
     docs = [idx.text_of(r) for r in range(len(idx))]
@@ -141,22 +142,30 @@ def test_first_person_question_scores_my_as_a_bm25_term():
     k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
     # "I'm" holds the word "I" (tokens "I", "'m"; the apostrophe ends the word), "Mochi" does not (" M", "och", "i")
     doc_stems = [[textnorm.stem(w.lower().split("'")[0]) for w in textnorm.words(d)] for d in docs]
-    expected = {}
-    for st_ in q.stems:
-        tf = [ds.count(st_) for ds in doc_stems]
-        df = sum(1 for x in tf if x)
-        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-        for r, x in enumerate(tf):
-            if x:
-                norm = k1 * (1 - b + b * lengths[r] / avgdl)
-                expected[r] = expected.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
-    assert any("my" in ds and "teapot" not in ds for ds in doc_stems)   # "my" alone reaches other messages
-    assert set(got_scores) == set(expected)
+
+    def bm25(stem_list, rows_allowed=None):
+        out = {}
+        for st_ in stem_list:
+            tf = [ds.count(st_) for ds in doc_stems]
+            df = sum(1 for x in tf if x)
+            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+            for r, x in enumerate(tf):
+                if x and (rows_allowed is None or r in rows_allowed):
+                    norm = k1 * (1 - b + b * lengths[r] / avgdl)
+                    out[r] = out.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
+        return out
+
+    content = bm25(q.stems[:-2])
+    expected = dict(content)
+    for r, v in bm25(q.stems[-2:], set(content)).items():
+        expected[r] += v
+    assert any(("my" in ds or "i" in ds) and r not in content for r, ds in enumerate(doc_stems))
+    assert set(got_scores) == set(content)
     for r in expected:
         assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
-    # the message that says both "my" and "teapot" ranks first
-    best = max(got_scores, key=got_scores.get)
-    assert "teapot" in doc_stems[best] and "my" in doc_stems[best]
+    assert any(expected[r] > content[r] for r in content)   # the first person lifted at least one of them
+    # a question of first-person words alone keeps them as its (only) terms
+    assert analyze("How am I?").supporting == 0
 
 
 def test_recall_fits_budget_and_groups_by_session(mem):

@@ -69,6 +69,10 @@ def _check(mem: Memory) -> None:
         pat = lexicon.pattern(word)
         got = idx.term_positions(pat).tolist()
         assert got == _reference(messages, pat), word
+        for _ in range(2):  # computed, then (frequent terms) from the per-term cache
+            rows, tf = idx.term_rows(pat)
+            want_rows, want_tf = np.unique(idx.rows_of_positions(np.asarray(got, np.int64)), return_counts=True)
+            assert rows.tolist() == want_rows.tolist() and tf.tolist() == want_tf.tolist(), word
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -59,26 +59,45 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
     counts = [index.token_counts(p) for p in query.patterns]
     freq = sorted((index.term_frequency(p, c), i) for i, (p, c) in enumerate(zip(query.patterns, counts)))
+    first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
     for f, i in freq:
-        if f == 0:
+        if f == 0 or i >= first_supporting:
             continue
         if enumerated + f > rc.enumerate_limit and touched.any():
             deferred.append((f, i))
             continue
         capped = f > rc.enumerate_limit
-        pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit if capped else None)
-        if pos.size == 0:
+        if capped:
+            pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit)
+            rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
+        else:
+            rows, tf = index.term_rows(query.patterns[i], counts[i])
+        if rows.size == 0:
             continue
-        enumerated += pos.size
-        rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
+        enumerated += int(tf.sum())
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
         idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
                else _idf(n_docs, min(f, n_docs) if capped else rows.size))
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
         touched[rows] = True
     cand = np.flatnonzero(touched)
+    # The asker's first-person words count only in messages the question's own words found: whole-word occurrences
+    # (cached per token), their document frequency exact.
+    for f, i in freq:
+        if f == 0 or i < first_supporting or cand.size == 0:
+            continue
+        if f > rc.enumerate_limit:
+            deferred.append((f, i))
+            continue
+        rows, tf = index.term_rows(query.patterns[i], counts[i])
+        if rows.size == 0:
+            continue
+        idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, rows.size)
+        hit = touched[rows]
+        rows, tf = rows[hit], tf[hit]
+        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
     for f, i in deferred:
         pat = query.patterns[i]
         if cand.size == 0 or pat.singles.size == 0:

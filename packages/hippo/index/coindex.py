@@ -29,6 +29,8 @@ from hippo.text import lexicon, tokenizer
 ROLES = ("user", "assistant", "system", "tool")
 _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between questions
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
+_TERM_CACHE_ENTRIES = 256   # frequent terms whose (rows, occurrences per row) are kept until the stream changes
+_TERM_CACHE_MIN = 512       # occurrences from which a term's rows are worth keeping
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -79,6 +81,7 @@ class NamespaceIndex:
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._pos_lock = threading.Lock()
+        self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -228,6 +231,7 @@ class NamespaceIndex:
         self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
         with self._pos_lock:
             self._pos_cache.clear()
+            self._term_cache.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -460,6 +464,31 @@ class NamespaceIndex:
         if keep is not None and count > keep:
             pos, whole = pos[-keep:], whole[-keep:]
         return pos[whole]
+
+    def term_rows(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, occurrences per row)`` of a term's whole-word occurrences, rows ascending. A frequent term's
+        answer is kept until the stream changes: words such as "I" or "project" recur in most questions of a
+        conversation."""
+        n = len(self.content)
+        key = (pat.term, pat.singles.tobytes(), pat.phrases)
+        with self._pos_lock:
+            got = self._term_cache.get(key)
+            if got is not None and got[0] == self.layout and got[1] == n:
+                self._term_cache.move_to_end(key)
+                return got[2], got[3]
+        layout = self.layout
+        pos = self.term_positions(pat, counts)
+        rows, tf = np.unique(self.rows_of_positions(pos), return_counts=True)
+        if pos.size >= _TERM_CACHE_MIN:
+            rows.setflags(write=False)
+            tf.setflags(write=False)
+            with self._pos_lock:
+                self._term_cache[key] = (layout, n, rows, tf)
+                self._term_cache.move_to_end(key)
+                while len(self._term_cache) > _TERM_CACHE_ENTRIES:
+                    self._term_cache.popitem(last=False)
+        return rows, tf
 
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
                        newest: int | None = None) -> np.ndarray:

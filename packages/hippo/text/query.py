@@ -13,6 +13,9 @@ class Query:
     keywords: list[str]                      # surface words, one per distinct stem, in query order
     stems: list[str]
     patterns: list[lexicon.TermPattern] = field(default_factory=list)
+    # the last ``supporting`` keywords are the asker's first-person words: they add to the score of messages the
+    # other keywords found, and find none themselves
+    supporting: int = 0
 
 
 # The asker's words for themselves. In a question they are not filler: "what did I say about my budget?" asks
@@ -57,6 +60,7 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
         seen.add(st)
         kws.append(w.split("'", 1)[0].split("’", 1)[0])
         stems.append(st)
+    content = len(kws)
     if kws:  # a question of first-person words alone ("how am I?") falls back to all its words
         for lw in selfref:
             st = textnorm.stem(lw)
@@ -64,6 +68,6 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
                 seen.add(st)
                 kws.append(lw)
                 stems.append(st)
-    q = Query(text=text, keywords=kws, stems=stems)
+    q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content)
     q.patterns = [lexicon.pattern(w) for w in kws]
     return q
