@@ -353,9 +353,11 @@ class Memory:
         Whole messages only, grouped by session in time order with speaker and date; a message that dates its
         event relatively ("yesterday") carries the resolved date, and one that a newer statement updated is marked
         "superseded". A query that asks for an order or a progression gets its context laid out by event time.
-        ``Recall.messages`` lists what was included. With the hierarchy (``config.hierarchy.recall``), units are
-        selected top-down and ``Recall.units`` lists them; dormant memories (seed 004 §8.3) come back only with
-        ``include_dormant=True`` or a strong exact cue. ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
+        The user's standing instructions ("Always ... when I ask about ...") are kept in the context whatever the
+        query's words, within an eighth of the budget. ``Recall.messages`` lists what was included. With the
+        hierarchy (``config.hierarchy.recall``), units are selected top-down and ``Recall.units`` lists them;
+        dormant memories (seed 004 §8.3) come back only with ``include_dormant=True`` or a strong exact cue.
+        ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
         """
         self._rt.live()
         query = _check_query(query)

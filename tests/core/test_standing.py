@@ -60,8 +60,10 @@ def _brute(mem: Memory) -> list[int]:
 def _chat(mem: Memory, k0: int, n: int) -> dict[str, list[int]]:
     ids: dict[str, list[int]] = {"rule": [], "other": []}
     for k in range(k0, k0 + n):
-        ids["other"].append(mem.add(f"I'm building the budget tracker, step {k}: the transactions table.", role="user").id)
-        ids["other"].append(mem.add(f"Here is step {k} of the tracker. " + "Details follow. " * 40, role="assistant").id)
+        user = f"I'm building the budget tracker, step {k}: the transactions table."
+        ids["other"].append(mem.add(user, role="user").id)
+        answer = f"Here is step {k} of the tracker. " + "Details follow. " * 40
+        ids["other"].append(mem.add(answer, role="assistant").id)
         if k % 4 == 0:
             ids["rule"].append(mem.add(RULES[k // 4 % len(RULES)], role="user").id)
         if k % 5 == 0:  # the assistant saying "Always ..." is not the user's rule
