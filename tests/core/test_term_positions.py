@@ -110,3 +110,19 @@ def test_the_word_start_table_equals_decoding_each_token():
     assert np.array_equal(lexicon.continues_word(ids), np.array([not lexicon._starts_word(int(t)) for t in ids]))
     known = table >= 0
     assert np.array_equal(table[known] == 1, np.array([lexicon._starts_word(int(t)) for t in ids[known]]))
+
+
+def test_word_start_and_end_tables_equal_the_per_token_rules():
+    """The vectorised tables (built from the encoding's byte table) against the per-token byte rules."""
+    enc = tokenizer.encoding()
+    start, end = lexicon._word_start_table(), lexicon._word_end_table()
+    checked = 0
+    for tid in range(start.size):
+        try:
+            b = enc.decode_single_token_bytes(tid)
+        except KeyError:
+            continue
+        assert start[tid] == (1 if lexicon._bytes_start_word(b) else 0), (tid, b)
+        assert end[tid] == (1 if lexicon._bytes_end_in_word(b) else 0), (tid, b)
+        checked += 1
+    assert checked > 100_000

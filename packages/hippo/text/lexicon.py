@@ -39,16 +39,30 @@ def _bytes_start_word(b: bytes) -> bool:
     return not (first.isalnum() or first[0] >= 0x80 and not b[:1].isspace() and not b.startswith(b" "))
 
 
+def _ranked_bytes() -> tuple[np.ndarray, list[bytes]]:
+    """The encoding's byte table as (token ids, their bytes), when tiktoken exposes it."""
+    ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
+    if not isinstance(ranks, dict) or not ranks:
+        return np.zeros(0, dtype=np.int64), []
+    keys = [b for b, t in ranks.items() if isinstance(b, bytes) and b and isinstance(t, int)]
+    return np.fromiter((ranks[b] for b in keys), dtype=np.int64, count=len(keys)), keys
+
+
+# Per first / last byte value: a letter or digit (ASCII), or a byte of a multi-byte UTF-8 character.
+_WORD_BYTE = np.array([bytes([v]).isalnum() or v >= 0x80 for v in range(256)], dtype=bool)
+
+
 def _word_start_table() -> np.ndarray:
     """Per token id: 1 starts a word, 0 continues one, -1 not known yet (then decoded on first sight). Filled at
-    once from the encoding's byte table when tiktoken exposes it (one pass, instead of a decode per token); the ids
-    it does not list (special tokens) start a word, as decoding them says."""
+    once from the encoding's byte table when tiktoken exposes it (the first byte of every token, classified in one
+    vectorised step, instead of a decode per token); the ids it does not list (special tokens) start a word, as
+    decoding them says. Equal to :func:`_bytes_start_word` of every token's bytes."""
     table = np.full(tokenizer.vocab_size() + 1, -1, dtype=np.int8)
-    ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
-    if isinstance(ranks, dict) and ranks:
-        for b, tid in ranks.items():
-            if isinstance(b, bytes) and isinstance(tid, int) and 0 <= tid < table.size:
-                table[tid] = 1 if _bytes_start_word(b) else 0
+    ids, keys = _ranked_bytes()
+    if keys:
+        first = np.frombuffer(b"".join(b[:1] for b in keys), dtype=np.uint8)
+        ok = (ids >= 0) & (ids < table.size)
+        table[ids[ok]] = np.where(_WORD_BYTE[first[ok]], 0, 1)
         for tid in np.flatnonzero(table < 0).tolist():
             table[tid] = 1 if _starts_word(tid) else 0
     return table
@@ -64,14 +78,16 @@ def _bytes_end_in_word(b: bytes) -> bool:
 
 
 def _word_end_table() -> np.ndarray:
+    """Per token id: 1 if its last byte is a word character (:func:`_bytes_end_in_word`), in one vectorised step
+    over the encoding's byte table; the ids it does not list are decoded."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
     listed = np.zeros(table.size, dtype=bool)
-    if isinstance(ranks, dict):
-        for b, tid in ranks.items():
-            if isinstance(b, bytes) and isinstance(tid, int) and 0 <= tid < table.size:
-                table[tid] = _bytes_end_in_word(b)
-                listed[tid] = True
+    ids, keys = _ranked_bytes()
+    if keys:
+        last = np.frombuffer(b"".join(b[-1:] for b in keys), dtype=np.uint8)
+        ok = (ids >= 0) & (ids < table.size)
+        table[ids[ok]] = _WORD_BYTE[last[ok]]
+        listed[ids[ok]] = True
     enc = tokenizer.encoding()
     for tid in np.flatnonzero(~listed).tolist():
         try:
