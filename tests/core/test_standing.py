@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hippo import Memory
+from hippo.base.errors import InvalidInput
 from hippo.engine import evidence
 from hippo.text.directives import is_standing_instruction
 
@@ -102,7 +103,7 @@ def test_recall_keeps_the_users_rules_within_an_eighth_of_the_budget():
     # hand-computed: no rule matches the question, so the newest rules are taken while they fit budget / 8
     expect, used = [], 0.0
     for row, c in sorted(zip(rule_rows.tolist(), costs.tolist()), key=lambda x: -x[0]):
-        if used + c <= budget * evidence.STANDING_SHARE:
+        if used + c <= budget * mem.config.retrieval.standing_share:
             expect.append(int(state.index.ids.view[row]))
             used += c
     assert sorted(kept) == sorted(expect) and len(expect) >= 3
@@ -134,3 +135,14 @@ def test_without_rules_the_candidates_are_unchanged():
     got_rows, got_scores = evidence.with_standing(state, rows, scores, 500)
     assert got_rows.tolist() == rows.tolist() and got_scores.tolist() == scores.tolist()
     mem.close()
+
+
+def test_standing_share_zero_turns_it_off_and_bad_values_are_refused():
+    mem = Memory(None, config={"retrieval": {"standing_share": 0}})
+    ids = _chat(mem, 0, 12)
+    r = mem.recall("Which Flask release is stable?", budget_tokens=1200)
+    assert not {m.id for m in r.messages} & set(ids["rule"])
+    mem.close()
+    for bad in (-0.1, 0.6):
+        with pytest.raises(InvalidInput, match="standing_share"):
+            Memory(None, config={"retrieval": {"standing_share": bad}})

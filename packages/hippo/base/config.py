@@ -250,6 +250,9 @@ class RetrievalConfig:
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
     profile_prior: bool = True    # speaker-profile prior for preference / identity questions (hippo.engine.profiles)
+    # The user's standing instructions ("Always ... when I ask about ...", hippo.text.directives) are packed into a
+    # recall context whatever the question's words, within this share of the budget; 0 turns that off.
+    standing_share: float = 0.125
 
 
 @dataclass(frozen=True)
@@ -358,6 +361,9 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.nnz must be even, >= 2 and <= dim")
         if obj.window < 0 or obj.top_m < 1 or obj.self_weight < 0 or obj.radius < 0:
             raise InvalidInput(f"{path}: window, self_weight and radius must be >= 0, top_m >= 1")
+    if isinstance(obj, RetrievalConfig):
+        if not 0.0 <= obj.standing_share <= 0.5:
+            raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
     if isinstance(obj, TemporalConfig):
         if not 1 <= obj.temporal_boost <= 4 or not 1 <= obj.window_boost <= 16 or obj.fact_boost < 0 or obj.fact_boost > 4:
             raise InvalidInput(f"{path}: temporal_boost must be in 1..4, window_boost in 1..16 and fact_boost in 0..4")

@@ -21,16 +21,17 @@ score distribution and from the conversation itself.
   the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
   length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
 
+* **Standing instructions.** A message telling the assistant to always / never do something when the user asks
+  about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
+  words a question uses; its chance of being needed does not come from the question's lexical match. Such messages
+  are valued like the best candidate, up to ``config.retrieval.standing_share`` of the budget (an eighth: the rules
+  of a long history do not crowd out the evidence; the most relevant, then the newest, when more than fit), so
+  they are packed first at a few dozen tokens each.
+
 The first functions work on numpy arrays of candidates and return orders; the last ones apply them to one
 namespace (:class:`~hippo.engine.state.NamespaceState`): candidate scores with their magnitudes, the conversation's
 verbosity statistics (cached on the state, refreshed as it grows), the shortlist of candidates that can reach a
 context and their packing order. The caller packs whole messages in that order, skipping what does not fit.
-
-* **Standing instructions.** A message telling the assistant to always / never do something when the user asks
-  about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
-  words a question uses; its chance of being needed does not come from the question's lexical match. Such messages
-  are valued like the best candidate, up to :data:`STANDING_SHARE` of the budget (the most relevant, then the
-  newest, when a long history holds more than fit), so they are packed first at a few dozen tokens each.
 
 With a user embedding (``Memory(embed=...)``), SimHash codes only find candidates: 256 bits estimate a cosine too
 coarsely to re-rank them. Candidates are re-scored by the exact cosine of their int8 vectors
@@ -158,9 +159,6 @@ _PRIOR_REFRESH = 0.01
 # lines that will not fit, dormant messages and notes), and at least _SHORTLIST_MIN of them.
 _SHORTLIST_BUDGETS = 3.0
 _SHORTLIST_MIN = 48
-# At most this share of a context goes to standing instructions valued like the best candidate: an eighth keeps
-# the rules of a long history from crowding out the evidence (a rule is a few dozen tokens).
-STANDING_SHARE = 0.125
 _STANDING_HEAD = 160   # tokens of a message read to recognise a standing instruction (its rule and scope)
 _NOT_INSTRUCTING = (ROLES.index("assistant"), ROLES.index("tool"))
 _lock = threading.Lock()
@@ -299,17 +297,20 @@ def standing_rows(state: NamespaceState) -> np.ndarray:
 def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Candidates (best first) with the namespace's standing instructions valued like the best candidate, as many
-    as fit :data:`STANDING_SHARE` of ``budget`` (the best matching first, then the newest). Instructions that do
-    not fit keep the score they had."""
+    as fit ``config.retrieval.standing_share`` of ``budget`` (the best matching first, then the newest).
+    Instructions that do not fit keep the score they had."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
+    share = state.config.retrieval.standing_share
+    if share <= 0:
+        return rows, scores
     rules = standing_rows(state)
     if rules.size == 0:
         return rows, scores
     own = dict(zip(rows.tolist(), scores.tolist()))
     cost = state.index.doc_lengths()[rules] + 4.0
     top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
-    cap, used, lifted = STANDING_SHARE * budget, 0.0, []
+    cap, used, lifted = share * budget, 0.0, []
     for j in sorted(range(rules.size), key=lambda j: (-own.get(int(rules[j]), 0.0), -int(rules[j]))):
         if used + cost[j] > cap:
             continue
