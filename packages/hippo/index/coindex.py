@@ -337,8 +337,8 @@ class NamespaceIndex:
         for t in sorted({int(t) for t in token_ids}):
             if self.content.count(t, after, len(self.content)) == 0:
                 continue
-            pos = self._positions(t)
-            pos = pos[pos >= after]
+            # the whole list from the per-token cache, only the new part of the stream once rows were checked
+            pos = self._positions(t) if after == 0 else self.content.positions(t, after, len(self.content))
             rows = self.rows_of_positions(pos)
             ok = rows < n
             ok[ok] = starts[rows[ok]] == pos[ok]
