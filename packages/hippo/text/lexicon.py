@@ -19,15 +19,6 @@ import numpy as np
 from hippo.text import textnorm, tokenizer
 
 _lock = threading.Lock()
-_word_start: np.ndarray | None = None  # per token id: -1 unknown, 0 continues a word, 1 starts one
-
-
-def _starts_word(tid: int) -> bool:
-    try:
-        b = tokenizer.encoding().decode_single_token_bytes(tid)
-    except KeyError:
-        return True
-    return _bytes_start_word(b)
 
 
 def _bytes_start_word(b: bytes) -> bool:
@@ -37,6 +28,11 @@ def _bytes_start_word(b: bytes) -> bool:
     # A leading space, punctuation, or a partial UTF-8 piece after a space (" \xf0\x9f" of an emoji) all mean
     # the previous word has ended; a letter or digit glues onto it.
     return not (first.isalnum() or first[0] >= 0x80 and not b[:1].isspace() and not b.startswith(b" "))
+
+
+def _bytes_end_in_word(b: bytes) -> bool:
+    # a letter or a digit, or a piece of a multi-byte character (letters of other scripts)
+    return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
 
 
 def _ranked_bytes() -> tuple[np.ndarray, list[bytes]]:
@@ -52,87 +48,70 @@ def _ranked_bytes() -> tuple[np.ndarray, list[bytes]]:
 _WORD_BYTE = np.array([bytes([v]).isalnum() or v >= 0x80 for v in range(256)], dtype=bool)
 
 
-def _word_start_table() -> np.ndarray:
-    """Per token id: 1 starts a word, 0 continues one, -1 not known yet (then decoded on first sight). Filled at
-    once from the encoding's byte table when tiktoken exposes it (the first byte of every token, classified in one
-    vectorised step, instead of a decode per token); the ids it does not list (special tokens) start a word, as
-    decoding them says. Equal to :func:`_bytes_start_word` of every token's bytes."""
-    table = np.full(tokenizer.vocab_size() + 1, -1, dtype=np.int8)
-    ids, keys = _ranked_bytes()
-    if keys:
-        first = np.frombuffer(b"".join(b[:1] for b in keys), dtype=np.uint8)
-        ok = (ids >= 0) & (ids < table.size)
-        table[ids[ok]] = np.where(_WORD_BYTE[first[ok]], 0, 1)
-        for tid in np.flatnonzero(table < 0).tolist():
-            table[tid] = 1 if _starts_word(tid) else 0
-    return table
-
-
-_BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
-_word_end: np.ndarray | None = None  # per token id: 1 ends in a word character (a following piece may glue on)
-
-
-def _bytes_end_in_word(b: bytes) -> bool:
-    # a letter or a digit, or a piece of a multi-byte character (letters of other scripts)
-    return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
-
-
-def _word_end_table() -> np.ndarray:
-    """Per token id: 1 if its last byte is a word character (:func:`_bytes_end_in_word`), in one vectorised step
-    over the encoding's byte table; the ids it does not list are decoded."""
-    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+def _byte_table(last: bool, of_bytes, undecodable: bool) -> np.ndarray:
+    """Per token id, ``of_bytes`` of its bytes as 0 / 1. ``of_bytes`` must depend only on whether the token's
+    first byte (``last`` false) or last byte is a word byte (:data:`_WORD_BYTE`): the ids of the encoding's byte
+    table are then classified in one vectorised step. The other ids (special tokens) are decoded; an id that does
+    not decode gets ``undecodable``."""
+    table = np.full(tokenizer.vocab_size() + 1, int(undecodable), dtype=np.int8)
     listed = np.zeros(table.size, dtype=bool)
     ids, keys = _ranked_bytes()
     if keys:
-        last = np.frombuffer(b"".join(b[-1:] for b in keys), dtype=np.uint8)
+        edge = np.frombuffer(b"".join(b[-1:] if last else b[:1] for b in keys), dtype=np.uint8)
         ok = (ids >= 0) & (ids < table.size)
-        table[ids[ok]] = _WORD_BYTE[last[ok]]
+        word = int(of_bytes(b"a"))  # the value of a token whose edge byte is a word byte
+        table[ids[ok]] = np.where(_WORD_BYTE[edge[ok]], word, 1 - word)
         listed[ids[ok]] = True
     enc = tokenizer.encoding()
     for tid in np.flatnonzero(~listed).tolist():
         try:
-            table[tid] = _bytes_end_in_word(enc.decode_single_token_bytes(tid))
+            table[tid] = int(of_bytes(enc.decode_single_token_bytes(tid)))
         except KeyError:
-            table[tid] = 0
+            pass
     return table
+
+
+def _word_start_table() -> np.ndarray:
+    """Per token id: 1 starts a word (:func:`_bytes_start_word`), 0 continues one; an id that does not decode
+    starts a word."""
+    return _byte_table(False, _bytes_start_word, True)
+
+
+def _word_end_table() -> np.ndarray:
+    """Per token id: 1 if its last byte is a word character (:func:`_bytes_end_in_word`), else 0."""
+    return _byte_table(True, _bytes_end_in_word, False)
+
+
+_BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
+_BUILDERS = {"start": _word_start_table, "end": _word_end_table}
+_TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
+
+
+def _classify(token_ids: np.ndarray, table_name: str) -> np.ndarray:
+    """The named per-token table's value for every id (ids out of range are clipped into it)."""
+    table = _TABLES.get(table_name)
+    if table is None:
+        with _lock:
+            table = _TABLES.get(table_name)
+            if table is None:
+                table = _TABLES[table_name] = _BUILDERS[table_name]()
+    ids = np.asarray(token_ids)
+    if ids.dtype.kind not in "iu":
+        ids = ids.astype(np.int64)
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
+        ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
+    return _lookup(table, ids)
 
 
 def ends_in_word(token_ids: np.ndarray) -> np.ndarray:
     """True where a token ends in a word character: a following piece without a leading space (``"i"`` after
     ``" Moch"``) continues that word instead of starting one."""
-    global _word_end
-    ids = np.asarray(token_ids)
-    if ids.dtype.kind not in "iu":
-        ids = ids.astype(np.int64)
-    if _word_end is None:
-        with _lock:
-            if _word_end is None:
-                _word_end = _word_end_table()
-    table = _word_end
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
-        ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
-    return _lookup(table, ids) == 1
+    return _classify(token_ids, "end") == 1
 
 
 def continues_word(token_ids: np.ndarray) -> np.ndarray:
     """True where a token glues onto the previous one (no leading space or punctuation): a word continues."""
-    global _word_start
-    ids = np.asarray(token_ids)
-    if ids.dtype.kind not in "iu":
-        ids = ids.astype(np.int64)
-    if _word_start is None:
-        with _lock:
-            if _word_start is None:
-                _word_start = _word_start_table()
-    table = _word_start
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
-        ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
-    known = _lookup(table, ids)
-    if (known < 0).any():
-        for tid in np.unique(ids[known < 0]).tolist():
-            table[tid] = 1 if _starts_word(tid) else 0
-        known = _lookup(table, ids)
-    return known == 0
+    return _classify(token_ids, "start") == 0
 
 
 def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
