@@ -85,6 +85,29 @@ def test_search_ranks_by_rare_keyword(mem):
     assert hits[0].text.startswith("The teapot cracked")
 
 
+def _naive_bm25(mem: Memory, stems: list[str], word_stem, rows: set[int] | None = None) -> dict[int, float]:
+    """Reference BM25 over the reconstructed texts (words stemmed by ``word_stem``), with the store's k1 / b;
+    with ``rows``, only those messages are scored (document frequencies stay the whole namespace's)."""
+    idx = mem.engine.state().index
+    docs = [idx.text_of(r) for r in range(len(idx))]
+    lengths = [len(tokenizer.encode(d)) for d in docs]
+    avgdl = sum(lengths) / len(lengths)
+    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
+    doc_stems = [[word_stem(w) for w in textnorm.words(d)] for d in docs]
+    out: dict[int, float] = {}
+    for st_ in stems:
+        tf = [ds.count(st_) for ds in doc_stems]
+        df = sum(1 for x in tf if x)
+        if not df:
+            continue
+        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+        for r, x in enumerate(tf):
+            if x and (rows is None or r in rows):
+                norm = k1 * (1 - b + b * lengths[r] / avgdl)
+                out[r] = out.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
+    return out
+
+
 def test_lexical_channel_matches_bm25_reference():
     """BM25 from Content-DWM counts equals a naive BM25 over the reconstructed texts with the same term rules."""
     mem = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
@@ -94,24 +117,9 @@ def test_lexical_channel_matches_bm25_reference():
     q = analyze(query)
     got = retrieval.lexical(idx, q, mem.config)
     got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
-    docs = [idx.text_of(r) for r in range(len(idx))]
-    lengths = [len(tokenizer.encode(d)) for d in docs]
-    avgdl = sum(lengths) / len(lengths)
-    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
-    doc_stems = [[textnorm.stem(w) for w in textnorm.words(d)] for d in docs]
     speakers = {textnorm.stem(s.lower()) for s, *_ in CONVO}
-    expected = {}
-    for st_ in q.stems:
-        assert st_ not in speakers
-        tf = [ds.count(st_) for ds in doc_stems]
-        df = sum(1 for x in tf if x)
-        if not df:
-            continue
-        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-        for r, x in enumerate(tf):
-            if x:
-                norm = k1 * (1 - b + b * lengths[r] / avgdl)
-                expected[r] = expected.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
+    assert not set(q.stems) & speakers
+    expected = _naive_bm25(mem, q.stems, textnorm.stem)
     assert set(got_scores) == set(expected)
     for r in expected:
         assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
@@ -136,30 +144,17 @@ def test_first_person_words_add_to_the_messages_the_question_found():
     assert q.stems[-2:] == ["i", "my"] and q.supporting == 2
     got = retrieval.lexical(idx, q, mem.config)
     got_scores = dict(zip(got.rows.tolist(), got.scores.tolist()))
-    docs = [idx.text_of(r) for r in range(len(idx))]
-    lengths = [len(tokenizer.encode(d)) for d in docs]
-    avgdl = sum(lengths) / len(lengths)
-    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
+
     # "I'm" holds the word "I" (tokens "I", "'m"; the apostrophe ends the word), "Mochi" does not (" M", "och", "i")
-    doc_stems = [[textnorm.stem(w.lower().split("'")[0]) for w in textnorm.words(d)] for d in docs]
+    def word_stem(w: str) -> str:
+        return textnorm.stem(w.lower().split("'")[0])
 
-    def bm25(stem_list, rows_allowed=None):
-        out = {}
-        for st_ in stem_list:
-            tf = [ds.count(st_) for ds in doc_stems]
-            df = sum(1 for x in tf if x)
-            idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-            for r, x in enumerate(tf):
-                if x and (rows_allowed is None or r in rows_allowed):
-                    norm = k1 * (1 - b + b * lengths[r] / avgdl)
-                    out[r] = out.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
-        return out
-
-    content = bm25(q.stems[:-2])
+    content = _naive_bm25(mem, q.stems[:-2], word_stem)
     expected = dict(content)
-    for r, v in bm25(q.stems[-2:], set(content)).items():
+    for r, v in _naive_bm25(mem, q.stems[-2:], word_stem, set(content)).items():
         expected[r] += v
-    assert any(("my" in ds or "i" in ds) and r not in content for r, ds in enumerate(doc_stems))
+    everyone = _naive_bm25(mem, q.stems[-2:], word_stem)
+    assert set(everyone) - set(content)   # some messages say only "I" / "my"
     assert set(got_scores) == set(content)
     for r in expected:
         assert got_scores[r] == pytest.approx(expected[r], rel=1e-9)
