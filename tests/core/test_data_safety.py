@@ -28,6 +28,7 @@ from hippo.base.errors import CorruptData, HippoError, InvalidInput, LLMError
 from hippo.store import codec
 from hippo.store.sqlite import tail_checksum
 from llm_server import llm_server  # noqa: F401 - pytest fixture
+from tailstore import tail_store
 
 # -- the repetitive contents of the issue, each well past the old 64x inflation cap ----------------------------------
 REPETITIVE = {
@@ -654,21 +655,10 @@ def test_export_on_a_full_disk_is_store_error_and_leaves_nothing(tmp_path) -> No
 
 
 # ------------------------------------------------------------------------------------------------- item 9
-def _tail_store(tmp_path) -> tuple[Path, int]:
-    """A store with sealed messages and an unsealed tail, written by a process that exits without close."""
-    path = tmp_path / "tail.db"
-    code = ("import os, sys; from hippo import Memory; m = Memory(sys.argv[1]); "
-            "m.add_many([{'text': f'sealed message {i} about the garden'} for i in range(40)]); m.flush(); "
-            "m.add('the unsealed tail message'); m._rt.store.checkpoint(); os._exit(0)")
-    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
-    db = sqlite3.connect(path)
-    (mid,) = db.execute("SELECT id FROM tail").fetchone()
-    db.close()
-    return path, mid
 
 
 def test_a_bit_flip_in_the_tail_is_detected(tmp_path) -> None:
-    path, mid = _tail_store(tmp_path)
+    path, mid = tail_store(tmp_path)
     db = sqlite3.connect(path)
     original = bytes(db.execute("SELECT tokens FROM tail WHERE id = ?", (mid,)).fetchone()[0])
     for bit in range(8 * len(original)):  # the first flip that leaves valid token ids and valid UTF-8
@@ -689,7 +679,7 @@ def test_a_bit_flip_in_the_tail_is_detected(tmp_path) -> None:
 
 @pytest.mark.parametrize("edit", ["n_tokens", "seq"])
 def test_edits_of_a_sealed_message_are_detected(tmp_path, edit) -> None:
-    path, _ = _tail_store(tmp_path)
+    path, _ = tail_store(tmp_path)
     db = sqlite3.connect(path)
     if edit == "n_tokens":  # move a boundary: the chunk's total stays right, two texts change
         db.execute("UPDATE messages SET n_tokens = n_tokens + 1 WHERE seq = 3")

@@ -35,6 +35,7 @@ from hippo import (
     WaveletMatrix,
 )
 from hippo.cli import main as cli_main
+from tailstore import tail_store
 
 # --------------------------------------------------------------------------------------------- fixtures
 
@@ -464,26 +465,12 @@ def test_fuzz_campaign_model(tmp_path) -> None:
 # ------------------------------------------------------------------- corrupt store files: regressions
 
 
-def _tail_store(tmp_path: Path) -> tuple[Path, int]:
-    """A store whose last message is still an unsealed tail row (written by a process that never closed)."""
-    import subprocess
-    import sys
-
-    path = tmp_path / "tail.db"
-    code = ("import os, sys; from hippo import Memory; m = Memory(sys.argv[1]); "
-            "m.add_many([{'text': f'sealed message {i} about the garden'} for i in range(40)]); m.flush(); "
-            "m.add('the unsealed tail message'); os._exit(0)")
-    subprocess.run([sys.executable, "-c", code, str(path)], check=True, timeout=120)
-    db = sqlite3.connect(path)
-    (mid,) = db.execute("SELECT id FROM tail").fetchone()
-    db.close()
-    return path, mid
 
 
 @pytest.mark.parametrize("tokens", [[0xFFFFFFFF], [1 << 17], [100_300], [94, 94], [55, 2**31]],
                          ids=["u32max", "wider than 17 bits", "past the vocabulary", "invalid utf-8", "mixed"])
 def test_corrupt_tail_tokens_raise_corrupt_data(tmp_path, tokens) -> None:
-    path, mid = _tail_store(tmp_path)
+    path, mid = tail_store(tmp_path)
     db = sqlite3.connect(path)
     db.execute("UPDATE tail SET tokens = ? WHERE id = ?", (np.asarray(tokens, "<u4").tobytes(), mid))
     db.execute("UPDATE messages SET n_tokens = ? WHERE id = ?", (len(tokens), mid))
@@ -499,7 +486,7 @@ def test_corrupt_tail_tokens_raise_corrupt_data(tmp_path, tokens) -> None:
 
 @pytest.mark.parametrize("how", ["flip", "truncate", "empty", "foreign"])
 def test_corrupt_chunk_blob_raises_corrupt_data(tmp_path, how) -> None:
-    path, _ = _tail_store(tmp_path)
+    path, _ = tail_store(tmp_path)
     db = sqlite3.connect(path)
     cid, blob = db.execute("SELECT id, blob FROM chunks ORDER BY id LIMIT 1").fetchone()
     blob = bytearray(blob)
