@@ -40,6 +40,7 @@ coarsely to re-rank them. Candidates are re-scored by the exact cosine of their 
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -259,10 +260,10 @@ def order(state: NamespaceState, ids: list[int], rel: dict[int, float], by_id: d
     return [ids[j] for j in packing_order(scores, costs, prior, a).tolist()]
 
 
-
-def _opener_tokens() -> list[int]:
+@functools.lru_cache(maxsize=1)
+def _opener_tokens() -> tuple[int, ...]:
     enc = tokenizer.encoding()
-    return sorted({enc.encode_ordinary(w)[0] for w in directives.OPENERS})
+    return tuple(sorted({enc.encode_ordinary(w)[0] for w in directives.OPENERS}))
 
 
 def standing_rows(state: NamespaceState) -> np.ndarray:
@@ -322,6 +323,7 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     extra = lifted_arr[~np.isin(lifted_arr, rows)]
     merged = np.concatenate([rows, np.sort(extra)])
     vals = np.concatenate([scores, np.zeros(extra.size)])
-    vals[np.isin(merged, lifted_arr)] = np.maximum(vals[np.isin(merged, lifted_arr)], top)
+    up = np.isin(merged, lifted_arr)
+    vals[up] = np.maximum(vals[up], top)
     keep = np.argsort(-vals, kind="stable")  # ties keep the ranker's order
     return merged[keep], vals[keep]

@@ -19,10 +19,11 @@ class Query:
 
 
 # The asker's words for themselves. In a question they are not filler: "what did I say about my budget?" asks
-# about the asker's own messages, and those say "I", "my", "me" far more often than the other side's do. Kept as
-# ordinary query terms, BM25 weighs them by their rarity in the namespace: in a chat where everyone speaks in the
-# first person they count for little, next to an assistant that says "you" they point at the user's messages.
-# A question in the third person ("what did Caroline paint?") contains none, and is analysed as before.
+# about the asker's own messages, and those say "I", "my", "me" far more often than the other side's do. They are
+# supporting terms (:attr:`Query.supporting`): BM25 weighs them by their rarity in the namespace and adds them to
+# the messages the other keywords found. In a chat where everyone speaks in the first person they count for little;
+# next to an assistant that says "you" they lean towards the user's messages. A question in the third person
+# ("what did Caroline paint?") contains none, and is analysed as before.
 SELF_REFERENCE = ("i", "me", "my", "mine", "myself")
 
 
