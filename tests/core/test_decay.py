@@ -188,3 +188,58 @@ def test_by_default_a_long_store_keeps_its_old_messages_active():
     mem.add_many({"text": f"Log line {k}: heartbeat ok."} for k in range(3000))
     assert mem.consolidate("light")["dormant"] == 0
     assert first.id in [m.id for m in mem.recall("What is the combination?", budget_tokens=80).messages]
+
+
+@pytest.mark.parametrize("ordered", [True, False])
+def test_slot_lookup_matches_a_dict_through_adds_drops_and_a_reload(ordered):
+    """The table finds slots by binary search while its keys increase and by a dict once they do not; either way
+    every lookup agrees with a plain dict kept beside it, also after a round trip through :meth:`arrays`."""
+    rng = np.random.default_rng(7 if ordered else 8)
+    keys = np.arange(0, 3000, 3) if ordered else rng.permutation(3000)[:1000]
+    t, ref = DecayTable(), {}
+
+    def add(k):
+        slot = t.add(int(k), type="message", base_rate=0.1, turn=0, at=0.0)
+        ref[int(k)] = slot
+
+    def check(table, reference):
+        probe = np.concatenate([keys, [-1, 5000]]).astype(np.int64)
+        want = np.array([reference.get(int(k), -1) for k in probe])
+        assert table.slots(probe).tolist() == want.tolist()
+        assert table.slots(probe.tolist()).tolist() == want.tolist()
+        assert [table.find(int(k)) for k in probe] == want.tolist()
+        assert [int(k) in table for k in probe] == [int(k) in reference for k in probe]
+        assert len(table) == len(reference)
+        assert sorted(table.live_keys().tolist()) == sorted(reference)
+        assert table.slot_of == reference
+
+    for k in keys[:600]:
+        add(k)
+    gone = rng.choice(keys[:600], 150, replace=False)
+    t.drop(gone.tolist())
+    for k in gone:
+        del ref[int(k)]
+    for k in keys[600:]:
+        add(k)
+    add(keys[10])  # an existing key keeps its slot
+    check(t, ref)
+    # reload: slots are renumbered over the live records, in slot order
+    back = DecayTable.from_arrays(t.arrays())
+    live_keys = t.live_keys().tolist()
+    check(back, {k: i for i, k in enumerate(live_keys)})
+    assert back._ordered == ordered  # the binary search serves a table whose keys increase
+    add_after = DecayTable.from_arrays(t.arrays())
+    add_after.add(-5, type="message", base_rate=0.1, turn=0, at=0.0)  # breaks the order: the dict takes over
+    expect = {k: i for i, k in enumerate(live_keys)}
+    expect[-5] = len(live_keys)
+    check(add_after, expect)
+
+
+def test_a_snapshot_with_repeated_keys_is_refused():
+    t = DecayTable()
+    for k in (4, 2, 9):
+        t.add(k, type="message", base_rate=0.1, turn=0, at=0.0)
+    arrays = t.arrays()
+    arrays = {name: np.concatenate([col, col[:1]]) for name, col in arrays.items()}
+    with pytest.raises(ValueError):
+        DecayTable.from_arrays(arrays)

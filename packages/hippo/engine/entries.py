@@ -396,7 +396,7 @@ class Entries:
                 except (KeyError, TypeError, ValueError):
                     continue  # a header written by hand or damaged: not an entry
                 self._entries_track(st, rec)
-                slot = st.table.slot_of[key]
+                slot = st.table.find(key)
                 st.table.s0[slot] = float(state.get("s0", 1.0))
                 st.table.last_turn[slot] = int(state.get("last_turn", rec.created))
                 st.table.accesses[slot] = int(state.get("accesses", 0))
@@ -421,9 +421,9 @@ class Entries:
         read-only store)."""
         if self.ns.rt.store.read_only:
             return
-        slot = st.table.slot_of.get(rec.key)
+        slot = st.table.find(rec.key)
         meta = rec.meta()
-        if slot is not None:
+        if slot >= 0:
             meta["state"] = {"s0": float(st.table.s0[slot]), "last_turn": int(st.table.last_turn[slot]),
                              "accesses": int(st.table.accesses[slot]), "clock": st.clock}
         with self.ns.rt.lock.write():

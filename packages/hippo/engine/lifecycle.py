@@ -292,9 +292,9 @@ class Life:
     def update_messages(self, rows: list, idx: NamespaceIndex) -> None:
         """New metadata of known messages: their type, priority and policy outcome again; accesses are kept."""
         for r in rows:
-            slot = self.decay.slot_of.get(r.id)
+            slot = self.decay.find(r.id)
             row = idx.row_of.get(r.id)
-            if slot is None or row is None:
+            if slot < 0 or row is None:
                 continue
             keep = {c: getattr(self.decay, c)[slot].copy() for c in ("s0", "last_turn", "last_time", "accesses",
                                                                        "created_turn", "created_time")}
@@ -314,7 +314,7 @@ class Life:
 
     def _reconcile(self, idx: NamespaceIndex) -> None:
         live = idx.ids.view
-        known = np.fromiter(self.decay.slot_of.keys(), dtype=np.int64, count=len(self.decay.slot_of))
+        known = self.decay.live_keys()
         gone = np.setdiff1d(known, live, assume_unique=True)
         if gone.size:
             self.remove_messages(gone.tolist())
@@ -418,7 +418,7 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.arrays()}))
-        arrays.update(persist.join(terms=_terms_out(self.terms.arrays(set(self.decay.slot_of)))))
+        arrays.update(persist.join(terms=_terms_out(self.terms.arrays(set(self.decay.live_keys().tolist())))))
         self.terms_saved = len(self.terms)
         self.save_id = uuid.uuid4().hex
         for table in (self.decay, *self.units.values()):
@@ -438,7 +438,7 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.access_arrays()}))
-        fresh = self.terms.arrays(set(self.terms.ids.view[self.terms_saved:].tolist()) & set(self.decay.slot_of))
+        fresh = self.terms.arrays(set(self.terms.ids.view[self.terms_saved:].tolist()) & set(self.decay.live_keys().tolist()))
         arrays.update(persist.join(terms=_terms_out(fresh)))
         return {"life": self.save_id, "turn": self.turn}, arrays
 

@@ -777,7 +777,7 @@ class NamespaceState:
                 idx = self.index
                 if idx is None:
                     return
-                known = np.fromiter(life.decay.slot_of.keys(), dtype=np.int64, count=len(life.decay.slot_of))
+                known = life.decay.live_keys()
                 todo = np.flatnonzero(~np.isin(idx.ids.view, known))[:_CHUNK * 4].tolist()
                 if len(todo) <= _CHUNK:
                     break

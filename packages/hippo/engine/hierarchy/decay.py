@@ -63,16 +63,41 @@ class DecayTable:
 
     def __init__(self, cap: int = 64) -> None:
         self.n = 0
-        self.slot_of: dict[int, int] = {}
+        self.live = 0  # records alive
+        # key -> slot. Keys arrive in increasing order (message and unit ids), so while they stay strictly
+        # increasing in slot order a binary search over ``key`` finds a slot and the dict is only built when a key
+        # breaks that order or a caller asks for it (:attr:`slot_of`): a snapshot of a million records then loads
+        # without a million-entry dict.
+        self._slot_of: dict[int, int] | None = {}
+        self._ordered = True
         for name, dt in self._FIELDS.items():
             setattr(self, name, np.zeros(cap, dtype=dt))
         self.touched = np.zeros(cap, dtype=bool)  # accessed since the last full snapshot (not saved)
 
+    @property
+    def slot_of(self) -> dict[int, int]:
+        """key -> slot of every live record (built on first use after a snapshot load)."""
+        if self._slot_of is None:
+            live = self.live_slots()
+            self._slot_of = dict(zip(self.key[live].tolist(), live.tolist()))
+        return self._slot_of
+
     def __len__(self) -> int:
-        return len(self.slot_of)
+        return self.live
 
     def __contains__(self, key: int) -> bool:
-        return key in self.slot_of
+        return self.find(int(key)) >= 0
+
+    def find(self, key: int) -> int:
+        """The live slot of ``key``, or -1."""
+        if self._slot_of is not None:
+            return self._slot_of.get(key, -1)
+        i = int(np.searchsorted(self.key[: self.n], key))
+        return i if i < self.n and int(self.key[i]) == key and bool(self.alive[i]) else -1
+
+    def live_keys(self) -> np.ndarray:
+        """Keys of the live records, in slot order."""
+        return self.key[self.live_slots()]
 
     def _grow(self, need: int) -> None:
         cap = self.key.size
@@ -91,12 +116,17 @@ class DecayTable:
     def add(self, key: int, *, type: str, priority: str = "normal", base_rate: float, floor: float = 0.0,
             manual: bool = False, persist: bool = False, turn: int, at: float,
             expires_turn: int = -1, expires_time: float = float("nan")) -> int:
-        slot = self.slot_of.get(key)
-        if slot is None:
+        slot = self.find(key)
+        if slot < 0:
             self._grow(self.n + 1)
             slot = self.n
+            if self._ordered and slot and int(self.key[slot - 1]) >= key:
+                self._ordered = False
+                self.slot_of  # noqa: B018 - the binary search no longer holds: build the dict
             self.n += 1
-            self.slot_of[key] = slot
+            self.live += 1
+            if self._slot_of is not None:
+                self._slot_of[key] = slot
         self.key[slot] = key
         self.type[slot] = _TYPE_CODE[type]
         self.priority[slot] = _PRIORITY_CODE[priority]
@@ -116,12 +146,23 @@ class DecayTable:
 
     def drop(self, keys: Iterable[int]) -> None:
         for k in keys:
-            slot = self.slot_of.pop(int(k), None)
-            if slot is not None:
+            slot = self.find(int(k))
+            if slot >= 0:
                 self.alive[slot] = False
+                self.live -= 1
+                if self._slot_of is not None:
+                    del self._slot_of[int(k)]
 
     def slots(self, keys: Iterable[int]) -> np.ndarray:
-        return np.fromiter((self.slot_of.get(int(k), -1) for k in keys), dtype=np.int64)
+        """The live slot of each key, -1 for unknown or dropped keys."""
+        if self._slot_of is not None:
+            return np.fromiter((self._slot_of.get(int(k), -1) for k in keys), dtype=np.int64)
+        want = np.fromiter((int(k) for k in keys), dtype=np.int64) if not isinstance(keys, np.ndarray) \
+            else keys.astype(np.int64, copy=False)
+        have = self.key[: self.n]
+        i = np.minimum(np.searchsorted(have, want), max(self.n - 1, 0))
+        hit = (have[i] == want) & self.alive[i] if self.n else np.zeros(want.size, dtype=bool)
+        return np.where(hit, i, -1).astype(np.int64, copy=False)
 
     def live_slots(self) -> np.ndarray:
         return np.flatnonzero(self.alive[: self.n])
@@ -219,8 +260,12 @@ class DecayTable:
                 raise ValueError(f"decay column {name} has {col.size} entries, expected {n}")
             getattr(t, name)[:n] = col
         t.alive[:n] = True
-        t.n = n
-        t.slot_of = dict(zip(np.asarray(arrays["key"], dtype=np.int64).tolist(), range(n)))
+        t.n = t.live = n
+        keys = t.key[:n]
+        t._ordered = bool(n < 2 or (keys[1:] > keys[:-1]).all())
+        t._slot_of = None if t._ordered else dict(zip(keys.tolist(), range(n)))
+        if t._slot_of is not None and len(t._slot_of) != n:
+            raise ValueError("decay keys repeat")
         return t
 
 
