@@ -253,6 +253,10 @@ class RetrievalConfig:
     # The user's standing instructions ("Always ... when I ask about ...", hippo.text.directives) are packed into a
     # recall context whatever the question's words, within this share of the budget; 0 turns that off.
     standing_share: float = 0.125
+    # A message's value is lifted by how well its whole session matches the question (BM25 over sessions), up to
+    # 1 + session_weight for the best session, scaled down where sessions are longer than the budget (see
+    # hippo.engine.evidence.with_sessions); 0 turns that off.
+    session_weight: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -364,6 +368,8 @@ def _validate(obj: Any, path: str) -> None:
     if isinstance(obj, RetrievalConfig):
         if not 0.0 <= obj.standing_share <= 0.5:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
+        if not 0.0 <= obj.session_weight <= 4.0:
+            raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
     if isinstance(obj, TemporalConfig):
         if not 1 <= obj.temporal_boost <= 4 or not 1 <= obj.window_boost <= 16 or obj.fact_boost < 0 or obj.fact_boost > 4:
             raise InvalidInput(f"{path}: temporal_boost must be in 1..4, window_boost in 1..16 and fact_boost in 0..4")

@@ -50,11 +50,12 @@ from hippo.base.errors import InvalidInput
 from hippo.engine import pack
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
+from hippo.index import channels
 from hippo.index.coindex import ROLES, Scored
 from hippo.text import directives, tokenizer
 
 __all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
-           "order", "standing_rows", "with_standing"]
+           "order", "standing_rows", "with_standing", "session_lift", "with_sessions"]
 
 PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
 MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
@@ -327,3 +328,50 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     vals[up] = np.maximum(vals[up], top)
     keep = np.argsort(-vals, kind="stable")  # ties keep the ranker's order
     return merged[keep], vals[keep]
+
+
+def session_lift(session_scores, session_tokens, budget: int, weight: float = 1.0) -> np.ndarray:
+    """Per session code: the factor a message of that session is valued by, ``1 + w * s / max(s)`` with
+    ``w = weight * min(1, budget / mean session tokens)``.
+
+    ``session_scores`` is the question's BM25 over whole sessions (0 for codes that are not sessions),
+    ``session_tokens`` their lengths. A session that fits in a context is a unit of conversation: a turn in the
+    session that talks about the question's subject is more likely to be evidence than an equal match elsewhere
+    (the reply that names nothing, the remark that continues the topic). A session many times the budget is not a
+    unit a question can be localised to, and the lift fades with the ratio. Fewer than two sessions: all 1."""
+    s = _as_1d(session_scores, "session_scores")
+    n = _as_1d(session_tokens, "session_tokens")
+    if s.size != n.size:
+        raise InvalidInput(f"session_scores and session_tokens must have the same length, got {s.size} and {n.size}")
+    if not (np.isfinite(s).all() and (s >= 0).all() and np.isfinite(n).all() and (n >= 0).all()):
+        raise InvalidInput("session scores and tokens must be finite and >= 0")
+    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1:
+        raise InvalidInput(f"budget must be a positive int, got {budget!r}")
+    if not (np.isfinite(weight) and weight >= 0):
+        raise InvalidInput(f"weight must be finite and >= 0, got {weight!r}")
+    out = np.ones(s.size)
+    real = n > 0
+    top = float(s.max()) if s.size else 0.0
+    if int(real.sum()) < 2 or top <= 0 or weight == 0:
+        return out
+    w = weight * min(1.0, budget / float(n[real].mean()))
+    return out + w * s / top
+
+
+def with_sessions(state: NamespaceState, ask: Ask, rows: np.ndarray, scores: np.ndarray, budget: int,
+                  lexical: Scored | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates (best first) with each score multiplied by its session's :func:`session_lift`. ``lexical`` is
+    the lexical channel's result for the same question (its term occurrences are reused)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    weight = state.config.retrieval.session_weight
+    idx = state.index
+    if weight <= 0 or rows.size == 0 or len(idx.sessions) < 2:
+        return rows, scores
+    lengths = idx.session_lengths().copy()
+    if None in idx.sessions:
+        lengths[idx.sessions.index(None)] = 0.0  # messages without a session id are not a session
+    lift = session_lift(channels.sessions(idx, ask.terms, state.config, lexical), lengths, budget, weight)
+    scores = scores * lift[idx.session.view[rows]]
+    keep = np.argsort(-scores, kind="stable")
+    return rows[keep], scores[keep]

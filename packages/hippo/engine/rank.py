@@ -22,7 +22,8 @@ from hippo.store.base import MessageRow
 
 def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, magnitudes: bool = False
          ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
-    """``(rows, scores, per-channel scores by row, timings)``, best first, at most ``limit`` rows. With
+    """``(rows, scores, per-channel scores, timings)``, best first, at most ``limit`` rows; the per-channel scores
+    are by row (RRF) or, with ``magnitudes``, each channel's :class:`~hippo.index.coindex.Scored`. With
     ``context`` (building a recall context) lexical scores borrow from conversational neighbours. With
     ``magnitudes`` the channels are fused by their scores (:func:`hippo.engine.evidence.fused_scores`) instead of
     their ranks: the evidence packer needs how far apart candidates are. Caller holds the read lock."""
@@ -50,7 +51,7 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
     if magnitudes:
         rows, scores = evidence.fused_scores(state, ask, raw, ranked, weights)
-        per: dict = {}
+        per: dict = raw
     else:
         rows, scores, per = channels.rrf(ranked, weights, rc.rrf_k)
     t = time.perf_counter()

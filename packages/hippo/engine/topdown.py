@@ -124,11 +124,12 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     mode = hc.recall if (hc.enabled and hier is not None) or hc.recall == "evidence" else "flat"
     idx = state.index
     t0 = time.perf_counter()
-    rows, scores, _per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True,
-                                       magnitudes=mode == "evidence")
+    rows, scores, per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True,
+                                      magnitudes=mode == "evidence")
     t = time.perf_counter()
     exponent = None
     if mode == "evidence":
+        rows, scores = evidence.with_sessions(state, ask, rows, scores, budget, per.get("lexical"))
         rows, scores = evidence.with_standing(state, rows, scores, budget)
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated

@@ -62,6 +62,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
+    full: list[tuple[np.ndarray, np.ndarray]] = []  # content terms enumerated in full
     for f, i in freq:
         if f == 0 or i >= first_supporting:
             continue
@@ -77,6 +78,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         if rows.size == 0:
             continue
         enumerated += int(tf.sum())
+        if not capped:
+            full.append((rows, tf))
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
         idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
                else _idf(n_docs, min(f, n_docs) if capped else rows.size))
@@ -127,7 +130,48 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     if smooth and rc.neighbor_weight > 0 and n_docs > 1:
         acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
     rows = np.flatnonzero(touched)
-    return Scored(rows, acc[rows])
+    return Scored(rows, acc[rows], full)
+
+
+# Length normalisation of whole sessions: their lengths vary several-fold, unlike turns (Robertson & Zaragoza's
+# usual value).
+SESSION_B = 0.75
+
+
+def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored: Scored | None = None
+             ) -> np.ndarray:
+    """BM25 of the question's own words over whole sessions (each session's messages as one document), per session
+    code (``index.sessions``); 0 for messages without a session id. The terms are those :func:`lexical` enumerates
+    in full: the asker's first-person words and terms past ``enumerate_limit`` occurrences are left out (they occur
+    in nearly every session and carry no idf there). ``lexical_scored``, the :func:`lexical` result for the same
+    question, saves reading the occurrences again."""
+    n_codes = len(index.sessions)
+    out = np.zeros(n_codes)
+    if len(index) == 0 or not query.patterns or n_codes == 0:
+        return out
+    rc = config.retrieval
+    lengths = index.session_lengths()
+    real = lengths > 0
+    if None in index.sessions:
+        real[index.sessions.index(None)] = False
+    n_sess = int(real.sum())
+    if n_sess < 2:
+        return out
+    avg = float(lengths[real].mean())
+    norm = rc.bm25_k1 * (1.0 - SESSION_B + SESSION_B * lengths / max(avg, 1.0))
+    code = index.session.view
+    if lexical_scored is None or lexical_scored.terms is None:
+        lexical_scored = lexical(index, query, config)
+    for rows, tf_rows in lexical_scored.terms or ():
+        if rows.size == 0:
+            continue
+        tf = np.bincount(code[rows], weights=tf_rows, minlength=n_codes)
+        tf[~real] = 0.0
+        df = int((tf > 0).sum())
+        if df == 0:
+            continue
+        out += _idf(n_sess, df) * tf * (rc.bm25_k1 + 1.0) / (tf + norm)
+    return out
 
 
 def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):

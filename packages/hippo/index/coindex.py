@@ -46,6 +46,9 @@ def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
 class Scored:
     rows: np.ndarray    # row indices into the span table
     scores: np.ndarray  # float64, same length, higher is better
+    # lexical channel only: (rows, occurrences per row) of each of the question's own words it enumerated in full,
+    # for statistics over larger units (hippo.index.channels.sessions) without reading the occurrences again
+    terms: list[tuple[np.ndarray, np.ndarray]] | None = None
 
 
 def event_time(metadata: dict | None) -> float:
@@ -77,6 +80,7 @@ class NamespaceIndex:
         self.row_of: dict[int, int] = {}
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
+        self._session_lengths: tuple[int, int, int, np.ndarray] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
@@ -355,6 +359,16 @@ class NamespaceIndex:
             self._lengths = np.diff(self.ends.view, prepend=0).astype(np.float64)
             self._lengths_end = len(self.content)
         return self._lengths
+
+    def session_lengths(self) -> np.ndarray:
+        """Tokens of every session (float64, indexed by session code), cached until the span table changes."""
+        lengths = self.doc_lengths()
+        key = (self.layout, lengths.size, self._lengths_end)
+        got = self._session_lengths
+        if got is None or got[:3] != key or got[3].size != len(self.sessions):
+            per = np.bincount(self.session.view, weights=lengths, minlength=len(self.sessions))
+            got = self._session_lengths = (*key, per)
+        return got[3]
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
