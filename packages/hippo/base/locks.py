@@ -67,7 +67,7 @@ class RWLock:
     def _release_read(self) -> None:
         with self._cond:
             self._readers -= 1
-            if not self._readers:
+            if not self._readers and self._waiting:  # only a waiting writer waits for the readers to leave
                 self._cond.notify_all()
 
     def _acquire_write(self) -> None:

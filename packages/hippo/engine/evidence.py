@@ -21,6 +21,12 @@ score distribution and from the conversation itself.
   the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
   length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
 
+* **Session lift.** A turn in the session that talks about the question's subject is more likely to be evidence
+  than an equal match elsewhere (the reply that names nothing, the remark that continues the topic). Each value is
+  multiplied by ``1 + w * s / s_max``, ``s`` the question's BM25 over whole sessions
+  (:func:`hippo.index.channels.sessions`) and ``w = config.retrieval.session_weight * min(1, budget / mean session
+  tokens)``: a session many times the budget is not a unit a question can be localised to, and the lift fades.
+
 * **Standing instructions.** A message telling the assistant to always / never do something when the user asks
   about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
   words a question uses; its chance of being needed does not come from the question's lexical match. Such messages
