@@ -396,4 +396,6 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "+stage2": {"hierarchy": {"recall": "stage2"}},
     "full": {"hierarchy": {"recall": "full"}},
     "no-temporal": {"temporal": {"enabled": False}},  # the default before time and truth (seed 002 stages 3-9)
+    "no-session-lift": {"retrieval": {"session_weight": 0.0}},
+    "no-standing": {"retrieval": {"standing_share": 0.0}},
 }
