@@ -115,7 +115,8 @@ def test_with_sessions_multiplies_each_score_by_its_sessions_lift():
                           if idx.sessions[int(idx.session.view[r])] is not None) / len(real)
         for budget in (40, 5000):
             w = min(1.0, budget / mean_tokens)
-            got_rows, got_scores = evidence.with_sessions(st, ask, rows, scores, budget)
+            by_session = channels.sessions(idx, ask.terms, mem.config)
+            got_rows, got_scores = evidence.with_sessions(st, rows, scores, budget, by_session)
             assert (np.diff(got_scores) <= 0).all()  # still best first
             got = dict(zip(got_rows.tolist(), got_scores.tolist()))
             for r, s in zip(rows.tolist(), scores.tolist()):
@@ -126,7 +127,8 @@ def test_with_sessions_multiplies_each_score_by_its_sessions_lift():
         st = mem.engine.state()
         ask = mem._ns.ask(st, "kayak", scope_of(mem.config, "kayak", None, None, None))
         rows, scores = np.arange(3), np.array([3.0, 2.0, 1.0])
-        got_rows, got_scores = evidence.with_sessions(st, ask, rows, scores, 100)
+        got_rows, got_scores = evidence.with_sessions(st, rows, scores, 100,
+                                                      channels.sessions(st.index, ask.terms, mem.config))
         assert got_rows.tolist() == [0, 1, 2] and got_scores.tolist() == [3.0, 2.0, 1.0]
 
 
@@ -153,6 +155,7 @@ def test_of_two_equal_matches_the_one_in_the_matching_session_goes_first():
             st = mem.engine.state()
             ask = mem._ns.ask(st, q, scope_of(mem.config, q, None, None, None))
             rows, scores, _, _ = rank(st, ask, 100, context=True, magnitudes=True)
-            rows, scores = evidence.with_sessions(st, ask, rows, scores, 10_000)
+            rows, scores = evidence.with_sessions(st, rows, scores, 10_000,
+                                                  channels.sessions(st.index, ask.terms, mem.config))
             order = [r for r in rows.tolist() if r in (1, 3)]
             assert order[0] == first

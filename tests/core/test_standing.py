@@ -146,3 +146,70 @@ def test_standing_share_zero_turns_it_off_and_bad_values_are_refused():
     for bad in (-0.1, 0.6):
         with pytest.raises(InvalidInput, match="standing_share"):
             Memory(None, config={"retrieval": {"standing_share": bad}})
+
+
+def _two_projects() -> Memory:
+    mem = Memory(None)
+    mem.add("Always include version numbers when I ask about software dependencies.", role="user", session_id="dev")
+    for k in range(6):
+        mem.add(f"Flask release {k} is stable and Django {k} works with it.", role="user", session_id="dev")
+    mem.add("Never use imperial units when I ask about my plot.", role="user", session_id="yard")
+    for k in range(6):
+        mem.add(f"The garden beds need compost, batch {k} of the tomatoes ripened.", role="user", session_id="yard")
+    return mem
+
+
+def test_rule_weights_follow_the_question_words_and_the_sessions():
+    from hippo.engine.scope import scope_of
+    from hippo.index import channels
+
+    with _two_projects() as mem:
+        st = mem.engine.state()
+        idx = st.index
+        rules = evidence.standing_rows(st)
+        assert rules.size == 2
+        for question in ("Which Flask release is stable?", "How is the garden compost?", "garden Flask"):
+            ask = mem._ns.ask(st, question, scope_of(mem.config, question, None, None, None))
+            lex = channels.lexical(idx, ask.terms, mem.config)
+            by_session = channels.sessions(idx, ask.terms, mem.config, lex)
+            got = evidence.standing_weights(st, rules, lex, by_session)
+            # reference: 1 for a rule holding a question word, else its session's score over the best session's
+            words = {w for w in question.lower().replace("?", "").split()}
+            want = []
+            for r in rules.tolist():
+                text = idx.text_of(r).lower()
+                if any(w in text.split() for w in words if len(w) > 3):
+                    want.append(1.0)
+                else:
+                    want.append(by_session[int(idx.session.view[r])] / by_session.max())
+            assert got.tolist() == pytest.approx(want)
+        # the Flask question is about the rule of its own project, not the yard's
+        ask = mem._ns.ask(st, "Which Flask release is stable?",
+                          scope_of(mem.config, "Which Flask release is stable?", None, None, None))
+        lex = channels.lexical(idx, ask.terms, mem.config)
+        w = evidence.standing_weights(st, rules, lex, channels.sessions(idx, ask.terms, mem.config, lex))
+        assert w.tolist() == [1.0, 0.0]
+        # without session evidence every rule weighs 1
+        assert evidence.standing_weights(st, rules, lex, None).tolist() == [1.0, 1.0]
+
+
+def test_lifted_rules_are_valued_by_their_weight():
+    from hippo.engine.scope import scope_of
+    from hippo.index import channels
+
+    with _two_projects() as mem:
+        st = mem.engine.state()
+        idx = st.index
+        rules = evidence.standing_rows(st)
+        q = "Which Flask release is stable?"
+        ask = mem._ns.ask(st, q, scope_of(mem.config, q, None, None, None))
+        lex = channels.lexical(idx, ask.terms, mem.config)
+        by_session = channels.sessions(idx, ask.terms, mem.config, lex)
+        rows = np.array([1, 2, 3], dtype=np.int64)
+        scores = np.array([2.0, 1.0, 0.5])
+        got_rows, got_scores = evidence.with_standing(st, rows, scores, 1000, lex, by_session)
+        got = dict(zip(got_rows.tolist(), got_scores.tolist()))
+        dev_rule, yard_rule = rules.tolist()
+        assert got[dev_rule] == pytest.approx(2.0)      # weight 1 x the best candidate
+        assert yard_rule not in got                     # its session says nothing of Flask: not lifted
+        assert got_rows.tolist()[0] in (1, dev_rule) and (np.diff(got_scores) <= 0).all()

@@ -56,12 +56,11 @@ from hippo.base.errors import InvalidInput
 from hippo.engine import pack
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
-from hippo.index import channels
 from hippo.index.coindex import ROLES, Scored
 from hippo.text import directives, tokenizer
 
 __all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
-           "order", "standing_rows", "with_standing", "session_lift", "with_sessions"]
+           "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions"]
 
 PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
 MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
@@ -302,11 +301,40 @@ def standing_rows(state: NamespaceState) -> np.ndarray:
     return rows
 
 
-def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
+def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored | None = None,
+                     session_scores: np.ndarray | None = None) -> np.ndarray:
+    """Per standing instruction (rows ``rules``): how much the question is about it, in [0, 1]. 1 when the rule
+    holds one of the question's own words (``lexical``: the lexical channel's result, whose term occurrences say
+    so); otherwise its session's match to the question relative to the best session's (``session_scores``,
+    :func:`hippo.index.channels.sessions`): a rule stated where the question's subject is discussed is more likely
+    the one it needs than a rule of an unrelated stretch of the history. 1 where sessions say nothing (fewer than
+    two, no session matching, or a rule without a session id)."""
+    rules = np.asarray(rules, dtype=np.int64)
+    out = np.ones(rules.size)
+    if rules.size == 0 or session_scores is None:
+        return out
+    s = np.asarray(session_scores, dtype=np.float64)
+    top = float(s.max()) if s.size else 0.0
+    if top <= 0:
+        return out
+    idx = state.index
+    codes = idx.session.view[rules]
+    out = s[codes] / top
+    if None in idx.sessions:
+        out[codes == idx.sessions.index(None)] = 1.0
+    if lexical is not None and lexical.terms:
+        for term_rows, _tf in lexical.terms:
+            out[np.isin(rules, term_rows)] = 1.0
+    return out
+
+
+def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int,
+                  lexical: Scored | None = None, session_scores: np.ndarray | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Candidates (best first) with the namespace's standing instructions valued like the best candidate, as many
-    as fit ``config.retrieval.standing_share`` of ``budget`` (the best matching first, then the newest).
-    Instructions that do not fit keep the score they had."""
+    """Candidates (best first) with the namespace's standing instructions valued like the best candidate times
+    their :func:`standing_weights` (1 without ``lexical`` and ``session_scores``), as many as fit
+    ``config.retrieval.standing_share`` of ``budget``: the weightiest first, then the best matching, then the
+    newest. Instructions that do not fit keep the score they had."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     share = state.config.retrieval.standing_share
@@ -316,22 +344,23 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     if rules.size == 0:
         return rows, scores
     own = dict(zip(rows.tolist(), scores.tolist()))
+    weight = standing_weights(state, rules, lexical, session_scores)
     cost = state.index.doc_lengths()[rules] + 4.0
     top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
-    cap, used, lifted = share * budget, 0.0, []
-    for j in sorted(range(rules.size), key=lambda j: (-own.get(int(rules[j]), 0.0), -int(rules[j]))):
-        if used + cost[j] > cap:
+    cap, used, lifted = share * budget, 0.0, {}
+    for j in sorted(range(rules.size), key=lambda j: (-weight[j], -own.get(int(rules[j]), 0.0), -int(rules[j]))):
+        if weight[j] <= 0 or used + cost[j] > cap:
             continue
         used += float(cost[j])
-        lifted.append(int(rules[j]))
+        lifted[int(rules[j])] = top * float(weight[j])
     if not lifted:
         return rows, scores
-    lifted_arr = np.asarray(lifted, dtype=np.int64)
+    lifted_arr = np.fromiter(lifted, dtype=np.int64, count=len(lifted))
     extra = lifted_arr[~np.isin(lifted_arr, rows)]
     merged = np.concatenate([rows, np.sort(extra)])
     vals = np.concatenate([scores, np.zeros(extra.size)])
-    up = np.isin(merged, lifted_arr)
-    vals[up] = np.maximum(vals[up], top)
+    for k in np.flatnonzero(np.isin(merged, lifted_arr)).tolist():
+        vals[k] = max(vals[k], lifted[int(merged[k])])
     keep = np.argsort(-vals, kind="stable")  # ties keep the ranker's order
     return merged[keep], vals[keep]
 
@@ -364,20 +393,20 @@ def session_lift(session_scores, session_tokens, budget: int, weight: float = 1.
     return out + w * s / top
 
 
-def with_sessions(state: NamespaceState, ask: Ask, rows: np.ndarray, scores: np.ndarray, budget: int,
-                  lexical: Scored | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Candidates (best first) with each score multiplied by its session's :func:`session_lift`. ``lexical`` is
-    the lexical channel's result for the same question (its term occurrences are reused)."""
+def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int,
+                  session_scores: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Candidates (best first) with each score multiplied by its session's :func:`session_lift`;
+    ``session_scores`` is the question's BM25 over sessions (:func:`hippo.index.channels.sessions`)."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     weight = state.config.retrieval.session_weight
     idx = state.index
-    if weight <= 0 or rows.size == 0 or len(idx.sessions) < 2:
+    if weight <= 0 or rows.size == 0 or len(idx.sessions) < 2 or session_scores is None:
         return rows, scores
     lengths = idx.session_lengths().copy()
     if None in idx.sessions:
         lengths[idx.sessions.index(None)] = 0.0  # messages without a session id are not a session
-    lift = session_lift(channels.sessions(idx, ask.terms, state.config, lexical), lengths, budget, weight)
+    lift = session_lift(session_scores, lengths, budget, weight)
     scores = scores * lift[idx.session.view[rows]]
     keep = np.argsort(-scores, kind="stable")
     return rows[keep], scores[keep]

@@ -45,6 +45,7 @@ from hippo.engine.lifecycle import Life, message_terms
 from hippo.engine.rank import embedding_code, rank
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
+from hippo.index import channels
 from hippo.text.vocab import vocab
 
 log = logging.getLogger("hippo.engine")
@@ -129,8 +130,12 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     t = time.perf_counter()
     exponent = None
     if mode == "evidence":
-        rows, scores = evidence.with_sessions(state, ask, rows, scores, budget, per.get("lexical"))
-        rows, scores = evidence.with_standing(state, rows, scores, budget)
+        lexical = per.get("lexical")
+        rc = cfg.retrieval
+        by_session = channels.sessions(idx, ask.terms, cfg, lexical) \
+            if rc.session_weight > 0 or rc.standing_share > 0 else None
+        rows, scores = evidence.with_sessions(state, rows, scores, budget, by_session)
+        rows, scores = evidence.with_standing(state, rows, scores, budget, lexical, by_session)
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated
         rows, scores, exponent = evidence.shortlist(state, rows, scores, budget)
