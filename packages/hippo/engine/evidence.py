@@ -323,8 +323,10 @@ def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored |
     if None in idx.sessions:
         out[codes == idx.sessions.index(None)] = 1.0
     if lexical is not None and lexical.terms:
-        for term_rows, _tf in lexical.terms:
-            out[np.isin(rules, term_rows)] = 1.0
+        for term_rows, _tf in lexical.terms:  # rows ascending: a binary search per rule
+            at = np.minimum(np.searchsorted(term_rows, rules), max(term_rows.size - 1, 0))
+            if term_rows.size:
+                out[term_rows[at] == rules] = 1.0
     return out
 
 
