@@ -78,10 +78,15 @@ def encode(text: str) -> np.ndarray:
     return arr
 
 
+def _ints(ids) -> list[int]:
+    """Token ids as Python ints (one C call for a numpy array)."""
+    return ids.tolist() if isinstance(ids, np.ndarray) and ids.ndim == 1 else [int(i) for i in ids]
+
+
 def decode(ids) -> str:
     """Text of stored token ids; ids outside the vocabulary or bytes that are not UTF-8 mean damaged data."""
     try:
-        data = encoding().decode_bytes([int(i) for i in ids])
+        data = encoding().decode_bytes(_ints(ids))
         return data.decode("utf-8", errors="strict")
     except (KeyError, UnicodeDecodeError) as exc:
         raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
@@ -95,7 +100,7 @@ def decode_span(ids) -> str:
     start or end inside a UTF-8 sequence. The bytes of such a partial character at either end are dropped; any
     other invalid byte means damaged data (``CorruptData``), as in :func:`decode`."""
     try:
-        data = encoding().decode_bytes([int(i) for i in ids])
+        data = encoding().decode_bytes(_ints(ids))
     except KeyError as exc:
         raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
     start, end = 0, len(data)
