@@ -35,13 +35,25 @@ def _bytes_end_in_word(b: bytes) -> bool:
     return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
 
 
-def _ranked_bytes() -> tuple[np.ndarray, list[bytes]]:
-    """The encoding's byte table as (token ids, their bytes), when tiktoken exposes it."""
+@lru_cache(maxsize=1)
+def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The encoding's byte table as (token ids, first byte, last byte) of every non-empty token, when tiktoken
+    exposes it; one pass over the table with C-level iteration (no Python loop per token)."""
     ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
+    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.uint8)
     if not isinstance(ranks, dict) or not ranks:
-        return np.zeros(0, dtype=np.int64), []
-    keys = [b for b, t in ranks.items() if isinstance(b, bytes) and b and isinstance(t, int)]
-    return np.fromiter((ranks[b] for b in keys), dtype=np.int64, count=len(keys)), keys
+        return empty
+    try:
+        keys = list(ranks)
+        ids = np.fromiter(ranks.values(), dtype=np.int64, count=len(keys))
+        lens = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
+        buf = np.frombuffer(b"".join(keys), dtype=np.uint8)
+    except (TypeError, ValueError):  # not a bytes -> int table: decode every id instead
+        return empty
+    ok = lens > 0
+    ends = np.cumsum(lens)
+    ids, ends, lens = ids[ok], ends[ok], lens[ok]
+    return ids, buf[ends - lens], buf[ends - 1]
 
 
 # Per first / last byte value: a letter or digit (ASCII), or a byte of a multi-byte UTF-8 character.
@@ -55,9 +67,9 @@ def _byte_table(last: bool, of_bytes, undecodable: bool) -> np.ndarray:
     not decode gets ``undecodable``."""
     table = np.full(tokenizer.vocab_size() + 1, int(undecodable), dtype=np.int8)
     listed = np.zeros(table.size, dtype=bool)
-    ids, keys = _ranked_bytes()
-    if keys:
-        edge = np.frombuffer(b"".join(b[-1:] if last else b[:1] for b in keys), dtype=np.uint8)
+    ids, first, final = _ranked_edges()
+    if ids.size:
+        edge = final if last else first
         ok = (ids >= 0) & (ids < table.size)
         word = int(of_bytes(b"a"))  # the value of a token whose edge byte is a word byte
         table[ids[ok]] = np.where(_WORD_BYTE[edge[ok]], word, 1 - word)
