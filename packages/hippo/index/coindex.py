@@ -485,7 +485,7 @@ class NamespaceIndex:
         answer is kept until the stream changes: words such as "I" or "project" recur in most questions of a
         conversation."""
         n = len(self.content)
-        key = (pat.term, pat.singles.tobytes(), pat.phrases)
+        key = (pat.term, pat.singles.tobytes(), pat.phrases, pat.anywhere)
         with self._pos_lock:
             got = self._term_cache.get(key)
             if got is not None and got[0] == self.layout and got[1] == n:
@@ -516,7 +516,8 @@ class NamespaceIndex:
         found: list[np.ndarray] = []
         for t in pat.singles.tolist():
             if counts[t]:
-                found.append(self._newest_words(t, counts[t], newest))
+                found.append(self._newest(t, counts[t], newest) if pat.anywhere
+                             else self._newest_words(t, counts[t], newest))
         for ph in pat.phrases:
             pc = [counts[t] for t in ph]
             if min(pc) == 0:
@@ -531,7 +532,7 @@ class NamespaceIndex:
             if cand.size:  # a phrase lies within one message
                 cand = cand[self.rows_of_positions(cand) == self.rows_of_positions(cand + len(ph) - 1)]
             if cand.size:
-                found.append(self._whole_words(cand, len(ph), ph[0]))
+                found.append(cand if pat.anywhere else self._whole_words(cand, len(ph), ph[0]))
         if not found:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))

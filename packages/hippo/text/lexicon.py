@@ -145,6 +145,8 @@ class TermPattern:
     term: str
     singles: np.ndarray
     phrases: tuple[tuple[int, ...], ...]
+    # a CJK bigram: matched wherever its tokens occur (the script has no spaces that would mark where words start)
+    anywhere: bool = False
 
 
 def surface_forms(word: str) -> set[str]:
@@ -152,6 +154,8 @@ def surface_forms(word: str) -> set[str]:
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
+    if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections, case variants only
+        return {word, low, word.capitalize(), word.upper()}
     forms = {low, st}
     for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):
         forms.add(st + suffix)
@@ -181,4 +185,5 @@ def pattern(word: str) -> TermPattern:
                 singles.add(ids[0])
             elif ids:
                 phrases.add(ids)
-    return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))
+    return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
+                       anywhere=textnorm.is_cjk(word))

@@ -10,7 +10,19 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-WORD_RE = re.compile(r"[A-Za-z0-9\u00C0-\u024F]+(?:['’][A-Za-z]+)?")
+# Words are runs of letters and digits of any script ("café", "машину", "سيارة", "Ωμέγα"), with an English
+# apostrophe suffix ("don't", "Caroline's"; "l'été" stays "l", "été"). Scripts written without spaces between words (Han, Hiragana, Katakana) are the
+# exception: a run of them is a clause, not a word, and is cut into overlapping character bigrams (a lone character
+# stays a unigram), the usual unit of CJK full-text search (Lucene's CJKAnalyzer): "北京大学" -> "北京", "京大", "大学".
+# Combining marks are part of their word (Python's \w leaves them out): Latin diacritics written apart, Hebrew
+# points, Arabic harakat, and the vowel signs of the Indic and Southeast Asian scripts (their blocks whole, but for
+# the Devanagari dandas that end a sentence).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9d"
+_MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+          "\u0900-\u0963\u0966-\u0dff\u0e00-\u0fff\u1000-\u109f")
+_LETTER = rf"(?:[^\W_{_CJK}]|[{_MARKS}])"
+WORD_RE = re.compile(rf"{_LETTER}+(?:['’][A-Za-z]+)?|[{_CJK}]+")
+_CJK_RE = re.compile(rf"[{_CJK}]")
 
 STOPWORDS = frozenset(
     """
@@ -80,14 +92,29 @@ def _undouble(w: str) -> str:
     return w
 
 
+def is_cjk(word: str) -> bool:
+    """Whether ``word`` is written in a script without spaces between words (its bigrams match anywhere)."""
+    return bool(word) and _CJK_RE.match(word) is not None
+
+
 def words(text: str) -> list[str]:
-    return WORD_RE.findall(text)
+    """The words of ``text`` in order: runs of letters and digits, CJK runs as character bigrams."""
+    found = WORD_RE.findall(text)
+    if text.isascii():
+        return found
+    out: list[str] = []
+    for w in found:
+        if len(w) > 2 and _CJK_RE.match(w):
+            out.extend(w[i:i + 2] for i in range(len(w) - 1))
+        else:
+            out.append(w)
+    return out
 
 
 def terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
     """Stemmed content terms of ``text`` in order (with repeats)."""
     out = []
-    for w in WORD_RE.findall(text):
+    for w in words(text):
         lw = w.lower().replace("’", "'")
         if drop_stopwords and (lw in STOPWORDS or lw.split("'", 1)[0] in STOPWORDS):
             continue
