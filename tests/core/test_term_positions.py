@@ -19,7 +19,7 @@ from hippo import Memory
 from hippo.text import lexicon, tokenizer
 
 WORDS = ["paint", "paintbrush", "brush", "brushes", "Lisbon", "Lisbonite", "cello", "cellos", "tram", "trampoline",
-         "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x"]
+         "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x", "машину", "машинусь"]
 
 
 def _texts(rng: random.Random, n: int) -> list[str]:
@@ -32,7 +32,8 @@ def _texts(rng: random.Random, n: int) -> list[str]:
 
 
 def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int]:
-    """Start positions (in the concatenated stream) of whole-word matches of ``pat``."""
+    """Start positions (in the concatenated stream) of whole-word matches of ``pat``; of every match within one
+    message for a CJK term (``pat.anywhere``: the script marks no word boundaries)."""
     stream = np.concatenate(messages) if messages else np.zeros(0, np.uint32)
     starts = set(np.cumsum([0] + [m.size for m in messages[:-1]]).tolist()) if messages else set()
     cont = lexicon.continues_word(stream) if stream.size else np.zeros(0, bool)
@@ -55,7 +56,7 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
             if q > msg_end[row]:
                 continue
             starts_word = p in starts or not cont[p] or not ends_in_word(int(stream[p - 1]))
-            if starts_word and (q == stream.size or q in starts or not cont[q]):
+            if pat.anywhere or starts_word and (q == stream.size or q in starts or not cont[q]):
                 found.add(p)
     return sorted(found)
 
@@ -65,7 +66,7 @@ def _check(mem: Memory) -> None:
     idx = state.index
     messages = [idx.tokens_of(r) for r in range(len(idx))]
     assert np.array_equal(np.concatenate(messages), idx.content.access_range(0, len(idx.content)))
-    for word in ("paint", "brush", "Lisbon", "tram", "new York", "cello", "ibex", "東京", "naïve", "x"):
+    for word in ("paint", "brush", "Lisbon", "tram", "new York", "cello", "ibex", "東京", "naïve", "x", "машину"):
         pat = lexicon.pattern(word)
         got = idx.term_positions(pat).tolist()
         assert got == _reference(messages, pat), word
