@@ -30,9 +30,11 @@ score distribution and from the conversation itself.
 * **Standing instructions.** A message telling the assistant to always / never do something when the user asks
   about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
   words a question uses; its chance of being needed does not come from the question's lexical match. Such messages
-  are valued like the best candidate, up to ``config.retrieval.standing_share`` of the budget (an eighth: the rules
-  of a long history do not crowd out the evidence; the most relevant, then the newest, when more than fit), so
-  they are packed first at a few dozen tokens each.
+  are valued like the best candidate times how much the question is about them (1 when a rule holds one of the
+  question's words, else its session's match relative to the best session's: :func:`standing_weights`), up to
+  ``config.retrieval.standing_share`` of the budget (an eighth: the rules of a long history do not crowd out the
+  evidence; the weightiest, then the best matching, then the newest, when more than fit), so the rules of the
+  question's own stretch of history are packed first at a few dozen tokens each.
 
 The first functions work on numpy arrays of candidates and return orders; the last ones apply them to one
 namespace (:class:`~hippo.engine.state.NamespaceState`): candidate scores with their magnitudes, the conversation's
@@ -324,8 +326,8 @@ def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored |
         out[codes == idx.sessions.index(None)] = 1.0
     if lexical is not None and lexical.terms:
         for term_rows, _tf in lexical.terms:  # rows ascending: a binary search per rule
-            at = np.minimum(np.searchsorted(term_rows, rules), max(term_rows.size - 1, 0))
             if term_rows.size:
+                at = np.minimum(np.searchsorted(term_rows, rules), term_rows.size - 1)
                 out[term_rows[at] == rules] = 1.0
     return out
 
