@@ -28,6 +28,7 @@ WORDS = [
     ("カメラを買った", ["カメ", "メラ", "ラを", "を買", "買っ", "った"]),
     ("café naïve e\u0301te\u0301", ["café", "naïve", "e\u0301te\u0301"]),
     ("I don't know Caroline's dog_house 2x3", ["I", "don't", "know", "Caroline's", "dog", "house", "2x3"]),
+    ("東京Tower_x, 北京's café", ["東京", "Tower", "x", "北京", "café"]),
 ]
 
 

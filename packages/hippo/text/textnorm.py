@@ -11,18 +11,22 @@ import re
 from functools import lru_cache
 
 # Words are runs of letters and digits of any script ("café", "машину", "سيارة", "Ωμέγα"), with an English
-# apostrophe suffix ("don't", "Caroline's"; "l'été" stays "l", "été"). Scripts written without spaces between words (Han, Hiragana, Katakana) are the
-# exception: a run of them is a clause, not a word, and is cut into overlapping character bigrams (a lone character
-# stays a unigram), the usual unit of CJK full-text search (Lucene's CJKAnalyzer): "北京大学" -> "北京", "京大", "大学".
-# Combining marks are part of their word (Python's \w leaves them out): Latin diacritics written apart, Hebrew
-# points, Arabic harakat, and the vowel signs of the Indic and Southeast Asian scripts (their blocks whole, but for
-# the Devanagari dandas that end a sentence).
+# apostrophe suffix ("don't", "Caroline's"; "l'été" stays "l", "été"). Combining marks are part of their word
+# (Python's \w leaves them out): Latin diacritics written apart, Hebrew points, Arabic harakat, and the vowel signs
+# of the Indic and Southeast Asian scripts (their blocks whole, but for the Devanagari dandas that end a sentence).
+# Scripts written without spaces between words (Han, Hiragana, Katakana) are the exception: a run of them is a
+# clause, not a word, and is cut into overlapping character bigrams (a lone character stays a unigram), the usual
+# unit of CJK full-text search (Lucene's CJKAnalyzer): "北京大学" -> "北京", "京大", "大学".
+# ASCII text (most of it) is split by the ASCII rule alone; other text by one class of word characters, and only
+# the few runs holding an underscore or a CJK character are split further.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9d"
 _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
           "\u0900-\u0963\u0966-\u0dff\u0e00-\u0fff\u1000-\u109f")
-_LETTER = rf"(?:[^\W_{_CJK}]|[{_MARKS}])"
-WORD_RE = re.compile(rf"{_LETTER}+(?:['’][A-Za-z]+)?|[{_CJK}]+")
+WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")  # ASCII text
+_ANY_WORD_RE = re.compile(rf"[\w{_MARKS}]+(?:['’][A-Za-z]+)?")
 _CJK_RE = re.compile(rf"[{_CJK}]")
+_SPLIT_RE = re.compile(rf"[_{_CJK}]")
+_PARTS_RE = re.compile(rf"[{_CJK}]+|[^_{_CJK}]+")
 
 STOPWORDS = frozenset(
     """
@@ -99,15 +103,23 @@ def is_cjk(word: str) -> bool:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` in order: runs of letters and digits, CJK runs as character bigrams."""
-    found = WORD_RE.findall(text)
     if text.isascii():
+        return WORD_RE.findall(text)
+    found = _ANY_WORD_RE.findall(text)
+    if _SPLIT_RE.search(text) is None:
         return found
     out: list[str] = []
     for w in found:
-        if len(w) > 2 and _CJK_RE.match(w):
-            out.extend(w[i:i + 2] for i in range(len(w) - 1))
-        else:
+        if _SPLIT_RE.search(w) is None:
             out.append(w)
+            continue
+        for part in _PARTS_RE.findall(w):
+            if part[0] in "'’":  # an apostrophe suffix cut from a CJK run
+                continue
+            if len(part) > 2 and _CJK_RE.match(part):
+                out.extend(part[i:i + 2] for i in range(len(part) - 1))
+            else:
+                out.append(part)
     return out
 
 
