@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import stat
 from datetime import datetime, timezone
@@ -20,6 +19,8 @@ from hippo.engine.scope import scope_of
 from hippo.index import channels as retrieval
 from hippo.text import textnorm, tokenizer
 from hippo.text.query import analyze
+
+from bm25ref import bm25
 
 CONVO = [
     ("Ann", "s1", "2024-01-05T10:00:00", "I adopted a border collie named Pixel last weekend."),
@@ -90,22 +91,9 @@ def _naive_bm25(mem: Memory, stems: list[str], word_stem, rows: set[int] | None 
     with ``rows``, only those messages are scored (document frequencies stay the whole namespace's)."""
     idx = mem.engine.state().index
     docs = [idx.text_of(r) for r in range(len(idx))]
-    lengths = [len(tokenizer.encode(d)) for d in docs]
-    avgdl = sum(lengths) / len(lengths)
-    k1, b = mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b
     doc_stems = [[word_stem(w) for w in textnorm.words(d)] for d in docs]
-    out: dict[int, float] = {}
-    for st_ in stems:
-        tf = [ds.count(st_) for ds in doc_stems]
-        df = sum(1 for x in tf if x)
-        if not df:
-            continue
-        idf = math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
-        for r, x in enumerate(tf):
-            if x and (rows is None or r in rows):
-                norm = k1 * (1 - b + b * lengths[r] / avgdl)
-                out[r] = out.get(r, 0.0) + idf * x * (k1 + 1) / (x + norm)
-    return out
+    return bm25([[ds.count(st_) for ds in doc_stems] for st_ in stems], [len(tokenizer.encode(d)) for d in docs],
+                mem.config.retrieval.bm25_k1, mem.config.retrieval.bm25_b, rows)
 
 
 def test_lexical_channel_matches_bm25_reference():
