@@ -1,4 +1,7 @@
-"""A mapping whose values are built on first access, for hierarchy units read back from a snapshot.
+"""Mappings read back from a hierarchy snapshot without building a Python object per entry.
+
+:class:`LazyUnits`: units whose objects are built on first access. :class:`IntMap`: the per-message maps (message
+id -> code slot, message id -> episode), a million entries in a long history, kept as sorted arrays.
 
 A reopened store holds tens of thousands of episodes and semantics; a recall touches a few hundred. Building every
 unit object at load would cost more than the rest of the load together, so units stay columns until a caller
@@ -8,7 +11,10 @@ id order (the order units were created in).
 
 from __future__ import annotations
 
+from collections.abc import MutableMapping
 from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
 
 _MISSING = object()
 
@@ -94,3 +100,91 @@ class LazyUnits:
 
     def __repr__(self) -> str:
         return f"LazyUnits({len(self)} units, {len(self._made)} built)"
+
+
+class IntMap(MutableMapping):
+    """``{int: int}`` whose entries from a snapshot stay two sorted int64 arrays (found by binary search, changed in
+    place, deleted by a mask) and whose later entries live in a dict. Loading a million-entry map costs an array
+    copy instead of a million dict insertions; lookups cost a binary search. Iteration: the snapshot's keys
+    ascending, then the later ones in insertion order."""
+
+    __slots__ = ("_keys", "_vals", "_live", "_n_live", "_new")
+
+    def __init__(self, keys: Any = (), values: Any = ()) -> None:
+        k = np.asarray(keys, dtype=np.int64).reshape(-1)
+        v = np.asarray(values, dtype=np.int64).reshape(-1)
+        if k.shape != v.shape:
+            raise ValueError(f"IntMap: {k.size} keys but {v.size} values")
+        if k.size > 1 and not (k[1:] > k[:-1]).all():
+            order = np.argsort(k, kind="stable")
+            k, v = k[order], v[order]
+            if (k[1:] == k[:-1]).any():
+                raise ValueError("IntMap: repeated keys")
+        self._keys = k.copy()
+        self._vals = v.copy()
+        self._live = np.ones(k.size, dtype=bool)
+        self._n_live = int(k.size)
+        self._new: dict[int, int] = {}
+
+    def _slot(self, key: Any) -> int:
+        """Position of a live snapshot entry for ``key``, or -1."""
+        n = self._keys.size
+        if not n or not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+            return -1
+        i = int(np.searchsorted(self._keys, key))
+        return i if i < n and self._keys[i] == key and self._live[i] else -1
+
+    def __getitem__(self, key: Any) -> int:
+        got = self._new.get(key, _MISSING)
+        if got is not _MISSING:
+            return got
+        i = self._slot(key)
+        if i < 0:
+            raise KeyError(key)
+        return int(self._vals[i])
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        got = self._new.get(key, _MISSING)
+        if got is not _MISSING:
+            return got
+        i = self._slot(key)
+        return default if i < 0 else int(self._vals[i])
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._new or self._slot(key) >= 0
+
+    def __setitem__(self, key: int, value: int) -> None:
+        i = self._slot(key)
+        if i >= 0:
+            self._vals[i] = value
+        else:
+            self._new[int(key)] = int(value)
+
+    def __delitem__(self, key: int) -> None:
+        if key in self._new:
+            del self._new[key]
+            return
+        i = self._slot(key)
+        if i < 0:
+            raise KeyError(key)
+        self._live[i] = False
+        self._n_live -= 1
+
+    def __len__(self) -> int:
+        return self._n_live + len(self._new)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._keys[self._live].tolist()
+        yield from list(self._new)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(keys, values)`` of every entry, in iteration order, as int64 arrays."""
+        new_k = np.fromiter(self._new.keys(), dtype=np.int64, count=len(self._new))
+        new_v = np.fromiter(self._new.values(), dtype=np.int64, count=len(self._new))
+        return (np.concatenate([self._keys[self._live], new_k]), np.concatenate([self._vals[self._live], new_v]))
+
+    def __repr__(self) -> str:
+        return f"IntMap({len(self)} entries, {len(self._new)} since the snapshot)"

@@ -20,7 +20,7 @@ import numpy as np
 from hippo.base.config import HierarchyConfig
 from hippo.engine.hierarchy.codes import CodeSet
 from hippo.engine.hierarchy.episodes import Buffered, Episode
-from hippo.engine.hierarchy.lazy import LazyUnits
+from hippo.engine.hierarchy.lazy import IntMap, LazyUnits
 from hippo.engine.hierarchy.semantics import Semantic
 from hippo.engine.hierarchy.state import Hierarchy, fingerprint
 from hippo.store import snapshot
@@ -81,6 +81,16 @@ class _Csr:
         return self.val[self.ptr[k]: self.ptr[k + 1]].tolist()
 
 
+def _int_map(name: str, m: dict[int, int] | IntMap) -> dict[str, np.ndarray]:
+    """The ``<name>.keys`` / ``<name>.vals`` arrays of a message map."""
+    if isinstance(m, IntMap):
+        keys, vals = m.arrays()
+    else:
+        keys = np.fromiter(m.keys(), dtype=np.int64, count=len(m))
+        vals = np.fromiter(m.values(), dtype=np.int64, count=len(m))
+    return {f"{name}.keys": keys, f"{name}.vals": vals}
+
+
 def _df_of(df: np.ndarray, ids: np.ndarray) -> np.ndarray:
     """Document frequencies of stem ids (0 for ids past the table: stems only semantics use, never counted)."""
     out = np.zeros(ids.size, dtype=np.int64)
@@ -108,10 +118,8 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "pending_tiny": np.asarray(h.pending_tiny, dtype=np.int64),
         "buffer.ids": np.asarray([b.id for b in h.buffer], dtype=np.int64),
         "buffer.closes": np.asarray([b.closes for b in h.buffer], dtype=bool),
-        "msg_slot.keys": np.fromiter(h.msg_slot.keys(), dtype=np.int64, count=len(h.msg_slot)),
-        "msg_slot.vals": np.fromiter(h.msg_slot.values(), dtype=np.int64, count=len(h.msg_slot)),
-        "msg_episode.keys": np.fromiter(h.msg_episode.keys(), dtype=np.int64, count=len(h.msg_episode)),
-        "msg_episode.vals": np.fromiter(h.msg_episode.values(), dtype=np.int64, count=len(h.msg_episode)),
+        **_int_map("msg_slot", h.msg_slot),
+        **_int_map("msg_episode", h.msg_episode),
         # episodes
         "ep.id": np.asarray([e.id for e in eps], dtype=np.int64),
         "ep.first_seq": np.asarray([e.first_seq for e in eps], dtype=np.int64),
@@ -202,9 +210,10 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
     _restore_codeset(h.ep_codes, arrays, "ep_codes")
     _restore_codeset(h.sem_codes, arrays, "sem_codes")
     h.sem_codes.enable_index()
-    h.msg_slot = dict(zip(arrays["msg_slot.keys"].tolist(), arrays["msg_slot.vals"].tolist()))
-    h.msg_episode = dict(zip(arrays["msg_episode.keys"].tolist(), arrays["msg_episode.vals"].tolist()))
-    if h.msg_slot and (min(h.msg_slot.values()) < 0 or max(h.msg_slot.values()) >= h.msg_codes.n):
+    h.msg_slot = IntMap(arrays["msg_slot.keys"], arrays["msg_slot.vals"])
+    h.msg_episode = IntMap(arrays["msg_episode.keys"], arrays["msg_episode.vals"])
+    slots = h.msg_slot.arrays()[1]
+    if slots.size and (int(slots.min()) < 0 or int(slots.max()) >= h.msg_codes.n):
         raise ValueError("hierarchy snapshot: message code slot out of range")
     keys = arrays["msg_semantics.keys"].tolist()
     ms = _Csr(arrays, "msg_semantics", len(keys))

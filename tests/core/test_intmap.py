@@ -1,0 +1,60 @@
+"""hippo.engine.hierarchy.lazy.IntMap against a plain dict through random loads, lookups, writes and deletions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hippo.engine.hierarchy.lazy import IntMap
+
+ops = st.lists(st.tuples(st.sampled_from(["set", "del", "pop", "get", "in"]), st.integers(-5, 60),
+                         st.integers(-3, 1000)), max_size=120)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.integers(-5, 60), st.integers(-3, 1000), max_size=40), ops, st.booleans())
+def test_behaves_like_a_dict(base, steps, shuffled):
+    keys = list(base)
+    if not shuffled:
+        keys.sort()
+    m = IntMap(np.array(keys, dtype=np.int64), np.array([base[k] for k in keys], dtype=np.int64))
+    ref = dict(base)
+    for op, key, value in steps:
+        probe = np.int64(key) if value % 2 else key  # numpy and Python ints alike
+        if op == "set":
+            m[probe] = value
+            ref[key] = value
+        elif op == "del":
+            if key in ref:
+                del m[probe]
+                del ref[key]
+            else:
+                with pytest.raises(KeyError):
+                    del m[probe]
+        elif op == "pop":
+            assert m.pop(probe, "none") == ref.pop(key, "none")
+        elif op == "get":
+            assert m.get(probe, "none") == ref.get(key, "none")
+            if key in ref:
+                assert m[probe] == ref[key] and type(m[probe]) is int
+            else:
+                with pytest.raises(KeyError):
+                    m[probe]
+        else:
+            assert (probe in m) == (key in ref)
+        assert len(m) == len(ref) and bool(m) == bool(ref)
+    assert dict(m.items()) == ref and m == ref
+    k, v = m.arrays()
+    assert list(k) == list(m) and dict(zip(k.tolist(), v.tolist())) == ref
+    again = IntMap(k, v)  # what a snapshot would reload
+    assert again == ref
+
+
+def test_refuses_repeated_keys_and_mismatched_arrays():
+    with pytest.raises(ValueError):
+        IntMap([3, 1, 3], [0, 1, 2])
+    with pytest.raises(ValueError):
+        IntMap([1, 2], [0])
+    assert "x" not in IntMap([1], [2]) and IntMap().get(True) is None
