@@ -407,10 +407,7 @@ def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     idx = state.index
     if weight <= 0 or rows.size == 0 or len(idx.sessions) < 2 or session_scores is None:
         return rows, scores
-    lengths = idx.session_lengths().copy()
-    if None in idx.sessions:
-        lengths[idx.sessions.index(None)] = 0.0  # messages without a session id are not a session
-    lift = session_lift(session_scores, lengths, budget, weight)
+    lift = session_lift(session_scores, idx.session_lengths(), budget, weight)
     scores = scores * lift[idx.session.view[rows]]
     keep = np.argsort(-scores, kind="stable")
     return rows[keep], scores[keep]

@@ -151,9 +151,7 @@ def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored
         return out
     rc = config.retrieval
     lengths = index.session_lengths()
-    real = lengths > 0
-    if None in index.sessions:
-        real[index.sessions.index(None)] = False
+    real = lengths > 0  # not the code of messages without a session id
     n_sess = int(real.sum())
     if n_sess < 2:
         return out

@@ -361,12 +361,16 @@ class NamespaceIndex:
         return self._lengths
 
     def session_lengths(self) -> np.ndarray:
-        """Tokens of every session (float64, indexed by session code), cached until the span table changes."""
+        """Tokens of every session (float64, indexed by session code; 0 for the code of messages without a session
+        id: they are in no session), cached until the span table changes. Read only."""
         lengths = self.doc_lengths()
         key = (self.layout, lengths.size, self._lengths_end)
         got = self._session_lengths
         if got is None or got[:3] != key or got[3].size != len(self.sessions):
             per = np.bincount(self.session.view, weights=lengths, minlength=len(self.sessions))
+            if None in self.sessions:
+                per[self.sessions.index(None)] = 0.0
+            per.setflags(write=False)
             got = self._session_lengths = (*key, per)
         return got[3]
 
