@@ -71,11 +71,11 @@ class TermTable:
             return None
         return self.val.a[self.ptr.a[p]: self.ptr.a[p + 1]]
 
-    def arrays(self, keep: set[int] | None = None) -> dict[str, np.ndarray]:
-        """The table (of the messages in ``keep`` only, when given), stem ids as in this process."""
+    def arrays(self, keep: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """The table (of the messages whose ids are in ``keep`` only, when given), stem ids as in this process."""
         ids = self.ids.view
         lens = np.diff(self.ptr.view)
-        sel = np.ones(ids.size, dtype=bool) if keep is None else np.isin(ids, np.fromiter(keep, np.int64, len(keep)))
+        sel = np.ones(ids.size, dtype=bool) if keep is None else np.isin(ids, np.asarray(keep, dtype=np.int64))
         vals = self.val.view[np.repeat(sel, lens)]
         ptr = np.zeros(int(sel.sum()) + 1, dtype=np.int64)
         np.cumsum(lens[sel], out=ptr[1:])
@@ -418,7 +418,7 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.arrays()}))
-        arrays.update(persist.join(terms=_terms_out(self.terms.arrays(set(self.decay.live_keys().tolist())))))
+        arrays.update(persist.join(terms=_terms_out(self.terms.arrays(self.decay.live_keys()))))
         self.terms_saved = len(self.terms)
         self.save_id = uuid.uuid4().hex
         for table in (self.decay, *self.units.values()):
@@ -438,7 +438,8 @@ class Life:
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
             arrays.update(persist.join(**{name: table.access_arrays()}))
-        fresh = self.terms.arrays(set(self.terms.ids.view[self.terms_saved:].tolist()) & set(self.decay.live_keys().tolist()))
+        new_ids = self.terms.ids.view[self.terms_saved:]
+        fresh = self.terms.arrays(new_ids[self.decay.slots(new_ids) >= 0])  # the new rows of live messages
         arrays.update(persist.join(terms=_terms_out(fresh)))
         return {"life": self.save_id, "turn": self.turn}, arrays
 
