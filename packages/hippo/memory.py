@@ -353,8 +353,8 @@ class Memory:
         Whole messages only, grouped by session in time order with speaker and date; a message that dates its
         event relatively ("yesterday") carries the resolved date, and one that a newer statement updated is marked
         "superseded". A query that asks for an order or a progression gets its context laid out by event time.
-        The user's standing instructions ("Always ... when I ask about ...") are kept in the context whatever the
-        query's words, within an eighth of the budget. ``Recall.messages`` lists what was included. With the
+        The user's standing instructions ("Always ... when I ask about ...") are kept in the context, within an
+        eighth of the budget, when the query shares their words or their session's subject. ``Recall.messages`` lists what was included. With the
         hierarchy (``config.hierarchy.recall``), units are selected top-down and ``Recall.units`` lists them;
         dormant memories (seed 004 §8.3) come back only with ``include_dormant=True`` or a strong exact cue.
         ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
