@@ -58,7 +58,8 @@ def _line(p: Piece) -> str:
     return f"{_prefix(p)} {p.text}"
 
 
-def render(pieces: list[Piece]) -> str:
+def _lines(pieces: list[Piece]) -> list[str]:
+    """The context's lines: per session (sessions in time order) its date header, then its messages in order."""
     groups: dict[str, list[Piece]] = {}
     for p in pieces:
         groups.setdefault(_group_key(p), []).append(p)
@@ -67,11 +68,42 @@ def render(pieces: list[Piece]) -> str:
         times = [q.ts for q in ps if q.ts is not None]
         return (min(times) if times else float("inf"), min(q.seq for q in ps))
 
-    blocks = []
+    lines: list[str] = []
     for ps in sorted(groups.values(), key=first):
         ps.sort(key=lambda q: q.seq)
-        blocks.append("\n".join([_header(ps[0])] + [_line(q) for q in ps]))
-    return "\n".join(blocks)
+        lines.append(_header(ps[0]))
+        lines.extend(_line(q) for q in ps)
+    return lines
+
+
+def render(pieces: list[Piece]) -> str:
+    return "\n".join(_lines(pieces))
+
+
+_CACHED_LINE = 8192  # characters: longer lines (whole documents, tool dumps) are counted, not kept
+
+
+@lru_cache(maxsize=2048)
+def _cached_line(line: str) -> int:
+    return tokenizer.count_tokens(line)
+
+
+def _line_count(line: str) -> int:
+    return _cached_line(line) if len(line) <= _CACHED_LINE else tokenizer.count_tokens(line)
+
+
+def count_lines(lines: list[str]) -> int:
+    """cl100k tokens of ``"\n".join(lines)``, from per-line counts (cached: consecutive contexts share most lines).
+
+    Exact: cl100k's pre-tokenizer has no look-behind, and no pre-token runs past a newline into a following
+    non-space character (a newline ends the punctuation, newline or space run it belongs to), so tokens never span
+    the end of ``line + "\n"`` when the next line starts with a non-space character. Otherwise the joined text is
+    counted whole."""
+    if not lines:
+        return 0
+    if any(not line or line[0].isspace() for line in lines[1:]):
+        return tokenizer.count_tokens("\n".join(lines))
+    return sum(_line_count(line + "\n") for line in lines[:-1]) + _line_count(lines[-1])
 
 
 def ordered(pieces: list[Piece]) -> list[Piece]:
@@ -105,11 +137,11 @@ def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) ->
         used += cost
     for p in chosen:
         p.text = load_text(p)
-    text = render(chosen)
-    tokens = tokenizer.count_tokens(text) if text else 0
-    # Token counts of lines are not exactly additive across joins; drop the lowest-ranked until it fits.
+    lines = _lines(chosen)
+    tokens = count_lines(lines)
+    # The estimate above leaves out how a line's first token joins its prefix; drop the lowest-ranked until it fits.
     while tokens > budget and chosen:
         chosen.pop()
-        text = render(chosen)
-        tokens = tokenizer.count_tokens(text) if text else 0
-    return chosen, text, tokens
+        lines = _lines(chosen)
+        tokens = count_lines(lines)
+    return chosen, "\n".join(lines), tokens

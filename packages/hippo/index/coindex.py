@@ -378,10 +378,10 @@ class NamespaceIndex:
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
     # cached list is extended by the occurrences appended since (O(new)), and questions share most tokens
     # ("what", "the", a name). Removing rows renumbers positions: the cache is dropped with the layout.
-    def _occurrences(self, symbol: int) -> tuple[np.ndarray, np.ndarray] | None:
+    def _occurrences(self, symbol: int, n: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
         """``(positions, ends_a_word)`` of every occurrence of ``symbol``, ascending; None past the cache's
-        size bound (then the caller selects what it needs)."""
-        n = len(self.content)
+        size bound (then the caller selects what it needs). ``n`` is the stream's length when the caller read it."""
+        n = len(self.content) if n is None else n
         with self._pos_lock:
             got = self._pos_cache.get(symbol)
             if got is not None and got[0] == self.layout:
@@ -406,18 +406,15 @@ class NamespaceIndex:
                 self._pos_cache.popitem(last=False)
         return pos, whole
 
-    def _positions(self, symbol: int) -> np.ndarray:
-        got = self._occurrences(int(symbol))
+    def _positions(self, symbol: int, n: int | None = None) -> np.ndarray:
+        got = self._occurrences(int(symbol), n)
         return got[0] if got is not None else positions(self.content, int(symbol))
 
     def token_counts(self, pat: lexicon.TermPattern) -> dict[int, int]:
         """Occurrences of every token a term's patterns use, from one batched count over the Content DWM."""
-        toks = set(pat.singles.tolist())
-        for ph in pat.phrases:
-            toks.update(ph)
-        if not toks:
+        arr = np.union1d(pat.singles, pat.phrase_table[2]).astype(np.uint32)
+        if not arr.size:
             return {}
-        arr = np.fromiter(toks, dtype=np.uint32, count=len(toks))
         return dict(zip(arr.tolist(), self.content.count_many(arr, 0, len(self.content)).tolist()))
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
@@ -463,21 +460,21 @@ class NamespaceIndex:
         """Keep the matches that are whole words (:meth:`_whole`)."""
         return pos[self._whole(first_token, pos, length)]
 
-    def _newest(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
+    def _newest(self, symbol: int, count: int, keep: int | None, n: int | None = None) -> np.ndarray:
         """Positions of ``symbol``; with ``keep``, only its newest ``keep`` occurrences (start found by select)."""
         if keep is None or count <= keep:
-            return self._positions(symbol)
-        got = self._occurrences(int(symbol))
+            return self._positions(symbol, n)
+        got = self._occurrences(int(symbol), n)
         if got is not None:
             return got[0][-keep:]
         start = self.content.select(symbol, count - keep + 1)
         return self.content.positions(symbol, start, len(self.content))
 
-    def _newest_words(self, symbol: int, count: int, keep: int | None) -> np.ndarray:
+    def _newest_words(self, symbol: int, count: int, keep: int | None, n: int | None = None) -> np.ndarray:
         """:meth:`_newest` occurrences that end a word (the same as filtering them with :meth:`_whole_words`)."""
-        got = self._occurrences(int(symbol))
+        got = self._occurrences(int(symbol), n)
         if got is None:
-            return self._whole_words(self._newest(symbol, count, keep), 1, symbol)
+            return self._whole_words(self._newest(symbol, count, keep, n), 1, symbol)
         pos, whole = got
         if keep is not None and count > keep:
             pos, whole = pos[-keep:], whole[-keep:]
@@ -508,6 +505,54 @@ class NamespaceIndex:
                     self._term_cache.popitem(last=False)
         return rows, tf
 
+    def _phrase_positions(self, pat: lexicon.TermPattern, counts: dict[int, int], newest: int | None,
+                          n: int) -> np.ndarray:
+        """Start positions of a term's multi-token surface forms (``pat.phrases``) within one message, whole words
+        unless ``pat.anywhere``. Each phrase is anchored on its rarest token; the other offsets of every phrase's
+        candidates are then verified together, one ``access_many`` per offset instead of one per phrase and
+        offset (a term has dozens of phrases: its inflections and case variants cut into tokens)."""
+        table, length, distinct, at = pat.phrase_table
+        if not length.size:
+            return np.zeros(0, dtype=np.int64)
+        per = np.fromiter((counts[t] for t in distinct.tolist()), dtype=np.int64, count=distinct.size)
+        cell = np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max)
+        anchor = cell.argmin(axis=1)
+        live = np.flatnonzero(cell[np.arange(length.size), anchor] > 0)  # a phrase with an absent token: none
+        if not live.size:
+            return np.zeros(0, dtype=np.int64)
+        offs = anchor[live]
+        syms = table[live, offs].tolist()
+        cnts = per[at[live, offs]].tolist()
+        found = [self._newest(sym, c, newest, n) for sym, c in zip(syms, cnts)]
+        sizes = np.fromiter((f.size for f in found), dtype=np.int64, count=len(found))
+        which = np.repeat(live, sizes)
+        pos = np.concatenate(found) - np.repeat(offs, sizes)
+        inside = (pos >= 0) & (pos + length[which] <= n)
+        pos, which = pos[inside], which[inside]
+        if not pos.size:
+            return pos
+        for off in range(table.shape[1]):
+            check = np.flatnonzero((length[which] > off) & (anchor[which] != off))
+            if check.size == 0:
+                continue
+            bad = check[self.content.access_many(pos[check] + off) != table[which[check], off]]
+            if bad.size:
+                keep = np.ones(pos.size, dtype=bool)
+                keep[bad] = False
+                pos, which = pos[keep], which[keep]
+                if pos.size == 0:
+                    return pos
+        last = pos + length[which] - 1
+        same = self.rows_of_positions(pos) == self.rows_of_positions(last)  # a phrase lies within one message
+        pos, which = pos[same], which[same]
+        if pat.anywhere or pos.size == 0:
+            return pos
+        whole = ~self._glued(pos, length[which])
+        at_split = np.flatnonzero(whole & lexicon.continues_word(table[:, 0])[which])
+        if at_split.size:
+            whole[at_split] = self._split_from_previous(pos[at_split])
+        return pos[whole]
+
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
                        newest: int | None = None) -> np.ndarray:
         """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven).
@@ -520,23 +565,11 @@ class NamespaceIndex:
         found: list[np.ndarray] = []
         for t in pat.singles.tolist():
             if counts[t]:
-                found.append(self._newest(t, counts[t], newest) if pat.anywhere
-                             else self._newest_words(t, counts[t], newest))
-        for ph in pat.phrases:
-            pc = [counts[t] for t in ph]
-            if min(pc) == 0:
-                continue
-            anchor = int(np.argmin(pc))
-            cand = self._newest(ph[anchor], pc[anchor], newest) - anchor
-            cand = cand[(cand >= 0) & (cand + len(ph) <= n)]
-            for off, t in enumerate(ph):
-                if off == anchor or cand.size == 0:
-                    continue
-                cand = cand[self.content.access_many(cand + off) == t]
-            if cand.size:  # a phrase lies within one message
-                cand = cand[self.rows_of_positions(cand) == self.rows_of_positions(cand + len(ph) - 1)]
-            if cand.size:
-                found.append(cand if pat.anywhere else self._whole_words(cand, len(ph), ph[0]))
+                found.append(self._newest(t, counts[t], newest, n) if pat.anywhere
+                             else self._newest_words(t, counts[t], newest, n))
+        got = self._phrase_positions(pat, counts, newest, n)
+        if got.size:
+            found.append(got)
         if not found:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))

@@ -10,6 +10,8 @@ punctuation) and which continue one, filled once per process from the tokenizer'
 
 from __future__ import annotations
 
+import functools
+
 import threading
 from dataclasses import dataclass
 from functools import lru_cache
@@ -147,6 +149,22 @@ class TermPattern:
     phrases: tuple[tuple[int, ...], ...]
     # a CJK bigram: matched wherever its tokens occur (the script has no spaces that would mark where words start)
     anywhere: bool = False
+
+    @functools.cached_property
+    def phrase_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The phrases as arrays: ``(tokens, lengths, distinct, at)``. ``tokens`` is phrases x longest, padded
+        with -1; ``distinct`` the distinct tokens ascending, and ``at`` each cell's index into it (-1 for padding),
+        so per-token counts become a per-cell table with one ``take``."""
+        longest = max((len(ph) for ph in self.phrases), default=0)
+        tokens = np.full((len(self.phrases), longest), -1, dtype=np.int64)
+        for k, ph in enumerate(self.phrases):
+            tokens[k, : len(ph)] = ph
+        lengths = np.fromiter((len(ph) for ph in self.phrases), dtype=np.int64, count=len(self.phrases))
+        distinct = np.unique(tokens[tokens >= 0])
+        at = np.where(tokens >= 0, np.searchsorted(distinct, tokens), -1)
+        for a in (tokens, lengths, distinct, at):
+            a.setflags(write=False)
+        return tokens, lengths, distinct, at
 
 
 def surface_forms(word: str) -> set[str]:
