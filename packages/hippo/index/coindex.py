@@ -421,8 +421,10 @@ class NamespaceIndex:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
         counts = self.token_counts(pat) if counts is None else counts
         total = sum(counts[t] for t in pat.singles.tolist())
-        for ph in pat.phrases:
-            total += min(counts[t] for t in ph)
+        _tokens, _lengths, distinct, at = pat.phrase_table
+        if at.size:
+            per = np.fromiter((counts[t] for t in distinct.tolist()), dtype=np.int64, count=distinct.size)
+            total += int(np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max).min(axis=1).sum())
         return total
 
     def _glued(self, pos: np.ndarray, length: int) -> np.ndarray:
