@@ -525,7 +525,11 @@ class NamespaceIndex:
         offs = anchor[live]
         syms = table[live, offs].tolist()
         cnts = per[at[live, offs]].tolist()
-        found = [self._newest(sym, c, newest, n) for sym, c in zip(syms, cnts)]
+        occ: dict[int, np.ndarray] = {}  # phrases share anchors (" Work" + "ing", " Work" + "ed")
+        for sym, c in zip(syms, cnts):
+            if sym not in occ:
+                occ[sym] = self._newest(sym, c, newest, n)
+        found = [occ[sym] for sym in syms]
         sizes = np.fromiter((f.size for f in found), dtype=np.int64, count=len(found))
         which = np.repeat(live, sizes)
         pos = np.concatenate(found) - np.repeat(offs, sizes)
