@@ -306,3 +306,28 @@ def test_an_unannounced_different_value_is_not_marked_unless_the_current_value_i
     assert "superseded" not in mem.recall("Where does Ann work?", budget_tokens=100).text
     assert "Ann (superseded 1 February 2023): I work at Globex." in \
         mem.recall("Where does Ann work now?", budget_tokens=100).text
+
+
+def test_spans_of_many_groups_match_one_group_at_a_time():
+    mem = hippo.Memory()
+    items = mem.add_many([{"text": t, "speaker": "A", "timestamp": utc(2023, 5, 10 + i)} for i, t in enumerate([
+        "I went hiking yesterday.", "No date here at all.", "The concert is next Friday.",
+        "We met on 3 March 2021.", "Just chatting.", "Last week I painted the fence."])])
+    st = mem.engine.state()
+    st.truth.sync(st.index)
+    ids = [it.id for it in items]
+    groups = [[], [ids[1]], [ids[1], ids[4]], ids, [ids[0], ids[2]], [ids[3], 999_999], [999_999], ids[::-1]]
+    truth, idx = st.truth, st.index
+
+    def naive(g):  # the definition: rows known to the annotations, earliest start, latest end (start if none)
+        rows = [idx.row_of[i] for i in g if i in idx.row_of and idx.row_of[i] < truth.done]
+        starts = [float(truth.event_start.a[r]) for r in rows]
+        ends = [float(truth.event_end.a[r]) if truth.event_end.a[r] == truth.event_end.a[r]
+                else float(truth.event_start.a[r]) for r in rows]
+        starts = [s for s in starts if s == s]
+        ends = [e for e in ends if e == e]
+        return (min(starts), max(ends)) if starts else None
+
+    assert truth.spans(idx, groups) == [naive(g) for g in groups]
+    assert [truth.span(idx, g) for g in groups] == [naive(g) for g in groups]
+    assert naive([999_999]) is None and naive([]) is None and naive(ids) != naive([ids[1]])

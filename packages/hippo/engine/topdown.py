@@ -168,9 +168,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
                               if sid in life.hier.themes.theme_of)
             sem_sel = sem_top
         units = _unit_records(life, sem_sel, theme_sel, rel)
-        for u in units:  # derived units carry the event time span of their messages (hippo.engine.truth)
-            span = state.truth.span(idx, u["message_ids"])
-            u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
+        _event_spans(state, units)  # derived units carry the event time span of their messages
         by_id.update(_linked_pieces(state, life, sem_sel, by_id, pred, ask))
         if mode in ("stage2", "full"):
             chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
@@ -223,10 +221,15 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
         if t is not None:
             themes[t] = max(themes.get(t, 0.0), sc)
     units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel)
-    for u in units:
-        span = state.truth.span(state.index, u["message_ids"])
-        u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
+    _event_spans(state, units)
     return units
+
+
+def _event_spans(state: NamespaceState, units: list[dict[str, Any]]) -> None:
+    """Each unit's ``event_start`` / ``event_end``: the event time span of its messages (hippo.engine.truth)."""
+    spans = state.truth.spans(state.index, [u["message_ids"] for u in units])
+    for u, span in zip(units, spans):
+        u["event_start"], u["event_end"] = (to_datetime(span[0]), to_datetime(span[1])) if span else (None, None)
 
 
 def _aligned_scores(idx, rows: np.ndarray, scores: np.ndarray, pieces: list[context.Piece]) -> list[float]:

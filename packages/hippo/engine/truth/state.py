@@ -521,16 +521,34 @@ class Truth:
 
     def span(self, idx: NamespaceIndex, message_ids: list[int]) -> tuple[float, float] | None:
         """Earliest event start and latest event end over some messages (a unit's event time), or None."""
+        return self.spans(idx, [message_ids])[0]
+
+    def spans(self, idx: NamespaceIndex, groups: list[list[int]]) -> list[tuple[float, float] | None]:
+        """:meth:`span` of every group of message ids, in one pass over their rows."""
+        out: list[tuple[float, float] | None] = [None] * len(groups)
+        sizes = np.fromiter((len(g) for g in groups), dtype=np.int64, count=len(groups))
+        if not sizes.sum():
+            return out
         get, done = idx.row_of.get, self.done
-        r = np.fromiter((get(i, done) for i in message_ids), dtype=np.int64, count=len(message_ids))
-        r = r[r < done]
-        if not r.size:
-            return None
-        s = self.event_start.a[r]
-        e = np.where(np.isnan(self.event_end.a[r]), s, self.event_end.a[r])
-        if np.isnan(s).all():
-            return None
-        return float(np.nanmin(s)), float(np.nanmax(e))
+        ids = [i for g in groups for i in g]
+        rows = np.fromiter((get(i, done) for i in ids), dtype=np.int64, count=len(ids))
+        group = np.repeat(np.arange(len(groups)), sizes)
+        keep = rows < done
+        rows, group = rows[keep], group[keep]
+        s = self.event_start.a[rows]
+        e = self.event_end.a[rows]
+        e = np.where(np.isnan(e), s, e)
+        dated = ~np.isnan(s)
+        if not dated.any():
+            return out
+        first = np.full(len(groups), np.inf)
+        last = np.full(len(groups), -np.inf)
+        np.minimum.at(first, group[dated], s[dated])
+        ends = ~np.isnan(e)  # a dated row always has an end (its start when it has none)
+        np.maximum.at(last, group[ends], e[ends])
+        for g in np.unique(group[dated]).tolist():
+            out[g] = (float(first[g]), float(last[g]))
+        return out
 
     def stale_mark(self, row: int, *, current: bool, as_of: float | None = None, until: float | None = None,
                    said: np.ndarray | None = None) -> int:
