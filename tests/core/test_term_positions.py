@@ -11,6 +11,7 @@ space or punctuation, or the token before it ends in something other than a lett
 from __future__ import annotations
 
 import random
+import unicodedata
 
 import numpy as np
 import pytest
@@ -19,7 +20,8 @@ from hippo import Memory
 from hippo.text import lexicon, tokenizer
 
 WORDS = ["paint", "paintbrush", "brush", "brushes", "Lisbon", "Lisbonite", "cello", "cellos", "tram", "trampoline",
-         "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x", "машину", "машинусь"]
+         "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x", "машину", "машинусь",
+         "Lisbon’s", "“paint”", "tram—cello", "ibex😍", "café"]
 
 
 def _texts(rng: random.Random, n: int) -> list[str]:
@@ -41,8 +43,15 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
     enc = tokenizer.encoding()
 
     def ends_in_word(t: int) -> bool:
+        # the token's last character is a letter, digit or mark; a character cut by the token's end is a word
+        # piece unless it lies in the pictograph planes (4-byte UTF-8 starting F0 9F)
         b = enc.decode_single_token_bytes(t)
-        return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
+        try:
+            text = b.decode("utf-8")
+        except UnicodeDecodeError:
+            tail = b[-4:]
+            return not any(tail[i] == 0xF0 and tail[i + 1:i + 2] == b"\x9f" for i in range(len(tail)))
+        return bool(text) and (text[-1].isalnum() or unicodedata.category(text[-1]).startswith("M"))
 
     found = set()
     forms = [(int(t),) for t in pat.singles.tolist()] + [tuple(p) for p in pat.phrases]

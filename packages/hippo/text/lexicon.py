@@ -4,15 +4,16 @@ The lexical channel never keeps an inverted index: it asks the Content DWM where
 word is spelled in its usual surface forms (case variants, with and without a leading space, and the inflections
 that fold back to the same stem: "paint" -> " paints", " painted", "Painting"...). Each form is tokenized: a
 form that is one token is matched by that token's occurrences, a form of several tokens (" LGBTQ" -> " LGB",
-"TQ") as a phrase. The only table over the vocabulary is which tokens start a word (a leading space or
-punctuation) and which continue one, filled once per process from the tokenizer's byte table (~15 ms).
+"TQ") as a phrase. The only table over the vocabulary is which tokens start a word (a leading space,
+punctuation or a symbol) and which continue one, filled once per process from the tokenizer's byte table
+(~40 ms: tokens whose edge byte is not ASCII are decoded, so that "’s" and "😍" end a word as "'s" does).
 """
 
 from __future__ import annotations
 
 import functools
-
 import threading
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -23,26 +24,66 @@ from hippo.text import textnorm, tokenizer
 _lock = threading.Lock()
 
 
-def _bytes_start_word(b: bytes) -> bool:
+def _utf8_length(lead: int) -> int:
+    """Bytes of the UTF-8 character that ``lead`` opens (0 for a continuation byte or an invalid lead)."""
+    return 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else 0
+
+
+def _is_word_char(ch: str) -> bool:
+    """A letter, digit or combining mark of any script (Unicode categories L*, N*, M*)."""
+    return unicodedata.category(ch)[0] in "LNM"
+
+
+def _edge_is_word(b: bytes, last: bool) -> bool:
+    """Whether the first (``last``: final) character of token bytes ``b`` belongs to a word.
+
+    ASCII: a letter or digit. Beyond ASCII the character is decoded when it lies whole within the token, so
+    punctuation and symbols (the curly apostrophe of "Sara’s", quotes, dashes, emoji) end a word as their ASCII
+    counterparts do, while letters of other scripts continue one. A token that starts inside a character continues
+    the word; one that ends inside a character (the first bytes of an emoji cut by the encoding) counts as a word
+    piece, except that the planes of pictographs (U+1F000-U+1FFFF: emoji, symbols) hold no letters."""
     if not b:
-        return True
-    first = b[:1]
-    # A leading space, punctuation, or a partial UTF-8 piece after a space (" \xf0\x9f" of an emoji) all mean
-    # the previous word has ended; a letter or digit glues onto it.
-    return not (first.isalnum() or first[0] >= 0x80 and not b[:1].isspace() and not b.startswith(b" "))
+        return False
+    if last:
+        k = len(b) - 1
+        while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
+            k -= 1
+        edge = b[k:]
+    else:
+        edge = b[: max(1, _utf8_length(b[0]))]
+    lead = edge[0]
+    if lead < 0x80:
+        return bytes([lead]).isalnum()
+    n = _utf8_length(lead)
+    if n == 0:
+        return True  # inside a character: a piece of whatever the previous token began
+    if len(edge) == n:
+        try:
+            return _is_word_char(edge.decode("utf-8"))
+        except UnicodeDecodeError:
+            return True
+    # the character is cut by the token's end
+    return not (lead == 0xF0 and len(edge) >= 2 and edge[1] == 0x9F)
+
+
+def _bytes_start_word(b: bytes) -> bool:
+    """Whether a token with bytes ``b`` starts a word: it begins with a space, punctuation or a symbol, not with a
+    letter, digit or mark that would glue onto the word before it."""
+    return not _edge_is_word(b, False)
 
 
 def _bytes_end_in_word(b: bytes) -> bool:
-    # a letter or a digit, or a piece of a multi-byte character (letters of other scripts)
-    return bool(b) and (b[-1:].isalnum() or b[-1] >= 0x80)
+    """Whether a token with bytes ``b`` ends in a word character (a letter, digit or mark of any script)."""
+    return _edge_is_word(b, True)
 
 
 @lru_cache(maxsize=1)
 def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The encoding's byte table as (token ids, first byte, last byte) of every non-empty token, when tiktoken
-    exposes it; one pass over the table with C-level iteration (no Python loop per token)."""
+    """The encoding's byte table as (token ids, first character is a word character, last one is) of every
+    non-empty token (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised
+    step, only tokens with a non-ASCII edge byte are decoded."""
     ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
-    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.uint8)
+    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     if not isinstance(ranks, dict) or not ranks:
         return empty
     try:
@@ -54,27 +95,33 @@ def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return empty
     ok = lens > 0
     ends = np.cumsum(lens)
-    ids, ends, lens = ids[ok], ends[ok], lens[ok]
-    return ids, buf[ends - lens], buf[ends - 1]
+    first, final = np.zeros(ids.size, dtype=np.uint8), np.zeros(ids.size, dtype=np.uint8)
+    first[ok], final[ok] = buf[(ends - lens)[ok]], buf[(ends - 1)[ok]]
+    first_word, last_word = _ASCII_WORD[first], _ASCII_WORD[final]
+    for k in np.flatnonzero(ok & (first >= 0x80)).tolist():
+        first_word[k] = _edge_is_word(keys[k], False)
+    for k in np.flatnonzero(ok & (final >= 0x80)).tolist():
+        last_word[k] = _edge_is_word(keys[k], True)
+    return ids[ok], first_word[ok], last_word[ok]
 
 
-# Per first / last byte value: a letter or digit (ASCII), or a byte of a multi-byte UTF-8 character.
-_WORD_BYTE = np.array([bytes([v]).isalnum() or v >= 0x80 for v in range(256)], dtype=bool)
+# Per byte value below 0x80: an ASCII letter or digit.
+_ASCII_WORD = np.array([v < 0x80 and bytes([v]).isalnum() for v in range(256)], dtype=bool)
 
 
 def _byte_table(last: bool, of_bytes, undecodable: bool) -> np.ndarray:
     """Per token id, ``of_bytes`` of its bytes as 0 / 1. ``of_bytes`` must depend only on whether the token's
-    first byte (``last`` false) or last byte is a word byte (:data:`_WORD_BYTE`): the ids of the encoding's byte
-    table are then classified in one vectorised step. The other ids (special tokens) are decoded; an id that does
-    not decode gets ``undecodable``."""
+    first character (``last`` false) or last one is a word character (:func:`_edge_is_word`): the ids of the
+    encoding's byte table are then classified from :func:`_ranked_edges`. The other ids (special tokens) are
+    decoded; an id that does not decode gets ``undecodable``."""
     table = np.full(tokenizer.vocab_size() + 1, int(undecodable), dtype=np.int8)
     listed = np.zeros(table.size, dtype=bool)
-    ids, first, final = _ranked_edges()
+    ids, first_word, last_word = _ranked_edges()
     if ids.size:
-        edge = final if last else first
+        edge = last_word if last else first_word
         ok = (ids >= 0) & (ids < table.size)
-        word = int(of_bytes(b"a"))  # the value of a token whose edge byte is a word byte
-        table[ids[ok]] = np.where(_WORD_BYTE[edge[ok]], word, 1 - word)
+        word = int(of_bytes(b"a"))  # the value of a token whose edge is a word character
+        table[ids[ok]] = np.where(edge[ok], word, 1 - word)
         listed[ids[ok]] = True
     enc = tokenizer.encoding()
     for tid in np.flatnonzero(~listed).tolist():

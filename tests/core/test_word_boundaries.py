@@ -1,0 +1,93 @@
+"""Where words start and end in the token stream.
+
+Words written after punctuation that cl100k glues onto them ("one-year-old" is " one", "-year", "-old"; "(city",
+"/weather", ".error", "_password") are found like any other word, and counted once. Punctuation and symbols beyond
+ASCII (the curly apostrophe of phone keyboards, curly quotes, dashes, emoji) end a word as their ASCII counterparts
+do; letters of other scripts still continue one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.text import lexicon, tokenizer
+
+
+@pytest.mark.parametrize("text, word", [
+    ("Our one-year-old is so cute, his name is Kyle!", "year"),
+    ("Our one-year-old is so cute, his name is Kyle!", "old"),
+    ("I call fetchForecast(city) before rendering", "city"),
+    ("see src/weather/api.js for the client", "weather"),
+    ("It logs with console.error when the API fails", "error"),
+    ("Store user_password hashed with bcrypt", "password"),
+    ("A state-of-the-art pipeline", "art"),
+    ("curl localhost:5000/weather?city=Paris", "weather"),
+])
+def test_a_word_after_glued_punctuation_is_found(text, word):
+    enc = tokenizer.encoding()
+    pieces = [enc.decode([t]) for t in enc.encode_ordinary(text)]
+    assert word not in [p.strip() for p in pieces]  # the case is the glued one: no token is the bare word
+    mem = Memory()
+    mem.add("Nothing to see in this filler message at all.", speaker="A")
+    hit = mem.add(text, speaker="A")
+    mem.add("Another unrelated filler line about the garden.", speaker="A")
+    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+
+
+def test_each_occurrence_counts_once():
+    mem = Memory()
+    mem.add_many([{"text": t, "speaker": "A"} for t in [
+        "a one-year-old and a 5-year plan",       # two glued occurrences
+        "a year - then another year",             # plain words, the dash a token of its own
+        "yearly is another word, so is year2",    # no whole word "year"
+    ]])
+    idx = mem.engine.state().index
+    rows, tf = idx.term_rows(lexicon.pattern("year"))
+    assert rows.tolist() == [0, 1] and tf.tolist() == [2, 2]
+
+
+def test_a_joiner_that_is_its_own_token_adds_no_form():
+    enc = tokenizer.encoding()
+    pat = lexicon.pattern("year")
+    for ids in [(int(t),) for t in pat.singles.tolist()] + list(pat.phrases):
+        assert enc.decode([ids[0]]) not in lexicon.JOINERS  # such a match would be the plain form's, counted twice
+    forms = {enc.decode(list(ids)) for ids in [(int(t),) for t in pat.singles.tolist()] + list(pat.phrases)}
+    assert {"-year", "(year", "/year", ".year", "_year"} <= forms
+    assert np.unique(pat.singles).size == pat.singles.size
+
+
+@pytest.mark.parametrize("text, word", [
+    ("I love Sara\u2019s cooking", "Sara"),                 # a phone keyboard's apostrophe
+    ("Mochi\u2019s bowl is blue", "Mochi"),
+    ("the \u201cboutique\u201d opened today", "boutique"),   # curly quotes
+    ("Love you Mochi\U0001F60D so much", "Mochi"),         # an emoji right after the word
+    ("the tram\u2014and then the cello", "tram"),           # an em dash between words
+    ("un caf\u00e9 d\u00e9licieux", "caf\u00e9"),
+])
+def test_punctuation_and_symbols_beyond_ascii_end_a_word(text, word):
+    mem = Memory()
+    mem.add("Nothing to see in this filler message at all.", speaker="A")
+    hit = mem.add(text, speaker="A")
+    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+
+
+def test_letters_beyond_ascii_still_continue_a_word():
+    mem = Memory()
+    mem.add("un caf\u00e9 d\u00e9licieux", speaker="A")   # "caf" + "\u00e9": no word "caf"
+    mem.add("\u043c\u0430\u0448\u0438\u043d\u0443", speaker="A")  # Cyrillic, no word "\u043c\u0430\u0448"
+    assert mem.search("caf", k=3) == []
+    assert mem.search("\u043c\u0430\u0448", k=3) == []
+
+
+@pytest.mark.parametrize("raw, first, last", [
+    (b"abc", True, True), (b" abc", False, True), (b"\xe2\x80\x99s", False, True),   # "\u2019s"
+    (b" \xe2\x80\x9c", False, False), (b"\xc3\xa9", True, True),                   # " \u201c", "\u00e9"
+    (b"\x99s", True, True),                      # starts inside a character: continues it
+    (b"\xf0\x9f\x98", False, False),            # an emoji's first bytes, cut
+    (b"ab\xe3\x81", True, True),               # a CJK character cut: a word piece
+    (b"\xe2\x80\x94", False, False),            # an em dash
+])
+def test_edges_by_hand(raw, first, last):
+    assert lexicon._edge_is_word(raw, False) is first
+    assert lexicon._edge_is_word(raw, True) is last
