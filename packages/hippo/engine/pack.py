@@ -80,10 +80,10 @@ def render(pieces: list[Piece]) -> str:
     return "\n".join(_lines(pieces))
 
 
-_CACHED_LINE = 8192  # characters: longer lines (whole documents, tool dumps) are counted, not kept
+_CACHED_LINE = 4096  # characters: longer lines (whole documents, tool dumps) are counted, not kept
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=1024)  # at most 4M characters kept
 def _cached_line(line: str) -> int:
     return tokenizer.count_tokens(line)
 
