@@ -22,6 +22,7 @@ from hippo.text import lexicon, tokenizer
     ("It logs with console.error when the API fails", "error"),
     ("Store user_password hashed with bcrypt", "password"),
     ("A state-of-the-art pipeline", "art"),
+    ("Here's a recent self-portrait I made last week", "portrait"),   # "-port" + "rait": a hyphen's phrase
     ("curl localhost:5000/weather?city=Paris", "weather"),
 ])
 def test_a_word_after_glued_punctuation_is_found(text, word):
@@ -54,6 +55,10 @@ def test_a_joiner_that_is_its_own_token_adds_no_form():
         assert enc.decode([ids[0]]) not in lexicon.JOINERS  # such a match would be the plain form's, counted twice
     forms = {enc.decode(list(ids)) for ids in [(int(t),) for t in pat.singles.tolist()] + list(pat.phrases)}
     assert {"-year", "(year", "/year", ".year", "_year"} <= forms
+    portrait = lexicon.pattern("portrait")
+    assert enc.decode([enc.encode_ordinary("(portrait")[0]]) == "(port"       # glued, and more than one token:
+    assert tuple(enc.encode_ordinary("(portrait")) not in portrait.phrases     # after code's joiners, one token only
+    assert tuple(enc.encode_ordinary("-portrait")) in portrait.phrases         # after a hyphen, a compound's word
     assert np.unique(pat.singles).size == pat.singles.size
 
 

@@ -427,7 +427,7 @@ class NamespaceIndex:
             total += int(np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max).min(axis=1).sum())
         return total
 
-    def _glued(self, pos: np.ndarray, length: int) -> np.ndarray:
+    def _glued(self, pos: np.ndarray, length: int | np.ndarray) -> np.ndarray:
         """For matches of ``length`` tokens at ``pos``: glued to a following word piece (" paint" + "brush" is
         "paintbrush", not "paint")."""
         glue = self.glue  # a word also ends where its message ends, whatever the next message starts with

@@ -240,9 +240,11 @@ def surface_forms(word: str) -> set[str]:
 
 # Characters that cl100k glues onto the word after them ("one-year-old" is " one", "-year", "-old"; "(city", "/weather",
 # ".error", "_password"): a word written after one of them is matched in that joined token too, as a text-level
-# tokenizer splitting on punctuation would find it. Only joined forms that are one token are kept: a joiner that
-# stays a token of its own needs nothing (the word after it starts a word), and the multi-token joined forms of
-# rarer words quadrupled a term's phrases for no measured gain (docs/retrieval.md).
+# tokenizer splitting on punctuation would find it. A joiner that stays a token of its own needs nothing (the word
+# after it starts a word). After a hyphen, the joint of compounds in prose ("self-portrait" is " self", "-port",
+# "rait"), every form counts; after the other joiners, which mostly join identifiers in code, only the one-token
+# forms: their multi-token forms quadrupled a term's phrases (+17% recall time) for no measured gain
+# (docs/retrieval.md).
 JOINERS = ("-", "/", ".", "(", "_", '"', "'", "[", "@", "#", "*", "`", "\u2014", "\u2013", "\u201c", "\u2018")
 
 
@@ -254,8 +256,9 @@ def pattern(word: str) -> TermPattern:
     for v in surface_forms(word):
         for form in (" " + v, v, *(j + v for j in JOINERS)):
             ids = tuple(enc.encode_ordinary(form))
-            if form[0] in JOINERS and len(ids) > 1:
-                continue  # the joiner is a token of its own (the plain form finds the word after it), or a piece
+            joined = form[0] in JOINERS and len(ids) > 1
+            if joined and (form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
+                continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
             if len(ids) == 1:
                 singles.add(ids[0])
             elif ids:
