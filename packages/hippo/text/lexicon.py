@@ -11,11 +11,10 @@ punctuation or a symbol) and which continue one, filled once per process from th
 
 from __future__ import annotations
 
-import functools
 import threading
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -197,7 +196,7 @@ class TermPattern:
     # a CJK bigram: matched wherever its tokens occur (the script has no spaces that would mark where words start)
     anywhere: bool = False
 
-    @functools.cached_property
+    @cached_property
     def phrase_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The phrases as arrays: ``(tokens, lengths, distinct, at)``. ``tokens`` is phrases x longest, padded
         with -1; ``distinct`` the distinct tokens ascending, and ``at`` each cell's index into it (-1 for padding),
