@@ -418,6 +418,10 @@ def render(title: str, out: dict[str, Any]) -> str:
         parts += ["By half (conversations numbered from 1 in file order):", "", markdown_table(head, rows), ""]
     lat = [f"{s} p50 {fmt_num(out['results'][s].get('p50_ms'), 2)} ms / p95 {fmt_num(out['results'][s].get('p95_ms'), 2)} ms"
            for s in systems if "p50_ms" in out["results"][s]]
+    res = out["results"]
+    if "hippo" in res and res["hippo"].get("p50_ms") and res.get("bm25s", {}).get("p50_ms"):
+        # the machine's speed moves both; the ratio is what compares them
+        lat.append(f"hippo / bm25s p50 {fmt_ratio(res['hippo']['p50_ms'] / res['bm25s']['p50_ms'])}")
     parts.append("- latency per question: " + "; ".join(lat))
     h = out.get("hippo")
     if h:

@@ -126,6 +126,8 @@ def test_beam_bench_end_to_end(tmp_path):
     assert res["hippo"]["ingest_tokens"] > 0 and "p50_ms" in r["hippo"]
     md = out.with_suffix(".md").read_text()
     assert "hippo / best" in md and "bm25s-d" in md
+    ratio = r["hippo"]["p50_ms"] / r["bm25s"]["p50_ms"]  # latency beside the peer's, as a ratio
+    assert f"hippo / bm25s p50 {ratio:.2f}x" in md
 
 
 def test_locomo_bench_end_to_end_on_a_half(tmp_path):
