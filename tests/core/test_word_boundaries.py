@@ -96,3 +96,22 @@ def test_letters_beyond_ascii_still_continue_a_word():
 def test_edges_by_hand(raw, first, last):
     assert lexicon._edge_is_word(raw, False) is first
     assert lexicon._edge_is_word(raw, True) is last
+
+
+def test_a_speaker_is_named_by_each_word_of_their_name():
+    # contact names are often first and last names: "Jonathan" names "Jonathan Smith", as a
+    # "<speaker>: <text>" line shows it to a text-only BM25
+    mem = Memory()
+    jon = mem.add("I booked the flights to Porto for March.", speaker="Jonathan Smith")
+    ana = mem.add("Great, I will pack the camera.", speaker="Ana Smith")
+    bot = mem.add("The weather looks fine.", speaker="Bot")
+    assert [h.id for h in mem.search("What did Jonathan say?", k=3)] == [jon.id]
+    assert [h.id for h in mem.search("What did Ana say?", k=3)] == [ana.id]
+    assert {h.id for h in mem.search("Smith", k=3)} == {jon.id, ana.id}
+    assert [h.id for h in mem.search("Jonathan Smith", k=1)] == [jon.id]
+    assert [h.id for h in mem.search("Bot", k=3)] == [bot.id]
+    st = mem.engine.state()
+    from hippo.index import channels
+    names = channels.speaker_names(st.index)
+    codes = {st.index.speakers[c] for c in names["smith"]}
+    assert codes == {"Jonathan Smith", "Ana Smith"}

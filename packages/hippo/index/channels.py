@@ -38,6 +38,20 @@ class CorpusStats:
     signature_total: dict[int, int]            # per query keyword: positions within the Hamming ball
 
 
+def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
+    """Query stem -> codes of the speakers it names: a speaker's whole name and each word of it, so that "Jonathan"
+    names "Jonathan Smith" as a "<speaker>: <text>" line would show it to a text-only BM25 (contact names of a
+    messaging app are often first and last names; two Smiths are both named by "Smith")."""
+    names: dict[str, list[int]] = {}
+    for code, s in enumerate(index.speakers):
+        if not s:
+            continue
+        words = [w for w in textnorm.words(s) if len(w) > 1]
+        for st in dict.fromkeys([textnorm.stem(s.lower()), *(textnorm.stem(w.lower()) for w in words)]):
+            names.setdefault(st, []).append(code)
+    return names
+
+
 def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False,
             stats: CorpusStats | None = None) -> Scored:
     """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM.
@@ -115,12 +129,12 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
-    names = {textnorm.stem(s.lower()): code for code, s in enumerate(index.speakers) if s}
+    names = speaker_names(index)
     for st in query.stems:
-        code = names.get(st)
-        if code is None:
+        codes = names.get(st)
+        if codes is None:
             continue
-        rows = np.flatnonzero(index.speaker.view == code)
+        rows = np.flatnonzero(np.isin(index.speaker.view, codes))
         if rows.size == 0:
             continue
         idf = (_idf(stats.n_docs, stats.speaker_df.get(st, rows.size)) if stats is not None
@@ -283,11 +297,11 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
                 continue
             pos = index.term_positions(pat, counts, None)
             term_df[i] += np.unique(index.rows_of_positions(pos)).size if pos.size else 0
-        names = {textnorm.stem(s.lower()): code for code, s in enumerate(index.speakers) if s}
+        names = speaker_names(index)
         for st in query.stems:
-            code = names.get(st)
-            if code is not None:
-                speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(index.speaker.view == code))
+            codes = names.get(st)
+            if codes is not None:
+                speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(np.isin(index.speaker.view, codes)))
         n_tok = len(index.signatures)
         for k, pos in first_of_word.items():
             matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
