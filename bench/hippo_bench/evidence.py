@@ -27,7 +27,8 @@ import math
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,23 @@ def merge(convs: Sequence[Conversation]) -> Conversation:
                  for m in c.messages]
         qs += [Question(q.kind, q.text, tuple(f"{c.number}:{e}" for e in q.evidence)) for q in c.questions]
     return Conversation("merged-" + "+".join(str(c.number) for c in convs), 0, msgs, qs)
+
+
+_INNER_APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")
+_QUOTED = re.compile(r'"([^"\n]*)"')
+
+
+def phone_typed(text: str) -> str:
+    """``text`` as a phone keyboard's smart punctuation types it: apostrophes inside words curly ("Sara\u2019s"),
+    quoted text in curly quotes. Nothing else changes."""
+    return _QUOTED.sub("\u201c\\1\u201d", _INNER_APOSTROPHE.sub("\u2019", text))
+
+
+def as_phone_typed(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with every message :func:`phone_typed` (questions keep their straight punctuation, as an
+    annotator types them): the text of real chats from a messaging app, which the development sets lack."""
+    return [Conversation(c.cid, c.number, [replace(m, text=phone_typed(m.text)) for m in c.messages],
+                         list(c.questions)) for c in convs]
 
 
 def select(convs: Sequence[Conversation], which: str) -> list[Conversation]:
@@ -444,6 +462,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--merge", action="store_true",
                    help="ingest the selected conversations one after the other into ONE store and ask every question "
                         "there (does recall hold as a conversation grows?)")
+    p.add_argument("--phone-typing", action="store_true",
+                   help="type every message as a phone's smart punctuation does (curly apostrophes inside words, "
+                        "curly quotes), for every system: the text of real chats")
     p.add_argument("--config", default=None, metavar="JSON",
                    help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
@@ -460,6 +481,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
         raise SystemExit(f"--conversations {args.conversations!r} selects no conversation")
     if getattr(args, "merge", False):
         convs = [merge(convs)]
+    phone = bool(getattr(args, "phone_typing", False))
+    if phone:
+        convs = as_phone_typed(convs)
     embed = minilm() if args.embed == "minilm" else None
     if config is None and getattr(args, "config", None):
         try:
@@ -468,9 +492,12 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
             raise SystemExit(f"--config is not valid JSON: {exc}") from None
     out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
                    keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True))
-    out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "machine": machine_info()})
-    return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations})", out)
+    out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
+                "machine": machine_info()})
+    typed = ", typed as on a phone" if phone else ""
+    return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "beam_ids", "best_peer", "by_density", "evaluate", "fill",
-           "load_beam", "load_locomo", "merge", "minilm", "render", "run_dataset", "select"]
+__all__ = ["Conversation", "Message", "Question", "Peers", "as_phone_typed", "beam_ids", "best_peer", "by_density",
+           "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "phone_typed", "render", "run_dataset",
+           "select"]

@@ -177,3 +177,25 @@ def test_an_id_listed_twice_counts_twice_for_systems_and_once_for_the_oracle():
     res = evidence.evaluate([conv], [one_line], id_key="chat_id", hippo=False)["results"]
     assert res["bm25s"][str(one_line)]["all"] == pytest.approx(2 / 3)   # the kite line, counted twice of three
     assert res["oracle"][str(one_line)]["all"] == pytest.approx(1 / 2)  # one of the two distinct messages
+
+
+def test_phone_typing_curls_apostrophes_inside_words_and_quotes():
+    assert evidence.phone_typed('It\'s Sara\'s "Galgos Felizes" rescue') == \
+        "It\u2019s Sara\u2019s \u201cGalgos Felizes\u201d rescue"
+    assert evidence.phone_typed("rock 'n' roll, 'quoted', 5'11") == "rock 'n' roll, 'quoted', 5\u201911"
+    assert evidence.phone_typed("no quotes here") == "no quotes here"
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "Ann's cat", None, "s1")],
+                                 [evidence.Question("single-hop", "What is Ann's cat called?", (1,))])
+    typed = evidence.as_phone_typed([conv])[0]
+    assert typed.messages[0].text == "Ann\u2019s cat" and conv.messages[0].text == "Ann's cat"
+    assert typed.questions == conv.questions  # questions keep the annotator's straight punctuation
+
+
+def test_locomo_bench_with_phone_typing(tmp_path):
+    out = tmp_path / "locomo.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--phone-typing",
+                 "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["phone_typing"] is True and res["hippo"]["failed_calls"] == 0
+    assert res["results"]["hippo"]["500"]["all"] == 1.0
+    assert "typed as on a phone" in out.with_suffix(".md").read_text()
