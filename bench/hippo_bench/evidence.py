@@ -25,9 +25,9 @@ import ast
 import json
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
-import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path

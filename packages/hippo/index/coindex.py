@@ -421,11 +421,17 @@ class NamespaceIndex:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
         counts = self.token_counts(pat) if counts is None else counts
         total = sum(counts[t] for t in pat.singles.tolist())
-        _tokens, _lengths, distinct, at = pat.phrase_table
-        if at.size:
-            per = np.fromiter((counts[t] for t in distinct.tolist()), dtype=np.int64, count=distinct.size)
-            total += int(np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max).min(axis=1).sum())
+        if pat.phrases:
+            total += int(self._phrase_counts(pat, counts).min(axis=1).sum())
         return total
+
+    @staticmethod
+    def _phrase_counts(pat: lexicon.TermPattern, counts: dict[int, int]) -> np.ndarray:
+        """Per phrase and offset of ``pat.phrase_table``: its token's occurrences (``counts``); padding gets the
+        largest int64, so a row minimum is the phrase's rarest token."""
+        _tokens, _lengths, distinct, at = pat.phrase_table
+        per = np.fromiter((counts[t] for t in distinct.tolist()), dtype=np.int64, count=distinct.size)
+        return np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max)
 
     def _glued(self, pos: np.ndarray, length: int | np.ndarray) -> np.ndarray:
         """For matches of ``length`` tokens at ``pos``: glued to a following word piece (" paint" + "brush" is
@@ -449,13 +455,15 @@ class NamespaceIndex:
             out[inner] = ~lexicon.ends_in_word(self.content.access_many(pos[inner] - 1))
         return out
 
-    def _whole(self, first_token: int, pos: np.ndarray, length: int) -> np.ndarray:
+    def _whole(self, first_token: int | np.ndarray, pos: np.ndarray, length: int | np.ndarray) -> np.ndarray:
         """Per match of ``length`` tokens at ``pos`` starting with ``first_token``: a whole word (not glued to a
-        following word piece, and not the tail of a preceding word)."""
+        following word piece, and not the tail of a preceding word). ``first_token`` and ``length`` are one value
+        for every match or one per match."""
         whole = ~self._glued(pos, length)
-        if pos.size and lexicon.continues_word(np.asarray([first_token]))[0]:
-            at = np.flatnonzero(whole)
-            whole[at] = self._split_from_previous(pos[at])
+        if pos.size:
+            at = np.flatnonzero(whole & lexicon.continues_word(np.atleast_1d(first_token)))
+            if at.size:
+                whole[at] = self._split_from_previous(pos[at])
         return whole
 
     def _whole_words(self, pos: np.ndarray, length: int, first_token: int) -> np.ndarray:
@@ -513,18 +521,17 @@ class NamespaceIndex:
         unless ``pat.anywhere``. Each phrase is anchored on its rarest token; the other offsets of every phrase's
         candidates are then verified together, one ``access_many`` per offset instead of one per phrase and
         offset (a term has dozens of phrases: its inflections and case variants cut into tokens)."""
-        table, length, distinct, at = pat.phrase_table
+        table, length, _distinct, _at = pat.phrase_table
         if not length.size:
             return np.zeros(0, dtype=np.int64)
-        per = np.fromiter((counts[t] for t in distinct.tolist()), dtype=np.int64, count=distinct.size)
-        cell = np.where(at >= 0, per[np.maximum(at, 0)], np.iinfo(np.int64).max)
+        cell = self._phrase_counts(pat, counts)
         anchor = cell.argmin(axis=1)
         live = np.flatnonzero(cell[np.arange(length.size), anchor] > 0)  # a phrase with an absent token: none
         if not live.size:
             return np.zeros(0, dtype=np.int64)
         offs = anchor[live]
         syms = table[live, offs].tolist()
-        cnts = per[at[live, offs]].tolist()
+        cnts = cell[live, offs].tolist()
         occ: dict[int, np.ndarray] = {}  # phrases share anchors (" Work" + "ing", " Work" + "ed")
         for sym, c in zip(syms, cnts):
             if sym not in occ:
@@ -553,11 +560,7 @@ class NamespaceIndex:
         pos, which = pos[same], which[same]
         if pat.anywhere or pos.size == 0:
             return pos
-        whole = ~self._glued(pos, length[which])
-        at_split = np.flatnonzero(whole & lexicon.continues_word(table[:, 0])[which])
-        if at_split.size:
-            whole[at_split] = self._split_from_previous(pos[at_split])
-        return pos[whole]
+        return pos[self._whole(table[which, 0], pos, length[which])]
 
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
                        newest: int | None = None) -> np.ndarray:
