@@ -625,6 +625,11 @@ def _rules() -> list[_Rule]:
 
 
 _RULES = _rules()
+# Word -> the rules that need it, ascending: a sentence tries only the rules one of whose words it holds, in order.
+_RULES_BY_WORD: dict[str, tuple[int, ...]] = {}
+for _k, _rule in enumerate(_RULES):
+    for _w in _rule[4]:
+        _RULES_BY_WORD[_w] = (*_RULES_BY_WORD.get(_w, ()), _k)
 
 # Statements are conversational: only the head of a very long message and of a run-on sentence is read, which keeps
 # extraction linear in the capped size whatever the input (a 10 MB paste costs the same as a 20 kB one).
@@ -685,9 +690,8 @@ def extract(text: str, speaker: str | None = None) -> list[Statement]:
         words = set(re.findall(r"[a-z0-9]+", low))
         update = bool(words & UPDATE_CUES) or "no longer" in low
         claimed: set[int] = set()  # start offsets already read as a statement
-        for pattern, kind, attr, negated, needs in _RULES:
-            if needs.isdisjoint(words):
-                continue
+        tried = sorted({k for w in words if w in _RULES_BY_WORD for k in _RULES_BY_WORD[w]})
+        for pattern, kind, attr, negated, _needs in (_RULES[k] for k in tried):
             pos = 0
             while pos < len(sent):
                 m = pattern.search(sent, pos)

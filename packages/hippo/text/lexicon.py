@@ -252,8 +252,12 @@ def pattern(word: str) -> TermPattern:
     enc = tokenizer.encoding()
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
+    ranks = getattr(enc, "_mergeable_ranks", None)  # the byte table: a form missing from it is several tokens
+    ranks = ranks if isinstance(ranks, dict) and ranks else None
     for v in surface_forms(word):
         for form in (" " + v, v, *(j + v for j in JOINERS)):
+            if form[0] in JOINERS and form[0] != "-" and ranks is not None and form.encode() not in ranks:
+                continue  # code's multi-token joined forms are left out (below), without encoding them
             ids = tuple(enc.encode_ordinary(form))
             joined = form[0] in JOINERS and len(ids) > 1
             if joined and (form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
