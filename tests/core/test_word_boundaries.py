@@ -62,6 +62,34 @@ def test_a_joiner_that_is_its_own_token_adds_no_form():
     assert np.unique(pat.singles).size == pat.singles.size
 
 
+def _reference_pattern(word):
+    """The definition of a term's pattern, every form encoded by tiktoken's own ``encode_ordinary``."""
+    enc = tokenizer.encoding()
+    singles, phrases = set(), set()
+    for v in lexicon.surface_forms(word):
+        for form in (" " + v, v, *(j + v for j in lexicon.JOINERS)):
+            ids = tuple(enc.encode_ordinary(form))
+            if form[0] in lexicon.JOINERS and len(ids) > 1 and (
+                    form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
+                continue
+            if len(ids) == 1:
+                singles.add(ids[0])
+            elif ids:
+                phrases.add(ids)
+    return sorted(singles), sorted(phrases)
+
+
+@pytest.mark.parametrize("word", ["year", "portrait", "running", "Dublin", "greyhound", "I", "a", "LGBTQ",
+                                  "caf\u00e9", "Stra\u00dfe", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u6771\u4eac",
+                                  "covid19", "2023", "don't", "s", "ll", "ve", "re", "node", "js", "self", "tt",
+                                  "Mochi", "stories", "ran", "children"])
+def test_a_pattern_is_its_forms_encoded_one_by_one(word):
+    # the pattern skips encoding what cannot count and applies BPE to single pre-tokenizer pieces directly
+    pat = lexicon.pattern(word)
+    singles, phrases = _reference_pattern(word)
+    assert pat.singles.tolist() == singles and list(pat.phrases) == phrases
+
+
 @pytest.mark.parametrize("text, word", [
     ("I love Sara\u2019s cooking", "Sara"),                 # a phone keyboard's apostrophe
     ("Mochi\u2019s bowl is blue", "Mochi"),

@@ -247,18 +247,33 @@ def surface_forms(word: str) -> set[str]:
 JOINERS = ("-", "/", ".", "(", "_", '"', "'", "[", "@", "#", "*", "`", "\u2014", "\u2013", "\u201c", "\u2018")
 
 
+# The joiners after which only one-token forms count, as bytes: a form missing from the byte table is several tokens.
+_CODE_JOINERS = tuple((j, j.encode()) for j in JOINERS if j != "-")
+
+
+@lru_cache(maxsize=1)
+def _encoders():
+    """(encode a form, encode a form that is one pre-tokenizer piece, the byte table or None). A form of ASCII
+    letters, alone or after a space or a hyphen, is one piece of cl100k's pre-tokenizer (a letter run with at most
+    one leading non-letter), so tiktoken's BPE can be applied to it directly, skipping the splitting regex."""
+    enc = tokenizer.encoding()
+    piece = getattr(enc, "_encode_single_piece", None) or enc.encode_ordinary
+    ranks = getattr(enc, "_mergeable_ranks", None)
+    return enc.encode_ordinary, piece, ranks if isinstance(ranks, dict) and ranks else None
+
+
 @lru_cache(maxsize=20_000)
 def pattern(word: str) -> TermPattern:
+    """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
+    after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token."""
     enc = tokenizer.encoding()
+    encode, encode_piece, ranks = _encoders()
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
-    ranks = getattr(enc, "_mergeable_ranks", None)  # the byte table: a form missing from it is several tokens
-    ranks = ranks if isinstance(ranks, dict) and ranks else None
     for v in surface_forms(word):
-        for form in (" " + v, v, *(j + v for j in JOINERS)):
-            if form[0] in JOINERS and form[0] != "-" and ranks is not None and form.encode() not in ranks:
-                continue  # code's multi-token joined forms are left out (below), without encoding them
-            ids = tuple(enc.encode_ordinary(form))
+        code = encode_piece if v.isascii() and v.isalpha() else encode
+        for form in (" " + v, v, "-" + v):
+            ids = tuple(code(form))
             joined = form[0] in JOINERS and len(ids) > 1
             if joined and (form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
                 continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
@@ -266,5 +281,12 @@ def pattern(word: str) -> TermPattern:
                 singles.add(ids[0])
             elif ids:
                 phrases.add(ids)
+        vb = v.encode()
+        for j, jb in _CODE_JOINERS:  # code's multi-token joined forms are left out, so most need no encoding
+            if ranks is not None and jb + vb not in ranks:
+                continue
+            ids = encode(j + v)
+            if len(ids) == 1:
+                singles.add(ids[0])
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
                        anywhere=textnorm.is_cjk(word))
