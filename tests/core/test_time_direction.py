@@ -90,3 +90,25 @@ def test_a_plan_is_shown_with_its_coming_date_in_context():
     assert "Maya (October 2023): I'm training for the Dublin half marathon" in text
     text = mem.recall("When did Tom run his first marathon?", budget_tokens=200).text
     assert "Tom (October 2022): I ran my first marathon" in text
+
+
+_TEXTS = [
+    "I moved here in 2019 and started on March 3rd, 2021; the launch is next Friday, see 2024-05-01.",
+    "three weeks ago we met, and in two months it ships. Last night was fun, tomorrow too.",
+    "Meeting on the 14th, then this coming June, then this weekend; the day before yesterday it rained.",
+    "\u0130N 2020 we left; \u017fince 1999; \u0131n 2021; ON MAY 5; Jan. 3, 2022; 7 of Sept 2023",
+    "The market summary: primary numbers only, no dates at all -- 12-34-5678, 3 months, a year.",
+    "Since March I have run this past Sunday and last week; on Monday, this Tuesday, next month.",
+    "def parse(x):\n    return x[2023-1:12]  # in 10 days, 5 years ago, this year, during 2018",
+]
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+def test_skipping_patterns_a_message_cannot_match_changes_nothing(text, monkeypatch):
+    # reference: every pattern run on every text (a need that every text holds, a month search that always passes)
+    now = at(2024, 6, 15, 12)
+    fast = timeexpr.find(text, now)
+    monkeypatch.setattr(timeexpr, "_NEEDS", {name: ("",) for name in timeexpr._NEEDS})
+    monkeypatch.setattr(timeexpr, "_MONTH_WORD", timeexpr.re.compile(""))
+    assert timeexpr.find(text, now) == fast
+    assert fast or text.startswith("The market")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -58,6 +59,29 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
     ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
 ]]
+
+
+_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+# Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
+# message is not run: Python's regex engine tries each pattern at every position of a long message.
+_NEEDS: dict[str, tuple[str, ...]] = {
+    "iso": ("-",), "mdy": _MONTH_NAMES, "dmy": _MONTH_NAMES, "my": _MONTH_NAMES, "md": _MONTH_NAMES,
+    "dm": _MONTH_NAMES, "daybefore": ("day before yesterday",), "yesterday": ("yesterday", "last night"),
+    "today": ("today", "tonight", "this morning", "this afternoon", "this evening"), "tomorrow": ("tomorrow",),
+    "nth": ("on the ",), "ago": (" ago",), "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES,
+    "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
+    "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_NAMES, "year": ("in ", "since ", "during "),
+}
+assert set(_NEEDS) == {name for name, _ in _PATTERNS}
+# Every pattern naming a month holds the month as a whole word: one search rules them all out together.
+_MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
+
+
+def _folded(text: str) -> str:
+    """``text`` lowercased as the regex engine's case-insensitive matching sees it: it also takes the dotless i
+    and the long s for "i" and "s", and the dotted capital I for "i"."""
+    return text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
 
 
 @dataclass(frozen=True)
@@ -317,16 +341,31 @@ def find(text: str, now: float | None) -> list[TimeRef]:
         return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
     spans: list[tuple[int, int, TimeRef]] = []
-    taken: list[tuple[int, int]] = []
+    # the spans taken so far, disjoint, by start (their ends then ascend too): a match overlaps one of them iff it
+    # overlaps the last one starting before it ends (a long message with code holds hundreds of numbers)
+    starts: list[int] = []
+    ends: list[int] = []
+    low = _folded(text)
+    month: bool | None = None
     for name, rx in _PATTERNS:
+        needs = _NEEDS[name]
+        if not any(w in low for w in needs):
+            continue
+        if needs is _MONTH_NAMES:
+            if month is None:
+                month = _MONTH_WORD.search(text) is not None
+            if not month:
+                continue
         for m in rx.finditer(text):
             a, b = m.span()
-            if any(a < y and x < b for x, y in taken):
+            k = bisect_left(starts, b)
+            if k and ends[k - 1] > a:
                 continue
             ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
             if ref is not None:
                 spans.append((a, b, ref))
-                taken.append((a, b))
+                starts.insert(k, a)
+                ends.insert(k, b)
     spans.sort(key=lambda t: t[0])
     return [r for _, _, r in spans]
 
