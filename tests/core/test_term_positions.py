@@ -74,9 +74,12 @@ def _check(mem: Memory) -> None:
     state = mem.engine.state()
     idx = state.index
     messages = [idx.tokens_of(r) for r in range(len(idx))]
-    assert np.array_equal(np.concatenate(messages), idx.content.access_range(0, len(idx.content)))
+    stream = idx.content.access_range(0, len(idx.content))
+    assert np.array_equal(np.concatenate(messages), stream)
     for word in ("paint", "brush", "Lisbon", "tram", "new York", "cello", "ibex", "東京", "naïve", "x", "машину"):
         pat = lexicon.pattern(word)
+        # token counts are kept between questions and extended by appends: still those of the stream
+        assert idx.token_counts(pat) == {t: int((stream == t).sum()) for t in pat.tokens}, word
         got = idx.term_positions(pat).tolist()
         assert got == _reference(messages, pat), word
         for _ in range(2):  # computed, then (frequent terms) from the per-term cache

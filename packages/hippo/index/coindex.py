@@ -31,6 +31,8 @@ _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between question
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
 _TERM_CACHE_ENTRIES = 256   # frequent terms whose (rows, occurrences per row) are kept until the stream changes
 _TERM_CACHE_MIN = 512       # occurrences from which a term's rows are worth keeping
+_COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
+_COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -86,6 +88,8 @@ class NamespaceIndex:
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._pos_lock = threading.Lock()
         self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
+        self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -236,6 +240,7 @@ class NamespaceIndex:
         with self._pos_lock:
             self._pos_cache.clear()
             self._term_cache.clear()
+            self._counts.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -411,11 +416,31 @@ class NamespaceIndex:
         return got[0] if got is not None else positions(self.content, int(symbol))
 
     def token_counts(self, pat: lexicon.TermPattern) -> dict[int, int]:
-        """Occurrences of every token a term's patterns use, from one batched count over the Content DWM."""
-        arr = np.union1d(pat.singles, pat.phrase_table[2]).astype(np.uint32)
-        if not arr.size:
+        """Occurrences of every token a term's patterns use. A term's case variants and inflections make dozens of
+        tokens, and questions share most of them, so counts are kept between questions: the stream only grows,
+        and a kept count is extended by the tokens appended since (read back in one range); the tokens not kept
+        yet are counted in one batch over the Content DWM."""
+        tokens = pat.tokens
+        if not tokens:
             return {}
-        return dict(zip(arr.tolist(), self.content.count_many(arr, 0, len(self.content)).tolist()))
+        n = len(self.content)
+        with self._pos_lock:
+            counts = self._counts
+            layout, at = self._counts_at
+            if layout != self.layout or at > n or n - at > _COUNT_CACHE_GROWTH or len(counts) > _COUNT_CACHE_ENTRIES:
+                counts.clear()
+                at = n
+            elif at < n and counts:
+                added, per = np.unique(self.content.access_range(at, n), return_counts=True)
+                for t, k in zip(added.tolist(), per.tolist()):
+                    if t in counts:
+                        counts[t] += k
+            self._counts_at = (self.layout, n)
+            missing = [t for t in tokens if t not in counts]
+            if missing:
+                got = self.content.count_many(np.asarray(missing, dtype=np.uint32), 0, n).tolist()
+                counts.update(zip(missing, got))
+            return {t: counts[t] for t in tokens}
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
@@ -544,17 +569,16 @@ class NamespaceIndex:
         pos, which = pos[inside], which[inside]
         if not pos.size:
             return pos
-        for off in range(table.shape[1]):
-            check = np.flatnonzero((length[which] > off) & (anchor[which] != off))
-            if check.size == 0:
-                continue
-            bad = check[self.content.access_many(pos[check] + off) != table[which[check], off]]
-            if bad.size:
-                keep = np.ones(pos.size, dtype=bool)
-                keep[bad] = False
-                pos, which = pos[keep], which[keep]
-                if pos.size == 0:
-                    return pos
+        # every candidate's other offsets, read in one batch: (candidate, offset) cells of the phrase table
+        offsets = np.arange(table.shape[1])
+        cand, off = np.nonzero((offsets < length[which][:, None]) & (offsets != anchor[which][:, None]))
+        if cand.size:
+            wrong = self.content.access_many(pos[cand] + off) != table[which[cand], off]
+            keep = np.ones(pos.size, dtype=bool)
+            keep[cand[wrong]] = False
+            pos, which = pos[keep], which[keep]
+            if pos.size == 0:
+                return pos
         last = pos + length[which] - 1
         same = self.rows_of_positions(pos) == self.rows_of_positions(last)  # a phrase lies within one message
         pos, which = pos[same], which[same]

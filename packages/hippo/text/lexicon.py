@@ -197,6 +197,11 @@ class TermPattern:
     anywhere: bool = False
 
     @cached_property
+    def tokens(self) -> tuple[int, ...]:
+        """Every token the term's forms use, ascending."""
+        return tuple(np.union1d(self.singles, self.phrase_table[2]).tolist())
+
+    @cached_property
     def phrase_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The phrases as arrays: ``(tokens, lengths, distinct, at)``. ``tokens`` is phrases x longest, padded
         with -1; ``distinct`` the distinct tokens ascending, and ``at`` each cell's index into it (-1 for padding),
