@@ -398,7 +398,9 @@ class NamespaceIndex:
             pos = np.concatenate([got[2], more]) if more.size else got[2]
             whole = np.concatenate([got[3], self._whole(symbol, more, 1)]) if more.size else got[3]
         else:
-            if self.content.count(symbol, 0, n) > _POS_CACHE_MAX:
+            with self._pos_lock:
+                kept = self._counts.get(symbol) if self._counts_at == (self.layout, n) else None
+            if (self.content.count(symbol, 0, n) if kept is None else kept) > _POS_CACHE_MAX:
                 return None
             pos = positions(self.content, symbol)
             whole = self._whole(symbol, pos, 1)
@@ -486,7 +488,11 @@ class NamespaceIndex:
         for every match or one per match."""
         whole = ~self._glued(pos, length)
         if pos.size:
-            at = np.flatnonzero(whole & lexicon.continues_word(np.atleast_1d(first_token)))
+            first = np.atleast_1d(first_token)
+            if first.size == 1:  # one token for every match: most start with a space and need no look back
+                at = np.flatnonzero(whole) if lexicon.continues_word(first)[0] else first[:0]
+            else:
+                at = np.flatnonzero(whole & lexicon.continues_word(first))
             if at.size:
                 whole[at] = self._split_from_previous(pos[at])
         return whole
