@@ -80,6 +80,9 @@ def _check(mem: Memory) -> None:
         pat = lexicon.pattern(word)
         # token counts are kept between questions and extended by appends: still those of the stream
         assert idx.token_counts(pat) == {t: int((stream == t).sum()) for t in pat.tokens}, word
+        for t in pat.tokens:  # so are the kept occurrence lists, extended from the tokens appended since
+            kept = idx._occurrences(t)
+            assert kept is not None and kept[0].tolist() == np.flatnonzero(stream == t).tolist(), word
         got = idx.term_positions(pat).tolist()
         assert got == _reference(messages, pat), word
         for _ in range(2):  # computed, then (frequent terms) from the per-term cache
