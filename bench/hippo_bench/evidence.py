@@ -397,6 +397,42 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
     return out
 
 
+def agent_loop(convs: Sequence[Conversation], budget: int, *, id_key: str, embed: Callable | None = None,
+               config: Any = None) -> dict[str, Any]:
+    """Latency as an agent meets it: a conversation is written while it is recalled from. The first half of each
+    conversation's messages is added, then each further message is added and after every second one a question of
+    that conversation is recalled (its questions in turn) at ``budget`` tokens: every recall follows new messages,
+    so nothing a recall keeps for the next one (term occurrences, counts, speaker profiles) is simply reused."""
+    from hippo import Memory
+
+    add_lat: list[float] = []
+    recall_lat: list[float] = []
+    for conv in convs:
+        if not conv.questions or len(conv.messages) < 4:
+            continue
+        kw: dict[str, Any] = {"namespace": f"loop-{conv.cid}", "embed": embed}
+        if config is not None:
+            kw["config"] = config
+        with Memory(None, **kw) as mem:
+            half = len(conv.messages) // 2
+            for k, m in enumerate(conv.messages):
+                t0 = time.perf_counter()
+                mem.add(m.text, role=m.role, speaker=m.speaker, timestamp=m.when, session_id=m.session,
+                        metadata={id_key: m.id})
+                if k < half:
+                    continue
+                add_lat.append(time.perf_counter() - t0)
+                if (k - half) % 2 == 1:
+                    q = conv.questions[((k - half) // 2) % len(conv.questions)]
+                    t0 = time.perf_counter()
+                    mem.recall(q.text, budget_tokens=budget)
+                    recall_lat.append(time.perf_counter() - t0)
+    ms, add_ms = [1e3 * x for x in recall_lat], [1e3 * x for x in add_lat]
+    return {"budget": budget, "recalls": len(ms), "adds": len(add_ms),
+            "recall_p50_ms": percentile(ms, 50), "recall_p95_ms": percentile(ms, 95),
+            "add_p50_ms": percentile(add_ms, 50), "add_p95_ms": percentile(add_ms, 95)}
+
+
 def best_peer(out: dict[str, Any], budget: int, kind: str = "all") -> tuple[str, float]:
     peers = [s for s in out["systems"] if s != "oracle" and not s.startswith("hippo")]
     vals = [(out["results"][s][str(budget)][kind], s) for s in peers]
@@ -441,6 +477,15 @@ def render(title: str, out: dict[str, Any]) -> str:
         # the machine's speed moves both; the ratio is what compares them
         lat.append(f"hippo / bm25s p50 {fmt_ratio(res['hippo']['p50_ms'] / res['bm25s']['p50_ms'])}")
     parts.append("- latency per question: " + "; ".join(lat))
+    loop = out.get("agent_loop")
+    if loop and loop.get("recalls"):
+        line = (f"- hippo in an agent loop (each message added, a question recalled after every second one, "
+                f"{loop['budget']} tokens): recall p50 {fmt_num(loop['recall_p50_ms'], 2)} ms / p95 "
+                f"{fmt_num(loop['recall_p95_ms'], 2)} ms over {loop['recalls']} recalls; add p50 "
+                f"{fmt_num(loop['add_p50_ms'], 2)} ms / p95 {fmt_num(loop['add_p95_ms'], 2)} ms")
+        if res.get("bm25s", {}).get("p50_ms"):
+            line += f"; recall p50 / bm25s query p50 {fmt_ratio(loop['recall_p50_ms'] / res['bm25s']['p50_ms'])}"
+        parts.append(line)
     h = out.get("hippo")
     if h:
         parts.append(f"- hippo ingest: {h['ingest_tokens']} cl100k tokens in {h['ingest_s']:.1f} s "
@@ -465,6 +510,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--phone-typing", action="store_true",
                    help="type every message as a phone's smart punctuation does (curly apostrophes inside words, "
                         "curly quotes), for every system: the text of real chats")
+    p.add_argument("--agent-loop", action="store_true",
+                   help="also time hippo as an agent uses it: each message added, a question recalled after every "
+                        "second one (from half of each conversation on, at the middle budget)")
     p.add_argument("--config", default=None, metavar="JSON",
                    help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
@@ -492,12 +540,14 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
             raise SystemExit(f"--config is not valid JSON: {exc}") from None
     out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
                    keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True))
+    if getattr(args, "agent_loop", False) and not args.no_hippo:
+        out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "as_phone_typed", "beam_ids", "best_peer", "by_density",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_phone_typed", "beam_ids", "best_peer", "by_density",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "phone_typed", "render", "run_dataset",
            "select"]

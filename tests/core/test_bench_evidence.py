@@ -130,6 +130,17 @@ def test_beam_bench_end_to_end(tmp_path):
     assert f"hippo / bm25s p50 {ratio:.2f}x" in md
 
 
+def test_agent_loop_recalls_while_the_conversation_is_written(tmp_path):
+    root = _beam_dir(tmp_path)
+    out = tmp_path / "loop.json"
+    assert main(["beam", "--data", str(root), "--budgets", "60,4000", "--agent-loop", "--out", str(out)]) == 0
+    loop = json.loads(out.read_text())["agent_loop"]
+    # six messages per chat: the last three are added while timed, a question recalled after the second of them
+    assert loop["budget"] == 4000 and loop["adds"] == 2 * 3 and loop["recalls"] == 2 * 1
+    assert 0 < loop["recall_p50_ms"] <= loop["recall_p95_ms"] and 0 < loop["add_p50_ms"]
+    assert "hippo in an agent loop" in out.with_suffix(".md").read_text()
+
+
 def test_locomo_bench_end_to_end_on_a_half(tmp_path):
     out = tmp_path / "locomo.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "even", "--out", str(out)]) == 0
