@@ -33,7 +33,6 @@ _TERM_CACHE_ENTRIES = 256   # frequent terms whose (rows, occurrences per row) a
 _TERM_CACHE_MIN = 512       # occurrences from which a term's rows are worth keeping
 _COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
 _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
-_APPENDED_MAX = 1 << 13         # tokens appended since a question, up to which they are read back in one range
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -91,7 +90,6 @@ class NamespaceIndex:
         self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
-        self._appended_since: tuple[tuple[int, int], int, tuple[np.ndarray, ...]] | None = None  # :meth:`_appended`
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -243,7 +241,6 @@ class NamespaceIndex:
             self._pos_cache.clear()
             self._term_cache.clear()
             self._counts.clear()
-            self._appended_since = None
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -397,18 +394,9 @@ class NamespaceIndex:
                 if got[1] == n:
                     return got[2], got[3]
         if got is not None and got[0] == self.layout:
-            since = self._appended(got[1], n)
-            if since is None:
-                more = self.content.positions(symbol, got[1], n)
-                more_whole = self._whole(symbol, more, 1)
-            else:
-                distinct, bounds, at, whole_at = since
-                k = int(np.searchsorted(distinct, symbol))
-                lo, hi = (int(bounds[k]), int(bounds[k + 1])) if k < distinct.size and distinct[k] == symbol else (0, 0)
-                lo += int(np.searchsorted(at[lo:hi], got[1]))  # the range may start before this list ends
-                more, more_whole = at[lo:hi], whole_at[lo:hi]
+            more = self.content.positions(symbol, got[1], n)
             pos = np.concatenate([got[2], more]) if more.size else got[2]
-            whole = np.concatenate([got[3], more_whole]) if more.size else got[3]
+            whole = np.concatenate([got[3], self._whole(symbol, more, 1)]) if more.size else got[3]
         else:
             with self._pos_lock:
                 kept = self._counts.get(symbol) if self._counts_at == (self.layout, n) else None
@@ -424,34 +412,6 @@ class NamespaceIndex:
             while len(self._pos_cache) > _POS_CACHE_ENTRIES:
                 self._pos_cache.popitem(last=False)
         return pos, whole
-
-    def _appended(self, start: int, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-        """The occurrences of every token appended in ``[start, n)`` or a little before: ``(distinct tokens, where
-        each one's run starts in the next two arrays (one more entry: the end), positions grouped by token and
-        ascending within it, whether each ends a word)``; callers keep the positions from ``start`` on. After a
-        message is added every kept occurrence list of a question is behind at once; the tokens appended since are
-        read back in one range and split by token, instead of one search per token. One range is kept per stream
-        length, read twice as wide as asked and widened when an older list asks for more; None past
-        ``_APPENDED_MAX`` tokens (each token is then searched on its own)."""
-        with self._pos_lock:
-            kept = self._appended_since
-            if kept is not None and kept[0] == (self.layout, n) and kept[1] <= start:
-                return kept[2]
-        if n - start > _APPENDED_MAX or n <= start:
-            return None
-        start = max(0, n - _APPENDED_MAX, n - 2 * (n - start))  # twice as wide: lists a little older need no new read
-        tokens = self.content.access_range(start, n)
-        order = np.argsort(tokens, kind="stable")
-        tokens = tokens[order]
-        at = order.astype(np.int64) + start
-        whole = self._whole(tokens, at, 1)
-        distinct, first = np.unique(tokens, return_index=True)
-        got = (distinct, np.append(first, tokens.size), at, whole)
-        for a in got:
-            a.setflags(write=False)
-        with self._pos_lock:
-            self._appended_since = ((self.layout, n), start, got)
-        return got
 
     def _positions(self, symbol: int, n: int | None = None) -> np.ndarray:
         got = self._occurrences(int(symbol), n)
