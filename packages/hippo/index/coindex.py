@@ -488,11 +488,7 @@ class NamespaceIndex:
         for every match or one per match."""
         whole = ~self._glued(pos, length)
         if pos.size:
-            first = np.atleast_1d(first_token)
-            if first.size == 1:  # one token for every match: most start with a space and need no look back
-                at = np.flatnonzero(whole) if lexicon.continues_word(first)[0] else first[:0]
-            else:
-                at = np.flatnonzero(whole & lexicon.continues_word(first))
+            at = np.flatnonzero(whole & lexicon.continues_word(np.atleast_1d(first_token)))
             if at.size:
                 whole[at] = self._split_from_previous(pos[at])
         return whole
@@ -550,8 +546,8 @@ class NamespaceIndex:
                           n: int) -> np.ndarray:
         """Start positions of a term's multi-token surface forms (``pat.phrases``) within one message, whole words
         unless ``pat.anywhere``. Each phrase is anchored on its rarest token; the other offsets of every phrase's
-        candidates are then verified together, one ``access_many`` per offset instead of one per phrase and
-        offset (a term has dozens of phrases: its inflections and case variants cut into tokens)."""
+        candidates are then verified together, in two ``access_many`` calls instead of one per phrase and offset (a
+        term has dozens of phrases: its inflections and case variants cut into tokens)."""
         table, length, _distinct, _at = pat.phrase_table
         if not length.size:
             return np.zeros(0, dtype=np.int64)
