@@ -112,3 +112,26 @@ def test_skipping_patterns_a_message_cannot_match_changes_nothing(text, monkeypa
     monkeypatch.setattr(timeexpr, "_MONTH_WORD", timeexpr.re.compile(""))
     assert timeexpr.find(text, now) == fast
     assert fast or text.startswith("The market")
+
+
+def test_month_and_weekday_names_do_not_follow_the_locale():
+    # an application may set LC_TIME before importing hippo: the calendar module then names months in that language,
+    # while the patterns match English words (a German "Mai" table made "on May 5" raise KeyError in add)
+    import subprocess
+    import sys
+
+    code = (
+        "import calendar\n"
+        "calendar.month_name = ['', 'Januar', 'Februar', 'März', 'April', 'Mai', 'Juni', 'Juli', 'August',"
+        " 'September', 'Oktober', 'November', 'Dezember']\n"
+        "calendar.month_abbr = ['', 'Jan', 'Feb', 'Mär', 'Apr', 'Mai', 'Jun', 'Jul', 'Aug', 'Sep', 'Okt', 'Nov', 'Dez']\n"
+        "calendar.day_name = ['Montag', 'Dienstag', 'Mittwoch', 'Donnerstag', 'Freitag', 'Samstag', 'Sonntag']\n"
+        "from datetime import datetime, timezone\n"
+        "from hippo.text import timeexpr\n"
+        "now = datetime(2024, 6, 15, 12, tzinfo=timezone.utc).timestamp()\n"
+        "print(timeexpr.event_time('We met on May 5, 2023.', now).label())\n"
+        "print(timeexpr.event_time('See you next Friday in October', now).label())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:2] == ["5 May 2023", "21 June 2024"]

@@ -19,10 +19,15 @@ from datetime import datetime, timedelta, timezone
 
 DAY = 86400.0
 
-MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
+# English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
+# application may have set, while the patterns below match English words.
+_MONTH_NAMES = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                "november", "december")
+MONTHS = {m: i for i, m in enumerate(_MONTH_NAMES, 1)}
+MONTHS.update({m[:3]: i for i, m in enumerate(_MONTH_NAMES, 1)})
 MONTHS["sept"] = 9
-WEEKDAYS = {d.lower(): i for i, d in enumerate(calendar.day_name)}
+WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                                         "sunday"))}
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2,
            "a few": 3, "few": 3, "several": 3}
@@ -61,17 +66,17 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
 ]]
 
 
-_MONTH_NAMES = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_MONTH_STARTS = tuple(m[:3] for m in _MONTH_NAMES)  # every spelling of a month starts so
+_WEEKDAY_NAMES = tuple(WEEKDAYS)
 # Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "iso": ("-",), "mdy": _MONTH_NAMES, "dmy": _MONTH_NAMES, "my": _MONTH_NAMES, "md": _MONTH_NAMES,
-    "dm": _MONTH_NAMES, "daybefore": ("day before yesterday",), "yesterday": ("yesterday", "last night"),
+    "iso": ("-",), "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
+    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",), "yesterday": ("yesterday", "last night"),
     "today": ("today", "tonight", "this morning", "this afternoon", "this evening"), "tomorrow": ("tomorrow",),
     "nth": ("on the ",), "ago": (" ago",), "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
-    "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_NAMES, "year": ("in ", "since ", "during "),
+    "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
 assert set(_NEEDS) == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
@@ -351,7 +356,7 @@ def find(text: str, now: float | None) -> list[TimeRef]:
         needs = _NEEDS[name]
         if not any(w in low for w in needs):
             continue
-        if needs is _MONTH_NAMES:
+        if needs is _MONTH_STARTS:
             if month is None:
                 month = _MONTH_WORD.search(text) is not None
             if not month:
