@@ -248,6 +248,23 @@ int hippo_dwm_access_range(const hippo_dwm *d, uint64_t start, uint64_t end, uin
     return HIPPO_OK;
 }
 
+int hippo_dwm_access_ranges(const hippo_dwm *d, const uint64_t *starts, const uint64_t *ends, uint64_t m,
+                            uint32_t *out) {
+    if (!d || (m && (!starts || !ends))) return HIPPO_EINVAL;
+    uint64_t n = d->base + d->tail_len, total = 0;
+    for (uint64_t j = 0; j < m; j++) {
+        if (starts[j] > ends[j] || ends[j] > n) return HIPPO_ERANGE;
+        total += ends[j] - starts[j];
+    }
+    if (total && !out) return HIPPO_EINVAL;
+    for (uint64_t j = 0; j < m; j++) {
+        int st = hippo_dwm_access_range(d, starts[j], ends[j], out);
+        if (st) return st;
+        out += ends[j] - starts[j];
+    }
+    return HIPPO_OK;
+}
+
 static uint64_t count_unchecked(const hippo_dwm *d, uint32_t symbol, uint64_t start, uint64_t end) {
     uint64_t c = 0;
     for (uint32_t j = 0; j < d->nsegs; j++) {

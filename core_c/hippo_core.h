@@ -105,6 +105,10 @@ int hippo_wm_access_many(const hippo_wm *wm, const int64_t *positions, uint64_t 
 /* out[0..end-start) = symbols of [start, end); start <= end <= n. O((end-start) * bits) with one
  * rank per maximal run per level (level-wise range decoding), not one per symbol. */
 int hippo_wm_access_range(const hippo_wm *wm, uint64_t start, uint64_t end, uint32_t *out);
+/* The ranges [starts[j], ends[j]) one after another in out (sum of their lengths symbols). Every range
+ * is checked before any work. One call for the many short ranges of a message set. */
+int hippo_wm_access_ranges(const hippo_wm *wm, const uint64_t *starts, const uint64_t *ends, uint64_t m,
+                           uint32_t *out);
 /* occurrences of symbol in [0, i); i <= n. A symbol wider than bits is EINVAL. O(bits) (Algorithm 1). */
 int hippo_wm_rank(const hippo_wm *wm, uint32_t symbol, uint64_t i, uint64_t *out);
 /* out[j] = rank(symbols[j], positions[j]). */
@@ -190,6 +194,8 @@ int hippo_dwm_extend(hippo_dwm *d, const uint32_t *symbols, uint64_t m);
 int hippo_dwm_access(const hippo_dwm *d, uint64_t i, uint32_t *out);
 int hippo_dwm_access_many(const hippo_dwm *d, const int64_t *positions, uint64_t m, uint32_t *out);
 int hippo_dwm_access_range(const hippo_dwm *d, uint64_t start, uint64_t end, uint32_t *out);
+int hippo_dwm_access_ranges(const hippo_dwm *d, const uint64_t *starts, const uint64_t *ends, uint64_t m,
+                            uint32_t *out);
 int hippo_dwm_rank(const hippo_dwm *d, uint32_t symbol, uint64_t i, uint64_t *out);
 int hippo_dwm_rank_many(const hippo_dwm *d, const uint32_t *symbols, const int64_t *positions,
                         uint64_t m, uint64_t *out);
@@ -270,6 +276,16 @@ int hippo_ri_signatures(const uint32_t *tokens, uint64_t n, const hippo_ri_param
  * the segments (the first starts at 0), the last equal to n. nseg >= 1 when n > 0. */
 int hippo_ri_signatures_segmented(const uint32_t *tokens, uint64_t n, const uint64_t *seg_ends,
                                   uint64_t nseg, const hippo_ri_params *p, uint32_t *out_sigs);
+
+/* ---- byte tables ------------------------------------------------------------------------------ */
+/* The bytes of ids[0..n) laid end to end, where id t stands for table[offsets[t] .. offsets[t+1])
+ * (offsets: ntable + 1 non-decreasing entries, the last the table's length, < 4 GiB). This is how a
+ * token-ID stream becomes text without a round trip through the tokenizer's own decoder. Reports the
+ * bytes needed in *out_needed and writes them when they fit in capacity (else the caller retries with a
+ * larger buffer). An id >= ntable or with an empty entry is HIPPO_ERANGE, with *out_needed = the index
+ * of the first such id. O(n + bytes). */
+int hippo_gather_bytes(const uint32_t *ids, uint64_t n, const uint8_t *table, const uint32_t *offsets,
+                       uint64_t ntable, uint8_t *out, uint64_t capacity, uint64_t *out_needed);
 
 #ifdef __cplusplus
 }

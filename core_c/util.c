@@ -31,6 +31,30 @@ void hippo_aligned_free(void *p) {
     if (p) free(((void **)p)[-1]);
 }
 
+int hippo_gather_bytes(const uint32_t *ids, uint64_t n, const uint8_t *table, const uint32_t *offsets,
+                       uint64_t ntable, uint8_t *out, uint64_t capacity, uint64_t *out_needed) {
+    if (!out_needed || (n && (!ids || !offsets || !table)) || (capacity && !out)) return HIPPO_EINVAL;
+    for (uint64_t i = 0; i < n; i++) {
+        if (ids[i] >= ntable) {
+            *out_needed = i;
+            return HIPPO_ERANGE;
+        }
+    }
+    /* one pass: copy while the output has room, count what the rest needs */
+    uint64_t w = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t t = ids[i], a = offsets[t], len = offsets[t + 1] - a;
+        if (HIPPO_UNLIKELY(offsets[t + 1] <= a)) {
+            *out_needed = i;
+            return HIPPO_ERANGE;
+        }
+        if (w + len <= capacity) memcpy(out + w, table + a, len);
+        w += len;
+    }
+    *out_needed = w;
+    return HIPPO_OK;
+}
+
 /* hippo_select_in_byte[b * 8 + k] = position of the (k+1)-th set bit of byte b (0 if absent). */
 const uint8_t hippo_select_in_byte[256 * 8] = {
 #include "select_table.inc"

@@ -448,6 +448,23 @@ int hippo_wm_access_range(const hippo_wm *wm, uint64_t start, uint64_t end, uint
     return hippo_wm_decode_range(wm, start, end, out);
 }
 
+int hippo_wm_access_ranges(const hippo_wm *wm, const uint64_t *starts, const uint64_t *ends, uint64_t m,
+                           uint32_t *out) {
+    if (!wm || (m && (!starts || !ends))) return HIPPO_EINVAL;
+    uint64_t total = 0;
+    for (uint64_t j = 0; j < m; j++) {
+        if (starts[j] > ends[j] || ends[j] > wm->n) return HIPPO_ERANGE;
+        total += ends[j] - starts[j];
+    }
+    if (total && !out) return HIPPO_EINVAL;
+    for (uint64_t j = 0; j < m; j++) {
+        int st = hippo_wm_decode_range(wm, starts[j], ends[j], out);
+        if (st) return st;
+        out += ends[j] - starts[j];
+    }
+    return HIPPO_OK;
+}
+
 int hippo_wm_rank(const hippo_wm *wm, uint32_t symbol, uint64_t i, uint64_t *out) {
     if (!wm || !out || !check_symbol(wm->bits, symbol)) return HIPPO_EINVAL;
     if (i > wm->n) return HIPPO_ERANGE;

@@ -42,6 +42,7 @@ __all__ = [
     "WaveletMatrix",
     "DynamicWaveletMatrix",
     "BinaryIndex",
+    "ByteTable",
     "ri_signatures",
     "hamming_cross",
     "read_bandwidth",
@@ -256,7 +257,7 @@ class _Sequence:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        names = ("len", "nbytes", "access", "access_many", "access_range", "rank", "rank_many", "select", "count",
+        names = ("len", "nbytes", "access", "access_many", "access_range", "access_ranges", "rank", "rank_many", "select", "count",
                  "count_many", "hamming_ball", "serialized_size", "serialize")
         cls._f = type("_CFunctions", (), {n: staticmethod(getattr(lib, cls._c + n)) for n in names})
 
@@ -311,6 +312,25 @@ class _Sequence:
             out = np.empty(e - s, dtype=np.uint32)
             if e > s:
                 _check(self._f.access_range(self._ptr, s, e, _wptr("uint32_t[]", out)), "start/end")
+            return out
+
+    def access_ranges(self, starts: ArrayLike, ends: ArrayLike) -> np.ndarray:
+        """The symbols of every range ``[starts[j], ends[j])`` one after another, as one uint32 array (one C call
+        for many short ranges, such as the messages of a recall context)."""
+        with self._lock.read():
+            n = self._len()
+            s = _positions(starts, n, "starts", inclusive=True)
+            e = _positions(ends, n, "ends", inclusive=True)
+            if s.size != e.size:
+                raise InvalidInput(f"starts and ends must have the same length, got {s.size} and {e.size}")
+            if (s > e).any():
+                j = int(np.argmax(s > e))
+                raise OutOfRange(f"starts[{j}]: {int(s[j])} is greater than ends[{j}] {int(e[j])}")
+            out = np.empty(int((e - s).sum()), dtype=np.uint32)
+            if s.size:
+                _check(self._f.access_ranges(self._ptr, _ptr("uint64_t[]", s.view(np.uint64)),
+                                             _ptr("uint64_t[]", e.view(np.uint64)), s.size,
+                                             _wptr("uint32_t[]", out)), "starts/ends")
             return out
 
     def rank(self, symbol: int, i: int) -> int:
@@ -767,6 +787,62 @@ def hamming_cross(a: ArrayLike, b: ArrayLike) -> np.ndarray:
         _check(lib.hippo_hamming_cross(_ptr("uint64_t[]", qa2), qa2.shape[0], _ptr("uint64_t[]", qb2), qb2.shape[0],
                                        words, _wptr("int32_t[]", out)), "hamming_cross")
     return out[0] if qa.ndim == 1 else out
+
+
+# ------------------------------------------------------------------------------------ byte tables
+
+
+class ByteTable:
+    """A byte string per id (a tokenizer's vocabulary): :meth:`join` turns an id stream into its bytes in one C
+    pass (``hippo_gather_bytes``). Immutable once built; safe to share between threads."""
+
+    __slots__ = ("_table", "_offsets", "_lens", "_n")
+
+    def __init__(self, pieces: Sequence[bytes]) -> None:
+        if isinstance(pieces, (str, bytes, bytearray, memoryview)) or not hasattr(pieces, "__len__"):
+            raise InvalidInput(f"pieces: expected a sequence of bytes, got {type(pieces).__name__}")
+        for i, b in enumerate(pieces):
+            if not isinstance(b, bytes):
+                raise InvalidInput(f"pieces[{i}]: expected bytes, got {type(b).__name__}")
+        lens = np.fromiter((len(b) for b in pieces), dtype=np.uint64, count=len(pieces))
+        if int(lens.sum()) >= 1 << 32:
+            raise InvalidInput("pieces: the table must hold less than 4 GiB")
+        self._offsets = np.zeros(len(pieces) + 1, dtype=np.uint32)
+        self._offsets[1:] = np.cumsum(lens)
+        self._table = np.frombuffer(b"".join(pieces) or b"\0", dtype=np.uint8)
+        self._lens = lens
+        self._n = len(pieces)
+
+    def __len__(self) -> int:
+        return self._n
+
+    def lengths(self, ids: ArrayLike) -> np.ndarray:
+        """Byte length of each id's entry (uint64; 0 for an id without one). Ids must be below ``len(self)``."""
+        arr = _int_array(ids, "ids", np.uint32)
+        if arr.size and int(arr.max()) >= self._n:
+            j = int(np.argmax(arr >= self._n))
+            raise OutOfRange(f"ids[{j}]: {int(arr[j])} is not below the table's {self._n} entries")
+        return self._lens[arr]
+
+    def join(self, ids: ArrayLike) -> bytes:
+        """The entries of ``ids`` laid end to end. An id outside the table or without an entry raises
+        ``OutOfRange`` naming its index."""
+        arr = _int_array(ids, "ids", np.uint32)
+        need = _out("u64")
+        cap = 8 * arr.size + 16
+        while True:
+            out = bytearray(cap)
+            st = lib.hippo_gather_bytes(_ptr("uint32_t[]", arr), arr.size, _ptr("uint8_t[]", self._table),
+                                        _ptr("uint32_t[]", self._offsets), self._n,
+                                        ffi.from_buffer("uint8_t[]", out), cap, need)
+            if st == lib.HIPPO_ERANGE:
+                j = int(need[0])
+                raise OutOfRange(f"ids[{j}]: {int(arr[j])} has no entry in the table")
+            _check(st, "ids")
+            if need[0] <= cap:
+                del out[need[0]:]
+                return bytes(out)
+            cap = int(need[0])
 
 
 # ------------------------------------------------------------------------------------ blob checksums

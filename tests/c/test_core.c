@@ -111,6 +111,7 @@ typedef struct seq_api {
     int (*access)(const void *, uint64_t, uint32_t *);
     int (*access_many)(const void *, const int64_t *, uint64_t, uint32_t *);
     int (*access_range)(const void *, uint64_t, uint64_t, uint32_t *);
+    int (*access_ranges)(const void *, const uint64_t *, const uint64_t *, uint64_t, uint32_t *);
     int (*rank)(const void *, uint32_t, uint64_t, uint64_t *);
     int (*rank_many)(const void *, const uint32_t *, const int64_t *, uint64_t, uint64_t *);
     int (*select)(const void *, uint32_t, uint64_t, uint64_t *);
@@ -127,6 +128,10 @@ typedef struct seq_api {
     }                                                                                                         \
     static int prefix##_access_range_w(const void *o, uint64_t a, uint64_t b, uint32_t *out) {                  \
         return prefix##_access_range((const T *)o, a, b, out);                                                  \
+    }                                                                                                         \
+    static int prefix##_access_ranges_w(const void *o, const uint64_t *a, const uint64_t *b, uint64_t m,        \
+                                        uint32_t *out) {                                                      \
+        return prefix##_access_ranges((const T *)o, a, b, m, out);                                              \
     }                                                                                                         \
     static int prefix##_rank_w(const void *o, uint32_t c, uint64_t i, uint64_t *out) {                          \
         return prefix##_rank((const T *)o, c, i, out);                                                          \
@@ -149,7 +154,8 @@ typedef struct seq_api {
         return prefix##_hamming_ball((const T *)o, c, r, a, b, meth, os, oc, cap, need);                        \
     }                                                                                                         \
     static seq_api prefix##_api(const T *o) {                                                                   \
-        seq_api a = {o, prefix##_access_w, prefix##_access_many_w, prefix##_access_range_w, prefix##_rank_w,    \
+        seq_api a = {o, prefix##_access_w, prefix##_access_many_w, prefix##_access_range_w,                     \
+                     prefix##_access_ranges_w, prefix##_rank_w,                                                 \
                      prefix##_rank_many_w, prefix##_select_w, prefix##_count_w, prefix##_count_many_w,          \
                      prefix##_hball_w};                                                                       \
         return a;                                                                                             \
@@ -231,6 +237,25 @@ static void check_sequence(const seq_api *api, const uint32_t *s, uint64_t n, ui
     }
     CHECK(api->access_range(api->obj, 1, 0, outv) == HIPPO_ERANGE);
     CHECK(api->access_range(api->obj, 0, n + 1, outv) == HIPPO_ERANGE);
+    /* access_ranges: random ranges (empty ones among them) laid end to end */
+    if (n) {
+        uint64_t ra[8], rb[8], off = 0;
+        for (int t = 0; t < 8; t++) {
+            ra[t] = rnd_below(n + 1);
+            rb[t] = ra[t] + rnd_below((n - ra[t]) / 8 + 1);
+        }
+        CHECK(api->access_ranges(api->obj, ra, rb, 8, outv) == HIPPO_OK);
+        for (int t = 0; t < 8; t++) {
+            CHECK(rb[t] == ra[t] || memcmp(outv + off, s + ra[t], (size_t)(rb[t] - ra[t]) * 4) == 0);
+            off += rb[t] - ra[t];
+        }
+        rb[3] = n + 1;
+        CHECK(api->access_ranges(api->obj, ra, rb, 8, outv) == HIPPO_ERANGE);
+        ra[3] = 1;
+        rb[3] = 0; /* start past end */
+        CHECK(api->access_ranges(api->obj, ra, rb, 8, outv) == HIPPO_ERANGE);
+    }
+    CHECK(api->access_ranges(api->obj, NULL, NULL, 0, NULL) == HIPPO_OK);
     /* rank / count / select for present and absent symbols */
     uint64_t mask = bits == 32 ? 0xFFFFFFFFull : ((1ull << bits) - 1);
     int nsym = thorough ? 12 : 4;
@@ -883,6 +908,21 @@ static void test_misc(void) {
     data[57] ^= 1;
     CHECK(h1 != hippo_hash64(data, 100, 0));
     CHECK(hippo_hash64(data, 0, 0) == hippo_hash64(data, 0, 0));
+    /* byte tables: ids 0..3 stand for "a", "", "bcd", "ef" (id 1 has no entry) */
+    const uint8_t table[] = "abcdef";
+    const uint32_t offs[] = {0, 1, 1, 4, 6};
+    const uint32_t ids[] = {3, 0, 2, 0};
+    uint8_t out[16];
+    uint64_t need = 0;
+    CHECK(hippo_gather_bytes(ids, 4, table, offs, 4, out, sizeof(out), &need) == HIPPO_OK);
+    CHECK(need == 7 && memcmp(out, "efabcda", 7) == 0);
+    need = 0;
+    CHECK(hippo_gather_bytes(ids, 4, table, offs, 4, out, 3, &need) == HIPPO_OK && need == 7);
+    const uint32_t bad1[] = {0, 1}, bad2[] = {0, 2, 4};
+    CHECK(hippo_gather_bytes(bad1, 2, table, offs, 4, out, sizeof(out), &need) == HIPPO_ERANGE && need == 1);
+    CHECK(hippo_gather_bytes(bad2, 3, table, offs, 4, out, sizeof(out), &need) == HIPPO_ERANGE && need == 2);
+    CHECK(hippo_gather_bytes(ids, 4, table, offs, 4, NULL, 8, &need) == HIPPO_EINVAL);
+    CHECK(hippo_gather_bytes(NULL, 0, NULL, NULL, 0, NULL, 0, &need) == HIPPO_OK && need == 0);
 }
 
 int main(void) {

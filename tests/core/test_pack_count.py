@@ -60,7 +60,7 @@ def test_pack_stays_within_budget_and_counts_its_text():
                                                  "  Her name is Mochi.", "東京に行きました", "🙂 ok...",
                                                  "We met at 10:30."])}
     for budget in (5, 12, 20, 40, 200):
-        chosen, text, tokens = pack.pack(list(pieces), budget, lambda p: texts[p.key])
+        chosen, text, tokens = pack.pack(list(pieces), budget, lambda ps: [texts[p.key] for p in ps])
         assert tokens == tokenizer.count_tokens(text)
         assert tokens <= budget
         assert text == pack.render(chosen)

@@ -118,8 +118,10 @@ def ordered(pieces: list[Piece]) -> list[Piece]:
     return out
 
 
-def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) -> tuple[list[Piece], str, int]:
-    """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut."""
+def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]]
+         ) -> tuple[list[Piece], str, int]:
+    """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut. The texts of
+    the chosen pieces are read at the end, all in one ``load_texts`` call."""
     chosen: list[Piece] = []
     groups: set[str] = set()
     used = 0
@@ -135,8 +137,8 @@ def pack(ranked: list[Piece], budget: int, load_text: Callable[[Piece], str]) ->
         chosen.append(p)
         groups.add(g)
         used += cost
-    for p in chosen:
-        p.text = load_text(p)
+    for p, text in zip(chosen, load_texts(chosen)):
+        p.text = text
     lines = _lines(chosen)
     tokens = count_lines(lines)
     # The estimate above leaves out how a line's first token joins its prefix; drop the lowest-ranked until it fits.

@@ -134,6 +134,31 @@ def decode_batch(arrays) -> list[str]:
 
 
 @lru_cache(maxsize=1)
+def token_bytes() -> tuple[bytes, ...]:
+    """The bytes of every token id, ``b""`` for the ids the encoding does not define: read from the encoding's own
+    tables when tiktoken exposes them (15 ms), else decoded id by id (70 ms)."""
+    enc = encoding()
+    ranks = getattr(enc, "_mergeable_ranks", None)
+    special = getattr(enc, "_special_tokens", None)
+    out: list[bytes] = [b""] * enc.n_vocab
+    if isinstance(ranks, dict) and isinstance(special, dict) and ranks:
+        try:
+            for b, i in ranks.items():
+                out[i] = b
+            for s, i in special.items():
+                out[i] = s.encode("utf-8")
+            return tuple(out)
+        except (TypeError, IndexError, AttributeError):
+            out = [b""] * enc.n_vocab
+    for i in range(enc.n_vocab):
+        try:
+            out[i] = enc.decode_single_token_bytes(i)
+        except KeyError:
+            pass
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
 def token_strings() -> list[str]:
     """Decoded text of every token id (undecodable partial UTF-8 pieces map to '')."""
     enc = encoding()
