@@ -257,8 +257,8 @@ class _Sequence:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        names = ("len", "nbytes", "access", "access_many", "access_range", "access_ranges", "rank", "rank_many", "select", "count",
-                 "count_many", "hamming_ball", "serialized_size", "serialize")
+        names = ("len", "nbytes", "access", "access_many", "access_range", "access_ranges", "rank", "rank_many",
+                 "select", "count", "count_many", "hamming_ball", "serialized_size", "serialize")
         cls._f = type("_CFunctions", (), {n: staticmethod(getattr(lib, cls._c + n)) for n in names})
 
     def _len(self) -> int:

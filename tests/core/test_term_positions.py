@@ -85,6 +85,8 @@ def _check(mem: Memory) -> None:
             assert kept is not None and kept[0].tolist() == np.flatnonzero(stream == t).tolist(), word
         got = idx.term_positions(pat).tolist()
         assert got == _reference(messages, pat), word
+        for since in idx.starts()[:: max(1, len(idx) // 5)].tolist():  # only the matches from a message on
+            assert idx.term_positions(pat, since=since).tolist() == [p for p in got if p >= since], (word, since)
         for _ in range(2):  # computed, then (frequent terms) from the per-term cache
             rows, tf = idx.term_rows(pat)
             want_rows, want_tf = np.unique(idx.rows_of_positions(np.asarray(got, np.int64)), return_counts=True)
@@ -107,6 +109,24 @@ def test_term_positions_match_the_token_stream_through_appends_deletes_and_resta
         _check(again)
         again.add_many([{"text": t} for t in _texts(rng, 10)])
         _check(again)
+
+
+def test_kept_term_rows_are_extended_message_by_message():
+    """A term's kept (rows, occurrences per row) grow with every append and stay those of the whole stream; a new
+    message's first word is not joined to the previous message's last."""
+    rng = random.Random(5)
+    mem = Memory(None)
+    idx = mem.engine.state().index
+    words = ("paint", "brush", "cello", "東京", "new York", "tram")
+    for k, text in enumerate(_texts(rng, 40) + ["paint", "brush", "paint"]):
+        mem.add(text)
+        messages = [idx.tokens_of(r) for r in range(len(idx))]
+        for word in words[k % 2::2]:  # each term asked every second append: extended by one or two messages
+            pat = lexicon.pattern(word)
+            ref = np.asarray(_reference(messages, pat), dtype=np.int64)
+            want_rows, want_tf = np.unique(idx.rows_of_positions(ref), return_counts=True)
+            rows, tf = idx.term_rows(pat)
+            assert rows.tolist() == want_rows.tolist() and tf.tolist() == want_tf.tolist(), (word, k)
 
 
 def test_a_word_glued_to_the_next_piece_is_not_the_word():

@@ -31,8 +31,8 @@ from hippo.text import lexicon, tokenizer
 ROLES = ("user", "assistant", "system", "tool")
 _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between questions
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
-_TERM_CACHE_ENTRIES = 256   # frequent terms whose (rows, occurrences per row) are kept until the stream changes
-_TERM_CACHE_MIN = 512       # occurrences from which a term's rows are worth keeping
+_TERM_CACHE_ENTRIES = 4096  # terms whose (rows, occurrences per row) are kept, extended as messages are appended
+_TERM_CACHE_ROWS = 1 << 20  # ... holding at most this many rows in all (16 bytes a row)
 _COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
 _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
 
@@ -90,6 +90,7 @@ class NamespaceIndex:
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._pos_lock = threading.Lock()
         self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._term_cache_rows = 0  # rows held by the entries of ``_term_cache``
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
@@ -242,6 +243,7 @@ class NamespaceIndex:
         with self._pos_lock:
             self._pos_cache.clear()
             self._term_cache.clear()
+            self._term_cache_rows = 0
             self._counts.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
@@ -530,35 +532,50 @@ class NamespaceIndex:
 
     def term_rows(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-        """``(rows, occurrences per row)`` of a term's whole-word occurrences, rows ascending. A frequent term's
-        answer is kept until the stream changes: words such as "I" or "project" recur in most questions of a
-        conversation."""
+        """``(rows, occurrences per row)`` of a term's whole-word occurrences, rows ascending. The answer is kept
+        (a term's postings) and extended by the messages appended since, which are searched alone: a match lies
+        within one message and its whole-word test looks no further than that message, so appending never changes
+        an earlier message's matches. Questions of one conversation share most of their words ("I", "project",
+        a name), and an agent asks between appends."""
         n = len(self.content)
         key = (pat.term, pat.singles.tobytes(), pat.phrases, pat.anywhere)
+        layout = self.layout
         with self._pos_lock:
             got = self._term_cache.get(key)
-            if got is not None and got[0] == self.layout and got[1] == n:
+            if got is not None and (got[0] != layout or got[1] > n):
+                got = None
+            if got is not None and got[1] == n:
                 self._term_cache.move_to_end(key)
                 return got[2], got[3]
-        layout = self.layout
-        pos = self.term_positions(pat, counts)
+        since = 0 if got is None else got[1]
+        pos = self.term_positions(pat, counts, since=since)
         rows, tf = np.unique(self.rows_of_positions(pos), return_counts=True)
-        if pos.size >= _TERM_CACHE_MIN:
-            rows.setflags(write=False)
-            tf.setflags(write=False)
-            with self._pos_lock:
+        if got is not None and rows.size:  # the appended messages' rows all follow the kept ones
+            rows, tf = np.concatenate([got[2], rows]), np.concatenate([got[3], tf])
+        elif got is not None:
+            rows, tf = got[2], got[3]
+        rows.setflags(write=False)
+        tf.setflags(write=False)
+        with self._pos_lock:
+            old = self._term_cache.pop(key, None)
+            if old is not None:
+                self._term_cache_rows -= old[2].size
+            if layout == self.layout and rows.size <= _TERM_CACHE_ROWS // 4:
                 self._term_cache[key] = (layout, n, rows, tf)
-                self._term_cache.move_to_end(key)
-                while len(self._term_cache) > _TERM_CACHE_ENTRIES:
-                    self._term_cache.popitem(last=False)
+                self._term_cache_rows += rows.size
+                while self._term_cache and (len(self._term_cache) > _TERM_CACHE_ENTRIES
+                                            or self._term_cache_rows > _TERM_CACHE_ROWS):
+                    _, dropped = self._term_cache.popitem(last=False)
+                    self._term_cache_rows -= dropped[2].size
         return rows, tf
 
     def _phrase_positions(self, pat: lexicon.TermPattern, counts: dict[int, int], newest: int | None,
-                          n: int) -> np.ndarray:
+                          n: int, since: int = 0) -> np.ndarray:
         """Start positions of a term's multi-token surface forms (``pat.phrases``) within one message, whole words
-        unless ``pat.anywhere``. Each phrase is anchored on its rarest token; the other offsets of every phrase's
-        candidates are then verified together, in two ``access_many`` calls instead of one per phrase and offset (a
-        term has dozens of phrases: its inflections and case variants cut into tokens)."""
+        unless ``pat.anywhere``, at or after stream position ``since``. Each phrase is anchored on its rarest token;
+        the other offsets of every phrase's candidates are then verified together, in two ``access_many`` calls
+        instead of one per phrase and offset (a term has dozens of phrases: its inflections and case variants cut
+        into tokens)."""
         table, length, _distinct, _at = pat.phrase_table
         if not length.size:
             return np.zeros(0, dtype=np.int64)
@@ -578,7 +595,7 @@ class NamespaceIndex:
         sizes = np.fromiter((f.size for f in found), dtype=np.int64, count=len(found))
         which = np.repeat(live, sizes)
         pos = np.concatenate(found) - np.repeat(offs, sizes)
-        inside = (pos >= 0) & (pos + length[which] <= n)
+        inside = (pos >= since) & (pos + length[which] <= n)
         pos, which = pos[inside], which[inside]
         if not pos.size:
             return pos
@@ -606,20 +623,22 @@ class NamespaceIndex:
         return pos[self._whole(table[which, 0], pos, length[which])]
 
     def term_positions(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None,
-                       newest: int | None = None) -> np.ndarray:
+                       newest: int | None = None, since: int = 0) -> np.ndarray:
         """Start positions of whole-word occurrences of a term (seed 000 §3.2.2, select-driven).
 
         ``newest`` bounds the work for very frequent terms: each token pattern contributes at most its newest
-        ``newest`` occurrences (recent memories first), so the cost does not grow with the store.
+        ``newest`` occurrences (recent memories first), so the cost does not grow with the store. ``since`` (a
+        message start) keeps only the occurrences at or after it.
         """
         n = len(self.content)
         counts = self.token_counts(pat) if counts is None else counts
         found: list[np.ndarray] = []
         for t in pat.singles.tolist():
             if counts[t]:
-                found.append(self._newest(t, counts[t], newest, n) if pat.anywhere
-                             else self._newest_words(t, counts[t], newest, n))
-        got = self._phrase_positions(pat, counts, newest, n)
+                got = (self._newest(t, counts[t], newest, n) if pat.anywhere
+                       else self._newest_words(t, counts[t], newest, n))
+                found.append(got[np.searchsorted(got, since):] if since else got)
+        got = self._phrase_positions(pat, counts, newest, n, since)
         if got.size:
             found.append(got)
         if not found:
