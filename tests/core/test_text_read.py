@@ -112,3 +112,30 @@ def test_damaged_token_ids_are_corrupt_data() -> None:
         coindex._decode(np.array([100256], dtype=np.uint32))  # an id cl100k does not define
     with pytest.raises(CorruptData):
         coindex._split_text(np.asarray(enc.encode_ordinary("東京"), dtype=np.uint32), np.array([1, 3]))
+
+
+def test_kept_texts_follow_appends_and_deletions(monkeypatch) -> None:
+    """Texts read back are kept (bounded by characters) and stay right through appends and a deletion that renumbers
+    the rows: every read equals the texts that were added and still exist."""
+    monkeypatch.setattr(coindex, "_TEXT_CACHE_CHARS", 2000)  # small: entries are dropped while reading
+    rng = random.Random(13)
+    mem = Memory(None)
+    live: dict[int, str] = {}
+    for step in range(6):
+        for k in range(40):
+            text = rng.choice(TEXTS) + f" ({step}.{k})"
+            live[mem.add(text, role="user").id] = text
+        if step == 3:
+            gone = rng.sample(sorted(live), 30)
+            mem.delete(gone)
+            for i in gone:
+                del live[i]
+        idx = mem.engine.state().index
+        want = [live[int(i)] for i in idx.ids.view]
+        for _ in range(3):
+            order = rng.sample(range(len(idx)), min(50, len(idx)))
+            assert idx.texts_of(order) == [want[r] for r in order]
+            assert all(idx.text_of(r) == want[r] for r in order[:10])
+        assert idx._text_cache_chars <= 2000 and idx._text_cache_chars == sum(map(len, idx._text_cache.values()))
+    with pytest.raises(IndexError):
+        idx.texts_of([len(idx)])

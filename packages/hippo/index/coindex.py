@@ -33,6 +33,7 @@ _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between question
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
 _TERM_CACHE_ENTRIES = 4096  # terms whose (rows, occurrences per row) are kept, extended as messages are appended
 _TERM_CACHE_ROWS = 1 << 20  # ... holding at most this many rows in all (16 bytes a row)
+_TEXT_CACHE_CHARS = 1 << 21     # characters of message text kept, most recently read first
 _COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
 _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
 
@@ -91,6 +92,8 @@ class NamespaceIndex:
         self._pos_lock = threading.Lock()
         self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._term_cache_rows = 0  # rows held by the entries of ``_term_cache``
+        self._text_cache: OrderedDict[int, str] = OrderedDict()  # row -> text, see :meth:`texts_of`
+        self._text_cache_chars = 0
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
@@ -244,6 +247,8 @@ class NamespaceIndex:
             self._pos_cache.clear()
             self._term_cache.clear()
             self._term_cache_rows = 0
+            self._text_cache.clear()
+            self._text_cache_chars = 0
             self._counts.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
@@ -327,18 +332,43 @@ class NamespaceIndex:
         return self.content.access_range(start, end)
 
     def text_of(self, row: int) -> str:
-        return _decode(self.tokens_of(row))
+        return self.texts_of([row])[0]
 
     def texts_of(self, rows) -> list[str]:
-        """The texts of ``rows`` (in that order), read from the Content DWM in one call and turned into bytes in one
-        more: a recall context's messages at once instead of a matrix read and a tokenizer call each."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if not rows.size:
-            return []
-        ends = self.ends.view[rows]
-        starts = np.where(rows > 0, self.ends.view[np.maximum(rows - 1, 0)], 0)
-        toks = self.content.access_ranges(starts, ends)
-        return _split_text(toks, np.cumsum(ends - starts))
+        """The texts of ``rows`` (in that order). The texts read last are kept (up to ``_TEXT_CACHE_CHARS``
+        characters: consecutive contexts and searches return many of the same messages); the others are read from
+        the Content DWM in one call and turned into bytes in one more, instead of a matrix read and a tokenizer call
+        each. A message's text never changes; removing rows drops what is kept with the other caches."""
+        rows = [int(r) for r in rows]
+        out: list[str | None] = [None] * len(rows)
+        with self._pos_lock:
+            cache = self._text_cache
+            for k, r in enumerate(rows):
+                got = cache.get(r)
+                if got is not None:
+                    cache.move_to_end(r)
+                    out[k] = got
+        todo = [k for k, t in enumerate(out) if t is None]
+        if not todo:
+            return out  # type: ignore[return-value]
+        want = np.asarray([rows[k] for k in todo], dtype=np.int64)
+        if want.size and (int(want.min()) < 0 or int(want.max()) >= len(self)):
+            raise IndexError(f"row out of range: {rows}")
+        layout = self.layout
+        ends = self.ends.view[want]
+        starts = np.where(want > 0, self.ends.view[np.maximum(want - 1, 0)], 0)
+        texts = _split_text(self.content.access_ranges(starts, ends), np.cumsum(ends - starts))
+        with self._pos_lock:
+            keep = layout == self.layout
+            for k, text in zip(todo, texts):
+                out[k] = text
+                if keep and len(text) <= _TEXT_CACHE_CHARS // 16 and rows[k] not in self._text_cache:
+                    self._text_cache[rows[k]] = text
+                    self._text_cache_chars += len(text)
+            while self._text_cache_chars > _TEXT_CACHE_CHARS:
+                _, dropped = self._text_cache.popitem(last=False)
+                self._text_cache_chars -= len(dropped)
+        return out  # type: ignore[return-value]
 
     def texts(self, start: int, end: int, chunk: int = 4096) -> "Iterator[tuple[int, str]]":
         """``(row, text)`` for rows ``[start, end)``, reading the Content DWM in large ranges (one call per
