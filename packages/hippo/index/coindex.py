@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterator
 
 import numpy as np
@@ -514,13 +514,11 @@ class NamespaceIndex:
         return glued
 
     def _split_from_previous(self, pos: np.ndarray) -> np.ndarray:
-        """For matches at ``pos`` whose first token has no leading space: whether they start a word, i.e. begin a
-        message or follow a token that ends in punctuation or space ("i" after " Moch" is the end of "Mochi")."""
+        """For matches at ``pos`` whose first token has no leading space (it continues a word): whether they start a
+        word, i.e. begin a message or follow a token that ends in punctuation or space ("i" after " Moch" is the end
+        of "Mochi"). For such a token the glue flag is set exactly where it does not begin a message."""
         out = np.ones(pos.size, dtype=bool)
-        if pos.size == 0:
-            return out
-        first = self.starts()[self.rows_of_positions(pos)] == pos
-        inner = np.flatnonzero(~first & (pos > 0))
+        inner = np.flatnonzero(self.glue[pos])
         if inner.size:
             out[inner] = ~lexicon.ends_in_word(self.content.access_many(pos[inner] - 1))
         return out
@@ -682,9 +680,9 @@ def _token_table() -> ByteTable:
 
 
 def _decode(tokens: np.ndarray) -> str:
-    """Text of stored token ids: their bytes gathered in C from the tokenizer's byte table, then read as UTF-8 (a
-    third of the time of the tokenizer's own decoder, whose cost is mostly turning the ids into Python ints). Ids
-    outside the vocabulary or bytes that are not UTF-8 mean damaged data, as in :func:`tokenizer.decode`."""
+    """Text of stored token ids: their bytes gathered in C from the tokenizer's byte table, then read as UTF-8 (the
+    tokenizer's own decoder first turns every id into a Python int, half of its time). Ids outside the vocabulary
+    or bytes that are not UTF-8 mean damaged data, as in :func:`tokenizer.decode`."""
     try:
         return _token_table().join(tokens).decode("utf-8")
     except (OutOfRange, UnicodeDecodeError) as exc:
