@@ -251,11 +251,8 @@ int hippo_dwm_access_range(const hippo_dwm *d, uint64_t start, uint64_t end, uin
 int hippo_dwm_access_ranges(const hippo_dwm *d, const uint64_t *starts, const uint64_t *ends, uint64_t m,
                             uint32_t *out) {
     if (!d || (m && (!starts || !ends))) return HIPPO_EINVAL;
-    uint64_t n = d->base + d->tail_len, total = 0;
-    for (uint64_t j = 0; j < m; j++) {
-        if (starts[j] > ends[j] || ends[j] > n) return HIPPO_ERANGE;
-        total += ends[j] - starts[j];
-    }
+    uint64_t total;
+    if (hippo_check_ranges(starts, ends, m, d->base + d->tail_len, &total)) return HIPPO_ERANGE;
     if (total && !out) return HIPPO_EINVAL;
     for (uint64_t j = 0; j < m; j++) {
         int st = hippo_dwm_access_range(d, starts[j], ends[j], out);

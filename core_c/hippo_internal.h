@@ -158,6 +158,19 @@ HIPPO_INLINE unsigned hippo_bv_get_rank1(const hippo_bv *bv, uint64_t i, uint64_
     return (unsigned)((word >> (off & 63)) & 1);
 }
 
+/* The ranges [starts[j], ends[j]) of an access_ranges call, checked against a sequence of n symbols
+ * (HIPPO_ERANGE unless start <= end <= n for every one); their total length in *total. */
+HIPPO_INLINE int hippo_check_ranges(const uint64_t *starts, const uint64_t *ends, uint64_t m, uint64_t n,
+                                    uint64_t *total) {
+    uint64_t t = 0;
+    for (uint64_t j = 0; j < m; j++) {
+        if (starts[j] > ends[j] || ends[j] > n) return HIPPO_ERANGE;
+        t += ends[j] - starts[j];
+    }
+    *total = t;
+    return HIPPO_OK;
+}
+
 /* Start loading the line that holds bit i (batch queries issue these for a whole group first, so the
  * misses overlap instead of queuing behind the rank arithmetic). */
 #if defined(__GNUC__) || defined(__clang__)

@@ -451,11 +451,8 @@ int hippo_wm_access_range(const hippo_wm *wm, uint64_t start, uint64_t end, uint
 int hippo_wm_access_ranges(const hippo_wm *wm, const uint64_t *starts, const uint64_t *ends, uint64_t m,
                            uint32_t *out) {
     if (!wm || (m && (!starts || !ends))) return HIPPO_EINVAL;
-    uint64_t total = 0;
-    for (uint64_t j = 0; j < m; j++) {
-        if (starts[j] > ends[j] || ends[j] > wm->n) return HIPPO_ERANGE;
-        total += ends[j] - starts[j];
-    }
+    uint64_t total;
+    if (hippo_check_ranges(starts, ends, m, wm->n, &total)) return HIPPO_ERANGE;
     if (total && !out) return HIPPO_EINVAL;
     for (uint64_t j = 0; j < m; j++) {
         int st = hippo_wm_decode_range(wm, starts[j], ends[j], out);
