@@ -107,9 +107,9 @@ def test_damaged_token_ids_are_corrupt_data() -> None:
     half = enc.encode_ordinary("東")[:1]  # the first token of a character cut in two by the tokenizer
     assert len(enc.encode_ordinary("東")) > 1
     with pytest.raises(CorruptData):
-        coindex._decode(np.asarray(half, dtype=np.uint32))
+        coindex._split_text(np.asarray(half, dtype=np.uint32), np.array([1]))
     with pytest.raises(CorruptData):
-        coindex._decode(np.array([100256], dtype=np.uint32))  # an id cl100k does not define
+        coindex._split_text(np.array([100256], dtype=np.uint32), np.array([1]))  # an id cl100k does not define
     with pytest.raises(CorruptData):
         coindex._split_text(np.asarray(enc.encode_ordinary("東京"), dtype=np.uint32), np.array([1, 3]))
 

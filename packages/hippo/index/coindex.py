@@ -679,16 +679,6 @@ def _token_table() -> ByteTable:
     return ByteTable(tokenizer.token_bytes())
 
 
-def _decode(tokens: np.ndarray) -> str:
-    """Text of stored token ids: their bytes gathered in C from the tokenizer's byte table, then read as UTF-8 (the
-    tokenizer's own decoder first turns every id into a Python int, half of its time). Ids outside the vocabulary
-    or bytes that are not UTF-8 mean damaged data, as in :func:`tokenizer.decode`."""
-    try:
-        return _token_table().join(tokens).decode("utf-8")
-    except (OutOfRange, UnicodeDecodeError) as exc:
-        raise CorruptData(f"stored token ids do not decode to text: {exc}") from exc
-
-
 def _split_text(tokens: np.ndarray, bounds: np.ndarray) -> list[str]:
     """The texts of consecutive messages whose tokens end at ``bounds`` in ``tokens``: one byte gather for all,
     each message's bytes read as UTF-8 on its own."""

@@ -76,18 +76,12 @@ def _bytes_end_in_word(b: bytes) -> bool:
     return _edge_is_word(b, True)
 
 
-def _byte_ranks() -> dict[bytes, int] | None:
-    """The encoding's byte table (token bytes -> id) when tiktoken exposes it, else None."""
-    ranks = getattr(tokenizer.encoding(), "_mergeable_ranks", None)
-    return ranks if isinstance(ranks, dict) and ranks else None
-
-
 @lru_cache(maxsize=1)
 def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The encoding's byte table as (token ids, first character is a word character, last one is) of every
     non-empty token (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised
     step, only tokens with a non-ASCII edge byte are decoded."""
-    ranks = _byte_ranks()
+    ranks = tokenizer.byte_ranks()
     empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
     if ranks is None:
         return empty
@@ -269,7 +263,7 @@ def _encoders():
     one leading non-letter), so tiktoken's BPE can be applied to it directly, skipping the splitting regex."""
     enc = tokenizer.encoding()
     piece = getattr(enc, "_encode_single_piece", None) or enc.encode_ordinary
-    return enc.encode_ordinary, piece, _byte_ranks()
+    return enc.encode_ordinary, piece, tokenizer.byte_ranks()
 
 
 @lru_cache(maxsize=20_000)
