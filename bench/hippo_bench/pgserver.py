@@ -13,6 +13,7 @@ import glob
 import os
 import pwd
 import shutil
+import socket
 import subprocess
 import tempfile
 import textwrap
@@ -178,11 +179,11 @@ class PgBouncer:
         if server._as_root:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        socket = self.dir / f".s.PGSQL.{port}"
+        path = self.dir / f".s.PGSQL.{port}"
         deadline = time.monotonic() + 20
-        while not socket.exists() and time.monotonic() < deadline:
+        while not _accepting(path) and time.monotonic() < deadline:
             time.sleep(0.02)
-        if not socket.exists():
+        if not _accepting(path):
             log = (self.dir / "pgbouncer.log").read_text(errors="replace")[-2000:] \
                 if (self.dir / "pgbouncer.log").exists() else ""
             raise RuntimeError(f"pgbouncer did not start ({proc.returncode}): {proc.stderr.strip()}\n{log}")
@@ -201,3 +202,14 @@ class PgBouncer:
             deadline = time.monotonic() + 10
             while pid_file.exists() and time.monotonic() < deadline:
                 time.sleep(0.02)
+
+
+def _accepting(path: Path) -> bool:
+    """Whether a server accepts connections on the unix socket ``path``: the file appears when the server binds it,
+    a moment before it listens, and a client connecting in between is refused."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        try:
+            s.connect(str(path))
+        except OSError:
+            return False
+    return True
