@@ -64,3 +64,48 @@ def test_pack_stays_within_budget_and_counts_its_text():
         assert tokens == tokenizer.count_tokens(text)
         assert tokens <= budget
         assert text == pack.render(chosen)
+
+
+# Message texts for the per-message rule: ASCII words and digits at the edges, next to everything that must fall back
+# (non-ASCII letters right after an ASCII run, punctuation, spaces and newlines at either end).
+_EDGE = st.sampled_from(["Hello", "hello", "Supercalifragilistic", "x", "I", "Café", "naïve", "Zürich", "42", "7",
+                         "2023", "1234567", "(", "'s", " ", "\n", "!", "", "東京", "🙂", "é", "-", ".", "?!",
+                         "```", " .", ".)", "  ...", "\t."])
+_MESSAGE = st.tuples(_EDGE, _TEXT, _EDGE).map("".join)
+_SPEAKER = st.sampled_from(["Ann", "user", "assistant", "Dr. Ng", "東", "a b", "x!"])
+
+
+def _pieces(texts, speakers, notes):
+    enc = tokenizer.encoding()
+    return [pack.Piece(key=i, n_tokens=len(enc.encode_ordinary(t)), speaker=s, role="user",
+                       ts=1.7e9 + 86400 * (i // 3), session=f"s{i // 3}", seq=i, text=t, note=n)
+            for i, (t, s, n) in enumerate(zip(texts, speakers, notes))]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(_MESSAGE, _SPEAKER, st.sampled_from(["", "7 May 2023", "superseded 1 June 2023"])),
+                min_size=1, max_size=7))
+def test_context_count_from_message_counts_equals_tiktoken(rows):
+    pieces = _pieces(*zip(*rows))
+    assert pack.count_context(pieces) == tokenizer.count_tokens(pack.render(pieces))
+
+
+def test_message_rule_hand_cases():
+    # (text, applies): the rule covers ASCII word / digit edges and leaves the rest to the line count
+    cases = [("Hello world", True), ("Hello, world.", True), ("42 apples", True), ("Café au lait", False),
+             ("abc\u00e9", False), ("Hi", True), ("'s fine", False), ("(aside) ok", False), (" lead", False),
+             ("tail ", False), ("x1", True), ("Supercalifragilisticexpialidocious is long", True),
+             ("Done.", True), ("Really?!", True), ("see `x`", True), ("ok \U0001F642.", False), ("x .", True),
+             ("x  ...", True), ("x\t.", True), ("code:\n```", True), ("Hi.\n", False), ("bye\u3002", False),
+             ("a.b.c.", True), ("1.", True)]
+    enc = tokenizer.encoding()
+    for text, applies in cases:
+        p = pack.Piece(key=0, n_tokens=len(enc.encode_ordinary(text)), speaker="Ann", role="user", ts=None,
+                       session="s", seq=0, text=text)
+        got = pack._message_line_count(p, True)
+        assert (got is not None) == applies, text
+        if got is not None:
+            assert got == tokenizer.count_tokens(pack._line(p) + "\n"), text
+        last = pack._message_line_count(p, False)
+        if last is not None:
+            assert last == tokenizer.count_tokens(pack._line(p)), text

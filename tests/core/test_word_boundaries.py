@@ -82,7 +82,8 @@ def _reference_pattern(word):
 @pytest.mark.parametrize("word", ["year", "portrait", "running", "Dublin", "greyhound", "I", "a", "LGBTQ",
                                   "caf\u00e9", "Stra\u00dfe", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u6771\u4eac",
                                   "covid19", "2023", "don't", "s", "ll", "ve", "re", "node", "js", "self", "tt",
-                                  "Mochi", "stories", "ran", "children"])
+                                  "Mochi", "stories", "ran", "children", "error", "password", "name", "system",
+                                  "id", "weather", "data", "html", "value"])
 def test_a_pattern_is_its_forms_encoded_one_by_one(word):
     # the pattern skips encoding what cannot count and applies BPE to single pre-tokenizer pieces directly
     pat = lexicon.pattern(word)

@@ -10,6 +10,7 @@ counted exactly and trimmed from the lowest-ranked end if the estimate was short
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -21,7 +22,7 @@ from hippo.text import tokenizer
 @dataclass
 class Piece:
     key: int               # message id
-    n_tokens: int
+    n_tokens: int          # cl100k tokens of the message's text (encode_ordinary), which the context count relies on
     speaker: str | None
     role: str
     ts: float | None
@@ -58,8 +59,9 @@ def _line(p: Piece) -> str:
     return f"{_prefix(p)} {p.text}"
 
 
-def _lines(pieces: list[Piece]) -> list[str]:
-    """The context's lines: per session (sessions in time order) its date header, then its messages in order."""
+def _layout(pieces: list[Piece]) -> list[tuple[str, Piece | None]]:
+    """The context's lines, each with its piece (None for a header): per session (sessions in time order) its date
+    header, then its messages in order."""
     groups: dict[str, list[Piece]] = {}
     for p in pieces:
         groups.setdefault(_group_key(p), []).append(p)
@@ -68,12 +70,16 @@ def _lines(pieces: list[Piece]) -> list[str]:
         times = [q.ts for q in ps if q.ts is not None]
         return (min(times) if times else float("inf"), min(q.seq for q in ps))
 
-    lines: list[str] = []
+    out: list[tuple[str, Piece | None]] = []
     for ps in sorted(groups.values(), key=first):
         ps.sort(key=lambda q: q.seq)
-        lines.append(_header(ps[0]))
-        lines.extend(_line(q) for q in ps)
-    return lines
+        out.append((_header(ps[0]), None))
+        out.extend((_line(q), q) for q in ps)
+    return out
+
+
+def _lines(pieces: list[Piece]) -> list[str]:
+    return [line for line, _ in _layout(pieces)]
 
 
 def render(pieces: list[Piece]) -> str:
@@ -99,11 +105,91 @@ def count_lines(lines: list[str]) -> int:
     non-space character (a newline ends the punctuation, newline or space run it belongs to), so tokens never span
     the end of ``line + "\n"`` when the next line starts with a non-space character. Otherwise the joined text is
     counted whole."""
-    if not lines:
+    return _count([(line, None) for line in lines])
+
+
+_ASCII_WORD = re.compile(r"[A-Za-z]+")
+_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+@lru_cache(maxsize=8192)
+def _space_joins(word: str) -> int:
+    """Tokens a leading space adds to an ASCII letter run: cl100k reads ``" " + word`` as one piece."""
+    return tokenizer.count_tokens(" " + word) - tokenizer.count_tokens(word)
+
+
+@lru_cache(maxsize=4096)
+def _newline_joins(run: str) -> int:
+    """Tokens a newline adds to a final punctuation piece: cl100k reads ``run + "\n"`` as one piece."""
+    return tokenizer.count_tokens(run + "\n") - tokenizer.count_tokens(run)
+
+
+def _tail(text: str) -> int | None:
+    """Tokens ``"\n"`` adds after ``text``, or None where the rule does not apply. After an ASCII letter or digit
+    the newline is a piece of its own (one token); after a final run of ASCII punctuation it joins that run's piece,
+    which also holds one space right before the run (and nothing before that); a non-ASCII character before the
+    run may belong to it, so it is not decided here."""
+    last = text[-1]
+    if last in _ASCII_ALNUM:
+        return 1
+    if last not in _ASCII_PUNCT:
+        return None
+    k = len(text) - 1
+    while k > 0 and text[k - 1] in _ASCII_PUNCT:
+        k -= 1
+    if k > 0 and not text[k - 1].isascii():
+        return None
+    return _newline_joins(text[k - 1:] if k > 0 and text[k - 1] == " " else text[k:])
+
+
+def _message_line_count(p: Piece, newline: bool) -> int | None:
+    """Tokens of ``_line(p)`` (plus ``"\n"`` when ``newline``) from the message's own count, without encoding its
+    text; None when the rules below do not apply. cl100k's pre-tokenizer has no look-behind and its pieces are
+    encoded one by one, so the line's count is the sum over stretches cut where both the line and the bare text have
+    a piece boundary, and only the edges differ from the text's own pieces:
+    - the prefix ends in ``":"`` before a space, a punctuation run that the space ends: its count is its own;
+    - an ASCII letter run that starts the text becomes one piece with the space before it (``" Hello"``), ending
+      where the text's first piece ends (the next character is ASCII and not a letter, else it may be one);
+      before an ASCII digit the space is a piece of its own (one token: digits never take a space);
+    - the newline after the text: :func:`_tail`."""
+    text = p.text
+    if not text:
+        return None
+    tail = _tail(text) if newline else 0
+    if tail is None:
+        return None
+    if "0" <= text[0] <= "9":
+        head = 1
+    else:
+        m = _ASCII_WORD.match(text)
+        if m is None or (m.end() < len(text) and not text[m.end()].isascii()):
+            return None
+        head = _space_joins(m.group())
+    return _cached_count(_prefix(p)) + p.n_tokens + head + tail
+
+
+def count_context(pieces: list[Piece]) -> int:
+    """cl100k tokens of ``render(pieces)``."""
+    return _count(_layout(pieces))
+
+
+def _count(layout: list[tuple[str, Piece | None]]) -> int:
+    """:func:`count_lines` of the layout's lines, each message line counted from the message's own token count
+    where :func:`_message_line_count` applies (a context's lines are mostly new to the line cache: encoding them
+    was a sixth of a large recall)."""
+    if not layout:
         return 0
-    if any(not line or line[0].isspace() for line in lines[1:]):
-        return tokenizer.count_tokens("\n".join(lines))
-    return sum(_line_count(line + "\n") for line in lines[:-1]) + _line_count(lines[-1])
+    if any(not line or line[0].isspace() for line, _ in layout[1:]):
+        return tokenizer.count_tokens("\n".join(line for line, _ in layout))
+    total = 0
+    last = len(layout) - 1
+    for k, (line, p) in enumerate(layout):
+        got = _message_line_count(p, k < last) if p is not None else None
+        if got is None:
+            got = _line_count(line + "\n") if k < last else _line_count(line)
+        total += got
+    return total
 
 
 def ordered(pieces: list[Piece]) -> list[Piece]:
@@ -139,11 +225,11 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
         used += cost
     for p, text in zip(chosen, load_texts(chosen)):
         p.text = text
-    lines = _lines(chosen)
-    tokens = count_lines(lines)
+    layout = _layout(chosen)
+    tokens = _count(layout)
     # The estimate above leaves out how a line's first token joins its prefix; drop the lowest-ranked until it fits.
     while tokens > budget and chosen:
         chosen.pop()
-        lines = _lines(chosen)
-        tokens = count_lines(lines)
-    return chosen, "\n".join(lines), tokens
+        layout = _layout(chosen)
+        tokens = _count(layout)
+    return chosen, "\n".join(line for line, _ in layout), tokens

@@ -266,18 +266,38 @@ def _encoders():
     return enc.encode_ordinary, piece, tokenizer.byte_ranks()
 
 
+@lru_cache(maxsize=1)
+def _code_joined() -> dict[bytes, tuple[str, ...]]:
+    """For every byte string ``v`` that some token spells after a code joiner: those joiners (``j + v`` is one token).
+    One pass over the byte table replaces a lookup per form and joiner (fifteen joiners, dozens of forms a word)."""
+    ranks = tokenizer.byte_ranks()
+    by_first: dict[int, list[tuple[str, bytes]]] = {}
+    for j, jb in _CODE_JOINERS:
+        by_first.setdefault(jb[0], []).append((j, jb))
+    out: dict[bytes, list[str]] = {}
+    for b in ranks or ():
+        for j, jb in by_first.get(b[0], ()):
+            if len(b) > len(jb) and b.startswith(jb):
+                out.setdefault(b[len(jb):], []).append(j)
+    return {v: tuple(js) for v, js in out.items()}
+
+
 @lru_cache(maxsize=20_000)
 def pattern(word: str) -> TermPattern:
     """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
     after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token."""
     enc = tokenizer.encoding()
     encode, encode_piece, ranks = _encoders()
+    joined_after = _code_joined() if ranks is not None else None
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
     for v in surface_forms(word):
-        code = encode_piece if v.isascii() and v.isalpha() else encode
+        piece = v.isascii() and v.isalpha()
+        code = encode_piece if piece else encode
         for form in (" " + v, v, "-" + v):
-            ids = tuple(code(form))
+            # One pre-tokenizer piece whose bytes are a token is that token (tiktoken's BPE looks the piece up first).
+            one = ranks.get(form.encode()) if piece and ranks is not None else None
+            ids = (one,) if one is not None else tuple(code(form))
             joined = form[0] in JOINERS and len(ids) > 1
             if joined and (form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
                 continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
@@ -285,10 +305,9 @@ def pattern(word: str) -> TermPattern:
                 singles.add(ids[0])
             elif ids:
                 phrases.add(ids)
-        vb = v.encode()
-        for j, jb in _CODE_JOINERS:  # code's multi-token joined forms are left out, so most need no encoding
-            if ranks is not None and jb + vb not in ranks:
-                continue
+        # code's multi-token joined forms are left out, so only the joiners that make one token with v are encoded
+        joiners = joined_after.get(v.encode(), ()) if joined_after is not None else [j for j, _ in _CODE_JOINERS]
+        for j in joiners:
             ids = encode(j + v)
             if len(ids) == 1:
                 singles.add(ids[0])
