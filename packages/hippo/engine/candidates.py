@@ -36,7 +36,7 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
         rows = rows[truth_rank.time_filter(truth, rows, scope.since, scope.until, scope.as_of)]
     ids = idx.ids.view[rows].tolist() if rows.size else []
     lengths = idx.doc_lengths()
-    meta = state.host.store.rows(state.name, ids) if pred is not None else None
+    meta = state.rows(ids) if pred is not None else None
     annotate = tcfg.enabled and tcfg.annotate and truth.done >= len(idx)
     chrono = annotate and scope is not None and scope.ordering
     as_of = scope.as_of if scope else None

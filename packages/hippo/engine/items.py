@@ -23,7 +23,7 @@ def items(state: NamespaceState, ids: list[int], cls: type = MemoryItem,
           extras: list[dict[str, Any]] | None = None) -> list[Any]:
     """The messages with these ids, in the given order; ids not in the namespace are left out. Caller holds the
     read lock."""
-    rows = state.host.store.rows(state.name, ids)
+    rows = state.rows(ids)
     idx = state.index
     out = []
     for k, i in enumerate(ids):

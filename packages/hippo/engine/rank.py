@@ -119,7 +119,7 @@ def hits(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, per: dict,
     """The first ``k`` ranked rows that pass ``pred``, as :class:`Hit` with their time-and-truth fields."""
     idx = state.index
     ids = idx.ids.view[rows].tolist() if rows.size else []
-    meta: dict[int, MessageRow] = state.host.store.rows(state.name, ids)
+    meta: dict[int, MessageRow] = state.rows(ids)
     truth = state.truth
     scope = ask.scope
     out: list[Hit] = []

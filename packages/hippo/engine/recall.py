@@ -56,6 +56,6 @@ def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, 
     idx = state.index
     chosen, text, tokens = pack.pack(pieces(state, rows, pred, ask.scope if ask else None), budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]))
-    meta = state.host.store.rows(state.name, [p.key for p in chosen])
+    meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages)

@@ -48,6 +48,7 @@ SAVE_SHARE = 8         # snapshots are rewritten once this share of the namespac
                        # ``hierarchy.persist_every`` messages: amortized O(1) bytes written per message
 RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
 _CHUNK = 512           # rows a background rebuild reads per hold of the read lock
+_ROW_CACHE = 4096      # store rows kept per namespace (a recall's messages; a context holds a few dozen)
 _UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
 
 
@@ -194,6 +195,9 @@ class NamespaceState:
         self._life_prefetched: tuple | None = None
         self._eager_life = False
         self._profiles_unsaved = False
+        self._row_cache: OrderedDict[int, MessageRow] = OrderedDict()
+        self._row_lock = threading.Lock()
+        self._row_epoch = 0  # bumped whenever a kept row may have changed (an update, a deletion, a reset)
 
     @property
     def config(self) -> Config:
@@ -282,7 +286,45 @@ class NamespaceState:
             if r.tokens.size and int(r.tokens.max()) >= vocab:
                 raise CorruptData(f"namespace {self.name!r}: message {r.id} holds token ids outside the vocabulary")
 
+    def rows(self, ids: list[int]) -> dict[int, MessageRow]:
+        """The store rows of ``ids`` that are messages of this namespace (:meth:`Store.rows`), the rows read last
+        kept: a recall returns its messages with their metadata, and consecutive contexts share most of them. A row
+        changes only by a change this state applies (a metadata update, a deletion: the row is dropped) or by a
+        reset; what another process changed is applied before the next call reads (:meth:`current`)."""
+        out: dict[int, MessageRow] = {}
+        missing: list[int] = []
+        with self._row_lock:
+            cache = self._row_cache
+            for i in ids:
+                row = cache.get(i)
+                if row is None:
+                    missing.append(i)
+                else:
+                    cache.move_to_end(i)
+                    out[i] = row
+            epoch = self._row_epoch
+        if missing:
+            got = self.host.store.rows(self.name, missing)
+            out.update(got)
+            with self._row_lock:
+                if epoch == self._row_epoch:
+                    cache.update((i, r) for i, r in got.items() if r.tokens is None)
+                    while len(cache) > _ROW_CACHE:
+                        cache.popitem(last=False)
+        return out
+
+    def _forget_rows(self, ids: list[int] | None = None) -> None:
+        """Drop kept rows (all of them without ``ids``)."""
+        with self._row_lock:
+            self._row_epoch += 1
+            if ids is None:
+                self._row_cache.clear()
+            else:
+                for i in ids:
+                    self._row_cache.pop(i, None)
+
     def _reset(self) -> None:
+        self._forget_rows()
         self._stop_warming()
         self.index = None
         self.truth = Truth()
@@ -447,6 +489,7 @@ class NamespaceState:
         self._remove(ids)
 
     def _remove(self, ids: list[int]) -> None:
+        self._forget_rows(ids)
         idx = self.index
         keep = idx.rebuild_without(ids)
         if keep is None:
@@ -478,6 +521,7 @@ class NamespaceState:
         self._update(rows)
 
     def _update(self, rows: list[MessageRow]) -> None:
+        self._forget_rows([r.id for r in rows])
         idx = self.index
         changed = idx.update(rows)
         if changed:

@@ -181,7 +181,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     t = time.perf_counter()
     ranked = [by_id[k] for k in chosen_ids if k in by_id]
     chosen, text, tokens = context.pack(ranked, budget, lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]))
-    meta = state.host.store.rows(state.name, [p.key for p in chosen])
+    meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
     if mode == "evidence" and hier is not None and messages:
         units = _units_of(state, life, [m.id for m in messages], rel)
