@@ -171,3 +171,28 @@ def test_word_start_and_end_tables_equal_the_per_token_rules():
         assert end[tid] == (1 if lexicon._bytes_end_in_word(b) else 0), (tid, b)
         checked += 1
     assert checked > 100_000
+
+
+def test_term_stats_are_the_counts_and_frequency_of_the_current_stream():
+    # kept per pattern until the stream grows or rows are removed; always equal to counts over the stream itself
+    mem = Memory(None, namespace="stats")
+    pats = [lexicon.pattern(w) for w in ("paint", "brush", "Lisbon", "new York", "東京")]
+
+    def check():
+        idx = mem.engine.state().index
+        stream = idx.content.access_range(0, len(idx.content))
+        for p in pats:
+            for _ in range(2):  # the second answer at one length is the kept one
+                counts, f = idx.term_stats(p)
+                want = {t: int((stream == t).sum()) for t in p.tokens}
+                assert counts == want
+                assert f == sum(want[t] for t in p.singles.tolist()) + sum(min(want[t] for t in ph)
+                                                                           for ph in p.phrases)
+
+    ids = []
+    for t in _texts(random.Random(5), 12):
+        ids.append(mem.add(t).id)
+        check()
+    mem.delete(ids[::3])
+    check()
+    mem.close()

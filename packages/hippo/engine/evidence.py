@@ -347,12 +347,18 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     rules = standing_rows(state)
     if rules.size == 0:
         return rows, scores
-    own = dict(zip(rows.tolist(), scores.tolist()))
+    # per row of the namespace: whether it is a candidate and its score (candidates are distinct rows)
+    n = len(state.index)
+    candidate = np.zeros(n, dtype=bool)
+    candidate[rows] = True
+    own = np.zeros(n)
+    own[rows] = scores
     weight = standing_weights(state, rules, lexical, session_scores)
     cost = state.index.doc_lengths()[rules] + 4.0
     top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
     cap, used, lifted = share * budget, 0.0, {}
-    for j in sorted(range(rules.size), key=lambda j: (-weight[j], -own.get(int(rules[j]), 0.0), -int(rules[j]))):
+    own_rules = own[rules].tolist()
+    for j in sorted(range(rules.size), key=lambda j: (-weight[j], -own_rules[j], -int(rules[j]))):
         if weight[j] <= 0 or used + cost[j] > cap:
             continue
         used += float(cost[j])
@@ -360,10 +366,12 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     if not lifted:
         return rows, scores
     lifted_arr = np.fromiter(lifted, dtype=np.int64, count=len(lifted))
-    extra = lifted_arr[~np.isin(lifted_arr, rows)]
+    extra = lifted_arr[~candidate[lifted_arr]]
     merged = np.concatenate([rows, np.sort(extra)])
     vals = np.concatenate([scores, np.zeros(extra.size)])
-    for k in np.flatnonzero(np.isin(merged, lifted_arr)).tolist():
+    is_lifted = np.zeros(n, dtype=bool)
+    is_lifted[lifted_arr] = True
+    for k in np.flatnonzero(is_lifted[merged]).tolist():
         vals[k] = max(vals[k], lifted[int(merged[k])])
     keep = np.argsort(-vals, kind="stable")  # ties keep the ranker's order
     return merged[keep], vals[keep]

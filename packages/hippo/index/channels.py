@@ -71,8 +71,9 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
-    counts = [index.token_counts(p) for p in query.patterns]
-    freq = sorted((index.term_frequency(p, c), i) for i, (p, c) in enumerate(zip(query.patterns, counts)))
+    term_stats = [index.term_stats(p) for p in query.patterns]
+    counts = [c for c, _ in term_stats]
+    freq = sorted((f, i) for i, (_, f) in enumerate(term_stats))
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
@@ -288,8 +289,7 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
         n_docs += n
         total_len += float(index.doc_lengths().sum())
         for i, pat in enumerate(query.patterns):
-            counts = index.token_counts(pat)
-            f = index.term_frequency(pat, counts)
+            counts, f = index.term_stats(pat)
             if f == 0:
                 continue
             if f > rc.enumerate_limit:

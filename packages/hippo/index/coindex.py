@@ -96,6 +96,9 @@ class NamespaceIndex:
         self._text_cache_chars = 0
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
+        # id(pattern) -> (pattern, (layout, stream length), token counts, frequency): see :meth:`term_stats`
+        self._stats_cache: OrderedDict[int, tuple[lexicon.TermPattern, tuple[int, int], dict[int, int], int]] = \
+            OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -250,6 +253,7 @@ class NamespaceIndex:
             self._text_cache.clear()
             self._text_cache_chars = 0
             self._counts.clear()
+            self._stats_cache.clear()
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -486,6 +490,27 @@ class NamespaceIndex:
                 got = self.content.count_many(np.asarray(missing, dtype=np.uint32), 0, n).tolist()
                 counts.update(zip(missing, got))
             return {t: counts[t] for t in tokens}
+
+    def term_stats(self, pat: lexicon.TermPattern) -> tuple[dict[int, int], int]:
+        """``(token_counts(pat), term_frequency(pat))``, kept until the stream grows: the same question asked again
+        (a context at another budget, a search then a recall) skips gathering dozens of counts per term. Kept by
+        pattern object (``lexicon.pattern`` returns the same one for a word), which the entry holds."""
+        n = len(self.content)
+        with self._pos_lock:
+            got = self._stats_cache.get(id(pat))
+            if got is not None and got[0] is pat and got[1] == (self.layout, n):
+                self._stats_cache.move_to_end(id(pat))
+                return got[2], got[3]
+            layout = self.layout
+        counts = self.token_counts(pat)
+        freq = self.term_frequency(pat, counts)
+        with self._pos_lock:
+            if layout == self.layout:
+                self._stats_cache[id(pat)] = (pat, (layout, n), counts, freq)
+                self._stats_cache.move_to_end(id(pat))
+                while len(self._stats_cache) > _TERM_CACHE_ENTRIES:
+                    self._stats_cache.popitem(last=False)
+        return counts, freq
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
         """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
