@@ -40,6 +40,12 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
 def to_datetime(epoch: float | None) -> datetime | None:
     if epoch is None or (isinstance(epoch, float) and math.isnan(epoch)):
         return None
+    return _utc(epoch)
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _utc(epoch: float) -> datetime:
+    # datetimes are immutable: the times of the messages a recall returns again are converted once
     return datetime.fromtimestamp(epoch, tz=timezone.utc)
 
 

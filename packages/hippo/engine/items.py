@@ -3,6 +3,7 @@ DWM."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hippo.base.timeutil import to_datetime
@@ -11,7 +12,23 @@ from hippo.engine.state import NamespaceState
 from hippo.store.base import MessageRow
 
 
+_FIELDS = ("id", "text", "speaker", "role", "timestamp", "session_id", "metadata", "namespace", "seq", "n_tokens",
+           "created_at")
+# A recall returns dozens of messages, and a frozen dataclass's constructor sets each field through
+# object.__setattr__ (a tenth of a recall): a MemoryItem is filled in one step instead, while its fields are exactly
+# these and it has no __post_init__; otherwise the constructor is used.
+_DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and not hasattr(MemoryItem,
+                                                                                           "__post_init__")
+
+
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
+    if cls is MemoryItem and not extra and _DIRECT:
+        item = object.__new__(MemoryItem)
+        item.__dict__.update(
+            id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
+            session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
+            n_tokens=row.n_tokens, created_at=to_datetime(row.created_at))
+        return item
     return cls(
         id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
         session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
