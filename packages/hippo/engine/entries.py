@@ -428,6 +428,7 @@ class Entries:
                              "accesses": int(st.table.accesses[slot]), "clock": st.clock}
         with self.ns.rt.lock.write():
             self.ns.rt.store.update_metadata(self.ns.name, rec.key, {"type": rec.type, _HEADER_KEY: meta})
+            self.ns.rt.state(self.ns.name).forget_rows([rec.key])  # its kept row is stale from here on
 
     def _entry_view(self, st: _State, recs: list[_Record], turn: int) -> list[IndexEntry]:
         dcfg = self._entry_decay()

@@ -313,7 +313,7 @@ class NamespaceState:
                         cache.popitem(last=False)
         return out
 
-    def _forget_rows(self, ids: list[int] | None = None) -> None:
+    def forget_rows(self, ids: list[int] | None = None) -> None:
         """Drop kept rows (all of them without ``ids``)."""
         with self._row_lock:
             self._row_epoch += 1
@@ -324,7 +324,7 @@ class NamespaceState:
                     self._row_cache.pop(i, None)
 
     def _reset(self) -> None:
-        self._forget_rows()
+        self.forget_rows()
         self._stop_warming()
         self.index = None
         self.truth = Truth()
@@ -489,7 +489,7 @@ class NamespaceState:
         self._remove(ids)
 
     def _remove(self, ids: list[int]) -> None:
-        self._forget_rows(ids)
+        self.forget_rows(ids)
         idx = self.index
         keep = idx.rebuild_without(ids)
         if keep is None:
@@ -521,7 +521,7 @@ class NamespaceState:
         self._update(rows)
 
     def _update(self, rows: list[MessageRow]) -> None:
-        self._forget_rows([r.id for r in rows])
+        self.forget_rows([r.id for r in rows])
         idx = self.index
         changed = idx.update(rows)
         if changed:
