@@ -15,8 +15,9 @@ from hippo.store.base import MessageRow
 _FIELDS = ("id", "text", "speaker", "role", "timestamp", "session_id", "metadata", "namespace", "seq", "n_tokens",
            "created_at")
 # A recall returns dozens of messages, and a frozen dataclass's constructor sets each field through
-# object.__setattr__ (a tenth of a recall): a MemoryItem is filled in one step instead, while its fields are exactly
-# these and it has no __post_init__; otherwise the constructor is used.
+# object.__setattr__ (with the two time conversions, a tenth of a repeated recall in a sampling profile): a MemoryItem
+# is filled in one step instead, while its fields are exactly these and it has no __post_init__; otherwise the
+# constructor is used.
 _DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and not hasattr(MemoryItem,
                                                                                            "__post_init__")
 
