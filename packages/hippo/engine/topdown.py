@@ -107,7 +107,21 @@ class _Scorer:
         weights = h.idf_of(ids).tolist() if h is not None and ids else [1.0] * len(ids)
         self.idf = dict(zip(ids, weights))
         self.total = sum(self.idf.values()) or 1.0
-        self.qcode = h.query_code(ids) if h is not None and ids else None
+        self._qcode: np.ndarray | None = None
+        self._coded = False
+
+    @property
+    def qcode(self) -> np.ndarray | None:
+        """The query's code for the unit stages (Stage I compares it with the semantics' codes); computed when first
+        asked for: evidence mode never does."""
+        if not self._coded:
+            self._qcode = self.h.query_code(self.stems) if self.h is not None and self.stems else None
+            self._coded = True
+        return self._qcode
+
+    @qcode.setter
+    def qcode(self, code: np.ndarray | None) -> None:
+        self._qcode, self._coded = code, True
 
     def coverage(self, terms) -> float:
         terms = set(terms)
