@@ -123,6 +123,22 @@ def test_a_forget_on_one_handle_is_honoured_by_the_next_read_on_another(location
         assert any("Alfama" in h.text for h in host_a.search("Alfama", k=3))
 
 
+
+def test_a_metadata_update_on_one_handle_reaches_what_another_returns(location) -> None:
+    # each handle keeps the store rows it returned last; another handle's update must still reach its next read
+    with Memory(location) as host_a, Memory(location) as host_b:
+        added = host_a.add_many(items())
+        beagle = next(it for it in added if "Pixel" in it.text)
+        for _ in range(2):  # read twice: the second read is served from what host_b kept
+            got = {m.id: m.metadata for m in host_b.recall("What is the beagle called?", budget_tokens=500).messages}
+            assert got[beagle.id] == beagle.metadata
+        host_a.update(beagle.id, metadata={"turn": -1, "checked": True})
+        got = {m.id: m.metadata for m in host_b.recall("What is the beagle called?", budget_tokens=500).messages}
+        assert got[beagle.id] == {"turn": -1, "checked": True}
+        assert {h.id: h.metadata for h in host_b.search("beagle Pixel", k=5)}[beagle.id] == {"turn": -1,
+                                                                                             "checked": True}
+        assert host_b.get(beagle.id).metadata == {"turn": -1, "checked": True}
+
 def _run(mem: Memory, questions: list[str], budget: int) -> list:
     out = []
     for q in questions:
