@@ -252,6 +252,36 @@ HIPPO_INLINE uint64_t hippo_bv_select0(const hippo_bv *bv, uint64_t k) {
     return line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(~l[1 + w], rem - 1);
 }
 
+/* select1 (zeros = 0) or select0 (zeros = 1) of every rank in ks[0..m), ascending, each 1 <= k <= ones (zeros),
+ * written over ks. Consecutive ranks often fall in one line (the occurrences of one symbol, one wavelet level up):
+ * the line found for one answers the next from its header, without the directory search. */
+HIPPO_INLINE void hippo_bv_select_sorted(const hippo_bv *bv, uint64_t *ks, uint64_t m, unsigned zeros) {
+    uint64_t line = 0, before = 0, in_line = 0; /* in_line == 0: no line yet */
+    for (uint64_t j = 0; j < m; j++) {
+        uint64_t k = ks[j];
+        if (!in_line || k <= before || k > before + in_line) {
+            uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
+            const uint32_t *sel = zeros ? bv->sel0 : bv->sel1;
+            uint64_t nsel = zeros ? bv->nsel0 : bv->nsel1;
+            uint64_t hi = (s + 1 < nsel) ? (uint64_t)sel[s + 1] + 1 : bv->nlines;
+            line = hippo_bv_find_line(bv, sel[s], hi, k, zeros);
+            before = hippo_bv_before(bv, line, zeros);
+            in_line = hippo_bv_before(bv, line + 1, zeros) - before; /* lines[] holds a closing line */
+        }
+        const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
+        unsigned rem = (unsigned)(k - before), w = 0;
+        if (zeros) {
+            while (w < 6 && 64u * (w + 1) - hippo_bv_field(l[0], w + 1) < rem) w++;
+            rem -= 64u * w - hippo_bv_field(l[0], w);
+            ks[j] = line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(~l[1 + w], rem - 1);
+        } else {
+            while (w < 6 && hippo_bv_field(l[0], w + 1) < rem) w++;
+            rem -= hippo_bv_field(l[0], w);
+            ks[j] = line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(l[1 + w], rem - 1);
+        }
+    }
+}
+
 /* ---- static wavelet matrix ------------------------------------------------------------------ */
 typedef struct hippo_symcount {
     uint32_t symbol;

@@ -884,14 +884,18 @@ HIPPO_CLONES void hippo_wm_locate_unchecked(const hippo_wm *wm, uint32_t symbol,
     uint64_t s = 0, e = wm->n;
     descend(wm, symbol, &s, &e);
     for (uint64_t j = 0; j < m; j++) out[j] = s + first + j;
-    /* Algorithm 2 of seed 000 §3.2.2, applied to a run of consecutive bottom positions at once. */
+    /* Algorithm 2 of seed 000 §3.2.2, applied to a run of consecutive bottom positions at once. The positions stay
+     * ascending level by level (a node keeps its elements' order), so each level's selects take ascending ranks:
+     * hippo_bv_select_sorted reuses the line of one answer for the next (dense near the leaves). */
     for (uint32_t l = wm->bits; l-- > 0;) {
         const hippo_bv *bv = &wm->level[l];
         if ((symbol >> (wm->bits - 1 - l)) & 1u) {
             uint64_t z = wm->zeros[l];
-            for (uint64_t j = 0; j < m; j++) out[j] = hippo_bv_select1(bv, out[j] - z + 1);
+            for (uint64_t j = 0; j < m; j++) out[j] = out[j] - z + 1;
+            hippo_bv_select_sorted(bv, out, m, 0);
         } else {
-            for (uint64_t j = 0; j < m; j++) out[j] = hippo_bv_select0(bv, out[j] + 1);
+            for (uint64_t j = 0; j < m; j++) out[j] = out[j] + 1;
+            hippo_bv_select_sorted(bv, out, m, 1);
         }
     }
 }
