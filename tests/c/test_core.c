@@ -86,6 +86,27 @@ static void test_bitvector(void) {
                 }
             }
             CHECK_EQ_U64(bv.ones, ones);
+            /* select_sorted: ascending rank subsets (every rank, runs, sparse picks) against the reference positions */
+            for (unsigned zeros_kind = 0; zeros_kind < 2; zeros_kind++) {
+                uint64_t total = zeros_kind ? n - ones : ones;
+                uint64_t *where = (uint64_t *)malloc((size_t)(total + 1) * 8), *ks = (uint64_t *)malloc((size_t)(total + 1) * 8);
+                uint64_t t = 0;
+                for (uint64_t i = 0; i < n; i++)
+                    if (ref[i] == !zeros_kind) where[t++] = i;
+                for (unsigned keep = 1; keep <= 4; keep++) { /* take each rank with probability 1, 1/2, 1/3, 1/4 */
+                    uint64_t m = 0;
+                    for (uint64_t k = 1; k <= total; k++)
+                        if (keep == 1 || rnd_below(keep * 8) < 8 || (keep == 4 && k % 97 < 30)) ks[m++] = k;
+                    uint64_t *want = (uint64_t *)malloc((size_t)(m + 1) * 8);
+                    for (uint64_t j = 0; j < m; j++) want[j] = where[ks[j] - 1];
+                    hippo_bv_select_sorted(&bv, ks, m, zeros_kind);
+                    for (uint64_t j = 0; j < m; j++)
+                        if (ks[j] != want[j]) { CHECK_EQ_U64(ks[j], want[j]); break; }
+                    free(want);
+                }
+                free(where);
+                free(ks);
+            }
             hippo_bv_free(&bv);
             free(ref);
         }
