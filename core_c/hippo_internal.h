@@ -221,35 +221,42 @@ HIPPO_INLINE uint64_t hippo_bv_find_line(const hippo_bv *bv, uint64_t lo, uint64
     return lo;
 }
 
-/* Position of the k-th one (k >= 1, k <= ones). */
-HIPPO_INLINE uint64_t hippo_bv_select1(const hippo_bv *bv, uint64_t k) {
-    uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
-    uint64_t line = bv->sel1[s];
-    uint64_t hi = (s + 1 < bv->nsel1) ? (uint64_t)bv->sel1[s + 1] + 1 : bv->nlines;
-    line = hippo_bv_find_line(bv, line, hi, k, 0);
+/* Position of the rem-th one (zeros = 0) or zero (zeros = 1) inside line `line` (1 <= rem <= its count): the
+ * header's word prefix counts give the word, select64 the bit. Zeros in words 0..w-1 are 64 w - field(w); padding
+ * past n is never reached since the caller's rank is at most the vector's count. */
+HIPPO_INLINE uint64_t hippo_bv_line_select(const hippo_bv *bv, uint64_t line, unsigned rem, unsigned zeros) {
     const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-    unsigned rem = (unsigned)(k - hippo_bv_line_ones(bv, line)); /* 1..448 */
     unsigned w = 0;
+    if (zeros) {
+        while (w < 6 && 64u * (w + 1) - hippo_bv_field(l[0], w + 1) < rem) w++;
+        rem -= 64u * w - hippo_bv_field(l[0], w);
+        return line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(~l[1 + w], rem - 1);
+    }
     while (w < 6 && hippo_bv_field(l[0], w + 1) < rem) w++;
     rem -= hippo_bv_field(l[0], w);
     return line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(l[1 + w], rem - 1);
 }
 
+/* The line holding the k-th one (zeros = 0) or zero (zeros = 1), 1 <= k <= that count: the select sample, then
+ * hippo_bv_find_line. */
+HIPPO_INLINE uint64_t hippo_bv_select_line(const hippo_bv *bv, uint64_t k, unsigned zeros) {
+    uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
+    const uint32_t *sel = zeros ? bv->sel0 : bv->sel1;
+    uint64_t nsel = zeros ? bv->nsel0 : bv->nsel1;
+    uint64_t hi = (s + 1 < nsel) ? (uint64_t)sel[s + 1] + 1 : bv->nlines;
+    return hippo_bv_find_line(bv, sel[s], hi, k, zeros);
+}
+
+/* Position of the k-th one (k >= 1, k <= ones). */
+HIPPO_INLINE uint64_t hippo_bv_select1(const hippo_bv *bv, uint64_t k) {
+    uint64_t line = hippo_bv_select_line(bv, k, 0);
+    return hippo_bv_line_select(bv, line, (unsigned)(k - hippo_bv_before(bv, line, 0)), 0); /* rem 1..448 */
+}
+
 /* Position of the k-th zero (k >= 1, k <= n - ones). */
 HIPPO_INLINE uint64_t hippo_bv_select0(const hippo_bv *bv, uint64_t k) {
-    uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
-    uint64_t line = bv->sel0[s];
-    uint64_t hi = (s + 1 < bv->nsel0) ? (uint64_t)bv->sel0[s + 1] + 1 : bv->nlines;
-#define HIPPO_ZEROS_BEFORE(j) ((j) * (uint64_t)HIPPO_BV_LINE_BITS - hippo_bv_line_ones(bv, (j)))
-    line = hippo_bv_find_line(bv, line, hi, k, 1);
-    unsigned rem = (unsigned)(k - HIPPO_ZEROS_BEFORE(line));
-#undef HIPPO_ZEROS_BEFORE
-    const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-    /* zeros in words 0..w-1 = 64 w - field(w); padding past n is never reached since k <= zeros */
-    unsigned w = 0;
-    while (w < 6 && 64u * (w + 1) - hippo_bv_field(l[0], w + 1) < rem) w++;
-    rem -= 64u * w - hippo_bv_field(l[0], w);
-    return line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(~l[1 + w], rem - 1);
+    uint64_t line = hippo_bv_select_line(bv, k, 1);
+    return hippo_bv_line_select(bv, line, (unsigned)(k - hippo_bv_before(bv, line, 1)), 1);
 }
 
 /* select1 (zeros = 0) or select0 (zeros = 1) of every rank in ks[0..m), ascending, each 1 <= k <= ones (zeros),
@@ -260,25 +267,11 @@ HIPPO_INLINE void hippo_bv_select_sorted(const hippo_bv *bv, uint64_t *ks, uint6
     for (uint64_t j = 0; j < m; j++) {
         uint64_t k = ks[j];
         if (!in_line || k <= before || k > before + in_line) {
-            uint64_t s = (k - 1) / HIPPO_BV_SAMPLE;
-            const uint32_t *sel = zeros ? bv->sel0 : bv->sel1;
-            uint64_t nsel = zeros ? bv->nsel0 : bv->nsel1;
-            uint64_t hi = (s + 1 < nsel) ? (uint64_t)sel[s + 1] + 1 : bv->nlines;
-            line = hippo_bv_find_line(bv, sel[s], hi, k, zeros);
+            line = hippo_bv_select_line(bv, k, zeros);
             before = hippo_bv_before(bv, line, zeros);
             in_line = hippo_bv_before(bv, line + 1, zeros) - before; /* lines[] holds a closing line */
         }
-        const uint64_t *l = bv->lines + line * HIPPO_BV_LINE_WORDS;
-        unsigned rem = (unsigned)(k - before), w = 0;
-        if (zeros) {
-            while (w < 6 && 64u * (w + 1) - hippo_bv_field(l[0], w + 1) < rem) w++;
-            rem -= 64u * w - hippo_bv_field(l[0], w);
-            ks[j] = line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(~l[1 + w], rem - 1);
-        } else {
-            while (w < 6 && hippo_bv_field(l[0], w + 1) < rem) w++;
-            rem -= hippo_bv_field(l[0], w);
-            ks[j] = line * HIPPO_BV_LINE_BITS + 64u * w + hippo_select64(l[1 + w], rem - 1);
-        }
+        ks[j] = hippo_bv_line_select(bv, line, (unsigned)(k - before), zeros);
     }
 }
 
