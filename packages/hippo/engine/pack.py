@@ -11,6 +11,7 @@ counted exactly and trimmed from the lowest-ranked end if the estimate was short
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
@@ -59,9 +60,8 @@ def _line(p: Piece) -> str:
     return f"{_prefix(p)} {p.text}"
 
 
-def _layout(pieces: list[Piece]) -> list[tuple[str, Piece | None]]:
-    """The context's lines, each with its piece (None for a header): per session (sessions in time order) its date
-    header, then its messages in order."""
+def _sessions(pieces: list[Piece]) -> list[list[Piece]]:
+    """The pieces grouped by session (by day without one), sessions in time order, each in message order."""
     groups: dict[str, list[Piece]] = {}
     for p in pieces:
         groups.setdefault(_group_key(p), []).append(p)
@@ -70,9 +70,17 @@ def _layout(pieces: list[Piece]) -> list[tuple[str, Piece | None]]:
         times = [q.ts for q in ps if q.ts is not None]
         return (min(times) if times else float("inf"), min(q.seq for q in ps))
 
-    out: list[tuple[str, Piece | None]] = []
-    for ps in sorted(groups.values(), key=first):
+    out = sorted(groups.values(), key=first)
+    for ps in out:
         ps.sort(key=lambda q: q.seq)
+    return out
+
+
+def _layout(pieces: list[Piece]) -> list[tuple[str, Piece | None]]:
+    """The context's lines, each with its piece (None for a header): per session its date header, then its
+    messages (:func:`_sessions`)."""
+    out: list[tuple[str, Piece | None]] = []
+    for ps in _sessions(pieces):
         out.append((_header(ps[0]), None))
         out.extend((_line(q), q) for q in ps)
     return out
@@ -109,8 +117,8 @@ def count_lines(lines: list[str]) -> int:
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
-_ASCII_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-_ASCII_PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
+_ASCII_PUNCT = frozenset(string.punctuation)
 
 
 @lru_cache(maxsize=8192)
@@ -194,14 +202,7 @@ def _count(layout: list[tuple[str, Piece | None]]) -> int:
 
 def ordered(pieces: list[Piece]) -> list[Piece]:
     """Pieces in the order :func:`render` lays them out."""
-    groups: dict[str, list[Piece]] = {}
-    for p in pieces:
-        groups.setdefault(_group_key(p), []).append(p)
-    out: list[Piece] = []
-    for ps in sorted(groups.values(), key=lambda ps: (min((q.ts for q in ps if q.ts is not None),
-                                                           default=float("inf")), min(q.seq for q in ps))):
-        out.extend(sorted(ps, key=lambda q: q.seq))
-    return out
+    return [p for ps in _sessions(pieces) for p in ps]
 
 
 def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]]
