@@ -23,18 +23,14 @@ _DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and n
 
 
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
+    values = dict(id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
+                  session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
+                  n_tokens=row.n_tokens, created_at=to_datetime(row.created_at))
     if cls is MemoryItem and not extra and _DIRECT:
         item = object.__new__(MemoryItem)
-        item.__dict__.update(
-            id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
-            session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
-            n_tokens=row.n_tokens, created_at=to_datetime(row.created_at))
+        item.__dict__.update(values)
         return item
-    return cls(
-        id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
-        session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
-        n_tokens=row.n_tokens, created_at=to_datetime(row.created_at), **extra,
-    )
+    return cls(**values, **extra)
 
 
 def items(state: NamespaceState, ids: list[int], cls: type = MemoryItem,

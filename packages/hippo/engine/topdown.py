@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -107,21 +108,12 @@ class _Scorer:
         weights = h.idf_of(ids).tolist() if h is not None and ids else [1.0] * len(ids)
         self.idf = dict(zip(ids, weights))
         self.total = sum(self.idf.values()) or 1.0
-        self._qcode: np.ndarray | None = None
-        self._coded = False
 
-    @property
+    @cached_property
     def qcode(self) -> np.ndarray | None:
-        """The query's code for the unit stages (Stage I compares it with the semantics' codes); computed when first
-        asked for: evidence mode never does."""
-        if not self._coded:
-            self._qcode = self.h.query_code(self.stems) if self.h is not None and self.stems else None
-            self._coded = True
-        return self._qcode
-
-    @qcode.setter
-    def qcode(self, code: np.ndarray | None) -> None:
-        self._qcode, self._coded = code, True
+        """The query's code for the unit stages (Stage I compares it with the semantics' codes), computed when first
+        asked for: evidence mode never does. Assigning replaces it (units built from user embeddings)."""
+        return self.h.query_code(self.stems) if self.h is not None and self.stems else None
 
     def coverage(self, terms) -> float:
         terms = set(terms)
