@@ -128,6 +128,9 @@ def test_beam_bench_end_to_end(tmp_path):
     assert "hippo / best" in md and "bm25s-d" in md
     ratio = r["hippo"]["p50_ms"] / r["bm25s"]["p50_ms"]  # latency beside the peer's, as a ratio
     assert f"hippo / bm25s p50 {ratio:.2f}x" in md
+    # a question's first recall, timed on its own (one per question) and reported beside the peer
+    assert 0 < r["hippo"]["first_p50_ms"] <= r["hippo"]["first_p95_ms"]
+    assert f"first recall p50 / bm25s p50 {r['hippo']['first_p50_ms'] / r['bm25s']['p50_ms']:.2f}x" in md
 
 
 def test_agent_loop_recalls_while_the_conversation_is_written(tmp_path):
