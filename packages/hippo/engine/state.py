@@ -14,6 +14,13 @@ from their snapshot plus the changes after it; the lifecycle and the profiles ar
 needed, each from its own snapshot plus the changes after that one. A follower with no usable snapshot, or one that
 lags by more than :data:`SYNC_ROWS` messages, is rebuilt in a background thread while reads go on without it
 (recall answers with the flat engine, ranking without annotations or profile prior) and is swapped in when done.
+
+The speaker profiles also follow this process's own appends off the request path: once :data:`PROFILE_LAG`
+appended messages are past them, a background thread reads those messages' statements a few at a time while no
+message has been appended for :data:`PROFILE_IDLE` seconds (a bulk import is not slowed; an agent's pauses between
+turns are used). A recall that asks about a person reads whatever is still left itself, so its answer is the same
+whether the thread got there first or not; what the thread saves is the wait (reading the statements of a whole
+chat takes a quarter of a second per few hundred messages).
 """
 
 from __future__ import annotations
@@ -48,6 +55,10 @@ SAVE_SHARE = 8         # snapshots are rewritten once this share of the namespac
                        # ``hierarchy.persist_every`` messages: amortized O(1) bytes written per message
 RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
 _CHUNK = 512           # rows a background rebuild reads per hold of the read lock
+PROFILE_LAG = 32       # appended messages past the speaker profiles before they catch up in the background
+_PROFILE_CHUNK = 16    # messages the profiles' catch-up reads per hold of their lock (what a recall may wait for)
+PROFILE_IDLE = 0.25    # seconds without an append before the profiles' catch-up reads on
+_CATCH_UP = "profiles-catch-up"
 _ROW_CACHE = 4096      # store rows kept per namespace (a recall's messages; a context holds a few dozen)
 _UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
 
@@ -195,6 +206,7 @@ class NamespaceState:
         self._life_prefetched: tuple | None = None
         self._eager_life = False
         self._profiles_unsaved = False
+        self._appended_at = 0.0  # time.monotonic() of this process's last append (the profiles' catch-up waits)
         self._row_cache: OrderedDict[int, MessageRow] = OrderedDict()
         self._row_lock = threading.Lock()
         self._row_epoch = 0  # bumped whenever a kept row may have changed (an update, a deletion, a reset)
@@ -451,6 +463,8 @@ class NamespaceState:
         self.saw(fp)
         self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
+        self._appended_at = time.monotonic()
+        self._follow_profiles()
 
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
         """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
@@ -504,8 +518,9 @@ class NamespaceState:
         self.standing = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
-        if self._profiles is not None or "profiles" in self._warming:
+        if self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming:
             self._stop_warming("profiles")
+            self._stop_warming(_CATCH_UP)
             self._drop_profiles()  # rebuilt from the surviving messages when next needed
         life = self._life
         if life is not None and life.loaded:
@@ -1084,6 +1099,49 @@ class NamespaceState:
                 self._consume(prof, self.index, done, len(self.index))
                 self._profiles, self._profiles_done = prof, len(self.index)
                 self._profiles_unsaved = True
+
+    def _follow_profiles(self) -> None:
+        """After this process's append: once :data:`PROFILE_LAG` messages are past the speaker profiles, start
+        reading them in the background (the profiles are loaded, or created, first; a long history without a usable
+        snapshot is rebuilt in the background as :meth:`profiles` would). Caller holds the write lock."""
+        if "profiles" in self._warming or _CATCH_UP in self._warming:
+            return
+        if len(self.index) - self._profiles_done < PROFILE_LAG:
+            return
+        with self._profiles_lock:
+            if self._profiles is None:
+                self._profiles, self._profiles_done = self._load_profiles()
+                if self._profiles is None:
+                    self._profiles_done = 0
+                    self._start("profiles", self._build_profiles)
+                    return
+        self._start(_CATCH_UP, self._catch_up_profiles)
+
+    def _catch_up_profiles(self, warm: _Warm) -> None:
+        """Read the messages past the speaker profiles, :data:`_PROFILE_CHUNK` at a time once no message has been
+        appended for :data:`PROFILE_IDLE` seconds, each step under the read lock and the profiles lock (a recall
+        asking for the profiles meanwhile waits for one step, then reads the rest itself: the profiles consume
+        messages in order, whoever reads them)."""
+        lock = self.host.lock
+        while not warm.stop.is_set():
+            quiet = time.monotonic() - self._appended_at
+            if quiet < PROFILE_IDLE:  # messages are still coming: read them once they stop
+                warm.stop.wait(PROFILE_IDLE - quiet)
+                continue
+            t0 = time.perf_counter()
+            with lock.read():
+                idx = self.index
+                if idx is None:
+                    return
+                with self._profiles_lock:
+                    prof, done = self._profiles, self._profiles_done
+                    if prof is None or done >= len(idx) or warm.stop.is_set():
+                        return
+                    hi = min(len(idx), done + _PROFILE_CHUNK)
+                    self._consume(prof, idx, done, hi)
+                    self._profiles_done = hi
+                    self._profiles_unsaved = True
+            warm.breathe(t0)
 
     def profile_names(self) -> ProfileIndex:
         """A profile index that knows only the speakers' names: enough to tell whether a query asks about a

@@ -1,0 +1,135 @@
+"""The speaker profiles follow this process's appends in the background (hippo.engine.state): a recall that asks
+about a person finds them caught up, and answers exactly as if it had read every message itself."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from hippo import Memory
+from hippo.engine import state as state_mod
+from hippo.engine.profiles import ProfileIndex
+
+PEOPLE = ("Maya", "Omar", "Lena")
+SAYINGS = ("I love {x}.", "My favourite food is {x}.", "I live in {x} now.", "I work as a {x}.",
+           "I'm reading a book about {x}.", "We talked about {x} yesterday.")
+THINGS = ("hiking", "ramen", "Lisbon", "nurse", "volcanoes", "chess", "Berlin", "pottery", "tacos", "teacher")
+
+
+def messages(n: int) -> list[dict]:
+    out = []
+    for k in range(n):
+        text = SAYINGS[k % len(SAYINGS)].format(x=THINGS[(k * 7) % len(THINGS)])
+        out.append({"text": text, "speaker": PEOPLE[k % len(PEOPLE)], "role": "user", "timestamp": 1.7e9 + 60 * k,
+                    "session_id": f"s{k // 20}"})
+    return out
+
+
+def by_hand(msgs: list[dict], ids: list[int] | None = None) -> ProfileIndex:
+    """The reference: one profile index fed every message in one call (ids 1, 2, ... unless given)."""
+    prof = ProfileIndex()
+    prof.append(ids or list(range(1, len(msgs) + 1)), [m["speaker"] for m in msgs], [m["text"] for m in msgs],
+                [m["timestamp"] for m in msgs])
+    return prof
+
+
+def snapshot(prof: ProfileIndex) -> tuple:
+    meta, arrays = prof.to_snapshot()
+    return meta, {k: np.asarray(v).tolist() for k, v in arrays.items()}
+
+
+def test_the_profiles_catch_up_after_appends_without_a_recall():
+    msgs = messages(100)
+    with Memory(None) as mem:
+        for m in msgs:
+            mem.add(**m)
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        # nothing asked about anyone, yet the appended messages were read (at least all but the last lag's worth)
+        assert st._profiles is not None
+        assert len(st.index) - st._profiles_done < state_mod.PROFILE_LAG
+        with mem.engine.rt.lock.read():
+            prof = st.profiles()
+        assert snapshot(prof) == snapshot(by_hand(msgs))  # message ids are 1.. in arrival order
+
+
+def test_a_recall_reads_what_the_catch_up_left_and_answers_the_same(monkeypatch):
+    msgs = messages(90)
+    question = "What does Maya love?"
+    with Memory(None) as ref:
+        monkeypatch.setattr(state_mod, "PROFILE_LAG", 10**9)  # no catch-up: the recall reads every message itself
+        ref.add_many(msgs)
+        expected = ref.recall(question, budget_tokens=120)
+        with ref.engine.rt.lock.read():
+            ref_prof = snapshot(ref.engine.state().profiles())
+    monkeypatch.setattr(state_mod, "PROFILE_LAG", 8)
+    stopped = []
+
+    def one_step(self, warm):  # a catch-up that read one chunk and was stopped
+        with self.host.lock.read(), self._profiles_lock:
+            hi = min(len(self.index), self._profiles_done + 5)
+            self._consume(self._profiles, self.index, self._profiles_done, hi)
+            self._profiles_done = hi
+        stopped.append(hi)
+
+    monkeypatch.setattr(state_mod.NamespaceState, "_catch_up_profiles", one_step)
+    with Memory(None) as mem:
+        for m in msgs:
+            mem.add(**m)
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        assert stopped and st._profiles_done < len(st.index)  # the thread left messages for the recall
+        got = mem.recall(question, budget_tokens=120)
+        with mem.engine.rt.lock.read():
+            assert snapshot(st.profiles()) == ref_prof
+    assert [m.text for m in got.messages] == [m.text for m in expected.messages]
+    assert got.text == expected.text
+
+
+def test_after_a_deletion_the_profiles_hold_only_the_surviving_messages(monkeypatch):
+    msgs = messages(80)
+    with Memory(None) as mem:
+        ids = [mem.add(**m).id for m in msgs]
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        gone = ids[0]  # "I love ..." by Maya
+        mem.delete([gone])
+        assert st.wait_warm(60)
+        with mem.engine.rt.lock.read():
+            prof = st.profiles()
+        # rebuilt from the surviving messages alone, as if the deleted one had never been said
+        assert snapshot(prof) == snapshot(by_hand(msgs[1:], ids[1:]))
+
+
+def test_a_stored_namespace_loads_or_builds_its_profiles_on_append(tmp_path):
+    n = 40
+    path = tmp_path / "p.db"
+    with Memory(path) as mem:
+        mem.add_many(messages(n))
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        with mem.engine.rt.lock.read():
+            first = snapshot(st.profiles())
+    with Memory(path) as mem:  # reopened: the next appends catch up from the saved profiles (or a rebuild)
+        for m in messages(2 * n)[n:]:
+            mem.add(**m)
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        with mem.engine.rt.lock.read():
+            again = snapshot(st.profiles())
+    assert first != again
+    assert again == snapshot(by_hand(messages(2 * n)))
+
+
+def test_while_messages_keep_coming_the_catch_up_waits(monkeypatch):
+    monkeypatch.setattr(state_mod, "PROFILE_IDLE", 3600.0)  # every append is "recent" for this test
+    with Memory(None) as mem:
+        mem.add_many(messages(60))
+        st = mem.engine.state()
+        assert state_mod._CATCH_UP in st._warming  # started, and waiting for a pause in the appends
+        time.sleep(0.2)
+        assert st._profiles_done == 0  # a bulk import shares the interpreter with nobody
+        with mem.engine.rt.lock.read():
+            prof = st.profiles()  # asked for: read on the spot, the same as ever
+        assert snapshot(prof) == snapshot(by_hand(messages(60)))
