@@ -278,8 +278,12 @@ def _mean(xs: Sequence[float]) -> float:
 
 def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: str, embed: Callable | None = None,
              hippo: bool = True, config: Any = None, keep_per_question: bool = False,
-             progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run every system over ``convs``; returns per-system, per-budget recall (overall and per kind) and counters."""
+             progress: Callable[[str], None] | None = None, pause: float = 0.0) -> dict[str, Any]:
+    """Run every system over ``convs``; returns per-system, per-budget recall (overall and per kind) and counters.
+    ``pause``: seconds hippo waits after a conversation's ingest before its first question (an application that
+    imports a history, then waits for its user), not counted in any timing."""
+    if not (isinstance(pause, (int, float)) and math.isfinite(pause) and pause >= 0):
+        raise ValueError(f"pause must be a finite number of seconds >= 0, got {pause!r}")
     enc = cl100k_encoder()
     budgets = [int(b) for b in budgets]
     systems = ["oracle", *PEERS, *(EMBED_PEERS if embed else ())] + (["hippo"] if hippo else [])
@@ -316,6 +320,8 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
                 failures.append(f"{conv.cid} add: {type(exc).__name__}: {str(exc)[:160]}")
                 mem = None
             ingest_s += time.perf_counter() - t0
+            if pause and mem is not None:
+                time.sleep(pause)
         for qi, q in enumerate(conv.questions):
             # As the reference scorers do: an id listed twice counts twice for the systems (eval_beam.py), once
             # for the oracle (oracle_ceiling.py packs the set of evidence messages).
@@ -528,6 +534,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--agent-loop", action="store_true",
                    help="also time hippo as an agent uses it: each message added, a question recalled after every "
                         "second one (from half of each conversation on, at the middle budget)")
+    p.add_argument("--pause", type=float, default=0.0, metavar="SECONDS",
+                   help="seconds hippo waits after each conversation's ingest before its questions, as an application "
+                        "that imports a history and then waits for its user (default 0: ask at once)")
     p.add_argument("--config", default=None, metavar="JSON",
                    help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
@@ -553,13 +562,18 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
             config = json.loads(args.config)
         except json.JSONDecodeError as exc:
             raise SystemExit(f"--config is not valid JSON: {exc}") from None
+    pause = float(getattr(args, "pause", 0.0) or 0.0)
+    if not (math.isfinite(pause) and pause >= 0):
+        raise SystemExit(f"--pause must be a number of seconds >= 0, got {pause}")
     out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
-                   keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True))
+                   keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True), pause=pause)
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
+                "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
+    typed += f", questions {pause:g} s after each ingest" if pause else ""
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 

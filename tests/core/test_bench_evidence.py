@@ -213,3 +213,16 @@ def test_locomo_bench_with_phone_typing(tmp_path):
     assert res["phone_typing"] is True and res["hippo"]["failed_calls"] == 0
     assert res["results"]["hippo"]["500"]["all"] == 1.0
     assert "typed as on a phone" in out.with_suffix(".md").read_text()
+
+
+def test_pause_after_ingest_is_recorded_and_validated(tmp_path):
+    root = _beam_dir(tmp_path)
+    out = tmp_path / "paused.json"
+    assert main(["beam", "--data", str(root), "--budgets", "60", "--pause", "0.01", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["pause_s"] == 0.01 and res["hippo"]["failed_calls"] == 0
+    assert "questions 0.01 s after each ingest" in out.with_suffix(".md").read_text()
+    with pytest.raises(SystemExit):
+        main(["beam", "--data", str(root), "--budgets", "60", "--pause", "-1", "--out", str(out)])
+    with pytest.raises(ValueError):
+        evidence.evaluate([], [60], id_key="id", pause=float("nan"))
