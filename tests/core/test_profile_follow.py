@@ -133,3 +133,20 @@ def test_while_messages_keep_coming_the_catch_up_waits(monkeypatch):
         with mem.engine.rt.lock.read():
             prof = st.profiles()  # asked for: read on the spot, the same as ever
         assert snapshot(prof) == snapshot(by_hand(messages(60)))
+
+
+def test_the_profiles_follow_another_handles_appends(tmp_path):
+    path = tmp_path / "shared.db"
+    msgs = messages(70)
+    with Memory(path) as writer, Memory(path) as reader:
+        writer.add(**msgs[0])
+        reader.search("hiking", k=1)  # the reader has opened the namespace
+        st = reader.engine.state()
+        assert st._profiles is None
+        for m in msgs[1:]:
+            writer.add(**m)
+        reader.search("hiking", k=1)  # reads the change feed: 69 messages appended by the writer
+        assert st.wait_warm(60)
+        assert st._profiles is not None and st._profiles_done == len(st.index) == 70
+        with reader.engine.rt.lock.read():
+            assert snapshot(st.profiles()) == snapshot(by_hand(msgs))

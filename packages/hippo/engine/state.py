@@ -15,8 +15,8 @@ needed, each from its own snapshot plus the changes after that one. A follower w
 lags by more than :data:`SYNC_ROWS` messages, is rebuilt in a background thread while reads go on without it
 (recall answers with the flat engine, ranking without annotations or profile prior) and is swapped in when done.
 
-The speaker profiles also follow this process's own appends off the request path: once :data:`PROFILE_LAG`
-appended messages are past them, a background thread reads those messages' statements a few at a time while no
+The speaker profiles also follow appends off the request path (this process's own, and those it reads from the
+change feed): once :data:`PROFILE_LAG` appended messages are past them, a background thread reads those messages' statements a few at a time while no
 message has been appended for :data:`PROFILE_IDLE` seconds (a bulk import is not slowed; an agent's pauses between
 turns are used). A recall that asks about a person reads whatever is still left itself, so its answer is the same
 whether the thread got there first or not; what the thread saves is the wait (reading the statements of a whole
@@ -291,6 +291,9 @@ class NamespaceState:
             life.version = fp.version
         elif appended:
             self._sync_followers([], load=True)
+        if appended:  # another handle's messages: the profiles follow them as they follow this process's own
+            self._appended_at = time.monotonic()
+            self._follow_profiles()
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -1101,9 +1104,10 @@ class NamespaceState:
                 self._profiles_unsaved = True
 
     def _follow_profiles(self) -> None:
-        """After this process's append: once :data:`PROFILE_LAG` messages are past the speaker profiles, start
-        reading them in the background (the profiles are loaded, or created, first; a long history without a usable
-        snapshot is rebuilt in the background as :meth:`profiles` would). Caller holds the write lock."""
+        """After an append (this process's, or another's read from the change feed): once :data:`PROFILE_LAG`
+        messages are past the speaker profiles, start reading them in the background (the profiles are loaded, or
+        created, first; a long history without a usable snapshot is rebuilt in the background as :meth:`profiles`
+        would). Caller holds the write lock."""
         if "profiles" in self._warming or _CATCH_UP in self._warming:
             return
         if len(self.index) - self._profiles_done < PROFILE_LAG:
