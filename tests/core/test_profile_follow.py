@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from hippo import Memory
 from hippo.engine import state as state_mod
@@ -149,4 +150,41 @@ def test_the_profiles_follow_another_handles_appends(tmp_path):
         assert st.wait_warm(60)
         assert st._profiles is not None and st._profiles_done == len(st.index) == 70
         with reader.engine.rt.lock.read():
+            assert snapshot(st.profiles()) == snapshot(by_hand(msgs))
+
+
+@pytest.mark.parametrize("asked", [False, True])
+def test_a_long_import_nobody_asked_about_is_left_to_the_first_question(monkeypatch, asked):
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    msgs = messages(200)
+    with Memory(None) as mem:
+        mem.add_many(msgs[:40])  # a short history: its profiles are started at once
+        st = mem.engine.state()
+        if asked:
+            with mem.engine.rt.lock.read():
+                st.profiles()
+        mem.add_many(msgs[40:])  # then 160 more, faster than the 0.25 s pause the catch-up waits for
+        assert st.wait_warm(60)
+        if asked:  # profiles someone reads follow every append
+            assert st._profiles is not None and st._profiles_done == len(st.index)
+        else:  # an import of more than SYNC_ROWS messages nobody asked about: no background reading of all of it
+            assert st._profiles is None
+        with mem.engine.rt.lock.read():
+            assert snapshot(st.profiles()) == snapshot(by_hand(msgs))  # and the answer is the same either way
+
+
+def test_asked_during_a_long_import_the_profiles_are_built_as_before(tmp_path, monkeypatch):
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    monkeypatch.setattr(state_mod, "PROFILE_IDLE", 3600.0)  # the import is still going on
+    msgs = messages(200)
+    with Memory(tmp_path / "long.db") as mem:
+        mem.add_many(msgs[:40])  # profiles started for a short history...
+        mem.add_many(msgs[40:])  # ...which is now 200 messages, none of them read yet
+        st = mem.engine.state()
+        with mem.engine.rt.lock.read():
+            first = st.profiles()  # a stored history this long without a snapshot: built in the background
+        assert len(first) == 0  # the neutral stand-in, as before the background reading existed
+        assert state_mod._CATCH_UP not in st._warming  # and the reading started for the short history is stopped
+        assert st.wait_warm(60)
+        with mem.engine.rt.lock.read():
             assert snapshot(st.profiles()) == snapshot(by_hand(msgs))

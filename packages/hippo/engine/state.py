@@ -16,11 +16,12 @@ lags by more than :data:`SYNC_ROWS` messages, is rebuilt in a background thread 
 (recall answers with the flat engine, ranking without annotations or profile prior) and is swapped in when done.
 
 The speaker profiles also follow appends off the request path (this process's own, and those it reads from the
-change feed): once :data:`PROFILE_LAG` appended messages are past them, a background thread reads those messages' statements a few at a time while no
-message has been appended for :data:`PROFILE_IDLE` seconds (a bulk import is not slowed; an agent's pauses between
-turns are used). A recall that asks about a person reads whatever is still left itself, so its answer is the same
-whether the thread got there first or not; what the thread saves is the wait (reading the statements of a whole
-chat takes a quarter of a second per few hundred messages).
+change feed): once :data:`PROFILE_LAG` appended messages are past them, a background thread reads those messages'
+statements a few at a time while no message has been appended for :data:`PROFILE_IDLE` seconds (a bulk import is
+not slowed; an agent's pauses between turns are used). An import of more than :data:`SYNC_ROWS` messages that
+nothing has asked about is left to the first question that does, as before. A recall that asks about a person reads
+whatever is still left itself, so its answer is the same whether the thread got there first or not; what the thread
+saves is the wait (reading the statements of a whole chat takes a quarter of a second per few hundred messages).
 """
 
 from __future__ import annotations
@@ -206,6 +207,7 @@ class NamespaceState:
         self._life_prefetched: tuple | None = None
         self._eager_life = False
         self._profiles_unsaved = False
+        self._profiles_asked = False  # whether anything read the profiles in this process (then they always follow)
         self._appended_at = 0.0  # time.monotonic() of this process's last append (the profiles' catch-up waits)
         self._row_cache: OrderedDict[int, MessageRow] = OrderedDict()
         self._row_lock = threading.Lock()
@@ -1024,6 +1026,11 @@ class NamespaceState:
         neutral). Caller holds the read lock."""
         idx = self.index
         with self._profiles_lock:
+            if not self._profiles_asked and self._profiles is not None and len(idx) - self._profiles_done > SYNC_ROWS:
+                # started in the background for a short history that has grown long since: as if never started
+                self._stop_warming(_CATCH_UP)
+                self._profiles, self._profiles_done = None, 0
+            self._profiles_asked = True
             if self._profiles is None:
                 if "profiles" in self._warming:
                     return ProfileIndex()
@@ -1114,6 +1121,8 @@ class NamespaceState:
             return
         with self._profiles_lock:
             if self._profiles is None:
+                if len(self.index) > SYNC_ROWS and not self._profiles_asked:
+                    return  # a long history's profiles are built when first asked for (in the background then)
                 self._profiles, self._profiles_done = self._load_profiles()
                 if self._profiles is None:
                     self._profiles_done = 0
@@ -1140,6 +1149,10 @@ class NamespaceState:
                 with self._profiles_lock:
                     prof, done = self._profiles, self._profiles_done
                     if prof is None or done >= len(idx) or warm.stop.is_set():
+                        return
+                    if not self._profiles_asked and len(idx) - done > SYNC_ROWS:
+                        # a long import that nothing has asked about: its profiles are built when first asked for
+                        self._profiles, self._profiles_done = None, 0
                         return
                     hi = min(len(idx), done + _PROFILE_CHUNK)
                     self._consume(prof, idx, done, hi)
