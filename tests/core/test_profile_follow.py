@@ -188,3 +188,18 @@ def test_asked_during_a_long_import_the_profiles_are_built_as_before(tmp_path, m
         assert st.wait_warm(60)
         with mem.engine.rt.lock.read():
             assert snapshot(st.profiles()) == snapshot(by_hand(msgs))
+
+
+def test_an_append_that_committed_returns_even_if_the_profiles_cannot_be_loaded(tmp_path, monkeypatch, caplog):
+    from hippo.base.errors import StoreError
+
+    def broken(self):
+        raise StoreError("the store is unavailable for a moment")
+
+    monkeypatch.setattr(state_mod.NamespaceState, "_load_profiles", broken)
+    with Memory(tmp_path / "s.db") as mem:
+        items = mem.add_many(messages(40))  # the 40th message takes the lag to PROFILE_LAG: profiles are loaded
+        assert len(items) == 40 and mem.engine.state()._profiles is None
+        assert [mem.get(i.id).text for i in items] == [m["text"] for m in messages(40)]
+    # the rest of the derived state stood: nothing had to be rebuilt from the store
+    assert not any("derived state after an add failed" in r.getMessage() for r in caplog.records)

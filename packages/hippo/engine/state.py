@@ -208,7 +208,7 @@ class NamespaceState:
         self._eager_life = False
         self._profiles_unsaved = False
         self._profiles_asked = False  # whether anything read the profiles in this process (then they always follow)
-        self._appended_at = 0.0  # time.monotonic() of this process's last append (the profiles' catch-up waits)
+        self._appended_at = 0.0  # time.monotonic() of the last append applied here (the profiles' catch-up waits)
         self._row_cache: OrderedDict[int, MessageRow] = OrderedDict()
         self._row_lock = threading.Lock()
         self._row_epoch = 0  # bumped whenever a kept row may have changed (an update, a deletion, a reset)
@@ -1123,7 +1123,12 @@ class NamespaceState:
             if self._profiles is None:
                 if len(self.index) > SYNC_ROWS and not self._profiles_asked:
                     return  # a long history's profiles are built when first asked for (in the background then)
-                self._profiles, self._profiles_done = self._load_profiles()
+                try:
+                    self._profiles, self._profiles_done = self._load_profiles()
+                except HippoError as exc:  # the append has committed: the profiles are loaded when asked for
+                    log.warning("namespace %r: speaker profiles not loaded after an append: %s", self.name, exc)
+                    self._profiles, self._profiles_done = None, 0
+                    return
                 if self._profiles is None:
                     self._profiles_done = 0
                     self._start("profiles", self._build_profiles)
