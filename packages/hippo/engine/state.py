@@ -1026,19 +1026,13 @@ class NamespaceState:
         neutral). Caller holds the read lock."""
         idx = self.index
         with self._profiles_lock:
-            if not self._profiles_asked and self._profiles is not None and len(idx) - self._profiles_done > SYNC_ROWS:
+            if self._profiles is not None and self._left_to_a_question(len(idx)):
                 # started in the background for a short history that has grown long since: as if never started
                 self._stop_warming(_CATCH_UP)
                 self._profiles, self._profiles_done = None, 0
             self._profiles_asked = True
-            if self._profiles is None:
-                if "profiles" in self._warming:
-                    return ProfileIndex()
-                self._profiles, self._profiles_done = self._load_profiles()
-                if self._profiles is None:
-                    self._start("profiles", self._build_profiles)
-                    self._profiles_done = 0
-                    return ProfileIndex()
+            if not self._open_profiles():
+                return ProfileIndex()
             prof, done = self._profiles, self._profiles_done
             n = len(idx)
             if done < n:
@@ -1120,20 +1114,36 @@ class NamespaceState:
         if len(self.index) - self._profiles_done < PROFILE_LAG:
             return
         with self._profiles_lock:
-            if self._profiles is None:
-                if len(self.index) > SYNC_ROWS and not self._profiles_asked:
-                    return  # a long history's profiles are built when first asked for (in the background then)
-                try:
-                    self._profiles, self._profiles_done = self._load_profiles()
-                except HippoError as exc:  # the append has committed: the profiles are loaded when asked for
-                    log.warning("namespace %r: speaker profiles not loaded after an append: %s", self.name, exc)
-                    self._profiles, self._profiles_done = None, 0
-                    return
-                if self._profiles is None:
-                    self._profiles_done = 0
-                    self._start("profiles", self._build_profiles)
-                    return
+            if self._profiles is None and self._left_to_a_question(len(self.index)):
+                return  # a long history's profiles are built when first asked for (in the background then)
+            try:
+                if not self._open_profiles():
+                    return  # being rebuilt in the background
+            except HippoError as exc:  # the append has committed: the profiles are loaded when asked for
+                log.warning("namespace %r: speaker profiles not loaded after an append: %s", self.name, exc)
+                return
         self._start(_CATCH_UP, self._catch_up_profiles)
+
+    def _open_profiles(self) -> bool:
+        """Hold the speaker profiles: those held, else loaded from their snapshot (or created, for a short or unsaved
+        history); False while a rebuild of a long history runs in the background (started here when none is).
+        Caller holds the profiles lock and the read or write lock."""
+        if self._profiles is not None:
+            return True
+        if "profiles" in self._warming:
+            return False
+        self._profiles, self._profiles_done = self._load_profiles()
+        if self._profiles is None:
+            self._profiles_done = 0
+            self._start("profiles", self._build_profiles)
+            return False
+        return True
+
+    def _left_to_a_question(self, n: int) -> bool:
+        """Whether the profiles' messages up to ``n`` are left to the first question that asks for them: more than
+        :data:`SYNC_ROWS` past the profiles, and nothing in this process has asked yet (an import nobody asked about
+        is not read through in the background). Caller holds the profiles lock."""
+        return not self._profiles_asked and n - self._profiles_done > SYNC_ROWS
 
     def _catch_up_profiles(self, warm: _Warm) -> None:
         """Read the messages past the speaker profiles, :data:`_PROFILE_CHUNK` at a time once no message has been
@@ -1155,8 +1165,7 @@ class NamespaceState:
                     prof, done = self._profiles, self._profiles_done
                     if prof is None or done >= len(idx) or warm.stop.is_set():
                         return
-                    if not self._profiles_asked and len(idx) - done > SYNC_ROWS:
-                        # a long import that nothing has asked about: its profiles are built when first asked for
+                    if self._left_to_a_question(len(idx)):  # built when first asked for
                         self._profiles, self._profiles_done = None, 0
                         return
                     hi = min(len(idx), done + _PROFILE_CHUNK)
