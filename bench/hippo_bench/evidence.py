@@ -517,6 +517,17 @@ def render(title: str, out: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
+def _seconds(text: str) -> float:
+    """A command-line number of seconds: finite and >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
+    return value
+
+
 def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--budgets", default=budgets, help=f"comma-separated cl100k token budgets (default {budgets})")
     p.add_argument("--conversations", default="all",
@@ -534,7 +545,7 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--agent-loop", action="store_true",
                    help="also time hippo as an agent uses it: each message added, a question recalled after every "
                         "second one (from half of each conversation on, at the middle budget)")
-    p.add_argument("--pause", type=float, default=0.0, metavar="SECONDS",
+    p.add_argument("--pause", type=_seconds, default=0.0, metavar="SECONDS",
                    help="seconds hippo waits after each conversation's ingest before its questions, as an application "
                         "that imports a history and then waits for its user (default 0: ask at once)")
     p.add_argument("--config", default=None, metavar="JSON",
@@ -562,9 +573,7 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
             config = json.loads(args.config)
         except json.JSONDecodeError as exc:
             raise SystemExit(f"--config is not valid JSON: {exc}") from None
-    pause = float(getattr(args, "pause", 0.0) or 0.0)
-    if not (math.isfinite(pause) and pause >= 0):
-        raise SystemExit(f"--pause must be a number of seconds >= 0, got {pause}")
+    pause = getattr(args, "pause", 0.0)
     out = evaluate(convs, budgets, id_key=id_key, embed=embed, hippo=not args.no_hippo, config=config,
                    keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True), pause=pause)
     if getattr(args, "agent_loop", False) and not args.no_hippo:
