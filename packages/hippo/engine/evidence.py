@@ -310,7 +310,7 @@ def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored |
     so); otherwise its session's match to the question relative to the best session's (``session_scores``,
     :func:`hippo.index.channels.sessions`): a rule stated where the question's subject is discussed is more likely
     the one it needs than a rule of an unrelated stretch of the history. 1 where sessions say nothing (fewer than
-    two, no session matching, or a rule without a session id)."""
+    two, no session matching, or a rule in no session or sitting: :meth:`NamespaceIndex.units`)."""
     rules = np.asarray(rules, dtype=np.int64)
     out = np.ones(rules.size)
     if rules.size == 0 or session_scores is None:
@@ -320,7 +320,7 @@ def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored |
     if top <= 0:
         return out
     idx = state.index
-    codes = idx.session.view[rules]
+    codes = idx.units()[0][rules]
     out = s[codes] / top
     if None in idx.sessions:
         out[codes == idx.sessions.index(None)] = 1.0
@@ -413,9 +413,12 @@ def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     scores = np.asarray(scores, dtype=np.float64)
     weight = state.config.retrieval.session_weight
     idx = state.index
-    if weight <= 0 or rows.size == 0 or len(idx.sessions) < 2 or session_scores is None:
+    if weight <= 0 or rows.size == 0 or session_scores is None:
         return rows, scores
-    lift = session_lift(session_scores, idx.session_lengths(), budget, weight)
-    scores = scores * lift[idx.session.view[rows]]
+    code, lengths = idx.units()
+    if lengths.size < 2:
+        return rows, scores
+    lift = session_lift(session_scores, lengths, budget, weight)
+    scores = scores * lift[code[rows]]
     keep = np.argsort(-scores, kind="stable")
     return rows[keep], scores[keep]

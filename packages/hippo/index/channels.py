@@ -155,24 +155,24 @@ SESSION_B = 0.75
 
 def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored: Scored | None = None
              ) -> np.ndarray:
-    """BM25 of the question's own words over whole sessions (each session's messages as one document), per session
-    code (``index.sessions``); 0 for messages without a session id. The terms are those :func:`lexical` enumerates
+    """BM25 of the question's own words over whole sessions (each session's messages as one document), per unit
+    code of :meth:`NamespaceIndex.units` (the sessions, then the sittings of messages without a session id); 0 for
+    messages in no unit. The terms are those :func:`lexical` enumerates
     in full: the asker's first-person words and terms past ``enumerate_limit`` occurrences are left out (they occur
     in nearly every session and carry no idf there). ``lexical_scored``, the :func:`lexical` result for the same
     question, saves reading the occurrences again."""
-    n_codes = len(index.sessions)
+    code, lengths = index.units()
+    n_codes = lengths.size
     out = np.zeros(n_codes)
     if len(index) == 0 or not query.patterns or n_codes == 0:
         return out
     rc = config.retrieval
-    lengths = index.session_lengths()
     real = lengths > 0  # not the code of messages without a session id
     n_sess = int(real.sum())
     if n_sess < 2:
         return out
     avg = float(lengths[real].mean())
     norm = rc.bm25_k1 * (1.0 - SESSION_B + SESSION_B * lengths / max(avg, 1.0))
-    code = index.session.view
     if lexical_scored is None or lexical_scored.terms is None:
         lexical_scored = lexical(index, query, config)
     for rows, tf_rows in lexical_scored.terms or ():
@@ -188,12 +188,13 @@ def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored
 
 
 def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
-    """Lend each message a share of its best same-session neighbour's score (halving per step, up to ``span``
-    turns away): in a dialogue the answer to a question often shares no words with it, while the turn just
-    before it does. Work is proportional to the matched messages, not to the namespace."""
-    sess = index.session.view
+    """Lend each message a share of its best neighbour's score in the same session or sitting (halving per step,
+    up to ``span`` turns away): in a dialogue the answer to a question often shares no words with it, while the
+    turn just before it does. Work is proportional to the matched messages, not to the namespace."""
+    sess = index.units()[0]
     n = acc.size
-    # Messages without a session id are not a dialogue: they never lend to each other.
+    # Messages in no session or sitting of two voices (:meth:`NamespaceIndex.units`) are not a dialogue: they never
+    # lend to each other.
     none_code = index.sessions.index(None) if None in index.sessions else -1
     src = np.flatnonzero(touched)
     src = src[sess[src] != none_code]

@@ -64,6 +64,11 @@ def event_time(metadata: dict | None) -> float:
     return math.nan
 
 
+# Messages without a session id further apart than this start a new sitting (:meth:`NamespaceIndex.units`): half an
+# hour of silence, the inactivity timeout by which web analytics and chat studies commonly delimit a session.
+SITTING_GAP_S = 30 * 60.0
+
+
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
         self.namespace = namespace
@@ -85,7 +90,7 @@ class NamespaceIndex:
         self.row_of: dict[int, int] = {}
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
-        self._session_lengths: tuple[int, int, int, np.ndarray] | None = None
+        self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
@@ -412,19 +417,45 @@ class NamespaceIndex:
             self._lengths_end = len(self.content)
         return self._lengths
 
-    def session_lengths(self) -> np.ndarray:
-        """Tokens of every session (float64, indexed by session code; 0 for the code of messages without a session
-        id: they are in no session), cached until the span table changes. Read only."""
+    def units(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(code per row, tokens per code)``: the stretches of conversation that retrieval treats as one exchange
+        (a question's session lift, the neighbours a message borrows from, the session match of a rule). A message
+        with a session id is in its session, under the session's code. Messages without one are grouped into
+        *sittings*: consecutive ones (in insertion order) whose times (``timestamp``, else the time they were
+        added) are at most :data:`SITTING_GAP_S` apart. A sitting where at least two speakers take turns is a
+        conversation of its own and gets a code after the sessions'; one where a single speaker writes (notes, a
+        log) is no exchange and keeps the code of messages without a session id, whose tokens count 0 (in no unit).
+        Cached until the span table changes. Read only."""
         lengths = self.doc_lengths()
         key = (self.layout, lengths.size, self._lengths_end)
-        got = self._session_lengths
-        if got is None or got[:3] != key or got[3].size != len(self.sessions):
-            per = np.bincount(self.session.view, weights=lengths, minlength=len(self.sessions))
-            if None in self.sessions:
-                per[self.sessions.index(None)] = 0.0
-            per.setflags(write=False)
-            got = self._session_lengths = (*key, per)
-        return got[3]
+        got = self._units
+        if got is not None and got[0] == key and got[2].size >= len(self.sessions):
+            return got[1], got[2]
+        codes = self.session.view.astype(np.int32)
+        n_codes = len(self.sessions)
+        none = self._session_code.get(None)
+        if none is not None:
+            bare = np.flatnonzero(codes == none)
+            if bare.size > 1:
+                when = self.ts.view[bare]
+                when = np.where(np.isfinite(when), when, self.created.view[bare])
+                gap = np.abs(np.diff(when))
+                sitting = np.concatenate([[0], np.cumsum(~(gap <= SITTING_GAP_S))])  # NaN gaps split too
+                voice = self.speaker.view[bare].astype(np.int64) * len(ROLES) + self.role.view[bare]
+                pairs = np.unique(sitting * (int(voice.max()) + 1) + voice)
+                voices = np.bincount(pairs // (int(voice.max()) + 1), minlength=int(sitting[-1]) + 1)
+                talk = voices[sitting] >= 2
+                if talk.any():
+                    dense = np.unique(sitting[talk], return_inverse=True)[1]
+                    codes[bare[talk]] = n_codes + dense
+                    n_codes += int(dense.max()) + 1
+        per = np.bincount(codes, weights=lengths, minlength=n_codes)
+        if none is not None:
+            per[none] = 0.0
+        codes.setflags(write=False)
+        per.setflags(write=False)
+        self._units = (key, codes, per)
+        return codes, per
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
