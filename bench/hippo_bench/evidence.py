@@ -25,6 +25,7 @@ import ast
 import json
 import math
 import os
+import random
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -47,7 +48,7 @@ class Message:
     speaker: str
     text: str
     when: datetime | None
-    session: str
+    session: str | None
 
 
 @dataclass(frozen=True)
@@ -185,6 +186,56 @@ def as_phone_typed(convs: Sequence[Conversation]) -> list[Conversation]:
     annotator types them): the text of real chats from a messaging app, which the development sets lack."""
     return [Conversation(c.cid, c.number, [replace(m, text=phone_typed(m.text)) for m in c.messages],
                          list(c.questions)) for c in convs]
+
+
+# Letters next to each other on a QWERTY keyboard: the slips of a thumb.
+_QWERTY_ROWS = ("qwertyuiop", "asdfghjkl", "zxcvbnm")
+_NEIGHBOURS = {c: "".join(r2[j] for r2 in _QWERTY_ROWS[max(0, i - 1): i + 2] for j in (k - 1, k, k + 1)
+                          if 0 <= j < len(r2) and r2[j] != c)
+               for i, r in enumerate(_QWERTY_ROWS) for k, c in enumerate(r)}
+_LONG_WORD = re.compile(r"\b[A-Za-z]{5,}\b")
+
+
+def _slip(word: str, rng: random.Random) -> str:
+    """``word`` with one typing slip: a letter left out, two swapped, one doubled, or one replaced by a neighbouring
+    key (the first letter is kept: a reader, and a keyboard's autocorrect, rarely lets that one go)."""
+    k = rng.randrange(1, len(word))
+    kind = rng.randrange(4)
+    if kind == 0:
+        return word[:k] + word[k + 1:]
+    if kind == 1 and k < len(word) - 1 and word[k] != word[k + 1]:
+        return word[:k] + word[k + 1] + word[k] + word[k + 2:]
+    if kind == 2:
+        return word[:k] + word[k] + word[k:]
+    low = word[k].lower()
+    near = _NEIGHBOURS.get(low, "")
+    if not near:
+        return word[:k] + word[k + 1:]
+    sub = rng.choice(near)
+    return word[:k] + (sub.upper() if word[k].isupper() else sub) + word[k + 1:]
+
+
+def misspelled(text: str, rate: float, rng: random.Random) -> str:
+    """``text`` with each word of five or more letters mistyped (:func:`_slip`) with probability ``rate``."""
+    return _LONG_WORD.sub(lambda m: _slip(m.group(0), rng) if rng.random() < rate else m.group(0), text)
+
+
+def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with their messages :func:`misspelled` (the same slips on every run: seeded per
+    conversation); questions are kept as written, as an annotator types them."""
+    out = []
+    for c in convs:
+        rng = random.Random(f"{seed}:{c.cid}")
+        out.append(Conversation(c.cid, c.number, [replace(m, text=misspelled(m.text, rate, rng)) for m in c.messages],
+                                list(c.questions)))
+    return out
+
+
+def without_sessions(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with their messages' session ids dropped (their times kept): what a messaging app's export,
+    or an application that never names sessions, gives a memory library."""
+    return [Conversation(c.cid, c.number, [replace(m, session=None) for m in c.messages], list(c.questions))
+            for c in convs]
 
 
 def select(convs: Sequence[Conversation], which: str) -> list[Conversation]:
@@ -528,6 +579,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _rate(text: str) -> float:
+    """A command-line probability: a number in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text!r}")
+    return value
+
+
 def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--budgets", default=budgets, help=f"comma-separated cl100k token budgets (default {budgets})")
     p.add_argument("--conversations", default="all",
@@ -542,6 +604,13 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--phone-typing", action="store_true",
                    help="type every message as a phone's smart punctuation does (curly apostrophes inside words, "
                         "curly quotes), for every system: the text of real chats")
+    p.add_argument("--typos", type=_rate, default=0.0, metavar="RATE",
+                   help="mistype each message word of five or more letters with this probability (a letter left "
+                        "out, swapped, doubled or a neighbouring key; seeded), for every system: the slips of real "
+                        "chats (default 0)")
+    p.add_argument("--no-sessions", action="store_true",
+                   help="add the messages without their session ids (times kept), as a messaging app's export or "
+                        "an application that never names sessions gives them")
     p.add_argument("--agent-loop", action="store_true",
                    help="also time hippo as an agent uses it: each message added, a question recalled after every "
                         "second one (from half of each conversation on, at the middle budget)")
@@ -567,6 +636,12 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     phone = bool(getattr(args, "phone_typing", False))
     if phone:
         convs = as_phone_typed(convs)
+    typos = float(getattr(args, "typos", 0.0) or 0.0)
+    if typos:
+        convs = as_misspelled(convs, typos)
+    bare = bool(getattr(args, "no_sessions", False))
+    if bare:
+        convs = without_sessions(convs)
     embed = minilm() if args.embed == "minilm" else None
     if config is None and getattr(args, "config", None):
         try:
@@ -579,13 +654,15 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "pause_s": pause,
+                "typos": typos, "no_sessions": bare, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
+    typed += f", {typos:g} of long words mistyped" if typos else ""
+    typed += ", no session ids" if bare else ""
     typed += f", questions {pause:g} s after each ingest" if pause else ""
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_phone_typed", "beam_ids", "best_peer", "by_density",
-           "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "phone_typed", "render", "run_dataset",
-           "select"]
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_misspelled", "as_phone_typed", "beam_ids", "best_peer", "by_density",
+           "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "run_dataset",
+           "select", "without_sessions"]
