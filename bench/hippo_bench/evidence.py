@@ -30,7 +30,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -228,6 +228,31 @@ def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
         rng = random.Random(f"{seed}:{c.cid}")
         out.append(Conversation(c.cid, c.number, [replace(m, text=misspelled(m.text, rate, rng)) for m in c.messages],
                                 list(c.questions)))
+    return out
+
+
+def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacing_h: float = 0.0,
+            seed: int = 0) -> list[Conversation]:
+    """The conversations with a time of its own for every turn, as a messaging app records them: a session's first
+    turn keeps the session's time, each later one follows the previous after a lognormal pause (median
+    ``median_s`` seconds, log-sigma ``sigma``; seeded per conversation). With ``spacing_h``, every session after
+    the first starts that many hours after the previous one's last turn instead (several conversations a day).
+    Turns without a time keep none."""
+    out = []
+    for c in convs:
+        rng = random.Random(f"{seed}:times:{c.cid}")
+        msgs, session, t = [], object(), None
+        for m in c.messages:
+            if m.when is None:
+                msgs.append(m)
+                continue
+            if m.session != session or t is None:
+                t = t + timedelta(hours=spacing_h) if spacing_h and t is not None else m.when
+                session = m.session
+            else:
+                t = t + timedelta(seconds=median_s * math.exp(sigma * rng.gauss(0.0, 1.0)))
+            msgs.append(replace(m, when=t))
+        out.append(Conversation(c.cid, c.number, msgs, list(c.questions)))
     return out
 
 
@@ -590,6 +615,17 @@ def _rate(text: str) -> float:
     return value
 
 
+def _turn_times(text: str) -> tuple[float, float, float]:
+    """``MEDIAN_S,SIGMA[,SPACING_H]``: finite, median and spacing >= 0, sigma >= 0."""
+    try:
+        parts = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not numbers: {text!r}") from None
+    if len(parts) not in (2, 3) or not all(math.isfinite(x) and x >= 0 for x in parts):
+        raise argparse.ArgumentTypeError(f"expected MEDIAN_S,SIGMA[,SPACING_H], each a number >= 0, got {text!r}")
+    return parts[0], parts[1], parts[2] if len(parts) == 3 else 0.0
+
+
 def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--budgets", default=budgets, help=f"comma-separated cl100k token budgets (default {budgets})")
     p.add_argument("--conversations", default="all",
@@ -611,6 +647,10 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--no-sessions", action="store_true",
                    help="add the messages without their session ids (times kept), as a messaging app's export or "
                         "an application that never names sessions gives them")
+    p.add_argument("--turn-times", type=_turn_times, default=None, metavar="MEDIAN_S,SIGMA[,SPACING_H]",
+                   help="give every turn a time of its own: lognormal pauses after its session's first turn (median "
+                        "seconds, log-sigma; seeded), sessions SPACING_H hours apart if given (with --no-sessions: "
+                        "a messaging app's chat)")
     p.add_argument("--agent-loop", action="store_true",
                    help="also time hippo as an agent uses it: each message added, a question recalled after every "
                         "second one (from half of each conversation on, at the middle budget)")
@@ -639,6 +679,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     typos = float(getattr(args, "typos", 0.0) or 0.0)
     if typos:
         convs = as_misspelled(convs, typos)
+    timing = getattr(args, "turn_times", None)
+    if timing:
+        convs = retimed(convs, *timing)
     bare = bool(getattr(args, "no_sessions", False))
     if bare:
         convs = without_sessions(convs)
@@ -654,15 +697,18 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "no_sessions": bare, "pause_s": pause,
+                "typos": typos, "no_sessions": bare,
+                "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
+    typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
+              + (f", sessions {timing[2]:g} h apart)" if timing[2] else ")")) if timing else ""
     typed += ", no session ids" if bare else ""
     typed += f", questions {pause:g} s after each ingest" if pause else ""
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
 __all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_misspelled", "as_phone_typed", "beam_ids", "best_peer", "by_density",
-           "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "run_dataset",
-           "select", "without_sessions"]
+           "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
+           "run_dataset", "select", "without_sessions"]

@@ -226,3 +226,77 @@ def test_pause_after_ingest_is_recorded_and_validated(tmp_path):
         main(["beam", "--data", str(root), "--budgets", "60", "--pause", "-1", "--out", str(out)])
     with pytest.raises(ValueError):
         evidence.evaluate([], [60], id_key="id", pause=float("nan"))
+
+
+def test_misspelling_slips_one_letter_of_long_words_and_keeps_the_first():
+    import random
+
+    rng = random.Random(7)
+    words = ["restaurant", "greyhound", "marathon", "painting", "yesterday"] * 40
+    typed = [evidence.misspelled(w, 1.0, rng) for w in words]
+    for w, t in zip(words, typed):
+        assert t != w and t[0] == w[0]
+        # one slip: a letter left out, doubled, two neighbours swapped or one letter replaced (edit distance 1)
+        if len(t) == len(w):
+            diff = [k for k in range(len(w)) if w[k] != t[k]]
+            assert len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                      and (w[diff[0]], w[diff[1]]) == (t[diff[1]], t[diff[0]]))
+        else:
+            longer, shorter = (t, w) if len(t) > len(w) else (w, t)
+            assert len(longer) == len(shorter) + 1
+            assert any(longer[:k] + longer[k + 1:] == shorter for k in range(len(longer)))
+    assert evidence.misspelled("cats and dogs", 1.0, rng) == "cats and dogs"  # words under five letters stay
+    assert evidence.misspelled("A long sentence of words", 0.0, rng) == "A long sentence of words"
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "Wonderful restaurant", None, "s1")],
+                                 [evidence.Question("single-hop", "Which restaurant?", (1,))])
+    once, again = evidence.as_misspelled([conv], 1.0)[0], evidence.as_misspelled([conv], 1.0)[0]
+    assert once.messages == again.messages and once.messages[0].text != conv.messages[0].text  # seeded
+    assert once.questions == conv.questions
+
+
+def test_locomo_bench_without_session_ids_and_with_typos(tmp_path):
+    out = tmp_path / "bare.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--no-sessions",
+                 "--typos", "0.2", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["no_sessions"] is True and res["typos"] == 0.2 and res["hippo"]["failed_calls"] == 0
+    md = out.with_suffix(".md").read_text()
+    assert "no session ids" in md and "0.2 of long words mistyped" in md
+    conv = evidence.load_locomo(str(_locomo_file(tmp_path)))[0]
+    bare = evidence.without_sessions([conv])[0]
+    assert all(m.session is None for m in bare.messages) and conv.messages[0].session is not None
+    assert [m.when for m in bare.messages] == [m.when for m in conv.messages]
+    with pytest.raises(SystemExit):
+        main(["locomo", "--data", str(_locomo_file(tmp_path)), "--typos", "1.5", "--out", str(out)])
+
+
+def test_turns_retimed_as_a_messaging_chat():
+    from datetime import datetime, timedelta
+
+    day1, day2 = datetime(2024, 5, 1, 10, 0), datetime(2024, 5, 9, 18, 0)
+    msgs = [evidence.Message(k, "user", "Ann" if k % 2 else "Bo", f"turn {k}", day1 if k < 4 else day2,
+                             "s1" if k < 4 else "s2") for k in range(7)]
+    msgs.append(evidence.Message(7, "user", "Bo", "undated", None, "s2"))
+    conv = evidence.Conversation("c", 1, msgs, [evidence.Question("single-hop", "turn?", (1,))])
+    got = evidence.retimed([conv], 60.0, 0.0)[0].messages  # sigma 0: every pause exactly the median
+    assert [m.when for m in got] == [day1 + timedelta(minutes=k) for k in range(4)] + \
+        [day2 + timedelta(minutes=k) for k in range(3)] + [None]
+    spaced = evidence.retimed([conv], 60.0, 0.0, spacing_h=3.0)[0].messages
+    assert spaced[4].when == day1 + timedelta(minutes=3, hours=3)  # three hours after the first session's last turn
+    again = evidence.retimed([conv], 60.0, 1.5)[0].messages
+    assert again == evidence.retimed([conv], 60.0, 1.5)[0].messages  # seeded
+    pauses = [(b.when - a.when).total_seconds() for a, b in zip(again[:3], again[1:4])]
+    assert all(p > 0 for p in pauses) and len(set(pauses)) == 3
+    assert [m.session for m in again] == [m.session for m in msgs]
+
+
+def test_turn_times_are_parsed_and_validated(tmp_path):
+    out = tmp_path / "timed.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--no-sessions",
+                 "--turn-times", "30,1.5,3", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["turn_times"] == [30.0, 1.5, 3.0] and res["hippo"]["failed_calls"] == 0
+    assert "turns timed apart (median 30 s, sigma 1.5, sessions 3 h apart)" in out.with_suffix(".md").read_text()
+    for bad in ("30", "30,x", "-1,1", "30,1,2,3", "nan,1"):
+        with pytest.raises(SystemExit):
+            main(["locomo", "--data", str(_locomo_file(tmp_path)), "--turn-times", bad, "--out", str(out)])

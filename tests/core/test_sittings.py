@@ -12,7 +12,9 @@ import pytest
 
 from hippo import Memory
 from hippo.index import channels
-from hippo.index.coindex import SITTING_GAP_S
+from hippo.base.config import Config
+
+SITTING_GAP_S = Config().retrieval.sitting_gap_s
 from hippo.text import tokenizer
 from hippo.text.query import analyze
 
@@ -147,3 +149,21 @@ def test_notes_of_one_writer_do_not_lend_to_each_other():
         q = analyze("coconut cake")
         assert (channels.lexical(idx, q, mem.config, smooth=True).rows.tolist()
                 == channels.lexical(idx, q, mem.config).rows.tolist() == [0])
+
+
+def test_the_gap_is_configured_and_validated():
+    from hippo.base.errors import InvalidInput
+
+    with Memory(None, config={"retrieval": {"sitting_gap_s": 0}}) as off, \
+            Memory(None, config={"retrieval": {"sitting_gap_s": 3 * 86400}}) as wide:
+        _add(off, with_sessions=False)
+        _add(wide, with_sessions=False)
+        oi, wi = off.engine.state().index, wide.engine.state().index
+        assert set(oi.units()[0].tolist()) == {oi.sessions.index(None)}  # as before sittings: no unit at all
+        assert np.unique(wi.units()[0]).size == 1  # days 0 and 2 within three days, day 5 within three of day 2
+        q = analyze("What was in the lactose-free cake?")
+        assert channels.lexical(oi, q, off.config, smooth=True).rows.tolist() == \
+            channels.lexical(oi, q, off.config).rows.tolist()
+    for bad in (-1, 31 * 86400, float("nan")):
+        with pytest.raises(InvalidInput, match="sitting_gap_s"):
+            Memory(None, config={"retrieval": {"sitting_gap_s": bad}})

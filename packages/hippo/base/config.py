@@ -258,6 +258,13 @@ class RetrievalConfig:
     # 1 + session_weight for the best session, scaled down where sessions are longer than the budget (see
     # hippo.engine.evidence.with_sessions); 0 turns that off.
     session_weight: float = 1.0
+    # Messages without a session id more than this many seconds apart start a new sitting, which is read as a
+    # session where two voices take turns (hippo.index.coindex.NamespaceIndex.units); 0 turns sittings off
+    # (such messages never lend to each other nor are lifted together). Too short a gap cuts a conversation that
+    # pauses, too long a one merges the day's separate conversations: two hours was the best worst case of 30
+    # minutes, 2, 4 and 12 hours on LoCoMo's odd half re-timed as a messaging app's chat (docs/retrieval.md,
+    # "Sittings").
+    sitting_gap_s: float = 7200.0
 
 
 @dataclass(frozen=True)
@@ -371,6 +378,9 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
         if not 0.0 <= obj.session_weight <= 4.0:
             raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
+        if not 0.0 <= obj.sitting_gap_s <= 30 * 86400.0:
+            raise InvalidInput(f"{path}.sitting_gap_s must be in 0..2592000 seconds (30 days), "
+                               f"got {obj.sitting_gap_s!r}")
     if isinstance(obj, TemporalConfig):
         if not 1 <= obj.temporal_boost <= 4 or not 1 <= obj.window_boost <= 16 or obj.fact_boost < 0 or obj.fact_boost > 4:
             raise InvalidInput(f"{path}: temporal_boost must be in 1..4, window_boost in 1..16 and fact_boost in 0..4")

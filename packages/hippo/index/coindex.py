@@ -64,11 +64,6 @@ def event_time(metadata: dict | None) -> float:
     return math.nan
 
 
-# Messages without a session id further apart than this start a new sitting (:meth:`NamespaceIndex.units`): half an
-# hour of silence, the inactivity timeout by which web analytics and chat studies commonly delimit a session.
-SITTING_GAP_S = 30 * 60.0
-
-
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
         self.namespace = namespace
@@ -422,10 +417,10 @@ class NamespaceIndex:
         (a question's session lift, the neighbours a message borrows from, the session match of a rule). A message
         with a session id is in its session, under the session's code. Messages without one are grouped into
         *sittings*: consecutive ones (in insertion order) whose times (``timestamp``, else the time they were
-        added) are at most :data:`SITTING_GAP_S` apart. A sitting where at least two speakers take turns is a
-        conversation of its own and gets a code after the sessions'; one where a single speaker writes (notes, a
-        log) is no exchange and keeps the code of messages without a session id, whose tokens count 0 (in no unit).
-        Cached until the span table changes. Read only."""
+        added) are at most ``config.retrieval.sitting_gap_s`` apart (0: no sittings). A sitting where at least two
+        voices (speaker x role) take turns is a conversation of its own and gets a code after the sessions'; one
+        where a single voice writes (notes, a log) is no exchange and keeps the code of messages without a session
+        id, whose tokens count 0 (in no unit). Cached until the span table changes. Read only."""
         lengths = self.doc_lengths()
         key = (self.layout, lengths.size, self._lengths_end)
         got = self._units
@@ -434,13 +429,14 @@ class NamespaceIndex:
         codes = self.session.view.astype(np.int32)
         n_codes = len(self.sessions)
         none = self._session_code.get(None)
-        if none is not None:
+        gap_s = self.config.retrieval.sitting_gap_s
+        if none is not None and gap_s > 0:
             bare = np.flatnonzero(codes == none)
             if bare.size > 1:
                 when = self.ts.view[bare]
                 when = np.where(np.isfinite(when), when, self.created.view[bare])
                 gap = np.abs(np.diff(when))
-                sitting = np.concatenate([[0], np.cumsum(~(gap <= SITTING_GAP_S))])  # NaN gaps split too
+                sitting = np.concatenate([[0], np.cumsum(~(gap <= gap_s))])  # NaN gaps split too
                 voice = self.speaker.view[bare].astype(np.int64) * len(ROLES) + self.role.view[bare]
                 pairs = np.unique(sitting * (int(voice.max()) + 1) + voice)
                 voices = np.bincount(pairs // (int(voice.max()) + 1), minlength=int(sitting[-1]) + 1)
