@@ -181,6 +181,27 @@ def test_the_verbosity_prior_follows_deletes_and_growth():
     mem.close()
 
 
+def test_the_verbosity_prior_discounts_a_verbose_role_not_a_verbose_person():
+    mem = Memory(None)
+    terse = [mem.add(f"ok, hive {k} done", speaker="Ann").id for k in range(6)]
+    chatty = [mem.add(f"Hive {k}: " + "the frames looked full and the queen was laying well. " * 6,
+                      speaker="Ben").id for k in range(6)]
+    state = mem.engine.state()
+    idx = state.index
+    rows = np.asarray([idx.row_of[i] for i in terse + chatty])
+    assert (evidence.prior_of(state, rows) == 1).all()  # two people: whoever writes more also says more
+    ids = [mem.add(f"Hive {k}: " + "inspect frames, check the queen, add supers. " * 20, speaker="Ben",
+                   role="assistant").id for k in range(12)]
+    state = mem.engine.state()
+    idx = state.index
+    lengths = idx.doc_lengths()
+    rows = np.asarray([idx.row_of[i] for i in ids])
+    want = (np.median(lengths) / np.median(lengths[rows])) ** 0.5  # the assistant's role, named Ben or not
+    assert evidence.prior_of(state, rows) == pytest.approx(np.full(12, want)) and want < 0.95
+    assert (evidence.prior_of(state, np.asarray([idx.row_of[i] for i in terse + chatty])) == 1).all()
+    mem.close()
+
+
 def test_the_shortlist_packs_the_same_context_as_the_whole_candidate_list(monkeypatch):
     mem = Memory(None)
     _convo(mem)

@@ -8,16 +8,18 @@ filler when the ranker is sure. Nothing here is fitted per data set: the estimat
 score distribution and from the conversation itself.
 
 * **Value.** The lexical relevance of a message (BM25 over the Content DWM, with neighbour smoothing and the
-  time-and-truth factors) scaled by a *verbosity prior*: in a conversation where one speaker writes much longer
-  messages than the other (an assistant's elaborations next to a user's short statements), a token of the verbose
-  speaker is less likely to be the evidence a later question asks about. The prior is
-  ``sqrt(median tokens of all messages / median tokens of this speaker's messages)``: 1 when speakers write alike
-  (a chat between two people), below 1 for the verbose side, estimated from the conversation without labels.
+  time-and-truth factors) scaled by a *verbosity prior*: in a conversation where one role writes much longer
+  messages than another (an assistant's elaborations next to a user's short statements), a token of the verbose
+  role is less likely to be the evidence a later question asks about. The prior is
+  ``sqrt(median tokens of all messages / median tokens of this role's messages)``: 1 when roles write alike, below
+  1 for the verbose side, estimated from the conversation without labels. Roles, not speakers: between people, the
+  one who writes longer messages also says more in them (a chat between two people, whatever each one's habits,
+  gets 1 for everyone); it is an assistant's restating and explaining that thins its evidence.
 * **Cost.** A message costs ``tokens ** a``; ``a`` is how much the question's ranking leaves to chance. When the
   scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
   length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
   ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``. The ceiling is
-  ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose speaker's median message is than
+  ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose role's median message is than
   the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
   length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
 
@@ -204,14 +206,14 @@ def fused_scores(state: NamespaceState, ask: Ask, raw: dict[str, Scored], ranked
 
 
 def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
-    """(prior per row, group per row, verbosity ratio) of the namespace, groups = (role, speaker); cached on the
-    state until it grew by ``_PRIOR_REFRESH`` (a deletion resets the state's cache: rows are renumbered)."""
+    """(prior per row, group per row, verbosity ratio) of the namespace, groups = roles; cached on the state until
+    it grew by ``_PRIOR_REFRESH`` (a deletion resets the state's cache: rows are renumbered)."""
     idx = state.index
     n = len(idx)
     cache = state.verbosity
     if cache is None or n > cache[0] * (1.0 + _PRIOR_REFRESH) or n < cache[0]:
         lengths = idx.doc_lengths()[:n]
-        groups = idx.role.view[:n].astype(np.int64) * (len(idx.speakers) + 1) + idx.speaker.view[:n]
+        groups = idx.role.view[:n].astype(np.int64)
         with _lock:
             cache = (n, verbosity_prior(lengths, groups), groups, verbosity_ratio(lengths, groups))
             state.verbosity = cache
