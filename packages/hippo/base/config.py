@@ -265,6 +265,9 @@ class RetrievalConfig:
     # minutes, 2, 4 and 12 hours on LoCoMo's odd half re-timed as a messaging app's chat (docs/retrieval.md,
     # "Sittings").
     sitting_gap_s: float = 7200.0
+    # A query word of five or more letters also matches the misspellings of it the namespace holds (words one
+    # typing slip away that cl100k writes in several tokens: hippo.index.coindex.NamespaceIndex.spelled).
+    misspellings: bool = True
 
 
 @dataclass(frozen=True)
@@ -378,6 +381,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
         if not 0.0 <= obj.session_weight <= 4.0:
             raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
+        if not isinstance(obj.misspellings, bool):
+            raise InvalidInput(f"{path}.misspellings must be true or false, got {obj.misspellings!r}")
         if not 0.0 <= obj.sitting_gap_s <= 30 * 86400.0:
             raise InvalidInput(f"{path}.sitting_gap_s must be in 0..2592000 seconds (30 days), "
                                f"got {obj.sitting_gap_s!r}")

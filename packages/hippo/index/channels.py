@@ -18,7 +18,7 @@ import numpy as np
 from hippo.base.config import Config
 from hippo.index.coindex import NamespaceIndex, Scored, positions
 from hippo.native import ri_signatures
-from hippo.text import textnorm, tokenizer
+from hippo.text import lexicon, textnorm, tokenizer
 from hippo.text.query import Query
 
 
@@ -52,6 +52,14 @@ def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
     return names
 
 
+def spelled_patterns(index: NamespaceIndex, query: Query) -> list[lexicon.TermPattern]:
+    """The query's term patterns as matched in ``index``: each content word also in the misspellings of it the
+    namespace holds (:meth:`NamespaceIndex.spelled`); the asker's first-person words as they are."""
+    content = len(query.patterns) - query.supporting
+    return [index.spelled(p, w) if i < content else p
+            for i, (p, w) in enumerate(zip(query.patterns, query.keywords))]
+
+
 def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False,
             stats: CorpusStats | None = None) -> Scored:
     """BM25 over messages (Robertson & Zaragoza), term statistics from the Content DWM.
@@ -70,11 +78,12 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
+    patterns = spelled_patterns(index, query)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
-    term_stats = [index.term_stats(p) for p in query.patterns]
+    term_stats = [index.term_stats(p) for p in patterns]
     counts = [c for c, _ in term_stats]
     freq = sorted((f, i) for i, (_, f) in enumerate(term_stats))
-    first_supporting = len(query.patterns) - query.supporting
+    first_supporting = len(patterns) - query.supporting
     deferred = []
     enumerated = 0
     full: list[tuple[np.ndarray, np.ndarray]] = []  # content terms enumerated in full
@@ -86,10 +95,10 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             continue
         capped = f > rc.enumerate_limit
         if capped:
-            pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit)
+            pos = index.term_positions(patterns[i], counts[i], rc.enumerate_limit)
             rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
         else:
-            rows, tf = index.term_rows(query.patterns[i], counts[i])
+            rows, tf = index.term_rows(patterns[i], counts[i])
         if rows.size == 0:
             continue
         enumerated += int(tf.sum())
@@ -109,7 +118,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         if f > rc.enumerate_limit:
             deferred.append((f, i))
             continue
-        rows, tf = index.term_rows(query.patterns[i], counts[i])
+        rows, tf = index.term_rows(patterns[i], counts[i])
         if rows.size == 0:
             continue
         idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, rows.size)
@@ -117,7 +126,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         rows, tf = rows[hit], tf[hit]
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
     for f, i in deferred:
-        pat = query.patterns[i]
+        pat = patterns[i]
         if cand.size == 0 or pat.singles.size == 0:
             continue
         starts = index.starts()[cand]
@@ -289,7 +298,7 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
             continue
         n_docs += n
         total_len += float(index.doc_lengths().sum())
-        for i, pat in enumerate(query.patterns):
+        for i, pat in enumerate(spelled_patterns(index, query)):
             counts, f = index.term_stats(pat)
             if f == 0:
                 continue

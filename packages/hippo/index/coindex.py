@@ -26,7 +26,7 @@ from hippo.base.config import Config
 from hippo.base.errors import CorruptData, OutOfRange
 from hippo.native import ByteTable, DynamicWaveletMatrix, ri_signatures
 from hippo.store.base import MessageRow
-from hippo.text import lexicon, tokenizer
+from hippo.text import lexicon, textnorm, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
 _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between questions
@@ -99,6 +99,9 @@ class NamespaceIndex:
         # id(pattern) -> (pattern, (layout, stream length), token counts, frequency): see :meth:`term_stats`
         self._stats_cache: OrderedDict[int, tuple[lexicon.TermPattern, tuple[int, int], dict[int, int], int]] = \
             OrderedDict()
+        # the words written in several tokens: (layout, stream length read, words, version), see :meth:`spelled`
+        self._words: tuple[int, int, set[str], int] | None = None
+        self._spelled: OrderedDict[str, tuple[int, lexicon.TermPattern]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -411,6 +414,81 @@ class NamespaceIndex:
             self._lengths = np.diff(self.ends.view, prepend=0).astype(np.float64)
             self._lengths_end = len(self.content)
         return self._lengths
+
+    # -- misspellings (hippo.text.lexicon, "misspellings") --------------------------------------------------
+    def spelled(self, pat: lexicon.TermPattern, word: str) -> lexicon.TermPattern:
+        """The query word ``word`` (whose pattern is ``pat``) matched also in the misspellings of it this namespace
+        holds: words one slip from it (:func:`lexicon.one_slip`) that the stream writes in several tokens (in the
+        case written and in lower case) and that do not fold to its stem. ``pat`` itself when there are none, when the word is not
+        :func:`lexicon.is_spellable` or with ``config.retrieval.misspellings`` off. Kept per word until the
+        namespace holds a new word."""
+        if not self.config.retrieval.misspellings or pat.anywhere or not lexicon.is_spellable(word):
+            return pat
+        key = word  # the pattern differs with the case of the word asked ("Conference" is also matched as typed)
+        with self._pos_lock:
+            words, version = self._several_token_words()
+            got = self._spelled.get(key)
+            if got is not None and got[0] == version:
+                self._spelled.move_to_end(key)
+                return got[1]
+            found = lexicon.one_slip(key.lower()) & words
+        hits = tuple(sorted(w for w in found if textnorm.stem(w) != pat.term))
+        out = lexicon.with_spellings(word, hits) if hits else pat
+        with self._pos_lock:
+            self._spelled[key] = (version, out)
+            self._spelled.move_to_end(key)
+            while len(self._spelled) > _TERM_CACHE_ENTRIES:
+                self._spelled.popitem(last=False)
+        return out
+
+    def _several_token_words(self) -> tuple[set[str], int]:
+        """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
+        four tokens, read once and then extended by what was appended since; read again after a deletion. The
+        version grows with every read that found new words and with every fresh start, so an answer kept for an
+        older one is never reused. Caller holds ``_pos_lock``."""
+        n = len(self.content)
+        got = self._words
+        if got is None or got[0] != self.layout:
+            got = (self.layout, 0, set(), 0 if got is None else got[3] + 1)
+        layout, at, words, version = got
+        if at < n:
+            before = len(words)
+            words.update(self._words_in(at, n))
+            version += len(words) != before
+        self._words = (layout, n, words, version)
+        return words, version
+
+    def _words_in(self, start: int, end: int) -> set[str]:
+        """The words of :meth:`_several_token_words` in stream positions ``[start, end)`` (message boundaries):
+        runs of two to four tokens that continue each other, then only the words that are several tokens also
+        when written after a space (after punctuation, or opening a message, "There" is written differently)."""
+        toks = self.content.access_range(start, end).astype(np.int64)
+        if not toks.size:
+            return set()
+        begins = ~lexicon.continues_word(toks)
+        ends = self.ends.view
+        inner = ends[(ends > start) & (ends < end)]
+        begins[inner - start] = True  # a message's first token begins a word
+        begins[0] = True
+        first = np.flatnonzero(begins)
+        length = np.diff(np.append(first, toks.size))
+        pick = (length >= 2) & (length <= 4)
+        first, length = first[pick], length[pick]
+        if not first.size:
+            return set()
+        runs = np.full((first.size, 4), -1, dtype=np.int64)
+        for j in range(4):
+            ok = length > j
+            runs[ok, j] = toks[first[ok] + j]
+        table = tokenizer.token_bytes()
+        out: set[str] = set()
+        for run in np.unique(runs, axis=0).tolist():
+            text = b"".join(table[t] for t in run if t >= 0).decode("utf-8", "ignore").strip()
+            text = text.lstrip("".join(lexicon.JOINERS))
+            if len(text) >= lexicon.SPELL_MIN_LETTERS - 1 and text.isascii() and text.isalpha() \
+                    and lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
+                out.add(text.lower())
+        return out
 
     def units(self) -> tuple[np.ndarray, np.ndarray]:
         """``(code per row, tokens per code)``: the stretches of conversation that retrieval treats as one exchange

@@ -313,3 +313,62 @@ def pattern(word: str) -> TermPattern:
                 singles.add(ids[0])
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
                        anywhere=textnorm.is_cjk(word))
+
+
+# -- misspellings ------------------------------------------------------------------------------------------------
+# People type on phones: "resturant", "recieve", "tommorow". A question, written with care, then misses the
+# message that mistyped its word. A query word is also matched in the misspellings of it that the namespace
+# actually holds (hippo.index.coindex.NamespaceIndex.spelled): the words one typing slip away from it, found among
+# the words the namespace writes in several cl100k tokens. A word cl100k writes as one token is a word of its
+# training text, not a slip ("trail" is no misspelling of "trial", "point" none of "paint"), and is never taken.
+
+SPELL_MIN_LETTERS = 5   # shorter words have too many real words one slip away ("form" / "from", "lose" / "lost")
+_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
+
+
+@lru_cache(maxsize=4096)
+def one_slip(word: str) -> frozenset[str]:
+    """Spellings one typing slip from ``word`` (lowercase ASCII letters): a letter left out, two neighbours
+    swapped, a letter replaced, one inserted; the first letter is kept (slips there are rare: it is typed
+    deliberately, and a keyboard's autocorrect seldom lets it pass). ``word`` itself is not among them."""
+    out: set[str] = set()
+    w = word
+    for k in range(1, len(w)):
+        out.add(w[:k] + w[k + 1:])
+        if k + 1 < len(w):
+            out.add(w[:k] + w[k + 1] + w[k] + w[k + 2:])
+        head, tail = w[:k], w[k + 1:]
+        for c in _ALPHABET:
+            out.add(head + c + tail)
+            out.add(head + c + w[k:])
+    out.update(w + c for c in _ALPHABET)
+    out.discard(w)
+    return frozenset(out)
+
+
+@lru_cache(maxsize=65536)
+def several_tokens(word: str) -> bool:
+    """Whether cl100k writes ``word``, after a space and in the case given, in more than one token: not a word of
+    its training text ("Caroline", "bought" and even "recieved" are one token; "resturant" is three)."""
+    return len(tokenizer.encode(" " + word)) > 1
+
+
+def is_spellable(word: str) -> bool:
+    """Whether misspellings of ``word`` are looked for: ASCII letters only, at least :data:`SPELL_MIN_LETTERS`."""
+    return len(word) >= SPELL_MIN_LETTERS and word.isascii() and word.isalpha()
+
+
+@lru_cache(maxsize=4096)
+def with_spellings(word: str, spellings: tuple[str, ...]) -> TermPattern:
+    """``pattern(word)`` also matched in every surface form of each of ``spellings``: one term, its occurrences and
+    document frequency counted together. The same arguments give the same object (kept by identity in the
+    co-index's caches)."""
+    pat = pattern(word)
+    singles = set(pat.singles.tolist())
+    phrases = set(pat.phrases)
+    for s in spellings:
+        other = pattern(s)
+        singles.update(other.singles.tolist())
+        phrases.update(other.phrases)
+    return TermPattern(pat.term, np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
+                       anywhere=pat.anywhere)

@@ -1,0 +1,147 @@
+"""Misspellings: a query word also matches the slips of it a namespace holds (hippo.text.lexicon.one_slip,
+NamespaceIndex.spelled), checked by hand and against the same conversation spelled correctly (the reference)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.base.errors import InvalidInput
+from hippo.index import channels
+from hippo.text import lexicon, tokenizer
+from hippo.text.query import analyze
+
+SPELLED = ["We had dinner at that new restaurant by the harbour.", "The pottery class starts on Monday.",
+           "My marathon training starts in October.", "The trial ended on Friday.", "Sounds lovely!"]
+SLIPPED = ["We had dinner at that new resturant by the harbour.", "The potery class starts on Monday.",
+           "My maraton training starts in October.", "The trail ended on Friday.", "Sounds lovely!"]
+
+
+def _store(texts, **retrieval) -> Memory:
+    mem = Memory(None, config={"retrieval": retrieval} if retrieval else None)
+    mem.add_many({"text": t, "speaker": "Ann" if k % 2 else "Bo"} for k, t in enumerate(texts))
+    return mem
+
+
+def _naive_one_slip(word: str) -> set[str]:
+    """Every string at Damerau-Levenshtein distance 1 (one adjacent swap) that keeps the first letter."""
+    out = set()
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    for k in range(len(word) + 1):
+        for c in letters:
+            out.add(word[:k] + c + word[k:])
+        if k < len(word):
+            out.add(word[:k] + word[k + 1:])
+            for c in letters:
+                out.add(word[:k] + c + word[k + 1:])
+        if k + 1 < len(word):
+            out.add(word[:k] + word[k + 1] + word[k] + word[k + 2:])
+    return {w for w in out if w and w[0] == word[0] and w != word}
+
+
+@pytest.mark.parametrize("word", ["paint", "restaurant", "aabba", "hello"])
+def test_one_slip_is_every_spelling_one_slip_away_keeping_the_first_letter(word):
+    got = lexicon.one_slip(word)
+    assert got == _naive_one_slip(word)
+    assert word not in got and all(w[0] == word[0] for w in got)
+    assert {"pant", "piant", "paints", "pajnt", "painr"} <= lexicon.one_slip("paint")
+
+
+def test_the_namespace_words_in_several_tokens():
+    with _store(SLIPPED) as mem:
+        idx = mem.engine.state().index
+        with idx._pos_lock:
+            words, version = idx._several_token_words()
+        want = set()  # each word as the message writes it (a leading space unless it opens the message)
+        for text in SLIPPED:
+            for k, w in enumerate(text.replace(".", " ").replace("!", " ").split()):
+                if len(w) >= 4 and w.isalpha() and 2 <= len(tokenizer.encode(w if k == 0 else " " + w)) <= 4:
+                    want.add(w.lower())
+        assert {"resturant", "potery", "maraton"} <= words
+        assert not words & {"trail", "dinner", "harbour", "monday", "october", "friday"}  # one token each
+        assert words == want
+        mem.add("Relaxed, Caroline said: Resturant?", speaker="Ann")  # " relaxed", " Caroline": one token each
+        with idx._pos_lock:
+            words, version = idx._several_token_words()
+        assert "relaxed" not in words and "caroline" not in words and version == 1
+        mem.add("Then a long hikking trip.", speaker="Bo")
+        with idx._pos_lock:
+            grown, later = idx._several_token_words()
+        assert "hikking" in grown and later == version + 1
+        mem.add("Nothing new here.", speaker="Ann")
+        with idx._pos_lock:
+            assert idx._several_token_words()[1] == later  # no new word: same version
+
+
+@pytest.mark.parametrize("question", ["Which restaurant by the harbour?", "When does the pottery class start?",
+                                      "When does the marathon training start?"])
+def test_a_slipped_word_scores_as_the_word_spelled_right(question):
+    # b = 0: BM25 without length normalisation, so a slip's extra tokens change nothing and the scores must match
+    with _store(SLIPPED, bm25_b=0.0) as slipped, _store(SPELLED, bm25_b=0.0) as spelled:
+        q = analyze(question)
+        a = channels.lexical(slipped.engine.state().index, q, slipped.config)
+        b = channels.lexical(spelled.engine.state().index, q, spelled.config)
+        assert a.rows.tolist() == b.rows.tolist() and a.rows.size
+        assert np.allclose(a.scores, b.scores, rtol=1e-12, atol=0)
+        assert slipped.recall(question, budget_tokens=30).messages[0].text == \
+            SLIPPED[SPELLED.index(spelled.recall(question, budget_tokens=30).messages[0].text)]
+
+
+def test_real_words_and_short_words_are_not_slips():
+    with _store(SLIPPED) as mem:
+        idx = mem.engine.state().index
+        for question in ("When did the trial end?", "Which class?", "dinnr"):
+            q = analyze(question)
+            assert all(idx.spelled(p, w) is p for p, w in zip(q.patterns, q.keywords))
+        assert channels.lexical(idx, analyze("trial"), mem.config).rows.size == 0  # "trail" is a word of its own
+        assert "pinat" not in lexicon.one_slip("paint")  # two slips
+
+
+def test_misspellings_can_be_switched_off():
+    with _store(SLIPPED, misspellings=False) as mem:
+        q = analyze("Which restaurant by the harbour?")
+        idx = mem.engine.state().index
+        assert all(idx.spelled(p, w) is p for p, w in zip(q.patterns, q.keywords))
+        assert channels.lexical(idx, analyze("restaurant"), mem.config).rows.size == 0
+    with pytest.raises(InvalidInput, match="misspellings"):
+        Memory(None, config={"retrieval": {"misspellings": "yes"}})
+
+
+def test_deleting_the_slip_forgets_it():
+    with _store(SLIPPED) as mem:
+        q = analyze("restaurant")
+        idx = mem.engine.state().index
+        assert channels.lexical(idx, q, mem.config).rows.tolist() == [0]
+        assert idx.spelled(q.patterns[0], "restaurant") is not q.patterns[0]
+        gone = mem.search("harbour dinner", k=1)[0].id
+        mem.delete([gone])
+        idx = mem.engine.state().index
+        assert channels.lexical(idx, q, mem.config).rows.size == 0
+        assert idx.spelled(q.patterns[0], "restaurant") is q.patterns[0]  # nothing kept from before
+        with idx._pos_lock:
+            assert "resturant" not in idx._several_token_words()[0]
+
+
+def test_a_slip_opening_a_message_and_an_inflection_already_matched():
+    with _store(["See you at the harbour", "Resturant was full", "Two greyhounds and one greyhound"]) as mem:
+        idx = mem.engine.state().index
+        with idx._pos_lock:
+            words = idx._several_token_words()[0]
+        assert "resturant" in words and "greyhounds" in words  # not glued to the previous message's "harbour"
+        assert channels.lexical(idx, analyze("restaurant"), mem.config).rows.tolist() == [1]
+        pat = lexicon.pattern("greyhound")
+        assert idx.spelled(pat, "greyhound") is pat  # "greyhounds" is one of its own forms, not a slip
+
+
+def test_each_spelling_of_the_question_keeps_its_own_forms():
+    with _store(SLIPPED) as mem:
+        idx = mem.engine.state().index
+        plain = idx.spelled(lexicon.pattern("restaurant"), "restaurant")
+        odd = idx.spelled(lexicon.pattern("RestauRant"), "RestauRant")
+        assert plain is not lexicon.pattern("restaurant") and odd is not plain
+        for word, got in (("restaurant", plain), ("RestauRant", odd)):
+            own = lexicon.pattern(word)
+            assert set(own.singles.tolist()) <= set(got.singles.tolist()) and set(own.phrases) <= set(got.phrases)
+            slip = lexicon.pattern("resturant")
+            assert set(slip.phrases) <= set(got.phrases)
