@@ -1,4 +1,4 @@
-"""Misspellings: a query word also matches the slips of it a namespace holds (hippo.text.lexicon.one_slip,
+"""Misspellings: a query word also matches the slips of it a namespace holds (hippo.text.lexicon.one_slip_apart,
 NamespaceIndex.spelled), checked by hand and against the same conversation spelled correctly (the reference)."""
 
 from __future__ import annotations
@@ -41,18 +41,46 @@ def _naive_one_slip(word: str) -> set[str]:
 
 
 @pytest.mark.parametrize("word", ["paint", "restaurant", "aabba", "hello"])
-def test_one_slip_is_every_spelling_one_slip_away_keeping_the_first_letter(word):
-    got = lexicon.one_slip(word)
-    assert got == _naive_one_slip(word)
-    assert word not in got and all(w[0] == word[0] for w in got)
-    assert {"pant", "piant", "paints", "pajnt", "painr"} <= lexicon.one_slip("paint")
+def test_one_slip_apart_is_exactly_the_spellings_one_slip_away_keeping_the_first_letter(word):
+    near = _naive_one_slip(word)
+    assert all(lexicon.one_slip_apart(word, w) for w in near)
+    assert {"pant", "piant", "paints", "pajnt", "painr"} <= _naive_one_slip("paint")
+    rng = np.random.default_rng(len(word))
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    others = {word, word[1:], "x" + word[1:], word + "xy", word[::-1], word[:-2], word[0] + word[2:] + "q"}
+    for _ in range(3000):  # random strings near the word: one to three random edits
+        w = list(word)
+        for _ in range(int(rng.integers(1, 4))):
+            k = int(rng.integers(0, len(w) + 1))
+            op = int(rng.integers(0, 3))
+            if op == 0 and k < len(w):
+                del w[k]
+            elif op == 1:
+                w.insert(k, str(rng.choice(letters)))
+            elif k < len(w):
+                w[k] = str(rng.choice(letters))
+        others.add("".join(w))
+    for w in others:
+        assert lexicon.one_slip_apart(word, w) == (w in near), w
+
+
+def _words(idx) -> set[str]:
+    with idx._pos_lock:
+        buckets, _ = idx._several_token_words()
+    out = set()
+    for (first, size), bucket in buckets.items():
+        assert all(w[0] == first and len(w) == size for w in bucket)
+        assert all(lexicon.several_tokens(w) for w in bucket)
+        out |= bucket
+    return out
 
 
 def test_the_namespace_words_in_several_tokens():
     with _store(SLIPPED) as mem:
         idx = mem.engine.state().index
+        words = _words(idx)
         with idx._pos_lock:
-            words, version = idx._several_token_words()
+            version = idx._several_token_words()[1]
         want = set()  # each word as the message writes it (a leading space unless it opens the message)
         for text in SLIPPED:
             for k, w in enumerate(text.replace(".", " ").replace("!", " ").split()):
@@ -62,12 +90,14 @@ def test_the_namespace_words_in_several_tokens():
         assert not words & {"trail", "dinner", "harbour", "monday", "october", "friday"}  # one token each
         assert words == want
         mem.add("Relaxed, Caroline said: Resturant?", speaker="Ann")  # " relaxed", " Caroline": one token each
+        words = _words(idx)
         with idx._pos_lock:
-            words, version = idx._several_token_words()
+            version = idx._several_token_words()[1]
         assert "relaxed" not in words and "caroline" not in words and version == 1
         mem.add("Then a long hikking trip.", speaker="Bo")
+        grown = _words(idx)
         with idx._pos_lock:
-            grown, later = idx._several_token_words()
+            later = idx._several_token_words()[1]
         assert "hikking" in grown and later == version + 1
         mem.add("Nothing new here.", speaker="Ann")
         with idx._pos_lock:
@@ -95,7 +125,7 @@ def test_real_words_and_short_words_are_not_slips():
             q = analyze(question)
             assert all(idx.spelled(p, w) is p for p, w in zip(q.patterns, q.keywords))
         assert channels.lexical(idx, analyze("trial"), mem.config).rows.size == 0  # "trail" is a word of its own
-        assert "pinat" not in lexicon.one_slip("paint")  # two slips
+        assert not lexicon.one_slip_apart("paint", "pinat")  # two slips
 
 
 def test_misspellings_can_be_switched_off():
@@ -119,15 +149,13 @@ def test_deleting_the_slip_forgets_it():
         idx = mem.engine.state().index
         assert channels.lexical(idx, q, mem.config).rows.size == 0
         assert idx.spelled(q.patterns[0], "restaurant") is q.patterns[0]  # nothing kept from before
-        with idx._pos_lock:
-            assert "resturant" not in idx._several_token_words()[0]
+        assert "resturant" not in _words(idx)
 
 
 def test_a_slip_opening_a_message_and_an_inflection_already_matched():
     with _store(["See you at the harbour", "Resturant was full", "Two greyhounds and one greyhound"]) as mem:
         idx = mem.engine.state().index
-        with idx._pos_lock:
-            words = idx._several_token_words()[0]
+        words = _words(idx)
         assert "resturant" in words and "greyhounds" in words  # not glued to the previous message's "harbour"
         assert channels.lexical(idx, analyze("restaurant"), mem.config).rows.tolist() == [1]
         pat = lexicon.pattern("greyhound")
@@ -145,3 +173,9 @@ def test_each_spelling_of_the_question_keeps_its_own_forms():
             assert set(own.singles.tolist()) <= set(got.singles.tolist()) and set(own.phrases) <= set(got.phrases)
             slip = lexicon.pattern("resturant")
             assert set(slip.phrases) <= set(got.phrases)
+
+
+def test_several_tokens_agrees_with_the_encoder():
+    for word in ["restaurant", "resturant", "Caroline", "caroline", "recieved", "trail", "Potery", "greyhounds",
+                 "marathon", "maraton", "Relaxed", "relaxed", "hikking", "LeBron"]:
+        assert lexicon.several_tokens(word) == (len(tokenizer.encode(" " + word)) > 1), word

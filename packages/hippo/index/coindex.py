@@ -100,7 +100,7 @@ class NamespaceIndex:
         self._stats_cache: OrderedDict[int, tuple[lexicon.TermPattern, tuple[int, int], dict[int, int], int]] = \
             OrderedDict()
         # the words written in several tokens: (layout, stream length read, words, version), see :meth:`spelled`
-        self._words: tuple[int, int, set[str], int] | None = None
+        self._words: tuple[int, int, dict[tuple[str, int], set[str]], int] | None = None
         self._spelled: OrderedDict[str, tuple[int, lexicon.TermPattern]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
@@ -418,21 +418,22 @@ class NamespaceIndex:
     # -- misspellings (hippo.text.lexicon, "misspellings") --------------------------------------------------
     def spelled(self, pat: lexicon.TermPattern, word: str) -> lexicon.TermPattern:
         """The query word ``word`` (whose pattern is ``pat``) matched also in the misspellings of it this namespace
-        holds: words one slip from it (:func:`lexicon.one_slip`) that the stream writes in several tokens (in the
-        case written and in lower case) and that do not fold to its stem. ``pat`` itself when there are none, when the word is not
-        :func:`lexicon.is_spellable` or with ``config.retrieval.misspellings`` off. Kept per word until the
-        namespace holds a new word."""
+        holds: words one slip from it (:func:`lexicon.one_slip_apart`) that the stream writes in several tokens
+        (in the case written and in lower case) and that do not fold to its stem. ``pat`` itself when there are
+        none, when the word is not :func:`lexicon.is_spellable` or with ``config.retrieval.misspellings`` off. Kept
+        per word until the namespace holds a new word."""
         if not self.config.retrieval.misspellings or pat.anywhere or not lexicon.is_spellable(word):
             return pat
         key = word  # the pattern differs with the case of the word asked ("Conference" is also matched as typed)
+        low = word.lower()
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._spelled.get(key)
             if got is not None and got[0] == version:
                 self._spelled.move_to_end(key)
                 return got[1]
-            found = lexicon.one_slip(key.lower()) & words
-        hits = tuple(sorted(w for w in found if textnorm.stem(w) != pat.term))
+            near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())]
+        hits = tuple(sorted(w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term))
         out = lexicon.with_spellings(word, hits) if hits else pat
         with self._pos_lock:
             self._spelled[key] = (version, out)
@@ -441,20 +442,24 @@ class NamespaceIndex:
                 self._spelled.popitem(last=False)
         return out
 
-    def _several_token_words(self) -> tuple[set[str], int]:
+    def _several_token_words(self) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
-        four tokens, read once and then extended by what was appended since; read again after a deletion. The
-        version grows with every read that found new words and with every fresh start, so an answer kept for an
-        older one is never reused. Caller holds ``_pos_lock``."""
+        four tokens, by first letter and length; read once and then extended by what was appended since, read
+        again after a deletion. The version grows with every read that found new words and with every fresh start,
+        so an answer kept for an older one is never reused. Caller holds ``_pos_lock``."""
         n = len(self.content)
         got = self._words
         if got is None or got[0] != self.layout:
-            got = (self.layout, 0, set(), 0 if got is None else got[3] + 1)
+            got = (self.layout, 0, {}, 0 if got is None else got[3] + 1)
         layout, at, words, version = got
         if at < n:
-            before = len(words)
-            words.update(self._words_in(at, n))
-            version += len(words) != before
+            grew = False
+            for w in self._words_in(at, n):
+                bucket = words.setdefault((w[0], len(w)), set())
+                if w not in bucket:
+                    bucket.add(w)
+                    grew = True
+            version += grew
         self._words = (layout, n, words, version)
         return words, version
 
@@ -476,14 +481,17 @@ class NamespaceIndex:
         first, length = first[pick], length[pick]
         if not first.size:
             return set()
-        runs = np.full((first.size, 4), -1, dtype=np.int64)
+        # each distinct run once: a run's tokens (ids below 2**17) folded into one 64-bit key, exact up to 3 tokens
+        # and a hash beyond, where a collision could only drop a word
+        key = np.zeros(first.size, dtype=np.uint64)
         for j in range(4):
             ok = length > j
-            runs[ok, j] = toks[first[ok] + j]
+            key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
+        _, at = np.unique(key, return_index=True)
         table = tokenizer.token_bytes()
         out: set[str] = set()
-        for run in np.unique(runs, axis=0).tolist():
-            text = b"".join(table[t] for t in run if t >= 0).decode("utf-8", "ignore").strip()
+        for f, n in zip(first[at].tolist(), length[at].tolist()):
+            text = b"".join(table[t] for t in toks[f:f + n].tolist()).decode("utf-8", "ignore").strip()
             text = text.lstrip("".join(lexicon.JOINERS))
             if len(text) >= lexicon.SPELL_MIN_LETTERS - 1 and text.isascii() and text.isalpha() \
                     and lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):

@@ -323,34 +323,35 @@ def pattern(word: str) -> TermPattern:
 # training text, not a slip ("trail" is no misspelling of "trial", "point" none of "paint"), and is never taken.
 
 SPELL_MIN_LETTERS = 5   # shorter words have too many real words one slip away ("form" / "from", "lose" / "lost")
-_ALPHABET = "abcdefghijklmnopqrstuvwxyz"
 
 
-@lru_cache(maxsize=4096)
-def one_slip(word: str) -> frozenset[str]:
-    """Spellings one typing slip from ``word`` (lowercase ASCII letters): a letter left out, two neighbours
-    swapped, a letter replaced, one inserted; the first letter is kept (slips there are rare: it is typed
-    deliberately, and a keyboard's autocorrect seldom lets it pass). ``word`` itself is not among them."""
-    out: set[str] = set()
-    w = word
-    for k in range(1, len(w)):
-        out.add(w[:k] + w[k + 1:])
-        if k + 1 < len(w):
-            out.add(w[:k] + w[k + 1] + w[k] + w[k + 2:])
-        head, tail = w[:k], w[k + 1:]
-        for c in _ALPHABET:
-            out.add(head + c + tail)
-            out.add(head + c + w[k:])
-    out.update(w + c for c in _ALPHABET)
-    out.discard(w)
-    return frozenset(out)
+def one_slip_apart(word: str, other: str) -> bool:
+    """Whether ``other`` is ``word`` with one typing slip: a letter left out, two neighbours swapped, a letter
+    replaced, one inserted; the first letter kept (slips there are rare: it is typed deliberately, and a
+    keyboard's autocorrect seldom lets it pass)."""
+    n, m = len(word), len(other)
+    if word == other or abs(n - m) > 1 or not n or not m or word[0] != other[0]:
+        return False
+    i = 1
+    while i < n and i < m and word[i] == other[i]:
+        i += 1
+    if n == m:
+        return word[i + 1:] == other[i + 1:] or (
+            i + 1 < n and word[i] == other[i + 1] and word[i + 1] == other[i] and word[i + 2:] == other[i + 2:])
+    if n > m:
+        return word[i + 1:] == other[i:]
+    return other[i + 1:] == word[i:]
 
 
-@lru_cache(maxsize=65536)
 def several_tokens(word: str) -> bool:
-    """Whether cl100k writes ``word``, after a space and in the case given, in more than one token: not a word of
-    its training text ("Caroline", "bought" and even "recieved" are one token; "resturant" is three)."""
-    return len(tokenizer.encode(" " + word)) > 1
+    """Whether cl100k writes ``word`` (ASCII letters), after a space and in the case given, in more than one token:
+    not a word of its training text ("Caroline", "bought" and even "recieved" are one token; "resturant" is three).
+    A space and a run of letters is one piece of cl100k's pre-tokenizer, and a piece that is a token's bytes is
+    that token, so the byte table answers without encoding."""
+    ranks = tokenizer.byte_ranks()
+    if ranks is None:
+        return len(tokenizer.encode(" " + word)) > 1
+    return (b" " + word.encode("ascii")) not in ranks
 
 
 def is_spellable(word: str) -> bool:
