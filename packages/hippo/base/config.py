@@ -266,7 +266,7 @@ class RetrievalConfig:
     # "Sittings").
     sitting_gap_s: float = 7200.0
     # A query word of five or more letters also matches the misspellings of it the namespace holds (words one
-    # typing slip away that cl100k writes in several tokens: hippo.index.coindex.NamespaceIndex.spelled).
+    # typing slip away that cl100k writes in several tokens: hippo.index.coindex.NamespaceIndex.slips).
     misspellings: bool = True
 
 

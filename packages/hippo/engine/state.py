@@ -60,6 +60,9 @@ PROFILE_LAG = 32       # appended messages past the speaker profiles before they
 _PROFILE_CHUNK = 16    # messages the profiles' catch-up reads per hold of their lock (what a recall may wait for)
 PROFILE_IDLE = 0.25    # seconds without an append before the profiles' catch-up reads on
 _CATCH_UP = "profiles-catch-up"
+_WORDS = "words-catch-up"
+_WORDS_CHUNK = 1 << 16  # stream tokens the misspellings' word reader takes per step (~2-4 ms)
+WORDS_IDLE = 0.25       # seconds without an append before it reads on
 _ROW_CACHE = 4096      # store rows kept per namespace (a recall's messages; a context holds a few dozen)
 _UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
 
@@ -296,6 +299,7 @@ class NamespaceState:
         if appended:  # another handle's messages: the profiles follow them as they follow this process's own
             self._appended_at = time.monotonic()
             self._follow_profiles()
+            self._follow_words()
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -470,6 +474,7 @@ class NamespaceState:
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
         self._appended_at = time.monotonic()
         self._follow_profiles()
+        self._follow_words()
 
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
         """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
@@ -1123,6 +1128,29 @@ class NamespaceState:
                 log.warning("namespace %r: speaker profiles not loaded after an append: %s", self.name, exc)
                 return
         self._start(_CATCH_UP, self._catch_up_profiles)
+
+    def _follow_words(self) -> None:
+        """After an append: read the new messages' words of several tokens (the words a question's misspellings are
+        looked among, :meth:`NamespaceIndex.slips`) in the background once appends pause, so that the first
+        question after an import does not read them. Caller holds the write lock."""
+        if self.config.retrieval.misspellings:
+            self._start(_WORDS, self._catch_up_words)
+
+    def _catch_up_words(self, warm: _Warm) -> None:
+        """Read the words past those read, :data:`_WORDS_CHUNK` tokens at a time under the read lock, once no
+        message has been appended for :data:`WORDS_IDLE` seconds (a question meanwhile reads the rest itself)."""
+        lock = self.host.lock
+        while not warm.stop.is_set():
+            quiet = time.monotonic() - self._appended_at
+            if quiet < WORDS_IDLE:
+                warm.stop.wait(WORDS_IDLE - quiet)
+                continue
+            t0 = time.perf_counter()
+            with lock.read():
+                idx = self.index
+                if idx is None or idx.read_words(_WORDS_CHUNK):
+                    return
+            warm.breathe(t0)
 
     def _open_profiles(self) -> bool:
         """Hold the speaker profiles: those held, else loaded from their snapshot (or created, for a short or unsaved

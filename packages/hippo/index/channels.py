@@ -52,12 +52,33 @@ def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
     return names
 
 
-def spelled_patterns(index: NamespaceIndex, query: Query) -> list[lexicon.TermPattern]:
-    """The query's term patterns as matched in ``index``: each content word also in the misspellings of it the
-    namespace holds (:meth:`NamespaceIndex.spelled`); the asker's first-person words as they are."""
+# An occurrence of a misspelling counts as this share of an occurrence of the word: a word one slip from the
+# question's that cl100k writes in several tokens is as likely a rarer real word as a slip (NamespaceIndex.slips),
+# and where the word itself occurs too, the messages that spell it right come first.
+SLIP_WEIGHT = 0.5
+
+
+def slip_patterns(index: NamespaceIndex, query: Query) -> list[lexicon.TermPattern | None]:
+    """Per query term, the misspellings of it the namespace holds (:meth:`NamespaceIndex.slips`), or None; the
+    asker's first-person words have none."""
     content = len(query.patterns) - query.supporting
-    return [index.spelled(p, w) if i < content else p
+    return [index.slips(p, w) if i < content else None
             for i, (p, w) in enumerate(zip(query.patterns, query.keywords))]
+
+
+def _with_slips(index: NamespaceIndex, rows: np.ndarray, tf: np.ndarray, slip: lexicon.TermPattern | None
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """A term's ``(rows, occurrences)`` plus :data:`SLIP_WEIGHT` per occurrence of its misspellings ``slip``."""
+    if slip is None:
+        return rows, tf
+    srows, stf = index.term_rows(slip)
+    if not srows.size:
+        return rows, tf
+    both = np.union1d(rows, srows)
+    out = np.zeros(both.size)
+    out[np.searchsorted(both, rows)] += tf
+    out[np.searchsorted(both, srows)] += SLIP_WEIGHT * stf
+    return both, out
 
 
 def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool = False,
@@ -78,11 +99,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
-    patterns = spelled_patterns(index, query)
+    patterns = query.patterns
+    slips = slip_patterns(index, query)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
     term_stats = [index.term_stats(p) for p in patterns]
     counts = [c for c, _ in term_stats]
-    freq = sorted((f, i) for i, (_, f) in enumerate(term_stats))
+    slipped = [index.term_stats(sp)[1] if sp is not None else 0 for sp in slips]
+    freq = sorted((f + slipped[i], i) for i, (_, f) in enumerate(term_stats))
     first_supporting = len(patterns) - query.supporting
     deferred = []
     enumerated = 0
@@ -94,14 +117,14 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             deferred.append((f, i))
             continue
         capped = f > rc.enumerate_limit
-        if capped:
+        if capped:  # a word this frequent is not looked for in its misspellings
             pos = index.term_positions(patterns[i], counts[i], rc.enumerate_limit)
             rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
         else:
-            rows, tf = index.term_rows(patterns[i], counts[i])
+            rows, tf = _with_slips(index, *index.term_rows(patterns[i], counts[i]), slips[i])
         if rows.size == 0:
             continue
-        enumerated += int(tf.sum())
+        enumerated += int(np.ceil(tf.sum()))
         if not capped:
             full.append((rows, tf))
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
@@ -298,15 +321,18 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
             continue
         n_docs += n
         total_len += float(index.doc_lengths().sum())
-        for i, pat in enumerate(spelled_patterns(index, query)):
+        for i, (pat, slip) in enumerate(zip(query.patterns, slip_patterns(index, query))):
             counts, f = index.term_stats(pat)
-            if f == 0:
+            sf = index.term_stats(slip)[1] if slip is not None else 0
+            if f + sf == 0:
                 continue
-            if f > rc.enumerate_limit:
-                term_df[i] += min(f, n)
+            if f + sf > rc.enumerate_limit:
+                term_df[i] += min(f + sf, n)
                 continue
-            pos = index.term_positions(pat, counts, None)
-            term_df[i] += np.unique(index.rows_of_positions(pos)).size if pos.size else 0
+            rows = index.term_rows(pat, counts)[0]
+            if slip is not None:
+                rows = np.union1d(rows, index.term_rows(slip)[0])
+            term_df[i] += rows.size
         names = speaker_names(index)
         for st in query.stems:
             codes = names.get(st)

@@ -99,9 +99,9 @@ class NamespaceIndex:
         # id(pattern) -> (pattern, (layout, stream length), token counts, frequency): see :meth:`term_stats`
         self._stats_cache: OrderedDict[int, tuple[lexicon.TermPattern, tuple[int, int], dict[int, int], int]] = \
             OrderedDict()
-        # the words written in several tokens: (layout, stream length read, words, version), see :meth:`spelled`
+        # the words written in several tokens: (layout, stream length read, words, version), see :meth:`slips`
         self._words: tuple[int, int, dict[tuple[str, int], set[str]], int] | None = None
-        self._spelled: OrderedDict[str, tuple[int, lexicon.TermPattern]] = OrderedDict()
+        self._slips: OrderedDict[str, tuple[int, lexicon.TermPattern | None]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
 
@@ -416,42 +416,60 @@ class NamespaceIndex:
         return self._lengths
 
     # -- misspellings (hippo.text.lexicon, "misspellings") --------------------------------------------------
-    def spelled(self, pat: lexicon.TermPattern, word: str) -> lexicon.TermPattern:
-        """The query word ``word`` (whose pattern is ``pat``) matched also in the misspellings of it this namespace
-        holds: words one slip from it (:func:`lexicon.one_slip_apart`) that the stream writes in several tokens
-        (in the case written and in lower case) and that do not fold to its stem. ``pat`` itself when there are
-        none, when the word is not :func:`lexicon.is_spellable` or with ``config.retrieval.misspellings`` off. Kept
-        per word until the namespace holds a new word."""
+    def slips(self, pat: lexicon.TermPattern, word: str) -> lexicon.TermPattern | None:
+        """The misspellings of the query word ``word`` (whose pattern is ``pat``) that this namespace holds, as one
+        pattern (:func:`lexicon.slips`): words one slip from it (:func:`lexicon.one_slip_apart`) that the stream
+        writes in several tokens (in the case written and in lower case) and that do not fold to its stem. None
+        when there are none, when the word is not :func:`lexicon.is_spellable` or with
+        ``config.retrieval.misspellings`` off. Kept per word until the namespace holds a new word."""
         if not self.config.retrieval.misspellings or pat.anywhere or not lexicon.is_spellable(word):
-            return pat
-        key = word  # the pattern differs with the case of the word asked ("Conference" is also matched as typed)
+            return None
         low = word.lower()
         with self._pos_lock:
             words, version = self._several_token_words()
-            got = self._spelled.get(key)
+            got = self._slips.get(low)
             if got is not None and got[0] == version:
-                self._spelled.move_to_end(key)
+                self._slips.move_to_end(low)
                 return got[1]
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())]
         hits = tuple(sorted(w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term))
-        out = lexicon.with_spellings(word, hits) if hits else pat
+        out = lexicon.slips(pat.term, hits) if hits else None
         with self._pos_lock:
-            self._spelled[key] = (version, out)
-            self._spelled.move_to_end(key)
-            while len(self._spelled) > _TERM_CACHE_ENTRIES:
-                self._spelled.popitem(last=False)
+            self._slips[low] = (version, out)
+            self._slips.move_to_end(low)
+            while len(self._slips) > _TERM_CACHE_ENTRIES:
+                self._slips.popitem(last=False)
         return out
 
-    def _several_token_words(self) -> tuple[dict[tuple[str, int], set[str]], int]:
+    def read_words(self, max_tokens: int) -> bool:
+        """Read ahead, up to about ``max_tokens`` stream tokens (whole messages, at least one), the words
+        :meth:`slips` looks among; True once every message is read. For a background reader: the first question
+        then finds them read."""
+        if max_tokens < 1:
+            raise OutOfRange(f"max_tokens must be >= 1, got {max_tokens}")
+        with self._pos_lock:
+            at = self._words[1] if self._words is not None and self._words[0] == self.layout else 0
+            ends = self.ends.view
+            if not ends.size:
+                return True
+            first = int(np.searchsorted(ends, at, side="right"))  # the message that starts at ``at``
+            if first < ends.size:
+                last = max(first, int(np.searchsorted(ends, at + max_tokens, side="right")) - 1)
+                self._several_token_words(int(ends[last]))
+            return self._words[1] >= len(self.content)
+
+    def _several_token_words(self, upto: int | None = None) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
         four tokens, by first letter and length; read once and then extended by what was appended since, read
         again after a deletion. The version grows with every read that found new words and with every fresh start,
-        so an answer kept for an older one is never reused. Caller holds ``_pos_lock``."""
-        n = len(self.content)
+        so an answer kept for an older one is never reused. ``upto`` (a message boundary) reads no further than
+        there. Caller holds ``_pos_lock``."""
+        n = len(self.content) if upto is None else min(upto, len(self.content))
         got = self._words
         if got is None or got[0] != self.layout:
             got = (self.layout, 0, {}, 0 if got is None else got[3] + 1)
         layout, at, words, version = got
+        n = max(n, at)
         if at < n:
             grew = False
             for w in self._words_in(at, n):

@@ -318,7 +318,7 @@ def pattern(word: str) -> TermPattern:
 # -- misspellings ------------------------------------------------------------------------------------------------
 # People type on phones: "resturant", "recieve", "tommorow". A question, written with care, then misses the
 # message that mistyped its word. A query word is also matched in the misspellings of it that the namespace
-# actually holds (hippo.index.coindex.NamespaceIndex.spelled): the words one typing slip away from it, found among
+# actually holds (hippo.index.coindex.NamespaceIndex.slips): the words one typing slip away from it, found among
 # the words the namespace writes in several cl100k tokens. A word cl100k writes as one token is a word of its
 # training text, not a slip ("trail" is no misspelling of "trial", "point" none of "paint"), and is never taken.
 
@@ -360,16 +360,14 @@ def is_spellable(word: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def with_spellings(word: str, spellings: tuple[str, ...]) -> TermPattern:
-    """``pattern(word)`` also matched in every surface form of each of ``spellings``: one term, its occurrences and
-    document frequency counted together. The same arguments give the same object (kept by identity in the
+def slips(term: str, spellings: tuple[str, ...]) -> TermPattern:
+    """The pattern of the misspellings ``spellings`` of the term ``term``: every surface form of each
+    (:func:`pattern`), under the term's name. The same arguments give the same object (kept by identity in the
     co-index's caches)."""
-    pat = pattern(word)
-    singles = set(pat.singles.tolist())
-    phrases = set(pat.phrases)
+    singles: set[int] = set()
+    phrases: set[tuple[int, ...]] = set()
     for s in spellings:
         other = pattern(s)
         singles.update(other.singles.tolist())
         phrases.update(other.phrases)
-    return TermPattern(pat.term, np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
-                       anywhere=pat.anywhere)
+    return TermPattern(term, np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))
