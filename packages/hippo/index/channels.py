@@ -99,14 +99,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
-    patterns = query.patterns
     slips = slip_patterns(index, query)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
-    term_stats = [index.term_stats(p) for p in patterns]
+    term_stats = [index.term_stats(p) for p in query.patterns]
     counts = [c for c, _ in term_stats]
     slipped = [index.term_stats(sp)[1] if sp is not None else 0 for sp in slips]
     freq = sorted((f + slipped[i], i) for i, (_, f) in enumerate(term_stats))
-    first_supporting = len(patterns) - query.supporting
+    first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
     full: list[tuple[np.ndarray, np.ndarray]] = []  # content terms enumerated in full
@@ -118,10 +117,10 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             continue
         capped = f > rc.enumerate_limit
         if capped:  # a word this frequent is not looked for in its misspellings
-            pos = index.term_positions(patterns[i], counts[i], rc.enumerate_limit)
+            pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit)
             rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
         else:
-            rows, tf = _with_slips(index, *index.term_rows(patterns[i], counts[i]), slips[i])
+            rows, tf = _with_slips(index, *index.term_rows(query.patterns[i], counts[i]), slips[i])
         if rows.size == 0:
             continue
         enumerated += int(np.ceil(tf.sum()))
@@ -141,7 +140,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         if f > rc.enumerate_limit:
             deferred.append((f, i))
             continue
-        rows, tf = index.term_rows(patterns[i], counts[i])
+        rows, tf = index.term_rows(query.patterns[i], counts[i])
         if rows.size == 0:
             continue
         idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, rows.size)
@@ -149,7 +148,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         rows, tf = rows[hit], tf[hit]
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
     for f, i in deferred:
-        pat = patterns[i]
+        pat = query.patterns[i]
         if cand.size == 0 or pat.singles.size == 0:
             continue
         starts = index.starts()[cand]
@@ -189,9 +188,9 @@ def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored
              ) -> np.ndarray:
     """BM25 of the question's own words over whole sessions (each session's messages as one document), per unit
     code of :meth:`NamespaceIndex.units` (the sessions, then the sittings of messages without a session id); 0 for
-    messages in no unit. The terms are those :func:`lexical` enumerates
-    in full: the asker's first-person words and terms past ``enumerate_limit`` occurrences are left out (they occur
-    in nearly every session and carry no idf there). ``lexical_scored``, the :func:`lexical` result for the same
+    messages in no unit. The terms are those :func:`lexical` enumerates in full: the asker's first-person words and
+    terms past ``enumerate_limit`` occurrences are left out (they occur in nearly every session and carry no idf
+    there). ``lexical_scored``, the :func:`lexical` result for the same
     question, saves reading the occurrences again."""
     code, lengths = index.units()
     n_codes = lengths.size
