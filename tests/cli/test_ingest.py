@@ -379,3 +379,100 @@ def test_progress_bars_only_on_a_terminal(tmp_path) -> None:
     imported = hippo_tty("import", tmp_path / "out.jsonl", "--path", tmp_path / "c.db")
     assert imported.code == 0 and "600/600" in imported.err
     assert stored(tmp_path / "c.db") == stored(tmp_path / "a.db")
+
+
+# ------------------------------------------------------------------------------------------- messaging apps
+
+
+def test_whatsapp_android_export(tmp_path, capsys) -> None:
+    f = tmp_path / "WhatsApp Chat with Bo.txt"
+    f.write_text(textwrap.dedent("""\
+        12/03/2024, 09:01 - Messages and calls are end-to-end encrypted. No one outside of this chat can read them.
+        12/03/2024, 09:02 - Ann: Did you book the resturant for Friday?
+        12/03/2024, 09:05 - Bo: Yes! The one by the harbour.
+        It has a blue door: you can't miss it
+        12/03/2024, 09:06 - Bo: <Media omitted>
+        13/03/2024, 21:40 - Ann: Great, see you there
+        """), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Did you book the resturant for Friday?", "speaker": "Ann", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 2), "session_id": None, "metadata": {}},
+        {"text": "Yes! The one by the harbour.\nIt has a blue door: you can't miss it", "speaker": "Bo",
+         "role": "user", "timestamp": utc(2024, 3, 12, 9, 5), "session_id": None, "metadata": {}},
+        {"text": "Great, see you there", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 13, 21, 40),
+         "session_id": None, "metadata": {}},
+    ]
+    # the reply that names no restaurant comes with the question it answers (the two are one sitting), which the
+    # question finds through its misspelling
+    question = "Which restaurant is booked for Friday?"
+    with hippo.Memory(db) as mem:
+        assert "harbour" in mem.recall(question, budget_tokens=60).text
+    with hippo.Memory(db, config={"retrieval": {"sitting_gap_s": 0}}) as mem:
+        assert "harbour" not in mem.recall(question, budget_tokens=60).text
+
+
+def test_whatsapp_ios_export_with_twelve_hour_times(tmp_path, capsys) -> None:
+    f = tmp_path / "_chat.txt"
+    f.write_text("\u200e[3/4/24, 9:05:33\u202fPM] Ann: Dinner on Friday?\n"
+                 "[3/4/24, 9:07:01\u202fPM] Bo: \u200eimage omitted\n"
+                 "[3/4/24, 11:59:59\u202fAM] Bo: Sure\n"
+                 "\u200e[3/4/24, 12:00:10\u202fAM] Ann: Night\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    got = stored(db)  # every date reads either way, and the times are 12-hour: a US phone, month first
+    assert [(m["speaker"], m["text"], m["timestamp"]) for m in got] == [
+        ("Ann", "Dinner on Friday?", utc(2024, 3, 4, 21, 5, 33)),
+        ("Bo", "Sure", utc(2024, 3, 4, 11, 59, 59)),
+        ("Ann", "Night", utc(2024, 3, 4, 0, 0, 10)),
+    ]
+
+
+def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
+    f = tmp_path / "chat.txt"
+    f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["timestamp"] for m in stored(db)] == [utc(2024, 4, 3, 18), utc(2024, 4, 25, 18, 1)]
+    g = tmp_path / "us.txt"
+    g.write_text("4/3/24, 18:00 - Ann: one\n4/25/24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day: month first
+    assert cli(capsys, "ingest", g, "--path", tmp_path / "us.db").code == 0
+    assert [m["timestamp"] for m in stored(tmp_path / "us.db")] == [utc(2024, 4, 3, 18), utc(2024, 4, 25, 18, 1)]
+
+
+def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:
+    f = tmp_path / "bad.txt"
+    f.write_text("12/03/2024, 09:02 - Ann: fine\n31/02/2024, 09:03 - Bo: no such day\n", encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "s.db"), "bad.txt:2:", "date")
+    g = tmp_path / "notices.txt"
+    g.write_text("12/03/2024, 09:01 - Messages and calls are end-to-end encrypted.\n", encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", g, "--path", tmp_path / "s.db"), "notices.txt", "no messages")
+    assert namespaces(tmp_path / "s.db") == []
+
+
+def test_telegram_export(tmp_path, capsys) -> None:
+    export = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 1, "type": "service", "date": "2024-03-12T09:00:00", "actor": "Ann", "action": "phone_call"},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:02:10", "from": "Ann", "from_id": "user1",
+         "text": "Did you book the resturant?"},
+        {"id": 3, "type": "message", "date": "2024-03-12T09:05:00", "from": "Bo", "from_id": "user2",
+         "text": ["Yes, ", {"type": "bold", "text": "Marisco"}, " by the ", {"type": "link", "text": "harbour"}]},
+        {"id": 4, "type": "message", "date": "2024-03-12T09:06:00", "from": "Bo", "photo": "photos/1.jpg",
+         "text": ""},
+    ]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert stored(db) == [
+        {"text": "Did you book the resturant?", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 9, 2, 10),
+         "session_id": None, "metadata": {"telegram_id": 2}},
+        {"text": "Yes, Marisco by the harbour", "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 12, 9, 5),
+         "session_id": None, "metadata": {"telegram_id": 3}},
+    ]
+    export["messages"][2]["date"] = "yesterday"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "result.json", "[2]", "date")
+    assert namespaces(tmp_path / "t.db") == []

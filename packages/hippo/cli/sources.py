@@ -14,6 +14,12 @@ Formats, told apart by their content (never by the file name):
 * **LoCoMo**: a list of samples ``{sample_id, conversation: {session_<N>: [turns], session_<N>_date_time}}``
   (or one such sample).
 * A JSON list of hippo messages.
+* **Messaging apps.** A WhatsApp chat exported as text (``12/03/2024, 14:05 - Ann: text`` from Android,
+  ``[12/03/2024, 14:05:33] Ann: text`` from iOS; lines without a date continue the message before; the app's own
+  notices and media placeholders are left out), and a Telegram export (``result.json``: ``{"messages": [{"type":
+  "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out). Each message is
+  stored with its sender as speaker and its time, without a session id: recall groups them into sittings by the
+  pauses between them.
 
 Every problem is reported as an ``InvalidInput`` that names the file, the line, and the field: for JSON documents
 the line where the offending object starts and its path inside the document (``[3].turns[0][1]``). Those lines
@@ -74,7 +80,7 @@ class Source:
     """A parsed input file."""
 
     file: str
-    format: str                # "jsonl", "export", "messages", "beam", "locomo" or "hippo"
+    format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -171,6 +177,8 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     first = next(line for line in text.splitlines() if line.strip())
+    if _WHATSAPP.match(_plain(first)):
+        return _read_whatsapp(file, text)
     if first.lstrip().startswith("{"):
         try:
             head = json.loads(first)
@@ -294,6 +302,8 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             msgs = doc["messages"]
             if not isinstance(msgs, list):
                 raise SourceError(("messages",), f"expected a list of messages, got {_kind(msgs)}")
+            if msgs and isinstance(msgs[0], dict) and "date" in msgs[0] and "role" not in msgs[0]:
+                return "telegram", list(telegram_records(msgs))
             return "messages", [Record(openai_item(m, ("messages", k))) for k, m in enumerate(msgs)]
         if "conversation" in doc:
             return "locomo", list(locomo_records(doc, ()))
@@ -525,3 +535,140 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
     dec.parse_array = parse_array
     dec.scan_once = json.scanner.py_make_scanner(dec)
     return dec.decode(text), offsets
+
+
+# --------------------------------------------------------------------------------------------- messaging apps
+
+# A WhatsApp export line that starts a message: the date (day and month in the phone's order), the time (24-hour,
+# or 12-hour with am / pm), then " - " (Android) or the bracketed form (iOS), then "Sender: text" or a notice.
+_WHATSAPP = re.compile(
+    r"^(?:\[(?P<d1>\d{1,4})[./-](?P<m1>\d{1,2})[./-](?P<y1>\d{1,4}),? (?P<t1>\d{1,2}:\d{2}(?::\d{2})?)"
+    r"(?: ?(?P<p1>[ap]\.? ?m\.?))?\] "
+    r"|(?P<d2>\d{1,4})[./-](?P<m2>\d{1,2})[./-](?P<y2>\d{1,4}),? (?P<t2>\d{1,2}:\d{2}(?::\d{2})?)"
+    r"(?: ?(?P<p2>[ap]\.? ?m\.?))? - )(?P<rest>.*)$", re.IGNORECASE)
+_SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?): (?P<text>.*)$", re.DOTALL)
+# What the app writes in place of a message it did not export
+_PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document) "
+                           r"omitted|this message was deleted|you deleted this message|null)$", re.IGNORECASE)
+
+
+def _plain(line: str) -> str:
+    """A WhatsApp line without the direction marks and the narrow spaces its newer exports write."""
+    return line.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
+
+
+def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
+    """(day first, year first) for the file's dates: a field above 12 tells day from month; a four-digit first
+    field is a year (2024-03-12). When every date could be read either way, 12-hour times (a US phone) mean month
+    first, 24-hour times day first."""
+    first = [int(m["d1"] or m["d2"]) for m in heads]
+    second = [int(m["m1"] or m["m2"]) for m in heads]
+    if any(f > 999 for f in first):
+        return False, True
+    if any(f > 12 for f in first):
+        return True, False
+    if any(x > 12 for x in second):
+        return False, False
+    twelve = any(m["p1"] or m["p2"] for m in heads)
+    return not twelve, False
+
+
+def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
+    a, b, c = int(m["d1"] or m["d2"]), int(m["m1"] or m["m2"]), int(m["y1"] or m["y2"])
+    year, month, day = (a, b, c) if year_first else (c, a if not day_first else b, a if day_first else b)
+    if year < 100:
+        year += 2000
+    parts = [int(x) for x in (m["t1"] or m["t2"]).split(":")]
+    hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
+    half = (m["p1"] or m["p2"] or "").lower().replace(".", "").replace(" ", "")
+    if half:
+        if not 1 <= hour <= 12:
+            raise ValueError(f"hour {hour} with {half}")
+        hour = hour % 12 + (12 if half == "pm" else 0)
+    return datetime(year, month, day, hour, minute, second)
+
+
+def _read_whatsapp(file: str, text: str) -> Source:
+    """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it."""
+    src = Source(file, "whatsapp", text)
+    lines = text.splitlines()
+    heads = [(k, m) for k, m in ((k, _WHATSAPP.match(_plain(line))) for k, line in enumerate(lines)) if m]
+    day_first, year_first = _whatsapp_order([m for _, m in heads])
+    starts = {k: m for k, m in heads}
+    current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
+
+    def flush() -> None:
+        if current is None:
+            return
+        lineno, when, who, body = current
+        message = "\n".join(body).strip()
+        if message and not _PLACEHOLDERS.match(message):
+            src.records.append(Record({"text": message, "speaker": who, "role": "user", "timestamp": when},
+                                      (), lineno))
+
+    for k, line in enumerate(lines):
+        m = starts.get(k)
+        if m is None:
+            if current is not None:
+                current[3].append(line.replace("\u200e", ""))
+            elif line.strip():
+                raise InvalidInput(f"{file}:{k + 1}: expected a WhatsApp message line (date, time, sender)")
+            continue
+        flush()
+        current = None
+        try:
+            when = _whatsapp_time(m, day_first, year_first)
+        except ValueError as exc:
+            raise InvalidInput(f"{file}:{k + 1}: not a date and time: {exc}") from None
+        said = _SENDER.match(m["rest"])
+        if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
+            continue
+        current = (k + 1, when, said["who"].strip(), [said["text"]])
+    flush()
+    if not src.records:
+        raise InvalidInput(f"{file}: no messages in this WhatsApp export")
+    return src
+
+
+def _telegram_text(value: Any, path: Path) -> str:
+    """A Telegram message's text: a string, or a list of strings and entities ``{"type", "text"}``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        parts = []
+        for k, part in enumerate(value):
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+            else:
+                raise SourceError(path + ("text", k), "expected a string or an entity with 'text'", "text")
+        return "".join(parts)
+    raise SourceError(path, f"field 'text' must be a string or a list of entities, got {_kind(value)}", "text")
+
+
+def telegram_records(msgs: list) -> Iterator[Record]:
+    """A Telegram export's messages: ``type`` "message" with text, ``from`` as speaker, ``date`` as time; service
+    messages and media without a caption left out."""
+    for k, msg in enumerate(msgs):
+        path = ("messages", k)
+        if not isinstance(msg, dict):
+            raise SourceError(path, f"expected an object, got {_kind(msg)}")
+        if msg.get("type", "message") != "message":
+            continue
+        body = _telegram_text(msg.get("text", ""), path).strip()
+        if not body:
+            continue
+        date = msg.get("date")
+        try:
+            when = datetime.fromisoformat(date) if isinstance(date, str) else None
+        except ValueError:
+            when = None
+        if when is None:
+            raise SourceError(path, f"field 'date' must be an ISO-8601 date and time, got {date!r}", "date")
+        who = msg.get("from")
+        item: dict[str, Any] = {"text": body, "speaker": who if isinstance(who, str) and who.strip() else None,
+                                "role": "user", "timestamp": when}
+        if isinstance(msg.get("id"), (int, str)):
+            item["metadata"] = {"telegram_id": msg["id"]}
+        yield Record(item, path)
