@@ -61,7 +61,8 @@ _PROFILE_CHUNK = 16    # messages the profiles' catch-up reads per hold of their
 PROFILE_IDLE = 0.25    # seconds without an append before the profiles' catch-up reads on
 _CATCH_UP = "profiles-catch-up"
 _WORDS = "words-catch-up"
-_WORDS_CHUNK = 1 << 16  # stream tokens the misspellings' word reader takes per step (~2-4 ms)
+_WORDS_CHUNK = 1 << 16  # stream tokens the misspellings' word reader takes per step (about 10 ms)
+WORDS_LAG = 1 << 14     # unread stream tokens before it starts (a question reads a shorter tail in a few ms itself)
 WORDS_IDLE = 0.25       # seconds without an append before it reads on
 _ROW_CACHE = 4096      # store rows kept per namespace (a recall's messages; a context holds a few dozen)
 _UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
@@ -1130,10 +1131,11 @@ class NamespaceState:
         self._start(_CATCH_UP, self._catch_up_profiles)
 
     def _follow_words(self) -> None:
-        """After an append: read the new messages' words of several tokens (the words a question's misspellings are
-        looked among, :meth:`NamespaceIndex.slips`) in the background once appends pause, so that the first
-        question after an import does not read them. Caller holds the write lock."""
-        if self.config.retrieval.misspellings:
+        """After an append that left :data:`WORDS_LAG` tokens unread: read the new messages' words of several tokens
+        (the words a question's misspellings are looked among, :meth:`NamespaceIndex.slips`) in the background once
+        appends pause, so that the first question after an import does not read them. Caller holds the write
+        lock."""
+        if self.config.retrieval.misspellings and self.index.words_unread() >= WORDS_LAG:
             self._start(_WORDS, self._catch_up_words)
 
     def _catch_up_words(self, warm: _Warm) -> None:

@@ -441,6 +441,12 @@ class NamespaceIndex:
                 self._slips.popitem(last=False)
         return out
 
+    def words_unread(self) -> int:
+        """Stream tokens whose words :meth:`slips` would read first (those appended since the words were read)."""
+        with self._pos_lock:
+            got = self._words
+            return len(self.content) - (got[1] if got is not None and got[0] == self.layout else 0)
+
     def read_words(self, max_tokens: int) -> bool:
         """Read ahead, up to about ``max_tokens`` stream tokens (whole messages, at least one), the words
         :meth:`slips` looks among; True once every message is read. For a background reader: the first question
