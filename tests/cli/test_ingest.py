@@ -476,3 +476,17 @@ def test_telegram_export(tmp_path, capsys) -> None:
     f.write_text(json.dumps(export, indent=1), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "result.json", "[2]", "date")
     assert namespaces(tmp_path / "t.db") == []
+
+
+def test_whatsapp_messages_that_open_with_a_line_break_and_notices_over_several_lines(tmp_path, capsys) -> None:
+    f = tmp_path / "group.txt"
+    f.write_text("12/03/2024, 09:01 - Ann changed the group description\n"
+                 "Line two of the description\n"
+                 "12/03/2024, 09:02 - Ann: \n"
+                 "the text starts on the next line\n"
+                 "12/03/2024, 09:03 - Bo: This message was deleted\n"
+                 "12/03/2024, 09:05 - +351 912 345 678: who is this?\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [
+        ("Ann", "the text starts on the next line"), ("+351 912 345 678", "who is this?")]

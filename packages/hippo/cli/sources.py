@@ -546,7 +546,7 @@ _WHATSAPP = re.compile(
     r"(?: ?(?P<p1>[ap]\.? ?m\.?))?\] "
     r"|(?P<d2>\d{1,4})[./-](?P<m2>\d{1,2})[./-](?P<y2>\d{1,4}),? (?P<t2>\d{1,2}:\d{2}(?::\d{2})?)"
     r"(?: ?(?P<p2>[ap]\.? ?m\.?))? - )(?P<rest>.*)$", re.IGNORECASE)
-_SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?): (?P<text>.*)$", re.DOTALL)
+_SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)  # the text may start on the next line
 # What the app writes in place of a message it did not export
 _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document) "
                            r"omitted|this message was deleted|you deleted this message|null)$", re.IGNORECASE)
@@ -608,11 +608,9 @@ def _read_whatsapp(file: str, text: str) -> Source:
 
     for k, line in enumerate(lines):
         m = starts.get(k)
-        if m is None:
+        if m is None:  # the message goes on (or the app's notice before it, which is left out with it)
             if current is not None:
                 current[3].append(line.replace("\u200e", ""))
-            elif line.strip():
-                raise InvalidInput(f"{file}:{k + 1}: expected a WhatsApp message line (date, time, sender)")
             continue
         flush()
         current = None
@@ -623,7 +621,7 @@ def _read_whatsapp(file: str, text: str) -> Source:
         said = _SENDER.match(m["rest"])
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
-        current = (k + 1, when, said["who"].strip(), [said["text"]])
+        current = (k + 1, when, said["who"].strip(), [said["text"] or ""])
     flush()
     if not src.records:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
