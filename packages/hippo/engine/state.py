@@ -297,10 +297,8 @@ class NamespaceState:
             life.version = fp.version
         elif appended:
             self._sync_followers([], load=True)
-        if appended:  # another handle's messages: the profiles follow them as they follow this process's own
-            self._appended_at = time.monotonic()
-            self._follow_profiles()
-            self._follow_words()
+        if appended:  # another handle's messages: followed as this process's own are
+            self._after_append()
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -473,9 +471,7 @@ class NamespaceState:
         self.saw(fp)
         self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
-        self._appended_at = time.monotonic()
-        self._follow_profiles()
-        self._follow_words()
+        self._after_append()
 
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
         """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
@@ -1110,6 +1106,29 @@ class NamespaceState:
                 self._profiles, self._profiles_done = prof, len(self.index)
                 self._profiles_unsaved = True
 
+    def _after_append(self) -> None:
+        """Note the time of an append (this process's, or another's read from the change feed) and let the readers
+        that follow appends in the background start. Caller holds the write lock."""
+        self._appended_at = time.monotonic()
+        self._follow_profiles()
+        self._follow_words()
+
+    def _while_idle(self, warm: _Warm, idle: float, step: Callable[[], bool]) -> None:
+        """Run ``step`` under the read lock, again and again once no message has been appended for ``idle`` seconds
+        (messages still coming are read once they stop), resting as long as each step worked, until it returns
+        True (nothing left) or the reader is stopped."""
+        lock = self.host.lock
+        while not warm.stop.is_set():
+            quiet = time.monotonic() - self._appended_at
+            if quiet < idle:
+                warm.stop.wait(idle - quiet)
+                continue
+            t0 = time.perf_counter()
+            with lock.read():
+                if step():
+                    return
+            warm.breathe(t0)
+
     def _follow_profiles(self) -> None:
         """After an append (this process's, or another's read from the change feed): once :data:`PROFILE_LAG`
         messages are past the speaker profiles, start reading them in the background (the profiles are loaded, or
@@ -1141,18 +1160,7 @@ class NamespaceState:
     def _catch_up_words(self, warm: _Warm) -> None:
         """Read the words past those read, :data:`_WORDS_CHUNK` tokens at a time under the read lock, once no
         message has been appended for :data:`WORDS_IDLE` seconds (a question meanwhile reads the rest itself)."""
-        lock = self.host.lock
-        while not warm.stop.is_set():
-            quiet = time.monotonic() - self._appended_at
-            if quiet < WORDS_IDLE:
-                warm.stop.wait(WORDS_IDLE - quiet)
-                continue
-            t0 = time.perf_counter()
-            with lock.read():
-                idx = self.index
-                if idx is None or idx.read_words(_WORDS_CHUNK):
-                    return
-            warm.breathe(t0)
+        self._while_idle(warm, WORDS_IDLE, lambda: self.index is None or self.index.read_words(_WORDS_CHUNK))
 
     def _open_profiles(self) -> bool:
         """Hold the speaker profiles: those held, else loaded from their snapshot (or created, for a short or unsaved
@@ -1180,29 +1188,24 @@ class NamespaceState:
         appended for :data:`PROFILE_IDLE` seconds, each step under the read lock and the profiles lock (a recall
         asking for the profiles meanwhile waits for one step, then reads the rest itself: the profiles consume
         messages in order, whoever reads them)."""
-        lock = self.host.lock
-        while not warm.stop.is_set():
-            quiet = time.monotonic() - self._appended_at
-            if quiet < PROFILE_IDLE:  # messages are still coming: read them once they stop
-                warm.stop.wait(PROFILE_IDLE - quiet)
-                continue
-            t0 = time.perf_counter()
-            with lock.read():
-                idx = self.index
-                if idx is None:
-                    return
-                with self._profiles_lock:
-                    prof, done = self._profiles, self._profiles_done
-                    if prof is None or done >= len(idx) or warm.stop.is_set():
-                        return
-                    if self._left_to_a_question(len(idx)):  # built when first asked for
-                        self._profiles, self._profiles_done = None, 0
-                        return
-                    hi = min(len(idx), done + _PROFILE_CHUNK)
-                    self._consume(prof, idx, done, hi)
-                    self._profiles_done = hi
-                    self._profiles_unsaved = True
-            warm.breathe(t0)
+        def step() -> bool:
+            idx = self.index
+            if idx is None:
+                return True
+            with self._profiles_lock:
+                prof, done = self._profiles, self._profiles_done
+                if prof is None or done >= len(idx) or warm.stop.is_set():
+                    return True
+                if self._left_to_a_question(len(idx)):  # built when first asked for
+                    self._profiles, self._profiles_done = None, 0
+                    return True
+                hi = min(len(idx), done + _PROFILE_CHUNK)
+                self._consume(prof, idx, done, hi)
+                self._profiles_done = hi
+                self._profiles_unsaved = True
+                return False
+
+        self._while_idle(warm, PROFILE_IDLE, step)
 
     def profile_names(self) -> ProfileIndex:
         """A profile index that knows only the speakers' names: enough to tell whether a query asks about a
