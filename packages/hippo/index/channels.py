@@ -66,12 +66,13 @@ def slip_patterns(index: NamespaceIndex, query: Query) -> list[lexicon.TermPatte
             for i, (p, w) in enumerate(zip(query.patterns, query.keywords))]
 
 
-def _with_slips(index: NamespaceIndex, rows: np.ndarray, tf: np.ndarray, slip: lexicon.TermPattern | None
-                ) -> tuple[np.ndarray, np.ndarray]:
-    """A term's ``(rows, occurrences)`` plus :data:`SLIP_WEIGHT` per occurrence of its misspellings ``slip``."""
+def _with_slips(index: NamespaceIndex, rows: np.ndarray, tf: np.ndarray, slip: lexicon.TermPattern | None,
+                slip_counts: dict[int, int] | None) -> tuple[np.ndarray, np.ndarray]:
+    """A term's ``(rows, occurrences)`` plus :data:`SLIP_WEIGHT` per occurrence of its misspellings ``slip``
+    (whose token counts are ``slip_counts``)."""
     if slip is None:
         return rows, tf
-    srows, stf = index.term_rows(slip)
+    srows, stf = index.term_rows(slip, slip_counts)
     if not srows.size:
         return rows, tf
     both = np.union1d(rows, srows)
@@ -103,8 +104,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
     term_stats = [index.term_stats(p) for p in query.patterns]
     counts = [c for c, _ in term_stats]
-    slipped = [index.term_stats(sp)[1] if sp is not None else 0 for sp in slips]
-    freq = sorted((f + slipped[i], i) for i, (_, f) in enumerate(term_stats))
+    slip_stats = [index.term_stats(sp) if sp is not None else (None, 0) for sp in slips]
+    freq = sorted((f + slip_stats[i][1], i) for i, (_, f) in enumerate(term_stats))
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
@@ -120,7 +121,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             pos = index.term_positions(query.patterns[i], counts[i], rc.enumerate_limit)
             rows, tf = np.unique(index.rows_of_positions(pos), return_counts=True)
         else:
-            rows, tf = _with_slips(index, *index.term_rows(query.patterns[i], counts[i]), slips[i])
+            rows, tf = _with_slips(index, *index.term_rows(query.patterns[i], counts[i]), slips[i],
+                                   slip_stats[i][0])
         if rows.size == 0:
             continue
         enumerated += int(np.ceil(tf.sum()))
@@ -322,7 +324,7 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
         total_len += float(index.doc_lengths().sum())
         for i, (pat, slip) in enumerate(zip(query.patterns, slip_patterns(index, query))):
             counts, f = index.term_stats(pat)
-            sf = index.term_stats(slip)[1] if slip is not None else 0
+            slip_counts, sf = index.term_stats(slip) if slip is not None else (None, 0)
             if f + sf == 0:
                 continue
             if f + sf > rc.enumerate_limit:
@@ -330,7 +332,7 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
                 continue
             rows = index.term_rows(pat, counts)[0]
             if slip is not None:
-                rows = np.union1d(rows, index.term_rows(slip)[0])
+                rows = np.union1d(rows, index.term_rows(slip, slip_counts)[0])
             term_df[i] += rows.size
         names = speaker_names(index)
         for st in query.stems:

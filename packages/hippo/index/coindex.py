@@ -441,11 +441,16 @@ class NamespaceIndex:
                 self._slips.popitem(last=False)
         return out
 
+    def _words_read(self) -> int:
+        """Stream tokens whose words are read (0 before the first read and after a deletion). Caller holds
+        ``_pos_lock``."""
+        got = self._words
+        return got[1] if got is not None and got[0] == self.layout else 0
+
     def words_unread(self) -> int:
         """Stream tokens whose words :meth:`slips` would read first (those appended since the words were read)."""
         with self._pos_lock:
-            got = self._words
-            return len(self.content) - (got[1] if got is not None and got[0] == self.layout else 0)
+            return len(self.content) - self._words_read()
 
     def read_words(self, max_tokens: int) -> bool:
         """Read ahead, up to about ``max_tokens`` stream tokens (whole messages, at least one), the words
@@ -454,7 +459,7 @@ class NamespaceIndex:
         if max_tokens < 1:
             raise OutOfRange(f"max_tokens must be >= 1, got {max_tokens}")
         with self._pos_lock:
-            at = self._words[1] if self._words is not None and self._words[0] == self.layout else 0
+            at = self._words_read()
             ends = self.ends.view
             if not ends.size:
                 return True
@@ -462,7 +467,7 @@ class NamespaceIndex:
             if first < ends.size:
                 last = max(first, int(np.searchsorted(ends, at + max_tokens, side="right")) - 1)
                 self._several_token_words(int(ends[last]))
-            return self._words[1] >= len(self.content)
+            return self._words_read() >= len(self.content)
 
     def _several_token_words(self, upto: int | None = None) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
@@ -513,10 +518,11 @@ class NamespaceIndex:
             key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
         _, at = np.unique(key, return_index=True)
         table = tokenizer.token_bytes()
+        joiners = "".join(lexicon.JOINERS)
         out: set[str] = set()
         for f, n in zip(first[at].tolist(), length[at].tolist()):
             text = b"".join(table[t] for t in toks[f:f + n].tolist()).decode("utf-8", "ignore").strip()
-            text = text.lstrip("".join(lexicon.JOINERS))
+            text = text.lstrip(joiners)
             if len(text) >= lexicon.SPELL_MIN_LETTERS - 1 and text.isascii() and text.isalpha() \
                     and lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
                 out.add(text.lower())
@@ -548,8 +554,9 @@ class NamespaceIndex:
                 gap = np.abs(np.diff(when))
                 sitting = np.concatenate([[0], np.cumsum(~(gap <= gap_s))])  # NaN gaps split too
                 voice = self.speaker.view[bare].astype(np.int64) * len(ROLES) + self.role.view[bare]
-                pairs = np.unique(sitting * (int(voice.max()) + 1) + voice)
-                voices = np.bincount(pairs // (int(voice.max()) + 1), minlength=int(sitting[-1]) + 1)
+                base = int(voice.max()) + 1
+                pairs = np.unique(sitting * base + voice)  # each (sitting, voice) once
+                voices = np.bincount(pairs // base, minlength=int(sitting[-1]) + 1)
                 talk = voices[sitting] >= 2
                 if talk.any():
                     dense = np.unique(sitting[talk], return_inverse=True)[1]
