@@ -181,11 +181,15 @@ def phone_typed(text: str) -> str:
     return _QUOTED.sub("\u201c\\1\u201d", _INNER_APOSTROPHE.sub("\u2019", text))
 
 
+def _with_messages(conv: Conversation, messages: list[Message]) -> Conversation:
+    """``conv`` with other messages (the same ids, in the same order), its questions as they are."""
+    return Conversation(conv.cid, conv.number, messages, list(conv.questions))
+
+
 def as_phone_typed(convs: Sequence[Conversation]) -> list[Conversation]:
     """The conversations with every message :func:`phone_typed` (questions keep their straight punctuation, as an
     annotator types them): the text of real chats from a messaging app, which the development sets lack."""
-    return [Conversation(c.cid, c.number, [replace(m, text=phone_typed(m.text)) for m in c.messages],
-                         list(c.questions)) for c in convs]
+    return [_with_messages(c, [replace(m, text=phone_typed(m.text)) for m in c.messages]) for c in convs]
 
 
 # Letters next to each other on a QWERTY keyboard: the slips of a thumb.
@@ -226,8 +230,7 @@ def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
     out = []
     for c in convs:
         rng = random.Random(f"{seed}:{c.cid}")
-        out.append(Conversation(c.cid, c.number, [replace(m, text=misspelled(m.text, rate, rng)) for m in c.messages],
-                                list(c.questions)))
+        out.append(_with_messages(c, [replace(m, text=misspelled(m.text, rate, rng)) for m in c.messages]))
     return out
 
 
@@ -252,15 +255,14 @@ def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacin
             else:
                 t = t + timedelta(seconds=median_s * math.exp(sigma * rng.gauss(0.0, 1.0)))
             msgs.append(replace(m, when=t))
-        out.append(Conversation(c.cid, c.number, msgs, list(c.questions)))
+        out.append(_with_messages(c, msgs))
     return out
 
 
 def without_sessions(convs: Sequence[Conversation]) -> list[Conversation]:
     """The conversations with their messages' session ids dropped (their times kept): what a messaging app's export,
     or an application that never names sessions, gives a memory library."""
-    return [Conversation(c.cid, c.number, [replace(m, session=None) for m in c.messages], list(c.questions))
-            for c in convs]
+    return [_with_messages(c, [replace(m, session=None) for m in c.messages]) for c in convs]
 
 
 def select(convs: Sequence[Conversation], which: str) -> list[Conversation]:
@@ -593,12 +595,17 @@ def render(title: str, out: dict[str, Any]) -> str:
     return "\n".join(parts) + "\n"
 
 
-def _seconds(text: str) -> float:
-    """A command-line number of seconds: finite and >= 0."""
+def _number(text: str) -> float:
+    """A command-line number (argparse reports what is not one)."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    """A command-line number of seconds: finite and >= 0."""
+    value = _number(text)
     if not (math.isfinite(value) and value >= 0):
         raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text!r}")
     return value
@@ -606,10 +613,7 @@ def _seconds(text: str) -> float:
 
 def _rate(text: str) -> float:
     """A command-line probability: a number in [0, 1]."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    value = _number(text)
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must be a probability in [0, 1], got {text!r}")
     return value
@@ -617,10 +621,7 @@ def _rate(text: str) -> float:
 
 def _turn_times(text: str) -> tuple[float, float, float]:
     """``MEDIAN_S,SIGMA[,SPACING_H]``: finite, median and spacing >= 0, sigma >= 0."""
-    try:
-        parts = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not numbers: {text!r}") from None
+    parts = [_number(x) for x in text.split(",")]
     if len(parts) not in (2, 3) or not all(math.isfinite(x) and x >= 0 for x in parts):
         raise argparse.ArgumentTypeError(f"expected MEDIAN_S,SIGMA[,SPACING_H], each a number >= 0, got {text!r}")
     return parts[0], parts[1], parts[2] if len(parts) == 3 else 0.0
