@@ -223,3 +223,12 @@ def test_the_words_are_read_in_the_background_after_an_import(monkeypatch):
         assert "resturant" in _words(idx)
         state = off.engine.state()
         assert state.wait_warm(10) and state.index._words is None  # switched off: nothing read
+
+
+def test_codes_one_letter_apart_are_no_slips_of_each_other():
+    with _store(["Ticket zqcbc is open.", "Ticket zqcbq is closed.", "Ticket zqcbj waits."]) as mem:
+        idx = mem.engine.state().index
+        assert "zqcbq" in _words(idx)  # several tokens, as the word asked is too: no word to slip from
+        assert idx.slips(lexicon.pattern("zqcbc"), "zqcbc") is None
+        assert [h.text for h in mem.search("zqcbc", k=1)] == ["Ticket zqcbc is open."]
+        assert channels.lexical(idx, analyze("zqcbc"), mem.config).rows.tolist() == [0]

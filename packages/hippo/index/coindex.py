@@ -419,12 +419,16 @@ class NamespaceIndex:
     def slips(self, pat: lexicon.TermPattern, word: str) -> lexicon.TermPattern | None:
         """The misspellings of the query word ``word`` (whose pattern is ``pat``) that this namespace holds, as one
         pattern (:func:`lexicon.slips`): words one slip from it (:func:`lexicon.one_slip_apart`) that the stream
-        writes in several tokens (in the case written and in lower case) and that do not fold to its stem. None
-        when there are none, when the word is not :func:`lexicon.is_spellable` or with
+        writes in several tokens (in the case written and in lower case) and that do not fold to its stem, for a
+        word that cl100k writes in one token (a word of its training text, in lower case or as asked: two codes one
+        letter apart are no slip of each other). None when there are none, when the word is not
+        :func:`lexicon.is_spellable` or with
         ``config.retrieval.misspellings`` off. Kept per word until the namespace holds a new word."""
         if not self.config.retrieval.misspellings or pat.anywhere or not lexicon.is_spellable(word):
             return None
         low = word.lower()
+        if lexicon.several_tokens(low) and lexicon.several_tokens(word):
+            return None  # not a word of cl100k's training text either (a code, "zqcbc"): nothing to slip from
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._slips.get(low)
