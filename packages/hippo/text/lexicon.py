@@ -18,7 +18,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from hippo.text import textnorm, tokenizer
+from hippo.text import spelling, textnorm, tokenizer
 
 _lock = threading.Lock()
 
@@ -219,7 +219,8 @@ class TermPattern:
 
 
 def surface_forms(word: str) -> set[str]:
-    """Spellings of ``word`` to look for: case variants and the inflections that share its stem."""
+    """Spellings of ``word`` to look for: case variants, the inflections that share its stem, and their British or
+    American spellings (:func:`hippo.text.spelling.variants`)."""
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
@@ -235,6 +236,7 @@ def surface_forms(word: str) -> set[str]:
         forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
     forms |= _INVERSE_IRREGULAR.get(st, set())
     forms = {f for f in forms if f and stem(f) == st}
+    forms.update([v for f in forms for v in spelling.variants(f)])  # "color" finds "colour" (text.spelling)
     out = set()
     for f in forms:
         out.update({f, f.capitalize(), f.upper()})
