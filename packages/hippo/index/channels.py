@@ -19,6 +19,7 @@ from hippo.base.config import Config
 from hippo.index.coindex import NamespaceIndex, Scored, positions
 from hippo.native import ri_signatures
 from hippo.text import lexicon, textnorm, tokenizer
+from hippo.text.names import is_nickname
 from hippo.text.query import Query
 
 
@@ -42,14 +43,31 @@ def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
     """Query stem -> codes of the speakers it names: a speaker's whole name and each word of it, so that "Jonathan"
     names "Jonathan Smith" as a "<speaker>: <text>" line would show it to a text-only BM25 (contact names of a
     messaging app are often first and last names; two Smiths are both named by "Smith")."""
-    names: dict[str, list[int]] = {}
+    by_stem: dict[str, list[int]] = {}
     for code, s in enumerate(index.speakers):
         if not s:
             continue
         words = [w for w in textnorm.words(s) if len(w) > 1]
         for st in dict.fromkeys([textnorm.stem(s.lower()), *(textnorm.stem(w.lower()) for w in words)]):
-            names.setdefault(st, []).append(code)
-    return names
+            by_stem.setdefault(st, []).append(code)
+    return by_stem
+
+
+def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[int]]]:
+    """(query stem, codes of the speakers it names) for each query word that names a speaker: by the name or a word
+    of it (:func:`speaker_names`), else, for a capitalised word that is not the question's first, as a nickname of a
+    capitalised word of the name ("Mel" names "Melanie Hart", "Johnny" names "John"; :func:`~hippo.text.names.is_nickname`)."""
+    exact = speaker_names(index)
+    out: list[tuple[str, list[int]]] = []
+    first = textnorm.words(query.text)[:1]
+    for kw, st in zip(query.keywords, query.stems):
+        codes = exact.get(st)
+        if codes is None and kw[:1].isupper() and [kw] != first:
+            codes = [code for code, s in enumerate(index.speakers) if s and any(
+                w[:1].isupper() and is_nickname(kw, w) for w in textnorm.words(s))] or None
+        if codes is not None:
+            out.append((st, codes))
+    return out
 
 
 # An occurrence of a misspelling counts as this share of an occurrence of the word: a word one slip from the
@@ -163,11 +181,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
-    names = speaker_names(index)
-    for st in query.stems:
-        codes = names.get(st)
-        if codes is None:
-            continue
+    for st, codes in speakers_named(index, query):
         rows = np.flatnonzero(np.isin(index.speaker.view, codes))
         if rows.size == 0:
             continue
@@ -334,11 +348,8 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
             if slip is not None:
                 rows = np.union1d(rows, index.term_rows(slip, slip_counts)[0])
             term_df[i] += rows.size
-        names = speaker_names(index)
-        for st in query.stems:
-            codes = names.get(st)
-            if codes is not None:
-                speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(np.isin(index.speaker.view, codes)))
+        for st, codes in speakers_named(index, query):
+            speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(np.isin(index.speaker.view, codes)))
         n_tok = len(index.signatures)
         for k, pos in first_of_word.items():
             matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
