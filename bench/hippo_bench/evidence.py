@@ -234,6 +234,72 @@ def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
     return out
 
 
+# American words as a British writer spells them: a word list written out by hand (every form), independent of the
+# rules hippo matches spellings by (hippo.text.spelling), so that the bench measures those rules against real pairs.
+# Words whose British form is also a different word or use are left out ("program", "tire", "check", "meter").
+_BRITISH = dict(pair.split(":") for pair in """
+color:colour colors:colours colored:coloured coloring:colouring colorful:colourful favorite:favourite
+favorites:favourites flavor:flavour flavors:flavours flavored:flavoured flavorful:flavourful honor:honour
+honors:honours honored:honoured honoring:honouring honorable:honourable humor:humour labor:labour
+neighbor:neighbour neighbors:neighbours neighborhood:neighbourhood neighborhoods:neighbourhoods
+behavior:behaviour behaviors:behaviours behavioral:behavioural harbor:harbour rumor:rumour rumors:rumours
+savor:savour vapor:vapour armor:armour endeavor:endeavour endeavors:endeavours organize:organise
+organized:organised organizes:organises organizing:organising organization:organisation
+organizations:organisations organizer:organiser organizers:organisers realize:realise realized:realised
+realizes:realises realizing:realising recognize:recognise recognized:recognised recognizing:recognising
+apologize:apologise apologized:apologised prioritize:prioritise prioritized:prioritised
+prioritizing:prioritising customize:customise customized:customised finalize:finalise finalized:finalised
+optimize:optimise optimized:optimised optimizing:optimising optimization:optimisation summarize:summarise
+summarized:summarised summarizing:summarising specialize:specialise specialized:specialised memorize:memorise
+emphasize:emphasise visualize:visualise visualization:visualisation minimize:minimise maximize:maximise
+analyze:analyse analyzed:analysed analyzing:analysing paralyzed:paralysed traveled:travelled
+traveling:travelling traveler:traveller travelers:travellers canceled:cancelled canceling:cancelling
+modeling:modelling modeled:modelled labeled:labelled labeling:labelling counseling:counselling
+counselor:counsellor jewelry:jewellery center:centre centers:centres centered:centred theater:theatre
+theaters:theatres kilometer:kilometre kilometers:kilometres liter:litre liters:litres fiber:fibre
+catalog:catalogue gray:grey mom:mum moms:mums pajamas:pyjamas cozy:cosy mold:mould skeptical:sceptical
+aging:ageing mustache:moustache donut:doughnut donuts:doughnuts math:maths fulfill:fulfil enroll:enrol
+enrollment:enrolment skillful:skilful installment:instalment defense:defence offense:offence license:licence
+practicing:practising practiced:practised judgment:judgement plow:plough
+""".split())
+_AMERICAN_WORD = re.compile(r"\b(" + "|".join(sorted(_BRITISH, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+
+
+def british(text: str) -> str:
+    """``text`` with the American spellings of :data:`_BRITISH` spelled the British way (case kept: "Color",
+    "COLOR")."""
+    def sub(m: re.Match[str]) -> str:
+        w = m.group(0)
+        uk = _BRITISH[w.lower()]
+        return uk.upper() if w.isupper() and len(w) > 1 else uk.capitalize() if w[0].isupper() else uk
+    return _AMERICAN_WORD.sub(sub, text)
+
+
+def as_british(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with every message :func:`british` (questions keep their American spelling, as a question
+    written elsewhere would): the chats of British, Irish, Indian or Australian writers."""
+    return [_with_messages(c, [replace(m, text=british(m.text)) for m in c.messages]) for c in convs]
+
+
+# Nicknames a friend would use, written out by hand (independent of how hippo tells a nickname: some of these it
+# cannot, "Carrie" for "Caroline", "Jo" for "Joanna").
+_NICKNAMES = {"Caroline": "Carrie", "Melanie": "Mel", "Jon": "Jonny", "John": "Johnny", "Joanna": "Jo",
+              "Tim": "Timmy", "Jonathan": "Jon", "Michael": "Mike", "William": "Bill", "Robert": "Bob",
+              "Elizabeth": "Liz", "Jennifer": "Jenny", "Andrew": "Andy", "Samantha": "Sam", "Daniel": "Dan"}
+
+
+def as_nicknamed(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with their questions naming people by a nickname (:data:`_NICKNAMES`: "What did Mel
+    paint?"), the messages and their speakers' names as they are: a chat whose contacts are saved under full names,
+    asked about as friends name each other."""
+    pattern = re.compile(r"\b(" + "|".join(_NICKNAMES) + r")\b")
+    out = []
+    for c in convs:
+        qs = [replace(q, text=pattern.sub(lambda m: _NICKNAMES[m.group(1)], q.text)) for q in c.questions]
+        out.append(Conversation(c.cid, c.number, list(c.messages), qs))
+    return out
+
+
 def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacing_h: float = 0.0,
             seed: int = 0) -> list[Conversation]:
     """The conversations with a time of its own for every turn, as a messaging app records them: a session's first
@@ -645,6 +711,12 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="mistype each message word of five or more letters with this probability (a letter left "
                         "out, swapped, doubled or a neighbouring key; seeded), for every system: the slips of real "
                         "chats (default 0)")
+    p.add_argument("--british", action="store_true",
+                   help="spell the messages' American words the British way (colour, organise, travelled, centre; "
+                        "a hand-written list), for every system; questions keep theirs")
+    p.add_argument("--nicknames", action="store_true",
+                   help="ask the questions with people's nicknames (Mel for Melanie, Johnny for John; a hand-written "
+                        "list), the messages and speakers' names as they are")
     p.add_argument("--no-sessions", action="store_true",
                    help="add the messages without their session ids (times kept), as a messaging app's export or "
                         "an application that never names sessions gives them")
@@ -680,6 +752,12 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     typos = float(getattr(args, "typos", 0.0) or 0.0)
     if typos:
         convs = as_misspelled(convs, typos)
+    nick = bool(getattr(args, "nicknames", False))
+    if nick:
+        convs = as_nicknamed(convs)
+    uk = bool(getattr(args, "british", False))
+    if uk:
+        convs = as_british(convs)
     timing = getattr(args, "turn_times", None)
     if timing:
         convs = retimed(convs, *timing)
@@ -698,11 +776,13 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "no_sessions": bare,
+                "typos": typos, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
+    typed += ", British spellings" if uk else ""
+    typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
               + (f", sessions {timing[2]:g} h apart)" if timing[2] else ")")) if timing else ""
     typed += ", no session ids" if bare else ""
@@ -710,6 +790,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_misspelled", "as_phone_typed", "beam_ids", "best_peer", "by_density",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

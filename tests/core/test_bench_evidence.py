@@ -300,3 +300,32 @@ def test_turn_times_are_parsed_and_validated(tmp_path):
     for bad in ("30", "30,x", "-1,1", "30,1,2,3", "nan,1"):
         with pytest.raises(SystemExit):
             main(["locomo", "--data", str(_locomo_file(tmp_path)), "--turn-times", bad, "--out", str(out)])
+
+
+def test_british_spelling_rewrites_messages_only_and_keeps_case():
+    assert evidence.british("My Favorite COLOR is gray; we traveled to the theater center.") == \
+        "My Favourite COLOUR is grey; we travelled to the theatre centre."
+    assert evidence.british("A program, a tire, a colorist") == "A program, a tire, a colorist"  # not in the list
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "My favorite color", None, "s1")],
+                                 [evidence.Question("single-hop", "What is Ann's favorite color?", (1,))])
+    uk = evidence.as_british([conv])[0]
+    assert uk.messages[0].text == "My favourite colour" and uk.questions == conv.questions
+
+
+def test_nicknames_rewrite_questions_only():
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
+                                 [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
+                                                    (1,))])
+    nick = evidence.as_nicknamed([conv])[0]
+    assert nick.questions[0].text == "What did Mel tell Johnny about Mel's cat?"
+    assert nick.messages == conv.messages and nick.questions[0].evidence == (1,)
+
+
+def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
+    out = tmp_path / "uk.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
+                 "--nicknames", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["british"] is True and res["nicknames"] is True and res["hippo"]["failed_calls"] == 0
+    md = out.with_suffix(".md").read_text()
+    assert "British spellings" in md and "questions with nicknames" in md
