@@ -693,7 +693,14 @@ class NamespaceIndex:
         out = np.ones(pos.size, dtype=bool)
         inner = np.flatnonzero(self.glue[pos])
         if inner.size:
-            out[inner] = ~lexicon.ends_in_word(self.content.access_many(pos[inner] - 1))
+            prev = self.content.access_many(pos[inner] - 1)
+            word = lexicon.ends_in_word(prev)
+            # the last byte of a cut character ("🎉party"): read back to the character's first byte
+            for k in np.flatnonzero(word & lexicon.inside_character(prev)).tolist():
+                p = int(pos[inner[k]])
+                ids = self.content.access_many(np.arange(max(0, p - 4), p, dtype=np.int64))
+                word[k] = lexicon.last_character_is_word(b"".join(tokenizer.token_bytes()[int(t)] for t in ids))
+            out[inner] = ~word
         return out
 
     def _whole(self, first_token: int | np.ndarray, pos: np.ndarray, length: int | np.ndarray) -> np.ndarray:

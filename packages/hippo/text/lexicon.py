@@ -28,9 +28,29 @@ def _utf8_length(lead: int) -> int:
     return 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else 0
 
 
+# Marks that belong to emoji, not to words: the text / emoji presentation selectors and the keycap ("❤️", "1️⃣").
+_EMOJI_MARKS = frozenset("\ufe0e\ufe0f\u20e3")
+
+
 def _is_word_char(ch: str) -> bool:
-    """A letter, digit or combining mark of any script (Unicode categories L*, N*, M*)."""
-    return unicodedata.category(ch)[0] in "LNM"
+    """A letter, digit or combining mark of any script (Unicode categories L*, N*, M*), except the marks of emoji
+    sequences (:data:`_EMOJI_MARKS`: "❤️love" starts a word after the heart)."""
+    return unicodedata.category(ch)[0] in "LNM" and ch not in _EMOJI_MARKS
+
+
+@lru_cache(maxsize=4096)
+def _cut_is_word(edge: bytes) -> bool:
+    """Whether a character of which only the first bytes ``edge`` are known (the encoding cut it) may be part of a
+    word: some character those bytes can begin is a letter or a mark. Dingbats, arrows, general punctuation and
+    the pictograph planes (the first bytes of "❤", "✨", "☕", "🎉" cut from the rest) hold none, and end a word as
+    whole symbols do."""
+    n = _utf8_length(edge[0])
+    lo = (edge[0] & (0x7F >> n)) << (6 * (n - 1))
+    for i, b in enumerate(edge[1:], 1):
+        lo |= (b & 0x3F) << (6 * (n - 1 - i))
+    hi = lo + (1 << (6 * (n - len(edge)))) - 1
+    return any(unicodedata.category(chr(c))[0] in "LM" for c in range(lo, min(hi, 0x10FFFF) + 1)
+               if not 0xD800 <= c <= 0xDFFF)
 
 
 def _edge_is_word(b: bytes, last: bool) -> bool:
@@ -39,8 +59,9 @@ def _edge_is_word(b: bytes, last: bool) -> bool:
     ASCII: a letter or digit. Beyond ASCII the character is decoded when it lies whole within the token, so
     punctuation and symbols (the curly apostrophe of "Sara’s", quotes, dashes, emoji) end a word as their ASCII
     counterparts do, while letters of other scripts continue one. A token that starts inside a character continues
-    the word; one that ends inside a character (the first bytes of an emoji cut by the encoding) counts as a word
-    piece, except that the planes of pictographs (U+1F000-U+1FFFF: emoji, symbols) hold no letters."""
+    the word (the index looks back to the character's first byte: :func:`inside_character`); one that ends inside a
+    character (the first bytes of an emoji cut by the encoding) counts as a word piece if those bytes can begin a
+    letter or mark (:func:`_cut_is_word`)."""
     if not b:
         return False
     if last:
@@ -62,7 +83,7 @@ def _edge_is_word(b: bytes, last: bool) -> bool:
         except UnicodeDecodeError:
             return True
     # the character is cut by the token's end
-    return not (lead == 0xF0 and len(edge) >= 2 and edge[1] == 0x9F)
+    return _cut_is_word(bytes(edge))
 
 
 def _bytes_start_word(b: bytes) -> bool:
@@ -143,7 +164,16 @@ def _word_end_table() -> np.ndarray:
 
 
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
-_BUILDERS = {"start": _word_start_table, "end": _word_end_table}
+def _inside_table() -> np.ndarray:
+    """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):
+        if b and all(0x80 <= x < 0xC0 for x in b):
+            table[tid] = 1
+    return table
+
+
+_BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
 
@@ -172,6 +202,18 @@ def ends_in_word(token_ids: np.ndarray) -> np.ndarray:
 def continues_word(token_ids: np.ndarray) -> np.ndarray:
     """True where a token glues onto the previous one (no leading space or punctuation): a word continues."""
     return _classify(token_ids, "start") == 0
+
+
+def inside_character(token_ids: np.ndarray) -> np.ndarray:
+    """True where a token is made of UTF-8 continuation bytes only: the last piece of a character the encoding cut
+    ("🎉" is three tokens, the last one byte). Whether such a token ends a word depends on the tokens before it:
+    :func:`last_character_is_word` of their bytes joined."""
+    return _classify(token_ids, "inside") == 1
+
+
+def last_character_is_word(b: bytes) -> bool:
+    """Whether the last character of the bytes ``b`` is a word character (:func:`_edge_is_word`)."""
+    return _edge_is_word(b, True)
 
 
 def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:

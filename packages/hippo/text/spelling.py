@@ -10,9 +10,9 @@ spellings in the other convention, and the lexicon matches a query word in all o
 The rules are the regular families of the Oxford and Merriam-Webster differences, each narrowed to where it cannot
 turn one real word into another:
 
-* ``-our`` / ``-or`` (colour, favourite, behaviour, neighbourhood): three letters or more before it, not a vowel
-  other than "i" just before it ("four" / "for", "tour", "hour", "floor" and "door" are out), and only the endings
-  these nouns take (never "-ous": "humorous" is spelled so on both sides);
+* ``-our`` / ``-or`` (colour, favourite, behaviour, neighbourhood): the -our nouns, a closed set, listed with any
+  prefix (watercolour, dishonour) and only the endings they take (never "-ous": "humorous" is spelled so on both
+  sides), so "four", "tour", "hour", "memory" and "doctor" have none;
 * ``-ise`` / ``-ize``, ``-isation`` / ``-ization``, ``-yse`` / ``-yze``: three letters or more before it ("size",
   "prize", "seize", "raise" and "noise" are out);
 * ``-lled`` / ``-led`` and the like (travelled, cancelling, modeller, marvellous): only after a single vowel in a word of
@@ -38,6 +38,12 @@ from functools import lru_cache
 _OUR_ENDINGS = ("", "s", "ed", "ing", "ings", "ite", "ites", "itism", "able", "ably", "al", "ally", "ful", "fully",
                 "less", "er", "ers", "ist", "ists", "hood", "hoods", "y")
 _OUR = re.compile(r"([a-z]{2,}[b-df-hj-np-tv-z]|[a-z]{2,}i)(ou?r)(" + "|".join(e for e in _OUR_ENDINGS if e) + r")?")
+# The -our nouns themselves (a closed set), so that "memory", "doctor" or "explored" are not looked for as
+# "memoury", "doctour", "exploured": any prefix is allowed ("watercolour", "dishonour", "unfavourable").
+_OUR_NOUNS = ("ardour", "armour", "arbour", "behaviour", "candour", "clamour", "colour", "demeanour", "endeavour",
+              "favour", "fervour", "flavour", "glamour", "harbour", "honour", "humour", "labour", "neighbour", "odour",
+              "parlour", "rancour", "rigour", "rumour", "saviour", "savour", "splendour", "succour", "tumour",
+              "valour", "vapour", "vigour")
 
 _ISE_ENDINGS = ("e", "es", "ed", "ing", "er", "ers", "ation", "ations", "ational", "able")
 _ISE = re.compile(r"([a-z]{3,})(i[sz])(" + "|".join(_ISE_ENDINGS) + r")")
@@ -118,8 +124,10 @@ def variants(form: str) -> tuple[str, ...]:
     if not (form.isascii() and form.isalpha() and form.islower()) or len(form) < 4:
         return _PAIRS.get(form, ())
     out: list[str] = list(_PAIRS.get(form, ()))
-    for pattern, a, b in ((_OUR, "our", "or"), (_ISE, "is", "iz"), (_YSE, "ys", "yz"), (_LL, "ll", "l"),
-                          (_OGUE, "gue", "g")):
+    m = _OUR.fullmatch(form)
+    if m is not None and (m.group(1) + "our").endswith(_OUR_NOUNS):
+        out.append(_swap(m, "our", "or") or form)
+    for pattern, a, b in ((_ISE, "is", "iz"), (_YSE, "ys", "yz"), (_LL, "ll", "l"), (_OGUE, "gue", "g")):
         v = _swap(pattern.fullmatch(form), a, b)
         if v is not None:
             out.append(v)

@@ -1,0 +1,57 @@
+"""Words next to emoji: "🎉party", "❤️love", "pizza☕" are words as "party", "love" and "pizza" are, whatever pieces
+cl100k cuts the emoji into. The reference is a regular expression's word boundary over the text."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hippo import Memory
+from hippo.index import channels
+from hippo.text import lexicon, tokenizer
+from hippo.text.query import analyze
+
+EMOJI = ["🎉", "😂", "❤️", "✨", "☕", "👍", "🇮🇪", "1️⃣", "👩‍👩‍👧", "→", "…", "✅", "⭐", "🙏🏽"]
+WORDS = ["party", "Party", "pizza", "tea", "sunset", "Dublin"]
+JOINS = ["", " ", ", ", "!"]
+
+
+def _matched(texts: list[str], word: str) -> set[int]:
+    mem = Memory(None, namespace="emoji")
+    try:
+        mem.add_many({"text": t, "speaker": "Ann"} for t in texts)
+        got = channels.lexical(mem.engine.state().index, analyze(word), mem.config)
+        return set(got.rows.tolist())
+    finally:
+        mem.close()
+
+
+def _reference(texts: list[str], word: str) -> set[int]:
+    pat = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+    return {k for k, t in enumerate(texts) if pat.search(t)}
+
+
+def test_words_glued_to_emoji_are_words() -> None:
+    texts = ["Going to the party🎉", "🎉party tonight", "❤️party time", "party❤️", "✨party✨", "😂Party",
+             "Partyparty", "the party, tonight", "1️⃣party", "👍🏽party"]
+    assert _matched(texts, "party") == _reference(texts, "party") == {0, 1, 2, 3, 4, 5, 7, 8, 9}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(JOINS), st.sampled_from(EMOJI + WORDS)), min_size=1, max_size=6),
+                min_size=1, max_size=5))
+def test_emoji_and_words_in_any_order_match_as_a_regex_word_boundary_does(messages) -> None:
+    texts = ["".join(j + piece for j, piece in m).strip() or "x" for m in messages]
+    for word in ("party", "pizza", "sunset", "dublin"):
+        assert _matched(texts, word) == _reference(texts, word), (word, texts)
+
+
+def test_the_last_piece_of_a_cut_character_is_told_by_the_character() -> None:
+    enc = tokenizer.encoding()
+    ids = enc.encode("🎉party")
+    assert len(ids) > 2 and lexicon.inside_character([ids[-2]]).tolist() == [True]
+    assert not lexicon.last_character_is_word("🎉".encode())
+    assert lexicon.last_character_is_word("café".encode())
+    assert lexicon.last_character_is_word("Ελλάδα".encode())
