@@ -234,6 +234,27 @@ def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
     return out
 
 
+# Emoji as people type them in a chat, often straight against a word ("Congrats🎉", "❤️Love it").
+_EMOJI = ("😂", "❤️", "👍", "🎉", "😊", "🙏", "✨", "🔥", "😍", "🥰", "💪", "☕", "😅", "🙌🏽", "👩‍👧")
+
+
+def emojified(text: str, rate: float, rng: random.Random) -> str:
+    """``text`` with, at probability ``rate``, one to three emoji typed against its first or last word (no space)."""
+    if not text or rng.random() >= rate:
+        return text
+    run = "".join(rng.choice(_EMOJI) for _ in range(rng.randint(1, 3)))
+    return run + text if rng.random() < 0.5 else text.rstrip(".!") + run
+
+
+def as_emojified(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with their messages :func:`emojified` (seeded per conversation); questions as written."""
+    out = []
+    for c in convs:
+        rng = random.Random(f"{seed}:emoji:{c.cid}")
+        out.append(_with_messages(c, [replace(m, text=emojified(m.text, rate, rng)) for m in c.messages]))
+    return out
+
+
 # American words as a British writer spells them: a word list written out by hand (every form), independent of the
 # rules hippo matches spellings by (hippo.text.spelling), so that the bench measures those rules against real pairs.
 # Words whose British form is also a different word or use are left out ("program", "tire", "check", "meter").
@@ -711,6 +732,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="mistype each message word of five or more letters with this probability (a letter left "
                         "out, swapped, doubled or a neighbouring key; seeded), for every system: the slips of real "
                         "chats (default 0)")
+    p.add_argument("--emoji", type=_rate, default=0.0, metavar="RATE",
+                   help="type one to three emoji against the first or last word of each message with this "
+                        "probability (no space; seeded), for every system: the emoji of real chats (default 0)")
     p.add_argument("--british", action="store_true",
                    help="spell the messages' American words the British way (colour, organise, travelled, centre; "
                         "a hand-written list), for every system; questions keep theirs")
@@ -752,6 +776,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     typos = float(getattr(args, "typos", 0.0) or 0.0)
     if typos:
         convs = as_misspelled(convs, typos)
+    emoji = float(getattr(args, "emoji", 0.0) or 0.0)
+    if emoji:
+        convs = as_emojified(convs, emoji)
     nick = bool(getattr(args, "nicknames", False))
     if nick:
         convs = as_nicknamed(convs)
@@ -776,11 +803,12 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
+    typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
     typed += ", British spellings" if uk else ""
     typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
@@ -790,6 +818,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "emojified",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -324,8 +324,27 @@ def test_nicknames_rewrite_questions_only():
 def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
-                 "--nicknames", "--out", str(out)]) == 0
+                 "--nicknames", "--emoji", "0.5", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert res["british"] is True and res["nicknames"] is True and res["hippo"]["failed_calls"] == 0
+    assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5
+    assert res["hippo"]["failed_calls"] == 0
     md = out.with_suffix(".md").read_text()
-    assert "British spellings" in md and "questions with nicknames" in md
+    assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
+    with pytest.raises(SystemExit):
+        main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
+
+
+def test_emoji_are_typed_against_a_word_seeded_and_questions_kept():
+    import random
+
+    rng = random.Random(3)
+    out = [evidence.emojified("Congrats on the new job.", 1.0, rng) for _ in range(50)]
+    assert all(t != "Congrats on the new job." for t in out)
+    assert all(t.startswith("Congrats on the new job") or t.endswith("Congrats on the new job.") for t in out)
+    assert any(t.startswith("Congrats") for t in out) and any(t.endswith("job.") for t in out)
+    assert evidence.emojified("Hello there", 0.0, rng) == "Hello there"
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "Great party", None, "s1")],
+                                 [evidence.Question("single-hop", "Which party?", (1,))])
+    once, again = evidence.as_emojified([conv], 1.0)[0], evidence.as_emojified([conv], 1.0)[0]
+    assert once.messages == again.messages and once.messages[0].text != "Great party"
+    assert once.questions == conv.questions
