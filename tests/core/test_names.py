@@ -91,3 +91,11 @@ def test_profile_questions_take_a_nickname() -> None:
     assert p.query_intent("What is Melanie's job?")[0] == "Melanie Hart"
     assert p.query_intent("What did Caroline do in May?")[0] == "Caroline Ross"
     assert p.query_intent("Where does Zed work?")[0] is None
+
+
+def test_nicknames_beyond_ascii() -> None:
+    assert is_nickname("Zoé", "Zoéline") and is_nickname("Łuki", "Łukasz")  # any script: "Łuk" + a pet ending
+    p = ProfileIndex()
+    p.know_speakers(["Chloé Martin", "Ann Lee"])
+    assert p.query_intent("Where does Chlo work?")[0] == "Chloé Martin"
+    assert p.query_intent("Chlo works where?")[0] is None  # the question's first word is not read as a name

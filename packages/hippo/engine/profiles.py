@@ -91,7 +91,7 @@ _INTENT = attributes.CUES
 # Patterns of identity/preference questions that name no cue above ("What kind of music does Tim ...?").
 _EVENT_Q = re.compile(r"^\s*(?:when\b|how\s+long\b|(?:on\s+)?(?:what|which)\s+(?:day|date|year|month|week|time)\b|"
                       r"after\s+how\s+many\b|how\s+many\s+(?:days|weeks|months|years|times)\b)", re.I)
-_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+_WORD = re.compile(r"[^\W\d_]+")
 _FAMILY_Q = re.compile(r"\bhow\s+many\s+(?:kids|children|sons|daughters|siblings|brothers|sisters|pets)\b", re.I)
 _WHAT_IS_X = re.compile(r"\bwhat\s+(?:is|was|are)\s+(?P<who>[\w' -]+?)'s\s+(?P<n>[a-z]+(?:\s+[a-z]+)?)\s*\??$", re.I)
 _PROFILE_WORDS = frozenset(_INTENT) | {textnorm.stem(w) for w in ("personality", "describe", "trait", "type",
@@ -422,7 +422,9 @@ class ProfileIndex:
         if m is not None:
             return self._alias[m.group(1).lower()], m.span()
         # a nickname ("What is Mel's job?"): a capitalised word after the first that names exactly one speaker
-        for w in _CAPITALISED.finditer(query, 1):
+        for w in list(_WORD.finditer(query))[1:]:
+            if not w.group(0)[0].isupper():
+                continue
             named = [n for n in self._speakers
                      if any(p[:1].isupper() and is_nickname(w.group(0), p) for p in n.split())]
             if len(named) == 1:

@@ -49,6 +49,8 @@ def _cut_is_word(edge: bytes) -> bool:
     for i, b in enumerate(edge[1:], 1):
         lo |= (b & 0x3F) << (6 * (n - 1 - i))
     hi = lo + (1 << (6 * (n - len(edge)))) - 1
+    if hi - lo >= 64:  # two bytes or more unknown: only the pictograph planes (F0 9F ..) are known to hold no letter
+        return edge[:2] != b"\xf0\x9f"
     return any(unicodedata.category(chr(c))[0] in "LM" for c in range(lo, min(hi, 0x10FFFF) + 1)
                if not 0xD800 <= c <= 0xDFFF)
 
@@ -167,9 +169,14 @@ _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cac
 def _inside_table() -> np.ndarray:
     """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):
-        if b and all(0x80 <= x < 0xC0 for x in b):
-            table[tid] = 1
+    tokens = tokenizer.token_bytes()[: table.size]
+    lens = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    buf = np.frombuffer(b"".join(tokens), dtype=np.uint8)
+    if buf.size:
+        other = (buf & 0xC0) != 0x80  # a byte that is no continuation byte
+        ok = lens > 0
+        starts = (np.cumsum(lens) - lens)[ok]
+        table[: lens.size][ok] = np.add.reduceat(other.astype(np.int64), starts) == 0
     return table
 
 
