@@ -50,7 +50,8 @@ _ISE = re.compile(r"([a-z]{3,})(i[sz])(" + "|".join(_ISE_ENDINGS) + r")")
 _YSE = re.compile(r"([a-z]{3,})(y[sz])(e|es|ed|ing|er|ers)")
 
 # A single vowel before the "l" and another syllable before that: "travel", "cancel", "model", "marvel", "signal".
-_LL = re.compile(r"([a-z]*[aeiouy][^aeiouy]+[aeiou])(ll?)(ed|ing|ings|er|ers|or|ors|ous|ously)")
+_LL_ENDINGS = ("ed", "ing", "ings", "er", "ers", "or", "ors", "ous", "ously")
+_LL = re.compile(r"([a-z]*[aeiouy][^aeiouy]+[aeiou])(ll?)(" + "|".join(_LL_ENDINGS) + ")")
 _OGUE = re.compile(r"([a-z]{3,}o)(gue|g)(s?)")
 
 # British -re and -ence words whose American -er / -ense twin is the same word (a list: "water", "offer", "sense" and
@@ -124,11 +125,18 @@ def variants(form: str) -> tuple[str, ...]:
     if not (form.isascii() and form.isalpha() and form.islower()) or len(form) < 4:
         return _PAIRS.get(form, ())
     out: list[str] = list(_PAIRS.get(form, ()))
-    m = _OUR.fullmatch(form)
-    if m is not None and (m.group(1) + "our").endswith(_OUR_NOUNS):
-        out.append(_swap(m, "our", "or") or form)
-    for pattern, a, b in ((_ISE, "is", "iz"), (_YSE, "ys", "yz"), (_LL, "ll", "l"), (_OGUE, "gue", "g")):
-        v = _swap(pattern.fullmatch(form), a, b)
-        if v is not None:
-            out.append(v)
+    # each family is tried only where its letters occur (most words have none: a regular expression costs more)
+    if "or" in form or "our" in form:
+        m = _OUR.fullmatch(form)
+        if m is not None and (m.group(1) + "our").endswith(_OUR_NOUNS):
+            out.append(_swap(m, "our", "or") or form)
+    tail = form[3:]
+    for pattern, a, b, present in ((_ISE, "is", "iz", "is" in tail or "iz" in tail),
+                                   (_YSE, "ys", "yz", "ys" in tail or "yz" in tail),
+                                   (_LL, "ll", "l", "l" in form and form.endswith(_LL_ENDINGS)),
+                                   (_OGUE, "gue", "g", "og" in tail)):
+        if present:
+            v = _swap(pattern.fullmatch(form), a, b)
+            if v is not None:
+                out.append(v)
     return tuple(v for v in dict.fromkeys(out) if v != form)
