@@ -100,12 +100,13 @@ def _bytes_end_in_word(b: bytes) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The encoding's byte table as (token ids, first character is a word character, last one is) of every
-    non-empty token (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised
-    step, only tokens with a non-ASCII edge byte are decoded."""
+def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The encoding's byte table as (token ids, first character is a word character, last one is, all bytes are
+    UTF-8 continuation bytes) of every non-empty token (:func:`_edge_is_word`), when tiktoken exposes it: ASCII
+    edges are classified in one vectorised step, only tokens with a non-ASCII edge byte are decoded."""
     ranks = tokenizer.byte_ranks()
-    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool),
+             np.zeros(0, dtype=bool))
     if ranks is None:
         return empty
     try:
@@ -124,7 +125,10 @@ def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         first_word[k] = _edge_is_word(keys[k], False)
     for k in np.flatnonzero(ok & (final >= 0x80)).tolist():
         last_word[k] = _edge_is_word(keys[k], True)
-    return ids[ok], first_word[ok], last_word[ok]
+    inside = np.zeros(ids.size, dtype=bool)
+    for k in np.flatnonzero(ok & ((first & 0xC0) == 0x80)).tolist():
+        inside[k] = all(0x80 <= x < 0xC0 for x in keys[k])
+    return ids[ok], first_word[ok], last_word[ok], inside[ok]
 
 
 # Per byte value below 0x80: an ASCII letter or digit.
@@ -138,7 +142,7 @@ def _byte_table(last: bool, of_bytes, undecodable: bool) -> np.ndarray:
     decoded; an id that does not decode gets ``undecodable``."""
     table = np.full(tokenizer.vocab_size() + 1, int(undecodable), dtype=np.int8)
     listed = np.zeros(table.size, dtype=bool)
-    ids, first_word, last_word = _ranked_edges()
+    ids, first_word, last_word, _inside = _ranked_edges()
     if ids.size:
         edge = last_word if last else first_word
         ok = (ids >= 0) & (ids < table.size)
@@ -169,14 +173,14 @@ _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cac
 def _inside_table() -> np.ndarray:
     """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    tokens = tokenizer.token_bytes()[: table.size]
-    lens = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    buf = np.frombuffer(b"".join(tokens), dtype=np.uint8)
-    if buf.size:
-        other = (buf & 0xC0) != 0x80  # a byte that is no continuation byte
-        ok = lens > 0
-        starts = (np.cumsum(lens) - lens)[ok]
-        table[: lens.size][ok] = np.add.reduceat(other.astype(np.int64), starts) == 0
+    ids, _first, _last, inside = _ranked_edges()
+    if ids.size:
+        ok = (ids >= 0) & (ids < table.size)
+        table[ids[ok & inside]] = 1
+        return table
+    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
+        if b and all(0x80 <= x < 0xC0 for x in b):
+            table[tid] = 1
     return table
 
 
