@@ -227,10 +227,17 @@ def misspelled(text: str, rate: float, rng: random.Random) -> str:
 def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
     """The conversations with their messages :func:`misspelled` (the same slips on every run: seeded per
     conversation); questions are kept as written, as an annotator types them."""
+    return _rewritten(convs, lambda text, rng: misspelled(text, rate, rng), f"{seed}:")
+
+
+def _rewritten(convs: Sequence[Conversation], rewrite: Callable[[str, random.Random], str], seed: str
+               ) -> list[Conversation]:
+    """The conversations with every message's text ``rewrite(text, rng)``, one generator per conversation seeded
+    with ``seed`` and its id (the same text on every run)."""
     out = []
     for c in convs:
-        rng = random.Random(f"{seed}:{c.cid}")
-        out.append(_with_messages(c, [replace(m, text=misspelled(m.text, rate, rng)) for m in c.messages]))
+        rng = random.Random(f"{seed}{c.cid}")
+        out.append(_with_messages(c, [replace(m, text=rewrite(m.text, rng)) for m in c.messages]))
     return out
 
 
@@ -248,11 +255,7 @@ def emojified(text: str, rate: float, rng: random.Random) -> str:
 
 def as_emojified(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
     """The conversations with their messages :func:`emojified` (seeded per conversation); questions as written."""
-    out = []
-    for c in convs:
-        rng = random.Random(f"{seed}:emoji:{c.cid}")
-        out.append(_with_messages(c, [replace(m, text=emojified(m.text, rate, rng)) for m in c.messages]))
-    return out
+    return _rewritten(convs, lambda text, rng: emojified(text, rate, rng), f"{seed}:emoji:")
 
 
 # American words as a British writer spells them: a word list written out by hand (every form), independent of the
