@@ -169,7 +169,6 @@ def _word_end_table() -> np.ndarray:
     return _byte_table(True, _bytes_end_in_word, False)
 
 
-_BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 def _inside_table() -> np.ndarray:
     """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
@@ -184,6 +183,7 @@ def _inside_table() -> np.ndarray:
     return table
 
 
+_BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 _BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
