@@ -4,12 +4,13 @@ The co-index tests whether an occurrence ends a word with its per-position glue 
 extended on append, rebuilt after deletions and after a restart). The reference walks the token ids of every message
 in order: an occurrence of a term's tokens is a whole word when the token after it is in another message, past the
 end, or does not continue a word, and when it starts a word: it begins a message, its first token has a leading
-space or punctuation, or the token before it ends in something other than a letter or digit ("brushpaint" holds no
-"paint").
+space or punctuation, or the message's text before it ends in something other than a letter, digit or mark
+("brushpaint" holds no "paint"; "😍paint" does, however many tokens the emoji is cut into).
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import unicodedata
 
@@ -21,7 +22,7 @@ from hippo.text import lexicon, tokenizer
 
 WORDS = ["paint", "paintbrush", "brush", "brushes", "Lisbon", "Lisbonite", "cello", "cellos", "tram", "trampoline",
          "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x", "машину", "машинусь",
-         "Lisbon’s", "“paint”", "tram—cello", "ibex😍", "café"]
+         "Lisbon’s", "“paint”", "tram—cello", "ibex😍", "café", "🎉", "❤️", "✨"]
 
 
 def _texts(rng: random.Random, n: int) -> list[str]:
@@ -40,18 +41,40 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
     starts = set(np.cumsum([0] + [m.size for m in messages[:-1]]).tolist()) if messages else set()
     cont = lexicon.continues_word(stream) if stream.size else np.zeros(0, bool)
     msg_end = np.cumsum([m.size for m in messages])
+    msg_start = msg_end - np.array([m.size for m in messages], dtype=np.int64)
     enc = tokenizer.encoding()
 
-    def ends_in_word(t: int) -> bool:
-        # the token's last character is a letter, digit or mark; a character cut by the token's end is a word
-        # piece unless it lies in the pictograph planes (4-byte UTF-8 starting F0 9F)
-        b = enc.decode_single_token_bytes(t)
+    def is_word_char(ch: str) -> bool:  # a letter, digit or mark, not an emoji's selector or keycap
+        return ch not in "\ufe0e\ufe0f\u20e3" and (ch.isalnum() or unicodedata.category(ch)[0] in "LNM")
+
+    def ends_in_word(p: int) -> bool:
+        # the last character of the message's text up to token p: decoded whole, it is a word character; cut by
+        # the token's end, it is a word piece if some completion of its bytes is a letter or a mark (completions
+        # tried one by one, up to two unknown bytes; more unknown bytes: only the pictograph planes hold none)
+        first = int(msg_start[int(np.searchsorted(msg_end, p, side="right"))])
+        b = b"".join(enc.decode_single_token_bytes(int(t)) for t in stream[first:p + 1].tolist())
+        k = len(b) - 1
+        while k > 0 and 0x80 <= b[k] < 0xC0 and len(b) - k < 4:
+            k -= 1
+        edge = b[k:]
         try:
-            text = b.decode("utf-8")
+            return is_word_char(edge.decode("utf-8"))
         except UnicodeDecodeError:
-            tail = b[-4:]
-            return not any(tail[i] == 0xF0 and tail[i + 1:i + 2] == b"\x9f" for i in range(len(tail)))
-        return bool(text) and (text[-1].isalnum() or unicodedata.category(text[-1]).startswith("M"))
+            pass
+        n = 2 if 0xC0 <= edge[0] < 0xE0 else 3 if 0xE0 <= edge[0] < 0xF0 else 4 if 0xF0 <= edge[0] < 0xF8 else 0
+        missing = n - len(edge)
+        if n == 0:
+            return True
+        if missing > 2:
+            return True
+        for tail in itertools.product(range(0x80, 0xC0), repeat=missing):
+            try:
+                ch = (edge + bytes(tail)).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if unicodedata.category(ch)[0] in "LM":
+                return True
+        return False
 
     found = set()
     forms = [(int(t),) for t in pat.singles.tolist()] + [tuple(p) for p in pat.phrases]
@@ -64,7 +87,7 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
             row = int(np.searchsorted(msg_end, p, side="right"))
             if q > msg_end[row]:
                 continue
-            starts_word = p in starts or not cont[p] or not ends_in_word(int(stream[p - 1]))
+            starts_word = p in starts or not cont[p] or not ends_in_word(p - 1)
             if pat.anywhere or starts_word and (q == stream.size or q in starts or not cont[q]):
                 found.add(p)
     return sorted(found)
