@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hippo import Memory
+from hippo.base.errors import InvalidInput
 from hippo.engine.profiles import ProfileIndex
 from hippo.index import channels
 from hippo.text.names import is_nickname
@@ -38,8 +39,10 @@ def test_not_nicknames(short: str, full: str) -> None:
 
 
 def test_is_nickname_refuses_what_is_not_a_str() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput):
         is_nickname(None, "Melanie")  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput, match="full"):
+        is_nickname("Mel", 3)  # type: ignore[arg-type]
 
 
 CHAT = [

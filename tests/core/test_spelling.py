@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hippo import Memory
+from hippo.base.errors import InvalidInput
 from hippo.index import channels
 from hippo.text import lexicon, spelling, tokenizer
 from hippo.text.query import analyze
@@ -70,7 +71,7 @@ def test_variants_are_symmetric_and_never_the_word(chunks: list[str]) -> None:
 
 
 def test_variants_refuse_what_is_not_a_str() -> None:
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput):
         spelling.variants(None)  # type: ignore[arg-type]
 
 

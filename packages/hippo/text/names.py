@@ -20,6 +20,7 @@ is a nickname of ("Carl" is a speaker's name when a speaker is called Carl).
 
 from __future__ import annotations
 
+from hippo.base.errors import InvalidInput
 from hippo.text import timeexpr
 
 # Common English given-name diminutives that do not start with the name's first letters.
@@ -57,8 +58,9 @@ _CALENDAR = _calendar_words()
 
 def is_nickname(short: str, full: str) -> bool:
     """Whether ``short`` is a nickname of the given name ``full`` (one word each, any case); never of itself."""
-    if not isinstance(short, str) or not isinstance(full, str):
-        raise TypeError("short and full must be str")
+    for name, value in (("short", short), ("full", full)):
+        if not isinstance(value, str):
+            raise InvalidInput(f"{name} must be a str, got {type(value).__name__}")
     s, f = short.lower(), full.lower()
     if s == f or not (s.isalpha() and f.isalpha()) or len(s) < 2 or s in _CALENDAR:
         return False

@@ -33,6 +33,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from hippo.base.errors import InvalidInput
+
 # Endings that -our / -or nouns and adjectives take in both conventions (colours, coloured, colourful, favourite,
 # favouritism, honourable, behavioural, neighbourhood, labourer, savoury).
 _OUR_ENDINGS = ("", "s", "ed", "ing", "ings", "ite", "ites", "itism", "able", "ably", "al", "ally", "ful", "fully",
@@ -121,7 +123,7 @@ def variants(form: str) -> tuple[str, ...]:
     """The other convention's spellings of the lower-case word form ``form`` (none for most words); never ``form``
     itself. See the module's docstring for the rules."""
     if not isinstance(form, str):
-        raise TypeError(f"form must be a str, got {type(form).__name__}")
+        raise InvalidInput(f"form must be a str, got {type(form).__name__}")
     if not (form.isascii() and form.isalpha() and form.islower()) or len(form) < 4:
         return _PAIRS.get(form, ())
     out: list[str] = list(_PAIRS.get(form, ()))
