@@ -94,9 +94,15 @@ def _bytes_start_word(b: bytes) -> bool:
     return not _edge_is_word(b, False)
 
 
-def _bytes_end_in_word(b: bytes) -> bool:
-    """Whether a token with bytes ``b`` ends in a word character (a letter, digit or mark of any script)."""
+def last_character_is_word(b: bytes) -> bool:
+    """Whether the last character of the bytes ``b`` (a token's, or several tokens' joined) is a word character (a
+    letter, digit or mark of any script)."""
     return _edge_is_word(b, True)
+
+
+def _continuation_only(b: bytes) -> bool:
+    """Whether ``b`` is made of UTF-8 continuation bytes only (the last piece of a character the encoding cut)."""
+    return bool(b) and all(0x80 <= x < 0xC0 for x in b)
 
 
 @lru_cache(maxsize=1)
@@ -127,7 +133,7 @@ def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         last_word[k] = _edge_is_word(keys[k], True)
     inside = np.zeros(ids.size, dtype=bool)
     for k in np.flatnonzero(ok & ((first & 0xC0) == 0x80)).tolist():
-        inside[k] = all(0x80 <= x < 0xC0 for x in keys[k])
+        inside[k] = _continuation_only(keys[k])
     return ids[ok], first_word[ok], last_word[ok], inside[ok]
 
 
@@ -165,8 +171,8 @@ def _word_start_table() -> np.ndarray:
 
 
 def _word_end_table() -> np.ndarray:
-    """Per token id: 1 if its last byte is a word character (:func:`_bytes_end_in_word`), else 0."""
-    return _byte_table(True, _bytes_end_in_word, False)
+    """Per token id: 1 if its last byte is a word character (:func:`last_character_is_word`), else 0."""
+    return _byte_table(True, last_character_is_word, False)
 
 
 def _inside_table() -> np.ndarray:
@@ -178,7 +184,7 @@ def _inside_table() -> np.ndarray:
         table[ids[ok & inside]] = 1
         return table
     for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
-        if b and all(0x80 <= x < 0xC0 for x in b):
+        if _continuation_only(b):
             table[tid] = 1
     return table
 
@@ -220,11 +226,6 @@ def inside_character(token_ids: np.ndarray) -> np.ndarray:
     ("🎉" is three tokens, the last one byte). Whether such a token ends a word depends on the tokens before it:
     :func:`last_character_is_word` of their bytes joined."""
     return _classify(token_ids, "inside") == 1
-
-
-def last_character_is_word(b: bytes) -> bool:
-    """Whether the last character of the bytes ``b`` is a word character (:func:`_edge_is_word`)."""
-    return _edge_is_word(b, True)
 
 
 def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
