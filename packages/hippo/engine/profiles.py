@@ -28,7 +28,7 @@ import numpy as np
 
 from hippo.base.errors import InvalidInput, NotFound
 from hippo.text import attributes, textnorm
-from hippo.text.names import is_nickname
+from hippo.text.names import is_nickname_of_name
 from hippo.text.attributes import Statement
 
 __all__ = ["ProfileIndex", "style_vector", "check_speaker"]
@@ -425,8 +425,7 @@ class ProfileIndex:
         for w in list(_WORD.finditer(query))[1:]:
             if not w.group(0)[0].isupper():
                 continue
-            named = [n for n in self._speakers
-                     if any(p[:1].isupper() and is_nickname(w.group(0), p) for p in n.split())]
+            named = [n for n in self._speakers if is_nickname_of_name(w.group(0), n.split())]
             if len(named) == 1:
                 return named[0], w.span()
         return None, None

@@ -19,7 +19,7 @@ from hippo.base.config import Config
 from hippo.index.coindex import NamespaceIndex, Scored, positions
 from hippo.native import ri_signatures
 from hippo.text import lexicon, textnorm, tokenizer
-from hippo.text.names import is_nickname
+from hippo.text.names import is_nickname_of_name
 from hippo.text.query import Query
 
 
@@ -56,15 +56,16 @@ def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
 def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[int]]]:
     """(query stem, codes of the speakers it names) for each query word that names a speaker: by the name or a word
     of it (:func:`speaker_names`), else, for a capitalised word that is not the question's first, as a nickname of a
-    capitalised word of the name ("Mel" names "Melanie Hart", "Johnny" names "John"; :func:`~hippo.text.names.is_nickname`)."""
+    capitalised word of the name (:func:`~hippo.text.names.is_nickname_of_name`: "Mel" names "Melanie Hart",
+    "Johnny" names "John")."""
     exact = speaker_names(index)
     out: list[tuple[str, list[int]]] = []
     first = textnorm.words(query.text)[:1]
     for kw, st in zip(query.keywords, query.stems):
         codes = exact.get(st)
         if codes is None and kw[:1].isupper() and [kw] != first:
-            codes = [code for code, s in enumerate(index.speakers) if s and any(
-                w[:1].isupper() and is_nickname(kw, w) for w in textnorm.words(s))] or None
+            codes = [code for code, s in enumerate(index.speakers)
+                     if s and is_nickname_of_name(kw, textnorm.words(s))] or None
         if codes is not None:
             out.append((st, codes))
     return out

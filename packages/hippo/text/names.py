@@ -20,6 +20,8 @@ is a nickname of ("Carl" is a speaker's name when a speaker is called Carl).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from hippo.base.errors import InvalidInput
 from hippo.text import timeexpr
 
@@ -77,3 +79,9 @@ def is_nickname(short: str, full: str) -> bool:
         if f.startswith(stem) or (len(stem) > MIN_LETTERS and stem[-1] == stem[-2] and f.startswith(stem[:-1])):
             return True
     return False
+
+
+def is_nickname_of_name(word: str, name_words: Iterable[str]) -> bool:
+    """Whether ``word`` is a nickname (:func:`is_nickname`) of a capitalised word of a name, given as its words:
+    "Mel" of ("Melanie", "Hart"); never of a lower-case name such as a role ("user", "assistant")."""
+    return any(w[:1].isupper() and is_nickname(word, w) for w in name_words)
