@@ -17,7 +17,7 @@ from hippo.text.query import analyze
 REAL_PAIRS = [
     ("colour", "color"), ("colours", "colors"), ("coloured", "colored"), ("colourful", "colorful"),
     ("favourite", "favorite"), ("favourites", "favorites"), ("behaviour", "behavior"), ("behavioural", "behavioral"),
-    ("neighbourhood", "neighborhood"), ("honourable", "honorable"), ("saviour", "savior"), ("savoury", "savory"),
+    ("neighbourhood", "neighborhood"), ("honourable", "honorable"), ("saviour", "savior"), ("savoury", "savory"), ("odour", "odor"),
     ("labourer", "laborer"), ("organise", "organize"), ("organised", "organized"), ("organising", "organizing"),
     ("organisation", "organization"), ("realise", "realize"), ("apologises", "apologizes"), ("recognisable",
     "recognizable"), ("analyse", "analyze"), ("paralysed", "paralyzed"), ("travelled", "traveled"),

@@ -39,7 +39,7 @@ from hippo.base.errors import InvalidInput
 # favouritism, honourable, behavioural, neighbourhood, labourer, savoury).
 _OUR_ENDINGS = ("", "s", "ed", "ing", "ings", "ite", "ites", "itism", "able", "ably", "al", "ally", "ful", "fully",
                 "less", "er", "ers", "ist", "ists", "hood", "hoods", "y")
-_OUR = re.compile(r"([a-z]{2,}[b-df-hj-np-tv-z]|[a-z]{2,}i)(ou?r)(" + "|".join(e for e in _OUR_ENDINGS if e) + r")?")
+_OUR = re.compile(r"([a-z]+)(ou?r)(" + "|".join(e for e in _OUR_ENDINGS if e) + r")?")
 # The -our nouns themselves (a closed set), so that "memory", "doctor" or "explored" are not looked for as
 # "memoury", "doctour", "exploured": any prefix is allowed ("watercolour", "dishonour", "unfavourable").
 _OUR_NOUNS = ("ardour", "armour", "arbour", "behaviour", "candour", "clamour", "colour", "demeanour", "endeavour",
