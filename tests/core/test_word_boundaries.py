@@ -91,6 +91,24 @@ def test_a_pattern_is_its_forms_encoded_one_by_one(word):
     assert pat.singles.tolist() == singles and list(pat.phrases) == phrases
 
 
+def test_the_code_joiners_table_is_every_token_that_starts_with_one():
+    # the table is built from the tokens' first bytes; the definition is a scan of the whole byte table
+    ranks = tokenizer.byte_ranks()
+    if ranks is None:
+        pytest.skip("tiktoken exposes no byte table here")
+    want: dict[bytes, list[str]] = {}
+    code_joiners = [j for j in lexicon.JOINERS if j != "-"]  # after a hyphen every form counts: no table
+    for b in ranks:
+        for j in code_joiners:
+            jb = j.encode()
+            if len(b) > len(jb) and b.startswith(jb):
+                want.setdefault(b[len(jb):], []).append(j)
+    got = lexicon._code_joined()
+    assert set(got) == set(want)
+    assert all(sorted(got[v]) == sorted(js) for v, js in want.items())
+    assert "/" in got[b"weather"] and "." in got[b"error"] and "(" in got[b"city"]  # one cl100k token each
+
+
 @pytest.mark.parametrize("text, word", [
     ("I love Sara\u2019s cooking", "Sara"),                 # a phone keyboard's apostrophe
     ("Mochi\u2019s bowl is blue", "Mochi"),
