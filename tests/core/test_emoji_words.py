@@ -13,7 +13,7 @@ from hippo.index import channels
 from hippo.text import lexicon, tokenizer
 from hippo.text.query import analyze
 
-EMOJI = ["🎉", "😂", "❤️", "✨", "☕", "👍", "🇮🇪", "1️⃣", "👩‍👩‍👧", "→", "…", "✅", "⭐", "🙏🏽"]
+EMOJI = ["🎉", "😂", "❤️", "✨", "☕", "👍", "🇮🇪", "1️⃣", "👩‍👩‍👧", "→", "…", "✅", "⭐", "⚡", "⌛", "🙏🏽"]
 WORDS = ["party", "Party", "pizza", "tea", "sunset", "Dublin"]
 JOINS = ["", " ", ", ", "!"]
 
@@ -37,6 +37,15 @@ def test_words_glued_to_emoji_are_words() -> None:
     texts = ["Going to the party🎉", "🎉party tonight", "❤️party time", "party❤️", "✨party✨", "😂Party",
              "Partyparty", "the party, tonight", "1️⃣party", "👍🏽party"]
     assert _matched(texts, "party") == _reference(texts, "party") == {0, 1, 2, 3, 4, 5, 7, 8, 9}
+
+
+def test_a_word_before_a_character_cut_after_its_first_byte_ends_there() -> None:
+    # "⭐", "⚡" and "⌛" are cut after their first byte, a lead byte that alone could begin a letter: the character
+    # is completed from the next tokens ("partyЖ" is one word, "party⭐" is "party" and a star)
+    enc = tokenizer.encoding()
+    assert lexicon.opens_character([enc.encode_ordinary("party⭐")[1]]).tolist() == [True]
+    texts = ["party⭐", "party⚡ now", "so party⌛", "partyЖ", "partyⰀ", "party✅"]
+    assert _matched(texts, "party") == _reference(texts, "party") == {0, 1, 2, 5}
 
 
 @settings(max_examples=40, deadline=None)

@@ -164,6 +164,17 @@ class NamespaceIndex:
     @staticmethod
     def _glue_of(tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
         flags = lexicon.continues_word(tokens)
+        # A token that ends inside its first character (the first byte of "⭐", whose other bytes are the next
+        # token's) cannot tell a letter from a symbol alone: the character is completed from the tokens after it
+        # in the same message, all at hand here.
+        cut = np.flatnonzero(flags & lexicon.opens_character(tokens))
+        if cut.size:
+            ends = np.asarray(seg_ends, dtype=np.int64)
+            stop = ends[np.minimum(np.searchsorted(ends, cut, side="right"), ends.size - 1)]
+            table = tokenizer.token_bytes()
+            for p, end in zip(cut.tolist(), stop.tolist()):
+                joined = b"".join(table[int(t)] for t in tokens[p:min(end, p + 4)].tolist())
+                flags[p] = lexicon.first_character_is_word(joined)
         starts = np.asarray(seg_ends[:-1], dtype=np.int64)
         flags[starts[starts < flags.size]] = False
         if flags.size:
@@ -503,10 +514,7 @@ class NamespaceIndex:
         toks = self.content.access_range(start, end).astype(np.int64)
         if not toks.size:
             return set()
-        begins = ~lexicon.continues_word(toks)
-        ends = self.ends.view
-        inner = ends[(ends > start) & (ends < end)]
-        begins[inner - start] = True  # a message's first token begins a word
+        begins = ~self.glue[start:end]  # a message's first token begins a word
         begins[0] = True
         first = np.flatnonzero(begins)
         length = np.diff(np.append(first, toks.size))

@@ -189,8 +189,26 @@ def _inside_table() -> np.ndarray:
     return table
 
 
+# Per first byte: the length of the UTF-8 character it opens (0 for a continuation byte, 1 for ASCII).
+_OPENS = np.array([1 if v < 0x80 else _utf8_length(v) for v in range(256)], dtype=np.int64)
+
+
+def _open_table() -> np.ndarray:
+    """Per token id: 1 if its first character is cut, the token ending before the character does (the first
+    byte of "⭐" or "⚡" is a token of its own)."""
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+    tb = tokenizer.token_bytes()[: table.size]
+    lens = np.fromiter(map(len, tb), dtype=np.int64, count=len(tb))
+    buf = np.frombuffer(b"".join(tb), dtype=np.uint8)
+    some = lens > 0
+    first = np.zeros(lens.size, dtype=np.int64)
+    first[some] = buf[(np.cumsum(lens) - lens)[some]]
+    table[: lens.size][some & (lens < _OPENS[first])] = 1
+    return table
+
+
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
-_BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table}
+_BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
 
@@ -226,6 +244,18 @@ def inside_character(token_ids: np.ndarray) -> np.ndarray:
     ("🎉" is three tokens, the last one byte). Whether such a token ends a word depends on the tokens before it:
     :func:`last_character_is_word` of their bytes joined."""
     return _classify(token_ids, "inside") == 1
+
+
+def opens_character(token_ids: np.ndarray) -> np.ndarray:
+    """True where a token ends inside its own first character ("⭐" is cut after its first byte). Whether such a
+    token starts a word piece depends on the tokens after it: :func:`first_character_is_word` of their bytes
+    joined."""
+    return _classify(token_ids, "open") == 1
+
+
+def first_character_is_word(b: bytes) -> bool:
+    """Whether the first character of the bytes ``b`` (a token's, or several tokens' joined) is a word character."""
+    return _edge_is_word(b, False)
 
 
 def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
