@@ -163,11 +163,12 @@ class NamespaceIndex:
 
     @staticmethod
     def _glue_of(tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
-        flags = lexicon.continues_word(tokens)
+        codes = lexicon.glue_codes(tokens)
+        flags = codes > 0
         # A token that ends inside its first character (the first byte of "⭐", whose other bytes are the next
         # token's) cannot tell a letter from a symbol alone: the character is completed from the tokens after it
         # in the same message, all at hand here.
-        cut = np.flatnonzero(flags & lexicon.opens_character(tokens))
+        cut = np.flatnonzero(codes == 2)
         if cut.size:
             ends = np.asarray(seg_ends, dtype=np.int64)
             stop = ends[np.minimum(np.searchsorted(ends, cut, side="right"), ends.size - 1)]

@@ -20,7 +20,7 @@ import numpy as np
 
 from hippo.text import spelling, textnorm, tokenizer
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
 
 
 def _utf8_length(lead: int) -> int:
@@ -207,19 +207,32 @@ def _open_table() -> np.ndarray:
     return table
 
 
+def _glue_table() -> np.ndarray:
+    """Per token id, as :func:`glue_codes` gives it: 0 starts a word, 1 continues one, 2 continues one as far as
+    its own bytes tell but ends inside its first character (:func:`opens_character`)."""
+    continues = _table("start") == 0
+    return np.where(continues, 1 + (_table("open") == 1), 0).astype(np.int8)
+
+
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
-_BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table}
+_BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table,
+             "glue": _glue_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
+
+
+def _table(name: str) -> np.ndarray:
+    table = _TABLES.get(name)
+    if table is None:
+        with _lock:
+            table = _TABLES.get(name)
+            if table is None:
+                table = _TABLES[name] = _BUILDERS[name]()
+    return table
 
 
 def _classify(token_ids: np.ndarray, table_name: str) -> np.ndarray:
     """The named per-token table's value for every id (ids out of range are clipped into it)."""
-    table = _TABLES.get(table_name)
-    if table is None:
-        with _lock:
-            table = _TABLES.get(table_name)
-            if table is None:
-                table = _TABLES[table_name] = _BUILDERS[table_name]()
+    table = _table(table_name)
     ids = np.asarray(token_ids)
     if ids.dtype.kind not in "iu":
         ids = ids.astype(np.int64)
@@ -251,6 +264,13 @@ def opens_character(token_ids: np.ndarray) -> np.ndarray:
     token starts a word piece depends on the tokens after it: :func:`first_character_is_word` of their bytes
     joined."""
     return _classify(token_ids, "open") == 1
+
+
+def glue_codes(token_ids: np.ndarray) -> np.ndarray:
+    """Per token, in one lookup: 0 where it starts a word, 1 where it continues the word before it
+    (:func:`continues_word`), 2 where it continues it unless its first character, cut after the token
+    (:func:`opens_character`), completes to a symbol."""
+    return _classify(token_ids, "glue")
 
 
 def first_character_is_word(b: bytes) -> bool:
