@@ -105,14 +105,18 @@ def _continuation_only(b: bytes) -> bool:
     return bool(b) and all(0x80 <= x < 0xC0 for x in b)
 
 
+# Per first byte: the length of the UTF-8 character it opens (0 for a continuation byte, 1 for ASCII).
+_OPENS = np.array([1 if v < 0x80 else _utf8_length(v) for v in range(256)], dtype=np.int64)
+
+
 @lru_cache(maxsize=1)
-def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The encoding's byte table as (token ids, first character is a word character, last one is, all bytes are
-    UTF-8 continuation bytes) of every non-empty token (:func:`_edge_is_word`), when tiktoken exposes it: ASCII
-    edges are classified in one vectorised step, only tokens with a non-ASCII edge byte are decoded."""
+    UTF-8 continuation bytes, the token ends inside its first character) of every non-empty token
+    (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised step, only
+    tokens with a non-ASCII edge byte are decoded."""
     ranks = tokenizer.byte_ranks()
-    empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool),
-             np.zeros(0, dtype=bool))
+    empty = (np.zeros(0, dtype=np.int64), *(np.zeros(0, dtype=bool) for _ in range(4)))
     if ranks is None:
         return empty
     try:
@@ -134,7 +138,8 @@ def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     inside = np.zeros(ids.size, dtype=bool)
     for k in np.flatnonzero(ok & ((first & 0xC0) == 0x80)).tolist():
         inside[k] = _continuation_only(keys[k])
-    return ids[ok], first_word[ok], last_word[ok], inside[ok]
+    opens = lens < _OPENS[first]
+    return ids[ok], first_word[ok], last_word[ok], inside[ok], opens[ok]
 
 
 # Per byte value below 0x80: an ASCII letter or digit.
@@ -148,7 +153,7 @@ def _byte_table(last: bool, of_bytes, undecodable: bool) -> np.ndarray:
     decoded; an id that does not decode gets ``undecodable``."""
     table = np.full(tokenizer.vocab_size() + 1, int(undecodable), dtype=np.int8)
     listed = np.zeros(table.size, dtype=bool)
-    ids, first_word, last_word, _inside = _ranked_edges()
+    ids, first_word, last_word, _inside, _opens = _ranked_edges()
     if ids.size:
         edge = last_word if last else first_word
         ok = (ids >= 0) & (ids < table.size)
@@ -178,7 +183,7 @@ def _word_end_table() -> np.ndarray:
 def _inside_table() -> np.ndarray:
     """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    ids, _first, _last, inside = _ranked_edges()
+    ids, _first, _last, inside, _opens = _ranked_edges()
     if ids.size:
         ok = (ids >= 0) & (ids < table.size)
         table[ids[ok & inside]] = 1
@@ -189,21 +194,18 @@ def _inside_table() -> np.ndarray:
     return table
 
 
-# Per first byte: the length of the UTF-8 character it opens (0 for a continuation byte, 1 for ASCII).
-_OPENS = np.array([1 if v < 0x80 else _utf8_length(v) for v in range(256)], dtype=np.int64)
-
-
 def _open_table() -> np.ndarray:
     """Per token id: 1 if its first character is cut, the token ending before the character does (the first
     byte of "⭐" or "⚡" is a token of its own)."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    tb = tokenizer.token_bytes()[: table.size]
-    lens = np.fromiter(map(len, tb), dtype=np.int64, count=len(tb))
-    buf = np.frombuffer(b"".join(tb), dtype=np.uint8)
-    some = lens > 0
-    first = np.zeros(lens.size, dtype=np.int64)
-    first[some] = buf[(np.cumsum(lens) - lens)[some]]
-    table[: lens.size][some & (lens < _OPENS[first])] = 1
+    ids, _first, _last, _inside, opens = _ranked_edges()
+    if ids.size:
+        ok = (ids >= 0) & (ids < table.size)
+        table[ids[ok & opens]] = 1
+        return table
+    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
+        if b and len(b) < _OPENS[b[0]]:
+            table[tid] = 1
     return table
 
 
