@@ -152,6 +152,25 @@ def test_kept_term_rows_are_extended_message_by_message():
             assert rows.tolist() == want_rows.tolist() and tf.tolist() == want_tf.tolist(), (word, k)
 
 
+def test_flags_computed_after_positions_alone_equal_those_computed_with_them():
+    """A phrase's anchor token is located without its whole-word flags; when a one-token form needs them later
+    (after appends extended the kept positions), they are those of a token located with them at once."""
+    rng = random.Random(9)
+    texts, more = _texts(rng, 50), _texts(rng, 10)
+    lazy, eager = Memory(None), Memory(None)
+    for mem in (lazy, eager):
+        mem.add_many([{"text": t} for t in texts])
+    li, ei = lazy.engine.state().index, eager.engine.state().index
+    tokens = np.unique(li.content.access_range(0, len(li.content))).tolist()
+    for t in tokens:
+        li._positions(t)  # positions only
+    for mem in (lazy, eager):
+        mem.add_many([{"text": t} for t in more])
+    for t in tokens:
+        got, want = li._occurrences(t), ei._occurrences(t)
+        assert got[1] is not None and got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), t
+
+
 def test_a_word_glued_to_the_next_piece_is_not_the_word():
     mem = Memory(None)
     mem.add_many([{"text": t} for t in ("a paintbrush", "paint", "paint brush", "paintbrushes")])

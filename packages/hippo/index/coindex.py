@@ -88,7 +88,7 @@ class NamespaceIndex:
         self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
-        self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
         self._pos_lock = threading.Lock()
         self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._term_cache_rows = 0  # rows held by the entries of ``_term_cache``
@@ -587,29 +587,37 @@ class NamespaceIndex:
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
     # cached list is extended by the occurrences appended since (O(new)), and questions share most tokens
     # ("what", "the", a name). Removing rows renumbers positions: the cache is dropped with the layout.
-    def _occurrences(self, symbol: int, n: int | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    def _occurrences(self, symbol: int, n: int | None = None, words: bool = True
+                     ) -> tuple[np.ndarray, np.ndarray | None] | None:
         """``(positions, ends_a_word)`` of every occurrence of ``symbol``, ascending; None past the cache's
-        size bound (then the caller selects what it needs). ``n`` is the stream's length when the caller read it."""
+        size bound (then the caller selects what it needs). ``n`` is the stream's length when the caller read it.
+        Without ``words`` the whole-word flags may be None: a phrase's anchor token needs only its positions, and
+        the flags of a token that continues a word read the token before each occurrence. They are computed when
+        first asked for and kept with the positions."""
         n = len(self.content) if n is None else n
         with self._pos_lock:
             got = self._pos_cache.get(symbol)
             if got is not None and got[0] == self.layout:
                 self._pos_cache.move_to_end(symbol)
-                if got[1] == n:
+                if got[1] == n and (got[3] is not None or not words):
                     return got[2], got[3]
         if got is not None and got[0] == self.layout:
             more = self.content.positions(symbol, got[1], n)
             pos = np.concatenate([got[2], more]) if more.size else got[2]
-            whole = np.concatenate([got[3], self._whole(symbol, more, 1)]) if more.size else got[3]
+            if got[3] is not None:
+                whole = np.concatenate([got[3], self._whole(symbol, more, 1)]) if more.size else got[3]
+            else:
+                whole = self._whole(symbol, pos, 1) if words else None
         else:
             with self._pos_lock:
                 kept = self._counts.get(symbol) if self._counts_at == (self.layout, n) else None
             if (self.content.count(symbol, 0, n) if kept is None else kept) > _POS_CACHE_MAX:
                 return None
             pos = positions(self.content, symbol)
-            whole = self._whole(symbol, pos, 1)
+            whole = self._whole(symbol, pos, 1) if words else None
         pos.setflags(write=False)
-        whole.setflags(write=False)
+        if whole is not None:
+            whole.setflags(write=False)
         with self._pos_lock:
             self._pos_cache[symbol] = (self.layout, n, pos, whole)
             self._pos_cache.move_to_end(symbol)
@@ -618,7 +626,7 @@ class NamespaceIndex:
         return pos, whole
 
     def _positions(self, symbol: int, n: int | None = None) -> np.ndarray:
-        got = self._occurrences(int(symbol), n)
+        got = self._occurrences(int(symbol), n, words=False)
         return got[0] if got is not None else positions(self.content, int(symbol))
 
     def token_counts(self, pat: lexicon.TermPattern) -> dict[int, int]:
@@ -731,7 +739,7 @@ class NamespaceIndex:
         """Positions of ``symbol``; with ``keep``, only its newest ``keep`` occurrences (start found by select)."""
         if keep is None or count <= keep:
             return self._positions(symbol, n)
-        got = self._occurrences(int(symbol), n)
+        got = self._occurrences(int(symbol), n, words=False)
         if got is not None:
             return got[0][-keep:]
         start = self.content.select(symbol, count - keep + 1)
