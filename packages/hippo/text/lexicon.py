@@ -180,33 +180,36 @@ def _word_end_table() -> np.ndarray:
     return _byte_table(True, last_character_is_word, False)
 
 
-def _inside_table() -> np.ndarray:
-    """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
+def _flag_table(at: int, of_bytes) -> np.ndarray:
+    """Per token id: 1 where the flag at index ``at`` of :func:`_ranked_edges` is set; where tiktoken exposes no
+    byte table, where ``of_bytes`` of the token's bytes holds."""
     table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    ids, _first, _last, inside, _opens = _ranked_edges()
+    edges = _ranked_edges()
+    ids = edges[0]
     if ids.size:
         ok = (ids >= 0) & (ids < table.size)
-        table[ids[ok & inside]] = 1
+        table[ids[ok & edges[at]]] = 1
         return table
     for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
-        if _continuation_only(b):
+        if of_bytes(b):
             table[tid] = 1
     return table
+
+
+def _inside_table() -> np.ndarray:
+    """Per token id: 1 if all its bytes are UTF-8 continuation bytes."""
+    return _flag_table(3, _continuation_only)
+
+
+def _opens_first_character(b: bytes) -> bool:
+    """Whether ``b`` ends inside its own first character."""
+    return bool(b) and len(b) < _OPENS[b[0]]
 
 
 def _open_table() -> np.ndarray:
     """Per token id: 1 if its first character is cut, the token ending before the character does (the first
     byte of "⭐" or "⚡" is a token of its own)."""
-    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
-    ids, _first, _last, _inside, opens = _ranked_edges()
-    if ids.size:
-        ok = (ids >= 0) & (ids < table.size)
-        table[ids[ok & opens]] = 1
-        return table
-    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
-        if b and len(b) < _OPENS[b[0]]:
-            table[tid] = 1
-    return table
+    return _flag_table(4, _opens_first_character)
 
 
 def _glue_table() -> np.ndarray:
