@@ -171,6 +171,24 @@ def test_flags_computed_after_positions_alone_equal_those_computed_with_them():
         assert got[1] is not None and got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist(), t
 
 
+def test_tokens_located_together_are_kept_as_located_one_by_one():
+    """A new term's tokens are located in one batch, their whole-word flags tested in one pass over all of them:
+    the same positions and flags as each token located on its own."""
+    rng = random.Random(11)
+    texts = _texts(rng, 50)
+    together, alone = Memory(None), Memory(None)
+    for mem in (together, alone):
+        mem.add_many([{"text": t} for t in texts])
+    ti, ai = together.engine.state().index, alone.engine.state().index
+    stream = ti.content.access_range(0, len(ti.content))
+    tokens = np.unique(stream).tolist()
+    ti._locate_many(tokens, len(ti.content), words=True)
+    for t in tokens:
+        got, want = ti._occurrences(t), ai._occurrences(t)
+        assert got[0].tolist() == want[0].tolist() == np.flatnonzero(stream == t).tolist(), t
+        assert got[1].tolist() == want[1].tolist(), t
+
+
 def test_a_word_glued_to_the_next_piece_is_not_the_word():
     mem = Memory(None)
     mem.add_many([{"text": t} for t in ("a paintbrush", "paint", "paint brush", "paintbrushes")])

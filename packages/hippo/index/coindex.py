@@ -625,6 +625,39 @@ class NamespaceIndex:
                 self._pos_cache.popitem(last=False)
         return pos, whole
 
+    def _locate_many(self, symbols: list[int], n: int, words: bool) -> None:
+        """Keep the occurrences of the ``symbols`` not kept yet (:meth:`_occurrences`), located one by one but, with
+        ``words``, their whole-word flags tested in one pass over all of them: a new term brings dozens of tokens
+        (its forms' single tokens, its phrases' anchors), and the test's fixed cost was paid per token."""
+        with self._pos_lock:
+            layout = self.layout
+            todo = [s for s in dict.fromkeys(symbols)
+                    if (got := self._pos_cache.get(s)) is None or got[0] != layout]
+            kept = self._counts if self._counts_at == (layout, n) else {}
+            known = [kept.get(s) for s in todo]
+        todo = [s for s, k in zip(todo, known)
+                if (self.content.count(s, 0, n) if k is None else k) <= _POS_CACHE_MAX]
+        if len(todo) < 2:
+            return
+        found = [positions(self.content, s) for s in todo]
+        wholes: list[np.ndarray | None] = [None] * len(todo)
+        if words:
+            sizes = np.fromiter((f.size for f in found), dtype=np.int64, count=len(found))
+            flags = self._whole(np.repeat(np.asarray(todo, dtype=np.int64), sizes), np.concatenate(found), 1)
+            wholes = np.split(flags, np.cumsum(sizes)[:-1])
+        for pos, whole in zip(found, wholes):
+            pos.setflags(write=False)
+            if whole is not None:
+                whole.setflags(write=False)
+        with self._pos_lock:
+            if layout != self.layout:
+                return
+            for s, pos, whole in zip(todo, found, wholes):
+                self._pos_cache[s] = (layout, n, pos, whole)
+                self._pos_cache.move_to_end(s)
+            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
+                self._pos_cache.popitem(last=False)
+
     def _positions(self, symbol: int, n: int | None = None) -> np.ndarray:
         got = self._occurrences(int(symbol), n, words=False)
         return got[0] if got is not None else positions(self.content, int(symbol))
@@ -813,6 +846,7 @@ class NamespaceIndex:
         syms = table[live, offs].tolist()
         cnts = cell[live, offs].tolist()
         occ: dict[int, np.ndarray] = {}  # phrases share anchors (" Work" + "ing", " Work" + "ed")
+        self._locate_many(syms, n, words=False)
         for sym, c in zip(syms, cnts):
             if sym not in occ:
                 occ[sym] = self._newest(sym, c, newest, n)
@@ -858,6 +892,7 @@ class NamespaceIndex:
         n = len(self.content)
         counts = self.token_counts(pat) if counts is None else counts
         found: list[np.ndarray] = []
+        self._locate_many([t for t in pat.singles.tolist() if counts[t]], n, words=not pat.anywhere)
         for t in pat.singles.tolist():
             if counts[t]:
                 got = (self._newest(t, counts[t], newest, n) if pat.anywhere
