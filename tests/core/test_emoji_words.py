@@ -15,6 +15,7 @@ from hippo.text.query import analyze
 
 EMOJI = ["🎉", "😂", "❤️", "✨", "☕", "👍", "🇮🇪", "1️⃣", "👩‍👩‍👧", "→", "…", "✅", "⭐", "⚡", "⌛", "🙏🏽"]
 WORDS = ["party", "Party", "pizza", "tea", "sunset", "Dublin"]
+LETTERS = ["Ж", "é", "Ⰰ"]  # letters of other scripts continue a word: "partyⰀ" is no "party"
 JOINS = ["", " ", ", ", "!"]
 
 
@@ -49,8 +50,8 @@ def test_a_word_before_a_character_cut_after_its_first_byte_ends_there() -> None
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.sampled_from(JOINS), st.sampled_from(EMOJI + WORDS)), min_size=1, max_size=6),
-                min_size=1, max_size=5))
+@given(st.lists(st.lists(st.tuples(st.sampled_from(JOINS), st.sampled_from(EMOJI + WORDS + LETTERS)),
+                         min_size=1, max_size=6), min_size=1, max_size=5))
 def test_emoji_and_words_in_any_order_match_as_a_regex_word_boundary_does(messages) -> None:
     texts = ["".join(j + piece for j, piece in m).strip() or "x" for m in messages]
     for word in ("party", "pizza", "sunset", "dublin"):
