@@ -91,6 +91,23 @@ def test_a_pattern_is_its_forms_encoded_one_by_one(word):
     assert pat.singles.tolist() == singles and list(pat.phrases) == phrases
 
 
+def _utf8_length(lead: int) -> int:
+    if lead < 0x80:
+        return 1
+    return 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else 0
+
+
+def test_the_cut_character_tables_are_every_token_they_name():
+    # read from the byte table's edges; the definitions are per token's bytes
+    table = tokenizer.token_bytes()
+    ids = np.arange(len(table))
+    opens, inside = lexicon.opens_character(ids), lexicon.inside_character(ids)
+    for t, b in enumerate(table):
+        assert bool(opens[t]) == (bool(b) and len(b) < _utf8_length(b[0])), (t, b)     # "⭐"'s lone first byte
+        assert bool(inside[t]) == (bool(b) and all(0x80 <= x < 0xC0 for x in b)), (t, b)  # "🎉"'s last piece
+    assert opens.any() and inside.any()
+
+
 def test_the_code_joiners_table_is_every_token_that_starts_with_one():
     # the table is built from the tokens' first bytes; the definition is a scan of the whole byte table
     ranks = tokenizer.byte_ranks()
