@@ -110,26 +110,37 @@ _OPENS = np.array([1 if v < 0x80 else _utf8_length(v) for v in range(256)], dtyp
 
 
 @lru_cache(maxsize=1)
-def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The encoding's byte table as (token ids, first character is a word character, last one is, all bytes are
-    UTF-8 continuation bytes, the token ends inside its first character) of every non-empty token
-    (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised step, only
-    tokens with a non-ASCII edge byte are decoded."""
+def _byte_arrays() -> tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The encoding's byte table in its own order as (each token's bytes, its id, its length, its first byte, its
+    last byte; 0 for an empty token), read at once; None when tiktoken exposes no bytes -> id table."""
     ranks = tokenizer.byte_ranks()
-    empty = (np.zeros(0, dtype=np.int64), *(np.zeros(0, dtype=bool) for _ in range(4)))
     if ranks is None:
-        return empty
+        return None
     try:
         keys = list(ranks)
         ids = np.fromiter(ranks.values(), dtype=np.int64, count=len(keys))
         lens = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
         buf = np.frombuffer(b"".join(keys), dtype=np.uint8)
-    except (TypeError, ValueError):  # not a bytes -> int table: decode every id instead
-        return empty
+    except (TypeError, ValueError):  # not a bytes -> int table
+        return None
     ok = lens > 0
     ends = np.cumsum(lens)
     first, final = np.zeros(ids.size, dtype=np.uint8), np.zeros(ids.size, dtype=np.uint8)
     first[ok], final[ok] = buf[(ends - lens)[ok]], buf[(ends - 1)[ok]]
+    return keys, ids, lens, first, final
+
+
+@lru_cache(maxsize=1)
+def _ranked_edges() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The encoding's byte table as (token ids, first character is a word character, last one is, all bytes are
+    UTF-8 continuation bytes, the token ends inside its first character) of every non-empty token
+    (:func:`_edge_is_word`), when tiktoken exposes it: ASCII edges are classified in one vectorised step, only
+    tokens with a non-ASCII edge byte are decoded."""
+    arrays = _byte_arrays()
+    if arrays is None:  # decode every id instead
+        return (np.zeros(0, dtype=np.int64), *(np.zeros(0, dtype=bool) for _ in range(4)))
+    keys, ids, lens, first, final = arrays
+    ok = lens > 0
     first_word, last_word = _ASCII_WORD[first], _ASCII_WORD[final]
     for k in np.flatnonzero(ok & (first >= 0x80)).tolist():
         first_word[k] = _edge_is_word(keys[k], False)
@@ -381,19 +392,15 @@ def _encoders():
 def _code_joined() -> dict[bytes, tuple[str, ...]]:
     """For every byte string ``v`` that some token spells after a code joiner: those joiners (``j + v`` is one token).
     One pass over the byte table replaces a lookup per form and joiner (fifteen joiners, dozens of forms a word)."""
-    ranks = tokenizer.byte_ranks()
+    arrays = _byte_arrays()
+    if arrays is None:
+        return {}
+    keys, _ids, lens, first, _final = arrays
     by_first: dict[int, list[tuple[str, bytes]]] = {}
     for j, jb in _CODE_JOINERS:
         by_first.setdefault(jb[0], []).append((j, jb))
-    keys = list(ranks or ())
-    # only the tokens whose first byte begins a joiner are read one by one (a sixth of them), the first bytes of all
-    # are taken from the joined table at once, and a one-byte joiner needs no comparison: 45 -> 25 ms, once per
-    # process, at its first recall
-    lens = np.fromiter(map(len, keys), dtype=np.int64, count=len(keys))
-    buf = np.frombuffer(b"".join(keys), dtype=np.uint8)
-    starts = np.cumsum(lens) - lens
-    first = np.zeros(len(keys), dtype=np.int64)
-    first[lens > 0] = buf[starts[lens > 0]]
+    # only the tokens whose first byte begins a joiner are read one by one (a sixth of them), and a one-byte joiner
+    # needs no comparison: 45 -> 25 ms, once per process, at its first recall
     out: dict[bytes, list[str]] = {}
     one_byte = {jb[0]: j for j, jb in _CODE_JOINERS if len(jb) == 1}  # the byte is the joiner: no comparison
     for k in np.flatnonzero((lens > 1) & np.isin(first, list(by_first))).tolist():
