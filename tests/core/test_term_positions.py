@@ -182,7 +182,7 @@ def test_tokens_located_together_are_kept_as_located_one_by_one():
     ti, ai = together.engine.state().index, alone.engine.state().index
     stream = ti.content.access_range(0, len(ti.content))
     tokens = np.unique(stream).tolist()
-    ti._locate_many(tokens, len(ti.content), words=True)
+    ti._locate_many(tokens, [int((stream == t).sum()) for t in tokens], len(ti.content), words=True)
     for t in tokens:
         got, want = ti._occurrences(t), ai._occurrences(t)
         assert got[0].tolist() == want[0].tolist() == np.flatnonzero(stream == t).tolist(), t

@@ -596,12 +596,13 @@ class NamespaceIndex:
         first asked for and kept with the positions."""
         n = len(self.content) if n is None else n
         with self._pos_lock:
+            layout = self.layout
             got = self._pos_cache.get(symbol)
-            if got is not None and got[0] == self.layout:
+            if got is not None and got[0] == layout:
                 self._pos_cache.move_to_end(symbol)
                 if got[1] == n and (got[3] is not None or not words):
                     return got[2], got[3]
-        if got is not None and got[0] == self.layout:
+        if got is not None and got[0] == layout:
             more = self.content.positions(symbol, got[1], n)
             pos = np.concatenate([got[2], more]) if more.size else got[2]
             if got[3] is not None:
@@ -610,33 +611,39 @@ class NamespaceIndex:
                 whole = self._whole(symbol, pos, 1) if words else None
         else:
             with self._pos_lock:
-                kept = self._counts.get(symbol) if self._counts_at == (self.layout, n) else None
+                kept = self._counts.get(symbol) if self._counts_at == (layout, n) else None
             if (self.content.count(symbol, 0, n) if kept is None else kept) > _POS_CACHE_MAX:
                 return None
             pos = positions(self.content, symbol)
             whole = self._whole(symbol, pos, 1) if words else None
-        pos.setflags(write=False)
-        if whole is not None:
-            whole.setflags(write=False)
-        with self._pos_lock:
-            self._pos_cache[symbol] = (self.layout, n, pos, whole)
-            self._pos_cache.move_to_end(symbol)
-            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
-                self._pos_cache.popitem(last=False)
+        self._keep(layout, n, [(symbol, pos, whole)])
         return pos, whole
 
-    def _locate_many(self, symbols: list[int], n: int, words: bool) -> None:
-        """Keep the occurrences of the ``symbols`` not kept yet (:meth:`_occurrences`), located one by one but, with
-        ``words``, their whole-word flags tested in one pass over all of them: a new term brings dozens of tokens
-        (its forms' single tokens, its phrases' anchors), and the test's fixed cost was paid per token."""
+    def _keep(self, layout: int, n: int, entries: list[tuple[int, np.ndarray, np.ndarray | None]]) -> None:
+        """Keep each ``(symbol, positions, whole-word flags or None)`` located in a stream of length ``n`` under
+        ``layout`` (read-only), the least recently used beyond the bound dropped; nothing if rows were removed since."""
+        for _symbol, pos, whole in entries:
+            pos.setflags(write=False)
+            if whole is not None:
+                whole.setflags(write=False)
+        with self._pos_lock:
+            if layout != self.layout:
+                return
+            for symbol, pos, whole in entries:
+                self._pos_cache[symbol] = (layout, n, pos, whole)
+                self._pos_cache.move_to_end(symbol)
+            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
+                self._pos_cache.popitem(last=False)
+
+    def _locate_many(self, symbols: list[int], counts: list[int], n: int, words: bool) -> None:
+        """Keep the occurrences of the ``symbols`` not kept yet (:meth:`_occurrences`; ``counts`` their occurrences
+        in the stream's first ``n`` tokens), located one by one but, with ``words``, their whole-word flags tested
+        in one pass over all of them: a new term brings dozens of tokens (its forms' single tokens, its phrases'
+        anchors), and the test's fixed cost was paid per token."""
         with self._pos_lock:
             layout = self.layout
-            todo = [s for s in dict.fromkeys(symbols)
-                    if (got := self._pos_cache.get(s)) is None or got[0] != layout]
-            kept = self._counts if self._counts_at == (layout, n) else {}
-            known = [kept.get(s) for s in todo]
-        todo = [s for s, k in zip(todo, known)
-                if (self.content.count(s, 0, n) if k is None else k) <= _POS_CACHE_MAX]
+            todo = [s for s, c in dict(zip(symbols, counts)).items() if c <= _POS_CACHE_MAX
+                    and ((got := self._pos_cache.get(s)) is None or got[0] != layout)]
         if len(todo) < 2:
             return
         found = [positions(self.content, s) for s in todo]
@@ -645,18 +652,7 @@ class NamespaceIndex:
             sizes = np.fromiter((f.size for f in found), dtype=np.int64, count=len(found))
             flags = self._whole(np.repeat(np.asarray(todo, dtype=np.int64), sizes), np.concatenate(found), 1)
             wholes = np.split(flags, np.cumsum(sizes)[:-1])
-        for pos, whole in zip(found, wholes):
-            pos.setflags(write=False)
-            if whole is not None:
-                whole.setflags(write=False)
-        with self._pos_lock:
-            if layout != self.layout:
-                return
-            for s, pos, whole in zip(todo, found, wholes):
-                self._pos_cache[s] = (layout, n, pos, whole)
-                self._pos_cache.move_to_end(s)
-            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
-                self._pos_cache.popitem(last=False)
+        self._keep(layout, n, list(zip(todo, found, wholes)))
 
     def _positions(self, symbol: int, n: int | None = None) -> np.ndarray:
         got = self._occurrences(int(symbol), n, words=False)
@@ -846,7 +842,7 @@ class NamespaceIndex:
         syms = table[live, offs].tolist()
         cnts = cell[live, offs].tolist()
         occ: dict[int, np.ndarray] = {}  # phrases share anchors (" Work" + "ing", " Work" + "ed")
-        self._locate_many(syms, n, words=False)
+        self._locate_many(syms, cnts, n, words=False)
         for sym, c in zip(syms, cnts):
             if sym not in occ:
                 occ[sym] = self._newest(sym, c, newest, n)
@@ -892,7 +888,8 @@ class NamespaceIndex:
         n = len(self.content)
         counts = self.token_counts(pat) if counts is None else counts
         found: list[np.ndarray] = []
-        self._locate_many([t for t in pat.singles.tolist() if counts[t]], n, words=not pat.anywhere)
+        live = [t for t in pat.singles.tolist() if counts[t]]
+        self._locate_many(live, [counts[t] for t in live], n, words=not pat.anywhere)
         for t in pat.singles.tolist():
             if counts[t]:
                 got = (self._newest(t, counts[t], newest, n) if pat.anywhere
