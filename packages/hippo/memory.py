@@ -180,7 +180,9 @@ class Memory:
         return Memory(namespace=check_namespace(namespace), _runtime=self._rt)
 
     def close(self) -> None:
-        """Save derived state, seal unsealed tails and close the store (idempotent)."""
+        """Save derived state, seal unsealed tails and close the store (idempotent). A rebuild of derived state still
+        running in the background (after a large import, or a store opened without a usable snapshot) is finished
+        first and saved, so the next process loads it instead of rebuilding it."""
         self._rt.close()
 
     def __enter__(self) -> "Memory":

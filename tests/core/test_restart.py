@@ -397,3 +397,39 @@ def test_saving_after_recall_alone_writes_only_the_accessed_records(tmp_path):
         access = mem.engine.rt.store.get_units("default", persist.ACCESS)
         assert access is not None and len(access) < len(life_blob) // 8
         assert mem.strength(list(strengths)) == strengths  # the accesses were kept
+
+
+def test_closing_finishes_a_rebuild_in_progress_so_the_next_open_loads_its_snapshot(tmp_path, monkeypatch, caplog):
+    """A process that closes while a follower is rebuilt in the background (a large import, or a store opened without
+    a usable snapshot) saves what the rebuild built: otherwise every short-lived process would rebuild it again."""
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    path = tmp_path / "big.db"
+    with Memory(path) as mem:
+        mem.add_many(corpus(400))  # far past SYNC_ROWS in one write
+        want_stats = {k: v for k, v in mem.stats()["hierarchy"].items() if k in ("messages", "episodes", "themes")}
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM units WHERE kind = ?", (persist.LIFE,))
+    db.commit()
+    db.close()
+    gate = state_mod.threading.Event()
+    real = Life._load
+
+    def slow_load(self, idx, msgs=None):
+        gate.wait(60)
+        return real(self, idx, msgs)
+
+    monkeypatch.setattr(Life, "_load", slow_load)
+    with caplog.at_level(logging.INFO, logger="hippo.engine"):
+        mem = Memory(path)
+        assert not mem.recall("Where does Maya live now?", budget_tokens=200).units  # the rebuild is under way
+        gate.set()
+        mem.close()  # before the rebuild ended
+    assert any("background" in r.message for r in caplog.records)
+    monkeypatch.setattr(Life, "_load", real)
+    with caplog.at_level(logging.INFO, logger="hippo.engine"):
+        caplog.clear()
+        with Memory(path) as mem:
+            assert mem.recall("Where does Maya live now?", budget_tokens=200).units  # loaded, not rebuilt
+            got = {k: v for k, v in mem.stats()["hierarchy"].items() if k in want_stats}
+        no_rebuild(caplog)
+    assert got == want_stats

@@ -62,7 +62,9 @@ class Runtime:
         if self.closed:
             return
         for st in self.states().values():
-            st.close()  # background rebuilds stop before the store closes
+            # background rebuilds end before the store closes: those of whole followers are finished and saved
+            # below (the next process would rebuild them again), the rest are stopped
+            st.close(finish=not self.store.read_only)
         with self.lock.write():
             for st in self.states().values() if not self.store.read_only else ():
                 st.save_derived()

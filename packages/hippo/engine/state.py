@@ -64,6 +64,11 @@ _WORDS = "words-catch-up"
 _WORDS_CHUNK = 1 << 16  # stream tokens the misspellings' word reader takes per step (about 10 ms)
 WORDS_LAG = 1 << 14     # unread stream tokens before it starts (a question reads a shorter tail in a few ms itself)
 WORDS_IDLE = 0.25       # seconds without an append before it reads on
+# Rebuilds of whole followers that a closing handle lets run to the end (without resting) and saves: otherwise the next
+# process, finding no snapshot, would rebuild them again, and one that closes as quickly would never save one. The
+# catch-ups that wait for a pause in the appends are stopped: what they leave is read by the next question.
+_FINISH_AT_CLOSE = {"life": "lifecycle", "truth": "annotations", "profiles": "speaker profiles"}
+CLOSE_WAIT = 600.0     # seconds a closing handle waits for them at most (then they are stopped, as before)
 _ROW_CACHE = 4096      # store rows kept per namespace (a recall's messages; a context holds a few dozen)
 _UNREADABLE = (CorruptData, ValueError, KeyError, TypeError, IndexError)
 
@@ -164,12 +169,14 @@ class _Warm(threading.Thread):
         super().__init__(name=f"hippo-warm-{what}-{state.name}", daemon=True)
         self.state, self.what, self.work = state, what, work
         self.stop = threading.Event()
+        self.hurry = threading.Event()  # set by a closing handle: no reads left to keep fast, no more rests
         self.error: BaseException | None = None
 
     def breathe(self, since: float) -> None:
         """Rest as long as the work since ``since`` took (at most 0.2 s): a rebuild takes at most half of the
         interpreter, so the reads it stands in for keep their latency (Python threads share one lock)."""
-        self.stop.wait(min(0.2, time.perf_counter() - since))
+        if not self.hurry.is_set():
+            self.stop.wait(min(0.2, time.perf_counter() - since))
 
     def run(self) -> None:
         try:
@@ -981,8 +988,21 @@ class NamespaceState:
                 return False
         return True
 
-    def close(self) -> None:
-        """Stop background rebuilds (they hold no store transaction between their steps)."""
+    def close(self, finish: bool = False) -> None:
+        """Stop background rebuilds (they hold no store transaction between their steps). With ``finish`` (a
+        writable store being closed) the rebuilds of whole followers (:data:`_FINISH_AT_CLOSE`) first run to their
+        end without resting, for the caller to save what they built (at most :data:`CLOSE_WAIT` seconds)."""
+        if finish:
+            with self._warm_lock:
+                ending = [w for k, w in self._warming.items() if k in _FINISH_AT_CLOSE]
+            for w in ending:
+                log.info("namespace %r: finishing the rebuild of the %s before closing", self.name,
+                         _FINISH_AT_CLOSE[w.what])
+                w.hurry.set()
+            deadline = time.monotonic() + CLOSE_WAIT
+            for w in ending:
+                if w is not threading.current_thread():
+                    w.join(max(0.0, deadline - time.monotonic()))
         with self._warm_lock:
             todo = list(self._warming.values())
         self._stop_warming()
