@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo.engine.hierarchy.lazy import IntMap
+from hippo.engine.hierarchy.lazy import IntMap, get_many
 
-ops = st.lists(st.tuples(st.sampled_from(["set", "del", "pop", "get", "in"]), st.integers(-5, 60),
+ops = st.lists(st.tuples(st.sampled_from(["set", "del", "pop", "get", "in", "many"]), st.integers(-5, 60),
                          st.integers(-3, 1000)), max_size=120)
 
 
@@ -42,6 +42,10 @@ def test_behaves_like_a_dict(base, steps, shuffled):
             else:
                 with pytest.raises(KeyError):
                     m[probe]
+        elif op == "many":  # every key around this one, present or not, and repeated
+            want = list(range(key - 3, key + 4)) + [key]
+            assert m.get_many(want, "none") == [ref.get(k, "none") for k in want]
+            assert get_many(ref, want, "none") == m.get_many(want, "none")
         else:
             assert (probe in m) == (key in ref)
         assert len(m) == len(ref) and bool(m) == bool(ref)
@@ -58,3 +62,4 @@ def test_refuses_repeated_keys_and_mismatched_arrays():
     with pytest.raises(ValueError):
         IntMap([1, 2], [0])
     assert "x" not in IntMap([1], [2]) and IntMap().get(True) is None
+    assert IntMap().get_many([1, 2], -1) == [-1, -1] and IntMap([1], [2]).get_many([], -1) == []

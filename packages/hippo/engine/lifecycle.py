@@ -26,6 +26,7 @@ from hippo.engine import persist
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
 from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
+from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
 from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
@@ -518,8 +519,8 @@ class Life:
             self.decay.reinforce(self.decay.slots(mids), turn, at)
             if self.hier is not None:
                 # entries connected to a just-used one decay more slowly (seed 004 §8.2, association x0.7)
-                sib = [m for mid in mids for m in self.hier.episodes.get(self.hier.msg_episode.get(mid, -1),
-                                                                          _NO_EPISODE).message_ids]
+                sib = [m for eid in get_many(self.hier.msg_episode, mids, -1)
+                       for m in self.hier.episodes.get(eid, _NO_EPISODE).message_ids]
                 self.decay.set_flag(self.decay.slots(sib), F_ASSOC)
             for level, ids in (units or {}).items():
                 table = self.units[level]

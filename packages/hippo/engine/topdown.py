@@ -41,6 +41,7 @@ from hippo.engine import evidence
 from hippo.engine import pack as context
 from hippo.engine.candidates import pieces as describe
 from hippo.engine.hierarchy.codes import similarity
+from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.items import make_item
 from hippo.engine.lifecycle import Life, message_terms
 from hippo.engine.rank import embedding_code, rank
@@ -199,7 +200,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
                 "theme": [u["id"] for u in units if u["level"] == "theme"
                           and included.intersection(u["message_ids"])]}
         if life.hier is not None:
-            used["episode"] = sorted({life.hier.msg_episode[i] for i in included if i in life.hier.msg_episode})
+            used["episode"] = sorted({e for e in get_many(life.hier.msg_episode, list(included)) if e is not None})
         life.reinforce(included, used)
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     return Recall(query=ask.text, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
@@ -212,10 +213,12 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
     hierarchy still says what they belong to). Nothing is consolidated for this: CURRENT messages have no units."""
     h = life.hier
     score: dict[int, float] = {}
-    for m in included:
-        sids = h.msg_semantics.get(m)
+    quoted = [h.msg_semantics.get(m) for m in included]
+    lacking = [m for m, sids in zip(included, quoted) if not sids]
+    episode_of = dict(zip(lacking, get_many(h.msg_episode, lacking, -1)))
+    for m, sids in zip(included, quoted):
         if not sids:  # a message no semantic quotes still belongs to its episode, and so to the episode's semantics
-            e = h.episodes.get(h.msg_episode.get(m, -1))
+            e = h.episodes.get(episode_of[m])
             sids = e.semantic_ids if e is not None else ()
         for sid in sids:
             if sid in h.semantics:

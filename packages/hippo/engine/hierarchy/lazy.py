@@ -150,6 +150,25 @@ class IntMap(MutableMapping):
         i = self._slot(key)
         return default if i < 0 else int(self._vals[i])
 
+    def get_many(self, keys: list[int], default: Any = None) -> list[Any]:
+        """``[self.get(k, default) for k in keys]`` for int keys, with one vectorized binary search instead of one per
+        key (a lookup costs about 4 us; a recall looks up each message of its context, a hundred or more)."""
+        out: list[Any] = [self._new.get(k, _MISSING) for k in keys]
+        todo = [j for j, v in enumerate(out) if v is _MISSING]
+        if not todo:
+            return out
+        n = self._keys.size
+        want = np.fromiter((keys[j] for j in todo), dtype=np.int64, count=len(todo))
+        if n:
+            at = np.minimum(np.searchsorted(self._keys, want), n - 1)
+            hit = ((self._keys[at] == want) & self._live[at]).tolist()
+            vals = self._vals[at].tolist()
+        else:
+            hit, vals = [False] * len(todo), [0] * len(todo)
+        for j, h, v in zip(todo, hit, vals):
+            out[j] = v if h else default
+        return out
+
     def __contains__(self, key: object) -> bool:
         return key in self._new or self._slot(key) >= 0
 
@@ -188,3 +207,9 @@ class IntMap(MutableMapping):
 
     def __repr__(self) -> str:
         return f"IntMap({len(self)} entries, {len(self._new)} since the snapshot)"
+
+
+def get_many(mapping: Any, keys: list[int], default: Any = None) -> list[Any]:
+    """``[mapping.get(k, default) for k in keys]``: vectorized for an :class:`IntMap`, one by one for a dict."""
+    fn = getattr(mapping, "get_many", None)
+    return fn(keys, default) if fn is not None else [mapping.get(k, default) for k in keys]
