@@ -88,7 +88,7 @@ def test_instruction_rows_follow_appends_deletes_and_reopen(tmp_path):
         assert evidence.standing_rows(mem.engine.state()).tolist() == _brute(mem)
 
 
-def test_recall_keeps_the_users_rules_within_an_eighth_of_the_budget():
+def test_a_question_that_matches_nothing_gets_every_rule_that_fits():
     mem = Memory(None)
     ids = _chat(mem, 0, 40)                                  # 10 rules of 15-20 tokens each
     state = mem.engine.state()
@@ -96,21 +96,51 @@ def test_recall_keeps_the_users_rules_within_an_eighth_of_the_budget():
     assert rule_rows.size == 10
     costs = state.index.doc_lengths()[rule_rows] + 4
     budget = 1200
-    # a question that shares no word with any rule
+    # a question that matches nothing leaves the whole budget to the rules: all ten fit in 1200 tokens
     r = mem.recall("Which Flask release is stable?", budget_tokens=budget)
     got = {m.id for m in r.messages}
-    kept = [i for i in ids["rule"] if i in got]
-    # hand-computed: no rule matches the question, so the newest rules are taken while they fit budget / 8
-    expect, used = [], 0.0
-    for row, c in sorted(zip(rule_rows.tolist(), costs.tolist()), key=lambda x: -x[0]):
-        if used + c <= budget * mem.config.retrieval.standing_share:
-            expect.append(int(state.index.ids.view[row]))
-            used += c
-    assert sorted(kept) == sorted(expect) and len(expect) >= 3
+    assert sorted(i for i in ids["rule"] if i in got) == sorted(ids["rule"]) and costs.sum() <= budget
     assert r.tokens <= budget
     # a question about a rule's subject lifts that rule first
     r = mem.recall("emoji in code reviews", budget_tokens=200)
     assert any("emoji" in m.text for m in r.messages)
+    mem.close()
+
+
+def test_rules_may_take_what_the_other_candidates_leave_of_the_budget():
+    """The share keeps rules from crowding out evidence; a question whose matches cannot fill the budget leaves the
+    rest to the rules (hand-computed from the candidates' and rules' token counts)."""
+    mem = Memory(None)
+    _chat(mem, 0, 40)
+    state = mem.engine.state()
+    rules = evidence.standing_rows(state)
+    lengths = state.index.doc_lengths()
+    cost = {int(r): float(lengths[r]) + 4.0 for r in rules.tolist()}
+    others = np.setdiff1d(np.arange(len(state.index)), rules)
+    budget, share = 1200, mem.config.retrieval.standing_share
+
+    def lifted(rows: np.ndarray) -> list[int]:
+        scores = np.linspace(1.0, 0.5, rows.size)
+        got_rows, got_scores = evidence.with_standing(state, rows, scores, budget)
+        top = float(scores.max()) if rows.size else 1.0
+        return sorted(int(r) for r, v in zip(got_rows.tolist(), got_scores.tolist()) if r in cost and v == top)
+
+    def newest_within(cap: float) -> list[int]:
+        out, used = [], 0.0
+        for r in sorted(cost, reverse=True):  # no rule matches: every weight is 1, the newest first
+            if used + cost[r] <= cap:
+                out.append(r)
+                used += cost[r]
+        return sorted(out)
+
+    many = others[lengths[others] > 50][:20]  # candidates worth more than the budget
+    assert lengths[many].sum() > budget
+    assert lifted(many) == newest_within(share * budget) and len(newest_within(share * budget)) < rules.size
+    few = others[:3]  # three short candidates: the rest of the budget is the rules'
+    room = budget - float(lengths[few].sum() + 4 * few.size)
+    assert room > share * budget
+    assert lifted(few) == newest_within(room)
+    assert lifted(np.zeros(0, dtype=np.int64)) == newest_within(budget) == sorted(cost)
     mem.close()
 
 

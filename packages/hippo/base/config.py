@@ -252,7 +252,8 @@ class RetrievalConfig:
     profile_prior: bool = True    # speaker-profile prior for preference / identity questions (hippo.engine.profiles)
     # The user's standing instructions ("Always ... when I ask about ...", hippo.text.directives) are packed into a
     # recall context when the question shares their words or their session's subject (hippo.engine.evidence
-    # .standing_weights), within this share of the budget; 0 turns that off.
+    # .standing_weights), within this share of the budget (or what the other candidates leave of it, when that is
+    # more); 0 turns that off.
     standing_share: float = 0.125
     # A message's value is lifted by how well its whole session matches the question (BM25 over sessions), up to
     # 1 + session_weight for the best session, scaled down where sessions are longer than the budget (see

@@ -339,8 +339,9 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Candidates (best first) with the namespace's standing instructions valued like the best candidate times
     their :func:`standing_weights` (1 without ``lexical`` and ``session_scores``), as many as fit
-    ``config.retrieval.standing_share`` of ``budget``: the weightiest first, then the best matching, then the
-    newest. Instructions that do not fit keep the score they had."""
+    ``config.retrieval.standing_share`` of ``budget``, or the part of it the other candidates cannot fill when that
+    is more (a question that matches little: "What can you tell me about existentialism?"): the weightiest first,
+    then the best matching, then the newest. Instructions that do not fit keep the score they had."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     share = state.config.retrieval.standing_share
@@ -356,9 +357,13 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     own = np.zeros(n)
     own[rows] = scores
     weight = standing_weights(state, rules, lexical, session_scores)
-    cost = state.index.doc_lengths()[rules] + 4.0
+    lengths = state.index.doc_lengths()
+    cost = lengths[rules] + 4.0
     top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
-    cap, used, lifted = share * budget, 0.0, {}
+    # the share keeps rules from crowding out evidence; what the other candidates cannot fill crowds out nothing
+    others = rows[~np.isin(rows, rules)]
+    room = budget - float(lengths[others].sum() + 4.0 * others.size)
+    cap, used, lifted = max(share * budget, room), 0.0, {}
     own_rules = own[rules].tolist()
     for j in sorted(range(rules.size), key=lambda j: (-weight[j], -own_rules[j], -int(rules[j]))):
         if weight[j] <= 0 or used + cost[j] > cap:
