@@ -35,8 +35,9 @@ score distribution and from the conversation itself.
   are valued like the best candidate times how much the question is about them (1 when a rule holds one of the
   question's words, else its session's match relative to the best session's: :func:`standing_weights`), up to
   ``config.retrieval.standing_share`` of the budget (an eighth: the rules of a long history do not crowd out the
-  evidence; the weightiest, then the best matching, then the newest, when more than fit), so the rules of the
-  question's own stretch of history are packed first at a few dozen tokens each.
+  evidence; the weightiest, then the best matching, then the newest, when more than fit), or what the other
+  candidates cannot fill of it when that is more (a question that matches little crowds out nothing), so the rules
+  of the question's own stretch of history are packed first at a few dozen tokens each.
 
 The first functions work on numpy arrays of candidates and return orders; the last ones apply them to one
 namespace (:class:`~hippo.engine.state.NamespaceState`): candidate scores with their magnitudes, the conversation's
