@@ -55,9 +55,14 @@ bench: $(VENV)/.native $(VENV)/.bench
 	$(VENV)/bin/hippo bench kernels --out bench_results/kernels.json
 	@if [ -f "$(DATA)" ]; then \
 	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --ablation --out bench_results/locomo.json; \
+	  $(VENV)/bin/hippo bench locomo --data "$(DATA)" --merge --out bench_results/locomo_grown.json; \
 	else echo "skipping locomo: $(DATA) not found (pass DATA=path/to/locomo.json)"; fi
 	@if [ -d "$(BEAM)" ]; then \
 	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --out bench_results/beam.json; \
+	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --conversations 1,2,3,4,5,6,7,8,9,10 --merge \
+	    --out bench_results/beam_grown_1_10.json; \
+	  $(VENV)/bin/hippo bench beam --data "$(BEAM)" --conversations 11,12,13,14,15,16,17,18,19,20 --merge \
+	    --out bench_results/beam_grown_11_20.json; \
 	else echo "skipping beam: $(BEAM) not found (pass BEAM=path/to/beam100k)"; fi
 	$(VENV)/bin/hippo bench scale --out bench_results/scale.json
 	$(VENV)/bin/hippo bench reliability --out bench_results/reliability.json
