@@ -356,6 +356,13 @@ def surface_forms(word: str) -> set[str]:
         forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
     forms |= _INVERSE_IRREGULAR.get(st, set())
     forms = {f for f in forms if f and stem(f) == st}
+    # "-ies" is the plural of words in "-y" ("parties") and of words in "-ie" ("movies", "cookies", "calories"), and
+    # the stem reads it as the first ("movies" -> "movy", "movie" -> "movi"): a word in "-ie" also finds its plural,
+    # and a plural in "-ies" its singular in "-ie" (a non-word such as "studie" finds nothing)
+    if len(low) > 3 and low.endswith("ie"):
+        forms.add(low + "s")
+    elif len(low) > 4 and low.endswith("ies"):
+        forms.add(low[:-1])
     forms.update([v for f in forms for v in spelling.variants(f)])  # "color" finds "colour" (text.spelling)
     out = set()
     for f in forms:
