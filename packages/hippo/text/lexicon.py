@@ -356,18 +356,69 @@ def surface_forms(word: str) -> set[str]:
         forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
     forms |= _INVERSE_IRREGULAR.get(st, set())
     forms = {f for f in forms if f and stem(f) == st}
-    # "-ies" is the plural of words in "-y" ("parties") and of words in "-ie" ("movies", "cookies", "calories"), and
-    # the stem reads it as the first ("movies" -> "movy", "movie" -> "movi"): a word in "-ie" also finds its plural,
-    # and a plural in "-ies" its singular in "-ie" (a non-word such as "studie" finds nothing)
-    if len(low) > 3 and low.endswith("ie"):
-        forms.add(low + "s")
-    elif len(low) > 4 and low.endswith("ies"):
-        forms.add(low[:-1])
+    if low.isascii() and low.isalpha():
+        forms |= _unfolded(low)
     forms.update([v for f in forms for v in spelling.variants(f)])  # "color" finds "colour" (text.spelling)
     out = set()
     for f in forms:
         out.update({f, f.capitalize(), f.upper()})
     out.add(word)
+    return out
+
+
+_CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
+
+
+def _unfolded(low: str) -> set[str]:
+    """Regular inflections of ``low`` (a lower-case ASCII word) that the light stemmer does not fold together with
+    it, by English spelling rules: the stem of "tried" is "tri" and that of "try" is "try", "added" becomes "ad",
+    "agreeing" "agr", "movies" "movy" against "movi" for "movie", and words of three letters ("use", "add") are left
+    as they are while their forms are not. From the word to its forms:
+    - a consonant and "y": "-ies", "-ied" ("try": "tries", "tried"; "apply": "applied");
+    - "-ie": "-ies", "-ied", and "-ying" for three letters ("movie": "movies"; "tie": "tied", "tying");
+    - "-ee" (four letters or more): "-es", "-ed", "-eing" ("agree": "agreed", "agreeing");
+    - three letters ending in one "e": "-s", "-d", "-ing" without the "e" ("use": "uses", "used", "using");
+    - three letters ending in a doubled letter: "-s", "-ed", "-ing" ("add": "adds", "added", "adding").
+    From a form back to its word, where the spelling says which it is: "tried" / "tries" -> "try", "movies" ->
+    "movie", "agreed" / "agreeing" -> "agree", "added" / "adding" / "adds" -> "add", "used" / "uses" -> "use", each
+    with the forms of its class but "-ing" (a back-formed word may not be one: "bred" is no form of "bre")."""
+    out: set[str] = set()
+    n = len(low)
+
+    def forms_of(w: str, ing: bool) -> set[str]:
+        k = len(w)
+        if k >= 3 and w[-1] == "y" and w[-2] in _CONSONANTS:
+            return {w, w[:-1] + "ies", w[:-1] + "ied"}
+        if k >= 3 and w.endswith("ie"):
+            return {w, w + "s", w + "d"} | ({w[:-2] + "ying"} if ing and k == 3 else set())
+        if k >= 4 and w.endswith("ee"):
+            return {w, w + "s", w + "d"} | ({w + "ing"} if ing else set())
+        if k == 3 and w[-1] == "e" and w[-2] != "e":  # not "see" / "fee": "seed" and "feed" are other words
+            return {w, w + "s", w + "d"} | ({w[:-1] + "ing"} if ing else set())
+        if k == 3 and w[-1] == w[-2] and w[-1] in _CONSONANTS:
+            return {w, w + "s", w + "ed"} | ({w + "ing"} if ing else set())
+        return set()
+
+    out |= forms_of(low, True)
+    back: set[str] = set()
+    if n > 4 and low[-3:] in ("ied", "ies") and low[-4] in _CONSONANTS:
+        back.add(low[:-3] + "y")
+    if n > 4 and low.endswith("ies"):
+        back.add(low[:-1])
+    if n > 4 and low.endswith("ied"):
+        back.add(low[:-1])
+    if n >= 5 and low.endswith("eed"):
+        back.add(low[:-1])
+    if n >= 7 and low.endswith("eeing"):
+        back.add(low[:-3])
+    if n == 4 and low[-1] in "ds" and low[-2] == "e" and low[-3] != "e":
+        back.add(low[:-1])
+    if (n == 5 and low.endswith("ed")) or (n == 6 and low.endswith("ing")) or (n == 4 and low.endswith("s")):
+        w = low[:3]
+        if w[-1] == w[-2] and w[-1] in _CONSONANTS:
+            back.add(w)
+    for w in back:
+        out |= forms_of(w, False)
     return out
 
 
