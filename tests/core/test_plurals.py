@@ -19,7 +19,7 @@ PAIRS = [
     ("add", "added"), ("add", "adding"), ("age", "aged"), ("tie", "tied"),
 ]
 ONE_WAY = [("use", "using"), ("tie", "tying")]  # "-ing" back to a word of three letters is not guessed
-NOT_FORMS = [("see", "seed"), ("fee", "feed"), ("car", "card"), ("fun", "fund"), ("bee", "beed")]
+NOT_FORMS = [("see", "seed"), ("fee", "feed"), ("car", "card"), ("fun", "fund"), ("bee", "beed"), ("she", "shed")]
 FILLER = ["We talked about the weather.", "The train was late again.", "I painted the fence on Sunday."]
 
 

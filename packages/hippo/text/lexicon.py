@@ -375,7 +375,7 @@ def _unfolded(low: str) -> set[str]:
     "agreeing" "agr", "movies" "movy" against "movi" for "movie", and words of three letters ("use", "add") are left
     as they are while their forms are not. From the word to its forms:
     - a consonant and "y": "-ies", "-ied" ("try": "tries", "tried"; "apply": "applied");
-    - "-ie": "-ies", "-ied", and "-ying" for three letters ("movie": "movies"; "tie": "tied", "tying");
+    - "-ie": "-ies", and for three letters "-ied" and "-ying" ("movie": "movies"; "tie": "tied", "tying");
     - "-ee" (four letters or more): "-es", "-ed", "-eing" ("agree": "agreed", "agreeing");
     - three letters ending in one "e": "-s", "-d", "-ing" without the "e" ("use": "uses", "used", "using");
     - three letters ending in a doubled letter: "-s", "-ed", "-ing" ("add": "adds", "added", "adding").
@@ -389,8 +389,8 @@ def _unfolded(low: str) -> set[str]:
         k = len(w)
         if k >= 3 and w[-1] == "y" and w[-2] in _CONSONANTS:
             return {w, w[:-1] + "ies", w[:-1] + "ied"}
-        if k >= 3 and w.endswith("ie"):
-            return {w, w + "s", w + "d"} | ({w[:-2] + "ying"} if ing and k == 3 else set())
+        if k >= 3 and w.endswith("ie"):  # verbs of three letters ("tie"); the longer ones are nouns and names
+            return {w, w + "s"} | ({w + "d"} if k == 3 else set()) | ({w[:-2] + "ying"} if ing and k == 3 else set())
         if k >= 4 and w.endswith("ee"):
             return {w, w + "s", w + "d"} | ({w + "ing"} if ing else set())
         if k == 3 and w[-1] == "e" and w[-2] != "e":  # not "see" / "fee": "seed" and "feed" are other words
@@ -403,16 +403,14 @@ def _unfolded(low: str) -> set[str]:
     back: set[str] = set()
     if n > 4 and low[-3:] in ("ied", "ies") and low[-4] in _CONSONANTS:
         back.add(low[:-3] + "y")
-    if n > 4 and low.endswith("ies"):
-        back.add(low[:-1])
-    if n > 4 and low.endswith("ied"):
+    if n > 4 and low.endswith("ies"):  # not "-ied": past forms of "-ie" words are short ("tied"), below
         back.add(low[:-1])
     if n >= 5 and low.endswith("eed"):
         back.add(low[:-1])
     if n >= 7 and low.endswith("eeing"):
         back.add(low[:-3])
-    if n == 4 and low[-1] in "ds" and low[-2] == "e" and low[-3] != "e":
-        back.add(low[:-1])
+    if n == 4 and low[-1] in "ds" and low[-2] == "e" and low[-3] != "e" and low[:-1] not in textnorm.STOPWORDS:
+        back.add(low[:-1])  # "used" -> "use", "tied" -> "tie"; not "shed" -> "she"
     if (n == 5 and low.endswith("ed")) or (n == 6 and low.endswith("ing")) or (n == 4 and low.endswith("s")):
         w = low[:3]
         if w[-1] == w[-2] and w[-1] in _CONSONANTS:
