@@ -172,6 +172,7 @@ _PRIOR_REFRESH = 0.01
 _SHORTLIST_BUDGETS = 3.0
 _SHORTLIST_MIN = 48
 _STANDING_HEAD = 160   # tokens of a message read to recognise a standing instruction (its rule and scope)
+_PREFIX_TOKENS = 4.0   # a context line's speaker prefix and newline, as the shortlist and the rules' share estimate it
 _NOT_INSTRUCTING = (ROLES.index("assistant"), ROLES.index("tool"))
 _lock = threading.Lock()
 
@@ -236,6 +237,11 @@ def prior_of(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _estimated_costs(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
+    """Tokens each row's line would take in a context, from the span table alone (its tokens and a prefix)."""
+    return state.index.doc_lengths()[rows].astype(np.float64) + _PREFIX_TOKENS
+
+
 def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
               ) -> tuple[np.ndarray, np.ndarray, float]:
     """The candidates that can reach a context of ``budget`` tokens, in their input (rank) order, and the cost
@@ -247,7 +253,7 @@ def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budge
         return rows, scores, 0.0
     prior = prior_of(state, rows)
     a = cost_exponent(scores, ratio=_verbosity(state)[2])
-    est = state.index.doc_lengths()[rows].astype(np.float64) + 4.0
+    est = _estimated_costs(state, rows)
     keyed = packing_order(scores, est, prior, a)
     reach = np.cumsum(est[keyed])
     n = max(_SHORTLIST_MIN, int(np.searchsorted(reach, _SHORTLIST_BUDGETS * budget)) + 1)
@@ -358,12 +364,11 @@ def with_standing(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
     own = np.zeros(n)
     own[rows] = scores
     weight = standing_weights(state, rules, lexical, session_scores)
-    lengths = state.index.doc_lengths()
-    cost = lengths[rules] + 4.0
+    cost = _estimated_costs(state, rules)
     top = float(scores.max()) if scores.size and scores.max() > 0 else 1.0
     # the share keeps rules from crowding out evidence; what the other candidates cannot fill crowds out nothing
     others = rows[~np.isin(rows, rules)]
-    room = budget - float(lengths[others].sum() + 4.0 * others.size)
+    room = budget - float(_estimated_costs(state, others).sum())
     cap, used, lifted = max(share * budget, room), 0.0, {}
     own_rules = own[rules].tolist()
     for j in sorted(range(rules.size), key=lambda j: (-weight[j], -own_rules[j], -int(rules[j]))):

@@ -23,6 +23,7 @@ from typing import Iterable
 import numpy as np
 
 from hippo.base.config import PRIORITIES, DecayConfig
+from hippo.engine.hierarchy.lazy import find_sorted
 
 TYPES = ("message", "tool_result", "state", "memory", "episode", "semantic", "theme")
 _TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
@@ -159,9 +160,7 @@ class DecayTable:
             return np.fromiter((self._slot_of.get(int(k), -1) for k in keys), dtype=np.int64)
         want = np.fromiter((int(k) for k in keys), dtype=np.int64) if not isinstance(keys, np.ndarray) \
             else keys.astype(np.int64, copy=False)
-        have = self.key[: self.n]
-        i = np.minimum(np.searchsorted(have, want), max(self.n - 1, 0))
-        hit = (have[i] == want) & self.alive[i] if self.n else np.zeros(want.size, dtype=bool)
+        i, hit = find_sorted(self.key[: self.n], self.alive[: self.n], want)
         return np.where(hit, i, -1).astype(np.int64, copy=False)
 
     def live_slots(self) -> np.ndarray:

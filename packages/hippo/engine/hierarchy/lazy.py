@@ -19,6 +19,15 @@ import numpy as np
 _MISSING = object()
 
 
+def find_sorted(keys: np.ndarray, live: np.ndarray, want: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``want``: an index into the ascending ``keys`` (0 when they are empty) and whether a ``live``
+    entry holds that key there; one vectorized binary search for all."""
+    if not keys.size:
+        return np.zeros(want.size, dtype=np.int64), np.zeros(want.size, dtype=bool)
+    at = np.minimum(np.searchsorted(keys, want), keys.size - 1)
+    return at, (keys[at] == want) & live[at]
+
+
 class LazyUnits:
     """``{id: unit}`` where the units of ``pending`` (id -> position) are built by ``make(position)`` when first
     read."""
@@ -157,15 +166,10 @@ class IntMap(MutableMapping):
         todo = [j for j, v in enumerate(out) if v is _MISSING]
         if not todo:
             return out
-        n = self._keys.size
         want = np.fromiter((keys[j] for j in todo), dtype=np.int64, count=len(todo))
-        if n:
-            at = np.minimum(np.searchsorted(self._keys, want), n - 1)
-            hit = ((self._keys[at] == want) & self._live[at]).tolist()
-            vals = self._vals[at].tolist()
-        else:
-            hit, vals = [False] * len(todo), [0] * len(todo)
-        for j, h, v in zip(todo, hit, vals):
+        at, hit = find_sorted(self._keys, self._live, want)
+        vals = self._vals[at].tolist() if self._keys.size else [0] * len(todo)
+        for j, h, v in zip(todo, hit.tolist(), vals):
             out[j] = v if h else default
         return out
 
