@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from hippo import Memory
+from hippo.engine import rank as rank_mod
 from hippo.engine import state as state_mod
 from hippo.engine.profiles import ProfileIndex
 
@@ -203,3 +204,30 @@ def test_an_append_that_committed_returns_even_if_the_profiles_cannot_be_loaded(
         assert [mem.get(i.id).text for i in items] == [m["text"] for m in messages(40)]
     # the rest of the derived state stood: nothing had to be rebuilt from the store
     assert not any("derived state after an add failed" in r.getMessage() for r in caplog.records)
+
+
+def test_a_trait_question_about_no_known_speaker_reads_no_profiles(monkeypatch):
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    msgs = messages(200)
+    with Memory(None) as mem:
+        mem.add_many(msgs)  # a long import nobody asked about: profiles left to the first question that needs them
+        st = mem.engine.state()
+        assert st.wait_warm(60) and st._profiles is None
+        rows = np.arange(len(st.index), dtype=np.int64)
+        # a question about the traits of a speaker the store does not know: every factor is 1, and the full
+        # profile index (every message read) is not built for it
+        question = "What kind of music does Zed like?"
+        assert st.profile_names().query_intent(question) == (None, True)
+        with mem.engine.rt.lock.read():
+            assert (rank_mod.profile_factors(st, question, rows) == 1.0).all()
+        assert st._profiles is None
+        # the same from the full index, as the reference: identity for a speaker it does not know either
+        with mem.engine.rt.lock.read():
+            assert (st.profiles().boost(question, st.index.ids.view[rows]) == 1.0).all()
+        # a question about a known speaker's traits still reads them
+        named = msgs[0]["speaker"]
+        q2 = f"What kind of music does {named} like?"
+        assert st.profile_names().query_intent(q2)[0] == named
+        with mem.engine.rt.lock.read():
+            got = rank_mod.profile_factors(st, q2, rows)
+            assert got.tolist() == st.profiles().boost(q2, st.index.ids.view[rows]).tolist()

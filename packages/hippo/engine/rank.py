@@ -92,8 +92,11 @@ def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.n
     """The profile prior's factor per candidate row (1.0 unless the query asks about a person's traits)."""
     rows = np.asarray(rows, dtype=np.int64)
     # The intent check needs only the speakers' names: the full profile index (every message read) is built the
-    # first time a query actually asks about someone's preferences or identity, never for other queries.
-    if not state.profile_names().query_intent(query)[1]:
+    # first time a query actually asks about a known speaker's preferences or identity, never for other queries
+    # (nor for a question about the traits of no speaker it knows, where every factor is 1: a history whose
+    # messages carry no speaker names, like most user / assistant chats).
+    speaker, asks = state.profile_names().query_intent(query)
+    if not asks or speaker is None:
         return np.ones(rows.size, dtype=np.float64)
     return state.profiles().boost(query, state.index.ids.view[rows])
 
