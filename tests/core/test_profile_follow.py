@@ -231,3 +231,4 @@ def test_a_trait_question_about_no_known_speaker_reads_no_profiles(monkeypatch):
         with mem.engine.rt.lock.read():
             got = rank_mod.profile_factors(st, q2, rows)
             assert got.tolist() == st.profiles().boost(q2, st.index.ids.view[rows]).tolist()
+        assert (got > 1.0).any()  # her statements of what she likes are lifted

@@ -93,8 +93,8 @@ def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.n
     rows = np.asarray(rows, dtype=np.int64)
     # The intent check needs only the speakers' names: the full profile index (every message read) is built the
     # first time a query actually asks about a known speaker's preferences or identity, never for other queries
-    # (nor for a question about the traits of no speaker it knows, where every factor is 1: a history whose
-    # messages carry no speaker names, like most user / assistant chats).
+    # (nor for a question about traits that names no speaker the store knows, where every factor is 1: "What should
+    # I consider ...?" in a user / assistant chat).
     speaker, asks = state.profile_names().query_intent(query)
     if not asks or speaker is None:
         return np.ones(rows.size, dtype=np.float64)
