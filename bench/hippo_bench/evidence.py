@@ -324,6 +324,44 @@ def as_nicknamed(convs: Sequence[Conversation]) -> list[Conversation]:
     return out
 
 
+# What people type on a phone for a word written out, written out by hand from how chats are typed (independent of
+# hippo.text.shorthand's list: some of these it does not join, "pic" for "photo", "bc" for "because", "prob" for
+# "probably", "bestie" for "best friend").
+_CHAT_WORDS = {
+    "birthday": "bday", "birthdays": "bdays", "picture": "pic", "pictures": "pics", "photo": "pic", "photos": "pics",
+    "video": "vid", "videos": "vids", "conversation": "convo", "conversations": "convos", "favorite": "fave",
+    "favorites": "faves", "congratulations": "congrats", "university": "uni", "vacation": "vacay",
+    "tomorrow": "tmrw", "tonight": "tonite", "today": "2day", "people": "ppl", "message": "msg", "messages": "msgs",
+    "mother": "mom", "father": "dad", "grandmother": "grandma", "grandfather": "grandpa", "brother": "bro",
+    "sister": "sis", "husband": "hubby", "children": "kids", "child": "kid", "family": "fam",
+    "information": "info", "Christmas": "xmas", "Instagram": "insta", "weekend": "wknd", "hours": "hrs",
+    "minutes": "mins", "years": "yrs", "because": "bc", "you": "u", "your": "ur", "please": "pls", "thanks": "thx",
+    "great": "gr8", "really": "rly", "probably": "prob", "definitely": "def", "something": "smth", "about": "abt",
+    "best friend": "bestie", "appointment": "appt", "apartment": "apt", "professor": "prof",
+    "graduation": "grad", "bicycle": "bike", "refrigerator": "fridge",
+}
+_CHAT_WORD = re.compile(r"\b(" + "|".join(sorted(map(re.escape, _CHAT_WORDS), key=len, reverse=True)) + r")\b",
+                        re.IGNORECASE)
+_CHAT_LOWER = {k.lower(): v for k, v in _CHAT_WORDS.items()}
+
+
+def chat_typed(text: str, rate: float, rng: random.Random) -> str:
+    """``text`` with each word of :data:`_CHAT_WORDS` written in its chat form with probability ``rate`` (a
+    capital kept: "Bday", "Pics")."""
+    def sub(m: re.Match[str]) -> str:
+        if rng.random() >= rate:
+            return m.group(0)
+        short = _CHAT_LOWER[m.group(0).lower()]
+        return short.capitalize() if m.group(0)[0].isupper() else short
+    return _CHAT_WORD.sub(sub, text)
+
+
+def as_chat_typed(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with their messages :func:`chat_typed` (seeded per conversation); questions as written,
+    as an annotator writes them."""
+    return _rewritten(convs, lambda text, rng: chat_typed(text, rate, rng), f"chat{seed}:")
+
+
 def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacing_h: float = 0.0,
             seed: int = 0) -> list[Conversation]:
     """The conversations with a time of its own for every turn, as a messaging app records them: a session's first
@@ -738,6 +776,10 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--emoji", type=_rate, default=0.0, metavar="RATE",
                    help="type one to three emoji against the first or last word of each message with this "
                         "probability (no space; seeded), for every system: the emoji of real chats (default 0)")
+    p.add_argument("--chat-words", type=_rate, default=0.0, metavar="RATE",
+                   help="write each message word that chats shorten (birthday, picture, tomorrow, children; a "
+                        "hand-written list) in its chat form with this probability (bday, pic, tmrw, kids; seeded), "
+                        "for every system; questions keep theirs (default 0)")
     p.add_argument("--british", action="store_true",
                    help="spell the messages' American words the British way (colour, organise, travelled, centre; "
                         "a hand-written list), for every system; questions keep theirs")
@@ -782,6 +824,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     emoji = float(getattr(args, "emoji", 0.0) or 0.0)
     if emoji:
         convs = as_emojified(convs, emoji)
+    chat = float(getattr(args, "chat_words", 0.0) or 0.0)
+    if chat:
+        convs = as_chat_typed(convs, chat)
     nick = bool(getattr(args, "nicknames", False))
     if nick:
         convs = as_nicknamed(convs)
@@ -806,12 +851,13 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "chat_words": chat, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
     typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
+    typed += f", {chat:g} of the words chats shorten in their short form" if chat else ""
     typed += ", British spellings" if uk else ""
     typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
@@ -821,6 +867,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "emojified",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -312,6 +312,23 @@ def test_british_spelling_rewrites_messages_only_and_keeps_case():
     assert uk.messages[0].text == "My favourite colour" and uk.questions == conv.questions
 
 
+def test_chat_words_rewrite_messages_only_seeded_and_keep_a_capital():
+    import random
+
+    text = "Happy Birthday! The pictures of the children are great, see you tomorrow at the University."
+    assert evidence.chat_typed(text, 1.0, random.Random(0)) == \
+        "Happy Bday! The pics of the kids are gr8, see u tmrw at the Uni."
+    assert evidence.chat_typed(text, 0.0, random.Random(0)) == text
+    assert evidence.chat_typed("A birthdays-free zone, a childhood", 1.0, random.Random(0)) == \
+        "A bdays-free zone, a childhood"  # whole words only
+    half = [evidence.chat_typed("birthday " * 40, 0.5, random.Random(k)) for k in range(3)]
+    assert all(10 < h.count("bday") < 30 for h in half)
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "my birthday photos", None, "s1")],
+                                 [evidence.Question("single-hop", "What did Ann post for her birthday?", (1,))])
+    once, again = evidence.as_chat_typed([conv], 1.0)[0], evidence.as_chat_typed([conv], 1.0)[0]
+    assert once.messages[0].text == "my bday pics" and once == again and once.questions == conv.questions
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
@@ -324,12 +341,13 @@ def test_nicknames_rewrite_questions_only():
 def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
-                 "--nicknames", "--emoji", "0.5", "--out", str(out)]) == 0
+                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5
+    assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5 and res["chat_words"] == 0.5
     assert res["hippo"]["failed_calls"] == 0
     md = out.with_suffix(".md").read_text()
     assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
+    assert "0.5 of the words chats shorten in their short form" in md
     with pytest.raises(SystemExit):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
 

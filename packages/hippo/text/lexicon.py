@@ -18,7 +18,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from hippo.text import spelling, textnorm, tokenizer
+from hippo.text import shorthand, spelling, textnorm, tokenizer
 
 _lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
 
@@ -339,8 +339,9 @@ class TermPattern:
 
 
 def surface_forms(word: str) -> set[str]:
-    """Spellings of ``word`` to look for: case variants, the inflections that share its stem, and their British or
-    American spellings (:func:`hippo.text.spelling.variants`)."""
+    """Spellings of ``word`` to look for: case variants, the inflections that share its stem, their British or
+    American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
+    form stands for (:func:`hippo.text.shorthand.variants`)."""
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
@@ -359,6 +360,9 @@ def surface_forms(word: str) -> set[str]:
     if low.isascii() and low.isalpha():
         forms |= _unfolded(low)
     forms.update([v for f in forms for v in spelling.variants(f)])  # "color" finds "colour" (text.spelling)
+    chat = {v for f in forms for v in shorthand.variants(f)} - forms  # "birthday" finds "bday" (text.shorthand)
+    forms |= chat
+    forms.update([v for f in chat for v in spelling.variants(f)])  # "fave" finds "favourite" as well as "favorite"
     out = set()
     for f in forms:
         out.update({f, f.capitalize(), f.upper()})
