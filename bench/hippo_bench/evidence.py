@@ -362,6 +362,28 @@ def as_chat_typed(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
     return _rewritten(convs, lambda text, rng: chat_typed(text, rate, rng), f"chat{seed}:")
 
 
+_WORD_OF_LETTERS = re.compile(r"\b[A-Za-z]{3,}\b")
+
+
+def held(text: str, rate: float, rng: random.Random) -> str:
+    """``text`` with, at probability ``rate``, a word of three letters or more written with a letter held for
+    emphasis: its last letter, or its last vowel, three to five times ("birthdayyy", "sooo", "loooove")."""
+    def sub(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if rng.random() >= rate:
+            return w
+        times = rng.randint(3, 5)
+        vowels = [i for i, c in enumerate(w) if c in "aeiouAEIOU"]
+        i = vowels[-1] if vowels and rng.random() < 0.5 else len(w) - 1
+        return w[:i] + w[i] * times + w[i + 1:]
+    return _WORD_OF_LETTERS.sub(sub, text)
+
+
+def as_held(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with their messages :func:`held` (seeded per conversation); questions as written."""
+    return _rewritten(convs, lambda text, rng: held(text, rate, rng), f"held{seed}:")
+
+
 def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacing_h: float = 0.0,
             seed: int = 0) -> list[Conversation]:
     """The conversations with a time of its own for every turn, as a messaging app records them: a session's first
@@ -780,6 +802,10 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="write each message word that chats shorten (birthday, picture, tomorrow, children; a "
                         "hand-written list) in its chat form with this probability (bday, pic, tmrw, kids; seeded), "
                         "for every system; questions keep theirs (default 0)")
+    p.add_argument("--held-letters", type=_rate, default=0.0, metavar="RATE",
+                   help="write each message word of three letters or more with its last letter or last vowel held "
+                        "three to five times with this probability (birthdayyy, sooo; seeded), for every system: "
+                        "the emphasis of real chats (default 0)")
     p.add_argument("--british", action="store_true",
                    help="spell the messages' American words the British way (colour, organise, travelled, centre; "
                         "a hand-written list), for every system; questions keep theirs")
@@ -827,6 +853,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     chat = float(getattr(args, "chat_words", 0.0) or 0.0)
     if chat:
         convs = as_chat_typed(convs, chat)
+    hold = float(getattr(args, "held_letters", 0.0) or 0.0)
+    if hold:
+        convs = as_held(convs, hold)
     nick = bool(getattr(args, "nicknames", False))
     if nick:
         convs = as_nicknamed(convs)
@@ -851,13 +880,14 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "chat_words": chat, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "chat_words": chat, "held_letters": hold, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
     typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
     typed += f", {chat:g} of the words chats shorten in their short form" if chat else ""
+    typed += f", {hold:g} of words with a letter held" if hold else ""
     typed += ", British spellings" if uk else ""
     typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
@@ -867,6 +897,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -71,6 +71,9 @@ def _words(idx) -> set[str]:
         buckets, _ = idx._several_token_words()
     out = set()
     for (first, size), bucket in buckets.items():
+        if size == 0:  # the stretched words again, under the word they stretch
+            assert all(lexicon.squeezed(w) == first and lexicon.is_stretched(w) for w in bucket)
+            continue
         assert all(w[0] == first and len(w) == size for w in bucket)
         assert all(lexicon.several_tokens(w) for w in bucket)
         out |= bucket
@@ -232,3 +235,69 @@ def test_codes_one_letter_apart_are_no_slips_of_each_other():
         assert idx.slips(lexicon.pattern("zqcbc"), "zqcbc") is None
         assert [h.text for h in mem.search("zqcbc", k=1)] == ["Ticket zqcbc is open."]
         assert channels.lexical(idx, analyze("zqcbc"), mem.config).rows.tolist() == [0]
+
+
+# -- letters held for emphasis ("birthdayyy") ----------------------------------------------------------------------
+
+def _held_reference(word: str) -> "re.Pattern[str]":
+    """The spellings of ``word`` with letters held, as a regular expression: each run of a letter as written or, if
+    written once or twice, three times or more."""
+    import itertools
+    import re
+
+    parts = []
+    for c, run in itertools.groupby(word):
+        k = len(list(run))
+        parts.append(f"(?:{c}{{{k}}}|{c}{{3,}})" if k <= 2 else f"{c}{{{k}}}")
+    return re.compile("".join(parts))
+
+
+@pytest.mark.parametrize("word", ["birthday", "good", "coffee", "love", "pizza", "aab"])
+def test_stretched_from_is_exactly_the_word_with_letters_held(word):
+    ref = _held_reference(word)
+    rng = np.random.default_rng(len(word))
+    others = {word, word + word[-1] * 3, word[0] * 4 + word[1:], word[:-1], word + "s", word.upper()}
+    for _ in range(3000):  # random strings near the word: letters held, dropped, doubled or replaced
+        w = list(word)
+        for _ in range(int(rng.integers(1, 3))):
+            k = int(rng.integers(0, len(w)))
+            op = int(rng.integers(0, 4))
+            if op == 0:
+                w[k] = w[k] * int(rng.integers(2, 6))
+            elif op == 1 and len(w) > 1:
+                del w[k]
+            elif op == 2:
+                w[k] = "x"
+            else:
+                w.insert(k, w[k])
+        others.add("".join(w))
+    held = [w for w in others if lexicon.stretched_from(word, w)]
+    assert held  # the random edits do hold letters
+    for w in others:
+        assert lexicon.stretched_from(word, w) == (w != word and ref.fullmatch(w) is not None), w
+    assert lexicon.stretched_from("birthday", "birthdayyy") and lexicon.stretched_from("cool", "cooool")
+    assert not lexicon.stretched_from("birthday", "birthdayy")  # doubled, not held: a slip of its own
+
+
+HELD = ["omg my birthdayyyy was amazinggg", "The birthday cake was chocolate.", "The pizzaaa was sooo good",
+        "We walked to the park.", "I loooove that song"]
+
+
+def test_a_held_letter_counts_like_a_slip_and_can_be_switched_off():
+    with _store(HELD) as mem:
+        idx = mem.engine.state().index
+        assert {"birthdayyyy", "pizzaaa", "loooove"} <= _words(idx)
+        for question in ("What happened on the birthday?", "Which pizza?", "What song does she love?"):
+            q = analyze(question)
+            got = channels.lexical(idx, q, mem.config)
+            docs = [[w.strip(".,!?").lower() for w in t.split()] for t in HELD]
+            tf = [[sum(textnorm.stem(w) == stem for w in d)
+                   + channels.SLIP_WEIGHT * sum(lexicon.stretched_from(word.lower(), w) for w in d) for d in docs]
+                  for stem, word in zip(q.stems, q.keywords)]
+            rc = mem.config.retrieval
+            want = bm25(tf, idx.doc_lengths().tolist(), rc.bm25_k1, rc.bm25_b)
+            assert got.rows.tolist() == sorted(want), question
+            assert np.allclose(got.scores, [want[r] for r in got.rows.tolist()], rtol=1e-12, atol=0)
+        assert [h.text for h in mem.search("love", k=1)] == ["I loooove that song"]
+    with _store(HELD, misspellings=False) as mem:
+        assert channels.lexical(mem.engine.state().index, analyze("pizza"), mem.config).rows.size == 0

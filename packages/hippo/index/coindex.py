@@ -433,22 +433,30 @@ class NamespaceIndex:
         pattern (:func:`lexicon.slips`): words one slip from it (:func:`lexicon.one_slip_apart`) that the stream
         writes in several tokens (in the case written and in lower case) and that do not fold to its stem, for a
         word that cl100k writes in one token (a word of its training text, in lower case or as asked: two codes one
-        letter apart are no slip of each other). None when there are none, when the word is not
-        :func:`lexicon.is_spellable` or with
+        letter apart are no slip of each other) and that is :func:`lexicon.is_spellable`; and, for a word of three
+        ASCII letters or more, the words of the stream that hold some of its letters for emphasis
+        (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"). None when there are none, or with
         ``config.retrieval.misspellings`` off. Kept per word until the namespace holds a new word."""
-        if not self.config.retrieval.misspellings or pat.anywhere or not lexicon.is_spellable(word):
+        if not self.config.retrieval.misspellings or pat.anywhere:
             return None
         low = word.lower()
-        if lexicon.several_tokens(low) and lexicon.several_tokens(word):
-            return None  # not a word of cl100k's training text either (a code, "zqcbc"): nothing to slip from
+        # a slip needs a word to slip from: one of cl100k's training text (not a code, "zqcbc"), in lower case or as
+        # asked; letters held for emphasis ("birthdayyy") are looked for in any word of three letters or more
+        slip = lexicon.is_spellable(word) and not (lexicon.several_tokens(low) and lexicon.several_tokens(word))
+        held = len(low) >= 3 and low.isascii() and low.isalpha()
+        if not (slip or held):
+            return None
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._slips.get(low)
             if got is not None and got[0] == version:
                 self._slips.move_to_end(low)
                 return got[1]
-            near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())]
-        hits = tuple(sorted(w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term))
+            near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
+                if slip else []
+            long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
+        hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
+                            | {w for w in long if lexicon.stretched_from(low, w)}))
         out = lexicon.slips(pat.term, hits) if hits else None
         with self._pos_lock:
             self._slips[low] = (version, out)
@@ -487,7 +495,8 @@ class NamespaceIndex:
 
     def _several_token_words(self, upto: int | None = None) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
-        four tokens, by first letter and length; read once and then extended by what was appended since, read
+        four tokens, by first letter and length (and those with a letter held three times or more also under
+        ``(lexicon.squeezed(word), 0)``); read once and then extended by what was appended since, read
         again after a deletion. The version grows with every read that found new words and with every fresh start,
         so an answer kept for an older one is never reused. ``upto`` (a message boundary) reads no further than
         there. Caller holds ``_pos_lock``."""
@@ -504,6 +513,8 @@ class NamespaceIndex:
                 if w not in bucket:
                     bucket.add(w)
                     grew = True
+                    if lexicon.is_stretched(w):  # "birthdayyy", also under the word it stretches
+                        words.setdefault((lexicon.squeezed(w), 0), set()).add(w)
             version += grew
         self._words = (layout, n, words, version)
         return words, version

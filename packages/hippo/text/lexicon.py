@@ -11,6 +11,7 @@ punctuation or a symbol) and which continue one, filled once per process from th
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from dataclasses import dataclass
@@ -534,6 +535,36 @@ def one_slip_apart(word: str, other: str) -> bool:
     if n > m:
         return word[i + 1:] == other[i:]
     return other[i + 1:] == word[i:]
+
+
+# Letters held for emphasis: "birthdayyy", "soooo good", "loooove it". English writes no letter three times in a
+# row, so a word of the namespace with such a run, squeezed back, is the word it stretches (NamespaceIndex.slips).
+_HELD = re.compile(r"([a-z])\1\1")
+_RUN = re.compile(r"([a-z])\1*")
+
+
+def squeezed(word: str) -> str:
+    """``word`` with every run of one letter written once ("birthdayyy" -> "birthday", "coffee" -> "cofe"): the
+    key under which a stretched word is found."""
+    return re.sub(r"([a-z])\1+", r"\1", word)
+
+
+def is_stretched(word: str) -> bool:
+    """Whether the lower-case ``word`` holds a letter three times in a row ("sooo", "yesss")."""
+    return _HELD.search(word) is not None
+
+
+def stretched_from(word: str, other: str) -> bool:
+    """Whether ``other`` is the lower-case ``word`` with one or more of its letters held for emphasis: the same
+    letters in the same order, each run as long as in ``word`` or three or more where ``word`` writes it once or
+    twice ("birthdayyy", "goooood" and "cooool" for "birthday", "good" and "cool"; "coffeee" for "coffee")."""
+    if word == other or len(other) <= len(word):
+        return False
+    a = [m.group(0) for m in _RUN.finditer(word)]
+    b = [m.group(0) for m in _RUN.finditer(other)]
+    if len(a) != len(b) or "".join(a) != word or "".join(b) != other:
+        return False
+    return all(x[0] == y[0] and (len(x) == len(y) or (len(y) >= 3 and len(x) <= 2)) for x, y in zip(a, b))
 
 
 def several_tokens(word: str) -> bool:
