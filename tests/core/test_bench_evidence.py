@@ -329,6 +329,28 @@ def test_chat_words_rewrite_messages_only_seeded_and_keep_a_capital():
     assert once.messages[0].text == "my bday pics" and once == again and once.questions == conv.questions
 
 
+def test_held_letters_stretch_words_of_three_letters_or_more_seeded_and_questions_kept():
+    import random
+
+    from hippo.text import lexicon
+
+    text = "Happy birthday to you, the pizza was so good and I love it."
+    out = evidence.held(text, 1.0, random.Random(5))
+    words, typed = text.split(), out.split()
+    assert len(words) == len(typed)
+    for w, t in zip(words, typed):
+        core, got = w.strip(",."), t.strip(",.")
+        if len(core) >= 3:  # one letter held three to five times, the last or the last vowel
+            assert lexicon.stretched_from(core.lower(), got.lower()) and 2 <= len(got) - len(core) <= 4, (w, t)
+        else:
+            assert got == core
+    assert evidence.held(text, 0.0, random.Random(5)) == text
+    conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Ann", "my birthday", None, "s1")],
+                                 [evidence.Question("single-hop", "When is Ann's birthday?", (1,))])
+    once, again = evidence.as_held([conv], 1.0)[0], evidence.as_held([conv], 1.0)[0]
+    assert once.messages[0].text != "my birthday" and once == again and once.questions == conv.questions
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
@@ -341,13 +363,14 @@ def test_nicknames_rewrite_questions_only():
 def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
-                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--out", str(out)]) == 0
+                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5 and res["chat_words"] == 0.5
     assert res["hippo"]["failed_calls"] == 0
     md = out.with_suffix(".md").read_text()
     assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
-    assert "0.5 of the words chats shorten in their short form" in md
+    assert "0.5 of the words chats shorten in their short form" in md and "0.1 of words with a letter held" in md
+    assert res["held_letters"] == 0.1
     with pytest.raises(SystemExit):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
 
