@@ -29,7 +29,8 @@ REAL_PAIRS = [
 
 # Short forms that are also other words, and synonyms that are not forms of one word.
 UNJOINED = [
-    ("minutes", "min"), ("minimum", "min"), ("year", "yr"), ("your", "yr"), ("second", "sec"), ("problem", "prob"),
+    ("minutes", "min"), ("minimum", "min"), ("year", "yr"), ("your", "yr"), ("second", "sec"), ("hour", "hr"),
+    ("problem", "prob"),
     ("probably", "prob"), ("doctor", "doc"), ("document", "doc"), ("application", "app"), ("advertisement", "ad"),
     ("biology", "bio"), ("picture", "photo"), ("vacation", "trip"), ("mother", "father"), ("child", "baby"),
 ]

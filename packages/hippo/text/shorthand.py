@@ -16,8 +16,8 @@ The forms are a list, not rules, in three kinds:
 * **the familiar words of a family** (mom, dad, grandma, grandpa, bro, sis, hubby, kid, fam), for the person the
   formal word names.
 
-A form that is also another common word is left out: "min" (minimum), "yr" (your), "sec", "prob" (problem or
-probably), "doc" (doctor or document), "app" (an application or a job application), "ad" (a stem of "add"), "bio"
+A form that is also another common word is left out: "min" (minimum), "yr" (your), "hr" (HR), "sec", "prob" (problem
+or probably), "doc" (doctor or document), "app" (an application or a job application), "ad" (a stem of "add"), "bio"
 (biology or biography), "lit", "hw", "mo", "bc"; and so are synonyms that are not forms of one word ("photo" is no
 "picture", "trip" no "vacation"). Words a question never asks about on their own (pronouns, "because", "please",
 "okay") are not listed: they are stopwords.
@@ -56,7 +56,6 @@ _NOUNS: tuple[tuple[str, ...], ...] = (
     ("refrigerator", "fridge"),
     ("bicycle", "bike"),
     ("weekend", "wknd"),
-    ("hour", "hr"),
     ("week", "wk"),
     ("government", "govt"),
     ("department", "dept"),
@@ -81,6 +80,7 @@ _WORDS: tuple[tuple[str, ...], ...] = (
     ("tonight", "tonite", "2nite"),
     ("night", "nite"),
     ("people", "ppl"),
+    ("hours", "hrs"),
     ("minutes", "mins"),
     ("years", "yrs"),
     ("great", "gr8"),
