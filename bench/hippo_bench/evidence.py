@@ -384,6 +384,31 @@ def as_held(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[C
     return _rewritten(convs, lambda text, rng: held(text, rate, rng), f"held{seed}:")
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def as_split(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with every message of several sentences sent as one message per sentence, as people send
+    a burst of short messages in a messaging app ("Guess what!" / "I got the job." / "Starting Monday."): the same
+    speaker, role, time and session, ids ``"<id>#<k>"``. A question's evidence is then every part of each of its
+    evidence messages, so a context scores the share of the parts it holds; questions as written."""
+    out = []
+    for c in convs:
+        msgs: list[Message] = []
+        parts: dict[Any, list[Any]] = {}
+        for m in c.messages:
+            pieces = [p for p in _SENTENCE_END.split(m.text) if p.strip()]
+            if len(pieces) < 2:
+                msgs.append(m)
+                continue
+            ids = [f"{m.id}#{k}" for k in range(len(pieces))]
+            parts[m.id] = ids
+            msgs.extend(replace(m, id=i, text=p) for i, p in zip(ids, pieces))
+        qs = [replace(q, evidence=tuple(e for x in q.evidence for e in parts.get(x, [x]))) for q in c.questions]
+        out.append(Conversation(c.cid, c.number, msgs, qs))
+    return out
+
+
 def retimed(convs: Sequence[Conversation], median_s: float, sigma: float, spacing_h: float = 0.0,
             seed: int = 0) -> list[Conversation]:
     """The conversations with a time of its own for every turn, as a messaging app records them: a session's first
@@ -806,6 +831,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="write each message word of three letters or more with its last letter or last vowel held "
                         "three to five times with this probability (birthdayyy, sooo; seeded), for every system: "
                         "the emphasis of real chats (default 0)")
+    p.add_argument("--split-turns", action="store_true",
+                   help="send every message of several sentences as one message per sentence (a burst, as in a "
+                        "messaging app), for every system; the evidence is every part of each evidence message")
     p.add_argument("--british", action="store_true",
                    help="spell the messages' American words the British way (colour, organise, travelled, centre; "
                         "a hand-written list), for every system; questions keep theirs")
@@ -856,6 +884,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     hold = float(getattr(args, "held_letters", 0.0) or 0.0)
     if hold:
         convs = as_held(convs, hold)
+    split = bool(getattr(args, "split_turns", False))
+    if split:
+        convs = as_split(convs)
     nick = bool(getattr(args, "nicknames", False))
     if nick:
         convs = as_nicknamed(convs)
@@ -880,7 +911,7 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "chat_words": chat, "held_letters": hold, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "chat_words": chat, "held_letters": hold, "split_turns": split, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", typed as on a phone" if phone else ""
@@ -888,6 +919,7 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
     typed += f", {chat:g} of the words chats shorten in their short form" if chat else ""
     typed += f", {hold:g} of words with a letter held" if hold else ""
+    typed += ", messages sent one sentence at a time" if split else ""
     typed += ", British spellings" if uk else ""
     typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
@@ -897,6 +929,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_split", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -351,6 +351,22 @@ def test_held_letters_stretch_words_of_three_letters_or_more_seeded_and_question
     assert once.messages[0].text != "my birthday" and once == again and once.questions == conv.questions
 
 
+def test_split_turns_send_one_sentence_a_message_and_the_evidence_is_every_part():
+    conv = evidence.Conversation("c", 1, [
+        evidence.Message("D1:1", "user", "Ann", "Guess what! I got the job. It starts in May. [image: a badge]", None,
+                         "s1"),
+        evidence.Message("D1:2", "user", "Bo", "Congrats!", None, "s1"),
+        evidence.Message("D1:3", "user", "Ann", "Thanks, e.g. the pay is fine.", None, "s1")],
+        [evidence.Question("single-hop", "Where did Ann get a job?", ("D1:1", "D1:2"))])
+    (split,) = evidence.as_split([conv])
+    assert [m.text for m in split.messages] == ["Guess what!", "I got the job.", "It starts in May. [image: a badge]",
+                                               "Congrats!", "Thanks, e.g. the pay is fine."]
+    assert [m.id for m in split.messages] == ["D1:1#0", "D1:1#1", "D1:1#2", "D1:2", "D1:3"]
+    assert all(m.speaker == "Ann" and m.session == "s1" for m in split.messages[:3])
+    assert split.questions[0].evidence == ("D1:1#0", "D1:1#1", "D1:1#2", "D1:2")
+    assert split.questions[0].text == conv.questions[0].text and conv.messages[0].id == "D1:1"  # not changed
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
@@ -363,14 +379,14 @@ def test_nicknames_rewrite_questions_only():
 def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
-                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--out", str(out)]) == 0
+                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--split-turns", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5 and res["chat_words"] == 0.5
     assert res["hippo"]["failed_calls"] == 0
     md = out.with_suffix(".md").read_text()
     assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
     assert "0.5 of the words chats shorten in their short form" in md and "0.1 of words with a letter held" in md
-    assert res["held_letters"] == 0.1
+    assert res["held_letters"] == 0.1 and res["split_turns"] is True and "one sentence at a time" in md
     with pytest.raises(SystemExit):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
 

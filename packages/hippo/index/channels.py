@@ -238,22 +238,56 @@ def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored
 def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
     """Lend each message a share of its best neighbour's score in the same session or sitting (halving per step,
     up to ``span`` turns away): in a dialogue the answer to a question often shares no words with it, while the
-    turn just before it does. Work is proportional to the matched messages, not to the namespace."""
+    turn just before it does. A turn is what one voice says before another speaks (:meth:`NamespaceIndex.turns`):
+    a burst of short messages in a messaging app is one turn, whose messages lend each other as neighbours do (the
+    share of the first step: they are one utterance in pieces), and the steps count turns, not messages. Where
+    every message is a turn of its own (the development sets), this is a message's neighbours one and two messages
+    away. Work is proportional to the matched turns, not to the namespace."""
     sess = index.units()[0]
+    turn, start = index.turns()
     n = acc.size
     # Messages in no session or sitting of two voices (:meth:`NamespaceIndex.units`) are not a dialogue: they never
-    # lend to each other.
+    # lend to each other (each is a turn of its own, in no unit another message shares).
     none_code = index.sessions.index(None) if None in index.sessions else -1
     src = np.flatnonzero(touched)
     src = src[sess[src] != none_code]
-    best = np.zeros(n, dtype=np.float64)
+    if not src.size:
+        return acc, touched
+    # each matched turn's best message and the best of its others
+    t_src = turn[src]
+    order = np.lexsort((-acc[src], t_src))
+    rows_s, t_s = src[order], t_src[order]
+    head = np.flatnonzero(np.r_[True, t_s[1:] != t_s[:-1]])
+    tt = t_s[head]
+    top1, top1_row = acc[rows_s[head]], rows_s[head]
+    after = head + 1
+    has2 = after < t_s.size
+    has2[has2] = t_s[after[has2]] == tt[has2]
+    top2 = np.zeros(tt.size)
+    top2[has2] = acc[rows_s[after[has2]]]
+    # what a turn borrows from the turns ``step`` away in the same unit
+    n_turns = start.size - 1
+    tunit = sess[start[:-1]]
+    from_nb = np.zeros(n_turns)
     for step in range(1, span + 1):
         w = weight / (2 ** (step - 1))
-        for dst in (src - step, src + step):
-            ok = (dst >= 0) & (dst < n)
-            s_ok, d_ok = src[ok], dst[ok]
-            same = sess[d_ok] == sess[s_ok]
-            np.maximum.at(best, d_ok[same], w * acc[s_ok[same]])
+        for dst in (tt - step, tt + step):
+            ok = (dst >= 0) & (dst < n_turns)
+            s_ok, d_ok = np.flatnonzero(ok), dst[ok]
+            same = tunit[d_ok] == tunit[tt[s_ok]]
+            np.maximum.at(from_nb, d_ok[same], w * top1[s_ok[same]])
+    lent_turns = np.union1d(tt, np.flatnonzero(from_nb > 0))
+    size = start[lent_turns + 1] - start[lent_turns]
+    rows = np.repeat(start[lent_turns], size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
+    of = np.repeat(lent_turns, size)
+    best = np.zeros(n, dtype=np.float64)
+    best[rows] = from_nb[of]
+    # within a turn: the best message's score to the others, the second best's to the best, at the first step's share
+    k = np.searchsorted(tt, of)
+    mine = (k < tt.size) & (tt[np.minimum(k, tt.size - 1)] == of)
+    r_m, k_m = rows[mine], k[mine]
+    inside = weight * np.where(r_m == top1_row[k_m], top2[k_m], top1[k_m])
+    best[r_m] = np.maximum(best[r_m], inside)
     return acc + best, touched | (best > 0)
 
 

@@ -86,6 +86,7 @@ class NamespaceIndex:
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
         self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
+        self._turns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (unit codes, turn, start): turns()
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
@@ -593,6 +594,31 @@ class NamespaceIndex:
         per.setflags(write=False)
         self._units = (key, codes, per)
         return codes, per
+
+    def turns(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(turn per row, first row per turn)``: a *turn* is what one voice (speaker x role) says before another
+        voice speaks, the consecutive messages of one voice in one unit of :meth:`units` (a burst of short
+        messages in a messaging app: "Guess what!" / "I got the job." / "Starting Monday."). Messages in no unit
+        are turns of their own. The first-row array ends with the row count. Cached with :meth:`units`. Read
+        only."""
+        codes = self.units()[0]
+        got = self._turns
+        if got is not None and got[0] is codes:
+            return got[1], got[2]
+        n = codes.size
+        none = self._session_code.get(None)
+        voice = self.speaker.view[:n].astype(np.int64) * len(ROLES) + self.role.view[:n]
+        new = np.ones(n, dtype=bool)
+        if n > 1:
+            new[1:] = (codes[1:] != codes[:-1]) | (voice[1:] != voice[:-1])
+        if none is not None:
+            new |= codes == none
+        turn = np.cumsum(new) - 1
+        start = np.append(np.flatnonzero(new), n).astype(np.int64)
+        turn.setflags(write=False)
+        start.setflags(write=False)
+        self._turns = (codes, turn, start)
+        return turn, start
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
