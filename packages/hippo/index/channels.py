@@ -253,41 +253,40 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     src = src[sess[src] != none_code]
     if not src.size:
         return acc, touched
-    # each matched turn's best message and the best of its others
-    t_src = turn[src]
-    order = np.lexsort((-acc[src], t_src))
-    rows_s, t_s = src[order], t_src[order]
-    head = np.flatnonzero(np.r_[True, t_s[1:] != t_s[:-1]])
-    tt = t_s[head]
-    top1, top1_row = acc[rows_s[head]], rows_s[head]
-    after = head + 1
-    has2 = after < t_s.size
-    has2[has2] = t_s[after[has2]] == tt[has2]
-    top2 = np.zeros(tt.size)
-    top2[has2] = acc[rows_s[after[has2]]]
-    # what a turn borrows from the turns ``step`` away in the same unit
+    # each matched turn's best score, and the best of its other messages' (for the message that has the best)
     n_turns = start.size - 1
+    t_src, a_src = turn[src], acc[src]
+    top1 = np.zeros(n_turns)
+    np.maximum.at(top1, t_src, a_src)
+    is_top = a_src == top1[t_src]
+    ties = np.bincount(t_src[is_top], minlength=n_turns) > 1
+    top2 = np.where(ties, top1, 0.0)
+    np.maximum.at(top2, t_src[~is_top], a_src[~is_top])
+    matched = np.zeros(n_turns, dtype=bool)
+    matched[t_src] = True
+    tt = np.flatnonzero(matched)
+    # what a turn borrows from the turns ``step`` away in the same unit
     tunit = sess[start[:-1]]
     from_nb = np.zeros(n_turns)
     for step in range(1, span + 1):
         w = weight / (2 ** (step - 1))
         for dst in (tt - step, tt + step):
             ok = (dst >= 0) & (dst < n_turns)
-            s_ok, d_ok = np.flatnonzero(ok), dst[ok]
-            same = tunit[d_ok] == tunit[tt[s_ok]]
+            s_ok, d_ok = tt[ok], dst[ok]
+            same = tunit[d_ok] == tunit[s_ok]
             np.maximum.at(from_nb, d_ok[same], w * top1[s_ok[same]])
-    lent_turns = np.union1d(tt, np.flatnonzero(from_nb > 0))
-    size = start[lent_turns + 1] - start[lent_turns]
-    rows = np.repeat(start[lent_turns], size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
-    of = np.repeat(lent_turns, size)
+    # every message of a turn that borrows: from the turns around it, and from the others of its own turn at the
+    # first step's share (the best message's score to the others, the second best's to the best)
+    lent = np.flatnonzero((from_nb > 0) | matched)
+    size = start[lent + 1] - start[lent]
+    if size.size and int(size.max()) == 1:
+        rows, of = start[lent], lent
+    else:
+        rows = np.repeat(start[lent], size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
+        of = np.repeat(lent, size)
+    inside = weight * np.where(acc[rows] == top1[of], top2[of], top1[of])
     best = np.zeros(n, dtype=np.float64)
-    best[rows] = from_nb[of]
-    # within a turn: the best message's score to the others, the second best's to the best, at the first step's share
-    k = np.searchsorted(tt, of)
-    mine = (k < tt.size) & (tt[np.minimum(k, tt.size - 1)] == of)
-    r_m, k_m = rows[mine], k[mine]
-    inside = weight * np.where(r_m == top1_row[k_m], top2[k_m], top1[k_m])
-    best[r_m] = np.maximum(best[r_m], inside)
+    best[rows] = np.maximum(from_nb[of], inside)
     return acc + best, touched | (best > 0)
 
 
