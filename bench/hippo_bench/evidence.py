@@ -131,32 +131,70 @@ def load_beam(root: str | os.PathLike) -> list[Conversation]:
 
 
 LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+# REALTALK (Lee et al., 2025: 21 days of real messaging-app chats between two people, in LoCoMo's layout without the
+# "conversation" wrapper): its memory-probing questions' categories.
+REALTALK_CATEGORIES = {1: "fact", 2: "date", 3: "inference"}
+_WHEN_FORMATS = ("%I:%M %p on %d %B, %Y", "%d.%m.%Y, %H:%M:%S", "%d.%m.%Y, %H:%M", "%d.%m.%Y", "%Y-%m-%d %H:%M:%S",
+                 "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d")
+
+
+def _when(value: Any) -> datetime | None:
+    """A session's or message's time in any of the layouts the LoCoMo family writes ("1:56 pm on 8 May, 2023",
+    REALTALK's "29.12.2023, 14:05:09", ISO); None when it reads as none."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    for f in _WHEN_FORMATS:
+        try:
+            return datetime.strptime(value.strip(), f)
+        except ValueError:
+            pass
+    return None
 
 
 def load_locomo(path: str | os.PathLike) -> list[Conversation]:
     """LoCoMo conversations as the reference scorer reads them: turns ``text`` plus ``" [image: <caption>]"``,
-    the session's date as every turn's time, evidence ids that name a turn exactly (others are dropped)."""
+    the session's date as every turn's time, evidence ids that name a turn exactly (others are dropped).
+
+    The same layout without the ``"conversation"`` wrapper is read too: REALTALK's chats (a file of one chat, a list
+    of them, or a directory of such files), whose messages are ``clean_text`` (or ``text``), each with its own
+    ``date_time`` (used as the message's time; the session's otherwise), and whose questions' categories are
+    :data:`REALTALK_CATEGORIES`."""
     import re
 
+    source = Path(path)
+    if source.is_dir():
+        samples = []
+        for f in sorted(source.glob("*.json")):
+            got = json.loads(f.read_text(encoding="utf-8"))
+            for k, item in enumerate(got if isinstance(got, list) else [got]):
+                if isinstance(item, dict):
+                    samples.append({"sample_id": f.stem if not isinstance(got, list) else f"{f.stem}-{k + 1}",
+                                    **item})
+    else:
+        got = json.loads(source.read_text(encoding="utf-8"))
+        samples = got if isinstance(got, list) else [got]
     convs = []
-    for k, s in enumerate(json.loads(Path(path).read_text(encoding="utf-8")), start=1):
-        c = s["conversation"]
+    for k, s in enumerate(samples, start=1):
+        wrapped = "conversation" in s
+        c = s["conversation"] if wrapped else s
+        categories = LOCOMO_CATEGORIES if wrapped else REALTALK_CATEGORIES
         keys = sorted((key for key in c if re.fullmatch(r"session_\d+", key)), key=lambda key: int(key.split("_")[1]))
         msgs = []
         for key in keys:
-            when = datetime.strptime(c[key + "_date_time"].strip(), "%I:%M %p on %d %B, %Y")
+            when = _when(c.get(key + "_date_time"))
             for t in c[key]:
-                text = t["text"] + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
-                msgs.append(Message(t["dia_id"], "user", t["speaker"], text, when, key))
+                body = t.get("text", t.get("clean_text")) or ""
+                text = body + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
+                msgs.append(Message(t["dia_id"], "user", t["speaker"], text, _when(t.get("date_time")) or when, key))
         known = {m.id for m in msgs}
         qs = []
-        for q in s["qa"]:
-            if q.get("category") not in LOCOMO_CATEGORIES:
+        for q in s.get("qa", []):
+            if q.get("category") not in categories:
                 continue
-            ev = tuple(e for e in q["evidence"] if e in known)
+            ev = tuple(e for e in q.get("evidence", []) if e in known)
             if ev:
-                qs.append(Question(LOCOMO_CATEGORIES[q["category"]], q["question"], ev))
-        convs.append(Conversation(s["sample_id"], k, msgs, qs))
+                qs.append(Question(categories[q["category"]], q["question"], ev))
+        convs.append(Conversation(str(s.get("sample_id", f"chat-{k}")), k, msgs, qs))
     return convs
 
 

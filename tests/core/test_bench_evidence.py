@@ -97,6 +97,61 @@ def test_locomo_loader_follows_the_reference_scorer(tmp_path):
     assert [(q.kind, q.evidence) for q in c.questions] == [("single-hop", ("D1:1",)), ("multi-hop", ("D1:2",))]
 
 
+def _realtalk_chat(k: int) -> dict:
+    """A chat in REALTALK's layout (LoCoMo's without the "conversation" wrapper; ``clean_text``, a time per
+    message, categories 1-3), written out by hand."""
+    return {
+        "name": {"speaker_1": "Fahim Khan", "speaker_2": "Maya Lee"},
+        "session_1_date_time": "29.12.2023, 14:02:11",
+        "session_1": [
+            {"clean_text": "hey!! guess what", "speaker": "Fahim Khan", "date_time": "29.12.2023, 14:02:11",
+             "dia_id": "D1:1"},
+            {"clean_text": "i got the job at the aquarium", "speaker": "Fahim Khan",
+             "date_time": "29.12.2023, 14:02:30", "dia_id": "D1:2"},
+            {"clean_text": "omg congrats 🎉", "speaker": "Maya Lee", "date_time": "29.12.2023, 14:10:02",
+             "dia_id": "D1:3"},
+        ],
+        "session_2_date_time": "30.12.2023, 09:15:00",
+        "session_2": [{"clean_text": f"first day tmrw, chat {k}", "speaker": "Fahim Khan", "date_time": "garbled",
+                       "dia_id": "D2:1"}],
+        "qa": [{"question": "Where did Fahim get a job?", "answer": "the aquarium", "evidence": ["D1:2"],
+                "category": 1},
+               {"question": "When is Fahim's first day?", "answer": "31 December", "evidence": ["D2:1"],
+                "category": 2},
+               {"question": "Unscored", "answer": "-", "evidence": ["D1:1"], "category": 9}],
+    }
+
+
+def test_locomo_loader_reads_realtalk_chats_a_file_a_list_or_a_directory(tmp_path):
+    from datetime import datetime
+
+    one = tmp_path / "Chat_1_Fahim_Maya.json"
+    one.write_text(json.dumps(_realtalk_chat(1)), encoding="utf-8")
+    (c,) = evidence.load_locomo(one)
+    assert [m.text for m in c.messages] == ["hey!! guess what", "i got the job at the aquarium", "omg congrats 🎉",
+                                           "first day tmrw, chat 1"]
+    assert [m.speaker for m in c.messages][:3] == ["Fahim Khan", "Fahim Khan", "Maya Lee"]
+    # each message its own time; one that does not read keeps its session's
+    assert [m.when for m in c.messages] == [datetime(2023, 12, 29, 14, 2, 11), datetime(2023, 12, 29, 14, 2, 30),
+                                            datetime(2023, 12, 29, 14, 10, 2), datetime(2023, 12, 30, 9, 15)]
+    assert [m.session for m in c.messages] == ["session_1"] * 3 + ["session_2"]
+    assert [(q.kind, q.evidence) for q in c.questions] == [("fact", ("D1:2",)), ("date", ("D2:1",))]
+    listed = tmp_path / "list.json"
+    listed.write_text(json.dumps([_realtalk_chat(1), _realtalk_chat(2)]), encoding="utf-8")
+    assert [len(x.messages) for x in evidence.load_locomo(listed)] == [4, 4]
+    folder = tmp_path / "chats"
+    folder.mkdir()
+    for k in (1, 2, 3):
+        (folder / f"Chat_{k}.json").write_text(json.dumps(_realtalk_chat(k)), encoding="utf-8")
+    convs = evidence.load_locomo(folder)
+    assert [x.cid for x in convs] == ["Chat_1", "Chat_2", "Chat_3"]
+    assert [x.messages[-1].text for x in convs] == [f"first day tmrw, chat {k}" for k in (1, 2, 3)]
+    out = tmp_path / "rt.json"
+    assert main(["locomo", "--data", str(folder), "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["hippo"]["failed_calls"] == 0 and res["questions"] == 6
+
+
 def test_fill_and_density_order():
     assert evidence.fill([2, 0, 1], [5, 3, 4], 9) == [2, 0]  # 4 + 5 tokens fill the budget; the 3 is left out
     assert evidence.fill([0, 1, 2], [5, 6, 4], 9) == [0, 2]  # the 6-token line is skipped, not a stop
