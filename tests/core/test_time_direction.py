@@ -135,3 +135,17 @@ def test_month_and_weekday_names_do_not_follow_the_locale():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[:2] == ["5 May 2023", "21 June 2024"]
+
+
+@pytest.mark.parametrize("text, want", [
+    # the days as chats type them (hippo.text.shorthand), and the common misspellings of "tomorrow"
+    ("first day at the aquarium tmrw!!", "11 May 2023"),
+    ("see u tommorow", "11 May 2023"),
+    ("tmr at 5?", "11 May 2023"),
+    ("went to the vet yday", "9 May 2023"),
+    ("party 2nite", "10 May 2023"),
+    ("2day was so long", "10 May 2023"),
+])
+def test_the_days_as_chats_type_them(text: str, want: str) -> None:
+    assert label(text, MAY_10) == want
+    assert label(text, None) is None  # relative: nothing without the message's time
