@@ -30,7 +30,7 @@ REAL_PAIRS = [
 # Short forms that are also other words, and synonyms that are not forms of one word.
 UNJOINED = [
     ("minutes", "min"), ("minimum", "min"), ("year", "yr"), ("your", "yr"), ("second", "sec"), ("hour", "hr"),
-    ("problem", "prob"),
+    ("problem", "prob"), ("tomorrow", "tmr"),
     ("probably", "prob"), ("doctor", "doc"), ("document", "doc"), ("application", "app"), ("advertisement", "ad"),
     ("biology", "bio"), ("picture", "photo"), ("vacation", "trip"), ("mother", "father"), ("child", "baby"),
 ]

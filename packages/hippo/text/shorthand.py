@@ -17,10 +17,10 @@ The forms are a list, not rules, in three kinds:
   formal word names.
 
 A form that is also another common word is left out: "min" (minimum), "yr" (your), "hr" (HR), "sec", "prob" (problem
-or probably), "doc" (doctor or document), "app" (an application or a job application), "ad" (a stem of "add"), "bio"
-(biology or biography), "lit", "hw", "mo", "bc"; and so are synonyms that are not forms of one word ("photo" is no
-"picture", "trip" no "vacation"). Words a question never asks about on their own (pronouns, "because", "please",
-"okay") are not listed: they are stopwords.
+or probably), "doc" (doctor or document), "app" (an application or a job application), "tmr" (a timer in code), "ad"
+(a stem of "add"), "bio" (biology or biography), "lit", "hw", "mo", "bc"; and so are synonyms that are not forms of
+one word ("photo" is no "picture", "trip" no "vacation"). Words a question never asks about on their own (pronouns,
+"because", "please", "okay") are not listed: they are stopwords.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ _WORDS: tuple[tuple[str, ...], ...] = (
     ("christmas", "xmas"),
     ("instagram", "insta"),
     ("family", "fam"),
-    ("tomorrow", "tmrw", "tmr", "tmrrw", "2moro", "2morrow", "tomoz"),
+    ("tomorrow", "tmrw", "tmrrw", "2moro", "2morrow", "tomoz"),
     ("today", "2day"),
     ("tonight", "tonite", "2nite"),
     ("night", "nite"),

@@ -51,7 +51,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
-    ("tomorrow", r"\b(tomorrow|tmrw|tmr|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b"),
+    ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b"),
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b"),
@@ -73,9 +73,10 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",), "yesterday": ("yesterday", "yday", "yest", "last night"),
+    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",),
+    "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
-    "tomorrow": ("tomorrow", "tmr", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
+    "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago": (" ago",), "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -337,8 +338,8 @@ def _tense(text: str, a: int, b: int) -> str | None:
 
 
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
-_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tomorrow|tmrw?|tmrrw|tomoz|tomm?orr?ow|ago|last|"
-                  r"next|this|past|on|in|since|during|"
+_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
+                  r"this|past|on|in|since|during|"
                   r"morning|night|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 
