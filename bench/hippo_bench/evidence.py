@@ -209,6 +209,34 @@ def merge(convs: Sequence[Conversation]) -> Conversation:
     return Conversation("merged-" + "+".join(str(c.number) for c in convs), 0, msgs, qs)
 
 
+def as_one_pair(convs: Sequence[Conversation]) -> list[Conversation]:
+    """The conversations with the people of each renamed as the first conversation's (its first speaker as the
+    first's first, its second as the first's second; in speakers, texts and questions, whole words), so that merged
+    they read as one long history between the same two people, where no name tells one stretch from another (as in
+    a single conversation several times longer). A conversation with other than two speakers is left as it is."""
+    def people(c: Conversation) -> list[str]:
+        return list(dict.fromkeys(m.speaker for m in c.messages))
+
+    if not convs:
+        return []
+    target = people(convs[0])
+    out = []
+    for c in convs:
+        names = people(c)
+        if len(names) != 2 or len(target) != 2:
+            out.append(c)
+            continue
+        mapping = dict(zip(names, target))
+        rx = re.compile(r"\b(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b")
+
+        def sub(text: str, mapping: dict[str, str] = mapping, rx: re.Pattern[str] = rx) -> str:
+            return rx.sub(lambda m: mapping[m.group(1)], text)
+
+        msgs = [replace(m, speaker=mapping[m.speaker], text=sub(m.text)) for m in c.messages]
+        out.append(Conversation(c.cid, c.number, msgs, [replace(q, text=sub(q.text)) for q in c.questions]))
+    return out
+
+
 _INNER_APOSTROPHE = re.compile(r"(?<=\w)'(?=\w)")
 _QUOTED = re.compile(r'"([^"\n]*)"')
 
@@ -851,6 +879,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--merge", action="store_true",
                    help="ingest the selected conversations one after the other into ONE store and ask every question "
                         "there (does recall hold as a conversation grows?)")
+    p.add_argument("--one-pair", action="store_true",
+                   help="with --merge: rename each conversation's two people as the first conversation's (speakers, "
+                        "texts, questions), so that the merged history is one pair's, several times longer")
     p.add_argument("--phone-typing", action="store_true",
                    help="type every message as a phone's smart punctuation does (curly apostrophes inside words, "
                         "curly quotes), for every system: the text of real chats")
@@ -905,6 +936,11 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
         convs = convs[:1]
     if not convs:
         raise SystemExit(f"--conversations {args.conversations!r} selects no conversation")
+    pair = bool(getattr(args, "one_pair", False))
+    if pair:
+        if not getattr(args, "merge", False):
+            raise SystemExit("--one-pair renames the people of merged conversations: use it with --merge")
+        convs = as_one_pair(convs)
     if getattr(args, "merge", False):
         convs = [merge(convs)]
     phone = bool(getattr(args, "phone_typing", False))
@@ -949,10 +985,11 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "chat_words": chat, "held_letters": hold, "split_turns": split, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "one_pair": pair, "chat_words": chat, "held_letters": hold, "split_turns": split, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
-    typed = ", typed as on a phone" if phone else ""
+    typed = ", one pair of people" if pair else ""
+    typed += ", typed as on a phone" if phone else ""
     typed += f", {typos:g} of long words mistyped" if typos else ""
     typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
     typed += f", {chat:g} of the words chats shorten in their short form" if chat else ""
@@ -967,6 +1004,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_split", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_one_pair", "as_split", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -422,6 +422,25 @@ def test_split_turns_send_one_sentence_a_message_and_the_evidence_is_every_part(
     assert split.questions[0].text == conv.questions[0].text and conv.messages[0].id == "D1:1"  # not changed
 
 
+def test_one_pair_renames_each_conversations_people_as_the_firsts(tmp_path):
+    a = evidence.Conversation("a", 1, [evidence.Message("D1:1", "user", "Ann", "Hi Bob, I adopted a cat.", None, "s1"),
+                                       evidence.Message("D1:2", "user", "Bob", "Nice, Ann!", None, "s1")],
+                              [evidence.Question("single-hop", "What did Ann adopt?", ("D1:1",))])
+    b = evidence.Conversation("b", 2, [evidence.Message("D1:1", "user", "Cyrus", "Di, Cyrusville is far.", None, "s1"),
+                                       evidence.Message("D1:2", "user", "Di", "Cyrus, go anyway.", None, "s1")],
+                              [evidence.Question("single-hop", "Where is Cyrusville, Cyrus?", ("D1:1",))])
+    one, two = evidence.as_one_pair([a, b])
+    assert one == a
+    assert [(m.speaker, m.text) for m in two.messages] == [("Ann", "Bob, Cyrusville is far."),
+                                                           ("Bob", "Ann, go anyway.")]  # whole words only
+    assert two.questions[0].text == "Where is Cyrusville, Ann?" and two.questions[0].evidence == ("D1:1",)
+    out = tmp_path / "pair.json"
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--merge", "--one-pair", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["one_pair"] is True
+    with pytest.raises(SystemExit):
+        main(["locomo", "--data", str(_locomo_file(tmp_path)), "--one-pair", "--out", str(out)])
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
