@@ -12,6 +12,8 @@ from hippo.index import channels
 from hippo.text import lexicon, shorthand, tokenizer
 from hippo.text.query import analyze
 
+from recalled import recalled
+
 # Pairs as chats type them, written out by hand.
 REAL_PAIRS = [
     ("birthday", "bday"), ("birthdays", "bdays"), ("birthday", "b-day"), ("picture", "pic"), ("pictures", "pics"),
@@ -97,27 +99,13 @@ def test_the_short_and_the_full_form_are_one_term() -> None:
     assert both[0] == pytest.approx(one[0], rel=1e-12)
 
 
-def _recalled(monkeypatch: pytest.MonkeyPatch | None) -> list[str]:
-    if monkeypatch is not None:
-        monkeypatch.setattr(shorthand, "variants", lambda form: ())
-    lexicon.pattern.cache_clear()
-    mem = Memory(None, namespace="chat")
-    try:
-        for k in range(30):
-            mem.add(f"Ann went to the shop on day {k} and bought bread.", role="user", speaker="Ann")
-        mem.add("the kids made me the cutest bday card!!", role="user", speaker="Ann")
-        for k in range(30):
-            mem.add(f"Ann walked the dog in the park on day {k}.", role="user", speaker="Ann")
-        rc = mem.recall("What did Ann's children make for her birthday?", budget_tokens=60)
-        return [m.text for m in rc.messages]
-    finally:
-        mem.close()
-        lexicon.pattern.cache_clear()
+TARGET = "the kids made me the cutest bday card!!"
+QUESTION = "What did Ann's children make for her birthday?"
 
 
 def test_recall_finds_the_message_typed_in_shorthand_and_would_miss_it_without(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    with_forms = _recalled(None)
-    assert "the kids made me the cutest bday card!!" in with_forms
-    without = _recalled(monkeypatch)
-    assert without and "the kids made me the cutest bday card!!" not in without
+    with_forms = recalled(None, shorthand, TARGET, QUESTION)
+    assert TARGET in with_forms
+    without = recalled(monkeypatch, shorthand, TARGET, QUESTION)
+    assert without and TARGET not in without

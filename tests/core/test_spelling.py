@@ -13,6 +13,8 @@ from hippo.index import channels
 from hippo.text import lexicon, spelling, tokenizer
 from hippo.text.query import analyze
 
+from recalled import recalled
+
 # Pairs from the dictionaries (Oxford / Merriam-Webster), one or more per family, written out by hand.
 REAL_PAIRS = [
     ("colour", "color"), ("colours", "colors"), ("coloured", "colored"), ("colourful", "colorful"),
@@ -115,27 +117,13 @@ def test_a_british_message_scores_exactly_like_its_american_twin() -> None:
         assert all(got_us[r] == pytest.approx(got_uk[r], rel=1e-12) for r in got_us), q
 
 
-def _recalled(monkeypatch: pytest.MonkeyPatch | None) -> list[str]:
-    if monkeypatch is not None:
-        monkeypatch.setattr(spelling, "variants", lambda form: ())
-    lexicon.pattern.cache_clear()
-    mem = Memory(None, namespace="spell")
-    try:
-        for k in range(30):
-            mem.add(f"Ann went to the shop on day {k} and bought bread.", role="user", speaker="Ann")
-        mem.add("Went with a deep teal colour in the end.", role="user", speaker="Ann")
-        for k in range(30):
-            mem.add(f"Ann walked the dog in the park on day {k}.", role="user", speaker="Ann")
-        rc = mem.recall("Which color did Ann choose?", budget_tokens=60)
-        return [m.text for m in rc.messages]
-    finally:
-        mem.close()
-        lexicon.pattern.cache_clear()
+TARGET = "Went with a deep teal colour in the end."
+QUESTION = "Which color did Ann choose?"
 
 
 def test_recall_finds_the_british_message_and_would_miss_it_without_the_variants(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    with_variants = _recalled(None)
-    assert "Went with a deep teal colour in the end." in with_variants
-    without = _recalled(monkeypatch)
-    assert without and "Went with a deep teal colour in the end." not in without
+    with_variants = recalled(None, spelling, TARGET, QUESTION)
+    assert TARGET in with_variants
+    without = recalled(monkeypatch, spelling, TARGET, QUESTION)
+    assert without and TARGET not in without
