@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from hippo import Memory
 from hippo.base.errors import InvalidInput
-from hippo.index import channels
-from hippo.text import lexicon, shorthand, tokenizer
-from hippo.text.query import analyze
+from hippo.text import shorthand
 
-from recalled import recalled
+from forms import lexical, pattern_holds, recalled
 
 # Pairs as chats type them, written out by hand.
 REAL_PAIRS = [
@@ -66,36 +63,21 @@ def test_variants_refuse_what_is_not_a_str() -> None:
 
 
 def test_a_query_word_matches_the_short_forms_tokens_and_back() -> None:
-    enc = tokenizer.encoding()
     for word, other in [("birthday", "bday"), ("birthday", "b-day"), ("children", "kids"), ("kids", "children"),
                         ("favourite", "faves"), ("fave", "favourite"), ("today", "2day"), ("tomorrow", "tmrw"),
                         ("Mother", "Mom"), ("bday", "birthdays")]:
-        p = lexicon.pattern(word)
-        have = set(p.singles.tolist()) | set(p.phrases)
-        ids = tuple(enc.encode(" " + other))
-        assert (ids[0] if len(ids) == 1 else ids) in have, (word, other)
-
-
-def _lexical(texts: list[str], query: str) -> dict[int, float]:
-    """The lexical channel's BM25 score of each message, by position."""
-    mem = Memory(None, namespace="chat")
-    try:
-        mem.add_many({"text": t, "speaker": "Ann"} for t in texts)
-        got = channels.lexical(mem.engine.state().index, analyze(query), mem.config)
-        return dict(zip(got.rows.tolist(), got.scores.tolist()))
-    finally:
-        mem.close()
+        assert pattern_holds(word, other), (word, other)
 
 
 def test_the_short_and_the_full_form_are_one_term() -> None:
     # One document frequency: a message with the short form and one with the full form score alike, and a message
     # holding both counts the word twice, as one term, rather than two rarer terms.
     texts = ["the kids loved the fair", "the children loved the fair", "a quiet day at home", "dinner was late"]
-    got = _lexical(texts, "What did the children love?")
+    got = lexical(texts, "What did the children love?")
     assert set(got) == {0, 1}
     assert got[0] == pytest.approx(got[1], rel=1e-12)
-    both = _lexical(["the kids and the children", "a quiet day at home", "dinner was late"], "children")
-    one = _lexical(["the kids and the kids", "a quiet day at home", "dinner was late"], "children")
+    both = lexical(["the kids and the children", "a quiet day at home", "dinner was late"], "children")
+    one = lexical(["the kids and the kids", "a quiet day at home", "dinner was late"], "children")
     assert both[0] == pytest.approx(one[0], rel=1e-12)
 
 

@@ -7,13 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hippo import Memory
 from hippo.base.errors import InvalidInput
-from hippo.index import channels
-from hippo.text import lexicon, spelling, tokenizer
-from hippo.text.query import analyze
+from hippo.text import spelling, tokenizer
 
-from recalled import recalled
+from forms import lexical, pattern_holds, recalled
 
 # Pairs from the dictionaries (Oxford / Merriam-Webster), one or more per family, written out by hand.
 REAL_PAIRS = [
@@ -78,24 +75,9 @@ def test_variants_refuse_what_is_not_a_str() -> None:
 
 
 def test_a_query_word_matches_the_other_conventions_forms() -> None:
-    enc = tokenizer.encoding()
     for word, other in [("color", "Colour"), ("favorite", "favourites"), ("organized", "organised"),
                         ("center", "centres"), ("traveling", "travelling"), ("gray", "grey")]:
-        p = lexicon.pattern(word)
-        have = set(p.singles.tolist()) | set(p.phrases)
-        ids = tuple(enc.encode(" " + other))
-        assert (ids[0] if len(ids) == 1 else ids) in have, (word, other)
-
-
-def _lexical(texts: list[str], query: str) -> dict[int, float]:
-    """The lexical channel's BM25 score of each message, by position."""
-    mem = Memory(None, namespace="spell")
-    try:
-        mem.add_many({"text": t, "speaker": "Ann"} for t in texts)
-        got = channels.lexical(mem.engine.state().index, analyze(query), mem.config)
-        return dict(zip(got.rows.tolist(), got.scores.tolist()))
-    finally:
-        mem.close()
+        assert pattern_holds(word, other), (word, other)
 
 
 def test_a_british_message_scores_exactly_like_its_american_twin() -> None:
@@ -112,7 +94,7 @@ def test_a_british_message_scores_exactly_like_its_american_twin() -> None:
     assert [len(enc.encode(t)) for t in us] == [len(enc.encode(t)) for t in uk]
     for q in ("What is Ann's favorite color?", "Where did she travel, the theater in the center?",
               "Who organized the neighborhood colors? gray", "What is Ann's favourite colour? centre theatre"):
-        got_us, got_uk = _lexical(us, q), _lexical(uk, q)
+        got_us, got_uk = lexical(us, q), lexical(uk, q)
         assert got_us.keys() == got_uk.keys() and got_us, q
         assert all(got_us[r] == pytest.approx(got_uk[r], rel=1e-12) for r in got_us), q
 
