@@ -441,6 +441,22 @@ def test_one_pair_renames_each_conversations_people_as_the_firsts(tmp_path):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--one-pair", "--out", str(out)])
 
 
+def test_fillers_go_before_a_share_of_the_turns_by_their_speaker_seeded():
+    msgs = [evidence.Message(f"D1:{k}", "user", "Ann" if k % 2 else "Bo", f"turn {k}", None, "s1")
+            for k in range(1, 201)]
+    conv = evidence.Conversation("c", 1, msgs, [evidence.Question("single-hop", "turn 7?", ("D1:7",))])
+    (got,) = evidence.as_with_fillers([conv], 0.3)
+    assert got == evidence.as_with_fillers([conv], 0.3)[0]
+    fillers = [k for k, m in enumerate(got.messages) if str(m.id).endswith("#f")]
+    assert 40 < len(fillers) < 80 and got.messages[0].id == "D1:1"
+    for k in fillers:  # a filler opens its turn's burst: same speaker and session as the turn it precedes
+        nxt = got.messages[k + 1]
+        assert got.messages[k].id == f"{nxt.id}#f" and got.messages[k].speaker == nxt.speaker
+        assert got.messages[k].text in evidence._FILLERS
+    assert [m for m in got.messages if not str(m.id).endswith("#f")] == msgs and got.questions == conv.questions
+    assert evidence.as_with_fillers([conv], 0.0)[0].messages == msgs
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
@@ -453,7 +469,8 @@ def test_nicknames_rewrite_questions_only():
 def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
-                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--split-turns", "--out", str(out)]) == 0
+                 "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--split-turns",
+                 "--fillers", "0.2", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5 and res["chat_words"] == 0.5
     assert res["hippo"]["failed_calls"] == 0
@@ -461,6 +478,7 @@ def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
     assert "0.5 of the words chats shorten in their short form" in md and "0.1 of words with a letter held" in md
     assert res["held_letters"] == 0.1 and res["split_turns"] is True and "one sentence at a time" in md
+    assert res["fillers"] == 0.2 and "a filler before 0.2 of the turns" in md
     with pytest.raises(SystemExit):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
 
