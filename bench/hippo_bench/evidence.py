@@ -450,8 +450,10 @@ def as_held(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[C
     return _rewritten(convs, lambda text, rng: held(text, rate, rng), f"held{seed}:")
 
 
-# What people send on their own before they answer (written out by hand).
+# What people send on their own before they answer, and a listener's reactions (written out by hand).
 _FILLERS = ("lol", "haha", "omg", "yeah", "\U0001F602", "ok", "wow", "hahaha", "yes!!", "aww", "\u2764\ufe0f", "right?")
+_REACTIONS = ("lol", "haha", "omg", "yeah", "\U0001F602", "ok", "wow", "wait what", "no way", "aww", "\u2764\ufe0f",
+              "right?")
 
 
 def as_with_fillers(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
@@ -465,6 +467,28 @@ def as_with_fillers(convs: Sequence[Conversation], rate: float, seed: int = 0) -
         for m in c.messages:
             if msgs and rng.random() < rate:
                 msgs.append(replace(m, id=f"{m.id}#f", text=rng.choice(_FILLERS)))
+            msgs.append(m)
+        out.append(Conversation(c.cid, c.number, msgs, list(c.questions)))
+    return out
+
+
+def as_interrupted(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with, between two consecutive messages of one speaker in one session (a burst: see
+    :func:`as_split`), at probability ``rate``, a reaction of the other person ("omg", "lol", "wait what"; id
+    ``"<id>#i"``), as a listener reacts in the middle of a burst in a messaging app; seeded per conversation.
+    Evidence and questions as they are. A conversation of other than two people is left as it is."""
+    out = []
+    for c in convs:
+        people = list(dict.fromkeys(m.speaker for m in c.messages))
+        if len(people) != 2:
+            out.append(c)
+            continue
+        rng = random.Random(f"interrupt{seed}:{c.cid}")
+        msgs: list[Message] = []
+        for m in c.messages:
+            if msgs and msgs[-1].speaker == m.speaker and msgs[-1].session == m.session and rng.random() < rate:
+                other = people[1] if m.speaker == people[0] else people[0]
+                msgs.append(replace(m, id=f"{m.id}#i", speaker=other, text=rng.choice(_REACTIONS)))
             msgs.append(m)
         out.append(Conversation(c.cid, c.number, msgs, list(c.questions)))
     return out
@@ -923,6 +947,10 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--fillers", type=_rate, default=0.0, metavar="RATE",
                    help="send a filler (lol, omg, an emoji) before this share of the turns, by the turn's speaker "
                         "(seeded), for every system: the reactions of real chats; never evidence (default 0)")
+    p.add_argument("--interruptions", type=_rate, default=0.0, metavar="RATE",
+                   help="between two consecutive messages of one speaker (a burst, e.g. with --split-turns), put the "
+                        "other person's reaction (omg, lol, wait what) with this probability (seeded), for every "
+                        "system; never evidence (default 0)")
     p.add_argument("--split-turns", action="store_true",
                    help="send every message of several sentences as one message per sentence (a burst, as in a "
                         "messaging app), for every system; the evidence is every part of each evidence message")
@@ -987,6 +1015,9 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     fill = float(getattr(args, "fillers", 0.0) or 0.0)
     if fill:
         convs = as_with_fillers(convs, fill)
+    cut = float(getattr(args, "interruptions", 0.0) or 0.0)
+    if cut:
+        convs = as_interrupted(convs, cut)
     nick = bool(getattr(args, "nicknames", False))
     if nick:
         convs = as_nicknamed(convs)
@@ -1011,7 +1042,7 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
     out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "one_pair": pair, "chat_words": chat, "held_letters": hold, "split_turns": split, "fillers": fill, "british": uk, "nicknames": nick, "no_sessions": bare,
+                "typos": typos, "emoji": emoji, "one_pair": pair, "chat_words": chat, "held_letters": hold, "split_turns": split, "fillers": fill, "interruptions": cut, "british": uk, "nicknames": nick, "no_sessions": bare,
                 "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", one pair of people" if pair else ""
@@ -1022,6 +1053,7 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     typed += f", {hold:g} of words with a letter held" if hold else ""
     typed += ", messages sent one sentence at a time" if split else ""
     typed += f", a filler before {fill:g} of the turns" if fill else ""
+    typed += f", {cut:g} of bursts' messages interrupted by a reaction" if cut else ""
     typed += ", British spellings" if uk else ""
     typed += ", questions with nicknames" if nick else ""
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
@@ -1031,6 +1063,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_one_pair", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
+__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_interrupted", "as_one_pair", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

@@ -457,6 +457,23 @@ def test_fillers_go_before_a_share_of_the_turns_by_their_speaker_seeded():
     assert evidence.as_with_fillers([conv], 0.0)[0].messages == msgs
 
 
+def test_interruptions_go_between_a_bursts_messages_by_the_other_person():
+    msgs = [evidence.Message(f"D1:{k}", "user", "Ann" if k < 100 or k % 2 else "Bo", f"piece {k}", None, "s1")
+            for k in range(1, 201)]
+    conv = evidence.Conversation("c", 1, msgs, [evidence.Question("single-hop", "piece 7?", ("D1:7",))])
+    (got,) = evidence.as_interrupted([conv], 0.5)
+    assert got == evidence.as_interrupted([conv], 0.5)[0]
+    cuts = [k for k, m in enumerate(got.messages) if str(m.id).endswith("#i")]
+    assert 25 < len(cuts) < 75  # Ann's burst of 99 messages; after it the two alternate and nothing is cut
+    for k in cuts:
+        before, cut, after = got.messages[k - 1], got.messages[k], got.messages[k + 1]
+        assert before.speaker == after.speaker == "Ann" and cut.speaker == "Bo" and cut.text in evidence._REACTIONS
+        assert cut.id == f"{after.id}#i"
+    assert [m for m in got.messages if not str(m.id).endswith("#i")] == msgs and got.questions == conv.questions
+    three = evidence.Conversation("g", 2, msgs + [evidence.Message("x", "user", "Cy", "hi", None, "s1")], [])
+    assert evidence.as_interrupted([three], 1.0)[0] == three
+
+
 def test_nicknames_rewrite_questions_only():
     conv = evidence.Conversation("c", 1, [evidence.Message(1, "user", "Melanie", "Melanie here", None, "s1")],
                                  [evidence.Question("single-hop", "What did Melanie tell John about Melanie's cat?",
@@ -470,7 +487,7 @@ def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     out = tmp_path / "uk.json"
     assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--british",
                  "--nicknames", "--emoji", "0.5", "--chat-words", "0.5", "--held-letters", "0.1", "--split-turns",
-                 "--fillers", "0.2", "--out", str(out)]) == 0
+                 "--fillers", "0.2", "--interruptions", "0.3", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["british"] is True and res["nicknames"] is True and res["emoji"] == 0.5 and res["chat_words"] == 0.5
     assert res["hippo"]["failed_calls"] == 0
@@ -478,7 +495,7 @@ def test_locomo_bench_with_british_spelling_and_nicknames(tmp_path):
     assert "British spellings" in md and "questions with nicknames" in md and "0.5 of messages with emoji" in md
     assert "0.5 of the words chats shorten in their short form" in md and "0.1 of words with a letter held" in md
     assert res["held_letters"] == 0.1 and res["split_turns"] is True and "one sentence at a time" in md
-    assert res["fillers"] == 0.2 and "a filler before 0.2 of the turns" in md
+    assert res["fillers"] == 0.2 and "a filler before 0.2 of the turns" in md and res["interruptions"] == 0.3
     with pytest.raises(SystemExit):
         main(["locomo", "--data", str(_locomo_file(tmp_path)), "--emoji", "2", "--out", str(out)])
 

@@ -244,7 +244,7 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     every message is a turn of its own (the development sets), this is a message's neighbours one and two messages
     away. Work is proportional to the matched turns, not to the namespace."""
     sess = index.units()[0]
-    turn, start = index.turns()
+    turn, start, place = index.turns()
     n = acc.size
     # Messages in no session or sitting of two voices (:meth:`NamespaceIndex.units`) are not a dialogue: they never
     # lend to each other (each is a turn of its own, in no unit another message shares).
@@ -265,16 +265,31 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     matched = np.zeros(n_turns, dtype=bool)
     matched[t_src] = True
     tt = np.flatnonzero(matched)
-    # what a turn borrows from the turns ``step`` away in the same unit
+    # what a turn borrows from the turns ``step`` places away in the same unit (a step: one place, or the half place
+    # to or from a continuer; ``place`` ascends with the turns, so the turns at a distance are a range)
     tunit = sess[start[:-1]]
     from_nb = np.zeros(n_turns)
+    plain = place.size == 0 or place[-1] == n_turns  # no continuer: a turn's place is its number (+1)
+    at = place[tt]
     for step in range(1, span + 1):
         w = weight / (2 ** (step - 1))
-        for dst in (tt - step, tt + step):
-            ok = (dst >= 0) & (dst < n_turns)
-            s_ok, d_ok = tt[ok], dst[ok]
-            same = tunit[d_ok] == tunit[s_ok]
-            np.maximum.at(from_nb, d_ok[same], w * top1[s_ok[same]])
+        if plain:
+            for dst in (tt - step, tt + step):
+                ok = (dst >= 0) & (dst < n_turns)
+                s_ok, d_ok = tt[ok], dst[ok]
+                same = tunit[d_ok] == tunit[s_ok]
+                np.maximum.at(from_nb, d_ok[same], w * top1[s_ok[same]])
+            continue
+        near = 0.0 if step == 1 else step - 1.0  # more than this many places away, and at most ``step``
+        for lo, hi in ((np.searchsorted(place, at + near, side="right"), np.searchsorted(place, at + step, "right")),
+                       (np.searchsorted(place, at - step, side="left"), np.searchsorted(place, at - near, "left"))):
+            cnt = hi - lo
+            if not cnt.any():
+                continue
+            src = np.repeat(tt, cnt)
+            dst = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+            ok = (dst != src) & (tunit[dst] == tunit[src])
+            np.maximum.at(from_nb, dst[ok], w * top1[src[ok]])
     # every message of a turn that borrows: from the turns around it, and from the others of its own turn at the
     # first step's share (the best message's score to the others, the second best's to the best)
     lent = np.flatnonzero((from_nb > 0) | matched)

@@ -29,6 +29,9 @@ from hippo.store.base import MessageRow
 from hippo.text import lexicon, textnorm, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
+# A turn of one message of at most this many cl100k tokens between two turns of another voice can be a continuer
+# ("lol", "omg", "wait what", "no way", "❤️"): see NamespaceIndex.turns.
+CONTINUER_TOKENS = 3
 _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between questions
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
 _TERM_CACHE_ENTRIES = 4096  # terms whose (rows, occurrences per row) are kept, extended as messages are appended
@@ -86,7 +89,8 @@ class NamespaceIndex:
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
         self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
-        self._turns: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # (unit codes, turn, start): turns()
+        # (unit codes, turn, start, place): see turns()
+        self._turns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
@@ -595,16 +599,22 @@ class NamespaceIndex:
         self._units = (key, codes, per)
         return codes, per
 
-    def turns(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(turn per row, first row per turn)``: a *turn* is what one voice (speaker x role) says before another
-        voice speaks, the consecutive messages of one voice in one unit of :meth:`units` (a burst of short
-        messages in a messaging app: "Guess what!" / "I got the job." / "Starting Monday."). Messages in no unit
-        are turns of their own. The first-row array ends with the row count. Cached with :meth:`units`. Read
-        only."""
+    def turns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(turn per row, first row per turn, place per turn)``: a *turn* is what one voice (speaker x role) says
+        before another voice speaks, the consecutive messages of one voice in one unit of :meth:`units` (a burst of
+        short messages in a messaging app: "Guess what!" / "I got the job." / "Starting Monday."). Messages in no
+        unit are turns of their own. The first-row array ends with the row count.
+
+        A turn's *place* counts the turns that take the floor: it grows by one per turn, except at a continuer, a
+        turn of one message of at most :data:`CONTINUER_TOKENS` tokens ("omg", "lol", "wait what", "no way"),
+        shorter than the messages on either side of it, between two turns of one other voice in its unit
+        (Schegloff's continuers, Yngve's backchannels: the listener's reaction does not take the floor). A
+        continuer sits half a place after the turn before it, and the turn after it follows that one directly. No
+        two continuers are adjacent (each is shorter than the other). Cached with :meth:`units`. Read only."""
         codes = self.units()[0]
         got = self._turns
         if got is not None and got[0] is codes:
-            return got[1], got[2]
+            return got[1], got[2], got[3]
         n = codes.size
         none = self._session_code.get(None)
         voice = self.speaker.view[:n].astype(np.int64) * len(ROLES) + self.role.view[:n]
@@ -615,10 +625,26 @@ class NamespaceIndex:
             new |= codes == none
         turn = np.cumsum(new) - 1
         start = np.append(np.flatnonzero(new), n).astype(np.int64)
-        turn.setflags(write=False)
-        start.setflags(write=False)
-        self._turns = (codes, turn, start)
-        return turn, start
+        n_turns = start.size - 1
+        step = np.ones(n_turns)
+        if n_turns > 2:
+            tok = self.doc_lengths()[:n]
+            first, last = start[:-1], start[1:] - 1  # each turn's first and last row
+            mid = np.arange(1, n_turns - 1)
+            one = first[mid] == last[mid]
+            row = first[mid]
+            cont = one & (tok[row] <= CONTINUER_TOKENS) & (tok[row] < tok[last[mid - 1]]) \
+                & (tok[row] < tok[first[mid + 1]]) & (voice[last[mid - 1]] == voice[first[mid + 1]]) \
+                & (codes[last[mid - 1]] == codes[row]) & (codes[row] == codes[first[mid + 1]])
+            if none is not None:
+                cont &= codes[row] != none
+            step[mid[cont]] = 0.5       # half a place after the turn before it
+            step[mid[cont] + 1] = 0.5   # and the turn after it a place after that one
+        place = np.cumsum(step)
+        for a in (turn, start, place):
+            a.setflags(write=False)
+        self._turns = (codes, turn, start, place)
+        return turn, start, place
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a
