@@ -977,6 +977,22 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help='hippo configuration for this run, e.g. \'{"decay": {"enabled": false}}\'')
 
 
+# The bench's rewrites of the text, in the order they apply: (argument, rewrite of the conversations given its value,
+# how the report's title names it). Each rewrites every system's input alike.
+REWRITES: tuple[tuple[str, Callable[[list[Conversation], Any], list[Conversation]], Callable[[Any], str]], ...] = (
+    ("phone_typing", lambda c, v: as_phone_typed(c), lambda v: "typed as on a phone"),
+    ("typos", as_misspelled, lambda v: f"{v:g} of long words mistyped"),
+    ("emoji", as_emojified, lambda v: f"{v:g} of messages with emoji against a word"),
+    ("chat_words", as_chat_typed, lambda v: f"{v:g} of the words chats shorten in their short form"),
+    ("held_letters", as_held, lambda v: f"{v:g} of words with a letter held"),
+    ("split_turns", lambda c, v: as_split(c), lambda v: "messages sent one sentence at a time"),
+    ("fillers", as_with_fillers, lambda v: f"a filler before {v:g} of the turns"),
+    ("interruptions", as_interrupted, lambda v: f"{v:g} of bursts' messages interrupted by a reaction"),
+    ("british", lambda c, v: as_british(c), lambda v: "British spellings"),
+    ("nicknames", lambda c, v: as_nicknamed(c), lambda v: "questions with nicknames"),
+)
+
+
 def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: str, title: str,
                 config: Any = None) -> tuple[dict[str, Any], str]:
     budgets = [int(x) for x in str(args.budgets).split(",") if x.strip()]
@@ -994,36 +1010,12 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
         convs = as_one_pair(convs)
     if getattr(args, "merge", False):
         convs = [merge(convs)]
-    phone = bool(getattr(args, "phone_typing", False))
-    if phone:
-        convs = as_phone_typed(convs)
-    typos = float(getattr(args, "typos", 0.0) or 0.0)
-    if typos:
-        convs = as_misspelled(convs, typos)
-    emoji = float(getattr(args, "emoji", 0.0) or 0.0)
-    if emoji:
-        convs = as_emojified(convs, emoji)
-    chat = float(getattr(args, "chat_words", 0.0) or 0.0)
-    if chat:
-        convs = as_chat_typed(convs, chat)
-    hold = float(getattr(args, "held_letters", 0.0) or 0.0)
-    if hold:
-        convs = as_held(convs, hold)
-    split = bool(getattr(args, "split_turns", False))
-    if split:
-        convs = as_split(convs)
-    fill = float(getattr(args, "fillers", 0.0) or 0.0)
-    if fill:
-        convs = as_with_fillers(convs, fill)
-    cut = float(getattr(args, "interruptions", 0.0) or 0.0)
-    if cut:
-        convs = as_interrupted(convs, cut)
-    nick = bool(getattr(args, "nicknames", False))
-    if nick:
-        convs = as_nicknamed(convs)
-    uk = bool(getattr(args, "british", False))
-    if uk:
-        convs = as_british(convs)
+    rewrites: dict[str, Any] = {}
+    for name, rewrite, _ in REWRITES:
+        value = getattr(args, name, False)  # a switch (False / True) or a rate (0.0 when not asked for)
+        rewrites[name] = value if isinstance(value, bool) else float(value or 0.0)
+        if value:
+            convs = rewrite(convs, value)
     timing = getattr(args, "turn_times", None)
     if timing:
         convs = retimed(convs, *timing)
@@ -1041,21 +1033,11 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
                    keep_per_question=args.keep_per_question, progress=lambda m: print(m, flush=True), pause=pause)
     if getattr(args, "agent_loop", False) and not args.no_hippo:
         out["agent_loop"] = agent_loop(convs, budgets[len(budgets) // 2], id_key=id_key, embed=embed, config=config)
-    out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "phone_typing": phone,
-                "typos": typos, "emoji": emoji, "one_pair": pair, "chat_words": chat, "held_letters": hold, "split_turns": split, "fillers": fill, "interruptions": cut, "british": uk, "nicknames": nick, "no_sessions": bare,
-                "turn_times": list(timing) if timing else None, "pause_s": pause,
+    out.update({"benchmark": title, "data": str(args.data), "selection": args.conversations, "one_pair": pair,
+                **rewrites, "no_sessions": bare, "turn_times": list(timing) if timing else None, "pause_s": pause,
                 "machine": machine_info()})
     typed = ", one pair of people" if pair else ""
-    typed += ", typed as on a phone" if phone else ""
-    typed += f", {typos:g} of long words mistyped" if typos else ""
-    typed += f", {emoji:g} of messages with emoji against a word" if emoji else ""
-    typed += f", {chat:g} of the words chats shorten in their short form" if chat else ""
-    typed += f", {hold:g} of words with a letter held" if hold else ""
-    typed += ", messages sent one sentence at a time" if split else ""
-    typed += f", a filler before {fill:g} of the turns" if fill else ""
-    typed += f", {cut:g} of bursts' messages interrupted by a reaction" if cut else ""
-    typed += ", British spellings" if uk else ""
-    typed += ", questions with nicknames" if nick else ""
+    typed += "".join(f", {named(rewrites[name])}" for name, _, named in REWRITES if rewrites[name])
     typed += (f", turns timed apart (median {timing[0]:g} s, sigma {timing[1]:g}"
               + (f", sessions {timing[2]:g} h apart)" if timing[2] else ")")) if timing else ""
     typed += ", no session ids" if bare else ""
@@ -1063,6 +1045,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_interrupted", "as_one_pair", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
+__all__ = ["REWRITES", "Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_interrupted", "as_one_pair", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]
