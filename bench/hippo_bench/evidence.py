@@ -151,6 +151,15 @@ def _when(value: Any) -> datetime | None:
     return None
 
 
+def _flat(value: Any) -> list[str]:
+    """The ids of an evidence field: a string, or strings in (nested) lists; anything else names no turn."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [e for x in value for e in _flat(x)]
+    return []
+
+
 def load_locomo(path: str | os.PathLike) -> list[Conversation]:
     """LoCoMo conversations as the reference scorer reads them: turns ``text`` plus ``" [image: <caption>]"``,
     the session's date as every turn's time, evidence ids that name a turn exactly (others are dropped).
@@ -191,7 +200,7 @@ def load_locomo(path: str | os.PathLike) -> list[Conversation]:
         for q in s.get("qa", []):
             if q.get("category") not in categories:
                 continue
-            ev = tuple(e for e in q.get("evidence", []) if e in known)
+            ev = tuple(e for e in _flat(q.get("evidence") or []) if e in known)
             if ev:
                 qs.append(Question(categories[q["category"]], q["question"], ev))
         convs.append(Conversation(str(s.get("sample_id", f"chat-{k}")), k, msgs, qs))

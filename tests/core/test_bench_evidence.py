@@ -118,7 +118,9 @@ def _realtalk_chat(k: int) -> dict:
                 "category": 1},
                {"question": "When is Fahim's first day?", "answer": "31 December", "evidence": ["D2:1"],
                 "category": 2},
-               {"question": "Unscored", "answer": "-", "evidence": ["D1:1"], "category": 9}],
+               {"question": "Unscored", "answer": "-", "evidence": ["D1:1"], "category": 9},
+               {"question": "What did Maya say?", "answer": "congrats", "evidence": [["D1:3"], 7, None],
+                "category": 3}],
     }
 
 
@@ -135,7 +137,8 @@ def test_locomo_loader_reads_realtalk_chats_a_file_a_list_or_a_directory(tmp_pat
     assert [m.when for m in c.messages] == [datetime(2023, 12, 29, 14, 2, 11), datetime(2023, 12, 29, 14, 2, 30),
                                             datetime(2023, 12, 29, 14, 10, 2), datetime(2023, 12, 30, 9, 15)]
     assert [m.session for m in c.messages] == ["session_1"] * 3 + ["session_2"]
-    assert [(q.kind, q.evidence) for q in c.questions] == [("fact", ("D1:2",)), ("date", ("D2:1",))]
+    assert [(q.kind, q.evidence) for q in c.questions] == [("fact", ("D1:2",)), ("date", ("D2:1",)),
+                                                          ("inference", ("D1:3",))]
     listed = tmp_path / "list.json"
     listed.write_text(json.dumps([_realtalk_chat(1), _realtalk_chat(2)]), encoding="utf-8")
     assert [len(x.messages) for x in evidence.load_locomo(listed)] == [4, 4]
@@ -149,7 +152,7 @@ def test_locomo_loader_reads_realtalk_chats_a_file_a_list_or_a_directory(tmp_pat
     out = tmp_path / "rt.json"
     assert main(["locomo", "--data", str(folder), "--out", str(out)]) == 0
     res = json.loads(out.read_text())
-    assert res["hippo"]["failed_calls"] == 0 and res["questions"] == 6
+    assert res["hippo"]["failed_calls"] == 0 and res["questions"] == 9
 
 
 def test_fill_and_density_order():
