@@ -240,9 +240,11 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     up to ``span`` turns away): in a dialogue the answer to a question often shares no words with it, while the
     turn just before it does. A turn is what one voice says before another speaks (:meth:`NamespaceIndex.turns`):
     a burst of short messages in a messaging app is one turn, whose messages lend each other as neighbours do (the
-    share of the first step: they are one utterance in pieces), and the steps count turns, not messages. Where
-    every message is a turn of its own (the development sets), this is a message's neighbours one and two messages
-    away. Work is proportional to the matched turns, not to the namespace."""
+    share of the first step: they are one utterance in pieces), and the steps count the turns that take the floor
+    (a continuer, "omg" in the middle of the other voice's story, is half a place from the turns on either side:
+    :meth:`NamespaceIndex.turns`). Where every message is a turn of its own and there is no continuer (the
+    development sets), this is a message's neighbours one and two messages away. Work is proportional to the
+    matched turns, not to the namespace."""
     sess = index.units()[0]
     turn, start, place = index.turns()
     n = acc.size
@@ -286,10 +288,10 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
             cnt = hi - lo
             if not cnt.any():
                 continue
-            src = np.repeat(tt, cnt)
+            lender = np.repeat(tt, cnt)
             dst = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
-            ok = (dst != src) & (tunit[dst] == tunit[src])
-            np.maximum.at(from_nb, dst[ok], w * top1[src[ok]])
+            ok = (dst != lender) & (tunit[dst] == tunit[lender])
+            np.maximum.at(from_nb, dst[ok], w * top1[lender[ok]])
     # every message of a turn that borrows: from the turns around it, and from the others of its own turn at the
     # first step's share (the best message's score to the others, the second best's to the best)
     lent = np.flatnonzero((from_nb > 0) | matched)
