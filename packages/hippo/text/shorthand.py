@@ -31,6 +31,7 @@ from hippo.base.errors import InvalidInput
 
 
 def _plural(word: str) -> str:
+    """A noun's plural by the regular rules ("universities", "bdays", "pics")."""
     if word.endswith("y") and len(word) > 2 and word[-2] not in "aeiou":
         return word[:-1] + "ies"
     if word.endswith(("s", "x", "ch", "sh")):
