@@ -235,6 +235,11 @@ def sessions(index: NamespaceIndex, query: Query, config: Config, lexical_scored
     return out
 
 
+def _spans(lo: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Every index of the ranges ``[lo[k], lo[k] + count[k])``, range after range."""
+    return np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
+
+
 def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
     """Lend each message a share of its best neighbour's score in the same session or sitting (halving per step,
     up to ``span`` turns away): in a dialogue the answer to a question often shares no words with it, while the
@@ -288,8 +293,7 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
             cnt = hi - lo
             if not cnt.any():
                 continue
-            lender = np.repeat(tt, cnt)
-            dst = np.repeat(lo, cnt) + (np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt))
+            lender, dst = np.repeat(tt, cnt), _spans(lo, cnt)
             ok = (dst != lender) & (tunit[dst] == tunit[lender])
             np.maximum.at(from_nb, dst[ok], w * top1[lender[ok]])
     # every message of a turn that borrows: from the turns around it, and from the others of its own turn at the
@@ -299,8 +303,7 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
     if size.size and int(size.max()) == 1:
         rows, of = start[lent], lent
     else:
-        rows = np.repeat(start[lent], size) + (np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size))
-        of = np.repeat(lent, size)
+        rows, of = _spans(start[lent], size), np.repeat(lent, size)
     inside = weight * np.where(acc[rows] == top1[of], top2[of], top1[of])
     best = np.zeros(n, dtype=np.float64)
     best[rows] = np.maximum(from_nb[of], inside)
