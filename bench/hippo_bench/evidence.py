@@ -69,6 +69,11 @@ class Conversation:
     def lines(self) -> list[str]:
         return [f"{m.speaker or m.role}: {m.text}" for m in self.messages]
 
+    @property
+    def people(self) -> list[str]:
+        """The speakers, in the order they first speak."""
+        return list(dict.fromkeys(m.speaker for m in self.messages))
+
 
 # ------------------------------------------------------------------------------------------------- loading
 
@@ -223,15 +228,12 @@ def as_one_pair(convs: Sequence[Conversation]) -> list[Conversation]:
     first's first, its second as the first's second; in speakers, texts and questions, whole words), so that merged
     they read as one long history between the same two people, where no name tells one stretch from another (as in
     a single conversation several times longer). A conversation with other than two speakers is left as it is."""
-    def people(c: Conversation) -> list[str]:
-        return list(dict.fromkeys(m.speaker for m in c.messages))
-
     if not convs:
         return []
-    target = people(convs[0])
+    target = convs[0].people
     out = []
     for c in convs:
-        names = people(c)
+        names = c.people
         if len(names) != 2 or len(target) != 2:
             out.append(c)
             continue
@@ -488,7 +490,7 @@ def as_interrupted(convs: Sequence[Conversation], rate: float, seed: int = 0) ->
     Evidence and questions as they are. A conversation of other than two people is left as it is."""
     out = []
     for c in convs:
-        people = list(dict.fromkeys(m.speaker for m in c.messages))
+        people = c.people
         if len(people) != 2:
             out.append(c)
             continue
