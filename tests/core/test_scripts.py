@@ -27,6 +27,16 @@ WORDS = [
     ("北京大学很好", ["北京", "京大", "大学", "学很", "很好"]),
     ("我在东京。猫", ["我在", "在东", "东京", "猫"]),
     ("カメラを買った", ["カメ", "メラ", "ラを", "を買", "買っ", "った"]),
+    # Hangul: phrases between spaces, each cut into syllable bigrams (a particle stays on its noun's last syllable)
+    ("김치찌개를 먹었어요", ["김치", "치찌", "찌개", "개를", "먹었", "었어", "어요"]),
+    # Thai: no spaces between words; code points, vowel and tone marks included, cut into bigrams
+    ("ข้าวผัด กุ้ง", ["ข\u0e49", "\u0e49า", "าว", "วผ", "ผ\u0e31", "\u0e31ด", "ก\u0e38", "\u0e38\u0e49", "\u0e49ง"]),
+    # the sentence punctuation of these scripts ends a run (Thai angkhankhu, Myanmar and Khmer full stops); the
+    # Thai abbreviation mark is a letter of its word
+    ("กรุงเทพฯ ดี\u0e5aดี", ["กร", "รุ", "ุง", "งเ", "เท", "ทพ", "พฯ", "ดี", "ดี"]),
+    ("ထမင်း။ ရေ", ["ထမ", "မင", "င\u103a", "\u103a\u1038", "ရေ"]),
+    ("បាយ។ ត្រី", ["បា", "ាយ", "ត\u17d2", "\u17d2រ", "រ\u17b8"]),
+    ("ວຽງຈັນ", ["ວຽ", "ຽງ", "ງຈ", "ຈ\u0eb1", "\u0eb1ນ"]),
     ("café naïve e\u0301te\u0301", ["café", "naïve", "e\u0301te\u0301"]),
     ("I don't know Caroline's dog_house 2x3", ["I", "don't", "know", "Caroline's", "dog", "house", "2x3"]),
     ("東京Tower_x, 北京's café", ["東京", "Tower", "x", "北京", "café"]),
@@ -61,12 +71,23 @@ MESSAGES = [
     "明天我们去上海看展览吧。",
     "昨日、東京で新しいカメラを買いました。",
     "We adopted a greyhound from the rescue in Dublin.",
+    "ฉันชอบกินข้าวผัดกุ้งมาก",          # Thai: I like shrimp fried rice a lot
+    "พรุ่งนี้ฉันจะไปเชียงใหม่กับเพื่อน",     # Thai: tomorrow I go to Chiang Mai with a friend
+    "โครงการใหม่ของเรามีกำหนดส่งวันศุกร์",   # Thai: our new project is due on Friday
+    "오늘 저녁에 친구랑 김치찌개를 먹었어요.",  # Korean: had kimchi stew with a friend this evening
+    "다음 주에 부산으로 여행을 갈 예정이에요.",  # Korean: going on a trip to Busan next week
+    "ຂ້ອຍມັກກິນເຂົ້າຈີ່ທຸກເຊົ້າ",           # Lao: I like eating bread every morning
+    "ថ្ងៃស្អែកខ្ញុំនឹងទៅសៀមរាប",             # Khmer: tomorrow I will go to Siem Reap
+    "မနက်ဖြန်ရန်ကုန်ကိုသွားမယ်",             # Myanmar: tomorrow I will go to Yangon
 ]
 
 
 @pytest.mark.parametrize("query,expected", [
     ("машину", 0), ("бабушке", 1), ("Ωμέγα", 2), ("سيارة", 3), ("עוֹלָם", 4), ("कार", 5), ("차를", 6),
     ("北京", 7), ("小猫叫什么名字？", 7), ("上海", 8), ("カメラをどこで買いましたか", 9), ("greyhound rescue", 10),
+    # a word inside a run of a script without spaces, and a noun under its particle
+    ("ข้าวผัดกุ้ง", 11), ("เชียงใหม่", 12), ("กำหนดส่ง", 13), ("김치찌개", 14), ("부산 여행은 언제예요?", 15),
+    ("ເຂົ້າຈີ່", 16), ("សៀមរាប", 17), ("ရန်ကုန်", 18),
 ])
 def test_search_finds_the_message_in_its_script(query, expected):
     with Memory(None) as mem:
@@ -93,3 +114,42 @@ def test_cjk_bm25_matches_a_naive_bigram_reference():
         assert set(got) == set(want)
         for r, v in want.items():
             assert got[r] == pytest.approx(v, rel=1e-9)
+
+
+# Sentences with their nouns labelled by hand: Korean attaches particles and endings to a noun ("김치찌개를"), Thai
+# writes no space between words. Each noun, asked alone, must find its own sentence first.
+KOREAN = [
+    ("오늘 저녁에 친구랑 김치찌개를 먹었어요.", ["저녁", "친구", "김치찌개"]),
+    ("다음 주에 부산으로 여행을 갈 예정이에요.", ["부산", "여행"]),
+    ("새로운 프로젝트 마감일이 금요일이라서 바빠요.", ["마감일", "금요일"]),
+    ("어제 도서관에서 소설책을 두 권 빌렸어요.", ["도서관", "소설책"]),
+    ("우리 강아지는 산책을 정말 좋아해요.", ["강아지", "산책"]),
+    ("주말에 가족들과 제주도에 다녀왔어요.", ["주말", "가족", "제주도"]),
+    ("회사 회의가 오후 세 시로 바뀌었습니다.", ["회의", "오후"]),
+    ("요즘 기타 연습을 매일 하고 있어요.", ["연습"]),
+    ("할머니 생신 선물로 목도리를 샀어요.", ["선물", "목도리"]),
+    ("병원 예약을 다음 달 칠일로 옮겼어요.", ["예약"]),
+    ("새 노트북이 너무 느려서 환불했어요.", ["노트북", "환불"]),
+    ("아침마다 공원에서 조깅을 해요.", ["아침", "공원", "조깅"]),
+]
+THAI = [
+    ("ฉันชอบกินข้าวผัดกุ้งมาก", ["ข้าวผัด", "กุ้ง"]),
+    ("พรุ่งนี้ฉันจะไปเชียงใหม่กับเพื่อน", ["เชียงใหม่", "เพื่อน"]),
+    ("โครงการใหม่ของเรามีกำหนดส่งวันศุกร์", ["โครงการ", "กำหนดส่ง", "ศุกร์"]),
+    ("เมื่อวานฉันยืมหนังสือจากห้องสมุดสองเล่ม", ["หนังสือ", "ห้องสมุด"]),
+    ("สุนัขของฉันชอบไปเดินเล่นที่สวนสาธารณะ", ["สุนัข", "สวนสาธารณะ"]),
+    ("สุดสัปดาห์นี้ครอบครัวของเราจะไปทะเล", ["ครอบครัว", "ทะเล"]),
+    ("การประชุมของบริษัทเลื่อนไปเป็นบ่ายสามโมง", ["ประชุม", "บริษัท"]),
+    ("ช่วงนี้ฉันฝึกเล่นกีตาร์ทุกวัน", ["กีตาร์"]),
+    ("ฉันซื้อผ้าพันคอเป็นของขวัญวันเกิดให้คุณยาย", ["ผ้าพันคอ", "ของขวัญ", "วันเกิด"]),
+]
+
+
+@pytest.mark.parametrize("labelled", [KOREAN, THAI], ids=["korean", "thai"])
+def test_a_noun_finds_its_sentence_inside_a_phrase_or_a_run(labelled):
+    with Memory(None) as mem:
+        items = mem.add_many({"text": t} for t, _ in labelled)
+        missed = [(noun, [h.text for h in mem.search(noun, k=2)])
+                  for item, (_, nouns) in zip(items, labelled) for noun in nouns
+                  if [h.id for h in mem.search(noun, k=1)] != [item.id]]
+        assert not missed

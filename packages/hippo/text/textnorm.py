@@ -14,16 +14,26 @@ from functools import lru_cache
 # apostrophe suffix ("don't", "Caroline's"; "l'été" stays "l", "été"). Combining marks are part of their word
 # (Python's \w leaves them out): Latin diacritics written apart, Hebrew points, Arabic harakat, and the vowel signs
 # of the Indic and Southeast Asian scripts (their blocks whole, but for the Devanagari dandas that end a sentence).
-# Scripts written without spaces between words (Han, Hiragana, Katakana) are the exception: a run of them is a
-# clause, not a word, and is cut into overlapping character bigrams (a lone character stays a unigram), the usual
-# unit of CJK full-text search (Lucene's CJKAnalyzer): "北京大学" -> "北京", "京大", "大学".
+# Scripts written without spaces between words are the exception: a run of them is a clause, not a word, and is cut
+# into overlapping character bigrams (a lone character stays a unigram), the usual dictionary-free unit of full-text
+# search in those scripts (Lucene's CJKAnalyzer: "北京大学" -> "北京", "京大", "大学"). They are Han, Hiragana and
+# Katakana; Thai, Lao, Khmer and Myanmar, whose word boundaries otherwise need a dictionary (ICU's), so a run of
+# them held no word a question could name ("ข้าวผัดกุ้ง" inside "ฉันชอบกินข้าวผัดกุ้งมาก"); and Hangul, as
+# CJKAnalyzer does: Korean separates phrases (eojeol) with spaces, but attaches its particles and endings to the
+# word ("김치찌개를", "김치찌개가"), and bigrams find the noun in all of them (Lee & Ahn 1996, n-grams for Korean
+# retrieval). A character is a code point: the vowel and tone marks of the Southeast Asian scripts are characters
+# of a bigram like the letters (bigrams of code points match their cl100k tokens in context more often than bigrams
+# of whole syllables, docs/retrieval.md).
 # ASCII text (most of it) is split by the ASCII rule alone; other text by one class of word characters, and only
-# the few runs holding an underscore or a CJK character are split further.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9d"
+# the few runs holding an underscore or a script without spaces are split further.
+_CJK = ("\u0e01-\u0e4e\u0e50-\u0e59\u0e81-\u0edf\u1000-\u1049\u1050-\u109f\u1100-\u11ff\u1780-\u17d3"
+        "\u17d7\u17dc\u17dd\u17e0-\u17e9\u17f0-\u17f9\u19e0-\u19ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
+        "\u4e00-\u9fff\ua960-\ua97f\ua9e0-\ua9fe\uaa60-\uaa7f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff"
+        "\uff66-\uff9d\uffa0-\uffdc")  # their sentence punctuation (Thai ๏ ๚ ๛, Myanmar ၊ ။, Khmer ។ ៕) left out
 _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
-          "\u0900-\u0963\u0966-\u0dff\u0e00-\u0fff\u1000-\u109f")
+          "\u0900-\u0963\u0966-\u0dff\u0f00-\u0fff")
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")  # ASCII text
-_ANY_WORD_RE = re.compile(rf"[\w{_MARKS}]+(?:['’][A-Za-z]+)?")
+_ANY_WORD_RE = re.compile(rf"[\w{_MARKS}{_CJK}]+(?:['’][A-Za-z]+)?")
 _CJK_RE = re.compile(rf"[{_CJK}]")
 _SPLIT_RE = re.compile(rf"[_{_CJK}]")
 _PARTS_RE = re.compile(rf"[{_CJK}]+|[^_{_CJK}]+")
@@ -97,12 +107,14 @@ def _undouble(w: str) -> str:
 
 
 def is_cjk(word: str) -> bool:
-    """Whether ``word`` is written in a script without spaces between words (its bigrams match anywhere)."""
+    """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
+    anywhere."""
     return bool(word) and _CJK_RE.match(word) is not None
 
 
 def words(text: str) -> list[str]:
-    """The words of ``text`` in order: runs of letters and digits, CJK runs as character bigrams."""
+    """The words of ``text`` in order: runs of letters and digits, runs of the scripts without spaces (and Hangul)
+    as character bigrams."""
     if text.isascii():
         return WORD_RE.findall(text)
     found = _ANY_WORD_RE.findall(text)
