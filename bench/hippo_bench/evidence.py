@@ -49,6 +49,7 @@ class Message:
     text: str
     when: datetime | None
     session: str | None
+    repeats: Any = None      # the id of the message this one is a copy of (:func:`as_repeated`), else None
 
 
 @dataclass(frozen=True)
@@ -505,6 +506,33 @@ def as_interrupted(convs: Sequence[Conversation], rate: float, seed: int = 0) ->
     return out
 
 
+REPEATED = 5  # messages of a conversation that come back again and again under --repeats
+
+
+def as_repeated(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with, after each message at probability ``rate``, a copy of one of :data:`REPEATED` of
+    its messages (chosen at random, seeded per conversation; one said before this point) sent again word for word
+    by its speaker and role, at the time and in the session of the message before it (id ``"<id>#r<k>"``): what an
+    agent's history repeats, the question asked every morning, a tool's output after every call. A copy carries its
+    original's information: for every system, a context that holds a copy of an evidence message holds that
+    evidence (:attr:`Message.repeats`)."""
+    out = []
+    for c in convs:
+        rng = random.Random(f"repeat{seed}:{c.cid}")
+        habits = set(rng.sample(range(len(c.messages)), min(REPEATED, len(c.messages))))
+        msgs: list[Message] = []
+        said: list[Message] = []
+        for k, m in enumerate(c.messages):
+            msgs.append(m)
+            if k in habits:
+                said.append(m)
+            if said and rng.random() < rate:
+                o = rng.choice(said)
+                msgs.append(replace(o, id=f"{o.id}#r{len(msgs)}", when=m.when, session=m.session, repeats=o.id))
+        out.append(Conversation(c.cid, c.number, msgs, list(c.questions)))
+    return out
+
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
@@ -676,6 +704,9 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
         lines = conv.lines
         ntok = [len(enc.encode(line + "\n", disallowed_special=())) for line in lines]
         pos = {m.id: i for i, m in enumerate(conv.messages)}
+        # a copy (as_repeated) holds its original's evidence: contexts are scored by the originals they hold
+        same = {i: pos[m.repeats] for i, m in enumerate(conv.messages) if m.repeats is not None}
+        copied = {m.id: m.repeats for m in conv.messages if m.repeats is not None}
         peers = Peers(lines, ntok, embed)
         mem = None
         if Memory is not None:
@@ -711,7 +742,7 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
                 got = set(fill(ev_rows, ntok, b))
                 cell["oracle"] = sum(pos[e] in got for e in unique) / len(unique)
                 for name, order in orders.items():
-                    got = set(fill(order, ntok, b))
+                    got = {same.get(i, i) for i in fill(order, ntok, b)}
                     cell[name] = sum(pos[e] in got for e in ev) / len(ev)
                 if hippo:
                     score = 0.0
@@ -731,6 +762,7 @@ def evaluate(convs: Sequence[Conversation], budgets: Sequence[int], *, id_key: s
                                 first.append(lat["hippo"][-1])
                             over += len(enc.encode(rc.text, disallowed_special=())) > b
                             have = {m.metadata.get(id_key) for m in rc.messages}
+                            have |= {copied[i] for i in have if i in copied}
                             score = sum(e in have for e in ev) / len(ev)
                     cell["hippo"] = score
                 row[str(b)] = cell
@@ -958,6 +990,10 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
     p.add_argument("--fillers", type=_rate, default=0.0, metavar="RATE",
                    help="send a filler (lol, omg, an emoji) before this share of the turns, by the turn's speaker "
                         "(seeded), for every system: the reactions of real chats; never evidence (default 0)")
+    p.add_argument("--repeats", type=_rate, default=0.0, metavar="RATE",
+                   help="after each message, with this probability, send one of five of the conversation's messages "
+                        "again word for word (seeded), for every system: an agent's repeated questions and tool "
+                        "outputs; a copy of an evidence message counts as that evidence (default 0)")
     p.add_argument("--interruptions", type=_rate, default=0.0, metavar="RATE",
                    help="between two consecutive messages of one speaker (a burst, e.g. with --split-turns), put the "
                         "other person's reaction (omg, lol, wait what) with this probability (seeded), for every "
@@ -998,6 +1034,7 @@ REWRITES: tuple[tuple[str, Callable[[list[Conversation], Any], list[Conversation
     ("held_letters", as_held, lambda v: f"{v:g} of words with a letter held"),
     ("split_turns", lambda c, v: as_split(c), lambda v: "messages sent one sentence at a time"),
     ("fillers", as_with_fillers, lambda v: f"a filler before {v:g} of the turns"),
+    ("repeats", as_repeated, lambda v: f"one of five messages again after {v:g} of the messages"),
     ("interruptions", as_interrupted, lambda v: f"{v:g} of bursts' messages interrupted by a reaction"),
     ("british", lambda c, v: as_british(c), lambda v: "British spellings"),
     ("nicknames", lambda c, v: as_nicknamed(c), lambda v: "questions with nicknames"),
@@ -1056,6 +1093,6 @@ def run_dataset(args: argparse.Namespace, convs: list[Conversation], *, id_key: 
     return out, render(f"{title} evidence recall ({args.data}, conversations: {args.conversations}{typed})", out)
 
 
-__all__ = ["REWRITES", "Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_interrupted", "as_one_pair", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
+__all__ = ["REWRITES", "Conversation", "Message", "Question", "Peers", "agent_loop", "as_british", "as_chat_typed", "as_held", "as_interrupted", "as_one_pair", "as_repeated", "as_split", "as_with_fillers", "as_emojified", "as_misspelled", "as_nicknamed", "as_phone_typed", "beam_ids", "best_peer", "british", "by_density", "chat_typed", "emojified", "held",
            "evaluate", "fill", "load_beam", "load_locomo", "merge", "minilm", "misspelled", "phone_typed", "render", "retimed",
            "run_dataset", "select", "without_sessions"]

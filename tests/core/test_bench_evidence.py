@@ -27,11 +27,12 @@ def _beam_dir(tmp_path, n_convs: int = 2):
             {"batch_number": 1, "time_anchor": "March-15-2024", "turns": [
                 [{"role": "user", "id": 1, "content": f"My greyhound is called Biscuit{n} and she loves the beach."},
                  {"role": "assistant", "id": 2, "content": FILLER}],
-                [{"role": "user", "id": 3, "content": "I moved to Lisbon in May for a new job at a bakery."},
+                # each chat's words its own: a context holds one copy of a text, and the copy would not be this id
+                [{"role": "user", "id": 3, "content": f"I moved to Lisbon in May for a new job at bakery {n}."},
                  {"role": "assistant", "id": 4, "content": FILLER}],
             ]},
             {"batch_number": 2, "time_anchor": "April-02-2024", "turns": [
-                [{"role": "user", "id": 5, "content": "Always answer in metric units when I ask about distances."},
+                [{"role": "user", "id": 5, "content": f"Always answer in metric units when I ask about distances {n}."},
                  {"role": "assistant", "id": 6, "content": "Understood, metric units from now on."}],
             ]},
         ]

@@ -96,10 +96,13 @@ def test_a_question_that_matches_nothing_gets_every_rule_that_fits():
     assert rule_rows.size == 10
     costs = state.index.doc_lengths()[rule_rows] + 4
     budget = 1200
-    # a question that matches nothing leaves the whole budget to the rules: all ten fit in 1200 tokens
+    # a question that matches nothing leaves the whole budget to the rules: all ten fit in 1200 tokens; the five
+    # rules were each stated twice, and a context holds a text once, with the times it was written
     r = mem.recall("Which Flask release is stable?", budget_tokens=budget)
     got = {m.id for m in r.messages}
-    assert sorted(i for i in ids["rule"] if i in got) == sorted(ids["rule"]) and costs.sum() <= budget
+    assert costs.sum() <= budget
+    assert sorted(mem.get(i).text for i in ids["rule"] if i in got) == sorted(RULES)
+    assert all(f"user (2 times): {rule}" in r.text for rule in RULES)
     assert r.tokens <= budget
     # a question about a rule's subject lifts that rule first
     r = mem.recall("emoji in code reviews", budget_tokens=200)

@@ -51,15 +51,15 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
         maybe_label = maybe_stale = events = None
     cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
                idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
-               idx.seqs.a[rows].tolist())
+               idx.seqs.a[rows].tolist(), idx.digests[rows].tolist())
     speakers, sessions = idx.speakers, idx.sessions
     current = scope is not None and scope.current
     until = scope.until if scope else None
-    for k, (i, r, n_tok, spk, role, ts, sess, seq) in enumerate(cols):
+    for k, (i, r, n_tok, spk, role, ts, sess, seq, digest) in enumerate(cols):
         if meta is not None and (i not in meta or not pred(meta[i])):
             continue
         p = Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role], ts=None if ts != ts else ts,
-                  session=sessions[sess], seq=seq)
+                  session=sessions[sess], seq=seq, digest=digest)
         if annotate:
             notes = []
             label = truth.label(r) if maybe_label[k] else None
@@ -78,3 +78,22 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
                     p.ts, p.session = ev, None
         out.append(p)
     return out
+
+
+def copy_times(state: NamespaceState, pred: Callable[[MessageRow], bool] | None, scope: Scope | None
+               ) -> Callable[[Piece], list[float | None]]:
+    """For :func:`hippo.engine.pack.pack`: the times of a piece's other copies in the namespace (the messages of
+    the same tokens: :meth:`~hippo.index.coindex.NamespaceIndex.copies_of`) that ``pred`` and ``scope`` admit."""
+    idx = state.index
+
+    plain = pred is None and (scope is None or not (scope.filters or scope.ordering))
+
+    def times(p: Piece) -> list[float | None]:
+        row = idx.row_of[p.key]
+        rows = idx.copies_of(row)
+        rows = rows[rows != row]
+        if plain:  # every copy is admitted and dated by when it was said: the span table has it
+            return [None if t != t else t for t in idx.ts.a[rows].tolist()]
+        return [q.ts for q in pieces(state, rows, pred, scope)]
+
+    return times

@@ -6,13 +6,23 @@ speaker; every session header carries its date so a reader can place events in t
 Packing estimates each line's cost from the span table (the message's token count plus its speaker prefix), so
 only the messages that are actually included are reconstructed from the Content DWM; the assembled text is then
 counted exactly and trimmed from the lowest-ranked end if the estimate was short.
+
+A context holds each text once. An agent's history repeats itself: the same tool output after every call, the same
+question asked each morning, a status line polled all day. Every copy ranks alike, and copies of one text would fill
+a context with one line. A copy is the same text in the same voice (role and speaker): the assistant quoting the
+user's words is a line of its own. The first copy packed stands for the others, with a note saying how many times the text
+was written and over which days ("user (22 times, 3 May 2023 to 9 June 2023): ..."; the count is of the whole
+history, as far as the recall's filter admits); the budget goes to the next distinct message. Copies are found
+among the candidates, where they compete for the context: a line whose copies all rank far below it carries no
+count. Only exact copies collapse: a text that differs in one character (a later temperature, another count) may be
+the answer.
 """
 
 from __future__ import annotations
 
 import re
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Callable
 
@@ -31,6 +41,8 @@ class Piece:
     seq: int
     text: str = ""
     note: str = ""         # e.g. "7 May 2023" (a resolved relative date) or "superseded 12 June 2023"
+    digest: int | None = None  # of the message's tokens (NamespaceIndex.digests): copies of one text share it
+    copies: list[float | None] = field(default_factory=list)  # when the other copies this line stands for were said
 
 
 @lru_cache(maxsize=4096)
@@ -47,8 +59,19 @@ def _group_key(p: Piece) -> str:
     return p.session if p.session else fmt_date(p.ts)
 
 
+def _repeats(p: Piece) -> str:
+    """``"3 times"``, or ``"3 times, 8 May 2023 to 9 June 2023"`` when the copies were written on different days."""
+    if not p.copies:
+        return ""
+    times = [t for t in (p.ts, *p.copies) if t is not None]
+    first, last = (fmt_day(min(times)), fmt_day(max(times))) if times else ("", "")
+    span = f", {first} to {last}" if first != last else ""
+    return f"{len(p.copies) + 1} times{span}"
+
+
 def _prefix(p: Piece) -> str:
-    return f"{p.speaker or p.role} ({p.note}):" if p.note else f"{p.speaker or p.role}:"
+    note = "; ".join(n for n in (p.note, _repeats(p)) if n)
+    return f"{p.speaker or p.role} ({note}):" if note else f"{p.speaker or p.role}:"
 
 
 def line_cost(p: Piece) -> int:
@@ -205,16 +228,41 @@ def ordered(pieces: list[Piece]) -> list[Piece]:
     return [p for ps in _sessions(pieces) for p in ps]
 
 
-def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]]
-         ) -> tuple[list[Piece], str, int]:
-    """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut. The texts of
-    the chosen pieces are read at the end, all in one ``load_texts`` call."""
+def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]],
+         copies: Callable[[Piece], list[float | None]] | None = None) -> tuple[list[Piece], str, int]:
+    """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut, and a copy
+    of a text already packed is not packed again: the packed line stands for it (:func:`_repeats`). ``copies``
+    gives, for a packed piece found to have a copy among the candidates, the times of all its other copies the
+    caller admits (else those among the candidates are counted). Texts are read where two pieces share a digest
+    (to confirm the copy), and the rest at the end, in one ``load_texts`` call."""
     chosen: list[Piece] = []
     groups: set[str] = set()
+    by_digest: dict[tuple, Piece] = {}  # (digest, role, speaker): a copy is the same text in the same voice
+    counted: set[int] = set()  # id() of the chosen pieces whose copies ``copies`` gave
+    loaded: set[int] = set()
     used = 0
     for p in ranked:
-        if budget - used < 3:
+        full = budget - used < 3
+        if full and not by_digest:
             break
+        kept = by_digest.get((p.digest, p.role, p.speaker)) if p.digest is not None else None
+        if full and kept is None:
+            continue  # a full context still learns of the copies of what it holds
+        if kept is not None:
+            todo = [q for q in (kept, p) if id(q) not in loaded]
+            for q, text in zip(todo, load_texts(todo)):
+                q.text = text
+                loaded.add(id(q))
+            if kept.text == p.text:
+                if id(kept) not in counted:
+                    before = line_cost(kept)
+                    if copies is not None:
+                        kept.copies = list(copies(kept))
+                        counted.add(id(kept))
+                    else:
+                        kept.copies.append(p.ts)
+                    used += line_cost(kept) - before
+                continue
         cost = line_cost(p)
         g = _group_key(p)
         if g not in groups:
@@ -222,9 +270,12 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
         if used + cost > budget:
             continue
         chosen.append(p)
+        if p.digest is not None:
+            by_digest.setdefault((p.digest, p.role, p.speaker), p)
         groups.add(g)
         used += cost
-    for p, text in zip(chosen, load_texts(chosen)):
+    todo = [p for p in chosen if id(p) not in loaded]
+    for p, text in zip(todo, load_texts(todo)):
         p.text = text
     layout = _layout(chosen)
     tokens = _count(layout)

@@ -12,7 +12,7 @@ import numpy as np
 
 from hippo.base.types import Hit, Recall
 from hippo.engine import pack, topdown
-from hippo.engine.candidates import pieces
+from hippo.engine.candidates import copy_times, pieces
 from hippo.engine.items import make_item
 from hippo.engine.lifecycle import Life
 from hippo.engine.rank import exact_first, hits, rank
@@ -54,8 +54,10 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
 def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None) -> Recall:
     """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time."""
     idx = state.index
-    chosen, text, tokens = pack.pack(pieces(state, rows, pred, ask.scope if ask else None), budget,
-                                     lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]))
+    scope = ask.scope if ask else None
+    chosen, text, tokens = pack.pack(pieces(state, rows, pred, scope), budget,
+                                     lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
+                                     copy_times(state, pred, scope))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages)

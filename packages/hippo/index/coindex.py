@@ -39,6 +39,11 @@ _TERM_CACHE_ROWS = 1 << 20  # ... holding at most this many rows in all (16 byte
 _TEXT_CACHE_CHARS = 1 << 21     # characters of message text kept, most recently read first
 _COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
 _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
+# A message's digest (NamespaceIndex.digests) sums its tokens times a fixed odd multiplier per position (mod 2**64,
+# the multipliers repeating every 4096 tokens) and mixes in its length: two messages of the same tokens have the
+# same digest, two of different tokens almost never do.
+_DIGEST_MULTIPLIERS = np.random.default_rng(0x6469676573).integers(1, 1 << 63, size=4096, dtype=np.uint64) | 1
+_DIGEST_BLOCK = 1 << 20  # tokens hashed in one numpy pass (bounds the temporary arrays)
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -109,6 +114,7 @@ class NamespaceIndex:
         self._slips: OrderedDict[str, tuple[int, lexicon.TermPattern | None]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
+        self._digest = GrowArray(np.uint64)            # see :attr:`digests`
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -187,6 +193,38 @@ class NamespaceIndex:
             flags[0] = False
         return flags
 
+    @property
+    def digests(self) -> np.ndarray:
+        """A 64-bit digest of each message's tokens (:data:`_DIGEST_MULTIPLIERS`), kept like :attr:`glue`: the
+        copies of one text (an agent's repeated tool output, a question asked every morning) share theirs."""
+        return self._digest.view
+
+    @staticmethod
+    def _digests_of(tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
+        ends = np.asarray(seg_ends, dtype=np.int64)
+        lengths = np.diff(ends, prepend=0)
+        out = np.zeros(ends.size, dtype=np.uint64)
+        lo = 0
+        while lo < ends.size:  # whole messages, about _DIGEST_BLOCK tokens at a time
+            first = int(ends[lo - 1]) if lo else 0
+            hi = max(lo + 1, int(np.searchsorted(ends, first + _DIGEST_BLOCK, side="right")))
+            n, starts = lengths[lo:hi], ends[lo:hi] - lengths[lo:hi]
+            toks = np.asarray(tokens[first:int(ends[hi - 1])], dtype=np.uint64)
+            if toks.size:
+                at = np.arange(toks.size, dtype=np.int64) - np.repeat(starts - first, n)
+                terms = (toks + np.uint64(1)) * _DIGEST_MULTIPLIERS[at & 4095]  # wraps mod 2**64
+                full = n > 0
+                out[lo:hi][full] = np.add.reduceat(terms, (starts - first)[full])
+            lo = hi
+        return out ^ (lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+
+    def copies_of(self, row: int) -> np.ndarray:
+        """The rows that repeat ``row``: its tokens (digest and length) in the same voice (role and speaker),
+        ``row`` among them, ascending."""
+        d, lengths = self._digest.view, self.doc_lengths()
+        same = (d == d[row]) & (lengths[:d.size] == lengths[row])
+        return np.flatnonzero(same & (self.role.view == self.role.a[row]) & (self.speaker.view == self.speaker.a[row]))
+
     def _signatures_of(self, tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
         sig = self.config.signature
         return ri_signatures(
@@ -205,6 +243,7 @@ class NamespaceIndex:
         if self._signatures is not None:
             self._signatures.extend(self._signatures_of(tokens, seg_ends))
         self._glue.extend(self._glue_of(tokens, seg_ends))
+        self._digest.extend(self._digests_of(tokens, seg_ends))
         self._append_columns(rows, seg_ends + base)
 
     def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
@@ -258,6 +297,7 @@ class NamespaceIndex:
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
         self.content.extend(tokens)
         self._glue = GrowArray.wrap(self._glue_of(tokens, np.cumsum(lengths)), fill=False)
+        self._digest = GrowArray.wrap(self._digests_of(tokens, np.cumsum(lengths)))
         for name, values in cols.items():
             old = getattr(self, name)
             g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
@@ -339,6 +379,7 @@ class NamespaceIndex:
         if tokens.size != n_tokens:
             raise ValueError(f"{tokens.size} tokens given for a Content stream of {n_tokens}")
         idx._glue = GrowArray.wrap(cls._glue_of(tokens, idx.ends.view), fill=False)
+        idx._digest = GrowArray.wrap(cls._digests_of(tokens, idx.ends.view))
         idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")

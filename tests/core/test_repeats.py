@@ -1,0 +1,174 @@
+"""A context holds each text once (hippo.engine.pack): the copies of one text collapse into the line packed first,
+which says how many times and over which days the text was written. Checked against hand-written cases, against
+the equality of the messages' tokens (the digests that find copies), and against the context's own token count."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timezone
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.text import tokenizer
+
+
+def _ts(day: int) -> float:
+    return datetime(2024, 3, day, 9, 0, tzinfo=timezone.utc).timestamp()
+
+
+def _dentist(mem: Memory, days: int = 20) -> None:
+    for d in range(1, days + 1):
+        mem.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"s{d}", timestamp=_ts(d))
+        mem.add("Your dentist appointment is on May 3 at 10 AM.", role="assistant", session_id=f"s{d}",
+                timestamp=_ts(d) + 5)
+    mem.add("I moved my dentist appointment to May 10, the clinic called.", role="user", session_id="s30",
+            timestamp=_ts(30))
+
+
+def _line(text: str, body: str) -> str:
+    return next(line for line in text.splitlines() if line.endswith(body))
+
+
+def test_copies_collapse_into_one_line_with_their_count_and_days():
+    with Memory(None) as mem:
+        _dentist(mem)
+        rc = mem.recall("When is my dentist appointment?", budget_tokens=300)
+        assert _line(rc.text, "Can you remind me when my dentist appointment is?") == \
+            "user (20 times, 1 March 2024 to 20 March 2024): Can you remind me when my dentist appointment is?"
+        assert rc.text.count("Can you remind me") == 1
+        assert rc.text.count("Your dentist appointment is on May 3") == 1
+        asked = [m for m in rc.messages if m.text.startswith("Can you remind me")]
+        assert len(asked) == 1  # the messages returned are the lines shown
+
+
+def test_the_room_copies_leave_goes_to_the_next_distinct_message():
+    # Each copy ranks like the others; without the collapse, 300 tokens held fourteen copies of the question and
+    # never the message that moved the appointment.
+    with Memory(None) as mem:
+        _dentist(mem)
+        rc = mem.recall("When is my dentist appointment?", budget_tokens=300)
+        assert "I moved my dentist appointment to May 10" in rc.text
+        assert rc.tokens == tokenizer.count_tokens(rc.text) <= 300
+
+
+def test_a_text_one_character_apart_is_not_a_copy():
+    with Memory(None) as mem:
+        mem.add('{"city": "Dublin", "temp_c": 11}', role="tool", session_id="a", timestamp=_ts(1))
+        mem.add('{"city": "Dublin", "temp_c": 12}', role="tool", session_id="a", timestamp=_ts(2))
+        mem.add('{"city": "Dublin", "temp_c": 11}', role="tool", session_id="a", timestamp=_ts(3))
+        rc = mem.recall("Dublin temp_c", budget_tokens=200)
+        assert 'tool (2 times, 1 March 2024 to 3 March 2024): {"city": "Dublin", "temp_c": 11}' in rc.text
+        assert 'tool: {"city": "Dublin", "temp_c": 12}' in rc.text
+
+
+def test_copies_said_on_one_day_give_their_count_only():
+    with Memory(None) as mem:
+        for k in range(3):
+            mem.add("build failed: missing semicolon in main.c", role="tool", session_id="a", timestamp=_ts(5) + k)
+        rc = mem.recall("why did the build fail?", budget_tokens=200)
+        assert "tool (3 times): build failed: missing semicolon in main.c" in rc.text
+
+
+def test_a_filter_counts_only_the_copies_it_admits():
+    with Memory(None) as mem:
+        _dentist(mem)
+        rc = mem.recall("When is my dentist appointment?", budget_tokens=300,
+                        filter={"session_id": {"$in": ["s2", "s3", "s4"]}})
+        assert _line(rc.text, "Can you remind me when my dentist appointment is?") == \
+            "user (3 times, 2 March 2024 to 4 March 2024): Can you remind me when my dentist appointment is?"
+        assert "May 10" not in rc.text
+
+
+def _classes(values) -> list[frozenset[int]]:
+    groups: dict = {}
+    for i, v in enumerate(values):
+        groups.setdefault(v, set()).add(i)
+    return sorted((frozenset(g) for g in groups.values()), key=min)
+
+
+def test_digests_follow_the_tokens_through_deletes_and_reopening(tmp_path):
+    """Two messages share a digest exactly when their tokens are the same, after appends, after a delete rebuilt
+    the index and after the store was reopened from its snapshot."""
+    rng = random.Random(7)
+    pool = ["ok", "done", "build failed", "weather: 11C light rain", "  ok ", "🙂", "北京", "It is 11 degrees.",
+            "It is 12 degrees.", "x" * 300]
+    texts = [rng.choice(pool) + (" again" if rng.random() < 0.2 else "") for _ in range(200)]
+    path = str(tmp_path / "m.db")
+
+    def check(mem: Memory) -> None:
+        idx = mem.engine.state().index
+        kept = [mem.get(int(i)).text for i in idx.ids.view]
+        want = _classes(tuple(tokenizer.encode(t)) for t in kept)
+        assert _classes(idx.digests.tolist()) == want
+        for row in range(0, len(kept), 17):
+            same = [r for r, t in enumerate(kept) if t == kept[row]]
+            assert idx.copies_of(row).tolist() == same
+
+    with Memory(path) as mem:
+        items = mem.add_many({"text": t} for t in texts[:120])
+        mem.add_many({"text": t} for t in texts[120:])
+        check(mem)
+        mem.delete([it.id for it in items[::3]])
+        check(mem)
+    with Memory(path) as mem:
+        check(mem)
+
+
+@pytest.mark.parametrize("budget", [40, 90, 160, 333, 700])
+def test_contexts_with_copies_stay_within_budget_and_count_every_copy(budget):
+    rng = random.Random(budget)
+    lines = ["status: ok", "status: degraded", "deploy finished in 42s", "deploy failed: timeout",
+             "rolling back to v1.2", "all checks green"]
+    written = []
+    with Memory(None) as mem:
+        for k in range(120):
+            written.append(rng.choice(lines))
+            mem.add(written[-1], role="tool", session_id=f"s{k // 7}", timestamp=_ts(1 + k // 7))
+        rc = mem.recall("did the deploy fail or finish, and what was the status?", budget_tokens=budget)
+        assert rc.tokens == tokenizer.count_tokens(rc.text) <= budget
+        shown = [line.split(": ", 1) for line in rc.text.splitlines() if not line.startswith("[")]
+        assert len(shown) == len({body for _, body in shown}) == len(rc.messages)
+        noted = 0
+        for prefix, body in shown:
+            times = written.count(body)
+            if prefix != "tool":  # a copy competed for the context: the count is every copy's
+                assert times > 1 and prefix.startswith(f"tool ({times} times, ")
+                noted += 1
+        assert noted or budget < 100
+
+
+def test_digests_are_the_same_in_blocks_as_message_by_message(monkeypatch):
+    """The digest of each message computed in one pass over many messages, in blocks of a few tokens (as a large
+    append or a load hashes them), equals the digest written out message by message."""
+    from hippo.index import coindex
+
+    rng = np.random.default_rng(3)
+    lengths = rng.integers(0, 5000, size=300)
+    lengths[::7] = 0
+    tokens = rng.integers(0, 100_000, size=int(lengths.sum())).astype(np.uint32)
+    ends = np.cumsum(lengths)
+    mult = [int(x) for x in coindex._DIGEST_MULTIPLIERS]
+    want = []
+    for end, n in zip(ends.tolist(), lengths.tolist()):
+        h = 0
+        for k, t in enumerate(tokens[end - n:end].tolist()):
+            h = (h + (t + 1) * mult[k % 4096]) % 2**64
+        want.append(h ^ (n * 0x9E3779B97F4A7C15) % 2**64)
+    for block in (1, 97, 1 << 20):
+        monkeypatch.setattr(coindex, "_DIGEST_BLOCK", block)
+        assert coindex.NamespaceIndex._digests_of(tokens, ends).tolist() == want
+
+
+def test_a_copy_is_the_same_text_in_the_same_voice():
+    with Memory(None) as mem:
+        for d in (1, 2, 3):
+            mem.add("Always answer in metric units.", role="user", speaker="Ana", session_id="a", timestamp=_ts(d))
+        mem.add("Always answer in metric units.", role="assistant", session_id="a", timestamp=_ts(4))
+        mem.add("Always answer in metric units.", role="user", speaker="Ben", session_id="a", timestamp=_ts(5))
+        rc = mem.recall("metric units", budget_tokens=300)
+        assert "Ana (3 times, 1 March 2024 to 3 March 2024): Always answer in metric units." in rc.text
+        assert "assistant: Always answer in metric units." in rc.text
+        assert "Ben: Always answer in metric units." in rc.text
+        assert len(rc.messages) == 3
