@@ -10,9 +10,9 @@ counted exactly and trimmed from the lowest-ranked end if the estimate was short
 A context holds each text once. An agent's history repeats itself: the same tool output after every call, the same
 question asked each morning, a status line polled all day. Every copy ranks alike, and copies of one text would fill
 a context with one line. A copy is the same text in the same voice (role and speaker): the assistant quoting the
-user's words is a line of its own. The first copy packed stands for the others, with a note saying how many times the text
-was written and over which days ("user (22 times, 3 May 2023 to 9 June 2023): ..."; the count is of the whole
-history, as far as the recall's filter admits); the budget goes to the next distinct message. Copies are found
+user's words is a line of its own. The first copy packed stands for the others, with a note saying how many times
+the text was written and over which days ("user (22 times, 3 May 2023 to 9 June 2023): ..."; the count is of the
+whole history, as far as the recall's filter admits); the budget goes to the next distinct message. Copies are found
 among the candidates, where they compete for the context: a line whose copies all rank far below it carries no
 count. Only exact copies collapse: a text that differs in one character (a later temperature, another count) may be
 the answer.
