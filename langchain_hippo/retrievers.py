@@ -119,10 +119,11 @@ class HippoRetriever(BaseRetriever):
             Document(page_content=str(unit.get("text", "")), metadata=unit_metadata(unit, namespace=namespace))
             for unit in (recall.units or [])
         ]
-        docs.extend(
-            Document(page_content=item.text, metadata=item_metadata(item, level="message"), id=str(item.id))
-            for item in recall.messages
-        )
+        for item in recall.messages:
+            md = item_metadata(item, level="message")
+            if item.id in recall.repeats:  # the document stands for copies of its text: how many times it was written
+                md["times"] = recall.repeats[item.id]
+            docs.append(Document(page_content=item.text, metadata=md, id=str(item.id)))
         return docs
 
     # -- BaseRetriever -------------------------------------------------------------------------------------

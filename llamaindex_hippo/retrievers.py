@@ -149,7 +149,11 @@ class HippoRetriever(BaseRetriever):
                               excluded_llm_metadata_keys=list(HIDDEN_KEYS),
                               excluded_embed_metadata_keys=list(HIDDEN_KEYS)),
                 score=md.get("score") if isinstance(md.get("score"), (int, float)) else None))
-        out.extend(NodeWithScore(node=self._node(item, level="message"), score=None) for item in recall.messages)
+        for item in recall.messages:
+            node = self._node(item, level="message")
+            if item.id in recall.repeats:  # the node stands for copies of its text: how many times it was written
+                node.metadata["times"] = recall.repeats[item.id]
+            out.append(NodeWithScore(node=node, score=None))
         return out
 
     # -- BaseRetriever -------------------------------------------------------------------------------------

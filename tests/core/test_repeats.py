@@ -41,6 +41,8 @@ def test_copies_collapse_into_one_line_with_their_count_and_days():
         assert rc.text.count("Your dentist appointment is on May 3") == 1
         asked = [m for m in rc.messages if m.text.startswith("Can you remind me")]
         assert len(asked) == 1  # the messages returned are the lines shown
+        answer = next(m for m in rc.messages if m.text.startswith("Your dentist appointment"))
+        assert rc.repeats == {asked[0].id: 20, answer.id: 20}
 
 
 def test_the_room_copies_leave_goes_to_the_next_distinct_message():

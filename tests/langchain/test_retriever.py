@@ -135,3 +135,16 @@ def test_bad_call_arguments(seeded, kwargs, name):
 def test_empty_query_is_rejected(seeded):
     with pytest.raises(hippo.InvalidInput, match="query"):
         HippoRetriever(memory=seeded).invoke("   ")
+
+
+def test_recall_mode_counts_the_copies_a_document_stands_for(memory):
+    for day in range(1, 6):
+        memory.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"d{day}",
+                   timestamp=f"2024-03-0{day}T09:00:00Z")
+    memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
+               timestamp="2024-03-09T09:00:00Z")
+    docs = HippoRetriever(memory=memory, mode="recall", budget_tokens=300).invoke("When is my dentist appointment?")
+    asked = [d for d in docs if d.page_content.startswith("Can you remind me")]
+    assert len(asked) == 1 and asked[0].metadata["times"] == 5
+    moved = [d for d in docs if d.page_content.startswith("I moved")]
+    assert len(moved) == 1 and "times" not in moved[0].metadata

@@ -88,3 +88,16 @@ def test_bad_arguments(memory, kwargs, name):
         HippoRetriever(memory, **kwargs)
     with pytest.raises(hippo.InvalidInput, match="memory"):
         HippoRetriever({"not": "memory"})
+
+
+def test_recall_mode_counts_the_copies_a_node_stands_for(memory):
+    for day in range(1, 6):
+        memory.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"d{day}",
+                   timestamp=f"2024-03-0{day}T09:00:00Z")
+    memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
+               timestamp="2024-03-09T09:00:00Z")
+    nodes = HippoRetriever(memory, mode="recall", budget_tokens=300).retrieve("When is my dentist appointment?")
+    asked = [n for n in nodes if n.node.get_content().startswith("Can you remind me")]
+    assert len(asked) == 1 and asked[0].node.metadata["times"] == 5
+    moved = [n for n in nodes if n.node.get_content().startswith("I moved")]
+    assert len(moved) == 1 and "times" not in moved[0].node.metadata

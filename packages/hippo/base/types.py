@@ -43,7 +43,9 @@ class Recall:
 
     ``text`` is at most ``budget_tokens`` cl100k tokens; ``messages`` lists the raw messages included verbatim,
     in the order they appear in ``text``; ``units`` lists higher-level units (episodes, semantics, themes)
-    included, each a dict with ``id``, ``level``, ``text`` and ``message_ids``.
+    included, each a dict with ``id``, ``level``, ``text`` and ``message_ids``. A text is included once: where a
+    message stands for its copies (the same text in the same voice), ``repeats`` maps its id to how many times the
+    text was written, as its line's note says.
     """
 
     query: str
@@ -54,6 +56,7 @@ class Recall:
     units: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     trace: list[dict[str, Any]] = field(default_factory=list)  # agentic recall: one entry per tool call / event
+    repeats: dict[int, int] = field(default_factory=dict)      # message id -> times its text was written (> 1)
 
     def __str__(self) -> str:
         return self.text

@@ -223,6 +223,11 @@ def _count(layout: list[tuple[str, Piece | None]]) -> int:
     return total
 
 
+def repeats(pieces: list[Piece]) -> dict[int, int]:
+    """Message id -> how many times its text was written, for the pieces that stand for copies (:func:`pack`)."""
+    return {p.key: len(p.copies) + 1 for p in pieces if p.copies}
+
+
 def ordered(pieces: list[Piece]) -> list[Piece]:
     """Pieces in the order :func:`render` lays them out."""
     return [p for ps in _sessions(pieces) for p in ps]

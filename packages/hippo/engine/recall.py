@@ -60,4 +60,5 @@ def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, 
                                      copy_times(state, pred, scope))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
-    return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages)
+    return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
+                  repeats=pack.repeats(chosen))

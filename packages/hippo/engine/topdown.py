@@ -206,7 +206,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         life.reinforce(included, used)
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     return Recall(query=ask.text, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
-                  timings=timings)
+                  timings=timings, repeats=context.repeats(chosen))
 
 
 def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[int, float]
