@@ -174,3 +174,14 @@ def test_a_copy_is_the_same_text_in_the_same_voice():
         assert "assistant: Always answer in metric units." in rc.text
         assert "Ben: Always answer in metric units." in rc.text
         assert len(rc.messages) == 3
+
+
+def test_copies_another_handle_wrote_are_counted(tmp_path):
+    path = str(tmp_path / "shared.db")
+    with Memory(path) as reader, Memory(path) as writer:
+        reader.add("status: degraded", role="tool", session_id="a", timestamp=_ts(1))
+        assert "tool: status: degraded" in reader.recall("status", budget_tokens=100).text
+        for d in (2, 3):  # appended through the other handle: the reader's index follows them
+            writer.add("status: degraded", role="tool", session_id="a", timestamp=_ts(d))
+        rc = reader.recall("status", budget_tokens=100)
+        assert "tool (3 times, 1 March 2024 to 3 March 2024): status: degraded" in rc.text

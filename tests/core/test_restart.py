@@ -176,6 +176,7 @@ def test_every_follower_round_trips(tmp_path):
         for col in ("ids", "ends", "seqs", "ts", "speaker", "session", "role", "created", "event_time"):
             assert np.array_equal(getattr(back, col).view, getattr(idx, col).view, equal_nan=True), col
         assert np.array_equal(back.glue, idx.glue)
+        assert np.array_equal(back.digests, idx.digests)
         assert back.speakers == idx.speakers and back.sessions == idx.sessions and back.row_of == idx.row_of
         assert np.array_equal(back.content.access_range(), idx.content.access_range())
         # annotations
