@@ -96,6 +96,8 @@ class RecallResult(BaseModel):
     budget_tokens: int
     messages: list[Message]
     units: list[dict[str, Any]] = Field(description="hierarchy units (episodes, semantics, themes) that guided it")
+    repeats: dict[str, int] = Field(default_factory=dict, description="id of a message that stands for copies of "
+                                    "its text (same text, same voice) -> how many times it was written")
 
 
 class ReadResult(BaseModel):

@@ -95,6 +95,18 @@ async def test_tools_and_their_typed_schemas(store) -> None:
     assert not any("namespace" in s.get("properties", {}) for s in schema.values())
 
 
+async def test_recall_counts_the_copies_a_message_stands_for(tmp_path) -> None:
+    path = tmp_path / "copies.db"
+    with hippo.Memory(path, namespace="ann") as mem:
+        for k in range(3):
+            mem.add("status: degraded", role="tool", timestamp=T0 + timedelta(days=k))
+        ctx = mem.recall("status", budget_tokens=100)
+    async with stdio_session(path, "--user", "ann") as session:
+        got = await call(session, "recall", query="status", budget_tokens=100)
+    assert got["text"] == ctx.text and "tool (3 times, " in got["text"]
+    assert got["repeats"] == {str(ctx.messages[0].id): 3} == jsonable(ctx.repeats)
+
+
 async def test_read_tools_match_the_library(store) -> None:
     with hippo.Memory(store, namespace="ann") as mem:
         hits = mem.search("beagle Pixel", k=3)
@@ -113,6 +125,7 @@ async def test_read_tools_match_the_library(store) -> None:
         assert result.structured_content["text"] == ctx.text
         assert result.structured_content["tokens"] == ctx.tokens <= 60
         assert result.structured_content["messages"] == jsonable(ctx.messages)
+        assert result.structured_content["repeats"] == jsonable(ctx.repeats)
         assert await call(session, "read", message_id=hits[0].id, before=1, after=1) == {"messages": jsonable(around)}
         got = (await call(session, "topics"))["topics"]
         # strengths decay with wall-clock time (seed 004 §5), so two processes agree on them only approximately
