@@ -145,7 +145,28 @@ THAI = [
 ]
 
 
-@pytest.mark.parametrize("labelled", [KOREAN, THAI], ids=["korean", "thai"])
+# Arabic and Hebrew write their proclitics onto the word: "the", "and", "by", "in" (hippo.text.clitics).
+ARABIC = [
+    ("اشتريت السيارة الجديدة أمس", ["سيارة"]),                  # I bought the new car yesterday
+    ("ذهبت إلى المدرسة بالحافلة", ["مدرسة", "حافلة"]),           # I went to the school by bus
+    ("قرأت الكتاب في المكتبة", ["كتاب", "مكتبة"]),              # I read the book in the library
+    ("وصلت الرسالة من الطبيب", ["رسالة", "طبيب"]),              # the letter from the doctor arrived
+    ("نلعب كرة القدم في الحديقة كل جمعة", ["حديقة"]),           # we play football in the park every Friday
+    ("سافرنا إلى القاهرة بالطائرة", ["طائرة"]),                 # we flew to Cairo
+    ("اشترينا هدية عيد الميلاد للأطفال", ["أطفال", "هدية"]),     # we bought the children a birthday present
+    ("وبالمناسبة، الاجتماع غدا", ["اجتماع"]),                   # and by the way, the meeting is tomorrow
+]
+HEBREW = [
+    ("קניתי את הבית הזה בשנה שעברה", ["בית"]),                # I bought this house last year
+    ("הילדים שיחקו בגינה", ["ילדים", "גינה"]),                 # the children played in the garden
+    ("נסענו לירושלים ברכבת", ["ירושלים", "רכבת"]),             # we went to Jerusalem by train
+    ("הספר נמצא על השולחן במטבח", ["ספר", "שולחן", "מטבח"]),   # the book is on the table in the kitchen
+    ("קיבלתי מכתב מהרופא", ["רופא"]),                         # I got a letter from the doctor
+    ("והפגישה נדחתה ליום ראשון", ["פגישה"]),                  # and the meeting moved to Sunday
+]
+
+
+@pytest.mark.parametrize("labelled", [KOREAN, THAI, ARABIC, HEBREW], ids=["korean", "thai", "arabic", "hebrew"])
 def test_a_noun_finds_its_sentence_inside_a_phrase_or_a_run(labelled):
     with Memory(None) as mem:
         items = mem.add_many({"text": t} for t, _ in labelled)
@@ -153,3 +174,19 @@ def test_a_noun_finds_its_sentence_inside_a_phrase_or_a_run(labelled):
                   for item, (_, nouns) in zip(items, labelled) for noun in nouns
                   if [h.id for h in mem.search(noun, k=1)] != [item.id]]
         assert not missed
+
+
+def test_clitic_forms_by_hand():
+    from hippo.text import clitics
+
+    car = clitics.variants("سيارة")
+    assert {"سيارة", "السيارة", "بالسيارة", "وبالسيارة", "للسيارة", "بسيارة", "فالسيارة"} <= car
+    assert "لالسيارة" not in car                              # ل before the article is written لل
+    assert clitics.variants("للسيارة") == car == clitics.variants("وبالسيارة")  # the article's run comes off
+    minister = clitics.variants("وزير")                        # و may be the word's own first letter
+    assert {"وزير", "الوزير", "والوزير", "زير"} <= minister
+    house = clitics.variants("בית")
+    assert {"בית", "הבית", "בבית", "לבית", "מהבית", "ובבית", "שבבית", "והבית"} <= house
+    assert "בהבית" not in house and len(house) == 28          # ב / כ / ל absorb the article
+    assert clitics.variants("שלום") >= {"שלום", "השלום"} and "לום" not in clitics.variants("שלום")
+    assert clitics.variants("машину") == {"машину"} and clitics.variants("house") == {"house"}

@@ -1,0 +1,76 @@
+"""The little words Arabic and Hebrew write onto the next word: "السيارة" is "the car", "وبالسيارة" "and by the car",
+"הבית" "the house", "ובבית" "and in the house". A question that names the car ("سيارة") or the house ("בית") then
+finds no message that says "the car" or "in the house", since words are matched whole. A query word in these
+scripts is also matched with the proclitics each language attaches, in the order its grammar allows
+(:func:`variants`). Only prefixes: the suffixes (pronouns, plurals) change the word more and are left as they are.
+
+* **Arabic**: an optional conjunction (و "and", ف "so"), an optional preposition (ب "by, with", ك "like", ل "for"),
+  an optional article (ال "the"; ل before ال is written لل). A query word that carries an unambiguous proclitic
+  itself (a run ending in the article, or و with three letters or more after it) is first stripped of it, as light
+  stemming does (Larkey, Ballesteros & Connell 2002, light10), so "السيارة" also finds "سيارة" and "بسيارة"; a
+  word stripped of a lone و keeps its own forms as well ("وزير", minister, finds "الوزير").
+* **Hebrew**: the prefix letters of "משה וכלב": an optional ו "and", an optional ש "that", an optional preposition
+  (מ "from", ב "in", כ "as", ל "to"), an optional article ה "the" (written after מ, and left out after ב, כ and ל,
+  whose vowel absorbs it: "בבית" is "in the house"). A Hebrew query word is not stripped: its first letters are as
+  often the word's own ("שלום" is no ש + "לום").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["variants", "is_arabic", "is_hebrew"]
+
+_ARABIC = re.compile(r"[\u0620-\u064a\u066e-\u06d3\u06fa-\u06ff]")  # Arabic letters (not digits or punctuation)
+_HEBREW = re.compile(r"[\u05d0-\u05ea]")
+
+_AR_CONJUNCTIONS = ("", "و", "ف")
+_AR_PREPOSITIONS = ("", "ب", "ك", "ل")
+_AR_ARTICLE = "ال"
+# Proclitic runs stripped from a query word (longest first): a conjunction and / or preposition before the article,
+# then the article alone (at least two letters left); a lone و with at least three letters left.
+_AR_STRIP = tuple(sorted({c + p + _AR_ARTICLE for c in _AR_CONJUNCTIONS for p in _AR_PREPOSITIONS if p != "ل"}
+                         | {c + "لل" for c in _AR_CONJUNCTIONS}, key=len, reverse=True))
+
+_HE_CONJUNCTION = ("", "ו")
+_HE_RELATIVE = ("", "ש")
+_HE_PREPOSITION_ARTICLE = ("", "ה", "מ", "מה", "ב", "כ", "ל")  # ב / כ / ל absorb the article in writing
+
+
+def is_arabic(word: str) -> bool:
+    return bool(word) and _ARABIC.match(word) is not None
+
+
+def is_hebrew(word: str) -> bool:
+    return bool(word) and _HEBREW.match(word) is not None
+
+
+def _arabic_bases(word: str) -> tuple[str, ...]:
+    """The words ``word`` may be with its proclitics taken off: after a run that ends in the article, the rest (the
+    article is never a word's own letters); after a lone و, the word as written and the rest (و is often its first
+    root letter: "وزير", minister)."""
+    for run in _AR_STRIP:
+        if word.startswith(run) and len(word) - len(run) >= 2:
+            return (word[len(run):],)
+    if word.startswith("و") and len(word) >= 4:
+        return (word, word[1:])
+    return (word,)
+
+
+@lru_cache(maxsize=4096)
+def variants(word: str) -> frozenset[str]:
+    """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); for a word of
+    any other script, ``{word}``."""
+    if is_arabic(word):
+        out = {word}
+        for base in _arabic_bases(word):
+            for c in _AR_CONJUNCTIONS:
+                for p in _AR_PREPOSITIONS:
+                    out.add(c + p + base)
+                    out.add(c + ("لل" if p == "ل" else p + _AR_ARTICLE) + base)
+        return frozenset(out)
+    if is_hebrew(word):
+        return frozenset(c + r + pa + word for c in _HE_CONJUNCTION for r in _HE_RELATIVE
+                         for pa in _HE_PREPOSITION_ARTICLE)
+    return frozenset((word,))
