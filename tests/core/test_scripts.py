@@ -190,3 +190,20 @@ def test_clitic_forms_by_hand():
     assert "בהבית" not in house and len(house) == 28          # ב / כ / ל absorb the article
     assert clitics.variants("שלום") >= {"שלום", "השלום"} and "לום" not in clitics.variants("שלום")
     assert clitics.variants("машину") == {"машину"} and clitics.variants("house") == {"house"}
+
+
+def test_arabic_as_chats_type_it():
+    """A question with hamza and ta marbuta finds a chat typed without them, and the other way round."""
+    from hippo.text import clitics
+
+    assert {"أحمد", "احمد", "إحمد", "آحمد", "لاحمد"} <= clitics.variants("أحمد")
+    assert {"مدرسة", "مدرسه", "المدرسه", "بالمدرسة"} <= clitics.variants("مدرسة")
+    assert {"على", "علي"} <= clitics.variants("على")
+    with Memory(None) as mem:
+        typed = mem.add("احمد راح المدرسه الصبح")          # Ahmad went to school this morning, typed in a chat
+        written = mem.add("سأزور إسراء في المستشفى")         # I will visit Israa in the hospital
+        mem.add("We adopted a greyhound from the rescue in Dublin.")
+        assert [h.id for h in mem.search("أحمد", k=1)] == [typed.id]
+        assert [h.id for h in mem.search("مدرسة", k=1)] == [typed.id]
+        assert [h.id for h in mem.search("اسراء", k=1)] == [written.id]
+        assert [h.id for h in mem.search("مستشفى", k=1)] == [written.id]

@@ -1,4 +1,4 @@
-"""The little words Arabic and Hebrew write onto the next word: "السيارة" is "the car", "وبالسيارة" "and by the car",
+"""The little words Arabic and Hebrew write onto the next word, and the letters Arabic chats type more than one way: "السيارة" is "the car", "وبالسيارة" "and by the car",
 "הבית" "the house", "ובבית" "and in the house". A question that names the car ("سيارة") or the house ("בית") then
 finds no message that says "the car" or "in the house", since words are matched whole. A query word in these
 scripts is also matched with the proclitics each language attaches, in the order its grammar allows
@@ -8,7 +8,9 @@ scripts is also matched with the proclitics each language attaches, in the order
   an optional article (ال "the"; ل before ال is written لل). A query word that carries an unambiguous proclitic
   itself (a run ending in the article, or و with three letters or more after it) is first stripped of it, as light
   stemming does (Larkey, Ballesteros & Connell 2002, light10), so "السيارة" also finds "سيارة" and "بسيارة"; a
-  word stripped of a lone و keeps its own forms as well ("وزير", minister, finds "الوزير").
+  word stripped of a lone و keeps its own forms as well ("وزير", minister, finds "الوزير"). The word is also
+  spelled as chats type it, with the letters light10 normalises: its first alef with or without hamza or madda
+  ("أحمد", "احمد"), a final ة or ه ("مدرسة", "مدرسه"), a final ى or ي ("على", "علي").
 * **Hebrew**: the prefix letters of "משה וכלב": an optional ו "and", an optional ש "that", an optional preposition
   (מ "from", ב "in", כ "as", ל "to"), an optional article ה "the" (written after מ, and left out after ב, כ and ל,
   whose vowel absorbs it: "בבית" is "in the house"). A Hebrew query word is not stripped: its first letters are as
@@ -58,13 +60,28 @@ def _arabic_bases(word: str) -> tuple[str, ...]:
     return (word,)
 
 
+_ALEFS = "اأإآ"   # alef, with hamza above or below, with madda: a chat often writes the bare one for all four
+
+
+def _arabic_spellings(base: str) -> set[str]:
+    """``base`` as Arabic is also typed: its first alef with or without hamza or madda, a final ة as ه, a final ى as
+    ي and back (the letters light10 normalises; typed chats drop the hamza and the dots)."""
+    out = {base}
+    if base[:1] in _ALEFS:
+        out = {a + w[1:] for w in out for a in _ALEFS}
+    for pair in ("ةه", "ىي"):
+        if base[-1:] in pair:
+            out |= {w[:-1] + c for w in out for c in pair}
+    return out
+
+
 @lru_cache(maxsize=4096)
 def variants(word: str) -> frozenset[str]:
     """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); for a word of
     any other script, ``{word}``."""
     if is_arabic(word):
         out = {word}
-        for base in _arabic_bases(word):
+        for base in {b for root in _arabic_bases(word) for b in _arabic_spellings(root)}:
             for c in _AR_CONJUNCTIONS:
                 for p in _AR_PREPOSITIONS:
                     out.add(c + p + base)
