@@ -207,3 +207,51 @@ def test_arabic_as_chats_type_it():
         assert [h.id for h in mem.search("مدرسة", k=1)] == [typed.id]
         assert [h.id for h in mem.search("اسراء", k=1)] == [written.id]
         assert [h.id for h in mem.search("مستشفى", k=1)] == [written.id]
+
+
+@pytest.mark.parametrize("word, plain", [
+    ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
+    ("e\u0301te\u0301", "ete"), ("Straße", "Straße"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
+])
+def test_fold_drops_diacritics_only(word, plain):
+    assert textnorm.fold(word) == plain
+
+
+def test_the_accented_tokens_are_every_token_that_folds_to_ascii():
+    from hippo.text import lexicon
+
+    want: dict[str, set[int]] = {}
+    for tid, b in enumerate(tokenizer.token_bytes()):
+        try:
+            text = b.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        word = text[1:] if text.startswith(" ") else text
+        if word.isalpha() and not word.isascii() and all(ord(c) < 0x250 for c in word) \
+                and textnorm.fold(text).isascii():
+            want.setdefault(textnorm.fold(text), set()).add(tid)
+    got = lexicon._accented_tokens()
+    assert {k: set(v) for k, v in got.items()} == want
+    assert {"café"} == {tokenizer.decode([t]).strip() for t in got[" cafe"]}
+
+
+@pytest.mark.parametrize("query, found", [
+    ("cafe", "We met at the café near the station."),       # asked without the accent, typed with it
+    ("café", "Nos vemos en el cafe del centro."),            # asked with it, typed without
+    ("manana", "Te llamo mañana por la tarde."),
+    ("résumé", "I sent my resume to the recruiter."),
+    ("tambien", "Yo también quiero ir."),
+])
+def test_a_word_with_or_without_its_accents(query, found):
+    texts = ["We met at the café near the station.", "Nos vemos en el cafe del centro.", "Te llamo mañana por la tarde.",
+             "I sent my resume to the recruiter.", "Yo también quiero ir.", "Nothing to see in this filler message."]
+    with Memory(None) as mem:
+        items = {t: mem.add(t) for t in texts}
+        assert items[found].id in [h.id for h in mem.search(query, k=2)]
+
+
+def test_short_words_keep_their_accents():
+    """Spanish tells "sí" (yes) from "si" (if) and "él" (he) from "el" (the) by the accent alone."""
+    with Memory(None) as mem:
+        mem.add("Dijo que sí y él vino.")
+        assert mem.search("si", k=3) == [] and mem.search("el", k=3) == []

@@ -7,6 +7,8 @@ do; letters of other scripts still continue one."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -62,11 +64,33 @@ def test_a_joiner_that_is_its_own_token_adds_no_form():
     assert np.unique(pat.singles).size == pat.singles.size
 
 
+@functools.lru_cache(maxsize=1)
+def _folding_to() -> dict[str, set[int]]:
+    """Every token that spells a word of Latin letters with accents, by its text without them (decoded one by one)."""
+    import unicodedata
+
+    out: dict[str, set[int]] = {}
+    for tid in range(tokenizer.encoding().n_vocab):
+        try:
+            text = tokenizer.encoding().decode_single_token_bytes(tid).decode("utf-8")
+        except (KeyError, UnicodeDecodeError):
+            continue
+        word = text.removeprefix(" ")
+        plain = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+        if word.isalpha() and not word.isascii() and all(ord(c) < 0x250 for c in word) and plain.isascii():
+            out.setdefault(plain, set()).add(tid)
+    return out
+
+
 def _reference_pattern(word):
-    """The definition of a term's pattern, every form encoded by tiktoken's own ``encode_ordinary``."""
+    """The definition of a term's pattern, every form encoded by tiktoken's own ``encode_ordinary``; a word of four
+    letters or more also takes the one-token accented words that fold to its ASCII forms."""
     enc = tokenizer.encoding()
     singles, phrases = set(), set()
+    folding = _folding_to() if len(word) >= 4 else {}
     for v in lexicon.surface_forms(word):
+        if v.isascii() and v.isalpha():
+            singles |= folding.get(" " + v, set()) | folding.get(v, set())
         for form in (" " + v, v, *(j + v for j in lexicon.JOINERS)):
             ids = tuple(enc.encode_ordinary(form))
             if form[0] in lexicon.JOINERS and len(ids) > 1 and (

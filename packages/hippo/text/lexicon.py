@@ -347,6 +347,10 @@ def surface_forms(word: str) -> set[str]:
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
+    plain = textnorm.fold(word)
+    if plain != word and plain.isascii() and len(plain) >= ACCENT_MIN_LETTERS:
+        # "café" is also typed "cafe", "résumé" "resume": the word's forms and those of its letters without accents
+        return surface_forms(plain) | _accented_forms(word)
     if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections; case variants, and the
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
         return {v for f in clitics.variants(word) for v in (f, f.lower(), f.capitalize(), f.upper())}
@@ -371,6 +375,51 @@ def surface_forms(word: str) -> set[str]:
         out.update({f, f.capitalize(), f.upper()})
     out.add(word)
     return out
+
+
+def _accented_forms(word: str) -> set[str]:
+    """The forms of a word written with accents: its own inflections where it is otherwise an English-looking
+    word, case variants always."""
+    low = word.lower()
+    forms = {low, low + "s", low + "es"} if word.isalpha() else {low}
+    return {v for f in forms for v in (f, f.capitalize(), f.upper())} | {word}
+
+
+# Accents. Chats drop them ("cafe", "manana", "Bogota") and questions keep them, or the other way round. A query
+# word of ACCENT_MIN_LETTERS letters or more also matches its letters without accents, and a word asked without
+# them also matches the accented words that cl100k writes as one token and that fold to it (" café", " mañana",
+# " también": _accented_tokens). Shorter words are left as they are: Spanish and French tell function words
+# apart by their accent alone ("el" / "él", "si" / "sí", "a" / "à").
+ACCENT_MIN_LETTERS = 4
+
+
+@lru_cache(maxsize=1)
+def _accented_tokens() -> dict[str, tuple[int, ...]]:
+    """Every token that spells a word of Latin letters with accents (after a space or not), by the word without
+    its accents: ``" cafe" -> (id of " café", ...)``. Built once per process from the byte table."""
+    out: dict[str, list[int]] = {}
+    table = tokenizer.token_bytes()
+    # only tokens holding a lead byte of U+00C0-U+024F (0xC3-0xC9) can spell such a letter: found in one pass
+    sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
+    data = np.frombuffer(b"".join(table), dtype=np.uint8)
+    lead = ((data >= 0xC3) & (data <= 0xC9)).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    has = np.zeros(len(table), dtype=bool)
+    full = sizes > 0
+    has[full] = np.add.reduceat(lead, starts[full]) > 0 if data.size else False
+    for tid in np.flatnonzero(has).tolist():
+        b = table[tid]
+        try:
+            text = b.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        word = text[1:] if text.startswith(" ") else text
+        if not word.isalpha() or not all(ord(c) < 0x250 for c in word):
+            continue
+        plain = textnorm.fold(text)
+        if plain != text and plain.isascii():
+            out.setdefault(plain, []).append(tid)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 _CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
@@ -487,6 +536,7 @@ def pattern(word: str) -> TermPattern:
     joined_after = _code_joined() if ranks is not None else None
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
+    folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii()  # a short word keeps its accents
     for v in surface_forms(word):
         piece = v.isascii() and v.isalpha()
         code = encode_piece if piece else encode
@@ -507,6 +557,10 @@ def pattern(word: str) -> TermPattern:
             ids = encode(j + v)
             if len(ids) == 1:
                 singles.add(ids[0])
+        if piece and folds:  # the accented words that fold to this form ("cafe": " café")
+            accented = _accented_tokens()
+            singles.update(accented.get(" " + v, ()))
+            singles.update(accented.get(v, ()))
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
                        anywhere=textnorm.is_cjk(word))
 

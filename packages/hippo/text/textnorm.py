@@ -8,6 +8,7 @@ use it, so query and memory agree on what a "term" is.
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
 # Words are runs of letters and digits of any script ("café", "машину", "سيارة", "Ωμέγα"), with an English
@@ -104,6 +105,15 @@ def _undouble(w: str) -> str:
     if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
         return w[:-1]
     return w
+
+
+def fold(word: str) -> str:
+    """``word`` without its diacritics ("café" -> "cafe", "Medellín" -> "Medellin", "naïve" -> "naive"): the
+    combining marks of its canonical decomposition dropped; letters without a decomposition ("ß", "ø") kept."""
+    if word.isascii():
+        return word
+    return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", word)
+                                                if unicodedata.category(c) != "Mn"))
 
 
 def is_cjk(word: str) -> bool:
