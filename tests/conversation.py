@@ -26,3 +26,13 @@ CONVERSATION = [
     ("s4", "Ann", "My cello teacher moved to Porto, so I take lessons online now."),
     ("s4", "Bob", "Pixel the beagle graduated from puppy school!"),
 ]
+
+
+def remind_five_mornings(memory) -> None:
+    """The same question asked on five mornings, then the message that answers it: a recall holds the question once
+    (five times written) and the answer (``hippo.engine.pack``, a context holds each text once)."""
+    for day in range(1, 6):
+        memory.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"d{day}",
+                   timestamp=f"2024-03-0{day}T09:00:00Z")
+    memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
+               timestamp="2024-03-09T09:00:00Z")

@@ -8,6 +8,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 import hippo
 from langchain_hippo import HippoRetriever
+from tests.conversation import remind_five_mornings
 
 from .conftest import seed
 
@@ -138,11 +139,7 @@ def test_empty_query_is_rejected(seeded):
 
 
 def test_recall_mode_counts_the_copies_a_document_stands_for(memory):
-    for day in range(1, 6):
-        memory.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"d{day}",
-                   timestamp=f"2024-03-0{day}T09:00:00Z")
-    memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
-               timestamp="2024-03-09T09:00:00Z")
+    remind_five_mornings(memory)
     docs = HippoRetriever(memory=memory, mode="recall", budget_tokens=300).invoke("When is my dentist appointment?")
     asked = [d for d in docs if d.page_content.startswith("Can you remind me")]
     assert len(asked) == 1 and asked[0].metadata["times"] == 5

@@ -10,6 +10,7 @@ from llama_index.core.vector_stores.types import FilterCondition, FilterOperator
 
 import hippo
 from llamaindex_hippo import HippoRetriever, to_hippo_filter
+from tests.conversation import remind_five_mornings
 
 
 def test_nodes_with_scores_and_metadata(seeded):
@@ -91,11 +92,7 @@ def test_bad_arguments(memory, kwargs, name):
 
 
 def test_recall_mode_counts_the_copies_a_node_stands_for(memory):
-    for day in range(1, 6):
-        memory.add("Can you remind me when my dentist appointment is?", role="user", session_id=f"d{day}",
-                   timestamp=f"2024-03-0{day}T09:00:00Z")
-    memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
-               timestamp="2024-03-09T09:00:00Z")
+    remind_five_mornings(memory)
     nodes = HippoRetriever(memory, mode="recall", budget_tokens=300).retrieve("When is my dentist appointment?")
     asked = [n for n in nodes if n.node.get_content().startswith("Can you remind me")]
     assert len(asked) == 1 and asked[0].node.metadata["times"] == 5
