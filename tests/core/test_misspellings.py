@@ -74,6 +74,9 @@ def _words(idx) -> set[str]:
         if size == 0:  # the stretched words again, under the word they stretch
             assert all(lexicon.squeezed(w) == first and lexicon.is_stretched(w) for w in bucket)
             continue
+        if size == -1:  # words with accents, under their letters without them
+            assert all(textnorm.fold(w) == first and lexicon.is_accented(w) for w in bucket)
+            continue
         assert all(w[0] == first and len(w) == size for w in bucket)
         assert all(lexicon.several_tokens(w) for w in bucket)
         out |= bucket

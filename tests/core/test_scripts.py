@@ -250,6 +250,26 @@ def test_a_word_with_or_without_its_accents(query, found):
         assert items[found].id in [h.id for h in mem.search(query, k=2)]
 
 
+def test_an_accented_word_of_several_tokens_is_found_without_its_accents():
+    """"Medellín" is three cl100k tokens, not in the word's own pattern: it is found among the namespace's words of
+    several tokens, under its letters without accents, and counts as a slip does (half an occurrence)."""
+    enc = tokenizer.encoding()
+    assert all(len(enc.encode(" " + w)) > 1 for w in ("Medellín", "Bogotá", "naïve", "résumé"))
+    with Memory(None) as mem:
+        trip = mem.add("Fui a Bogotá y Medellín el año pasado.")
+        naive = mem.add("A naïve question: why?")
+        cv = mem.add("Le résumé est prêt.")
+        plain = mem.add("I sent my resume to the recruiter.")
+        mem.add("Nothing to see in this filler message.")
+        assert [h.id for h in mem.search("Medellin", k=2)] == [trip.id]
+        assert [h.id for h in mem.search("Bogota", k=2)] == [trip.id]
+        assert [h.id for h in mem.search("naive", k=2)] == [naive.id]
+        assert [h.id for h in mem.search("resume", k=3)] == [plain.id, cv.id]  # the word as asked first
+    with Memory(None, config={"retrieval": {"misspellings": False}}) as mem:
+        mem.add("Fui a Bogotá y Medellín el año pasado.")
+        assert mem.search("Medellin", k=2) == []  # under the misspellings' switch
+
+
 def test_short_words_keep_their_accents():
     """Spanish tells "sí" (yes) from "si" (if) and "él" (he) from "el" (the) by the accent alone."""
     with Memory(None) as mem:

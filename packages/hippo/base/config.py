@@ -267,8 +267,9 @@ class RetrievalConfig:
     # "Sittings").
     sitting_gap_s: float = 7200.0
     # A query word of five or more letters also matches the misspellings of it the namespace holds (words one
-    # typing slip away that cl100k writes in several tokens), and one of three or more the words that hold some of
-    # its letters for emphasis ("birthdayyy"): hippo.index.coindex.NamespaceIndex.slips.
+    # typing slip away that cl100k writes in several tokens), one of three or more the words that hold some of its
+    # letters for emphasis ("birthdayyy"), and one of four or more the words written with accents in several tokens
+    # whose letters without them are the word ("Medellín"): hippo.index.coindex.NamespaceIndex.slips.
     misspellings: bool = True
 
 

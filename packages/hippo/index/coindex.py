@@ -481,7 +481,9 @@ class NamespaceIndex:
         word that cl100k writes in one token (a word of its training text, in lower case or as asked: two codes one
         letter apart are no slip of each other) and that is :func:`lexicon.is_spellable`; and, for a word of three
         ASCII letters or more, the words of the stream that hold some of its letters for emphasis
-        (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"). None when there are none, or with
+        (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"); for one of four or more, the words the stream
+        writes with accents in several tokens whose letters without them are the word ("Medellín" for "medellin";
+        a word with accents in one token is in the word's own pattern). None when there are none, or with
         ``config.retrieval.misspellings`` off. Kept per word until the namespace holds a new word."""
         if not self.config.retrieval.misspellings or pat.anywhere:
             return None
@@ -490,6 +492,7 @@ class NamespaceIndex:
         # asked; letters held for emphasis ("birthdayyy") are looked for in any word of three letters or more
         slip = lexicon.is_spellable(word) and not (lexicon.several_tokens(low) and lexicon.several_tokens(word))
         held = len(low) >= 3 and low.isascii() and low.isalpha()
+        accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
         if not (slip or held):
             return None
         with self._pos_lock:
@@ -501,8 +504,9 @@ class NamespaceIndex:
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
                 if slip else []
             long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
+            accented = list(words.get((low, -1), ())) if accents else []
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
-                            | {w for w in long if lexicon.stretched_from(low, w)}))
+                            | {w for w in long if lexicon.stretched_from(low, w)} | set(accented)))
         out = lexicon.slips(pat.term, hits) if hits else None
         with self._pos_lock:
             self._slips[low] = (version, out)
@@ -542,7 +546,9 @@ class NamespaceIndex:
     def _several_token_words(self, upto: int | None = None) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
         four tokens, by first letter and length (and those with a letter held three times or more also under
-        ``(lexicon.squeezed(word), 0)``); read once and then extended by what was appended since, read
+        ``(lexicon.squeezed(word), 0)``), and the words of four letters or more with accents that fold to ASCII
+        letters, two to four tokens, under ``(textnorm.fold(word), -1)`` only; read once and then extended by what
+        was appended since, read
         again after a deletion. The version grows with every read that found new words and with every fresh start,
         so an answer kept for an older one is never reused. ``upto`` (a message boundary) reads no further than
         there. Caller holds ``_pos_lock``."""
@@ -555,7 +561,8 @@ class NamespaceIndex:
         if at < n:
             grew = False
             for w in self._words_in(at, n):
-                bucket = words.setdefault((w[0], len(w)), set())
+                # an accented word ("medellín") is kept under its letters without accents only ("medellin", -1)
+                bucket = words.setdefault((w[0], len(w)) if w.isascii() else (textnorm.fold(w), -1), set())
                 if w not in bucket:
                     bucket.add(w)
                     grew = True
@@ -593,8 +600,12 @@ class NamespaceIndex:
         for f, n in zip(first[at].tolist(), length[at].tolist()):
             text = b"".join(table[t] for t in toks[f:f + n].tolist()).decode("utf-8", "ignore").strip()
             text = text.lstrip(joiners)
-            if len(text) >= lexicon.SPELL_MIN_LETTERS - 1 and text.isascii() and text.isalpha() \
-                    and lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
+            if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
+                continue
+            if text.isascii():
+                if lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
+                    out.add(text.lower())
+            elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
                 out.add(text.lower())
         return out
 

@@ -377,6 +377,11 @@ def surface_forms(word: str) -> set[str]:
     return out
 
 
+def is_accented(word: str) -> bool:
+    """Whether ``word`` is Latin letters, some with accents, that fold to ASCII letters ("Medellín", "naïve")."""
+    return not word.isascii() and all(ord(c) < 0x250 for c in word) and textnorm.fold(word).isascii()
+
+
 def _accented_forms(word: str) -> set[str]:
     """The forms of a word written with accents: its own inflections where it is otherwise an English-looking
     word, case variants always."""
@@ -531,13 +536,19 @@ def _code_joined() -> dict[bytes, tuple[str, ...]]:
 def pattern(word: str) -> TermPattern:
     """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
     after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token."""
+    folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii()  # a short word keeps its accents
+    return _pattern_of(word, surface_forms(word), folds)
+
+
+def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
+    """:func:`pattern` of ``word`` from its surface ``forms``; with ``folds``, each ASCII form also brings the
+    one-token accented words that fold to it."""
     enc = tokenizer.encoding()
     encode, encode_piece, ranks = _encoders()
     joined_after = _code_joined() if ranks is not None else None
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
-    folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii()  # a short word keeps its accents
-    for v in surface_forms(word):
+    for v in forms:
         piece = v.isascii() and v.isalpha()
         code = encode_piece if piece else encode
         for form in (" " + v, v, "-" + v):
@@ -647,7 +658,8 @@ def slips(term: str, spellings: tuple[str, ...]) -> TermPattern:
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
     for s in spellings:
-        other = pattern(s)
+        # an accented spelling brings its own forms only: its letters without accents are the term's
+        other = pattern(s) if s.isascii() else _pattern_of(s, _accented_forms(s), False)
         singles.update(other.singles.tolist())
         phrases.update(other.phrases)
     return TermPattern(term, np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))
