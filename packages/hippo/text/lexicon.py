@@ -383,8 +383,8 @@ def is_accented(word: str) -> bool:
 
 
 def _accented_forms(word: str) -> set[str]:
-    """The forms of a word written with accents: its own inflections where it is otherwise an English-looking
-    word, case variants always."""
+    """The forms of a word written with accents: the word in lower case, and with a plural "-s" or "-es" when it
+    is letters only, each in its case variants (it is not run through the English inflections)."""
     low = word.lower()
     forms = {low, low + "s", low + "es"} if word.isalpha() else {low}
     return {v for f in forms for v in (f, f.capitalize(), f.upper())} | {word}
@@ -393,8 +393,9 @@ def _accented_forms(word: str) -> set[str]:
 # Accents. Chats drop them ("cafe", "manana", "Bogota") and questions keep them, or the other way round. A query
 # word of ACCENT_MIN_LETTERS letters or more also matches its letters without accents, and a word asked without
 # them also matches the accented words that cl100k writes as one token and that fold to it (" café", " mañana",
-# " también": _accented_tokens). Shorter words are left as they are: Spanish and French tell function words
-# apart by their accent alone ("el" / "él", "si" / "sí", "a" / "à").
+# " también": _accented_tokens) and, found in the namespace like a misspelling, those it writes in several
+# (hippo.index.coindex.NamespaceIndex.slips: "Medellín"). Shorter words are left as they are: Spanish and French
+# tell function words apart by their accent alone ("el" / "él", "si" / "sí", "a" / "à").
 ACCENT_MIN_LETTERS = 4
 
 
