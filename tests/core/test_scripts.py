@@ -166,7 +166,22 @@ HEBREW = [
 ]
 
 
-@pytest.mark.parametrize("labelled", [KOREAN, THAI, ARABIC, HEBREW], ids=["korean", "thai", "arabic", "hebrew"])
+# Russian declines its nouns: the question names them in the nominative, the chat in another case
+# (hippo.text.russian).
+RUSSIAN = [
+    ("Я купила новую машину вчера.", ["машина"]),                          # I bought a new car yesterday
+    ("Мы долго гуляли по парку с собакой.", ["парк", "собака"]),           # we walked in the park with the dog
+    ("Завтра поедем на дачу к бабушке.", ["дача", "бабушка"]),             # tomorrow to grandma's dacha
+    ("В библиотеке я взял три книги.", ["библиотека", "книга"]),           # I took three books at the library
+    ("Сестра работает в больнице уже год.", ["больница", "сестра"]),       # my sister works at the hospital
+    ("Встреча с начальником перенесена на пятницу.", ["начальник", "пятница", "встреча"]),  # meeting moved
+    ("Мы отметили день рождения в ресторане.", ["ресторан"]),             # we had the birthday at a restaurant
+    ("Купи молока и хлеба по дороге домой.", ["молоко", "хлеб", "дорога"]),  # buy milk and bread on the way
+]
+
+
+@pytest.mark.parametrize("labelled", [KOREAN, THAI, ARABIC, HEBREW, RUSSIAN],
+                         ids=["korean", "thai", "arabic", "hebrew", "russian"])
 def test_a_noun_finds_its_sentence_inside_a_phrase_or_a_run(labelled):
     with Memory(None) as mem:
         items = mem.add_many({"text": t} for t, _ in labelled)
@@ -275,3 +290,25 @@ def test_short_words_keep_their_accents():
     with Memory(None) as mem:
         mem.add("Dijo que sí y él vino.")
         assert mem.search("si", k=3) == [] and mem.search("el", k=3) == []
+
+
+@pytest.mark.parametrize("word, stem", [
+    ("машинами", "машин"), ("истории", "истор"), ("история", "истор"), ("длинный", "длин"), ("неделю", "недел"),
+    ("тетрадь", "тетрад"), ("парк", "парк"), ("дом", "дом"), ("Москва", "москв"), ("собакой", "собак"),
+])
+def test_russian_light_stems_by_hand(word, stem):
+    """Dolamic & Savoy's light stemmer, worked by hand: the case ending off, then a final soft sign, и or нн."""
+    from hippo.text import russian
+
+    assert russian.stem(word) == stem
+
+
+def test_russian_forms_by_hand():
+    from hippo.text import russian
+
+    car = russian.variants("машина")
+    assert {"машина", "машину", "машине", "машиной", "машины", "машинами", "машинах"} <= car
+    assert {"длинная", "длинного", "длинный"} <= russian.variants("длинный")   # the stem before its "нн" is cut
+    assert {"истории", "историю", "история"} <= russian.variants("история")
+    assert russian.variants("дом") == {"дом"} and russian.variants("house") == {"house"}
+    assert "машинное" not in car  # another word: "машинное обучение"

@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from hippo.text import clitics, shorthand, spelling, textnorm, tokenizer
+from hippo.text import clitics, russian, shorthand, spelling, textnorm, tokenizer
 
 _lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
 
@@ -343,7 +343,8 @@ def surface_forms(word: str) -> set[str]:
     """Spellings of ``word`` to look for: case variants, the inflections that share its stem, their British or
     American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
-    written onto it (:func:`hippo.text.clitics.variants`)."""
+    written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
+    (:func:`hippo.text.russian.variants`)."""
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
@@ -353,7 +354,8 @@ def surface_forms(word: str) -> set[str]:
         return surface_forms(plain) | _accented_forms(word)
     if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections; case variants, and the
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
-        return {v for f in clitics.variants(word) for v in (f, f.lower(), f.capitalize(), f.upper())}
+        forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
+        return {v for f in forms for v in (f, f.lower(), f.capitalize(), f.upper())}
     forms = {low, st}
     for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):
         forms.add(st + suffix)
