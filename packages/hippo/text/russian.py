@@ -13,8 +13,9 @@ The stem is Dolamic & Savoy's light stemmer ("Indexing and Searching Strategies 
 Where hippo departs from it: its index is of the text as written, so forms are generated, not stripped. The stem
 before and after the last step is matched with every ending of :data:`ENDINGS`: Savoy's endings and the ones his
 last step makes unneeded in stripping ("ии", "ью": "истории", "тетрадью"); "длинн" + "ая" is "длинная", "истор" +
-"ии" is "истории". A soft "ю" also comes off the query word ("неделю" is "недел"). Verbs are left as they are (their endings are many more), and so are the stems whose vowel or consonant
-changes with the case ("день", "дня"). The endings are Russian's; the other Cyrillic languages share most of them.
+"ии" is "истории". A soft "ю" also comes off the query word ("неделю" is "недел"). Verbs are left as they are
+(their endings are many more), and so are the stems whose vowel or consonant changes with the case ("день", "дня").
+The endings are Russian's; the other Cyrillic languages share most of them.
 """
 
 from __future__ import annotations
