@@ -1,7 +1,8 @@
 """The little words Arabic and Hebrew write onto the next word, and the letters Arabic chats type more than one
-way. "السيارة" is "the car", "وبالسيارة" "and by the car", "הבית" "the house", "ובבית" "and in the house". A question that names the car ("سيارة") or the house ("בית") then
-finds no message that says "the car" or "in the house", since words are matched whole. A query word in these
-scripts is also matched with the proclitics each language attaches, in the order its grammar allows
+way. "السيارة" is "the car", "وبالسيارة" "and by the car", "הבית" "the house", "ובבית" "and in the house". A
+question that names the car ("سيارة") or the house ("בית") then finds no message that says "the car" or "in the
+house", since words are matched whole. A query word in these scripts is also matched with the proclitics each
+language attaches, in the order its grammar allows
 (:func:`variants`). Only prefixes: the suffixes (pronouns, plurals) change the word more and are left as they are.
 
 * **Arabic**: an optional conjunction (و "and", ف "so"), an optional preposition (ب "by, with", ك "like", ل "for"),
