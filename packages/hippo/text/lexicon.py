@@ -422,11 +422,8 @@ def _accented_tokens() -> dict[str, tuple[int, ...]]:
         except UnicodeDecodeError:
             continue
         word = text[1:] if text.startswith(" ") else text
-        if not word.isalpha() or not all(ord(c) < 0x250 for c in word):
-            continue
-        plain = textnorm.fold(text)
-        if plain != text and plain.isascii():
-            out.setdefault(plain, []).append(tid)
+        if word.isalpha() and is_accented(word):
+            out.setdefault(textnorm.fold(text), []).append(tid)
     return {k: tuple(v) for k, v in out.items()}
 
 
