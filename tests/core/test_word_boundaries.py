@@ -1,9 +1,10 @@
 """Where words start and end in the token stream.
 
 Words written after punctuation that cl100k glues onto them ("one-year-old" is " one", "-year", "-old"; "(city",
-"/weather", ".error", "_password") are found like any other word, and counted once. Punctuation and symbols beyond
-ASCII (the curly apostrophe of phone keyboards, curly quotes, dashes, emoji) end a word as their ASCII counterparts
-do; letters of other scripts still continue one."""
+"/weather", ".error", "_password") are found like any other word, and counted once; inside links, e-mail addresses
+and handles also when the joined word is several tokens ("www.airbnb.com"). Digits end a word of letters they are
+glued to ("iPhone15"). Punctuation and symbols beyond ASCII (the curly apostrophe of phone keyboards, curly quotes,
+dashes, emoji) end a word as their ASCII counterparts do; letters of other scripts still continue one."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_each_occurrence_counts_once():
     mem.add_many([{"text": t, "speaker": "A"} for t in [
         "a one-year-old and a 5-year plan",       # two glued occurrences
         "a year - then another year",             # plain words, the dash a token of its own
-        "yearly is another word, so is year2",    # no whole word "year"
+        "yearly is another word, so is yearn",    # no whole word "year"
     ]])
     idx = mem.engine.state().index
     rows, tf = idx.term_rows(lexicon.pattern("year"))
@@ -61,6 +62,10 @@ def test_a_joiner_that_is_its_own_token_adds_no_form():
     assert enc.decode([enc.encode_ordinary("(portrait")[0]]) == "(port"       # glued, and more than one token:
     assert tuple(enc.encode_ordinary("(portrait")) not in portrait.phrases     # after code's joiners, one token only
     assert tuple(enc.encode_ordinary("-portrait")) in portrait.phrases         # after a hyphen, a compound's word
+    for j in lexicon.LINK_JOINERS:                                              # and after a link's joiners,
+        ids = tuple(enc.encode_ordinary(j + "portrait"))                         # unless the joiner stands alone
+        assert (ids in portrait.phrases) == (enc.decode([ids[0]]) != j), j
+    assert tuple(enc.encode_ordinary(".portrait")) in portrait.phrases          # ".port" + "rait"
     assert np.unique(pat.singles).size == pat.singles.size
 
 
@@ -93,8 +98,12 @@ def _reference_pattern(word):
             singles |= folding.get(" " + v, set()) | folding.get(v, set())
         for form in (" " + v, v, *(j + v for j in lexicon.JOINERS)):
             ids = tuple(enc.encode_ordinary(form))
+            # after a hyphen (compounds) and a link's joiners ("www.airbnb.com") every form counts, unless the
+            # joiner is a token of its own; after the others only one-token forms; a link's words are lower-case
+            # ASCII letters
+            every = form[0] == "-" or (form[0] in ".@/" and v.isascii() and v.isalpha() and v.islower())
             if form[0] in lexicon.JOINERS and len(ids) > 1 and (
-                    form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
+                    not every or enc.decode_single_token_bytes(ids[0]) == form[0].encode()):
                 continue
             if len(ids) == 1:
                 singles.add(ids[0])
@@ -148,6 +157,51 @@ def test_the_code_joiners_table_is_every_token_that_starts_with_one():
     assert set(got) == set(want)
     assert all(sorted(got[v]) == sorted(js) for v, js in want.items())
     assert "/" in got[b"weather"] and "." in got[b"error"] and "(" in got[b"city"]  # one cl100k token each
+
+
+# Hand-labelled chat lines: a word inside a link, an e-mail address or a handle, written in several tokens after
+# the joiner, and a name with a number glued to it.
+@pytest.mark.parametrize("text, word", [
+    ("finally booked it https://www.airbnb.com/rooms/48213", "airbnb"),        # "www", ".air", "bnb", ".com"
+    ("the listing is on zillow.com/homedetails/123", "zillow"),
+    ("email me at mark.tanaka@gmail.com", "tanaka"),                        # ".t", "an", "aka", "@gmail"
+    ("her profile: linkedin.com/in/priya-raman", "raman"),
+    ("ugh the iPhone15 screen cracked", "iPhone"),                           # " iPhone", "15"
+    ("ugh the iPhone15 screen cracked", "15"),
+    ("got my covid19 booster today", "covid"),
+    ("still on win11 at work", "win"),
+    ("we're in room302 of the hotel", "room"),
+])
+def test_a_word_inside_a_link_or_glued_to_a_number_is_found(text, word):
+    mem = Memory()
+    mem.add("Nothing to see in this filler message at all.", speaker="A")
+    hit = mem.add(text, speaker="A")
+    mem.add("Another unrelated filler line about the garden.", speaker="A")
+    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+
+
+@pytest.mark.parametrize("text, word", [
+    ("bought 4kg of rice", "kg"),         # digits before letters still glue: "4kg", "5k", "2nd" are one word
+    ("a 5km run", "km"),
+    ("the x86 build", "86"),              # " x" + "86": the letters end their word, the digits start one
+])
+def test_only_letters_then_digits_split(text, word):
+    mem = Memory()
+    hit = mem.add(text, speaker="A")
+    found = [h.id for h in mem.search(word, k=3)]
+    assert found == ([hit.id] if word == "86" else [])
+
+
+def test_letters_meet_digits_is_every_pair_it_names():
+    # from the byte table's first and last bytes; the definition reads each pair of tokens' bytes
+    enc = tokenizer.encoding()
+    text = "iPhone15 covid19 x86 5k 3D 2nd room 302 win11 abc123def A1 h2o \u00e92 \u0444\u0443\u04403"
+    ids = np.asarray(enc.encode_ordinary(text), dtype=np.int64)
+    table = tokenizer.token_bytes()
+    want = [bool(table[a]) and bool(table[b]) and chr(table[a][-1]).isascii() and chr(table[a][-1]).isalpha()
+            and table[b][:1].isdigit() for a, b in zip(ids[:-1].tolist(), ids[1:].tolist())]
+    assert lexicon.letters_meet_digits(ids).tolist() == want and any(want)
+    assert lexicon.letters_meet_digits(ids[:1]).size == 0
 
 
 @pytest.mark.parametrize("text, word", [

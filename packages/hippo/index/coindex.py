@@ -167,7 +167,8 @@ class NamespaceIndex:
     @property
     def glue(self) -> np.ndarray:
         """``glue[p]``: the token at ``p`` continues the word of the token before it (no leading space or
-        punctuation, and ``p`` does not start a message). A bool per position, kept from the tokens at hand on
+        punctuation, ``p`` does not start a message, and it is not digits after letters: "iPhone15" is the words
+        "iPhone" and "15", :func:`~hippo.text.lexicon.letters_meet_digits`). A bool per position, kept from the tokens at hand on
         append, on a deletion's rebuild and on a load from a snapshot (about 3 ns a token): the word-end test of an
         occurrence is one array read instead of a matrix access and a search among the message ends."""
         return self._glue.view
@@ -187,6 +188,8 @@ class NamespaceIndex:
             for p, end in zip(cut.tolist(), stop.tolist()):
                 joined = b"".join(table[int(t)] for t in tokens[p:min(end, p + 4)].tolist())
                 flags[p] = lexicon.first_character_is_word(joined)
+        if flags.size > 1:  # letters end a word where digits follow them ("iPhone15": "iphone" and "15")
+            flags[1:] &= ~lexicon.letters_meet_digits(tokens)
         starts = np.asarray(seg_ends[:-1], dtype=np.int64)
         flags[starts[starts < flags.size]] = False
         if flags.size:
@@ -850,7 +853,8 @@ class NamespaceIndex:
     def _split_from_previous(self, pos: np.ndarray) -> np.ndarray:
         """For matches at ``pos`` whose first token has no leading space (it continues a word): whether they start a
         word, i.e. begin a message or follow a token that ends in punctuation or space ("i" after " Moch" is the end
-        of "Mochi"). For such a token the glue flag is set exactly where it does not begin a message."""
+        of "Mochi"). For such a token the glue flag is set exactly where it does not begin a message or follow
+        letters with its digits (those start a word: :attr:`glue`)."""
         out = np.ones(pos.size, dtype=bool)
         inner = np.flatnonzero(self.glue[pos])
         if inner.size:

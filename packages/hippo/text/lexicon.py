@@ -224,6 +224,27 @@ def _open_table() -> np.ndarray:
     return _flag_table(4, _opens_first_character)
 
 
+# Per byte value below 0x80: an ASCII letter; an ASCII digit.
+_ASCII_LETTER = np.array([v < 0x80 and bytes([v]).isalpha() for v in range(256)], dtype=bool)
+_ASCII_DIGIT = np.array([v < 0x80 and bytes([v]).isdigit() for v in range(256)], dtype=bool)
+
+
+def _edge_byte_table(last: bool, kind: np.ndarray) -> np.ndarray:
+    """Per token id: 1 where the token's first byte (``last`` false) or last byte is one of ``kind`` (a table per
+    byte value)."""
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+    arrays = _byte_arrays()
+    if arrays is not None:
+        _keys, ids, lens, first, final = arrays
+        ok = (lens > 0) & (ids >= 0) & (ids < table.size)
+        table[ids[ok]] = kind[(final if last else first)[ok]]
+        return table
+    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
+        if b and kind[b[-1] if last else b[0]]:
+            table[tid] = 1
+    return table
+
+
 def _glue_table() -> np.ndarray:
     """Per token id, as :func:`glue_codes` gives it: 0 starts a word, 1 continues one, 2 continues one as far as
     its own bytes tell but ends inside its first character (:func:`opens_character`)."""
@@ -233,7 +254,8 @@ def _glue_table() -> np.ndarray:
 
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 _BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table,
-             "glue": _glue_table}
+             "glue": _glue_table, "digit_first": lambda: _edge_byte_table(False, _ASCII_DIGIT),
+             "letter_last": lambda: _edge_byte_table(True, _ASCII_LETTER)}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
 
@@ -288,6 +310,16 @@ def glue_codes(token_ids: np.ndarray) -> np.ndarray:
     (:func:`continues_word`), 2 where it continues it unless its first character, cut after the token
     (:func:`opens_character`), completes to a symbol."""
     return _classify(token_ids, "glue")
+
+
+def letters_meet_digits(token_ids: np.ndarray) -> np.ndarray:
+    """Per pair of neighbouring tokens (one value fewer than ``token_ids``): True where the second starts with a
+    digit and the first ends in a letter ("15" after " iPhone"). A word of letters ends there: people glue model
+    numbers, versions and years onto names ("iPhone15", "win11", "covid19"), and the name is the word asked for."""
+    ids = np.asarray(token_ids)
+    if ids.size < 2:
+        return np.zeros(0, dtype=bool)
+    return (_classify(ids[1:], "digit_first") == 1) & (_classify(ids[:-1], "letter_last") == 1)
 
 
 def first_character_is_word(b: bytes) -> bool:
@@ -485,10 +517,20 @@ def _unfolded(low: str) -> set[str]:
 # ".error", "_password"): a word written after one of them is matched in that joined token too, as a text-level
 # tokenizer splitting on punctuation would find it. A joiner that stays a token of its own needs nothing (the word
 # after it starts a word). After a hyphen, the joint of compounds in prose ("self-portrait" is " self", "-port",
-# "rait"), every form counts; after the other joiners, which mostly join identifiers in code, only the one-token
-# forms: their multi-token forms quadrupled a term's phrases (+17% recall time) for no measured gain
-# (docs/retrieval.md).
+# "rait"), and after the joiners of links, e-mail addresses and handles (LINK_JOINERS: "www.airbnb.com" is "www",
+# ".air", "bnb", ".com"; "mark.tanaka@gmail.com" writes "tanaka" as ".t", "an", "aka"), every form counts. After the
+# other joiners, which mostly join identifiers in code, only the one-token forms: their multi-token forms quadrupled a
+# term's phrases (+17% recall time) for no measured gain (docs/retrieval.md).
 JOINERS = ("-", "/", ".", "(", "_", '"', "'", "[", "@", "#", "*", "`", "\u2014", "\u2013", "\u201c", "\u2018")
+LINK_JOINERS = (".", "/", "@")
+
+
+# The joiners after which every form counts, and a word's forms after the link joiners.
+_EVERY_FORM = frozenset(("-",) + LINK_JOINERS)
+
+
+def _linked_forms(v: str) -> tuple[str, ...]:
+    return tuple(j + v for j in LINK_JOINERS)
 
 
 # The joiners after which only one-token forms count, as bytes: a form missing from the byte table is several tokens.
@@ -551,12 +593,14 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
     for v in forms:
         piece = v.isascii() and v.isalpha()
         code = encode_piece if piece else encode
-        for form in (" " + v, v, "-" + v):
+        # links, addresses and handles are written in lower-case ASCII letters: other forms are looked for after a
+        # link joiner in one token only
+        for form in (" " + v, v, "-" + v) + (_linked_forms(v) if piece and v.islower() else ()):
             # One pre-tokenizer piece whose bytes are a token is that token (tiktoken's BPE looks the piece up first).
             one = ranks.get(form.encode()) if piece and ranks is not None else None
             ids = (one,) if one is not None else tuple(code(form))
             joined = form[0] in JOINERS and len(ids) > 1
-            if joined and (form[0] != "-" or enc.decode_single_token_bytes(ids[0]) == b"-"):
+            if joined and (form[0] not in _EVERY_FORM or enc.decode_single_token_bytes(ids[0]) == form[0].encode()):
                 continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
             if len(ids) == 1:
                 singles.add(ids[0])
