@@ -149,17 +149,23 @@ def test_real_words_and_short_words_are_not_slips():
 
 
 def test_misspellings_can_be_switched_off():
-    with _store(SLIPPED, misspellings=False) as mem:
-        q = analyze("Which restaurant by the harbour?")
+    q = analyze("Which restaurant by the harbour?")
+    with _store(SLIPPED, misspellings=False, relatives=False) as mem:
         idx = mem.engine.state().index
         assert all(idx.slips(p, w) is None for p, w in zip(q.patterns, q.keywords))
+        assert channels.lexical(idx, analyze("restaurant"), mem.config).rows.size == 0
+    with _store(SLIPPED, misspellings=False) as mem:  # the relatives alone: no misspelling among them
+        idx = mem.engine.state().index
+        for p, w in zip(q.patterns, q.keywords):
+            near = idx.slips(p, w)
+            assert near is None or near is lexicon.slips(p.term, (), w.lower(), lexicon.relative_words(w))
         assert channels.lexical(idx, analyze("restaurant"), mem.config).rows.size == 0
     with pytest.raises(InvalidInput, match="misspellings"):
         Memory(None, config={"retrieval": {"misspellings": "yes"}})
 
 
 def test_deleting_the_slip_forgets_it():
-    with _store(SLIPPED) as mem:
+    with _store(SLIPPED, relatives=False) as mem:  # the misspellings alone ("restaurant" has a relative)
         q = analyze("restaurant")
         idx = mem.engine.state().index
         assert channels.lexical(idx, q, mem.config).rows.tolist() == [0]
@@ -182,7 +188,7 @@ def test_a_slip_opening_a_message_and_an_inflection_already_matched():
 
 
 def test_the_slips_of_a_word_are_one_pattern_whatever_its_case():
-    with _store(SLIPPED) as mem:
+    with _store(SLIPPED, relatives=False) as mem:
         idx = mem.engine.state().index
         plain = idx.slips(lexicon.pattern("restaurant"), "restaurant")
         assert plain is idx.slips(lexicon.pattern("Restaurant"), "Restaurant")

@@ -26,7 +26,7 @@ PACKAGES = {"hippo": ROOT / "packages" / "hippo", "langchain_hippo": ROOT / "lan
             "llamaindex_hippo": ROOT / "llamaindex_hippo"}
 EXTRAS = "langchain,classic,llamaindex"
 # Package data the wheel may carry besides Python modules and the compiled extension.
-PACKAGE_DATA = {"hippo/py.typed", "hippo/data/demo_conversation.jsonl"}
+PACKAGE_DATA = {"hippo/py.typed", "hippo/data/demo_conversation.jsonl", "hippo/data/relatives.txt"}
 
 
 def _clean_env(venv_dir: Path | None = None) -> dict[str, str]:
@@ -89,6 +89,7 @@ def test_wheel_holds_the_library_and_nothing_else(dist) -> None:
     payload = {n for n in names if ".dist-info/" not in n}
     extension = {n for n in payload if n.startswith("hippo/_hippo_c") and n.endswith((".so", ".pyd"))}
     assert len(extension) == 1, payload
+    assert PACKAGE_DATA <= payload, sorted(PACKAGE_DATA - payload)  # the data the library reads at run time
     others = payload - _source_modules() - extension - PACKAGE_DATA
     # what the wheel holds beyond the source modules: only the declared data (and no stray data files)
     assert others == set(), sorted(others)

@@ -271,6 +271,9 @@ class RetrievalConfig:
     # letters for emphasis ("birthdayyy"), and one of four or more the words written with accents in several tokens
     # whose letters without them are the word ("Medellín"): hippo.index.coindex.NamespaceIndex.slips.
     misspellings: bool = True
+    # A query word of four or more letters also matches its derivational relatives ("adopt" / "adoption", "suggest"
+    # / "suggestion"), each occurrence counting as a misspelling's does: hippo.text.relatives.
+    relatives: bool = True
 
 
 @dataclass(frozen=True)
@@ -386,6 +389,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
         if not isinstance(obj.misspellings, bool):
             raise InvalidInput(f"{path}.misspellings must be true or false, got {obj.misspellings!r}")
+        if not isinstance(obj.relatives, bool):
+            raise InvalidInput(f"{path}.relatives must be true or false, got {obj.relatives!r}")
         if not 0.0 <= obj.sitting_gap_s <= 30 * 86400.0:
             raise InvalidInput(f"{path}.sitting_gap_s must be in 0..2592000 seconds (30 days), "
                                f"got {obj.sitting_gap_s!r}")

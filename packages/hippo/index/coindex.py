@@ -486,10 +486,16 @@ class NamespaceIndex:
         ASCII letters or more, the words of the stream that hold some of its letters for emphasis
         (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"); for one of four or more, the words the stream
         writes with accents in several tokens whose letters without them are the word ("Medellín" for "medellin";
-        a word with accents in one token is in the word's own pattern). None when there are none, or with
-        ``config.retrieval.misspellings`` off. Kept per word until the namespace holds a new word."""
-        if not self.config.retrieval.misspellings or pat.anywhere:
+        a word with accents in one token is in the word's own pattern). With them, the word's derivational
+        relatives ("adoption" for "adopt": :func:`lexicon.relative_words`), which count as a slip does. None when
+        there are none; the misspellings with ``config.retrieval.misspellings`` off, the relatives with
+        ``config.retrieval.relatives`` off. Kept per word until the namespace holds a new word."""
+        rc = self.config.retrieval
+        if pat.anywhere:
             return None
+        rel = lexicon.relative_words(word) if rc.relatives else ()
+        if not rc.misspellings:
+            return lexicon.slips(pat.term, (), word.lower(), rel) if rel else None
         low = word.lower()
         # a slip needs a word to slip from: one of cl100k's training text (not a code, "zqcbc"), in lower case or as
         # asked; letters held for emphasis ("birthdayyy") are looked for in any word of three letters or more
@@ -497,7 +503,7 @@ class NamespaceIndex:
         held = len(low) >= 3 and low.isascii() and low.isalpha()
         accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
         if not (slip or held):
-            return None
+            return lexicon.slips(pat.term, (), word.lower(), rel) if rel else None
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._slips.get(low)
@@ -510,7 +516,7 @@ class NamespaceIndex:
             accented = list(words.get((low, -1), ())) if accents else []
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
                             | {w for w in long if lexicon.stretched_from(low, w)} | set(accented)))
-        out = lexicon.slips(pat.term, hits) if hits else None
+        out = lexicon.slips(pat.term, hits, low, rel) if hits or rel else None
         with self._pos_lock:
             self._slips[low] = (version, out)
             self._slips.move_to_end(low)

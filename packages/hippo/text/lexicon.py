@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from hippo.text import clitics, russian, shorthand, spelling, textnorm, tokenizer
+from hippo.text import clitics, relatives, russian, shorthand, spelling, textnorm, tokenizer
 
 _lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
 
@@ -695,10 +695,14 @@ def is_spellable(word: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def slips(term: str, spellings: tuple[str, ...]) -> TermPattern:
-    """The pattern of the misspellings ``spellings`` of the term ``term``: every surface form of each
-    (:func:`pattern`), under the term's name. The same arguments give the same object (kept by identity in the
-    co-index's caches)."""
+def slips(term: str, spellings: tuple[str, ...], word: str | None = None,
+          related: tuple[str, ...] = ()) -> TermPattern:
+    """The pattern of the misspellings ``spellings`` of the term ``term`` (every surface form of each:
+    :func:`pattern`) and of its derivational relatives ``related`` (:func:`relative_words`; each in lower case and
+    capitalised, where one token spells it: a family lists its inflected members itself), under the term's name,
+    less the forms of the query
+    ``word`` itself when given (an occurrence of the word counts as the word, once). The same arguments give the
+    same object (kept by identity in the co-index's caches)."""
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
     for s in spellings:
@@ -706,4 +710,28 @@ def slips(term: str, spellings: tuple[str, ...]) -> TermPattern:
         other = pattern(s) if s.isascii() else _pattern_of(s, _accented_forms(s), False)
         singles.update(other.singles.tolist())
         phrases.update(other.phrases)
+    if related:  # one token each, after a space (as the family's words are) or opening a message or a line
+        singles.update(t for r in related for v in (r, r.capitalize()) for form in (" " + v, v)
+                       if (t := _one_token(form)) is not None)
+    if word is not None:
+        own = pattern(word)
+        singles.difference_update(own.singles.tolist())
+        phrases.difference_update(own.phrases)
     return TermPattern(term, np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)))
+
+
+def _one_token(form: str) -> int | None:
+    """The token that spells ``form`` alone, or None when cl100k writes it in several."""
+    ranks = tokenizer.byte_ranks()
+    if ranks is not None:
+        return ranks.get(form.encode())
+    ids = tokenizer.encoding().encode_ordinary(form)
+    return ids[0] if len(ids) == 1 else None
+
+
+@lru_cache(maxsize=20_000)
+def relative_words(word: str) -> tuple[str, ...]:
+    """The derivational relatives of ``word`` (:func:`hippo.text.relatives.relatives`: "adoption" for "adopt") that
+    are not among its own surface forms, in lower case, sorted."""
+    own = {f.lower() for f in surface_forms(word)}
+    return tuple(sorted(relatives.relatives(word, own) - own))
