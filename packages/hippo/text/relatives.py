@@ -4,7 +4,9 @@ A question and the message it asks about often use different words of one family
 adoption?" for "we're finally going to adopt!", "What suggestions did I get?" for "you suggested a budget app".
 Inflections are matched as the word itself (:func:`hippo.text.lexicon.surface_forms`); derived words are other words
 with a related meaning, and a query word also matches them at half weight, as it does a misspelling
-(:data:`hippo.index.channels.NEAR_WEIGHT`): where the word itself occurs, its messages come first.
+(:data:`hippo.index.channels.SLIP_WEIGHT`): where the word itself occurs, its messages come first. A relative is
+matched as the one token that spells it, in lower case or capitalised, after a space or opening a message
+(:func:`hippo.text.lexicon.slips`): a family lists its inflected members itself.
 
 A family is the words cl100k writes as one token after a space (lower-case ASCII letters, four or more) that share
 their Snowball English stem (Porter2, the stemmer of the bm25s peer, through PyStemmer). The families are a table
