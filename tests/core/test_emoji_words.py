@@ -1,5 +1,6 @@
 """Words next to emoji: "🎉party", "❤️love", "pizza☕" are words as "party", "love" and "pizza" are, whatever pieces
-cl100k cuts the emoji into. The reference is a regular expression's word boundary over the text."""
+cl100k cuts the emoji into. The reference is a regular expression's word boundary over the text (where digits after
+letters also end a word)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,9 @@ def _matched(texts: list[str], word: str) -> set[int]:
 
 
 def _reference(texts: list[str], word: str) -> set[int]:
-    pat = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)", re.IGNORECASE)
+    # a word boundary, except that digits after a word of letters end it ("party1️⃣", "iPhone15": lexicon's
+    # letters_meet_digits); the words asked here are letters
+    pat = re.compile(rf"(?<!\w){re.escape(word)}(?![^\W\d])", re.IGNORECASE)
     return {k for k, t in enumerate(texts) if pat.search(t)}
 
 

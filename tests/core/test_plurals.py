@@ -18,8 +18,15 @@ PAIRS = [
     ("agree", "agreed"), ("agree", "agreeing"), ("guarantee", "guaranteed"), ("use", "used"), ("use", "uses"),
     ("add", "added"), ("add", "adding"), ("age", "aged"), ("tie", "tied"),
 ]
+# irregular forms, both ways, among them the verbs whose stem drops an "e" ("make" is "mak" as "making" is): "made"
+# once stemmed to "make" and missed "make"
+PAIRS += [("make", "made"), ("take", "took"), ("take", "taken"), ("write", "wrote"), ("forget", "forgot"),
+          ("drive", "drove"), ("drive", "driven"), ("ride", "rode"), ("choose", "chose"), ("fly", "flew"),
+          ("swim", "swam"), ("pay", "paid"), ("sell", "sold"), ("spend", "spent"), ("grow", "grew"),
+          ("knife", "knives"), ("wolf", "wolves"), ("go", "went"), ("buy", "bought")]
 ONE_WAY = [("use", "using"), ("tie", "tying")]  # "-ing" back to a word of three letters is not guessed
-NOT_FORMS = [("see", "seed"), ("fee", "feed"), ("car", "card"), ("fun", "fund"), ("bee", "beed"), ("she", "shed")]
+NOT_FORMS = [("see", "seed"), ("fee", "feed"), ("car", "card"), ("fun", "fund"), ("bee", "beed"), ("she", "shed"),
+             ("rise", "rose"), ("grind", "ground")]  # forms that are also other common words are left out
 FILLER = ["We talked about the weather.", "The train was late again.", "I painted the fence on Sunday."]
 
 

@@ -335,8 +335,8 @@ def _lookup(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
 
 
 _INVERSE_IRREGULAR: dict[str, set[str]] = {}
-for _w, _s in textnorm._IRREGULAR.items():
-    _INVERSE_IRREGULAR.setdefault(_s, set()).add(_w)
+for _w, _s in textnorm._IRREGULAR.items():  # by the regular form's stem, the one surface_forms looks up
+    _INVERSE_IRREGULAR.setdefault(textnorm.stem(_s), set()).add(_w)
 
 
 @dataclass(frozen=True)

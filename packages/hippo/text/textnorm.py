@@ -69,6 +69,30 @@ _IRREGULAR = {
     "brought": "bring", "began": "begin", "begun": "begin", "wrote": "write", "written": "write",
     "ate": "eat", "eaten": "eat", "drew": "draw", "drawn": "draw", "sang": "sing", "sung": "sing",
     "won": "win", "lost": "lose", "found": "find", "built": "build", "taught": "teach", "caught": "catch",
+    # the other common irregular verbs and plurals; a form that is also another common word is left out ("rose",
+    # "bound", "ground", "wound", "bore", "lay", "lit", "bit", "shot", "fed", "broke", "drunk", "lives", "leaves")
+    "arose": "arise", "arisen": "arise", "awoke": "awake", "awoken": "awake", "beaten": "beat", "became": "become",
+    "bent": "bend", "bled": "bleed", "blew": "blow", "blown": "blow", "broken": "break", "bred": "breed",
+    "burnt": "burn", "chose": "choose", "chosen": "choose", "clung": "cling", "came": "come", "crept": "creep",
+    "dealt": "deal", "dug": "dig", "drank": "drink", "drove": "drive", "driven": "drive", "dreamt": "dream",
+    "fell": "fall", "fallen": "fall", "fought": "fight", "fled": "flee", "flung": "fling", "flew": "fly",
+    "flown": "fly", "forbade": "forbid", "forbidden": "forbid", "forgot": "forget", "forgotten": "forget",
+    "forgave": "forgive", "forgiven": "forgive", "froze": "freeze", "frozen": "freeze", "got": "get",
+    "gotten": "get", "grew": "grow", "grown": "grow", "hung": "hang", "heard": "hear", "hid": "hide",
+    "hidden": "hide", "held": "hold", "knelt": "kneel", "knew": "know", "known": "know", "laid": "lay",
+    "led": "lead", "leapt": "leap", "learnt": "learn", "lent": "lend", "meant": "mean", "paid": "pay",
+    "proven": "prove", "rode": "ride", "ridden": "ride", "rang": "ring", "risen": "rise", "said": "say",
+    "sought": "seek", "sold": "sell", "sent": "send", "sewn": "sew", "shook": "shake", "shaken": "shake",
+    "shone": "shine", "shown": "show", "shrank": "shrink", "shrunk": "shrink", "sank": "sink", "sunk": "sink",
+    "sat": "sit", "slept": "sleep", "slid": "slide", "spoke": "speak", "spoken": "speak", "sped": "speed",
+    "spent": "spend", "spun": "spin", "sprang": "spring", "sprung": "spring", "stood": "stand", "stole": "steal",
+    "stolen": "steal", "stuck": "stick", "stung": "sting", "stank": "stink", "struck": "strike",
+    "swore": "swear", "sworn": "swear", "swept": "sweep", "swam": "swim", "swum": "swim", "swung": "swing",
+    "tore": "tear", "torn": "tear", "threw": "throw", "thrown": "throw", "understood": "understand",
+    "woke": "wake", "woken": "wake", "wore": "wear", "worn": "wear", "wove": "weave", "woven": "weave",
+    "wept": "weep", "withdrew": "withdraw", "withdrawn": "withdraw",
+    "knives": "knife", "wolves": "wolf", "halves": "half", "shelves": "shelf", "thieves": "thief",
+    "wives": "wife",
 }
 
 
@@ -80,8 +104,8 @@ def stem(word: str) -> str:
         w = w[:-2]
     elif "'" in w:
         w = w.split("'", 1)[0]
-    if w in _IRREGULAR:
-        return _IRREGULAR[w]
+    if w in _IRREGULAR:  # the stem of its regular form: "made" is "make" as "making" is
+        return stem(_IRREGULAR[w])
     if len(w) <= 3 or not w.isalpha():
         return w
     if w.endswith("ies") and len(w) > 4:
