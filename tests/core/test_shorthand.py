@@ -82,7 +82,7 @@ def test_the_short_and_the_full_form_are_one_term() -> None:
 
 
 TARGET = "the kids made me the cutest bday card!!"
-QUESTION = "What did Ann's children make for her birthday?"
+QUESTION = "What did Ann's children give her for her birthday?"
 
 
 def test_recall_finds_the_message_typed_in_shorthand_and_would_miss_it_without(
