@@ -274,6 +274,9 @@ class RetrievalConfig:
     # A query word of four or more letters also matches its derivational relatives ("adopt" / "adoption", "suggest"
     # / "suggestion"), each occurrence counting as a misspelling's does: hippo.text.relatives.
     relatives: bool = True
+    # A query word naming a kind of place ("cities", "countries", "states", "places") also matches the listed names
+    # of that kind ("Seattle", "Spain", "Texas"), each occurrence counting as a misspelling's does: hippo.text.places.
+    places: bool = True
 
 
 @dataclass(frozen=True)
@@ -391,6 +394,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.misspellings must be true or false, got {obj.misspellings!r}")
         if not isinstance(obj.relatives, bool):
             raise InvalidInput(f"{path}.relatives must be true or false, got {obj.relatives!r}")
+        if not isinstance(obj.places, bool):
+            raise InvalidInput(f"{path}.places must be true or false, got {obj.places!r}")
         if not 0.0 <= obj.sitting_gap_s <= 30 * 86400.0:
             raise InvalidInput(f"{path}.sitting_gap_s must be in 0..2592000 seconds (30 days), "
                                f"got {obj.sitting_gap_s!r}")

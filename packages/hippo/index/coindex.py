@@ -26,7 +26,7 @@ from hippo.base.config import Config
 from hippo.base.errors import CorruptData, OutOfRange
 from hippo.native import ByteTable, DynamicWaveletMatrix, ri_signatures
 from hippo.store.base import MessageRow
-from hippo.text import lexicon, textnorm, tokenizer
+from hippo.text import lexicon, places, textnorm, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
 # A turn of one message of at most this many cl100k tokens between two turns of another voice can be a continuer
@@ -487,15 +487,18 @@ class NamespaceIndex:
         (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"); for one of four or more, the words the stream
         writes with accents in several tokens whose letters without them are the word ("Medellín" for "medellin";
         a word with accents in one token is in the word's own pattern). With them, the word's derivational
-        relatives ("adoption" for "adopt": :func:`lexicon.relative_words`), which count as a slip does. None when
-        there are none; the misspellings with ``config.retrieval.misspellings`` off, the relatives with
-        ``config.retrieval.relatives`` off. Kept per word until the namespace holds a new word."""
+        relatives ("adoption" for "adopt": :func:`lexicon.relative_words`) and, for a word naming a kind of place,
+        the names of that kind ("Seattle" for "cities": :func:`hippo.text.places.names_of_kind`), which count as a
+        slip does. None when there are none; the misspellings with ``config.retrieval.misspellings`` off, the
+        relatives with ``config.retrieval.relatives`` off, the place names with ``config.retrieval.places`` off.
+        Kept per word until the namespace holds a new word."""
         rc = self.config.retrieval
         if pat.anywhere:
             return None
         rel = lexicon.relative_words(word) if rc.relatives else ()
+        named = places.names_of_kind(word) if rc.places else ()
         if not rc.misspellings:
-            return lexicon.slips(pat.term, (), word.lower(), rel) if rel else None
+            return lexicon.slips(pat.term, (), word.lower(), rel, named) if rel or named else None
         low = word.lower()
         # a slip needs a word to slip from: one of cl100k's training text (not a code, "zqcbc"), in lower case or as
         # asked; letters held for emphasis ("birthdayyy") are looked for in any word of three letters or more
@@ -503,7 +506,7 @@ class NamespaceIndex:
         held = len(low) >= 3 and low.isascii() and low.isalpha()
         accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
         if not (slip or held):
-            return lexicon.slips(pat.term, (), word.lower(), rel) if rel else None
+            return lexicon.slips(pat.term, (), word.lower(), rel, named) if rel or named else None
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._slips.get(low)
@@ -516,7 +519,7 @@ class NamespaceIndex:
             accented = list(words.get((low, -1), ())) if accents else []
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
                             | {w for w in long if lexicon.stretched_from(low, w)} | set(accented)))
-        out = lexicon.slips(pat.term, hits, low, rel) if hits or rel else None
+        out = lexicon.slips(pat.term, hits, low, rel, named) if hits or rel or named else None
         with self._pos_lock:
             self._slips[low] = (version, out)
             self._slips.move_to_end(low)

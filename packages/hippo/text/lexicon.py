@@ -19,7 +19,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from hippo.text import clitics, relatives, russian, shorthand, spelling, textnorm, tokenizer
+from hippo.text import clitics, places, relatives, russian, shorthand, spelling, textnorm, tokenizer
 
 _lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
 
@@ -696,13 +696,13 @@ def is_spellable(word: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def slips(term: str, spellings: tuple[str, ...], word: str | None = None,
-          related: tuple[str, ...] = ()) -> TermPattern:
+          related: tuple[str, ...] = (), named: tuple[str, ...] = ()) -> TermPattern:
     """The pattern of the misspellings ``spellings`` of the term ``term`` (every surface form of each:
-    :func:`pattern`) and of its derivational relatives ``related`` (:func:`relative_words`; each in lower case and
-    capitalised, where one token spells it: a family lists its inflected members itself), under the term's name,
-    less the forms of the query
-    ``word`` itself when given (an occurrence of the word counts as the word, once). The same arguments give the
-    same object (kept by identity in the co-index's caches)."""
+    :func:`pattern`), of its derivational relatives ``related`` (:func:`relative_words`; each in lower case and
+    capitalised, where one token spells it: a family lists its inflected members itself) and of the place names
+    ``named`` (:func:`hippo.text.places.names_of_kind`; as written), under the term's name, less the forms of the
+    query ``word`` itself when given (an occurrence of the word counts as the word, once). The same arguments give
+    the same object (kept by identity in the co-index's caches)."""
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
     for s in spellings:
@@ -713,6 +713,15 @@ def slips(term: str, spellings: tuple[str, ...], word: str | None = None,
     if related:  # one token each, after a space (as the family's words are) or opening a message or a line
         singles.update(t for r in related for v in (r, r.capitalize()) for form in (" " + v, v)
                        if (t := _one_token(form)) is not None)
+    if named:  # names as written, after a space or opening a message
+        encode = tokenizer.encoding().encode_ordinary
+        for n in named:
+            for form in (" " + n, n):
+                ids = tuple(encode(form))
+                if len(ids) == 1:
+                    singles.add(ids[0])
+                elif ids:
+                    phrases.add(ids)
     if word is not None:
         own = pattern(word)
         singles.difference_update(own.singles.tolist())
