@@ -74,13 +74,14 @@ def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[
 # An occurrence of a misspelling counts as this share of an occurrence of the word: a word one slip from the
 # question's that cl100k writes in several tokens is as likely a rarer real word as a slip (NamespaceIndex.slips),
 # and where the word itself occurs too, the messages that spell it right come first. A derivational relative
-# ("adoption" for "adopt": hippo.text.relatives) counts the same: a related word, not the word.
+# ("adoption" for "adopt": hippo.text.relatives) and the name of a place of the kind a word names ("Seattle" for
+# "cities": hippo.text.places) count the same: a related word, not the word.
 SLIP_WEIGHT = 0.5
 
 
 def slip_patterns(index: NamespaceIndex, query: Query) -> list[lexicon.TermPattern | None]:
-    """Per query term, the misspellings of it the namespace holds and its derivational relatives
-    (:meth:`NamespaceIndex.slips`), or None; the asker's first-person words have none."""
+    """Per query term, the misspellings of it the namespace holds, its derivational relatives and the place names
+    of the kind it names (:meth:`NamespaceIndex.slips`), or None; the asker's first-person words have none."""
     content = len(query.patterns) - query.supporting
     return [index.slips(p, w) if i < content else None
             for i, (p, w) in enumerate(zip(query.patterns, query.keywords))]

@@ -168,9 +168,10 @@ class NamespaceIndex:
     def glue(self) -> np.ndarray:
         """``glue[p]``: the token at ``p`` continues the word of the token before it (no leading space or
         punctuation, ``p`` does not start a message, and it is not digits after letters: "iPhone15" is the words
-        "iPhone" and "15", :func:`~hippo.text.lexicon.letters_meet_digits`). A bool per position, kept from the tokens at hand on
-        append, on a deletion's rebuild and on a load from a snapshot (about 3 ns a token): the word-end test of an
-        occurrence is one array read instead of a matrix access and a search among the message ends."""
+        "iPhone" and "15", :func:`~hippo.text.lexicon.letters_meet_digits`). A bool per position, kept from the
+        tokens at hand on append, on a deletion's rebuild and on a load from a snapshot (about 3 ns a token): the
+        word-end test of an occurrence is one array read instead of a matrix access and a search among the message
+        ends."""
         return self._glue.view
 
     @staticmethod

@@ -15,7 +15,7 @@ shipped with the package (``hippo/data/relatives.txt``, one family per line), so
 ``dev`` extra). A word that is not itself one of the table's words finds its family through its inflections
 ("organized" through "organize" when only that is a token): the caller passes them.
 
-Porter2 sometimes joins words of unrelated meaning ("animal" and "animation", "author" and "authorization");
+Porter2 sometimes joins words of unrelated meaning ("animal" and "animation", "apart" and "apartment");
 counting half an occurrence keeps such a neighbour from outranking the word asked for.
 """
 
