@@ -87,15 +87,38 @@ def _folding_to() -> dict[str, set[int]]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _mixed_case() -> dict[str, set[int]]:
+    """Every token that spells ASCII letters in mixed case (not lower case, capitalised or in capitals), after a
+    space or not, by its text in lower case (decoded one by one)."""
+    out: dict[str, set[int]] = {}
+    for tid in range(tokenizer.encoding().n_vocab):
+        try:
+            text = tokenizer.encoding().decode_single_token_bytes(tid).decode("ascii")
+        except (KeyError, UnicodeDecodeError):
+            continue
+        word = text.removeprefix(" ")
+        if len(word) >= 2 and word.isalpha() and not (word.islower() or word.isupper() or word[1:].islower()):
+            out.setdefault(text.lower(), set()).add(tid)
+    return out
+
+
 def _reference_pattern(word):
     """The definition of a term's pattern, every form encoded by tiktoken's own ``encode_ordinary``; a word of four
-    letters or more also takes the one-token accented words that fold to its ASCII forms."""
+    letters or more also takes the one-token accented words that fold to its ASCII forms, and a lower-case form the
+    tokens that spell it in mixed case (" YouTube" for "youtube"; and the same letters opening a message)."""
     enc = tokenizer.encoding()
     singles, phrases = set(), set()
     folding = _folding_to() if len(word) >= 4 else {}
     for v in lexicon.surface_forms(word):
         if v.isascii() and v.isalpha():
             singles |= folding.get(" " + v, set()) | folding.get(v, set())
+        if v.isascii() and v.isalpha() and v.islower():
+            singles |= _mixed_case().get(v, set())
+            for t in _mixed_case().get(" " + v, set()):
+                singles.add(t)
+                ids = tuple(enc.encode_ordinary(enc.decode([t]).removeprefix(" ")))
+                (singles.add(ids[0]) if len(ids) == 1 else phrases.add(ids))
         for form in (" " + v, v, *(j + v for j in lexicon.JOINERS)):
             ids = tuple(enc.encode_ordinary(form))
             # after a hyphen (compounds) and a link's joiners ("www.airbnb.com") every form counts, unless the
@@ -116,7 +139,8 @@ def _reference_pattern(word):
                                   "caf\u00e9", "Stra\u00dfe", "\u041c\u043e\u0441\u043a\u0432\u0430", "\u6771\u4eac",
                                   "covid19", "2023", "don't", "s", "ll", "ve", "re", "node", "js", "self", "tt",
                                   "Mochi", "stories", "ran", "children", "error", "password", "name", "system",
-                                  "id", "weather", "data", "html", "value"])
+                                  "id", "weather", "data", "html", "value", "youtube", "javascript", "Lebron",
+                                  "iphone", "github"])
 def test_a_pattern_is_its_forms_encoded_one_by_one(word):
     # the pattern skips encoding what cannot count and applies BPE to single pre-tokenizer pieces directly
     pat = lexicon.pattern(word)
@@ -173,6 +197,25 @@ def test_the_code_joiners_table_is_every_token_that_starts_with_one():
     ("we're in room302 of the hotel", "room"),
 ])
 def test_a_word_inside_a_link_or_glued_to_a_number_is_found(text, word):
+    mem = Memory()
+    mem.add("Nothing to see in this filler message at all.", speaker="A")
+    hit = mem.add(text, speaker="A")
+    mem.add("Another unrelated filler line about the garden.", speaker="A")
+    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+
+
+# Hand-labelled: names typed in another case than the message's ("YouTube" / "youtube"), in one token or several.
+@pytest.mark.parametrize("text, word", [
+    ("watching YouTube all day", "youtube"),
+    ("learning JavaScript now", "javascript"),
+    ("I think LeBron is the man", "Lebron"),
+    ("LeBron again, what a game", "lebron"),                                 # opening a message: "Le", "Bron"
+    ("I love my PlayStation", "Playstation"),
+    ("pushed it all to GitHub", "Github"),
+    ("we met DeShawn at the gym", "Deshawn"),                               # several tokens: the namespace's words
+    ("grabbed food at McDonalds", "MCDONALDS"),
+])
+def test_a_name_in_another_case_is_found(text, word):
     mem = Memory()
     mem.add("Nothing to see in this filler message at all.", speaker="A")
     hit = mem.add(text, speaker="A")

@@ -518,8 +518,9 @@ class NamespaceIndex:
                 if slip else []
             long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
             accented = list(words.get((low, -1), ())) if accents else []
+            cased = list(words.get((low, -2), ())) if held else []  # "LeBron" for "lebron"
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
-                            | {w for w in long if lexicon.stretched_from(low, w)} | set(accented)))
+                            | {w for w in long if lexicon.stretched_from(low, w)} | set(accented) | set(cased)))
         out = lexicon.slips(pat.term, hits, low, rel, named) if hits or rel or named else None
         with self._pos_lock:
             self._slips[low] = (version, out)
@@ -574,8 +575,10 @@ class NamespaceIndex:
         if at < n:
             grew = False
             for w in self._words_in(at, n):
-                # an accented word ("medellín") is kept under its letters without accents only ("medellin", -1)
-                bucket = words.setdefault((w[0], len(w)) if w.isascii() else (textnorm.fold(w), -1), set())
+                # an accented word ("medellín") is kept under its letters without accents only ("medellin", -1), a
+                # word in mixed case ("LeBron") under its letters in lower case ("lebron", -2)
+                key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w), -1)
+                bucket = words.setdefault(key, set())
                 if w not in bucket:
                     bucket.add(w)
                     grew = True
@@ -618,6 +621,8 @@ class NamespaceIndex:
             if text.isascii():
                 if lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
                     out.add(text.lower())
+                if not (text.islower() or text.isupper() or text[1:].islower()) and lexicon.several_tokens(text):
+                    out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
                 out.add(text.lower())
         return out

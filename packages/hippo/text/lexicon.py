@@ -459,6 +459,36 @@ def _accented_tokens() -> dict[str, tuple[int, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+@lru_cache(maxsize=1)
+def _mixed_case_tokens() -> dict[bytes, tuple[int, ...]]:
+    """Every token that spells a word of ASCII letters in mixed case (after a space or not; not lower case, not
+    capitalised, not in capitals), by its bytes in lower case: ``b" youtube" -> (id of " YouTube", ...)``. Brand
+    and people's names are typed in every case ("YouTube" / "Youtube", "JavaScript" / "javascript"), and a word's
+    surface forms hold only those three. Built once per process from the byte table."""
+    out: dict[bytes, list[int]] = {}
+    table = tokenizer.token_bytes()
+    # only tokens with a capital after their first letter can be mixed case: found in one pass over the bytes
+    sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
+    data = np.frombuffer(b"".join(table), dtype=np.uint8)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    inner = np.ones(data.size, dtype=bool)
+    full = sizes > 0
+    inner[starts[full]] = False  # a token's first byte, and its second after a leading space
+    second = starts[full & (sizes > 1)] + 1
+    inner[second[data[second - 1] == 0x20]] = False
+    capital = ((data >= 0x41) & (data <= 0x5A) & inner).astype(np.int64)
+    has = np.zeros(len(table), dtype=bool)
+    has[full] = np.add.reduceat(capital, starts[full]) > 0 if data.size else False
+    for tid in np.flatnonzero(has).tolist():
+        b = table[tid]
+        word = b[1:] if b[:1] == b" " else b
+        if len(word) < 2 or not word.isalpha() or not word.isascii() or word.islower() or word.isupper() \
+                or word[1:].islower():
+            continue
+        out.setdefault(b.lower(), []).append(tid)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 _CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
 
 
@@ -616,6 +646,16 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
             accented = _accented_tokens()
             singles.update(accented.get(" " + v, ()))
             singles.update(accented.get(v, ()))
+        if piece and v.islower():  # the same letters in mixed case ("youtube": " YouTube")
+            mixed = _mixed_case_tokens()
+            for t in mixed.get((" " + v).encode(), ()):
+                singles.add(t)
+                ids = tuple(encode(enc.decode_single_token_bytes(t)[1:].decode("ascii")))  # opening a message
+                if len(ids) == 1:
+                    singles.add(ids[0])
+                elif ids:
+                    phrases.add(ids)
+            singles.update(mixed.get(v.encode(), ()))
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
                        anywhere=textnorm.is_cjk(word))
 
