@@ -32,11 +32,16 @@ def test_a_word_after_glued_punctuation_is_found(text, word):
     enc = tokenizer.encoding()
     pieces = [enc.decode([t]) for t in enc.encode_ordinary(text)]
     assert word not in [p.strip() for p in pieces]  # the case is the glued one: no token is the bare word
+    assert _found_alone(text, word)
+
+
+def _found_alone(text: str, word: str) -> bool:
+    """Whether a search for ``word`` finds the message ``text``, and nothing else, between two filler lines."""
     mem = Memory()
     mem.add("Nothing to see in this filler message at all.", speaker="A")
     hit = mem.add(text, speaker="A")
     mem.add("Another unrelated filler line about the garden.", speaker="A")
-    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+    return [h.id for h in mem.search(word, k=3)] == [hit.id]
 
 
 def test_each_occurrence_counts_once():
@@ -184,7 +189,7 @@ def test_the_code_joiners_table_is_every_token_that_starts_with_one():
 
 
 # Hand-labelled chat lines: a word inside a link, an e-mail address or a handle, written in several tokens after
-# the joiner, and a name with a number glued to it.
+# the joiner, a name with a number glued to it, and a name in another case.
 @pytest.mark.parametrize("text, word", [
     ("finally booked it https://www.airbnb.com/rooms/48213", "airbnb"),        # "www", ".air", "bnb", ".com"
     ("the listing is on zillow.com/homedetails/123", "zillow"),
@@ -195,17 +200,7 @@ def test_the_code_joiners_table_is_every_token_that_starts_with_one():
     ("got my covid19 booster today", "covid"),
     ("still on win11 at work", "win"),
     ("we're in room302 of the hotel", "room"),
-])
-def test_a_word_inside_a_link_or_glued_to_a_number_is_found(text, word):
-    mem = Memory()
-    mem.add("Nothing to see in this filler message at all.", speaker="A")
-    hit = mem.add(text, speaker="A")
-    mem.add("Another unrelated filler line about the garden.", speaker="A")
-    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
-
-
-# Hand-labelled: names typed in another case than the message's ("YouTube" / "youtube"), in one token or several.
-@pytest.mark.parametrize("text, word", [
+    # and names typed in another case than the message's ("YouTube" / "youtube"), in one token or several
     ("watching YouTube all day", "youtube"),
     ("learning JavaScript now", "javascript"),
     ("I think LeBron is the man", "Lebron"),
@@ -215,12 +210,8 @@ def test_a_word_inside_a_link_or_glued_to_a_number_is_found(text, word):
     ("we met DeShawn at the gym", "Deshawn"),                               # several tokens: the namespace's words
     ("grabbed food at McDonalds", "MCDONALDS"),
 ])
-def test_a_name_in_another_case_is_found(text, word):
-    mem = Memory()
-    mem.add("Nothing to see in this filler message at all.", speaker="A")
-    hit = mem.add(text, speaker="A")
-    mem.add("Another unrelated filler line about the garden.", speaker="A")
-    assert [h.id for h in mem.search(word, k=3)] == [hit.id]
+def test_a_word_as_chats_write_it_is_found(text, word):
+    assert _found_alone(text, word)
 
 
 @pytest.mark.parametrize("text, word", [
