@@ -466,9 +466,14 @@ def _mixed_case_tokens() -> dict[bytes, tuple[int, ...]]:
     and people's names are typed in every case ("YouTube" / "Youtube", "JavaScript" / "javascript"), and a word's
     surface forms hold only those three. Built once per process from the byte table."""
     out: dict[bytes, list[int]] = {}
-    table = tokenizer.token_bytes()
+    arrays = _byte_arrays()  # the byte table the word tables read already (decoding every id is slower)
+    if arrays is not None:
+        table, token_ids, sizes = arrays[0], arrays[1], arrays[2]
+    else:
+        table = tokenizer.token_bytes()
+        token_ids = np.arange(len(table))
+        sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
     # only tokens with a capital after their first letter can be mixed case: found in one pass over the bytes
-    sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
     data = np.frombuffer(b"".join(table), dtype=np.uint8)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     inner = np.ones(data.size, dtype=bool)
@@ -479,13 +484,13 @@ def _mixed_case_tokens() -> dict[bytes, tuple[int, ...]]:
     capital = ((data >= 0x41) & (data <= 0x5A) & inner).astype(np.int64)
     has = np.zeros(len(table), dtype=bool)
     has[full] = np.add.reduceat(capital, starts[full]) > 0 if data.size else False
-    for tid in np.flatnonzero(has).tolist():
-        b = table[tid]
+    for k in np.flatnonzero(has).tolist():
+        b = table[k]
         word = b[1:] if b[:1] == b" " else b
         if len(word) < 2 or not word.isalpha() or not word.isascii() or word.islower() or word.isupper() \
                 or word[1:].islower():
             continue
-        out.setdefault(b.lower(), []).append(tid)
+        out.setdefault(b.lower(), []).append(int(token_ids[k]))
     return {k: tuple(v) for k, v in out.items()}
 
 

@@ -90,18 +90,26 @@ _KINDS = {
 _NAMES = {"countries": COUNTRIES, "states": STATES, "cities": CITIES}
 
 
-def _without_nested(names: tuple[str, ...]) -> tuple[str, ...]:
-    """``names`` less those holding another of them as whole words ("New York City" holds "New York", "West
-    Virginia" "Virginia"): a place in the text counts once, by its shortest listed name."""
-    words = [f" {n} " for n in names]
-    return tuple(n for n, w in zip(names, words) if not any(o != w and o in w for o in words))
+@lru_cache(maxsize=None)
+def _names(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """The names of ``kinds`` less those holding another of them as whole words ("New York City" holds "New York",
+    "West Virginia" "Virginia"): a place in the text counts once, by its shortest listed name."""
+    names = tuple(dict.fromkeys(n for k in kinds for n in _NAMES[k]))
+    listed = set(names)
+
+    def nested(n: str) -> bool:
+        w = n.split()
+        return any(" ".join(w[i:j]) in listed for i in range(len(w)) for j in range(i + 1, len(w) + 1)
+                   if j - i < len(w))
+
+    return tuple(n for n in names if not nested(n))
 
 
 @lru_cache(maxsize=None)
 def _by_stem() -> dict[str, tuple[str, ...]]:
     out = {}
     for cue, kinds in _KINDS.items():
-        names = _without_nested(tuple(dict.fromkeys(n for k in kinds for n in _NAMES[k])))
+        names = _names(kinds)
         for w in (cue, cue + "s", cue[:-1] + "ies" if cue.endswith("y") else cue + "es"):
             out[textnorm.stem(w)] = names
     return out
