@@ -498,16 +498,15 @@ class NamespaceIndex:
             return None
         rel = lexicon.relative_words(word) if rc.relatives else ()
         named = places.names_of_kind(word) if rc.places else ()
-        if not rc.misspellings:
-            return lexicon.slips(pat.term, (), word.lower(), rel, named) if rel or named else None
         low = word.lower()
         # a slip needs a word to slip from: one of cl100k's training text (not a code, "zqcbc"), in lower case or as
         # asked; letters held for emphasis ("birthdayyy") are looked for in any word of three letters or more
-        slip = lexicon.is_spellable(word) and not (lexicon.several_tokens(low) and lexicon.several_tokens(word))
-        held = len(low) >= 3 and low.isascii() and low.isalpha()
+        slip = rc.misspellings and lexicon.is_spellable(word) and not (
+            lexicon.several_tokens(low) and lexicon.several_tokens(word))
+        held = rc.misspellings and len(low) >= 3 and low.isascii() and low.isalpha()
         accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
-        if not (slip or held):
-            return lexicon.slips(pat.term, (), word.lower(), rel, named) if rel or named else None
+        if not (slip or held):  # nothing to look for among the namespace's words
+            return lexicon.slips(pat.term, (), low, rel, named) if rel or named else None
         with self._pos_lock:
             words, version = self._several_token_words()
             got = self._slips.get(low)
@@ -621,7 +620,7 @@ class NamespaceIndex:
             if text.isascii():
                 if lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
                     out.add(text.lower())
-                if not (text.islower() or text.isupper() or text[1:].islower()) and lexicon.several_tokens(text):
+                if lexicon.is_mixed_case(text) and lexicon.several_tokens(text):
                     out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
                 out.add(text.lower())

@@ -438,17 +438,8 @@ def _accented_tokens() -> dict[str, tuple[int, ...]]:
     """Every token that spells a word of Latin letters with accents (after a space or not), by the word without
     its accents: ``" cafe" -> (id of " café", ...)``. Built once per process from the byte table."""
     out: dict[str, list[int]] = {}
-    table = tokenizer.token_bytes()
-    # only tokens holding a lead byte of U+00C0-U+024F (0xC3-0xC9) can spell such a letter: found in one pass
-    sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
-    data = np.frombuffer(b"".join(table), dtype=np.uint8)
-    lead = ((data >= 0xC3) & (data <= 0xC9)).astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    has = np.zeros(len(table), dtype=bool)
-    full = sizes > 0
-    has[full] = np.add.reduceat(lead, starts[full]) > 0 if data.size else False
-    for tid in np.flatnonzero(has).tolist():
-        b = table[tid]
+    # only tokens holding a lead byte of U+00C0-U+024F (0xC3-0xC9) can spell such a letter
+    for tid, b in _tokens_marked(lambda data, starts, sizes: (data >= 0xC3) & (data <= 0xC9)):
         try:
             text = b.decode("utf-8")
         except UnicodeDecodeError:
@@ -466,32 +457,49 @@ def _mixed_case_tokens() -> dict[bytes, tuple[int, ...]]:
     and people's names are typed in every case ("YouTube" / "Youtube", "JavaScript" / "javascript"), and a word's
     surface forms hold only those three. Built once per process from the byte table."""
     out: dict[bytes, list[int]] = {}
-    arrays = _byte_arrays()  # the byte table the word tables read already (decoding every id is slower)
+
+    def capital_inside(data: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+        # only tokens with a capital after their first letter can be mixed case
+        inner = np.ones(data.size, dtype=bool)
+        full = sizes > 0
+        inner[starts[full]] = False  # a token's first byte, and its second after a leading space
+        second = starts[full & (sizes > 1)] + 1
+        inner[second[data[second - 1] == 0x20]] = False
+        return (data >= 0x41) & (data <= 0x5A) & inner
+
+    for tid, b in _tokens_marked(capital_inside):
+        word = b[1:] if b[:1] == b" " else b
+        if word.isascii() and is_mixed_case(word.decode("ascii")):
+            out.setdefault(b.lower(), []).append(tid)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def is_mixed_case(word: str) -> bool:
+    """Whether ``word`` is ASCII letters in mixed case: not lower case, not capitalised, not in capitals ("YouTube",
+    "LeBron", "iPhone")."""
+    return len(word) >= 2 and word.isascii() and word.isalpha() and not (
+        word.islower() or word.isupper() or word[1:].islower())
+
+
+def _tokens_marked(mark) -> list[tuple[int, bytes]]:
+    """``(id, bytes)`` of the tokens holding a byte that ``mark(data, starts, sizes)`` selects (the byte table's bytes
+    in one array, each token's first offset and its length -> a bool per byte): one pass over the table, so that
+    only the tokens found are read one by one. From the byte table the word tables read already, else from every
+    id's bytes."""
+    arrays = _byte_arrays()
     if arrays is not None:
-        table, token_ids, sizes = arrays[0], arrays[1], arrays[2]
+        table, ids, sizes = arrays[0], arrays[1], arrays[2]
     else:
         table = tokenizer.token_bytes()
-        token_ids = np.arange(len(table))
+        ids = np.arange(len(table))
         sizes = np.fromiter(map(len, table), dtype=np.int64, count=len(table))
-    # only tokens with a capital after their first letter can be mixed case: found in one pass over the bytes
     data = np.frombuffer(b"".join(table), dtype=np.uint8)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    inner = np.ones(data.size, dtype=bool)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     full = sizes > 0
-    inner[starts[full]] = False  # a token's first byte, and its second after a leading space
-    second = starts[full & (sizes > 1)] + 1
-    inner[second[data[second - 1] == 0x20]] = False
-    capital = ((data >= 0x41) & (data <= 0x5A) & inner).astype(np.int64)
     has = np.zeros(len(table), dtype=bool)
-    has[full] = np.add.reduceat(capital, starts[full]) > 0 if data.size else False
-    for k in np.flatnonzero(has).tolist():
-        b = table[k]
-        word = b[1:] if b[:1] == b" " else b
-        if len(word) < 2 or not word.isalpha() or not word.isascii() or word.islower() or word.isupper() \
-                or word[1:].islower():
-            continue
-        out.setdefault(b.lower(), []).append(int(token_ids[k]))
-    return {k: tuple(v) for k, v in out.items()}
+    if data.size:
+        has[full] = np.add.reduceat(mark(data, starts, sizes).astype(np.int64), starts[full]) > 0
+    return [(int(ids[k]), table[k]) for k in np.flatnonzero(has).tolist()]
 
 
 _CONSONANTS = frozenset("bcdfghjklmnpqrstvwxz")
