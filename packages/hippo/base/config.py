@@ -277,6 +277,10 @@ class RetrievalConfig:
     # A query word naming a kind of place ("cities", "countries", "states", "places") also matches the listed names
     # of that kind ("Seattle", "Spain", "Texas"), each occurrence counting as a misspelling's does: hippo.text.places.
     places: bool = True
+    # A query word naming a speaker ("Melanie", "Mel") does not count in the messages of the other party of a
+    # dialogue of two, where it addresses that speaker ("Thanks, Melanie!"); the speaker's own messages match
+    # through the speaker field: hippo.index.coindex.NamespaceIndex.addressees.
+    addressed_names: bool = True
 
 
 @dataclass(frozen=True)
@@ -396,6 +400,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.relatives must be true or false, got {obj.relatives!r}")
         if not isinstance(obj.places, bool):
             raise InvalidInput(f"{path}.places must be true or false, got {obj.places!r}")
+        if not isinstance(obj.addressed_names, bool):
+            raise InvalidInput(f"{path}.addressed_names must be true or false, got {obj.addressed_names!r}")
         if not 0.0 <= obj.sitting_gap_s <= 30 * 86400.0:
             raise InvalidInput(f"{path}.sitting_gap_s must be in 0..2592000 seconds (30 days), "
                                f"got {obj.sitting_gap_s!r}")

@@ -71,6 +71,19 @@ def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[
     return out
 
 
+def _not_addressing(index: NamespaceIndex, rows: np.ndarray, tf: np.ndarray, codes: list[int]
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The ``(rows, occurrences)`` of a query word that names the speakers ``codes``, without the messages of the
+    other party of a dialogue of two (:meth:`NamespaceIndex.addressees`): there the name addresses that speaker.
+    The named speaker's own messages match through the speaker field."""
+    to = index.addressees()[rows]
+    drop = np.isin(to, codes)
+    if not drop.any():
+        return rows, tf
+    keep = ~drop
+    return rows[keep], tf[keep]
+
+
 # An occurrence of a misspelling counts as this share of an occurrence of the word: a word one slip from the
 # question's that cl100k writes in several tokens is as likely a rarer real word as a slip (NamespaceIndex.slips),
 # and where the word itself occurs too, the messages that spell it right come first. A derivational relative
@@ -127,6 +140,10 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     counts = [c for c, _ in term_stats]
     slip_stats = [index.term_stats(sp) if sp is not None else (None, 0) for sp in slips]
     freq = sorted((f + slip_stats[i][1], i) for i, (_, f) in enumerate(term_stats))
+    # A word naming a speaker, in the other party's messages of a dialogue of two, addresses that speaker: those
+    # occurrences are not counted (the word's document frequency still counts them: it is the word's rarity).
+    named = speakers_named(index, query)
+    addressed = dict(named) if rc.addressed_names else {}
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
@@ -148,10 +165,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             continue
         enumerated += int(np.ceil(tf.sum()))
         if not capped:
-            full.append((rows, tf))
+            full.append((rows, tf))  # a session where one party names the other is a session with that speaker
+        df = rows.size
+        if addressed and query.stems[i] in addressed:
+            rows, tf = _not_addressing(index, rows, tf, addressed[query.stems[i]])
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
         idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
-               else _idf(n_docs, min(f, n_docs) if capped else rows.size))
+               else _idf(n_docs, min(f, n_docs) if capped else df))
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
         touched[rows] = True
     cand = np.flatnonzero(touched)
@@ -184,7 +204,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
-    for st, codes in speakers_named(index, query):
+    for st, codes in named:
         rows = np.flatnonzero(np.isin(index.speaker.view, codes))
         if rows.size == 0:
             continue

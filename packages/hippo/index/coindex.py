@@ -96,6 +96,8 @@ class NamespaceIndex:
         self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
         # (unit codes, turn, start, place): see turns()
         self._turns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        # (unit codes, addressee per row): see addressees()
+        self._addressees: tuple[np.ndarray, np.ndarray] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
@@ -714,6 +716,38 @@ class NamespaceIndex:
             a.setflags(write=False)
         self._turns = (codes, turn, start, place)
         return turn, start, place
+
+    def addressees(self) -> np.ndarray:
+        """Per row, the speaker code of the other party of its unit (:meth:`units`) when the unit is a dialogue of
+        exactly two speakers, else -1 (a group, one speaker alone, messages in no unit). In a dialogue of two, a
+        message that names the other party addresses them ("Thanks, Mel!", "Wow, that looks amazing, Nate!"): the
+        name says whom the message is for, not whom it is about. Cached with :meth:`units`. Read only."""
+        codes = self.units()[0]
+        got = self._addressees
+        if got is not None and got[0] is codes:
+            return got[1]
+        n = codes.size
+        out = np.full(n, -1, dtype=np.int64)
+        if n:
+            spk = self.speaker.view[:n].astype(np.int64)
+            unit = codes.astype(np.int64)
+            base = int(spk.max()) + 1
+            pairs = np.unique(unit * base + spk)  # each (unit, speaker) once
+            n_units = int(unit.max()) + 1
+            count = np.bincount(pairs // base, minlength=n_units)
+            lo = np.full(n_units, base, dtype=np.int64)
+            hi = np.full(n_units, -1, dtype=np.int64)
+            np.minimum.at(lo, pairs // base, pairs % base)
+            np.maximum.at(hi, pairs // base, pairs % base)
+            two = count[unit] == 2
+            none = self._session_code.get(None)
+            if none is not None:
+                two &= unit != none
+            other = np.where(spk == lo[unit], hi[unit], lo[unit])
+            out[two] = other[two]
+        out.setflags(write=False)
+        self._addressees = (codes, out)
+        return out
 
     # -- term occurrences in the Content DWM ----------------------------------------------------------------
     # Occurrences of a token and whether each ends a word are cached per token: the stream only grows, so a

@@ -1,0 +1,130 @@
+"""Names that address (NamespaceIndex.addressees and the lexical channel): in a dialogue of two, a message that names
+the other party is written to them ("Thanks, Ann!"), so a question's word naming a speaker does not count there; the
+speaker's own messages match through the speaker field. Checked against a hand-computed case, a reference written
+from the definition over random conversations, and a textbook BM25 for the term's share of each score."""
+
+from __future__ import annotations
+
+import random
+import re
+
+import pytest
+
+from hippo import Memory
+from hippo.base.config import Config
+from hippo.base.errors import InvalidInput
+from hippo.index import channels
+from hippo.text.query import analyze
+from tests.core.bm25ref import bm25
+
+T0 = 1_700_000_000.0
+
+
+def _store(rows: list[tuple[str | None, str | None, str]], **retrieval) -> Memory:
+    """A namespace of ``(session, speaker, text)`` rows in that order, an hour apart (each message without a
+    session id is then in the same sitting as its neighbours)."""
+    mem = Memory(None, config={"retrieval": retrieval} if retrieval else None)
+    mem.add_many({"text": t, "speaker": sp, "role": "user", "session_id": s, "timestamp": T0 + 3600 * k}
+                 for k, (s, sp, t) in enumerate(rows))
+    return mem
+
+
+def test_addressees_hand_computed():
+    rows = [("s1", "Ann", "hi Bo"), ("s1", "Bo", "hi Ann"), ("s1", "Ann", "how are you?"),
+            ("s2", "Ann", "hello all"), ("s2", "Bo", "hey"), ("s2", "Cy", "hi both"),   # three speakers: a group
+            ("s3", "Ann", "a note to myself"),                                          # one speaker alone
+            (None, "Bo", "no session"), (None, "Cy", "a sitting of two")]               # a sitting of Bo and Cy
+    with _store(rows) as mem:
+        idx = mem.engine.state().index
+        ann, bo, cy = (idx.speakers.index(n) for n in ("Ann", "Bo", "Cy"))
+        assert idx.addressees().tolist() == [bo, ann, bo, -1, -1, -1, -1, cy, bo]
+    with _store(rows, sitting_gap_s=0) as mem:  # no sittings: the last two are in no unit
+        assert mem.engine.state().index.addressees().tolist()[-2:] == [-1, -1]
+
+
+def _reference(sessions: list[str | None], speakers: list[str | None], names: list[str | None]) -> list[int]:
+    """The addressee of each message from the definition: the other speaker of its session when the session has
+    exactly two speakers (``None``, a message without a speaker name, is a speaker like the others), else -1;
+    messages without a session (no sittings here) have none."""
+    out = []
+    for s, sp in zip(sessions, speakers):
+        who = {speakers[k] for k, t in enumerate(sessions) if t == s}
+        out.append(names.index(next(iter(who - {sp}))) if s is not None and len(who) == 2 else -1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_addressees_match_the_definition(seed):
+    rnd = random.Random(seed)
+    rows = [(rnd.choice(["s1", "s2", "s3", "s4", None]), rnd.choice(["Ann", "Bo", "Cy", None]), f"line {k}")
+            for k in range(rnd.randint(2, 40))]
+    with _store(rows, sitting_gap_s=0) as mem:
+        idx = mem.engine.state().index
+        got = idx.addressees().tolist()
+        assert got == _reference([s for s, _, _ in rows], [sp for _, sp, _ in rows], list(idx.speakers))
+        # appending a message to a session of two makes it a group: the cache follows
+        two = [s for s in ("s1", "s2", "s3", "s4") if len({sp for t, sp, _ in rows if t == s}) == 2]
+        if two:
+            mem.add("one more voice", speaker="Dee", session_id=two[0], timestamp=T0 + 3600 * len(rows))
+            assert all(a == -1 for a, (s, _, _) in zip(idx.addressees().tolist(), rows) if s == two[0])
+
+
+DIALOGUE = [
+    ("s1", "Ann", "I finished a painting of the harbour at dawn."),
+    ("s1", "Bo", "Wow, Ann, that painting is gorgeous!"),
+    ("s1", "Ann", "Thanks! The harbour is my favourite place."),
+    ("s1", "Bo", "Ann! You should paint the lighthouse next."),
+    ("s2", "Cy", "Ann painted the old mill for the fair."),  # a group: Cy talks about Ann to the others
+    ("s2", "Bo", "It sold in an hour."),
+    ("s2", "Ann", "It did, Cy."),
+]
+
+
+def _lexical(question: str, **retrieval) -> dict[int, float]:
+    with _store(DIALOGUE, **retrieval) as mem:
+        got = channels.lexical(mem.engine.state().index, analyze(question), mem.config)
+        return dict(zip(got.rows.tolist(), got.scores.tolist()))
+
+
+def test_the_other_partys_address_does_not_count():
+    question = "What did Ann paint?"
+    on, off = _lexical(question), _lexical(question, addressed_names=False)
+    with _store(DIALOGUE) as mem:
+        idx = mem.engine.state().index
+        lengths = idx.doc_lengths()[:len(DIALOGUE)].tolist()
+    rc = Config().retrieval
+    # the word "Ann" as a textbook BM25 scores it in each message (its document frequency counts every message
+    # that holds it), and the messages where it addresses Ann: Bo's in the dialogue of two
+    tf = [len(re.findall(r"\bAnn\b", t)) for _, _, t in DIALOGUE]
+    share = bm25([tf], lengths, rc.bm25_k1, rc.bm25_b)
+    addressed = {1, 3}
+    assert set(off) == set(on)  # both of Bo's messages still match "paint"
+    for row in off:
+        expected = off[row] - share[row] if row in addressed else off[row]
+        assert on[row] == pytest.approx(expected, rel=1e-9), row
+    assert share[4] > 0 and on[4] == pytest.approx(off[4], rel=1e-12)  # Cy's mention in the group counts
+    # Ann's own painting now ranks above Bo's compliment, which said her name to her
+    assert on[0] > on[1] and off[1] > off[0]
+
+
+def test_search_finds_the_named_speakers_own_message_first():
+    with _store(DIALOGUE) as mem:
+        assert mem.search("What did Ann paint?", k=1)[0].text == DIALOGUE[0][2]
+    with _store(DIALOGUE, addressed_names=False) as mem:
+        assert mem.search("What did Ann paint?", k=1)[0].text == DIALOGUE[1][2]
+
+
+def test_the_session_still_counts_the_name():
+    # the session's match (its lift) counts every occurrence: a session where one party names the other is a
+    # session with that speaker
+    for retrieval in ({}, {"addressed_names": False}):
+        with _store(DIALOGUE, **retrieval) as mem:
+            idx = mem.engine.state().index
+            by_unit = channels.sessions(idx, analyze("Ann"), mem.config)
+            s1 = int(idx.units()[0][0])
+            assert by_unit[s1] > 0
+
+
+def test_the_switch_is_validated():
+    with pytest.raises(InvalidInput, match="addressed_names"):
+        Memory(None, config={"retrieval": {"addressed_names": "yes"}})
