@@ -281,6 +281,11 @@ class RetrievalConfig:
     # dialogue of two, where it addresses that speaker ("Thanks, Melanie!"); the speaker's own messages match
     # through the speaker field: hippo.index.coindex.NamespaceIndex.addressees.
     addressed_names: bool = True
+    # When a question names speakers of the namespace as names are written ("What did Caroline paint?", "Mel"),
+    # the messages of the speakers it does not name are valued at this share: what a person did, said or likes is
+    # told by that person (hippo.engine.evidence.with_speakers). 1 turns that off. Chosen on LoCoMo's odd half
+    # (0.2-0.85 tried; docs/retrieval.md, "Named speakers").
+    unnamed_speakers: float = 0.5
 
 
 @dataclass(frozen=True)
@@ -394,6 +399,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
         if not 0.0 <= obj.session_weight <= 4.0:
             raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
+        if not 0.0 <= obj.unnamed_speakers <= 1.0:
+            raise InvalidInput(f"{path}.unnamed_speakers must be in 0..1, got {obj.unnamed_speakers!r}")
         if not isinstance(obj.misspellings, bool):
             raise InvalidInput(f"{path}.misspellings must be true or false, got {obj.misspellings!r}")
         if not isinstance(obj.relatives, bool):
@@ -433,4 +440,5 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-temporal": {"temporal": {"enabled": False}},  # the default before time and truth (seed 002 stages 3-9)
     "no-session-lift": {"retrieval": {"session_weight": 0.0}},
     "no-standing": {"retrieval": {"standing_share": 0.0}},
+    "no-speaker-prior": {"retrieval": {"unnamed_speakers": 1.0}},
 }

@@ -1,7 +1,13 @@
-"""Names that address (NamespaceIndex.addressees and the lexical channel): in a dialogue of two, a message that names
+"""Questions that name speakers.
+
+Names that address (NamespaceIndex.addressees and the lexical channel): in a dialogue of two, a message that names
 the other party is written to them ("Thanks, Ann!"), so a question's word naming a speaker does not count there; the
 speaker's own messages match through the speaker field. Checked against a hand-computed case, a reference written
-from the definition over random conversations, and a textbook BM25 for the term's share of each score."""
+from the definition over random conversations, and a textbook BM25 for the term's share of each score.
+
+The named speaker's messages first (hippo.engine.evidence.named_speakers, with_speakers): the messages of the
+speakers a question does not name are valued at a share of their score. Checked on hand-computed candidates and on
+a recall whose context holds the named speaker's answer only with the prior."""
 
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ import pytest
 from hippo import Memory
 from hippo.base.config import Config
 from hippo.base.errors import InvalidInput
+from hippo.engine import evidence
 from hippo.index import channels
 from hippo.text.query import analyze
 from tests.core.bm25ref import bm25
@@ -128,3 +135,66 @@ def test_the_session_still_counts_the_name():
 def test_the_switch_is_validated():
     with pytest.raises(InvalidInput, match="addressed_names"):
         Memory(None, config={"retrieval": {"addressed_names": "yes"}})
+
+
+# -- the named speaker's messages first -----------------------------------------------------------------------
+
+def test_named_speakers_are_names_as_written():
+    rows = [("s1", "Melanie Hart", "hi"), ("s1", "Caroline", "hello"), ("s2", "user", "my user table"),
+            ("s2", "assistant", "here is the schema")]
+    with _store(rows) as mem:
+        state = mem.engine.state()
+        mel, car, user = (state.index.speakers.index(n) for n in ("Melanie Hart", "Caroline", "user"))
+        assert evidence.named_speakers(state, analyze("What did Caroline paint?")) == [car]
+        assert evidence.named_speakers(state, analyze("What did Mel say to Caroline?")) == [mel, car]
+        assert evidence.named_speakers(state, analyze("Hart's trip")) == [mel]
+        # a speaker label written in lower case is a word of the question, not a name
+        assert evidence.named_speakers(state, analyze("How should I index the user table?")) == []
+        assert evidence.named_speakers(state, analyze("What did Zed paint?")) == []
+
+
+def test_with_speakers_hand_computed():
+    rows = [("s1", "Ann", "a"), ("s1", "Bo", "b"), ("s1", "Ann", "c"), ("s1", "Cy", "d")]
+    with _store(rows) as mem:
+        state = mem.engine.state()
+        ann, bo = state.index.speakers.index("Ann"), state.index.speakers.index("Bo")
+        cand, scores = [1, 3, 0, 2], [1.0, 0.9, 0.8, 0.3]
+        got_rows, got = evidence.with_speakers(state, cand, scores, [ann])
+        # Bo's 1.0 and Cy's 0.9 count half: 0.8 (Ann), 0.5 (Bo), 0.45 (Cy), 0.3 (Ann)
+        assert got_rows.tolist() == [0, 1, 3, 2]
+        assert got.tolist() == pytest.approx([0.8, 0.5, 0.45, 0.3])
+        for named in ([], [ann, bo, state.index.speakers.index("Cy")]):  # nobody named, or everyone
+            same_rows, same = evidence.with_speakers(state, cand, scores, named)
+            assert same_rows.tolist() == cand and same.tolist() == scores
+    with _store(rows, unnamed_speakers=1.0) as mem:
+        state = mem.engine.state()
+        assert evidence.with_speakers(state, cand, scores, [0])[0].tolist() == cand
+
+
+# Ann's two answers about her weekends are short; Bo's replies repeat the question's words at length.
+WEEKENDS = [
+    ("s1", "Ann", "I climb at the gym on weekends."),
+    ("s1", "Bo", "Climbing on weekends sounds fun, Ann! I spend my weekends gardening and my weekends are busy."),
+    ("s1", "Ann", "Sundays I also bake bread."),
+    ("s1", "Bo", "Weekends with fresh bread and weekends at the gym, what a life, Ann!"),
+    ("s1", "Ann", "I rest on weekends too."),
+    ("s1", "Bo", "My weekends are for the garden, weekends are precious."),
+]
+
+
+def test_recall_packs_the_named_speakers_answers_first():
+    question = "What does Ann do on weekends?"
+    budget = 30
+    with _store(WEEKENDS) as mem:
+        got = [m.text for m in mem.recall(question, budget_tokens=budget).messages]
+    with _store(WEEKENDS, unnamed_speakers=1.0) as mem:
+        without = [m.text for m in mem.recall(question, budget_tokens=budget).messages]
+    ann = {t for _, s, t in WEEKENDS if s == "Ann"}
+    assert set(got) == {WEEKENDS[0][2], WEEKENDS[4][2]}  # both of Ann's weekend answers
+    assert not ann & set(without)  # valued by their words alone, Bo's replies fill the budget
+
+
+def test_the_share_is_validated():
+    for bad in (-0.1, 1.5, "half"):
+        with pytest.raises(InvalidInput, match="unnamed_speakers"):
+            Memory(None, config={"retrieval": {"unnamed_speakers": bad}})
