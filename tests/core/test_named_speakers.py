@@ -198,3 +198,18 @@ def test_the_share_is_validated():
     for bad in (-0.1, 1.5, "half"):
         with pytest.raises(InvalidInput, match="unnamed_speakers"):
             Memory(None, config={"retrieval": {"unnamed_speakers": bad}})
+
+
+def test_speaker_names_follow_appends_and_removals():
+    with Memory(None) as mem:
+        ann = mem.add("I paint.", speaker="Ann", session_id="s1")
+        mem.add("I bake.", speaker="Bo", session_id="s1")
+        idx = mem.engine.state().index
+        assert channels.speakers_named(idx, analyze("What does Ann do?")) == [("ann", [0])]
+        mem.delete([ann.id])  # Ann's only message: her name leaves the tables, Bo is renumbered
+        mem.add("I sing.", speaker="Cy", session_id="s1")
+        idx = mem.engine.state().index
+        assert list(idx.speakers) == ["Bo", "Cy"]
+        assert channels.speakers_named(idx, analyze("What does Ann do?")) == []
+        assert channels.speakers_named(idx, analyze("What does Cy do?")) == [("cy", [1])]
+        assert evidence.named_speakers(mem.engine.state(), analyze("What does Cy do?")) == [1]

@@ -40,17 +40,8 @@ class CorpusStats:
 
 
 def speaker_names(index: NamespaceIndex) -> dict[str, list[int]]:
-    """Query stem -> codes of the speakers it names: a speaker's whole name and each word of it, so that "Jonathan"
-    names "Jonathan Smith" as a "<speaker>: <text>" line would show it to a text-only BM25 (contact names of a
-    messaging app are often first and last names; two Smiths are both named by "Smith")."""
-    by_stem: dict[str, list[int]] = {}
-    for code, s in enumerate(index.speakers):
-        if not s:
-            continue
-        words = [w for w in textnorm.words(s) if len(w) > 1]
-        for st in dict.fromkeys([textnorm.stem(s.lower()), *(textnorm.stem(w.lower()) for w in words)]):
-            by_stem.setdefault(st, []).append(code)
-    return by_stem
+    """Query stem -> codes of the speakers it names (:meth:`NamespaceIndex.speaker_stems`)."""
+    return index.speaker_stems()
 
 
 def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[int]]]:

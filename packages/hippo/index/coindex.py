@@ -98,6 +98,8 @@ class NamespaceIndex:
         self._turns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         # (unit codes, addressee per row): see addressees()
         self._addressees: tuple[np.ndarray, np.ndarray] | None = None
+        # ((layout, speakers known), stem -> speaker codes): see speaker_stems()
+        self._speaker_stems: tuple[tuple[int, int], dict[str, list[int]]] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
@@ -716,6 +718,25 @@ class NamespaceIndex:
             a.setflags(write=False)
         self._turns = (codes, turn, start, place)
         return turn, start, place
+
+    def speaker_stems(self) -> dict[str, list[int]]:
+        """Stem -> codes of the speakers it names: a speaker's whole name and each word of it of two letters or more,
+        so that "Jonathan" names "Jonathan Smith" as a "<speaker>: <text>" line would show it to a text-only BM25
+        (contact names of a messaging app are often first and last names; two Smiths are both named by "Smith").
+        Cached until a speaker is added or a removal renumbers them. Read only."""
+        key = (self.layout, len(self.speakers))
+        got = self._speaker_stems
+        if got is not None and got[0] == key:
+            return got[1]
+        by_stem: dict[str, list[int]] = {}
+        for code, s in enumerate(self.speakers):
+            if not s:
+                continue
+            words = [w for w in textnorm.words(s) if len(w) > 1]
+            for st in dict.fromkeys([textnorm.stem(s.lower()), *(textnorm.stem(w.lower()) for w in words)]):
+                by_stem.setdefault(st, []).append(code)
+        self._speaker_stems = (key, by_stem)
+        return by_stem
 
     def addressees(self) -> np.ndarray:
         """Per row, the speaker code of the other party of its unit (:meth:`units`) when the unit is a dialogue of
