@@ -213,3 +213,14 @@ def test_speaker_names_follow_appends_and_removals():
         assert channels.speakers_named(idx, analyze("What does Ann do?")) == []
         assert channels.speakers_named(idx, analyze("What does Cy do?")) == [("cy", [1])]
         assert evidence.named_speakers(mem.engine.state(), analyze("What does Cy do?")) == [1]
+
+
+def test_a_question_in_the_first_person_keeps_every_message_as_it_was():
+    # the asker is one of the people a first-person question is about: "What did I tell Ann?" asks for the
+    # asker's own lines to Ann, which name her to address her
+    for question in ("What did I tell Ann about the lake?", "What did Ann say about my painting?"):
+        assert _lexical(question) == pytest.approx(_lexical(question, addressed_names=False), rel=1e-12)
+        with _store(DIALOGUE) as mem:
+            assert evidence.named_speakers(mem.engine.state(), analyze(question)) == []
+    with _store(DIALOGUE) as mem:
+        assert evidence.named_speakers(mem.engine.state(), analyze("What did Ann say about the painting?")) == [0]

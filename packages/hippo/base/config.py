@@ -279,11 +279,13 @@ class RetrievalConfig:
     places: bool = True
     # A query word naming a speaker ("Melanie", "Mel") does not count in the messages of the other party of a
     # dialogue of two, where it addresses that speaker ("Thanks, Melanie!"); the speaker's own messages match
-    # through the speaker field: hippo.index.coindex.NamespaceIndex.addressees.
+    # through the speaker field: hippo.index.coindex.NamespaceIndex.addressees. Questions in the first person keep
+    # every occurrence ("What did I tell Sam?").
     addressed_names: bool = True
     # When a question names speakers of the namespace as names are written ("What did Caroline paint?", "Mel"),
     # the messages of the speakers it does not name are valued at this share: what a person did, said or likes is
-    # told by that person (hippo.engine.evidence.with_speakers). 1 turns that off. Chosen on LoCoMo's odd half
+    # told by that person (hippo.engine.evidence.with_speakers); not for a question in the first person, whose
+    # asker is one of the people it is about. 1 turns that off. Chosen on LoCoMo's odd half
     # (0.2-0.85 tried; docs/retrieval.md, "Named speakers").
     unnamed_speakers: float = 0.5
 

@@ -34,7 +34,8 @@ score distribution and from the conversation itself.
   named speaker's own messages, while their partner's replies match the same words ("Wow, Caroline, that painting
   is gorgeous!"). The messages of the speakers the question does not name are valued at
   ``config.retrieval.unnamed_speakers`` of their score (:func:`with_speakers`); a question naming both parties
-  ("What did Caroline suggest to Melanie?") leaves everyone's value as it was.
+  ("What did Caroline suggest to Melanie?"), or asked in the first person ("What did I tell Sam?": the asker is one
+  of the people it is about), leaves everyone's value as it was.
 
 * **Standing instructions.** A message telling the assistant to always / never do something when the user asks
   about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
@@ -450,7 +451,11 @@ def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
 def named_speakers(state: NamespaceState, query: Query) -> list[int]:
     """Codes of the speakers ``query`` names by a capitalised word (:func:`hippo.index.channels.speakers_named`:
     the name, a word of it or a nickname). A speaker label the question writes in lower case ("user" in "user
-    engagement", the label of a chat's roles) is a word there, not a name."""
+    engagement", the label of a chat's roles) is a word there, not a name. A question in the first person names
+    none: its asker is one of the people it is about ("What did I tell Sam?", "What did Sam say about my job?"),
+    and which speaker the asker is, the question does not say."""
+    if query.supporting:
+        return []
     written = dict(zip(query.stems, query.keywords))
     out: list[int] = []
     for stem, codes in channels.speakers_named(state.index, query):

@@ -132,9 +132,10 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     slip_stats = [index.term_stats(sp) if sp is not None else (None, 0) for sp in slips]
     freq = sorted((f + slip_stats[i][1], i) for i, (_, f) in enumerate(term_stats))
     # A word naming a speaker, in the other party's messages of a dialogue of two, addresses that speaker: those
-    # occurrences are not counted (the word's document frequency still counts them: it is the word's rarity).
+    # occurrences are not counted (the word's document frequency still counts them: it is the word's rarity). Not
+    # in a question in the first person: "What did I tell Sam?" asks for the asker's own lines to Sam.
     named = speakers_named(index, query)
-    addressed = dict(named) if rc.addressed_names else {}
+    addressed = dict(named) if rc.addressed_names and not query.supporting else {}
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
