@@ -750,22 +750,23 @@ class NamespaceIndex:
         n = codes.size
         out = np.full(n, -1, dtype=np.int64)
         if n:
+            # O(rows): a unit's lowest and highest speaker code; it is a dialogue of two when they differ and every
+            # message of the unit is by one of them
             spk = self.speaker.view[:n].astype(np.int64)
             unit = codes.astype(np.int64)
-            base = int(spk.max()) + 1
-            pairs = np.unique(unit * base + spk)  # each (unit, speaker) once
             n_units = int(unit.max()) + 1
-            count = np.bincount(pairs // base, minlength=n_units)
-            lo = np.full(n_units, base, dtype=np.int64)
+            lo = np.full(n_units, np.iinfo(np.int64).max, dtype=np.int64)
             hi = np.full(n_units, -1, dtype=np.int64)
-            np.minimum.at(lo, pairs // base, pairs % base)
-            np.maximum.at(hi, pairs // base, pairs % base)
-            two = count[unit] == 2
+            np.minimum.at(lo, unit, spk)
+            np.maximum.at(hi, unit, spk)
+            third = (spk != lo[unit]) & (spk != hi[unit])
+            two = (lo != hi) & (np.bincount(unit[third], minlength=n_units) == 0)
             none = self._session_code.get(None)
-            if none is not None:
-                two &= unit != none
+            if none is not None and none < n_units:
+                two[none] = False
+            at = two[unit]
             other = np.where(spk == lo[unit], hi[unit], lo[unit])
-            out[two] = other[two]
+            out[at] = other[at]
         out.setflags(write=False)
         self._addressees = (codes, out)
         return out
