@@ -286,7 +286,7 @@ class RetrievalConfig:
     # the messages of the speakers it does not name are valued at this share: what a person did, said or likes is
     # told by that person (hippo.engine.evidence.with_speakers); not for a question in the first person, whose
     # asker is one of the people it is about. 1 turns that off. Chosen on LoCoMo's odd half
-    # (0.2-0.85 tried; docs/retrieval.md, "Named speakers").
+    # (0-0.85 tried; docs/retrieval.md, "The named speaker's messages first").
     unnamed_speakers: float = 0.5
 
 

@@ -71,8 +71,8 @@ from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
 from hippo.index import channels
 from hippo.index.coindex import ROLES, Scored
-from hippo.text.query import Query
 from hippo.text import directives, tokenizer
+from hippo.text.query import Query
 
 __all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
            "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions",
