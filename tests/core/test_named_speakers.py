@@ -224,3 +224,28 @@ def test_a_question_in_the_first_person_keeps_every_message_as_it_was():
             assert evidence.named_speakers(mem.engine.state(), analyze(question)) == []
     with _store(DIALOGUE) as mem:
         assert evidence.named_speakers(mem.engine.state(), analyze("What did Ann say about the painting?")) == [0]
+
+
+def test_a_speaker_label_in_lower_case_is_a_word():
+    # a user / assistant chat whose speakers are its roles: "user" in a question is a word of it, and the
+    # assistant's lines about the user table keep their match
+    rows = [("s1", "user", "How do I index the user table?"),
+            ("s1", "assistant", "Index the user table on its email column; user lookups then take one probe."),
+            ("s1", "user", "Thanks, that worked.")]
+    question = "How should the user table be indexed?"
+    with _store(rows) as mem:
+        on = channels.lexical(mem.engine.state().index, analyze(question), mem.config)
+        assert evidence.named_speakers(mem.engine.state(), analyze(question)) == []
+    with _store(rows, addressed_names=False) as mem:
+        off = channels.lexical(mem.engine.state().index, analyze(question), mem.config)
+    assert on.rows.tolist() == off.rows.tolist() and on.scores.tolist() == pytest.approx(off.scores.tolist())
+    assert 1 in on.rows.tolist()
+
+
+def test_a_name_is_found_where_one_stem_stands_for_two_words():
+    # "time" and "Tim" share a stem; the question keeps one keyword for both, and still names Tim
+    rows = [("s1", "Tim", "I study with the pomodoro method."), ("s1", "John", "Nice, Tim! I never have time.")]
+    with _store(rows) as mem:
+        q = analyze("Which time management technique does Tim use?")
+        assert q.keywords[0] == "time"
+        assert evidence.named_speakers(mem.engine.state(), q) == [mem.engine.state().index.speakers.index("Tim")]

@@ -449,18 +449,11 @@ def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
 
 
 def named_speakers(state: NamespaceState, query: Query) -> list[int]:
-    """Codes of the speakers ``query`` names by a capitalised word (:func:`hippo.index.channels.speakers_named`:
-    the name, a word of it or a nickname). A speaker label the question writes in lower case ("user" in "user
-    engagement", the label of a chat's roles) is a word there, not a name. A question in the first person names
-    none: its asker is one of the people it is about ("What did I tell Sam?", "What did Sam say about my job?"),
-    and which speaker the asker is, the question does not say."""
-    if query.supporting:
-        return []
-    written = dict(zip(query.stems, query.keywords))
+    """Codes of the speakers ``query`` names as names are written (:func:`hippo.index.channels.names_as_written`: a
+    capitalised word naming a speaker, a word of the name or a nickname; none in a question in the first person)."""
     out: list[int] = []
-    for stem, codes in channels.speakers_named(state.index, query):
-        if written.get(stem, "")[:1].isupper():
-            out.extend(c for c in codes if c not in out)
+    for _, codes in channels.names_as_written(query, channels.speakers_named(state.index, query)):
+        out.extend(c for c in codes if c not in out)
     return out
 
 

@@ -62,6 +62,23 @@ def speakers_named(index: NamespaceIndex, query: Query) -> list[tuple[str, list[
     return out
 
 
+def names_as_written(query: Query, named: list[tuple[str, list[int]]]) -> list[tuple[str, list[int]]]:
+    """The entries of ``named`` (:func:`speakers_named`) whose stem the question writes capitalised somewhere, as a
+    name is written: a speaker label the question writes in lower case ("user" in "the user table", the label of a
+    chat's roles) is a word there, not a name; "Tim" names Tim in "Which time management technique does Tim use?",
+    where one stem stands for both words. None for a question in the first person: its asker is one of the people
+    it is about ("What did I tell Sam?", "What did Sam say about my job?"), and which speaker that is, it does not
+    say."""
+    if query.supporting or not named:
+        return []
+    capitalised = set()
+    for w in textnorm.words(query.text):
+        if w[:1].isupper():
+            low = w.lower().replace("’", "'")  # the stem as the question's analysis takes it
+            capitalised.add(textnorm.stem(low.split("'", 1)[0] if "'" in low else low))
+    return [(st, codes) for st, codes in named if st in capitalised]
+
+
 def _not_addressing(index: NamespaceIndex, rows: np.ndarray, tf: np.ndarray, codes: list[int]
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The ``(rows, occurrences)`` of a query word that names the speakers ``codes``, without the messages of the
@@ -131,11 +148,11 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     counts = [c for c, _ in term_stats]
     slip_stats = [index.term_stats(sp) if sp is not None else (None, 0) for sp in slips]
     freq = sorted((f + slip_stats[i][1], i) for i, (_, f) in enumerate(term_stats))
-    # A word naming a speaker, in the other party's messages of a dialogue of two, addresses that speaker: those
+    # A name of a speaker, in the other party's messages of a dialogue of two, addresses that speaker: those
     # occurrences are not counted (the word's document frequency still counts them: it is the word's rarity). Not
     # in a question in the first person: "What did I tell Sam?" asks for the asker's own lines to Sam.
     named = speakers_named(index, query)
-    addressed = dict(named) if rc.addressed_names and not query.supporting else {}
+    addressed = dict(names_as_written(query, named)) if rc.addressed_names else {}
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
