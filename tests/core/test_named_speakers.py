@@ -5,9 +5,9 @@ the other party is written to them ("Thanks, Ann!"), so a question's word naming
 speaker's own messages match through the speaker field. Checked against a hand-computed case, a reference written
 from the definition over random conversations, and a textbook BM25 for the term's share of each score.
 
-The named speaker's messages first (hippo.engine.evidence.named_speakers, with_speakers): the messages of the
-speakers a question does not name are valued at a share of their score. Checked on hand-computed candidates and on
-a recall whose context holds the named speaker's answer only with the prior."""
+The named speaker's messages first (hippo.index.channels.names_as_written and the lexical channel): the messages of
+the speakers a question does not name are valued at a share of their score. Checked against the same scores without
+the share and on a recall whose context holds the named speaker's answers only with it."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import pytest
 from hippo import Memory
 from hippo.base.config import Config
 from hippo.base.errors import InvalidInput
-from hippo.engine import evidence
 from hippo.index import channels
 from hippo.text.query import analyze
 from tests.core.bm25ref import bm25
@@ -93,9 +92,17 @@ def _lexical(question: str, **retrieval) -> dict[int, float]:
         return dict(zip(got.rows.tolist(), got.scores.tolist()))
 
 
+def _named(index, question: str) -> list[int]:
+    """Codes of the speakers ``question`` names as names are written."""
+    q = analyze(question)
+    return [c for _, codes in channels.names_as_written(q, channels.speakers_named(index, q)) for c in codes]
+
+
 def test_the_other_partys_address_does_not_count():
     question = "What did Ann paint?"
-    on, off = _lexical(question), _lexical(question, addressed_names=False)
+    # the named speakers' share is left out here: this is the address alone
+    on = _lexical(question, unnamed_speakers=1.0)
+    off = _lexical(question, addressed_names=False, unnamed_speakers=1.0)
     with _store(DIALOGUE) as mem:
         idx = mem.engine.state().index
         lengths = idx.doc_lengths()[:len(DIALOGUE)].tolist()
@@ -117,7 +124,7 @@ def test_the_other_partys_address_does_not_count():
 def test_search_finds_the_named_speakers_own_message_first():
     with _store(DIALOGUE) as mem:
         assert mem.search("What did Ann paint?", k=1)[0].text == DIALOGUE[0][2]
-    with _store(DIALOGUE, addressed_names=False) as mem:
+    with _store(DIALOGUE, addressed_names=False, unnamed_speakers=1.0) as mem:
         assert mem.search("What did Ann paint?", k=1)[0].text == DIALOGUE[1][2]
 
 
@@ -143,32 +150,28 @@ def test_named_speakers_are_names_as_written():
     rows = [("s1", "Melanie Hart", "hi"), ("s1", "Caroline", "hello"), ("s2", "user", "my user table"),
             ("s2", "assistant", "here is the schema")]
     with _store(rows) as mem:
-        state = mem.engine.state()
-        mel, car, user = (state.index.speakers.index(n) for n in ("Melanie Hart", "Caroline", "user"))
-        assert evidence.named_speakers(state, analyze("What did Caroline paint?")) == [car]
-        assert evidence.named_speakers(state, analyze("What did Mel say to Caroline?")) == [mel, car]
-        assert evidence.named_speakers(state, analyze("Hart's trip")) == [mel]
+        idx = mem.engine.state().index
+        mel, car = (idx.speakers.index(n) for n in ("Melanie Hart", "Caroline"))
+        assert _named(idx, "What did Caroline paint?") == [car]
+        assert sorted(_named(idx, "What did Mel say to Caroline?")) == sorted([mel, car])
+        assert _named(idx, "Hart's trip") == [mel]
         # a speaker label written in lower case is a word of the question, not a name
-        assert evidence.named_speakers(state, analyze("How should I index the user table?")) == []
-        assert evidence.named_speakers(state, analyze("What did Zed paint?")) == []
+        assert _named(idx, "How should the user table be indexed?") == []
+        assert _named(idx, "What did Zed paint?") == []
 
 
-def test_with_speakers_hand_computed():
-    rows = [("s1", "Ann", "a"), ("s1", "Bo", "b"), ("s1", "Ann", "c"), ("s1", "Cy", "d")]
-    with _store(rows) as mem:
-        state = mem.engine.state()
-        ann, bo = state.index.speakers.index("Ann"), state.index.speakers.index("Bo")
-        cand, scores = [1, 3, 0, 2], [1.0, 0.9, 0.8, 0.3]
-        got_rows, got = evidence.with_speakers(state, cand, scores, [ann])
-        # Bo's 1.0 and Cy's 0.9 count half: 0.8 (Ann), 0.5 (Bo), 0.45 (Cy), 0.3 (Ann)
-        assert got_rows.tolist() == [0, 1, 3, 2]
-        assert got.tolist() == pytest.approx([0.8, 0.5, 0.45, 0.3])
-        for named in ([], [ann, bo, state.index.speakers.index("Cy")]):  # nobody named, or everyone
-            same_rows, same = evidence.with_speakers(state, cand, scores, named)
-            assert same_rows.tolist() == cand and same.tolist() == scores
-    with _store(rows, unnamed_speakers=1.0) as mem:
-        state = mem.engine.state()
-        assert evidence.with_speakers(state, cand, scores, [0])[0].tolist() == cand
+def test_the_other_speakers_messages_count_a_share():
+    # against the same scores without the share, the addresses left in (the share alone)
+    for question, named in (("What did Ann paint?", {"Ann"}), ("What did Ann and Cy paint?", {"Ann", "Cy"})):
+        on = _lexical(question, addressed_names=False)
+        off = _lexical(question, addressed_names=False, unnamed_speakers=1.0)
+        assert set(on) == set(off)
+        for row in off:
+            share = 1.0 if DIALOGUE[row][1] in named else 0.5
+            assert on[row] == pytest.approx(off[row] * share, rel=1e-12), (question, row)
+    # a question naming every speaker of the namespace leaves every score as it was
+    both = "What did Ann, Bo and Cy paint?"
+    assert _lexical(both, addressed_names=False) == _lexical(both, addressed_names=False, unnamed_speakers=1.0)
 
 
 # Ann's two answers about her weekends are short; Bo's replies repeat the question's words at length.
@@ -212,7 +215,7 @@ def test_speaker_names_follow_appends_and_removals():
         assert list(idx.speakers) == ["Bo", "Cy"]
         assert channels.speakers_named(idx, analyze("What does Ann do?")) == []
         assert channels.speakers_named(idx, analyze("What does Cy do?")) == [("cy", [1])]
-        assert evidence.named_speakers(mem.engine.state(), analyze("What does Cy do?")) == [1]
+        assert _named(idx, "What does Cy do?") == [1]
 
 
 def test_a_question_in_the_first_person_keeps_every_message_as_it_was():
@@ -221,9 +224,9 @@ def test_a_question_in_the_first_person_keeps_every_message_as_it_was():
     for question in ("What did I tell Ann about the lake?", "What did Ann say about my painting?"):
         assert _lexical(question) == pytest.approx(_lexical(question, addressed_names=False), rel=1e-12)
         with _store(DIALOGUE) as mem:
-            assert evidence.named_speakers(mem.engine.state(), analyze(question)) == []
+            assert _named(mem.engine.state().index, question) == []
     with _store(DIALOGUE) as mem:
-        assert evidence.named_speakers(mem.engine.state(), analyze("What did Ann say about the painting?")) == [0]
+        assert _named(mem.engine.state().index, "What did Ann say about the painting?") == [0]
 
 
 def test_a_speaker_label_in_lower_case_is_a_word():
@@ -235,7 +238,7 @@ def test_a_speaker_label_in_lower_case_is_a_word():
     question = "How should the user table be indexed?"
     with _store(rows) as mem:
         on = channels.lexical(mem.engine.state().index, analyze(question), mem.config)
-        assert evidence.named_speakers(mem.engine.state(), analyze(question)) == []
+        assert _named(mem.engine.state().index, question) == []
     with _store(rows, addressed_names=False) as mem:
         off = channels.lexical(mem.engine.state().index, analyze(question), mem.config)
     assert on.rows.tolist() == off.rows.tolist() and on.scores.tolist() == pytest.approx(off.scores.tolist())
@@ -248,4 +251,5 @@ def test_a_name_is_found_where_one_stem_stands_for_two_words():
     with _store(rows) as mem:
         q = analyze("Which time management technique does Tim use?")
         assert q.keywords[0] == "time"
-        assert evidence.named_speakers(mem.engine.state(), q) == [mem.engine.state().index.speakers.index("Tim")]
+        idx = mem.engine.state().index
+        assert _named(idx, "Which time management technique does Tim use?") == [idx.speakers.index("Tim")]

@@ -118,7 +118,8 @@ def test_a_burst_is_one_turn_and_a_reply_after_it_is_one_step_away():
     rows = [("s1", "Ann", "how was the weekend?"), ("s1", "Bo", "guess what"), ("s1", "Bo", "we went camping"),
             ("s1", "Bo", "by the lake"), ("s1", "Bo", "three nights"), ("s1", "Ann", "wow, I am so jealous of you"),
             ("s1", "Bo", "next time you come")]
-    with _store(rows, neighbor_weight=0.8, neighbor_span=2) as mem:
+    # the smoothing alone: the question names Bo, whose partner's messages would otherwise count half
+    with _store(rows, neighbor_weight=0.8, neighbor_span=2, unnamed_speakers=1.0) as mem:
         idx = mem.engine.state().index
         q = analyze("Where did Bo go camping?")
         plain = channels.lexical(idx, q, mem.config)
@@ -139,7 +140,7 @@ def test_a_continuer_takes_no_place():
     rows = [("s1", "Ann", "how was the weekend?"), ("s1", "Bo", "we went camping"), ("s1", "Ann", "omg"),
             ("s1", "Bo", "by the lake"), ("s1", "Ann", "that sounds like so much fun"),
             ("s1", "Bo", "it really was, thanks"), ("s1", "Ann", "I am glad you had a good time")]
-    with _store(rows, neighbor_weight=0.8, neighbor_span=2) as mem:
+    with _store(rows, neighbor_weight=0.8, neighbor_span=2, unnamed_speakers=1.0) as mem:  # the smoothing alone
         idx = mem.engine.state().index
         # "omg" between two of Bo's turns is a continuer; "we went camping" is no shorter than both its neighbours
         assert idx.turns()[2].tolist() == [1, 2, 2.5, 3, 4, 5, 6]

@@ -284,7 +284,7 @@ class RetrievalConfig:
     addressed_names: bool = True
     # When a question names speakers of the namespace as names are written ("What did Caroline paint?", "Mel"),
     # the messages of the speakers it does not name are valued at this share: what a person did, said or likes is
-    # told by that person (hippo.engine.evidence.with_speakers); not for a question in the first person, whose
+    # told by that person (hippo.index.channels.lexical); not for a question in the first person, whose
     # asker is one of the people it is about. 1 turns that off. Chosen on LoCoMo's odd half
     # (0-0.85 tried; docs/retrieval.md, "The named speaker's messages first").
     unnamed_speakers: float = 0.5

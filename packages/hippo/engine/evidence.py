@@ -32,10 +32,10 @@ score distribution and from the conversation itself.
 * **Named speakers.** A question that names speakers of the namespace ("What has Caroline painted?", "What did
   Mel say about the trip?") is answered by what they said: on LoCoMo 96% of the evidence of such questions is the
   named speaker's own messages, while their partner's replies match the same words ("Wow, Caroline, that painting
-  is gorgeous!"). The messages of the speakers the question does not name are valued at
-  ``config.retrieval.unnamed_speakers`` of their score (:func:`with_speakers`); a question naming both parties
-  ("What did Caroline suggest to Melanie?"), or asked in the first person ("What did I tell Sam?": the asker is one
-  of the people it is about), leaves everyone's value as it was.
+  is gorgeous!"). The lexical channel values the messages of the speakers the question does not name at
+  ``config.retrieval.unnamed_speakers`` of their score (:func:`hippo.index.channels.lexical`), so the packing sees
+  that value; a question naming both parties ("What did Caroline suggest to Melanie?"), or asked in the first
+  person ("What did I tell Sam?": the asker is one of the people it is about), leaves every value as it was.
 
 * **Standing instructions.** A message telling the assistant to always / never do something when the user asks
   about a kind of thing (:mod:`hippo.text.directives`) is a rule for every later answer in its scope, whatever
@@ -69,14 +69,11 @@ from hippo.base.errors import InvalidInput
 from hippo.engine import pack
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
-from hippo.index import channels
 from hippo.index.coindex import ROLES, Scored
 from hippo.text import directives, tokenizer
-from hippo.text.query import Query
 
 __all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
-           "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions",
-           "named_speakers", "with_speakers"]
+           "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions"]
 
 PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
 MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
@@ -444,31 +441,5 @@ def with_sessions(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, b
         return rows, scores
     lift = session_lift(session_scores, lengths, budget, weight)
     scores = scores * lift[code[rows]]
-    keep = np.argsort(-scores, kind="stable")
-    return rows[keep], scores[keep]
-
-
-def named_speakers(state: NamespaceState, query: Query) -> list[int]:
-    """Codes of the speakers ``query`` names as names are written (:func:`hippo.index.channels.names_as_written`: a
-    capitalised word naming a speaker, a word of the name or a nickname; none in a question in the first person)."""
-    out: list[int] = []
-    for _, codes in channels.names_as_written(query, channels.speakers_named(state.index, query)):
-        out.extend(c for c in codes if c not in out)
-    return out
-
-
-def with_speakers(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, named: list[int]
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Candidates (best first) with the score of each message not by a ``named`` speaker multiplied by
-    ``config.retrieval.unnamed_speakers``; unchanged when no speaker is named or every candidate's speaker is."""
-    rows = np.asarray(rows, dtype=np.int64)
-    scores = np.asarray(scores, dtype=np.float64)
-    share = state.config.retrieval.unnamed_speakers
-    if not named or share >= 1.0 or rows.size == 0:
-        return rows, scores
-    other = ~np.isin(state.index.speaker.view[rows], named)
-    if not other.any() or other.all():
-        return rows, scores
-    scores = np.where(other, scores * share, scores)
     keep = np.argsort(-scores, kind="stable")
     return rows[keep], scores[keep]

@@ -143,7 +143,6 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         by_session = channels.sessions(idx, ask.terms, cfg, lexical) \
             if rc.session_weight > 0 or rc.standing_share > 0 else None
         rows, scores = evidence.with_sessions(state, rows, scores, budget, by_session)
-        rows, scores = evidence.with_speakers(state, rows, scores, evidence.named_speakers(state, ask.terms))
         rows, scores = evidence.with_standing(state, rows, scores, budget, lexical, by_session)
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated

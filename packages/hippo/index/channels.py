@@ -130,7 +130,10 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
 
     With ``smooth`` (used when building a context), messages also borrow from their conversational neighbours.
     With ``stats``, document frequencies, the document count and the mean length are those of a larger corpus
-    this namespace is part of (scores of several namespaces become comparable).
+    this namespace is part of (scores of several namespaces become comparable). A question that names speakers
+    (:func:`names_as_written`) does not count their names where the other party of a dialogue of two addresses
+    them (``config.retrieval.addressed_names``), and values the other speakers' messages at
+    ``config.retrieval.unnamed_speakers`` of their score.
     """
     n_docs = len(index)
     empty = Scored(np.zeros(0, np.int64), np.zeros(0))
@@ -152,7 +155,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     # occurrences are not counted (the word's document frequency still counts them: it is the word's rarity). Not
     # in a question in the first person: "What did I tell Sam?" asks for the asker's own lines to Sam.
     named = speakers_named(index, query)
-    addressed = dict(names_as_written(query, named)) if rc.addressed_names else {}
+    written = names_as_written(query, named)
+    addressed = dict(written) if rc.addressed_names else {}
     first_supporting = len(query.patterns) - query.supporting
     deferred = []
     enumerated = 0
@@ -224,7 +228,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     if smooth and rc.neighbor_weight > 0 and n_docs > 1:
         acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
     rows = np.flatnonzero(touched)
-    return Scored(rows, acc[rows], full)
+    scores = acc[rows]
+    # A question naming speakers is answered by what they said: the other speakers' messages count a share.
+    if written and rc.unnamed_speakers < 1.0 and rows.size:
+        other = ~np.isin(index.speaker.view[rows], [c for _, codes in written for c in codes])
+        if other.any() and not other.all():
+            scores[other] *= rc.unnamed_speakers
+    return Scored(rows, scores, full)
 
 
 # Length normalisation of whole sessions: their lengths vary several-fold, unlike turns (Robertson & Zaragoza's
