@@ -335,8 +335,8 @@ class Memory:
         statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
         message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
         arguments as in :meth:`search`. ``priors=False`` ranks by the fused channels alone, without the
-        conversational reweighting (time and truth, surprise, salience, profiles) that suits dialogue turns but
-        not documents such as key-value store items."""
+        conversational reweighting (time and truth, surprise, salience, profiles, the speakers a question names)
+        that suits dialogue turns but not documents such as key-value store items."""
         self._rt.live()
         if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
             raise InvalidInput(f"namespaces must be an iterable of namespace names, got {type(namespaces).__name__}")

@@ -253,3 +253,15 @@ def test_a_name_is_found_where_one_stem_stands_for_two_words():
         assert q.keywords[0] == "time"
         idx = mem.engine.state().index
         assert _named(idx, "Which time management technique does Tim use?") == [idx.speakers.index("Tim")]
+
+
+def test_search_many_without_priors_leaves_the_named_speakers_alone():
+    # priors=False ranks by the channels alone: the same hits as a store without the speaker rules
+    question = "What did Ann paint?"
+    with _store(DIALOGUE) as mem:
+        plain = [(h.id, h.score) for h in mem.search_many(["default"], question, k=7, priors=False)]
+        ruled = [(h.id, h.score) for h in mem.search_many(["default"], question, k=7)]
+    with _store(DIALOGUE, addressed_names=False, unnamed_speakers=1.0) as mem:
+        off = [(h.id, h.score) for h in mem.search_many(["default"], question, k=7, priors=False)]
+    assert plain == off
+    assert ruled[0][0] == 1 and plain[0][0] != 1  # ids count from 1: Ann's painting first only with the rules

@@ -11,6 +11,8 @@ where it would if the namespaces were one.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from hippo.base.types import Hit
@@ -48,8 +50,11 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         stats = channels.corpus_stats(idxs, q, cfg)
         ranked: dict[str, list[tuple[int, int]]] = {}
         lex = []
+        # without priors, a question's named speakers weigh nothing more than their words and the speaker field
+        lex_cfg = cfg if priors else dataclasses.replace(cfg, retrieval=dataclasses.replace(
+            rc, addressed_names=False, unnamed_speakers=1.0))
         for idx in idxs:
-            sc = channels.lexical(idx, q, cfg, stats=stats)
+            sc = channels.lexical(idx, q, lex_cfg, stats=stats)
             lex.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
         ranked["lexical"] = _channel_ranks(lex, rc.candidate_limit)
         if rc.weight_signature > 0:
