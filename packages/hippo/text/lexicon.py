@@ -625,6 +625,14 @@ def pattern(word: str) -> TermPattern:
     return _pattern_of(word, surface_forms(word), folds)
 
 
+def _add_form(ids: tuple[int, ...], singles: set[int], phrases: set[tuple[int, ...]]) -> None:
+    """A form's token ids into a pattern: one token into ``singles``, several (a phrase) into ``phrases``."""
+    if len(ids) == 1:
+        singles.add(ids[0])
+    elif ids:
+        phrases.add(ids)
+
+
 def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
     """:func:`pattern` of ``word`` from its surface ``forms``; with ``folds``, each ASCII form also brings the
     one-token accented words that fold to it."""
@@ -645,10 +653,7 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
             joined = form[0] in JOINERS and len(ids) > 1
             if joined and (form[0] not in _EVERY_FORM or enc.decode_single_token_bytes(ids[0]) == form[0].encode()):
                 continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
-            if len(ids) == 1:
-                singles.add(ids[0])
-            elif ids:
-                phrases.add(ids)
+            _add_form(ids, singles, phrases)
         # code's multi-token joined forms are left out, so only the joiners that make one token with v are encoded
         joiners = joined_after.get(v.encode(), ()) if joined_after is not None else [j for j, _ in _CODE_JOINERS]
         for j in joiners:
@@ -663,11 +668,8 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
             mixed = _mixed_case_tokens()
             for t in mixed.get((" " + v).encode(), ()):
                 singles.add(t)
-                ids = tuple(encode(enc.decode_single_token_bytes(t)[1:].decode("ascii")))  # opening a message
-                if len(ids) == 1:
-                    singles.add(ids[0])
-                elif ids:
-                    phrases.add(ids)
+                _add_form(tuple(encode(enc.decode_single_token_bytes(t)[1:].decode("ascii"))),  # opening a message
+                          singles, phrases)
             singles.update(mixed.get(v.encode(), ()))
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
                        anywhere=textnorm.is_cjk(word))
@@ -770,11 +772,7 @@ def slips(term: str, spellings: tuple[str, ...], word: str | None = None,
         encode = tokenizer.encoding().encode_ordinary
         for n in named:
             for form in (" " + n, n):
-                ids = tuple(encode(form))
-                if len(ids) == 1:
-                    singles.add(ids[0])
-                elif ids:
-                    phrases.add(ids)
+                _add_form(tuple(encode(form)), singles, phrases)
     if word is not None:
         own = pattern(word)
         singles.difference_update(own.singles.tolist())
