@@ -288,6 +288,12 @@ class RetrievalConfig:
     # asker is one of the people it is about. 1 turns that off. Chosen on LoCoMo's odd half
     # (0-0.85 tried; docs/retrieval.md, "The named speaker's messages first").
     unnamed_speakers: float = 0.5
+    # When a question in the first person asks the assistant for advice ("Can you suggest some books for me?"), the
+    # user's messages that state a preference ("I prefer e-books for their portability") are valued at 1 + this
+    # share of their score: a request is answered in the terms the user set, which it rarely repeats
+    # (hippo.text.directives.states_preference / asks_for_advice; hippo.engine.rank.preference_factors). 0 turns
+    # that off. Chosen on BEAM's odd half (0.3-1 tried; docs/retrieval.md, "The user's stated preferences").
+    asker_preferences: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -401,6 +407,8 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
         if not 0.0 <= obj.session_weight <= 4.0:
             raise InvalidInput(f"{path}.session_weight must be in 0..4, got {obj.session_weight!r}")
+        if not 0.0 <= obj.asker_preferences <= 4.0:
+            raise InvalidInput(f"{path}.asker_preferences must be in 0..4, got {obj.asker_preferences!r}")
         if not 0.0 <= obj.unnamed_speakers <= 1.0:
             raise InvalidInput(f"{path}.unnamed_speakers must be in 0..1, got {obj.unnamed_speakers!r}")
         if not isinstance(obj.misspellings, bool):
@@ -443,4 +451,5 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no-session-lift": {"retrieval": {"session_weight": 0.0}},
     "no-standing": {"retrieval": {"standing_share": 0.0}},
     "no-speaker-prior": {"retrieval": {"unnamed_speakers": 1.0}},
+    "no-asker-preferences": {"retrieval": {"asker_preferences": 0.0}},
 }

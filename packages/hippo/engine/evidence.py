@@ -320,6 +320,40 @@ def standing_rows(state: NamespaceState) -> np.ndarray:
     return rows
 
 
+@functools.lru_cache(maxsize=1)
+def _preference_tokens() -> tuple[int, ...]:
+    enc = tokenizer.encoding()
+    ids = (enc.encode_ordinary(" " + w) for w in directives.PREFERENCE_WORDS)
+    return tuple(sorted({t[0] for t in ids if len(t) == 1}))
+
+
+def preference_rows(state: NamespaceState) -> np.ndarray:
+    """Rows (ascending) of the messages that state their writer's preference in the first person
+    (:func:`hippo.text.directives.states_preference`), from messages not written by the assistant or a tool. Only
+    the messages holding one of the preference words are read, found from the words' occurrences; cached on the
+    state and extended with the messages appended since (a removal renumbers the rows and resets it)."""
+    idx = state.index
+    n, end, layout = len(idx), len(idx.content), idx.layout
+    cache = state.preferences
+    if cache is not None and cache[:3] == (layout, n, end):
+        return cache[3]
+    if cache is not None and cache[0] == layout and n > cache[1] and end > cache[2]:
+        known, after = cache[3], cache[2]
+    else:
+        known, after = np.zeros(0, dtype=np.int64), 0
+    found = [idx.rows_of_positions(idx.content.positions(t, after, end)) for t in _preference_tokens()
+             if idx.content.count(t, after, end)]
+    cand = np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
+    cand = cand[cand < n]
+    cand = cand[~np.isin(idx.role.view[cand], _NOT_INSTRUCTING)]
+    stated = [r for r, text in zip(cand.tolist(), idx.texts_of(cand.tolist())) if directives.states_preference(text)]
+    rows = np.union1d(known, np.asarray(stated, dtype=np.int64)).astype(np.int64)
+    rows.setflags(write=False)
+    with _lock:
+        state.preferences = (layout, n, end, rows)
+    return rows
+
+
 def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored | None = None,
                      session_scores: np.ndarray | None = None) -> np.ndarray:
     """Per standing instruction (rows ``rules``): how much the question is about it, in [0, 1]. 1 when the rule

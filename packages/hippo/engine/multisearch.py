@@ -18,7 +18,7 @@ import numpy as np
 from hippo.base.types import Hit
 from hippo.engine.namespace import Namespace, Predicate
 from hippo.engine.rank import hits as hits_of
-from hippo.engine.rank import profile_factors
+from hippo.engine.rank import preference_factors, profile_factors
 from hippo.engine.runtime import Runtime
 from hippo.engine.scope import Scope, ask
 from hippo.engine.state import NamespaceState
@@ -93,6 +93,10 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
                 rows, scores = rows[keep], scores[keep]
             if priors and rc.profile_prior and rows.size:
                 factors = profile_factors(st, query, rows)
+                if (factors != 1.0).any():
+                    scores = scores * factors
+            if priors and rows.size:
+                factors = preference_factors(st, a, rows)
                 if (factors != 1.0).any():
                     scores = scores * factors
             merged.extend((float(sc), i, int(r)) for r, sc in zip(rows.tolist(), scores.tolist()))

@@ -1,6 +1,7 @@
 """Ranking of one namespace's messages for a question: the candidate channels (lexical BM25 over the Content DWM,
 Hamming-ball signatures, optional embedding codes) fused by weighted RRF (seed 002 Eq. 3), then reweighted by
-time and truth (seed 002 §4.1 stage 9) and by the speaker-profile prior (stage 9, ``f_L0``)."""
+time and truth (seed 002 §4.1 stage 9), by the speaker-profile prior (stage 9, ``f_L0``) and, for a request for
+advice, by the user's stated preferences."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hippo.engine.truth import rank as truth_rank
 from hippo.index import channels
 from hippo.index.coindex import Scored
 from hippo.store.base import MessageRow
+from hippo.text import directives
 
 
 def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, magnitudes: bool = False
@@ -67,6 +69,12 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
             scores = scores * factors
             order = np.argsort(-scores, kind="stable")
             rows, scores = rows[order], scores[order]
+    if rc.asker_preferences > 0 and rows.size:
+        factors = preference_factors(state, ask, rows)
+        if (factors != 1.0).any():
+            scores = scores * factors
+            order = np.argsort(-scores, kind="stable")
+            rows, scores = rows[order], scores[order]
     timings["truth_ms"] = (time.perf_counter() - t) * 1e3
     timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
     return rows[:limit], scores[:limit], per, timings
@@ -99,6 +107,23 @@ def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.n
     if not asks or speaker is None:
         return np.ones(rows.size, dtype=np.float64)
     return state.profiles().boost(query, state.index.ids.view[rows])
+
+
+def preference_factors(state: NamespaceState, ask: Ask, rows: np.ndarray) -> np.ndarray:
+    """Per candidate row: ``1 + config.retrieval.asker_preferences`` for a message stating its writer's preference
+    (:func:`hippo.engine.evidence.preference_rows`) when the question, in the first person, asks the assistant for
+    advice (:func:`hippo.text.directives.asks_for_advice`); 1.0 for every other row and question. "I'm looking for
+    something easy to carry around. What would you suggest?" is answered by "I prefer e-books for their
+    portability", which shares almost none of its words; "What did I say about e-books?" recounts, and is not."""
+    rows = np.asarray(rows, dtype=np.int64)
+    out = np.ones(rows.size, dtype=np.float64)
+    share = state.config.retrieval.asker_preferences
+    if share <= 0 or rows.size == 0 or not ask.terms.supporting or not directives.asks_for_advice(ask.text):
+        return out
+    stated = evidence.preference_rows(state)
+    if stated.size:
+        out[np.isin(rows, stated)] = 1.0 + share
+    return out
 
 
 def exact_first(state: NamespaceState, query: str, rows: np.ndarray, scores: np.ndarray

@@ -206,6 +206,7 @@ class NamespaceState:
         self.entries: Any = None  # the index-entry registry (hippo.engine.entries), created on first use
         self.verbosity: Any = None  # the evidence packer's verbosity statistics (hippo.engine.evidence)
         self.standing: Any = None  # the evidence packer's standing instructions (hippo.engine.evidence)
+        self.preferences: Any = None  # the user's stated preferences (hippo.engine.evidence.preference_rows)
         self.keyword_cache: OrderedDict[str, list[str] | None] = OrderedDict()  # LLM keywords by query
         self.keyword_lock = threading.Lock()
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path

@@ -12,13 +12,19 @@ the assistant's answers ("when I ask / request / bring up ...") and the next wor
 adverbs and auxiliaries that open a remark. "Always good to hear!" and "Always happy when I see you" are not
 instructions; "Never use emoji when I ask for code" and "Always tailor resumes to ATS standards when I ask about
 applications" are.
+
+Stated preferences are the other kind of standing rule a user gives: "I prefer e-books for their portability",
+"I'd rather keep human oversight". They say how the user wants the next suggestion, not what happened, and a later
+request for advice ("I want something easy to carry around. What would you suggest?") is answered in their terms
+while rarely sharing their words. :func:`states_preference` recognises a message that states one in the first person;
+:func:`asks_for_advice` a question that asks the assistant for a suggestion rather than to recount the history.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["OPENERS", "is_standing_instruction"]
+__all__ = ["OPENERS", "PREFERENCE_WORDS", "asks_for_advice", "is_standing_instruction", "states_preference"]
 
 # The words a standing instruction opens with: the first token of such a message is one of their spellings.
 OPENERS = ("Always", "always", "ALWAYS", "Never", "never", "NEVER", "Please", "please")
@@ -65,3 +71,43 @@ def is_standing_instruction(text: str) -> bool:
     if verb in _VERBS:
         return _SCOPE.search(head) is not None
     return verb not in _NOT_VERBS and _ASKING.search(head) is not None
+
+
+# -- stated preferences and requests for advice -------------------------------------------------------------------
+
+# The words a first-person statement of preference holds ("I prefer", "I'd rather", "my preference"): a message is
+# read only when one of them occurs in it.
+PREFERENCE_WORDS = ("prefer", "Prefer", "preference", "preferences", "rather")
+
+_PREFERS = re.compile(
+    r"\bI(?:'d|\u2019d|\s+would)?\s+(?:[a-z]+\s+){0,2}?prefer\b"   # I prefer, I really prefer, I'd still prefer
+    r"|\bI(?:'d|\u2019d|\s+would)\s+(?:much\s+)?rather\b"             # I'd rather, I would much rather
+    r"|\bmy\s+(?:personal\s+)?preferences?\b",                          # my preference is ...
+    re.IGNORECASE)
+# A request for the assistant's suggestion ("Can you suggest ...", "How should I ...", "What would you recommend")
+_ADVICE = re.compile(
+    r"\b(?:suggest|suggestions?|recommend|recommendations?|advise|advice|should\s+I|would\s+you|could\s+you|"
+    r"can\s+you|how\s+can\s+I|how\s+do\s+I|help\s+me)\b", re.IGNORECASE)
+# ... unless it asks to recount the history: what was said or done, when, or a summary of it
+_RECOUNT = re.compile(
+    r"\b(?:did|have|had|was|were)\s+(?:I|you|we)\b"
+    r"|\bI(?:'ve|\u2019ve|\s+have)?\s+(?:mentioned|said|told|asked|noted|shared|brought)\b"
+    r"|\bwhen\b|\bsummar|\brecap\b", re.IGNORECASE)
+_MAX_CHARS = 20_000  # a preference is stated in a message's prose, not at the end of a pasted log
+
+
+def states_preference(text: str) -> bool:
+    """Whether ``text`` states its writer's preference in the first person: "I prefer X", "I'd rather X", "my
+    preference is X" (a hedge of at most two words may sit between: "I really prefer", "I'd still prefer")."""
+    if not isinstance(text, str):
+        return False
+    return _PREFERS.search(text[:_MAX_CHARS]) is not None
+
+
+def asks_for_advice(question: str) -> bool:
+    """Whether ``question`` asks the assistant for a suggestion ("Can you suggest some books for me?", "How should I
+    approach the editing?") rather than to recount the history ("What did I say about ...?", "When did I ...?",
+    "Can you summarise ...?")."""
+    if not isinstance(question, str):
+        return False
+    return _ADVICE.search(question) is not None and _RECOUNT.search(question) is None
