@@ -292,7 +292,7 @@ class RetrievalConfig:
     # user's messages that state a preference ("I prefer e-books for their portability") are valued at 1 + this
     # share of their score: a request is answered in the terms the user set, which it rarely repeats
     # (hippo.text.directives.states_preference / asks_for_advice; hippo.engine.rank.preference_factors). 0 turns
-    # that off. Chosen on BEAM's odd half (0.3-1 tried; docs/retrieval.md, "The user's stated preferences").
+    # that off. Chosen on BEAM's odd half (0.3-1.5 tried; docs/retrieval.md, "The user's stated preferences").
     asker_preferences: float = 0.6
 
 
