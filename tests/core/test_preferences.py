@@ -49,24 +49,14 @@ RECOUNT = [
 ]
 
 
-@pytest.mark.parametrize("text", PREFS)
-def test_preferences_are_recognised(text):
-    assert states_preference(text)
+@pytest.mark.parametrize("text,expected", [(t, True) for t in PREFS] + [(t, False) for t in NOT_PREFS])
+def test_stated_preferences(text, expected):
+    assert states_preference(text) is expected
 
 
-@pytest.mark.parametrize("text", NOT_PREFS)
-def test_other_sentences_are_not_preferences(text):
-    assert not states_preference(text)
-
-
-@pytest.mark.parametrize("question", ADVICE)
-def test_requests_for_advice_are_recognised(question):
-    assert asks_for_advice(question)
-
-
-@pytest.mark.parametrize("question", RECOUNT)
-def test_questions_that_recount_are_not_requests(question):
-    assert not asks_for_advice(question)
+@pytest.mark.parametrize("question,expected", [(q, True) for q in ADVICE] + [(q, False) for q in RECOUNT])
+def test_requests_for_advice(question, expected):
+    assert asks_for_advice(question) is expected
 
 
 def test_non_text_is_neither():
