@@ -38,6 +38,8 @@ ADVICE = [
     "Can you recommend a few sneakers I might like?",
     "Can you help me plan my writing sessions for the upcoming week?",
     "How can I track the status of each step in my deployment workflow?",
+    "Can you explain step by step how to calculate the odds?",                  # to the assistant: "you"
+    "If I want to appoint an executor, what should I consider when choosing?",  # "when" is not a time here
 ]
 RECOUNT = [
     "What did I say about e-books?",
@@ -46,6 +48,8 @@ RECOUNT = [
     "Have I mentioned a dining out budget?",
     "Which books did I mention I'd buy?",
     "What is my favourite colour?",
+    "When should I visit the store?",
+    "What would Caroline suggest for her garden?",                              # about someone else
 ]
 
 
@@ -146,7 +150,7 @@ def test_a_small_context_holds_the_preference_only_with_the_prior():
 
 @pytest.mark.parametrize("question", [
     "What did I say about new books for my collection?",     # recounts
-    "Can you suggest some new books for a collection?",       # not in the first person
+    "What would Sam suggest for new books in the collection?",  # about someone else
     "Which new books did Sam add to the collection?",         # about someone else
 ])
 def test_other_questions_leave_every_score_as_it_was(question):

@@ -111,14 +111,14 @@ def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.n
 
 def preference_factors(state: NamespaceState, ask: Ask, rows: np.ndarray) -> np.ndarray:
     """Per candidate row: ``1 + config.retrieval.asker_preferences`` for a message stating its writer's preference
-    (:func:`hippo.engine.evidence.preference_rows`) when the question, in the first person, asks the assistant for
-    advice (:func:`hippo.text.directives.asks_for_advice`); 1.0 for every other row and question. "I'm looking for
+    (:func:`hippo.engine.evidence.preference_rows`) when the question asks the assistant for advice, in the first
+    or second person (:func:`hippo.text.directives.asks_for_advice`); 1.0 for every other row and question. "I'm looking for
     something easy to carry around. What would you suggest?" is answered by "I prefer e-books for their
     portability", which shares almost none of its words; "What did I say about e-books?" recounts, and is not."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.ones(rows.size, dtype=np.float64)
     share = state.config.retrieval.asker_preferences
-    if share <= 0 or rows.size == 0 or not ask.terms.supporting or not directives.asks_for_advice(ask.text):
+    if share <= 0 or rows.size == 0 or not directives.asks_for_advice(ask.text):
         return out
     stated = evidence.preference_rows(state)
     if stated.size:

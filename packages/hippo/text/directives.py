@@ -88,11 +88,15 @@ _PREFERS = re.compile(
 _ADVICE = re.compile(
     r"\b(?:suggest|suggestions?|recommend|recommendations?|advise|advice|should\s+I|would\s+you|could\s+you|"
     r"can\s+you|how\s+can\s+I|how\s+do\s+I|help\s+me)\b", re.IGNORECASE)
-# ... unless it asks to recount the history: what was said or done, when, or a summary of it
+# ... by the asker for themselves or of the assistant ("I", "my", "you": not "What would Caroline suggest?") ...
+_PERSON = re.compile(r"\b(?:I|me|my|mine|myself|you|your)\b", re.IGNORECASE)
+# ... unless it asks to recount the history: what was said or done, when (not "what should I consider when
+# choosing"), or a summary of it
 _RECOUNT = re.compile(
     r"\b(?:did|have|had|was|were)\s+(?:I|you|we)\b"
     r"|\bI(?:'ve|\u2019ve|\s+have)?\s+(?:mentioned|said|told|asked|noted|shared|brought)\b"
-    r"|\bwhen\b|\bsummar|\brecap\b", re.IGNORECASE)
+    r"|^\W*when\b|\bwhen\s+(?:did|do|does|is|was|were|will|would|am|are|have|has|had)\b"
+    r"|\bsummar|\brecap\b", re.IGNORECASE)
 _MAX_CHARS = 20_000  # a preference is stated in a message's prose, not at the end of a pasted log
 
 
@@ -105,9 +109,11 @@ def states_preference(text: str) -> bool:
 
 
 def asks_for_advice(question: str) -> bool:
-    """Whether ``question`` asks the assistant for a suggestion ("Can you suggest some books for me?", "How should I
-    approach the editing?") rather than to recount the history ("What did I say about ...?", "When did I ...?",
-    "Can you summarise ...?")."""
+    """Whether ``question`` asks the assistant for a suggestion, in the first or second person ("Can you suggest some
+    books for me?", "How should I approach the editing?", "Can you explain step by step how to ...?"), rather than
+    to recount the history ("What did I say about ...?", "When did I ...?", "Can you summarise ...?") or about
+    someone else ("What would Caroline suggest?")."""
     if not isinstance(question, str):
         return False
-    return _ADVICE.search(question) is not None and _RECOUNT.search(question) is None
+    return (_ADVICE.search(question) is not None and _PERSON.search(question) is not None
+            and _RECOUNT.search(question) is None)
