@@ -288,7 +288,7 @@ class RetrievalConfig:
     # asker is one of the people it is about. 1 turns that off. Chosen on LoCoMo's odd half
     # (0-0.85 tried; docs/retrieval.md, "The named speaker's messages first").
     unnamed_speakers: float = 0.5
-    # When a question in the first person asks the assistant for advice ("Can you suggest some books for me?"), the
+    # When a question asks the assistant for advice ("Can you suggest some books for me?", "How should I ..."), the
     # user's messages that state a preference ("I prefer e-books for their portability") are valued at 1 + this
     # share of their score: a request is answered in the terms the user set, which it rarely repeats
     # (hippo.text.directives.states_preference / asks_for_advice; hippo.engine.rank.preference_factors). 0 turns
