@@ -50,6 +50,7 @@ RECOUNT = [
     "What is my favourite colour?",
     "When should I visit the store?",
     "What would Caroline suggest for her garden?",                              # about someone else
+    "Can you tell me which book Sam recommended to me?",                        # what was suggested, not a request
 ]
 
 

@@ -90,11 +90,12 @@ _ADVICE = re.compile(
     r"can\s+you|how\s+can\s+I|how\s+do\s+I|help\s+me)\b", re.IGNORECASE)
 # ... by the asker for themselves or of the assistant ("I", "my", "you": not "What would Caroline suggest?") ...
 _PERSON = re.compile(r"\b(?:I|me|my|mine|myself|you|your)\b", re.IGNORECASE)
-# ... unless it asks to recount the history: what was said or done, when (not "what should I consider when
-# choosing"), or a summary of it
+# ... unless it asks to recount the history: what was said, suggested or done, when (not "what should I consider
+# when choosing"), or a summary of it
 _RECOUNT = re.compile(
     r"\b(?:did|have|had|was|were)\s+(?:I|you|we)\b"
     r"|\bI(?:'ve|\u2019ve|\s+have)?\s+(?:mentioned|said|told|asked|noted|shared|brought)\b"
+    r"|\b(?:recommended|suggested|advised)\b"
     r"|^\W*when\b|\bwhen\s+(?:did|do|does|is|was|were|will|would|am|are|have|has|had)\b"
     r"|\bsummar|\brecap\b", re.IGNORECASE)
 _MAX_CHARS = 20_000  # a preference is stated in a message's prose, not at the end of a pasted log
