@@ -14,6 +14,7 @@ from hippo.base.config import ABLATIONS
 from hippo.base.errors import InvalidInput
 from hippo.engine import evidence
 from hippo.text.directives import asks_for_advice, states_preference
+from hippo.text.query import analyze
 
 PREFS = [
     "I prefer e-books for their portability, but I also enjoy print for collectible editions.",
@@ -62,6 +63,16 @@ def test_stated_preferences(text, expected):
 @pytest.mark.parametrize("question,expected", [(q, True) for q in ADVICE] + [(q, False) for q in RECOUNT])
 def test_requests_for_advice(question, expected):
     assert asks_for_advice(question) is expected
+
+
+def test_a_request_leaves_its_advice_words_out():
+    # hand-computed: content words minus stopwords, then the first-person words; a request's "suggest" / "advice"
+    # are its form, a recounting question's "recommend" its subject
+    assert analyze("Can you suggest some sneakers I might like?").keywords == ["sneakers", "i"]
+    assert analyze("What advice would you give me about sneakers?").keywords == ["sneakers", "me"]
+    assert analyze("What book did Melanie recommend?").keywords == ["book", "Melanie", "recommend"]
+    assert analyze("Can you suggest some sneakers I might like?", self_reference=False).keywords == ["suggest",
+                                                                                                      "sneakers"]
 
 
 def test_non_text_is_neither():

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["OPENERS", "PREFERENCE_WORDS", "asks_for_advice", "is_standing_instruction", "states_preference"]
+__all__ = ["ADVICE_WORDS", "OPENERS", "PREFERENCE_WORDS", "asks_for_advice", "is_standing_instruction",
+           "states_preference"]
 
 # The words a standing instruction opens with: the first token of such a message is one of their spellings.
 OPENERS = ("Always", "always", "ALWAYS", "Never", "never", "NEVER", "Please", "please")
@@ -99,6 +100,10 @@ _RECOUNT = re.compile(
     r"|^\W*when\b|\bwhen\s+(?:did|do|does|is|was|were|will|would|am|are|have|has|had)\b"
     r"|\bsummar|\brecap\b", re.IGNORECASE)
 _MAX_CHARS = 20_000  # a preference is stated in a message's prose, not at the end of a pasted log
+# The words of a request's form: in "Can you suggest some options I might like?" they say what is asked, not what
+# about, and an assistant writes "I'd suggest" and "I recommend" in most of its replies (:mod:`hippo.text.query`).
+ADVICE_WORDS = ("suggest", "suggestion", "suggestions", "recommend", "recommendation", "recommendations", "advise",
+                "advice")
 
 
 def states_preference(text: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hippo.text import lexicon, textnorm
+from hippo.text import directives, lexicon, textnorm
 
 
 @dataclass
@@ -26,6 +26,11 @@ class Query:
 # ("what did Caroline paint?") contains none, and is analysed as before.
 SELF_REFERENCE = ("i", "me", "my", "mine", "myself")
 
+# In a question that asks the assistant for advice (:func:`hippo.text.directives.asks_for_advice`), "suggest",
+# "recommend", "advice" say what is asked, not what about: they are left out of its words. In a question that
+# recounts ("What book did Melanie recommend?") they are its subject and stay.
+ADVICE_STEMS = frozenset(textnorm.stem(w) for w in directives.ADVICE_WORDS)
+
 
 def analyze(text: str, keywords: list[str] | None = None, *, self_reference: bool = True) -> Query:
     """Keywords of a query: content words minus stopwords and question scaffolding, one per stem, then (with
@@ -42,6 +47,8 @@ def analyze(text: str, keywords: list[str] | None = None, *, self_reference: boo
 
 def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False) -> Query:
     words = keywords if keywords is not None else textnorm.words(text)
+    # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
+    form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()
     kws, stems = [], []
     selfref: list[str] = []
@@ -54,6 +61,8 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
             continue
         if keywords is None and (lw in textnorm.STOPWORDS or base in textnorm.STOPWORDS
                                  or lw in textnorm.QUESTION_WORDS):
+            continue
+        if form and textnorm.stem(lw) in form:
             continue
         st = textnorm.stem(base if "'" in lw else lw)
         if not st or st in seen:
