@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -291,33 +291,48 @@ def _opener_tokens() -> tuple[int, ...]:
     return tuple(sorted({enc.encode_ordinary(w)[0] for w in directives.OPENERS}))
 
 
+def _cached_rows(state: NamespaceState, attr: str, find: Callable[[int, int], Any]) -> np.ndarray:
+    """Rows (ascending, read only) that ``find(after, end)`` marks among the messages starting at stream positions
+    ``after`` to ``end``, cached on ``state.<attr>`` and extended with the messages appended since. A removal
+    renumbers the rows (the index's layout changes; the state drops the cache too): they are found again."""
+    idx = state.index
+    key = (idx.layout, len(idx), len(idx.content))
+    cache = getattr(state, attr)
+    if cache is not None and cache[:3] == key:
+        return cache[3]
+    if cache is not None and cache[0] == key[0] and key[1] > cache[1] and key[2] > cache[2]:
+        known, after = cache[3], cache[2]
+    else:
+        known, after = np.zeros(0, dtype=np.int64), 0
+    rows = np.union1d(known, np.asarray(find(after, key[2]), dtype=np.int64)).astype(np.int64)
+    rows.setflags(write=False)
+    with _lock:
+        setattr(state, attr, (*key, rows))
+    return rows
+
+
+def _from_users(idx: Any, rows: np.ndarray) -> np.ndarray:
+    """``rows`` less the messages written by the assistant or a tool."""
+    return rows[~np.isin(idx.role.view[rows], _NOT_INSTRUCTING)] if rows.size else rows
+
+
 def standing_rows(state: NamespaceState) -> np.ndarray:
     """Rows of the namespace's standing instructions (:func:`hippo.text.directives.is_standing_instruction`),
     ascending, from messages not written by the assistant or a tool. Candidates are the messages whose first token
     opens one ("Always", "Never", "Please"), found from the tokens' occurrences; cached on the state and extended
-    with the messages appended since (a deletion resets the cache: rows are renumbered)."""
+    with the messages appended since (:func:`_cached_rows`)."""
     idx = state.index
-    n, end = len(idx), len(idx.content)
-    cache = state.standing
-    if cache is not None and cache[0] == n and cache[1] == end:
-        return cache[2]
-    if cache is not None and n > cache[0] and end > cache[1]:
-        known, after = cache[2], cache[1]
-    else:
-        known, after = np.zeros(0, dtype=np.int64), 0
-    cand = idx.rows_opening_with(_opener_tokens(), after)
-    if cand.size:
-        cand = cand[~np.isin(idx.role.view[cand], _NOT_INSTRUCTING)]
-    found = []
-    for r in cand.tolist():
-        start, stop = idx.span(r)
-        head = idx.content.access_range(start, min(stop, start + _STANDING_HEAD))
-        if directives.is_standing_instruction(tokenizer.decode(head)):
-            found.append(r)
-    rows = np.union1d(known, np.asarray(found, dtype=np.int64)).astype(np.int64)
-    with _lock:
-        state.standing = (n, end, rows)
-    return rows
+
+    def find(after: int, _end: int) -> list[int]:
+        found = []
+        for r in _from_users(idx, idx.rows_opening_with(_opener_tokens(), after)).tolist():
+            start, stop = idx.span(r)
+            head = idx.content.access_range(start, min(stop, start + _STANDING_HEAD))
+            if directives.is_standing_instruction(tokenizer.decode(head)):
+                found.append(r)
+        return found
+
+    return _cached_rows(state, "standing", find)
 
 
 @functools.lru_cache(maxsize=1)
@@ -331,27 +346,17 @@ def preference_rows(state: NamespaceState) -> np.ndarray:
     """Rows (ascending) of the messages that state their writer's preference in the first person
     (:func:`hippo.text.directives.states_preference`), from messages not written by the assistant or a tool. Only
     the messages holding one of the preference words are read, found from the words' occurrences; cached on the
-    state and extended with the messages appended since (a removal renumbers the rows and resets it)."""
+    state and extended with the messages appended since (:func:`_cached_rows`)."""
     idx = state.index
-    n, end, layout = len(idx), len(idx.content), idx.layout
-    cache = state.preferences
-    if cache is not None and cache[:3] == (layout, n, end):
-        return cache[3]
-    if cache is not None and cache[0] == layout and n > cache[1] and end > cache[2]:
-        known, after = cache[3], cache[2]
-    else:
-        known, after = np.zeros(0, dtype=np.int64), 0
-    found = [idx.rows_of_positions(idx.content.positions(t, after, end)) for t in _preference_tokens()
-             if idx.content.count(t, after, end)]
-    cand = np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
-    cand = cand[cand < n]
-    cand = cand[~np.isin(idx.role.view[cand], _NOT_INSTRUCTING)]
-    stated = [r for r, text in zip(cand.tolist(), idx.texts_of(cand.tolist())) if directives.states_preference(text)]
-    rows = np.union1d(known, np.asarray(stated, dtype=np.int64)).astype(np.int64)
-    rows.setflags(write=False)
-    with _lock:
-        state.preferences = (layout, n, end, rows)
-    return rows
+
+    def find(after: int, end: int) -> list[int]:
+        found = [idx.rows_of_positions(idx.content.positions(t, after, end)) for t in _preference_tokens()
+                 if idx.content.count(t, after, end)]
+        cand = np.unique(np.concatenate(found)).astype(np.int64) if found else np.zeros(0, dtype=np.int64)
+        cand = _from_users(idx, cand[cand < len(idx)]).tolist()
+        return [r for r, text in zip(cand, idx.texts_of(cand)) if directives.states_preference(text)]
+
+    return _cached_rows(state, "preferences", find)
 
 
 def standing_weights(state: NamespaceState, rules: np.ndarray, lexical: Scored | None = None,

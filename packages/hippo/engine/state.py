@@ -362,6 +362,7 @@ class NamespaceState:
         self.entries = None
         self.verbosity = None
         self.standing = None
+        self.preferences = None
         self.saved = {}
         self._life_prefetched = None
 
@@ -531,6 +532,7 @@ class NamespaceState:
             self._warm_truth()
         self.verbosity = None  # rows were renumbered
         self.standing = None
+        self.preferences = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
         if self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming:
