@@ -64,17 +64,9 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     if rc.profile_prior and rows.size:
         # seed 002 stage 9 f_L0: questions about a person's preferences or identity favour that person's own
         # attribute statements (a bounded factor; the identity for every other query)
-        factors = profile_factors(state, ask.text, rows)
-        if (factors != 1.0).any():
-            scores = scores * factors
-            order = np.argsort(-scores, kind="stable")
-            rows, scores = rows[order], scores[order]
-    if rc.asker_preferences > 0 and rows.size:
-        factors = preference_factors(state, ask, rows)
-        if (factors != 1.0).any():
-            scores = scores * factors
-            order = np.argsort(-scores, kind="stable")
-            rows, scores = rows[order], scores[order]
+        rows, scores = _reweighted(rows, scores, profile_factors(state, ask.text, rows))
+    if rows.size:
+        rows, scores = _reweighted(rows, scores, preference_factors(state, ask, rows))
     timings["truth_ms"] = (time.perf_counter() - t) * 1e3
     timings["rank_ms"] = (time.perf_counter() - t0) * 1e3
     return rows[:limit], scores[:limit], per, timings
@@ -96,6 +88,15 @@ def embedding_code(state: NamespaceState, ask: Ask) -> np.ndarray:
     return np.ascontiguousarray(state.host.hasher.codes(ask.vector[None, :], 1)).view(np.uint64).reshape(-1)
 
 
+def _reweighted(rows: np.ndarray, scores: np.ndarray, factors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)`` with the scores times ``factors``, best first again; as they were where every factor is 1."""
+    if not (factors != 1.0).any():
+        return rows, scores
+    scores = scores * factors
+    order = np.argsort(-scores, kind="stable")
+    return rows[order], scores[order]
+
+
 def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.ndarray:
     """The profile prior's factor per candidate row (1.0 unless the query asks about a person's traits)."""
     rows = np.asarray(rows, dtype=np.int64)
@@ -112,9 +113,10 @@ def profile_factors(state: NamespaceState, query: str, rows: np.ndarray) -> np.n
 def preference_factors(state: NamespaceState, ask: Ask, rows: np.ndarray) -> np.ndarray:
     """Per candidate row: ``1 + config.retrieval.asker_preferences`` for a message stating its writer's preference
     (:func:`hippo.engine.evidence.preference_rows`) when the question asks the assistant for advice, in the first
-    or second person (:func:`hippo.text.directives.asks_for_advice`); 1.0 for every other row and question. "I'm looking for
-    something easy to carry around. What would you suggest?" is answered by "I prefer e-books for their
-    portability", which shares almost none of its words; "What did I say about e-books?" recounts, and is not."""
+    or second person (:func:`hippo.text.directives.asks_for_advice`); 1.0 for every other row and question. "I'm
+    looking for something easy to carry around. What would you suggest?" is answered by "I prefer e-books for
+    their portability", which shares almost none of its words; "What did I say about e-books?" recounts, and is
+    not."""
     rows = np.asarray(rows, dtype=np.int64)
     out = np.ones(rows.size, dtype=np.float64)
     share = state.config.retrieval.asker_preferences
