@@ -23,7 +23,8 @@ REAL_PAIRS = [
     ("children", "kids"), ("child", "kid"), ("family", "fam"), ("information", "info"), ("christmas", "xmas"),
     ("instagram", "insta"), ("weekend", "wknd"), ("hours", "hrs"), ("minutes", "mins"), ("years", "yrs"),
     ("appointment", "appt"), ("apartment", "apt"), ("professor", "prof"), ("graduation", "grad"),
-    ("bicycle", "bike"), ("refrigerator", "fridge"), ("great", "gr8"),
+    ("bicycle", "bike"), ("refrigerator", "fridge"), ("great", "gr8"), ("festival", "fest"), ("festivals", "fests"),
+    ("session", "sesh"), ("tickets", "tix"), ("details", "deets"),
 ]
 
 # Short forms that are also other words, and synonyms that are not forms of one word.

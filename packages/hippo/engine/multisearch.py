@@ -20,7 +20,7 @@ from hippo.engine.namespace import Namespace, Predicate
 from hippo.engine.rank import hits as hits_of
 from hippo.engine.rank import preference_factors, profile_factors
 from hippo.engine.runtime import Runtime
-from hippo.engine.scope import Scope, ask
+from hippo.engine.scope import Scope, ask, spelled
 from hippo.engine.state import NamespaceState
 from hippo.engine.truth import rank as truth_rank
 from hippo.index import channels
@@ -44,9 +44,11 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
     rc = cfg.retrieval
     states = [Namespace(rt, ns).state() for ns in names]
     a = ask(states[0], rt.llm, query, scope)
-    q = a.terms
     idxs = [st.index for st in states]
     with rt.lock.read():
+        if rc.misspellings:
+            a = spelled(idxs, a)
+        q = a.terms
         stats = channels.corpus_stats(idxs, q, cfg)
         ranked: dict[str, list[tuple[int, int]]] = {}
         lex = []

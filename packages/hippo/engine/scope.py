@@ -4,6 +4,7 @@ same :class:`Ask`; nothing about a call travels in globals."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -14,8 +15,8 @@ from hippo.base.errors import InvalidInput, LLMError
 from hippo.base.timeutil import to_epoch
 from hippo.engine import llm as llm_mod
 from hippo.engine.state import NamespaceState
-from hippo.text import timeexpr
-from hippo.text.query import Query, analyze
+from hippo.text import lexicon, timeexpr
+from hippo.text.query import Query, analyze, respelled
 
 log = logging.getLogger("hippo.engine")
 
@@ -72,6 +73,24 @@ def ask(state: NamespaceState, llm: Any, query: str, scope: Scope) -> Ask:
             raise LLMError(f"embed returned shape {mat.shape} or non-finite values for the query")
         vector = mat[0]
     return Ask(query, analyze(query, _llm_keywords(state, llm, query)), scope, vector)
+
+
+def spelled(indexes: list[Any], ask: Ask) -> Ask:
+    """``ask`` with each of its content words that none of ``indexes`` holds read as the word it is a slip of
+    (:func:`hippo.text.lexicon.corrections`: "pride fesetival" -> "festival", "Tennesee" -> "Tennessee"), the one
+    they hold most often (ties: the first in alphabetical order), when they hold one; ``ask`` itself when no word
+    changes. A question is typed too: a word no message holds finds nothing, and the word it misspells also finds
+    its chat forms and relatives ("fest"). Off with ``config.retrieval.misspellings``. Caller holds the read lock."""
+    q = ask.terms
+    fixes: dict[str, str] = {}
+    for w, pat in zip(q.keywords[: len(q.keywords) - q.supporting], q.patterns):
+        options = lexicon.corrections(w)
+        if not options or any(idx.term_stats(pat)[1] > 0 for idx in indexes):
+            continue
+        held = sorted((-sum(idx.term_stats(lexicon.pattern(c))[1] for idx in indexes), c) for c in options)
+        if held[0][0] < 0:
+            fixes[w] = held[0][1]
+    return dataclasses.replace(ask, terms=respelled(q, fixes)) if fixes else ask
 
 
 def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | None:

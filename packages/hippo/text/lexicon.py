@@ -744,6 +744,41 @@ def several_tokens(word: str) -> bool:
     return (b" " + word.encode("ascii")) not in ranks
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+@lru_cache(maxsize=4096)
+def corrections(word: str) -> tuple[str, ...]:
+    """The words ``word`` may be a slip of: the words one slip from it (:func:`one_slip_apart`, the first letter
+    kept) that cl100k writes in one token after a space, in lower case or capitalised as ``word`` is (a word of its
+    training text), for a :func:`is_spellable` word that it writes in several ("fesetival" -> "festival",
+    "Tennesee" -> "Tennessee"); none for a word of its own ("recieved" is one token: a slip a reader would also
+    make). Sorted; the caller keeps those its texts hold."""
+    if not isinstance(word, str) or not is_spellable(word) or not several_tokens(word):
+        return ()
+    low = word.lower()
+    cap = word[0].isupper()
+    head, rest = low[0], low[1:]
+    edits = set()
+    for i in range(len(rest) + 1):
+        a, b = rest[:i], rest[i:]
+        if b:
+            edits.add(a + b[1:])                                     # a letter typed in
+            edits.update(a + c + b[1:] for c in _LETTERS)            # a letter replaced
+            if len(b) > 1:
+                edits.add(a + b[1] + b[0] + b[2:])                   # two neighbours swapped
+        edits.update(a + c + b for c in _LETTERS)                    # a letter left out
+    out = set()
+    for e in edits:
+        cand = head + e
+        if cand == low or len(cand) < SPELL_MIN_LETTERS:
+            continue
+        form = cand.capitalize() if cap else cand
+        if not several_tokens(form):
+            out.add(form)
+    return tuple(sorted(out))
+
+
 def is_spellable(word: str) -> bool:
     """Whether misspellings of ``word`` are looked for: ASCII letters only, at least :data:`SPELL_MIN_LETTERS`."""
     return len(word) >= SPELL_MIN_LETTERS and word.isascii() and word.isalpha()

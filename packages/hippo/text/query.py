@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from hippo.text import directives, lexicon, textnorm
@@ -81,3 +82,31 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content)
     q.patterns = [lexicon.pattern(w) for w in kws]
     return q
+
+
+def respelled(q: Query, words: dict[str, str]) -> Query:
+    """``q`` with its content keywords replaced as ``words`` says (a keyword -> the word it is read as: a slip ->
+    the word it misspells), in place and with their stems and patterns, and in its text; a replacement whose stem
+    the query has already is dropped (one keyword per stem). The first-person supporting words stay as they are."""
+    if not words:
+        return q
+    content = len(q.keywords) - q.supporting
+    seen = set(q.stems[content:])
+    kws, stems = [], []
+    for w, st in zip(q.keywords[:content], q.stems[:content]):
+        new = words.get(w, w)
+        if new != w:
+            st = textnorm.stem(new.lower())
+        if st in seen:
+            continue
+        seen.add(st)
+        kws.append(new)
+        stems.append(st)
+    kws += q.keywords[content:]
+    stems += q.stems[content:]
+    text = q.text
+    for old, new in words.items():
+        text = re.sub(r"(?<![\w'’])" + re.escape(old) + r"(?![\w'’])", new, text)
+    out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting)
+    out.patterns = [lexicon.pattern(w) for w in kws]
+    return out

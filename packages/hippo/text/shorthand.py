@@ -11,8 +11,8 @@ frequency: it is the same word), as it does a British spelling.
 The forms are a list, not rules, in three kinds:
 
 * **clippings** that chats use for the whole word (bday, pic, vid, convo, fave, congrats, uni, vacay, appt, prof,
-  grad, fridge, bike, insta, xmas);
-* **texting spellings** (tmrw, 2day, tonite, ppl, msg, wknd, hrs, yrs, gr8, luv);
+  grad, fridge, bike, insta, xmas, fest, sesh);
+* **texting spellings** (tmrw, 2day, tonite, ppl, msg, wknd, hrs, yrs, gr8, luv, tix, deets);
 * **the familiar words of a family** (mom, dad, grandma, grandpa, bro, sis, hubby, kid, fam), for the person the
   formal word names.
 
@@ -51,6 +51,8 @@ _NOUNS: tuple[tuple[str, ...], ...] = (
     ("vacation", "vacay"),
     ("appointment", "appt"),
     ("apartment", "apt"),
+    ("festival", "fest"),
+    ("session", "sesh"),
     ("professor", "prof"),
     ("graduation", "grad"),
     ("graduate", "grad"),
@@ -73,6 +75,8 @@ _NOUNS: tuple[tuple[str, ...], ...] = (
 _WORDS: tuple[tuple[str, ...], ...] = (
     ("congratulations", "congrats", "congratz"),
     ("information", "info"),
+    ("tickets", "tix"),
+    ("details", "deets"),
     ("christmas", "xmas"),
     ("instagram", "insta"),
     ("family", "fam"),
