@@ -269,7 +269,9 @@ class RetrievalConfig:
     # A query word of five or more letters also matches the misspellings of it the namespace holds (words one
     # typing slip away that cl100k writes in several tokens), one of three or more the words that hold some of its
     # letters for emphasis ("birthdayyy"), and one of four or more the words written with accents in several tokens
-    # whose letters without them are the word ("Medellín"): hippo.index.coindex.NamespaceIndex.slips.
+    # whose letters without them are the word ("Medellín"): hippo.index.coindex.NamespaceIndex.slips. A question's
+    # own word that the namespace does not hold is read as the word it is a slip of, when the namespace holds that
+    # ("fesetival" -> "festival"): hippo.engine.scope.spelled.
     misspellings: bool = True
     # A query word of four or more letters also matches its derivational relatives ("adopt" / "adoption", "suggest"
     # / "suggestion"), each occurrence counting as a misspelling's does: hippo.text.relatives.
@@ -303,6 +305,7 @@ class TemporalConfig:
 
     enabled: bool = True
     temporal_boost: float = 1.1     # stage 9 f_t: temporal query x candidate that carries a time expression
+    #                                 (or, for a question asking "how long", one that states a span of time)
     window_boost: float = 4.0       # stage 9 f_t: the query names a period x candidate dated or said in it
     surprise_alpha: float = 0.2     # stage 9: (1 + alpha * surprise)
     salience_beta: float = 0.02     # (1 + beta * (salience - 0.5)): a tie-breaker (0.1 measured neutral on dev data)

@@ -399,6 +399,15 @@ _ORDER_Q = re.compile(
     r"chang\w*|history of)\b", re.I)
 _CURRENT_Q = re.compile(r"\b(now|current(?:ly)?|these days|still|latest|at the moment|today|anymore|any more)\b",
                         re.I)
+# A question asking for a span of time ("How long has Nate had his turtles?", "For how long ...", "How many years
+# ...") is answered by a message that states one ("I've had them for 3 years now"), which carries no date.
+_SPAN_Q = re.compile(r"\bhow\s+long\b|\bhow\s+many\s+(?:minutes|hours|days|weeks|months|years|decades)\b", re.I)
+_SPAN_UNIT = r"(?:minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|wks?|months?|years?|yrs?|decades?)"
+_SPAN_COUNT = (r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+               r"thirty|forty|fifty|a\s+few|a\s+couple(?:\s+of)?|several|many|half\s+an?|a\s+half)")
+# a span as said: "3 years", "a few months", "two-week", "half a year", "a year and a half"
+_SPAN = re.compile(r"\b" + _SPAN_COUNT + r"(?:\s+|-)" + r"(?:more\s+|whole\s+|full\s+)?" + _SPAN_UNIT + r"\b",
+                   re.I)
 
 
 @dataclass(frozen=True)
@@ -407,6 +416,7 @@ class QueryTime:
     ordering: bool           # the query asks for an order or a progression
     current: bool            # the query asks for the current value ("now", "currently")
     window: tuple[float, float] | None  # a period the query names ("in May 2023", "in 2022")
+    span: bool = False       # the query asks for a span of time ("how long", "how many years")
 
 
 def analyze_query(query: str, now: float | None = None) -> QueryTime:
@@ -416,4 +426,13 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     for ref in find(query, now):
         window = (ref.start, ref.end) if window is None else (min(window[0], ref.start), max(window[1], ref.end))
     return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
-                     ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window)
+                     ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window,
+                     span=bool(_SPAN_Q.search(query)))
+
+
+def states_span(text: str) -> bool:
+    """Whether ``text`` states a span of time: a count and a unit ("for 3 years", "a few months", "two-week",
+    "half an hour"). The answer a "how long" question asks for, and no date (:func:`find` reads dates)."""
+    if not isinstance(text, str):
+        return False
+    return _SPAN.search(text) is not None

@@ -98,6 +98,8 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
                     factor = cfg.window_boost
                 else:
                     in_set = truth.has_time.a[rows]
+                    if qt.span:  # the answer is a span ("for 3 years"), which carries no date
+                        in_set = in_set | truth.states_span(idx, rows)
                     factor = cfg.temporal_boost
                 scores = np.where(in_set, scores * factor, scores)
                 fired["temporal"] = int(in_set.sum())

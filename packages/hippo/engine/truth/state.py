@@ -78,6 +78,7 @@ class Truth:
         "superseded_by": (np.int64, -1),   # row of the newer statement
         "text_len": (np.int32, 0),         # characters (surprise's length bonus)
         "has_event": (np.bool_, False),    # an event word among the fingerprints
+        "has_span": (np.bool_, False),     # the text states a span of time ("for 3 years")
         "fp_end": (np.int64, 0),           # end of the row's fingerprints in fp_hash
     }
 
@@ -106,6 +107,9 @@ class Truth:
         # facts and links of a loaded snapshot, turned into the structures above when first read
         self._pending_facts: Callable[[], None] | None = None
         self._facts_lock = threading.Lock()
+        # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
+        self.spans_unread = 0
+        self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
 
     def _facts_ready(self) -> None:
         make = self._pending_facts
@@ -224,6 +228,7 @@ class Truth:
                 new = sum(1 for h in hashes if h not in seen)
                 self.text_len.a[row] = len(text)
                 self.has_event.a[row] = any(f.startswith("e:") for f in fp)
+                self.has_span.a[row] = timeexpr.states_span(text)
                 self.surprise.a[row] = surprise_of(new, len(fp), len(text), self.has_event.a[row])
                 self.salience.a[row] = salience(text)[0]
                 seen.update(hashes)
@@ -336,6 +341,26 @@ class Truth:
         for row in sorted(stated):
             self._state(ids, row, stated[row])
 
+    def states_span(self, idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
+        """Per row of ``rows``: whether its text states a span of time ("for 3 years", "a few months":
+        :func:`hippo.text.timeexpr.states_span`), read when the row was annotated; a row of a snapshot written
+        before that is read the first time a question asks (a "how long" question), and its answer kept."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = self.has_span.a[rows].astype(bool)
+        unread = rows < self.spans_unread
+        if not unread.any():
+            return out
+        with self.lock:
+            known = self._spans
+            todo = [r for r in dict.fromkeys(rows[unread].tolist()) if r not in known]
+        if todo:
+            got = dict(zip(todo, map(timeexpr.states_span, idx.texts_of(todo))))
+            with self.lock:
+                self._spans.update(got)
+                known = self._spans
+        out[unread] = [known.get(r, False) for r in rows[unread].tolist()]
+        return out
+
     # -- following deletions and updates --------------------------------------------------------------------
     def remove_rows(self, keep: np.ndarray, idx: NamespaceIndex) -> None:
         """Drop the rows where ``keep`` is False (``idx`` is the index after the same removal): every annotation
@@ -366,6 +391,8 @@ class Truth:
             self.phrase = {remap[r]: v for r, v in self.phrase.items() if r in remap}
             self.stated = {remap[r]: v for r, v in self.stated.items() if r in remap}
             self._labels = {}
+            self.spans_unread = int(keep[: self.spans_unread].sum())
+            self._spans = {}
             # surprise: a fingerprint is new in the first surviving row that has it
             self._seen = None
             if self.done and first_gone < self.done:
@@ -420,7 +447,7 @@ class Truth:
         arrays["phrase.row"] = np.asarray([r for r, _ in phrase], dtype=np.int64)
         arrays["phrase.text"] = np.asarray([strings(p) for _, p in phrase], dtype=np.int32)
         arrays.update(strings.arrays())
-        return {"done": done, "latest": self.latest}, arrays
+        return {"done": done, "latest": self.latest, "spans_unread": min(self.spans_unread, done)}, arrays
 
     @classmethod
     def from_snapshot(cls, meta: dict, arrays: dict[str, np.ndarray], idx: NamespaceIndex | np.ndarray) -> "Truth":
@@ -434,6 +461,9 @@ class Truth:
         for name, (dtype, fill) in cls.ROW_COLUMNS.items():
             if name == "created":
                 values = (np.full(done, np.nan) if isinstance(idx, np.ndarray) else idx.created.view[:done])
+            elif name == "has_span" and name not in arrays:  # a snapshot written before spans were kept
+                values = np.zeros(done, dtype=dtype)
+                t.spans_unread = done
             else:
                 values = np.asarray(arrays[name], dtype=dtype)
             if values.shape != (done,):
@@ -444,6 +474,10 @@ class Truth:
         if (done and (ends[-1] != hashes.size or (np.diff(ends, prepend=0) < 0).any())) or (not done and hashes.size):
             raise ValueError("fingerprint table does not match its rows")
         t.fp_hash = GrowArray.wrap(np.array(hashes, dtype=np.uint64))
+        unread = meta.get("spans_unread", 0)
+        if not isinstance(unread, int) or not 0 <= unread <= done:
+            raise ValueError("spans_unread out of range")
+        t.spans_unread = max(t.spans_unread, unread)
         sup = t.superseded_by.view
         if sup.size and (sup.max() >= done or sup.min() < -1):
             raise ValueError("supersedes link out of range")
