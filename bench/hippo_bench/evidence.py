@@ -308,6 +308,17 @@ def as_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> 
     return _rewritten(convs, lambda text, rng: misspelled(text, rate, rng), f"{seed}:")
 
 
+def as_questions_misspelled(convs: Sequence[Conversation], rate: float, seed: int = 0) -> list[Conversation]:
+    """The conversations with their questions :func:`misspelled` (seeded per conversation), the messages as they are:
+    a user who types the question in a hurry."""
+    out = []
+    for c in convs:
+        rng = random.Random(f"{seed}:q:{c.cid}")
+        out.append(Conversation(c.cid, c.number, list(c.messages),
+                                [replace(q, text=misspelled(q.text, rate, rng)) for q in c.questions]))
+    return out
+
+
 def _rewritten(convs: Sequence[Conversation], rewrite: Callable[[str, random.Random], str], seed: str
                ) -> list[Conversation]:
     """The conversations with every message's text ``rewrite(text, rng)``, one generator per conversation seeded
@@ -976,6 +987,9 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
                    help="mistype each message word of five or more letters with this probability (a letter left "
                         "out, swapped, doubled or a neighbouring key; seeded), for every system: the slips of real "
                         "chats (default 0)")
+    p.add_argument("--question-typos", type=_rate, default=0.0, metavar="RATE",
+                   help="mistype each question word of five or more letters with this probability (as --typos does "
+                        "the messages'), for every system: questions typed in a hurry (default 0)")
     p.add_argument("--emoji", type=_rate, default=0.0, metavar="RATE",
                    help="type one to three emoji against the first or last word of each message with this "
                         "probability (no space; seeded), for every system: the emoji of real chats (default 0)")
@@ -1029,6 +1043,7 @@ def add_common_arguments(p: argparse.ArgumentParser, budgets: str) -> None:
 REWRITES: tuple[tuple[str, Callable[[list[Conversation], Any], list[Conversation]], Callable[[Any], str]], ...] = (
     ("phone_typing", lambda c, v: as_phone_typed(c), lambda v: "typed as on a phone"),
     ("typos", as_misspelled, lambda v: f"{v:g} of long words mistyped"),
+    ("question_typos", as_questions_misspelled, lambda v: f"{v:g} of the questions' long words mistyped"),
     ("emoji", as_emojified, lambda v: f"{v:g} of messages with emoji against a word"),
     ("chat_words", as_chat_typed, lambda v: f"{v:g} of the words chats shorten in their short form"),
     ("held_letters", as_held, lambda v: f"{v:g} of words with a letter held"),

@@ -311,6 +311,11 @@ def test_misspelling_slips_one_letter_of_long_words_and_keeps_the_first():
     once, again = evidence.as_misspelled([conv], 1.0)[0], evidence.as_misspelled([conv], 1.0)[0]
     assert once.messages == again.messages and once.messages[0].text != conv.messages[0].text  # seeded
     assert once.questions == conv.questions
+    asked, asked_again = (evidence.as_questions_misspelled([conv], 1.0)[0],
+                          evidence.as_questions_misspelled([conv], 1.0)[0])
+    assert asked.messages == conv.messages and asked.questions == asked_again.questions  # seeded
+    assert asked.questions[0].text != "Which restaurant?" and asked.questions[0].text[0] == "W"  # "Which" is five letters
+    assert asked.questions[0].evidence == conv.questions[0].evidence
 
 
 def test_locomo_bench_without_session_ids_and_with_typos(tmp_path):
@@ -321,6 +326,11 @@ def test_locomo_bench_without_session_ids_and_with_typos(tmp_path):
     assert res["no_sessions"] is True and res["typos"] == 0.2 and res["hippo"]["failed_calls"] == 0
     md = out.with_suffix(".md").read_text()
     assert "no session ids" in md and "0.2 of long words mistyped" in md
+    assert main(["locomo", "--data", str(_locomo_file(tmp_path)), "--conversations", "1", "--question-typos", "0.3",
+                 "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["question_typos"] == 0.3 and res["hippo"]["failed_calls"] == 0
+    assert "0.3 of the questions' long words mistyped" in out.with_suffix(".md").read_text()
     conv = evidence.load_locomo(str(_locomo_file(tmp_path)))[0]
     bare = evidence.without_sessions([conv])[0]
     assert all(m.session is None for m in bare.messages) and conv.messages[0].session is not None
