@@ -16,24 +16,18 @@ from hippo.engine.candidates import copy_times, pieces
 from hippo.engine.items import make_item
 from hippo.engine.lifecycle import Life
 from hippo.engine.rank import exact_first, hits, rank
-from hippo.engine.scope import Ask, spelled
+from hippo.engine.scope import Ask, respell
 from hippo.engine.state import NamespaceState
 
 
 def search(state: NamespaceState, ask: Ask, k: int, pred) -> list[Hit]:
     """The ``k`` best messages for the question (filter ``pred`` and the time scope applied)."""
-    ask = _spelled(state, ask)
+    ask = respell(state, ask)  # a question's own slips (hippo.engine.scope.spelled)
     wide = pred is not None or ask.scope.filters
     limit = max(k, 20) if not wide else max(k * 20, state.config.retrieval.candidate_limit)
     rows, scores, per, _ = rank(state, ask, limit)
     rows, scores = exact_first(state, ask.text, rows, scores)
     return hits(state, rows, scores, per, pred, k, ask)
-
-
-def _spelled(state: NamespaceState, ask: Ask) -> Ask:
-    """The question's words that the namespace does not hold read as the words they misspell, when it holds those
-    (:func:`hippo.engine.scope.spelled`; not with ``config.retrieval.misspellings`` off)."""
-    return spelled([state.index], ask) if state.config.retrieval.misspellings else ask
 
 
 def uses_lifecycle(config: Any) -> bool:
@@ -46,7 +40,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
            llm: Any = None) -> Recall:
     """A context of at most ``budget`` tokens: packed by expected evidence per token, or top-down through
     ``life`` (the hierarchy and decay), or from the flat ranking."""
-    ask = _spelled(state, ask)
+    ask = respell(state, ask)  # a question's own slips (hippo.engine.scope.spelled)
     if life is not None or state.config.hierarchy.recall == "evidence":
         return topdown.recall(state, life, ask, budget, pred, include_dormant, llm)
     t0 = time.perf_counter()

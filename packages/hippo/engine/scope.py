@@ -93,6 +93,12 @@ def spelled(indexes: list[Any], ask: Ask) -> Ask:
     return dataclasses.replace(ask, terms=respelled(q, fixes)) if fixes else ask
 
 
+def respell(state: NamespaceState, ask: Ask) -> Ask:
+    """:func:`spelled` against ``state``'s namespace, with ``config.retrieval.misspellings`` on (else ``ask``).
+    Caller holds the read lock."""
+    return spelled([state.index], ask) if state.config.retrieval.misspellings else ask
+
+
 def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | None:
     if llm is None or not state.config.hierarchy.llm_keywords:
         return None

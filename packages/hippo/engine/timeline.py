@@ -11,7 +11,7 @@ from hippo.base.timeutil import to_datetime
 from hippo.engine.candidates import pieces
 from hippo.engine.namespace import Namespace
 from hippo.engine.rank import rank
-from hippo.engine.scope import Ask, Scope
+from hippo.engine.scope import Ask, Scope, respell
 from hippo.engine.state import NamespaceState
 
 
@@ -23,6 +23,7 @@ def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[s
         idx = state.index
         truth = state.truth
         truth.sync(idx)
+        ask = respell(state, ask)
         rows = _timeline_rows(state, ask, limit)
         keep = {p.key for p in pieces(state, np.asarray(rows, dtype=np.int64), None, scope)}  # the time scope
         rows = [r for r in rows if int(idx.ids.a[r]) in keep]
