@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from hippo.base.errors import InvalidInput
 from hippo.text import textnorm
 
-__all__ = ["Statement", "extract", "single_valued", "matches", "query_targets", "favorite_attribute", "fold",
+__all__ = ["Statement", "extract", "restated", "restated_head", "single_valued", "matches", "query_targets",
+           "favorite_attribute", "fold",
            "noun_key", "CUES", "OCCUPATIONS", "UPDATE_CUES"]
 
 
@@ -716,6 +717,120 @@ def extract(text: str, speaker: str | None = None) -> list[Statement]:
                 out.append(Statement(ent, attribute, value, update or negated, negated, first_person, sent,
                                      (a, a + len(m.group("v")))))
     return out
+
+
+# -- an earlier statement of an updated amount, read again --------------------------------------------------------
+#
+# An update names its attribute ("I've adjusted my relocation budget to $3,500"); the statement it updates was often
+# said in other words ("I've budgeted $3,000 for relocation expenses"), which no pattern reads as that attribute.
+# Once the update is known, the earlier messages of the same speaker that hold the attribute's head word are read
+# again for it: a sentence that holds the head word, one of the attribute's other words near it, and an amount of the
+# same kind next to the head word, with another value.
+
+_NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_AMOUNT_WORD = re.compile(r"\$\s?(?:" + _NUMBER + r")k?|(?:" + _NUMBER + r")\s?%|(?:" + _NUMBER + r")(?![\w.])|[A-Za-z][A-Za-z'-]*")
+_RESTATE_NEAR = 4    # words between the head word and the amount (either side)
+_PHRASE_END = re.compile(r",(?!\d{3})|[;:()]|\s(?:and|but|or|so|was|were|is|are)\s")  # not "$3,000"
+_UNIT_WORDS = frozenset("""second seconds minute minutes hour hours day days week weeks month months year years
+    percent percentage times""".split())
+_RESTATE_MODS = 3    # words between the head word and one of the attribute's other words, in one phrase
+
+
+def _amount_kind(value: str) -> tuple[str, str | None] | None:
+    """("money" | "percent" | "count", the unit's stem for a count with a unit) of an amount as said, or None for a
+    value that is not an amount (a name, a date, a time of day)."""
+    v = value.strip().lower()
+    if re.search(r"\b(?:am|pm)\b|:\d{2}", v) or re.search(r"[a-z]{3,}\s+\d", v):
+        return None  # a time of day, or a date ("April 5")
+    if v.startswith("$"):
+        return "money", None
+    if re.match(r"(?:" + _NUMBER + r")\s?%", v):
+        return "percent", None
+    m = re.match(r"(?:" + _NUMBER + r")\s*([a-z]{2,})?", v)
+    if not m:
+        return None
+    unit = m.group(1)
+    if unit in ("monthly", "weekly", "yearly", "annually", "daily", "hourly", "per", "a", "an"):
+        unit = None
+    return "count", (textnorm.stem(unit) if unit else None)
+
+
+def restated_head(st: Statement) -> str | None:
+    """The word an earlier statement of ``st``'s attribute must hold (the attribute's last word: "budget" for
+    "relocation_budget"), for an update of an amount that holds one value at a time and names no period or time of
+    day; None otherwise (nothing is read again for it)."""
+    if not st.update or st.negated or not single_valued(st.attribute) or st.attribute.endswith("_time"):
+        return None
+    if "_for_" in st.attribute or _amount_kind(st.value) is None:
+        return None  # an amount for a period ("book_budget_for_april_june") is one of several
+    words = [w for w in st.attribute.split("_") if w]
+    if len(words) < 2 or words[-1] in _UNIT_WORDS:
+        return None  # a bare "budget" is one of many; "hours" (of work) is a unit, said of every span of time
+    return words[-1]
+
+
+def restated(text: str, st: Statement) -> Statement | None:
+    """The statement of ``st``'s attribute that ``text`` (an earlier message of the same speaker) makes in other
+    words, or None: a sentence of it, not a question about oneself nor a hypothetical, that holds the attribute's
+    head word (:func:`restated_head`), one of the attribute's other words within a few words of it, and an amount of
+    the kind ``st``'s value is (money, a percentage, a count of the same unit) within a few words of the head word,
+    whose value differs from ``st``'s; the nearest such amount. The statement is ``st``'s attribute and entity with
+    that value, said in ``text`` (no update cue)."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a str, got {type(text).__name__}")
+    head = restated_head(st)
+    if head is None:
+        return None
+    kind, unit = _amount_kind(st.value)  # type: ignore[misc]
+    head_stem = textnorm.stem(head)
+    mods = {textnorm.stem(w) for w in st.attribute.split("_")[:-1] if w and w not in textnorm.STOPWORDS}
+    new = _number_of(st.value)
+    for offset, sent in _sentences(text):
+        if _SELF_QUESTION.match(sent):
+            continue
+        words = [(m.start(), m.group(0)) for m in _AMOUNT_WORD.finditer(sent)]
+        stems = [textnorm.stem(w.lower()) if w[0].isalpha() else None for _, w in words]
+        best = None
+        for h, st_h in enumerate(stems):
+            if st_h != head_stem:
+                continue
+            near = range(max(0, h - _RESTATE_MODS), min(len(words), h + _RESTATE_MODS + 1))
+            if mods and not any(stems[k] in mods and not _PHRASE_END.search(sent, min(words[k][0], words[h][0]),
+                                                                             max(words[k][0], words[h][0]))
+                                for k in near if k != h):
+                continue
+            for k in range(max(0, h - _RESTATE_NEAR - 1), min(len(words), h + _RESTATE_NEAR + 2)):
+                start, w = words[k]
+                if w[0].isalpha() or _hypothetical(sent, start):
+                    continue
+                if (kind == "money") != w.startswith("$") or (kind == "percent") != w.endswith("%"):
+                    continue
+                if kind == "count":
+                    after = stems[k + 1] if k + 1 < len(stems) else None
+                    if unit is not None and after != unit:
+                        continue
+                    if unit is None and k + 1 != h and not (k + 2 == h and stems[k + 1] in mods):
+                        continue  # a bare number counts the head's thing: "10 practice sessions"
+                value = _number_of(w)
+                if value is None or value == new:
+                    continue
+                if best is None or abs(k - h) < best[0]:
+                    best = (abs(k - h), start, w)
+        if best is not None:
+            a = offset + best[1]
+            return Statement(st.entity, st.attribute, best[2], False, False, True, sent, (a, a + len(best[2])))
+    return None
+
+
+def _number_of(value: str) -> float | None:
+    """The first number of an amount as said ("$3,500" -> 3500.0, "12 books" -> 12.0), or None."""
+    m = re.search(_NUMBER, value)
+    if not m:
+        return None
+    n = float(m.group(0).replace(",", ""))
+    if re.match(r"\$?\s?(?:" + _NUMBER + r")k\b", value.strip().lower()):
+        n *= 1000
+    return n
 
 
 def _read(kind: str, attr: str | None, m: re.Match, sent: str, text: str) -> tuple[str, str, str | None] | None:

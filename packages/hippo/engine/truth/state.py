@@ -32,11 +32,14 @@ import numpy as np
 from hippo.base.arrays import GrowArray
 from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
-from hippo.text import attributes, fingerprints, timeexpr
+from hippo.text import attributes, fingerprints, lexicon, timeexpr
 from hippo.text.attributes import Statement
 from hippo.text.salience import salience
 
 GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
+# An update's attribute is looked for in at most this many of the speaker's earlier messages that hold its head word,
+# the newest first (a statement is updated within a stretch of history, and the search stays bounded).
+REREAD_ROWS = 50
 _CALLER = GRANULARITIES.index("caller")
 
 
@@ -233,7 +236,8 @@ class Truth:
                 self.salience.a[row] = salience(text)[0]
                 seen.update(hashes)
                 if int(role[row]) == user:
-                    self._state(ids, row, attributes.extract(text, idx.speakers[int(spk[row])]))
+                    self._state(ids, row, attributes.extract(text, idx.speakers[int(spk[row])]),
+                                reread=lambda r, st: self._reread(idx, r, st))
                 self.done = self.annotated = row + 1
 
     def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
@@ -275,9 +279,12 @@ class Truth:
             self.event_start.a[row], self.event_end.a[row] = t, t
         return refs
 
-    def _state(self, ids: np.ndarray, row: int, statements: list[Statement], link: bool = True) -> None:
+    def _state(self, ids: np.ndarray, row: int, statements: list[Statement], link: bool = True,
+               reread: Callable[[int, Statement], tuple[int, Statement] | None] | None = None) -> None:
         """Record the statements of ``row`` and link them to earlier ones (with ``link=False`` only the fact tables
-        are filled: the links are known already)."""
+        are filled: the links are known already). ``reread(row, statement)`` finds the earlier statement of an
+        update's attribute said in other words (:meth:`_reread`); its finding is recorded as a statement of that
+        earlier row, so that a replay of the rows' statements (:meth:`relink`) links the same rows."""
         if not statements:
             return
         self._stated[row] = statements
@@ -285,7 +292,34 @@ class Truth:
         if held:
             self._facts_of[row] = held
         for st in statements:
+            if reread is not None and link and not self._facts.get((st.entity, st.attribute)):
+                found = reread(row, st)
+                if found is not None:
+                    old, said = found
+                    self._stated.setdefault(old, []).append(said)
+                    self._facts_of.setdefault(old, []).append(said)
+                    self._facts.setdefault((said.entity, said.attribute), []).append((old, said.norm, False))
             self._link(ids, row, st, link)
+
+    def _reread(self, idx: NamespaceIndex, row: int, st: Statement) -> tuple[int, Statement] | None:
+        """For an update of an amount whose attribute no earlier statement named (``attributes.restated_head``):
+        the newest of the speaker's earlier messages, among the last :data:`REREAD_ROWS` that hold the attribute's
+        head word, that states the attribute in other words (``attributes.restated``), as ``(row, statement)``."""
+        head = attributes.restated_head(st)
+        if head is None or row == 0:
+            return None
+        rows, _tf = idx.term_rows(lexicon.pattern(head))
+        rows = rows[rows < row]
+        if rows.size == 0:
+            return None
+        user = ROLES.index("user")
+        same = (idx.role.a[rows] == user) & (idx.speaker.a[rows] == idx.speaker.a[row])
+        rows = rows[same][-REREAD_ROWS:]
+        for r, text in zip(rows[::-1].tolist(), idx.texts_of(rows[::-1].tolist())):
+            said = attributes.restated(text, st)
+            if said is not None:
+                return r, said
+        return None
 
     def _link(self, ids: np.ndarray, row: int, st: Statement, link: bool = True) -> None:
         """Seed 002 stage 3: a statement of a single-valued attribute with a different value supersedes the latest
