@@ -118,3 +118,37 @@ def test_only_the_speakers_own_earlier_messages_are_read_again() -> None:
     mem2.add("Budget $3,000 for relocation expenses, at least.", role="assistant")  # advice, not the user's fact
     mem2.add(RELOCATION, role="user")
     assert mem2.contradictions(include_updates=True) == []
+
+
+def _links(mem: hippo.Memory) -> list[tuple[str, str]]:
+    return [(c["old_value"], c["new_value"]) for c in mem.contradictions(include_updates=True)]
+
+
+def test_a_removal_reads_again_as_a_rebuild_over_the_surviving_messages_would() -> None:
+    texts = [("I've budgeted $2,500 for relocation expenses.", 1), ("I've budgeted $3,000 for relocation expenses.", 2),
+             (RELOCATION, 10)]
+    mem = hippo.Memory()
+    items = [mem.add(t, role="user", timestamp=utc(2024, 3, d)) for t, d in texts]
+    assert _links(mem) == [("3,000", "3,500")]
+    mem.delete([items[1].id])
+    rebuilt = hippo.Memory()
+    for t, d in (texts[0], texts[2]):
+        rebuilt.add(t, role="user", timestamp=utc(2024, 3, d))
+    assert _links(mem) == _links(rebuilt) == [("2,500", "3,500")]
+
+
+def test_a_snapshot_written_before_statements_were_read_again_still_loads() -> None:
+    from hippo.engine.truth.state import Truth
+
+    mem = hippo.Memory()
+    _history(mem)
+    state = mem.engine.state()
+    state.truth.sync(state.index)
+    meta, arrays = state.truth.to_snapshot()
+    assert arrays["facts.reread"].tolist().count(True) == 1
+    old = {k: v for k, v in arrays.items() if k != "facts.reread"}
+    loaded = Truth.from_snapshot(meta, old, state.index)
+    assert [(x.old, x.new) for x in loaded.links] == [(x.old, x.new) for x in state.truth.links]
+    assert not any(st.reread for sts in loaded.stated.values() for st in sts)
+    again = Truth.from_snapshot(meta, arrays, state.index)
+    assert [st.reread for sts in again.stated.values() for st in sts].count(True) == 1

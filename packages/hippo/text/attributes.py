@@ -54,6 +54,7 @@ class Statement:
     first_person: bool
     sentence: str
     span: tuple[int, int]
+    reread: bool = False  # read again for an update's attribute (:func:`restated`), not by a pattern
 
     @property
     def norm(self) -> str:
@@ -818,7 +819,7 @@ def restated(text: str, st: Statement) -> Statement | None:
                     best = (abs(k - h), start, w)
         if best is not None:
             a = offset + best[1]
-            return Statement(st.entity, st.attribute, best[2], False, False, True, sent, (a, a + len(best[2])))
+            return Statement(st.entity, st.attribute, best[2], False, False, True, sent, (a, a + len(best[2])), True)
     return None
 
 

@@ -364,16 +364,20 @@ class Truth:
                                 "update" if update else "contradiction"))
         self._link_rows.append((old, new))
 
-    def relink(self, ids: np.ndarray) -> None:
+    def relink(self, ids: np.ndarray, idx: NamespaceIndex | None = None) -> None:
         """Recompute the fact tables and the supersedes links from every row's statements, in row order (what
-        :meth:`sync` built)."""
+        :meth:`sync` built). With ``idx`` (the index the rows are of), the statements read again for updates are
+        read again (:meth:`_reread`), as a rebuild over these rows would; without it they are replayed."""
         self._facts_ready()
         stated = self._stated
+        if idx is not None:
+            stated = {r: kept for r, v in stated.items() if (kept := [st for st in v if not st.reread])}
         self._stated, self._facts_of, self._facts = {}, {}, {}
         self._update_of, self._links, self._link_rows = {}, [], []
         self.superseded_by.a[: self.superseded_by.n] = -1
+        reread = (lambda r, st: self._reread(idx, r, st)) if idx is not None else None
         for row in sorted(stated):
-            self._state(ids, row, stated[row])
+            self._state(ids, row, stated[row], reread=reread)
 
     def states_span(self, idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
         """Per row of ``rows``: whether its text states a span of time ("for 3 years", "a few months":
@@ -437,7 +441,7 @@ class Truth:
                 self.surprise.a[first_gone : self.done] = s[first_gone:]
             ts = idx.ts.view[: self.done]
             self.latest = float(np.nanmax(ts)) if ts.size and not np.isnan(ts).all() else None
-            self.relink(idx.ids.view)
+            self.relink(idx.ids.view, idx)
 
     def update_rows(self, idx: NamespaceIndex, rows: list[int]) -> None:
         """Rows whose caller-given event time may have changed (a metadata update): their event time again."""
@@ -466,7 +470,8 @@ class Truth:
             "facts.span_end": np.asarray([f.span[1] for _, f in facts], dtype=np.int64),
             "facts.update": np.asarray([f.update for _, f in facts], dtype=bool),
             "facts.negated": np.asarray([f.negated for _, f in facts], dtype=bool),
-            "facts.first_person": np.asarray([f.first_person for _, f in facts], dtype=bool)})
+            "facts.first_person": np.asarray([f.first_person for _, f in facts], dtype=bool),
+            "facts.reread": np.asarray([f.reread for _, f in facts], dtype=bool)})
         links = [(link, o, n) for link, (o, n) in zip(self.links, self.link_rows) if n < done]
         arrays.update({
             "links.old": np.asarray([o for _, o, _ in links], dtype=np.int64),
@@ -523,9 +528,12 @@ class Truth:
                                                   "span_end", "update", "negated", "first_person")]
         l_old, l_new = np.asarray(arrays["links.old"], dtype=np.int64), np.asarray(arrays["links.new"], np.int64)
         l_cols = [arrays[f"links.{c}"] for c in ("entity", "attribute", "old_value", "new_value", "update", "cue")]
+        # a snapshot written before statements were read again for updates has no such column: none was
+        f_again = np.asarray(arrays["facts.reread"], dtype=bool) if "facts.reread" in arrays \
+            else np.zeros(f_rows.shape, dtype=bool)
         p_rows, p_text = np.asarray(arrays["phrase.row"], dtype=np.int64), arrays["phrase.text"]
-        if any(c.shape != f_rows.shape for c in f_cols) or any(c.shape != l_old.shape for c in [l_new, *l_cols]) \
-                or p_text.shape != p_rows.shape:
+        if any(c.shape != f_rows.shape for c in [*f_cols, f_again]) \
+                or any(c.shape != l_old.shape for c in [l_new, *l_cols]) or p_text.shape != p_rows.shape:
             raise ValueError("fact, link or phrase columns disagree")
         for refs in (*f_cols[:4], *l_cols[:4], p_text):
             text.check(refs)
@@ -548,9 +556,10 @@ class Truth:
                 return v
 
             stated: dict[int, list[Statement]] = {}
-            for r, e, a, v, sent, s0, s1, upd, neg, first in zip(f_rows.tolist(), *(c.tolist() for c in f_cols)):
+            for r, e, a, v, sent, s0, s1, upd, neg, first, again in zip(f_rows.tolist(), *(c.tolist() for c in f_cols),
+                                                                        f_again.tolist()):
                 stated.setdefault(r, []).append(Statement(s(e), s(a), s(v), bool(upd), bool(neg), bool(first),
-                                                          s(sent), (int(s0), int(s1))))
+                                                          s(sent), (int(s0), int(s1)), bool(again)))
             t._stated, t._facts_of, t._facts = {}, {}, {}
             for r in sorted(stated):  # the fact tables as sync filled them; the links are the saved ones
                 t._state(ids, r, stated[r], link=False)
