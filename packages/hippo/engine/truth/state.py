@@ -14,7 +14,8 @@ holds:
 Everything is a function of the messages in order; what depends on earlier rows (surprise counts fact fingerprints
 not seen before, a fact supersedes the latest earlier statement) is kept in a form that deleting rows can replay
 cheaply: each row's fingerprints as 64-bit hashes, each row's statements. Removing rows therefore leaves exactly the
-annotations a rebuild over the surviving messages would compute, without re-reading any text. The whole state
+annotations a rebuild over the surviving messages would compute, re-reading no text but the few earlier messages an
+update's attribute is looked for in (:meth:`Truth._reread`). The whole state
 is saved with the namespace's derived snapshot (:mod:`hippo.engine.persist`), never the only copy.
 """
 
