@@ -48,7 +48,8 @@ pytestmark = pytest.mark.allow_hosts(["127.0.0.1", "localhost", "::1"])
 def kernel_env(tmp_path_factory):
     """Environment for kernels of this interpreter, isolated from the user's Jupyter and IPython setup."""
     base = tmp_path_factory.mktemp("jupyter")
-    kernelspec.install(kernel_name="python3", prefix=str(base))  # argv[0] = sys.executable
+    # written straight into the prefix (install() stages it in a temporary "*_kernels" directory it leaves behind)
+    kernelspec.write_kernel_spec(path=str(base / "share/jupyter/kernels/python3"))  # argv[0] = sys.executable
     spec = json.loads((base / "share/jupyter/kernels/python3/kernel.json").read_text())
     assert spec["argv"][0] == sys.executable
     env = {
