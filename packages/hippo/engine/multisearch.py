@@ -93,14 +93,10 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
             elif scope.filters and rows.size:
                 keep = truth_rank.time_filter(st.truth, rows, scope.since, scope.until, scope.as_of)
                 rows, scores = rows[keep], scores[keep]
-            if priors and rc.profile_prior and rows.size:
-                factors = profile_factors(st, query, rows)
-                if (factors != 1.0).any():
-                    scores = scores * factors
-            if priors and rows.size:
-                factors = preference_factors(st, a, rows)
-                if (factors != 1.0).any():
-                    scores = scores * factors
+            if priors and rows.size:  # a factor of 1 leaves a score exactly as it was
+                if rc.profile_prior:
+                    scores = scores * profile_factors(st, query, rows)
+                scores = scores * preference_factors(st, a, rows)
             merged.extend((float(sc), i, int(r)) for r, sc in zip(rows.tolist(), scores.tolist()))
         merged.sort(key=lambda t: (-t[0], t[1], t[2]))
         wide = pred is not None or scope.filters
