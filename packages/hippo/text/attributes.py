@@ -729,7 +729,9 @@ def extract(text: str, speaker: str | None = None) -> list[Statement]:
 # same kind next to the head word, with another value.
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-_AMOUNT_WORD = re.compile(r"\$\s?(?:" + _NUMBER + r")k?|(?:" + _NUMBER + r")\s?%|(?:" + _NUMBER + r")(?![\w.])|[A-Za-z][A-Za-z'-]*")
+# the words of a sentence, an amount as one word: "$3,000", "65%", "12"
+_AMOUNT_WORD = re.compile(r"\$\s?(?:" + _NUMBER + r")k?|(?:" + _NUMBER + r")\s?%|(?:" + _NUMBER + r")(?![\w.])"
+                          r"|[A-Za-z][A-Za-z'-]*")
 _RESTATE_NEAR = 4    # words between the head word and the amount (either side)
 _PHRASE_END = re.compile(r",(?!\d{3})|[;:()]|\s(?:and|but|or|so|was|were|is|are)\s")  # not "$3,000"
 _UNIT_WORDS = frozenset("""second seconds minute minutes hour hours day days week weeks month months year years

@@ -315,8 +315,8 @@ class Truth:
             return None
         user = ROLES.index("user")
         same = (idx.role.a[rows] == user) & (idx.speaker.a[rows] == idx.speaker.a[row])
-        rows = rows[same][-REREAD_ROWS:]
-        for r, text in zip(rows[::-1].tolist(), idx.texts_of(rows[::-1].tolist())):
+        newest = rows[same][-REREAD_ROWS:][::-1].tolist()
+        for r, text in zip(newest, idx.texts_of(newest)):
             said = attributes.restated(text, st)
             if said is not None:
                 return r, said
