@@ -101,6 +101,7 @@ class TimeRef:
     granularity: str
     phrase: str
     relative: bool
+    yearless: bool = False  # a date or month named without its year ("April 6", "in May"): the year was inferred
 
     @property
     def mid(self) -> float:
@@ -124,7 +125,7 @@ def _day_start(dt: datetime) -> datetime:
     return dt.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _ref(start: datetime, granularity: str, phrase: str, relative: bool) -> TimeRef:
+def _ref(start: datetime, granularity: str, phrase: str, relative: bool, yearless: bool = False) -> TimeRef:
     if granularity == "day":
         end = start + timedelta(days=1)
     elif granularity == "week":
@@ -135,7 +136,7 @@ def _ref(start: datetime, granularity: str, phrase: str, relative: bool) -> Time
         end = _add_months(start, 1)
     else:
         end = start.replace(year=start.year + 1)
-    return TimeRef(start.timestamp(), end.timestamp(), granularity, phrase, relative)
+    return TimeRef(start.timestamp(), end.timestamp(), granularity, phrase, relative, yearless)
 
 
 def _add_months(d: datetime, n: int) -> datetime:
@@ -202,7 +203,7 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
             # December is the coming March
             d = min(options, key=lambda o: abs((o - today).total_seconds()))
-        return _ref(d, "day", phrase, True)
+        return _ref(d, "day", phrase, True, yearless=True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         day = int(g[0])
         d = _safe_date(now.year, now.month, day)
@@ -284,7 +285,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
             year = now.year if month >= now.month else now.year + 1  # "in October", said in May of a plan
         else:
             year = now.year if month <= now.month else now.year - 1
-        return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
+        return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True,
+                    yearless=not phrase.lower().startswith(("last", "this")))
     return None
 
 
@@ -417,17 +419,59 @@ class QueryTime:
     current: bool            # the query asks for the current value ("now", "currently")
     window: tuple[float, float] | None  # a period the query names ("in May 2023", "in 2022")
     span: bool = False       # the query asks for a span of time ("how long", "how many years")
+    yearless: bool = False   # every date of the period is named without its year ("April 6-7", "in May")
 
 
 def analyze_query(query: str, now: float | None = None) -> QueryTime:
     """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023")."""
     window = None
-    for ref in find(query, now):
+    refs = find(query, now)
+    for ref in refs:
         window = (ref.start, ref.end) if window is None else (min(window[0], ref.start), max(window[1], ref.end))
     return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
                      ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window,
-                     span=bool(_SPAN_Q.search(query)))
+                     span=bool(_SPAN_Q.search(query)), yearless=bool(refs) and all(r.yearless for r in refs))
+
+
+_MAX_YEARS = 100
+
+
+def each_year(window: tuple[float, float], first: float | None, last: float | None
+              ) -> list[tuple[float, float]]:
+    """``window`` and the same dates in the other years of a history said from ``first`` to ``last`` (epoch
+    seconds): the copies shifted by whole years that overlap ``[first, last]``, ``window`` first.
+
+    A question that names a date without its year ("the titles I mentioned for April 6-7") is resolved against
+    the history's last message, the nearest such date to it. In a history of more than a year the April meant may
+    be any of its Aprils, and the question does not say which."""
+    lo, hi = window
+    if first is None or last is None or not (first == first and last == last) or last < first:
+        return [window]
+    start = datetime.fromtimestamp(lo, tz=timezone.utc)
+    end = datetime.fromtimestamp(hi, tz=timezone.utc)
+    y0 = datetime.fromtimestamp(first, tz=timezone.utc).year
+    y1 = datetime.fromtimestamp(last, tz=timezone.utc).year
+    out = [window]
+    for year in range(max(y0, y1 - _MAX_YEARS), y1 + 1):
+        k = year - start.year
+        if k == 0:
+            continue
+        s = _shifted(start, k)
+        e = _shifted(end, k)
+        if s is None or e is None or not e > s:
+            continue
+        if s.timestamp() <= last and e.timestamp() > first:
+            out.append((s.timestamp(), e.timestamp()))
+    return out
+
+
+def _shifted(d: datetime, years: int) -> datetime | None:
+    """``d`` moved by whole ``years``; 29 February becomes 28 February in a common year."""
+    try:
+        return d.replace(year=d.year + years)
+    except ValueError:
+        return d.replace(year=d.year + years, day=28)
 
 
 def states_span(text: str) -> bool:

@@ -89,12 +89,18 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
             if qt.temporal:
                 if qt.window is not None:
                     # the period the query names: the event happened in it, or the message was said in it
-                    lo, hi = qt.window
+                    windows = [qt.window]
+                    if qt.yearless:  # "April 6-7": every April of the history (timeexpr.each_year)
+                        said_all = idx.ts.view
+                        if not np.isnan(said_all).all():
+                            windows = timeexpr.each_year(qt.window, float(np.nanmin(said_all)), truth.latest)
                     s = truth.event_start.a[rows]
                     e = truth.event_end.a[rows]
                     e = np.where(np.isnan(e) | (e <= s), s + timeexpr.DAY, e)
                     said = idx.ts.a[rows]
-                    in_set = (~np.isnan(s) & (s < hi) & (e > lo)) | (~np.isnan(said) & (said >= lo) & (said < hi))
+                    in_set = np.zeros(rows.size, dtype=bool)
+                    for lo, hi in windows:
+                        in_set |= (~np.isnan(s) & (s < hi) & (e > lo)) | (~np.isnan(said) & (said >= lo) & (said < hi))
                     factor = cfg.window_boost
                 else:
                     in_set = truth.has_time.a[rows]

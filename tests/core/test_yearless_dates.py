@@ -1,0 +1,92 @@
+"""A question that names a date without its year ("the titles I mentioned for April 6-7", "in May") means that date
+in whichever year of the history it happened: in a history of more than a year, every copy of the period that the
+history covers gets the window factor, not only the one nearest the last message (hippo.text.timeexpr.each_year,
+hippo.engine.truth.rank.adjust). Checked against hand-computed periods and against the same store with the factor
+at 1."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hippo import Memory
+from hippo.text import timeexpr
+
+
+def utc(*a: int) -> float:
+    return datetime(*a, tzinfo=timezone.utc).timestamp()
+
+
+LAST = utc(2025, 3, 20)
+FIRST = utc(2024, 3, 3)
+
+
+@pytest.mark.parametrize("question, yearless", [
+    ("Which titles did I mention for April 6-7 and April 8?", True),
+    ("Which outdoor spot did Melanie visit in May?", True),
+    ("How many scenes had I filmed by July 5?", True),
+    ("What did I do on April 6, 2024?", False),
+    ("What did Mel do in May 2023?", False),
+    ("What did I do last May?", False),         # the May before now: its year is told by "last"
+    ("What did I do last week?", False),
+    ("What did I do on April 6 and in May 2023?", False),  # one of the dates has its year: the others follow it
+])
+def test_a_date_without_its_year_is_read_by_hand(question: str, yearless: bool) -> None:
+    q = timeexpr.analyze_query(question, LAST)
+    assert q.window is not None
+    assert q.yearless is yearless
+
+
+def test_each_year_copies_the_period_into_the_years_the_history_covers() -> None:
+    q = timeexpr.analyze_query("Which titles did I mention for April 6-7 and April 8?", LAST)
+    # nearest the last message (20 March 2025) is the coming April, which no message was said in
+    assert q.window == (utc(2025, 4, 6), utc(2025, 4, 9))
+    assert timeexpr.each_year(q.window, FIRST, LAST) == [(utc(2025, 4, 6), utc(2025, 4, 9)),
+                                                         (utc(2024, 4, 6), utc(2024, 4, 9))]
+    # a history that began after April 2024 holds no other April
+    assert timeexpr.each_year(q.window, utc(2024, 5, 1), LAST) == [q.window]
+    # three years of history: the two earlier Aprils, oldest first after the window itself
+    assert timeexpr.each_year(q.window, utc(2022, 1, 1), LAST) == [
+        (utc(2025, 4, 6), utc(2025, 4, 9)), (utc(2022, 4, 6), utc(2022, 4, 9)),
+        (utc(2023, 4, 6), utc(2023, 4, 9)), (utc(2024, 4, 6), utc(2024, 4, 9))]
+    # no known extent: the window alone
+    assert timeexpr.each_year(q.window, None, LAST) == [q.window]
+    assert timeexpr.each_year(q.window, FIRST, None) == [q.window]
+    assert timeexpr.each_year(q.window, float("nan"), LAST) == [q.window]
+
+
+def test_each_year_moves_29_february_to_the_28th_of_a_common_year() -> None:
+    day = (utc(2024, 2, 29), utc(2024, 3, 1))
+    assert timeexpr.each_year(day, utc(2023, 1, 1), utc(2024, 12, 31)) == [day, (utc(2023, 2, 28), utc(2023, 3, 1))]
+
+
+HISTORY = [
+    (utc(2024, 4, 6, 20), "We watched Coco and Paddington at the family movie marathon tonight."),
+    (utc(2024, 9, 10, 20), "We watched Moana at the family movie night, the kids loved it."),
+    (utc(2025, 3, 1, 20), "We watched Zootopia at the family movie night."),
+]
+
+
+def _store(**temporal) -> Memory:
+    mem = Memory(None, config={"temporal": temporal} if temporal else None)
+    mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in HISTORY)
+    return mem
+
+
+def test_the_april_of_an_earlier_year_gets_the_window_factor() -> None:
+    on, off = _store(), _store(window_boost=1.0)
+    boost = on.config.temporal.window_boost
+    assert boost > 1.0
+    question = "Which movies did we watch at the family movie marathon on April 6?"
+    a = {h.text: h.score for h in on.search(question, k=10)}
+    b = {h.text: h.score for h in off.search(question, k=10)}
+    assert set(a) == {t for _, t in HISTORY} == set(b)
+    for text in a:
+        expected = b[text] * boost if text == HISTORY[0][1] else b[text]
+        assert a[text] == pytest.approx(expected, rel=1e-9), text
+    assert on.search(question, k=1)[0].text == HISTORY[0][1]
+    # the year named: April 2025, which no message was said in or tells of; April 2024 stays as it was
+    named = "Which movies did we watch at the family movie marathon on April 6, 2025?"
+    assert {h.text: h.score for h in on.search(named, k=10)} == pytest.approx(
+        {h.text: h.score for h in off.search(named, k=10)})
