@@ -98,10 +98,18 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
                     e = truth.event_end.a[rows]
                     e = np.where(np.isnan(e) | (e <= s), s + timeexpr.DAY, e)
                     said = idx.ts.a[rows]
-                    in_set = np.zeros(rows.size, dtype=bool)
+                    # A message said in the period gets the whole factor; one that tells of an event gets it in
+                    # proportion to the share of the event's time inside the period: "last year" (said in 2023)
+                    # happened in April 2022 with a chance of about 1 in 12, "last week" (said on 15 April 2022)
+                    # surely did.
+                    share = np.zeros(rows.size)
+                    dated = ~np.isnan(s)
                     for lo, hi in windows:
-                        in_set |= (~np.isnan(s) & (s < hi) & (e > lo)) | (~np.isnan(said) & (said >= lo) & (said < hi))
-                    factor = cfg.window_boost
+                        inside = np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0.0, None) / (e - s)
+                        share = np.maximum(share, np.where(dated, inside, 0.0))
+                        share = np.where(~np.isnan(said) & (said >= lo) & (said < hi), 1.0, share)
+                    in_set = share > 0
+                    factor = 1.0 + (cfg.window_boost - 1.0) * share
                 else:
                     in_set = truth.has_time.a[rows]
                     if qt.span:  # the answer is a span ("for 3 years"), which carries no date

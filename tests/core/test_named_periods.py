@@ -1,4 +1,6 @@
-"""A question that names a date without its year ("the titles I mentioned for April 6-7", "in May") means that date
+"""A period the question names ("in April 2022", "on April 6") lifts the messages said in it by the window factor,
+and those that tell of an event in it by the share of the event's time inside it (hippo.engine.truth.rank.adjust).
+A question that names a date without its year ("the titles I mentioned for April 6-7", "in May") means that date
 in whichever year of the history it happened: in a history of more than a year, every copy of the period that the
 history covers gets the window factor, not only the one nearest the last message (hippo.text.timeexpr.each_year,
 hippo.engine.truth.rank.adjust). Checked against hand-computed periods and against the same store with the factor
@@ -90,3 +92,29 @@ def test_the_april_of_an_earlier_year_gets_the_window_factor() -> None:
     named = "Which movies did we watch at the family movie marathon on April 6, 2025?"
     assert {h.text: h.score for h in on.search(named, k=10)} == pytest.approx(
         {h.text: h.score for h in off.search(named, k=10)})
+
+
+DATED = [
+    (utc(2023, 5, 4, 15), "Last year I took a solo trip to Spain and came back a different person."),   # 2022
+    (utc(2022, 4, 15, 19), "Guess what, I dyed my hair purple for the solo trip last week!"),           # said in it
+    (utc(2022, 9, 1, 12), "The solo trip photos came out great, I printed a few."),                     # no date
+    (utc(2023, 6, 1, 9), "Next month I will take another solo trip, this time to Portugal."),           # July 2023
+]
+
+
+def test_an_event_dated_by_a_longer_period_gets_the_window_factor_by_its_share_inside() -> None:
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "speaker": "Caroline", "timestamp": ts} for ts, t in DATED)
+        return mem
+
+    on, off = store(), store(window_boost=1.0)
+    boost = on.config.temporal.window_boost
+    question = "What did Caroline do for her solo trip in April 2022?"
+    a = {h.text: h.score for h in on.search(question, k=10)}
+    b = {h.text: h.score for h in off.search(question, k=10)}
+    assert set(a) == {t for _, t in DATED} == set(b)
+    april_of_2022 = 30 / 365  # the share of "last year" (all of 2022) inside April 2022
+    expected = {DATED[0][1]: 1 + (boost - 1) * april_of_2022, DATED[1][1]: boost, DATED[2][1]: 1.0, DATED[3][1]: 1.0}
+    for text, factor in expected.items():
+        assert a[text] == pytest.approx(b[text] * factor, rel=1e-9), text
