@@ -373,6 +373,28 @@ def test_config_validation():
     assert Config.from_value({"retrieval": {"bm25_k1": 1.5}}).retrieval.bm25_k1 == 1.5
 
 
+@pytest.mark.parametrize("field, value", [
+    ("bm25_k1", -0.1), ("bm25_k1", float("nan")), ("bm25_b", 1.5), ("rrf_k", 0), ("weight_lexical", -1.0),
+    ("weight_embedding", float("inf")), ("enumerate_limit", 0), ("candidate_limit", 0), ("candidate_limit", -5),
+    ("neighbor_weight", -2.0), ("neighbor_span", -1), ("neighbor_span", 100),
+])
+def test_retrieval_config_refuses_values_out_of_range_and_names_them(field, value):
+    with pytest.raises(InvalidInput, match=field):
+        Memory(None, config={"retrieval": {field: value}})
+
+
+def test_retrieval_config_needs_one_channel_with_weight():
+    with pytest.raises(InvalidInput, match="weight_lexical"):
+        Memory(None, config={"retrieval": {"weight_lexical": 0.0, "weight_signature": 0.0, "weight_embedding": 0.0}})
+    # the edges of each range are accepted, and the store answers with them
+    with Memory(None, config={"retrieval": {"candidate_limit": 1, "enumerate_limit": 1, "rrf_k": 1,
+                                            "neighbor_span": 0, "neighbor_weight": 0.0, "bm25_b": 1.0,
+                                            "weight_lexical": 0.0, "weight_embedding": 1.0,
+                                            "weight_signature": 1.0}}) as mem:
+        mem.add("the greyhound rescue in Portland")
+        assert [h.text for h in mem.search("greyhound rescue")] == ["the greyhound rescue in Portland"]
+
+
 def test_update_metadata_in_place(mem):
     first = mem.list()[0]
     updated = mem.update(first.id, metadata={"tag": "pinned"})

@@ -118,3 +118,31 @@ def test_an_event_dated_by_a_longer_period_gets_the_window_factor_by_its_share_i
     expected = {DATED[0][1]: 1 + (boost - 1) * april_of_2022, DATED[1][1]: boost, DATED[2][1]: 1.0, DATED[3][1]: 1.0}
     for text, factor in expected.items():
         assert a[text] == pytest.approx(b[text] * factor, rel=1e-9), text
+
+
+def test_a_message_said_in_the_named_period_is_a_candidate_past_the_candidate_limit() -> None:
+    # Twelve messages that match the question's words better than the one said on the day it names.
+    rows = [{"text": f"Caroline made dinner for Melanie and the kids, the {k}th dinner this year, pasta again.",
+             "role": "user", "speaker": "Caroline", "timestamp": utc(2022, 1, 3 + k, 19)} for k in range(12)]
+    day = "Caroline baked a lemon cake for Melanie's birthday party."
+    rows.append({"text": day, "role": "user", "speaker": "Caroline", "timestamp": utc(2022, 5, 25, 18)})
+    question = "What did Caroline make for Melanie on 25 May, 2022?"
+
+    def found(limit: int, **temporal) -> list[str]:
+        config = {"retrieval": {"candidate_limit": limit}, "temporal": temporal}
+        with Memory(None, config=config) as mem:
+            mem.add_many(rows)
+            return [h.text for h in mem.search(question, k=3)]
+
+    # Every match a candidate: the day's message, lifted by the period's factor, comes first.
+    assert found(400)[0] == day
+    # Five candidates by their words alone would leave it out; the period brings it in, and it still comes first.
+    assert found(5)[0] == day
+    # Without time handling there is no period, and five candidates hold only the better word matches.
+    assert day not in found(5, enabled=False)
+    # search_many does the same in each namespace it searches
+    with Memory(None, namespace="a", config={"retrieval": {"candidate_limit": 5}}) as mem:
+        mem.add_many(rows)
+        mem.using("b").add_many(rows[:6])
+        hits = mem.search_many(["a", "b"], question, k=3)
+        assert (hits[0].text, hits[0].namespace) == (day, "a")

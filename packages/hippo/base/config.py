@@ -406,6 +406,26 @@ def _validate(obj: Any, path: str) -> None:
         if obj.window < 0 or obj.top_m < 1 or obj.self_weight < 0 or obj.radius < 0:
             raise InvalidInput(f"{path}: window, self_weight and radius must be >= 0, top_m >= 1")
     if isinstance(obj, RetrievalConfig):
+        # (each test below is false for NaN, so NaN is refused too)
+        if not 0.0 <= obj.bm25_k1 <= 10.0 or not 0.0 <= obj.bm25_b <= 1.0:
+            raise InvalidInput(f"{path}: bm25_k1 must be in 0..10 and bm25_b in 0..1, got {obj.bm25_k1!r} and "
+                               f"{obj.bm25_b!r}")
+        if obj.rrf_k < 1:
+            raise InvalidInput(f"{path}.rrf_k must be >= 1, got {obj.rrf_k!r}")
+        for name in ("weight_lexical", "weight_signature", "weight_embedding"):
+            if not 0.0 <= getattr(obj, name) <= 16.0:
+                raise InvalidInput(f"{path}.{name} must be in 0..16, got {getattr(obj, name)!r}")
+        if obj.weight_lexical + obj.weight_signature + obj.weight_embedding <= 0.0:
+            raise InvalidInput(f"{path}: at least one of weight_lexical, weight_signature and weight_embedding must "
+                               f"be > 0 (with all three at 0 no message is ever found)")
+        if obj.enumerate_limit < 1 or obj.candidate_limit < 1:
+            raise InvalidInput(f"{path}: enumerate_limit and candidate_limit must be >= 1, got "
+                               f"{obj.enumerate_limit!r} and {obj.candidate_limit!r}")
+        if not 0.0 <= obj.neighbor_weight <= 4.0 or not 0 <= obj.neighbor_span <= 16:
+            raise InvalidInput(f"{path}: neighbor_weight must be in 0..4 and neighbor_span in 0..16, got "
+                               f"{obj.neighbor_weight!r} and {obj.neighbor_span!r}")
+        if not isinstance(obj.profile_prior, bool):
+            raise InvalidInput(f"{path}.profile_prior must be true or false, got {obj.profile_prior!r}")
         if not 0.0 <= obj.standing_share <= 0.5:
             raise InvalidInput(f"{path}.standing_share must be in 0..0.5, got {obj.standing_share!r}")
         if not 0.0 <= obj.session_weight <= 4.0:

@@ -51,14 +51,21 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         q = a.terms
         stats = channels.corpus_stats(idxs, q, cfg)
         ranked: dict[str, list[tuple[int, int]]] = {}
-        lex = []
+        lex, lex_scored = [], []
         # without priors, a question's named speakers weigh nothing more than their words and the speaker field
         lex_cfg = cfg if priors else dataclasses.replace(cfg, retrieval=dataclasses.replace(
             rc, addressed_names=False, unnamed_speakers=1.0))
         for idx in idxs:
             sc = channels.lexical(idx, q, lex_cfg, stats=stats)
+            lex_scored.append(sc)
             lex.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
         ranked["lexical"] = _channel_ranks(lex, rc.candidate_limit)
+        if priors:  # each namespace's messages of the period the question names (truth_rank.with_period)
+            for i, (st, idx) in enumerate(zip(states, idxs)):
+                top = np.asarray([row for j, row in ranked["lexical"] if j == i], dtype=np.int64)
+                more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top,
+                                              rc.candidate_limit)
+                ranked["lexical"] += [(i, int(row)) for row in more[top.size:].tolist()]
         if rc.weight_signature > 0:
             sig = []
             for idx in idxs:

@@ -39,7 +39,8 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     raw: dict[str, Scored] = {}
     t = time.perf_counter()
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
-    ranked["lexical"] = channels.top(raw["lexical"], rc.candidate_limit)
+    ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
+                                               channels.top(raw["lexical"], rc.candidate_limit), rc.candidate_limit)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()

@@ -19,7 +19,7 @@ import numpy as np
 
 from hippo.base.config import TemporalConfig
 from hippo.engine.truth.state import Truth
-from hippo.index.coindex import NamespaceIndex
+from hippo.index.coindex import NamespaceIndex, Scored
 from hippo.text import attributes, timeexpr
 
 
@@ -66,6 +66,58 @@ def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float
     return current, stale
 
 
+
+def _periods(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime) -> list[tuple[float, float]]:
+    """The period ``qt`` names, and its copies in the history's other years when it is named without a year
+    ("April 6-7": every April of the history, :func:`hippo.text.timeexpr.each_year`)."""
+    windows = [qt.window]
+    if qt.yearless:
+        said = idx.ts.view
+        if said.size and not np.isnan(said).all():
+            windows = timeexpr.each_year(qt.window, float(np.nanmin(said)), truth.latest)
+    return windows
+
+
+def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows: np.ndarray) -> np.ndarray:
+    """Per row, how surely it belongs to the period the query names (``qt.window``, not None), in [0, 1]: 1 for a
+    message said in it; for one that tells of an event, the share of the event's time inside the period ("last
+    year", said in 2023, is in April 2022 with a chance of about 1 in 12; "last week", said on 15 April 2022,
+    surely is); 0 for the rest. Truth must be synced."""
+    s = truth.event_start.a[rows]
+    e = truth.event_end.a[rows]
+    e = np.where(np.isnan(e) | (e <= s), s + timeexpr.DAY, e)
+    said = idx.ts.a[rows]
+    share = np.zeros(rows.size)
+    dated = ~np.isnan(s)
+    for lo, hi in _periods(idx, truth, qt):
+        inside = np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0.0, None) / np.where(dated, e - s, 1.0)
+        share = np.maximum(share, np.where(dated, inside, 0.0))
+        share = np.where(~np.isnan(said) & (said >= lo) & (said < hi), 1.0, share)
+    return share
+
+
+def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, scored: Scored,
+                top: np.ndarray, limit: int) -> np.ndarray:
+    """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit``
+    more of the lexically matched rows that surely belong to it (:func:`period_share` 1), best first. The period
+    is a cue of its own: in a long history where the question's words are common ("What did Caroline do for
+    Melanie on 25 May, 2022?", asked of years of their messages), the message said that day may rank past the
+    candidate limit, where the period's factor (:func:`adjust`) never reaches it."""
+    rows = scored.rows
+    if not cfg.enabled or rows.size <= top.size:
+        return top
+    truth.sync(idx)
+    qt = timeexpr.analyze_query(query, truth.latest)
+    if qt.window is None:
+        return top
+    rest = ~np.isin(rows, top)
+    rest[rest] = period_share(idx, truth, qt, rows[rest]) >= 1.0
+    if not rest.any():
+        return top
+    extra, sc = rows[rest], scored.scores[rest]
+    return np.concatenate([top, extra[np.lexsort((extra, -sc))][:limit]])
+
+
 def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, rows: np.ndarray,
            scores: np.ndarray, *, since: float | None = None, until: float | None = None,
            as_of: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
@@ -89,25 +141,7 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
             if qt.temporal:
                 if qt.window is not None:
                     # the period the query names: the event happened in it, or the message was said in it
-                    windows = [qt.window]
-                    if qt.yearless:  # "April 6-7": every April of the history (timeexpr.each_year)
-                        said_all = idx.ts.view
-                        if not np.isnan(said_all).all():
-                            windows = timeexpr.each_year(qt.window, float(np.nanmin(said_all)), truth.latest)
-                    s = truth.event_start.a[rows]
-                    e = truth.event_end.a[rows]
-                    e = np.where(np.isnan(e) | (e <= s), s + timeexpr.DAY, e)
-                    said = idx.ts.a[rows]
-                    # A message said in the period gets the whole factor; one that tells of an event gets it in
-                    # proportion to the share of the event's time inside the period: "last year" (said in 2023)
-                    # happened in April 2022 with a chance of about 1 in 12, "last week" (said on 15 April 2022)
-                    # surely did.
-                    share = np.zeros(rows.size)
-                    dated = ~np.isnan(s)
-                    for lo, hi in windows:
-                        inside = np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0.0, None) / (e - s)
-                        share = np.maximum(share, np.where(dated, inside, 0.0))
-                        share = np.where(~np.isnan(said) & (said >= lo) & (said < hi), 1.0, share)
+                    share = period_share(idx, truth, qt, rows)
                     in_set = share > 0
                     factor = 1.0 + (cfg.window_boost - 1.0) * share
                 else:
