@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 import pytest
 
 from hippo import Memory
+from hippo.base.errors import InvalidInput
 from hippo.text import timeexpr
 
 
@@ -56,6 +57,15 @@ def test_each_year_copies_the_period_into_the_years_the_history_covers() -> None
     assert timeexpr.each_year(q.window, None, LAST) == [q.window]
     assert timeexpr.each_year(q.window, FIRST, None) == [q.window]
     assert timeexpr.each_year(q.window, float("nan"), LAST) == [q.window]
+
+
+@pytest.mark.parametrize("window, first, last", [
+    ((2.0, 1.0), FIRST, LAST), ((1.0, float("nan")), FIRST, LAST), ([1.0, 2.0], FIRST, LAST), ((1.0,), FIRST, LAST),
+    (("a", "b"), FIRST, LAST), ((1.0, 2.0), "2024", LAST), ((1.0, 2.0), FIRST, object()),
+])
+def test_each_year_refuses_what_is_not_a_period_and_names_it(window, first, last) -> None:
+    with pytest.raises(InvalidInput, match="window|first|last"):
+        timeexpr.each_year(window, first, last)
 
 
 def test_each_year_moves_29_february_to_the_28th_of_a_common_year() -> None:

@@ -17,6 +17,8 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
+from hippo.base.errors import InvalidInput
+
 DAY = 86400.0
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -445,6 +447,12 @@ def each_year(window: tuple[float, float], first: float | None, last: float | No
     A question that names a date without its year ("the titles I mentioned for April 6-7") is resolved against
     the history's last message, the nearest such date to it. In a history of more than a year the April meant may
     be any of its Aprils, and the question does not say which."""
+    if not (isinstance(window, tuple) and len(window) == 2 and all(isinstance(x, (int, float)) for x in window)
+            and window[0] == window[0] and window[1] == window[1] and window[0] < window[1]):
+        raise InvalidInput(f"window must be a (start, end) pair of epoch seconds with start < end, got {window!r}")
+    for name, value in (("first", first), ("last", last)):
+        if value is not None and not isinstance(value, (int, float)):
+            raise InvalidInput(f"{name} must be epoch seconds or None, got {type(value).__name__}")
     lo, hi = window
     if first is None or last is None or not (first == first and last == last) or last < first:
         return [window]
@@ -459,14 +467,12 @@ def each_year(window: tuple[float, float], first: float | None, last: float | No
             continue
         s = _shifted(start, k)
         e = _shifted(end, k)
-        if s is None or e is None or not e > s:
-            continue
-        if s.timestamp() <= last and e.timestamp() > first:
+        if e > s and s.timestamp() <= last and e.timestamp() > first:
             out.append((s.timestamp(), e.timestamp()))
     return out
 
 
-def _shifted(d: datetime, years: int) -> datetime | None:
+def _shifted(d: datetime, years: int) -> datetime:
     """``d`` moved by whole ``years``; 29 February becomes 28 February in a common year."""
     try:
         return d.replace(year=d.year + years)

@@ -66,7 +66,6 @@ def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float
     return current, stale
 
 
-
 def _periods(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime) -> list[tuple[float, float]]:
     """The period ``qt`` names, and its copies in the history's other years when it is named without a year
     ("April 6-7": every April of the history, :func:`hippo.text.timeexpr.each_year`)."""
