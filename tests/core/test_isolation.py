@@ -251,6 +251,8 @@ def test_store_and_sidecar_files_are_private_under_a_loose_umask(tmp_path) -> No
 # ------------------------------------------------------------------------------------------- no network
 
 
+# pytest-socket warns as it refuses the connection; the refusal is what this test asserts
+@pytest.mark.filterwarnings("ignore:A test tried to use socket:UserWarning")
 def test_sockets_to_public_addresses_are_blocked_in_this_suite() -> None:
     # pytest-socket must be active (pyproject addopts) before anything here tries to connect; without it
     # this test fails without sending a packet.
