@@ -156,3 +156,34 @@ def test_a_message_said_in_the_named_period_is_a_candidate_past_the_candidate_li
         mem.using("b").add_many(rows[:6])
         hits = mem.search_many(["a", "b"], question, k=3)
         assert (hits[0].text, hits[0].namespace) == (day, "a")
+
+
+DIARY = [
+    (utc(2023, 4, 28, 9), "Finally fixed the leaking kitchen tap."),
+    (utc(2023, 5, 3, 18), "Went hiking with my sister, the view was amazing."),
+    (utc(2023, 5, 20, 11), "Baked sourdough for the first time."),
+    (utc(2023, 6, 2, 8), "Started a new job at the bakery."),
+    (utc(2023, 6, 9, 19), "Dinner with the team after my first days there."),
+]
+
+
+@pytest.mark.parametrize("question, month", [
+    ("What did I do in May 2023?", 5),
+    ("What did I do in May?", 5),          # the history's May: no year given
+    ("What happened in June 2023?", 6),
+    ("What happened last week?", 6),       # the week before the last message's (5-11 June): 29 May - 4 June
+])
+def test_a_question_made_of_a_period_alone_finds_what_was_said_in_it(question: str, month: int) -> None:
+    with Memory(None) as mem:
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in DIARY)
+        q = timeexpr.analyze_query(question, DIARY[-1][0])
+        lo, hi = q.window
+        said = [t for ts, t in DIARY if lo <= ts < hi]  # the reference: the messages said in the period
+        assert said and all(datetime.fromtimestamp(ts, timezone.utc).month == month
+                            for ts, t in DIARY if t in said)
+        assert sorted(h.text for h in mem.search(question, k=10)) == sorted(said)
+        assert sorted(m.text for m in mem.recall(question, budget_tokens=200).messages) == sorted(said)
+    # a question that names no period and no word of the diary still finds nothing
+    with Memory(None) as mem:
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in DIARY)
+        assert mem.search("What did I do?", k=10) == []

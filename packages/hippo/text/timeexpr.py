@@ -12,6 +12,7 @@ Every resolved expression is an interval ``[start, end)`` in UTC epoch seconds w
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -424,9 +425,11 @@ class QueryTime:
     yearless: bool = False   # every date of the period is named without its year ("April 6-7", "in May")
 
 
+@functools.lru_cache(maxsize=256)
 def analyze_query(query: str, now: float | None = None) -> QueryTime:
     """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
-    timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023")."""
+    timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
+    reads it at several stages, and an agent asks again."""
     window = None
     refs = find(query, now)
     for ref in refs:

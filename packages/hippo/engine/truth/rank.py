@@ -97,24 +97,31 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
 
 def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, scored: Scored,
                 top: np.ndarray, limit: int) -> np.ndarray:
-    """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit``
-    more of the lexically matched rows that surely belong to it (:func:`period_share` 1), best first. The period
-    is a cue of its own: in a long history where the question's words are common ("What did Caroline do for
-    Melanie on 25 May, 2022?", asked of years of their messages), the message said that day may rank past the
-    candidate limit, where the period's factor (:func:`adjust`) never reaches it."""
-    rows = scored.rows
-    if not cfg.enabled or rows.size <= top.size:
+    """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit`` more
+    rows that surely belong to it (:func:`period_share` 1): the lexically matched ones first, best first, then those
+    that match none of its words, newest first. The period is a cue of its own: in a long history where the
+    question's words are common ("What did Caroline do for Melanie on 25 May, 2022?", asked of years of their
+    messages), the message said that day may rank past the candidate limit, where the period's factor
+    (:func:`adjust`) never reaches it; and a question made of the period alone ("What did I do in May 2023?", "What
+    happened last week?") matches no word at all. Unmatched rows carry no lexical score: they fill only the room
+    the matched ones leave."""
+    if not cfg.enabled or len(idx) == 0:
         return top
     truth.sync(idx)
     qt = timeexpr.analyze_query(query, truth.latest)
     if qt.window is None:
         return top
+    rows = scored.rows
     rest = ~np.isin(rows, top)
     rest[rest] = period_share(idx, truth, qt, rows[rest]) >= 1.0
-    if not rest.any():
-        return top
     extra, sc = rows[rest], scored.scores[rest]
-    return np.concatenate([top, extra[np.lexsort((extra, -sc))][:limit]])
+    extra = extra[np.lexsort((extra, -sc))][:limit]
+    if extra.size < limit:
+        every = np.arange(len(idx), dtype=np.int64)
+        unmatched = every[~np.isin(every, rows)]
+        unmatched = unmatched[period_share(idx, truth, qt, unmatched) >= 1.0]
+        extra = np.concatenate([extra, unmatched[::-1][:limit - extra.size]])
+    return np.concatenate([top, extra]) if extra.size else top
 
 
 def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, rows: np.ndarray,
