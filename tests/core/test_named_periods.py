@@ -187,3 +187,52 @@ def test_a_question_made_of_a_period_alone_finds_what_was_said_in_it(question: s
     with Memory(None) as mem:
         mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in DIARY)
         assert mem.search("What did I do?", k=10) == []
+
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("question, window", [
+    ("What did I work on before May 2023?", (-INF, utc(2023, 5, 1))),
+    ("What did I work on until April 2023?", (-INF, utc(2023, 5, 1))),
+    ("What did I work on prior to May 2023?", (-INF, utc(2023, 5, 1))),
+    ("What happened after June 2023?", (utc(2023, 7, 1), INF)),
+    ("What did I work on since March 2023?", (utc(2023, 3, 1), INF)),
+    # a time next to the date: the date stands for it, as before
+    ("Where was Tim in the week before 16 November 2023?", (utc(2023, 11, 16), utc(2023, 11, 17))),
+    ("What did I do the day after May 5, 2023?", (utc(2023, 5, 5), utc(2023, 5, 6))),
+    ("What did John do before his trip in August 2023?", (utc(2023, 8, 1), utc(2023, 9, 1))),
+    ("What did I work on in May 2023?", (utc(2023, 5, 1), utc(2023, 6, 1))),
+])
+def test_a_period_before_or_after_a_date_is_open_on_that_side_by_hand(question, window) -> None:
+    q = timeexpr.analyze_query(question, LAST)
+    assert q.window == window
+    assert not q.yearless
+
+
+WORK = [
+    (utc(2023, 3, 10, 9), "Worked on the budget report for the board."),
+    (utc(2023, 4, 12, 9), "Worked on the hiring plan for the new team."),
+    (utc(2023, 5, 15, 9), "Worked on the launch checklist with Dana."),
+    (utc(2023, 6, 20, 9), "Worked on the customer survey results."),
+]
+
+
+@pytest.mark.parametrize("question, lifted", [
+    ("What did I work on before May 2023?", {0, 1}),
+    ("What did I work on since April 2023?", {1, 2, 3}),
+    ("What did I work on after April 2023?", {2, 3}),
+])
+def test_an_open_period_lifts_what_was_said_on_its_side(question, lifted) -> None:
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in WORK)
+        return mem
+
+    on, off = store(), store(window_boost=1.0)
+    boost = on.config.temporal.window_boost
+    a = {h.text: h.score for h in on.search(question, k=10)}
+    b = {h.text: h.score for h in off.search(question, k=10)}
+    assert set(a) == {t for _, t in WORK} == set(b)
+    for k, (_, text) in enumerate(WORK):
+        assert a[text] == pytest.approx(b[text] * (boost if k in lifted else 1.0), rel=1e-9), text

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import calendar
 import functools
+import math
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -432,11 +433,45 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     reads it at several stages, and an agent asks again."""
     window = None
     refs = find(query, now)
+    open_ended = False
     for ref in refs:
-        window = (ref.start, ref.end) if window is None else (min(window[0], ref.start), max(window[1], ref.end))
+        lo, hi = _bounds(query, ref)
+        open_ended = open_ended or lo == -math.inf or hi == math.inf
+        window = (lo, hi) if window is None else (min(window[0], lo), max(window[1], hi))
     return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
                      ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window,
-                     span=bool(_SPAN_Q.search(query)), yearless=bool(refs) and all(r.yearless for r in refs))
+                     span=bool(_SPAN_Q.search(query)),
+                     yearless=bool(refs) and not open_ended and all(r.yearless for r in refs))
+
+
+# "before May 2023", "until June", "since March 2023", "after the 3rd": the period the query asks about is open on
+# one side. "The week before August 3", "two days after the party on May 5", "the Sunday before October 25" name a
+# time next to the date instead, which the date itself stands for.
+_BEFORE = re.compile(r"\b(?:(?P<strict>before|prior\s+to)|until|till|up\s+to)\s+(?:the\s+)?$", re.I)
+_AFTER = re.compile(r"\b(?:(?P<strict>after)|since)\s+(?:the\s+)?$", re.I)
+_LEAD = re.compile(r"(?:since|after|before|until|till)\s+", re.I)
+_NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|years?|mornings?|evenings?|"
+                      r"afternoons?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\s+"
+                      r"(?:before|after|prior\s+to)\s+(?:the\s+)?$", re.I)
+
+
+def _bounds(query: str, ref: TimeRef) -> tuple[float, float]:
+    """The interval of ``query`` that ``ref`` marks: ``ref`` itself, or open on one side when the query asks for
+    what was before, until, after or since it."""
+    at = query.find(ref.phrase)
+    head = query[:at] if at >= 0 else ""
+    lead = _LEAD.match(ref.phrase)  # the phrase may hold its preposition: "since March 2023"
+    if lead:
+        head += lead.group(0)
+    if not head or _NEXT_TO.search(head):
+        return ref.start, ref.end
+    m = _BEFORE.search(head)
+    if m:
+        return -math.inf, (ref.start if m.group("strict") else ref.end)
+    m = _AFTER.search(head)
+    if m:
+        return (ref.end if m.group("strict") else ref.start), math.inf
+    return ref.start, ref.end
 
 
 _MAX_YEARS = 100
