@@ -421,7 +421,7 @@ class QueryTime:
     temporal: bool           # the query asks about time ("when", "before", dates...)
     ordering: bool           # the query asks for an order or a progression
     current: bool            # the query asks for the current value ("now", "currently")
-    window: tuple[float, float] | None  # a period the query names ("in May 2023", "in 2022")
+    window: tuple[float, float] | None  # a period the query names ("in May 2023"; "before May 2023": from -inf)
     span: bool = False       # the query asks for a span of time ("how long", "how many years")
     yearless: bool = False   # every date of the period is named without its year ("April 6-7", "in May")
 
