@@ -236,3 +236,14 @@ def test_an_open_period_lifts_what_was_said_on_its_side(question, lifted) -> Non
     assert set(a) == {t for _, t in WORK} == set(b)
     for k, (_, text) in enumerate(WORK):
         assert a[text] == pytest.approx(b[text] * (boost if k in lifted else 1.0), rel=1e-9), text
+
+
+def test_a_relative_period_that_a_date_anchors_is_resolved_against_that_date() -> None:
+    # "last weekend before April 10, 2023" is the weekend of 8-9 April 2023, not the one before the last message
+    q = timeexpr.analyze_query("What did Maria participate in last weekend before April 10, 2023?", LAST)
+    assert q.window == (utc(2023, 4, 8), utc(2023, 4, 10))
+    q = timeexpr.analyze_query("What did I do last week before May 5, 2023?", LAST)
+    assert q.window == (utc(2023, 4, 24), utc(2023, 5, 1))
+    # without the anchor, "last weekend" is the one before the memory's latest timestamp (20 March 2025, a Thursday)
+    q = timeexpr.analyze_query("What did Maria participate in last weekend?", LAST)
+    assert q.window == (utc(2025, 3, 15), utc(2025, 3, 17))

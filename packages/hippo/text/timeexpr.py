@@ -432,7 +432,7 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
     reads it at several stages, and an agent asks again."""
     window = None
-    refs = find(query, now)
+    refs = _anchored(query, find(query, now))
     open_ended = False
     for ref in refs:
         lo, hi = _bounds(query, ref)
@@ -453,6 +453,31 @@ _LEAD = re.compile(r"(?:since|after|before|until|till)\s+", re.I)
 _NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|years?|mornings?|evenings?|"
                       r"afternoons?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\s+"
                       r"(?:before|after|prior\s+to)\s+(?:the\s+)?$", re.I)
+
+
+_BETWEEN_ANCHOR = re.compile(r"\s*(?:before|after|prior\s+to)\s+(?:the\s+)?", re.I)
+
+
+def _anchored(query: str, refs: list[TimeRef]) -> list[TimeRef]:
+    """``refs`` with a relative expression that a date anchors ("last weekend before April 10, 2023") resolved
+    against that date instead of the memory's latest timestamp, in place of both: the weekend of 8-9 April 2023,
+    not the one before the last message."""
+    out: list[TimeRef] = []
+    k = 0
+    while k < len(refs):
+        ref = refs[k]
+        if k + 1 < len(refs) and ref.relative and not refs[k + 1].relative:
+            at = query.find(ref.phrase)
+            nxt = query.find(refs[k + 1].phrase, at + len(ref.phrase)) if at >= 0 else -1
+            if nxt >= 0 and _BETWEEN_ANCHOR.fullmatch(query, at + len(ref.phrase), nxt):
+                again = find(ref.phrase, refs[k + 1].start)
+                if again:
+                    out.append(again[0])
+                    k += 2
+                    continue
+        out.append(ref)
+        k += 1
+    return out
 
 
 def _bounds(query: str, ref: TimeRef) -> tuple[float, float]:
