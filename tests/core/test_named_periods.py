@@ -203,6 +203,10 @@ INF = float("inf")
     ("What did I do the day after May 5, 2023?", (utc(2023, 5, 5), utc(2023, 5, 6))),
     ("What did John do before his trip in August 2023?", (utc(2023, 8, 1), utc(2023, 9, 1))),
     ("What did I work on in May 2023?", (utc(2023, 5, 1), utc(2023, 6, 1))),
+    # a month bounded without a day or a year: the latest such month up to the last message (20 March 2025)
+    ("What did I work on before May?", (-INF, utc(2024, 5, 1))),
+    ("What happened after February?", (utc(2025, 3, 1), INF)),
+    ("Until March, what did I read?", (-INF, utc(2025, 4, 1))),
 ])
 def test_a_period_before_or_after_a_date_is_open_on_that_side_by_hand(question, window) -> None:
     q = timeexpr.analyze_query(question, LAST)
@@ -247,3 +251,9 @@ def test_a_relative_period_that_a_date_anchors_is_resolved_against_that_date() -
     # without the anchor, "last weekend" is the one before the memory's latest timestamp (20 March 2025, a Thursday)
     q = timeexpr.analyze_query("What did Maria participate in last weekend?", LAST)
     assert q.window == (utc(2025, 3, 15), utc(2025, 3, 17))
+
+
+
+def test_before_may_the_verb_is_no_period() -> None:
+    assert timeexpr.analyze_query("Should I call her before may be too late?", LAST).window is None
+    assert timeexpr.analyze_query("What did I work on before May?", None).window is None  # no "now" to resolve it

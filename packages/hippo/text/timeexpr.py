@@ -432,7 +432,7 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
     reads it at several stages, and an agent asks again."""
     window = None
-    refs = _anchored(query, find(query, now))
+    refs = _anchored(query, _with_open_months(query, find(query, now), now))
     open_ended = False
     for ref in refs:
         lo, hi = _bounds(query, ref)
@@ -453,6 +453,30 @@ _LEAD = re.compile(r"(?:since|after|before|until|till)\s+", re.I)
 _NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|years?|mornings?|evenings?|"
                       r"afternoons?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\s+"
                       r"(?:before|after|prior\s+to)\s+(?:the\s+)?$", re.I)
+
+
+# "before May", "until June": a month a question bounds, which the month patterns of messages do not read ("after May"
+# in a message is no date of its own). Questions only.
+_OPEN_MONTH = re.compile(r"\b(?:before|after|until|till) " + _MONTH + r"\b(?!\.?\s*,?\s*\d)", re.I)
+
+
+def _with_open_months(query: str, refs: list[TimeRef], now: float | None) -> list[TimeRef]:
+    """``refs`` and the months ``query`` bounds without a day or a year ("before May"), each the latest such month
+    up to ``now``, in text order."""
+    if now is None or now != now:
+        return refs
+    ref_dt = datetime.fromtimestamp(now, tz=timezone.utc)
+    found = [(query.find(r.phrase), r) for r in refs]
+    taken = [(a, a + len(r.phrase)) for a, r in found if a >= 0]
+    for m in _OPEN_MONTH.finditer(query):
+        if m.group(1)[:1].islower() and m.group(1).lower() in ("may", "march"):
+            continue  # "before may": the verb
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        month = _month_of(m.group(1))
+        year = ref_dt.year if month <= ref_dt.month else ref_dt.year - 1
+        found.append((m.start(), _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", m.group(0), True)))
+    return [r for _, r in sorted(found, key=lambda t: t[0])] if len(found) > len(refs) else refs
 
 
 _BETWEEN_ANCHOR = re.compile(r"\s*(?:before|after|prior\s+to)\s+(?:the\s+)?", re.I)
