@@ -432,10 +432,11 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
     reads it at several stages, and an agent asks again."""
     window = None
-    refs = _anchored(query, _with_open_months(query, find(query, now), now))
+    located = _anchored(query, _with_open_months(query, _located(query, find(query, now)), now))
+    refs = [ref for _, ref in located]
     open_ended = False
-    for ref in refs:
-        lo, hi = _bounds(query, ref)
+    for at, ref in located:
+        lo, hi = _bounds(query, at, ref)
         open_ended = open_ended or lo == -math.inf or hi == math.inf
         window = (lo, hi) if window is None else (min(window[0], lo), max(window[1], hi))
     return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
@@ -460,55 +461,63 @@ _NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|
 _OPEN_MONTH = re.compile(r"\b(?:before|after|until|till) " + _MONTH + r"\b(?!\.?\s*,?\s*\d)", re.I)
 
 
-def _with_open_months(query: str, refs: list[TimeRef], now: float | None) -> list[TimeRef]:
-    """``refs`` and the months ``query`` bounds without a day or a year ("before May"), each the latest such month
-    up to ``now``, in text order."""
+def _located(query: str, refs: list[TimeRef]) -> list[tuple[int, TimeRef]]:
+    """Each of ``refs`` (:func:`find`'s, in text order) with where its phrase starts in ``query``."""
+    out, after = [], 0
+    for ref in refs:
+        at = query.find(ref.phrase, after)
+        out.append((at, ref))
+        after = at + len(ref.phrase)
+    return out
+
+
+def _with_open_months(query: str, located: list[tuple[int, TimeRef]], now: float | None
+                      ) -> list[tuple[int, TimeRef]]:
+    """``located`` and the months ``query`` bounds without a day or a year ("before May"), each the latest such
+    month up to ``now``, in text order."""
     if now is None or now != now:
-        return refs
+        return located
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc)
-    found = [(query.find(r.phrase), r) for r in refs]
-    taken = [(a, a + len(r.phrase)) for a, r in found if a >= 0]
+    found = list(located)
     for m in _OPEN_MONTH.finditer(query):
         if m.group(1)[:1].islower() and m.group(1).lower() in ("may", "march"):
             continue  # "before may": the verb
-        if any(a < m.end() and m.start() < b for a, b in taken):
+        if any(a < m.end() and m.start() < a + len(r.phrase) for a, r in located):
             continue
         month = _month_of(m.group(1))
         year = ref_dt.year if month <= ref_dt.month else ref_dt.year - 1
         found.append((m.start(), _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", m.group(0), True)))
-    return [r for _, r in sorted(found, key=lambda t: t[0])] if len(found) > len(refs) else refs
+    return sorted(found, key=lambda t: t[0]) if len(found) > len(located) else located
 
 
 _BETWEEN_ANCHOR = re.compile(r"\s*(?:before|after|prior\s+to)\s+(?:the\s+)?", re.I)
 
 
-def _anchored(query: str, refs: list[TimeRef]) -> list[TimeRef]:
-    """``refs`` with a relative expression that a date anchors ("last weekend before April 10, 2023") resolved
+def _anchored(query: str, located: list[tuple[int, TimeRef]]) -> list[tuple[int, TimeRef]]:
+    """``located`` with a relative expression that a date anchors ("last weekend before April 10, 2023") resolved
     against that date instead of the memory's latest timestamp, in place of both: the weekend of 8-9 April 2023,
     not the one before the last message."""
-    out: list[TimeRef] = []
+    out: list[tuple[int, TimeRef]] = []
     k = 0
-    while k < len(refs):
-        ref = refs[k]
-        if k + 1 < len(refs) and ref.relative and not refs[k + 1].relative:
-            at = query.find(ref.phrase)
-            nxt = query.find(refs[k + 1].phrase, at + len(ref.phrase)) if at >= 0 else -1
-            if nxt >= 0 and _BETWEEN_ANCHOR.fullmatch(query, at + len(ref.phrase), nxt):
-                again = find(ref.phrase, refs[k + 1].start)
+    while k < len(located):
+        at, ref = located[k]
+        if k + 1 < len(located) and ref.relative and not located[k + 1][1].relative:
+            nxt, anchor = located[k + 1]
+            if _BETWEEN_ANCHOR.fullmatch(query, at + len(ref.phrase), nxt):
+                again = find(ref.phrase, anchor.start)
                 if again:
-                    out.append(again[0])
+                    out.append((at, again[0]))
                     k += 2
                     continue
-        out.append(ref)
+        out.append((at, ref))
         k += 1
     return out
 
 
-def _bounds(query: str, ref: TimeRef) -> tuple[float, float]:
-    """The interval of ``query`` that ``ref`` marks: ``ref`` itself, or open on one side when the query asks for
-    what was before, until, after or since it."""
-    at = query.find(ref.phrase)
-    head = query[:at] if at >= 0 else ""
+def _bounds(query: str, at: int, ref: TimeRef) -> tuple[float, float]:
+    """The interval of ``query`` that ``ref`` (its phrase starting at ``at``) marks: ``ref`` itself, or open on one
+    side when the query asks for what was before, until, after or since it."""
+    head = query[:at]
     lead = _LEAD.match(ref.phrase)  # the phrase may hold its preposition: "since March 2023"
     if lead:
         head += lead.group(0)
