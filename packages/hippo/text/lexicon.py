@@ -12,6 +12,7 @@ punctuation or a symbol) and which continue one, filled once per process from th
 from __future__ import annotations
 
 import re
+import string
 import threading
 import unicodedata
 from dataclasses import dataclass
@@ -744,9 +745,6 @@ def several_tokens(word: str) -> bool:
     return (b" " + word.encode("ascii")) not in ranks
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
 @lru_cache(maxsize=4096)
 def corrections(word: str) -> tuple[str, ...]:
     """The words ``word`` may be a slip of: the words one slip from it (:func:`one_slip_apart`, the first letter
@@ -763,11 +761,11 @@ def corrections(word: str) -> tuple[str, ...]:
     for i in range(len(rest) + 1):
         a, b = rest[:i], rest[i:]
         if b:
-            edits.add(a + b[1:])                                     # a letter typed in
-            edits.update(a + c + b[1:] for c in _LETTERS)            # a letter replaced
+            edits.add(a + b[1:])                                                   # a letter typed in
+            edits.update(a + c + b[1:] for c in string.ascii_lowercase)            # a letter replaced
             if len(b) > 1:
-                edits.add(a + b[1] + b[0] + b[2:])                   # two neighbours swapped
-        edits.update(a + c + b for c in _LETTERS)                    # a letter left out
+                edits.add(a + b[1] + b[0] + b[2:])                                 # two neighbours swapped
+        edits.update(a + c + b for c in string.ascii_lowercase)                    # a letter left out
     out = set()
     for e in edits:
         cand = head + e
