@@ -164,7 +164,30 @@ def _safe_date(y: int, m: int, d: int) -> datetime | None:
         return None
 
 
+# The years a resolved expression may fall in: one year inside datetime's range on each side, so that a period can
+# be shifted by a year or extended to its end without leaving it ("valid until 9999-12-31", a sentinel of databases,
+# names no time a conversation is about).
+_FIRST_YEAR, _LAST_YEAR = 2, 9998
+
+
+_BEYOND = TimeRef(math.nan, math.nan, "day", "", False)  # a time past the years read: its words name no other
+
+
 def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
+    """:func:`_resolve_at`, or ``_BEYOND`` for a time outside the years this module resolves (``_FIRST_YEAR`` to
+    ``_LAST_YEAR``): "December 9999", "the day before 0001-01-01"."""
+    try:
+        ref = _resolve_at(name, m, now, tense)
+    except (OverflowError, ValueError):
+        return _BEYOND  # the arithmetic left datetime's range
+    if ref is None:
+        return None
+    first = datetime.fromtimestamp(ref.start, tz=timezone.utc).year
+    last = datetime.fromtimestamp(ref.end, tz=timezone.utc).year
+    return ref if _FIRST_YEAR <= first and last <= _LAST_YEAR else _BEYOND
+
+
+def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
     year, a month, a weekday or a day of the month is then the next one rather than the last one), ``"past"`` when
@@ -377,12 +400,12 @@ def find(text: str, now: float | None) -> list[TimeRef]:
             if k and ends[k - 1] > a:
                 continue
             ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
-            if ref is not None:
+            if ref is not None:  # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
                 spans.append((a, b, ref))
                 starts.insert(k, a)
                 ends.insert(k, b)
     spans.sort(key=lambda t: t[0])
-    return [r for _, _, r in spans]
+    return [r for _, _, r in spans if r is not _BEYOND]
 
 
 def event_time(text: str, now: float | None) -> TimeRef | None:
@@ -514,10 +537,16 @@ def _anchored(query: str, located: list[tuple[int, TimeRef]]) -> list[tuple[int,
     return out
 
 
+_HEAD_CHARS = 80
+
+
 def _bounds(query: str, at: int, ref: TimeRef) -> tuple[float, float]:
     """The interval of ``query`` that ``ref`` (its phrase starting at ``at``) marks: ``ref`` itself, or open on one
     side when the query asks for what was before, until, after or since it."""
-    head = query[:at]
+    # the words just before the phrase decide, and the patterns are short: a window of them (with the character
+    # before it, so that a word cut by the window does not read as a whole one) keeps a question of many dates linear
+    lo = max(0, at - _HEAD_CHARS)
+    head = query[max(0, lo - 1):at]
     lead = _LEAD.match(ref.phrase)  # the phrase may hold its preposition: "since March 2023"
     if lead:
         head += lead.group(0)
