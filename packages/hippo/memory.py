@@ -18,7 +18,7 @@ from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
 from hippo.engine.maintenance import LEVELS
 from hippo.engine.namespace import Namespace, delete_namespace
-from hippo.engine.prepare import prepare
+from hippo.engine.prepare import check_event_time, prepare
 from hippo.engine.profiles import check_speaker
 from hippo.engine.runtime import Runtime
 from hippo.engine.scope import scope_of
@@ -235,7 +235,7 @@ class Memory:
         """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent. The old
         metadata leaves no copy behind in the store's files (see :meth:`delete`)."""
         self._writable("update")
-        return self._ns.update_metadata(check_int(id, "id"), check_metadata(metadata))
+        return self._ns.update_metadata(check_int(id, "id"), check_event_time(check_metadata(metadata), self.config))
 
     def delete(self, ids: int | Iterable[int]) -> int:
         """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.

@@ -458,6 +458,9 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:
             raise InvalidInput(f"{path}.embed_bits must be a multiple of 64 in 64..1024")
+        if not 1 <= obj.timestamp_min_year <= obj.timestamp_max_year <= 9999:
+            raise InvalidInput(f"{path}: timestamp_min_year and timestamp_max_year must satisfy 1 <= min <= max <= "
+                               f"9999, got {obj.timestamp_min_year!r} and {obj.timestamp_max_year!r}")
 
 
 # Configurations compared by ``hippo bench locomo --ablation`` (seed 001 §5.1, Fig. 3): the flat engine, the

@@ -15,7 +15,8 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     if isinstance(value, bool):
         raise InvalidInput(f"{name} must be a datetime, epoch seconds or an ISO-8601 string, got bool")
     if isinstance(value, datetime):
-        dt = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        # a tzinfo whose utcoffset() is None leaves the datetime naive (Python's own rule): read as UTC
+        dt = value if value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, (int, float)):
         if not math.isfinite(value):
             raise InvalidInput(f"{name} must be finite, got {value!r}")
@@ -32,9 +33,13 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
             dt = dt.replace(tzinfo=timezone.utc)
     else:
         raise InvalidInput(f"{name} must be a datetime, epoch seconds or an ISO-8601 string, got {type(value).__name__}")
-    if not min_year <= dt.year <= max_year:
-        raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year})")
-    return dt.timestamp()
+    try:  # the range holds for the stored time, which is UTC: "9999-12-31T23:00-05:00" is in the year 10000
+        utc = dt.astimezone(timezone.utc)
+    except (OverflowError, ValueError) as exc:
+        raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year} in UTC)") from exc
+    if not min_year <= utc.year <= max_year:
+        raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year} in UTC)")
+    return utc.timestamp()
 
 
 def to_datetime(epoch: float | None) -> datetime | None:

@@ -177,7 +177,8 @@ class Life:
     def _record_message(self, m: Msg, metadata: dict, created_at: float) -> None:
         d = self.dcfg
         mtype = decay_mod.message_type(m.role, metadata)
-        explicit = metadata.get("priority") if metadata.get("priority") in _PRIORITY_ORDER else None
+        p = metadata.get("priority")
+        explicit = p if isinstance(p, str) and p in _PRIORITY_ORDER else None  # any other JSON value is the caller's
         out = (self._policy(Entry(mtype, tokenizer.decode(np.asarray(m.tokens, dtype=np.uint32)), m.role, m.speaker,
                                   m.session, explicit, metadata, len(m.tokens))) if len(self.policies) else Outcome())
         priority = explicit or out.priority or "normal"

@@ -27,8 +27,23 @@ def check_optional_str(value: object, name: str, limit: int = 1000) -> str | Non
         raise InvalidInput(f"{name} must be a str or None, got {type(value).__name__}")
     if len(value) > limit:
         raise InvalidInput(f"{name} is longer than {limit} characters")
-    tokenizer.check_text(value, name) if value.strip() else None
+    if value.strip():
+        tokenizer.check_text(value, name)
+    elif tokenizer.control_character(value) is not None:  # str.strip() takes U+001C-U+001F for blanks
+        raise InvalidInput(f"{name} must not contain control characters, got {value!r}")
     return value
+
+
+def check_event_time(metadata: dict[str, Any], config: Any, name: str = "metadata") -> dict[str, Any]:
+    """``metadata`` (checked by :func:`~hippo.base.checks.check_metadata`), its ``"event_time"`` checked: the engine
+    reads a number there as the message's event time in epoch seconds (what ``add(event_time=...)`` stores), so a
+    number must be one in the configured years ("1700000000000", milliseconds, is not). Other values are the
+    caller's own and are kept as they are."""
+    et = metadata.get("event_time")
+    if isinstance(et, (int, float)) and not isinstance(et, bool):
+        to_epoch(et, f"{name}['event_time']", min_year=config.timestamp_min_year,
+                 max_year=config.timestamp_max_year)
+    return metadata
 
 
 def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> NewMessage:
@@ -50,7 +65,7 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
     session = check_optional_str(item.get("session_id"), "session_id")
     ts = to_epoch(item.get("timestamp"), "timestamp", min_year=config.timestamp_min_year,
                   max_year=config.timestamp_max_year)
-    metadata = check_metadata(item.get("metadata"))
+    metadata = check_event_time(check_metadata(item.get("metadata")), config)
     event_time = to_epoch(item.get("event_time"), "event_time", min_year=config.timestamp_min_year,
                           max_year=config.timestamp_max_year)
     if event_time is not None:

@@ -16,6 +16,7 @@ import math
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Iterator
 
@@ -64,10 +65,18 @@ class Scored:
     terms: list[tuple[np.ndarray, np.ndarray]] | None = None
 
 
+# the epoch seconds of 1 January of the years 2 and 9998: an event time outside them is no time this library reads
+# (a store written before ``metadata["event_time"]`` was checked may hold one in milliseconds)
+_EVENT_TIME_RANGE = (datetime(2, 1, 1, tzinfo=timezone.utc).timestamp(),
+                     datetime(9998, 1, 1, tzinfo=timezone.utc).timestamp())
+
+
 def event_time(metadata: dict | None) -> float:
-    """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN."""
+    """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN (also for a value
+    outside the years 2 to 9997)."""
     et = (metadata or {}).get("event_time")
-    if isinstance(et, (int, float)) and math.isfinite(et):
+    if isinstance(et, (int, float)) and not isinstance(et, bool) and math.isfinite(et) \
+            and _EVENT_TIME_RANGE[0] <= et < _EVENT_TIME_RANGE[1]:
         return float(et)
     return math.nan
 

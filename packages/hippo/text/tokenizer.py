@@ -53,6 +53,13 @@ def token_bits() -> int:
     return max(1, int(encoding().max_token_value).bit_length())
 
 
+def control_character(text: str) -> str | None:
+    """The first control character of ``text`` that no stored text may hold (tab, newline and carriage return
+    may), or None."""
+    m = _CONTROL.search(text)
+    return m.group() if m else None
+
+
 def check_text(text: object, name: str = "text", *, max_chars: int | None = None) -> str:
     """Validate message text: a non-blank ``str`` without lone surrogates or control characters."""
     if not isinstance(text, str):
