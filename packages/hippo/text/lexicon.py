@@ -684,6 +684,9 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
 # training text, not a slip ("trail" is no misspelling of "trial", "point" none of "paint"), and is never taken.
 
 SPELL_MIN_LETTERS = 5   # shorter words have too many real words one slip away ("form" / "from", "lose" / "lost")
+# cl100k's longest token of a space and ASCII letters has 33 letters: a longer word is one slip from none (a pasted
+# DNA sequence of 100,000 letters would otherwise build 5 million edits of its own length)
+SPELL_MAX_LETTERS = 34
 
 
 def one_slip_apart(word: str, other: str) -> bool:
@@ -778,8 +781,9 @@ def corrections(word: str) -> tuple[str, ...]:
 
 
 def is_spellable(word: str) -> bool:
-    """Whether misspellings of ``word`` are looked for: ASCII letters only, at least :data:`SPELL_MIN_LETTERS`."""
-    return len(word) >= SPELL_MIN_LETTERS and word.isascii() and word.isalpha()
+    """Whether misspellings of ``word`` are looked for: ASCII letters only, :data:`SPELL_MIN_LETTERS` to
+    :data:`SPELL_MAX_LETTERS` of them."""
+    return SPELL_MIN_LETTERS <= len(word) <= SPELL_MAX_LETTERS and word.isascii() and word.isalpha()
 
 
 @lru_cache(maxsize=4096)
