@@ -232,9 +232,13 @@ class SQLiteStore(Store):
                     self._db = self._connect_read_only(busy_timeout_s)
                 else:
                     if not os.path.exists(self.path):
-                        # Create the file ourselves so it never exists with looser permissions than 0600.
-                        fd = os.open(self.path, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
-                        os.close(fd)
+                        # Create the file ourselves so it never exists with looser permissions than 0600; through a
+                        # symbolic link to a file not created yet, the file it names.
+                        try:
+                            fd = os.open(os.path.realpath(self.path), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+                            os.close(fd)
+                        except FileExistsError:
+                            pass  # raced with another creator (or a loop of links, which SQLite refuses): open it
                     self._db = sqlite3.connect(
                         self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
                     )
@@ -254,9 +258,6 @@ class SQLiteStore(Store):
             raise _translate(exc, f"opening store {self.path!r}") from exc
         except HippoError:  # already says what is wrong (StoreError is an OSError too: keep it out of the next case)
             raise
-        except FileExistsError:  # raced with another creator: fine, open it
-            self.__init__(path, busy_timeout_s=busy_timeout_s, read_only=read_only, synchronous=synchronous,
-                          codec=codec)
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
