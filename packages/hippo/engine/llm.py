@@ -24,6 +24,7 @@ from typing import Any, Iterable, Sequence
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from hippo.base.errors import InvalidInput, LLMError
+from hippo.text import tokenizer
 
 DEFAULT_MODEL = "gpt-4o-mini"
 
@@ -82,6 +83,16 @@ def _retryable(exc: BaseException) -> bool:
     return isinstance(exc, openai.APIStatusError) and status is not None and (status == 429 or status >= 500)
 
 
+def _storable(text: str) -> bool:
+    """Whether a model's ``text`` passes the check every stored text passes (:func:`hippo.text.tokenizer.check_text`:
+    not blank, no lone surrogate, no control character); JSON can spell any of these ("\\ud800", "\\u0000")."""
+    try:
+        tokenizer.check_text(text, "LLM text")
+    except InvalidInput:
+        return False
+    return True
+
+
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
@@ -95,6 +106,8 @@ def parse_json(text: str) -> Any:
         return json.loads(body)
     except json.JSONDecodeError as exc:
         raise LLMError(f"LLM answered malformed JSON ({exc.msg} at char {exc.pos}): {body[:120]!r}") from exc
+    except (ValueError, RecursionError) as exc:  # nested past the parser's depth, an integer past Python's digits
+        raise LLMError(f"LLM answered JSON that cannot be read ({type(exc).__name__}): {body[:120]!r}") from exc
 
 
 class LLM:
@@ -246,7 +259,10 @@ class LLM:
         summary = data.get("summary") if isinstance(data, dict) else None
         if not isinstance(summary, str) or not summary.strip():
             raise LLMError(f"LLM summary answer has no 'summary' string: {str(data)[:120]!r}")
-        return " ".join(summary.split())
+        summary = " ".join(summary.split())
+        if not _storable(summary):
+            raise LLMError(f"LLM summary holds text that cannot be stored losslessly: {summary[:120]!r}")
+        return summary
 
     def facts(self, messages: Sequence[tuple[int, str | None, str]]) -> list[tuple[str, list[int]]]:
         """Facts with provenance; sources outside ``messages`` are dropped, facts without sources skipped."""
@@ -258,7 +274,7 @@ class LLM:
             raise LLMError(f"LLM facts answer has no 'facts' list: {str(data)[:120]!r}")
         out = []
         for it in items:
-            if not isinstance(it, dict) or not isinstance(it.get("fact"), str) or not it["fact"].strip():
+            if not isinstance(it, dict) or not isinstance(it.get("fact"), str) or not _storable(it["fact"]):
                 continue
             src = [int(s) for s in it.get("sources", []) if isinstance(s, (int, str)) and str(s).lstrip("-").isdigit()
                    and int(s) in valid]
