@@ -42,6 +42,8 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         return []
     cfg = rt.config
     rc = cfg.retrieval
+    # each channel's candidates: a search for more hits than ``candidate_limit`` (or a filtered one) gets them
+    cap = max(rc.candidate_limit, k if pred is None and not scope.filters else k * 20)
     states = [Namespace(rt, ns).state() for ns in names]
     a = ask(states[0], rt.llm, query, scope)
     idxs = [st.index for st in states]
@@ -59,21 +61,20 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
             sc = channels.lexical(idx, q, lex_cfg, stats=stats)
             lex_scored.append(sc)
             lex.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
-        ranked["lexical"] = _channel_ranks(lex, rc.candidate_limit)
+        ranked["lexical"] = _channel_ranks(lex, cap)
         if priors:  # each namespace's messages of the period the question names (truth_rank.with_period)
             for i, (st, idx) in enumerate(zip(states, idxs)):
                 top = np.asarray([row for j, row in ranked["lexical"] if j == i], dtype=np.int64)
-                more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top,
-                                              rc.candidate_limit)
+                more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top, cap)
                 ranked["lexical"] += [(i, int(row)) for row in more[top.size:].tolist()]
         if rc.weight_signature > 0:
             sig = []
             for idx in idxs:
                 sc = channels.signature(idx, q, cfg, stats=stats)
                 sig.append(dict(zip(sc.rows.tolist(), sc.scores.tolist())))
-            ranked["signature"] = _channel_ranks(sig, rc.candidate_limit)
+            ranked["signature"] = _channel_ranks(sig, cap)
         if rt.embed is not None and rc.weight_embedding > 0:
-            ranked["embedding"] = _embedding_ranks(rt, states, a.vector, rc.candidate_limit)
+            ranked["embedding"] = _embedding_ranks(rt, states, a.vector, cap)
         weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
         fused: dict[tuple[int, int], float] = {}
         per: dict[tuple[int, int], dict[str, float]] = {}

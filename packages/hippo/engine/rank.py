@@ -33,6 +33,7 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     rc = cfg.retrieval
     idx = state.index
     q = ask.terms
+    cap = max(rc.candidate_limit, limit)  # each channel's candidates: a search for more hits than that gets them
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     ranked: dict[str, np.ndarray] = {}
@@ -40,16 +41,16 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     t = time.perf_counter()
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
     ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
-                                               channels.top(raw["lexical"], rc.candidate_limit), rc.candidate_limit)
+                                               channels.top(raw["lexical"], cap), cap)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()
         raw["signature"] = channels.signature(idx, q, cfg)
-        ranked["signature"] = channels.top(raw["signature"], rc.candidate_limit)
+        ranked["signature"] = channels.top(raw["signature"], cap)
         timings["signature_ms"] = (time.perf_counter() - t) * 1e3
     if state.host.embed is not None and rc.weight_embedding > 0:
         t = time.perf_counter()
-        ranked["embedding"] = embedding_rows(state, ask, rc.candidate_limit)
+        ranked["embedding"] = embedding_rows(state, ask, cap)
         timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
     weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
     if magnitudes:
