@@ -219,3 +219,33 @@ def test_the_encoding_gate_never_calls_the_llm(llm_server):
     _fill(mem)
     mem.add("I will renew the passport at the consulate on 3 June.")
     assert llm_server.calls() == 0
+
+
+def test_json_past_the_parsers_limits_is_an_llm_error():
+    with pytest.raises(LLMError, match="cannot be read"):
+        parse_json("[" * 100_000)                    # nested past the parser's recursion depth
+    with pytest.raises(LLMError, match="cannot be read"):
+        parse_json("1" * 5_000)                      # an integer past Python's 4,300 digits
+
+
+def test_model_text_that_cannot_be_stored_is_refused_or_skipped(llm_server):
+    llm = make(llm_server)
+    for bad in ("Build log \ud800 of the run", "Build log\u0000 of the run"):
+        llm_server.push(content=json.dumps({"summary": bad}))
+        with pytest.raises(LLMError, match="cannot be stored"):
+            llm.summarize(["step 1 ok", "step 2 FAILED"])
+    llm_server.push(content=json.dumps({"facts": [
+        {"fact": "Ann adopted a \ud800 beagle.", "sources": [7]},
+        {"fact": "Ann adopted a beagle.", "sources": [7]},
+    ]}))
+    assert llm.facts([(7, "Ann", "I adopted a beagle.")]) == [("Ann adopted a beagle.", [7])]
+
+
+def test_index_entry_falls_back_when_the_llm_summary_cannot_be_stored(llm_server):
+    mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
+    llm_server.push(content=json.dumps({"summary": "Build log \ud800 of the run"}))
+    entry = mem.index_entry("step 1 ok\nstep 2 ok\nstep 3 FAILED: disk full\n" * 50, type="tool_result")
+    plain = Memory(None)
+    offline = plain.index_entry("step 1 ok\nstep 2 ok\nstep 3 FAILED: disk full\n" * 50, type="tool_result")
+    assert entry.summary_by == "extractive" and entry.summary == offline.summary
+    assert llm_server.calls() == 1 and mem.count() == plain.count() > 0

@@ -1,0 +1,208 @@
+"""Values at the edges of what the library reads: dates at the end of the calendar, metadata the engine reads,
+words and questions far longer than any conversation holds, symbolic links, time zones without an offset, names
+made of control characters and searches for more hits than the candidate pool. Each one once left a namespace that
+no search could read, or escaped as an exception that is not a ``HippoError``."""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from datetime import datetime, timedelta, timezone, tzinfo
+
+import pytest
+
+from hippo import InvalidInput, Memory, StoreError
+from hippo.index.coindex import event_time
+from hippo.text import lexicon, timeexpr, tokenizer
+
+MAY_2023 = datetime(2023, 5, 1, tzinfo=timezone.utc).timestamp()
+
+
+def _day(y: int, m: int, d: int) -> float:
+    return datetime(y, m, d, tzinfo=timezone.utc).timestamp()
+
+
+# -- the end of the calendar ------------------------------------------------------------------------------------
+
+def test_a_date_at_the_end_of_the_calendar_names_no_time():
+    refs = timeexpr.find("Renewed on 2031-05-01; the licence is valid until 9999-12-31.", MAY_2023)
+    assert [(r.start, r.end) for r in refs] == [(_day(2031, 5, 1), _day(2031, 5, 2))]
+    for question in ("what happened on Dec 31, 9999?", "expires December 9999", "due 0001-01-01"):
+        assert timeexpr.analyze_query(question, MAY_2023).window is None, question
+    # a relative time anchored on such a date is read from the memory's last message, as if the date were not there
+    for relative, anchor in (("tomorrow", "9999-12-30"), ("yesterday", "0001-01-01"), ("last year", "0001-06-01")):
+        assert timeexpr.analyze_query(f"what happened {relative} before {anchor}?", MAY_2023).window == \
+            timeexpr.analyze_query(f"what happened {relative}?", MAY_2023).window
+    # inside the years read, the same phrases resolve as before
+    assert timeexpr.analyze_query("what happened on Dec 31, 9997?", MAY_2023).window == \
+        (_day(9997, 12, 31), _day(9998, 1, 1))
+
+
+def test_a_message_naming_9999_leaves_the_namespace_readable_after_reopening(tmp_path):
+    path = str(tmp_path / "m.db")
+    with Memory(path) as mem:
+        mem.add("My passport is valid until 2031-05-01.", speaker="Ann", timestamp="2023-05-01")
+        sentinel = mem.add("The software licence is valid until 9999-12-31.", speaker="Ann", timestamp="2023-05-02")
+    with Memory(path) as mem:
+        assert [h.id for h in mem.search("software licence", k=1)] == [sentinel.id]
+        assert any(m.id == sentinel.id for m in mem.recall("software licence", budget_tokens=200).messages)
+        assert {e["id"] for e in mem.timeline("Ann")} >= {sentinel.id}
+        mem.contradictions()
+        assert sentinel.id in {h.id for h in mem.search("what is valid until December 31, 9999?", k=2)}
+
+
+# -- metadata the engine reads ----------------------------------------------------------------------------------
+
+def test_event_time_in_metadata_must_be_epoch_seconds_in_range(tmp_path):
+    path = str(tmp_path / "m.db")
+    with Memory(path) as mem:
+        first = mem.add("Notes from the Denver trip", speaker="Ann", timestamp="2023-05-02")
+        with pytest.raises(InvalidInput, match=r"metadata\['event_time'\]"):
+            mem.add("Trip diary", timestamp="2023-05-03", metadata={"event_time": 1_700_000_000_000})  # ms
+        with pytest.raises(InvalidInput, match=r"metadata\['event_time'\]"):
+            mem.update(first.id, metadata={"event_time": -1e15})
+        assert mem.count() == 1 and mem.get(first.id).metadata == {}
+        kept = mem.add("Trip diary", timestamp="2023-05-03", metadata={"event_time": 1_680_000_000.0})
+        given = mem.add("Trip diary", timestamp="2023-05-03", event_time=1_680_000_000.0)  # the documented way
+        own = mem.add("Ticket", timestamp="2023-05-04", metadata={"event_time": "the spring"})  # the caller's own
+    with Memory(path) as mem:
+        hits = {h.id: h for h in mem.search("Trip diary Ticket Denver", k=5)}
+        assert hits[kept.id].event_time == hits[given.id].event_time is not None
+        assert hits[kept.id].event_time.date() == datetime.fromtimestamp(1_680_000_000, tz=timezone.utc).date()
+        assert mem.get(own.id).metadata == {"event_time": "the spring"}
+
+
+def test_event_time_read_from_a_stored_value_outside_the_calendar_is_none():
+    assert event_time({"event_time": 1_680_000_000}) == 1_680_000_000.0
+    for bad in (1_700_000_000_000, -1e15, True, "1680000000", math.inf, None):
+        assert math.isnan(event_time({"event_time": bad})), bad
+    assert math.isnan(event_time(None))
+
+
+def test_a_priority_in_metadata_that_is_no_priority_is_the_callers_own(tmp_path):
+    path = str(tmp_path / "m.db")
+    with Memory(path, config={"decay": {"enabled": True}}) as mem:
+        odd = mem.add("Notes from the Denver trip", speaker="Ann", metadata={"priority": ["high"]})
+        mem.add("Flights to Denver are booked", speaker="Ann", priority="high")
+    with Memory(path, config={"decay": {"enabled": True}}) as mem:
+        assert odd.id in {m.id for m in mem.recall("Denver trip", budget_tokens=300).messages}
+        mem.consolidate("deep")
+        assert mem.get(odd.id).metadata == {"priority": ["high"]}
+
+
+# -- words and questions longer than any conversation holds -----------------------------------------------------
+
+def test_no_word_longer_than_the_longest_one_token_word_has_a_correction():
+    ranks = tokenizer.byte_ranks()
+    if ranks is None:
+        pytest.skip("tiktoken's byte table is not available")
+    longest = max(len(b) - 1 for b in ranks if b[:1] == b" " and b[1:].isalpha() and b[1:].isascii())
+    assert longest + 1 == lexicon.SPELL_MAX_LETTERS  # a correction is one letter longer at most
+    assert lexicon.corrections("fesetival") == ("festival",)
+    assert not lexicon.is_spellable("a" * (lexicon.SPELL_MAX_LETTERS + 1))
+    assert lexicon.corrections("ACGT" * 25_000) == ()
+
+
+def test_a_question_of_one_long_word_is_answered():
+    mem = Memory(None)
+    mem.add("The sample sequence was stored yesterday.", speaker="Ann")
+    assert mem.search("ACGT" * 5_000, k=5) == []
+    assert mem.recall("sequence " + "ACGT" * 5_000, budget_tokens=100).messages
+
+
+def test_a_question_of_thousands_of_dates_names_the_period_they_span():
+    days = [datetime(2020, 1, 1, tzinfo=timezone.utc) + timedelta(days=3 * i) for i in range(3_000)]
+    question = " ".join(d.strftime("%Y-%m-%d") for d in days)
+    assert timeexpr.analyze_query(question, MAY_2023).window == \
+        (days[0].timestamp(), (days[-1] + timedelta(days=1)).timestamp())
+    mem = Memory(None)
+    inside = mem.add("hello", timestamp=MAY_2023)
+    mem.add("hello before", timestamp=_day(2019, 5, 1))
+    assert [h.id for h in mem.search(question, k=5)] == [inside.id]  # what was said in the period, nothing else
+
+
+# -- where a store is, and when its messages were said ----------------------------------------------------------
+
+def test_a_store_path_that_is_a_link_to_a_file_not_made_yet(tmp_path):
+    (tmp_path / "data").mkdir()
+    target = tmp_path / "data" / "agent.db"
+    link = tmp_path / "agent.db"
+    link.symlink_to(target)
+    with Memory(str(link)) as mem:
+        mem.add("hello through the link", speaker="Ann")
+    assert target.exists() and stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    with Memory(str(target)) as mem:
+        assert [m.text for m in mem.list()] == ["hello through the link"]
+    loop = tmp_path / "loop.db"
+    loop.symlink_to(loop)
+    with pytest.raises(StoreError):
+        Memory(str(loop))
+
+
+class _NoOffset(tzinfo):
+    def utcoffset(self, dt):
+        return None
+
+    def dst(self, dt):
+        return None
+
+    def tzname(self, dt):
+        return None
+
+
+def test_a_time_zone_without_an_offset_is_read_as_utc():
+    mem = Memory(None)
+    a = mem.add("hello", timestamp=datetime(2023, 5, 1, 10, 0, tzinfo=_NoOffset()))
+    b = mem.add("hello again", timestamp=datetime(2023, 5, 1, 10, 0))
+    assert a.timestamp == b.timestamp == datetime(2023, 5, 1, 10, 0, tzinfo=timezone.utc)
+    assert [h.id for h in mem.search("hello", k=5, since=datetime(2023, 5, 1, tzinfo=_NoOffset()))]
+
+
+def test_the_year_range_holds_in_utc_and_a_refused_add_stores_nothing(tmp_path):
+    path = str(tmp_path / "m.db")
+    cfg = {"timestamp_min_year": 1, "timestamp_max_year": 9999}
+    with Memory(path, config=cfg) as mem:
+        mem.add("an earlier, healthy message", timestamp="2023-01-01")
+        with pytest.raises(InvalidInput, match="timestamp .* out of range"):
+            mem.add("end of time", timestamp="9999-12-31T23:00:00-05:00")  # 10000-01-01T04:00 in UTC
+        with pytest.raises(InvalidInput, match="timestamp .* out of range"):
+            mem.add("start of time", timestamp="0001-01-01T01:00:00+05:00")  # year 0 in UTC
+        last = mem.add("the last hour of the calendar", timestamp="9999-12-31T18:00:00-05:00")
+    with Memory(path, config=cfg) as mem:
+        assert [m.text for m in mem.list()] == ["an earlier, healthy message", "the last hour of the calendar"]
+        assert mem.get(last.id).timestamp == datetime(9999, 12, 31, 23, 0, tzinfo=timezone.utc)
+        assert mem.search("calendar", k=1)[0].id == last.id
+
+
+@pytest.mark.parametrize("years", [(0, 2200), (2300, 2200), (1900, 10_000)])
+def test_a_year_range_outside_the_calendar_is_refused(years):
+    with pytest.raises(InvalidInput, match="timestamp_min_year and timestamp_max_year"):
+        Memory(None, config={"timestamp_min_year": years[0], "timestamp_max_year": years[1]})
+
+
+# -- names ------------------------------------------------------------------------------------------------------
+
+def test_a_speaker_or_session_of_control_characters_is_refused():
+    mem = Memory(None)
+    for bad in ("\x1c", "\x1f\x1e", "Ann\x1c"):
+        for field in ("speaker", "session_id"):
+            with pytest.raises(InvalidInput, match=field):
+                mem.add("hello", **{field: bad})
+    assert mem.count() == 0
+    mem.add("hello", speaker="\xa0")  # a no-break space is a character a name may hold
+    assert mem.speakers() == ["\xa0"]
+
+
+# -- more hits than the candidate pool --------------------------------------------------------------------------
+
+def test_a_search_for_more_hits_than_the_candidate_pool_gets_them(tmp_path):
+    path = str(tmp_path / "m.db")
+    a = Memory(path, namespace="a")
+    a.add_many([{"text": f"Denver trip note {i}"} for i in range(500)])
+    b = Memory(path, namespace="b")
+    b.add_many([{"text": f"Denver visit note {i}"} for i in range(150)])
+    assert a.config.retrieval.candidate_limit < 500
+    assert len(a.search("Denver", k=1_000)) == 500
+    assert len(a.search_many(["a", "b"], "Denver", k=1_000)) == 650
+    assert [h.id for h in a.search("Denver", k=10)] == [h.id for h in a.search("Denver", k=1_000)[:10]]
