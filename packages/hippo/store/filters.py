@@ -64,6 +64,10 @@ def _cmp(op: str, have: Any, want: Any) -> bool:
             return have == want
         if op == "$ne":
             return have != want
+        if op == "$in":  # a null value is a value: {"$in": [null]} holds it, {"$nin": ["Bo"]} too
+            return have in want
+        if op == "$nin":
+            return have not in want
         if have is None:
             return False
         if op == "$gt":
@@ -74,10 +78,6 @@ def _cmp(op: str, have: Any, want: Any) -> bool:
             return have < want
         if op == "$lte":
             return have <= want
-        if op == "$in":
-            return have in want
-        if op == "$nin":
-            return have not in want
     except TypeError:
         return op == "$nin"  # an unhashable or unorderable value is in no list and compares with nothing
     raise AssertionError(op)
