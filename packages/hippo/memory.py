@@ -8,6 +8,7 @@ import asyncio
 import functools
 import json
 import os
+import tempfile
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
@@ -62,8 +63,8 @@ def _check_query(query: object, name: str = "query") -> str:
         raise InvalidInput(f"{name} must be a str, got {type(query).__name__}")
     if not query.strip():
         raise InvalidInput(f"{name} must not be empty or whitespace only")
-    if len(query) > 100_000:
-        raise InvalidInput(f"{name} is longer than 100000 characters")
+    if len(query) > tokenizer.MAX_QUERY_CHARS:
+        raise InvalidInput(f"{name} is longer than {tokenizer.MAX_QUERY_CHARS} characters")
     tokenizer.check_text(query, name)
     return query
 
@@ -491,15 +492,18 @@ class Memory:
         path = _check_path(path)
         if progress is not None and not callable(progress):
             raise InvalidInput(f"progress must be callable or None, got {type(progress).__name__}")
-        if self.path is not None and os.path.abspath(path) in {
-                os.path.abspath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
+        dest = os.path.realpath(path)  # through a symbolic link, the file it names (the link stays)
+        if self.path is not None and dest in {
+                os.path.realpath(self.path + suffix) for suffix in ("", "-wal", "-shm", "-journal")}:
             raise InvalidInput(f"path {path!r} is the store file itself; export to another file")
+        if os.path.exists(dest) and not os.path.isfile(dest):
+            raise InvalidInput(f"path {path!r} is not a regular file (a directory, a device or a pipe); export writes "
+                               "a file and replaces it whole")
         total = self._ns.count()  # a damaged namespace fails here, before any file is created
-        tmp = path + ".tmp"
         try:
-            # O_NOFOLLOW + fchmod: a planted symlink or a looser pre-existing file cannot widen access.
-            fd = os.open(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-            os.fchmod(fd, 0o600)
+            # a new file of a name no one else holds, readable by the owner only, renamed over ``dest`` when complete:
+            # no file of the caller's is written through, and a planted file cannot widen access
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dest), prefix=f".{os.path.basename(dest)}.", suffix=".tmp")
         except OSError as exc:
             raise StoreError(f"cannot write the export file at path {path!r}: {exc.strerror or exc}") from exc
         n = 0
@@ -512,9 +516,11 @@ class Memory:
                     n += 1
                     if progress is not None and n % 256 == 0:
                         progress(n, total)
+                f.flush()
+                os.fsync(f.fileno())  # the file is whole on disk before its name says it is there
             if progress is not None:
                 progress(n, n)
-            os.replace(tmp, path)
+            os.replace(tmp, dest)
         except BaseException as exc:
             try:
                 os.unlink(tmp)
