@@ -22,7 +22,7 @@ from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, cont
 from hippo.memory import Memory
 from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
 from hippo.records import jsonable
-from hippo.text.tokenizer import count_tokens
+from hippo.text.tokenizer import MAX_QUERY_CHARS, count_tokens, storable
 
 __version__ = "0.1.0"
 
@@ -39,6 +39,8 @@ __all__ = [
     "Hit",
     "Recall",
     "count_tokens",
+    "storable",
+    "MAX_QUERY_CHARS",
     "jsonable",
     "BinaryIndex",
     "DynamicWaveletMatrix",

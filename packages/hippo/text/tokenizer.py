@@ -53,6 +53,24 @@ def token_bits() -> int:
     return max(1, int(encoding().max_token_value).bit_length())
 
 
+#: the longest question ``search`` / ``recall`` accept, in characters
+MAX_QUERY_CHARS = 100_000
+_NOT_STORABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+
+
+def storable(text: str, limit: int | None = None) -> str:
+    """``text`` as hippo can store or ask it: each control character (other than tab, newline and carriage return)
+    and each lone surrogate, which :func:`check_text` refuses, as a space; cut to its first ``limit`` characters
+    (its last ``-limit`` for a negative one: the end of a long paste, where a question usually is). For adapters
+    that hand a framework's text to hippo (an agent's messages, a model's answer) and must not fail on it."""
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a str, got {type(text).__name__}")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit == 0):
+        raise InvalidInput(f"limit must be a non-zero int or None, got {limit!r}")
+    cut = text if limit is None else text[:limit] if limit > 0 else text[limit:]
+    return _NOT_STORABLE.sub(" ", cut)
+
+
 def control_character(text: str) -> str | None:
     """The first control character of ``text`` that no stored text may hold (tab, newline and carriage return
     may), or None."""
