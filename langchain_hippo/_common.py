@@ -7,11 +7,10 @@ Nothing here ranks, filters or selects memories; that is hippo's job.
 from __future__ import annotations
 
 import asyncio
-import re
 from datetime import datetime
 from typing import Any
 
-from hippo import InvalidInput, jsonable
+from hippo import MAX_QUERY_CHARS, InvalidInput, jsonable, storable
 
 
 class MissingKey(InvalidInput, KeyError):
@@ -74,14 +73,18 @@ def check_memory(value: Any, name: str = "memory") -> Any:
     return value
 
 
-_NOT_INDEXABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
-
-
 def index_text(text: str, limit: int | None = None) -> str:
-    """Text hippo can index for ``text``: control characters and lone surrogates (which hippo refuses in message
-    text) become spaces, and text past ``limit`` characters is left out. Only search sees this text; callers keep
-    the original (message content, store value) exactly, in the metadata."""
-    return _NOT_INDEXABLE.sub(" ", text if limit is None else text[:limit])
+    """Text hippo can index for ``text`` (:func:`hippo.storable`): control characters and lone surrogates (which
+    hippo refuses in message text) become spaces, and text past ``limit`` characters is left out. Only search sees
+    this text; callers keep the original (message content, store value) exactly, in the metadata."""
+    return storable(text, limit)
+
+
+def query_text(text: str) -> str:
+    """A question hippo can ask for ``text`` taken from a conversation (an agent's latest message, a chain's
+    input): :func:`hippo.storable`, its last :data:`hippo.MAX_QUERY_CHARS` characters (the end of a long paste,
+    where the question usually is). Blank when nothing is left to ask."""
+    return storable(text, -MAX_QUERY_CHARS)
 
 
 def iso(value: datetime | None) -> str | None:

@@ -30,6 +30,7 @@ from langchain_hippo._common import (
     check_memory,
     check_namespace,
     check_positive_int,
+    query_text,
     raise_invalid_from_validation,
 )
 from langchain_hippo._messages import item_to_message, message_to_item
@@ -134,7 +135,9 @@ class HippoMemory(BaseMemory):
         return value.text if isinstance(value, BaseMessage) else value if isinstance(value, str) else str(value)
 
     def _input_text(self, inputs: dict[str, Any]) -> str:
-        return self._read(inputs, self._input_key(inputs), "inputs")
+        """The chain's input as hippo can ask it (:func:`query_text`: an escape code or an over-long paste does
+        not stop the chain, as it does not stop ``ConversationBufferMemory``)."""
+        return query_text(self._read(inputs, self._input_key(inputs), "inputs"))
 
     def _variables(self, recall: Any) -> dict[str, Any]:
         if self.return_messages:

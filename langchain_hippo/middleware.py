@@ -10,6 +10,10 @@ as hippo's ``session_id``. The user id is read from the runtime context (attribu
 from ``config["configurable"]["user_id"]``; the thread id from the context, ``configurable.thread_id`` or
 the runtime's execution info. Namespaces are ``"user.<user_id>"``; without a user id, ``"thread.<thread_id>"``;
 without either, the memory's own namespace. Pass ``namespace_fn`` to choose differently.
+
+Text is handed to hippo as hippo can take it (:func:`hippo.storable`): a control character or a lone surrogate in a
+message (a pasted terminal escape code) is stored and asked as a space, a message past ``max_message_chars`` is
+cut, and a question past hippo's question length is asked by its end. An agent never stops on what its user typed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace
+from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace, index_text, query_text
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -88,8 +92,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens")
         if not isinstance(template, str) or "{context}" not in template:
             raise InvalidInput("template must be a string containing '{context}'")
+        try:  # filled with str.format: any other field or a lone brace would fail at the first model call
+            template.format(context="")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise InvalidInput(f"template must hold no format field but {{context}} (write a literal brace as "
+                               f"'{{{{' or '}}}}'): {type(exc).__name__}: {exc}") from None
         self.template = template
         self.store_tool_results = bool(store_tool_results)
+        self._max_chars = int(getattr(self.memory.config, "max_message_chars", 1_000_000) or 1_000_000)
         for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key)):
             if not isinstance(value, str) or not value:
                 raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
@@ -114,7 +124,10 @@ class HippoMemoryMiddleware(AgentMiddleware):
         thread = _lookup(context, self.thread_id_key) or configurable.get(self.thread_id_key)
         if thread is None:
             thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
-        return (str(user) if user is not None else None, str(thread) if thread is not None else None)
+        def named(value: Any) -> str | None:  # an empty id names no one ("user." would be everyone's namespace)
+            return str(value) if value is not None and str(value).strip() else None
+
+        return named(user), named(thread)
 
     def namespace_for(self, user_id: str | None, thread_id: str | None) -> str:
         chosen = custom_namespace(self.namespace_fn, user_id, thread_id)
@@ -134,9 +147,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     @staticmethod
     def _latest_user_text(messages: list[AnyMessage]) -> str | None:
+        """The question to recall for: the latest user message as hippo can ask it (:func:`query_text`: a pasted
+        escape code or a paste past hippo's question length does not stop the agent), or None."""
         for message in reversed(messages):
             if isinstance(message, HumanMessage):
-                return message_text(message) or None
+                query = query_text(message_text(message) or "")
+                return query if query.strip() else None
         return None
 
     def _inject(self, request: ModelRequest, context: str) -> ModelRequest:
@@ -194,8 +210,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 role, speaker = "tool", message.name or "tool"
             else:
                 continue
-            text = message_text(message)
-            if not text:
+            text = index_text(message_text(message) or "", self._max_chars)  # what hippo can store of it
+            if not text.strip():
                 continue
             metadata = {"message_id": message.id} if message.id else {}
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": now,

@@ -21,7 +21,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import InvalidInput, count_tokens, jsonable
+from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, jsonable, storable
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
@@ -99,8 +99,11 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             else str(message.content).strip()
 
     def _query(self, messages: list[ChatMessage] | None) -> str:
+        """The latest ``query_messages`` texts as hippo can ask them (:func:`hippo.storable`, the end of an
+        over-long paste): an escape code a user pasted does not stop the agent."""
         texts = [t for t in (self._text(m) for m in messages or []) if t]
-        return "\n".join(texts[-self.query_messages:])
+        query = storable("\n".join(texts[-self.query_messages:]), -MAX_QUERY_CHARS)
+        return query if query.strip() else ""
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
@@ -139,9 +142,10 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     async def _aput(self, messages: list[ChatMessage]) -> None:
         items = []
         now = datetime.now(timezone.utc)
+        limit = int(getattr(self._handle.config, "max_message_chars", 1_000_000) or 1_000_000)
         for message in messages:
-            text = self._text(message)
-            if not text:
+            text = storable(self._text(message), limit)  # what hippo can store of it
+            if not text.strip():
                 continue
             extra = dict(message.additional_kwargs or {})
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
