@@ -17,7 +17,7 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from hippo import jsonable
+from hippo import InvalidInput
 from langchain_hippo._common import index_text
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
@@ -37,11 +37,14 @@ def _indexable_text(message: BaseMessage) -> str:
 def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str, Any]:
     """A hippo ``add_many`` item for ``message``."""
     if not isinstance(message, BaseMessage):
-        from hippo import InvalidInput
-
         raise InvalidInput(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
     text = _indexable_text(message)
     stored = message_to_dict(message)
+    try:  # kept whole or not at all: a value JSON does not hold exactly (NaN, bytes, an object) is refused
+        json.dumps(stored, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"messages: a message of type {message.type!r} holds a value that JSON cannot keep exactly "
+                           f"({exc}); hippo stores a message whole or not at all") from None
     if stored["data"].get("content") == text:
         del stored["data"]["content"]  # the item text holds it; no second copy
     role = _ROLE_BY_TYPE.get(message.type, "user")
@@ -51,7 +54,7 @@ def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str
         "speaker": message.name or role,
         "timestamp": datetime.now(timezone.utc),
         "session_id": session_id,
-        "metadata": {"lc_message": jsonable(stored)},
+        "metadata": {"lc_message": stored},
     }
 
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 import threading
 import time
 import uuid
@@ -66,6 +67,30 @@ from langchain_hippo._common import acall, check_non_negative_int, index_text
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
 NO_EXPIRY = 253402300799.0
+
+
+MAX_VALUE_DEPTH = 99  # nesting levels of a value: it sits one level down in a message's metadata (100 at most)
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether the JSON ``value`` nests dicts and lists more than ``limit`` levels (iteratively: any depth)."""
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list)):
+            if depth + 1 > limit:
+                return True
+            stack.extend((c, depth + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def _expires(now: float, ttl_minutes: float | None) -> float:
+    """When an item put or read at ``now`` expires: ``ttl_minutes`` later, or never (:data:`NO_EXPIRY`, the end of
+    9999) for no TTL or one past it (``ttl=1e307`` is a valid number of minutes that no time can hold)."""
+    if ttl_minutes is None:
+        return NO_EXPIRY
+    return min(now + ttl_minutes * 60.0, NO_EXPIRY)
 _UNINDEXED_TEXT = "(unindexed store item)"
 _INDEX_KEYS = {"dims", "embed", "fields"}
 #: keys of other stores' index configs (PostgresStore) that mean nothing to hippo's channels
@@ -389,6 +414,12 @@ class HippoStore(BaseStore):
                 raise InvalidInput(f"key must be a string, got {type(op.key).__name__}")
             self._check_length(op.namespace)
         if isinstance(op, PutOp):
+            if _SURROGATE.search(op.key):
+                raise InvalidInput(f"key {op.key!r} holds a lone surrogate, which hippo cannot store losslessly")
+            for label in op.namespace:
+                if _SURROGATE.search(label):
+                    raise InvalidStoreNamespace(f"namespace label {label!r} holds a lone surrogate, which hippo "
+                                                "cannot store losslessly")
             if op.namespace[0] == "langgraph":
                 raise InvalidStoreNamespace(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
             if op.value is not None and not isinstance(op.value, Mapping):
@@ -439,10 +470,13 @@ class HippoStore(BaseStore):
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
             text.encode("utf-8")
-        except (TypeError, ValueError, UnicodeEncodeError) as exc:
+        except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
             raise InvalidInput(f"value of {op.namespace!r}/{op.key!r} must be JSON-serializable, without NaN, "
-                               f"infinity or lone surrogates: {exc}") from None
+                               f"infinity or lone surrogates: {type(exc).__name__}: {exc}") from None
         stored = json.loads(text)
+        if _deeper_than(stored, MAX_VALUE_DEPTH):
+            raise InvalidInput(f"value of {op.namespace!r}/{op.key!r} is nested more than {MAX_VALUE_DEPTH} levels "
+                               "deep (it is kept in a message's metadata, which holds 100)")
         limit = int(getattr(self.memory.config, "max_message_chars", 1_000_000) or 1_000_000)
         texts: list[tuple[str, str]] = []
         if op.index is not False:
@@ -513,7 +547,7 @@ class HippoStore(BaseStore):
         for m in heads:
             ttl = m.metadata.get("store_ttl")
             if ttl:
-                yield _Call(name, "update", (m.id,), {"metadata": dict(m.metadata, expires_at=now + ttl * 60.0)})
+                yield _Call(name, "update", (m.id,), {"metadata": dict(m.metadata, expires_at=_expires(now, ttl))})
 
     # -- reads ---------------------------------------------------------------------------------------------
 
@@ -631,7 +665,7 @@ class HippoStore(BaseStore):
                 for m in messages:
                     m["timestamp"] = now
                     if m is messages[0]:
-                        m["metadata"]["expires_at"] = now.timestamp() + ttl * 60.0 if ttl is not None else NO_EXPIRY
+                        m["metadata"]["expires_at"] = _expires(now.timestamp(), ttl)
                 adds.setdefault(name, []).extend(messages)
         written: dict[str, list[int]] = {}
         try:
