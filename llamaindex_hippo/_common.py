@@ -107,15 +107,13 @@ async def acall(target: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
 
 
 def hippo_ref(node: Any) -> tuple[str, int] | None:
-    """(namespace, message id) of a node made from a hippo message; None for hierarchy units and other nodes."""
+    """(namespace, message id) of a node made from a hippo message, told by its node id (:func:`node_id`); None
+    for hierarchy units and for every other node, whatever its metadata holds (a document store's rows may have an
+    "id" and a "namespace" of their own)."""
     parsed = parse_node_id(getattr(node, "node_id", None))
     if parsed is not None:
         ns, level, ident = parsed
         return (ns, ident) if level == "message" else None
-    md = getattr(node, "metadata", None) or {}
-    if (md.get("level", "message") == "message" and isinstance(md.get("id"), int)
-            and isinstance(md.get("namespace"), str)):
-        return md["namespace"], md["id"]
     return None
 
 
