@@ -23,7 +23,7 @@ from typing import Annotated, Any, Callable, Literal, TypeVar
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 import hippo
 from hippo import HippoError, Memory
@@ -217,7 +217,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     @server.tool(annotations=_READ_ONLY)
     @_hippo_errors
     def read(
-        message_id: Annotated[int, Field(description="id of a message, from search, recall or timeline", ge=0)],
+        message_id: Annotated[StrictInt, Field(description="id of a message, from search, recall or timeline", ge=0)],
         before: Annotated[int, Field(description="neighbours before it in its session", ge=0, le=50)] = 2,
         after: Annotated[int, Field(description="neighbours after it in its session", ge=0, le=50)] = 2,
     ) -> ReadResult:
@@ -229,7 +229,8 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
                                              open_world_hint=False))
     @_hippo_errors
     def forget(
-        ids: Annotated[list[int] | None, Field(description="ids of the messages to delete")] = None,
+        # strict: JSON true is no id (lax validation would read it as message 1 and delete that)
+        ids: Annotated[list[StrictInt] | None, Field(description="ids of the messages to delete")] = None,
         filter: FilterArg = None,
     ) -> ForgetResult:
         """Delete messages from the user's memory, by ids or by a filter (give one of them). Irreversible."""
