@@ -206,3 +206,67 @@ def test_a_search_for_more_hits_than_the_candidate_pool_gets_them(tmp_path):
     assert len(a.search("Denver", k=1_000)) == 500
     assert len(a.search_many(["a", "b"], "Denver", k=1_000)) == 650
     assert [h.id for h in a.search("Denver", k=10)] == [h.id for h in a.search("Denver", k=1_000)[:10]]
+
+
+# -- null values in filters, and where an export goes -------------------------------------------------------------
+
+def test_a_null_value_is_a_value_for_in_and_nin():
+    mem = Memory(None)
+    none = mem.add("no speaker here")
+    bo = mem.add("from Bo", speaker="Bo")
+    ann = mem.add("from Ann", speaker="Ann")
+    tagged = mem.add("tagged null", metadata={"tag": None})
+
+    def ids(flt):
+        return [m.id for m in mem.list(filter=flt)]
+
+    assert ids({"speaker": {"$nin": ["Bo"]}}) == ids({"speaker": {"$ne": "Bo"}}) == [none.id, ann.id, tagged.id]
+    assert ids({"speaker": {"$in": [None]}}) == ids({"speaker": {"$eq": None}}) == [none.id, tagged.id]
+    assert ids({"speaker": {"$in": [None, "Bo"]}}) == [none.id, bo.id, tagged.id]
+    assert ids({"tag": {"$in": [None]}}) == [tagged.id]               # a field a message lacks is in no list
+    assert ids({"tag": {"$nin": ["x"]}}) == [none.id, bo.id, ann.id, tagged.id]
+    assert mem.forget({"speaker": {"$nin": ["Bo"]}}) == 3 and ids(None) == [bo.id]
+
+
+def test_an_export_writes_a_file_of_its_own_and_only_over_a_regular_file(tmp_path):
+    mem = Memory(None)
+    mem.add("a private note", speaker="Ann")
+    out = tmp_path / "notes.jsonl"
+    (tmp_path / "notes.jsonl.tmp").write_text("someone else's file\n", encoding="utf-8")
+    assert mem.export(out) == 1
+    assert (tmp_path / "notes.jsonl.tmp").read_text(encoding="utf-8") == "someone else's file\n"
+    target = tmp_path / "real.jsonl"
+    target.write_text("", encoding="utf-8")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    assert mem.export(link) == 1
+    assert link.is_symlink() and "a private note" in target.read_text(encoding="utf-8")
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o600
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for where in (fifo, tmp_path):
+        with pytest.raises(InvalidInput, match="not a regular file"):
+            mem.export(where)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "notes.jsonl", "notes.jsonl.tmp", "pipe",
+                                                          "real.jsonl"]
+    fresh = Memory(None)
+    assert fresh.import_(out) == 1 and [m.text for m in fresh.list()] == ["a private note"]
+
+
+def test_storable_text_is_what_check_text_accepts():
+    import hippo
+
+    raw = "a\x00b\tc\nd\r\x1b[1me\x7f \udc80f"
+    clean = hippo.storable(raw)
+    assert clean == "a b\tc\nd\r [1me   f" and len(clean) == len(raw)
+    assert tokenizer.check_text(clean) == clean
+    assert hippo.storable("abcdef", 2) == "ab" and hippo.storable("abcdef", -2) == "ef"
+    for bad in (0, True, 1.5):
+        with pytest.raises(InvalidInput, match="limit"):
+            hippo.storable("abc", bad)
+    with pytest.raises(InvalidInput, match="text"):
+        hippo.storable(b"abc")
+    assert hippo.MAX_QUERY_CHARS == 100_000
+    with pytest.raises(InvalidInput, match="longer than 100000"):
+        Memory(None).search("a " * 50_001)

@@ -597,9 +597,9 @@ def test_export_file_is_private_even_over_a_planted_file(tmp_path) -> None:
     os.symlink(elsewhere, planted)
     with Memory(None) as mem:
         mem.add("a private note")
-        with pytest.raises(hippo.StoreError):
-            mem.export(out)
-    assert elsewhere.read_text(encoding="utf-8") == "untouched"
+        assert mem.export(out) == 1  # written to a file of its own, never through the planted link
+    assert elsewhere.read_text(encoding="utf-8") == "untouched" and planted.is_symlink()
+    assert out.stat().st_mode & 0o777 == 0o600 and "a private note" in out.read_text(encoding="utf-8")
 
 
 def test_words_next_to_emoji_and_cjk_are_found() -> None:

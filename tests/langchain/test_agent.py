@@ -139,6 +139,7 @@ def test_custom_namespace_fn_and_template(memory):
 @pytest.mark.parametrize(
     "kwargs, name",
     [({"budget_tokens": 0}, "budget_tokens"), ({"template": "no placeholder"}, "template"),
+     ({"template": 'Answer as {"answer": ...}\n{context}'}, "template"), ({"template": "{}{context}"}, "template"),
      ({"namespace_fn": 3}, "namespace_fn"), ({"user_id_key": ""}, "user_id_key")],
 )
 def test_middleware_bad_arguments(memory, kwargs, name):
@@ -172,3 +173,28 @@ async def test_memory_tools_async(memory):
                          context_schema=Context)
     out = await agent.ainvoke({"messages": [HumanMessage("garage?")]}, context=Context(user_id="ann"))
     assert "5521" in next(m for m in out["messages"] if isinstance(m, ToolMessage)).text
+
+
+def test_text_hippo_cannot_take_as_is_does_not_stop_the_agent(memory):
+    """A pasted escape code, a NUL or a paste past hippo's question length, in the user's message or the model's
+    answer: the agent answers, the turn is stored with such characters as spaces, and the next recall finds it."""
+    model = recording_model([AIMessage(content="\x1b[1mNoted.\x1b[0m"), AIMessage(content="ok"),
+                             AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    cfg = {"configurable": {"user_id": "dee", "thread_id": "a"}}
+    agent.invoke({"messages": [HumanMessage("My locker code is \x1b[31m4417\x1b[0m\x00.")]}, cfg)
+    stored = [m.text for m in memory.using("user.dee").list()]
+    assert stored == ["My locker code is  [31m4417 [0m .", " [1mNoted. [0m"]
+    paste = "log line\n" * 20_000 + "What is my locker code?"  # 180,000 characters: asked by its end
+    assert len(paste) > hippo.MAX_QUERY_CHARS
+    agent.invoke({"messages": [HumanMessage(paste)]}, cfg)
+    assert "4417" in _system_text(model.calls[1])
+    assert memory.using("user.dee").count() == 4
+
+
+def test_an_empty_user_id_names_no_one(memory):
+    model = recording_model([AIMessage(content="ok")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": [HumanMessage("The wifi password is kumquat.")]},
+                 {"configurable": {"user_id": "", "thread_id": "t9"}})
+    assert memory.namespaces() == ["thread.t9"]

@@ -195,3 +195,28 @@ def test_classic_import_hint(monkeypatch):
     with pytest.raises(ImportError, match=r"pip install 'hippo-memory\[classic\]'"):
         importlib.import_module("langchain_hippo.classic")
     monkeypatch.delitem(sys.modules, "langchain_hippo.classic", raising=False)
+
+
+def test_values_json_cannot_keep_are_refused_whole():
+    """docs/compatibility.md: read back, a message equals the one added, or the call stores none of its messages.
+    NaN in tool-call arguments and bytes in ``additional_kwargs`` have no exact JSON form."""
+    history = HippoChatMessageHistory(hippo.Memory(None), session_id="s")
+    kept = AIMessage(content="", tool_calls=[{"name": "set", "args": {"value": 0.5, "when": None}, "id": "c0"}])
+    history.add_messages([kept])
+    for bad in (AIMessage(content="", tool_calls=[{"name": "set", "args": {"value": float("nan")}, "id": "c1"}]),
+                HumanMessage("file attached", additional_kwargs={"attachment": b"\x89PNG"})):
+        with pytest.raises(hippo.InvalidInput, match="JSON cannot keep exactly"):
+            history.add_messages([HumanMessage("would be fine"), bad])
+    assert history.messages == [kept]
+
+
+def test_classic_memory_asks_and_stores_text_with_escape_codes(memory):
+    """``ConversationBufferMemory`` takes any text; hippo asks with control characters as spaces and stores the turn
+    whole (the message keeps them, its indexed text has spaces)."""
+    from langchain_hippo import HippoMemory
+
+    mem = HippoMemory(memory=memory)
+    text = "\x1b[1mNote:\x1b[0m my passport is in the blue drawer"
+    mem.save_context({"input": text}, {"output": "noted"})
+    assert [m.content for m in mem.chat_memory.messages] == [text, "noted"]
+    assert "blue drawer" in mem.load_memory_variables({"input": "where is my \x07passport?"})[mem.memory_key]

@@ -21,6 +21,7 @@ from langgraph.store.memory import InMemoryStore
 
 import hippo
 from langchain_hippo import HippoStore
+from langchain_hippo.store import InvalidStoreNamespace
 from tests.langchain.store_reference import Clock, view
 
 
@@ -524,3 +525,25 @@ def test_text_past_the_message_limit_is_not_indexed_but_kept():
     assert store.get(("l",), "long").value == value
     assert store.search(("l",), query="opening")[0].score is not None
     assert store.search(("l",), query="zeppelin")[0].score is None
+
+
+def test_what_a_put_cannot_keep_is_refused_by_name(store):
+    """docs/compatibility.md: a key or label with a lone surrogate and a value nested past 99 levels are refused by
+    name, before anything is written; a TTL past the calendar means the item never expires."""
+    def deep(n):
+        value = 1
+        for _ in range(n):
+            value = {"a": value}
+        return value
+
+    store.put(("docs",), "deep", deep(99))
+    assert store.get(("docs",), "deep").value == deep(99)
+    with pytest.raises(hippo.InvalidInput, match=r"'deeper'.* more than 99 levels"):
+        store.put(("docs",), "deeper", deep(100))
+    with pytest.raises(hippo.InvalidInput, match="key '\\\\udc80'"):
+        store.put(("docs",), "\udc80", {"v": 1})
+    with pytest.raises(InvalidStoreNamespace, match="label 'a\\\\udc80'"):
+        store.put(("docs", "a\udc80"), "k", {"v": 1})
+    store.put(("docs",), "forever", {"v": 1}, ttl=1e307)
+    assert store.get(("docs",), "forever").value == {"v": 1}
+    assert [i.key for i in store.search(("docs",))] == ["deep", "forever"]

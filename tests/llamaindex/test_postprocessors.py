@@ -80,3 +80,15 @@ def test_decay_reweights_and_reinforces(seeded):
     assert [n.score for n in out] == pytest.approx(expected)
     after = seeded.strength([n.node.metadata["id"] for n in out])
     assert all(after[n.node.metadata["id"]] >= before[n.node.metadata["id"]] for n in out)
+
+
+def test_nodes_of_other_sources_pass_through_whatever_their_metadata(seeded):
+    """A node is hippo's by its node id alone: a document store's node with an "id" and a "namespace" of its own
+    is neither expanded, nor reweighted, nor looked up."""
+    doc = NodeWithScore(node=TextNode(text="Cat care handbook, chapter 2", metadata={"id": 2, "namespace": "default"}),
+                        score=0.9)
+    other = NodeWithScore(node=TextNode(text="Handbook", metadata={"id": 7, "namespace": "manuals"}), score=0.5)
+    out = HippoContextPostprocessor(memory=seeded).postprocess_nodes([doc, other], query_str="cats")
+    assert [(n.node.get_content(), n.score) for n in out] == [("Cat care handbook, chapter 2", 0.9), ("Handbook", 0.5)]
+    out = HippoDecayPostprocessor(memory=seeded).postprocess_nodes([doc], query_str="cats")
+    assert [(n.node.get_content(), n.score) for n in out] == [("Cat care handbook, chapter 2", 0.9)]

@@ -160,6 +160,8 @@ async def test_add_and_forget_change_the_store_the_library_sees(store) -> None:
         assert await call(session, "forget", filter={"speaker": "Bob"}) == {"forgotten": n_bob}
         assert "exactly one of ids or filter" in await error_text(session, "forget")
         assert "exactly one of ids or filter" in await error_text(session, "forget", ids=[1], filter={"a": 1})
+        assert "valid integer" in await error_text(session, "forget", ids=[True])  # JSON true is no message 1
+        assert "valid integer" in await error_text(session, "read", message_id=True)
     with hippo.Memory(store, namespace="ann") as mem:
         with pytest.raises(hippo.NotFound):
             mem.get(added["id"])
