@@ -294,6 +294,32 @@ def test_a_killed_ingest_resumes_where_it_stopped(tmp_path) -> None:
     assert len(stored(db)) == 1200
 
 
+def test_ctrl_c_after_a_batch_committed_undoes_that_batch_too(tmp_path) -> None:
+    """Ctrl-C that lands after ``add_many`` committed a batch but before it returned (while the index is updated):
+    the run still learns the batch's ids, so 'nothing was stored' is true."""
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(1200), encoding="utf-8")
+    db = tmp_path / "s.db"
+    interrupt_inside_the_second_batch = textwrap.dedent("""
+        import os, signal, sys
+        import hippo
+        real, calls = hippo.Memory.add_many, []
+        def add_many(self, items):
+            calls.append(1)
+            got = real(self, items)  # committed
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGINT)  # before add_many returns
+            return got
+        hippo.Memory.add_many = add_many
+        from hippo.cli import main
+        sys.exit(main(sys.argv[1:]))
+    """)
+    proc = subprocess.run([sys.executable, "-c", interrupt_inside_the_second_batch, "ingest", str(f), "--path",
+                           str(db), "--batch", "500"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 130 and "nothing of" in proc.stderr and "was stored" in proc.stderr, proc.stderr
+    assert stored(db) == []
+
+
 def test_resume_needs_the_whole_prefix_not_a_coincidence(tmp_path, capsys) -> None:
     """A namespace that happens to end with the file's first message is not taken for an earlier run."""
     db = tmp_path / "s.db"

@@ -13,8 +13,11 @@ end with the file's first message by coincidence.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -97,6 +100,25 @@ def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
                 f"again resumes after them")
 
 
+@contextlib.contextmanager
+def _interrupt_after():
+    """Ctrl-C inside the block takes effect when the block ends. ``add_many`` commits, then updates the index: an
+    interrupt between the two would leave a stored batch whose ids this run never learnt, so its undo would miss
+    it. A batch takes well under a second; in a thread other than the main one (no signal handlers there) the
+    block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught:
+        raise KeyboardInterrupt
+
+
 def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) -> None:
     for g in groups:
         g.start = _resume_point(mem.using(g.namespace), g.keys, batch)
@@ -111,8 +133,9 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                 ids: list[int] = []
                 written.append((view, ids))
                 for i in range(g.start, len(g.records), batch):
-                    got = view.add_many([r.item for r in g.records[i:i + batch]])
-                    ids.extend(m.id for m in got)
+                    with _interrupt_after():  # a batch committed is a batch whose ids the undo knows
+                        got = view.add_many([r.item for r in g.records[i:i + batch]])
+                        ids.extend(m.id for m in got)
                     bar.update(len(got))
                 seconds.append(time.perf_counter() - started)
     except KeyboardInterrupt:
