@@ -516,3 +516,39 @@ def test_whatsapp_messages_that_open_with_a_line_break_and_notices_over_several_
     assert cli(capsys, "ingest", f, "--path", db).code == 0
     assert [(m["speaker"], m["text"]) for m in stored(db)] == [
         ("Ann", "the text starts on the next line"), ("+351 912 345 678", "who is this?")]
+
+
+def test_messy_exports_of_real_chats(tmp_path, capsys) -> None:
+    """What exporters write: Telegram's 'date' is the exporting machine's local time and 'date_unixtime' the instant;
+    JSON strings and chat messages may hold U+2028 unescaped; a WhatsApp notice may quote a colon; a message may carry
+    'session_id': null for --session to fill; an OpenAI-style list names the line of a bad record."""
+    export = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 2, "type": "message", "date": "2024-03-12T14:05:33", "date_unixtime": "1710245133", "from": "Ann",
+         "text": "Lunch at one?"}]}
+    tg = tmp_path / "result.json"
+    tg.write_text(json.dumps(export), encoding="utf-8")
+    assert cli(capsys, "ingest", tg, "--path", tmp_path / "tg.db").code == 0
+    assert [m["timestamp"] for m in stored(tmp_path / "tg.db")] == [utc(2024, 3, 12, 12, 5, 33)]  # exported at UTC+2
+
+    jl = tmp_path / "notes.jsonl"
+    jl.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in (
+        {"text": "first\u2028still the first", "session_id": None}, {"text": "second\u2029end"},
+        {"text": "third", "session_id": "own"})) + "\n", encoding="utf-8")
+    assert cli(capsys, "ingest", jl, "--path", tmp_path / "jl.db", "--session", "S1").code == 0
+    assert [(m["text"], m["session_id"]) for m in stored(tmp_path / "jl.db")] == [
+        ("first\u2028still the first", "S1"), ("second\u2029end", "S1"), ("third", "own")]
+
+    wa = tmp_path / "WhatsApp Chat with Bo.txt"
+    wa.write_text('12/03/2024, 09:01 - Ann changed the subject from "Trip" to "Trip: Lisbon"\n'
+                  "12/03/2024, 09:02 - Bo: hi all\u2028second line of it\n", encoding="utf-8")
+    assert cli(capsys, "ingest", wa, "--path", tmp_path / "wa.db").code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(tmp_path / "wa.db")] == [("Bo", "hi all\u2028second line of it")]
+
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"},
+                                {"role": "user", "content": "when?", "timestamp": "garbage"}], indent=1),
+                    encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", chat, "--path", tmp_path / "c.db"), "chat.json:10:2:", "[2]",
+                          "timestamp")
+    assert_one_line_error(cli(capsys, "ingest", jl, "--path", tmp_path / "x.db", "--encoding", "rot13"),
+                          "--encoding", "not a text encoding")

@@ -178,7 +178,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     source = read_source(args.file, encoding=args.encoding)
     if args.session is not None:
         for rec in source.records:
-            rec.item.setdefault("session_id", args.session)
+            if rec.item.get("session_id") is None:  # absent or null: the message has none
+                rec.item["session_id"] = args.session
     if args.split and source.format != "locomo":
         raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation); {args.file} holds "
                            f"{source.format} messages")

@@ -35,7 +35,7 @@ import json.decoder
 import json.scanner
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
 
 from hippo import InvalidInput, NotFound
@@ -142,6 +142,13 @@ def render_path(path: Path) -> str:
 # ------------------------------------------------------------------------------------------------- reading
 
 
+def _lines(text: str) -> list[str]:
+    """The lines of a file's text: ended by a newline, a carriage return and newline, or a lone carriage return.
+    Not :meth:`str.splitlines`, which also breaks at U+2028, U+2029, U+0085 and form feeds: JSON lets a string hold
+    them unescaped (``json.dumps(..., ensure_ascii=False)`` writes them so), and a chat's message may hold them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def read_text(file: str, encoding: str = "utf-8") -> str:
     """The file decoded with ``encoding``; a byte that does not decode is reported with its line and a hint."""
     try:
@@ -161,6 +168,8 @@ def read_text(file: str, encoding: str = "utf-8") -> str:
     name = "utf-8-sig" if codec.name == "utf-8" else codec.name
     try:
         return data.decode(name)
+    except LookupError as exc:  # a codec of bytes to bytes ("rot13", "base64", "hex") is no text encoding
+        raise InvalidInput(f"--encoding {encoding!r} is not a text encoding") from exc
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
@@ -176,7 +185,7 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     text = read_text(file, encoding)
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
-    first = next(line for line in text.splitlines() if line.strip())
+    first = next(line for line in _lines(text) if line.strip())
     if _WHATSAPP.match(_plain(first)):
         return _read_whatsapp(file, text)
     if first.lstrip().startswith("{"):
@@ -224,7 +233,7 @@ def _deep_line(text: str, limit: int = 200) -> int:
 
 def _read_jsonl(file: str, text: str) -> Source:
     src = Source(file, "jsonl", text)
-    lines = text.splitlines()
+    lines = _lines(text)
     start = 0
     export = False
     for k, line in enumerate(lines):
@@ -304,7 +313,7 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
                 raise SourceError(("messages",), f"expected a list of messages, got {_kind(msgs)}")
             if msgs and isinstance(msgs[0], dict) and "date" in msgs[0] and "role" not in msgs[0]:
                 return "telegram", list(telegram_records(msgs))
-            return "messages", [Record(openai_item(m, ("messages", k))) for k, m in enumerate(msgs)]
+            return "messages", [Record(openai_item(m, ("messages", k)), ("messages", k)) for k, m in enumerate(msgs)]
         if "conversation" in doc:
             return "locomo", list(locomo_records(doc, ()))
         raise SourceError((), "a JSON object must hold 'messages' (OpenAI style) or 'conversation' (LoCoMo)")
@@ -330,7 +339,7 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             out.append(Record(dict(obj), (k,)))
         return "hippo", out
     if "role" in first:
-        return "messages", [Record(openai_item(m, (k,))) for k, m in enumerate(doc)]
+        return "messages", [Record(openai_item(m, (k,)), (k,)) for k, m in enumerate(doc)]
     raise SourceError((0,), "not a message: expected OpenAI-style 'role' and 'content', hippo's 'text', "
                             "BEAM's 'turns' or LoCoMo's 'conversation'")
 
@@ -476,8 +485,8 @@ def locomo_records(sample: Any, path: Path) -> Iterator[Record]:
     group = sample.get("sample_id")
     group = str(group) if group is not None else None
     conv = sample["conversation"]
-    keys = sorted((k for k in conv if k.startswith("session_") and k.split("_")[1].isdigit()
-                   and k.count("_") == 1), key=lambda k: int(k.split("_")[1]))
+    keys = sorted((k for k in conv if k.startswith("session_") and k.split("_")[1].isascii()
+                   and k.split("_")[1].isdigit() and k.count("_") == 1), key=lambda k: int(k.split("_")[1]))
     for key in keys:
         turns = conv[key]
         if not isinstance(turns, list):
@@ -546,7 +555,9 @@ _WHATSAPP = re.compile(
     r"(?: ?(?P<p1>[ap]\.? ?m\.?))?\] "
     r"|(?P<d2>\d{1,4})[./-](?P<m2>\d{1,2})[./-](?P<y2>\d{1,4}),? (?P<t2>\d{1,2}:\d{2}(?::\d{2})?)"
     r"(?: ?(?P<p2>[ap]\.? ?m\.?))? - )(?P<rest>.*)$", re.IGNORECASE)
-_SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)  # the text may start on the next line
+# the text may start on the next line; a name holds no quotation mark (a notice quotes: 'Ann changed the subject
+# from "Trip" to "Trip: Lisbon"')
+_SENDER = re.compile(r"^(?P<who>[^:\n\"“”]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
 # What the app writes in place of a message it did not export
 _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document) "
                            r"omitted|this message was deleted|you deleted this message|null)$", re.IGNORECASE)
@@ -591,7 +602,7 @@ def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
 def _read_whatsapp(file: str, text: str) -> Source:
     """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it."""
     src = Source(file, "whatsapp", text)
-    lines = text.splitlines()
+    lines = _lines(text)
     heads = [(k, m) for k, m in ((k, _WHATSAPP.match(_plain(line))) for k, line in enumerate(lines)) if m]
     day_first, year_first = _whatsapp_order([m for _, m in heads])
     starts = {k: m for k, m in heads}
@@ -662,6 +673,11 @@ def telegram_records(msgs: list) -> Iterator[Record]:
             when = datetime.fromisoformat(date) if isinstance(date, str) else None
         except ValueError:
             when = None
+        unix = msg.get("date_unixtime")  # the instant; "date" is the exporting machine's local time, no offset
+        if isinstance(unix, str) and unix.isascii() and unix.isdigit():
+            unix = int(unix)
+        if when is not None and isinstance(unix, int) and not isinstance(unix, bool) and 0 <= unix < 2**37:
+            when = datetime.fromtimestamp(unix, tz=timezone.utc)
         if when is None:
             raise SourceError(path, f"field 'date' must be an ISO-8601 date and time, got {date!r}", "date")
         who = msg.get("from")
