@@ -366,3 +366,18 @@ async def test_async_twin_matches_the_sync_call(mem, llm_server):
     assert [x.id for x in r.messages] == [x.id for x in s.messages] == [ids[3], ids[7]]
     assert r.text == s.text
     assert [(e["tool"], e["ids"]) for e in r.trace] == [(e["tool"], e["ids"]) for e in s.trace]
+
+
+def test_arguments_no_parser_or_number_can_read_are_reported_to_the_model(mem, llm_server):
+    """A superscript digit is a digit to ``str.isdigit`` and no number to ``int``; JSON nested past the parser's
+    depth raises RecursionError: each is an error sent back to the model, not an exception out of the recall."""
+    ids = mem.ids
+    llm_server.push_tool_calls({"name": "read", "arguments": {"message_id": "\u00b2"}, "id": "c1"},
+                               {"name": "search", "arguments": {"query": "boots", "k": "\u00b3"}, "id": "c2"},
+                               {"name": "search", "arguments": "[" * 100_000, "id": "c3"})
+    llm_server.push_tool_calls({"name": "answer", "arguments": {"message_ids": [ids[6]]}})
+    r = mem.agentic_recall("What did the dog chew?", llm=make_llm(llm_server))
+    assert [m.id for m in r.messages] == [ids[6]]
+    errors = [e["error"] for e in r.trace if e.get("status") == "error"]
+    assert errors == ["message_id must be an integer, got '²'", "k must be an integer, got '³'",
+                      "arguments are JSON that cannot be read (RecursionError)"]

@@ -167,7 +167,8 @@ def _int(value: Any, name: str, *, lo: int | None = None, hi: int | None = None,
     """An integer argument as models send them (int or numeric string), clamped to [lo, hi]."""
     if value is None and default is not None:
         return default
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    digits = value.strip().lstrip("-") if isinstance(value, str) else ""
+    if digits.isascii() and digits.isdigit():  # "²" is a digit to str.isdigit(), and no number to int()
         value = int(value.strip())
     if isinstance(value, float) and value.is_integer():
         value = int(value)
@@ -430,6 +431,8 @@ class _Agent:
                 raw = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise ToolFailure(f"arguments are not valid JSON ({exc.msg} at char {exc.pos})") from None
+            except (ValueError, RecursionError) as exc:  # nested past the parser's depth, an integer past its digits
+                raise ToolFailure(f"arguments are JSON that cannot be read ({type(exc).__name__})") from None
         if not isinstance(raw, dict):
             raise ToolFailure(f"arguments must be a JSON object, got {type(raw).__name__}")
         return raw
