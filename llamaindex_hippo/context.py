@@ -51,7 +51,8 @@ def _context_message(message: ChatMessage) -> ContextMessage:
     extra = message.additional_kwargs or {}
     tool = extra.get("name") or extra.get("tool_name")
     return ContextMessage(key=_key(message), role=_HIPPO_ROLE.get(_role(message), "system"), text=_text(message),
-                          tool=str(tool) if tool else None, call_id=extra.get("tool_call_id"))
+                          tool=str(tool) if tool else None,
+                          call_id=str(extra["tool_call_id"]) if extra.get("tool_call_id") is not None else None)
 
 
 class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):

@@ -53,6 +53,19 @@ class ContextMessage:
     error: bool = False
     query: str | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.key, str) or not self.key:
+            raise InvalidInput(f"ContextMessage.key must be a non-empty str, got {self.key!r}")
+        if self.role not in ROLES:
+            raise InvalidInput(f"ContextMessage.role must be one of {ROLES}, got {self.role!r}")
+        if not isinstance(self.text, str):
+            raise InvalidInput(f"ContextMessage.text must be a str, got {type(self.text).__name__}")
+        for name in ("tool", "call_id", "query"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise InvalidInput(f"ContextMessage.{name} must be a str or None, got {getattr(self, name)!r}")
+        if not isinstance(self.error, bool):
+            raise InvalidInput(f"ContextMessage.error must be a bool, got {self.error!r}")
+
 
 def content_key(role: str, text: str) -> str:
     """A stable key for a message without an id: a hash of its role and text."""
@@ -108,9 +121,12 @@ class ContextCompactor:
             raise InvalidInput(f"memory must be a hippo.Memory, got {type(memory).__name__}")
         self.memory = memory
         self.keep_recent_turns = check_int(keep_recent_turns, "keep_recent_turns", minimum=1)
-        if isinstance(index_roles, str) or not all(r in ("user", "assistant", "tool") for r in index_roles):
-            raise InvalidInput(f"index_roles must hold 'user', 'assistant' or 'tool', got {index_roles!r}")
-        self.index_roles = frozenset(index_roles)
+        if isinstance(index_roles, (str, bytes)) or not isinstance(index_roles, Iterable):
+            raise InvalidInput(f"index_roles must be a list of 'user', 'assistant' or 'tool', got {index_roles!r}")
+        roles = tuple(index_roles)  # read once: a generator is checked and kept alike
+        if not all(r in ("user", "assistant", "tool") for r in roles):
+            raise InvalidInput(f"index_roles must hold 'user', 'assistant' or 'tool', got {roles!r}")
+        self.index_roles = frozenset(roles)
         self.index_turns = bool(index_turns)
         self.turn_threshold = check_number(turn_threshold, "turn_threshold")
         self.min_turn_tokens = check_int(min_turn_tokens, "min_turn_tokens", minimum=1)
@@ -206,6 +222,10 @@ class ContextCompactor:
     def index(self, namespace: str, m: ContextMessage, turn: int | None = None) -> str | None:
         """Index one message now when the policies select it, or when it is a turn of at least
         ``min_turn_tokens`` (it left the short-term window); returns the entry id or None."""
+        if not isinstance(m, ContextMessage):
+            raise InvalidInput(f"m must be a ContextMessage, got {type(m).__name__}")
+        if turn is not None:
+            check_int(turn, "turn")  # refused here, not taken for content that cannot be stored below
         view = self.memory.using(namespace)
         conv = self._conversation(view)
         with conv.lock:
@@ -238,6 +258,9 @@ class ContextCompactor:
         """For each message, the text to send instead of it (an entry's block, or a note for an old expand
         result), or None to send it as it is. With ``index_recent`` the policies also index the messages of
         the recent turns (they still stay verbatim), so an instruction of the last turn is not missed."""
+        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+            raise InvalidInput(f"messages must be a list of ContextMessage objects, got {type(messages).__name__}")
+        messages = list(messages)
         for m in messages:
             if not isinstance(m, ContextMessage):
                 raise InvalidInput(f"messages must hold ContextMessage objects, got {type(m).__name__}")
