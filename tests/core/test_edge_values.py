@@ -270,3 +270,50 @@ def test_storable_text_is_what_check_text_accepts():
     assert hippo.MAX_QUERY_CHARS == 100_000
     with pytest.raises(InvalidInput, match="longer than 100000"):
         Memory(None).search("a " * 50_001)
+
+
+# -- context compaction -------------------------------------------------------------------------------------------
+
+def test_context_compactor_refuses_what_is_no_message_by_name(tmp_path):
+    from hippo import ContextCompactor, ContextMessage
+
+    mem = Memory(str(tmp_path / "ctx.db"))
+    for bad, field in ((dict(text=None), "text"), (dict(text=b"x"), "text"), (dict(role="robot"), "role"),
+                       (dict(key=""), "key"), (dict(tool=3), "tool"), (dict(error="yes"), "error")):
+        with pytest.raises(InvalidInput, match=f"ContextMessage.{field}"):
+            ContextMessage(**{"key": "k", "role": "tool", "text": "ok", **bad})
+    with pytest.raises(InvalidInput, match="index_roles"):
+        ContextCompactor(mem, index_roles=None)
+    from_generator = ContextCompactor(mem, index_roles=(r for r in ["tool"]))
+    assert from_generator.index_roles == frozenset({"tool"})
+    cc = ContextCompactor(mem)
+    with pytest.raises(InvalidInput, match="messages"):
+        cc.compact(None, "context.a")
+    big = ContextMessage("t", "tool", "\n".join(f"row {i}: value {i * 7}" for i in range(2_000)), tool="api")
+    for turn in (-1, "3", 2.5):
+        with pytest.raises(InvalidInput, match="turn"):
+            cc.index("context.a", big, turn=turn)
+    with pytest.raises(InvalidInput, match="ContextMessage"):
+        cc.index("context.a", {"role": "tool", "text": "x"})
+    assert cc.index("context.a", big, turn=3) is not None
+
+
+def test_a_one_line_output_expands_to_its_head_within_the_budget(tmp_path):
+    import json
+
+    from hippo import ContextCompactor, ContextMessage
+    from hippo.text.complete import head_within
+
+    assert head_within("abc def ghi", 2) == ("abc def", False)  # no whole line fits: the longest head that does
+    assert head_within("abc\ndef", 2) == ("abc", False) and head_within("abc", 5) == ("abc", True)
+    mem = Memory(str(tmp_path / "ctx.db"))
+    cc = ContextCompactor(mem, index_roles=["tool"])
+    minified = json.dumps({"orders": [{"id": f"ORD-{i:05d}", "total": i * 1.5} for i in range(400)]})
+    turn = [ContextMessage("u1", "user", "list my orders"), ContextMessage("t1", "tool", minified, tool="orders"),
+            ContextMessage("u2", "user", "thanks")]
+    block = cc.compact(turn, "context.a")[1]
+    entry = block.split("]")[0].split()[-1]
+    text = cc.expand("context.a", entry, max_tokens=300)
+    assert '"id": "ORD-00000"' in text and "cut at 300 tokens" in text
+    assert tokenizer.count_tokens(text.rsplit("\n[... cut", 1)[0]) <= 300
+    assert cc.expand("context.a", entry, max_tokens=None) == minified

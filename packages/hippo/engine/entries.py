@@ -727,7 +727,8 @@ class Entries:
                         + ("the whole content follows]\n" if whole else "its first lines follow]\n") + head)
         elif max_tokens is not None:
             text, whole = completion.head_within(content, max_tokens)
-            if not whole:
+            if not whole:  # the head of the readable view (minified JSON laid out one value a line)
+                text, _ = completion.head_within(view, max_tokens)
                 text += f"\n[... cut at {max_tokens} tokens of {rec.n_tokens}; ask with a query for a part]"
         else:
             text, whole = content, True

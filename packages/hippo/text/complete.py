@@ -69,7 +69,8 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
 
 
 def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
-    """The leading whole lines of ``content`` within ``max_tokens``; ``(text, complete)``."""
+    """The leading whole lines of ``content`` within ``max_tokens``; ``(text, complete)``. When not even the first
+    line fits (minified JSON, a page of HTML on one line), the longest head of that line that does."""
     if tokenizer.count_tokens(content) <= max_tokens:
         return content, True
     out, used = [], 0
@@ -79,4 +80,14 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
             break
         out.append(ln)
         used += cost
+    if not out and content:
+        first = content.splitlines()[0] if content.splitlines() else content
+        lo, hi = 0, len(first)  # the longest prefix within the budget: token counts grow with the prefix
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if tokenizer.count_tokens(first[:mid]) <= max_tokens:
+                lo = mid
+            else:
+                hi = mid - 1
+        return first[:lo], False
     return "\n".join(out), False
