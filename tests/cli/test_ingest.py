@@ -552,3 +552,14 @@ def test_messy_exports_of_real_chats(tmp_path, capsys) -> None:
                           "timestamp")
     assert_one_line_error(cli(capsys, "ingest", jl, "--path", tmp_path / "x.db", "--encoding", "rot13"),
                           "--encoding", "not a text encoding")
+
+
+def test_tool_call_ids_of_any_server_and_no_second_tool_calls(tmp_path, capsys) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([{"role": "tool", "content": "42", "tool_call_id": 17}]), encoding="utf-8")
+    assert cli(capsys, "ingest", chat, "--path", tmp_path / "a.db").code == 0
+    assert [m["metadata"] for m in stored(tmp_path / "a.db")] == [{"tool_call_id": "17"}]
+    chat.write_text(json.dumps([{"role": "assistant", "content": "x", "metadata": {"tool_calls": ["mine"]},
+                                 "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}]), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", chat, "--path", tmp_path / "b.db"), "[0]", "tool_calls")
+    assert namespaces(tmp_path / "b.db") == []

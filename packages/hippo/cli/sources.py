@@ -410,11 +410,15 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
             args = fn.get("arguments", "")
             lines.append(f"[tool call {fn['name']}({args if isinstance(args, str) else json.dumps(args)})]")
         text = "\n".join([text, *lines]) if text.strip() else "\n".join(lines)
+        if "tool_calls" in metadata and metadata["tool_calls"] != calls:
+            raise SourceError(path, "field 'metadata' holds 'tool_calls' of its own besides the message's tool calls",
+                              "metadata")
         metadata["tool_calls"] = calls
     if not text.strip():
         raise SourceError(path, "field 'content' is empty (and there are no tool calls)", "content")
-    if isinstance(msg.get("tool_call_id"), str):
-        metadata["tool_call_id"] = msg["tool_call_id"]
+    call_id = msg.get("tool_call_id")
+    if isinstance(call_id, (str, int)) and not isinstance(call_id, bool):  # some servers number their calls
+        metadata["tool_call_id"] = str(call_id)
     item: dict[str, Any] = {"text": text, "role": _OPENAI_ROLES[role]}
     name = msg.get("name", msg.get("speaker"))
     if name is not None:
