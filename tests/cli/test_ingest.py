@@ -262,27 +262,30 @@ def test_a_failed_write_is_undone_and_the_retry_does_not_duplicate(tmp_path, cap
     assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
 
 
-def test_a_killed_ingest_resumes_where_it_stopped(tmp_path) -> None:
-    """A process killed between two batches cannot undo anything; running the command again finishes the file
-    without writing the first batches twice."""
+def ingest_with_add_many(tmp_path, on_batch: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """``hippo ingest`` of 1,200 numbered messages in batches of 500, in a process whose ``Memory.add_many`` runs
+    ``on_batch`` (Python, with ``calls`` the batches so far, ``real`` the real method and ``self, items``) in place
+    of the real call: (the process, the file, the store)."""
     f = tmp_path / "notes.jsonl"
     f.write_text(numbered(1200), encoding="utf-8")
     db = tmp_path / "s.db"
-    kill_on_third_batch = textwrap.dedent("""
-        import os, sys
-        import hippo
-        real, calls = hippo.Memory.add_many, []
-        def add_many(self, items):
-            calls.append(1)
-            if len(calls) == 3:
-                os._exit(9)  # like SIGKILL: no undo, no close
-            return real(self, items)
-        hippo.Memory.add_many = add_many
-        from hippo.cli import main
-        sys.exit(main(sys.argv[1:]))
+    script = "\n".join([
+        "import os, signal, sys", "import hippo", "real, calls = hippo.Memory.add_many, []",
+        "def add_many(self, items):", "    calls.append(1)", textwrap.indent(textwrap.dedent(on_batch), "    "),
+        "hippo.Memory.add_many = add_many", "from hippo.cli import main", "sys.exit(main(sys.argv[1:]))"])
+    proc = subprocess.run([sys.executable, "-c", script, "ingest", str(f), "--path", str(db), "--batch", "500"],
+                          capture_output=True, text=True, timeout=300)
+    return proc, f, db
+
+
+def test_a_killed_ingest_resumes_where_it_stopped(tmp_path) -> None:
+    """A process killed between two batches cannot undo anything; running the command again finishes the file
+    without writing the first batches twice."""
+    proc, f, db = ingest_with_add_many(tmp_path, """
+        if len(calls) == 3:
+            os._exit(9)  # like SIGKILL: no undo, no close
+        return real(self, items)
     """)
-    proc = subprocess.run([sys.executable, "-c", kill_on_third_batch, "ingest", str(f), "--path", str(db),
-                           "--batch", "500"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 9
     assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1001))
     run = hippo_cmd("ingest", f, "--path", db, "--batch", "500")
@@ -297,25 +300,12 @@ def test_a_killed_ingest_resumes_where_it_stopped(tmp_path) -> None:
 def test_ctrl_c_after_a_batch_committed_undoes_that_batch_too(tmp_path) -> None:
     """Ctrl-C that lands after ``add_many`` committed a batch but before it returned (while the index is updated):
     the run still learns the batch's ids, so 'nothing was stored' is true."""
-    f = tmp_path / "notes.jsonl"
-    f.write_text(numbered(1200), encoding="utf-8")
-    db = tmp_path / "s.db"
-    interrupt_inside_the_second_batch = textwrap.dedent("""
-        import os, signal, sys
-        import hippo
-        real, calls = hippo.Memory.add_many, []
-        def add_many(self, items):
-            calls.append(1)
-            got = real(self, items)  # committed
-            if len(calls) == 2:
-                os.kill(os.getpid(), signal.SIGINT)  # before add_many returns
-            return got
-        hippo.Memory.add_many = add_many
-        from hippo.cli import main
-        sys.exit(main(sys.argv[1:]))
+    proc, _, db = ingest_with_add_many(tmp_path, """
+        got = real(self, items)  # committed
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # before add_many returns
+        return got
     """)
-    proc = subprocess.run([sys.executable, "-c", interrupt_inside_the_second_batch, "ingest", str(f), "--path",
-                           str(db), "--batch", "500"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 130 and "nothing of" in proc.stderr and "was stored" in proc.stderr, proc.stderr
     assert stored(db) == []
 
