@@ -84,15 +84,12 @@ def test_bad_arguments(memory, kwargs, name):
         HippoMemoryBlock(**{"memory": memory, **kwargs})
 
 
-async def test_text_hippo_cannot_take_as_is_is_asked_and_stored_as_spaces():
+async def test_text_hippo_cannot_take_as_is_is_asked_and_stored_as_spaces(memory):
     """A pasted escape code or a bell in the chat: the block stores the turn with such characters as spaces and
-    recalls for a question holding them, instead of failing the LlamaIndex ``Memory``."""
-    mem = hippo.Memory(None)
-    chat = _chat_memory(HippoMemoryBlock(memory=mem), "s")
-    for role, text in [("user", "\x1b[1mNote:\x1b[0m my locker code is 4417, remember it."),
-                       ("assistant", "I will remember your locker code."),
-                       ("user", "Also, my gym is on Baker Street."), ("assistant", "Noted, the gym on Baker Street.")]:
-        await chat.aput(ChatMessage(role=role, content=text))
-    assert "my locker code is 4417" in " ".join(m.text for m in mem.list())
-    got = await chat.aget(input="what is my locker \x07code?")
-    assert any("4417" in (m.content or "") for m in got)
+    recalls for a question holding them, instead of failing the LlamaIndex ``Memory`` that flushes into it."""
+    block = HippoMemoryBlock(memory=memory)
+    await block.aput([ChatMessage(role="user", content="\x1b[1mNote:\x1b[0m my locker code is 4417, remember it."),
+                      ChatMessage(role="assistant", content="I will remember your locker code.")])
+    assert [m.text for m in memory.list()] == [" [1mNote: [0m my locker code is 4417, remember it.",
+                                               "I will remember your locker code."]
+    assert "4417" in await block.aget([ChatMessage(role="user", content="what is my locker \x07code?")])
