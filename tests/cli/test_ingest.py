@@ -553,3 +553,21 @@ def test_tool_call_ids_of_any_server_and_no_second_tool_calls(tmp_path, capsys) 
                                  "tool_calls": [{"function": {"name": "f", "arguments": "{}"}}]}]), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", chat, "--path", tmp_path / "b.db"), "[0]", "tool_calls")
     assert namespaces(tmp_path / "b.db") == []
+
+
+def test_a_telegram_export_that_opens_with_an_undated_service_message(tmp_path, capsys) -> None:
+    export = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 1, "type": "service", "action": "create_group"},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:02:10", "date_unixtime": "1710234130", "from": "Ann",
+         "text": "hi"}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "s.db").code == 0
+    assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(tmp_path / "s.db")] == \
+        [("Ann", "hi", {"telegram_id": 2})]
+    # an OpenAI-style object with its own "type" and "id" stays OpenAI-style
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps({"id": "c1", "type": "conversation", "messages": [{"role": "user", "content": "yo"}]}),
+                    encoding="utf-8")
+    assert cli(capsys, "ingest", chat, "--path", tmp_path / "c.db").code == 0
+    assert [(m["role"], m["text"]) for m in stored(tmp_path / "c.db")] == [("user", "yo")]

@@ -311,7 +311,11 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             msgs = doc["messages"]
             if not isinstance(msgs, list):
                 raise SourceError(("messages",), f"expected a list of messages, got {_kind(msgs)}")
-            if msgs and isinstance(msgs[0], dict) and "date" in msgs[0] and "role" not in msgs[0]:
+            # Telegram's result.json: messages without a role, dated (the first one may be a service message
+            # without a date) or beside the chat's own "type" and "id" ("personal_chat", "private_group", ...)
+            head = [m for m in msgs[:20] if isinstance(m, dict)]
+            if head and not any("role" in m for m in head) and (
+                    any("date" in m for m in head) or (isinstance(doc.get("type"), str) and "id" in doc)):
                 return "telegram", list(telegram_records(msgs))
             return "messages", [Record(openai_item(m, ("messages", k)), ("messages", k)) for k, m in enumerate(msgs)]
         if "conversation" in doc:
