@@ -179,6 +179,11 @@ def test_locomo_split_into_one_namespace_per_conversation(tmp_path, capsys) -> N
     ]
     run = cli(capsys, "ingest", f, "--path", db, "-n", "one")
     assert run.code == 0 and len(stored(db, "one")) == 6
+    unnamed = [locomo_sample("c1", ("Ann", "Bob")), locomo_sample("", ("Cy", "Di")), locomo_sample("c3", ("Ed", "Flo"))]
+    del unnamed[2]["sample_id"]
+    f.write_text(json.dumps(unnamed), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "u.db", "-n", "lc", "--split").code == 0
+    assert namespaces(tmp_path / "u.db") == ["lc.c1", "lc.sample-2", "lc.sample-3"]  # never merged into "lc"
 
 
 def test_export_then_import_round_trip(store, tmp_path, capsys) -> None:

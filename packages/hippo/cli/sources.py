@@ -491,7 +491,9 @@ def locomo_records(sample: Any, path: Path) -> Iterator[Record]:
     if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):
         raise SourceError(path, "field 'conversation' must be an object of sessions")
     group = sample.get("sample_id")
-    group = str(group) if group is not None else None
+    # --split names each conversation's namespace after it: one without an id is named by its place in the file,
+    # not merged into the base namespace with the other unnamed ones
+    group = str(group) if group is not None and str(group).strip() else f"sample-{(path[0] if path else 0) + 1}"
     conv = sample["conversation"]
     keys = sorted((k for k in conv if k.startswith("session_") and k.split("_")[1].isascii()
                    and k.split("_")[1].isdigit() and k.count("_") == 1), key=lambda k: int(k.split("_")[1]))
