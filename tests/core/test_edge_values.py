@@ -317,3 +317,15 @@ def test_a_one_line_output_expands_to_its_head_within_the_budget(tmp_path):
     assert '"id": "ORD-00000"' in text and "cut at 300 tokens" in text
     assert tokenizer.count_tokens(text.rsplit("\n[... cut", 1)[0]) <= 300
     assert cc.expand("context.a", entry, max_tokens=None) == minified
+
+
+def test_an_identifier_of_several_numbered_parts_is_one_cue():
+    from hippo.engine.entries import cues_in
+
+    assert cues_in("Refund INV-2024-01042 and JIRA-123, not ABC-12-x") == ["INV-2024-01042", "JIRA-123", "ABC-12"]
+    mem = Memory(None)
+    a = mem.index_entry("invoice INV-2024-01042: total 120.00 EUR\ninvoice INV-2024-01043: total 75.50 EUR\n" * 40,
+                        type="tool_result")
+    b = mem.index_entry("invoice INV-2024-99999: total 9.99 EUR\n" * 80, type="tool_result")
+    got = mem.complete_on_cue("What was the total of INV-2024-01042?")
+    assert set(got) == {a.id} and "120.00" in got[a.id].text and b.id not in got

@@ -19,7 +19,7 @@ SUMMARY_WORDS = 40
 _URL = re.compile(r"https?://[^\s\"'<>)\]]+")
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_CODE_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{2,}\b")   # JIRA-123, ORD-00042, E-1001
+_CODE_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}(?:-\d{2,})+\b")   # JIRA-123, ORD-00042, INV-2024-01042 (whole)
 _KV_LINE = re.compile(r"^\s*([A-Za-z][\w .-]{0,40}?)\s*[:=]\s*(\S.{0,200})$")
 _LOG_LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC)\b")
 _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
