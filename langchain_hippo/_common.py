@@ -80,6 +80,12 @@ def index_text(text: str, limit: int | None = None) -> str:
     return storable(text, limit)
 
 
+def message_chars(memory: Any) -> int:
+    """The longest message text ``memory`` stores (``Config.max_message_chars``; 1,000,000 for a config without
+    it)."""
+    return int(getattr(memory.config, "max_message_chars", 1_000_000) or 1_000_000)
+
+
 def query_text(text: str) -> str:
     """A question hippo can ask for ``text`` taken from a conversation (an agent's latest message, a chain's
     input): :func:`hippo.storable`, its last :data:`hippo.MAX_QUERY_CHARS` characters (the end of a long paste,

@@ -27,7 +27,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_memory, check_positive_int, custom_namespace, index_text, query_text
+from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
+                                     message_chars, query_text)
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -99,7 +100,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
                                f"'{{{{' or '}}}}'): {type(exc).__name__}: {exc}") from None
         self.template = template
         self.store_tool_results = bool(store_tool_results)
-        self._max_chars = int(getattr(self.memory.config, "max_message_chars", 1_000_000) or 1_000_000)
+        self._max_chars = message_chars(self.memory)
         for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key)):
             if not isinstance(value, str) or not value:
                 raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")

@@ -63,14 +63,22 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hippo import InvalidInput
-from langchain_hippo._common import acall, check_non_negative_int, index_text
+from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
 NO_EXPIRY = 253402300799.0
-
-
+_UNINDEXED_TEXT = "(unindexed store item)"
+_INDEX_KEYS = {"dims", "embed", "fields"}
+#: keys of other stores' index configs (PostgresStore) that mean nothing to hippo's channels
+_FOREIGN_INDEX_KEYS = {"distance_type", "ann_index_config"}
+_MAX_NAMESPACE_CHARS = 512
 MAX_VALUE_DEPTH = 99  # nesting levels of a value: it sits one level down in a message's metadata (100 at most)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _now() -> float:
+    """The store's clock (seconds since the epoch); one function so that tests can move time."""
+    return time.time()
 
 
 def _deeper_than(value: Any, limit: int) -> bool:
@@ -91,16 +99,6 @@ def _expires(now: float, ttl_minutes: float | None) -> float:
     if ttl_minutes is None:
         return NO_EXPIRY
     return min(now + ttl_minutes * 60.0, NO_EXPIRY)
-_UNINDEXED_TEXT = "(unindexed store item)"
-_INDEX_KEYS = {"dims", "embed", "fields"}
-#: keys of other stores' index configs (PostgresStore) that mean nothing to hippo's channels
-_FOREIGN_INDEX_KEYS = {"distance_type", "ann_index_config"}
-_MAX_NAMESPACE_CHARS = 512
-
-
-def _now() -> float:
-    """The store's clock (seconds since the epoch); one function so that tests can move time."""
-    return time.time()
 
 
 class InvalidStoreNamespace(InvalidInput, InvalidNamespaceError):
@@ -477,7 +475,7 @@ class HippoStore(BaseStore):
         if _deeper_than(stored, MAX_VALUE_DEPTH):
             raise InvalidInput(f"value of {op.namespace!r}/{op.key!r} is nested more than {MAX_VALUE_DEPTH} levels "
                                "deep (it is kept in a message's metadata, which holds 100)")
-        limit = int(getattr(self.memory.config, "max_message_chars", 1_000_000) or 1_000_000)
+        limit = message_chars(self.memory)
         texts: list[tuple[str, str]] = []
         if op.index is not False:
             for path in (self._fields if op.index is None else op.index):

@@ -73,15 +73,16 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
     line fits (minified JSON, a page of HTML on one line), the longest head of that line that does."""
     if tokenizer.count_tokens(content) <= max_tokens:
         return content, True
+    lines = content.splitlines()
     out, used = [], 0
-    for ln in content.splitlines():
+    for ln in lines:
         cost = tokenizer.count_tokens(ln) + 1
         if used + cost > max_tokens:
             break
         out.append(ln)
         used += cost
-    if not out and content:
-        first = content.splitlines()[0] if content.splitlines() else content
+    if not out and lines:
+        first = lines[0]
         lo, hi = 0, len(first)  # the longest prefix within the budget: token counts grow with the prefix
         while lo < hi:
             mid = (lo + hi + 1) // 2

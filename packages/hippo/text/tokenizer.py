@@ -55,7 +55,7 @@ def token_bits() -> int:
 
 #: the longest question ``search`` / ``recall`` accept, in characters
 MAX_QUERY_CHARS = 100_000
-_NOT_STORABLE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
+_NOT_STORABLE = re.compile(f"{_CONTROL.pattern}|{_SURROGATE.pattern}")  # what check_text refuses
 
 
 def storable(text: str, limit: int | None = None) -> str:
