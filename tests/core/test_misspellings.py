@@ -311,3 +311,31 @@ def test_a_held_letter_counts_like_a_slip_and_can_be_switched_off():
         assert [h.text for h in mem.search("love", k=1)] == ["I loooove that song"]
     with _store(HELD, misspellings=False) as mem:
         assert channels.lexical(mem.engine.state().index, analyze("pizza"), mem.config).rows.size == 0
+
+
+def test_a_reopened_store_finds_the_words_read_in_its_snapshot(tmp_path):
+    """The words of several tokens are saved with the co-index: a reopened store answers a question's misspellings
+    without reading its stream again, with the words a fresh read finds (the reference), also after appends since
+    the snapshot; after a deletion since, they are read again."""
+    path = tmp_path / "m.db"
+    with Memory(path) as mem:
+        mem.add_many({"text": t, "speaker": "Ann"} for t in SLIPPED)
+    with Memory(path) as mem, _store(SLIPPED) as ref:
+        idx = mem.engine.state().index
+        assert idx._words is not None and idx.words_unread() == 0  # nothing left to read at the first question
+        assert _words(idx) == _words(ref.engine.state().index) >= {"resturant", "potery", "maraton"}
+        assert [h.text for h in mem.search("restaurant", k=3)] == [h.text for h in ref.search("restaurant", k=3)]
+        mem.add("Then a long hikking trip.", speaker="Bo")
+        ref.add("Then a long hikking trip.", speaker="Bo")
+        assert idx.words_unread() > 0 and _words(idx) == _words(ref.engine.state().index)
+    with Memory(path) as mem:
+        doomed = mem.search("resturant", k=1)[0].id
+    with Memory(path) as writer:
+        writer.delete(doomed)  # its words must not come back from a snapshot
+    with Memory(path) as mem:
+        assert "resturant" not in _words(mem.engine.state().index)
+        assert "hikking" in _words(mem.engine.state().index)
+    with Memory(path, config={"retrieval": {"misspellings": False}}) as off:
+        off.add("A brand new wrod.", speaker="Ann")
+    with Memory(path) as mem:  # saved with misspellings off: the words are read at the question, as before
+        assert "wrod" in _words(mem.engine.state().index)

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
-from typing import Iterator
+from typing import Iterable, Iterator
 
 import numpy as np
 
@@ -80,6 +80,24 @@ def event_time(metadata: dict | None) -> float:
         return float(et)
     return math.nan
 
+
+
+def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) -> bool:
+    """File the words of several tokens ``found`` (:meth:`NamespaceIndex._words_in`) where :meth:`NamespaceIndex.slips`
+    looks for them; True when one was new. A lower-case ASCII word under its first letter and length; an accented
+    word ("medellín") under its letters without accents only ("medellin", -1), a word in mixed case ("LeBron")
+    under its letters in lower case ("lebron", -2); a word holding a letter for emphasis ("birthdayyy") also under
+    the word it stretches ("birthday", 0)."""
+    grew = False
+    for w in found:
+        key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w), -1)
+        bucket = words.setdefault(key, set())
+        if w not in bucket:
+            bucket.add(w)
+            grew = True
+            if lexicon.is_stretched(w):
+                words.setdefault((lexicon.squeezed(w), 0), set()).add(w)
+    return grew
 
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
@@ -354,8 +372,19 @@ class NamespaceIndex:
         stays in the store's chunks."""
         arrays = {name: getattr(self, name).view for name in self._COLUMNS}
         arrays["lengths"] = np.diff(self.ends.view, prepend=0)
-        return {"speakers": self.speakers, "sessions": self.sessions, "last_seq": self.last_seq,
-                "n_tokens": self.n_tokens}, arrays
+        meta = {"speakers": self.speakers, "sessions": self.sessions, "last_seq": self.last_seq,
+                "n_tokens": self.n_tokens}
+        # the words of several tokens (:meth:`slips`), read up to the end of the stream first: each snapshot reads
+        # only what was appended since the last read, and a restart finds them read
+        with self._pos_lock:
+            if self.config.retrieval.misspellings:
+                self._several_token_words()
+            read = self._words_read()
+            if read:
+                words = sorted({w for bucket in self._words[2].values() for w in bucket})
+                meta["words_read"] = read
+                arrays["words"] = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+        return meta, arrays
 
     @classmethod
     def from_snapshot(cls, namespace: str, config: Config, meta: dict, arrays: dict[str, np.ndarray],
@@ -401,6 +430,13 @@ class NamespaceIndex:
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")
         idx.last_seq = int(meta["last_seq"])
+        read = meta.get("words_read")
+        if everything and isinstance(read, int) and 0 < read <= n_tokens and read in idx.ends.view \
+                and "words" in arrays:  # the words of several tokens in the stream's first ``read`` tokens
+            text = np.asarray(arrays["words"], dtype=np.uint8).tobytes().decode("utf-8")
+            words: dict[tuple[str, int], set[str]] = {}
+            _file_words(words, text.split("\n") if text else ())
+            idx._words = (idx.layout, read, words, 0)
         return idx
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -585,18 +621,7 @@ class NamespaceIndex:
         layout, at, words, version = got
         n = max(n, at)
         if at < n:
-            grew = False
-            for w in self._words_in(at, n):
-                # an accented word ("medellín") is kept under its letters without accents only ("medellin", -1), a
-                # word in mixed case ("LeBron") under its letters in lower case ("lebron", -2)
-                key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w), -1)
-                bucket = words.setdefault(key, set())
-                if w not in bucket:
-                    bucket.add(w)
-                    grew = True
-                    if lexicon.is_stretched(w):  # "birthdayyy", also under the word it stretches
-                        words.setdefault((lexicon.squeezed(w), 0), set()).add(w)
-            version += grew
+            version += _file_words(words, self._words_in(at, n))
         self._words = (layout, n, words, version)
         return words, version
 
