@@ -403,7 +403,7 @@ class _Sequence:
         ``"table"`` (scan of the distinct-symbol table, falling back to ``"decode"`` where a segment
         keeps none) or ``"decode"`` (decode the range and XOR-popcount every symbol). All agree.
         """
-        if method not in _METHODS:
+        if not isinstance(method, str) or method not in _METHODS:
             raise InvalidInput(f"method: expected one of {sorted(_METHODS)}, got {method!r}")
         with self._lock.read():
             sym = _symbol(symbol, self._bits)
@@ -898,7 +898,7 @@ def available_kernels() -> list[str]:
 
 def set_kernel(name: str) -> None:
     """Switch the popcount kernel for the whole process (tests and benchmarks; not during searches)."""
-    if name not in _KERNELS:
+    if not isinstance(name, str) or name not in _KERNELS:
         raise InvalidInput(f"name: expected one of {sorted(_KERNELS)}, got {name!r}")
     st = lib.hippo_set_kernel(_KERNELS[name])
     if st == lib.HIPPO_EINVAL:

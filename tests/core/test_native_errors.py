@@ -201,3 +201,17 @@ def test_no_pickle() -> None:
 def test_errors_are_hippo_errors() -> None:
     with pytest.raises(HippoError):
         DynamicWaveletMatrix(3).access(0)
+
+
+@pytest.mark.parametrize("bad", [[], {}, memoryview(bytearray(b"auto")), 0])
+def test_unhashable_names_are_invalid_input(seq, bad) -> None:
+    from hippo.native import active_kernel, set_kernel
+
+    obj, data = seq
+    with pytest.raises(InvalidInput, match="method"):
+        obj.hamming_ball(1, 1, method=bad)
+    before = active_kernel()
+    with pytest.raises(InvalidInput, match="name"):
+        set_kernel(bad)
+    assert active_kernel() == before
+    assert np.array_equal(obj.access_range(), data)
