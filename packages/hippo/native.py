@@ -799,7 +799,8 @@ class ByteTable:
     __slots__ = ("_table", "_offsets", "_lens", "_n")
 
     def __init__(self, pieces: Sequence[bytes]) -> None:
-        if isinstance(pieces, (str, bytes, bytearray, memoryview)) or not hasattr(pieces, "__len__"):
+        if isinstance(pieces, (str, bytes, bytearray, memoryview)) or not hasattr(pieces, "__len__") or \
+                (isinstance(pieces, np.ndarray) and pieces.ndim != 1):
             raise InvalidInput(f"pieces: expected a sequence of bytes, got {type(pieces).__name__}")
         for i, b in enumerate(pieces):
             if not isinstance(b, bytes):

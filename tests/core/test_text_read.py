@@ -60,6 +60,9 @@ def test_byte_table_grows_its_buffer_and_refuses_what_it_cannot_map() -> None:
         ByteTable(b"abc")
     with pytest.raises(InvalidInput, match=r"pieces\[1\]"):
         ByteTable([b"a", "b"])
+    for zero_d in (np.array(b"ab"), np.array(3)):  # a 0-d array has a __len__ that raises
+        with pytest.raises(InvalidInput, match="pieces"):
+            ByteTable(zero_d)
 
 
 @pytest.mark.parametrize("kind", ["static", "dynamic"])
