@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hippo import InvalidInput
 from hippo.native import ri_signatures
@@ -94,3 +96,69 @@ def test_bad_tokens() -> None:
         ri_signatures(np.arange(10, dtype=np.float64), **P)
     with pytest.raises(InvalidInput, match="tokens"):
         ri_signatures(np.arange(20, dtype=np.uint32)[::2], **P)
+
+
+# ---- a plain Python reading of the contract in hippo_core.h / ri.c, position by position ----------------------
+_M64 = (1 << 64) - 1
+
+
+def _splitmix64(x: int) -> int:
+    x = (x + 0x9E3779B97F4A7C15) & _M64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
+    return x ^ (x >> 31)
+
+
+def _base(seed: int, token: int, dim: int, nnz: int) -> list[int]:
+    """nnz distinct indices of base(token): the first half +1, the rest -1."""
+    key = _splitmix64(seed ^ _splitmix64((token * 0xD1B54A32D192ED03 + 1) & _M64))
+    idx: list[int] = []
+    ctr = 0
+    while len(idx) < nnz:
+        ctr += 1
+        cand = ((_splitmix64((key + ctr) & _M64) >> 32) * dim) >> 32
+        if cand not in idx:
+            idx.append(cand)
+    return idx
+
+
+def reference_signatures(tokens: list[int], *, seed: int, dim: int, nnz: int, window: int, self_weight: int,
+                         top_m: int, sig_bits: int, segment_ends: list[int] | None = None) -> np.ndarray:
+    rseed = _splitmix64(seed ^ 0x5DEECE66D)
+    planes = [_splitmix64((rseed + i) & _M64) & 0xFFFFFFFF for i in range(dim)]  # bit b set: R(i, b) = +1
+    ends = segment_ends if segment_ends is not None else ([len(tokens)] if tokens else [])
+    out, start = [], 0
+    for end in ends:
+        for i in range(start, end):
+            ctx: dict[int, int] = {}
+            for j in range(max(start, i - window), min(end, i + window + 1)):
+                weight = self_weight if j == i else 1
+                for slot, ix in enumerate(_base(seed, tokens[j], dim, nnz)):
+                    ctx[ix] = ctx.get(ix, 0) + (weight if slot < nnz // 2 else -weight)
+            kept = sorted(((ix, v) for ix, v in ctx.items() if v), key=lambda p: (-abs(p[1]), p[0]))[:top_m]
+            sig = 0
+            for b in range(sig_bits):
+                if sum(v if planes[ix] >> b & 1 else -v for ix, v in kept) > 0:
+                    sig |= 1 << b
+            out.append(sig)
+        start = end
+    return np.asarray(out, dtype=np.uint32)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2**64 - 1), dim=st.sampled_from([2, 3, 8, 65, 300]), half_nnz=st.integers(1, 8),
+       window=st.sampled_from([0, 1, 2, 7]), self_weight=st.sampled_from([0, 1, 4, 65536]),
+       top_m=st.integers(1, 300), sig_bits=st.sampled_from([1, 13, 32]),
+       tokens=st.lists(st.sampled_from([0, 1, 2, 7, 2**32 - 1]) | st.integers(0, 2**32 - 1), max_size=40),
+       data=st.data())
+def test_signatures_equal_the_reference(seed, dim, half_nnz, window, self_weight, top_m, sig_bits, tokens,
+                                        data) -> None:
+    """Every kept component, tie to the lower index, segment boundary and hyperplane bit, against a plain
+    reading of the contract (few distinct tokens and tiny dims make ties and cancellations common)."""
+    p = dict(seed=seed, dim=dim, nnz=min(2 * half_nnz, dim - dim % 2), window=window, self_weight=self_weight,
+             top_m=min(top_m, dim), sig_bits=sig_bits)
+    ends = None
+    if tokens and data.draw(st.booleans()):
+        ends = sorted(set(data.draw(st.lists(st.integers(1, len(tokens)), max_size=4))) | {len(tokens)})
+    got = ri_signatures(np.asarray(tokens, dtype=np.uint32), segment_ends=ends, **p)
+    assert np.array_equal(got, reference_signatures(tokens, segment_ends=ends, **p))
