@@ -94,6 +94,30 @@ def test_oracle(bits: int, n: int, seed: int, kind: str) -> None:
     check_all(build(kind, data, bits, rng), data, bits, rng)
 
 
+@pytest.mark.parametrize("kind", ["static", "dynamic"])
+@pytest.mark.parametrize("bits", [1, 2, 3])
+def test_narrow_symbols_where_the_node_table_covers_every_level(kind: str, bits: int) -> None:
+    """n * bits >= 2**(bits + 14): the node-start table reaches the bottom level, so whole-sequence ranks, counts
+    and selects take every interval from it; long runs of the alphabet's two edge symbols."""
+    rng = np.random.default_rng(bits + 40)
+    n = 50000
+    edges = np.array([0, (1 << bits) - 1], dtype=np.uint32)
+    data = np.repeat(edges[rng.integers(0, 2, 200)], rng.multinomial(n, np.full(200, 1 / 200)))
+    data[rng.integers(0, n, 500)] = rng.integers(0, 1 << bits, 500, dtype=np.uint64).astype(np.uint32)
+    obj = build(kind, data, bits, rng)
+    check_all(obj, data, bits, rng)
+    syms = np.arange(1 << bits, dtype=np.uint32)
+    full = np.full(syms.size, n, dtype=np.int64)
+    want = np.array([np.count_nonzero(data == s) for s in syms], dtype=np.int64)
+    assert np.array_equal(obj.rank_many(syms, full), want)
+    assert np.array_equal(obj.count_many(syms), want)
+    for s, w in zip(syms.tolist(), want.tolist()):
+        assert obj.rank(s, n) == obj.count(s) == w
+        where = np.flatnonzero(data == s)
+        for k in {1, w // 3 + 1, w} if w else ():
+            assert obj.select(s, k) == int(where[k - 1])
+
+
 def brute_ball(data: np.ndarray, q: int, r: int, a: int, b: int) -> list[tuple[int, int]]:
     vals, cnt = np.unique(data[a:b], return_counts=True)
     dist = np.bitwise_count(np.bitwise_xor(vals, np.uint32(q)))
