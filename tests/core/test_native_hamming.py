@@ -135,6 +135,21 @@ def test_read_bandwidth_checksum_is_kernel_independent() -> None:
     assert len(sums) == 1
 
 
+def test_read_bandwidth_checksum_is_the_documented_sum(kernel: str) -> None:
+    """XOR of the aligned 64-bit words plus the sum of the bytes before and after them, for every start
+    alignment and lengths around the kernels' 4-, 16- and 32-word steps."""
+    buf = np.random.default_rng(2).integers(0, 256, size=4096, dtype=np.uint8)
+    for off in range(9):
+        for n in (0, 1, 7, 8, 9, 31, 32, 33, 127, 128, 129, 255, 256, 257, 300, 2000):
+            view = buf[off:off + n]
+            head = min((-view.ctypes.data) % 8, n)
+            words = (n - head) // 8
+            body = view[head:head + 8 * words].view(np.uint64)
+            want = int(view[:head].sum()) + int(view[head + 8 * words:].sum())
+            want += int(np.bitwise_xor.reduce(body)) if words else 0
+            assert _native.read_bandwidth(view) == want % 2**64, (off, n)
+
+
 @pytest.mark.parametrize("words", [1, 2, 3, 4, 8, 16])
 def test_hamming_cross_matches_numpy_on_every_kernel(words):
     from hippo.native import active_kernel, available_kernels, hamming_cross, set_kernel
