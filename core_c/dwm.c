@@ -361,7 +361,7 @@ int hippo_dwm_hamming_ball(const hippo_dwm *d, uint32_t symbol, uint32_t radius,
         for (uint64_t i = a; i < end - d->base && st == HIPPO_OK; i++)
             if (hippo_popcount64((uint64_t)(d->tail[i] ^ symbol)) <= radius) st = hippo_hb_acc_add(acc, d->tail[i], 1);
     }
-    if (st == HIPPO_OK) hippo_hb_acc_emit(acc, out_symbols, out_counts, capacity, out_needed);
+    if (st == HIPPO_OK) st = hippo_hb_acc_emit(acc, out_symbols, out_counts, capacity, out_needed);
     hippo_hb_acc_free(acc);
     return st;
 }

@@ -307,9 +307,10 @@ typedef struct hippo_hb_acc hippo_hb_acc;
 int hippo_hb_acc_init(hippo_hb_acc **acc);
 int hippo_hb_acc_add(hippo_hb_acc *acc, uint32_t symbol, uint64_t count);
 void hippo_hb_acc_free(hippo_hb_acc *acc);
-/* Sort by symbol and write min(capacity, n) pairs; *needed = n. */
-void hippo_hb_acc_emit(hippo_hb_acc *acc, uint32_t *out_symbols, uint64_t *out_counts, uint64_t capacity,
-                       uint64_t *out_needed);
+/* Sort by symbol and write min(capacity, n) pairs; *needed = n. HIPPO_ENOMEM, with nothing written, when its
+ * sorting buffer cannot be allocated. */
+int hippo_hb_acc_emit(hippo_hb_acc *acc, uint32_t *out_symbols, uint64_t *out_counts, uint64_t capacity,
+                      uint64_t *out_needed);
 int hippo_wm_hamming_ball_acc(const hippo_wm *wm, uint32_t symbol, uint32_t radius, uint64_t start,
                               uint64_t end, int method, hippo_hb_acc *acc);
 

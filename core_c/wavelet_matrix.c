@@ -606,14 +606,14 @@ static int cmp_u32(const void *x, const void *y) {
     return (a > b) - (a < b);
 }
 
-void hippo_hb_acc_emit(hippo_hb_acc *a, uint32_t *out_symbols, uint64_t *out_counts, uint64_t capacity,
-                       uint64_t *out_needed) {
+int hippo_hb_acc_emit(hippo_hb_acc *a, uint32_t *out_symbols, uint64_t *out_counts, uint64_t capacity,
+                      uint64_t *out_needed) {
     *out_needed = a->size;
-    if (capacity == 0 || a->size == 0) return;
+    if (capacity == 0 || a->size == 0) return HIPPO_OK;
     /* compact keys to the front, sort, then look counts up again */
     uint32_t *keys = (uint32_t *)malloc((size_t)a->size * 4);
     uint64_t j = 0, i;
-    if (!keys) { *out_needed = a->size; return; }
+    if (!keys) return HIPPO_ENOMEM;  /* nothing written: the caller must not read the outputs */
     for (i = 0; i < a->cap; i++) if (a->used[i]) keys[j++] = a->keys[i];
     qsort(keys, (size_t)j, 4, cmp_u32);
     uint64_t w = capacity < j ? capacity : j;
@@ -624,6 +624,7 @@ void hippo_hb_acc_emit(hippo_hb_acc *a, uint32_t *out_symbols, uint64_t *out_cou
         out_counts[i] = a->vals[h];
     }
     free(keys);
+    return HIPPO_OK;
 }
 
 /* Branch-and-bound over the levels (seed §3.3 Hamming ball, evaluated in the compressed domain):
@@ -760,7 +761,7 @@ int hippo_wm_hamming_ball(const hippo_wm *wm, uint32_t symbol, uint32_t radius, 
     int st = hippo_hb_acc_init(&acc);
     if (st) return st;
     st = hippo_wm_hamming_ball_acc(wm, symbol, radius, start, end, method, acc);
-    if (st == HIPPO_OK) hippo_hb_acc_emit(acc, out_symbols, out_counts, capacity, out_needed);
+    if (st == HIPPO_OK) st = hippo_hb_acc_emit(acc, out_symbols, out_counts, capacity, out_needed);
     hippo_hb_acc_free(acc);
     return st;
 }
