@@ -169,6 +169,20 @@ def test_since_until_filter_on_event_time():
         mem.search("Maya", until=[2023])
 
 
+def test_since_excludes_an_event_that_ends_where_the_scope_begins():
+    # "yesterday" said on 15 March 2023 is the day [14 March, 15 March): it ends where since=15 March begins
+    mem = hippo.Memory()
+    mem.add("I went to the dentist yesterday.", timestamp=utc(2023, 3, 15, 10))
+    mem.add("The dentist said my teeth are fine.", timestamp=utc(2023, 3, 15, 11))
+    later = {"The dentist said my teeth are fine."}
+    assert {h.text for h in mem.search("dentist", since=utc(2023, 3, 15))} == later
+    assert {m.text for m in mem.recall("dentist", since="2023-03-15", budget_tokens=500).messages} == later
+    assert {e["text"] for e in mem.timeline("dentist", since=utc(2023, 3, 15))} == later
+    assert {h.text for h in mem.search_many(["default"], "dentist", since=utc(2023, 3, 15), priors=False)} == later
+    assert len(mem.search("dentist", since=utc(2023, 3, 14, 23, 59))) == 2
+    assert {h.text for h in mem.search("dentist", until=utc(2023, 3, 15))} == {"I went to the dentist yesterday."}
+
+
 def test_as_of_answers_as_the_memory_stood():
     mem = hippo.Memory()
     old = mem.add("I live in Boston.", speaker="Maya", timestamp=utc(2023, 1, 5))

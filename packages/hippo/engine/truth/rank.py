@@ -35,8 +35,8 @@ def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: floa
         e = np.where(np.isnan(e) | (e <= s), s, e)
         known = ~np.isnan(s)
         keep &= known
-        if since is not None:
-            keep &= np.where(known, np.maximum(e, s) >= since, False)
+        if since is not None:  # an interval [s, e) ends before since when e == since; a point s is at or after it
+            keep &= np.where(known, np.where(e > s, e > since, s >= since), False)
         if until is not None:
             keep &= np.where(known, s < until, False)
     if as_of is not None:
