@@ -69,6 +69,8 @@ def test_yaml_from_a_file_and_a_bare_list(tmp_path):
     ([{"match": {}, "action": {"priority": "urgent"}}], "priority"),
     ([{"match": {}, "action": {"decay_rate": -1}}], "decay_rate"),
     ([{"match": {}, "action": {"expires_after_turns": 2.5}}], "expires_after_turns"),
+    ([{"match": {}, "action": {"expires_after_turns": 2**70}}], "expires_after_turns"),  # past 64-bit turns
+    ([{"match": {}, "action": {"decay_rate": float("inf")}}], "decay_rate"),
     ([{"match": {}, "action": {"persist": "yes"}}], "persist"),
     ([{"match": {"contains": []}, "action": {}}], "contains"),
     ("not a list", "list"),
@@ -78,6 +80,14 @@ def test_bad_policies_are_rejected_with_a_clear_error(bad, match):
         compile_policies(bad)
     with pytest.raises(InvalidInput):
         Memory(None, config={"decay": {"policies": bad}})
+
+
+def test_the_largest_expiry_in_turns_a_policy_accepts_still_works():
+    mem = Memory(None, config={"decay": {"policies": [{"match": {}, "action": {"expires_after_turns": 2**53}}]}})
+    item = mem.add("a note about the harbour")
+    assert [h.id for h in mem.search("harbour")] == [item.id]
+    assert mem.strength(item.id)[item.id] > 0.9
+    assert mem.index_entry("harbour log line").id.startswith("ctx_")
 
 
 def test_bad_yaml_is_rejected():

@@ -28,6 +28,7 @@ A scalar value matches by equality, a list matches any of its members. Actions:
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ _ACTIONS = ("priority", "decay_rate", "floor", "encoding", "persist", "expires_a
             "prune", "index")
 _IGNORED_ACTIONS = ("compression",)
 _PRIORITIES = ("critical", "high", "normal", "low")
+# Turns count messages and agent steps; the bound leaves room for expiry arithmetic in 64-bit columns.
+MAX_TURNS = 2**53
 
 
 @dataclass(frozen=True)
@@ -124,12 +127,14 @@ class Policy:
             if key in a and (isinstance(a[key], bool) or not isinstance(a[key], (int, float)) or a[key] < 0
                              or a[key] != a[key]):
                 raise InvalidInput(f"{where}.action.{key} must be a number >= 0")
+        if "decay_rate" in a and not math.isfinite(a["decay_rate"]):
+            raise InvalidInput(f"{where}.action.decay_rate must be finite")
         if "floor" in a and a["floor"] > 1:
             raise InvalidInput(f"{where}.action.floor must be <= 1")
         if "expires_after_turns" in a and (isinstance(a["expires_after_turns"], bool)
                                            or not isinstance(a["expires_after_turns"], int)
-                                           or a["expires_after_turns"] < 0):
-            raise InvalidInput(f"{where}.action.expires_after_turns must be an int >= 0")
+                                           or not 0 <= a["expires_after_turns"] <= MAX_TURNS):
+            raise InvalidInput(f"{where}.action.expires_after_turns must be an int in 0..{MAX_TURNS}")
         if "encoding" in a and a["encoding"] not in ("manual", "auto"):
             raise InvalidInput(f"{where}.action.encoding must be 'manual' or 'auto'")
         for key in ("persist", "prune", "index"):

@@ -30,7 +30,7 @@ import numpy as np
 from hippo.base.checks import check_bool, check_choice, check_int, check_optional_int
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound, ReadOnlyError
 from hippo.base.policies import Entry as PolicyEntry
-from hippo.base.policies import Outcome, compile_policies
+from hippo.base.policies import MAX_TURNS, Outcome, compile_policies
 from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
 from hippo.engine.namespace import Namespace
 from hippo.engine.prepare import prepare
@@ -254,7 +254,7 @@ def _entry_key(entry_id: object) -> int:
     raise InvalidInput(f"entry_id must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
 
 
-MAX_TURN = 2**53  # turns count agent steps; the bound leaves room for expiry arithmetic in 64-bit columns
+MAX_TURN = MAX_TURNS  # turns count agent steps; the bound leaves room for expiry arithmetic in 64-bit columns
 
 
 def _check_turn(turn: object) -> int | None:
