@@ -188,7 +188,9 @@ def test_amounts_link_by_their_numbers_and_periods():
             timestamp=utc(2024, 9, 7))
     assert links(mem) == []  # budgets of two periods
     mem.add("I've adjusted the grocery budget to $600.", speaker="user", timestamp=utc(2024, 9, 8))
-    assert links(mem) == [("grocery_budget", "550 month", "600", "update")]
+    # the amount and its restatement are both replaced
+    assert links(mem) == [("grocery_budget", "550 monthly", "600", "update"),
+                          ("grocery_budget", "550 month", "600", "update")]
 
 
 def test_deadlines_that_differ_by_month_are_different():

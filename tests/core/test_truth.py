@@ -183,6 +183,36 @@ def test_since_excludes_an_event_that_ends_where_the_scope_begins():
     assert {h.text for h in mem.search("dentist", until=utc(2023, 3, 15))} == {"I went to the dentist yesterday."}
 
 
+def test_a_change_supersedes_the_value_and_each_restatement_of_it(tmp_path):
+    path = str(tmp_path / "m.db")
+    mem = hippo.Memory(path)
+    first = mem.add("I live in Oslo.", speaker="Ann", timestamp=utc(2023, 1, 1))
+    again = mem.add("I still live in Oslo.", speaker="Ann", timestamp=utc(2023, 2, 1))
+    dog = mem.add("My dog's name is Rex.", speaker="Ann", timestamp=utc(2023, 2, 15))
+    moved = mem.add("I moved to Rome.", speaker="Ann", timestamp=utc(2023, 3, 1))
+    expected = {first.id: moved.id, again.id: moved.id}
+
+    def marks(m: hippo.Memory) -> dict[int, int | None]:
+        return {h.id: h.superseded_by for h in m.search("Where does Ann live now? Oslo Rome Rex", k=10)}
+
+    assert {(c["old_id"], c["new_id"]) for c in mem.contradictions(include_updates=True)} == set(expected.items())
+    got = marks(mem)
+    assert {i: got[i] for i in (first.id, again.id)} == expected and got[dog.id] is None and got[moved.id] is None
+    text = mem.recall("Where does Ann live now?", budget_tokens=300).text
+    assert text.count("(superseded 1 March 2023)") == 2
+    mem.close()
+    mem = hippo.Memory(path)
+    assert marks(mem) == got
+    mem.delete(dog.id)  # a removal links the surviving rows again
+    assert {(c["old_id"], c["new_id"]) for c in mem.contradictions(include_updates=True)} == set(expected.items())
+    gone = hippo.Memory()
+    a = gone.add("I live in Lyon.", speaker="Bo", timestamp=utc(2023, 1, 1))
+    b = gone.add("Yes, I live in Lyon.", speaker="Bo", timestamp=utc(2023, 2, 1))
+    c = gone.add("I'm not in Lyon anymore.", speaker="Bo", timestamp=utc(2023, 3, 1))
+    assert {(x["old_id"], x["new_id"]) for x in gone.contradictions(include_updates=True)} == {(a.id, c.id),
+                                                                                                (b.id, c.id)}
+
+
 def test_as_of_answers_as_the_memory_stood():
     mem = hippo.Memory()
     old = mem.add("I live in Boston.", speaker="Maya", timestamp=utc(2023, 1, 5))

@@ -72,6 +72,17 @@ def surprise_of(new: np.ndarray | int, total: np.ndarray | int, text_len: np.nda
     return np.where(total > 0, np.minimum(1.0, score), 0.0)
 
 
+def _last_run(history: list[tuple[int, str, bool]], same: Callable[[str], bool]) -> list[tuple[int, str]]:
+    """``(row, value)`` of the statements at the end of ``history`` whose value is ``same``, oldest first: a value
+    and its restatements ("I live in Oslo", "I still live in Oslo"), which a change of the value supersedes alike."""
+    run: list[tuple[int, str]] = []
+    for row, value, _ in reversed(history):
+        if not same(value):
+            break
+        run.append((row, value))
+    return run[::-1]
+
+
 class Truth:
     ROW_COLUMNS = {  # name -> (dtype, fill)
         "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
@@ -341,9 +352,10 @@ class Truth:
             for (entity, attr), history in self._facts.items():
                 if entity != st.entity or not attributes.matches(attr, (attribute,)) or not history:
                     continue
-                prev_row, prev_value, _ = history[-1]
-                if prev_value == st.norm and prev_row != row and self.superseded_by.a[prev_row] < 0:
-                    self._supersede(ids, prev_row, row, entity, attr, prev_value, "(no longer) " + prev_value, True)
+                for prev_row, prev_value in _last_run(history, lambda v: v == st.norm):
+                    if prev_row != row and self.superseded_by.a[prev_row] < 0:
+                        self._supersede(ids, prev_row, row, entity, attr, prev_value, "(no longer) " + prev_value,
+                                        True)
             return
         if not attributes.single_valued(attribute) or not st.norm:
             return
@@ -352,9 +364,11 @@ class Truth:
         # superseded only when the change is said ("rescheduled to", "moved to")
         said_change = st.update or not attribute.endswith("_time")
         if link and history and said_change:
-            prev_row, prev_value, _ = history[-1]
-            if not _same_value(prev_value, st.norm) and self.superseded_by.a[prev_row] < 0:
-                self._supersede(ids, prev_row, row, st.entity, attribute, prev_value, st.norm, st.update)
+            prev_value = history[-1][1]
+            if not _same_value(prev_value, st.norm):
+                for old_row, old_value in _last_run(history, lambda v: _same_value(v, prev_value)):
+                    if self.superseded_by.a[old_row] < 0:
+                        self._supersede(ids, old_row, row, st.entity, attribute, old_value, st.norm, st.update)
         history.append((row, st.norm, st.update))
 
     def _supersede(self, ids: np.ndarray, old: int, new: int, entity: str, attribute: str, old_value: str,
