@@ -87,6 +87,33 @@ def test_summary_and_facts_with_provenance(llm_server):
     assert facts == [("Ann adopted a beagle.", [7])]
 
 
+def test_facts_whose_sources_are_not_message_ids_are_skipped(llm_server):
+    llm = make(llm_server)
+    msgs = [(1, "Ann", "I adopted a beagle."), (2, "Ann", "Hi."), (12, "Ann", "Rex is two.")]
+    for sources in (None, 1, "12", ["\u00b2"], ["1" * 5000], [True], [1.5], {"1": 1}):
+        llm_server.push(content=json.dumps({"facts": [{"fact": "Ann adopted a beagle.", "sources": sources}]}))
+        assert llm.facts(msgs) == [], sources
+    llm_server.push(content=json.dumps({"facts": [{"fact": "Rex is two.", "sources": [" 12", 2, "x"]}]}))
+    assert llm.facts(msgs) == [("Rex is two.", [12, 2])]
+
+
+def test_deep_consolidation_survives_facts_without_a_source_list(llm_server):
+    llm_server.responder = lambda body: json.dumps({"summary": "A beagle.",
+                                                    "facts": [{"fact": "Ann has a dog.", "sources": None}]})
+    mem = Memory(None, llm=make(llm_server), config={"hierarchy": {"llm_keywords": False}})
+    for i in range(12):
+        mem.add(f"I adopted a beagle named Rex number {i}.", speaker="Ann", session_id="s1")
+    report = mem.consolidate("deep")
+    assert report["llm_failures"] == 0 and report["llm_facts"] == 0 and report["llm_episodes"] >= 1
+
+
+@pytest.mark.parametrize("logprob", [1000.0, 0.5])
+def test_uncertainty_refuses_values_that_are_no_log_probabilities(llm_server, logprob):
+    llm_server.push(content="Sweden", logprobs=[[logprob, -1.0]])
+    with pytest.raises(LLMError, match="log-probabilities"):
+        make(llm_server).uncertainty("Where did she move from?", "Caroline: I moved from Sweden.")
+
+
 def test_uncertainty_is_mean_token_entropy_of_the_logprobs(llm_server):
     alts = [[math.log(0.5), math.log(0.5)], [math.log(0.9), math.log(0.1)]]
     llm_server.push(content="Sweden", logprobs=alts)

@@ -93,6 +93,17 @@ def _storable(text: str) -> bool:
     return True
 
 
+def _message_id(value: Any) -> int | None:
+    """A message id as a model writes one: an int, or a string of ASCII digits; None for anything else (a bool, a
+    float, "²", a number past 64 bits)."""
+    if isinstance(value, str):
+        value = value.strip()
+        if not (value.isascii() and value.isdigit() and len(value) <= 19):
+            return None
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 _FENCE_RE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
@@ -276,8 +287,10 @@ class LLM:
         for it in items:
             if not isinstance(it, dict) or not isinstance(it.get("fact"), str) or not _storable(it["fact"]):
                 continue
-            src = [int(s) for s in it.get("sources", []) if isinstance(s, (int, str)) and str(s).lstrip("-").isdigit()
-                   and int(s) in valid]
+            sources = it.get("sources")
+            if not isinstance(sources, list):
+                continue
+            src = [i for i in map(_message_id, sources) if i in valid]
             if src:
                 out.append((" ".join(it["fact"].split()), list(dict.fromkeys(src))))
         return out
@@ -292,6 +305,8 @@ class LLM:
             raise LLMError("LLM endpoint returned no logprobs")
         ents = []
         for alts in res.logprobs:
+            if not all(isinstance(x, (int, float)) and not isinstance(x, bool) and -math.inf <= x <= 0 for x in alts):
+                raise LLMError(f"LLM endpoint returned values that are no log-probabilities: {alts[:5]!r}")
             ps = [math.exp(x) for x in alts]
             total = sum(ps)
             if total <= 0:
