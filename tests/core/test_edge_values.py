@@ -228,6 +228,30 @@ def test_a_null_value_is_a_value_for_in_and_nin():
     assert mem.forget({"speaker": {"$nin": ["Bo"]}}) == 3 and ids(None) == [bo.id]
 
 
+def test_a_boolean_is_no_number_in_filters():
+    # JSON tells true from 1; the reference is each message's metadata compared by JSON type and value
+    mem = Memory(None)
+    flag = mem.add("apple", metadata={"done": True})
+    one = mem.add("banana", metadata={"done": 1})
+    real = mem.add("cherry", metadata={"done": 1.0})
+    off = mem.add("damson", metadata={"done": False})
+    zero = mem.add("elder", metadata={"done": 0})
+
+    def ids(flt):
+        got = [m.id for m in mem.list(filter=flt)]
+        assert {h.id for h in mem.search("apple banana cherry damson elder", k=10, filter=flt)} == set(got)
+        return got
+
+    assert ids({"done": 1}) == [one.id, real.id]
+    assert ids({"done": True}) == [flag.id]
+    assert ids({"done": {"$ne": True}}) == [one.id, real.id, off.id, zero.id]
+    assert ids({"done": {"$in": [0, 1]}}) == [one.id, real.id, zero.id]
+    assert ids({"done": {"$nin": [False]}}) == [flag.id, one.id, real.id, zero.id]
+    assert ids({"done": {"$gt": 0}}) == [one.id, real.id]
+    assert ids({"done": {"$gte": False}}) == [flag.id, off.id]
+    assert mem.forget({"done": 0}) == 1 and off.id in [m.id for m in mem.list()]
+
+
 def test_an_export_writes_a_file_of_its_own_and_only_over_a_regular_file(tmp_path):
     mem = Memory(None)
     mem.add("a private note", speaker="Ann")

@@ -18,7 +18,7 @@
 
 ``timestamp`` / ``created_at`` operands accept a datetime, epoch seconds or ISO-8601 text. A field that a message
 does not have satisfies only ``$ne``, ``$nin``, ``{"$exists": false}`` and negations. Comparisons between values that
-do not order (a number and a string) are false. Any other key that starts with ``$``, an empty ``$and`` / ``$or``
+do not order (a number and a string, a boolean and a number) are false, and a boolean equals no number. Any other key that starts with ``$``, an empty ``$and`` / ``$or``
 list, an empty condition, or nesting deeper than :data:`MAX_DEPTH` raises ``InvalidInput`` naming the place in the
 filter: a filter never silently matches nothing because a key was misread as a metadata field.
 """
@@ -58,18 +58,23 @@ def _field(row: MessageRow, key: str) -> tuple[bool, Any]:
     return False, None
 
 
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality of two values: a boolean is no number (Python holds ``True == 1``)."""
+    return isinstance(a, bool) == isinstance(b, bool) and a == b
+
+
 def _cmp(op: str, have: Any, want: Any) -> bool:
     try:
         if op == "$eq":
-            return have == want
+            return _equal(have, want)
         if op == "$ne":
-            return have != want
+            return not _equal(have, want)
         if op == "$in":  # a null value is a value: {"$in": [null]} holds it, {"$nin": ["Bo"]} too
-            return have in want
+            return any(_equal(have, w) for w in want)
         if op == "$nin":
-            return have not in want
-        if have is None:
-            return False
+            return not any(_equal(have, w) for w in want)
+        if have is None or isinstance(have, bool) != isinstance(want, bool):
+            return False  # a boolean orders only against a boolean
         if op == "$gt":
             return have > want
         if op == "$gte":
