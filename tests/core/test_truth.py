@@ -37,12 +37,20 @@ MONDAY = utc(2023, 5, 8, 13, 56).timestamp()  # Monday 8 May 2023
     ("Next month we fly out", "June 2023", "month"),
     ("last weekend was fun", "weekend of 6 May 2023", "weekend"),
     ("I started piano a few days ago", "5 May 2023", "day"),
+    ("I went there on the 31st", "31 March 2023", "day"),      # April has no 31st: the latest month that has one
 ])
 def test_time_expressions_resolve_against_the_message_time(text, label, granularity):
     ref = timeexpr.event_time(text, MONDAY)
     assert ref is not None
     assert (ref.label(), ref.granularity) == (label, granularity)
     assert ref.start < ref.end
+
+
+def test_a_day_of_the_month_skips_the_months_without_it():
+    jan31 = utc(2023, 1, 31, 9).timestamp()
+    assert timeexpr.event_time("I'll see you on the 30th", jan31).label() == "30 March 2023"  # no 30 February
+    assert timeexpr.event_time("I went there on the 30th", utc(2023, 3, 2).timestamp()).label() == "30 January 2023"
+    assert timeexpr.event_time("I went there on the 32nd", jan31) is None
 
 
 def test_without_a_reference_time_only_absolute_dates_resolve():

@@ -234,13 +234,15 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         day = int(g[0])
         d = _safe_date(now.year, now.month, day)
-        if future and (d is None or d < today):
-            nxt = _add_months(today.replace(day=1), 1)
-            d = _safe_date(nxt.year, nxt.month, day)
-        elif not future and (d is None or d > today):
-            prev = _add_months(today.replace(day=1), -1)
-            d = _safe_date(prev.year, prev.month, day)
-        return _ref(d, "day", phrase, True) if d else None
+        step = 1 if future else -1
+        month = today.replace(day=1)
+        # the nearest month that has the day ("on the 31st" said in March of the past is 31 January)
+        while d is None or (d < today if future else d > today):
+            month = _add_months(month, step)
+            if abs(month.year - today.year) > 1:
+                return None  # no such day in any month ("on the 32nd")
+            d = _safe_date(month.year, month.month, day)
+        return _ref(d, "day", phrase, True)
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
