@@ -18,9 +18,10 @@
 
 ``timestamp`` / ``created_at`` operands accept a datetime, epoch seconds or ISO-8601 text. A field that a message
 does not have satisfies only ``$ne``, ``$nin``, ``{"$exists": false}`` and negations. Comparisons between values that
-do not order (a number and a string, a boolean and a number) are false, and a boolean equals no number. Any other key that starts with ``$``, an empty ``$and`` / ``$or``
-list, an empty condition, or nesting deeper than :data:`MAX_DEPTH` raises ``InvalidInput`` naming the place in the
-filter: a filter never silently matches nothing because a key was misread as a metadata field.
+do not order (a number and a string, a boolean and a number) are false, and a boolean equals no number. Any other
+key that starts with ``$``, an empty ``$and`` / ``$or`` list, an empty condition, or nesting deeper than
+:data:`MAX_DEPTH` raises ``InvalidInput`` naming the place in the filter: a filter never silently matches nothing
+because a key was misread as a metadata field.
 """
 
 from __future__ import annotations
