@@ -221,6 +221,52 @@ def test_a_change_supersedes_the_value_and_each_restatement_of_it(tmp_path):
                                                                                                 (b.id, c.id)}
 
 
+HISTORY = [("I live in Boston.", (2023, 1, 5)), ("My dog's name is Rex.", (2023, 2, 1)),
+           ("I moved to Denver!", (2023, 3, 10)), ("I moved to Seattle.", (2023, 5, 1)),
+           ("I've budgeted $3,000 for relocation expenses.", (2023, 5, 2)),
+           ("I've adjusted my relocation budget to $3,500.", (2023, 6, 1))]
+
+
+def _links_by_text(mem: hippo.Memory) -> set[tuple[str, str]]:
+    return {(c["old_text"], c["new_text"]) for c in mem.contradictions(include_updates=True)}
+
+
+@pytest.mark.parametrize("order", [[1, 0, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [3, 0, 5, 2, 4, 1]])
+@pytest.mark.parametrize("batch", [True, False])
+def test_links_follow_the_order_things_were_said_not_added(tmp_path, order, batch):
+    """A history added out of order (a backfill, two importers) links as the same history added in order (the
+    reference): a statement is superseded by the one said after it, never by an older one added later."""
+    ref = hippo.Memory()
+    for text, day in HISTORY:
+        ref.add(text, speaker="Maya", timestamp=utc(*day))
+    want = _links_by_text(ref)
+    assert ("I live in Boston.", "I moved to Denver!") in want and ("I moved to Denver!", "I moved to Seattle.") in want
+    assert len(want) == 3  # the relocation budget read again in its earlier words
+    path = str(tmp_path / "m.db")
+    mem = hippo.Memory(path)
+    items = [{"text": HISTORY[k][0], "speaker": "Maya", "timestamp": utc(*HISTORY[k][1])} for k in order]
+    if batch:
+        mem.add_many(items)
+    else:
+        for it in items:
+            mem.add(**it)
+    assert _links_by_text(mem) == want
+    marks = {h.text: h.superseded_by is not None for h in mem.search("Where does Maya live? Boston Denver Seattle")}
+    assert {t: marks[t] for t in ("I live in Boston.", "I moved to Denver!", "I moved to Seattle.")} == {
+        "I live in Boston.": True, "I moved to Denver!": True, "I moved to Seattle.": False}
+    mem.close()
+    mem = hippo.Memory(path)
+    assert _links_by_text(mem) == want  # the links of the snapshot
+    dog = mem.search("Rex", k=1)[0].id
+    mem.delete(dog)  # a removal links the surviving rows again, in the order they were said
+    assert _links_by_text(mem) == want
+    mem.add("I moved to Austin.", speaker="Maya", timestamp=utc(2023, 4, 1))  # between Denver and Seattle
+    ref.add("I moved to Austin.", speaker="Maya", timestamp=utc(2023, 4, 1))
+    assert _links_by_text(mem) == _links_by_text(ref) - {("I moved to Denver!", "I moved to Seattle.")} | {
+        ("I moved to Denver!", "I moved to Austin."), ("I moved to Austin.", "I moved to Seattle.")}
+    mem.close()
+
+
 def test_as_of_answers_as_the_memory_stood():
     mem = hippo.Memory()
     old = mem.add("I live in Boston.", speaker="Maya", timestamp=utc(2023, 1, 5))

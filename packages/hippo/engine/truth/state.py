@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -112,7 +113,7 @@ class Truth:
         self._labels: dict[int, str | None] = {}        # row -> label(), cached
         self._seen: set[int] | None = set()            # hashes of the fingerprints of the annotated rows
         self._stated: dict[int, list[Statement]] = {}  # row -> every statement it makes (negated ones too)
-        # derived from _stated in row order (see :meth:`relink`)
+        # derived from _stated in the order the rows were said (see :meth:`relink`)
         self._facts_of: dict[int, list[Statement]] = {}  # row -> the statements it makes (values that hold)
         # (entity, attribute) -> [(row, folded value, update cue)] of the attributes that hold one value at a time
         self._facts: dict[tuple[str, str], list[tuple[int, str, bool]]] = {}
@@ -122,6 +123,7 @@ class Truth:
         # facts and links of a loaded snapshot, turned into the structures above when first read
         self._pending_facts: Callable[[], None] | None = None
         self._facts_lock = threading.Lock()
+        self._stated_at: float | None = None           # the latest timestamp of a row in _stated (None: not known)
         # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
         self.spans_unread = 0
         self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
@@ -225,6 +227,7 @@ class Truth:
             role = idx.role.a
             user = ROLES.index("user")
             self._facts_ready()  # statements of a loaded snapshot first: new ones link to them
+            relink = False
             stream = ((r, texts[r]) for r in range(start, n)) if texts and all(
                 r in texts for r in range(start, n)) else idx.texts(start, n)
             for row, text in stream:
@@ -248,9 +251,30 @@ class Truth:
                 self.salience.a[row] = salience(text)[0]
                 seen.update(hashes)
                 if int(role[row]) == user:
-                    self._state(ids, row, attributes.extract(text, idx.speakers[int(spk[row])]),
-                                reread=lambda r, st: self._reread(idx, r, st))
+                    statements = attributes.extract(text, idx.speakers[int(spk[row])])
+                    if statements and self._said_before_stated(idx, t):
+                        # said before a statement already linked (a history added out of order): the links are
+                        # made again in the order the rows were said, once this batch is read
+                        self._state(ids, row, statements, link=False)
+                        relink = True
+                    else:
+                        self._state(ids, row, statements, reread=lambda r, st: self._reread(idx, r, st))
+                    if statements and t is not None and self._stated_at is not None:
+                        self._stated_at = max(self._stated_at, t)
                 self.done = self.annotated = row + 1
+            if relink:
+                self.relink(ids, idx)
+
+    def _said_before_stated(self, idx: NamespaceIndex, t: float | None) -> bool:
+        """Whether a message said at ``t`` was said before a row that made statements (its statements would link
+        to later ones). A message without a timestamp counts as said at the latest time. Caller holds the lock."""
+        if t is None:
+            return False
+        if self._stated_at is None:
+            said = idx.ts.a[np.fromiter(self._stated, dtype=np.int64, count=len(self._stated))]
+            said = said[~np.isnan(said)]
+            self._stated_at = float(said.max()) if said.size else -math.inf
+        return t < self._stated_at
 
     def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
         ts = idx.ts.view[start:n]
@@ -315,22 +339,28 @@ class Truth:
 
     def _reread(self, idx: NamespaceIndex, row: int, st: Statement) -> tuple[int, Statement] | None:
         """For an update of an amount whose attribute no earlier statement named (``attributes.restated_head``):
-        the newest of the speaker's earlier messages, among the last :data:`REREAD_ROWS` that hold the attribute's
-        head word, that states the attribute in other words (``attributes.restated``), as ``(row, statement)``."""
+        the latest said of the speaker's messages said before it (at the same time: added before it), among the
+        last :data:`REREAD_ROWS` that hold the attribute's head word, that states the attribute in other words
+        (``attributes.restated``), as ``(row, statement)``."""
         head = attributes.restated_head(st)
-        if head is None or row == 0:
+        if head is None:
             return None
         rows, _tf = idx.term_rows(lexicon.pattern(head))
-        rows = rows[rows < row]
+        said = idx.ts.a[rows]
+        said = np.where(np.isnan(said), np.inf, said)  # no timestamp: said at the latest time
+        at = float(idx.ts.a[row]) if idx.ts.a[row] == idx.ts.a[row] else math.inf
+        before = (said < at) | ((said == at) & (rows < row))
+        rows, said = rows[before], said[before]
         if rows.size == 0:
             return None
         user = ROLES.index("user")
         same = (idx.role.a[rows] == user) & (idx.speaker.a[rows] == idx.speaker.a[row])
-        newest = rows[same][-REREAD_ROWS:][::-1].tolist()
+        rows, said = rows[same], said[same]
+        newest = rows[np.lexsort((rows, said))][-REREAD_ROWS:][::-1].tolist()
         for r, text in zip(newest, idx.texts_of(newest)):
-            said = attributes.restated(text, st)
-            if said is not None:
-                return r, said
+            said_again = attributes.restated(text, st)
+            if said_again is not None:
+                return r, said_again
         return None
 
     def _link(self, ids: np.ndarray, row: int, st: Statement, link: bool = True) -> None:
@@ -380,9 +410,11 @@ class Truth:
         self._link_rows.append((old, new))
 
     def relink(self, ids: np.ndarray, idx: NamespaceIndex | None = None) -> None:
-        """Recompute the fact tables and the supersedes links from every row's statements, in row order (what
-        :meth:`sync` built). With ``idx`` (the index the rows are of), the statements read again for updates are
-        read again (:meth:`_reread`), as a rebuild over these rows would; without it they are replayed."""
+        """Recompute the fact tables and the supersedes links from every row's statements, in the order the rows
+        were said (their timestamps; rows said at the same time, or without a timestamp, in row order): a statement
+        supersedes the one said before it, whatever order they were added in. With ``idx`` (the index the rows are
+        of), the statements read again for updates are read again (:meth:`_reread`), as a rebuild over these rows
+        would; without it they are replayed in row order."""
         self._facts_ready()
         stated = self._stated
         if idx is not None:
@@ -391,7 +423,13 @@ class Truth:
         self._update_of, self._links, self._link_rows = {}, [], []
         self.superseded_by.a[: self.superseded_by.n] = -1
         reread = (lambda r, st: self._reread(idx, r, st)) if idx is not None else None
-        for row in sorted(stated):
+        self._stated_at = None
+        rows = sorted(stated)
+        if idx is not None and rows:
+            said = idx.ts.a[np.asarray(rows, dtype=np.int64)]
+            said = np.where(np.isnan(said), np.inf, said)  # no timestamp: said at the latest time
+            rows = [rows[k] for k in np.lexsort((np.asarray(rows), said)).tolist()]
+        for row in rows:
             self._state(ids, row, stated[row], reread=reread)
 
     def states_span(self, idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
