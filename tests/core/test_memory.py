@@ -373,6 +373,25 @@ def test_config_validation():
     assert Config.from_value({"retrieval": {"bm25_k1": 1.5}}).retrieval.bm25_k1 == 1.5
 
 
+def test_config_sections_given_as_dicts_to_the_constructor():
+    # docs/api.md writes Config(retrieval={"session_weight": 1.0}) and Config(gate={"enabled": True}): a section
+    # given as a dict is read as Config.from_value reads it, not kept as a dict that add / recall then trip over
+    cfg = Config(gate={"enabled": True}, retrieval={"standing_share": 0.0}, hierarchy={"recall": "flat"})
+    assert cfg.gate.enabled and cfg.retrieval.standing_share == 0.0 and cfg.hierarchy.recall == "flat"
+    assert cfg == Config.from_value({"gate": {"enabled": True}, "retrieval": {"standing_share": 0.0},
+                                     "hierarchy": {"recall": "flat"}})
+    with Memory(None, config=cfg) as mem:
+        assert mem.add("ok").id == -1  # the gate is on: a short message is rejected
+        assert mem.add("I decided to move to Berlin on March 3rd to work at Siemens.").id > 0
+        assert mem.recall("Berlin").tokens > 0
+    with pytest.raises(InvalidInput, match="nope"):
+        Config(retrieval={"nope": 1})
+    with pytest.raises(InvalidInput, match="standing_share"):
+        Config(retrieval={"standing_share": 2.0})
+    with pytest.raises(InvalidInput, match="config.decay"):
+        Config(decay=[1, 2])
+
+
 @pytest.mark.parametrize("field, value", [
     ("bm25_k1", -0.1), ("bm25_k1", float("nan")), ("bm25_b", 1.5), ("rrf_k", 0), ("weight_lexical", -1.0),
     ("weight_embedding", float("inf")), ("enumerate_limit", 0), ("candidate_limit", 0), ("candidate_limit", -5),

@@ -336,6 +336,20 @@ class Config:
     gate: GateConfig = field(default_factory=GateConfig)                 # seed 002 §4.1 stage 1
     temporal: TemporalConfig = field(default_factory=TemporalConfig)     # seed 002 §4.1 stages 3, 4, 9
 
+    def __post_init__(self) -> None:
+        # A section given as a dict, Config(retrieval={"session_weight": 0.5}) as docs/api.md writes it, is read as
+        # Config.from_value reads one: unknown keys and bad values raise InvalidInput.
+        for f in fields(self):
+            section = f.default_factory
+            if not isinstance(section, type):
+                continue
+            value = getattr(self, f.name)
+            if isinstance(value, dict):
+                object.__setattr__(self, f.name, _from_dict(section, value, f"config.{f.name}"))
+            elif not isinstance(value, section):
+                raise InvalidInput(f"config.{f.name} must be a {section.__name__} or a dict, "
+                                   f"got {type(value).__name__}")
+
     @classmethod
     def from_value(cls, value: "Config | dict[str, Any] | None") -> "Config":
         if value is None:
