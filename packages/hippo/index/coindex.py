@@ -81,13 +81,12 @@ def event_time(metadata: dict | None) -> float:
     return math.nan
 
 
-
 def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) -> bool:
-    """File the words of several tokens ``found`` (:meth:`NamespaceIndex._words_in`) where :meth:`NamespaceIndex.slips`
-    looks for them; True when one was new. A lower-case ASCII word under its first letter and length; an accented
-    word ("medellín") under its letters without accents only ("medellin", -1), a word in mixed case ("LeBron")
-    under its letters in lower case ("lebron", -2); a word holding a letter for emphasis ("birthdayyy") also under
-    the word it stretches ("birthday", 0)."""
+    """File the words of several tokens ``found`` (:meth:`NamespaceIndex._words_in`) where
+    :meth:`NamespaceIndex.slips` looks for them; True when one was new. A lower-case ASCII word under its first letter
+    and length; an accented word ("medellín") under its letters without accents only ("medellin", -1), a word in
+    mixed case ("LeBron") under its letters in lower case ("lebron", -2); a word holding a letter for emphasis
+    ("birthdayyy") also under the word it stretches ("birthday", 0)."""
     grew = False
     for w in found:
         key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w), -1)
@@ -98,6 +97,7 @@ def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) ->
             if lexicon.is_stretched(w):
                 words.setdefault((lexicon.squeezed(w), 0), set()).add(w)
     return grew
+
 
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
