@@ -235,7 +235,8 @@ def _links_by_text(mem: hippo.Memory) -> set[tuple[str, str]]:
 @pytest.mark.parametrize("batch", [True, False])
 def test_links_follow_the_order_things_were_said_not_added(tmp_path, order, batch):
     """A history added out of order (a backfill, two importers) links as the same history added in order (the
-    reference): a statement is superseded by the one said after it, never by an older one added later."""
+    reference): a statement is superseded by the one said after it, never by an older one added later, and an
+    update finds its earlier value said in other words ("I've budgeted $3,000 for relocation") added after it."""
     ref = hippo.Memory()
     for text, day in HISTORY:
         ref.add(text, speaker="Maya", timestamp=utc(*day))

@@ -786,6 +786,14 @@ def restated(text: str, st: Statement) -> Statement | None:
         return None
     kind, unit = _amount_kind(st.value)  # type: ignore[misc]
     head_stem = textnorm.stem(head)
+    # a word with the head word's stem starts with what the head word and its stem share, less the letter a stem
+    # may change ("happy" -> "happi"): a text without those letters holds no such word
+    n = 0
+    while n < min(len(head), len(head_stem)) and head[n] == head_stem[n]:
+        n += 1
+    shared = head[: n - 1]
+    if shared and shared not in text.lower():
+        return None
     mods = {textnorm.stem(w) for w in st.attribute.split("_")[:-1] if w and w not in textnorm.STOPWORDS}
     new = _number_of(st.value)
     for offset, sent in _sentences(text):

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 import re
 import threading
 from dataclasses import dataclass
@@ -84,6 +83,12 @@ def _last_run(history: list[tuple[int, str, bool]], same: Callable[[str], bool])
     return run[::-1]
 
 
+def said_at(idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
+    """When each of ``rows`` was said, as far as the store knows: its timestamp, else the time it was added."""
+    said = idx.ts.a[rows].astype(np.float64)
+    return np.where(np.isnan(said), idx.created.a[rows], said)
+
+
 class Truth:
     ROW_COLUMNS = {  # name -> (dtype, fill)
         "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
@@ -123,7 +128,9 @@ class Truth:
         # facts and links of a loaded snapshot, turned into the structures above when first read
         self._pending_facts: Callable[[], None] | None = None
         self._facts_lock = threading.Lock()
-        self._stated_at: float | None = None           # the latest timestamp of a row in _stated (None: not known)
+        self._stated_at: float | None = None  # the latest said_at of a row in _stated (None: to be computed)
+        # (row, statement, head word) of the updates that may have their earlier value read again (None: to be found)
+        self._updates: list[tuple[int, Statement, str]] | None = None
         # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
         self.spans_unread = 0
         self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
@@ -252,29 +259,53 @@ class Truth:
                 seen.update(hashes)
                 if int(role[row]) == user:
                     statements = attributes.extract(text, idx.speakers[int(spk[row])])
-                    if statements and self._said_before_stated(idx, t):
-                        # said before a statement already linked (a history added out of order): the links are
+                    if self._out_of_order(idx, row, text, statements):
+                        # said before statements it would link to (a history added out of order): the links are
                         # made again in the order the rows were said, once this batch is read
                         self._state(ids, row, statements, link=False)
                         relink = True
                     else:
                         self._state(ids, row, statements, reread=lambda r, st: self._reread(idx, r, st))
-                    if statements and t is not None and self._stated_at is not None:
-                        self._stated_at = max(self._stated_at, t)
+                    if statements:
+                        if self._stated_at is not None:
+                            self._stated_at = max(self._stated_at, float(said_at(idx, np.asarray([row]))[0]))
+                        self._updates = None
                 self.done = self.annotated = row + 1
             if relink:
                 self.relink(ids, idx)
 
-    def _said_before_stated(self, idx: NamespaceIndex, t: float | None) -> bool:
-        """Whether a message said at ``t`` was said before a row that made statements (its statements would link
-        to later ones). A message without a timestamp counts as said at the latest time. Caller holds the lock."""
-        if t is None:
-            return False
+    def _out_of_order(self, idx: NamespaceIndex, row: int, text: str, statements: list[Statement]) -> bool:
+        """Whether the user message ``row`` was said before statements it would link to (:func:`said_at`), so that
+        linked as it comes it would be linked wrongly or not at all: one of its ``statements`` is about an
+        attribute stated later, or its ``text`` states in other words the earlier value of an update said later
+        (:meth:`_reread`). Only a message said before the latest statement is looked at. Caller holds the lock."""
         if self._stated_at is None:
-            said = idx.ts.a[np.fromiter(self._stated, dtype=np.int64, count=len(self._stated))]
-            said = said[~np.isnan(said)]
-            self._stated_at = float(said.max()) if said.size else -math.inf
-        return t < self._stated_at
+            stated = np.fromiter(self._stated, dtype=np.int64, count=len(self._stated))
+            self._stated_at = float(said_at(idx, stated).max()) if stated.size else -np.inf
+        at = float(said_at(idx, np.asarray([row]))[0])
+        if at >= self._stated_at:
+            return False
+        for (entity, attr), history in self._facts.items():
+            rows = np.fromiter((r for r, _, _ in history), dtype=np.int64, count=len(history))
+            if (said_at(idx, rows) > at).any() and any(
+                    st.entity == entity and (attributes.matches(attr, (st.attribute,))
+                                             or st.attribute == "favorite" and attr.startswith("favorite_"))
+                    for st in statements):
+                return True
+        # an update said later whose earlier value this message may state in other words
+        if self._updates is None:
+            self._updates = [(r, st, attributes.restated_head(st)) for r, sts in self._stated.items() for st in sts
+                             if st.update and not st.reread]
+            self._updates = [(r, st, head) for r, st, head in self._updates if head is not None]
+        if not self._updates:
+            return False
+        low = text.lower()
+        speaker = int(idx.speaker.a[row])
+        for r, st, head in self._updates:
+            if head[:3] in low and int(idx.speaker.a[r]) == speaker and \
+                    float(said_at(idx, np.asarray([r]))[0]) > at and attributes.restated(text, st) is not None:
+                return True
+        return False
 
     def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
         ts = idx.ts.view[start:n]
@@ -339,16 +370,15 @@ class Truth:
 
     def _reread(self, idx: NamespaceIndex, row: int, st: Statement) -> tuple[int, Statement] | None:
         """For an update of an amount whose attribute no earlier statement named (``attributes.restated_head``):
-        the latest said of the speaker's messages said before it (at the same time: added before it), among the
-        last :data:`REREAD_ROWS` that hold the attribute's head word, that states the attribute in other words
-        (``attributes.restated``), as ``(row, statement)``."""
+        the latest said of the speaker's messages said before it (:func:`said_at`; at the same time: added before
+        it), among the last :data:`REREAD_ROWS` that hold the attribute's head word, that states the attribute in
+        other words (``attributes.restated``), as ``(row, statement)``."""
         head = attributes.restated_head(st)
         if head is None:
             return None
         rows, _tf = idx.term_rows(lexicon.pattern(head))
-        said = idx.ts.a[rows]
-        said = np.where(np.isnan(said), np.inf, said)  # no timestamp: said at the latest time
-        at = float(idx.ts.a[row]) if idx.ts.a[row] == idx.ts.a[row] else math.inf
+        said = said_at(idx, rows)
+        at = float(said_at(idx, np.asarray([row]))[0])
         before = (said < at) | ((said == at) & (rows < row))
         rows, said = rows[before], said[before]
         if rows.size == 0:
@@ -411,10 +441,10 @@ class Truth:
 
     def relink(self, ids: np.ndarray, idx: NamespaceIndex | None = None) -> None:
         """Recompute the fact tables and the supersedes links from every row's statements, in the order the rows
-        were said (their timestamps; rows said at the same time, or without a timestamp, in row order): a statement
-        supersedes the one said before it, whatever order they were added in. With ``idx`` (the index the rows are
-        of), the statements read again for updates are read again (:meth:`_reread`), as a rebuild over these rows
-        would; without it they are replayed in row order."""
+        were said (:func:`said_at`; rows said at the same time in row order): a statement supersedes the one said
+        before it, whatever order they were added in. With ``idx`` (the index the rows are of), the statements read
+        again for updates are read again (:meth:`_reread`), as a rebuild over these rows would; without it they are
+        replayed in row order."""
         self._facts_ready()
         stated = self._stated
         if idx is not None:
@@ -423,12 +453,11 @@ class Truth:
         self._update_of, self._links, self._link_rows = {}, [], []
         self.superseded_by.a[: self.superseded_by.n] = -1
         reread = (lambda r, st: self._reread(idx, r, st)) if idx is not None else None
-        self._stated_at = None
+        self._stated_at, self._updates = None, None
         rows = sorted(stated)
         if idx is not None and rows:
-            said = idx.ts.a[np.asarray(rows, dtype=np.int64)]
-            said = np.where(np.isnan(said), np.inf, said)  # no timestamp: said at the latest time
-            rows = [rows[k] for k in np.lexsort((np.asarray(rows), said)).tolist()]
+            order = np.asarray(rows, dtype=np.int64)
+            rows = [rows[k] for k in np.lexsort((order, said_at(idx, order))).tolist()]
         for row in rows:
             self._state(ids, row, stated[row], reread=reread)
 
