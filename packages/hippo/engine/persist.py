@@ -4,7 +4,8 @@ needs to answer right after a restart, without re-reading or re-analysing the me
 Each follower is one blob in the store's ``units`` table, written together in one transaction:
 
 =====================  ======================================================================================
-``derived.index``      the co-index's span table (the Content stream itself is read back from the chunks) and
+``derived.index``      the co-index's span table (the Content stream itself is read back from the chunks), the
+                       words it writes in several tokens (where a question's misspellings are looked for) and
                        the time-and-truth annotations (:mod:`hippo.engine.truth.state`)
 ``derived.life``       the lifecycle: the complete hierarchy (codes, units, kNN lists, themes) and every
                        strength record (:mod:`hippo.engine.lifecycle`)
