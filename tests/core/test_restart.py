@@ -434,3 +434,28 @@ def test_closing_finishes_a_rebuild_in_progress_so_the_next_open_loads_its_snaps
             got = {k: v for k, v in mem.stats()["hierarchy"].items() if k in want_stats}
         no_rebuild(caplog)
     assert got == want_stats
+
+
+@pytest.mark.parametrize("how", ["reopen", "delete"])
+def test_a_message_added_after_a_reload_or_a_delete_is_as_surprising_as_in_a_fresh_store(tmp_path, how):
+    """The annotations' set of fingerprints seen is rebuilt from the saved hashes after a snapshot load or a
+    deletion; a message appended then counts its own fingerprints as new, as a store built from the same messages
+    does."""
+    first = "laptop jazz hospital Paris violin Friday dentist violin recipe river marathon Boston"
+    second = "library soup winter marathon Denver guitar Friday lake Rufus wedding"
+    ref = Memory(None)
+    ref.add(first, timestamp=1704435088)
+    ref.add(second, timestamp=1706120478)
+    mem = Memory(tmp_path / "s.db")
+    if how == "delete":
+        mem.add("zebra crossing", timestamp=1704435000)
+    mem.add(first, timestamp=1704435088)
+    if how == "reopen":
+        mem.close()
+        mem = Memory(tmp_path / "s.db")
+    else:
+        mem.delete(mem.list()[0].id)
+    mem.add(second, timestamp=1706120478)
+    want = [(h.text, h.surprise, h.score) for h in ref.search("marathon")]
+    assert [(h.text, h.surprise, h.score) for h in mem.search("marathon")] == want
+    mem.close()

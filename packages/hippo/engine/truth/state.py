@@ -247,10 +247,10 @@ class Truth:
                 self.has_time.a[row] = bool(refs)
                 fp = fingerprints.fingerprints(text, [r.label() for r in refs])
                 hashes = sorted(fingerprint_hash(f) for f in fp)
+                seen = self.seen  # built from fp_hash when unset: before this row's own hashes join it
+                new = sum(1 for h in hashes if h not in seen)
                 self.fp_hash.extend(np.asarray(hashes, dtype=np.uint64))
                 self.fp_end.a[row] = self.fp_hash.n
-                seen = self.seen
-                new = sum(1 for h in hashes if h not in seen)
                 self.text_len.a[row] = len(text)
                 self.has_event.a[row] = any(f.startswith("e:") for f in fp)
                 self.has_span.a[row] = timeexpr.states_span(text)
