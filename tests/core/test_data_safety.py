@@ -432,6 +432,34 @@ def test_llm_text_about_forgotten_messages_leaves_the_snapshot(tmp_path, llm_ser
         mem.close()
 
 
+@pytest.mark.parametrize("how", ["delete", "delete_namespace"])
+def test_a_handle_closing_after_a_deletion_elsewhere_writes_no_derived_text_back(tmp_path, how) -> None:
+    """A handle that still holds the deleted messages in its derived state (it has not read since) saves nothing
+    derived from them when it closes: the deletion's scrub stays in force."""
+    path = tmp_path / "two.db"
+    fact = "I live in Xylophonia now, near the harbour."
+    with Memory(path, namespace="u") as mem:
+        mem.add_many([{"text": f"ordinary message {i} about the weather", "speaker": "Ann"} for i in range(20)])
+        mem.add(fact, speaker="Maya")
+    assert "Xylophonia" in _snapshot_text(path)  # the annotations keep the statement's sentence
+    holder = Memory(path, namespace="u")
+    holder.add("one more message", speaker="Ann")  # unsaved derived state, saved on close
+    with Memory(path, namespace="u") as other:
+        if how == "delete":
+            assert other.forget({"speaker": "Maya"}) == 1
+        else:
+            assert other.delete_namespace("u") == 22
+    assert "Xylophonia" not in _snapshot_text(path)
+    holder.close()
+    assert "Xylophonia" not in _snapshot_text(path)
+    with Memory(path, namespace="u") as mem:
+        assert [m.text for m in mem.list()] == ([] if how == "delete_namespace" else
+                                                [f"ordinary message {i} about the weather" for i in range(20)]
+                                                + ["one more message"])
+        assert mem.check()["ok"]
+        if how == "delete_namespace":
+            assert list(mem.check()["namespaces"]) == []
+
 def test_replaced_metadata_leaves_the_files(tmp_path) -> None:
     path = tmp_path / "update.db"
     with Memory(path) as mem:

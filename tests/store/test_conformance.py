@@ -278,6 +278,21 @@ def test_put_units_many_is_one_transaction(store) -> None:
     assert (store.get_units("a", "x"), store.get_units("a", "y"), store.get_units("a", "z")) == (None, b"Y", b"Z")
 
 
+def test_put_units_many_at_a_generation_writes_nothing_after_a_deletion(store) -> None:
+    rows = store.append("a", batch(3))
+    before = store.state("a").generation
+    assert store.put_units_many("a", {"x": b"X1"}, generation=before) is True
+    store.append("a", batch(1, 3))  # appends keep the generation
+    assert store.put_units_many("a", {"x": b"X2"}, generation=before) is True
+    store.delete("a", [rows[0].id])
+    assert store.put_units_many("a", {"x": b"stale", "y": b"Y"}, generation=before) is False
+    assert (store.get_units("a", "x"), store.get_units("a", "y")) == (b"X2", None)
+    now = store.state("a").generation
+    store.delete_namespace("a")
+    assert store.put_units_many("a", {"x": b"stale"}, generation=now) is False
+    assert store.get_units("a", "x") is None
+
+
 # -- the change feed ----------------------------------------------------------------------------------------------
 def _has_feed(store) -> bool:
     return callable(getattr(store, "changes", None))

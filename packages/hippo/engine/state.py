@@ -922,7 +922,10 @@ class NamespaceState:
                         prof.settings())
             if not payloads:
                 return
-            self.host.store.put_units_many(self.name, payloads)
+            # not written once another handle deleted messages this state still holds: their derived text must not
+            # be written back (a state behind appends or updates only is caught up by its loader from the feed)
+            if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation):
+                return
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
             return

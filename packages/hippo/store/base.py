@@ -183,9 +183,12 @@ class Store(abc.ABC):
         """The snapshot blob stored under ``kind``, or None."""
 
     @abc.abstractmethod
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+                       generation: int | None = None) -> bool:
         """Store several snapshot blobs in one transaction (a None payload removes that kind), so derived state
-        saved together is read back together."""
+        saved together is read back together. With ``generation``, only while the namespace is still at that
+        generation (checked in the same transaction): blobs derived before a deletion, which may hold derived text of
+        the deleted messages, are not written. Returns whether they were written."""
 
     @abc.abstractmethod
     def sizes(self) -> dict[str, int]:

@@ -652,12 +652,18 @@ class PostgresStore(Store):
     def _epoch_sql(self, key: str) -> str:
         return f"(SELECT COALESCE(MAX(value::bigint), 0) FROM {self._s}.meta WHERE key = '{key}')"
 
+    _STATE_SQL = ("SELECT n.generation, n.next_seq, n.version, {epoch}, {change_epoch}"
+                  " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s")
+
+    def _state_sql(self) -> str:
+        return self._STATE_SQL.format(epoch=self._epoch_sql("namespace_epoch"),
+                                      change_epoch=self._epoch_sql("change_epoch"), s="{s}")
+
     def state(self, namespace: str) -> NamespaceState:
-        rows = self._query(
-            "SELECT n.generation, n.next_seq, n.version, " + self._epoch_sql("namespace_epoch") + ", "
-            + self._epoch_sql("change_epoch") + " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s",
-            (namespace,))
-        generation, next_seq, version, epoch, change_epoch = rows[0]
+        return self._state_of(namespace, self._query(self._state_sql(), (namespace,))[0])
+
+    def _state_of(self, namespace: str, row: Sequence[Any]) -> NamespaceState:
+        generation, next_seq, version, epoch, change_epoch = row
         if generation is None:
             return NamespaceState(int(epoch), 0, int(change_epoch))
         if common.bad_int(generation) or common.bad_int(next_seq) or common.bad_int(version):
@@ -1063,8 +1069,13 @@ class PostgresStore(Store):
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
         self.put_units_many(namespace, {kind: payload})
 
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
-        def body(cur) -> None:
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+                       generation: int | None = None) -> bool:
+        def body(cur) -> bool:
+            if generation is not None:
+                cur.execute(self._sql(self._state_sql()), (namespace,))
+                if self._state_of(namespace, cur.fetchone()).generation != generation:
+                    return False
             for kind, payload in payloads.items():
                 if payload is None:
                     cur.execute(self._sql("DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"),
@@ -1074,8 +1085,10 @@ class PostgresStore(Store):
                         "INSERT INTO {s}.units (namespace, kind, payload) VALUES (%s, %s, %s)"
                         " ON CONFLICT (namespace, kind) DO UPDATE SET payload = EXCLUDED.payload"),
                         (namespace, kind, bytes(payload)))
+            return True
 
-        self._write("saving units", body, replay_safe=True)
+        # with ``generation``, under the namespace's lock: no deletion commits between the check and the write
+        return self._write("saving units", body, None if generation is None else namespace, replay_safe=True)
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))

@@ -826,8 +826,11 @@ class SQLiteStore(Store):
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
         return rows[0][0] if rows else None
 
-    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None]) -> None:
+    def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
+                       generation: int | None = None) -> bool:
         with self.transaction("saving units") as db:
+            if generation is not None and self.state(namespace).generation != generation:
+                return False
             for kind, payload in payloads.items():
                 if payload is None:
                     db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
@@ -836,6 +839,7 @@ class SQLiteStore(Store):
                                " ON CONFLICT(namespace, kind) DO UPDATE SET payload = excluded.payload",
                                (namespace, kind, payload))
         self._release_free_pages()
+        return True
 
     # -- verification (Memory.check) --------------------------------------------------------------------------
     def integrity_check(self) -> list[str]:
