@@ -345,6 +345,44 @@ def test_a_missing_lifecycle_is_rebuilt_in_the_background_while_recall_answers_f
         {k: want_stats[k] for k in ("messages", "episodes", "semantics", "themes")}
 
 
+def test_a_metadata_update_during_a_background_lifecycle_rebuild_is_kept(tmp_path, monkeypatch):
+    """The rebuild read the message's old metadata; the update made meanwhile is applied when it is swapped in, so
+    the strength records equal those of a lifecycle built from the stored messages."""
+    path = tmp_path / "u.db"
+    with Memory(path) as mem:
+        mem.add_many(corpus(200))
+        target = mem.list(limit=1)[0].id
+
+    def drop_life() -> None:
+        db = sqlite3.connect(path)
+        db.execute("DELETE FROM units WHERE kind IN (?, ?)", (persist.LIFE, persist.ACCESS))
+        db.commit()
+        db.close()
+
+    drop_life()
+    with monkeypatch.context() as m:
+        m.setattr(state_mod, "SYNC_ROWS", 50)
+        gate = state_mod.threading.Event()
+        real = Life._load
+
+        def held_load(self, idx, msgs=None):
+            gate.wait(60)  # the metadata was read; the update lands before the rebuild is swapped in
+            return real(self, idx, msgs)
+
+        m.setattr(Life, "_load", held_load)
+        with Memory(path) as mem:
+            mem.recall("Where does Maya live now?", budget_tokens=200)
+            assert "life" in mem.engine.state()._warming
+            mem.update(target, metadata={"priority": "low"})
+            gate.set()
+            assert mem.engine.state().wait_warm(120)
+            got = mem.strength(target)
+    with Memory(path) as mem:  # the saved lifecycle
+        assert mem.strength(target) == got
+    drop_life()
+    with Memory(path) as mem:  # built from the stored messages
+        assert mem.strength(target) == got
+
 def test_missing_annotations_are_rebuilt_in_the_background(tmp_path, monkeypatch):
     path = tmp_path / "t.db"
     with Memory(path) as mem:

@@ -215,6 +215,7 @@ class NamespaceState:
         self._warming: dict[str, _Warm] = {}
         self._warm_lock = threading.Lock()
         self._truth_updates: list[int] = []  # message ids whose event time changed while annotations rebuild
+        self._life_updates: list[int] = []  # message ids whose metadata changed while the lifecycle rebuilds
         self._truth_unsaved = False   # annotations completed since the co-index snapshot was written
         self._life_prefetched: tuple | None = None
         self._eager_life = False
@@ -565,6 +566,8 @@ class NamespaceState:
         if life is not None and life.loaded:
             with life.lock:
                 life.update_messages(rows, idx)
+        elif "life" in self._warming:  # the rebuild may have read the old metadata: applied again when it is done
+            self._life_updates.extend(r.id for r in rows)
         if self.entries is not None and getattr(self.entries, "touched_by", None) is not None \
                 and self.entries.touched_by(rows, ()):
             self.entries = None
@@ -869,8 +872,11 @@ class NamespaceState:
         with lock.write():
             if warm.stop.is_set() or self.index is None:
                 return
+            updated, self._life_updates = self._life_updates, []
             with life.lock:
                 life.sync(self.index)
+                if updated:
+                    life.update_messages(list(self.host.store.rows(self.name, updated).values()), self.index)
                 life.version = self.seen.version
             self._life = life
 
