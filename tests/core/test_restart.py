@@ -383,6 +383,38 @@ def test_a_metadata_update_during_a_background_lifecycle_rebuild_is_kept(tmp_pat
     with Memory(path) as mem:  # built from the stored messages
         assert mem.strength(target) == got
 
+def test_a_deletion_and_an_append_during_a_background_lifecycle_rebuild_are_both_followed(tmp_path, monkeypatch):
+    """As many messages deleted as appended while the lifecycle is rebuilt: the rebuilt lifecycle holds exactly the
+    namespace's messages (the deleted one gone, the new one there), not merely as many."""
+    path = tmp_path / "b.db"
+    with Memory(path) as mem:
+        mem.add_many(corpus(200))
+    db = sqlite3.connect(path)
+    db.execute("DELETE FROM units WHERE kind IN (?, ?)", (persist.LIFE, persist.ACCESS))
+    db.commit()
+    db.close()
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    gate = state_mod.threading.Event()
+    real = Life._load
+
+    def held_load(self, idx, msgs=None):
+        gate.wait(60)  # the messages were read; the deletion and the append land before the rebuild is swapped in
+        return real(self, idx, msgs)
+
+    monkeypatch.setattr(Life, "_load", held_load)
+    with Memory(path) as mem:
+        mem.recall("Where does Maya live now?", budget_tokens=200)
+        state = mem.engine.state()
+        assert "life" in state._warming
+        gone = mem.list(limit=1)[0].id
+        mem.delete(gone)
+        new = mem.add("a brand new message about the lighthouse keeper").id
+        gate.set()
+        assert state.wait_warm(120)
+        life = state.current_life()
+        assert sorted(life.decay.live_keys().tolist()) == sorted(state.index.ids.view.tolist())
+        assert set(mem.strength([gone, new])) == {new}
+
 def test_missing_annotations_are_rebuilt_in_the_background(tmp_path, monkeypatch):
     path = tmp_path / "t.db"
     with Memory(path) as mem:

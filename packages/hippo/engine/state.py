@@ -874,6 +874,7 @@ class NamespaceState:
                 return
             updated, self._life_updates = self._life_updates, []
             with life.lock:
+                life._reconcile(self.index)  # by id: deletions and appends made meanwhile may balance in number
                 life.sync(self.index)
                 if updated:
                     life.update_messages(list(self.host.store.rows(self.name, updated).values()), self.index)
