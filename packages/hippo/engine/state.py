@@ -954,11 +954,17 @@ class NamespaceState:
         if self._life is None and self.lifecycle_active and "life" not in self._warming:
             self._life = self._load_life()  # a snapshot not loaded yet is brought up to date and rewritten
         self.save_derived(force=True)
+        stale: dict[str, bytes | None] = {}
         if self._profiles is None:
+            stale[persist.PROFILES] = None
+        if self.current_life() is None or "life" in self._warming:
+            # being rebuilt in the background, so not rewritten above: the rebuild saves its own later
+            stale.update({k: None for k in (persist.LIFE, persist.ACCESS, *persist.LEGACY)})
+        if stale:
             try:
-                self.host.store.put_units_many(self.name, {persist.PROFILES: None})
+                self.host.store.put_units_many(self.name, stale)
             except HippoError as exc:
-                log.warning("could not remove the profile snapshot of namespace %r: %s", self.name, exc)
+                log.warning("could not remove the stale snapshots of namespace %r: %s", self.name, exc)
 
     def _last_id(self) -> int:
         return int(self.index.ids.a[len(self.index) - 1]) if len(self.index) else -1
