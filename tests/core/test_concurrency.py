@@ -17,7 +17,7 @@ import time
 import pytest
 from hippo_bench import reliability as rel
 
-from hippo import HippoError, Memory, StoreBusy, StoreError
+from hippo import ClosedError, HippoError, Memory, StoreBusy, StoreError
 
 
 def _assert_clean(camp: rel.Campaign) -> None:
@@ -225,3 +225,28 @@ def test_loading_a_namespace_reads_one_snapshot(tmp_path, monkeypatch) -> None:
     finally:
         reader.close()
         writer.close()
+
+
+@pytest.mark.parametrize("loaded", [False, True], ids=["first use", "catching up"])
+def test_a_call_the_store_is_closed_under_raises_closed_error(tmp_path, loaded) -> None:
+    """Another thread's close() lands after a call checked that the handle is open and read the namespace's
+    fingerprint: the call's next read raises ClosedError, a HippoError, not the driver's own error."""
+    path = tmp_path / "closing.db"
+    with Memory(path) as writer:
+        writer.add("the first message")
+        mem = Memory(path)
+        if loaded:
+            assert mem.count() == 1
+            writer.add("a second message, to catch up with")
+        store = mem.engine.rt.store
+        real = store.state
+
+        def state_then_closed(namespace: str):
+            fp = real(namespace)
+            store.close()  # what a close() in another thread does at this point
+            return fp
+
+        store.state = state_then_closed
+        with pytest.raises(ClosedError):
+            mem.count()
+

@@ -19,7 +19,16 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from hippo.base.config import SYNCHRONOUS
-from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError
+from hippo.base.errors import (
+    ClosedError,
+    CorruptData,
+    HippoError,
+    InvalidInput,
+    NotFound,
+    ReadOnlyError,
+    StoreBusy,
+    StoreError,
+)
 from hippo.store import common, wal
 from hippo.store.base import (
     CHANGE_KINDS,
@@ -161,6 +170,8 @@ def _int_or(value: Any, default: int = 0) -> int:
 
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
     msg = str(exc).lower()
+    if "closed database" in msg:
+        return ClosedError(f"{what}: the store was closed (Memory.close) while this call ran")
     if "locked" in msg or "busy" in msg:
         return StoreBusy(f"{what}: the store is locked by another writer (waited the configured busy_timeout_s)")
     if "full" in msg:
@@ -417,7 +428,10 @@ class SQLiteStore(Store):
         # that row's values: a process still caching the deleted namespace sees a changed fingerprint and a feed
         # that no longer reaches back to what it saw, and reloads, even once the name is reused.
         with self._lock:
-            row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+            except sqlite3.Error as exc:
+                raise _translate(exc, "reading the store") from exc
         return int(row[0]) if row and str(row[0]).isdigit() else 0  # meta values are text
 
     def _record(self, db, namespace: str, kind: str, first_seq: int = -1, last_seq: int = -1,
@@ -491,8 +505,8 @@ class SQLiteStore(Store):
     def _read(self, fn: Callable[[], Any], what: str = "reading the store") -> Any:
         """Run ``fn()`` inside one read transaction (a consistent snapshot of the file) unless one is open."""
         with self._lock:
-            own = not self._db.in_transaction
             try:
+                own = not self._db.in_transaction
                 if own:
                     self._db.execute("BEGIN")
                 try:
@@ -506,7 +520,11 @@ class SQLiteStore(Store):
     @contextlib.contextmanager
     def reading(self) -> Iterator[None]:
         with self._lock:
-            if self._db.in_transaction:
+            try:
+                nested = self._db.in_transaction
+            except sqlite3.Error as exc:  # closed by another thread meanwhile
+                raise _translate(exc, "reading the store") from exc
+            if nested:
                 yield
                 return
             try:
