@@ -250,3 +250,33 @@ def test_a_call_the_store_is_closed_under_raises_closed_error(tmp_path, loaded) 
         with pytest.raises(ClosedError):
             mem.count()
 
+
+def test_close_while_an_add_starts_a_background_reader_raises_nothing(monkeypatch) -> None:
+    """An add in one thread starts a background reader (the speaker profiles' catch-up) while close() runs in
+    another: close() never meets that reader registered but not yet started."""
+    from hippo.engine import state as state_mod
+
+    mem = Memory(None)
+    errors: list[BaseException] = []
+    closers: list[threading.Thread] = []
+    real_start = state_mod._Warm.start
+
+    def close_first(self) -> None:
+        def close() -> None:
+            try:
+                mem.close()
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                errors.append(exc)
+
+        closer = threading.Thread(target=close)
+        closers.append(closer)
+        closer.start()
+        closer.join(0.5)  # a close() that is not held up finishes here, before the reader starts
+        real_start(self)
+
+    monkeypatch.setattr(state_mod._Warm, "start", close_first)
+    mem.add_many([{"text": f"message {i} about the harbour", "speaker": "Ann"} for i in range(state_mod.PROFILE_LAG)])
+    for closer in closers:
+        closer.join(60)
+    assert closers and not errors, errors
+    assert mem._rt.closed

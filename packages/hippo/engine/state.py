@@ -988,7 +988,7 @@ class NamespaceState:
             if what in self._warming:
                 return
             warm = self._warming[what] = _Warm(self, what, work)
-        warm.start()
+            warm.start()  # under the lock: a close() in another thread never finds it registered but not started
 
     def _stop_warming(self, what: str | None = None) -> None:
         with self._warm_lock:
