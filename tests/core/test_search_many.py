@@ -144,3 +144,15 @@ def test_without_priors_the_score_is_the_fused_channels():
         assert [h.score for h in plain] == sorted((h.score for h in plain), reverse=True)
     with pytest.raises(InvalidInput, match="priors"):
         mem.search_many(["p"], "chess", priors="no")
+
+
+@pytest.mark.parametrize("query", ["?", "deploy timeout"])
+def test_without_the_signature_channel_the_signature_matrix_is_not_built(query):
+    # building it reads every token of every namespace (seconds for a history of millions of tokens)
+    mem = hippo.Memory()
+    mem.add_many([{"text": t} for t in _texts(random.Random(3), 50)])
+    mem.using("b").add("The deploy script failed on Tuesday with a timeout.")
+    assert mem.config.retrieval.weight_signature == 0
+    mem.search_many(["default", "b"], query, k=5)
+    assert mem.engine.state().index.signature_bytes == 0
+    assert mem.using("b").engine.state().index.signature_bytes == 0

@@ -424,7 +424,10 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
     term_df = [0.0] * len(query.patterns)
     speaker_df: dict[str, float] = {}
     sig_total: dict[int, int] = {}
-    qsig, first_of_word = _keyword_signatures(query, config) if query.keywords else (None, {})
+    # the keywords' signature totals are read by the signature channel only: without it the Signature DWM of a long
+    # history (seconds to compute) is not built
+    qsig, first_of_word = _keyword_signatures(query, config) if query.keywords and rc.weight_signature > 0 \
+        else (None, {})
     for index in indexes:
         n = len(index)
         if n == 0:
@@ -445,7 +448,7 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
             term_df[i] += rows.size
         for st, codes in speakers_named(index, query):
             speaker_df[st] = speaker_df.get(st, 0.0) + float(np.count_nonzero(np.isin(index.speaker.view, codes)))
-        n_tok = len(index.signatures)
+        n_tok = len(index.signatures) if first_of_word else 0
         for k, pos in first_of_word.items():
             matches = index.signatures.hamming_ball(int(qsig[pos]), sc.radius, 0, n_tok)
             sig_total[k] = sig_total.get(k, 0) + sum(c for _, c in matches)
