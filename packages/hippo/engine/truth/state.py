@@ -379,7 +379,9 @@ class Truth:
         rows, _tf = idx.term_rows(lexicon.pattern(head))
         said = said_at(idx, rows)
         at = float(said_at(idx, np.asarray([row]))[0])
-        before = (said < at) | ((said == at) & (rows < row))
+        # only rows annotated already (a background rebuild reads the index a chunk at a time): one said before but
+        # read later relinks the namespace when it is read (:meth:`_out_of_order`)
+        before = ((said < at) | ((said == at) & (rows < row))) & (rows < self.done)
         rows, said = rows[before], said[before]
         if rows.size == 0:
             return None
@@ -554,7 +556,7 @@ class Truth:
             "facts.negated": np.asarray([f.negated for _, f in facts], dtype=bool),
             "facts.first_person": np.asarray([f.first_person for _, f in facts], dtype=bool),
             "facts.reread": np.asarray([f.reread for _, f in facts], dtype=bool)})
-        links = [(link, o, n) for link, (o, n) in zip(self.links, self.link_rows) if n < done]
+        links = [(link, o, n) for link, (o, n) in zip(self.links, self.link_rows) if o < done and n < done]
         arrays.update({
             "links.old": np.asarray([o for _, o, _ in links], dtype=np.int64),
             "links.new": np.asarray([n for _, _, n in links], dtype=np.int64),
@@ -622,8 +624,10 @@ class Truth:
         if (f_rows.size and (f_rows.min() < 0 or f_rows.max() >= done or (np.diff(f_rows) < 0).any())) \
                 or (p_rows.size and (p_rows.min() < 0 or p_rows.max() >= done)):
             raise ValueError("fact or phrase row out of range")
+        # a link goes from the statement said earlier to the one said later, whatever order their rows were added in
         if l_old.size != int((sup >= 0).sum()) or (l_old.size and (
-                l_old.min() < 0 or l_new.max() >= done or (sup[l_old] != l_new).any() or (l_old >= l_new).any())):
+                min(l_old.min(), l_new.min()) < 0 or max(l_old.max(), l_new.max()) >= done
+                or (sup[l_old] != l_new).any() or (l_old == l_new).any())):
             raise ValueError("supersedes links do not match their rows")
         t.phrase = {r: text(k) for r, k in zip(p_rows.tolist(), p_text.tolist())}
         ids = ids.copy()
