@@ -353,3 +353,22 @@ def test_an_identifier_of_several_numbered_parts_is_one_cue():
     b = mem.index_entry("invoice INV-2024-99999: total 9.99 EUR\n" * 80, type="tool_result")
     got = mem.complete_on_cue("What was the total of INV-2024-01042?")
     assert set(got) == {a.id} and "120.00" in got[a.id].text and b.id not in got
+
+
+def test_a_pasted_run_of_letters_is_no_word_of_the_question():
+    """A run of letters and digits longer than ``query.MAX_WORD_CHARS`` (a pasted blob) is not looked for: matching
+    it against a message holding a long run of the same letters was quadratic in its length (minutes, gigabytes).
+    A digest of 128 hex characters is still a word and finds its message."""
+    from hippo.text import query
+
+    digest = "9f" * 64
+    assert query.analyze(f"which build had {digest}?").keywords == ["build", digest]
+    assert query.analyze("which build had " + "9f" * 65 + "?").keywords == ["build"]
+    with Memory(None) as mem:
+        mem.add(f"build 12 had digest {digest}", role="tool")
+        mem.add("a" * 40_000, role="tool")
+        mem.add("the weather build is fine")
+        assert [h.text for h in mem.search(digest, k=1)] == [f"build 12 had digest {digest}"]
+        assert mem.search("a" * 20_000, k=3) == []
+        got = mem.recall("a" * 20_000 + " weather", budget_tokens=50)
+        assert [m.text for m in got.messages] == ["the weather build is fine"]

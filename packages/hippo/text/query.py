@@ -32,6 +32,11 @@ SELF_REFERENCE = ("i", "me", "my", "mine", "myself")
 # recounts ("What book did Melanie recommend?") they are its subject and stay.
 ADVICE_STEMS = frozenset(textnorm.stem(w) for w in directives.ADVICE_WORDS)
 
+# A run of letters and digits longer than this (a pasted blob, a sequence of bases) is no word a question looks for:
+# matching it checks each place its first token occurs against every token of it, which for a run of 100,000 letters
+# is minutes and gigabytes. A SHA-512 digest in hex (128 characters) is still a word.
+MAX_WORD_CHARS = 128
+
 
 def analyze(text: str, keywords: list[str] | None = None, *, self_reference: bool = True) -> Query:
     """Keywords of a query: content words minus stopwords and question scaffolding, one per stem, then (with
@@ -54,6 +59,8 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     kws, stems = [], []
     selfref: list[str] = []
     for w in words:
+        if len(w) > MAX_WORD_CHARS:
+            continue
         lw = w.lower().replace("’", "'")
         base = lw.split("'", 1)[0]
         if self_reference and lw in SELF_REFERENCE:
