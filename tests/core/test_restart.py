@@ -314,25 +314,37 @@ def test_a_damaged_or_outdated_snapshot_is_rebuilt_to_the_same_state(tmp_path, c
         no_rebuild(caplog)
 
 
+def _drop_units(path, *kinds: str) -> None:
+    """Remove the saved snapshots of ``kinds`` from the store file."""
+    db = sqlite3.connect(path)
+    db.executemany("DELETE FROM units WHERE kind = ?", [(k,) for k in kinds])
+    db.commit()
+    db.close()
+
+
+def _held_life_rebuild(patch) -> "state_mod.threading.Event":
+    """Make a lifecycle of more than 50 messages be rebuilt in the background, and hold the rebuild, once it has read
+    the messages, until the returned event is set (``patch``: pytest's monkeypatch or one of its contexts)."""
+    patch.setattr(state_mod, "SYNC_ROWS", 50)
+    gate = state_mod.threading.Event()
+    real = Life._load
+
+    def held_load(self, idx, msgs=None):
+        gate.wait(60)
+        return real(self, idx, msgs)
+
+    patch.setattr(Life, "_load", held_load)
+    return gate
+
+
 def test_a_missing_lifecycle_is_rebuilt_in_the_background_while_recall_answers_flat(tmp_path, monkeypatch):
     path = tmp_path / "m.db"
     with Memory(path) as mem:
         mem.add_many(corpus(400))
         save(mem)
         want_stats = mem.stats()["hierarchy"]
-    db = sqlite3.connect(path)
-    db.execute("DELETE FROM units WHERE kind = ?", (persist.LIFE,))
-    db.commit()
-    db.close()
-    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
-    gate = state_mod.threading.Event()
-    real = Life._load
-
-    def slow_load(self, idx, msgs=None):
-        gate.wait(60)  # hold the rebuild until the flat answer was checked
-        return real(self, idx, msgs)
-
-    monkeypatch.setattr(Life, "_load", slow_load)
+    _drop_units(path, persist.LIFE)
+    gate = _held_life_rebuild(monkeypatch)  # held until the flat answer was checked
     with Memory(path) as mem:
         flat = mem.recall("Where does Maya live now?", budget_tokens=200)
         assert not flat.units and flat.messages  # answered at once, by the flat engine
@@ -353,23 +365,9 @@ def test_a_metadata_update_during_a_background_lifecycle_rebuild_is_kept(tmp_pat
         mem.add_many(corpus(200))
         target = mem.list(limit=1)[0].id
 
-    def drop_life() -> None:
-        db = sqlite3.connect(path)
-        db.execute("DELETE FROM units WHERE kind IN (?, ?)", (persist.LIFE, persist.ACCESS))
-        db.commit()
-        db.close()
-
-    drop_life()
+    _drop_units(path, persist.LIFE, persist.ACCESS)
     with monkeypatch.context() as m:
-        m.setattr(state_mod, "SYNC_ROWS", 50)
-        gate = state_mod.threading.Event()
-        real = Life._load
-
-        def held_load(self, idx, msgs=None):
-            gate.wait(60)  # the metadata was read; the update lands before the rebuild is swapped in
-            return real(self, idx, msgs)
-
-        m.setattr(Life, "_load", held_load)
+        gate = _held_life_rebuild(m)  # the metadata was read; the update lands before the rebuild is swapped in
         with Memory(path) as mem:
             mem.recall("Where does Maya live now?", budget_tokens=200)
             assert "life" in mem.engine.state()._warming
@@ -379,9 +377,10 @@ def test_a_metadata_update_during_a_background_lifecycle_rebuild_is_kept(tmp_pat
             got = mem.strength(target)
     with Memory(path) as mem:  # the saved lifecycle
         assert mem.strength(target) == got
-    drop_life()
+    _drop_units(path, persist.LIFE, persist.ACCESS)
     with Memory(path) as mem:  # built from the stored messages
         assert mem.strength(target) == got
+
 
 def test_a_deletion_and_an_append_during_a_background_lifecycle_rebuild_are_both_followed(tmp_path, monkeypatch):
     """As many messages deleted as appended while the lifecycle is rebuilt: the rebuilt lifecycle holds exactly the
@@ -389,19 +388,8 @@ def test_a_deletion_and_an_append_during_a_background_lifecycle_rebuild_are_both
     path = tmp_path / "b.db"
     with Memory(path) as mem:
         mem.add_many(corpus(200))
-    db = sqlite3.connect(path)
-    db.execute("DELETE FROM units WHERE kind IN (?, ?)", (persist.LIFE, persist.ACCESS))
-    db.commit()
-    db.close()
-    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
-    gate = state_mod.threading.Event()
-    real = Life._load
-
-    def held_load(self, idx, msgs=None):
-        gate.wait(60)  # the messages were read; the deletion and the append land before the rebuild is swapped in
-        return real(self, idx, msgs)
-
-    monkeypatch.setattr(Life, "_load", held_load)
+    _drop_units(path, persist.LIFE, persist.ACCESS)
+    gate = _held_life_rebuild(monkeypatch)  # the deletion and the append land before the rebuild is swapped in
     with Memory(path) as mem:
         mem.recall("Where does Maya live now?", budget_tokens=200)
         state = mem.engine.state()
@@ -414,6 +402,7 @@ def test_a_deletion_and_an_append_during_a_background_lifecycle_rebuild_are_both
         life = state.current_life()
         assert sorted(life.decay.live_keys().tolist()) == sorted(state.index.ids.view.tolist())
         assert set(mem.strength([gone, new])) == {new}
+
 
 def test_missing_annotations_are_rebuilt_in_the_background(tmp_path, monkeypatch):
     path = tmp_path / "t.db"
