@@ -154,17 +154,21 @@ def hits(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, per: dict,
     meta: dict[int, MessageRow] = state.rows(ids)
     truth = state.truth
     scope = ask.scope
-    out: list[Hit] = []
+    kept: list[tuple[int, float, MessageRow]] = []
     for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
         row = meta.get(i)
         if row is None or (pred is not None and not pred(row)):
             continue
+        kept.append((r, sc, row))
+        if len(kept) >= k:
+            break
+    texts = idx.texts_of([r for r, _, _ in kept])  # one read of the Content DWM for all of them
+    out: list[Hit] = []
+    for (r, sc, row), text in zip(kept, texts):
         nxt = truth.superseder(r, scope.as_of, scope.until, idx.ts.a)
-        out.append(make_item(row, idx.text_of(r), Hit, score=float(sc), channels=dict(per.get(r, {})),
+        out.append(make_item(row, text, Hit, score=float(sc), channels=dict(per.get(r, {})),
                              event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
                              superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
                              surprise=round(float(truth.surprise.a[r]), 4),
                              salience=round(float(truth.salience.a[r]), 4)))
-        if len(out) >= k:
-            break
     return out
