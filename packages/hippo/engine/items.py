@@ -39,11 +39,6 @@ def items(state: NamespaceState, ids: list[int], cls: type = MemoryItem,
     read lock."""
     rows = state.rows(ids)
     idx = state.index
-    out = []
-    for k, i in enumerate(ids):
-        r = rows.get(i)
-        pos = idx.row_of.get(i)
-        if r is None or pos is None:
-            continue
-        out.append(make_item(r, idx.text_of(pos), cls, **(extras[k] if extras else {})))
-    return out
+    found = [(k, rows[i], idx.row_of[i]) for k, i in enumerate(ids) if i in rows and i in idx.row_of]
+    texts = idx.texts_of([pos for _, _, pos in found])  # one read of the Content DWM for all of them
+    return [make_item(r, text, cls, **(extras[k] if extras else {})) for (k, r, _), text in zip(found, texts)]

@@ -30,6 +30,7 @@ def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[s
         mids = truth.event_mid(np.asarray(rows, dtype=np.int64)) if rows else np.zeros(0)
         order = sorted(range(len(rows)), key=lambda k: (np.nan_to_num(mids[k], nan=np.inf), int(idx.seqs.a[rows[k]])))
         out = []
+        texts = dict(zip(rows, idx.texts_of(rows)))  # one read of the Content DWM for all of them
         for k in order:
             r = rows[k]
             nxt = truth.superseder(r, scope.as_of)
@@ -39,7 +40,7 @@ def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[s
                 "event_time": to_datetime(float(mids[k])),
                 "event": truth.label(r),
                 "timestamp": to_datetime(ts),
-                "text": idx.text_of(r),
+                "text": texts[r],
                 "speaker": idx.speakers[int(idx.speaker.a[r])],
                 "session_id": idx.sessions[int(idx.session.a[r])],
                 "superseded_by": int(idx.ids.a[nxt]) if nxt >= 0 else None,
