@@ -207,6 +207,11 @@ INF = float("inf")
     ("What did I work on before May?", (-INF, utc(2024, 5, 1))),
     ("What happened after February?", (utc(2025, 3, 1), INF)),
     ("Until March, what did I read?", (-INF, utc(2025, 4, 1))),
+    # a year bounded without a month: the whole year is the bound
+    ("What did I work on before 2023?", (-INF, utc(2023, 1, 1))),
+    ("What happened after 2022?", (utc(2023, 1, 1), INF)),
+    ("Until 2023, where did I live?", (-INF, utc(2024, 1, 1))),
+    ("What did I work on since 2023?", (utc(2023, 1, 1), INF)),
 ])
 def test_a_period_before_or_after_a_date_is_open_on_that_side_by_hand(question, window) -> None:
     q = timeexpr.analyze_query(question, LAST)
@@ -224,6 +229,8 @@ WORK = [
 
 @pytest.mark.parametrize("question, lifted", [
     ("What did I work on before May 2023?", {0, 1}),
+    ("What did I work on after 2022?", {0, 1, 2, 3}),
+    ("What did I work on before 2023?", set()),
     ("What did I work on since April 2023?", {1, 2, 3}),
     ("What did I work on after April 2023?", {2, 3}),
 ])
@@ -252,6 +259,12 @@ def test_a_relative_period_that_a_date_anchors_is_resolved_against_that_date() -
     q = timeexpr.analyze_query("What did Maria participate in last weekend?", LAST)
     assert q.window == (utc(2025, 3, 15), utc(2025, 3, 17))
 
+
+
+def test_a_count_after_before_is_no_year() -> None:
+    assert timeexpr.analyze_query("Did I write my essay before 2000 words?", LAST).window is None
+    assert timeexpr.analyze_query("What happened after 2000 steps a day?", LAST).window is None
+    assert timeexpr.analyze_query("After 2022 ended, what did I do?", LAST).window == (utc(2023, 1, 1), INF)
 
 
 def test_before_may_the_verb_is_no_period() -> None:

@@ -457,7 +457,8 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
     reads it at several stages, and an agent asks again."""
     window = None
-    located = _anchored(query, _with_open_months(query, _located(query, find(query, now)), now))
+    located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, find(query, now)),
+                                                                         now)))
     refs = [ref for _, ref in located]
     open_ended = False
     for at, ref in located:
@@ -486,6 +487,13 @@ _NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|
 _OPEN_MONTH = re.compile(r"\b(?:before|after|until|till) " + _MONTH + r"\b(?!\.?\s*,?\s*\d)", re.I)
 
 
+# "before 2022", "after 2019", "until 2020": a year a question bounds, which the year pattern of messages does not read
+# ("after 2019" in a message dates nothing); a count of a unit ("before 2000 words") is no year. Questions only.
+_OPEN_YEAR = re.compile(r"\b(?:before|after|until|till) ((?:19|20)\d{2})\b(?!\s*(?:words|hours|minutes|seconds|"
+                        r"calories|steps|dollars|euros|pounds|points|people|users|miles|km|meters|metres|pages|"
+                        r"lines|tokens|characters|items|rows|records|times)\b)", re.I)
+
+
 def _located(query: str, refs: list[TimeRef]) -> list[tuple[int, TimeRef]]:
     """Each of ``refs`` (:func:`find`'s, in text order) with where its phrase starts in ``query``."""
     out, after = [], 0
@@ -512,6 +520,17 @@ def _with_open_months(query: str, located: list[tuple[int, TimeRef]], now: float
         month = _month_of(m.group(1))
         year = ref_dt.year if month <= ref_dt.month else ref_dt.year - 1
         found.append((m.start(), _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", m.group(0), True)))
+    return sorted(found, key=lambda t: t[0]) if len(found) > len(located) else located
+
+
+def _with_open_years(query: str, located: list[tuple[int, TimeRef]]) -> list[tuple[int, TimeRef]]:
+    """``located`` and the years ``query`` bounds ("before 2022", :data:`_OPEN_YEAR`), in text order."""
+    found = list(located)
+    for m in _OPEN_YEAR.finditer(query):
+        if any(a < m.end() and m.start() < a + len(r.phrase) for a, r in located):
+            continue
+        found.append((m.start(), _ref(datetime(int(m.group(1)), 1, 1, tzinfo=timezone.utc), "year", m.group(0),
+                                      False)))
     return sorted(found, key=lambda t: t[0]) if len(found) > len(located) else located
 
 
