@@ -248,17 +248,20 @@ class Namespace:
             return items_of(state, idx.ids.view[lo: hi + 1].tolist())
 
     def records(self) -> Iterator[dict[str, Any]]:
-        """Every message as an export record, in insertion order (the read lock is held while iterating)."""
+        """Every message as an export record, in insertion order (the read lock is held while iterating); the texts
+        are read from the Content DWM :data:`_RECORD_BATCH` messages at a time."""
         state = self.state()
         with self.rt.lock.read():
             idx = state.index
+            batch: list[tuple[Any, int]] = []
             for r in self.rt.store.scan(self.name):
                 pos = idx.row_of.get(r.id)
-                if pos is None:
-                    continue
-                yield {"id": r.id, "text": idx.text_of(pos), "speaker": r.speaker, "role": r.role,
-                       "timestamp": r.ts, "session_id": r.session_id, "metadata": r.metadata,
-                       "created_at": r.created_at}
+                if pos is not None:
+                    batch.append((r, pos))
+                if len(batch) >= _RECORD_BATCH:
+                    yield from _records(idx, batch)
+                    batch = []
+            yield from _records(idx, batch)
 
     # -- search and recall ----------------------------------------------------------------------------------
     def search(self, query: str, k: int, pred: Predicate | None, scope: Scope) -> list[Hit]:
@@ -405,3 +408,13 @@ def delete_namespace(rt: Runtime, name: str) -> int:
         n = rt.store.delete_namespace(name)
         rt.drop(name)
     return n
+
+
+_RECORD_BATCH = 256  # export records whose texts are read in one call
+
+
+def _records(idx: Any, batch: list[tuple[Any, int]]) -> Iterator[dict[str, Any]]:
+    """The export records of ``batch`` (store rows with their co-index rows), their texts read in one call."""
+    for (r, _), text in zip(batch, idx.texts_of([pos for _, pos in batch])):
+        yield {"id": r.id, "text": text, "speaker": r.speaker, "role": r.role, "timestamp": r.ts,
+               "session_id": r.session_id, "metadata": r.metadata, "created_at": r.created_at}
