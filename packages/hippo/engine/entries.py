@@ -254,11 +254,8 @@ def _entry_key(entry_id: object) -> int:
     raise InvalidInput(f"entry_id must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
 
 
-MAX_TURN = MAX_TURNS  # turns count agent steps; the bound leaves room for expiry arithmetic in 64-bit columns
-
-
 def _check_turn(turn: object) -> int | None:
-    return None if turn is None else check_int(turn, "turn", maximum=MAX_TURN)
+    return None if turn is None else check_int(turn, "turn", maximum=MAX_TURNS)
 
 
 def _check_source(source: object) -> dict[str, Any]:
@@ -491,7 +488,7 @@ class Entries:
         if src.get("type") == "content" and type == "tool_result" and looks_like_error(content):
             src["type"] = "error"
         if n_tokens is not None:
-            check_int(n_tokens, "n_tokens", maximum=MAX_TURN)
+            check_int(n_tokens, "n_tokens", maximum=MAX_TURNS)
         n = tokenizer.count_tokens(content) if n_tokens is None else int(n_tokens)
         return bool(self._entry_outcome(content, type, role, src, None, {}, n, policies).index)
 
@@ -541,7 +538,7 @@ class Entries:
             raise InvalidInput("associations must be an iterable of entry ids")
         assoc = tuple(f"ctx_{_entry_key(a)}" for a in associations)
         expires_after_turns = (None if expires_after_turns is None
-                               else check_int(expires_after_turns, "expires_after_turns", maximum=MAX_TURN))
+                               else check_int(expires_after_turns, "expires_after_turns", maximum=MAX_TURNS))
         if summary is not None:
             summary = " ".join(tokenizer.check_text(summary, "summary", max_chars=4000).split())
         if metadata is not None and not isinstance(metadata, Mapping):

@@ -259,7 +259,8 @@ class Truth:
                 seen.update(hashes)
                 if int(role[row]) == user:
                     statements = attributes.extract(text, idx.speakers[int(spk[row])])
-                    if self._out_of_order(idx, row, text, statements):
+                    at = float(said_at(idx, np.asarray([row]))[0])
+                    if self._out_of_order(idx, row, at, text, statements):
                         # said before statements it would link to (a history added out of order): the links are
                         # made again in the order the rows were said, once this batch is read
                         self._state(ids, row, statements, link=False)
@@ -268,21 +269,22 @@ class Truth:
                         self._state(ids, row, statements, reread=lambda r, st: self._reread(idx, r, st))
                     if statements:
                         if self._stated_at is not None:
-                            self._stated_at = max(self._stated_at, float(said_at(idx, np.asarray([row]))[0]))
+                            self._stated_at = max(self._stated_at, at)
                         self._updates = None
                 self.done = self.annotated = row + 1
             if relink:
                 self.relink(ids, idx)
 
-    def _out_of_order(self, idx: NamespaceIndex, row: int, text: str, statements: list[Statement]) -> bool:
-        """Whether the user message ``row`` was said before statements it would link to (:func:`said_at`), so that
-        linked as it comes it would be linked wrongly or not at all: one of its ``statements`` is about an
-        attribute stated later, or its ``text`` states in other words the earlier value of an update said later
-        (:meth:`_reread`). Only a message said before the latest statement is looked at. Caller holds the lock."""
+    def _out_of_order(self, idx: NamespaceIndex, row: int, at: float, text: str, statements: list[Statement]
+                      ) -> bool:
+        """Whether the user message ``row``, said at ``at`` (:func:`said_at`), was said before statements it would
+        link to, so that linked as it comes it would be linked wrongly or not at all: one of its ``statements`` is
+        about an attribute stated later, or its ``text`` states in other words the earlier value of an update said
+        later (:meth:`_reread`). Only a message said before the latest statement is looked at. Caller holds the
+        lock."""
         if self._stated_at is None:
             stated = np.fromiter(self._stated, dtype=np.int64, count=len(self._stated))
             self._stated_at = float(said_at(idx, stated).max()) if stated.size else -np.inf
-        at = float(said_at(idx, np.asarray([row]))[0])
         if at >= self._stated_at:
             return False
         for (entity, attr), history in self._facts.items():
@@ -294,9 +296,8 @@ class Truth:
                 return True
         # an update said later whose earlier value this message may state in other words
         if self._updates is None:
-            self._updates = [(r, st, attributes.restated_head(st)) for r, sts in self._stated.items() for st in sts
-                             if st.update and not st.reread]
-            self._updates = [(r, st, head) for r, st, head in self._updates if head is not None]
+            self._updates = [(r, st, head) for r, sts in self._stated.items() for st in sts
+                             if st.update and not st.reread and (head := attributes.restated_head(st)) is not None]
         if not self._updates:
             return False
         low = text.lower()
