@@ -665,18 +665,27 @@ class HippoStore(BaseStore):
                     if m is messages[0]:
                         m["metadata"]["expires_at"] = _expires(now.timestamp(), ttl)
                 adds.setdefault(name, []).extend(messages)
-        written: dict[str, list[int]] = {}
+        written: dict[str, list[Any]] = {}
         try:
             for name, messages in adds.items():
-                items = yield _Call(name, "add_many", (messages,), {})
-                written[name] = [i.id for i in items]
+                written[name] = yield _Call(name, "add_many", (messages,), {})
         except Exception:
-            for name, ids in written.items():  # take back this batch's writes; the old versions are untouched
-                yield _Call(name, "delete", (ids,), {})
+            for name, items in written.items():  # take back this batch's writes; the old versions are untouched
+                yield _Call(name, "delete", ([i.id for i in items],), {})
             raise
-        for name, ids in old_ids.items():
+        for name, keyed in by_name.items():
+            ids = set(old_ids[name])
+            mine = {i.metadata["store_key"]: i.seq for i in written.get(name, ()) if self._is_head(i)}
+            if mine:
+                # A put running at the same time (another task, thread or process) may have written a version of
+                # one of these keys after the list above: read the keys again and take back every version older
+                # than this batch's, so each key keeps one version, the newest (the one reads show). Left behind,
+                # an older version would come back once a sweep deleted the newer one for its TTL.
+                found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(mine)}}})
+                ids.update(m.id for m in found if isinstance(m.metadata, dict)
+                           and m.metadata.get("store_key") in mine and m.seq < mine[m.metadata["store_key"]])
             if ids:
-                yield _Call(name, "delete", (ids,), {})
+                yield _Call(name, "delete", (sorted(ids),), {})
 
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 

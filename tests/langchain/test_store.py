@@ -4,6 +4,7 @@ InMemoryStore are in test_store_differential.py; the semantic-search comparison 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -547,3 +548,43 @@ def test_what_a_put_cannot_keep_is_refused_by_name(store):
     store.put(("docs",), "forever", {"v": 1}, ttl=1e307)
     assert store.get(("docs",), "forever").value == {"v": 1}
     assert [i.key for i in store.search(("docs",))] == ["deep", "forever"]
+
+
+def test_puts_of_one_key_at_the_same_time_leave_one_version(clock):
+    """Two writers put the same key at once: the other writer's put lands between this put's read of the old
+    versions and its write. The key keeps one version, the newest, as in ``InMemoryStore`` (the last put wins);
+    the older version used to stay behind and came back once a TTL sweep deleted the newer one."""
+    store = HippoStore(hippo.Memory(None))
+    other = HippoStore(store.memory)  # a second writer on the same memory (another task, thread or process)
+
+    class Racing:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def add_many(self, items):
+            other.put(("a",), "k", {"v": "theirs"}, ttl=None)  # lands after this put listed the key
+            return self.inner.add_many(items)
+
+    store._views["lg.a"] = Racing(store.memory.using("lg.a"))
+    store.put(("a",), "k", {"v": "mine"}, ttl=1)
+    del store._views["lg.a"]
+    assert store.get(("a",), "k").value == {"v": "mine"}  # the put that wrote last wins
+    assert len(store.memory.using("lg.a").list()) == 1
+    clock.now += 120
+    assert store.get(("a",), "k") is None
+    assert store.sweep_ttl() == 1
+    assert store.get(("a",), "k") is None and store.search(("a",)) == []
+
+
+async def test_concurrent_aputs_of_one_key_keep_the_newest_version():
+    """asyncio tasks putting one key interleave inside ``abatch``: whichever put wins, one version is left, and a
+    delete removes the item for good."""
+    store = HippoStore(hippo.Memory(None))
+    await asyncio.gather(*[store.aput(("a",), "k", {"v": i, "text": f"note {i}"}) for i in range(12)])
+    left = store.memory.using("lg.a").list()
+    assert len(left) == 1 and (await store.aget(("a",), "k")).value == left[0].metadata["store_value"]
+    await store.adelete(("a",), "k")
+    assert await store.aget(("a",), "k") is None and store.memory.using("lg.a").list() == []
