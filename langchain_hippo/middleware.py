@@ -58,6 +58,13 @@ def message_text(message: BaseMessage) -> str:
     return (message.text or "").strip()
 
 
+def is_notification(message: BaseMessage) -> bool:
+    """Whether ``message`` is a human message the agent harness added and the user did not type: a string
+    ``additional_kwargs["lc_source"]``, as langchain_core's ``add_notification_metadata`` marks it (the summary
+    ``SummarizationMiddleware`` puts in place of the turns it summarized, a background task's update)."""
+    return isinstance(message, HumanMessage) and isinstance((message.additional_kwargs or {}).get("lc_source"), str)
+
+
 class HippoMemoryMiddleware(AgentMiddleware):
     """Recall before each model call, remember after it.
 
@@ -148,10 +155,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     @staticmethod
     def _latest_user_text(messages: list[AnyMessage]) -> str | None:
-        """The question to recall for: the latest user message as hippo can ask it (:func:`query_text`: a pasted
-        escape code or a paste past hippo's question length does not stop the agent), or None."""
+        """The question to recall for: the latest message the user typed (not a notification the harness added)
+        as hippo can ask it (:func:`query_text`: a pasted escape code or a paste past hippo's question length does
+        not stop the agent), or None."""
         for message in reversed(messages):
-            if isinstance(message, HumanMessage):
+            if isinstance(message, HumanMessage) and not is_notification(message):
                 query = query_text(message_text(message) or "")
                 return query if query.strip() else None
         return None
@@ -203,6 +211,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         now = datetime.now(timezone.utc)
         items = []
         for message in turn:
+            if is_notification(message):
+                continue  # not the user's words (a summary of turns stored already, a task's update)
             if isinstance(message, HumanMessage):
                 role, speaker = "user", user or "user"
             elif isinstance(message, AIMessage):

@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
 from langchain.tools import ToolRuntime, tool
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, add_notification_metadata
 from langgraph.checkpoint.memory import InMemorySaver
 
 import hippo
@@ -198,3 +200,54 @@ def test_an_empty_user_id_names_no_one(memory):
     agent.invoke({"messages": [HumanMessage("The wifi password is kumquat.")]},
                  {"configurable": {"user_id": "", "thread_id": "t9"}})
     assert memory.namespaces() == ["thread.t9"]
+
+
+def _summarizing_agent(memory, model):
+    summarizer = GenericFakeChatModel(messages=iter([AIMessage(content="Ann likes tea.")] * 10))
+    return create_agent(model, checkpointer=InMemorySaver(), middleware=[
+        SummarizationMiddleware(summarizer, trigger=("messages", 4), keep=("messages", 1)),
+        HippoMemoryMiddleware(memory)])
+
+
+_TYPED = ["I like tea.", "I like cats.", "What do I like?", "And dogs?"]
+
+
+def test_a_summary_the_harness_adds_is_not_stored_as_the_users_words(memory):
+    """``SummarizationMiddleware`` replaces old turns by a human message marked ``lc_source="summarization"``
+    (langchain_core's notification metadata): the user did not type it and the turns it sums up are stored
+    already, so long-term memory holds what the user typed and the model answered, each once, as it would
+    without the summarizer."""
+    model = recording_model([AIMessage(content=f"answer {i}") for i in range(4)])
+    agent = _summarizing_agent(memory, model)
+    cfg = {"configurable": {"user_id": "ann", "thread_id": "t"}}
+    for text in _TYPED:
+        agent.invoke({"messages": [HumanMessage(text)]}, cfg)
+    assert any(m.additional_kwargs.get("lc_source") == "summarization" for m in model.calls[-1])
+    expected = [t for i, text in enumerate(_TYPED) for t in (text, f"answer {i}")]
+    assert [m.text for m in memory.using("user.ann").list()] == expected
+
+
+async def test_a_summary_the_harness_adds_is_not_stored_async(memory):
+    model = recording_model([AIMessage(content=f"answer {i}") for i in range(4)])
+    agent = _summarizing_agent(memory, model)
+    cfg = {"configurable": {"user_id": "ann", "thread_id": "t"}}
+    for text in _TYPED:
+        await agent.ainvoke({"messages": [HumanMessage(text)]}, cfg)
+    expected = [t for i, text in enumerate(_TYPED) for t in (text, f"answer {i}")]
+    assert [m.text for m in memory.using("user.ann").list()] == expected
+
+
+def test_recall_is_for_what_the_user_typed_not_a_notification(memory):
+    """The latest human message is a background task's update (``add_notification_metadata``): recall asks for
+    the user's own latest message, and the update is not stored as the user's words."""
+    memory.using("user.bo").add("My sister lives in Porto.", speaker="bo", session_id="old")
+    memory.using("user.bo").add("The quarterly report draft is due on Monday.", speaker="bo", session_id="old")
+    model = recording_model([AIMessage(content="Your sister lives in Porto.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20)])  # room for one
+    update = add_notification_metadata(HumanMessage("Background task t_42 finished: quarterly report exported."),
+                                       source="async_subagent")
+    agent.invoke({"messages": [HumanMessage("Where does my sister live?"), update]},
+                 {"configurable": {"user_id": "bo", "thread_id": "new"}})
+    assert "Porto" in _system_text(model.calls[0]) and "quarterly" not in _system_text(model.calls[0])
+    stored = [(m.session_id, m.text) for m in memory.using("user.bo").list()]
+    assert stored[2:] == [("new", "Where does my sister live?"), ("new", "Your sister lives in Porto.")]
