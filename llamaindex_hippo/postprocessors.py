@@ -7,7 +7,8 @@
   episode) within a token budget.
 
 Nodes not made from hippo messages (no ``hippo:<namespace>:<id>`` node id or ``id`` / ``namespace``
-metadata) pass through unchanged.
+metadata) pass through unchanged. A node whose message is no longer in the memory (deleted or forgotten after the
+node was retrieved) is dropped: its text is what the deletion removed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from llama_index.core.bridge.pydantic import ConfigDict, Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from hippo import InvalidInput
+from hippo import InvalidInput, NotFound
 from llamaindex_hippo._common import (
     HIDDEN_KEYS,
     ValidatedInit,
@@ -45,7 +46,8 @@ class HippoDecayPostprocessor(ValidatedInit, BaseNodePostprocessor):
     """Multiply each node's score by hippo's current strength of its message; keep the ``top_n`` best.
 
     Needs a hippo with decay (``Memory.strength(ids) -> {id: strength in [0, 1]}``, and ``Memory.reinforce(ids)``
-    when ``reinforce=True``). Nodes without a score count as score 1.
+    when ``reinforce=True``). Nodes without a score count as score 1; nodes of other sources keep their score; a
+    node whose message the memory no longer has is dropped.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -71,7 +73,9 @@ class HippoDecayPostprocessor(ValidatedInit, BaseNodePostprocessor):
         out = []
         for n in nodes:
             ref = hippo_ref(n.node)
-            weight = strengths.get(ref, 1.0) if ref is not None else 1.0
+            if ref is not None and ref not in strengths:
+                continue  # deleted since it was retrieved: no strength, and its text must not come back
+            weight = strengths[ref] if ref is not None else 1.0
             base = n.score if n.score is not None else 1.0
             out.append(NodeWithScore(node=n.node, score=float(base) * float(weight)))
         out.sort(key=lambda n: -(n.score or 0.0))
@@ -108,7 +112,8 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
     ``expand="neighbours"`` reads ``before`` / ``after`` messages around the node's message
     (``Memory.read``); ``expand="episode"`` takes the whole episode (``Memory.episode``, from hippo's
     hierarchy). Windows never repeat a message already shown by a better-ranked node. When a window does not
-    fit the budget the node is kept as it is if that fits, and dropped otherwise. The budget counts message
+    fit the budget the node is kept as it is if that fits, and dropped otherwise; a node whose message the memory
+    no longer has is dropped. The budget counts message
     tokens (cl100k); each rendered line adds a short ``[date] speaker:`` header.
     """
 
@@ -181,7 +186,10 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
                 windows.append(None)
                 continue
             name, args, kwargs = self._window_call(ref[1])
-            windows.append(getattr(self.memory.using(ref[0]), name)(*args, **kwargs))
+            try:
+                windows.append(getattr(self.memory.using(ref[0]), name)(*args, **kwargs))
+            except NotFound:  # deleted since it was retrieved: an empty window drops the node
+                windows.append([])
         return self._assemble(nodes, windows)
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
@@ -193,7 +201,10 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
                 windows.append(None)
                 continue
             name, args, kwargs = self._window_call(ref[1])
-            windows.append(await acall(self.memory.using(ref[0]), name, *args, **kwargs))
+            try:
+                windows.append(await acall(self.memory.using(ref[0]), name, *args, **kwargs))
+            except NotFound:
+                windows.append([])
         return self._assemble(nodes, windows)
 
 

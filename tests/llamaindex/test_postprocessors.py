@@ -92,3 +92,24 @@ def test_nodes_of_other_sources_pass_through_whatever_their_metadata(seeded):
     assert [(n.node.get_content(), n.score) for n in out] == [("Cat care handbook, chapter 2", 0.9), ("Handbook", 0.5)]
     out = HippoDecayPostprocessor(memory=seeded).postprocess_nodes([doc], query_str="cats")
     assert [(n.node.get_content(), n.score) for n in out] == [("Cat care handbook, chapter 2", 0.9)]
+
+
+async def test_nodes_of_messages_deleted_since_retrieval_are_dropped(seeded):
+    """A message deleted between retrieval and postprocessing: both postprocessors drop its node, the others are
+    processed as without it. The decay postprocessor gave it weight 1 (no strength found), above every live
+    message, and the context postprocessor raised ``NotFound``."""
+    foreign = NodeWithScore(node=TextNode(text="from a vector index", id_="doc-1"), score=0.5)
+    nodes = HippoRetriever(seeded, similarity_top_k=3).retrieve("Biscuit salmon kitten")
+    gone, kept = nodes[0], nodes[1:]
+    seeded.delete(gone.node.metadata["id"])
+    decay = HippoDecayPostprocessor(memory=seeded, reinforce=False)
+    strengths = seeded.strength([n.node.metadata["id"] for n in kept])
+    for out in (decay.postprocess_nodes([*nodes, foreign]), await decay.apostprocess_nodes([*nodes, foreign])):
+        assert {n.node.node_id: n.score for n in out} == {
+            **{n.node.node_id: pytest.approx(n.score * strengths[n.node.metadata["id"]]) for n in kept},
+            "doc-1": 0.5}
+    context = HippoContextPostprocessor(memory=seeded, before=0, after=0)
+    want = [n.node.node_id for n in context.postprocess_nodes([*kept, foreign])]
+    assert [n.node.node_id for n in context.postprocess_nodes([*nodes, foreign])] == want
+    assert [n.node.node_id for n in await context.apostprocess_nodes([*nodes, foreign])] == want
+    assert gone.node.node_id not in want and "doc-1" in want
