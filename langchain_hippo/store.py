@@ -62,7 +62,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from hippo import InvalidInput
+from hippo import InvalidInput, NotFound
 from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
@@ -545,7 +545,12 @@ class HippoStore(BaseStore):
         for m in heads:
             ttl = m.metadata.get("store_ttl")
             if ttl:
-                yield _Call(name, "update", (m.id,), {"metadata": dict(m.metadata, expires_at=_expires(now, ttl))})
+                try:
+                    yield _Call(name, "update", (m.id,), {"metadata": dict(m.metadata, expires_at=_expires(now, ttl))})
+                except NotFound:
+                    # a put or a delete of the key by another writer took this version away after it was read:
+                    # the read still answers with what it saw (it came first), and there is nothing left to refresh
+                    pass
 
     # -- reads ---------------------------------------------------------------------------------------------
 

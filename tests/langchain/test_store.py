@@ -588,3 +588,33 @@ async def test_concurrent_aputs_of_one_key_keep_the_newest_version():
     assert len(left) == 1 and (await store.aget(("a",), "k")).value == left[0].metadata["store_value"]
     await store.adelete(("a",), "k")
     assert await store.aget(("a",), "k") is None and store.memory.using("lg.a").list() == []
+
+
+def test_a_read_that_refreshes_a_ttl_answers_when_a_writer_takes_the_item_away():
+    """A get or search with ``refresh_ttl`` reads an item, then pushes its expiry back; another writer deleting or
+    overwriting the key in between made the read raise ``NotFound``. The read answers with what it saw, as a read
+    that came first, and the writer's change stands."""
+    store = HippoStore(hippo.Memory(None), ttl={"default_ttl": 5})
+    other = HippoStore(store.memory)
+
+    class Racing:
+        def __init__(self, inner, write):
+            self.inner, self.write = inner, write
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def update(self, *args, **kwargs):
+            self.write()  # lands after the read, before its refresh
+            return self.inner.update(*args, **kwargs)
+
+    for write, after in ((lambda: other.delete(("a",), "k"), None),
+                         (lambda: other.put(("a",), "k", {"v": 2}), {"v": 2})):
+        for read in (lambda: store.get(("a",), "k"), lambda: store.search(("a",))[0]):
+            store.put(("a",), "k", {"v": 1})
+            store._views["lg.a"] = Racing(store.memory.using("lg.a"), write)
+            try:
+                assert read().value == {"v": 1}
+            finally:
+                del store._views["lg.a"]
+            assert view(store.get(("a",), "k")) == (after and (("a",), "k", after))
