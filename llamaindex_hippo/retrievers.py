@@ -39,25 +39,40 @@ def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[st
     """LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) as a hippo filter dict.
 
     A dict is taken to be a hippo filter already. Other operators and OR / NOT conditions raise InvalidInput.
+    Conditions on one key are merged (``{"n": {"$gt": 1, "$lt": 5}}``); one that repeats an operator of its key
+    (``n > 5 AND n > 1``) goes into ``"$and"``, so every condition holds.
     """
     if filters is None or isinstance(filters, dict):
         return check_filter(filters, "filters")
+    out: dict[str, Any] = {}
+    repeated: list[dict[str, Any]] = []
+    for key, op, value in _conditions(filters):
+        if op in out.setdefault(key, {}):
+            repeated.append({key: {op: value}})
+        else:
+            out[key][op] = value
+    if repeated:
+        out["$and"] = repeated
+    return out
+
+
+def _conditions(filters: Any) -> list[tuple[str, str, Any]]:
+    """The (key, hippo operator, value) conditions that must all hold, nested ``MetadataFilters`` included."""
     if not isinstance(filters, MetadataFilters):
         raise InvalidInput("filters must be MetadataFilters, a hippo filter dict or None, "
                            f"got {type(filters).__name__}")
     if filters.condition not in (None, FilterCondition.AND):
         raise InvalidInput(f"filters: only the AND condition is supported, got {filters.condition!r}")
-    out: dict[str, dict[str, Any]] = {}
+    out: list[tuple[str, str, Any]] = []
     for f in filters.filters:
         if isinstance(f, MetadataFilters):
-            for key, cond in (to_hippo_filter(f) or {}).items():
-                out.setdefault(key, {}).update(cond if isinstance(cond, dict) else {"$eq": cond})
+            out.extend(_conditions(f))
             continue
         op = getattr(f, "operator", FilterOperator.EQ)
         if op not in _OPERATORS:
             raise InvalidInput(f"filters: operator {op!r} on {f.key!r} is not supported; "
                                f"expected one of {[o.value for o in _OPERATORS]}")
-        out.setdefault(f.key, {})[_OPERATORS[op]] = f.value
+        out.append((f.key, _OPERATORS[op], f.value))
     return out
 
 

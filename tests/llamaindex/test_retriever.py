@@ -44,6 +44,34 @@ def test_metadata_filters_translate(seeded):
     assert by_dict and {n.node.metadata["session_id"] for n in by_dict} == {"s2"}
 
 
+_F = FilterOperator
+
+
+@pytest.mark.parametrize("conditions", [
+    [(_F.GT, 5), (_F.GT, 1)],
+    [(_F.GT, 1), (_F.GT, 5), (_F.LT, 8)],
+    [(_F.EQ, 2), (_F.EQ, 3)],
+    [(_F.IN, [1, 2, 3]), (_F.IN, [3, 4])],
+    [(_F.NIN, [1, 2]), (_F.NIN, [3, 4]), (_F.LT, 7)],
+    [(_F.NE, 4), (_F.NE, 5), (_F.LTE, 6)],
+    [(_F.GTE, 2), (_F.LTE, 6), (_F.GTE, 4), (_F.LTE, 8)],
+])
+def test_every_condition_on_one_key_holds_as_in_llamaindex(memory, conditions):
+    """An AND of conditions on one key, one operator repeated (``n > 5 AND n > 1``): the messages kept are the
+    ones LlamaIndex's own filter function (``build_metadata_filter_fn``, which its SimpleVectorStore applies)
+    keeps. The operator given last replaced the earlier ones (``n > 1`` alone kept 2..9, not 6..9)."""
+    from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+
+    items = memory.add_many([{"text": f"a note about the garden, number {i}", "metadata": {"n": i}}
+                             for i in range(10)])
+    filters = MetadataFilters(filters=[MetadataFilter(key="n", value=v, operator=op) for op, v in conditions])
+    keep = build_metadata_filter_fn(lambda i: items[int(i)].metadata, filters)
+    want = sorted(item.metadata["n"] for i, item in enumerate(items) if keep(str(i)))
+    nodes = HippoRetriever(memory, similarity_top_k=10, filters=filters).retrieve("garden note")
+    assert sorted(n.node.metadata["n"] for n in nodes) == want
+    assert sorted(i.metadata["n"] for i in memory.list(filter=to_hippo_filter(filters))) == want
+
+
 def test_unsupported_filters_are_rejected(seeded):
     with pytest.raises(hippo.InvalidInput, match="AND"):
         HippoRetriever(seeded, filters=MetadataFilters(filters=[MetadataFilter(key="a", value=1)],
