@@ -63,7 +63,7 @@ from langgraph.store.base import (
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
 from hippo import InvalidInput, NotFound
-from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars
+from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars, query_text
 
 #: ``expires_at`` of items without TTL: 9999-12-31T23:59:59Z, so "not expired" is one range filter.
 NO_EXPIRY = 253402300799.0
@@ -586,8 +586,11 @@ class HippoStore(BaseStore):
             if not op.query and sum(len(h) for _, _, h in listed) >= stop:
                 break
         ranked: list[tuple[float | None, tuple[str, ...], Any]] = []
-        if op.query and op.query.strip() and stop > 0:
-            ranked = yield from self._ranked(op.query, listed, stop)
+        # any text is a query, as in InMemoryStore: asked as hippo can take it (an escape code or a NUL as a space,
+        # a paste past hippo's question length by its end); nothing left to ask ranks nothing
+        asked = query_text(op.query) if op.query else ""
+        if asked.strip() and stop > 0:
+            ranked = yield from self._ranked(asked, listed, stop)
         seen = {(ns, m.metadata["store_key"]) for _, ns, m in ranked}
         rest = [(None, ns, m) for _, ns, heads in listed for m in heads if (ns, m.metadata["store_key"]) not in seen]
         page = (ranked + rest)[op.offset: stop]

@@ -618,3 +618,20 @@ def test_a_read_that_refreshes_a_ttl_answers_when_a_writer_takes_the_item_away()
             finally:
                 del store._views["lg.a"]
             assert view(store.get(("a",), "k")) == (after and (("a",), "k", after))
+
+
+@pytest.mark.parametrize("query", ["locker \x1b[31mcode\x1b[0m", "\x00locker code", "locker \udc80code",
+                                   "x" * (hippo.MAX_QUERY_CHARS + 5) + " locker code", "\x00"])
+def test_any_text_is_a_query_as_in_inmemorystore(store, query):
+    """``InMemoryStore`` takes any text as a query; hippo refused an escape code, a NUL, a lone surrogate and a
+    query past ``hippo.MAX_QUERY_CHARS`` with ``InvalidInput``. The query is asked as hippo can take it (as the
+    middleware asks a user's message): every item comes back, ranked as for the text hippo can ask."""
+    ref = InMemoryStore()
+    for s in (store, ref):
+        s.put(("a",), "code", {"text": "the locker code is 4417"})
+        s.put(("a",), "tea", {"text": "I like green tea"})
+    got = store.search(("a",), query=query)
+    assert {i.key for i in got} == {i.key for i in ref.search(("a",), query=query)}
+    asked = hippo.storable(query, -hippo.MAX_QUERY_CHARS)
+    same = store.search(("a",), query=asked) if asked.strip() else store.search(("a",))
+    assert [(i.key, i.score) for i in got] == [(i.key, i.score) for i in same]
