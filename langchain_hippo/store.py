@@ -728,14 +728,24 @@ class HippoStore(BaseStore):
             if self.langgraph_namespace(name) is None:
                 continue
             found = yield _Call(name, "list", (), {"filter": {"expires_at": {"$lte": now}}})
-            vers = sorted({m.metadata["store_ver"] for m in found if self._is_head(m) and "store_ver" in m.metadata})
-            ids = [m.id for m in found if self._is_head(m) and "store_ver" not in m.metadata]
-            if vers:
-                parts = yield _Call(name, "list", (), {"filter": {"store_ver": {"$in": vers}}})
-                ids.extend(m.id for m in parts)
+            keys = sorted({m.metadata["store_key"] for m in found if self._is_head(m)})
+            if not keys:
+                continue
+            # every version of those keys: an item is expired when its newest version is, and then all its
+            # versions go; an older version left behind by a put that stopped between its write and its
+            # deletion of the old ones (a crash, a cancelled task) would otherwise come back as the item
+            every = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": keys}}})
+            newest: dict[str, Any] = {}
+            for m in every:
+                if self._is_head(m) and (m.metadata["store_key"] not in newest
+                                         or m.seq > newest[m.metadata["store_key"]].seq):
+                    newest[m.metadata["store_key"]] = m
+            gone = {key for key, m in newest.items() if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now}
+            ids = [m.id for m in every if isinstance(m.metadata, dict) and m.metadata.get("store_key") in newest
+                   and (m.metadata["store_key"] in gone or m.seq < newest[m.metadata["store_key"]].seq)]
             if ids:
                 yield _Call(name, "delete", (ids,), {})
-                total += sum(1 for m in found if self._is_head(m))
+                total += len(gone)
         return total
 
     def sweep_ttl(self) -> int:

@@ -635,3 +635,36 @@ def test_any_text_is_a_query_as_in_inmemorystore(store, query):
     asked = hippo.storable(query, -hippo.MAX_QUERY_CHARS)
     same = store.search(("a",), query=asked) if asked.strip() else store.search(("a",))
     assert [(i.key, i.score) for i in got] == [(i.key, i.score) for i in same]
+
+
+def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
+    """A put writes its version, then deletes the old ones. When it stops in between (the process dies, the task
+    is cancelled, the store refuses the delete) two versions stay; reads show the newest. Once the newest expired,
+    ``sweep_ttl`` deleted it and the older one came back as the item; the sweep now deletes every version of an
+    item whose newest version expired, and the item stays gone."""
+    store = HippoStore(hippo.Memory(None))
+    store.put(("a",), "k", {"v": "old"})
+    store.put(("b",), "k", {"v": "kept"})
+
+    class Dying:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def delete(self, ids):
+            raise hippo.StoreError("stopped before the old version was deleted")
+
+    for name, value in (("a", {"v": "new"}), ("b", {"v": "newer"})):
+        store._views[f"lg.{name}"] = Dying(store.memory.using(f"lg.{name}"))
+        with pytest.raises(hippo.StoreError):
+            store.put((name,), "k", value, ttl=1 if name == "a" else None)
+        del store._views[f"lg.{name}"]
+    assert len(store.memory.using("lg.a").list()) == 2 and store.get(("a",), "k").value == {"v": "new"}
+    clock.now += 120
+    assert store.get(("a",), "k") is None
+    assert store.sweep_ttl() == 1
+    assert store.get(("a",), "k") is None and store.search(("a",)) == [] and store.list_namespaces() == [("b",)]
+    assert store.memory.using("lg.a").list() == []
+    assert store.get(("b",), "k").value == {"v": "newer"}  # a live item keeps its newest version
