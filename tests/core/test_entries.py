@@ -8,6 +8,8 @@ import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from llm_server import llm_server  # noqa: F401 - pytest fixture
 
 from hippo import InvalidInput, Memory, NotFound
@@ -228,7 +230,7 @@ def test_query_without_match_says_so_and_shows_the_head(mem):
     e = mem.index_entry(orders_json(50))
     got = mem.complete(e.id, "zebra", max_tokens=50)
     assert got.text.startswith("[no line of ") and got.matched_lines == 0
-    assert count_tokens(got.text) <= 50 + 40
+    assert count_tokens(got.text) <= 50
 
 
 def test_minified_json_is_completed_through_a_line_view(mem):
@@ -386,3 +388,46 @@ def test_direct_reference_completes_the_entries_that_hold_the_identifier():
     assert list(extended) == [a.id] and extended[a.id].startswith(blocks[a.id])
     with pytest.raises(InvalidInput, match="max_entries"):
         mem.complete_on_cue("ORD-00001", max_entries=0)
+
+
+# -- budgets ------------------------------------------------------------------------------------------------------
+_lines = st.lists(st.sampled_from(["the cat sat", "ORD-00042 total 12.5", "🐱🐱🐱", "猫が好き", "  indented cat",
+                                   "", "x" * 700, "{\"id\": \"ORD-00042\"}", "naïve café", "..."]),
+                  min_size=1, max_size=40).map("\n".join).filter(lambda s: s.strip())
+
+
+@settings(max_examples=60, deadline=None)
+@given(_lines, st.integers(min_value=1, max_value=80), st.sampled_from([None, "cat", "ORD-00042", "zebra", "🐱"]),
+       st.integers(min_value=0, max_value=3))
+def test_completion_never_exceeds_max_tokens(content, budget, query, context_lines):
+    """Every completion, its notes included, is at most ``max_tokens`` cl100k tokens; a note that leaves no room
+    for content is left out, and what is returned is the content's own text (or its numbered lines)."""
+    with Memory(None) as m:
+        e = m.index_entry(content)
+        got = m.complete(e.id, query, max_tokens=budget, context_lines=context_lines)
+        assert count_tokens(got.text) == got.tokens <= budget
+        lines = content.splitlines()
+        if query is None and not got.text.startswith("["):
+            head = got.text.split("\n[... cut at", 1)[0]
+            assert content.startswith(head)
+        elif got.matched_lines:
+            for ln in got.text.splitlines():
+                if ln != "...":
+                    n, _, text = ln.partition(": ")
+                    whole = lines[int(n[1:]) - 1]
+                    assert whole == text or (text.endswith(" …") and whole.startswith(text[:-2]))
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5, 22, 40])
+def test_completion_notes_count_against_the_budget(mem, budget):
+    e = mem.index_entry("line one\n" + "the cat sat on the mat, order ORD-00012\n" * 200 + "x" * 5000)
+    for query in (None, "cat", "zebra", "zebra " * 5000):
+        got = mem.complete(e.id, query, max_tokens=budget)
+        assert count_tokens(got.text) <= budget, (query, got.text)
+    full = mem.complete(e.id, max_tokens=40)
+    assert full.text.endswith("; ask with a query for a part]") and "cut at 40 tokens" in full.text
+    assert mem.complete(e.id, max_tokens=1).text == "line"  # the content's head, without a note that cannot fit
+    assert mem.complete(e.id, "zebra", max_tokens=40).text.startswith("[no line of ")
+    mem.delete(list(e.message_ids[1:]))
+    stale = mem.complete(e.id, "cat", max_tokens=10)
+    assert stale.stale and count_tokens(stale.text) <= 10 and stale.text.startswith("[stale")

@@ -468,3 +468,34 @@ def test_stopword_only_query_still_matches():
         m.add("The garden needs watering.", speaker="Bob")
         assert m.search("hello", k=1)[0].speaker == "Ann"
         assert "hello there" in m.recall("hello", budget_tokens=50).text
+
+
+# -- budgets: every budgeted text is within its budget, counted in cl100k ---------------------------------------
+_budget_words = st.sampled_from(["cat", "Pixel", "teapot", "🐱", "猫", "émigré", "ORD-00042", "  ", "\n", "!!", "42",
+                                 "👩‍👩‍👧‍👦", "naïve", "x" * 40])
+_budget_texts = st.lists(_budget_words, min_size=1, max_size=30).map(" ".join).filter(lambda s: s.strip())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_budget_texts, min_size=0, max_size=6), st.integers(min_value=1, max_value=120),
+       st.sampled_from(["evidence", "flat", "full"]))
+def test_recall_text_never_exceeds_its_budget(batch, budget, mode):
+    """Recall's text, counted with the tokenizer its budget is defined in, is within the budget at any budget,
+    tiny or odd, in every recall mode; a budget too small for any message gives an empty text."""
+    with Memory(None, config={"hierarchy": {"recall": mode}}) as m:
+        if batch:
+            m.add_many({"text": t, "speaker": "Ann" if k % 2 else None, "session_id": f"s{k % 3}",
+                        "timestamp": 1_700_000_000 + 3600 * k} for k, t in enumerate(batch))
+        r = m.recall("cat Pixel 🐱 猫 ORD-00042", budget_tokens=budget)
+        assert tokenizer.count_tokens(r.text) == r.tokens <= budget
+        assert all(item.text in r.text for item in r.messages)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5, 17, 300])
+def test_recall_budget_with_huge_and_emoji_messages(budget):
+    with Memory(None) as m:
+        m.add_many([{"text": "cat " * 50_000}, {"text": "🐱" * 2000 + " cat"}, {"text": "a cat"}])
+        r = m.recall("cat 🐱", budget_tokens=budget)
+        assert tokenizer.count_tokens(r.text) <= budget
+        empty = m.using("nothing-here").recall("cat", budget_tokens=budget)
+        assert empty.text == "" and empty.tokens == 0

@@ -666,7 +666,9 @@ class Entries:
         the lines that match its terms (numbered ``L<n>:``, within ``max_tokens``, default 2000). The entry is
         reinforced (strength back to 1 at ``turn``, its messages too).
 
-        ``max_tokens`` also caps the full content (its leading lines are returned, ``complete=False``). When the
+        ``max_tokens`` also caps the full content (its leading lines are returned, ``complete=False``). It bounds
+        every text returned, notes included: a note is left out where it leaves no room for content, and a budget
+        too small for any content gives an empty text (as :meth:`Memory.recall` does). When the
         stored content is gone (its parts were deleted), ``refetch(source)`` is tried if given and the source is
         retrievable (the new content is stored and the entry updated, §7.2); otherwise the summary and key data
         come back behind a ``[stale ...]`` marker and the entry is marked stale (§7.3)."""
@@ -711,22 +713,29 @@ class Entries:
                     f"summary only, re-capture it if the task needs the details]\nsummary: {rec.summary}")
             if rec.key_data:
                 text += f"\nkey_data: {render_key_data(rec.key_data)}"
+            if max_tokens is not None or query is not None:
+                text, _ = completion.head_within(text, max_tokens or 2000)
             return Completion(f"ctx_{key}", text, False, True, 0, tokenizer.count_tokens(text))
         view = _view(content, rec.format)
         matched = 0
+        # every text returned, notes included, is within the budget; a note that leaves no room for content is left
+        # out (``complete`` and ``matched_lines`` still tell what happened), and a budget too small for any content
+        # gives an empty text, as Memory.recall does
         if query is not None:
-            text, matched = completion.relevant_lines(view, query, context_lines=context_lines,
-                                                      max_tokens=max_tokens or 2000)
+            budget = max_tokens or 2000
+            text, matched = completion.relevant_lines(view, query, context_lines=context_lines, max_tokens=budget)
             whole = False
             if not matched:
-                head, whole = completion.head_within(view, max_tokens or 2000)
-                text = (f"[no line of ctx_{key} matches {query!r}; "
-                        + ("the whole content follows]\n" if whole else "its first lines follow]\n") + head)
+                note = f"[no line of ctx_{key} matches {_quoted(query)}; "
+                text = note + "the whole content follows]\n" + view
+                if tokenizer.count_tokens(text) > budget:
+                    text = completion.head_with_note(view, note + "its first lines follow]\n", budget,
+                                                     note_first=True)
         elif max_tokens is not None:
             text, whole = completion.head_within(content, max_tokens)
             if not whole:  # the head of the readable view (minified JSON laid out one value a line)
-                text, _ = completion.head_within(view, max_tokens)
-                text += f"\n[... cut at {max_tokens} tokens of {rec.n_tokens}; ask with a query for a part]"
+                note = f"\n[... cut at {max_tokens} tokens of {rec.n_tokens}; ask with a query for a part]"
+                text = completion.head_with_note(view, note, max_tokens, note_first=False)
         else:
             text, whole = content, True
         with st.lock:
@@ -878,6 +887,11 @@ class Entries:
 
 
 
+
+
+def _quoted(query: str, limit: int = 80) -> str:
+    """``query`` as a note names it: quoted, its first ``limit`` characters (a pasted page is no part of a note)."""
+    return repr(query) if len(query) <= limit else repr(query[:limit]) + "…"
 
 
 def _check_type(value: object) -> str:

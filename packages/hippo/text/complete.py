@@ -43,6 +43,7 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
         return "", 0
     scored.sort()
     chosen: set[int] = set()
+    windows: list[list[int]] = []  # in the order taken (best first): the last is dropped first when over budget
     used = 0
     for _, i in scored:
         window = [j for j in range(max(0, i - context_lines), min(len(lines), i + context_lines + 1))
@@ -54,18 +55,41 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
             window = [i]  # the best line alone, cut to the budget if it is huge
             cost = min(tokenizer.count_tokens(lines[i]) + 4, max_tokens)
         chosen.update(window)
+        windows.append(window)
         used += cost
-    out: list[str] = []
-    prev = -2
-    for j in sorted(chosen):
-        if j != prev + 1 and out:
-            out.append("...")
-        text = lines[j]
-        if tokenizer.count_tokens(text) > max_tokens:
-            text = tokenizer.clip(text, max_tokens) + " …"
-        out.append(f"L{j + 1}: {text}")
-        prev = j
-    return "\n".join(out), len([s for s in scored])
+
+    def layout(rows: set[int], cap: int) -> str:
+        out: list[str] = []
+        prev = -2
+        for j in sorted(rows):
+            if j != prev + 1 and out:
+                out.append("...")
+            text = lines[j]
+            if tokenizer.count_tokens(text) > cap:
+                text = tokenizer.clip(text, cap) + " …"
+            out.append(f"L{j + 1}: {text}")
+            prev = j
+        return "\n".join(out)
+
+    # The costs above are estimates (line numbers, separators and the cut mark are counted roughly): the laid-out
+    # text is counted exactly, and the windows taken last are dropped until it fits.
+    text = layout(chosen, max_tokens)
+    while len(windows) > 1 and tokenizer.count_tokens(text) > max_tokens:
+        chosen.difference_update(windows.pop())
+        text = layout(chosen, max_tokens)
+    if tokenizer.count_tokens(text) > max_tokens:
+        # one window left: its best line alone, cut shorter until its number, text and cut mark fit (the seams
+        # may join tokens: a few steps at most); a budget too small for the number and a character of the line
+        # gives no line at all
+        best = scored[0][1]
+        room = max_tokens - tokenizer.count_tokens(f"L{best + 1}: …")
+        text = ""
+        for cap in range(room, max(0, room - 8), -1):
+            got = layout({best}, cap)
+            if tokenizer.count_tokens(got) <= max_tokens and tokenizer.clip(lines[best], cap):
+                text = got
+                break
+    return text, len(scored)
 
 
 def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
@@ -91,4 +115,25 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
             else:
                 hi = mid - 1
         return first[:lo], False
-    return "\n".join(out), False
+    text = "\n".join(out)
+    # a line counted alone may take a token more once joined to its neighbours (spaces that open a line)
+    while len(out) > 1 and tokenizer.count_tokens(text) > max_tokens:
+        out.pop()
+        text = "\n".join(out)
+    return text, False
+
+
+def head_with_note(content: str, note: str, max_tokens: int, *, note_first: bool) -> str:
+    """The leading lines of ``content`` (:func:`head_within`) with ``note`` before or after them (the caller gives
+    the separating newline), the whole within ``max_tokens``. The note says what the head leaves out, so it is
+    worth nothing without content: when it leaves no room for any, the head alone comes back within the budget."""
+    room = max_tokens - tokenizer.count_tokens(note)
+    # the head and the note, counted apart, may join into a token more or less at their seam: shrink the head until
+    # the joined text is counted within the budget (a few steps at most)
+    for cap in range(room, max(0, room - 8), -1):
+        head, _ = head_within(content, cap)
+        if head.strip():
+            text = note + head if note_first else head + note
+            if tokenizer.count_tokens(text) <= max_tokens:
+                return text
+    return head_within(content, max_tokens)[0]
