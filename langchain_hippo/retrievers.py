@@ -32,7 +32,8 @@ class HippoRetriever(BaseRetriever):
     ``mode="search"`` (default) returns the top ``k`` messages of ``Memory.search``; each ``Document`` has the
     message text as ``page_content`` and metadata ``id``, ``speaker``, ``role``, ``timestamp`` (ISO-8601),
     ``session_id``, ``namespace``, ``seq``, ``score`` and ``level`` plus the message's own metadata. When
-    ``budget_tokens`` is set, results stop before their summed token count would exceed it.
+    ``budget_tokens`` is set, results stop before their summed token count would exceed it (none when the best
+    message alone is larger, as ``Memory.recall`` gives an empty context for a budget too small for any message).
 
     ``mode="recall"`` returns what ``Memory.recall`` put into its budgeted context: hierarchical units
     (episodes, semantics, themes; ``level`` says which) first, then the verbatim messages, in context order.
@@ -107,7 +108,7 @@ class HippoRetriever(BaseRetriever):
         used = 0
         for hit in hits:
             size = int(getattr(hit, "n_tokens", 0) or 0)
-            if budget is not None and docs and used + size > budget:
+            if budget is not None and used + size > budget:  # the first hit too: a budget is a bound
                 break
             used += size
             docs.append(Document(page_content=hit.text, metadata=item_metadata(hit), id=str(hit.id)))

@@ -80,7 +80,8 @@ class HippoRetriever(BaseRetriever):
     """Retrieve hippo memories as LlamaIndex nodes; works inside ``RetrieverQueryEngine`` and chat engines.
 
     ``mode="search"`` returns the top ``similarity_top_k`` messages of ``Memory.search`` as
-    ``NodeWithScore(TextNode)`` (score = hippo's fused score); ``mode="recall"`` returns the units and
+    ``NodeWithScore(TextNode)`` (score = hippo's fused score), with ``budget_tokens`` only as many of the best as
+    fit it together (none when the best alone is larger); ``mode="recall"`` returns the units and
     messages ``Memory.recall`` put into its ``budget_tokens`` context. Node metadata: ``speaker``,
     ``timestamp``, ``session_id`` (shown to the LLM) and ``id``, ``namespace``, ``seq``, ``level``, ``role``
     (hidden from the LLM and embeddings), plus the message's own metadata. Node ids are
@@ -146,7 +147,7 @@ class HippoRetriever(BaseRetriever):
         used = 0
         for hit in hits:
             size = int(getattr(hit, "n_tokens", 0) or 0)
-            if self.budget_tokens is not None and out and used + size > self.budget_tokens:
+            if self.budget_tokens is not None and used + size > self.budget_tokens:  # the first hit too
                 break
             used += size
             out.append(NodeWithScore(node=self._node(hit), score=float(hit.score)))

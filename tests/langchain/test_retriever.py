@@ -92,6 +92,12 @@ def test_budget_caps_search_results(seeded):
     assert len(capped) >= 2
 
 
+def test_budget_smaller_than_the_best_message_returns_nothing(memory):
+    memory.add("the cat " * 500)  # 1001 tokens
+    assert HippoRetriever(memory=memory, budget_tokens=5).invoke("cat") == []
+    assert len(HippoRetriever(memory=memory, budget_tokens=1001).invoke("cat")) == 1
+
+
 async def test_recall_mode_returns_context_messages(seeded):
     retriever = HippoRetriever(memory=seeded, mode="recall", budget_tokens=200)
     docs = retriever.invoke("What did the beagle Pixel chew?")

@@ -32,6 +32,17 @@ async def test_async_matches_sync(seeded):
     assert [n.node.node_id for n in asyn] == [n.node.node_id for n in sync] and sync
 
 
+
+def test_budget_bounds_search_results_from_the_first(memory):
+    memory.add("the cat " * 500)  # 1001 tokens
+    assert HippoRetriever(memory, budget_tokens=5).retrieve("cat") == []
+    memory.add("a cat")
+    for budget in (5, 1001):
+        nodes = HippoRetriever(memory, budget_tokens=budget).retrieve("cat")
+        assert sum(hippo.count_tokens(n.node.text) for n in nodes) <= budget
+    assert len(HippoRetriever(memory, budget_tokens=1001).retrieve("cat")) >= 1
+
+
 def test_metadata_filters_translate(seeded):
     filters = MetadataFilters(filters=[
         MetadataFilter(key="speaker", value="Leo"),
