@@ -518,3 +518,36 @@ def test_a_message_added_after_a_reload_or_a_delete_is_as_surprising_as_in_a_fre
     want = [(h.text, h.surprise, h.score) for h in ref.search("marathon")]
     assert [(h.text, h.surprise, h.score) for h in mem.search("marathon")] == want
     mem.close()
+
+
+def _covered(mem: Memory, kind: str) -> int | None:
+    """The change-feed version the saved snapshot of ``kind`` covers, or None without one."""
+    blob = mem.engine.rt.store.get_units(mem.namespace, kind)
+    if blob is None:
+        return None
+    head, _ = snapshot.load(blob)  # the header persist.encode wrote: what it covers, whatever the settings
+    return head["covers"][2]
+
+
+@pytest.mark.parametrize("later", ["append", "update"])
+def test_a_handle_behind_another_handles_changes_never_saves_an_older_snapshot_over_a_newer_one(tmp_path, later):
+    path = str(tmp_path / "m.db")
+    a, b = Memory(path), Memory(path)
+    first = a.add_many({"text": f"note {i} about the orchard ladder", "speaker": "Ann"} for i in range(40))
+    assert b.recall("orchard", budget_tokens=200).messages  # b follows the namespace up to here
+    b.reinforce([first[0].id])  # b has something of its own to save at close
+    if later == "append":
+        a.add_many({"text": f"later note {i} about the plum harvest", "speaker": "Bob"} for i in range(200))
+    else:
+        a.update(first[1].id, metadata={"k": 1})
+    a.close()  # saves snapshots covering a's last change
+    newest = a_covers = None
+    with Memory(path, read_only=True) as probe:
+        newest = probe.engine.rt.store.state("default").version
+        a_covers = _covered(probe, persist.INDEX)
+    assert a_covers == newest
+    b.close()  # b was behind a's change: it catches up before saving, or saves nothing
+    with Memory(path) as c:
+        assert _covered(c, persist.INDEX) == newest
+        assert _covered(c, persist.LIFE) in (None, newest)
+        assert c.count() == (240 if later == "append" else 40)

@@ -293,6 +293,20 @@ def test_put_units_many_at_a_generation_writes_nothing_after_a_deletion(store) -
     assert store.get_units("a", "x") is None
 
 
+def test_put_units_many_at_a_version_writes_nothing_after_any_change(store) -> None:
+    rows = store.append("a", batch(3))
+    seen = store.state("a").version
+    assert store.put_units_many("a", {"x": b"X1"}, version=seen) is True
+    store.append("a", batch(1, 3))  # another handle's append: blobs derived before it replace nothing
+    assert store.put_units_many("a", {"x": b"older", "y": b"Y"}, version=seen) is False
+    assert (store.get_units("a", "x"), store.get_units("a", "y")) == (b"X1", None)
+    now = store.state("a")
+    assert store.put_units_many("a", {"x": b"X2"}, generation=now.generation, version=now.version) is True
+    store.update_metadata("a", rows[0].id, {"k": 1})
+    assert store.put_units_many("a", {"x": b"older"}, generation=now.generation, version=now.version) is False
+    assert store.get_units("a", "x") == b"X2"
+
+
 # -- the change feed ----------------------------------------------------------------------------------------------
 def _has_feed(store) -> bool:
     return callable(getattr(store, "changes", None))

@@ -214,6 +214,7 @@ class NamespaceState:
         self.saved: dict[str, int] = {}  # kind -> store version of the snapshot this process last wrote or read
         self._warming: dict[str, _Warm] = {}
         self._warm_lock = threading.Lock()
+        self._closed = False  # set by close(): no background work starts after it (the store closes next)
         self._truth_updates: list[int] = []  # message ids whose event time changed while annotations rebuild
         self._life_updates: list[int] = []  # message ids whose metadata changed while the lifecycle rebuilds
         self._truth_unsaved = False   # annotations completed since the co-index snapshot was written
@@ -889,12 +890,34 @@ class NamespaceState:
         changed = self.changed + (life.dirty if life is not None else 0)
         return changed >= max(self.config.hierarchy.persist_every, len(self.index) // SAVE_SHARE)
 
-    def save_derived(self, *, force: bool = False) -> None:
+    def save_derived(self, *, force: bool = False) -> bool:
         """Save the snapshots of the loaded followers that changed since they were last saved (best effort: they
         are rebuildable from the messages); ``force`` rewrites them all. When only recall happened, only the
-        accessed strength records are written. Caller holds the write lock."""
-        if not self.writable or self.index is None:
-            return
+        accessed strength records are written. Returns False when nothing could be written. Caller holds the write
+        lock.
+
+        Snapshots are written only by a state that has seen the namespace's latest change. One behind another
+        handle's appends or updates first catches up with them (what its next read would do), so it never replaces
+        a snapshot that handle saved, covering a later point of the change feed, with an older one (every other
+        handle's next open would replay the difference). One behind a deletion writes nothing: the deleting handle
+        rewrote the snapshots without the deleted messages (or deleted the namespace, which must not come back)."""
+        for _ in range(3):  # another handle's change between the catch-up and the write: catch up again
+            if not self.writable or self.index is None:
+                return False
+            now = self.host.store.state(self.name)
+            if now.generation != self.seen.generation:
+                return False
+            if now != self.seen:
+                self.catch_up()
+                if self.index is None or self.seen.generation != now.generation:
+                    return False
+            written = self._save_derived(force)
+            if written is not None:
+                return written
+        return False
+
+    def _save_derived(self, force: bool) -> bool | None:
+        """One attempt of :meth:`save_derived`: None when the namespace changed before the write (nothing written)."""
         fp = self.seen
         payloads: dict[str, bytes | None] = {}
         life = self.current_life()
@@ -928,14 +951,15 @@ class NamespaceState:
                         persist.PROFILES, fp, {"profiles": pmeta, "last_id": self._last_id()}, parrays,
                         prof.settings())
             if not payloads:
-                return
-            # not written once another handle deleted messages this state still holds: their derived text must not
-            # be written back (a state behind appends or updates only is caught up by its loader from the feed)
-            if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation):
-                return
+                return True
+            # not written once another handle changed the namespace after ``fp``: a deletion this state has not
+            # applied (its derived text must not be written back), or an append or update that handle may have
+            # saved in newer snapshots
+            if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation, version=fp.version):
+                return None
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
-            return
+            return False
         self.saved.update({k: fp.version for k, v in payloads.items() if v is not None and k != persist.ACCESS})
         if persist.INDEX in payloads:
             self.changed = 0
@@ -945,6 +969,7 @@ class NamespaceState:
         if persist.PROFILES in payloads:
             self._profiles_unsaved = False
         self._trim()
+        return True
 
     def scrub(self) -> None:
         """After a deletion: rewrite the saved snapshots, so no derived text of the deleted messages (facts,
@@ -953,8 +978,11 @@ class NamespaceState:
             return
         if self._life is None and self.lifecycle_active and "life" not in self._warming:
             self._life = self._load_life()  # a snapshot not loaded yet is brought up to date and rewritten
-        self.save_derived(force=True)
         stale: dict[str, bytes | None] = {}
+        if not self.save_derived(force=True):
+            # not rewritten (other handles kept changing the namespace): the saved snapshots, which may hold
+            # derived text of the deleted messages, are removed instead; they are rebuilt from the messages
+            stale.update({k: None for k in (*persist.KINDS, *persist.LEGACY)})
         if self._profiles is None:
             stale[persist.PROFILES] = None
         if self.current_life() is None or "life" in self._warming:
@@ -985,7 +1013,7 @@ class NamespaceState:
     # -- background rebuilds --------------------------------------------------------------------------------
     def _start(self, what: str, work: Callable[[_Warm], None]) -> None:
         with self._warm_lock:
-            if what in self._warming:
+            if what in self._warming or self._closed:
                 return
             warm = self._warming[what] = _Warm(self, what, work)
             warm.start()  # under the lock: a close() in another thread never finds it registered but not started
@@ -1014,6 +1042,7 @@ class NamespaceState:
         if finish:
             with self._warm_lock:
                 ending = [w for k, w in self._warming.items() if k in _FINISH_AT_CLOSE]
+                self._closed = True  # what is running finishes; the save at close starts nothing new
             for w in ending:
                 log.info("namespace %r: finishing the rebuild of the %s before closing", self.name,
                          _FINISH_AT_CLOSE[w.what])
@@ -1024,6 +1053,7 @@ class NamespaceState:
                     w.join(max(0.0, deadline - time.monotonic()))
         with self._warm_lock:
             todo = list(self._warming.values())
+            self._closed = True
         self._stop_warming()
         for w in todo:
             if w is not threading.current_thread():

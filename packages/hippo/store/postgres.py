@@ -1070,11 +1070,15 @@ class PostgresStore(Store):
         self.put_units_many(namespace, {kind: payload})
 
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
-                       generation: int | None = None) -> bool:
+                       generation: int | None = None, version: int | None = None) -> bool:
+        checked = generation is not None or version is not None
+
         def body(cur) -> bool:
-            if generation is not None:
+            if checked:
                 cur.execute(self._sql(self._state_sql()), (namespace,))
-                if self._state_of(namespace, cur.fetchone()).generation != generation:
+                now = self._state_of(namespace, cur.fetchone())
+                if (generation is not None and now.generation != generation) or \
+                        (version is not None and now.version != version):
                     return False
             for kind, payload in payloads.items():
                 if payload is None:
@@ -1087,8 +1091,8 @@ class PostgresStore(Store):
                         (namespace, kind, bytes(payload)))
             return True
 
-        # with ``generation``, under the namespace's lock: no deletion commits between the check and the write
-        return self._write("saving units", body, None if generation is None else namespace, replay_safe=True)
+        # checked under the namespace's lock: no change commits between the check and the write
+        return self._write("saving units", body, namespace if checked else None, replay_safe=True)
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))
