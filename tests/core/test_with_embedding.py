@@ -47,3 +47,35 @@ def test_refused_where_it_cannot_work():
         hippo.Memory(None).with_embedding(None)
     with pytest.raises(hippo.InvalidInput, match="embed"):
         hippo.Memory(None).with_embedding(42)
+
+
+def test_codes_of_messages_deleted_while_they_are_embedded_are_not_saved(tmp_path):
+    """A handle with an embedding computes the codes of messages another handle wrote without one; that handle
+    deletes them while the embedding function runs: no code or vector of theirs stays in the file."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "m.db"
+    doomed: list[int] = []
+
+    def embed(texts):
+        if doomed:
+            ids = list(doomed)
+            doomed.clear()
+            # another process's deletion, committed at this moment (a thread: this one holds the handle's lock)
+            t = threading.Thread(target=lambda: hippo.Memory(path).delete(ids))
+            t.start()
+            t.join()
+        return _embed(texts)
+
+    mem = hippo.Memory(path, embed=embed)
+    mem.add("the cat sleeps on the mat")
+    with hippo.Memory(path) as other:  # writes without an embedding: the first handle embeds these itself
+        doomed.extend(it.id for it in other.add_many([{"text": "the car is red"}, {"text": "a cat and a car"}]))
+    ids = list(doomed)
+    assert [h.text for h in mem.search("car cat", k=5)] == ["the cat sleeps on the mat"]
+    assert mem.check()["ok"]
+    mem.close()
+    with sqlite3.connect(path) as db:
+        assert [r[0] for r in db.execute("SELECT id FROM codes")] == [1]
+        assert db.execute(f"SELECT count(*) FROM codes WHERE id IN ({ids[0]}, {ids[1]})").fetchone() == (0,)

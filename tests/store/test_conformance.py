@@ -270,6 +270,16 @@ def test_codes_and_units(store) -> None:
     assert store.get_units("a", "hierarchy") is None
 
 
+def test_codes_of_deleted_messages_are_not_stored(store) -> None:
+    rows = store.append("a", batch(3))
+    store.delete("a", [rows[1].id])
+    codes = np.arange(3 * 8, dtype=np.uint8).reshape(3, 8)
+    store.put_codes("a", [r.id for r in rows], codes)  # computed before the deletion, saved after it
+    assert store.get_codes("a") == {rows[0].id: bytes(codes[0]), rows[2].id: bytes(codes[2])}
+    store.put_codes("b", [rows[0].id], codes[:1])  # nor under another namespace's name
+    assert store.get_codes("b") == {}
+
+
 def test_put_units_many_is_one_transaction(store) -> None:
     if not hasattr(store, "put_units_many"):
         pytest.skip(f"{type(store).__name__} on this branch has no put_units_many yet (it comes with the change feed)")

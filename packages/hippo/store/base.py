@@ -168,7 +168,9 @@ class Store(abc.ABC):
     # -- derived data the engine may keep beside the messages (rebuildable, never the only copy) -----------------
     @abc.abstractmethod
     def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
-        """Store one binary embedding code (a row of ``codes``, uint8) per message id (insert or replace)."""
+        """Store one binary embedding code (a row of ``codes``, uint8) per message id (insert or replace); an id that
+        is not a message of ``namespace`` (deleted meanwhile by another handle) is skipped, in the same
+        transaction."""
 
     @abc.abstractmethod
     def get_codes(self, namespace: str) -> dict[int, bytes]:

@@ -813,10 +813,13 @@ class SQLiteStore(Store):
     # -- embedding codes ------------------------------------------------------------------------------------
     def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
         with self.transaction("saving embedding codes") as db:
+            # only for messages that still exist: codes computed from rows read before another process deleted
+            # them must not stay behind as codes (and vectors) of no message
             db.executemany(
-                "INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
+                "INSERT INTO codes(id, namespace, code) SELECT ?, ?, ?"
+                " WHERE EXISTS (SELECT 1 FROM messages WHERE id = ? AND namespace = ?)"
                 " ON CONFLICT(id) DO UPDATE SET code = excluded.code",
-                [(int(i), namespace, bytes(c)) for i, c in zip(ids, codes)],
+                [(int(i), namespace, bytes(c), int(i), namespace) for i, c in zip(ids, codes)],
             )
 
     def get_codes(self, namespace: str) -> dict[int, bytes]:
