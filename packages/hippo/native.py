@@ -642,22 +642,24 @@ class BinaryIndex:
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest codes to each query (uint8, shape (q, bits // 8), or one 1-D query).
 
-        Returns ``(distances int32 (q, k), ids int64 (q, k))``, each row sorted by (distance, id) with
-        ties broken by the lower id. When fewer than ``k`` codes exist the rest of each row is padded
-        with distance -1 and id -1. O(n * bits / 64) per query; batches share each block of the index.
+        Returns ``(distances int32 (q, m), ids int64 (q, m))`` with ``m = min(k, len(self))``: each row the
+        ``m`` nearest codes sorted by (distance, id), ties broken by the lower id. A ``k`` larger than the
+        index costs what ``k = len(self)`` costs (no row is padded to ``k``: a huge ``k`` allocated, and wrote,
+        12 bytes per unit of ``k``). O(n * bits / 64) per query; batches share each block of the index.
         """
         q = self._codes(queries, "queries", allow_1d=True)
         kk = _int(k, "k")
         if kk < 1:
             raise InvalidInput(f"k: must be >= 1, got {kk}")
-        if q.shape[0] * kk > _MAX_OUT:
-            raise InvalidInput(f"k: {kk} x {q.shape[0]} queries exceeds {_MAX_OUT} results")
-        dist = np.empty((q.shape[0], kk), dtype=np.int32)
-        ids = np.empty((q.shape[0], kk), dtype=np.int64)
-        if q.shape[0] == 0:
-            return dist, ids
         with self._lock.read():
-            _check(lib.hippo_bix_search(self._ptr, _ptr("uint8_t[]", q), q.shape[0], kk, _wptr("int32_t[]", dist),
+            m = min(kk, int(lib.hippo_bix_len(self._ptr)))  # the index grows only under the write lock
+            if q.shape[0] * m > _MAX_OUT:
+                raise InvalidInput(f"k: {m} x {q.shape[0]} queries exceeds {_MAX_OUT} results")
+            dist = np.empty((q.shape[0], m), dtype=np.int32)
+            ids = np.empty((q.shape[0], m), dtype=np.int64)
+            if q.shape[0] == 0 or m == 0:
+                return dist, ids
+            _check(lib.hippo_bix_search(self._ptr, _ptr("uint8_t[]", q), q.shape[0], m, _wptr("int32_t[]", dist),
                                         _wptr("int64_t[]", ids)), "search")
         return dist, ids
 

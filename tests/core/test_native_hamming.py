@@ -39,6 +39,8 @@ def reference(codes: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 
 def ref_topk(codes: np.ndarray, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``min(k, n)`` nearest codes of each query, by (distance, id)."""
+    k = min(k, codes.shape[0])
     d_out = np.full((queries.shape[0], k), -1, dtype=np.int32)
     i_out = np.full((queries.shape[0], k), -1, dtype=np.int64)
     for j, q in enumerate(queries):
@@ -65,7 +67,7 @@ def test_topk_and_radius_match_numpy(kernel: str, bits: int, n: int, k: int, nq:
     queries = np.ascontiguousarray(queries)
     d, i = ix.search(queries, k)
     rd, ri = ref_topk(codes, queries, k)
-    assert d.dtype == np.int32 and i.dtype == np.int64 and d.shape == (nq, k)
+    assert d.dtype == np.int32 and i.dtype == np.int64 and d.shape == (nq, min(k, n))
     assert np.array_equal(d, rd) and np.array_equal(i, ri)
     d1, i1 = ix.search(queries[0], k)  # a single 1-D query
     assert np.array_equal(d1, rd[:1]) and np.array_equal(i1, ri[:1])
@@ -94,13 +96,28 @@ def test_large_scan_crosses_blocks(kernel: str) -> None:
         assert np.array_equal(d, rd) and np.array_equal(i, ri)
 
 
-def test_padding_when_fewer_codes_than_k() -> None:
+def test_k_larger_than_the_index_returns_every_code() -> None:
     ix = BinaryIndex(64)
     d, i = ix.search(np.zeros((2, 8), dtype=np.uint8), 3)
-    assert (d == -1).all() and (i == -1).all()
+    assert d.shape == i.shape == (2, 0)
     ix.add(np.zeros((1, 8), dtype=np.uint8))
     d, i = ix.search(np.zeros((1, 8), dtype=np.uint8), 3)
-    assert d.tolist() == [[0, -1, -1]] and i.tolist() == [[0, -1, -1]]
+    assert d.tolist() == [[0]] and i.tolist() == [[0]]
+
+
+@pytest.mark.parametrize("k", [2**31, 2**62])
+def test_a_huge_k_is_answered_as_k_equal_to_the_index_size(k) -> None:
+    """A huge ``k`` returns what ``k = n`` returns; before, ``k = 2**31`` allocated and wrote 24 GiB of padding."""
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 256, size=(300, 16), dtype=np.uint8)
+    ix = BinaryIndex(128)
+    ix.add(codes)
+    queries = np.ascontiguousarray(codes[[0, 7, 299]])
+    d, i = ix.search(queries, k)
+    rd, ri = ref_topk(codes, queries, 300)
+    assert np.array_equal(d, rd) and np.array_equal(i, ri)
+    dn, i_n = ix.search(queries, 300)
+    assert np.array_equal(d, dn) and np.array_equal(i, i_n)
 
 
 def test_kernel_control() -> None:
