@@ -431,3 +431,46 @@ def test_completion_notes_count_against_the_budget(mem, budget):
     mem.delete(list(e.message_ids[1:]))
     stale = mem.complete(e.id, "cat", max_tokens=10)
     assert stale.stale and count_tokens(stale.text) <= 10 and stale.text.startswith("[stale")
+
+
+@pytest.mark.parametrize("bad", [object(), float("nan"), -1, 2**70, "3", True])
+def test_every_argument_of_the_completion_calls_is_checked_before_anything_happens(mem, bad):
+    """Checked whether or not there is anything to complete: a call that names no identifier, or an entry id
+    that does not exist, still refuses a bad argument by its name."""
+    e = mem.index_entry("order ORD-00042 total 12\n" * 50, persist=True)
+    cases = [
+        (lambda: mem.complete(e.id, turn=bad), "turn"),
+        (lambda: mem.complete("ctx_999", turn=bad), "turn"),
+        (lambda: mem.complete_on_cue("no identifier here", turn=bad), "turn"),
+        (lambda: mem.complete_on_cue("no identifier here", context_lines=bad), "context_lines"),
+        (lambda: mem.blocks_on_cue("no identifier here", {}, turn=bad), "turn"),
+        (lambda: mem.blocks_on_cue("no identifier here", {}, max_tokens=bad), "max_tokens"),
+        (lambda: mem.blocks_on_cue("no identifier here", {}, context_lines=bad), "context_lines"),
+        (lambda: mem.blocks_on_cue(bad, {e.id: "block"}), "text"),
+    ]
+    for call, name in cases:
+        if name == "text" and isinstance(bad, str):
+            continue  # "3" is a text
+        with pytest.raises(InvalidInput, match=name):
+            call()
+
+
+def test_names_and_sources_are_checked_as_what_they_are(mem):
+    e = mem.index_entry("order ORD-00042 total 12\n" * 50, persist=True)
+    for _ in range(4):
+        mem.complete(e.id, "ORD-00042")  # used often enough to be promoted by a deep consolidation
+    stored = (len(mem), mem.namespaces())
+    cases = [
+        (lambda: mem.consolidate_entries("deep", into="mem\x00ories"), "into"),
+        (lambda: mem.consolidate_entries("deep", into="mem\ud800"), "into"),
+        (lambda: mem.consolidate_entries("deep", into="m" * 600), "into"),
+        (lambda: mem.index_entry("x y", source="api\x00orders"), "source"),
+        (lambda: mem.index_entry("x y", source={"type": "api", "ref": "GET /\ud800"}), "source"),
+        (lambda: mem.index_entry("x y", associations=[1]), "associations"),
+        (lambda: mem.entries(ids=["ctx_x"]), "ids"),
+        (lambda: mem.entry_blocks(["7"] + ["nope"]), "ids"),
+    ]
+    for call, name in cases:
+        with pytest.raises(InvalidInput, match=name):
+            call()
+    assert (len(mem), mem.namespaces()) == stored  # no namespace named by a refused argument, no message

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from hippo.base.checks import check_bool, check_choice, check_int, check_optional_int
+from hippo.base.checks import check_bool, check_choice, check_int, check_namespace, check_optional_int
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound, ReadOnlyError
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import MAX_TURNS, Outcome, compile_policies
@@ -243,7 +243,7 @@ class _State:
         self.clock = 0
 
 
-def _entry_key(entry_id: object) -> int:
+def _entry_key(entry_id: object, name: str = "entry_id") -> int:
     digits = None
     if isinstance(entry_id, str) and entry_id.startswith("ctx_") and entry_id[4:].isdigit():
         digits = entry_id[4:]
@@ -251,7 +251,8 @@ def _entry_key(entry_id: object) -> int:
         digits = entry_id
     if digits is not None and len(digits) <= 19 and digits.isascii() and int(digits) <= 2**63 - 1:
         return int(digits)
-    raise InvalidInput(f"entry_id must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
+    what = "entry_id" if name == "entry_id" else f"each of {name}"  # one id, or an item of a list of them
+    raise InvalidInput(f"{what} must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
 
 
 def _check_turn(turn: object) -> int | None:
@@ -264,7 +265,7 @@ def _check_source(source: object) -> dict[str, Any]:
     if isinstance(source, str):
         if not source.strip():
             raise InvalidInput("source must not be empty")
-        return {"type": source.strip(), "ref": None, "retrievable": True}
+        return {"type": tokenizer.check_text(source, "source").strip(), "ref": None, "retrievable": True}
     if not isinstance(source, Mapping):
         raise InvalidInput(f"source must be a str, a dict or None, got {type(source).__name__}")
     out = {str(k): v for k, v in source.items()}
@@ -272,6 +273,9 @@ def _check_source(source: object) -> dict[str, Any]:
         raise InvalidInput("source['type'] must be a non-empty str")
     out.setdefault("type", "content")
     out.setdefault("ref", None)
+    for key in ("type", "ref"):  # written into the entry's stored header text
+        if isinstance(out[key], str) and out[key].strip():
+            tokenizer.check_text(out[key], f"source[{key!r}]")
     if not isinstance(out.setdefault("retrievable", True), bool):
         raise InvalidInput("source['retrievable'] must be a bool")
     try:
@@ -536,7 +540,7 @@ class Entries:
         check_choice(encoding, "encoding", ("auto", "manual"))
         if isinstance(associations, (str, bytes)) or not isinstance(associations, Iterable):
             raise InvalidInput("associations must be an iterable of entry ids")
-        assoc = tuple(f"ctx_{_entry_key(a)}" for a in associations)
+        assoc = tuple(f"ctx_{_entry_key(a, 'associations')}" for a in associations)
         expires_after_turns = (None if expires_after_turns is None
                                else check_int(expires_after_turns, "expires_after_turns", maximum=MAX_TURNS))
         if summary is not None:
@@ -613,7 +617,7 @@ class Entries:
             else:
                 if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
                     raise InvalidInput("ids must be an iterable of entry ids")
-                keys = [k for k in (_entry_key(i) for i in ids) if k in st.records]
+                keys = [k for k in (_entry_key(i, "ids") for i in ids) if k in st.records]
             gone = [k for k in keys if k not in idx.row_of]
             for k in gone:  # the header was deleted: the entry is gone with it
                 st.records.pop(k, None)
@@ -678,6 +682,7 @@ class Entries:
             query = tokenizer.check_text(query, "query", max_chars=100_000)
         max_tokens = check_optional_int(max_tokens, "max_tokens", minimum=1)
         context_lines = check_int(context_lines, "context_lines")
+        _check_turn(turn)
         if refetch is not None and not callable(refetch):
             raise InvalidInput("refetch must be callable or None")
         self.entry(f"ctx_{key}")  # NotFound for unknown ids
@@ -780,8 +785,8 @@ class Entries:
             raise InvalidInput(f"level must be 'light' or 'deep', got {level!r}")
         if level == "deep" and self.ns.rt.store.read_only:
             raise ReadOnlyError(f"consolidate_entries('deep'): the store {self.ns.rt.store.path!r} is open read-only")
-        if into is not None and (not isinstance(into, str) or not into.strip()):
-            raise InvalidInput(f"into must be a namespace name or None, got {into!r}")
+        if into is not None:
+            into = check_namespace(into, "into")  # a namespace the promoted memories are written to
         views = self.entries(turn=turn)
         report: dict[str, Any] = {
             "level": level, "turn": views[0].turn if views else self._clock(self._entry_state(), turn),
@@ -838,6 +843,8 @@ class Entries:
         text = tokenizer.check_text(text, "text", max_chars=100_000)
         max_tokens = check_int(max_tokens, "max_tokens", minimum=1)
         max_entries = check_int(max_entries, "max_entries", minimum=1)
+        context_lines = check_int(context_lines, "context_lines")
+        _check_turn(turn)
         if entry_ids is not None and (isinstance(entry_ids, (str, bytes)) or not isinstance(entry_ids, Iterable)):
             raise InvalidInput(f"entry_ids must be an iterable of entry ids or None, got {type(entry_ids).__name__}")
         allowed = None if entry_ids is None else {str(e) for e in entry_ids}
@@ -871,7 +878,12 @@ class Entries:
         :meth:`complete_on_cue` extends for ``text`` (the user's latest message): each such block with the lines
         its content holds around an identifier of ``text`` that the block itself does not show. Only the changed
         blocks are returned; adapters put them in place of the plain ones."""
-        cues = cues_in(text) if isinstance(text, str) else []
+        self.ns.rt.live()
+        text = tokenizer.check_text(text, "text", max_chars=100_000)
+        check_int(max_tokens, "max_tokens", minimum=1)
+        check_int(context_lines, "context_lines")
+        _check_turn(turn)
+        cues = cues_in(text)
         if not isinstance(blocks, Mapping) or not all(isinstance(b, str) or b is None for b in blocks.values()):
             raise InvalidInput("blocks must be a dict {entry_id: rendered block or None}, as entry_blocks returns")
         lacking = [eid for eid, block in blocks.items() if block is not None and any(c not in block for c in cues)]
