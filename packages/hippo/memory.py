@@ -17,6 +17,7 @@ from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, R
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
+from hippo.engine.llm import as_llm
 from hippo.engine.maintenance import LEVELS
 from hippo.engine.namespace import Namespace, delete_namespace
 from hippo.engine.prepare import check_event_time, prepare
@@ -69,6 +70,18 @@ def _check_query(query: object, name: str = "query") -> str:
     return query
 
 
+def _check_llm(llm: object, name: str = "llm") -> None:
+    """``llm`` as ``Memory(llm=...)`` and ``agentic_recall(llm=...)`` take it (None, an ``LLM``, an
+    OpenAI-compatible client or a dict of settings), checked when given rather than at its first use, where a
+    consolidation or an agentic recall would fail on it (and a write's LLM refresh skip it silently)."""
+    if llm is None:
+        return
+    try:
+        as_llm(llm)
+    except InvalidInput as exc:
+        raise InvalidInput(str(exc) if str(exc).startswith(name) else f"{name}: {exc}") from exc
+
+
 def _check_path(path: object, name: str = "path") -> str:
     if not isinstance(path, (str, os.PathLike)):
         raise InvalidInput(f"{name} must be a str or os.PathLike, got {type(path).__name__}")
@@ -103,6 +116,7 @@ class Memory:
         if _runtime is None:
             cfg = Config.from_value(config)
             check_bool(read_only, "read_only")
+            _check_llm(llm)  # before the store is opened (or created): a call that raised has created nothing
             if isinstance(path, Store):
                 if read_only and not path.read_only:
                     raise InvalidInput("read_only=True needs a store opened read-only (or a path)")
@@ -387,6 +401,7 @@ class Memory:
         documents, which cannot be scoped, are then not offered). Every tool sees this namespace only.
         """
         self._rt.live()
+        _check_llm(llm)
         return agentic.agentic_recall(self._ns, _check_query(query), llm=llm, max_rounds=max_rounds,
                                       budget_tokens=budget_tokens, filter=filter)
 

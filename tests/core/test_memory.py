@@ -347,6 +347,18 @@ def test_bad_input_is_rejected_and_nothing_changes(mem, call, exc, word):
     assert [(i.id, i.text) for i in mem.list()] == before
 
 
+@pytest.mark.parametrize("llm", [-1, object(), [1], {"base_url": 5}, {"nope": 1}, ""])
+def test_a_bad_llm_is_refused_when_given_and_creates_no_file(tmp_path, llm):
+    path = tmp_path / "m.db"
+    with pytest.raises(InvalidInput, match="llm"):
+        Memory(path, llm=llm)
+    assert not path.exists()
+    with Memory(None) as m:
+        m.add("hello world")
+        with pytest.raises(InvalidInput, match="llm"):
+            m.agentic_recall("hello", llm=llm)
+
+
 def test_huge_text_is_stored_or_rejected_cleanly():
     with Memory(None, config={"max_message_chars": 1000}) as m:
         with pytest.raises(InvalidInput, match="too long"):
