@@ -123,6 +123,11 @@ def test_forget_needs_confirmation_and_deletes_exactly_the_selection(store, caps
     run = cli(capsys, "forget", "--speaker", "Nobody", "--path", store, "-n", "ann")
     assert run.code == 0 and "nothing forgotten" in run.out
     assert_one_line_error(cli(capsys, "forget", "--filter", "{speaker", "--path", store), "--filter")
+    for bad in (-1, 2**70):  # not a message id: refused, not reported as "no message matches"
+        assert_one_line_error(cli(capsys, "forget", "--id", ids[0], "--id", bad, "--path", store, "-n", "ann", "-y"),
+                              "--id")
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.count() == 4
 
 
 def test_confirmation_on_a_terminal(store) -> None:

@@ -11,6 +11,7 @@ import os
 from typing import Any
 
 from hippo import InvalidInput, NotFound
+from hippo.base.checks import check_ids
 from hippo.store.opening import is_postgres_url
 from hippo.cli._common import (
     add_filter_args,
@@ -33,7 +34,9 @@ def _forget_filter(args: argparse.Namespace) -> dict[str, Any]:
     if args.ids:
         if "id" in spec:
             raise InvalidInput("--id and a filter on 'id' both select ids; give them once")
-        spec["id"] = {"$in": list(dict.fromkeys(args.ids))}
+        # message ids, checked as Memory.delete checks them: a negative or oversized one names no message and would
+        # only make the filter match nothing
+        spec["id"] = {"$in": list(dict.fromkeys(check_ids(args.ids, "--id")))}
     if not spec:
         raise InvalidInput("forget needs --id, --filter, --speaker, --session or --role (to empty a namespace use "
                            "`hippo delete-namespace`)")
