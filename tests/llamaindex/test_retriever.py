@@ -83,6 +83,22 @@ def test_every_condition_on_one_key_holds_as_in_llamaindex(memory, conditions):
     assert sorted(i.metadata["n"] for i in memory.list(filter=to_hippo_filter(filters))) == want
 
 
+def test_none_in_filters_is_json_null_not_llamaindex_s_python_comparison(memory):
+    """``== None`` / ``!= None`` as docs/compatibility.md writes them: hippo compares JSON values (a stored ``null``
+    equals None; a missing key is not equal to it), where LlamaIndex's ``build_metadata_filter_fn`` keeps nothing
+    for ``== None`` and everything for ``!= None``. Hand-computed over a stored None, a number and a missing key."""
+    items = memory.add_many([{"text": "note one", "metadata": {"x": None}}, {"text": "note two", "metadata": {"x": 3}},
+                             {"text": "note three", "metadata": {}}])
+    ids = [i.id for i in items]
+
+    def kept(op):
+        flt = MetadataFilters(filters=[MetadataFilter(key="x", value=None, operator=op)])
+        return sorted(i.id for i in memory.list(filter=to_hippo_filter(flt)))
+
+    assert kept(FilterOperator.EQ) == [ids[0]]
+    assert kept(FilterOperator.NE) == [ids[1], ids[2]]
+
+
 def test_unsupported_filters_are_rejected(seeded):
     with pytest.raises(hippo.InvalidInput, match="AND"):
         HippoRetriever(seeded, filters=MetadataFilters(filters=[MetadataFilter(key="a", value=1)],
