@@ -639,7 +639,8 @@ def test_any_text_is_a_query_as_in_inmemorystore(store, query):
 
 def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
     """A put writes its version, then deletes the old ones. When it stops in between (the process dies, the task
-    is cancelled, the store refuses the delete) two versions stay; reads show the newest. Once the newest expired,
+    is cancelled, the store refuses the delete) two versions stay; reads show the newest, and a put whose new
+    version is committed returns normally (it raised, although it had stored the value). Once the newest expired,
     ``sweep_ttl`` deleted it and the older one came back as the item; the sweep now deletes every version of an
     item whose newest version expired, and the item stays gone."""
     store = HippoStore(hippo.Memory(None))
@@ -658,8 +659,9 @@ def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
 
     for name, value in (("a", {"v": "new"}), ("b", {"v": "newer"})):
         store._views[f"lg.{name}"] = Dying(store.memory.using(f"lg.{name}"))
-        with pytest.raises(hippo.StoreError):
-            store.put((name,), "k", value, ttl=1 if name == "a" else None)
+        # the new version is committed: the put returns normally (a call that committed does not raise)
+        store.put((name,), "k", value, ttl=1 if name == "a" else None)
+        assert store.get((name,), "k").value == value
         del store._views[f"lg.{name}"]
     assert len(store.memory.using("lg.a").list()) == 2 and store.get(("a",), "k").value == {"v": "new"}
     clock.now += 120
@@ -668,3 +670,25 @@ def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
     assert store.get(("a",), "k") is None and store.search(("a",)) == [] and store.list_namespaces() == [("b",)]
     assert store.memory.using("lg.a").list() == []
     assert store.get(("b",), "k").value == {"v": "newer"}  # a live item keeps its newest version
+
+
+def test_a_deletion_whose_delete_fails_raises_and_keeps_the_item():
+    """A put of None (a deletion) whose delete the store refuses did nothing: it raises, and the item stays."""
+    store = HippoStore(hippo.Memory(None))
+    store.put(("a",), "k", {"v": "old"})
+
+    class Refusing:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def delete(self, ids):
+            raise hippo.StoreError("the store refused the delete")
+
+    store._views["lg.a"] = Refusing(store.memory.using("lg.a"))
+    with pytest.raises(hippo.StoreError):
+        store.delete(("a",), "k")
+    del store._views["lg.a"]
+    assert store.get(("a",), "k").value == {"v": "old"}
