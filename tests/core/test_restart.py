@@ -551,3 +551,40 @@ def test_a_handle_behind_another_handles_changes_never_saves_an_older_snapshot_o
         assert _covered(c, persist.INDEX) == newest
         assert _covered(c, persist.LIFE) in (None, newest)
         assert c.count() == (240 if later == "append" else 40)
+
+
+def _annotated(mem: Memory) -> bool:
+    """Whether the saved co-index snapshot holds the time-and-truth annotations (its ``truth`` part)."""
+    head, _ = snapshot.load(mem.engine.rt.store.get_units(mem.namespace, persist.INDEX))
+    return head["body"]["truth"] is not None
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_a_handle_behind_another_handles_appends_never_replaces_its_annotated_snapshot(tmp_path, own):
+    """b follows the namespace, then a appends and closes: a's snapshot holds the annotations of every message.
+    b closing must not replace it by a co-index b caught up with at close but never annotated (the next open then
+    annotated every message again: 3.6 s for the first recall after 1M tokens appended by another handle, against
+    0.1 s). With nothing of its own to save (``own`` False) b writes nothing at all; with a reinforcement of its
+    own it catches up and saves that, and leaves the co-index as a saved it."""
+    path = str(tmp_path / "m.db")
+    a, b = Memory(path), Memory(path)
+    first = a.add_many({"text": f"note {i} about the orchard ladder", "speaker": "Ann"} for i in range(40))
+    assert b.recall("orchard", budget_tokens=200).messages
+    b_saved = _covered(b, persist.INDEX)
+    a.add_many({"text": f"later note {i}: I moved to Denver on May {i % 28 + 1}", "speaker": "Bob",
+                "timestamp": 1_700_000_000 + i} for i in range(200))
+    assert a.recall("When did Bob move to Denver?", budget_tokens=200).messages  # a annotates its messages
+    a.close()
+    with Memory(path, read_only=True) as probe:
+        newest = probe.engine.rt.store.state("default").version
+        assert _covered(probe, persist.INDEX) == newest and _annotated(probe)
+        a_blob = probe.engine.rt.store.get_units("default", persist.INDEX)
+    if own:
+        b.reinforce([first[0].id])
+    b.close()
+    with Memory(path) as c:
+        assert _covered(c, persist.INDEX) == newest and _annotated(c)
+        if not own:
+            assert c.engine.rt.store.get_units("default", persist.INDEX) == a_blob  # b wrote nothing
+        assert c.count() == 240
+    assert b_saved is None or b_saved < newest

@@ -218,6 +218,9 @@ class NamespaceState:
         self._truth_updates: list[int] = []  # message ids whose event time changed while annotations rebuild
         self._life_updates: list[int] = []  # message ids whose metadata changed while the lifecycle rebuilds
         self._truth_unsaved = False   # annotations completed since the co-index snapshot was written
+        # messages other handles appended, deleted or updated, caught up from the change feed since the last save:
+        # theirs to save; this state rewrites the co-index for them only once it holds their annotations
+        self._foreign = 0
         self._life_prefetched: tuple | None = None
         self._eager_life = False
         self._profiles_unsaved = False
@@ -287,6 +290,7 @@ class NamespaceState:
             self._open()
             return
         appended = False
+        own = self.changed
         for kind, arg in work:
             if kind == "append" and arg:
                 self._check_vocabulary(arg)
@@ -301,6 +305,8 @@ class NamespaceState:
                 held = [r for r in arg if r.id in self.index.row_of]
                 if held:
                     self._update(held)
+        self._foreign += self.changed - own
+        self.changed = own
         self.seen = fp
         life = self._life
         if life is not None and life.loaded:
@@ -390,8 +396,11 @@ class NamespaceState:
     # -- opening: the snapshot plus what changed after it, or every message ---------------------------------
     def _open(self) -> None:
         """Load the co-index, the annotations and the embedding codes. Caller holds the write lock."""
+        own = self.changed
         if not (self.persistable and self._open_snapshot()):
             self._open_rows()
+        self._foreign += self.changed - own  # what is read at an open was written, and is saved, by others
+        self.changed = own
         if self.host.embed is not None and self.codes is None:
             self._load_all_codes()
 
@@ -896,28 +905,42 @@ class NamespaceState:
         accessed strength records are written. Returns False when nothing could be written. Caller holds the write
         lock.
 
-        Snapshots are written only by a state that has seen the namespace's latest change. One behind another
-        handle's appends or updates first catches up with them (what its next read would do), so it never replaces
-        a snapshot that handle saved, covering a later point of the change feed, with an older one (every other
-        handle's next open would replay the difference). One behind a deletion writes nothing: the deleting handle
-        rewrote the snapshots without the deleted messages (or deleted the namespace, which must not come back)."""
+        Snapshots are written only by a state that has seen the namespace's latest change, so none replaces a
+        snapshot another handle saved, covering a later point of the change feed, with an older one (every other
+        handle's next open would replay the difference). One behind another handle's appends or updates writes
+        nothing when it has nothing of its own to save (what the other handle changed is that handle's to save);
+        otherwise it first catches up with them (what its next read would do), and then rewrites the co-index only
+        when its annotations are complete, as the other handle's snapshot may hold them and the next open would
+        annotate every message again. One behind a deletion writes nothing: the deleting handle rewrote the
+        snapshots without the deleted messages (or deleted the namespace, which must not come back)."""
         for _ in range(3):  # another handle's change between the catch-up and the write: catch up again
             if not self.writable or self.index is None:
                 return False
             now = self.host.store.state(self.name)
             if now.generation != self.seen.generation:
                 return False
-            if now != self.seen:
+            behind = now != self.seen
+            if behind:
+                if not force and not self._own_unsaved():
+                    return True  # nothing of this handle's to save: a reader closing costs no catch-up
                 self.catch_up()
                 if self.index is None or self.seen.generation != now.generation:
                     return False
-            written = self._save_derived(force)
+            written = self._save_derived(force, behind)
             if written is not None:
                 return written
         return False
 
-    def _save_derived(self, force: bool) -> bool | None:
-        """One attempt of :meth:`save_derived`: None when the namespace changed before the write (nothing written)."""
+    def _own_unsaved(self) -> bool:
+        """Whether this state holds anything :meth:`save_derived` would write: changes, annotations, profiles or
+        strength records not saved yet."""
+        life = self.current_life()
+        return bool(self.changed or self._truth_unsaved or self._profiles_unsaved
+                    or (life is not None and (life.dirty or life.accessed)))
+
+    def _save_derived(self, force: bool, behind: bool = False) -> bool | None:
+        """One attempt of :meth:`save_derived`: None when the namespace changed before the write (nothing written).
+        ``behind``: the state has just caught up with another handle's changes."""
         fp = self.seen
         payloads: dict[str, bytes | None] = {}
         life = self.current_life()
@@ -925,7 +948,8 @@ class NamespaceState:
             life = None
         truth_ready = not self.truth.deferred and self.truth.done == len(self.index)
         try:
-            if force or self.changed or (truth_ready and self._truth_unsaved):
+            if (force or self.changed or (truth_ready and (self._truth_unsaved or self._foreign))) \
+                    and (force or truth_ready or not behind):
                 imeta, iarrays = self.index.to_snapshot()
                 meta: dict[str, Any] = {"index": imeta, "truth": None}
                 arrays = persist.join(index=iarrays)
@@ -962,7 +986,7 @@ class NamespaceState:
             return False
         self.saved.update({k: fp.version for k, v in payloads.items() if v is not None and k != persist.ACCESS})
         if persist.INDEX in payloads:
-            self.changed = 0
+            self.changed = self._foreign = 0
             self._truth_unsaved = not truth_ready
         if persist.LIFE in payloads:
             life.dirty = 0
