@@ -451,6 +451,26 @@ def test_whatsapp_ios_export_with_twelve_hour_times(tmp_path, capsys) -> None:
     ]
 
 
+def test_whatsapp_message_text_is_kept_as_written(tmp_path, capsys) -> None:
+    """Only the line's head (date, time, name) is the app's: French text puts a no-break space (U+00A0) or a narrow
+    one (U+202F) before "?" and ":", Hebrew text may open with a right-to-left mark (U+200F); the export holds them
+    as the chat file does. The head itself may use either space before PM (Android 14 writes "2:05\u202fPM")."""
+    f = tmp_path / "WhatsApp Chat with Bo.txt"
+    said = ["Tu viens\u00a0? Prix\u202f: 10\u00a0\u20ac", "\u200f\u05e9\u05dc\u05d5\u05dd", "see\u00a0you"]
+    f.write_text(f"13/03/2024, 2:05\u202fPM - Ann: {said[0]}\n"
+                 f"13/03/2024, 2:06\u00a0PM - ~\u202fBo: {said[1]}\n"
+                 f"13/03/2024, 2:07 PM - Ann: {said[2]}\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    out = tmp_path / "out.jsonl"
+    assert cli(capsys, "export", out, "--path", db).code == 0
+    records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()[1:]]
+    assert [r["text"] for r in records] == said
+    assert [r["speaker"] for r in records] == ["Ann", "~ Bo", "Ann"]
+    assert [datetime.fromtimestamp(r["timestamp"], timezone.utc).isoformat() for r in records] == [
+        utc(2024, 3, 13, 14, 5), utc(2024, 3, 13, 14, 6), utc(2024, 3, 13, 14, 7)]
+
+
 def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     f = tmp_path / "chat.txt"
     f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day

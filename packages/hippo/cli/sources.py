@@ -186,7 +186,7 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     first = next(line for line in _lines(text) if line.strip())
-    if _WHATSAPP.match(_plain(first)):
+    if _WHATSAPP.match(first):
         return _read_whatsapp(file, text)
     if first.lstrip().startswith("{"):
         try:
@@ -559,12 +559,17 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
 # --------------------------------------------------------------------------------------------- messaging apps
 
 # A WhatsApp export line that starts a message: the date (day and month in the phone's order), the time (24-hour,
-# or 12-hour with am / pm), then " - " (Android) or the bracketed form (iOS), then "Sender: text" or a notice.
+# or 12-hour with am / pm), then " - " (Android) or the bracketed form (iOS), then "Sender: text" or a notice. The
+# line is matched as written: newer exports put direction marks before it and a no-break or narrow no-break space
+# between the time and am / pm ("9:05\u202fPM", Spanish "2:05 p.\u00a0m."), and the message text after the head is
+# the person's own, kept as the file has it (French puts a no-break space before "?" and ":").
+_SP = "[ \u00a0\u202f]"
 _WHATSAPP = re.compile(
-    r"^(?:\[(?P<d1>\d{1,4})[./-](?P<m1>\d{1,2})[./-](?P<y1>\d{1,4}),? (?P<t1>\d{1,2}:\d{2}(?::\d{2})?)"
-    r"(?: ?(?P<p1>[ap]\.? ?m\.?))?\] "
-    r"|(?P<d2>\d{1,4})[./-](?P<m2>\d{1,2})[./-](?P<y2>\d{1,4}),? (?P<t2>\d{1,2}:\d{2}(?::\d{2})?)"
-    r"(?: ?(?P<p2>[ap]\.? ?m\.?))? - )(?P<rest>.*)$", re.IGNORECASE)
+    r"^[\s\u200e\u200f\ufeff]*"
+    rf"(?:\[(?P<d1>\d{{1,4}})[./-](?P<m1>\d{{1,2}})[./-](?P<y1>\d{{1,4}}),?{_SP}(?P<t1>\d{{1,2}}:\d{{2}}(?::\d{{2}})?)"
+    rf"(?:{_SP}?(?P<p1>[ap]\.?{_SP}?m\.?))?\]{_SP}"
+    rf"|(?P<d2>\d{{1,4}})[./-](?P<m2>\d{{1,2}})[./-](?P<y2>\d{{1,4}}),?{_SP}(?P<t2>\d{{1,2}}:\d{{2}}(?::\d{{2}})?)"
+    rf"(?:{_SP}?(?P<p2>[ap]\.?{_SP}?m\.?))?{_SP}-{_SP})(?P<rest>.*)$", re.IGNORECASE)
 # the text may start on the next line; a name holds no quotation mark (a notice quotes: 'Ann changed the subject
 # from "Trip" to "Trip: Lisbon"')
 _SENDER = re.compile(r"^(?P<who>[^:\n\"“”]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
@@ -573,9 +578,10 @@ _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|vide
                            r"omitted|this message was deleted|you deleted this message|null)$", re.IGNORECASE)
 
 
-def _plain(line: str) -> str:
-    """A WhatsApp line without the direction marks and the narrow spaces its newer exports write."""
-    return line.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
+def _plain(name: str) -> str:
+    """A sender's name without the direction marks and with plain spaces for the no-break ones the app writes
+    (a group member who is not a contact shows as "~\u202fAnn")."""
+    return name.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
 
 
 def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
@@ -601,7 +607,7 @@ def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
         year += 2000
     parts = [int(x) for x in (m["t1"] or m["t2"]).split(":")]
     hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
-    half = (m["p1"] or m["p2"] or "").lower().replace(".", "").replace(" ", "")
+    half = re.sub(r"[.\s]", "", (m["p1"] or m["p2"] or "").lower())
     if half:
         if not 1 <= hour <= 12:
             raise ValueError(f"hour {hour} with {half}")
@@ -613,7 +619,7 @@ def _read_whatsapp(file: str, text: str) -> Source:
     """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it."""
     src = Source(file, "whatsapp", text)
     lines = _lines(text)
-    heads = [(k, m) for k, m in ((k, _WHATSAPP.match(_plain(line))) for k, line in enumerate(lines)) if m]
+    heads = [(k, m) for k, m in ((k, _WHATSAPP.match(line)) for k, line in enumerate(lines)) if m]
     day_first, year_first = _whatsapp_order([m for _, m in heads])
     starts = {k: m for k, m in heads}
     current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
@@ -642,7 +648,8 @@ def _read_whatsapp(file: str, text: str) -> Source:
         said = _SENDER.match(m["rest"])
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
-        current = (k + 1, when, said["who"].strip(), [said["text"] or ""])
+        # U+200E is the app's (a person does not type it); every other character of the text is the person's
+        current = (k + 1, when, _plain(said["who"]), [(said["text"] or "").replace("\u200e", "")])
     flush()
     if not src.records:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
