@@ -471,6 +471,36 @@ def test_whatsapp_message_text_is_kept_as_written(tmp_path, capsys) -> None:
         utc(2024, 3, 13, 14, 5), utc(2024, 3, 13, 14, 6), utc(2024, 3, 13, 14, 7)]
 
 
+def test_whatsapp_ios_notices_have_a_sender_and_a_direction_mark(tmp_path, capsys) -> None:
+    """An iOS export (_chat.txt) gives the app's own lines a sender, the group's name in a group, the other person
+    in a chat of two, and opens their text with U+200E, whatever the phone's language; Android and iOS append
+    "<This message was edited>" (iOS after a U+200E) to an edited message. None of that is anyone's words."""
+    f = tmp_path / "_chat.txt"
+    f.write_text(
+        "[12/03/2024, 09:01:00] Trip: \u200eMessages and calls are end-to-end encrypted. No one outside of this "
+        "chat, not even WhatsApp, can read or listen to them.\n"
+        "[12/03/2024, 09:01:00] Trip: \u200eAnn created group \u201cTrip\u201d\n"
+        "[12/03/2024, 09:01:05] Trip: \u200eAnn a cr\u00e9\u00e9 le groupe \u00ab\u00a0Trip\u00a0\u00bb\n"
+        "[12/03/2024, 09:02:11] Ann: Who brings the tent?\n"
+        "\u200e[12/03/2024, 09:03:00] Bo: \u200eimage omitted\n"
+        "[12/03/2024, 09:04:00] Bo: I do, it sleeps four \u200e<This message was edited>\n"
+        "[12/03/2024, 09:05:00] Bo: \u200eThis message was deleted.\n"
+        "[12/03/2024, 09:06:00] Ann: \u200eMissed voice call\n"
+        "[12/03/2024, 09:07:00] Ann: \u200ePOLL:\n\u200eWhen?\n\u200eOPTION: Friday (1 vote)\n"
+        "[12/03/2024, 09:08:00] Ann: Great\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["timestamp"], m["metadata"]) for m in stored(db)] == [
+        ("Ann", "Who brings the tent?", utc(2024, 3, 12, 9, 2, 11), {}),
+        ("Bo", "I do, it sleeps four", utc(2024, 3, 12, 9, 4), {"edited": True}),
+        ("Ann", "Great", utc(2024, 3, 12, 9, 8), {}),
+    ]
+    g = tmp_path / "android.txt"
+    g.write_text("12/03/2024, 09:04 - Bo: I do <This message was edited>\n", encoding="utf-8")
+    assert cli(capsys, "ingest", g, "--path", tmp_path / "a.db").code == 0
+    assert [(m["text"], m["metadata"]) for m in stored(tmp_path / "a.db")] == [("I do", {"edited": True})]
+
+
 def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     f = tmp_path / "chat.txt"
     f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day

@@ -573,9 +573,13 @@ _WHATSAPP = re.compile(
 # the text may start on the next line; a name holds no quotation mark (a notice quotes: 'Ann changed the subject
 # from "Trip" to "Trip: Lisbon"')
 _SENDER = re.compile(r"^(?P<who>[^:\n\"“”]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
-# What the app writes in place of a message it did not export
-_PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document) "
-                           r"omitted|this message was deleted|you deleted this message|null)$", re.IGNORECASE)
+# What the app writes in place of a message it did not export (iOS ends the deleted ones with a full stop; older
+# iOS exports give the encryption notice a sender and no U+200E)
+_PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document|contact "
+                           r"card) omitted|this message was deleted\.?|you deleted this message\.?|null|messages and "
+                           r"calls are end-to-end encrypted\..*)$", re.IGNORECASE | re.DOTALL)
+# What the app appends to a message that was edited (iOS puts a U+200E before it)
+_EDITED = "<this message was edited>"
 
 
 def _plain(name: str) -> str:
@@ -629,9 +633,14 @@ def _read_whatsapp(file: str, text: str) -> Source:
             return
         lineno, when, who, body = current
         message = "\n".join(body).strip()
+        edited = message[-len(_EDITED):].lower() == _EDITED
+        if edited:  # the app's marker, not the person's words: kept as a flag
+            message = message[:-len(_EDITED)].strip()
         if message and not _PLACEHOLDERS.match(message):
-            src.records.append(Record({"text": message, "speaker": who, "role": "user", "timestamp": when},
-                                      (), lineno))
+            item = {"text": message, "speaker": who, "role": "user", "timestamp": when}
+            if edited:
+                item["metadata"] = {"edited": True}
+            src.records.append(Record(item, (), lineno))
 
     for k, line in enumerate(lines):
         m = starts.get(k)
@@ -647,6 +656,11 @@ def _read_whatsapp(file: str, text: str) -> Source:
             raise InvalidInput(f"{file}:{k + 1}: not a date and time: {exc}") from None
         said = _SENDER.match(m["rest"])
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
+            continue
+        if (said["text"] or "").startswith("\u200e"):
+            # iOS gives its notices a sender (the group, or the other person) and marks every text it wrote itself,
+            # in any language, with a leading U+200E: "Trip: \u200eAnn created group", "Bo: \u200eimage omitted",
+            # "Bo: \u200eMissed voice call". Left out with the lines that continue it (a poll's options).
             continue
         # U+200E is the app's (a person does not type it); every other character of the text is the person's
         current = (k + 1, when, _plain(said["who"]), [(said["text"] or "").replace("\u200e", "")])
