@@ -513,6 +513,20 @@ def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     assert [m["timestamp"] for m in stored(tmp_path / "us.db")] == [utc(2024, 4, 3, 18), utc(2024, 4, 25, 18, 1)]
 
 
+def test_whatsapp_dates_that_read_either_way_keep_time_moving_forward(tmp_path, capsys) -> None:
+    """No field above 12, so each date reads as day/month or month/day; the export lists messages in the order they
+    were sent, which settles it. An Indian Android phone writes day first with a 12-hour clock ("11/03/24, 9:00 pm"),
+    a US one set to 24 hours month first ("3/11/24, 21:00")."""
+    cases = {"in.txt": "11/03/24, 9:00 pm - Ann: tickets booked\n02/04/24, 9:00 pm - Bo: we fly tomorrow\n",
+             "us.txt": "3/11/24, 21:00 - Ann: tickets booked\n4/2/24, 21:00 - Bo: we fly tomorrow\n"}
+    for name, text in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+        assert [m["timestamp"] for m in stored(db)] == [utc(2024, 3, 11, 21), utc(2024, 4, 2, 21)], name
+
+
 def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:
     f = tmp_path / "bad.txt"
     f.write_text("12/03/2024, 09:02 - Ann: fine\n31/02/2024, 09:03 - Bo: no such day\n", encoding="utf-8")

@@ -590,8 +590,10 @@ def _plain(name: str) -> str:
 
 def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
     """(day first, year first) for the file's dates: a field above 12 tells day from month; a four-digit first
-    field is a year (2024-03-12). When every date could be read either way, 12-hour times (a US phone) mean month
-    first, 24-hour times day first."""
+    field is a year (2024-03-12). When every date could be read either way, the order under which the dates never
+    go back in time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April,
+    not 3 November then 4 February); when both orders keep time moving forward, 12-hour times (a US phone) mean
+    month first, 24-hour times day first."""
     first = [int(m["d1"] or m["d2"]) for m in heads]
     second = [int(m["m1"] or m["m2"]) for m in heads]
     if any(f > 999 for f in first):
@@ -600,6 +602,15 @@ def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
         return True, False
     if any(x > 12 for x in second):
         return False, False
+    years = [int(m["y1"] or m["y2"]) for m in heads]
+
+    def forward(day_first: bool) -> bool:
+        dates = [(y, b, a) if day_first else (y, a, b) for a, b, y in zip(first, second, years)]
+        return all(p <= q for p, q in zip(dates, dates[1:]))
+
+    day_first_forward, month_first_forward = forward(True), forward(False)
+    if day_first_forward != month_first_forward:
+        return day_first_forward, False
     twelve = any(m["p1"] or m["p2"] for m in heads)
     return not twelve, False
 
