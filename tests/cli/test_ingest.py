@@ -348,6 +348,31 @@ def test_utf8_byte_order_mark_is_not_text(tmp_path, capsys) -> None:
     assert [m["text"] for m in stored(db)] == ["h\u00e9llo"]
 
 
+def test_utf16_files_are_read_by_their_byte_order_mark(tmp_path, capsys) -> None:
+    """Windows tools save a chat as "Unicode": UTF-16 with a byte-order mark, which names the encoding. Without the
+    mark, the NUL bytes of its ASCII characters give it away: the error names UTF-16, not latin-1 (which would read
+    the file as text with a NUL after every letter)."""
+    chat = "12/03/2024, 09:02 - Ann: Caf\u00e9 at ten?\r\n13/03/2024, 10:00 - Bo: S\u00ed \U0001F44D\r\n"
+    db = tmp_path / "s.db"
+    for name, data in {"le.txt": chat.encode("utf-16"), "be.txt": b"\xfe\xff" + chat.encode("utf-16-be"),
+                       "32.txt": chat.encode("utf-32")}.items():
+        f = tmp_path / name
+        f.write_bytes(data)
+        run = cli(capsys, "ingest", f, "--path", db, "--namespace", name)
+        assert run.code == 0, run.err
+        assert [(m["speaker"], m["text"]) for m in stored(db, name)] == [("Ann", "Caf\u00e9 at ten?"),
+                                                                        ("Bo", "S\u00ed \U0001F44D")]
+    bare = tmp_path / "bare.txt"
+    bare.write_bytes(chat.encode("utf-16-le"))
+    assert_one_line_error(cli(capsys, "ingest", bare, "--path", tmp_path / "b.db"), "bare.txt:1:", "utf-16-le")
+    ascii_only = tmp_path / "ascii.txt"
+    ascii_only.write_bytes("12/03/2024, 09:02 - Ann: hi\n".encode("utf-16-be"))
+    assert_one_line_error(cli(capsys, "ingest", ascii_only, "--path", tmp_path / "b.db"), "ascii.txt:1:", "NUL",
+                          "utf-16-be")
+    assert namespaces(tmp_path / "b.db") == []
+    assert cli(capsys, "ingest", bare, "--path", tmp_path / "b.db", "--encoding", "utf-16-le").code == 0
+
+
 def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     deep_line = tmp_path / "deep.jsonl"
     deep_line.write_text('{"text": "ok"}\n{"text": "x", "metadata": {"a": ' + "[" * 50_000 + "]" * 50_000 + "}}\n")

@@ -164,20 +164,46 @@ def read_text(file: str, encoding: str = "utf-8") -> str:
         raise InvalidInput(f"{file}: is a directory, expected a file") from exc
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
-    # A UTF-8 byte-order mark (written by some Windows tools) is not part of the text.
+    # A UTF-8 byte-order mark (written by some Windows tools) is not part of the text. A UTF-16 or UTF-32 one names
+    # the file's encoding outright (Windows tools save chats as "Unicode", UTF-16 with its mark), so under the
+    # default encoding such a file is read in the one it names.
     name = "utf-8-sig" if codec.name == "utf-8" else codec.name
+    if codec.name == "utf-8" and data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        name = "utf-32"
+    elif codec.name == "utf-8" and data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        name = "utf-16"
     try:
-        return data.decode(name)
+        text = data.decode(name)
     except LookupError as exc:  # a codec of bytes to bytes ("rot13", "base64", "hex") is no text encoding
         raise InvalidInput(f"--encoding {encoding!r} is not a text encoding") from exc
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         bad = data[exc.start:exc.start + 1].hex()
-        hint = ("; pass --encoding with the file's encoding, e.g. --encoding latin-1" if codec.name == "utf-8"
-                else "; pass --encoding with the file's encoding")
+        hint = (_utf16_hint(data) or "; pass --encoding with the file's encoding, e.g. --encoding latin-1"
+                if codec.name == "utf-8" else "; pass --encoding with the file's encoding")
         raise InvalidInput(f"{file}:{line}: byte 0x{bad} at column {column} is not valid {codec.name} "
                            f"text{hint}") from exc
+    nul = text.find("\x00")
+    if nul >= 0 and not name.startswith(("utf-16", "utf-32", "utf_16", "utf_32")):
+        # No text file of a chat or of JSON holds NUL characters; UTF-16 without its mark read as one-byte text does
+        hint = _utf16_hint(data) or "; pass --encoding with the file's encoding"
+        raise InvalidInput(f"{file}:{text.count(chr(10), 0, nul) + 1}: holds NUL characters, so it is not "
+                           f"{codec.name} text{hint}")
+    return text
+
+
+def _utf16_hint(data: bytes) -> str:
+    """A hint naming UTF-16 when the file's bytes look like it (every other byte of its start NUL), else ''."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "; its byte-order mark says UTF-16: pass --encoding utf-16, or leave --encoding out"
+    head = data[:4096]
+    if len(head) < 2 or b"\x00" not in head:
+        return ""
+    odd, even = head[1::2].count(0), head[0::2].count(0)
+    if max(odd, even) < len(head) // 4:
+        return ""
+    return f"; it looks like UTF-16 without a byte-order mark: pass --encoding {'utf-16-le' if odd > even else 'utf-16-be'}"
 
 
 def read_source(file: str, *, encoding: str = "utf-8") -> Source:
