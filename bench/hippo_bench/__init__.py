@@ -49,8 +49,15 @@ def _module(name: str):
     return importlib.import_module(f"hippo_bench.{name.replace('-', '_')}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error is one line on stderr (exit 2), as for every other ``hippo`` command, not the usage block."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hippo bench", description="Benchmarks of hippo against its peers.")
+    parser = _Parser(prog="hippo bench", description="Benchmarks of hippo against its peers.")
     sub = parser.add_subparsers(dest="benchmark", metavar="{" + ",".join(BENCHMARKS) + "}", required=True)
     for name, help_ in BENCHMARKS.items():
         p = sub.add_parser(name, help=help_, description=help_)

@@ -6,16 +6,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import subprocess
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import hippo
 from hippo.records import jsonable
-from tests.cli.conftest import CONVERSATION, assert_one_line_error, cli, hippo_cmd, hippo_tty
+from tests.cli.conftest import CONVERSATION, Run, assert_one_line_error, cli, hippo_cmd, hippo_tty
 
 
 def as_json(run) -> object:
@@ -179,6 +181,25 @@ def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) ->
 def test_errors_are_one_line_without_traceback(store, argv, needles) -> None:
     assert_one_line_error(hippo_cmd(*argv, "--path", store, "-n", "ann") if argv[0] not in ("frobnicate", "mcp")
                           else hippo_cmd(*argv), *needles)
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["bench", "frobnicate"], ["hippo bench", "frobnicate"]),
+    (["bench"], ["hippo bench", "required"]),
+    (["bench", "kernels", "--frobnicate"], ["--frobnicate"]),
+    (["bench", "truth-sample", "--data", "no-such-dir"], ["no-such-dir"]),
+])
+def test_bench_errors_are_one_line_and_returned(argv, needles, tmp_path) -> None:
+    """``hippo bench`` keeps the contract of every command: ``main`` returns the exit code (it raised SystemExit),
+    a usage error is one line (it was argparse's usage block and the error), a missing data file no traceback."""
+    bench = Path(__file__).resolve().parents[2] / "bench"  # this checkout's benchmarks, not an installed copy
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(bench), env.get("PYTHONPATH")) if p)
+    code = f"from hippo.cli import main\nprint('returned', main({argv!r}))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env,
+                          cwd=tmp_path)
+    assert proc.stdout == "returned 2\n", (proc.stdout, proc.stderr)
+    assert_one_line_error(Run(2, proc.stdout, proc.stderr), *needles)
 
 
 def test_a_closed_pipe_is_not_a_traceback(store) -> None:

@@ -90,9 +90,9 @@ def _fail(message: str, code: int = 2) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (also for usage errors, which argparse would exit on)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "bench":
-        return cmd_bench(argv[1:])
     try:
+        if argv and argv[0] == "bench":  # its own parser; its usage errors and failures end as every command's
+            return cmd_bench(argv[1:])
         args = build_parser().parse_args(argv)
         return args.func(args)
     except SystemExit as exc:  # --help, or a usage error already printed
