@@ -526,6 +526,20 @@ def test_whatsapp_ios_notices_have_a_sender_and_a_direction_mark(tmp_path, capsy
     assert [(m["text"], m["metadata"]) for m in stored(tmp_path / "a.db")] == [("I do", {"edited": True})]
 
 
+def test_whatsapp_notices_that_quote_a_colon_in_their_own_quotation_marks(tmp_path, capsys) -> None:
+    """An Android export in German or French writes a renamed group's notice with „...“ or « ... » (French with a
+    space before the colon): a notice, not a message of a sender named 'Ann hat den Betreff zu „Trip'."""
+    f = tmp_path / "WhatsApp Chat mit Trip.txt"
+    f.write_text("12.03.24, 14:05 - Ann hat den Betreff von \u201eTrip\u201c zu \u201eTrip: Lissabon\u201c "
+                 "ge\u00e4ndert\n"
+                 "12.03.24, 14:06 - Ann a chang\u00e9 le sujet de \u00ab Trip \u00bb en \u00ab Trip : Lisbonne "
+                 "\u00bb\n"
+                 "12.03.24, 14:07 - Bo: Super: bis dann\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [("Bo", "Super: bis dann")]
+
+
 def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     f = tmp_path / "chat.txt"
     f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day

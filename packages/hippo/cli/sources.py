@@ -596,9 +596,10 @@ _WHATSAPP = re.compile(
     rf"(?:{_SP}?(?P<p1>[ap]\.?{_SP}?m\.?))?\]{_SP}"
     rf"|(?P<d2>\d{{1,4}})[./-](?P<m2>\d{{1,2}})[./-](?P<y2>\d{{1,4}}),?{_SP}(?P<t2>\d{{1,2}}:\d{{2}}(?::\d{{2}})?)"
     rf"(?:{_SP}?(?P<p2>[ap]\.?{_SP}?m\.?))?{_SP}-{_SP})(?P<rest>.*)$", re.IGNORECASE)
-# the text may start on the next line; a name holds no quotation mark (a notice quotes: 'Ann changed the subject
-# from "Trip" to "Trip: Lisbon"')
-_SENDER = re.compile(r"^(?P<who>[^:\n\"“”]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
+# the text may start on the next line; a name holds no quotation mark (a notice quotes, in its language's marks:
+# 'Ann changed the subject from "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert',
+# 'Ann a changé le sujet en « Trip : Lisbonne »')
+_SENDER = re.compile(r"^(?P<who>[^:\n\"“”„«»‹›「」『』]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
 # What the app writes in place of a message it did not export (iOS ends the deleted ones with a full stop; older
 # iOS exports give the encryption notice a sender and no U+200E)
 _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document|contact "
