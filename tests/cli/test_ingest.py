@@ -566,6 +566,32 @@ def test_whatsapp_dates_that_read_either_way_keep_time_moving_forward(tmp_path, 
         assert [m["timestamp"] for m in stored(db)] == [utc(2024, 3, 11, 21), utc(2024, 4, 2, 21)], name
 
 
+def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None:
+    """Heads as phones in other languages write them: Finnish puts "klo" between date and time and a dot between
+    hours and minutes, Indonesian the dot alone, Spanish "p. m." with a no-break space. Each was refused as "not
+    valid JSON"."""
+    cases = {
+        "fi.txt": ("13.6.2018 klo 21.25 - Aino: Moi!\n14.6.2018 klo 9.05 - Eero: Huomenta\n",
+                   [("Aino", "Moi!", utc(2018, 6, 13, 21, 25)), ("Eero", "Huomenta", utc(2018, 6, 14, 9, 5))]),
+        "fi-ios.txt": ("[13.6.2018 klo 21.25.15] Aino: Moi!\n",
+                       [("Aino", "Moi!", utc(2018, 6, 13, 21, 25, 15))]),
+        "id.txt": ("13/03/24 14.05 - Budi: Halo\n13/03/24 14.06 - Sari: Oke, jam 7.30 ya\n",
+                   [("Budi", "Halo", utc(2024, 3, 13, 14, 5)), ("Sari", "Oke, jam 7.30 ya", utc(2024, 3, 13, 14, 6))]),
+        "es.txt": ("13/3/24, 2:05\u202fp.\u00a0m. - Ana: Hola\n",
+                   [("Ana", "Hola", utc(2024, 3, 13, 14, 5))]),
+    }
+    for name, (text, want) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, (name, run.err)
+        assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == want, name
+    bad = tmp_path / "bad.txt"
+    bad.write_text("13.6.2018 klo 21.25 - Aino: Moi!\n14.6.2018 klo 21.75 - Eero: no such minute\n", encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "bad.db"), "bad.txt:2:", "date")
+
+
 def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:
     f = tmp_path / "bad.txt"
     f.write_text("12/03/2024, 09:02 - Ann: fine\n31/02/2024, 09:03 - Bo: no such day\n", encoding="utf-8")

@@ -588,14 +588,19 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
 # or 12-hour with am / pm), then " - " (Android) or the bracketed form (iOS), then "Sender: text" or a notice. The
 # line is matched as written: newer exports put direction marks before it and a no-break or narrow no-break space
 # between the time and am / pm ("9:05\u202fPM", Spanish "2:05 p.\u00a0m."), and the message text after the head is
-# the person's own, kept as the file has it (French puts a no-break space before "?" and ":").
+# the person's own, kept as the file has it (French puts a no-break space before "?" and ":"). Some languages put a
+# short word between date and time (Finnish "13.6.2018 klo 21.25") and a dot between hours and minutes (Finnish,
+# Indonesian "14.05", Danish).
 _SP = "[ \u00a0\u202f]"
-_WHATSAPP = re.compile(
-    r"^[\s\u200e\u200f\ufeff]*"
-    rf"(?:\[(?P<d1>\d{{1,4}})[./-](?P<m1>\d{{1,2}})[./-](?P<y1>\d{{1,4}}),?{_SP}(?P<t1>\d{{1,2}}:\d{{2}}(?::\d{{2}})?)"
-    rf"(?:{_SP}?(?P<p1>[ap]\.?{_SP}?m\.?))?\]{_SP}"
-    rf"|(?P<d2>\d{{1,4}})[./-](?P<m2>\d{{1,2}})[./-](?P<y2>\d{{1,4}}),?{_SP}(?P<t2>\d{{1,2}}:\d{{2}}(?::\d{{2}})?)"
-    rf"(?:{_SP}?(?P<p2>[ap]\.?{_SP}?m\.?))?{_SP}-{_SP})(?P<rest>.*)$", re.IGNORECASE)
+
+
+def _whatsapp_head(n: int) -> str:
+    return (rf"(?P<d{n}>\d{{1,4}})[./-](?P<m{n}>\d{{1,2}})[./-](?P<y{n}>\d{{1,4}}),?{_SP}(?:[^\W\d_]{{1,3}}\.?{_SP})?"
+            rf"(?P<t{n}>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}})?)(?:{_SP}?(?P<p{n}>[ap]\.?{_SP}?m\.?))?")
+
+
+_WHATSAPP = re.compile(rf"^[\s\u200e\u200f\ufeff]*(?:\[{_whatsapp_head(1)}\]{_SP}|{_whatsapp_head(2)}{_SP}-{_SP})"
+                       r"(?P<rest>.*)$", re.IGNORECASE)
 # the text may start on the next line; a name holds no quotation mark (a notice quotes, in its language's marks:
 # 'Ann changed the subject from "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert',
 # 'Ann a changé le sujet en « Trip : Lisbonne »')
@@ -647,7 +652,7 @@ def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
     year, month, day = (a, b, c) if year_first else (c, a if not day_first else b, a if day_first else b)
     if year < 100:
         year += 2000
-    parts = [int(x) for x in (m["t1"] or m["t2"]).split(":")]
+    parts = [int(x) for x in re.split(r"[:.]", m["t1"] or m["t2"])]
     hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
     half = re.sub(r"[.\s]", "", (m["p1"] or m["p2"] or "").lower())
     if half:
