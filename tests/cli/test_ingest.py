@@ -628,6 +628,29 @@ def test_telegram_export(tmp_path, capsys) -> None:
     assert namespaces(tmp_path / "t.db") == []
 
 
+def test_telegram_forwards_replies_and_edits_keep_what_the_export_says(tmp_path, capsys) -> None:
+    """Telegram Desktop's result.json: a forwarded message carries "forwarded_from" (its author; "from" is who
+    forwarded it), a reply "reply_to_message_id", an edited one "edited". They were dropped, so a forward of Carl's
+    words was Bo's with nothing to tell otherwise."""
+    export = {"name": "Trip", "type": "private_group", "id": 7, "messages": [
+        {"id": 10, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": "Bo",
+         "from_id": "user2", "forwarded_from": "Carl", "text": "The ferry leaves at 7"},
+        {"id": 11, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060", "from": "Ann",
+         "from_id": "user1", "reply_to_message_id": 10, "edited": "2024-03-12T09:02:00",
+         "edited_unixtime": "1710234120", "text": "Too early!"},
+        {"id": 12, "type": "message", "date": "2024-03-12T09:03:00", "date_unixtime": "1710234180", "from": "Bo",
+         "from_id": "user2", "text": "ok"}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(db)] == [
+        ("Bo", "The ferry leaves at 7", {"telegram_id": 10, "forwarded_from": "Carl"}),
+        ("Ann", "Too early!", {"telegram_id": 11, "reply_to": 10, "edited": True}),
+        ("Bo", "ok", {"telegram_id": 12}),
+    ]
+
+
 def test_whatsapp_messages_that_open_with_a_line_break_and_notices_over_several_lines(tmp_path, capsys) -> None:
     f = tmp_path / "group.txt"
     f.write_text("12/03/2024, 09:01 - Ann changed the group description\n"

@@ -757,6 +757,19 @@ def telegram_records(msgs: list) -> Iterator[Record]:
         who = msg.get("from")
         item: dict[str, Any] = {"text": body, "speaker": who if isinstance(who, str) and who.strip() else None,
                                 "role": "user", "timestamp": when}
+        meta: dict[str, Any] = {}
         if isinstance(msg.get("id"), (int, str)):
-            item["metadata"] = {"telegram_id": msg["id"]}
+            meta["telegram_id"] = msg["id"]
+        # A forwarded message holds someone else's words ("from" is who forwarded it) and a reply answers one
+        # message: both are what the export says about the text, kept beside it.
+        forwarded = msg.get("forwarded_from")
+        if isinstance(forwarded, str) and forwarded.strip():
+            meta["forwarded_from"] = forwarded
+        reply = msg.get("reply_to_message_id")
+        if isinstance(reply, (int, str)) and not isinstance(reply, bool):
+            meta["reply_to"] = reply
+        if msg.get("edited"):
+            meta["edited"] = True
+        if meta:
+            item["metadata"] = meta
         yield Record(item, path)
