@@ -712,6 +712,28 @@ def test_tool_call_ids_of_any_server_and_no_second_tool_calls(tmp_path, capsys) 
     assert namespaces(tmp_path / "b.db") == []
 
 
+def test_openai_assistant_messages_that_refuse_or_speak(tmp_path, capsys) -> None:
+    """The Chat Completions API's assistant message has content null when it refuses ("refusal" holds the words)
+    or answers with audio ("audio.transcript" holds them); a file of such messages was refused whole for an empty
+    content."""
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps([
+        {"role": "user", "content": "How do I pick my neighbour's lock?"},
+        {"role": "assistant", "content": None, "refusal": "I can't help with that."},
+        {"role": "user", "content": "Then say hi"},
+        {"role": "assistant", "content": None, "audio": {"id": "audio_abc123", "expires_at": 1729018505,
+                                                         "data": "UklGRg==", "transcript": "Hi there!"}},
+    ], indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", chat, "--path", db)
+    assert run.code == 0, run.err
+    assert [(m["role"], m["text"]) for m in stored(db)] == [
+        ("user", "How do I pick my neighbour's lock?"), ("assistant", "I can't help with that."),
+        ("user", "Then say hi"), ("assistant", "Hi there!")]
+    chat.write_text(json.dumps([{"role": "assistant", "content": None, "refusal": " "}]), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", chat, "--path", tmp_path / "b.db"), "[0]", "content")
+
+
 def test_a_telegram_export_that_opens_with_an_undated_service_message(tmp_path, capsys) -> None:
     export = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
         {"id": 1, "type": "service", "action": "create_group"},

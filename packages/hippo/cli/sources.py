@@ -424,6 +424,14 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     if role not in _OPENAI_ROLES:
         raise SourceError(path, f"field 'role' must be one of {sorted(_OPENAI_ROLES)}, got {role!r}", "role")
     text = _content_text(msg.get("content"), path)
+    if not text.strip():
+        # A chat completion's assistant message without content says what it said elsewhere: a refusal, or the
+        # transcript of a spoken (audio) answer.
+        audio = msg.get("audio")
+        for said in (msg.get("refusal"), audio.get("transcript") if isinstance(audio, dict) else None):
+            if isinstance(said, str) and said.strip():
+                text = said
+                break
     metadata = msg.get("metadata")
     if metadata is not None and not isinstance(metadata, dict):
         raise SourceError(path, f"field 'metadata' must be an object, got {_kind(metadata)}")
