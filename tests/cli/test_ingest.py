@@ -712,6 +712,38 @@ def test_tool_call_ids_of_any_server_and_no_second_tool_calls(tmp_path, capsys) 
     assert namespaces(tmp_path / "b.db") == []
 
 
+def test_jsonl_of_openai_conversations(tmp_path, capsys) -> None:
+    """OpenAI's fine-tuning and batch files are JSONL with a conversation {"messages": [...]} on each line. Such a
+    file of two lines or more was refused as "not valid JSON (Extra data)"; its messages are read line after line,
+    and a bad one is named by its line and its place in that line's conversation."""
+    f = tmp_path / "train.jsonl"
+    f.write_text("\r\n".join(json.dumps(c) for c in [
+        {"messages": [{"role": "system", "content": "You are terse."},
+                      {"role": "user", "content": "Capital of France?"},
+                      {"role": "assistant", "content": "Paris."}]},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": "Weather in Oslo?"}]},
+                      {"role": "assistant", "content": None, "tool_calls": [
+                          {"id": "c1", "type": "function",
+                           "function": {"name": "weather", "arguments": "{\"city\": \"Oslo\"}"}}]},
+                      {"role": "tool", "tool_call_id": "c1", "content": "-3 C"}]},
+    ]) + "\r\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert [(m["role"], m["text"]) for m in stored(db)] == [
+        ("system", "You are terse."), ("user", "Capital of France?"), ("assistant", "Paris."),
+        ("user", "Weather in Oslo?"), ("assistant", '[tool call weather({"city": "Oslo"})]'), ("tool", "-3 C")]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n\n'
+                   '{"messages": [{"role": "user", "content": "a"}, {"role": "wizard", "content": "b"}]}\n',
+                   encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "b.db"), "bad.jsonl:3:", "messages[1]",
+                          "role")
+    bad.write_text('{"messages": [{"role": "user", "content": "hi"}]}\n{"text": "a hippo message"}\n', encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "b.db"), "bad.jsonl:2:", "messages")
+    assert namespaces(tmp_path / "b.db") == []
+
+
 def test_openai_assistant_messages_that_refuse_or_speak(tmp_path, capsys) -> None:
     """The Chat Completions API's assistant message has content null when it refuses ("refusal" holds the words)
     or answers with audio ("audio.transcript" holds them); a file of such messages was refused whole for an empty

@@ -7,7 +7,8 @@ Formats, told apart by their content (never by the file name):
   (``role`` and ``content``). A hippo export file (its first line the ``hippo-export`` header) is JSONL too.
 * **OpenAI-style message lists**: a JSON list ``[{"role": ..., "content": ...}, ...]`` or an object
   ``{"messages": [...]}``. ``content`` may be a string or a list of content parts; an assistant's ``tool_calls``
-  are kept as text and in ``metadata["tool_calls"]``.
+  are kept as text and in ``metadata["tool_calls"]``. JSONL of such objects, a conversation a line (OpenAI's
+  fine-tuning and batch files), is read line after line.
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
@@ -221,6 +222,10 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
             head = None
         if isinstance(head, dict) and not ("messages" in head or "conversation" in head):
             return _read_jsonl(file, text)
+        if isinstance(head, dict) and "messages" in head and text.strip() != first.strip():
+            # a whole JSON object on the first line and more after it: no single document but JSONL of
+            # conversations, one {"messages": [...]} a line (OpenAI's fine-tuning and batch files)
+            return _read_jsonl_conversations(file, text)
     doc = _load_document(file, text)
     src = Source(file, "", text)
     try:
@@ -301,6 +306,35 @@ def _read_jsonl(file: str, text: str) -> Source:
         src.records.append(Record(item, (), lineno))
     if not src.records:
         raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
+    return src
+
+
+def _read_jsonl_conversations(file: str, text: str) -> Source:
+    """JSONL whose every line is a conversation ``{"messages": [...]}``: its messages in order, line after line."""
+    src = Source(file, "messages", text)
+    for k, line in enumerate(_lines(text)):
+        if not line.strip():
+            continue
+        lineno = k + 1
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{file}:{lineno}: not JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
+        if not isinstance(obj, dict) or "messages" not in obj:
+            raise InvalidInput(f"{file}:{lineno}: expected a conversation {{\"messages\": [...]}} per line, like the "
+                               f"first, got {_kind(obj) if not isinstance(obj, dict) else 'an object without messages'}")
+        try:
+            _, records = _convert_document(obj)
+            for rec in records:
+                _check_depth(rec.item, rec.path)
+        except SourceError as exc:
+            raise InvalidInput(f"{file}:{lineno}: {render_path(exc.path) + ': ' if exc.path else ''}"
+                               f"{exc.message}") from None
+        src.records.extend(Record(rec.item, rec.path, lineno) for rec in records)
+    if not src.records:
+        raise InvalidInput(f"{file}: the conversations hold no messages")
     return src
 
 
