@@ -202,6 +202,32 @@ def test_bench_errors_are_one_line_and_returned(argv, needles, tmp_path) -> None
     assert_one_line_error(Run(2, proc.stdout, proc.stderr), *needles)
 
 
+def test_output_on_a_stream_that_cannot_encode_the_text(tmp_path) -> None:
+    """Standard output in a narrow encoding (a Windows code page when redirected; here PYTHONIOENCODING=latin-1):
+    a Chinese message failed the whole command with an UnicodeEncodeError. --json stays lossless (\\u escapes),
+    text shows what it cannot encode as backslash escapes."""
+    path = tmp_path / "zh.db"
+    with hippo.Memory(path) as mem:
+        mem.add("\u6211\u4eec\u660e\u5929\u89c1 \U0001F602", speaker="\u674e")
+        mem.add("caf\u00e9 ol\u00e9", speaker="Zo\u00eb")
+        want = jsonable(mem.list())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "TQDM_"))}
+    env["PYTHONIOENCODING"] = "latin-1"
+
+    def narrow(*argv: object) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "hippo.cli", *map(str, argv), "--path", str(path)], env=env,
+                              capture_output=True, encoding="latin-1", timeout=120, stdin=subprocess.DEVNULL)
+
+    run = narrow("list", "--json")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == want
+    for argv in (["list"], ["search", "\u89c1"], ["recall", "\u89c1"], ["timeline", "\u674e"]):
+        run = narrow(*argv)
+        assert run.returncode == 0 and "error" not in run.stderr, (argv, run.stderr)
+        assert "\\u674e" in run.stdout, (argv, run.stdout)
+    assert "Zo\u00eb: caf\u00e9 ol\u00e9" in narrow("list").stdout  # what the encoding holds is printed as it is
+
+
 def test_a_closed_pipe_is_not_a_traceback(store) -> None:
     proc = subprocess.run(f"'{sys.executable}' -m hippo.cli list --path '{store}' -n ann | head -c 10",
                           shell=True, capture_output=True, text=True, timeout=120)

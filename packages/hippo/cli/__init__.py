@@ -18,7 +18,7 @@ import sys
 
 from hippo import HippoError
 from hippo.cli import demo, ingest, manage, query
-from hippo.cli._common import Aborted, add_store_args
+from hippo.cli._common import Aborted, add_store_args, tolerate_narrow_encodings
 from hippo.cli.sources import locomo_items
 
 __all__ = ["build_parser", "locomo_items", "main"]
@@ -90,6 +90,7 @@ def _fail(message: str, code: int = 2) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (also for usage errors, which argparse would exit on)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    tolerate_narrow_encodings()
     try:
         if argv and argv[0] == "bench":  # its own parser; its usage errors and failures end as every command's
             return cmd_bench(argv[1:])

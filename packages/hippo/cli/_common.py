@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import os
 import sys
@@ -91,12 +92,38 @@ def open_store(args: argparse.Namespace, *, create: bool = False):
     return Memory(path, namespace=args.namespace if hasattr(args, "namespace") else "default")
 
 
+def _unicode(stream: Any) -> bool:
+    """Whether ``stream`` encodes every character (a UTF codec); unknown counts as yes."""
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return True
+
+
+def tolerate_narrow_encodings() -> None:
+    """Let standard output and error print text their encoding cannot hold (a Chinese chat on a Windows code page,
+    or redirected under PYTHONIOENCODING=latin-1) as backslash escapes instead of failing the whole command on the
+    first such character."""
+    for stream in (sys.stdout, sys.stderr):
+        if not _unicode(stream) and hasattr(stream, "reconfigure"):
+            try:
+                stream.reconfigure(errors="backslashreplace")
+            except (ValueError, OSError):  # a detached or closed stream: left as it is
+                pass
+
+
 def output(args: argparse.Namespace, value: Any, human: Callable[[Any], None]) -> int:
     """Print ``value`` as JSON with ``--json`` (see :mod:`hippo.records`), else through ``human``."""
     if getattr(args, "json", False):
         from hippo.records import jsonable
 
-        sys.stdout.write(json.dumps(jsonable(value), ensure_ascii=False, indent=2) + "\n")
+        # JSON's \\u escapes keep every character when standard output cannot encode it (a Windows code page,
+        # PYTHONIOENCODING=latin-1): the same value, still valid JSON
+        ascii_only = not _unicode(sys.stdout)
+        sys.stdout.write(json.dumps(jsonable(value), ensure_ascii=ascii_only, indent=2) + "\n")
     else:
         human(value)
     return 0
