@@ -540,6 +540,35 @@ def test_whatsapp_notices_that_quote_a_colon_in_their_own_quotation_marks(tmp_pa
     assert [(m["speaker"], m["text"]) for m in stored(db)] == [("Bo", "Super: bis dann")]
 
 
+def test_a_whatsapp_export_as_the_zip_ios_writes(tmp_path, capsys) -> None:
+    """iOS's "Export Chat" hands over a zip: _chat.txt, the media when asked for, and macOS's __MACOSX entries when
+    it went through a Mac. The zip was refused with a hint to pass --encoding latin-1."""
+    import zipfile
+
+    chat = "[12/03/2024, 09:02:11] Ann: Who brings the tent?\n[12/03/2024, 09:04:00] Bo: I do\n"
+    f = tmp_path / "WhatsApp Chat - Bo.zip"
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("_chat.txt", chat.encode("utf-8"))
+        archive.writestr("00000012-PHOTO-2024-03-12-09-07-00.jpg", b"\xff\xd8\xff\xe0")
+        archive.writestr("__MACOSX/._chat.txt", b"\x00\x05\x16\x07")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == [
+        ("Ann", "Who brings the tent?", utc(2024, 3, 12, 9, 2, 11)), ("Bo", "I do", utc(2024, 3, 12, 9, 4))]
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as archive:
+        archive.writestr("_chat.txt", "[12/03/2024, 09:02:11] Ann: fine\n[31/02/2024, 09:03:00] Bo: no such day\n")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "b.db"), "bad.zip (_chat.txt):2:", "date")
+    with zipfile.ZipFile(bad, "w") as archive:
+        archive.writestr("a.txt", chat)
+        archive.writestr("b.json", "[]")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "b.db"), "bad.zip", "a.txt", "b.json")
+    bad.write_bytes(b"PK\x03\x04 cut short")
+    assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "b.db"), "bad.zip", "zip")
+    assert namespaces(tmp_path / "b.db") == []
+
+
 def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     f = tmp_path / "chat.txt"
     f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day

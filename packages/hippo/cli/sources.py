@@ -22,6 +22,8 @@ Formats, told apart by their content (never by the file name):
   stored with its sender as speaker and its time, without a session id: recall groups them into sittings by the
   pauses between them.
 
+A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
+
 Every problem is reported as an ``InvalidInput`` that names the file, the line, and the field: for JSON documents
 the line where the offending object starts and its path inside the document (``[3].turns[0][1]``). Those lines
 are found only when something is wrong, by parsing the document again with a position-recording scanner, so
@@ -31,10 +33,13 @@ reading a good file costs one ``json.loads``.
 from __future__ import annotations
 
 import codecs
+import io
 import json
 import json.decoder
 import json.scanner
+import posixpath
 import re
+import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator
@@ -152,6 +157,32 @@ def _lines(text: str) -> list[str]:
 
 def read_text(file: str, encoding: str = "utf-8") -> str:
     """The file decoded with ``encoding``; a byte that does not decode is reported with its line and a hint."""
+    return _read_file(file, encoding)[1]
+
+
+def _unzipped(file: str, data: bytes) -> tuple[str, bytes]:
+    """A zip archive's one chat file, named ``archive (member)``: iOS exports a WhatsApp chat as a zip holding
+    ``_chat.txt`` (and the media, if asked for). Anything else comes back as it is."""
+    if not data.startswith(b"PK\x03\x04"):
+        return file, data
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = [info for info in archive.infolist() if not info.is_dir()
+                       and not info.filename.startswith("__MACOSX/")
+                       and not posixpath.basename(info.filename).startswith(".")
+                       and info.filename.lower().endswith((".txt", ".json", ".jsonl"))]
+            if len(members) != 1:
+                names = ", ".join(info.filename for info in members[:5]) + (", ..." if len(members) > 5 else "")
+                raise InvalidInput(f"{file}: a zip archive with {'no' if not members else 'several'} chat files "
+                                   f"(.txt, .json, .jsonl){': ' + names if members else ''}; unzip it and ingest "
+                                   f"the one to read")
+            return f"{file} ({members[0].filename})", archive.read(members[0])
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
+        raise InvalidInput(f"{file}: a damaged or unsupported zip archive: {exc}") from None
+
+
+def _read_file(file: str, encoding: str) -> tuple[str, str]:
+    """(the name errors give the file, its text): :func:`read_text`, looking inside a zip archive."""
     try:
         codec = codecs.lookup(encoding)
     except LookupError as exc:
@@ -165,6 +196,7 @@ def read_text(file: str, encoding: str = "utf-8") -> str:
         raise InvalidInput(f"{file}: is a directory, expected a file") from exc
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+    file, data = _unzipped(file, data)
     # A UTF-8 byte-order mark (written by some Windows tools) is not part of the text. A UTF-16 or UTF-32 one names
     # the file's encoding outright (Windows tools save chats as "Unicode", UTF-16 with its mark), so under the
     # default encoding such a file is read in the one it names.
@@ -191,7 +223,7 @@ def read_text(file: str, encoding: str = "utf-8") -> str:
         hint = _utf16_hint(data) or "; pass --encoding with the file's encoding"
         raise InvalidInput(f"{file}:{text.count(chr(10), 0, nul) + 1}: holds NUL characters, so it is not "
                            f"{codec.name} text{hint}")
-    return text
+    return file, text
 
 
 def _utf16_hint(data: bytes) -> str:
@@ -209,7 +241,7 @@ def _utf16_hint(data: bytes) -> str:
 
 def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     """Parse ``file`` in whichever supported format it holds; raises ``InvalidInput`` naming file, line, field."""
-    text = read_text(file, encoding)
+    file, text = _read_file(file, encoding)
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     first = next(line for line in _lines(text) if line.strip())
