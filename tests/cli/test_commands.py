@@ -3,6 +3,7 @@ own results (in the shape of ``hippo.records``), destructive commands ask first,
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import math
@@ -226,6 +227,23 @@ def test_output_on_a_stream_that_cannot_encode_the_text(tmp_path) -> None:
         assert run.returncode == 0 and "error" not in run.stderr, (argv, run.stderr)
         assert "\\u674e" in run.stdout, (argv, run.stdout)
     assert "Zo\u00eb: caf\u00e9 ol\u00e9" in narrow("list").stdout  # what the encoding holds is printed as it is
+
+
+def test_every_command_has_help_and_ingest_names_its_formats(capsys) -> None:
+    """`hippo COMMAND --help` for every command: exit 0, the usage on standard output, nothing on standard error.
+    The ingest help named neither of the messaging apps it reads."""
+    from hippo.cli import build_parser
+
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"ingest", "export", "import", "search", "recall", "mcp", "bench"} <= set(commands)
+    for name in commands:
+        run = cli(capsys, name, "--help")
+        assert run.code == 0 and run.err == "" and run.out.startswith(f"usage: hippo {name}"), (name, run)
+    listing = cli(capsys, "--help").out
+    text = " ".join(cli(capsys, "ingest", "--help").out.split())
+    for fmt in ("JSONL", "OpenAI", "WhatsApp", "zip", "Telegram", "BEAM", "LoCoMo", "export"):
+        assert fmt in text, fmt
+    assert "WhatsApp" in listing and "Telegram" in listing
 
 
 def test_a_closed_pipe_is_not_a_traceback(store) -> None:
