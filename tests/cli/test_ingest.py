@@ -401,6 +401,11 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     ('[{"batch_number": 1, "turns": [[{"role": "user", "content": 3}]]}]', ["bad.json", "content"]),
     ('[{"weird": 1}]', ["bad.json", "not a message"]),
     ('{"text": "fine"}\n{"text": "cut off', ["bad.json", ":2:", "not json"]),
+    # a text file that is neither JSON nor a chat export hippo knows (notes, a CSV, a Korean phone's WhatsApp export):
+    # named as such, not "not valid JSON (Expecting value)"
+    ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
+    ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
+    ("2024. 3. 12. \uc624\ud6c4 2:05 - \uae40: \uc548\ub155\n", ["bad.json", ":1:", "not a format", "WhatsApp"]),
 ])
 def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
     f = tmp_path / "bad.json"

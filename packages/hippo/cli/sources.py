@@ -258,6 +258,14 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
             # a whole JSON object on the first line and more after it: no single document but JSONL of
             # conversations, one {"messages": [...]} a line (OpenAI's fine-tuning and batch files)
             return _read_jsonl_conversations(file, text)
+    if not first.lstrip().startswith(("{", "[")):
+        # Neither JSON (no document or line hippo reads starts otherwise) nor a chat export hippo knows: saying
+        # "not valid JSON" of a text file would send the user looking for a JSON error that is not there
+        lineno = _lines(text).index(first) + 1
+        raise InvalidInput(f"{file}:{lineno}: not a format hippo ingest reads: not JSON (which starts with {{ or [) "
+                           f"and not a WhatsApp export (whose lines start with a date and time, e.g. '12/03/2024, "
+                           f"14:05 - Ann: ...' or '[12/03/2024, 14:05:33] Ann: ...'); the line starts "
+                           f"{first.strip()[:40]!r}")
     doc = _load_document(file, text)
     src = Source(file, "", text)
     try:
