@@ -600,6 +600,23 @@ def test_whatsapp_dates_that_read_either_way_keep_time_moving_forward(tmp_path, 
         assert [m["timestamp"] for m in stored(db)] == [utc(2024, 3, 11, 21), utc(2024, 4, 2, 21)], name
 
 
+def test_whatsapp_twelve_hour_clocks_of_day_first_phones(tmp_path, capsys) -> None:
+    """A chat of one day leaves the order to the clock. Phones write a 12-hour clock in their locale's words
+    (CLDR's day periods): a US phone "PM" in capitals, month first; a British or Indian one "pm" in small letters
+    and a Spanish one "p. m.", day first. Every 12-hour clock was taken for a US phone: 11 March was stored as
+    3 November."""
+    cases = {"us.txt": ("11/03/24, 9:00 PM - Ann: hi\n", utc(2024, 11, 3, 21)),
+             "in.txt": ("11/03/24, 9:00 pm - Ann: hi\n", utc(2024, 3, 11, 21)),
+             "es.txt": ("11/3/24, 9:00\u202fp.\u00a0m. - Ana: hola\n", utc(2024, 3, 11, 21)),
+             "ios-gb.txt": ("[11/03/2024, 9:00:00\u202fpm] Ann: hi\n", utc(2024, 3, 11, 21))}
+    for name, (text, want) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+        assert [m["timestamp"] for m in stored(db)] == [want], name
+
+
 def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None:
     """Heads as phones in other languages write them: Finnish puts "klo" between date and time and a dot between
     hours and minutes, Indonesian the dot alone, Spanish "p. m." with a no-break space. Each was refused as "not

@@ -706,8 +706,9 @@ def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
     """(day first, year first) for the file's dates: a field above 12 tells day from month; a four-digit first
     field is a year (2024-03-12). When every date could be read either way, the order under which the dates never
     go back in time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April,
-    not 3 November then 4 February); when both orders keep time moving forward, 12-hour times (a US phone) mean
-    month first, 24-hour times day first."""
+    not 3 November then 4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in
+    capitals is a US phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or
+    with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
     first = [int(m["d1"] or m["d2"]) for m in heads]
     second = [int(m["m1"] or m["m2"]) for m in heads]
     if any(f > 999 for f in first):
@@ -725,8 +726,9 @@ def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
     day_first_forward, month_first_forward = forward(True), forward(False)
     if day_first_forward != month_first_forward:
         return day_first_forward, False
-    twelve = any(m["p1"] or m["p2"] for m in heads)
-    return not twelve, False
+    us_clock = any((m["p1"] or m["p2"] or "").upper() in ("AM", "PM") and (m["p1"] or m["p2"]).isupper()
+                   for m in heads)
+    return not us_clock, False
 
 
 def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
