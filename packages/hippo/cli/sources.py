@@ -236,7 +236,8 @@ def _utf16_hint(data: bytes) -> str:
     odd, even = head[1::2].count(0), head[0::2].count(0)
     if max(odd, even) < len(head) // 4:
         return ""
-    return f"; it looks like UTF-16 without a byte-order mark: pass --encoding {'utf-16-le' if odd > even else 'utf-16-be'}"
+    order = "utf-16-le" if odd > even else "utf-16-be"
+    return f"; it looks like UTF-16 without a byte-order mark: pass --encoding {order}"
 
 
 def read_source(file: str, *, encoding: str = "utf-8") -> Source:
@@ -363,8 +364,9 @@ def _read_jsonl_conversations(file: str, text: str) -> Source:
         except RecursionError:
             raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
         if not isinstance(obj, dict) or "messages" not in obj:
+            got = _kind(obj) if not isinstance(obj, dict) else "an object without messages"
             raise InvalidInput(f"{file}:{lineno}: expected a conversation {{\"messages\": [...]}} per line, like the "
-                               f"first, got {_kind(obj) if not isinstance(obj, dict) else 'an object without messages'}")
+                               f"first, got {got}")
         try:
             _, records = _convert_document(obj)
             for rec in records:
