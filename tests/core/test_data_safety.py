@@ -432,6 +432,50 @@ def test_llm_text_about_forgotten_messages_leaves_the_snapshot(tmp_path, llm_ser
         mem.close()
 
 
+@pytest.mark.parametrize("reopen", [False, True], ids=["same session", "after reopen"])
+def test_offline_units_quoting_a_forgotten_message_lose_its_text(tmp_path, reopen) -> None:
+    """An extractive episode summary and an offline fact are verbatim sentences of their messages: deleting the
+    message they quote removes that text from every unit (the summary is rewritten from the spans that remain, a
+    fact whose quoted message is gone goes, even when a near-duplicate of another message merged into it)."""
+    path = tmp_path / "units.db"
+    secret = "my locker combination at the Riverside gym is Qxzzyplonk and I renew the membership every March."
+    twin = "my locker combination at the Riverside gym is 4471 and I renew the membership every March."
+    mem = Memory(path)
+    try:
+        a = mem.add(f"Ann: {secret}", speaker="Ann", session_id="a")
+        mem.add("We went to Oslo with Mary Johnson in 1980 for the opera festival.", speaker="Bob", session_id="a")
+        mem.add_many([{"text": f"We talked about the weather and the football game number {i} yesterday.",
+                       "speaker": "Bob", "session_id": f"s{i}"} for i in range(10)])
+        b = mem.add(f"Ann: {twin}", speaker="Ann", session_id="b")
+        mem.add_many([{"text": f"We talked about the weather and the football game number {i} yesterday.",
+                       "speaker": "Bob", "session_id": f"t{i}"} for i in range(10)])
+        mem.consolidate("deep")
+        h = mem.engine.state().life().hier
+        quoted = [s for s in h.semantics.values() if "Qxzzyplonk" in s.text]
+        assert quoted and set(quoted[0].message_ids) == {a.id, b.id}  # the twin merged into the secret's fact
+        assert any("Qxzzyplonk" in e.summary and "Oslo" in e.summary for e in h.episodes.values())
+        if reopen:
+            mem.close()
+            assert "Qxzzyplonk" in _snapshot_text(path)
+            mem = Memory(path)
+        assert mem.delete(a.id) == 1
+        h = mem.engine.state().life().hier
+        assert not any("Qxzzyplonk" in s.text for s in h.semantics.values())
+        summaries = [e.summary for e in h.episodes.values()]
+        assert not any("Qxzzyplonk" in x for x in summaries)
+        # the other sentence of that episode is still its summary
+        assert "Bob: We went to Oslo with Mary Johnson in 1980 for the opera festival." in summaries
+        shown = json.dumps(mem.topics()) + "".join(mem.topic(t["id"]) for t in mem.topics() if t["id"] != "current")
+        shown += json.dumps(mem.recall("locker combination gym", budget_tokens=300).units)
+        assert "Qxzzyplonk" not in shown
+        mem.close()
+        assert "Qxzzyplonk" not in _snapshot_text(path)
+        mem = Memory(path)
+        assert [m.id for m in mem.search("locker combination", k=5)] == [b.id]
+    finally:
+        mem.close()
+
+
 @pytest.mark.parametrize("how", ["delete", "delete_namespace"])
 def test_a_handle_closing_after_a_deletion_elsewhere_writes_no_derived_text_back(tmp_path, how) -> None:
     """A handle that still holds the deleted messages in its derived state (it has not read since) saves nothing

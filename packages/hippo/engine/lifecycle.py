@@ -253,7 +253,9 @@ class Life:
         self.closed_episodes.extend(e.id for e in closed)
         return closed
 
-    def remove_messages(self, ids: Iterable[int]) -> None:
+    def remove_messages(self, ids: Iterable[int], idx: NamespaceIndex | None = None) -> None:
+        """Forget messages; ``idx`` (still holding the surviving messages) lets an episode summary that quoted a
+        forgotten one be rewritten from what remains rather than cleared."""
         ids = [int(i) for i in ids]
         for i in ids:
             self.term_cache.pop(i, None)
@@ -261,7 +263,7 @@ class Life:
         self.prunable.difference_update(ids)
         if self.hier is not None:
             before = (set(self.hier.episodes), set(self.hier.semantics), set(self.hier.themes.live().tolist()))
-            self.hier.remove_messages(ids)
+            self.hier.remove_messages(ids, None if idx is None else lambda mid: _text_of(idx, mid))
             after = (set(self.hier.episodes), set(self.hier.semantics), set(self.hier.themes.live().tolist()))
             for level, b, a in zip(UNIT_LEVELS, before, after):
                 self.units[level].drop(b - a)
@@ -319,7 +321,7 @@ class Life:
         known = self.decay.live_keys()
         gone = np.setdiff1d(known, live, assume_unique=True)
         if gone.size:
-            self.remove_messages(gone.tolist())
+            self.remove_messages(gone.tolist(), idx)
         new_rows = np.flatnonzero(~np.isin(live, known)).tolist()
         if new_rows:
             self._replay(idx, new_rows)
@@ -527,6 +529,14 @@ class Life:
                 table = self.units[level]
                 table.reinforce(table.slots(ids), turn, at)
             self.accessed = True  # saved as a small delta while nothing else changes (see to_access_snapshot)
+
+
+def _text_of(idx: NamespaceIndex, mid: int) -> tuple[str | None, np.ndarray] | None:
+    """(speaker, token ids) of a message of ``idx``, None when it holds no such message."""
+    row = idx.row_of.get(mid)
+    if row is None:
+        return None
+    return idx.speakers[int(idx.speaker.a[row])], idx.tokens_of(row)
 
 
 class _BufferedRow:

@@ -553,7 +553,7 @@ class NamespaceState:
         life = self._life
         if life is not None and life.loaded:
             with life.lock:
-                life.remove_messages(ids)
+                life.remove_messages(ids, self.index)
         if self.entries is not None and getattr(self.entries, "touched_by", None) is not None \
                 and self.entries.touched_by((), ids):
             self.entries = None
@@ -812,8 +812,9 @@ class NamespaceState:
                     if warm is not None:
                         warm.breathe(t0)
             elif kind == "delete":
-                with life.lock:
-                    life.remove_messages([i for i in arg if i in life.decay])
+                with lock.read() if lock is not None else _nolock():
+                    with life.lock:
+                        life.remove_messages([i for i in arg if i in life.decay], self.index)
             else:
                 rows = list(store.rows(self.name, sorted(i for i in arg if i in life.decay)).values())
                 with lock.read() if lock is not None else _nolock():

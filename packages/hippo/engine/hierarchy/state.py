@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -422,8 +422,11 @@ class Hierarchy:
         self.ep_codes.kill(eid)
 
     # -- deleting -------------------------------------------------------------------------------------------
-    def remove_messages(self, ids: Iterable[int]) -> None:
-        """Forget messages everywhere; units left without provenance disappear."""
+    def remove_messages(self, ids: Iterable[int],
+                        texts: Callable[[int], tuple[str | None, np.ndarray] | None] | None = None) -> None:
+        """Forget messages everywhere; units left without provenance disappear, and no unit keeps text read from a
+        forgotten message. ``texts(mid)`` gives a surviving message's (speaker, token ids), to rewrite an extractive
+        episode summary from the spans that remain; without it (or without the message) such a summary is cleared."""
         ids = {int(i) for i in ids}
         buffered = {b.id for b in self.buffer}
         dead = {i for i in ids if i in self.msg_slot or i in buffered or i in self.msg_episode
@@ -463,14 +466,37 @@ class Hierarchy:
                 # an LLM summary was written from every message of the episode, the forgotten ones included: it
                 # goes (a later deep consolidation with an LLM writes a new one)
                 e.summary, e.llm_summary, e.summary_spans = "", False, []
+            elif any(int(sp[0]) in dead for sp in e.summary_spans):
+                self._resummarize(e, dead, texts)
         for sid in touched_sems:
             s = self.semantics.get(sid)
             if s is None:
                 continue
+            # an offline fact is the verbatim sentence of its first source message: when that message is
+            # forgotten the text goes with it, even if near-duplicates of other messages merged into the fact
+            source_gone = bool(s.message_ids) and s.message_ids[0] in dead
             s.message_ids = [m for m in s.message_ids if m not in dead]
-            if not s.message_ids or s.llm:  # an LLM-written fact may restate what was forgotten
+            if not s.message_ids or s.llm or source_gone:  # an LLM-written fact may restate what was forgotten
                 self.drop_semantic(sid)
         self._theme_summary.clear()
+
+    def _resummarize(self, e: Episode, dead: set[int],
+                     texts: Callable[[int], tuple[str | None, np.ndarray] | None] | None) -> None:
+        """Rewrite the extractive summary of ``e`` without the spans of forgotten messages (the opening words of its
+        first message when none is left, as :meth:`_close_episode` does); cleared when the texts are not at hand."""
+        spans = [list(sp) for sp in e.summary_spans if int(sp[0]) not in dead]
+        got: dict[int, tuple[str | None, np.ndarray]] = {}
+        if texts is not None:
+            for mid in dict.fromkeys([int(sp[0]) for sp in spans] or e.message_ids[:1]):
+                t = texts(mid)
+                if t is not None:
+                    got[mid] = t
+        if not spans and got:
+            first = e.message_ids[0]
+            spans = [[first, 0, int(np.asarray(got[first][1]).size)]]
+        spans = [sp for sp in spans if int(sp[0]) in got]
+        e.summary = ep_mod.render_summary(spans, got, self.cfg.summary_tokens) if spans else ""
+        e.summary_spans = spans
 
     # -- reading --------------------------------------------------------------------------------------------
     def theme_summary(self, t: int, max_terms: int = 6) -> str:
