@@ -100,6 +100,21 @@ def test_memory_strengths_follow_turns_and_priorities():
     assert mem.reinforce([first.id, 123456]) == 1
 
 
+def test_an_id_named_twice_in_one_reinforce_is_one_use():
+    """reinforce returns how many messages were known and counts one access each: an id repeated in one call is
+    not several uses (three uses make a message persist-worthy at deep consolidation)."""
+    mem = Memory(None)
+    a = mem.add("The launch code is kept in the blue folder.")
+    for k in range(5):
+        mem.add(f"filler message number {k} about the weather")
+    assert mem.reinforce([a.id, a.id, a.id, 424242]) == 1
+    life = mem.engine.state().life()
+    assert life.decay.accesses[life.decay.slots([a.id])].tolist() == [1]
+    assert mem.consolidate("deep")["persist_marked"] == 0
+    assert mem.reinforce([a.id]) == 1 and mem.reinforce([a.id]) == 1     # three separate uses: persist-worthy
+    assert mem.consolidate("deep")["persist_marked"] == 1
+
+
 def test_dormant_memories_leave_normal_recall_and_come_back_on_demand():
     cfg = {"decay": {**TURNS, "rates": {"message": 0.5}, "dormant_threshold": 0.3}, "hierarchy": {"recall": "flat"}}
     mem = Memory(None, config=cfg)

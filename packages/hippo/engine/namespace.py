@@ -349,7 +349,7 @@ class Namespace:
         state, life = self._life()
         if life is None:
             return 0
-        known = [i for i in ids if i in life.decay]
+        known = list(dict.fromkeys(i for i in ids if i in life.decay))  # how many messages, not how many ids
         if known:
             life.reinforce(known)
         return len(known)

@@ -208,7 +208,7 @@ class DecayTable:
     def reinforce(self, slots: np.ndarray, turn: int, at: float) -> None:
         """Access: strength back to 1 and the decay clock restarted (seed 004 §8.2, "Retrieved this turn")."""
         slots = np.asarray(slots, dtype=np.int64)
-        slots = slots[slots >= 0]
+        slots = np.unique(slots[slots >= 0])  # an entry named twice in one access is used once
         if slots.size == 0:
             return
         self.s0[slots] = 1.0
