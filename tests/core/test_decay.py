@@ -115,6 +115,26 @@ def test_an_id_named_twice_in_one_reinforce_is_one_use():
     assert mem.consolidate("deep")["persist_marked"] == 1
 
 
+def test_a_rebuilt_lifecycle_keeps_the_turn_clock_past_deleted_messages(tmp_path):
+    """Turns count the messages ever added (the namespace's next seq): deleting the latest ones does not turn the
+    clock back, also when the lifecycle is rebuilt from the surviving messages (its snapshot unusable)."""
+    cfg = {"decay": {**TURNS, "policies": [{"match": {"contains": "scratch"}, "action": {"expires_after_turns": 5}}]}}
+    path = tmp_path / "turns.db"
+    with Memory(path, config=cfg) as mem:
+        a = mem.add("scratch: the temporary door code is 5512")
+        b = mem.add("The garden hose is in the shed.")
+        mem.delete([x.id for x in mem.add_many([{"text": f"status update {k}"} for k in range(10)])])
+        live = mem.strength([a.id, b.id])
+        assert live == {a.id: 0.0, b.id: pytest.approx(closed_form(0.05, 11))}  # 12 turns, b added at turn 1
+        blob = bytearray(mem.engine.rt.store.get_units("default", "derived.life"))
+        blob[len(blob) // 2] ^= 0xFF  # unusable: the reopened handle rebuilds the lifecycle from the messages
+        mem.engine.rt.store.put_units("default", "derived.life", bytes(blob))
+        mem.engine.state()._life = None  # nothing is saved over it on close
+    with Memory(path, config=cfg) as mem:
+        assert mem.strength([a.id, b.id]) == live
+        assert mem.consolidate("light")["expired"] == 1
+
+
 def test_dormant_memories_leave_normal_recall_and_come_back_on_demand():
     cfg = {"decay": {**TURNS, "rates": {"message": 0.5}, "dormant_threshold": 0.3}, "hierarchy": {"recall": "flat"}}
     mem = Memory(None, config=cfg)

@@ -681,7 +681,11 @@ class NamespaceState:
         return life if life is not None and life.loaded else None
 
     def _new_life(self) -> Life:
-        return Life(self.config, self.host.store, self.name, self._external_codes())
+        life = Life(self.config, self.host.store, self.name, self._external_codes())
+        # the turn clock is the namespace's next seq, which deletions do not turn back: a lifecycle rebuilt from
+        # the surviving messages ages and expires them as the one it replaces did
+        life.turn = self.seen.next_seq
+        return life
 
     def _load_life(self, ready: Callable[[], None] | None = None) -> Life | None:
         """The lifecycle from its snapshot and the changes after it (caller holds the write lock); None when that
