@@ -241,6 +241,56 @@ def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_serv
         st.close()
 
 
+def test_deletions_of_two_namespaces_at_once_never_take_the_epochs_back(pg_server, pg_url) -> None:
+    # x's deletion commits its epochs while y's deletion (another namespace's lock) waits for their row with a value
+    # computed from an older snapshot: the epochs must end past both deleted namespaces' versions. Before, y's value
+    # overwrote x's, x reused by name started at a version a process caching the old x had seen, and that process
+    # kept answering with the deleted messages.
+    stale = Memory(pg_url, namespace="x")
+    writer = Memory(pg_url, namespace="x")
+    a, b = PostgresStore(pg_url), PostgresStore(pg_url)
+    try:
+        for text in ("alpha apples are red", "beta bananas are yellow", "gamma grapes are green"):
+            writer.add(text)
+        writer.using("y").add("delta dates are brown")
+        assert len(stale.search("apples bananas grapes", k=5)) == 3
+        in_body, release = threading.Event(), threading.Event()
+        real_write = a._write
+
+        def held_write(what, body, *args, **kwargs):
+            def held(cur, *rest):
+                out = body(cur, *rest)
+                in_body.set()
+                release.wait(30)
+                return out
+            return real_write(what, held, *args, **kwargs)
+
+        a._write = held_write
+        ta = threading.Thread(target=a.delete_namespace, args=("x",))
+        ta.start()
+        assert in_body.wait(30)
+        tb = threading.Thread(target=b.delete_namespace, args=("y",))
+        tb.start()
+        with admin(pg_server) as conn:
+            wait_for(lambda: conn.execute("SELECT 1 FROM pg_stat_activity WHERE datname = 'hippo'"
+                                          " AND wait_event_type = 'Lock'").fetchone(), what="y's deletion to wait")
+        release.set()
+        ta.join(30)
+        tb.join(30)
+        with admin(pg_server) as conn:
+            epoch = conn.execute(f'SELECT value::bigint FROM "{schema_of(pg_url)}".meta'
+                                 " WHERE key = 'change_epoch'").fetchone()[0]
+        assert epoch > 3  # past x's three changes (and y's one)
+        writer.add("epsilon elderberries are purple")  # x again, by name
+        expected = ["epsilon elderberries are purple"]
+        with Memory(pg_url, namespace="x") as fresh:
+            assert [h.text for h in fresh.search("apples bananas grapes elderberries", k=5)] == expected
+        assert [h.text for h in stale.search("apples bananas grapes elderberries", k=5)] == expected
+    finally:
+        for handle in (stale, writer, a, b):
+            handle.close()
+
+
 WRITER = """
 import json, sys
 from hippo import Memory

@@ -917,15 +917,19 @@ class PostgresStore(Store):
                 cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s"), (namespace,))
             # The namespace's row goes and both epochs move past it: a process still caching the deleted namespace
             # sees a changed fingerprint and a feed that no longer reaches back to what it saw, even once the name is
-            # reused.
+            # reused. The epochs only ever grow: a deletion of another namespace (another lock) may commit its epochs
+            # while this statement waits for their row, and the value this statement computed from its snapshot must
+            # not take them back (a reused name would then start at a version a process still caching the deleted
+            # namespace has seen, and that process would keep its messages).
             cur.execute(self._sql(
                 "WITH gone AS (DELETE FROM {s}.namespaces WHERE name = %s RETURNING generation, version)"
-                " INSERT INTO {s}.meta (key, value)"
+                " INSERT INTO {s}.meta AS m (key, value)"
                 " SELECT 'namespace_epoch',"
                 " (GREATEST(" + self._epoch_sql("namespace_epoch") + ", generation) + 1)::text"
                 " FROM gone UNION ALL"
                 " SELECT 'change_epoch', (GREATEST(" + self._epoch_sql("change_epoch") + ", version) + 1)::text"
-                " FROM gone ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"), (namespace,))
+                " FROM gone ON CONFLICT (key) DO UPDATE"
+                " SET value = GREATEST(m.value::bigint, EXCLUDED.value::bigint)::text"), (namespace,))
             return int(n)
 
         return self._write("deleting a namespace", body, namespace)
