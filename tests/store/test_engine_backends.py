@@ -181,3 +181,28 @@ def test_recall_on_a_locomo_conversation_is_the_same_over_both_stores(tmp_path, 
             return _run(mem, questions, 1000)
 
     assert scenario(pg_url) == scenario(str(tmp_path / "locomo.db"))
+
+
+def test_check_while_another_handle_writes_reports_no_damage(location, monkeypatch) -> None:
+    # Another app server appends and deletes while `check` runs: its rows (read at one moment) and the co-index it
+    # compares them with (caught up a moment later) must be of the same state, or a sound store is reported damaged.
+    with Memory(location, config=SMALL) as checker, Memory(location, config=SMALL) as writer:
+        added = writer.add_many(items())
+        checker.search("beagle", k=1)
+        store = checker.engine.rt.store
+        real_load = type(store).load
+        writes = iter([lambda: writer.add("Ann booked a ferry to the islands.", speaker="Ann"),
+                       lambda: writer.delete(added[2].id)])
+
+        def load_then_write(self, namespace, *args, **kwargs):
+            rows = real_load(self, namespace, *args, **kwargs)
+            if not args and not kwargs:  # the whole namespace, as check reads it
+                next(writes, lambda: None)()
+            return rows
+
+        monkeypatch.setattr(type(store), "load", load_then_write)
+        report = checker.check()
+        assert report["ok"], report["damaged"]
+        assert next(writes, None) is None  # both writes happened during the check
+        # the co-index checked is the store's final state: one message added, one deleted
+        assert report["namespaces"]["default"]["index"]["verified"] == len(CONVERSATION) == writer.count()

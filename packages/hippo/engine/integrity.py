@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from hippo.base.errors import CorruptData, HippoError, ReadOnlyError
+from hippo.base.errors import CorruptData, HippoError, ReadOnlyError, StoreBusy
 from hippo.engine import persist
 from hippo.engine.hierarchy.state import fingerprint
 from hippo.engine.namespace import Namespace
@@ -42,6 +42,7 @@ from hippo.text import tokenizer
 
 DATA = ("messages", "tail", "chunks", "text")          # damage here is reported, never rebuilt
 DERIVED = ("namespace_row", "codes", "snapshots", "index")
+_CHECK_TRIES = 20  # reads of a namespace that other processes keep changing before its co-index check gives up
 
 
 def _section(verified: Any, damaged: list | None = None) -> dict[str, Any]:
@@ -149,14 +150,24 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
     if repair or out["namespace_row"]["rebuilt"] or out["codes"]["rebuilt"]:
         rt.drop(name)
     try:
-        rows = store.load(name)
+        # The rows and the fingerprint are read in one snapshot, and a co-index is compared with them only when it
+        # reflects that very fingerprint: other processes may write while this runs, and rows read a moment before
+        # (or after) the co-index caught up would differ from it without anything being damaged.
+        rows, fp = _rows_at(store, name)
         cached = rt.state(name)
-        if cached.index is not None and cached.seen == store.state(name):
+        if cached.index is not None and cached.seen == fp:
             drift = _drift(cached.index, rows)
             if drift:
                 out["index"]["damaged"].append({"problem": drift})
                 rt.drop(name)
-        state = view.state()
+        for _ in range(_CHECK_TRIES):
+            state = view.state()
+            if state.seen == fp:
+                break
+            rows, fp = _rows_at(store, name)
+        else:
+            raise StoreBusy(f"namespace {name!r} changed during each of {_CHECK_TRIES} reads: its co-index could not "
+                            "be compared with the store; check again when fewer writers are busy")
         out["index"]["verified"] = len(state.index)
         drift = _drift(state.index, rows)
         if drift:
@@ -172,6 +183,12 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
         with rt.lock.write():
             state.save_derived(force=True)
     return out
+
+
+def _rows_at(store, name: str) -> tuple[list[MessageRow], Any]:
+    """Every row of namespace ``name`` and the store's fingerprint of it, read in one snapshot."""
+    with store.reading():
+        return store.load(name), store.state(name)
 
 
 def _drift(idx: NamespaceIndex, rows: list[MessageRow]) -> str | None:
