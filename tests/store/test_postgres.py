@@ -391,6 +391,39 @@ def test_terminated_backends_are_retried(pg_server, pg_url, monkeypatch) -> None
         st.close()
 
 
+@pytest.mark.parametrize("where", ["catching up", "opening"])
+def test_a_connection_lost_inside_a_consistent_read_is_retried(pg_server, pg_url, monkeypatch, where) -> None:
+    # The engine reads a fingerprint, the change feed and rows in one snapshot (Store.reading). Its connection lost in
+    # the middle (a restart, a terminated backend) made the search raise StoreError, where every other read is
+    # retried for up to hippo_retry_s: the block is now read again on another connection.
+    writer = Memory(pg_url)
+    reader = Memory(pg_url)
+    try:
+        writer.add("the lighthouse keeper paints the door blue")
+        if where == "catching up":
+            assert len(reader.search("lighthouse", k=3)) == 1
+        writer.add("the lighthouse lamp was replaced in May")
+        terminated: list[int] = []
+        method = "changes" if where == "catching up" else "load"
+        real = getattr(PostgresStore, method)
+
+        def terminate_first(self, *args, **kwargs):
+            conn = getattr(self._local, "conn", None)
+            if conn is not None and not terminated:
+                terminated.append(conn.info.backend_pid)
+                with admin(pg_server) as other:
+                    other.execute("SELECT pg_terminate_backend(%s)", (terminated[0],))
+            return real(self, *args, **kwargs)
+
+        monkeypatch.setattr(PostgresStore, method, terminate_first)
+        expected = ["the lighthouse keeper paints the door blue", "the lighthouse lamp was replaced in May"]
+        assert sorted(h.text for h in reader.search("lighthouse", k=3)) == expected
+        assert terminated  # the connection was lost inside the block
+    finally:
+        writer.close()
+        reader.close()
+
+
 def test_a_write_terminated_before_it_committed_is_retried_once(pg_server, pg_url, monkeypatch) -> None:
     st = PostgresStore(pg_url)
     outcomes = spy(monkeypatch, st, "_outcome")

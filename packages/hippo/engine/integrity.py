@@ -187,8 +187,7 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
 
 def _rows_at(store, name: str) -> tuple[list[MessageRow], Any]:
     """Every row of namespace ``name`` and the store's fingerprint of it, read in one snapshot."""
-    with store.reading():
-        return store.load(name), store.state(name)
+    return store.read_consistently(lambda: (store.load(name), store.state(name)))
 
 
 def _drift(idx: NamespaceIndex, rows: list[MessageRow]) -> str | None:

@@ -271,20 +271,25 @@ class NamespaceState:
         a follower whose state depends on the order (the hierarchy consolidates what was appended before a
         deletion) ends where a process that saw every change as it happened ended. Caller holds the write lock."""
         store = self.host.store
-        with store.reading():
+
+        def read() -> tuple[StoreFingerprint, list[Change] | None, list[tuple[str, Any]]]:
             fp = store.state(self.name)
             if fp == self.seen:
-                return
+                return fp, [], []
             feed = store.changes(self.name, self.seen.version)
-            if feed is not None:
-                work = []
-                for kind, arg in _runs(feed):
-                    if kind == "append":
-                        first, last = max(arg[0], self.seen.next_seq), arg[1]
-                        arg = store.load(self.name, after_seq=first - 1, upto_seq=last) if last >= first else []
-                    elif kind == "update":
-                        arg = list(store.rows(self.name, sorted(arg)).values())
-                    work.append((kind, arg))
+            work: list[tuple[str, Any]] = []
+            for kind, arg in _runs(feed or []):
+                if kind == "append":
+                    first, last = max(arg[0], self.seen.next_seq), arg[1]
+                    arg = store.load(self.name, after_seq=first - 1, upto_seq=last) if last >= first else []
+                elif kind == "update":
+                    arg = list(store.rows(self.name, sorted(arg)).values())
+                work.append((kind, arg))
+            return fp, feed, work
+
+        fp, feed, work = store.read_consistently(read)
+        if fp == self.seen:
+            return
         if feed is None:  # the feed no longer reaches back to what we saw: start again from the store
             self._reset()
             self._open()
@@ -406,9 +411,8 @@ class NamespaceState:
 
     def _open_rows(self) -> None:
         store = self.host.store
-        with store.reading():
-            fp = store.state(self.name)
-            rows = store.load(self.name)  # every row, also past a damaged next_seq (`hippo check` reports it)
+        # every row, also past a damaged next_seq (`hippo check` reports it)
+        fp, rows = store.read_consistently(lambda: (store.state(self.name), store.load(self.name)))
         self._check_vocabulary(rows)
         self.index = NamespaceIndex(self.name, self.config)
         self.truth = Truth()
@@ -420,24 +424,31 @@ class NamespaceState:
 
     def _open_snapshot(self) -> bool:
         store = self.host.store
+
+        def read() -> tuple | None:
+            blob = store.get_units(self.name, persist.INDEX)
+            if blob is None:
+                return None
+            covers, meta, arrays = persist.decode(blob, persist.INDEX)
+            fp = store.state(self.name)
+            feed = store.changes(self.name, covers.version) if covers.version <= fp.version else None
+            if feed is None:
+                log.info("namespace %r: the derived snapshot is older than the change feed; rebuilding", self.name)
+                return None
+            f = _Feed(feed)
+            tokens = store.load_tokens(self.name)
+            rows = store.load(self.name, after_seq=covers.next_seq - 1, upto_seq=fp.next_seq - 1) \
+                if fp.next_seq > covers.next_seq else []
+            updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted])
+            return covers, meta, arrays, fp, f, tokens, rows, updated
+
         try:
-            with store.reading():
-                blob = store.get_units(self.name, persist.INDEX)
-                if blob is None:
-                    return False
-                covers, meta, arrays = persist.decode(blob, persist.INDEX)
-                fp = store.state(self.name)
-                feed = store.changes(self.name, covers.version) if covers.version <= fp.version else None
-                if feed is None:
-                    log.info("namespace %r: the derived snapshot is older than the change feed; rebuilding", self.name)
-                    return False
-                f = _Feed(feed)
-                tokens = store.load_tokens(self.name)
-                rows = store.load(self.name, after_seq=covers.next_seq - 1, upto_seq=fp.next_seq - 1) \
-                    if fp.next_seq > covers.next_seq else []
-                ids = persist.split(arrays, "index")["ids"]
-                keep = ~np.isin(ids, np.fromiter(f.deleted, dtype=np.int64, count=len(f.deleted)))
-                updated = store.rows(self.name, [i for i in f.updated if i not in f.deleted])
+            got = store.read_consistently(read)
+            if got is None:
+                return False
+            covers, meta, arrays, fp, f, tokens, rows, updated = got
+            ids = persist.split(arrays, "index")["ids"]
+            keep = ~np.isin(ids, np.fromiter(f.deleted, dtype=np.int64, count=len(f.deleted)))
             self._prefetch_life()
             self._check_vocabulary(rows)
             appended = sum(r.n_tokens for r in rows)

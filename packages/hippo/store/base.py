@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import Any, ContextManager, Iterable, Sequence
+from typing import Any, Callable, ContextManager, Iterable, Sequence, TypeVar
 
 import numpy as np
 
 from hippo.base.errors import StoreError
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -118,6 +120,13 @@ class Store(abc.ABC):
         """A block whose reads all see one state of the store (a read transaction): a reader can take a
         fingerprint, the change feed and rows that agree with each other. Reads outside it are each consistent
         on their own only."""
+
+    def read_consistently(self, read: Callable[[], T]) -> T:
+        """``read()`` inside :meth:`reading`, its result returned. A store whose connection can be lost in the
+        middle of the block (a server restarted) runs ``read`` again in a new block, within the bound its other
+        reads are retried in, so ``read`` must only read (and keep what it read in its result)."""
+        with self.reading():
+            return read()
 
     @abc.abstractmethod
     def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:

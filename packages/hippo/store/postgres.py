@@ -263,6 +263,11 @@ class _Retry(Exception):
         self.final = final
 
 
+class _LostInBlock(StoreError):
+    """The connection of a :meth:`PostgresStore.reading` block was lost: the block cannot go on in its snapshot, but
+    :meth:`PostgresStore.read_consistently` runs its reads again in a new one."""
+
+
 class _Last:
     """What a write body returns to have its last statement sent in one round trip with COMMIT."""
 
@@ -597,10 +602,13 @@ class PostgresStore(Store):
 
     def _read(self, what: str, body: Callable[[Any], Any], snapshot: bool = False) -> Any:
         """Run ``body(cursor)`` as one read, retried on another connection when the connection is lost."""
-        if getattr(self._local, "conn", None) is not None:  # inside reading(): one transaction, no retry
+        pinned = getattr(self._local, "conn", None)
+        if pinned is not None:  # inside reading(): one transaction, no retry here (read_consistently retries)
             try:
-                return body(self._local.conn.cursor())
+                return body(pinned.cursor())
             except psycopg.Error as exc:
+                if self._connection_lost(exc, pinned):
+                    raise _LostInBlock(str(_translate(exc, what))) from None
                 raise _translate(exc, what) from None
 
         def attempt() -> Any:
@@ -647,6 +655,22 @@ class PostgresStore(Store):
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("COMMIT")
             self._putconn(conn)
+
+    def read_consistently(self, read: Callable[[], Any]) -> Any:
+        """``read()`` in one :meth:`reading` block; when the block's connection is lost (a server restart, a
+        terminated backend), ``read`` runs again in a new block on another connection, retried like every read."""
+        if getattr(self._local, "conn", None) is not None:  # inside a block already: its snapshot is the caller's
+            return read()
+
+        def attempt() -> Any:
+            try:
+                with self.reading():
+                    return read()
+            except _LostInBlock as exc:
+                self._after_lost_connection()
+                raise _Retry(StoreError(str(exc))) from None
+
+        return self._retrying("reading the store", attempt)
 
     # -- namespaces -------------------------------------------------------------------------------------------
     def _epoch_sql(self, key: str) -> str:
