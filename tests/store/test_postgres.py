@@ -391,33 +391,47 @@ def test_terminated_backends_are_retried(pg_server, pg_url, monkeypatch) -> None
         st.close()
 
 
-@pytest.mark.parametrize("where", ["catching up", "opening"])
+@pytest.mark.parametrize("where", ["catching up", "opening", "loading the lifecycle"])
 def test_a_connection_lost_inside_a_consistent_read_is_retried(pg_server, pg_url, monkeypatch, where) -> None:
     # The engine reads a fingerprint, the change feed and rows in one snapshot (Store.reading). Its connection lost in
     # the middle (a restart, a terminated backend) made the search raise StoreError, where every other read is
     # retried for up to hippo_retry_s: the block is now read again on another connection.
-    writer = Memory(pg_url)
+    texts = [f"the lighthouse note {k} about lamps and doors" for k in range(40 if "lifecycle" in where else 1)]
+    with Memory(pg_url) as writer:
+        writer.add_many([{"text": t} for t in texts])
+        writer.recall("lighthouse", budget_tokens=100)
     reader = Memory(pg_url)
+    writer = Memory(pg_url)
     try:
-        writer.add("the lighthouse keeper paints the door blue")
         if where == "catching up":
             assert len(reader.search("lighthouse", k=3)) == 1
         writer.add("the lighthouse lamp was replaced in May")
+        texts.append("the lighthouse lamp was replaced in May")
+        # the read inside a block whose connection is terminated: the feed read when catching up, every row when
+        # opening without a snapshot, the feed after the lifecycle's snapshot (the second feed read in a block)
+        method, nth = {"catching up": ("changes", 1), "opening": ("load", 1),
+                       "loading the lifecycle": ("changes", 2)}[where]
+        if where == "opening":
+            assert writer.engine.rt.store.get_units("default", "derived.index") is not None
+            monkeypatch.setattr(PostgresStore, "get_units", lambda self, ns, kind: None)
         terminated: list[int] = []
-        method = "changes" if where == "catching up" else "load"
+        in_block: list[int] = []
         real = getattr(PostgresStore, method)
 
-        def terminate_first(self, *args, **kwargs):
+        def terminate_nth(self, *args, **kwargs):
             conn = getattr(self._local, "conn", None)
-            if conn is not None and not terminated:
-                terminated.append(conn.info.backend_pid)
-                with admin(pg_server) as other:
-                    other.execute("SELECT pg_terminate_backend(%s)", (terminated[0],))
+            if conn is not None:
+                in_block.append(1)
+                if len(in_block) == nth:
+                    terminated.append(conn.info.backend_pid)
+                    with admin(pg_server) as other:
+                        other.execute("SELECT pg_terminate_backend(%s)", (terminated[0],))
             return real(self, *args, **kwargs)
 
-        monkeypatch.setattr(PostgresStore, method, terminate_first)
-        expected = ["the lighthouse keeper paints the door blue", "the lighthouse lamp was replaced in May"]
-        assert sorted(h.text for h in reader.search("lighthouse", k=3)) == expected
+        monkeypatch.setattr(PostgresStore, method, terminate_nth)
+        hits = reader.search("lighthouse", k=50) if where != "loading the lifecycle" else \
+            reader.recall("lighthouse lamps", budget_tokens=2000).messages
+        assert sorted(h.text for h in hits) == sorted(texts)
         assert terminated  # the connection was lost inside the block
     finally:
         writer.close()

@@ -709,26 +709,34 @@ class NamespaceState:
             return self._built_life()
         store = self.host.store
         snap = None
+
+        def load() -> Life:
+            # run again from the start when the store's connection was lost in the middle (each run builds a new
+            # Life; catching up applies only what the previous run did not)
+            nonlocal snap
+            snap = None
+            got = self._life_blob()
+            if got is None:
+                raise _Later("no snapshot")
+            covers, meta, arrays = got
+            if covers.version > self.seen.version:
+                self.catch_up()  # saved by a process that is ahead of us: catch up first
+            feed = store.changes(self.name, covers.version)
+            if feed is None:
+                raise _Later("older than the change feed")
+            runs = _runs(feed, upto=self.seen.version)
+            backlog = sum(len(a) for k, a in runs if k != "append") + \
+                int((idx.seqs.view >= covers.next_seq).sum())
+            snap = (covers, meta, arrays, runs)
+            if backlog > SYNC_ROWS:
+                raise _Later(f"{backlog} messages behind its snapshot")
+            life = self._life_from(snap, ready)
+            ready()
+            self._replay_life(life, runs, covers.next_seq)
+            return life
+
         try:
-            with store.reading():
-                got = self._life_blob()
-                if got is None:
-                    raise _Later("no snapshot")
-                covers, meta, arrays = got
-                if covers.version > self.seen.version:
-                    self.catch_up()  # saved by a process that is ahead of us: catch up first
-                feed = store.changes(self.name, covers.version)
-                if feed is None:
-                    raise _Later("older than the change feed")
-                runs = _runs(feed, upto=self.seen.version)
-                backlog = sum(len(a) for k, a in runs if k != "append") + \
-                    int((idx.seqs.view >= covers.next_seq).sum())
-                snap = (covers, meta, arrays, runs)
-                if backlog > SYNC_ROWS:
-                    raise _Later(f"{backlog} messages behind its snapshot")
-                life = self._life_from(snap, ready)
-                ready()
-                self._replay_life(life, runs, covers.next_seq)
+            life = store.read_consistently(load)
             with life.lock:
                 life.sync(idx)  # a safety net: the feed accounts for every message
                 life.version = self.seen.version
