@@ -291,6 +291,37 @@ def test_deletions_of_two_namespaces_at_once_never_take_the_epochs_back(pg_serve
             handle.close()
 
 
+def test_the_first_recall_on_a_pool_of_one_connection_does_not_wait_for_itself(pg_url, monkeypatch) -> None:
+    # Opening a namespace reads the lifecycle's snapshot in a helper thread while the co-index is built. The recall
+    # then waited for that thread inside its snapshot read, holding the pool's only connection (hippo_pool_max=1),
+    # which the helper needed: when the helper ran after the block had begun, the recall raised StoreError ("couldn't
+    # get a connection") once hippo_retry_s ran out.
+    from hippo.engine.state import NamespaceState
+
+    with Memory(pg_url) as writer:
+        writer.add_many([{"text": f"the lighthouse note {k} about lamps and doors"} for k in range(60)])
+        writer.recall("lighthouse", budget_tokens=100)  # and saved on close: the lifecycle's snapshot
+    helper_started, block_begun = threading.Event(), threading.Event()
+    real_reading, real_blob = PostgresStore.reading, NamespaceState._read_life_blob
+
+    def reading(self):
+        if helper_started.is_set():
+            block_begun.set()
+        return real_reading(self)
+
+    def late_blob(self):
+        helper_started.set()
+        block_begun.wait(2)  # the helper thread scheduled late, after the recall's next snapshot read began
+        return real_blob(self)
+
+    monkeypatch.setattr(PostgresStore, "reading", reading)
+    monkeypatch.setattr(NamespaceState, "_read_life_blob", late_blob)
+    with Memory(pg_url + "&hippo_pool_min=1&hippo_pool_max=1&hippo_retry_s=3") as reader:
+        got = reader.recall("lighthouse lamps", budget_tokens=200)
+        assert got.messages and all("lighthouse" in m.text for m in got.messages)
+        assert reader.engine.state().current_life() is not None  # loaded from its snapshot, not left for later
+
+
 WRITER = """
 import json, sys
 from hippo import Memory

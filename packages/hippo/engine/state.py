@@ -709,13 +709,13 @@ class NamespaceState:
             return self._built_life()
         store = self.host.store
         snap = None
+        got = None
 
         def load() -> Life:
             # run again from the start when the store's connection was lost in the middle (each run builds a new
             # Life; catching up applies only what the previous run did not)
             nonlocal snap
             snap = None
-            got = self._life_blob()
             if got is None:
                 raise _Later("no snapshot")
             covers, meta, arrays = got
@@ -736,6 +736,9 @@ class NamespaceState:
             return life
 
         try:
+            # Taken before the block: the prefetching thread needs a connection of its own, which a pool of one
+            # (or one that other threads hold) gives it only once this thread's block has returned its connection.
+            got = self._life_blob()
             life = store.read_consistently(load)
             with life.lock:
                 life.sync(idx)  # a safety net: the feed accounts for every message
