@@ -206,3 +206,28 @@ def test_check_while_another_handle_writes_reports_no_damage(location, monkeypat
         assert next(writes, None) is None  # both writes happened during the check
         # the co-index checked is the store's final state: one message added, one deleted
         assert report["namespaces"]["default"]["index"]["verified"] == len(CONVERSATION) == writer.count()
+
+
+def test_forget_keeps_a_message_another_handle_changed_so_that_it_no_longer_matches(location, monkeypatch) -> None:
+    # forget scans for the matching messages, then deletes them. Another app server's metadata update committed in
+    # between (a draft marked "keep") must take the message out of the deletion, as if forget had run after it.
+    with Memory(location) as host_a, Memory(location) as host_b:
+        drafts = host_a.add_many([{"text": f"draft note {k}", "metadata": {"status": "draft"}} for k in range(3)])
+        store_type = type(host_a.engine.rt.store)
+        real_scan = store_type.scan
+        updated: list[int] = []
+
+        def scan_then_update(self, namespace):
+            yield from real_scan(self, namespace)
+            if not updated:
+                updated.append(drafts[1].id)
+                host_b.update(drafts[1].id, metadata={"status": "keep"})
+
+        monkeypatch.setattr(store_type, "scan", scan_then_update)
+        assert host_a.forget({"status": "draft"}) == 2
+        assert updated == [drafts[1].id]
+        expected = [("draft note 1", {"status": "keep"})]
+        with Memory(location) as fresh:
+            assert [(it.text, it.metadata) for it in fresh.list()] == expected
+        assert [(it.text, it.metadata) for it in host_a.list()] == expected
+        assert [(it.text, it.metadata) for it in host_b.list()] == expected

@@ -160,13 +160,14 @@ class Namespace:
             state.invalidate()
         return True
 
-    def delete(self, ids: list[int]) -> int:
-        """Delete messages from the store and every follower; unknown ids are ignored. Returns how many."""
+    def delete(self, ids: list[int], pred: Predicate | None = None) -> int:
+        """Delete messages from the store and every follower; unknown ids are ignored, and with ``pred`` so are
+        those whose row no longer matches it when the deletion commits. Returns how many."""
         rt = self.rt
         state = self.state()
         with rt.lock.write():
             before = state.seen
-            gone = rt.store.delete(self.name, ids)
+            gone = rt.store.delete(self.name, ids, where=pred)
             if gone:
                 # committed: what follows updates derived state and must not raise (see _write)
                 try:
@@ -189,9 +190,11 @@ class Namespace:
         return len(gone)
 
     def forget(self, pred: Predicate | None) -> int:
-        """Delete every message that matches ``pred`` (every message when None)."""
+        """Delete every message that matches ``pred`` (every message when None). The matches are judged again in
+        the deleting transaction: a message another process changed after the scan so that it no longer matches
+        (its metadata updated) stays."""
         self.rt.live()
-        return self.delete([r.id for r in self.rt.store.scan(self.name) if pred is None or pred(r)])
+        return self.delete([r.id for r in self.rt.store.scan(self.name) if pred is None or pred(r)], pred)
 
     def flush(self) -> None:
         self.state()

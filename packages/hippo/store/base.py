@@ -150,8 +150,11 @@ class Store(abc.ABC):
         """Move the unsealed tail into a chunk when it holds at least ``min_tokens``; merge chunks geometrically."""
 
     @abc.abstractmethod
-    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
-        """Delete messages, rewriting the chunks that held their tokens; returns the ids actually deleted."""
+    def delete(self, namespace: str, ids: Iterable[int],
+               where: Callable[[MessageRow], bool] | None = None) -> list[int]:
+        """Delete messages, rewriting the chunks that held their tokens; returns the ids actually deleted. With
+        ``where``, only the messages whose row, read in the deleting transaction, satisfies it: one that another
+        process changed after the caller chose it is judged as it is when it would be deleted."""
 
     @abc.abstractmethod
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:

@@ -692,7 +692,8 @@ class SQLiteStore(Store):
             db.execute("DELETE FROM chunks WHERE id IN (?, ?)", (older.id, newer.id))
             self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
-    def delete(self, namespace: str, ids: Iterable[int]) -> list[int]:
+    def delete(self, namespace: str, ids: Iterable[int],
+               where: Callable[[MessageRow], bool] | None = None) -> list[int]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
@@ -701,9 +702,14 @@ class SQLiteStore(Store):
             for start in range(0, len(wanted), 500):
                 part = wanted[start:start + 500]
                 marks = ",".join("?" * len(part))
-                found += db.execute(
-                    f"SELECT id, seq FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
-                ).fetchall()
+                if where is None:
+                    found += db.execute(
+                        f"SELECT id, seq FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
+                    ).fetchall()
+                else:  # judged inside the write transaction: no other writer changes a row before it is deleted
+                    found += [(r[0], r[2]) for r in db.execute(
+                        f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? AND id IN ({marks})",
+                        (namespace, *part)).fetchall() if where(common.message_row(r))]
             if not found:
                 return []
             dead_seqs = {seq for _, seq in found}
