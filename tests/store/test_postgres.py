@@ -544,6 +544,41 @@ def test_a_connection_lost_during_commit_is_resolved_by_asking_the_server(pg_ser
         st.close()
 
 
+@pytest.mark.parametrize("when", ["before COMMIT", "after COMMIT"])
+def test_a_client_side_error_of_the_driver_counts_as_a_lost_connection(pg_url, monkeypatch, when) -> None:
+    """A backend terminated while psycopg reads a pipeline's results can surface as an OperationalError without
+    SQLSTATE ("cannot exit pipeline mode ...", which replaces the termination) on a connection not marked bad. It was
+    taken for a plain error: the append raised StoreError without retrying, and when its COMMIT had gone through, a
+    call that raised had stored its messages. Now it is a lost connection: retried before COMMIT, resolved by asking
+    the server after."""
+    st = PostgresStore(pg_url)
+    outcomes = spy(monkeypatch, st, "_outcome")
+    real_batch = st._batch
+    failed: list[str] = []
+
+    def batch_then_fail(conn, statements):
+        committing = ("COMMIT", None) in statements
+        if not failed and committing == (when == "after COMMIT"):
+            if committing:
+                real_batch(conn, statements)  # the transaction commits; the client hears an error
+            failed.append(when)
+            raise psycopg.OperationalError("cannot exit pipeline mode while busy")
+        return real_batch(conn, statements)
+
+    try:
+        st.append("a", batch(2))
+        monkeypatch.setattr(st, "_batch", batch_then_fail)
+        msgs = batch(3, start=2)
+        rows = st.append("a", msgs)
+        assert failed == [when]
+        assert [r.seq for r in rows] == [2, 3, 4]
+        assert_same(st.load("a")[2:], msgs)  # stored exactly once
+        assert st.state("a").version == 2
+        assert outcomes == ([] if when == "before COMMIT" else ["committed"])
+    finally:
+        st.close()
+
+
 def test_a_handle_keeps_working_across_a_server_restart(pg_server, pg_url, monkeypatch) -> None:
     done: list[int] = []
     errors: list[BaseException] = []

@@ -422,7 +422,10 @@ class PostgresStore(Store):
         if not isinstance(exc, psycopg.OperationalError):
             return False
         state = getattr(exc, "sqlstate", None) or ""
-        return conn is None or conn.closed or state.startswith("08") or state in _CONNECTION_STATES
+        # An error of the client library itself carries no SQLSTATE (the server sent none): the session is in a state
+        # this process cannot know. A backend terminated while a pipeline's results were read surfaces as one
+        # ("cannot exit pipeline mode ..." replaces the termination, the connection not marked bad yet).
+        return conn is None or conn.closed or not state or state.startswith("08") or state in _CONNECTION_STATES
 
     def _retrying(self, what: str, attempt: Callable[[], Any]) -> Any:
         """Run ``attempt`` until it returns, retrying what provably stored nothing with bounded backoff."""
@@ -530,6 +533,9 @@ class PostgresStore(Store):
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
         if lost:
+            if not conn.closed:  # never handed out again, whatever state its session is in
+                with contextlib.suppress(Exception):
+                    conn.close()
             self._after_lost_connection()
             if unsure is not None:
                 raise unsure from None
@@ -608,6 +614,8 @@ class PostgresStore(Store):
                 return body(pinned.cursor())
             except psycopg.Error as exc:
                 if self._connection_lost(exc, pinned):
+                    with contextlib.suppress(Exception):
+                        pinned.close()  # the block's end then returns it to the pool, which drops it
                     raise _LostInBlock(str(_translate(exc, what))) from None
                 raise _translate(exc, what) from None
 
