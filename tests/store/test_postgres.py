@@ -322,6 +322,52 @@ def test_the_first_recall_on_a_pool_of_one_connection_does_not_wait_for_itself(p
         assert reader.engine.state().current_life() is not None  # loaded from its snapshot, not left for later
 
 
+def test_a_namespace_created_while_another_is_deleted_is_followed_from_its_first_message(pg_url) -> None:
+    # x's creation reads the epochs (change feed numbering) before y's deletion moves them, and commits after a
+    # process has seen x not exist at the moved epochs: x's feed then starts at a version that process has seen.
+    # Before, that process followed the feed after it and never held x's first message.
+    admin_mem = Memory(pg_url)
+    asker = Memory(pg_url, namespace="x")
+    creator = Memory(pg_url, namespace="x")
+    try:
+        admin_mem.using("y").add("yak notes")  # y: version 1
+        for k in range(5):
+            admin_mem.using("z").add(f"zebra {k}")
+        admin_mem.delete_namespace("z")  # the change epoch moves past y's version
+        store = creator.engine.rt.store
+        in_body, release = threading.Event(), threading.Event()
+        real_write = store._write
+
+        def held_write(what, body, *args, **kwargs):
+            if what != "adding messages" or in_body.is_set():
+                return real_write(what, body, *args, **kwargs)
+
+            def held(cur, *rest):
+                out = body(cur, *rest)  # x's row reserved with the epochs as they are now
+                in_body.set()
+                release.wait(30)
+                return out
+            return real_write(what, held, *args, **kwargs)
+
+        store._write = held_write
+        adding = threading.Thread(target=creator.add, args=("the xylophone lesson is on Friday",))
+        adding.start()
+        assert in_body.wait(30)
+        admin_mem.delete_namespace("y")
+        assert asker.search("xylophone lesson", k=5) == []  # x does not exist yet, at the moved epochs
+        release.set()
+        adding.join(30)
+        creator.add("the xylophone teacher is Vera")
+        expected = ["the xylophone lesson is on Friday", "the xylophone teacher is Vera"]
+        with Memory(pg_url, namespace="x") as fresh:
+            assert sorted(h.text for h in fresh.search("xylophone", k=5)) == expected
+        assert sorted(h.text for h in asker.search("xylophone", k=5)) == expected
+        assert asker.count() == 2
+    finally:
+        for handle in (admin_mem, asker, creator):
+            handle.close()
+
+
 WRITER = """
 import json, sys
 from hippo import Memory

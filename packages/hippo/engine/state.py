@@ -276,7 +276,11 @@ class NamespaceState:
             fp = store.state(self.name)
             if fp == self.seen:
                 return fp, [], []
-            feed = store.changes(self.name, self.seen.version)
+            # A state that holds no message of the namespace (it saw none: next_seq 0) reads it whole instead of
+            # following the feed, which costs the same. On PostgreSQL a namespace created while another one was
+            # deleted may start its feed at a version such a state has seen already: its creation read the epochs
+            # before the deletion moved them, and the feed after that version would leave its first messages out.
+            feed = store.changes(self.name, self.seen.version) if self.seen.next_seq else None
             work: list[tuple[str, Any]] = []
             for kind, arg in _runs(feed or []):
                 if kind == "append":
