@@ -1,5 +1,5 @@
 """Misspellings: a query word also matches the slips of it a namespace holds (hippo.text.lexicon.one_slip_apart,
-NamespaceIndex.spelled), checked by hand and against the same conversation spelled correctly (the reference)."""
+NamespaceIndex.slips), checked by hand and against the same conversation spelled correctly (the reference)."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ class HierarchyConfig:
 
     enabled: bool = True
     # How ``Memory.recall`` builds a context: "evidence" (the engine's candidates packed by expected evidence per
-    # token, hippo.evidence), "flat" (the engine's ranked messages in rank order), "units" (hierarchy with a
+    # token, hippo.engine.evidence), "flat" (the engine's ranked messages in rank order), "units" (hierarchy with a
     # plain similarity retriever), "stage1" (+ representative selection, Eq. 4), "stage2" (+ uncertainty-gated
     # expansion), "full" (both stages). The default wins on LoCoMo and BEAM in ``hippo bench locomo`` / ``hippo
     # bench beam`` (docs/retrieval.md); Stage II was the default before and is kept for comparison.
