@@ -191,6 +191,22 @@ def test_read_neighbours_stay_in_session(mem):
     assert [i.id for i in around] == [items[0].id, items[1].id, items[2].id]
 
 
+def test_read_neighbours_of_interleaved_sessions():
+    # two threads of one user written in turns (and a note without a session among them): a message's neighbours
+    # are its session's previous and next messages, whatever was written between them
+    m = Memory(None)
+    sessions = ["a", "b", "a", None, "b", "a", "a", "b", None, "a", "b"]
+    ids = [m.add(f"message {n}", session_id=s).id for n, s in enumerate(sessions)]
+    stored = m.list()
+    for n, mid in enumerate(ids):
+        for before, after in [(0, 0), (1, 1), (2, 1), (0, 3), (10, 10)]:
+            same = [i.id for i in stored if i.session_id == sessions[n]]  # the reference: the session in order
+            at = same.index(mid)
+            want = same[max(0, at - before): at + after + 1]
+            assert [i.id for i in m.read(mid, before=before, after=after)] == want, (n, before, after)
+    m.close()
+
+
 def test_delete_leaves_no_ghost_hits(mem):
     victim = mem.search("kiln", k=1)[0]
     assert mem.delete(victim.id) == 1

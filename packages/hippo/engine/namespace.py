@@ -39,6 +39,22 @@ log = logging.getLogger("hippo.engine")
 Predicate = Callable[[MessageRow], bool]
 
 
+def _same_session(sess: np.ndarray, pos: int, count: int, step: int) -> list[int]:
+    """Up to ``count`` rows nearest ``pos`` whose session code is that of ``pos``, nearest first: before it for
+    ``step`` -1, after it for +1. Scans windows of doubling width, so a session written in one run costs what its
+    neighbours cost and a sparse one at most one pass over the namespace."""
+    out: list[int] = []
+    width = 4 * min(count, len(sess)) + 4
+    edge = pos if step < 0 else pos + 1
+    while len(out) < count and (edge > 0 if step < 0 else edge < len(sess)):
+        lo, hi = (max(0, edge - width), edge) if step < 0 else (edge, min(len(sess), edge + width))
+        hits = np.flatnonzero(sess[lo:hi] == sess[pos]) + lo
+        out.extend((hits[::-1] if step < 0 else hits)[: count - len(out)].tolist())
+        edge = lo if step < 0 else hi
+        width *= 2
+    return out
+
+
 class Namespace:
     """One namespace of one store, as the engine sees it."""
 
@@ -243,12 +259,10 @@ class Namespace:
             if pos is None:
                 raise NotFound(f"id {message_id} is not a message of namespace {self.name!r}")
             sess = idx.session.view
-            lo, hi = pos, pos
-            while lo > 0 and pos - lo < before and sess[lo - 1] == sess[pos]:
-                lo -= 1
-            while hi + 1 < len(idx) and hi - pos < after and sess[hi + 1] == sess[pos]:
-                hi += 1
-            return items_of(state, idx.ids.view[lo: hi + 1].tolist())
+            # The session's own previous and next messages, skipping other sessions' written between them (two
+            # threads of one user kept in turns): stopping at the first foreign message would show none.
+            rows = _same_session(sess, pos, before, -1)[::-1] + [pos] + _same_session(sess, pos, after, 1)
+            return items_of(state, idx.ids.view[rows].tolist())
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every message as an export record, in insertion order (the read lock is held while iterating); the texts
