@@ -324,6 +324,14 @@ class Memory:
         return self._ns.read(check_int(message_id, "message_id"), check_int(before, "before"),
                              check_int(after, "after"))
 
+    def episode(self, message_id: int) -> list[MemoryItem]:
+        """The messages of the episode that holds ``message_id``, in order (the hierarchy's level 1: a stretch of
+        one session on one subject). A message not consolidated yet belongs to the open episode: the messages of
+        its session waiting with it in the CURRENT buffer. Raises ``NotFound`` for an unknown id, and when the
+        hierarchy is disabled."""
+        self._rt.live()
+        return self._ns.episode(check_int(message_id, "message_id"))
+
     def stats(self) -> dict[str, Any]:
         """Sizes of this namespace's structures and of the whole store, with bytes per stored token."""
         return self._ns.stats()
@@ -607,6 +615,7 @@ class Memory:
     aget = _twin(get)
     alist = _twin(list)
     aread = _twin(read)
+    aepisode = _twin(episode)
     asearch = _twin(search)
     asearch_many = _twin(search_many)
     arecall = _twin(recall)

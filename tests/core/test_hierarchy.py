@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from hippo import Memory
+from hippo import InvalidInput, Memory, NotFound
 from hippo.engine import lifecycle
 from hippo.engine.hierarchy.codes import CodeSet, hamming, pack, similarity
 from hippo.engine.hierarchy.knn import KnnGraph
@@ -390,3 +390,50 @@ def test_message_terms_keep_words_split_into_several_tokens():
     terms = lifecycle.message_terms(life, mem.engine.state().index, item.id)
     # the query side stems whole words; a name cl100k splits into pieces must still match (dormant cues, Stage II)
     assert set(vocab().query_stem_ids(["somusumi", "milemi"])) <= terms
+
+
+def test_episodes_partition_the_messages_into_stretches_of_one_session(tmp_path):
+    """``Memory.episode``: every message is in its own episode; two messages share an episode exactly when each is
+    in the other's (episodes partition the namespace); an episode is one session's messages, consecutive among
+    that session's; it is the same before and after a reopen and after a light consolidation, except that the
+    open episode (messages still in the CURRENT buffer) is cut by it; a deleted message leaves its episode."""
+    path = tmp_path / "e.db"
+    mem = Memory(path)
+    topics = ["tomatoes in the greenhouse", "the bike race through the hills", "a sourdough starter"]
+    items = mem.add_many({"text": f"note {i} on {topics[(i // 25) % 3]}", "session_id": f"s{i // 35}"}
+                         for i in range(120))
+    ids = [i.id for i in items]
+    session = {i.id: i.session_id for i in items}
+
+    def check(m: Memory) -> dict[int, tuple[int, ...]]:
+        eps = {i: tuple(x.id for x in m.episode(i)) for i in ids if i in live}
+        for i, ep in eps.items():
+            assert i in ep and list(ep) == sorted(ep)
+            assert {session[j] for j in ep} == {session[i]}
+            same = [j for j in ids if session[j] == session[i] and j in live]
+            k = same.index(ep[0])
+            assert same[k: k + len(ep)] == list(ep)  # consecutive among the session's messages
+            for j in ep:
+                assert eps[j] == ep
+        return eps
+
+    live = set(ids)
+    before = check(mem)
+    mem.close()
+    with Memory(path) as again:
+        assert check(again) == before
+        again.consolidate("light")
+        after = check(again)
+        assert {ep for ep in before.values() if len(ep) > 1} & set(after.values())  # cut episodes stay as they were
+        gone = after[ids[3]][0] if len(after[ids[3]]) > 1 else ids[3]
+        again.delete([gone])
+        live.discard(gone)
+        assert all(gone not in ep for ep in check(again).values())
+        with pytest.raises(NotFound):
+            again.episode(gone)
+    with Memory(None, config={"hierarchy": {"enabled": False}}) as flat:
+        one = flat.add("a lone note")
+        with pytest.raises(NotFound, match="hierarchy"):
+            flat.episode(one.id)
+        with pytest.raises(InvalidInput, match="message_id"):
+            flat.episode("seven")

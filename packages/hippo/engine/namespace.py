@@ -24,6 +24,7 @@ from hippo.engine import recall as recall_mod
 from hippo.engine import topics as topics_mod
 from hippo.engine.items import items as items_of
 from hippo.engine.items import make_item
+from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.lifecycle import Life
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.runtime import Runtime
@@ -263,6 +264,33 @@ class Namespace:
             # threads of one user kept in turns): stopping at the first foreign message would show none.
             rows = _same_session(sess, pos, before, -1)[::-1] + [pos] + _same_session(sess, pos, after, 1)
             return items_of(state, idx.ids.view[rows].tolist())
+
+    def episode(self, message_id: int) -> list[MemoryItem]:
+        """The messages of the episode that holds ``message_id``, in order: the episode the hierarchy cut it into
+        (seed 004 §3, level 1), or, while the message waits in the CURRENT buffer, the open one: the buffered
+        messages of its session in its flush unit (what the next consolidation cuts its episode from)."""
+        state, life = self._life()
+        with self.rt.lock.read():
+            if message_id not in state.index.row_of:
+                raise NotFound(f"id {message_id} is not a message of namespace {self.name!r}")
+        if life is None or life.hier is None:
+            raise NotFound("the hierarchy is disabled (config.hierarchy.enabled=False): messages have no episodes")
+        with self.rt.lock.read(), life.lock:
+            h = life.hier
+            e = h.episodes.get(get_many(h.msg_episode, [message_id], -1)[0])
+            if e is not None:
+                ids = list(e.message_ids)
+            else:
+                buf = h.buffer
+                k = next((j for j, b in enumerate(buf) if b.id == message_id), None)
+                if k is None:
+                    ids = [message_id]
+                else:
+                    start = max((j for j in range(k) if buf[j].closes), default=-1) + 1
+                    end = next((j + 1 for j in range(k, len(buf)) if buf[j].closes), len(buf))
+                    ids = [b.id for b in buf[start:end] if b.session == buf[k].session]
+            row_of = state.index.row_of
+            return items_of(state, sorted((i for i in ids if i in row_of), key=row_of.__getitem__))
 
     def records(self) -> Iterator[dict[str, Any]]:
         """Every message as an export record, in insertion order (the read lock is held while iterating); the texts
