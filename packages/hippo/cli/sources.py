@@ -326,12 +326,7 @@ def _read_jsonl(file: str, text: str) -> Source:
         if not line.strip():
             continue
         lineno = k + 1
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{file}:{lineno}: not JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
+        obj = _json_line(file, lineno, line)
         if not isinstance(obj, dict):
             raise InvalidInput(f"{file}:{lineno}: expected a JSON object per line, got {_kind(obj)}")
         try:
@@ -350,6 +345,16 @@ def _read_jsonl(file: str, text: str) -> Source:
     return src
 
 
+def _json_line(file: str, lineno: int, line: str) -> Any:
+    """One line of a JSONL file, parsed; an ``InvalidInput`` naming the file and the line when it is not JSON."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{file}:{lineno}: not JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
+
+
 def _read_jsonl_conversations(file: str, text: str) -> Source:
     """JSONL whose every line is a conversation ``{"messages": [...]}``: its messages in order, line after line."""
     src = Source(file, "messages", text)
@@ -357,12 +362,7 @@ def _read_jsonl_conversations(file: str, text: str) -> Source:
         if not line.strip():
             continue
         lineno = k + 1
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{file}:{lineno}: not JSON ({exc.msg} at column {exc.colno})") from None
-        except RecursionError:
-            raise InvalidInput(f"{file}:{lineno}: JSON nested too deeply to read") from None
+        obj = _json_line(file, lineno, line)
         if not isinstance(obj, dict) or "messages" not in obj:
             got = _kind(obj) if not isinstance(obj, dict) else "an object without messages"
             raise InvalidInput(f"{file}:{lineno}: expected a conversation {{\"messages\": [...]}} per line, like the "
