@@ -588,3 +588,20 @@ def test_a_handle_behind_another_handles_appends_never_replaces_its_annotated_sn
             assert c.engine.rt.store.get_units("default", persist.INDEX) == a_blob  # b wrote nothing
         assert c.count() == 240
     assert b_saved is None or b_saved < newest
+
+
+def test_a_reader_saves_the_co_index_when_no_handle_saved_one(tmp_path):
+    """Others' messages are theirs to save, unless no co-index snapshot is stored at all (its writer stopped
+    before saving one, a scrub removed it): then a reader that caught up with them saves its co-index at close,
+    annotated or not, and the next open loads it instead of rebuilding it from the rows."""
+    path = str(tmp_path / "m.db")
+    a, b = Memory(path), Memory(path)
+    a.add("a first note about the orchard ladder", speaker="Ann")
+    assert b.search("ladder")  # b follows the namespace from here
+    a.add_many({"text": f"note {i} about the orchard ladder", "speaker": "Ann"} for i in range(200))
+    a.close()
+    b.engine.rt.store.drop_units("default", persist.INDEX)  # as if a had stopped before saving
+    assert b.count() == 201  # caught up from the change feed; no search or recall annotated the new messages
+    b.close()
+    with Memory(path, read_only=True) as c:
+        assert _covered(c, persist.INDEX) == c.engine.rt.store.state("default").version
