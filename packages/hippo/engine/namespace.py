@@ -22,9 +22,9 @@ from hippo.engine import gate as gate_mod
 from hippo.engine import maintenance
 from hippo.engine import recall as recall_mod
 from hippo.engine import topics as topics_mod
+from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.items import items as items_of
 from hippo.engine.items import make_item
-from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.lifecycle import Life
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.runtime import Runtime
