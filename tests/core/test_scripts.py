@@ -312,3 +312,34 @@ def test_russian_forms_by_hand():
     assert {"истории", "историю", "история"} <= russian.variants("история")
     assert russian.variants("дом") == {"дом"} and russian.variants("house") == {"house"}
     assert "машинное" not in car  # another word: "машинное обучение"
+
+
+NORMAL_FORMS = [
+    (["Wir trafen uns im Café Müller in Zürich.", "Etwas ganz anderes über Boote.", "Der Zug nach Genf war spät."],
+     ["Zürich", "Wo ist das Café Müller?"]),
+    (["내일 서울에서 친구를 만나요", "오늘은 집에 있어요"], ["서울"]),  # NFD Hangul is a run of conjoining jamo
+    (["Tôi sống ở Hà Nội và làm việc ở Đà Nẵng.", "Hôm nay trời mưa."], ["Hà Nội", "Đà Nẵng"]),
+    (["Nous sommes allés à Besançon en été.", "Rien à voir."], ["Besançon", "été"]),
+]
+
+
+@pytest.mark.parametrize("messages,questions", NORMAL_FORMS)
+def test_a_word_is_found_however_its_diacritics_are_encoded(messages, questions):
+    """Messages are stored as written, precomposed (NFC) or as base letters and combining marks (NFD: macOS,
+    some keyboards and exports). A question finds them either way, in either form: the reference is the same
+    messages stored in NFC and asked in NFC. (An NFC question found nothing in NFD German, Korean or Vietnamese.)"""
+    import unicodedata
+
+    ref = Memory(None)
+    ref.add_many({"text": unicodedata.normalize("NFC", t)} for t in messages)
+    want = {q: [h.id for h in ref.search(q, k=3)] for q in questions}
+    assert all(want.values())
+    for stored in ("NFD", "mixed"):
+        mem = Memory(None)
+        mem.add_many({"text": unicodedata.normalize("NFD" if stored == "NFD" or k % 2 else "NFC", t)}
+                     for k, t in enumerate(messages))
+        assert [m.text for m in mem.list()] == [unicodedata.normalize("NFD" if stored == "NFD" or k % 2 else "NFC",
+                                                                      t) for k, t in enumerate(messages)]
+        for q in questions:
+            for form in ("NFC", "NFD"):
+                assert [h.id for h in mem.search(unicodedata.normalize(form, q), k=3)] == want[q], (stored, q, form)

@@ -621,9 +621,19 @@ def _code_joined() -> dict[bytes, tuple[str, ...]]:
 @lru_cache(maxsize=20_000)
 def pattern(word: str) -> TermPattern:
     """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
-    after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token."""
+    after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token.
+
+    Text is stored as it was written, and a letter with a diacritic can be written precomposed (NFC: "ü") or as
+    its base letter and a combining mark (NFD: "u" + U+0308, as macOS and some keyboards and exports write it,
+    Korean syllables as their jamo); the two are different tokens. A word is taken in NFC, and each form is looked
+    for in both."""
+    if not word.isascii():
+        word = unicodedata.normalize("NFC", word)
     folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii()  # a short word keeps its accents
-    return _pattern_of(word, surface_forms(word), folds)
+    forms = surface_forms(word)
+    if not word.isascii():
+        forms = forms | {unicodedata.normalize("NFD", f) for f in forms}
+    return _pattern_of(word, forms, folds)
 
 
 def _add_form(ids: tuple[int, ...], singles: set[int], phrases: set[tuple[int, ...]]) -> None:
