@@ -285,6 +285,19 @@ def test_an_accented_word_of_several_tokens_is_found_without_its_accents():
         assert mem.search("Medellin", k=2) == []  # under the misspellings' switch
 
 
+def test_an_accented_capital_whose_lower_case_is_no_letter_of_its_own_is_found():
+    """Turkish "İ" (U+0130) is "i" + U+0307 in lower case: the word kept in lower case alone wrote no token of the
+    message, and "Istanbul" found neither "İstanbul" nor "İzmir'e". The reference: the same sentences written with
+    a dotless "I" are found by the same questions, in the same order."""
+    sentences = ["Ben İstanbul'da yaşıyorum.", "Yarın İzmir'e gidiyorum.", "Nothing to see in this filler message."]
+    for question in ("Istanbul", "istanbul", "Izmir"):
+        with Memory(None) as mem, Memory(None) as ref:
+            got = [h.id for h in (mem.add_many({"text": t} for t in sentences) and mem.search(question, k=2))]
+            want = [h.id for h in (ref.add_many({"text": t.replace("İ", "I")} for t in sentences)
+                                   and ref.search(question, k=2))]
+            assert got == want and len(got) == 1, question
+
+
 def test_short_words_keep_their_accents():
     """Spanish tells "sí" (yes) from "si" (if) and "él" (he) from "el" (the) by the accent alone."""
     with Memory(None) as mem:

@@ -89,7 +89,7 @@ def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) ->
     ("birthdayyy") also under the word it stretches ("birthday", 0)."""
     grew = False
     for w in found:
-        key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w), -1)
+        key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w).lower(), -1)
         bucket = words.setdefault(key, set())
         if w not in bucket:
             bucket.add(w)
@@ -662,6 +662,9 @@ class NamespaceIndex:
                     out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
                 out.add(text.lower())
+                # also as written: a capital's lower case is not always a letter of its own (Turkish "İstanbul" is
+                # "i" + U+0307 in lower case, which writes no token of the message)
+                out.add(text)
         return out
 
     def units(self) -> tuple[np.ndarray, np.ndarray]:
