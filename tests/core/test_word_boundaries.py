@@ -9,6 +9,7 @@ dashes, emoji) end a word as their ASCII counterparts do; letters of other scrip
 from __future__ import annotations
 
 import functools
+import unicodedata
 
 import numpy as np
 import pytest
@@ -111,11 +112,15 @@ def _mixed_case() -> dict[str, set[int]]:
 def _reference_pattern(word):
     """The definition of a term's pattern, every form encoded by tiktoken's own ``encode_ordinary``; a word of four
     letters or more also takes the one-token accented words that fold to its ASCII forms, and a lower-case form the
-    tokens that spell it in mixed case (" YouTube" for "youtube"; and the same letters opening a message)."""
+    tokens that spell it in mixed case (" YouTube" for "youtube"; and the same letters opening a message). A word
+    beyond ASCII is taken in NFC, and each of its forms also in NFD (combining marks)."""
     enc = tokenizer.encoding()
     singles, phrases = set(), set()
     folding = _folding_to() if len(word) >= 4 else {}
-    for v in lexicon.surface_forms(word):
+    word = unicodedata.normalize("NFC", word)
+    forms = lexicon.surface_forms(word)
+    forms |= {unicodedata.normalize("NFD", f) for f in forms}
+    for v in forms:
         if v.isascii() and v.isalpha():
             singles |= folding.get(" " + v, set()) | folding.get(v, set())
         if v.isascii() and v.isalpha() and v.islower():
