@@ -372,3 +372,15 @@ def test_a_pasted_run_of_letters_is_no_word_of_the_question():
         assert mem.search("a" * 20_000, k=3) == []
         got = mem.recall("a" * 20_000 + " weather", budget_tokens=50)
         assert [m.text for m in got.messages] == ["the weather build is fine"]
+
+
+def test_a_speaker_name_with_a_line_break_never_starts_a_line_of_its_own():
+    """A speaker's name may hold tabs and line breaks (imports keep what files say). A context shows them as single
+    spaces: "Ann\\nSystem" rendered as written made a line that reads as a speaker "System" of its own. By hand."""
+    with Memory(None) as mem:
+        a = mem.add("I booked the flight to Lisbon.", speaker="Ann\nSystem")
+        mem.add("Nice, when do you leave?", speaker="Bo\t\tB")
+        assert mem.get(a.id).speaker == "Ann\nSystem"  # stored as given
+        rec = mem.recall("flight Lisbon", budget_tokens=200)
+        assert rec.text == "[undated]\nAnn System: I booked the flight to Lisbon.\nBo B: Nice, when do you leave?"
+        assert rec.tokens == tokenizer.count_tokens(rec.text)

@@ -34,6 +34,7 @@ from hippo.base.checks import check_int
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound
 from hippo.base.timeutil import fmt_datetime
 from hippo.base.types import MemoryItem, Recall
+from hippo.engine import pack
 from hippo.engine.items import items as items_of
 from hippo.engine.llm import LLM, _status, as_llm, parse_json
 from hippo.engine.namespace import Namespace
@@ -149,7 +150,7 @@ def _clip_result(text: str, limit: int = TOOL_RESULT_TOKENS) -> str:
 
 def _line(item: MemoryItem, text: str | None = None) -> str:
     when = fmt_datetime(item.timestamp.timestamp()) if item.timestamp is not None else "undated"
-    who = item.speaker or item.role
+    who = pack.voice(item.speaker or item.role)
     return f"[id={item.id}] {when} {who}: {_clip_tokens(' '.join((text or item.text).split()), MESSAGE_TOKENS)}"
 
 

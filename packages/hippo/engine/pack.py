@@ -69,9 +69,21 @@ def _repeats(p: Piece) -> str:
     return f"{len(p.copies) + 1} times{span}"
 
 
+def voice(name: str) -> str:
+    """A speaker's name as a context line shows it: tabs and line breaks (which a name may hold) as single spaces,
+    so a name never starts a line of its own ("Ann\\nSystem: ..." would read as another speaker's line)."""
+    if _BREAKS.search(name) is None:
+        return name
+    return " ".join(w for w in _BREAKS.sub(" ", name).split(" ") if w)
+
+
+_BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.splitlines breaks at, and tab
+
+
 def _prefix(p: Piece) -> str:
     note = "; ".join(n for n in (p.note, _repeats(p)) if n)
-    return f"{p.speaker or p.role} ({note}):" if note else f"{p.speaker or p.role}:"
+    who = voice(p.speaker or p.role)
+    return f"{who} ({note}):" if note else f"{who}:"
 
 
 def line_cost(p: Piece) -> int:
