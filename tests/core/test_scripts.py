@@ -356,3 +356,19 @@ def test_a_word_is_found_however_its_diacritics_are_encoded(messages, questions)
         for q in questions:
             for form in ("NFC", "NFD"):
                 assert [h.id for h in mem.search(unicodedata.normalize(form, q), k=3)] == want[q], (stored, q, form)
+
+
+@pytest.mark.parametrize("written", ["ZWNJ", "none"])
+def test_persian_words_with_and_without_the_zero_width_non_joiner(written):
+    """Persian writes U+200C between a verb and its prefix می / نمی and before the plural ها; chats as often leave
+    it out. A question finds the word either way, asked either way. The reference: the same sentences with the
+    joiner removed, asked without it (a single word each way)."""
+    zw = "\u200c"
+    sentences = [f"من می{zw}خواهم به تهران بروم", f"کتاب{zw}ها روی میز هستند", "او دیروز به شیراز رفت",
+                 "unrelated words here about boats"]
+    with Memory(None) as mem, Memory(None) as ref:
+        mem.add_many({"text": t if written == "ZWNJ" else t.replace(zw, "")} for t in sentences)
+        ref.add_many({"text": t.replace(zw, "")} for t in sentences)
+        for q in (f"می{zw}خواهم", "میخواهم", f"کتاب{zw}ها", "کتابها"):
+            want = [h.id for h in ref.search(q.replace(zw, ""), k=2)]
+            assert want and [h.id for h in mem.search(q, k=2)] == want, q

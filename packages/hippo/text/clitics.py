@@ -76,12 +76,38 @@ def _arabic_spellings(base: str) -> set[str]:
     return out
 
 
+# Persian writes a zero-width non-joiner (U+200C) between a verb and its prefix می / نمی ("می‌خواهم", I want) and
+# between a noun and its plural ها ("کتاب‌ها", books), and chats as often leave it out ("میخواهم", "کتابها"). A
+# question's words are read without it (hippo.text.query); a word is also looked for with it at those joints.
+ZWNJ = "\u200c"
+_FA_PREFIXES = ("نمی", "می")
+_FA_SUFFIXES = ("هایی", "های", "ها")
+
+
+def _with_zwnj(word: str) -> set[str]:
+    """``word`` (without a ZWNJ) with one written after its prefix می / نمی and before its plural ها, where it has
+    them and at least two letters are left for the stem."""
+    out = {word}
+    for p in _FA_PREFIXES:
+        if word.startswith(p) and len(word) - len(p) >= 2:
+            out |= {p + ZWNJ + w[len(p):] for w in out}
+            break
+    for sfx in _FA_SUFFIXES:
+        if word.endswith(sfx) and len(word) - len(sfx) >= 2:
+            out |= {w[: -len(sfx)] + ZWNJ + sfx for w in out}
+            break
+    return out
+
+
 @lru_cache(maxsize=4096)
 def variants(word: str) -> frozenset[str]:
-    """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); for a word of
-    any other script, ``{word}``."""
+    """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); in Arabic
+    script also with Persian's zero-width non-joiner at its usual joints (:func:`_with_zwnj`); for a word of any
+    other script, ``{word}``."""
     if is_arabic(word):
         out = {word}
+        if ZWNJ not in word:
+            out |= _with_zwnj(word)
         for base in {b for root in _arabic_bases(word) for b in _arabic_spellings(root)}:
             for c in _AR_CONJUNCTIONS:
                 for p in _AR_PREPOSITIONS:

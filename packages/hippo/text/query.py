@@ -55,8 +55,10 @@ def analyze(text: str, keywords: list[str] | None = None, *, self_reference: boo
 def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False) -> Query:
     # a question's words in NFC: one written with combining marks ("Zu\u0308rich") is the word it spells, and its
     # pattern looks for both ways of writing it (lexicon.pattern)
+    # and without Persian's zero-width non-joiner, which would cut "می‌خواهم" in two (its pattern looks for the word
+    # with and without it: text.clitics)
     words = keywords if keywords is not None else \
-        textnorm.words(text if text.isascii() else unicodedata.normalize("NFC", text))
+        textnorm.words(text if text.isascii() else unicodedata.normalize("NFC", text).replace("\u200c", ""))
     # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
     form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()
