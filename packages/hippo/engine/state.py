@@ -26,12 +26,13 @@ saves is the wait (reading the statements of a whole chat takes a quarter of a s
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 import numpy as np
 
@@ -299,23 +300,21 @@ class NamespaceState:
             self._open()
             return
         appended = False
-        own = self.changed
-        for kind, arg in work:
-            if kind == "append" and arg:
-                self._check_vocabulary(arg)
-                self._apply(arg)
-                self._sync_followers(arg, load=False)
-                appended = True
-            elif kind == "delete":
-                gone = [i for i in arg if i in self.index.row_of]
-                if gone:
-                    self._remove(gone)
-            elif kind == "update":
-                held = [r for r in arg if r.id in self.index.row_of]
-                if held:
-                    self._update(held)
-        self._foreign += self.changed - own
-        self.changed = own
+        with self._others():
+            for kind, arg in work:
+                if kind == "append" and arg:
+                    self._check_vocabulary(arg)
+                    self._apply(arg)
+                    self._sync_followers(arg, load=False)
+                    appended = True
+                elif kind == "delete":
+                    gone = [i for i in arg if i in self.index.row_of]
+                    if gone:
+                        self._remove(gone)
+                elif kind == "update":
+                    held = [r for r in arg if r.id in self.index.row_of]
+                    if held:
+                        self._update(held)
         self.seen = fp
         life = self._life
         if life is not None and life.loaded:
@@ -324,6 +323,17 @@ class NamespaceState:
             self._sync_followers([], load=True)
         if appended:  # another handle's messages: followed as this process's own are
             self._after_append()
+
+    @contextlib.contextmanager
+    def _others(self) -> Iterator[None]:
+        """Changes applied inside count as other handles' (:attr:`_foreign`), not this state's own (:attr:`changed`):
+        what is read from the store, at an open or from the change feed, is saved by the handle that wrote it."""
+        own = self.changed
+        try:
+            yield
+        finally:
+            self._foreign += self.changed - own
+            self.changed = own
 
     def _check_vocabulary(self, rows: list[MessageRow]) -> None:
         vocab = tokenizer.vocab_size()
@@ -405,11 +415,9 @@ class NamespaceState:
     # -- opening: the snapshot plus what changed after it, or every message ---------------------------------
     def _open(self) -> None:
         """Load the co-index, the annotations and the embedding codes. Caller holds the write lock."""
-        own = self.changed
-        if not (self.persistable and self._open_snapshot()):
-            self._open_rows()
-        self._foreign += self.changed - own  # what is read at an open was written, and is saved, by others
-        self.changed = own
+        with self._others():  # what is read at an open was written, and is saved, by others
+            if not (self.persistable and self._open_snapshot()):
+                self._open_rows()
         if self.host.embed is not None and self.codes is None:
             self._load_all_codes()
 
