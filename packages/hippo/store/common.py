@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from hippo.base.errors import CorruptData
-from hippo.store.base import Chunk, MessageRow
+from hippo.store.base import Chunk, MessageRow, NamespaceState
 from hippo.store.codec import ChunkCodec
 
 # epoch seconds that datetime can represent (years 1..9999): anything else in a time column is damage
@@ -56,6 +56,12 @@ def _matches(stored: Any, expected: bytes) -> bool:
 def bad_int(value: Any) -> bool:
     """Whether a value read from a count column (seq, n_tokens, generation, ...) is not a count."""
     return isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 62
+
+
+def still_at(now: NamespaceState, generation: int | None, version: int | None) -> bool:
+    """Whether a namespace whose state is ``now`` is still at ``generation`` and ``version`` (a None asks nothing):
+    :meth:`Store.put_units_many` writes derived blobs only then."""
+    return (generation is None or now.generation == generation) and (version is None or now.version == version)
 
 
 def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:

@@ -1118,9 +1118,7 @@ class PostgresStore(Store):
         def body(cur) -> bool:
             if checked:
                 cur.execute(self._sql(self._state_sql()), (namespace,))
-                now = self._state_of(namespace, cur.fetchone())
-                if (generation is not None and now.generation != generation) or \
-                        (version is not None and now.version != version):
+                if not common.still_at(self._state_of(namespace, cur.fetchone()), generation, version):
                     return False
             for kind, payload in payloads.items():
                 if payload is None:

@@ -848,11 +848,9 @@ class SQLiteStore(Store):
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
                        generation: int | None = None, version: int | None = None) -> bool:
         with self.transaction("saving units") as db:
-            if generation is not None or version is not None:
-                now = self.state(namespace)
-                if (generation is not None and now.generation != generation) or \
-                        (version is not None and now.version != version):
-                    return False
+            if (generation is not None or version is not None) and \
+                    not common.still_at(self.state(namespace), generation, version):
+                return False
             for kind, payload in payloads.items():
                 if payload is None:
                     db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
