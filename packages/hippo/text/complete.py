@@ -8,6 +8,7 @@ numbers, within a token budget.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from hippo.text import tokenizer
 
@@ -83,12 +84,8 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
         # gives no line at all
         best = scored[0][1]
         room = max_tokens - tokenizer.count_tokens(f"L{best + 1}: …")
-        text = ""
-        for cap in range(room, max(0, room - 8), -1):
-            got = layout({best}, cap)
-            if tokenizer.count_tokens(got) <= max_tokens and tokenizer.clip(lines[best], cap):
-                text = got
-                break
+        text = _first_within(lambda cap: layout({best}, cap) if tokenizer.clip(lines[best], cap) else None,
+                             room, max_tokens) or ""
     return text, len(scored)
 
 
@@ -128,12 +125,20 @@ def head_with_note(content: str, note: str, max_tokens: int, *, note_first: bool
     the separating newline), the whole within ``max_tokens``. The note says what the head leaves out, so it is
     worth nothing without content: when it leaves no room for any, the head alone comes back within the budget."""
     room = max_tokens - tokenizer.count_tokens(note)
-    # the head and the note, counted apart, may join into a token more or less at their seam: shrink the head until
-    # the joined text is counted within the budget (a few steps at most)
-    for cap in range(room, max(0, room - 8), -1):
+
+    def with_note(cap: int) -> str | None:
         head, _ = head_within(content, cap)
-        if head.strip():
-            text = note + head if note_first else head + note
-            if tokenizer.count_tokens(text) <= max_tokens:
-                return text
-    return head_within(content, max_tokens)[0]
+        return (note + head if note_first else head + note) if head.strip() else None
+
+    return _first_within(with_note, room, max_tokens) or head_within(content, max_tokens)[0]
+
+
+def _first_within(build: Callable[[int], str | None], room: int, max_tokens: int) -> str | None:
+    """``build(cap)`` for ``cap`` = ``room``, ``room - 1``, ...: the first text counted within ``max_tokens``. Parts
+    counted apart may join into a token more or less at their seams, so a few steps down are tried at most; None
+    when none fits (or ``build`` gives None for each)."""
+    for cap in range(room, max(0, room - 8), -1):
+        text = build(cap)
+        if text is not None and tokenizer.count_tokens(text) <= max_tokens:
+            return text
+    return None
