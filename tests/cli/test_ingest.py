@@ -401,11 +401,10 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     ('[{"batch_number": 1, "turns": [[{"role": "user", "content": 3}]]}]', ["bad.json", "content"]),
     ('[{"weird": 1}]', ["bad.json", "not a message"]),
     ('{"text": "fine"}\n{"text": "cut off', ["bad.json", ":2:", "not json"]),
-    # a text file that is neither JSON nor a chat export hippo knows (notes, a CSV, a Korean phone's WhatsApp export):
-    # named as such, not "not valid JSON (Expecting value)"
+    # a text file that is neither JSON nor a chat export hippo knows (notes, a CSV): named as such, not "not valid
+    # JSON (Expecting value)"
     ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
     ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
-    ("2024. 3. 12. \uc624\ud6c4 2:05 - \uae40: \uc548\ub155\n", ["bad.json", ":1:", "not a format", "WhatsApp"]),
 ])
 def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
     f = tmp_path / "bad.json"
@@ -641,6 +640,65 @@ def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None
     bad = tmp_path / "bad.txt"
     bad.write_text("13.6.2018 klo 21.25 - Aino: Moi!\n14.6.2018 klo 21.75 - Eero: no such minute\n", encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", bad, "--path", tmp_path / "bad.db"), "bad.txt:2:", "date")
+
+
+def test_whatsapp_heads_of_phones_in_korean_chinese_japanese_arabic_persian_and_more(tmp_path, capsys) -> None:
+    """Each phone writes the head in its language's short date and time: Korean "2024. 3. 11. 오후 9:00" (year
+    first, dots with spaces, day period before the time), Chinese "2024/3/11 下午9:00" (iOS: a thin space, the
+    flexible day periods 晚上 "evening" and 凌晨 "before dawn"), Japanese "午後0:30" (a 12-hour clock from 0),
+    Arabic digits with right-to-left marks and the Arabic comma, Persian digits, Turkish "ÖS 9:00", Greek
+    "μ.μ.", Vietnamese "CH" or the time before the date, Hungarian "2024. 03. 11. du. 9:00", Croatian "11. 03.
+    2024." and Bulgarian "11.03.24 г., 21:00". Such files were refused as "not a format hippo ingest reads" or
+    "not valid JSON", and Turkish "ÖS 9:00" was stored at 09:00."""
+    rlm = "\u200f"
+    cases = {
+        "ko.txt": ("2024. 3. 11. 오후 8:59 - 메시지와 전화는 종단간 암호화됩니다. 자세히 알아보려면 누르세요.\n"
+                   "2024. 3. 11. 오후 9:00 - 민준: 내일 몇 시에 만나?\n"
+                   "2024. 3. 12. 오전 1:05 - 서연: 10시 어때?\n역 앞에서\n",
+                   [("민준", "내일 몇 시에 만나?", utc(2024, 3, 11, 21)),
+                    ("서연", "10시 어때?\n역 앞에서", utc(2024, 3, 12, 1, 5))]),
+        "ko-ios.txt": ("[24. 3. 11. 오후 9:00:05] 민준: 안녕\n[24. 3. 12. 오전 12:10:00] 서연: 잘 자\n",
+                       [("민준", "안녕", utc(2024, 3, 11, 21, 0, 5)), ("서연", "잘 자", utc(2024, 3, 12, 0, 10))]),
+        "zh.txt": ("2024/3/11 下午9:00 - 张伟: 明天见\n2024/3/12 上午8:15 - 李娜: 好的\n",
+                   [("张伟", "明天见", utc(2024, 3, 11, 21)), ("李娜", "好的", utc(2024, 3, 12, 8, 15))]),
+        "zh-ios.txt": ("[2024/3/11\u2009晚上9:00:05] 张伟: 明天见\n[2024/3/12\u2009凌晨1:02:00] 李娜: 还没睡\n"
+                       "[2024/3/12\u2009中午12:30:00] 张伟: 午饭\n",
+                       [("张伟", "明天见", utc(2024, 3, 11, 21, 0, 5)), ("李娜", "还没睡", utc(2024, 3, 12, 1, 2)),
+                        ("张伟", "午饭", utc(2024, 3, 12, 12, 30))]),
+        "ja.txt": ("[2024/03/11 午前11:59:00] 翔太: お昼どこ?\n[2024/03/11 午後0:30:00] 美咲: 駅前\n",
+                   [("翔太", "お昼どこ?", utc(2024, 3, 11, 11, 59)), ("美咲", "駅前", utc(2024, 3, 11, 12, 30))]),
+        "ar.txt": (f"٢٤{rlm}/٤{rlm}/٢٠٢٢، ٢:٠٦ م - الرسائل والمكالمات مشفرة تمامًا بين الطرفين.\n"
+                   f"٢٤{rlm}/٤{rlm}/٢٠٢٢، ٢:٠٧ م - عمار لبنان: السلام عليكم\n"
+                   f"٢٥{rlm}/٤{rlm}/٢٠٢٢، ٩:٠٠ ص - أحمد: صباح الخير\n",
+                   [("عمار لبنان", "السلام عليكم", utc(2022, 4, 24, 14, 7)),
+                    ("أحمد", "صباح الخير", utc(2022, 4, 25, 9))]),
+        "ar-no-comma.txt": (f"١١{rlm}/٣{rlm}/٢٠٢٤ ٩:٠٠ م - أحمد: مرحبا\n",
+                            [("أحمد", "مرحبا", utc(2024, 3, 11, 21))]),
+        "fa.txt": ("۲۰۲۱/۵/۳۰، ۱۸:۴۴ - پیام‌ها و تماس‌ها سرتاسر رمزگذاری شده‌اند.\n"
+                   "۲۰۲۱/۵/۳۰، ۱۸:۴۴ - Sattar-b: سلام،خسته نباشید\n"
+                   "۲۰۲۱/۵/۳۰، ۱۸:۴۵ - شطرنج: سلام مچکرم\n",
+                   [("Sattar-b", "سلام،خسته نباشید", utc(2021, 5, 30, 18, 44)),
+                    ("شطرنج", "سلام مچکرم", utc(2021, 5, 30, 18, 45))]),
+        "tr.txt": ("11.03.2024 ÖS 9:00 - Ali: Merhaba\n12.03.2024 ÖÖ 8:30 - Ayşe: Günaydın\n",
+                   [("Ali", "Merhaba", utc(2024, 3, 11, 21)), ("Ayşe", "Günaydın", utc(2024, 3, 12, 8, 30))]),
+        "el.txt": ("11/3/24, 9:00 μ.μ. - Νίκος: Γεια\n12/3/24, 8:00 π.μ. - Μαρία: Καλημέρα\n",
+                   [("Νίκος", "Γεια", utc(2024, 3, 11, 21)), ("Μαρία", "Καλημέρα", utc(2024, 3, 12, 8))]),
+        "vi.txt": ("11/03/2024, 9:00 CH - Minh: Xin chào\n12/03/2024, 7:00 SA - Lan: Chào buổi sáng\n",
+                   [("Minh", "Xin chào", utc(2024, 3, 11, 21)), ("Lan", "Chào buổi sáng", utc(2024, 3, 12, 7))]),
+        "vi-time-first.txt": ("21:00, 11/03/2024 - Minh: Xin chào\n",
+                              [("Minh", "Xin chào", utc(2024, 3, 11, 21))]),
+        "hu.txt": ("2024. 03. 11. du. 9:00 - Bence: Szia\n2024. 03. 12. 14:00 - Anna: Helló\n",
+                   [("Bence", "Szia", utc(2024, 3, 11, 21)), ("Anna", "Helló", utc(2024, 3, 12, 14))]),
+        "hr.txt": ("11. 03. 2024. 21:00 - Ivan: Bok\n", [("Ivan", "Bok", utc(2024, 3, 11, 21))]),
+        "bg.txt": ("11.03.24 г., 21:00 - Иван: Здравей\n", [("Иван", "Здравей", utc(2024, 3, 11, 21))]),
+    }
+    for name, (text, want) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, (name, run.err)
+        assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == want, name
 
 
 def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:

@@ -16,7 +16,9 @@ Formats, told apart by their content (never by the file name):
   (or one such sample).
 * A JSON list of hippo messages.
 * **Messaging apps.** A WhatsApp chat exported as text (``12/03/2024, 14:05 - Ann: text`` from Android,
-  ``[12/03/2024, 14:05:33] Ann: text`` from iOS; lines without a date continue the message before; the app's own
+  ``[12/03/2024, 14:05:33] Ann: text`` from iOS, the date and time as the phone's language writes them: Korean
+  ``2024. 3. 11. 오후 9:00``, Chinese ``2024/3/11 下午9:00``, Arabic ``٢٤‏/٤‏/٢٠٢٢، ٢:٠٧ م``, ...; lines without a
+  date continue the message before; the app's own
   notices and media placeholders are left out), and a Telegram export (``result.json``: ``{"messages": [{"type":
   "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out). Each message is
   stored with its sender as speaker and its time, without a session id: recall groups them into sittings by the
@@ -246,7 +248,7 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     first = next(line for line in _lines(text) if line.strip())
-    if _WHATSAPP.match(first):
+    if _whatsapp_head(first):
         return _read_whatsapp(file, text)
     if first.lstrip().startswith("{"):
         try:
@@ -668,22 +670,55 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
 
 # --------------------------------------------------------------------------------------------- messaging apps
 
-# A WhatsApp export line that starts a message: the date (day and month in the phone's order), the time (24-hour,
-# or 12-hour with am / pm), then " - " (Android) or the bracketed form (iOS), then "Sender: text" or a notice. The
-# line is matched as written: newer exports put direction marks before it and a no-break or narrow no-break space
-# between the time and am / pm ("9:05\u202fPM", Spanish "2:05 p.\u00a0m."), and the message text after the head is
-# the person's own, kept as the file has it (French puts a no-break space before "?" and ":"). Some languages put a
-# short word between date and time (Finnish "13.6.2018 klo 21.25") and a dot between hours and minutes (Finnish,
-# Indonesian "14.05", Danish).
-_SP = "[ \u00a0\u202f]"
+# A WhatsApp export line that starts a message: the app writes the phone's short date and time in the phone's
+# language (CLDR's patterns), then " - " (Android), or the two in brackets (iOS); then "Sender: text" or a notice.
+# What the languages put there, as exports show it:
+#
+# * the date's three numbers in the phone's order, joined by "/", "." or "-", a space after the dot in Korean,
+#   Hungarian and Croatian with a closing dot ("2024. 3. 11.", "11. 03. 2024."); digits of the phone's script
+#   (Arabic "١١/٣/٢٠٢٤", Persian "۲۰۲۱/۵/۳۰", Bengali, Devanagari), with right-to-left marks around them in Arabic
+#   ("٢٤\u200f/٤\u200f/٢٠٢٢");
+# * between date and time a comma (Arabic and Persian "،"), a short word (Finnish "klo", French "à", German "um",
+#   Bulgarian "г.,") or only a space (Chinese, Japanese, Korean; iOS in Chinese a thin space U+2009);
+# * the time, 24-hour or 12-hour with a dot or colon ("21.25", Indonesian, Finnish, Danish), its day period
+#   before it (Korean "오후 9:00", Chinese "下午9:00", Japanese "午後9:00", Turkish "ÖS 9:00", Hungarian "du. 9:00")
+#   or after it ("9:00 PM", "9:00 p. m.", Arabic "٩:٠٠ م", Persian "ب.ظ.", Greek "μ.μ.", Vietnamese "9:00 CH"),
+#   after a space, a no-break space or a narrow no-break space (U+202F, newer Android and iOS);
+# * Vietnamese puts the time first ("21:00, 11/03/2024").
+#
+# The line is matched as written, with direction marks before it; the message text after the head is the person's
+# own, kept as the file has it (French puts a no-break space before "?" and ":").
+_SP = "[ \u00a0\u202f\u2009]"
+_MARK = "[\u200e\u200f\u061c]"
+# A day period as the phone writes it (CLDR's abbreviated day periods; Chinese iPhones use the flexible ones, from
+# 凌晨 "before dawn" to 晚上 "evening"), spelled without dots and spaces, and the half of the day it names
+_PERIODS = {
+    "am": "am", "pm": "pm", "오전": "am", "오후": "pm", "午前": "am", "午後": "pm",
+    "上午": "am", "下午": "pm", "凌晨": "am", "早上": "am", "清晨": "am", "午夜": "am", "中午": "pm", "晚上": "pm",
+    "ص": "am", "م": "pm", "قظ": "am", "بظ": "pm", "πμ": "am", "μμ": "pm", "sa": "am", "ch": "pm",
+    "öö": "am", "ös": "pm", "pg": "am", "ptg": "pm", "fm": "am", "em": "pm", "de": "am", "du": "pm",
+    "dop": "am", "odp": "pm", "ap": "am", "ip": "pm", "vorm": "am", "nachm": "pm", "vm": "am", "nm": "pm",
+    "לפנה״צ": "am", "אחה״צ": "pm", "ก่อนเที่ยง": "am", "หลังเที่ยง": "pm", "дп": "am", "пп": "pm",
+    "eparadites": "am", "epasdites": "pm", "मपू": "am", "मउ": "pm",
+}
 
 
-def _whatsapp_head(n: int) -> str:
-    return (rf"(?P<d{n}>\d{{1,4}})[./-](?P<m{n}>\d{{1,2}})[./-](?P<y{n}>\d{{1,4}}),?{_SP}(?:[^\W\d_]{{1,3}}\.?{_SP})?"
-            rf"(?P<t{n}>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}})?)(?:{_SP}?(?P<p{n}>[ap]\.?{_SP}?m\.?))?")
+def _period_pattern(word: str) -> str:
+    """A day period as written: its letters in order, each may be followed by a dot and a space ("p. m.", "μ.μ.",
+    "du.", "e pasdites")."""
+    return "".join(re.escape(ch) + rf"\.?{_SP}?" for ch in word[:-1]) + re.escape(word[-1]) + r"\.?"
 
 
-_WHATSAPP = re.compile(rf"^[\s\u200e\u200f\ufeff]*(?:\[{_whatsapp_head(1)}\]{_SP}|{_whatsapp_head(2)}{_SP}-{_SP})"
+_PERIOD = "(?:" + "|".join(_period_pattern(w) for w in sorted(_PERIODS, key=len, reverse=True)) + ")"
+_NUMBER = rf"{_MARK}*\d{{1,4}}{_MARK}*"
+_DATE = (rf"(?P<a>{_NUMBER})(?P<s>[./-]){_SP}?(?P<b>{_NUMBER})(?P=s){_SP}?(?P<c>{_NUMBER})(?P<dot>\.)?")
+_TIME = (rf"(?:(?P<pb>{_PERIOD}){_SP}?)?(?P<t>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}})?)"
+         rf"(?:{_SP}?(?P<pa>{_PERIOD})(?![^\W\d_]))?")
+# between date and time: a comma, or a short word that is no day period ("klo", "à", "um", "г.,"), and a space
+_GLUE = rf"(?:{_SP}?[,،]|{_SP}(?!{_PERIOD}{_SP}?\d)[^\W\d_]{{1,3}}\.?,?)?{_SP}"
+_HEADS = (re.compile(_DATE + _GLUE + _TIME, re.IGNORECASE), re.compile(_TIME + r",?" + _SP + _DATE, re.IGNORECASE))
+_HEAD = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", h.pattern).replace("(?P=s)", "[./-]") for h in _HEADS) + ")"
+_WHATSAPP = re.compile(rf"^[\s\u200e\u200f\u061c\ufeff]*(?:\[(?P<head>{_HEAD})\]{_SP}|(?P<head2>{_HEAD}){_SP}-{_SP})"
                        r"(?P<rest>.*)$", re.IGNORECASE)
 # the text may start on the next line; a name holds no quotation mark (a notice quotes, in its language's marks:
 # 'Ann changed the subject from "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert',
@@ -704,22 +739,56 @@ def _plain(name: str) -> str:
     return name.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
 
 
-def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
-    """(day first, year first) for the file's dates: a field above 12 tells day from month; a four-digit first
-    field is a year (2024-03-12). When every date could be read either way, the order under which the dates never
-    go back in time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April,
-    not 3 November then 4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in
-    capitals is a US phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or
-    with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
-    first = [int(m["d1"] or m["d2"]) for m in heads]
-    second = [int(m["m1"] or m["m2"]) for m in heads]
-    if any(f > 999 for f in first):
+@dataclass
+class _Head:
+    """The date and time at the start of a WhatsApp line, as written, and the rest of the line."""
+
+    fields: tuple[str, str, str]   # the date's three numbers in the phone's order, direction marks left out
+    korean: bool                   # written "24. 3. 11.": dots and spaces, and a closing dot
+    period: str | None             # the day period's text as written ("PM", "오후", "p. m."), None on a 24-hour clock
+    half: str | None               # "am" or "pm", what the day period names
+    clock: str                     # "21:00", "9.05.33"
+    rest: str
+
+
+def _whatsapp_head(line: str) -> _Head | None:
+    """The head of a line that starts a WhatsApp message (or notice), or None for a line that goes on one."""
+    m = _WHATSAPP.match(line)
+    if m is None:
+        return None
+    head = m["head"] if m["head"] is not None else m["head2"]
+    for pattern in _HEADS:
+        h = pattern.fullmatch(head)
+        if h is not None:
+            break
+    else:  # the date's two separators differ: no date the app writes
+        return None
+    period = h["pb"] or h["pa"]
+    fields = tuple(re.sub(_MARK, "", h[k]) for k in "abc")
+    korean = h["dot"] is not None and h["s"] == "." and re.match(_SP, head[h.end("s"):]) is not None
+    half = _PERIODS[re.sub(r"[.\s]", "", period.lower())] if period else None
+    return _Head(fields, korean, period, half, h["t"], m["rest"])
+
+
+def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
+    """(day first, year first) for the file's dates: a field above 12 tells day from month; a first field of four
+    digits is a year (2024-03-12, 2024/3/11, 2024. 3. 11.), and so is a first one of two in Korean dates, which
+    put a space after each dot and close with one ("24. 3. 11."; Croatian "11. 03. 2024." ends with the year).
+    When every date could be read either way, the order under which the dates never go back in time wins (an
+    export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April, not 3 November then
+    4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in capitals is a US
+    phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or with dots
+    (Spanish "p. m.") and 24-hour times are day-first phones'."""
+    first = [int(h.fields[0]) for h in heads]
+    second = [int(h.fields[1]) for h in heads]
+    if any(f > 999 for f in first) or (any(h.korean for h in heads) and not any(
+            len(h.fields[2]) > 2 for h in heads)):
         return False, True
     if any(f > 12 for f in first):
         return True, False
     if any(x > 12 for x in second):
         return False, False
-    years = [int(m["y1"] or m["y2"]) for m in heads]
+    years = [int(h.fields[2]) for h in heads]
 
     def forward(day_first: bool) -> bool:
         dates = [(y, b, a) if day_first else (y, a, b) for a, b, y in zip(first, second, years)]
@@ -728,23 +797,22 @@ def _whatsapp_order(heads: list[re.Match]) -> tuple[bool, bool]:
     day_first_forward, month_first_forward = forward(True), forward(False)
     if day_first_forward != month_first_forward:
         return day_first_forward, False
-    us_clock = any((m["p1"] or m["p2"] or "").upper() in ("AM", "PM") and (m["p1"] or m["p2"]).isupper()
-                   for m in heads)
+    us_clock = any((h.period or "").upper() in ("AM", "PM") and h.period.isupper() for h in heads)
     return not us_clock, False
 
 
-def _whatsapp_time(m: re.Match, day_first: bool, year_first: bool) -> datetime:
-    a, b, c = int(m["d1"] or m["d2"]), int(m["m1"] or m["m2"]), int(m["y1"] or m["y2"])
+def _whatsapp_time(h: _Head, day_first: bool, year_first: bool) -> datetime:
+    a, b, c = (int(x) for x in h.fields)
     year, month, day = (a, b, c) if year_first else (c, a if not day_first else b, a if day_first else b)
     if year < 100:
         year += 2000
-    parts = [int(x) for x in re.split(r"[:.]", m["t1"] or m["t2"])]
+    parts = [int(x) for x in re.split(r"[:.]", h.clock)]
     hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
-    half = re.sub(r"[.\s]", "", (m["p1"] or m["p2"] or "").lower())
-    if half:
-        if not 1 <= hour <= 12:
-            raise ValueError(f"hour {hour} with {half}")
-        hour = hour % 12 + (12 if half == "pm" else 0)
+    if h.half:
+        # a 12-hour clock counts 1 to 12, Japanese phones 0 to 11 ("午後0:30" is half past noon)
+        if not 0 <= hour <= 12:
+            raise ValueError(f"hour {hour} with {h.period!r}")
+        hour = hour % 12 + (12 if h.half == "pm" else 0)
     return datetime(year, month, day, hour, minute, second)
 
 
@@ -752,8 +820,8 @@ def _read_whatsapp(file: str, text: str) -> Source:
     """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it."""
     src = Source(file, "whatsapp", text)
     lines = _lines(text)
-    heads = [(k, m) for k, m in ((k, _WHATSAPP.match(line)) for k, line in enumerate(lines)) if m]
-    day_first, year_first = _whatsapp_order([m for _, m in heads])
+    heads = [(k, h) for k, h in ((k, _whatsapp_head(line)) for k, line in enumerate(lines)) if h]
+    day_first, year_first = _whatsapp_order([h for _, h in heads])
     starts = {k: m for k, m in heads}
     current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
 
@@ -783,7 +851,7 @@ def _read_whatsapp(file: str, text: str) -> Source:
             when = _whatsapp_time(m, day_first, year_first)
         except ValueError as exc:
             raise InvalidInput(f"{file}:{k + 1}: not a date and time: {exc}") from None
-        said = _SENDER.match(m["rest"])
+        said = _SENDER.match(m.rest)
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
         if (said["text"] or "").startswith("\u200e"):
