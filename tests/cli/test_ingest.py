@@ -701,6 +701,33 @@ def test_whatsapp_heads_of_phones_in_korean_chinese_japanese_arabic_persian_and_
         assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == want, name
 
 
+def test_whatsapp_dates_of_the_buddhist_and_japanese_calendars(tmp_path, capsys) -> None:
+    """Thai phones date by the Buddhist era (2567 BE is 2024; Android may write it "67"), an iPhone in English on the
+    Buddhist calendar adds "BE", one on the Japanese calendar writes the era ("R4" is Reiwa 4, 2022). The Thai
+    chat was stored in the year 2567, the iPhones' exports were refused as "not valid JSON"."""
+    cases = {
+        "th.txt": ("11/3/2567 21:00 - สมชาย: สวัสดี\n12/3/2567 08:05 - สมหญิง: อรุณสวัสดิ์\n",
+                   [("สมชาย", "สวัสดี", utc(2024, 3, 11, 21)), ("สมหญิง", "อรุณสวัสดิ์", utc(2024, 3, 12, 8, 5))]),
+        "th-short.txt": ("11/3/67 21:00 - สมชาย: สวัสดี\n", [("สมชาย", "สวัสดี", utc(2024, 3, 11, 21))]),
+        "buddhist-ios.txt": ("[3/18/2565 BE, 14:56:01] Elon: \u200eMessages and calls are end-to-end encrypted.\n"
+                             "[3/27/2565 BE, 21:41:35] Dmitry: Hello World\n"
+                             "[1/12/2566 BE, 15:34:36] Elon: Happy new year\n",
+                             [("Dmitry", "Hello World", utc(2022, 3, 27, 21, 41, 35)),
+                              ("Elon", "Happy new year", utc(2023, 1, 12, 15, 34, 36))]),
+        "japanese-ios.txt": ("[3/27/R4, 21:41:35] Dmitry: Hello World\n[1/7/R5, 23:32:30] Elon: Hi\n",
+                             [("Dmitry", "Hello World", utc(2022, 3, 27, 21, 41, 35)),
+                              ("Elon", "Hi", utc(2023, 1, 7, 23, 32, 30))]),
+        "heisei.txt": ("[H31/04/30 23:59:00] 翔太: 平成最後\n", [("翔太", "平成最後", utc(2019, 4, 30, 23, 59))]),
+    }
+    for name, (text, want) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, (name, run.err)
+        assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == want, name
+
+
 def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:
     f = tmp_path / "bad.txt"
     f.write_text("12/03/2024, 09:02 - Ann: fine\n31/02/2024, 09:03 - Bo: no such day\n", encoding="utf-8")

@@ -677,7 +677,9 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
 # * the date's three numbers in the phone's order, joined by "/", "." or "-", a space after the dot in Korean,
 #   Hungarian and Croatian with a closing dot ("2024. 3. 11.", "11. 03. 2024."); digits of the phone's script
 #   (Arabic "١١/٣/٢٠٢٤", Persian "۲۰۲۱/۵/۳۰", Bengali, Devanagari), with right-to-left marks around them in Arabic
-#   ("٢٤\u200f/٤\u200f/٢٠٢٢");
+#   ("٢٤\u200f/٤\u200f/٢٠٢٢"); the year of the phone's calendar: Thai phones count Buddhist-era years (2567, or
+#   67, is 2024; iOS in English writes "3/18/2565 BE"), iPhones on the Japanese calendar the era ("3/27/R4" is
+#   2022, the fourth year of Reiwa);
 # * between date and time a comma (Arabic and Persian "،"), a short word (Finnish "klo", French "à", German "um",
 #   Bulgarian "г.,") or only a space (Chinese, Japanese, Korean; iOS in Chinese a thin space U+2009);
 # * the time, 24-hour or 12-hour with a dot or colon ("21.25", Indonesian, Finnish, Danish), its day period
@@ -710,8 +712,9 @@ def _period_pattern(word: str) -> str:
 
 
 _PERIOD = "(?:" + "|".join(_period_pattern(w) for w in sorted(_PERIODS, key=len, reverse=True)) + ")"
-_NUMBER = rf"{_MARK}*\d{{1,4}}{_MARK}*"
-_DATE = (rf"(?P<a>{_NUMBER})(?P<s>[./-]){_SP}?(?P<b>{_NUMBER})(?P=s){_SP}?(?P<c>{_NUMBER})(?P<dot>\.)?")
+_NUMBER = rf"{_MARK}*(?:[HR](?=\d))?\d{{1,4}}{_MARK}*"
+_DATE = (rf"(?P<a>{_NUMBER})(?P<s>[./-]){_SP}?(?P<b>{_NUMBER})(?P=s){_SP}?(?P<c>{_NUMBER})(?P<dot>\.)?"
+         rf"(?:{_SP}BE)?")
 _TIME = (rf"(?:(?P<pb>{_PERIOD}){_SP}?)?(?P<t>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}})?)"
          rf"(?:{_SP}?(?P<pa>{_PERIOD})(?![^\W\d_]))?")
 # between date and time: a comma, or a short word that is no day period ("klo", "à", "um", "г.,"), and a space
@@ -772,23 +775,23 @@ def _whatsapp_head(line: str) -> _Head | None:
 
 def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     """(day first, year first) for the file's dates: a field above 12 tells day from month; a first field of four
-    digits is a year (2024-03-12, 2024/3/11, 2024. 3. 11.), and so is a first one of two in Korean dates, which
-    put a space after each dot and close with one ("24. 3. 11."; Croatian "11. 03. 2024." ends with the year).
-    When every date could be read either way, the order under which the dates never go back in time wins (an
-    export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April, not 3 November then
-    4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in capitals is a US
-    phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or with dots
+    digits or of a Japanese era is a year (2024-03-12, 2024/3/11, 2024. 3. 11., R6/3/11), and so is a first one of
+    two in Korean dates, which put a space after each dot and close with one ("24. 3. 11."; Croatian "11. 03. 2024."
+    ends with the year). When every date could be read either way, the order under which the dates never go back in
+    time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April, not 3
+    November then 4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in capitals
+    is a US phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or with dots
     (Spanish "p. m.") and 24-hour times are day-first phones'."""
-    first = [int(h.fields[0]) for h in heads]
-    second = [int(h.fields[1]) for h in heads]
-    if any(f > 999 for f in first) or (any(h.korean for h in heads) and not any(
-            len(h.fields[2]) > 2 for h in heads)):
+    first = [int(h.fields[0].lstrip("HR")) for h in heads]
+    second = [int(h.fields[1].lstrip("HR")) for h in heads]
+    korean = any(h.korean for h in heads) and not any(len(h.fields[2]) > 2 for h in heads)
+    if korean or any(f > 999 or h.fields[0][0] in "HR" for f, h in zip(first, heads)):
         return False, True
     if any(f > 12 for f in first):
         return True, False
     if any(x > 12 for x in second):
         return False, False
-    years = [int(h.fields[2]) for h in heads]
+    years = [_year(h.fields[2]) for h in heads]
 
     def forward(day_first: bool) -> bool:
         dates = [(y, b, a) if day_first else (y, a, b) for a, b, y in zip(first, second, years)]
@@ -801,11 +804,24 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     return not us_clock, False
 
 
-def _whatsapp_time(h: _Head, day_first: bool, year_first: bool) -> datetime:
-    a, b, c = (int(x) for x in h.fields)
-    year, month, day = (a, b, c) if year_first else (c, a if not day_first else b, a if day_first else b)
+def _year(field: str) -> int:
+    """The Gregorian year of a date's year field: an era of the Japanese calendar ("R4" is 2022, "H31" 2019), a
+    Buddhist-era year (Thai phones: 2567 is 2024, and so is 67, as no WhatsApp chat is dated 2050 or later nor
+    before 2009), or a year of the common era, two-digit ones in the 2000s."""
+    if field[0] in "HR":
+        return int(field[1:]) + (2018 if field[0] == "R" else 1988)
+    year = int(field)
+    if year >= 2400:
+        return year - 543
     if year < 100:
-        year += 2000
+        return year + (1957 if year >= 50 else 2000)
+    return year
+
+
+def _whatsapp_time(h: _Head, day_first: bool, year_first: bool) -> datetime:
+    a, b, c = h.fields
+    year, month, day = (a, b, c) if year_first else (c, a if not day_first else b, a if day_first else b)
+    year, month, day = _year(year), int(month), int(day)
     parts = [int(x) for x in re.split(r"[:.]", h.clock)]
     hour, minute, second = parts[0], parts[1], parts[2] if len(parts) > 2 else 0
     if h.half:
