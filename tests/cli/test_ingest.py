@@ -607,7 +607,11 @@ def test_whatsapp_twelve_hour_clocks_of_day_first_phones(tmp_path, capsys) -> No
     cases = {"us.txt": ("11/03/24, 9:00 PM - Ann: hi\n", utc(2024, 11, 3, 21)),
              "in.txt": ("11/03/24, 9:00 pm - Ann: hi\n", utc(2024, 3, 11, 21)),
              "es.txt": ("11/3/24, 9:00\u202fp.\u00a0m. - Ana: hola\n", utc(2024, 3, 11, 21)),
-             "ios-gb.txt": ("[11/03/2024, 9:00:00\u202fpm] Ann: hi\n", utc(2024, 3, 11, 21))}
+             "ios-gb.txt": ("[11/03/2024, 9:00:00\u202fpm] Ann: hi\n", utc(2024, 3, 11, 21)),
+             # "AM" / "PM" are German, Russian and Bengali phones' words too, whose dates are day first: these were
+             # stored as 8 May and 3 November
+             "ios-de.txt": ("[05.08.23, 5:52:02\u202fPM] Hana: Hallo\n", utc(2023, 8, 5, 17, 52, 2)),
+             "bn.txt": ("১১/৩/২৪, ৯:০০ PM - রহিম: হ্যালো\n", utc(2024, 3, 11, 21))}
     for name, (text, want) in cases.items():
         f = tmp_path / name
         f.write_text(text, encoding="utf-8")

@@ -747,6 +747,7 @@ class _Head:
     """The date and time at the start of a WhatsApp line, as written, and the rest of the line."""
 
     fields: tuple[str, str, str]   # the date's three numbers in the phone's order, direction marks left out
+    sep: str                       # what joins them: "/", "." or "-"
     korean: bool                   # written "24. 3. 11.": dots and spaces, and a closing dot
     period: str | None             # the day period's text as written ("PM", "오후", "p. m."), None on a 24-hour clock
     half: str | None               # "am" or "pm", what the day period names
@@ -770,7 +771,7 @@ def _whatsapp_head(line: str) -> _Head | None:
     fields = tuple(re.sub(_MARK, "", h[k]) for k in "abc")
     korean = h["dot"] is not None and h["s"] == "." and re.match(_SP, head[h.end("s"):]) is not None
     half = _PERIODS[re.sub(r"[.\s]", "", period.lower())] if period else None
-    return _Head(fields, korean, period, half, h["t"], m["rest"])
+    return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"])
 
 
 def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
@@ -780,8 +781,9 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     ends with the year). When every date could be read either way, the order under which the dates never go back in
     time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April, not 3
     November then 4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in capitals
-    is a US phone's (month first); "am" / "pm" in small letters (British, Indian, Australian English) or with dots
-    (Spanish "p. m.") and 24-hour times are day-first phones'."""
+    with a date of Latin digits joined by slashes is a US phone's (month first; "AM" / "PM" are also German,
+    Russian, Bengali phones' words, whose dates are day first: "05.08.23", "১১/৩/২৪"); "am" / "pm" in small letters
+    (British, Indian, Australian English) or with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
     first = [int(h.fields[0].lstrip("HR")) for h in heads]
     second = [int(h.fields[1].lstrip("HR")) for h in heads]
     korean = any(h.korean for h in heads) and not any(len(h.fields[2]) > 2 for h in heads)
@@ -800,7 +802,8 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     day_first_forward, month_first_forward = forward(True), forward(False)
     if day_first_forward != month_first_forward:
         return day_first_forward, False
-    us_clock = any((h.period or "").upper() in ("AM", "PM") and h.period.isupper() for h in heads)
+    us_clock = any((h.period or "").upper() in ("AM", "PM") and h.period.isupper() and h.sep == "/"
+                   and "".join(h.fields).isascii() for h in heads)
     return not us_clock, False
 
 
