@@ -405,6 +405,13 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     # JSON (Expecting value)"
     ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
     ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
+    # exports of apps hippo does not read, {"messages": [...]} of other fields (Facebook Messenger and Instagram,
+    # Discord): named as such, not as an OpenAI-style file whose first message lacks a valid 'role'
+    ('{"participants": [{"name": "Bo"}], "messages": [{"sender_name": "Bo", "timestamp_ms": 1710234000000, '
+     '"content": "hi"}], "title": "Bo", "thread_path": "inbox/bo_1"}', ["bad.json", "not a format", "sender_name"]),
+    ('{"guild": {"id": "1"}, "channel": {"id": "2"}, "messages": [{"id": "3", "type": "Default", "timestamp": '
+     '"2024-03-12T09:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "ann"}}]}',
+     ["bad.json", "not a format", "author"]),
 ])
 def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
     f = tmp_path / "bad.json"

@@ -421,6 +421,12 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             if head and not any("role" in m for m in head) and (
                     any("date" in m for m in head) or (isinstance(doc.get("type"), str) and "id" in doc)):
                 return "telegram", list(telegram_records(msgs))
+            if head and not any("role" in m for m in head):
+                # Facebook Messenger, Instagram and Discord exports are {"messages": [...]} too, of other fields:
+                # no OpenAI-style file with one bad message, but a format hippo does not read
+                raise SourceError((), f"not a format hippo ingest reads: its messages have no 'role' (OpenAI-style "
+                                      f"messages) and no 'date' (a Telegram export); the first has the fields "
+                                      f"{sorted(head[0])[:8]}")
             return "messages", [Record(openai_item(m, ("messages", k)), ("messages", k)) for k, m in enumerate(msgs)]
         if "conversation" in doc:
             return "locomo", list(locomo_records(doc, ()))
