@@ -739,6 +739,30 @@ def test_whatsapp_dates_of_the_buddhist_and_japanese_calendars(tmp_path, capsys)
         assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == want, name
 
 
+def test_whatsapp_exports_of_ios_before_2017_and_heads_of_another_form_inside_a_message(tmp_path, capsys) -> None:
+    """iOS exports before 2017 put a colon after the time ("12.07.2017, 22:35:22: Ann: text"); such a file was refused
+    as "not a format hippo ingest reads". A file holds one form of head, so a line of another form is the person's
+    text (a pasted iOS line inside an Android export), not a message of its own."""
+    old = tmp_path / "old.txt"
+    old.write_text("12.07.2017, 22:35:22: Johannes Gruber: Was it good?\nThe food, I mean\n"
+                   "13.07.2017, 09:12:44: R: Yes, it was\n", encoding="utf-8")
+    assert cli(capsys, "ingest", old, "--path", tmp_path / "old.db").code == 0
+    assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(tmp_path / "old.db")] == [
+        ("Johannes Gruber", "Was it good?\nThe food, I mean", utc(2017, 7, 12, 22, 35, 22)),
+        ("R", "Yes, it was", utc(2017, 7, 13, 9, 12, 44))]
+    us = tmp_path / "us.txt"
+    us.write_text("3/24/14, 1:59:59 PM: Sender Name: Message\n3/24/14, 2:01:00 PM: Ann: Reply\n", encoding="utf-8")
+    assert cli(capsys, "ingest", us, "--path", tmp_path / "us.db").code == 0
+    assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(tmp_path / "us.db")] == [
+        ("Sender Name", "Message", utc(2014, 3, 24, 13, 59, 59)), ("Ann", "Reply", utc(2014, 3, 24, 14, 1))]
+    mixed = tmp_path / "android.txt"
+    mixed.write_text("12/03/2024, 09:02 - Ann: the log says\n[12/03/2024, 09:01:00] server: started\n"
+                     "12/03/2024, 09:03 - Bo: ok\n", encoding="utf-8")
+    assert cli(capsys, "ingest", mixed, "--path", tmp_path / "m.db").code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(tmp_path / "m.db")] == [
+        ("Ann", "the log says\n[12/03/2024, 09:01:00] server: started"), ("Bo", "ok")]
+
+
 def test_whatsapp_errors_name_the_line(tmp_path, capsys) -> None:
     f = tmp_path / "bad.txt"
     f.write_text("12/03/2024, 09:02 - Ann: fine\n31/02/2024, 09:03 - Bo: no such day\n", encoding="utf-8")

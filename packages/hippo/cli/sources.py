@@ -677,8 +677,10 @@ def _parse_with_offsets(text: str) -> tuple[Any, dict[int, int]]:
 # --------------------------------------------------------------------------------------------- messaging apps
 
 # A WhatsApp export line that starts a message: the app writes the phone's short date and time in the phone's
-# language (CLDR's patterns), then " - " (Android), or the two in brackets (iOS); then "Sender: text" or a notice.
-# What the languages put there, as exports show it:
+# language (CLDR's patterns), then " - " (Android), or the two in brackets (iOS), or, in iOS exports before 2017, the
+# two followed by a colon ("12.07.2017, 22:35:22: Ann: text", "3/24/14, 1:59:59 PM: Ann: text"); then "Sender: text"
+# or a notice. A file holds one of the three forms, so a line in another one goes on the message before it. What
+# the languages put there, as exports show it:
 #
 # * the date's three numbers in the phone's order, joined by "/", "." or "-", a space after the dot in Korean,
 #   Hungarian and Croatian with a closing dot ("2024. 3. 11.", "11. 03. 2024."); digits of the phone's script
@@ -727,8 +729,8 @@ _TIME = (rf"(?:(?P<pb>{_PERIOD}){_SP}?)?(?P<t>\d{{1,2}}[:.]\d{{2}}(?:[:.]\d{{2}}
 _GLUE = rf"(?:{_SP}?[,،]|{_SP}(?!{_PERIOD}{_SP}?\d)[^\W\d_]{{1,3}}\.?,?)?{_SP}"
 _HEADS = (re.compile(_DATE + _GLUE + _TIME, re.IGNORECASE), re.compile(_TIME + r",?" + _SP + _DATE, re.IGNORECASE))
 _HEAD = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", h.pattern).replace("(?P=s)", "[./-]") for h in _HEADS) + ")"
-_WHATSAPP = re.compile(rf"^[\s\u200e\u200f\u061c\ufeff]*(?:\[(?P<head>{_HEAD})\]{_SP}|(?P<head2>{_HEAD}){_SP}-{_SP})"
-                       r"(?P<rest>.*)$", re.IGNORECASE)
+_WHATSAPP = re.compile(rf"^[\s\u200e\u200f\u061c\ufeff]*(?:\[(?P<ios>{_HEAD})\]{_SP}|(?P<android>{_HEAD}){_SP}-{_SP}"
+                       rf"|(?P<old_ios>{_HEAD}):{_SP})(?P<rest>.*)$", re.IGNORECASE)
 # the text may start on the next line; a name holds no quotation mark (a notice quotes, in its language's marks:
 # 'Ann changed the subject from "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert',
 # 'Ann a changé le sujet en « Trip : Lisbonne »')
@@ -759,6 +761,7 @@ class _Head:
     half: str | None               # "am" or "pm", what the day period names
     clock: str                     # "21:00", "9.05.33"
     rest: str
+    form: str = "android"          # "android" (" - "), "ios" ("[...]") or "old_ios" (a colon)
 
 
 def _whatsapp_head(line: str) -> _Head | None:
@@ -766,7 +769,8 @@ def _whatsapp_head(line: str) -> _Head | None:
     m = _WHATSAPP.match(line)
     if m is None:
         return None
-    head = m["head"] if m["head"] is not None else m["head2"]
+    form = next(f for f in ("ios", "android", "old_ios") if m[f] is not None)
+    head = m[form]
     for pattern in _HEADS:
         h = pattern.fullmatch(head)
         if h is not None:
@@ -777,7 +781,7 @@ def _whatsapp_head(line: str) -> _Head | None:
     fields = tuple(re.sub(_MARK, "", h[k]) for k in "abc")
     korean = h["dot"] is not None and h["s"] == "." and re.match(_SP, head[h.end("s"):]) is not None
     half = _PERIODS[re.sub(r"[.\s]", "", period.lower())] if period else None
-    return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"])
+    return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"], form)
 
 
 def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
@@ -846,6 +850,7 @@ def _read_whatsapp(file: str, text: str) -> Source:
     src = Source(file, "whatsapp", text)
     lines = _lines(text)
     heads = [(k, h) for k, h in ((k, _whatsapp_head(line)) for k, line in enumerate(lines)) if h]
+    heads = [(k, h) for k, h in heads if h.form == heads[0][1].form]  # the file's form; others are message text
     day_first, year_first = _whatsapp_order([h for _, h in heads])
     starts = {k: m for k, m in heads}
     current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
