@@ -702,6 +702,9 @@ def test_whatsapp_heads_of_phones_in_korean_chinese_japanese_arabic_persian_and_
                    [("Bence", "Szia", utc(2024, 3, 11, 21)), ("Anna", "Helló", utc(2024, 3, 12, 14))]),
         "hr.txt": ("11. 03. 2024. 21:00 - Ivan: Bok\n", [("Ivan", "Bok", utc(2024, 3, 11, 21))]),
         "bg.txt": ("11.03.24 г., 21:00 - Иван: Здравей\n", [("Иван", "Здравей", utc(2024, 3, 11, 21))]),
+        # a day period matched ignoring case is looked up case-folded: the long s "ſ" matches "s"
+        "folded.txt": ("11.03.2024 ÖS 9:00 - Ali: Merhaba\n11.03.2024 Öſ 9:05 - Ali: ...\n",
+                       [("Ali", "Merhaba", utc(2024, 3, 11, 21)), ("Ali", "...", utc(2024, 3, 11, 21, 5))]),
     }
     for name, (text, want) in cases.items():
         f = tmp_path / name

@@ -780,7 +780,10 @@ def _whatsapp_head(line: str) -> _Head | None:
     period = h["pb"] or h["pa"]
     fields = tuple(re.sub(_MARK, "", h[k]) for k in "abc")
     korean = h["dot"] is not None and h["s"] == "." and re.match(_SP, head[h.end("s"):]) is not None
-    half = _PERIODS[re.sub(r"[.\s]", "", period.lower())] if period else None
+    # the pattern matches ignoring case, so the word is looked up case-folded (the long s "ſ" matches "s")
+    half = _PERIODS.get(re.sub(r"[.\s]", "", period.casefold())) if period else None
+    if period and half is None:
+        return None
     return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"], form)
 
 
