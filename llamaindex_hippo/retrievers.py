@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -9,7 +10,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import InvalidInput, jsonable
+from hippo import HippoError, InvalidInput, LLMError, jsonable
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -95,6 +96,11 @@ class HippoRetriever(BaseRetriever):
     and signature channels: the memory's own when it was opened with that model, else the same file opened a
     second time with it (``Memory.with_embedding``; ``close()`` closes that handle). An in-memory
     ``hippo.Memory(None)`` has to be created with ``embed=embed_model`` instead.
+
+    The query is read as ``VectorIndexRetriever`` reads it: the lexical and signature channels search
+    ``query_str``; the embedding channel searches ``QueryBundle.embedding`` when given, else the model's aggregate
+    of the query embeddings of ``custom_embedding_strs`` (where HyDE puts its hypothetical answer), else the
+    embedding of ``query_str``. Without an embedding channel only ``query_str`` is read.
     """
 
     def __init__(
@@ -172,23 +178,86 @@ class HippoRetriever(BaseRetriever):
             out.append(NodeWithScore(node=node, score=None))
         return out
 
+    # -- the embedding channel's query ---------------------------------------------------------------------
+
+    def _embedding_strs(self, query_bundle: QueryBundle) -> list[str] | None:
+        """The texts to embed for the embedding channel, when they differ from ``query_str`` (which hippo embeds
+        itself): ``QueryBundle.custom_embedding_strs``, where HyDE and other transforms put a hypothetical answer
+        while ``query_str`` stays the question. None without an embedding channel (hippo then searches the words of
+        ``query_str`` alone, as LlamaIndex's text-search retrievers do) or without custom strings."""
+        if self.memory.embedding is None or query_bundle.embedding is not None:
+            return None
+        strs = query_bundle.custom_embedding_strs
+        return list(strs) if strs else None
+
+    def _query_embedding(self, query_bundle: QueryBundle) -> Any:
+        """The embedding channel's query vector as ``VectorIndexRetriever`` makes it: ``QueryBundle.embedding``
+        when given, else the embed model's aggregate (mean) of the query embeddings of the custom strings; None
+        when hippo should embed ``query_str`` (or has no embedding channel)."""
+        if self.memory.embedding is None:
+            return None
+        if query_bundle.embedding is not None:
+            return query_bundle.embedding
+        strs = self._embedding_strs(query_bundle)
+        if strs is None:
+            return None
+        model = self.memory.embedding  # the retriever's embed_model, or the memory's own
+        try:
+            if callable(getattr(model, "get_agg_embedding_from_queries", None)):
+                return model.get_agg_embedding_from_queries(strs)
+            return _mean(_query_vectors(model, strs))
+        except HippoError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the user's model may fail in any way; callers see hippo's type
+            raise LLMError(f"the embed model failed on custom_embedding_strs: {type(exc).__name__}: {exc}") from exc
+
+    async def _aquery_embedding(self, query_bundle: QueryBundle) -> Any:
+        strs = self._embedding_strs(query_bundle)
+        model = self.memory.embedding  # the retriever's embed_model, or the memory's own
+        if strs is None or not callable(getattr(model, "aget_agg_embedding_from_queries", None)):
+            return await asyncio.to_thread(self._query_embedding, query_bundle)
+        try:
+            return await model.aget_agg_embedding_from_queries(strs)
+        except HippoError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise LLMError(f"the embed model failed on custom_embedding_strs: {type(exc).__name__}: {exc}") from exc
+
     # -- BaseRetriever -------------------------------------------------------------------------------------
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
+        vector = self._query_embedding(query_bundle)
         if self.mode == "recall":
             return self._from_recall(self._target.recall(
-                query, budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter))
-        return self._from_hits(self._target.search(query, k=self.similarity_top_k, filter=self._filter))
+                query, budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter,
+                query_embedding=vector))
+        return self._from_hits(self._target.search(query, k=self.similarity_top_k, filter=self._filter,
+                                                   query_embedding=vector))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
+        vector = await self._aquery_embedding(query_bundle)
         if self.mode == "recall":
             recall = await acall(self._target, "recall", query,
-                                 budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter)
+                                 budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter,
+                                 query_embedding=vector)
             return self._from_recall(recall)
-        hits = await acall(self._target, "search", query, k=self.similarity_top_k, filter=self._filter)
+        hits = await acall(self._target, "search", query, k=self.similarity_top_k, filter=self._filter,
+                           query_embedding=vector)
         return self._from_hits(hits)
 
+
+def _query_vectors(model: Any, texts: list[str]) -> list[Any]:
+    """Query embeddings of ``texts`` by an embedding that is not a LlamaIndex ``BaseEmbedding`` (a LangChain
+    ``Embeddings``, or a function ``texts -> vectors``), as hippo embeds a query with it."""
+    if callable(getattr(model, "embed_query", None)):
+        return [model.embed_query(t) for t in texts]
+    return list(model(texts))
+
+
+def _mean(vectors: list[Any]) -> list[float]:
+    """The component-wise mean of ``vectors`` (LlamaIndex's ``mean_agg``)."""
+    return [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
 
 __all__ = ["HippoRetriever", "to_hippo_filter"]

@@ -11,6 +11,8 @@ import os
 import tempfile
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
+import numpy as np
+
 from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
@@ -68,6 +70,25 @@ def _check_query(query: object, name: str = "query") -> str:
         raise InvalidInput(f"{name} is longer than {tokenizer.MAX_QUERY_CHARS} characters")
     tokenizer.check_text(query, name)
     return query
+
+
+def _check_query_embedding(rt: Runtime, value: object, name: str = "query_embedding") -> np.ndarray | None:
+    """``value`` as the query vector of the embedding channel: None, or a non-empty flat sequence of finite numbers,
+    given only to a store that has an embedding channel (on another it would be silently ignored)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__"):
+        raise InvalidInput(f"{name} must be a sequence of numbers or None, got {type(value).__name__}")
+    try:
+        vec = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"{name} must be a flat sequence of numbers: {exc}") from None
+    if vec.ndim != 1 or vec.size == 0 or vec.dtype.kind not in "iuf" or not np.isfinite(vec).all():
+        raise InvalidInput(f"{name} must be a non-empty flat sequence of finite numbers, got shape {vec.shape} "
+                           f"of {vec.dtype}")
+    if rt.embed_query is None:
+        raise InvalidInput(f"{name} was given but this store has no embedding channel (open it with embed=...)")
+    return vec.astype(np.float32)
 
 
 def _check_llm(llm: object, name: str = "llm") -> None:
@@ -338,22 +359,27 @@ class Memory:
 
     # -- search and recall ----------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None, since: Any = None,
-               until: Any = None, as_of: Any = None) -> list[Hit]:
+               until: Any = None, as_of: Any = None, query_embedding: Any = None) -> list[Hit]:
         """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels,
         reweighted by time and truth: seed 002 §4.1 stage 9).
 
         ``since`` / ``until`` keep messages whose event time overlaps ``[since, until)``; ``as_of`` answers as the
         memory stood at that moment (messages ingested later, and updates they made, are ignored). Each accepts a
-        datetime, epoch seconds or ISO-8601 text."""
+        datetime, epoch seconds or ISO-8601 text. ``query_embedding`` (a store with an embedding channel only) is
+        the vector the embedding channel searches with instead of the store's embedding of ``query``: the caller
+        embedded other text for it (a hypothetical answer, several phrasings averaged), while the other channels
+        still search ``query``'s words."""
         self._rt.live()
         query = _check_query(query)
         k = check_int(k, "k", minimum=1)
         pred = compile_filter(filter)
         scope = scope_of(self.config, query, since, until, as_of)
-        return self._ns.search(query, k, pred, scope)
+        vector = _check_query_embedding(self._rt, query_embedding)
+        return self._ns.search(query, k, pred, scope, vector)
 
     def search_many(self, namespaces: Iterable[str], query: str, *, k: int = 10, filter: dict[str, Any] | None = None,
-                    since: Any = None, until: Any = None, as_of: Any = None, priors: bool = True) -> list[Hit]:
+                    since: Any = None, until: Any = None, as_of: Any = None, priors: bool = True,
+                    query_embedding: Any = None) -> list[Hit]:
         """The ``k`` best messages for ``query`` in several namespaces of this store, ranked on one scale: term
         statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
         message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
@@ -369,10 +395,12 @@ class Memory:
         check_bool(priors, "priors")
         pred = compile_filter(filter)
         scope = scope_of(self.config, query, since, until, as_of)
-        return multisearch.search_many(self._rt, names, query, k, pred, scope, priors)
+        vector = _check_query_embedding(self._rt, query_embedding)
+        return multisearch.search_many(self._rt, names, query, k, pred, scope, priors, vector)
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
-               include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None) -> Recall:
+               include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None,
+               query_embedding: Any = None) -> Recall:
         """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
 
         Whole messages only, grouped by session in time order with speaker and date; a message that dates its
@@ -382,7 +410,7 @@ class Memory:
         eighth of the budget, when the query shares their words or their session's subject. ``Recall.messages`` lists what was included. With the
         hierarchy (``config.hierarchy.recall``), units are selected top-down and ``Recall.units`` lists them;
         dormant memories (seed 004 §8.3) come back only with ``include_dormant=True`` or a strong exact cue.
-        ``since`` / ``until`` / ``as_of`` as in :meth:`search`.
+        ``since`` / ``until`` / ``as_of`` / ``query_embedding`` as in :meth:`search`.
         """
         self._rt.live()
         query = _check_query(query)
@@ -390,7 +418,8 @@ class Memory:
         pred = compile_filter(filter)
         check_bool(include_dormant, "include_dormant")
         scope = scope_of(self.config, query, since, until, as_of)
-        return self._ns.recall(query, budget, pred, scope, include_dormant)
+        vector = _check_query_embedding(self._rt, query_embedding)
+        return self._ns.recall(query, budget, pred, scope, include_dormant, vector)
 
     def agentic_recall(self, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
                        filter: dict[str, Any] | None = None) -> Recall:

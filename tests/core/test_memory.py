@@ -323,6 +323,47 @@ def test_embedding_channel_uses_simhash_codes():
         assert m.engine.state().codes.index.bits == m.config.embed_bits
 
 
+def test_a_given_query_embedding_is_what_the_embedding_channel_searches():
+    """``query_embedding``: the embedding channel searches with the caller's vector (the store's embedding is not
+    asked for the query), the other channels with the query's words. Oracles: a store whose embedding gives the
+    query that very vector answers the same; and, hand-computed, the embedding channel's best message holds the
+    word the vector stands for (the messages holding one word have equal vectors, hence equal SimHash codes)."""
+    vocab = ["dog", "cat", "pottery", "hike"]
+    question = "tell me more"
+    asked: list[str] = []
+
+    def vectors(texts):
+        out = [[float(w in t.lower()) for w in vocab] for t in texts]
+        return [v if any(v) else [-0.5] * len(vocab) for v in out]
+
+    def embed(texts):
+        asked.extend(texts)
+        return vectors(texts)
+
+    with Memory(None, embed=embed) as m:
+        _fill(m)
+        asked.clear()
+        for k, word in enumerate(vocab):
+            vector = [float(j == k) for j in range(len(vocab))]
+            hits = m.search(question, k=8, query_embedding=vector)
+            best = max(hits, key=lambda h: h.channels.get("embedding", 0.0))
+            assert word in best.text.lower()
+            rec = m.recall(question, budget_tokens=40, query_embedding=vector)
+            with Memory(None, embed=lambda texts, v=vector: [v if t == question else vectors([t])[0]
+                                                               for t in texts]) as oracle:
+                _fill(oracle)
+                assert [(h.id, h.score) for h in hits] == [(h.id, h.score) for h in oracle.search(question, k=8)]
+                assert rec.text == oracle.recall(question, budget_tokens=40).text
+        assert question not in asked
+        for bad in ("1 2", [1.0, float("nan")], [[1.0, 2.0]], [], [True, False], {"a": 1}, 3.0):
+            with pytest.raises(InvalidInput, match="query_embedding"):
+                m.search(question, query_embedding=bad)
+            with pytest.raises(InvalidInput, match="query_embedding"):
+                m.recall(question, query_embedding=bad)
+    with Memory(None) as plain, pytest.raises(InvalidInput, match="query_embedding.*no embedding"):
+        plain.search(question, query_embedding=[1.0, 0.0])
+
+
 @pytest.mark.parametrize(
     "call, exc, word",
     [

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+
 import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -153,3 +156,49 @@ def test_recall_mode_counts_the_copies_a_node_stands_for(memory):
     assert len(asked) == 1 and asked[0].node.metadata["times"] == 5
     moved = [n for n in nodes if n.node.get_content().startswith("I moved")]
     assert len(moved) == 1 and "times" not in moved[0].node.metadata
+
+
+def _query_bundles(model):
+    """HyDE-like bundles: the question stays in ``query_str`` (its words match no message) while the text to embed
+    (``custom_embedding_strs``) or the embedding itself (``embedding``) points at one message."""
+    question = "Tell me more about it"
+    for strs in (["automobile vehicle"], ["cat kitten"], ["violin melody"], ["dog", "cat kitten"]):
+        yield QueryBundle(query_str=question, custom_embedding_strs=strs)
+        yield QueryBundle(query_str=question, embedding=model.get_agg_embedding_from_queries(strs))
+
+
+async def test_the_embedding_channel_embeds_what_llamaindex_s_vector_retriever_embeds():
+    """``QueryBundle.custom_embedding_strs`` / ``embedding`` feed hippo's embedding channel as they feed
+    ``VectorIndexRetriever`` (the aggregate of the strings' query embeddings, or the given embedding), while the
+    words searched stay ``query_str``'s. Oracle: a ``VectorStoreIndex`` over the same texts and embedding model.
+    The retriever embedded ``query_str`` and returned the sedan for every bundle."""
+    from llama_index.core import VectorStoreIndex
+
+    from tests.llamaindex.test_contracts import ConceptEmbedding
+
+    class Recording(ConceptEmbedding):
+        asked: list = []
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            self.asked.append(query)
+            return super()._get_query_embedding(query)
+
+    model = Recording(model_name="concepts")
+    texts = ["Our tabby kitten, a feline.", "The sedan, our automobile.", "The cello and the violin."]
+    memory = hippo.Memory(None, embed=model)
+    memory.add_many([{"text": t} for t in texts])
+    reference = VectorStoreIndex([TextNode(text=t) for t in texts], embed_model=model).as_retriever(
+        similarity_top_k=1)
+    retriever = HippoRetriever(memory, similarity_top_k=1)
+    recall = HippoRetriever(memory, mode="recall", budget_tokens=20)  # room for one message
+    for bundle in _query_bundles(model):
+        fresh = functools.partial(dataclasses.replace, bundle)  # VectorIndexRetriever stores its embedding in it
+        model.asked.clear()
+        want = [n.node.get_content() for n in reference.retrieve(fresh())]
+        embedded = list(model.asked)
+        model.asked.clear()
+        assert [n.node.get_content() for n in retriever.retrieve(fresh())] == want
+        assert model.asked == embedded  # the texts LlamaIndex embeds, and only those
+        assert [n.node.get_content() for n in await retriever.aretrieve(fresh())] == want
+        assert [n.node.get_content() for n in recall.retrieve(fresh())] == want
+    memory.close()

@@ -36,7 +36,7 @@ def _channel_ranks(per_ns: list[dict[int, float]], limit: int, *, ascending: boo
 
 
 def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predicate | None, scope: Scope,
-                priors: bool = True) -> list[Hit]:
+                priors: bool = True, vector: np.ndarray | None = None) -> list[Hit]:
     """The ``k`` best messages of the namespaces ``names`` (validated, distinct) for ``query``."""
     if not names:
         return []
@@ -45,7 +45,7 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
     # each channel's candidates: a search for more hits than ``candidate_limit`` (or a filtered one) gets them
     cap = max(rc.candidate_limit, k if pred is None and not scope.filters else k * 20)
     states = [Namespace(rt, ns).state() for ns in names]
-    a = ask(states[0], rt.llm, query, scope)
+    a = ask(states[0], rt.llm, query, scope, vector)
     idxs = [st.index for st in states]
     with rt.lock.read():
         if rc.misspellings:

@@ -75,8 +75,8 @@ class Namespace:
         self.rt.live()
         return self.rt.state(self.name).current()
 
-    def ask(self, state: NamespaceState, query: str, scope: Scope) -> Ask:
-        return analyze(state, self.rt.llm, query, scope)
+    def ask(self, state: NamespaceState, query: str, scope: Scope, vector: np.ndarray | None = None) -> Ask:
+        return analyze(state, self.rt.llm, query, scope, vector)
 
     # -- writing --------------------------------------------------------------------------------------------
     def write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
@@ -309,17 +309,18 @@ class Namespace:
             yield from _records(idx, batch)
 
     # -- search and recall ----------------------------------------------------------------------------------
-    def search(self, query: str, k: int, pred: Predicate | None, scope: Scope) -> list[Hit]:
+    def search(self, query: str, k: int, pred: Predicate | None, scope: Scope, vector: np.ndarray | None = None
+               ) -> list[Hit]:
         state = self.state()
-        a = self.ask(state, query, scope)
+        a = self.ask(state, query, scope, vector)
         with self.rt.lock.read():
             return recall_mod.search(state, a, k, pred)
 
-    def recall(self, query: str, budget: int, pred: Predicate | None, scope: Scope, include_dormant: bool
-               ) -> Recall:
+    def recall(self, query: str, budget: int, pred: Predicate | None, scope: Scope, include_dormant: bool,
+               vector: np.ndarray | None = None) -> Recall:
         self.rt.live()
         state = self.rt.state(self.name).current(with_life=recall_mod.uses_lifecycle(self.config))
-        a = self.ask(state, query, scope)
+        a = self.ask(state, query, scope, vector)
         # while the lifecycle is rebuilt in the background, the flat engine answers
         life = state.life(wait=False) if recall_mod.uses_lifecycle(self.config) else None
         with self.rt.lock.read():

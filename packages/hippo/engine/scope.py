@@ -62,12 +62,13 @@ def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_o
     return Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current)
 
 
-def ask(state: NamespaceState, llm: Any, query: str, scope: Scope) -> Ask:
+def ask(state: NamespaceState, llm: Any, query: str, scope: Scope, vector: np.ndarray | None = None) -> Ask:
     """The analysed question: keywords from the LLM when one is configured (cached per namespace; an LLM
-    failure falls back to the offline extractor), else offline; the query's embedding when the store has one."""
-    vector = None
+    failure falls back to the offline extractor), else offline; the query's embedding when the store has one:
+    ``vector`` when the caller embedded the question itself (the text to embed may differ from the words to
+    search, e.g. a hypothetical answer), else the store's query embedding of ``query``."""
     embed_query = state.host.embed_query
-    if embed_query is not None:
+    if vector is None and embed_query is not None:
         mat = np.asarray(embed_query([query]), dtype=np.float32)
         if mat.ndim != 2 or mat.shape[0] != 1 or mat.shape[1] == 0 or not np.isfinite(mat).all():
             raise LLMError(f"embed returned shape {mat.shape} or non-finite values for the query")
