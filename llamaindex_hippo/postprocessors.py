@@ -19,7 +19,7 @@ from llama_index.core.bridge.pydantic import ConfigDict, Field
 from llama_index.core.postprocessor.types import BaseNodePostprocessor
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from hippo import InvalidInput, NotFound
+from hippo import InvalidInput, NotFound, count_tokens
 from llamaindex_hippo._common import (
     HIDDEN_KEYS,
     ValidatedInit,
@@ -112,9 +112,10 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
     ``expand="neighbours"`` reads ``before`` / ``after`` messages around the node's message
     (``Memory.read``); ``expand="episode"`` takes the whole episode (``Memory.episode``, from hippo's
     hierarchy). Windows never repeat a message already shown by a better-ranked node. When a window does not
-    fit the budget the node is kept as it is if that fits, and dropped otherwise; a node whose message the memory
-    no longer has is dropped. The budget counts message
-    tokens (cl100k); each rendered line adds a short ``[date] speaker:`` header.
+    fit the budget the node is kept as its message alone if that fits, and dropped otherwise; a node whose message
+    the memory no longer has is dropped. The budget counts the cl100k tokens of the text of every node this
+    postprocessor builds, each line's ``[date] speaker:`` header and the line breaks included (``hippo.count_tokens``
+    of ``node.get_content()``); nodes of other sources and hierarchy units pass through uncounted.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -122,7 +123,7 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
     memory: Any = Field(description="The hippo.Memory the nodes came from.")
     before: int = Field(default=2, description="Messages before the node's message.")
     after: int = Field(default=2, description="Messages after the node's message.")
-    budget_tokens: int = Field(default=1000, description="Token budget for all returned nodes.")
+    budget_tokens: int = Field(default=1000, description="Token budget of the text of the nodes it expands.")
     expand: Literal["neighbours", "episode"] = Field(default="neighbours")
 
     def model_post_init(self, context: Any, /) -> None:
@@ -156,10 +157,14 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
             fresh = [i for i in window if (i.namespace, i.id) not in shown]
             if not any(i.id == ref[1] for i in fresh):
                 continue  # already shown inside a better-ranked window
-            size = sum(int(i.n_tokens or 0) for i in fresh)
+            # the budget counts the text the node will carry (each line's "[date] speaker:" header and the line
+            # breaks too), as hippo counts tokens, not only the messages' own tokens
+            text = "\n".join(render_item(i) for i in fresh)
+            size = count_tokens(text)
             if used + size > self.budget_tokens:
                 fresh = [i for i in fresh if i.id == ref[1]]
-                size = sum(int(i.n_tokens or 0) for i in fresh)
+                text = "\n".join(render_item(i) for i in fresh)
+                size = count_tokens(text)
                 if used + size > self.budget_tokens:
                     continue
             used += size
@@ -169,7 +174,7 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
             md["message_ids"] = [i.id for i in fresh]
             node = TextNode(
                 id_=n.node.node_id,
-                text="\n".join(render_item(i) for i in fresh),
+                text=text,
                 metadata=md,
                 excluded_llm_metadata_keys=list(HIDDEN_KEYS),
                 excluded_embed_metadata_keys=list(HIDDEN_KEYS),

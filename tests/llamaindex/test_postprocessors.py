@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
@@ -114,3 +116,23 @@ async def test_nodes_of_messages_deleted_since_retrieval_are_dropped(seeded):
     assert [n.node.node_id for n in context.postprocess_nodes([*nodes, foreign])] == want
     assert [n.node.node_id for n in await context.apostprocess_nodes([*nodes, foreign])] == want
     assert gone.node.node_id not in want and "doc-1" in want
+
+
+@pytest.mark.parametrize("expand", ["neighbours", "episode"])
+async def test_context_budget_counts_the_text_the_nodes_carry(seeded, expand):
+    """The budget bounds the tokens of what the LLM is sent, ``hippo.count_tokens`` of every node's text (headers
+    and line breaks included), not the messages' own tokens: at a budget of 15 a 27-token node came back. At
+    exactly the size of the best node's whole window, that window is what comes back; one token less, and it is
+    cut to its message."""
+    nodes = HippoRetriever(seeded, similarity_top_k=3).retrieve("Biscuit kitten salmon")
+    make = functools.partial(HippoContextPostprocessor, memory=seeded, before=5, after=5, expand=expand)
+    whole = make(budget_tokens=10_000).postprocess_nodes(nodes[:1])[0]
+    assert len(whole.node.metadata["message_ids"]) > 1
+    size = hippo.count_tokens(whole.node.get_content())
+    for budget in (*range(1, 80, 3), size - 1, size, size + 1, 10_000):
+        processor = make(budget_tokens=budget)
+        for out in (processor.postprocess_nodes(nodes), await processor.apostprocess_nodes(nodes)):
+            assert sum(hippo.count_tokens(n.node.get_content()) for n in out) <= budget
+    assert make(budget_tokens=size).postprocess_nodes(nodes[:1])[0].node.get_content() == whole.node.get_content()
+    cut = make(budget_tokens=size - 1).postprocess_nodes(nodes[:1])
+    assert [n.node.metadata["message_ids"] for n in cut] == [[nodes[0].node.metadata["id"]]]
