@@ -37,43 +37,76 @@ _OPERATORS = {
 
 
 def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[str, Any] | None:
-    """LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) as a hippo filter dict.
+    """LlamaIndex ``MetadataFilters`` as a hippo filter dict, with the meaning LlamaIndex's own filter function
+    (``build_metadata_filter_fn``) gives them: ``AND`` (every filter holds), ``OR`` (at least one), ``NOT`` (none
+    holds), nested ``MetadataFilters`` at any depth, the operators ==, !=, >, >=, <, <=, in, nin and is_empty
+    (the key is missing, null, "" or []); an empty list of filters holds for every message.
 
-    A dict is taken to be a hippo filter already. Other operators and OR / NOT conditions raise InvalidInput.
-    Conditions on one key are merged (``{"n": {"$gt": 1, "$lt": 5}}``); one that repeats an operator of its key
-    (``n > 5 AND n > 1``) goes into ``"$and"``, so every condition holds.
+    A dict is taken to be a hippo filter already. The operators any, all, contains, text_match and
+    text_match_insensitive raise InvalidInput. Conditions of an AND on one key are merged
+    (``{"n": {"$gt": 1, "$lt": 5}}``); one that repeats an operator of its key (``n > 5 AND n > 1``) goes into
+    ``"$and"``, so every condition holds.
     """
     if filters is None or isinstance(filters, dict):
         return check_filter(filters, "filters")
-    out: dict[str, Any] = {}
-    repeated: list[dict[str, Any]] = []
-    for key, op, value in _conditions(filters):
-        if op in out.setdefault(key, {}):
-            repeated.append({key: {op: value}})
-        else:
-            out[key][op] = value
-    if repeated:
-        out["$and"] = repeated
-    return out
+    out = _translate(filters)
+    return {} if out is None else out
 
 
-def _conditions(filters: Any) -> list[tuple[str, str, Any]]:
-    """The (key, hippo operator, value) conditions that must all hold, nested ``MetadataFilters`` included."""
+#: a filter no message satisfies (every message has an id): what NOT makes of a filter that always holds
+_NEVER: dict[str, Any] = {"id": {"$exists": False}}
+
+
+def _translate(filters: Any) -> dict[str, Any] | None:
+    """The hippo filter of ``filters`` (a ``MetadataFilters``), None when it holds for every message."""
     if not isinstance(filters, MetadataFilters):
         raise InvalidInput("filters must be MetadataFilters, a hippo filter dict or None, "
                            f"got {type(filters).__name__}")
-    if filters.condition not in (None, FilterCondition.AND):
-        raise InvalidInput(f"filters: only the AND condition is supported, got {filters.condition!r}")
-    out: list[tuple[str, str, Any]] = []
+    condition = filters.condition if filters.condition is not None else FilterCondition.AND
+    if condition not in (FilterCondition.AND, FilterCondition.OR, FilterCondition.NOT):
+        raise InvalidInput(f"filters: unknown condition {condition!r}")
+    simple: list[tuple[str, str, Any]] = []  # key, hippo operator, operand
+    nested: list[dict[str, Any]] = []
+    always = False  # a nested filter holding for every message
     for f in filters.filters:
         if isinstance(f, MetadataFilters):
-            out.extend(_conditions(f))
+            sub = _translate(f)
+            if sub is None:
+                always = True
+            else:
+                nested.append(sub)
             continue
         op = getattr(f, "operator", FilterOperator.EQ)
-        if op not in _OPERATORS:
-            raise InvalidInput(f"filters: operator {op!r} on {f.key!r} is not supported; "
-                               f"expected one of {[o.value for o in _OPERATORS]}")
-        out.append((f.key, _OPERATORS[op], f.value))
+        if op == FilterOperator.IS_EMPTY:  # as build_metadata_filter_fn: missing, None, "" or []
+            nested.append({"$or": [{f.key: {"$exists": False}}, {f.key: {"$in": [None, "", []]}}]})
+        elif op in _OPERATORS:
+            simple.append((f.key, _OPERATORS[op], f.value))
+        else:
+            raise InvalidInput(f"filters: operator {op!r} on {f.key!r} is not supported; expected one of "
+                               f"{[o.value for o in (*_OPERATORS, FilterOperator.IS_EMPTY)]}")
+    if not simple and not nested:  # no filters (holds, as in LlamaIndex), or only ones that always hold
+        return _NEVER if always and condition == FilterCondition.NOT else None
+    if condition == FilterCondition.AND:
+        return _all_of(simple, nested)
+    parts = [{key: {op: value}} for key, op, value in simple] + nested
+    if condition == FilterCondition.OR:
+        return None if always else {"$or": parts}
+    return _NEVER if always else {"$not": {"$or": parts}}  # NOT: none of the filters holds
+
+
+def _all_of(simple: list[tuple[str, str, Any]], nested: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every condition and every nested filter holds: the conditions merged per key, an operator repeated on its key
+    and the nested filters in ``"$and"``."""
+    out: dict[str, Any] = {}
+    rest: list[dict[str, Any]] = []
+    for key, op, value in simple:
+        if op in out.setdefault(key, {}):
+            rest.append({key: {op: value}})
+        else:
+            out[key][op] = value
+    rest.extend(nested)
+    if rest:
+        out["$and"] = rest
     return out
 
 
@@ -90,7 +123,8 @@ class HippoRetriever(BaseRetriever):
     hierarchy units of ``mode="recall"`` (``:`` and ``%`` in a namespace %-escaped), so hippo's postprocessors
     find every message node's memory and pass units through.
 
-    ``filters`` takes LlamaIndex ``MetadataFilters`` (AND of ==, !=, >, >=, <, <=, in, nin) or a hippo filter.
+    ``filters`` takes LlamaIndex ``MetadataFilters`` (AND, OR, NOT and nested filters of ==, !=, >, >=, <, <=, in,
+    nin, is_empty; see :func:`to_hippo_filter`) or a hippo filter.
 
     ``embed_model`` (a LlamaIndex ``BaseEmbedding``) becomes hippo's embedding channel, fused with its lexical
     and signature channels: the memory's own when it was opened with that model, else the same file opened a

@@ -6,6 +6,8 @@ import dataclasses
 import functools
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from llama_index.core.llms import MockLLM
 from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.schema import MetadataMode, NodeWithScore, QueryBundle, TextNode
@@ -103,12 +105,67 @@ def test_none_in_filters_is_json_null_not_llamaindex_s_python_comparison(memory)
 
 
 def test_unsupported_filters_are_rejected(seeded):
-    with pytest.raises(hippo.InvalidInput, match="AND"):
-        HippoRetriever(seeded, filters=MetadataFilters(filters=[MetadataFilter(key="a", value=1)],
-                                                       condition=FilterCondition.OR))
-    with pytest.raises(hippo.InvalidInput, match="text_match"):
-        HippoRetriever(seeded, filters=MetadataFilters(filters=[
-            MetadataFilter(key="a", value="x", operator=FilterOperator.TEXT_MATCH)]))
+    for op in (_F.TEXT_MATCH, _F.TEXT_MATCH_INSENSITIVE, _F.CONTAINS, _F.ANY, _F.ALL):
+        with pytest.raises(hippo.InvalidInput, match=op.value):
+            HippoRetriever(seeded, filters=MetadataFilters(filters=[
+                MetadataFilter(key="a", value=["x"] if op in (_F.ANY, _F.ALL) else "x", operator=op)],
+                condition=FilterCondition.OR))
+
+
+_TAGS = ["a", "b", "", None, "a", "c", "b", "a"]
+_LEAVES = st.one_of(
+    st.builds(lambda op, v: MetadataFilter(key="n", value=v, operator=op),
+              st.sampled_from([_F.EQ, _F.NE, _F.GT, _F.GTE, _F.LT, _F.LTE]), st.integers(-1, 8)),
+    st.builds(lambda op, v: MetadataFilter(key="tag", value=v, operator=op),
+              st.sampled_from([_F.IN, _F.NIN]), st.lists(st.sampled_from(["a", "b", "c", ""]), max_size=3)),
+    st.builds(lambda op, v: MetadataFilter(key="tag", value=v, operator=op),
+              st.sampled_from([_F.EQ, _F.NE]), st.sampled_from(["a", "b", ""])),
+    st.builds(lambda k: MetadataFilter(key=k, value=None, operator=_F.IS_EMPTY), st.sampled_from(["tag", "n", "zz"])),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(leaves=st.lists(_LEAVES, max_size=4), condition=st.sampled_from(list(FilterCondition)))
+def test_and_or_not_and_is_empty_keep_what_llamaindex_keeps(memory, leaves, condition):
+    """``MetadataFilters`` with the ``AND``, ``OR`` and ``NOT`` conditions and the ``is_empty`` operator (missing
+    keys, null, "" and [] among the messages' values) keep the messages LlamaIndex's own filter function
+    (``build_metadata_filter_fn``) keeps. ``OR`` and ``NOT`` raised InvalidInput, ``is_empty`` too."""
+    from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+
+    if not memory.count():
+        memory.add_many([{"text": f"a garden note {i}", "metadata": md} for i, md in enumerate(
+            [{"n": i, "tag": t} for i, t in enumerate(_TAGS)] + [{}, {"tag": []}])])
+    items = memory.list()
+    filters = MetadataFilters(filters=leaves, condition=condition)
+    keep = build_metadata_filter_fn(lambda i: items[int(i)].metadata, filters)
+    want = [item.id for i, item in enumerate(items) if keep(str(i))]
+    assert [i.id for i in memory.list(filter=to_hippo_filter(filters))] == want
+    nodes = HippoRetriever(memory, similarity_top_k=len(items), filters=filters).retrieve("garden note")
+    assert sorted(n.node.metadata["id"] for n in nodes) == want
+
+
+def test_nested_filters_hand_computed(memory):
+    """Nested ``MetadataFilters`` (which ``build_metadata_filter_fn`` refuses, and vector stores such as Qdrant and
+    pgvector apply recursively), by hand over n = 0..7: ``n == 1 OR NOT (n > 2 AND n < 6)`` keeps 0, 1, 2, 6, 7;
+    within an ``AND``, ``NOT (n in [0, 7])`` leaves 1, 2, 6; an empty nested list holds for every message."""
+    items = memory.add_many([{"text": f"a garden note {i}", "metadata": {"n": i}} for i in range(8)])
+    middle = MetadataFilters(filters=[MetadataFilter(key="n", value=2, operator=_F.GT),
+                                      MetadataFilter(key="n", value=6, operator=_F.LT)])
+    either = MetadataFilters(filters=[MetadataFilter(key="n", value=1),
+                                      MetadataFilters(filters=[middle], condition=FilterCondition.NOT)],
+                             condition=FilterCondition.OR)
+    ends = MetadataFilters(filters=[MetadataFilter(key="n", value=[0, 7], operator=_F.IN)],
+                           condition=FilterCondition.NOT)
+    empty = MetadataFilters(filters=[])
+
+    def kept(filters):
+        return [i.metadata["n"] for i in memory.list(filter=to_hippo_filter(filters))]
+
+    assert kept(either) == [0, 1, 2, 6, 7]
+    assert kept(MetadataFilters(filters=[either, ends, empty])) == [1, 2, 6]
+    assert kept(MetadataFilters(filters=[ends, empty], condition=FilterCondition.OR)) == list(range(8))
+    assert kept(MetadataFilters(filters=[empty], condition=FilterCondition.NOT)) == []
+    assert len(items) == 8
 
 
 async def test_recall_mode(seeded):
