@@ -135,6 +135,12 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
             raise InvalidInput(f"expand must be 'neighbours' or 'episode', got {self.expand!r}")
         if self.expand == "episode" and not callable(getattr(self.memory, "episode", None)):
             raise InvalidInput("expand='episode' needs a hippo version with Memory.episode(message_id)")
+        # without the hierarchy Memory.episode raises NotFound for every message, which reads as "deleted since it
+        # was retrieved" and would drop every node
+        hierarchy = getattr(getattr(self.memory, "config", None), "hierarchy", None)
+        if self.expand == "episode" and not getattr(hierarchy, "enabled", True):
+            raise InvalidInput("expand='episode' needs the memory's hierarchy (config.hierarchy.enabled=True); "
+                               "use expand='neighbours'")
 
     @classmethod
     def class_name(cls) -> str:

@@ -11,7 +11,7 @@ from llama_index.core.schema import NodeWithScore, TextNode
 
 import hippo
 from llamaindex_hippo import HippoContextPostprocessor, HippoDecayPostprocessor, HippoRetriever
-from tests.llamaindex.conftest import CONVERSATION
+from tests.llamaindex.conftest import CONVERSATION, seed
 
 
 def test_context_expands_to_neighbours(seeded):
@@ -56,6 +56,20 @@ def test_context_bad_arguments(memory):
         HippoContextPostprocessor(memory=memory, budget_tokens=0)
     with pytest.raises(hippo.InvalidInput, match="after"):
         HippoContextPostprocessor(memory=memory, after="two")
+
+
+def test_episode_expansion_is_refused_without_the_hierarchy():
+    """``expand="episode"`` on a memory without the hierarchy: every ``Memory.episode`` call raises NotFound, which
+    the postprocessor read as a message deleted since retrieval, so it returned no node (1 node in, 0 out).
+    Refused when built, naming ``expand``; neighbours still expand."""
+    memory = hippo.Memory(None, config={"hierarchy": {"enabled": False}})
+    seed(memory)
+    with pytest.raises(hippo.InvalidInput, match="expand"):
+        HippoContextPostprocessor(memory=memory, expand="episode")
+    nodes = HippoRetriever(memory, similarity_top_k=1).retrieve("salmon pate")
+    out = HippoContextPostprocessor(memory=memory, expand="neighbours", before=1, after=0).postprocess_nodes(nodes)
+    assert [n.node.node_id for n in out] == [n.node.node_id for n in nodes]
+    memory.close()
 
 
 def test_context_episode_expansion(seeded):
