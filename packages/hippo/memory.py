@@ -368,7 +368,7 @@ class Memory:
         datetime, epoch seconds or ISO-8601 text. ``query_embedding`` (a store with an embedding channel only) is
         the vector the embedding channel searches with instead of the store's embedding of ``query``: the caller
         embedded other text for it (a hypothetical answer, several phrasings averaged), while the other channels
-        still search ``query``'s words."""
+        still search ``query``'s words. A vector of another dimension than the stored embeddings raises."""
         self._rt.live()
         query = _check_query(query)
         k = check_int(k, "k", minimum=1)

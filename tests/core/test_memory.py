@@ -360,6 +360,11 @@ def test_a_given_query_embedding_is_what_the_embedding_channel_searches():
                 m.search(question, query_embedding=bad)
             with pytest.raises(InvalidInput, match="query_embedding"):
                 m.recall(question, query_embedding=bad)
+        # another model's vector (the stored ones have four dimensions) would rank by noise
+        with pytest.raises(InvalidInput, match="query_embedding has 3 dimensions.*\\[4\\]"):
+            m.search(question, query_embedding=[1.0, 0.0, 0.0])
+        with pytest.raises(InvalidInput, match="query_embedding has 5 dimensions"):
+            m.recall(question, query_embedding=[1.0] * 5)
     with Memory(None) as plain, pytest.raises(InvalidInput, match="query_embedding.*no embedding"):
         plain.search(question, query_embedding=[1.0, 0.0])
 

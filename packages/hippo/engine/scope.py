@@ -68,6 +68,11 @@ def ask(state: NamespaceState, llm: Any, query: str, scope: Scope, vector: np.nd
     ``vector`` when the caller embedded the question itself (the text to embed may differ from the words to
     search, e.g. a hypothetical answer), else the store's query embedding of ``query``."""
     embed_query = state.host.embed_query
+    codes = state.codes
+    if vector is not None and codes is not None and codes.dims and vector.size not in codes.dims:
+        # another model's vector: its SimHash code and cosines would rank by noise
+        raise InvalidInput(f"query_embedding has {vector.size} dimensions; the stored embeddings have "
+                           f"{sorted(codes.dims)}")
     if vector is None and embed_query is not None:
         mat = np.asarray(embed_query([query]), dtype=np.float32)
         if mat.ndim != 2 or mat.shape[0] != 1 or mat.shape[1] == 0 or not np.isfinite(mat).all():

@@ -139,6 +139,11 @@ class EmbeddingCodes:
     def __len__(self) -> int:
         return len(self.owners)
 
+    @property
+    def dims(self) -> set[int]:
+        """The dimensions of the stored vectors (one per embedding model that wrote them; empty for codes alone)."""
+        return {b.shape[1] for b in self._vectors}
+
     def add(self, ids: Sequence[int], blobs: np.ndarray) -> None:
         """``blobs`` rows as :func:`encode` makes them (a code alone, as older stores kept it, is accepted)."""
         blobs = np.ascontiguousarray(blobs, dtype=np.uint8)
@@ -188,8 +193,7 @@ class EmbeddingCodes:
         if not self._vectors:
             return out
         if self._mat is None:
-            dims = {b.shape[1] for b in self._vectors}
-            if len(dims) != 1:
+            if len(self.dims) != 1:
                 return out  # vectors of several models: not comparable
             self._mat = np.concatenate(self._vectors).astype(np.float32)
             norm = np.linalg.norm(self._mat, axis=1)
