@@ -21,7 +21,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, jsonable, storable
+from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, storable, storable_metadata
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
@@ -152,7 +152,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
             items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": jsonable(extra)})
+                          "metadata": storable_metadata(extra)})
         if items:
             await acall(self._target, "add_many", items)
 

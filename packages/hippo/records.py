@@ -11,15 +11,20 @@ gives back every field a caller of the Python API sees, under the same name.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
+from collections.abc import Mapping
 from datetime import date, datetime
 from typing import Any
 
 import numpy as np
 
+from hippo.base.checks import MAX_METADATA_DEPTH
+from hippo.base.errors import InvalidInput
 from hippo.base.types import Hit, MemoryItem, Recall
 
-__all__ = ["jsonable", "message", "hit", "recall"]
+__all__ = ["jsonable", "storable_metadata", "message", "hit", "recall"]
 
 
 def jsonable(value: Any) -> Any:
@@ -43,6 +48,38 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
     return str(value)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair is one code point in a str: any left is lone
+
+
+def storable_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``value`` as hippo can store it as a message's metadata (``add`` accepts the result): leaves as
+    :func:`jsonable` makes them, each lone surrogate in a key or a string as U+FFFD, and what is nested deeper than
+    ``MAX_METADATA_DEPTH`` levels as its JSON text. For adapters that store a framework's extra fields with a
+    message (LlamaIndex's ``additional_kwargs``) and must not lose the message, or the others flushed with it, over
+    one field hippo refuses as it is."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"metadata must be a dict or None, got {type(value).__name__}")
+
+    def clean(v: Any, depth: int) -> Any:
+        if isinstance(v, str):
+            return _LONE_SURROGATE.sub("\ufffd", v)
+        if isinstance(v, Mapping) or (isinstance(v, (list, tuple, set, frozenset)) and not isinstance(v, str)):
+            if depth >= MAX_METADATA_DEPTH:
+                try:
+                    return clean(json.dumps(jsonable(v), ensure_ascii=False), depth)
+                except (RecursionError, ValueError):
+                    return "(nested too deep to store)"
+            if isinstance(v, Mapping):
+                return {clean(str(k), depth): clean(x, depth + 1) for k, x in v.items()}
+            return [clean(x, depth + 1) for x in v]
+        leaf = jsonable(v)
+        return clean(leaf, depth) if isinstance(leaf, (str, list, dict)) else leaf
+
+    return clean(dict(value), 0)
 
 
 def message(item: MemoryItem) -> dict[str, Any]:

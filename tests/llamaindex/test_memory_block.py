@@ -4,6 +4,8 @@ pins every session to the first session's filter)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from llama_index.core.llms import ChatMessage
 from llama_index.core.memory import Memory
@@ -93,3 +95,30 @@ async def test_text_hippo_cannot_take_as_is_is_asked_and_stored_as_spaces(memory
     assert [m.text for m in memory.list()] == [" [1mNote: [0m my locker code is 4417, remember it.",
                                                "I will remember your locker code."]
     assert "4417" in await block.aget([ChatMessage(role="user", content="what is my locker \x07code?")])
+
+
+async def test_extra_kwargs_hippo_cannot_store_as_they_are_do_not_lose_the_batch(memory):
+    """LlamaIndex's ``Memory`` drops the turns it flushes into the blocks from its own history, so a block that
+    refused the batch over one extra field would lose every turn of it. A lone surrogate in an extra field is
+    stored as U+FFFD and a value nested past hippo's limit as its JSON text; the turns and the other fields are
+    stored as given (reference: the same turns whose fields need no change)."""
+    deep: object = "bottom"
+    for _ in range(150):
+        deep = {"d": deep}
+    block = HippoMemoryBlock(memory=memory)
+    await block.aput([ChatMessage(role="user", content="my locker code is 4417",
+                                  additional_kwargs={"note": "caf\udce9", "source": "sms"}),
+                      ChatMessage(role="assistant", content="noted, 4417", additional_kwargs={"trace": deep}),
+                      ChatMessage(role="user", content="and the gym is on Baker Street",
+                                  additional_kwargs={"ok": [1, 2.5, None]})], session_id="s")
+    items = memory.list()
+    assert [m.text for m in items] == ["my locker code is 4417", "noted, 4417", "and the gym is on Baker Street"]
+    assert items[0].metadata == {"note": "caf\ufffd", "source": "sms"}
+    assert items[2].metadata == {"ok": [1, 2.5, None]}
+    kept = items[1].metadata["trace"]
+    for _ in range(99):  # the first 100 levels as they were, the rest as the JSON text of what was there
+        kept = kept["d"]
+    inner = deep
+    for _ in range(99):
+        inner = inner["d"]
+    assert json.loads(kept) == inner
