@@ -181,6 +181,33 @@ def test_processes_opening_a_new_database_at_once_create_the_schema_once(pg_url)
         s.close()
 
 
+def test_an_open_waits_for_a_stalled_schema_creation_at_most_busy_timeout(pg_server, pg_url) -> None:
+    # A process paused or hung while it creates the schema holds the schema's advisory lock. Another process's open
+    # waited for it without bound; it now waits busy_timeout_s, raises StoreBusy and has created nothing.
+    key = PostgresStore.__new__(PostgresStore)
+    key._lock_base = schema_of(pg_url) + "\x00"
+    out: dict = {}
+
+    def open_one() -> None:
+        try:
+            out["store"] = PostgresStore(pg_url, busy_timeout_s=0.2)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            out["error"] = exc
+
+    with admin(pg_server) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (key._lock_key(None),))
+        opener = threading.Thread(target=open_one, daemon=True)
+        opener.start()
+        opener.join(60)
+        assert not opener.is_alive(), "the open still waits for the schema's lock"
+        assert isinstance(out.get("error"), StoreBusy) and "creating or upgrading" in str(out["error"])
+        assert conn.execute("SELECT to_regnamespace(%s)", (schema_of(pg_url),)).fetchone()[0] is None
+    st = PostgresStore(pg_url)  # the lock released: the schema is made
+    st.append("a", batch(1))
+    assert st.state("a").next_seq == 1
+    st.close()
+
+
 # -- read-only and check through Memory ---------------------------------------------------------------------------
 def test_memory_read_only_and_check(pg_server, pg_url) -> None:
     with Memory(pg_url, namespace="n", config={"seal_tokens": 32}) as mem:

@@ -380,7 +380,14 @@ class PostgresStore(Store):
             return
         conn.execute("BEGIN")
         try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
+            # Bounded like a writer's wait for a namespace: a process paused or hung in the middle of creating or
+            # upgrading the schema holds this lock, and an open must not wait for it forever.
+            conn.execute(f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'")
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
+            except psycopg.errors.LockNotAvailable:
+                raise StoreBusy(f"opening store {self.path!r}: another process is creating or upgrading schema "
+                                f"{self.schema!r} (waited the configured busy_timeout_s)") from None
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
             if version == 0:
                 exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
