@@ -74,6 +74,7 @@ def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() ->
     ("postgresql://u@h/db?hippo_pool_max=0", "hippo_pool_max"),
     ("postgresql://u@h/db?hippo_pool_min=5&hippo_pool_max=2", "hippo_pool_max"),
     ("postgresql://u@h/db?hippo_prepare_threshold=soon", "hippo_prepare_threshold"),
+    ("postgresql://u@h/db?hippo_idle_s=0", "hippo_idle_s"),
     ("postgresql://u@h/db?hippo_colour=blue", "unknown hippo parameter"),
     ("postgresql://u@h/db?not_a_libpq_option=1", "not a valid PostgreSQL URL"),
     ("mysql://u@h/db", "postgresql://"),
@@ -266,6 +267,53 @@ def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_serv
         assert st.state("a").next_seq == 1
     finally:
         st.close()
+
+
+def test_a_writer_stopped_mid_transaction_holds_the_namespace_at_most_idle_s(pg_url) -> None:
+    # A process stopped in the middle of an append (SIGSTOP, a paused VM, a hung thread) held the namespace's lock for
+    # as long as it stayed stopped: every other writer of the namespace raised StoreBusy all that time, however long.
+    # The server now ends a write transaction idle for hippo_idle_s; the stopped call, resumed, finds its connection
+    # lost, runs again and stores its messages once.
+    paused = PostgresStore(pg_url + "&hippo_idle_s=1")
+    other = PostgresStore(pg_url, busy_timeout_s=0.2)
+    try:
+        paused.append("a", batch(1))
+        in_body, release = threading.Event(), threading.Event()
+        real_write = paused._write
+
+        def held_write(what, body, *args, **kwargs):
+            def held(cur, *rest):
+                out = body(cur, *rest)
+                if not in_body.is_set():  # the first attempt stops between its statements, holding the lock
+                    in_body.set()
+                    release.wait(60)
+                return out
+            return real_write(what, held, *args, **kwargs)
+
+        paused._write = held_write
+        mine = batch(2, start=1)
+        out: dict = {}
+        worker = threading.Thread(target=lambda: out.setdefault("rows", paused.append("a", mine)), daemon=True)
+        worker.start()
+        assert in_body.wait(30)
+        theirs = batch(1, start=3)
+
+        def other_append():
+            try:
+                return other.append("a", theirs)
+            except StoreBusy:
+                return None
+
+        assert wait_for(other_append, timeout=30, what="the stopped writer's lock to be released")[0].seq == 1
+        release.set()
+        worker.join(60)
+        assert [r.seq for r in out["rows"]] == [2, 3]  # ran again after the other writer's append
+        assert_same(other.load("a")[1:], theirs + mine)  # each once
+        assert other.state("a").version == 3
+    finally:
+        release.set()
+        paused.close()
+        other.close()
 
 
 def test_deletions_of_two_namespaces_at_once_never_take_the_epochs_back(pg_server, pg_url) -> None:
@@ -626,21 +674,23 @@ def test_a_client_side_error_of_the_driver_counts_as_a_lost_connection(pg_url, m
     the server after."""
     st = PostgresStore(pg_url)
     outcomes = spy(monkeypatch, st, "_outcome")
-    real_batch = st._batch
     failed: list[str] = []
 
-    def batch_then_fail(conn, statements):
-        committing = ("COMMIT", None) in statements
-        if not failed and committing == (when == "after COMMIT"):
-            if committing:
-                real_batch(conn, statements)  # the transaction commits; the client hears an error
-            failed.append(when)
-            raise psycopg.OperationalError("cannot exit pipeline mode while busy")
-        return real_batch(conn, statements)
+    def then_fail(real, committing: bool):
+        def run(conn, statements):
+            if not failed and committing == (when == "after COMMIT"):
+                if committing:
+                    real(conn, statements)  # the transaction commits; the client hears an error
+                failed.append(when)
+                raise psycopg.OperationalError("cannot exit pipeline mode while busy")
+            return real(conn, statements)
+        return run
 
     try:
         st.append("a", batch(2))
-        monkeypatch.setattr(st, "_batch", batch_then_fail)
+        # the transaction's start (_begin) and its last statement with COMMIT (_batch)
+        monkeypatch.setattr(st, "_begin", then_fail(st._begin, False))
+        monkeypatch.setattr(st, "_batch", then_fail(st._batch, True))
         msgs = batch(3, start=2)
         rows = st.append("a", msgs)
         assert failed == [when]

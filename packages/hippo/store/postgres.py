@@ -32,6 +32,8 @@ the URL:
 ``hippo_prepare_threshold``  executions before psycopg prepares a statement (default 5); ``none`` never prepares,
                              which a pgbouncer in transaction mode before 1.21 needs
 ``hippo_retry_s``            how long a call keeps retrying a lost connection before it raises (default 30)
+``hippo_idle_s``             how long a write transaction may wait for this process in the middle (the process paused
+                             or hung) before the server ends it and frees the namespace's lock (default 60)
 ===========================  =========================================================================================
 """
 
@@ -87,7 +89,8 @@ log = logging.getLogger("hippo.store")
 
 DEFAULT_SCHEMA = "hippo"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_HIPPO_PARAMS = ("hippo_schema", "hippo_pool_min", "hippo_pool_max", "hippo_prepare_threshold", "hippo_retry_s")
+_HIPPO_PARAMS = ("hippo_schema", "hippo_pool_min", "hippo_pool_max", "hippo_prepare_threshold", "hippo_retry_s",
+                 "hippo_idle_s")
 
 # The schema is the sequence of its migrations: a new database runs them all, an older one the steps it lacks, in one
 # transaction under an advisory lock (so processes opening a fresh database at once create it once). ``{s}`` is the
@@ -288,12 +291,14 @@ class PostgresStore(Store):
 
     ``read_only=True`` opens an existing store and runs every read in a read-only transaction; every write raises
     :class:`~hippo.base.errors.ReadOnlyError` before it reaches the server. ``busy_timeout_s`` bounds how long a
-    writer waits for another writer of the same namespace (then :class:`~hippo.base.errors.StoreBusy`).
+    writer waits for another writer of the same namespace (then :class:`~hippo.base.errors.StoreBusy`); ``idle_s``
+    how long the server lets one of this store's write transactions wait for the process in the middle (paused, hung)
+    before it ends the transaction, so that the namespace's lock is not held for as long as the process is stopped.
     """
 
     def __init__(self, url: str, *, read_only: bool = False, busy_timeout_s: float = 10.0, schema: str | None = None,
                  pool_min: int | None = None, pool_max: int | None = None, prepare_threshold: int | None | str = "",
-                 retry_s: float | None = None, codec: ChunkCodec | None = None) -> None:
+                 retry_s: float | None = None, idle_s: float | None = None, codec: ChunkCodec | None = None) -> None:
         _need_driver()
         libpq, shown, params = parse_url(url)
         self.url = url  # the URL as given (with its password): what reopens this store
@@ -324,6 +329,11 @@ class PostgresStore(Store):
         if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) or busy_timeout_s < 0:
             raise InvalidInput(f"busy_timeout_s must be a number >= 0, got {busy_timeout_s!r}")
         self.retry_s = float(retry_s)
+        if idle_s is None:
+            idle_s = float(_int_param(params, "hippo_idle_s", 60, 1, 86400))
+        if isinstance(idle_s, bool) or not isinstance(idle_s, (int, float)) or not idle_s > 0:
+            raise InvalidInput(f"idle_s must be a number > 0, got {idle_s!r}")
+        self._idle_ms = max(1, int(idle_s * 1000))
         self._busy_ms = max(1, int(busy_timeout_s * 1000))
         self._s = f'"{schema}"'
         self._lock_base = schema + "\x00"
@@ -383,6 +393,7 @@ class PostgresStore(Store):
             # Bounded like a writer's wait for a namespace: a process paused or hung in the middle of creating or
             # upgrading the schema holds this lock, and an open must not wait for it forever.
             conn.execute(f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'")
+            conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'")
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
             except psycopg.errors.LockNotAvailable:
@@ -504,18 +515,26 @@ class PostgresStore(Store):
         result = None
         try:
             cur = conn.cursor()
-            # One round trip: the transaction, the wait bound, the namespace's lock, the transaction id (asked about
-            # later if the connection breaks during COMMIT) and the body's first statement.
+            # One round trip: the transaction, the wait bound, the idle bound, the namespace's lock, the transaction
+            # id (asked about later if the connection breaks during COMMIT) and the body's first statement.
+            # The idle bound: a process stopped in the middle of this transaction (SIGSTOP, a paused VM, a hung
+            # thread) would otherwise hold the namespace's lock for as long as it stays stopped, and every other
+            # writer of the namespace would raise StoreBusy all that time; the server ends the transaction instead
+            # (it rolls back, and the resumed call finds its connection lost and runs again). The server arms that
+            # timer when it reports itself ready for the next query, and any later message disarms it until it is
+            # ready again: a pipeline ends with a flush request after its sync, so the head is sent as one
+            # simple-protocol query instead (parameters bound on the client), which ends ready with nothing after.
             head = [("BEGIN ISOLATION LEVEL READ COMMITTED", None),
                     (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
+                    (f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'", None),
                     ("SELECT pg_current_xact_id()::text"
                      + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
                      None if lock is None else (lock,))]
             if first is not None:
                 head.append(first)
-            cursors = self._batch(conn, head)
-            xid = cursors[2].fetchone()[0]
-            out = body(cur) if first is None else body(cur, cursors[3].fetchone())
+            rows = self._begin(conn, head)
+            xid = rows[3][0]
+            out = body(cur) if first is None else body(cur, rows[4])
             committing = True
             if isinstance(out, _Last):
                 result = out.result
@@ -564,6 +583,22 @@ class PostgresStore(Store):
             for cur, (sql, params) in zip(cursors, statements):
                 cur.execute(sql, params)
         return cursors
+
+    @staticmethod
+    def _begin(conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[tuple | None]:
+        """Run the statements that start a write transaction in one round trip, as one simple-protocol query with
+        the parameters bound on the client (see :meth:`_attempt_write` for why not a pipeline); returns the first
+        row of each statement's result (None for a statement that returns no rows)."""
+        params: list[Any] = []
+        for _, p in statements:
+            params.extend(p or ())
+        cur = psycopg.ClientCursor(conn)
+        cur.execute("; ".join(sql for sql, _ in statements), params)
+        rows = []
+        while True:  # one result per statement, in order
+            rows.append(cur.fetchone() if cur.description else None)
+            if not cur.nextset():
+                return rows
 
     def _outcome(self, xid: str | None) -> str | None:
         """What the server says became of transaction ``xid``: 'committed', 'aborted' or None (unknown)."""
