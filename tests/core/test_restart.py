@@ -590,6 +590,28 @@ def test_a_handle_behind_another_handles_appends_never_replaces_its_annotated_sn
     assert b_saved is None or b_saved < newest
 
 
+def test_a_reader_closing_tests_for_a_stored_co_index_without_reading_it(tmp_path, monkeypatch):
+    """A reader with others' messages and nothing of its own to save asks whether a co-index snapshot is stored
+    (to save its own when none is). It read the whole blob (megabytes for a large namespace) to learn that; it now
+    asks without reading it, and still writes nothing."""
+    path = str(tmp_path / "m.db")
+    a, b = Memory(path), Memory(path)
+    a.add("a first note about the orchard ladder", speaker="Ann")
+    assert b.search("ladder")  # b follows the namespace from here
+    a.add_many({"text": f"note {i} about the orchard ladder", "speaker": "Ann"} for i in range(200))
+    a.close()
+    assert b.count() == 201  # caught up from the change feed: others' messages
+    store = b.engine.rt.store
+    saved = store.get_units("default", persist.INDEX)
+    read: list[str] = []
+    real = type(store).get_units
+    monkeypatch.setattr(type(store), "get_units", lambda self, ns, kind: read.append(kind) or real(self, ns, kind))
+    b.close()
+    assert persist.INDEX not in read
+    with Memory(path, read_only=True) as c:
+        assert c.engine.rt.store.get_units("default", persist.INDEX) == saved  # b wrote no co-index
+
+
 def test_a_reader_saves_the_co_index_when_no_handle_saved_one(tmp_path):
     """Others' messages are theirs to save, unless no co-index snapshot is stored at all (its writer stopped
     before saving one, a scrub removed it): then a reader that caught up with them saves its co-index at close,

@@ -262,12 +262,15 @@ def test_codes_and_units(store) -> None:
     store.delete("a", [rows[2].id])
     assert sorted(store.get_codes("a")) == [rows[0].id]  # codes go with their message
     payload = bytes(range(256)) * 100
+    assert not store.has_units("a", "hierarchy")
     store.put_units("a", "hierarchy", payload)
     assert store.get_units("a", "hierarchy") == payload
+    assert store.has_units("a", "hierarchy") and not store.has_units("b", "hierarchy")
+    assert not store.has_units("a", "decay")
     store.put_units("a", "hierarchy", b"v2")
     assert store.get_units("a", "hierarchy") == b"v2"
     store.drop_units("a", "hierarchy")
-    assert store.get_units("a", "hierarchy") is None
+    assert store.get_units("a", "hierarchy") is None and not store.has_units("a", "hierarchy")
 
 
 def test_codes_of_deleted_messages_are_not_stored(store) -> None:

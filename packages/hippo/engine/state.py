@@ -988,7 +988,7 @@ class NamespaceState:
         truth_ready = not self.truth.deferred and self.truth.done == len(self.index)
         try:
             write_index = force or self.changed or (truth_ready and (self._truth_unsaved or self._foreign))
-            if not write_index and self._foreign and self.host.store.get_units(self.name, persist.INDEX) is None:
+            if not write_index and self._foreign and not self.host.store.has_units(self.name, persist.INDEX):
                 write_index = True  # no one saved a co-index: one without annotations spares the next open a rebuild
             if write_index and (force or truth_ready or not behind):
                 imeta, iarrays = self.index.to_snapshot()

@@ -196,6 +196,11 @@ class Store(abc.ABC):
     def get_units(self, namespace: str, kind: str) -> bytes | None:
         """The snapshot blob stored under ``kind``, or None."""
 
+    def has_units(self, namespace: str, kind: str) -> bool:
+        """Whether a snapshot blob is stored under ``kind``. A store answers without reading the blob (a co-index
+        snapshot is megabytes); this default reads it."""
+        return self.get_units(namespace, kind) is not None
+
     @abc.abstractmethod
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
                        generation: int | None = None, version: int | None = None) -> bool:

@@ -1180,6 +1180,9 @@ class PostgresStore(Store):
         rows = self._query("SELECT payload FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind))
         return bytes(rows[0][0]) if rows else None
 
+    def has_units(self, namespace: str, kind: str) -> bool:
+        return bool(self._query("SELECT 1 FROM {s}.units WHERE namespace = %s AND kind = %s", (namespace, kind)))
+
     # -- verification (Memory.check) --------------------------------------------------------------------------
     def integrity_check(self) -> list[str]:
         """Problems PostgreSQL finds in the store's indexes: indexes left invalid (an interrupted build), and, when

@@ -845,6 +845,9 @@ class SQLiteStore(Store):
         rows = self._query("SELECT payload FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))
         return rows[0][0] if rows else None
 
+    def has_units(self, namespace: str, kind: str) -> bool:
+        return bool(self._query("SELECT 1 FROM units WHERE namespace = ? AND kind = ?", (namespace, kind)))
+
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
                        generation: int | None = None, version: int | None = None) -> bool:
         with self.transaction("saving units") as db:
