@@ -253,6 +253,44 @@ def test_an_append_repeated_with_its_keys_returns_the_stored_rows(pg_url) -> Non
         st.close()
 
 
+def test_an_append_with_messages_without_a_key_retried_after_its_commit_was_lost_returns_the_stored_rows(
+        pg_url, monkeypatch) -> None:
+    # The connection broke right after COMMIT and the server could not be asked about the transaction: the append
+    # ran again. With a message without an idempotency key in the batch (a key is optional in the store contract),
+    # the retry found the other keys stored and raised InvalidInput ("already used by messages that this append did
+    # not store"), although it had stored them itself. The keyed messages now place the stored batch.
+    st = PostgresStore(pg_url)
+    try:
+        st.append("a", batch(2))
+        msgs = batch(3, start=2)
+        msgs[1].key = None
+        real_batch = st._batch
+        lost: list[int] = []
+
+        def commit_then_lose(conn, statements):
+            if ("COMMIT", None) in statements and not lost:
+                real_batch(conn, statements)  # committed; the client never hears it
+                lost.append(conn.info.backend_pid)
+                conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return real_batch(conn, statements)
+
+        monkeypatch.setattr(st, "_batch", commit_then_lose)
+        monkeypatch.setattr(st, "_outcome", lambda xid: None)  # whether it committed cannot be learned
+        rows = st.append("a", msgs)
+        assert lost and [r.seq for r in rows] == [2, 3, 4]
+        assert_same(rows, msgs)
+        assert_same(st.load("a")[2:], msgs)  # stored once
+        assert st.state("a").next_seq == 5 and st.state("a").version == 2
+        again = batch(1, start=5)
+        again[0].key = msgs[0].key  # a key of this batch on another message is still refused
+        with pytest.raises(InvalidInput, match="idempotency key"):
+            st.append("a", [*again, msgs[2]])
+        assert st.state("a").next_seq == 5
+    finally:
+        st.close()
+
+
 # -- concurrency --------------------------------------------------------------------------------------------------
 def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_server, pg_url) -> None:
     st = PostgresStore(pg_url, busy_timeout_s=0.2)

@@ -811,7 +811,16 @@ class PostgresStore(Store):
                 stored = cur.execute(self._sql(
                     f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
                     " AND m.idem_key = ANY(%s) ORDER BY m.seq"), (namespace, wanted)).fetchall()
-                return self._replayed(namespace, messages, keys, tokens, stored)
+                # An append stores all its messages or none, at consecutive seqs: where its keyed messages are places
+                # the earlier attempt's batch, and its messages without a key are the rows at their seqs.
+                place = {key: k for k, key in enumerate(keys) if key is not None}
+                starts = {r[2] - place[r[10]] for r in stored if r[10] in place}
+                start = starts.pop() if len(starts) == 1 else None
+                if start is not None and None in keys:
+                    stored = cur.execute(self._sql(
+                        f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
+                        " AND m.seq BETWEEN %s AND %s ORDER BY m.seq"), (namespace, start, start + n - 1)).fetchall()
+                return self._replayed(namespace, keys, tokens, stored, start)
             first, ids = row[1], [int(i) for i in row[2]]
             if common.bad_int(first):
                 raise CorruptData(f"namespace {namespace!r}: next_seq {first!r} is damaged; `hippo check --repair` "
@@ -854,17 +863,19 @@ class PostgresStore(Store):
 
         return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
 
-    def _replayed(self, namespace: str, messages: Sequence[NewMessage], keys: list, tokens: list[np.ndarray],
-                  stored: list[tuple]) -> list[MessageRow]:
-        """The rows an earlier attempt of this very append stored (found by their idempotency keys)."""
-        by_key = {r[10]: r for r in stored}
-        if any(k is None or k not in by_key for k in keys) or len(stored) != len(keys):
-            used = sorted(r[0] for r in stored)
+    def _replayed(self, namespace: str, keys: list, tokens: list[np.ndarray], stored: list[tuple],
+                  start: int | None) -> list[MessageRow]:
+        """The rows an earlier attempt of this very append stored at seqs ``start``, ``start + 1``, ... (placed by
+        their idempotency keys; ``stored`` holds them, with the keyed rows found)."""
+        by_seq = {r[2]: r for r in stored}
+        if start is None or any(by_seq.get(start + k) is None or by_seq[start + k][10] != key
+                                for k, key in enumerate(keys)):
+            used = sorted(r[0] for r in stored if r[10] is not None)
             raise InvalidInput(f"messages: idempotency key(s) already used by message(s) {used[:10]} of namespace "
                                f"{namespace!r} that this append did not store")
         out = []
         for k, key in enumerate(keys):
-            r = by_key[key]
+            r = by_seq[start + k]
             if r[3] != tokens[k].size:
                 raise InvalidInput(f"messages[{k}]: idempotency key {key} belongs to message {r[0]}, which holds "
                                    "other text")
