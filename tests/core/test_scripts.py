@@ -226,7 +226,7 @@ def test_arabic_as_chats_type_it():
 
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
-    ("e\u0301te\u0301", "ete"), ("Straße", "Straße"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
+    ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
 ])
 def test_fold_drops_diacritics_only(word, plain):
     assert textnorm.fold(word) == plain
@@ -296,6 +296,35 @@ def test_an_accented_capital_whose_lower_case_is_no_letter_of_its_own_is_found()
             want = [h.id for h in (ref.add_many({"text": t.replace("İ", "I")} for t in sentences)
                                    and ref.search(question, k=2))]
             assert got == want and len(got) == 1, question
+
+
+def _same_as_plain(written: list[str], plain: list[str], questions: list[tuple[str, str]], k: int = 2) -> None:
+    """The messages ``written`` (as people type them) are found by each question as the same messages written in
+    their ``plain`` form are found by the question's plain form: the same messages, in the same order, and at least
+    one."""
+    filler = ["We adopted a greyhound from the rescue in Dublin.", "Nothing to see in this filler message."]
+    for asked, reference in questions:
+        with Memory(None) as mem, Memory(None) as ref:
+            got = [h.id for h in (mem.add_many({"text": t} for t in written + filler) and mem.search(asked, k=k))]
+            want = [h.id for h in (ref.add_many({"text": t} for t in plain + filler)
+                                   and ref.search(reference, k=k))]
+            assert want and got == want, (asked, written)
+
+
+SHARP_S = ["Ich wohne in der Hauptstraße 5.", "Wir spielen Fußball am Sonntag.", "Die Straße ist lang.",
+           "Das ist mir zu groß."]
+
+
+@pytest.mark.parametrize("question", ["Hauptstraße", "Fußball", "Straße", "groß", "Hauptstrasse", "Fussball",
+                                      "Strasse", "gross", "STRASSE"])
+def test_sharp_s_and_double_s_find_each_other(question):
+    """German writes "ß" where Swiss German and a keyboard without it write "ss" ("Straße" / "Strasse"). Before, the
+    two found nothing of each other ("Strasse" and "Fussball" found no "Straße" and "Fußball", and the other way
+    round). The reference: the same sentences written with "ss", asked with "ss"."""
+    plain = [t.replace("ß", "ss") for t in SHARP_S]
+    reference = question.replace("ß", "ss")
+    _same_as_plain(SHARP_S, plain, [(question, reference)])
+    _same_as_plain(plain, plain, [(question, reference)])
 
 
 def test_short_words_keep_their_accents():

@@ -413,8 +413,10 @@ def surface_forms(word: str) -> set[str]:
 
 
 def is_accented(word: str) -> bool:
-    """Whether ``word`` is Latin letters, some with accents, that fold to ASCII letters ("Medellín", "naïve")."""
-    return not word.isascii() and all(ord(c) < 0x250 for c in word) and textnorm.fold(word).isascii()
+    """Whether ``word`` is Latin letters, some with accents, that fold to ASCII letters ("Medellín", "naïve";
+    "Straße": :func:`hippo.text.textnorm.fold`)."""
+    return not word.isascii() and all(ord(c) < 0x250 or c in textnorm.LATIN_BEYOND for c in word) \
+        and textnorm.fold(word).isascii()
 
 
 def _accented_forms(word: str) -> set[str]:

@@ -131,13 +131,22 @@ def _undouble(w: str) -> str:
     return w
 
 
+# Latin letters without a decomposition that a keyboard without them types as plain letters: German's sharp s as
+# "ss" ("Straße" / "Strasse", "Fußball" / "Fussball"; Swiss German writes "ss" always) and its capital "ẞ" as "SS".
+# Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
+# how a Dane's chat does.
+_PLAIN_LATIN = str.maketrans({"ß": "ss", "ẞ": "SS"})
+LATIN_BEYOND = frozenset("ẞ")  # Latin letters past U+024F that fold to ASCII letters
+
+
 def fold(word: str) -> str:
     """``word`` without its diacritics ("café" -> "cafe", "Medellín" -> "Medellin", "naïve" -> "naive"): the
-    combining marks of its canonical decomposition dropped; letters without a decomposition ("ß", "ø") kept."""
+    combining marks of its canonical decomposition dropped, and the Latin letters a keyboard without them types as
+    plain ones written so ("Straße" -> "Strasse"); other letters without a decomposition ("ø") kept."""
     if word.isascii():
         return word
     return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", word)
-                                                if unicodedata.category(c) != "Mn"))
+                                                if unicodedata.category(c) != "Mn")).translate(_PLAIN_LATIN)
 
 
 def is_cjk(word: str) -> bool:
