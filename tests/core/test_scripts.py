@@ -226,7 +226,7 @@ def test_arabic_as_chats_type_it():
 
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
-    ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
+    ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
 ])
 def test_fold_drops_diacritics_only(word, plain):
     assert textnorm.fold(word) == plain
@@ -325,6 +325,19 @@ def test_sharp_s_and_double_s_find_each_other(question):
     reference = question.replace("ß", "ss")
     _same_as_plain(SHARP_S, plain, [(question, reference)])
     _same_as_plain(plain, plain, [(question, reference)])
+
+
+TURKISH = ["Bugün Kadıköy'e gittim.", "Yarın hava ılık olacak."]
+
+
+@pytest.mark.parametrize("question", ["Kadıköy", "ılık", "Kadikoy", "ilik"])
+def test_turkish_dotless_i_is_found_as_i(question):
+    """Turkish "ı" has no decomposition, and a keyboard without it types "i": "Kadikoy" found no "Kadıköy" (and
+    "Kadıköy" no "Kadikoy"). Words of four letters or more fold it as they fold accents. The reference: the same
+    sentences and question written without "ı" and accents."""
+    plain = [textnorm.fold(t) for t in TURKISH]
+    _same_as_plain(TURKISH, plain, [(question, textnorm.fold(question))])
+    _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
 
 
 def test_short_words_keep_their_accents():
