@@ -327,10 +327,10 @@ def test_sharp_s_and_double_s_find_each_other(question):
     _same_as_plain(plain, plain, [(question, reference)])
 
 
-TURKISH = ["Bugün Kadıköy'e gittim.", "Yarın hava ılık olacak."]
+TURKISH = ["Bugün Kadıköy'e gittim.", "Yarın hava ılık olacak.", "Akşam Sıraselviler'de yemek yedik."]
 
 
-@pytest.mark.parametrize("question", ["Kadıköy", "ılık", "Kadikoy", "ilik"])
+@pytest.mark.parametrize("question", ["Kadıköy", "ılık", "Sıraselviler", "Kadikoy", "ilik", "Siraselviler"])
 def test_turkish_dotless_i_is_found_as_i(question):
     """Turkish "ı" has no decomposition, and a keyboard without it types "i": "Kadikoy" found no "Kadıköy" (and
     "Kadıköy" no "Kadikoy"). Words of four letters or more fold it as they fold accents. The reference: the same
@@ -338,6 +338,38 @@ def test_turkish_dotless_i_is_found_as_i(question):
     plain = [textnorm.fold(t) for t in TURKISH]
     _same_as_plain(TURKISH, plain, [(question, textnorm.fold(question))])
     _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
+
+
+# Arabic with its harakat, as teaching and religious text and some chats write it, and stretched with tatweel
+VOCALISED = ["ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "اشْتَرَيْتُ سَيَّارَةً جَدِيدَةً", "كانت الرحلة طويـــلة جدا",
+             "وَصَلْنَا إِلَى الْمَطَارِ مُتَأَخِّرِينَ"]
+
+
+@pytest.mark.parametrize("question", ["مدرسة", "سيارة", "جديدة", "طويلة", "مطار", "المطار", "مَدْرَسَة", "سَيَّارَة",
+                                      "طويـــلة", "الْمَطَار"])
+def test_arabic_with_and_without_its_harakat(question):
+    """Arabic is written with or without its short vowels and other harakat, and stretched with tatweel; a word is
+    the same word either way. Before, "مدرسة" found no "المَدْرَسَةِ" (and a question with harakat found no message
+    without them): the words run past four cl100k tokens, two a letter. The reference: the same sentences and
+    question written without the marks."""
+    plain = [" ".join(textnorm.plain(w) for w in t.split()) for t in VOCALISED]
+    reference = textnorm.plain(question)
+    _same_as_plain(VOCALISED, plain, [(question, reference)])
+    _same_as_plain(plain, plain, [(question, reference)])
+
+
+def test_the_non_ascii_table_is_every_token_with_a_byte_beyond_ascii():
+    from hippo.text import lexicon
+
+    table = lexicon._table("non_ascii")
+    want = [not b.isascii() for b in tokenizer.token_bytes()[: table.size]]
+    assert (table[: len(want)] == 1).tolist() == want and any(want)
+
+
+def test_optional_marks_by_hand():
+    assert textnorm.plain("المَدْرَسَةِ") == "المدرسة" and textnorm.plain("سيـــارة") == "سيارة"
+    assert textnorm.plain("أَحْمَد") == "أحمد"       # the hamza is part of the letter: kept
+    assert textnorm.plain("هٰذا") == "هذا" and textnorm.plain("café") == "café" and textnorm.plain("ـ") == "ـ"
 
 
 def test_short_words_keep_their_accents():

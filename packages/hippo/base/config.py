@@ -269,7 +269,9 @@ class RetrievalConfig:
     # A query word of five or more letters also matches the misspellings of it the namespace holds (words one
     # typing slip away that cl100k writes in several tokens), one of three or more the words that hold some of its
     # letters for emphasis ("birthdayyy"), and one of four or more the words written with accents in several tokens
-    # whose letters without them are the word ("Medellín"): hippo.index.coindex.NamespaceIndex.slips. A question's
+    # whose letters without them are the word ("Medellín"), and any word the words written with optional marks
+    # whose letters without them are one of its forms (Arabic's harakat, "المَدْرَسَةِ" for "مدرسة"):
+    # hippo.index.coindex.NamespaceIndex.slips. A question's
     # own word that the namespace does not hold is read as the word it is a slip of, when the namespace holds that
     # ("fesetival" -> "festival"): hippo.engine.scope.spelled.
     misspellings: bool = True

@@ -81,19 +81,37 @@ def event_time(metadata: dict | None) -> float:
     return math.nan
 
 
+# What :meth:`NamespaceIndex._words_in` reads, by number: a snapshot's words read by another rule are read again.
+# 2: also the words of five tokens or more beyond ASCII, and the words written with optional marks.
+_WORDS_RULE = 2
+# The longest run of tokens read as one word beyond ASCII: an Arabic word with its harakat takes two tokens a letter.
+_LONGEST_WORD_TOKENS = 64
+# The key of every word written with optional marks (:func:`_file_words`): whether the namespace holds any.
+_MARKED = ("", -3)
+
+
 def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) -> bool:
     """File the words of several tokens ``found`` (:meth:`NamespaceIndex._words_in`) where
     :meth:`NamespaceIndex.slips` looks for them; True when one was new. A lower-case ASCII word under its first letter
     and length; an accented word ("medellín") under its letters without accents only ("medellin", -1), a word in
-    mixed case ("LeBron") under its letters in lower case ("lebron", -2); a word holding a letter for emphasis
-    ("birthdayyy") also under the word it stretches ("birthday", 0)."""
+    mixed case ("LeBron") under its letters in lower case ("lebron", -2); a word written with optional marks
+    ("المَدْرَسَةِ": :func:`hippo.text.textnorm.plain`) under the word without them ("المدرسة", -3) and under
+    :data:`_MARKED`; a word holding a letter for emphasis ("birthdayyy") also under the word it stretches
+    ("birthday", 0)."""
     grew = False
     for w in found:
-        key = ((w[0], len(w)) if w.islower() else (w.lower(), -2)) if w.isascii() else (textnorm.fold(w).lower(), -1)
+        if w.isascii():
+            key = (w[0], len(w)) if w.islower() else (w.lower(), -2)
+        elif lexicon.is_accented(w):
+            key = (textnorm.fold(w).lower(), -1)
+        else:
+            key = (textnorm.plain(w).lower(), -3)
         bucket = words.setdefault(key, set())
         if w not in bucket:
             bucket.add(w)
             grew = True
+            if key[1] == -3:
+                words.setdefault(_MARKED, set()).add(w)
             if lexicon.is_stretched(w):
                 words.setdefault((lexicon.squeezed(w), 0), set()).add(w)
     return grew
@@ -383,6 +401,7 @@ class NamespaceIndex:
             if read:
                 words = sorted({w for bucket in self._words[2].values() for w in bucket})
                 meta["words_read"] = read
+                meta["words_rule"] = _WORDS_RULE
                 arrays["words"] = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
         return meta, arrays
 
@@ -432,7 +451,8 @@ class NamespaceIndex:
         idx.last_seq = int(meta["last_seq"])
         read = meta.get("words_read")
         if everything and isinstance(read, int) and 0 < read <= n_tokens and read in idx.ends.view \
-                and "words" in arrays:  # the words of several tokens in the stream's first ``read`` tokens
+                and "words" in arrays and meta.get("words_rule") == _WORDS_RULE:
+            # the words of several tokens in the stream's first ``read`` tokens, read by the rule of this version
             text = np.asarray(arrays["words"], dtype=np.uint8).tobytes().decode("utf-8")
             words: dict[tuple[str, int], set[str]] = {}
             _file_words(words, text.split("\n") if text else ())
@@ -536,7 +556,9 @@ class NamespaceIndex:
         ASCII letters or more, the words of the stream that hold some of its letters for emphasis
         (:func:`lexicon.stretched_from`: "birthdayyy", "loooove"); for one of four or more, the words the stream
         writes with accents in several tokens whose letters without them are the word ("Medellín" for "medellin";
-        a word with accents in one token is in the word's own pattern). With them, the word's derivational
+        a word with accents in one token is in the word's own pattern); for any word, the words the stream writes
+        with optional marks whose letters without them are one of its forms ("المَدْرَسَةِ" for "مدرسة":
+        :func:`lexicon.plain_keys`). With them, the word's derivational
         relatives ("adoption" for "adopt": :func:`lexicon.relative_words`) and, for a word naming a kind of place,
         the names of that kind ("Seattle" for "cities": :func:`hippo.text.places.names_of_kind`), which count as a
         slip does. None when there are none; the misspellings with ``config.retrieval.misspellings`` off, the
@@ -554,7 +576,7 @@ class NamespaceIndex:
             lexicon.several_tokens(low) and lexicon.several_tokens(word))
         held = rc.misspellings and len(low) >= 3 and low.isascii() and low.isalpha()
         accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
-        if not (slip or held):  # nothing to look for among the namespace's words
+        if not rc.misspellings:  # nothing to look for among the namespace's words
             return lexicon.slips(pat.term, (), low, rel, named) if rel or named else None
         with self._pos_lock:
             words, version = self._several_token_words()
@@ -567,8 +589,11 @@ class NamespaceIndex:
             long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
             accented = list(words.get((low, -1), ())) if accents else []
             cased = list(words.get((low, -2), ())) if held else []  # "LeBron" for "lebron"
+            # "المَدْرَسَةِ" for "مدرسة", looked for only where the namespace writes such words at all
+            marked = [w for k in lexicon.plain_keys(word) for w in words.get((k, -3), ())] if _MARKED in words else []
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
-                            | {w for w in long if lexicon.stretched_from(low, w)} | set(accented) | set(cased)))
+                            | {w for w in long if lexicon.stretched_from(low, w)} | set(accented) | set(cased)
+                            | set(marked)))
         out = lexicon.slips(pat.term, hits, low, rel, named) if hits or rel or named else None
         with self._pos_lock:
             self._slips[low] = (version, out)
@@ -608,8 +633,9 @@ class NamespaceIndex:
     def _several_token_words(self, upto: int | None = None) -> tuple[dict[tuple[str, int], set[str]], int]:
         """``(words, version)``: the lowercase words of four or more ASCII letters that the stream writes in two to
         four tokens, by first letter and length (and those with a letter held three times or more also under
-        ``(lexicon.squeezed(word), 0)``), and the words of four letters or more with accents that fold to ASCII
-        letters, two to four tokens, under ``(textnorm.fold(word), -1)`` only; read once and then extended by what
+        ``(lexicon.squeezed(word), 0)``), the words of four letters or more with accents that fold to ASCII
+        letters, two tokens or more, under ``(textnorm.fold(word), -1)`` only, and the words written with optional
+        marks under ``(textnorm.plain(word).lower(), -3)`` (:func:`_file_words`); read once and then extended by what
         was appended since, read
         again after a deletion. The version grows with every read that found new words and with every fresh start,
         so an answer kept for an older one is never reused. ``upto`` (a message boundary) reads no further than
@@ -627,19 +653,25 @@ class NamespaceIndex:
 
     def _words_in(self, start: int, end: int) -> set[str]:
         """The words of :meth:`_several_token_words` in stream positions ``[start, end)`` (message boundaries):
-        runs of two to four tokens that continue each other, then only the words that are several tokens also
-        when written after a space (after punctuation, or opening a message, "There" is written differently)."""
+        runs of two to four tokens that continue each other (beyond ASCII, up to :data:`_LONGEST_WORD_TOKENS`),
+        then only the ASCII words that are several tokens also when written after a space (after punctuation, or
+        opening a message, "There" is written differently), the accented words and the words written with optional
+        marks."""
         toks = self.content.access_range(start, end).astype(np.int64)
         if not toks.size:
             return set()
+        table = tokenizer.token_bytes()
         begins = ~self.glue[start:end]  # a message's first token begins a word
         begins[0] = True
         first = np.flatnonzero(begins)
         length = np.diff(np.append(first, toks.size))
+        # beyond ASCII, words run longer: "Sıraselviler" is six tokens, an Arabic word with its harakat two a letter
+        wide = np.add.reduceat(lexicon.non_ascii(toks).astype(np.int64), first) > 0
+        longer = wide & (length > 4) & (length <= _LONGEST_WORD_TOKENS)
+        runs = [b"".join(table[t] for t in toks[f:f + n].tolist())
+                for f, n in zip(first[longer].tolist(), length[longer].tolist())]
         pick = (length >= 2) & (length <= 4)
         first, length = first[pick], length[pick]
-        if not first.size:
-            return set()
         # each distinct run once: a run's tokens (ids below 2**17) folded into one 64-bit key, exact up to 3 tokens
         # and a hash beyond, where a collision could only drop a word
         key = np.zeros(first.size, dtype=np.uint64)
@@ -647,24 +679,29 @@ class NamespaceIndex:
             ok = length > j
             key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
         _, at = np.unique(key, return_index=True)
-        table = tokenizer.token_bytes()
+        runs = set(runs)
+        runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
+                    for f, n in zip(first[at].tolist(), length[at].tolist()))
         joiners = "".join(lexicon.JOINERS)
         out: set[str] = set()
-        for f, n in zip(first[at].tolist(), length[at].tolist()):
-            text = b"".join(table[t] for t in toks[f:f + n].tolist()).decode("utf-8", "ignore").strip()
-            text = text.lstrip(joiners)
-            if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
-                continue
+        for run in runs:
+            text = run.decode("utf-8", "ignore").strip().lstrip(joiners)
             if text.isascii():
+                if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
+                    continue
                 if lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
                     out.add(text.lower())
                 if lexicon.is_mixed_case(text) and lexicon.several_tokens(text):
                     out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
+                if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
+                    continue
                 out.add(text.lower())
                 # also as written: a capital's lower case is not always a letter of its own (Turkish "İstanbul" is
                 # "i" + U+0307 in lower case, which writes no token of the message)
                 out.add(text)
+            elif textnorm.plain(text) != text and textnorm.words(text) == [text]:
+                out.add(text)  # "المَدْرَسَةِ": found from its letters without the marks (textnorm.plain)
         return out
 
     def units(self) -> tuple[np.ndarray, np.ndarray]:

@@ -253,10 +253,27 @@ def _glue_table() -> np.ndarray:
     return np.where(continues, 1 + (_table("open") == 1), 0).astype(np.int8)
 
 
+def _non_ascii_table() -> np.ndarray:
+    """Per token id: 1 if one of its bytes is not ASCII."""
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+    arrays = _byte_arrays()
+    if arrays is not None:  # the largest byte of each token of the byte table, in one pass
+        keys, ids, lens = arrays[0], arrays[1], arrays[2]
+        ok = (lens > 0) & (ids >= 0) & (ids < table.size)
+        buf = np.frombuffer(b"".join(keys), dtype=np.uint8)
+        top = np.maximum.reduceat(buf, (np.cumsum(lens) - lens)[ok]) if buf.size else np.zeros(0, dtype=np.uint8)
+        table[ids[ok]] = top >= 0x80
+        return table
+    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
+        if not b.isascii():
+            table[tid] = 1
+    return table
+
+
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 _BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table,
              "glue": _glue_table, "digit_first": lambda: _edge_byte_table(False, _ASCII_DIGIT),
-             "letter_last": lambda: _edge_byte_table(True, _ASCII_LETTER)}
+             "letter_last": lambda: _edge_byte_table(True, _ASCII_LETTER), "non_ascii": _non_ascii_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
 
@@ -304,6 +321,11 @@ def opens_character(token_ids: np.ndarray) -> np.ndarray:
     token starts a word piece depends on the tokens after it: :func:`first_character_is_word` of their bytes
     joined."""
     return _classify(token_ids, "open") == 1
+
+
+def non_ascii(token_ids: np.ndarray) -> np.ndarray:
+    """True where a token holds a byte that is not ASCII (a piece of a letter, mark or symbol of another script)."""
+    return _classify(token_ids, "non_ascii") == 1
 
 
 def glue_codes(token_ids: np.ndarray) -> np.ndarray:
@@ -377,7 +399,11 @@ def surface_forms(word: str) -> set[str]:
     American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
-    (:func:`hippo.text.russian.variants`)."""
+    (:func:`hippo.text.russian.variants`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
+    has the forms of the word without them, and its own as written."""
+    bare = textnorm.plain(word)
+    if bare != word:  # "مَدْرَسَة" is also written "مدرسة": the forms of the word without its marks, and as written
+        return surface_forms(bare) | _accented_forms(word)
     stem = textnorm.stem
     st = stem(word)
     low = word.lower()
@@ -410,6 +436,14 @@ def surface_forms(word: str) -> set[str]:
         out.update({f, f.capitalize(), f.upper()})
     out.add(word)
     return out
+
+
+@lru_cache(maxsize=4096)
+def plain_keys(word: str) -> frozenset[str]:
+    """The keys under which the namespace files the words it writes with optional marks
+    (:func:`hippo.text.textnorm.plain`) that are forms of ``word``: its surface forms without those marks, in lower
+    case ("مدرسة" -> "المدرسة", "بالمدرسة", ...; the namespace's "المَدْرَسَةِ" is filed under "المدرسة")."""
+    return frozenset(textnorm.plain(f).lower() for f in surface_forms(textnorm.plain(word)))
 
 
 def is_accented(word: str) -> bool:

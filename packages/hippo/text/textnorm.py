@@ -149,6 +149,23 @@ def fold(word: str) -> str:
                                                 if unicodedata.category(c) != "Mn")).translate(_PLAIN_LATIN)
 
 
+# Marks a writer adds or leaves out without making another word: Arabic's harakat (the short vowels, tanwin, shadda
+# and sukun, U+064B-U+0652), the superscript alef and the Quranic marks, and the tatweel that stretches a word
+# ("سيـــارة"). Everyday text leaves the harakat out, teaching and religious text and some chats write them
+# ("مَدْرَسَة"): a word is the same word with or without them. Hamza and madda (U+0653-U+0655) are left alone: they are
+# letters' parts ("أ" is alef with hamza), which text.clitics spells both ways where chats drop them.
+_OPTIONAL_MARKS = re.compile("[\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed]")
+
+
+def plain(word: str) -> str:
+    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة"); a
+    word made of them alone is kept as it is."""
+    if word.isascii():
+        return word
+    out = _OPTIONAL_MARKS.sub("", word)
+    return out or word
+
+
 def is_cjk(word: str) -> bool:
     """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
     anywhere."""
