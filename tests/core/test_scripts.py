@@ -370,6 +370,22 @@ def test_optional_marks_by_hand():
     assert textnorm.plain("المَدْرَسَةِ") == "المدرسة" and textnorm.plain("سيـــارة") == "سيارة"
     assert textnorm.plain("أَحْمَد") == "أحمد"       # the hamza is part of the letter: kept
     assert textnorm.plain("هٰذا") == "هذا" and textnorm.plain("café") == "café" and textnorm.plain("ـ") == "ـ"
+    assert textnorm.plain("ｉＰｈｏｎｅ１５") == "iPhone15" and textnorm.plain("＃１") == "#1"
+
+
+FULLWIDTH = ["I bought an ＡＢＣ phone.", "My new ｉＰｈｏｎｅ１５ is great.", "Meet at ＳＴＡＲＢＵＣＫＳ, ok?",
+             "Order #１２３４５ shipped."]
+
+
+@pytest.mark.parametrize("question", ["ABC", "iPhone15", "starbucks", "Starbucks", "12345", "ＡＢＣ", "ｉＰｈｏｎｅ１５",
+                                      "ｓｔａｒｂｕｃｋｓ", "１２３４５"])
+def test_fullwidth_latin_letters_and_digits_are_their_ascii_ones(question):
+    """CJK keyboards type Latin letters and digits in full width (U+FF01-U+FF5E) in their full-width mode. Before,
+    "ABC" found no "ＡＢＣ" and "ＡＢＣ" no "ABC". The reference: the same sentences and question in ASCII."""
+    plain = [t.translate({c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}) for t in FULLWIDTH]
+    reference = question.translate({c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)})
+    _same_as_plain(FULLWIDTH, plain, [(question, reference)])
+    _same_as_plain(plain, plain, [(question, reference)])
 
 
 def test_short_words_keep_their_accents():

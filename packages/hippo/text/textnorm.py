@@ -157,12 +157,21 @@ def fold(word: str) -> str:
 _OPTIONAL_MARKS = re.compile("[\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed]")
 
 
+# The fullwidth forms of the ASCII letters, digits and signs (U+FF01-U+FF5E), which CJK keyboards type in their
+# full-width mode ("ＡＢＣ", "ｉＰｈｏｎｅ１５"): the same characters as their ASCII ones, U+FEE0 below.
+_FULLWIDTH = re.compile("[\uff01-\uff5e]")
+_FULLWIDTH_OFF = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+
+
 def plain(word: str) -> str:
-    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة"); a
-    word made of them alone is kept as it is."""
+    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة") and
+    in ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15"); a word made of marks alone is
+    kept as it is."""
     if word.isascii():
         return word
     out = _OPTIONAL_MARKS.sub("", word)
+    if _FULLWIDTH.search(out):
+        out = out.translate(_FULLWIDTH_OFF)
     return out or word
 
 
