@@ -27,6 +27,7 @@ WORDS = [
     ("北京大学很好", ["北京", "京大", "大学", "学很", "很好"]),
     ("我在东京。猫", ["我在", "在东", "东京", "猫"]),
     ("カメラを買った", ["カメ", "メラ", "ラを", "を買", "買っ", "った"]),
+    ("ｶﾞﾒﾗを見た", ["ｶﾞ", "ﾞﾒ", "ﾒﾗ", "ﾗを", "を見", "見た"]),  # half width: a voiced letter is two characters
     # Hangul: phrases between spaces, each cut into syllable bigrams (a particle stays on its noun's last syllable)
     ("김치찌개를 먹었어요", ["김치", "치찌", "찌개", "개를", "먹었", "었어", "어요"]),
     # Thai: no spaces between words; code points, vowel and tone marks included, cut into bigrams
@@ -386,6 +387,25 @@ def test_fullwidth_latin_letters_and_digits_are_their_ascii_ones(question):
     reference = question.translate({c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)})
     _same_as_plain(FULLWIDTH, plain, [(question, reference)])
     _same_as_plain(plain, plain, [(question, reference)])
+
+
+HALFWIDTH = ["昨日ｶﾒﾗを買いました。", "毎朝ｺｰﾋｰを飲みます。", "週末にｶﾞﾒﾗの映画を見た。", "明日は東京に行きます。"]
+
+
+@pytest.mark.parametrize("question", ["カメラ", "コーヒー", "ガメラ", "ｶﾒﾗ", "ｺｰﾋｰ", "ｶﾞﾒﾗ"])
+def test_half_width_katakana_are_their_full_width_ones(question):
+    """Katakana are also written in half width (U+FF61-U+FF9F: old terminals, receipts, some phones' keyboards), a
+    voiced one as a letter and a sound mark ("ｶﾞ" for "ガ"). Before, "カメラ" found no "ｶﾒﾗ" and "ｶﾒﾗ" no "カメラ".
+    The reference: the same sentences and question in full width."""
+    import unicodedata
+
+    def full(t: str) -> str:
+        return unicodedata.normalize("NFC", unicodedata.normalize("NFKC", t))
+
+    plain = [full(t) for t in HALFWIDTH]
+    assert plain[2] == "週末にガメラの映画を見た。"
+    _same_as_plain(HALFWIDTH, plain, [(question, full(question))])
+    _same_as_plain(plain, plain, [(question, full(question))])
 
 
 def test_short_words_keep_their_accents():

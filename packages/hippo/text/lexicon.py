@@ -414,6 +414,8 @@ def surface_forms(word: str) -> set[str]:
     if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections; case variants, and the
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
         forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
+        if textnorm.half_width_kana(word) != word:  # katakana are also typed in half width ("カメ", "ｶﾒ")
+            forms = forms | {textnorm.half_width_kana(word)}
         return {v for f in forms for v in (f, f.lower(), f.capitalize(), f.upper())}
     forms = {low, st}
     for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):

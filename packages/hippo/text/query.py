@@ -57,8 +57,11 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     # pattern looks for both ways of writing it (lexicon.pattern)
     # and without Persian's zero-width non-joiner, which would cut "می‌خواهم" in two (its pattern looks for the word
     # with and without it: text.clitics)
+    # and with its half-width katakana in full width, where its bigrams are those of the word (each pattern looks
+    # for the word both ways: lexicon.surface_forms)
     words = keywords if keywords is not None else \
-        textnorm.words(text if text.isascii() else unicodedata.normalize("NFC", text).replace("\u200c", ""))
+        textnorm.words(text if text.isascii() else
+                       textnorm.full_width_kana(unicodedata.normalize("NFC", text).replace("\u200c", "")))
     # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
     form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()

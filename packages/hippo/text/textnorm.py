@@ -30,7 +30,7 @@ from functools import lru_cache
 _CJK = ("\u0e01-\u0e4e\u0e50-\u0e59\u0e81-\u0edf\u1000-\u1049\u1050-\u109f\u1100-\u11ff\u1780-\u17d3"
         "\u17d7\u17dc\u17dd\u17e0-\u17e9\u17f0-\u17f9\u19e0-\u19ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
         "\u4e00-\u9fff\ua960-\ua97f\ua9e0-\ua9fe\uaa60-\uaa7f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff"
-        "\uff66-\uff9d\uffa0-\uffdc")  # their sentence punctuation (Thai ๏ ๚ ๛, Myanmar ၊ ။, Khmer ។ ៕) left out
+        "\uff66-\uff9f\uffa0-\uffdc")  # their sentence punctuation (Thai ๏ ๚ ๛, Myanmar ၊ ။, Khmer ។ ៕) left out
 _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
           "\u0900-\u0963\u0966-\u0dff\u0f00-\u0fff")
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")  # ASCII text
@@ -163,16 +163,37 @@ _FULLWIDTH = re.compile("[\uff01-\uff5e]")
 _FULLWIDTH_OFF = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 
 
+# Half-width katakana (U+FF61-U+FF9F: old terminals, receipts, bank statements, some phones' keyboards: "ｶﾒﾗ",
+# "ｺｰﾋｰ"), the voiced ones a letter and a sound mark ("ｶﾞ" is "ガ"), and the full-width ones they stand for.
+_HALFWIDTH = re.compile("[\uff61-\uff9f]+")
+_TO_HALFWIDTH = {unicodedata.normalize("NFKC", chr(c)): chr(c) for c in range(0xFF61, 0xFFA0)}
+_KATAKANA = re.compile("[\u3001-\u3002\u300c-\u300d\u3099-\u309c\u30a1-\u30fc]")
+
+
+def full_width_kana(text: str) -> str:
+    """``text`` with its half-width katakana written in full width ("ｶﾞﾒﾗ" -> "ガメラ")."""
+    if text.isascii() or _HALFWIDTH.search(text) is None:
+        return text
+    return _HALFWIDTH.sub(lambda m: unicodedata.normalize("NFC", unicodedata.normalize("NFKC", m.group())), text)
+
+
+def half_width_kana(text: str) -> str:
+    """``text`` with its katakana written in half width, where they have a half-width form ("ガメラ" -> "ｶﾞﾒﾗ")."""
+    if text.isascii() or _KATAKANA.search(text) is None:
+        return text
+    return "".join(_TO_HALFWIDTH.get(c, c) for c in unicodedata.normalize("NFD", text))
+
+
 def plain(word: str) -> str:
-    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة") and
-    in ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15"); a word made of marks alone is
-    kept as it is."""
+    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة"), in
+    ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15") and in full-width katakana where it
+    writes them in half width ("ｶﾒﾗ" -> "カメラ"); a word made of marks alone is kept as it is."""
     if word.isascii():
         return word
     out = _OPTIONAL_MARKS.sub("", word)
     if _FULLWIDTH.search(out):
         out = out.translate(_FULLWIDTH_OFF)
-    return out or word
+    return full_width_kana(out) or word
 
 
 def is_cjk(word: str) -> bool:
