@@ -372,6 +372,8 @@ def test_optional_marks_by_hand():
     assert textnorm.plain("أَحْمَد") == "أحمد"       # the hamza is part of the letter: kept
     assert textnorm.plain("هٰذا") == "هذا" and textnorm.plain("café") == "café" and textnorm.plain("ـ") == "ـ"
     assert textnorm.plain("ｉＰｈｏｎｅ１５") == "iPhone15" and textnorm.plain("＃１") == "#1"
+    assert textnorm.plain("שָׁלוֹם") == "שלום" == textnorm.plain("\ufb2a\u05b8לוֹם")
+    assert textnorm.plain("שלום") == "שלום"
 
 
 FULLWIDTH = ["I bought an ＡＢＣ phone.", "My new ｉＰｈｏｎｅ１５ is great.", "Meet at ＳＴＡＲＢＵＣＫＳ, ok?",
@@ -406,6 +408,27 @@ def test_half_width_katakana_are_their_full_width_ones(question):
     assert plain[2] == "週末にガメラの映画を見た。"
     _same_as_plain(HALFWIDTH, plain, [(question, full(question))])
     _same_as_plain(plain, plain, [(question, full(question))])
+
+
+POINTED = ["הָלַכְתִּי לַמִּשְׂרָד אֶתְמוֹל", "שָׁלוֹם עוֹלָם", "הַיֶּלֶד קָרָא סֵפֶר בַּבַּיִת",
+           "\ufb2a\u05b8בוּעַ טוֹב"]
+
+
+@pytest.mark.parametrize("question", ["משרד", "עולם", "ספר", "בית", "שבוע", "מִשְׂרָד", "עוֹלָם", "סֵפֶר", "בַּיִת",
+                                      "שָׁבוּעַ"])
+def test_hebrew_with_and_without_its_points(question):
+    """Hebrew is written with its points (niqqud, dagesh, the shin dot) in children's books, poetry and prayer, and
+    without them every day. Before, "משרד" found no "לַמִּשְׂרָד" and "מִשְׂרָד" no "למשרד". The reference: the
+    same sentences and question without the points (and "שׁ" written as one code point, U+FB2A, is "ש")."""
+    import unicodedata
+
+    def bare(t: str) -> str:
+        return "".join(c for c in unicodedata.normalize("NFD", t) if not "\u0591" <= c <= "\u05c7")
+
+    plain = [bare(t) for t in POINTED]
+    assert plain[3] == "שבוע טוב"
+    _same_as_plain(POINTED, plain, [(question, bare(question))])
+    _same_as_plain(plain, plain, [(question, bare(question))])
 
 
 def test_short_words_keep_their_accents():

@@ -153,8 +153,15 @@ def fold(word: str) -> str:
 # and sukun, U+064B-U+0652), the superscript alef and the Quranic marks, and the tatweel that stretches a word
 # ("سيـــارة"). Everyday text leaves the harakat out, teaching and religious text and some chats write them
 # ("مَدْرَسَة"): a word is the same word with or without them. Hamza and madda (U+0653-U+0655) are left alone: they are
-# letters' parts ("أ" is alef with hamza), which text.clitics spells both ways where chats drop them.
-_OPTIONAL_MARKS = re.compile("[\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed]")
+# letters' parts ("أ" is alef with hamza), which text.clitics spells both ways where chats drop them. Hebrew's points
+# likewise (niqqud, the dagesh, the shin and sin dots, and the cantillation marks, U+0591-U+05C7 but for its
+# punctuation): children's books, poetry and prayer write them ("שָׁלוֹם"), everyday Hebrew does not ("שלום").
+_OPTIONAL_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
+                             "\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed]")
+# Hebrew letters with their points in one code point (U+FB1D-U+FB4E, "שׁ", "בּ"): the letter alone
+_POINTED_LETTERS = {c: unicodedata.normalize("NFD", chr(c))[0] for c in range(0xFB1D, 0xFB4F)
+                    if len(unicodedata.normalize("NFD", chr(c))) > 1
+                    and _OPTIONAL_MARKS.fullmatch(unicodedata.normalize("NFD", chr(c))[1:]) is not None}
 
 
 # The fullwidth forms of the ASCII letters, digits and signs (U+FF01-U+FF5E), which CJK keyboards type in their
@@ -185,12 +192,13 @@ def half_width_kana(text: str) -> str:
 
 
 def plain(word: str) -> str:
-    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة"), in
-    ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15") and in full-width katakana where it
-    writes them in half width ("ｶﾒﾗ" -> "カメラ"); a word made of marks alone is kept as it is."""
+    """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة",
+    "שָׁלוֹם" -> "שלום"), in ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15") and in
+    full-width katakana where it writes them in half width ("ｶﾒﾗ" -> "カメラ"); a word made of marks alone is kept as
+    it is."""
     if word.isascii():
         return word
-    out = _OPTIONAL_MARKS.sub("", word)
+    out = _OPTIONAL_MARKS.sub("", word.translate(_POINTED_LETTERS))
     if _FULLWIDTH.search(out):
         out = out.translate(_FULLWIDTH_OFF)
     return full_width_kana(out) or word
