@@ -431,6 +431,26 @@ def test_hebrew_with_and_without_its_points(question):
     _same_as_plain(plain, plain, [(question, bare(question))])
 
 
+NUKTA = ["मुझे तुम्हारी ज़रूरत है", "कल रात फ़िल्म अच्छी थी", "वह \u095eौरन घर गया", "मैं बाज़ार जा रहा हूँ"]
+
+
+@pytest.mark.parametrize("question", ["जरूरत", "फिल्म", "फौरन", "बाजार", "ज़रूरत", "फ़िल्म", "\u095eौरन", "बाज़ार"])
+def test_indic_words_with_and_without_the_nukta(question):
+    """Hindi writes a nukta under a letter for the sounds of Urdu and English loanwords ("ज़रूरत", "फ़िल्म"), and
+    chats and much print leave it out ("जरूरत", "फिल्म"); a letter with it is also one code point ("फ़", U+095E).
+    Before, "जरूरत" found no "ज़रूरत" and "फ़िल्म" no "फिल्म". The reference: the same sentences and question
+    without the nukta."""
+    import unicodedata
+
+    def bare(t: str) -> str:
+        return unicodedata.normalize("NFC", unicodedata.normalize("NFD", t).replace("\u093c", ""))
+
+    plain = [bare(t) for t in NUKTA]
+    assert plain[2] == "वह फौरन घर गया"
+    _same_as_plain(NUKTA, plain, [(question, bare(question))])
+    _same_as_plain(plain, plain, [(question, bare(question))])
+
+
 def test_short_words_keep_their_accents():
     """Spanish tells "sí" (yes) from "si" (if) and "él" (he) from "el" (the) by the accent alone."""
     with Memory(None) as mem:

@@ -156,10 +156,15 @@ def fold(word: str) -> str:
 # letters' parts ("أ" is alef with hamza), which text.clitics spells both ways where chats drop them. Hebrew's points
 # likewise (niqqud, the dagesh, the shin and sin dots, and the cantillation marks, U+0591-U+05C7 but for its
 # punctuation): children's books, poetry and prayer write them ("שָׁלוֹם"), everyday Hebrew does not ("שלום").
+# The nukta of the Indic scripts (Devanagari U+093C, Bengali, Gurmukhi, Gujarati, Oriya, Kannada) too: Hindi and
+# Urdu loanwords write it under the letter for a sound Sanskrit lacks ("ज़रूरत", "फ़िल्म"), and chats and much print
+# leave it out ("जरूरत", "फिल्म").
 _OPTIONAL_MARKS = re.compile("[\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7"
-                             "\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed]")
-# Hebrew letters with their points in one code point (U+FB1D-U+FB4E, "שׁ", "בּ"): the letter alone
-_POINTED_LETTERS = {c: unicodedata.normalize("NFD", chr(c))[0] for c in range(0xFB1D, 0xFB4F)
+                             "\u0610-\u061a\u0640\u064b-\u0652\u0670\u06d6-\u06ed"
+                             "\u093c\u09bc\u0a3c\u0abc\u0b3c\u0cbc]")
+# Letters with such marks in one code point: Hebrew's pointed letters (U+FB1D-U+FB4E, "שׁ", "בּ") and the Indic
+# letters with a nukta ("ज़", U+095B, which NFC writes as "ज" and the nukta): the letter alone
+_POINTED_LETTERS = {c: unicodedata.normalize("NFD", chr(c))[0] for c in (*range(0x0900, 0x0D00), *range(0xFB1D, 0xFB4F))
                     if len(unicodedata.normalize("NFD", chr(c))) > 1
                     and _OPTIONAL_MARKS.fullmatch(unicodedata.normalize("NFD", chr(c))[1:]) is not None}
 
