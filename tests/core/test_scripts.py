@@ -451,6 +451,34 @@ def test_indic_words_with_and_without_the_nukta(question):
     _same_as_plain(plain, plain, [(question, bare(question))])
 
 
+GREEK = ["Πήγα στην Αθήνα χθες.", "Η θάλασσα ήταν ωραία.", "ΤΟ ΚΑΛΟΚΑΙΡΙ ΣΤΗ ΘΕΣΣΑΛΟΝΙΚΗ", "Η οικογένειά μου είναι εδώ."]
+
+
+@pytest.mark.parametrize("question", ["Αθηνα", "θαλασσα", "Θεσσαλονίκη", "καλοκαίρι", "οικογενεια", "Αθήνα", "θάλασσα",
+                                      "ΑΘΗΝΑ", "Θεσσαλονικη", "χθες"])
+def test_greek_words_with_and_without_their_accents(question):
+    """Greek chats and capitals leave the tonos out ("Αθηνα", "ΑΘΗΝΑ" for "Αθήνα"). Before, "Αθηνα" found no
+    "Αθήνα", "Αθήνα" no "ΑΘΗΝΑ" and "θάλασσα" no "θαλασσα". The reference: the same sentences and question
+    without accents."""
+    import unicodedata
+
+    def bare(t: str) -> str:
+        return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", t)
+                                                    if not "\u0300" <= c <= "\u036f"))
+
+    plain = [bare(t) for t in GREEK]
+    _same_as_plain(GREEK, plain, [(question, bare(question))])
+    _same_as_plain(plain, plain, [(question, bare(question))])
+
+
+def test_short_greek_words_keep_their_accents():
+    """Greek tells "ή" (or) from "η" (the) and "πού" (where) from "που" (that) by the accent alone."""
+    assert textnorm.plain("ή") == "ή" and textnorm.plain("πού") == "πού" and textnorm.plain("Αθήνα") == "Αθηνα"
+    with Memory(None) as mem:
+        mem.add("Ξέρεις πού είναι;")
+        assert mem.search("που", k=3) == []
+
+
 def test_short_words_keep_their_accents():
     """Spanish tells "sí" (yes) from "si" (if) and "él" (he) from "el" (the) by the accent alone."""
     with Memory(None) as mem:

@@ -196,16 +196,26 @@ def half_width_kana(text: str) -> str:
     return "".join(_TO_HALFWIDTH.get(c, c) for c in unicodedata.normalize("NFD", text))
 
 
+# Greek accents (the tonos, the dialytika, polytonic breathings and accents): Greek chats and capitals leave them out
+# ("Αθηνα", "ΑΘΗΝΑ" for "Αθήνα"). As with Latin accents (lexicon.ACCENT_MIN_LETTERS), a shorter word keeps them:
+# Greek tells "ή" (or) from "η" (the) and "πού" (where) from "που" (that) by the accent alone.
+_GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff]")
+_GREEK_ACCENTS = re.compile("[\u0300-\u036f]")
+GREEK_MIN_LETTERS = 4
+
+
 def plain(word: str) -> str:
     """``word`` without the marks a writer adds or leaves out (:data:`_OPTIONAL_MARKS`: "مَدْرَسَة" -> "مدرسة",
-    "שָׁלוֹם" -> "שלום"), in ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15") and in
-    full-width katakana where it writes them in half width ("ｶﾒﾗ" -> "カメラ"); a word made of marks alone is kept as
-    it is."""
+    "שָׁלוֹם" -> "שלום"), in ASCII where it writes ASCII in full width ("ｉＰｈｏｎｅ１５" -> "iPhone15"), in
+    full-width katakana where it writes them in half width ("ｶﾒﾗ" -> "カメラ") and, in Greek of four letters or more,
+    without its accents ("Αθήνα" -> "Αθηνα"); a word made of marks alone is kept as it is."""
     if word.isascii():
         return word
     out = _OPTIONAL_MARKS.sub("", word.translate(_POINTED_LETTERS))
     if _FULLWIDTH.search(out):
         out = out.translate(_FULLWIDTH_OFF)
+    if len(out) >= GREEK_MIN_LETTERS and _GREEK.search(out):
+        out = unicodedata.normalize("NFC", _GREEK_ACCENTS.sub("", unicodedata.normalize("NFD", out)))
     return full_width_kana(out) or word
 
 
