@@ -227,7 +227,8 @@ def test_arabic_as_chats_type_it():
 
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
-    ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
+    ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("ĳsbaan", "ijsbaan"),
+    ("oﬃce", "office"), ("København", "København"), ("машину", "машину"), ("cafe", "cafe"),
 ])
 def test_fold_drops_diacritics_only(word, plain):
     assert textnorm.fold(word) == plain
@@ -477,6 +478,20 @@ def test_short_greek_words_keep_their_accents():
     with Memory(None) as mem:
         mem.add("Ξέρεις πού είναι;")
         assert mem.search("που", k=3) == []
+
+
+LIGATURES = ["We fietsen naar de ĳsbaan in Nĳmegen.", "Send me the ﬁle from the oﬃce.", "The ﬂight was ﬁne."]
+
+
+@pytest.mark.parametrize("question", ["ijsbaan", "Nijmegen", "file", "office", "flight", "ĳsbaan", "ﬁle", "oﬃce"])
+def test_dutch_ij_and_ligatures_are_their_letters(question):
+    """Dutch "ĳ" (U+0133) and the typesetting ligatures that text copied from PDFs carries ("ﬁ", "ﬃ") are their
+    letters. Before, "file" found no "ﬁle" and "ijsbaan" no "ĳsbaan" (and the other way round). The reference: the
+    same sentences and question in plain letters."""
+    plain = [textnorm.fold(t) for t in LIGATURES]
+    assert plain[1] == "Send me the file from the office."
+    _same_as_plain(LIGATURES, plain, [(question, textnorm.fold(question))])
+    _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
 
 
 def test_short_words_keep_their_accents():

@@ -694,7 +694,7 @@ class NamespaceIndex:
                 if lexicon.is_mixed_case(text) and lexicon.several_tokens(text):
                     out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
-                if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
+                if len(textnorm.fold(text)) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():  # "ﬁle": four
                     continue
                 out.add(text.lower())
                 # also as written: a capital's lower case is not always a letter of its own (Turkish "İstanbul" is

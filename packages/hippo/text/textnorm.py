@@ -133,10 +133,12 @@ def _undouble(w: str) -> str:
 
 # Latin letters without a decomposition that a keyboard without them types as plain letters: German's sharp s as
 # "ss" ("Straße" / "Strasse", "Fußball" / "Fussball"; Swiss German writes "ss" always) and its capital "ẞ" as "SS",
-# Turkish's dotless "ı" as "i" ("Kadıköy" / "Kadikoy"; its dotted capital "İ" is "I" and a mark already). Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
+# Turkish's dotless "ı" as "i" ("Kadıköy" / "Kadikoy"; its dotted capital "İ" is "I" and a mark already), Dutch's
+# "ĳ" as "ij" ("ĳsbaan") and the typesetting ligatures of PDFs and word processors as their letters ("ﬁle"). Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
 # how a Dane's chat does.
-_PLAIN_LATIN = str.maketrans({"ß": "ss", "ẞ": "SS", "ı": "i"})
-LATIN_BEYOND = frozenset("ẞ")  # Latin letters past U+024F that fold to ASCII letters
+_PLAIN_LATIN = str.maketrans({"ß": "ss", "ẞ": "SS", "ı": "i", "ĳ": "ij", "Ĳ": "IJ", "ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl",
+                              "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
+LATIN_BEYOND = frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ")  # Latin letters past U+024F that fold to ASCII letters
 
 
 def fold(word: str) -> str:
