@@ -24,13 +24,18 @@ _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool":
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
 
 
+def _calls_text(calls: list[dict[str, Any]]) -> str:
+    """Tool calls in words: ``[tool call name({"arg": ...})]`` each."""
+    return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str)})]" for c in calls)
+
+
 def _indexable_text(message: BaseMessage) -> str:
     text = index_text(message.text or "")
     if text.strip():
         return text
     calls = getattr(message, "tool_calls", None) or []
     if calls:
-        return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str)})]" for c in calls)
+        return _calls_text(calls)
     return f"[{message.type} message without text]"
 
 
@@ -71,4 +76,48 @@ def item_to_message(item: Any) -> BaseMessage:
     return cls(content=item.text, name=item.speaker if item.speaker not in (None, item.role) else None)
 
 
-__all__ = ["message_to_item", "item_to_message"]
+def replayable(messages: list[BaseMessage]) -> list[BaseMessage]:
+    """``messages`` (a selection of a history, in its order) as a history a chat model takes: chat APIs refuse an
+    ``AIMessage`` with ``tool_calls`` that is not followed by a ``ToolMessage`` for each call, and a ``ToolMessage``
+    that does not answer a call of the ``AIMessage`` before it. A tool exchange whose messages are all there stays
+    as it is; a part of one whose other part is missing keeps its words and loses the link: the ``AIMessage``
+    without its calls (named in its text, as :func:`message_to_item` indexes them), the tool's result as an
+    ``AIMessage`` (what the assistant was told) naming the tool."""
+    out: list[BaseMessage] = []
+    i = 0
+    while i < len(messages):
+        message = messages[i]
+        if isinstance(message, AIMessage) and message.tool_calls:
+            wanted = [c.get("id") for c in message.tool_calls]
+            j = i + 1
+            answered: set[Any] = set()
+            while (j < len(messages) and isinstance(messages[j], ToolMessage)
+                   and messages[j].tool_call_id in wanted and messages[j].tool_call_id not in answered):
+                answered.add(messages[j].tool_call_id)
+                j += 1
+            if None not in wanted and answered == set(wanted):
+                out.extend(messages[i:j])
+            else:
+                out.append(_without_calls(message))
+                out.extend(_told(m) for m in messages[i + 1: j])
+            i = j
+            continue
+        out.append(_told(message) if isinstance(message, ToolMessage) else message)
+        i += 1
+    return out
+
+
+def _without_calls(message: AIMessage) -> AIMessage:
+    """``message`` with its tool calls in its text instead of in ``tool_calls``."""
+    text = "\n".join(t for t in ((message.text or "").strip(), _calls_text(message.tool_calls)) if t)
+    return AIMessage(content=text, id=message.id, name=message.name)
+
+
+def _told(message: ToolMessage) -> AIMessage:
+    """A tool's result without the call it answers, as the assistant's words."""
+    tool = message.name or "tool"
+    failed = " (error)" if message.status == "error" else ""
+    return AIMessage(content=f"[tool result {tool}{failed}] {message.text or ''}".rstrip(), id=message.id)
+
+
+__all__ = ["message_to_item", "item_to_message", "replayable"]

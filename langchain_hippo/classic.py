@@ -33,7 +33,7 @@ from langchain_hippo._common import (
     query_text,
     raise_invalid_from_validation,
 )
-from langchain_hippo._messages import item_to_message, message_to_item
+from langchain_hippo._messages import item_to_message, message_to_item, replayable
 from langchain_hippo.chat_history import HippoChatMessageHistory
 
 
@@ -53,7 +53,9 @@ class HippoMemory(BaseMemory):
         memory_key: the prompt variable filled with the recalled context.
         input_key / output_key: which chain input / output to store and recall for (default: the only one).
         budget_tokens: recall budget in cl100k tokens.
-        return_messages: give the recalled messages as a list of messages instead of one string.
+        return_messages: give the recalled messages as a list of messages instead of one string (a chat model
+            takes them as history: a tool call recalled without its result, or a result without its call,
+            comes as words, without the link; see ``langchain_hippo._messages.replayable``).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -141,7 +143,9 @@ class HippoMemory(BaseMemory):
 
     def _variables(self, recall: Any) -> dict[str, Any]:
         if self.return_messages:
-            return {self.memory_key: [item_to_message(i) for i in recall.messages]}
+            # a recall picks messages, not exchanges: a tool call may come without its result, or a result without
+            # its call, which no chat model takes in a prompt's history
+            return {self.memory_key: replayable([item_to_message(i) for i in recall.messages])}
         return {self.memory_key: recall.text}
 
     def _items(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> list[dict]:

@@ -111,6 +111,61 @@ async def test_classic_memory_async_and_keys(memory):
         HippoMemory(memory=memory, budget_tokens="many")
 
 
+def _replay_errors(messages) -> list[str]:
+    """What a chat API (OpenAI's rule, which the others share) refuses in a history: an ``AIMessage`` whose tool
+    calls are not each answered by the ``ToolMessage`` run right after it, or a ``ToolMessage`` outside such a run."""
+    errors, open_calls = [], None
+    for m in messages:
+        if isinstance(m, ToolMessage):
+            if open_calls is None or m.tool_call_id not in open_calls:
+                errors.append(f"tool result {m.tool_call_id!r} answers no call before it")
+            else:
+                open_calls.discard(m.tool_call_id)
+            continue
+        if open_calls:
+            errors.append(f"tool calls {sorted(open_calls)} unanswered")
+        open_calls = {c["id"] for c in m.tool_calls} if isinstance(m, AIMessage) and m.tool_calls else None
+    if open_calls:
+        errors.append(f"tool calls {sorted(open_calls)} unanswered")
+    return errors
+
+
+def test_classic_memory_returns_no_tool_call_without_its_result(memory):
+    """A recall picks messages, not exchanges. With ``return_messages=True`` the tool result that matched the
+    question came back alone, a ``ToolMessage`` answering no call (budget 30: ``[ToolMessage('Paris: sunny...',
+    tool_call_id='call_1')]``), and a chat model refuses such a history. A part of an exchange comes without its
+    link now, its words kept; a whole exchange stays as it is."""
+    from langchain_hippo import HippoMemory
+
+    HippoChatMessageHistory(memory, session_id="agent").add_messages([
+        HumanMessage("What is the weather in Paris today?"),
+        AIMessage("", tool_calls=[{"name": "weather", "args": {"city": "Paris"}, "id": "call_1"}]),
+        ToolMessage("Paris: sunny, 24 degrees celsius, light wind from the north", tool_call_id="call_1",
+                    name="weather"),
+        AIMessage("It is sunny in Paris, 24 degrees."),
+        HumanMessage("I need to book a dentist appointment next week"),
+        AIMessage("Sure, which day suits you?"),
+    ])
+    for budget in (30, 60, 2000):
+        msgs = HippoMemory(memory=memory, return_messages=True, budget_tokens=budget).load_memory_variables(
+            {"input": "wind from the north celsius"})["history"]
+        assert _replay_errors(msgs) == [], budget
+        assert any("light wind from the north" in m.text for m in msgs), budget
+    whole = HippoMemory(memory=memory, return_messages=True, budget_tokens=2000).load_memory_variables(
+        {"input": "weather in Paris wind from the north"})["history"]
+    calls = [m for m in whole if isinstance(m, AIMessage) and m.tool_calls]
+    assert [c.tool_calls[0]["args"] for c in calls] == [{"city": "Paris"}]
+    assert [m.tool_call_id for m in whole if isinstance(m, ToolMessage)] == ["call_1"]
+    # parallel calls with one result missing: neither part keeps its link
+    from langchain_hippo._messages import replayable
+
+    part = replayable([AIMessage("Checking both.", tool_calls=[{"name": "a", "args": {}, "id": "x"},
+                                                               {"name": "b", "args": {}, "id": "y"}]),
+                       ToolMessage("A is up", tool_call_id="x", name="a")])
+    assert _replay_errors(part) == []
+    assert [m.text for m in part] == ["Checking both.\n[tool call a({})]; [tool call b({})]", "[tool result a] A is up"]
+
+
 def test_item1_clear_takes_only_what_the_object_wrote(memory):
     """issue 22 item 1: with no session id given, ``clear()`` used to call ``Memory.clear()`` (4 items -> 0).
     ``ConversationBufferMemory.clear()`` empties its own history only; so does ``HippoMemory`` now: each object
