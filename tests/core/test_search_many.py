@@ -60,6 +60,27 @@ def test_union_ranking_equals_one_namespace(seed):
                 == _ranking(one.search(query, k=k, filter=flt)))
 
 
+def test_a_filtered_search_reads_the_texts_of_its_hits_only(monkeypatch):
+    """A filtered search over several namespaces made up to ``k`` hits in each namespace (every text read from the
+    Content DWM) and kept ``k`` of them all: 6 namespaces, ``k=40``, 240 texts read for 40 hits. The ranking is
+    the merged namespace's, and the texts read are the hits' own."""
+    from hippo.index.coindex import NamespaceIndex
+
+    rng = random.Random(5)
+    parts = {f"ns{j}": _texts(rng, 60) for j in range(6)}
+    split, one = _pair(parts)
+    read: list[int] = []
+    texts_of = NamespaceIndex.texts_of
+    monkeypatch.setattr(NamespaceIndex, "texts_of", lambda self, rows: read.extend(rows) or texts_of(self, rows))
+    flt = {"part": {"$ne": "ns0"}}
+    for query in ("blue river", "chess", "pizza basil"):  # shorter than rank.exact_first's verbatim check
+        for k in (1, 40, 200):
+            read.clear()
+            got = split.search_many(list(parts), query, k=k, filter=flt)
+            assert len(read) == len(got), (query, k)
+            assert _ranking(got) == _ranking(one.search(query, k=k, filter=flt)), (query, k)
+
+
 def _embed(texts):
     # deterministic bag-of-words vectors: the embedding channel sees the same vectors in both layouts
     out = []

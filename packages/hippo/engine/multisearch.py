@@ -17,13 +17,13 @@ import numpy as np
 
 from hippo.base.types import Hit
 from hippo.engine.namespace import Namespace, Predicate
-from hippo.engine.rank import hits as hits_of
-from hippo.engine.rank import preference_factors, profile_factors
+from hippo.engine.rank import hits_of, preference_factors, profile_factors
 from hippo.engine.runtime import Runtime
 from hippo.engine.scope import Scope, ask, spelled
 from hippo.engine.state import NamespaceState
 from hippo.engine.truth import rank as truth_rank
 from hippo.index import channels
+from hippo.store.base import MessageRow
 
 
 def _channel_ranks(per_ns: list[dict[int, float]], limit: int, *, ascending: bool = False
@@ -110,19 +110,28 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         wide = pred is not None or scope.filters
         limit = max(k, 20) if not wide else max(k * 20, rc.candidate_limit)
         merged = _exact_first(idxs, query, merged[:limit])
-        found: list[tuple[int, Hit]] = []
+        # the first k candidates of the union that pass the filter, and only they, are made hits (their texts
+        # decoded): a filtered search over many namespaces used to build k hits in each and keep k of them all
+        metas: list[dict[int, MessageRow]] = []
         for i, (st, idx) in enumerate(zip(states, idxs)):
-            mine = [(pos, row, sc) for pos, (sc, j, row) in enumerate(merged) if j == i]
-            if not mine:
+            rows = np.asarray([row for _, j, row in merged if j == i], dtype=np.int64)
+            metas.append(st.rows(idx.ids.view[rows].tolist() if rows.size else []))
+        chosen: list[tuple[int, int]] = []
+        kept: list[list[tuple[int, float, MessageRow]]] = [[] for _ in states]
+        for sc, i, row in merged:
+            meta = metas[i].get(int(idxs[i].ids.view[row]))
+            if meta is None or (pred is not None and not pred(meta)):
                 continue
-            rows = np.asarray([row for _, row, _ in mine], dtype=np.int64)
-            scores = np.asarray([sc for _, _, sc in mine], dtype=np.float64)
-            ns_per = {row: per.get((i, row), {}) for _, row, _ in mine}
-            place = {int(idx.ids.view[row]): pos for pos, row, _ in mine}
-            for hit in hits_of(st, rows, scores, ns_per, pred, k, a):
-                found.append((place[hit.id], hit))
-        found.sort(key=lambda t: t[0])
-        return [h for _, h in found[:k]]
+            chosen.append((i, row))
+            kept[i].append((row, sc, meta))
+            if len(chosen) >= k:
+                break
+        made: dict[tuple[int, int], Hit] = {}
+        for i, st in enumerate(states):
+            if kept[i]:
+                ns_per = {r: per.get((i, r), {}) for r, _, _ in kept[i]}
+                made.update(((i, r), hit) for (r, _, _), hit in zip(kept[i], hits_of(st, kept[i], ns_per, a)))
+        return [made[key] for key in chosen]
 
 
 def _embedding_ranks(rt: Runtime, states: list[NamespaceState], vector: np.ndarray, limit: int

@@ -149,11 +149,8 @@ def exact_first(state: NamespaceState, query: str, rows: np.ndarray, scores: np.
 def hits(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, per: dict, pred, k: int, ask: Ask
          ) -> list[Hit]:
     """The first ``k`` ranked rows that pass ``pred``, as :class:`Hit` with their time-and-truth fields."""
-    idx = state.index
-    ids = idx.ids.view[rows].tolist() if rows.size else []
+    ids = state.index.ids.view[rows].tolist() if rows.size else []
     meta: dict[int, MessageRow] = state.rows(ids)
-    truth = state.truth
-    scope = ask.scope
     kept: list[tuple[int, float, MessageRow]] = []
     for r, sc, i in zip(rows.tolist(), scores.tolist(), ids):
         row = meta.get(i)
@@ -162,6 +159,14 @@ def hits(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, per: dict,
         kept.append((r, sc, row))
         if len(kept) >= k:
             break
+    return hits_of(state, kept, per, ask)
+
+
+def hits_of(state: NamespaceState, kept: list[tuple[int, float, MessageRow]], per: dict, ask: Ask) -> list[Hit]:
+    """``kept`` (``(row, score, store row)`` each) as :class:`Hit` with their texts and time-and-truth fields."""
+    idx = state.index
+    truth = state.truth
+    scope = ask.scope
     texts = idx.texts_of([r for r, _, _ in kept])  # one read of the Content DWM for all of them
     out: list[Hit] = []
     for (r, sc, row), text in zip(kept, texts):
