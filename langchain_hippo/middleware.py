@@ -200,10 +200,18 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None) -> list[dict]:
         """The model's latest answer and the messages since the model's previous answer, as hippo items."""
-        if not messages or not isinstance(messages[-1], AIMessage):
+        end = len(messages)
+        # the model call may end with the results of the answer's own calls: a structured response
+        # (create_agent's ToolStrategy) adds the ToolMessage acknowledging it; they are stored with the next turn
+        while end and isinstance(messages[end - 1], ToolMessage):
+            end -= 1
+        if not end or not isinstance(messages[end - 1], AIMessage):
             return []
-        turn = [messages[-1]]
-        for message in reversed(messages[:-1]):
+        answer = messages[end - 1]
+        if any(m.tool_call_id not in {c.get("id") for c in answer.tool_calls} for m in messages[end:]):
+            return []  # results of an earlier answer's calls: no model answer is new
+        turn = [answer]
+        for message in reversed(messages[: end - 1]):
             if isinstance(message, AIMessage):
                 break
             turn.append(message)

@@ -8,10 +8,12 @@ from dataclasses import dataclass
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
+from langchain.agents.structured_output import ToolStrategy
 from langchain.tools import ToolRuntime, tool
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage, add_notification_metadata
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import BaseModel
 
 import hippo
 from langchain_hippo import HippoMemoryMiddleware, HippoStore
@@ -251,3 +253,30 @@ def test_recall_is_for_what_the_user_typed_not_a_notification(memory):
     assert "Porto" in _system_text(model.calls[0]) and "quarterly" not in _system_text(model.calls[0])
     stored = [(m.session_id, m.text) for m in memory.using("user.bo").list()]
     assert stored[2:] == [("new", "Where does my sister live?"), ("new", "Your sister lives in Porto.")]
+
+
+class _Reply(BaseModel):
+    text: str
+
+
+def _structured_agent(memory, **kw):
+    script = [AIMessage(content="", tool_calls=[{"name": "_Reply", "id": f"r{i}", "args": {"text": f"reply {i}"}}])
+              for i in range(2)]
+    return create_agent(recording_model(script), middleware=[HippoMemoryMiddleware(memory, **kw)],
+                        response_format=ToolStrategy(_Reply), checkpointer=InMemorySaver())
+
+
+@pytest.mark.parametrize("store_tool_results", [False, True])
+async def test_turns_of_an_agent_with_a_structured_response_are_stored(memory, store_tool_results):
+    """With ``response_format=ToolStrategy(...)`` the model call ends with the ToolMessage acknowledging the
+    structured response, not with the model's answer: the turn was never stored ("I live in Lisbon now." and every
+    later message lost). Each message the user typed is stored once, sync or async; the acknowledgement, a tool
+    result, once with the next turn when tool results are stored."""
+    cfg = {"configurable": {"user_id": "ann", "thread_id": "t"}}
+    agent = _structured_agent(memory, store_tool_results=store_tool_results)
+    first = agent.invoke({"messages": [HumanMessage("I live in Lisbon now.")]}, cfg)
+    assert first["structured_response"] == _Reply(text="reply 0")
+    await agent.ainvoke({"messages": [HumanMessage("My cat is called Miso.")]}, cfg)
+    stored = [(m.role, m.text) for m in memory.using("user.ann").list()]
+    ack = [("tool", "Returning structured response: text='reply 0'")] if store_tool_results else []
+    assert stored == [("user", "I live in Lisbon now."), *ack, ("user", "My cat is called Miso.")]
