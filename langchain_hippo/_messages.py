@@ -46,10 +46,14 @@ def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str
     text = _indexable_text(message)
     stored = message_to_dict(message)
     try:  # kept whole or not at all: a value JSON does not hold exactly (NaN, bytes, an object) is refused
-        json.dumps(stored, allow_nan=False)
+        exact = json.loads(json.dumps(stored, allow_nan=False)) == stored
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"messages: a message of type {message.type!r} holds a value that JSON cannot keep exactly "
                            f"({exc}); hippo stores a message whole or not at all") from None
+    if not exact:  # JSON writes it, but reads back another value: a tuple as a list, a key 1 as "1"
+        raise InvalidInput(f"messages: a message of type {message.type!r} holds a value that JSON cannot keep exactly "
+                           "(a tuple or a dict key that is not a string reads back as a list or a string key); hippo "
+                           "stores a message whole or not at all")
     if stored["data"].get("content") == text:
         del stored["data"]["content"]  # the item text holds it; no second copy
     role = _ROLE_BY_TYPE.get(message.type, "user")

@@ -254,12 +254,16 @@ def test_classic_import_hint(monkeypatch):
 
 def test_values_json_cannot_keep_are_refused_whole():
     """docs/compatibility.md: read back, a message equals the one added, or the call stores none of its messages.
-    NaN in tool-call arguments and bytes in ``additional_kwargs`` have no exact JSON form."""
+    NaN in tool-call arguments and bytes in ``additional_kwargs`` have no exact JSON form; a tuple in a tool's
+    artifact and a dict key that is not a string have one that reads back as another value (``(1, 2)`` came back
+    as ``[1, 2]``, ``{1: "a"}`` as ``{"1": "a"}``, the message no longer equal to the one added)."""
     history = HippoChatMessageHistory(hippo.Memory(None), session_id="s")
     kept = AIMessage(content="", tool_calls=[{"name": "set", "args": {"value": 0.5, "when": None}, "id": "c0"}])
     history.add_messages([kept])
     for bad in (AIMessage(content="", tool_calls=[{"name": "set", "args": {"value": float("nan")}, "id": "c1"}]),
-                HumanMessage("file attached", additional_kwargs={"attachment": b"\x89PNG"})):
+                HumanMessage("file attached", additional_kwargs={"attachment": b"\x89PNG"}),
+                ToolMessage("2 rows", tool_call_id="c2", artifact={"rows": [(1, "a"), (2, "b")]}),
+                AIMessage("ok", additional_kwargs={"by_id": {7: "seven"}})):
         with pytest.raises(hippo.InvalidInput, match="JSON cannot keep exactly"):
             history.add_messages([HumanMessage("would be fine"), bad])
     assert history.messages == [kept]
