@@ -202,6 +202,64 @@ def test_the_verbosity_prior_discounts_a_verbose_role_not_a_verbose_person():
     mem.close()
 
 
+def _bees(mem: Memory, copies: int) -> tuple[list[str], list[str]]:
+    """Six short user messages and six long assistant replies; the first reply sent again ``copies`` times (a tool
+    output returned after every call) and a user message ``copies`` times, after the others."""
+    short = [mem.add(f"I keep bees in hive {k}.", role="user").id for k in range(6)]
+    long_ = [mem.add(f"Bees in hive {k}: " + "inspect frames, check the queen, add supers. " * (10 + 5 * k),
+                     role="assistant").id for k in range(6)]
+    for _ in range(copies):
+        mem.add("Bees in hive 0: " + "inspect frames, check the queen, add supers. " * 10, role="assistant")
+        mem.add("I keep bees in hive 3.", role="user")
+    return short, long_
+
+
+def test_the_verbosity_prior_counts_each_text_once():
+    """Copies of a text say nothing of how much its role writes. Oracle: the same conversation without the copies
+    gives every message the same prior and the packing the same cost ceiling."""
+    with Memory(None) as plain, Memory(None) as repeated:
+        want_ids = _bees(plain, 0)
+        got_ids = _bees(repeated, 25)
+        for mem, (short, long_) in ((plain, want_ids), (repeated, got_ids)):
+            state = mem.engine.state()
+            rows = np.asarray([state.index.row_of[i] for i in short + long_])
+            if mem is plain:
+                want = evidence.prior_of(state, rows), evidence._verbosity(state)[2]
+            else:
+                got = evidence.prior_of(state, rows), evidence._verbosity(state)[2]
+        assert got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])
+        assert want[0][6:].max() < 0.8 and want[1] > 1.5  # the replies are discounted, the ratio is above 1
+        state = repeated.engine.state()
+        copies = [i for i in repeated.list() if i.id not in got_ids[0] + got_ids[1]]
+        assert len(copies) == 50
+        rows = np.asarray([state.index.row_of[i.id] for i in copies])
+        roles = np.asarray([i.role == "assistant" for i in copies])
+        p = evidence.prior_of(state, rows)  # a copy has its role's prior
+        assert p[roles] == pytest.approx(np.full(25, want[0][6])) and (p[~roles] == 1).all()
+
+
+def test_messages_added_since_the_prior_was_computed_get_their_roles_prior():
+    """The prior is computed again only after the conversation grew by a hundredth; the messages added in between
+    get the prior of their role. Oracle: the prior of the same messages once it is computed again."""
+    with Memory(None) as mem:
+        _bees(mem, 0)
+        for k in range(200):
+            mem.add(f"I checked hive {k % 6} today.", role="user", speaker="Ann")
+            mem.add(f"Hive {k % 6}: " + "inspect frames, check the queen, add supers. " * 12, role="assistant",
+                    speaker="Bot")
+        state = mem.engine.state()
+        evidence._verbosity(state)  # computed now
+        new = [mem.add("Hive 1: " + "inspect frames, check the queen, add supers. " * 12, role="assistant",
+                       speaker="Bot").id, mem.add("I checked hive 2 today.", role="user", speaker="Ann").id]
+        state = mem.engine.state()
+        rows = np.asarray([state.index.row_of[i] for i in new])
+        assert rows.max() >= evidence._verbosity(state)[0].size  # not in the cached prior
+        got = evidence.prior_of(state, rows)
+        state.verbosity = None
+        want = evidence.prior_of(state, rows)
+        assert got == pytest.approx(want) and want[0] < 0.9 and want[1] == 1.0
+
+
 def test_the_shortlist_packs_the_same_context_as_the_whole_candidate_list(monkeypatch):
     mem = Memory(None)
     _convo(mem)

@@ -14,7 +14,8 @@ score distribution and from the conversation itself.
   ``sqrt(median tokens of all messages / median tokens of this role's messages)``: 1 when roles write alike, below
   1 for the verbose side, estimated from the conversation without labels. Roles, not speakers: between people, the
   one who writes longer messages also says more in them (a chat between two people, whatever each one's habits,
-  gets 1 for everyone); it is an assistant's restating and explaining that thins its evidence.
+  gets 1 for everyone); it is an assistant's restating and explaining that thins its evidence. Each text counts
+  once (copies of a tool output or of a pasted reply say nothing of how much their role writes).
 * **Cost.** A message costs ``tokens ** a``; ``a`` is how much the question's ranking leaves to chance. When the
   scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
   length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
@@ -224,10 +225,27 @@ def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
     if cache is None or n > cache[0] * (1.0 + _PRIOR_REFRESH) or n < cache[0]:
         lengths = idx.doc_lengths()[:n]
         groups = idx.role.view[:n].astype(np.int64)
+        # Each text once, as in a context (:mod:`hippo.engine.pack`): an agent's tool output returned after every
+        # call, or a reply pasted again, says nothing of how much its role writes, and counting every copy would
+        # move the medians towards the repeated text's length.
+        first = _first_copies(idx.digests[:n], groups)
+        prior = np.ones(n)
+        by_group = dict(zip(groups[first].tolist(), verbosity_prior(lengths[first], groups[first]).tolist()))
+        for code, value in by_group.items():
+            if value != 1.0:
+                prior[groups == code] = value
         with _lock:
-            cache = (n, verbosity_prior(lengths, groups), groups, verbosity_ratio(lengths, groups))
+            cache = (n, prior, groups, verbosity_ratio(lengths[first], groups[first]))
             state.verbosity = cache
     return cache[1], cache[2], cache[3]
+
+
+def _first_copies(digests: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Rows (ascending) of the first message of each text in each group: the copies' digests are equal."""
+    if digests.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    key = np.asarray(digests, dtype=np.uint64) ^ (groups.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return np.sort(np.unique(key, return_index=True)[1])
 
 
 def prior_of(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
@@ -239,8 +257,7 @@ def prior_of(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
     out[known] = prior[rows[known]]
     if (~known).any():  # messages added since the last refresh: the prior of their group, when the group is known
         by_group = {int(g): float(p) for g, p in zip(groups.tolist(), prior.tolist())}
-        new_groups = (idx.role.view[rows[~known]].astype(np.int64) * (len(idx.speakers) + 1)
-                      + idx.speaker.view[rows[~known]])
+        new_groups = idx.role.view[rows[~known]].astype(np.int64)
         out[~known] = [by_group.get(int(g), 1.0) for g in new_groups.tolist()]
     return out
 
