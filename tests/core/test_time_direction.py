@@ -42,6 +42,15 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("I'll start by having a chat with Ana this weekend.", at(2024, 3, 15), "weekend of 16 March 2024"),
     ("Here are some steps to help you implement the new structure this week:", at(2024, 3, 3),
      "week of 4 March 2024"),  # said on a Sunday
+    # "back" after a verb of coming, going or being is a return, and a return is still to come unless told
+    ("I'll be back on the 30th", MAY_10, "30 May 2023"),
+    ("I'm going back on the 3rd", MAY_10, "3 June 2023"),
+    ("Mom flies back on Friday", MAY_10, "12 May 2023"),
+    ("I'll be back in October", MAY_10, "October 2023"),
+    ("I was back on the 30th", MAY_10, "30 April 2023"),
+    # "back on the 30th" alone is then, in the past, and said on the 10th "back on the 10th" is last month's
+    ("Back on the 30th we had a party", MAY_10, "30 April 2023"),
+    ("That was back on the 10th", MAY_10, "10 April 2023"),
     # reports point back
     ("I ran the Dublin half marathon in October", MAY_10, "October 2022"),
     ("I got my first tattoo back in November, a small fern.", at(2024, 2, 7), "November 2023"),

@@ -236,8 +236,11 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         d = _safe_date(now.year, now.month, day)
         step = 1 if future else -1
         month = today.replace(day=1)
+        # "back on the 10th" reaches back from the day it is said: said on the 10th, it is last month's
+        before = m.string[max(0, m.start() - 40):m.start()]
+        back = not future and _BACK.search(before) is not None and _RETURN.search(before) is None
         # the nearest month that has the day ("on the 31st" said in March of the past is 31 January)
-        while d is None or (d < today if future else d > today):
+        while d is None or (d < today if future else d >= today if back else d > today):
             month = _add_months(month, step)
             if abs(month.year - today.year) > 1:
                 return None  # no such day in any month ("on the 32nd")
@@ -344,6 +347,13 @@ _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were|did|had|happened|used\s+to|since|"
                        r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
+# "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
+# return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
+# Friday"; "I was back on the 30th" is told)
+_BACK = re.compile(r"\bback\s+$", re.I)
+_RETURN = re.compile(r"\b(?:be|am|'m|is|'s|are|'re|come|comes|coming|go|goes|going|get|gets|getting|fly|flies|"
+                     r"flying|head|heads|heading|drive|drives|driving|travel|travels|travell?ing|return|returns|"
+                     r"returning|move|moves|moving)\s+back\s+$", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
 _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|months|minutes|sessions|"
@@ -359,8 +369,12 @@ def _tense(text: str, a: int, b: int) -> str | None:
     start = lo + (cuts[-1] if cuts else 0)
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     clause = text[start:tail.start() if tail else min(len(text), b + 200)]
-    if _PAST_CUE.search(clause) or re.search(r"\bback\s+$", text[max(0, a - 6):a], re.I):
+    before = text[max(0, a - 40):a]
+    returning = _RETURN.search(before) is not None
+    if _PAST_CUE.search(clause) or (not returning and _BACK.search(before)):
         return "past"
+    if returning:  # "I'll be back on the 30th", "she flies back on Friday": a return still to come
+        return "future"
     # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
     # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
     if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
