@@ -161,3 +161,45 @@ def test_the_days_as_chats_type_them(text: str, want: str) -> None:
 
 def test_a_timer_in_code_is_no_day() -> None:
     assert label("clearTimeout(tmr); tmr = setTimeout(poll, 500)", MAY_10) is None
+
+
+@pytest.mark.parametrize("text, now, want, start, end", [
+    # a period reaching back from the message: from that long before it up to its day, that day included
+    ("I've run three times in the last week", MAY_10, "3-10 May 2023", at(2023, 5, 3), at(2023, 5, 11)),
+    ("I've been so tired over the past few days", MAY_10, "7-10 May 2023", at(2023, 5, 7), at(2023, 5, 11)),
+    ("the last couple of days were busy", MAY_10, "8-10 May 2023", at(2023, 5, 8), at(2023, 5, 11)),
+    ("in the past two weeks I read four books", MAY_10, "26 April-10 May 2023", at(2023, 4, 26), at(2023, 5, 11)),
+    ("So much has happened in the last month", at(2023, 7, 16, 16), "16 June-16 July 2023", at(2023, 6, 16),
+     at(2023, 7, 17)),
+    ("I've learned a lot over the past year", at(2024, 1, 5, 9), "5 January 2023-5 January 2024", at(2023, 1, 5),
+     at(2024, 1, 6)),
+    ("the past 3 months were hard", at(2024, 5, 31), "29 February-31 May 2024", at(2024, 2, 29), at(2024, 6, 1)),
+])
+def test_a_period_reaching_back_from_the_message_ends_on_its_day(text, now, want, start, end):
+    ref = timeexpr.event_time(text, now)
+    assert ref is not None and (ref.label(), ref.start, ref.end) == (want, start, end)
+
+
+@pytest.mark.parametrize("text", [
+    "the last week of May is always busy",       # a week of May, not the week before the message
+    "I cried on the last day of school",         # the final day
+    "the last two days of the sprint are for testing",
+    "look at the skills you developed over the past 22 years",  # the length of a career
+    "over the past months I changed a lot",      # no saying how many
+])
+def test_the_last_of_something_is_no_period_reaching_back(text):
+    assert timeexpr.event_time(text, MAY_10) is None
+
+
+def test_a_period_reaching_back_is_shown_filtered_and_kept_across_a_reopen(tmp_path):
+    path = tmp_path / "m.db"
+    said = datetime(2022, 4, 17, 18, 44, tzinfo=timezone.utc)
+    with hippo.Memory(path) as mem:
+        item = mem.add("I've been reading a lot in the past week!", speaker="Nate", timestamp=said)
+        assert "Nate (10-17 April 2022): I've been reading" in mem.recall("What has Nate been reading?").text
+    with hippo.Memory(path) as mem:
+        assert "Nate (10-17 April 2022): I've been reading" in mem.recall("What has Nate been reading?").text
+        # the days it covers, and not the calendar week before (4-10 April)
+        assert [h.id for h in mem.search("reading", since=datetime(2022, 4, 12), until=datetime(2022, 4, 14))] \
+            == [item.id]
+        assert mem.search("reading", since=datetime(2022, 4, 4), until=datetime(2022, 4, 10)) == []

@@ -6,7 +6,8 @@ stage-9 temporal boost) needs both the event time of a message and whether a que
 are rule-based here, deterministic, and cost a few microseconds per message.
 
 Every resolved expression is an interval ``[start, end)`` in UTC epoch seconds with a granularity
-(``day`` / ``week`` / ``weekend`` / ``month`` / ``year``); its midpoint orders events.
+(``day`` / ``week`` / ``weekend`` / ``month`` / ``year``, or ``days`` for a span of days: "in the last week");
+its midpoint orders events.
 """
 
 from __future__ import annotations
@@ -34,13 +35,13 @@ WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thurs
                                          "sunday"))}
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2,
-           "a few": 3, "few": 3, "several": 3}
+           "couple of": 2, "a few": 3, "few": 3, "several": 3}
 
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
-_NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|couple|" \
-       r"few|several)"
+_NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
+       r"couple of|couple|few|several)"
 _UNIT = r"(day|week|fortnight|month|year)s?"
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
@@ -58,7 +59,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b"),
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
-    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b"),
+    # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
+    # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
+    ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
+                  r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
+    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
     ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
@@ -81,7 +86,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago": (" ago",), "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES,
+    "nth": ("on the ",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
+    "last_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
@@ -122,6 +128,13 @@ class TimeRef:
             return f"weekend of {d.day} {d.strftime('%B %Y')}"
         if self.granularity == "month":
             return d.strftime("%B %Y")
+        if self.granularity == "days":  # "3-10 May 2023", "26 April-10 May 2023"
+            e = datetime.fromtimestamp(self.end - DAY, tz=timezone.utc)
+            if d.year != e.year:
+                return f"{d.day} {d.strftime('%B %Y')}-{e.day} {e.strftime('%B %Y')}"
+            if d.month != e.month:
+                return f"{d.day} {d.strftime('%B')}-{e.day} {e.strftime('%B %Y')}"
+            return f"{d.day}-{e.day} {e.strftime('%B %Y')}"
         return str(d.year)
 
 
@@ -211,7 +224,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if now is None:
         return None
-    if name in ("last_unit", "next_unit", "this_unit") and _TITLE_CASE.fullmatch(phrase) and m.start() > 0 \
+    if name in ("last_unit", "next_unit", "this_unit", "span_back") and _TITLE_CASE.fullmatch(phrase) \
+            and m.start() > 0 \
             and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
         return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
@@ -272,6 +286,24 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             last_day = calendar.monthrange(first.year, first.month)[1]
             return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
         return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+    if name == "span_back":
+        unit = g[1].lower()
+        plural = unit.endswith("s")
+        unit = unit.rstrip("s")
+        if g[0] is None and (plural or unit == "day" and not _SPAN_LEAD.match(phrase)):
+            return None  # "over the past months": no saying how many; "the last day": the final one, not a date
+        n = _number(g[0]) if g[0] is not None else 1
+        if unit == "month":
+            first = _add_months(today.replace(day=1), -n)
+            start = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))
+        elif unit == "year":
+            start = _shifted(today, -n)
+        else:
+            start = today - timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit])
+        if start < _shifted(today, -1):
+            return None  # "the skills developed over the past 22 years": the length of a career, not when it was
+        # up to the day the message is said, that day included
+        return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
         unit = g[0].lower()
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
@@ -344,6 +376,7 @@ _WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
+_SPAN_LEAD = re.compile(r"(?:in|over|during|within|for|throughout)\s", re.I)
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were|did|had|happened|used\s+to|since|"
                        r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
@@ -391,6 +424,17 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
 def find(text: str, now: float | None) -> list[TimeRef]:
     """Every time expression in ``text`` resolved against ``now`` (the message's epoch timestamp or None), in text
     order, without overlaps. Without ``now`` only absolute dates resolve."""
+    return _find(text, now, _PATTERNS)
+
+
+# A question's period is read as before the days reaching back were: "in the last week" asked is the calendar week
+# before the memory's latest message, "over the past few months" no period (a summary of the history). Recall is
+# measured with these windows; reading the days reaching back in questions is a change of ranking of its own.
+_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name != "span_back"]
+
+
+def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
+    """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order)."""
     if not _ANY.search(text):
         return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
@@ -401,7 +445,7 @@ def find(text: str, now: float | None) -> list[TimeRef]:
     ends: list[int] = []
     low = _folded(text)
     month: bool | None = None
-    for name, rx in _PATTERNS:
+    for name, rx in patterns:
         needs = _NEEDS[name]
         if not any(w in low for w in needs):
             continue
@@ -471,8 +515,8 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
     reads it at several stages, and an agent asks again."""
     window = None
-    located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, find(query, now)),
-                                                                         now)))
+    found = _find(query, now, _QUERY_PATTERNS)
+    located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, found), now)))
     refs = [ref for _, ref in located]
     open_ended = False
     for at, ref in located:

@@ -37,7 +37,8 @@ from hippo.text import attributes, fingerprints, lexicon, timeexpr
 from hippo.text.attributes import Statement
 from hippo.text.salience import salience
 
-GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller")
+# stored by index in snapshots: a new granularity goes at the end
+GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller", "days")
 # An update's attribute is looked for in at most this many of the speaker's earlier messages that hold its head word,
 # the newest first (a statement is updated within a stretch of history, and the search stays bounded).
 REREAD_ROWS = 50
