@@ -48,6 +48,16 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("Mom flies back on Friday", MAY_10, "12 May 2023"),
     ("I'll be back in October", MAY_10, "October 2023"),
     ("I was back on the 30th", MAY_10, "30 April 2023"),
+    # a week after the next one; a weekday something lasts since; a weekday a thing is due by
+    ("We move the week after next", MAY_10, "week of 22 May 2023"),
+    ("the weekend after next we fly to Rome", MAY_10, "weekend of 20 May 2023"),
+    ("the party is the Friday after next", MAY_10, "19 May 2023"),
+    ("I start the week after next", at(2023, 12, 28, 12), "week of 8 January 2024"),
+    ("I've been sick since Tuesday", MAY_10, "9 May 2023"),
+    ("I've been sick since Wednesday", MAY_10, "3 May 2023"),
+    ("I need the draft by Friday", MAY_10, "12 May 2023"),
+    ("I'm away until Monday", MAY_10, "15 May 2023"),
+    ("I had finished it by Monday", MAY_10, "8 May 2023"),
     # "back on the 30th" alone is then, in the past, and said on the 10th "back on the 10th" is last month's
     ("Back on the 30th we had a party", MAY_10, "30 April 2023"),
     ("That was back on the 10th", MAY_10, "10 April 2023"),

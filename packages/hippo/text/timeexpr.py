@@ -65,6 +65,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
+    ("since_wd", rf"\bsince {_WEEKDAY}\b"),  # "sick since Tuesday": the last Tuesday before the message
+    # "the week after next", "the Friday after next": a week after the next one
+    ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
+    # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
+    ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY}\b"),
     ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY}\b"),
@@ -87,7 +92,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
-    "last_wd": _WEEKDAY_NAMES,
+    "last_wd": _WEEKDAY_NAMES, "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
@@ -322,19 +327,30 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
-    if name in ("last_wd", "next_wd", "this_wd"):
+    if name == "after_next":
+        unit = g[0].lower()
+        if unit == "week":
+            return _ref(today - timedelta(days=today.weekday()) + timedelta(days=14), "week", phrase, True)
+        if unit == "weekend":  # the Saturday after the coming one ("next weekend" is the coming one)
+            sat = today - timedelta(days=(today.weekday() - 5) % 7)
+            return _ref(sat + timedelta(days=14), "weekend", phrase, True)
+        ahead = (WEEKDAYS[unit] - today.weekday()) % 7 or 7
+        return _ref(today + timedelta(days=ahead + 7), "day", phrase, True)
+    if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
         wd = WEEKDAYS[g[0].lower()]
-        explicit_past = re.match(r"(?:last|this past|past)\b", phrase, re.I) is not None
-        # "this Friday" is the coming one unless the clause reports the past ("this Monday I went...")
-        if name == "last_wd" and (explicit_past or not future) or name == "this_wd" and tense == "past":
+        explicit_past = name == "since_wd" or re.match(r"(?:last|this past|past)\b", phrase, re.I) is not None
+        # "this Friday" (and "by Friday") is the coming one unless the clause reports the past ("this Monday I
+        # went...")
+        if name in ("last_wd", "since_wd") and (explicit_past or not future) \
+                or name in ("this_wd", "by_wd") and tense == "past":
             back = (today.weekday() - wd) % 7
-            if name == "last_wd":
+            if name in ("last_wd", "since_wd"):
                 back = back or 7
             return _ref(today - timedelta(days=back), "day", phrase, True)
         ahead = (wd - today.weekday()) % 7
-        if name != "this_wd":
+        if name not in ("this_wd", "by_wd"):
             ahead = ahead or 7
         return _ref(today + timedelta(days=ahead), "day", phrase, True)
     if name == "next_month":
@@ -355,7 +371,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "in_month", "this_unit", "in_n"})
+_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
@@ -427,10 +443,11 @@ def find(text: str, now: float | None) -> list[TimeRef]:
     return _find(text, now, _PATTERNS)
 
 
-# A question's period is read as before the days reaching back were: "in the last week" asked is the calendar week
-# before the memory's latest message, "over the past few months" no period (a summary of the history). Recall is
-# measured with these windows; reading the days reaching back in questions is a change of ranking of its own.
-_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name != "span_back"]
+# A question's period is read as before the days reaching back, the weeks after next and the weekdays since or by
+# were read in messages: "in the last week" asked is the calendar week before the memory's latest message, "over the
+# past few months" and "since Tuesday" no period. Recall is measured with these windows; reading those phrases in
+# questions is a change of ranking of its own.
+_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name not in ("span_back", "since_wd", "after_next", "by_wd")]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
