@@ -58,6 +58,17 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("I need the draft by Friday", MAY_10, "12 May 2023"),
     ("I'm away until Monday", MAY_10, "15 May 2023"),
     ("I had finished it by Monday", MAY_10, "8 May 2023"),
+    # a third of a month: days 1-10, 11-20 or 21 to its end, the year by the tense like a month's
+    ("I went to Paris in mid-March", MAY_10, "11-20 March 2023"),
+    ("I'll be in Paris in mid-June", MAY_10, "11-20 June 2023"),
+    ("The start of June was rainy", MAY_10, "1-10 June 2022"),
+    ("The report is due at the end of next month", MAY_10, "21-30 June 2023"),
+    ("I'll finish it by end\nof June", MAY_10, "21-30 June 2023"),  # a line break between the words
+    ("We moved in early May 2021", MAY_10, "1-10 May 2021"),
+    ("I've been documenting it since late February", at(2024, 3, 3), "21-29 February 2024"),
+    ("the course that was extended by two weeks, now ending mid-October", at(2024, 9, 15), "11-20 October 2024"),
+    ("In early January we'll fly to Oslo", at(2023, 12, 28, 12), "1-10 January 2024"),
+    ("In late December we skied", at(2024, 1, 2, 12), "21-31 December 2023"),
     # "back on the 30th" alone is then, in the past, and said on the 10th "back on the 10th" is last month's
     ("Back on the 30th we had a party", MAY_10, "30 April 2023"),
     ("That was back on the 10th", MAY_10, "10 April 2023"),
@@ -119,6 +130,8 @@ _TEXTS = [
     "The market summary: primary numbers only, no dates at all -- 12-34-5678, 3 months, a year.",
     "Since March I have run this past Sunday and last week; on Monday, this Tuesday, next month.",
     "def parse(x):\n    return x[2023-1:12]  # in 10 days, 5 years ago, this year, during 2018",
+    "Back by mid-March, the Middle of May or the end of next month; in the last week, since Friday, by Monday, "
+    "the week after next, over the past couple of days; end\nof May.",
 ]
 
 
@@ -196,6 +209,8 @@ def test_a_period_reaching_back_from_the_message_ends_on_its_day(text, now, want
     "the last two days of the sprint are for testing",
     "look at the skills you developed over the past 22 years",  # the length of a career
     "over the past months I changed a lot",      # no saying how many
+    "at the end of the day it is your call",     # no month
+    "as early may be better, start now",         # "may" the verb
 ])
 def test_the_last_of_something_is_no_period_reaching_back(text):
     assert timeexpr.event_time(text, MAY_10) is None

@@ -49,6 +49,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
+    # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
+    # often a goal of any month in advice as a date)
+    ("part_month", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this)\s+"
+                   r"month|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -86,7 +90,8 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 # Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "iso": ("-",), "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
+    "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
+    "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
@@ -234,6 +239,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
         return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
+    if name == "part_month":
+        return _part_of_month(m, g, today, tense)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -370,8 +377,49 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     return None
 
 
+_ENDING = re.compile(r"\b(?<!was\s)(?<!were\s)(?:ending|ends|starting|starts|due)\s+(?:in\s+|on\s+|by\s+|around\s+)?"
+                     r"(?:the\s+)?$", re.I)
+
+
+def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A third of a month ("early May", "mid-March", "the end of next month"): days 1-10, 11-20 or 21 to the end.
+    A month named without its year is the next such third when the clause talks about what is to come, the last
+    one begun when it reports, and the nearest one otherwise."""
+    part, rel, month_word, year = g
+    if month_word is not None and month_word.lower() in ("may", "march") and month_word[:1].islower() \
+            and m.group(0)[m.start(3) - m.start() - 1] != "-":
+        return None  # "start of march": the verb is not the month ("as early may be best")
+    words = part.lower().split()  # "early", "mid", or "[the] end of" with any white space between
+    third = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}[
+        words[-2] if len(words) > 1 else words[0]]
+
+    def days(first: datetime) -> tuple[datetime, datetime]:
+        if third == 2:
+            return first.replace(day=21), _add_months(first, 1)
+        return first.replace(day=1 + 10 * third), first.replace(day=11 + 10 * third)
+
+    if month_word is None:  # "the end of next month", "mid last month", "early this month"
+        offset = {"next": 1, "last": -1}.get((rel or "").lower(), 0)
+        start, end = days(_add_months(today.replace(day=1), offset))
+        return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+    month = _month_of(month_word)
+    if year is not None:
+        start, end = days(datetime(int(year), month, 1, tzinfo=timezone.utc))
+        return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), False)
+    options = [days(datetime(y, month, 1, tzinfo=timezone.utc)) for y in (today.year - 1, today.year, today.year + 1)]
+    if _ENDING.search(m.string, max(0, m.start() - 30), m.start()):
+        tense = "future"  # "the course, extended by two weeks, now ending mid-October": when it ends, still to come
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    elif tense == "past":
+        start, end = [o for o in options if o[0] <= today][-1]
+    else:
+        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
+
+
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
+_TENSED = frozenset({"part_month", "md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
@@ -434,7 +482,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|"
-                  r"morning|night|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+                  r"morning|night|month|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 
 def find(text: str, now: float | None) -> list[TimeRef]:
@@ -443,11 +491,12 @@ def find(text: str, now: float | None) -> list[TimeRef]:
     return _find(text, now, _PATTERNS)
 
 
-# A question's period is read as before the days reaching back, the weeks after next and the weekdays since or by
-# were read in messages: "in the last week" asked is the calendar week before the memory's latest message, "over the
-# past few months" and "since Tuesday" no period. Recall is measured with these windows; reading those phrases in
-# questions is a change of ranking of its own.
-_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name not in ("span_back", "since_wd", "after_next", "by_wd")]
+# A question's period is read as before the days reaching back, the weeks after next, the weekdays since or by and
+# the thirds of a month were read in messages: "in the last week" asked is the calendar week before the memory's
+# latest message, "over the past few months", "since Tuesday" and "mid-March" no period. Recall is measured with
+# these windows; reading those phrases in questions is a change of ranking of its own.
+_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
+                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month")]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
