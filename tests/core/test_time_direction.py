@@ -35,6 +35,10 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("The next review is planned for September 15, but you can add notes before", at(2025, 2, 20),
      "15 September 2025"),
     ("I'm meeting her on Friday", MAY_10, "12 May 2023"),
+    # what the speaker is doing at a time named: an arrangement, still to come
+    ("I'm camping on Saturday", MAY_10, "13 May 2023"),
+    ("She's graduating on the 30th", MAY_10, "30 May 2023"),
+    ("We're skiing in January with the kids", at(2023, 12, 28, 12), "January 2024"),
     ("See you this Friday!", MAY_10, "12 May 2023"),
     ("The party is on the 3rd", MAY_10, "3 June 2023"),
     ("I'll talk to Sam before our meeting on the 17th", at(2024, 9, 18), "17 October 2024"),

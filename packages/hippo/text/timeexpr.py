@@ -434,7 +434,9 @@ _FUTURE_CUE = re.compile(
     r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
     r"(?:I'm|I\s+am|we're|we\s+are|you're|he's|she's|they're)\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
     r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
-    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off)\b)", re.I)
+    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
+    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
+    r"staying|launching|opening|joining|interviewing)\b)", re.I)
 _WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|"
                          r"'m\s+going\s+to)\b", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
