@@ -81,6 +81,8 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("I got my first tattoo back in November, a small fern.", at(2024, 2, 7), "November 2023"),
     ("I met her on Friday", MAY_10, "5 May 2023"),
     ("We married on the 3rd", MAY_10, "3 May 2023"),
+    ("On the 3rd Sam came over", MAY_10, "3 May 2023"),
+    ("we met on the 3rd and talked for hours", MAY_10, "3 May 2023"),
     ("This weekend was so much fun", at(2024, 3, 18), "weekend of 16 March 2024"),
     ("I've been so busy this week", at(2024, 3, 3), "week of 26 February 2024"),
     # "my will" is a document, not the future
@@ -111,6 +113,10 @@ def test_direction_follows_what_the_speaker_talks_about(text, now, want):
     ("Review Action Items from Last Week (5 minutes): discuss status", at(2024, 3, 3)),
     ("read a standalone novel one week and a book from a series the next week", at(2024, 2, 28)),
     ("spend 15 minutes reviewing past week's progress, 30 minutes planning", at(2024, 9, 5)),
+    # an ordinal that counts something is no day of the month
+    ("I live on the 3rd floor, next to the lift", MAY_10),
+    ("we won it on the 18th hole", MAY_10),
+    ("a lecture on the 21st century economy", MAY_10),
 ])
 def test_spans_rates_and_headings_are_no_dates(text, now):
     assert timeexpr.event_time(text, now) is None

@@ -61,7 +61,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
     ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b"),
-    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b"),
+    # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
+    # counts, unless it is one of the small words a sentence goes on with
+    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|"
+            r"because|as|after|before|until|till|by|i|we|you|he|she|they|it|my|our|his|her|their|the|a|an|this|that|"
+            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)(?-i:[a-z]))"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
