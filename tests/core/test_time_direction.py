@@ -82,6 +82,9 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("I met her on Friday", MAY_10, "5 May 2023"),
     ("We married on the 3rd", MAY_10, "3 May 2023"),
     ("On the 3rd Sam came over", MAY_10, "3 May 2023"),
+    # the month the day is of, when it is said
+    ("The money was transferred on the 20th of this month", MAY_10, "20 May 2023"),
+    ("We meet on the 3rd of next month", MAY_10, "3 June 2023"),
     ("we met on the 3rd and talked for hours", MAY_10, "3 May 2023"),
     ("This weekend was so much fun", at(2024, 3, 18), "weekend of 16 March 2024"),
     ("I've been so busy this week", at(2024, 3, 3), "week of 26 February 2024"),
@@ -117,6 +120,7 @@ def test_direction_follows_what_the_speaker_talks_about(text, now, want):
     ("I live on the 3rd floor, next to the lift", MAY_10),
     ("we won it on the 18th hole", MAY_10),
     ("a lecture on the 21st century economy", MAY_10),
+    ("the rent is paid on the 1st of each month", MAY_10),   # a rate, no day
 ])
 def test_spans_rates_and_headings_are_no_dates(text, now):
     assert timeexpr.event_time(text, now) is None

@@ -65,7 +65,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # counts, unless it is one of the small words a sentence goes on with
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|"
             r"because|as|after|before|until|till|by|i|we|you|he|she|they|it|my|our|his|her|their|the|a|an|this|that|"
-            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)(?-i:[a-z]))"),
+            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)(?-i:[a-z]))"
+            r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
@@ -263,6 +264,12 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(d, "day", phrase, True, yearless=True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         day = int(g[0])
+        if g[1] is not None:  # "on the 20th of this month", "of next month"; "of each month" is no day but a rate
+            if g[1].lower() in ("each", "every"):
+                return None
+            first = _add_months(today.replace(day=1), {"this": 0, "next": 1, "last": -1}[g[1].lower()])
+            d = _safe_date(first.year, first.month, day)
+            return _ref(d, "day", phrase, True) if d else None
         d = _safe_date(now.year, now.month, day)
         step = 1 if future else -1
         month = today.replace(day=1)
