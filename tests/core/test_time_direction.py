@@ -183,6 +183,49 @@ def test_month_and_weekday_names_do_not_follow_the_locale():
     assert out.stdout.split("\n")[:2] == ["5 May 2023", "21 June 2024"]
 
 
+def _german_locale(tmp_path):
+    """A directory holding a compiled de_DE.UTF-8 locale (for LOCPATH), or None where none can be made."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("localedef") is None or not os.path.exists("/usr/share/i18n/locales/de_DE"):
+        return None
+    subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(tmp_path / "de_DE.UTF-8")],
+                   capture_output=True, text=True, timeout=120)
+    return tmp_path if (tmp_path / "de_DE.UTF-8").exists() else None
+
+
+def test_dates_written_into_a_context_are_english_whatever_the_locale(tmp_path):
+    # an application may set LC_TIME (here German): strftime's month names then follow it, while the dates hippo
+    # writes next to a message, and the days it heads a session with, are English ("7 Mai 2023" was written)
+    import os
+    import subprocess
+    import sys
+
+    locales = _german_locale(tmp_path)
+    if locales is None:
+        pytest.skip("no German locale can be compiled here")
+    code = (
+        "import locale\n"
+        "locale.setlocale(locale.LC_TIME, 'de_DE.UTF-8')\n"
+        "from datetime import datetime\n"
+        "assert datetime(2023, 5, 1).strftime('%B') == 'Mai'\n"
+        "import hippo\n"
+        "from hippo.text import timeexpr\n"
+        "print(timeexpr.event_time('we met in the last week', datetime(2023, 5, 10, 12).timestamp()).label())\n"
+        "mem = hippo.Memory()\n"
+        "mem.add('I went to the support group yesterday', speaker='Caroline', timestamp=datetime(2023, 5, 8))\n"
+        "print(mem.recall('support group').text)\n"
+    )
+    env = {**os.environ, "LOCPATH": str(locales)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    assert "3-10 May 2023" in out.stdout
+    assert "[8 May 2023]" in out.stdout and "Caroline (7 May 2023): I went to the support group" in out.stdout
+    assert "Mai" not in out.stdout
+
+
 @pytest.mark.parametrize("text, want", [
     # the days as chats type them (hippo.text.shorthand), and the common misspellings of "tomorrow"
     ("first day at the aquarium tmrw!!", "11 May 2023"),

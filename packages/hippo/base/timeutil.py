@@ -8,6 +8,16 @@ from datetime import datetime, timezone
 
 from hippo.base.errors import InvalidInput
 
+# English month names, spelled out: strftime's %B follows the process's locale (LC_TIME), which the application may
+# have set, while the dates hippo writes into a context are English ("8 May 2023", not "8 Mai 2023")
+MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+               "November", "December")
+
+
+def month_year(dt: datetime) -> str:
+    """"May 2023": the month's English name and the year, whatever the process's locale."""
+    return f"{MONTH_NAMES[dt.month - 1]} {dt.year}"
+
 
 def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, max_year: int = 2200) -> float | None:
     if value is None:
@@ -58,7 +68,7 @@ def _utc(epoch: float) -> datetime:
 def _day_strings(day: int) -> tuple[str, str]:
     """("2023-05-08", "8 May 2023") of a UTC day number (formatting is per day: cached for the hot paths)."""
     dt = datetime.fromtimestamp(day * 86400, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%d"), f"{dt.day} {dt.strftime('%B %Y')}"
+    return dt.strftime("%Y-%m-%d"), f"{dt.day} {month_year(dt)}"
 
 
 def _day(epoch: float | None) -> int | None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from hippo.base.errors import InvalidInput
+from hippo.base.timeutil import MONTH_NAMES, month_year
 
 DAY = 86400.0
 
@@ -136,20 +137,20 @@ class TimeRef:
         """Human-readable, compact: "7 May 2023", "week of 1 May 2023", "April 2023", "2022"."""
         d = datetime.fromtimestamp(self.start, tz=timezone.utc)
         if self.granularity == "day":
-            return f"{d.day} {d.strftime('%B %Y')}"
+            return f"{d.day} {month_year(d)}"
         if self.granularity == "week":
-            return f"week of {d.day} {d.strftime('%B %Y')}"
+            return f"week of {d.day} {month_year(d)}"
         if self.granularity == "weekend":
-            return f"weekend of {d.day} {d.strftime('%B %Y')}"
+            return f"weekend of {d.day} {month_year(d)}"
         if self.granularity == "month":
-            return d.strftime("%B %Y")
+            return month_year(d)
         if self.granularity == "days":  # "3-10 May 2023", "26 April-10 May 2023"
             e = datetime.fromtimestamp(self.end - DAY, tz=timezone.utc)
             if d.year != e.year:
-                return f"{d.day} {d.strftime('%B %Y')}-{e.day} {e.strftime('%B %Y')}"
+                return f"{d.day} {month_year(d)}-{e.day} {month_year(e)}"
             if d.month != e.month:
-                return f"{d.day} {d.strftime('%B')}-{e.day} {e.strftime('%B %Y')}"
-            return f"{d.day}-{e.day} {e.strftime('%B %Y')}"
+                return f"{d.day} {MONTH_NAMES[d.month - 1]}-{e.day} {month_year(e)}"
+            return f"{d.day}-{e.day} {month_year(e)}"
         return str(d.year)
 
 
