@@ -956,3 +956,52 @@ def test_a_telegram_export_that_opens_with_an_undated_service_message(tmp_path, 
                     encoding="utf-8")
     assert cli(capsys, "ingest", chat, "--path", tmp_path / "c.db").code == 0
     assert [(m["role"], m["text"]) for m in stored(tmp_path / "c.db")] == [("user", "yo")]
+
+
+def test_locomo_and_beam_dates_are_read_as_strptime_reads_them_in_english():
+    """The dates of LoCoMo ("1:56 pm on 8 May, 2023") and BEAM ("March-15-2024") files, every day of a leap year
+    at several times. Oracle: ``strptime`` in the C locale, which the files are written in."""
+    from datetime import date, timedelta
+
+    from hippo.cli import sources
+
+    day = date(2024, 1, 1)
+    while day.year == 2024:
+        for hour, minute in ((0, 0), (9, 5), (12, 30), (13, 56), (23, 59)):
+            h12 = hour % 12 or 12
+            text = f"{h12}:{minute:02d} {'am' if hour < 12 else 'pm'} on {day.day} {day.strftime('%B')}, {day.year}"
+            assert sources._parse_locomo_date(text) == datetime.strptime(text, "%I:%M %p on %d %B, %Y")
+        for name in (day.strftime("%B"), day.strftime("%b")):
+            anchor = f"{name}-{day.day:02d}-{day.year}"
+            assert sources.parse_beam_anchor(anchor, ()) == datetime.strptime(anchor, f"%{'B' if len(name) > 3 else 'b'}-%d-%Y")
+        day += timedelta(days=1)
+    for bad in ("13:00 pm on 8 May, 2023", "1:56 pm on 31 April, 2023", "1:56 pm on 8 Mai, 2023"):
+        with pytest.raises(ValueError):
+            sources._parse_locomo_date(bad)
+    with pytest.raises(sources.SourceError):
+        sources.parse_beam_anchor("Mai-15-2024", ())
+
+
+def test_locomo_and_beam_dates_are_read_whatever_the_locale(tmp_path):
+    """An application may set LC_TIME (here German, where strptime's %B wants "Mai" and %p nothing): the files'
+    English dates are read all the same."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("localedef") is None or not os.path.exists("/usr/share/i18n/locales/de_DE"):
+        pytest.skip("no German locale can be compiled here")
+    subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(tmp_path / "de_DE.UTF-8")],
+                   capture_output=True, text=True, timeout=120)
+    if not (tmp_path / "de_DE.UTF-8").exists():
+        pytest.skip("no German locale can be compiled here")
+    code = ("import locale\n"
+            "locale.setlocale(locale.LC_TIME, 'de_DE.UTF-8')\n"
+            "from hippo.cli import sources\n"
+            "print(sources._parse_locomo_date('1:56 pm on 8 May, 2023').isoformat())\n"
+            "print(sources.parse_beam_anchor('March-15-2024', ()).isoformat())\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LOCPATH": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["2023-05-08T13:56:00", "2024-03-15T00:00:00"]

@@ -553,12 +553,31 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     return item
 
 
+# English month names and their three-letter forms ("Sept" too). The files write them in English whatever the
+# reader's locale, while ``strptime``'s %B and %p follow the process's LC_TIME, which an application may set.
+_MONTHS = {name.lower()[:k]: m for m, name in enumerate(
+    ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
+     "December"), start=1) for k in (3, len(name))} | {"sept": 9}
+_BEAM_ANCHOR = re.compile(r"([A-Za-z]+)-(\d{1,2})-(\d{4})")
+_LOCOMO_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap])\.?m\.?\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s*(\d{4})",
+                          re.IGNORECASE)
+
+
+def _english_date(year: str, month: str, day: str, hour: int = 0, minute: int = 0) -> datetime:
+    """The date of an English month name, ``ValueError`` for a name that is none or a day the month lacks."""
+    number = _MONTHS.get(month.lower())
+    if number is None:
+        raise ValueError(f"no month {month!r}")
+    return datetime(int(year), number, int(day), hour, minute)
+
+
 def parse_beam_anchor(value: Any, path: Path) -> datetime:
     """BEAM's ``time_anchor`` ("March-15-2024"), or ISO-8601."""
     if isinstance(value, str):
-        for fmt in ("%B-%d-%Y", "%b-%d-%Y"):
+        m = _BEAM_ANCHOR.fullmatch(value.strip())
+        if m is not None:
             try:
-                return datetime.strptime(value.strip(), fmt)
+                return _english_date(m[3], m[1], m[2])
             except ValueError:
                 pass
         try:
@@ -600,7 +619,10 @@ def beam_records(batches: list) -> Iterator[Record]:
 
 def _parse_locomo_date(text: str) -> datetime:
     # "1:56 pm on 8 May, 2023"
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+    m = _LOCOMO_DATE.fullmatch(text.strip())
+    if m is None or not 1 <= int(m[1]) <= 12:
+        raise ValueError(f"not a date like '1:56 pm on 8 May, 2023': {text!r}")
+    return _english_date(m[6], m[5], m[4], int(m[1]) % 12 + (12 if m[3].lower() == "p" else 0), int(m[2]))
 
 
 def locomo_records(sample: Any, path: Path) -> Iterator[Record]:
