@@ -405,10 +405,11 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     # JSON (Expecting value)"
     ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
     ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
-    # exports of apps hippo does not read, {"messages": [...]} of other fields (Facebook Messenger and Instagram,
-    # Discord): named as such, not as an OpenAI-style file whose first message lacks a valid 'role'
-    ('{"participants": [{"name": "Bo"}], "messages": [{"sender_name": "Bo", "timestamp_ms": 1710234000000, '
-     '"content": "hi"}], "title": "Bo", "thread_path": "inbox/bo_1"}', ["bad.json", "not a format", "sender_name"]),
+    # exports of apps hippo does not read, {"messages": [...]} of other fields (Discord): named as such, not as an
+    # OpenAI-style file whose first message lacks a valid 'role'
+    # a Messenger thread with a message of no time
+    ('{"participants": [{"name": "Bo"}], "messages": [{"sender_name": "Bo", "timestamp_ms": null, '
+     '"content": "hi"}], "title": "Bo", "thread_path": "inbox/bo_1"}', ["bad.json:1:", "messages[0]", "timestamp_ms"]),
     ('{"guild": {"id": "1"}, "channel": {"id": "2"}, "messages": [{"id": "3", "type": "Default", "timestamp": '
      '"2024-03-12T09:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "ann"}}]}',
      ["bad.json", "not a format", "author"]),
@@ -1005,3 +1006,119 @@ def test_locomo_and_beam_dates_are_read_whatever_the_locale(tmp_path):
                          env={**os.environ, "LOCPATH": str(tmp_path)})
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2023-05-08T13:56:00", "2024-03-15T00:00:00"]
+
+
+def facebook(text: str) -> str:
+    """A string as Facebook's "Download your information" JSON writes it: each UTF-8 byte escaped as a character."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+def messenger_thread(messages: list[dict]) -> dict:
+    """A Messenger message_<n>.json around ``messages`` (newest first, as the export lists them). The shape, media
+    entries included, follows the Messenger sample of mlomb/chat-analytics (tests/samples/messenger/2A_7M.json)."""
+    return {"participants": [{"name": facebook("Zoë")}, {"name": "Bo"}], "messages": messages,
+            "title": facebook("Zoë"), "is_still_participant": True, "thread_type": "Regular",
+            "thread_path": "inbox/zoe_aaaaaaaaaa", "magic_words": []}
+
+
+def test_facebook_messenger_thread(tmp_path, capsys) -> None:
+    """Facebook Messenger's (and Instagram's) JSON export was refused as "not a format hippo ingest reads". Its text
+    is UTF-8 escaped byte by byte ("café" written "cafÃ©"), its messages newest first, and the app's records of
+    calls, photos without words and unsent messages sit among them."""
+    ms = 1710234000000  # 2024-03-12 09:00:00 UTC
+    thread = messenger_thread([
+        {"sender_name": "Bo", "timestamp_ms": ms + 9 * 60_000, "content": "Bo unsent a message.", "is_unsent": True},
+        {"sender_name": "Bo", "timestamp_ms": ms + 8 * 60_000, "content": "Bo sent an attachment."},
+        {"sender_name": "Bo", "timestamp_ms": ms + 7 * 60_000, "content": "Bo called you.", "type": "Call",
+         "call_duration": 125},
+        {"sender_name": facebook("Zoë"), "timestamp_ms": ms + 6 * 60_000,
+         "photos": [{"uri": "messages/inbox/zoe_aaaaaaaaaa/photos/123123123123123.jpg",
+                     "creation_timestamp": 1710234360}], "ip": "1.1.1.1"},
+        {"sender_name": "Bo", "timestamp_ms": ms + 5 * 60_000, "content": "https://example.org/menu",
+         "share": {"link": "https://example.org/menu"}},
+        {"sender_name": "Bo", "timestamp_ms": ms + 60_000, "content": facebook("Sounds good, see you at 7 👍"),
+         "reactions": [{"reaction": facebook("❤"), "actor": facebook("Zoë")}]},
+        {"sender_name": facebook("Zoë"), "timestamp_ms": ms, "content": facebook("café 🎉"),
+         "files": [{"uri": "messages/inbox/zoe_aaaaaaaaaa/files/menu.pdf", "creation_timestamp": 1710234000}]},
+    ])
+    f = tmp_path / "message_1.json"
+    f.write_text(json.dumps(thread, indent=2), encoding="utf-8")  # ensure_ascii: "\u00c3\u00a9", as Facebook writes
+    assert "\\u00c3\\u00a9" in f.read_text(encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "café 🎉", "speaker": "Zoë", "role": "user", "timestamp": utc(2024, 3, 12, 9, 0), "session_id": None,
+         "metadata": {"attachments": ["menu.pdf"]}},
+        {"text": "Sounds good, see you at 7 👍", "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 12, 9, 1),
+         "session_id": None, "metadata": {"reactions": [{"reaction": "❤", "actor": "Zoë"}]}},
+        {"text": "https://example.org/menu", "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 12, 9, 5),
+         "session_id": None, "metadata": {"link": "https://example.org/menu"}},
+    ]
+    # A file written as proper UTF-8 (a character above U+00FF in it) is taken as it is: "Ã©" typed stays "Ã©"
+    proper = messenger_thread([{"sender_name": "Bo", "timestamp_ms": ms, "content": "Ã© is mojibake, ✓"}])
+    f.write_text(json.dumps(proper, ensure_ascii=False), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "p.db").code == 0
+    assert [m["text"] for m in stored(tmp_path / "p.db")] == ["Ã© is mojibake, ✓"]
+
+
+def test_a_messenger_thread_over_several_files_is_ingested_file_by_file(tmp_path, capsys) -> None:
+    """Facebook splits a long thread into message_1.json (the newest messages), message_2.json (older ones), ...
+    ``hippo ingest`` reads one file: the files are ingested one after the other, the oldest (highest number) first,
+    so the namespace holds the thread in time order; ingested the other way round, every message still has its own
+    time, but the namespace lists them as they were added."""
+    ms = 1710234000000
+    older = messenger_thread([{"sender_name": "Bo", "timestamp_ms": ms + 60_000, "content": "two"},
+                              {"sender_name": facebook("Zoë"), "timestamp_ms": ms, "content": "one"}])
+    newer = messenger_thread([{"sender_name": "Bo", "timestamp_ms": ms + 180_000, "content": "four"},
+                              {"sender_name": facebook("Zoë"), "timestamp_ms": ms + 120_000, "content": "three"}])
+    (tmp_path / "message_2.json").write_text(json.dumps(older), encoding="utf-8")
+    (tmp_path / "message_1.json").write_text(json.dumps(newer), encoding="utf-8")
+    db = tmp_path / "s.db"
+    for name in ("message_2.json", "message_1.json"):
+        assert cli(capsys, "ingest", tmp_path / name, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["timestamp"]) for m in stored(db)] == [
+        ("Zoë", "one", utc(2024, 3, 12, 9, 0)), ("Bo", "two", utc(2024, 3, 12, 9, 1)),
+        ("Zoë", "three", utc(2024, 3, 12, 9, 2)), ("Bo", "four", utc(2024, 3, 12, 9, 3))]
+    # a second run of a file already stored adds nothing
+    assert cli(capsys, "ingest", tmp_path / "message_1.json", "--path", db).code == 0
+    assert len(stored(db)) == 4
+    back = tmp_path / "b.db"
+    for name in ("message_1.json", "message_2.json"):
+        assert cli(capsys, "ingest", tmp_path / name, "--path", back).code == 0
+    assert [(m["text"], m["timestamp"]) for m in stored(back)] == [
+        ("three", utc(2024, 3, 12, 9, 2)), ("four", utc(2024, 3, 12, 9, 3)),
+        ("one", utc(2024, 3, 12, 9, 0)), ("two", utc(2024, 3, 12, 9, 1))]
+
+
+def test_an_instagram_thread_and_malformed_messenger_files(tmp_path, capsys) -> None:
+    """Instagram's export has Messenger's shape, with its own notices ("Liked a message", "Reacted 😂 to your
+    message"); a file of that shape with a bad field is refused with one line naming the file, the message and the
+    field, and nothing is stored."""
+    ms = 1710234000000
+    thread = {"participants": [{"name": "ann.k"}, {"name": "bo_b"}], "messages": [
+        {"sender_name": "bo_b", "timestamp_ms": ms + 120_000, "content": facebook("Reacted 😂 to your message "),
+         "is_geoblocked_for_viewer": False},
+        {"sender_name": "ann.k", "timestamp_ms": ms + 60_000, "content": "Liked a message",
+         "is_geoblocked_for_viewer": False},
+        {"sender_name": "bo_b", "timestamp_ms": ms, "content": facebook("ça va? 😂"),
+         "share": {"link": "https://www.instagram.com/p/abc/", "share_text": "a reel"},
+         "is_geoblocked_for_viewer": False}],
+        "title": "bo_b", "is_still_participant": True, "thread_path": "inbox/bo_b_17848610517479048",
+        "magic_words": []}
+    f = tmp_path / "message_1.json"
+    f.write_text(json.dumps(thread, indent=2), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(db)] == [
+        ("bo_b", "ça va? 😂", {"link": "https://www.instagram.com/p/abc/"})]
+    for k, (key, value, needles) in enumerate([
+            ("timestamp_ms", "yesterday", ["messages[1]", "timestamp_ms", "milliseconds"]),
+            ("content", ["hi"], ["messages[1]", "content", "must be a string"]),
+            ("reactions", [{"actor": "ann.k"}], ["messages[1].reactions[0]", "reaction"]),
+            ("photos", [{"creation_timestamp": 1}], ["messages[1].photos[0]", "uri"])]):
+        bad = json.loads(json.dumps(thread))
+        bad["messages"][1][key] = value
+        f.write_text(json.dumps(bad, indent=2), encoding="utf-8")
+        assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "message_1.json:", *needles)
+    assert namespaces(tmp_path / "b.db") == []

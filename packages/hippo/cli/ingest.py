@@ -1,4 +1,5 @@
-"""Moving messages in and out: ``ingest`` (JSONL, OpenAI messages, BEAM, LoCoMo), ``import`` and ``export``.
+"""Moving messages in and out: ``ingest`` (JSONL, OpenAI messages, chat app exports, BEAM, LoCoMo), ``import`` and
+``export``.
 
 ``ingest`` and ``import`` are atomic per file. Every record of the file is read and validated (by the same checks
 ``Memory.add`` applies) before anything is written, so a bad line anywhere stores nothing and the error names the
@@ -212,13 +213,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
-    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a WhatsApp or Telegram export, "
-                                      "BEAM chat.json or LoCoMo JSON",
+    i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a WhatsApp, Telegram, "
+                                      "Messenger or Instagram export, BEAM chat.json or LoCoMo JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
                                    "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
-                                   "the zip iOS exports), a Telegram result.json, a BEAM chat.json, a LoCoMo JSON "
-                                   "file, or a hippo export. The format is told from the content. All or nothing per "
+                                   "the zip iOS exports), a Telegram result.json, a Facebook Messenger or Instagram "
+                                   "message_<n>.json (one file at a time, the highest number first), a BEAM "
+                                   "chat.json, a LoCoMo JSON file, or a hippo export. The format is told from the content. All or nothing per "
                                    "file: a bad record stores nothing and the error names the file, line and field; "
                                    "running the same command again after a failure does not duplicate messages.")
     i.add_argument("file", help="the file to read (a UTF-16 or UTF-32 file with its byte-order mark needs no "

@@ -20,9 +20,12 @@ Formats, told apart by their content (never by the file name):
   ``2024. 3. 11. 오후 9:00``, Chinese ``2024/3/11 下午9:00``, Arabic ``٢٤‏/٤‏/٢٠٢٢، ٢:٠٧ م``, ...; lines without a
   date continue the message before; the app's own
   notices and media placeholders are left out), and a Telegram export (``result.json``: ``{"messages": [{"type":
-  "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out). Each message is
-  stored with its sender as speaker and its time, without a session id: recall groups them into sittings by the
-  pauses between them.
+  "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out), and a Facebook
+  Messenger or Instagram thread (``message_<n>.json`` of "Download your information": ``{"participants",
+  "messages": [{"sender_name", "timestamp_ms", "content", ...}], "title", ...}``, newest first, its text repaired
+  from the byte-by-byte Latin-1 escapes the export writes; calls, unsent messages, media without words and the
+  app's notices left out; put in time order). Each message is stored with its sender as speaker and its time,
+  without a session id: recall groups them into sittings by the pauses between them.
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
 
@@ -88,7 +91,8 @@ class Source:
     """A parsed input file."""
 
     file: str
-    format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram"
+    format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
+                               # "messenger"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -418,12 +422,16 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             # Telegram's result.json: messages without a role, dated (the first one may be a service message
             # without a date) or beside the chat's own "type" and "id" ("personal_chat", "private_group", ...)
             head = [m for m in msgs[:20] if isinstance(m, dict)]
+            if head and not any("role" in m for m in head) and any("sender_name" in m and "timestamp_ms" in m
+                                                                   for m in head):
+                # Facebook Messenger's and Instagram's "Download your information" JSON (message_1.json, ...)
+                return "messenger", messenger_records(doc)
             if head and not any("role" in m for m in head) and (
                     any("date" in m for m in head) or (isinstance(doc.get("type"), str) and "id" in doc)):
                 return "telegram", list(telegram_records(msgs))
             if head and not any("role" in m for m in head):
-                # Facebook Messenger, Instagram and Discord exports are {"messages": [...]} too, of other fields:
-                # no OpenAI-style file with one bad message, but a format hippo does not read
+                # other apps' exports are {"messages": [...]} too, of other fields: no OpenAI-style file with one
+                # bad message, but a format hippo does not read
                 raise SourceError((), f"not a format hippo ingest reads: its messages have no 'role' (OpenAI-style "
                                       f"messages) and no 'date' (a Telegram export); the first has the fields "
                                       f"{sorted(head[0])[:8]}")
@@ -982,3 +990,125 @@ def telegram_records(msgs: list) -> Iterator[Record]:
         if meta:
             item["metadata"] = meta
         yield Record(item, path)
+
+
+# Facebook Messenger and Instagram write every string of their JSON as UTF-8 bytes escaped one by one as if they were
+# Latin-1 characters: "é" (bytes C3 A9) is written "\u00c3\u00a9", which JSON reads as "Ã©". A file of such strings
+# holds no character above U+00FF; the same file written properly does as soon as it holds a letter outside Latin-1.
+# What the app writes in a message's place, in the export's (English) words: left out like WhatsApp's placeholders.
+# The sender is named ("Bo sent an attachment."), is "You", or goes unsaid (Instagram's "Liked a message",
+# "Reacted 😂 to your message").
+_MESSENGER_NOTICES = re.compile(
+    r"^(?:(?:you|(?P<who>.+?)) )?(?:sent (?:an attachment|a (?:photo|video|link|gif|sticker|voice message|file)|"
+    r"\d+ (?:photos|videos))|unsent a message|reacted .{1,12} to (?:your|a) message|liked a message|"
+    r"(?:missed|started) an? (?:audio|video) call|called you)\.?$", re.IGNORECASE | re.DOTALL)
+# The kinds of message that are the app's record of an event, not something a person wrote
+_MESSENGER_EVENTS = {"Call", "Subscribe", "Unsubscribe", "Payment"}
+_MESSENGER_MEDIA = ("photos", "videos", "gifs", "audio_files", "files")
+
+
+def _all_latin1(value: Any) -> bool:
+    """True when no string in ``value`` (keys included) holds a character above U+00FF."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            if v and max(v) > "\u00ff":
+                return False
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
+def _facebook_text(value: str, escaped: bool) -> str:
+    """A string of a Messenger or Instagram export as the person wrote it: its UTF-8 bytes read back from the
+    Latin-1 escapes, when the file is written so (``escaped``); a string those bytes are not UTF-8 of is kept."""
+    if not escaped or value.isascii():
+        return value
+    try:
+        return value.encode("latin-1").decode("utf-8")
+    except UnicodeError:
+        return value
+
+
+def _millis(value: Any, path: Path, key: str) -> datetime:
+    if isinstance(value, str) and value.isascii() and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 2**47:
+        raise SourceError(path, f"field {key!r} must be a time in milliseconds since 1970, got {value!r}", key)
+    return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+
+
+def messenger_records(doc: dict) -> list[Record]:
+    """A Facebook Messenger or Instagram thread (``message_<n>.json``): messages with ``content``, sender as
+    speaker, ``timestamp_ms`` as time, put in time order (the file lists the newest first); the text repaired from
+    the Latin-1 escapes the export writes. Calls, joins and leaves, unsent messages and the app's notices in a
+    message's place ("Bo sent an attachment.") are left out, and so are photos, videos, stickers and shares without
+    words; the media of a message with words are named in ``metadata["attachments"]``, a shared link in
+    ``metadata["link"]``, reactions in ``metadata["reactions"]``."""
+    escaped = _all_latin1(doc)
+    out: list[tuple[datetime, int, Record]] = []
+    for k, msg in enumerate(doc["messages"]):
+        path = ("messages", k)
+        if not isinstance(msg, dict):
+            raise SourceError(path, f"expected an object, got {_kind(msg)}")
+        when = _millis(msg.get("timestamp_ms"), path, "timestamp_ms")
+        who = msg.get("sender_name")
+        if who is not None and not isinstance(who, str):
+            raise SourceError(path, f"field 'sender_name' must be a string, got {_kind(who)}", "sender_name")
+        who = _facebook_text(who, escaped).strip() if who else None
+        content = msg.get("content", "")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise SourceError(path, f"field 'content' must be a string, got {_kind(content)}", "content")
+        body = _facebook_text(content, escaped).strip()
+        meta: dict[str, Any] = {}
+        names = []
+        for key in _MESSENGER_MEDIA:
+            media = msg.get(key)
+            if media is None:
+                continue
+            if not isinstance(media, list):
+                raise SourceError(path, f"field {key!r} must be a list, got {_kind(media)}", key)
+            for m, item in enumerate(media):
+                uri = item.get("uri") if isinstance(item, dict) else None
+                if not isinstance(uri, str):
+                    raise SourceError(path + (key, m), "expected a media object with a 'uri'", "uri")
+                names.append(posixpath.basename(_facebook_text(uri, escaped)))
+        if names:
+            meta["attachments"] = names
+        share = msg.get("share")
+        if isinstance(share, dict) and isinstance(share.get("link"), str) and share["link"].strip():
+            meta["link"] = _facebook_text(share["link"], escaped)
+        reactions = msg.get("reactions")
+        if reactions is not None:
+            if not isinstance(reactions, list):
+                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
+            got = []
+            for r, reaction in enumerate(reactions):
+                if not isinstance(reaction, dict) or not isinstance(reaction.get("reaction"), str):
+                    raise SourceError(path + ("reactions", r), "expected a reaction with a 'reaction' string",
+                                      "reaction")
+                entry = {"reaction": _facebook_text(reaction["reaction"], escaped)}
+                if isinstance(reaction.get("actor"), str):
+                    entry["actor"] = _facebook_text(reaction["actor"], escaped)
+                got.append(entry)
+            if got:
+                meta["reactions"] = got
+        # every message is checked whole, then the ones nobody wrote are left out
+        if not body or msg.get("is_unsent") or msg.get("type") in _MESSENGER_EVENTS or "call_duration" in msg:
+            continue
+        notice = _MESSENGER_NOTICES.match(body)
+        if notice is not None and (notice["who"] is None or notice["who"] == who):
+            continue
+        item: dict[str, Any] = {"text": body, "speaker": who or None, "role": "user", "timestamp": when}
+        if meta:
+            item["metadata"] = meta
+        out.append((when, -k, Record(item, path)))
+    # the file lists the newest message first; messages of the same millisecond keep their order, read backwards
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
