@@ -405,14 +405,15 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     # JSON (Expecting value)"
     ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
     ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
-    # exports of apps hippo does not read, {"messages": [...]} of other fields (Discord): named as such, not as an
-    # OpenAI-style file whose first message lacks a valid 'role'
-    # a Messenger thread with a message of no time
+    # exports of apps hippo does not read, {"messages": [...]} of other fields: named as such, not as an OpenAI-style
+    # file whose first message lacks a valid 'role'
+    ('{"chat": "x", "messages": [{"sender": "Bo", "body": "hi"}]}', ["bad.json", "not a format", "body", "sender"]),
+    # a Messenger thread with a message of no time, a Discord channel whose message has no author
     ('{"participants": [{"name": "Bo"}], "messages": [{"sender_name": "Bo", "timestamp_ms": null, '
      '"content": "hi"}], "title": "Bo", "thread_path": "inbox/bo_1"}', ["bad.json:1:", "messages[0]", "timestamp_ms"]),
     ('{"guild": {"id": "1"}, "channel": {"id": "2"}, "messages": [{"id": "3", "type": "Default", "timestamp": '
-     '"2024-03-12T09:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "ann"}}]}',
-     ["bad.json", "not a format", "author"]),
+     '"2024-03-12T09:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "ann"}}, {"id": "5", "timestamp": '
+     '"2024-03-12T09:00:00+00:00", "content": "hi"}]}', ["bad.json:1:", "messages[1]", "author"]),
 ])
 def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
     f = tmp_path / "bad.json"
@@ -1121,4 +1122,77 @@ def test_an_instagram_thread_and_malformed_messenger_files(tmp_path, capsys) -> 
         bad["messages"][1][key] = value
         f.write_text(json.dumps(bad, indent=2), encoding="utf-8")
         assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "message_1.json:", *needles)
+    assert namespaces(tmp_path / "b.db") == []
+
+
+def discord_message(mid: str, kind: str, when: str, content: str, author: tuple[str, str, str], bot: bool = False,
+                    **extra) -> dict:
+    """A message as DiscordChatExporter's JsonMessageWriter writes it (fields as in its source and in the Discord
+    samples of mlomb/chat-analytics, tests/samples/discord/GC_3A_5M.json)."""
+    uid, name, nickname = author
+    return {"id": mid, "type": kind, "timestamp": when, "timestampEdited": None, "callEndedTimestamp": None,
+            "isPinned": False, "content": content,
+            "author": {"id": uid, "name": name, "discriminator": "0000", "nickname": nickname, "color": None,
+                       "isBot": bot, "avatarUrl": "https://cdn.discordapp.com/embed/avatars/3.png"},
+            "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": [], **extra}
+
+
+def test_discord_channel_exported_by_discordchatexporter(tmp_path, capsys) -> None:
+    """DiscordChatExporter's JSON of a channel was refused as "not a format hippo ingest reads". Its messages are read
+    with the name the server shows as speaker; notices (a renamed channel, a pinned message, a call) and messages
+    without words are left out; replies, edits, attachments and reactions are kept in metadata."""
+    ann, plant, dice = ("111", "ann_k", "Ann"), ("333", "not a plant", "theplant"), ("999", "dice", "dice")
+    export = {"guild": {"id": "0", "name": "Direct Messages",
+                        "iconUrl": "https://cdn.discordapp.com/embed/avatars/0.png"},
+              "channel": {"id": "1064990764406419508", "type": "DirectGroupTextChat", "categoryId": "0",
+                          "category": "Group", "name": "a group chat", "topic": None},
+              "dateRange": {"after": None, "before": None}, "messages": [
+        discord_message("1", "ChannelNameChange", "2023-01-17T19:33:07.489+00:00", "Changed the channel name.", ann),
+        discord_message("2", "Default", "2023-01-17T19:33:19.087+00:00", "Should honor nickname over name", plant,
+                        timestampEdited="2023-01-17T19:35:00.000+00:00",
+                        reactions=[{"emoji": {"id": "", "name": "👍", "isAnimated": False, "imageUrl": ""},
+                                    "count": 2}]),
+        discord_message("3", "ChannelPinnedMessage", "2023-01-17T19:34:00.000+00:00", "Pinned a message.", ann,
+                        reference={"messageId": "2", "channelId": "1064990764406419508", "guildId": None}),
+        discord_message("4", "Default", "2023-01-17T19:34:10.215+00:00", "", ann,
+                        attachments=[{"id": "5", "url": "attachments/plan.png", "fileName": "plan.png",
+                                      "fileSizeBytes": 1024}]),
+        discord_message("6", "Reply", "2023-01-17T21:34:17.742+02:00", "agreed, see plan.pdf", ann,
+                        attachments=[{"id": "7", "url": "attachments/plan.pdf", "fileName": "plan.pdf",
+                                      "fileSizeBytes": 2048}],
+                        reference={"messageId": "2", "channelId": "1064990764406419508", "guildId": None}),
+        discord_message("8", "Call", "2023-01-17T19:40:00.000+00:00", "Started a call that lasted 3 minutes.", ann,
+                        callEndedTimestamp="2023-01-17T19:43:00.000+00:00"),
+        discord_message("9", "20", "2023-01-17T19:41:00.000+00:00", "You rolled a 4", dice, bot=True),
+    ], "messageCount": 7}
+    f = tmp_path / "Direct Messages - a group chat [1064990764406419508].json"
+    f.write_text(json.dumps(export, indent=2, ensure_ascii=False), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Should honor nickname over name", "speaker": "theplant", "role": "user",
+         "timestamp": utc(2023, 1, 17, 19, 33, 19, 87000), "session_id": None,
+         "metadata": {"discord_id": "2", "edited": True, "reactions": [{"emoji": "👍", "count": 2}]}},
+        {"text": "agreed, see plan.pdf", "speaker": "Ann", "role": "user",
+         "timestamp": utc(2023, 1, 17, 19, 34, 17, 742000), "session_id": None,
+         "metadata": {"discord_id": "6", "reply_to": "2", "attachments": ["plan.pdf"]}},
+        {"text": "You rolled a 4", "speaker": "dice", "role": "user", "timestamp": utc(2023, 1, 17, 19, 41),
+         "session_id": None, "metadata": {"discord_id": "9", "bot": True}},
+    ]
+    # exported newest first (DiscordChatExporter can be asked for that), the messages still go in time order
+    export["messages"].reverse()
+    f.write_text(json.dumps(export, indent=2, ensure_ascii=False), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "r.db").code == 0
+    assert stored(tmp_path / "r.db") == stored(db)
+    for key, value, needles in [("timestamp", "17/01/2023", ["timestamp", "ISO-8601"]),
+                                ("author", "ann", ["author", "must be an object"]),
+                                ("content", 5, ["content", "must be a string"]),
+                                ("timestampEdited", "later", ["timestampEdited"]),
+                                ("reactions", [{"count": 1}], ["reactions[0]", "emoji"])]:
+        bad = json.loads(json.dumps(export))
+        bad["messages"][2][key] = value
+        f.write_text(json.dumps(bad, indent=2), encoding="utf-8")
+        assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "[1064990764406419508].json:",
+                              "messages[2]", *needles)
     assert namespaces(tmp_path / "b.db") == []

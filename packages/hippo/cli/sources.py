@@ -24,8 +24,11 @@ Formats, told apart by their content (never by the file name):
   Messenger or Instagram thread (``message_<n>.json`` of "Download your information": ``{"participants",
   "messages": [{"sender_name", "timestamp_ms", "content", ...}], "title", ...}``, newest first, its text repaired
   from the byte-by-byte Latin-1 escapes the export writes; calls, unsent messages, media without words and the
-  app's notices left out; put in time order). Each message is stored with its sender as speaker and its time,
-  without a session id: recall groups them into sittings by the pauses between them.
+  app's notices left out; put in time order), and a Discord channel as DiscordChatExporter writes it in JSON
+  (``{"guild", "channel", "messages": [{"id", "type", "timestamp", "author": {"name", "nickname"}, "content",
+  "attachments", "reference", ...}]}``, system notices and messages without words left out). Each message is stored
+  with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
+  between them.
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
 
@@ -92,7 +95,7 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "messenger"
+                               # "messenger", "discord"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -426,6 +429,10 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
                                                                    for m in head):
                 # Facebook Messenger's and Instagram's "Download your information" JSON (message_1.json, ...)
                 return "messenger", messenger_records(doc)
+            if head and not any("role" in m for m in head) and any(isinstance(m.get("author"), dict)
+                                                                   and "timestamp" in m for m in head):
+                # DiscordChatExporter's JSON of a channel: {"guild", "channel", "messages": [{"author": {...}}]}
+                return "discord", discord_records(msgs)
             if head and not any("role" in m for m in head) and (
                     any("date" in m for m in head) or (isinstance(doc.get("type"), str) and "id" in doc)):
                 return "telegram", list(telegram_records(msgs))
@@ -1110,5 +1117,124 @@ def messenger_records(doc: dict) -> list[Record]:
             item["metadata"] = meta
         out.append((when, -k, Record(item, path)))
     # the file lists the newest message first; messages of the same millisecond keep their order, read backwards
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
+
+
+# DiscordChatExporter writes a message's kind by its name, or by its number when it has no name for it; kinds 1 to
+# 18 are Discord's system notices ("Started a call.", "Pinned a message.", "joined the server", boosts), as
+# DiscordChatExporter's own MessageKindExtensions.IsSystemNotification has it. Default (0), Reply (19) and the
+# replies to commands (20, 23) are what people and bots said.
+_DISCORD_NOTICES = {"RecipientAdd", "RecipientRemove", "Call", "ChannelNameChange", "ChannelIconChange",
+                    "ChannelPinnedMessage", "GuildMemberJoin", "ThreadCreated", "UserPremiumGuildSubscription",
+                    "UserPremiumGuildSubscriptionTier1", "UserPremiumGuildSubscriptionTier2",
+                    "UserPremiumGuildSubscriptionTier3", "ChannelFollowAdd", "GuildDiscoveryDisqualified",
+                    "GuildDiscoveryRequalified", "GuildDiscoveryGracePeriodInitialWarning",
+                    "GuildDiscoveryGracePeriodFinalWarning"}
+
+
+def _discord_notice(kind: Any) -> bool:
+    if isinstance(kind, str) and kind.isascii() and kind.isdigit():
+        return 1 <= int(kind) <= 18
+    return kind in _DISCORD_NOTICES
+
+
+def _iso_time(value: Any, path: Path, key: str) -> datetime:
+    if isinstance(value, str):
+        try:
+            return datetime.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    raise SourceError(path, f"field {key!r} must be an ISO-8601 date and time, got {value!r}", key)
+
+
+def _names(items: Any, path: Path, key: str, name: str, *alternatives: str) -> list[str]:
+    """The names of a message's attachments, stickers or embeds (``name``, else the first alternative present)."""
+    if items is None:
+        return []
+    if not isinstance(items, list):
+        raise SourceError(path, f"field {key!r} must be a list, got {_kind(items)}", key)
+    out = []
+    for k, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise SourceError(path + (key, k), f"expected an object, got {_kind(item)}")
+        got = next((item[f] for f in (name, *alternatives) if isinstance(item.get(f), str) and item[f].strip()),
+                   None)
+        if got is not None:
+            out.append(got)
+    return out
+
+
+def discord_records(msgs: list) -> list[Record]:
+    """A Discord channel as DiscordChatExporter writes it in JSON: messages with ``content``, the author's
+    ``nickname`` (the name the server shows, else ``name``) as speaker, ``timestamp`` as time, in time order.
+    System notices (joins, pins, calls, boosts) and messages without words (an attachment, a sticker or an embed
+    alone) are left out. Metadata: ``discord_id``, ``reply_to`` (the id of the message answered), ``edited``,
+    ``pinned``, ``bot``, and the names of ``attachments``, ``stickers`` and ``embeds`` (title or link), and
+    ``reactions`` as ``[{"emoji", "count"}]``."""
+    out: list[tuple[datetime, int, Record]] = []
+    for k, msg in enumerate(msgs):
+        path = ("messages", k)
+        if not isinstance(msg, dict):
+            raise SourceError(path, f"expected an object, got {_kind(msg)}")
+        when = _iso_time(msg.get("timestamp"), path, "timestamp")
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        author = msg.get("author")
+        if not isinstance(author, dict):
+            raise SourceError(path, f"field 'author' must be an object, got {_kind(author)}", "author")
+        who = next((author[f].strip() for f in ("nickname", "name") if isinstance(author.get(f), str)
+                    and author[f].strip()), None)
+        content = msg.get("content", "")
+        if content is None:
+            content = ""
+        if not isinstance(content, str):
+            raise SourceError(path, f"field 'content' must be a string, got {_kind(content)}", "content")
+        meta: dict[str, Any] = {}
+        if isinstance(msg.get("id"), (str, int)) and not isinstance(msg.get("id"), bool):
+            meta["discord_id"] = msg["id"]
+        reference = msg.get("reference")
+        if reference is not None:
+            if not isinstance(reference, dict):
+                raise SourceError(path, f"field 'reference' must be an object, got {_kind(reference)}", "reference")
+            if isinstance(reference.get("messageId"), (str, int)) and not isinstance(reference["messageId"], bool):
+                meta["reply_to"] = reference["messageId"]
+        if msg.get("timestampEdited") is not None:
+            _iso_time(msg["timestampEdited"], path, "timestampEdited")
+            meta["edited"] = True
+        if msg.get("isPinned") is True:
+            meta["pinned"] = True
+        if author.get("isBot") is True:
+            meta["bot"] = True
+        for key, name, alternatives in (("attachments", "fileName", ("url",)), ("stickers", "name", ()),
+                                        ("embeds", "title", ("url",))):
+            names = _names(msg.get(key), path, key, name, *alternatives)
+            if names:
+                meta[key] = names
+        reactions = msg.get("reactions")
+        if reactions is not None:
+            if not isinstance(reactions, list):
+                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
+            got = []
+            for r, reaction in enumerate(reactions):
+                emoji = reaction.get("emoji") if isinstance(reaction, dict) else None
+                if not isinstance(emoji, dict) or not isinstance(emoji.get("name"), str):
+                    raise SourceError(path + ("reactions", r), "expected a reaction with an 'emoji' that has a "
+                                                               "'name'", "emoji")
+                entry: dict[str, Any] = {"emoji": emoji["name"]}
+                count = reaction.get("count")
+                if isinstance(count, int) and not isinstance(count, bool):
+                    entry["count"] = count
+                got.append(entry)
+            if got:
+                meta["reactions"] = got
+        # every message is checked whole, then the notices and the messages without words are left out
+        if _discord_notice(msg.get("type")) or not content.strip():
+            continue
+        item: dict[str, Any] = {"text": content.strip(), "speaker": who, "role": "user", "timestamp": when}
+        if meta:
+            item["metadata"] = meta
+        out.append((when, k, Record(item, path)))
+    # DiscordChatExporter writes the oldest first unless asked otherwise; either way the times put them in order
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
