@@ -1196,3 +1196,77 @@ def test_discord_channel_exported_by_discordchatexporter(tmp_path, capsys) -> No
         assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "[1064990764406419508].json:",
                               "messages[2]", *needles)
     assert namespaces(tmp_path / "b.db") == []
+
+
+def slack_profile(display: str, real: str) -> dict:
+    return {"avatar_hash": "g0f2c3a1b2c3", "image_72": "https://a.slack-edge.com/df10d/img/avatars/ava_0001-72.png",
+            "first_name": real.split()[0], "real_name": real, "display_name": display, "team": "T0123ABCD",
+            "name": real.split()[0].lower(), "is_restricted": False, "is_ultra_restricted": False}
+
+
+def slack_day() -> list[dict]:
+    """A day file of a Slack workspace export (general/2024-03-12.json), written after Slack's "How to read Slack
+    data exports" (a message: type, user, text, ts; an edited one: "edited": {user, ts}) and the fields
+    hfaran/slack-export-viewer reads (user_profile, subtype, thread_ts, files, reactions, bot_id, username)."""
+    ann, bo = slack_profile("Ann", "Ann Kowalski"), slack_profile("", "Bo Berg")
+    return [
+        {"type": "message", "subtype": "channel_join", "ts": "1710234000.000100", "user": "U01ANN",
+         "text": "<@U01ANN> has joined the channel", "user_profile": ann},
+        {"client_msg_id": "5d9c1e0a-0000-4000-8000-000000000001", "type": "message", "user": "U01ANN",
+         "text": "Menu for Friday &amp; Saturday: <https://example.org/menu|the menu>, ask <@U02BO> &lt;3",
+         "ts": "1710234060.000200", "team": "T0123ABCD", "user_profile": ann, "thread_ts": "1710234060.000200",
+         "reply_count": 1, "reply_users": ["U02BO"], "latest_reply": "1710234120.000300",
+         "reactions": [{"name": "tada", "users": ["U02BO"], "count": 1}]},
+        {"client_msg_id": "5d9c1e0a-0000-4000-8000-000000000002", "type": "message", "user": "U02BO",
+         "text": "Fish on Friday, <#C01GEN|general> knows", "ts": "1710234120.000300", "team": "T0123ABCD",
+         "user_profile": bo, "thread_ts": "1710234060.000200", "parent_user_id": "U01ANN",
+         "edited": {"user": "U02BO", "ts": "1710234180.000000"}},
+        {"type": "message", "subtype": "channel_topic", "ts": "1710234200.000400", "user": "U02BO",
+         "text": "set the channel topic: Food", "topic": "Food", "user_profile": bo},
+        {"type": "message", "user": "U02BO", "text": "", "ts": "1710234300.000500", "user_profile": bo,
+         "files": [{"id": "F01", "name": "menu.pdf", "title": "menu.pdf", "mimetype": "application/pdf"}],
+         "upload": True},
+        {"type": "message", "user": "U02BO", "text": "the full list, <!here>", "ts": "1710234360.000600",
+         "user_profile": bo, "files": [{"id": "F02", "name": "list.xlsx", "title": "List"}], "upload": True},
+        {"type": "message", "subtype": "bot_message", "text": "Reminder: order by 5pm", "ts": "1710234420.000700",
+         "username": "lunchbot", "bot_id": "B01LUNCH"},
+        {"type": "message", "subtype": "tombstone", "text": "This message was deleted.", "ts": "1710234480.000800",
+         "user": "USLACKBOT", "hidden": True},
+    ]
+
+
+def test_a_day_of_a_slack_channel(tmp_path, capsys) -> None:
+    """A Slack export's day file (a JSON list of {"type": "message", "user", "text", "ts", ...}) was taken for a list
+    of hippo messages and refused for its unknown fields ['ts', 'type', 'user']."""
+    f = tmp_path / "2024-03-12.json"
+    f.write_text(json.dumps(slack_day(), indent=4), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [  # ts 1710234000 is 2024-03-12 09:00:00 UTC
+        {"text": "Menu for Friday & Saturday: the menu (https://example.org/menu), ask @Bo Berg <3", "speaker": "Ann",
+         "role": "user", "timestamp": utc(2024, 3, 12, 9, 1, 0, 200), "session_id": None,
+         "metadata": {"slack_ts": "1710234060.000200", "reactions": [{"emoji": "tada", "count": 1}]}},
+        {"text": "Fish on Friday, #general knows", "speaker": "Bo Berg", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 2, 0, 300), "session_id": None,
+         "metadata": {"slack_ts": "1710234120.000300", "thread_ts": "1710234060.000200", "edited": True}},
+        {"text": "the full list, @here", "speaker": "Bo Berg", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 6, 0, 600), "session_id": None,
+         "metadata": {"slack_ts": "1710234360.000600", "attachments": ["list.xlsx"]}},
+        {"text": "Reminder: order by 5pm", "speaker": "lunchbot", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 7, 0, 700), "session_id": None,
+         "metadata": {"slack_ts": "1710234420.000700", "bot": True}},
+    ]
+    for key, value, needles in [("ts", "yesterday", ["[2]", "ts", "Slack timestamp"]),
+                                ("text", ["x"], ["[2]", "text", "must be a string"]),
+                                ("thread_ts", "soon", ["[2]", "thread_ts"]),
+                                ("files", [{"name": "a.png"}, 3], ["[2].files[1]", "expected an object"]),
+                                ("reactions", [{"count": 1}], ["[2].reactions[0]", "name"])]:
+        bad = slack_day()
+        bad[2][key] = value
+        f.write_text(json.dumps(bad, indent=4), encoding="utf-8")
+        assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "2024-03-12.json:", *needles)
+    f.write_text(json.dumps([m for m in slack_day() if m.get("subtype") in ("channel_join", "tombstone")]),
+                 encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "2024-03-12.json", "no messages")
+    assert namespaces(tmp_path / "b.db") == []

@@ -214,13 +214,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a WhatsApp, Telegram, "
-                                      "Messenger, Instagram or Discord export, BEAM chat.json or LoCoMo JSON",
+                                      "Messenger, Instagram, Discord or Slack export, BEAM chat.json or LoCoMo "
+                                      "JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
                                    "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
                                    "the zip iOS exports), a Telegram result.json, a Facebook Messenger or Instagram "
                                    "message_<n>.json (one file at a time, the highest number first), a Discord "
-                                   "channel exported as JSON by DiscordChatExporter, a BEAM chat.json, a LoCoMo JSON "
+                                   "channel exported as JSON by DiscordChatExporter, a day of a Slack channel "
+                                   "(<channel>/<date>.json of a workspace export), a BEAM chat.json, a LoCoMo JSON "
                                    "file, or a hippo export. The format is told from the content. All or nothing per "
                                    "file: a bad record stores nothing and the error names the file, line and field; "
                                    "running the same command again after a failure does not duplicate messages.")

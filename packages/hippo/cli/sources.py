@@ -26,7 +26,10 @@ Formats, told apart by their content (never by the file name):
   from the byte-by-byte Latin-1 escapes the export writes; calls, unsent messages, media without words and the
   app's notices left out; put in time order), and a Discord channel as DiscordChatExporter writes it in JSON
   (``{"guild", "channel", "messages": [{"id", "type", "timestamp", "author": {"name", "nickname"}, "content",
-  "attachments", "reference", ...}]}``, system notices and messages without words left out). Each message is stored
+  "attachments", "reference", ...}]}``, system notices and messages without words left out), and a day of a Slack
+  channel (``<channel>/<YYYY-MM-DD>.json`` of a workspace export: ``[{"type": "message", "user", "text", "ts",
+  "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out).
+  Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them.
 
@@ -95,7 +98,7 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "messenger", "discord"
+                               # "messenger", "discord", "slack"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -460,6 +463,9 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
         return "locomo", out
     if "turns" in first and "batch_number" in first:
         return "beam", list(beam_records(doc))
+    if "ts" in first and first.get("type", "message") == "message" and "role" not in first:
+        # a day of a Slack channel, <channel>/<YYYY-MM-DD>.json of a workspace export (hippo messages have no "ts")
+        return "slack", slack_records(doc)
     if "text" in first:
         out = []
         for k, obj in enumerate(doc):
@@ -1236,5 +1242,136 @@ def discord_records(msgs: list) -> list[Record]:
             item["metadata"] = meta
         out.append((when, k, Record(item, path)))
     # DiscordChatExporter writes the oldest first unless asked otherwise; either way the times put them in order
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
+
+
+# Slack subtypes of what someone said; every other one (channel_join, channel_topic, pinned_item, tombstone, ...) is
+# the app's record of an event, left out
+_SLACK_SAID = {None, "thread_broadcast", "file_share", "me_message", "bot_message"}
+# Slack's markup in a message's text: <@U123> or <@U123|ann> a person, <#C123|general> a channel, <!here> a
+# broadcast, <!subteam^S123|@team> a group, <!date^...|fallback> a date, <https://...|label> or <https://...> a link;
+# and "&", "<", ">" escaped as &amp; &lt; &gt; (https://api.slack.com/reference/surfaces/formatting)
+_SLACK_MARKUP = re.compile(r"<([^<>|]*)(?:\|([^<>]*))?>")
+
+
+def _slack_text(text: str, users: dict[str, str], channels: dict[str, str]) -> str:
+    """A Slack message's text as people read it: mentions by name, links with their label, &amp; &lt; &gt; undone."""
+
+    def plain(m: re.Match) -> str:
+        target, label = m[1], m[2]
+        if target.startswith("@"):
+            return "@" + (label or users.get(target[1:], target[1:]))
+        if target.startswith("#"):
+            return "#" + (label or channels.get(target[1:], target[1:]))
+        if target.startswith("!"):
+            if label:
+                return label
+            word = target[1:].split("^")[0]
+            return "@" + word if word in ("here", "channel", "everyone") else m[0]
+        if not label or target.split(":", 1)[-1].lstrip("/") == label:
+            return label or target  # <https://x.org|x.org> and <mailto:a@b.org|a@b.org> read as the label
+        return f"{label} ({target})"
+
+    text = _SLACK_MARKUP.sub(plain, text)
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
+def _slack_ts(value: Any, path: Path, key: str = "ts") -> datetime:
+    """Slack's ``ts``, "1355517523.000005": seconds since 1970 and six digits that make it unique."""
+    if isinstance(value, str):
+        m = re.fullmatch(r"(\d{1,11})(?:\.(\d{1,6}))?", value.strip())
+        if m is not None:
+            return datetime.fromtimestamp(int(m[1]), tz=timezone.utc) + timedelta(
+                microseconds=int((m[2] or "0").ljust(6, "0")))
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < 2**37:
+        return datetime.fromtimestamp(value, tz=timezone.utc)
+    raise SourceError(path, f"field {key!r} must be a Slack timestamp like '1355517523.000005', got {value!r}", key)
+
+
+def _slack_name(profile: Any) -> str | None:
+    """The name Slack shows for a profile: its display name, else its real name (else its user name)."""
+    if not isinstance(profile, dict):
+        return None
+    inner = profile.get("profile") if isinstance(profile.get("profile"), dict) else {}
+    for source, key in ((profile, "display_name"), (inner, "display_name"), (profile, "real_name"),
+                        (inner, "real_name"), (profile, "name")):
+        if isinstance(source.get(key), str) and source[key].strip():
+            return source[key].strip()
+    return None
+
+
+def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dict[str, str] | None = None,
+                  channel: str | None = None) -> list[Record]:
+    """A day of a Slack channel (a workspace export's ``<channel>/<YYYY-MM-DD>.json``): messages with text, the
+    name Slack shows for the sender as speaker (``user_profile``, else the export's ``users.json`` in ``users``, a
+    bot's ``username``, else the user id), ``ts`` as time, in time order; joins, leaves, topic changes and the other
+    subtypes of events left out, and files without words. Metadata: ``slack_ts`` (the message's id), ``thread_ts``
+    (the thread a reply is in), ``edited``, ``bot``, the names of ``attachments`` (files), ``reactions`` as
+    ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive."""
+    names = dict(users or {})
+    for msg in msgs:  # the file's own profiles name the people its mentions name
+        if isinstance(msg, dict) and isinstance(msg.get("user"), str):
+            name = _slack_name(msg.get("user_profile"))
+            if name is not None:
+                names.setdefault(msg["user"], name)
+    out: list[tuple[datetime, int, Record]] = []
+    for k, msg in enumerate(msgs):
+        path = (k,)
+        if not isinstance(msg, dict):
+            raise SourceError(path, f"expected an object, got {_kind(msg)}")
+        when = _slack_ts(msg.get("ts"), path)
+        text = msg.get("text", "")
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise SourceError(path, f"field 'text' must be a string, got {_kind(text)}", "text")
+        subtype = msg.get("subtype")
+        user = msg.get("user")
+        if user is not None and not isinstance(user, str):
+            raise SourceError(path, f"field 'user' must be a user id, got {_kind(user)}", "user")
+        username = msg.get("username")  # a bot's or an integration's name
+        who = (_slack_name(msg.get("user_profile")) or (names.get(user) if user else None)
+               or (username.strip() if isinstance(username, str) and username.strip() else None)
+               or _slack_name(msg.get("bot_profile")) or user)
+        meta: dict[str, Any] = {"slack_ts": msg["ts"] if isinstance(msg["ts"], str) else str(msg["ts"])}
+        thread = msg.get("thread_ts")
+        if thread is not None:
+            _slack_ts(thread, path, "thread_ts")
+            if str(thread) != meta["slack_ts"]:
+                meta["thread_ts"] = str(thread)
+        if isinstance(msg.get("edited"), dict):
+            meta["edited"] = True
+        if subtype == "bot_message" or "bot_id" in msg and user is None:
+            meta["bot"] = True
+        files = msg.get("files", [msg["file"]] if isinstance(msg.get("file"), dict) else None)
+        attached = _names(files, path, "files", "name", "title")
+        if attached:
+            meta["attachments"] = attached
+        reactions = msg.get("reactions")
+        if reactions is not None:
+            if not isinstance(reactions, list):
+                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
+            got = []
+            for r, reaction in enumerate(reactions):
+                if not isinstance(reaction, dict) or not isinstance(reaction.get("name"), str):
+                    raise SourceError(path + ("reactions", r), "expected a reaction with a 'name'", "name")
+                entry: dict[str, Any] = {"emoji": reaction["name"]}
+                count = reaction.get("count")
+                if isinstance(count, int) and not isinstance(count, bool):
+                    entry["count"] = count
+                got.append(entry)
+            if got:
+                meta["reactions"] = got
+        if channel is not None:
+            meta["channel"] = channel
+        # every message is checked whole, then the app's events and the messages without words are left out
+        if msg.get("type", "message") != "message" or subtype not in _SLACK_SAID:
+            continue
+        body = _slack_text(text, names, channels or {}).strip()
+        if not body:
+            continue
+        item: dict[str, Any] = {"text": body, "speaker": who, "role": "user", "timestamp": when, "metadata": meta}
+        out.append((when, k, Record(item, path)))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
