@@ -1270,3 +1270,73 @@ def test_a_day_of_a_slack_channel(tmp_path, capsys) -> None:
                  encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "2024-03-12.json", "no messages")
     assert namespaces(tmp_path / "b.db") == []
+
+
+def test_a_slack_workspace_export_as_slack_hands_it_over(tmp_path, capsys) -> None:
+    """Slack hands over a workspace export as a zip: users.json, channels.json and a folder per channel with a file
+    per day (Slack's "How to read Slack data exports"). It was refused as a zip of several chat files. Every day of
+    every channel is read, in one time line, each message with its channel; --split gives each channel its own
+    namespace; users.json names the people a message mentions."""
+    import zipfile
+
+    users = [{"id": "U01ANN", "team_id": "T0123ABCD", "name": "ann", "real_name": "Ann Kowalski",
+              "profile": {"real_name": "Ann Kowalski", "display_name": "Ann"}},
+             {"id": "U02BO", "team_id": "T0123ABCD", "name": "bo", "real_name": "Bo Berg",
+              "profile": {"real_name": "Bo Berg", "display_name": ""}},
+             {"id": "U03CY", "team_id": "T0123ABCD", "name": "cy",
+              "profile": {"real_name": "Cy", "display_name": "cy"}}]
+    channels = [{"id": "C01GEN", "name": "general", "created": 1700000000, "members": ["U01ANN", "U02BO"]},
+                {"id": "C02RND", "name": "random", "created": 1700000000, "members": ["U01ANN", "U02BO"]}]
+    random_11 = [{"type": "message", "user": "U02BO", "text": "who is <@U03CY>?", "ts": "1710150000.000100"}]
+    random_12 = [{"type": "message", "user": "U01ANN", "text": "lunch in <#C01GEN>", "ts": "1710234090.000100"}]
+
+    def export(path: Path, root: str = "", day: list | None = None) -> None:
+        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(root + "users.json", json.dumps(users, indent=4))
+            archive.writestr(root + "channels.json", json.dumps(channels, indent=4))
+            archive.writestr(root + "integration_logs.json", json.dumps({"logs": []}))
+            archive.writestr(root + "general/2024-03-12.json", json.dumps(day or slack_day(), indent=4))
+            archive.writestr(root + "random/2024-03-11.json", json.dumps(random_11, indent=4))
+            archive.writestr(root + "random/2024-03-12.json", json.dumps(random_12, indent=4))
+            archive.writestr("__MACOSX/._users.json", b"\x00\x05\x16\x07")
+
+    f = tmp_path / "Team Slack export Mar 11 2024 - Mar 12 2024.zip"
+    export(f)
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    got = [(m["metadata"]["channel"], m["speaker"], m["text"]) for m in stored(db)]
+    assert got == [
+        ("random", "Bo Berg", "who is @cy?"),
+        ("general", "Ann", "Menu for Friday & Saturday: the menu (https://example.org/menu), ask @Bo Berg <3"),
+        ("random", "Ann", "lunch in #general"),
+        ("general", "Bo Berg", "Fish on Friday, #general knows"),
+        ("general", "Bo Berg", "the full list, @here"),
+        ("general", "lunchbot", "Reminder: order by 5pm"),
+    ]
+    split = tmp_path / "split.db"
+    assert cli(capsys, "ingest", f, "--path", split, "-n", "team", "--split").code == 0
+    assert sorted(namespaces(split)) == ["team.general", "team.random"]
+    assert [m["text"] for m in stored(split, "team.random")] == ["who is @cy?", "lunch in #general"]
+    # the export unzipped and zipped again holds it all in one folder
+    wrapped = tmp_path / "wrapped.zip"
+    export(wrapped, root="Team Slack export/")
+    assert cli(capsys, "ingest", wrapped, "--path", tmp_path / "w.db").code == 0
+    assert stored(tmp_path / "w.db") == stored(db)
+    # a bad message is named by the file inside the archive, its line and its field; nothing is stored
+    bad_day = slack_day()
+    bad_day[2]["ts"] = "noon"
+    export(f, day=bad_day)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"),
+                          "2024.zip (general/2024-03-12.json):", "[2]", "ts")
+    export(f)
+    with zipfile.ZipFile(f, "a") as archive:
+        archive.writestr("random/2024-03-13.json", '[{"ts": ')
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"),
+                          "(random/2024-03-13.json):1:", "not valid JSON")
+    # --split divides an export by channel; a single day file is one channel already
+    day = tmp_path / "2024-03-12.json"
+    day.write_text(json.dumps(slack_day()), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", day, "--path", tmp_path / "b.db", "--split"), "--split",
+                          "Slack export")
+    assert namespaces(tmp_path / "b.db") == []

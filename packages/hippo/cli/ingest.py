@@ -181,9 +181,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for rec in source.records:
             if rec.item.get("session_id") is None:  # absent or null: the message has none
                 rec.item["session_id"] = args.session
-    if args.split and source.format != "locomo":
-        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation); {args.file} holds "
-                           f"{source.format} messages")
+    if args.split and source.format not in ("locomo", "slack-export"):
+        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation) and Slack export "
+                           f"archives (one per channel); {args.file} holds {source.format} messages")
     with open_store(args, create=True) as mem:
         groups = _groups(source, args.namespace, args.split)
         _validate(mem, source, groups)
@@ -222,15 +222,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "the zip iOS exports), a Telegram result.json, a Facebook Messenger or Instagram "
                                    "message_<n>.json (one file at a time, the highest number first), a Discord "
                                    "channel exported as JSON by DiscordChatExporter, a day of a Slack channel "
-                                   "(<channel>/<date>.json of a workspace export), a BEAM chat.json, a LoCoMo JSON "
-                                   "file, or a hippo export. The format is told from the content. All or nothing per "
-                                   "file: a bad record stores nothing and the error names the file, line and field; "
-                                   "running the same command again after a failure does not duplicate messages.")
+                                   "(<channel>/<date>.json of a workspace export) or the whole export zip, a BEAM "
+                                   "chat.json, a LoCoMo JSON file, or a hippo export. The format is told from the "
+                                   "content. All or nothing per file: a bad record stores nothing and the error names "
+                                   "the file, line and field; running the same command again after a failure does "
+                                   "not duplicate messages.")
     i.add_argument("file", help="the file to read (a UTF-16 or UTF-32 file with its byte-order mark needs no "
                                 "--encoding)")
     add_store_args(i)
     i.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
-    i.add_argument("--split", action="store_true", help="LoCoMo: one namespace <namespace>.<sample_id> per conversation")
+    i.add_argument("--split", action="store_true", help="LoCoMo: one namespace <namespace>.<sample_id> per "
+                                                         "conversation; a Slack export: <namespace>.<channel> per "
+                                                         "channel")
     i.add_argument("--encoding", default="utf-8", help="text encoding of the file (default utf-8), e.g. latin-1")
     i.add_argument("--session", help="session_id for messages that do not carry one")
     i.set_defaults(func=cmd_ingest)

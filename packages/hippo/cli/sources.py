@@ -34,6 +34,9 @@ Formats, told apart by their content (never by the file name):
   between them.
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
+A Slack workspace export, the zip Slack hands over (``users.json``, ``channels.json`` and a folder of day files per
+channel), is read whole: every channel's days in one time line, each message's channel in its metadata and its
+group (``--split`` gives each channel a namespace).
 
 Every problem is reported as an ``InvalidInput`` that names the file, the line, and the field: for JSON documents
 the line where the offending object starts and its path inside the document (``[3].turns[0][1]``). Those lines
@@ -89,7 +92,8 @@ class Record:
     item: dict[str, Any]
     path: Path = ()            # inside a JSON document; () for a JSONL line
     line: int | None = None    # known for JSONL; for documents found on demand
-    group: str | None = None   # the LoCoMo sample it belongs to
+    group: str | None = None   # the LoCoMo sample (or the Slack channel) it belongs to
+    origin: Source | None = None  # the file of an archive it was read from, when not the source's own text
 
 
 @dataclass
@@ -98,7 +102,7 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "messenger", "discord", "slack"
+                               # "messenger", "discord", "slack", "slack-export"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -113,6 +117,8 @@ class Source:
         """(line, column) of a record's object or of its key ``field``, 1-based; the column is None for JSONL lines
         (the line is the record)."""
         if isinstance(rec, Record):
+            if rec.origin is not None and rec.origin is not self:
+                return rec.origin.position(rec, field)
             if rec.line is not None:
                 return rec.line, None
             path = rec.path
@@ -141,6 +147,8 @@ class Source:
     def where(self, rec: Record | Path, field: str | None = None) -> str:
         """``file:line`` (``file:line:column`` inside a JSON document, plus the path to the object there), for
         error messages."""
+        if isinstance(rec, Record) and rec.origin is not None and rec.origin is not self:
+            return rec.origin.where(rec, field)
         path = rec.path if isinstance(rec, Record) else rec
         at = self.position(rec, field)
         out = self.file if at is None else f"{self.file}:{at[0]}" + (f":{at[1]}" if at[1] is not None else "")
@@ -195,20 +203,34 @@ def _unzipped(file: str, data: bytes) -> tuple[str, bytes]:
 
 def _read_file(file: str, encoding: str) -> tuple[str, str]:
     """(the name errors give the file, its text): :func:`read_text`, looking inside a zip archive."""
+    _codec(encoding)
+    file, data = _unzipped(file, _file_bytes(file))
+    return file, _decode(file, data, encoding)
+
+
+def _codec(encoding: str) -> codecs.CodecInfo:
     try:
-        codec = codecs.lookup(encoding)
+        return codecs.lookup(encoding)
     except LookupError as exc:
         raise InvalidInput(f"--encoding {encoding!r} is not a known text encoding") from exc
+
+
+def _file_bytes(file: str) -> bytes:
     try:
         with open(file, "rb") as f:
-            data = f.read()
+            return f.read()
     except FileNotFoundError as exc:
         raise NotFound(f"{file}: no such file") from exc
     except IsADirectoryError as exc:
         raise InvalidInput(f"{file}: is a directory, expected a file") from exc
     except OSError as exc:
         raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
-    file, data = _unzipped(file, data)
+
+
+def _decode(file: str, data: bytes, encoding: str) -> str:
+    """The text of a file's bytes in ``encoding``; a byte that does not decode is reported with its line and a
+    hint."""
+    codec = _codec(encoding)
     # A UTF-8 byte-order mark (written by some Windows tools) is not part of the text. A UTF-16 or UTF-32 one names
     # the file's encoding outright (Windows tools save chats as "Unicode", UTF-16 with its mark), so under the
     # default encoding such a file is read in the one it names.
@@ -235,7 +257,7 @@ def _read_file(file: str, encoding: str) -> tuple[str, str]:
         hint = _utf16_hint(data) or "; pass --encoding with the file's encoding"
         raise InvalidInput(f"{file}:{text.count(chr(10), 0, nul) + 1}: holds NUL characters, so it is not "
                            f"{codec.name} text{hint}")
-    return file, text
+    return text
 
 
 def _utf16_hint(data: bytes) -> str:
@@ -254,7 +276,14 @@ def _utf16_hint(data: bytes) -> str:
 
 def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     """Parse ``file`` in whichever supported format it holds; raises ``InvalidInput`` naming file, line, field."""
-    file, text = _read_file(file, encoding)
+    _codec(encoding)
+    data = _file_bytes(file)
+    if data.startswith(b"PK\x03\x04"):
+        archive = _read_slack_archive(file, data, encoding)
+        if archive is not None:
+            return archive
+    file, data = _unzipped(file, data)
+    text = _decode(file, data, encoding)
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     first = next(line for line in _lines(text) if line.strip())
@@ -1375,3 +1404,73 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         out.append((when, k, Record(item, path)))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
+
+
+
+# A Slack workspace export: users.json, channels.json (groups.json, dms.json, mpims.json for the private ones) and a
+# folder per conversation holding a file per day, <folder>/<YYYY-MM-DD>.json; possibly all inside one folder.
+_SLACK_DAY = re.compile(r"^(?P<root>(?:[^/]+/)?)(?P<channel>[^/]+)/\d{4}-\d{2}-\d{2}\.json$")
+_SLACK_LISTS = ("users.json", "org_users.json", "channels.json", "groups.json", "dms.json", "mpims.json")
+
+
+def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
+    """A Slack workspace export as Slack hands it over (a zip): every day of every conversation, in time order,
+    each message's ``metadata["channel"]`` its folder's name and its group that channel (``--split``: a namespace
+    per channel); mentions named from ``users.json`` and ``channels.json``. None for a zip that is no such export."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = [info.filename for info in archive.infolist() if not info.is_dir()
+                     and not info.filename.startswith("__MACOSX/")
+                     and not posixpath.basename(info.filename).startswith(".")]
+            lists = {posixpath.basename(n): n for n in names if posixpath.basename(n) in _SLACK_LISTS
+                     and n.count("/") <= 1}
+            days = [(m["root"], m["channel"], n) for n, m in ((n, _SLACK_DAY.match(n)) for n in names) if m]
+            if not lists or not days:
+                return None
+            root = posixpath.dirname(next(iter(lists.values())))
+            root = root + "/" if root else ""
+            days = sorted((channel, name) for r, channel, name in days if r == root)
+            if not days:
+                return None
+
+            def load(name: str) -> tuple[Source, Any]:
+                shown = f"{file} ({name})"
+                text = _decode(shown, archive.read(name), encoding)
+                return Source(shown, "slack", text), _load_document(shown, text)
+
+            users: dict[str, str] = {}
+            channels: dict[str, str] = {}
+            for base, name in lists.items():
+                src, doc = load(name)
+                if not isinstance(doc, list):
+                    raise src.error((), f"expected a list of {base[:-5]}, got {_kind(doc)}")
+                for k, entry in enumerate(doc):
+                    if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+                        raise src.error((k,), "expected an object with an 'id'", "id")
+                    if base.endswith("users.json"):
+                        shown = _slack_name(entry)
+                        if shown is not None:
+                            users[entry["id"]] = shown
+                    elif isinstance(entry.get("name"), str):
+                        channels[entry["id"]] = entry["name"]
+            out = Source(file, "slack-export", "")
+            for channel, name in days:
+                src, doc = load(name)
+                if not isinstance(doc, list):
+                    raise src.error((), f"expected a list of messages (a day of a Slack channel), got {_kind(doc)}")
+                try:
+                    records = slack_records(doc, users, channels, channel)
+                    for rec in records:
+                        _check_depth(rec.item, rec.path)
+                except SourceError as exc:
+                    raise src.error(exc.path, exc.message, exc.field) from None
+                for rec in records:
+                    rec.origin, rec.group = src, channel
+                out.records.extend(records)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
+        raise InvalidInput(f"{file}: a damaged or unsupported zip archive: {exc}") from None
+    if not out.records:
+        raise InvalidInput(f"{file}: no messages in this Slack export")
+    # one time line across the channels; a channel's own messages keep their order
+    out.records.sort(key=lambda rec: rec.item["timestamp"])
+    return out
