@@ -1091,6 +1091,8 @@ def messenger_records(doc: dict) -> list[Record]:
     message's place ("Bo sent an attachment.") are left out, and so are photos, videos, stickers and shares without
     words; the media of a message with words are named in ``metadata["attachments"]``, a shared link in
     ``metadata["link"]``, reactions in ``metadata["reactions"]``."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        raise SourceError((), "expected a thread object whose 'messages' is a list", "messages")
     escaped = _all_latin1(doc)
     out: list[tuple[datetime, int, Record]] = []
     for k, msg in enumerate(doc["messages"]):
@@ -1207,6 +1209,8 @@ def discord_records(msgs: list) -> list[Record]:
     alone) are left out. Metadata: ``discord_id``, ``reply_to`` (the id of the message answered), ``edited``,
     ``pinned``, ``bot``, and the names of ``attachments``, ``stickers`` and ``embeds`` (title or link), and
     ``reactions`` as ``[{"emoji", "count"}]``."""
+    if not isinstance(msgs, list):
+        raise SourceError(("messages",), f"expected a list of messages, got {_kind(msgs)}")
     out: list[tuple[datetime, int, Record]] = []
     for k, msg in enumerate(msgs):
         path = ("messages", k)
@@ -1338,6 +1342,14 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
     subtypes of events left out, and files without words. Metadata: ``slack_ts`` (the message's id), ``thread_ts``
     (the thread a reply is in), ``edited``, ``bot``, the names of ``attachments`` (files), ``reactions`` as
     ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive."""
+    if not isinstance(msgs, list):
+        raise SourceError((), f"expected a list of messages (a day of a Slack channel), got {_kind(msgs)}")
+    for arg, value in (("users", users), ("channels", channels)):
+        if value is not None and not (isinstance(value, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                                                      for k, v in value.items())):
+            raise InvalidInput(f"{arg} must be a dict of ids to names, got {type(value).__name__}")
+    if channel is not None and (not isinstance(channel, str) or not channel.strip()):
+        raise InvalidInput(f"channel must be a non-empty str or None, got {channel!r}")
     names = dict(users or {})
     for msg in msgs:  # the file's own profiles name the people its mentions name
         if isinstance(msg, dict) and isinstance(msg.get("user"), str):
