@@ -568,3 +568,54 @@ def test_persian_words_with_and_without_the_zero_width_non_joiner(written):
         for q in (f"می{zw}خواهم", "میخواهم", f"کتاب{zw}ها", "کتابها"):
             want = [h.id for h in ref.search(q.replace(zw, ""), k=2)]
             assert want and [h.id for h in mem.search(q, k=2)] == want, q
+
+
+# Chats in Chinese, Japanese, Korean and Thai write brand names, places, code and years against their text, with no
+# space between them; and CJK keyboards type a name with its model number in full width. The same sentences with a
+# space where the script changes (and in ASCII for the full-width one) are the reference.
+AGAINST = [
+    ("我昨天买了iPhone，很好用。", "我昨天买了 iPhone ，很好用。"),
+    ("来週Tokyoに行くのが楽しみです。", "来週 Tokyo に行くのが楽しみです。"),
+    ("这篇文章是用GPT写的。", "这篇文章是用 GPT 写的。"),
+    ("2024年に結婚しました。", "2024 年に結婚しました。"),
+    ("어제 Netflix를 봤어요.", "어제 Netflix 를 봤어요."),
+    ("พรุ่งนี้ไปดูAvatarกัน", "พรุ่งนี้ไปดู Avatar กัน"),
+    ("我在Starbucks喝咖啡。", "我在 Starbucks 喝咖啡。"),
+    ("今天用Python写代码。", "今天用 Python 写代码。"),
+    ("ｉＰａｄ２を買った。", "iPad2 を買った。"),
+]
+
+
+@pytest.mark.parametrize("question", ["iPhone", "Tokyo", "GPT", "2024", "Netflix", "Avatar", "Starbucks", "Python",
+                                      "iPad", "iphone", "netflix", "ｉＰａｄ"])
+def test_a_latin_word_against_text_without_spaces_is_found(question):
+    """A change between a script written without spaces and Latin letters or digits ends a word. Before, "iPhone"
+    found nothing in "我昨天买了iPhone", "Tokyo" nothing in "来週Tokyoに", "2024" nothing in "2024年", "Netflix"
+    nothing in "Netflix를", and "iPad" nothing in "ｉＰａｄ２を買った" (the digit glued on in full width too); the
+    same sentences with a space found them."""
+    written = [w for w, _ in AGAINST]
+    plain = [p for _, p in AGAINST]
+    reference = question.translate({c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)})
+    _same_as_plain(written, plain, [(question, reference)])
+
+
+def test_a_snapshot_of_words_read_before_scripts_split_words_is_read_again(tmp_path, monkeypatch):
+    """The words of several tokens a snapshot holds were read where the words of its version ended: one saved when
+    "Medellín" inside "我去了Medellín旅游" was no word of its own would keep "medellin" from finding it (an accented
+    word of several tokens is found among the namespace's words). They are read again; the reference is a store
+    that never saved."""
+    from hippo.index import coindex
+    from hippo.text import lexicon
+
+    texts = ["我去了Medellín旅游", "Nothing to see in this filler message."]
+    path = tmp_path / "m.db"
+    monkeypatch.setattr(coindex, "_WORDS_RULE", 2)
+    monkeypatch.setattr(lexicon, "word_splits", lexicon.letters_meet_digits)  # the older rule
+    with Memory(path) as mem:
+        mem.add_many({"text": t} for t in texts)
+        assert mem.search("medellin", k=1) == []
+    monkeypatch.undo()
+    with Memory(path) as mem, Memory(None) as ref:
+        ref.add_many({"text": t} for t in texts)
+        want = [h.text for h in ref.search("medellin", k=1)]
+        assert want == texts[:1] and [h.text for h in mem.search("medellin", k=1)] == want

@@ -5,7 +5,8 @@ extended on append, rebuilt after deletions and after a restart). The reference 
 in order: an occurrence of a term's tokens is a whole word when the token after it is in another message, past the
 end, or does not continue a word, and when it starts a word: it begins a message, its first token has a leading
 space or punctuation, or the message's text before it ends in something other than a letter, digit or mark
-("brushpaint" holds no "paint"; "😍paint" does, however many tokens the emoji is cut into).
+("brushpaint" holds no "paint"; "😍paint" does, however many tokens the emoji is cut into). A change between a script
+written without spaces and another is a word boundary too ("東京paint" holds "paint", "paint東京" too).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 from hippo import Memory
-from hippo.text import lexicon, tokenizer
+from hippo.text import lexicon, textnorm, tokenizer
 
 WORDS = ["paint", "paintbrush", "brush", "brushes", "Lisbon", "Lisbonite", "cello", "cellos", "tram", "trampoline",
          "ibex", "new", "York", "newer", "🙂", "東京", "naïve", "and", "the", "x", "машину", "машинусь",
@@ -76,6 +77,20 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
                 return True
         return False
 
+    def script_changes(p: int) -> bool:
+        # the characters on either side of the joint before token p, within its message, are word characters and
+        # one of them is of a script without spaces (textnorm's), the other not; a joint inside a character: no
+        row = int(np.searchsorted(msg_end, p, side="right"))
+        if p == msg_start[row]:
+            return False
+        b = [enc.decode_single_token_bytes(int(t)) for t in stream[msg_start[row]:msg_end[row]].tolist()]
+        cut = p - int(msg_start[row])
+        before, after = b"".join(b[:cut]), b"".join(b[cut:])
+        if 0x80 <= after[0] < 0xC0:
+            return False
+        x, y = before.decode("utf-8")[-1], after.decode("utf-8")[0]
+        return is_word_char(x) and is_word_char(y) and textnorm.is_cjk(x) != textnorm.is_cjk(y)
+
     found = set()
     forms = [(int(t),) for t in pat.singles.tolist()] + [tuple(p) for p in pat.phrases]
     for p in range(stream.size):
@@ -87,8 +102,8 @@ def _reference(messages: list[np.ndarray], pat: lexicon.TermPattern) -> list[int
             row = int(np.searchsorted(msg_end, p, side="right"))
             if q > msg_end[row]:
                 continue
-            starts_word = p in starts or not cont[p] or not ends_in_word(p - 1)
-            if pat.anywhere or starts_word and (q == stream.size or q in starts or not cont[q]):
+            starts_word = p in starts or not cont[p] or not ends_in_word(p - 1) or script_changes(p)
+            if pat.anywhere or starts_word and (q == stream.size or q in starts or not cont[q] or script_changes(q)):
                 found.add(p)
     return sorted(found)
 

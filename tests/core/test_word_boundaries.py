@@ -3,7 +3,8 @@
 Words written after punctuation that cl100k glues onto them ("one-year-old" is " one", "-year", "-old"; "(city",
 "/weather", ".error", "_password") are found like any other word, and counted once; inside links, e-mail addresses
 and handles also when the joined word is several tokens ("www.airbnb.com"). Digits end a word of letters they are
-glued to ("iPhone15"). Punctuation and symbols beyond ASCII (the curly apostrophe of phone keyboards, curly quotes,
+glued to ("iPhone15", "ｉＰｈｏｎｅ１５"), and a change between a script written without spaces and another ends a word
+("我买了iPhone"). Punctuation and symbols beyond ASCII (the curly apostrophe of phone keyboards, curly quotes,
 dashes, emoji) end a word as their ASCII counterparts do; letters of other scripts still continue one."""
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ import unicodedata
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hippo import Memory
-from hippo.text import lexicon, tokenizer
+from hippo.text import lexicon, textnorm, tokenizer
 
 
 @pytest.mark.parametrize("text, word", [
@@ -241,6 +244,58 @@ def test_letters_meet_digits_is_every_pair_it_names():
             and table[b][:1].isdigit() for a, b in zip(ids[:-1].tolist(), ids[1:].tolist())]
     assert lexicon.letters_meet_digits(ids).tolist() == want and any(want)
     assert lexicon.letters_meet_digits(ids[:1]).size == 0
+
+
+# Characters of every kind a joint between tokens can hold: ASCII and full-width letters and digits, Han (common
+# ones, one token or two, and rarer ones cl100k cuts in three), kana, half-width katakana, Hangul, Thai with its
+# marks, Cyrillic, accented Latin, a combining accent, the iteration mark, a Han character of four bytes, emoji
+# with their marks, spaces and punctuation.
+_KINDS_ALPHABET = list("aZk09 .,-'" "ｉＰｅ１５" "我买了喝咖啡東京鬱龘" "のをにカメラ" "ｶﾒﾗ" "넷플릭스를봤" "ข้าวผัด"
+                       "машину" "éñü" "\u0301々" "\U0002000b" "🎉❤\ufe0f")
+
+
+def _reference_splits(text: str) -> list[bool]:
+    """Per joint between the tokens of ``text``: whether a word ends there although no space or punctuation does,
+    from the text itself: both characters at the joint are word characters (letters, digits, marks; not the emoji
+    marks), and exactly one of them is of a script written without spaces, or a Latin letter (ASCII or full width)
+    is followed by a digit (ASCII or full width). A joint inside a character splits nothing."""
+    full = {c: chr(ord(c) + 0xFEE0) for c in "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"}
+    digits = set("0123456789") | {full[c] for c in "0123456789"}
+    latin = {c for c in full if c.isalpha()} | {full[c] for c in full if c.isalpha()}
+
+    def kind(ch: str) -> str | None:
+        if unicodedata.category(ch)[0] not in "LNM" or ch in "\ufe0e\ufe0f\u20e3":
+            return None
+        return "S" if textnorm.is_cjk(ch) else "D" if ch in digits else "A" if ch in latin else "O"
+
+    enc = tokenizer.encoding()
+    pieces = [enc.decode_single_token_bytes(t) for t in enc.encode_ordinary(text)]
+    raw = b"".join(pieces)
+    out, at = [], 0
+    for piece in pieces[:-1]:
+        at += len(piece)
+        if 0x80 <= raw[at] < 0xC0:
+            out.append(False)
+            continue
+        before, after = kind(raw[:at].decode()[-1]), kind(raw[at:].decode()[0])
+        out.append(None not in (before, after) and ((before == "S") != (after == "S") or (before, after) == ("A", "D")))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_KINDS_ALPHABET), max_size=40).map("".join))
+def test_word_splits_are_every_joint_where_kinds_change(text):
+    ids = np.asarray(tokenizer.encoding().encode_ordinary(text), dtype=np.int64)
+    assert lexicon.word_splits(ids).tolist() == _reference_splits(text)
+
+
+@pytest.mark.parametrize("text", ["我昨天买了iPhone", "iPhone15を買った", "Tokyoに行く", "用GPT写的", "2024年に結婚した",
+                                  "Netflix를 봤어", "ไปดูNetflixกัน", "ｉＰｈｏｎｅ１５を買った", "我在Starbucks喝咖啡",
+                                  "ｶﾒﾗはCanon", "東京Tower", "𠀋iPhone", "🎉Tokyo🎉に"])
+def test_word_splits_by_hand_examples(text):
+    want = _reference_splits(text)
+    assert any(want) == (text not in ("𠀋iPhone", "🎉Tokyo🎉に"))  # four-byte Han is no script without spaces here
+    assert lexicon.word_splits(np.asarray(tokenizer.encoding().encode_ordinary(text))).tolist() == want
 
 
 @pytest.mark.parametrize("text, word", [

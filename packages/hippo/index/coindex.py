@@ -83,7 +83,9 @@ def event_time(metadata: dict | None) -> float:
 
 # What :meth:`NamespaceIndex._words_in` reads, by number: a snapshot's words read by another rule are read again.
 # 2: also the words of five tokens or more beyond ASCII, and the words written with optional marks.
-_WORDS_RULE = 2
+# 3: a word ends where a script written without spaces meets another, and where full-width digits follow full-width
+# letters (:func:`hippo.text.lexicon.word_splits`): "Medellín" is a word of "我去了Medellín旅游".
+_WORDS_RULE = 3
 # The longest run of tokens read as one word beyond ASCII: an Arabic word with its harakat takes two tokens a letter.
 _LONGEST_WORD_TOKENS = 64
 # The key of every word written with optional marks (:func:`_file_words`): whether the namespace holds any.
@@ -216,9 +218,10 @@ class NamespaceIndex:
     @property
     def glue(self) -> np.ndarray:
         """``glue[p]``: the token at ``p`` continues the word of the token before it (no leading space or
-        punctuation, ``p`` does not start a message, and it is not digits after letters: "iPhone15" is the words
-        "iPhone" and "15", :func:`~hippo.text.lexicon.letters_meet_digits`). A bool per position, kept from the
-        tokens at hand on append, on a deletion's rebuild and on a load from a snapshot (about 3 ns a token): the
+        punctuation, ``p`` does not start a message, and it is neither digits after Latin letters nor a change
+        between a script written without spaces and another: "iPhone15" is the words "iPhone" and "15", "我买了iPhone"
+        holds the word "iPhone", :func:`~hippo.text.lexicon.word_splits`). A bool per position, kept from the
+        tokens at hand on append, on a deletion's rebuild and on a load from a snapshot (about 5 ns a token): the
         word-end test of an occurrence is one array read instead of a matrix access and a search among the message
         ends."""
         return self._glue.view
@@ -238,8 +241,8 @@ class NamespaceIndex:
             for p, end in zip(cut.tolist(), stop.tolist()):
                 joined = b"".join(table[int(t)] for t in tokens[p:min(end, p + 4)].tolist())
                 flags[p] = lexicon.first_character_is_word(joined)
-        if flags.size > 1:  # letters end a word where digits follow them ("iPhone15": "iphone" and "15")
-            flags[1:] &= ~lexicon.letters_meet_digits(tokens)
+        if flags.size > 1:  # a word ends where scripts change or digits follow letters ("了iPhone", "iPhone15")
+            flags[1:] &= ~lexicon.word_splits(tokens)
         starts = np.asarray(seg_ends[:-1], dtype=np.int64)
         flags[starts[starts < flags.size]] = False
         if flags.size:
@@ -663,25 +666,41 @@ class NamespaceIndex:
         table = tokenizer.token_bytes()
         begins = ~self.glue[start:end]  # a message's first token begins a word
         begins[0] = True
-        first = np.flatnonzero(begins)
-        length = np.diff(np.append(first, toks.size))
-        # beyond ASCII, words run longer: "Sıraselviler" is six tokens, an Arabic word with its harakat two a letter
-        wide = np.add.reduceat(lexicon.non_ascii(toks).astype(np.int64), first) > 0
-        longer = wide & (length > 4) & (length <= _LONGEST_WORD_TOKENS)
-        runs = [b"".join(table[t] for t in toks[f:f + n].tolist())
-                for f, n in zip(first[longer].tolist(), length[longer].tolist())]
-        pick = (length >= 2) & (length <= 4)
-        first, length = first[pick], length[pick]
-        # each distinct run once: a run's tokens (ids below 2**17) folded into one 64-bit key, exact up to 3 tokens
-        # and a hash beyond, where a collision could only drop a word
-        key = np.zeros(first.size, dtype=np.uint64)
-        for j in range(4):
-            ok = length > j
-            key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
-        _, at = np.unique(key, return_index=True)
-        runs = set(runs)
-        runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
-                    for f, n in zip(first[at].tolist(), length[at].tolist()))
+        readings = [begins]
+        wider = lexicon.non_ascii(toks)
+        splits = np.flatnonzero(lexicon.letters_meet_digits(toks)) + 1
+        splits = splits[wider[splits] | wider[splits - 1]]
+        if splits.size:
+            # also read as one run what digits after letters split inside a message in full width: "ｉＰｈｏｎｅ１５"
+            # is the words "ｉＰｈｏｎｅ" and "１５", and the word "iPhone15" asks for (in ASCII a phrase of its
+            # tokens finds it)
+            ends = self.ends.view
+            opens = ends[(ends > start) & (ends < end)] - start
+            joined = begins.copy()
+            joined[splits] = False
+            joined[opens] = True
+            readings.append(joined)
+        runs: set[bytes] = set()
+        for begins in readings:
+            first = np.flatnonzero(begins)
+            length = np.diff(np.append(first, toks.size))
+            # beyond ASCII, words run longer: "Sıraselviler" is six tokens, an Arabic word with its harakat two a
+            # letter
+            wide = np.add.reduceat(wider.astype(np.int64), first) > 0
+            longer = wide & (length > 4) & (length <= _LONGEST_WORD_TOKENS)
+            runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
+                        for f, n in zip(first[longer].tolist(), length[longer].tolist()))
+            pick = (length >= 2) & (length <= 4)
+            first, length = first[pick], length[pick]
+            # each distinct run once: a run's tokens (ids below 2**17) folded into one 64-bit key, exact up to 3
+            # tokens and a hash beyond, where a collision could only drop a word
+            key = np.zeros(first.size, dtype=np.uint64)
+            for j in range(4):
+                ok = length > j
+                key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
+            _, at = np.unique(key, return_index=True)
+            runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
+                        for f, n in zip(first[at].tolist(), length[at].tolist()))
         joiners = "".join(lexicon.JOINERS)
         out: set[str] = set()
         for run in runs:
@@ -997,8 +1016,8 @@ class NamespaceIndex:
     def _split_from_previous(self, pos: np.ndarray) -> np.ndarray:
         """For matches at ``pos`` whose first token has no leading space (it continues a word): whether they start a
         word, i.e. begin a message or follow a token that ends in punctuation or space ("i" after " Moch" is the end
-        of "Mochi"). For such a token the glue flag is set exactly where it does not begin a message or follow
-        letters with its digits (those start a word: :attr:`glue`)."""
+        of "Mochi"). For such a token the glue flag is set exactly where it does not begin a message, follow
+        letters with its digits or change script (those start a word: :attr:`glue`)."""
         out = np.ones(pos.size, dtype=bool)
         inner = np.flatnonzero(self.glue[pos])
         if inner.size:

@@ -225,25 +225,153 @@ def _open_table() -> np.ndarray:
     return _flag_table(4, _opens_first_character)
 
 
-# Per byte value below 0x80: an ASCII letter; an ASCII digit.
-_ASCII_LETTER = np.array([v < 0x80 and bytes([v]).isalpha() for v in range(256)], dtype=bool)
-_ASCII_DIGIT = np.array([v < 0x80 and bytes([v]).isdigit() for v in range(256)], dtype=bool)
+# Where a word ends although no space or punctuation does (:func:`word_splits`), by the kind of the characters that
+# meet: a character of a script written without spaces (:func:`hippo.text.textnorm.is_cjk`: Han, kana, Hangul, Thai,
+# Lao, Khmer, Myanmar), a Latin letter in ASCII or full width, a digit in ASCII or full width, any other word
+# character (:func:`_is_word_char`: accented letters, Cyrillic, marks). A kind is one bit, and a set of kinds their
+# sum: a character known only by its first bytes may be one of several.
+_SPACELESS, _LATIN, _DIGIT, _OTHER = 1, 2, 4, 8
+_ANY_KIND = 15
+# The pairs (kind before, kind after) that end a word: a script without spaces meets any other word character
+# ("买了iPhone", "Tokyoに", "Netflix를", "2024年"), and Latin letters meet digits ("iPhone15", "ｉＰｈｏｎｅ１５", "win11";
+# digits before letters still glue: "4kg", "2nd" are one word).
+_LETTERS_DIGITS = frozenset({(_LATIN, _DIGIT)})
+_SPLIT_PAIRS = _LETTERS_DIGITS | {(_SPACELESS, _LATIN), (_SPACELESS, _DIGIT), (_SPACELESS, _OTHER),
+                                  (_LATIN, _SPACELESS), (_DIGIT, _SPACELESS), (_OTHER, _SPACELESS)}
+# Per token, the packed :func:`_script_table` value: the kind of its first character (bits 0-3) and of its last one
+# (bits 4-7), each where it lies whole within the token (else none), and flags: the token is continuation bytes
+# alone (its last character is the one a token before it began), it ends inside a character (whose first bytes are
+# :func:`_cut_prefixes`), and that cut character is its first.
+_INHERITS, _CUT, _CUT_FIRST = 1 << 8, 1 << 9, 1 << 10
 
 
-def _edge_byte_table(last: bool, kind: np.ndarray) -> np.ndarray:
-    """Per token id: 1 where the token's first byte (``last`` false) or last byte is one of ``kind`` (a table per
-    byte value)."""
-    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int8)
+def _kind(ch: str) -> int:
+    """The kind of the character ``ch`` (0 for a character that is no word character: it ends a word anyway)."""
+    if not _is_word_char(ch):
+        return 0
+    if textnorm.is_cjk(ch):
+        return _SPACELESS
+    c = ord(ch) if ord(ch) < 0x80 else ord(ch) - 0xFEE0 if 0xFF10 <= ord(ch) <= 0xFF5A else -1  # full width: ASCII
+    if 0x30 <= c <= 0x39:
+        return _DIGIT
+    if 0x41 <= c <= 0x5A or 0x61 <= c <= 0x7A:
+        return _LATIN
+    return _OTHER
+
+
+def _char_kinds(b: bytes, last: bool) -> int:
+    """The kind of the first (``last``: final) character of the bytes ``b``; none where the character is not whole
+    within them, or ``b`` starts inside a character (the joint before ``b`` is inside that character)."""
+    if not b:
+        return 0
+    if last:
+        k = len(b) - 1
+        while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
+            k -= 1
+        edge = b[k:]
+    else:
+        edge = b[: max(1, _utf8_length(b[0]))]
+    n = 1 if edge[0] < 0x80 else _utf8_length(edge[0])
+    if n != len(edge):
+        return 0
+    try:
+        return _kind(edge.decode("utf-8"))
+    except UnicodeDecodeError:
+        return 0
+
+
+def _cut_tail(b: bytes) -> bytes:
+    """The first bytes of the character the token bytes ``b`` end inside (empty where their last is whole)."""
+    k = len(b) - 1
+    while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
+        k -= 1
+    n = _utf8_length(b[k]) if b and b[k] >= 0xC0 else 0
+    return b[k:] if n > len(b) - k else b""
+
+
+def _script_value(b: bytes) -> int:
+    """A token's packed kinds and flags (:data:`_INHERITS`)."""
+    if not b:
+        return 0
+    if _continuation_only(b):
+        return _INHERITS
+    tail = _cut_tail(b)
+    flags = (_CUT | (_CUT_FIRST if len(tail) == len(b) else 0)) if tail else 0
+    return _char_kinds(b, False) | _char_kinds(b, True) << 4 | flags
+
+
+def _script_table() -> np.ndarray:
+    """Per token id, :func:`_script_value` of its bytes: a token without a byte beyond ASCII at either edge in one
+    vectorised step (a letter or a digit at either end), the others decoded; an id that does not decode: 0."""
+    table = np.zeros(tokenizer.vocab_size() + 1, dtype=np.int16)
+    arrays = _byte_arrays()
+    if arrays is None:  # no byte table: every id's bytes
+        for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):
+            table[tid] = _script_value(b)
+        return table
+    kind = np.zeros(256, dtype=np.int16)  # per ASCII byte
+    kind[[v for v in range(0x80) if chr(v).isalpha()]] = _LATIN
+    kind[[v for v in range(0x80) if chr(v).isdigit()]] = _DIGIT
+    keys, ids, lens, first, final = arrays
+    ok = (lens > 0) & (ids >= 0) & (ids < table.size)
+    table[ids[ok]] = kind[first[ok]] | kind[final[ok]] << 4
+    for k in np.flatnonzero(ok & ((first >= 0x80) | (final >= 0x80))).tolist():
+        table[ids[k]] = _script_value(keys[k])
+    return table
+
+
+@lru_cache(maxsize=1)
+def _cut_prefixes() -> tuple[np.ndarray, list[bytes], np.ndarray, np.ndarray]:
+    """``(prefix, prefixes, kinds, first_byte)``: per token id the number (from 1) of the first bytes of the character
+    it ends inside, in ``prefixes`` (0 where it ends on a whole character); per prefix number and the low six bits of
+    the next byte, the kinds of the characters they begin (-1 until first asked: :func:`_prefix_kinds`); per token id
+    its first byte. A character cut by the encoding is read from the token holding its first bytes and the next
+    token's first byte: a single character, or one of 64 (a lead byte and one more)."""
+    size = tokenizer.vocab_size() + 1
+    prefix = np.zeros(size, dtype=np.int32)
+    first_byte = np.zeros(size, dtype=np.uint8)
+    numbers: dict[bytes, int] = {}
+    table = tokenizer.token_bytes()
     arrays = _byte_arrays()
     if arrays is not None:
-        _keys, ids, lens, first, final = arrays
-        ok = (lens > 0) & (ids >= 0) & (ids < table.size)
-        table[ids[ok]] = kind[(final if last else first)[ok]]
-        return table
-    for tid, b in enumerate(tokenizer.token_bytes()[: table.size]):  # no byte table: every id's bytes
-        if b and kind[b[-1] if last else b[0]]:
-            table[tid] = 1
-    return table
+        keys, ids, lens, first, final = arrays
+        ok = (lens > 0) & (ids >= 0) & (ids < size)
+        first_byte[ids[ok]] = first[ok]
+        todo = [(int(ids[k]), keys[k]) for k in np.flatnonzero(ok & (final >= 0x80)).tolist()]
+    else:
+        todo = [(tid, b) for tid, b in enumerate(table[:size]) if b]
+        for tid, b in todo:
+            first_byte[tid] = b[0]
+    for tid, b in todo:
+        tail = _cut_tail(b)
+        if tail:
+            prefix[tid] = numbers.setdefault(tail, len(numbers) + 1)
+    prefixes = [b""] + sorted(numbers, key=numbers.__getitem__)
+    return prefix, prefixes, np.full((len(prefixes), 64), -1, dtype=np.int16), first_byte
+
+
+def _prefix_kinds(prefix: np.ndarray, low: np.ndarray) -> np.ndarray:
+    """The kinds a character may be that begins with the bytes of prefix number ``prefix`` (:func:`_cut_prefixes`)
+    and then the continuation byte of low bits ``low``, one per pair; every kind where more than 64 characters do
+    (a four-byte character cut after its first byte: the bytes are read then). Kept once computed."""
+    _prefix, prefixes, kinds, _first = _cut_prefixes()
+    got = kinds[prefix, low]
+    miss = np.flatnonzero(got < 0)
+    if miss.size:
+        for p, c in set(zip(prefix[miss].tolist(), low[miss].tolist())):
+            edge = prefixes[p] + bytes([0x80 | c])
+            n = _utf8_length(edge[0])
+            lo = (edge[0] & (0x7F >> n)) << (6 * (n - 1))
+            for i, x in enumerate(edge[1:], 1):
+                lo |= (x & 0x3F) << (6 * (n - 1 - i))
+            span = 1 << (6 * (n - len(edge)))
+            value = _ANY_KIND if span > 64 else 0
+            for cp in range(lo, min(lo + span, 0x110000)) if span <= 64 else ():
+                if not 0xD800 <= cp <= 0xDFFF:
+                    value |= _kind(chr(cp))
+            kinds[p, c] = value
+        got = kinds[prefix, low]
+    return got
 
 
 def _glue_table() -> np.ndarray:
@@ -272,8 +400,7 @@ def _non_ascii_table() -> np.ndarray:
 
 _BLOCK = 1 << 16  # ids looked up per step: the lookup's temporaries stay in cache
 _BUILDERS = {"start": _word_start_table, "end": _word_end_table, "inside": _inside_table, "open": _open_table,
-             "glue": _glue_table, "digit_first": lambda: _edge_byte_table(False, _ASCII_DIGIT),
-             "letter_last": lambda: _edge_byte_table(True, _ASCII_LETTER), "non_ascii": _non_ascii_table}
+             "glue": _glue_table, "script": _script_table, "non_ascii": _non_ascii_table}
 _TABLES: dict[str, np.ndarray] = {}  # built on first use, once per process
 
 
@@ -335,14 +462,79 @@ def glue_codes(token_ids: np.ndarray) -> np.ndarray:
     return _classify(token_ids, "glue")
 
 
-def letters_meet_digits(token_ids: np.ndarray) -> np.ndarray:
-    """Per pair of neighbouring tokens (one value fewer than ``token_ids``): True where the second starts with a
-    digit and the first ends in a letter ("15" after " iPhone"). A word of letters ends there: people glue model
-    numbers, versions and years onto names ("iPhone15", "win11", "covid19"), and the name is the word asked for."""
+def _split_table(pairs: frozenset[tuple[int, int]]) -> np.ndarray:
+    """Per pair of kind sets (last character's * 16 + next first character's): 1 where every pair of kinds they hold
+    is one of ``pairs`` (a word ends there; a character of no kind ends one anyway), 0 where none is, 2 where it
+    depends on which characters they are (:func:`_splits` reads them)."""
+    bits = (_SPACELESS, _LATIN, _DIGIT, _OTHER)
+    table = np.zeros(256, dtype=np.int8)
+    for last in range(16):
+        for first in range(16):
+            split = [(a, b) in pairs for a in bits if last & a for b in bits if first & b]
+            table[last * 16 + first] = 0 if not any(split) else 1 if all(split) else 2
+    return table
+
+
+_SPLITS = {_SPLIT_PAIRS: _split_table(_SPLIT_PAIRS), _LETTERS_DIGITS: _split_table(_LETTERS_DIGITS)}
+
+
+def _splits(token_ids: np.ndarray, pairs: frozenset[tuple[int, int]]) -> np.ndarray:
+    """Per pair of neighbouring tokens: True where the kinds of the last character before the joint and the first
+    after it are one of ``pairs``. A character the encoding cut is read from the token holding its first bytes and
+    the next one's first byte (:func:`_cut_prefixes`), and where that leaves its kind open, from the bytes of up to
+    four tokens."""
     ids = np.asarray(token_ids)
     if ids.size < 2:
         return np.zeros(0, dtype=bool)
-    return (_classify(ids[1:], "digit_first") == 1) & (_classify(ids[:-1], "letter_last") == 1)
+    packed = _classify(ids, "script")
+    first, last = packed & 15, packed >> 4 & 15
+    special = np.flatnonzero(packed >= _INHERITS)
+    if special.size:  # cut characters: their kinds from the first bytes and the next byte
+        prefix, _prefixes, _kinds, first_byte = _cut_prefixes()
+        ids = np.clip(ids, 0, prefix.size - 1)  # as _classify reads them
+        flags = packed[special]
+        cuts = special[(flags & _CUT) != 0]
+        inherit = special[(flags & _INHERITS) != 0]
+        lead = np.searchsorted(cuts, inherit) - 1  # the token holding the first bytes of their last character
+        if inherit.size:
+            ok = lead >= 0
+            lead, inherit = cuts[lead[ok]], inherit[ok]
+            nxt = first_byte[ids[lead + 1]]
+            last[inherit] = np.where(nxt >> 6 == 2, _prefix_kinds(prefix[ids[lead]], nxt & 63), _ANY_KIND)
+        opens = special[((flags & _CUT_FIRST) != 0) & (special + 1 < ids.size)]
+        if opens.size:
+            nxt = first_byte[ids[opens + 1]]
+            first[opens] = np.where(nxt >> 6 == 2, _prefix_kinds(prefix[ids[opens]], nxt & 63), _ANY_KIND)
+    split = _SPLITS[pairs][last[:-1] << 4 | first[1:]]
+    out = split == 1
+    todo = np.flatnonzero(split == 2)
+    if todo.size:
+        table = tokenizer.token_bytes()
+        ints = ids.astype(np.int64)
+        for j in todo.tolist():
+            before = b"".join(table[t] for t in ints[max(0, j - 3):j + 1].tolist())
+            after = b"".join(table[t] for t in ints[j + 1:j + 5].tolist())
+            out[j] = (_char_kinds(before, True), _char_kinds(after, False)) in pairs
+    return out
+
+
+def word_splits(token_ids: np.ndarray) -> np.ndarray:
+    """Per pair of neighbouring tokens (one value fewer than ``token_ids``): True where a word ends between them
+    although no space or punctuation does (:data:`_SPLIT_PAIRS`). A script written without spaces meets a word
+    character of another script: chats in Chinese, Japanese, Korean and Thai write brand names, places, code and
+    years against their text ("我买了iPhone", "Tokyoに行く", "Netflix를", "2024年"), and the name is a word of its own.
+    And Latin letters meet digits (:func:`letters_meet_digits`). cl100k never writes a Latin letter or a digit in one
+    token with a character of those scripts (its pre-tokenizer puts digits apart, and no token of its vocabulary
+    holds both), so every such joint is between two tokens."""
+    return _splits(token_ids, _SPLIT_PAIRS)
+
+
+def letters_meet_digits(token_ids: np.ndarray) -> np.ndarray:
+    """Per pair of neighbouring tokens (one value fewer than ``token_ids``): True where the second starts with a
+    digit and the first ends in a Latin letter, in ASCII or full width ("15" after " iPhone", "１５" after "ｅ"). A
+    word of letters ends there: people glue model numbers, versions and years onto names ("iPhone15", "win11",
+    "covid19", "ｉＰｈｏｎｅ１５"), and the name is the word asked for."""
+    return _splits(token_ids, _LETTERS_DIGITS)
 
 
 def first_character_is_word(b: bytes) -> bool:
