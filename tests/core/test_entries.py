@@ -226,6 +226,20 @@ def test_query_completion_returns_numbered_lines_around_matches(mem):
     assert got.matched_lines == 1 and not got.complete and not got.stale
 
 
+@pytest.mark.parametrize("cue, spaced", [("ORD-0042的订单", "ORD-0042 的订单"),
+                                          ("iPhone的价格是多少", "iPhone 的价格是多少")])
+def test_a_cue_in_a_script_without_spaces_finds_its_line(mem, cue, spaced):
+    """A cue written against Chinese text ("the order ORD-0042") was one term no line holds, and found nothing; the
+    same cue with a space where the script changes found the line. The reference: that cue, and the line by hand."""
+    lines = [f"第{i}行：普通的记录，没有什么特别。" for i in range(1, 61)]
+    lines[30] = "订单ORD-0042：iPhone的价格是999美元。"
+    e = mem.index_entry("\n".join(lines))
+    want = mem.complete(e.id, spaced, context_lines=0)
+    got = mem.complete(e.id, cue, context_lines=0)
+    assert want.text == f"L31: {lines[30]}" and got.matched_lines >= 1
+    assert got.text.splitlines()[0] == want.text
+
+
 def test_query_without_match_says_so_and_shows_the_head(mem):
     e = mem.index_entry(orders_json(50))
     got = mem.complete(e.id, "zebra", max_tokens=50)

@@ -8,9 +8,10 @@ numbers, within a token budget.
 from __future__ import annotations
 
 import re
+from itertools import groupby
 from typing import Callable
 
-from hippo.text import tokenizer
+from hippo.text import textnorm, tokenizer
 
 _TERM = re.compile(r"[\w][\w.@:/#-]*[\w]|\w", re.U)
 _STOP = frozenset("a an the of to in on at for and or is are was were be by with from what which who whom when "
@@ -18,8 +19,18 @@ _STOP = frozenset("a an the of to in on at for and or is are was were be by with
 
 
 def query_terms(query: str) -> list[str]:
-    """Distinct lower-cased terms of a cue, stopwords dropped (kept if nothing else is left)."""
-    raw = [t.lower() for t in _TERM.findall(query)]
+    """Distinct lower-cased terms of a cue, stopwords dropped (kept if nothing else is left). A term holding a script
+    written without spaces is cut where the script changes, and its runs of that script into the character bigrams
+    the search uses (:func:`hippo.text.textnorm.words`): a Chinese or Japanese cue ("ORD-0042的订单", "iPhone的价格是多少")
+    is no string any line holds, its words and bigrams are."""
+    raw = []
+    for t in _TERM.findall(query.lower()):
+        if t.isascii() or not any(textnorm.is_cjk(c) for c in t):
+            raw.append(t)
+            continue
+        for spaceless, run in groupby(t, key=textnorm.is_cjk):
+            part = "".join(run)
+            raw.extend(textnorm.words(part) if spaceless else _TERM.findall(part))
     terms = [t for t in raw if t not in _STOP]
     return list(dict.fromkeys(terms or raw))
 
