@@ -74,6 +74,45 @@ def test_reinforcement_resets_the_clock():
     assert t.accesses[slot[0]] == 1
 
 
+def test_merging_another_handles_saved_records_keeps_both_handles_accesses():
+    """Hand-computed: the saved count plus this table's own accesses since it last matched the store, the later last
+    access, the flags an access or a promotion set, the promoted rate; records the saved ones do not hold, or hold
+    under another identity (a unit id another hierarchy gave to other messages), stay as they are."""
+    from hippo.engine.hierarchy.decay import F_ASSOC, F_MANUAL, F_PERSIST
+
+    def table() -> DecayTable:
+        t = DecayTable()
+        for key in (1, 2, 3):
+            t.add(key, type="episode", base_rate=0.05, turn=key, at=100.0 * key)
+        return t
+
+    theirs = table()
+    theirs.reinforce(theirs.slots([1, 1]), 10, 1000.0)  # one access (an id named twice is one use)
+    theirs.reinforce(theirs.slots([1]), 12, 1200.0)
+    theirs.flags[theirs.slots([2])] |= F_ASSOC | F_PERSIST | F_MANUAL
+    theirs.base_rate[theirs.slots([2])] = 0.01  # promoted by their deep consolidation
+    theirs.created_turn[theirs.slots([3])] = 99  # their unit 3 is another unit
+    theirs.reinforce(theirs.slots([3]), 13, 1300.0)
+    saved = theirs.arrays()
+
+    ours = table()
+    ours.reinforce(ours.slots([1]), 11, 1500.0)
+    merged = ours.merge(saved)
+    assert sorted(ours.key[merged].tolist()) == [1, 2]
+    one, two, three = ours.slots([1, 2, 3]).tolist()
+    assert (int(ours.accesses[one]), int(ours.last_turn[one]), float(ours.last_time[one])) == (3, 12, 1500.0)
+    assert int(ours.flags[two]) == F_ASSOC | F_PERSIST and float(ours.base_rate[two]) == 0.01  # not their F_MANUAL
+    assert (int(ours.accesses[three]), int(ours.last_turn[three])) == (0, 3)  # another unit: untouched
+    assert ours.merge(saved).tolist() == merged.tolist() and int(ours.accesses[one]) == 3  # merging is idempotent
+    ours.own[:] = 0  # saved: the store now holds these 3 accesses
+    stored = ours.arrays()
+    ours.reinforce(ours.slots([1]), 14, 1600.0)
+    ours.merge(stored)  # merging what it saved itself adds only the access since
+    assert int(ours.accesses[one]) == 4
+    assert ours.merge(saved, identity=False).tolist() == [0, 1, 2]  # messages: one id, one record
+    assert int(ours.accesses[three]) == 1
+
+
 def test_config_validation():
     with pytest.raises(InvalidInput, match="rates"):
         DecayConfig(rates={"tweet": 0.1})

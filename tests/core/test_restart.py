@@ -627,3 +627,161 @@ def test_a_reader_saves_the_co_index_when_no_handle_saved_one(tmp_path):
     b.close()
     with Memory(path, read_only=True) as c:
         assert _covered(c, persist.INDEX) == c.engine.rt.store.state("default").version
+
+
+# -- several handles saving one namespace's lifecycle --------------------------------------------------------------
+def _accesses(mem: Memory, ids: list[int]) -> dict[int, int]:
+    """How often each message was accessed, as the lifecycle records it."""
+    life = mem.engine.rt.state(mem.namespace).life()
+    return {i: int(life.decay.accesses[life.decay.find(i)]) for i in ids}
+
+
+def _reinforced_store(tmp_path: Path, n: int = 60) -> tuple[str, list[int]]:
+    """A store of ``n`` messages, and an untouched copy of it for the oracle (:func:`_one_handle_doing`)."""
+    path = tmp_path / "m.db"
+    with Memory(path) as mem:
+        ids = [it.id for it in mem.add_many({"text": f"note {i} about the orchard ladder and plum {i}",
+                                             "speaker": "Ann", "session_id": f"s{i // 10}"} for i in range(n))]
+    copy_store(path, tmp_path / "oracle.db")
+    return str(path), ids
+
+
+def _seen_by_a_fresh_handle(path: str, ids: list[int]) -> tuple[dict[int, float], dict[int, int]]:
+    with Memory(path) as mem:
+        return mem.strength(ids), _accesses(mem, ids)
+
+
+def _one_handle_doing(tmp_path: Path, ids: list[int], steps: list[list[int]]) -> tuple:
+    """The oracle: one handle on the untouched copy of the store makes every reinforcement the handles made, in
+    order, then closes; a fresh handle reads what it saved."""
+    ref = tmp_path / "oracle.db"
+    with Memory(ref) as mem:
+        for step in steps:
+            mem.reinforce(step)
+    return _seen_by_a_fresh_handle(str(ref), ids)
+
+
+@pytest.mark.parametrize("a_first", [True, False])
+def test_two_handles_reinforcing_keep_both_reinforcements_whoever_saves_last(tmp_path, a_first):
+    """A reinforces m1 (twice), B reinforces m2; whichever closed last replaced the other's saved accesses (a fresh
+    handle saw m1 accessed 0 times and at its decayed strength, or m2), as if the other handle had never recalled
+    anything. Each save now merges what is stored: a fresh handle sees what one handle doing both would have."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m2 = ids[3], ids[7]
+    want = _one_handle_doing(tmp_path, ids, [[m1], [m1], [m2]])
+    assert want[1][m1] == 2 and want[1][m2] == 1 and want[0][m1] == 1.0 > want[0][ids[5]]
+    a, b = Memory(path), Memory(path)
+    a.reinforce([m1])
+    a.reinforce([m1])
+    b.reinforce([m2])
+    for mem in ((a, b) if a_first else (b, a)):
+        mem.close()
+    assert _seen_by_a_fresh_handle(path, ids) == want
+
+
+def test_counts_of_two_handles_saving_again_and_again_add_up_once(tmp_path):
+    """Accesses saved several times by either handle (the write path's saves, then close) are counted once each."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m2 = ids[3], ids[7]
+    a, b = Memory(path), Memory(path)
+
+    def saved(mem: Memory) -> None:
+        rt = mem.engine.rt
+        with rt.lock.write():
+            assert rt.state(mem.namespace).save_derived()
+
+    a.reinforce([m1])
+    saved(a)
+    b.reinforce([m1, m2])
+    saved(b)
+    saved(b)
+    a.reinforce([m1])
+    saved(a)
+    b.reinforce([m2])
+    a.close()
+    saved(b)
+    b.close()
+    got = _seen_by_a_fresh_handle(path, ids)
+    assert {i: got[1][i] for i in (m1, m2)} == {m1: 3, m2: 2}
+    assert got == _one_handle_doing(tmp_path, ids, [[m1], [m1, m2], [m1], [m2]])
+
+
+def _hierarchy(mem: Memory) -> dict:
+    return {k: v for k, v in mem.stats()["hierarchy"].items() if k in ("episodes", "semantics", "themes",
+                                                                         "current_buffer")}
+
+
+@pytest.mark.parametrize("b_first", [False, True])
+def test_a_consolidation_by_one_handle_is_saved_with_the_other_handles_reinforcements(tmp_path, b_first):
+    """A consolidates (its hierarchy changes) and saves; B, which only reinforced, merges A's saved lifecycle and
+    saves its accesses over it: a fresh handle finds A's hierarchy and both handles' reinforcements, as one handle
+    doing all of it would have left them."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m2 = ids[3], ids[7]
+    with Memory(tmp_path / "oracle.db") as ref:
+        ref.reinforce([m1])
+        if b_first:
+            ref.reinforce([m2])
+        ref.consolidate("light")
+        if not b_first:
+            ref.reinforce([m2])
+        want_units = _hierarchy(ref)
+    want = _seen_by_a_fresh_handle(str(tmp_path / "oracle.db"), ids)
+    a, b = Memory(path), Memory(path)
+    before = _hierarchy(b)
+    a.reinforce([m1])
+    if b_first:
+        b.reinforce([m2])
+        b.close()
+    a.consolidate("light")
+    assert _hierarchy(a) == want_units != before
+    if not b_first:
+        b.reinforce([m2])
+        b.close()
+    a.close()
+    with Memory(path) as c:
+        assert _hierarchy(c) == want_units
+    assert _seen_by_a_fresh_handle(path, ids) == want
+
+
+def test_a_save_between_another_handles_merge_and_its_write_is_merged_too(tmp_path, monkeypatch):
+    """B reads what is stored, merges it and writes; A saving in between (A's reinforcement of m1) must not be
+    replaced: B's write is refused and B merges again."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m2 = ids[3], ids[7]
+    a, b = Memory(path), Memory(path)
+    a.reinforce([m1])
+    b.reinforce([m2])
+    store = b.engine.rt.store
+    real = store.put_units_many
+    calls: list[bool] = []
+
+    def racing(namespace, payloads, **kw):
+        if persist.ACCESS in payloads and not calls:
+            a.close()  # A's save commits between B's decision and B's write
+        calls.append(True)
+        return real(namespace, payloads, **kw)
+
+    monkeypatch.setattr(store, "put_units_many", racing)
+    b.close()
+    assert len(calls) == 2  # B's first write was refused, the second merged A's save
+    assert _seen_by_a_fresh_handle(path, ids) == _one_handle_doing(tmp_path, ids, [[m1], [m2]])
+
+
+def test_messages_deleted_by_one_handle_stay_deleted_when_another_saves_their_reinforcement(tmp_path):
+    """A reinforces m1 and m3 and saves; B deletes m1 and saves its lifecycle without it; A's merged save, and B's,
+    leave m1 deleted everywhere and m3 reinforced."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m3 = ids[3], ids[9]
+    a, b = Memory(path), Memory(path)
+    a.reinforce([m1, m3])
+    a.close()
+    b.reinforce([m3])
+    b.delete(m1)
+    b.close()
+    with Memory(path) as c:
+        assert c.count() == len(ids) - 1
+        life = c.engine.rt.state(c.namespace).life()
+        assert m1 not in life.decay and life.known() == len(ids) - 1
+        assert _accesses(c, [m3]) == {m3: 2}
+        assert c.strength([m1, m3]) == {m3: 1.0}

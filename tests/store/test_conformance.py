@@ -320,6 +320,25 @@ def test_put_units_many_at_a_version_writes_nothing_after_any_change(store) -> N
     assert store.get_units("a", "x") == b"X2"
 
 
+def test_put_units_many_expecting_blobs_writes_only_over_them(store) -> None:
+    """``expect`` names the first bytes of the blob each kind must still hold (None: none stored); a handle that
+    merged another handle's saved blobs replaces them only if nobody saved again in between."""
+    store.append("a", batch(2))
+    assert store.put_units_many("a", {"x": b"HEAD-1 body", "y": b"Y1"}, expect={"x": None}) is True
+    assert store.put_units_many("a", {"x": b"HEAD-2 other"}, expect={"x": None}) is False  # one is stored now
+    assert store.put_units_many("a", {"x": b"HEAD-2 other"}, expect={"x": b"HEAD-2"}) is False  # not that one
+    assert store.put_units_many("a", {"x": b"HEAD-2 other"}, expect={"x": b"HEAD-1 body and more"}) is False
+    assert store.get_units("a", "x") == b"HEAD-1 body"
+    state = store.state("a")
+    assert store.put_units_many("a", {"x": b"HEAD-2 other", "y": None}, generation=state.generation,
+                                version=state.version, expect={"x": b"HEAD-1", "y": b"Y1"}) is True
+    assert (store.get_units("a", "x"), store.get_units("a", "y")) == (b"HEAD-2 other", None)
+    assert store.put_units_many("a", {"x": b"HEAD-3"}, expect={"x": b"HEAD-2", "y": b"Y1"}) is False  # y is gone
+    assert store.put_units_many("a", {"x": b"HEAD-3"}, expect={"x": b"HEAD-2", "y": None}) is True
+    assert store.put_units_many("b", {"x": b"HEAD-9"}, expect={"x": b"HEAD-3"}) is False  # per namespace
+    assert store.get_units("a", "x") == b"HEAD-3" and store.get_units("b", "x") is None
+
+
 # -- the change feed ----------------------------------------------------------------------------------------------
 def _has_feed(store) -> bool:
     return callable(getattr(store, "changes", None))

@@ -231,3 +231,26 @@ def test_forget_keeps_a_message_another_handle_changed_so_that_it_no_longer_matc
             assert [(it.text, it.metadata) for it in fresh.list()] == expected
         assert [(it.text, it.metadata) for it in host_a.list()] == expected
         assert [(it.text, it.metadata) for it in host_b.list()] == expected
+
+
+def test_two_app_servers_reinforcing_keep_each_others_reinforcements(location, monkeypatch) -> None:
+    # Each app server saves its lifecycle at close; the one saving last used to replace the other's saved accesses.
+    # Every save now merges what is stored: a third server sees both reinforcements and the counts add up.
+    from hippo.engine.hierarchy import decay as decay_mod
+
+    monkeypatch.setattr(decay_mod, "now", lambda: 1_760_000_000.0)  # both servers decay alike
+    with Memory(location) as writer:
+        ids = [it.id for it in writer.add_many(items())]
+    m1, m2 = ids[2], ids[5]
+    host_a, host_b = Memory(location), Memory(location)
+    aged = host_a.strength([m1, m2])
+    assert max(aged.values()) < 1.0
+    host_a.reinforce([m1, m2])
+    host_b.reinforce([m2])
+    host_b.reinforce([m2])
+    host_a.close()
+    host_b.close()
+    with Memory(location) as host_c:
+        assert host_c.strength([m1, m2]) == {m1: 1.0, m2: 1.0}
+        life = host_c.engine.rt.state(host_c.namespace).life()
+        assert [int(life.decay.accesses[life.decay.find(i)]) for i in (m1, m2)] == [1, 3]

@@ -160,6 +160,12 @@ class Life:
         self.terms_saved = 0          # term table entries in the last full snapshot (later ones go with the delta)
         self.accessed = False         # strength records touched since the last full snapshot
         self.save_id = ""             # identity of the full snapshot this state was last saved as or loaded from
+        # the heads (snapshot.head) of the saved lifecycle and accesses this state last matched, by kind (None: none
+        # stored): a save writes only over them, else it first merges what another handle saved (merge_saved).
+        # None: not known (a lifecycle rebuilt from the messages), merged before the first save
+        self.stored: dict[str, bytes | None] | None = None
+        # a save whose outcome is not known yet: (the heads it wrote, own accesses it carried); see saved_as
+        self.pending: tuple[dict[str, bytes | None], list[np.ndarray]] | None = None
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
         self.closed_episodes: list[int] = []  # episodes built since the engine last looked (LLM refresh on write)
 
@@ -441,11 +447,64 @@ class Life:
         only thing that happened (a few kilobytes instead of the whole lifecycle)."""
         arrays: dict[str, np.ndarray] = {}
         for name, table in [("msg", self.decay), *self.units.items()]:
-            arrays.update(persist.join(**{name: table.access_arrays()}))
+            arrays.update(persist.join(**{name: table.access_arrays(identity=name != "msg")}))
         new_ids = self.terms.ids.view[self.terms_saved:]
         fresh = self.terms.arrays(new_ids[self.decay.slots(new_ids) >= 0])  # the new rows of live messages
         arrays.update(persist.join(terms=_terms_out(fresh)))
-        return {"life": self.save_id, "turn": self.turn}, arrays
+        # ``id`` tells this delta from any other saved over the same lifecycle (see ``stored``)
+        return {"life": self.save_id, "turn": self.turn, "id": uuid.uuid4().hex}, arrays
+
+    # -- several handles saving one namespace's lifecycle ---------------------------------------------------
+    def _tables(self) -> list[tuple[str, DecayTable]]:
+        return [("msg", self.decay), *self.units.items()]
+
+    def own_accesses(self) -> list[np.ndarray]:
+        """The accesses made here since the saved records were last matched (what a save about to be written
+        carries; :meth:`saved_as` takes them off once it is written)."""
+        return [table.own[: table.n].copy() for _, table in self._tables()]
+
+    def saved_as(self, heads: dict[str, bytes | None], sent: list[np.ndarray]) -> None:
+        """A save carrying the accesses ``sent`` (:meth:`own_accesses`) is stored, its blobs' heads ``heads``: they
+        are the saved records this state matches now; accesses made while it was written stay this state's own."""
+        for (_, table), k in zip(self._tables(), sent):
+            table.own[: k.size] -= k
+        self.stored, self.pending = dict(heads), None
+
+    def merge_saved(self, saved: tuple | None, access: tuple | None, heads: dict[str, bytes | None],
+                    version: int) -> None:
+        """Fold in the lifecycle another handle saved, so that this state's next save keeps that handle's accesses
+        (:meth:`DecayTable.merge`) instead of replacing them. ``saved``: the stored ``(covers, meta, arrays)`` of
+        :data:`persist.LIFE` (None when none is stored or it cannot be used here), ``access``: the stored
+        ``(meta, arrays)`` of :data:`persist.ACCESS` (None likewise), ``heads``: the heads of both blobs as stored,
+        ``version``: the store version this state reflects.
+
+        The next save writes a delta over the stored lifecycle when this state has nothing but accesses to save and
+        that lifecycle covers the same messages (``version``), so its hierarchy (another handle's consolidation)
+        stays; otherwise the whole lifecycle, with the merged records."""
+        if self.pending is not None and self.pending[0] == heads:
+            self.saved_as(*self.pending)  # the save whose outcome was not known did commit: nothing to merge
+            return
+        their_id = ""
+        for part in (saved, access):
+            if part is None or (part is access and (saved is None or access[0].get("life") != their_id)):
+                continue  # accesses saved over another lifecycle than the stored one are read by nobody
+            meta, arrays = part[-2], part[-1]
+            for name, table in self._tables():
+                columns = persist.split(arrays, name)
+                if "key" not in columns:
+                    continue
+                slots = table.merge(columns, identity=name != "msg")
+                if part is access:
+                    table.touched[slots] = True  # the delta this state writes next replaces that one
+            self.turn = max(self.turn, int(meta.get("turn", 0)))
+            if part is saved:
+                self.last_add_time = max(self.last_add_time, float(meta.get("last_add_time", 0.0)))
+                their_id = str(meta.get("save_id", ""))
+        if saved is None or saved[0].version != version:
+            self.save_id = ""  # no stored lifecycle to save a delta over: the whole lifecycle is saved
+        elif not self.dirty:
+            self.save_id = their_id
+        self.stored, self.pending = dict(heads), None
 
     def apply_access_snapshot(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
         """Apply :meth:`to_access_snapshot` when it was saved over this state's snapshot; False otherwise."""

@@ -19,6 +19,11 @@ kind, the settings it was built under and the store fingerprint it reflects (gen
 change feed). A loader applies only what changed after that version (:meth:`hippo.store.base.Store.changes`); a
 blob that fails its checksum, has another format or other settings, or lies beyond the feed's reach is ignored and
 the follower is rebuilt from the messages: never fatal.
+
+``derived.life`` and ``derived.access`` carry an id of their save in the header (``save_id``, ``id``): a handle
+writes them only over the blobs it last loaded or wrote (:func:`hippo.store.snapshot.head`, the ``expect`` of
+:meth:`~hippo.store.base.Store.put_units_many`), and merges what another handle saved first
+(:meth:`hippo.engine.lifecycle.Life.merge_saved`), so no handle's accesses replace another's.
 """
 
 from __future__ import annotations

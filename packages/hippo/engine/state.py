@@ -46,6 +46,7 @@ from hippo.engine.truth.state import Truth
 from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.index.embedding import EmbeddingCodes, SimHasher, encode, line
 from hippo.native import DynamicWaveletMatrix
+from hippo.store import snapshot
 from hippo.store.base import Change, MessageRow, Store
 from hippo.store.base import NamespaceState as StoreFingerprint
 from hippo.text import tokenizer
@@ -730,7 +731,7 @@ class NamespaceState:
             snap = None
             if got is None:
                 raise _Later("no snapshot")
-            covers, meta, arrays = got
+            covers, meta, arrays, head = got
             if covers.version > self.seen.version:
                 self.catch_up()  # saved by a process that is ahead of us: catch up first
             feed = store.changes(self.name, covers.version)
@@ -739,7 +740,7 @@ class NamespaceState:
             runs = _runs(feed, upto=self.seen.version)
             backlog = sum(len(a) for k, a in runs if k != "append") + \
                 int((idx.seqs.view >= covers.next_seq).sum())
-            snap = (covers, meta, arrays, runs)
+            snap = (covers, meta, arrays, runs, head)
             if backlog > SYNC_ROWS:
                 raise _Later(f"{backlog} messages behind its snapshot")
             life = self._life_from(snap, ready)
@@ -789,8 +790,11 @@ class NamespaceState:
         threading.Thread(target=work, name=f"hippo-prefetch-{self.name}", daemon=True).start()
 
     def _read_life_blob(self):
+        """``(covers, meta, arrays, head)`` of the stored lifecycle (``head``: :func:`snapshot.head` of the blob), or
+        None."""
         blob = self.host.store.get_units(self.name, persist.LIFE)
-        return None if blob is None else persist.decode(blob, persist.LIFE, self._new_life().settings())
+        return None if blob is None else (*persist.decode(blob, persist.LIFE, self._new_life().settings()),
+                                           snapshot.head(blob))
 
     def _life_blob(self):
         """The decoded lifecycle snapshot (prefetched when the co-index was opened), or None."""
@@ -811,16 +815,21 @@ class NamespaceState:
 
     def _life_from(self, snap: tuple, ready: Callable[[], None] | None = None) -> Life:
         """The lifecycle of a snapshot, with the accesses saved after it (caller holds a lock on the co-index)."""
-        covers, meta, arrays, _runs_ = snap
+        covers, meta, arrays, _runs_, head = snap
         life = Life.from_snapshot(self.config, self.host.store, self.name, meta, arrays, self.index,
                                   self._external_codes(), ready)
         access = self.host.store.get_units(self.name, persist.ACCESS)
+        # what this state matches in the store: its first save writes over exactly these blobs, or merges
+        life.stored = {persist.LIFE: head, persist.ACCESS: None}
         if access is not None:
+            life.stored[persist.ACCESS] = snapshot.head(access)
             try:
                 _, ameta, aarrays = persist.decode(access, persist.ACCESS)
-                life.apply_access_snapshot(ameta, aarrays)
+                if not life.apply_access_snapshot(ameta, aarrays):
+                    life.stored = None  # saved over another lifecycle: looked at again before the first save
             except _UNREADABLE as exc:  # only recent accesses are lost
                 log.warning("namespace %r: ignoring the saved accesses (%s)", self.name, exc)
+                life.stored = None
         self.saved[persist.LIFE] = covers.version
         return life
 
@@ -998,8 +1007,13 @@ class NamespaceState:
                     meta["truth"], tarrays = self.truth.to_snapshot()
                     arrays.update(persist.join(truth=tarrays))
                 payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays)
+            expect: dict[str, bytes | None] | None = None
             if life is not None:
                 with life.lock:
+                    if (force or life.dirty or not life.save_id or life.accessed) and \
+                            (life.stored is None or life.pending is not None):
+                        self._merge_saved_life(life, fp)
+                    sent = life.own_accesses()
                     if force or life.dirty or not life.save_id:
                         lmeta, larrays = life.to_snapshot()
                         payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings())
@@ -1007,6 +1021,15 @@ class NamespaceState:
                     elif life.accessed:
                         ameta, aarrays = life.to_access_snapshot()
                         payloads[persist.ACCESS] = persist.encode(persist.ACCESS, fp, ameta, aarrays)
+                    if persist.LIFE in payloads or persist.ACCESS in payloads:
+                        # written only over the lifecycle and accesses this state merged: another handle's save
+                        # in between (its reinforcements) is merged first, never replaced (see _merge_saved_life)
+                        expect = {k: life.stored[k] for k in (persist.LIFE, persist.ACCESS)}
+                        heads = {persist.LIFE: snapshot.head(payloads[persist.LIFE]) if persist.LIFE in payloads
+                                 else life.stored[persist.LIFE],
+                                 persist.ACCESS: None if payloads.get(persist.ACCESS) is None
+                                 else snapshot.head(payloads[persist.ACCESS])}
+                        life.pending = (heads, sent)
             prof = self._profiles
             if prof is not None and self._profiles_done == len(self.index) and "profiles" not in self._warming \
                     and (force or self._profiles_unsaved):
@@ -1020,8 +1043,9 @@ class NamespaceState:
             # not written once another handle changed the namespace after ``fp``: a deletion this state has not
             # applied (its derived text must not be written back), or an append or update that handle may have
             # saved in newer snapshots
-            if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation, version=fp.version):
-                return None
+            if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation, version=fp.version,
+                                                  expect=expect):
+                return None  # a lifecycle save left pending: merged with what is stored before the next attempt
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
             return False
@@ -1031,10 +1055,38 @@ class NamespaceState:
             self._truth_unsaved = not truth_ready
         if persist.LIFE in payloads:
             life.dirty = 0
+        if expect is not None:
+            with life.lock:
+                life.saved_as(*life.pending)
         if persist.PROFILES in payloads:
             self._profiles_unsaved = False
         self._trim()
         return True
+
+    def _merge_saved_life(self, life: Life, fp: StoreFingerprint) -> None:
+        """Read the stored lifecycle and accesses and fold them into ``life`` (:meth:`Life.merge_saved`): they are
+        not, or may not be, what ``life`` last matched (another handle saved since, or ``life`` was rebuilt from the
+        messages, or its last save's outcome is not known). Read only then: a single handle saving over its own
+        blobs reads nothing. Caller holds the write lock and ``life.lock``."""
+        store = self.host.store
+        blob, access = store.read_consistently(lambda: (store.get_units(self.name, persist.LIFE),
+                                                        store.get_units(self.name, persist.ACCESS)))
+        heads = {persist.LIFE: None if blob is None else snapshot.head(blob),
+                 persist.ACCESS: None if access is None else snapshot.head(access)}
+        saved = got = None
+        try:
+            if blob is not None:
+                saved = persist.decode(blob, persist.LIFE, life.settings())
+            if access is not None:
+                got = persist.decode(access, persist.ACCESS)[1:]
+        except _UNREADABLE as exc:  # replaced by this state's save
+            log.warning("namespace %r: the saved lifecycle cannot be merged (%s)", self.name, exc)
+            saved = got = None
+        try:
+            life.merge_saved(saved, got, heads, fp.version)
+        except _UNREADABLE as exc:
+            log.warning("namespace %r: the saved lifecycle cannot be merged (%s)", self.name, exc)
+            life.merge_saved(None, None, heads, fp.version)
 
     def scrub(self) -> None:
         """After a deletion: rewrite the saved snapshots, so no derived text of the deleted messages (facts,

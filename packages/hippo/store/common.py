@@ -64,6 +64,17 @@ def still_at(now: NamespaceState, generation: int | None, version: int | None) -
     return (generation is None or now.generation == generation) and (version is None or now.version == version)
 
 
+def holds(stored: dict[str, bytes | None], expect: dict[str, bytes | None]) -> bool:
+    """Whether the blobs ``stored`` (kind -> the first bytes of the stored blob, at least ``len(expect[kind])`` of
+    them when it has as many; a kind without a blob is absent) are what ``expect`` names (kind -> the bytes the
+    stored blob begins with, None: none stored): :meth:`Store.put_units_many` writes derived blobs only then."""
+    for kind, want in expect.items():
+        got = stored.get(kind)
+        if (got is None) != (want is None) or (want is not None and bytes(got[: len(want)]) != bytes(want)):
+            return False
+    return True
+
+
 def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:
     """Checksum of an unsealed message's token blob together with its id, seq and n_tokens."""
     return _digest(b"hippo-tail-1", namespace.encode("utf-8", "surrogatepass"), _ints(id, seq, n_tokens),

@@ -1165,13 +1165,22 @@ class PostgresStore(Store):
         self.put_units_many(namespace, {kind: payload})
 
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
-                       generation: int | None = None, version: int | None = None) -> bool:
-        checked = generation is not None or version is not None
+                       generation: int | None = None, version: int | None = None,
+                       expect: dict[str, bytes | None] | None = None) -> bool:
+        checked = generation is not None or version is not None or bool(expect)
 
         def body(cur) -> bool:
-            if checked:
+            if generation is not None or version is not None:
                 cur.execute(self._sql(self._state_sql()), (namespace,))
                 if not common.still_at(self._state_of(namespace, cur.fetchone()), generation, version):
+                    return False
+            if expect:
+                kinds = list(expect)
+                cur.execute(self._sql(
+                    "SELECT u.kind, substring(u.payload from 1 for w.n) FROM {s}.units u"
+                    " JOIN unnest(%s::text[], %s::int[]) AS w(kind, n) ON w.kind = u.kind"
+                    " WHERE u.namespace = %s"), (kinds, [len(expect[k] or b"") for k in kinds], namespace))
+                if not common.holds({k: bytes(v) for k, v in cur.fetchall()}, expect):
                     return False
             for kind, payload in payloads.items():
                 if payload is None:
@@ -1184,7 +1193,8 @@ class PostgresStore(Store):
                         (namespace, kind, bytes(payload)))
             return True
 
-        # checked under the namespace's lock: no change commits between the check and the write
+        # checked under the namespace's lock: no change, and no other checked save, commits between the check and
+        # the write
         return self._write("saving units", body, namespace if checked else None, replay_safe=True)
 
     def get_units(self, namespace: str, kind: str) -> bytes | None:

@@ -63,6 +63,19 @@ def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6) ->
     return MAGIC + body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
 
 
+def head(blob: bytes) -> bytes:
+    """The bytes of a blob up to the end of its JSON header: what tells one saved blob from another when the header
+    holds an id of the save (a few hundred bytes where the blob may be megabytes); the whole blob when it is too
+    damaged to say where its header ends."""
+    blob = bytes(blob)
+    start = len(MAGIC) + 8
+    if len(blob) >= start + 4 and blob.startswith(MAGIC):
+        end = start + struct.unpack("<I", blob[len(MAGIC) + 4: start])[0]
+        if end <= len(blob) - 4:
+            return blob[:end]
+    return blob
+
+
 def load(blob: bytes) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     blob = bytes(blob)
     if len(blob) < len(MAGIC) + 12 or not blob.startswith(MAGIC):

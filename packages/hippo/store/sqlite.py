@@ -849,11 +849,19 @@ class SQLiteStore(Store):
         return bool(self._query("SELECT 1 FROM units WHERE namespace = ? AND kind = ?", (namespace, kind)))
 
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
-                       generation: int | None = None, version: int | None = None) -> bool:
+                       generation: int | None = None, version: int | None = None,
+                       expect: dict[str, bytes | None] | None = None) -> bool:
         with self.transaction("saving units") as db:
             if (generation is not None or version is not None) and \
                     not common.still_at(self.state(namespace), generation, version):
                 return False
+            if expect:
+                kinds = list(expect)
+                rows = db.execute(f"SELECT kind, substr(payload, 1, ?) FROM units WHERE namespace = ? AND kind IN"
+                                  f" ({', '.join('?' * len(kinds))})",
+                                  (max(len(w or b"") for w in expect.values()), namespace, *kinds)).fetchall()
+                if not common.holds({k: bytes(v) for k, v in rows}, expect):
+                    return False
             for kind, payload in payloads.items():
                 if payload is None:
                     db.execute("DELETE FROM units WHERE namespace = ? AND kind = ?", (namespace, kind))

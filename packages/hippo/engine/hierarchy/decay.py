@@ -61,6 +61,12 @@ class DecayTable:
     # what an access changes (:meth:`reinforce`, :meth:`set_flag`): saved apart, as a small delta, when nothing else
     # changed since the last full snapshot
     ACCESS_FIELDS = ("s0", "last_turn", "last_time", "accesses", "flags", "base_rate")
+    # what tells a record from another of the same key (a unit id another handle's hierarchy gave to other
+    # messages; a message id names one message for good): saved with the accesses of units, compared before they
+    # are applied or merged
+    IDENTITY_FIELDS = ("created_turn", "created_time")
+    # the flags an access or a promotion sets (the others follow the message's metadata)
+    MERGED_FLAGS = F_ASSOC | F_PERSIST
 
     def __init__(self, cap: int = 64) -> None:
         self.n = 0
@@ -74,6 +80,9 @@ class DecayTable:
         for name, dt in self._FIELDS.items():
             setattr(self, name, np.zeros(cap, dtype=dt))
         self.touched = np.zeros(cap, dtype=bool)  # accessed since the last full snapshot (not saved)
+        # accesses made here since the saved records this table last matched (its load, or its last save): what
+        # :meth:`merge` adds to another handle's saved count (not saved)
+        self.own = np.zeros(cap, dtype=np.int32)
 
     @property
     def slot_of(self) -> dict[int, int]:
@@ -113,6 +122,9 @@ class DecayTable:
         touched = np.zeros(cap, dtype=bool)
         touched[: self.n] = self.touched[: self.n]
         self.touched = touched
+        own = np.zeros(cap, dtype=np.int32)
+        own[: self.n] = self.own[: self.n]
+        self.own = own
 
     def add(self, key: int, *, type: str, priority: str = "normal", base_rate: float, floor: float = 0.0,
             manual: bool = False, persist: bool = False, turn: int, at: float,
@@ -126,6 +138,7 @@ class DecayTable:
                 self.slot_of  # noqa: B018 - the binary search no longer holds: build the dict
             self.n += 1
             self.live += 1
+            self.own[slot] = 0
             if self._slot_of is not None:
                 self._slot_of[key] = slot
         self.key[slot] = key
@@ -215,6 +228,7 @@ class DecayTable:
         self.last_turn[slots] = np.maximum(self.last_turn[slots], turn)
         self.last_time[slots] = np.maximum(self.last_time[slots], at)
         np.add.at(self.accesses, slots, 1)
+        np.add.at(self.own, slots, 1)
         self.touched[slots] = True
 
     def set_flag(self, slots: np.ndarray, flag: int, on: bool = True) -> None:
@@ -231,21 +245,56 @@ class DecayTable:
         live = self.live_slots()
         return {name: getattr(self, name)[live].copy() for name in self._FIELDS if name != "alive"}
 
-    def access_arrays(self) -> dict[str, np.ndarray]:
-        """Keys and access columns of the records touched since :meth:`arrays` was last saved."""
+    def access_arrays(self, identity: bool = True) -> dict[str, np.ndarray]:
+        """Keys and access columns (and with ``identity`` the identity columns) of the records touched since
+        :meth:`arrays` was last saved."""
         slots = np.flatnonzero(self.touched[: self.n] & self.alive[: self.n])
-        return {"key": self.key[slots].copy(), **{c: getattr(self, c)[slots].copy() for c in self.ACCESS_FIELDS}}
+        columns = (*self.ACCESS_FIELDS, *self.IDENTITY_FIELDS) if identity else self.ACCESS_FIELDS
+        return {"key": self.key[slots].copy(), **{c: getattr(self, c)[slots].copy() for c in columns}}
+
+    def _matching(self, arrays: dict[str, np.ndarray], columns: tuple[str, ...], identity: bool = True
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """``(slots, rows)``: the live slots of the saved records in ``arrays`` that are records of this table (same
+        key and, with ``identity`` and where they were saved, same identity columns), and their rows in ``arrays``."""
+        keys = np.asarray(arrays["key"], dtype=np.int64)
+        if any(np.asarray(arrays[c]).shape != keys.shape for c in columns):
+            raise ValueError("access columns disagree")
+        slots = self.slots(keys)
+        ok = slots >= 0
+        for c in self.IDENTITY_FIELDS if identity else ():  # absent from deltas saved before they were
+            if c in arrays:
+                col = np.asarray(arrays[c])
+                if col.shape != keys.shape:
+                    raise ValueError("access columns disagree")
+                ok[ok] = getattr(self, c)[slots[ok]] == col[ok]
+        return slots[ok], np.flatnonzero(ok)
 
     def apply_access(self, arrays: dict[str, np.ndarray]) -> None:
         """Apply :meth:`access_arrays` saved over the snapshot this table was loaded from."""
-        keys = np.asarray(arrays["key"], dtype=np.int64)
-        if any(np.asarray(arrays[c]).shape != keys.shape for c in self.ACCESS_FIELDS):
-            raise ValueError("access columns disagree")
-        slots = self.slots(keys.tolist())
-        ok = slots >= 0
+        slots, rows = self._matching(arrays, self.ACCESS_FIELDS)
         for c in self.ACCESS_FIELDS:
-            getattr(self, c)[slots[ok]] = np.asarray(arrays[c])[ok]
-        self.touched[slots[ok]] = True
+            getattr(self, c)[slots] = np.asarray(arrays[c])[rows]
+        self.touched[slots] = True
+
+    def merge(self, arrays: dict[str, np.ndarray], identity: bool = True) -> np.ndarray:
+        """Fold in the records another handle saved since this table last matched the store (the columns of
+        :meth:`arrays` or :meth:`access_arrays`), so that a save keeps every handle's accesses: the later last access
+        on either clock, the flags an access or a promotion set on either side, the promoted (lower) base rate, and
+        the saved count plus this table's own accesses since it last matched (:attr:`own`: never counted twice,
+        however often either handle saves). Records the saved ones do not hold (deleted here, or another unit of the
+        same id) are left as they are; ``identity``: a saved record of the same key is another record when its
+        identity columns differ (False for messages, whose ids are never reused). Returns the slots merged."""
+        slots, rows = self._matching(arrays, self.ACCESS_FIELDS, identity)
+        col = {c: np.asarray(arrays[c])[rows] for c in self.ACCESS_FIELDS}
+        self.accesses[slots] = col["accesses"].astype(np.int64) + self.own[slots]
+        self.last_turn[slots] = np.maximum(self.last_turn[slots], col["last_turn"])
+        self.last_time[slots] = np.maximum(self.last_time[slots], col["last_time"])
+        self.s0[slots] = np.maximum(self.s0[slots], col["s0"])  # an access sets 1, the most there is
+        theirs = col["flags"].astype(np.uint8) & np.uint8(self.MERGED_FLAGS)
+        self.flags[slots] |= theirs
+        promoted = (theirs & np.uint8(F_PERSIST)) != 0  # deep consolidation lowers a persist-worthy record's rate
+        self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]], col["base_rate"][promoted])
+        return slots
 
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DecayTable":
