@@ -632,7 +632,7 @@ def test_a_reader_saves_the_co_index_when_no_handle_saved_one(tmp_path):
 # -- several handles saving one namespace's lifecycle --------------------------------------------------------------
 def _accesses(mem: Memory, ids: list[int]) -> dict[int, int]:
     """How often each message was accessed, as the lifecycle records it."""
-    life = mem.engine.rt.state(mem.namespace).life()
+    life = mem.engine.rt.state(mem.namespace).current().life()
     return {i: int(life.decay.accesses[life.decay.find(i)]) for i in ids}
 
 
@@ -785,3 +785,43 @@ def test_messages_deleted_by_one_handle_stay_deleted_when_another_saves_their_re
         assert m1 not in life.decay and life.known() == len(ids) - 1
         assert _accesses(c, [m3]) == {m3: 2}
         assert c.strength([m1, m3]) == {m3: 1.0}
+
+
+def test_a_handle_behind_another_handles_deletion_still_saves_its_reinforcements(tmp_path):
+    """A reinforces m3 (and m1); B deletes m1 before A saves. A, behind a deletion, wrote nothing at close, so its
+    reinforcements were gone (a fresh handle: m3 accessed 0 times, at its decayed strength). A now catches up with
+    the deletion and saves its accesses; m1 stays deleted (no record, no text in any snapshot)."""
+    path, ids = _reinforced_store(tmp_path)
+    m1, m3 = ids[3], ids[9]
+    with Memory(tmp_path / "oracle.db") as ref:
+        ref.reinforce([m1, m3])
+        ref.delete(m1)
+    rest = [i for i in ids if i != m1]
+    want = _seen_by_a_fresh_handle(str(tmp_path / "oracle.db"), rest)
+    assert want[1][m3] == 1 and want[0][m3] == 1.0
+    a, b = Memory(path), Memory(path)
+    a.reinforce([m1, m3])
+    b.delete(m1)
+    b.close()
+    a.close()
+    assert _seen_by_a_fresh_handle(path, rest) == want
+    with Memory(path) as c:
+        assert m1 not in c.engine.rt.state(c.namespace).current().life().decay
+        assert not [h for h in c.search("note 3 about the orchard ladder", k=60) if h.id == m1]
+        for kind in (persist.INDEX, persist.LIFE):
+            _, arrays = snapshot.load(c.engine.rt.store.get_units(c.namespace, kind))
+            key = "index.ids" if kind == persist.INDEX else "msg.key"
+            assert m1 not in arrays[key].tolist()
+
+
+def test_a_handle_behind_the_deletion_of_its_namespace_saves_nothing(tmp_path):
+    """Reinforcements of a namespace another handle deleted are not saved: the namespace must not come back."""
+    path, ids = _reinforced_store(tmp_path)
+    a, b = Memory(path), Memory(path)
+    a.reinforce([ids[3]])
+    b.delete_namespace("default")
+    b.close()
+    a.close()
+    with Memory(path) as c:
+        store = c.engine.rt.store
+        assert c.count() == 0 and all(store.get_units("default", k) is None for k in persist.KINDS)

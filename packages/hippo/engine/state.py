@@ -959,13 +959,18 @@ class NamespaceState:
         nothing when it has nothing of its own to save (what the other handle changed is that handle's to save);
         otherwise it first catches up with them (what its next read would do), and then rewrites the co-index only
         when its annotations are complete, as the other handle's snapshot may hold them and the next open would
-        annotate every message again. One behind a deletion writes nothing: the deleting handle rewrote the
-        snapshots without the deleted messages (or deleted the namespace, which must not come back)."""
+        annotate every message again. One behind a deletion writes nothing (the deleting handle rewrote the
+        snapshots without the deleted messages, or deleted the namespace, which must not come back) unless it holds
+        accesses of its own, which nothing else holds: it then catches up with the deletion (its followers drop
+        the deleted messages, as the deleting handle's did) and saves, its lifecycle merged with the stored one;
+        when catching up reads the namespace again instead (deleted, or past the change feed), it writes nothing."""
         for _ in range(3):  # another handle's change between the catch-up and the write: catch up again
             if not self.writable or self.index is None:
                 return False
             now = self.host.store.state(self.name)
-            if now.generation != self.seen.generation:
+            life = self.current_life()
+            deleted = now.generation != self.seen.generation
+            if deleted and (life is None or not life.accessed):
                 return False
             behind = now != self.seen
             if behind:
@@ -974,6 +979,8 @@ class NamespaceState:
                 self.catch_up()
                 if self.index is None or self.seen.generation != now.generation:
                     return False
+                if deleted and self.current_life() is not life:
+                    return False  # the namespace was read again (deleted, or past the feed): nothing here to save
             written = self._save_derived(force, behind)
             if written is not None:
                 return written
