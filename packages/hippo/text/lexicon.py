@@ -57,6 +57,17 @@ def _cut_is_word(edge: bytes) -> bool:
                if not 0xD800 <= c <= 0xDFFF)
 
 
+def _edge(b: bytes, last: bool) -> bytes:
+    """The bytes of the first (``last``: final) character of the non-empty token bytes ``b``: from its lead byte
+    (at most four bytes back) to the end, or from the first byte for the length its lead byte announces."""
+    if last:
+        k = len(b) - 1
+        while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
+            k -= 1
+        return b[k:]
+    return b[: max(1, _utf8_length(b[0]))]
+
+
 def _edge_is_word(b: bytes, last: bool) -> bool:
     """Whether the first (``last``: final) character of token bytes ``b`` belongs to a word.
 
@@ -68,13 +79,7 @@ def _edge_is_word(b: bytes, last: bool) -> bool:
     letter or mark (:func:`_cut_is_word`)."""
     if not b:
         return False
-    if last:
-        k = len(b) - 1
-        while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
-            k -= 1
-        edge = b[k:]
-    else:
-        edge = b[: max(1, _utf8_length(b[0]))]
+    edge = _edge(b, last)
     lead = edge[0]
     if lead < 0x80:
         return bytes([lead]).isalnum()
@@ -264,13 +269,7 @@ def _char_kinds(b: bytes, last: bool) -> int:
     within them, or ``b`` starts inside a character (the joint before ``b`` is inside that character)."""
     if not b:
         return 0
-    if last:
-        k = len(b) - 1
-        while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
-            k -= 1
-        edge = b[k:]
-    else:
-        edge = b[: max(1, _utf8_length(b[0]))]
+    edge = _edge(b, last)
     n = 1 if edge[0] < 0x80 else _utf8_length(edge[0])
     if n != len(edge):
         return 0
