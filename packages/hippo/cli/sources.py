@@ -56,7 +56,7 @@ import re
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from hippo import InvalidInput, NotFound
 
@@ -1065,6 +1065,23 @@ def _all_latin1(value: Any) -> bool:
     return True
 
 
+def _reactions(msg: dict[str, Any], path: Path, key: str, entry: Callable[[dict[str, Any]], dict[str, Any]]
+               ) -> list[dict[str, Any]]:
+    """A message's ``reactions`` list, each as ``entry`` makes it of a reaction object with a string ``key``; a
+    SourceError naming the place for anything else."""
+    reactions = msg.get("reactions")
+    if reactions is None:
+        return []
+    if not isinstance(reactions, list):
+        raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
+    got = []
+    for r, reaction in enumerate(reactions):
+        if not isinstance(reaction, dict) or not isinstance(reaction.get(key), str):
+            raise SourceError(path + ("reactions", r), f"expected a reaction with a '{key}' string", key)
+        got.append(entry(reaction))
+    return got
+
+
 def _facebook_text(value: str, escaped: bool) -> str:
     """A string of a Messenger or Instagram export as the person wrote it: its UTF-8 bytes read back from the
     Latin-1 escapes, when the file is written so (``escaped``); a string those bytes are not UTF-8 of is kept."""
@@ -1128,21 +1145,15 @@ def messenger_records(doc: dict) -> list[Record]:
         share = msg.get("share")
         if isinstance(share, dict) and isinstance(share.get("link"), str) and share["link"].strip():
             meta["link"] = _facebook_text(share["link"], escaped)
-        reactions = msg.get("reactions")
-        if reactions is not None:
-            if not isinstance(reactions, list):
-                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
-            got = []
-            for r, reaction in enumerate(reactions):
-                if not isinstance(reaction, dict) or not isinstance(reaction.get("reaction"), str):
-                    raise SourceError(path + ("reactions", r), "expected a reaction with a 'reaction' string",
-                                      "reaction")
-                entry = {"reaction": _facebook_text(reaction["reaction"], escaped)}
-                if isinstance(reaction.get("actor"), str):
-                    entry["actor"] = _facebook_text(reaction["actor"], escaped)
-                got.append(entry)
-            if got:
-                meta["reactions"] = got
+        def facebook_reaction(reaction: dict[str, Any]) -> dict[str, Any]:
+            entry = {"reaction": _facebook_text(reaction["reaction"], escaped)}
+            if isinstance(reaction.get("actor"), str):
+                entry["actor"] = _facebook_text(reaction["actor"], escaped)
+            return entry
+
+        got = _reactions(msg, path, "reaction", facebook_reaction)
+        if got:
+            meta["reactions"] = got
         # every message is checked whole, then the ones nobody wrote are left out
         if not body or msg.get("is_unsent") or msg.get("type") in _MESSENGER_EVENTS or "call_duration" in msg:
             continue
@@ -1389,21 +1400,16 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         attached = _names(files, path, "files", "name", "title")
         if attached:
             meta["attachments"] = attached
-        reactions = msg.get("reactions")
-        if reactions is not None:
-            if not isinstance(reactions, list):
-                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
-            got = []
-            for r, reaction in enumerate(reactions):
-                if not isinstance(reaction, dict) or not isinstance(reaction.get("name"), str):
-                    raise SourceError(path + ("reactions", r), "expected a reaction with a 'name'", "name")
-                entry: dict[str, Any] = {"emoji": reaction["name"]}
-                count = reaction.get("count")
-                if isinstance(count, int) and not isinstance(count, bool):
-                    entry["count"] = count
-                got.append(entry)
-            if got:
-                meta["reactions"] = got
+        def slack_reaction(reaction: dict[str, Any]) -> dict[str, Any]:
+            entry: dict[str, Any] = {"emoji": reaction["name"]}
+            count = reaction.get("count")
+            if isinstance(count, int) and not isinstance(count, bool):
+                entry["count"] = count
+            return entry
+
+        got = _reactions(msg, path, "name", slack_reaction)
+        if got:
+            meta["reactions"] = got
         if channel is not None:
             meta["channel"] = channel
         # every message is checked whole, then the app's events and the messages without words are left out
