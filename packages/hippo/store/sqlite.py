@@ -651,7 +651,19 @@ class SQLiteStore(Store):
         )
 
     def _seal(self, namespace: str, min_tokens: int) -> int:
-        with self.transaction("sealing the tail into a chunk") as db:
+        what = "sealing the tail into a chunk"
+        # Most appends leave the tail short of a chunk: its size, read from the message rows the transaction below
+        # would sum, answers them without a write transaction or reading the tail's token blobs. A count that is
+        # not an integer (damage) takes the transaction's path, which reads and judges the rows as before.
+        self._writable(what)
+        count, total, odd = self._query(
+            "SELECT COUNT(*), TOTAL(m.n_tokens), TOTAL(typeof(m.n_tokens) != 'integer') FROM tail t"
+            " JOIN messages m ON m.id = t.id WHERE t.namespace = ?", (namespace,), what)[0]
+        if not odd and (not count or total < min_tokens):
+            if self._scrub_pending:
+                self.scrub()
+            return 0
+        with self.transaction(what) as db:
             tail = db.execute(
                 f"SELECT {_ROW_COLS_M}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
                 " WHERE t.namespace = ? ORDER BY t.seq",
