@@ -21,6 +21,7 @@ EVENT_WORDS = frozenset(
 _NUMBER_RE = re.compile(r"(?<![\w.])\$?\d+(?:[.,]\d+)*(?:k|m|%)?(?![\w])", re.I)
 _DEF_RE = re.compile(r"\b(?:my|our|his|her|their) ([a-z]+(?: [a-z]+)?) (?:is|was|are) (?:called |named )?([\w' -]{2,40})",
                      re.I)
+_DEF_NEEDS = ("my ", "our ", "his ", "her ", "their ")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
@@ -43,7 +44,9 @@ def fingerprints(text: str, date_labels: list[str]) -> set[str]:
     fp.update("d:" + d for d in date_labels)
     lw = {w.lower() for w in textnorm.words(text)}
     fp.update("e:" + w for w in lw & EVENT_WORDS)
-    fp.update("def:" + m.group(1).lower() + "=" + m.group(2).lower().strip() for m in _DEF_RE.finditer(text))
+    low = textnorm.regex_folded(text)
+    if any(w in low for w in _DEF_NEEDS):  # every match holds one: most messages hold none, and it is not run
+        fp.update("def:" + m.group(1).lower() + "=" + m.group(2).lower().strip() for m in _DEF_RE.finditer(text))
     return fp
 
 

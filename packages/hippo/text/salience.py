@@ -19,6 +19,22 @@ _EMOTION_RE = re.compile(r"\b(love|hate|afraid|scared|angry|sad|happy|excited|wo
 _DATE_RE = re.compile(r"\b(\d{4}|\d{1,2}[/.-]\d{1,2}|january|february|march|april|may|june|july|august|september|"
                       r"october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
                       r"yesterday|tomorrow|today|tonight|next week|last week)\b", re.I)
+# Per pattern above: texts one of which every match holds (lowercase, as textnorm.regex_folded gives the text). A
+# pattern none of whose texts a message holds is not run: the regex engine tries its alternatives at every position.
+_COMMIT_NEEDS = ("i will", "i'll", "i promise", "i'm going to", "i am going to", "let's", "we will", "we'll",
+                 "remind me", "don't forget", "do not forget", "i plan to", "i decided", "we decided", "deadline",
+                 "must")
+_CORRECT_NEEDS = ("actually", "correction", "i meant", "wrong", "instead", "mistake", "sorry, it's", "no, it",
+                  "update:")  # and "not .{1,30} but": both "not " and " but"
+_RELATION_NEEDS = ("wife", "husband", "partner", "girlfriend", "boyfriend", "mother", "father", "mom", "dad", "sister",
+                   "brother", "son", "daughter", "kid", "children", "friend", "family", "married", "divorced", "boss",
+                   "colleague")
+_EMOTION_NEEDS = ("love", "hate", "afraid", "scared", "angry", "sad", "happy", "excited", "worried", "proud", "upset",
+                  "thrilled", "anxious", "grateful", "devastated", "!")
+_DATE_NEEDS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+               "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+               "yesterday", "tomorrow", "today", "tonight", "next week", "last week")  # or a digit
+_DIGIT_RE = re.compile(r"\d")
 _NOISE = frozenset("ok okay k thanks thx ty cool nice lol haha hmm yes no yeah yep nope sure great wow hi hey hello "
                    "bye right fine alright".split())
 
@@ -40,32 +56,41 @@ def novelty(text: str, memory: list[str]) -> float:
     return float(min(1.0, max(0.0, (_deflate(m + b"\n" + e) - _deflate(m)) / ce)))
 
 
+def _holds(low: str, needs: tuple[str, ...]) -> bool:
+    for w in needs:
+        if w in low:
+            return True
+    return False
+
+
 def salience(text: str) -> tuple[float, str]:
     """(salience in [0, 1], category) with category in correction / decision / relationship / question / noise /
     other."""
     t = text.strip()
-    words = [w.lower() for w in textnorm.words(t)]
+    found = textnorm.words(t)
+    low = textnorm.regex_folded(t)
     category = "other"
-    if _CORRECT_RE.search(t):
+    if (_holds(low, _CORRECT_NEEDS) or ("not " in low and " but" in low)) and _CORRECT_RE.search(t):
         category = "correction"
-    elif _COMMIT_RE.search(t):
+    elif _holds(low, _COMMIT_NEEDS) and _COMMIT_RE.search(t):
         category = "decision"
-    elif _RELATION_RE.search(t):
+    elif _holds(low, _RELATION_NEEDS) and _RELATION_RE.search(t):
         category = "relationship"
     if len(t) <= 50:
         if category == "decision":
             return 0.8, category
         if category == "correction":
             return 0.6, category
-        if words and all(w in _NOISE for w in words):
+        if found and all(w.lower() in _NOISE for w in found):
             return 0.02, "noise"
         if t.endswith("?"):
             return 0.2, "question"
         return (0.4 if category == "relationship" else 0.3), category
+    digit = _DIGIT_RE.search(t) is not None
     score = min(0.35, 0.35 * len(t) / 300.0)
-    score += 0.2 if re.search(r"\d", t) else 0.0
-    score += 0.15 if _DATE_RE.search(t) else 0.0
-    score += 0.1 if _EMOTION_RE.search(t) else 0.0
-    score += 0.1 if any(w[:1].isupper() for w in textnorm.words(t)[1:]) else 0.0
+    score += 0.2 if digit else 0.0
+    score += 0.15 if (digit or _holds(low, _DATE_NEEDS)) and _DATE_RE.search(t) else 0.0
+    score += 0.1 if _holds(low, _EMOTION_NEEDS) and _EMOTION_RE.search(t) else 0.0
+    score += 0.1 if any(w[:1].isupper() for w in found[1:]) else 0.0
     score += {"decision": 0.25, "correction": 0.2, "relationship": 0.1}.get(category, 0.0)
     return float(min(1.0, score)), category

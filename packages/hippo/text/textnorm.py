@@ -227,6 +227,14 @@ def is_cjk(word: str) -> bool:
     return bool(word) and _CJK_RE.match(word) is not None
 
 
+def regex_folded(text: str) -> str:
+    """``text`` lowercased as the regex engine's case-insensitive matching sees it (``re.I``): it also takes the
+    dotless i and the long s for "i" and "s", and the dotted capital I for "i". Every case-insensitive match of a
+    pattern's literal ASCII text in ``text`` is that literal, lowercased, in the result: a substring test on it
+    rules a pattern out before the pattern runs."""
+    return text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
+
+
 def words(text: str) -> list[str]:
     """The words of ``text`` in order: runs of letters and digits, runs of the scripts without spaces (and Hangul)
     as character bigrams."""

@@ -574,6 +574,7 @@ _SPAN_Q = re.compile(r"\bhow\s+long\b|\bhow\s+many\s+(?:minutes|hours|days|weeks
 _SPAN_UNIT = r"(?:minutes?|mins?|hours?|hrs?|days?|nights?|weeks?|wks?|months?|years?|yrs?|decades?)"
 _SPAN_COUNT = (r"(?:\d+(?:\.\d+)?|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
                r"thirty|forty|fifty|a\s+few|a\s+couple(?:\s+of)?|several|many|half\s+an?|a\s+half)")
+_SPAN_UNIT_STARTS = ("min", "hour", "hr", "day", "night", "week", "wk", "month", "year", "yr", "decade")
 # a span as said: "3 years", "a few months", "two-week", "half a year", "a year and a half"
 _SPAN = re.compile(r"\b" + _SPAN_COUNT + r"(?:\s+|-)" + r"(?:more\s+|whole\s+|full\s+)?" + _SPAN_UNIT + r"\b",
                    re.I)
@@ -769,4 +770,8 @@ def states_span(text: str) -> bool:
     "half an hour"). The answer a "how long" question asks for, and no date (:func:`find` reads dates)."""
     if not isinstance(text, str):
         return False
-    return _SPAN.search(text) is not None
+    low = _folded(text)
+    for unit in _SPAN_UNIT_STARTS:  # every match names a unit: most messages name none, and the pattern is not run
+        if unit in low:
+            return _SPAN.search(text) is not None
+    return False
