@@ -115,3 +115,121 @@ def test_surprise_one_equals_the_vectorized_arithmetic(new, total, text_len, eve
     assert got == np.float32(surprise_of(new, total, text_len, event))
     assert surprise_one(new, total, text_len, event) == float(surprise_of(new, total, text_len, event))
 
+
+# -- the co-index's digest of one appended message ----------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 100_276), min_size=1, max_size=4200))
+def test_one_message_digest_equals_the_blocked_sum(ids):
+    from hippo.index.coindex import NamespaceIndex
+
+    tokens = np.asarray(ids, dtype=np.uint32)
+    one = NamespaceIndex._digests_of(tokens, np.asarray([tokens.size]))
+    # two messages take the general path; the first one's digest is the same function of its tokens
+    two = NamespaceIndex._digests_of(np.concatenate([tokens, tokens[:1]]), np.asarray([tokens.size, tokens.size + 1]))
+    assert one.dtype == np.uint64 and one.shape == (1,)
+    assert one[0] == two[0]
+
+
+# -- near-duplicate facts inside one consolidation batch -----------------------------------------------------------
+# The batch loop as it was, one distance per pair of facts (``hamming`` of two codes), the oracle for the
+# loop that reads them from one matrix of all pairs.
+
+from hippo.engine.hierarchy.codes import bag_pairs, bag_vectors, hamming, idf_array, sign_many  # noqa: E402
+from hippo.engine.hierarchy.state import Semantic  # noqa: E402
+
+
+def _insert_semantics_per_pair(self, facts: list[tuple]) -> list[int]:
+    """Dedup against existing semantics, then add the rest to the kNN graph and the themes in one batch."""
+    if not facts:
+        return []
+    group = np.repeat(np.arange(len(facts)), [np.asarray(f[4]).size for f in facts])
+    pg, ps, cnt = bag_pairs(group, np.concatenate([np.asarray(f[4], dtype=np.int64) for f in facts]))
+    self._fit_df(int(ps.max()) + 1 if ps.size else 0)
+    weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
+    codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
+    if self.external_codes is not None:  # a fact takes the embedding code of the message it comes from
+        for j, f in enumerate(facts):
+            own = self.message_code(f[2][0]) if f[2] else None
+            if own is not None:
+                codes[j] = own
+    near_d, near_i = self.sem_codes.nearest(codes, 1)
+    limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
+    out: list[int] = []
+    new: list[int] = []
+    for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm, span) in enumerate(facts):
+        sid = -1
+        if near_i[j, 0] >= 0 and near_d[j, 0] <= limit:
+            sid = int(near_i[j, 0])
+        for other in new:  # near-duplicates inside the batch
+            if sid < 0 and int(hamming(codes[j], self.sem_codes.codes[other])) <= limit:
+                sid = other
+        ep = self.episodes.get(eid)
+        if sid >= 0:
+            s = self.semantics[sid]
+            for mid in mids:
+                if mid not in s.message_ids:
+                    s.message_ids.append(mid)
+            if eid not in s.episode_ids:
+                s.episode_ids.append(eid)
+            self.dedup_merges += 1
+        else:
+            sid = self.sem_codes.append(codes[j])
+            terms = tuple(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
+            self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
+                                           float(sal), llm, span=span, unit=self._unit)
+            self.created.append(("semantic", sid))
+            new.append(sid)
+        for mid in mids:
+            lst = self.msg_semantics.setdefault(mid, [])
+            if sid not in lst:
+                lst.append(sid)
+        if ep is not None and sid not in ep.semantic_ids:
+            ep.semantic_ids.append(sid)
+        out.append(sid)
+    if new:
+        self.sem_graph.insert_many(new)
+        self.themes.attach_batch(new)
+    return out
+
+
+_STEM_WORDS = ("apple banana cherry garden painting pottery hiking camping guitar violin museum concert beach "
+               "mountain river school adoption support group parade festival market bakery library")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 8), min_size=1, max_size=6), min_size=1, max_size=40),
+       st.integers(0, 3), st.sampled_from([0.2, 0.3, 0.45, 0.6, 0.8]))
+def test_batch_dedup_equals_the_per_pair_loop(bags, before, dedup):
+    import dataclasses
+
+    from hippo.base.config import HierarchyConfig
+    from hippo.engine.hierarchy.state import Hierarchy
+
+    from hippo.text import vocab
+
+    known = vocab.text_stems(_STEM_WORDS)  # stem ids the vocabulary holds
+
+    def fact(k, picks):
+        stems = known[np.asarray(picks) % known.size]
+        return (f"fact {k}", "Ann", [1000 + k], 1, np.asarray(stems, dtype=np.int64), k, None, 0.5, False, None)
+
+    def make():
+        h = Hierarchy(dataclasses.replace(HierarchyConfig(), semantic_dedup=dedup))
+        h.df[:64] = np.arange(64) % 7 + 1
+        h.n_docs = 50
+        if before:  # semantics of an earlier batch: the nearest-neighbour search finds them first
+            h._insert_semantics([fact(-1 - k, bags[k % len(bags)][::-1]) for k in range(before)])
+        return h
+
+    h, ref = make(), make()
+    facts = [fact(k, stems) for k, stems in enumerate(bags)]
+    got = h._insert_semantics(facts)
+    want = _insert_semantics_per_pair(ref, facts)
+    assert got == want
+    assert h.sem_codes.n == ref.sem_codes.n
+    assert (h.sem_codes.codes[:h.sem_codes.n] == ref.sem_codes.codes[:ref.sem_codes.n]).all()
+    assert {k: (v.text, v.message_ids, v.episode_ids, v.terms) for k, v in h.semantics.items()} == \
+        {k: (v.text, v.message_ids, v.episode_ids, v.terms) for k, v in ref.semantics.items()}
+    assert h.msg_semantics == ref.msg_semantics and h.dedup_merges == ref.dedup_merges

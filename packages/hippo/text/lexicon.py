@@ -419,8 +419,11 @@ def _classify(token_ids: np.ndarray, table_name: str) -> np.ndarray:
     ids = np.asarray(token_ids)
     if ids.dtype.kind not in "iu":
         ids = ids.astype(np.int64)
-    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= table.size):
+    # unsigned ids (the stored tokens) are never negative: only the top is checked
+    if ids.size and ((ids.dtype.kind == "i" and int(ids.min()) < 0) or int(ids.max()) >= table.size):
         ids = np.clip(ids.astype(np.int64), 0, table.size - 1)
+    if ids.size <= _BLOCK:
+        return table.take(ids)
     return _lookup(table, ids)
 
 

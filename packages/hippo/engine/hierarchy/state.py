@@ -350,13 +350,17 @@ class Hierarchy:
         limit = (1.0 - self.cfg.semantic_dedup) * self.bits / 2.0  # similarity >= dedup <=> distance <= limit
         out: list[int] = []
         new: list[int] = []
+        new_at: list[int] = []  # the fact each of ``new`` was made from: its code is that fact's
+        # near-duplicates inside the batch: every pair's distance in one call instead of one call per pair
+        pair = hamming(codes[:, None, :], codes[None, :, :]) if len(facts) > 1 else None
         for j, (text, speaker, mids, eid, stems, seq, ts, sal, llm, span) in enumerate(facts):
             sid = -1
             if near_i[j, 0] >= 0 and near_d[j, 0] <= limit:
                 sid = int(near_i[j, 0])
-            for other in new:  # near-duplicates inside the batch
-                if sid < 0 and int(hamming(codes[j], self.sem_codes.codes[other])) <= limit:
-                    sid = other
+            if sid < 0 and new_at:
+                close = pair[j, new_at] <= limit
+                if close.any():
+                    sid = new[int(np.argmax(close))]
             ep = self.episodes.get(eid)
             if sid >= 0:
                 s = self.semantics[sid]
@@ -368,6 +372,7 @@ class Hierarchy:
                 self.dedup_merges += 1
             else:
                 sid = self.sem_codes.append(codes[j])
+                new_at.append(j)
                 terms = tuple(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
                 self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
                                                float(sal), llm, span=span, unit=self._unit)
