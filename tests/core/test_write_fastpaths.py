@@ -116,6 +116,37 @@ def test_surprise_one_equals_the_vectorized_arithmetic(new, total, text_len, eve
     assert surprise_one(new, total, text_len, event) == float(surprise_of(new, total, text_len, event))
 
 
+
+_GATE_WORDS = _WORDS + ["yday", "tmrw", "tomorow", "ago", "this", "past", "on", "in", "since", "during", "morning",
+                        "jan", "Sept", "sep", "oct", "I", "I've", "I'd", "we're", "me", "home", "due", "ships",
+                        "launches", "meet", "moved", "relocated", "switched", "sold", "started", "quit", "left",
+                        "joined", "accepted", "hired", "retrained", "favorite", "favourite", "passed", "died"]
+_GATE_TEXT = st.lists(st.tuples(st.tuples(st.sampled_from(_GATE_WORDS), st.integers(0, 4)).map(lambda t: _mangle(*t)),
+                                st.sampled_from([" ", "", ".", "_", "é", "İ"])),
+                      max_size=12).map(lambda parts: "".join(p + sep for p, sep in parts))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_GATE_TEXT)
+def test_gates_on_folded_text_equal_the_case_insensitive_ones(text):
+    from hippo.text import attributes
+
+    assert (timeexpr._ANY.search(text) is None) == (timeexpr._ANY_FOLDED.search(textnorm.regex_folded(text)) is None)
+    assert (attributes._ANY.search(text) is None) == \
+        (attributes._ANY_FOLDED.search(textnorm.regex_folded(text)) is None)
+
+
+def test_folding_keeps_length_words_and_digits():
+    # what makes a case-sensitive search of the folded text find a match where the case-insensitive one does
+    w, d = re.compile(r"\w"), re.compile(r"\d")
+    for cp in [*range(0xD800), *range(0xE000, 0x10000), 0x1D400, 0x1F600, 0x10400, 0x1E900]:
+        c = chr(cp)
+        f = textnorm.regex_folded(c)
+        assert len(f) == 1, hex(cp)
+        assert (w.match(c) is None) == (w.match(f) is None) and (d.match(c) is None) == (d.match(f) is None), hex(cp)
+        if f.isascii() and f != c:  # only letters fold onto ASCII: the uppercase ones and the four re.I adds
+            assert "A" <= c <= "Z" or c in "\u0130\u0131\u017f\u212a", hex(cp)
+
 # -- the co-index's digest of one appended message ----------------------------------------------------------------
 
 

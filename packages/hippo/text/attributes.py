@@ -641,6 +641,8 @@ MAX_SENTENCE_CHARS = 1_000
 _ANY = re.compile(r"\b(?:I|I'm|I've|I'd|we|we're|we've|my|our|me|home|due|deadline|ships|launches|meet|moved|"
                   r"relocated|switched|sold|started|quit|left|joined|accepted|hired|retrained|favou?rite|passed|"
                   r"died)\b", re.I)
+# _ANY on the text as re.I folds it (textnorm.regex_folded), case-sensitive: the same answer, faster.
+_ANY_FOLDED = re.compile(_ANY.pattern.lower())
 _WORK_CONTEXT = re.compile(r"\b(?:job|jobs|work|working|worked|team|company|role|position|hired|offer|employer|"
                            r"colleagues?|office|startup|firm|boss|career|contract|shift|not\s+at|as\s+an?)\b", re.I)
 _SALARY_CONTEXT = re.compile(r"\b(?:raise|salary|pay|paid|earn|earning|income|wage|payrise)\b", re.I)
@@ -680,7 +682,7 @@ def extract(text: str, speaker: str | None = None) -> list[Statement]:
         raise InvalidInput(f"text must be a str, got {type(text).__name__}")
     if speaker is not None and not isinstance(speaker, str):
         raise InvalidInput(f"speaker must be a str or None, got {type(speaker).__name__}")
-    if not _ANY.search(text[:MAX_EXTRACT_CHARS]):
+    if not _ANY_FOLDED.search(textnorm.regex_folded(text[:MAX_EXTRACT_CHARS])):
         return []
     me = (speaker or "").strip().lower()
     out: list[Statement] = []

@@ -498,6 +498,11 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"this|past|on|in|since|during|"
                   r"morning|night|month|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
+# The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
+# every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
+# faster than matching case-insensitively.
+_ANY_FOLDED = re.compile(_ANY.pattern)
+
 
 def find(text: str, now: float | None) -> list[TimeRef]:
     """Every time expression in ``text`` resolved against ``now`` (the message's epoch timestamp or None), in text
@@ -515,7 +520,8 @@ _QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
     """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order)."""
-    if not _ANY.search(text):
+    low = _folded(text)
+    if not _ANY_FOLDED.search(low):
         return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
     spans: list[tuple[int, int, TimeRef]] = []
@@ -523,7 +529,6 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) 
     # overlaps the last one starting before it ends (a long message with code holds hundreds of numbers)
     starts: list[int] = []
     ends: list[int] = []
-    low = _folded(text)
     month: bool | None = None
     for name, rx in patterns:
         needs = _NEEDS[name]
