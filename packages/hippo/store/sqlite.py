@@ -447,10 +447,13 @@ class SQLiteStore(Store):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
-            start = self._epoch(db, "change_epoch")
-            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
-                       " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
-            seq = first = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()[0]
+            row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            if row is None:  # the namespace's first message: its row starts at the epochs
+                start = self._epoch(db, "change_epoch")
+                db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
+                           " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
+                row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+            seq = first = row[0]
             if _bad_int(seq):
                 raise CorruptData(f"namespace {namespace!r}: next_seq {seq!r} is damaged; `hippo check --repair` "
                                   "rebuilds it")
