@@ -264,3 +264,32 @@ def test_batch_dedup_equals_the_per_pair_loop(bags, before, dedup):
     assert {k: (v.text, v.message_ids, v.episode_ids, v.terms) for k, v in h.semantics.items()} == \
         {k: (v.text, v.message_ids, v.episode_ids, v.terms) for k, v in ref.semantics.items()}
     assert h.msg_semantics == ref.msg_semantics and h.dedup_merges == ref.dedup_merges
+
+
+# -- metadata: flat plain values skip the JSON round trip -----------------------------------------------------------
+
+_VALUE = st.one_of(st.none(), st.booleans(), st.integers(), st.integers(-(1 << 70), 1 << 70), st.floats(),
+                   st.text(max_size=8), st.text(alphabet=st.characters(max_codepoint=127), max_size=8),
+                   st.sampled_from(["\ud800", "a\udfffb", "\x00\n\t\"\\", "é", 10 ** 5000, -0.0, 1e308]),
+                   st.lists(st.integers(), max_size=2))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.dictionaries(st.one_of(st.text(max_size=6), st.sampled_from(["k", "\ud800", "é"])), _VALUE, max_size=5))
+def test_metadata_fast_path_equals_the_json_round_trip(meta):
+    import types
+
+    from hippo.base.checks import check_metadata
+    from hippo.base.errors import InvalidInput
+
+    def outcome(value):
+        try:
+            got = check_metadata(value)
+        except InvalidInput as exc:
+            return ("refused", str(exc).split(":")[0])
+        return ("ok", [(k, type(v), repr(v)) for k, v in got.items()])
+
+    # a mapping that is not a dict always takes the round trip
+    assert outcome(meta) == outcome(types.MappingProxyType(meta))
+    got = check_metadata(meta) if outcome(meta)[0] == "ok" else None
+    assert got is None or (got == meta or any(v != v for v in meta.values())) and got is not meta

@@ -78,11 +78,21 @@ def nesting_depth(value: object, limit: int) -> int:
     return deepest
 
 
+def _plain(v: object) -> bool:
+    """A value JSON gives back as it was, equal and of the same type: None, a bool, an int, a finite float (its
+    repr reads back exactly) or an ASCII str (no lone surrogate, no escape to undo)."""
+    t = type(v)
+    return (v is None or t is bool or (t is int and -(1 << 64) < v < (1 << 64)) or (t is str and v.isascii())
+            or (t is float and math.isfinite(v)))
+
+
 def check_metadata(value: object, name: str = "metadata") -> dict[str, Any]:
     """A JSON object without NaN or lone surrogates, nested at most :data:`MAX_METADATA_DEPTH` levels, returned as a
     fresh copy."""
     if value is None:
         return {}
+    if type(value) is dict and all(type(k) is str and k.isascii() and _plain(v) for k, v in value.items()):
+        return dict(value)  # what the JSON round trip below gives back for flat, plain values (most metadata)
     if not isinstance(value, Mapping):
         raise InvalidInput(f"{name} must be a dict or None, got {type(value).__name__}")
     for k in value:
