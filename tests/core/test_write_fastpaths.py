@@ -293,3 +293,16 @@ def test_metadata_fast_path_equals_the_json_round_trip(meta):
     assert outcome(meta) == outcome(types.MappingProxyType(meta))
     got = check_metadata(meta) if outcome(meta)[0] == "ok" else None
     assert got is None or (got == meta or any(v != v for v in meta.values())) and got is not meta
+
+
+def test_said_at_row_equals_said_at():
+    from hippo import Memory
+    from hippo.engine.truth.state import said_at, said_at_row
+
+    with Memory(None) as mem:
+        for k in range(12):
+            mem.add(f"message {k}", speaker="Ann", timestamp=None if k % 3 == 0 else 1_700_000_000 + 3600 * k)
+        idx = mem._ns.state().index
+        rows = np.arange(len(idx))
+        want = said_at(idx, rows)
+        assert [said_at_row(idx, int(r)) for r in rows] == want.tolist()

@@ -21,6 +21,7 @@ EVENT_WORDS = frozenset(
 _NUMBER_RE = re.compile(r"(?<![\w.])\$?\d+(?:[.,]\d+)*(?:k|m|%)?(?![\w])", re.I)
 _DEF_RE = re.compile(r"\b(?:my|our|his|her|their) ([a-z]+(?: [a-z]+)?) (?:is|was|are) (?:called |named )?([\w' -]{2,40})",
                      re.I)
+_DIGIT_RE = re.compile(r"\d")
 _DEF_NEEDS = ("my ", "our ", "his ", "her ", "their ")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
@@ -39,7 +40,9 @@ def proper_nouns(text: str) -> list[str]:
 
 def fingerprints(text: str, date_labels: list[str]) -> set[str]:
     """Seed 002 stage 4: the fact fingerprints of one message."""
-    fp = {"n:" + m.group(0).lower().strip("$") for m in _NUMBER_RE.finditer(text)}
+    fp: set[str] = set()
+    if _DIGIT_RE.search(text):  # every number holds a digit: a message without one (most chat) skips the pattern
+        fp.update("n:" + m.group(0).lower().strip("$") for m in _NUMBER_RE.finditer(text))
     fp.update("p:" + w.lower() for w in proper_nouns(text))
     fp.update("d:" + d for d in date_labels)
     lw = {w.lower() for w in textnorm.words(text)}

@@ -101,6 +101,12 @@ def said_at(idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(said), idx.created.a[rows], said)
 
 
+def said_at_row(idx: NamespaceIndex, row: int) -> float:
+    """:func:`said_at` of one row, as a float, without numpy's per-call cost on a one-element array."""
+    said = float(idx.ts.a[row])
+    return said if said == said else float(idx.created.a[row])
+
+
 class Truth:
     ROW_COLUMNS = {  # name -> (dtype, fill)
         "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
@@ -272,7 +278,7 @@ class Truth:
                 seen.update(hashes)
                 if int(role[row]) == user:
                     statements = attributes.extract(text, idx.speakers[int(spk[row])])
-                    at = float(said_at(idx, np.asarray([row]))[0])
+                    at = said_at_row(idx, row)
                     if self._out_of_order(idx, row, at, text, statements):
                         # said before statements it would link to (a history added out of order): the links are
                         # made again in the order the rows were said, once this batch is read
@@ -317,7 +323,7 @@ class Truth:
         speaker = int(idx.speaker.a[row])
         for r, st, head in self._updates:
             if head[:3] in low and int(idx.speaker.a[r]) == speaker and \
-                    float(said_at(idx, np.asarray([r]))[0]) > at and attributes.restated(text, st) is not None:
+                    said_at_row(idx, r) > at and attributes.restated(text, st) is not None:
                 return True
         return False
 
@@ -392,7 +398,7 @@ class Truth:
             return None
         rows, _tf = idx.term_rows(lexicon.pattern(head))
         said = said_at(idx, rows)
-        at = float(said_at(idx, np.asarray([row]))[0])
+        at = said_at_row(idx, row)
         # only rows annotated already (a background rebuild reads the index a chunk at a time): one said before but
         # read later relinks the namespace when it is read (:meth:`_out_of_order`)
         before = ((said < at) | ((said == at) & (rows < row))) & (rows < self.done)
