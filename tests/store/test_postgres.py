@@ -833,3 +833,36 @@ def test_row_level_security_as_docs_deploy_sets_it_up(pg_server, pg_url) -> None
             other.add("writing into tenant two")
     with Memory(pg_url, namespace="t2") as owner:
         assert [it.text for it in owner.list()] == ["tenant two's secret: the budget is 40k"]
+
+
+def test_a_reindex_waits_for_another_connections_lock_at_most_busy_timeout(pg_server, pg_url) -> None:
+    # REINDEX waits for every transaction holding a lock on its table, and every later statement on the table
+    # queues behind the waiting REINDEX, readers included. A transaction held open elsewhere (a slow report, a
+    # paused client) made `check(repair=True)` wait for as long as it stayed open; it now gives up after
+    # busy_timeout_s with StoreBusy, and the store works on afterwards.
+    st = PostgresStore(pg_url, busy_timeout_s=0.2)
+    st.append("a", batch(2))
+    out: dict = {}
+
+    def reindex() -> None:
+        try:
+            st.reindex()
+            out["done"] = True
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            out["error"] = exc
+
+    with admin(pg_server) as conn:
+        conn.execute("BEGIN")
+        conn.execute(f'SELECT count(*) FROM "{schema_of(pg_url)}".messages')  # holds ACCESS SHARE until it ends
+        worker = threading.Thread(target=reindex, daemon=True)
+        worker.start()
+        worker.join(20)  # before the fix, REINDEX is still waiting here, and only ends with the transaction
+        held = worker.is_alive()
+        conn.execute("ROLLBACK")
+    worker.join(60)
+    assert not held and isinstance(out.get("error"), StoreBusy), out
+    assert st.state("a").next_seq == 2
+    st.reindex()  # no lock held: it runs, and the session's lock_timeout was put back
+    with st._session("x") as cur:
+        assert cur.execute("SHOW lock_timeout").fetchone()[0] == "0"
+    st.close()

@@ -1310,8 +1310,16 @@ class PostgresStore(Store):
 
         def attempt() -> None:
             with self._session(what) as cur:
-                for stmt in statements:
-                    cur.execute(stmt)
+                # Bounded like a writer's wait: REINDEX waits for every transaction holding a lock on its table
+                # and, while it waits, every later statement on the table queues behind it, readers included; it
+                # gives up after busy_timeout_s (StoreBusy) instead. Reset before the connection goes back to the pool.
+                cur.execute(f"SET lock_timeout = '{int(self._busy_ms)}ms'")
+                try:
+                    for stmt in statements:
+                        cur.execute(stmt)
+                finally:
+                    with contextlib.suppress(psycopg.Error):
+                        cur.execute("RESET lock_timeout")
 
         self._retrying(what, attempt)
 
