@@ -356,16 +356,34 @@ class HippoStore(BaseStore):
             return stop.value
 
     async def _arun(self, plan: _Plan) -> Any:
+        """Run ``plan`` through hippo's async twins. A plan is all or none (a batch's puts in several namespaces,
+        taken back if one fails), and a call already handed to a worker thread finishes whatever its caller does:
+        a cancelled task therefore lets the plan run to its end, then raises ``CancelledError``. Stopped between two
+        namespaces' writes, it would leave a batch half applied."""
+        cancelled = False
         try:
             call = next(plan)
             while True:
+                pending = asyncio.ensure_future(acall(self._view(call.namespace), call.method, *call.args,
+                                                      **call.kwargs))
+                while not pending.done():
+                    try:
+                        await asyncio.shield(pending)
+                    except asyncio.CancelledError:
+                        if pending.cancelled():
+                            raise
+                        cancelled = True
+                    except Exception:  # noqa: BLE001 - read from the future below
+                        pass
                 try:
-                    result = await acall(self._view(call.namespace), call.method, *call.args, **call.kwargs)
+                    result = pending.result()
                 except Exception as exc:
                     call = plan.throw(exc)
                 else:
                     call = plan.send(result)
         except StopIteration as stop:
+            if cancelled:
+                raise asyncio.CancelledError
             return stop.value
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -374,7 +392,9 @@ class HippoStore(BaseStore):
         return self._run(self._batch_plan(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """Async ``batch`` through hippo's async twins; calls without a twin run in a worker thread."""
+        """Async ``batch`` through hippo's async twins; calls without a twin run in a worker thread. Cancelled, it
+        applies the whole batch first (a write already in a worker thread cannot be stopped), then raises
+        ``CancelledError``."""
         return await self._arun(self._batch_plan(ops))
 
     def _batch_plan(self, ops: Iterable[Op]) -> _Plan:

@@ -692,3 +692,38 @@ def test_a_deletion_whose_delete_fails_raises_and_keeps_the_item():
         store.delete(("a",), "k")
     del store._views["lg.a"]
     assert store.get(("a",), "k").value == {"v": "old"}
+
+
+async def test_a_cancelled_abatch_applies_its_puts_in_every_namespace_or_none():
+    """A batch putting keys in two namespaces is all or none. Cancelled while the first namespace's write was under
+    way, the batch stopped there: the first item stored, the second never. It now finishes the batch, then raises
+    ``CancelledError``. Reference: the same batch run through ``batch``, uncancelled."""
+    store = HippoStore(hippo.Memory(None))
+    started = asyncio.Event()
+
+    class Slow:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        async def aadd_many(self, *args, **kwargs):
+            out = self.inner.add_many(*args, **kwargs)
+            started.set()
+            await asyncio.sleep(0.2)  # the write is done; its caller is cancelled before it answers
+            return out
+
+    store._views["lg.a"] = Slow(store.memory.using("lg.a"))
+    ops = [PutOp(("a",), "k", {"text": "the locker code is 4417"}), PutOp(("b",), "k", {"text": "gym on Baker St"})]
+    task = asyncio.create_task(store.abatch(ops))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    del store._views["lg.a"]
+    reference = HippoStore(hippo.Memory(None))
+    reference.batch(ops)
+    for ns in (("a",), ("b",)):
+        assert view(store.get(ns, "k")) == view(reference.get(ns, "k"))
+        assert store.get(ns, "k") is not None
