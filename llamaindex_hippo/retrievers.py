@@ -43,7 +43,8 @@ def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[st
     (the key is missing, null, "" or []); an empty list of filters holds for every message.
 
     A dict is taken to be a hippo filter already. The operators any, all, contains, text_match and
-    text_match_insensitive raise InvalidInput. Conditions of an AND on one key are merged
+    text_match_insensitive raise InvalidInput, and so does a filter on ``namespace``, ``seq`` or ``level``, which
+    hippo writes into each node but cannot filter messages by. Conditions of an AND on one key are merged
     (``{"n": {"$gt": 1, "$lt": 5}}``); one that repeats an operator of its key (``n > 5 AND n > 1``) goes into
     ``"$and"``, so every condition holds.
     """
@@ -52,6 +53,10 @@ def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[st
     out = _translate(filters)
     return {} if out is None else out
 
+
+#: node metadata keys hippo sets that are no field of a message filter (``id``, ``speaker``, ``role``,
+#: ``session_id`` and ``timestamp`` are)
+NODE_FIELDS = ("namespace", "seq", "level")
 
 #: a filter no message satisfies (every message has an id): what NOT makes of a filter that always holds
 _NEVER: dict[str, Any] = {"id": {"$exists": False}}
@@ -77,6 +82,10 @@ def _translate(filters: Any) -> dict[str, Any] | None:
                 nested.append(sub)
             continue
         op = getattr(f, "operator", FilterOperator.EQ)
+        if f.key in NODE_FIELDS:
+            raise InvalidInput(f"filters: {f.key!r} is a field hippo writes into each node (item_metadata), not one "
+                               "of a message: a filter on it would test the message's own metadata and silently "
+                               "match nothing; a retriever reads the namespace it was made with")
         if op == FilterOperator.IS_EMPTY:  # as build_metadata_filter_fn: missing, None, "" or []
             nested.append({"$or": [{f.key: {"$exists": False}}, {f.key: {"$in": [None, "", []]}}]})
         elif op in _OPERATORS:

@@ -112,6 +112,26 @@ def test_unsupported_filters_are_rejected(seeded):
                 condition=FilterCondition.OR))
 
 
+def test_filters_on_the_fields_hippo_writes_into_nodes_are_rejected(seeded):
+    """``namespace``, ``seq`` and ``level`` are in every node's metadata (hippo writes them), but no message field a
+    filter can test: ``namespace == <the retriever's own>`` silently kept nothing, ``!=`` everything. They raise
+    InvalidInput naming the key, nested or not, while a node field that is a message field (``speaker``) filters as
+    it reads in the nodes (reference: the nodes of an unfiltered retrieval, filtered by hand)."""
+    node = HippoRetriever(seeded).retrieve("Biscuit")[0]
+    for key in ("namespace", "seq", "level"):
+        assert key in node.metadata
+        flt = MetadataFilter(key=key, value=node.metadata[key])
+        for filters in (MetadataFilters(filters=[flt]),
+                        MetadataFilters(filters=[MetadataFilters(filters=[flt], condition=FilterCondition.NOT)])):
+            with pytest.raises(hippo.InvalidInput, match=key):
+                HippoRetriever(seeded, filters=filters)
+    everyone = HippoRetriever(seeded, similarity_top_k=50).retrieve("Biscuit")
+    mia = HippoRetriever(seeded, similarity_top_k=50, filters=MetadataFilters(filters=[
+        MetadataFilter(key="speaker", value="Mia")])).retrieve("Biscuit")
+    assert [n.node.node_id for n in mia] == [n.node.node_id for n in everyone if n.metadata["speaker"] == "Mia"]
+    assert 0 < len(mia) < len(everyone)
+
+
 _TAGS = ["a", "b", "", None, "a", "c", "b", "a"]
 _LEAVES = st.one_of(
     st.builds(lambda op, v: MetadataFilter(key="n", value=v, operator=op),
