@@ -281,11 +281,11 @@ def _char_kinds(b: bytes, last: bool) -> int:
 
 def _cut_tail(b: bytes) -> bytes:
     """The first bytes of the character the token bytes ``b`` end inside (empty where their last is whole)."""
-    k = len(b) - 1
-    while k > 0 and len(b) - k < 4 and 0x80 <= b[k] < 0xC0:
-        k -= 1
-    n = _utf8_length(b[k]) if b and b[k] >= 0xC0 else 0
-    return b[k:] if n > len(b) - k else b""
+    if not b:
+        return b""
+    edge = _edge(b, True)
+    n = _utf8_length(edge[0]) if edge[0] >= 0xC0 else 0
+    return edge if n > len(edge) else b""
 
 
 def _script_value(b: bytes) -> int:
