@@ -134,7 +134,8 @@ def _undouble(w: str) -> str:
 # Latin letters without a decomposition that a keyboard without them types as plain letters: German's sharp s as
 # "ss" ("Straße" / "Strasse", "Fußball" / "Fussball"; Swiss German writes "ss" always) and its capital "ẞ" as "SS",
 # Turkish's dotless "ı" as "i" ("Kadıköy" / "Kadikoy"; its dotted capital "İ" is "I" and a mark already), Dutch's
-# "ĳ" as "ij" ("ĳsbaan") and the typesetting ligatures of PDFs and word processors as their letters ("ﬁle"). Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
+# "ĳ" as "ij" ("ĳsbaan") and the typesetting ligatures of PDFs and word processors as their letters ("ﬁle").
+# Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
 # how a Dane's chat does.
 _PLAIN_LATIN = str.maketrans({"ß": "ss", "ẞ": "SS", "ı": "i", "ĳ": "ij", "Ĳ": "IJ", "ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl",
                               "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
@@ -144,7 +145,8 @@ LATIN_BEYOND = frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ")  # Latin letters past U+024
 def fold(word: str) -> str:
     """``word`` without its diacritics ("café" -> "cafe", "Medellín" -> "Medellin", "naïve" -> "naive"): the
     combining marks of its canonical decomposition dropped, and the Latin letters a keyboard without them types as
-    plain ones written so ("Straße" -> "Strasse", "Kadıköy" -> "Kadikoy"); other letters without a decomposition ("ø") kept."""
+    plain ones written so ("Straße" -> "Strasse", "Kadıköy" -> "Kadikoy"); other letters without a decomposition
+    ("ø") kept."""
     if word.isascii():
         return word
     return unicodedata.normalize("NFC", "".join(c for c in unicodedata.normalize("NFD", word)

@@ -66,7 +66,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # counts, unless it is one of the small words a sentence goes on with
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|"
             r"because|as|after|before|until|till|by|i|we|you|he|she|they|it|my|our|his|her|their|the|a|an|this|that|"
-            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)(?-i:[a-z]))"
+            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)"
+            r"(?-i:[a-z]))"
             r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
