@@ -1065,9 +1065,10 @@ def _all_latin1(value: Any) -> bool:
     return True
 
 
-def _reactions(msg: dict[str, Any], path: Path, key: str, entry: Callable[[dict[str, Any]], dict[str, Any]]
-               ) -> list[dict[str, Any]]:
-    """A message's ``reactions`` list, each as ``entry`` makes it of a reaction object with a string ``key``; a
+def _reactions(msg: dict[str, Any], path: Path, key: str, entry: Callable[[dict[str, Any]], dict[str, Any]],
+               inner: str | None = None) -> list[dict[str, Any]]:
+    """A message's ``reactions`` list, each as ``entry`` makes it of a reaction object with a string ``key`` (with
+    ``inner``: an object under ``key`` with a string ``inner``, as Discord's ``{"emoji": {"name": ...}}``); a
     SourceError naming the place for anything else."""
     reactions = msg.get("reactions")
     if reactions is None:
@@ -1076,10 +1077,22 @@ def _reactions(msg: dict[str, Any], path: Path, key: str, entry: Callable[[dict[
         raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
     got = []
     for r, reaction in enumerate(reactions):
-        if not isinstance(reaction, dict) or not isinstance(reaction.get(key), str):
-            raise SourceError(path + ("reactions", r), f"expected a reaction with a '{key}' string", key)
+        name = reaction.get(key) if isinstance(reaction, dict) else None
+        if inner is not None:
+            name = name.get(inner) if isinstance(name, dict) else None
+        if not isinstance(name, str):
+            raise SourceError(path + ("reactions", r), f"expected a reaction with a '{key}' string" if inner is None
+                              else f"expected a reaction with an '{key}' that has a '{inner}'", key)
         got.append(entry(reaction))
     return got
+
+
+def _counted(entry: dict[str, Any], reaction: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` with the reaction's ``count`` (how many people reacted so), where the export gives one."""
+    count = reaction.get("count")
+    if isinstance(count, int) and not isinstance(count, bool):
+        entry["count"] = count
+    return entry
 
 
 def _facebook_text(value: str, escaped: bool) -> str:
@@ -1261,23 +1274,9 @@ def discord_records(msgs: list) -> list[Record]:
             names = _names(msg.get(key), path, key, name, *alternatives)
             if names:
                 meta[key] = names
-        reactions = msg.get("reactions")
-        if reactions is not None:
-            if not isinstance(reactions, list):
-                raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
-            got = []
-            for r, reaction in enumerate(reactions):
-                emoji = reaction.get("emoji") if isinstance(reaction, dict) else None
-                if not isinstance(emoji, dict) or not isinstance(emoji.get("name"), str):
-                    raise SourceError(path + ("reactions", r), "expected a reaction with an 'emoji' that has a "
-                                                               "'name'", "emoji")
-                entry: dict[str, Any] = {"emoji": emoji["name"]}
-                count = reaction.get("count")
-                if isinstance(count, int) and not isinstance(count, bool):
-                    entry["count"] = count
-                got.append(entry)
-            if got:
-                meta["reactions"] = got
+        got = _reactions(msg, path, "emoji", lambda r: _counted({"emoji": r["emoji"]["name"]}, r), "name")
+        if got:
+            meta["reactions"] = got
         # every message is checked whole, then the notices and the messages without words are left out
         if _discord_notice(msg.get("type")) or not content.strip():
             continue
@@ -1400,14 +1399,7 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         attached = _names(files, path, "files", "name", "title")
         if attached:
             meta["attachments"] = attached
-        def slack_reaction(reaction: dict[str, Any]) -> dict[str, Any]:
-            entry: dict[str, Any] = {"emoji": reaction["name"]}
-            count = reaction.get("count")
-            if isinstance(count, int) and not isinstance(count, bool):
-                entry["count"] = count
-            return entry
-
-        got = _reactions(msg, path, "name", slack_reaction)
+        got = _reactions(msg, path, "name", lambda r: _counted({"emoji": r["name"]}, r))
         if got:
             meta["reactions"] = got
         if channel is not None:
