@@ -414,3 +414,24 @@ def test_huge_text_and_odd_speaker_names():
     assert p.query_intent("Where is A+B (x) from?") == ("A+B (x)", True)
     assert p.boost("Where is A+B (x) from?", np.array([1, 2])).tolist() == [1.0, 1.3]
     assert p.query_intent("Where is AB from?") == (None, True)
+
+
+def test_a_reopened_long_history_answers_speakers_and_profiles_in_full(tmp_path, monkeypatch):
+    """A stored history longer than SYNC_ROWS without a profiles snapshot has its profiles rebuilt in the
+    background (the ranker's prior is neutral meanwhile); speakers() and profile() ask about the speakers themselves
+    and answer from every message, not from the empty stand-in (which named no speaker at all)."""
+    from hippo.engine import state as state_mod
+
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 5)
+    rows = [(name, text, T0 + k * DAY) for k in range(4) for name, text in CONVERSATION]  # 32 messages
+    with Memory(tmp_path / "long.db") as mem:
+        mem.add_many([{"text": t, "speaker": s, "timestamp": ts} for s, t, ts in rows])
+        ids = [it.id for it in mem.list()]
+    ref = ProfileIndex()  # the reference: one profile index fed every message
+    ref.append(ids, [s for s, _, _ in rows], [t for _, t, _ in rows], [ts for _, _, ts in rows])
+    with Memory(tmp_path / "long.db") as mem:
+        assert mem.speakers() == ["Ann", "Bo"]
+        assert mem.profile("Ann") == ref.profile("Ann")
+    with Memory(tmp_path / "long.db") as mem:
+        assert mem.profile("Bo") == ref.profile("Bo")
+        assert mem.speakers() == ref.speakers()

@@ -420,9 +420,11 @@ class Namespace:
 
     # -- profiles -------------------------------------------------------------------------------------------
     def profiles(self) -> tuple[NamespaceState, ProfileIndex]:
+        """The speaker profiles of every message, for a question about the speakers themselves (never the empty
+        stand-in the ranker uses while a long history's profiles are rebuilt in the background)."""
         state = self.state()
         with self.rt.lock.read():
-            return state, state.profiles()
+            return state, state.profiles(complete=True)
 
     # -- statistics -----------------------------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -1215,10 +1215,12 @@ class NamespaceState:
             self._truth_unsaved = True
 
     # -- speaker profiles -----------------------------------------------------------------------------------
-    def profiles(self) -> ProfileIndex:
+    def profiles(self, complete: bool = False) -> ProfileIndex:
         """The namespace's speaker profiles, caught up with the co-index: from their snapshot plus the messages
         after it, or rebuilt (in the background when that is long: an empty index stands in, whose prior is
-        neutral). Caller holds the read lock."""
+        neutral). ``complete``: never the stand-in, the profiles are read here instead (a question about the
+        speakers themselves, :meth:`Memory.speakers` / :meth:`Memory.profile`, which the empty index would answer
+        with no speaker at all). Caller holds the read lock."""
         idx = self.index
         with self._profiles_lock:
             if self._profiles is not None and self._left_to_a_question(len(idx)):
@@ -1227,7 +1229,11 @@ class NamespaceState:
                 self._profiles, self._profiles_done = None, 0
             self._profiles_asked = True
             if not self._open_profiles():
-                return ProfileIndex()
+                if not complete:
+                    return ProfileIndex()
+                # the background rebuild is stopped (it swaps nothing in once stopped) and done here, in full
+                self._stop_warming("profiles")
+                self._profiles, self._profiles_done = ProfileIndex(), 0
             prof, done = self._profiles, self._profiles_done
             n = len(idx)
             if done < n:
