@@ -477,3 +477,40 @@ def test_a_link_to_a_statement_added_later_survives_a_snapshot(tmp_path):
         assert state.saved.get("derived.index") is not None  # loaded from the snapshot, not rebuilt
         assert [(c["old_text"], c["new_text"]) for c in disk.contradictions()] == [
             ("I work at Globex.", "I work at Initech.")]
+
+
+def test_contradictions_and_timeline_wait_for_a_background_annotation(tmp_path, monkeypatch):
+    """A history longer than SYNC_ROWS opened without its saved annotations (its writer was killed before it saved
+    any) is annotated in the background while a neutral stand-in serves the ranker; contradictions() and timeline()
+    ask about the annotations themselves and answer as if every message had been annotated in the call (the
+    reference: the same messages in a memory that annotated them as they came)."""
+    import sqlite3
+
+    from hippo.engine import state as state_mod
+
+    path = tmp_path / "m.db"
+    with hippo.Memory(path) as mem:
+        _maya(mem)
+        want_links = mem.contradictions(include_updates=True)
+        want_timeline = mem.timeline("Maya")
+    assert want_links and any(e["superseded_by"] for e in want_timeline)
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("DELETE FROM units")  # no snapshot: as after a kill -9 before the first save
+    db.close()
+
+    build = state_mod.NamespaceState._build_truth
+
+    def held(self, warm):  # the background annotation starts only once someone asks it to hurry (or stops it)
+        for _ in range(3000):
+            if warm.hurry.is_set() or warm.stop.is_set():
+                break
+            time.sleep(0.01)
+        build(self, warm)
+
+    monkeypatch.setattr(state_mod.NamespaceState, "_build_truth", held)
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 3)  # six messages: annotated in the background
+    with hippo.Memory(path) as mem:
+        assert mem.contradictions(include_updates=True) == want_links
+    with hippo.Memory(path) as mem:
+        assert mem.timeline("Maya") == want_timeline

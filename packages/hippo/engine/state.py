@@ -1186,6 +1186,20 @@ class NamespaceState:
     def _warm_truth(self) -> None:
         self._start("truth", self._build_truth)
 
+    def wait_annotated(self) -> None:
+        """Wait until a background annotation of the messages' time and truth (a long history opened without its
+        annotations, or a long import) has ended, hurried (no rests): for a question about the annotations
+        themselves (:func:`hippo.engine.timeline.contradictions`, :func:`~hippo.engine.timeline.timeline`), which
+        the neutral stand-in would answer with no supersedes link and no event time. Caller holds no lock (the
+        annotation swaps itself in under the write lock)."""
+        while True:
+            with self._warm_lock:
+                warm = self._warming.get("truth")
+            if warm is None or warm is threading.current_thread():
+                return
+            warm.hurry.set()
+            warm.join()
+
     def _build_truth(self, warm: _Warm) -> None:
         """Annotate the rows the stand-in left neutral, on a copy, a piece at a time under the read lock."""
         lock = self.host.lock

@@ -18,6 +18,7 @@ from hippo.engine.state import NamespaceState
 def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[str, Any]]:
     """See :meth:`hippo.Memory.timeline` (arguments validated by the caller)."""
     state = ns.state()
+    state.wait_annotated()  # event times, facts and supersedes links of every message, not the neutral stand-in
     ask = ns.ask(state, query, scope)
     with ns.rt.lock.read():
         idx = state.index
@@ -76,6 +77,7 @@ def _timeline_rows(state: NamespaceState, ask: Ask, limit: int) -> list[int]:
 def contradictions(ns: Namespace, include_updates: bool) -> list[dict[str, Any]]:
     """See :meth:`hippo.Memory.contradictions`."""
     state = ns.state()
+    state.wait_annotated()  # the links of every message, not the neutral stand-in's none
     with ns.rt.lock.read():
         idx = state.index
         truth = state.truth
