@@ -1,6 +1,7 @@
 """``hippo.Memory``: the public facade. It validates arguments, opens the store, and delegates to the engine
 (:mod:`hippo.engine`); it holds no retrieval logic of its own. Every method has an ``a``-prefixed async twin that
-runs it in a worker thread."""
+runs it in a worker thread; the twins of the writes (``aadd``, ``aadd_many``, ``aupdate``, ``adelete``,
+``aforget``, ``aclear``) apply one store's writes in the order they were called."""
 
 from __future__ import annotations
 
@@ -39,15 +40,22 @@ EXPORT_VERSION = 1
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _twin(fn: F) -> F:
-    """The async twin of a facade method: the same call in a worker thread (``asyncio.to_thread``)."""
+def _twin(fn: F, *, ordered: bool = False) -> F:
+    """The async twin of a facade method: the same call in a worker thread (``asyncio.to_thread``). An ``ordered``
+    twin (a write) runs on the store's write queue instead (:class:`~hippo.base.serial.SerialWorker`): writes
+    called one after the other (the tasks of an ``asyncio.gather``) are applied in that order, as the sync calls
+    would be, rather than in whichever order their pool threads happen to reach the store."""
 
     @functools.wraps(fn)
     async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.to_thread(functools.partial(fn, self, *args, **kwargs))
+        call = functools.partial(fn, self, *args, **kwargs)
+        if ordered:
+            return await asyncio.wrap_future(self._rt.writes.submit(call))
+        return await asyncio.to_thread(call)
 
     twin.__name__ = twin.__qualname__ = "a" + fn.__name__
-    twin.__doc__ = f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread)."
+    twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread"
+                    + (", after the async writes called before it)." if ordered else ")."))
     return twin  # type: ignore[return-value]
 
 
@@ -634,12 +642,12 @@ class Memory:
         return integrity.check(self._ns, repair)
 
     # -- async twins ----------------------------------------------------------------------------------------
-    aadd = _twin(add)
-    aadd_many = _twin(add_many)
-    aupdate = _twin(update)
-    adelete = _twin(delete)
-    aforget = _twin(forget)
-    aclear = _twin(clear)
+    aadd = _twin(add, ordered=True)
+    aadd_many = _twin(add_many, ordered=True)
+    aupdate = _twin(update, ordered=True)
+    adelete = _twin(delete, ordered=True)
+    aforget = _twin(forget, ordered=True)
+    aclear = _twin(clear, ordered=True)
     anamespaces = _twin(namespaces)
     aget = _twin(get)
     alist = _twin(list)

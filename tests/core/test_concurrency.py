@@ -186,6 +186,43 @@ async def test_async_errors_surface_as_hippo_errors() -> None:
         assert results[0].text == "fine" and isinstance(results[1], HippoError)
 
 
+async def test_async_writes_apply_in_the_order_they_were_called() -> None:
+    """Tasks of one ``asyncio.gather`` write in the order they were created, as the same sync calls one after the
+    other would (the oracle): each message once, in call order, and a forget called between two adds removes the
+    earlier one only. Run side by side in pool threads, the writes reached the store in any order."""
+    with Memory(None) as mem:
+        calls = []
+        for i in range(200):
+            if i == 120:
+                calls.append(mem.aforget({"session_id": "early"}))
+            calls.append(mem.aadd(f"note {i}", session_id="early" if i < 100 else "late"))
+        await asyncio.gather(*calls)
+        assert [m.text for m in mem.list()] == [f"note {i}" for i in range(100, 200)]
+        await asyncio.gather(*(mem.aadd_many([{"text": f"pair {i} a"}, {"text": f"pair {i} b"}]) for i in range(50)),
+                             mem.aclear(), mem.aadd("after the clear"))
+        assert [m.text for m in mem.list()] == ["after the clear"]
+
+
+async def test_a_cancelled_async_write_that_has_not_started_stores_nothing() -> None:
+    """A write waits behind the writes called before it; cancelled while it waits, it never runs."""
+    release = threading.Event()
+
+    def slow_items():  # holds the write queue until released
+        release.wait(10)
+        yield {"text": "first"}
+
+    with Memory(None) as mem:
+        first = asyncio.ensure_future(mem.aadd_many(slow_items()))
+        second = asyncio.ensure_future(mem.aadd("second"))
+        await asyncio.sleep(0.05)
+        second.cancel()
+        release.set()
+        assert [m.text for m in await first] == ["first"]
+        with pytest.raises(asyncio.CancelledError):
+            await second
+        assert [m.text for m in mem.list()] == ["first"]
+
+
 def test_sealing_reads_the_tail_through_an_index(tmp_path) -> None:
     """Every write looks at the unsealed tail; that lookup must not walk the whole namespace (ingest would
     become quadratic: ~16 ms per add at 60k messages, ~0.04 ms with the index)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import sys
 import warnings
@@ -41,6 +42,18 @@ async def test_sessions_are_separate_and_clear_only_one(memory):
     assert two.messages == [] and [m.text for m in one.messages] == ["hello from one"]
     one.clear()
     assert memory.count() == 0
+
+
+@pytest.mark.filterwarnings("ignore:The class `InMemoryChatMessageHistory` was deprecated")
+async def test_concurrent_async_adds_keep_the_order_they_were_called_in(memory):
+    """200 ``aadd_messages`` tasks of one ``asyncio.gather`` read back in call order, every message once, as from
+    ``InMemoryChatMessageHistory``."""
+    from langchain_core.chat_history import InMemoryChatMessageHistory
+
+    ours, reference = HippoChatMessageHistory(memory, session_id="s"), InMemoryChatMessageHistory()
+    for history in (ours, reference):
+        await asyncio.gather(*(history.aadd_messages([HumanMessage(f"message {i}", id=f"m{i}")]) for i in range(200)))
+    assert await ours.aget_messages() == await reference.aget_messages()
 
 
 def test_namespace(memory):

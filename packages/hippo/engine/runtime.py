@@ -10,6 +10,7 @@ from typing import Any
 from hippo.base.config import Config
 from hippo.base.errors import ClosedError, HippoError
 from hippo.base.locks import RWLock
+from hippo.base.serial import SerialWorker
 from hippo.engine.state import NamespaceState
 from hippo.index.embedding import SimHasher, as_embed_fn, as_query_fn
 from hippo.store.base import Store
@@ -33,6 +34,8 @@ class Runtime:
         self.closed = False
         self._states: dict[str, NamespaceState] = {}
         self._states_lock = threading.Lock()
+        # the async write twins of every view of this store, in the order they were called
+        self.writes = SerialWorker("hippo-writes")
 
     def live(self) -> None:
         if self.closed:
