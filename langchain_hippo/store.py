@@ -38,6 +38,7 @@ import re
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Generator, Iterable, Mapping
 from datetime import datetime, timezone
 from os import PathLike
@@ -261,6 +262,8 @@ class HippoStore(BaseStore):
         self._views: dict[str, Any] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
+        self._loop_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = \
+            weakref.WeakKeyDictionary()
 
     @staticmethod
     def _check_index(index: dict[str, Any]) -> Embeddings | None:
@@ -355,7 +358,27 @@ class HippoStore(BaseStore):
         except StopIteration as stop:
             return stop.value
 
+    def _turns(self) -> asyncio.Lock:
+        """The running event loop's queue of this store's async operations (``asyncio.Lock`` wakes its waiters
+        first come, first served). A lock belongs to one loop, hence one per loop."""
+        loop = asyncio.get_running_loop()
+        lock = self._loop_locks.get(loop)
+        if lock is None:
+            lock = self._loop_locks[loop] = asyncio.Lock()
+        return lock
+
     async def _arun(self, plan: _Plan) -> Any:
+        """Run ``plan`` through hippo's async twins, after the plans of the async operations called before it.
+
+        A plan reads, then writes, in several hippo calls: run side by side, two puts of one key both read the key
+        before either wrote, and the one whose write landed last won whatever the order they were called in (a
+        gather of ``aput(k, 0) .. aput(k, 199)`` kept any of them; ``InMemoryStore`` and LangGraph's batched async
+        stores keep the last). Taking turns in call order, the async operations behave as the same sync calls one
+        after the other; an operation cancelled before its turn does nothing."""
+        async with self._turns():
+            return await self._arun_now(plan)
+
+    async def _arun_now(self, plan: _Plan) -> Any:
         """Run ``plan`` through hippo's async twins. A plan is all or none (a batch's puts in several namespaces,
         taken back if one fails), and a call already handed to a worker thread finishes whatever its caller does:
         a cancelled task therefore lets the plan run to its end, then raises ``CancelledError``. Stopped between two

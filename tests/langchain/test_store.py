@@ -590,6 +590,37 @@ async def test_concurrent_aputs_of_one_key_keep_the_newest_version():
     assert await store.aget(("a",), "k") is None and store.memory.using("lg.a").list() == []
 
 
+async def test_gathered_async_operations_take_effect_in_call_order_as_in_inmemorystore():
+    """200 puts, overwrites, deletes and gets of a few keys in one ``asyncio.gather``: each answer and the store
+    left behind are those of ``InMemoryStore`` running the same gather (the operations one after the other, in call
+    order). Run side by side, the puts of one key read it before any of them wrote, and whichever write landed last
+    won (``aput(k, 0) .. aput(k, 199)`` kept any of the values, and a get saw any of them)."""
+    rng = random.Random(7)
+    calls = []
+    for i in range(200):
+        key = f"k{rng.randrange(4)}"
+        roll = rng.random()
+        calls.append(("get", key, None) if roll < 0.25 else ("delete", key, None) if roll < 0.35
+                     else ("put", key, {"v": i, "text": f"note {i}"}))
+
+    async def run(store):
+        def call(kind, key, value):
+            if kind == "get":
+                return store.aget(("a",), key)
+            if kind == "delete":
+                return store.adelete(("a",), key)
+            return store.aput(("a",), key, value)
+
+        answers = await asyncio.gather(*(call(*c) for c in calls))
+        return view(answers), view(await store.asearch(("a",), limit=10))
+
+    ours = HippoStore(hippo.Memory(None))
+    got, want = await run(ours), await run(InMemoryStore())
+    assert got[0] == want[0]
+    assert got[1] == want[1] and len(got[1]) == 4
+    assert len(ours.memory.using("lg.a").list()) == len(got[1])  # one version of each key left
+
+
 def test_a_read_that_refreshes_a_ttl_answers_when_a_writer_takes_the_item_away():
     """A get or search with ``refresh_ttl`` reads an item, then pushes its expiry back; another writer deleting or
     overwriting the key in between made the read raise ``NotFound``. The read answers with what it saw, as a read
