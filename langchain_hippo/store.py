@@ -31,6 +31,7 @@ Mapping
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import math
@@ -108,6 +109,35 @@ def _expires(now: float, ttl_minutes: float | None) -> float:
 class InvalidStoreNamespace(InvalidInput, InvalidNamespaceError):
     """A namespace LangGraph or hippo cannot take: both ``hippo.InvalidInput`` and LangGraph's
     ``InvalidNamespaceError`` (so code written for either catches it)."""
+
+
+def _hippo_namespace_errors(method: Any) -> Any:
+    """``BaseStore``'s ``method`` (``put``, ``get``, ``search``, ``delete``, ``list_namespaces`` and their async
+    twins), whose namespace check runs before the batch and raises LangGraph's ``InvalidNamespaceError``: raised as
+    :class:`InvalidStoreNamespace` instead, as the batch raises it, so that ``except hippo.InvalidInput`` catches
+    a bad namespace whichever method was given it."""
+    if asyncio.iscoroutinefunction(method):
+        @functools.wraps(method)
+        async def twin(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await method(self, *args, **kwargs)
+            except InvalidNamespaceError as exc:
+                if isinstance(exc, HippoError):
+                    raise
+                raise InvalidStoreNamespace(str(exc)) from None
+
+        return twin
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except InvalidNamespaceError as exc:
+            if isinstance(exc, HippoError):
+                raise
+            raise InvalidStoreNamespace(str(exc)) from None
+
+    return call
 
 
 class _Call(NamedTuple):
@@ -408,6 +438,17 @@ class HippoStore(BaseStore):
             if cancelled:
                 raise asyncio.CancelledError
             return stop.value
+
+    get = _hippo_namespace_errors(BaseStore.get)
+    search = _hippo_namespace_errors(BaseStore.search)
+    put = _hippo_namespace_errors(BaseStore.put)
+    delete = _hippo_namespace_errors(BaseStore.delete)
+    list_namespaces = _hippo_namespace_errors(BaseStore.list_namespaces)
+    aget = _hippo_namespace_errors(BaseStore.aget)
+    asearch = _hippo_namespace_errors(BaseStore.asearch)
+    aput = _hippo_namespace_errors(BaseStore.aput)
+    adelete = _hippo_namespace_errors(BaseStore.adelete)
+    alist_namespaces = _hippo_namespace_errors(BaseStore.alist_namespaces)
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops``: reads see the store as it was before the batch, then the puts are applied (the last put

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import math
 import random
+import re
 import time
 
 import pytest
@@ -240,6 +241,39 @@ def test_ttl_sweeper_thread():
 def test_invalid_namespaces(store, namespace):
     with pytest.raises(InvalidNamespaceError):
         store.put(namespace, "k", {"v": 1})
+
+
+@pytest.mark.parametrize("namespace", [("a.b",), ("",), ("ok", 3), ("nul\x00",), ("a", "b.c")])
+async def test_every_method_raises_a_bad_namespace_as_invalid_input(store, namespace):
+    """``BaseStore``'s methods check a namespace's labels before the batch and raised LangGraph's
+    ``InvalidNamespaceError``, which no ``except hippo.InvalidInput`` catches, while the same namespace in ``batch``
+    raised ``InvalidStoreNamespace``. Where ``InMemoryStore`` raises ``InvalidNamespaceError``, every method, sync
+    and async, raises ``InvalidStoreNamespace`` (both) with the same message; nothing is stored."""
+    reference = InMemoryStore()
+    calls = {
+        "put": lambda s, ns: s.put(ns, "k", {"v": 1}), "get": lambda s, ns: s.get(ns, "k"),
+        "search": lambda s, ns: s.search(ns), "delete": lambda s, ns: s.delete(ns, "k"),
+        "list_namespaces": lambda s, ns: s.list_namespaces(prefix=ns),
+    }
+    acalls = {
+        "aput": lambda s, ns: s.aput(ns, "k", {"v": 1}), "aget": lambda s, ns: s.aget(ns, "k"),
+        "asearch": lambda s, ns: s.asearch(ns), "adelete": lambda s, ns: s.adelete(ns, "k"),
+        "alist_namespaces": lambda s, ns: s.alist_namespaces(prefix=ns),
+    }
+    raised = 0
+    for name, call in calls.items():
+        with pytest.raises(InvalidNamespaceError) as want:
+            call(reference, namespace)
+        with pytest.raises(InvalidStoreNamespace, match=re.escape(str(want.value))):
+            call(store, namespace)
+        raised += 1
+    for name, call in acalls.items():
+        with pytest.raises(InvalidNamespaceError) as want:
+            await call(reference, namespace)
+        with pytest.raises(InvalidStoreNamespace, match=re.escape(str(want.value))):
+            await call(store, namespace)
+        raised += 1
+    assert raised == 10 and store.search(()) == []
 
 
 def test_invalid_labels_in_search_and_list(store):
