@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 import logging
 import math
@@ -111,14 +112,39 @@ class InvalidStoreNamespace(InvalidInput, InvalidNamespaceError):
     ``InvalidNamespaceError`` (so code written for either catches it)."""
 
 
+_NAMESPACE_ARGS = ("namespace", "namespace_prefix", "prefix", "suffix")
+
+
+def _check_namespace_type(value: Any, name: str, *, allow_none: bool = False) -> None:
+    """``value`` must be a namespace: a tuple (or a list) of labels. A string is refused: iterated as a tuple, its
+    characters became the labels (``"users"`` the namespace ``("u", "s", "e", "r", "s")``)."""
+    if value is None and allow_none:
+        return
+    if not isinstance(value, (tuple, list)):
+        raise InvalidStoreNamespace(f"{name} must be a tuple of strings, got {type(value).__name__} {value!r}")
+
+
 def _hippo_namespace_errors(method: Any) -> Any:
     """``BaseStore``'s ``method`` (``put``, ``get``, ``search``, ``delete``, ``list_namespaces`` and their async
     twins), whose namespace check runs before the batch and raises LangGraph's ``InvalidNamespaceError``: raised as
     :class:`InvalidStoreNamespace` instead, as the batch raises it, so that ``except hippo.InvalidInput`` catches
-    a bad namespace whichever method was given it."""
+    a bad namespace whichever method was given it. A namespace that is no tuple (a string, None) is refused by
+    name first."""
+    signature = inspect.signature(method)
+
+    def check(self: Any, args: tuple, kwargs: dict) -> None:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError:
+            return  # a call Python itself refuses, as it would the method's
+        for name in _NAMESPACE_ARGS:
+            if name in bound.arguments:
+                _check_namespace_type(bound.arguments[name], name, allow_none=name in ("prefix", "suffix"))
+
     if asyncio.iscoroutinefunction(method):
         @functools.wraps(method)
         async def twin(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(self, args, kwargs)
             try:
                 return await method(self, *args, **kwargs)
             except InvalidNamespaceError as exc:
@@ -130,6 +156,7 @@ def _hippo_namespace_errors(method: Any) -> Any:
 
     @functools.wraps(method)
     def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        check(self, args, kwargs)
         try:
             return method(self, *args, **kwargs)
         except InvalidNamespaceError as exc:
@@ -488,6 +515,14 @@ class HippoStore(BaseStore):
     def _check_op(self, op: Op) -> None:
         if not isinstance(op, (GetOp, PutOp, SearchOp, ListNamespacesOp)):
             raise InvalidInput(f"ops: unknown operation type {type(op).__name__}")
+        if isinstance(op, (GetOp, PutOp)):
+            _check_namespace_type(op.namespace, "namespace")
+        elif isinstance(op, SearchOp):
+            _check_namespace_type(op.namespace_prefix, "namespace_prefix")
+        else:
+            for cond in op.match_conditions or ():
+                _check_namespace_type(getattr(cond, "path", None), cond.match_type if isinstance(cond, MatchCondition)
+                                      else "match_conditions")
         try:
             validate_op_namespace(op)
         except InvalidNamespaceError as exc:
@@ -795,6 +830,7 @@ class HippoStore(BaseStore):
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 
     def _delete_namespace_plan(self, namespace: tuple[str, ...]) -> _Plan:
+        _check_namespace_type(namespace, "namespace")
         namespace = tuple(namespace)
         try:
             validate_op_namespace(SearchOp(namespace))

@@ -15,6 +15,7 @@ from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
     ListNamespacesOp,
+    MatchCondition,
     PutOp,
     SearchItem,
     SearchOp,
@@ -274,6 +275,36 @@ async def test_every_method_raises_a_bad_namespace_as_invalid_input(store, names
             await call(store, namespace)
         raised += 1
     assert raised == 10 and store.search(()) == []
+
+
+async def test_a_namespace_that_is_no_tuple_is_refused_by_name(store):
+    """A string namespace was taken label by character: ``put("users", ...)`` stored the item in
+    ``("u", "s", "e", "r", "s")``, where ``search(("users",))`` does not find it, and ``delete_namespace("ab")``
+    deleted the subtree ``("a", "b")``; ``delete_namespace(None)`` raised ``TypeError``. Each is refused with
+    ``InvalidStoreNamespace`` naming the argument, before anything is stored or deleted."""
+    store.put(("a", "b"), "k", {"v": 1})
+    store.put(("u", "s", "e", "r", "s"), "k", {"v": 2})
+    before = view(store.search(()))
+    calls = [
+        ("namespace", lambda: store.put("users", "k", {"v": 3})), ("namespace", lambda: store.get("users", "k")),
+        ("namespace", lambda: store.delete("users", "k")), ("namespace_prefix", lambda: store.search("users")),
+        ("prefix", lambda: store.list_namespaces(prefix="users")),
+        ("suffix", lambda: store.list_namespaces(suffix="s")),
+        ("namespace", lambda: store.batch([PutOp("users", "k", {"v": 3})])),
+        ("namespace_prefix", lambda: store.batch([SearchOp("users")])),
+        ("prefix", lambda: store.batch([ListNamespacesOp(match_conditions=(MatchCondition("prefix", "ab"),))])),
+        ("namespace", lambda: store.delete_namespace("ab")), ("namespace", lambda: store.delete_namespace(None)),
+    ]
+    for name, call in calls:
+        with pytest.raises(InvalidStoreNamespace, match=f"^{name} must be a tuple of strings"):
+            call()
+    for name, acall in [("namespace", lambda: store.aput("users", "k", {"v": 3})),
+                        ("namespace", lambda: store.adelete_namespace("ab"))]:
+        with pytest.raises(InvalidStoreNamespace, match=f"^{name} must be a tuple of strings"):
+            await acall()
+    assert view(store.search(())) == before
+    store.put(["a", "c"], "k", {"v": 4})  # a list of labels is a namespace, as LangGraph's JSON gives it
+    assert store.get(("a", "c"), "k").value == {"v": 4}
 
 
 def test_invalid_labels_in_search_and_list(store):
