@@ -7,7 +7,7 @@ same store also answers ``recall`` / ``search`` across sessions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -48,13 +48,19 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
     async def aget_messages(self) -> list[BaseMessage]:
         return [item_to_message(i) for i in await acall(self._target, "list", filter=self._filter)]
 
+    def _items(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+        if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(messages, Iterable):
+            raise InvalidInput(f"messages must be a sequence of LangChain BaseMessage objects, got "
+                               f"{type(messages).__name__}")
+        return [message_to_item(m, session_id=self.session_id) for m in messages]
+
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        items = [message_to_item(m, session_id=self.session_id) for m in messages]
+        items = self._items(messages)
         if items:
             self._target.add_many(items)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
-        items = [message_to_item(m, session_id=self.session_id) for m in messages]
+        items = self._items(messages)
         if items:
             await acall(self._target, "add_many", items)
 

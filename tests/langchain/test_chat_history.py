@@ -56,6 +56,20 @@ async def test_concurrent_async_adds_keep_the_order_they_were_called_in(memory):
     assert await ours.aget_messages() == await reference.aget_messages()
 
 
+@pytest.mark.parametrize("messages", [None, 5, "hello", HumanMessage("hello")])
+async def test_messages_that_are_no_sequence_raise_invalid_input(memory, messages):
+    """``add_messages(None)`` and ``aadd_messages(5)`` raised ``TypeError`` from iterating them; a lone message was
+    iterated as its fields. Each raises ``InvalidInput`` naming ``messages``, and nothing is stored."""
+    history = HippoChatMessageHistory(memory, session_id="s")
+    with pytest.raises(hippo.InvalidInput, match="^messages must be a sequence"):
+        history.add_messages(messages)
+    with pytest.raises(hippo.InvalidInput, match="^messages must be a sequence"):
+        await history.aadd_messages(messages)
+    assert memory.count() == 0
+    history.add_messages(m for m in [HumanMessage("a generator is fine")])
+    assert [m.text for m in await history.aget_messages()] == ["a generator is fine"]
+
+
 def test_namespace(memory):
     HippoChatMessageHistory(memory, session_id="s", namespace="chats").add_ai_message("stored elsewhere")
     assert memory.count() == 0 and memory.using("chats").count() == 1
