@@ -45,6 +45,32 @@ def check_namespace(value: Any, name: str = "namespace") -> str | None:
     return value
 
 
+def check_nodes(value: Any, name: str = "nodes") -> list[Any]:
+    """``value`` as a list of LlamaIndex ``NodeWithScore`` (what a postprocessor takes), else InvalidInput."""
+    from llama_index.core.schema import NodeWithScore
+
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of NodeWithScore, got {type(value).__name__}")
+    for i, node in enumerate(value):
+        if not isinstance(node, NodeWithScore):
+            raise InvalidInput(f"{name}[{i}] must be a NodeWithScore, got {type(node).__name__}")
+    return list(value)
+
+
+def check_chat_messages(value: Any, name: str = "messages", *, allow_none: bool = False) -> list[Any] | None:
+    """``value`` as a list of LlamaIndex ``ChatMessage`` (what a memory block takes), else InvalidInput."""
+    from llama_index.core.base.llms.types import ChatMessage
+
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of ChatMessage, got {type(value).__name__}")
+    for i, message in enumerate(value):
+        if not isinstance(message, ChatMessage):
+            raise InvalidInput(f"{name}[{i}] must be a ChatMessage, got {type(message).__name__}")
+    return list(value)
+
+
 def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
     """hippo fields over the item's own metadata, JSON-safe (LlamaIndex serializes node metadata)."""
     md = {str(k): jsonable(v) for k, v in (item.metadata or {}).items()}

@@ -25,6 +25,7 @@ from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
     check_memory,
+    check_nodes,
     check_non_negative_int,
     check_positive_int,
     hippo_ref,
@@ -83,6 +84,7 @@ class HippoDecayPostprocessor(ValidatedInit, BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        nodes = check_nodes(nodes)
         strengths: dict[tuple[str, int], float] = {}
         for ns, ids in _group(nodes).items():
             for mid, s in self.memory.using(ns).strength(ids).items():
@@ -95,6 +97,7 @@ class HippoDecayPostprocessor(ValidatedInit, BaseNodePostprocessor):
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        nodes = check_nodes(nodes)
         strengths: dict[tuple[str, int], float] = {}
         for ns, ids in _group(nodes).items():
             for mid, s in (await acall(self.memory.using(ns), "strength", ids)).items():
@@ -190,6 +193,7 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
 
     def _postprocess_nodes(self, nodes: list[NodeWithScore],
                            query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        nodes = check_nodes(nodes)
         windows = []
         for n in nodes:
             ref = hippo_ref(n.node)
@@ -205,6 +209,7 @@ class HippoContextPostprocessor(ValidatedInit, BaseNodePostprocessor):
 
     async def _apostprocess_nodes(self, nodes: list[NodeWithScore],
                                   query_bundle: QueryBundle | None = None) -> list[NodeWithScore]:
+        nodes = check_nodes(nodes)
         windows = []
         for n in nodes:
             ref = hippo_ref(n.node)

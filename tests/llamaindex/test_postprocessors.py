@@ -150,3 +150,16 @@ async def test_context_budget_counts_the_text_the_nodes_carry(seeded, expand):
     assert make(budget_tokens=size).postprocess_nodes(nodes[:1])[0].node.get_content() == whole.node.get_content()
     cut = make(budget_tokens=size - 1).postprocess_nodes(nodes[:1])
     assert [n.node.metadata["message_ids"] for n in cut] == [[nodes[0].node.metadata["id"]]]
+
+
+@pytest.mark.parametrize("nodes, name", [(None, "nodes"), ("text", "nodes"), ([1], r"nodes\[0\]"),
+                                         ([TextNode(text="a node without a score")], r"nodes\[0\]")])
+async def test_nodes_that_are_no_list_of_scored_nodes_raise_invalid_input(seeded, nodes, name):
+    """``postprocess_nodes(None)`` raised ``TypeError`` and a list holding something else than a ``NodeWithScore``
+    raised ``AttributeError``, sync and async, in both postprocessors. Each raises ``InvalidInput`` naming the
+    argument (or its element)."""
+    for post in (HippoContextPostprocessor(memory=seeded), HippoDecayPostprocessor(memory=seeded)):
+        with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+            post.postprocess_nodes(nodes)
+        with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+            await post.apostprocess_nodes(nodes)
