@@ -25,6 +25,7 @@ from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, storable, storabl
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
+    check_chat_messages,
     check_memory,
     check_namespace,
     check_positive_int,
@@ -107,7 +108,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
-        query = self._query(messages)
+        query = self._query(check_chat_messages(messages, allow_none=True))
         if not query:
             return ""
         flt = {"session_id": session_id} if self.scope == "session" and session_id is not None else None
@@ -122,6 +123,10 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         """``content`` shrunk by at least ``tokens_to_truncate`` tokens: the recall this block made for it, made
         again under the smaller budget (hippo fits the best memories into it), or, for content this block does not
         know, its last lines dropped until enough is freed. None when nothing is left."""
+        if content is not None and not isinstance(content, str):
+            raise InvalidInput(f"content must be a string or None, got {type(content).__name__}")
+        if isinstance(tokens_to_truncate, bool) or not isinstance(tokens_to_truncate, int):
+            raise InvalidInput(f"tokens_to_truncate must be an int, got {tokens_to_truncate!r}")
         if not content:
             return None
         if tokens_to_truncate <= 0:
@@ -140,6 +145,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         return "\n".join(lines) or None
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
+        messages = check_chat_messages(messages)
         items = []
         now = datetime.now(timezone.utc)
         limit = int(getattr(self._handle.config, "max_message_chars", 1_000_000) or 1_000_000)

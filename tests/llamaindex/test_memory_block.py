@@ -122,3 +122,27 @@ async def test_extra_kwargs_hippo_cannot_store_as_they_are_do_not_lose_the_batch
     for _ in range(99):
         inner = inner["d"]
     assert json.loads(kept) == inner
+
+
+@pytest.mark.parametrize("messages, name", [(None, "messages"), ("hello", "messages"), (["hello"], r"messages\[0\]"),
+                                            ([{"role": "user", "content": "hi"}], r"messages\[0\]")])
+async def test_messages_that_are_no_list_of_chat_messages_raise_invalid_input(memory, messages, name):
+    """``aput(None)`` raised ``TypeError``, ``aget("hello")`` and ``aput(["hello"])`` ``AttributeError``; each
+    raises ``InvalidInput`` naming the argument (or its element), and nothing is stored. ``aget(None)`` stays a
+    read without a query (an empty block)."""
+    block = HippoMemoryBlock(memory=memory)
+    with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+        await block.aput(messages)
+    if messages is not None:
+        with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+            await block.aget(messages, session_id="s")
+    assert memory.count() == 0 and await block.aget(None, session_id="s") == ""
+
+
+async def test_atruncate_refuses_a_token_count_that_is_no_int(memory):
+    block = HippoMemoryBlock(memory=memory)
+    with pytest.raises(hippo.InvalidInput, match="^tokens_to_truncate must be an int"):
+        await block.atruncate("some recalled text", "3")
+    with pytest.raises(hippo.InvalidInput, match="^content must be a string"):
+        await block.atruncate(["some recalled text"], 3)
+    assert await block.atruncate(None, 3) is None and await block.atruncate("kept", 0) == "kept"
