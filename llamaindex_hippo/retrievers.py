@@ -268,6 +268,21 @@ class HippoRetriever(BaseRetriever):
 
     # -- BaseRetriever -------------------------------------------------------------------------------------
 
+    @staticmethod
+    def _check_query(value: Any) -> None:
+        # BaseRetriever builds a pydantic event from the query before it reaches _retrieve: anything else than a
+        # string or a QueryBundle failed there with pydantic's ValidationError, not hippo's error naming it
+        if not isinstance(value, (str, QueryBundle)):
+            raise InvalidInput(f"str_or_query_bundle must be a string or a QueryBundle, got {type(value).__name__}")
+
+    def retrieve(self, str_or_query_bundle: Any) -> list[NodeWithScore]:
+        self._check_query(str_or_query_bundle)
+        return super().retrieve(str_or_query_bundle)
+
+    async def aretrieve(self, str_or_query_bundle: Any) -> list[NodeWithScore]:
+        self._check_query(str_or_query_bundle)
+        return await super().aretrieve(str_or_query_bundle)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = query_bundle.query_str
         vector = self._query_embedding(query_bundle)

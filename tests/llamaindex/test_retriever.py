@@ -38,6 +38,17 @@ async def test_async_matches_sync(seeded):
 
 
 
+@pytest.mark.parametrize("query", [None, 5, ["marathon"], {"query_str": "marathon"}])
+async def test_a_query_that_is_no_string_or_bundle_raises_invalid_input(seeded, query):
+    """``BaseRetriever.retrieve`` builds a pydantic event from the query first: ``retrieve(None)`` raised pydantic's
+    ``ValidationError`` before the retriever saw it. Sync and async raise ``InvalidInput`` naming the argument."""
+    retriever = HippoRetriever(seeded)
+    with pytest.raises(hippo.InvalidInput, match="^str_or_query_bundle must be a string or a QueryBundle"):
+        retriever.retrieve(query)
+    with pytest.raises(hippo.InvalidInput, match="^str_or_query_bundle must be a string or a QueryBundle"):
+        await retriever.aretrieve(query)
+
+
 def test_budget_bounds_search_results_from_the_first(memory):
     memory.add("the cat " * 500)  # 1001 tokens
     assert HippoRetriever(memory, budget_tokens=5).retrieve("cat") == []
