@@ -66,7 +66,7 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from hippo import HippoError, InvalidInput, NotFound
+from hippo import ClosedError, HippoError, InvalidInput, NotFound
 from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars, query_text
 
 log = logging.getLogger(__name__)
@@ -902,7 +902,13 @@ class HippoStore(BaseStore):
 
         def loop() -> None:
             while not self._sweeper_stop.wait(float(interval) * 60.0):
-                self.sweep_ttl()
+                try:
+                    self.sweep_ttl()
+                except ClosedError:
+                    return  # the memory was closed under the sweeper: there is nothing left to sweep
+                except Exception:  # noqa: BLE001 - one failed sweep (a busy store) must not end the sweeping
+                    # as LangGraph's PostgresStore sweeper does: log it and sweep again at the next interval
+                    log.exception("HippoStore: TTL sweep failed; retrying in %s minutes", interval)
 
         self._sweeper = threading.Thread(target=loop, name="hippo-ttl-sweeper", daemon=True)
         self._sweeper.start()

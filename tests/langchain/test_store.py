@@ -8,6 +8,7 @@ import asyncio
 import math
 import random
 import re
+import threading
 import time
 
 import pytest
@@ -236,6 +237,34 @@ def test_ttl_sweeper_thread():
         time.sleep(0.02)
     assert store.stop_ttl_sweeper(timeout=5)
     assert store.memory.using("lg.c").count() == 0
+
+
+def test_the_ttl_sweeper_survives_a_failed_sweep():
+    """One sweep that failed (a store busy with another process's write) ended the sweeper thread: expired items
+    were never deleted again. As LangGraph's ``PostgresStore`` sweeper, it logs the failure and sweeps again at
+    the next interval; a memory closed under it ends it quietly."""
+    store = HippoStore(hippo.Memory(None))
+    store.put(("c",), "k", {"v": 1}, ttl=0.0005)
+    real, calls, swept = store.sweep_ttl, [], threading.Event()
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise hippo.StoreBusy("database is locked")
+        out = real()
+        if out:
+            swept.set()
+        return out
+
+    store.sweep_ttl = flaky
+    sweeper = store.start_ttl_sweeper(sweep_interval_minutes=0.0005)
+    assert swept.wait(30), "the sweeper stopped after its first sweep failed"
+    assert sweeper.is_alive() and len(calls) >= 2 and store.memory.using("lg.c").count() == 0
+    assert store.stop_ttl_sweeper(timeout=30)
+    store.memory.close()
+    closed = store.start_ttl_sweeper(sweep_interval_minutes=0.0005)
+    closed.join(30)
+    assert not closed.is_alive()
 
 
 @pytest.mark.parametrize("namespace", [(), ("a.b",), ("",), ("langgraph", "x"), ("ok", 3)])
