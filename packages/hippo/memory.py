@@ -1,7 +1,8 @@
 """``hippo.Memory``: the public facade. It validates arguments, opens the store, and delegates to the engine
 (:mod:`hippo.engine`); it holds no retrieval logic of its own. Every method has an ``a``-prefixed async twin that
-runs it in a worker thread; the twins of the writes (``aadd``, ``aadd_many``, ``aupdate``, ``adelete``,
-``aforget``, ``aclear``) apply one store's writes in the order they were called."""
+runs it in a worker thread; the async calls of one namespace take effect in the order they were called: the writes
+(``aadd``, ``aadd_many``, ``aupdate``, ``adelete``, ``aforget``, ``aclear``) one after the other, each read after the
+writes called before it and before those called after it."""
 
 from __future__ import annotations
 
@@ -41,22 +42,38 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _twin(fn: F, *, ordered: bool = False) -> F:
-    """The async twin of a facade method: the same call in a worker thread (``asyncio.to_thread``). An ``ordered``
-    twin (a write) runs on the store's write queue instead (:class:`~hippo.base.serial.SerialWorker`): writes
-    called one after the other (the tasks of an ``asyncio.gather``) are applied in that order, as the sync calls
-    would be, rather than in whichever order their pool threads happen to reach the store."""
+    """The async twin of a facade method: the same call in a worker thread, in the order the async calls of the
+    namespace were made (:class:`~hippo.base.serial.SerialWorker`), as the sync calls one after the other would run.
+    An ``ordered`` twin (a write) runs on the namespace's write queue, after the writes and reads called before it;
+    any other twin in a pool thread (``asyncio.to_thread``), after the writes called before it, beside other reads.
+    Without this the tasks of an ``asyncio.gather`` reached the store in whichever order their threads got there."""
 
     @functools.wraps(fn)
     async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
         call = functools.partial(fn, self, *args, **kwargs)
+        writes = self._rt.serial(self.namespace)
         if ordered:
-            return await asyncio.wrap_future(self._rt.writes.submit(call))
-        return await asyncio.to_thread(call)
+            return await asyncio.wrap_future(writes.submit(call))
+        written, token = writes.read_begins()
+        try:
+            if written is not None:
+                await asyncio.wrap_future(written)
+            return await asyncio.to_thread(_read, call, writes, token)
+        finally:
+            writes.read_ends(token)  # cancelled before its thread ran it, the read is over too
 
     twin.__name__ = twin.__qualname__ = "a" + fn.__name__
-    twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread"
-                    + (", after the async writes called before it)." if ordered else ")."))
+    twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread, in the order of the async calls "
+                    "made on the namespace).")
     return twin  # type: ignore[return-value]
+
+
+def _read(call: Callable[[], Any], writes: Any, token: Any) -> Any:
+    """``call()`` in a pool thread; the writes called after it wait until it has answered."""
+    try:
+        return call()
+    finally:
+        writes.read_ends(token)
 
 
 def _entries_method(fn: F) -> F:

@@ -56,6 +56,20 @@ async def test_concurrent_async_adds_keep_the_order_they_were_called_in(memory):
     assert await ours.aget_messages() == await reference.aget_messages()
 
 
+@pytest.mark.filterwarnings("ignore:The class `InMemoryChatMessageHistory` was deprecated")
+async def test_a_read_gathered_after_a_write_sees_it(memory):
+    """``gather(aadd_messages([m]), aget_messages())`` reads ``[m]`` from ``InMemoryChatMessageHistory``; hippo's
+    read ran beside the write and often answered ``[]``."""
+    from langchain_core.chat_history import InMemoryChatMessageHistory
+
+    for i in range(20):
+        ours = HippoChatMessageHistory(memory, session_id=f"s{i}")
+        reference = InMemoryChatMessageHistory()
+        got, want = [(await asyncio.gather(h.aadd_messages([HumanMessage("hi", id="m")]), h.aget_messages(),
+                                           h.aclear(), h.aget_messages()))[1::2] for h in (ours, reference)]
+        assert got == want == [[HumanMessage("hi", id="m")], []]
+
+
 @pytest.mark.parametrize("messages", [None, 5, "hello", HumanMessage("hello")])
 async def test_messages_that_are_no_sequence_raise_invalid_input(memory, messages):
     """``add_messages(None)`` and ``aadd_messages(5)`` raised ``TypeError`` from iterating them; a lone message was

@@ -1,9 +1,11 @@
-"""Calls run one at a time in the order they were handed in, on a worker thread that lives while there is work.
+"""Async calls of one namespace applied in the order they were called: writes one at a time on a worker thread,
+reads side by side, each after the writes called before it, each write after the reads called before it.
 
 ``asyncio.to_thread`` gives each call its own pool thread, so calls handed in one after the other (the tasks of an
 ``asyncio.gather``) run side by side and finish in any order. Writes must not: a chat history's messages are its
-order, and the last of two overwrites is the one that should stand. A :class:`SerialWorker` keeps them in the
-order of :meth:`SerialWorker.submit`.
+order, and the last of two overwrites is the one that should stand; nor may a read answer with the store as it was
+before a write called ahead of it, or after a write called behind it. The sync calls one after the other are the
+oracle; reads that meet no write in between still run at the same time.
 """
 
 from __future__ import annotations
@@ -11,26 +13,28 @@ from __future__ import annotations
 import contextvars
 import threading
 from collections import deque
-from concurrent.futures import Future
+from concurrent.futures import Future, wait
 from typing import Any, Callable
 
 
 class SerialWorker:
-    """A FIFO of calls run by one thread, started when work arrives and ended when the queue is empty (nothing to
-    shut down). A call whose future was cancelled before it started is skipped."""
+    """A FIFO of writes run by one thread, started when work arrives and ended when the queue is empty (nothing to
+    shut down). A write whose future was cancelled before it started is skipped. Reads run elsewhere (the caller's
+    pool thread) between :meth:`read_begins` and :meth:`read_ends`; a write waits for the reads begun before it."""
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._lock = threading.Lock()
-        self._queue: deque[tuple[Future, contextvars.Context, Callable[..., Any]]] = deque()
+        self._queue: deque[tuple[Future, contextvars.Context, Callable[..., Any], list[Future]]] = deque()
         self._running = False
+        self._reads: set[Future] = set()
 
     def submit(self, fn: Callable[..., Any]) -> Future:
-        """Queue ``fn()`` (run in the caller's context variables, as ``asyncio.to_thread`` does) behind every call
-        submitted before it; its future holds the result or the exception."""
+        """Queue the write ``fn()`` (run in the caller's context variables, as ``asyncio.to_thread`` does) behind
+        every write submitted and every read begun before it; its future holds the result or the exception."""
         future: Future = Future()
         with self._lock:
-            self._queue.append((future, contextvars.copy_context(), fn))
+            self._queue.append((future, contextvars.copy_context(), fn, list(self._reads)))
             if self._running:
                 return future
             self._running = True
@@ -45,13 +49,37 @@ class SerialWorker:
             raise
         return future
 
+    def read_begins(self) -> tuple[Future | None, Future]:
+        """A read is called: ``(written, token)``. ``written`` is done once every write submitted before it has run
+        (None when none is queued or running); the writes submitted after it wait for ``token``, which the reader
+        passes to :meth:`read_ends` when it has read (or will not read)."""
+        written = None
+        with self._lock:
+            busy = self._running
+        if busy:
+            written = self.submit(_nothing)  # a no-op behind the pending writes; cancelling it skips only it
+        token: Future = Future()
+        with self._lock:  # registered after the no-op: it must not wait for this read, which waits for it
+            self._reads.add(token)
+        return written, token
+
+    def read_ends(self, token: Future) -> None:
+        """The read of ``token`` is over (it answered, failed or was cancelled); idempotent."""
+        with self._lock:
+            self._reads.discard(token)
+            if token.done():
+                return
+            token.set_result(None)
+
     def _drain(self) -> None:
         while True:
             with self._lock:
                 if not self._queue:
                     self._running = False
                     return
-                future, context, fn = self._queue.popleft()
+                future, context, fn, reads = self._queue.popleft()
+            if reads:
+                wait(reads)  # the reads called before this write answer with the store as it was
             if not future.set_running_or_notify_cancel():
                 continue  # cancelled while it waited: it never ran
             try:
@@ -60,3 +88,7 @@ class SerialWorker:
                 future.set_exception(exc)
             else:
                 future.set_result(result)
+
+
+def _nothing() -> None:
+    return None

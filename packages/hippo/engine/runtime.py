@@ -34,8 +34,7 @@ class Runtime:
         self.closed = False
         self._states: dict[str, NamespaceState] = {}
         self._states_lock = threading.Lock()
-        # the async write twins of every view of this store, in the order they were called
-        self.writes = SerialWorker("hippo-writes")
+        self._serials: dict[str, SerialWorker] = {}
 
     def live(self) -> None:
         if self.closed:
@@ -48,6 +47,16 @@ class Runtime:
             if st is None:
                 st = self._states[namespace] = NamespaceState(self, namespace)
             return st
+
+    def serial(self, namespace: str) -> SerialWorker:
+        """The order of a namespace's async calls (every view of it shares one): its writes one at a time in call
+        order, its reads between them. One per namespace, so that a slow read or write of one namespace (an agentic
+        recall, a consolidation) does not hold up the writes of another."""
+        with self._states_lock:
+            worker = self._serials.get(namespace)
+            if worker is None:
+                worker = self._serials[namespace] = SerialWorker(f"hippo-writes-{namespace}"[:64])
+            return worker
 
     def states(self) -> dict[str, NamespaceState]:
         with self._states_lock:
