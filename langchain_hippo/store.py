@@ -82,6 +82,12 @@ MAX_VALUE_DEPTH = 99  # nesting levels of a value: it sits one level down in a m
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
+#: memory -> event loop -> the lock the async operations of every HippoStore over that memory take turns with
+_TURNS: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
+    weakref.WeakKeyDictionary()
+_TURNS_LOCK = threading.Lock()
+
+
 def _now() -> float:
     """The store's clock (seconds since the epoch); one function so that tests can move time."""
     return time.time()
@@ -319,8 +325,6 @@ class HippoStore(BaseStore):
         self._views: dict[str, Any] = {}
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
-        self._loop_locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = \
-            weakref.WeakKeyDictionary()
 
     @staticmethod
     def _check_index(index: dict[str, Any]) -> Embeddings | None:
@@ -416,12 +420,17 @@ class HippoStore(BaseStore):
             return stop.value
 
     def _turns(self) -> asyncio.Lock:
-        """The running event loop's queue of this store's async operations (``asyncio.Lock`` wakes its waiters
-        first come, first served). A lock belongs to one loop, hence one per loop."""
+        """The running event loop's queue of the async operations on this store's memory (``asyncio.Lock`` wakes
+        its waiters first come, first served): shared by every ``HippoStore`` over the same ``hippo.Memory`` (one
+        made per request sees the items of the others), one per loop since a lock belongs to one loop."""
         loop = asyncio.get_running_loop()
-        lock = self._loop_locks.get(loop)
-        if lock is None:
-            lock = self._loop_locks[loop] = asyncio.Lock()
+        with _TURNS_LOCK:
+            per_loop = _TURNS.get(self.memory)
+            if per_loop is None:
+                per_loop = _TURNS[self.memory] = weakref.WeakKeyDictionary()
+            lock = per_loop.get(loop)
+            if lock is None:
+                lock = per_loop[loop] = asyncio.Lock()
         return lock
 
     async def _arun(self, plan: _Plan) -> Any:

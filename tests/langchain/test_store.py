@@ -715,6 +715,20 @@ async def test_gathered_async_operations_take_effect_in_call_order_as_in_inmemor
     assert len(ours.memory.using("lg.a").list()) == len(got[1])  # one version of each key left
 
 
+async def test_stores_over_one_memory_take_turns_with_each_other():
+    """Two ``HippoStore`` objects over one ``hippo.Memory`` (one made per request) see each other's items; their
+    async operations take effect in call order too: of 60 gathered puts of one key, alternating between them, the
+    last one called wins, as in one ``InMemoryStore`` given both streams. Each store took turns only with itself,
+    and the winner was often the put before the last."""
+    for _ in range(5):
+        memory = hippo.Memory(None)
+        stores, reference = (HippoStore(memory), HippoStore(memory)), InMemoryStore()
+        await asyncio.gather(*(stores[i % 2].aput(("n",), "k", {"v": i}) for i in range(60)))
+        await asyncio.gather(*(reference.aput(("n",), "k", {"v": i}) for i in range(60)))
+        assert view(await stores[0].aget(("n",), "k")) == view(await reference.aget(("n",), "k"))
+        assert len(memory.using("lg.n").list()) == 1
+
+
 def test_a_read_that_refreshes_a_ttl_answers_when_a_writer_takes_the_item_away():
     """A get or search with ``refresh_ttl`` reads an item, then pushes its expiry back; another writer deleting or
     overwriting the key in between made the read raise ``NotFound``. The read answers with what it saw, as a read
