@@ -528,10 +528,15 @@ class HippoStore(BaseStore):
             _check_namespace_type(op.namespace, "namespace")
         elif isinstance(op, SearchOp):
             _check_namespace_type(op.namespace_prefix, "namespace_prefix")
-        else:
-            for cond in op.match_conditions or ():
-                _check_namespace_type(getattr(cond, "path", None), cond.match_type if isinstance(cond, MatchCondition)
-                                      else "match_conditions")
+        elif isinstance(op, ListNamespacesOp):
+            if op.match_conditions is not None and not isinstance(op.match_conditions, (tuple, list)):
+                raise InvalidInput(f"match_conditions must be a tuple of MatchCondition or None, got "
+                                   f"{type(op.match_conditions).__name__}")
+            for cond in op.match_conditions or ():  # checked before LangGraph's label check reads cond.path
+                if not isinstance(cond, MatchCondition) or cond.match_type not in ("prefix", "suffix"):
+                    raise InvalidInput(f"match_conditions: expected MatchCondition('prefix' or 'suffix', path), "
+                                       f"got {cond!r}")
+                _check_namespace_type(cond.path, cond.match_type)
         try:
             validate_op_namespace(op)
         except InvalidNamespaceError as exc:

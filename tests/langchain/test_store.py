@@ -358,6 +358,8 @@ def test_invalid_labels_in_search_and_list(store):
         (SearchOp(("a",), filter={"n": {"$regex": "x"}}), "filter"),
         (SearchOp(("a",), query=3), "query"),
         (ListNamespacesOp(max_depth=-1), "max_depth"),
+        (ListNamespacesOp(match_conditions=(1,)), "match_conditions"),  # was AttributeError: no attribute 'path'
+        (ListNamespacesOp(match_conditions=5), "match_conditions"),  # was TypeError: not iterable
     ],
 )
 def test_bad_arguments_raise_invalid_input(store, op, name):
