@@ -528,7 +528,10 @@ class HippoStore(BaseStore):
             _check_namespace_type(op.namespace, "namespace")
         elif isinstance(op, SearchOp):
             _check_namespace_type(op.namespace_prefix, "namespace_prefix")
-        elif isinstance(op, ListNamespacesOp):
+        if isinstance(op, (GetOp, SearchOp)) and op.refresh_ttl is not None and not isinstance(op.refresh_ttl, bool):
+            # a truthy "no" would push the expiry back
+            raise InvalidInput(f"refresh_ttl must be a bool or None, got {op.refresh_ttl!r}")
+        if isinstance(op, ListNamespacesOp):
             if op.match_conditions is not None and not isinstance(op.match_conditions, (tuple, list)):
                 raise InvalidInput(f"match_conditions must be a tuple of MatchCondition or None, got "
                                    f"{type(op.match_conditions).__name__}")

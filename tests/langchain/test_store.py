@@ -360,6 +360,8 @@ def test_invalid_labels_in_search_and_list(store):
         (ListNamespacesOp(max_depth=-1), "max_depth"),
         (ListNamespacesOp(match_conditions=(1,)), "match_conditions"),  # was AttributeError: no attribute 'path'
         (ListNamespacesOp(match_conditions=5), "match_conditions"),  # was TypeError: not iterable
+        (GetOp(("a",), "keep", refresh_ttl="no"), "refresh_ttl"),  # was taken as True: the expiry pushed back
+        (SearchOp(("a",), refresh_ttl=1), "refresh_ttl"),
     ],
 )
 def test_bad_arguments_raise_invalid_input(store, op, name):
