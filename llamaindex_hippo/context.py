@@ -24,7 +24,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
-from llamaindex_hippo._common import ValidatedInit, acall, check_memory, check_positive_int
+from llamaindex_hippo._common import ValidatedInit, acall, check_chat_messages, check_memory, check_positive_int
 
 _HIPPO_ROLE = {"tool": "tool", "function": "tool", "user": "user", "assistant": "assistant", "chatbot": "assistant",
                "model": "assistant", "system": "system", "developer": "system"}
@@ -101,7 +101,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         by_session: dict[str | None, list[ChatMessage]] = {}
-        for m in messages:
+        for m in check_chat_messages(messages):
             by_session.setdefault((m.additional_kwargs or {}).get("session_id"), []).append(m)
         for session, batch in by_session.items():
             namespace = self.view(session).namespace
@@ -111,6 +111,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
         view = self.view(session_id)
+        messages = check_chat_messages(messages, allow_none=True)
         last_user = next((_text(m) for m in reversed(messages or []) if _role(m) == "user"), None)
         if last_user is not None and self._last_user.get(view.namespace) != last_user:
             self._last_user[view.namespace] = last_user
@@ -131,6 +132,10 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """Drop whole entry blocks from the end until ``tokens_to_truncate`` tokens are freed."""
+        if content is not None and not isinstance(content, str):
+            raise InvalidInput(f"content must be a string or None, got {type(content).__name__}")
+        if isinstance(tokens_to_truncate, bool) or not isinstance(tokens_to_truncate, int):
+            raise InvalidInput(f"tokens_to_truncate must be an int, got {tokens_to_truncate!r}")
         blocks = content.split("\n\n[context_index") if content else []
         blocks = [blocks[0]] + ["[context_index" + b for b in blocks[1:]] if blocks else []
         while blocks and tokens_to_truncate > 0:
@@ -143,6 +148,7 @@ def compact_chat_history(messages: list[ChatMessage], memory: Any, *, namespace:
     """``messages`` with the large tool outputs (and other content the index policies select) of turns older
     than the latest ``keep_recent_turns`` replaced by their index entries; the input list is not changed."""
     check_memory(memory)
+    messages = check_chat_messages(messages)
     compactor = ContextCompactor(memory, keep_recent_turns=check_positive_int(keep_recent_turns, "keep_recent_turns"),
                                  index_roles=("tool",), index_turns=False, policies=policies)
     texts = compactor.compact([_context_message(m) for m in messages], namespace)

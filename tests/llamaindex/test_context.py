@@ -10,6 +10,7 @@ import pytest
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import Memory as LlamaMemory
 
+import hippo
 from hippo import InvalidInput
 from hippo.text.tokenizer import count_tokens
 from llamaindex_hippo import HippoContextBlock, HippoContextMemory, compact_chat_history, make_expand_tool
@@ -112,3 +113,21 @@ def test_invalid_arguments(memory):
         compact_chat_history([], memory, namespace="n", keep_recent_turns=0)
     with pytest.raises(InvalidInput, match="hippo_memory"):
         HippoContextMemory.from_defaults(hippo_memory=None, token_limit=100)
+
+
+@pytest.mark.parametrize("messages, name", [(None, "messages"), ("hello", "messages"), (["hello"], r"messages\[0\]")])
+async def test_messages_that_are_no_list_of_chat_messages_raise_invalid_input(messages, name):
+    """``HippoContextBlock.aput(None)`` and ``compact_chat_history(None, ...)`` raised ``TypeError``, a list of
+    strings ``AttributeError``; each raises ``InvalidInput`` naming the argument (or its element), nothing stored."""
+    memory = hippo.Memory(None)
+    block = HippoContextBlock(memory=memory)
+    with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+        await block.aput(messages)
+    if messages is not None:
+        with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+            await block.aget(messages, session_id="s")
+    with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
+        compact_chat_history(messages, memory, namespace="context.s")
+    with pytest.raises(hippo.InvalidInput, match="^tokens_to_truncate must be an int"):
+        await block.atruncate("[context_index: ctx_1] a block", "3")
+    assert memory.namespaces() == [] or all(memory.using(n).count() == 0 for n in memory.namespaces())
