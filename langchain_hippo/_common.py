@@ -66,6 +66,18 @@ def check_namespace(value: Any, name: str = "namespace") -> str | None:
     return value
 
 
+def check_messages(value: Any, name: str = "messages") -> list[Any]:
+    """``value`` as a list of LangChain ``BaseMessage`` objects, else InvalidInput naming it (or the element)."""
+    from langchain_core.messages import BaseMessage
+
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of LangChain BaseMessage objects, got {type(value).__name__}")
+    for i, message in enumerate(value):
+        if not isinstance(message, BaseMessage):
+            raise InvalidInput(f"{name}[{i}] must be a LangChain BaseMessage, got {type(message).__name__}")
+    return list(value)
+
+
 def check_memory(value: Any, name: str = "memory") -> Any:
     """Duck-typed check: anything with hippo.Memory's ``search``/``recall``/``add`` methods is accepted."""
     if not all(callable(getattr(value, attr, None)) for attr in ("search", "recall", "add", "using")):

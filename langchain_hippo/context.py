@@ -34,7 +34,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key
-from langchain_hippo._common import check_memory, check_positive_int, custom_namespace
+from langchain_hippo._common import check_memory, check_messages, check_positive_int, custom_namespace
 from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
 
@@ -173,6 +173,7 @@ class HippoContextMiddleware(AgentMiddleware):
     def compact(self, messages: list[AnyMessage], view: Any, *, index_recent: bool = False) -> list[AnyMessage]:
         """The message list to send: old large / decayed messages replaced by their index entries. With
         ``index_recent`` the policies also index the messages of the recent turns (they still stay verbatim)."""
+        messages = check_messages(messages)
         texts = self.compactor.compact(_context_messages(messages), view.namespace, index_recent=index_recent)
         out = list(messages)
         for i, text in enumerate(texts):
@@ -229,6 +230,8 @@ class HippoContextMiddleware(AgentMiddleware):
         ``messages`` (the thread's conversation) are first run through the index policies, the latest turns
         included, so an instruction given in the last turn is not missed. Ids default to those of ``runtime`` /
         the current run."""
+        if messages is not None:
+            messages = check_messages(messages)
         user, thread = self._ids(runtime, user_id, thread_id)
         view = self.memory.using(self.working_namespace(user, thread))
         if messages:

@@ -226,3 +226,20 @@ def test_readme_context_example(capsys):
     assert out.startswith("[context_index: ctx_1] tool_result · list_users ref=c1 @ turn 1")
     assert "key_data: request_id=req-42; users.count=400" in out
     assert '"id": "u123"' in out and '"plan": "pro"' in out
+
+
+@pytest.mark.parametrize("messages, name", [("hello", "messages"), (5, "messages"), (["hello"], r"messages\[0\]")])
+async def test_end_thread_and_compact_refuse_what_is_no_list_of_messages(messages, name):
+    """``end_thread("hello")`` raised ``AttributeError`` (each character taken for a message), ``end_thread(5)``
+    ``TypeError``; sync and async, and ``compact``, raise ``InvalidInput`` naming the argument or its element, before
+    anything is indexed or consolidated."""
+    memory = hippo.Memory(None)
+    middleware = HippoContextMiddleware(memory)
+    with pytest.raises(InvalidInput, match=f"^{name} must be"):
+        middleware.end_thread(messages, thread_id="t", user_id="u")
+    with pytest.raises(InvalidInput, match=f"^{name} must be"):
+        await middleware.aend_thread(messages, thread_id="t", user_id="u")
+    with pytest.raises(InvalidInput, match=f"^{name} must be"):
+        middleware.compact(messages, memory.using("context.t"))
+    assert all(memory.using(n).count() == 0 for n in memory.namespaces())
+    assert middleware.end_thread(None, thread_id="t", user_id="u")["entries"] == 0
