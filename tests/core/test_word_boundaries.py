@@ -136,8 +136,9 @@ def _reference_pattern(word):
             ids = tuple(enc.encode_ordinary(form))
             # after a hyphen (compounds) and a link's joiners ("www.airbnb.com") every form counts, unless the
             # joiner is a token of its own; after the others only one-token forms; a link's words are lower-case
-            # ASCII letters
-            every = form[0] == "-" or (form[0] in ".@/" and v.isascii() and v.isalpha() and v.islower())
+            # ASCII letters, a qualified name's identifiers mixed-case ones
+            mixed = v not in (v.lower(), v.upper(), v.capitalize())
+            every = form[0] == "-" or (form[0] in ".@/" and v.isascii() and v.isalpha() and (v.islower() or mixed))
             if form[0] in lexicon.JOINERS and len(ids) > 1 and (
                     not every or enc.decode_single_token_bytes(ids[0]) == form[0].encode()):
                 continue
@@ -153,7 +154,7 @@ def _reference_pattern(word):
                                   "covid19", "2023", "don't", "s", "ll", "ve", "re", "node", "js", "self", "tt",
                                   "Mochi", "stories", "ran", "children", "error", "password", "name", "system",
                                   "id", "weather", "data", "html", "value", "youtube", "javascript", "Lebron",
-                                  "iphone", "github"])
+                                  "iphone", "github", "DuplicateKeyError", "loadUser", "iPhone"])
 def test_a_pattern_is_its_forms_encoded_one_by_one(word):
     # the pattern skips encoding what cannot count and applies BPE to single pre-tokenizer pieces directly
     pat = lexicon.pattern(word)
@@ -219,6 +220,23 @@ def test_the_code_joiners_table_is_every_token_that_starts_with_one():
     ("grabbed food at McDonalds", "MCDONALDS"),
 ])
 def test_a_word_as_chats_write_it_is_found(text, word):
+    assert _found_alone(text, word)
+
+
+# Qualified names of code (a stack trace's exception, a method call): an identifier in mixed case written after a
+# dot or a slash, which cl100k glues onto its first letters (".D", "uplicate", "Key", "Error").
+@pytest.mark.parametrize("text, word", [
+    ("pymongo.errors.DuplicateKeyError: E11000 duplicate key error", "DuplicateKeyError"),
+    ("Exception in thread main java.lang.NullPointerException", "NullPointerException"),
+    ("requests.exceptions.ConnectionError: HTTPSConnectionPool", "ConnectionError"),
+    ("builtins.ValueError was raised", "ValueError"),
+    ("at com.example.UserService.loadUser(UserService.java:88)", "loadUser"),
+    ("see src/UserService.java for it", "UserService"),
+])
+def test_a_qualified_name_in_code_is_found(text, word):
+    enc = tokenizer.encoding()
+    pieces = [enc.decode([t]) for t in enc.encode_ordinary(text)]
+    assert not any(p.strip(" .(/") == word for p in pieces)  # the case is the glued one: no token is the name
     assert _found_alone(text, word)
 
 

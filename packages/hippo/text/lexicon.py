@@ -887,9 +887,11 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
     for v in forms:
         piece = v.isascii() and v.isalpha()
         code = encode_piece if piece else encode
-        # links, addresses and handles are written in lower-case ASCII letters: other forms are looked for after a
-        # link joiner in one token only
-        for form in (" " + v, v, "-" + v) + (_linked_forms(v) if piece and v.islower() else ()):
+        # links, addresses and handles are written in lower-case ASCII letters, and a qualified name in code writes
+        # an identifier in mixed case after a dot or a slash ("errors.DuplicateKeyError" is ".D", "uplicate", "Key",
+        # "Error"; "src/UserService.java"): other forms are looked for after a link joiner in one token only
+        linked = piece and (v.islower() or is_mixed_case(v))
+        for form in (" " + v, v, "-" + v) + (_linked_forms(v) if linked else ()):
             # One pre-tokenizer piece whose bytes are a token is that token (tiktoken's BPE looks the piece up first).
             one = ranks.get(form.encode()) if piece and ranks is not None else None
             ids = (one,) if one is not None else tuple(code(form))
