@@ -91,6 +91,23 @@ def test_json_key_data_and_summary():
     assert "'orders': 120 records (id, customer, total, status)" in summary
 
 
+def test_json_escapes_and_constants_that_no_stored_text_holds_are_indexed(mem):
+    # the content is plain ASCII and stored as it is; parsed, its JSON names NaN and Infinity (no JSON metadata holds
+    # them), a NUL, an escape character and lone surrogates (no stored text holds them): the key data shows the
+    # constants as written and those characters as spaces, as hippo.storable does
+    content = ('{"id": "ORD-1", "ratio": NaN, "limit": -Infinity, "color": "\\u001b[31mred\\u0000", '
+               '"name": "caf\\udcff", "\\u0000raw": 1}')
+    summary, key, fmt = extract(content)
+    assert fmt == "json"
+    assert key == {"id": "ORD-1", "name": "caf", "ratio": "NaN", "limit": "-Infinity", "color": "[31mred", "raw": 1}
+    assert summary == "JSON object with 6 keys (id, ratio, limit, color, name, raw)"
+    before = len(mem)
+    e = mem.index_entry(content)
+    assert len(mem) == before + 2 and e.key_data == key
+    assert mem.complete(e.id).text == content
+    assert mem.entry(e.id).render() == e.render()
+
+
 def test_html_element_refs_and_title():
     html = ("<html><head><title>Crabot dashboard</title></head><body><h1>Users</h1>"
             + "".join(f'<div ref="e{i}">row {i}</div>' for i in range(100))

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from hippo.text.tokenizer import storable
+
 MAX_KEYS = 16          # key-data items kept per entry
 MAX_VALUE_CHARS = 80   # longest value kept verbatim in key data
 SUMMARY_WORDS = 40
@@ -39,12 +41,18 @@ _INTERESTING_KEY = re.compile(
 _ACTIONABLE_TAGS = ("button", "a", "input", "select", "textarea", "form", "option")
 
 
+def _loads(text: str) -> Any:
+    """``text`` parsed as JSON, the constants Python's parser admits (``NaN``, ``Infinity``, ``-Infinity``) kept as
+    the strings written: key data is stored as JSON metadata, which holds no such number."""
+    return json.loads(text, parse_constant=str)
+
+
 def detect_format(text: str) -> str:
     """``"json"``, ``"html"``, ``"log"`` or ``"text"``."""
     head = text.lstrip()[:1]
     if head in "[{":
         try:
-            json.loads(text)
+            _loads(text)
             return "json"
         except (ValueError, RecursionError):
             pass
@@ -69,7 +77,9 @@ def looks_like_error(text: str) -> bool:
 
 def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
     if isinstance(value, str):
-        value = " ".join(value.split())
+        # a JSON string may escape what no stored text holds ("\\u0000", a lone "\\udcff"): the entry's header
+        # message shows its key data, so those characters become spaces as hippo.storable makes them
+        value = " ".join(storable(value).split())
         return value if len(value) <= limit else value[: limit - 1] + "…"
     return value
 
@@ -89,7 +99,7 @@ class _Keys:
         return len(self.data) >= self.cap
 
     def put(self, key: str, value: Any, limit: int = MAX_VALUE_CHARS) -> None:
-        key = " ".join(str(key).split())[:60]
+        key = " ".join(storable(str(key)).split())[:60]
         if key and key not in self.data and not self.full():
             self.data[key] = _short(value, limit)
 
@@ -250,7 +260,7 @@ def extract(text: str, *, max_keys: int = MAX_KEYS) -> tuple[str, dict[str, Any]
     fmt = detect_format(text)
     keys = _Keys(max_keys)
     if fmt == "json":
-        shape = _json(json.loads(text), keys)
+        shape = _json(_loads(text), keys)
     elif fmt == "html":
         shape = _html(text, keys)
     elif fmt == "log":
@@ -266,8 +276,7 @@ def extract(text: str, *, max_keys: int = MAX_KEYS) -> tuple[str, dict[str, Any]
     if fmt != "json":
         _generic(text, keys)
     lead = _lead(_STRIP_TAGS.sub(" ", text) if fmt == "html" else text, 18) if fmt in ("text", "log", "html") else ""
-    summary = shape + (f". Begins: {lead}" if lead and fmt == "text" else "")
-    words = summary.split()
-    if len(words) > SUMMARY_WORDS + 20:
-        summary = " ".join(words[: SUMMARY_WORDS + 20]) + " …"
+    # JSON keys may hold line breaks, and escape characters no stored text holds (:func:`_short`): one line of words
+    words = storable(shape + (f". Begins: {lead}" if lead and fmt == "text" else "")).split()
+    summary = " ".join(words[: SUMMARY_WORDS + 20]) + (" …" if len(words) > SUMMARY_WORDS + 20 else "")
     return summary, keys.data, fmt
