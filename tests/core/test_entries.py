@@ -271,6 +271,20 @@ def test_minified_json_is_completed_through_a_line_view(mem):
     assert '"ORD-00042"' in got.text and '"total": 136.5' in got.text
 
 
+def test_a_line_view_never_writes_out_a_lone_surrogate_the_json_escapes(mem):
+    # minified JSON (one long line) is completed through its pretty-printed view; a lone surrogate it escapes must
+    # stay escaped, or the completion is no text a caller can encode (a tool result sent to a model, a file)
+    data = json.loads(orders_json(20))
+    data["note"] = "caf\udcff"
+    content = json.dumps(data, separators=(",", ":"))
+    assert content.isascii() and '"caf\\udcff"' in content
+    e = mem.index_entry(content)
+    got = mem.complete(e.id, "note", context_lines=0)
+    assert got.matched_lines == 1 and got.text.encode("utf-8")
+    line = got.text.split(": ", 1)[1]
+    assert json.loads("{" + line.rstrip(",") + "}") == {"note": "caf\udcff"}  # a line of the view, escaped again
+
+
 def test_max_tokens_cuts_full_content(mem):
     text = orders_json(300)
     e = mem.index_entry(text)

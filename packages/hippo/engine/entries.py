@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 import uuid
 from dataclasses import dataclass, field
@@ -321,6 +322,9 @@ def split_parts(content: str, part_tokens: int = PART_TOKENS) -> list[str]:
     return merged
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _view(content: str, fmt: str) -> str:
     """Content laid out in lines for completion: minified JSON pretty-printed, one-line markup cut at tags."""
     lines = content.count("\n") + 1
@@ -328,9 +332,12 @@ def _view(content: str, fmt: str) -> str:
         return content
     if fmt == "json":
         try:
-            return json.dumps(json.loads(content), indent=1, ensure_ascii=False)
+            pretty = json.dumps(json.loads(content), indent=1, ensure_ascii=False)
         except (ValueError, RecursionError):
             return content
+        # a lone surrogate the JSON escapes ("\\udcff") is written out raw, which is no text a caller can encode:
+        # escaped again (it can only stand inside a JSON string)
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", pretty)
     if fmt == "html":
         return content.replace("><", ">\n<")
     return content
