@@ -108,6 +108,22 @@ def test_json_escapes_and_constants_that_no_stored_text_holds_are_indexed(mem):
     assert mem.entry(e.id).render() == e.render()
 
 
+def test_a_summary_and_key_data_stay_short_whatever_one_line_holds(mem):
+    # a blob on one line is one "word": the entry's block (its header message too) was as long as the content
+    family = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"  # one grapheme cluster, 7 code points
+    blob = "x" * 70 + family * 3000
+    e = mem.index_entry(blob)
+    assert e.summary == "text of 1 lines. Begins: " + "x" * 70 + family + "…"  # 77 characters, not inside the emoji
+    assert count_tokens(e.render()) < 100 < e.n_tokens
+    assert mem.complete(e.id).text == blob
+    page = "<html><head><title>" + "T" * 100_000 + "</title></head><body><h1>" + "H" * 5000 + "</h1></body></html>"
+    summary, key, fmt = extract(page)
+    assert fmt == "html" and key["title"] == "T" * 79 + "…"
+    assert summary == f"page '{'T' * 78}… markup with 5 elements (html 1, head 1, title 1, body 1, h1 1); headings: {'H' * 79}…"
+    _, key, _ = extract('{"n": ' + "9" * 1000 + ', "id": "x"}')
+    assert key == {"id": "x", "n": "9" * 79 + "…"}
+
+
 def test_html_element_refs_and_title():
     html = ("<html><head><title>Crabot dashboard</title></head><body><h1>Users</h1>"
             + "".join(f'<div ref="e{i}">row {i}</div>' for i in range(100))

@@ -12,6 +12,8 @@ import re
 from collections import Counter
 from typing import Any
 
+import regex
+
 from hippo.text.tokenizer import storable
 
 MAX_KEYS = 16          # key-data items kept per entry
@@ -75,12 +77,31 @@ def looks_like_error(text: str) -> bool:
     return len(_ERROR_HINT.findall(head)) >= 3
 
 
+_CLUSTER = regex.compile(r"\X")  # a grapheme cluster: what a reader sees as one character
+
+
+def _head(text: str, limit: int) -> str:
+    """The longest head of ``text`` within ``limit`` characters that ends between two grapheme clusters (an emoji
+    sequence joined by U+200D, a letter with its combining marks, a flag's two letters stay whole); the first
+    ``limit`` characters when the first cluster alone is longer."""
+    if len(text) <= limit:
+        return text
+    end = 0
+    for m in _CLUSTER.finditer(text):
+        if m.end() > limit:
+            break
+        end = m.end()
+    return text[:end] if end else text[:limit]
+
+
 def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool) and len(str(value)) > limit:
+        value = str(value)  # JSON writes integers of up to 4,300 digits
     if isinstance(value, str):
         # a JSON string may escape what no stored text holds ("\\u0000", a lone "\\udcff"): the entry's header
         # message shows its key data, so those characters become spaces as hippo.storable makes them
         value = " ".join(storable(value).split())
-        return value if len(value) <= limit else value[: limit - 1] + "…"
+        return value if len(value) <= limit else _head(value, limit - 1) + "…"
     return value
 
 
@@ -99,7 +120,7 @@ class _Keys:
         return len(self.data) >= self.cap
 
     def put(self, key: str, value: Any, limit: int = MAX_VALUE_CHARS) -> None:
-        key = " ".join(storable(str(key)).split())[:60]
+        key = _head(" ".join(storable(str(key)).split()), 60)
         if key and key not in self.data and not self.full():
             self.data[key] = _short(value, limit)
 
@@ -161,7 +182,7 @@ def _label(attrs: dict[str, str], inner: str) -> str:
     for name in ("aria-label", "name", "title", "placeholder", "value", "alt"):
         if attrs.get(name):
             return attrs[name]
-    return " ".join(_STRIP_TAGS.sub(" ", inner).split())[:40]
+    return _head(" ".join(_STRIP_TAGS.sub(" ", inner).split()), 40)
 
 
 def _html(text: str, keys: _Keys) -> str:
@@ -276,7 +297,8 @@ def extract(text: str, *, max_keys: int = MAX_KEYS) -> tuple[str, dict[str, Any]
     if fmt != "json":
         _generic(text, keys)
     lead = _lead(_STRIP_TAGS.sub(" ", text) if fmt == "html" else text, 18) if fmt in ("text", "log", "html") else ""
-    # JSON keys may hold line breaks, and escape characters no stored text holds (:func:`_short`): one line of words
-    words = storable(shape + (f". Begins: {lead}" if lead and fmt == "text" else "")).split()
+    # JSON keys may hold line breaks, and escape characters no stored text holds (:func:`_short`): one line of words,
+    # each at most as long as a key-data value (a blob on one line, a page title of a megabyte is one "word")
+    words = [_short(w) for w in storable(shape + (f". Begins: {lead}" if lead and fmt == "text" else "")).split()]
     summary = " ".join(words[: SUMMARY_WORDS + 20]) + (" …" if len(words) > SUMMARY_WORDS + 20 else "")
     return summary, keys.data, fmt
