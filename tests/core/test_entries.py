@@ -301,6 +301,25 @@ def test_a_line_view_never_writes_out_a_lone_surrogate_the_json_escapes(mem):
     assert json.loads("{" + line.rstrip(",") + "}") == {"note": "caf\udcff"}  # a line of the view, escaped again
 
 
+@pytest.mark.parametrize("cluster", ["e\u0301",                                   # "é" as a letter and its mark
+                                     "\U0001F468\u200d\U0001F469\u200d\U0001F467",   # a family: three emoji joined
+                                     "\U0001F1EB\U0001F1F7"])                         # a flag: two regional letters
+def test_a_cut_line_ends_between_the_characters_a_reader_sees(mem, cluster):
+    # a line longer than the budget is cut; the cut falls between grapheme clusters, never inside one (the accent
+    # dropped from its letter, a family without its child, half a flag)
+    body = cluster * 400
+    e = mem.index_entry(body)
+    q = mem.index_entry("needle " + body)
+    for budget in range(12, 60):
+        head = mem.complete(e.id, max_tokens=budget).text.split("\n[...", 1)[0]
+        assert body.startswith(head) and len(head) % len(cluster) == 0, budget
+        line = mem.complete(q.id, "needle", max_tokens=budget).text
+        if line:
+            assert line.startswith("L1: needle ") and line.endswith(" …"), budget
+            cut = line[len("L1: needle "):-len(" …")]
+            assert body.startswith(cut) and len(cut) % len(cluster) == 0, budget
+
+
 def test_max_tokens_cuts_full_content(mem):
     text = orders_json(300)
     e = mem.index_entry(text)

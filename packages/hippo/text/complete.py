@@ -122,7 +122,7 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
                 lo = mid
             else:
                 hi = mid - 1
-        return first[:lo], False
+        return textnorm.grapheme_head(first, lo, whole=True), False  # never half of what a reader sees as one
     text = "\n".join(out)
     # a line counted alone may take a token more once joined to its neighbours (spaces that open a line)
     while len(out) > 1 and tokenizer.count_tokens(text) > max_tokens:

@@ -12,8 +12,7 @@ import re
 from collections import Counter
 from typing import Any
 
-import regex
-
+from hippo.text.textnorm import grapheme_head
 from hippo.text.tokenizer import storable
 
 MAX_KEYS = 16          # key-data items kept per entry
@@ -77,23 +76,6 @@ def looks_like_error(text: str) -> bool:
     return len(_ERROR_HINT.findall(head)) >= 3
 
 
-_CLUSTER = regex.compile(r"\X")  # a grapheme cluster: what a reader sees as one character
-
-
-def _head(text: str, limit: int) -> str:
-    """The longest head of ``text`` within ``limit`` characters that ends between two grapheme clusters (an emoji
-    sequence joined by U+200D, a letter with its combining marks, a flag's two letters stay whole); the first
-    ``limit`` characters when the first cluster alone is longer."""
-    if len(text) <= limit:
-        return text
-    end = 0
-    for m in _CLUSTER.finditer(text):
-        if m.end() > limit:
-            break
-        end = m.end()
-    return text[:end] if end else text[:limit]
-
-
 def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
     if isinstance(value, int) and not isinstance(value, bool) and len(str(value)) > limit:
         value = str(value)  # JSON writes integers of up to 4,300 digits
@@ -101,7 +83,7 @@ def _short(value: Any, limit: int = MAX_VALUE_CHARS) -> Any:
         # a JSON string may escape what no stored text holds ("\\u0000", a lone "\\udcff"): the entry's header
         # message shows its key data, so those characters become spaces as hippo.storable makes them
         value = " ".join(storable(value).split())
-        return value if len(value) <= limit else _head(value, limit - 1) + "…"
+        return value if len(value) <= limit else grapheme_head(value, limit - 1) + "…"
     return value
 
 
@@ -120,7 +102,7 @@ class _Keys:
         return len(self.data) >= self.cap
 
     def put(self, key: str, value: Any, limit: int = MAX_VALUE_CHARS) -> None:
-        key = _head(" ".join(storable(str(key)).split()), 60)
+        key = grapheme_head(" ".join(storable(str(key)).split()), 60)
         if key and key not in self.data and not self.full():
             self.data[key] = _short(value, limit)
 
@@ -182,7 +164,7 @@ def _label(attrs: dict[str, str], inner: str) -> str:
     for name in ("aria-label", "name", "title", "placeholder", "value", "alt"):
         if attrs.get(name):
             return attrs[name]
-    return _head(" ".join(_STRIP_TAGS.sub(" ", inner).split()), 40)
+    return grapheme_head(" ".join(_STRIP_TAGS.sub(" ", inner).split()), 40)
 
 
 def _html(text: str, keys: _Keys) -> str:

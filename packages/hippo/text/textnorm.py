@@ -11,6 +11,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+import regex
+
 # Words are runs of letters and digits of any script ("café", "машину", "سيارة", "Ωμέγα"), with an English
 # apostrophe suffix ("don't", "Caroline's"; "l'été" stays "l", "été"). Combining marks are part of their word
 # (Python's \w leaves them out): Latin diacritics written apart, Hebrew points, Arabic harakat, and the vowel signs
@@ -227,6 +229,24 @@ def is_cjk(word: str) -> bool:
     """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
     anywhere."""
     return bool(word) and _CJK_RE.match(word) is not None
+
+
+_CLUSTER = regex.compile(r"\X")  # a grapheme cluster: what a reader sees as one character
+
+
+def grapheme_head(text: str, limit: int, *, whole: bool = False) -> str:
+    """The longest head of ``text`` within ``limit`` characters that ends between two grapheme clusters (an emoji
+    sequence joined by U+200D, a letter with its combining marks, a flag's two letters stay whole). When the first
+    cluster alone is longer: its first ``limit`` characters (a length bound holds whatever the text), or with
+    ``whole`` nothing."""
+    if len(text) <= limit:
+        return text
+    end = 0
+    for m in _CLUSTER.finditer(text):
+        if m.end() > limit:
+            break
+        end = m.end()
+    return text[:end] if end or whole else text[:limit]
 
 
 def regex_folded(text: str) -> str:

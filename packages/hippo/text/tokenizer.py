@@ -13,6 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from hippo.base.errors import CorruptData, HippoError, InvalidInput
+from hippo.text import textnorm
 
 # C0 controls other than TAB, LF and CR, plus DEL: never part of a conversation, often a sign of binary junk.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -145,9 +146,13 @@ def decode_span(ids) -> str:
 
 
 def clip(text: str, max_tokens: int) -> str:
-    """The longest prefix of ``text`` that is at most ``max_tokens`` cl100k tokens and ends on a character."""
+    """The longest prefix of ``text`` that is at most ``max_tokens`` cl100k tokens and ends between two grapheme
+    clusters (:func:`hippo.text.textnorm.grapheme_head`: a cut "e" + U+0301 would read "e", a cut family emoji
+    a lone man); empty when the first cluster does not fit."""
     ids = encoding().encode_ordinary(text)
-    return text if len(ids) <= max_tokens else decode_span(ids[:max_tokens])
+    if len(ids) <= max_tokens:
+        return text
+    return textnorm.grapheme_head(text, len(decode_span(ids[:max_tokens])), whole=True)
 
 
 def count_tokens(text: str) -> int:
