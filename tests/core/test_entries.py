@@ -320,6 +320,22 @@ def test_a_cut_line_ends_between_the_characters_a_reader_sees(mem, cluster):
             assert body.startswith(cut) and len(cut) % len(cluster) == 0, budget
 
 
+def test_the_head_of_a_huge_line_counts_only_what_may_fit(mem, monkeypatch):
+    # the head of a tool output of a megabyte on one line: cl100k's longest token is 128 bytes, so no more than
+    # 128 characters a token can fit, and the rest of the line need not be counted (it was, some fifty times)
+    from hippo.text import tokenizer
+
+    line = "".join(f"{i:x}," for i in range(200_000))
+    e = mem.index_entry(line)
+    counted = []
+    real = tokenizer.count_tokens
+    monkeypatch.setattr(tokenizer, "count_tokens", lambda text: counted.append(len(text)) or real(text))
+    got = mem.complete(e.id, max_tokens=300)
+    assert not got.complete and line.startswith(got.text.split("\n[...", 1)[0])
+    assert 0 < real(got.text) <= 300 and got.tokens == real(got.text)
+    assert sum(counted) < len(line)  # less than one pass over the line
+
+
 def test_max_tokens_cuts_full_content(mem):
     text = orders_json(300)
     e = mem.index_entry(text)

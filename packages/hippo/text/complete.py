@@ -8,6 +8,7 @@ numbers, within a token budget.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from itertools import groupby
 from typing import Callable
 
@@ -100,14 +101,27 @@ def relevant_lines(content: str, query: str, *, context_lines: int = 2, max_toke
     return text, len(scored)
 
 
+@lru_cache(maxsize=1)
+def _longest_token() -> int:
+    """Bytes of cl100k's longest token (128, a run of spaces): a text of more than ``n`` times as many characters
+    holds more than ``n`` tokens, and need not be counted to know it does not fit."""
+    return max(map(len, tokenizer.token_bytes()))
+
+
 def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
     """The leading whole lines of ``content`` within ``max_tokens``; ``(text, complete)``. When not even the first
-    line fits (minified JSON, a page of HTML on one line), the longest head of that line that does."""
-    if tokenizer.count_tokens(content) <= max_tokens:
+    line fits (minified JSON, a page of HTML on one line), the longest head of that line that does.
+
+    Only the text that may fit is counted (:func:`_longest_token`): the head of a tool output of megabytes on one line
+    was its whole line counted some fifty times."""
+    longest = _longest_token()
+    if len(content) <= max_tokens * longest and tokenizer.count_tokens(content) <= max_tokens:
         return content, True
     lines = content.splitlines()
     out, used = [], 0
     for ln in lines:
+        if len(ln) > (max_tokens - used) * longest:
+            break
         cost = tokenizer.count_tokens(ln) + 1
         if used + cost > max_tokens:
             break
@@ -115,7 +129,8 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
         used += cost
     if not out and lines:
         first = lines[0]
-        lo, hi = 0, len(first)  # the longest prefix within the budget: token counts grow with the prefix
+        # the longest prefix within the budget: token counts grow with the prefix
+        lo, hi = 0, min(len(first), max_tokens * longest)
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if tokenizer.count_tokens(first[:mid]) <= max_tokens:
