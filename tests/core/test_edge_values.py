@@ -291,6 +291,10 @@ def test_storable_text_is_what_check_text_accepts():
             hippo.storable("abc", bad)
     with pytest.raises(InvalidInput, match="text"):
         hippo.storable(b"abc")
+    assert hippo.count_tokens("hello world") == 2 and hippo.count_tokens("") == 0
+    for bad in (b"abc", None, 5, ["abc"]):
+        with pytest.raises(InvalidInput, match="text must be a str"):
+            hippo.count_tokens(bad)
     assert hippo.MAX_QUERY_CHARS == 100_000
     with pytest.raises(InvalidInput, match="longer than 100000"):
         Memory(None).search("a " * 50_001)

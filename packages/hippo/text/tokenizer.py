@@ -156,6 +156,9 @@ def clip(text: str, max_tokens: int) -> str:
 
 
 def count_tokens(text: str) -> int:
+    """cl100k tokens of ``text`` (``hippo.count_tokens``, the unit of every budget)."""
+    if not isinstance(text, str):  # tiktoken's own TypeError would escape a public call
+        raise InvalidInput(f"text must be a str, got {type(text).__name__}")
     return len(encoding().encode_ordinary(text))
 
 
