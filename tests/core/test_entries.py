@@ -62,6 +62,28 @@ def test_split_parts_is_lossless_and_never_blank():
         assert all(p.strip() for p in parts)
 
 
+def test_a_long_line_is_cut_between_words_so_each_id_is_found(mem):
+    # minified JSON is one line of many parts: a part is a message searched on its own, so an id cut in two
+    # ("ORD-00|243") was found in neither, by search nor by completion on a direct reference
+    data = {"orders": [{"id": f"ORD-{i:05d}", "customer": f"customer {i}", "total": round(i * 3.25, 2)}
+                       for i in range(600)]}
+    content = json.dumps(data, separators=(",", ":"))
+    parts = split_parts(content)
+    assert "".join(parts) == content and len(parts) > 10
+    ends = [sum(map(len, parts[:k])) for k in range(1, len(parts))]
+    assert not any(content[b - 1].isalnum() and content[b].isalnum() for b in ends)  # no word cut in two
+    e = mem.index_entry(content)
+    for i in range(600):
+        oid = f"ORD-{i:05d}"
+        assert any(oid in h.text for h in mem.search(oid, k=3)), oid
+    assert list(mem.complete_on_cue("What was the total of order ORD-00243?")) == [e.id]
+    blob = "x" * 5001 + "\U0001F1EB\U0001F1F7" * 3000  # no separator: cut between grapheme clusters (flags)
+    parts = split_parts(blob)
+    ends = [sum(map(len, parts[:k])) for k in range(1, len(parts))]
+    assert "".join(parts) == blob and len(parts) > 4
+    assert all(b <= 5001 or (b - 5001) % 2 == 0 for b in ends)  # never half a flag
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_complete_returns_the_content_byte_for_byte(mem, seed):
     text = _random_text(random.Random(seed))

@@ -37,7 +37,7 @@ from hippo.engine.namespace import Namespace
 from hippo.engine.prepare import prepare
 from hippo.engine.scope import scope_of
 from hippo.text import complete as completion
-from hippo.text import tokenizer
+from hippo.text import textnorm, tokenizer
 from hippo.text.extract import _CODE_ID, _EMAIL, _URL, _UUID, extract, looks_like_error
 
 ENTRY_TYPES = ("tool_result", "message", "state", "memory")
@@ -286,11 +286,28 @@ def _check_source(source: object) -> dict[str, Any]:
     return out
 
 
+# Where a line longer than a part is cut: after a space or a separator of records and fields. Each part is a message
+# of its own, searched on its own: a word or an identifier cut in two ("ORD-00|243" in minified JSON) was found in
+# neither part, by search nor by completion on a direct reference.
+_SEPARATORS = frozenset(" \t\r\n,;{}[]()<>\"'|")
+
+
+def _cut(line: str, cap: int) -> int:
+    """Where a line longer than ``cap`` characters is cut: after its last space or separator in the second half of
+    its first ``cap`` characters, else between two grapheme clusters (a blob without separators)."""
+    k = cap
+    while k > cap // 2 and line[k - 1] not in _SEPARATORS:
+        k -= 1
+    if k > cap // 2:
+        return k
+    return len(textnorm.grapheme_head(line, cap)) or cap
+
+
 def split_parts(content: str, part_tokens: int = PART_TOKENS) -> list[str]:
     """Whole lines grouped into parts of about ``part_tokens`` tokens; ``"".join(parts) == content``.
 
-    A line longer than a part is cut by characters; a whitespace-only piece joins its neighbour (hippo stores no
-    blank messages)."""
+    A line longer than a part is cut after a space or separator (:func:`_cut`); a whitespace-only piece joins its
+    neighbour (hippo stores no blank messages)."""
     pieces: list[str] = []
     cur: list[str] = []
     used = 0
@@ -300,8 +317,9 @@ def split_parts(content: str, part_tokens: int = PART_TOKENS) -> list[str]:
             if cur:
                 pieces.append("".join(cur))
                 cur, used = [], 0
-            pieces.append(line[:char_cap])
-            line = line[char_cap:]
+            k = _cut(line, char_cap)
+            pieces.append(line[:k])
+            line = line[k:]
         cost = max(1, len(line) // 4)  # chars/4: the cut need not be exact, and tokenizing twice costs
         if cur and used + cost > part_tokens:
             pieces.append("".join(cur))
