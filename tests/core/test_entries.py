@@ -181,6 +181,39 @@ def test_text_key_values_ids_and_urls():
     assert key["emails"] == "ops@example.com"
 
 
+def test_the_address_pattern_reads_a_long_run_once():
+    # a run of dotted or hyphenated words with no "@" ("a.b.c.d...", 80,000 characters) was read again from each of
+    # its words: an unbounded repeat before a literal that then fails is quadratic in the run's length (29 s in
+    # index_entry, and in complete_on_cue on every model call). Each repeat of the pattern is bounded, as RFC 5321
+    # bounds an address's parts, so each start reads at most a few hundred characters.
+    try:
+        from re import _constants as sre_constants, _parser as sre_parse
+    except ImportError:  # Python before 3.11
+        import sre_constants
+        import sre_parse
+    from hippo.text.extract import _EMAIL
+
+    def repeats(tree):
+        for op, arg in tree:
+            if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+                yield arg[1]
+                yield from repeats(arg[2])
+            elif op == sre_constants.SUBPATTERN:
+                yield from repeats(arg[-1])
+            elif op == sre_constants.BRANCH:
+                for branch in arg[1]:
+                    yield from repeats(branch)
+
+    bounds = list(repeats(sre_parse.parse(_EMAIL.pattern)))
+    assert bounds and sre_constants.MAXREPEAT not in bounds
+    text = "mail mark.tanaka@gmail.com or ops+x@sub.example.co.uk, not a@b or @c.d; first.last-1@x-y.io."
+    assert _EMAIL.findall(text) == ["mark.tanaka@gmail.com", "ops+x@sub.example.co.uk", "first.last-1@x-y.io"]
+    mem = Memory(None)
+    e = mem.index_entry("contact: " + "a." * 5000 + "\nwrite to ops@example.com\n")
+    assert e.key_data["emails"] == "ops@example.com"
+    assert list(mem.complete_on_cue("a." * 5000 + " ops@example.com")) == [e.id]
+
+
 def test_error_dump_keeps_its_last_line_whole():
     exc = "IntegrityError: duplicate key value violates unique constraint \"users_email_key\" on table users_v2"
     text = "Traceback (most recent call last):\n" + "".join(
