@@ -391,6 +391,21 @@ def test_the_head_of_a_huge_line_counts_only_what_may_fit(mem, monkeypatch):
     assert sum(counted) < len(line)  # less than one pass over the line
 
 
+@pytest.mark.parametrize("content", [
+    "".join(f"row {i},value {i}\r\n" for i in range(300)),                         # a CSV with Windows line ends
+    "Downloading 10%\rDownloading 20%\rDownloading 30%\rdone\n" * 200,               # a progress line redrawn
+    "".join(f"entry {i}\u2028continued\x85more\n" for i in range(300)),               # other line separators
+])
+def test_the_head_of_a_cut_content_is_its_own_text(mem, content):
+    # "its leading lines": the content's own characters, line breaks as written, not its lines joined with "\n"
+    e = mem.index_entry(content)
+    for budget in (20, 40, 60, 150):
+        got = mem.complete(e.id, max_tokens=budget)
+        head = got.text.split("\n[...", 1)[0]
+        assert not got.complete and head.strip() and content.startswith(head), budget
+        assert count_tokens(got.text) <= budget
+
+
 def test_max_tokens_cuts_full_content(mem):
     text = orders_json(300)
     e = mem.index_entry(text)

@@ -108,21 +108,30 @@ def _longest_token() -> int:
     return max(map(len, tokenizer.token_bytes()))
 
 
+def _joined(rows: list[str]) -> str:
+    """Lines kept with their own line breaks (:func:`head_within`), joined, the last one without its break."""
+    last = rows[-1].splitlines()
+    return "".join(rows[:-1]) + (last[0] if last else "")
+
+
 def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
     """The leading whole lines of ``content`` within ``max_tokens``; ``(text, complete)``. When not even the first
     line fits (minified JSON, a page of HTML on one line), the longest head of that line that does.
+
+    The head is the content's own text, a prefix of it: its lines keep their breaks as written ("\\r\\n" of a
+    Windows file or a CSV, a "\\r" that redraws a progress line, U+2028), only the last line's is left out.
 
     Only the text that may fit is counted (:func:`_longest_token`): the head of a tool output of megabytes on one line
     was its whole line counted some fifty times."""
     longest = _longest_token()
     if len(content) <= max_tokens * longest and tokenizer.count_tokens(content) <= max_tokens:
         return content, True
-    lines = content.splitlines()
+    lines = content.splitlines(keepends=True)
     out, used = [], 0
     for ln in lines:
         if len(ln) > (max_tokens - used) * longest:
             break
-        cost = tokenizer.count_tokens(ln) + 1
+        cost = tokenizer.count_tokens(ln)
         if used + cost > max_tokens:
             break
         out.append(ln)
@@ -137,12 +146,12 @@ def head_within(content: str, max_tokens: int) -> tuple[str, bool]:
                 lo = mid
             else:
                 hi = mid - 1
-        return textnorm.grapheme_head(first, lo, whole=True), False  # never half of what a reader sees as one
-    text = "\n".join(out)
+        return _joined([textnorm.grapheme_head(first, lo, whole=True)]), False  # never half of what a reader sees
+    text = _joined(out)
     # a line counted alone may take a token more once joined to its neighbours (spaces that open a line)
     while len(out) > 1 and tokenizer.count_tokens(text) > max_tokens:
         out.pop()
-        text = "\n".join(out)
+        text = _joined(out)
     return text, False
 
 
