@@ -84,6 +84,20 @@ def test_a_long_line_is_cut_between_words_so_each_id_is_found(mem):
     assert all(b <= 5001 or (b - 5001) % 2 == 0 for b in ends)  # never half a flag
 
 
+def test_a_long_line_is_split_reading_each_character_about_once(monkeypatch):
+    # each cut looked at the whole rest of the line, which was then copied: a line of megabytes was read
+    # (parts / 2) times over
+    from hippo.engine import entries
+
+    line = "ab," * 100_000
+    seen = []
+    real = entries._cut
+    monkeypatch.setattr(entries, "_cut", lambda text, cap: seen.append(len(text)) or real(text, cap))
+    parts = split_parts(line)
+    assert "".join(parts) == line and len(seen) == len(parts) - 1 > 100
+    assert sum(seen) <= len(line) + len(seen)  # a window of a part and one character more, each once
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_complete_returns_the_content_byte_for_byte(mem, seed):
     text = _random_text(random.Random(seed))

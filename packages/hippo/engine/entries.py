@@ -313,13 +313,19 @@ def split_parts(content: str, part_tokens: int = PART_TOKENS) -> list[str]:
     used = 0
     char_cap = part_tokens * 4
     for line in content.splitlines(keepends=True):
-        while len(line) > char_cap:
+        # a long line is read window by window: cutting the rest of it off at each part copied what was left, in
+        # time quadratic in its length (a tool output of megabytes on one line)
+        start = 0
+        while len(line) - start > char_cap:
             if cur:
                 pieces.append("".join(cur))
                 cur, used = [], 0
-            k = _cut(line, char_cap)
-            pieces.append(line[:k])
-            line = line[k:]
+            window = line[start:start + char_cap + 1]  # a character past the cap tells where its last cluster ends
+            k = _cut(window, char_cap)
+            pieces.append(window[:k])
+            start += k
+        if start:
+            line = line[start:]
         cost = max(1, len(line) // 4)  # chars/4: the cut need not be exact, and tokenizing twice costs
         if cur and used + cost > part_tokens:
             pieces.append("".join(cur))
