@@ -155,7 +155,8 @@ def test_a_summary_and_key_data_stay_short_whatever_one_line_holds(mem):
     page = "<html><head><title>" + "T" * 100_000 + "</title></head><body><h1>" + "H" * 5000 + "</h1></body></html>"
     summary, key, fmt = extract(page)
     assert fmt == "html" and key["title"] == "T" * 79 + "…"
-    assert summary == f"page '{'T' * 78}… markup with 5 elements (html 1, head 1, title 1, body 1, h1 1); headings: {'H' * 79}…"
+    assert summary == (f"page '{'T' * 78}… markup with 5 elements (html 1, head 1, title 1, body 1, h1 1); "
+                       f"headings: {'H' * 79}…")
     _, key, _ = extract('{"n": ' + "9" * 1000 + ', "id": "x"}')
     assert key == {"id": "x", "n": "9" * 79 + "…"}
 
