@@ -275,7 +275,7 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
     if transport == "streamable-http":
         try:  # a clear error now rather than uvicorn's log line after start-up
-            socket.create_server((host, port)).close()
+            _check_listen(host, port)
         except OSError as exc:
             raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc}") from None
     mem = Memory(path, namespace=user)
@@ -296,6 +296,17 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
             signal.signal(sig, handler)
         mem.close()
     return 0
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Bind (and release) every address uvicorn will listen on for ``host``; raises the OSError it would meet.
+
+    uvicorn hands ``host`` to asyncio's ``create_server``, which binds each address the name resolves to, in its
+    own family: an IPv6 literal (``::1``, ``::``) or a name with IPv6 addresses is served, so an IPv4-only
+    check would refuse hosts the server can listen on. An empty host means every interface, as there."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    for family, address in dict.fromkeys((info[0], info[4]) for info in infos):  # one of each (family, address)
+        socket.create_server(address, family=family).close()
 
 
 class _Stopped(Exception):
