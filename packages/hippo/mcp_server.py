@@ -49,6 +49,8 @@ When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g.
 FilterArg = Annotated[dict[str, Any] | None, Field(
     description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
                 '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
+# Integer arguments are StrictInt: lax validation would read JSON true as 1 and "5" as 5, values the advertised
+# schema ({"type": "integer"}) and hippo.Memory's own checks refuse (budget_tokens: true recalled within 1 token).
 
 
 # ----------------------------------------------------------------------------------------- result models
@@ -187,7 +189,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     @_hippo_errors
     def search(
         query: Annotated[str, Field(description="what to look for, in plain words")],
-        k: Annotated[int, Field(description="number of results", ge=1, le=200)] = 10,
+        k: Annotated[StrictInt, Field(description="number of results", ge=1, le=200)] = 10,
         filter: FilterArg = None,
         since: When = None,
         until: When = None,
@@ -200,8 +202,8 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     @_hippo_errors
     def recall(
         query: Annotated[str, Field(description="the question to answer from memory")],
-        budget_tokens: Annotated[int, Field(description="maximum size of the context in cl100k tokens", ge=1,
-                                            le=200_000)] = 2000,
+        budget_tokens: Annotated[StrictInt, Field(description="maximum size of the context in cl100k tokens", ge=1,
+                                                  le=200_000)] = 2000,
         filter: FilterArg = None,
         since: When = None,
         until: When = None,
@@ -218,8 +220,8 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     @_hippo_errors
     def read(
         message_id: Annotated[StrictInt, Field(description="id of a message, from search, recall or timeline", ge=0)],
-        before: Annotated[int, Field(description="neighbours before it in its session", ge=0, le=50)] = 2,
-        after: Annotated[int, Field(description="neighbours after it in its session", ge=0, le=50)] = 2,
+        before: Annotated[StrictInt, Field(description="neighbours before it in its session", ge=0, le=50)] = 2,
+        after: Annotated[StrictInt, Field(description="neighbours after it in its session", ge=0, le=50)] = 2,
     ) -> ReadResult:
         """A message with its neighbours from the same session, in order."""
         items = mem.read(message_id, before=before, after=after)
@@ -250,7 +252,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     @_hippo_errors
     def timeline(
         query_or_entity: Annotated[str, Field(description="a person's name (their statements over time) or a topic")],
-        limit: Annotated[int, Field(description="maximum number of entries", ge=1, le=500)] = 50,
+        limit: Annotated[StrictInt, Field(description="maximum number of entries", ge=1, le=500)] = 50,
         since: When = None,
         until: When = None,
     ) -> TimelineResult:

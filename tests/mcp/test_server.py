@@ -193,6 +193,27 @@ async def test_errors_are_tool_errors_carrying_the_hippo_message(store) -> None:
         assert mem.count() == len(CONVERSATION)  # nothing was stored by the failed adds
 
 
+async def test_integer_arguments_are_json_integers(store) -> None:
+    # Every integer argument advertises {"type": "integer"}, and the MCP spec (server/tools, "Security
+    # considerations") says servers MUST validate tool inputs; hippo.Memory itself refuses a bool or a str for each.
+    # JSON true and "5" are not integers: they were read as 1 and 5 (recall answered within a budget of 1 token).
+    with hippo.Memory(store, namespace="ann") as mem:
+        for call_it in (lambda: mem.search("Lisbon", k=True), lambda: mem.recall("Lisbon", budget_tokens=True),
+                        lambda: mem.read(3, before=True), lambda: mem.timeline("Ann", limit="5")):
+            with pytest.raises(hippo.InvalidInput):
+                call_it()
+    async with stdio_session(store, "--user", "ann") as session:
+        tools = {t.name: t.input_schema for t in (await session.list_tools()).tools}
+        for tool, arguments, name in (("search", {"query": "Lisbon"}, "k"),
+                                      ("recall", {"query": "Lisbon"}, "budget_tokens"),
+                                      ("read", {"message_id": 3}, "before"), ("read", {"message_id": 3}, "after"),
+                                      ("timeline", {"query_or_entity": "Ann"}, "limit")):
+            assert tools[tool]["properties"][name]["type"] == "integer"
+            for bad in (True, "5"):
+                assert name in await error_text(session, tool, **arguments, **{name: bad}), (tool, name, bad)
+            assert not (await session.call_tool(tool, {**arguments, name: 3})).is_error  # a JSON integer is fine
+
+
 async def test_user_from_the_environment(store) -> None:
     async with stdio_session(store, env={**_env(), "HIPPO_USER": "bob"}) as session:
         hits = (await call(session, "search", query="attic", k=5))["hits"]
