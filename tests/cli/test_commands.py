@@ -172,6 +172,7 @@ def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) ->
     (["read", "999999"], ["999999"]),
     (["read", "many"], ["id"]),
     (["topics", "12345"], ["12345"]),
+    (["topics", "²"], ["topic_id", "²"]),  # a digit int() cannot read: was "unexpected ValueError", exit 1
     (["timeline", " "], ["query"]),
     (["search", "x", "--since", "yesterday-ish"], ["since"]),
     (["list", "--filter", "[1]"], ["--filter"]),

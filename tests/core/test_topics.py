@@ -78,6 +78,12 @@ def test_unknown_and_bad_topic_ids(mem):
         mem.topic(1.5)
     with pytest.raises(InvalidInput):
         mem.topic(None)
+    # digits int() cannot read were taken for an id and raised ValueError; digits of another script are an id
+    for text in ("²", "①", "3²"):
+        with pytest.raises(InvalidInput, match="topic_id"):
+            mem.topic(text)
+    theme = next(t["id"] for t in mem.topics() if t["id"] != "current")
+    assert mem.topic(str(theme).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))) == mem.topic(theme)
 
 
 def test_read_returns_a_message_with_its_neighbours(mem):

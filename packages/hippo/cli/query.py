@@ -84,7 +84,8 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 def cmd_topics(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         if args.topic is not None:
-            topic_id: int | str = int(args.topic) if args.topic.isdigit() else args.topic
+            # the rule Memory.topic applies to an id given as text (int() reads decimal digits only, not '²')
+            topic_id: int | str = int(args.topic) if args.topic.isdecimal() else args.topic
             text = mem.topic(topic_id)
             return output(args, {"id": topic_id, "markdown": text}, lambda t: print(t["markdown"]))
         topics = mem.topics()

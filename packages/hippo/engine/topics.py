@@ -69,7 +69,9 @@ def topics(life: Life) -> list[dict[str, Any]]:
 def _check_id(topic_id: Any) -> int | str:
     if topic_id == CURRENT:
         return CURRENT
-    if isinstance(topic_id, str) and topic_id.strip().isdigit() and len(topic_id.strip()) <= 18:
+    # isdecimal, not isdigit: int() reads exactly the decimal digits (any script's); superscripts and circled
+    # digits ('²', '①') are digits it cannot read
+    if isinstance(topic_id, str) and topic_id.strip().isdecimal() and len(topic_id.strip()) <= 18:
         return int(topic_id.strip())
     if isinstance(topic_id, bool) or not isinstance(topic_id, int):
         raise InvalidInput(f"topic_id must be an int or {CURRENT!r}, got {topic_id!r}")
