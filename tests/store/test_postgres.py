@@ -75,6 +75,10 @@ def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() ->
     ("postgresql://u@h/db?hippo_pool_min=5&hippo_pool_max=2", "hippo_pool_max"),
     ("postgresql://u@h/db?hippo_prepare_threshold=soon", "hippo_prepare_threshold"),
     ("postgresql://u@h/db?hippo_idle_s=0", "hippo_idle_s"),
+    # digits int() cannot read ('²', '①'): a ValueError escaped before
+    ("postgresql://u@h/db?hippo_pool_max=%C2%B2", "hippo_pool_max"),
+    ("postgresql://u@h/db?hippo_retry_s=%E2%91%A0", "hippo_retry_s"),
+    ("postgresql://u@h/db?hippo_prepare_threshold=%C2%B2", "hippo_prepare_threshold"),
     ("postgresql://u@h/db?hippo_colour=blue", "unknown hippo parameter"),
     ("postgresql://u@h/db?not_a_libpq_option=1", "not a valid PostgreSQL URL"),
     ("mysql://u@h/db", "postgresql://"),

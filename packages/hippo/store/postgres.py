@@ -223,7 +223,8 @@ def _int_param(params: dict[str, str], name: str, default: int, lo: int, hi: int
     raw = params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not lo <= int(raw) <= hi:
+    # ASCII digits only: str.isdigit() also holds for '²' and '①', which int() cannot read (a ValueError)
+    if not (raw.isascii() and raw.isdigit()) or not lo <= int(raw) <= hi:
         raise InvalidInput(f"path: {name} must be an integer in [{lo}, {hi}], got {raw!r}")
     return int(raw)
 
@@ -320,7 +321,7 @@ class PostgresStore(Store):
             raw = params.get("hippo_prepare_threshold", "5")
             if raw.lower() == "none":
                 prepare_threshold = None
-            elif raw.isdigit():
+            elif raw.isascii() and raw.isdigit():
                 prepare_threshold = int(raw)
             else:
                 raise InvalidInput(f"path: hippo_prepare_threshold must be an integer or 'none', got {raw!r}")
