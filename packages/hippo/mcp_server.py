@@ -150,6 +150,13 @@ class TimelineResult(BaseModel):
 # ------------------------------------------------------------------------------------------------ server
 
 
+def _nothing_recalled(budget_tokens: int) -> str:
+    """The text of an empty recall. An empty context does not mean nothing relevant is stored: a relevant message
+    longer than the budget is left out whole. The note is kept within the budget too (else empty)."""
+    note = f"(nothing recalled within {budget_tokens} tokens)"
+    return note if hippo.count_tokens(note) <= budget_tokens else ""
+
+
 def _hippo_errors(fn: F) -> F:
     """A HippoError becomes a tool error carrying its message (the model reads it and can correct the call)."""
 
@@ -213,7 +220,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until)
         data = jsonable(r)
         result = RecallResult.model_validate({k: data[k] for k in RecallResult.model_fields})
-        return CallToolResult(content=[TextContent(type="text", text=r.text or "(nothing relevant in memory)")],
+        return CallToolResult(content=[TextContent(type="text", text=r.text or _nothing_recalled(budget_tokens))],
                               structured_content=result.model_dump(mode="json"))
 
     @server.tool(annotations=_READ_ONLY)

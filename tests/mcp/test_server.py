@@ -107,6 +107,28 @@ async def test_recall_counts_the_copies_a_message_stands_for(tmp_path) -> None:
     assert got["repeats"] == {str(ctx.messages[0].id): 3} == jsonable(ctx.repeats)
 
 
+async def test_an_empty_recall_neither_denies_what_is_stored_nor_exceeds_the_budget(tmp_path) -> None:
+    # A relevant message longer than the budget is left out whole, so an empty context is no evidence that memory
+    # holds nothing relevant; the tool said "(nothing relevant in memory)" (6 tokens, over budgets of 1..5) anyway.
+    path = tmp_path / "long.db"
+    text = ("My passport is in the blue folder in the second drawer of the oak desk in the study, next to the old "
+            "tax returns from 2019 and the car insurance papers.")
+    with hippo.Memory(path, namespace="ann") as mem:
+        mem.add(text, speaker="Ann")
+        assert mem.recall("Where is my passport?", budget_tokens=500).text  # relevant: recalled with room for it
+        assert mem.recall("Where is my passport?", budget_tokens=30).text == ""  # longer than 30 tokens
+    async with stdio_session(path, "--user", "ann") as session:
+        for budget in (30, 8, 5, 1):
+            result = await session.call_tool("recall", {"query": "Where is my passport?", "budget_tokens": budget})
+            assert not result.is_error and result.structured_content["text"] == ""
+            shown = result.content[0].text
+            assert hippo.count_tokens(shown) <= budget, (budget, shown)
+            assert "nothing relevant" not in shown
+            assert shown in ("", f"(nothing recalled within {budget} tokens)")
+        assert (await session.call_tool("recall", {"query": "Where is my passport?", "budget_tokens": 30})
+                ).content[0].text == "(nothing recalled within 30 tokens)"
+
+
 async def test_read_tools_match_the_library(store) -> None:
     with hippo.Memory(store, namespace="ann") as mem:
         hits = mem.search("beagle Pixel", k=3)
