@@ -133,6 +133,28 @@ def test_forget_needs_confirmation_and_deletes_exactly_the_selection(store, caps
         assert mem.count() == 4
 
 
+def test_forget_deletes_only_the_messages_it_asked_about(store, capsys, monkeypatch) -> None:
+    # The store is shared (an MCP server, the library, another command may write while the prompt waits): a message
+    # the filter matches that arrives after the listing was never confirmed. It was deleted with the rest
+    # ("forget 6 messages?" -> "forgot 7 messages").
+    from hippo.cli import manage
+
+    asked: list[str] = []
+
+    def confirm_while_another_process_writes(action: str, yes: bool) -> None:
+        asked.append(action)
+        with hippo.Memory(store, namespace="ann") as other:
+            other.add("Bob again: written while the prompt waited.", speaker="Bob")
+
+    monkeypatch.setattr(manage, "confirm", confirm_while_another_process_writes)
+    run = cli(capsys, "forget", "--speaker", "Bob", "--path", store, "-n", "ann", "--json")
+    assert asked == [f"forget 6 messages of namespace 'ann' in {store}"]
+    assert as_json(run) == {"namespace": "ann", "forgotten": 6}
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert [m.text for m in mem.list() if m.speaker == "Bob"] == ["Bob again: written while the prompt waited."]
+        assert mem.count() == 12 - 6 + 1
+
+
 def test_confirmation_on_a_terminal(store) -> None:
     declined = hippo_tty("delete-namespace", "other", "--path", store, answer="n\n", stdin_tty=True)
     assert declined.code == 1 and "[y/N]" in declined.err and "nothing was changed" in declined.err

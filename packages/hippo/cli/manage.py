@@ -57,7 +57,10 @@ def cmd_forget(args: argparse.Namespace) -> int:
             return output(args, {"namespace": mem.namespace, "forgotten": 0},
                           lambda r: print(f"{mem.namespace}: no message matches; nothing forgotten"))
         confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {mem.path}", args.yes)
-        n = mem.forget(spec)
+        # only the messages the user agreed to: another process (an MCP server, an ingest) may write messages the
+        # filter matches while the prompt waits, and those were never shown; one no longer matching is kept too
+        agreed = set(ids)
+        n = mem.delete([m.id for m in mem.list(filter=spec) if m.id in agreed])
         return output(args, {"namespace": mem.namespace, "forgotten": n},
                       lambda r: print(f"{mem.namespace}: forgot {messages(n)}"))
 
