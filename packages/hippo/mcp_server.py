@@ -300,6 +300,9 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
             server.run("streamable-http", host=host, port=port, streamable_http_path=mount)
     except _Stopped:
         pass
+    except Exception as exc:
+        if not _client_gone(exc):
+            raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -316,6 +319,15 @@ def _check_listen(host: str, port: int) -> None:
     infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     for family, address in dict.fromkeys((info[0], info[4]) for info in infos):  # one of each (family, address)
         socket.create_server(address, family=family).close()
+
+
+def _client_gone(exc: BaseException) -> bool:
+    """Whether ``exc`` only says the client stopped reading: a broken pipe, alone or in the SDK's task-group
+    exception. On stdio that ends the session as closing standard input does; it is no error of the server's."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    inner = getattr(exc, "exceptions", None)  # an ExceptionGroup (or the exceptiongroup backport on 3.10)
+    return isinstance(inner, tuple) and bool(inner) and all(_client_gone(e) for e in inner)
 
 
 class _Stopped(Exception):

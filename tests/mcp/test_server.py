@@ -243,6 +243,48 @@ async def test_user_from_the_environment(store) -> None:
     assert hits[0]["namespace"] == "bob"
 
 
+def test_a_client_that_stops_reading_ends_the_session_quietly(store) -> None:
+    # A client that closes its end of the server's standard output has left, as one closing standard input has:
+    # the server ends with status 0 and the store closed. The write of the next response met a broken pipe inside
+    # the SDK's task group: "hippo: error: unexpected ExceptionGroup: unhandled errors in a TaskGroup", status 1.
+    import json
+
+    server = subprocess.Popen([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(store), "--user", "ann"],
+                              env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        def send(message: dict) -> None:
+            server.stdin.write(json.dumps(message).encode() + b"\n")
+            server.stdin.flush()
+
+        send({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}})
+        assert json.loads(server.stdout.readline())["id"] == 0
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        server.stdout.close()
+        send({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+              "params": {"name": "add", "arguments": {"text": "Written as the client stopped reading."}}})
+        deadline = time.monotonic() + 120
+        while True:  # the call ran (its answer then met the broken pipe)
+            with hippo.Memory(store, namespace="ann") as mem:
+                if mem.list()[-1].text == "Written as the client stopped reading.":
+                    break
+            assert time.monotonic() < deadline and server.poll() is None
+            time.sleep(0.2)
+        # the SDK reads standard input in a thread that only a line or its end releases
+        send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        server.stdin.close()
+        code = server.wait(timeout=120)
+        err = server.stderr.read().decode()
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert code == 0 and err == "", err
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.check()["ok"]
+
+
 def test_import_hippo_never_imports_the_sdk() -> None:
     code = "import sys, hippo, hippo.cli, hippo.records; print(sorted(m for m in sys.modules if m.split('.')[0] == 'mcp'))"
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
