@@ -4,6 +4,7 @@ per file, retries that do not duplicate, encodings, nesting, and errors that nam
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -420,6 +421,21 @@ def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles)
     f.write_text(content, encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "s.db"), *needles)
     assert namespaces(tmp_path / "s.db") == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero here")
+def test_a_device_is_refused_and_a_pipe_is_read(tmp_path) -> None:
+    # /dev/zero was read whole like a file: it never ends, so ingest ran until memory ran out
+    refused = hippo_cmd("ingest", "/dev/zero", "--path", tmp_path / "s.db", timeout=60)
+    assert_one_line_error(refused, "/dev/zero", "device")
+    assert namespaces(tmp_path / "s.db") == []
+    fifo = tmp_path / "chat.pipe"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["sh", "-c", 'printf \'{"text": "through a pipe"}\\n\' > "$0"', str(fifo)])
+    run = hippo_cmd("ingest", fifo, "--path", tmp_path / "s.db", timeout=120)
+    writer.wait(timeout=60)
+    assert run.code == 0, run.err
+    assert [m["text"] for m in stored(tmp_path / "s.db")] == ["through a pipe"]
 
 
 # ------------------------------------------------------------------------------------------- progress bars

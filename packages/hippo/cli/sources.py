@@ -51,8 +51,10 @@ import io
 import json
 import json.decoder
 import json.scanner
+import os
 import posixpath
 import re
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -218,6 +220,11 @@ def _codec(encoding: str) -> codecs.CodecInfo:
 def _file_bytes(file: str) -> bytes:
     try:
         with open(file, "rb") as f:
+            # A device is read whole like a file, and /dev/zero or /dev/urandom never end: read until memory ran out.
+            # A pipe (`<(zcat chat.jsonl.gz)`, /dev/stdin fed by one) ends when its writer does.
+            mode = os.fstat(f.fileno()).st_mode
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                raise InvalidInput(f"{file}: is a device, expected a file (or a pipe)")
             return f.read()
     except FileNotFoundError as exc:
         raise NotFound(f"{file}: no such file") from exc
