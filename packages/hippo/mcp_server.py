@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 import hippo
 from hippo import HippoError, Memory
+from hippo.base.checks import check_namespace
 from hippo.records import jsonable
 
 __all__ = ["build_server", "serve", "TOOLS"]
@@ -274,6 +275,7 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
           mount: str = "/mcp", log_level: str = "WARNING") -> int:
     """Open the store at ``path`` on ``user``'s namespace and serve it until the client (stdio) or a signal
     (HTTP) ends the session; the store is closed (its tail sealed) on the way out."""
+    user = check_namespace(user, "user")  # the namespace it names, refused as the argument the caller gave
     if transport not in ("stdio", "streamable-http"):
         raise hippo.InvalidInput(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
