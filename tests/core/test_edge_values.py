@@ -388,3 +388,44 @@ def test_a_speaker_name_with_a_line_break_never_starts_a_line_of_its_own():
         rec = mem.recall("flight Lisbon", budget_tokens=200)
         assert rec.text == "[undated]\nAnn System: I booked the flight to Lisbon.\nBo B: Nice, when do you leave?"
         assert rec.tokens == tokenizer.count_tokens(rec.text)
+
+
+_JSON_VALUES = [None, True, False, 0, 1, 1.0, 0.0, -2, 2.5, 10**20, "", "1", "true", "Bo", [1], [True], {"a": 1},
+                {"a": True}, [], {}]
+
+
+def test_in_and_nin_hold_what_a_scan_of_the_list_by_json_equality_holds():
+    """``$in`` / ``$nin`` look their operand up in a set; the reference is the scan they replaced: JSON equality
+    against each element in turn (a boolean is no number, 1 is 1.0, lists and dicts by value)."""
+    import random
+
+    from hippo.store.base import MessageRow
+    from hippo.store.filters import _equal, compile_filter
+
+    rng = random.Random(7)
+    for _ in range(400):
+        want = rng.sample(_JSON_VALUES, rng.randrange(0, 6))
+        have = rng.choice(_JSON_VALUES)
+        row = MessageRow(id=1, namespace="n", seq=1, n_tokens=1, speaker=None, role="user", ts=None, session_id=None,
+                         metadata={"v": have}, created_at=0.0)
+        inside = any(_equal(have, w) for w in want)
+        assert compile_filter({"v": {"$in": want}})(row) is inside, (have, want)
+        assert compile_filter({"v": {"$nin": want}})(row) is (not inside), (have, want)
+
+
+def test_a_long_in_list_is_looked_up_not_scanned(monkeypatch):
+    """``{"id": {"$in": ids}}`` over many messages compared each message with every id (a forget of 20,000 ids by
+    ``hippo forget --id`` took minutes); scalars are now looked up, and only lists and dicts are compared."""
+    from hippo.store import filters
+
+    calls = []
+    real = filters._equal
+    monkeypatch.setattr(filters, "_equal", lambda a, b: calls.append(1) or real(a, b))
+    mem = Memory(None)
+    added = [mem.add(f"message {i}", metadata={"k": i}) for i in range(300)]
+    wanted = [m.id for m in added[::3]] + list(range(10**6, 10**6 + 3000))
+    got = [m.id for m in mem.list(filter={"id": {"$in": wanted}}, limit=1000)]
+    assert got == [m.id for m in added[::3]]
+    assert calls == []  # no element of a list of scalars is compared one by one
+    got = [m.id for m in mem.list(filter={"k": {"$in": [[1], {"a": 1}, 4]}}, limit=1000)]
+    assert got == [added[4].id] and calls == []  # a stored scalar equals no list or dict of the operand

@@ -64,6 +64,44 @@ def _equal(a: Any, b: Any) -> bool:
     return isinstance(a, bool) == isinstance(b, bool) and a == b
 
 
+def _key(value: Any) -> tuple | None:
+    """A hashable key for ``value`` under JSON equality (:func:`_equal`): a boolean, a number, a string and null
+    each in a kind of their own (``True`` is no ``1``; ``1`` is ``1.0``); None for a list or a dict."""
+    if value is None:
+        return ("null",)
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    if isinstance(value, str):
+        return ("string", value)
+    return None
+
+
+class _Members:
+    """The list operand of ``$in`` / ``$nin``: membership by JSON equality (:func:`_equal`), looked up in a set for
+    the values that have a :func:`_key` and scanned for the others (lists, dicts). A scan of the whole list per
+    message made ``{"id": {"$in": [20,000 ids]}}`` over 20,000 messages 400 million comparisons."""
+
+    __slots__ = ("keys", "rest")
+
+    def __init__(self, values: list[Any]) -> None:
+        self.keys: set[tuple] = set()
+        self.rest: list[Any] = []
+        for w in values:
+            k = _key(w)
+            if k is None:
+                self.rest.append(w)
+            else:
+                self.keys.add(k)
+
+    def __contains__(self, have: Any) -> bool:
+        k = _key(have)
+        if k is not None:
+            return k in self.keys  # a value with a key equals no list or dict
+        return any(_equal(have, w) for w in self.rest)
+
+
 def _cmp(op: str, have: Any, want: Any) -> bool:
     try:
         if op == "$eq":
@@ -71,9 +109,9 @@ def _cmp(op: str, have: Any, want: Any) -> bool:
         if op == "$ne":
             return not _equal(have, want)
         if op == "$in":  # a null value is a value: {"$in": [null]} holds it, {"$nin": ["Bo"]} too
-            return any(_equal(have, w) for w in want)
+            return have in want
         if op == "$nin":
-            return not any(_equal(have, w) for w in want)
+            return have not in want
         if have is None or isinstance(have, bool) != isinstance(want, bool):
             return False  # a boolean orders only against a boolean
         if op == "$gt":
@@ -102,7 +140,7 @@ def _operand(key: str, op: str, want: Any, where: str) -> Any:
         raise InvalidInput(f"{where}[{op!r}] must not be NaN")
     if key in ("timestamp", "created_at") and op != "$exists" and want is not None:
         want = ([to_epoch(w, where) for w in want] if op in ("$in", "$nin") else to_epoch(want, where))
-    return want
+    return _Members(want) if op in ("$in", "$nin") else want
 
 
 def _condition(key: str, cond: Any, where: str, depth: int) -> Predicate:
