@@ -139,6 +139,29 @@ def test_memory_strengths_follow_turns_and_priorities():
     assert mem.reinforce([first.id, 123456]) == 1
 
 
+def test_get_reinforces_also_as_the_first_call_after_an_open(tmp_path, monkeypatch):
+    """``get`` is an access (seed 004 §4.1). As the first call of a reopened handle (lifecycle not loaded yet) it was
+    not recorded: the message kept its decayed strength, in the handle and after the next open. It now counts as
+    the same ``get`` made after the lifecycle was loaded does (strength 1, one access), its neighbour untouched."""
+    clock = [1_760_000_000.0]
+    monkeypatch.setattr(decay_mod, "now", lambda: clock[0])
+    path = tmp_path / "get.db"
+    with Memory(path) as mem:
+        ids = [it.id for it in mem.add_many({"text": f"note {i} about the orchard ladder", "session_id": "s"}
+                                            for i in range(6))]
+    clock[0] += 30 * 86400.0
+    with Memory(path) as mem:
+        decayed = mem.strength(ids[1])[ids[1]]
+    assert decayed < 1.0
+    with Memory(path) as mem:
+        mem.get(ids[0])  # the first call of this handle
+        assert mem.strength([ids[0], ids[1]]) == {ids[0]: 1.0, ids[1]: decayed}
+    with Memory(path) as mem:
+        assert mem.strength([ids[0], ids[1]]) == {ids[0]: 1.0, ids[1]: decayed}
+        life = mem.engine.state().life()
+        assert life.decay.accesses[life.decay.slots([ids[0], ids[1]])].tolist() == [1, 0]
+
+
 def test_an_id_named_twice_in_one_reinforce_is_one_use():
     """reinforce returns how many messages were known and counts one access each: an id repeated in one call is
     not several uses (three uses make a message persist-worthy at deep consolidation)."""

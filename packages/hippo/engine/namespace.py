@@ -342,7 +342,9 @@ class Namespace:
     def _reinforce(self, state: NamespaceState, ids: list[int]) -> None:
         if not self.config.decay.enabled or not ids:
             return
-        life = state.current_life()
+        # loaded when not yet (the first call after an open): an access made before is an access all the same; None
+        # only while a rebuild runs in the background, as for recall
+        life = state.life(wait=False)
         if life is not None:
             life.reinforce(ids)
 
