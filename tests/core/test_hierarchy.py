@@ -289,6 +289,34 @@ def test_recall_lists_units_with_provenance_and_respects_the_budget():
         assert (mode == "flat") == (not rec.units)
 
 
+@pytest.mark.parametrize("mode", ["evidence", "units", "stage1", "stage2", "full"])
+def test_units_of_a_filtered_or_time_travelling_recall_hold_only_admitted_messages(mode):
+    """Units are built over the whole namespace: a fact of a message the filter (or ``as_of``) leaves out, near
+    duplicates of admitted messages merged into it, came back in ``Recall.units`` with its text and ids (a session
+    filter listed 12 messages of the other session and its "secret" sentence; ``as_of`` 8 to 16 later messages).
+    Every unit listed now holds only messages the same call's ``list`` / time scope admits."""
+    import time
+
+    mem = Memory(None, config={"hierarchy": {"recall": mode, "batch_messages": 4}})
+    public = mem.add_many({"text": f"The launch code for project apollo is {1000 + k} alpha, said the public note",
+                           "speaker": "Bob", "session_id": "public"} for k in range(12))
+    time.sleep(0.01)  # ingestion times on either side of as_of, whatever the clock's resolution
+    as_of = time.time()
+    time.sleep(0.01)
+    mem.add_many({"text": f"Ann: the secret launch code for project apollo is {2000 + k} alpha", "speaker": "Ann",
+                  "session_id": "private"} for k in range(12))
+    mem.consolidate("deep")
+    query = "launch code project apollo"
+    assert any("secret" in u["text"] for u in mem.recall(query, budget_tokens=300).units)  # units quote both
+    admitted = {i.id for i in mem.list(filter={"session_id": "public"})}
+    assert admitted == {i.id for i in public}
+    for rec in (mem.recall(query, budget_tokens=300, filter={"session_id": "public"}),
+                mem.recall(query, budget_tokens=300, as_of=as_of)):
+        assert rec.messages and {m.id for m in rec.messages} <= admitted
+        for u in rec.units:
+            assert set(u["message_ids"]) <= admitted and "secret" not in u["text"], u
+
+
 def test_snapshot_round_trip_and_rebuild(tmp_path, caplog):
     path = tmp_path / "h.db"
     keys = ("messages", "episodes", "semantics", "themes", "reassignments", "splits", "merges", "f_score",

@@ -194,6 +194,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
     if mode == "evidence" and hier is not None and messages:
         units = _units_of(state, life, [m.id for m in messages], rel)
+    if units and (pred is not None or ask.scope.filters):
+        units = _admitted_units(state, units, pred, ask)
     timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     if dc.enabled and life is not None and dc.reinforce_on_recall and messages:
         included = {m.id for m in messages}
@@ -234,6 +236,18 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
     units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel)
     _event_spans(state, units)
     return units
+
+
+def _admitted_units(state: NamespaceState, units: list[dict[str, Any]], pred, ask: Ask) -> list[dict[str, Any]]:
+    """The units built only over messages ``pred`` and the time scope admit. Units were built over the whole
+    namespace: a semantic's text is the sentence of its first source message, a theme's summary holds the terms and
+    the central sentence of all its semantics, so a unit reaching a message the call left out would hand its text
+    (and id) to the caller as if the filter had admitted it."""
+    idx = state.index
+    wanted = list(dict.fromkeys(m for u in units for m in u["message_ids"] if m in idx.row_of))
+    rows = np.asarray([idx.row_of[m] for m in wanted], dtype=np.int64)
+    admitted = {p.key for p in describe(state, rows, pred, ask.scope)}
+    return [u for u in units if u["message_ids"] and all(m in admitted for m in u["message_ids"])]
 
 
 def _event_spans(state: NamespaceState, units: list[dict[str, Any]]) -> None:
