@@ -177,6 +177,32 @@ def test_an_id_named_twice_in_one_reinforce_is_one_use():
     assert mem.consolidate("deep")["persist_marked"] == 1
 
 
+def test_a_metadata_update_keeps_the_long_term_promotion_its_accesses_earned(monkeypatch):
+    """Deep consolidation makes a record used ``persist_accesses`` times long-term memory (decaying at the ``memory``
+    rate). Updating an unrelated metadata key of such a message re-derived its record from the metadata alone: the
+    promotion was gone (base rate 0.05 again; strength 0.30 instead of 0.58 two hundred days later) although the
+    update keeps its accesses. It now decays as its twin, promoted the same way and never updated, does."""
+    import time
+
+    clock = [time.time() + 3600.0]  # past the messages' creation: the uses below are the last accesses
+    monkeypatch.setattr(decay_mod, "now", lambda: clock[0])
+    mem = Memory(None)
+    a = mem.add("The launch code is kept in the blue folder.")
+    b = mem.add("The spare key is under the red pot.")
+    for k in range(5):
+        mem.add(f"filler message number {k} about the weather")
+    for _ in range(3):
+        mem.reinforce([a.id, b.id])
+    assert mem.consolidate("deep")["persist_marked"] == 2
+    mem.update(a.id, metadata={"topic": "codes"})
+    clock[0] += 200 * 86400.0
+    s = mem.strength([a.id, b.id])
+    assert s[b.id] == pytest.approx(closed_form(0.01, 200), rel=1e-6)  # the memory rate, 200 days since the last use
+    assert s[a.id] == pytest.approx(s[b.id], rel=1e-9)
+    mem.update(a.id, metadata={"priority": "low"})  # what the update itself changes still applies
+    assert mem.strength(a.id)[a.id] == pytest.approx(closed_form(0.01 * 2, 200), rel=1e-6)  # low: rate x2
+
+
 def test_a_rebuilt_lifecycle_keeps_the_turn_clock_past_deleted_messages(tmp_path):
     """Turns count the messages ever added (the namespace's next seq): deleting the latest ones does not turn the
     clock back, also when the lifecycle is rebuilt from the surviving messages (its snapshot unusable)."""

@@ -25,7 +25,7 @@ from hippo.base.policies import Entry, Outcome, compile_policies
 from hippo.engine import persist
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
-from hippo.engine.hierarchy.decay import F_ASSOC, DecayTable
+from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
 from hippo.engine.hierarchy.lazy import get_many
 from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
 from hippo.index.coindex import ROLES, NamespaceIndex
@@ -309,6 +309,11 @@ class Life:
             keep = {c: getattr(self.decay, c)[slot].copy() for c in ("s0", "last_turn", "last_time", "accesses",
                                                                        "created_turn", "created_time")}
             assoc = self.decay.flags[slot] & F_ASSOC
+            # long-term memory earned by use (deep consolidation marks records accessed ``persist_accesses`` times and
+            # lowers their rate to the ``memory`` rate): the accesses are kept, so is what they earned
+            d = self.dcfg
+            promoted = bool(self.decay.flags[slot] & F_PERSIST) and int(keep["accesses"]) >= d.persist_accesses \
+                and float(self.decay.base_rate[slot]) <= d.rates["memory"]
             turn, last = self.turn, self.last_add_time
             self.prunable.discard(r.id)
             self._record_message(Msg(r.id, r.seq, r.ts, r.session_id, r.speaker, r.role, idx.tokens_of(row),
@@ -317,6 +322,9 @@ class Life:
             for c, v in keep.items():
                 getattr(self.decay, c)[slot] = v
             self.decay.flags[slot] |= assoc
+            if promoted:
+                self.decay.flags[slot] |= F_PERSIST
+                self.decay.base_rate[slot] = min(float(self.decay.base_rate[slot]), d.rates["memory"])
             self.dirty += 1
 
     def save_due(self) -> bool:
