@@ -156,6 +156,43 @@ def test_a_snapshot_behind_the_store_catches_up_to_the_same_state(tmp_path, capl
     assert after == before
 
 
+@pytest.mark.parametrize("which", ["closing a flush unit", "in the open flush unit"])
+def test_a_buffered_message_deleted_after_the_snapshot_leaves_the_flush_units_a_live_process_has(tmp_path,
+                                                                                                 monkeypatch, which):
+    """A message of the CURRENT buffer deleted after the lifecycle was saved (the process died before rewriting it)
+    was skipped when the buffer was read back, but the flush unit it closed no longer ended (s1 ran into s2), and its
+    tokens stayed counted in the open unit (36 instead of 24): the next flush units, so the episodes, were cut
+    elsewhere than by the process that saw the deletion ([1, 3, 4, 5] / [6 .. 10] instead of [1, 3 .. 6] / [7 .. 11]).
+    The reopened buffer is now the live one, and so is everything built on it."""
+    live, copy = tmp_path / "live.db", tmp_path / "copy.db"
+    monkeypatch.setattr(state_mod.NamespaceState, "scrub", lambda self: None)
+    cfg = {"hierarchy": {"batch_messages": 4, "flush_tokens": 60}}
+
+    def note(k: int, session: str) -> dict:
+        return {"text": f"Ann talks about the garden fence and the tomatoes number {k}", "speaker": "Ann",
+                "session_id": session}
+
+    def built(mem: Memory) -> tuple:
+        h = mem.engine.state().life().hier
+        return ([(b.id, b.closes) for b in h.buffer], h.open_tokens, h.ready,
+                sorted(e.message_ids for e in h.episodes.values()))
+
+    with Memory(live, config=cfg) as mem:
+        closing = which == "closing a flush unit"  # the victim ends s1, or sits in the unit still open
+        first = mem.add_many([note(k, "s1" if k < 2 or not closing else "s2") for k in range(4 if closing else 3)])
+        save(mem)
+        mem.delete([first[1].id])
+        copy_store(live, copy)
+        want = built(mem)
+        with Memory(copy, config=cfg) as again:
+            assert built(again) == want
+            for m in (mem, again):
+                m.add_many([note(k, "s2") for k in range(4, 13)])
+                m.consolidate("light")
+            assert built(again) == built(mem)
+        assert built(mem)[3], "episodes were built"
+
+
 def test_every_follower_round_trips(tmp_path):
     with Memory(tmp_path / "f.db") as mem:
         mem.add_many(corpus(400))

@@ -288,15 +288,25 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
     th.moved = set(arrays["theme.moved"].tolist())
     th.reassignments, th.splits, th.merges = int(meta["reassignments"]), int(meta["splits"]), int(meta["merges"])
     # the CURRENT buffer: messages waiting for consolidation, read back from the co-index
+    gone = False
     for mid, closes in zip(arrays["buffer.ids"].tolist(), arrays["buffer.closes"].tolist()):
         got = tokens_of(mid)
         if got is None:
-            continue  # deleted since
+            # deleted since: replaying its deletion finds it in no unit, so it is taken out here as
+            # Hierarchy.remove_messages takes a buffered message out (the flush unit it closed still ends there)
+            gone = True
+            if closes and h.buffer and not h.buffer[-1].closes:
+                h.buffer[-1].closes = True
+                h.ready += 1
+            continue
         tokens, m = got
         h.buffer.append(Buffered(mid, m.seq, m.ts, m.session, m.speaker, m.role, tokens, int(tokens.size),
                                  closes=bool(closes)))
         h.buffer_tokens += int(tokens.size)
         h.ready += bool(closes)
+    if gone:  # the open flush unit holds the tokens of the messages left in it only
+        last = max((k for k, b in enumerate(h.buffer) if b.closes), default=-1)
+        h.open_tokens = sum(b.n_tokens for b in h.buffer[last + 1:])
     return h
 
 
