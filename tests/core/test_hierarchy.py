@@ -244,6 +244,35 @@ def test_themes_cap_provenance_and_deletion():
     assert not h.semantics and not h.episodes and len(h.themes) == 0
 
 
+def test_an_episode_a_deletion_left_is_described_by_the_messages_left_in_it(tmp_path):
+    """Deleting a message of an episode removed it from the episode's messages but not from its description: the
+    episode kept the deleted message's speaker (["Bob", "Ann"] with no message of Bob left), its time (t0 9:00
+    instead of 11:00; the date its topic's heading shows), its seq and its tokens (82 instead of 68). They are now
+    those of the messages left, as an episode built from them is described, and read back so after a restart."""
+    path = tmp_path / "ep.db"
+    with Memory(path, config={"hierarchy": {"batch_messages": 4}}) as mem:
+        items = mem.add_many(
+            [{"text": "Bob adopted a beagle puppy named Rufus from the shelter downtown.", "speaker": "Bob",
+              "session_id": "s1", "timestamp": "2024-01-01T09:00:00"}]
+            + [{"text": f"Ann says the beagle Rufus chewed the shelter collar again number {k}.", "speaker": "Ann",
+                "session_id": "s1", "timestamp": f"2024-01-01T1{k + 1}:00:00"} for k in range(4)])
+        mem.consolidate("deep")
+        h = mem.engine.state().life().hier
+        assert [e.message_ids for e in h.episodes.values()] == [[i.id for i in items]]
+        mem.delete([items[0].id])
+        left = items[1:]
+        want = ([i.id for i in left], left[0].seq, left[-1].seq, left[0].timestamp.timestamp(),
+                left[-1].timestamp.timestamp(), ["Ann"], sum(i.n_tokens for i in left))
+
+        def described(mem: Memory) -> list[tuple]:
+            return [(e.message_ids, e.first_seq, e.last_seq, e.t0, e.t1, e.speakers, e.n_tokens)
+                    for e in mem.engine.state().life().hier.episodes.values()]
+
+        assert described(mem) == [want]
+    with Memory(path, config={"hierarchy": {"batch_messages": 4}}) as again:
+        assert described(again) == [want]
+
+
 def test_batched_eager_and_one_by_one_writes_build_the_same_hierarchy():
     lazy, eager = Memory(None), Memory(None, config={"hierarchy": {"consolidate_on_add": True}})
     single = Memory(None)

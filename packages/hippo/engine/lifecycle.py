@@ -269,7 +269,8 @@ class Life:
         self.prunable.difference_update(ids)
         if self.hier is not None:
             before = (set(self.hier.episodes), set(self.hier.semantics), set(self.hier.themes.live().tolist()))
-            self.hier.remove_messages(ids, None if idx is None else lambda mid: _text_of(idx, mid))
+            self.hier.remove_messages(ids, None if idx is None else lambda mid: _text_of(idx, mid),
+                                      None if idx is None else lambda mid: _row_of(idx, mid))
             after = (set(self.hier.episodes), set(self.hier.semantics), set(self.hier.themes.live().tolist()))
             for level, b, a in zip(UNIT_LEVELS, before, after):
                 self.units[level].drop(b - a)
@@ -604,6 +605,16 @@ def _text_of(idx: NamespaceIndex, mid: int) -> tuple[str | None, np.ndarray] | N
     if row is None:
         return None
     return idx.speakers[int(idx.speaker.a[row])], idx.tokens_of(row)
+
+
+def _row_of(idx: NamespaceIndex, mid: int) -> tuple[int, float | None, str | None, int] | None:
+    """(seq, timestamp, speaker, token count) of a message of ``idx``, None when it holds no such message."""
+    row = idx.row_of.get(mid)
+    if row is None:
+        return None
+    ts = float(idx.ts.a[row])
+    return (int(idx.seqs.a[row]), None if ts != ts else ts, idx.speakers[int(idx.speaker.a[row])],
+            int(idx.doc_lengths()[row]))
 
 
 class _BufferedRow:

@@ -428,10 +428,13 @@ class Hierarchy:
 
     # -- deleting -------------------------------------------------------------------------------------------
     def remove_messages(self, ids: Iterable[int],
-                        texts: Callable[[int], tuple[str | None, np.ndarray] | None] | None = None) -> None:
+                        texts: Callable[[int], tuple[str | None, np.ndarray] | None] | None = None,
+                        rows: Callable[[int], tuple[int, float | None, str | None, int] | None] | None = None) -> None:
         """Forget messages everywhere; units left without provenance disappear, and no unit keeps text read from a
         forgotten message. ``texts(mid)`` gives a surviving message's (speaker, token ids), to rewrite an extractive
-        episode summary from the spans that remain; without it (or without the message) such a summary is cleared."""
+        episode summary from the spans that remain; without it (or without the message) such a summary is cleared.
+        ``rows(mid)`` gives a surviving message's (seq, timestamp, speaker, token count), to describe an episode by
+        the messages left in it (its span, time, speakers and size), as :meth:`_close_episode` did."""
         ids = {int(i) for i in ids}
         buffered = {b.id for b in self.buffer}
         dead = {i for i in ids if i in self.msg_slot or i in buffered or i in self.msg_episode
@@ -467,7 +470,10 @@ class Hierarchy:
             e.message_ids = [m for m in e.message_ids if m not in dead]
             if not e.message_ids:
                 self.drop_episode(eid)
-            elif e.llm_summary:
+                continue
+            if rows is not None:
+                _describe(e, rows)
+            if e.llm_summary:
                 # an LLM summary was written from every message of the episode, the forgotten ones included: it
                 # goes (a later deep consolidation with an LLM writes a new one)
                 e.summary, e.llm_summary, e.summary_spans = "", False, []
@@ -743,3 +749,18 @@ class Hierarchy:
         h.created = []
         th.created = []
         return h
+
+
+def _describe(e: Episode, rows: Callable[[int], tuple[int, float | None, str | None, int] | None]) -> None:
+    """An episode's first and last seq, time span, speakers and size from the messages it holds (``rows(mid)``:
+    seq, timestamp, speaker, token count), as :meth:`Hierarchy._close_episode` sets them; left as they are when a
+    message is not at hand."""
+    got = [rows(m) for m in e.message_ids]
+    if any(g is None for g in got):
+        return
+    seqs = [g[0] for g in got]
+    times = [g[1] for g in got if g[1] is not None]
+    e.first_seq, e.last_seq = min(seqs), max(seqs)
+    e.t0, e.t1 = (min(times), max(times)) if times else (None, None)
+    e.speakers = list(dict.fromkeys(g[2] for g in got if g[2]))
+    e.n_tokens = sum(g[3] for g in got)
