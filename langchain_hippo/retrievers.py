@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, StrictInt, ValidationError
 
-from hippo import InvalidInput
+from hippo import InvalidInput, fitting_units
 from langchain_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     acall,
@@ -35,8 +35,9 @@ class HippoRetriever(BaseRetriever):
     ``budget_tokens`` is set, results stop before their summed token count would exceed it (none when the best
     message alone is larger, as ``Memory.recall`` gives an empty context for a budget too small for any message).
 
-    ``mode="recall"`` returns what ``Memory.recall`` put into its budgeted context: hierarchical units
-    (episodes, semantics, themes; ``level`` says which) first, then the verbatim messages, in context order.
+    ``mode="recall"`` returns the verbatim messages ``Memory.recall`` put into its budgeted context, in context
+    order, after the hierarchical units (episodes, semantics, themes; ``level`` says which) that fit in what the
+    context leaves of the budget (``hippo.fitting_units``): the documents together stay within ``budget_tokens``.
     ``k`` does not apply there; the budget does.
 
     ``k``, ``budget_tokens``, ``filter`` and ``mode`` are fields and can be overridden per call:
@@ -118,7 +119,7 @@ class HippoRetriever(BaseRetriever):
     def _recall_to_documents(recall: Any, namespace: str) -> list[Document]:
         docs = [
             Document(page_content=str(unit.get("text", "")), metadata=unit_metadata(unit, namespace=namespace))
-            for unit in (recall.units or [])
+            for unit in fitting_units(recall)  # unit texts are no part of the context: only in what it leaves
         ]
         for item in recall.messages:
             md = item_metadata(item, level="message")

@@ -10,7 +10,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import HippoError, InvalidInput, LLMError, jsonable
+from hippo import HippoError, InvalidInput, LLMError, fitting_units, jsonable
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -124,8 +124,9 @@ class HippoRetriever(BaseRetriever):
 
     ``mode="search"`` returns the top ``similarity_top_k`` messages of ``Memory.search`` as
     ``NodeWithScore(TextNode)`` (score = hippo's fused score), with ``budget_tokens`` only as many of the best as
-    fit it together (none when the best alone is larger); ``mode="recall"`` returns the units and
-    messages ``Memory.recall`` put into its ``budget_tokens`` context. Node metadata: ``speaker``,
+    fit it together (none when the best alone is larger); ``mode="recall"`` returns the messages
+    ``Memory.recall`` put into its ``budget_tokens`` context, after the hierarchy units that fit in what the
+    context leaves of the budget (``hippo.fitting_units``): the nodes together stay within it. Node metadata: ``speaker``,
     ``timestamp``, ``session_id`` (shown to the LLM) and ``id``, ``namespace``, ``seq``, ``level``, ``role``
     (hidden from the LLM and embeddings), plus the message's own metadata. Node ids are
     ``"hippo:<namespace>:<message id>"`` for messages and ``"hippo:<namespace>:<level>:<unit id>"`` for the
@@ -204,7 +205,7 @@ class HippoRetriever(BaseRetriever):
 
     def _from_recall(self, recall: Any) -> list[NodeWithScore]:
         out = []
-        for unit in recall.units or []:
+        for unit in fitting_units(recall):  # unit texts are no part of the context: only in what it leaves
             md = {str(k): jsonable(v) for k, v in unit.items() if k != "text"}
             md.setdefault("level", "unit")
             md.setdefault("namespace", self._target.namespace)

@@ -23,8 +23,9 @@ import numpy as np
 from hippo.base.checks import MAX_METADATA_DEPTH
 from hippo.base.errors import InvalidInput
 from hippo.base.types import Hit, MemoryItem, Recall
+from hippo.text.tokenizer import count_tokens
 
-__all__ = ["jsonable", "storable_metadata", "message", "hit", "recall"]
+__all__ = ["jsonable", "storable_metadata", "fitting_units", "message", "hit", "recall"]
 
 
 def jsonable(value: Any) -> Any:
@@ -48,6 +49,25 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v) for v in value]
     return str(value)
+
+
+def fitting_units(recall: Recall) -> list[dict[str, Any]]:
+    """The units of ``recall`` whose texts fit, in their order, into what its context leaves of its budget
+    (``budget_tokens - tokens``; a unit too large for what is left is skipped).
+
+    ``Recall.units`` say what the context's messages belong to (or, top-down, what guided their choice); their texts
+    are no part of ``Recall.text``, which the messages fill up to the budget. A retriever that hands units to a model
+    beside the messages takes these, so that its documents stay within the budget it was given."""
+    if not isinstance(recall, Recall):
+        raise InvalidInput(f"recall must be a hippo.Recall, got {type(recall).__name__}")
+    room = recall.budget_tokens - recall.tokens
+    out: list[dict[str, Any]] = []
+    for unit in recall.units or []:
+        size = count_tokens(str(unit.get("text", "")))
+        if size <= room:
+            out.append(unit)
+            room -= size
+    return out
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # a pair is one code point in a str: any left is lone

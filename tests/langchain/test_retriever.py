@@ -104,8 +104,9 @@ async def test_recall_mode_returns_context_messages(seeded):
     recall = seeded.recall("What did the beagle Pixel chew?", budget_tokens=200)
     assert [d.page_content for d in docs if d.metadata["level"] == "message"] == [m.text for m in recall.messages]
     units = [d for d in docs if d.metadata["level"] != "message"]  # episodes / semantics / themes, when built
-    assert [d.page_content for d in units] == [u["text"] for u in recall.units]
-    assert len(docs) == len(recall.units) + len(recall.messages)
+    assert [d.page_content for d in units] == [u["text"] for u in hippo.fitting_units(recall)]
+    assert len(docs) == len(hippo.fitting_units(recall)) + len(recall.messages)
+    assert sum(hippo.count_tokens(d.page_content) for d in docs) <= 200
     assert any("slippers" in d.page_content for d in docs)
     adocs = await retriever.ainvoke("What did the beagle Pixel chew?")
     assert [d.page_content for d in adocs] == [d.page_content for d in docs]
@@ -151,3 +152,22 @@ def test_recall_mode_counts_the_copies_a_document_stands_for(memory):
     assert len(asked) == 1 and asked[0].metadata["times"] == 5
     moved = [d for d in docs if d.page_content.startswith("I moved")]
     assert len(moved) == 1 and "times" not in moved[0].metadata
+
+
+def test_recall_mode_documents_stay_within_the_budget_units_included():
+    """Units' texts are no part of a recall's context, which its messages fill: the units handed over beside the
+    messages are those that fit in what the context leaves (hippo.fitting_units), so the documents together stay
+    within budget_tokens. Units of a consolidated history used to come on top of a full context."""
+    memory = hippo.Memory(None)
+    topics = ["cello lessons", "the beagle Pixel", "the Lisbon tram", "the kitchen tap", "the lighthouse novel"]
+    for i in range(200):
+        memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
+                   speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
+    memory.consolidate()
+    question = "How are the cello lessons going?"
+    for budget in (60, 150, 300):
+        recall = memory.recall(question, budget_tokens=budget)
+        docs = HippoRetriever(memory=memory, mode="recall", budget_tokens=budget).invoke(question)
+        assert [d.page_content for d in docs if d.metadata["level"] == "message"] == [m.text for m in recall.messages]
+        assert sum(hippo.count_tokens(d.page_content) for d in docs) <= budget
+    assert recall.units and sum(hippo.count_tokens(u["text"]) for u in recall.units) > budget - recall.tokens

@@ -206,7 +206,8 @@ async def test_recall_mode(seeded):
     assert [n.node.get_content() for n in nodes if n.node.metadata["level"] == "message"] == \
         [m.text for m in recall.messages]
     units = [n for n in nodes if n.node.metadata["level"] != "message"]  # episodes / semantics / themes
-    assert [n.node.get_content() for n in units] == [u["text"] for u in recall.units]
+    assert [n.node.get_content() for n in units] == [u["text"] for u in hippo.fitting_units(recall)]
+    assert sum(hippo.count_tokens(n.node.get_content()) for n in nodes) <= 150
     assert any("sage green" in n.node.get_content() for n in nodes)
     assert [n.node.node_id for n in await retriever.aretrieve("What colour is the kitchen?")] == \
         [n.node.node_id for n in nodes]
@@ -290,3 +291,22 @@ async def test_the_embedding_channel_embeds_what_llamaindex_s_vector_retriever_e
         assert [n.node.get_content() for n in await retriever.aretrieve(fresh())] == want
         assert [n.node.get_content() for n in recall.retrieve(fresh())] == want
     memory.close()
+
+
+def test_recall_mode_nodes_stay_within_the_budget_units_included():
+    """Units' texts are no part of a recall's context, which its messages fill: the unit nodes are those that fit in
+    what the context leaves (hippo.fitting_units), so the nodes together stay within budget_tokens."""
+    memory = hippo.Memory(None)
+    topics = ["cello lessons", "the beagle Pixel", "the Lisbon tram", "the kitchen tap", "the lighthouse novel"]
+    for i in range(200):
+        memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
+                   speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
+    memory.consolidate()
+    question = "How are the cello lessons going?"
+    for budget in (60, 150, 300):
+        recall = memory.recall(question, budget_tokens=budget)
+        nodes = HippoRetriever(memory, mode="recall", budget_tokens=budget).retrieve(question)
+        assert [n.node.get_content() for n in nodes if n.node.metadata["level"] == "message"] == \
+            [m.text for m in recall.messages]
+        assert sum(hippo.count_tokens(n.node.get_content()) for n in nodes) <= budget
+    assert recall.units and sum(hippo.count_tokens(u["text"]) for u in recall.units) > budget - recall.tokens

@@ -42,8 +42,10 @@ class Recall:
     """A prompt-ready context built under a token budget.
 
     ``text`` is at most ``budget_tokens`` cl100k tokens; ``messages`` lists the raw messages included verbatim,
-    in the order they appear in ``text``; ``units`` lists higher-level units (episodes, semantics, themes)
-    included, each a dict with ``id``, ``level``, ``text`` and ``message_ids``. A text is included once: where a
+    in the order they appear in ``text``; ``units`` lists the higher-level units (episodes, semantics, themes)
+    the included messages belong to (top-down: that guided their choice), each a dict with ``id``, ``level``,
+    ``text`` and ``message_ids``; their texts are no part of ``text`` (``hippo.fitting_units`` gives those that fit
+    in what it leaves of the budget). A text is included once: where a
     message stands for its copies (the same text in the same voice), ``repeats`` maps its id to how many times the
     text was written, as its line's note says.
     """
