@@ -108,3 +108,81 @@ def test_api_md_signatures_match_the_code():
 def test_the_signature_check_sees_a_wrong_signature(signature, problem):
     (label, func, args), = _documented_signatures(f"```python\n{signature}\n```")
     assert any(problem in p for p in _signature_problems(label, func, args))
+
+
+def _module_leaves() -> dict[str, list]:
+    """Each hippo module by its last name (``rank`` -> hippo.engine.rank and hippo.engine.truth.rank), as the docs
+    write them after a path has been given once."""
+    import pkgutil
+
+    leaves: dict[str, list] = {}
+    for info in pkgutil.walk_packages(hippo.__path__, "hippo."):
+        if not info.name.endswith("__main__"):
+            leaves.setdefault(info.name.rsplit(".", 1)[1], []).append(importlib.import_module(info.name))
+    leaves["truth_rank"] = [importlib.import_module("hippo.engine.truth.rank")]  # the name the engine imports it as
+    return leaves
+
+
+#: short names the docs use for a class or an instance of the public API
+_SHORT = {"Memory": hippo.Memory, "Recall": hippo.Recall, "Hit": hippo.Hit, "MemoryItem": hippo.MemoryItem,
+          "Config": hippo.Config(), "config": hippo.Config(), "IndexEntry": "hippo.engine.entries.IndexEntry",
+          "Completion": "hippo.engine.entries.Completion", "ProfileIndex": "hippo.engine.profiles.ProfileIndex",
+          "NamespaceState": "hippo.engine.state.NamespaceState", "Truth": "hippo.engine.truth.state.Truth()",
+          "QueryTime": "hippo.text.timeexpr.QueryTime", "IntMap": "hippo.engine.hierarchy.lazy.IntMap"}
+#: dotted names that are not hippo's code: LangGraph's runtime object, a PostgreSQL setting (deploy.md), files
+_NOT_CODE = re.compile(r"^runtime\.store$|^hippo\.tenant$|\.(md|py|db|json|jsonl|yaml|txt|zip|c|h)$")
+
+
+def _has(obj, attr: str) -> bool:
+    return (hasattr(obj, attr) or attr in getattr(obj, "__dataclass_fields__", {})
+            or attr in getattr(obj, "model_fields", {}))
+
+
+def _code_reference_problems(text: str, where: str, leaves: dict[str, list]) -> list[str]:
+    text = re.sub(r"```sql\n.*?```", "", text, flags=re.S)  # hippo.messages there is a table of the schema
+    problems = []
+    names = set(re.findall(r"\b((?:hippo|langchain_hippo|llamaindex_hippo)(?:\.\w+)+)", text))
+    names |= {m for m in re.findall(r"`(\w+(?:\.\w+)+)(?:\([^`]*\))?`", text) if m.split(".")[0] in _SHORT
+              or m.split(".")[0] in leaves}
+    for name in sorted(names):
+        if _NOT_CODE.search(name):
+            continue
+        head, *rest = name.split(".")
+        if head in ("hippo", "langchain_hippo", "llamaindex_hippo"):
+            try:
+                _resolve(name)
+            except (ImportError, AttributeError):
+                problems.append(f"{where}: {name}")
+            continue
+        start = _SHORT.get(head)
+        if isinstance(start, str):  # "X()": an instance, whose attributes (columns, fields) are set by __init__
+            start = _resolve(start[:-2])() if start.endswith("()") else _resolve(start)
+        candidates = [start] if head in _SHORT else leaves[head]
+        ok = False
+        for obj in candidates:
+            for attr in rest:
+                if not _has(obj, attr):
+                    break
+                obj = getattr(obj, attr, None)
+            else:
+                ok = True
+        if not ok:
+            problems.append(f"{where}: {name}")
+    return problems
+
+
+def test_code_the_docs_name_exists():
+    """Every module, class, function and attribute README.md and docs/*.md name (``hippo.engine.rank.rank``,
+    ``Memory.search_many``, ``timeexpr.each_year``, ``config.decay.policies``) exists under that name."""
+    leaves = _module_leaves()
+    problems = [p for path in DOCS for p in _code_reference_problems(path.read_text(encoding="utf-8"),
+                                                                       path.name, leaves)]
+    assert problems == []
+
+
+def test_the_reference_check_sees_a_missing_name():
+    leaves = _module_leaves()
+    text = "`Memory._rank(magnitudes=True)`, `timeexpr.no_such`, hippo.engine.nothing, `config.decay.nope`, " \
+           "`Memory.search_many(priors=False)`, `timeexpr.each_year`, hippo.engine.rank.rank, `config.decay.rates`"
+    assert _code_reference_problems(text, "t", leaves) == [
+        "t: Memory._rank", "t: config.decay.nope", "t: hippo.engine.nothing", "t: timeexpr.no_such"]
