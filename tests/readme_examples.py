@@ -1,5 +1,5 @@
 """Extract the marked examples (``<!-- example: NAME -->`` followed by a python block) from README.md and
-docs/adapters.md, so tests run exactly what users copy."""
+docs/*.md, so tests run exactly what users copy."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCES = [ROOT / "README.md", ROOT / "docs" / "adapters.md"]
+SOURCES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"<!--\s*example:\s*([\w-]+)\s*-->\s*```python\n(.*?)```", re.S)
 
 

@@ -435,3 +435,22 @@ def test_a_reopened_long_history_answers_speakers_and_profiles_in_full(tmp_path,
     with Memory(tmp_path / "long.db") as mem:
         assert mem.profile("Bo") == ref.profile("Bo")
         assert mem.speakers() == ref.speakers()
+
+
+def test_docs_profiles_example_returns_what_it_shows():
+    """docs/profiles.md's example runs as written and returns the profile its comments show (timestamps by hand:
+    2024-01-01 and 2024-03-01 at midnight UTC)."""
+    from tests.readme_examples import examples, run
+
+    (where, code), = examples("profiles")
+    mem = run(code, where)["mem"]
+    assert mem.speakers() == ["Ann"]
+    profile = mem.profile("Ann")
+    assert len(profile.pop("style")) == 512
+    assert profile == {
+        "speaker": "Ann", "n_messages": 2,
+        "attributes": {"occupation": [{"value": "nurse", "message_id": 1, "timestamp": 1704067200.0}],
+                       "residence": [{"value": "Boston", "message_id": 1, "timestamp": 1704067200.0},
+                                     {"value": "Denver", "message_id": 2, "timestamp": 1709251200.0}]},
+        "current": {"occupation": "nurse", "residence": "Denver"},
+    }
