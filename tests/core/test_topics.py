@@ -90,3 +90,18 @@ def test_read_returns_a_message_with_its_neighbours(mem):
     items = mem.list()
     window = mem.read(items[2].id, before=1, after=1)
     assert [i.id for i in window] == [items[1].id, items[2].id, items[3].id]
+
+
+def test_docs_hierarchy_example_runs_as_written(tmp_path, monkeypatch, capsys):
+    """docs/hierarchy.md's opening example runs from a fresh namespace: the topic it prints is one that exists
+    (its only message waits in the CURRENT buffer), rendered with the entry format the comment shows."""
+    from tests.readme_examples import examples, run
+
+    monkeypatch.chdir(tmp_path)  # the example creates agent.db in the working directory
+    (where, code), = examples("hierarchy")
+    mem = run(code, where)["mem"]
+    entries = [line for line in capsys.readouterr().out.splitlines() if line.startswith("- <")]
+    assert [SIG.match(line).groups() for line in entries] == [
+        ("0", "unknown", "Ann", "Remember: the demo moved to Friday.")]
+    assert [m.text for m in mem.recall("When is the demo?").messages] == ["Remember: the demo moved to Friday."]
+    mem.close()
