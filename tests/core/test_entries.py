@@ -655,3 +655,21 @@ def test_names_and_sources_are_checked_as_what_they_are(mem):
         with pytest.raises(InvalidInput, match=name):
             call()
     assert (len(mem), mem.namespaces()) == stored  # no namespace named by a refused argument, no message
+
+
+def test_docs_context_example_prints_what_it_shows(tmp_path, monkeypatch, capsys):
+    """docs/context.md's opening example runs as written and its entry renders as the comment shows; the strength
+    at turn 20 is the closed form (1 + 0.1 * 8) ** -0.5, and the content comes back byte for byte."""
+    from tests.readme_examples import examples, run
+
+    monkeypatch.chdir(tmp_path)  # the example creates agent.db in the working directory
+    (where, code), = examples("context-entries")
+    head, tail = code.split('mem.entry("ctx_1", turn=20).strength', 1)  # the strength before complete() reinforces
+    ns = run(head, where)
+    shown = [line[2:] for line in head.split("print(e.render())\n", 1)[1].splitlines() if line.startswith("# ")]
+    assert capsys.readouterr().out.splitlines() == shown
+    mem = ns["mem"]
+    assert mem.entry("ctx_1", turn=20).strength == pytest.approx((1 + 0.1 * 8) ** -0.5, abs=1e-4)
+    exec(compile(tail, where, "exec"), ns)  # noqa: S102 - the rest of our own example
+    assert mem.complete("ctx_1").text == ns["snapshot_html"]
+    mem.close()
