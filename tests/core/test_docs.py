@@ -186,3 +186,60 @@ def test_the_reference_check_sees_a_missing_name():
            "`Memory.search_many(priors=False)`, `timeexpr.each_year`, hippo.engine.rank.rank, `config.decay.rates`"
     assert _code_reference_problems(text, "t", leaves) == [
         "t: Memory._rank", "t: config.decay.nope", "t: hippo.engine.nothing", "t: timeexpr.no_such"]
+
+
+def _undefined_names(code: str) -> list[str]:
+    """Names a block of Python reads without importing or assigning them (builtins aside): what a reader who copies
+    the block into a fresh interpreter would meet as NameError."""
+    import builtins
+    import symtable
+
+    top = symtable.symtable(code, "<doc>", "exec")
+    defined = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported() or s.is_namespace()}
+    missing: set[str] = set()
+
+    def walk(table: symtable.SymbolTable) -> None:
+        for s in table.get_symbols():
+            if s.is_referenced() and (table is top or s.is_global()) and s.get_name() not in defined \
+                    and not hasattr(builtins, s.get_name()):
+                missing.add(s.get_name())
+        for child in table.get_children():
+            walk(child)
+
+    walk(top)
+    return sorted(missing)
+
+
+def test_python_examples_of_the_docs_define_what_they_use():
+    """Every python block of README.md and docs/*.md that is Python (not a signature listing) imports or defines
+    every name it uses, so it runs when copied into a fresh interpreter."""
+    problems = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for m in _PYTHON_BLOCK.finditer(text):
+            try:
+                ast.parse(m.group(1))
+            except SyntaxError:  # a signature listing such as ``mem.search(query: str, *, k: int = 10) -> ...``
+                continue
+            if missing := _undefined_names(m.group(1)):
+                problems.append(f"{path.name}:{text[:m.start()].count(chr(10)) + 1}: {missing}")
+    assert problems == []
+
+
+def test_the_name_check_sees_a_fragment():
+    assert _undefined_names("mem.search(q)\nimport hippo\nx = hippo.Memory(None)\n"
+                            "def f(a):\n    return a + b + len(x)\n") == ["b", "mem", "q"]
+
+
+def test_docs_time_bounds_example(capsys):
+    """docs/time_and_truth.md's example: the event-time window finds the support group (said 8 May 2023, "yesterday"
+    = 7 May), and as_of the Boston message's ingestion the Denver move is not in the memory and supersedes nothing."""
+    from tests.readme_examples import examples, run
+
+    (where, code), = examples("time-bounds")
+    ns = run(code, where)
+    mem, t = ns["mem"], ns["t"]
+    assert [h.text for h in mem.search("support group", since="2023-05-01", until="2023-06-01")] == [
+        "I went to a support group yesterday."]
+    assert mem.recall("Where does Maya live?", as_of=t).text == "[5 January 2023]\nMaya: I live in Boston."
+    assert "Maya (superseded 10 June 2023): I live in Boston." in mem.recall("Where does Maya live?").text
