@@ -573,3 +573,23 @@ def test_recall_budget_with_huge_and_emoji_messages(budget):
         assert tokenizer.count_tokens(r.text) <= budget
         empty = m.using("nothing-here").recall("cat", budget_tokens=budget)
         assert empty.text == "" and empty.tokens == 0
+
+
+@pytest.mark.parametrize("clock", [1_700_000_000.1234563, 1_700_000_000.1234567, 1_700_000_000.9999996])
+def test_a_message_s_created_at_names_its_own_ingestion(monkeypatch, clock):
+    """``MemoryItem.created_at`` is the ingestion time ``as_of`` and ``created_at`` filters compare with, so passing
+    it back names the message itself: ``{"created_at": item.created_at}`` matches it and ``as_of=item.created_at``
+    keeps it, whatever the clock read below the microsecond a datetime holds (the three clocks round down, up and
+    into the next second)."""
+    import types
+
+    from hippo.engine import prepare
+
+    monkeypatch.setattr(prepare, "time", types.SimpleNamespace(time=lambda: clock))
+    mem = Memory(None)
+    item = mem.add("The harbour ferry leaves at nine.")
+    assert mem.get(item.id).created_at == item.created_at
+    assert [m.id for m in mem.list(filter={"created_at": item.created_at})] == [item.id]
+    assert [m.id for m in mem.list(filter={"created_at": {"$lte": item.created_at.isoformat()}})] == [item.id]
+    assert [h.id for h in mem.search("harbour ferry", as_of=item.created_at)] == [item.id]
+    assert [m.id for m in mem.recall("harbour ferry", as_of=item.created_at.timestamp()).messages] == [item.id]

@@ -75,6 +75,8 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
         metadata["priority"] = priority
     tokens = tokenizer.encode(text)
     # A fresh idempotency key per message: a store that has to retry the append (a connection lost while it
-    # committed) recognises what it already stored.
+    # committed) recognises what it already stored. The ingestion time is kept to the microsecond, the resolution
+    # of the datetime ``MemoryItem.created_at`` shows it as: a time the clock read between two microseconds would
+    # make that datetime miss the message it names (``as_of=item.created_at``, a ``created_at`` filter).
     return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
-                      metadata=metadata, created_at=time.time(), key=uuid.uuid4().hex)
+                      metadata=metadata, created_at=round(time.time(), 6), key=uuid.uuid4().hex)
