@@ -243,3 +243,41 @@ def test_docs_time_bounds_example(capsys):
         "I went to a support group yesterday."]
     assert mem.recall("Where does Maya live?", as_of=t).text == "[5 January 2023]\nMaya: I live in Boston."
     assert "Maya (superseded 10 June 2023): I live in Boston." in mem.recall("Where does Maya live?").text
+
+
+def test_config_settings_the_docs_name_exist():
+    """Every setting the docs name (``Config(retrieval={"standing_share": 0.125})``, ``retrieval.sitting_gap_s``,
+    ``Config(synchronous="FULL")``) is a field of hippo.Config; api.md states the defaults, so its values are the
+    code's defaults."""
+    import dataclasses
+
+    config = hippo.Config()
+    sections = {f.name for f in dataclasses.fields(config) if dataclasses.is_dataclass(getattr(config, f.name))}
+    problems = []
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for section, key, value in re.findall(r"Config\((\w+)=\{\"(\w+)\": ([^}]+)\}\)", text):
+            if section not in sections or not _has(getattr(config, section), key):
+                problems.append(f"{path.name}: Config({section}={{{key!r}: ...}})")
+            elif path.name == "api.md" and ast.literal_eval(value) != getattr(getattr(config, section), key):
+                problems.append(f"{path.name}: {section}.{key} documented {value}, default "
+                                f"{getattr(getattr(config, section), key)!r}")
+        for key in re.findall(r"Config\((\w+)=", text):
+            if not _has(config, key):
+                problems.append(f"{path.name}: Config({key}=...)")
+        for section, key in re.findall(r"`(?:Config\.|config\.)?(" + "|".join(sections) + r")\.(\w+)`", text):
+            if not _NOT_CODE.search(f"{section}.{key}") and not _has(getattr(config, section), key):
+                problems.append(f"{path.name}: {section}.{key}")
+    assert problems == []
+
+
+def test_deploy_md_url_options_are_the_ones_the_store_parses():
+    """docs/deploy.md documents exactly the ``hippo_*`` URL options the PostgreSQL store takes out of the URL."""
+    pytest.importorskip("psycopg")
+    from hippo.store import postgres
+
+    documented = set(re.findall(r"\bhippo_[a-z_]+[a-z]", (ROOT / "docs" / "deploy.md").read_text(encoding="utf-8")))
+    assert documented == set(postgres._HIPPO_PARAMS)
+    for option in sorted(documented):
+        _libpq, _shown, ours = postgres.parse_url(f"postgresql://app@db.internal/agents?{option}=5")
+        assert ours == {option: "5"}
