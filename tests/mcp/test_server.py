@@ -389,3 +389,27 @@ def test_a_port_in_use_is_a_one_line_error(store) -> None:
                               env=_env())
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
     assert f"port {port}" in proc.stderr
+
+
+def test_the_documented_setup_starts_a_server_on_a_new_machine(tmp_path) -> None:
+    """docs/mcp.md's first commands, run as written in a home without ~/.hippo (``hippo`` as this interpreter's
+    ``-m hippo.cli``, pip left out): the stdio server starts, creates the store with mode 0600 and ends when its
+    client closes standard input."""
+    import re
+    import shlex
+
+    block = re.search(r"```\n(pip install .*?)```", (Path(__file__).resolve().parents[2] / "docs" / "mcp.md")
+                      .read_text(encoding="utf-8"), re.S).group(1)
+    commands = [line.split("  #")[0].strip() for line in block.splitlines()]
+    stdio = next(c for c in commands if c.startswith("hippo mcp") and not c.endswith("\\"))
+    env = {**_env(), "HOME": str(tmp_path)}
+    for command in commands[:commands.index(stdio) + 1]:
+        if command.startswith("pip "):
+            continue
+        argv = [str(tmp_path) + a[1:] if a.startswith("~/") else a for a in shlex.split(command)]  # as the shell does
+        if argv[0] == "hippo":
+            argv = [sys.executable, "-m", "hippo.cli", *argv[1:]]
+        proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, (command, proc.stderr)
+    store = tmp_path / ".hippo" / "memory.db"
+    assert store.is_file() and (store.stat().st_mode & 0o777) == 0o600
