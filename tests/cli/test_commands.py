@@ -282,3 +282,27 @@ def test_mcp_without_the_sdk_names_the_extra(tmp_path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
     assert "hippo-memory[mcp]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_json_shapes_the_api_md_command_table_gives(store, capsys) -> None:
+    """The keys docs/api.md's command table gives for ``--json`` (``{"namespace", "forgotten"}``...) are the keys
+    the commands print."""
+    import re
+
+    table = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    documented = {}
+    for row in re.findall(r"^\| `hippo ([\w-]+)[^|]*(?:\\\|[^|]*)*\|[^|]*\| (.*) \|$", table, re.M):
+        documented[row[0]] = [set(re.findall(r'"(\w+)"', shape)) for shape in re.findall(r"`\{[^`]*\}`", row[1])]
+    with hippo.Memory(store, namespace="ann") as mem:
+        mem.consolidate("deep")
+        topic = mem.topics()[-1]["id"]
+    runs = {
+        "forget": [["forget", "--speaker", "Bob", "--yes"], ["forget", "--speaker", "Ann", "--dry-run"]],
+        "delete-namespace": [["delete-namespace", "ann", "--yes"]],
+        "topics": [["topics", str(topic)]],
+    }
+    for command in ("topics", "forget", "delete-namespace"):  # topics before the deletions empty the store
+        printed = [set(as_json(cli(capsys, *argv, "--path", store, "-n", "ann", "--json"))
+                       if argv[0] != "delete-namespace" else
+                       as_json(cli(capsys, *argv, "--path", store, "--json"))) for argv in runs[command]]
+        assert printed == documented[command], command
