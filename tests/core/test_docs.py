@@ -21,13 +21,19 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
 
 
+class _MissingExtra(ImportError):
+    """A documented module needs an optional extra (mcp, psycopg) this environment lacks."""
+
+
 def _resolve(dotted: str):
     """The object a dotted name such as ``hippo.engine.rank.rank`` names (import the longest module prefix)."""
     parts = dotted.split(".")
     for cut in range(len(parts), 0, -1):
         try:
             obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if exc.name and not dotted.startswith(exc.name):
+                raise _MissingExtra(exc.name) from None  # the module exists; a dependency of it is not installed
             continue
         for attr in parts[cut:]:
             obj = getattr(obj, attr)
@@ -60,7 +66,10 @@ def _documented_signatures(text: str):
             yield "Memory", hippo.Memory.__init__, args
         else:
             label = owner + (f".{name}" if name else "")
-            yield label, _resolve(label), args
+            try:
+                yield label, _resolve(label), args
+            except _MissingExtra:
+                continue
 
 
 def _signature_problems(label: str, func, args: ast.arguments) -> list[str]:
@@ -117,8 +126,13 @@ def _module_leaves() -> dict[str, list]:
 
     leaves: dict[str, list] = {}
     for info in pkgutil.walk_packages(hippo.__path__, "hippo."):
-        if not info.name.endswith("__main__"):
-            leaves.setdefault(info.name.rsplit(".", 1)[1], []).append(importlib.import_module(info.name))
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed (mcp, psycopg): its names go unchecked
+            continue
+        leaves.setdefault(info.name.rsplit(".", 1)[1], []).append(module)
     leaves["truth_rank"] = [importlib.import_module("hippo.engine.truth.rank")]  # the name the engine imports it as
     return leaves
 
@@ -151,6 +165,8 @@ def _code_reference_problems(text: str, where: str, leaves: dict[str, list]) -> 
         if head in ("hippo", "langchain_hippo", "llamaindex_hippo"):
             try:
                 _resolve(name)
+            except _MissingExtra:
+                pass
             except (ImportError, AttributeError):
                 problems.append(f"{where}: {name}")
             continue
