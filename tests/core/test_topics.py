@@ -105,3 +105,17 @@ def test_docs_hierarchy_example_runs_as_written(tmp_path, monkeypatch, capsys):
         ("0", "unknown", "Ann", "Remember: the demo moved to Friday.")]
     assert [m.text for m in mem.recall("When is the demo?").messages] == ["Remember: the demo moved to Friday."]
     mem.close()
+
+
+@pytest.mark.parametrize("timestamp, shown", [(None, None), ("2024-05-02T10:03:00", "2024-05-02 10:03")])
+def test_topic_times_read_the_same_before_and_after_consolidation(timestamp, shown):
+    """A topic's ``first_time`` / ``last_time`` name its messages' time the same way in the CURRENT entry and in the
+    theme it becomes: the time as "YYYY-MM-DD HH:MM", or None for messages without one (never the word "undated" in
+    one place and None in the other, which the MCP schema and the command line read as different things)."""
+    mem = Memory(None)
+    mem.add("Remember: the demo moved to Friday.", speaker="Ann", session_id="s1", timestamp=timestamp)
+    (current,) = mem.topics()
+    mem.consolidate("deep")
+    (theme,) = mem.topics()
+    assert (current["id"], theme["id"]) == ("current", 0)
+    assert (current["first_time"], current["last_time"]) == (theme["first_time"], theme["last_time"]) == (shown, shown)

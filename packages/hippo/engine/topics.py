@@ -35,6 +35,11 @@ def _title(h, t: int, n: int = 3) -> str:
     return ", ".join(head.split(", ")[:n]) if head else summary[:60]
 
 
+def _when(epoch: float | None) -> str | None:
+    """A topic's first or last time as the catalog gives it: "YYYY-MM-DD HH:MM" (UTC), None when undated."""
+    return fmt_datetime(epoch) if epoch is not None else None
+
+
 def topics(life: Life) -> list[dict[str, Any]]:
     """Themes with summaries, most recently active first; the CURRENT buffer first when it holds messages."""
     h = life.hier
@@ -46,8 +51,8 @@ def topics(life: Life) -> list[dict[str, Any]]:
         out.append({"id": CURRENT, "title": "not yet consolidated", "size": len(h.buffer),
                     "summary": f"{len(h.buffer)} recent message(s), latest from {last.speaker or last.role}: "
                                f"{last.text[:120]}",
-                    "n_messages": len(h.buffer), "first_time": fmt_datetime(h.buffer[0].ts),
-                    "last_time": fmt_datetime(last.ts)})
+                    # None for an undated message, as a theme's span reads: "undated" is how text shows it
+                    "n_messages": len(h.buffer), "first_time": _when(h.buffer[0].ts), "last_time": _when(last.ts)})
     rows = []
     for t in h.themes.live().tolist():
         sems = [h.semantics[s] for s in h.themes.members[t] if s in h.semantics]
@@ -59,8 +64,8 @@ def topics(life: Life) -> list[dict[str, Any]]:
         rows.append((max(seqs), {
             "id": int(t), "title": _title(h, t), "summary": h.theme_summary(t), "size": len(sems),
             "n_messages": len(h.theme_messages(t)),
-            "first_time": fmt_datetime(min(times)) if times else None,
-            "last_time": fmt_datetime(max(times)) if times else None, "strength": round(strength, 4),
+            "first_time": _when(min(times)) if times else None,
+            "last_time": _when(max(times)) if times else None, "strength": round(strength, 4),
         }))
     out.extend(d for _, d in sorted(rows, key=lambda x: -x[0]))
     return out
