@@ -673,3 +673,32 @@ def test_docs_context_example_prints_what_it_shows(tmp_path, monkeypatch, capsys
     exec(compile(tail, where, "exec"), ns)  # noqa: S102 - the rest of our own example
     assert mem.complete("ctx_1").text == ns["snapshot_html"]
     mem.close()
+
+
+def test_an_attribute_name_is_tried_only_where_a_name_starts():
+    # A tag holding a long run of name characters with no "=" (40,000 characters: 20 s in index_entry) was read again
+    # from each character of the run. A name now starts only where a run of name characters does (a lookbehind);
+    # the attributes found are those the pattern without it finds (the reference), since a match from inside a run
+    # could only end where the one from its start does.
+    import random
+    import re
+
+    try:
+        from re import _constants as sre_constants, _parser as sre_parse
+    except ImportError:  # Python before 3.11
+        import sre_constants
+        import sre_parse
+    from hippo.text.extract import _ATTR
+
+    first = sre_parse.parse(_ATTR.pattern)[0]
+    assert first[0] == sre_constants.ASSERT_NOT and first[1][0] == -1  # a lookbehind guards every start
+    reference = re.compile(r"([\w:-]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
+    rng = random.Random(3)
+    alphabet = ["a", "b", "-", ":", "_", "1", " ", "=", '"', "'", "x=", ' y="v"', " z='w'", "é", "<", ">", "\t"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 30)))
+        assert _ATTR.findall(text) == reference.findall(text), text
+    page = '<html><head><title>Orders</title></head><body><div class="list" data-id=\'7\'>' \
+           '<a href="/o/1">first</a></div><div ' + "a" * 40_000 + "></div></body></html>"
+    assert _ATTR.findall('<div class="list" data-id=\'7\'>') == [("class", '"list"'), ("data-id", "'7'")]
+    assert Memory(None).index_entry(page).key_data["title"] == "Orders"

@@ -30,7 +30,9 @@ _KV_LINE = re.compile(r"^\s*([A-Za-z][\w .-]{0,40}?)\s*[:=]\s*(\S.{0,200})$")
 _LOG_LEVEL = re.compile(r"\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC)\b")
 _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
 _TAG = re.compile(r"<([A-Za-z][\w:-]*)([^<>]*)>")
-_ATTR = re.compile(r"([\w:-]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
+# An attribute's name starts where a run of name characters starts: tried from inside the run too, a long run with no
+# "=" after it (a minified tag, a blob in a tag) was read again from each of its characters, quadratic in its length.
+_ATTR = re.compile(r"(?<![\w:-])([\w:-]+)\s*=\s*(\"[^\"]*\"|'[^']*')")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.I | re.S)
 _HEADING = re.compile(r"<h([1-3])[^>]*>(.*?)</h\1>", re.I | re.S)
 _STRIP_TAGS = re.compile(r"<[^>]+>")
