@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
@@ -39,6 +40,9 @@ from langchain_hippo.middleware import HippoMemoryMiddleware
 from langchain_hippo.tools import _bind, _describe_validation_error
 
 log = logging.getLogger("hippo.langchain.context")
+# compacted messages kept as the objects last sent (HippoContextMiddleware.compact): enough for the prompts of a few
+# hundred live threads, bounded for a server that runs for months
+_COPIES_KEPT = 4096
 
 
 class _ExpandArgs(BaseModel):
@@ -147,7 +151,9 @@ class HippoContextMiddleware(AgentMiddleware):
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
-        self._copies: dict[tuple[str, str], tuple[str, AnyMessage]] = {}  # (namespace, key) -> (text, message sent)
+        # (namespace, key) -> (text, message sent), the least recently sent dropped past _COPIES_KEPT: a server's
+        # threads come and go, and only the prompts still being extended gain from the same objects
+        self._copies: OrderedDict[tuple[str, str], tuple[str, AnyMessage]] = OrderedDict()
         self._copies_lock = threading.Lock()
         self.tools: list[BaseTool] = [self._expand_tool()]
 
@@ -184,9 +190,13 @@ class HippoContextMiddleware(AgentMiddleware):
                 cached = self._copies.get(key)
                 if cached is not None and cached[0] == text:
                     out[i] = cached[1]  # the same object as last time: a stable prompt prefix
+                    self._copies.move_to_end(key)
                     continue
                 out[i] = messages[i].model_copy(update={"content": text})
                 self._copies[key] = (text, out[i])
+                self._copies.move_to_end(key)
+                while len(self._copies) > _COPIES_KEPT:
+                    self._copies.popitem(last=False)
         return out
 
     def wrap_model_call(

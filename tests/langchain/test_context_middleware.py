@@ -243,3 +243,25 @@ async def test_end_thread_and_compact_refuse_what_is_no_list_of_messages(message
         middleware.compact(messages, memory.using("context.t"))
     assert all(memory.using(n).count() == 0 for n in memory.namespaces())
     assert middleware.end_thread(None, thread_id="t", user_id="u")["entries"] == 0
+
+
+def test_compacted_messages_are_the_same_objects_again_and_their_cache_is_bounded(memory, monkeypatch):
+    """A message compacted as before is sent as the object sent last time (a stable prompt prefix); the objects kept
+    for that are the most recently sent ones, at most ``_COPIES_KEPT`` of them: a long-running server's threads
+    each left their copies behind for ever."""
+    from langchain_hippo import context as context_mod
+
+    monkeypatch.setattr(context_mod, "_COPIES_KEPT", 3)
+    answer = "The migration plan, step by step. " + " ".join(f"Step {i}: move shard {i} to node {i % 7}."
+                                                             for i in range(60))
+    mw = HippoContextMiddleware(memory, turn_threshold=0.95)
+    sent = {}
+    for t in range(5):  # five threads, one compacted answer each
+        view = memory.using(f"context.t{t}")
+        sent[t] = mw.compact(_history(4, answer), view)[2]
+        assert sent[t].text.startswith("[context_index: ctx_")
+        again = mw.compact(_history(4, answer), view)[2]
+        assert again is sent[t] and len(mw._copies) == min(t + 1, 3)
+    assert mw.compact(_history(4, answer), memory.using("context.t4"))[2] is sent[4]
+    first = mw.compact(_history(4, answer), memory.using("context.t0"))[2]  # dropped: an equal copy, sent anew
+    assert first is not sent[0] and first.text == sent[0].text and len(mw._copies) == 3
