@@ -189,8 +189,9 @@ def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) ->
 
 @pytest.mark.parametrize("argv, needles", [
     (["search"], ["query"]),
-    (["search", "x", "-k", "0"], ["k"]),
-    (["recall", "x", "--budget", "-3"], ["budget_tokens"]),
+    (["search", "x", "-k", "0"], ["-k", ">= 1"]),
+    (["recall", "x", "--budget", "-3"], ["--budget", ">= 1"]),  # the option's name, not the API's budget_tokens
+    (["recall", "x", "--budget", "lots"], ["--budget", "lots"]),
     (["read", "999999"], ["999999"]),
     (["read", "many"], ["id"]),
     (["topics", "12345"], ["12345"]),

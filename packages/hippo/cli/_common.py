@@ -25,6 +25,18 @@ def messages(n: int) -> str:
     return f"{n} message" if n == 1 else f"{n} messages"
 
 
+def positive_int(text: str) -> int:
+    """An ``argparse`` type: a whole number >= 1. The option's own name is in the error ("argument --budget: ..."),
+    not the name of the API argument it becomes (``budget_tokens``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
 def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:
     p.add_argument("--path", default=os.environ.get("HIPPO_PATH", "hippo.db"),
                    help="store file or postgresql:// URL (default: $HIPPO_PATH or ./hippo.db)")

@@ -18,6 +18,7 @@ from hippo.cli._common import (
     filter_from,
     open_store,
     output,
+    positive_int,
     time_kwargs,
 )
 
@@ -123,7 +124,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("search", help="ranked messages for a query")
     s.add_argument("query")
     add_store_args(s)
-    s.add_argument("-k", type=int, default=10, help="number of results (default 10)")
+    s.add_argument("-k", type=positive_int, default=10, help="number of results (default 10)")
     add_filter_args(s)
     add_time_args(s)
     add_json_arg(s)
@@ -132,7 +133,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     r = sub.add_parser("recall", help="a prompt-ready context for a query under a token budget")
     r.add_argument("query")
     add_store_args(r)
-    r.add_argument("--budget", type=int, default=2000, help="cl100k tokens (default 2000)")
+    r.add_argument("--budget", type=positive_int, default=2000, help="cl100k tokens (default 2000)")
     r.add_argument("--include-dormant", action="store_true", help="also recall faded (dormant) memories")
     add_filter_args(r)
     add_time_args(r)
