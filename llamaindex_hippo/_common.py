@@ -45,16 +45,21 @@ def check_namespace(value: Any, name: str = "namespace") -> str | None:
     return value
 
 
+def _list_of(value: Any, kind: type, what: str, name: str) -> list[Any]:
+    """``value`` as a list of ``kind`` instances, else InvalidInput naming it (or the element)."""
+    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"{name} must be a list of {what}, got {type(value).__name__}")
+    for i, element in enumerate(value):
+        if not isinstance(element, kind):
+            raise InvalidInput(f"{name}[{i}] must be a {what}, got {type(element).__name__}")
+    return list(value)
+
+
 def check_nodes(value: Any, name: str = "nodes") -> list[Any]:
     """``value`` as a list of LlamaIndex ``NodeWithScore`` (what a postprocessor takes), else InvalidInput."""
     from llama_index.core.schema import NodeWithScore
 
-    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
-        raise InvalidInput(f"{name} must be a list of NodeWithScore, got {type(value).__name__}")
-    for i, node in enumerate(value):
-        if not isinstance(node, NodeWithScore):
-            raise InvalidInput(f"{name}[{i}] must be a NodeWithScore, got {type(node).__name__}")
-    return list(value)
+    return _list_of(value, NodeWithScore, "NodeWithScore", name)
 
 
 def check_chat_messages(value: Any, name: str = "messages", *, allow_none: bool = False) -> list[Any] | None:
@@ -63,12 +68,7 @@ def check_chat_messages(value: Any, name: str = "messages", *, allow_none: bool 
 
     if value is None and allow_none:
         return None
-    if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
-        raise InvalidInput(f"{name} must be a list of ChatMessage, got {type(value).__name__}")
-    for i, message in enumerate(value):
-        if not isinstance(message, ChatMessage):
-            raise InvalidInput(f"{name}[{i}] must be a ChatMessage, got {type(message).__name__}")
-    return list(value)
+    return _list_of(value, ChatMessage, "ChatMessage", name)
 
 
 def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:

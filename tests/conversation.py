@@ -36,3 +36,13 @@ def remind_five_mornings(memory) -> None:
                    timestamp=f"2024-03-0{day}T09:00:00Z")
     memory.add("I moved my dentist appointment to May 10.", role="user", session_id="d9",
                timestamp="2024-03-09T09:00:00Z")
+
+
+def consolidated_days(memory) -> None:
+    """Two hundred short turns about five recurring topics over ten sessions, consolidated: a history whose recall
+    units (episodes, semantics, themes) hold more text than a small context leaves room for."""
+    topics = ["cello lessons", "the beagle Pixel", "the Lisbon tram", "the kitchen tap", "the lighthouse novel"]
+    for i in range(200):
+        memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
+                   speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
+    memory.consolidate()

@@ -8,7 +8,7 @@ from langchain_tests.integration_tests import RetrieversIntegrationTests
 
 import hippo
 from langchain_hippo import HippoRetriever
-from tests.conversation import remind_five_mornings
+from tests.conversation import consolidated_days, remind_five_mornings
 
 from .conftest import seed
 
@@ -159,11 +159,7 @@ def test_recall_mode_documents_stay_within_the_budget_units_included():
     messages are those that fit in what the context leaves (hippo.fitting_units), so the documents together stay
     within budget_tokens. Units of a consolidated history used to come on top of a full context."""
     memory = hippo.Memory(None)
-    topics = ["cello lessons", "the beagle Pixel", "the Lisbon tram", "the kitchen tap", "the lighthouse novel"]
-    for i in range(200):
-        memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
-                   speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
-    memory.consolidate()
+    consolidated_days(memory)
     question = "How are the cello lessons going?"
     for budget in (60, 150, 300):
         recall = memory.recall(question, budget_tokens=budget)

@@ -15,7 +15,7 @@ from llama_index.core.vector_stores.types import FilterCondition, FilterOperator
 
 import hippo
 from llamaindex_hippo import HippoRetriever, to_hippo_filter
-from tests.conversation import remind_five_mornings
+from tests.conversation import consolidated_days, remind_five_mornings
 
 
 def test_nodes_with_scores_and_metadata(seeded):
@@ -297,11 +297,7 @@ def test_recall_mode_nodes_stay_within_the_budget_units_included():
     """Units' texts are no part of a recall's context, which its messages fill: the unit nodes are those that fit in
     what the context leaves (hippo.fitting_units), so the nodes together stay within budget_tokens."""
     memory = hippo.Memory(None)
-    topics = ["cello lessons", "the beagle Pixel", "the Lisbon tram", "the kitchen tap", "the lighthouse novel"]
-    for i in range(200):
-        memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
-                   speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
-    memory.consolidate()
+    consolidated_days(memory)
     question = "How are the cello lessons going?"
     for budget in (60, 150, 300):
         recall = memory.recall(question, budget_tokens=budget)
