@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import inspect
 import json
 import os
 import tempfile
@@ -50,7 +51,7 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
 
     @functools.wraps(fn)
     async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        call = functools.partial(fn, self, *args, **kwargs)
+        call = functools.partial(_in_operation(fn), self, *args, **kwargs)
         writes = self._rt.serial(self.namespace)
         if ordered:
             return await asyncio.wrap_future(writes.submit(call))
@@ -66,6 +67,18 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
     twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread, in the order of the async calls "
                     "made on the namespace).")
     return twin  # type: ignore[return-value]
+
+
+def _in_operation(fn: F) -> F:
+    """A facade method as one public call (:meth:`Runtime.operation`): the namespaces it uses stay loaded until it
+    returns."""
+
+    @functools.wraps(fn)
+    def method(self: "Memory", *args: Any, **kwargs: Any) -> Any:
+        with self._rt.operation():
+            return fn(self, *args, **kwargs)
+
+    return method  # type: ignore[return-value]
 
 
 def _read(call: Callable[[], Any], writes: Any, token: Any) -> Any:
@@ -693,3 +706,11 @@ class Memory:
     acomplete_on_cue = _twin(complete_on_cue)
     aconsolidate_entries = _twin(consolidate_entries)
     acheck = _twin(check)
+
+
+# Every public method of the facade is one public call: a namespace it uses is not unloaded before it returns (see
+# hippo.engine.runtime).
+for _name, _fn in list(vars(Memory).items()):
+    if inspect.isfunction(_fn) and not inspect.iscoroutinefunction(_fn) and not _name.startswith("_"):
+        setattr(Memory, _name, _in_operation(_fn))
+del _name, _fn

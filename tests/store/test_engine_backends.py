@@ -254,3 +254,28 @@ def test_two_app_servers_reinforcing_keep_each_others_reinforcements(location, m
         assert host_c.strength([m1, m2]) == {m1: 1.0, m2: 1.0}
         life = host_c.engine.rt.state(host_c.namespace).life()
         assert [int(life.decay.accesses[life.decay.find(i)]) for i in (m1, m2)] == [1, 3]
+
+
+def test_a_namespace_unloaded_past_the_bound_answers_the_same(location) -> None:
+    """``max_loaded_namespaces``: a namespace unloaded for another one is loaded again from its snapshots and the
+    change feed, with the same answers and another handle's writes made meanwhile."""
+    with Memory(location, config={**SMALL, "max_loaded_namespaces": 1}) as mem:
+        a, b = mem.using("a"), mem.using("b")
+        a.add_many(items())
+        b.add_many(items()[:5])
+        a.reinforce([1, 2])
+
+        def answers() -> tuple:
+            return (a.recall("What is the beagle called?", budget_tokens=120).text,
+                    [(h.id, h.score) for h in a.search("beagle Pixel", k=5)])
+
+        before = answers()
+        b.count()
+        loaded = {n for n, st in mem.engine.rt.states().items() if st.loaded}
+        assert loaded == {"b"}
+        assert answers() == before
+        with Memory(location, namespace="a") as other:
+            new = other.add("The beagle Pixel learned to open the fridge.", speaker="Ann")
+        b.count()
+        assert new.id in [h.id for h in a.search("fridge", k=1)]
+        assert a.count() == len(CONVERSATION) + 1

@@ -331,6 +331,11 @@ class Config:
     # "OFF": no syncs at all; a power loss may corrupt the file.
     synchronous: str = "NORMAL"
     embed_bits: int = 256            # SimHash width for user-supplied embeddings
+    # Namespaces one open store keeps loaded in the process (co-index, annotations, lifecycle, profiles, caches): past
+    # this many, the least recently used one is saved (as close() saves it) and its followers freed; its next use
+    # loads it again from its snapshots plus the change feed. A server with one namespace per user otherwise holds
+    # every user it ever served. A store whose derived state is not saved (in memory, read-only) keeps them all.
+    max_loaded_namespaces: int = 256
     timestamp_min_year: int = 1900
     timestamp_max_year: int = 2200
     hierarchy: HierarchyConfig = field(default_factory=HierarchyConfig)  # seed 001 §3
@@ -474,6 +479,9 @@ def _validate(obj: Any, path: str) -> None:
             raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:
             raise InvalidInput(f"{path}.embed_bits must be a multiple of 64 in 64..1024")
+        if isinstance(obj.max_loaded_namespaces, bool) or not isinstance(obj.max_loaded_namespaces, int) \
+                or obj.max_loaded_namespaces < 1:
+            raise InvalidInput(f"{path}.max_loaded_namespaces must be an int >= 1, got {obj.max_loaded_namespaces!r}")
         if not 1 <= obj.timestamp_min_year <= obj.timestamp_max_year <= 9999:
             raise InvalidInput(f"{path}: timestamp_min_year and timestamp_max_year must satisfy 1 <= min <= max <= "
                                f"9999, got {obj.timestamp_min_year!r} and {obj.timestamp_max_year!r}")

@@ -1,11 +1,20 @@
 """What one opened store shares across its namespace views: configuration, the store, the lock that guards every
-process-local structure, the optional LLM and embedding function, and one :class:`NamespaceState` per namespace."""
+process-local structure, the optional LLM and embedding function, and one :class:`NamespaceState` per namespace.
+
+At most ``config.max_loaded_namespaces`` namespaces keep their followers loaded: when one more is loaded, the least
+recently used ones are unloaded (:meth:`NamespaceState.unload`: saved as :meth:`Runtime.close` saves them, then their
+followers freed) and loaded again on their next use, from their snapshots plus the change feed, as a new process
+would. The state objects themselves stay (they are small), so a thread holding one never finds it replaced; a
+namespace is never unloaded while a public call that uses it runs (:meth:`Runtime.operation` pins it), nor while a
+follower of it is rebuilt in the background."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Iterator
 
 from hippo.base.config import Config
 from hippo.base.errors import ClosedError, HippoError
@@ -32,8 +41,12 @@ class Runtime:
         self.embed_source = embed
         self.hasher = SimHasher(config.embed_bits) if self.embed else None
         self.closed = False
-        self._states: dict[str, NamespaceState] = {}
+        self._states: OrderedDict[str, NamespaceState] = OrderedDict()  # least recently used first
         self._states_lock = threading.Lock()
+        self._pins: dict[NamespaceState, int] = {}  # public calls running that use a state (never unloaded then)
+        self._local = threading.local()  # this thread's public call: its depth and the states it pinned
+        # namespaces past the bound that were in use when it was passed: unloaded by the call that used them last
+        self._wanted: set[NamespaceState] = set()
         self._serials: dict[str, SerialWorker] = {}
 
     def live(self) -> None:
@@ -41,12 +54,80 @@ class Runtime:
             raise ClosedError("this Memory is closed")
 
     def state(self, namespace: str) -> NamespaceState:
-        """The namespace's state object (created empty on first use; :meth:`NamespaceState.current` fills it)."""
+        """The namespace's state object (created empty on first use; :meth:`NamespaceState.current` fills it). Inside
+        a public call (:meth:`operation`) it stays loaded until the call returns."""
+        local = self._local
         with self._states_lock:
             st = self._states.get(namespace)
             if st is None:
                 st = self._states[namespace] = NamespaceState(self, namespace)
+            else:
+                self._states.move_to_end(namespace)
+            if getattr(local, "depth", 0) and st not in local.pinned:
+                local.pinned.add(st)
+                self._pins[st] = self._pins.get(st, 0) + 1
             return st
+
+    @contextlib.contextmanager
+    def operation(self) -> Iterator[None]:
+        """A public call: every namespace state it takes (:meth:`state`) is pinned until the outermost call of this
+        thread returns. Between taking a state (``state = rt.state(name).current()``) and reading it under the read
+        lock a caller holds no lock, and may keep its lifecycle object after: unloading the namespace meanwhile
+        would show it an empty state, or take a reinforcement into a lifecycle no longer saved."""
+        local = self._local
+        depth = getattr(local, "depth", 0)
+        if not depth:
+            local.pinned = set()
+        local.depth = depth + 1
+        try:
+            yield
+        finally:
+            local.depth = depth
+            if not depth:
+                pinned, local.pinned = local.pinned, set()
+                with self._states_lock:
+                    for st in pinned:
+                        left = self._pins.get(st, 0) - 1
+                        if left > 0:
+                            self._pins[st] = left
+                        else:
+                            self._pins.pop(st, None)
+                    over = any(st in self._wanted and st not in self._pins for st in pinned)
+                if over and not self.closed:
+                    with self.lock.write():
+                        if not self.closed:
+                            self.loaded_one()
+
+    def loaded_one(self, state: NamespaceState | None = None) -> None:
+        """``state`` has just been loaded: unload the least recently used namespaces past
+        ``config.max_loaded_namespaces`` (those that can be: not pinned by a running call, no whole follower rebuilt
+        in the background, reinforcements saved). Only namespaces used less recently than the ``bound`` latest are
+        unloaded: one that cannot go yet is not replaced by a recent one. Those passed over because a call was using
+        them are tried again when a public call returns; the others with the next load. A store whose derived state
+        is not saved (in memory, read-only) unloads nothing: it would be lost. Caller holds the write lock."""
+        if self.store.path is None or self.store.read_only:
+            return
+        bound = self.config.max_loaded_namespaces
+        with self._states_lock:
+            self._wanted.clear()
+            loaded = [st for st in self._states.values() if st.loaded]  # least recently used first
+            todo = [st for st in loaded[: max(0, len(loaded) - bound)] if not self._in_use(st, state)]
+        for st in todo:
+            try:
+                st.unload(lambda st=st: self._in_use(st), self._states_lock)
+            except Exception as exc:  # noqa: BLE001 - another namespace's call must not fail for this one
+                # (a busy store while it caught up before saving): it stays loaded, tried again later
+                log.warning("namespace %r stays loaded: %s", st.name, exc)
+
+    def _in_use(self, st: NamespaceState, loading: NamespaceState | None = None) -> bool:
+        """Whether a running call pins ``st``, or ``st`` is ``loading`` (being loaded for the caller: calls of other
+        threads used other namespaces since it took it); if so, the call that unpins it last unloads it when it
+        returns (see :meth:`operation`, which reads ``_wanted`` under the same lock). Caller holds
+        ``_states_lock``."""
+        if st is loading or st in self._pins:
+            self._wanted.add(st)
+            return True
+        return False
 
     def serial(self, namespace: str) -> SerialWorker:
         """The order of a namespace's async calls (every view of it shares one): its writes one at a time in call

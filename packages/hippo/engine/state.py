@@ -91,6 +91,8 @@ class Host(Protocol):
     embed_query: Any
     hasher: SimHasher | None
 
+    def loaded_one(self, state: "NamespaceState") -> None: ...
+
 
 class _nolock:
     """A stand-in for a lock guard when the caller already holds the lock."""
@@ -265,6 +267,7 @@ class NamespaceState:
                     self._open()
                 finally:
                     self._eager_life = False
+                self.host.loaded_one(self)  # the least recently used namespaces past the bound are unloaded
             self.catch_up()
         return self
 
@@ -393,6 +396,45 @@ class NamespaceState:
         self.preferences = None
         self.saved = {}
         self._life_prefetched = None
+
+    def unload(self, pinned: Callable[[], bool], guard: threading.Lock) -> bool:
+        """Save what :meth:`Runtime.close` saves of this namespace (its derived snapshots, lifecycle and accesses,
+        profiles; its tail sealed), then free every follower: the next :meth:`current` loads it again from the
+        store, as a new process would. Nothing is freed (False) while a whole follower is rebuilt in the background,
+        when the store keeps no derived state (in memory, read-only: it would be lost), when strength records of
+        this process are not saved yet (the store was busy), or when ``pinned()``, asked under ``guard`` (the lock
+        under which callers pin a state), says a running call uses the state. Caller holds the write lock."""
+        if self.index is None or not self.writable:
+            return False
+        with self._warm_lock:
+            if any(k in _FINISH_AT_CLOSE for k in self._warming):
+                return False
+        # the catch-ups that wait for a pause in the appends are stopped, as at close: the next question reads what
+        # they leave
+        self._stop_warming(_CATCH_UP)
+        self._stop_warming(_WORDS)
+        self.save_derived()
+        life = self._life
+        if life is not None and (life.dirty or life.pending is not None
+                                 or any(k.any() for k in life.own_accesses())):
+            return False  # reinforcements held nowhere else
+        try:
+            self.host.store.seal(self.name, 1)
+        except HippoError:
+            pass  # the tail stays in its rows; nothing is lost
+        with guard:
+            with self._warm_lock:
+                if any(k in _FINISH_AT_CLOSE for k in self._warming) or pinned():
+                    return False
+            self._reset()
+            with self.keyword_lock:
+                self.keyword_cache.clear()
+            self._profile_names = None
+            self._profiles_asked = False
+            self._profiles_unsaved = self._truth_unsaved = False
+            self._truth_updates, self._life_updates = [], []
+            self.changed = self._foreign = 0
+        return True
 
     def invalidate(self) -> None:
         """Forget everything derived: the next :meth:`current` opens the namespace again from the store (its
