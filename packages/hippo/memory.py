@@ -75,8 +75,12 @@ def _in_operation(fn: F) -> F:
 
     @functools.wraps(fn)
     def method(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        with self._rt.operation():
+        rt = self._rt
+        outer = rt.begin()
+        try:
             return fn(self, *args, **kwargs)
+        finally:
+            rt.end(outer)
 
     return method  # type: ignore[return-value]
 

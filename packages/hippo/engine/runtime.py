@@ -27,6 +27,16 @@ from hippo.store.base import Store
 log = logging.getLogger("hippo.engine")
 
 
+class _Call(threading.local):
+    """A thread's public call on a :class:`Runtime`: how deeply calls are nested, and the states the outermost one
+    pinned (each thread starts at depth 0 with nothing pinned)."""
+
+    depth = 0
+
+    def __init__(self) -> None:
+        self.pinned: set[NamespaceState] = set()
+
+
 class Runtime:
     """State shared by every view of one store. ``lock`` is held for reading by queries and for writing by
     anything that changes a process-local structure (appends, deletions, catching up with other writers)."""
@@ -44,7 +54,7 @@ class Runtime:
         self._states: OrderedDict[str, NamespaceState] = OrderedDict()  # least recently used first
         self._states_lock = threading.Lock()
         self._pins: dict[NamespaceState, int] = {}  # public calls running that use a state (never unloaded then)
-        self._local = threading.local()  # this thread's public call: its depth and the states it pinned
+        self._local = _Call()  # this thread's public call: its depth and the states it pinned
         # namespaces past the bound that were in use when it was passed: unloaded by the call that used them last
         self._wanted: set[NamespaceState] = set()
         self._serials: dict[str, SerialWorker] = {}
@@ -63,7 +73,7 @@ class Runtime:
                 st = self._states[namespace] = NamespaceState(self, namespace)
             else:
                 self._states.move_to_end(namespace)
-            if getattr(local, "depth", 0) and st not in local.pinned:
+            if local.depth and st not in local.pinned:
                 local.pinned.add(st)
                 self._pins[st] = self._pins.get(st, 0) + 1
             return st
@@ -73,30 +83,46 @@ class Runtime:
         """A public call: every namespace state it takes (:meth:`state`) is pinned until the outermost call of this
         thread returns. Between taking a state (``state = rt.state(name).current()``) and reading it under the read
         lock a caller holds no lock, and may keep its lifecycle object after: unloading the namespace meanwhile
-        would show it an empty state, or take a reinforcement into a lifecycle no longer saved."""
-        local = self._local
-        depth = getattr(local, "depth", 0)
-        if not depth:
-            local.pinned = set()
-        local.depth = depth + 1
+        would show it an empty state, or take a reinforcement into a lifecycle no longer saved. The facade's
+        methods call :meth:`begin` and :meth:`end` themselves (a generator per call costs as much as a small read)."""
+        outer = self.begin()
         try:
             yield
         finally:
-            local.depth = depth
-            if not depth:
-                pinned, local.pinned = local.pinned, set()
-                with self._states_lock:
-                    for st in pinned:
-                        left = self._pins.get(st, 0) - 1
-                        if left > 0:
-                            self._pins[st] = left
-                        else:
-                            self._pins.pop(st, None)
-                    over = any(st in self._wanted and st not in self._pins for st in pinned)
-                if over and not self.closed:
-                    with self.lock.write():
-                        if not self.closed:
-                            self.loaded_one()
+            self.end(outer)
+
+    def begin(self) -> bool:
+        """A public call starts on this thread (see :meth:`operation`); True when it is the outermost one."""
+        local = self._local
+        depth = local.depth
+        if not depth and local.pinned:
+            local.pinned = set()
+        local.depth = depth + 1
+        return not depth
+
+    def end(self, outer: bool) -> None:
+        """The call :meth:`begin` started returns: the outermost one unpins what it used, and unloads the namespaces
+        past the bound that waited for it."""
+        local = self._local
+        local.depth -= 1
+        if not outer:
+            return
+        pinned = local.pinned
+        if not pinned:
+            return
+        local.pinned = set()
+        with self._states_lock:
+            for st in pinned:
+                left = self._pins.get(st, 0) - 1
+                if left > 0:
+                    self._pins[st] = left
+                else:
+                    self._pins.pop(st, None)
+            over = any(st in self._wanted and st not in self._pins for st in pinned)
+        if over and not self.closed:
+            with self.lock.write():
+                if not self.closed:
+                    self.loaded_one()
 
     def loaded_one(self, state: NamespaceState | None = None) -> None:
         """``state`` has just been loaded: unload the least recently used namespaces past
