@@ -49,9 +49,11 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
     any other twin in a pool thread (``asyncio.to_thread``), after the writes called before it, beside other reads.
     Without this the tasks of an ``asyncio.gather`` reached the store in whichever order their threads got there."""
 
+    one_call = _in_operation(fn)
+
     @functools.wraps(fn)
     async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
-        call = functools.partial(_in_operation(fn), self, *args, **kwargs)
+        call = functools.partial(one_call, self, *args, **kwargs)
         writes = self._rt.serial(self.namespace)
         if ordered:
             return await asyncio.wrap_future(writes.submit(call))
@@ -70,8 +72,8 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
 
 
 def _in_operation(fn: F) -> F:
-    """A facade method as one public call (:meth:`Runtime.operation`): the namespaces it uses stay loaded until it
-    returns."""
+    """A facade method as one public call (:meth:`Runtime.begin` / :meth:`Runtime.end`): the namespaces it uses
+    stay loaded until it returns."""
 
     @functools.wraps(fn)
     def method(self: "Memory", *args: Any, **kwargs: Any) -> Any:

@@ -5,16 +5,15 @@ At most ``config.max_loaded_namespaces`` namespaces keep their followers loaded:
 recently used ones are unloaded (:meth:`NamespaceState.unload`: saved as :meth:`Runtime.close` saves them, then their
 followers freed) and loaded again on their next use, from their snapshots plus the change feed, as a new process
 would. The state objects themselves stay (they are small), so a thread holding one never finds it replaced; a
-namespace is never unloaded while a public call that uses it runs (:meth:`Runtime.operation` pins it), nor while a
+namespace is never unloaded while a public call that uses it runs (:meth:`Runtime.begin` pins it), nor while a
 follower of it is rebuilt in the background."""
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 from collections import OrderedDict
-from typing import Any, Iterator
+from typing import Any
 
 from hippo.base.config import Config
 from hippo.base.errors import ClosedError, HippoError
@@ -65,7 +64,7 @@ class Runtime:
 
     def state(self, namespace: str) -> NamespaceState:
         """The namespace's state object (created empty on first use; :meth:`NamespaceState.current` fills it). Inside
-        a public call (:meth:`operation`) it stays loaded until the call returns."""
+        a public call (:meth:`begin`) it stays loaded until the call returns."""
         local = self._local
         with self._states_lock:
             st = self._states.get(namespace)
@@ -78,25 +77,14 @@ class Runtime:
                 self._pins[st] = self._pins.get(st, 0) + 1
             return st
 
-    @contextlib.contextmanager
-    def operation(self) -> Iterator[None]:
-        """A public call: every namespace state it takes (:meth:`state`) is pinned until the outermost call of this
-        thread returns. Between taking a state (``state = rt.state(name).current()``) and reading it under the read
-        lock a caller holds no lock, and may keep its lifecycle object after: unloading the namespace meanwhile
-        would show it an empty state, or take a reinforcement into a lifecycle no longer saved. The facade's
-        methods call :meth:`begin` and :meth:`end` themselves (a generator per call costs as much as a small read)."""
-        outer = self.begin()
-        try:
-            yield
-        finally:
-            self.end(outer)
-
     def begin(self) -> bool:
-        """A public call starts on this thread (see :meth:`operation`); True when it is the outermost one."""
+        """A public call starts on this thread; True when it is the outermost one. Every namespace state the call
+        takes (:meth:`state`) is pinned until :meth:`end` of the outermost call. Between taking a state
+        (``state = rt.state(name).current()``) and reading it under the read lock a caller holds no lock, and may
+        keep its lifecycle object after: unloading the namespace meanwhile would show it an empty state, or take a
+        reinforcement into a lifecycle no longer saved."""
         local = self._local
         depth = local.depth
-        if not depth and local.pinned:
-            local.pinned = set()
         local.depth = depth + 1
         return not depth
 
@@ -148,7 +136,7 @@ class Runtime:
     def _in_use(self, st: NamespaceState, loading: NamespaceState | None = None) -> bool:
         """Whether a running call pins ``st``, or ``st`` is ``loading`` (being loaded for the caller: calls of other
         threads used other namespaces since it took it); if so, the call that unpins it last unloads it when it
-        returns (see :meth:`operation`, which reads ``_wanted`` under the same lock). Caller holds
+        returns (see :meth:`end`, which reads ``_wanted`` under the same lock). Caller holds
         ``_states_lock``."""
         if st is loading or st in self._pins:
             self._wanted.add(st)
