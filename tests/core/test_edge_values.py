@@ -175,6 +175,25 @@ def test_the_year_range_holds_in_utc_and_a_refused_add_stores_nothing(tmp_path):
         assert mem.search("calendar", k=1)[0].id == last.id
 
 
+def test_the_last_second_of_the_calendar_is_stored_and_its_last_microsecond_refused(tmp_path):
+    path = str(tmp_path / "m.db")
+    cfg = {"timestamp_min_year": 1, "timestamp_max_year": 9999}
+    with Memory(path, config=cfg) as mem:
+        mem.add("an earlier, healthy message", timestamp="2023-01-01")
+        # a float epoch steps by 2**-15 s in the year 9999: 23:59:59.999999 rounds to 10000-01-01T00:00
+        with pytest.raises(InvalidInput, match="timestamp .* out of range"):
+            mem.add("past the end", timestamp="9999-12-31T23:59:59.999999")
+        with pytest.raises(InvalidInput, match="timestamp .* out of range"):
+            mem.add("past the end", timestamp=datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=timezone.utc))
+        half = mem.add("half a second before the end", timestamp="9999-12-31T23:59:59.5")
+        assert mem.count() == 2
+        assert mem.search("half second", k=1)[0].id == half.id
+    with Memory(path, config=cfg) as mem:
+        assert [m.text for m in mem.list()] == ["an earlier, healthy message", "half a second before the end"]
+        assert mem.get(half.id).timestamp == datetime(9999, 12, 31, 23, 59, 59, 500000, tzinfo=timezone.utc)
+        assert mem.check()["ok"]
+
+
 @pytest.mark.parametrize("years", [(0, 2200), (2300, 2200), (1900, 10_000)])
 def test_a_year_range_outside_the_calendar_is_refused(years):
     with pytest.raises(InvalidInput, match="timestamp_min_year and timestamp_max_year"):

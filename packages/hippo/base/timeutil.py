@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 
 from hippo.base.errors import InvalidInput
 
@@ -17,6 +17,20 @@ MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "
 def month_year(dt: datetime) -> str:
     """"May 2023": the month's English name and the year, whatever the process's locale."""
     return f"{MONTH_NAMES[dt.month - 1]} {dt.year}"
+
+
+_EPOCH_DAY = date(1970, 1, 1).toordinal()
+
+# the epoch seconds a datetime can be read back from: 0001-01-01T00:00 (included) to 10000-01-01T00:00 (excluded)
+EPOCH_MIN = float((date(1, 1, 1).toordinal() - _EPOCH_DAY) * 86400)
+EPOCH_END = float((date(9999, 12, 31).toordinal() + 1 - _EPOCH_DAY) * 86400)
+
+
+def year_bounds(min_year: int, max_year: int) -> tuple[float, float]:
+    """Epoch seconds of the first instant of ``min_year`` and of the year after ``max_year`` (UTC), 1 <= min_year <=
+    max_year <= 9999: a stored time t is in those years when ``lo <= t < hi``."""
+    return (float((date(min_year, 1, 1).toordinal() - _EPOCH_DAY) * 86400),
+            float((date(max_year, 12, 31).toordinal() + 1 - _EPOCH_DAY) * 86400))
 
 
 def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, max_year: int = 2200) -> float | None:
@@ -49,7 +63,14 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
         raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year} in UTC)") from exc
     if not min_year <= utc.year <= max_year:
         raise InvalidInput(f"{name} {dt.isoformat()} is out of range (years {min_year}..{max_year} in UTC)")
-    return utc.timestamp()
+    epoch = utc.timestamp()
+    lo, hi = year_bounds(min_year, max_year)
+    if not lo <= epoch < hi:
+        # stored as float seconds, whose step is 2**-15 s at the year 9999: the last microseconds of the last year
+        # round up into the next one, which a datetime of the year 10000 could not be read back as
+        raise InvalidInput(f"{name} {dt.isoformat()} is out of range: stored as epoch seconds it rounds to {epoch!r}, "
+                           f"past the end of the year {max_year} (the range is years {min_year}..{max_year} in UTC)")
+    return epoch
 
 
 def to_datetime(epoch: float | None) -> datetime | None:

@@ -20,12 +20,14 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from hippo.base import timeutil
 from hippo.base.errors import CorruptData
 from hippo.store.base import Chunk, MessageRow, NamespaceState
 from hippo.store.codec import ChunkCodec
 
-# epoch seconds that datetime can represent (years 1..9999): anything else in a time column is damage
-EPOCH_MIN, EPOCH_MAX = -62135596800.0, 253402300799.0
+# epoch seconds a datetime can be read back from (0001-01-01T00:00 up to, not including, 10000-01-01T00:00: the last
+# second of the year 9999 with its fractions): anything else in a time column is damage
+EPOCH_MIN, EPOCH_END = timeutil.EPOCH_MIN, timeutil.EPOCH_END
 
 Members = Sequence[tuple[int, int, int]]
 
@@ -117,7 +119,7 @@ def message_row(r: Sequence[Any], tokens: np.ndarray | None = None) -> MessageRo
         if value is None and optional:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
-                value == value and not EPOCH_MIN <= value <= EPOCH_MAX) or (value != value and not optional):
+                value == value and not EPOCH_MIN <= value < EPOCH_END) or (value != value and not optional):
             raise CorruptData(f"message {r[0]}: {name} {value!r} is not a time")
     return MessageRow(
         id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
