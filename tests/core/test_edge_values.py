@@ -448,3 +448,25 @@ def test_a_long_in_list_is_looked_up_not_scanned(monkeypatch):
     assert calls == []  # no element of a list of scalars is compared one by one
     got = [m.id for m in mem.list(filter={"k": {"$in": [[1], {"a": 1}, 4]}}, limit=1000)]
     assert got == [added[4].id] and calls == []  # a stored scalar equals no list or dict of the operand
+
+
+def test_a_time_filter_reaches_every_year_a_store_admits(tmp_path):
+    path = str(tmp_path / "m.db")
+    cfg = {"timestamp_min_year": 1, "timestamp_max_year": 9999}
+    with Memory(path, config=cfg) as mem:
+        old = mem.add("the charter was signed", timestamp="1500-06-01")
+        mem.add("the archive was scanned", timestamp="2023-06-01")
+        far = mem.add("the capsule opens", timestamp="9000-01-01")
+        assert [m.id for m in mem.list(filter={"timestamp": {"$lt": "1600-01-01"}})] == [old.id]
+        assert [m.id for m in mem.list(filter={"timestamp": {"$gte": "8000-01-01"}})] == [far.id]
+        assert [m.id for m in mem.list(filter={"timestamp": {"$in": ["1500-06-01"]}})] == [old.id]
+        assert mem.forget({"timestamp": {"$lt": "1600-01-01"}}) == 1
+    with Memory(path, config=cfg) as mem:
+        assert [m.text for m in mem.list()] == ["the archive was scanned", "the capsule opens"]
+    # under the default years a bound outside them is still a bound: it selects what the stored times say
+    mem = Memory(None)
+    mem.add("a message of 2023", timestamp="2023-06-01")
+    assert mem.list(filter={"timestamp": {"$lt": "1800-01-01"}}) == []
+    assert len(mem.list(filter={"timestamp": {"$gt": "0001-01-01T00:00:00"}})) == 1
+    with pytest.raises(InvalidInput, match="filter"):
+        mem.list(filter={"timestamp": {"$lt": "9999-12-31T23:00:00-05:00"}})  # the year 10000 in UTC

@@ -139,7 +139,10 @@ def _operand(key: str, op: str, want: Any, where: str) -> Any:
     if isinstance(want, float) and math.isnan(want):
         raise InvalidInput(f"{where}[{op!r}] must not be NaN")
     if key in ("timestamp", "created_at") and op != "$exists" and want is not None:
-        want = ([to_epoch(w, where) for w in want] if op in ("$in", "$nin") else to_epoch(want, where))
+        # a bound is compared with stored times, never stored: any year of the calendar is one (a store whose
+        # Config.timestamp_min_year..timestamp_max_year admits the year 1500 must be able to forget what is before 1600)
+        want = ([to_epoch(w, where, min_year=1, max_year=9999) for w in want] if op in ("$in", "$nin")
+                else to_epoch(want, where, min_year=1, max_year=9999))
     return _Members(want) if op in ("$in", "$nin") else want
 
 
