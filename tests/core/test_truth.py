@@ -514,3 +514,33 @@ def test_contradictions_and_timeline_wait_for_a_background_annotation(tmp_path, 
         assert mem.contradictions(include_updates=True) == want_links
     with hippo.Memory(path) as mem:
         assert mem.timeline("Maya") == want_timeline
+
+
+def test_a_clock_set_back_between_two_runs_keeps_the_order_of_the_adds(tmp_path, monkeypatch):
+    from hippo.engine import prepare as prepare_mod
+
+    clock = [1_780_000_000.0]
+
+    class Clock:
+        @staticmethod
+        def time() -> float:
+            return clock[0]
+
+    monkeypatch.setattr(prepare_mod, "time", Clock)
+    path = str(tmp_path / "m.db")
+    with hippo.Memory(path) as mem:
+        boston = mem.add("I live in Boston with my sister.", speaker="Maya")
+    clock[0] -= 3600.0  # the system clock is stepped back an hour before the next run
+    with hippo.Memory(path) as mem:
+        denver = mem.add("We finally moved to Denver!", speaker="Maya")
+        both = mem.add_many([{"text": "Hello again.", "speaker": "Maya"}, {"text": "Hi!", "speaker": "Ann"}])
+    with hippo.Memory(path) as mem:
+        times = [m.created_at for m in mem.list()]
+        assert times == sorted(times) and len(set(times)) == 4
+        assert [m.created_at for m in both] == times[2:]
+        # the memory as it stood when Boston was said holds Boston alone, and Denver, said after it, supersedes it
+        assert [h.id for h in mem.search("Where does Maya live?", k=5, as_of=boston.created_at)] == [boston.id]
+        assert {h.id: h.superseded_by for h in mem.search("Where does Maya live?", k=2)} == \
+            {boston.id: denver.id, denver.id: None}
+        assert [(c["old_id"], c["new_id"]) for c in mem.contradictions(include_updates=True)] == \
+            [(boston.id, denver.id)]

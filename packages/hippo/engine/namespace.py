@@ -56,6 +56,21 @@ def _same_session(sess: np.ndarray, pos: int, count: int, step: int) -> list[int
     return out
 
 
+def _after_the_latest(state: NamespaceState, prepared: list[NewMessage]) -> None:
+    """Ingestion times that follow the order of the adds: each message's ``created_at`` a microsecond after the
+    namespace's latest one at the least. The system clock can step back between two adds (an NTP correction, a
+    machine whose clock was set by hand); a message added after it would otherwise read as added before the messages
+    that preceded it, and ``as_of`` (the memory as it stood then) and the order of statements without a timestamp
+    (which statement supersedes which) would follow the clock instead of the adds. Caller holds the write lock."""
+    idx = state.index
+    n = len(idx) if idx is not None else 0
+    last = float(idx.created.view[n - 1]) if n else None
+    for p in prepared:
+        if last is not None and not p.created_at > last:
+            p.created_at = round(last + 1e-6, 6)
+        last = p.created_at
+
+
 class Namespace:
     """One namespace of one store, as the engine sees it."""
 
@@ -110,6 +125,7 @@ class Namespace:
             lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
             codes = encode(rt.hasher, rt.embed(lines), len(lines))
         with rt.lock.write():
+            _after_the_latest(state, prepared)
             rows = rt.store.append(self.name, prepared, codes=codes)
             # From here on the messages are committed: what follows maintains derived, process-local state and must
             # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
