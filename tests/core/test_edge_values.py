@@ -470,3 +470,16 @@ def test_a_time_filter_reaches_every_year_a_store_admits(tmp_path):
     assert len(mem.list(filter={"timestamp": {"$gt": "0001-01-01T00:00:00"}})) == 1
     with pytest.raises(InvalidInput, match="filter"):
         mem.list(filter={"timestamp": {"$lt": "9999-12-31T23:00:00-05:00"}})  # the year 10000 in UTC
+
+
+def test_dates_of_the_first_millennium_are_written_with_four_digit_years():
+    mem = Memory(None, config={"timestamp_min_year": 1, "timestamp_max_year": 9999})
+    mem.add("The harbour of Ostia was dredged again.", speaker="Ann", timestamp="0099-03-04T05:06:00")
+    mem.add("The harbour of Ostia silted up.", speaker="Ann", timestamp="0999-12-31T23:00:00")
+    current = mem.topics()[0]
+    assert (current["first_time"], current["last_time"]) == ("0099-03-04 05:06", "0999-12-31 23:00")
+    mem.consolidate("deep")
+    themes = [t for t in mem.topics() if t["id"] != "current"]
+    assert themes and all(t["first_time"][:5] in ("0099-", "0999-") for t in themes)
+    docs = "\n".join(mem.topic(t["id"]) for t in themes)
+    assert "span: 0099-03-04 – " in docs and "time=0099-03-04 05:06" in docs

@@ -14,6 +14,16 @@ MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "
                "November", "December")
 
 
+def iso_date(dt: datetime) -> str:
+    """"2023-05-08": the year in four digits whatever it is (strftime's %Y writes the year 1 as "1" on glibc)."""
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}"
+
+
+def iso_minute(dt: datetime) -> str:
+    """"2023-05-08 14:30" (see :func:`iso_date`)."""
+    return f"{iso_date(dt)} {dt.hour:02d}:{dt.minute:02d}"
+
+
 def month_year(dt: datetime) -> str:
     """"May 2023": the month's English name and the year, whatever the process's locale."""
     return f"{MONTH_NAMES[dt.month - 1]} {dt.year}"
@@ -89,7 +99,7 @@ def _utc(epoch: float) -> datetime:
 def _day_strings(day: int) -> tuple[str, str]:
     """("2023-05-08", "8 May 2023") of a UTC day number (formatting is per day: cached for the hot paths)."""
     dt = datetime.fromtimestamp(day * 86400, tz=timezone.utc)
-    return dt.strftime("%Y-%m-%d"), f"{dt.day} {month_year(dt)}"
+    return iso_date(dt), f"{dt.day} {month_year(dt)}"
 
 
 def _day(epoch: float | None) -> int | None:
@@ -105,7 +115,7 @@ def fmt_date(epoch: float | None) -> str:
 
 def fmt_datetime(epoch: float | None) -> str:
     dt = to_datetime(epoch)
-    return dt.strftime("%Y-%m-%d %H:%M") if dt else "undated"
+    return iso_minute(dt) if dt else "undated"
 
 
 def fmt_day(epoch: float | None) -> str:

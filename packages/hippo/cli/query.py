@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import Any
 
+from hippo.base.timeutil import iso_date, iso_minute
+
 from hippo.cli._common import (
     add_filter_args,
     add_json_arg,
@@ -26,7 +28,7 @@ __all__ = ["add_parsers"]
 
 
 def _when(dt) -> str:
-    return dt.strftime("%Y-%m-%d %H:%M") if dt is not None else "undated"
+    return iso_minute(dt) if dt is not None else "undated"
 
 
 def _line(m, prefix: str = "") -> str:
@@ -75,7 +77,7 @@ def cmd_timeline(args: argparse.Namespace) -> int:
 
         def human(entries: list[dict[str, Any]]) -> None:
             for e in entries:
-                when = e["event"] or (e["event_time"].strftime("%Y-%m-%d") if e["event_time"] else "undated")
+                when = e["event"] or (iso_date(e["event_time"]) if e["event_time"] else "undated")
                 note = f"  (superseded by {e['superseded_by']})" if e["superseded_by"] is not None else ""
                 print(f"{when:<22} {e['id']:>6}  {e['speaker'] or '-'}: {e['text']}{note}")
 
