@@ -293,6 +293,25 @@ def test_caller_event_time_wins_over_the_text():
     assert mem.count() == 1
 
 
+def test_a_caller_event_time_reads_back_as_the_instant_given(tmp_path):
+    path = str(tmp_path / "m.db")
+    given = datetime.fromisoformat("2023-04-01T20:00:00+02:00")  # 18:00 UTC
+    with hippo.Memory(path) as mem:
+        concert = mem.add("The concert at the arena was loud.", speaker="Ann", timestamp="2023-05-08",
+                          event_time=given)
+        mem.add("The dinner after the concert was late.", speaker="Ann", timestamp="2023-05-08",
+                event_time="2023-04-01T23:00:00+00:00")
+    for _ in range(2):  # as added, and after a reopen
+        with hippo.Memory(path) as mem:
+            hits = {h.id: h.event_time for h in mem.search("concert", k=5)}
+            assert hits[concert.id] == given
+            assert {e["id"]: e["event_time"] for e in mem.timeline("Ann")}[concert.id] == given
+            # event time overlaps [since, until): an instant of 1 April is not in 2 April
+            assert [h.id for h in mem.search("concert", k=5, since="2023-04-02", until="2023-04-03")] == []
+            assert concert.id in {h.id for h in mem.search("concert", k=5, since=given, until="2023-04-02")}
+            assert [e["id"] for e in mem.timeline("Ann")][0] == concert.id  # 18:00 before 23:00
+
+
 def test_annotations_survive_reopen(tmp_path):
     path = tmp_path / "m.db"
     with hippo.Memory(path) as mem:

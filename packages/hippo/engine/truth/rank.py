@@ -30,9 +30,7 @@ def time_filter(truth: Truth, rows: np.ndarray, since: float | None, until: floa
     if rows.size == 0:
         return keep
     if since is not None or until is not None:
-        s = truth.event_start.a[rows]
-        e = truth.event_end.a[rows]
-        e = np.where(np.isnan(e) | (e <= s), s, e)
+        s, e = truth.event_span(rows)
         known = ~np.isnan(s)
         keep &= known
         if since is not None:  # an interval [s, e) ends before since when e == since; a point s is at or after it

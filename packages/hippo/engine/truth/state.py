@@ -685,10 +685,19 @@ class Truth:
         return t
 
     # -- reading ----------------------------------------------------------------------------------------------
-    def event_mid(self, rows: np.ndarray) -> np.ndarray:
+    def event_span(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) of the event times of ``rows``, the end equal to the start for an instant: a time the caller
+        gave (``add(..., event_time=...)``, kept as the day from it for a question's period) is the instant it
+        names, as is a timestamp that dates the event."""
         s = self.event_start.a[rows]
         e = self.event_end.a[rows]
-        return np.where(np.isnan(e), s, (s + e) / 2.0)
+        return s, np.where(np.isnan(e) | (e <= s) | (self.gran.a[rows] == _CALLER), s, e)
+
+    def event_mid(self, rows: np.ndarray) -> np.ndarray:
+        """The event time of ``rows`` as one instant (``Hit.event_time``, timelines, chronological order): the middle
+        of a resolved period ("yesterday": its noon), the caller's own time as given."""
+        s, e = self.event_span(rows)
+        return (s + e) / 2.0
 
     def label(self, row: int) -> str | None:
         """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023")."""
