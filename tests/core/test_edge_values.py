@@ -483,3 +483,10 @@ def test_dates_of_the_first_millennium_are_written_with_four_digit_years():
     assert themes and all(t["first_time"][:5] in ("0099-", "0999-") for t in themes)
     docs = "\n".join(mem.topic(t["id"]) for t in themes)
     assert "span: 0099-03-04 – " in docs and "time=0099-03-04 05:06" in docs
+
+
+def test_an_rfc_3339_time_in_lower_case_is_read():
+    mem = Memory(None)
+    lower = mem.add("hello", timestamp="2023-05-01t12:00:00.5z")
+    assert lower.timestamp == datetime(2023, 5, 1, 12, 0, 0, 500000, tzinfo=timezone.utc)
+    assert [h.id for h in mem.search("hello", since="2023-05-01t00:00:00z", until="2023-05-02T00:00:00Z")] == [lower.id]

@@ -60,7 +60,8 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
             raise InvalidInput(f"{name} {value!r} is out of range") from exc
     elif isinstance(value, str):
         try:
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            # RFC 3339 writes UTC as "Z" or "z" (as it allows "t" for "T", which fromisoformat reads)
+            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError as exc:
             raise InvalidInput(f"{name} {value!r} is not an ISO-8601 date/time") from exc
         if dt.tzinfo is None:
