@@ -490,3 +490,25 @@ def test_an_rfc_3339_time_in_lower_case_is_read():
     lower = mem.add("hello", timestamp="2023-05-01t12:00:00.5z")
     assert lower.timestamp == datetime(2023, 5, 1, 12, 0, 0, 500000, tzinfo=timezone.utc)
     assert [h.id for h in mem.search("hello", since="2023-05-01t00:00:00z", until="2023-05-02T00:00:00Z")] == [lower.id]
+
+
+def test_epoch_seconds_of_any_real_number_type_are_read_and_a_huge_one_refused():
+    import numpy as np
+
+    mem = Memory(None)
+    when = datetime(2023, 11, 14, 22, 13, 20, tzinfo=timezone.utc)
+    for seconds in (1_700_000_000, 1_700_000_000.0, np.int64(1_700_000_000), np.float32(1_700_000_000),
+                    np.uint32(1_700_000_000)):
+        assert mem.add("epoch", timestamp=seconds).timestamp == when, type(seconds)
+    assert len(mem.list(filter={"timestamp": {"$gte": np.int64(1_700_000_000)}})) == 5
+    assert len(mem.search("epoch", since=np.int64(1_699_999_999), until=np.float64(1_700_000_001))) == 5
+    for huge in (10**400, -(10**400)):
+        with pytest.raises(InvalidInput, match="timestamp"):
+            mem.add("huge", timestamp=huge)
+        with pytest.raises(InvalidInput, match="since"):
+            mem.search("epoch", since=huge)
+        with pytest.raises(InvalidInput, match="filter"):
+            mem.list(filter={"timestamp": {"$lt": huge}})
+        with pytest.raises(InvalidInput, match="event_time"):
+            mem.add("huge", metadata={"event_time": huge})
+    assert mem.count() == 5

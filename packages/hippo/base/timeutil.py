@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from datetime import date, datetime, timezone
 
 from hippo.base.errors import InvalidInput
@@ -51,11 +52,15 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     if isinstance(value, datetime):
         # a tzinfo whose utcoffset() is None leaves the datetime naive (Python's own rule): read as UTC
         dt = value if value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
-    elif isinstance(value, (int, float)):
-        if not math.isfinite(value):
+    elif isinstance(value, numbers.Real):  # int and float, and numpy's numbers (a column of epoch seconds)
+        try:
+            seconds = float(value)
+        except (OverflowError, ValueError) as exc:  # an int or a Fraction past any float
+            raise InvalidInput(f"{name} {value!r} is out of range") from exc
+        if not math.isfinite(seconds):
             raise InvalidInput(f"{name} must be finite, got {value!r}")
         try:
-            dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
+            dt = datetime.fromtimestamp(seconds, tz=timezone.utc)
         except (OverflowError, OSError, ValueError) as exc:
             raise InvalidInput(f"{name} {value!r} is out of range") from exc
     elif isinstance(value, str):
