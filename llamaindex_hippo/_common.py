@@ -71,6 +71,17 @@ def check_chat_messages(value: Any, name: str = "messages", *, allow_none: bool 
     return _list_of(value, ChatMessage, "ChatMessage", name)
 
 
+def empty_block(content: Any, name: str = "content") -> str | None:
+    """A memory block's content handed to ``atruncate``: the string, or None for nothing. ``Memory`` passes ``[]``
+    for a block that contributed nothing (``truncated_content.get(name, [])``); anything else raises InvalidInput
+    naming ``name``."""
+    if content is None or (isinstance(content, list) and not content):
+        return None
+    if not isinstance(content, str):
+        raise InvalidInput(f"{name} must be a string or None, got {type(content).__name__}")
+    return content
+
+
 def item_metadata(item: Any, *, level: str | None = None) -> dict[str, Any]:
     """hippo fields over the item's own metadata, JSON-safe (LlamaIndex serializes node metadata)."""
     md = {str(k): jsonable(v) for k, v in (item.metadata or {}).items()}

@@ -24,7 +24,8 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
-from llamaindex_hippo._common import ValidatedInit, acall, check_chat_messages, check_memory, check_positive_int
+from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_positive_int,
+                                      empty_block)
 
 _HIPPO_ROLE = {"tool": "tool", "function": "tool", "user": "user", "assistant": "assistant", "chatbot": "assistant",
                "model": "assistant", "system": "system", "developer": "system"}
@@ -131,9 +132,9 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         return "\n\n".join(block for _, block in sorted(out))
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
-        """Drop whole entry blocks from the end until ``tokens_to_truncate`` tokens are freed."""
-        if content is not None and not isinstance(content, str):
-            raise InvalidInput(f"content must be a string or None, got {type(content).__name__}")
+        """Drop whole entry blocks from the end until ``tokens_to_truncate`` tokens are freed (None for empty
+        ``content``: ``Memory`` passes ``[]`` for a block that contributed nothing)."""
+        content = empty_block(content)
         if isinstance(tokens_to_truncate, bool) or not isinstance(tokens_to_truncate, int):
             raise InvalidInput(f"tokens_to_truncate must be an int, got {tokens_to_truncate!r}")
         blocks = content.split("\n\n[context_index") if content else []

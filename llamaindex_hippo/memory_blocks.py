@@ -29,6 +29,7 @@ from llamaindex_hippo._common import (
     check_memory,
     check_namespace,
     check_positive_int,
+    empty_block,
     with_embed_model,
 )
 
@@ -122,9 +123,9 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """``content`` shrunk by at least ``tokens_to_truncate`` tokens: the recall this block made for it, made
         again under the smaller budget (hippo fits the best memories into it), or, for content this block does not
-        know, its last lines dropped until enough is freed. None when nothing is left."""
-        if content is not None and not isinstance(content, str):
-            raise InvalidInput(f"content must be a string or None, got {type(content).__name__}")
+        know, its last lines dropped until enough is freed. None when nothing is left, or when ``content`` is
+        empty (``Memory`` passes ``[]`` for a block that contributed nothing)."""
+        content = empty_block(content)
         if isinstance(tokens_to_truncate, bool) or not isinstance(tokens_to_truncate, int):
             raise InvalidInput(f"tokens_to_truncate must be an int, got {tokens_to_truncate!r}")
         if not content:

@@ -27,6 +27,7 @@ from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 import hippo
 from llamaindex_hippo import (
+    HippoContextBlock,
     HippoContextPostprocessor,
     HippoDecayPostprocessor,
     HippoMemoryBlock,
@@ -202,6 +203,28 @@ def test_priority_zero_is_never_truncated():
     assert "salmon" in _block_text(chat.get(input="Biscuit salmon kitchen marathon"))
     with pytest.raises(hippo.InvalidInput, match="priority"):
         HippoMemoryBlock(memory=mem, priority=-1)
+
+
+@pytest.mark.parametrize("make", [lambda mem: HippoMemoryBlock(memory=mem),
+                                  lambda mem: HippoContextBlock(memory=mem, priority=1)],
+                         ids=["memory_block", "context_block"])
+def test_a_block_that_contributed_nothing_under_token_pressure(make):
+    """A turn longer than ``token_limit`` makes ``Memory`` truncate every block of priority >= 1, and it hands a
+    block that contributed nothing ``[]``: both hippo blocks raised ``InvalidInput`` there, so the agent stopped.
+    Now the memory gives what it gives without the block (LlamaIndex's own ``BaseMemoryBlock.atruncate`` returns
+    None for any content)."""
+    turn = [ChatMessage(role="user", content="word " * 400)]
+    plain = LlamaMemory.from_defaults(session_id="s", token_limit=200)
+    plain.put_messages([m.model_copy() for m in turn])
+    mem = hippo.Memory(None)
+    chat = LlamaMemory.from_defaults(session_id="s", token_limit=200, memory_blocks=[make(mem)])
+    chat.put_messages([m.model_copy() for m in turn])
+    assert [(m.role, m.content) for m in chat.get()] == [(m.role, m.content) for m in plain.get()]
+    block = make(mem)
+    assert asyncio.run(block.atruncate([], 5)) is None
+    with pytest.raises(hippo.InvalidInput, match="^content must be a string or None, got list"):
+        asyncio.run(block.atruncate(["text"], 5))
+    mem.close()
 
 
 # -- embed_model: a LlamaIndex BaseEmbedding feeds hippo's embedding channel ------------------------------------
