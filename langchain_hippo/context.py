@@ -36,7 +36,7 @@ from pydantic import BaseModel, Field
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key
 from langchain_hippo._common import check_memory, check_messages, check_positive_int, custom_namespace
-from langchain_hippo.middleware import HippoMemoryMiddleware
+from langchain_hippo.middleware import HippoMemoryMiddleware, is_notification
 from langchain_hippo.tools import _bind, _describe_validation_error
 
 log = logging.getLogger("hippo.langchain.context")
@@ -64,8 +64,11 @@ def _text(message: BaseMessage) -> str:
 
 
 def _role(message: BaseMessage) -> str:
+    """The role compaction sees. A human message the agent harness added (a notification: the summary
+    ``SummarizationMiddleware`` puts in place of the turns it summarized) is no user turn: it counts no turn, is never
+    indexed as the user's words (an instruction to persist) and is sent as it is, like the system prompt."""
     if isinstance(message, HumanMessage):
-        return "user"
+        return "system" if is_notification(message) else "user"
     if isinstance(message, AIMessage):
         return "assistant"
     if isinstance(message, ToolMessage):

@@ -4,10 +4,13 @@ not; memory_expand completes entries; instructions reach long-term memory at the
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import SummarizationMiddleware
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -190,6 +193,30 @@ def test_end_of_thread_moves_instructions_to_long_term_memory(memory):
     assert len(memory.using("user.ann").list()) == 1  # promoted once; a plain question is not indexed
     report = mw.end_thread(thread_id="t9", user_id="ann")
     assert report["promoted"] == [] and report["into"] == "user.ann"
+
+
+def test_a_summary_the_harness_adds_is_no_user_instruction(memory):
+    """``SummarizationMiddleware`` puts its summary in place of the turns as a ``HumanMessage`` marked ``lc_source``.
+    Compaction read it as the user's words: a summary saying "important" or "always" became a persist-worthy user
+    instruction, and ``consolidate_on_end`` wrote the summarizer's text into the user's long-term memory. It is the
+    harness's message: sent as it is, never indexed, and what the user typed is still promoted."""
+    summarizer = GenericFakeChatModel(messages=itertools.repeat(AIMessage(
+        "The assistant said it is important to always book trains early.")))
+    model = recording_model([AIMessage(content=f"Answer {i}.") for i in range(5)])
+    agent = create_agent(model, middleware=[SummarizationMiddleware(summarizer, trigger=("messages", 6),
+                                                                    keep=("messages", 2)),
+                                            HippoContextMiddleware(memory, consolidate_on_end=True)],
+                         checkpointer=InMemorySaver())
+    cfg = {"configurable": {"thread_id": "t1", "user_id": "ann"}}
+    asks = ["Tell me about Porto.", "Tell me about Lisbon.", "Tell me about Faro.",
+            "Remember: always answer in metric units.", "Tell me about Braga."]
+    for ask in asks:
+        agent.invoke({"messages": [HumanMessage(ask)]}, cfg)
+    summaries = [m for call in model.calls for m in call if "summary of the conversation" in m.text]
+    assert summaries and all("book trains early" in m.text for m in summaries)  # sent to the model as it is
+    (promoted,) = memory.using("user.ann").list()
+    assert "Remember: always answer in metric units." in promoted.text and "trains" not in promoted.text
+    assert [e.source["type"] for e in memory.using("context.t1").entries()] == ["turn.user"]
 
 
 def test_invalid_arguments(memory):
