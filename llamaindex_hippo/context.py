@@ -16,6 +16,7 @@ message the memory is read for.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from typing import Any, Iterable, Mapping
 
 from llama_index.core.base.llms.types import ChatMessage
@@ -26,6 +27,9 @@ from llama_index.core.memory.memory import Memory as LlamaMemory
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
 from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_positive_int,
                                       empty_block)
+
+#: how many recent contents a block remembers the strength order of, for ``atruncate``
+_KNOWN_CONTENTS = 64
 
 _HIPPO_ROLE = {"tool": "tool", "function": "tool", "user": "user", "assistant": "assistant", "chatbot": "assistant",
                "model": "assistant", "system": "system", "developer": "system"}
@@ -84,6 +88,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
     namespace_prefix: str = Field(default="context.")
     _last_user: dict = PrivateAttr(default_factory=dict)
     _compactor: Any = PrivateAttr(default=None)
+    _weakest_first: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # content -> its blocks, weakest first
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -122,26 +127,40 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
             return ""
         order = sorted(entries, key=lambda e: (e.dormant, -e.strength, e.id))
         out, used = [], 0
-        for e in order:
+        for rank, e in enumerate(order):
             block = e.render()
             cost = count_tokens(block) + 1
             if used + cost > self.budget_tokens:
                 continue
-            out.append((int(e.id[4:]), block))
+            out.append((int(e.id[4:]), rank, block))
             used += cost
-        return "\n\n".join(block for _, block in sorted(out))
+        out.sort()
+        content = "\n\n".join(block for _, _, block in out)
+        if content:  # which block atruncate drops first: the weakest, whatever its place
+            self._weakest_first[content] = sorted(range(len(out)), key=lambda i: -out[i][1])
+            while len(self._weakest_first) > _KNOWN_CONTENTS:
+                self._weakest_first.popitem(last=False)
+        return content
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
-        """Drop whole entry blocks from the end until ``tokens_to_truncate`` tokens are freed (None for empty
-        ``content``: ``Memory`` passes ``[]`` for a block that contributed nothing)."""
+        """Drop whole entry blocks until ``tokens_to_truncate`` tokens are freed: the weakest entries first, as
+        ``aget`` chose the strongest (from the end for content this block did not give). None when nothing is left,
+        or for empty ``content`` (``Memory`` passes ``[]`` for a block that contributed nothing)."""
         content = empty_block(content)
         if isinstance(tokens_to_truncate, bool) or not isinstance(tokens_to_truncate, int):
             raise InvalidInput(f"tokens_to_truncate must be an int, got {tokens_to_truncate!r}")
         blocks = content.split("\n\n[context_index") if content else []
         blocks = [blocks[0]] + ["[context_index" + b for b in blocks[1:]] if blocks else []
-        while blocks and tokens_to_truncate > 0:
-            tokens_to_truncate -= count_tokens(blocks.pop()) + 1
-        return "\n\n".join(blocks) or None
+        order = self._weakest_first.get(content) if content else None
+        if order is None or sorted(order) != list(range(len(blocks))):
+            order = list(reversed(range(len(blocks))))
+        dropped = set()
+        for i in order:
+            if tokens_to_truncate <= 0:
+                break
+            dropped.add(i)
+            tokens_to_truncate -= count_tokens(blocks[i]) + 1
+        return "\n\n".join(b for i, b in enumerate(blocks) if i not in dropped) or None
 
 
 def compact_chat_history(messages: list[ChatMessage], memory: Any, *, namespace: str, keep_recent_turns: int = 1,

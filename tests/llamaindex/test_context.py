@@ -91,7 +91,35 @@ def test_block_budget_and_truncation(memory):
     full = asyncio.run(wide.aget([ChatMessage(role="user", content="hi")], session_id="s3"))
     assert full.count("[context_index:") == 3
     cut = asyncio.run(wide.atruncate(full, 1))
-    assert cut.count("[context_index:") == 2 and full.startswith(cut)
+    weakest = min(view.entries(), key=lambda e: e.strength)
+    assert cut.count("[context_index:") == 2 and f"[context_index: {weakest.id}]" not in cut
+
+
+def test_truncation_drops_the_weakest_entries_first(memory):
+    """``aget`` fills the budget strongest first but lays the blocks out oldest first, and ``atruncate`` dropped
+    blocks from the end: under token pressure the newest entries went first, and an entry the agent kept reading
+    (reinforced) went before one it never looked at again. It drops the weakest now; unknown content still loses
+    blocks from the end."""
+    block = HippoContextBlock(memory=memory, budget_tokens=5000)
+    view = block.view("s5")
+    ids = [view.index_entry(INVENTORY.replace("req-5c3d", f"req-{k}"), turn=5 * k).id for k in range(3)]
+    view.complete(ids[0], "SKU-0001", turn=12)  # the oldest entry, read again: the strongest
+    full = asyncio.run(block.aget([ChatMessage(role="user", content="hi")], session_id="s5"))
+    strength = {e.id: e.strength for e in view.entries()}
+    by_strength = sorted(ids, key=lambda i: -strength[i])
+    assert by_strength[0] == ids[0] and by_strength[-1] == ids[1]  # hand-checked: read again > newest > middle
+    blocks = {i: next(b for b in full.split("\n\n") if b.startswith(f"[context_index: {i}]")) for i in ids}
+
+    def kept(text: str) -> list[str]:
+        return [i for i in ids if f"[context_index: {i}]" in (text or "")]
+
+    assert kept(full) == ids
+    assert kept(asyncio.run(block.atruncate(full, 1))) == sorted(by_strength[:2], key=ids.index)
+    two = count_tokens(blocks[by_strength[-1]]) + 1 + count_tokens(blocks[by_strength[1]]) + 1
+    assert kept(asyncio.run(block.atruncate(full, two))) == [by_strength[0]]
+    assert asyncio.run(block.atruncate(full, count_tokens(full) + 10)) is None
+    foreign = full + "\n\n[context_index: ctx_999] tool_result · a block this block did not give"
+    assert kept(asyncio.run(block.atruncate(foreign, 1))) == ids  # content it does not know: from the end
 
 
 def test_expand_tool(memory):
