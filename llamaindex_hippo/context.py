@@ -30,6 +30,8 @@ from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages,
 
 #: how many recent contents a block remembers the strength order of, for ``atruncate``
 _KNOWN_CONTENTS = 64
+#: how many sessions a block remembers the latest user message of (its turn clock); a forgotten one moves on a turn
+_KNOWN_SESSIONS = 1024
 
 _HIPPO_ROLE = {"tool": "tool", "function": "tool", "user": "user", "assistant": "assistant", "chatbot": "assistant",
                "model": "assistant", "system": "system", "developer": "system"}
@@ -86,7 +88,7 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
     min_turn_tokens: int = Field(default=200)
     policies: list | None = Field(default=None)
     namespace_prefix: str = Field(default="context.")
-    _last_user: dict = PrivateAttr(default_factory=dict)
+    _last_user: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # namespace -> the user message of its turn
     _compactor: Any = PrivateAttr(default=None)
     _weakest_first: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # content -> its blocks, weakest first
 
@@ -121,6 +123,9 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
         last_user = next((_text(m) for m in reversed(messages or []) if _role(m) == "user"), None)
         if last_user is not None and self._last_user.get(view.namespace) != last_user:
             self._last_user[view.namespace] = last_user
+            self._last_user.move_to_end(view.namespace)
+            while len(self._last_user) > _KNOWN_SESSIONS:  # a server's sessions come and go
+                self._last_user.popitem(last=False)
             await acall(view, "next_turn")  # light consolidation: strengths move on by one turn (seed 004 §9.1)
         entries = await acall(view, "entries")
         if not entries:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -82,6 +83,13 @@ def turns_of(messages: list[ContextMessage]) -> list[int]:
     return out
 
 
+#: How many conversations (namespaces) a compactor remembers its decisions for, the least recently compacted
+#: forgotten first. A forgotten conversation finds its entries again in the store (``source.message_key``) and decides
+#: the rest again, so it never indexes a message twice; without a bound, a server's compactor kept every thread it
+#: ever served.
+MAX_CONVERSATIONS = 1024
+
+
 class _Conversation:
     """What a compactor knows about one namespace: which messages it indexed or decided to keep."""
 
@@ -137,7 +145,7 @@ class ContextCompactor:
             compile_policies(self.policies)  # fail now, not at the first tool output
         self.cue_tokens = check_int(cue_tokens, "cue_tokens")
         self.context_lines = check_int(context_lines, "context_lines")
-        self._conversations: dict[str, _Conversation] = {}
+        self._conversations: OrderedDict[str, _Conversation] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
     # -- state ----------------------------------------------------------------------------------------------
@@ -146,6 +154,10 @@ class ContextCompactor:
             conv = self._conversations.get(view.namespace)
             if conv is None:
                 conv = self._conversations[view.namespace] = _Conversation()
+                while len(self._conversations) > MAX_CONVERSATIONS:  # a server's threads come and go
+                    self._conversations.popitem(last=False)
+            else:
+                self._conversations.move_to_end(view.namespace)
         if not conv.loaded:
             with conv.lock:
                 if not conv.loaded:

@@ -292,3 +292,25 @@ def test_compacted_messages_are_the_same_objects_again_and_their_cache_is_bounde
     assert mw.compact(_history(4, answer), memory.using("context.t4"))[2] is sent[4]
     first = mw.compact(_history(4, answer), memory.using("context.t0"))[2]  # dropped: an equal copy, sent anew
     assert first is not sent[0] and first.text == sent[0].text and len(mw._copies) == 3
+
+
+def test_what_the_compactor_remembers_of_threads_is_bounded(memory, monkeypatch):
+    """The compactor kept its decisions (entry ids, verbatim messages, token counts) for every thread it ever
+    compacted: about 6 KB per 50-message thread, for ever, in a server running for months. It keeps the most
+    recently compacted ``MAX_CONVERSATIONS``; a thread it forgot finds its entries again in the store and is sent as
+    before, without indexing anything twice."""
+    from hippo import compaction
+
+    monkeypatch.setattr(compaction, "MAX_CONVERSATIONS", 2, raising=False)
+    mw = HippoContextMiddleware(memory)
+    history = [HumanMessage("load it", id="h0"),
+               AIMessage("", id="a0", tool_calls=[{"name": "get_inventory", "id": "c1", "args": {"warehouse": "L"}}]),
+               ToolMessage(INVENTORY, tool_call_id="c1", name="get_inventory", id="t0"),
+               AIMessage("Loaded.", id="a1"), HumanMessage("thanks", id="h1")]
+    first = {}
+    for t in range(5):
+        first[t] = mw.compact(history, memory.using(f"context.t{t}"))[2].text
+        assert first[t].startswith("[context_index: ctx_") and len(mw.compactor._conversations) <= 2
+    for t in range(5):  # threads 0-2 were forgotten: the same entry, no second one
+        assert mw.compact(history, memory.using(f"context.t{t}"))[2].text == first[t]
+        assert len(memory.using(f"context.t{t}").entries()) == 1

@@ -159,3 +159,23 @@ async def test_messages_that_are_no_list_of_chat_messages_raise_invalid_input(me
     with pytest.raises(hippo.InvalidInput, match="^tokens_to_truncate must be an int"):
         await block.atruncate("[context_index: ctx_1] a block", "3")
     assert memory.namespaces() == [] or all(memory.using(n).count() == 0 for n in memory.namespaces())
+
+
+def test_the_turn_clocks_a_block_keeps_are_bounded(memory, monkeypatch):
+    """The block kept the latest user message of every session it was ever read for (its turn clock): a
+    long-running server's sessions each left a message behind. It keeps the most recent ``_KNOWN_SESSIONS``; a
+    session it still knows does not move on a turn for the same message."""
+    from llamaindex_hippo import context as context_mod
+
+    monkeypatch.setattr(context_mod, "_KNOWN_SESSIONS", 2, raising=False)
+    block = HippoContextBlock(memory=memory)
+    ask = [ChatMessage(role="user", content="What is in stock?")]
+    for s in range(5):
+        block.view(f"k{s}").index_entry(INVENTORY, turn=0)
+        asyncio.run(block.aget(ask, session_id=f"k{s}"))
+        assert len(block._last_user) <= 2
+    clock = block.view("k4").entries()[0].turn
+    asyncio.run(block.aget(ask, session_id="k4"))
+    assert block.view("k4").entries()[0].turn == clock
+    asyncio.run(block.aget([*ask, ChatMessage(role="user", content="And SKU-0042?")], session_id="k4"))
+    assert block.view("k4").entries()[0].turn == clock + 1
