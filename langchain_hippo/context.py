@@ -259,8 +259,13 @@ class HippoContextMiddleware(AgentMiddleware):
                                        runtime=runtime)
 
     def _ids(self, runtime: Any, user_id: str | None, thread_id: str | None) -> tuple[str | None, str | None]:
+        for name, value in (("user_id", user_id), ("thread_id", thread_id)):
+            # an id given names someone: a blank one would write to "user." (no one's namespace), a list to "user.[..]"
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))
+                                      or not str(value).strip()):
+                raise InvalidInput(f"{name} must be a non-empty string or None, got {value!r}")
         user, thread = self._scoper.identify(runtime)
-        return (user_id if user_id is not None else user, thread_id if thread_id is not None else thread)
+        return (str(user_id) if user_id is not None else user, str(thread_id) if thread_id is not None else thread)
 
     def after_agent(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         if self.consolidate_on_end:

@@ -272,6 +272,26 @@ async def test_end_thread_and_compact_refuse_what_is_no_list_of_messages(message
     assert middleware.end_thread(None, thread_id="t", user_id="u")["entries"] == 0
 
 
+@pytest.mark.parametrize("ids, name", [({"user_id": ""}, "user_id"), ({"user_id": " "}, "user_id"),
+                                       ({"user_id": ["ann"]}, "user_id"), ({"thread_id": ""}, "thread_id"),
+                                       ({"thread_id": True}, "thread_id")])
+async def test_end_thread_refuses_ids_that_name_no_one(ids, name):
+    """``end_thread(user_id="")`` promoted the thread's instructions into the namespace ``"user."``, which no
+    ``HippoMemoryMiddleware`` reads (an empty id names no one there), and ``user_id=["ann"]`` into ``"user.['ann']"``;
+    sync and async raise ``InvalidInput`` naming the id, before anything is indexed or promoted."""
+    memory = hippo.Memory(None)
+    middleware = HippoContextMiddleware(memory)
+    messages = [HumanMessage("Please always reply in British English.", id="h"), AIMessage("Noted.", id="a")]
+    given = {"thread_id": "t", "user_id": "ann", **ids}
+    with pytest.raises(InvalidInput, match=f"^{name} must be a non-empty string or None"):
+        middleware.end_thread(messages, **given)
+    with pytest.raises(InvalidInput, match=f"^{name} must be a non-empty string or None"):
+        await middleware.aend_thread(messages, **given)
+    assert memory.namespaces() == []
+    assert middleware.end_thread(messages, thread_id=7, user_id=8)["into"] == "user.8"  # ids as identify reads them
+    assert [n for n in memory.namespaces() if memory.using(n).count()] == ["context.7", "user.8"]
+
+
 def test_compacted_messages_are_the_same_objects_again_and_their_cache_is_bounded(memory, monkeypatch):
     """A message compacted as before is sent as the object sent last time (a stable prompt prefix); the objects kept
     for that are the most recently sent ones, at most ``_COPIES_KEPT`` of them: a long-running server's threads
