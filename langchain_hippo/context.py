@@ -52,10 +52,12 @@ class _ExpandArgs(BaseModel):
 
 
 def _key(message: BaseMessage) -> str:
+    """What identifies ``message`` across calls: its id, else its tool call id and its content (a model may give
+    every call of a tool the same id, turn after turn), else its content."""
     if message.id:
         return f"id:{message.id}"
     if isinstance(message, ToolMessage) and message.tool_call_id:
-        return f"call:{message.tool_call_id}"
+        return f"call:{message.tool_call_id}:{content_key(message.type, message.text)}"
     return content_key(message.type, message.text)
 
 

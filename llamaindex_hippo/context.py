@@ -47,11 +47,16 @@ def _text(message: ChatMessage) -> str:
 
 
 def _key(message: ChatMessage) -> str:
+    """What identifies ``message`` across calls: its id, else its tool call id and its content (a model may give
+    every call of a tool the same id, turn after turn), else its content."""
     extra = message.additional_kwargs or {}
-    for name in ("tool_call_id", "id", "message_id"):
+    for name in ("id", "message_id"):
         if isinstance(extra.get(name), str) and extra[name]:
             return f"{name}:{extra[name]}"
-    return content_key(_role(message), _text(message))
+    content = content_key(_role(message), _text(message))
+    if isinstance(extra.get("tool_call_id"), str) and extra["tool_call_id"]:
+        return f"tool_call_id:{extra['tool_call_id']}:{content}"
+    return content
 
 
 def _context_message(message: ChatMessage) -> ContextMessage:

@@ -334,3 +334,22 @@ def test_what_the_compactor_remembers_of_threads_is_bounded(memory, monkeypatch)
     for t in range(5):  # threads 0-2 were forgotten: the same entry, no second one
         assert mw.compact(history, memory.using(f"context.t{t}"))[2].text == first[t]
         assert len(memory.using(f"context.t{t}").entries()) == 1
+
+
+def test_tool_outputs_without_ids_that_share_a_call_id_keep_their_own_entries(memory):
+    """``compact`` and ``end_thread`` take messages without ids (the agent's state always gives them one). A tool
+    output without an id was known by its tool call id alone, and some models give every call of a tool the same id:
+    the second inventory was sent as the first one's entry and never stored. Each output is its own entry now."""
+    mw = HippoContextMiddleware(memory)
+    outputs = [INVENTORY, INVENTORY.replace("Leipzig", "Dresden").replace("req-77aa01", "req-88bb02")]
+    history = []
+    for text in outputs:
+        history += [HumanMessage("Load the inventory."),
+                    AIMessage("", tool_calls=[{"name": "get_inventory", "id": "call_0", "args": {"warehouse": "x"}}]),
+                    ToolMessage(text, tool_call_id="call_0", name="get_inventory"), AIMessage("Loaded.")]
+    history.append(HumanMessage("Compare them."))
+    view = memory.using("context.same-ids")
+    sent = mw.compact(history, view)
+    ids = [sent[i].text.split("]", 1)[0].split(": ")[1] for i in (2, 6)]
+    assert ids[0] != ids[1] and [view.complete(i).text for i in ids] == outputs
+    assert "warehouse=Dresden" in sent[6].text and len(view.entries()) == 2

@@ -179,3 +179,32 @@ def test_the_turn_clocks_a_block_keeps_are_bounded(memory, monkeypatch):
     assert block.view("k4").entries()[0].turn == clock
     asyncio.run(block.aget([*ask, ChatMessage(role="user", content="And SKU-0042?")], session_id="k4"))
     assert block.view("k4").entries()[0].turn == clock + 1
+
+
+def test_tool_outputs_that_share_a_call_id_keep_their_own_entries(memory):
+    """Some models give every call of a tool the same id, turn after turn. Outputs were known by their tool call id
+    alone, so the second and third weather reports were sent as the first one's entry (Porto's key data for Oslo and
+    Rome) and never stored. Each output is its own entry now, and expands to its own content."""
+    def report(city: str) -> str:
+        return json.dumps({"city": city, "forecast": [{"day": d, "temp": 10 + d % 7, "note": f"{city} day {d}"}
+                                                      for d in range(120)]})
+
+    messages = []
+    for city in ("Porto", "Oslo", "Rome"):
+        messages += [ChatMessage(role="user", content=f"Weather in {city}?"),
+                     ChatMessage(role="tool", content=report(city),
+                                 additional_kwargs={"tool_call_id": "get_weather", "name": "get_weather"}),
+                     ChatMessage(role="assistant", content=f"{city} done.")]
+    messages.append(ChatMessage(role="user", content="Compare them."))
+    sent = compact_chat_history(messages, memory, namespace="context.w")
+    view = memory.using("context.w")
+    for city, i in (("Porto", 1), ("Oslo", 4), ("Rome", 7)):
+        block = str(sent[i].content)
+        assert block.startswith("[context_index: ") and f"city={city}" in block
+        entry_id = block.split("]", 1)[0].split(": ")[1]
+        assert view.complete(entry_id).text == report(city)
+    assert len(view.entries()) == 3
+    again = compact_chat_history(messages, memory, namespace="context.w")
+    assert [str(again[i].content).split("]", 1)[0] for i in (1, 4, 7)] == \
+        [str(sent[i].content).split("]", 1)[0] for i in (1, 4, 7)]  # the same entries again, nothing indexed twice
+    assert len(view.entries()) == 3
