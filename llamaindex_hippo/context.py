@@ -25,8 +25,8 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
-from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_positive_int,
-                                      empty_block)
+from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_non_negative_int,
+                                      check_positive_int, empty_block)
 
 #: how many recent contents a block remembers the strength order of, for ``atruncate``
 _KNOWN_CONTENTS = 64
@@ -205,6 +205,10 @@ class HippoContextMemory(LlamaMemory):
                       index_policies: list | None = None, **kwargs: Any) -> "HippoContextMemory":
         check_memory(hippo_memory, "hippo_memory")
         check_positive_int(keep_recent_turns, "keep_recent_turns")
+        try:  # refused now, not at every aget
+            ContextCompactor(hippo_memory, policies=index_policies)
+        except InvalidInput as exc:
+            raise InvalidInput(f"index_policies: {exc}") from None
         mem = super().from_defaults(**kwargs)
         mem.hippo_memory = hippo_memory
         mem.keep_recent_turns = keep_recent_turns
@@ -230,6 +234,7 @@ def make_expand_tool(memory: Any, *, namespace: str, max_tokens: int = 1500, con
 
     check_memory(memory)
     check_positive_int(max_tokens, "max_tokens")
+    check_non_negative_int(context_lines, "context_lines")  # refused now, not in every answer the model gets
     view = memory.using(namespace)
 
     def memory_expand(entry_id: str, query: str | None = None) -> str:

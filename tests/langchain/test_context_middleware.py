@@ -229,6 +229,8 @@ def test_invalid_arguments(memory):
         HippoContextMiddleware(object())
     with pytest.raises(InvalidInput, match="policies"):
         HippoContextMiddleware(memory, policies=[{"match": {}, "action": {"index": "yes"}}])
+    with pytest.raises(InvalidInput, match="^expand_context_lines must be an int >= 0"):  # it said context_lines
+        HippoContextMiddleware(memory, expand_context_lines=-1)
 
 
 def test_expand_tool_reports_unknown_entries_to_the_model(memory):

@@ -143,6 +143,23 @@ def test_invalid_arguments(memory):
         HippoContextMemory.from_defaults(hippo_memory=None, token_limit=100)
 
 
+def test_arguments_every_later_call_would_refuse_are_refused_when_built(memory):
+    """``make_expand_tool(context_lines=-1)`` was built, then answered every call of the model with
+    ``Error: context_lines must be >= 0``; ``HippoContextMemory.from_defaults(index_policies="x")`` was built, then
+    raised at every ``get``. Both raise ``InvalidInput`` naming the argument when built, and nothing is stored."""
+    with pytest.raises(InvalidInput, match="^context_lines must be an int >= 0, got -1"):
+        make_expand_tool(memory, namespace="context.s", context_lines=-1)
+    for policies in ("x", [{"match": {}, "action": {"index": "yes"}}]):
+        with pytest.raises(InvalidInput, match="^index_policies: policies"):
+            HippoContextMemory.from_defaults(hippo_memory=memory, index_policies=policies, token_limit=100)
+    assert memory.namespaces() == []
+    chat = HippoContextMemory.from_defaults(hippo_memory=memory, token_limit=100, session_id="ok",
+                                            index_policies=[{"match": {"type": "tool_result"},
+                                                             "action": {"index": True}}])
+    chat.put_messages([ChatMessage(role="user", content="hi")])
+    assert [m.content for m in chat.get()] == ["hi"]
+
+
 @pytest.mark.parametrize("messages, name", [(None, "messages"), ("hello", "messages"), (["hello"], r"messages\[0\]")])
 async def test_messages_that_are_no_list_of_chat_messages_raise_invalid_input(messages, name):
     """``HippoContextBlock.aput(None)`` and ``compact_chat_history(None, ...)`` raised ``TypeError``, a list of
