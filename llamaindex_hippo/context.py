@@ -242,6 +242,8 @@ def make_expand_tool(memory: Any, *, namespace: str, max_tokens: int = 1500, con
         lines around the lines that match it; without, the whole content cut to a budget."""
         from hippo import HippoError
 
+        if isinstance(query, str) and not query.strip():
+            query = None  # a model fills an optional argument with "" as often as it leaves it out
         try:
             return view.complete(entry_id.strip(), query, max_tokens=max_tokens, context_lines=context_lines).text
         except HippoError as exc:

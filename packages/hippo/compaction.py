@@ -334,9 +334,12 @@ class ContextCompactor:
     # -- expanding ------------------------------------------------------------------------------------------
     def expand(self, namespace: str, entry_id: str, query: str | None = None, *, max_tokens: int = 1500) -> str:
         """Pattern completion (seed 004 §7): the stored content behind ``entry_id``, or with ``query`` the
-        numbered lines around the lines that match it, within ``max_tokens``."""
+        numbered lines around the lines that match it, within ``max_tokens``. A blank ``query`` is no query: a model
+        fills an optional argument with ``""`` as often as it leaves it out."""
         if not isinstance(entry_id, str):
             raise InvalidInput(f"entry_id must be a str, got {type(entry_id).__name__}")
+        if isinstance(query, str) and not query.strip():
+            query = None
         got = self.memory.using(namespace).complete(entry_id.strip(), query, max_tokens=max_tokens,
                                                     context_lines=self.context_lines)
         return got.text

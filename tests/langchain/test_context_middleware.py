@@ -355,3 +355,17 @@ def test_tool_outputs_without_ids_that_share_a_call_id_keep_their_own_entries(me
     ids = [sent[i].text.split("]", 1)[0].split(": ")[1] for i in (2, 6)]
     assert ids[0] != ids[1] and [view.complete(i).text for i in ids] == outputs
     assert "warehouse=Dresden" in sent[6].text and len(view.entries()) == 2
+
+
+def test_a_blank_expand_query_reads_the_whole_content(memory):
+    """A model fills an optional argument with ``""`` as often as it leaves it out; ``memory_expand(entry_id,
+    query="")`` answered ``query must not be empty`` and cost the agent a round trip. A blank query is no query."""
+    mw = HippoContextMiddleware(memory)
+    entry = memory.using("context.default").index_entry(INVENTORY)
+    (expand,) = mw.tools
+    whole = expand.invoke({"entry_id": entry.id})
+    assert whole.startswith(INVENTORY[:200])
+    for blank in ("", "  \n"):
+        assert expand.invoke({"entry_id": entry.id, "query": blank}) == whole
+    assert asyncio.run(expand.ainvoke({"entry_id": entry.id, "query": ""})) == whole
+    assert expand.invoke({"entry_id": entry.id, "query": "SKU-0042"}).startswith("L")

@@ -225,3 +225,14 @@ def test_tool_outputs_that_share_a_call_id_keep_their_own_entries(memory):
     assert [str(again[i].content).split("]", 1)[0] for i in (1, 4, 7)] == \
         [str(sent[i].content).split("]", 1)[0] for i in (1, 4, 7)]  # the same entries again, nothing indexed twice
     assert len(view.entries()) == 3
+
+
+def test_a_blank_expand_query_reads_the_whole_content(memory):
+    """``memory_expand(entry_id, query="")``, as a model fills an optional argument, answered ``Error: query must not
+    be empty``; a blank query is no query."""
+    entry = memory.using("context.s9").index_entry(INVENTORY)
+    tool = make_expand_tool(memory, namespace="context.s9")
+    whole = tool.call(entry_id=entry.id).content
+    assert whole.startswith(INVENTORY[:200])
+    assert tool.call(entry_id=entry.id, query="").content == whole
+    assert asyncio.run(tool.acall(entry_id=entry.id, query=" ")).content == whole
