@@ -50,14 +50,6 @@ def check_filter(value: Any, name: str = "filter") -> dict[str, Any] | None:
     return value
 
 
-def check_query(value: Any, name: str = "query") -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInput(f"{name} must not be empty or whitespace")
-    return value
-
-
 def check_namespace(value: Any, name: str = "namespace") -> str | None:
     if value is None:
         return None

@@ -17,8 +17,8 @@ from langchain_hippo._common import (
     check_memory,
     check_namespace,
     check_positive_int,
-    check_query,
     item_metadata,
+    query_text,
     raise_invalid_from_validation,
     unit_metadata,
 )
@@ -41,7 +41,8 @@ class HippoRetriever(BaseRetriever):
     ``k`` does not apply there; the budget does.
 
     ``k``, ``budget_tokens``, ``filter`` and ``mode`` are fields and can be overridden per call:
-    ``retriever.invoke("query", k=3, filter={"speaker": "Ann"})``.
+    ``retriever.invoke("query", k=3, filter={"speaker": "Ann"})``. The query is any text, asked as hippo can take it
+    (``hippo.storable``); one with nothing left to ask finds nothing.
 
     Example:
         >>> retriever = HippoRetriever(memory=hippo.Memory(None), k=4)
@@ -84,19 +85,22 @@ class HippoRetriever(BaseRetriever):
         if mode not in _MODES:
             raise InvalidInput(f"mode must be one of {_MODES}, got {mode!r}")
 
-    def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[int, int | None, dict | None, str]:
+    def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[str, int, int | None, dict | None, str]:
+        """The question as hippo can ask it (:func:`query_text`: any text, as the reference retrievers take it; blank
+        when nothing is left to ask) and the call's arguments."""
         kwargs.pop("verbose", None)  # BaseRetriever.invoke reads it but leaves it in the kwargs
         unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode"}
         if unknown:
             raise InvalidInput(f"unexpected keyword argument(s) {sorted(unknown)}; "
                                "expected k, budget_tokens, filter or mode")
-        check_query(query)
+        if not isinstance(query, str):
+            raise InvalidInput(f"query must be a string, got {type(query).__name__}")
         k = kwargs.get("k", self.k)
         budget = kwargs.get("budget_tokens", self.budget_tokens)
         flt = kwargs.get("filter", self.filter)
         mode = kwargs.get("mode", self.mode)
         self._check(k, budget, flt, mode)
-        return k, budget, flt, mode
+        return query_text(query), k, budget, flt, mode
 
     def _target(self) -> Any:
         return self.memory.using(self.namespace) if self.namespace is not None else self.memory
@@ -133,7 +137,9 @@ class HippoRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        k, budget, flt, mode = self._resolve(query, kwargs)
+        query, k, budget, flt, mode = self._resolve(query, kwargs)
+        if not query.strip():
+            return []  # nothing asked (a blank query, as a model may send it): nothing found, and the agent goes on
         target = self._target()
         if mode == "recall":
             recall = target.recall(query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS, filter=flt)
@@ -143,7 +149,9 @@ class HippoRetriever(BaseRetriever):
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        k, budget, flt, mode = self._resolve(query, kwargs)
+        query, k, budget, flt, mode = self._resolve(query, kwargs)
+        if not query.strip():
+            return []
         target = self._target()
         if mode == "recall":
             recall = await acall(target, "recall", query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS,

@@ -10,7 +10,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import HippoError, InvalidInput, LLMError, fitting_units, jsonable
+from hippo import MAX_QUERY_CHARS, HippoError, InvalidInput, LLMError, fitting_units, jsonable, storable
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -284,8 +284,16 @@ class HippoRetriever(BaseRetriever):
         self._check_query(str_or_query_bundle)
         return await super().aretrieve(str_or_query_bundle)
 
+    @staticmethod
+    def _asked(query_bundle: QueryBundle) -> str:
+        """``query_str`` as hippo can ask it (:func:`hippo.storable`, the end of an over-long paste): any text, as
+        LlamaIndex's retrievers take it; blank when nothing is left to ask."""
+        return storable(query_bundle.query_str or "", -MAX_QUERY_CHARS)
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        query = query_bundle.query_str
+        query = self._asked(query_bundle)
+        if not query.strip():
+            return []  # nothing asked (a blank query, as a model may send it): nothing found
         vector = self._query_embedding(query_bundle)
         if self.mode == "recall":
             return self._from_recall(self._target.recall(
@@ -295,7 +303,9 @@ class HippoRetriever(BaseRetriever):
                                                    query_embedding=vector))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        query = query_bundle.query_str
+        query = self._asked(query_bundle)
+        if not query.strip():
+            return []
         vector = await self._aquery_embedding(query_bundle)
         if self.mode == "recall":
             recall = await acall(self._target, "recall", query,

@@ -140,9 +140,35 @@ def test_bad_call_arguments(seeded, kwargs, name):
         HippoRetriever(memory=seeded).invoke("beagle", **kwargs)
 
 
-def test_empty_query_is_rejected(seeded):
-    with pytest.raises(hippo.InvalidInput, match="query"):
-        HippoRetriever(memory=seeded).invoke("   ")
+@pytest.mark.parametrize("mode", ["search", "recall"])
+async def test_any_text_is_a_query_as_for_the_reference_retrievers(memory, mode):
+    """A vector store's retriever takes any string; hippo's raised ``InvalidInput`` for a blank query, a pasted
+    escape code, a lone surrogate or a paste past hippo's question length, and a model sending ``query=""`` to
+    ``create_retriever_tool`` stopped the whole agent. Text is asked as hippo can ask it (``hippo.storable``, the end
+    of an over-long paste); nothing left to ask finds nothing. A query that is no string still raises."""
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import create_retriever_tool
+
+    from .conftest import recording_model
+
+    memory.add("Biscuit eats salmon pate, nothing else.", speaker="Mia")
+    memory.add("We moved to Porto in April.", speaker="Mia")
+    retriever = HippoRetriever(memory=memory, mode=mode, k=1)
+    asked = retriever.invoke("salmon")
+    assert [d.page_content for d in asked] == ["Biscuit eats salmon pate, nothing else."]
+    for query in ("salmon\x1b[0m", "\ud800 salmon", "." * 150_000 + " salmon"):
+        assert [d.page_content for d in retriever.invoke(query)] == [asked[0].page_content], query[:10]
+        assert [d.page_content for d in await retriever.ainvoke(query)] == [asked[0].page_content]
+    for query in ("", "   ", "\x00\x07"):
+        assert retriever.invoke(query) == [] and await retriever.ainvoke(query) == []
+    with pytest.raises(hippo.InvalidInput, match="^query must be a string"):
+        retriever.invoke(None)
+    model = recording_model([AIMessage("", tool_calls=[{"name": "recall", "id": "c1", "args": {"query": ""}}]),
+                             AIMessage("Nothing found.")])
+    agent = create_agent(model, tools=[create_retriever_tool(retriever, "recall", "Search the memory.")])
+    out = agent.invoke({"messages": [{"role": "user", "content": "what does Biscuit eat?"}]})
+    assert [m.type for m in out["messages"]] == ["human", "ai", "tool", "ai"]
 
 
 def test_recall_mode_counts_the_copies_a_document_stands_for(memory):

@@ -49,6 +49,23 @@ async def test_a_query_that_is_no_string_or_bundle_raises_invalid_input(seeded, 
         await retriever.aretrieve(query)
 
 
+@pytest.mark.parametrize("mode", ["search", "recall"])
+async def test_any_text_is_a_query_as_for_llamaindex_retrievers(memory, mode):
+    """LlamaIndex's retrievers take any ``query_str``; hippo's raised ``InvalidInput`` for a blank one, a pasted
+    escape code, a lone surrogate or a paste past hippo's question length (a ``FunctionAgent``'s retriever tool
+    answered the model with the error). Text is asked as hippo can ask it; nothing left to ask finds nothing."""
+    memory.add("Biscuit eats salmon pate, nothing else.", speaker="Mia")
+    memory.add("We moved to Porto in April.", speaker="Mia")
+    retriever = HippoRetriever(memory, mode=mode, similarity_top_k=1)
+    asked = [n.node.get_content() for n in retriever.retrieve("salmon")]
+    assert asked == ["Biscuit eats salmon pate, nothing else."]
+    for query in ("salmon\x1b[0m", "\ud800 salmon", "." * 150_000 + " salmon", QueryBundle("salmon\x00")):
+        assert [n.node.get_content() for n in retriever.retrieve(query)] == asked
+        assert [n.node.get_content() for n in await retriever.aretrieve(query)] == asked
+    for query in ("", "   ", "\x00\x07", QueryBundle("")):
+        assert retriever.retrieve(query) == [] and await retriever.aretrieve(query) == []
+
+
 def test_budget_bounds_search_results_from_the_first(memory):
     memory.add("the cat " * 500)  # 1001 tokens
     assert HippoRetriever(memory, budget_tokens=5).retrieve("cat") == []
