@@ -251,9 +251,14 @@ class HippoContextMiddleware(AgentMiddleware):
             messages = check_messages(messages)
         user, thread = self._ids(runtime, user_id, thread_id)
         view = self.memory.using(self.working_namespace(user, thread))
+        into = self.long_term_namespace(user, thread)
+        try:  # refused before anything is indexed: a call that raises stores nothing
+            self.memory.using(into)
+        except InvalidInput as exc:
+            raise InvalidInput(f"user_id {user[:60]!r} names no namespace hippo can hold: {exc}") from None
         if messages:
             self.compact(list(messages), view, index_recent=True)
-        return view.consolidate_entries("deep", into=self.long_term_namespace(user, thread))
+        return view.consolidate_entries("deep", into=into)
 
     async def aend_thread(self, messages: list[AnyMessage] | None = None, *, thread_id: str | None = None,
                           user_id: str | None = None, runtime: Any = None) -> dict[str, Any]:

@@ -294,6 +294,18 @@ async def test_end_thread_refuses_ids_that_name_no_one(ids, name):
     assert [n for n in memory.namespaces() if memory.using(n).count()] == ["context.7", "user.8"]
 
 
+def test_end_thread_that_raises_has_stored_nothing(memory):
+    """``end_thread`` indexed the thread's messages first and only then found that the user's long-term namespace
+    could not be named (a user id of 600 characters): it raised ``InvalidInput`` naming ``into``, an argument the
+    caller never gave, with the thread's instruction stored. It refuses the id, by name, before anything is written."""
+    middleware = HippoContextMiddleware(memory)
+    messages = [HumanMessage("Please always reply in British English.", id="h"), AIMessage("Noted.", id="a")]
+    with pytest.raises(InvalidInput, match="^user_id 'uuu.* names no namespace hippo can hold"):
+        middleware.end_thread(messages, thread_id="t", user_id="u" * 600)
+    assert all(memory.using(n).count() == 0 for n in memory.namespaces())
+    assert middleware.end_thread(messages, thread_id="t", user_id="u" * 60)["into"] == "user." + "u" * 60
+
+
 def test_compacted_messages_are_the_same_objects_again_and_their_cache_is_bounded(memory, monkeypatch):
     """A message compacted as before is sent as the object sent last time (a stable prompt prefix); the objects kept
     for that are the most recently sent ones, at most ``_COPIES_KEPT`` of them: a long-running server's threads
