@@ -221,8 +221,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
         for message in turn:
             if is_notification(message):
                 continue  # not the user's words (a summary of turns stored already, a task's update)
-            if isinstance(message, HumanMessage):
-                role, speaker = "user", user or "user"
+            if isinstance(message, HumanMessage):  # a message's own name says who wrote it (a group chat)
+                named = index_text(message.name, 1000) if isinstance(message.name, str) else ""  # a speaker's limit
+                role, speaker = "user", named.strip() or user or "user"
             elif isinstance(message, AIMessage):
                 role, speaker = "assistant", "assistant"
             elif isinstance(message, ToolMessage) and self.store_tool_results:

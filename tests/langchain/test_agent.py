@@ -280,3 +280,24 @@ async def test_turns_of_an_agent_with_a_structured_response_are_stored(memory, s
     stored = [(m.role, m.text) for m in memory.using("user.ann").list()]
     ack = [("tool", "Returning structured response: text='reply 0'")] if store_tool_results else []
     assert stored == [("user", "I live in Lisbon now."), *ack, ("user", "My cat is called Miso.")]
+
+
+def test_a_named_human_message_is_stored_as_its_writer_s_words(memory):
+    """In a group chat each ``HumanMessage`` carries its writer's ``name``; the middleware stored every one as the
+    user id's (``team-7: I'm allergic to peanuts.``), so recall could not say who is allergic. A named message is its
+    writer's, as ``HippoChatMessageHistory`` stores it; an unnamed one stays the user's."""
+    from langchain_hippo import HippoChatMessageHistory
+
+    model = recording_model([AIMessage("Noted."), AIMessage("Bob is.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)], checkpointer=InMemorySaver())
+    cfg = {"configurable": {"user_id": "team-7", "thread_id": "t1"}}
+    said = [HumanMessage("I'm allergic to peanuts.", name="Bob"), HumanMessage("And I'm vegan.", name="Carol"),
+            HumanMessage("Book a table for us.")]
+    agent.invoke({"messages": said}, cfg)
+    reference = HippoChatMessageHistory(hippo.Memory(None), session_id="s")
+    reference.add_messages(said)
+    expected = [(m.speaker, m.text) for m in reference._target.list()]
+    assert [(m.speaker, m.text) for m in memory.using("user.team-7").list()][:3] == \
+        [(s if s != "user" else "team-7", t) for s, t in expected]
+    agent.invoke({"messages": [HumanMessage("Who is allergic to peanuts?", name="Carol")]}, cfg)
+    assert "Bob: I'm allergic to peanuts." in _system_text(model.calls[-1])
