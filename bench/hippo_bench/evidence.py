@@ -105,10 +105,17 @@ def _beam_when(s: str) -> datetime | None:
 
 def load_beam(root: str | os.PathLike) -> list[Conversation]:
     """BEAM conversations: ``<root>/<n>/chat.json`` and ``probing_questions/probing_questions.json`` (or
-    ``<root>/chats/<split>/<n>/...``), numbered by ``n``. A message's time is the latest ``time_anchor`` seen."""
+    ``<root>/chats/<split>/<n>/...``, the layout of the released splits: ``root`` may name the split's folder, or the
+    root when it holds one split), numbered by ``n``. A message's time is the latest ``time_anchor`` seen."""
     base = Path(root)
     if not base.is_dir():
         raise FileNotFoundError(f"BEAM data directory {str(root)!r} does not exist")
+    if (base / "chats").is_dir() and not any(d.isdigit() for d in os.listdir(base)):
+        splits = sorted(d.name for d in (base / "chats").iterdir() if d.is_dir())
+        if len(splits) != 1:  # which length of chat to measure is the caller's choice
+            raise SystemExit(f"{str(root)!r} holds the splits {splits} under chats/: pass one of them as --data "
+                             f"(e.g. --data {base / 'chats' / (splits[0] if splits else '100K')})")
+        base = base / "chats" / splits[0]
     convs = []
     for n in sorted((d for d in os.listdir(base) if d.isdigit()), key=int):
         chat = base / n / "chat.json"

@@ -90,6 +90,20 @@ def test_beam_loader_and_halves(tmp_path):
         evidence.select(convs, "first")
 
 
+def test_beam_loader_reads_the_released_layout(tmp_path):
+    """chats/<split>/<n>/ as the released splits lay it out: the split's folder, or the root holding one split."""
+    flat = _beam_dir(tmp_path / "flat", 2)
+    root = tmp_path / "released"
+    (root / "chats").mkdir(parents=True)
+    flat.rename(root / "chats" / "500K")
+    want = [(c.number, [m.text for m in c.messages], c.questions) for c in evidence.load_beam(root / "chats" / "500K")]
+    assert [c.number for c in evidence.load_beam(root / "chats" / "500K")] == [1, 2]
+    assert [(c.number, [m.text for m in c.messages], c.questions) for c in evidence.load_beam(root)] == want
+    (root / "chats" / "1M").mkdir()
+    with pytest.raises(SystemExit, match="1M"):  # two splits: the caller chooses
+        evidence.load_beam(root)
+
+
 def test_locomo_loader_follows_the_reference_scorer(tmp_path):
     convs = evidence.load_locomo(_locomo_file(tmp_path))
     c = convs[0]
