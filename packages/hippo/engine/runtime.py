@@ -11,7 +11,9 @@ follower of it is rebuilt in the background."""
 from __future__ import annotations
 
 import logging
+import os
 import threading
+import weakref
 from collections import OrderedDict
 from typing import Any
 
@@ -57,10 +59,35 @@ class Runtime:
         # namespaces past the bound that were in use when it was passed: unloaded by the call that used them last
         self._wanted: set[NamespaceState] = set()
         self._serials: dict[str, SerialWorker] = {}
+        self._closed_why = "this Memory is closed"
+        _RUNTIMES.add(self)
 
     def live(self) -> None:
         if self.closed:
-            raise ClosedError("this Memory is closed")
+            raise ClosedError(self._closed_why)
+
+    def after_fork(self) -> None:
+        """In a child process just forked (``multiprocessing``'s fork start method, gunicorn ``--preload``): the
+        store reopens itself on a connection of the child's own (:meth:`Store.after_fork`) and every process-local
+        structure starts empty, as in a process that opened the store itself. What the parent held is not the
+        child's to use: its background rebuilds did not cross the fork (their threads exist only in the parent),
+        a lock another thread held at that moment would never be released, and the reinforcements the parent has
+        not saved yet are the parent's to save (saved by both, they would count twice). Each namespace is loaded
+        again on its first use from the snapshots and the change feed; a store that cannot reopen itself (a
+        private in-memory database, which the fork copied) keeps it all."""
+        try:
+            if not self.store.after_fork():
+                return
+        except HippoError as exc:
+            self.closed = True
+            self._closed_why = f"this Memory could not reopen its store after the process forked: {exc}"
+        self.lock = RWLock()
+        self._states = OrderedDict()
+        self._states_lock = threading.Lock()
+        self._pins = {}
+        self._local = _Call()
+        self._wanted = set()
+        self._serials = {}
 
     def state(self, namespace: str) -> NamespaceState:
         """The namespace's state object (created empty on first use; :meth:`NamespaceState.current` fills it). Inside
@@ -182,3 +209,18 @@ class Runtime:
                         pass  # the tail stays in its rows; nothing is lost
             self.store.close()
             self.closed = True
+        _RUNTIMES.discard(self)
+
+
+# Every open runtime, for the fork handler (weakly: a Memory dropped without close() is not kept alive by this).
+_RUNTIMES: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for rt in list(_RUNTIMES):
+        if not rt.closed:
+            rt.after_fork()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)

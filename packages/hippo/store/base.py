@@ -225,6 +225,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def after_fork(self) -> bool:
+        """Called in a child process right after ``os.fork()``, before anything else runs there: reopen the store
+        on connections of the child's own (a connection or pool is never shared by two processes). True when it
+        did, and the child's handle then starts as if it opened the store itself; False (the default) when the store
+        cannot, and the child must open its own. Raises :class:`StoreError` when reopening failed."""
+        return False
+
     def scrub(self) -> bool:
         """Make content removed by committed deletions unrecoverable from the store's files now (a store that keeps
         no older copies has nothing to do). False when it could not yet, and will at a later write."""

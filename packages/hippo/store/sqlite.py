@@ -108,6 +108,10 @@ _SCHEMA = [
     _CHANGES_TABLE,
 ]
 
+# Connections a forked child inherited from its parent (:meth:`SQLiteStore.after_fork`): never used or closed in the
+# child, whose copy of SQLite's per-process lock bookkeeping describes the parent's locks, not its own.
+_INHERITED: list[sqlite3.Connection] = []
+
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
 # Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
@@ -212,6 +216,7 @@ class SQLiteStore(Store):
     def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0, read_only: bool = False,
                  synchronous: str = "NORMAL", codec: ChunkCodec | None = None) -> None:
         self.path = None if path is None else check_path(path)
+        self._file = None if self.path is None else os.path.abspath(self.path)  # the file, whatever the cwd later
         self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self.read_only = bool(read_only)
         if synchronous not in SYNCHRONOUS:
@@ -263,6 +268,40 @@ class SQLiteStore(Store):
             raise
         except OSError as exc:  # missing directory, permission denied, read-only file system
             raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
+
+    def after_fork(self) -> bool:
+        """In a forked child: a connection of its own to the same file (SQLite's connections must not cross a
+        fork; the parent's one, and what it was doing when the process forked, stay the parent's). A private
+        in-memory database is copied by the fork, so the child keeps it (False). A file removed since it was
+        opened is not created again: :class:`StoreError` (or ``NotFound`` read-only)."""
+        if self.path is None:
+            self._lock = threading.RLock()
+            return False
+        self._lock = threading.RLock()
+        _INHERITED.append(self._db)
+        what = f"reopening store {self.path!r} in a forked process"
+        timeout = self._busy_ms / 1000
+        db = None
+        try:
+            if self.read_only:
+                db = self._connect_read_only(timeout)
+            else:
+                db = sqlite3.connect("file:" + urllib.parse.quote(self._file) + "?mode=rw", uri=True, timeout=timeout,
+                                     check_same_thread=False, isolation_level=None)
+                db.execute(f"PRAGMA synchronous={self.synchronous}")
+            db.execute("PRAGMA foreign_keys=ON")
+            db.execute("PRAGMA secure_delete=ON")
+            db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        except (sqlite3.Error, HippoError) as exc:
+            if db is not None:
+                db.close()
+            self._db = sqlite3.connect(":memory:", check_same_thread=False)
+            self._db.close()  # every later use raises ClosedError, never reaches the parent's connection
+            if isinstance(exc, HippoError):
+                raise
+            raise _translate(exc, what) from exc
+        self._db = db
+        return True
 
     def _refuse_damaged_wal(self) -> None:
         """Refuse to open a store whose write-ahead log SQLite would silently cut short (see ``hippo.store.wal``)."""

@@ -1,0 +1,133 @@
+"""A Memory opened before ``os.fork()`` (``multiprocessing``'s fork start method, gunicorn ``--preload``).
+
+The child uses the handle it inherited as if it had opened the store itself: its own connection, nothing of the
+parent's background work, locks or unsaved state. Each child runs under a deadline only so that a hang fails the
+test instead of stalling the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+
+import pytest
+
+from hippo import ClosedError, Memory
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+_DEADLINE_S = 60.0
+
+
+def _in_child(work) -> dict:
+    """Run ``work()`` in a forked child; its JSON-able result, or ``{"error": ...}``; ``{"hung": True}`` when the
+    child has not finished by the deadline (it is then killed)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
+        os.close(r)
+        try:
+            out = {"result": work()}
+        except BaseException as exc:  # noqa: BLE001
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    deadline = time.monotonic() + _DEADLINE_S
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        os.close(r)
+        return {"hung": True}
+    with os.fdopen(r, "rb") as f:
+        return json.loads(f.read() or b'{"error": "no result"}')
+
+
+def _child_work(mem: Memory) -> list:
+    mem.add("the child process bought a blue kayak")
+    out = [mem.count(), [h.text for h in mem.search("blue kayak", k=1)], len(mem.contradictions())]
+    mem.consolidate()
+    mem.close()
+    return out
+
+
+@pytest.fixture()
+def opened(tmp_path):
+    path = tmp_path / "forked.db"
+    with Memory(path) as mem:
+        mem.add_many([{"text": f"note {i}: the parent keeps a red bicycle"} for i in range(30)])
+    mem = Memory(path)
+    assert mem.count() == 30
+    yield mem
+    mem.close()
+
+
+def test_a_child_uses_the_inherited_handle_while_a_rebuild_ran_in_the_parent(opened) -> None:
+    """A background rebuild running in the parent at the fork has no thread in the child: waiting for it there
+    (contradictions, consolidate, close) hung forever."""
+    mem = opened
+    state = mem.engine.state()
+    release = threading.Event()
+    state._start("truth", lambda warm: release.wait())  # a rebuild in progress at the fork
+    try:
+        got = _in_child(lambda: _child_work(mem))
+    finally:
+        release.set()
+    assert got == {"result": [31, ["the child process bought a blue kayak"], 0]}
+    assert mem.count() == 31  # the parent sees the child's write without reopening
+    assert mem.search("blue kayak", k=1)[0].text == "the child process bought a blue kayak"
+
+
+def test_a_child_uses_the_inherited_handle_while_a_parent_thread_held_its_lock(opened) -> None:
+    """A lock another thread of the parent held at the fork is never released in the child: its first write
+    waited forever."""
+    mem = opened
+    held, release = threading.Event(), threading.Event()
+
+    def reader() -> None:
+        with mem.engine.rt.lock.read():
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    held.wait()
+    try:
+        got = _in_child(lambda: _child_work(mem))
+    finally:
+        release.set()
+        t.join()
+    assert got == {"result": [31, ["the child process bought a blue kayak"], 0]}
+    assert mem.count() == 31
+
+
+def test_a_child_whose_store_file_is_gone_gets_a_closed_handle_not_the_parents_connection(tmp_path) -> None:
+    path = tmp_path / "gone.db"
+    mem = Memory(path)
+    mem.add("kept by the parent")
+    moved = tmp_path / "moved.db"
+    os.rename(path, moved)
+    for side in ("-wal", "-shm"):
+        if os.path.exists(str(path) + side):
+            os.rename(str(path) + side, str(moved) + side)
+
+    def work():
+        try:
+            mem.add("written by the child")
+        except ClosedError as exc:
+            return str(exc)
+        return "no error"
+
+    got = _in_child(work)
+    assert "could not reopen its store after the process forked" in got["result"], got
+    assert not path.exists()  # the child created no empty store in its place
+    mem.close()
+    with Memory(moved) as again:
+        assert [it.text for it in again.list()] == ["kept by the parent"]
