@@ -925,3 +925,47 @@ def test_every_public_call_raises_only_hippo_errors(tmp_path) -> None:
         mem.close()
     assert calls > 1000
     assert not escaped, "\n".join(f"{k}: {v}" for k, v in sorted(escaped.items()))
+
+
+
+# A damaged index of the messages (namespace, seq), as a flipped bit in one of its pages leaves it while the table
+# still holds every row right: its pages are swapped with those of another index over the messages, which every
+# REINDEX rebuilds too. "lost": it holds only the first 100 messages; "reordered": it holds them in reverse.
+_DAMAGED_INDEX = {"lost": "CREATE INDEX part ON messages(namespace, seq) WHERE seq < 100",
+                  "reordered": "CREATE INDEX part ON messages(namespace, 299 - seq)"}
+
+
+def _damage_index_of_messages(path, how: str) -> None:
+    db = sqlite3.connect(path)
+    db.execute(_DAMAGED_INDEX[how])
+    roots = dict(db.execute("SELECT name, rootpage FROM sqlite_master WHERE name IN"
+                            " ('part', 'sqlite_autoindex_messages_1')").fetchall())
+    db.execute("PRAGMA writable_schema=ON")
+    for name, other in (("part", "sqlite_autoindex_messages_1"), ("sqlite_autoindex_messages_1", "part")):
+        db.execute("UPDATE sqlite_master SET rootpage = ? WHERE name = ?", (roots[other], name))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("how", sorted(_DAMAGED_INDEX))
+def test_a_damaged_index_of_messages_is_corrupt_data_not_a_wrong_list(tmp_path, how) -> None:
+    """list, export and clear read the messages in order through SQLite's index of them, which SQLite walks
+    without checking: with two thirds of its entries lost, list and export answered 100 of 300 messages as if
+    they were all; with its order damaged, they answered the messages out of order."""
+    path = tmp_path / "index.db"
+    texts = [f"note {i} about the garden" for i in range(300)]
+    with Memory(path) as mem:
+        mem.add_many([{"text": t} for t in texts])
+    _damage_index_of_messages(path, how)
+    with Memory(path) as mem:
+        assert mem.count() == 300
+        for call in (mem.list, lambda: mem.export(tmp_path / "out.jsonl"), mem.clear):
+            with pytest.raises(CorruptData, match="index of messages is damaged"):
+                call()
+        assert not (tmp_path / "out.jsonl").exists()
+        assert mem.count() == 300  # clear deleted nothing
+        assert not mem.check()["ok"]
+        assert mem.check(repair=True)["ok"]
+        assert [it.text for it in mem.list()] == texts
+        assert mem.export(tmp_path / "out.jsonl") == 300
+

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from hippo.base.errors import HippoError, NotFound
+from hippo.base.errors import CorruptData, HippoError, NotFound
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.engine import gate as gate_mod
 from hippo.engine import maintenance
@@ -69,6 +69,32 @@ def _after_the_latest(state: NamespaceState, prepared: list[NewMessage]) -> None
         if last is not None and not p.created_at > last:
             p.created_at = round(last + 1e-6, 6)
         last = p.created_at
+
+
+def stored_rows(state: NamespaceState, store: Any) -> Iterator[MessageRow]:
+    """The namespace's stored rows in seq order (:meth:`Store.scan`), checked against the co-index once read to the
+    end (caller holds the read lock, so no thread of this process applies a change meanwhile). When the store has
+    not changed since the state caught up with it and the scan still left out messages the co-index holds, the
+    store's own index of the messages is damaged: SQLite walks it without noticing, and a list, an export or a
+    forget of everything would answer for part of the namespace as if it were all of it. The same damage can also
+    misplace a message: read in another order than the co-index holds them (which is their order)."""
+    row_of = state.index.row_of
+    found = 0
+    last = -1
+    for r in store.scan(state.name):
+        pos = row_of.get(r.id)
+        if pos is not None:
+            if pos <= last:
+                raise CorruptData(f"namespace {state.name!r}: message {r.id} was read out of its order: the store's "
+                                  "index of messages is damaged; `hippo check --repair` rebuilds it")
+            last = pos
+            found += 1
+        yield r
+    missing = len(state.index) - found
+    if missing > 0 and store.state(state.name) == state.seen:
+        raise CorruptData(f"namespace {state.name!r}: reading its messages in order left out {missing} of "
+                          f"{len(state.index)}: the store's index of messages is damaged; `hippo check --repair` "
+                          "rebuilds it")
 
 
 class Namespace:
@@ -226,8 +252,10 @@ class Namespace:
         """Delete every message that matches ``pred`` (every message when None). The matches are judged again in
         the deleting transaction: a message another process changed after the scan so that it no longer matches
         (its metadata updated) stays."""
-        self.rt.live()
-        return self.delete([r.id for r in self.rt.store.scan(self.name) if pred is None or pred(r)], pred)
+        state = self.state()
+        with self.rt.lock.read():
+            ids = [r.id for r in stored_rows(state, self.rt.store) if pred is None or pred(r)]
+        return self.delete(ids, pred)
 
     def flush(self) -> None:
         self.state()
@@ -254,7 +282,7 @@ class Namespace:
         skipped = 0
         with self.rt.lock.read():
             idx = state.index
-            for r in self.rt.store.scan(self.name):
+            for r in stored_rows(state, self.rt.store):
                 if pred is not None and not pred(r):
                     continue
                 if skipped < offset:
@@ -315,7 +343,7 @@ class Namespace:
         with self.rt.lock.read():
             idx = state.index
             batch: list[tuple[Any, int]] = []
-            for r in self.rt.store.scan(self.name):
+            for r in stored_rows(state, self.rt.store):
                 pos = idx.row_of.get(r.id)
                 if pos is not None:
                     batch.append((r, pos))
