@@ -969,3 +969,36 @@ def test_a_damaged_index_of_messages_is_corrupt_data_not_a_wrong_list(tmp_path, 
         assert [it.text for it in mem.list()] == texts
         assert mem.export(tmp_path / "out.jsonl") == 300
 
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_path_that_is_a_named_pipe_is_invalid_input_not_a_hang(tmp_path, read_only) -> None:
+    """Opening a FIFO read-only blocked in open(2) until some other process wrote to it; writable, SQLite answered
+    "disk I/O error"."""
+    import threading
+
+    fifo = tmp_path / "pipe.db"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.db"
+    link.symlink_to(fifo)
+    for path in (fifo, link):
+        got: list = []
+
+        def open_it(path=path) -> None:
+            try:
+                Memory(path, read_only=read_only).close()
+                got.append(None)
+            except BaseException as exc:  # noqa: BLE001 - judged below
+                got.append(exc)
+
+        t = threading.Thread(target=open_it, daemon=True)
+        t.start()
+        t.join(30)
+        if t.is_alive():  # release the blocked open so the run goes on, then fail
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+            t.join(30)
+            pytest.fail(f"opening {path.name} hung")
+        assert isinstance(got[0], InvalidInput), got
+        assert "named pipe" in str(got[0]) and str(path) in str(got[0])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.db", "pipe.db"]  # nothing created beside it

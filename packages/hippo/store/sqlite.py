@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import threading
 import time
 import urllib.parse
@@ -181,6 +182,21 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
     return StoreError(f"{what}: {exc}")
 
 
+def _not_a_file(path: str) -> str | None:
+    """What ``path`` (through symbolic links) is when it exists and is no regular file: SQLite would block opening
+    a named pipe read-only until a writer came, and answer "disk I/O error" on a device, beside which it creates a
+    journal with the device's permissions."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # missing (created by the open) or not reachable (the open says why)
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((what for test, what in kinds if test(mode)), "not a regular file")
+
+
 def check_path(path: Any, name: str = "path") -> str:
     """A file-system path as ``str``, refusing what no file system accepts (a NUL byte, a lone surrogate)."""
     try:
@@ -233,8 +249,9 @@ class SQLiteStore(Store):
                     raise InvalidInput("read_only needs the path of an existing store (path is None)")
                 self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
             else:
-                if os.path.isdir(self.path):
-                    raise InvalidInput(f"path {self.path!r} is a directory, expected a store file")
+                kind = _not_a_file(self.path)
+                if kind is not None:
+                    raise InvalidInput(f"path {self.path!r} is {kind}, expected a store file")
                 self._refuse_damaged_wal()
                 if self.read_only:
                     self._db = self._connect_read_only(busy_timeout_s)
