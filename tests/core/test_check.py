@@ -407,3 +407,17 @@ def test_random_damage_is_caught_by_check_or_by_reads(tmp_path) -> None:
                 continue
             assert texts == TEXTS + [f"beta {k} gardening" for k in range(5)], (table, col)
             assert report["ok"], report["damaged"]
+
+
+def test_a_namespace_column_that_is_not_text_is_reported_not_raised(tmp_path) -> None:
+    path = tmp_path / "names.db"
+    with Memory(path) as mem:
+        mem.add_many([{"text": f"note {i}"} for i in range(5)])
+    db = sqlite3.connect(path)
+    db.execute("UPDATE messages SET namespace = CAST(x'64656661756cff' AS TEXT) WHERE id = 3")  # 'defaul' + 0xff
+    db.commit()
+    db.close()
+    with Memory(path) as mem:
+        report = mem.check()
+    assert not report["ok"] and "file" in report["damaged"]
+    assert any("namespaces could not be listed" in d and "not UTF-8" in d for d in report["file"]["damaged"])

@@ -81,7 +81,13 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
         report["wal"] = {"verified": wal_report, "damaged": [wal_report] if wal_report and wal_report["damaged"]
                          else [], "rebuilt": []}
         report["namespaces"] = {}
-        for name in store.all_namespaces():
+        try:
+            names = store.all_namespaces()
+        except CorruptData as exc:  # a namespace column damaged in a table itself: reported, not raised
+            names = []
+            file_section["damaged"].append(f"the namespaces could not be listed: {exc}")
+            file_section["rebuilt"].clear()
+        for name in names:
             try:
                 report["namespaces"][name] = _check_namespace(ns.sibling(name), check_tokens, repair)
             except HippoError as exc:

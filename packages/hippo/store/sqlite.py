@@ -951,10 +951,12 @@ class SQLiteStore(Store):
         return [] if found == ["ok"] else found
 
     def all_namespaces(self) -> list[str]:
-        """Every namespace named anywhere in the file (messages, chunks, tail, codes, units, namespace rows)."""
-        rows = self._query("SELECT namespace FROM messages UNION SELECT namespace FROM chunks UNION SELECT namespace"
-                           " FROM tail UNION SELECT namespace FROM codes UNION SELECT namespace FROM units"
-                           " UNION SELECT name FROM namespaces")
+        """Every namespace named anywhere in the file (messages, chunks, tail, codes, units, namespace rows), read
+        from the tables themselves: a damaged index (which ``integrity_check`` reports and ``REINDEX`` rebuilds)
+        neither hides a namespace nor stops the check with a key that is not text."""
+        rows = self._query(" UNION ".join(f"SELECT {col} FROM {table} NOT INDEXED" for table, col in (
+            ("messages", "namespace"), ("chunks", "namespace"), ("tail", "namespace"), ("codes", "namespace"),
+            ("units", "namespace"), ("namespaces", "name"))), what="checking the store")
         return sorted({r[0] for r in rows if isinstance(r[0], str)})
 
     def verify_namespace(self, namespace: str, check_tokens: Callable[[int, np.ndarray], str | None],
