@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from hippo import Memory
 from hippo.text import tokenizer
-from hippo.base.errors import CorruptData, HippoError, InvalidInput, LLMError
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, LLMError, StoreError
 from hippo.store import codec
 from hippo.store.sqlite import tail_checksum
 from llm_server import llm_server  # noqa: F401 - pytest fixture
@@ -1006,3 +1006,32 @@ def test_a_path_that_is_a_named_pipe_is_invalid_input_not_a_hang(tmp_path, read_
         assert isinstance(got[0], InvalidInput), got
         assert "named pipe" in str(got[0]) and str(path) in str(got[0])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.db", "pipe.db"]  # nothing created beside it
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_write_after_the_store_file_was_deleted_or_replaced_raises_and_stores_nothing(tmp_path, how) -> None:
+    """A long-running handle whose file was deleted (a cleanup job) or replaced by a rename (a restore) wrote on into
+    the file it had open, which no one can open any more: every add returned as if stored, and was lost."""
+    path = tmp_path / "agent.db"
+    mem = Memory(path)
+    mem.add_many([{"text": f"kept {i}"} for i in range(3)])
+    for side in ("", "-wal", "-shm"):
+        if os.path.exists(str(path) + side):
+            os.unlink(str(path) + side)
+    if how == "replaced":
+        with Memory(tmp_path / "backup.db") as other:
+            other.add("restored from a backup")
+        os.replace(tmp_path / "backup.db", path)
+    try:
+        with pytest.raises(StoreError, match="deleted or replaced after it was opened; nothing was written"):
+            mem.add("said after the file went away")
+        with pytest.raises(StoreError, match="deleted or replaced"):
+            mem.delete(1)
+        assert [it.text for it in mem.list()] == [f"kept {i}" for i in range(3)]  # reads go on
+    finally:
+        mem.close()
+    if how == "deleted":
+        assert not path.exists()
+    else:
+        with Memory(path) as again:
+            assert [it.text for it in again.list()] == ["restored from a backup"]

@@ -243,6 +243,7 @@ class SQLiteStore(Store):
         self._busy_ms = int(busy_timeout_s * 1000)
         self._scrub_pending = False
         self._lock = threading.RLock()
+        self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened, see _same_file
         try:
             if self.path is None:
                 if self.read_only:
@@ -278,6 +279,7 @@ class SQLiteStore(Store):
             self._db.execute("PRAGMA foreign_keys=ON")
             # Freed pages are zeroed, so deleted text does not linger in the file.
             self._db.execute("PRAGMA secure_delete=ON")
+            self._ident = self._identity()
             self._init_schema()
         except sqlite3.Error as exc:
             raise _translate(exc, f"opening store {self.path!r}") from exc
@@ -309,6 +311,7 @@ class SQLiteStore(Store):
             db.execute("PRAGMA foreign_keys=ON")
             db.execute("PRAGMA secure_delete=ON")
             db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            self._ident = self._identity()
         except (sqlite3.Error, HippoError) as exc:
             if db is not None:
                 db.close()
@@ -407,11 +410,31 @@ class SQLiteStore(Store):
         if self.read_only:
             raise ReadOnlyError(f"{what}: the store {self.path!r} is open read-only")
 
+    def _identity(self) -> tuple[int, int] | None:
+        """(device, inode) of the file at the store's path now; None in memory, or when the path names no file."""
+        if self._file is None:
+            return None
+        try:
+            st = os.stat(self._file)
+        except OSError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _same_file(self, what: str) -> None:
+        """Refuse a write when the path no longer names the file this store opened (deleted, or replaced by a rename
+        or a restore): the connection would write on into a file no one can open any more, and every write after
+        it would return as if stored. Reads go on answering from the file that was opened."""
+        if self._ident is None or self._identity() == self._ident:
+            return
+        raise StoreError(f"{what}: the store file at path {self.path!r} was deleted or replaced after it was opened; "
+                         "nothing was written (close this Memory and open the path again)")
+
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[sqlite3.Connection]:
         """An exclusive write transaction; any failure rolls back everything it did."""
         self._writable(what)
         with self._lock:
+            self._same_file(what)
             try:
                 self._db.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
@@ -1029,6 +1052,7 @@ class SQLiteStore(Store):
     def vacuum(self) -> None:
         self._writable("vacuuming the store")
         with self._lock:
+            self._same_file("vacuuming the store")
             try:
                 self._db.execute("VACUUM")
                 if self.path is not None:
