@@ -1035,3 +1035,46 @@ def test_a_write_after_the_store_file_was_deleted_or_replaced_raises_and_stores_
     else:
         with Memory(path) as again:
             assert [it.text for it in again.list()] == ["restored from a backup"]
+
+
+def _open_fds_on(path) -> list[str]:
+    fds = Path("/proc/self/fd")
+    out = []
+    for fd in fds.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith(str(path)):
+            out.append(target)
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc/self/fd")
+@pytest.mark.parametrize("damage", ["schema_version", "not_a_database"])
+def test_an_open_that_raises_leaves_no_connection_open(tmp_path, damage) -> None:
+    """A writable open that failed after connecting kept its SQLite connection open (held by a reference cycle
+    through the exception) until the garbage collector ran; a later open of the same file in the process shared
+    that connection's state (a -shm mapped read-only made it raise "attempt to write a readonly database")."""
+    import gc
+
+    path = tmp_path / "store.db"
+    with Memory(path) as mem:
+        mem.add("kept")
+    if damage == "schema_version":
+        db = sqlite3.connect(path)
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+        db.commit()
+        db.close()
+        expected = CorruptData
+    else:
+        path.write_bytes(b"not a database, " * 512)
+        expected = HippoError
+    gc.disable()
+    try:
+        for read_only in (False, True):
+            with pytest.raises(expected):
+                Memory(path, read_only=read_only)
+            assert _open_fds_on(path) == []
+    finally:
+        gc.enable()

@@ -192,8 +192,8 @@ def _not_a_file(path: str) -> str | None:
         return None  # missing (created by the open) or not reachable (the open says why)
     if stat.S_ISREG(mode):
         return None
-    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
     return next((what for test, what in kinds if test(mode)), "not a regular file")
 
 
@@ -245,48 +245,58 @@ class SQLiteStore(Store):
         self._lock = threading.RLock()
         self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened, see _same_file
         try:
-            if self.path is None:
-                if self.read_only:
-                    raise InvalidInput("read_only needs the path of an existing store (path is None)")
-                self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
-            else:
-                kind = _not_a_file(self.path)
-                if kind is not None:
-                    raise InvalidInput(f"path {self.path!r} is {kind}, expected a store file")
-                self._refuse_damaged_wal()
-                if self.read_only:
-                    self._db = self._connect_read_only(busy_timeout_s)
+            try:
+                if self.path is None:
+                    if self.read_only:
+                        raise InvalidInput("read_only needs the path of an existing store (path is None)")
+                    self._db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
                 else:
-                    if not os.path.exists(self.path):
-                        # Create the file ourselves so it never exists with looser permissions than 0600; through a
-                        # symbolic link to a file not created yet, the file it names.
-                        try:
-                            fd = os.open(os.path.realpath(self.path), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
-                            os.close(fd)
-                        except FileExistsError:
-                            pass  # raced with another creator (or a loop of links, which SQLite refuses): open it
-                    self._db = sqlite3.connect(
-                        self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
-                    )
-                    # Free pages go back to the file system (incrementally, after seals), so the file stays near
-                    # the size of what it holds; only takes effect on a new, empty database.
-                    self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
-                    self._db.execute("PRAGMA journal_mode=WAL")
-                    # NORMAL in WAL mode: a crash of the process or the OS loses nothing committed, a power loss may
-                    # lose the last transactions (never the file's consistency); FULL syncs the log on every
-                    # commit and survives power loss too.
-                    self._db.execute(f"PRAGMA synchronous={self.synchronous}")
-            self._db.execute("PRAGMA foreign_keys=ON")
-            # Freed pages are zeroed, so deleted text does not linger in the file.
-            self._db.execute("PRAGMA secure_delete=ON")
-            self._ident = self._identity()
-            self._init_schema()
-        except sqlite3.Error as exc:
-            raise _translate(exc, f"opening store {self.path!r}") from exc
-        except HippoError:  # already says what is wrong (StoreError is an OSError too: keep it out of the next case)
+                    kind = _not_a_file(self.path)
+                    if kind is not None:
+                        raise InvalidInput(f"path {self.path!r} is {kind}, expected a store file")
+                    self._refuse_damaged_wal()
+                    if self.read_only:
+                        self._db = self._connect_read_only(busy_timeout_s)
+                    else:
+                        if not os.path.exists(self.path):
+                            # Create the file ourselves so it never exists with looser permissions than 0600; through a
+                            # symbolic link to a file not created yet, the file it names.
+                            try:
+                                fd = os.open(os.path.realpath(self.path), os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+                                os.close(fd)
+                            except FileExistsError:
+                                pass  # raced with another creator (or a loop of links, which SQLite refuses): open it
+                        self._db = sqlite3.connect(
+                            self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
+                        )
+                        # Free pages go back to the file system (incrementally, after seals), so the file stays near
+                        # the size of what it holds; only takes effect on a new, empty database.
+                        self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+                        self._db.execute("PRAGMA journal_mode=WAL")
+                        # NORMAL in WAL mode: a crash of the process or the OS loses nothing committed, a power loss may
+                        # lose the last transactions (never the file's consistency); FULL syncs the log on every
+                        # commit and survives power loss too.
+                        self._db.execute(f"PRAGMA synchronous={self.synchronous}")
+                self._db.execute("PRAGMA foreign_keys=ON")
+                # Freed pages are zeroed, so deleted text does not linger in the file.
+                self._db.execute("PRAGMA secure_delete=ON")
+                self._ident = self._identity()
+                self._init_schema()
+            except sqlite3.Error as exc:
+                raise _translate(exc, f"opening store {self.path!r}") from exc
+            except HippoError:  # already says what is wrong (StoreError is an OSError too: not the next case)
+                raise
+            except OSError as exc:  # missing directory, permission denied, read-only file system
+                raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
+        except BaseException:
+            # a connection made before the failure is closed now: the exception holds this object through a
+            # reference cycle until the garbage collector runs, and a later open of the file in this process
+            # would share that connection's state in SQLite (a -shm mapped read-only, locks)
+            db = self.__dict__.get("_db")
+            if db is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
             raise
-        except OSError as exc:  # missing directory, permission denied, read-only file system
-            raise StoreError(f"cannot create the store file at path {self.path!r}: {exc.strerror or exc}") from exc
 
     def after_fork(self) -> bool:
         """In a forked child: a connection of its own to the same file (SQLite's connections must not cross a
@@ -357,7 +367,11 @@ class SQLiteStore(Store):
                              "with write access, or copy the store and its -wal to writable storage)")
         db = sqlite3.connect(uri + "&immutable=1", uri=True, timeout=busy_timeout_s, check_same_thread=False,
                              isolation_level=None)
-        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            db.close()
+            raise
         self.immutable = True
         return db
 
