@@ -1078,3 +1078,34 @@ def test_an_open_that_raises_leaves_no_connection_open(tmp_path, damage) -> None
             assert _open_fds_on(path) == []
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("with_meta", [False, True])
+def test_another_applications_sqlite_database_is_refused_and_left_as_it_was(tmp_path, with_meta) -> None:
+    """A path naming an application's own SQLite database (by mistake) got hippo's tables added to it and was
+    switched to WAL mode for good; with a table named meta, hippo wrote its schema version into it."""
+    path = tmp_path / "app.db"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE bookmarks (id INTEGER PRIMARY KEY, url TEXT)")
+    if with_meta:
+        db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.execute("INSERT INTO bookmarks (url) VALUES ('https://example.com')")
+    db.commit()
+    db.close()
+    before = path.read_bytes()
+    for read_only in (True, False):
+        with pytest.raises(InvalidInput, match="SQLite database of another application.*bookmarks"):
+            Memory(path, read_only=read_only)
+    assert path.read_bytes() == before
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    db.close()
+    for empty in (tmp_path / "empty.db", tmp_path / "zero.db"):  # an empty database or file becomes a store
+        if empty.name == "empty.db":
+            sqlite3.connect(empty).close()
+        else:
+            empty.write_bytes(b"")
+        with Memory(empty) as mem:
+            mem.add("a store now")
+        with Memory(empty, read_only=True) as mem:
+            assert [it.text for it in mem.list()] == ["a store now"]

@@ -269,6 +269,8 @@ class SQLiteStore(Store):
                         self._db = sqlite3.connect(
                             self.path, timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
                         )
+                        # before any pragma below changes the file (journal_mode=WAL stays with it)
+                        self._refuse_foreign(self._db)
                         # Free pages go back to the file system (incrementally, after seals), so the file stays near
                         # the size of what it holds; only takes effect on a new, empty database.
                         self._db.execute("PRAGMA auto_vacuum=INCREMENTAL")
@@ -376,11 +378,30 @@ class SQLiteStore(Store):
         return db
 
     # -- plumbing -------------------------------------------------------------------------------------------
+    def _refuse_foreign(self, db: sqlite3.Connection) -> None:
+        """Refuse a SQLite database that holds tables but is no hippo store (an application's own database named
+        by mistake): a writable open would add hippo's tables to it and switch it to WAL mode for good."""
+        tables = sorted(r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+                        if not str(r[0]).startswith("sqlite_"))
+        if not tables or {"meta", "messages", "namespaces"} <= set(tables):
+            return  # a new or empty file (a writable open creates the store in it), or a store (its version is checked)
+        if "meta" in tables:
+            try:
+                if db.execute("SELECT 1 FROM meta WHERE key = 'schema_version'").fetchone() is not None:
+                    return
+            except sqlite3.OperationalError:  # a meta table of other columns
+                pass
+        shown = ", ".join(tables[:8]) + (", ..." if len(tables) > 8 else "")
+        raise InvalidInput(f"path {self.path!r} holds no hippo store: it is a SQLite database of another application "
+                           f"(tables: {shown}); hippo opens its own stores, or creates one in a new or empty file")
+
     def _init_schema(self) -> None:
         if self.read_only:
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if "meta" not in tables:
+                self._refuse_foreign(self._db)
                 raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
+            self._refuse_foreign(self._db)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             self.version = self._check_version(row[0] if row else None)
             return
