@@ -1109,3 +1109,37 @@ def test_another_applications_sqlite_database_is_refused_and_left_as_it_was(tmp_
             mem.add("a store now")
         with Memory(empty, read_only=True) as mem:
             assert [it.text for it in mem.list()] == ["a store now"]
+
+
+_NO_ROOM_AT_OPEN = r"""
+import json, os, resource, signal, sys
+from hippo import Memory, StoreError
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG, as on a full disk
+path = sys.argv[1]
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[2]), hard))
+try:
+    Memory(path).close()
+    error = None
+except StoreError as exc:
+    error = str(exc)
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+with Memory(path) as mem:  # room again: the same path opens and stores
+    mem.add("stored once there was room")
+with Memory(path, read_only=True) as mem:
+    texts = [it.text for it in mem.list()]
+print(json.dumps({"error": error, "texts": texts}))
+"""
+
+
+@pytest.mark.parametrize("limit", [1000, 20_000])
+def test_an_open_without_room_to_write_says_so(tmp_path, limit) -> None:
+    """Without room for the first page (1 KB) or for the -shm index (20 KB), creating a store failed with SQLite's
+    bare "disk I/O error"."""
+    path = tmp_path / "room.db"
+    proc = subprocess.run([sys.executable, "-c", _NO_ROOM_AT_OPEN, str(path), str(limit)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert res["error"] is not None and "the disk is full, a file size limit was reached" in res["error"], res
+    assert res["texts"] == ["stored once there was room"]

@@ -165,14 +165,26 @@ def _int_or(value: Any, default: int = 0) -> int:
     return default if _bad_int(value) else int(value)
 
 
+# Extended result codes of a failed write to the store's files, and what failed.
+_WRITE_FAILED = {"SQLITE_IOERR_WRITE": "writing the store's files", "SQLITE_IOERR_FSYNC": "syncing the store's files",
+                 "SQLITE_IOERR_TRUNCATE": "resizing the store's files",
+                 "SQLITE_IOERR_SHMSIZE": "growing the write-ahead log's index (-shm)"}
+
+
 def _translate(exc: sqlite3.Error, what: str) -> Exception:
     msg = str(exc).lower()
     if "closed database" in msg:
         return ClosedError(f"{what}: the store was closed (Memory.close) while this call ran")
     if "locked" in msg or "busy" in msg:
         return StoreBusy(f"{what}: the store is locked by another writer (waited the configured busy_timeout_s)")
+    name = getattr(exc, "sqlite_errorname", "") or ""  # the extended result code (Python 3.11+)
     if "full" in msg:
         return StoreError(f"{what}: the disk is full; nothing was written ({exc})")
+    if name in _WRITE_FAILED:
+        # SQLite reports a write, sync or resize of its files that the OS refused as "disk I/O error"; the store
+        # is unchanged (a transaction rolls back; an open has created no table)
+        return StoreError(f"{what}: {_WRITE_FAILED[name]} failed: the disk is full, a file size limit was reached "
+                          f"or the device failed; nothing was written ({exc}, {name})")
     if "readonly" in msg or "read-only" in msg:
         return StoreError(f"{what}: the store cannot be written here ({exc}); open it with read_only=True to read it")
     if "malformed" in msg or "not a database" in msg or "corrupt" in msg:
