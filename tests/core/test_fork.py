@@ -131,3 +131,51 @@ def test_a_child_whose_store_file_is_gone_gets_a_closed_handle_not_the_parents_c
     mem.close()
     with Memory(moved) as again:
         assert [it.text for it in again.list()] == ["kept by the parent"]
+
+
+def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opened(tmp_path) -> None:
+    """The child's own connection shared SQLite's per-process record of the file with the inherited one, so it
+    never took the locks that record said were held: once the parent closed, the next process to open the file
+    reset the write-ahead log under the child, whose next write raised "database disk image is malformed"."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.db"
+    mem = Memory(path)
+    mem.add_many([{"text": f"parent note {i}"} for i in range(20)])
+    go_r, go_w = os.pipe()
+
+    def child() -> list:
+        mem.add("the child's first write")
+        os.read(go_r, 1)  # the parent has closed and a third process has written
+        mem.add("the child's second write")
+        count = mem.count()
+        mem.close()
+        return [count]
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
+        os.close(r)
+        try:
+            out = {"result": child()}
+        except BaseException as exc:  # noqa: BLE001
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    mem.close()
+    third = subprocess.run([sys.executable, "-c", "import sys; from hippo import Memory\n"
+                            "with Memory(sys.argv[1]) as m: m.add('a third process writes')", str(path)],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert third.returncode == 0, third.stderr[-2000:]
+    os.write(go_w, b"x")
+    with os.fdopen(r, "rb") as f:
+        got = json.loads(f.read() or b'{"error": "no result"}')
+    os.waitpid(pid, 0)
+    assert got == {"result": [23]}, got
+    with Memory(path) as again:
+        texts = [it.text for it in again.list()]
+        assert sorted(texts[20:]) == ["a third process writes", "the child's first write", "the child's second write"]
+        assert again.check()["ok"]

@@ -217,9 +217,11 @@ _RUNTIMES: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
 
 
 def _after_fork_in_child() -> None:
-    for rt in list(_RUNTIMES):
-        if not rt.closed:
-            rt.after_fork()
+    live = [rt for rt in list(_RUNTIMES) if not rt.closed]
+    for rt in live:  # every inherited connection goes before any store reopens (SQLite keeps one record per file)
+        rt.store.drop_inherited()
+    for rt in live:
+        rt.after_fork()
 
 
 if hasattr(os, "register_at_fork"):

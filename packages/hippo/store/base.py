@@ -225,8 +225,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def drop_inherited(self) -> None:
+        """Called in a child process right after ``os.fork()``, on every store before any reopens: let go of what
+        the parent's connections left in this process (nothing by default)."""
+
     def after_fork(self) -> bool:
-        """Called in a child process right after ``os.fork()``, before anything else runs there: reopen the store
+        """Called in a child process right after ``os.fork()``, after :meth:`drop_inherited`: reopen the store
         on connections of the child's own (a connection or pool is never shared by two processes). True when it
         did, and the child's handle then starts as if it opened the store itself; False (the default) when the store
         cannot, and the child must open its own. Raises :class:`StoreError` when reopening failed."""

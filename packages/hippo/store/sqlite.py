@@ -109,8 +109,8 @@ _SCHEMA = [
     _CHANGES_TABLE,
 ]
 
-# Connections a forked child inherited from its parent (:meth:`SQLiteStore.after_fork`): never used or closed in the
-# child, whose copy of SQLite's per-process lock bookkeeping describes the parent's locks, not its own.
+# Connections a forked child inherited from its parent in the middle of a call (:meth:`SQLiteStore.drop_inherited`):
+# never used or closed in the child.
 _INHERITED: list[sqlite3.Connection] = []
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
@@ -312,16 +312,37 @@ class SQLiteStore(Store):
                     db.close()
             raise
 
-    def after_fork(self) -> bool:
-        """In a forked child: a connection of its own to the same file (SQLite's connections must not cross a
-        fork; the parent's one, and what it was doing when the process forked, stay the parent's). A private
-        in-memory database is copied by the fork, so the child keeps it (False). A file removed since it was
-        opened is not created again: :class:`StoreError` (or ``NotFound`` read-only)."""
+    def drop_inherited(self) -> None:
+        """In a forked child, before any store reopens: close the connection inherited from the parent. With it goes
+        the child's copy of SQLite's per-process record of the file (the locks the parent holds, the -shm mapping):
+        a connection opened in the child while that record lives believes those locks held and never takes them,
+        so once the parent closed, another process would reset the write-ahead log under the child ("database
+        disk image is malformed"). Closing it touches nothing of the parent's (locks belong to a process), unless
+        a call was using it when the process forked: then it is kept, unused, as it is."""
         if self.path is None:
             self._lock = threading.RLock()
-            return False
+            return
+        idle = self._lock.acquire(blocking=False)  # taken (by a thread that is gone) while a call used the connection
         self._lock = threading.RLock()
-        _INHERITED.append(self._db)
+        try:
+            idle = idle and not self._db.in_transaction
+        except sqlite3.Error:
+            idle = False
+        if idle:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        else:
+            _INHERITED.append(self._db)
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.close()  # until after_fork opens the child's own: every use raises ClosedError
+
+    def after_fork(self) -> bool:
+        """In a forked child, after :meth:`drop_inherited`: a connection of its own to the same file (SQLite's
+        connections must not cross a fork). A private in-memory database is copied by the fork, so the child keeps
+        it (False). A file removed since it was opened is not created again: :class:`StoreError` (or
+        ``NotFound`` read-only)."""
+        if self.path is None:
+            return False
         what = f"reopening store {self.path!r} in a forked process"
         timeout = self._busy_ms / 1000
         db = None
@@ -339,8 +360,6 @@ class SQLiteStore(Store):
         except (sqlite3.Error, HippoError) as exc:
             if db is not None:
                 db.close()
-            self._db = sqlite3.connect(":memory:", check_same_thread=False)
-            self._db.close()  # every later use raises ClosedError, never reaches the parent's connection
             if isinstance(exc, HippoError):
                 raise
             raise _translate(exc, what) from exc
