@@ -179,3 +179,27 @@ def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opene
         texts = [it.text for it in again.list()]
         assert sorted(texts[20:]) == ["a third process writes", "the child's first write", "the child's second write"]
         assert again.check()["ok"]
+
+
+def test_a_child_recalls_while_a_parent_thread_held_a_module_lock(opened) -> None:
+    """Module-level locks (the recall caches, the per-token tables built on first use) held by another thread of
+    the parent at the fork were never released in the child: its first recall waited forever."""
+    from hippo.engine import evidence
+
+    mem = opened
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with evidence._lock:
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    try:
+        got = _in_child(lambda: [mem.recall("red bicycle", budget_tokens=200).text != "", mem.count()])
+    finally:
+        release.set()
+        t.join()
+    assert got == {"result": [True, 30]}

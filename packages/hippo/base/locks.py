@@ -7,7 +7,9 @@ structures take this lock around every C call.
 
 from __future__ import annotations
 
+import os
 import threading
+import weakref
 
 
 class _ReadGuard:
@@ -91,3 +93,38 @@ class RWLock:
             if not self._depth:
                 self._writer = None
                 self._cond.notify_all()
+
+
+class ForkSafeLock:
+    """A lock guarding module-level state (a table built on first use, a cache): in a child process just forked it
+    starts released. A thread that held it when the process forked does not exist in the child, and the plain lock
+    it held would never be released there: the child's first use would wait forever. What such a lock guards is
+    only ever replaced whole, so the child finds it either built or not built yet."""
+
+    __slots__ = ("_make", "_lock", "__weakref__")
+
+    def __init__(self, reentrant: bool = False) -> None:
+        self._make = threading.RLock if reentrant else threading.Lock
+        self._lock = self._make()
+        _FORK_SAFE.add(self)
+
+    def __enter__(self) -> bool:
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.__exit__(*exc)
+
+    def _renew(self) -> None:
+        self._lock = self._make()
+
+
+_FORK_SAFE: "weakref.WeakSet[ForkSafeLock]" = weakref.WeakSet()
+
+
+def _renew_after_fork() -> None:
+    for lock in list(_FORK_SAFE):
+        lock._renew()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_after_fork)

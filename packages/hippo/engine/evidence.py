@@ -61,12 +61,12 @@ coarsely to re-rank them. Candidates are re-scored by the exact cosine of their 
 from __future__ import annotations
 
 import functools
-import threading
 from typing import Any, Callable
 
 import numpy as np
 
 from hippo.base.errors import InvalidInput
+from hippo.base.locks import ForkSafeLock
 from hippo.engine import pack
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
@@ -183,7 +183,7 @@ _SHORTLIST_MIN = 48
 _STANDING_HEAD = 160   # tokens of a message read to recognise a standing instruction (its rule and scope)
 _PREFIX_TOKENS = 4.0   # a context line's speaker prefix and newline, as the shortlist and the rules' share estimate it
 _NOT_INSTRUCTING = (ROLES.index("assistant"), ROLES.index("tool"))
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 
 
 def fused_scores(state: NamespaceState, ask: Ask, raw: dict[str, Scored], ranked: dict[str, np.ndarray],

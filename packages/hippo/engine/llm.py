@@ -16,7 +16,6 @@ import inspect
 import json
 import math
 import re
-import threading
 import weakref
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
@@ -24,6 +23,7 @@ from typing import Any, Iterable, Sequence
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from hippo.base.errors import InvalidInput, LLMError
+from hippo.base.locks import ForkSafeLock
 from hippo.text import tokenizer
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -317,7 +317,7 @@ class LLM:
 
 _wrapped: "weakref.WeakKeyDictionary[Any, LLM]" = weakref.WeakKeyDictionary()
 _by_id: dict[int, tuple[Any, LLM]] = {}
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 
 
 def as_llm(obj: Any) -> LLM | None:

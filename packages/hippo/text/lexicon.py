@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import re
 import string
-import threading
 import unicodedata
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 import numpy as np
 
+from hippo.base.locks import ForkSafeLock
 from hippo.text import clitics, places, relatives, russian, shorthand, spelling, textnorm, tokenizer
 
-_lock = threading.RLock()  # builds the per-token tables once; re-entered by a table built from others
+_lock = ForkSafeLock(reentrant=True)  # builds the per-token tables once; re-entered by a table built from others
 
 
 def _utf8_length(lead: int) -> int:

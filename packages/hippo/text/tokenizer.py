@@ -7,19 +7,19 @@ byte for byte, so :func:`encode` refuses text it cannot round-trip instead of st
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 
 import numpy as np
 
 from hippo.base.errors import CorruptData, HippoError, InvalidInput
+from hippo.base.locks import ForkSafeLock
 from hippo.text import textnorm
 
 # C0 controls other than TAB, LF and CR, plus DEL: never part of a conversation, often a sign of binary junk.
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 _encoding = None
 
 

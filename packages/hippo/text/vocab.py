@@ -13,6 +13,7 @@ import threading
 
 import numpy as np
 
+from hippo.base.locks import ForkSafeLock
 from hippo.text import textnorm, tokenizer
 
 _UNKNOWN = 255
@@ -107,7 +108,7 @@ class Vocab:
 
 
 _vocab: Vocab | None = None
-_lock = threading.Lock()
+_lock = ForkSafeLock()
 
 
 def vocab() -> Vocab:
