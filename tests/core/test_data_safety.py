@@ -1143,3 +1143,13 @@ def test_an_open_without_room_to_write_says_so(tmp_path, limit) -> None:
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["error"] is not None and "the disk is full, a file size limit was reached" in res["error"], res
     assert res["texts"] == ["stored once there was room"]
+
+
+def test_a_relative_path_after_the_current_directory_was_removed_is_a_hippo_error(tmp_path, monkeypatch) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    for read_only in (False, True):
+        with pytest.raises(HippoError):
+            Memory("relative.db", read_only=read_only)

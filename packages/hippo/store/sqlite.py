@@ -194,6 +194,14 @@ def _translate(exc: sqlite3.Error, what: str) -> Exception:
     return StoreError(f"{what}: {exc}")
 
 
+def _absolute(path: str) -> str:
+    """``path`` made absolute; as given when the current directory is gone (the open then fails and says so)."""
+    try:
+        return os.path.abspath(path)
+    except OSError:
+        return path
+
+
 def _not_a_file(path: str) -> str | None:
     """What ``path`` (through symbolic links) is when it exists and is no regular file: SQLite would block opening
     a named pipe read-only until a writer came, and answer "disk I/O error" on a device, beside which it creates a
@@ -244,7 +252,7 @@ class SQLiteStore(Store):
     def __init__(self, path: str | os.PathLike | None, *, busy_timeout_s: float = 10.0, read_only: bool = False,
                  synchronous: str = "NORMAL", codec: ChunkCodec | None = None) -> None:
         self.path = None if path is None else check_path(path)
-        self._file = None if self.path is None else os.path.abspath(self.path)  # the file, whatever the cwd later
+        self._file = None if self.path is None else _absolute(self.path)  # the file, whatever the cwd later
         self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self.read_only = bool(read_only)
         if synchronous not in SYNCHRONOUS:
