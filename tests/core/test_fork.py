@@ -203,3 +203,31 @@ def test_a_child_recalls_while_a_parent_thread_held_a_module_lock(opened) -> Non
         release.set()
         t.join()
     assert got == {"result": [True, 30]}
+
+
+def test_a_fork_while_another_thread_writes_leaves_the_child_able_to_write(tmp_path) -> None:
+    """Forked in the middle of another thread's write transaction, the child inherited a connection holding the
+    write lock that no thread would ever release there, and every write of the child raised StoreBusy. The fork
+    now waits for the transaction to end."""
+    path = tmp_path / "busy.db"
+    with Memory(path, config={"busy_timeout_s": 1}) as mem:
+        mem.add_many([{"text": f"note {i}"} for i in range(10)])
+        store = mem.engine.rt.store
+        held = threading.Event()
+
+        def writer() -> None:
+            with store.transaction("a write in progress") as db:
+                db.execute("INSERT INTO meta(key, value) VALUES ('probe', '1')"
+                           " ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+                held.set()
+                time.sleep(0.3)  # the transaction is open while the main thread forks
+
+        t = threading.Thread(target=writer)
+        t.start()
+        held.wait()
+        try:
+            got = _in_child(lambda: [mem.add("written by the child").text, mem.count()])
+        finally:
+            t.join()
+        assert got == {"result": ["written by the child", 11]}, got
+        assert mem.count() == 11

@@ -66,7 +66,7 @@ class Runtime:
         if self.closed:
             raise ClosedError(self._closed_why)
 
-    def after_fork(self) -> None:
+    def after_fork(self, reopened: "bool | HippoError") -> None:
         """In a child process just forked (``multiprocessing``'s fork start method, gunicorn ``--preload``): the
         store reopens itself on a connection of the child's own (:meth:`Store.after_fork`) and every process-local
         structure starts empty, as in a process that opened the store itself. What the parent held is not the
@@ -74,13 +74,13 @@ class Runtime:
         a lock another thread held at that moment would never be released, and the reinforcements the parent has
         not saved yet are the parent's to save (saved by both, they would count twice). Each namespace is loaded
         again on its first use from the snapshots and the change feed; a store that cannot reopen itself (a
-        private in-memory database, which the fork copied) keeps it all."""
-        try:
-            if not self.store.after_fork():
-                return
-        except HippoError as exc:
+        private in-memory database, which the fork copied) keeps it all. ``reopened`` is what
+        :meth:`Store.after_fork` answered (the error it raised)."""
+        if reopened is False:
+            return
+        if isinstance(reopened, HippoError):
             self.closed = True
-            self._closed_why = f"this Memory could not reopen its store after the process forked: {exc}"
+            self._closed_why = f"this Memory could not reopen its store after the process forked: {reopened}"
         self.lock = RWLock()
         self._states = OrderedDict()
         self._states_lock = threading.Lock()
@@ -216,13 +216,47 @@ class Runtime:
 _RUNTIMES: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
 
 
+_forking: list[Store] = []  # the stores fork_begins held, released in the parent once the fork returned
+
+
+def _stores() -> list[Store]:
+    out: dict[int, Store] = {}
+    for rt in list(_RUNTIMES):
+        if not rt.closed:
+            out.setdefault(id(rt.store), rt.store)  # views and handles may share one store
+    return list(out.values())
+
+
+def _before_fork() -> None:
+    for store in _stores():
+        store.fork_begins()
+        _forking.append(store)
+
+
+def _after_fork_in_parent() -> None:
+    while _forking:
+        _forking.pop().fork_ends()
+
+
 def _after_fork_in_child() -> None:
+    _forking.clear()
     live = [rt for rt in list(_RUNTIMES) if not rt.closed]
+    dropped: set[int] = set()
     for rt in live:  # every inherited connection goes before any store reopens (SQLite keeps one record per file)
-        rt.store.drop_inherited()
+        if id(rt.store) not in dropped:
+            dropped.add(id(rt.store))
+            rt.store.drop_inherited()
+    reopened: dict[int, bool | HippoError] = {}
     for rt in live:
-        rt.after_fork()
+        key = id(rt.store)
+        if key not in reopened:
+            try:
+                reopened[key] = rt.store.after_fork()
+            except HippoError as exc:
+                reopened[key] = exc
+        rt.after_fork(reopened[key])
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)

@@ -225,6 +225,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def close(self) -> None: ...
 
+    def fork_begins(self) -> None:
+        """Called in a process about to ``os.fork()``: wait until no thread uses the store's connections, and keep
+        them unused until :meth:`fork_ends` (nothing by default)."""
+
+    def fork_ends(self) -> None:
+        """Called in the parent once ``os.fork()`` returned: release what :meth:`fork_begins` took."""
+
     def drop_inherited(self) -> None:
         """Called in a child process right after ``os.fork()``, on every store before any reopens: let go of what
         the parent's connections left in this process (nothing by default)."""

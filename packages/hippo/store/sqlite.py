@@ -320,6 +320,17 @@ class SQLiteStore(Store):
                     db.close()
             raise
 
+    def fork_begins(self) -> None:
+        """Wait for the call using the connection (a write's transaction included) to end and hold the lock over
+        the fork: the child then inherits an idle connection, which it can close (:meth:`drop_inherited`). Inherited
+        in the middle of a transaction, the connection could be neither closed (its rollback would clean the
+        write-ahead log's index under the parent's write) nor left open (its record of the write lock would keep
+        every write of the child busy)."""
+        self._lock.acquire()
+
+    def fork_ends(self) -> None:
+        self._lock.release()
+
     def drop_inherited(self) -> None:
         """In a forked child, before any store reopens: close the connection inherited from the parent. With it goes
         the child's copy of SQLite's per-process record of the file (the locks the parent holds, the -shm mapping):
