@@ -219,11 +219,17 @@ _RUNTIMES: "weakref.WeakSet[Runtime]" = weakref.WeakSet()
 _forking: list[Store] = []  # the stores fork_begins held, released in the parent once the fork returned
 
 
+def _live() -> list[Runtime]:
+    """The runtimes not closed. The weak set's references are copied in one step (a handle opened by another thread
+    meanwhile must not end the iteration: an error in a fork handler is only printed)."""
+    refs = list(_RUNTIMES.data)
+    return [rt for rt in (ref() for ref in refs) if rt is not None and not rt.closed]
+
+
 def _stores() -> list[Store]:
     out: dict[int, Store] = {}
-    for rt in list(_RUNTIMES):
-        if not rt.closed:
-            out.setdefault(id(rt.store), rt.store)  # views and handles may share one store
+    for rt in _live():
+        out.setdefault(id(rt.store), rt.store)  # views and handles may share one store
     return list(out.values())
 
 
@@ -240,7 +246,7 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork_in_child() -> None:
     _forking.clear()
-    live = [rt for rt in list(_RUNTIMES) if not rt.closed]
+    live = _live()
     dropped: set[int] = set()
     for rt in live:  # every inherited connection goes before any store reopens (SQLite keeps one record per file)
         if id(rt.store) not in dropped:
