@@ -311,6 +311,32 @@ def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_serv
         st.close()
 
 
+def test_a_statement_timeout_set_by_the_dba_ends_a_writers_wait_as_busy(pg_server, pg_url) -> None:
+    # A statement_timeout of the role or database (here: in the URL's options) shorter than busy_timeout_s cancels a
+    # writer's wait for the namespace's lock: that is StoreBusy, as for busy_timeout_s, and a statement the server
+    # cancelled otherwise says so; both were "cannot reach the PostgreSQL server" (a server that answered).
+    PostgresStore(pg_url).close()
+    st = PostgresStore(pg_url + "&options=-c%20statement_timeout%3D200", busy_timeout_s=30)
+    try:
+        st.append("a", batch(1))
+        with admin(pg_server) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+            with pytest.raises(StoreBusy, match="statement_timeout"):
+                st.append("a", batch(2, start=1))
+            st.append("b", batch(1))
+        assert st.state("a").next_seq == 1 and len(st.load("a")) == 1
+        with admin(pg_server) as conn:
+            conn.execute("BEGIN")
+            conn.execute(f'LOCK TABLE "{schema_of(pg_url)}".namespaces IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(StoreError, match="statement_timeout") as info:
+                st.state("a")
+            assert not isinstance(info.value, StoreBusy) and "cannot reach" not in str(info.value)
+            conn.execute("ROLLBACK")
+        assert st.state("a").next_seq == 1
+    finally:
+        st.close()
+
+
 def test_a_writer_stopped_mid_transaction_holds_the_namespace_at_most_idle_s(pg_url) -> None:
     # A process stopped in the middle of an append (SIGSTOP, a paused VM, a hung thread) held the namespace's lock for
     # as long as it stayed stopped: every other writer of the namespace raised StoreBusy all that time, however long.

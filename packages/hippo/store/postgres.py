@@ -237,6 +237,10 @@ def _translate(exc: BaseException, what: str) -> HippoError:
         return ClosedError(f"{what}: the store is closed")
     if state == "55P03" or (state == "57014" and "lock timeout" in msg):
         return StoreBusy(f"{what}: the namespace is locked by another writer (waited the configured busy_timeout_s)")
+    if state == "57014":  # the server is there: a statement_timeout of the role or database, or a cancel request
+        return StoreError(f"{what}: the server cancelled the statement ({msg})"
+                          + ("; the statement_timeout set for this role or database is shorter than it needs"
+                             if "statement timeout" in msg else ""))
     if state in _RETRY_STATES:
         return StoreBusy(f"{what}: conflicting writers kept aborting this transaction ({msg}); nothing was written")
     if state == "53300":
@@ -257,6 +261,12 @@ def _translate(exc: BaseException, what: str) -> HippoError:
     if psycopg is not None and isinstance(exc, (psycopg.OperationalError, psycopg_pool.PoolTimeout)):
         return StoreError(f"{what}: cannot reach the PostgreSQL server ({msg})")
     return StoreError(f"{what}: {msg}")
+
+
+def _statement_timeout(exc: BaseException) -> bool:
+    """A statement the server cancelled after the ``statement_timeout`` of the role or database (not hippo's own
+    ``lock_timeout``)."""
+    return getattr(exc, "sqlstate", None) == "57014" and "statement timeout" in str(exc)
 
 
 class _Retry(Exception):
@@ -397,9 +407,13 @@ class PostgresStore(Store):
             conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'")
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
-            except psycopg.errors.LockNotAvailable:
+            except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:
+                if not isinstance(exc, psycopg.errors.LockNotAvailable) and not _statement_timeout(exc):
+                    raise
+                waited = "the configured busy_timeout_s" if isinstance(exc, psycopg.errors.LockNotAvailable) \
+                    else "until the server's statement_timeout cancelled the wait"
                 raise StoreBusy(f"opening store {self.path!r}: another process is creating or upgrading schema "
-                                f"{self.schema!r} (waited the configured busy_timeout_s)") from None
+                                f"{self.schema!r} (waited {waited})") from None
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
             if version == 0:
                 exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
@@ -512,7 +526,7 @@ class PostgresStore(Store):
             self._after_lost_connection()
             raise _Retry(_translate(exc, what)) from None
         xid = None
-        committing = False
+        committing = waiting = False
         result = None
         try:
             cur = conn.cursor()
@@ -533,7 +547,9 @@ class PostgresStore(Store):
                      None if lock is None else (lock,))]
             if first is not None:
                 head.append(first)
+            waiting = lock is not None
             rows = self._begin(conn, head)
+            waiting = False
             xid = rows[3][0]
             out = body(cur) if first is None else body(cur, rows[4])
             committing = True
@@ -545,6 +561,12 @@ class PostgresStore(Store):
                 cur.execute("COMMIT")
             return result
         except BaseException as exc:
+            if waiting and _statement_timeout(exc):
+                # A statement_timeout the DBA set, shorter than busy_timeout_s, ended the wait for the lock
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the server's "
+                                "statement_timeout, set for this role or database, cancelled the wait)") from None
             self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None)
             raise
         finally:
