@@ -279,3 +279,59 @@ def test_a_namespace_unloaded_past_the_bound_answers_the_same(location) -> None:
         b.count()
         assert new.id in [h.id for h in a.search("fridge", k=1)]
         assert a.count() == len(CONVERSATION) + 1
+
+
+def _topic_items(n: int, start: int = 0) -> list[dict]:
+    topics = ["hiking in the Alps", "the beagle Pixel", "cello lessons", "the tram to work", "a novel about whales",
+              "fixing the bike", "moving to Lisbon", "the garden tomatoes"]
+    return [{"text": f"Day {k}: Ann talked about {topics[k % len(topics)]} and what comes next with it.",
+             "speaker": "Ann" if k % 2 else "Bob", "session_id": f"s{k // 6}",
+             "timestamp": T0 + timedelta(hours=5 * k)} for k in range(start, start + n)]
+
+
+def test_a_handle_far_behind_another_follows_its_appends_off_the_request_path(location, monkeypatch) -> None:
+    # A handle whose lifecycle was loaded consolidated every message another handle appended meanwhile inside its
+    # next call, however many: 25 s for a count() after 30,000 messages. Past SYNC_ROWS the lifecycle now follows
+    # them in the background, keeping this handle's reinforcements; a recall waits for it and answers as before.
+    import threading
+
+    from hippo.engine import lifecycle, state
+    from hippo.engine.hierarchy import decay as decay_mod
+
+    monkeypatch.setattr(decay_mod, "now", lambda: 1_760_000_000.0)
+    cfg = {"hierarchy": {"batch_messages": 8}}
+    calling: list[str] = []
+    real = lifecycle.Life.consolidate_ready
+
+    def spy(self, *args, **kwargs):
+        calling.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(lifecycle.Life, "consolidate_ready", spy)
+
+    def run(namespace: str, sync_rows: int) -> tuple:
+        monkeypatch.setattr(state, "SYNC_ROWS", sync_rows)
+        with Memory(location, namespace=namespace, config=cfg) as idle, \
+                Memory(location, namespace=namespace, config=cfg) as other:
+            mine = idle.add_many(_topic_items(10))
+            idle.reinforce([mine[3].id])
+            other.add_many(_topic_items(60, start=10))
+            other.delete(other.list()[12].id)
+            calling.clear()
+            assert idle.count() == 69
+            in_call = [name for name in calling if name == threading.current_thread().name]
+            # a recall right away waits for the lifecycle: the same context as when it followed them in the call
+            context = idle.recall("What did Ann say about the beagle Pixel?", budget_tokens=300).text
+            ids = [it.id for it in idle.list()]
+            strengths = list(idle.strength(ids).values())
+            life = idle.engine.rt.state(namespace).life()
+            units = (len(life.hier.episodes), len(life.hier.semantics), len(life.hier.themes))
+        with Memory(location, namespace=namespace, config=cfg) as fresh:
+            saved = fresh.strength([mine[3].id])[mine[3].id]
+        return in_call, strengths, units, context, saved
+
+    in_call, *followed = run("far", 8)
+    assert in_call == []  # nothing of the other handle's appends was consolidated by the call itself
+    sync_in_call, *reference = run("near", 1 << 30)
+    assert sync_in_call  # the reference followed them inside the call
+    assert followed == reference

@@ -174,6 +174,7 @@ class _Warm(threading.Thread):
         self.state, self.what, self.work = state, what, work
         self.stop = threading.Event()
         self.hurry = threading.Event()  # set by a closing handle: no reads left to keep fast, no more rests
+        self.follows = False  # a loaded lifecycle following appends it fell behind: calls needing it wait for it
         self.error: BaseException | None = None
 
     def breathe(self, since: float) -> None:
@@ -303,6 +304,17 @@ class NamespaceState:
             self._reset()
             self._open()
             return
+        # A loaded lifecycle more than SYNC_ROWS appended messages behind follows them in the background: consolidating
+        # another handle's import here held every call up (count, search, list) for as long as the import's own
+        # consolidation took. It keeps what only it holds (this process's reinforcements) and is swapped back in
+        # once it has caught up; a call that needs it (recall, a reinforcing get) waits for it, hurried, and
+        # answers as it did when the lifecycle followed them here.
+        later = None
+        life = self._life
+        if life is not None and life.loaded and not self._closed and "life" not in self._warming \
+                and sum(len(arg) for kind, arg in work if kind == "append") > SYNC_ROWS:
+            later = (life, _runs(feed), self.seen.next_seq)
+            self._life = None
         appended = False
         with self._others():
             for kind, arg in work:
@@ -320,6 +332,13 @@ class NamespaceState:
                     if held:
                         self._update(held)
         self.seen = fp
+        if later is not None and not self._start("life", lambda warm: self._build_life(warm, None, later),
+                                                 follows=True):
+            life, runs, next_seq = later  # no background work any more (the state is closing): follow them here
+            self._replay_life(life, runs, next_seq)
+            with life.lock:
+                life.sync(self.index)
+            self._life = life
         life = self._life
         if life is not None and life.loaded:
             life.version = fp.version
@@ -716,7 +735,8 @@ class NamespaceState:
     def life(self, wait: bool = True) -> Life | None:
         """The lifecycle follower, loaded and caught up: from its snapshot plus the changes after it, or rebuilt.
         A rebuild runs in the background; with ``wait=False`` this returns None until it is done (recall then
-        answers with the flat engine), else it waits for it. None when neither the hierarchy nor decay is enabled."""
+        answers with the flat engine), else it waits for it. A loaded lifecycle following appends it fell behind
+        (:meth:`catch_up`) is waited for either way. None when neither the hierarchy nor decay is enabled."""
         if not self.lifecycle_active:
             return None
         life = self._life
@@ -734,9 +754,12 @@ class NamespaceState:
                             life.version = self.seen.version
                     return life
                 warm = self._warming.get("life")
-            if not wait:
+            following = warm is not None and warm.follows
+            if not wait and not following:
                 return None
             if warm is not None:
+                if following:  # the loaded lifecycle catching up with another handle's appends: waited for
+                    warm.hurry.set()
                 warm.join()
                 if warm.error is not None:
                     raise warm.error
@@ -910,13 +933,18 @@ class NamespaceState:
                     with life.lock:
                         life.update_messages(rows, self.index)
 
-    def _build_life(self, warm: _Warm, snap: tuple | None) -> None:
-        """Bring the lifecycle up to date off the request path: from a snapshot that lags, or from the messages
-        (and a legacy snapshot); the co-index is read in small pieces under the read lock, the result swapped in
-        under the write lock."""
+    def _build_life(self, warm: _Warm, snap: tuple | None,
+                    behind: tuple[Life, list[tuple[str, Any]], int] | None = None) -> None:
+        """Bring the lifecycle up to date off the request path: from a snapshot that lags, from a loaded lifecycle
+        that fell behind (``behind``: it, the changes it has not followed and the next seq it had seen), or from the
+        messages (and a legacy snapshot); the co-index is read in small pieces under the read lock, the result
+        swapped in under the write lock."""
         lock = self.host.lock
         life = None
-        if snap is not None:
+        if behind is not None:
+            life = behind[0]
+            self._replay_life(life, behind[1], behind[2], lock, warm)
+        elif snap is not None:
             with lock.read():
                 if self.index is None:
                     return
@@ -1177,12 +1205,15 @@ class NamespaceState:
                 pass
 
     # -- background rebuilds --------------------------------------------------------------------------------
-    def _start(self, what: str, work: Callable[[_Warm], None]) -> None:
+    def _start(self, what: str, work: Callable[[_Warm], None], follows: bool = False) -> bool:
+        """Run ``work`` in the background; False when it was not started (already running, or the state closed)."""
         with self._warm_lock:
             if what in self._warming or self._closed:
-                return
+                return False
             warm = self._warming[what] = _Warm(self, what, work)
+            warm.follows = follows
             warm.start()  # under the lock: a close() in another thread never finds it registered but not started
+            return True
 
     def _stop_warming(self, what: str | None = None) -> None:
         with self._warm_lock:
