@@ -384,6 +384,52 @@ def test_a_writer_stopped_mid_transaction_holds_the_namespace_at_most_idle_s(pg_
         other.close()
 
 
+def test_a_transaction_the_server_ended_for_idling_runs_again(pg_url) -> None:
+    # The server ends a transaction idle past idle_in_transaction_session_timeout (hippo's idle_s on a write, the
+    # DBA's on a read) with SQLSTATE 25P03, which psycopg raises as an InternalError: it was not taken for a lost
+    # connection, so a metadata update resumed after its stop raised StoreError (stored nothing) instead of running
+    # again, and a consistent read that idled (a busy interpreter, a paused VM) raised instead of reading again.
+    st = PostgresStore(pg_url + "&hippo_idle_s=1")
+    try:
+        st.append("a", batch(2))
+        rid = st.load("a")[0].id
+        real_write = st._write
+        stopped: list = []
+
+        def held_write(what, body, *args, **kwargs):
+            def held(cur, *rest):
+                out = body(cur, *rest)
+                if not stopped:  # the first attempt stops past idle_s before its COMMIT
+                    stopped.append(what)
+                    time.sleep(1.5)
+                return out
+            return real_write(what, held, *args, **kwargs)
+
+        st._write = held_write
+        assert st.update_metadata("a", rid, {"checked": True}) is True
+        del st._write
+        assert stopped == ["updating metadata"]
+        assert st.rows("a", [rid])[rid].metadata == {"checked": True}
+        assert [c.kind for c in st.changes("a", 0)] == ["append", "update"]  # recorded once
+    finally:
+        st.close()
+    reader = PostgresStore(pg_url + "&options=-c%20idle_in_transaction_session_timeout%3D200")
+    try:
+        attempts: list = []
+
+        def read():
+            first = reader.state("a")
+            attempts.append(first)
+            if len(attempts) == 1:
+                time.sleep(0.6)  # idle inside the block past the server's bound
+            return first, reader.load("a")
+
+        fp, rows = reader.read_consistently(read)
+        assert len(attempts) == 2 and fp.next_seq == 2 and len(rows) == 2
+    finally:
+        reader.close()
+
+
 def test_deletions_of_two_namespaces_at_once_never_take_the_epochs_back(pg_server, pg_url) -> None:
     # x's deletion commits its epochs while y's deletion (another namespace's lock) waits for their row with a value
     # computed from an older snapshot: the epochs must end past both deleted namespaces' versions. Before, y's value

@@ -171,6 +171,10 @@ _CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
 
 # SQLSTATE classes of a lost connection: 08 connection exception, 57P01-03 admin / crash shutdown, cannot connect now
 _CONNECTION_STATES = ("57P01", "57P02", "57P03")
+# The server ended the session itself: a transaction idle longer than idle_in_transaction_session_timeout (hippo's
+# idle_s on a write, or the DBA's on a read) or a session idle longer than idle_session_timeout. 25P03 is of class 25,
+# which psycopg raises as an InternalError, not an OperationalError.
+_ENDED_STATES = ("25P03", "57P05")
 _RETRY_STATES = ("40001", "40P01")  # serialization failure, deadlock: the server rolled the transaction back
 
 
@@ -452,9 +456,11 @@ class PostgresStore(Store):
     def _connection_lost(exc: BaseException, conn) -> bool:
         if isinstance(exc, psycopg_pool.PoolTimeout):
             return True
+        state = getattr(exc, "sqlstate", None) or ""
+        if isinstance(exc, psycopg.Error) and state in _ENDED_STATES:
+            return True
         if not isinstance(exc, psycopg.OperationalError):
             return False
-        state = getattr(exc, "sqlstate", None) or ""
         # An error of the client library itself carries no SQLSTATE (the server sent none): the session is in a state
         # this process cannot know. A backend terminated while a pipeline's results were read surfaces as one
         # ("cannot exit pipeline mode ..." replaces the termination, the connection not marked bad yet).
