@@ -16,7 +16,7 @@ from hippo.base.errors import CorruptData, InvalidInput, ReadOnlyError
 from hippo.engine.prepare import prepare
 from hippo.store import codec as codec_mod
 from hippo.store import common
-from hippo.store.base import Change, NewMessage
+from hippo.store.base import Change, NewMessage, Store
 from hippo.text import tokenizer
 
 CFG = Config()
@@ -259,6 +259,12 @@ def test_codes_and_units(store) -> None:
     assert store.get_codes("a")[rows[0].id] == b"\xff" * 8
     store.drop_codes("a", [rows[1].id])
     assert sorted(store.get_codes("a")) == [rows[0].id, rows[2].id]
+    other = store.append("b", batch(1), codes=np.zeros((1, 8), np.uint8))
+    # by id, within the namespace: the default of the contract (every code, filtered) gives the same
+    wanted = [rows[2].id, rows[1].id, other[0].id, 10**9]
+    assert store.codes_of("a", wanted) == {rows[2].id: bytes(range(16, 24))}
+    assert Store.codes_of(store, "a", wanted) == store.codes_of("a", wanted)
+    assert store.codes_of("a", []) == {}
     store.delete("a", [rows[2].id])
     assert sorted(store.get_codes("a")) == [rows[0].id]  # codes go with their message
     payload = bytes(range(256)) * 100

@@ -335,3 +335,29 @@ def test_a_handle_far_behind_another_follows_its_appends_off_the_request_path(lo
     sync_in_call, *reference = run("near", 1 << 30)
     assert sync_in_call  # the reference followed them inside the call
     assert followed == reference
+
+
+def test_a_handle_uses_the_embedding_codes_another_handle_stored_with_its_messages(location) -> None:
+    # A handle catching up with another handle's appends embedded every one of those messages again (the codes the
+    # other handle stored with them were ignored): with an embedding API, every app server paid for every message
+    # any of them added, inside its next read. It now uses the stored codes, as a handle opened afresh does.
+    from tests.concepts import embed_texts
+
+    embedded: dict[str, list[str]] = {"a": [], "b": []}
+
+    def counting(who: str):
+        def embed(texts):
+            embedded[who].extend(texts)
+            return embed_texts(texts)
+        return embed
+
+    with Memory(location, embed=counting("a")) as host_a, Memory(location, embed=counting("b")) as host_b:
+        host_a.add("The cello lesson moved to Thursday.", speaker="Ann")
+        assert host_b.count() == 1
+        added = host_b.add_many(items())
+        embedded["a"].clear()
+        hits = [(h.id, round(h.score, 9)) for h in host_a.search("my kitten and the puppy", k=5)]
+        assert embedded["a"] == ["my kitten and the puppy"]  # the query alone
+        assert {h[0] for h in hits} & {it.id for it in added}
+    with Memory(location, embed=embed_texts) as fresh:
+        assert [(h.id, round(h.score, 9)) for h in fresh.search("my kitten and the puppy", k=5)] == hits

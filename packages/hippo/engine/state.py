@@ -695,6 +695,22 @@ class NamespaceState:
             codes = None
         if rows and codes is None:
             host = self.host
+            # another handle's messages: the codes it stored with them are used, as an open uses them; only messages
+            # without a usable one are embedded here (every handle embedded every other handle's messages again)
+            width = self.codes.width
+            dims = self.codes.dims
+            found = {i: c for i, c in host.store.codes_of(self.name, [r.id for r in rows]).items()
+                     if isinstance(c, bytes) and (len(c) == width or (len(c) > width and (not dims
+                                                                                          or len(c) - width in dims)))}
+            if found:
+                have = [r.id for r in rows if r.id in found]
+                for n in sorted({len(found[i]) for i in have}):
+                    part = [i for i in have if len(found[i]) == n]
+                    self.codes.add(part, np.frombuffer(b"".join(found[i] for i in part), dtype=np.uint8).reshape(
+                        len(part), n))
+                rows = [r for r in rows if r.id not in found]
+        if rows and codes is None:
+            host = self.host
             lines = [line(r.speaker, r.role, tokenizer.decode(r.tokens)) for r in rows]
             codes = encode(host.hasher, host.embed(lines), len(lines))
             if not host.store.read_only:

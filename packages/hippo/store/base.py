@@ -188,6 +188,12 @@ class Store(abc.ABC):
     def get_codes(self, namespace: str) -> dict[int, bytes]:
         """Every stored embedding code of ``namespace`` by message id."""
 
+    def codes_of(self, namespace: str, ids: Iterable[int]) -> dict[int, bytes]:
+        """The stored embedding codes of the messages ``ids`` of ``namespace`` (ids without one are left out). The
+        SQL stores look them up by id; this default reads :meth:`get_codes`."""
+        wanted = {int(i) for i in ids}
+        return {i: c for i, c in self.get_codes(namespace).items() if i in wanted} if wanted else {}
+
     @abc.abstractmethod
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
         """Store (insert or replace) one snapshot blob of derived state under ``kind``."""

@@ -1189,6 +1189,13 @@ class PostgresStore(Store):
         return {r[0]: bytes(r[1]) for r in self._query("SELECT id, code FROM {s}.codes WHERE namespace = %s",
                                                         (namespace,))}
 
+    def codes_of(self, namespace: str, ids: Iterable[int]) -> dict[int, bytes]:
+        ids = sorted({int(i) for i in ids})
+        if not ids:
+            return {}
+        return {r[0]: bytes(r[1]) for r in self._query(
+            "SELECT id, code FROM {s}.codes WHERE id = ANY(%s) AND namespace = %s", (ids, namespace))}
+
     # -- derived units (hierarchy snapshots) --------------------------------------------------------------------
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
         self.put_units_many(namespace, {kind: payload})

@@ -1010,6 +1010,17 @@ class SQLiteStore(Store):
     def get_codes(self, namespace: str) -> dict[int, bytes]:
         return {r[0]: r[1] for r in self._query("SELECT id, code FROM codes WHERE namespace = ?", (namespace,))}
 
+    def codes_of(self, namespace: str, ids: Iterable[int]) -> dict[int, bytes]:
+        ids = sorted({int(i) for i in ids})
+        out: dict[int, bytes] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for r in self._query(f"SELECT id, namespace, code FROM codes WHERE id IN ({marks})", part):
+                if r[1] == namespace:
+                    out[r[0]] = r[2]
+        return out
+
     # -- derived units (hierarchy snapshots) ----------------------------------------------------------------
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
         with self.transaction("saving units") as db:
