@@ -337,6 +337,25 @@ def test_a_statement_timeout_set_by_the_dba_ends_a_writers_wait_as_busy(pg_serve
         st.close()
 
 
+def test_a_read_that_waited_out_the_roles_lock_timeout_does_not_blame_a_writer(pg_server, pg_url) -> None:
+    # A read queued behind a table lock (a schema change, a REINDEX) until the lock_timeout of the role ran out said
+    # "the namespace is locked by another writer (waited the configured busy_timeout_s)": no writer held the
+    # namespace and busy_timeout_s (30 s here) was never waited. It is still StoreBusy, saying what it waited for.
+    PostgresStore(pg_url).close()
+    st = PostgresStore(pg_url + "&options=-c%20lock_timeout%3D200", busy_timeout_s=30)
+    try:
+        with admin(pg_server) as conn:
+            conn.execute("BEGIN")
+            conn.execute(f'LOCK TABLE "{schema_of(pg_url)}".namespaces IN ACCESS EXCLUSIVE MODE')
+            with pytest.raises(StoreBusy, match="table of the store stayed locked") as info:
+                st.state("a")
+            assert "writer" not in str(info.value) and "busy_timeout_s" not in str(info.value)
+            conn.execute("ROLLBACK")
+        assert st.state("a").next_seq == 0
+    finally:
+        st.close()
+
+
 def test_a_writer_stopped_mid_transaction_holds_the_namespace_at_most_idle_s(pg_url) -> None:
     # A process stopped in the middle of an append (SIGSTOP, a paused VM, a hung thread) held the namespace's lock for
     # as long as it stayed stopped: every other writer of the namespace raised StoreBusy all that time, however long.

@@ -233,13 +233,18 @@ def _int_param(params: dict[str, str], name: str, default: int, lo: int, hi: int
     return int(raw)
 
 
-def _translate(exc: BaseException, what: str) -> HippoError:
-    """A psycopg error as the HippoError a caller can act on (the SQLite store's ``_translate``, for PostgreSQL)."""
+def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoError:
+    """A psycopg error as the HippoError a caller can act on (the SQLite store's ``_translate``, for PostgreSQL).
+    ``writing``: it ended a write transaction, the only place where hippo bounds a lock wait itself (the namespace's
+    lock, busy_timeout_s)."""
     state = getattr(exc, "sqlstate", None) or ""
     msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if psycopg is not None and isinstance(exc, psycopg_pool.PoolClosed):
         return ClosedError(f"{what}: the store is closed")
     if state == "55P03" or (state == "57014" and "lock timeout" in msg):
+        if not writing:  # a table lock (a schema change, REINDEX, VACUUM FULL) past the role's or hippo's bound
+            return StoreBusy(f"{what}: a table of the store stayed locked by another transaction longer than the "
+                             f"lock wait allowed ({msg})")
         return StoreBusy(f"{what}: the namespace is locked by another writer (waited the configured busy_timeout_s)")
     if state == "57014":  # the server is there: a statement_timeout of the role or database, or a cancel request
         return StoreError(f"{what}: the server cancelled the statement ({msg})"
@@ -573,12 +578,13 @@ class PostgresStore(Store):
                     conn.execute("ROLLBACK")
                 raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the server's "
                                 "statement_timeout, set for this role or database, cancelled the wait)") from None
-            self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None)
+            self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None, writing=True)
             raise
         finally:
             self._putconn(conn)
 
-    def _failed(self, exc: BaseException, conn, what: str, in_txn: bool, unsure: "_Unsure | None" = None) -> None:
+    def _failed(self, exc: BaseException, conn, what: str, in_txn: bool, unsure: "_Unsure | None" = None,
+                writing: bool = False) -> None:
         """What a failed attempt on ``conn`` amounts to: its transaction rolled back where the connection still
         works, then ``unsure`` (a commit that may have gone through) or ``_Retry`` when the connection was lost,
         ``_Retry`` for a retryable server error, the translated error for any other driver error. Returns (and the
@@ -598,7 +604,7 @@ class PostgresStore(Store):
         if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
             raise _Retry(_translate(exc, what)) from None
         if isinstance(exc, psycopg.Error):
-            raise _translate(exc, what) from None
+            raise _translate(exc, what, writing) from None
 
     def _batch(self, conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[Any]:
         """Run statements in order in one round trip (libpq's pipeline mode) where the client library supports it,
