@@ -1050,7 +1050,13 @@ class NamespaceState:
         accesses of its own, which nothing else holds: it then catches up with the deletion (its followers drop
         the deleted messages, as the deleting handle's did) and saves, its lifecycle merged with the stored one;
         when catching up reads the namespace again instead (deleted, or past the change feed), it writes nothing."""
-        for _ in range(3):  # another handle's change between the catch-up and the write: catch up again
+        # Another handle's change between the catch-up and the write: catch up again. A closed state (the save at
+        # close, its last) keeps trying for busy_timeout_s: three attempts while another app server appended steadily
+        # all lost, and close() dropped this process's reinforcements, which nothing else holds.
+        deadline = time.monotonic() + (self.config.busy_timeout_s if self._closed else 0.0)
+        attempt = 0
+        while attempt < 3 or time.monotonic() < deadline:
+            attempt += 1
             if not self.writable or self.index is None:
                 return False
             now = self.host.store.state(self.name)
@@ -1070,6 +1076,9 @@ class NamespaceState:
             written = self._save_derived(force, behind)
             if written is not None:
                 return written
+        if self._closed and self._own_unsaved():
+            log.warning("namespace %r: other handles kept changing it; what this process derived and its "
+                        "reinforcements were not saved at close", self.name)
         return False
 
     def _own_unsaved(self) -> bool:
