@@ -504,7 +504,7 @@ def test_update_metadata_in_place(mem):
 def test_neighbour_smoothing_hand_computed():
     """Each message gains weight * (best same-session neighbour's score), halving per step away."""
     plain = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
-    smooth = Memory(None, config={"retrieval": {"neighbor_weight": 0.5, "neighbor_span": 2}})
+    smooth = Memory(None, config={"retrieval": {"neighbor_weight": 0.5, "neighbor_span": 2, "neighbor_b": 0.3}})
     for m in (plain, smooth):
         _fill(m)
     q = analyze("kiln")
@@ -514,6 +514,27 @@ def test_neighbour_smoothing_hand_computed():
     s = base.scores[0]
     expected = {kiln_row: s, kiln_row - 1: 0.5 * s}  # row 6 is in s3 too; row 5 is in s2 (no credit)
     assert dict(zip(got.rows.tolist(), got.scores.tolist())) == pytest.approx(expected)
+
+
+def test_a_neighbour_lends_its_score_as_standard_bm25_normalises_its_length():
+    """What a message lends is its BM25 score with ``neighbor_b`` as b (0.75 by default), while its own score keeps
+    ``bm25_b``: the lender's length, charged when it is packed, is not passed on to the neighbour for free."""
+    plain = Memory(None, config={"retrieval": {"neighbor_weight": 0.0}})
+    standard = Memory(None, config={"retrieval": {"neighbor_weight": 0.0, "bm25_b": 0.75}})
+    smooth = Memory(None, config={"retrieval": {"neighbor_weight": 0.5, "neighbor_span": 2}})
+    assert smooth.config.retrieval.neighbor_b == 0.75 and smooth.config.retrieval.bm25_b == 0.3
+    for m in (plain, standard, smooth):
+        _fill(m)
+    q = analyze("kiln")
+    own = retrieval.lexical(plain.engine.state().index, q, plain.config)
+    lent = retrieval.lexical(standard.engine.state().index, q, standard.config)
+    got = retrieval.lexical(smooth.engine.state().index, q, smooth.config, smooth=True)
+    (kiln_row,) = own.rows.tolist()
+    assert lent.scores[0] != pytest.approx(own.scores[0])  # the kiln message is not of average length
+    expected = {kiln_row: own.scores[0], kiln_row - 1: 0.5 * lent.scores[0]}
+    assert dict(zip(got.rows.tolist(), got.scores.tolist())) == pytest.approx(expected)
+    with pytest.raises(InvalidInput, match="neighbor_b"):
+        Memory(None, config={"retrieval": {"neighbor_b": 1.5}})
 
 
 def test_exact_quote_moves_first_even_when_bm25_prefers_another():

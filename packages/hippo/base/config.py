@@ -249,6 +249,9 @@ class RetrievalConfig:
     candidate_limit: int = 400
     neighbor_weight: float = 0.8  # share of a message's score lent to its conversational neighbours
     neighbor_span: int = 2        # how many turns away a neighbour may be (weight halves per step)
+    # BM25's b for the score a message lends (standard BM25's 0.75): a long reply that matches a question's words by
+    # its length lends its request less than its own score (hippo.index.channels.lexical; docs/retrieval.md)
+    neighbor_b: float = 0.75
     profile_prior: bool = True    # speaker-profile prior for preference / identity questions (hippo.engine.profiles)
     # The user's standing instructions ("Always ... when I ask about ...", hippo.text.directives) are packed into a
     # recall context when the question shares their words or their session's subject (hippo.engine.evidence
@@ -442,6 +445,8 @@ def _validate(obj: Any, path: str) -> None:
         if obj.enumerate_limit < 1 or obj.candidate_limit < 1:
             raise InvalidInput(f"{path}: enumerate_limit and candidate_limit must be >= 1, got "
                                f"{obj.enumerate_limit!r} and {obj.candidate_limit!r}")
+        if not 0.0 <= obj.neighbor_b <= 1.0:
+            raise InvalidInput(f"{path}.neighbor_b must be in 0..1, got {obj.neighbor_b!r}")
         if not 0.0 <= obj.neighbor_weight <= 4.0 or not 0 <= obj.neighbor_span <= 16:
             raise InvalidInput(f"{path}: neighbor_weight must be in 0..4 and neighbor_span in 0..16, got "
                                f"{obj.neighbor_weight!r} and {obj.neighbor_span!r}")

@@ -143,6 +143,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     lengths = index.doc_lengths()
     avgdl = stats.avgdl if stats is not None else max(1.0, float(lengths.mean()))
     norm = rc.bm25_k1 * (1.0 - rc.bm25_b + rc.bm25_b * lengths / avgdl)
+    # What a message lends its neighbours (``smooth``) is its score as standard BM25 normalises length
+    # (``neighbor_b``, 0.75): its own length is charged when it is packed (cost per token), but a short neighbour that
+    # borrows from it never pays for that length, and a long reply that matches many of a question's words by
+    # length alone would otherwise make its request look like the evidence.
+    lends = smooth and rc.neighbor_weight > 0 and rc.neighbor_b != rc.bm25_b
+    norm_l = rc.bm25_k1 * (1.0 - rc.neighbor_b + rc.neighbor_b * lengths / avgdl) if lends else None
+    acc_l = np.zeros(n_docs, dtype=np.float64) if lends else None
     acc = np.zeros(n_docs, dtype=np.float64)
     touched = np.zeros(n_docs, dtype=bool)
     slips = slip_patterns(index, query)
@@ -186,6 +193,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
                else _idf(n_docs, min(f, n_docs) if capped else df))
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
+        if acc_l is not None:
+            acc_l[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[rows])
         touched[rows] = True
     cand = np.flatnonzero(touched)
     # The asker's first-person words count only in messages the question's own words found: whole-word occurrences
@@ -203,6 +212,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         hit = touched[rows]
         rows, tf = rows[hit], tf[hit]
         acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
+        if acc_l is not None:
+            acc_l[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[rows])
     for f, i in deferred:
         pat = query.patterns[i]
         if cand.size == 0 or pat.singles.size == 0:
@@ -215,6 +226,8 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             tf += index.content.rank_many(sym, ends) - index.content.rank_many(sym, starts)
         idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, min(f, n_docs))
         acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
+        if acc_l is not None:
+            acc_l[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[cand])
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
     for st, codes in named:
@@ -224,9 +237,11 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         idf = (_idf(stats.n_docs, stats.speaker_df.get(st, rows.size)) if stats is not None
                else _idf(n_docs, rows.size))
         acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
+        if acc_l is not None:
+            acc_l[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm_l[rows])
         touched[rows] = True
     if smooth and rc.neighbor_weight > 0 and n_docs > 1:
-        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span)
+        acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span, acc_l)
     rows = np.flatnonzero(touched)
     scores = acc[rows]
     # A question naming speakers is answered by what they said: the other speakers' messages count a share.
@@ -281,8 +296,10 @@ def _spans(lo: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.repeat(lo, count) + (np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count))
 
 
-def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int):
-    """Lend each message a share of its best neighbour's score in the same session or sitting (halving per step,
+def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarray, weight: float, span: int,
+                       lend: np.ndarray | None = None):
+    """Lend each message a share of its best neighbour's score (``lend``, else ``acc``) in the same session or
+    sitting (halving per step,
     up to ``span`` turns away): in a dialogue the answer to a question often shares no words with it, while the
     turn just before it does. A turn is what one voice says before another speaks (:meth:`NamespaceIndex.turns`):
     a burst of short messages in a messaging app is one turn, whose messages lend each other as neighbours do (the
@@ -303,7 +320,8 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
         return acc, touched
     # each matched turn's best score, and the best of its other messages' (for the message that has the best)
     n_turns = start.size - 1
-    t_src, a_src = turn[src], acc[src]
+    lend = acc if lend is None else lend
+    t_src, a_src = turn[src], lend[src]
     top1 = np.zeros(n_turns)
     np.maximum.at(top1, t_src, a_src)
     is_top = a_src == top1[t_src]
@@ -345,7 +363,7 @@ def _smooth_neighbours(index: NamespaceIndex, acc: np.ndarray, touched: np.ndarr
         rows, of = start[lent], lent
     else:
         rows, of = _spans(start[lent], size), np.repeat(lent, size)
-    inside = weight * np.where(acc[rows] == top1[of], top2[of], top1[of])
+    inside = weight * np.where(lend[rows] == top1[of], top2[of], top1[of])
     best = np.zeros(n, dtype=np.float64)
     best[rows] = np.maximum(from_nb[of], inside)
     return acc + best, touched | (best > 0)
