@@ -444,7 +444,7 @@ class Memory:
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
                include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None,
-               query_embedding: Any = None) -> Recall:
+               query_embedding: Any = None, exclude: int | Iterable[int] | None = None) -> Recall:
         """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
 
         Whole messages only, grouped by session in time order with speaker and date; a message that dates its
@@ -455,6 +455,11 @@ class Memory:
         hierarchy (``config.hierarchy.recall``), units are selected top-down and ``Recall.units`` lists them;
         dormant memories (seed 004 §8.3) come back only with ``include_dormant=True`` or a strong exact cue.
         ``since`` / ``until`` / ``as_of`` / ``query_embedding`` as in :meth:`search`.
+
+        ``exclude`` (message ids) leaves those messages out of the context, as the messages a caller already shows
+        its model (the turns of the current conversation): they are ranked as any other, so every other message
+        is valued as in the recall without ``exclude``, and skipped where the context is filled, the budget going
+        to the next best. Ids this namespace does not hold are ignored.
         """
         self._rt.live()
         query = _check_query(query)
@@ -463,7 +468,8 @@ class Memory:
         check_bool(include_dormant, "include_dormant")
         scope = scope_of(self.config, query, since, until, as_of)
         vector = _check_query_embedding(self._rt, query_embedding)
-        return self._ns.recall(query, budget, pred, scope, include_dormant, vector)
+        excluded = frozenset(check_ids(exclude, "exclude")) if exclude is not None else frozenset()
+        return self._ns.recall(query, budget, pred, scope, include_dormant, vector, excluded)
 
     def agentic_recall(self, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
                        filter: dict[str, Any] | None = None) -> Recall:

@@ -267,11 +267,13 @@ def _estimated_costs(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
     return state.index.doc_lengths()[rows].astype(np.float64) + _PREFIX_TOKENS
 
 
-def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int
-              ) -> tuple[np.ndarray, np.ndarray, float]:
+def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int,
+              excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """The candidates that can reach a context of ``budget`` tokens, in their input (rank) order, and the cost
     exponent of the whole candidate list. Costs are estimated from the span table (tokens + a 4-token prefix), so
-    only the shortlist needs its pieces described and annotated."""
+    only the shortlist needs its pieces described and annotated. Rows of ``excluded`` (ascending) will not be
+    packed: they stay in the shortlist where they rank, but take none of its reach, so it reaches as far into the
+    other candidates as it would without them."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     if rows.size == 0:
@@ -280,8 +282,14 @@ def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budge
     a = cost_exponent(scores, ratio=_verbosity(state)[2])
     est = _estimated_costs(state, rows)
     keyed = packing_order(scores, est, prior, a)
-    reach = np.cumsum(est[keyed])
-    n = max(_SHORTLIST_MIN, int(np.searchsorted(reach, _SHORTLIST_BUDGETS * budget)) + 1)
+    if excluded is not None and excluded.size:
+        out = np.isin(rows[keyed], excluded)
+        reach = np.cumsum(np.where(out, 0.0, est[keyed]))
+        least = int(np.searchsorted(np.cumsum(~out), _SHORTLIST_MIN)) + 1
+    else:
+        reach = np.cumsum(est[keyed])
+        least = _SHORTLIST_MIN
+    n = max(least, int(np.searchsorted(reach, _SHORTLIST_BUDGETS * budget)) + 1)
     keep = np.sort(keyed[:n])
     return rows[keep], scores[keep], a
 

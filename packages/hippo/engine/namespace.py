@@ -361,14 +361,14 @@ class Namespace:
             return recall_mod.search(state, a, k, pred)
 
     def recall(self, query: str, budget: int, pred: Predicate | None, scope: Scope, include_dormant: bool,
-               vector: np.ndarray | None = None) -> Recall:
+               vector: np.ndarray | None = None, excluded: frozenset[int] = frozenset()) -> Recall:
         self.rt.live()
         state = self.rt.state(self.name).current(with_life=recall_mod.uses_lifecycle(self.config))
         a = self.ask(state, query, scope, vector)
         # while the lifecycle is rebuilt in the background, the flat engine answers
         life = state.life(wait=False) if recall_mod.uses_lifecycle(self.config) else None
         with self.rt.lock.read():
-            return recall_mod.recall(state, life, a, budget, pred, include_dormant, self.rt.llm)
+            return recall_mod.recall(state, life, a, budget, pred, include_dormant, self.rt.llm, excluded)
 
     def pack_ids(self, query: str, ids: list[int], budget: int, pred: Predicate | None) -> Recall:
         """The given messages packed in the given order into ``budget`` tokens, laid out like :meth:`recall`."""

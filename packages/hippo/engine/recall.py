@@ -37,27 +37,31 @@ def uses_lifecycle(config: Any) -> bool:
 
 
 def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
-           llm: Any = None) -> Recall:
+           llm: Any = None, excluded: frozenset[int] = frozenset()) -> Recall:
     """A context of at most ``budget`` tokens: packed by expected evidence per token, or top-down through
-    ``life`` (the hierarchy and decay), or from the flat ranking."""
+    ``life`` (the hierarchy and decay), or from the flat ranking. The messages of ``excluded`` (ids) rank as any
+    other and are skipped where the context is filled (:func:`hippo.engine.topdown.recall`)."""
     ask = respell(state, ask)  # a question's own slips (hippo.engine.scope.spelled)
     if life is not None or state.config.hierarchy.recall == "evidence":
-        return topdown.recall(state, life, ask, budget, pred, include_dormant, llm)
+        return topdown.recall(state, life, ask, budget, pred, include_dormant, llm, excluded)
     t0 = time.perf_counter()
     rows, _scores, _per, timings = rank(state, ask, state.config.retrieval.candidate_limit, context=True)
     t = time.perf_counter()
-    out = pack_rows(state, ask.text, rows, budget, pred, ask)
+    out = pack_rows(state, ask.text, rows, budget, pred, ask, excluded)
     timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     out.timings = timings
     return out
 
 
-def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None) -> Recall:
-    """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time."""
+def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None,
+              excluded: frozenset[int] = frozenset()) -> Recall:
+    """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time; the messages of
+    ``excluded`` (ids) are skipped."""
     idx = state.index
     scope = ask.scope if ask else None
-    chosen, text, tokens = pack.pack(pieces(state, rows, pred, scope), budget,
+    ranked = [p for p in pieces(state, rows, pred, scope) if p.key not in excluded]
+    chosen, text, tokens = pack.pack(ranked, budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
                                      copy_times(state, pred, scope))
     meta = state.rows([p.key for p in chosen])

@@ -123,10 +123,14 @@ class _Scorer:
 
 
 def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
-           llm: Any = None) -> Recall:
+           llm: Any = None, excluded: frozenset[int] = frozenset()) -> Recall:
     """The recall context for ``ask`` within ``budget`` tokens. Caller holds the read lock; the only change made
     here is reinforcement of what was recalled, under the lifecycle's own lock (seed 004 §4.1). ``life`` is None
-    when neither the hierarchy nor decay is enabled (then only the evidence and flat modes apply)."""
+    when neither the hierarchy nor decay is enabled (then only the evidence and flat modes apply).
+
+    The messages of ``excluded`` (ids) are ranked as any other and only left out where the context is filled: the
+    selection skips them and the budget goes to the next candidates, so a recall excluding nothing is the recall
+    it was, and one excluding messages is that recall without them, refilled."""
     cfg = state.config
     hc, dc = cfg.hierarchy, cfg.decay
     hier = life.hier if life is not None else None
@@ -146,7 +150,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         rows, scores = evidence.with_standing(state, rows, scores, budget, lexical, by_session)
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated
-        rows, scores, exponent = evidence.shortlist(state, rows, scores, budget)
+        rows, scores, exponent = evidence.shortlist(state, rows, scores, budget, excluded_rows(idx, excluded))
     pieces = describe(state, rows, pred, ask.scope)
     rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
     top = max(rel_raw.values(), default=0.0) or 1.0
@@ -178,6 +182,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         units = _unit_records(life, sem_sel, theme_sel, rel)
         _event_spans(state, units)  # derived units carry the event time span of their messages
         by_id.update(_linked_pieces(state, life, sem_sel, by_id, pred, ask))
+        for k in excluded:  # Stage II and the episodes fill the budget with the others
+            by_id.pop(k, None)
         if mode in ("stage2", "full"):
             chosen_ids = _stage2(life, sc, rel, sem_sel, by_id, budget, hc,
                                  lambda m: message_terms(life, idx, m), rep_themes)
@@ -187,7 +193,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
             chosen_ids = _expand_episodes(life, rel, sem_sel, by_id, budget)
     timings["select_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
-    ranked = [by_id[k] for k in chosen_ids if k in by_id]
+    ranked = [by_id[k] for k in chosen_ids if k in by_id and k not in excluded]
     chosen, text, tokens = context.pack(ranked, budget, lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
                                         copy_times(state, pred, ask.scope))
     meta = state.rows([p.key for p in chosen])
@@ -209,6 +215,12 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     return Recall(query=ask.text, text=text, tokens=tokens, budget_tokens=budget, messages=messages, units=units,
                   timings=timings, repeats=context.repeats(chosen))
+
+
+def excluded_rows(idx: Any, excluded: frozenset[int]) -> np.ndarray | None:
+    """The rows (ascending) of the ``excluded`` message ids this namespace holds, or None for none."""
+    rows = [idx.row_of[k] for k in excluded if k in idx.row_of]
+    return np.sort(np.asarray(rows, dtype=np.int64)) if rows else None
 
 
 def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[int, float]

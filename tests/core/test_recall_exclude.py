@@ -1,0 +1,172 @@
+"""``Memory.recall(..., exclude=...)``: messages the caller already shows its model are left out of the context.
+
+They are ranked as any other and only skipped where the context is filled. References: the same recall without
+``exclude`` (nothing excluded gives the same bytes), and the full packing order of the recall without ``exclude``,
+captured from the engine, with the excluded messages removed and packed again into the same budget."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from hippo import Memory
+from hippo.base.errors import InvalidInput
+from hippo.engine import evidence
+from hippo.engine import pack as pack_mod
+
+WORDS = ("trip japan kyoto sister vegetarian budget flight osaka train hotel station tokyo food pack april passport "
+         "shellfish cello lesson teacher lisbon commute tram river beagle pixel slippers novel lighthouse tap kitchen "
+         "garden tomato bike marathon knee doctor dentist appointment monday friday coffee tea bakery bread recipe "
+         "soup camera photo museum painting guitar concert ticket rent apartment landlord boss meeting project").split()
+TEMPLATES = ["I {v} the {a} and the {b} yesterday.", "My {a} is near the {b}.", "Did you {v} the {a}?",
+             "We talked about {a}, {b} and {c} for hours.", "Always mention the {a} when I ask about {b}.",
+             "I prefer {a} over {b} because of the {c}.", "ok", "The {a} was great, thanks!",
+             "Remind me about the {a} on {b} please.", "{a} {b} {c} {a}"]
+VERBS = ["saw", "fixed", "booked", "bought", "loved", "cancelled", "visited"]
+FORMS = ["What did I say about the {a}?", "When is the {a}?", "{a} {b}", "Tell me about my {a} and {b}.",
+         "What do I prefer for {a}?", "Did I {v} the {a} last week?", "What happened in April with the {a}?"]
+T0 = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
+
+
+def conversation(seed: int = 7, n: int = 400) -> list[dict]:
+    """Sessions of 25 turns a few days apart; the assistant's turns often long; copies ("ok"), standing
+    instructions and stated preferences among them."""
+    rng = random.Random(seed)
+    items, t = [], T0
+    for i in range(n):
+        if i % 25 == 0:
+            t += timedelta(days=rng.randint(1, 9))
+        t += timedelta(minutes=rng.randint(1, 30))
+        role = "user" if i % 2 == 0 else "assistant"
+        text = rng.choice(TEMPLATES).format(v=rng.choice(VERBS), a=rng.choice(WORDS), b=rng.choice(WORDS),
+                                            c=rng.choice(WORDS))
+        if role == "assistant" and rng.random() < 0.5:
+            text += " " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40)))
+        items.append({"text": text, "role": role, "speaker": "Ann" if role == "user" else "assistant",
+                      "session_id": f"s{i // 25}", "timestamp": t})
+    return items
+
+
+def questions(seed: int = 11, n: int = 300) -> list[tuple[str, int]]:
+    rng = random.Random(seed)
+    return [(rng.choice(FORMS).format(a=rng.choice(WORDS), b=rng.choice(WORDS), v=rng.choice(VERBS)),
+             rng.choice([40, 120, 300, 800])) for _ in range(n)]
+
+
+def _same(a, b) -> None:
+    assert (a.text, [m.id for m in a.messages], a.tokens, a.repeats) == \
+        (b.text, [m.id for m in b.messages], b.tokens, b.repeats)
+
+
+def test_nothing_excluded_is_the_recall_without_exclude():
+    # two stores with the same history and the same calls: recall reinforces what it returned, so each store sees
+    # the same reinforcements as long as the answers agree
+    plain, other = Memory(None), Memory(None)
+    try:
+        for mem in (plain, other):
+            mem.add_many(conversation())
+        absent = [10**9, 10**9 + 1]
+        for k, (q, budget) in enumerate(questions()):
+            want = plain.recall(q, budget_tokens=budget)
+            got = other.recall(q, budget_tokens=budget, exclude=[] if k % 2 else absent)
+            _same(want, got)
+    finally:
+        plain.close()
+        other.close()
+
+
+@pytest.fixture
+def store():
+    mem = Memory(None, config={"decay": {"reinforce_on_recall": False}})  # every recall sees the same strengths
+    mem.add_many(conversation())
+    yield mem
+    mem.close()
+
+
+def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int]):
+    """The recall of ``query`` without ``exclude`` in every respect but one: where the engine keeps the candidates
+    that can reach the context (in the order of their value per estimated token, until their estimated cost reaches
+    three budgets, and at least 48), the messages of ``shown`` are passed over. Returns that recall's context packed
+    with the ``shown`` messages removed: (text, ids, tokens)."""
+    seen = {}
+    real_shortlist, real_pack = evidence.shortlist, pack_mod.pack
+
+    def shortlist(state, rows, scores, budget, excluded=None):
+        exponent = real_shortlist(state, rows, scores, budget)[2]
+        costs = state.index.doc_lengths()[rows] + 4.0
+        prior = evidence.prior_of(state, rows)
+        keep, reach, kept = [], 0.0, 0
+        for j in evidence.packing_order(scores, costs, prior, exponent).tolist():
+            if kept >= 48 and reach >= 3 * budget:
+                break
+            if int(state.index.ids.view[rows[j]]) in shown:
+                continue
+            keep.append(j)
+            kept += 1
+            reach += float(costs[j])
+        keep.sort()
+        return rows[keep], scores[keep], exponent
+
+    def capture(ranked, budget, load_texts, copies=None):
+        seen["order"] = [p for p in ranked if p.key not in shown]
+        return real_pack(seen["order"], budget, load_texts, copies)
+
+    with monkeypatch.context() as m:
+        m.setattr(evidence, "shortlist", shortlist)
+        m.setattr(pack_mod, "pack", capture)
+        out = mem.recall(query, budget_tokens=budget)
+    assert not shown & {p.key for p in seen["order"]}
+    return out.text, sorted(m.id for m in out.messages), out.tokens
+
+
+def test_excluded_messages_leave_the_context_and_the_budget_refills(store, monkeypatch):
+    rng = random.Random(5)
+    ids = [m.id for m in store.list()]
+    refilled = 0
+    for q, budget in questions(n=150):
+        plain = store.recall(q, budget_tokens=budget)
+        recalled = [m.id for m in plain.messages]
+        assert _reference(store, monkeypatch, q, budget, set())[0] == plain.text  # the reference is recall's own
+        # what the model already has: some or all of what was recalled, and a few other messages
+        shown = set(rng.sample(recalled, rng.randint(0, len(recalled)))) | set(rng.sample(ids, 5))
+        got = store.recall(q, budget_tokens=budget, exclude=shown)
+        assert not shown & {m.id for m in got.messages}
+        assert (got.text, sorted(m.id for m in got.messages), got.tokens) == \
+            _reference(store, monkeypatch, q, budget, shown)
+        assert got.tokens <= budget
+        refilled += bool({m.id for m in got.messages} - set(recalled))
+    assert refilled > 50  # the freed budget went to messages the recall without exclude had no room for
+
+
+def test_exclusion_with_a_filter_and_in_every_recall_mode():
+    for config in (None, {"hierarchy": {"recall": "flat"}, "decay": {"enabled": False}},
+                   {"hierarchy": {"recall": "full"}}, {"hierarchy": {"recall": "units"}}):
+        mem = Memory(None, config=config)
+        try:
+            mem.add_many(conversation())
+            mem.consolidate()
+            for q, budget in questions(n=40):
+                for flt in (None, {"role": "user"}):
+                    before = mem.recall(q, budget_tokens=budget, filter=flt)
+                    shown = {m.id for m in before.messages}
+                    after = mem.recall(q, budget_tokens=budget, filter=flt, exclude=shown)
+                    assert not shown & {m.id for m in after.messages}, (config, q)
+                    assert after.tokens <= budget
+                    if flt is not None:
+                        assert all(m.role == "user" for m in after.messages)
+        finally:
+            mem.close()
+
+
+def test_exclude_is_validated_by_name(store):
+    for bad in ("12", b"1", 1.5, [1, "x"], [-1], [True], {"id": 1}, object()):
+        with pytest.raises(InvalidInput, match="exclude"):
+            store.recall("trip", exclude=bad)
+    with pytest.raises(InvalidInput, match="exclude"):
+        asyncio.run(store.arecall("trip", exclude="12"))
+    first = store.recall("trip", budget_tokens=200).messages[0].id
+    assert first not in {m.id for m in store.recall("trip", budget_tokens=200, exclude=first).messages}
+    assert first not in {m.id for m in asyncio.run(store.arecall("trip", budget_tokens=200, exclude=(first,))).messages}
