@@ -11,6 +11,13 @@ from ``config["configurable"]["user_id"]``; the thread id from the context, ``co
 the runtime's execution info. Namespaces are ``"user.<user_id>"``; without a user id, ``"thread.<thread_id>"``;
 without either, the memory's own namespace. Pass ``namespace_fn`` to choose differently.
 
+Each message is stored once: a thread forked from an earlier checkpoint (LangGraph time travel, a regenerated
+answer) holds turns stored already, and only its new messages are stored (a message is known by its LangChain id
+and its text: a fork that edits a message's words stores the new words). The middleware keeps, per thread, the
+LangChain ids of what it stored and the hippo ids they got (for the latest 256 threads); a thread it does not know,
+or whose prompt holds earlier turns it has not seen (another process served them), is read back from the store
+once: the messages of that session.
+
 Text is handed to hippo as hippo can take it (:func:`hippo.storable`): a control character or a lone surrogate in a
 message (a pasted terminal escape code) is stored and asked as a space, a message past ``max_message_chars`` is
 cut, and a question past hippo's question length is asked by its end. An agent never stops on what its user typed.
@@ -18,6 +25,8 @@ cut, and a question past hippo's question length is asked by its end. An agent n
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any
@@ -34,6 +43,21 @@ DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
     "<memory>\n{context}\n</memory>"
 )
+
+
+#: threads whose stored messages a middleware keeps (least recently used dropped first)
+_THREADS = 256
+
+
+class _Thread:
+    """What one thread has stored: (LangChain message id, stored text) -> hippo id, and every LangChain id this
+    record accounts for (stored, or passed over as nothing to store: a notification, a turn without text)."""
+
+    __slots__ = ("stored", "known")
+
+    def __init__(self) -> None:
+        self.stored: dict[tuple[str, str], int] = {}
+        self.known: set[str] = set()
 
 
 def _lookup(source: Any, key: str) -> Any:
@@ -116,6 +140,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
+        self._threads: OrderedDict[tuple[str, str | None], _Thread] = OrderedDict()
+        self._threads_lock = threading.Lock()
         self.tools = []
         if memory_tools:
             from langchain_hippo.tools import make_memory_tools
@@ -177,6 +203,71 @@ class HippoMemoryMiddleware(AgentMiddleware):
             new = SystemMessage(content=[*system.content, {"type": "text", "text": block}])
         return request.override(system_message=new)
 
+    # -- what a thread stored -----------------------------------------------------------------------------
+
+    def _stored_text(self, message: BaseMessage) -> str:
+        return index_text(message_text(message) or "", self._max_chars)  # what hippo stores of it
+
+    @staticmethod
+    def _earlier(messages: list[AnyMessage]) -> list[AnyMessage]:
+        """The messages up to the model's latest answer: the turns stored after earlier model calls."""
+        end = len(messages)
+        while end and not isinstance(messages[end - 1], AIMessage):
+            end -= 1
+        return messages[:end]
+
+    def _known(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread | None:
+        """The record of ``thread`` when it accounts for every earlier turn of ``messages``, else None."""
+        with self._threads_lock:
+            record = self._threads.get((view.namespace, thread))
+            if record is None:
+                return None
+            self._threads.move_to_end((view.namespace, thread))
+        if any(m.id and m.id not in record.known for m in self._earlier(messages)):
+            return None  # turns this process did not see: stored by another one, or before a restart
+        return record
+
+    def _rebuilt(self, view: Any, thread: str | None, items: list[Any], messages: list[AnyMessage]) -> _Thread:
+        """The record of ``thread`` read back from ``items`` (the stored messages of its session); the earlier
+        turns of ``messages`` not among them had nothing to store."""
+        record = _Thread()
+        for item in items:
+            lc_id = (item.metadata or {}).get("message_id")
+            if isinstance(lc_id, str):
+                record.stored.setdefault((lc_id, item.text), item.id)
+                record.known.add(lc_id)
+        record.known.update(m.id for m in self._earlier(messages) if m.id)
+        with self._threads_lock:
+            self._threads[(view.namespace, thread)] = record
+            self._threads.move_to_end((view.namespace, thread))
+            while len(self._threads) > _THREADS:
+                self._threads.popitem(last=False)
+        return record
+
+    def _record(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
+        return self._known(view, thread, messages) or self._rebuilt(
+            view, thread, view.list(filter={"session_id": thread}), messages)
+
+    async def _arecord(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
+        return self._known(view, thread, messages) or self._rebuilt(
+            view, thread, await acall(view, "list", filter={"session_id": thread}), messages)
+
+    @staticmethod
+    def _unstored(record: _Thread, items: list[dict]) -> list[dict]:
+        """The items whose message (LangChain id and text) this thread has not stored yet."""
+        return [item for item in items if "message_id" not in item["metadata"]
+                or (item["metadata"]["message_id"], item["text"]) not in record.stored]
+
+    def _remember(self, record: _Thread, seen: list[str], added: list[Any]) -> None:
+        with self._threads_lock:
+            record.known.update(seen)
+            for item in added:
+                lc_id = (item.metadata or {}).get("message_id")
+                if isinstance(lc_id, str):
+                    record.stored.setdefault((lc_id, item.text), item.id)
+
+    # -- recall before the model call ----------------------------------------------------------------------
+
     def wrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
@@ -198,18 +289,20 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     # -- remember after the model call ---------------------------------------------------------------------
 
-    def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None) -> list[dict]:
-        """The model's latest answer and the messages since the model's previous answer, as hippo items."""
+    def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None
+                   ) -> tuple[int, list[dict], list[str]]:
+        """The model's latest answer and the messages since the model's previous answer, as hippo items: where the
+        turn starts in ``messages``, the items, and the LangChain ids of the turn's messages (stored or not)."""
         end = len(messages)
         # the model call may end with the results of the answer's own calls: a structured response
         # (create_agent's ToolStrategy) adds the ToolMessage acknowledging it; they are stored with the next turn
         while end and isinstance(messages[end - 1], ToolMessage):
             end -= 1
         if not end or not isinstance(messages[end - 1], AIMessage):
-            return []
+            return 0, [], []
         answer = messages[end - 1]
         if any(m.tool_call_id not in {c.get("id") for c in answer.tool_calls} for m in messages[end:]):
-            return []  # results of an earlier answer's calls: no model answer is new
+            return 0, [], []  # results of an earlier answer's calls: no model answer is new
         turn = [answer]
         for message in reversed(messages[: end - 1]):
             if isinstance(message, AIMessage):
@@ -230,26 +323,34 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 role, speaker = "tool", message.name or "tool"
             else:
                 continue
-            text = index_text(message_text(message) or "", self._max_chars)  # what hippo can store of it
+            text = self._stored_text(message)
             if not text.strip():
                 continue
             metadata = {"message_id": message.id} if message.id else {}
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": now,
                           "session_id": thread, "metadata": metadata})
-        return items
+        return end - len(turn), items, [m.id for m in turn if m.id]
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)
-        items = self._new_turns(state["messages"], user, thread)
-        if items:
-            view.add_many(items)
+        start, items, seen = self._new_turns(state["messages"], user, thread)
+        if not seen and not items:
+            return None
+        record = self._record(view, thread, state["messages"][:start])
+        todo = self._unstored(record, items)
+        added = view.add_many(todo) if todo else []
+        self._remember(record, seen, added)
         return None
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)
-        items = self._new_turns(state["messages"], user, thread)
-        if items:
-            await acall(view, "add_many", items)
+        start, items, seen = self._new_turns(state["messages"], user, thread)
+        if not seen and not items:
+            return None
+        record = await self._arecord(view, thread, state["messages"][:start])
+        todo = self._unstored(record, items)
+        added = await acall(view, "add_many", todo) if todo else []
+        self._remember(record, seen, added)
         return None
 
 

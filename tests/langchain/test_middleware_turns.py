@@ -1,0 +1,105 @@
+"""HippoMemoryMiddleware stores each message once: a thread forked from an earlier checkpoint (LangGraph time
+travel, a regenerated answer) holds turns stored already, and the user's message was stored again next to each
+answer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from langchain.agents import create_agent
+from langchain.tools import tool
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+import hippo
+from langchain_hippo import HippoMemoryMiddleware
+
+from .conftest import recording_model
+
+
+def _cfg(thread: str, user: str = "ann") -> dict:
+    return {"configurable": {"user_id": user, "thread_id": thread}}
+
+
+def _stored(memory) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in memory.using("user.ann").list()]
+
+
+def _before_model(agent, cfg) -> dict:
+    """The config of the thread's latest checkpoint before a model call, with the user id."""
+    snap = next(s for s in agent.get_state_history(cfg) if s.next == ("model",))
+    return {"configurable": {**snap.config["configurable"], "user_id": "ann"}}
+
+
+@pytest.mark.parametrize("fresh", [False, True])
+def test_time_travel_and_regenerate_store_the_user_message_once(fresh):
+    """Replaying from the checkpoint before the model call, and forking it with ``update_state``, run the model
+    again on a message stored already. ``fresh``: another middleware (another process) serves the fork."""
+    memory = hippo.Memory(None)
+    saver = InMemorySaver()
+    model = recording_model([AIMessage("First answer."), AIMessage("Second answer."), AIMessage("Third answer."),
+                             AIMessage("Fourth answer.")])
+
+    def agent():
+        return create_agent(model, middleware=[HippoMemoryMiddleware(memory)], checkpointer=saver)
+
+    first = agent()
+    first.invoke({"messages": [{"role": "user", "content": "I am allergic to peanuts."}]}, _cfg("t"))
+    again = agent() if fresh else first
+    before = _before_model(again, _cfg("t"))
+    again.invoke(None, before)  # time travel: the model runs again from that checkpoint
+    forked = again.update_state(before, {"messages": []})  # a fork of it, as a "regenerate" button makes
+    again.invoke(None, {"configurable": {**forked["configurable"], "user_id": "ann"}})
+    assert _stored(memory) == [("user", "I am allergic to peanuts."), ("assistant", "First answer."),
+                               ("assistant", "Second answer."), ("assistant", "Third answer.")]
+    # the user edits the message in a fork (same message id, new words): the new words are stored, once
+    snap = again.get_state(_cfg("t"))
+    said = next(m for m in snap.values["messages"] if isinstance(m, HumanMessage))
+    edited = again.update_state(before, {"messages": [HumanMessage("I am allergic to tree nuts.", id=said.id)]})
+    again.invoke(None, {"configurable": {**edited["configurable"], "user_id": "ann"}})
+    assert _stored(memory)[4:] == [("user", "I am allergic to tree nuts."), ("assistant", "Fourth answer.")]
+    memory.close()
+
+
+def test_time_travel_async():
+    memory = hippo.Memory(None)
+    model = recording_model([AIMessage("First answer."), AIMessage("Second answer.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)], checkpointer=InMemorySaver())
+
+    async def run():
+        await agent.ainvoke({"messages": [{"role": "user", "content": "I am allergic to peanuts."}]}, _cfg("t"))
+        before = [s async for s in agent.aget_state_history(_cfg("t")) if s.next == ("model",)][0]
+        await agent.ainvoke(None, {"configurable": {**before.config["configurable"], "user_id": "ann"}})
+
+    asyncio.run(run())
+    assert _stored(memory) == [("user", "I am allergic to peanuts."), ("assistant", "First answer."),
+                               ("assistant", "Second answer.")]
+    memory.close()
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look up the weather of a city."""
+    return f"Sunny in {city}."
+
+
+def test_the_store_is_read_back_once_per_thread(monkeypatch):
+    """What a thread stored is kept by the middleware: the store is not read for it on every model call, even
+    with tool calls (an answer without text) and turns the middleware does not store."""
+    memory = hippo.Memory(None)
+    reads = []
+    real = hippo.Memory.list
+    monkeypatch.setattr(hippo.Memory, "list", lambda self, *a, **kw: reads.append(kw) or real(self, *a, **kw))
+    calls = [AIMessage("", tool_calls=[{"name": "lookup", "id": f"c{i}", "args": {"city": "Kyoto"}}])
+             if i % 2 == 0 else AIMessage(f"It is sunny, answer {i}.") for i in range(12)]
+    model = recording_model(calls)
+    agent = create_agent(model, tools=[lookup], middleware=[HippoMemoryMiddleware(memory)],
+                         checkpointer=InMemorySaver())
+    for k in range(6):
+        agent.invoke({"messages": [{"role": "user", "content": f"Weather in Kyoto, day {k}?"}]}, _cfg("w"))
+    assert len(model.calls) == 12
+    assert reads == [{"filter": {"session_id": "w"}}]
+    assert [t for _, t in _stored(memory)][:2] == ["Weather in Kyoto, day 0?", "It is sunny, answer 1."]
+    assert len(_stored(memory)) == 12
+    memory.close()
