@@ -11,6 +11,10 @@ from ``config["configurable"]["user_id"]``; the thread id from the context, ``co
 the runtime's execution info. Namespaces are ``"user.<user_id>"``; without a user id, ``"thread.<thread_id>"``;
 without either, the memory's own namespace. Pass ``namespace_fn`` to choose differently.
 
+What the model already has is not recalled again: the turns of the current thread that the prompt holds are
+passed to recall as ``exclude``, so the budget goes to what the prompt does not hold (other threads, and turns of
+this one that a summary or a trim took out of the prompt).
+
 Each message is stored once: a thread forked from an earlier checkpoint (LangGraph time travel, a regenerated
 answer) holds turns stored already, and only its new messages are stored (a message is known by its LangChain id
 and its text: a fork that edits a message's words stores the new words). The middleware keeps, per thread, the
@@ -252,6 +256,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return self._known(view, thread, messages) or self._rebuilt(
             view, thread, await acall(view, "list", filter={"session_id": thread}), messages)
 
+    def _shown(self, record: _Thread, messages: list[AnyMessage]) -> list[int]:
+        """The hippo ids of the stored messages the prompt holds."""
+        shown = (record.stored.get((m.id, self._stored_text(m))) for m in messages if m.id)
+        return [i for i in shown if i is not None]
+
     @staticmethod
     def _unstored(record: _Thread, items: list[dict]) -> list[dict]:
         """The items whose message (LangChain id and text) this thread has not stored yet."""
@@ -273,8 +282,10 @@ class HippoMemoryMiddleware(AgentMiddleware):
     ) -> ModelResponse | AIMessage:
         query = self._latest_user_text(request.messages)
         if query:
-            view, _, _ = self._scope(request.runtime)
-            request = self._inject(request, view.recall(query, budget_tokens=self.budget_tokens).text)
+            view, _, thread = self._scope(request.runtime)
+            shown = self._shown(self._record(view, thread, request.messages), request.messages)
+            recall = view.recall(query, budget_tokens=self.budget_tokens, exclude=shown)
+            request = self._inject(request, recall.text)
         return handler(request)
 
     async def awrap_model_call(
@@ -282,8 +293,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
     ) -> ModelResponse | AIMessage:
         query = self._latest_user_text(request.messages)
         if query:
-            view, _, _ = self._scope(request.runtime)
-            recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens)
+            view, _, thread = self._scope(request.runtime)
+            shown = self._shown(await self._arecord(view, thread, request.messages), request.messages)
+            recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens, exclude=shown)
             request = self._inject(request, recall.text)
         return await handler(request)
 

@@ -299,5 +299,7 @@ def test_a_named_human_message_is_stored_as_its_writer_s_words(memory):
     expected = [(m.speaker, m.text) for m in reference._target.list()]
     assert [(m.speaker, m.text) for m in memory.using("user.team-7").list()][:3] == \
         [(s if s != "user" else "team-7", t) for s, t in expected]
-    agent.invoke({"messages": [HumanMessage("Who is allergic to peanuts?", name="Carol")]}, cfg)
+    # another thread of the group (this one's turns are in the prompt already, and are not recalled again)
+    agent.invoke({"messages": [HumanMessage("Who is allergic to peanuts?", name="Carol")]},
+                 {"configurable": {"user_id": "team-7", "thread_id": "t2"}})
     assert "Bob: I'm allergic to peanuts." in _system_text(model.calls[-1])

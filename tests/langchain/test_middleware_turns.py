@@ -1,6 +1,10 @@
-"""HippoMemoryMiddleware stores each message once: a thread forked from an earlier checkpoint (LangGraph time
-travel, a regenerated answer) holds turns stored already, and the user's message was stored again next to each
-answer."""
+"""HippoMemoryMiddleware hands the model what it does not have, and stores each message once.
+
+- Recall before a model call leaves out the turns of the current thread that the prompt holds: in a twelve-turn
+  thread, recall used to spend a 150-token budget on lines the conversation already showed (all seven recalled
+  lines), and an earlier thread's fact did not fit.
+- A thread forked from an earlier checkpoint (LangGraph time travel, a regenerated answer) holds turns stored
+  already: the user's message was stored again next to each answer."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import asyncio
 import pytest
 from langchain.agents import create_agent
 from langchain.tools import tool
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 import hippo
@@ -17,9 +21,66 @@ from langchain_hippo import HippoMemoryMiddleware
 
 from .conftest import recording_model
 
+TRIP = ["I'm planning a trip to Japan in April with my sister.", "We want to see the cherry blossoms in Kyoto.",
+        "My sister is vegetarian, so food matters.", "We also plan a day trip to Nara for the deer.",
+        "Our budget for the trip is about 4000 dollars.", "I booked the flight to Osaka already.",
+        "Which trains should we take from Osaka to Kyoto?", "Is the Japan rail pass worth it for the trip?",
+        "What about a hotel in Kyoto near the station?", "My sister also wants to visit Tokyo for two days.",
+        "Can you suggest vegetarian food in Tokyo?", "What should we pack for the Japan trip in April?"]
+FACT = "My passport for the trip expires in May, I am allergic to shellfish."
+
 
 def _cfg(thread: str, user: str = "ann") -> dict:
     return {"configurable": {"user_id": user, "thread_id": thread}}
+
+
+def _recalled(call) -> list[str]:
+    """The texts of the lines the middleware put in the system message of one model call."""
+    system = "\n".join(m.text for m in call if isinstance(m, SystemMessage))
+    if "<memory>" not in system:
+        return []
+    block = system.split("<memory>\n", 1)[1].split("\n</memory>", 1)[0]
+    return [line.split(": ", 1)[1] for line in block.splitlines() if not line.startswith("[")]
+
+
+def _answers(n: int) -> list[AIMessage]:
+    return [AIMessage(f"Answer {i}: noted the details about your trip to Japan and Kyoto.") for i in range(n)]
+
+
+def _check_no_repeats(model) -> None:
+    for call in model.calls:
+        shown = {m.text for m in call if not isinstance(m, SystemMessage)}
+        assert not [line for line in _recalled(call) if line in shown]
+    assert FACT in _recalled(model.calls[-1])  # the earlier thread's fact gets the budget
+
+
+def test_recall_leaves_out_what_the_prompt_holds():
+    memory = hippo.Memory(None)
+    model = recording_model(_answers(20))
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=150)],
+                         checkpointer=InMemorySaver())
+    agent.invoke({"messages": [{"role": "user", "content": FACT}]}, _cfg("old"))
+    for text in TRIP:
+        agent.invoke({"messages": [{"role": "user", "content": text}]}, _cfg("trip"))
+    _check_no_repeats(model)
+    # nothing was lost: the thread's turns are stored, and recalled from another thread
+    assert len(memory.using("user.ann").list()) == 2 * (1 + len(TRIP))
+    agent.invoke({"messages": [{"role": "user", "content": "Where do we want to see cherry blossoms?"}]},
+                 _cfg("later"))
+    assert "We want to see the cherry blossoms in Kyoto." in _recalled(model.calls[-1])
+    memory.close()
+
+
+async def test_recall_leaves_out_what_the_prompt_holds_async():
+    memory = hippo.Memory(None)
+    model = recording_model(_answers(20))
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=150)],
+                         checkpointer=InMemorySaver())
+    await agent.ainvoke({"messages": [{"role": "user", "content": FACT}]}, _cfg("old"))
+    for text in TRIP:
+        await agent.ainvoke({"messages": [{"role": "user", "content": text}]}, _cfg("trip"))
+    _check_no_repeats(model)
+    memory.close()
 
 
 def _stored(memory) -> list[tuple[str, str]]:
@@ -59,6 +120,10 @@ def test_time_travel_and_regenerate_store_the_user_message_once(fresh):
     edited = again.update_state(before, {"messages": [HumanMessage("I am allergic to tree nuts.", id=said.id)]})
     again.invoke(None, {"configurable": {**edited["configurable"], "user_id": "ann"}})
     assert _stored(memory)[4:] == [("user", "I am allergic to tree nuts."), ("assistant", "Fourth answer.")]
+    # no recall repeated a message its prompt held; the edited fork's prompt no longer holds the first words
+    for call in model.calls:
+        assert not set(_recalled(call)) & {m.text for m in call if not isinstance(m, SystemMessage)}
+    assert "I am allergic to peanuts." in _recalled(model.calls[-1])
     memory.close()
 
 
