@@ -381,7 +381,10 @@ class Memory:
         pred = compile_filter(filter)
         if limit is not None:
             limit = check_int(limit, "limit")
-        return self._ns.list(pred, limit, check_int(offset, "offset"))
+        offset = check_int(offset, "offset")
+        wanted = filter.get("session_id", ...) if isinstance(filter, dict) else ...
+        session = (wanted,) if wanted is None or isinstance(wanted, str) else None  # read that session's rows only
+        return self._ns.list(pred, limit, offset, session)
 
     def read(self, message_id: int, *, before: int = 2, after: int = 2) -> list[MemoryItem]:
         """A message with up to ``before`` / ``after`` neighbours from the same session, in order."""

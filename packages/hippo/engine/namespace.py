@@ -276,13 +276,22 @@ class Namespace:
     def count(self) -> int:
         return len(self.state().index)
 
-    def list(self, pred: Predicate | None, limit: int | None, offset: int) -> list[MemoryItem]:
+    def list(self, pred: Predicate | None, limit: int | None, offset: int,
+             session: tuple[str | None] | None = None) -> list[MemoryItem]:
+        """The messages ``pred`` admits, in seq order, from ``offset``, at most ``limit``. ``session`` (a 1-tuple:
+        the filter requires this session id): only that session's rows are read, found in the co-index."""
         state = self.state()
         out: list[MemoryItem] = []
         skipped = 0
         with self.rt.lock.read():
             idx = state.index
-            for r in stored_rows(state, self.rt.store):
+            if session is not None:
+                ids = idx.ids.view[idx.rows_of_session(session[0])].tolist()
+                got = self.rt.store.rows(self.name, ids)
+                rows = sorted((got[i] for i in ids if i in got), key=lambda r: r.seq)
+            else:
+                rows = stored_rows(state, self.rt.store)
+            for r in rows:
                 if pred is not None and not pred(r):
                     continue
                 if skipped < offset:

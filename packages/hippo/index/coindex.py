@@ -279,6 +279,13 @@ class NamespaceIndex:
             lo = hi
         return out ^ (lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
 
+    def rows_of_session(self, session_id: str | None) -> np.ndarray:
+        """The rows (ascending) of the messages of ``session_id`` (None: the messages without a session)."""
+        code = self._session_code.get(session_id)
+        if code is None:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(self.session.view == code)
+
     def copies_of(self, row: int) -> np.ndarray:
         """The rows that repeat ``row``: its tokens (digest and length) in the same voice (role and speaker),
         ``row`` among them, ascending."""
