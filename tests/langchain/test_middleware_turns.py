@@ -168,3 +168,27 @@ def test_the_store_is_read_back_once_per_thread(monkeypatch):
     assert [t for _, t in _stored(memory)][:2] == ["Weather in Kyoto, day 0?", "It is sunny, answer 1."]
     assert len(_stored(memory)) == 12
     memory.close()
+
+
+def test_a_turn_the_prompt_shows_rewritten_is_recalled():
+    """A middleware listed before rewrites an earlier turn of the prompt (as a compaction does): the model does not
+    have its words, so recall may hand them over; the turns the prompt shows as stored are still left out."""
+    from langchain.agents.middleware import AgentMiddleware
+
+    class Shorten(AgentMiddleware):
+        def wrap_model_call(self, request, handler):
+            messages = [m.model_copy(update={"content": "[compacted]"}) if m.text == FACT else m
+                        for m in request.messages]
+            return handler(request.override(messages=messages))
+
+    memory = hippo.Memory(None)
+    model = recording_model(_answers(4))
+    agent = create_agent(model, middleware=[Shorten(), HippoMemoryMiddleware(memory, budget_tokens=150)],
+                         checkpointer=InMemorySaver())
+    for text in (FACT, "When does my passport for the trip expire?"):
+        agent.invoke({"messages": [{"role": "user", "content": text}]}, _cfg("t"))
+    last = model.calls[-1]
+    assert "[compacted]" in {m.text for m in last} and FACT not in {m.text for m in last}
+    assert FACT in _recalled(last)
+    assert "Answer 0: noted the details about your trip to Japan and Kyoto." not in _recalled(last)
+    memory.close()
