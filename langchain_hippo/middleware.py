@@ -100,7 +100,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
         memory: the ``hippo.Memory`` to use (its namespaces hold one user each).
         budget_tokens: recall budget in cl100k tokens.
         template: how the recalled context is appended to the system message; must contain ``{context}``.
-        store_tool_results: also store tool messages (off by default: they are often large).
+        store_tool_results: also store tool messages (off by default: they are often large); the results of the
+            memory tools below are not stored: they are copies of stored messages, and recall would hand them over
+            twice.
         memory_tools: also give the model ``memory_search`` / ``memory_read`` / ``memory_topics`` /
             ``memory_topic`` (see ``langchain_hippo.tools``), reading the current user's namespace.
         user_id_key / thread_id_key: names looked up in the runtime context and ``configurable``.
@@ -151,6 +153,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             from langchain_hippo.tools import make_memory_tools
 
             self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0])
+        self._own = frozenset(t.name for t in self.tools)  # tools whose results are copies of the memory
 
     # -- scope ---------------------------------------------------------------------------------------------
 
@@ -331,7 +334,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 role, speaker = "user", named.strip() or user or "user"
             elif isinstance(message, AIMessage):
                 role, speaker = "assistant", "assistant"
-            elif isinstance(message, ToolMessage) and self.store_tool_results:
+            elif isinstance(message, ToolMessage) and self.store_tool_results and message.name not in self._own:
                 role, speaker = "tool", message.name or "tool"
             else:
                 continue

@@ -192,3 +192,27 @@ def test_a_turn_the_prompt_shows_rewritten_is_recalled():
     assert FACT in _recalled(last)
     assert "Answer 0: noted the details about your trip to Japan and Kyoto." not in _recalled(last)
     memory.close()
+
+
+def test_the_memory_tools_results_are_not_stored_again():
+    """With ``memory_tools`` and ``store_tool_results``, a ``memory_search`` result (copies of stored messages) was
+    stored as a tool message, and a later recall handed the model the user's words twice: as they were said, and
+    inside the stored search result. Other tools' results are still stored."""
+    memory = hippo.Memory(None)
+    model = recording_model([
+        AIMessage("Noted."),
+        AIMessage("", tool_calls=[{"name": "memory_search", "id": "c1", "args": {"query": "passport"}},
+                                  {"name": "lookup", "id": "c2", "args": {"city": "Kyoto"}}]),
+        AIMessage("Your passport expires in May."), AIMessage("In May.")])
+    agent = create_agent(model, tools=[lookup], checkpointer=InMemorySaver(),
+                         middleware=[HippoMemoryMiddleware(memory, memory_tools=True, store_tool_results=True)])
+    agent.invoke({"messages": [{"role": "user", "content": "My passport expires in May."}]}, _cfg("a"))
+    agent.invoke({"messages": [{"role": "user", "content": "When does my passport expire, and the weather?"}]},
+                 _cfg("b"))
+    searched = next(m for m in model.calls[2] if getattr(m, "name", None) == "memory_search")
+    assert "My passport expires in May." in searched.text  # the model did get the memory through the tool
+    assert [(m.role, m.speaker) for m in memory.using("user.ann").list() if m.role == "tool"] == [("tool", "lookup")]
+    agent.invoke({"messages": [{"role": "user", "content": "When does my passport expire?"}]}, _cfg("c"))
+    system = "\n".join(m.text for m in model.calls[-1] if isinstance(m, SystemMessage))
+    assert system.count("My passport expires in May.") == 1
+    memory.close()
