@@ -383,7 +383,8 @@ class Memory:
             limit = check_int(limit, "limit")
         offset = check_int(offset, "offset")
         wanted = filter.get("session_id", ...) if isinstance(filter, dict) else ...
-        session = (wanted,) if wanted is None or isinstance(wanted, str) else None  # read that session's rows only
+        # read that session's rows only (and only the page asked for, when the filter is that session alone)
+        session = (wanted, len(filter) == 1) if wanted is None or isinstance(wanted, str) else None
         return self._ns.list(pred, limit, offset, session)
 
     def read(self, message_id: int, *, before: int = 2, after: int = 2) -> list[MemoryItem]:

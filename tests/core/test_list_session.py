@@ -61,5 +61,8 @@ def test_listing_a_session_does_not_read_the_namespace(monkeypatch):
         got = mem.list(filter={"session_id": "t7"})
         assert [m.text for m in got] == [f"turn {k}" for k in range(7, 500, 50)]
         assert read == [10]
+        page = mem.list(filter={"session_id": "t7"}, offset=2, limit=3)
+        assert [m.text for m in page] == ["turn 107", "turn 157", "turn 207"]
+        assert read == [10, 3]  # a page of the session alone reads that page
     finally:
         mem.close()

@@ -277,18 +277,23 @@ class Namespace:
         return len(self.state().index)
 
     def list(self, pred: Predicate | None, limit: int | None, offset: int,
-             session: tuple[str | None] | None = None) -> list[MemoryItem]:
-        """The messages ``pred`` admits, in seq order, from ``offset``, at most ``limit``. ``session`` (a 1-tuple:
-        the filter requires this session id): only that session's rows are read, found in the co-index."""
+             session: tuple[str | None, bool] | None = None) -> list[MemoryItem]:
+        """The messages ``pred`` admits, in seq order, from ``offset``, at most ``limit``. ``session`` (the session id
+        the filter requires, and whether the filter is that alone): only that session's rows are read, found in the
+        co-index; of a filter naming the session alone, only the rows from ``offset`` to ``limit``."""
         state = self.state()
         out: list[MemoryItem] = []
         skipped = 0
         with self.rt.lock.read():
             idx = state.index
             if session is not None:
-                ids = idx.ids.view[idx.rows_of_session(session[0])].tolist()
+                found = idx.rows_of_session(session[0])
+                ids = idx.ids.view[found[np.argsort(idx.seqs.view[found], kind="stable")]].tolist()
+                if session[1]:  # every row of the session is admitted: the page is known before reading
+                    ids = ids[offset:None if limit is None else offset + limit]
+                    offset = 0
                 got = self.rt.store.rows(self.name, ids)
-                rows = sorted((got[i] for i in ids if i in got), key=lambda r: r.seq)
+                rows = [got[i] for i in ids if i in got]
             else:
                 rows = stored_rows(state, self.rt.store)
             for r in rows:
