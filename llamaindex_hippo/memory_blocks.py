@@ -5,6 +5,15 @@ block recalls for the latest messages under a token budget (``_aget``). The sess
 call (``Memory`` passes it), never from the block's own state, so one block shared by many ``Memory``
 instances keeps their sessions apart.
 
+A history set again is not stored again. ``Memory.aset`` (what ``AgentWorkflow.run(chat_history=...)`` and the chat
+engines' ``chat(..., chat_history=...)`` call on every request) replaces the session's messages, flushed ones
+included, and ``Memory`` flushes the oldest of them into the blocks once more. ``ChatMessage`` carries no id, so a
+flushed batch is compared with the session's stored messages (role and text, in order): a batch that repeats them
+from where the last batch stopped, or from the session's start (a history set again), is passed over, as far as it
+repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it repeats
+stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then differs
+(a history edited in the middle, a turn that begins as the session began) is stored whole.
+
 Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
 budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
 the whole block). Its default priority is 1, so ``Memory`` may shrink it: a block at priority 0 is never truncated
@@ -35,6 +44,8 @@ from llamaindex_hippo._common import (
 
 #: how many recent (content -> query) pairs a block remembers for ``atruncate``
 _RECALLED = 64
+#: sessions whose place in a replayed history a block remembers
+_SESSIONS = 1024
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
          "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
@@ -73,6 +84,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     _handle: Any = PrivateAttr(default=None)
     _owns_handle: bool = PrivateAttr(default=False)
     _recalled: OrderedDict = PrivateAttr(default_factory=OrderedDict)
+    _replayed: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # (namespace, session) -> replayed so far
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -160,8 +172,43 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
                           "session_id": str(session_id) if session_id is not None else None,
                           "metadata": storable_metadata(extra)})
-        if items:
-            await acall(self._target, "add_many", items)
+        target = self._target
+        todo, places = [], []
+        for session, batch in _by_session(items):
+            skip, place = await self._replay(target, session, [(it["role"], it["text"]) for it in batch])
+            todo.extend(batch[skip:])
+            places.append((session, place if skip == len(batch) else None))
+        if todo:
+            await acall(target, "add_many", todo)
+        for session, place in places:  # where the next batch of a history set again is expected (None: the end)
+            self._replayed[(target.namespace, session)] = place
+            self._replayed.move_to_end((target.namespace, session))
+        while len(self._replayed) > _SESSIONS:
+            self._replayed.popitem(last=False)
+
+    async def _replay(self, target: Any, session: str | None, batch: list[tuple[str, str]]) -> tuple[int, int]:
+        """How many leading messages of ``batch`` (role, text) repeat the session's stored messages as a history set
+        again repeats them, and where among the stored messages they end. They repeat them from where the previous
+        batch of the session ended, or from the session's start, and count only when the whole batch repeats them
+        or they reach the end of what is stored. Only the stored messages compared are read."""
+        at = self._replayed.get((target.namespace, session))
+        for start in dict.fromkeys((0,) if at is None else (at, 0)):
+            stored = await acall(target, "list", filter={"session_id": session}, offset=start,
+                                 limit=len(batch) + 1)
+            k = 0
+            while k < len(batch) and k < len(stored) and (stored[k].role, stored[k].text) == batch[k]:
+                k += 1
+            if k and (k == len(batch) or k == len(stored)):
+                return k, start + k
+        return 0, 0
+
+
+def _by_session(items: list[dict]) -> list[tuple[str | None, list[dict]]]:
+    """The items grouped by session, in order of first appearance (a flush holds one session's messages)."""
+    groups: dict[str | None, list[dict]] = {}
+    for item in items:
+        groups.setdefault(item["session_id"], []).append(item)
+    return list(groups.items())
 
 
 __all__ = ["HippoMemoryBlock"]

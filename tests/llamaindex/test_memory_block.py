@@ -146,3 +146,56 @@ async def test_atruncate_refuses_a_token_count_that_is_no_int(memory):
     with pytest.raises(hippo.InvalidInput, match="^content must be a string"):
         await block.atruncate(["some recalled text"], 3)
     assert await block.atruncate(None, 3) is None and await block.atruncate("kept", 0) == "kept"
+
+
+CHAT = [("user", f"Question {k}: what about the trip to Kyoto in April, day {k}?") if k % 2 == 0 else
+        ("assistant", f"Answer {k}: the trip to Kyoto in April looks good for day {k}.") for k in range(16)]
+
+
+def _stored(memory) -> list[tuple[str, str]]:
+    return [(m.role, m.text) for m in memory.list()]
+
+
+async def _reference_stream() -> list[tuple[str, str]]:
+    """What the block stores of CHAT when the conversation is only appended to (nothing is set again)."""
+    memory = hippo.Memory(None)
+    chat = _chat_memory(HippoMemoryBlock(memory=memory), "s")
+    for k in range(0, len(CHAT), 2):
+        await chat.aput_messages([ChatMessage(role=r, content=t) for r, t in CHAT[k:k + 2]])
+    out = _stored(memory)
+    memory.close()
+    return out
+
+
+@pytest.mark.parametrize("fresh", [None, "memory", "block"])
+async def test_a_history_set_again_is_not_stored_again(memory, fresh):
+    """A server that gets the whole history with each request sets it again (``Memory.aset``, as
+    ``AgentWorkflow.run(chat_history=...)`` and the chat engines do): ``Memory`` flushed its oldest messages into the
+    block once more, and after eight requests the block held 56 messages for 14, the first one 7 times.
+    ``fresh``: a new ``Memory`` per request over the same block, or a new block too (another process)."""
+    block = HippoMemoryBlock(memory=memory)
+    chat = _chat_memory(block, "s")
+    for k in range(0, len(CHAT), 2):
+        if fresh == "block":
+            block = HippoMemoryBlock(memory=memory)
+        if fresh:
+            chat = _chat_memory(block, "s")
+        await chat.aset([ChatMessage(role=r, content=t) for r, t in CHAT[:k]])
+        await chat.aput_messages([ChatMessage(role=r, content=t) for r, t in CHAT[k:k + 2]])
+    want = await _reference_stream()
+    assert want and len(want) < len(CHAT)  # the recent turns stay in the short-term window
+    assert _stored(memory) == want
+    assert "times" not in await block.aget([ChatMessage(role="user", content="trip to Kyoto")], session_id="s")
+
+
+async def test_a_new_batch_that_repeats_stored_words_in_part_is_stored(memory):
+    """Only a replay of the stored messages is passed over: a batch that starts like the session and goes on
+    differently, or repeats a stretch from its middle, is new."""
+    block = HippoMemoryBlock(memory=memory)
+    said = [ChatMessage(role=r, content=t) for r, t in CHAT[:6]]
+    await block.aput(said, session_id="s")
+    again = [ChatMessage(role=r, content=t) for r, t in CHAT[:2]] + [ChatMessage(role="user", content="Other.")]
+    await block.aput(again, session_id="s")
+    middle = [ChatMessage(role=r, content=t) for r, t in CHAT[2:4]]
+    await block.aput(middle, session_id="s")
+    assert _stored(memory) == CHAT[:6] + CHAT[:2] + [("user", "Other.")] + CHAT[2:4]
