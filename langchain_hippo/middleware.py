@@ -12,8 +12,9 @@ the runtime's execution info. Namespaces are ``"user.<user_id>"``; without a use
 without either, the memory's own namespace. Pass ``namespace_fn`` to choose differently.
 
 What the model already has is not recalled again: the turns of the current thread that the prompt holds are
-passed to recall as ``exclude``, so the budget goes to what the prompt does not hold (other threads, and turns of
-this one that a summary or a trim took out of the prompt).
+passed to recall as ``exclude`` (a stored turn is shown when the prompt holds its words in the same role, whatever
+the ids a client sending the whole history each time gives its messages), so the budget goes to what the prompt does
+not hold (other threads, and turns of this one that a summary or a trim took out of the prompt).
 
 Each message is stored once: a thread forked from an earlier checkpoint (LangGraph time travel, a regenerated
 answer) holds turns stored already, and only its new messages are stored (a message is known by its LangChain id
@@ -54,14 +55,33 @@ _THREADS = 256
 
 
 class _Thread:
-    """What one thread has stored: (LangChain message id, stored text) -> hippo id, and every LangChain id this
-    record accounts for (stored, or passed over as nothing to store: a notification, a turn without text)."""
+    """What one thread has stored: (LangChain message id, stored text) -> hippo id, (role, stored text) -> hippo ids,
+    and every LangChain id this record accounts for (stored, or passed over as nothing to store: a notification, a
+    turn without text)."""
 
-    __slots__ = ("stored", "known")
+    __slots__ = ("stored", "said", "known")
 
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], int] = {}
+        self.said: dict[tuple[str, str], list[int]] = {}
         self.known: set[str] = set()
+
+    def add(self, item: Any) -> None:
+        """Account for a stored hippo message (``MemoryItem``) of the thread."""
+        lc_id = (item.metadata or {}).get("message_id")
+        if isinstance(lc_id, str):
+            self.stored.setdefault((lc_id, item.text), item.id)
+            self.known.add(lc_id)
+        self.said.setdefault((item.role, item.text), []).append(item.id)
+
+
+def _role(message: BaseMessage) -> str | None:
+    """The hippo role a message of the prompt is stored with, or None for one that is not stored."""
+    if isinstance(message, HumanMessage):
+        return None if is_notification(message) else "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    return "tool" if isinstance(message, ToolMessage) else None
 
 
 def _lookup(source: Any, key: str) -> Any:
@@ -239,10 +259,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         turns of ``messages`` not among them had nothing to store."""
         record = _Thread()
         for item in items:
-            lc_id = (item.metadata or {}).get("message_id")
-            if isinstance(lc_id, str):
-                record.stored.setdefault((lc_id, item.text), item.id)
-                record.known.add(lc_id)
+            record.add(item)
         record.known.update(m.id for m in self._earlier(messages) if m.id)
         with self._threads_lock:
             self._threads[(view.namespace, thread)] = record
@@ -260,9 +277,15 @@ class HippoMemoryMiddleware(AgentMiddleware):
             view, thread, await acall(view, "list", filter={"session_id": thread}), messages)
 
     def _shown(self, record: _Thread, messages: list[AnyMessage]) -> list[int]:
-        """The hippo ids of the stored messages the prompt holds."""
-        shown = (record.stored.get((m.id, self._stored_text(m))) for m in messages if m.id)
-        return [i for i in shown if i is not None]
+        """The hippo ids of the thread's stored messages whose words the prompt holds (in the same role): by their
+        words, not their LangChain ids, which a client sending the whole history each time may leave out and
+        LangChain then makes anew."""
+        shown: list[int] = []
+        for m in messages:
+            role = _role(m)
+            if role is not None:
+                shown.extend(record.said.get((role, self._stored_text(m)), ()))
+        return shown
 
     @staticmethod
     def _unstored(record: _Thread, items: list[dict]) -> list[dict]:
@@ -274,9 +297,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         with self._threads_lock:
             record.known.update(seen)
             for item in added:
-                lc_id = (item.metadata or {}).get("message_id")
-                if isinstance(lc_id, str):
-                    record.stored.setdefault((lc_id, item.text), item.id)
+                record.add(item)
 
     # -- recall before the model call ----------------------------------------------------------------------
 

@@ -216,3 +216,19 @@ def test_the_memory_tools_results_are_not_stored_again():
     system = "\n".join(m.text for m in model.calls[-1] if isinstance(m, SystemMessage))
     assert system.count("My passport expires in May.") == 1
     memory.close()
+
+
+def test_a_client_sending_the_whole_history_gets_no_repeats():
+    """Without a checkpointer a client sends the whole conversation each time, as role and text: LangChain gives its
+    messages new ids on every call, and recall handed back the turns the prompt held (all eight lines)."""
+    memory = hippo.Memory(None)
+    model = recording_model(_answers(20))
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=150)])
+    agent.invoke({"messages": [{"role": "user", "content": FACT}]}, _cfg("old"))
+    history: list[dict] = []
+    for text in TRIP:
+        out = agent.invoke({"messages": [*history, {"role": "user", "content": text}]}, _cfg("trip"))
+        history = [{"role": "user" if m.type == "human" else "assistant", "content": m.text} for m in out["messages"]]
+    _check_no_repeats(model)
+    assert len(memory.using("user.ann").list()) == 2 * (1 + len(TRIP))
+    memory.close()
