@@ -17,11 +17,12 @@ the ids a client sending the whole history each time gives its messages), so the
 not hold (other threads, and turns of this one that a summary or a trim took out of the prompt).
 
 Each message is stored once: a thread forked from an earlier checkpoint (LangGraph time travel, a regenerated
-answer) holds turns stored already, and only its new messages are stored (a message is known by its LangChain id
-and its text: a fork that edits a message's words stores the new words). The middleware keeps, per thread, the
-LangChain ids of what it stored and the hippo ids they got (for the latest 256 threads); a thread it does not know,
-or whose prompt holds earlier turns it has not seen (another process served them), is read back from the store
-once: the messages of that session.
+answer) holds turns stored already, and only its new messages are stored (a message is known by its LangChain id and
+its text: a fork that edits a message's words stores the new words; a client sending the whole history each time,
+which LangChain gives new ids, is known by the words of the stored turns that follow the ones it sent before). The
+middleware keeps, per thread, the LangChain ids of what it stored and the hippo ids they got (for the latest 256
+threads); a thread it does not know, or whose prompt holds earlier turns it has not seen (another process served
+them), is read back from the store once: the messages of that session.
 
 Text is handed to hippo as hippo can take it (:func:`hippo.storable`): a control character or a lone surrogate in a
 message (a pasted terminal escape code) is stored and asked as a space, a message past ``max_message_chars`` is
@@ -56,14 +57,15 @@ _THREADS = 256
 
 class _Thread:
     """What one thread has stored: (LangChain message id, stored text) -> hippo id, (role, stored text) -> hippo ids,
-    and every LangChain id this record accounts for (stored, or passed over as nothing to store: a notification, a
-    turn without text)."""
+    the (role, stored text) of its messages in order, and every LangChain id this record accounts for (stored, or
+    passed over as nothing to store: a notification, a turn without text)."""
 
-    __slots__ = ("stored", "said", "known")
+    __slots__ = ("stored", "said", "stream", "known")
 
     def __init__(self) -> None:
         self.stored: dict[tuple[str, str], int] = {}
         self.said: dict[tuple[str, str], list[int]] = {}
+        self.stream: list[tuple[str, str]] = []
         self.known: set[str] = set()
 
     def add(self, item: Any) -> None:
@@ -73,6 +75,7 @@ class _Thread:
             self.stored.setdefault((lc_id, item.text), item.id)
             self.known.add(lc_id)
         self.said.setdefault((item.role, item.text), []).append(item.id)
+        self.stream.append((item.role, item.text))
 
 
 def _role(message: BaseMessage) -> str | None:
@@ -288,9 +291,29 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return shown
 
     @staticmethod
-    def _unstored(record: _Thread, items: list[dict]) -> list[dict]:
-        """The items whose message (LangChain id and text) this thread has not stored yet."""
-        return [item for item in items if "message_id" not in item["metadata"]
+    def _unstored(record: _Thread, items: list[dict], earlier: list[tuple[str, str]]) -> list[dict]:
+        """The items of a turn that this thread has not stored yet. A message is stored when its LangChain id and
+        text are; and the turn's leading items that repeat the stored messages following the prompt's ``earlier``
+        turns (role and words; found in the thread's stored messages in order, each at its latest place) were stored
+        already: a client that sends the whole history each time (LangChain gives its messages new ids) sent the same
+        turn again, to regenerate its answer."""
+        stream = record.stream
+        at = 0 if not earlier else None
+        j = len(stream)
+        for words in reversed(earlier):
+            j -= 1
+            while j >= 0 and stream[j] != words:
+                j -= 1
+            if j < 0:
+                at = None  # the prompt holds turns the thread did not store: nothing to align
+                break
+            if at is None:
+                at = j + 1
+        k = 0
+        if at is not None:
+            while k < len(items) and at + k < len(stream) and stream[at + k] == (items[k]["role"], items[k]["text"]):
+                k += 1
+        return [item for item in items[k:] if "message_id" not in item["metadata"]
                 or (item["metadata"]["message_id"], item["text"]) not in record.stored]
 
     def _remember(self, record: _Thread, seen: list[str], added: list[Any]) -> None:
@@ -345,9 +368,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 break
             turn.append(message)
         turn.reverse()
+        return end - len(turn), self._items(turn, user, thread), [m.id for m in turn if m.id]
+
+    def _items(self, messages: list[AnyMessage], user: str | None, thread: str | None) -> list[dict]:
+        """The hippo items of the ``messages`` that are stored."""
         now = datetime.now(timezone.utc)
         items = []
-        for message in turn:
+        for message in messages:
             if is_notification(message):
                 continue  # not the user's words (a summary of turns stored already, a task's update)
             if isinstance(message, HumanMessage):  # a message's own name says who wrote it (a group chat)
@@ -365,7 +392,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
             metadata = {"message_id": message.id} if message.id else {}
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": now,
                           "session_id": thread, "metadata": metadata})
-        return end - len(turn), items, [m.id for m in turn if m.id]
+        return items
+
+    def _words(self, messages: list[AnyMessage]) -> list[tuple[str, str]]:
+        """(role, stored text) of the ``messages`` that are stored, in order."""
+        return [(item["role"], item["text"]) for item in self._items(messages, None, None)]
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)
@@ -373,7 +404,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if not seen and not items:
             return None
         record = self._record(view, thread, state["messages"][:start])
-        todo = self._unstored(record, items)
+        todo = self._unstored(record, items, self._words(state["messages"][:start]))
         added = view.add_many(todo) if todo else []
         self._remember(record, seen, added)
         return None
@@ -384,7 +415,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if not seen and not items:
             return None
         record = await self._arecord(view, thread, state["messages"][:start])
-        todo = self._unstored(record, items)
+        todo = self._unstored(record, items, self._words(state["messages"][:start]))
         added = await acall(view, "add_many", todo) if todo else []
         self._remember(record, seen, added)
         return None

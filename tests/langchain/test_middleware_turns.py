@@ -232,3 +232,38 @@ def test_a_client_sending_the_whole_history_gets_no_repeats():
     _check_no_repeats(model)
     assert len(memory.using("user.ann").list()) == 2 * (1 + len(TRIP))
     memory.close()
+
+
+def test_a_client_sending_the_same_turn_again_stores_it_once():
+    """Without a checkpointer a "regenerate" sends the same history again, with new ids: the user's message was
+    stored next to each answer. A message the user types again later is a new turn, and is stored."""
+    memory = hippo.Memory(None)
+    model = recording_model([AIMessage("First answer."), AIMessage("Second answer."), AIMessage("Third answer.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    said = [{"role": "user", "content": "I am allergic to peanuts."}]
+    agent.invoke({"messages": said}, _cfg("t"))
+    agent.invoke({"messages": said}, _cfg("t"))  # regenerate
+    agent.invoke({"messages": [*said, {"role": "assistant", "content": "Second answer."}, *said]}, _cfg("t"))
+    assert _stored(memory) == [("user", "I am allergic to peanuts."), ("assistant", "First answer."),
+                               ("assistant", "Second answer."), ("user", "I am allergic to peanuts."),
+                               ("assistant", "Third answer.")]
+    memory.close()
+
+
+def test_regenerating_again_after_a_regenerated_answer_stores_the_turn_once():
+    """The thread holds the answer the user threw away; the next turns regenerated are still known."""
+    memory = hippo.Memory(None)
+    model = recording_model([AIMessage(f"Answer {k}.") for k in range(6)])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    first = [{"role": "user", "content": "I am allergic to peanuts."}]
+    agent.invoke({"messages": first}, _cfg("t"))
+    agent.invoke({"messages": first}, _cfg("t"))  # Answer 1 replaces Answer 0
+    second = [*first, {"role": "assistant", "content": "Answer 1."}, {"role": "user", "content": "And to shellfish."}]
+    agent.invoke({"messages": second}, _cfg("t"))
+    agent.invoke({"messages": second}, _cfg("t"))  # Answer 3 replaces Answer 2
+    third = [*second, {"role": "assistant", "content": "Answer 3."}, {"role": "user", "content": "ok"}]
+    agent.invoke({"messages": third}, _cfg("t"))
+    assert _stored(memory) == [("user", "I am allergic to peanuts."), ("assistant", "Answer 0."),
+                               ("assistant", "Answer 1."), ("user", "And to shellfish."), ("assistant", "Answer 2."),
+                               ("assistant", "Answer 3."), ("user", "ok"), ("assistant", "Answer 4.")]
+    memory.close()
