@@ -5,7 +5,9 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from datetime import date, datetime, timezone
+import re
+import sys
+from datetime import date, datetime, timedelta, timezone
 
 from hippo.base.errors import InvalidInput
 
@@ -44,6 +46,60 @@ def year_bounds(min_year: int, max_year: int) -> tuple[float, float]:
             float((date(max_year, 12, 31).toordinal() + 1 - _EPOCH_DAY) * 86400))
 
 
+# ISO-8601 as Python 3.11's datetime.fromisoformat reads it: extended and basic dates (2024-01-15, 20240115) and
+# week dates (2024-W03-1, 2024W031, 2024-W03); one character other than a digit before the time; hours with optional
+# minutes and seconds (10, 10:30, 10:30:00, 1030, 103000); a fraction of a second of any length ("." or ",", digits
+# past the sixth dropped); an offset (Z, +05, +05:30, +0530, +05:30:15.5). Python 3.10's fromisoformat reads only
+# what its isoformat() writes: no Z, no basic forms, fractions of exactly 3 or 6 digits, offsets with a colon.
+_ISO_DATE = (r"(?P<y>[0-9]{4})(?:-(?P<m>[0-9]{2})-(?P<d>[0-9]{2})|(?P<bm>[0-9]{2})(?P<bd>[0-9]{2})"
+             r"|-W(?P<w>[0-9]{2})(?:-(?P<wd>[0-9]))?|W(?P<bw>[0-9]{2})(?P<bwd>[0-9])?)")
+_ISO_TIME = (r"(?P<H>[0-9]{2})(?::(?P<M>[0-9]{2})(?::(?P<S>[0-9]{2}))?|(?P<bM>[0-9]{2})(?P<bS>[0-9]{2})?)?"
+             r"(?:[.,](?P<f>[0-9]+))?")
+_ISO_ZONE = (r"(?P<z>Z|(?P<sign>[+-])(?P<zH>[0-9]{2})(?::(?P<zM>[0-9]{2})(?::(?P<zS>[0-9]{2}))?"
+             r"|(?P<bzM>[0-9]{2})(?P<bzS>[0-9]{2})?)?(?:[.,](?P<zf>[0-9]+))?)")
+_ISO = re.compile(rf"{_ISO_DATE}(?:[^0-9]{_ISO_TIME}{_ISO_ZONE}?)?")
+
+
+def _micro(digits: str | None) -> int:
+    return int((digits or "")[:6].ljust(6, "0"))
+
+
+def parse_iso_compat(text: str) -> datetime:
+    """``text`` read as Python 3.11's ``datetime.fromisoformat`` reads it, on any Python; ``ValueError`` for text
+    that is no ISO-8601 date or date and time, or names a day, time or offset that does not exist."""
+    m = _ISO.fullmatch(text)
+    if m is None:
+        raise ValueError(f"Invalid isoformat string: {text!r}")
+    g = m.groupdict()
+    year = int(g["y"])
+    if g["w"] or g["bw"]:
+        day = date.fromisocalendar(year, int(g["w"] or g["bw"]), int(g["wd"] or g["bwd"] or 1))
+    else:
+        day = date(year, int(g["m"] or g["bm"]), int(g["d"] or g["bd"]))
+    if g["H"] is None:
+        return datetime(day.year, day.month, day.day)
+    tz = None
+    if g["z"] == "Z":
+        tz = timezone.utc
+    elif g["z"]:
+        offset = timedelta(hours=int(g["zH"]), minutes=int(g["zM"] or g["bzM"] or 0),
+                           seconds=int(g["zS"] or g["bzS"] or 0), microseconds=_micro(g["zf"]))
+        tz = timezone(-offset if g["sign"] == "-" else offset)
+    return datetime(day.year, day.month, day.day, int(g["H"]), int(g["M"] or g["bM"] or 0),
+                    int(g["S"] or g["bS"] or 0), _micro(g["f"]), tzinfo=tz)
+
+
+if sys.version_info >= (3, 11):
+    parse_iso = datetime.fromisoformat
+else:
+    def parse_iso(text: str) -> datetime:
+        """``datetime.fromisoformat`` of Python 3.11 (see :func:`parse_iso_compat`)."""
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            return parse_iso_compat(text)
+
+
 def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, max_year: int = 2200) -> float | None:
     if value is None:
         return None
@@ -66,7 +122,7 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     elif isinstance(value, str):
         try:
             # RFC 3339 writes UTC as "Z" or "z" (as it allows "t" for "T", which fromisoformat reads)
-            dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+            dt = parse_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
         except ValueError as exc:
             raise InvalidInput(f"{name} {value!r} is not an ISO-8601 date/time") from exc
         if dt.tzinfo is None:

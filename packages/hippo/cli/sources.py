@@ -61,6 +61,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from hippo import InvalidInput, NotFound
+from hippo.base.timeutil import parse_iso
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
@@ -638,7 +639,7 @@ def parse_beam_anchor(value: Any, path: Path) -> datetime:
             except ValueError:
                 pass
         try:
-            return datetime.fromisoformat(value.strip())
+            return parse_iso(value.strip())
         except ValueError:
             pass
     raise SourceError(path, f"field 'time_anchor' must be a date like 'March-15-2024', got {value!r}", "time_anchor")
@@ -1010,7 +1011,7 @@ def telegram_records(msgs: list) -> Iterator[Record]:
             continue
         date = msg.get("date")
         try:
-            when = datetime.fromisoformat(date) if isinstance(date, str) else None
+            when = parse_iso(date) if isinstance(date, str) else None
         except ValueError:
             when = None
         unix = msg.get("date_unixtime")  # the instant; "date" is the exporting machine's local time, no offset
@@ -1210,7 +1211,7 @@ def _discord_notice(kind: Any) -> bool:
 def _iso_time(value: Any, path: Path, key: str) -> datetime:
     if isinstance(value, str):
         try:
-            return datetime.fromisoformat(value.strip())
+            return parse_iso(value.strip())
         except ValueError:
             pass
     raise SourceError(path, f"field {key!r} must be an ISO-8601 date and time, got {value!r}", key)

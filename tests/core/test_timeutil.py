@@ -1,0 +1,94 @@
+"""ISO-8601 text reads the same on every supported Python (3.10's datetime.fromisoformat reads far less than 3.11's)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hippo import InvalidInput, Memory
+from hippo.base.timeutil import parse_iso_compat, to_epoch
+
+# 2024-01-15 10:30:00 UTC: 2024-01-01 is 1704067200, plus 14 days and 10.5 hours
+_T = 1704067200 + 14 * 86400 + 10 * 3600 + 30 * 60
+
+
+@pytest.mark.parametrize(("text", "epoch"), [
+    ("2024-01-15T10:30:00Z", _T),
+    ("2024-01-15T10:30:00.5Z", _T + 0.5),  # Go's RFC3339Nano drops trailing zeros
+    ("2024-01-15T10:30:00.12+00:00", _T + 0.12),
+    ("2024-01-15T10:30:00.1234567+00:00", _T + 0.123456),  # .NET's "o": seven digits, the seventh dropped
+    ("2024-01-15T10:30:00+0530", _T - 19800),
+    ("2024-01-15T10:30:00-05", _T + 18000),
+    ("20240115T103000Z", _T),
+    ("2024-01-15T1030", _T),
+    ("2024-W03-1T10:30Z", _T),  # Monday of ISO week 3
+    ("2024-01-15", _T - 10.5 * 3600),
+])
+def test_iso_timestamps_read_alike_on_every_python(text, epoch):
+    assert to_epoch(text) == pytest.approx(epoch, abs=1e-6)
+
+
+def test_a_timestamp_in_a_form_python_3_10_did_not_read_is_stored(tmp_path):
+    with Memory(str(tmp_path / "m.db")) as mem:
+        item = mem.add("Deploy finished.", timestamp="2024-01-15T10:30:00.5Z")
+        assert item.timestamp == datetime(2024, 1, 15, 10, 30, 0, 500000, tzinfo=timezone.utc)
+        assert [h.id for h in mem.search("deploy", since="20240115T1000Z", until="2024-01-15T11:00+00")] == [item.id]
+        with pytest.raises(InvalidInput, match="timestamp"):
+            mem.add("Never stored.", timestamp="2024-13-01T10:30Z")
+        assert mem.count() == 1
+
+
+_digits = st.integers(0, 10**9).map(str)
+
+
+@st.composite
+def _iso_texts(draw):
+    """Well-formed ISO-8601 shapes with values in and out of range (month 13, week 53 of 2024, hour 24)."""
+    two = st.integers(0, 99).map("{:02d}".format)
+    year = draw(st.integers(1, 9999).map("{:04d}".format))
+    basic = draw(st.booleans())
+    if draw(st.booleans()):
+        week, wday = draw(two), draw(st.none() | st.integers(0, 9).map(str))
+        date = f"{year}{'' if basic else '-'}W{week}" + ("" if wday is None else f"{'' if basic else '-'}{wday}")
+    else:
+        date = f"{year}{draw(two)}{draw(two)}" if basic else f"{year}-{draw(two)}-{draw(two)}"
+    if draw(st.booleans()):
+        return date
+    sep = draw(st.sampled_from("T t_é"))
+    colon = "" if draw(st.booleans()) else ":"
+    time = colon.join(draw(st.lists(two, min_size=1, max_size=3)))
+    if draw(st.booleans()):
+        time += draw(st.sampled_from(".,")) + draw(_digits)
+    zone = draw(st.sampled_from(["", "Z", "+", "-"]))
+    if zone in "+-" and zone:
+        zone += colon.join(draw(st.lists(two, min_size=1, max_size=3)))
+        if draw(st.booleans()):
+            zone += "." + draw(_digits)
+    return f"{date}{sep}{time}{zone}"
+
+
+def _read(parse, text):
+    try:
+        dt = parse(text)
+    except ValueError:
+        return None
+    return dt.replace(tzinfo=None), dt.utcoffset()
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the reference is Python 3.11's datetime.fromisoformat")
+@settings(max_examples=600, deadline=None)
+@given(_iso_texts())
+def test_the_reader_for_python_3_10_reads_what_python_3_11_reads(text):
+    assert _read(parse_iso_compat, text) == _read(datetime.fromisoformat, text)
+
+
+def test_the_reader_for_python_3_10_refuses_what_is_no_date():
+    for text in ["", "2024", "2024-01", "2024-1-15", "15/01/2024", "2024-01-15T", "2024-01-15T1", "2024-01-15T10:30z",
+                 "2024-01-15T10:30+5", "２０２４-01-15", "2024-01-15T10:30:00+24:00"]:
+        with pytest.raises(ValueError):
+            parse_iso_compat(text)
+    assert parse_iso_compat("2024-01-15T10:30-00:00").utcoffset() == timedelta(0)
