@@ -62,9 +62,29 @@ from langgraph.store.base import (
     SearchOp,
     TTLConfig,
     ensure_embeddings,
-    validate_op_namespace,
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
+
+try:
+    from langgraph.store.base import validate_op_namespace
+except ImportError:  # langgraph-checkpoint before 4.3 (langgraph 1.0): the same check of every label an op carries
+    def _check_labels(namespace: tuple[str, ...]) -> None:
+        for label in namespace:
+            if not isinstance(label, str):
+                raise InvalidNamespaceError(f"Invalid namespace label '{label}' found in {namespace}. Namespace labels"
+                                            f" must be strings, but got {type(label).__name__}.")
+            if "." in label or "\x00" in label or not label:
+                raise InvalidNamespaceError(f"Invalid namespace label {label!r} found in {namespace}. Namespace "
+                                            f"labels cannot be empty or contain periods ('.') or NUL bytes.")
+
+    def validate_op_namespace(op: Op) -> None:
+        if isinstance(op, (GetOp, PutOp)):
+            _check_labels(op.namespace)
+        elif isinstance(op, SearchOp):
+            _check_labels(op.namespace_prefix)
+        elif isinstance(op, ListNamespacesOp):
+            for condition in op.match_conditions or ():
+                _check_labels(condition.path)
 
 from hippo import ClosedError, HippoError, InvalidInput, NotFound
 from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars, query_text

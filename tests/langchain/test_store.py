@@ -870,3 +870,50 @@ async def test_a_cancelled_abatch_applies_its_puts_in_every_namespace_or_none():
     for ns in (("a",), ("b",)):
         assert view(store.get(ns, "k")) == view(reference.get(ns, "k"))
         assert store.get(ns, "k") is not None
+
+
+def test_the_label_check_without_langgraph_s_own_is_the_same(tmp_path):
+    """langgraph-checkpoint before 4.3 (langgraph 1.0) has no ``validate_op_namespace``: HippoStore still imports and
+    refuses the labels the newer check refuses, and only those (the newer check is the reference)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import langgraph.store.base as base\n"
+        "vars(base).pop('validate_op_namespace', None)\n"
+        "from langgraph.store.base import (GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp,\n"
+        "                                  SearchOp)\n"
+        "import langchain_hippo.store as hs\n"
+        "ops = [GetOp(('a.b',), 'k'), PutOp(('',), 'k', None), SearchOp(('ok', 3)), GetOp(('nul\\x00',), 'k'),\n"
+        "       ListNamespacesOp((MatchCondition('prefix', ('a', 'b.c')),)), GetOp(('a', 'b'), 'k'),\n"
+        "       SearchOp(()), ListNamespacesOp(None)]\n"
+        "out = []\n"
+        "for op in ops:\n"
+        "    try:\n"
+        "        hs.validate_op_namespace(op); out.append('ok')\n"
+        "    except InvalidNamespaceError:\n"
+        "        out.append('bad')\n"
+        "print(','.join(out))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
+
+    ops = [GetOp(("a.b",), "k"), PutOp(("",), "k", None), SearchOp(("ok", 3)), GetOp(("nul\x00",), "k"),
+           ListNamespacesOp((MatchCondition("prefix", ("a", "b.c")),)), GetOp(("a", "b"), "k"),
+           SearchOp(()), ListNamespacesOp(None)]
+    want = "bad,bad,bad,bad,bad,ok,ok,ok"
+    try:
+        from langgraph.store.base import validate_op_namespace as reference
+    except ImportError:
+        pass
+    else:
+        verdicts = []
+        for op in ops:
+            try:
+                reference(op)
+                verdicts.append("ok")
+            except InvalidNamespaceError:
+                verdicts.append("bad")
+        assert ",".join(verdicts) == want
+    assert run.stdout.strip() == want
