@@ -24,6 +24,11 @@ middleware keeps, per thread, the LangChain ids of what it stored and the hippo 
 threads); a thread it does not know, or whose prompt holds earlier turns it has not seen (another process served
 them), is read back from the store once: the messages of that session.
 
+On Python 3.10 an async run (``ainvoke``, ``astream``) hands its middleware no config: asyncio tasks there take no
+context, so LangGraph's ``get_config`` fails in async nodes. The user id is then read from the runtime context only
+(``agent.ainvoke(..., context={"user_id": ...})``); a run that gives none gets a ``RuntimeWarning`` once per
+middleware, and its turns go where a run without a user id goes.
+
 Text is handed to hippo as hippo can take it (:func:`hippo.storable`): a control character or a lone surrogate in a
 message (a pasted terminal escape code) is stored and asked as a space, a message past ``max_message_chars`` is
 cut, and a question past hippo's question length is asked by its end. An agent never stops on what its user typed.
@@ -31,7 +36,9 @@ cut, and a question past hippo's question length is asked by its end. An agent n
 
 from __future__ import annotations
 
+import sys
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
@@ -95,13 +102,18 @@ def _lookup(source: Any, key: str) -> Any:
     return getattr(source, key, None)
 
 
-def _current_config() -> Mapping[str, Any]:
+# Python 3.11 gave asyncio tasks a context: before it, LangGraph cannot hand an async node its config
+_ASYNC_RUNS_SHOW_CONFIG = sys.version_info >= (3, 11)
+
+
+def _current_config() -> Mapping[str, Any] | None:
+    """The run's config; None outside a runnable context (and in an async run on Python 3.10)."""
     try:
         from langgraph.config import get_config
 
         return get_config() or {}
-    except RuntimeError:  # outside a runnable context
-        return {}
+    except RuntimeError:
+        return None
 
 
 def message_text(message: BaseMessage) -> str:
@@ -171,6 +183,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self.namespace_fn = namespace_fn
         self._threads: OrderedDict[tuple[str, str | None], _Thread] = OrderedDict()
         self._threads_lock = threading.Lock()
+        self._config_unseen_warned = False
         self.tools = []
         if memory_tools:
             from langchain_hippo.tools import make_memory_tools
@@ -183,8 +196,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
     def identify(self, runtime: Runtime | None) -> tuple[str | None, str | None]:
         """(user_id, thread_id) of the current run."""
         context = getattr(runtime, "context", None)
-        configurable = _current_config().get("configurable") or {}
+        config = _current_config()
+        configurable = (config or {}).get("configurable") or {}
         user = _lookup(context, self.user_id_key) or configurable.get(self.user_id_key)
+        if user is None and config is None and runtime is not None and not _ASYNC_RUNS_SHOW_CONFIG:
+            self._warn_config_unseen()
         thread = _lookup(context, self.thread_id_key) or configurable.get(self.thread_id_key)
         if thread is None:
             thread = getattr(getattr(runtime, "execution_info", None), "thread_id", None)
@@ -192,6 +208,15 @@ class HippoMemoryMiddleware(AgentMiddleware):
             return str(value) if value is not None and str(value).strip() else None
 
         return named(user), named(thread)
+
+    def _warn_config_unseen(self) -> None:
+        if not self._config_unseen_warned:
+            self._config_unseen_warned = True
+            warnings.warn(
+                f"langchain_hippo's middleware cannot read config['configurable'] in an async run on Python 3.10 "
+                f"(LangGraph hands async middleware no config before Python 3.11): pass the user id in the run's "
+                f"context, agent.ainvoke(..., context={{{self.user_id_key!r}: ...}}); without it this run's turns are "
+                f"stored and recalled as a run without a user id's are", RuntimeWarning, stacklevel=3)
 
     def namespace_for(self, user_id: str | None, thread_id: str | None) -> str:
         chosen = custom_namespace(self.namespace_fn, user_id, thread_id)

@@ -3,6 +3,9 @@ recalled in another thread of the same user, and never in another user's."""
 
 from __future__ import annotations
 
+import re
+import sys
+import warnings
 from dataclasses import dataclass
 
 import pytest
@@ -229,6 +232,7 @@ def test_a_summary_the_harness_adds_is_not_stored_as_the_users_words(memory):
     assert [m.text for m in memory.using("user.ann").list()] == expected
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="an async run hands middleware no config before Python 3.11")
 async def test_a_summary_the_harness_adds_is_not_stored_async(memory):
     model = recording_model([AIMessage(content=f"answer {i}") for i in range(4)])
     agent = _summarizing_agent(memory, model)
@@ -266,6 +270,7 @@ def _structured_agent(memory, **kw):
                         response_format=ToolStrategy(_Reply), checkpointer=InMemorySaver())
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="an async run hands middleware no config before Python 3.11")
 @pytest.mark.parametrize("store_tool_results", [False, True])
 async def test_turns_of_an_agent_with_a_structured_response_are_stored(memory, store_tool_results):
     """With ``response_format=ToolStrategy(...)`` the model call ends with the ToolMessage acknowledging the
@@ -303,3 +308,30 @@ def test_a_named_human_message_is_stored_as_its_writer_s_words(memory):
     agent.invoke({"messages": [HumanMessage("Who is allergic to peanuts?", name="Carol")]},
                  {"configurable": {"user_id": "team-7", "thread_id": "t2"}})
     assert "Bob: I'm allergic to peanuts." in _system_text(model.calls[-1])
+
+
+async def test_an_async_run_whose_config_middleware_cannot_see_warns_and_its_context_still_scopes(memory, monkeypatch):
+    """On Python 3.10 an async run hands middleware no config (asyncio tasks take no context before 3.11, so
+    LangGraph's ``get_config`` fails in async nodes): a user id in ``configurable`` is not seen, and the turns went to
+    the memory's own namespace without a word. The middleware warns, once; a user id in the run's context is seen on
+    every Python."""
+    if sys.version_info >= (3, 11):  # run it as Python 3.10 does
+        import langgraph.config
+
+        from langchain_hippo import middleware
+
+        def hidden():
+            raise RuntimeError("Called get_config outside of a runnable context")
+
+        monkeypatch.setattr(middleware, "_ASYNC_RUNS_SHOW_CONFIG", False)
+        monkeypatch.setattr(langgraph.config, "get_config", hidden)
+    model = recording_model([AIMessage(content=f"answer {i}") for i in range(3)])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    with pytest.warns(RuntimeWarning, match=re.escape("context={'user_id': ...}")):
+        await agent.ainvoke({"messages": [HumanMessage("I live in Lisbon now.")]}, {"configurable": {"user_id": "ann"}})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per middleware
+        await agent.ainvoke({"messages": [HumanMessage("My cat is Miso.")]}, {"configurable": {"user_id": "ann"}})
+        await agent.ainvoke({"messages": [HumanMessage("I play the cello.")]}, context={"user_id": "ann"})
+    assert [m.text for m in memory.using("user.ann").list()] == ["I play the cello.", "answer 2"]
+    assert [m.text for m in memory.list()][:2] == ["I live in Lisbon now.", "answer 0"]
