@@ -80,7 +80,7 @@ def _read(parse, text):
 
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the reference is Python 3.11's datetime.fromisoformat")
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=1000, deadline=None)
 @given(_iso_texts())
 def test_the_reader_for_python_3_10_reads_what_python_3_11_reads(text):
     assert _read(parse_iso_compat, text) == _read(datetime.fromisoformat, text)

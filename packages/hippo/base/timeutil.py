@@ -82,8 +82,9 @@ def parse_iso_compat(text: str) -> datetime:
     if g["z"] == "Z":
         tz = timezone.utc
     elif g["z"]:
-        offset = timedelta(hours=int(g["zH"]), minutes=int(g["zM"] or g["bzM"] or 0),
-                           seconds=int(g["zS"] or g["bzS"] or 0), microseconds=_micro(g["zf"]))
+        whole = timedelta(hours=int(g["zH"]), minutes=int(g["zM"] or g["bzM"] or 0),
+                          seconds=int(g["zS"] or g["bzS"] or 0))
+        offset = whole + timedelta(microseconds=_micro(g["zf"])) if whole else whole  # +00:00:00.5 is UTC in 3.11
         tz = timezone(-offset if g["sign"] == "-" else offset)
     return datetime(day.year, day.month, day.day, int(g["H"]), int(g["M"] or g["bM"] or 0),
                     int(g["S"] or g["bS"] or 0), _micro(g["f"]), tzinfo=tz)
