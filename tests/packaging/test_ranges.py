@@ -129,3 +129,12 @@ def test_a_dependency_at_its_lower_bound_fits_the_other_ranges():
                 f"{name} {dist.version} needs {need}, below which {other} lets {other.name} {low} in")
     if not checked:
         pytest.skip("no declared dependency is installed at its lower bound")
+
+
+def test_the_build_backend_reads_the_license_as_written():
+    """``license = "Apache-2.0"`` (an SPDX expression, PEP 639) is read by setuptools from 77.0.3 on; 68 to 76 refuse
+    the whole pyproject.toml ("`project.license` must be valid exactly by one definition")."""
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert isinstance(data["project"]["license"], str)
+    setuptools = next(Requirement(r) for r in data["build-system"]["requires"] if Requirement(r).name == "setuptools")
+    assert _lower_bound(setuptools.specifier) >= Version("77.0.3")
