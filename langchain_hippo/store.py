@@ -65,6 +65,9 @@ from langgraph.store.base import (
 )
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
+from hippo import ClosedError, HippoError, InvalidInput, NotFound
+from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars, query_text
+
 try:
     from langgraph.store.base import validate_op_namespace
 except ImportError:  # langgraph-checkpoint before 4.3 (langgraph 1.0): the same check of every label an op carries
@@ -86,8 +89,6 @@ except ImportError:  # langgraph-checkpoint before 4.3 (langgraph 1.0): the same
             for condition in op.match_conditions or ():
                 _check_labels(condition.path)
 
-from hippo import ClosedError, HippoError, InvalidInput, NotFound
-from langchain_hippo._common import acall, check_non_negative_int, index_text, message_chars, query_text
 
 log = logging.getLogger(__name__)
 
