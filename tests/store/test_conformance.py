@@ -16,7 +16,7 @@ from hippo.base.errors import CorruptData, InvalidInput, ReadOnlyError
 from hippo.engine.prepare import prepare
 from hippo.store import codec as codec_mod
 from hippo.store import common
-from hippo.store.base import Change, NewMessage, Store
+from hippo.store.base import Change, MessageRow, NewMessage, Store
 from hippo.text import tokenizer
 
 CFG = Config()
@@ -582,3 +582,21 @@ def test_a_large_repetitive_message_round_trips(store) -> None:
     assert store.sizes()["chunk_bytes"] < big.tokens.size  # repetitive text deflates far below a byte per token
     assert_same(store.load("logs"), [small[0], big, small[1]])
     assert text_of(store.load("logs", after_seq=0)[0]).endswith("end of log")
+
+
+def test_rows_compare_by_their_contents(store) -> None:
+    """Rows and new messages compare field by field, their tokens by value: a row equals a copy of itself whose
+    token array is another object, and differs from one whose tokens differ. Comparing two rows raised
+    ``ValueError`` (the dataclass compared the token arrays with ``==``; on Python 3.13 even one array both share)."""
+    msgs = batch(3)
+    rows = store.append("a", msgs)
+    shared = MessageRow(**vars(rows[0]))
+    assert shared == rows[0] and rows[0] != rows[1] and rows[0] != "a row"
+    copy = MessageRow(**{**vars(rows[0]), "tokens": np.array(rows[0].tokens, copy=True)})
+    assert copy == rows[0] and [copy, *rows[1:]] == rows
+    copy.tokens = copy.tokens[:-1]
+    assert copy != rows[0]
+    copy.tokens = None
+    assert copy != rows[0] and rows[0] != copy
+    assert msgs[0] == NewMessage(**{**vars(msgs[0]), "tokens": np.array(msgs[0].tokens, copy=True)})
+    assert msgs[0] != msgs[1]

@@ -18,7 +18,7 @@ cost of catching up depends on what changed, not on the size of the namespace.
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, ContextManager, Iterable, Sequence, TypeVar
 
 import numpy as np
@@ -28,7 +28,23 @@ from hippo.base.errors import StoreError
 T = TypeVar("T")
 
 
-@dataclass
+def _rows_equal(a: Any, b: Any) -> Any:
+    """Field by field, token arrays by their contents. A dataclass's own ``__eq__`` compares the arrays with
+    ``==``, whose element-wise answer has no truth value: it raised ``ValueError`` for two rows with equal tokens
+    (on Python 3.13 even for one array shared by both rows)."""
+    if type(a) is not type(b):
+        return NotImplemented
+    for f in fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+            if x is None or y is None or not np.array_equal(x, y):
+                return False
+        elif x is not y and x != y:
+            return False
+    return True
+
+
+@dataclass(eq=False)
 class MessageRow:
     id: int
     namespace: str
@@ -42,8 +58,10 @@ class MessageRow:
     created_at: float
     tokens: np.ndarray | None = None  # uint32 token ids while the row is in the unsealed tail
 
+    __eq__ = _rows_equal
 
-@dataclass
+
+@dataclass(eq=False)
 class NewMessage:
     tokens: np.ndarray
     speaker: str | None
@@ -55,6 +73,8 @@ class NewMessage:
     # Idempotency key (unique per namespace; engine.prepare makes one per message): a store that retries an append
     # whose commit it could not confirm finds the key and returns the stored rows instead of adding them twice.
     key: str | None = None
+
+    __eq__ = _rows_equal
 
 
 @dataclass
