@@ -15,8 +15,10 @@ the SDK. See docs/mcp.md for client configuration.
 # No ``from __future__ import annotations``: the SDK reads the tool signatures at registration time.
 
 import functools
+import io
 import signal
 import socket
+import sys
 import threading
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
@@ -305,6 +307,7 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     except Exception as exc:
         if not _client_gone(exc):
             raise
+        _quiet_broken_pipes()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -330,6 +333,20 @@ def _client_gone(exc: BaseException) -> bool:
         return True
     inner = getattr(exc, "exceptions", None)  # an ExceptionGroup (or the exceptiongroup backport on 3.10)
     return isinstance(inner, tuple) and bool(inner) and all(_client_gone(e) for e in inner)
+
+
+def _quiet_broken_pipes() -> None:
+    """Once the client has stopped reading, the SDK's writer of the wire still holds the answer it could not send,
+    and the SDK keeps it until the process ends: its flush then meets the broken pipe again, and Python reported
+    that on standard error ("Exception ignored in: <_io.BufferedWriter name=...>", on Python 3.13). From here on a
+    broken pipe met while a file object is finalized is not reported; any other report goes to the hook installed."""
+    previous = sys.unraisablehook
+
+    def hook(unraisable: Any) -> None:
+        if not (isinstance(unraisable.exc_value, BrokenPipeError) and isinstance(unraisable.object, io.IOBase)):
+            previous(unraisable)
+
+    sys.unraisablehook = hook
 
 
 class _Stopped(Exception):
