@@ -21,9 +21,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 _DEADLINE_S = 60.0
 
 
-def _in_child(work) -> dict:
-    """Run ``work()`` in a forked child; its JSON-able result, or ``{"error": ...}``; ``{"hung": True}`` when the
-    child has not finished by the deadline (it is then killed)."""
+def _fork(work) -> tuple[int, int]:
+    """Start ``work()`` in a forked child: its pid and the pipe its JSON-able result, or ``{"error": ...}``, comes
+    back through."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child's result travels through the pipe
@@ -35,6 +35,18 @@ def _in_child(work) -> dict:
         os.write(w, json.dumps(out).encode())
         os._exit(0)
     os.close(w)
+    return pid, r
+
+
+def _result(r: int) -> dict:
+    with os.fdopen(r, "rb") as f:
+        return json.loads(f.read() or b'{"error": "no result"}')
+
+
+def _in_child(work) -> dict:
+    """Run ``work()`` in a forked child; its JSON-able result, or ``{"error": ...}``; ``{"hung": True}`` when the
+    child has not finished by the deadline (it is then killed)."""
+    pid, r = _fork(work)
     deadline = time.monotonic() + _DEADLINE_S
     while time.monotonic() < deadline:
         done, _ = os.waitpid(pid, os.WNOHANG)
@@ -46,8 +58,7 @@ def _in_child(work) -> dict:
         os.waitpid(pid, 0)
         os.close(r)
         return {"hung": True}
-    with os.fdopen(r, "rb") as f:
-        return json.loads(f.read() or b'{"error": "no result"}')
+    return _result(r)
 
 
 def _child_work(mem: Memory) -> list:
@@ -153,17 +164,7 @@ def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opene
         mem.close()
         return [count]
 
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
-        os.close(r)
-        try:
-            out = {"result": child()}
-        except BaseException as exc:  # noqa: BLE001
-            out = {"error": f"{type(exc).__name__}: {exc}"}
-        os.write(w, json.dumps(out).encode())
-        os._exit(0)
-    os.close(w)
+    pid, r = _fork(child)
     mem.close()
     third = subprocess.run([sys.executable, "-c", "import sys; from hippo import Memory\n"
                             "with Memory(sys.argv[1]) as m: m.add('a third process writes')", str(path)],
@@ -171,8 +172,7 @@ def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opene
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert third.returncode == 0, third.stderr[-2000:]
     os.write(go_w, b"x")
-    with os.fdopen(r, "rb") as f:
-        got = json.loads(f.read() or b'{"error": "no result"}')
+    got = _result(r)
     os.waitpid(pid, 0)
     assert got == {"result": [23]}, got
     with Memory(path) as again:

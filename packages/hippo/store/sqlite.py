@@ -774,18 +774,17 @@ class SQLiteStore(Store):
 
     _members = staticmethod(_members_of)
 
-    def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
-        ids = [int(i) for i in ids]
-        out: dict[int, MessageRow] = {}
+    def _by_ids(self, select: str, ids: Sequence[int]) -> Iterator[tuple]:
+        """The rows of ``select ... WHERE id IN (...)`` for ``ids``, 500 ids a statement (SQLite's limit on bound
+        parameters). Looked up by primary key only (a namespace condition would steer the planner to scan the
+        namespace's index): the caller drops other namespaces' rows."""
         for start in range(0, len(ids), 500):
             part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            # Look up by primary key only (a namespace condition would steer the planner to scan the
-            # namespace's index); rows of other namespaces are dropped here.
-            for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE id IN ({marks})", part):
-                if r[1] == namespace:
-                    out[r[0]] = self._row(r)
-        return out
+            yield from self._query(f"{select} WHERE id IN ({','.join('?' * len(part))})", part)
+
+    def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
+        return {r[0]: self._row(r) for r in self._by_ids(f"SELECT {_ROW_COLS} FROM messages", [int(i) for i in ids])
+                if r[1] == namespace}
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
         for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
@@ -1011,15 +1010,8 @@ class SQLiteStore(Store):
         return {r[0]: r[1] for r in self._query("SELECT id, code FROM codes WHERE namespace = ?", (namespace,))}
 
     def codes_of(self, namespace: str, ids: Iterable[int]) -> dict[int, bytes]:
-        ids = sorted({int(i) for i in ids})
-        out: dict[int, bytes] = {}
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for r in self._query(f"SELECT id, namespace, code FROM codes WHERE id IN ({marks})", part):
-                if r[1] == namespace:
-                    out[r[0]] = r[2]
-        return out
+        return {r[0]: r[2] for r in self._by_ids("SELECT id, namespace, code FROM codes", sorted({int(i) for i in ids}))
+                if r[1] == namespace}
 
     # -- derived units (hierarchy snapshots) ----------------------------------------------------------------
     def put_units(self, namespace: str, kind: str, payload: bytes) -> None:
