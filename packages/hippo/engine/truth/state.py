@@ -149,6 +149,9 @@ class Truth:
         self._stated_at: float | None = None  # the latest said_at of a row in _stated (None: to be computed)
         # (row, statement, head word) of the updates that may have their earlier value read again (None: to be found)
         self._updates: list[tuple[int, Statement, str]] | None = None
+        # (entity, attribute) -> (its history in ``_facts``, entries counted, the latest said_at among them): the
+        # history only grows until ``_facts`` is made again, so a new entry is counted once
+        self._said_last: dict[tuple[str, str], tuple[list, int, float]] = {}
         # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
         self.spans_unread = 0
         self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
@@ -190,6 +193,7 @@ class Truth:
     def facts(self, value: dict) -> None:
         self._facts_ready()
         self._facts = value
+        self._said_last = {}
 
     @property
     def update_of(self) -> dict[int, bool]:
@@ -289,7 +293,8 @@ class Truth:
                     if statements:
                         if self._stated_at is not None:
                             self._stated_at = max(self._stated_at, at)
-                        self._updates = None
+                        if self._updates is not None:
+                            self._updates.extend(self._updates_in(row, statements))
                 self.done = self.annotated = row + 1
             if relink:
                 self.relink(ids, idx)
@@ -306,17 +311,16 @@ class Truth:
             self._stated_at = float(said_at(idx, stated).max()) if stated.size else -np.inf
         if at >= self._stated_at:
             return False
+        entities = {st.entity for st in statements}
         for (entity, attr), history in self._facts.items():
-            rows = np.fromiter((r for r, _, _ in history), dtype=np.int64, count=len(history))
-            if (said_at(idx, rows) > at).any() and any(
+            if entity in entities and self._said_last_of(idx, (entity, attr), history) > at and any(
                     st.entity == entity and (attributes.matches(attr, (st.attribute,))
                                              or st.attribute == "favorite" and attr.startswith("favorite_"))
                     for st in statements):
                 return True
         # an update said later whose earlier value this message may state in other words
         if self._updates is None:
-            self._updates = [(r, st, head) for r, sts in self._stated.items() for st in sts
-                             if st.update and not st.reread and (head := attributes.restated_head(st)) is not None]
+            self._updates = [u for r, sts in self._stated.items() for u in self._updates_in(r, sts)]
         if not self._updates:
             return False
         low = text.lower()
@@ -326,6 +330,26 @@ class Truth:
                     said_at_row(idx, r) > at and attributes.restated(text, st) is not None:
                 return True
         return False
+
+    @staticmethod
+    def _updates_in(row: int, statements: list[Statement]) -> list[tuple[int, Statement, str]]:
+        """``(row, statement, head word)`` of the updates among ``statements`` of ``row`` whose earlier value may be
+        stated in other words (``attributes.restated_head``)."""
+        return [(row, st, head) for st in statements
+                if st.update and not st.reread and (head := attributes.restated_head(st)) is not None]
+
+    def _said_last_of(self, idx: NamespaceIndex, key: tuple[str, str], history: list[tuple[int, str, bool]]
+                      ) -> float:
+        """The latest :func:`said_at` of the rows of ``history`` (the statements of ``key`` in ``_facts``), -inf for
+        none; each entry is read once while the history grows. Caller holds the lock."""
+        known = self._said_last.get(key)
+        counted, latest = (known[1], known[2]) if known is not None and known[0] is history \
+            and known[1] <= len(history) else (0, -np.inf)
+        if counted < len(history):
+            rows = np.fromiter((r for r, _, _ in history[counted:]), dtype=np.int64, count=len(history) - counted)
+            latest = max(latest, float(said_at(idx, rows).max()))
+            self._said_last[key] = (history, len(history), latest)
+        return latest
 
     def _neutral(self, idx: NamespaceIndex, start: int, n: int) -> None:
         ts = idx.ts.view[start:n]
@@ -476,6 +500,7 @@ class Truth:
         self.superseded_by.a[: self.superseded_by.n] = -1
         reread = (lambda r, st: self._reread(idx, r, st)) if idx is not None else None
         self._stated_at, self._updates = None, None
+        self._said_last = {}
         rows = sorted(stated)
         if idx is not None and rows:
             order = np.asarray(rows, dtype=np.int64)
