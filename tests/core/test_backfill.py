@@ -89,3 +89,64 @@ def test_a_backfill_in_batches_links_as_in_order(tmp_path):
     mem.close()
     with hippo.Memory(path) as again:
         assert _links(again) == want
+
+
+def _said(rng: random.Random, who: str) -> str:
+    city, city2 = rng.sample(CITIES, 2)
+    firm = rng.choice(["Globex", "Initech", "Acme", "Umbrella"])
+    return rng.choice([
+        f"I moved to {city}.", f"I live in {city} now.", f"I work at {firm}.", f"I quit {firm}.",
+        f"I moved to {city} and I work at {firm} now.", f"I am not in {city2} anymore.",
+        f"My favorite food is {rng.choice(['pizza', 'ramen', 'tacos'])}.",
+        f"{rng.choice(['Sushi', 'Pho'])} is my favorite now.",
+        f"My favorite band is {rng.choice(['Muse', 'Blur'])}.", f"My dog is called {rng.choice(['Rex', 'Bo'])}.",
+        f"The Apollo deadline moved to June {rng.randint(1, 28)}.",
+        f"I've budgeted ${rng.randint(2, 9)},000 for relocation expenses.",
+        f"I've adjusted my relocation budget to ${rng.randint(2, 9)},500.",
+        f"We had lunch with {who}'s cousin, nothing new.",
+    ])
+
+
+def _truth_state(truth) -> tuple:
+    return (list(zip(truth.links, truth.link_rows)), truth.superseded_by.view.tolist(),
+            dict(sorted(truth.update_of.items())), {r: list(v) for r, v in sorted(truth.stated.items())},
+            {r: list(v) for r, v in sorted(truth.facts_of.items())},
+            {k: list(v) for k, v in sorted(truth.facts.items())})
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_relinking_the_groups_a_batch_touched_gives_the_links_of_relinking_everything(monkeypatch, seed):
+    """The same batches, out of order, into two memories: one relinks only the statements the batch can change
+    (the default), the reference relinks every statement each time. After every batch the links, marks, facts and
+    the links' order are the same."""
+    from hippo.engine.truth.state import Truth
+
+    rng = random.Random(seed)
+    start = datetime(2022, 1, 1, tzinfo=timezone.utc)
+    people = PEOPLE[: 3 + seed % 4]
+    items = [{"text": _said(rng, who := rng.choice(people)), "speaker": who,
+              "timestamp": start + timedelta(hours=rng.randint(0, 2000))} for _ in range(300)]
+    cuts = sorted(rng.sample(range(1, 300), 40))
+    batches = [items[a:b] for a, b in zip([0, *cuts], [*cuts, 300])]
+    mem, ref = hippo.Memory(), hippo.Memory()
+    part = Truth._relink_part
+    partial_calls = []
+
+    def counted(self, ids, idx):
+        done = part(self, ids, idx)
+        partial_calls.append(done)
+        return done
+
+    for batch in batches:
+        monkeypatch.setattr(Truth, "_relink_part", counted)
+        mem.add_many(batch)
+        monkeypatch.setattr(Truth, "_relink_part", lambda self, ids, idx: False)  # every statement, every time
+        ref.add_many(batch)
+        a, b = mem.engine.state(), ref.engine.state()
+        a.truth.sync(a.index)
+        b.truth.sync(b.index)
+        assert _truth_state(a.truth) == _truth_state(b.truth)
+    assert True in partial_calls  # some batch was relinked in part
+    monkeypatch.setattr(Truth, "_relink_part", part)
+    assert [(c["old_id"], c["new_id"]) for c in mem.contradictions(include_updates=True)] == \
+        [(c["old_id"], c["new_id"]) for c in ref.contradictions(include_updates=True)]

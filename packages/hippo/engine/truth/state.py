@@ -152,6 +152,9 @@ class Truth:
         # (entity, attribute) -> (its history in ``_facts``, entries counted, the latest said_at among them): the
         # history only grows until ``_facts`` is made again, so a new entry is counted once
         self._said_last: dict[tuple[str, str], tuple[list, int, float]] = {}
+        # rows whose statements were linked as they came since the links were last made in the order things were
+        # said (None: unknown, as after a snapshot's load, or too many to keep): what a partial relink starts from
+        self._unsettled: set[int] | None = set()
         # rows below this one come from a snapshot written before ``has_span`` was kept: read when first asked
         self.spans_unread = 0
         self._spans: dict[int, bool] = {}              # such a row -> its text states a span of time
@@ -283,6 +286,8 @@ class Truth:
                 if int(role[row]) == user:
                     statements = attributes.extract(text, idx.speakers[int(spk[row])])
                     at = said_at_row(idx, row)
+                    if statements and self._unsettled is not None:
+                        self._unsettled.add(row)
                     if self._out_of_order(idx, row, at, text, statements):
                         # said before statements it would link to (a history added out of order): the links are
                         # made again in the order the rows were said, once this batch is read
@@ -297,7 +302,9 @@ class Truth:
                             self._updates.extend(self._updates_in(row, statements))
                 self.done = self.annotated = row + 1
             if relink:
-                self.relink(ids, idx)
+                self.relink(ids, idx, partial=True)
+            elif self._unsettled is not None and len(self._unsettled) > max(64, len(self._stated) // 4):
+                self._unsettled = None  # a relink will make every link again, as cheaply
 
     def _out_of_order(self, idx: NamespaceIndex, row: int, at: float, text: str, statements: list[Statement]
                       ) -> bool:
@@ -325,11 +332,15 @@ class Truth:
             return False
         low = text.lower()
         speaker = int(idx.speaker.a[row])
+        found = False
         for r, st, head in self._updates:
             if head[:3] in low and int(idx.speaker.a[r]) == speaker and \
                     said_at_row(idx, r) > at and attributes.restated(text, st) is not None:
-                return True
-        return False
+                found = True  # every such update reads its earlier value again when the links are made again
+                if self._unsettled is None:
+                    break
+                self._unsettled.add(r)
+        return found
 
     @staticmethod
     def _updates_in(row: int, statements: list[Statement]) -> list[tuple[int, Statement, str]]:
@@ -485,13 +496,18 @@ class Truth:
                                 "update" if update else "contradiction"))
         self._link_rows.append((old, new))
 
-    def relink(self, ids: np.ndarray, idx: NamespaceIndex | None = None) -> None:
+    def relink(self, ids: np.ndarray, idx: NamespaceIndex | None = None, partial: bool = False) -> None:
         """Recompute the fact tables and the supersedes links from every row's statements, in the order the rows
         were said (:func:`said_at`; rows said at the same time in row order): a statement supersedes the one said
         before it, whatever order they were added in. With ``idx`` (the index the rows are of), the statements read
         again for updates are read again (:meth:`_reread`), as a rebuild over these rows would; without it they are
-        replayed in row order."""
+        replayed in row order. ``partial`` (with ``idx``): only the statements that can depend on the ones linked
+        as they came since the last relink are linked again (:meth:`_relink_part`), with the same result."""
         self._facts_ready()
+        if partial and idx is not None and self._relink_part(ids, idx):
+            self._unsettled = set()
+            return
+        self._unsettled = set()
         stated = self._stated
         if idx is not None:
             stated = {r: kept for r, v in stated.items() if (kept := [st for st in v if not st.reread])}
@@ -507,6 +523,94 @@ class Truth:
             rows = [rows[k] for k in np.lexsort((order, said_at(idx, order))).tolist()]
         for row in rows:
             self._state(ids, row, stated[row], reread=reread)
+
+    def _relink_part(self, ids: np.ndarray, idx: NamespaceIndex) -> bool:
+        """:meth:`relink` of the statements that can depend on the rows linked as they came since the last relink
+        (``_unsettled``); False when it cannot tell (nothing is changed then, or what was changed is what a whole
+        relink makes again).
+
+        A statement's links depend only on the statements of its own group: statements of one (entity, attribute)
+        are one group, and groups join when one message states both (a message is superseded once), when a
+        statement's attribute names others (a "favourite" resolved to the one favourite kind the entity has, a
+        negation of an attribute pattern) or when an update's earlier value is read again from a message (which then
+        states it). Linking again the groups of the unsettled rows, in the order their rows were said, gives the
+        links a whole relink gives; the links are then ordered as it orders them (by when the newer statement was
+        said, then by row, a row's links in the order its statements made them)."""
+        unsettled = self._unsettled
+        if unsettled is None:
+            return False
+        stated = self._stated
+        parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+        def find(k: tuple[str, str]) -> tuple[str, str]:
+            root = parent.setdefault(k, k)
+            while root != parent[root]:
+                root = parent[root]
+            while parent[k] != root:
+                parent[k], k = root, parent[k]
+            return root
+
+        def join(a: tuple[str, str], b: tuple[str, str]) -> None:
+            ra, rb = find(a), find(b)
+            if ra != rb:
+                parent[rb] = ra
+
+        by_entity: dict[str, set[str]] = {}
+        patterns: list[tuple[str, str]] = []
+        for sts in stated.values():
+            first = (sts[0].entity, sts[0].attribute)
+            for st in sts:
+                key = (st.entity, st.attribute)
+                join(first, key)
+                by_entity.setdefault(st.entity, set()).add(st.attribute)
+                if st.attribute == "favorite" or "*" in st.attribute:
+                    patterns.append(key)
+        for entity, attribute in patterns:
+            for attr in by_entity[entity]:
+                if attributes.matches(attr, (attribute,)) or (attribute == "favorite" and attr.startswith("favorite_")):
+                    join((entity, attribute), (entity, attr))
+        moved = {find((st.entity, st.attribute)) for r in unsettled if r in stated for st in stated[r]}
+        if not moved:
+            return True
+        rows = [r for r, sts in stated.items() if find((sts[0].entity, sts[0].attribute)) in moved]
+        if 2 * len(rows) > len(stated):
+            return False  # most of the statements: a whole relink costs as much
+        replay = set(rows)
+        # what the relink makes again leaves: the groups' facts, links, marks and statements read again
+        kept = [(link, pair) for link, pair in zip(self._links, self._link_rows) if pair[1] not in replay]
+        for link, (old, new) in zip(self._links, self._link_rows):
+            if new in replay:
+                self.superseded_by.a[old] = -1
+                self._update_of.pop(old, None)
+        for r in rows:
+            self._facts_of.pop(r, None)
+            own = [st for st in stated.pop(r) if not st.reread]
+            if own:
+                stated[r] = own
+        self._facts = {k: v for k, v in self._facts.items() if find(k) not in moved}
+        self._said_last = {k: v for k, v in self._said_last.items() if k in self._facts}
+        self._links = [link for link, _ in kept]
+        self._link_rows = [pair for _, pair in kept]
+        found: list[int] = []
+
+        def reread(r: int, st: Statement) -> tuple[int, Statement] | None:
+            got = self._reread(idx, r, st)
+            if got is not None:
+                found.append(got[0])
+            return got
+
+        todo = np.asarray(sorted(r for r in rows if r in stated), dtype=np.int64)
+        for row in todo[np.lexsort((todo, said_at(idx, todo)))].tolist():
+            self._state(ids, row, stated[row], reread=reread)
+        if any(r not in replay for r in found):
+            return False  # an earlier value read from a message of another group joins the groups
+        if self._link_rows:
+            pairs = np.asarray(self._link_rows, dtype=np.int64)
+            new = pairs[:, 1]
+            order = np.lexsort((np.arange(new.size), new, said_at(idx, new))).tolist()
+            self._links = [self._links[k] for k in order]
+            self._link_rows = [self._link_rows[k] for k in order]
+        return True
 
     def states_span(self, idx: NamespaceIndex, rows: np.ndarray) -> np.ndarray:
         """Per row of ``rows``: whether its text states a span of time ("for 3 years", "a few months":
@@ -703,6 +807,7 @@ class Truth:
 
         t._update_of = dict(zip(l_old.tolist(), (bool(c) for c in l_cols[5].tolist())))
         t._pending_facts = make
+        t._unsettled = None  # the saved links may have been made as they came: the next relink makes them all
         t.done = t.annotated = done
         latest = meta.get("latest")
         t.latest = None if latest is None else float(latest)
