@@ -151,6 +151,10 @@ class Life:
         self.turn = 0                 # next seq of the namespace: one added message is one turn
         self.last_add_time = 0.0
         self.dirty = 0
+        # unit records stamped with the time of a call (a removal, an LLM refresh, maintenance) since the lifecycle
+        # was last saved or loaded: a replay of the same messages would not make them (a consolidation's units are
+        # dated by their messages, and replay alike)
+        self.stamped = 0
         self.prunable: set[int] = set()
         # a read-only store keeps everything derived in memory (seed 004's strengths included) and writes nothing
         self.persistable = store.path is not None and not store.read_only
@@ -213,6 +217,8 @@ class Life:
         record), priority of their most important message, policies matched on their text."""
         if self.hier is None:
             return
+        if at is not None:
+            self.stamped += 1
         h = self.hier
         for level, uid in (h.drain_created() if units is None else units):
             if level == "episode":
@@ -564,7 +570,7 @@ class Life:
             life.hier = hier_persist.load(life.hcfg, meta["hierarchy"], persist.split(arrays, "h"), tokens_of,
                                           external_codes)
         life.loaded = True
-        life.dirty = 0
+        life.dirty = life.stamped = 0
         return life
 
     # -- strengths ------------------------------------------------------------------------------------------

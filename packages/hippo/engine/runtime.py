@@ -201,7 +201,7 @@ class Runtime:
             st.close(finish=not self.store.read_only)
         with self.lock.write():
             for st in self.states().values() if not self.store.read_only else ():
-                st.save_derived()
+                st.save_derived(closing=True)
                 if st.loaded:
                     try:
                         self.store.seal(st.name, 1)

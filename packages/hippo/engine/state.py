@@ -56,6 +56,7 @@ log = logging.getLogger("hippo.engine")
 SYNC_ROWS = 2048       # a follower this far behind (or rebuilding from nothing) catches up in the background
 SAVE_SHARE = 8         # snapshots are rewritten once this share of the namespace changed (1/8), at least every
                        # ``hierarchy.persist_every`` messages: amortized O(1) bytes written per message
+CLOSE_SLACK = 256       # close() leaves at most this many appended messages to the change feed (see save_derived)
 RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
 _CHUNK = 512           # rows a background rebuild reads per hold of the read lock
 PROFILE_LAG = 32       # appended messages past the speaker profiles before they catch up in the background
@@ -1033,7 +1034,7 @@ class NamespaceState:
         changed = self.changed + (life.dirty if life is not None else 0)
         return changed >= max(self.config.hierarchy.persist_every, len(self.index) // SAVE_SHARE)
 
-    def save_derived(self, *, force: bool = False) -> bool:
+    def save_derived(self, *, force: bool = False, closing: bool = False) -> bool:
         """Save the snapshots of the loaded followers that changed since they were last saved (best effort: they
         are rebuildable from the messages); ``force`` rewrites them all. When only recall happened, only the
         accessed strength records are written. Returns False when nothing could be written. Caller holds the write
@@ -1049,7 +1050,10 @@ class NamespaceState:
         snapshots without the deleted messages, or deleted the namespace, which must not come back) unless it holds
         accesses of its own, which nothing else holds: it then catches up with the deletion (its followers drop
         the deleted messages, as the deleting handle's did) and saves, its lifecycle merged with the stored one;
-        when catching up reads the namespace again instead (deleted, or past the change feed), it writes nothing."""
+        when catching up reads the namespace again instead (deleted, or past the change feed), it writes nothing.
+
+        ``closing`` (``close()``): when all that changed since the stored snapshots is a few appended messages
+        (:meth:`_left_to_feed`), nothing is written: the next open applies them from the change feed."""
         # Another handle's change between the catch-up and the write: catch up again. A closed state (the save at
         # close, its last) keeps trying for busy_timeout_s: three attempts while another app server appended steadily
         # all lost, and close() dropped this process's reinforcements, which nothing else holds.
@@ -1065,6 +1069,8 @@ class NamespaceState:
             if deleted and (life is None or not life.accessed):
                 return False
             behind = now != self.seen
+            if closing and not force and not behind and self._left_to_feed():
+                return True
             if behind:
                 if not force and not self._own_unsaved():
                     return True  # nothing of this handle's to save: a reader closing costs no catch-up
@@ -1080,6 +1086,35 @@ class NamespaceState:
             log.warning("namespace %r: other handles kept changing it; what this process derived and its "
                         "reinforcements were not saved at close", self.name)
         return False
+
+    def _left_to_feed(self) -> bool:
+        """Whether what changed since the snapshots this state loaded or wrote is only appended messages, at most
+        :data:`CLOSE_SLACK` of them, and nothing else this state would save is pending (annotations or profiles
+        completed, accesses, units recorded with the time of a call, an LLM's summaries): the next open
+        applies those messages from the change feed, as it applies another handle's, and gets what this state
+        holds. A close after a few adds then writes nothing sized by the history."""
+        if CLOSE_SLACK <= 0 or self.truth.deferred or self._truth_unsaved:
+            return False
+        life = self.current_life()
+        need = [persist.INDEX]
+        if self._profiles_unsaved and len(self.index) > SYNC_ROWS:
+            # followed the appends (read again at the next use) or built here (saved); a short namespace's profiles
+            # are read from its messages at each open
+            need.append(persist.PROFILES)
+        if life is not None:
+            if life.accessed or life.pending is not None or life.stamped or life.version != self.seen.version \
+                    or "life" in self._warming:
+                return False
+            need.append(persist.LIFE)
+        if any(k not in self.saved for k in need):
+            return False
+        try:
+            changes = self.host.store.changes(self.name, min(self.saved[k] for k in need))
+        except HippoError:
+            return False
+        if changes is None or any(c.kind != "append" for c in changes):
+            return False
+        return sum(c.last_seq - c.first_seq + 1 for c in changes) <= CLOSE_SLACK
 
     def _own_unsaved(self) -> bool:
         """Whether this state holds anything :meth:`save_derived` would write: changes, annotations, profiles or
@@ -1156,7 +1191,7 @@ class NamespaceState:
             self.changed = self._foreign = 0
             self._truth_unsaved = not truth_ready
         if persist.LIFE in payloads:
-            life.dirty = 0
+            life.dirty = life.stamped = 0
         if expect is not None:
             with life.lock:
                 life.saved_as(*life.pending)
