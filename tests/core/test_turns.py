@@ -19,8 +19,11 @@ from hippo.text.query import analyze
 
 
 def _store(rows: list[tuple[str | None, str, str]], **retrieval) -> Memory:
-    """A namespace of ``(session, speaker, text)`` rows, in that order."""
-    mem = Memory(None, config={"retrieval": retrieval} if retrieval else None)
+    """A namespace of ``(session, speaker, text)`` rows, in that order. A message lends the score it ranks by
+    (``neighbor_b`` = ``bm25_b``), so that the references here check the turns alone; what a message lends under
+    standard BM25's b is tested in test_memory.py."""
+    retrieval.setdefault("neighbor_b", 0.3)
+    mem = Memory(None, config={"retrieval": retrieval})
     mem.add_many({"text": t, "speaker": sp, "role": "user", "session_id": s} for s, sp, t in rows)
     return mem
 
