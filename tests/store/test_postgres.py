@@ -957,7 +957,32 @@ def test_a_reindex_waits_for_another_connections_lock_at_most_busy_timeout(pg_se
     worker.join(60)
     assert not held and isinstance(out.get("error"), StoreBusy), out
     assert st.state("a").next_seq == 2
-    st.reindex()  # no lock held: it runs, and the session's lock_timeout was put back
+    st.reindex()  # no lock held: it runs, and no session's lock_timeout is left set
     with st._session("x") as cur:
         assert cur.execute("SHOW lock_timeout").fetchone()[0] == "0"
+    st.close()
+
+
+def test_maintenance_sets_nothing_beyond_its_transaction(pg_server, pg_url, monkeypatch) -> None:
+    # docs/deploy.md: no SET outside a transaction. Behind pgbouncer's transaction pooling a session-level SET (and
+    # the RESET after it) can land on different server connections, leaving lock_timeout set for another client.
+    st = PostgresStore(pg_url, busy_timeout_s=5)
+    st.append("a", batch(2))
+    seen: list[tuple[str, bool]] = []
+    execute = psycopg.Cursor.execute
+
+    def recording(cur, query, *args, **kwargs):
+        text = query if isinstance(query, str) else query.as_string(cur)
+        seen.append((" ".join(text.split()).upper(), cur.connection.info.transaction_status
+                     != psycopg.pq.TransactionStatus.IDLE))
+        return execute(cur, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recording)
+    st.reindex()
+    st.vacuum()
+    monkeypatch.undo()
+    sets = [(q, in_txn) for q, in_txn in seen if q.startswith(("SET ", "RESET "))]
+    assert sets and all(q.startswith("SET LOCAL ") and in_txn for q, in_txn in sets), sets
+    assert any(q.startswith("REINDEX TABLE") for q, _ in seen) and any(q.startswith("VACUUM") for q, _ in seen)
+    assert st.state("a").next_seq == 2
     st.close()

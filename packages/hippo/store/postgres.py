@@ -1329,8 +1329,22 @@ class PostgresStore(Store):
             "DELETE FROM {s}.units WHERE namespace = %s AND kind = %s"), (namespace, kind)), replay_safe=True)
 
     def reindex(self) -> None:
-        """Rebuild every index of the store's tables (indexes are derived); needs the tables' owner."""
-        self._maintenance("rebuilding the indexes", [f"REINDEX TABLE {self._s}.{t}" for t in TABLES])
+        """Rebuild every index of the store's tables (indexes are derived); needs the tables' owner. One
+        transaction: REINDEX TABLE waits for every transaction holding a lock on its table and, while it waits, every
+        later statement on the table queues behind it, readers included; it gives up after busy_timeout_s
+        (StoreBusy) instead, by a ``SET LOCAL`` that ends with the transaction (a session-level SET would stay on a
+        pooler's server connection, for another client, behind pgbouncer's transaction pooling)."""
+        what = "rebuilding the indexes"
+        self._writable(what)
+
+        def attempt() -> None:
+            with self._session(what) as cur:
+                with cur.connection.transaction():
+                    cur.execute(f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'")
+                    for t in TABLES:
+                        cur.execute(f"REINDEX TABLE {self._s}.{t}")
+
+        self._retrying(what, attempt)
 
     # -- maintenance ------------------------------------------------------------------------------------------
     def sizes(self) -> dict[str, int]:
@@ -1346,28 +1360,18 @@ class PostgresStore(Store):
         keys = ("messages", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes", "file_bytes")
         return {k: int(v) for k, v in zip(keys, row)}
 
-    def _maintenance(self, what: str, statements: list[str]) -> None:
-        """Statements that cannot run inside a transaction block (VACUUM, REINDEX), each on its own."""
+    def vacuum(self) -> None:
+        """``VACUUM (ANALYZE)`` of the store's tables: space of deleted rows becomes reusable, statistics fresh. It
+        cannot run in a transaction block, and needs no lock timeout: its lock (SHARE UPDATE EXCLUSIVE) makes neither
+        readers nor writers wait behind it."""
+        what = "vacuuming the store"
         self._writable(what)
 
         def attempt() -> None:
             with self._session(what) as cur:
-                # Bounded like a writer's wait: REINDEX waits for every transaction holding a lock on its table
-                # and, while it waits, every later statement on the table queues behind it, readers included; it
-                # gives up after busy_timeout_s (StoreBusy) instead. Reset before the connection goes back to the pool.
-                cur.execute(f"SET lock_timeout = '{int(self._busy_ms)}ms'")
-                try:
-                    for stmt in statements:
-                        cur.execute(stmt)
-                finally:
-                    with contextlib.suppress(psycopg.Error):
-                        cur.execute("RESET lock_timeout")
+                cur.execute(f"VACUUM (ANALYZE) {', '.join(f'{self._s}.{t}' for t in TABLES)}")
 
         self._retrying(what, attempt)
-
-    def vacuum(self) -> None:
-        """``VACUUM (ANALYZE)`` of the store's tables: space of deleted rows becomes reusable, statistics fresh."""
-        self._maintenance("vacuuming the store", [f"VACUUM (ANALYZE) {', '.join(f'{self._s}.{t}' for t in TABLES)}"])
 
     def scrub(self) -> bool:
         """Deleted rows are invisible from their commit on. PostgreSQL keeps their bytes in dead tuples until
