@@ -90,8 +90,15 @@ def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int
     """The recall of ``query`` without ``exclude`` in every respect but one: where the engine keeps the candidates
     that can reach the context (in the order of their value per estimated token, until their estimated cost reaches
     three budgets, and at least 48), the messages of ``shown`` are passed over. Returns that recall's context packed
-    with the ``shown`` messages removed: (text, ids, tokens)."""
+    with the ``shown`` messages removed, a repeated line counting the copies of its text in its voice that are not
+    ``shown``, from the stored messages: (text, ids, tokens)."""
     seen = {}
+    said: dict[tuple, list[tuple[int, float]]] = {}
+    for item in mem.list():
+        said.setdefault((item.text, item.role, item.speaker), []).append((item.id, item.timestamp.timestamp()))
+
+    def unshown_copies(p):
+        return [ts for k, ts in said[(p.text, p.role, p.speaker)] if k != p.key and k not in shown]
     real_shortlist, real_pack = evidence.shortlist, pack_mod.pack
 
     def shortlist(state, rows, scores, budget, excluded=None):
@@ -112,7 +119,7 @@ def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int
 
     def capture(ranked, budget, load_texts, copies=None):
         seen["order"] = [p for p in ranked if p.key not in shown]
-        return real_pack(seen["order"], budget, load_texts, copies)
+        return real_pack(seen["order"], budget, load_texts, unshown_copies if copies is not None else None)
 
     with monkeypatch.context() as m:
         m.setattr(evidence, "shortlist", shortlist)
@@ -170,3 +177,31 @@ def test_exclude_is_validated_by_name(store):
     first = store.recall("trip", budget_tokens=200).messages[0].id
     assert first not in {m.id for m in store.recall("trip", budget_tokens=200, exclude=first).messages}
     assert first not in {m.id for m in asyncio.run(store.arecall("trip", budget_tokens=200, exclude=(first,))).messages}
+
+
+@pytest.mark.parametrize("config", [None, {"hierarchy": {"recall": "flat"}, "decay": {"enabled": False}},
+                                    {"hierarchy": {"recall": "full"}}, {"hierarchy": {"recall": "stage1"}}])
+def test_a_repeated_line_counts_only_the_copies_not_excluded(config):
+    # one text said on six days; the count and the span of days a line carries are of the copies left in
+    mem = Memory(None, config=config)
+    try:
+        items = []
+        for d in range(6):
+            items.append({"text": "The door code is 4471", "speaker": "Ann", "session_id": f"s{d}",
+                          "timestamp": T0 + timedelta(days=d)})
+            items.append({"text": f"Noted, the weather on day {d} was fine", "role": "assistant",
+                          "session_id": f"s{d}", "timestamp": T0 + timedelta(days=d, minutes=1)})
+        copies = [m.id for m in mem.add_many(items) if m.text.startswith("The door")]
+        mem.consolidate()
+        line = "Ann ({}): The door code is 4471"
+        whole = mem.recall("door code", budget_tokens=200)
+        assert line.format("6 times, 6 January 2025 to 11 January 2025") in whole.text.splitlines()
+        got = mem.recall("door code", budget_tokens=200, exclude=copies[:2])
+        assert line.format("4 times, 8 January 2025 to 11 January 2025") in got.text.splitlines()
+        (shown,) = [m.id for m in got.messages if m.id in copies]
+        assert got.repeats == {shown: 4} and shown in copies[2:]
+        got = mem.recall("door code", budget_tokens=200, exclude=[copies[0], *copies[2:]])
+        assert "Ann: The door code is 4471" in got.text.splitlines() and not got.repeats
+        assert [m.id for m in got.messages if m.id in copies] == [copies[1]]
+    finally:
+        mem.close()

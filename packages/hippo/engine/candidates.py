@@ -80,18 +80,22 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
     return out
 
 
-def copy_times(state: NamespaceState, pred: Callable[[MessageRow], bool] | None, scope: Scope | None
-               ) -> Callable[[Piece], list[float | None]]:
+def copy_times(state: NamespaceState, pred: Callable[[MessageRow], bool] | None, scope: Scope | None,
+               excluded: frozenset[int] = frozenset()) -> Callable[[Piece], list[float | None]]:
     """For :func:`hippo.engine.pack.pack`: the times of a piece's other copies in the namespace (the messages of
-    the same tokens: :meth:`~hippo.index.coindex.NamespaceIndex.copies_of`) that ``pred`` and ``scope`` admit."""
+    the same tokens: :meth:`~hippo.index.coindex.NamespaceIndex.copies_of`) that ``pred`` and ``scope`` admit,
+    the messages of ``excluded`` (ids a recall leaves out of its context) not among them."""
     idx = state.index
 
     plain = pred is None and (scope is None or not (scope.filters or scope.ordering))
+    gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
 
     def times(p: Piece) -> list[float | None]:
         row = idx.row_of[p.key]
         rows = idx.copies_of(row)
         rows = rows[rows != row]
+        if gone is not None and rows.size:
+            rows = rows[~np.isin(idx.ids.a[rows], gone)]
         if plain:  # every copy is admitted and dated by when it was said: the span table has it
             return [None if t != t else t for t in idx.ts.a[rows].tolist()]
         return [q.ts for q in pieces(state, rows, pred, scope)]

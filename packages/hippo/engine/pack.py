@@ -12,10 +12,10 @@ question asked each morning, a status line polled all day. Every copy ranks alik
 a context with one line. A copy is the same text in the same voice (role and speaker): the assistant quoting the
 user's words is a line of its own. The first copy packed stands for the others, with a note saying how many times
 the text was written and over which days ("user (22 times, 3 May 2023 to 9 June 2023): ..."; the count is of the
-whole history, as far as the recall's filter admits); the budget goes to the next distinct message. Copies are found
-among the candidates, where they compete for the context: a line whose copies all rank far below it carries no
-count. Only exact copies collapse: a text that differs in one character (a later temperature, another count) may be
-the answer.
+whole history, as far as the recall's filter admits, the messages it excludes left out); the budget goes to the next
+distinct message. Copies are found among the candidates, where they compete for the context: a line whose copies all
+rank far below it carries no count. Only exact copies collapse: a text that differs in one character (a later
+temperature, another count) may be the answer.
 """
 
 from __future__ import annotations

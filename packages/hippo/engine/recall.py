@@ -63,7 +63,7 @@ def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, 
     ranked = [p for p in pieces(state, rows, pred, scope) if p.key not in excluded]
     chosen, text, tokens = pack.pack(ranked, budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
-                                     copy_times(state, pred, scope))
+                                     copy_times(state, pred, scope, excluded))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,

@@ -195,7 +195,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     t = time.perf_counter()
     ranked = [by_id[k] for k in chosen_ids if k in by_id and k not in excluded]
     chosen, text, tokens = context.pack(ranked, budget, lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
-                                        copy_times(state, pred, ask.scope))
+                                        copy_times(state, pred, ask.scope, excluded))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
     if mode == "evidence" and hier is not None and messages:
