@@ -57,17 +57,22 @@ def questions(seed: int = 11, n: int = 300) -> list[tuple[str, int]]:
 
 
 def _same(a, b) -> None:
-    assert (a.text, [m.id for m in a.messages], a.tokens, a.repeats) == \
-        (b.text, [m.id for m in b.messages], b.tokens, b.repeats)
+    assert (a.text, [m.id for m in a.messages], a.tokens, a.repeats, a.units) == \
+        (b.text, [m.id for m in b.messages], b.tokens, b.repeats, b.units)
 
 
-def test_nothing_excluded_is_the_recall_without_exclude():
+@pytest.mark.parametrize("config", [None, {"hierarchy": {"recall": "flat"}, "decay": {"enabled": False}},
+                                    {"hierarchy": {"recall": "units"}}, {"hierarchy": {"recall": "stage1"}},
+                                    {"hierarchy": {"recall": "stage2"}}, {"hierarchy": {"recall": "full"}}])
+def test_nothing_excluded_is_the_recall_without_exclude(config):
     # two stores with the same history and the same calls: recall reinforces what it returned, so each store sees
     # the same reinforcements as long as the answers agree
-    plain, other = Memory(None), Memory(None)
+    plain, other = Memory(None, config=config), Memory(None, config=config)
     try:
         for mem in (plain, other):
             mem.add_many(conversation())
+            if config is not None:  # the default store is recalled with its messages unconsolidated
+                mem.consolidate()
         absent = [10**9, 10**9 + 1]
         for k, (q, budget) in enumerate(questions()):
             want = plain.recall(q, budget_tokens=budget)
@@ -203,5 +208,75 @@ def test_a_repeated_line_counts_only_the_copies_not_excluded(config):
         got = mem.recall("door code", budget_tokens=200, exclude=[copies[0], *copies[2:]])
         assert "Ann: The door code is 4471" in got.text.splitlines() and not got.repeats
         assert [m.id for m in got.messages if m.id in copies] == [copies[1]]
+    finally:
+        mem.close()
+
+
+def _without(units, shown):
+    """``units`` with the messages of ``shown`` removed by hand: a unit left with none is dropped."""
+    out = []
+    for u in units:
+        kept = [m for m in u["message_ids"] if m not in shown]
+        if kept:
+            out.append(dict(u, message_ids=kept))
+    return out
+
+
+def _described(units):
+    return [{k: v for k, v in u.items() if k not in ("event_start", "event_end")} for u in units]
+
+
+@pytest.mark.parametrize("mode", ["units", "stage1", "stage2", "full"])
+def test_units_do_not_list_excluded_messages(mode):
+    # the units guiding a top-down recall are chosen as without exclude: they are that recall's units with the
+    # excluded messages removed, those left with none not listed
+    mem = Memory(None, config={"hierarchy": {"recall": mode}, "decay": {"reinforce_on_recall": False}})
+    try:
+        mem.add_many(conversation())
+        mem.consolidate()
+        rng = random.Random(3)
+        trimmed = dropped = 0
+        for q, budget in questions(n=60):
+            for flt in (None, {"role": "user"}):
+                plain = mem.recall(q, budget_tokens=budget, filter=flt)
+                listed = sorted({m for u in plain.units for m in u["message_ids"]})
+                if not listed:
+                    continue
+                # what the model already has: the recalled messages, a unit's messages whole, a share of the rest
+                shown = {m.id for m in plain.messages} | set(rng.choice(plain.units)["message_ids"])
+                shown |= set(rng.sample(listed, len(listed) // 3))
+                got = mem.recall(q, budget_tokens=budget, filter=flt, exclude=shown)
+                want = _without(plain.units, shown)
+                assert _described(got.units) == _described(want), (q, flt)
+                before = {(u["level"], u["id"]): u for u in plain.units}
+                for g in got.units:  # a unit's event span is that of the messages it lists
+                    p = before[g["level"], g["id"]]
+                    if g["message_ids"] == p["message_ids"]:
+                        assert (g["event_start"], g["event_end"]) == (p["event_start"], p["event_end"])
+                    else:
+                        trimmed += 1
+                        if p["event_start"] is not None and g["event_start"] is not None:
+                            assert p["event_start"] <= g["event_start"] <= g["event_end"] <= p["event_end"]
+                dropped += len(want) < len(plain.units)
+        assert trimmed and dropped
+    finally:
+        mem.close()
+
+
+def test_units_of_an_evidence_recall_do_not_list_excluded_messages():
+    mem = Memory(None, config={"decay": {"reinforce_on_recall": False}})
+    try:
+        mem.add_many(conversation())
+        mem.consolidate()
+        listed_any = 0
+        for q, budget in questions(n=60):
+            plain = mem.recall(q, budget_tokens=budget)
+            shown = {m for u in plain.units for m in u["message_ids"][::2]}
+            got = mem.recall(q, budget_tokens=budget, exclude=shown)
+            assert not shown & {m.id for m in got.messages}
+            for u in got.units:
+                assert u["message_ids"] and not shown & set(u["message_ids"]), (q, u)
+            listed_any += bool(got.units)
+        assert listed_any
     finally:
         mem.close()

@@ -202,6 +202,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         units = _units_of(state, life, [m.id for m in messages], rel)
     if units and (pred is not None or ask.scope.filters):
         units = _admitted_units(state, units, pred, ask)
+    if units and excluded:
+        units = _units_without(state, units, excluded)
     timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     if dc.enabled and life is not None and dc.reinforce_on_recall and messages:
         included = {m.id for m in messages}
@@ -260,6 +262,24 @@ def _admitted_units(state: NamespaceState, units: list[dict[str, Any]], pred, as
     rows = np.asarray([idx.row_of[m] for m in wanted], dtype=np.int64)
     admitted = {p.key for p in describe(state, rows, pred, ask.scope)}
     return [u for u in units if u["message_ids"] and all(m in admitted for m in u["message_ids"])]
+
+
+def _units_without(state: NamespaceState, units: list[dict[str, Any]], excluded: frozenset[int]
+                   ) -> list[dict[str, Any]]:
+    """The units as they stand without the messages of ``excluded``: a unit holding only excluded messages is not
+    listed, one holding some lists the others (its event span theirs). The caller shows its model the excluded
+    messages already; a unit listing them would hand them over again."""
+    out, trimmed = [], []
+    for u in units:
+        kept = [m for m in u["message_ids"] if m not in excluded]
+        if not kept:
+            continue
+        if len(kept) < len(u["message_ids"]):
+            u = dict(u, message_ids=kept)
+            trimmed.append(u)
+        out.append(u)
+    _event_spans(state, trimmed)
+    return out
 
 
 def _event_spans(state: NamespaceState, units: list[dict[str, Any]]) -> None:
