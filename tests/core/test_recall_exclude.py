@@ -10,6 +10,7 @@ import asyncio
 import random
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from hippo import Memory
@@ -280,3 +281,16 @@ def test_units_of_an_evidence_recall_do_not_list_excluded_messages():
         assert listed_any
     finally:
         mem.close()
+
+
+def test_a_zero_dimensional_array_is_one_id(store):
+    # numpy's scalar arrays (what indexing with () or summing an id column gives) are iterable in type only
+    first = store.recall("trip", budget_tokens=200).messages[0].id
+    want = store.recall("trip", budget_tokens=200, exclude=first)
+    got = store.recall("trip", budget_tokens=200, exclude=np.array(first))
+    assert first not in {m.id for m in got.messages} and _same(got, want) is None
+    for bad in (np.array(1.0), np.array(True), np.array("1")):
+        with pytest.raises(InvalidInput, match="exclude"):
+            store.recall("trip", exclude=bad)
+    assert store.delete(np.array(first)) == 1
+    assert first not in {m.id for m in store.list()}

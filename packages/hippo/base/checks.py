@@ -49,8 +49,10 @@ def check_bool(value: object, name: str) -> bool:
 
 
 def check_ids(ids: object, name: str = "ids") -> list[int]:
-    """An id or an iterable of ids (ints >= 0) as a list."""
-    if isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
+    """An id or an iterable of ids (ints >= 0) as a list. A 0-d numpy array is one value (iterating it raises)."""
+    if isinstance(ids, np.ndarray) and ids.ndim == 0:
+        ids = [ids[()]]
+    elif isinstance(ids, (int, np.integer)) and not isinstance(ids, bool):
         ids = [ids]
     elif isinstance(ids, (str, bytes, Mapping)) or not isinstance(ids, Iterable):
         raise InvalidInput(f"{name} must be an int or an iterable of ints, got {type(ids).__name__}")
