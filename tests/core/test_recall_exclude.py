@@ -294,3 +294,23 @@ def test_a_zero_dimensional_array_is_one_id(store):
             store.recall("trip", exclude=bad)
     assert store.delete(np.array(first)) == 1
     assert first not in {m.id for m in store.list()}
+
+
+@pytest.mark.parametrize("mode", ["units", "stage1"])
+def test_without_stage_two_exclusion_is_the_order_without_the_excluded_messages(mode, monkeypatch):
+    # the episodes of the selected units, then the flat ranking: the messages are packed in that order, the
+    # excluded ones passed over, repeated lines counting the copies not excluded
+    mem = Memory(None, config={"hierarchy": {"recall": mode}, "decay": {"reinforce_on_recall": False}})
+    try:
+        mem.add_many(conversation())
+        mem.consolidate()
+        rng = random.Random(9)
+        ids = [m.id for m in mem.list()]
+        for q, budget in questions(n=60):
+            recalled = [m.id for m in mem.recall(q, budget_tokens=budget).messages]
+            shown = set(rng.sample(recalled, rng.randint(0, len(recalled)))) | set(rng.sample(ids, 5))
+            got = mem.recall(q, budget_tokens=budget, exclude=shown)
+            assert (got.text, sorted(m.id for m in got.messages), got.tokens) == \
+                _reference(mem, monkeypatch, q, budget, shown)
+    finally:
+        mem.close()
