@@ -95,6 +95,81 @@ def test_an_unreachable_database_is_a_store_error_without_the_password(pg_server
     assert "hunter2" not in str(info.value) and "no_such_database" in str(info.value)
 
 
+def connects(monkeypatch) -> list:
+    """Every connection attempt of an open (an exception where it failed)."""
+    tries: list = []
+    real = psycopg.connect
+
+    def connect(*args, **kwargs):
+        try:
+            tries.append(real(*args, **kwargs))
+        except psycopg.Error as exc:
+            tries.append(exc)
+            raise
+        return tries[-1]
+
+    monkeypatch.setattr(postgres.psycopg, "connect", connect)
+    return tries
+
+
+def test_a_database_that_does_not_exist_is_reported_at_once(pg_server, monkeypatch) -> None:
+    tries = connects(monkeypatch)
+    with pytest.raises(StoreError, match="does not exist"):
+        PostgresStore(pg_server.url("no_such_database"))
+    assert len(tries) == 1  # the server answered: nothing to wait for
+
+
+def test_an_open_while_the_server_is_down_waits_for_it_up_to_retry_s(pg_server, pg_url, monkeypatch) -> None:
+    with Memory(pg_url, namespace="n") as mem:
+        mem.add("kept across the restart")
+    tries = connects(monkeypatch)
+    opened: list = []
+    pg_server.stop()
+    try:
+        with pytest.raises(StoreError, match="cannot reach the PostgreSQL server"):
+            PostgresStore(pg_url + "&hippo_retry_s=0")
+        assert len(tries) == 1
+        tries.clear()
+
+        def opener() -> None:
+            try:
+                opened.append(Memory(pg_url, namespace="n"))
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                opened.append(exc)
+
+        worker = threading.Thread(target=opener)
+        worker.start()
+        wait_for(lambda: len(tries) >= 2 or opened, what="the open to try the stopped server")
+    finally:
+        pg_server.start()
+    worker.join(60)
+    assert not worker.is_alive()
+    mem = opened[0]
+    assert isinstance(mem, Memory), mem
+    assert all(isinstance(t, psycopg.OperationalError) for t in tries[:-1])
+    with mem:
+        assert [it.text for it in mem.list()] == ["kept across the restart"]
+
+
+def test_an_open_that_meets_a_restart_opens(pg_server, pg_url, monkeypatch) -> None:
+    # the termination a restart sends to the open's own connection, in the middle of reading the schema
+    with Memory(pg_url, namespace="n") as mem:
+        mem.add("kept across the restart")
+    real = PostgresStore._installed_version
+    ended: list = []
+
+    def installed_version(self, conn):
+        if not ended:
+            with admin(pg_server) as other:
+                ended.append(other.execute("SELECT pg_terminate_backend(%s)", (conn.info.backend_pid,)).fetchone()[0])
+        return real(self, conn)
+
+    monkeypatch.setattr(PostgresStore, "_installed_version", installed_version)
+    with Memory(pg_url, namespace="n") as mem:
+        assert [it.text for it in mem.list()] == ["kept across the restart"]
+    assert ended == [True]
+
+
 def test_memory_opens_a_url_and_reopens_it_with_an_embedding(pg_url) -> None:
     def embed(texts):
         return [[float(len(t)), float(t.count("a")), 1.0] for t in texts]

@@ -31,7 +31,8 @@ the URL:
 ``hippo_pool_max``           connections the pool may open (default 4; one per thread that uses the store at once)
 ``hippo_prepare_threshold``  executions before psycopg prepares a statement (default 5); ``none`` never prepares,
                              which a pgbouncer in transaction mode before 1.21 needs
-``hippo_retry_s``            how long a call keeps retrying a lost connection before it raises (default 30)
+``hippo_retry_s``            how long a call (an open included) keeps retrying a lost connection before it raises
+                             (default 30)
 ``hippo_idle_s``             how long a write transaction may wait for this process in the middle (the process paused
                              or hung) before the server ends it and frees the namespace's lock (default 60)
 ===========================  =========================================================================================
@@ -272,6 +273,21 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
     return StoreError(f"{what}: {msg}")
 
 
+# What the server answers a new connection while it starts up, shuts down or recovers (SQLSTATE 57P03, which libpq
+# does not expose for a failed connection), and the termination a restart sends a connection it just accepted (57P01)
+_STARTING_OR_STOPPING = ("the database system is", "terminating connection due to administrator command")
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """A failed connection attempt that may succeed when tried again: the server could not be reached (no socket, a
+    refused or broken connection, a pooler that cannot reach it) or is starting up or shutting down. A server that
+    answered and refused the connection (a wrong password or role, a missing database, no free slot) is not."""
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    msg = str(exc)
+    return "FATAL:" not in msg or any(text in msg for text in _STARTING_OR_STOPPING)
+
+
 def _statement_timeout(exc: BaseException) -> bool:
     """A statement the server cancelled after the ``statement_timeout`` of the role or database (not hippo's own
     ``lock_timeout``)."""
@@ -363,13 +379,27 @@ class PostgresStore(Store):
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
         self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
         self._libpq = libpq
-        # The first connection is made directly: it reports a wrong password, a missing database or an unreachable
-        # server as it is, where a pool would only time out.
-        try:
-            with psycopg.connect(libpq, connect_timeout=10, **self._conn_kwargs) as conn:
-                self._init_schema(conn)
-        except psycopg.Error as exc:
-            raise _translate(exc, f"opening store {self.path!r}") from None
+        # The first connection is made directly: it reports a wrong password or a missing database as it is, where a
+        # pool would only time out. A server that cannot be reached, or is starting up or shutting down (a restart,
+        # a failover), is tried again like a lost connection of any other call, for up to retry_s.
+        what = f"opening store {self.path!r}"
+
+        def attempt() -> None:
+            try:
+                conn = psycopg.connect(libpq, connect_timeout=10, **self._conn_kwargs)
+            except psycopg.Error as exc:
+                if _unreachable(exc):
+                    raise _Retry(_translate(exc, what)) from None
+                raise _translate(exc, what) from None
+            with conn:
+                try:
+                    self._init_schema(conn)
+                except psycopg.Error as exc:
+                    if self._connection_lost(exc, conn):  # run again: it reads what is installed first
+                        raise _Retry(_translate(exc, what)) from None
+                    raise _translate(exc, what) from None
+
+        self._retrying(what, attempt)
         self._pool = psycopg_pool.ConnectionPool(
             libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
             name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=max(60.0, self.retry_s))
