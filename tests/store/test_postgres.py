@@ -939,6 +939,34 @@ def test_a_handle_keeps_working_across_a_server_restart(pg_server, pg_url, monke
         assert lost  # the restart was met, and retried through
 
 
+def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_server, pg_url, monkeypatch) -> None:
+    # psycopg_pool doubles the wait between its attempts to reconnect (1, 2, 4, 8 s ...): after an outage of 20 s a
+    # call waited 10 s more with the server up, and one begun with the outage raised StoreError after hippo_retry_s
+    with Memory(pg_url, namespace="r") as mem:
+        mem.add("before the outage")
+        pool = mem.engine.rt.store._pool
+        waits: list[float] = []
+        real = pool.schedule_task
+
+        def schedule_task(task, delay):
+            waits.append(delay)
+            return real(task, delay)
+
+        monkeypatch.setattr(pool, "schedule_task", schedule_task)
+        pg_server.stop()
+        try:
+            got: list = []  # the count meets the outage: the pool starts reconnecting
+            worker = threading.Thread(target=lambda: got.append(mem.count()))
+            worker.start()
+            wait_for(lambda: len(waits) >= 4, timeout=60, what="four attempts to reconnect")
+        finally:
+            pg_server.start()
+        worker.join(60)
+        assert got == [1]
+        assert max(waits) <= postgres._RECONNECT_MAX_S, waits
+        assert mem.add("after the outage").text == "after the outage"
+
+
 ISLANDS = ["Capri", "Ischia", "Procida", "Elba", "Giglio", "Ponza", "Lipari", "Salina", "Vulcano", "Stromboli",
            "Panarea", "Alicudi", "Filicudi", "Ustica", "Favignana", "Levanzo", "Marettimo", "Pantelleria", "Lampedusa",
            "Linosa", "Gorgona", "Capraia", "Pianosa", "Montecristo", "Giannutri", "Ventotene", "Zannone", "Palmarola",

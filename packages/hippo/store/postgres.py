@@ -322,6 +322,24 @@ class _Unsure(Exception):
         self.xid, self.result, self.cause = xid, result, cause
 
 
+# The longest wait between two attempts of the pool to reconnect (the cap of every other retry's backoff)
+_RECONNECT_MAX_S = 2.0
+
+
+class _Pool(psycopg_pool.ConnectionPool if psycopg is not None else object):  # type: ignore[misc]
+    """A psycopg pool whose attempts to reconnect to a server that went away are at most ``_RECONNECT_MAX_S`` apart.
+
+    psycopg_pool doubles the wait between them (1, 2, 4, 8, 16 s ...) until ``reconnect_timeout``, and a call waits for
+    the pool to hand it a connection: after an outage of 20 s the server was back 10 s before the pool tried again, and
+    a call that began with the outage raised ``StoreError`` after ``hippo_retry_s`` (30 s) with the server up."""
+
+    def _add_connection(self, attempt: Any, growing: bool = False) -> None:
+        # the wait before the next attempt is this one's doubled: keep it at half the cap before it doubles
+        if attempt is not None and getattr(attempt, "delay", 0.0) > _RECONNECT_MAX_S / 2:
+            attempt.delay = _RECONNECT_MAX_S / 2
+        super()._add_connection(attempt, growing)
+
+
 class PostgresStore(Store):
     """Every namespace of one PostgreSQL schema (see the module documentation for the URL and its parameters).
 
@@ -400,7 +418,7 @@ class PostgresStore(Store):
                     raise _translate(exc, what) from None
 
         self._retrying(what, attempt)
-        self._pool = psycopg_pool.ConnectionPool(
+        self._pool = _Pool(
             libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
             name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=max(60.0, self.retry_s))
         self._pool.open(wait=False)
