@@ -112,11 +112,15 @@ def connects(monkeypatch) -> list:
     return tries
 
 
-def test_a_database_that_does_not_exist_is_reported_at_once(pg_server, monkeypatch) -> None:
+@pytest.mark.parametrize("database, extra, match", [
+    ("no_such_database", "", "does not exist"),  # the server answered
+    ("hippo", "&require_auth=password", "authentication method requirement"),  # the client's own settings
+])
+def test_a_refused_connection_is_reported_at_once(pg_server, monkeypatch, database, extra, match) -> None:
     tries = connects(monkeypatch)
-    with pytest.raises(StoreError, match="does not exist"):
-        PostgresStore(pg_server.url("no_such_database"))
-    assert len(tries) == 1  # the server answered: nothing to wait for
+    with pytest.raises(StoreError, match=match):
+        PostgresStore(pg_server.url(database) + extra)
+    assert len(tries) == 1  # nothing to wait for
 
 
 def test_an_open_while_the_server_is_down_waits_for_it_up_to_retry_s(pg_server, pg_url, monkeypatch) -> None:

@@ -273,19 +273,25 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
     return StoreError(f"{what}: {msg}")
 
 
-# What the server answers a new connection while it starts up, shuts down or recovers (SQLSTATE 57P03, which libpq
-# does not expose for a failed connection), and the termination a restart sends a connection it just accepted (57P01)
-_STARTING_OR_STOPPING = ("the database system is", "terminating connection due to administrator command")
+# A failed connection attempt worth repeating, by libpq's (or psycopg's) message, as no SQLSTATE comes with it: what the
+# server answers while it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection
+# it has just accepted (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that
+# does not resolve yet). Anything else (a wrong password or role, a missing database, the client's own settings
+# refused, a localized message) is reported at once.
+_TRANSIENT_CONNECT = ("the database system is", "terminating connection due to administrator command",
+                      "No such file or directory", "Connection refused", "Connection reset",
+                      "server closed the connection unexpectedly", "timeout expired", "Connection timed out",
+                      "Network is unreachable", "No route to host", "failed to resolve host",
+                      "could not translate host name", "pgbouncer cannot connect to server",
+                      "server login has been failing")
 
 
 def _unreachable(exc: BaseException) -> bool:
-    """A failed connection attempt that may succeed when tried again: the server could not be reached (no socket, a
-    refused or broken connection, a pooler that cannot reach it) or is starting up or shutting down. A server that
-    answered and refused the connection (a wrong password or role, a missing database, no free slot) is not."""
+    """A failed connection attempt that may succeed when tried again (see ``_TRANSIENT_CONNECT``)."""
     if not isinstance(exc, psycopg.OperationalError):
         return False
     msg = str(exc)
-    return "FATAL:" not in msg or any(text in msg for text in _STARTING_OR_STOPPING)
+    return any(text in msg for text in _TRANSIENT_CONNECT)
 
 
 def _statement_timeout(exc: BaseException) -> bool:
