@@ -339,11 +339,14 @@ class _Pool(psycopg_pool.ConnectionPool if psycopg is not None else object):  # 
     the pool to hand it a connection: after an outage of 20 s the server was back 10 s before the pool tried again, and
     a call that began with the outage raised ``StoreError`` after ``hippo_retry_s`` (30 s) with the server up."""
 
-    def _add_connection(self, attempt: Any, growing: bool = False) -> None:
-        # the wait before the next attempt is this one's doubled: keep it at half the cap before it doubles
-        if attempt is not None and getattr(attempt, "delay", 0.0) > _RECONNECT_MAX_S / 2:
+    def _add_connection(self, attempt: Any = None, *args: Any, **kwargs: Any) -> None:
+        # The wait before the next attempt is this one's doubled: keep it at half the cap before it doubles. A private
+        # method of psycopg_pool (3.3: ``_add_connection(attempt, growing)``): its arguments are passed on as given,
+        # and an attempt without a numeric delay is left alone, so that another release's form only loses the cap.
+        delay = getattr(attempt, "delay", None)
+        if isinstance(delay, (int, float)) and delay > _RECONNECT_MAX_S / 2:
             attempt.delay = _RECONNECT_MAX_S / 2
-        super()._add_connection(attempt, growing)
+        super()._add_connection(attempt, *args, **kwargs)
 
 
 class PostgresStore(Store):
