@@ -61,6 +61,25 @@ def _in_child(work) -> dict:
     return _result(r)
 
 
+def _in_child_while_held(hold, work) -> dict:
+    """:func:`_in_child` of ``work`` while another thread of the parent is inside ``hold()`` (a lock's context)."""
+    held, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with hold():
+            held.set()
+            release.wait()
+
+    t = threading.Thread(target=holder)
+    t.start()
+    held.wait()
+    try:
+        return _in_child(work)
+    finally:
+        release.set()
+        t.join()
+
+
 def _child_work(mem: Memory) -> list:
     mem.add("the child process bought a blue kayak")
     out = [mem.count(), [h.text for h in mem.search("blue kayak", k=1)], len(mem.contradictions())]
@@ -100,21 +119,7 @@ def test_a_child_uses_the_inherited_handle_while_a_parent_thread_held_its_lock(o
     """A lock another thread of the parent held at the fork is never released in the child: its first write
     waited forever."""
     mem = opened
-    held, release = threading.Event(), threading.Event()
-
-    def reader() -> None:
-        with mem.engine.rt.lock.read():
-            held.set()
-            release.wait()
-
-    t = threading.Thread(target=reader)
-    t.start()
-    held.wait()
-    try:
-        got = _in_child(lambda: _child_work(mem))
-    finally:
-        release.set()
-        t.join()
+    got = _in_child_while_held(mem.engine.rt.lock.read, lambda: _child_work(mem))
     assert got == {"result": [31, ["the child process bought a blue kayak"], 0]}
     assert mem.count() == 31
 
@@ -187,21 +192,8 @@ def test_a_child_recalls_while_a_parent_thread_held_a_module_lock(opened) -> Non
     from hippo.engine import evidence
 
     mem = opened
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with evidence._lock:
-            held.set()
-            release.wait()
-
-    t = threading.Thread(target=holder)
-    t.start()
-    held.wait()
-    try:
-        got = _in_child(lambda: [mem.recall("red bicycle", budget_tokens=200).text != "", mem.count()])
-    finally:
-        release.set()
-        t.join()
+    got = _in_child_while_held(lambda: evidence._lock,
+                               lambda: [mem.recall("red bicycle", budget_tokens=200).text != "", mem.count()])
     assert got == {"result": [True, 30]}
 
 

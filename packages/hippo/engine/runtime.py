@@ -45,13 +45,20 @@ class Runtime:
     def __init__(self, store: Store, config: Config, llm: Any = None, embed: Any = None) -> None:
         self.config = config
         self.store = store
-        self.lock = RWLock()
         self.llm = llm
         self.embed = as_embed_fn(embed)
         self.embed_query = as_query_fn(embed)  # queries may embed differently from documents
         self.embed_source = embed
         self.hasher = SimHasher(config.embed_bits) if self.embed else None
         self.closed = False
+        self._closed_why = "this Memory is closed"
+        self._process_local()
+        _RUNTIMES.add(self)
+
+    def _process_local(self) -> None:
+        """The structures of this process alone, empty: the lock, the loaded namespaces, the calls' pins and the
+        async queues (a forked child starts them anew: :meth:`after_fork`)."""
+        self.lock = RWLock()
         self._states: OrderedDict[str, NamespaceState] = OrderedDict()  # least recently used first
         self._states_lock = threading.Lock()
         self._pins: dict[NamespaceState, int] = {}  # public calls running that use a state (never unloaded then)
@@ -59,8 +66,6 @@ class Runtime:
         # namespaces past the bound that were in use when it was passed: unloaded by the call that used them last
         self._wanted: set[NamespaceState] = set()
         self._serials: dict[str, SerialWorker] = {}
-        self._closed_why = "this Memory is closed"
-        _RUNTIMES.add(self)
 
     def live(self) -> None:
         if self.closed:
@@ -81,13 +86,7 @@ class Runtime:
         if isinstance(reopened, HippoError):
             self.closed = True
             self._closed_why = f"this Memory could not reopen its store after the process forked: {reopened}"
-        self.lock = RWLock()
-        self._states = OrderedDict()
-        self._states_lock = threading.Lock()
-        self._pins = {}
-        self._local = _Call()
-        self._wanted = set()
-        self._serials = {}
+        self._process_local()
 
     def state(self, namespace: str) -> NamespaceState:
         """The namespace's state object (created empty on first use; :meth:`NamespaceState.current` fills it). Inside
@@ -226,15 +225,15 @@ def _live() -> list[Runtime]:
     return [rt for rt in (ref() for ref in refs) if rt is not None and not rt.closed]
 
 
-def _stores() -> list[Store]:
+def _stores(live: list[Runtime]) -> list[Store]:
     out: dict[int, Store] = {}
-    for rt in _live():
+    for rt in live:
         out.setdefault(id(rt.store), rt.store)  # views and handles may share one store
     return list(out.values())
 
 
 def _before_fork() -> None:
-    for store in _stores():
+    for store in _stores(_live()):
         store.fork_begins()
         _forking.append(store)
 
@@ -247,20 +246,17 @@ def _after_fork_in_parent() -> None:
 def _after_fork_in_child() -> None:
     _forking.clear()
     live = _live()
-    dropped: set[int] = set()
-    for rt in live:  # every inherited connection goes before any store reopens (SQLite keeps one record per file)
-        if id(rt.store) not in dropped:
-            dropped.add(id(rt.store))
-            rt.store.drop_inherited()
+    stores = _stores(live)
+    for store in stores:  # every inherited connection goes before any store reopens (SQLite keeps one record per file)
+        store.drop_inherited()
     reopened: dict[int, bool | HippoError] = {}
+    for store in stores:
+        try:
+            reopened[id(store)] = store.after_fork()
+        except HippoError as exc:
+            reopened[id(store)] = exc
     for rt in live:
-        key = id(rt.store)
-        if key not in reopened:
-            try:
-                reopened[key] = rt.store.after_fork()
-            except HippoError as exc:
-                reopened[key] = exc
-        rt.after_fork(reopened[key])
+        rt.after_fork(reopened[id(rt.store)])
 
 
 if hasattr(os, "register_at_fork"):

@@ -151,6 +151,13 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
     norm_l = rc.bm25_k1 * (1.0 - rc.neighbor_b + rc.neighbor_b * lengths / avgdl) if lends else None
     acc_l = np.zeros(n_docs, dtype=np.float64) if lends else None
     acc = np.zeros(n_docs, dtype=np.float64)
+
+    def score(rows: np.ndarray, tf: np.ndarray | float, idf: float) -> None:
+        """Add a term's BM25 part to ``rows``' scores (and to what they lend)."""
+        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
+        if acc_l is not None:
+            acc_l[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[rows])
+
     touched = np.zeros(n_docs, dtype=bool)
     slips = slip_patterns(index, query)
     # Seed 000 §3.2.2: start from the least frequent keywords; frequent ones are only verified on candidates.
@@ -192,9 +199,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
         # A capped term saw only its newest occurrences: its document frequency is estimated from its count.
         idf = (_idf(stats.n_docs, stats.term_df[i]) if stats is not None
                else _idf(n_docs, min(f, n_docs) if capped else df))
-        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
-        if acc_l is not None:
-            acc_l[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[rows])
+        score(rows, tf, idf)
         touched[rows] = True
     cand = np.flatnonzero(touched)
     # The asker's first-person words count only in messages the question's own words found: whole-word occurrences
@@ -210,10 +215,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             continue
         idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, rows.size)
         hit = touched[rows]
-        rows, tf = rows[hit], tf[hit]
-        acc[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[rows])
-        if acc_l is not None:
-            acc_l[rows] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[rows])
+        score(rows[hit], tf[hit], idf)
     for f, i in deferred:
         pat = query.patterns[i]
         if cand.size == 0 or pat.singles.size == 0:
@@ -225,9 +227,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             sym = np.full(cand.size, int(t), dtype=np.uint32)
             tf += index.content.rank_many(sym, ends) - index.content.rank_many(sym, starts)
         idf = _idf(stats.n_docs, stats.term_df[i]) if stats is not None else _idf(n_docs, min(f, n_docs))
-        acc[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm[cand])
-        if acc_l is not None:
-            acc_l[cand] += idf * tf * (rc.bm25_k1 + 1.0) / (tf + norm_l[cand])
+        score(cand, tf, idf)
     # Speakers are a field of every message: a query naming a speaker matches that speaker's messages
     # (the same signal a "<speaker>: <text>" rendering gives a text-only BM25).
     for st, codes in named:
@@ -236,9 +236,7 @@ def lexical(index: NamespaceIndex, query: Query, config: Config, *, smooth: bool
             continue
         idf = (_idf(stats.n_docs, stats.speaker_df.get(st, rows.size)) if stats is not None
                else _idf(n_docs, rows.size))
-        acc[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm[rows])
-        if acc_l is not None:
-            acc_l[rows] += idf * (rc.bm25_k1 + 1.0) / (1.0 + norm_l[rows])
+        score(rows, 1.0, idf)
         touched[rows] = True
     if smooth and rc.neighbor_weight > 0 and n_docs > 1:
         acc, touched = _smooth_neighbours(index, acc, touched, rc.neighbor_weight, rc.neighbor_span, acc_l)

@@ -299,9 +299,7 @@ class SQLiteStore(Store):
                         # lose the last transactions (never the file's consistency); FULL syncs the log on every
                         # commit and survives power loss too.
                         self._db.execute(f"PRAGMA synchronous={self.synchronous}")
-                self._db.execute("PRAGMA foreign_keys=ON")
-                # Freed pages are zeroed, so deleted text does not linger in the file.
-                self._db.execute("PRAGMA secure_delete=ON")
+                self._every_connection(self._db)
                 self._ident = self._identity()
                 self._init_schema()
             except sqlite3.Error as exc:
@@ -372,8 +370,7 @@ class SQLiteStore(Store):
                 db = sqlite3.connect("file:" + urllib.parse.quote(self._file) + "?mode=rw", uri=True, timeout=timeout,
                                      check_same_thread=False, isolation_level=None)
                 db.execute(f"PRAGMA synchronous={self.synchronous}")
-            db.execute("PRAGMA foreign_keys=ON")
-            db.execute("PRAGMA secure_delete=ON")
+            self._every_connection(db)
             db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             self._ident = self._identity()
         except (sqlite3.Error, HippoError) as exc:
@@ -428,6 +425,13 @@ class SQLiteStore(Store):
         return db
 
     # -- plumbing -------------------------------------------------------------------------------------------
+    @staticmethod
+    def _every_connection(db: sqlite3.Connection) -> None:
+        """What every connection of the store sets, at open and in a forked child."""
+        db.execute("PRAGMA foreign_keys=ON")
+        # Freed pages are zeroed, so deleted text does not linger in the file.
+        db.execute("PRAGMA secure_delete=ON")
+
     def _refuse_foreign(self, db: sqlite3.Connection) -> None:
         """Refuse a SQLite database that holds tables but is no hippo store (an application's own database named
         by mistake): a writable open would add hippo's tables to it and switch it to WAL mode for good."""
@@ -447,11 +451,10 @@ class SQLiteStore(Store):
 
     def _init_schema(self) -> None:
         if self.read_only:
+            self._refuse_foreign(self._db)
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if "meta" not in tables:
-                self._refuse_foreign(self._db)
                 raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
-            self._refuse_foreign(self._db)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             self.version = self._check_version(row[0] if row else None)
             return

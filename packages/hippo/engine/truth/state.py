@@ -107,6 +107,12 @@ def said_at_row(idx: NamespaceIndex, row: int) -> float:
     return said if said == said else float(idx.created.a[row])
 
 
+def _names(attribute: str, attr: str) -> bool:
+    """Whether a statement's ``attribute`` names the stored attribute ``attr``: as a pattern of it (a negation's
+    "*"), or as "favorite", which resolves to a favourite kind ("favorite_food")."""
+    return attributes.matches(attr, (attribute,)) or (attribute == "favorite" and attr.startswith("favorite_"))
+
+
 class Truth:
     ROW_COLUMNS = {  # name -> (dtype, fill)
         "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
@@ -321,9 +327,7 @@ class Truth:
         entities = {st.entity for st in statements}
         for (entity, attr), history in self._facts.items():
             if entity in entities and self._said_last_of(idx, (entity, attr), history) > at and any(
-                    st.entity == entity and (attributes.matches(attr, (st.attribute,))
-                                             or st.attribute == "favorite" and attr.startswith("favorite_"))
-                    for st in statements):
+                    st.entity == entity and _names(st.attribute, attr) for st in statements):
                 return True
         # an update said later whose earlier value this message may state in other words
         if self._updates is None:
@@ -567,7 +571,7 @@ class Truth:
                     patterns.append(key)
         for entity, attribute in patterns:
             for attr in by_entity[entity]:
-                if attributes.matches(attr, (attribute,)) or (attribute == "favorite" and attr.startswith("favorite_")):
+                if _names(attribute, attr):
                     join((entity, attribute), (entity, attr))
         moved = {find((st.entity, st.attribute)) for r in unsettled if r in stated for st in stated[r]}
         if not moved:
