@@ -280,6 +280,8 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
                         kept.copies.append(p.ts)
                     used += line_cost(kept) - before
                 continue
+        if used + p.n_tokens + 2 > budget:
+            continue  # a line costs at least its text, one token of prefix and the newline: no need to count it
         cost = line_cost(p)
         g = _group_key(p)
         if g not in groups:
