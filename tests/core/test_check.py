@@ -333,6 +333,135 @@ def test_a_damaged_log_header_is_detected(tmp_path) -> None:
         Memory(path)
 
 
+def _raw_log(tmp_path: Path, commits: int, rows: int = 4, size: int = 900) -> Path:
+    """A SQLite file whose last ``commits`` transactions are only in its -wal: the files are copied while the
+    writing connection still holds them (no checkpoint ever ran)."""
+    src, path = tmp_path / "src.db", tmp_path / "raw.db"
+    db = sqlite3.connect(src, isolation_level=None)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA wal_autocheckpoint=0")
+    db.execute("CREATE TABLE t (x BLOB)")
+    rng = random.Random(5)
+    for _ in range(commits):
+        db.execute("BEGIN")
+        for _ in range(rows):
+            db.execute("INSERT INTO t VALUES (?)", (rng.randbytes(size),))
+        db.execute("COMMIT")
+    shutil.copy(src, path)
+    shutil.copy(str(src) + "-wal", str(path) + "-wal")
+    db.close()
+    return path
+
+
+def _big_endian(path: Path) -> None:
+    """Sign the log again with big-endian checksums (magic 0x377f0683), as a big-endian machine writes it."""
+    log = Path(str(path) + "-wal")
+    data = bytearray(log.read_bytes())
+    page = int.from_bytes(data[8:12], "big")
+    data[0:4] = (0x377F0683).to_bytes(4, "big")
+    s = wal.reference_checksum(bytes(data[:24]), True)
+    data[24:32] = s[0].to_bytes(4, "big") + s[1].to_bytes(4, "big")
+    step = wal.FRAME_HEADER + page
+    for at in range(wal.WAL_HEADER, len(data) - step + 1, step):
+        s = wal.reference_checksum(bytes(data[at:at + 8] + data[at + wal.FRAME_HEADER:at + step]), True, *s)
+        data[at + 16:at + 24] = s[0].to_bytes(4, "big") + s[1].to_bytes(4, "big")
+    log.write_bytes(bytes(data))
+
+
+def _reference_analysis(path: Path) -> dict:
+    """What recovery keeps and drops, frame by frame with SQLite's checksum loop (the oracle of wal.analyze)."""
+    data = Path(str(path) + "-wal").read_bytes()
+    magic, version, page = (int.from_bytes(data[i:i + 4], "big") for i in (0, 4, 8))
+    big = magic & 1 == 1
+    header_ok = magic in (0x377F0682, 0x377F0683) and version == 3007000 and page in {2 ** k for k in range(9, 17)} \
+        and wal.reference_checksum(data[:24], big) == (int.from_bytes(data[24:28], "big"),
+                                                       int.from_bytes(data[28:32], "big"))
+    salts = data[16:24]
+    if not header_ok:
+        with open(path, "rb") as f:
+            page = int.from_bytes(f.read(100)[16:18], "big")
+        salts = data[wal.WAL_HEADER + 8:wal.WAL_HEADER + 16]
+    step = wal.FRAME_HEADER + page
+    frames = [data[at:at + step] for at in range(wal.WAL_HEADER, len(data) - step + 1, step)]
+    prev = (int.from_bytes(data[24:28], "big"), int.from_bytes(data[28:32], "big"))
+    ok = []
+    for fr in frames:
+        stored = (int.from_bytes(fr[16:20], "big"), int.from_bytes(fr[20:24], "big"))
+        ok.append(wal.reference_checksum(fr[:8] + fr[wal.FRAME_HEADER:], big, *prev) == stored
+                  and fr[8:16] == salts and int.from_bytes(fr[:4], "big") > 0)
+        prev = stored
+    if not header_ok:
+        ok[0] = False
+    commit = [int.from_bytes(fr[4:8], "big") > 0 for fr in frames]
+    prefix = next((i for i, good in enumerate(ok) if not good), len(frames)) if header_ok else 0
+    replayed = max((i + 1 for i in range(prefix) if commit[i]), default=0)
+    out = {"frames": len(frames), "replayed_frames": replayed, "first_bad_frame": None, "lost_commits": 0,
+           "lost_pages": []}
+    if prefix == len(frames):
+        return out
+    out["first_bad_frame"] = prefix
+    later = [i for i in range(prefix, len(frames)) if commit[i] and ok[i]]
+    out["lost_commits"] = len(later)
+    newest = {int.from_bytes(frames[i][:4], "big"): i for i in range(replayed, later[-1] + 1 if later else 0)
+              if ok[i]}
+    with open(path, "rb") as f:
+        for pg, i in sorted(newest.items()):
+            f.seek((pg - 1) * page)
+            if f.read(page) != frames[i][wal.FRAME_HEADER:]:
+                out["lost_pages"].append(pg)
+    return out
+
+
+@pytest.mark.parametrize("big", [False, True])
+def test_a_log_read_block_by_block_agrees_with_the_frame_by_frame_oracle(tmp_path, monkeypatch, big) -> None:
+    """Damage before, at and after block boundaries (blocks of 3 frames), in little- and big-endian logs."""
+    monkeypatch.setattr(wal, "BLOCK_FRAMES", 3, raising=False)
+    base = _raw_log(tmp_path, commits=12)
+    if big:
+        _big_endian(base)
+    frames = wal.analyze(str(base)).frames
+    assert frames > 12 and _reference_analysis(base)["replayed_frames"] == frames
+    cases = [None, 0, 2, 3, 5, 6, frames // 2, frames - 2, frames - 1, "header"]
+    seen_damage = False
+    for k, where in enumerate(cases):
+        path = tmp_path / f"case{k}.db"
+        shutil.copy(base, path)
+        shutil.copy(str(base) + "-wal", str(path) + "-wal")
+        if where == "header":
+            log = Path(str(path) + "-wal")
+            data = bytearray(log.read_bytes())
+            data[25] ^= 0x01
+            log.write_bytes(bytes(data))
+        elif where is not None:
+            _flip(path, frame=where)
+        rep = wal.analyze(str(path))
+        want = _reference_analysis(path)
+        got = {key: getattr(rep, key) for key in want}
+        assert got == want, where
+        assert rep.header_ok == (where != "header")
+        seen_damage |= rep.damaged
+    assert seen_damage
+
+
+def test_reading_a_long_log_holds_a_few_blocks_not_the_log(tmp_path) -> None:
+    """Every open reads the -wal; a log of tens of megabytes (a large import, a process killed before its close)
+    was read whole, with several 64-bit copies of it, so the open held about nine times the log's size."""
+    import tracemalloc
+
+    path = _raw_log(tmp_path, commits=400, rows=10, size=3000)  # about 16 MB of log
+    size = os.path.getsize(str(path) + "-wal")
+    assert size > 12 * 2 ** 20
+    tracemalloc.start()
+    try:
+        rep = wal.analyze(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rep.frames == (size - wal.WAL_HEADER) // (wal.FRAME_HEADER + rep.page_size) and not rep.damaged
+    assert rep.replayed_frames == rep.frames
+    assert peak < size / 4  # a few blocks of frames (4 MB here), whatever the log's size
+
+
 # ------------------------------------------------------------------------------------------ schema upgrade
 ALPHA = ([f"Ann said the harbor ferry {i} leaves at nine; café ☕ and 東京 note {i}" for i in range(30)]
          + ["ha" * 300, "the unsealed tail message about the lighthouse", "another tail one, naïve résumé"])

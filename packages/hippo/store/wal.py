@@ -70,8 +70,10 @@ class WalReport:
 # -- SQLite's WAL checksum, vectorized ---------------------------------------------------------------------------
 # For 32-bit words x[0..2K): s0 += x[2k] + s1; s1 += x[2k+1] + s0 (mod 2^32). One step is s' = M s + u_k with
 # M = [[1, 1], [1, 2]] and u_k = (a, a + b), so over K steps s_K = M^K s_0 + sum_k M^(K-1-k) u_k. The sum does not
-# depend on s_0 and is computed for every frame at once; uint64 products wrap mod 2^64, a multiple of 2^32.
-_MASK = np.uint64(0xFFFFFFFF)
+# depend on s_0 and is linear in the words: each word has a pair of coefficients (those of M^(K-1-k) applied to
+# (a, a + b)), and the sums of every frame of a block are one matrix product. Unsigned 32-bit products and sums wrap
+# mod 2^32, the checksum's own arithmetic.
+BLOCK_FRAMES = 256  # frames read and verified at a time: memory stays a few blocks' worth, whatever the log's size
 
 
 def _powers(k: int) -> np.ndarray:
@@ -85,26 +87,25 @@ def _powers(k: int) -> np.ndarray:
     return out
 
 
-def checksum_terms(words: np.ndarray, powers: np.ndarray) -> np.ndarray:
-    """For each row of 32-bit ``words`` (shape (F, 2K)), ``sum_k M^(K-1-k) u_k`` mod 2^32 as (F, 2)."""
-    w = words.astype(np.uint64)
-    a, b = w[:, 0::2], w[:, 1::2]
-    u0, u1 = a, (a + b) & _MASK
-    k = a.shape[1]
+def _coefficients(powers: np.ndarray, k: int) -> np.ndarray:
+    """(2K, 2) uint32: row 2k holds the coefficients of word a_k in (s0, s1), row 2k + 1 those of b_k."""
     p = powers[k - 1::-1] if k else powers[:0]  # M^(K-1-k) for k = 0..K-1
-    with np.errstate(over="ignore"):
-        s0 = (u0 * p[:, 0, 0] + u1 * p[:, 0, 1]).sum(axis=1, dtype=np.uint64) & _MASK
-        s1 = (u0 * p[:, 1, 0] + u1 * p[:, 1, 1]).sum(axis=1, dtype=np.uint64) & _MASK
-    return np.stack([s0, s1], axis=1)
+    out = np.empty((2 * k, 2), dtype=np.uint64)
+    out[0::2, 0] = p[:, 0, 0] + p[:, 0, 1]  # a_k enters u_k twice: as a and in a + b
+    out[0::2, 1] = p[:, 1, 0] + p[:, 1, 1]
+    out[1::2, 0] = p[:, 0, 1]
+    out[1::2, 1] = p[:, 1, 1]
+    return (out & 0xFFFFFFFF).astype(np.uint32)
+
+
+def checksum_terms(words: np.ndarray, powers: np.ndarray) -> np.ndarray:
+    """For each row of 32-bit ``words`` (shape (F, 2K)), ``sum_k M^(K-1-k) u_k`` mod 2^32 as (F, 2) uint32."""
+    return np.asarray(words).astype(np.uint32) @ _coefficients(powers, words.shape[1] // 2)
 
 
 def continue_checksum(start: np.ndarray, terms: np.ndarray, mk: np.ndarray) -> np.ndarray:
-    """``M^K start + terms`` mod 2^32 for rows of ``start`` (F, 2)."""
-    st = start.astype(np.uint64)
-    with np.errstate(over="ignore"):
-        s0 = (mk[0, 0] * st[:, 0] + mk[0, 1] * st[:, 1] + terms[:, 0]) & _MASK
-        s1 = (mk[1, 0] * st[:, 0] + mk[1, 1] * st[:, 1] + terms[:, 1]) & _MASK
-    return np.stack([s0, s1], axis=1)
+    """``M^K start + terms`` mod 2^32 for rows of ``start`` (F, 2), as uint32."""
+    return np.asarray(start).astype(np.uint32) @ mk.astype(np.uint32).T + np.asarray(terms).astype(np.uint32)
 
 
 def reference_checksum(data: bytes, big_endian: bool, s0: int = 0, s1: int = 0) -> tuple[int, int]:
@@ -134,84 +135,122 @@ def _valid_page_size(size: int) -> bool:
     return 512 <= size <= 65536 and size & (size - 1) == 0
 
 
+def _verify_frames(f, n: int, page_size: int, big: bool, first: tuple[int, int],
+                   salts: bytes | None) -> tuple[np.ndarray, np.ndarray]:
+    """Read the ``n`` frames after the log's header from ``f`` (positioned there), :data:`BLOCK_FRAMES` at a time:
+    ``(headers, own_ok)``, the frame headers as (F, 6) uint32 (page, commit size, salt 1, salt 2, checksum 1,
+    checksum 2) and whether each frame verifies from the checksum stored in the frame before it (the first from
+    ``first``), carries the salts (``salts``; None: those of the first frame) and names a page. F is below ``n``
+    when the file ends sooner (another process truncated it meanwhile)."""
+    frame_bytes = FRAME_HEADER + page_size
+    k = (8 + page_size) // 8  # word pairs a frame's checksum covers: its first 8 header bytes and its page
+    powers = _powers(k)
+    coef = _coefficients(powers, k)
+    mk = powers[k].astype(np.uint32).T
+    word = np.dtype(">u4" if big else "<u4")
+    headers, oks = [], []
+    prev = np.asarray([first], dtype=np.uint32)
+    done = 0
+    while done < n:
+        wanted = min(BLOCK_FRAMES, n - done)
+        raw = f.read(wanted * frame_bytes)
+        count = len(raw) // frame_bytes
+        if not count:
+            break
+        frames = np.frombuffer(raw, dtype=np.uint8, count=count * frame_bytes).reshape(count, frame_bytes)
+        hdr = frames[:, :FRAME_HEADER].copy().view(">u4").astype(np.uint32)
+        if salts is None:
+            salts = bytes(frames[0, 8:16])
+        # the page's words in the checksum's order (a view where that is the machine's), then its 8 header bytes
+        terms = frames[:, FRAME_HEADER:].view(word) @ coef[2:]
+        terms += frames[:, :8].copy().view(word).astype(np.uint32) @ coef[:2]
+        start = np.concatenate([prev, hdr[:-1, 4:6]])
+        sums = start @ mk + terms
+        ok = (sums == hdr[:, 4:6]).all(axis=1) & (hdr[:, 0] > 0)
+        ok &= (hdr[:, 2] == int.from_bytes(salts[:4], "big")) & (hdr[:, 3] == int.from_bytes(salts[4:], "big"))
+        headers.append(hdr)
+        oks.append(ok)
+        prev = hdr[-1:, 4:6]
+        done += count
+        if count < wanted:
+            break
+    if not headers:
+        return np.empty((0, 6), dtype=np.uint32), np.empty(0, dtype=bool)
+    return np.concatenate(headers), np.concatenate(oks)
+
+
 def analyze(db_path: str) -> WalReport:
-    """Read ``db_path + "-wal"`` and report what recovery would replay and what it would drop."""
+    """Read ``db_path + "-wal"`` and report what recovery would replay and what it would drop. The log is read a
+    block of frames at a time (:data:`BLOCK_FRAMES`): memory stays a few blocks' worth, whatever its size."""
     wal_path = os.fspath(db_path) + "-wal"
     rep = WalReport(wal_path)
     try:
-        if os.path.getsize(wal_path) <= WAL_HEADER:
-            rep.exists = True
-            return rep  # empty (or a bare header): nothing to replay, nothing to lose
-        with open(wal_path, "rb") as f:
-            data = f.read()
+        f = open(wal_path, "rb")
     except FileNotFoundError:
         return rep
-    rep.exists = True
-    if len(data) < WAL_HEADER:
-        return rep
-    magic, version, page_size = (int.from_bytes(data[i:i + 4], "big") for i in (0, 4, 8))
-    salts = data[16:24]
-    big = magic & 1 == 1
-    header_ok = magic in _MAGIC and version == _VERSION and _valid_page_size(page_size) and \
-        reference_checksum(data[:24], big) == (int.from_bytes(data[24:28], "big"), int.from_bytes(data[28:32], "big"))
-    rep.header_ok = header_ok
-    if not header_ok:
-        # Recovery ignores the whole log; judge its frames with the database's page size and their own salts.
-        page_size = _db_page_size(db_path)
-        if magic not in _MAGIC:
-            big = sys.byteorder == "big"  # SQLite checksums in the machine's native word order
-        if not _valid_page_size(page_size):
+    with f:
+        rep.exists = True
+        size = os.fstat(f.fileno()).st_size
+        if size <= WAL_HEADER:
+            return rep  # empty (or a bare header): nothing to replay, nothing to lose
+        data = f.read(WAL_HEADER)
+        if len(data) < WAL_HEADER:
             return rep
-    rep.page_size = page_size
-    frame_bytes = FRAME_HEADER + page_size
-    n = (len(data) - WAL_HEADER) // frame_bytes
-    rep.frames = n
-    if n == 0:
-        return rep
-    frames = np.frombuffer(data, dtype=np.uint8, count=n * frame_bytes, offset=WAL_HEADER).reshape(n, frame_bytes)
-    hdr = frames[:, :FRAME_HEADER].copy().view(">u4").astype(np.uint64)  # page, commit size, salt1, salt2, c1, c2
-    if not header_ok:
-        salts = bytes(frames[0, 8:16])
-    salt_ok = (hdr[:, 2] == int.from_bytes(salts[:4], "big")) & (hdr[:, 3] == int.from_bytes(salts[4:], "big"))
-    body = np.concatenate([frames[:, :8], frames[:, FRAME_HEADER:]], axis=1)
-    words = body.copy().view(">u4" if big else "<u4").astype(np.uint64)
-    k = words.shape[1] // 2
-    powers = _powers(k)
-    terms = checksum_terms(words, powers)
-    start = np.empty((n, 2), dtype=np.uint64)
-    start[0] = (int.from_bytes(data[24:28], "big"), int.from_bytes(data[28:32], "big"))
-    start[1:] = hdr[:-1, 4:6]
-    own_ok = (continue_checksum(start, terms, powers[k]) == hdr[:, 4:6]).all(axis=1) & salt_ok & (hdr[:, 0] > 0)
-    if not header_ok:
-        own_ok[0] = False  # its chain starts at the damaged header: nothing to verify it against
-    commit = hdr[:, 1] > 0
-    # Recovery: the longest prefix of frames that chain from the header, cut back to its last commit.
-    prefix = n if header_ok else 0
-    if header_ok:
-        bad = np.flatnonzero(~own_ok)
-        prefix = int(bad[0]) if bad.size else n
-    commits_in_prefix = np.flatnonzero(commit[:prefix])
-    rep.replayed_frames = int(commits_in_prefix[-1]) + 1 if commits_in_prefix.size else 0
-    if prefix == n:
-        return rep  # every frame verifies; any after the last commit belong to an unfinished transaction
-    rep.first_bad_frame = prefix
-    later_commits = np.flatnonzero(commit & own_ok & (np.arange(n) >= prefix))
-    if not later_commits.size:
-        return rep  # only an unfinished (torn) transaction follows: the normal end of a log after a crash
-    rep.lost_commits = int(later_commits.size)
-    end = int(later_commits[-1]) + 1
-    newest: dict[int, int] = {}
-    for i in range(rep.replayed_frames, end):
-        if own_ok[i]:
-            newest[int(hdr[i, 0])] = i
-    try:
-        with open(db_path, "rb") as f:
-            for page, i in sorted(newest.items()):
-                f.seek((page - 1) * page_size)
-                if f.read(page_size) != bytes(frames[i, FRAME_HEADER:]):
-                    rep.lost_pages.append(page)
-    except OSError:
-        rep.lost_pages = sorted(newest)
+        magic, version, page_size = (int.from_bytes(data[i:i + 4], "big") for i in (0, 4, 8))
+        salts: bytes | None = data[16:24]
+        big = magic & 1 == 1
+        header_ok = magic in _MAGIC and version == _VERSION and _valid_page_size(page_size) and \
+            reference_checksum(data[:24], big) == (int.from_bytes(data[24:28], "big"),
+                                                   int.from_bytes(data[28:32], "big"))
+        rep.header_ok = header_ok
+        if not header_ok:
+            # Recovery ignores the whole log; judge its frames with the database's page size and their own salts.
+            page_size = _db_page_size(db_path)
+            salts = None
+            if magic not in _MAGIC:
+                big = sys.byteorder == "big"  # SQLite checksums in the machine's native word order
+            if not _valid_page_size(page_size):
+                return rep
+        rep.page_size = page_size
+        frame_bytes = FRAME_HEADER + page_size
+        n = (size - WAL_HEADER) // frame_bytes
+        if n == 0:
+            return rep
+        first = (int.from_bytes(data[24:28], "big"), int.from_bytes(data[28:32], "big"))
+        hdr, own_ok = _verify_frames(f, n, page_size, big, first, salts)
+        n = rep.frames = int(own_ok.size)
+        if n == 0:
+            return rep
+        if not header_ok:
+            own_ok[0] = False  # its chain starts at the damaged header: nothing to verify it against
+        commit = hdr[:, 1] > 0
+        # Recovery: the longest prefix of frames that chain from the header, cut back to its last commit.
+        prefix = n if header_ok else 0
+        if header_ok:
+            bad = np.flatnonzero(~own_ok)
+            prefix = int(bad[0]) if bad.size else n
+        commits_in_prefix = np.flatnonzero(commit[:prefix])
+        rep.replayed_frames = int(commits_in_prefix[-1]) + 1 if commits_in_prefix.size else 0
+        if prefix == n:
+            return rep  # every frame verifies; any after the last commit belong to an unfinished transaction
+        rep.first_bad_frame = prefix
+        later_commits = np.flatnonzero(commit & own_ok & (np.arange(n) >= prefix))
+        if not later_commits.size:
+            return rep  # only an unfinished (torn) transaction follows: the normal end of a log after a crash
+        rep.lost_commits = int(later_commits.size)
+        end = int(later_commits[-1]) + 1
+        newest: dict[int, int] = {}
+        for i in np.flatnonzero(own_ok[rep.replayed_frames:end]).tolist():
+            newest[int(hdr[rep.replayed_frames + i, 0])] = rep.replayed_frames + i
+        try:
+            with open(db_path, "rb") as db:
+                for page, i in sorted(newest.items()):
+                    db.seek((page - 1) * page_size)
+                    f.seek(WAL_HEADER + i * frame_bytes + FRAME_HEADER)
+                    if db.read(page_size) != f.read(page_size):
+                        rep.lost_pages.append(page)
+        except OSError:
+            rep.lost_pages = sorted(newest)
     return rep
 
 
