@@ -94,3 +94,24 @@ def test_close_saves_as_before_when_more_changed(tmp_path, monkeypatch):
         state = again.engine.state()
         assert state.saved[persist.INDEX] == state.seen.version  # the snapshot covers every message
         assert _derived(again) == held
+
+
+def test_close_saves_when_the_few_appended_messages_are_long(tmp_path):
+    """A few long messages (documents, long answers) are no cheap catch-up for the next open, nor for every open
+    after it that saves nothing (a search, a reader): the close saves them as before."""
+    from hippo.text import tokenizer
+
+    path = tmp_path / "m.db"
+    _base(path)
+    long = [{**it, "text": " ".join(x["text"] for x in _corpus(400, seed=20 + k))}
+            for k, it in enumerate(_corpus(3, seed=9))]
+    assert sum(len(tokenizer.encode(it["text"])) for it in long) > 16_384
+    with Memory(path) as mem:
+        mem.add_many(long)
+        held = _derived(mem)
+        written = _spy(mem)
+    assert written.get(persist.INDEX) and written.get(persist.LIFE)
+    with Memory(path) as again:
+        state = again.engine.state()
+        assert state.saved[persist.INDEX] == state.seen.version  # the snapshot covers every message
+        assert _derived(again) == held

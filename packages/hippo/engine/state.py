@@ -57,6 +57,8 @@ SYNC_ROWS = 2048       # a follower this far behind (or rebuilding from nothing)
 SAVE_SHARE = 8         # snapshots are rewritten once this share of the namespace changed (1/8), at least every
                        # ``hierarchy.persist_every`` messages: amortized O(1) bytes written per message
 CLOSE_SLACK = 256       # close() leaves at most this many appended messages to the change feed (see save_derived)
+CLOSE_SLACK_TOKENS = 1 << 14  # ... holding at most this many tokens: what the next open applies from the feed
+                              # costs a few microseconds a token, at every open until a handle saves
 RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
 _CHUNK = 512           # rows a background rebuild reads per hold of the read lock
 PROFILE_LAG = 32       # appended messages past the speaker profiles before they catch up in the background
@@ -1089,10 +1091,12 @@ class NamespaceState:
 
     def _left_to_feed(self) -> bool:
         """Whether what changed since the snapshots this state loaded or wrote is only appended messages, at most
-        :data:`CLOSE_SLACK` of them, and nothing else this state would save is pending (annotations or profiles
-        completed, accesses, units recorded with the time of a call, an LLM's summaries): the next open
-        applies those messages from the change feed, as it applies another handle's, and gets what this state
-        holds. A close after a few adds then writes nothing sized by the history."""
+        :data:`CLOSE_SLACK` of them holding at most :data:`CLOSE_SLACK_TOKENS` tokens, and nothing else this state
+        would save is pending (annotations or profiles completed, accesses, units recorded with the time of a
+        call, an LLM's summaries): the next open applies those messages from the change feed, as it applies
+        another handle's, and gets what this state holds. A close after a few adds then writes nothing sized by the
+        history, and the next open (and every one after it that saves nothing, a search's or a reader's) applies
+        a bounded number of tokens."""
         if CLOSE_SLACK <= 0 or self.truth.deferred or self._truth_unsaved:
             return False
         life = self.current_life()
@@ -1114,7 +1118,15 @@ class NamespaceState:
             return False
         if changes is None or any(c.kind != "append" for c in changes):
             return False
-        return sum(c.last_seq - c.first_seq + 1 for c in changes) <= CLOSE_SLACK
+        if sum(c.last_seq - c.first_seq + 1 for c in changes) > CLOSE_SLACK:
+            return False
+        if not changes:
+            return True
+        # the appended messages are the rows from the first appended seq on (a namespace's seqs only grow)
+        rows = np.flatnonzero(self.index.seqs.view >= min(c.first_seq for c in changes))
+        ends = self.index.ends.view
+        tokens = int(ends[rows].sum() - np.where(rows > 0, ends[rows - 1], 0).sum()) if rows.size else 0
+        return tokens <= CLOSE_SLACK_TOKENS
 
     def _own_unsaved(self) -> bool:
         """Whether this state holds anything :meth:`save_derived` would write: changes, annotations, profiles or
