@@ -285,3 +285,36 @@ def test_a_period_reaching_back_is_shown_filtered_and_kept_across_a_reopen(tmp_p
         assert [h.id for h in mem.search("reading", since=datetime(2022, 4, 12), until=datetime(2022, 4, 14))] \
             == [item.id]
         assert mem.search("reading", since=datetime(2022, 4, 4), until=datetime(2022, 4, 10)) == []
+
+
+@pytest.mark.parametrize("text, want", [
+    # said on Wed 10 May 2023; worked out from the calendar
+    ("We meet the day after tomorrow.", "12 May 2023"),
+    ("I'll see her 3 days from now.", "13 May 2023"),
+    ("I'll see her two weeks from today.", "24 May 2023"),
+    ("a fortnight from today we leave", "24 May 2023"),
+    ("The deadline is a week from Friday.", "19 May 2023"),
+    ("three weeks from Wednesday", "31 May 2023"),          # said on that Wednesday: counted from it
+    ("a month from tomorrow", "11 June 2023"),
+    ("I will move a month from now.", "week of 7 June 2023"),   # as "in a month": the week around 10 June
+    ("Two weeks from now I fly out", "week of 22 May 2023"),    # as "in two weeks"
+    ("A year from now I will be in Rome", "2024"),
+    # forward whatever the clause: the count starts from the message's day
+    ("I said I'd call two weeks from today", "24 May 2023"),
+])
+def test_a_count_from_a_day_and_the_day_after_tomorrow_point_forward(text, want):
+    assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text", [
+    "Two weeks from now on, no sugar for me.",
+    "you have 30 days from today until April 15 to finish the draft",
+])
+def test_a_count_from_now_on_or_until_is_no_date(text):
+    assert all("from" not in r.phrase for r in timeexpr.find(text, MAY_10))
+
+
+def test_a_question_reads_the_day_after_tomorrow_as_before():
+    # a question's periods are measured with the windows they had: its "tomorrow" is still read alone
+    qt = timeexpr.analyze_query("What is on the day after tomorrow?", MAY_10)
+    assert qt.window == (at(2023, 5, 11), at(2023, 5, 12))

@@ -58,6 +58,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
     ("daybefore", r"\bthe day before yesterday\b"),
+    ("dayafter", r"\bthe day after tomorrow\b"),
+    # a count of units from a day: "3 days from now", "two weeks from today", "a week from Friday" (always forward:
+    # the day they count from is the message's, the next one or a coming weekday); "from now on" and "30 days from
+    # today until April 15" are no date
+    ("from_day", rf"\b{_NUM} {_UNIT} from (now|today|tomorrow|{_WEEKDAY[1:-1]})\b"
+                 r"(?!\s+(?:on|until|till|to|through|thru)\b)"),
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
@@ -99,7 +105,8 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",),
+    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",), "dayafter": ("day after tomorrow",),
+    "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
@@ -293,6 +300,10 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(today, "day", phrase, True)
     if name == "tomorrow":
         return _ref(today + timedelta(days=1), "day", phrase, True)
+    if name == "dayafter":
+        return _ref(today + timedelta(days=2), "day", phrase, True)
+    if name == "from_day":
+        return _from_day(g, today, phrase)
     if name in ("ago", "in_n"):
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
@@ -388,6 +399,39 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True,
                     yearless=not phrase.lower().startswith(("last", "this")))
     return None
+
+
+def _from_day(g: tuple, today: datetime, phrase: str) -> TimeRef:
+    """"3 days from now", "two weeks from today", "a week from Friday": forward from the message's day, the next
+    one or the coming weekday (that day itself when it is said on it, as "this Friday" is). Counted from now it is
+    what "in two weeks" is (the week that holds the day); counted from a day it is that day."""
+    n = _number(g[0])
+    unit = g[1].lower()
+    base = g[2].lower()
+    if base == "now":
+        if unit == "day":
+            return _ref(today + timedelta(days=n), "day", phrase, True)
+        if unit in ("week", "fortnight"):
+            start = today + timedelta(days=7 * n * (2 if unit == "fortnight" else 1))
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        if unit == "month":  # about n months on: the week around the same day of that month, as "in 3 months"
+            first = _add_months(today.replace(day=1), n)
+            last_day = calendar.monthrange(first.year, first.month)[1]
+            return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
+        return _ref(today.replace(year=today.year + n, month=1, day=1), "year", phrase, True)
+    if base == "today":
+        day = today
+    elif base == "tomorrow":
+        day = today + timedelta(days=1)
+    else:
+        day = today + timedelta(days=(WEEKDAYS[base] - today.weekday()) % 7)
+    if unit in ("day", "week", "fortnight"):
+        return _ref(day + timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit]), "day", phrase, True)
+    if unit == "month":
+        first = _add_months(day.replace(day=1), n)
+        return _ref(first.replace(day=min(day.day, calendar.monthrange(first.year, first.month)[1])), "day", phrase,
+                    True)
+    return _ref(_shifted(day, n), "day", phrase, True)
 
 
 _ENDING = re.compile(r"\b(?<!was\s)(?<!were\s)(?:ending|ends|starting|starts|due)\s+(?:in\s+|on\s+|by\s+|around\s+)?"
@@ -496,7 +540,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
 
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
-                  r"this|past|on|in|since|during|"
+                  r"this|past|on|in|since|during|from|"
                   r"morning|night|month|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
@@ -512,11 +556,13 @@ def find(text: str, now: float | None) -> list[TimeRef]:
 
 
 # A question's period is read as before the days reaching back, the weeks after next, the weekdays since or by and
-# the thirds of a month were read in messages: "in the last week" asked is the calendar week before the memory's
-# latest message, "over the past few months", "since Tuesday" and "mid-March" no period. Recall is measured with
-# these windows; reading those phrases in questions is a change of ranking of its own.
+# the thirds of a month, the day after tomorrow and the counts from a day were read in messages: "in the last week"
+# asked is the calendar week before the memory's latest message, "over the past few months", "since Tuesday" and
+# "mid-March" no period. Recall is measured with these windows; reading those phrases in questions is a change of
+# ranking of its own.
 _QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
-                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month")]
+                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month", "dayafter",
+                                   "from_day")]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
