@@ -19,6 +19,7 @@ import numpy as np
 from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
+from hippo.base.timeutil import with_utc_offset
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
@@ -655,8 +656,13 @@ class Memory:
                     rec = json.loads(line)
                     if not isinstance(rec, dict):
                         raise CorruptData(f"line {lineno}: expected a JSON object")
-                    items.append({k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id",
-                                                            "metadata")})
+                    item = {k: rec.get(k) for k in ("text", "speaker", "role", "timestamp", "session_id", "metadata")}
+                    if rec.get("utc_offset") is not None:  # the offset the timestamp was given with
+                        try:
+                            item["timestamp"] = with_utc_offset(item["timestamp"], rec["utc_offset"])
+                        except InvalidInput as exc:
+                            raise CorruptData(f"line {lineno}: {exc}") from exc
+                    items.append(item)
         except HippoError:
             raise
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:

@@ -1191,7 +1191,7 @@ def test_discord_channel_exported_by_discordchatexporter(tmp_path, capsys) -> No
          "timestamp": utc(2023, 1, 17, 19, 33, 19, 87000), "session_id": None,
          "metadata": {"discord_id": "2", "edited": True, "reactions": [{"emoji": "👍", "count": 2}]}},
         {"text": "agreed, see plan.pdf", "speaker": "Ann", "role": "user",
-         "timestamp": utc(2023, 1, 17, 19, 34, 17, 742000), "session_id": None,
+         "timestamp": "2023-01-17T21:34:17.742000+02:00", "session_id": None,  # the instant, with its offset
          "metadata": {"discord_id": "6", "reply_to": "2", "attachments": ["plan.pdf"]}},
         {"text": "You rolled a 4", "speaker": "dice", "role": "user", "timestamp": utc(2023, 1, 17, 19, 41),
          "session_id": None, "metadata": {"discord_id": "9", "bot": True}},

@@ -49,6 +49,7 @@ def assert_same(rows, messages) -> None:
         assert np.array_equal(r.tokens, m.tokens)
         assert (r.speaker, r.role, r.session_id, r.metadata) == (m.speaker, m.role, m.session_id, m.metadata)
         assert r.ts == m.ts and math.isclose(r.created_at, m.created_at)
+        assert r.utc_offset == m.utc_offset
 
 
 # -- append, load, rows, scan, state ------------------------------------------------------------------------------
@@ -80,6 +81,41 @@ def test_reopening_reads_the_same(backend) -> None:
         assert again.state("a").next_seq == 9
     finally:
         again.close()
+
+
+def test_the_offset_a_timestamp_was_given_with_is_kept(backend) -> None:
+    # the oracle is what was given: -05:00, +05:45, Z and none at all, read back after sealing and a reopen
+    stamps = ["2023-03-03T23:30-05:00", "2023-03-04T10:15+05:45", "2023-03-04T04:30Z", 1_677_904_200,
+              "2023-03-04T04:30"]
+    msgs = [msg(f"m {k}: " + TEXTS[k], timestamp=t) for k, t in enumerate(stamps)]
+    assert [m.utc_offset for m in msgs] == [-18000.0, 20700.0, 0.0, None, None]
+    st = backend.open()
+    try:
+        rows = st.append("a", msgs)
+        assert_same(rows, msgs)
+        assert_same(st.load("a"), msgs)
+        st.seal("a", 1)
+        assert_same(st.load("a"), msgs)
+        assert [r.utc_offset for r in st.scan("a")] == [-18000.0, 20700.0, 0.0, None, None]
+        assert [st.rows("a", [r.id])[r.id].utc_offset for r in rows] == [-18000.0, 20700.0, 0.0, None, None]
+    finally:
+        st.close()
+    st = backend.open(read_only=True)
+    try:
+        assert_same(st.load("a"), msgs)
+    finally:
+        st.close()
+
+
+def test_a_damaged_offset_is_refused_as_damage(backend) -> None:
+    st = backend.open()
+    try:
+        rows = st.append("a", [msg("hello", timestamp="2023-03-03T23:30-05:00")])
+        backend.sql("UPDATE messages SET utc_offset = ? WHERE id = ?", (90000.0, rows[0].id))
+        with pytest.raises(CorruptData, match="utc_offset"):
+            st.load("a")
+    finally:
+        st.close()
 
 
 def test_state_moves_on_every_append_and_deletion(store) -> None:

@@ -21,7 +21,7 @@ from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
 
-from .test_conformance import assert_same, batch  # noqa: E402
+from .test_conformance import assert_same, batch, msg  # noqa: E402
 
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
@@ -203,7 +203,7 @@ def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> No
     st.close()
     with admin(pg_server) as conn:  # back to schema 1, as a store written before the change feed and keys
         for stmt in ("DROP TABLE {s}.changes", "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon",
-                     "ALTER TABLE {s}.messages DROP COLUMN idem_key",
+                     "ALTER TABLE {s}.messages DROP COLUMN idem_key, DROP COLUMN utc_offset",
                      "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'"):
             conn.execute(stmt.replace("{s}", f'"{schema}"'))
         reference = "ref_v1_" + schema[2:]
@@ -221,6 +221,10 @@ def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> No
         assert st.append("a", more) == st.append("a", more)  # keys work on the upgraded table
         assert st.changes("a", 0)[0].kind == "append"
         assert_same(st.load("a"), msgs + more)
+        # the messages stored before have no offset; one given now is kept
+        local = [msg("said in New York", timestamp="2023-03-03T23:30-05:00")]
+        st.append("a", local)
+        assert [r.utc_offset for r in st.load("a")] == [None] * 8 + [-18000.0]
     finally:
         st.close()
     with admin(pg_server) as conn:

@@ -146,6 +146,58 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     return epoch
 
 
+def utc_offset(value: object) -> float | None:
+    """The offset from UTC, in seconds east, that a timestamp was given with: an aware datetime's, an ISO-8601 text's
+    ("2023-03-03T23:30-05:00": -18000.0; "Z": 0.0); None for a naive datetime or text, epoch seconds and None, whose
+    local calendar is unknown. Call it on a value :func:`to_epoch` accepted."""
+    if isinstance(value, datetime):
+        off = value.utcoffset()
+    elif isinstance(value, str):
+        try:
+            off = parse_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00")).utcoffset()
+        except ValueError:
+            return None
+    else:
+        return None
+    return None if off is None else off.total_seconds()
+
+
+def is_utc_offset(value: object) -> bool:
+    """Whether ``value`` is an offset from UTC in seconds as :func:`utc_offset` gives it (strictly within a day)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and -86400 < value < 86400
+
+
+def check_utc_offset(value: object, name: str = "utc_offset") -> float | None:
+    """``value`` as an offset from UTC in seconds (None stays None); ``InvalidInput`` naming ``name`` otherwise."""
+    if value is None:
+        return None
+    if not is_utc_offset(value):
+        raise InvalidInput(f"{name} must be seconds east of UTC within a day (-86400 < s < 86400) or None, got "
+                           f"{value!r}")
+    return float(value)
+
+
+def with_utc_offset(timestamp: object, offset: object, name: str = "utc_offset") -> object:
+    """An export record's ``timestamp`` (epoch seconds) with the ``offset`` it was given with, as the aware datetime
+    that ``add`` reads both from; ``timestamp`` as it is without an offset. ``InvalidInput`` naming ``name`` for an
+    offset that is none."""
+    off = check_utc_offset(offset, name)
+    if off is None or isinstance(timestamp, bool) or not isinstance(timestamp, numbers.Real):
+        return timestamp
+    try:
+        return datetime.fromtimestamp(float(timestamp), tz=timezone(timedelta(seconds=off)))
+    except (OverflowError, OSError, ValueError):
+        return timestamp  # no time a datetime holds: add says so
+
+
+def local_datetime(epoch: float, offset: float | None) -> datetime:
+    """The instant ``epoch`` as the wall clock of ``offset`` (seconds east of UTC) shows it; UTC when None."""
+    if offset is None:
+        return _utc(epoch)
+    return datetime.fromtimestamp(epoch, tz=timezone(timedelta(seconds=offset)))
+
+
 def to_datetime(epoch: float | None) -> datetime | None:
     if epoch is None or (isinstance(epoch, float) and math.isnan(epoch)):
         return None

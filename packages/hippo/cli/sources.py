@@ -61,7 +61,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from hippo import InvalidInput, NotFound
-from hippo.base.timeutil import parse_iso
+from hippo.base.timeutil import parse_iso, with_utc_offset
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
@@ -381,6 +381,11 @@ def _read_jsonl(file: str, text: str) -> Source:
         try:
             if export:
                 item = {k2: obj.get(k2) for k2 in EXPORT_FIELDS if k2 in obj}
+                if obj.get("utc_offset") is not None and "timestamp" in item:  # the offset it was given with
+                    try:
+                        item["timestamp"] = with_utc_offset(item["timestamp"], obj["utc_offset"])
+                    except InvalidInput as exc:
+                        raise InvalidInput(f"{file}:{lineno}: {exc}") from None
             elif "text" not in obj and "content" in obj:
                 item = openai_item(obj, ())
             else:

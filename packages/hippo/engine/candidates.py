@@ -63,7 +63,9 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
         if annotate:
             notes = []
             label = truth.label(r) if maybe_label[k] else None
-            same_day = label is not None and ts == ts and label == fmt_day(ts)  # "today": the header says it
+            # "today": the header says it, unless the speaker's own day is another (the header's is UTC's)
+            same_day = label is not None and ts == ts and label == fmt_day(ts) and (
+                idx.utc_offset.a[r] != idx.utc_offset.a[r] or label == fmt_day(ts + float(idx.utc_offset.a[r])))
             if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                 notes.append(label)
             nxt = truth.stale_mark(r, current=current, as_of=as_of, until=until, said=idx.ts.a) \

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hippo.base.timeutil import to_datetime
+from hippo.base.timeutil import local_datetime, to_datetime
 from hippo.base.types import MemoryItem
 from hippo.engine.state import NamespaceState
 from hippo.store.base import MessageRow
@@ -23,7 +23,9 @@ _DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and n
 
 
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
-    values = dict(id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=to_datetime(row.ts),
+    # a timestamp given with its offset from UTC is returned with it ("2023-03-03T23:30-05:00"), the same instant
+    ts = to_datetime(row.ts) if row.utc_offset is None or row.ts is None else local_datetime(row.ts, row.utc_offset)
+    values = dict(id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=ts,
                   session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
                   n_tokens=row.n_tokens, created_at=to_datetime(row.created_at))
     if cls is MemoryItem and not extra and _DIRECT:

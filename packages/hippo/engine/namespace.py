@@ -524,5 +524,8 @@ _RECORD_BATCH = 256  # export records whose texts are read in one call
 def _records(idx: Any, batch: list[tuple[Any, int]]) -> Iterator[dict[str, Any]]:
     """The export records of ``batch`` (store rows with their co-index rows), their texts read in one call."""
     for (r, _), text in zip(batch, idx.texts_of([pos for _, pos in batch])):
-        yield {"id": r.id, "text": text, "speaker": r.speaker, "role": r.role, "timestamp": r.ts,
+        rec = {"id": r.id, "text": text, "speaker": r.speaker, "role": r.role, "timestamp": r.ts,
                "session_id": r.session_id, "metadata": r.metadata, "created_at": r.created_at}
+        if r.utc_offset is not None:  # the timestamp's offset from UTC, kept when it was given
+            rec["utc_offset"] = r.utc_offset
+        yield rec

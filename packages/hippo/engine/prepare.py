@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from hippo.base.checks import check_choice, check_metadata
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import to_epoch
+from hippo.base.timeutil import to_epoch, utc_offset
 from hippo.base.types import MemoryItem
 from hippo.index.coindex import ROLES
 from hippo.store.base import NewMessage
@@ -65,6 +65,7 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
     session = check_optional_str(item.get("session_id"), "session_id")
     ts = to_epoch(item.get("timestamp"), "timestamp", min_year=config.timestamp_min_year,
                   max_year=config.timestamp_max_year)
+    offset = utc_offset(item.get("timestamp"))  # the speaker's calendar: "yesterday" said at 23:30 in New York
     metadata = check_event_time(check_metadata(item.get("metadata")), config)
     event_time = to_epoch(item.get("event_time"), "event_time", min_year=config.timestamp_min_year,
                           max_year=config.timestamp_max_year)
@@ -79,4 +80,4 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
     # of the datetime ``MemoryItem.created_at`` shows it as: a time the clock read between two microseconds would
     # make that datetime miss the message it names (``as_of=item.created_at``, a ``created_at`` filter).
     return NewMessage(tokens=tokens, speaker=speaker, role=role, ts=ts, session_id=session,
-                      metadata=metadata, created_at=round(time.time(), 6), key=uuid.uuid4().hex)
+                      metadata=metadata, created_at=round(time.time(), 6), key=uuid.uuid4().hex, utc_offset=offset)

@@ -133,6 +133,7 @@ class NamespaceIndex:
         self.role = GrowArray(np.int8)
         self.created = GrowArray(np.float64)                    # ingestion time
         self.event_time = GrowArray(np.float64, fill=np.nan)    # metadata["event_time"] given by the caller, or NaN
+        self.utc_offset = GrowArray(np.float64, fill=np.nan)    # the timestamp's offset from UTC (s), NaN: unknown
         self.speakers: list[str | None] = []
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
@@ -325,6 +326,7 @@ class NamespaceIndex:
         self.role.extend([ROLES.index(r.role) if r.role in ROLES else 0 for r in rows])
         self.created.extend([r.created_at for r in rows])
         self.event_time.extend([event_time(r.metadata) for r in rows])
+        self.utc_offset.extend([math.nan if r.utc_offset is None else r.utc_offset for r in rows])
         for k, r in enumerate(rows):
             self.row_of[r.id] = first_row + k
         self.last_seq = max(self.last_seq, rows[-1].seq)
@@ -357,7 +359,7 @@ class NamespaceIndex:
         tokens = self.content.access_range(0, len(self.content))[tok_keep]
         lengths = (ends - starts)[keep]
         cols = {name: getattr(self, name).view[keep].copy()
-                for name in ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time")}
+                for name in self._COLUMNS}
         if self._signatures is not None:
             sigs = self._signatures.access_range(0, len(self._signatures))[tok_keep]
             self._signatures = DynamicWaveletMatrix(self.config.signature.bits)
@@ -398,7 +400,7 @@ class NamespaceIndex:
         return keep
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time")
+    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time", "utc_offset")
 
     def to_snapshot(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The span table (message lengths and columns, speaker and session names); the Content stream itself
@@ -431,6 +433,8 @@ class NamespaceIndex:
         idx = cls(namespace, config)
         lengths = np.asarray(arrays["lengths"], dtype=np.int64)
         n = lengths.size
+        if "utc_offset" not in arrays:  # a snapshot written before the offsets were kept: its messages have none
+            arrays = {**arrays, "utc_offset": np.full(n, np.nan)}
         if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
             raise ValueError("span table columns disagree in length")
         if int(lengths[keep].sum()) != n_tokens:

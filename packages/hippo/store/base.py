@@ -57,6 +57,9 @@ class MessageRow:
     metadata: dict[str, Any]
     created_at: float
     tokens: np.ndarray | None = None  # uint32 token ids while the row is in the unsealed tail
+    # seconds east of UTC the timestamp was given with ("2023-03-03T23:30-05:00": -18000), None when unknown (a naive
+    # time, epoch seconds, a message stored before the store kept it)
+    utc_offset: float | None = None
 
     __eq__ = _rows_equal
 
@@ -73,6 +76,7 @@ class NewMessage:
     # Idempotency key (unique per namespace; engine.prepare makes one per message): a store that retries an append
     # whose commit it could not confirm finds the key and returns the stored rows instead of adding them twice.
     key: str | None = None
+    utc_offset: float | None = None  # as MessageRow.utc_offset
 
     __eq__ = _rows_equal
 

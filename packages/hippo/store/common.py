@@ -6,6 +6,7 @@ Everything here works on plain tuples in one column layout, so both stores read 
 them over unchanged:
 
     message row:  id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata (JSON text), created_at,
+                  utc_offset (seconds east of UTC the timestamp was given with, None when unknown),
                   tail tokens (bytes, None once sealed), tail checksum
     chunk row:    :class:`~hippo.store.base.Chunk`
 
@@ -28,6 +29,10 @@ from hippo.store.codec import ChunkCodec
 # epoch seconds a datetime can be read back from (0001-01-01T00:00 up to, not including, 10000-01-01T00:00: the last
 # second of the year 9999 with its fractions): anything else in a time column is damage
 EPOCH_MIN, EPOCH_END = timeutil.EPOCH_MIN, timeutil.EPOCH_END
+
+# Where a message row's columns end, and the tail's token blob and checksum that may follow them.
+ROW_WIDTH = 11
+TAIL_TOKENS, TAIL_SUM = ROW_WIDTH, ROW_WIDTH + 1
 
 Members = Sequence[tuple[int, int, int]]
 
@@ -121,22 +126,26 @@ def message_row(r: Sequence[Any], tokens: np.ndarray | None = None) -> MessageRo
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (
                 value == value and not EPOCH_MIN <= value < EPOCH_END) or (value != value and not optional):
             raise CorruptData(f"message {r[0]}: {name} {value!r} is not a time")
+    offset = r[10]
+    if offset is not None and not timeutil.is_utc_offset(offset):
+        raise CorruptData(f"message {r[0]}: utc_offset {offset!r} is not an offset from UTC in seconds")
     return MessageRow(
         id=r[0], namespace=r[1], seq=r[2], n_tokens=r[3], speaker=r[4], role=r[5], ts=r[6],
         session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
+        utc_offset=None if offset is None else float(offset),
     )
 
 
 def tail_tokens(namespace: str, r: Sequence[Any], checked: bool = True) -> np.ndarray:
     """Tokens of an unsealed message row ``r`` (message columns, then tokens and checksum), verified."""
-    mid, seq, n, blob = r[0], r[2], r[3], r[10]
+    mid, seq, n, blob = r[0], r[2], r[3], r[TAIL_TOKENS]
     if isinstance(blob, memoryview):
         blob = bytes(blob)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0 or not isinstance(blob, bytes) \
             or len(blob) != 4 * n:
         raise CorruptData(f"message {mid}: token blob holds {len(blob) if isinstance(blob, bytes) else blob!r} "
                           f"bytes, expected 4 x n_tokens = {n!r}")
-    if checked and not _matches(r[11], tail_checksum(namespace, mid, seq, n, blob)):
+    if checked and not _matches(r[TAIL_SUM], tail_checksum(namespace, mid, seq, n, blob)):
         raise CorruptData(f"message {mid}: its unsealed tokens fail their checksum (the token blob, n_tokens "
                           "or seq was changed outside hippo)")
     return np.frombuffer(blob, dtype="<u4").astype(np.uint32)
@@ -164,7 +173,7 @@ def iter_tokens(codec: ChunkCodec, namespace: str, raw: Sequence[Sequence[Any]],
         seq, n = r[2], r[3]
         if bad_int(seq) or bad_int(n):
             raise CorruptData(f"message {r[0]}: seq {seq!r} / n_tokens {n!r} are not counts")
-        if r[10] is not None:
+        if r[TAIL_TOKENS] is not None:
             tokens = tail_tokens(namespace, r, checked)
         else:
             while ci < len(chunks) and chunks[ci].last_seq < seq:
@@ -200,7 +209,7 @@ def attach_tokens(codec: ChunkCodec, namespace: str, raw: Sequence[Sequence[Any]
 
 def member_row(id: int, seq: int, n_tokens: int) -> tuple:
     """A row that only takes part as a chunk member (its tokens are walked past, never returned)."""
-    return (id, None, seq, n_tokens, None, None, None, None, None, None, None, None)
+    return (id, None, seq, n_tokens, None, None, None, None, None, None, None, None, None)
 
 
 # -- rewriting chunks ---------------------------------------------------------------------------------------------
@@ -259,7 +268,7 @@ def verify_rows(codec: ChunkCodec, namespace: str, raw: list, chunks: list[Chunk
             message_row(r)
         except CorruptData as exc:
             messages.append({"id": r[0], "seq": r[2], "problem": str(exc)})
-        if r[10] is not None:
+        if r[TAIL_TOKENS] is not None:
             n_tail += 1
             try:
                 tokens = tail_tokens(namespace, r, checked)
@@ -270,7 +279,7 @@ def verify_rows(codec: ChunkCodec, namespace: str, raw: list, chunks: list[Chunk
             if problem:
                 text.append({"id": r[0], "seq": r[2], "problem": problem})
     tail.extend({"id": i, "problem": "a tail row whose message row is missing"} for (i,) in orphan_tail)
-    sealed = [r for r in raw if r[10] is None]
+    sealed = [r for r in raw if r[TAIL_TOKENS] is None]
     covered: set[int] = set()
     for ch in chunks:
         mine = [r for r in sealed if ch.first_seq <= r[2] <= ch.last_seq]

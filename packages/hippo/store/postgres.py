@@ -163,11 +163,16 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE {s}.messages ADD COLUMN idem_key uuid",
         "CREATE UNIQUE INDEX messages_key ON {s}.messages (namespace, idem_key)",
     ],
+    # 4: the offset from UTC a message's timestamp was given with (NULL for messages stored before: unknown).
+    4: [
+        "ALTER TABLE {s}.messages ADD COLUMN utc_offset double precision",
+    ],
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
 TABLES = ("meta", "namespaces", "messages", "chunks", "tail", "codes", "units", "changes")
 
-_ROW_COLS = "m.id, m.namespace, m.seq, m.n_tokens, m.speaker, m.role, m.ts, m.session_id, m.metadata, m.created_at"
+_ROW_COLS = ("m.id, m.namespace, m.seq, m.n_tokens, m.speaker, m.role, m.ts, m.session_id, m.metadata, m.created_at,"
+             " m.utc_offset")
 _CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
 
 # SQLSTATE classes of a lost connection: 08 connection exception, 57P01-03 admin / crash shutdown, cannot connect now
@@ -906,7 +911,7 @@ class PostgresStore(Store):
                 # An append stores all its messages or none, at consecutive seqs: where its keyed messages are places
                 # the earlier attempt's batch, and its messages without a key are the rows at their seqs.
                 place = {key: k for k, key in enumerate(keys) if key is not None}
-                starts = {r[2] - place[r[10]] for r in stored if r[10] in place}
+                starts = {r[2] - place[r[common.ROW_WIDTH]] for r in stored if r[common.ROW_WIDTH] in place}
                 start = starts.pop() if len(starts) == 1 else None
                 if start is not None and None in keys:
                     stored = cur.execute(self._sql(
@@ -919,19 +924,19 @@ class PostgresStore(Store):
                                   "rebuilds it")
             out: list[MessageRow] = []
             cols: dict[str, list] = {c: [] for c in ("id", "seq", "n", "speaker", "role", "ts", "session", "meta",
-                                                     "created", "key", "tokens", "checksum")}
+                                                     "created", "key", "offset", "tokens", "checksum")}
             for k, m in enumerate(messages):
                 seq, mid, blob = first + k, ids[k], tokens[k].tobytes()
                 for c, v in (("id", mid), ("seq", seq), ("n", int(tokens[k].size)), ("speaker", m.speaker),
                              ("role", m.role), ("ts", None if m.ts is None else float(m.ts)),
                              ("session", m.session_id), ("meta", metas[k]), ("created", float(m.created_at)),
-                             ("key", keys[k]), ("tokens", blob),
+                             ("key", keys[k]), ("offset", m.utc_offset), ("tokens", blob),
                              ("checksum", common.tail_checksum(namespace, mid, seq, int(tokens[k].size), blob))):
                     cols[c].append(v)
                 out.append(MessageRow(
                     id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens[k].size), speaker=m.speaker,
                     role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata, created_at=m.created_at,
-                    tokens=tokens[k].astype(np.uint32, copy=False)))
+                    tokens=tokens[k].astype(np.uint32, copy=False), utc_offset=m.utc_offset))
             codes_sql, code_args = "", []
             if codes is not None:
                 codes_sql = (", c AS (INSERT INTO {s}.codes (id, namespace, code) SELECT u.id, %s, u.code"
@@ -942,15 +947,15 @@ class PostgresStore(Store):
             self._tail_hint[namespace] = int(row[3]) + new_tokens
             return _Last(out, self._sql(
                 "WITH m AS (INSERT INTO {s}.messages (id, namespace, seq, n_tokens, speaker, role, ts, session_id,"
-                " metadata, created_at, idem_key) SELECT u.id, %s, u.seq, u.n, u.speaker, u.role, u.ts, u.session,"
-                " u.meta, u.created, u.key FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::text[],"
-                " %s::text[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::uuid[])"
-                " AS u(id, seq, n, speaker, role, ts, session, meta, created, key))" + codes_sql
+                " metadata, created_at, idem_key, utc_offset) SELECT u.id, %s, u.seq, u.n, u.speaker, u.role, u.ts,"
+                " u.session, u.meta, u.created, u.key, u.off FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[],"
+                " %s::text[], %s::text[], %s::float8[], %s::text[], %s::text[], %s::float8[], %s::uuid[],"
+                " %s::float8[]) AS u(id, seq, n, speaker, role, ts, session, meta, created, key, off))" + codes_sql
                 + " INSERT INTO {s}.tail (id, namespace, seq, tokens, checksum)"
                 " SELECT u.id, %s, u.seq, u.tokens, u.checksum FROM unnest(%s::bigint[], %s::bigint[], %s::bytea[],"
                 " %s::bytea[]) AS u(id, seq, tokens, checksum)"),
                 (namespace, cols["id"], cols["seq"], cols["n"], cols["speaker"], cols["role"], cols["ts"],
-                 cols["session"], cols["meta"], cols["created"], cols["key"], *code_args,
+                 cols["session"], cols["meta"], cols["created"], cols["key"], cols["offset"], *code_args,
                  namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
 
         return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
@@ -960,9 +965,9 @@ class PostgresStore(Store):
         """The rows an earlier attempt of this very append stored at seqs ``start``, ``start + 1``, ... (placed by
         their idempotency keys; ``stored`` holds them, with the keyed rows found)."""
         by_seq = {r[2]: r for r in stored}
-        if start is None or any(by_seq.get(start + k) is None or by_seq[start + k][10] != key
+        if start is None or any(by_seq.get(start + k) is None or by_seq[start + k][common.ROW_WIDTH] != key
                                 for k, key in enumerate(keys)):
-            used = sorted(r[0] for r in stored if r[10] is not None)
+            used = sorted(r[0] for r in stored if r[common.ROW_WIDTH] is not None)
             raise InvalidInput(f"messages: idempotency key(s) already used by message(s) {used[:10]} of namespace "
                                f"{namespace!r} that this append did not store")
         out = []
@@ -1134,7 +1139,7 @@ class PostgresStore(Store):
                 chunks = cur.execute(self._sql(f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s"
                                                " ORDER BY first_seq"), (namespace,)).fetchall()
                 return raw, [Chunk(*c) for c in chunks], []
-            sealed = [r[2] for r in raw if r[10] is None]
+            sealed = [r[2] for r in raw if r[common.TAIL_TOKENS] is None]
             if not sealed:
                 return raw, [], []
             chunks = [Chunk(*c) for c in cur.execute(self._sql(
@@ -1158,7 +1163,7 @@ class PostgresStore(Store):
             chunks = cur.execute(self._sql(f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s"
                                            " ORDER BY first_seq"), (namespace,)).fetchall()
             raw = cur.execute(self._sql(
-                "SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, t.tokens, t.checksum"
+                "SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, NULL, t.tokens, t.checksum"
                 " FROM {s}.messages m LEFT JOIN {s}.tail t ON t.id = m.id WHERE m.namespace = %s ORDER BY m.seq"),
                 (namespace,)).fetchall()
             return [Chunk(*c) for c in chunks], raw

@@ -41,8 +41,9 @@ log = logging.getLogger("hippo.store")
 
 # 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
 # 4: the change feed (namespaces.version / namespaces.horizon and the changes table).
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (2, 3, 4)  # an older store is upgraded on a writable open and read as it is when read-only
+# 5: messages.utc_offset, the offset from UTC a message's timestamp was given with (NULL: unknown).
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (2, 3, 4, 5)  # an older store is upgraded on a writable open and read as it is when read-only
 
 # The change feed: one row per append, deletion or metadata update of a namespace, numbered by the namespace's
 # version (append: the seq range added; delete / update: the message ids, a JSON list).
@@ -75,6 +76,7 @@ _SCHEMA = [
         session_id TEXT,
         metadata TEXT NOT NULL,
         created_at REAL NOT NULL,
+        utc_offset REAL,
         UNIQUE (namespace, seq))""",
     """CREATE TABLE IF NOT EXISTS chunks (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -113,8 +115,11 @@ _SCHEMA = [
 # never used or closed in the child.
 _INHERITED: list[sqlite3.Connection] = []
 
-_ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at"
+_ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at, utc_offset"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
+# a store before schema 5, opened read-only, has no utc_offset column: its messages' offsets are unknown
+_ROW_COLS_4 = _ROW_COLS.replace("utc_offset", "NULL")
+_ROW_COLS_M_4 = _ROW_COLS_M.replace("m.utc_offset", "NULL")
 # Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
 # below as bytes instead of failing inside the driver.
 _CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, CAST(blob AS BLOB), CAST(checksum AS BLOB)"
@@ -156,8 +161,14 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE namespaces ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0")
 
 
+def _migrate_4_to_5(db: sqlite3.Connection) -> None:
+    """Schema 4 -> 5: the offset from UTC of each message's timestamp; the messages stored before have none (NULL:
+    their calendar day is UTC's, as it was)."""
+    db.execute("ALTER TABLE messages ADD COLUMN utc_offset REAL")
+
+
 # from-version -> step to the next version; a store is upgraded step by step inside its opening transaction
-_MIGRATIONS = {2: _migrate_2_to_3, 3: _migrate_3_to_4}
+_MIGRATIONS = {2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}
 
 
 def _int_or(value: Any, default: int = 0) -> int:
@@ -484,6 +495,15 @@ class SQLiteStore(Store):
         log.info("store %r upgraded to schema version %d", self.path, version)
 
     @property
+    def _row_cols(self) -> str:
+        """The message columns of :mod:`hippo.store.common`'s row layout as this store's schema holds them."""
+        return _ROW_COLS if self.version >= 5 else _ROW_COLS_4
+
+    @property
+    def _row_cols_m(self) -> str:
+        return _ROW_COLS_M if self.version >= 5 else _ROW_COLS_M_4
+
+    @property
     def _checked(self) -> bool:
         """Whether rows carry checksums (a version-2 store opened read-only does not)."""
         return self.version >= 3
@@ -629,9 +649,9 @@ class SQLiteStore(Store):
                 meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
                 cur = db.execute(
                     "INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    " created_at, utc_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
-                     m.created_at),
+                     m.created_at, m.utc_offset),
                 )
                 mid = int(cur.lastrowid)
                 blob = tokens.tobytes()
@@ -643,7 +663,7 @@ class SQLiteStore(Store):
                 out.append(MessageRow(
                     id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens.size),
                     speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
-                    created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False),
+                    created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False), utc_offset=m.utc_offset,
                 ))
                 seq += 1
             db.execute("UPDATE namespaces SET next_seq = ? WHERE name = ?", (seq, namespace))
@@ -710,12 +730,12 @@ class SQLiteStore(Store):
 
         def read():
             raw = self._db.execute(
-                f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+                f"SELECT {self._row_cols_m}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
                 " WHERE m.namespace = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq",
                 (namespace, after_seq, upto)).fetchall()
             if after_seq < 0 and upto_seq is None:  # everything: every chunk too, also one no message reaches
                 return raw, self._chunks(namespace), []
-            sealed = [r[2] for r in raw if r[10] is None]
+            sealed = [r[2] for r in raw if r[common.TAIL_TOKENS] is None]
             if not sealed:
                 return raw, [], []
             chunks = self._chunks(namespace, min(sealed) - 1, max(sealed))
@@ -742,7 +762,7 @@ class SQLiteStore(Store):
 
         def read():
             tail = self._db.execute(
-                f"SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, {tail_cols}"
+                f"SELECT m.id, NULL, m.seq, m.n_tokens, NULL, NULL, NULL, NULL, NULL, NULL, NULL, {tail_cols}"
                 " FROM tail t JOIN messages m ON m.id = t.id WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,)).fetchall()
             return self._chunks(namespace), tail
@@ -786,11 +806,12 @@ class SQLiteStore(Store):
             yield from self._query(f"{select} WHERE id IN ({','.join('?' * len(part))})", part)
 
     def rows(self, namespace: str, ids: Iterable[int]) -> dict[int, MessageRow]:
-        return {r[0]: self._row(r) for r in self._by_ids(f"SELECT {_ROW_COLS} FROM messages", [int(i) for i in ids])
+        return {r[0]: self._row(r) for r in self._by_ids(f"SELECT {self._row_cols} FROM messages",
+                                                         [int(i) for i in ids])
                 if r[1] == namespace}
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
-        for r in self._query(f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
+        for r in self._query(f"SELECT {self._row_cols} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
             yield self._row(r)
 
     def seal(self, namespace: str, min_tokens: int) -> int:
@@ -834,7 +855,7 @@ class SQLiteStore(Store):
             return 0
         with self.transaction(what) as db:
             tail = db.execute(
-                f"SELECT {_ROW_COLS_M}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
+                f"SELECT {self._row_cols_m}, {_TAIL_COLS} FROM tail t JOIN messages m ON m.id = t.id"
                 " WHERE t.namespace = ? ORDER BY t.seq",
                 (namespace,),
             ).fetchall()
@@ -889,7 +910,7 @@ class SQLiteStore(Store):
                     ).fetchall()
                 else:  # judged inside the write transaction: no other writer changes a row before it is deleted
                     found += [(r[0], r[2]) for r in db.execute(
-                        f"SELECT {_ROW_COLS} FROM messages WHERE namespace = ? AND id IN ({marks})",
+                        f"SELECT {self._row_cols} FROM messages WHERE namespace = ? AND id IN ({marks})",
                         (namespace, *part)).fetchall() if where(common.message_row(r))]
             if not found:
                 return []
@@ -1081,7 +1102,7 @@ class SQLiteStore(Store):
 
         def read():
             db = self._db
-            raw = db.execute(f"SELECT {_ROW_COLS_M}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
+            raw = db.execute(f"SELECT {self._row_cols_m}, {tail_cols} FROM messages m LEFT JOIN tail t ON t.id = m.id"
                              " WHERE m.namespace = ? ORDER BY m.seq", (namespace,)).fetchall()
             orphan_tail = db.execute("SELECT id FROM tail WHERE namespace = ? AND id NOT IN"
                                      " (SELECT id FROM messages WHERE namespace = ?)", (namespace, namespace)).fetchall()

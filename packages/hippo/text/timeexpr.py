@@ -549,9 +549,21 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
 _ANY_FOLDED = re.compile(_ANY.pattern)
 
 
-def find(text: str, now: float | None) -> list[TimeRef]:
+def find(text: str, now: float | None, offset: float | None = None) -> list[TimeRef]:
     """Every time expression in ``text`` resolved against ``now`` (the message's epoch timestamp or None), in text
-    order, without overlaps. Without ``now`` only absolute dates resolve."""
+    order, without overlaps. Without ``now`` only absolute dates resolve.
+
+    ``offset`` (seconds east of UTC, the timestamp's own: ``MessageRow.utc_offset``) puts the message on the
+    speaker's calendar: "yesterday" said at 23:30 on 3 March in New York (04:30 UTC on 4 March) is 2 March. The
+    periods are the days of that calendar as every date is kept (from midnight UTC: "2 March 2023" is the same
+    interval whether written or resolved). Without it the calendar is UTC's."""
+    if now is not None and offset is not None and now == now and offset == offset:
+        try:
+            datetime.fromtimestamp(now + offset, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            pass  # the local day is past the years a datetime holds: the UTC one is read
+        else:
+            now = now + offset
     return _find(text, now, _PATTERNS)
 
 

@@ -387,7 +387,8 @@ class Truth:
     def _time(self, idx: NamespaceIndex, row: int, text: str, t: float | None) -> list:
         """Set the row's event time (caller's, else the text's first time expression, else the timestamp);
         returns the time expressions found."""
-        refs = timeexpr.find(text, t)
+        off = float(idx.utc_offset.a[row])
+        refs = timeexpr.find(text, t, None if off != off else off)
         caller = float(idx.event_time.a[row])
         self.phrase.pop(row, None)
         self._labels.pop(row, None)
