@@ -318,3 +318,15 @@ def test_a_question_reads_the_day_after_tomorrow_as_before():
     # a question's periods are measured with the windows they had: its "tomorrow" is still read alone
     qt = timeexpr.analyze_query("What is on the day after tomorrow?", MAY_10)
     assert qt.window == (at(2023, 5, 11), at(2023, 5, 12))
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("This coming weekend we go camping.", MAY_10, "weekend of 13 May 2023"),
+    ("This coming weekend we go camping.", at(2023, 5, 13, 12), "weekend of 20 May 2023"),  # said on a Saturday
+    ("We leave in 3 days.", MAY_10, "13 May 2023"),
+    # how long something took, told: no date to come
+    ("We did it in 3 weeks.", MAY_10, None),
+    ("we've already watched 15 family movies in 6 weeks and exceeded our goal", MAY_10, None),
+])
+def test_the_coming_weekend_and_a_span_told_in_the_past(text, now, want):
+    assert label(text, now) == want

@@ -87,7 +87,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY}\b"),
-    ("next_unit", r"(?<!the )\bnext (week|weekend|month|year)\b"),  # "the next week": after something else
+    # "the next week": after something else; "this coming weekend" is the next one ("this coming week" said on a
+    # Sunday may be the one it ends)
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year)|this coming (weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
@@ -112,7 +114,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
     "last_wd": _WEEKDAY_NAMES, "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
-    "next_unit": ("next ",), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
+    "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
 assert set(_NEEDS) == {name for name, _ in _PATTERNS}
@@ -308,6 +310,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
             return None  # "what you can do in a day", "the weeks you work in a month": a span or a rate, not a date
+        if name == "in_n" and tense == "past":
+            return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
         unit = g[1].lower()
         sign = -1 if name == "ago" else 1
         if unit == "day":
@@ -341,7 +345,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         # up to the day the message is said, that day included
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
-        unit = g[0].lower()
+        unit = (g[0] or g[-1]).lower()
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
         if unit == "week":
             if sign == 0 and future and today.weekday() == 6:
