@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 
 import pytest
 from hypothesis import given, settings
@@ -92,3 +92,27 @@ def test_the_reader_for_python_3_10_refuses_what_is_no_date():
         with pytest.raises(ValueError):
             parse_iso_compat(text)
     assert parse_iso_compat("2024-01-15T10:30-00:00").utcoffset() == timedelta(0)
+
+
+class _Offset(tzinfo):
+    """A time zone answering whatever offset it is given, as a hand-written tzinfo may."""
+
+    def __init__(self, offset) -> None:
+        self.offset = offset
+
+    def utcoffset(self, dt):
+        return self.offset
+
+
+@pytest.mark.parametrize("offset", [timedelta(hours=30), 5, "+05:00"])
+def test_a_time_zone_giving_no_valid_offset_is_refused_naming_the_argument(offset):
+    mem = Memory()
+    when = datetime(2023, 3, 3, 12, tzinfo=_Offset(offset))
+    for call in (lambda: mem.add("x", timestamp=when), lambda: mem.add("x", event_time=when),
+                 lambda: mem.search("x", since=when)):
+        with pytest.raises(InvalidInput, match="timestamp|event_time|since"):
+            call()
+    assert mem.count() == 0
+    # a valid one is read as given
+    assert mem.add("y", timestamp=datetime(2023, 3, 3, 12, tzinfo=_Offset(timedelta(hours=-5)))).timestamp == \
+        datetime(2023, 3, 3, 17, tzinfo=timezone.utc)

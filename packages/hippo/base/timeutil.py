@@ -107,8 +107,12 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     if isinstance(value, bool):
         raise InvalidInput(f"{name} must be a datetime, epoch seconds or an ISO-8601 string, got bool")
     if isinstance(value, datetime):
+        try:  # a time zone may answer an offset Python refuses (a day or more, a number instead of a timedelta)
+            offset = value.utcoffset()
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{name} {value!r}: its time zone gives no offset from UTC ({exc})") from exc
         # a tzinfo whose utcoffset() is None leaves the datetime naive (Python's own rule): read as UTC
-        dt = value if value.utcoffset() is not None else value.replace(tzinfo=timezone.utc)
+        dt = value if offset is not None else value.replace(tzinfo=timezone.utc)
     elif isinstance(value, numbers.Real):  # int and float, and numpy's numbers (a column of epoch seconds)
         try:
             seconds = float(value)
