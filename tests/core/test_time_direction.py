@@ -314,12 +314,6 @@ def test_a_count_from_now_on_or_until_is_no_date(text):
     assert all("from" not in r.phrase for r in timeexpr.find(text, MAY_10))
 
 
-def test_a_question_reads_the_day_after_tomorrow_as_before():
-    # a question's periods are measured with the windows they had: its "tomorrow" is still read alone
-    qt = timeexpr.analyze_query("What is on the day after tomorrow?", MAY_10)
-    assert qt.window == (at(2023, 5, 11), at(2023, 5, 12))
-
-
 @pytest.mark.parametrize("text, now, want", [
     ("This coming weekend we go camping.", MAY_10, "weekend of 13 May 2023"),
     ("This coming weekend we go camping.", at(2023, 5, 13, 12), "weekend of 20 May 2023"),  # said on a Saturday
