@@ -1,4 +1,4 @@
-"""The store's change feed (``Store.changes``), incremental loads and the schema migration from version 2.
+"""The store's change feed (``Store.changes``), incremental loads and the schema migrations from versions 2 and 3.
 
 Every append, deletion and metadata update of a namespace takes the next number of its change sequence in the
 same transaction; a reader asks for what changed after the number it saw. The references here are hand-written
@@ -23,12 +23,17 @@ from hippo.store.sqlite import SCHEMA_VERSION, SQLiteStore
 DATA = Path(__file__).parent / "data"
 
 
-def _v2_writer():
-    """The script that wrote ``data/store_v2.db`` with the schema-2 code (its messages are the expectations)."""
-    spec = importlib.util.spec_from_file_location("make_store_v2", DATA / "make_store_v2.py")
+def _writer(name: str = "make_store_v2"):
+    """The script that wrote a fixture store with an earlier version's code (its messages are the expectations)."""
+    spec = importlib.util.spec_from_file_location(name, DATA / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _v2_writer():
+    """The script that wrote ``data/store_v2.db`` with the schema-2 code."""
+    return _writer("make_store_v2")
 
 
 def _texts(n: int, tag: str = "m") -> list[dict]:
@@ -134,6 +139,67 @@ def test_migration_from_a_schema_2_store(tmp_path):
     db.close()
     with Memory(path, namespace="alpha") as mem:  # and it opens again as a current store
         assert mem.count() == 88
+
+
+def _v3_feed_expected(v3, ns: str) -> list[tuple[str, dict]]:
+    out = []
+    for k, m in enumerate(v3.messages(ns)):
+        if k in v3.DELETED[ns]:
+            continue
+        md = {"turn": k, "bird": "updated"} if k == v3.UPDATED else m["metadata"]
+        out.append((m["text"], md))
+    return out
+
+
+def test_migration_from_a_schema_3_store_that_has_the_change_feed(tmp_path):
+    # Numbered 3 by the code that wrote it, with the feed's columns and no checksums (make_store_v3_feed.py): the
+    # upgrade adds the checksums and keeps the feed, instead of adding the feed's columns a second time.
+    v3 = _writer("make_store_v3_feed")
+    path = tmp_path / "old.db"
+    shutil.copy(DATA / "store_v3_feed.db", path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
+    assert "checksum" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}
+    feeds = {ns: db.execute("SELECT version, kind FROM changes WHERE namespace = ? ORDER BY version",
+                            (ns,)).fetchall() for ns in ("alpha", "beta")}
+    db.close()
+    assert feeds["alpha"] == [(1, "append"), (2, "delete"), (3, "update")]
+    for ns in ("alpha", "beta"):
+        with Memory(path, namespace=ns) as mem:
+            want = _v3_feed_expected(v3, ns)
+            assert [(it.text, it.metadata) for it in mem.list()] == want
+            quote = want[3][0]
+            assert mem.search(quote, k=1)[0].text == quote
+            assert quote in mem.recall(quote, budget_tokens=300).text
+            assert mem.check()["ok"]
+            store = mem.engine.rt.store
+            st = store.state(ns)
+            assert st.version == len(feeds[ns])  # the feed the old code wrote is kept
+            assert [(c.version, c.kind) for c in store.changes(ns, 0)] == feeds[ns]
+            new = mem.add("written after the upgrade")
+            assert store.changes(ns, st.version) == [Change(st.version + 1, "append", st.next_seq, st.next_seq)]
+            mem.delete([new.id])
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (str(SCHEMA_VERSION),)
+    assert db.execute("SELECT COUNT(*), COUNT(checksum) FROM chunks").fetchone()[0] > 0
+    assert db.execute("SELECT COUNT(*) - COUNT(checksum) FROM chunks").fetchone() == (0,)
+    db.close()
+    with Memory(path, namespace="alpha") as mem:  # and it opens again as a current store
+        assert mem.count() == 58 and mem.check()["ok"]
+
+
+def test_a_schema_3_store_that_has_the_change_feed_reads_read_only_as_it_is(tmp_path):
+    v3 = _writer("make_store_v3_feed")
+    path = tmp_path / "old.db"
+    shutil.copy(DATA / "store_v3_feed.db", path)
+    before = path.read_bytes()
+    with Memory(path, namespace="beta", read_only=True) as mem:
+        assert mem.engine.rt.store.version == 3
+        assert [(it.text, it.metadata) for it in mem.list()] == _v3_feed_expected(v3, "beta")
+        assert mem.using("alpha").count() == 58
+        assert mem.check()["ok"]  # verified as far as the store allows (no checksums yet)
+        assert [c.kind for c in mem.engine.rt.store.changes("beta", 0)] == ["append", "delete", "update"]
+    assert path.read_bytes() == before
 
 
 def test_a_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):

@@ -135,9 +135,24 @@ def _members_of(db: sqlite3.Connection, namespace: str, ch: Chunk) -> list[tuple
         (namespace, ch.first_seq, ch.last_seq, namespace)).fetchall()
 
 
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in db.execute(f"PRAGMA table_info({table})")}
+
+
+def _layout(db: sqlite3.Connection, recorded: int) -> tuple[bool, bool]:
+    """``(checksums, feed)``: whether a store's tables carry checksums and the change feed. By its number a store
+    of schema 3 has checksums and no feed, but hippo before schema 4 (the two steps were numbered apart when they
+    were merged) also wrote stores numbered 3 with the feed and without checksums; the columns tell them apart."""
+    if recorded >= 4:
+        return True, True
+    return recorded >= 3 and "checksum" in _columns(db, "tail"), "version" in _columns(db, "namespaces")
+
+
 def _migrate_2_to_3(db: sqlite3.Connection) -> None:
     """Schema 2 -> 3: checksums. The rows are taken as they are now: the upgrade cannot know earlier damage, only
     make every later change detectable."""
+    if "checksum" in _columns(db, "tail") and "checksum" in _columns(db, "chunks"):
+        return
     db.execute("ALTER TABLE tail ADD COLUMN checksum BLOB")
     db.execute("ALTER TABLE chunks ADD COLUMN checksum BLOB")
     # A row already damaged beyond checksumming (a value of the wrong type) keeps a NULL checksum, which every read
@@ -156,9 +171,12 @@ def _migrate_2_to_3(db: sqlite3.Connection) -> None:
 
 def _migrate_3_to_4(db: sqlite3.Connection) -> None:
     """Schema 3 -> 4: the change feed. Existing namespaces start at version 0 with an empty feed (a reader that kept
-    nothing derived from them has nothing to catch up on); the changes table itself is created with the schema."""
-    db.execute("ALTER TABLE namespaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
-    db.execute("ALTER TABLE namespaces ADD COLUMN horizon INTEGER NOT NULL DEFAULT 0")
+    nothing derived from them has nothing to catch up on); the changes table itself is created with the schema. A
+    store that has the feed already (numbered 3 without checksums, :func:`_layout`) keeps its feed as it is."""
+    have = _columns(db, "namespaces")
+    for column in ("version", "horizon"):
+        if column not in have:
+            db.execute(f"ALTER TABLE namespaces ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
 
 def _migrate_4_to_5(db: sqlite3.Connection) -> None:
@@ -271,6 +289,10 @@ class SQLiteStore(Store):
         self.synchronous = synchronous
         self.immutable = False
         self.version = SCHEMA_VERSION
+        # Whether rows carry checksums and the store keeps a change feed: an older store opened read-only may lack
+        # either (without checksums nothing is verified; without a feed, readers reload what changed instead of
+        # applying changes). A writable open upgrades the store to both.
+        self._checked = self._fed = True
         self._busy_ms = int(busy_timeout_s * 1000)
         self._scrub_pending = False
         self._lock = threading.RLock()
@@ -468,6 +490,7 @@ class SQLiteStore(Store):
                 raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             self.version = self._check_version(row[0] if row else None)
+            self._checked, self._fed = _layout(self._db, self.version)
             return
         with self.transaction("initialising the schema"):
             for stmt in _SCHEMA:
@@ -478,6 +501,7 @@ class SQLiteStore(Store):
             elif self._check_version(row[0]) < SCHEMA_VERSION:
                 self._migrate(self._db, int(row[0]))
         self.version = SCHEMA_VERSION
+        self._checked = self._fed = True
 
     @staticmethod
     def _check_version(value: Any) -> int:
@@ -487,7 +511,10 @@ class SQLiteStore(Store):
 
     def _migrate(self, db: sqlite3.Connection, version: int) -> None:
         """Upgrade a store in place step by step (:data:`_MIGRATIONS`), inside the schema transaction (all or
-        nothing)."""
+        nothing). A store numbered 3 without checksums (:func:`_layout`) gets them first; each step adds only what
+        the store lacks."""
+        if not _layout(db, version)[0]:
+            version = min(version, 2)
         while version in _MIGRATIONS:
             _MIGRATIONS[version](db)
             version += 1
@@ -502,17 +529,6 @@ class SQLiteStore(Store):
     @property
     def _row_cols_m(self) -> str:
         return _ROW_COLS_M if self.version >= 5 else _ROW_COLS_M_4
-
-    @property
-    def _checked(self) -> bool:
-        """Whether rows carry checksums (a version-2 store opened read-only does not)."""
-        return self.version >= 3
-
-    @property
-    def _fed(self) -> bool:
-        """Whether the store keeps a change feed (an older store opened read-only does not: its readers reload
-        what changed instead of applying changes)."""
-        return self.version >= 4
 
     def _writable(self, what: str) -> None:
         if self.read_only:
