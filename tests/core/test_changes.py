@@ -18,7 +18,8 @@ from rowcount import count_rows
 
 from hippo import Memory
 from hippo.store.base import Change
-from hippo.store.sqlite import SCHEMA_VERSION, SQLiteStore
+from hippo.base.errors import CorruptData
+from hippo.store.sqlite import COMPATIBLE_FROM, SCHEMA_VERSION, SQLiteStore
 
 DATA = Path(__file__).parent / "data"
 
@@ -200,6 +201,73 @@ def test_a_schema_3_store_that_has_the_change_feed_reads_read_only_as_it_is(tmp_
         assert mem.check()["ok"]  # verified as far as the store allows (no checksums yet)
         assert [c.kind for c in mem.engine.rt.store.changes("beta", 0)] == ["append", "delete", "update"]
     assert path.read_bytes() == before
+
+
+def _meta(path, key: str):
+    db = sqlite3.connect(path)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+    finally:
+        db.close()
+
+
+def test_every_creation_and_upgrade_says_which_code_can_use_the_store(tmp_path):
+    with Memory(tmp_path / "new.db"):
+        pass
+    assert _meta(tmp_path / "new.db", "compatible") == f"{SCHEMA_VERSION}:{COMPATIBLE_FROM}"
+    shutil.copy(DATA / "store_v2.db", tmp_path / "old.db")
+    with Memory(tmp_path / "old.db"):
+        pass
+    assert _meta(tmp_path / "old.db", "compatible") == f"{SCHEMA_VERSION}:{COMPATIBLE_FROM}"
+
+
+def test_a_newer_schema_this_code_can_use_is_used_as_it_is(tmp_path):
+    # A newer version upgraded the store with a migration older code can live with (a column it does not name) and
+    # said so (compatible_from): this version, open or opened now (a rollback), keeps reading and writing it.
+    path = tmp_path / "s.db"
+    old = Memory(path)
+    first = old.add("the heron nests by the north pond")
+    newer = str(SCHEMA_VERSION + 1)
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("ALTER TABLE messages ADD COLUMN later_field REAL")
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (newer,))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'compatible'", (f"{newer}:{SCHEMA_VERSION}",))
+    db.close()
+    second = old.add("the kestrel hunts over the meadow")
+    with Memory(path) as mem:
+        assert [it.text for it in mem.list()] == [first.text, second.text]
+        third = mem.add("the wren sings at dawn")
+        assert mem.search("kestrel meadow", k=1)[0].id == second.id
+        assert mem.check()["ok"]
+    assert [it.text for it in old.list()] == [first.text, second.text, third.text]
+    old.close()
+    with Memory(path, read_only=True) as ro:
+        assert ro.count() == 3 and ro.check()["ok"]
+    assert _meta(path, "schema_version") == newer  # used as it is: nothing downgraded
+
+
+def test_a_newer_schema_this_code_cannot_use_is_refused_by_name(tmp_path):
+    path = tmp_path / "s.db"
+    with Memory(path) as mem:
+        mem.add("the heron nests by the north pond")
+    newer = SCHEMA_VERSION + 1
+    for compatible in (f"{newer}:{newer}",  # a newer version's migration that this code cannot live with
+                       f"{newer - 1}:{newer - 1}"):  # one by a version that did not say (the key left as it was)
+        db = sqlite3.connect(path)
+        with db:
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(newer),))
+            db.execute("UPDATE meta SET value = ? WHERE key = 'compatible'", (compatible,))
+        db.close()
+        for read_only in (False, True):
+            with pytest.raises(CorruptData, match=f"schema version {newer} is newer than this hippo supports "
+                                                  f"\\({SCHEMA_VERSION}\\).*upgrade hippo"):
+                Memory(path, read_only=read_only)
+        assert _meta(path, "schema_version") == str(newer) and _meta(path, "compatible") == compatible
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT COUNT(*) FROM messages").fetchone() == (1,)
+    db.close()
 
 
 def test_a_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):

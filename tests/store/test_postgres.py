@@ -234,11 +234,46 @@ def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> No
 
 def test_a_newer_schema_is_refused(pg_server, pg_url) -> None:
     PostgresStore(pg_url).close()
+    newer = postgres.SCHEMA_VERSION + 1
+    for compatible in (f"{newer}:{newer}",  # a newer version's migration that this code cannot live with
+                       f"{newer - 1}:{newer - 1}"):  # one by a version that did not say (the key left as it was)
+        with admin(pg_server) as conn:
+            conn.execute(f'UPDATE "{schema_of(pg_url)}".meta SET value = %s WHERE key = %s',
+                         (str(newer), "schema_version"))
+            conn.execute(f'UPDATE "{schema_of(pg_url)}".meta SET value = %s WHERE key = %s', (compatible, "compatible"))
+        with pytest.raises(CorruptData, match=f"schema version {newer} .* newer than this hippo supports"):
+            PostgresStore(pg_url)
+        with pytest.raises(CorruptData, match="upgrade hippo"):
+            Memory(pg_url, read_only=True)
+
+
+def test_a_newer_schema_this_code_can_use_is_used_as_it_is(pg_server, pg_url) -> None:
+    # A newer version upgraded the schema with a migration older code can live with (a column it does not name) and
+    # said so (compatible_from): app servers still on this version, open or opened now, keep reading and writing.
+    schema = schema_of(pg_url)
+    old = Memory(pg_url, namespace="a")
+    first = old.add("the heron nests by the north pond")
+    newer = str(postgres.SCHEMA_VERSION + 1)
     with admin(pg_server) as conn:
-        conn.execute(f'UPDATE "{schema_of(pg_url)}".meta SET value = %s WHERE key = %s',
-                     (str(postgres.SCHEMA_VERSION + 1), "schema_version"))
-    with pytest.raises(CorruptData, match="newer than this hippo supports"):
-        PostgresStore(pg_url)
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("compatible",)).fetchone() \
+            == (f"{postgres.SCHEMA_VERSION}:{postgres.COMPATIBLE_FROM}",)
+        conn.execute(f'ALTER TABLE "{schema}".messages ADD COLUMN later_field double precision')
+        conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s', (newer, "schema_version"))
+        conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s',
+                     (f"{newer}:{postgres.SCHEMA_VERSION}", "compatible"))
+    second = old.add("the kestrel hunts over the meadow")  # a handle open across the upgrade
+    with Memory(pg_url, namespace="a") as mem:  # and one opened after it
+        assert [it.text for it in mem.list()] == [first.text, second.text]
+        third = mem.add("the wren sings at dawn")
+        assert mem.search("kestrel meadow", k=1)[0].id == second.id
+        assert mem.check()["ok"]
+    assert [it.text for it in old.list()] == [first.text, second.text, third.text]
+    old.close()
+    with Memory(pg_url, namespace="a", read_only=True) as ro:
+        assert ro.count() == 3
+    with admin(pg_server) as conn:  # used as it is: nothing downgraded
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s',
+                            ("schema_version",)).fetchone() == (newer,)
 
 
 def test_a_read_only_open_creates_nothing(pg_server, pg_url) -> None:

@@ -37,6 +37,29 @@ TAIL_TOKENS, TAIL_SUM = ROW_WIDTH, ROW_WIDTH + 1
 Members = Sequence[tuple[int, int, int]]
 
 
+# -- which code may use a store of a newer schema ---------------------------------------------------------------------
+# Every creation and upgrade of a store writes meta 'compatible' = "<schema version>:<oldest schema version whose
+# code may use the store as it is>". Code that finds a schema newer than its own uses the store as it is when that
+# oldest version is at most its own (a newer version's migration that older code can live with: a column it does not
+# name and may leave empty, an index), so app servers of an older version keep working while a newer one rolls out,
+# and after a rollback. The value names the schema version it was written for: one left by code that upgraded the
+# store without knowing this key is not the store's, and counts as "only code of the store's own version".
+COMPATIBLE_KEY = "compatible"
+
+
+def compatible_value(version: int, compatible_from: int) -> str:
+    return f"{int(version)}:{int(compatible_from)}"
+
+
+def compatible_from(stored: Any, version: int) -> int:
+    """The oldest schema version whose code may use a store of schema ``version`` whose meta 'compatible' is
+    ``stored`` (None when absent)."""
+    parts = str(stored).split(":") if stored is not None else []
+    if len(parts) == 2 and all(p.isdigit() for p in parts) and int(parts[0]) == version:
+        return min(int(parts[1]), version)
+    return version
+
+
 # -- checksums ----------------------------------------------------------------------------------------------------
 # A database checks the structure of its own pages, not the bytes of a value: a flipped bit in a token blob, or an
 # edited n_tokens / seq that moves a message boundary inside a chunk, reads back as text that was never added. Every

@@ -169,6 +169,11 @@ _MIGRATIONS: dict[int, list[str]] = {
     ],
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
+# The oldest schema version whose code may use a store of this schema as it is (meta 'compatible', see
+# hippo.store.common): app servers of an older version keep opening a schema a newer one upgraded during a rolling
+# deploy and after a rollback. A migration that code of the schema before can live with (a column it does not name
+# and may leave empty, an index) leaves this where it was; any other raises it to the new SCHEMA_VERSION.
+COMPATIBLE_FROM = 3
 TABLES = ("meta", "namespaces", "messages", "chunks", "tail", "codes", "units", "changes")
 
 _ROW_COLS = ("m.id, m.namespace, m.seq, m.n_tokens, m.speaker, m.role, m.ts, m.session_id, m.metadata, m.created_at,"
@@ -454,8 +459,13 @@ class PostgresStore(Store):
             raise CorruptData(f"store {self.path!r}: schema version {value!r} of schema {self.schema!r} is not a "
                               "hippo schema version")
         if int(value) > SCHEMA_VERSION:
-            raise CorruptData(f"store {self.path!r}: schema version {value} of schema {self.schema!r} is newer than "
-                              f"this hippo supports ({SCHEMA_VERSION}); upgrade hippo")
+            row = conn.execute(self._sql("SELECT value FROM {s}.meta WHERE key = %s"), (common.COMPATIBLE_KEY,)
+                               ).fetchone()
+            compatible = common.compatible_from(row[0] if row else None, int(value))
+            if compatible > SCHEMA_VERSION:
+                raise CorruptData(f"store {self.path!r}: schema version {value} of schema {self.schema!r} is newer than "
+                                  f"this hippo supports ({SCHEMA_VERSION}) and needs code of schema {compatible} or "
+                                  "later; upgrade hippo")
         return int(value)
 
     def _init_schema(self, conn) -> None:
@@ -468,7 +478,7 @@ class PostgresStore(Store):
                 raise StoreError(f"store {self.path!r} has schema version {version}; open it writable once to upgrade "
                                  f"it to {SCHEMA_VERSION} before reading it read-only")
             return
-        if version == SCHEMA_VERSION:
+        if version is not None and version >= SCHEMA_VERSION:  # current, or newer and usable as it is
             return
         conn.execute("BEGIN")
         try:
@@ -486,6 +496,9 @@ class PostgresStore(Store):
                 raise StoreBusy(f"opening store {self.path!r}: another process is creating or upgrading schema "
                                 f"{self.schema!r} (waited {waited})") from None
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
+            if version >= SCHEMA_VERSION:
+                conn.execute("COMMIT")
+                return
             if version == 0:
                 exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
                                       (self.schema,)).fetchone()
@@ -507,6 +520,10 @@ class PostgresStore(Store):
                                    " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"), (str(step),))
             if version:
                 log.info("store %r (schema %s) upgraded to schema version %d", self.path, self.schema, step)
+        if target == SCHEMA_VERSION > version:
+            conn.execute(self._sql("INSERT INTO {s}.meta (key, value) VALUES (%s, %s)"
+                                   " ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"),
+                         (common.COMPATIBLE_KEY, common.compatible_value(target, COMPATIBLE_FROM)))
 
     # -- transactions -----------------------------------------------------------------------------------------
     def _lock_key(self, namespace: str | None) -> int:

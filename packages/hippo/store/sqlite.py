@@ -44,6 +44,11 @@ log = logging.getLogger("hippo.store")
 # 5: messages.utc_offset, the offset from UTC a message's timestamp was given with (NULL: unknown).
 SCHEMA_VERSION = 5
 READABLE_VERSIONS = (2, 3, 4, 5)  # an older store is upgraded on a writable open and read as it is when read-only
+# The oldest schema version whose code may use a store of this schema as it is (meta 'compatible', see
+# hippo.store.common). A migration that code of the schema before can live with (a column it does not name and may
+# leave empty, an index) leaves this where it was; any other raises it to the new SCHEMA_VERSION. (Schema 4 is not
+# usable by schema-3 code, which writes no change feed; schema 5's utc_offset is a column schema-4 code leaves empty.)
+COMPATIBLE_FROM = 4
 
 # The change feed: one row per append, deletion or metadata update of a namespace, numbered by the namespace's
 # version (append: the seq range added; delete / update: the message ids, a JSON list).
@@ -488,8 +493,7 @@ class SQLiteStore(Store):
             tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if "meta" not in tables:
                 raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            self.version = self._check_version(row[0] if row else None)
+            self.version = self._check_version(self._db)
             self._checked, self._fed = _layout(self._db, self.version)
             return
         with self.transaction("initialising the schema"):
@@ -497,17 +501,37 @@ class SQLiteStore(Store):
                 self._db.execute(stmt)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
             if row is None:
-                self._db.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            elif self._check_version(row[0]) < SCHEMA_VERSION:
-                self._migrate(self._db, int(row[0]))
-        self.version = SCHEMA_VERSION
+                self._db.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", [
+                    ("schema_version", str(SCHEMA_VERSION)),
+                    (common.COMPATIBLE_KEY, common.compatible_value(SCHEMA_VERSION, COMPATIBLE_FROM))])
+                version = SCHEMA_VERSION
+            else:
+                version = self._check_version(self._db)
+                if version < SCHEMA_VERSION:
+                    self._migrate(self._db, version)
+                    version = SCHEMA_VERSION
+        self.version = version
         self._checked = self._fed = True
 
-    @staticmethod
-    def _check_version(value: Any) -> int:
-        if value is None or not str(value).isdigit() or int(value) not in READABLE_VERSIONS:
-            raise CorruptData(f"store schema version {value} is not supported (expected one of {READABLE_VERSIONS})")
-        return int(value)
+    def _check_version(self, db: sqlite3.Connection) -> int:
+        """The store's schema version, if this code can use the store: one of :data:`READABLE_VERSIONS`, or a newer
+        one that code of :data:`SCHEMA_VERSION` may use (:func:`common.compatible_from`; used as it is, not
+        changed)."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        value = row[0] if row else None
+        if value is None or not str(value).isdigit() or int(value) < min(READABLE_VERSIONS):
+            raise CorruptData(f"store {self.path!r}: schema version {value} is not supported (expected one of "
+                              f"{READABLE_VERSIONS})")
+        version = int(value)
+        if version > SCHEMA_VERSION:
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (common.COMPATIBLE_KEY,)).fetchone()
+            compatible = common.compatible_from(row[0] if row else None, version)
+            if compatible > SCHEMA_VERSION:
+                raise CorruptData(f"store {self.path!r}: schema version {version} is newer than this hippo supports "
+                                  f"({SCHEMA_VERSION}) and needs code of schema {compatible} or later; upgrade hippo")
+            log.info("store %r has schema version %d, usable as it is by this hippo (schema %d)", self.path, version,
+                     SCHEMA_VERSION)
+        return version
 
     def _migrate(self, db: sqlite3.Connection, version: int) -> None:
         """Upgrade a store in place step by step (:data:`_MIGRATIONS`), inside the schema transaction (all or
@@ -519,6 +543,8 @@ class SQLiteStore(Store):
             _MIGRATIONS[version](db)
             version += 1
         db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+        db.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                   (common.COMPATIBLE_KEY, common.compatible_value(version, COMPATIBLE_FROM)))
         log.info("store %r upgraded to schema version %d", self.path, version)
 
     @property
