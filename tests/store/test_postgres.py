@@ -276,6 +276,53 @@ def test_a_newer_schema_this_code_can_use_is_used_as_it_is(pg_server, pg_url) ->
                             ("schema_version",)).fetchone() == (newer,)
 
 
+def _waiting_for_a_table_lock(conn, schema: str) -> bool:
+    return conn.execute("SELECT EXISTS (SELECT 1 FROM pg_locks l JOIN pg_class c ON c.oid = l.relation"
+                        " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname ="
+                        " 'messages' AND NOT l.granted AND l.mode = 'AccessExclusiveLock')", (schema,)).fetchone()[0]
+
+
+def test_an_upgrade_gives_way_to_the_older_app_servers_using_the_tables(pg_server, pg_url, monkeypatch) -> None:
+    # A newer version's migration alters a table while an older app server has a transaction on it open (a long
+    # read, an import, pg_dump). While an ALTER waits for its lock, every later statement on the table queues behind
+    # it: the upgrade must give way in short attempts, not hold the other servers' reads for busy_timeout_s.
+    schema = schema_of(pg_url)
+    with Memory(pg_url, namespace="a") as mem:
+        mem.add("the heron nests by the north pond")
+    newer = postgres.SCHEMA_VERSION + 1
+    monkeypatch.setitem(postgres._MIGRATIONS, newer, ["ALTER TABLE {s}.messages ADD COLUMN later_field bigint"])
+    monkeypatch.setattr(postgres, "SCHEMA_VERSION", newer)
+    outcome: dict = {}
+
+    def upgrade() -> None:
+        try:
+            PostgresStore(pg_url, busy_timeout_s=60).close()
+            outcome["ok"] = True
+        except Exception as exc:  # reported below
+            outcome["error"] = exc
+
+    with admin(pg_server) as long_read, admin(pg_server) as watcher, admin(pg_server) as reader:
+        long_read.autocommit = False
+        long_read.execute(f'SELECT count(*) FROM "{schema}".messages').fetchone()  # holds the table while open
+        worker = threading.Thread(target=upgrade, daemon=True)
+        worker.start()
+        wait_for(lambda: _waiting_for_a_table_lock(watcher, schema) or not worker.is_alive(),
+                 what="the upgrade to wait for the table")
+        assert worker.is_alive(), outcome
+        # another app server's read now: it waits at most one attempt of the upgrade, far below busy_timeout_s
+        reader.execute("SET lock_timeout = '10s'")
+        assert reader.execute(f'SELECT count(*) FROM "{schema}".messages').fetchone() == (1,)
+        long_read.rollback()  # the long read ends: the upgrade goes through
+        worker.join(60)
+    assert outcome == {"ok": True}
+    with admin(pg_server) as conn:
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s',
+                            ("schema_version",)).fetchone() == (str(newer),)
+        assert "later_field" in {r[0] for r in conn.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = %s AND table_name = 'messages'",
+            (schema,))}
+
+
 def test_a_read_only_open_creates_nothing(pg_server, pg_url) -> None:
     with pytest.raises(NotFound, match="holds no hippo store"):
         Memory(pg_url, read_only=True)

@@ -44,6 +44,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import random
 import re
 import threading
 import time
@@ -169,6 +170,10 @@ _MIGRATIONS: dict[int, list[str]] = {
     ],
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
+# How long one attempt of an upgrade waits for a table another process's transaction uses: while a migration's ALTER
+# waits, every later statement on that table waits behind it, so an upgrade made while older app servers work gives
+# way after this long and tries again (until Config.busy_timeout_s) instead of holding their calls up.
+MIGRATION_LOCK_MS = 200
 # The oldest schema version whose code may use a store of this schema as it is (meta 'compatible', see
 # hippo.store.common): app servers of an older version keep opening a schema a newer one upgraded during a rolling
 # deploy and after a rollback. A migration that code of the schema before can live with (a column it does not name
@@ -480,11 +485,23 @@ class PostgresStore(Store):
             return
         if version is not None and version >= SCHEMA_VERSION:  # current, or newer and usable as it is
             return
+        deadline = time.monotonic() + self._busy_ms / 1000
+        while not self._upgrade(conn, deadline):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise StoreBusy(f"opening store {self.path!r}: upgrading schema {self.schema!r} needs its tables, which "
+                                "other processes' transactions kept using for longer than busy_timeout_s")
+            time.sleep(min(left, random.uniform(0.5, 1.5) * MIGRATION_LOCK_MS / 1000))
+
+    def _upgrade(self, conn, deadline: float) -> bool:
+        """One attempt to create or upgrade the schema (one transaction); False when a table the upgrade alters was
+        in use by another transaction for longer than :data:`MIGRATION_LOCK_MS` (rolled back: try again)."""
         conn.execute("BEGIN")
         try:
             # Bounded like a writer's wait for a namespace: a process paused or hung in the middle of creating or
             # upgrading the schema holds this lock, and an open must not wait for it forever.
-            conn.execute(f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'")
+            wait_ms = max(1, int((deadline - time.monotonic()) * 1000))
+            conn.execute(f"SET LOCAL lock_timeout = '{wait_ms}ms'")
             conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'")
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
@@ -498,21 +515,30 @@ class PostgresStore(Store):
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
             if version >= SCHEMA_VERSION:
                 conn.execute("COMMIT")
-                return
+                return True
             if version == 0:
                 exists = conn.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s",
                                       (self.schema,)).fetchone()
                 if exists is None:
                     conn.execute(self._sql("CREATE SCHEMA {s}"))
-            self._migrate(conn, version)
+            else:  # tables other processes use: give way to them (see MIGRATION_LOCK_MS)
+                conn.execute(f"SET LOCAL lock_timeout = '{min(wait_ms, MIGRATION_LOCK_MS)}ms'")
+            try:
+                self._migrate(conn, version)
+            except psycopg.errors.LockNotAvailable:
+                conn.execute("ROLLBACK")
+                return False
             conn.execute("COMMIT")
+            return True
         except BaseException:
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
             raise
 
-    def _migrate(self, conn, version: int, target: int = SCHEMA_VERSION) -> None:
-        """Run the migrations after ``version`` up to ``target`` (inside the caller's transaction)."""
+    def _migrate(self, conn, version: int, target: int | None = None) -> None:
+        """Run the migrations after ``version`` up to ``target`` (:data:`SCHEMA_VERSION` when None; inside the
+        caller's transaction)."""
+        target = SCHEMA_VERSION if target is None else target
         for step in range(version + 1, target + 1):
             for stmt in _MIGRATIONS[step]:
                 conn.execute(self._sql(stmt))
