@@ -270,6 +270,35 @@ def test_a_newer_schema_this_code_cannot_use_is_refused_by_name(tmp_path):
     db.close()
 
 
+def test_a_process_of_an_older_version_cannot_write_to_the_store_once_it_is_upgraded(tmp_path):
+    # A process of schema-2 hippo opened the file before a newer process upgraded it, and goes on writing as it did
+    # (the statements of its append and seal, as that code ran them): rows without checksums, which would make the
+    # namespace unreadable for the newer version, and no change feed. Its writes are refused, storing nothing.
+    path = tmp_path / "old.db"
+    shutil.copy(DATA / "store_v2.db", path)
+    old = sqlite3.connect(path, isolation_level=None)
+    assert old.execute("SELECT COUNT(*) FROM messages WHERE namespace = 'alpha'").fetchone() == (88,)
+    with Memory(path, namespace="alpha") as mem:  # the upgrade
+        assert mem.count() == 88
+    old.execute("BEGIN IMMEDIATE")
+    seq = old.execute("SELECT next_seq FROM namespaces WHERE name = 'alpha'").fetchone()[0]
+    cur = old.execute("INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
+                      " created_at) VALUES ('alpha', ?, 2, NULL, 'user', NULL, NULL, '{}', 1.0)", (seq,))
+    with pytest.raises(sqlite3.DatabaseError, match="upgraded by a newer version of hippo"):
+        old.execute("INSERT INTO tail(id, namespace, seq, tokens) VALUES (?, 'alpha', ?, ?)",
+                    (cur.lastrowid, seq, np.array([1, 2], dtype="<u4").tobytes()))
+    with pytest.raises(sqlite3.DatabaseError, match="upgraded by a newer version of hippo"):
+        old.execute("INSERT INTO chunks(namespace, first_seq, last_seq, n_messages, n_tokens, blob)"
+                    " VALUES ('alpha', ?, ?, 1, 2, x'00')", (seq, seq))
+    old.execute("ROLLBACK")
+    old.close()
+    with Memory(path, namespace="alpha") as mem:
+        assert mem.count() == 88 and mem.check()["ok"]
+        mem.add("written by the newer version")  # whose own rows carry their checksums
+        mem.flush()
+        assert mem.count() == 89 and mem.check()["ok"]
+
+
 def test_a_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):
     from hippo.store import sqlite as sqlite_mod
 

@@ -116,6 +116,18 @@ _SCHEMA = [
     _CHANGES_TABLE,
 ]
 
+# A process of hippo before schema 4 that opened the file before another process upgraded it goes on writing in the
+# old way: tail rows and chunks without checksums (which every later read reports as damage: the namespace, its older
+# messages included, could no longer be read) and no change feed (other processes would not see its messages).
+# Every row this code writes carries its checksum; a row without one is refused, and the old process's call fails
+# with this message, storing nothing. Created after the upgrade (the checksum columns exist by then).
+_OLD_WRITER = ("hippo: this store was upgraded by a newer version of hippo (schema 4); this process runs an older "
+               "one: upgrade it and open the store again")
+_REFUSE_OLD_WRITERS = [
+    f"CREATE TRIGGER IF NOT EXISTS {table}_checksummed BEFORE INSERT ON {table} WHEN NEW.checksum IS NULL"
+    f" BEGIN SELECT RAISE(ABORT, '{_OLD_WRITER}'); END"
+    for table in ("tail", "chunks")]
+
 # Connections a forked child inherited from its parent in the middle of a call (:meth:`SQLiteStore.drop_inherited`):
 # never used or closed in the child.
 _INHERITED: list[sqlite3.Connection] = []
@@ -510,6 +522,8 @@ class SQLiteStore(Store):
                 if version < SCHEMA_VERSION:
                     self._migrate(self._db, version)
                     version = SCHEMA_VERSION
+            for stmt in _REFUSE_OLD_WRITERS:
+                self._db.execute(stmt)
         self.version = version
         self._checked = self._fed = True
 
