@@ -20,6 +20,7 @@ from hippo import Memory
 from hippo.store.base import Change
 from hippo.base.errors import CorruptData
 from hippo.store.sqlite import COMPATIBLE_FROM, SCHEMA_VERSION, SQLiteStore
+from hippo.text import tokenizer
 
 DATA = Path(__file__).parent / "data"
 
@@ -297,6 +298,35 @@ def test_a_process_of_an_older_version_cannot_write_to_the_store_once_it_is_upgr
         mem.add("written by the newer version")  # whose own rows carry their checksums
         mem.flush()
         assert mem.count() == 89 and mem.check()["ok"]
+
+
+def test_messages_appended_without_their_change_are_read_by_the_handles_that_follow_the_feed(tmp_path):
+    # A process of schema-3 hippo (checksums, no change feed) still running on the upgraded file appends as that code
+    # did: the message, its checksummed tail row and the namespace's next_seq, and no change. A handle following the
+    # feed sees the fingerprint move with nothing in the feed: it reads the namespace again instead of missing them.
+    from hippo.store.common import tail_checksum
+
+    path = tmp_path / "s.db"
+    with Memory(path) as writer:
+        writer.add_many(_texts(4))
+    reader = Memory(path)
+    assert reader.count() == 4
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    seq = db.execute("SELECT next_seq FROM namespaces WHERE name = 'default'").fetchone()[0]
+    tokens = np.array(tokenizer.encode("the walrus arrived by the old pier"), dtype="<u4")
+    mid = db.execute("INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
+                     " created_at) VALUES ('default', ?, ?, NULL, 'user', NULL, NULL, '{}', 1.0)",
+                     (seq, int(tokens.size))).lastrowid
+    db.execute("INSERT INTO tail(id, namespace, seq, tokens, checksum) VALUES (?, 'default', ?, ?, ?)",
+               (mid, seq, tokens.tobytes(), tail_checksum("default", mid, seq, int(tokens.size), tokens.tobytes())))
+    db.execute("UPDATE namespaces SET next_seq = ? WHERE name = 'default'", (seq + 1,))
+    db.execute("COMMIT")
+    db.close()
+    assert reader.count() == 5
+    assert reader.search("walrus pier", k=1)[0].id == mid
+    assert reader.check()["ok"]
+    reader.close()
 
 
 def test_a_failed_migration_leaves_the_old_store_untouched(tmp_path, monkeypatch):

@@ -290,6 +290,11 @@ class NamespaceState:
             # deleted may start its feed at a version such a state has seen already: its creation read the epochs
             # before the deletion moved them, and the feed after that version would leave its first messages out.
             feed = store.changes(self.name, self.seen.version) if self.seen.next_seq else None
+            if feed is not None and fp.next_seq != max([self.seen.next_seq] + [c.last_seq + 1 for c in feed
+                                                                                 if c.kind == "append"]):
+                # messages were appended without their change (a process of hippo before the change feed still
+                # writing to the upgraded store): the feed does not say what changed, so read the store again
+                feed = None
             work: list[tuple[str, Any]] = []
             for kind, arg in _runs(feed or []):
                 if kind == "append":
