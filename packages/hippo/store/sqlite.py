@@ -121,7 +121,7 @@ _SCHEMA = [
 # messages included, could no longer be read) and no change feed (other processes would not see its messages).
 # Every row this code writes carries its checksum; a row without one is refused, and the old process's call fails
 # with this message, storing nothing. Created after the upgrade (the checksum columns exist by then).
-_OLD_WRITER = ("hippo: this store was upgraded by a newer version of hippo (schema 4); this process runs an older "
+_OLD_WRITER = ("hippo: this store was upgraded by a newer version of hippo; this process runs an older "
                "one: upgrade it and open the store again")
 _REFUSE_OLD_WRITERS = [
     f"CREATE TRIGGER IF NOT EXISTS {table}_checksummed BEFORE INSERT ON {table} WHEN NEW.checksum IS NULL"
