@@ -48,6 +48,31 @@ def test_cost_exponent_follows_peakedness():
         evidence.cost_exponent(flat, k=0)
 
 
+def test_peak_rank_grows_with_the_conversation_past_the_sizes_it_was_chosen_on():
+    assert [evidence.peak_rank(n) for n in (0, 1, 600, 629, 700, 1200, 6000)] == [20, 20, 20, 21, 23, 40, 200]
+    for bad in (-1, 1.5, "600", True, None):
+        with pytest.raises(InvalidInput, match="n_messages"):
+            evidence.peak_rank(bad)
+    # A history ten times longer with the same score distribution (each score held by ten messages) gets the
+    # exponent of the short one; the 21st best of the long one would read it as flatter (the ceiling).
+    rng = np.random.default_rng(3)
+    short = np.sort(rng.exponential(1.0, 600))[::-1] + 0.01
+    long = np.repeat(short, 10)
+    a_short = evidence.cost_exponent(short, k=evidence.peak_rank(short.size))
+    assert evidence.cost_exponent(long, k=evidence.peak_rank(long.size)) == pytest.approx(a_short)
+    # with a fixed k its 21st best is the short history's 3rd: a flatter reading, a larger exponent
+    fixed = evidence.cost_exponent(long, k=evidence.PEAK_K)
+    assert fixed == pytest.approx(evidence.cost_exponent(short, k=2)) and fixed > 1.3 * a_short
+
+
+def test_a_namespace_compares_the_best_score_with_the_rank_its_size_gives():
+    mem = Memory(None)
+    mem.add_many([{"text": f"note {i} about the garden and the weather"} for i in range(1300)])
+    state = mem.engine.state()
+    assert evidence._peak_k(state) == evidence.peak_rank(1300) == 43
+    mem.close()
+
+
 def test_packing_order_is_rank_order_without_cost_and_value_per_token_with_it():
     scores = [3.0, 2.0, 2.0, 1.0]
     costs = [100, 10, 50, 1]

@@ -19,7 +19,8 @@ score distribution and from the conversation itself.
 * **Cost.** A message costs ``tokens ** a``; ``a`` is how much the question's ranking leaves to chance. When the
   scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
   length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
-  ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``. The ceiling is
+  ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``, k growing with the
+  conversation past the sizes it was chosen on (:func:`peak_rank`). The ceiling is
   ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose role's median message is than
   the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
   length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
@@ -73,10 +74,15 @@ from hippo.engine.state import NamespaceState
 from hippo.index.coindex import ROLES, Scored
 from hippo.text import directives, tokenizer
 
-__all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "packing_order", "fused_scores", "shortlist",
-           "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions"]
+__all__ = ["verbosity_prior", "verbosity_ratio", "cost_exponent", "peak_rank", "packing_order", "fused_scores",
+           "shortlist", "order", "standing_rows", "standing_weights", "with_standing", "session_lift", "with_sessions"]
 
-PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th
+PEAK_K = 20            # peakedness compares the best score with the (PEAK_K + 1)-th ...
+# ... in a conversation of up to PEAK_SPAN messages (the sizes PEAK_K was chosen on: BEAM's and LoCoMo's
+# conversations hold 188-680), and with the same share of a longer one (:func:`peak_rank`): the 21st best of a history
+# ten times longer is close to the best only because ten times more messages match some of the question's words, and
+# a fixed rank would read the same question as ever flatter, packing ever shorter lines, as the history grows.
+PEAK_SPAN = 600
 MAX_EXPONENT = 0.4     # cost exponent ceiling where speakers write alike (chosen on the odd half, docs/retrieval.md)
 
 
@@ -240,6 +246,18 @@ def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
     return cache[1], cache[2], cache[3]
 
 
+def peak_rank(n_messages: int) -> int:
+    """The rank whose score peakedness compares with the best (:func:`cost_exponent`'s ``k``) in a namespace of
+    ``n_messages``: :data:`PEAK_K`, and past :data:`PEAK_SPAN` messages the same share of them."""
+    if isinstance(n_messages, bool) or not isinstance(n_messages, (int, np.integer)) or n_messages < 0:
+        raise InvalidInput(f"n_messages must be an int >= 0, got {n_messages!r}")
+    return max(PEAK_K, int(round(PEAK_K * int(n_messages) / PEAK_SPAN)))
+
+
+def _peak_k(state: NamespaceState) -> int:
+    return peak_rank(len(state.index))
+
+
 def _first_copies(digests: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Rows (ascending) of the first message of each text in each group: the copies' digests are equal."""
     if digests.size == 0:
@@ -279,7 +297,7 @@ def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budge
     if rows.size == 0:
         return rows, scores, 0.0
     prior = prior_of(state, rows)
-    a = cost_exponent(scores, ratio=_verbosity(state)[2])
+    a = cost_exponent(scores, ratio=_verbosity(state)[2], k=_peak_k(state))
     est = _estimated_costs(state, rows)
     keyed = packing_order(scores, est, prior, a)
     if excluded is not None and excluded.size:
@@ -306,7 +324,7 @@ def order(state: NamespaceState, ids: list[int], rel: dict[int, float], by_id: d
     costs = np.fromiter((pack.line_cost(by_id[k]) for k in ids), dtype=np.float64, count=len(ids))
     rows = np.fromiter((idx.row_of[k] for k in ids), dtype=np.int64, count=len(ids))
     prior = prior_of(state, rows)
-    a = exponent if exponent is not None else cost_exponent(scores, ratio=_verbosity(state)[2])
+    a = exponent if exponent is not None else cost_exponent(scores, ratio=_verbosity(state)[2], k=_peak_k(state))
     return [ids[j] for j in packing_order(scores, costs, prior, a).tolist()]
 
 
