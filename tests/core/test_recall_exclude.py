@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -17,6 +18,7 @@ from hippo import Memory
 from hippo.base.errors import InvalidInput
 from hippo.engine import evidence
 from hippo.engine import pack as pack_mod
+from hippo.text.vocab import text_stems, vocab
 
 WORDS = ("trip japan kyoto sister vegetarian budget flight osaka train hotel station tokyo food pack april passport "
          "shellfish cello lesson teacher lisbon commute tram river beagle pixel slippers novel lighthouse tap kitchen "
@@ -227,41 +229,88 @@ def _described(units):
     return [{k: v for k, v in u.items() if k not in ("event_start", "event_end")} for u in units]
 
 
+def _shows_only(unit, texts, shown) -> None:
+    """A unit's text is made of messages it lists and ``shown`` does not hold: a semantic is a sentence of its first
+    message, a theme its terms (stems of its messages' words) and the sentence of one of them."""
+    kept = [texts[m] for m in unit["message_ids"] if m not in shown]
+    stems = {vocab().stems[k] for t in kept for k in text_stems(t).tolist()}
+    if unit["level"] == "semantic":
+        sentence = unit["text"].split(": ", 1)[1]
+        assert unit["message_ids"][0] not in shown and sentence in texts[unit["message_ids"][0]], unit
+        return
+    terms, _, sentence = unit["text"].partition(" — ")
+    if not sentence:
+        terms, sentence = "", terms
+    assert any(sentence.split(": ", 1)[1] in t for t in kept), unit
+    for term in filter(None, terms.split(", ")):
+        assert term in stems, (term, unit)
+
+
 @pytest.mark.parametrize("mode", ["units", "stage1", "stage2", "full"])
-def test_units_do_not_list_excluded_messages(mode):
-    # the units guiding a top-down recall are chosen as without exclude: they are that recall's units with the
-    # excluded messages removed, those left with none not listed
+def test_units_do_not_list_or_show_excluded_messages(mode):
+    # the units guiding a top-down recall never list an excluded message, and their texts show none: a semantic
+    # quoting one is no candidate, a theme is summed up by its other semantics
     mem = Memory(None, config={"hierarchy": {"recall": mode}, "decay": {"reinforce_on_recall": False}})
     try:
         mem.add_many(conversation())
         mem.consolidate()
+        texts = {m.id: m.text for m in mem.list()}
         rng = random.Random(3)
-        trimmed = dropped = 0
+        listed_any = 0
         for q, budget in questions(n=60):
             for flt in (None, {"role": "user"}):
                 plain = mem.recall(q, budget_tokens=budget, filter=flt)
                 listed = sorted({m for u in plain.units for m in u["message_ids"]})
                 if not listed:
                     continue
+                for u in plain.units:
+                    _shows_only(u, texts, set())
                 # what the model already has: the recalled messages, a unit's messages whole, a share of the rest
                 shown = {m.id for m in plain.messages} | set(rng.choice(plain.units)["message_ids"])
                 shown |= set(rng.sample(listed, len(listed) // 3))
                 got = mem.recall(q, budget_tokens=budget, filter=flt, exclude=shown)
-                want = _without(plain.units, shown)
-                assert _described(got.units) == _described(want), (q, flt)
-                before = {(u["level"], u["id"]): u for u in plain.units}
-                for g in got.units:  # a unit's event span is that of the messages it lists
-                    p = before[g["level"], g["id"]]
-                    if g["message_ids"] == p["message_ids"]:
-                        assert (g["event_start"], g["event_end"]) == (p["event_start"], p["event_end"])
-                    else:
-                        trimmed += 1
-                        if p["event_start"] is not None and g["event_start"] is not None:
-                            assert p["event_start"] <= g["event_start"] <= g["event_end"] <= p["event_end"]
-                dropped += len(want) < len(plain.units)
-        assert trimmed and dropped
+                assert not shown & {m.id for m in got.messages}
+                for u in got.units:
+                    assert u["message_ids"] and not shown & set(u["message_ids"]), (q, u)
+                    _shows_only(u, texts, shown)
+                listed_any += bool(got.units)
+        assert listed_any > 30
     finally:
         mem.close()
+
+
+def test_a_theme_is_summed_up_without_the_excluded_messages():
+    # one message of a theme about kayaks is excluded: the theme's summary (its terms and its central sentence)
+    # read the theme's other semantics, and no semantic quoting the excluded message is listed
+    items = []
+    t = T0
+    fill = "weather lunch traffic meeting email printer coffee parking laundry groceries podcast movie".split()
+    rng = random.Random(2)
+    for s in range(12):
+        t += timedelta(days=2)
+        for i in range(12):
+            t += timedelta(minutes=5)
+            a, b, c = rng.sample(fill, 3)
+            text = f"The {a} and the {b} were fine, then {c}."
+            if s == 0 and i == 5:
+                text = "I moored the kayak at the marina near the old pier."
+            elif s in (3, 6, 9) and i == 7:
+                text = f"My kayak paddle broke on trip {s}."
+            items.append({"text": text, "speaker": "Ann", "session_id": f"s{s}", "timestamp": t})
+    for mode in ("stage2", "full", "evidence"):
+        mem = Memory(None, config={"hierarchy": {"recall": mode}, "decay": {"reinforce_on_recall": False}})
+        try:
+            ids = [m.id for m in mem.add_many(items)]
+            mem.consolidate()
+            texts = {m.id: m.text for m in mem.list()}
+            for budget in (60, 300):
+                got = mem.recall("kayak marina pier", budget_tokens=budget, exclude=[ids[5]])
+                assert got.units and ids[5] not in {m.id for m in got.messages}
+                for u in got.units:
+                    assert not {"mo", "moor", "mar", "marina", "near", "old", "pier"} & set(re.findall(r"\w+", u["text"].lower())), u
+                    _shows_only(u, texts, {ids[5]})
+        finally:
+            mem.close()
 
 
 def test_units_of_an_evidence_recall_do_not_list_excluded_messages():

@@ -179,7 +179,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
             rep_themes.update(life.hier.themes.theme_of[sid] for sid, _ in sem_sel
                               if sid in life.hier.themes.theme_of)
             sem_sel = sem_top
-        units = _unit_records(life, sem_sel, theme_sel, rel)
+        units = _unit_records(life, sem_sel, theme_sel, rel, excluded)
         _event_spans(state, units)  # derived units carry the event time span of their messages
         by_id.update(_linked_pieces(state, life, sem_sel, by_id, pred, ask))
         for k in excluded:  # Stage II and the episodes fill the budget with the others
@@ -199,7 +199,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
     if mode == "evidence" and hier is not None and messages:
-        units = _units_of(state, life, [m.id for m in messages], rel)
+        units = _units_of(state, life, [m.id for m in messages], rel, excluded)
     if units and (pred is not None or ask.scope.filters):
         units = _admitted_units(state, units, pred, ask)
     if units and excluded:
@@ -225,10 +225,11 @@ def excluded_rows(idx: Any, excluded: frozenset[int]) -> np.ndarray | None:
     return np.sort(np.asarray(rows, dtype=np.int64)) if rows else None
 
 
-def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[int, float]
-              ) -> list[dict[str, Any]]:
+def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[int, float],
+              excluded: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
     """The units already built over the messages a context includes (the evidence packer selects messages; the
-    hierarchy still says what they belong to). Nothing is consolidated for this: CURRENT messages have no units."""
+    hierarchy still says what they belong to), but those whose text shows a message of ``excluded``. Nothing is
+    consolidated for this: CURRENT messages have no units."""
     h = life.hier
     score: dict[int, float] = {}
     quoted = [h.msg_semantics.get(m) for m in included]
@@ -239,7 +240,7 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
             e = h.episodes.get(episode_of[m])
             sids = e.semantic_ids if e is not None else ()
         for sid in sids:
-            if sid in h.semantics:
+            if sid in h.semantics and not h.quotes(sid, excluded):
                 score[sid] = max(score.get(sid, 0.0), rel.get(m, 0.0))
     sems = sorted(score.items(), key=lambda x: (-x[1], x[0]))[: life.hcfg.stage1_semantics]
     themes: dict[int, float] = {}
@@ -247,7 +248,7 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
         t = h.themes.theme_of.get(sid)
         if t is not None:
             themes[t] = max(themes.get(t, 0.0), sc)
-    units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel)
+    units = _unit_records(life, sems, sorted(themes.items(), key=lambda x: (-x[1], x[0])), rel, excluded)
     _event_spans(state, units)
     return units
 
@@ -402,14 +403,22 @@ def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str,
 
 
 def _unit_records(life: Life, sems: list[tuple[int, float]], themes: list[tuple[int, float]],
-                  rel: dict[int, float]) -> list[dict[str, Any]]:
+                  rel: dict[int, float], excluded: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
+    """The units' records. Their texts show no message of ``excluded``: a theme's summary is made of its other
+    semantics, a semantic whose text shows one (:meth:`Hierarchy.quotes`) is not listed, nor a theme none
+    of whose semantics is left."""
     h = life.hier
     out = []
     for t, score in themes:
-        out.append({"id": int(t), "level": "theme", "text": h.theme_summary(t), "score": score,
+        text = h.theme_summary(t, without=excluded)
+        if excluded and not text:
+            continue
+        out.append({"id": int(t), "level": "theme", "text": text, "score": score,
                     "message_ids": h.theme_messages(t)})
     for sid, score in sems:
         sem = h.semantics[sid]
+        if h.quotes(sid, excluded):
+            continue
         out.append({"id": int(sid), "level": "semantic", "text": sem.text, "score": score,
                     "message_ids": list(sem.message_ids), "episode_ids": list(sem.episode_ids)})
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Collection, Iterable
 
 import numpy as np
 
@@ -510,12 +510,21 @@ class Hierarchy:
         e.summary_spans = spans
 
     # -- reading --------------------------------------------------------------------------------------------
-    def theme_summary(self, t: int, max_terms: int = 6) -> str:
-        """Offline theme summary: its most characteristic terms and its most central semantic."""
-        got = self._theme_summary.get(t)
+    def quotes(self, sid: int, ids: Collection[int]) -> bool:
+        """Whether semantic ``sid``'s text shows any message of ``ids``: an offline fact is the verbatim sentence of
+        its first source message, an LLM-written one may restate any of its messages (as when they are deleted)."""
+        s = self.semantics[sid]
+        if not ids or not s.message_ids:
+            return False
+        return any(m in ids for m in s.message_ids) if s.llm else s.message_ids[0] in ids
+
+    def theme_summary(self, t: int, max_terms: int = 6, without: Collection[int] = frozenset()) -> str:
+        """Offline theme summary: its most characteristic terms and its most central semantic; with ``without``
+        (message ids), of the member semantics whose text shows none of them ("" when none is left)."""
+        got = self._theme_summary.get(t) if not without else None
         if got is not None:
             return got
-        members = [s for s in self.themes.members[t] if s in self.semantics]
+        members = [s for s in self.themes.members[t] if s in self.semantics and not self.quotes(s, without)]
         if not members:
             return ""
         weight: Counter[int] = Counter()
@@ -529,7 +538,8 @@ class Hierarchy:
         codes = self.sem_codes.codes[members]
         central = members[int(np.argmax(similarity(self.themes.codes.codes[t], codes, self.bits)))]
         text = f"{', '.join(top)} — {self.semantics[central].text}" if top else self.semantics[central].text
-        self._theme_summary[t] = text
+        if not without:
+            self._theme_summary[t] = text
         return text
 
     def theme_messages(self, t: int) -> list[int]:
