@@ -363,3 +363,32 @@ def test_without_stage_two_exclusion_is_the_order_without_the_excluded_messages(
                 _reference(mem, monkeypatch, q, budget, shown)
     finally:
         mem.close()
+
+
+@pytest.mark.parametrize("mode", ["stage2", "full"])
+def test_stage_two_is_guided_by_units_of_what_the_context_can_include(mode):
+    # Stage II spends the budget on what its semantics support: the semantics guiding it are chosen through the
+    # messages the context can include, so excluding messages frees their slots for others (stage1_semantics of
+    # them whenever the recall without exclude had as many) instead of leaving them to units of excluded messages
+    mem = Memory(None, config={"hierarchy": {"recall": mode}, "decay": {"reinforce_on_recall": False}})
+    slots = mem.config.hierarchy.stage1_semantics
+    try:
+        mem.add_many(conversation())
+        mem.consolidate()
+        texts = {m.id: m.text for m in mem.list()}
+        full = 0
+        for q, budget in questions(n=60):
+            plain = mem.recall(q, budget_tokens=budget)
+            sems = [u for u in plain.units if u["level"] == "semantic"]
+            if len(sems) < slots:
+                continue
+            full += 1
+            shown = {m.id for m in plain.messages} | {u["message_ids"][0] for u in sems[: slots // 2]}
+            got = mem.recall(q, budget_tokens=budget, exclude=shown)
+            listed = [u for u in got.units if u["level"] == "semantic"]
+            assert len(listed) == slots, (q, len(listed))
+            for u in got.units:
+                _shows_only(u, texts, shown)
+        assert full > 30
+    finally:
+        mem.close()

@@ -130,7 +130,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
 
     The messages of ``excluded`` (ids) are ranked as any other and only left out where the context is filled: the
     selection skips them and the budget goes to the next candidates, so a recall excluding nothing is the recall
-    it was, and one excluding messages is that recall without them, refilled."""
+    it was, and one excluding messages is that recall without them, refilled. Stage II's semantics are chosen
+    through the messages the context can include (:func:`_stage1`), since they direct its budget."""
     cfg = state.config
     hc, dc = cfg.hierarchy, cfg.decay
     hier = life.hier if life is not None else None
@@ -171,7 +172,10 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         if life.hier.external_codes is not None and state.host.embed is not None:
             # units carry embedding codes: compare them with the query's embedding code, not its terms'
             sc.qcode = embedding_code(state, ask)
-        sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant)
+        # Stage II spends the budget on what the selected units support: they are chosen through the messages the
+        # context can include; without it, the episodes of the units chosen as without ``excluded`` fill it
+        sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant,
+                                              excluded if mode in ("stage2", "full") else frozenset())
         rep_themes: set[int] = set()
         if mode == "full":
             # Stage I's representatives steer Stage II towards uncovered themes; support stays relevance-led
@@ -346,9 +350,11 @@ def _decay_adjust(life: Life, rel: dict[int, float], include_dormant: bool, cue)
     return out
 
 
-def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str,
-            include_dormant: bool) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
-    """Candidate semantics and themes, then representative selection (Stage I) or plain top-k."""
+def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str, include_dormant: bool,
+            excluded: frozenset[int] = frozenset()) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+    """Candidate semantics and themes, then representative selection (Stage I) or plain top-k. A semantic whose
+    text shows a message of ``excluded`` is no candidate, and the others are supported by the messages not
+    excluded: a unit covers the question through what the context can include."""
     h = life.hier
     hc = life.hcfg
     flat = sorted(rel, key=lambda k: -rel[k])[:_FLAT_POOL]
@@ -360,6 +366,9 @@ def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str,
         slots, dist = h.sem_codes.top(sc.qcode, hc.candidate_semantics)
         for sid in slots.tolist():
             cand.setdefault(sid, 0.0)
+    if excluded:
+        cand = {sid: v for sid, v in cand.items()
+                if not h.quotes(sid, excluded) and any(m not in excluded for m in h.semantics[sid].message_ids)}
     if not cand:
         return [], [], []
     sids = list(cand)
@@ -367,7 +376,7 @@ def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str,
                else np.zeros(len(sids)))
     for sid, cs in zip(sids, codesim.tolist()):
         sem = h.semantics[sid]
-        support = max((rel.get(m, 0.0) for m in sem.message_ids), default=0.0)
+        support = max((rel.get(m, 0.0) for m in sem.message_ids if m not in excluded), default=0.0)
         cand[sid] = 0.55 * support + 0.35 * sc.coverage(sem.terms) + 0.10 * max(0.0, cs)
     if life.dcfg.enabled and not include_dormant:
         st = life.unit_strength("semantic", sids)
