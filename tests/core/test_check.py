@@ -550,3 +550,49 @@ def test_a_namespace_column_that_is_not_text_is_reported_not_raised(tmp_path) ->
         report = mem.check()
     assert not report["ok"] and "file" in report["damaged"]
     assert any("namespaces could not be listed" in d and "not UTF-8" in d for d in report["file"]["damaged"])
+
+
+def test_repair_of_a_namespace_rebuilt_in_the_background_returns(tmp_path) -> None:
+    # a namespace past SYNC_ROWS is rebuilt in a background thread that reads under the handle's lock: repair waits
+    # for it without holding that lock (it held it, and waited forever); in a process of its own, so that a repair
+    # that never returns fails the test instead of hanging it
+    code = ("import sys; from hippo import Memory; from hippo.engine import state; state.SYNC_ROWS = 16; "
+            "texts = sys.argv[2:]; m = Memory(sys.argv[1]); "
+            "m.add_many([{'text': t, 'speaker': 'Ann', 'session_id': f's{i // 10}'} for i, t in enumerate(texts)]); "
+            "r = m.check(repair=True); assert r['ok'], r['damaged']; "
+            "assert r['namespaces']['default']['index']['verified'] == len(texts); "
+            "assert [it.text for it in m.list()] == texts and m.search('ferry island', k=3); m.close()")
+    try:
+        subprocess.run([sys.executable, "-c", code, str(tmp_path / "big.db"), *TEXTS], check=True, timeout=120,
+                       env=ENV)
+    except subprocess.TimeoutExpired:
+        pytest.fail("check(repair=True) did not return")
+
+def test_repairs_in_a_loop_let_another_thread_write_and_recall(tmp_path) -> None:
+    # one thread repairs again and again; another thread's calls on the same handle go in between its steps (they
+    # waited for every repair, and a repair started right after the last one took the lock first: never)
+    import threading
+
+    with Memory(tmp_path / "c.db") as mem:
+        mem.add_many([{"text": t, "speaker": "Ann", "session_id": f"s{i // 10}"} for i, t in enumerate(TEXTS)])
+        started, done = threading.Event(), threading.Event()
+        rounds: list[dict] = []
+
+        def repair() -> None:
+            while not done.is_set() and len(rounds) < 200:
+                rounds.append(mem.check(repair=True))
+                started.set()
+
+        t = threading.Thread(target=repair, daemon=True)
+        t.start()
+        started.wait(120)  # the repairs are running
+        added = [mem.add(f"note {k} about the ferry timetable", speaker="Bob").id for k in range(5)]
+        recalled = mem.recall("ferry timetable", budget_tokens=400)
+        done.set()
+        t.join(120)
+        assert not t.is_alive()
+        assert len(rounds) < 200, "the other thread's calls waited for every repair"
+        assert all(r["ok"] for r in rounds)
+        assert set(added) <= {m.id for m in recalled.messages} | {m.id for m in mem.list()}
+        assert [it.text for it in mem.list()] == TEXTS + [f"note {k} about the ferry timetable" for k in range(5)]
+        assert mem.check()["ok"]

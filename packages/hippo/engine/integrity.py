@@ -22,6 +22,10 @@ Messages, their tokens and metadata are the data; damage to them is reported (wi
 (``REINDEX``), namespace rows, embedding codes (dropped, recomputed by the next load when an ``embed`` function is
 configured), unit snapshots (dropped and rebuilt from the messages; a damaged strength snapshot loses its access
 records, which nothing else holds) and the in-memory co-index.
+
+A check holds the handle's write lock one step at a time (the file, then per namespace its rows, the comparison of
+its co-index, the save of what was rebuilt), so the handle's other calls proceed between steps, and waits for a
+follower rebuilt in the background between them.
 """
 
 from __future__ import annotations
@@ -67,6 +71,8 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
 
     report: dict[str, Any] = {"path": store.path, "read_only": store.read_only,
                               "schema_version": getattr(store, "version", None), "repair": repair}
+    # Each step takes the write lock on its own, so that the handle's other calls proceed between steps; waiting
+    # for a follower rebuilt in the background happens between them (the rebuild reads under the lock).
     with rt.lock.write():
         problems = store.integrity_check()
         file_section = _section("integrity_check", problems)
@@ -80,21 +86,21 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
             else None
         report["wal"] = {"verified": wal_report, "damaged": [wal_report] if wal_report and wal_report["damaged"]
                          else [], "rebuilt": []}
-        report["namespaces"] = {}
+    report["namespaces"] = {}
+    try:
+        names = store.all_namespaces()
+    except CorruptData as exc:  # a namespace column damaged in a table itself: reported, not raised
+        names = []
+        file_section["damaged"].append(f"the namespaces could not be listed: {exc}")
+        file_section["rebuilt"].clear()
+    for name in names:
         try:
-            names = store.all_namespaces()
-        except CorruptData as exc:  # a namespace column damaged in a table itself: reported, not raised
-            names = []
-            file_section["damaged"].append(f"the namespaces could not be listed: {exc}")
-            file_section["rebuilt"].clear()
-        for name in names:
-            try:
-                report["namespaces"][name] = _check_namespace(ns.sibling(name), check_tokens, repair)
-            except HippoError as exc:
-                if isinstance(exc, ReadOnlyError):
-                    raise
-                # rows so damaged that they cannot even be listed (a text column that is not UTF-8, say)
-                report["namespaces"][name] = {"messages": _section(0, [{"problem": str(exc)}])}
+            report["namespaces"][name] = _check_namespace(ns.sibling(name), check_tokens, repair)
+        except HippoError as exc:
+            if isinstance(exc, ReadOnlyError):
+                raise
+            # rows so damaged that they cannot even be listed (a text column that is not UTF-8, say)
+            report["namespaces"][name] = {"messages": _section(0, [{"problem": str(exc)}])}
     unrepaired = []
     if report["file"]["damaged"] and not report["file"]["rebuilt"]:
         unrepaired.append("file")
@@ -110,6 +116,19 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
 
 
 def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, Any]:
+    rt = view.rt
+    store = rt.store
+    name = view.name
+    with rt.lock.write():  # the rows verified and their derived rows repaired in one step
+        out, dropped = _check_rows(view, check_tokens, repair)
+    if dropped:
+        rt.drop(name)  # forget state loaded from them (its background rebuilds read under the lock: not held here)
+    return _check_index(view, out, repair)
+
+
+def _check_rows(view: Namespace, check_tokens, repair: bool) -> tuple[dict[str, Any], bool]:
+    """The sections of one namespace's stored rows and snapshots, repaired where derived; and whether damaged
+    snapshots were dropped. Caller holds the write lock."""
     rt = view.rt
     store = rt.store
     name = view.name
@@ -143,12 +162,20 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
         except (CorruptData, KeyError, ValueError, TypeError, AttributeError) as exc:
             snaps["damaged"].append({"snapshot": kind, "problem": str(exc)})
     out["snapshots"] = snaps
-    if repair and snaps["damaged"]:
+    dropped = bool(repair and snaps["damaged"])
+    if dropped:
         for d in snaps["damaged"]:
             store.drop_units(name, d["snapshot"])
-        rt.drop(name)  # forget state loaded from them; rebuilt below from the messages
         snaps["rebuilt"].append("damaged snapshot(s) dropped; rebuilt from the messages")
+    return out, dropped
 
+
+def _check_index(view: Namespace, out: dict[str, Any], repair: bool) -> dict[str, Any]:
+    """The co-index of one namespace compared with its rows (rebuilt with ``repair``), and its derived state saved
+    again when repaired. Takes the write lock for what it changes; waits for background rebuilds without it."""
+    rt = view.rt
+    store = rt.store
+    name = view.name
     out["index"] = _section(0)
     if any(out[part]["damaged"] for part in DATA):
         out["index"]["damaged"].append({"problem": "not rebuilt: the namespace holds damaged messages"})
@@ -159,23 +186,25 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
         # The rows and the fingerprint are read in one snapshot, and a co-index is compared with them only when it
         # reflects that very fingerprint: other processes may write while this runs, and rows read a moment before
         # (or after) the co-index caught up would differ from it without anything being damaged.
+        # Both comparisons hold the write lock: the handle's own writes would change the co-index under them.
         rows, fp = _rows_at(store, name)
         cached = rt.state(name)
-        if cached.index is not None and cached.seen == fp:
-            drift = _drift(cached.index, rows)
-            if drift:
-                out["index"]["damaged"].append({"problem": drift})
-                rt.drop(name)
+        with rt.lock.write():
+            drift = _drift(cached.index, rows) if cached.index is not None and cached.seen == fp else None
+        if drift:
+            out["index"]["damaged"].append({"problem": drift})
+            rt.drop(name)
         for _ in range(_CHECK_TRIES):
             state = view.state()
-            if state.seen == fp:
-                break
+            with rt.lock.write():
+                if state.seen == fp:
+                    out["index"]["verified"] = len(state.index)
+                    drift = _drift(state.index, rows)
+                    break
             rows, fp = _rows_at(store, name)
         else:
             raise StoreBusy(f"namespace {name!r} changed during each of {_CHECK_TRIES} reads: its co-index could not "
                             "be compared with the store; check again when fewer writers are busy")
-        out["index"]["verified"] = len(state.index)
-        drift = _drift(state.index, rows)
         if drift:
             raise CorruptData(f"a freshly built co-index disagrees with the store: {drift}")
     except HippoError as exc:
@@ -185,7 +214,7 @@ def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, A
         out["index"]["rebuilt"].append("co-index rebuilt from the store")
     if repair and state.writable:
         if state.lifecycle_active:
-            state.life()  # loaded from a sound snapshot, or rebuilt from the messages
+            state.life()  # loaded from a sound snapshot, or rebuilt from the messages (in the background)
         with rt.lock.write():
             state.save_derived(force=True)
     return out
