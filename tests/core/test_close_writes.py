@@ -76,6 +76,16 @@ def test_close_after_a_few_adds_writes_no_snapshot_and_the_next_open_holds_the_s
         assert again.count() == 403 and again.search("Denver", k=1)[0].text.startswith("I moved to Denver")
 
 
+def _assert_saved_for_every_message(path, written, held) -> None:
+    """The close wrote the index and lifecycle snapshots, and the next open loads a snapshot that covers every message
+    and holds what the closing handle held."""
+    assert written.get(persist.INDEX) and written.get(persist.LIFE)
+    with Memory(path) as again:
+        state = again.engine.state()
+        assert state.saved[persist.INDEX] == state.seen.version  # the snapshot covers every message
+        assert _derived(again) == held
+
+
 def test_close_saves_as_before_when_more_changed(tmp_path, monkeypatch):
     path = tmp_path / "m.db"
     _base(path)
@@ -89,11 +99,7 @@ def test_close_saves_as_before_when_more_changed(tmp_path, monkeypatch):
         mem.add_many(_corpus(3, seed=11))
         held = _derived(mem)
         written = _spy(mem)
-    assert written.get(persist.INDEX) and written.get(persist.LIFE)
-    with Memory(path) as again:
-        state = again.engine.state()
-        assert state.saved[persist.INDEX] == state.seen.version  # the snapshot covers every message
-        assert _derived(again) == held
+    _assert_saved_for_every_message(path, written, held)
 
 
 def test_close_saves_when_the_few_appended_messages_are_long(tmp_path):
@@ -110,8 +116,4 @@ def test_close_saves_when_the_few_appended_messages_are_long(tmp_path):
         mem.add_many(long)
         held = _derived(mem)
         written = _spy(mem)
-    assert written.get(persist.INDEX) and written.get(persist.LIFE)
-    with Memory(path) as again:
-        state = again.engine.state()
-        assert state.saved[persist.INDEX] == state.seen.version  # the snapshot covers every message
-        assert _derived(again) == held
+    _assert_saved_for_every_message(path, written, held)
