@@ -69,7 +69,14 @@ def test_a_namespace_compares_the_best_score_with_the_rank_its_size_gives():
     mem = Memory(None)
     mem.add_many([{"text": f"note {i} about the garden and the weather"} for i in range(1300)])
     state = mem.engine.state()
-    assert evidence._peak_k(state) == evidence.peak_rank(1300) == 43
+    assert evidence.peak_rank(1300) == 43
+    ratio = evidence._verbosity(state)[2]
+    scores = 1.0 / np.arange(1, 101)  # 100 positive candidates: read at the 44th
+    assert evidence._exponent(state, scores) == pytest.approx(evidence.cost_exponent(scores, ratio=ratio, k=43))
+    few = np.r_[scores[:30], np.zeros(10)]  # 30 positive: read at the last of them, not packed in rank order
+    expected = evidence.cost_exponent(few, ratio=ratio, k=29)
+    assert expected > 0 and evidence._exponent(state, few) == pytest.approx(expected)
+    assert evidence._exponent(state, np.r_[scores[:20], np.zeros(30)]) == 0.0  # at most 20: rank order, as ever
     mem.close()
 
 

@@ -254,8 +254,15 @@ def peak_rank(n_messages: int) -> int:
     return max(PEAK_K, int(round(PEAK_K * int(n_messages) / PEAK_SPAN)))
 
 
-def _peak_k(state: NamespaceState) -> int:
-    return peak_rank(len(state.index))
+def _exponent(state: NamespaceState, scores: np.ndarray) -> float:
+    """:func:`cost_exponent` of a question's candidate scores in this namespace, at the rank :func:`peak_rank` gives
+    its size. A question with fewer positive candidates than that rank (a selective one, or a candidate list cut at
+    ``candidate_limit`` in a very long history) is read at its last positive candidate, the flattest reading there is;
+    only one with at most :data:`PEAK_K` of them is packed in rank order, however long the history."""
+    s = np.asarray(scores, dtype=np.float64)
+    positive = int(np.count_nonzero(np.isfinite(s) & (s > 0)))
+    k = min(peak_rank(len(state.index)), max(PEAK_K, positive - 1))
+    return cost_exponent(s, ratio=_verbosity(state)[2], k=k)
 
 
 def _first_copies(digests: np.ndarray, groups: np.ndarray) -> np.ndarray:
@@ -297,7 +304,7 @@ def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budge
     if rows.size == 0:
         return rows, scores, 0.0
     prior = prior_of(state, rows)
-    a = cost_exponent(scores, ratio=_verbosity(state)[2], k=_peak_k(state))
+    a = _exponent(state, scores)
     est = _estimated_costs(state, rows)
     keyed = packing_order(scores, est, prior, a)
     if excluded is not None and excluded.size:
@@ -324,7 +331,7 @@ def order(state: NamespaceState, ids: list[int], rel: dict[int, float], by_id: d
     costs = np.fromiter((pack.line_cost(by_id[k]) for k in ids), dtype=np.float64, count=len(ids))
     rows = np.fromiter((idx.row_of[k] for k in ids), dtype=np.int64, count=len(ids))
     prior = prior_of(state, rows)
-    a = exponent if exponent is not None else cost_exponent(scores, ratio=_verbosity(state)[2], k=_peak_k(state))
+    a = exponent if exponent is not None else _exponent(state, scores)
     return [ids[j] for j in packing_order(scores, costs, prior, a).tolist()]
 
 
