@@ -572,13 +572,13 @@ def find(text: str, now: float | None, offset: float | None = None) -> list[Time
 
 
 # A question's period is read as before the days reaching back, the weeks after next, the weekdays since or by and
-# the thirds of a month, the day after tomorrow and the counts from a day were read in messages: "in the last week"
-# asked is the calendar week before the memory's latest message, "over the past few months", "since Tuesday" and
-# "mid-March" no period. Recall is measured with these windows; reading those phrases in questions is a change of
-# ranking of its own.
+# the thirds of a month were read in messages: "in the last week" asked is the calendar week before the memory's
+# latest message, "over the past few months", "since Tuesday" and "mid-March" no period. Recall is measured with
+# these windows; reading those phrases in questions is a change of ranking of its own. "The day after tomorrow" and
+# the counts from a day ("two weeks from today", "a week from Friday") are read as in messages: read by their last
+# word, they named the wrong day ("today"), and no development question holds one.
 _QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
-                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month", "dayafter",
-                                   "from_day")]
+                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month")]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
