@@ -50,3 +50,96 @@ def test_a_question_finds_what_happens_on_the_day_it_counts_to(question, want):
         mem.add("Today was calm, nothing planned.", speaker="Maya", timestamp=MAY_10)
         hits = mem.search(question, k=3)
         assert hits and want in hits[0].text
+
+
+# The asker's calendar: in a store whose messages keep their offset from UTC, a question's days are those of the
+# calendar the latest message was said on, and a message is said in them from that calendar's midnights.
+# 23:30 on Friday 3 March 2023 in New York (UTC-05:00) is 04:30 UTC on Saturday 4 March; 23:30 on Sunday 5 March in
+# New York is 04:30 UTC on Monday 6 March; 08:00 on Saturday 4 March in Tokyo (UTC+09:00) is 23:00 UTC on 3 March.
+NY_LATE_FRIDAY = datetime.fromisoformat("2023-03-03T23:30:00-05:00").timestamp()
+NY_LATE_SUNDAY = datetime.fromisoformat("2023-03-05T23:30:00-05:00").timestamp()
+TOKYO_MORNING = datetime.fromisoformat("2023-03-04T08:00:00+09:00").timestamp()
+H = 3600
+
+
+@pytest.mark.parametrize("question, now, offset, days", [
+    ("What did I do yesterday?", NY_LATE_FRIDAY, -5 * H, ((2023, 3, 2), (2023, 3, 3))),
+    ("What did I do this morning?", NY_LATE_FRIDAY, -5 * H, ((2023, 3, 3), (2023, 3, 4))),
+    ("What will I do tomorrow?", NY_LATE_FRIDAY, -5 * H, ((2023, 3, 4), (2023, 3, 5))),
+    ("What did I do last week?", NY_LATE_SUNDAY, -5 * H, ((2023, 2, 20), (2023, 2, 27))),  # asked on a Sunday
+    ("What did I do last Friday?", NY_LATE_SUNDAY, -5 * H, ((2023, 3, 3), (2023, 3, 4))),
+    ("What did I do yesterday?", TOKYO_MORNING, 9 * H, ((2023, 3, 3), (2023, 3, 4))),
+    ("What is on the day after tomorrow?", TOKYO_MORNING, 9 * H, ((2023, 3, 6), (2023, 3, 7))),
+    # UTC's calendar without an offset, as before
+    ("What did I do yesterday?", NY_LATE_FRIDAY, None, ((2023, 3, 3), (2023, 3, 4))),
+    ("What did I do last week?", NY_LATE_SUNDAY, None, ((2023, 2, 27), (2023, 3, 6))),
+    ("What did I do yesterday?", TOKYO_MORNING, None, ((2023, 3, 2), (2023, 3, 3))),
+])
+def test_a_questions_days_are_the_askers_own(question, now, offset, days):
+    q = timeexpr.analyze_query(question, now, offset)
+    assert q.window == (utc(*days[0]), utc(*days[1]))
+    # said in the period: from the asker's midnights
+    assert q.instants(q.window) == (utc(*days[0]) - (offset or 0), utc(*days[1]) - (offset or 0))
+
+
+def test_an_offset_that_is_none_is_refused_and_named():
+    from hippo.base.errors import InvalidInput
+    for bad in (86400.0, float("nan"), "-05:00", True):
+        with pytest.raises(InvalidInput, match="offset"):
+            timeexpr.analyze_query("What did I do yesterday?", NY_LATE_FRIDAY, bad)
+
+
+NEW_YORK_DAYS = [
+    ("2023-03-02T08:00:00-05:00", "I went to the bakery."),     # 13:00 UTC on 2 March
+    ("2023-03-02T20:00:00-05:00", "I went to the museum."),     # 01:00 UTC on 3 March
+    ("2023-03-03T12:00:00-05:00", "I went to the cinema."),     # 17:00 UTC on 3 March
+    ("2023-03-03T23:30:00-05:00", "Good night!"),               # 04:30 UTC on 4 March: the latest
+]
+
+
+def _said_on(day: tuple[int, int, int], as_utc: bool) -> list[str]:
+    """The reference: the messages said on ``day`` of New York's calendar (of UTC's with ``as_utc``)."""
+    out = []
+    for ts, text in NEW_YORK_DAYS:
+        d = datetime.fromisoformat(ts)
+        d = d.astimezone(timezone.utc) if as_utc else d
+        if (d.year, d.month, d.day) == day:
+            out.append(text)
+    return sorted(out)
+
+
+@pytest.mark.parametrize("question, day", [
+    ("What did I do yesterday?", (2023, 3, 2)),
+    ("What did I do this morning?", (2023, 3, 3)),
+    ("What did I do today?", (2023, 3, 3)),
+    ("What did I do on 2 March 2023?", (2023, 3, 2)),   # a date written out: New York's 2 March too
+])
+def test_a_question_finds_what_was_said_on_the_askers_day(question, day):
+    with Memory(None) as mem:
+        for ts, text in NEW_YORK_DAYS:
+            mem.add(text, speaker="Ann", timestamp=ts)
+        want = _said_on(day, as_utc=False)
+        assert want
+        assert sorted(h.text for h in mem.search(question, k=10)) == want
+        assert sorted(m.text for m in mem.recall(question, budget_tokens=200).messages) == want
+
+
+@pytest.mark.parametrize("question, day", [
+    ("What did I do yesterday?", (2023, 3, 3)),      # UTC's day before 4 March
+    ("What did I do on 2 March 2023?", (2023, 3, 2)),
+])
+def test_a_store_without_offsets_reads_a_question_on_utcs_calendar(question, day):
+    with Memory(None) as mem:
+        for ts, text in NEW_YORK_DAYS:  # the same instants, given in UTC without an offset
+            mem.add(text, speaker="Ann", timestamp=datetime.fromisoformat(ts).astimezone(timezone.utc)
+                    .replace(tzinfo=None))
+        assert sorted(h.text for h in mem.search(question, k=10)) == _said_on(day, as_utc=True)
+
+
+def test_an_event_a_message_dates_is_on_its_day_for_the_askers_question():
+    with Memory(None) as mem:
+        # said on 3 March in New York: "yesterday" is 2 March, kept as every date is
+        mem.add("I visited the zoo yesterday.", speaker="Ann", timestamp="2023-03-03T09:00:00-05:00")
+        mem.add("I went to the cinema.", speaker="Ann", timestamp="2023-03-03T12:00:00-05:00")
+        mem.add("Good night!", speaker="Ann", timestamp="2023-03-03T23:30:00-05:00")
+        assert [h.text for h in mem.search("What did I do yesterday?", k=10)] == ["I visited the zoo yesterday."]

@@ -656,14 +656,41 @@ class QueryTime:
     window: tuple[float, float] | None  # a period the query names ("in May 2023"; "before May 2023": from -inf)
     span: bool = False       # the query asks for a span of time ("how long", "how many years")
     yearless: bool = False   # every date of the period is named without its year ("April 6-7", "in May")
+    # the offset from UTC (seconds east) of the calendar the period's days are on, None for UTC's: ``window`` holds
+    # its days as every date is kept (from midnight UTC), and the instants in them (when a message was said) are
+    # those from that calendar's midnights: :meth:`instants`
+    offset: float | None = None
+
+    def instants(self, window: tuple[float, float]) -> tuple[float, float]:
+        """``window`` (a period of :attr:`window`'s days, or a copy of it) as the instants from the first of its
+        days' midnight to the midnight after its last on the calendar of :attr:`offset`; ``window`` itself without
+        an offset."""
+        if self.offset is None:
+            return window
+        return window[0] - self.offset, window[1] - self.offset
 
 
 @functools.lru_cache(maxsize=256)
-def analyze_query(query: str, now: float | None = None) -> QueryTime:
+def analyze_query(query: str, now: float | None = None, offset: float | None = None) -> QueryTime:
     """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
-    timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). Cached: a recall
-    reads it at several stages, and an agent asks again."""
+    timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). ``offset`` (seconds
+    east of UTC: the latest message's ``utc_offset``, the asker's) puts ``now`` on that calendar, as :func:`find`
+    does a message's: "yesterday" asked after a message said at 23:30 on 3 March in New York is 2 March, and the
+    instants of the period's days are from New York's midnights (:meth:`QueryTime.instants`). Without it the
+    calendar is UTC's. Cached: a recall reads it at several stages, and an agent asks again."""
     window = None
+    if offset is not None and not (isinstance(offset, (int, float)) and not isinstance(offset, bool)
+                                   and -DAY < offset < DAY):
+        raise InvalidInput(f"offset must be seconds east of UTC within a day or None, got {offset!r}")
+    if offset is not None and now is not None and now == now:
+        try:
+            datetime.fromtimestamp(now + offset, tz=timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            offset = None  # the local day is past the years a datetime holds: the UTC one is read
+        else:
+            now = now + offset
+    else:
+        offset = None
     found = _find(query, now, _QUERY_PATTERNS)
     located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, found), now)))
     refs = [ref for _, ref in located]
@@ -675,7 +702,8 @@ def analyze_query(query: str, now: float | None = None) -> QueryTime:
     return QueryTime(temporal=bool(_TEMPORAL_Q.search(query)) or window is not None,
                      ordering=bool(_ORDER_Q.search(query)), current=bool(_CURRENT_Q.search(query)), window=window,
                      span=bool(_SPAN_Q.search(query)),
-                     yearless=bool(refs) and not open_ended and all(r.yearless for r in refs))
+                     yearless=bool(refs) and not open_ended and all(r.yearless for r in refs),
+                     offset=None if window is None else offset)
 
 
 # "before May 2023", "until June", "since March 2023", "after the 3rd": the period the query asks about is open on

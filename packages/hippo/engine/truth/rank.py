@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from hippo.base.config import TemporalConfig
-from hippo.engine.truth.state import Truth
+from hippo.engine.truth.state import INSTANT_GRANULARITIES, Truth
 from hippo.index.coindex import NamespaceIndex, Scored
 from hippo.text import attributes, timeexpr
 
@@ -64,6 +64,25 @@ def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float
     return current, stale
 
 
+def asked(idx: NamespaceIndex, truth: Truth, query: str) -> timeexpr.QueryTime:
+    """:func:`hippo.text.timeexpr.analyze_query` of ``query`` asked of the namespace: its days are those of the
+    calendar the latest message was said on (its ``utc_offset``, the asker's; UTC's when it has none), counted from
+    that message's day. Truth must be synced."""
+    return timeexpr.analyze_query(query, truth.latest, latest_offset(idx, truth))
+
+
+def latest_offset(idx: NamespaceIndex, truth: Truth) -> float | None:
+    """The offset from UTC the latest message (``truth.latest``; of several said then, the last added) was said
+    with, None when it has none."""
+    if truth.latest is None or len(idx) == 0:
+        return None
+    said = np.flatnonzero(idx.ts.view == truth.latest)
+    if said.size == 0:
+        return None
+    off = float(idx.utc_offset.a[int(said[-1])])
+    return None if off != off else off
+
+
 def _periods(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime) -> list[tuple[float, float]]:
     """The period ``qt`` names, and its copies in the history's other years when it is named without a year
     ("April 6-7": every April of the history, :func:`hippo.text.timeexpr.each_year`)."""
@@ -86,10 +105,16 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
     said = idx.ts.a[rows]
     share = np.zeros(rows.size)
     dated = ~np.isnan(s)
+    # a day a message's words name is kept from midnight UTC, as the period's are; an instant (the caller's event
+    # time, a timestamp) is inside the period from its calendar's midnights (``qt.instants``)
+    instant = np.isin(truth.gran.a[rows], INSTANT_GRANULARITIES) if qt.offset is not None else None
     for lo, hi in _periods(idx, truth, qt):
+        t_lo, t_hi = qt.instants((lo, hi))
+        if instant is not None:
+            lo, hi = np.where(instant, t_lo, lo), np.where(instant, t_hi, hi)
         inside = np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0.0, None) / np.where(dated, e - s, 1.0)
         share = np.maximum(share, np.where(dated, inside, 0.0))
-        share = np.where(~np.isnan(said) & (said >= lo) & (said < hi), 1.0, share)
+        share = np.where(~np.isnan(said) & (said >= t_lo) & (said < t_hi), 1.0, share)
     return share
 
 
@@ -106,7 +131,7 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
     if not cfg.enabled or len(idx) == 0:
         return top
     truth.sync(idx)
-    qt = timeexpr.analyze_query(query, truth.latest)
+    qt = asked(idx, truth, query)
     if qt.window is None:
         return top
     rows = scored.rows
@@ -130,7 +155,7 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
-        qt = timeexpr.analyze_query(query, truth.latest)
+        qt = asked(idx, truth, query)
         targets = attributes.query_targets(query)
         current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
         if current:

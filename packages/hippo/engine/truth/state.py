@@ -43,6 +43,8 @@ GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller", "d
 # the newest first (a statement is updated within a stretch of history, and the search stays bounded).
 REREAD_ROWS = 50
 _CALLER = GRANULARITIES.index("caller")
+# the event times that are instants, not days kept from midnight UTC: the timestamp's and the caller's
+INSTANT_GRANULARITIES = (GRANULARITIES.index("none"), _CALLER)
 
 
 @dataclass(frozen=True)
