@@ -5,7 +5,7 @@ The expected days are worked out by hand from the calendar: Wednesday 10 May 202
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -143,3 +143,60 @@ def test_an_event_a_message_dates_is_on_its_day_for_the_askers_question():
         mem.add("I went to the cinema.", speaker="Ann", timestamp="2023-03-03T12:00:00-05:00")
         mem.add("Good night!", speaker="Ann", timestamp="2023-03-03T23:30:00-05:00")
         assert [h.text for h in mem.search("What did I do yesterday?", k=10)] == ["I visited the zoo yesterday."]
+
+
+# A time the caller gives for the event (``add(..., event_time=...)``) keeps the offset it was given with: 22:00 on
+# 3 March 2023 in New York is 03:00 UTC on 4 March, and the event is on 3 March.
+NY_EVENING = "2023-03-03T22:00:00-05:00"
+
+
+def test_an_event_time_given_with_its_offset_is_on_that_calendars_day(tmp_path):
+    ny = timezone(timedelta(hours=-5))
+    path = tmp_path / "m.db"
+    with Memory(path) as mem:
+        item = mem.add("The server crashed.", speaker="Ann", timestamp="2023-03-05T10:00:00-05:00",
+                       event_time=NY_EVENING)
+        mem.add("All good again.", speaker="Ann", timestamp="2023-03-05T12:00:00-05:00")
+        assert mem.get(item.id).metadata["event_time_utc_offset"] == -5 * H
+    for _ in range(2):  # and again after a reopen
+        with Memory(path) as mem:
+            assert "Ann (3 March 2023): The server crashed." in mem.recall("server crash", budget_tokens=200).text
+            hit = mem.search("server crash")[0]
+            assert hit.event_time == datetime(2023, 3, 3, 22, tzinfo=ny)
+            assert hit.event_time.utcoffset() == timedelta(hours=-5)
+            entry = mem.timeline("server")[0]
+            assert (entry["event"], entry["event_time"].utcoffset()) == ("3 March 2023", timedelta(hours=-5))
+            assert [h.text for h in mem.search("What happened on 3 March 2023?")] == ["The server crashed."]
+            assert mem.search("What happened on 4 March 2023?") == []
+
+
+def test_an_event_time_without_an_offset_is_on_utcs_day_as_before():
+    with Memory(None) as mem:
+        mem.add("The server crashed.", speaker="Ann", timestamp="2023-03-05T15:00:00",
+                event_time="2023-03-04T03:00:00")
+        assert "Ann (4 March 2023): The server crashed." in mem.recall("server crash", budget_tokens=200).text
+        assert mem.search("server crash")[0].event_time == datetime(2023, 3, 4, 3, tzinfo=timezone.utc)
+
+
+def test_an_event_time_given_again_without_an_offset_drops_the_old_one():
+    with Memory(None) as mem:
+        item = mem.add("The server crashed.", speaker="Ann", timestamp="2023-03-05T15:00:00",
+                       metadata={"event_time_utc_offset": 3600.0}, event_time="2023-03-04T03:00:00")
+        assert "event_time_utc_offset" not in mem.get(item.id).metadata
+        mem.update(item.id, metadata={"event_time": datetime.fromisoformat(NY_EVENING).timestamp(),
+                                      "event_time_utc_offset": -5 * H})
+        assert "Ann (3 March 2023): The server crashed." in mem.recall("server crash", budget_tokens=200).text
+        mem.update(item.id, metadata={"event_time": datetime.fromisoformat(NY_EVENING).timestamp()})
+        assert "Ann (4 March 2023): The server crashed." in mem.recall("server crash", budget_tokens=200).text
+
+
+@pytest.mark.parametrize("bad", [86400, "-05:00", True])
+def test_an_event_time_offset_that_is_none_is_refused_and_named(bad):
+    from hippo.base.errors import InvalidInput
+    with Memory(None) as mem:
+        with pytest.raises(InvalidInput, match="event_time_utc_offset"):
+            mem.add("x", timestamp="2023-03-05", metadata={"event_time": 1677898800.0, "event_time_utc_offset": bad})
+        first = mem.add("y", timestamp="2023-03-05")
+        with pytest.raises(InvalidInput, match="event_time_utc_offset"):
+            mem.update(first.id, metadata={"event_time_utc_offset": bad})
+        assert mem.get(first.id).metadata == {}

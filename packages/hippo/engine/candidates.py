@@ -62,7 +62,7 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
                   session=sessions[sess], seq=seq, digest=digest)
         if annotate:
             notes = []
-            label = truth.label(r) if maybe_label[k] else None
+            label = truth.label(r, idx) if maybe_label[k] else None
             # "today": the header says it, unless the speaker's own day is another (the header's is UTC's)
             same_day = label is not None and ts == ts and label == fmt_day(ts) and (
                 idx.utc_offset.a[r] != idx.utc_offset.a[r] or label == fmt_day(ts + float(idx.utc_offset.a[r])))

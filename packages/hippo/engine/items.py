@@ -22,6 +22,13 @@ _DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and n
                                                                                            "__post_init__")
 
 
+def event_datetime(idx: Any, row: int, epoch: float) -> Any:
+    """A message's event time ``epoch`` (row ``row`` of the namespace index ``idx``) as a datetime: with the offset
+    from UTC the caller's ``event_time`` was given with (the same instant), in UTC without one; None for NaN."""
+    off = float(idx.event_offset.a[row])
+    return to_datetime(epoch) if off != off or epoch != epoch else local_datetime(epoch, off)
+
+
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
     # a timestamp given with its offset from UTC is returned with it ("2023-03-03T23:30-05:00"), the same instant
     ts = to_datetime(row.ts) if row.utc_offset is None or row.ts is None else local_datetime(row.ts, row.utc_offset)

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from hippo.base.checks import check_choice, check_metadata
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import to_epoch, utc_offset
+from hippo.base.timeutil import is_utc_offset, to_epoch, utc_offset
 from hippo.base.types import MemoryItem
 from hippo.index.coindex import ROLES
 from hippo.store.base import NewMessage
@@ -17,6 +17,9 @@ from hippo.text import tokenizer
 
 ADD_KEYS = ("text", "speaker", "role", "timestamp", "session_id", "metadata", "priority", "event_time")
 PRIORITIES = ("critical", "high", "normal", "low")
+# the metadata key that keeps the offset from UTC an ``event_time`` was given with (seconds east): the event's day is
+# that calendar's, as a timestamp's is (``MessageRow.utc_offset``)
+EVENT_TIME_OFFSET = "event_time_utc_offset"
 
 
 def check_optional_str(value: object, name: str, limit: int = 1000) -> str | None:
@@ -43,6 +46,10 @@ def check_event_time(metadata: dict[str, Any], config: Any, name: str = "metadat
     if isinstance(et, (int, float)) and not isinstance(et, bool):
         to_epoch(et, f"{name}['event_time']", min_year=config.timestamp_min_year,
                  max_year=config.timestamp_max_year)
+    off = metadata.get(EVENT_TIME_OFFSET)
+    if off is not None and not is_utc_offset(off):
+        raise InvalidInput(f"{name}['{EVENT_TIME_OFFSET}'] (the offset from UTC event_time was given with) must be "
+                           f"seconds east of UTC within a day (-86400 < s < 86400), got {off!r}")
     return metadata
 
 
@@ -71,6 +78,11 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
                           max_year=config.timestamp_max_year)
     if event_time is not None:
         metadata["event_time"] = event_time
+        event_offset = utc_offset(item.get("event_time"))
+        if event_offset is None:
+            metadata.pop(EVENT_TIME_OFFSET, None)  # a time given without one is on UTC's calendar
+        else:
+            metadata[EVENT_TIME_OFFSET] = event_offset
     priority = check_choice(item.get("priority"), "priority", PRIORITIES, optional=True)
     if priority is not None:
         metadata["priority"] = priority

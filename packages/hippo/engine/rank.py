@@ -12,7 +12,7 @@ import numpy as np
 from hippo.base.timeutil import to_datetime
 from hippo.base.types import Hit
 from hippo.engine import evidence
-from hippo.engine.items import make_item
+from hippo.engine.items import event_datetime, make_item
 from hippo.engine.scope import Ask
 from hippo.engine.state import NamespaceState
 from hippo.engine.truth import rank as truth_rank
@@ -172,7 +172,7 @@ def hits_of(state: NamespaceState, kept: list[tuple[int, float, MessageRow]], pe
     for (r, sc, row), text in zip(kept, texts):
         nxt = truth.superseder(r, scope.as_of, scope.until, idx.ts.a)
         out.append(make_item(row, text, Hit, score=float(sc), channels=dict(per.get(r, {})),
-                             event_time=to_datetime(float(truth.event_mid(np.asarray([r]))[0])),
+                             event_time=event_datetime(idx, r, float(truth.event_mid(np.asarray([r]))[0])),
                              superseded_by=int(idx.ids.a[nxt]) if nxt >= 0 else None,
                              surprise=round(float(truth.surprise.a[r]), 4),
                              salience=round(float(truth.salience.a[r]), 4)))

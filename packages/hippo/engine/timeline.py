@@ -9,6 +9,7 @@ import numpy as np
 
 from hippo.base.timeutil import to_datetime
 from hippo.engine.candidates import pieces
+from hippo.engine.items import event_datetime
 from hippo.engine.namespace import Namespace
 from hippo.engine.rank import rank
 from hippo.engine.scope import Ask, Scope, respell
@@ -38,8 +39,8 @@ def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[s
             ts = float(idx.ts.a[r])
             out.append({
                 "id": int(idx.ids.a[r]),
-                "event_time": to_datetime(float(mids[k])),
-                "event": truth.label(r),
+                "event_time": event_datetime(idx, r, float(mids[k])),
+                "event": truth.label(r, idx),
                 "timestamp": to_datetime(ts),
                 "text": texts[r],
                 "speaker": idx.speakers[int(idx.speaker.a[r])],

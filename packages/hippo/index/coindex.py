@@ -71,6 +71,17 @@ _EVENT_TIME_RANGE = (datetime(2, 1, 1, tzinfo=timezone.utc).timestamp(),
                      datetime(9998, 1, 1, tzinfo=timezone.utc).timestamp())
 
 
+def event_offset(metadata: dict | None) -> float:
+    """The offset from UTC (seconds east) the caller's event time was given with
+    (``metadata["event_time_utc_offset"]``, kept by ``add(..., event_time=...)``), or NaN: unknown, or no event time."""
+    md = metadata or {}
+    off = md.get("event_time_utc_offset")
+    if event_time(md) == event_time(md) and isinstance(off, (int, float)) and not isinstance(off, bool) \
+            and math.isfinite(off) and -86400 < off < 86400:
+        return float(off)
+    return math.nan
+
+
 def event_time(metadata: dict | None) -> float:
     """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN (also for a value
     outside the years 2 to 9997)."""
@@ -134,6 +145,7 @@ class NamespaceIndex:
         self.created = GrowArray(np.float64)                    # ingestion time
         self.event_time = GrowArray(np.float64, fill=np.nan)    # metadata["event_time"] given by the caller, or NaN
         self.utc_offset = GrowArray(np.float64, fill=np.nan)    # the timestamp's offset from UTC (s), NaN: unknown
+        self.event_offset = GrowArray(np.float64, fill=np.nan)  # event_time's offset from UTC (s), NaN: unknown
         self.speakers: list[str | None] = []
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
@@ -327,6 +339,7 @@ class NamespaceIndex:
         self.created.extend([r.created_at for r in rows])
         self.event_time.extend([event_time(r.metadata) for r in rows])
         self.utc_offset.extend([math.nan if r.utc_offset is None else r.utc_offset for r in rows])
+        self.event_offset.extend([event_offset(r.metadata) for r in rows])
         for k, r in enumerate(rows):
             self.row_of[r.id] = first_row + k
         self.last_seq = max(self.last_seq, rows[-1].seq)
@@ -338,10 +351,12 @@ class NamespaceIndex:
             row = self.row_of.get(r.id)
             if row is None:
                 continue
-            et = event_time(r.metadata)
-            old = float(self.event_time.a[row])
-            if not (et == old or (et != et and old != old)):
+            et, off = event_time(r.metadata), event_offset(r.metadata)
+            old, old_off = float(self.event_time.a[row]), float(self.event_offset.a[row])
+            same = (et == old or (et != et and old != old)) and (off == old_off or (off != off and old_off != old_off))
+            if not same:
                 self.event_time.a[row] = et
+                self.event_offset.a[row] = off
                 changed.append(row)
         return changed
 
@@ -400,7 +415,8 @@ class NamespaceIndex:
         return keep
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time", "utc_offset")
+    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time", "utc_offset",
+                "event_offset")
 
     def to_snapshot(self) -> tuple[dict, dict[str, np.ndarray]]:
         """The span table (message lengths and columns, speaker and session names); the Content stream itself
@@ -435,6 +451,8 @@ class NamespaceIndex:
         n = lengths.size
         if "utc_offset" not in arrays:  # a snapshot written before the offsets were kept: its messages have none
             arrays = {**arrays, "utc_offset": np.full(n, np.nan)}
+        if "event_offset" not in arrays:  # written before event_time's offset was kept: the time is read on UTC's
+            arrays = {**arrays, "event_offset": np.full(n, np.nan)}
         if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
             raise ValueError("span table columns disagree in length")
         if int(lengths[keep].sum()) != n_tokens:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from hippo.base.config import TemporalConfig
-from hippo.engine.truth.state import INSTANT_GRANULARITIES, Truth
+from hippo.engine.truth.state import CALLER, INSTANT_GRANULARITIES, Truth
 from hippo.index.coindex import NamespaceIndex, Scored
 from hippo.text import attributes, timeexpr
 
@@ -105,9 +105,15 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
     said = idx.ts.a[rows]
     share = np.zeros(rows.size)
     dated = ~np.isnan(s)
+    gran = truth.gran.a[rows]
+    # a time the caller gave with its offset from UTC is the day of its calendar it falls on, kept as every day is
+    own = (gran == CALLER) & ~np.isnan(idx.event_offset.a[rows])
+    if own.any():
+        day = np.floor((s + idx.event_offset.a[rows]) / timeexpr.DAY) * timeexpr.DAY
+        s, e = np.where(own, day, s), np.where(own, day + timeexpr.DAY, e)
     # a day a message's words name is kept from midnight UTC, as the period's are; an instant (the caller's event
-    # time, a timestamp) is inside the period from its calendar's midnights (``qt.instants``)
-    instant = np.isin(truth.gran.a[rows], INSTANT_GRANULARITIES) if qt.offset is not None else None
+    # time given without an offset, a timestamp) is inside the period from its calendar's midnights (``qt.instants``)
+    instant = np.isin(gran, INSTANT_GRANULARITIES) & ~own if qt.offset is not None else None
     for lo, hi in _periods(idx, truth, qt):
         t_lo, t_hi = qt.instants((lo, hi))
         if instant is not None:

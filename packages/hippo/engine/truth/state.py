@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import re
 import threading
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ GRANULARITIES = ("none", "day", "week", "weekend", "month", "year", "caller", "d
 # the newest first (a statement is updated within a stretch of history, and the search stays bounded).
 REREAD_ROWS = 50
 _CALLER = GRANULARITIES.index("caller")
+CALLER = _CALLER
 # the event times that are instants, not days kept from midnight UTC: the timestamp's and the caller's
 INSTANT_GRANULARITIES = (GRANULARITIES.index("none"), _CALLER)
 
@@ -836,15 +838,19 @@ class Truth:
         s, e = self.event_span(rows)
         return (s + e) / 2.0
 
-    def label(self, row: int) -> str | None:
-        """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023")."""
+    def label(self, row: int, idx: NamespaceIndex) -> str | None:
+        """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023"; a time
+        the caller gave with its offset from UTC is on that calendar's day)."""
         if row in self._labels:
             return self._labels[row]
         g = GRANULARITIES[int(self.gran.a[row])]
         out = None
         if g != "none" and (row in self.phrase or g == "caller"):
-            out = timeexpr.TimeRef(float(self.event_start.a[row]), float(self.event_end.a[row]),
-                                   "day" if g == "caller" else g, "", True).label()
+            start, end = float(self.event_start.a[row]), float(self.event_end.a[row])
+            off = float(idx.event_offset.a[row]) if g == "caller" else math.nan
+            if off == off:
+                start, end = start + off, end + off
+            out = timeexpr.TimeRef(start, end, "day" if g == "caller" else g, "", True).label()
         self._labels[row] = out
         return out
 
