@@ -200,3 +200,25 @@ def test_an_event_time_offset_that_is_none_is_refused_and_named(bad):
         with pytest.raises(InvalidInput, match="event_time_utc_offset"):
             mem.update(first.id, metadata={"event_time_utc_offset": bad})
         assert mem.get(first.id).metadata == {}
+
+
+def test_a_timeline_and_the_updates_give_times_with_the_offset_they_were_said_with():
+    ny = timezone(timedelta(hours=-5))
+    said = datetime(2023, 3, 3, 23, 30, tzinfo=ny)       # 04:30 UTC on 4 March
+    moved = datetime(2023, 6, 3, 23, 30, tzinfo=ny)
+    with Memory(None) as mem:
+        first = mem.add("I live in Boston.", speaker="Ann", timestamp=said.isoformat())
+        mem.add("I moved to Denver, now I live in Denver.", speaker="Ann", timestamp=moved.isoformat())
+        entry = next(e for e in mem.timeline("Ann") if e["id"] == first.id)
+        # as get() gives it: the same instant, on the speaker's clock
+        assert entry["timestamp"] == mem.get(first.id).timestamp == said
+        assert entry["timestamp"].utcoffset() == entry["event_time"].utcoffset() == timedelta(hours=-5)
+        assert entry["event_time"].date() == said.date()
+        assert mem.search("Boston")[0].event_time.utcoffset() == timedelta(hours=-5)
+        link = mem.contradictions(include_updates=True)[0]
+        assert (link["old_time"], link["new_time"]) == (said, moved)
+        assert link["old_time"].utcoffset() == link["new_time"].utcoffset() == timedelta(hours=-5)
+    with Memory(None) as mem:  # without an offset: UTC, as before
+        first = mem.add("I live in Boston.", speaker="Ann", timestamp="2023-03-04T04:30:00")
+        entry = mem.timeline("Ann")[0]
+        assert entry["timestamp"].utcoffset() == entry["event_time"].utcoffset() == timedelta(0)

@@ -24,9 +24,19 @@ _DIRECT = tuple(f.name for f in dataclasses.fields(MemoryItem)) == _FIELDS and n
 
 def event_datetime(idx: Any, row: int, epoch: float) -> Any:
     """A message's event time ``epoch`` (row ``row`` of the namespace index ``idx``) as a datetime: with the offset
-    from UTC the caller's ``event_time`` was given with (the same instant), in UTC without one; None for NaN."""
+    from UTC the caller's ``event_time`` was given with, or, for an event dated by the timestamp, the timestamp's (the
+    same instant); in UTC without one; None for NaN."""
     off = float(idx.event_offset.a[row])
+    if off != off and epoch == float(idx.ts.a[row]):
+        off = float(idx.utc_offset.a[row])
     return to_datetime(epoch) if off != off or epoch != epoch else local_datetime(epoch, off)
+
+
+def said_datetime(idx: Any, row: int) -> Any:
+    """When row ``row`` of the namespace index ``idx`` was said, as :func:`make_item` gives it: with the offset from
+    UTC its timestamp was given with, in UTC without one; None without a timestamp."""
+    ts, off = float(idx.ts.a[row]), float(idx.utc_offset.a[row])
+    return to_datetime(ts) if off != off or ts != ts else local_datetime(ts, off)
 
 
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from hippo.base.timeutil import to_datetime
 from hippo.engine.candidates import pieces
-from hippo.engine.items import event_datetime
+from hippo.engine.items import event_datetime, said_datetime
 from hippo.engine.namespace import Namespace
 from hippo.engine.rank import rank
 from hippo.engine.scope import Ask, Scope, respell
@@ -36,12 +35,11 @@ def timeline(ns: Namespace, query: str, limit: int, scope: Scope) -> list[dict[s
         for k in order:
             r = rows[k]
             nxt = truth.superseder(r, scope.as_of)
-            ts = float(idx.ts.a[r])
             out.append({
                 "id": int(idx.ids.a[r]),
                 "event_time": event_datetime(idx, r, float(mids[k])),
                 "event": truth.label(r, idx),
-                "timestamp": to_datetime(ts),
+                "timestamp": said_datetime(idx, r),
                 "text": texts[r],
                 "speaker": idx.speakers[int(idx.speaker.a[r])],
                 "session_id": idx.sessions[int(idx.session.a[r])],
@@ -92,7 +90,7 @@ def contradictions(ns: Namespace, include_updates: bool) -> list[dict[str, Any]]
             out.append({
                 "old_id": link.old, "new_id": link.new, "entity": link.entity, "attribute": link.attribute,
                 "old_value": link.old_value, "new_value": link.new_value, "kind": link.kind,
-                "old_time": to_datetime(float(idx.ts.a[old_row])), "new_time": to_datetime(float(idx.ts.a[new_row])),
+                "old_time": said_datetime(idx, old_row), "new_time": said_datetime(idx, new_row),
                 "old_text": idx.text_of(old_row), "new_text": idx.text_of(new_row),
             })
         return out
