@@ -1,5 +1,7 @@
 """The days a question names, read as a message's are: "the day after tomorrow", "two weeks from today", "a week
-from Friday" point forward from the memory's latest message (hippo.text.timeexpr.analyze_query).
+from Friday" point forward from the memory's latest message (hippo.text.timeexpr.analyze_query); in a store whose
+latest message keeps its offset from UTC, they are the days of that message's calendar (hippo.engine.truth.rank);
+an event_time given with an offset, and the times a timeline gives, keep it.
 
 The expected days are worked out by hand from the calendar: Wednesday 10 May 2023 is the memory's latest day."""
 
@@ -222,3 +224,19 @@ def test_a_timeline_and_the_updates_give_times_with_the_offset_they_were_said_wi
         first = mem.add("I live in Boston.", speaker="Ann", timestamp="2023-03-04T04:30:00")
         entry = mem.timeline("Ann")[0]
         assert entry["timestamp"].utcoffset() == entry["event_time"].utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("text, want", [
+    # said on Wed 10 May 2023, the days typed as chats type them
+    ("We meet the day after tmrw.", "12 May 2023"),
+    ("we meet the day after 2moro!", "12 May 2023"),
+    ("I saw her the day before yday", "8 May 2023"),
+    ("see u 2 days from 2day", "12 May 2023"),
+    ("a week from tmrw we leave", "18 May 2023"),
+    ("Two weeks from tommorow I fly out", "25 May 2023"),
+])
+def test_the_days_counted_from_a_chats_spelling_of_today_and_tomorrow(text, want):
+    ref = timeexpr.event_time(text, MAY_10)
+    assert ref is not None and ref.label() == want
+    question = f"What happens {ref.phrase}?"
+    assert timeexpr.analyze_query(question, MAY_10).window == (ref.start, ref.end)

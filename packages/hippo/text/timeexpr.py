@@ -44,6 +44,10 @@ _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
        r"couple of|couple|few|several)"
 _UNIT = r"(day|week|fortnight|month|year)s?"
+# the days as chats also type them (hippo.text.shorthand): "yday", "2day", "tmrw", "tommorow"
+_YESTERDAY = r"yesterday|yday|yest"
+_TODAY = r"today|2day"
+_TOMORROW = r"tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow"
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
@@ -57,12 +61,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
-    ("daybefore", r"\bthe day before yesterday\b"),
-    ("dayafter", r"\bthe day after tomorrow\b"),
+    ("daybefore", rf"\bthe day before (?:{_YESTERDAY})\b"),
+    ("dayafter", rf"\bthe day after (?:{_TOMORROW})\b"),
     # a count of units from a day: "3 days from now", "two weeks from today", "a week from Friday" (always forward:
     # the day they count from is the message's, the next one or a coming weekday); "from now on" and "30 days from
     # today until April 15" are no date
-    ("from_day", rf"\b{_NUM} {_UNIT} from (now|today|tomorrow|{_WEEKDAY[1:-1]})\b"
+    ("from_day", rf"\b{_NUM} {_UNIT} from (now|{_TODAY}|{_TOMORROW}|{_WEEKDAY[1:-1]})\b"
                  r"(?!\s+(?:on|until|till|to|through|thru)\b)"),
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
@@ -107,7 +111,7 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "daybefore": ("day before yesterday",), "dayafter": ("day after tomorrow",),
+    "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
     "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
@@ -412,6 +416,10 @@ def _from_day(g: tuple, today: datetime, phrase: str) -> TimeRef:
     n = _number(g[0])
     unit = g[1].lower()
     base = g[2].lower()
+    if re.fullmatch(_TODAY, base):
+        base = "today"
+    elif re.fullmatch(_TOMORROW, base):
+        base = "tomorrow"
     if base == "now":
         if unit == "day":
             return _ref(today + timedelta(days=n), "day", phrase, True)
