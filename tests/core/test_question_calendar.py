@@ -240,3 +240,11 @@ def test_the_days_counted_from_a_chats_spelling_of_today_and_tomorrow(text, want
     assert ref is not None and ref.label() == want
     question = f"What happens {ref.phrase}?"
     assert timeexpr.analyze_query(question, MAY_10).window == (ref.start, ref.end)
+
+
+def test_a_month_bounded_before_the_first_year_read_is_no_period():
+    # "before May" asked in March of the year 1 is the May of the year 0, which no datetime holds
+    with Memory(None, config={"timestamp_min_year": 1}) as mem:
+        mem.add("I planted roses.", speaker="Ann", timestamp="0001-03-01T10:00:00")
+        assert "I planted roses." in mem.recall("What did I plant before May?", budget_tokens=100).text
+        assert timeexpr.analyze_query("What did I plant before May?", utc(1, 3, 1, 10)).window is None

@@ -762,6 +762,8 @@ def _with_open_months(query: str, located: list[tuple[int, TimeRef]], now: float
             continue
         month = _month_of(m.group(1))
         year = ref_dt.year if month <= ref_dt.month else ref_dt.year - 1
+        if not _FIRST_YEAR <= year <= _LAST_YEAR:
+            continue  # "before May" asked in January of the year 1: no May before it that a date is read in
         found.append((m.start(), _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", m.group(0), True)))
     return sorted(found, key=lambda t: t[0]) if len(found) > len(located) else located
 
