@@ -248,3 +248,16 @@ def test_a_month_bounded_before_the_first_year_read_is_no_period():
         mem.add("I planted roses.", speaker="Ann", timestamp="0001-03-01T10:00:00")
         assert "I planted roses." in mem.recall("What did I plant before May?", budget_tokens=100).text
         assert timeexpr.analyze_query("What did I plant before May?", utc(1, 3, 1, 10)).window is None
+
+
+def test_a_questions_days_are_counted_from_the_memory_as_it_stood_at_as_of():
+    with Memory(None) as mem:
+        mem.add("I went to the bakery.", speaker="Ann", timestamp="2023-03-01T10:00:00")
+        then = mem.add("I went to the museum.", speaker="Ann", timestamp="2023-03-02T10:00:00").created_at
+        mem.add("I went to the cinema.", speaker="Ann", timestamp="2023-03-10T10:00:00")
+        mem.add("I went to the zoo.", speaker="Ann", timestamp="2023-03-11T10:00:00")
+        # as it stood then, its latest message was said on 2 March: "yesterday" is 1 March
+        assert [h.text for h in mem.search("What did I do yesterday?", as_of=then)] == ["I went to the bakery."]
+        assert [m.text for m in mem.recall("What did I do yesterday?", as_of=then, budget_tokens=200).messages] \
+            == ["I went to the bakery."]
+        assert [h.text for h in mem.search("What did I do yesterday?")] == ["I went to the cinema."]

@@ -65,7 +65,8 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
         if priors:  # each namespace's messages of the period the question names (truth_rank.with_period)
             for i, (st, idx) in enumerate(zip(states, idxs)):
                 top = np.asarray([row for j, row in ranked["lexical"] if j == i], dtype=np.int64)
-                more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top, cap)
+                more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top, cap,
+                                              scope.as_of)
                 ranked["lexical"] += [(i, int(row)) for row in more[top.size:].tolist()]
         if rc.weight_signature > 0:
             sig = []

@@ -41,7 +41,7 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     t = time.perf_counter()
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
     ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
-                                               channels.top(raw["lexical"], cap), cap)
+                                               channels.top(raw["lexical"], cap), cap, ask.scope.as_of)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()

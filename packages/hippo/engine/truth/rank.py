@@ -64,23 +64,32 @@ def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float
     return current, stale
 
 
-def asked(idx: NamespaceIndex, truth: Truth, query: str) -> timeexpr.QueryTime:
-    """:func:`hippo.text.timeexpr.analyze_query` of ``query`` asked of the namespace: its days are those of the
-    calendar the latest message was said on (its ``utc_offset``, the asker's; UTC's when it has none), counted from
-    that message's day. Truth must be synced."""
-    return timeexpr.analyze_query(query, truth.latest, latest_offset(idx, truth))
+def asked(idx: NamespaceIndex, truth: Truth, query: str, as_of: float | None = None) -> timeexpr.QueryTime:
+    """:func:`hippo.text.timeexpr.analyze_query` of ``query`` asked of the namespace (as it stood at ``as_of``, an
+    ingestion time, when given): its days are those of the calendar the latest message was said on (its
+    ``utc_offset``, the asker's; UTC's when it has none), counted from that message's day. Truth must be synced."""
+    now, offset = latest_said(idx, truth, as_of)
+    return timeexpr.analyze_query(query, now, offset)
 
 
-def latest_offset(idx: NamespaceIndex, truth: Truth) -> float | None:
-    """The offset from UTC the latest message (``truth.latest``; of several said then, the last added) was said
-    with, None when it has none."""
-    if truth.latest is None or len(idx) == 0:
-        return None
-    said = np.flatnonzero(idx.ts.view == truth.latest)
+def latest_said(idx: NamespaceIndex, truth: Truth, as_of: float | None = None) -> tuple[float | None, float | None]:
+    """When the latest message was said (``truth.latest``; with ``as_of``, the latest of those added by then) and
+    the offset from UTC it was said with (of several said then, the last added's), None when it has none."""
+    if len(idx) == 0:
+        return truth.latest, None
+    ts = idx.ts.view
+    if as_of is None:
+        latest = truth.latest
+    else:
+        ts = np.where(idx.created.view > as_of, np.nan, ts)  # a row without an ingestion time is kept, as filters do
+        latest = None if np.isnan(ts).all() else float(np.nanmax(ts))
+    if latest is None:
+        return None, None
+    said = np.flatnonzero(ts == latest)
     if said.size == 0:
-        return None
+        return latest, None
     off = float(idx.utc_offset.a[int(said[-1])])
-    return None if off != off else off
+    return latest, None if off != off else off
 
 
 def _periods(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime) -> list[tuple[float, float]]:
@@ -125,7 +134,7 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
 
 
 def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, scored: Scored,
-                top: np.ndarray, limit: int) -> np.ndarray:
+                top: np.ndarray, limit: int, as_of: float | None = None) -> np.ndarray:
     """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit`` more
     rows that surely belong to it (:func:`period_share` 1): the lexically matched ones first, best first, then those
     that match none of its words, newest first. The period is a cue of its own: in a long history where the
@@ -137,7 +146,7 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
     if not cfg.enabled or len(idx) == 0:
         return top
     truth.sync(idx)
-    qt = asked(idx, truth, query)
+    qt = asked(idx, truth, query, as_of)
     if qt.window is None:
         return top
     rows = scored.rows
@@ -161,7 +170,7 @@ def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, r
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
-        qt = asked(idx, truth, query)
+        qt = asked(idx, truth, query, as_of)
         targets = attributes.query_targets(query)
         current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
         if current:
