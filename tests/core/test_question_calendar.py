@@ -80,8 +80,7 @@ H = 3600
 def test_a_questions_days_are_the_askers_own(question, now, offset, days):
     q = timeexpr.analyze_query(question, now, offset)
     assert q.window == (utc(*days[0]), utc(*days[1]))
-    # said in the period: from the asker's midnights
-    assert q.instants(q.window) == (utc(*days[0]) - (offset or 0), utc(*days[1]) - (offset or 0))
+    assert q.offset == offset
 
 
 def test_an_offset_that_is_none_is_refused_and_named():
@@ -136,6 +135,17 @@ def test_a_store_without_offsets_reads_a_question_on_utcs_calendar(question, day
             mem.add(text, speaker="Ann", timestamp=datetime.fromisoformat(ts).astimezone(timezone.utc)
                     .replace(tzinfo=None))
         assert sorted(h.text for h in mem.search(question, k=10)) == _said_on(day, as_utc=True)
+
+
+def test_a_message_is_said_on_the_day_of_the_clock_it_was_said_by():
+    # said at 23:30 on 1 March in New York in winter (UTC-05:00: 04:30 UTC on 2 March) and asked in summer, when the
+    # latest message has UTC-04:00: New York's 1 March all the same, and no message of the 2nd
+    with Memory(None) as mem:
+        mem.add("I went to the opera.", speaker="Ann", timestamp="2023-03-01T23:30:00-05:00")
+        mem.add("I went to the market.", speaker="Ann", timestamp="2023-03-02T12:00:00-05:00")
+        mem.add("Summer is here.", speaker="Ann", timestamp="2023-07-01T12:00:00-04:00")
+        assert [h.text for h in mem.search("What did I do on 1 March 2023?", k=10)] == ["I went to the opera."]
+        assert [h.text for h in mem.search("What did I do on 2 March 2023?", k=10)] == ["I went to the market."]
 
 
 def test_an_event_a_message_dates_is_on_its_day_for_the_askers_question():

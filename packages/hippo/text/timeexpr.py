@@ -665,17 +665,8 @@ class QueryTime:
     span: bool = False       # the query asks for a span of time ("how long", "how many years")
     yearless: bool = False   # every date of the period is named without its year ("April 6-7", "in May")
     # the offset from UTC (seconds east) of the calendar the period's days are on, None for UTC's: ``window`` holds
-    # its days as every date is kept (from midnight UTC), and the instants in them (when a message was said) are
-    # those from that calendar's midnights: :meth:`instants`
+    # its days as every date is kept (from midnight UTC), and an instant is in them by the wall clock it was read on
     offset: float | None = None
-
-    def instants(self, window: tuple[float, float]) -> tuple[float, float]:
-        """``window`` (a period of :attr:`window`'s days, or a copy of it) as the instants from the first of its
-        days' midnight to the midnight after its last on the calendar of :attr:`offset`; ``window`` itself without
-        an offset."""
-        if self.offset is None:
-            return window
-        return window[0] - self.offset, window[1] - self.offset
 
 
 @functools.lru_cache(maxsize=256)
@@ -683,9 +674,8 @@ def analyze_query(query: str, now: float | None = None, offset: float | None = N
     """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). ``offset`` (seconds
     east of UTC: the latest message's ``utc_offset``, the asker's) puts ``now`` on that calendar, as :func:`find`
-    does a message's: "yesterday" asked after a message said at 23:30 on 3 March in New York is 2 March, and the
-    instants of the period's days are from New York's midnights (:meth:`QueryTime.instants`). Without it the
-    calendar is UTC's. Cached: a recall reads it at several stages, and an agent asks again."""
+    does a message's: "yesterday" asked after a message said at 23:30 on 3 March in New York is 2 March, a day of
+    New York's calendar (``QueryTime.offset``). Without it the calendar is UTC's. Cached: a recall reads it at several stages, and an agent asks again."""
     window = None
     if offset is not None and not (isinstance(offset, (int, float)) and not isinstance(offset, bool)
                                    and -DAY < offset < DAY):

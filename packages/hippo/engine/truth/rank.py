@@ -120,16 +120,20 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
     if own.any():
         day = np.floor((s + idx.event_offset.a[rows]) / timeexpr.DAY) * timeexpr.DAY
         s, e = np.where(own, day, s), np.where(own, day + timeexpr.DAY, e)
-    # a day a message's words name is kept from midnight UTC, as the period's are; an instant (the caller's event
-    # time given without an offset, a timestamp) is inside the period from its calendar's midnights (``qt.instants``)
-    instant = np.isin(gran, INSTANT_GRANULARITIES) & ~own if qt.offset is not None else None
+    if qt.offset is not None:
+        # the period's days are the asker's calendar's, kept from midnight UTC as every day is: an instant (when a
+        # message was said, the timestamp or a time the caller gave without an offset as its event time) is read on
+        # the wall clock it was said by (its timestamp's offset; the asker's when it has none), so that a message
+        # said at 23:30 on 1 March in New York is said on 1 March whatever offset the asker's clock has now
+        off = idx.utc_offset.a[rows]
+        off = np.where(np.isnan(off), qt.offset, off)
+        said = said + off
+        instant = np.isin(gran, INSTANT_GRANULARITIES) & ~own
+        s, e = np.where(instant, s + off, s), np.where(instant, e + off, e)
     for lo, hi in _periods(idx, truth, qt):
-        t_lo, t_hi = qt.instants((lo, hi))
-        if instant is not None:
-            lo, hi = np.where(instant, t_lo, lo), np.where(instant, t_hi, hi)
         inside = np.clip(np.minimum(e, hi) - np.maximum(s, lo), 0.0, None) / np.where(dated, e - s, 1.0)
         share = np.maximum(share, np.where(dated, inside, 0.0))
-        share = np.where(~np.isnan(said) & (said >= t_lo) & (said < t_hi), 1.0, share)
+        share = np.where(~np.isnan(said) & (said >= lo) & (said < hi), 1.0, share)
     return share
 
 
