@@ -417,6 +417,8 @@ class PostgresStore(Store):
         self._lock_base = schema + "\x00"
         self._local = threading.local()
         self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
+        self._check_lock = threading.Lock()  # guards the two flags of the pool's check (_after_lost_connection)
+        self._checking = self._check_again = False
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
         self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
@@ -603,9 +605,34 @@ class PostgresStore(Store):
                 conn.close()
 
     def _after_lost_connection(self) -> None:
-        # The server went away: drop the pool's other idle connections now, rather than fail on each in turn.
-        with contextlib.suppress(Exception):
-            self._pool.check()
+        """The server went away: have the pool's other idle connections tested and the broken ones replaced, rather
+        than fail on each in turn. The test runs a query on each idle connection, one after the other, and a query
+        can wait long: behind pgbouncer it queues for a server connection up to ``query_wait_timeout`` (120 s by
+        default) when the pooler has none free, and with the server's host unreachable it waits for TCP to give up.
+        It therefore runs in a thread of its own (one per store at a time, run once more when asked for meanwhile):
+        the call that lost its connection goes on retrying and is bounded by ``hippo_retry_s`` alone."""
+        with self._check_lock:
+            if self._checking:
+                self._check_again = True
+                return
+            self._checking = True
+        try:
+            threading.Thread(target=self._check_pool, name=f"hippo-pool-check:{self.schema}", daemon=True).start()
+        except RuntimeError:  # no thread can be started (interpreter shutting down)
+            with self._check_lock:
+                self._checking = False
+
+    def _check_pool(self) -> None:
+        while True:
+            with self._check_lock:
+                self._check_again = False
+            if not self._closed:
+                with contextlib.suppress(Exception):
+                    self._pool.check()
+            with self._check_lock:
+                if not self._check_again or self._closed:
+                    self._checking = False
+                    return
 
     def _write(self, what: str, body: Callable[..., Any], namespace: str | None = None,
                replay_safe: bool = False, first: tuple[str, Sequence[Any]] | None = None) -> Any:
