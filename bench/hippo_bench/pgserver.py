@@ -143,10 +143,11 @@ def find_pgbouncer() -> str | None:
 class PgBouncer:
     """A pgbouncer in front of a :class:`PgServer`, on a unix socket of its own (port ``port`` names the socket
     file), pooling in ``pool_mode`` (default ``transaction``: a server connection per transaction, so no session
-    state survives between transactions). ``url(dbname)`` connects through it."""
+    state survives between transactions); ``settings``: more lines of its ``[pgbouncer]`` section
+    (``query_wait_timeout``, ``server_login_retry`` ...). ``url(dbname)`` connects through it."""
 
     def __init__(self, server: PgServer, dbname: str, *, pool_mode: str = "transaction", port: int = 6544,
-                 pool_size: int = 4) -> None:
+                 pool_size: int = 4, settings: dict[str, str] | None = None) -> None:
         binary = find_pgbouncer()
         if binary is None:
             raise RuntimeError("pgbouncer was not found (Debian: apt-get install pgbouncer)")
@@ -170,7 +171,8 @@ class PgBouncer:
             ignore_startup_parameters = extra_float_digits,options
             logfile = {self.dir / "pgbouncer.log"}
             pidfile = {self.dir / "pgbouncer.pid"}
-            """))
+            """) + "".join(f"{k} = {v}\n" for k, v in (settings or {}).items()))
+        self.log = self.dir / "pgbouncer.log"
         if server._as_root:
             pw = pwd.getpwnam("postgres")
             for path in (self.dir, ini, self.dir / "users.txt"):

@@ -155,6 +155,30 @@ def test_an_open_while_the_server_is_down_waits_for_it_up_to_retry_s(pg_server, 
         assert [it.text for it in mem.list()] == ["kept across the restart"]
 
 
+def test_an_open_whose_login_through_pgbouncer_waited_out_query_wait_timeout_is_retried(pg_url, monkeypatch) -> None:
+    # pgbouncer's answer to a login that found no server connection within its query_wait_timeout (the server down,
+    # no login of it cached yet): the server may be back a moment later, as with "server login has been failing"
+    real = psycopg.connect
+    tries: list = []
+
+    def connect(*args, **kwargs):
+        tries.append(args)
+        if len(tries) == 1:
+            raise psycopg.OperationalError('connection failed: connection to server on socket "/run/pgbouncer/'
+                                           '.s.PGSQL.6432" failed: FATAL:  query_wait_timeout')
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(postgres.psycopg, "connect", connect)
+    with Memory(pg_url, namespace="n") as mem:
+        mem.add("after the pooler's wait")
+        assert [it.text for it in mem.list()] == ["after the pooler's wait"]
+    assert len(tries) == 2
+    monkeypatch.setattr(postgres.psycopg, "connect", lambda *a, **k: (_ for _ in ()).throw(
+        psycopg.OperationalError("FATAL:  query_wait_timeout")))
+    with pytest.raises(StoreError, match="no free server connection within its query_wait_timeout"):
+        PostgresStore(pg_url + "&hippo_retry_s=0")
+
+
 def test_an_open_that_meets_a_restart_opens(pg_server, pg_url, monkeypatch) -> None:
     # the termination a restart sends to the open's own connection, in the middle of reading the schema
     with Memory(pg_url, namespace="n") as mem:
@@ -1124,6 +1148,44 @@ def test_through_pgbouncer_in_transaction_mode(pg_server, pg_url) -> None:
             assert host_b.check()["ok"]
         with admin(pg_server) as conn:  # what went through the bouncer is in the server
             assert conn.execute(f'SELECT COUNT(*) FROM "{schema_of(pg_url)}".messages').fetchone()[0] == 20
+    finally:
+        bouncer.close()
+
+
+def test_an_open_through_pgbouncer_while_the_server_is_down_waits_for_the_server(pg_server, pg_url) -> None:
+    """A pgbouncer that has not logged in to the server yet answers a login with query_wait_timeout while the server is
+    down: the open is retried until the server is back, as without the pooler."""
+    from hippo_bench.pgserver import PgBouncer, find_pgbouncer
+
+    if find_pgbouncer() is None:
+        pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    with Memory(pg_url, namespace="n") as mem:
+        mem.add("kept across the outage")
+    bouncer = PgBouncer(pg_server, "hippo", port=6545, pool_size=2,
+                        settings={"query_wait_timeout": "1", "server_login_retry": "1"})
+    opened: list = []
+    try:
+        url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none", hippo_retry_s="120")
+
+        def opener() -> None:
+            try:
+                opened.append(Memory(url, namespace="n"))
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                opened.append(exc)
+
+        pg_server.stop()
+        worker = threading.Thread(target=opener)
+        try:
+            worker.start()
+            wait_for(lambda: opened or "pooler error: query_wait_timeout" in bouncer.log.read_text(errors="replace"),
+                     what="pgbouncer to give up on a login")
+        finally:
+            pg_server.start()
+        worker.join(120)
+        assert not worker.is_alive()
+        assert isinstance(opened[0], Memory), opened[0]
+        with opened[0] as mem:
+            assert [it.text for it in mem.list()] == ["kept across the outage"]
     finally:
         bouncer.close()
 

@@ -283,6 +283,10 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
                           "prepared statements between transactions: add hippo_prepare_threshold=none to the URL")
     if state in ("22021", "22P05"):
         return StoreError(f"{what}: the database's encoding cannot hold this text ({msg}); use a UTF8 database")
+    if "query_wait_timeout" in msg:  # pgbouncer: the server can be down, or up with the pool's connections all busy
+        return StoreError(f"{what}: the connection pooler found no free server connection within its "
+                          f"query_wait_timeout: the server is down, or every server connection of the pool was in use "
+                          f"({msg})")
     if psycopg is not None and isinstance(exc, (psycopg.OperationalError, psycopg_pool.PoolTimeout)):
         return StoreError(f"{what}: cannot reach the PostgreSQL server ({msg})")
     return StoreError(f"{what}: {msg}")
@@ -291,14 +295,15 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
 # A failed connection attempt worth repeating, by libpq's (or psycopg's) message, as no SQLSTATE comes with it: what the
 # server answers while it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection
 # it has just accepted (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that
-# does not resolve yet). Anything else (a wrong password or role, a missing database, the client's own settings
+# does not resolve yet); what pgbouncer answers while it cannot reach the server (its login to it failing, or a login
+# that waited out its query_wait_timeout for a server connection). Anything else (a wrong password or role, a missing database, the client's own settings
 # refused, a localized message) is reported at once.
 _TRANSIENT_CONNECT = ("the database system is", "terminating connection due to administrator command",
                       "No such file or directory", "Connection refused", "Connection reset",
                       "server closed the connection unexpectedly", "timeout expired", "Connection timed out",
                       "Network is unreachable", "No route to host", "failed to resolve host",
                       "could not translate host name", "pgbouncer cannot connect to server",
-                      "server login has been failing")
+                      "server login has been failing", "query_wait_timeout")
 
 
 def _unreachable(exc: BaseException) -> bool:
