@@ -16,7 +16,8 @@ import pytest
 psycopg = pytest.importorskip("psycopg")
 
 from hippo import Memory  # noqa: E402
-from hippo.base.errors import CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError  # noqa: E402
+from hippo.base.errors import (  # noqa: E402
+    ClosedError, CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError)
 from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
@@ -1090,6 +1091,27 @@ def test_a_handle_keeps_working_across_a_server_restart(pg_server, pg_url, monke
         assert mem.search("entry 29", k=1)[0].text == "during the restart, entry 29"
         assert mem.check()["ok"]
         assert lost  # the restart was met, and retried through
+
+
+def test_a_handle_closed_while_the_server_is_down_is_closed(pg_server, pg_url) -> None:
+    # close() saves derived state first; with the server gone that save raised out of close() and left the store
+    # open: its pool's threads kept reconnecting, and `with Memory(...)` ended on an error with the handle still open
+    mem = Memory(pg_url + "&hippo_retry_s=0", namespace="n")
+    for k in range(30):
+        mem.add(f"note {k} on the harbour's tides")
+    assert mem.search("tides", k=1)
+    store = mem._rt.store
+    pg_server.stop()
+    try:
+        mem.close()
+        assert store._pool.closed
+        with pytest.raises(ClosedError):
+            mem.count()
+        mem.close()  # idempotent
+    finally:
+        pg_server.start()
+    with Memory(pg_url, namespace="n") as again:  # nothing lost: the messages are all in their rows
+        assert again.count() == 30 and again.search("tides", k=1)
 
 
 def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_server, pg_url, monkeypatch) -> None:

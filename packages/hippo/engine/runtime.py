@@ -199,15 +199,20 @@ class Runtime:
             # below (the next process would rebuild them again), the rest are stopped
             st.close(finish=not self.store.read_only)
         with self.lock.write():
-            for st in self.states().values() if not self.store.read_only else ():
-                st.save_derived(closing=True)
-                if st.loaded:
+            try:
+                for st in self.states().values() if not self.store.read_only else ():
                     try:
-                        self.store.seal(st.name, 1)
-                    except HippoError:
-                        pass  # the tail stays in its rows; nothing is lost
-            self.store.close()
-            self.closed = True
+                        st.save_derived(closing=True)
+                    except HippoError as exc:  # the server gone: the next open rebuilds or replays what was not saved
+                        log.warning("could not save the derived state of namespace %r at close: %s", st.name, exc)
+                    if st.loaded:
+                        try:
+                            self.store.seal(st.name, 1)
+                        except HippoError:
+                            pass  # the tail stays in its rows; nothing is lost
+            finally:  # the store (a PostgreSQL pool: its threads and connections) is closed whatever the saves met
+                self.store.close()
+                self.closed = True
         _RUNTIMES.discard(self)
 
 
