@@ -293,11 +293,11 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
 
 
 # A failed connection attempt worth repeating, by libpq's (or psycopg's) message, as no SQLSTATE comes with it: what the
-# server answers while it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection
-# it has just accepted (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that
-# does not resolve yet); what pgbouncer answers while it cannot reach the server (its login to it failing, or a login
-# that waited out its query_wait_timeout for a server connection). Anything else (a wrong password or role, a missing database, the client's own settings
-# refused, a localized message) is reported at once.
+# server answers while it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection it
+# has just accepted (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that does not
+# resolve yet); what pgbouncer answers while it cannot reach the server (its login to it failing, or a login that waited
+# out its query_wait_timeout for a server connection). Anything else (a wrong password or role, a missing database, the
+# client's own settings refused, a localized message) is reported at once.
 _TRANSIENT_CONNECT = ("the database system is", "terminating connection due to administrator command",
                       "No such file or directory", "Connection refused", "Connection reset",
                       "server closed the connection unexpectedly", "timeout expired", "Connection timed out",
