@@ -1212,6 +1212,24 @@ def test_an_open_through_pgbouncer_while_the_server_is_down_waits_for_the_server
         bouncer.close()
 
 
+def test_pgbouncer_in_statement_mode_is_reported_at_once(pg_server, pg_url, monkeypatch) -> None:
+    # pgbouncer refuses a transaction in statement mode and closes the connection: a lost connection by its SQLSTATE
+    # (08P01), which the open tried again for hippo_retry_s (30 s) before it reported "cannot reach the server"
+    from hippo_bench.pgserver import PgBouncer, find_pgbouncer
+
+    if find_pgbouncer() is None:
+        pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    bouncer = PgBouncer(pg_server, "hippo", port=6546, pool_mode="statement", pool_size=2)
+    try:
+        tries = connects(monkeypatch)
+        url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none")
+        with pytest.raises(StoreError, match="pool_mode = statement refuses: use pool_mode = transaction"):
+            Memory(url, namespace="n")
+        assert len(tries) == 1
+    finally:
+        bouncer.close()
+
+
 def test_row_level_security_as_docs_deploy_sets_it_up(pg_server, pg_url) -> None:
     """The policies of docs/deploy.md: a tenant's role reads and writes its own namespaces and sees no other."""
     schema = schema_of(pg_url)

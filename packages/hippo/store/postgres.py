@@ -191,6 +191,8 @@ _CONNECTION_STATES = ("57P01", "57P02", "57P03")
 # idle_s on a write, or the DBA's on a read) or a session idle longer than idle_session_timeout. 25P03 is of class 25,
 # which psycopg raises as an InternalError, not an OperationalError.
 _ENDED_STATES = ("25P03", "57P05")
+# pgbouncer's answer to a transaction in pool_mode = statement (SQLSTATE 08P01, the connection then closed)
+_STATEMENT_POOLING = "not allowed in statement pooling mode"
 _RETRY_STATES = ("40001", "40P01")  # serialization failure, deadlock: the server rolled the transaction back
 
 
@@ -283,6 +285,9 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
                           "prepared statements between transactions: add hippo_prepare_threshold=none to the URL")
     if state in ("22021", "22P05"):
         return StoreError(f"{what}: the database's encoding cannot hold this text ({msg}); use a UTF8 database")
+    if _STATEMENT_POOLING in msg:
+        return StoreError(f"{what}: {msg}; hippo runs each call in a transaction, which pgbouncer's pool_mode = "
+                          "statement refuses: use pool_mode = transaction (docs/deploy.md)")
     if "query_wait_timeout" in msg:  # pgbouncer: the server can be down, or up with the pool's connections all busy
         return StoreError(f"{what}: the connection pooler found no free server connection within its "
                           f"query_wait_timeout: the server is down, or every server connection of the pool was in use "
@@ -573,6 +578,8 @@ class PostgresStore(Store):
     def _connection_lost(exc: BaseException, conn) -> bool:
         if isinstance(exc, psycopg_pool.PoolTimeout):
             return True
+        if _STATEMENT_POOLING in str(exc):  # pgbouncer closes the connection, but trying again cannot help
+            return False
         state = getattr(exc, "sqlstate", None) or ""
         if isinstance(exc, psycopg.Error) and state in _ENDED_STATES:
             return True
