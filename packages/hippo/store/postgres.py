@@ -622,7 +622,7 @@ class PostgresStore(Store):
         can wait long: behind pgbouncer it queues for a server connection up to ``query_wait_timeout`` (120 s by
         default) when the pooler has none free, and with the server's host unreachable it waits for TCP to give up.
         It therefore runs in a thread of its own (one per store at a time, run once more when asked for meanwhile):
-        the call that lost its connection goes on retrying and is bounded by ``hippo_retry_s`` alone."""
+        the call that lost its connection goes on retrying, bounded by ``hippo_retry_s`` and its last attempt's wait."""
         with self._check_lock:
             if self._checking:
                 self._check_again = True
