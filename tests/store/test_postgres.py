@@ -1114,6 +1114,45 @@ def test_a_handle_closed_while_the_server_is_down_is_closed(pg_server, pg_url) -
         assert again.count() == 30 and again.search("tides", k=1)
 
 
+def test_a_close_with_the_server_down_waits_for_it_once_not_once_per_namespace(pg_server, pg_url, monkeypatch) -> None:
+    # each namespace's save and seal waited hippo_retry_s for the server: 16.1 s for four namespaces with
+    # hippo_retry_s=2, eight minutes with the default 30 s
+    mem = Memory(pg_url + "&hippo_retry_s=0", namespace="n0")
+    views = [mem] + [mem.using(f"n{i}") for i in range(1, 4)]
+    for view in views:
+        for k in range(5):
+            view.add(f"note {k} on the harbour's tides")
+        assert view.search("tides", k=1)
+    failed = spy_failures(monkeypatch, mem._rt.store, ("state", "seal", "put_units_many"))
+    pg_server.stop()
+    try:
+        mem.close()
+        assert len(failed) == 1, failed
+        with pytest.raises(ClosedError):
+            views[2].count()
+    finally:
+        pg_server.start()
+    with Memory(pg_url, namespace="n3") as again:
+        assert again.count() == 5 and again.search("tides", k=1)
+
+
+def spy_failures(monkeypatch, store, names) -> list:
+    """The calls of ``store.<name>`` that raised, by name."""
+    failed: list = []
+    for name in names:
+        real = getattr(store, name)
+
+        def wrapper(*args, _real=real, _name=name, **kwargs):
+            try:
+                return _real(*args, **kwargs)
+            except Exception:
+                failed.append(_name)
+                raise
+
+        monkeypatch.setattr(store, name, wrapper)
+    return failed
+
+
 def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_server, pg_url, monkeypatch) -> None:
     # psycopg_pool doubles the wait between its attempts to reconnect (1, 2, 4, 8 s ...): after an outage of 20 s a
     # call waited 10 s more with the server up, and one begun with the outage raised StoreError after hippo_retry_s

@@ -18,7 +18,7 @@ from collections import OrderedDict
 from typing import Any
 
 from hippo.base.config import Config
-from hippo.base.errors import ClosedError, HippoError
+from hippo.base.errors import ClosedError, HippoError, StoreError
 from hippo.base.locks import RWLock
 from hippo.base.serial import SerialWorker
 from hippo.engine.state import NamespaceState
@@ -203,13 +203,23 @@ class Runtime:
                 for st in self.states().values() if not self.store.read_only else ():
                     try:
                         st.save_derived(closing=True)
-                    except HippoError as exc:  # the server gone: the next open rebuilds or replays what was not saved
-                        log.warning("could not save the derived state of namespace %r at close: %s", st.name, exc)
-                    if st.loaded:
-                        try:
-                            self.store.seal(st.name, 1)
-                        except HippoError:
-                            pass  # the tail stays in its rows; nothing is lost
+                        if st.loaded:
+                            try:
+                                self.store.seal(st.name, 1)
+                            except HippoError as exc:
+                                if type(exc) is StoreError:
+                                    raise
+                                # one namespace's (its lock held by another writer): the tail stays in its rows
+                    except HippoError as exc:
+                        if type(exc) is not StoreError:
+                            log.warning("could not save the derived state of namespace %r at close: %s", st.name, exc)
+                            continue
+                        # The store itself failed (a server gone, after hippo_retry_s of retries; a full disk): each
+                        # other namespace's save and seal would wait and fail as long, so they are left. Nothing is
+                        # lost that the next open does not rebuild or replay; tails stay in their rows.
+                        log.warning("closing: namespace %r and the ones after it keep their derived state and "
+                                    "tails unsaved (rebuilt or replayed by the next open): %s", st.name, exc)
+                        break
             finally:  # the store (a PostgreSQL pool: its threads and connections) is closed whatever the saves met
                 self.store.close()
                 self.closed = True
