@@ -1269,6 +1269,36 @@ def test_pgbouncer_in_statement_mode_is_reported_at_once(pg_server, pg_url, monk
         bouncer.close()
 
 
+def test_a_writers_wait_ended_by_pgbouncers_query_timeout_is_busy(pg_server, pg_url, monkeypatch) -> None:
+    # pgbouncer's query_timeout closes the connection of a writer waiting for the namespace's lock: it was retried as a
+    # lost connection, each attempt waiting the same, and raised "cannot reach the PostgreSQL server" after
+    # hippo_retry_s; as when the DBA's statement_timeout ends the wait, it is StoreBusy at once, having stored nothing
+    from hippo_bench.pgserver import PgBouncer, find_pgbouncer
+
+    if find_pgbouncer() is None:
+        pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    bouncer = PgBouncer(pg_server, "hippo", port=6547, pool_size=2, settings={"query_timeout": "1"})
+    try:
+        url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none", hippo_retry_s="3")
+        with Memory(url, namespace="n") as mem:
+            mem.add("before the other writer")
+            store = mem._rt.store
+            attempts: list = []
+            real_begin = store._begin
+            monkeypatch.setattr(store, "_begin", lambda conn, statements: (attempts.append(1),
+                                                                           real_begin(conn, statements))[1])
+            with admin(pg_server) as other:
+                other.execute("BEGIN")
+                other.execute("SELECT pg_advisory_xact_lock(%s)", (store._lock_key("n"),))
+                with pytest.raises(StoreBusy, match="query_timeout"):
+                    mem.add("while the other writer holds the namespace")
+                other.execute("ROLLBACK")
+            assert len(attempts) == 1  # not tried again: the other writer still held the namespace
+            assert [it.text for it in mem.list()] == ["before the other writer"]
+    finally:
+        bouncer.close()
+
+
 def test_row_level_security_as_docs_deploy_sets_it_up(pg_server, pg_url) -> None:
     """The policies of docs/deploy.md: a tenant's role reads and writes its own namespaces and sees no other."""
     schema = schema_of(pg_url)

@@ -288,6 +288,9 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
     if _STATEMENT_POOLING in msg:
         return StoreError(f"{what}: {msg}; hippo runs each call in a transaction, which pgbouncer's pool_mode = "
                           "statement refuses: use pool_mode = transaction (docs/deploy.md)")
+    if _pooler_query_timeout(exc):
+        return StoreError(f"{what}: the connection pooler's query_timeout ended the statement ({msg}); set it above "
+                          "what the store's calls need (busy_timeout_s for a writer's wait)")
     if "query_wait_timeout" in msg:  # pgbouncer: the server can be down, or up with the pool's connections all busy
         return StoreError(f"{what}: the connection pooler found no free server connection within its "
                           f"query_wait_timeout: the server is down, or every server connection of the pool was in use "
@@ -323,6 +326,11 @@ def _statement_timeout(exc: BaseException) -> bool:
     """A statement the server cancelled after the ``statement_timeout`` of the role or database (not hippo's own
     ``lock_timeout``)."""
     return getattr(exc, "sqlstate", None) == "57014" and "statement timeout" in str(exc)
+
+
+def _pooler_query_timeout(exc: BaseException) -> bool:
+    """pgbouncer's ``query_timeout`` ended the statement and closed the connection (no SQLSTATE of the server's)."""
+    return isinstance(exc, psycopg.OperationalError) and "query timeout" in str(exc) and not _statement_timeout(exc)
 
 
 class _Retry(Exception):
@@ -722,6 +730,13 @@ class PostgresStore(Store):
                     conn.execute("ROLLBACK")
                 raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the server's "
                                 "statement_timeout, set for this role or database, cancelled the wait)") from None
+            if waiting and _pooler_query_timeout(exc):
+                # pgbouncer's query_timeout, shorter than busy_timeout_s, ended the wait for the lock (and closed the
+                # connection, the transaction rolled back with it): another writer holds the namespace, as above
+                with contextlib.suppress(Exception):
+                    conn.close()
+                raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the connection "
+                                "pooler's query_timeout, shorter than busy_timeout_s, ended the wait)") from None
             self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None, writing=True)
             raise
         finally:
