@@ -1277,11 +1277,12 @@ def test_a_writers_wait_ended_by_pgbouncers_query_timeout_is_busy(pg_server, pg_
 
     if find_pgbouncer() is None:
         pytest.skip("pgbouncer is not installed (Debian: apt-get install pgbouncer; .ci/run installs it)")
+    with Memory(pg_url, namespace="n") as mem:  # the schema made without the pooler's bound on statements
+        mem.add("before the other writer")
     bouncer = PgBouncer(pg_server, "hippo", port=6547, pool_size=2, settings={"query_timeout": "1"})
     try:
         url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none", hippo_retry_s="3")
         with Memory(url, namespace="n") as mem:
-            mem.add("before the other writer")
             store = mem._rt.store
             attempts: list = []
             real_begin = store._begin
