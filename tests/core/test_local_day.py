@@ -118,29 +118,40 @@ def test_an_export_with_a_bad_offset_is_refused_whole(tmp_path, bad):
     assert dst.count() == 0
 
 
-def _as_schema_4(path: Path) -> None:
-    """The store at ``path`` as the schema before the offsets (no utc_offset column, version 4)."""
+def _before_the_offsets(path: Path) -> None:
+    """The store at ``path`` as the last release wrote it: schema 4 without the utc_offset column."""
     db = sqlite3.connect(path)
     db.execute("ALTER TABLE messages DROP COLUMN utc_offset")
-    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.commit()
     db.close()
+
+
+def _meta_and_columns(path: Path) -> tuple[str, set[str]]:
+    db = sqlite3.connect(path)
+    try:
+        version = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        return version, {r[1] for r in db.execute("PRAGMA table_info(messages)")}
+    finally:
+        db.close()
 
 
 def test_a_store_written_before_the_offsets_opens_and_reads_as_before(tmp_path):
     path = tmp_path / "v4.db"
     with Memory(path) as mem:
         mem.add("I went to the gym yesterday.", speaker="Ann", timestamp=1677904200.0)
-    _as_schema_4(path)
+    _before_the_offsets(path)
     with Memory(path, read_only=True) as mem:  # read as it is
         assert mem._rt.store.version == 4
         assert mem.list()[0].timestamp.isoformat() == "2023-03-04T04:30:00+00:00"
         assert "Ann (3 March 2023)" in mem.recall("gym", budget_tokens=100).text
-    with Memory(path) as mem:  # upgraded: the old message has no offset, a new one keeps it
-        assert mem._rt.store.version == hippo.store.sqlite.SCHEMA_VERSION == 5
+    assert "utc_offset" not in _meta_and_columns(path)[1]
+    with Memory(path) as mem:  # the column added: the old message has no offset, a new one keeps it
         mem.add("I went to the pool yesterday.", speaker="Bob", timestamp=NEW_YORK)
         text = mem.recall("gym pool", budget_tokens=200).text
         assert "Ann (3 March 2023)" in text and "Bob (2 March 2023)" in text
+    # the schema keeps its number, so releases that refuse any newer one still open the store
+    version, columns = _meta_and_columns(path)
+    assert version == str(hippo.store.sqlite.SCHEMA_VERSION) == "4" and "utc_offset" in columns
 
 
 def test_a_schema_2_store_is_upgraded_and_keeps_offsets_after(tmp_path):

@@ -218,6 +218,30 @@ def _columns(conn, schema: str) -> set[tuple[str, str, str]]:
                             " WHERE table_schema = %s", (schema,)).fetchall())
 
 
+def test_a_schema_without_the_offset_column_is_read_as_it_is_and_given_it_without_a_new_number(pg_server,
+                                                                                              pg_url) -> None:
+    schema = schema_of(pg_url)
+    st = PostgresStore(pg_url)
+    st.append("a", batch(3))
+    st.close()
+    with admin(pg_server) as conn:  # as the last release wrote it: schema 3 without messages.utc_offset
+        conn.execute(f'ALTER TABLE "{schema}".messages DROP COLUMN utc_offset')
+    ro = PostgresStore(pg_url, read_only=True)
+    try:
+        assert [r.utc_offset for r in ro.load("a")] == [None] * 3
+    finally:
+        ro.close()
+    st = PostgresStore(pg_url)
+    try:
+        st.append("a", [msg("said in New York", timestamp="2023-03-03T23:30-05:00")])
+        assert [r.utc_offset for r in st.load("a")] == [None] * 3 + [-18000.0]
+    finally:
+        st.close()
+    with admin(pg_server) as conn:  # the same number: releases that refuse any newer one still open it
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("schema_version",)).fetchone() \
+            == (str(postgres.SCHEMA_VERSION),) == ("3",)
+
+
 def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> None:
     schema = schema_of(pg_url)
     st = PostgresStore(pg_url)

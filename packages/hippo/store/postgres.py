@@ -164,12 +164,13 @@ _MIGRATIONS: dict[int, list[str]] = {
         "ALTER TABLE {s}.messages ADD COLUMN idem_key uuid",
         "CREATE UNIQUE INDEX messages_key ON {s}.messages (namespace, idem_key)",
     ],
-    # 4: the offset from UTC a message's timestamp was given with (NULL for messages stored before: unknown).
-    4: [
-        "ALTER TABLE {s}.messages ADD COLUMN utc_offset double precision",
-    ],
 }
 SCHEMA_VERSION = max(_MIGRATIONS)
+# Columns added to a schema of the current version without a new version number: code of that version neither names
+# nor needs them, and releases before the compatibility record refuse any newer number outright. A writable open adds
+# the ones the schema lacks (under the schema's lock, like a migration); a read-only one reads a schema without them
+# as it is. messages.utc_offset: the offset from UTC a message's timestamp was given with (NULL: unknown).
+_ADDED_COLUMNS = (("messages", "utc_offset", "double precision"),)
 # How long one attempt of an upgrade waits for a table another process's transaction uses: while a migration's ALTER
 # waits, every later statement on that table waits behind it, so an upgrade made while older app servers work gives
 # way after this long and tries again (until Config.busy_timeout_s) instead of holding their calls up.
@@ -183,6 +184,7 @@ TABLES = ("meta", "namespaces", "messages", "chunks", "tail", "codes", "units", 
 
 _ROW_COLS = ("m.id, m.namespace, m.seq, m.n_tokens, m.speaker, m.role, m.ts, m.session_id, m.metadata, m.created_at,"
              " m.utc_offset")
+_ROW_COLS_BEFORE_OFFSETS = _ROW_COLS.replace("m.utc_offset", "NULL")  # a schema without the column, read-only
 _CHUNK_COLS = "id, first_seq, last_seq, n_messages, n_tokens, blob, checksum"
 
 # SQLSTATE classes of a lost connection: 08 connection exception, 57P01-03 admin / crash shutdown, cannot connect now
@@ -402,6 +404,7 @@ class PostgresStore(Store):
         self.read_only = bool(read_only)
         self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self.version = SCHEMA_VERSION
+        self._has_offset = True  # whether messages keep their offset from UTC (_ADDED_COLUMNS; read-only: as found)
         schema = schema if schema is not None else params.get("hippo_schema", DEFAULT_SCHEMA)
         if not isinstance(schema, str) or not _IDENT.fullmatch(schema):
             raise InvalidInput(f"hippo_schema must be a plain identifier (letters, digits, _; at most 63), got "
@@ -502,9 +505,10 @@ class PostgresStore(Store):
             if version < SCHEMA_VERSION:
                 raise StoreError(f"store {self.path!r} has schema version {version}; open it writable once to upgrade "
                                  f"it to {SCHEMA_VERSION} before reading it read-only")
+            self._has_offset = not self._missing_columns(conn)
             return
-        if version is not None and version >= SCHEMA_VERSION:  # current, or newer and usable as it is
-            return
+        if version is not None and version >= SCHEMA_VERSION and not self._missing_columns(conn):
+            return  # current (or newer and usable as it is) with every added column
         deadline = time.monotonic() + self._busy_ms / 1000
         while not self._upgrade(conn, deadline):
             left = deadline - time.monotonic()
@@ -533,7 +537,7 @@ class PostgresStore(Store):
                 raise StoreBusy(f"opening store {self.path!r}: another process is creating or upgrading schema "
                                 f"{self.schema!r} (waited {waited})") from None
             version = self._installed_version(conn) or 0  # another process may have migrated meanwhile
-            if version >= SCHEMA_VERSION:
+            if version >= SCHEMA_VERSION and not self._missing_columns(conn):
                 conn.execute("COMMIT")
                 return True
             if version == 0:
@@ -544,7 +548,9 @@ class PostgresStore(Store):
             else:  # tables other processes use: give way to them (see MIGRATION_LOCK_MS)
                 conn.execute(f"SET LOCAL lock_timeout = '{min(wait_ms, MIGRATION_LOCK_MS)}ms'")
             try:
-                self._migrate(conn, version)
+                self._migrate(conn, min(version, SCHEMA_VERSION))
+                for table, column, kind in self._missing_columns(conn):
+                    conn.execute(self._sql(f"ALTER TABLE {{s}}.{table} ADD COLUMN {column} {kind}"))
             except psycopg.errors.LockNotAvailable:
                 conn.execute("ROLLBACK")
                 return False
@@ -554,6 +560,20 @@ class PostgresStore(Store):
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
             raise
+
+    @property
+    def _row_cols(self) -> str:
+        """The message columns of :mod:`hippo.store.common`'s row layout as this schema holds them."""
+        return _ROW_COLS if self._has_offset else _ROW_COLS_BEFORE_OFFSETS
+
+    def _missing_columns(self, conn) -> list[tuple[str, str, str]]:
+        """The :data:`_ADDED_COLUMNS` the schema's tables lack (read with the statement's snapshot)."""
+        have = {(t, c) for t, c in conn.execute(
+            "SELECT c.relname, a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
+            " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND a.attnum > 0"
+            " AND NOT a.attisdropped AND c.relname = ANY(%s)",
+            (self.schema, [t for t, _, _ in _ADDED_COLUMNS])).fetchall()}
+        return [(t, c, k) for t, c, k in _ADDED_COLUMNS if (t, c) not in have]
 
     def _migrate(self, conn, version: int, target: int | None = None) -> None:
         """Run the migrations after ``version`` up to ``target`` (:data:`SCHEMA_VERSION` when None; inside the
@@ -1003,7 +1023,7 @@ class PostgresStore(Store):
         def body(cur, row) -> list[MessageRow] | _Last:
             if row[0]:
                 stored = cur.execute(self._sql(
-                    f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
+                    f"SELECT {self._row_cols}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
                     " AND m.idem_key = ANY(%s) ORDER BY m.seq"), (namespace, wanted)).fetchall()
                 # An append stores all its messages or none, at consecutive seqs: where its keyed messages are places
                 # the earlier attempt's batch, and its messages without a key are the rows at their seqs.
@@ -1012,7 +1032,7 @@ class PostgresStore(Store):
                 start = starts.pop() if len(starts) == 1 else None
                 if start is not None and None in keys:
                     stored = cur.execute(self._sql(
-                        f"SELECT {_ROW_COLS}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
+                        f"SELECT {self._row_cols}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
                         " AND m.seq BETWEEN %s AND %s ORDER BY m.seq"), (namespace, start, start + n - 1)).fetchall()
                 return self._replayed(namespace, keys, tokens, stored, start)
             first, ids = row[1], [int(i) for i in row[2]]
@@ -1092,7 +1112,7 @@ class PostgresStore(Store):
 
         def body(cur) -> int:
             tail = cur.execute(self._sql(
-                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.tail t JOIN {{s}}.messages m ON m.id = t.id"
+                f"SELECT {self._row_cols}, t.tokens, t.checksum FROM {{s}}.tail t JOIN {{s}}.messages m ON m.id = t.id"
                 " WHERE t.namespace = %s ORDER BY t.seq"), (namespace,)).fetchall()
             total = sum(r[3] for r in tail)
             if not tail or total < min_tokens:
@@ -1155,7 +1175,7 @@ class PostgresStore(Store):
                                               " AND id = ANY(%s)"), (namespace, wanted)).fetchall()
             else:  # judged under the namespace's lock: no update commits between this read and the deletion
                 found = [(r[0], r[2]) for r in cur.execute(self._sql(
-                    f"SELECT {_ROW_COLS} FROM {{s}}.messages m WHERE m.namespace = %s AND m.id = ANY(%s)"),
+                    f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND m.id = ANY(%s)"),
                     (namespace, wanted)).fetchall() if where(common.message_row(r))]
             if not found:
                 return []
@@ -1229,7 +1249,7 @@ class PostgresStore(Store):
 
         def body(cur):
             raw = cur.execute(self._sql(
-                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
+                f"SELECT {self._row_cols}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
                 " ON t.id = m.id WHERE m.namespace = %s AND m.seq > %s AND m.seq <= %s ORDER BY m.seq"),
                 (namespace, after_seq, upto)).fetchall()
             if after_seq < 0 and upto_seq is None:  # everything: every chunk too, also one no message reaches
@@ -1275,12 +1295,12 @@ class PostgresStore(Store):
         ids = sorted({int(i) for i in ids})
         if not ids:
             return {}
-        found = self._query(f"SELECT {_ROW_COLS} FROM {{s}}.messages m WHERE m.id = ANY(%s) AND m.namespace = %s",
+        found = self._query(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.id = ANY(%s) AND m.namespace = %s",
                             (ids, namespace))
         return {r[0]: common.message_row(r) for r in found}
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
-        for r in self._query(f"SELECT {_ROW_COLS} FROM {{s}}.messages m WHERE m.namespace = %s ORDER BY m.seq",
+        for r in self._query(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s ORDER BY m.seq",
                              (namespace,)):
             yield common.message_row(r)
 
@@ -1444,7 +1464,7 @@ class PostgresStore(Store):
         """Verify every row of a namespace without stopping at the first problem (read in one snapshot)."""
         def body(cur):
             raw = cur.execute(self._sql(
-                f"SELECT {_ROW_COLS}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
+                f"SELECT {self._row_cols}, t.tokens, t.checksum FROM {{s}}.messages m LEFT JOIN {{s}}.tail t"
                 " ON t.id = m.id WHERE m.namespace = %s ORDER BY m.seq"), (namespace,)).fetchall()
             chunks = [Chunk(*c) for c in cur.execute(self._sql(
                 f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s ORDER BY first_seq"),

@@ -41,14 +41,18 @@ log = logging.getLogger("hippo.store")
 
 # 3: checksums over tail rows and over chunks (with the seq / n_tokens of the messages a chunk covers).
 # 4: the change feed (namespaces.version / namespaces.horizon and the changes table).
-# 5: messages.utc_offset, the offset from UTC a message's timestamp was given with (NULL: unknown).
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (2, 3, 4, 5)  # an older store is upgraded on a writable open and read as it is when read-only
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (2, 3, 4)  # an older store is upgraded on a writable open and read as it is when read-only
 # The oldest schema version whose code may use a store of this schema as it is (meta 'compatible', see
 # hippo.store.common). A migration that code of the schema before can live with (a column it does not name and may
 # leave empty, an index) leaves this where it was; any other raises it to the new SCHEMA_VERSION. (Schema 4 is not
-# usable by schema-3 code, which writes no change feed; schema 5's utc_offset is a column schema-4 code leaves empty.)
+# usable by schema-3 code, which writes no change feed.)
 COMPATIBLE_FROM = 4
+# Columns added to a store of the current schema without a new schema number: code of that schema neither names nor
+# needs them, and releases before the compatibility record refuse any newer number outright. A writable open adds
+# the ones a store lacks; a read-only one reads a store without them as it is.
+# messages.utc_offset: the offset from UTC a message's timestamp was given with (NULL: unknown).
+_ADDED_COLUMNS = (("messages", "utc_offset", "REAL"),)
 
 # The change feed: one row per append, deletion or metadata update of a namespace, numbered by the namespace's
 # version (append: the seq range added; delete / update: the message ids, a JSON list).
@@ -134,7 +138,7 @@ _INHERITED: list[sqlite3.Connection] = []
 
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at, utc_offset"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
-# a store before schema 5, opened read-only, has no utc_offset column: its messages' offsets are unknown
+# a store written before the offsets, opened read-only, has no utc_offset column: its messages' offsets are unknown
 _ROW_COLS_4 = _ROW_COLS.replace("utc_offset", "NULL")
 _ROW_COLS_M_4 = _ROW_COLS_M.replace("m.utc_offset", "NULL")
 # Blob columns are read through CAST: a value whose type was damaged (TEXT that is not UTF-8) reaches the validation
@@ -196,14 +200,15 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
             db.execute(f"ALTER TABLE namespaces ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
 
 
-def _migrate_4_to_5(db: sqlite3.Connection) -> None:
-    """Schema 4 -> 5: the offset from UTC of each message's timestamp; the messages stored before have none (NULL:
-    their calendar day is UTC's, as it was)."""
-    db.execute("ALTER TABLE messages ADD COLUMN utc_offset REAL")
+def _add_columns(db: sqlite3.Connection) -> None:
+    """Add the :data:`_ADDED_COLUMNS` a store lacks (inside the schema transaction)."""
+    for table, column, kind in _ADDED_COLUMNS:
+        if column not in _columns(db, table):
+            db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
 
 # from-version -> step to the next version; a store is upgraded step by step inside its opening transaction
-_MIGRATIONS = {2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}
+_MIGRATIONS = {2: _migrate_2_to_3, 3: _migrate_3_to_4}
 
 
 def _int_or(value: Any, default: int = 0) -> int:
@@ -308,8 +313,9 @@ class SQLiteStore(Store):
         self.version = SCHEMA_VERSION
         # Whether rows carry checksums and the store keeps a change feed: an older store opened read-only may lack
         # either (without checksums nothing is verified; without a feed, readers reload what changed instead of
-        # applying changes). A writable open upgrades the store to both.
-        self._checked = self._fed = True
+        # applying changes). A writable open upgrades the store to both. Likewise whether messages keep their offset
+        # from UTC (:data:`_ADDED_COLUMNS`).
+        self._checked = self._fed = self._has_offset = True
         self._busy_ms = int(busy_timeout_s * 1000)
         self._scrub_pending = False
         self._lock = threading.RLock()
@@ -507,6 +513,7 @@ class SQLiteStore(Store):
                 raise InvalidInput(f"path {self.path!r} holds no hippo store (open it writable once to create one)")
             self.version = self._check_version(self._db)
             self._checked, self._fed = _layout(self._db, self.version)
+            self._has_offset = "utc_offset" in _columns(self._db, "messages")
             return
         with self.transaction("initialising the schema"):
             for stmt in _SCHEMA:
@@ -522,10 +529,11 @@ class SQLiteStore(Store):
                 if version < SCHEMA_VERSION:
                     self._migrate(self._db, version)
                     version = SCHEMA_VERSION
+            _add_columns(self._db)
             for stmt in _REFUSE_OLD_WRITERS:
                 self._db.execute(stmt)
         self.version = version
-        self._checked = self._fed = True
+        self._checked = self._fed = self._has_offset = True
 
     def _check_version(self, db: sqlite3.Connection) -> int:
         """The store's schema version, if this code can use the store: one of :data:`READABLE_VERSIONS`, or a newer
@@ -564,11 +572,11 @@ class SQLiteStore(Store):
     @property
     def _row_cols(self) -> str:
         """The message columns of :mod:`hippo.store.common`'s row layout as this store's schema holds them."""
-        return _ROW_COLS if self.version >= 5 else _ROW_COLS_4
+        return _ROW_COLS if self._has_offset else _ROW_COLS_4
 
     @property
     def _row_cols_m(self) -> str:
-        return _ROW_COLS_M if self.version >= 5 else _ROW_COLS_M_4
+        return _ROW_COLS_M if self._has_offset else _ROW_COLS_M_4
 
     def _writable(self, what: str) -> None:
         if self.read_only:
