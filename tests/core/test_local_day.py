@@ -25,11 +25,13 @@ NEW_YORK = "2023-03-03T23:30:00-05:00"
 TOKYO = "2023-03-04T08:00:00+09:00"
 
 
-def note(text: str, timestamp) -> str:
-    """The line of ``text`` in a recall's context, its resolved date next to the speaker."""
+def note(text: str, timestamp) -> tuple[str, str]:
+    """(the day header, the line of ``text``) of a recall's context: a resolved date other than the header's is shown
+    next to the speaker."""
     mem = Memory()
     mem.add(text, speaker="Ann", timestamp=timestamp)
-    return next(line for line in mem.recall(text, budget_tokens=200).text.splitlines() if line.startswith("Ann"))
+    header, line = mem.recall(text, budget_tokens=200).text.splitlines()
+    return header, line
 
 
 @pytest.mark.parametrize("text, timestamp, want", [
@@ -37,7 +39,7 @@ def note(text: str, timestamp) -> str:
     ("I went to the gym yesterday.", datetime(2023, 3, 3, 23, 30, tzinfo=timezone(timedelta(hours=-5))),
      "2 March 2023"),
     ("I'm going to bed early tonight.", NEW_YORK, "3 March 2023"),
-    ("We fly out tomorrow.", NEW_YORK, "4 March 2023"),   # the header's (UTC) day, but not the speaker's: shown
+    ("We fly out tomorrow.", NEW_YORK, "4 March 2023"),   # the UTC day, but the header shows the speaker's: noted
     ("I went to the gym yesterday.", TOKYO, "3 March 2023"),
     ("I had sushi this morning.", TOKYO, "4 March 2023"),
     ("I finished the report last Friday.", TOKYO, "3 March 2023"),   # said on a Saturday: the day before
@@ -48,7 +50,9 @@ def note(text: str, timestamp) -> str:
     ("I went to the gym yesterday.", datetime(2023, 3, 4, 4, 30), "3 March 2023"),
 ])
 def test_relative_days_are_the_speakers_own(text, timestamp, want):
-    assert f"Ann ({want}): {text}" == note(text, timestamp)
+    header, line = note(text, timestamp)
+    # the day the expression means: next to the speaker, or the header's when it is that day (then not repeated)
+    assert line == f"Ann ({want}): {text}" or (line == f"Ann: {text}" and header == f"[{want}]")
 
 
 def test_find_reads_the_day_of_the_offset_and_utc_without_one():
@@ -170,3 +174,21 @@ def test_an_offset_is_checked_where_it_is_given():
     with pytest.raises(InvalidInput, match="utc_offset"):
         hippo.base.timeutil.with_utc_offset(1677904200.0, 86400)
     assert hippo.base.timeutil.with_utc_offset(1677904200.0, None) == 1677904200.0
+
+
+def test_a_contexts_day_headers_are_the_speakers_days():
+    # said at 23:00 and 23:30 on 1 May in New York (04:00 and 04:30 UTC on 2 May) and at 08:00 on 2 May there
+    with Memory(None) as mem:
+        mem.add("I adopted a greyhound named Biscuit yesterday", timestamp="2024-05-01T23:00-05:00")
+        mem.add("tomorrow I take Biscuit to the vet", timestamp="2024-05-01T23:30-05:00")
+        mem.add("Walked Biscuit in the park this morning", timestamp="2024-05-02T08:00-05:00")
+        lines = mem.recall("Biscuit", budget_tokens=200).text.splitlines()
+    assert lines == ["[1 May 2024]",
+                     "user (30 April 2024): I adopted a greyhound named Biscuit yesterday",
+                     "user (2 May 2024): tomorrow I take Biscuit to the vet",
+                     "[2 May 2024]",
+                     "user: Walked Biscuit in the park this morning"]  # "this morning" is the header's day
+    with Memory(None) as mem:  # the same instants without offsets: UTC's days, as before
+        for ts in ("2024-05-02T04:00", "2024-05-02T04:30", "2024-05-02T13:00"):
+            mem.add(f"Biscuit note at {ts}", timestamp=ts)
+        assert mem.recall("Biscuit", budget_tokens=200).text.splitlines()[0] == "[2 May 2024]"

@@ -8,7 +8,7 @@ from typing import Callable
 import numpy as np
 
 from hippo.base.timeutil import fmt_day
-from hippo.engine.pack import Piece
+from hippo.engine.pack import Piece, day_of
 from hippo.engine.scope import Scope
 from hippo.engine.state import NamespaceState
 from hippo.engine.truth import rank as truth_rank
@@ -53,19 +53,19 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
                idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
                idx.seqs.a[rows].tolist(), idx.digests[rows].tolist())
     speakers, sessions = idx.speakers, idx.sessions
+    offsets = idx.utc_offset.a[rows]
     current = scope is not None and scope.current
     until = scope.until if scope else None
     for k, (i, r, n_tok, spk, role, ts, sess, seq, digest) in enumerate(cols):
         if meta is not None and (i not in meta or not pred(meta[i])):
             continue
+        off = float(offsets[k])
         p = Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role], ts=None if ts != ts else ts,
-                  session=sessions[sess], seq=seq, digest=digest)
+                  session=sessions[sess], seq=seq, digest=digest, offset=None if off != off else off)
         if annotate:
             notes = []
             label = truth.label(r, idx) if maybe_label[k] else None
-            # "today": the header says it, unless the speaker's own day is another (the header's is UTC's)
-            same_day = label is not None and ts == ts and label == fmt_day(ts) and (
-                idx.utc_offset.a[r] != idx.utc_offset.a[r] or label == fmt_day(ts + float(idx.utc_offset.a[r])))
+            same_day = label is not None and ts == ts and label == day_of(p)  # "today": the header says it
             if label is not None and not same_day and not (chrono and truth.gran.a[r] in _DAY_GRANULARITIES):
                 notes.append(label)
             nxt = truth.stale_mark(r, current=current, as_of=as_of, until=until, said=idx.ts.a) \

@@ -43,6 +43,7 @@ class Piece:
     note: str = ""         # e.g. "7 May 2023" (a resolved relative date) or "superseded 12 June 2023"
     digest: int | None = None  # of the message's tokens (NamespaceIndex.digests): copies of one text share it
     copies: list[float | None] = field(default_factory=list)  # when the other copies this line stands for were said
+    offset: float | None = None  # seconds east of UTC the timestamp was given with: its day is that calendar's
 
 
 @lru_cache(maxsize=4096)
@@ -50,13 +51,23 @@ def _cached_count(s: str) -> int:
     return tokenizer.count_tokens(s)
 
 
+def _local(p: Piece) -> float | None:
+    """The piece's timestamp moved by its offset from UTC: its UTC day is the day the speaker's calendar showed."""
+    return p.ts if p.ts is None or p.offset is None else p.ts + p.offset
+
+
+def day_of(p: Piece) -> str:
+    """The day a piece was said on, as a header shows it ("8 May 2023"): the speaker's, UTC's without an offset."""
+    return fmt_day(_local(p))
+
+
 def _header(p: Piece) -> str:
     # The session's date, compact and human-readable ("[8 May 2023]"): every header costs budget.
-    return f"[{fmt_day(p.ts)}]"
+    return f"[{day_of(p)}]"
 
 
 def _group_key(p: Piece) -> str:
-    return p.session if p.session else fmt_date(p.ts)
+    return p.session if p.session else fmt_date(_local(p))
 
 
 def _repeats(p: Piece) -> str:

@@ -85,7 +85,7 @@ def greedy_representatives(nodes: list[int], rel: dict[int, float], neighbors: d
 
 def _header_cost(p: context.Piece, cache: dict) -> int:
     """Tokens of the session header a piece would open (headers only vary with the day)."""
-    day = None if p.ts is None else int(p.ts // 86400)
+    day = None if p.ts is None else int(context._local(p) // 86400)
     got = cache.get(day)
     if got is None:
         got = cache[day] = context._cached_count(context._header(p)) + 1
