@@ -126,8 +126,7 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
             raise InvalidInput(f"{name} {value!r} is out of range") from exc
     elif isinstance(value, str):
         try:
-            # RFC 3339 writes UTC as "Z" or "z" (as it allows "t" for "T", which fromisoformat reads)
-            dt = parse_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+            dt = _read_iso(value)
         except ValueError as exc:
             raise InvalidInput(f"{name} {value!r} is not an ISO-8601 date/time") from exc
         if dt.tzinfo is None:
@@ -150,6 +149,13 @@ def to_epoch(value: object, name: str = "timestamp", *, min_year: int = 1900, ma
     return epoch
 
 
+@functools.lru_cache(maxsize=256)
+def _read_iso(text: str) -> datetime:
+    """An ISO-8601 timestamp as given (kept: :func:`to_epoch` and :func:`utc_offset` read the same text in turn)."""
+    # RFC 3339 writes UTC as "Z" or "z" (as it allows "t" for "T", which fromisoformat reads)
+    return parse_iso(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+
+
 def utc_offset(value: object) -> float | None:
     """The offset from UTC, in seconds east, that a timestamp was given with: an aware datetime's, an ISO-8601 text's
     ("2023-03-03T23:30-05:00": -18000.0; "Z": 0.0); None for a naive datetime or text, epoch seconds and None, whose
@@ -158,7 +164,7 @@ def utc_offset(value: object) -> float | None:
         off = value.utcoffset()
     elif isinstance(value, str):
         try:
-            off = parse_iso(value.strip().replace("Z", "+00:00").replace("z", "+00:00")).utcoffset()
+            off = _read_iso(value).utcoffset()
         except ValueError:
             return None
     else:
@@ -195,17 +201,14 @@ def with_utc_offset(timestamp: object, offset: object, name: str = "utc_offset")
         return timestamp  # no time a datetime holds: add says so
 
 
-def local_datetime(epoch: float, offset: float | None) -> datetime:
-    """The instant ``epoch`` as the wall clock of ``offset`` (seconds east of UTC) shows it; UTC when None."""
-    if offset is None:
-        return _utc(epoch)
-    return datetime.fromtimestamp(epoch, tz=timezone(timedelta(seconds=offset)))
-
-
-def to_datetime(epoch: float | None) -> datetime | None:
+def to_datetime(epoch: float | None, offset: float | None = None) -> datetime | None:
+    """The instant ``epoch`` as the wall clock of ``offset`` (seconds east of UTC) shows it, in UTC when the offset is
+    None or NaN; None when ``epoch`` is None or NaN."""
     if epoch is None or (isinstance(epoch, float) and math.isnan(epoch)):
         return None
-    return _utc(epoch)
+    if offset is None or offset != offset:
+        return _utc(epoch)
+    return datetime.fromtimestamp(epoch, tz=timezone(timedelta(seconds=offset)))
 
 
 @functools.lru_cache(maxsize=1 << 14)

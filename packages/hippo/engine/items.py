@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from hippo.base.timeutil import local_datetime, to_datetime
+from hippo.base.timeutil import to_datetime
 from hippo.base.types import MemoryItem
 from hippo.engine.state import NamespaceState
 from hippo.store.base import MessageRow
@@ -29,21 +29,20 @@ def event_datetime(idx: Any, row: int, epoch: float) -> Any:
     off = float(idx.event_offset.a[row])
     if off != off and epoch == float(idx.ts.a[row]):
         off = float(idx.utc_offset.a[row])
-    return to_datetime(epoch) if off != off or epoch != epoch else local_datetime(epoch, off)
+    return to_datetime(epoch, off)
 
 
 def said_datetime(idx: Any, row: int) -> Any:
     """When row ``row`` of the namespace index ``idx`` was said, as :func:`make_item` gives it: with the offset from
     UTC its timestamp was given with, in UTC without one; None without a timestamp."""
-    ts, off = float(idx.ts.a[row]), float(idx.utc_offset.a[row])
-    return to_datetime(ts) if off != off or ts != ts else local_datetime(ts, off)
+    return to_datetime(float(idx.ts.a[row]), float(idx.utc_offset.a[row]))
 
 
 def make_item(row: MessageRow, text: str, cls: type = MemoryItem, **extra: Any) -> Any:
     # a timestamp given with its offset from UTC is returned with it ("2023-03-03T23:30-05:00"), the same instant
-    ts = to_datetime(row.ts) if row.utc_offset is None or row.ts is None else local_datetime(row.ts, row.utc_offset)
-    values = dict(id=row.id, text=text, speaker=row.speaker, role=row.role, timestamp=ts,
-                  session_id=row.session_id, metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
+    values = dict(id=row.id, text=text, speaker=row.speaker, role=row.role,
+                  timestamp=to_datetime(row.ts, row.utc_offset), session_id=row.session_id,
+                  metadata=dict(row.metadata), namespace=row.namespace, seq=row.seq,
                   n_tokens=row.n_tokens, created_at=to_datetime(row.created_at))
     if cls is MemoryItem and not extra and _DIRECT:
         item = object.__new__(MemoryItem)
