@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from hippo.base.checks import check_choice, check_metadata
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import is_utc_offset, to_epoch, utc_offset
+from hippo.base.timeutil import check_utc_offset, to_epoch, utc_offset
 from hippo.base.types import MemoryItem
 from hippo.index.coindex import ROLES
 from hippo.store.base import NewMessage
@@ -46,10 +46,7 @@ def check_event_time(metadata: dict[str, Any], config: Any, name: str = "metadat
     if isinstance(et, (int, float)) and not isinstance(et, bool):
         to_epoch(et, f"{name}['event_time']", min_year=config.timestamp_min_year,
                  max_year=config.timestamp_max_year)
-    off = metadata.get(EVENT_TIME_OFFSET)
-    if off is not None and not is_utc_offset(off):
-        raise InvalidInput(f"{name}['{EVENT_TIME_OFFSET}'] (the offset from UTC event_time was given with) must be "
-                           f"seconds east of UTC within a day (-86400 < s < 86400), got {off!r}")
+    check_utc_offset(metadata.get(EVENT_TIME_OFFSET), f"{name}['{EVENT_TIME_OFFSET}'] (event_time's offset)")
     return metadata
 
 

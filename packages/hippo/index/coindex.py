@@ -25,6 +25,7 @@ import numpy as np
 from hippo.base.arrays import GrowArray
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, OutOfRange
+from hippo.base.timeutil import is_utc_offset
 from hippo.native import ByteTable, DynamicWaveletMatrix, ri_signatures
 from hippo.store.base import MessageRow
 from hippo.text import lexicon, places, textnorm, tokenizer
@@ -76,8 +77,7 @@ def event_offset(metadata: dict | None) -> float:
     (``metadata["event_time_utc_offset"]``, kept by ``add(..., event_time=...)``), or NaN: unknown, or no event time."""
     md = metadata or {}
     off = md.get("event_time_utc_offset")
-    if event_time(md) == event_time(md) and isinstance(off, (int, float)) and not isinstance(off, bool) \
-            and math.isfinite(off) and -86400 < off < 86400:
+    if event_time(md) == event_time(md) and is_utc_offset(off):
         return float(off)
     return math.nan
 

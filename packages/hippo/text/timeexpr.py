@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import MONTH_NAMES, month_year
+from hippo.base.timeutil import MONTH_NAMES, is_utc_offset, month_year
 
 DAY = 86400.0
 
@@ -118,7 +118,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
     "last_wd": _WEEKDAY_NAMES, "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
-    "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",), "next_month": ("next ", "this coming "),
+    "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
+    "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
 assert set(_NEEDS) == {name for name, _ in _PATTERNS}
@@ -569,14 +570,20 @@ def find(text: str, now: float | None, offset: float | None = None) -> list[Time
     speaker's calendar: "yesterday" said at 23:30 on 3 March in New York (04:30 UTC on 4 March) is 2 March. The
     periods are the days of that calendar as every date is kept (from midnight UTC: "2 March 2023" is the same
     interval whether written or resolved). Without it the calendar is UTC's."""
-    if now is not None and offset is not None and now == now and offset == offset:
-        try:
-            datetime.fromtimestamp(now + offset, tz=timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            pass  # the local day is past the years a datetime holds: the UTC one is read
-        else:
-            now = now + offset
+    now, _ = _on_calendar(now, offset)
     return _find(text, now, _PATTERNS)
+
+
+def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None, float | None]:
+    """(``now`` moved onto the calendar of ``offset``, the offset) when both are known and the local day is one a
+    datetime holds; (``now``, None) otherwise: the UTC day is read."""
+    if now is None or offset is None or now != now or offset != offset:
+        return now, None
+    try:
+        datetime.fromtimestamp(now + offset, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return now, None  # the local day is past the years a datetime holds
+    return now + offset, offset
 
 
 # A question's period is read as before the days reaching back, the weeks after next, the weekdays since or by and
@@ -675,20 +682,12 @@ def analyze_query(query: str, now: float | None = None, offset: float | None = N
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). ``offset`` (seconds
     east of UTC: the latest message's ``utc_offset``, the asker's) puts ``now`` on that calendar, as :func:`find`
     does a message's: "yesterday" asked after a message said at 23:30 on 3 March in New York is 2 March, a day of
-    New York's calendar (``QueryTime.offset``). Without it the calendar is UTC's. Cached: a recall reads it at several stages, and an agent asks again."""
+    New York's calendar (``QueryTime.offset``). Without it the calendar is UTC's. Cached: a recall reads it at
+    several stages, and an agent asks again."""
     window = None
-    if offset is not None and not (isinstance(offset, (int, float)) and not isinstance(offset, bool)
-                                   and -DAY < offset < DAY):
+    if offset is not None and not is_utc_offset(offset):
         raise InvalidInput(f"offset must be seconds east of UTC within a day or None, got {offset!r}")
-    if offset is not None and now is not None and now == now:
-        try:
-            datetime.fromtimestamp(now + offset, tz=timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            offset = None  # the local day is past the years a datetime holds: the UTC one is read
-        else:
-            now = now + offset
-    else:
-        offset = None
+    now, offset = _on_calendar(now, offset)
     found = _find(query, now, _QUERY_PATTERNS)
     located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, found), now)))
     refs = [ref for _, ref in located]
