@@ -483,11 +483,12 @@ class Hierarchy:
             s = self.semantics.get(sid)
             if s is None:
                 continue
-            # an offline fact is the verbatim sentence of its first source message: when that message is
-            # forgotten the text goes with it, even if near-duplicates of other messages merged into the fact
-            source_gone = bool(s.message_ids) and s.message_ids[0] in dead
+            # a fact whose text shows a forgotten message goes with it (:meth:`quotes`: an offline fact is the
+            # verbatim sentence of its first source message, even if near-duplicates of other messages merged into
+            # it; an LLM-written one may restate any of its messages)
+            gone = self.quotes(sid, dead)
             s.message_ids = [m for m in s.message_ids if m not in dead]
-            if not s.message_ids or s.llm or source_gone:  # an LLM-written fact may restate what was forgotten
+            if not s.message_ids or gone:
                 self.drop_semantic(sid)
         self._theme_summary.clear()
 
