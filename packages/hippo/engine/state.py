@@ -1128,10 +1128,8 @@ class NamespaceState:
         if not changes:
             return True
         # the appended messages are the rows from the first appended seq on (a namespace's seqs only grow)
-        rows = np.flatnonzero(self.index.seqs.view >= min(c.first_seq for c in changes))
-        ends = self.index.ends.view
-        tokens = int(ends[rows].sum() - np.where(rows > 0, ends[rows - 1], 0).sum()) if rows.size else 0
-        return tokens <= CLOSE_SLACK_TOKENS
+        appended = self.index.seqs.view >= min(c.first_seq for c in changes)
+        return float(self.index.doc_lengths()[appended].sum()) <= CLOSE_SLACK_TOKENS
 
     def _own_unsaved(self) -> bool:
         """Whether this state holds anything :meth:`save_derived` would write: changes, annotations, profiles or
