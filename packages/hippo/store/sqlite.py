@@ -194,15 +194,13 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
     """Schema 3 -> 4: the change feed. Existing namespaces start at version 0 with an empty feed (a reader that kept
     nothing derived from them has nothing to catch up on); the changes table itself is created with the schema. A
     store that has the feed already (numbered 3 without checksums, :func:`_layout`) keeps its feed as it is."""
-    have = _columns(db, "namespaces")
-    for column in ("version", "horizon"):
-        if column not in have:
-            db.execute(f"ALTER TABLE namespaces ADD COLUMN {column} INTEGER NOT NULL DEFAULT 0")
+    _add_columns(db, [("namespaces", column, "INTEGER NOT NULL DEFAULT 0") for column in ("version", "horizon")])
 
 
-def _add_columns(db: sqlite3.Connection) -> None:
-    """Add the :data:`_ADDED_COLUMNS` a store lacks (inside the schema transaction)."""
-    for table, column, kind in _ADDED_COLUMNS:
+def _add_columns(db: sqlite3.Connection, columns: Sequence[tuple[str, str, str]] = _ADDED_COLUMNS) -> None:
+    """Add the ``(table, column, type)`` of ``columns`` (:data:`_ADDED_COLUMNS`) a store lacks (inside the schema
+    transaction)."""
+    for table, column, kind in columns:
         if column not in _columns(db, table):
             db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
