@@ -491,8 +491,8 @@ class PostgresStore(Store):
                                ).fetchone()
             compatible = common.compatible_from(row[0] if row else None, int(value))
             if compatible > SCHEMA_VERSION:
-                raise CorruptData(f"store {self.path!r}: schema version {value} of schema {self.schema!r} is newer than "
-                                  f"this hippo supports ({SCHEMA_VERSION}) and needs code of schema {compatible} or "
+                raise CorruptData(f"store {self.path!r}: schema version {value} of schema {self.schema!r} is newer "
+                                  f"than this hippo supports ({SCHEMA_VERSION}) and needs code of schema {compatible} or "
                                   "later; upgrade hippo")
         return int(value)
 
@@ -513,8 +513,8 @@ class PostgresStore(Store):
         while not self._upgrade(conn, deadline):
             left = deadline - time.monotonic()
             if left <= 0:
-                raise StoreBusy(f"opening store {self.path!r}: upgrading schema {self.schema!r} needs its tables, which "
-                                "other processes' transactions kept using for longer than busy_timeout_s")
+                raise StoreBusy(f"opening store {self.path!r}: upgrading schema {self.schema!r} needs its tables, "
+                                "which other processes' transactions kept using for longer than busy_timeout_s")
             time.sleep(min(left, random.uniform(0.5, 1.5) * MIGRATION_LOCK_MS / 1000))
 
     def _upgrade(self, conn, deadline: float) -> bool:
@@ -569,8 +569,8 @@ class PostgresStore(Store):
     def _missing_columns(self, conn) -> list[tuple[str, str, str]]:
         """The :data:`_ADDED_COLUMNS` the schema's tables lack (read with the statement's snapshot)."""
         have = {(t, c) for t, c in conn.execute(
-            "SELECT c.relname, a.attname FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"
-            " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND a.attnum > 0"
+            "SELECT c.relname, a.attname FROM pg_catalog.pg_attribute a"
+            " JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s AND a.attnum > 0"
             " AND NOT a.attisdropped AND c.relname = ANY(%s)",
             (self.schema, [t for t, _, _ in _ADDED_COLUMNS])).fetchall()}
         return [(t, c, k) for t, c, k in _ADDED_COLUMNS if (t, c) not in have]
