@@ -3,6 +3,7 @@ appends, and faults of a real server (backends terminated mid-transaction and mi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -29,6 +30,17 @@ ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 def admin(pg_server):
     return psycopg.connect(pg_server.url("hippo"), autocommit=True)
+
+
+@contextlib.contextmanager
+def namespaces_table_locked(pg_server, pg_url):
+    """The store's namespaces table held in ACCESS EXCLUSIVE mode by another session (a schema change, a REINDEX)
+    while the block runs."""
+    with admin(pg_server) as conn:
+        conn.execute("BEGIN")
+        conn.execute(f'LOCK TABLE "{schema_of(pg_url)}".namespaces IN ACCESS EXCLUSIVE MODE')
+        yield
+        conn.execute("ROLLBACK")
 
 
 def wait_for(predicate, timeout: float = 20.0, what: str = "a condition"):
@@ -539,13 +551,10 @@ def test_a_statement_timeout_set_by_the_dba_ends_a_writers_wait_as_busy(pg_serve
                 st.append("a", batch(2, start=1))
             st.append("b", batch(1))
         assert st.state("a").next_seq == 1 and len(st.load("a")) == 1
-        with admin(pg_server) as conn:
-            conn.execute("BEGIN")
-            conn.execute(f'LOCK TABLE "{schema_of(pg_url)}".namespaces IN ACCESS EXCLUSIVE MODE')
+        with namespaces_table_locked(pg_server, pg_url):
             with pytest.raises(StoreError, match="statement_timeout") as info:
                 st.state("a")
             assert not isinstance(info.value, StoreBusy) and "cannot reach" not in str(info.value)
-            conn.execute("ROLLBACK")
         assert st.state("a").next_seq == 1
     finally:
         st.close()
@@ -558,13 +567,10 @@ def test_a_read_that_waited_out_the_roles_lock_timeout_does_not_blame_a_writer(p
     PostgresStore(pg_url).close()
     st = PostgresStore(pg_url + "&options=-c%20lock_timeout%3D200", busy_timeout_s=30)
     try:
-        with admin(pg_server) as conn:
-            conn.execute("BEGIN")
-            conn.execute(f'LOCK TABLE "{schema_of(pg_url)}".namespaces IN ACCESS EXCLUSIVE MODE')
+        with namespaces_table_locked(pg_server, pg_url):
             with pytest.raises(StoreBusy, match="table of the store stayed locked") as info:
                 st.state("a")
             assert "writer" not in str(info.value) and "busy_timeout_s" not in str(info.value)
-            conn.execute("ROLLBACK")
         assert st.state("a").next_seq == 0
     finally:
         st.close()
