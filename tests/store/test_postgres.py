@@ -33,6 +33,14 @@ def admin(pg_server):
 
 
 @contextlib.contextmanager
+def namespace_held(pg_server, st, namespace: str):
+    """Another session holding ``namespace``'s writer lock of store ``st`` while the block runs (given that session)."""
+    with admin(pg_server) as conn:
+        conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key(namespace),))
+        yield conn
+
+
+@contextlib.contextmanager
 def namespaces_table_locked(pg_server, pg_url):
     """The store's namespaces table held in ACCESS EXCLUSIVE mode by another session (a schema change, a REINDEX)
     while the block runs."""
@@ -526,8 +534,7 @@ def test_writers_of_one_namespace_wait_for_each_other_up_to_busy_timeout(pg_serv
     st = PostgresStore(pg_url, busy_timeout_s=0.2)
     try:
         st.append("a", batch(1))
-        with admin(pg_server) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+        with namespace_held(pg_server, st, "a") as conn:
             with pytest.raises(StoreBusy):
                 st.append("a", batch(2, start=1))
             st.append("b", batch(1))  # another namespace does not wait
@@ -545,8 +552,7 @@ def test_a_statement_timeout_set_by_the_dba_ends_a_writers_wait_as_busy(pg_serve
     st = PostgresStore(pg_url + "&options=-c%20statement_timeout%3D200", busy_timeout_s=30)
     try:
         st.append("a", batch(1))
-        with admin(pg_server) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+        with namespace_held(pg_server, st, "a") as conn:
             with pytest.raises(StoreBusy, match="statement_timeout"):
                 st.append("a", batch(2, start=1))
             st.append("b", batch(1))
@@ -989,8 +995,7 @@ def test_a_write_terminated_before_it_committed_is_retried_once(pg_server, pg_ur
         st.append("a", batch(1))
         msgs = batch(3, start=1)
         out: dict = {}
-        with admin(pg_server) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (st._lock_key("a"),))
+        with namespace_held(pg_server, st, "a") as conn:
             worker = threading.Thread(target=lambda: out.setdefault("rows", st.append("a", msgs)))
             worker.start()
             waiting = "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'"
