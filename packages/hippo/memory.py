@@ -358,6 +358,20 @@ class Memory:
         with self._rt.lock.write():
             self._rt.store.vacuum()
 
+    def backup(self, path: str | os.PathLike) -> int:
+        """Write a consistent copy of the whole store (every namespace, not only this one) to the file ``path``, while
+        this and other processes go on reading and writing; returns the copy's size in bytes.
+
+        The copy is one committed state of the store, checked, and renamed over ``path`` only once whole, so ``path``
+        is either its old file or the complete copy. Copying a store file that is in use (``cp``) misses what its
+        ``-wal`` log holds and may be torn; this does neither. An in-memory store is saved to a file this way.
+        ``path`` may not be the store itself, nor a store that is open or was not closed cleanly. Put a backup back
+        with ``hippo restore`` (:func:`hippo.store.backup.restore`). PostgreSQL stores are backed up with
+        ``pg_dump`` (docs/deploy.md); there this raises :class:`~hippo.base.errors.StoreError`."""
+        self._rt.live()
+        path = _check_path(path)
+        return self._rt.store.backup(path, "path")
+
     def flush(self) -> None:
         """Seal the unsealed tail of this namespace into a chunk now (normally done every ``seal_tokens``)."""
         self._writable("flush")

@@ -1,4 +1,5 @@
-"""Commands that change what is stored: ``forget``, ``delete-namespace``, ``consolidate``, ``check [--repair]``.
+"""Commands that change what is stored: ``forget``, ``delete-namespace``, ``consolidate``, ``check [--repair]``,
+``backup`` and ``restore``.
 
 The two destructive ones ask before deleting: ``--yes`` answers for scripts; without it they prompt on a terminal
 and refuse when standard input is not one.
@@ -125,6 +126,37 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    """A consistent copy of a SQLite store (every namespace) while it is in use."""
+    if is_postgres_url(args.path):
+        raise InvalidInput("--path is a PostgreSQL URL: back the database up with pg_dump (docs/deploy.md, "
+                           "\"Backups\"), or copy namespaces with `hippo export`")
+    if not os.path.isfile(args.path):
+        raise NotFound(f"no store at --path {args.path!r}")
+    from hippo import Memory
+
+    with Memory(args.path, read_only=True) as mem:
+        size = mem.backup(args.dest)
+    return output(args, {"path": args.path, "backup": args.dest, "bytes": size},
+                  lambda r: print(f"backed up {args.path} to {args.dest} ({size:,} bytes)"))
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put a backup back at a store's path (asks first when a store is there)."""
+    from hippo.store import backup
+
+    if is_postgres_url(args.path):
+        raise InvalidInput("--path is a PostgreSQL URL: restore the database with pg_restore (docs/deploy.md)")
+    if not os.path.isfile(args.backup):
+        raise NotFound(f"no backup at {args.backup!r}")
+    if os.path.exists(args.path):
+        confirm(f"replace every namespace of {args.path} with the content of {args.backup}", args.yes)
+    report = backup.restore(args.backup, args.path)
+    return output(args, {"path": args.path, "backup": args.backup, **report},
+                  lambda r: print(f"restored {args.path} from {args.backup}: {report['namespaces']} namespace(s), "
+                                  f"{messages(report['messages'])}"))
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     f = sub.add_parser("forget", help="delete the messages selected by ids or a filter (asks first)")
     add_store_args(f)
@@ -156,3 +188,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     k.add_argument("--repair", action="store_true", help="rebuild derived structures (the store is opened writable)")
     add_json_arg(k)
     k.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("backup", help="write a consistent copy of a SQLite store (every namespace) while it is in use")
+    b.add_argument("dest", help="the backup file to write (replaced whole once the copy is complete)")
+    add_store_args(b, namespace=False)
+    add_json_arg(b)
+    b.set_defaults(func=cmd_backup)
+
+    r = sub.add_parser("restore", help="put a backup back at a store's path (asks first when a store is there)")
+    r.add_argument("backup", help="a backup file written by `hippo backup` (or any copy of a closed store)")
+    add_store_args(r, namespace=False)
+    r.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    add_json_arg(r)
+    r.set_defaults(func=cmd_restore)

@@ -252,6 +252,12 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def vacuum(self) -> None: ...
 
+    def backup(self, dest: str, name: str = "path") -> int:
+        """Write a consistent copy of the whole store to the file ``dest``; returns its size in bytes. Stores that
+        are no file (a database server) are backed up with their server's tools."""
+        raise StoreError(f"{type(self).__name__} cannot write a backup file; back the database up with its server's "
+                         "tools (PostgreSQL: pg_dump, docs/deploy.md \"Backups\"), or copy namespaces with export")
+
     @abc.abstractmethod
     def close(self) -> None: ...
 

@@ -1,0 +1,239 @@
+"""Online backups of a SQLite store, and restoring one.
+
+A store in WAL mode is two files while it is in use: the database and its ``-wal`` log, which holds the latest
+committed transactions until a checkpoint copies them into the database. Copying the database file alone (``cp``)
+therefore loses those transactions, and a copy taken while a process writes can be torn. Copying a backup back
+over the file while the old ``-wal`` is still beside it is worse: the next open replays the old log onto the
+restored pages, a mix of two histories.
+
+:func:`backup` uses SQLite's online backup API from one read transaction, so the copy is one consistent state of
+every namespace while other processes go on reading and writing (WAL readers do not block writers). The copy is
+written to a temporary file in the destination's folder, checked (``PRAGMA quick_check``), synced and renamed over
+the destination, so the destination is either the old file or the whole copy.
+
+:func:`restore` puts a backup back at a store's path. The backup is first copied and opened by this version (which
+upgrades an older store and refuses a file that is no hippo store). When no store is at the path the copy is
+renamed there; otherwise it is written into the live file through SQLite's backup API, which goes through the
+file's own log and locks, so nothing stale is replayed and processes that have the store open see the restored
+content at their next read. Every namespace's counters (generation, change version) and the store's epochs are
+raised past both files' values first, and the copy's change feed cleared: a process holding a namespace in memory
+sees it changed and reads it again, even where the backup's counters happen to equal the ones it saw. The first open after a restore rebuilds the derived indexes (as after a deletion).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+import tempfile
+import urllib.parse
+
+from hippo.base.errors import HippoError, InvalidInput, NotFound, StoreError
+
+__all__ = ["backup", "restore"]
+
+_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def _companions(path: str) -> list[str]:
+    """The ``-wal`` / ``-shm`` / ``-journal`` files beside ``path`` that exist."""
+    return [path + s for s in _SUFFIXES[1:] if os.path.exists(path + s)]
+
+
+def _check_destination(dest: str, name: str, store_file: str | None = None) -> str:
+    """The real path a copy may be renamed to; raises naming ``name`` when it is the store itself, not a regular
+    file, or a store that is open or was not closed (a ``-wal`` or ``-shm`` beside it would be replayed onto the
+    copy, or deleted by the process that holds it)."""
+    real = os.path.realpath(dest)
+    if store_file is not None and real in {os.path.realpath(store_file + s) for s in _SUFFIXES}:
+        raise InvalidInput(f"{name} {dest!r} is the store file itself; back up to another file")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise InvalidInput(f"{name} {dest!r} is not a regular file (a directory, a device or a pipe)")
+    if not os.path.isdir(os.path.dirname(real) or "."):
+        raise NotFound(f"{name} {dest!r}: its folder does not exist")
+    left = _companions(real)
+    if left:
+        raise InvalidInput(f"{name} {dest!r} has {', '.join(os.path.basename(p) for p in left)} beside it: a store "
+                           "there is open in some process or was not closed cleanly. Close it (or open and close it "
+                           "once with hippo) before replacing it")
+    return real
+
+
+def _temp_beside(real: str) -> str:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix=f".{os.path.basename(real)}.",
+                                   suffix=".tmp")  # mode 0600, like a store hippo creates
+    except OSError as exc:
+        raise StoreError(f"cannot write beside {real!r}: {exc.strerror or exc}") from exc
+    os.close(fd)
+    return tmp
+
+
+def _remove(path: str) -> None:
+    for p in [path] + [path + s for s in _SUFFIXES[1:]]:
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+
+
+def _sync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_folder(path: str) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened and synced
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _copy(src: sqlite3.Connection, tmp: str) -> None:
+    """The whole of ``src`` into the empty file ``tmp``, in one step (one read transaction of ``src``: a backup done
+    in several steps starts again whenever another connection writes, and might never finish under steady writes),
+    checked, left without a log, and synced."""
+    dst = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        src.backup(dst, pages=-1)
+        bad = dst.execute("PRAGMA quick_check").fetchall()
+        if bad != [("ok",)]:
+            raise StoreError(f"the copy at {tmp!r} does not check clean: {bad[:3]}")
+        # the copy keeps the store's WAL mode; its own log (if any) goes into it now, so one file is the whole copy
+        dst.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        dst.close()
+    _sync_file(tmp)
+
+
+def backup(src: sqlite3.Connection, dest: str, *, store_file: str | None = None, name: str = "path") -> int:
+    """Write a consistent copy of the database behind ``src`` to ``dest`` (see the module's notes); returns the copy's
+    size in bytes. ``store_file`` is the store's own file, which ``dest`` may not name."""
+    real = _check_destination(dest, name, store_file)
+    tmp = _temp_beside(real)
+    try:
+        _copy(src, tmp)
+        os.replace(tmp, real)
+    except BaseException as exc:
+        _remove(tmp)
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"backing up to {name} {dest!r}: {exc}") from exc
+        if isinstance(exc, OSError) and not isinstance(exc, HippoError):
+            raise StoreError(f"backing up to {name} {dest!r}: {exc.strerror or exc}") from exc
+        raise
+    _sync_folder(real)
+    return os.path.getsize(real)
+
+
+def read_only_connection(path: str) -> sqlite3.Connection:
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    return sqlite3.connect(uri, uri=True, isolation_level=None)
+
+
+def _counters(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
+    """(namespace -> (generation, change version), epoch key -> value) of a store; empty where tables are missing."""
+    names: dict[str, tuple[int, int]] = {}
+    epochs: dict[str, int] = {}
+    with contextlib.suppress(sqlite3.Error):
+        for name, gen, version in db.execute("SELECT name, generation, version FROM namespaces"):
+            names[str(name)] = (gen if isinstance(gen, int) else 0, version if isinstance(version, int) else 0)
+    with contextlib.suppress(sqlite3.Error):
+        for key, value in db.execute("SELECT key, value FROM meta WHERE key IN ('namespace_epoch', 'change_epoch')"):
+            epochs[str(key)] = int(value) if str(value).isdigit() else 0
+    return names, epochs
+
+
+def _past_both(work: sqlite3.Connection, live: sqlite3.Connection) -> None:
+    """Raise the copy's counters past those of both stores (inside a transaction on ``work``, the copy): each
+    namespace's generation, and its change version, with its feed cleared so that it reaches back to no version a
+    process may have seen; and the epochs a namespace absent from the copy reads as. A process holding a namespace
+    in memory then finds it changed and read again, whatever the counters were."""
+    live_names, live_epochs = _counters(live)
+    names, epochs = _counters(work)
+    for name, (gen, version) in names.items():
+        live_gen, live_version = live_names.get(name, (0, 0))
+        head = max(version, live_version) + 1
+        work.execute("UPDATE namespaces SET generation = ?, version = ?, horizon = ? WHERE name = ?",
+                     (max(gen, live_gen) + 1, head, head, name))
+        work.execute("DELETE FROM changes WHERE namespace = ?", (name,))
+    for key, at in (("namespace_epoch", 0), ("change_epoch", 1)):
+        value = max([epochs.get(key, 0), live_epochs.get(key, 0)] + [v[at] for v in live_names.values()]) + 1
+        work.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                     (key, str(value)))
+
+
+def restore(backup_path: str, path: str, *, busy_timeout_s: float = 10.0) -> dict[str, int]:
+    """Put the store backed up at ``backup_path`` back at ``path`` (see the module's notes). Returns
+    ``{"namespaces": ..., "messages": ..., "bytes": ...}`` of the restored store."""
+    from hippo.store.sqlite import SQLiteStore
+
+    if not os.path.isfile(backup_path):
+        raise NotFound(f"backup {backup_path!r} is not a file")
+    real = os.path.realpath(path)
+    if os.path.realpath(backup_path) in {real + s for s in _SUFFIXES}:
+        raise InvalidInput(f"backup {backup_path!r} is the store at path {path!r} itself")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise InvalidInput(f"path {path!r} is not a regular file (a directory, a device or a pipe)")
+    if not os.path.isdir(os.path.dirname(real) or "."):
+        raise NotFound(f"path {path!r}: its folder does not exist")
+    tmp = _temp_beside(real)
+    try:
+        try:
+            if os.path.exists(backup_path + "-wal"):  # a copy of a store in use, with its log: SQLite reads both
+                src = read_only_connection(backup_path)
+                try:
+                    _copy(src, tmp)
+                finally:
+                    src.close()
+            else:  # the file alone: copied as bytes, so no -wal / -shm is left beside the backup
+                shutil.copyfile(backup_path, tmp)
+                check = sqlite3.connect(tmp, isolation_level=None)
+                try:
+                    bad = check.execute("PRAGMA quick_check").fetchall()
+                finally:
+                    check.close()
+                if bad != [("ok",)]:
+                    raise InvalidInput(f"backup {backup_path!r} does not check clean: {bad[:3]}")
+        except sqlite3.Error as exc:
+            raise InvalidInput(f"backup {backup_path!r} is not a readable SQLite store: {exc}") from exc
+        # this version opens the copy: an older store is upgraded, a foreign or damaged file refused
+        store = SQLiteStore(tmp, busy_timeout_s=busy_timeout_s)
+        try:
+            sizes = store.sizes()
+            namespaces = len(store.all_namespaces())
+        finally:
+            store.close()
+        work = sqlite3.connect(tmp, isolation_level=None, timeout=busy_timeout_s)
+        try:
+            if os.path.exists(real):
+                try:
+                    live = sqlite3.connect(real, isolation_level=None, timeout=busy_timeout_s)
+                    live.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+                except sqlite3.Error as exc:
+                    raise StoreError(f"path {path!r} cannot be restored in place ({exc}); move the file (and any "
+                                     "-wal / -shm beside it) aside, then restore to the free path") from exc
+                try:
+                    work.execute("BEGIN IMMEDIATE")
+                    _past_both(work, live)
+                    work.execute("COMMIT")
+                    work.backup(live, pages=-1)  # through the live file's own locks and log
+                    with contextlib.suppress(sqlite3.Error):
+                        live.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except sqlite3.Error as exc:
+                    raise StoreError(f"restoring into path {path!r}: {exc}") from exc
+                finally:
+                    live.close()
+            else:
+                _check_destination(real, "path")  # no log of an earlier store left to be replayed onto the copy
+                work.close()
+                os.replace(tmp, real)
+                _sync_folder(real)
+        finally:
+            work.close()
+    finally:
+        _remove(tmp)
+    return {"namespaces": namespaces, "messages": int(sizes["messages"]), "bytes": os.path.getsize(real)}

@@ -1,0 +1,274 @@
+"""Backups of a SQLite store while it is in use, and restoring them (hippo.store.backup, Memory.backup, the
+`hippo backup` / `hippo restore` commands)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import types
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+import hippo
+from hippo import InvalidInput, Memory, NotFound, StoreError
+from hippo.store import backup as backup_mod
+from hippo.store.base import Store
+from tests.cli.conftest import cli
+
+DATA = Path(__file__).resolve().parent.parent / "core" / "data"
+T0 = datetime(2026, 3, 3, 9, 0, tzinfo=timezone(timedelta(hours=-5)))
+
+
+def _fill(mem: Memory, word: str, n: int) -> list[int]:
+    return [mem.add(f"{word} note {i}: the {word} project meets on day {i}", role="user" if i % 2 else "assistant",
+                    speaker="Ann" if i % 3 else None, timestamp=T0 + timedelta(hours=i), session_id=f"s{i // 4}",
+                    metadata={"i": i, "word": word}).id for i in range(n)]
+
+
+def _export(mem: Memory, path: Path) -> list[dict]:
+    mem.export(path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines[1:]]
+
+
+def _texts(path: Path, namespace: str) -> list[str]:
+    with Memory(path, namespace=namespace, read_only=True) as mem:
+        return [m.text for m in mem.list()]
+
+
+def test_a_backup_holds_every_namespace_as_the_store_does(tmp_path):
+    store = tmp_path / "s.db"
+    with Memory(store, namespace="a") as a, a.using("b") as b:
+        _fill(a, "heron", 12)
+        _fill(b, "kestrel", 7)
+        a.delete([a.list()[3].id])
+        a.update(a.list()[0].id, metadata={"tag": "kept"})
+        size = a.backup(tmp_path / "copy.db")
+        assert size == os.path.getsize(tmp_path / "copy.db")
+        want = {ns: _export(a.using(ns), tmp_path / f"{ns}.jsonl") for ns in ("a", "b")}
+    assert sorted(os.listdir(tmp_path)) == ["a.jsonl", "b.jsonl", "copy.db", "s.db"]  # nothing else beside it
+    with Memory(tmp_path / "copy.db", namespace="a") as copy:
+        assert sorted(copy.namespaces()) == ["a", "b"]
+        for ns in ("a", "b"):
+            assert _export(copy.using(ns), tmp_path / f"{ns}-copy.jsonl") == want[ns]
+        assert copy.check()["ok"]
+        assert copy.search("heron project day 5", k=1)[0].text == "heron note 5: the heron project meets on day 5"
+
+
+def test_a_backup_holds_what_the_log_holds_and_a_copy_of_the_file_does_not(tmp_path):
+    # The reference hazard: in WAL mode the latest commits live in the -wal until a checkpoint, so copying the file
+    # alone loses them. The backup holds them.
+    store = tmp_path / "s.db"
+    with Memory(store) as mem:
+        mem.add("the first note")
+        mem._rt.store.checkpoint()
+        mem.add("a note only the log holds yet")
+        assert os.path.getsize(str(store) + "-wal") > 0
+        shutil.copyfile(store, tmp_path / "cp.db")
+        mem.backup(tmp_path / "bk.db")
+    assert _texts(tmp_path / "cp.db", "default") == ["the first note"]
+    assert _texts(tmp_path / "bk.db", "default") == ["the first note", "a note only the log holds yet"]
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    import hippo
+    mem = hippo.Memory(sys.argv[1], namespace="w")
+    print("ready", flush=True)
+    for i in range(100000):
+        mem.add_many([{"text": f"batch {i} first"}, {"text": f"batch {i} second"}])
+""")
+
+
+def test_backups_taken_while_another_process_writes_are_each_one_committed_state(tmp_path):
+    store = tmp_path / "s.db"
+    with Memory(store, namespace="w") as mem:
+        mem.add_many([{"text": "batch start first"}, {"text": "batch start second"}])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(store)], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        counts = []
+        with Memory(store, namespace="w") as mem:
+            for k in range(4):
+                dest = tmp_path / f"bk{k}.db"
+                mem.backup(dest)
+                texts = _texts(dest, "w")
+                # a prefix of the writer's sequence, whole batches only (each add_many is one transaction)
+                assert len(texts) % 2 == 0
+                want = ["batch start first", "batch start second"] + [
+                    f"batch {i} {part}" for i in range(len(texts) // 2 - 1) for part in ("first", "second")]
+                assert texts == want
+                with Memory(dest, read_only=True) as copy:
+                    assert copy.check()["ok"]
+                counts.append(len(texts))
+        assert counts == sorted(counts)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_in_memory_store_is_saved_to_a_file(tmp_path):
+    mem = Memory(None, namespace="x")
+    _fill(mem, "wren", 5)
+    mem.backup(tmp_path / "saved.db")
+    assert _texts(tmp_path / "saved.db", "x") == [m.text for m in mem.list()]
+
+
+def test_a_backup_refuses_the_store_itself_and_a_store_in_use(tmp_path):
+    store = tmp_path / "s.db"
+    with Memory(store) as mem:
+        mem.add("one note")
+        for bad in (store, str(store) + "-wal", str(store) + "-shm"):
+            with pytest.raises(InvalidInput, match="store file itself"):
+                mem.backup(bad)
+        with pytest.raises(NotFound, match="folder does not exist"):
+            mem.backup(tmp_path / "no" / "such.db")
+        (tmp_path / "dir.db").mkdir()
+        with pytest.raises(InvalidInput, match="not a regular file"):
+            mem.backup(tmp_path / "dir.db")
+        with pytest.raises(InvalidInput, match="path must be a str"):
+            mem.backup(3)
+        # another store, open: replacing it would mix its log into the copy
+        with Memory(tmp_path / "other.db") as other:
+            other.add("the other store's note")
+            before = (tmp_path / "other.db").read_bytes()
+            with pytest.raises(InvalidInput, match="open in some process"):
+                mem.backup(tmp_path / "other.db")
+            assert (tmp_path / "other.db").read_bytes() == before
+            assert [m.text for m in other.list()] == ["the other store's note"]
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_a_store_that_is_no_file_says_how_to_back_it_up():
+    # Store's own default, which the PostgreSQL store keeps: its server's tools back it up
+    from hippo.store.postgres import PostgresStore
+
+    assert PostgresStore.backup is Store.backup
+    with pytest.raises(StoreError, match="pg_dump"):
+        Store.backup(types.SimpleNamespace(), "x.db")
+
+
+def test_restore_in_place_while_a_process_holds_the_store(tmp_path):
+    store = tmp_path / "s.db"
+    holder = Memory(store)
+    _fill(holder, "heron", 6)
+    holder.backup(tmp_path / "bk.db")
+    holder.add("a later note about the Dublin marathon")
+    holder.delete([holder.list()[0].id])
+    assert holder.search("Dublin marathon", k=1)
+    report = backup_mod.restore(str(tmp_path / "bk.db"), str(store))
+    assert report["messages"] == 6 and report["namespaces"] == 1
+    # the open handle reads the restored store: the later note is gone, the deleted one back
+    assert [m.text for m in holder.list()] == _texts(tmp_path / "bk.db", "default")
+    assert not [h for h in holder.search("Dublin marathon", k=5) if "Dublin" in h.text]
+    holder.add("a note after the restore")
+    holder.close()
+    with Memory(store) as mem:
+        assert mem.check()["ok"]
+        assert [m.text for m in mem.list()][-1] == "a note after the restore"
+        assert len(mem.list()) == 7
+
+
+def test_restore_of_another_store_with_the_same_counters_is_seen_by_an_open_handle(tmp_path):
+    # Two stores written the same way hold the same generation, next seq and change version: only the raised
+    # generation tells the open handle that what it holds in memory is no longer the store.
+    with Memory(tmp_path / "b.db") as b:
+        _fill(b, "kestrel", 5)
+    holder = Memory(tmp_path / "a.db")
+    _fill(holder, "heron", 5)
+    assert holder.search("heron project", k=1)
+    backup_mod.restore(str(tmp_path / "b.db"), str(tmp_path / "a.db"))
+    assert [m.text for m in holder.list()] == _texts(tmp_path / "b.db", "default")
+    assert holder.search("kestrel project day 3", k=1)[0].text.startswith("kestrel note 3")
+    holder.close()
+
+
+def test_restore_to_a_free_path_and_of_an_older_store(tmp_path):
+    shutil.copy(DATA / "store_v2.db", tmp_path / "old.db")
+    report = backup_mod.restore(str(tmp_path / "old.db"), str(tmp_path / "new.db"))
+    assert report["namespaces"] == 2
+    for ns in ("alpha", "beta"):
+        with Memory(tmp_path / "new.db", namespace=ns) as mem:
+            assert mem.check()["ok"]
+            got = [m.text for m in mem.list()]
+        # the backup itself is untouched: still schema 2, and it reads the same through an upgrading copy
+        assert got and got == _texts_upgraded(tmp_path, ns)
+    db = sqlite3.connect(tmp_path / "old.db")
+    assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+    db.close()
+    assert sorted(os.listdir(tmp_path)) == ["new.db", "old.db", "scratch.db"]
+
+
+def _texts_upgraded(tmp_path: Path, ns: str) -> list[str]:
+    shutil.copy(DATA / "store_v2.db", tmp_path / "scratch.db")
+    with Memory(tmp_path / "scratch.db", namespace=ns) as mem:
+        return [m.text for m in mem.list()]
+
+
+def test_restore_refuses_what_is_no_store_and_leaves_the_path_as_it_was(tmp_path):
+    (tmp_path / "text.db").write_text("hello")
+    foreign = sqlite3.connect(tmp_path / "app.db")
+    foreign.execute("CREATE TABLE orders(id INTEGER)")
+    foreign.commit()
+    foreign.close()
+    with Memory(tmp_path / "s.db") as mem:
+        mem.add("kept as it was")
+    for bad, err in (("text.db", InvalidInput), ("app.db", InvalidInput), ("none.db", NotFound)):
+        with pytest.raises(err):
+            backup_mod.restore(str(tmp_path / bad), str(tmp_path / "s.db"))
+        with pytest.raises(err):
+            backup_mod.restore(str(tmp_path / bad), str(tmp_path / "free.db"))
+    with pytest.raises(InvalidInput, match="itself"):
+        backup_mod.restore(str(tmp_path / "s.db"), str(tmp_path / "s.db"))
+    assert _texts(tmp_path / "s.db", "default") == ["kept as it was"]
+    assert not (tmp_path / "free.db").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def test_the_backup_and_restore_commands(tmp_path, capsys):
+    store = tmp_path / "s.db"
+    with Memory(store) as mem:
+        _fill(mem, "heron", 4)
+    run = cli(capsys, "backup", tmp_path / "bk.db", "--path", store, "--json")
+    assert run.code == 0
+    assert json.loads(run.out) == {"path": str(store), "backup": str(tmp_path / "bk.db"),
+                                   "bytes": os.path.getsize(tmp_path / "bk.db")}
+    with Memory(store) as mem:
+        mem.add("added after the backup")
+    run = cli(capsys, "restore", tmp_path / "bk.db", "--path", store)  # standard input is no terminal: refused
+    assert run.code != 0 and "--yes" in run.err
+    assert len(_texts(store, "default")) == 5
+    run = cli(capsys, "restore", tmp_path / "bk.db", "--path", store, "--yes", "--json")
+    assert run.code == 0 and json.loads(run.out)["messages"] == 4
+    assert len(_texts(store, "default")) == 4
+    run = cli(capsys, "backup", tmp_path / "x.db", "--path", "postgresql://u@h/db")
+    assert run.code != 0 and "pg_dump" in run.err
+    run = cli(capsys, "backup", tmp_path / "x.db", "--path", tmp_path / "missing.db")
+    assert run.code != 0 and "no store" in run.err
+
+
+def test_restore_of_a_copy_taken_with_its_log(tmp_path):
+    # a store copied with its -wal beside it (a file-system snapshot of a store in use): SQLite reads both
+    store = tmp_path / "s.db"
+    mem = Memory(store)
+    mem.add("in the file")
+    mem._rt.store.checkpoint()
+    mem.add("only in the log")
+    (tmp_path / "snap").mkdir()
+    shutil.copyfile(store, tmp_path / "snap" / "s.db")
+    shutil.copyfile(str(store) + "-wal", tmp_path / "snap" / "s.db-wal")
+    mem.close()
+    backup_mod.restore(str(tmp_path / "snap" / "s.db"), str(tmp_path / "r.db"))
+    assert _texts(tmp_path / "r.db", "default") == ["in the file", "only in the log"]
+
+
+def test_hippo_exports_what_the_docs_use():
+    assert callable(hippo.Memory.backup) and callable(backup_mod.restore)
