@@ -17,8 +17,12 @@ from langchain_core.messages import (
     messages_from_dict,
 )
 
-from hippo import InvalidInput
+from hippo import InvalidInput, message_time
 from langchain_hippo._common import index_text
+
+#: the ``additional_kwargs`` key that gives a message its time (when it was said): ISO-8601 text (its offset from UTC
+#: kept) or epoch seconds; a message without it is dated when it is stored
+TIME_KEY = "hippo_timestamp"
 
 _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
@@ -39,10 +43,28 @@ def _indexable_text(message: BaseMessage) -> str:
     return f"[{message.type} message without text]"
 
 
-def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str, Any]:
-    """A hippo ``add_many`` item for ``message``."""
+def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime | None = None) -> Any:
+    """When ``message`` was said: its ``additional_kwargs["hippo_timestamp"]`` as given (a store keeps a message as
+    JSON, so as ISO-8601 text, its offset from UTC kept, or epoch seconds; a naive text is UTC), else ``now`` (the
+    clock when not given). ``InvalidInput`` naming the field of ``name`` (the message) for a time ``add`` refuses."""
+    given = (message.additional_kwargs or {}).get(TIME_KEY) if isinstance(message.additional_kwargs, dict) else None
+    if given is None:
+        return now if now is not None else datetime.now(timezone.utc)
+    field = f"{name}.additional_kwargs[{TIME_KEY!r}]"
+    if isinstance(given, datetime):
+        raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds (a message is kept as JSON, which holds "
+                           f"no datetime): give {given.isoformat()!r}")
+    if isinstance(given, bool) or not isinstance(given, (str, int, float)):
+        raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds, got {type(given).__name__} {given!r}")
+    return message_time(given, field, config)
+
+
+def message_to_item(message: BaseMessage, *, session_id: str | None, name: str = "message", config: Any = None,
+                    now: datetime | None = None) -> dict[str, Any]:
+    """A hippo ``add_many`` item for ``message`` (``name`` says which in errors), dated by :func:`time_of`."""
     if not isinstance(message, BaseMessage):
         raise InvalidInput(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
+    timestamp = time_of(message, name, config, now)
     text = _indexable_text(message)
     stored = message_to_dict(message)
     try:  # kept whole or not at all: a value JSON does not hold exactly (NaN, bytes, an object) is refused
@@ -61,7 +83,7 @@ def message_to_item(message: BaseMessage, *, session_id: str | None) -> dict[str
         "text": text,
         "role": role,
         "speaker": message.name or role,
-        "timestamp": datetime.now(timezone.utc),
+        "timestamp": timestamp,
         "session_id": session_id,
         "metadata": {"lc_message": stored},
     }
@@ -124,4 +146,4 @@ def _told(message: ToolMessage) -> AIMessage:
     return AIMessage(content=f"[tool result {tool}{failed}] {message.text or ''}".rstrip(), id=message.id)
 
 
-__all__ = ["message_to_item", "item_to_message", "replayable"]
+__all__ = ["TIME_KEY", "time_of", "message_to_item", "item_to_message", "replayable"]

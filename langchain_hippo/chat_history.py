@@ -2,12 +2,15 @@
 
 One chat session is the set of messages with one ``session_id`` in a hippo namespace, in insertion order.
 Messages round-trip losslessly (type, id, tool calls, extra fields); their text is indexed by hippo, so the
-same store also answers ``recall`` / ``search`` across sessions.
+same store also answers ``recall`` / ``search`` across sessions. A message is dated by its
+``additional_kwargs["hippo_timestamp"]`` (ISO-8601 text or epoch seconds: a chat loaded from elsewhere keeps when it
+was said), else when it is added.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
@@ -52,7 +55,10 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
         if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(messages, Iterable):
             raise InvalidInput(f"messages must be a sequence of LangChain BaseMessage objects, got "
                                f"{type(messages).__name__}")
-        return [message_to_item(m, session_id=self.session_id) for m in messages]
+        now = datetime.now(timezone.utc)  # one time for the messages that bring none: they keep their order
+        config = getattr(self._target, "config", None)
+        return [message_to_item(m, session_id=self.session_id, name=f"messages[{i}]", config=config, now=now)
+                for i, m in enumerate(messages)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         items = self._items(messages)

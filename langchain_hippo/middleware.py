@@ -51,6 +51,7 @@ from langgraph.runtime import Runtime
 from hippo import InvalidInput
 from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
                                      message_chars, query_text)
+from langchain_hippo._messages import time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -393,13 +394,18 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 break
             turn.append(message)
         turn.reverse()
-        return end - len(turn), self._items(turn, user, thread), [m.id for m in turn if m.id]
+        start = end - len(turn)
+        return start, self._items(turn, user, thread, first=start), [m.id for m in turn if m.id]
 
-    def _items(self, messages: list[AnyMessage], user: str | None, thread: str | None) -> list[dict]:
-        """The hippo items of the ``messages`` that are stored."""
+    def _items(self, messages: list[AnyMessage], user: str | None, thread: str | None, *,
+               dated: bool = True, first: int = 0) -> list[dict]:
+        """The hippo items of the ``messages`` that are stored, each dated by its ``hippo_timestamp`` or now
+        (``dated=False``: not dated, for comparing words); ``first`` is the place of ``messages[0]`` in the state's
+        messages, which errors name."""
         now = datetime.now(timezone.utc)
+        config = getattr(self.memory, "config", None)
         items = []
-        for message in messages:
+        for i, message in enumerate(messages):
             if is_notification(message):
                 continue  # not the user's words (a summary of turns stored already, a task's update)
             if isinstance(message, HumanMessage):  # a message's own name says who wrote it (a group chat)
@@ -415,13 +421,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
             if not text.strip():
                 continue
             metadata = {"message_id": message.id} if message.id else {}
-            items.append({"text": text, "speaker": speaker, "role": role, "timestamp": now,
+            when = time_of(message, f"messages[{first + i}]", config, now) if dated else None
+            items.append({"text": text, "speaker": speaker, "role": role, "timestamp": when,
                           "session_id": thread, "metadata": metadata})
         return items
 
     def _words(self, messages: list[AnyMessage]) -> list[tuple[str, str]]:
         """(role, stored text) of the ``messages`` that are stored, in order."""
-        return [(item["role"], item["text"]) for item in self._items(messages, None, None)]
+        return [(item["role"], item["text"]) for item in self._items(messages, None, None, dated=False)]
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)

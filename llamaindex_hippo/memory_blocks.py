@@ -30,7 +30,7 @@ from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, storable, storable_metadata
+from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, message_time, storable, storable_metadata
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
@@ -42,6 +42,10 @@ from llamaindex_hippo._common import (
     with_embed_model,
 )
 
+#: the ``ChatMessage.additional_kwargs`` key that gives a message its time (when it was said): a datetime (naive
+#: read as UTC), epoch seconds or ISO-8601 text, its offset from UTC kept; a message without it is dated when it is
+#: stored, which for a message ``Memory`` flushes out of its short-term FIFO is that flush, turns after it was put
+TIME_KEY = "hippo_timestamp"
 #: how many recent (content -> query) pairs a block remembers for ``atruncate``
 _RECALLED = 64
 #: sessions whose place in a replayed history a block remembers
@@ -162,14 +166,18 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         items = []
         now = datetime.now(timezone.utc)
         limit = int(getattr(self._handle.config, "max_message_chars", 1_000_000) or 1_000_000)
-        for message in messages:
+        config = self._handle.config
+        for i, message in enumerate(messages):
             text = storable(self._text(message), limit)  # what hippo can store of it
             if not text.strip():
                 continue
             extra = dict(message.additional_kwargs or {})
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
+            when = extra.pop(TIME_KEY, None)  # when it was said (kept as the timestamp), else when it is stored
+            when = now if when is None else message_time(when, f"messages[{i}].additional_kwargs[{TIME_KEY!r}]",
+                                                         config)
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
-            items.append({"text": text, "role": role, "speaker": role, "timestamp": now,
+            items.append({"text": text, "role": role, "speaker": role, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
                           "metadata": storable_metadata(extra)})
         target = self._target
@@ -211,4 +219,4 @@ def _by_session(items: list[dict]) -> list[tuple[str | None, list[dict]]]:
     return list(groups.items())
 
 
-__all__ = ["HippoMemoryBlock"]
+__all__ = ["HippoMemoryBlock", "TIME_KEY"]

@@ -21,7 +21,7 @@ from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, content_key
 from hippo.memory import Memory
 from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
-from hippo.records import fitting_units, jsonable, storable_metadata
+from hippo.records import fitting_units, jsonable, message_time, storable_metadata
 from hippo.text.tokenizer import MAX_QUERY_CHARS, count_tokens, storable
 
 __version__ = "0.1.0"
@@ -43,6 +43,7 @@ __all__ = [
     "MAX_QUERY_CHARS",
     "jsonable",
     "storable_metadata",
+    "message_time",
     "fitting_units",
     "BinaryIndex",
     "DynamicWaveletMatrix",

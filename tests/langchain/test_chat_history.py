@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import sys
 import warnings
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
@@ -320,3 +321,68 @@ def test_classic_memory_asks_and_stores_text_with_escape_codes(memory):
     mem.save_context({"input": text}, {"output": "noted"})
     assert [m.content for m in mem.chat_memory.messages] == [text, "noted"]
     assert "blue drawer" in mem.load_memory_variables({"input": "where is my \x07passport?"})[mem.memory_key]
+
+
+# -- a message's own time ------------------------------------------------------------------------------------------
+
+NEW_YORK = timezone(timedelta(hours=-5))
+DATED = [
+    HumanMessage("I went to a support group yesterday.", id="h1",
+                 additional_kwargs={"hippo_timestamp": "2023-05-08T23:30:00-05:00"}),
+    AIMessage("How did it go?", id="a1", additional_kwargs={"hippo_timestamp": 1683606660}),
+    HumanMessage("It went well.", additional_kwargs={"hippo_timestamp": "2023-05-09T04:32:00"}),
+]
+
+
+@pytest.mark.parametrize("aio", [False, True])
+def test_a_message_s_own_time_dates_it(memory, aio):
+    """Last month's chat added through the history kept the day it was added on: its "yesterday" was the day before
+    the import, and a search of the days it was said in found nothing."""
+    history = HippoChatMessageHistory(memory, session_id="s1")
+    if aio:
+        asyncio.run(history.aadd_messages(DATED))
+    else:
+        history.add_messages(DATED)
+    assert history.messages == DATED  # the field rides along: the messages read back as given
+    stored = memory.list()
+    assert [i.timestamp for i in stored] == [datetime(2023, 5, 8, 23, 30, tzinfo=NEW_YORK),
+                                             datetime(2023, 5, 9, 4, 31, tzinfo=timezone.utc),
+                                             datetime(2023, 5, 9, 4, 32, tzinfo=timezone.utc)]
+    assert stored[0].timestamp.utcoffset() == timedelta(hours=-5)  # the speaker's calendar is kept
+    # "yesterday" said at 23:30 on 8 May in New York is 7 May
+    hits = memory.search("support group", since="2023-05-07", until="2023-05-08")
+    assert [h.text for h in hits] == [DATED[0].text]
+    assert hits[0].event_time == datetime(2023, 5, 7, 12, tzinfo=timezone.utc)
+
+
+def test_messages_without_a_time_are_dated_when_stored(memory):
+    history = HippoChatMessageHistory(memory, session_id="s1")
+    before = datetime.now(timezone.utc)
+    history.add_messages([HumanMessage("one"), DATED[1], AIMessage("two")])
+    after = datetime.now(timezone.utc)
+    one, dated, two = memory.list()
+    assert before <= one.timestamp <= two.timestamp <= after
+    assert dated.timestamp == datetime(2023, 5, 9, 4, 31, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2023-13-01", float("nan"), float("inf"), True, [2023], {"t": 1},
+                                   1683606660000, "1683606660", datetime(2023, 5, 9, tzinfo=timezone.utc),
+                                   "0999-01-01T00:00:00Z"])
+def test_a_time_hippo_cannot_read_is_refused_by_name(memory, value):
+    """A message's time that is no time (or one in milliseconds, the year 55000) was dropped for the day the message
+    was added on; now the call raises InvalidInput naming the message and its field, and stores none."""
+    history = HippoChatMessageHistory(memory, session_id="s1")
+    with pytest.raises(hippo.InvalidInput, match=r"messages\[1\]\.additional_kwargs\['hippo_timestamp'\]"):
+        history.add_messages([HumanMessage("kept back"),
+                              HumanMessage("bad", additional_kwargs={"hippo_timestamp": value})])
+    with pytest.raises(hippo.InvalidInput, match=r"messages\[1\]\.additional_kwargs\['hippo_timestamp'\]"):
+        asyncio.run(history.aadd_messages([HumanMessage("kept back"),
+                                           HumanMessage("bad", additional_kwargs={"hippo_timestamp": value})]))
+    assert memory.list() == []
+
+
+def test_a_time_in_the_future_is_kept_as_given(memory):
+    history = HippoChatMessageHistory(memory, session_id="s1")
+    history.add_messages([HumanMessage("See you then.",
+                                       additional_kwargs={"hippo_timestamp": "2199-01-01T09:00+01:00"})])
+    assert memory.list()[0].timestamp == datetime(2199, 1, 1, 8, tzinfo=timezone.utc)

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from langchain.agents import create_agent
@@ -266,4 +267,32 @@ def test_regenerating_again_after_a_regenerated_answer_stores_the_turn_once():
     assert _stored(memory) == [("user", "I am allergic to peanuts."), ("assistant", "Answer 0."),
                                ("assistant", "Answer 1."), ("user", "And to shellfish."), ("assistant", "Answer 2."),
                                ("assistant", "Answer 3."), ("user", "ok"), ("assistant", "Answer 4.")]
+    memory.close()
+
+
+def test_a_message_s_own_time_dates_it():
+    """A client replaying a chat of last month (each message with its ``hippo_timestamp``) had every turn stored as
+    said today; the answer the model gives now is dated now."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Glad it helped.")]), middleware=[HippoMemoryMiddleware(memory)])
+    said = HumanMessage("I went to a support group yesterday.",
+                        additional_kwargs={"hippo_timestamp": "2023-05-08T23:30:00-05:00"})
+    before = datetime.now(timezone.utc)
+    agent.invoke({"messages": [said]}, _cfg("t"))
+    user, answer = memory.using("user.ann").list()
+    assert user.timestamp == datetime(2023, 5, 8, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
+    assert answer.timestamp >= before
+    hits = memory.using("user.ann").search("support group", since="2023-05-07", until="2023-05-08")
+    assert [h.id for h in hits] == [user.id]
+    memory.close()
+
+
+@pytest.mark.parametrize("value", ["last month", 1683606660000, [2023]])
+def test_a_time_hippo_cannot_read_is_refused_by_name(value):
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Noted.")]), middleware=[HippoMemoryMiddleware(memory)])
+    said = HumanMessage("I moved to Denver.", additional_kwargs={"hippo_timestamp": value})
+    with pytest.raises(hippo.InvalidInput, match=r"messages\[0\]\.additional_kwargs\['hippo_timestamp'\]"):
+        agent.invoke({"messages": [said]}, _cfg("t"))
+    assert memory.using("user.ann").list() == []
     memory.close()

@@ -46,3 +46,9 @@ def test_langgraph_example(where, code, capsys):
     assert capsys.readouterr().out.strip() == "['My passport expires in May.']"
     assert ns["store"].list_namespaces() == [("notes", "ann")]
     ns["store"].memory.close()
+
+
+@pytest.mark.parametrize("where, code", examples("message-time"))
+def test_message_time_example(where, code, capsys):
+    run(code, where)
+    assert capsys.readouterr().out.strip() == "2023-05-08T23:30:00-05:00 2023-05-07"

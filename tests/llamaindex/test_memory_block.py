@@ -5,6 +5,7 @@ pins every session to the first session's filter)."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from llama_index.core.llms import ChatMessage
@@ -199,3 +200,44 @@ async def test_a_new_batch_that_repeats_stored_words_in_part_is_stored(memory):
     middle = [ChatMessage(role=r, content=t) for r, t in CHAT[2:4]]
     await block.aput(middle, session_id="s")
     assert _stored(memory) == CHAT[:6] + CHAT[:2] + [("user", "Other.")] + CHAT[2:4]
+
+
+# -- a message's own time ------------------------------------------------------------------------------------------
+
+async def test_a_message_s_own_time_dates_it(memory):
+    """Imported messages (``put_messages`` of last month's chat) were dated by the flush that moved them into the
+    block: "yesterday" in them was the day before that flush. A message's ``hippo_timestamp`` dates it now; one
+    without is dated when the block stores it."""
+    new_york = timezone(timedelta(hours=-5))
+    block = HippoMemoryBlock(memory=memory)
+    chat = _chat_memory(block, "s1")
+    said = [ChatMessage(role="user", content="I went to a support group yesterday.",
+                        additional_kwargs={"hippo_timestamp": "2023-05-08T23:30:00-05:00"}),
+            ChatMessage(role="assistant", content="How did it go?",
+                        additional_kwargs={"hippo_timestamp": datetime(2023, 5, 8, 23, 31, tzinfo=new_york)}),
+            ChatMessage(role="user", content="It went well, thanks for asking about it.",
+                        additional_kwargs={"hippo_timestamp": 1683606720}),
+            ChatMessage(role="assistant", content="Glad to hear the support group went well for you.")]
+    before = datetime.now(timezone.utc)
+    await chat.aput_messages(said)
+    await chat.aput_messages([ChatMessage(role="user", content=f"Filler turn number {i} to push the others out.")
+                              for i in range(6)])
+    stored = {m.text: m for m in memory.list()}
+    assert stored[said[0].content].timestamp == datetime(2023, 5, 8, 23, 30, tzinfo=new_york)
+    assert stored[said[0].content].timestamp.utcoffset() == timedelta(hours=-5)
+    assert stored[said[1].content].timestamp == datetime(2023, 5, 9, 4, 31, tzinfo=timezone.utc)
+    assert stored[said[2].content].timestamp == datetime(2023, 5, 9, 4, 32, tzinfo=timezone.utc)
+    assert stored[said[3].content].timestamp >= before
+    assert "hippo_timestamp" not in stored[said[0].content].metadata  # it is the timestamp
+    hits = memory.search("support group", since="2023-05-07", until="2023-05-08")
+    assert [h.text for h in hits] == [said[0].content]
+
+
+@pytest.mark.parametrize("value", ["yesterday", float("nan"), True, [2023], 1683606720000, "0999-01-01"])
+async def test_a_time_hippo_cannot_read_is_refused_by_name(memory, value):
+    block = HippoMemoryBlock(memory=memory)
+    batch = [ChatMessage(role="user", content="kept back"),
+             ChatMessage(role="user", content="bad", additional_kwargs={"hippo_timestamp": value})]
+    with pytest.raises(hippo.InvalidInput, match=r"messages\[1\]\.additional_kwargs\['hippo_timestamp'\]"):
+        await block.aput(batch, from_short_term_memory=True, session_id="s1")
+    assert memory.list() == []
