@@ -43,14 +43,18 @@ def _indexable_text(message: BaseMessage) -> str:
     return f"[{message.type} message without text]"
 
 
-def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime | None = None) -> Any:
-    """When ``message`` was said: its ``additional_kwargs["hippo_timestamp"]`` as given (a store keeps a message as
-    JSON, so as ISO-8601 text, its offset from UTC kept, or epoch seconds; a naive text is UTC), else ``now`` (the
-    clock when not given). ``InvalidInput`` naming the field of ``name`` (the message) for a time ``add`` refuses."""
+def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime | None = None, *,
+            as_json: bool = True) -> Any:
+    """When ``message`` was said: its ``additional_kwargs["hippo_timestamp"]`` as given (ISO-8601 text, its offset
+    from UTC kept, or epoch seconds; a naive text is UTC; with ``as_json=False``, for a message that is not kept
+    whole, also a datetime), else ``now`` (the clock when not given). ``InvalidInput`` naming the field of ``name``
+    (the message) for a time ``add`` refuses."""
     given = (message.additional_kwargs or {}).get(TIME_KEY) if isinstance(message.additional_kwargs, dict) else None
     if given is None:
         return now if now is not None else datetime.now(timezone.utc)
     field = f"{name}.additional_kwargs[{TIME_KEY!r}]"
+    if isinstance(given, datetime) and not as_json:
+        return message_time(given, field, config)
     if isinstance(given, datetime):
         raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds (a message is kept as JSON, which holds "
                            f"no datetime): give {given.isoformat()!r}")

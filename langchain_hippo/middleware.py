@@ -421,7 +421,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             if not text.strip():
                 continue
             metadata = {"message_id": message.id} if message.id else {}
-            when = time_of(message, f"messages[{first + i}]", config, now) if dated else None
+            when = time_of(message, f"messages[{first + i}]", config, now, as_json=False) if dated else None
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": when,
                           "session_id": thread, "metadata": metadata})
         return items

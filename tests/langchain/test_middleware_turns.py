@@ -287,6 +287,16 @@ def test_a_message_s_own_time_dates_it():
     memory.close()
 
 
+def test_a_datetime_dates_a_message_the_middleware_stores():
+    """The middleware stores a message's words, not the message as JSON: a datetime (naive: UTC) is a time too."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Noted.")]), middleware=[HippoMemoryMiddleware(memory)])
+    said = HumanMessage("I moved to Denver.", additional_kwargs={"hippo_timestamp": datetime(2023, 6, 10, 9, 30)})
+    agent.invoke({"messages": [said]}, _cfg("t"))
+    assert memory.using("user.ann").list()[0].timestamp == datetime(2023, 6, 10, 9, 30, tzinfo=timezone.utc)
+    memory.close()
+
+
 @pytest.mark.parametrize("value", ["last month", 1683606660000, [2023]])
 def test_a_time_hippo_cannot_read_is_refused_by_name(value):
     memory = hippo.Memory(None)
