@@ -58,6 +58,9 @@ def to_hippo_filter(filters: MetadataFilters | dict[str, Any] | None) -> dict[st
 #: ``session_id`` and ``timestamp`` are)
 NODE_FIELDS = ("namespace", "seq", "level")
 
+#: the fields of a message filter whose operands are times (a datetime, epoch seconds or ISO-8601 text)
+TIME_FIELDS = ("timestamp", "created_at")
+
 #: a filter no message satisfies (every message has an id): what NOT makes of a filter that always holds
 _NEVER: dict[str, Any] = {"id": {"$exists": False}}
 
@@ -87,7 +90,9 @@ def _translate(filters: Any) -> dict[str, Any] | None:
                                "of a message: a filter on it would test the message's own metadata and silently "
                                "match nothing; a retriever reads the namespace it was made with")
         if op == FilterOperator.IS_EMPTY:  # as build_metadata_filter_fn: missing, None, "" or []
-            nested.append({"$or": [{f.key: {"$exists": False}}, {f.key: {"$in": [None, "", []]}}]})
+            # a time field holds a time or nothing (its operands must be times: "" and [] are refused)
+            empty = [None] if f.key in TIME_FIELDS else [None, "", []]
+            nested.append({"$or": [{f.key: {"$exists": False}}, {f.key: {"$in": empty}}]})
         elif op in _OPERATORS:
             simple.append((f.key, _OPERATORS[op], f.value))
         else:

@@ -323,3 +323,26 @@ def test_recall_mode_nodes_stay_within_the_budget_units_included():
             [m.text for m in recall.messages]
         assert sum(hippo.count_tokens(n.node.get_content()) for n in nodes) <= budget
     assert recall.units and sum(hippo.count_tokens(u["text"]) for u in recall.units) > budget - recall.tokens
+
+
+@pytest.mark.parametrize("key", ["timestamp", "created_at"])
+def test_is_empty_on_a_time_field_keeps_what_llamaindex_keeps(memory, key):
+    """``is_empty`` on ``timestamp`` (a node shows None for a message added without one) raised InvalidInput ("''
+    is not an ISO-8601 date/time": the empty values it tested include "" and []) instead of keeping the undated
+    messages, as LlamaIndex's ``build_metadata_filter_fn`` keeps them over the nodes' metadata."""
+    from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+
+    dated = memory.add("dinner at the harbour with Ann", timestamp="2023-05-08T23:30:00-05:00")
+    undated = memory.add("lunch at the harbour with Bob")
+    for condition, want in ((FilterCondition.AND, [undated.id]), (FilterCondition.NOT, [dated.id])):
+        filters = MetadataFilters(filters=[MetadataFilter(key=key, value=None, operator=FilterOperator.IS_EMPTY)],
+                                  condition=condition)
+        if key == "timestamp":  # a field the nodes show: the reference applies
+            nodes = HippoRetriever(memory, similarity_top_k=5).retrieve("harbour")
+            keep = build_metadata_filter_fn(lambda i: nodes[int(i)].node.metadata, filters)
+            assert sorted(n.node.metadata["id"] for i, n in enumerate(nodes) if keep(str(i))) == want
+            got = HippoRetriever(memory, similarity_top_k=5, filters=filters).retrieve("harbour")
+            assert sorted(n.node.metadata["id"] for n in got) == want
+        else:  # every message has its ingestion time
+            want = [] if condition == FilterCondition.AND else [dated.id, undated.id]
+        assert sorted(i.id for i in memory.list(filter=to_hippo_filter(filters))) == want
