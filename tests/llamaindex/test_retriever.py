@@ -346,3 +346,26 @@ def test_is_empty_on_a_time_field_keeps_what_llamaindex_keeps(memory, key):
         else:  # every message has its ingestion time
             want = [] if condition == FilterCondition.AND else [dated.id, undated.id]
         assert sorted(i.id for i in memory.list(filter=to_hippo_filter(filters))) == want
+
+
+def test_timestamp_filters_compare_instants_not_text(memory):
+    """As docs/compatibility.md writes it: a ``timestamp`` filter compares instants (hand-computed in UTC), where
+    LlamaIndex's ``build_metadata_filter_fn`` compares the nodes' ISO-8601 text as strings."""
+    from llama_index.core.vector_stores.utils import build_metadata_filter_fn
+
+    ann = memory.add("dinner at the harbour with Ann", timestamp="2023-05-08T23:30:00-05:00")  # 04:30 UTC, 9 May
+    bob = memory.add("dinner at the harbour with Bob", timestamp="2023-05-09T01:00:00+00:00")
+    nodes = HippoRetriever(memory, similarity_top_k=5).retrieve("harbour dinner")
+    cases = [(">=", "2023-05-09", [ann.id, bob.id], [bob.id]),
+             (">=", "2023-05-09T03:00:00+02:00", [ann.id, bob.id], []),  # 01:00 UTC: both at or after it
+             ("<", "2023-05-09T02:00:00Z", [bob.id], [ann.id, bob.id]),
+             ("==", "2023-05-09T04:30:00Z", [ann.id], [])]
+    for op, value, instants, text in cases:
+        filters = MetadataFilters(filters=[MetadataFilter(key="timestamp", value=value, operator=op)])
+        got = HippoRetriever(memory, similarity_top_k=5, filters=filters).retrieve("harbour dinner")
+        assert sorted(n.node.metadata["id"] for n in got) == instants, (op, value)
+        keep = build_metadata_filter_fn(lambda i: nodes[int(i)].node.metadata, filters)
+        assert sorted(n.node.metadata["id"] for i, n in enumerate(nodes) if keep(str(i))) == text, (op, value)
+    with pytest.raises(hippo.InvalidInput, match="timestamp"):
+        HippoRetriever(memory, filters=MetadataFilters(filters=[MetadataFilter(key="timestamp", value="May")])
+                       ).retrieve("harbour")
