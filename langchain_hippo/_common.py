@@ -135,7 +135,8 @@ def unit_metadata(unit: dict[str, Any], *, namespace: str | None = None) -> dict
 
 def render_item(item: Any) -> str:
     """One line per message for tool output: ``[id] date speaker: text``."""
-    when = item.timestamp.strftime("%Y-%m-%d %H:%M") if item.timestamp is not None else "undated"
+    # the speaker's wall clock, the year in four digits (strftime writes the year 64 as "64")
+    when = item.timestamp.isoformat(sep=" ", timespec="minutes")[:16] if item.timestamp is not None else "undated"
     who = item.speaker or item.role
     return f"[{item.id}] {when} {who}: {item.text}"
 

@@ -131,7 +131,8 @@ def parse_node_id(nid: Any) -> tuple[str, str, Any] | None:
 
 
 def render_item(item: Any) -> str:
-    when = item.timestamp.strftime("%Y-%m-%d %H:%M") if item.timestamp is not None else "undated"
+    # the speaker's wall clock, the year in four digits (strftime writes the year 64 as "64")
+    when = item.timestamp.isoformat(sep=" ", timespec="minutes")[:16] if item.timestamp is not None else "undated"
     return f"[{when}] {item.speaker or item.role}: {item.text}"
 
 

@@ -163,3 +163,15 @@ def test_agent_uses_search_then_read(seeded):
     tool_msgs = [m for m in out["messages"] if isinstance(m, ToolMessage)]
     assert f"[{target.id}]" in tool_msgs[0].text and "slippers" in tool_msgs[0].text
     assert f"> [{target.id}]" in tool_msgs[1].text
+
+
+def test_a_date_shows_its_year_in_four_digits():
+    """The year 64 showed as "64-07-18", which a model reads as 1964 or 2064; each line shows the speaker's wall
+    clock as ISO-8601 writes it."""
+    memory = hippo.Memory(None, config={"timestamp_min_year": 1})
+    memory.add("The fire of Rome began near the Circus Maximus.", speaker="Tacitus",
+               timestamp="0064-07-18T23:00:00+01:00")
+    tools = {t.name: t for t in make_memory_tools(memory)}
+    assert tools["memory_search"].invoke({"query": "fire of Rome"}) == \
+        "[1] 0064-07-18 23:00 Tacitus: The fire of Rome began near the Circus Maximus."
+    memory.close()

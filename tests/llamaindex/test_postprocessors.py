@@ -163,3 +163,17 @@ async def test_nodes_that_are_no_list_of_scored_nodes_raise_invalid_input(seeded
             post.postprocess_nodes(nodes)
         with pytest.raises(hippo.InvalidInput, match=f"^{name} must be"):
             await post.apostprocess_nodes(nodes)
+
+
+def test_a_date_shows_its_year_in_four_digits():
+    """The year 64 showed as "64-07-18", which a model reads as 1964 or 2064."""
+    memory = hippo.Memory(None, config={"timestamp_min_year": 1})
+    memory.add("The fire of Rome began near the Circus Maximus.", speaker="Tacitus",
+               timestamp="0064-07-18T23:00:00+01:00")
+    memory.add("It burned for six days.", speaker="Tacitus", timestamp="0064-07-19T09:00:00+01:00")
+    nodes = HippoRetriever(memory, similarity_top_k=1).retrieve("fire of Rome Circus")
+    out = HippoContextPostprocessor(memory=memory, before=0, after=1).postprocess_nodes(nodes)
+    assert out[0].node.get_content().splitlines() == [
+        "[0064-07-18 23:00] Tacitus: The fire of Rome began near the Circus Maximus.",
+        "[0064-07-19 09:00] Tacitus: It burned for six days."]
+    memory.close()
