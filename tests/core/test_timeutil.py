@@ -116,3 +116,16 @@ def test_a_time_zone_giving_no_valid_offset_is_refused_naming_the_argument(offse
     # a valid one is read as given
     assert mem.add("y", timestamp=datetime(2023, 3, 3, 12, tzinfo=_Offset(timedelta(hours=-5)))).timestamp == \
         datetime(2023, 3, 3, 17, tzinfo=timezone.utc)
+
+
+def test_message_time_names_the_field_and_keeps_the_value():
+    """``hippo.message_time`` (for adapters) returns what ``add(timestamp=...)`` takes as given, and refuses by the
+    name it is given and within the config's years."""
+    import hippo
+
+    for value in ("2023-05-08T23:30:00-05:00", 1683606660, datetime(2023, 5, 8, 23, 30)):
+        assert hippo.message_time(value, "field") is value
+    with pytest.raises(hippo.InvalidInput, match=r"^messages\[2\]\.when 'May' is not an ISO-8601"):
+        hippo.message_time("May", "messages[2].when")
+    with pytest.raises(hippo.InvalidInput, match="years 1900..2100"):
+        hippo.message_time("2150-01-01", "when", hippo.Config(timestamp_max_year=2100))
