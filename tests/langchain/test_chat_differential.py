@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -51,6 +52,13 @@ _messages = st.one_of(
     st.builds(ChatMessage, content=_text, role=st.sampled_from(["critic", "planner"]), id=_ids),
     st.builds(lambda t, extra: HumanMessage(content=t, additional_kwargs=extra), _text,
               st.dictionaries(_word, st.one_of(st.integers(), _word), max_size=2)),
+    # a message's own time (hippo's field) rides along: as ISO-8601 text with an offset, or epoch seconds
+    st.builds(lambda t, when: AIMessage(content=t, additional_kwargs={"hippo_timestamp": when}), _text,
+              st.one_of(st.integers(0, 4_000_000_000),
+                        st.datetimes(min_value=datetime(1900, 1, 2), max_value=datetime(2199, 12, 30),
+                                     timezones=st.sampled_from([timezone.utc, timezone(timedelta(hours=-5)),
+                                                                timezone(timedelta(hours=5, minutes=30))]))
+                        .map(datetime.isoformat))),
 )
 _sessions = st.sampled_from(["s1", "s2", "other"])
 
@@ -105,6 +113,17 @@ class ChatHistoryMachine(RuleBasedStateMachine):
     def same_histories(self):
         for name, history in self.hippo.items():
             assert history.messages == self.ref[name].messages, name
+
+    @invariant()
+    def each_message_dated_by_its_own_time(self):
+        for name in ("s1", "s2", "other"):
+            history = self.hippo[name]
+            for item in history._target.list(filter={"session_id": history.session_id}):
+                when = item.metadata["lc_message"]["data"].get("additional_kwargs", {}).get("hippo_timestamp")
+                if when is not None:
+                    want = (datetime.fromtimestamp(when, timezone.utc) if isinstance(when, int)
+                            else datetime.fromisoformat(when))
+                    assert item.timestamp == want and item.timestamp.utcoffset() == want.utcoffset()
 
     @rule(session=_sessions)
     def async_read(self, session):
