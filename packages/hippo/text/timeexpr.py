@@ -79,6 +79,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
             r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)"
             r"(?-i:[a-z]))"
             r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
+    # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
+    ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
+               rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
     ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
@@ -116,7 +119,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
     "last_wd": _WEEKDAY_NAMES, "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
@@ -311,6 +314,10 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(today + timedelta(days=2), "day", phrase, True)
     if name == "from_day":
         return _from_day(g, today, phrase)
+    if name == "ago_wd":  # the weekday of the week that holds the day that many weeks back
+        count, unit, wd = (g[0], g[1], g[2]) if g[0] is not None else (g[4], g[5], g[3])
+        back = today - timedelta(days=7 * _number(count) * (2 if unit.lower() == "fortnight" else 1))
+        return _ref(back - timedelta(days=back.weekday() - WEEKDAYS[wd.lower()]), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
