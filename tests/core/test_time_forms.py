@@ -60,3 +60,31 @@ def test_a_question_about_a_weekday_some_weeks_ago_names_that_day(question, day)
 
 def test_weeks_ago_alone_is_still_the_week():
     assert said("I went there two weeks ago.") == days((2023, 4, 24), (2023, 4, 30))
+
+
+# -- "since Tuesday": the days from the last Tuesday up to the day it is said, that day included ---------------------
+
+@pytest.mark.parametrize("text, first", [
+    ("I've been sick since Tuesday.", (2023, 5, 9)),
+    ("I've been sick since Wednesday.", (2023, 5, 3)),       # said on a Wednesday: the one a week before
+    ("It has rained since last Monday.", (2023, 5, 8)),
+])
+def test_since_a_weekday_is_the_days_from_it_up_to_the_message(text, first):
+    assert said(text) == days(first, (2023, 5, 10))
+
+
+@pytest.mark.parametrize("question, first", [
+    ("What have I done since Tuesday?", (2023, 5, 9)),
+    ("What did Maya eat since last Monday?", (2023, 5, 8)),
+])
+def test_a_question_since_a_weekday_is_the_days_up_to_the_askers(question, first):
+    assert asked(question) == days(first, (2023, 5, 10))
+
+
+def test_a_question_since_a_weekday_finds_what_was_said_since_then_and_not_before():
+    with Memory(None) as mem:
+        mem.add("I finished the quilt for my sister.", speaker="Maya", timestamp=utc(2023, 5, 2, 10))
+        mem.add("I finished the painting for the gallery.", speaker="Maya", timestamp=utc(2023, 5, 9, 10))
+        mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
+        texts = [h.text for h in mem.search("What did Maya finish since Tuesday?", k=3)]
+        assert "painting" in texts[0] and "quilt" in texts[-1]

@@ -88,8 +88,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
+    # "sick since Tuesday": the days from the last Tuesday before the message up to its day
+    ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
-    ("since_wd", rf"\bsince {_WEEKDAY}\b"),  # "sick since Tuesday": the last Tuesday before the message
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
@@ -395,6 +396,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             back = (today.weekday() - wd) % 7
             if name in ("last_wd", "since_wd"):
                 back = back or 7
+            if name == "since_wd":  # a period that lasts up to the day it is said, that day included
+                return TimeRef((today - timedelta(days=back)).timestamp(), (today + timedelta(days=1)).timestamp(),
+                               "days", phrase, True)
             return _ref(today - timedelta(days=back), "day", phrase, True)
         ahead = (wd - today.weekday()) % 7
         if name not in ("this_wd", "by_wd"):
@@ -593,14 +597,15 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
     return now + offset, offset
 
 
-# A question's period is read as before the days reaching back, the weeks after next, the weekdays since or by and
-# the thirds of a month were read in messages: "in the last week" asked is the calendar week before the memory's
-# latest message, "over the past few months", "since Tuesday" and "mid-March" no period. Recall is measured with
-# these windows; reading those phrases in questions is a change of ranking of its own. "The day after tomorrow" and
-# the counts from a day ("two weeks from today", "a week from Friday") are read as in messages: read by their last
-# word, they named the wrong day ("today"), and no development question holds one.
+# A question's period is read as before the days reaching back, the weeks after next, the weekdays by and the thirds
+# of a month were read in messages: "in the last week" asked is the calendar week before the memory's latest
+# message, "over the past few months" and "mid-March" no period. Recall is measured with these windows; reading
+# those phrases in questions is a change of ranking of its own. "The day after tomorrow", the counts from a day
+# ("two weeks from today", "a week from Friday") and "since Tuesday" (the days from the last Tuesday up to the
+# asker's) are read as in messages: read by their last word, or not at all, they named the wrong days, and no
+# development question holds one.
 _QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
-                   if name not in ("span_back", "since_wd", "after_next", "by_wd", "part_month")]
+                   if name not in ("span_back", "after_next", "by_wd", "part_month")]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
@@ -814,6 +819,8 @@ def _bounds(query: str, at: int, ref: TimeRef) -> tuple[float, float]:
         head += lead.group(0)
     if not head or _NEXT_TO.search(head):
         return ref.start, ref.end
+    if ref.granularity == "days" and lead and lead.group(0)[:1] in "sS":
+        return ref.start, ref.end  # "since Tuesday": the days from then up to the asker's, which it holds already
     m = _BEFORE.search(head)
     if m:
         return -math.inf, (ref.start if m.group("strict") else ref.end)
