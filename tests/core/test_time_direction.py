@@ -146,6 +146,7 @@ _TEXTS = [
     "def parse(x):\n    return x[2023-1:12]  # in 10 days, 5 years ago, this year, during 2018",
     "Back by mid-March, the Middle of May or the end of next month; in the last week, since Friday, by Monday, "
     "the week after next, over the past couple of days; end\nof May.",
+    "Two weeks ago on Monday, over the weekend, the other day, since last Friday; on Sunday, 3 weeks ago.",
 ]
 
 

@@ -88,3 +88,30 @@ def test_a_question_since_a_weekday_finds_what_was_said_since_then_and_not_befor
         mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
         texts = [h.text for h in mem.search("What did Maya finish since Tuesday?", k=3)]
         assert "painting" in texts[0] and "quilt" in texts[-1]
+
+
+# -- "over the weekend": the last one when told, the coming one when still to come --------------------------------
+
+@pytest.mark.parametrize("text, now, saturday", [
+    ("I went hiking over the weekend.", MAY_10, (2023, 5, 6)),
+    ("Over the weekend we painted the fence.", MAY_10, (2023, 5, 6)),             # no tense cue: a report
+    ("I'll go hiking over the weekend.", MAY_10, (2023, 5, 13)),
+    ("We're camping over the weekend with the kids.", MAY_10, (2023, 5, 13)),
+    ("I went hiking over the weekend.", utc(2023, 5, 14, 18), (2023, 5, 13)),   # said on Sunday: that one
+    ("I went hiking over the weekend.", utc(2023, 5, 13, 18), (2023, 5, 6)),    # said on Saturday: the one before
+    ("I'll rest over the weekend.", utc(2023, 5, 13, 9), (2023, 5, 13)),        # said on Saturday: that one
+])
+def test_over_the_weekend_is_the_last_or_the_coming_one_by_the_tense(text, now, saturday):
+    assert said(text, now) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
+
+
+@pytest.mark.parametrize("question, saturday", [
+    ("What did I do over the weekend?", (2023, 5, 6)),
+    ("What will Maya do over the weekend?", (2023, 5, 13)),
+])
+def test_a_question_over_the_weekend_names_that_weekend(question, saturday):
+    assert asked(question) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
+
+
+def test_over_the_weekend_of_a_date_is_that_date():
+    assert said("We met over the weekend of May 5, 2023.") == days((2023, 5, 5), (2023, 5, 5))
