@@ -115,3 +115,18 @@ def test_a_question_over_the_weekend_names_that_weekend(question, saturday):
 
 def test_over_the_weekend_of_a_date_is_that_date():
     assert said("We met over the weekend of May 5, 2023.") == days((2023, 5, 5), (2023, 5, 5))
+
+
+# -- "the other day": the week of days before the day it is said -------------------------------------------------
+
+def test_the_other_day_is_the_week_before_the_message():
+    assert said("I ran into Sam the other day at the market.") == days((2023, 5, 3), (2023, 5, 9))
+    assert timeexpr.event_time("I ran into Sam the other day.", MAY_10).label() == "3-9 May 2023"
+
+
+def test_a_question_about_the_other_day_names_that_week():
+    assert asked("Who did I run into the other day?") == days((2023, 5, 3), (2023, 5, 9))
+
+
+def test_every_other_day_is_a_rate_and_no_date():
+    assert said("I water the plants every other day.") is None

@@ -91,6 +91,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
+    # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
+    ("other_day", r"\b(?<!every )the other day\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
     # what is to come ("over the weekend of May 5": the date says which)
     ("over_weekend", r"\b(?:over|during) the weekend\b(?!\s+(?:of|before|after)\b)"),
@@ -124,7 +126,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
-    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
+    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -378,6 +380,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "other_day":  # the week of days before the day it is said
+        return TimeRef((today - timedelta(days=7)).timestamp(), today.timestamp(), "days", phrase, True)
     if name == "over_weekend":
         if future:  # the coming Saturday (said on a Saturday, that one)
             return _ref(today + timedelta(days=(5 - today.weekday()) % 7), "weekend", phrase, True)
@@ -574,7 +578,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
-                  r"morning|night|month|weekend|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+                  r"morning|night|month|weekend|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
