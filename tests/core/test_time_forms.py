@@ -130,3 +130,27 @@ def test_a_question_about_the_other_day_names_that_week():
 
 def test_every_other_day_is_a_rate_and_no_date():
     assert said("I water the plants every other day.") is None
+
+
+# -- a question reads "the week after next", "by Friday" and the thirds of a month as a message does ---------------
+
+@pytest.mark.parametrize("question, first, last", [
+    ("What is Maya doing the week after next?", (2023, 5, 22), (2023, 5, 28)),
+    ("What is planned for the Friday after next?", (2023, 5, 19), (2023, 5, 19)),
+    ("What do I need to finish by Friday?", (2023, 5, 12), (2023, 5, 12)),
+    ("What did I do in mid-March?", (2023, 3, 11), (2023, 3, 20)),
+    ("Where will Maya be in early June?", (2023, 6, 1), (2023, 6, 10)),
+    ("Which tournament did Nate win in the beginning of November 2022?", (2022, 11, 1), (2022, 11, 10)),
+    ("What is due at the end of next month?", (2023, 6, 21), (2023, 6, 30)),
+])
+def test_a_question_names_the_days_a_message_would(question, first, last):
+    assert asked(question) == days(first, last)
+
+
+def test_a_question_about_mid_march_finds_what_happened_then():
+    with Memory(None) as mem:
+        mem.add("We flew to Oslo for the conference.", speaker="Maya", timestamp=utc(2023, 3, 29, 10))
+        mem.add("We flew to Lisbon for the wedding.", speaker="Maya", timestamp=utc(2023, 3, 15, 10))
+        mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
+        texts = [h.text for h in mem.search("Where did Maya fly in mid-March?", k=3)]
+        assert "Lisbon" in texts[0]

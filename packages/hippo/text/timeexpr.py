@@ -610,15 +610,13 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
     return now + offset, offset
 
 
-# A question's period is read as before the days reaching back, the weeks after next, the weekdays by and the thirds
-# of a month were read in messages: "in the last week" asked is the calendar week before the memory's latest
-# message, "over the past few months" and "mid-March" no period. Recall is measured with these windows; reading
-# those phrases in questions is a change of ranking of its own. "The day after tomorrow", the counts from a day
-# ("two weeks from today", "a week from Friday") and "since Tuesday" (the days from the last Tuesday up to the
-# asker's) are read as in messages: read by their last word, or not at all, they named the wrong days, and no
-# development question holds one.
-_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS
-                   if name not in ("span_back", "after_next", "by_wd", "part_month")]
+# A question's period is read as before the days reaching back were read in messages: "in the last week" asked is
+# the calendar week before the memory's latest message, and "over the past few months" no period. Recall is measured
+# with these windows; reading those phrases in questions is a change of ranking of its own. Every other expression is
+# read as in a message, from the asker's day: "the day after tomorrow", the counts from a day ("two weeks from
+# today"), "since Tuesday" (the days from the last Tuesday up to the asker's), "the week after next", "by Friday" and
+# the thirds of a month ("mid-March"), which read by their last word, or not at all, named other days.
+_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name != "span_back"]
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
