@@ -154,3 +154,34 @@ def test_a_question_about_mid_march_finds_what_happened_then():
         mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
         texts = [h.text for h in mem.search("Where did Maya fly in mid-March?", k=3)]
         assert "Lisbon" in texts[0]
+
+
+# -- a third of a week, and "the end of the month" said of what is to come or told -------------------------------
+
+@pytest.mark.parametrize("text, now, first, last", [
+    ("I'll start at the start of next week.", MAY_10, (2023, 5, 15), (2023, 5, 16)),
+    ("Let's meet at the beginning of next week.", MAY_10, (2023, 5, 15), (2023, 5, 16)),
+    ("I'll finish it at the end of the week.", MAY_10, (2023, 5, 12), (2023, 5, 14)),
+    ("The package will arrive late this week.", MAY_10, (2023, 5, 12), (2023, 5, 14)),
+    ("We went there early last week.", MAY_10, (2023, 5, 1), (2023, 5, 2)),
+    ("The middle of next week works for me.", MAY_10, (2023, 5, 17), (2023, 5, 18)),
+    ("I'll pay you back at the end of the month.", MAY_10, (2023, 5, 21), (2023, 5, 31)),
+    ("I'll pay you back at the start of the month.", utc(2023, 5, 26, 12), (2023, 6, 1), (2023, 6, 10)),
+    ("We had a party at the end of the month.", MAY_10, (2023, 4, 21), (2023, 4, 30)),  # this one's is to come
+])
+def test_a_third_of_a_week_or_of_the_month_is_those_days(text, now, first, last):
+    assert said(text, now) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "I pay the rent at the end of the month.",          # a habit
+    "Try to finish the draft by the end of the month.",  # advice, said of any month
+    "I'll finish it by the end of the week.",
+])
+def test_the_end_of_the_month_without_a_tense_or_after_by_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_about_the_start_of_next_week_names_its_first_days():
+    assert asked("What is planned for the start of next week?") == days((2023, 5, 15), (2023, 5, 16))
+    assert asked("What will Maya do at the end of the month?") == days((2023, 5, 21), (2023, 5, 31))

@@ -56,8 +56,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
     # often a goal of any month in advice as a date)
-    ("part_month", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this)\s+"
+    ("part_month", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
                    r"month|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
+    # a third of a week: "the start of next week" (Monday and Tuesday), "midweek" is not read, "the end of the week"
+    # (Friday to Sunday)
+    ("part_week", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(next|last|this|the)\s+"
+                  r"week\b(?!\s+(?:of|before|after)\b)"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -119,6 +123,7 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
+    "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
     "from_day": (" from ",),
@@ -271,6 +276,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     today = _day_start(now)
     if name == "part_month":
         return _part_of_month(m, g, today, tense)
+    if name == "part_week":
+        return _part_of_week(m, g, today, tense)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -492,6 +499,9 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
             return first.replace(day=21), _add_months(first, 1)
         return first.replace(day=1 + 10 * third), first.replace(day=11 + 10 * third)
 
+    if month_word is None and rel.lower() == "the":  # "at the end of the month": see _the_part
+        start, end = _the_part([days(_add_months(today.replace(day=1), k)) for k in (-1, 0, 1)], m, today, tense)
+        return None if start is None else TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
     if month_word is None:  # "the end of next month", "mid last month", "early this month"
         offset = {"next": 1, "last": -1}.get((rel or "").lower(), 0)
         start, end = days(_add_months(today.replace(day=1), offset))
@@ -512,8 +522,46 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
+_THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
+_BY = re.compile(r"\bby\s+$", re.I)
+
+
+def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: datetime, tense: str | None
+              ) -> tuple[datetime, datetime] | tuple[None, None]:
+    """Of a third of the last, this and the next month or week (``options``, in that order), the one "the end of the
+    month" ("the start of the week") names: this one's when it is still to come and the clause talks about what is to
+    come, else the next one's; this one's when it has begun and the clause reports, else the last one's. A clause
+    that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date, and so is
+    "by the end of the month": no date."""
+    if tense is None or _BY.search(m.string, max(0, m.start() - 10), m.start()):
+        return None, None
+    if tense == "future":
+        return next(o for o in options[1:] if o[1] > today)
+    return next(o for o in reversed(options[:2]) if o[0] <= today)
+
+
+def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A third of a week ("the start of next week", "late this week", "the end of the week"): Monday and Tuesday,
+    Wednesday and Thursday, or Friday to Sunday."""
+    part, rel = g
+    words = part.lower().split()
+    third = _THIRD[words[-2] if len(words) > 1 else words[0]]
+    monday = today - timedelta(days=today.weekday())
+
+    def days(first: datetime) -> tuple[datetime, datetime]:
+        return first + timedelta(days=2 * third), first + timedelta(days=7 if third == 2 else 2 * third + 2)
+
+    if rel.lower() == "the":
+        start, end = _the_part([days(monday + timedelta(days=7 * k)) for k in (-1, 0, 1)], m, today, tense)
+        if start is None:
+            return None
+    else:
+        start, end = days(monday + timedelta(days=7 * {"next": 1, "last": -1}.get(rel.lower(), 0)))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
+_TENSED = frozenset({"over_weekend", "part_month", "part_week", "md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
@@ -578,7 +626,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
-                  r"morning|night|month|weekend|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+                  r"morning|night|month|week|weekend|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
