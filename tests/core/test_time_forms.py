@@ -185,3 +185,17 @@ def test_the_end_of_the_month_without_a_tense_or_after_by_is_no_date(text):
 def test_a_question_about_the_start_of_next_week_names_its_first_days():
     assert asked("What is planned for the start of next week?") == days((2023, 5, 15), (2023, 5, 16))
     assert asked("What will Maya do at the end of the month?") == days((2023, 5, 21), (2023, 5, 31))
+
+
+# -- "two weekends ago": counted back from the last weekend -------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, saturday", [
+    ("We went camping two weekends ago.", utc(2023, 7, 17, 14), (2023, 7, 8)),   # said on a Monday
+    ("We went camping two weekends ago.", MAY_10, (2023, 4, 29)),
+    ("I saw them a weekend ago.", MAY_10, (2023, 5, 6)),
+    ("We went camping 3 weekends ago.", utc(2023, 5, 14, 18), (2023, 4, 29)),    # said on a Sunday
+])
+def test_weekends_ago_count_back_from_the_last_weekend(text, now, saturday):
+    assert said(text, now) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
+    assert asked(text.replace("We went camping", "Who went camping").rstrip(".") + "?", now) == \
+        days(saturday, (saturday[0], saturday[1], saturday[2] + 1))

@@ -86,7 +86,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
                rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
-    ("ago", rf"\b{_NUM} {_UNIT} ago\b"),
+    ("ago", rf"\b{_NUM} (day|weekend|week|fortnight|month|year)s? ago\b"),  # "two weekends ago" too
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
@@ -339,6 +339,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
         unit = g[1].lower()
         sign = -1 if name == "ago" else 1
+        if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
+            return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
+                        True)
         if unit == "day":
             return _ref(today + timedelta(days=sign * n), "day", phrase, True)
         if unit in ("week", "fortnight"):
