@@ -100,6 +100,9 @@ def test_a_question_since_a_weekday_finds_what_was_said_since_then_and_not_befor
     ("I went hiking over the weekend.", utc(2023, 5, 14, 18), (2023, 5, 13)),   # said on Sunday: that one
     ("I went hiking over the weekend.", utc(2023, 5, 13, 18), (2023, 5, 6)),    # said on Saturday: the one before
     ("I'll rest over the weekend.", utc(2023, 5, 13, 9), (2023, 5, 13)),        # said on Saturday: that one
+    ("Are you free over the weekend?", MAY_10, (2023, 5, 13)),                   # the present: to come
+    ("We're painting the fence over the weekend.", MAY_10, (2023, 5, 13)),
+    ("Anything fun over the weekend?", MAY_10, (2023, 5, 6)),
 ])
 def test_over_the_weekend_is_the_last_or_the_coming_one_by_the_tense(text, now, saturday):
     assert said(text, now) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
@@ -108,9 +111,14 @@ def test_over_the_weekend_is_the_last_or_the_coming_one_by_the_tense(text, now, 
 @pytest.mark.parametrize("question, saturday", [
     ("What did I do over the weekend?", (2023, 5, 6)),
     ("What will Maya do over the weekend?", (2023, 5, 13)),
+    ("What is Maya doing over the weekend?", (2023, 5, 13)),
 ])
 def test_a_question_over_the_weekend_names_that_weekend(question, saturday):
     assert asked(question) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
+
+
+def test_over_the_weekend_as_a_habit_is_no_date():
+    assert said("I usually rest over the weekend.") is None
 
 
 def test_over_the_weekend_of_a_date_is_that_date():

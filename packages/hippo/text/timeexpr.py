@@ -393,6 +393,12 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "other_day":  # the week of days before the day it is said
         return TimeRef((today - timedelta(days=7)).timestamp(), today.timestamp(), "days", phrase, True)
     if name == "over_weekend":
+        if tense is None:  # "are you free over the weekend?", "we're painting the fence over the weekend": to come
+            clause = m.string[max(0, m.start() - 120):m.start()]
+            clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
+            if _HABIT.search(clause):
+                return None  # "I usually rest over the weekend": every weekend, no date
+            future = _PRESENT.search(clause) is not None
         if future:  # the coming Saturday (said on a Saturday, that one)
             return _ref(today + timedelta(days=(5 - today.weekday()) % 7), "weekend", phrase, True)
         # the latest Saturday before the day it is said ("I went hiking over the weekend", said on a Sunday: the
@@ -525,6 +531,9 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
+# the present of "be", said of a weekend, is what is to come ("are you free", "what is Maya doing"); a habit is none
+_PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|'s)\b", re.I)
+_HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most)\b", re.I)
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
 
