@@ -207,3 +207,14 @@ def test_weekends_ago_count_back_from_the_last_weekend(text, now, saturday):
     assert said(text, now) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
     assert asked(text.replace("We went camping", "Who went camping").rstrip(".") + "?", now) == \
         days(saturday, (saturday[0], saturday[1], saturday[2] + 1))
+
+
+# -- "in a fortnight" is "in two weeks": a date whatever the clause says of its tense -------------------------------
+
+@pytest.mark.parametrize("text", ["We meet again in a fortnight.", "We meet again in two weeks."])
+def test_in_a_fortnight_is_the_week_two_weeks_on(text):
+    assert said(text) == days((2023, 5, 22), (2023, 5, 28))
+
+
+def test_a_question_in_a_fortnight_names_that_week():
+    assert asked("What happens in a fortnight?") == days((2023, 5, 22), (2023, 5, 28))

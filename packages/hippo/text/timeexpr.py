@@ -333,8 +333,11 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(back - timedelta(days=back.weekday() - WEEKDAYS[wd.lower()]), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
-        if name == "in_n" and n == 1 and (not future or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
-            return None  # "what you can do in a day", "the weeks you work in a month": a span or a rate, not a date
+        if name == "in_n" and n == 1 and (not future and g[1].lower() != "fortnight"
+                                          or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
+            # "what you can do in a day", "the weeks you work in a month": a span or a rate, not a date ("in a
+            # fortnight" is "in two weeks", a date as that is)
+            return None
         if name == "in_n" and tense == "past":
             return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
         unit = g[1].lower()
