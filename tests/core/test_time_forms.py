@@ -218,3 +218,20 @@ def test_in_a_fortnight_is_the_week_two_weeks_on(text):
 
 def test_a_question_in_a_fortnight_names_that_week():
     assert asked("What happens in a fortnight?") == days((2023, 5, 22), (2023, 5, 28))
+
+
+# -- "the week before last": a week before the last one ------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, first, last", [
+    ("We met the week before last.", MAY_10, (2023, 4, 24), (2023, 4, 30)),
+    ("We went camping the weekend before last.", MAY_10, (2023, 4, 29), (2023, 4, 30)),
+    ("We went camping the weekend before last.", utc(2023, 5, 14, 18), (2023, 4, 29), (2023, 4, 30)),  # a Sunday
+    ("I saw her the Friday before last.", MAY_10, (2023, 4, 28), (2023, 4, 28)),
+])
+def test_the_week_before_last_is_a_week_before_the_last_one(text, now, first, last):
+    assert said(text, now) == days(first, last)
+    assert asked("What happened the " + text.split(" the ", 1)[1].rstrip(".") + "?", now) == days(first, last)
+
+
+def test_before_last_years_final_is_no_week_before_last():
+    assert said("The week before last year's final we trained hard.") == days((2022, 1, 1), (2022, 12, 31))

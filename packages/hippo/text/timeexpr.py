@@ -102,6 +102,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("over_weekend", r"\b(?:over|during) the weekend\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
+    # "the week before last", "the Friday before last": a week before the last one ("the week before last year's
+    # final" is before a year)
+    ("before_last", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") before last\b(?!'|\s+(?:night|week|weekend|month|"
+                    r"year|time|season|summer|winter|spring|fall|autumn|" + _WEEKDAY[1:-1] + r")\b)"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY}\b"),
     # "the next week": after something else; "this coming weekend" is the next one ("this coming week" said on a
@@ -131,7 +135,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
-    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "by_wd": _WEEKDAY_NAMES,
+    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "before_last": (" before last",), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -416,6 +420,17 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return _ref(sat + timedelta(days=14), "weekend", phrase, True)
         ahead = (WEEKDAYS[unit] - today.weekday()) % 7 or 7
         return _ref(today + timedelta(days=ahead + 7), "day", phrase, True)
+    if name == "before_last":
+        unit = g[0].lower()
+        if unit == "week":
+            return _ref(today - timedelta(days=today.weekday() + 14), "week", phrase, True)
+        if unit == "weekend":  # the Saturday before the one "last weekend" is
+            sat = today - timedelta(days=(today.weekday() - 5) % 7)
+            if sat + timedelta(days=2) > today:
+                sat -= timedelta(days=7)
+            return _ref(sat - timedelta(days=7), "weekend", phrase, True)
+        back = (today.weekday() - WEEKDAYS[unit]) % 7 or 7
+        return _ref(today - timedelta(days=back + 7), "day", phrase, True)
     if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
