@@ -235,3 +235,19 @@ def test_the_week_before_last_is_a_week_before_the_last_one(text, now, first, la
 
 def test_before_last_years_final_is_no_week_before_last():
     assert said("The week before last year's final we trained hard.") == days((2022, 1, 1), (2022, 12, 31))
+
+
+# -- "earlier this week", "later this month": the part of it before or after the day it is said -------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I was there earlier this week.", (2023, 5, 8), (2023, 5, 10)),
+    ("I will go later this week.", (2023, 5, 10), (2023, 5, 14)),
+    ("Later this month I will travel.", (2023, 5, 10), (2023, 5, 31)),
+    ("Earlier this year we moved.", (2023, 1, 1), (2023, 5, 10)),
+])
+def test_earlier_or_later_this_week_is_its_days_before_or_after_the_message(text, first, last):
+    assert said(text) == days(first, last)
+
+
+def test_a_question_about_earlier_this_week_names_its_days_so_far():
+    assert asked("What did I do earlier this week?") == days((2023, 5, 8), (2023, 5, 10))

@@ -106,6 +106,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # final" is before a year)
     ("before_last", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") before last\b(?!'|\s+(?:night|week|weekend|month|"
                     r"year|time|season|summer|winter|spring|fall|autumn|" + _WEEKDAY[1:-1] + r")\b)"),
+    # the days of this week, month or year before or after the day it is said: "earlier this week", "later this month"
+    ("earlier_later", r"\b(earlier|later) this (week|month|year)\b"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY}\b"),
     # "the next week": after something else; "this coming weekend" is the next one ("this coming week" said on a
@@ -135,7 +137,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
-    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "before_last": (" before last",), "by_wd": _WEEKDAY_NAMES,
+    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "before_last": (" before last",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -431,6 +433,14 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return _ref(sat - timedelta(days=7), "weekend", phrase, True)
         back = (today.weekday() - WEEKDAYS[unit]) % 7 or 7
         return _ref(today - timedelta(days=back + 7), "day", phrase, True)
+    if name == "earlier_later":
+        unit = g[1].lower()
+        first = today - timedelta(days=today.weekday()) if unit == "week" else \
+            today.replace(day=1) if unit == "month" else today.replace(month=1, day=1)
+        end = first + timedelta(days=7) if unit == "week" else \
+            _add_months(first, 1) if unit == "month" else first.replace(year=first.year + 1)
+        start, end = (first, today + timedelta(days=1)) if g[0].lower() == "earlier" else (today, end)
+        return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
     if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
