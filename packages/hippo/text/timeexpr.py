@@ -136,8 +136,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "), "last_unit": ("last ", "past "),
-    "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",), "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",), "before_last": (" before last",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",),
+    "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
+    "before_last": (" before last",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -601,7 +603,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "part_week", "md", "dm", "nth", "last_wd", "this_wd", "by_wd", "in_month", "this_unit", "in_n"})
+_TENSED = frozenset({"over_weekend", "part_month", "part_week", "md", "dm", "nth", "last_wd", "this_wd", "by_wd",
+                     "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
