@@ -251,3 +251,19 @@ def test_earlier_or_later_this_week_is_its_days_before_or_after_the_message(text
 
 def test_a_question_about_earlier_this_week_names_its_days_so_far():
     assert asked("What did I do earlier this week?") == days((2023, 5, 8), (2023, 5, 10))
+
+
+# -- "a year ago today": that day, counted back -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("A year ago today we got married.", (2022, 5, 10)),
+    ("A week ago today I started the new job.", (2023, 5, 3)),
+    ("Two weeks ago yesterday she called.", (2023, 4, 25)),
+    ("A month ago tomorrow we moved.", (2023, 4, 11)),
+])
+def test_a_count_back_from_today_is_that_day(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_a_question_a_year_ago_today_names_that_day():
+    assert asked("What did I do a year ago today?") == days((2022, 5, 10), (2022, 5, 10))

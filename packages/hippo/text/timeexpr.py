@@ -72,6 +72,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # today until April 15" are no date
     ("from_day", rf"\b{_NUM} {_UNIT} from (now|{_TODAY}|{_TOMORROW}|{_WEEKDAY[1:-1]})\b"
                  r"(?!\s+(?:on|until|till|to|through|thru)\b)"),
+    # a count back from a day: "a year ago today" (that day a year before), "two weeks ago yesterday"
+    ("ago_today", rf"\b{_NUM} {_UNIT} ago,? ({_TODAY}|{_YESTERDAY}|{_TOMORROW})\b"),
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
@@ -136,7 +138,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
@@ -339,6 +341,17 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         count, unit, wd = (g[0], g[1], g[2]) if g[0] is not None else (g[4], g[5], g[3])
         back = today - timedelta(days=7 * _number(count) * (2 if unit.lower() == "fortnight" else 1))
         return _ref(back - timedelta(days=back.weekday() - WEEKDAYS[wd.lower()]), "day", phrase, True)
+    if name == "ago_today":
+        n, unit, base = _number(g[0]), g[1].lower(), g[2].lower()
+        day = today + timedelta(days=-1 if re.fullmatch(_YESTERDAY, base) else 1 if re.fullmatch(_TOMORROW, base)
+                                else 0)
+        if unit in ("day", "week", "fortnight"):
+            return _ref(day - timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit]), "day", phrase, True)
+        if unit == "month":
+            first = _add_months(day.replace(day=1), -n)
+            return _ref(first.replace(day=min(day.day, calendar.monthrange(first.year, first.month)[1])), "day",
+                        phrase, True)
+        return _ref(_shifted(day, -n), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future and g[1].lower() != "fortnight"
