@@ -267,3 +267,17 @@ def test_a_count_back_from_today_is_that_day(text, day):
 
 def test_a_question_a_year_ago_today_names_that_day():
     assert asked("What did I do a year ago today?") == days((2022, 5, 10), (2022, 5, 10))
+
+
+# -- "this time last year": the week around that day a year before -----------------------------------------------
+
+@pytest.mark.parametrize("text, first", [
+    ("This time last year I was in Rome.", (2022, 5, 7)),
+    ("Around this time last month we moved.", (2023, 4, 7)),
+])
+def test_this_time_last_year_is_the_week_around_that_day(text, first):
+    assert said(text) == (utc(*first), utc(*first) + 7 * DAY)
+
+
+def test_a_question_this_time_last_year_names_that_week():
+    assert asked("What did I do this time last year?") == (utc(2022, 5, 7), utc(2022, 5, 14))

@@ -93,6 +93,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
+    # "this time last year": the week around the same day a year before, not the whole year
+    ("this_time", r"\b(?:(?:around|about|at)\s+)?this time last (week|month|year)\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
@@ -141,7 +143,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
-    "before_last": (" before last",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
+    "before_last": (" before last",), "this_time": ("this time last ",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -437,6 +439,16 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return _ref(sat + timedelta(days=14), "weekend", phrase, True)
         ahead = (WEEKDAYS[unit] - today.weekday()) % 7 or 7
         return _ref(today + timedelta(days=ahead + 7), "day", phrase, True)
+    if name == "this_time":
+        unit = g[0].lower()
+        if unit == "week":
+            day = today - timedelta(days=7)
+        elif unit == "month":
+            first = _add_months(today.replace(day=1), -1)
+            day = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))
+        else:
+            day = _shifted(today, -1)
+        return _ref(day - timedelta(days=3), "week", phrase, True)
     if name == "before_last":
         unit = g[0].lower()
         if unit == "week":
