@@ -281,3 +281,18 @@ def test_this_time_last_year_is_the_week_around_that_day(text, first):
 
 def test_a_question_this_time_last_year_names_that_week():
     assert asked("What did I do this time last year?") == (utc(2022, 5, 7), utc(2022, 5, 14))
+
+
+# -- "Tuesday week", "a week on Friday": a week after the coming one ------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("We fly on Tuesday week.", (2023, 5, 23)),
+    ("Next Tuesday week we fly.", (2023, 5, 23)),
+    ("See you a week on Friday.", (2023, 5, 19)),
+])
+def test_a_weekday_week_is_a_week_after_the_coming_one(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_a_weekday_then_a_week_number_is_that_weekday():
+    assert said("On Monday week 3 of the course starts.") == days((2023, 5, 8), (2023, 5, 8))

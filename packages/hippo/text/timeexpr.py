@@ -95,6 +95,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year
     ("this_time", r"\b(?:(?:around|about|at)\s+)?this time last (week|month|year)\b"),
+    # "Tuesday week", "a week on Tuesday" (said in Britain): a week after the coming Tuesday
+    ("wd_week", rf"\b(?:(?:on|next|this) )?{_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
@@ -143,7 +145,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
-    "before_last": (" before last",), "this_time": ("this time last ",), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
+    "before_last": (" before last",), "this_time": ("this time last ",),
+    "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -449,6 +452,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         else:
             day = _shifted(today, -1)
         return _ref(day - timedelta(days=3), "week", phrase, True)
+    if name == "wd_week":
+        wd = WEEKDAYS[(g[0] or g[1]).lower()]
+        return _ref(today + timedelta(days=((wd - today.weekday()) % 7 or 7) + 7), "day", phrase, True)
     if name == "before_last":
         unit = g[0].lower()
         if unit == "week":
