@@ -103,6 +103,8 @@ def test_a_question_since_a_weekday_finds_what_was_said_since_then_and_not_befor
     ("Are you free over the weekend?", MAY_10, (2023, 5, 13)),                   # the present: to come
     ("We're painting the fence over the weekend.", MAY_10, (2023, 5, 13)),
     ("Anything fun over the weekend?", MAY_10, (2023, 5, 6)),
+    ("Maya's dog ran off over the weekend.", MAY_10, (2023, 5, 6)),               # a possessive, no present
+    ("Let's meet over the weekend.", MAY_10, (2023, 5, 13)),
 ])
 def test_over_the_weekend_is_the_last_or_the_coming_one_by_the_tense(text, now, saturday):
     assert said(text, now) == days(saturday, (saturday[0], saturday[1], saturday[2] + 1))

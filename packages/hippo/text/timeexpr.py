@@ -592,8 +592,9 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
-# the present of "be", said of a weekend, is what is to come ("are you free", "what is Maya doing"); a habit is none
-_PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|'s)\b", re.I)
+# the present of "be", said of a weekend, is what is to come ("are you free", "what is Maya doing", "let's meet"); a
+# habit is none ("'s" alone is as often a possessive: "Maya's dog ran off over the weekend")
+_PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
 _HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most)\b", re.I)
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
