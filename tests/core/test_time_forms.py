@@ -296,5 +296,9 @@ def test_a_weekday_week_is_a_week_after_the_coming_one(text, day):
     assert said(text) == days(day, day)
 
 
+def test_a_monday_to_sunday_week_is_a_kind_of_week_and_no_date():
+    assert said("Assuming a Monday to Sunday week, six days remain.") is None
+
+
 def test_a_weekday_then_a_week_number_is_that_weekday():
     assert said("On Monday week 3 of the course starts.") == days((2023, 5, 8), (2023, 5, 8))

@@ -96,7 +96,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "this time last year": the week around the same day a year before, not the whole year
     ("this_time", r"\b(?:(?:around|about|at)\s+)?this time last (week|month|year)\b"),
     # "Tuesday week", "a week on Tuesday" (said in Britain): a week after the coming Tuesday
-    ("wd_week", rf"\b(?:(?:on|next|this) )?{_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
+    # ("a Monday to Sunday week" is a kind of week)
+    ("wd_week", rf"\b(?:on|next|this) {_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
