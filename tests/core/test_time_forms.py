@@ -302,3 +302,7 @@ def test_a_monday_to_sunday_week_is_a_kind_of_week_and_no_date():
 
 def test_a_weekday_then_a_week_number_is_that_weekday():
     assert said("On Monday week 3 of the course starts.") == days((2023, 5, 8), (2023, 5, 8))
+
+
+def test_during_the_weekend_in_advice_is_no_date():
+    assert said("This way, you can revisit these notes during the weekend.", utc(2024, 1, 20)) is None

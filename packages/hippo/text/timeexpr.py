@@ -105,8 +105,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     ("other_day", r"\b(?<!every )the other day\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
-    # what is to come ("over the weekend of May 5": the date says which)
-    ("over_weekend", r"\b(?:over|during) the weekend\b(?!\s+(?:of|before|after)\b)"),
+    # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
+    # weekend, in advice ("set specific times during the weekend for book discussions")
+    ("over_weekend", r"\bover the weekend\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # "the week before last", "the Friday before last": a week before the last one ("the week before last year's
@@ -144,7 +145,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
-    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("the weekend",),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("over the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
