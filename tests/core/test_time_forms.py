@@ -187,6 +187,7 @@ def test_a_third_of_a_week_or_of_the_month_is_those_days(text, now, first, last)
     "I pay the rent at the end of the month.",          # a habit
     "Try to finish the draft by the end of the month.",  # advice, said of any month
     "I'll finish it by the end of the week.",
+    "At the end of the week, reflect on whether the extra time has improved your writing.",  # advice
 ])
 def test_the_end_of_the_month_without_a_tense_or_after_by_is_no_date(text):
     assert said(text) is None

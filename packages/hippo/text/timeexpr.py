@@ -606,13 +606,17 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
               ) -> tuple[datetime, datetime] | tuple[None, None]:
     """Of a third of the last, this and the next month or week (``options``, in that order), the one "the end of the
     month" ("the start of the week") names: this one's when it is still to come and the clause talks about what is to
-    come, else the next one's; this one's when it has begun and the clause reports, else the last one's. A clause
-    that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date, and so is
-    "by the end of the month": no date."""
+    come, else the next one's; this one's when it has begun and the clause reports before it, else the last one's.
+    A clause that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date,
+    and so is "by the end of the month": no date."""
     if tense is None or _BY.search(m.string, max(0, m.start() - 10), m.start()):
         return None, None
     if tense == "future":
         return next(o for o in options[1:] if o[1] > today)
+    head = m.string[max(0, m.start() - 300):m.start()]
+    cuts = [c.end() for c in _CLAUSE_END.finditer(head)]
+    if not _PAST_CUE.search(head, cuts[-1] if cuts else 0):
+        return None, None  # "At the end of the week, reflect on whether it has improved": the report is another's
     return next(o for o in reversed(options[:2]) if o[0] <= today)
 
 
