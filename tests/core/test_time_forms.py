@@ -307,3 +307,14 @@ def test_a_weekday_then_a_week_number_is_that_weekday():
 
 def test_during_the_weekend_in_advice_is_no_date():
     assert said("This way, you can revisit these notes during the weekend.", utc(2024, 1, 20)) is None
+
+
+# -- "two Fridays ago": counted back from the last Friday ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("We met two Fridays ago.", (2023, 4, 28)),       # the last Friday is 5 May
+    ("She called three Wednesdays ago.", (2023, 4, 19)),  # said on a Wednesday: the last one is 3 May
+])
+def test_weekdays_ago_count_back_from_the_last_one(text, day):
+    assert said(text) == days(day, day)
+    assert asked("Who did I meet two Fridays ago?") == days((2023, 4, 28), (2023, 4, 28))

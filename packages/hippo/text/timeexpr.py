@@ -89,6 +89,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
                rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
     ("ago", rf"\b{_NUM} (day|weekend|week|fortnight|month|year)s? ago\b"),  # "two weekends ago" too
+    # "two Fridays ago": the Friday before the last one
+    ("wds_ago", rf"\b{_NUM} {_WEEKDAY}s ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
@@ -144,7 +146,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",), "span_back": ("last ", "past "),
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("over the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
@@ -359,6 +362,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return _ref(first.replace(day=min(day.day, calendar.monthrange(first.year, first.month)[1])), "day",
                         phrase, True)
         return _ref(_shifted(day, -n), "day", phrase, True)
+    if name == "wds_ago":  # counted back from the last such weekday before the day it is said
+        back = (today.weekday() - WEEKDAYS[g[1].lower()]) % 7 or 7
+        return _ref(today - timedelta(days=back + 7 * (_number(g[0]) - 1)), "day", phrase, True)
     if name in ("ago", "in_n"):
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future and g[1].lower() != "fortnight"
