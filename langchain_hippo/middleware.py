@@ -51,7 +51,7 @@ from langgraph.runtime import Runtime
 from hippo import InvalidInput
 from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
                                      message_chars, query_text)
-from langchain_hippo._messages import time_of
+from langchain_hippo._messages import TIME_KEY, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -246,6 +246,24 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 return query if query.strip() else None
         return None
 
+    def _asked(self, messages: list[AnyMessage]) -> Any:
+        """When the question is asked: the latest user message's ``hippo_timestamp``, else now (a turn may come days
+        after the last one stored, and its "yesterday" is the day before it). Every message's ``hippo_timestamp``
+        is checked here, before the model is called: one ``add`` would refuse after the call fails the turn now,
+        and no answer is lost with it."""
+        config = getattr(self.memory, "config", None)
+        now = datetime.now(timezone.utc)
+        asked = now
+        for i, message in enumerate(messages):
+            kwargs = message.additional_kwargs if isinstance(message, BaseMessage) else None
+            if isinstance(kwargs, dict) and kwargs.get(TIME_KEY) is not None:
+                when = time_of(message, f"messages[{i}]", config, now, as_json=False)
+                if isinstance(message, HumanMessage) and not is_notification(message):
+                    asked = when
+            elif isinstance(message, HumanMessage) and not is_notification(message):
+                asked = now
+        return asked
+
     def _inject(self, request: ModelRequest, context: str) -> ModelRequest:
         if not context.strip():
             return request
@@ -357,7 +375,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if query:
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(self._record(view, thread, request.messages), request.messages)
-            recall = view.recall(query, budget_tokens=self.budget_tokens, exclude=shown)
+            recall = view.recall(query, budget_tokens=self.budget_tokens, exclude=shown,
+                                 asked_at=self._asked(request.messages))
             request = self._inject(request, recall.text)
         return handler(request)
 
@@ -368,7 +387,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if query:
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(await self._arecord(view, thread, request.messages), request.messages)
-            recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens, exclude=shown)
+            recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens, exclude=shown,
+                                 asked_at=self._asked(request.messages))
             request = self._inject(request, recall.text)
         return await handler(request)
 

@@ -123,15 +123,28 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         query = storable("\n".join(texts[-self.query_messages:]), -MAX_QUERY_CHARS)
         return query if query.strip() else ""
 
+    def _asked(self, messages: list[ChatMessage] | None) -> Any:
+        """When the question is asked: the latest message's ``hippo_timestamp``, else now (the conversation may
+        resume days after the last message stored, and its "yesterday" is the day before it)."""
+        last = messages[-1] if messages else None
+        given = (last.additional_kwargs or {}).get(TIME_KEY) if last is not None else None
+        if given is None:
+            return datetime.now(timezone.utc)
+        return message_time(given, f"messages[{len(messages) - 1}].additional_kwargs[{TIME_KEY!r}]",
+                            self._handle.config)
+
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
-        query = self._query(check_chat_messages(messages, allow_none=True))
+        messages = check_chat_messages(messages, allow_none=True)
+        query = self._query(messages)
         if not query:
             return ""
         flt = {"session_id": session_id} if self.scope == "session" and session_id is not None else None
-        recall = await acall(self._target, "recall", query, budget_tokens=self.budget_tokens, filter=flt)
+        asked = self._asked(messages)
+        recall = await acall(self._target, "recall", query, budget_tokens=self.budget_tokens, filter=flt,
+                             asked_at=asked)
         if recall.text:
-            self._recalled[recall.text] = (query, flt)
+            self._recalled[recall.text] = (query, flt, asked)
             while len(self._recalled) > _RECALLED:
                 self._recalled.popitem(last=False)
         return recall.text
@@ -153,8 +166,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             return None
         known = self._recalled.get(content)
         if known is not None:
-            query, flt = known
-            recall = await acall(self._target, "recall", query, budget_tokens=budget, filter=flt)
+            query, flt, asked = known
+            recall = await acall(self._target, "recall", query, budget_tokens=budget, filter=flt, asked_at=asked)
             return recall.text or None
         lines = content.split("\n")
         while lines and count_tokens("\n".join(lines)) > budget:

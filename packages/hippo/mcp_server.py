@@ -20,6 +20,7 @@ import signal
 import socket
 import sys
 import threading
+from datetime import datetime, timezone
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -49,6 +50,14 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 Role = Literal["user", "assistant", "system", "tool"]
 When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g. 2025-04-13 or 2025-04-13T10:15:00Z")]
+AskedAt = Annotated[str | None, Field(description="when the question is asked, ISO-8601 with the asker's UTC offset "
+                                                  "(e.g. 2025-04-13T10:15:00-05:00): its 'yesterday' or 'last week' "
+                                                  "count from it; default: now")]
+
+
+def _asked(asked_at: str | None) -> Any:
+    """When a client's question is asked: as the client says, else now (a client is a live conversation)."""
+    return asked_at if asked_at is not None else datetime.now(timezone.utc)
 FilterArg = Annotated[dict[str, Any] | None, Field(
     description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
                 '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
@@ -203,9 +212,10 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         filter: FilterArg = None,
         since: When = None,
         until: When = None,
+        asked_at: AskedAt = None,
     ) -> SearchResult:
         """The k messages that best match the query, best first, with ids and scores."""
-        hits = mem.search(query, k=k, filter=filter, since=since, until=until)
+        hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at))
         return SearchResult(hits=[Hit.model_validate(jsonable(h)) for h in hits])
 
     @server.tool(annotations=_READ_ONLY)
@@ -217,10 +227,12 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         filter: FilterArg = None,
         since: When = None,
         until: When = None,
+        asked_at: AskedAt = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         """A compact context for the query: whole relevant messages, grouped by session, dated, within the budget.
         The text content is the context itself; the structured content lists the messages it holds."""
-        r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until)
+        r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until,
+                       asked_at=_asked(asked_at))
         data = jsonable(r)
         result = RecallResult.model_validate({k: data[k] for k in RecallResult.model_fields})
         return CallToolResult(content=[TextContent(type="text", text=r.text or _nothing_recalled(budget_tokens))],

@@ -422,13 +422,18 @@ class Memory:
 
     # -- search and recall ----------------------------------------------------------------------------------
     def search(self, query: str, *, k: int = 10, filter: dict[str, Any] | None = None, since: Any = None,
-               until: Any = None, as_of: Any = None, query_embedding: Any = None) -> list[Hit]:
+               until: Any = None, as_of: Any = None, query_embedding: Any = None, asked_at: Any = None) -> list[Hit]:
         """The ``k`` best messages for ``query`` (fused lexical, signature and optional embedding channels,
         reweighted by time and truth: seed 002 §4.1 stage 9).
 
         ``since`` / ``until`` keep messages whose event time overlaps ``[since, until)``; ``as_of`` answers as the
-        memory stood at that moment (messages ingested later, and updates they made, are ignored). Each accepts a
-        datetime, epoch seconds or ISO-8601 text. ``query_embedding`` (a store with an embedding channel only) is
+        memory stood at that moment (messages ingested later, and updates they made, are ignored). ``asked_at`` is
+        when the question is asked: its "yesterday", "last week" or "this morning" count from that moment, on the
+        calendar of the offset from UTC it is given with (UTC's for a naive datetime or epoch seconds). Without it
+        they count from when the namespace's latest message was said, on that message's calendar: right for a
+        history replayed or read after the fact, while a live agent passes the time of the user's question (the
+        turn may come days after the last one stored). Each accepts a datetime, epoch seconds or ISO-8601 text.
+        ``query_embedding`` (a store with an embedding channel only) is
         the vector the embedding channel searches with instead of the store's embedding of ``query``: the caller
         embedded other text for it (a hypothetical answer, several phrasings averaged), while the other channels
         still search ``query``'s words. A vector of another dimension than the stored embeddings raises."""
@@ -436,13 +441,13 @@ class Memory:
         query = _check_query(query)
         k = check_int(k, "k", minimum=1)
         pred = compile_filter(filter)
-        scope = scope_of(self.config, query, since, until, as_of)
+        scope = scope_of(self.config, query, since, until, as_of, asked_at)
         vector = _check_query_embedding(self._rt, query_embedding)
         return self._ns.search(query, k, pred, scope, vector)
 
     def search_many(self, namespaces: Iterable[str], query: str, *, k: int = 10, filter: dict[str, Any] | None = None,
                     since: Any = None, until: Any = None, as_of: Any = None, priors: bool = True,
-                    query_embedding: Any = None) -> list[Hit]:
+                    query_embedding: Any = None, asked_at: Any = None) -> list[Hit]:
         """The ``k`` best messages for ``query`` in several namespaces of this store, ranked on one scale: term
         statistics are those of the namespaces taken together and rank fusion uses ranks across all of them, so a
         message ranks as it would if the namespaces were one. Each hit's ``namespace`` tells where it lives; other
@@ -457,13 +462,14 @@ class Memory:
         k = check_int(k, "k", minimum=1)
         check_bool(priors, "priors")
         pred = compile_filter(filter)
-        scope = scope_of(self.config, query, since, until, as_of)
+        scope = scope_of(self.config, query, since, until, as_of, asked_at)
         vector = _check_query_embedding(self._rt, query_embedding)
         return multisearch.search_many(self._rt, names, query, k, pred, scope, priors, vector)
 
     def recall(self, query: str, *, budget_tokens: int = 2000, filter: dict[str, Any] | None = None,
                include_dormant: bool = False, since: Any = None, until: Any = None, as_of: Any = None,
-               query_embedding: Any = None, exclude: int | Iterable[int] | None = None) -> Recall:
+               query_embedding: Any = None, exclude: int | Iterable[int] | None = None,
+               asked_at: Any = None) -> Recall:
         """A prompt-ready context for ``query`` of at most ``budget_tokens`` cl100k tokens.
 
         Whole messages only, grouped by session in time order with speaker and date; a message that dates its
@@ -473,7 +479,7 @@ class Memory:
         eighth of the budget, when the query shares their words or their session's subject. ``Recall.messages`` lists what was included. With the
         hierarchy (``config.hierarchy.recall``), units are selected top-down and ``Recall.units`` lists them;
         dormant memories (seed 004 §8.3) come back only with ``include_dormant=True`` or a strong exact cue.
-        ``since`` / ``until`` / ``as_of`` / ``query_embedding`` as in :meth:`search`.
+        ``since`` / ``until`` / ``as_of`` / ``query_embedding`` / ``asked_at`` as in :meth:`search`.
 
         ``exclude`` (message ids) leaves those messages out of the context, as the messages a caller already shows
         its model (the turns of the current conversation): they are ranked as any other, so every other message
@@ -485,7 +491,7 @@ class Memory:
         budget = check_int(budget_tokens, "budget_tokens", minimum=1)
         pred = compile_filter(filter)
         check_bool(include_dormant, "include_dormant")
-        scope = scope_of(self.config, query, since, until, as_of)
+        scope = scope_of(self.config, query, since, until, as_of, asked_at)
         vector = _check_query_embedding(self._rt, query_embedding)
         excluded = frozenset(check_ids(exclude, "exclude")) if exclude is not None else frozenset()
         return self._ns.recall(query, budget, pred, scope, include_dormant, vector, excluded)

@@ -307,3 +307,23 @@ def test_json_shapes_the_api_md_command_table_gives(store, capsys) -> None:
                        if argv[0] != "delete-namespace" else
                        as_json(cli(capsys, *argv, "--path", store, "--json"))) for argv in runs[command]]
         assert printed == documented[command], command
+
+
+def test_asked_at_counts_a_question_s_days_from_when_it_is_asked(tmp_path, capsys) -> None:
+    path = tmp_path / "games.db"
+    with hippo.Memory(path) as mem:
+        mem.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")  # Sunday
+        mem.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")   # Monday
+    q = "What did I play in the park yesterday?"
+    first = {}
+    for when in (None, "2026-11-24T09:00:00Z", "now"):
+        extra = [] if when is None else ["--asked-at", when]
+        run = cli(capsys, "search", q, "-k", "1", "--path", path, "--json", *extra)
+        assert run.code == 0, run.err
+        first[when] = json.loads(run.out)[0]["text"]
+    assert first[None] == "I played tennis in the park"        # from the latest message: Monday's yesterday
+    assert first["2026-11-24T09:00:00Z"] == "I played chess in the park"
+    run = cli(capsys, "recall", q, "--budget", "20", "--path", path, "--asked-at", "2026-11-24T09:00:00Z")
+    assert run.code == 0 and "chess" in run.out and "tennis" not in run.out
+    run = cli(capsys, "search", q, "--path", path, "--asked-at", "tomorrow")
+    assert run.code != 0 and "asked_at" in run.err

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from hippo import Memory
+from hippo import InvalidInput, Memory
 from hippo.text import timeexpr
 
 
@@ -271,3 +271,49 @@ def test_a_questions_days_are_counted_from_the_memory_as_it_stood_at_as_of():
         assert [m.text for m in mem.recall("What did I do yesterday?", as_of=then, budget_tokens=200).messages] \
             == ["I went to the bakery."]
         assert [h.text for h in mem.search("What did I do yesterday?")] == ["I went to the cinema."]
+
+
+# When the question is asked (``asked_at``): a live agent's turn may come days after the last message stored, and
+# its "yesterday" is the day before the turn, on the asker's calendar. Sunday 22 and Monday 23 November 2026: tennis
+# and chess, each at 18:00 UTC.
+def _games() -> Memory:
+    mem = Memory(None)
+    mem.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")
+    mem.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")
+    return mem
+
+
+GAMES_Q = "What did I play in the park yesterday?"
+
+
+@pytest.mark.parametrize("asked_at, first", [
+    (None, "tennis"),                                            # from the latest message: Monday's yesterday
+    ("2026-11-24T09:00:00+00:00", "chess"),                      # asked on Tuesday
+    (datetime(2026, 11, 24, 9, tzinfo=timezone.utc).timestamp(), "chess"),
+    # 02:00 UTC on Tuesday is 21:00 on Monday in New York: its yesterday is Sunday
+    (datetime(2026, 11, 23, 21, tzinfo=timezone(timedelta(hours=-5))), "tennis"),
+])
+def test_a_question_s_days_count_from_when_it_is_asked(asked_at, first):
+    with _games() as mem:
+        hits = mem.search(GAMES_Q, k=2, asked_at=asked_at)
+        assert first in hits[0].text
+        assert first in mem.recall(GAMES_Q, budget_tokens=30, asked_at=asked_at).messages[0].text
+        assert first in mem.search_many(["default"], GAMES_Q, k=2, asked_at=asked_at)[0].text
+
+
+def test_asked_at_moves_only_the_question_s_days():
+    # a question that names no day ranks as it does without asked_at
+    with _games() as mem:
+        plain = [(h.id, h.score) for h in mem.search("What did I play in the park?", k=2)]
+        later = [(h.id, h.score) for h in mem.search("What did I play in the park?", k=2,
+                                                    asked_at="2030-01-01T00:00:00Z")]
+        assert plain == later
+
+
+@pytest.mark.parametrize("bad", ["tomorrow", float("nan"), True, "0999-01-01", [2026]])
+def test_asked_at_is_checked_by_name(bad):
+    with _games() as mem:
+        with pytest.raises(InvalidInput, match="asked_at"):
+            mem.search(GAMES_Q, asked_at=bad)
+        with pytest.raises(InvalidInput, match="asked_at"):
+            mem.recall(GAMES_Q, asked_at=bad)

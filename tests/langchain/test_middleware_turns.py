@@ -306,3 +306,36 @@ def test_a_time_hippo_cannot_read_is_refused_by_name(value):
         agent.invoke({"messages": [said]}, _cfg("t"))
     assert memory.using("user.ann").list() == []
     memory.close()
+
+
+def _games(memory) -> None:
+    view = memory.using("user.ann")
+    view.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")  # Sunday
+    view.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")   # Monday
+
+
+def test_a_turn_s_yesterday_is_the_day_before_the_turn():
+    """The turn comes on Tuesday, a day after the last message stored: its "yesterday" is Monday (counted from the
+    latest message stored, it was Sunday)."""
+    memory = hippo.Memory(None)
+    _games(memory)
+    model = recording_model([AIMessage("Chess.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20)])
+    asked = HumanMessage("What did I play in the park yesterday?",
+                         additional_kwargs={"hippo_timestamp": "2026-11-24T09:00:00+00:00"})
+    assert memory.using("user.ann").recall(asked.text, budget_tokens=20).messages[0].text == \
+        "I played tennis in the park"  # the same recall counted from the latest message
+    agent.invoke({"messages": [asked]}, _cfg("t"))
+    assert _recalled(model.calls[0]) == ["I played chess in the park"]
+    memory.close()
+
+
+def test_a_time_hippo_cannot_read_fails_the_turn_before_the_model_is_called():
+    memory = hippo.Memory(None)
+    model = recording_model([AIMessage("Noted.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    earlier = HumanMessage("I moved to Denver.", additional_kwargs={"hippo_timestamp": "last month"})
+    with pytest.raises(hippo.InvalidInput, match=r"messages\[0\]\.additional_kwargs\['hippo_timestamp'\]"):
+        agent.invoke({"messages": [earlier, AIMessage("Nice."), HumanMessage("Where do I live?")]}, _cfg("t"))
+    assert model.calls == []
+    memory.close()

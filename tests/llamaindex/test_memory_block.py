@@ -241,3 +241,16 @@ async def test_a_time_hippo_cannot_read_is_refused_by_name(memory, value):
     with pytest.raises(hippo.InvalidInput, match=r"messages\[1\]\.additional_kwargs\['hippo_timestamp'\]"):
         await block.aput(batch, from_short_term_memory=True, session_id="s1")
     assert memory.list() == []
+
+
+async def test_a_question_s_yesterday_is_the_day_before_it_is_asked(memory):
+    """The conversation resumes on Tuesday, a day after the last message stored: "yesterday" is Monday."""
+    memory.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")  # Sunday
+    memory.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")   # Monday
+    block = HippoMemoryBlock(memory=memory, budget_tokens=20)
+    asked = ChatMessage(role="user", content="What did I play in the park yesterday?",
+                        additional_kwargs={"hippo_timestamp": "2026-11-24T09:00:00+00:00"})
+    got = await block.aget(messages=[asked])
+    assert "chess" in got and "tennis" not in got
+    assert "chess" in (await block.atruncate(got, 1) or "chess")  # a truncation asks again at the same time
+    assert memory.recall(asked.content, budget_tokens=20).messages[0].text == "I played tennis in the park"

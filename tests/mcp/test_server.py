@@ -413,3 +413,20 @@ def test_the_documented_setup_starts_a_server_on_a_new_machine(tmp_path) -> None
         assert proc.returncode == 0, (command, proc.stderr)
     store = tmp_path / ".hippo" / "memory.db"
     assert store.is_file() and (store.stat().st_mode & 0o777) == 0o600
+
+
+async def test_a_client_s_yesterday_is_the_day_before_it_asks(tmp_path) -> None:
+    # Sunday's tennis and Monday's chess; the client asks on Tuesday, a day after the last message stored
+    path = tmp_path / "games.db"
+    question = "What did I play in the park yesterday?"
+    with hippo.Memory(path, namespace="ann") as mem:
+        mem.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")
+        mem.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")
+        assert mem.recall(question, budget_tokens=20).messages[0].text == "I played tennis in the park"
+    async with stdio_session(path, "--user", "ann") as session:
+        got = await call(session, "recall", query=question, budget_tokens=20, asked_at="2026-11-24T09:00:00Z")
+        hits = await call(session, "search", query=question, k=1, asked_at="2026-11-24T09:00:00Z")
+        bad = await error_text(session, "search", query=question, asked_at="tomorrow")
+    assert [m["text"] for m in got["messages"]] == ["I played chess in the park"]
+    assert hits["hits"][0]["text"] == "I played chess in the park"
+    assert "asked_at" in bad

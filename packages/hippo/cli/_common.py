@@ -7,6 +7,7 @@ import codecs
 import json
 import os
 import sys
+from datetime import datetime
 from typing import Any, Callable
 
 from hippo import InvalidInput, NotFound
@@ -57,11 +58,15 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--role", help="only messages with this role (user, assistant, system, tool)")
 
 
-def add_time_args(p: argparse.ArgumentParser, *, as_of: bool = True) -> None:
+def add_time_args(p: argparse.ArgumentParser, *, as_of: bool = True, asked_at: bool = False) -> None:
     p.add_argument("--since", help="event time at or after this (ISO-8601 date or time)")
     p.add_argument("--until", help="event time before this (ISO-8601)")
     if as_of:
         p.add_argument("--as-of", dest="as_of", help="answer as the memory stood at this ingestion time (ISO-8601)")
+    if asked_at:
+        p.add_argument("--asked-at", dest="asked_at",
+                       help="when the question is asked: its 'yesterday' or 'last week' count from this time "
+                            "(ISO-8601; default: when the latest message was said); --asked-at now for the clock")
 
 
 def filter_from(args: argparse.Namespace) -> dict[str, Any] | None:
@@ -85,7 +90,10 @@ def filter_from(args: argparse.Namespace) -> dict[str, Any] | None:
 
 
 def time_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    return {k: getattr(args, k) for k in ("since", "until", "as_of") if getattr(args, k, None) is not None}
+    out = {k: getattr(args, k) for k in ("since", "until", "as_of", "asked_at") if getattr(args, k, None) is not None}
+    if out.get("asked_at") == "now":
+        out["asked_at"] = datetime.now().astimezone()  # the machine's clock and offset: the asker's calendar
+    return out
 
 
 def open_store(args: argparse.Namespace, *, create: bool = False):

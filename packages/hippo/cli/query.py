@@ -128,7 +128,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_store_args(s)
     s.add_argument("-k", type=positive_int, default=10, help="number of results (default 10)")
     add_filter_args(s)
-    add_time_args(s)
+    add_time_args(s, asked_at=True)
     add_json_arg(s)
     s.set_defaults(func=cmd_search)
 
@@ -138,7 +138,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--budget", type=positive_int, default=2000, help="cl100k tokens (default 2000)")
     r.add_argument("--include-dormant", action="store_true", help="also recall faded (dormant) memories")
     add_filter_args(r)
-    add_time_args(r)
+    add_time_args(r, asked_at=True)
     add_json_arg(r)
     r.set_defaults(func=cmd_recall)
 

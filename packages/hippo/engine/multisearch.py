@@ -66,7 +66,7 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
             for i, (st, idx) in enumerate(zip(states, idxs)):
                 top = np.asarray([row for j, row in ranked["lexical"] if j == i], dtype=np.int64)
                 more = truth_rank.with_period(idx, st.truth, cfg.temporal, query, lex_scored[i], top, cap,
-                                              scope.as_of)
+                                              scope.as_of, scope.asked)
                 ranked["lexical"] += [(i, int(row)) for row in more[top.size:].tolist()]
         if rc.weight_signature > 0:
             sig = []
@@ -98,7 +98,8 @@ def search_many(rt: Runtime, names: list[str], query: str, k: int, pred: Predica
             st.truth.sync(idx)
             if priors:
                 rows, scores, _ = truth_rank.adjust(idx, st.truth, cfg.temporal, query, rows, scores,
-                                                    since=scope.since, until=scope.until, as_of=scope.as_of)
+                                                    since=scope.since, until=scope.until, as_of=scope.as_of,
+                                                    asked_at=scope.asked)
             elif scope.filters and rows.size:
                 keep = truth_rank.time_filter(st.truth, rows, scope.since, scope.until, scope.as_of)
                 rows, scores = rows[keep], scores[keep]

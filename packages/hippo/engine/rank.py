@@ -41,7 +41,8 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     t = time.perf_counter()
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
     ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
-                                               channels.top(raw["lexical"], cap), cap, ask.scope.as_of)
+                                               channels.top(raw["lexical"], cap), cap, ask.scope.as_of,
+                                               ask.scope.asked)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()
@@ -62,7 +63,8 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     state.truth.sync(idx)
     scope = ask.scope
     rows, scores, _fired = truth_rank.adjust(idx, state.truth, cfg.temporal, ask.text, rows, scores,
-                                             since=scope.since, until=scope.until, as_of=scope.as_of)
+                                             since=scope.since, until=scope.until, as_of=scope.as_of,
+                                             asked_at=scope.asked)
     if rc.profile_prior and rows.size:
         # seed 002 stage 9 f_L0: questions about a person's preferences or identity favour that person's own
         # attribute statements (a bounded factor; the identity for every other query)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from hippo.base.errors import InvalidInput, LLMError
-from hippo.base.timeutil import to_epoch
+from hippo.base.timeutil import to_epoch, utc_offset
 from hippo.engine import llm as llm_mod
 from hippo.engine.state import NamespaceState
 from hippo.text import lexicon, timeexpr
@@ -25,14 +25,16 @@ _KEYWORD_CACHE = 256
 
 @dataclass(frozen=True)
 class Scope:
-    """The time scope of one call: event-time filters, the bi-temporal ``as_of``, and whether the question asks
-    for an order (context laid out by event time) or for a current value."""
+    """The time scope of one call: event-time filters, the bi-temporal ``as_of``, when the question is asked
+    (``asked``: epoch seconds and the asker's offset from UTC, None for when the latest message was said), and
+    whether the question asks for an order (context laid out by event time) or for a current value."""
 
     since: float | None = None
     until: float | None = None
     as_of: float | None = None
     ordering: bool = False
     current: bool = False
+    asked: tuple[float, float | None] | None = None
 
     @property
     def filters(self) -> bool:
@@ -50,16 +52,19 @@ class Ask:
     vector: np.ndarray | None = None
 
 
-def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_of: Any = None) -> Scope:
-    """Validate the time bounds (datetime, epoch seconds or ISO-8601) and read the query's temporal intent."""
+def scope_of(config: Any, query: str, since: Any = None, until: Any = None, as_of: Any = None,
+             asked_at: Any = None) -> Scope:
+    """Validate the time bounds and the time the question is asked (datetime, epoch seconds or ISO-8601; the
+    offset from UTC ``asked_at`` is given with is the asker's calendar) and read the query's temporal intent."""
     bounds = {}
-    for name, value in (("since", since), ("until", until), ("as_of", as_of)):
+    for name, value in (("since", since), ("until", until), ("as_of", as_of), ("asked_at", asked_at)):
         bounds[name] = to_epoch(value, name, min_year=config.timestamp_min_year, max_year=config.timestamp_max_year)
     if bounds["since"] is not None and bounds["until"] is not None and bounds["since"] >= bounds["until"]:
         raise InvalidInput(f"since ({since!r}) must be earlier than until ({until!r})")
     qt = timeexpr.analyze_query(query)
     ordering = config.temporal.enabled and config.temporal.chronological and qt.ordering
-    return Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current)
+    asked = None if bounds["asked_at"] is None else (bounds["asked_at"], utc_offset(asked_at))
+    return Scope(bounds["since"], bounds["until"], bounds["as_of"], ordering, qt.current, asked)
 
 
 def ask(state: NamespaceState, llm: Any, query: str, scope: Scope, vector: np.ndarray | None = None) -> Ask:

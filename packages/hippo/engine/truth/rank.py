@@ -64,11 +64,13 @@ def fact_targets(truth: Truth, targets: tuple[list[str], set[str]], as_of: float
     return current, stale
 
 
-def asked(idx: NamespaceIndex, truth: Truth, query: str, as_of: float | None = None) -> timeexpr.QueryTime:
-    """:func:`hippo.text.timeexpr.analyze_query` of ``query`` asked of the namespace (as it stood at ``as_of``, an
-    ingestion time, when given): its days are those of the calendar the latest message was said on (its
+def asked(idx: NamespaceIndex, truth: Truth, query: str, as_of: float | None = None,
+          asked_at: tuple[float, float | None] | None = None) -> timeexpr.QueryTime:
+    """:func:`hippo.text.timeexpr.analyze_query` of ``query`` asked at ``asked_at`` (epoch seconds and the asker's
+    offset from UTC, None: UTC's calendar) when given; else asked of the namespace (as it stood at ``as_of``, an
+    ingestion time, when given): its days are then those of the calendar the latest message was said on (its
     ``utc_offset``, the asker's; UTC's when it has none), counted from that message's day. Truth must be synced."""
-    now, offset = latest_said(idx, truth, as_of)
+    now, offset = asked_at if asked_at is not None else latest_said(idx, truth, as_of)
     return timeexpr.analyze_query(query, now, offset)
 
 
@@ -138,7 +140,8 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
 
 
 def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, scored: Scored,
-                top: np.ndarray, limit: int, as_of: float | None = None) -> np.ndarray:
+                top: np.ndarray, limit: int, as_of: float | None = None,
+                asked_at: tuple[float, float | None] | None = None) -> np.ndarray:
     """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit`` more
     rows that surely belong to it (:func:`period_share` 1): the lexically matched ones first, best first, then those
     that match none of its words, newest first. The period is a cue of its own: in a long history where the
@@ -150,7 +153,7 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
     if not cfg.enabled or len(idx) == 0:
         return top
     truth.sync(idx)
-    qt = asked(idx, truth, query, as_of)
+    qt = asked(idx, truth, query, as_of, asked_at)
     if qt.window is None:
         return top
     rows = scored.rows
@@ -168,13 +171,14 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
 
 def adjust(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, rows: np.ndarray,
            scores: np.ndarray, *, since: float | None = None, until: float | None = None,
-           as_of: float | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
+           as_of: float | None = None, asked_at: tuple[float, float | None] | None = None
+           ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Reweighted ``(rows, scores)``, best first, and a dict of what fired (for ``Recall.timings`` / debugging)."""
     fired: dict = {}
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64).copy()
     if cfg.enabled:
-        qt = asked(idx, truth, query, as_of)
+        qt = asked(idx, truth, query, as_of, asked_at)
         targets = attributes.query_targets(query)
         current, stale = fact_targets(truth, targets, as_of, until, idx.ts.a)
         if current:
