@@ -15,6 +15,7 @@ import time
 import pytest
 
 psycopg = pytest.importorskip("psycopg")
+psycopg_pool = pytest.importorskip("psycopg_pool")
 
 from hippo import Memory  # noqa: E402
 from hippo.base.errors import (  # noqa: E402
@@ -911,7 +912,7 @@ def test_a_call_that_lost_its_connection_does_not_wait_for_the_test_of_the_pools
     caller = threading.get_ident()
     release = threading.Event()
     tested: list[str] = []
-    real = postgres._Pool.check_connection
+    real = psycopg_pool.ConnectionPool.check_connection
 
     def check_connection(conn) -> None:
         if threading.get_ident() == caller:
@@ -926,7 +927,7 @@ def test_a_call_that_lost_its_connection_does_not_wait_for_the_test_of_the_pools
         msgs = batch(3)
         st.append("a", msgs)
         wait_for(lambda: st._pool.get_stats().get("pool_available", 0) >= 2, what="idle connections in the pool")
-        monkeypatch.setattr(postgres._Pool, "check_connection", staticmethod(check_connection))
+        monkeypatch.setattr(psycopg_pool.ConnectionPool, "check_connection", staticmethod(check_connection))
         with admin(pg_server) as conn:
             for pid in _backends(conn):
                 conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
@@ -1188,9 +1189,44 @@ def spy_failures(monkeypatch, store, names) -> list:
     return failed
 
 
-def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_server, pg_url, monkeypatch) -> None:
+def test_the_pool_reconnects_again_for_the_outage_window_then_leaves_it_to_the_next_call(monkeypatch) -> None:
+    """Each round of the pool's attempts to reconnect lasts _RECONNECT_MAX_S; at its end another starts while the
+    outage is shorter than the window (hippo_retry_s, at least 60 s), none after it, and a connection made ends the
+    outage, so that the next one has its whole window again."""
+    class Pool:
+        closed = False
+
+    now = [1000.0]
+    monkeypatch.setattr(postgres, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
+    starts: list[float] = []
+    rounds = postgres._Reconnecting(60.0, lambda: starts.append(now[0]))
+    for _ in range(30):  # a round every 2 s: 29 more after the first one given up, within its 60 s
+        rounds.failed(Pool())
+        now[0] += 2.0
+    assert starts == [1000.0 + 2 * k for k in range(30)]
+    rounds.failed(Pool())  # 60 s after the first round was given up: the pool stops until a call needs a connection
+    assert len(starts) == 30
+    rounds.connected(None)  # a connection was made: the next outage has its whole window
+    now[0] += 100.0
+    rounds.failed(Pool())
+    assert len(starts) == 31
+    closed = Pool()
+    closed.closed = True
+    rounds.failed(closed)
+    assert len(starts) == 31
+
+
+@pytest.mark.parametrize("first_wait", [None, 4.0])
+def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_server, pg_url, monkeypatch,
+                                                                          first_wait) -> None:
     # psycopg_pool doubles the wait between its attempts to reconnect (1, 2, 4, 8 s ...): after an outage of 20 s a
-    # call waited 10 s more with the server up, and one begun with the outage raised StoreError after hippo_retry_s
+    # call waited 10 s more with the server up, and one begun with the outage raised StoreError after hippo_retry_s.
+    # The bound holds through the pool's public parameters, whatever its backoff: with a first wait of 4 s (as another
+    # release of psycopg_pool could choose) it was 4 s, the bound resting on a private method of the pool.
+    if first_wait is not None:
+        from psycopg_pool.base import AttemptWithBackoff
+
+        monkeypatch.setattr(AttemptWithBackoff, "INITIAL_DELAY", first_wait)
     with Memory(pg_url, namespace="r") as mem:
         mem.add("before the outage")
         pool = mem.engine.rt.store._pool

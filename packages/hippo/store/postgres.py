@@ -367,21 +367,37 @@ class _Unsure(Exception):
 _RECONNECT_MAX_S = 2.0
 
 
-class _Pool(psycopg_pool.ConnectionPool if psycopg is not None else object):  # type: ignore[misc]
-    """A psycopg pool whose attempts to reconnect to a server that went away are at most ``_RECONNECT_MAX_S`` apart.
+class _Reconnecting:
+    """The attempts of a store's pool to reconnect to a server that went away, at most ``_RECONNECT_MAX_S`` apart for
+    ``window_s`` seconds (after that the pool stops trying until a call needs a connection, as psycopg_pool does).
 
-    psycopg_pool doubles the wait between them (1, 2, 4, 8, 16 s ...) until ``reconnect_timeout``, and a call waits for
-    the pool to hand it a connection: after an outage of 20 s the server was back 10 s before the pool tried again, and
-    a call that began with the outage raised ``StoreError`` after ``hippo_retry_s`` (30 s) with the server up."""
+    psycopg_pool doubles the wait between them (1, 2, 4, 8, 16 s ...) up to the pool's ``reconnect_timeout``, and a call
+    waits for the pool to hand it a connection: after an outage of 20 s the server was back 10 s before the pool tried
+    again, and a call that began with the outage raised ``StoreError`` after ``hippo_retry_s`` (30 s) with the server
+    up. Only psycopg_pool's public parameters bound it here: with ``reconnect_timeout = _RECONNECT_MAX_S`` no wait of a
+    round of attempts is longer (the pool cuts the last one to what is left of it), and at its end the pool calls
+    ``reconnect_failed`` (:meth:`failed`), which starts another round (``start``: the store's check of its pool, whose
+    :meth:`psycopg_pool.ConnectionPool.check` grows the pool back) while the outage is shorter than ``window_s``. A
+    connection made (``configure``: :meth:`connected`) ends the outage."""
 
-    def _add_connection(self, attempt: Any = None, *args: Any, **kwargs: Any) -> None:
-        # The wait before the next attempt is this one's doubled: keep it at half the cap before it doubles. A private
-        # method of psycopg_pool (3.3: ``_add_connection(attempt, growing)``): its arguments are passed on as given,
-        # and an attempt without a numeric delay is left alone, so that another release's form only loses the cap.
-        delay = getattr(attempt, "delay", None)
-        if isinstance(delay, (int, float)) and delay > _RECONNECT_MAX_S / 2:
-            attempt.delay = _RECONNECT_MAX_S / 2
-        super()._add_connection(attempt, *args, **kwargs)
+    def __init__(self, window_s: float, start: Callable[[], None]) -> None:
+        self.window_s = window_s
+        self._start = start
+        self._lock = threading.Lock()
+        self._since: float | None = None  # when the first round given up since the last connection made ended
+
+    def connected(self, conn: Any) -> None:
+        with self._lock:
+            self._since = None
+
+    def failed(self, pool: Any) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._since is None:
+                self._since = now
+            again = now - self._since < self.window_s
+        if again and not pool.closed:
+            self._start()
 
 
 class PostgresStore(Store):
@@ -465,9 +481,11 @@ class PostgresStore(Store):
                     raise _translate(exc, what) from None
 
         self._retrying(what, attempt)
-        self._pool = _Pool(
+        self._reconnecting = _Reconnecting(max(60.0, self.retry_s), self._after_lost_connection)
+        self._pool = psycopg_pool.ConnectionPool(
             libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
-            name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=max(60.0, self.retry_s))
+            name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=_RECONNECT_MAX_S,
+            reconnect_failed=self._reconnecting.failed, configure=self._reconnecting.connected)
         self._pool.open(wait=False)
 
     # -- schema -----------------------------------------------------------------------------------------------
