@@ -30,7 +30,8 @@ the URL:
 ``hippo_pool_min``           connections the pool keeps open (default 1)
 ``hippo_pool_max``           connections the pool may open (default 4; one per thread that uses the store at once)
 ``hippo_prepare_threshold``  executions before psycopg prepares a statement (default 5); ``none`` never prepares,
-                             which a pgbouncer in transaction mode before 1.21 needs
+                             which a pgbouncer in transaction mode before 1.21 needs (a handle that meets one turns
+                             preparing off by itself when a statement it prepared is lost: docs/deploy.md)
 ``hippo_retry_s``            how long a call (an open included) keeps retrying a lost connection before it raises
                              (default 30)
 ``hippo_idle_s``             how long a write transaction may wait for this process in the middle (the process paused
@@ -335,6 +336,16 @@ def _pooler_query_timeout(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError) and "query timeout" in str(exc) and not _statement_timeout(exc)
 
 
+def _prepared_lost(exc: BaseException, conn) -> bool:
+    """A statement psycopg prepared (``conn`` prepares statements) that the server did not have, or a statement it
+    was preparing whose name the server had already: what a pooler in transaction mode answers when it does not keep
+    prepared statements between transactions (pgbouncer before 1.21, or later without ``max_prepared_statements``),
+    the next transaction of the connection running on another server connection. hippo itself never runs PREPARE,
+    EXECUTE or DEALLOCATE, so these SQLSTATEs (26000, 42P05) come from psycopg's preparing alone."""
+    return (isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in ("26000", "42P05")
+            and conn is not None and conn.prepare_threshold is not None)
+
+
 class _Retry(Exception):
     """This attempt provably stored nothing and may run again; ``final`` is what to raise when retries run out."""
 
@@ -343,9 +354,19 @@ class _Retry(Exception):
         self.final = final
 
 
+class _PreparedLost(_Retry):
+    """A statement psycopg prepared on the server was not there (or another of its name was): a pooler in transaction
+    mode that does not keep prepared statements between transactions. The attempt stored nothing and the store
+    prepares no statement any more: it runs again at once, once (then as any ``_Retry``)."""
+
+
 class _LostInBlock(StoreError):
     """The connection of a :meth:`PostgresStore.reading` block was lost: the block cannot go on in its snapshot, but
     :meth:`PostgresStore.read_consistently` runs its reads again in a new one."""
+
+
+class _PreparedLostInBlock(_LostInBlock):
+    """A statement of a :meth:`PostgresStore.reading` block failed as in :class:`_PreparedLost`."""
 
 
 class _Last:
@@ -458,6 +479,7 @@ class PostgresStore(Store):
         self._checking = self._check_again = False
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        self._prepare_threshold = prepare_threshold  # what every connection has when handed out (see _stop_preparing)
         self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
         self._libpq = libpq
         # The first connection is made directly: it reports a wrong password or a missing database as it is, where a
@@ -642,10 +664,17 @@ class PostgresStore(Store):
         retrying = Retrying(stop=stop_after_delay(self.retry_s),
                             wait=wait_exponential(multiplier=0.05, max=2.0) + wait_random(0, 0.05),
                             retry=retry_if_exception_type(_Retry), reraise=True)
+
+        def run() -> Any:
+            try:
+                return attempt()
+            except _PreparedLost:  # the store prepares nothing from now on: what failed cannot fail so again
+                return attempt()
+
         try:
             for step in retrying:
                 with step:
-                    return attempt()
+                    return run()
         except _Retry as exc:
             raise exc.final from None
         raise AssertionError("unreachable")  # pragma: no cover
@@ -653,7 +682,25 @@ class PostgresStore(Store):
     def _getconn(self):
         if self._closed:
             raise ClosedError("the store is closed")
-        return self._pool.getconn()
+        conn = self._pool.getconn()
+        if conn.prepare_threshold != self._prepare_threshold:  # preparing turned off since the connection was made
+            conn.prepare_threshold = self._prepare_threshold
+        return conn
+
+    def _stop_preparing(self, conn) -> None:
+        """Statements psycopg prepared on ``conn`` were lost (:func:`_prepared_lost`): no connection of this store
+        prepares a statement from now on, as with ``hippo_prepare_threshold=none``, and ``conn`` is closed (the pool
+        replaces it) with whatever the pooler's server connections hold."""
+        with contextlib.suppress(Exception):
+            conn.close()
+        with self._check_lock:
+            if self._prepare_threshold is None:
+                return
+            self._prepare_threshold = None
+        log.warning("store %r: a connection pooler between this process and the server loses prepared statements "
+                    "between transactions (pgbouncer in transaction mode before 1.21, or without "
+                    "max_prepared_statements); statements are no longer prepared for this handle: add "
+                    "hippo_prepare_threshold=none to the URL to start that way", self.path)
 
     def _putconn(self, conn) -> None:
         try:
@@ -787,9 +834,17 @@ class PostgresStore(Store):
         ``_Retry`` for a retryable server error, the translated error for any other driver error. Returns (and the
         caller re-raises ``exc``) for anything that is not a driver error."""
         lost = isinstance(exc, psycopg.Error) and self._connection_lost(exc, conn)
+        prepared = not lost and not conn.closed and _prepared_lost(exc, conn)
+        # A write's statement failing so proves that its transaction never committed only while the server reports the
+        # transaction as failed (its COMMIT still to run, or skipped): then, as a read, it runs again without preparing
+        again = prepared and (not writing or conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR)
         if in_txn and not lost and not conn.closed:
             with contextlib.suppress(psycopg.Error):
                 conn.execute("ROLLBACK")
+        if prepared:
+            self._stop_preparing(conn)
+            if again:
+                raise _PreparedLost(_translate(exc, what)) from None
         if lost:
             if not conn.closed:  # never handed out again, whatever state its session is in
                 with contextlib.suppress(Exception):
@@ -891,6 +946,9 @@ class PostgresStore(Store):
                     with contextlib.suppress(Exception):
                         pinned.close()  # the block's end then returns it to the pool, which drops it
                     raise _LostInBlock(str(_translate(exc, what))) from None
+                if _prepared_lost(exc, pinned):
+                    self._stop_preparing(pinned)  # closed: the block's end returns it to the pool, which drops it
+                    raise _PreparedLostInBlock(str(_translate(exc, what))) from None
                 raise _translate(exc, what) from None
 
         def attempt() -> Any:
@@ -920,10 +978,16 @@ class PostgresStore(Store):
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             except psycopg.Error as exc:
+                lost = self._connection_lost(exc, conn)
+                prepared = not lost and _prepared_lost(exc, conn)
+                if prepared:
+                    self._stop_preparing(conn)
                 self._putconn(conn)
-                if self._connection_lost(exc, conn):
+                if lost:
                     self._after_lost_connection()
                     raise _Retry(_translate(exc, what)) from None
+                if prepared:
+                    raise _PreparedLost(_translate(exc, what)) from None
                 raise _translate(exc, what) from None
             return conn
 
@@ -948,6 +1012,8 @@ class PostgresStore(Store):
             try:
                 with self.reading():
                     return read()
+            except _PreparedLostInBlock as exc:
+                raise _PreparedLost(StoreError(str(exc))) from None
             except _LostInBlock as exc:
                 self._after_lost_connection()
                 raise _Retry(StoreError(str(exc))) from None
