@@ -104,10 +104,17 @@ def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() ->
     ("postgresql://u@h/db?hippo_colour=blue", "unknown hippo parameter"),
     ("postgresql://u@h/db?not_a_libpq_option=1", "not a valid PostgreSQL URL"),
     ("mysql://u@h/db", "postgresql://"),
+    # a host's bracket left open or stray: urlsplit's ValueError ('Invalid IPv6 URL') escaped
+    ("postgresql://u:hunter2@[::1/db", "not a valid PostgreSQL URL"),
+    ("postgresql://u:hunter2@db]/mem", "not a valid PostgreSQL URL"),
 ])
 def test_bad_urls_are_invalid_input_naming_the_parameter(url, match) -> None:
-    with pytest.raises(InvalidInput, match=match):
+    with pytest.raises(InvalidInput, match=match) as info:
         PostgresStore(url)
+    assert "hunter2" not in str(info.value)
+    if url.startswith("postgresql://"):  # what Memory opens as a PostgreSQL store (anything else is a file path)
+        with pytest.raises(InvalidInput, match=match):
+            Memory(url, namespace="n")
 
 
 def test_an_unreachable_database_is_a_store_error_without_the_password(pg_server) -> None:

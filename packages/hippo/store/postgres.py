@@ -212,7 +212,10 @@ def parse_url(url: str) -> tuple[str, str, dict[str, str]]:
         raise InvalidInput(f"path must be a postgresql:// or postgres:// URL, got {type(url).__name__}")
     if "\x00" in url:
         raise InvalidInput("path contains a NUL character")
-    parts = urllib.parse.urlsplit(url)
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError as exc:  # a bracket left open or stray in the host ('Invalid IPv6 URL'); the URL may hold a password
+        raise InvalidInput(f"path is not a valid PostgreSQL URL: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("postgresql", "postgres") or not url[len(scheme):].startswith("://"):
         raise InvalidInput(f"path must be a postgresql:// or postgres:// URL, got {url!r}")
