@@ -910,6 +910,31 @@ def test_terminated_backends_are_retried(pg_server, pg_url, monkeypatch) -> None
         st.close()
 
 
+def test_a_call_that_finds_every_connection_in_use_by_this_process_is_busy_not_unreachable(pg_url) -> None:
+    # with the server up and the pool's only connection held by another thread for longer than the call waits, the
+    # call raised StoreError "cannot reach the PostgreSQL server (couldn't get a connection after 2.00 sec)"
+    st = PostgresStore(pg_url + "&hippo_pool_max=1&hippo_retry_s=2")
+    inside, release = threading.Event(), threading.Event()
+
+    def holder() -> None:
+        with st.reading():
+            st.state("a")
+            inside.set()
+            release.wait(60)
+
+    worker = threading.Thread(target=holder)
+    worker.start()
+    try:
+        assert inside.wait(20)
+        with pytest.raises(StoreBusy, match=r"hippo_pool_max=1\) was in use by other calls of this process"):
+            st.state("a")
+    finally:
+        release.set()
+        worker.join(20)
+    assert st.state("a").next_seq == 0  # the connection is back: the next call has it
+    st.close()
+
+
 def test_a_call_that_lost_its_connection_does_not_wait_for_the_test_of_the_pools_other_connections(
         pg_server, pg_url, monkeypatch) -> None:
     """After a lost connection the pool's idle connections are tested with a query each; behind pgbouncer with no free

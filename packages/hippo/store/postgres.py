@@ -478,8 +478,9 @@ class PostgresStore(Store):
         self._lock_base = schema + "\x00"
         self._local = threading.local()
         self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
-        self._check_lock = threading.Lock()  # guards the two flags of the pool's check (_after_lost_connection)
+        self._check_lock = threading.Lock()  # guards the flags of the pool's check, _in_use, _prepare_threshold
         self._checking = self._check_again = False
+        self._in_use = 0  # connections of the pool this store's calls hold (_getconn to _putconn)
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
         self._prepare_threshold = prepare_threshold  # what every connection has when handed out (see _stop_preparing)
@@ -686,9 +687,23 @@ class PostgresStore(Store):
         if self._closed:
             raise ClosedError("the store is closed")
         conn = self._pool.getconn()
+        with self._check_lock:
+            self._in_use += 1
         if conn.prepare_threshold != self._prepare_threshold:  # preparing turned off since the connection was made
             conn.prepare_threshold = self._prepare_threshold
         return conn
+
+    def _no_connection(self, exc: BaseException, what: str) -> _Retry:
+        """What to raise when the pool handed out no connection: ``_Retry`` either way, whose error names the cause.
+        With every connection of the pool held by this process's other calls the whole wait, the server was not the
+        trouble (it said "cannot reach the PostgreSQL server"): too many threads share too few connections."""
+        if isinstance(exc, psycopg_pool.PoolTimeout) and self._in_use >= self._pool.max_size:
+            return _Retry(StoreBusy(
+                f"{what}: every connection of this handle's pool (hippo_pool_max={self._pool.max_size}) was in use "
+                f"by other calls of this process for the {self._pool.timeout:g} s a call waits for one; raise "
+                "hippo_pool_max to the number of threads that use the store at once (docs/deploy.md, Pool sizes)"))
+        self._after_lost_connection()
+        return _Retry(_translate(exc, what))
 
     def _stop_preparing(self, conn) -> None:
         """Statements psycopg prepared on ``conn`` were lost (:func:`_prepared_lost`): no connection of this store
@@ -706,6 +721,8 @@ class PostgresStore(Store):
                     "hippo_prepare_threshold=none to the URL to start that way", self.path)
 
     def _putconn(self, conn) -> None:
+        with self._check_lock:
+            self._in_use -= 1
         try:
             self._pool.putconn(conn)
         except Exception:  # noqa: BLE001 - a pool closed meanwhile: the connection goes with it
@@ -774,8 +791,7 @@ class PostgresStore(Store):
         try:
             conn = self._getconn()
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            self._after_lost_connection()
-            raise _Retry(_translate(exc, what)) from None
+            raise self._no_connection(exc, what) from None
         xid = None
         committing = waiting = False
         result = None
@@ -921,8 +937,7 @@ class PostgresStore(Store):
         try:
             conn = self._getconn()
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            self._after_lost_connection()
-            raise _Retry(_translate(exc, what)) from None
+            raise self._no_connection(exc, what) from None
         in_txn = False
         try:
             cur = conn.cursor()
@@ -976,8 +991,7 @@ class PostgresStore(Store):
             try:
                 conn = self._getconn()
             except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-                self._after_lost_connection()
-                raise _Retry(_translate(exc, what)) from None
+                raise self._no_connection(exc, what) from None
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             except psycopg.Error as exc:
