@@ -1221,31 +1221,66 @@ def spy_failures(monkeypatch, store, names) -> list:
     return failed
 
 
-def test_the_pool_reconnects_again_for_the_outage_window_then_leaves_it_to_the_next_call(monkeypatch) -> None:
+def test_the_pool_reconnects_again_for_the_outage_window_then_while_a_call_waits(monkeypatch) -> None:
     """Each round of the pool's attempts to reconnect lasts _RECONNECT_MAX_S; at its end another starts while the
-    outage is shorter than the window (hippo_retry_s, at least 60 s), none after it, and a connection made ends the
-    outage, so that the next one has its whole window again."""
+    outage is shorter than the window (hippo_retry_s, at least 60 s), after it only while a call waits for a
+    connection, and a connection made ends the outage, so that the next one has its whole window again."""
     class Pool:
         closed = False
 
     now = [1000.0]
+    waiting = [False]
     monkeypatch.setattr(postgres, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
     starts: list[float] = []
-    rounds = postgres._Reconnecting(60.0, lambda: starts.append(now[0]))
+    rounds = postgres._Reconnecting(60.0, lambda: starts.append(now[0]), lambda: waiting[0])
     for _ in range(30):  # a round every 2 s: 29 more after the first one given up, within its 60 s
         rounds.failed(Pool())
         now[0] += 2.0
     assert starts == [1000.0 + 2 * k for k in range(30)]
     rounds.failed(Pool())  # 60 s after the first round was given up: the pool stops until a call needs a connection
     assert len(starts) == 30
+    waiting[0] = True  # a call waits (it began after the window): the pool goes on trying for it
+    for _ in range(3):
+        now[0] += 2.0
+        rounds.failed(Pool())
+    assert len(starts) == 33
+    waiting[0] = False
     rounds.connected(None)  # a connection was made: the next outage has its whole window
     now[0] += 100.0
     rounds.failed(Pool())
-    assert len(starts) == 31
+    assert len(starts) == 34
     closed = Pool()
     closed.closed = True
     rounds.failed(closed)
-    assert len(starts) == 31
+    assert len(starts) == 34
+
+
+def test_a_call_begun_after_the_outage_window_has_the_pool_reconnect_until_it_gets_a_connection(
+        pg_server, pg_url, monkeypatch) -> None:
+    # with the window over, the pool made one round of attempts (2 s) for a call and stopped: the call waited for
+    # the pool's 30 s timeout with the server back meanwhile (and raised StoreError with hippo_retry_s=30)
+    with Memory(pg_url + "&hippo_retry_s=60", namespace="w") as mem:
+        mem.add("before the outage")
+        store = mem._rt.store
+        store._reconnecting.window_s = 0.0  # the window of a long outage is over
+        attempts: list = []
+        real = psycopg.Connection.connect.__func__
+
+        def connect(cls, *args, **kwargs):  # the pool's attempts (psycopg.Connection.connect)
+            attempts.append(1)
+            return real(cls, *args, **kwargs)
+
+        monkeypatch.setattr(psycopg.Connection, "connect", classmethod(connect))
+        pg_server.stop()
+        try:
+            got: list = []
+            worker = threading.Thread(target=lambda: got.append(mem.count()))
+            worker.start()
+            wait_for(lambda: len(attempts) >= 16, timeout=25, what="the pool to go on reconnecting for the call")
+        finally:
+            pg_server.start()
+        worker.join(60)
+        assert got == [1]
 
 
 @pytest.mark.parametrize("first_wait", [None, 4.0])

@@ -393,7 +393,8 @@ _RECONNECT_MAX_S = 2.0
 
 class _Reconnecting:
     """The attempts of a store's pool to reconnect to a server that went away, at most ``_RECONNECT_MAX_S`` apart for
-    ``window_s`` seconds (after that the pool stops trying until a call needs a connection, as psycopg_pool does).
+    ``window_s`` seconds, and after that for as long as a call waits for a connection (with none waiting the pool stops
+    trying until a call needs a connection, as psycopg_pool does).
 
     psycopg_pool doubles the wait between them (1, 2, 4, 8, 16 s ...) up to the pool's ``reconnect_timeout``, and a call
     waits for the pool to hand it a connection: after an outage of 20 s the server was back 10 s before the pool tried
@@ -401,12 +402,14 @@ class _Reconnecting:
     up. Only psycopg_pool's public parameters bound it here: with ``reconnect_timeout = _RECONNECT_MAX_S`` no wait of a
     round of attempts is longer (the pool cuts the last one to what is left of it), and at its end the pool calls
     ``reconnect_failed`` (:meth:`failed`), which starts another round (``start``: the store's check of its pool, whose
-    :meth:`psycopg_pool.ConnectionPool.check` grows the pool back) while the outage is shorter than ``window_s``. A
-    connection made (``configure``: :meth:`connected`) ends the outage."""
+    :meth:`psycopg_pool.ConnectionPool.check` grows the pool back) while the outage is shorter than ``window_s`` or
+    ``waiting()`` says a call waits for a connection. A connection made (``configure``: :meth:`connected`) ends the
+    outage."""
 
-    def __init__(self, window_s: float, start: Callable[[], None]) -> None:
+    def __init__(self, window_s: float, start: Callable[[], None], waiting: Callable[[], bool]) -> None:
         self.window_s = window_s
         self._start = start
+        self._waiting = waiting
         self._lock = threading.Lock()
         self._since: float | None = None  # when the first round given up since the last connection made ended
 
@@ -420,7 +423,7 @@ class _Reconnecting:
             if self._since is None:
                 self._since = now
             again = now - self._since < self.window_s
-        if again and not pool.closed:
+        if (again or self._waiting()) and not pool.closed:
             self._start()
 
 
@@ -481,6 +484,7 @@ class PostgresStore(Store):
         self._check_lock = threading.Lock()  # guards the flags of the pool's check, _in_use, _prepare_threshold
         self._checking = self._check_again = False
         self._in_use = 0  # connections of the pool this store's calls hold (_getconn to _putconn)
+        self._waiting = 0  # calls waiting for the pool to hand them a connection
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
         self._prepare_threshold = prepare_threshold  # what every connection has when handed out (see _stop_preparing)
@@ -507,7 +511,8 @@ class PostgresStore(Store):
                     raise _translate(exc, what) from None
 
         self._retrying(what, attempt)
-        self._reconnecting = _Reconnecting(max(60.0, self.retry_s), self._after_lost_connection)
+        self._reconnecting = _Reconnecting(max(60.0, self.retry_s), self._after_lost_connection,
+                                           lambda: self._waiting > 0)
         self._pool = psycopg_pool.ConnectionPool(
             libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
             name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=_RECONNECT_MAX_S,
@@ -686,7 +691,13 @@ class PostgresStore(Store):
     def _getconn(self):
         if self._closed:
             raise ClosedError("the store is closed")
-        conn = self._pool.getconn()
+        with self._check_lock:
+            self._waiting += 1
+        try:
+            conn = self._pool.getconn()
+        finally:
+            with self._check_lock:
+                self._waiting -= 1
         with self._check_lock:
             self._in_use += 1
         if conn.prepare_threshold != self._prepare_threshold:  # preparing turned off since the connection was made
