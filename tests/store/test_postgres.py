@@ -88,6 +88,12 @@ def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() ->
     assert ours == {"hippo_schema": "tenant_7", "hippo_pool_max": "8"}
     _, shown, _ = parse_url("postgres://u@/db?host=/run/postgresql")
     assert shown == "postgres://u@/db?host=/run/postgresql"
+    # the passphrase of the client's SSL key was shown in every message and in the pool's log lines
+    libpq, shown, _ = parse_url("postgresql://app@db.example/mem?sslmode=verify-full&sslkey=/k/app.key"
+                                "&sslpassword=keypass&sslcert=/k/app.crt")
+    assert "keypass" not in shown and shown == ("postgresql://app@db.example/mem?sslmode=verify-full&sslkey=/k/app.key"
+                                                "&sslcert=/k/app.crt")
+    assert "sslpassword=keypass" in libpq
 
 
 @pytest.mark.parametrize("url, match", [

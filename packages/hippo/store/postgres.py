@@ -92,6 +92,7 @@ log = logging.getLogger("hippo.store")
 
 DEFAULT_SCHEMA = "hippo"
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_SECRET_PARAMS = ("password", "sslpassword")  # libpq parameters the URL shown in messages and logs leaves out
 _HIPPO_PARAMS = ("hippo_schema", "hippo_pool_min", "hippo_pool_max", "hippo_prepare_threshold", "hippo_retry_s",
                  "hippo_idle_s")
 
@@ -233,7 +234,7 @@ def parse_url(url: str) -> tuple[str, str, dict[str, str]]:
     if "@" in netloc:
         userinfo, hosts = netloc.rsplit("@", 1)
         netloc = userinfo.split(":", 1)[0] + "@" + hosts
-    shown_query = [(k, v) for k, v in query if k != "password"]
+    shown_query = [(k, v) for k, v in query if k not in _SECRET_PARAMS]
     shown = urllib.parse.urlunsplit((scheme, netloc, parts.path, _query(shown_query), ""))
     try:
         psycopg.conninfo.conninfo_to_dict(libpq)
