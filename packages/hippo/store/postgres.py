@@ -707,8 +707,8 @@ class PostgresStore(Store):
 
     def _no_connection(self, exc: BaseException, what: str) -> _Retry:
         """What to raise when the pool handed out no connection: ``_Retry`` either way, whose error names the cause.
-        With every connection of the pool held by this process's other calls the whole wait, the server was not the
-        trouble (it said "cannot reach the PostgreSQL server"): too many threads share too few connections."""
+        With every connection of the pool held by this process's other calls the whole wait, the server is not the
+        trouble (not "cannot reach the PostgreSQL server"): too many threads share too few connections."""
         if isinstance(exc, psycopg_pool.PoolTimeout) and self._in_use >= self._pool.max_size:
             return _Retry(StoreBusy(
                 f"{what}: every connection of this handle's pool (hippo_pool_max={self._pool.max_size}) was in use "
