@@ -1227,7 +1227,7 @@ def spy_failures(monkeypatch, store, names) -> list:
     return failed
 
 
-def test_the_pool_reconnects_again_for_the_outage_window_then_while_a_call_waits(monkeypatch) -> None:
+def test_the_pool_reconnects_again_for_the_outage_window_then_while_a_call_waits() -> None:
     """Each round of the pool's attempts to reconnect lasts _RECONNECT_MAX_S; at its end another starts while the
     outage is shorter than the window (hippo_retry_s, at least 60 s), after it only while a call waits for a
     connection, and a connection made ends the outage, so that the next one has its whole window again."""
@@ -1236,9 +1236,8 @@ def test_the_pool_reconnects_again_for_the_outage_window_then_while_a_call_waits
 
     now = [1000.0]
     waiting = [False]
-    monkeypatch.setattr(postgres, "time", type("Clock", (), {"monotonic": staticmethod(lambda: now[0])}))
     starts: list[float] = []
-    rounds = postgres._Reconnecting(60.0, lambda: starts.append(now[0]), lambda: waiting[0])
+    rounds = postgres._Reconnecting(60.0, lambda: starts.append(now[0]), lambda: waiting[0], clock=lambda: now[0])
     for _ in range(30):  # a round every 2 s: 29 more after the first one given up, within its 60 s
         rounds.failed(Pool())
         now[0] += 2.0

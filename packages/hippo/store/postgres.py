@@ -407,10 +407,12 @@ class _Reconnecting:
     ``waiting()`` says a call waits for a connection. A connection made (``configure``: :meth:`connected`) ends the
     outage."""
 
-    def __init__(self, window_s: float, start: Callable[[], None], waiting: Callable[[], bool]) -> None:
+    def __init__(self, window_s: float, start: Callable[[], None], waiting: Callable[[], bool],
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.window_s = window_s
         self._start = start
         self._waiting = waiting
+        self._clock = clock
         self._lock = threading.Lock()
         self._since: float | None = None  # when the first round given up since the last connection made ended
 
@@ -419,7 +421,7 @@ class _Reconnecting:
             self._since = None
 
     def failed(self, pool: Any) -> None:
-        now = time.monotonic()
+        now = self._clock()
         with self._lock:
             if self._since is None:
                 self._since = now
