@@ -246,6 +246,23 @@ def test_memory_opens_a_url_and_reopens_it_with_an_embedding(pg_url) -> None:
         assert mem.count() == 2
 
 
+def test_every_connection_gives_up_connecting_after_a_bound_unless_the_url_sets_one(pg_url) -> None:
+    # libpq waits without limit by default: the pool's attempts to reach a host that drops packets would hang
+    from hippo.store.postgres import CONNECT_TIMEOUT_S
+
+    with Memory(pg_url) as mem:
+        pool = mem.engine.rt.store._pool
+        assert pool.kwargs["connect_timeout"] == CONNECT_TIMEOUT_S
+        with pool.connection() as conn:
+            assert conn.info.get_parameters().get("connect_timeout") == str(CONNECT_TIMEOUT_S)
+    sep = "&" if "?" in pg_url else "?"
+    with Memory(f"{pg_url}{sep}connect_timeout=3") as mem:
+        pool = mem.engine.rt.store._pool
+        assert "connect_timeout" not in pool.kwargs
+        with pool.connection() as conn:
+            assert conn.info.get_parameters().get("connect_timeout") == "3"
+
+
 # -- schema and migrations ----------------------------------------------------------------------------------------
 def _columns(conn, schema: str) -> set[tuple[str, str, str]]:
     return set(conn.execute("SELECT table_name, column_name, data_type FROM information_schema.columns"

@@ -389,6 +389,8 @@ class _Unsure(Exception):
 
 
 # The longest wait between two attempts of the pool to reconnect (the cap of every other retry's backoff)
+#: seconds a connection attempt may take when the URL sets no ``connect_timeout`` (libpq's own default is none)
+CONNECT_TIMEOUT_S = 10
 _RECONNECT_MAX_S = 2.0
 
 
@@ -490,6 +492,11 @@ class PostgresStore(Store):
         self._waiting = 0  # calls waiting for the pool to hand them a connection
         self._closed = False
         self._conn_kwargs = {"autocommit": True, "prepare_threshold": prepare_threshold}
+        if "connect_timeout" not in psycopg.conninfo.conninfo_to_dict(libpq):
+            # every connection, the pool's too: an attempt to reach a host that drops packets without an answer
+            # would otherwise hang for the operating system's TCP timeout (minutes), whatever the waits between
+            # attempts; a connect_timeout in the URL is kept
+            self._conn_kwargs["connect_timeout"] = CONNECT_TIMEOUT_S
         self._prepare_threshold = prepare_threshold  # what every connection has when handed out (see _stop_preparing)
         self._pipeline = bool(psycopg.Pipeline.is_supported())  # libpq >= 14
         self._libpq = libpq
@@ -500,7 +507,7 @@ class PostgresStore(Store):
 
         def attempt() -> None:
             try:
-                conn = psycopg.connect(libpq, connect_timeout=10, **self._conn_kwargs)
+                conn = psycopg.connect(libpq, **self._conn_kwargs)
             except psycopg.Error as exc:
                 if _unreachable(exc):
                     raise _Retry(_translate(exc, what)) from None
