@@ -161,6 +161,43 @@ def test_knn_graph_matches_brute_force(seed):
         assert np.array_equal(np.sort(g.dist[u][g.ids[u] >= 0]), np.sort(d)[:5])
 
 
+def _knn_oracle(cs: CodeSet, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every live slot's k nearest other live slots by a full sort on (distance, slot)."""
+    n = cs.n
+    live = cs.live()
+    full = hamming(cs.codes[:n][:, None, :], cs.codes[:n][None, :, :])
+    ids = np.full((n, k), -1, dtype=np.int64)
+    dist = np.full((n, k), np.iinfo(np.int32).max, dtype=np.int64)
+    for u in live.tolist():
+        others = live[live != u]
+        order = np.lexsort((others, full[u, others]))[:k]
+        ids[u, : order.size] = others[order]
+        dist[u, : order.size] = full[u, others[order]]
+    return ids, dist
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n, k", [(1, 3), (2, 3), (4, 3), (60, 1), (300, 5), (1500, 8)])
+def test_knn_rebuild_is_exact_with_lower_slots_first_on_ties(seed, n, k):
+    # clustered codes (a few bits flipped from shared centres, so many distances tie), a block of copies of one
+    # code (more than k + 1 at distance 0, so a node may not be among its own k + 1 nearest), dead slots
+    rng = np.random.default_rng(seed)
+    centres = rng.integers(0, 2**63, size=(max(1, n // 12), 2), dtype=np.uint64)
+    codes = centres[rng.integers(0, centres.shape[0], n)]
+    noise = rng.integers(0, 2**63, size=(3, n, 2), dtype=np.uint64)
+    codes = codes ^ (noise[0] & noise[1] & noise[2])
+    codes[: n // 4] = centres[0]
+    cs = CodeSet(2)
+    cs.append_many(codes)
+    for s in rng.choice(n, n // 10, replace=False).tolist():
+        cs.kill(s)
+    g = KnnGraph(cs, 128, k)
+    g.rebuild()
+    want_ids, want_dist = _knn_oracle(cs, k)
+    assert np.array_equal(g.ids[:n], want_ids)
+    assert np.array_equal(g.dist[:n], want_dist)
+
+
 # -- Stage I, Eq. 4 by hand -----------------------------------------------------------------------------------
 def test_greedy_representatives_by_hand():
     nbrs = {1: [(2, 0.9)], 2: [(1, 0.9), (3, 0.8)], 3: [(2, 0.8)]}
@@ -190,6 +227,27 @@ def _conversation(mem: Memory, sessions: int = 3) -> list:
             items.append({"text": f"{text} (week {s + 1})", "speaker": "Ann" if k % 2 else "Bob",
                           "session_id": f"s{s}", "timestamp": f"2024-0{s + 1}-10T10:{k:02d}:00"})
     return mem.add_many(items)
+
+
+def test_deep_consolidation_makes_both_knn_graphs_exact():
+    rng = np.random.default_rng(3)
+    nouns = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight "
+             "hotel museum camera lens novel chapter printer laptop budget invoice").split()
+    verbs = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()
+    names = "Ann Bob Carla Dev Emma Farid".split()
+    mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 4}})
+    mem.add_many([{"text": f"{rng.choice(names)} {rng.choice(verbs)} the {rng.choice(nouns)} and the "
+                           f"{rng.choice(nouns)} near the {rng.choice(nouns)} on day {k}.",
+                   "speaker": names[k % 2], "session_id": f"s{k // 20}"} for k in range(240)])
+    mem.consolidate("deep")
+    h = mem.engine.state().life().hier
+    for graph in (h.sem_graph, h.themes.graph):
+        assert graph.codes.live().size > graph.k + 1
+        want_ids, want_dist = _knn_oracle(graph.codes, graph.k)
+        n = graph.codes.n
+        assert np.array_equal(graph.ids[:n], want_ids)
+        assert np.array_equal(graph.dist[:n], want_dist)
+    mem.close()
 
 
 def test_episodes_split_at_sessions_and_topic_shifts():

@@ -11,9 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from hippo.engine.hierarchy.codes import CodeSet, hamming
+from hippo.native import BinaryIndex
 
 _EMPTY = -1
 _FAR = int(np.iinfo(np.int32).max)
+_REBUILD_BLOCK = 1 << 20  # results of one native search call in a rebuild
 
 
 class KnnGraph:
@@ -167,13 +169,32 @@ class KnnGraph:
                 self.dist[u, : top.size] = td
 
     def rebuild(self) -> None:
+        """Every live node's exact k nearest (ties: lower slot first), as :meth:`CodeSet.top` gives them one node at
+        a time: the live codes go into a native XOR-popcount index once and are searched in blocks of queries, each
+        for its k + 1 nearest, of which the node itself is dropped."""
         self._fit()
         self.ids[:] = _EMPTY
         self.dist[:] = _FAR
-        for u in self.codes.live().tolist():
-            top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
-            self.ids[u, : top.size] = top
-            self.dist[u, : top.size] = td
+        live = self.codes.live()
+        m = int(live.size)
+        if m < 2 or self.k < 1:
+            return
+        codes = np.ascontiguousarray(self.codes.codes[live]).view(np.uint8).reshape(m, -1)
+        index = BinaryIndex(self.codes.words * 64)
+        index.add(codes)
+        want = min(self.k + 1, m)
+        keep = want - 1
+        block = max(1, min(m, _REBUILD_BLOCK // want))
+        for s in range(0, m, block):
+            e = min(m, s + block)
+            d, at = index.search(codes[s:e], want)
+            # the node itself leaves its row; where it is not among the k + 1 (more than k codes equal to it
+            # at lower slots) the row's last entry goes instead; the order of the others is kept
+            other = at != np.arange(s, e)[:, None]
+            other[~(~other).any(axis=1), -1] = False
+            order = np.argsort(~other, axis=1, kind="stable")[:, :keep]
+            self.ids[live[s:e], :keep] = live[np.take_along_axis(at, order, 1)]
+            self.dist[live[s:e], :keep] = np.take_along_axis(d, order, 1)
 
     def neighbors(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Neighbour slots and their similarities (cosine of the +-1 codes), nearest first."""
