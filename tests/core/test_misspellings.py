@@ -3,6 +3,8 @@ NamespaceIndex.slips), checked by hand and against the same conversation spelled
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -182,6 +184,47 @@ def test_deleting_the_slip_forgets_it():
         assert "resturant" not in _words(idx)
 
 
+def _filed(idx) -> dict[tuple[str, int], set[str]]:
+    with idx._pos_lock:
+        return idx._several_token_words()[0]
+
+
+MIXED = SLIPPED + ["The resturant again, with LeBron and a birthdayyy cake.", "我去了Medellín旅游", "ｉＰｈｏｎｅ１５ is new",
+                   "ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "Sıraselviler Caddesi in İstanbul", "Medellín, then the maraton.",
+                   "A potery wheel for LeBron."]
+
+
+@pytest.mark.parametrize("doomed", [[0], [1, 2], [5, 6, 7, 8], [0, 5, 11], list(range(0, 12, 2))])
+def test_a_deletion_takes_its_messages_words_off_the_counts(doomed, tmp_path, monkeypatch):
+    """The words of several tokens after a deletion are those of a store that never held the deleted messages (the
+    reference), found by reading the deleted messages alone (every word run lies inside one message), also after a
+    reopen from the snapshot the deletion wrote."""
+    from hippo.index import coindex
+
+    path = tmp_path / "m.db"
+    with Memory(path) as mem:
+        mem.add_many({"text": t, "speaker": "Ann"} for t in MIXED)
+        idx = mem.engine.state().index
+        _filed(idx)
+        lengths = np.diff(idx.ends.view, prepend=0)
+        read: list[int] = []
+        words_in = coindex.NamespaceIndex._words_in
+        monkeypatch.setattr(coindex.NamespaceIndex, "_words_in",
+                            lambda self, start, end: read.append(end - start) or words_in(self, start, end))
+        mem.delete([int(idx.ids.view[k]) for k in doomed])
+        monkeypatch.undo()
+        assert 0 < sum(read) <= int(lengths[doomed].sum())
+        kept = [t for k, t in enumerate(MIXED) if k not in doomed]
+        with _store(kept) as ref:
+            want = _filed(ref.engine.state().index)
+            want_counts = ref.engine.state().index._word_counts
+            assert _filed(mem.engine.state().index) == want
+            assert mem.engine.state().index._word_counts == want_counts
+    with Memory(path) as mem:
+        idx = mem.engine.state().index
+        assert idx.words_unread() == 0 and _filed(idx) == want and idx._word_counts == want_counts
+
+
 def test_a_slip_opening_a_message_and_an_inflection_already_matched():
     with _store(["See you at the harbour", "Resturant was full", "Two greyhounds and one greyhound"]) as mem:
         idx = mem.engine.state().index
@@ -325,7 +368,7 @@ def test_a_snapshot_of_words_read_by_an_older_rule_is_read_again(tmp_path, monke
     texts = ["ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "Nothing to see in this filler message."]
     path = tmp_path / "m.db"
     monkeypatch.setattr(coindex, "_WORDS_RULE", 1)
-    monkeypatch.setattr(coindex.NamespaceIndex, "_words_in", lambda self, start, end: set())  # the older rule
+    monkeypatch.setattr(coindex.NamespaceIndex, "_words_in", lambda self, start, end: Counter())  # the older rule
     with Memory(path) as mem:
         mem.add_many({"text": t} for t in texts)
         assert mem.search("مدرسة", k=1) == []

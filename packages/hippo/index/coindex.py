@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -130,6 +130,26 @@ def _file_words(words: dict[tuple[str, int], set[str]], found: Iterable[str]) ->
     return grew
 
 
+
+def _unfile_words(words: dict[tuple[str, int], set[str]], gone: Iterable[str]) -> None:
+    """Take the words ``gone`` out of every bucket :func:`_file_words` put them in (and drop the buckets left empty):
+    what remains is what filing the other words alone gives."""
+    for w in gone:
+        if w.isascii():
+            keys = [(w[0], len(w)) if w.islower() else (w.lower(), -2)]
+        elif lexicon.is_accented(w):
+            keys = [(textnorm.fold(w).lower(), -1)]
+        else:
+            keys = [(textnorm.plain(w).lower(), -3), _MARKED]
+        if lexicon.is_stretched(w):
+            keys.append((lexicon.squeezed(w), 0))
+        for key in keys:
+            bucket = words.get(key)
+            if bucket is not None:
+                bucket.discard(w)
+                if not bucket:
+                    del words[key]
+
 class NamespaceIndex:
     def __init__(self, namespace: str, config: Config) -> None:
         self.namespace = namespace
@@ -175,6 +195,9 @@ class NamespaceIndex:
             OrderedDict()
         # the words written in several tokens: (layout, stream length read, words, version), see :meth:`slips`
         self._words: tuple[int, int, dict[tuple[str, int], set[str]], int] | None = None
+        # how many runs of tokens in the words' read part write each of them (None when not known: a snapshot
+        # saved without them); a deletion takes its messages' words off these instead of reading the stream again
+        self._word_counts: dict[str, int] | None = None
         self._slips: OrderedDict[str, tuple[int, lexicon.TermPattern | None]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
@@ -369,6 +392,8 @@ class NamespaceIndex:
         n = self.ids.n
         keep = np.ones(n, dtype=bool)
         keep[list(dead_rows)] = False
+        with self._pos_lock:
+            words = self._words_without(~keep)
         starts, ends = self.starts(), self.ends.view
         tok_keep = np.repeat(keep, ends - starts)
         tokens = self.content.access_range(0, len(self.content))[tok_keep]
@@ -399,6 +424,9 @@ class NamespaceIndex:
             self._text_cache_chars = 0
             self._counts.clear()
             self._stats_cache.clear()
+            if words is not None:  # the words of several tokens the other messages write, as a fresh read finds them
+                self._words = (self.layout + 1, words[0], words[1], self._words[3] + 1)
+                self._word_counts = words[2]
         # names only deleted messages had leave the tables (nothing of a deleted message outlives it)
         for col, names, table in (("speaker", "speakers", "_speaker_code"), ("session", "sessions", "_session_code")):
             codes = getattr(self, col).view
@@ -436,6 +464,10 @@ class NamespaceIndex:
                 meta["words_read"] = read
                 meta["words_rule"] = _WORDS_RULE
                 arrays["words"] = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+                counts = self._word_counts
+                if counts is not None and len(counts) == len(words):
+                    arrays["word_counts"] = np.fromiter((counts.get(w, 0) for w in words), dtype=np.int64,
+                                                        count=len(words))
         return meta, arrays
 
     @classmethod
@@ -492,8 +524,15 @@ class NamespaceIndex:
             # the words of several tokens in the stream's first ``read`` tokens, read by the rule of this version
             text = np.asarray(arrays["words"], dtype=np.uint8).tobytes().decode("utf-8")
             words: dict[tuple[str, int], set[str]] = {}
-            _file_words(words, text.split("\n") if text else ())
+            listed = text.split("\n") if text else []
+            _file_words(words, listed)
             idx._words = (idx.layout, read, words, 0)
+            counts = arrays.get("word_counts")
+            idx._word_counts = None
+            if counts is not None and np.shape(counts) == (len(listed),) and len(set(listed)) == len(listed):
+                counts = np.asarray(counts, dtype=np.int64)
+                if (counts > 0).all():
+                    idx._word_counts = dict(zip(listed, counts.tolist()))
         return idx
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -681,22 +720,62 @@ class NamespaceIndex:
         got = self._words
         if got is None or got[0] != self.layout:
             got = (self.layout, 0, {}, 0 if got is None else got[3] + 1)
+            self._word_counts = {}
         layout, at, words, version = got
         n = max(n, at)
         if at < n:
-            version += _file_words(words, self._words_in(at, n))
+            found = self._words_in(at, n)
+            version += _file_words(words, found)
+            if self._word_counts is not None:
+                for w, c in found.items():
+                    self._word_counts[w] = self._word_counts.get(w, 0) + c
         self._words = (layout, n, words, version)
         return words, version
 
-    def _words_in(self, start: int, end: int) -> set[str]:
+    def _words_without(self, dead: np.ndarray) -> tuple[int, dict[tuple[str, int], set[str]], dict[str, int]] | None:
+        """The words of :meth:`_several_token_words` once the rows where ``dead`` is True are gone, from the counts
+        of the words read less those of the dead messages' runs (read alone: every run lies inside one message):
+        ``(tokens read, words, counts)``, or None when a fresh read is needed instead (counts not known, or most of
+        what was read dies). Caller holds ``_pos_lock``; the rows are still in the index."""
+        got, counts = self._words, self._word_counts
+        if got is None or got[0] != self.layout or counts is None or not got[1]:
+            return None
+        at = got[1]
+        ends = self.ends.view
+        starts = ends - np.diff(ends, prepend=0)
+        read = dead & (ends <= at)
+        lost = int((ends - starts)[read].sum())
+        if 2 * lost > at:
+            return None
+        gone: Counter[str] = Counter()
+        rows = np.flatnonzero(read)
+        if rows.size:
+            breaks = np.flatnonzero(np.diff(rows) > 1) + 1  # runs of adjacent dead rows: one read each
+            for first, last in zip(np.r_[0, breaks].tolist(), np.r_[breaks, rows.size].tolist()):
+                gone.update(self._words_in(int(starts[rows[first]]), int(ends[rows[last - 1]])))
+        left = dict(counts)
+        for w, c in gone.items():
+            k = left.get(w, 0) - c
+            if k < 0:
+                return None  # not what the read counted: read again
+            if k:
+                left[w] = k
+            else:
+                del left[w]
+        words = {key: set(bucket) for key, bucket in got[2].items()}
+        _unfile_words(words, [w for w in gone if w not in left])
+        return at - lost, words, left
+
+    def _words_in(self, start: int, end: int) -> Counter[str]:
         """The words of :meth:`_several_token_words` in stream positions ``[start, end)`` (message boundaries):
         runs of two to four tokens that continue each other (beyond ASCII, up to :data:`_LONGEST_WORD_TOKENS`),
         then only the ASCII words that are several tokens also when written after a space (after punctuation, or
         opening a message, "There" is written differently), the accented words and the words written with optional
-        marks."""
+        marks; each with the number of runs that write it (a second reading's run counted only where it differs
+        from the first's), so that the counts of a range are the sums of its messages' counts."""
         toks = self.content.access_range(start, end).astype(np.int64)
         if not toks.size:
-            return set()
+            return Counter()
         table = tokenizer.token_bytes()
         begins = ~self.glue[start:end]  # a message's first token begins a word
         begins[0] = True
@@ -714,47 +793,61 @@ class NamespaceIndex:
             joined[splits] = False
             joined[opens] = True
             readings.append(joined)
-        runs: set[bytes] = set()
-        for begins in readings:
+        runs: Counter[bytes] = Counter()
+        seen = np.cumsum(readings[0])  # word starts of the first reading up to each position
+        for r, begins in enumerate(readings):
             first = np.flatnonzero(begins)
             length = np.diff(np.append(first, toks.size))
+            if r:  # a later reading's runs that the first reading also has are counted once
+                new = seen[first + length - 1] - seen[first] > 0
+                first, length = first[new], length[new]
             # beyond ASCII, words run longer: "Sıraselviler" is six tokens, an Arabic word with its harakat two a
             # letter
-            wide = np.add.reduceat(wider.astype(np.int64), first) > 0
+            wide = np.add.reduceat(wider.astype(np.int64), first) > 0 if first.size else np.zeros(0, dtype=bool)
             longer = wide & (length > 4) & (length <= _LONGEST_WORD_TOKENS)
             runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
                         for f, n in zip(first[longer].tolist(), length[longer].tolist()))
             pick = (length >= 2) & (length <= 4)
             first, length = first[pick], length[pick]
-            # each distinct run once: a run's tokens (ids below 2**17) folded into one 64-bit key, exact up to 3
-            # tokens and a hash beyond, where a collision could only drop a word
+            if not first.size:
+                continue
+            # each distinct run once: a run's first three tokens (ids below 2**17) folded into one 64-bit key and
+            # its fourth (or 0) beside it, exact
             key = np.zeros(first.size, dtype=np.uint64)
-            for j in range(4):
+            for j in range(3):
                 ok = length > j
                 key[ok] = key[ok] * np.uint64(1 << 17) + toks[first[ok] + j].astype(np.uint64) + np.uint64(1)
-            _, at = np.unique(key, return_index=True)
-            runs.update(b"".join(table[t] for t in toks[f:f + n].tolist())
-                        for f, n in zip(first[at].tolist(), length[at].tolist()))
+            fourth = np.where(length > 3, toks[np.minimum(first + 3, toks.size - 1)] + 1, 0).astype(np.uint64)
+            order = np.lexsort((fourth, key))
+            key, fourth = key[order], fourth[order]
+            heads = np.flatnonzero(np.r_[True, (key[1:] != key[:-1]) | (fourth[1:] != fourth[:-1])])
+            times = np.diff(np.append(heads, order.size))
+            at = order[heads]
+            for f, n, c in zip(first[at].tolist(), length[at].tolist(), times.tolist()):
+                runs[b"".join(table[t] for t in toks[f:f + n].tolist())] += c
         joiners = "".join(lexicon.JOINERS)
-        out: set[str] = set()
-        for run in runs:
+        out: Counter[str] = Counter()
+        for run, times in runs.items():
             text = run.decode("utf-8", "ignore").strip().lstrip(joiners)
+            got: set[str] = set()
             if text.isascii():
                 if len(text) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():
                     continue
                 if lexicon.several_tokens(text) and lexicon.several_tokens(text.lower()):
-                    out.add(text.lower())
+                    got.add(text.lower())
                 if lexicon.is_mixed_case(text) and lexicon.several_tokens(text):
-                    out.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
+                    got.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
                 if len(textnorm.fold(text)) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():  # "ﬁle": four
                     continue
-                out.add(text.lower())
+                got.add(text.lower())
                 # also as written: a capital's lower case is not always a letter of its own (Turkish "İstanbul" is
                 # "i" + U+0307 in lower case, which writes no token of the message)
-                out.add(text)
+                got.add(text)
             elif textnorm.plain(text) != text and textnorm.words(text) == [text]:
-                out.add(text)  # "المَدْرَسَةِ": found from its letters without the marks (textnorm.plain)
+                got.add(text)  # "المَدْرَسَةِ": found from its letters without the marks (textnorm.plain)
+            for w in got:
+                out[w] += times
         return out
 
     def units(self) -> tuple[np.ndarray, np.ndarray]:
