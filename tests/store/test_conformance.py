@@ -232,6 +232,48 @@ def test_delete_rewrites_chunks_and_keeps_every_other_message(store) -> None:
     assert_same(store.load("a"), [m for _, m in kept])
 
 
+def test_chunks_stay_within_the_bound_and_a_delete_rewrites_only_its_chunk(store, monkeypatch) -> None:
+    """A seal of a long tail and the merges after it make chunks of at most ``CHUNK_TOKENS`` tokens (a longer
+    message alone); a deletion re-encodes the chunk of its message only (fewer tokens than the bound), and a chunk
+    larger than the bound (written before there was one) is split when a deletion rewrites it. The reference: the
+    messages themselves."""
+    bound = 120
+    encoded: list[int] = []
+    encode = codec_mod.ChunkCodec.encode
+    monkeypatch.setattr(codec_mod.ChunkCodec, "encode", lambda self, tokens: encoded.append(len(tokens)) or
+                        encode(self, tokens))
+    msgs = batch(40)
+    store.append("a", msgs[:30])
+    store.seal("a", 1)  # one seal of a tail several times the bound, made before the bound existed
+    assert store_chunks(store, "a") == [(0, sum(m.tokens.size for m in msgs[:30]))]
+    monkeypatch.setattr(common, "CHUNK_TOKENS", bound, raising=False)
+    store.append("a", msgs[30:])
+    store.seal("a", 1)
+    rows = store.load("a")
+    dead = {rows[4].id}
+    encoded.clear()
+    assert store.delete("a", sorted(dead)) == sorted(dead)  # the old chunk is rewritten in parts within the bound
+    chunks = store_chunks(store, "a")
+    sizes = {r.id: r.tokens.size for r in rows}
+    longest = max(sizes.values())
+    assert all(n <= max(bound, longest) for _, n in chunks[:-1]) and len(chunks) > 2
+    kept = [m for r, m in zip(rows, msgs) if r.id not in dead]
+    assert_same(store.load("a"), kept)
+    for k in (17, 33):
+        dead.add(rows[k].id)
+        encoded.clear()
+        assert store.delete("a", [rows[k].id]) == [rows[k].id]
+        assert sum(encoded) <= max(bound, longest)  # one chunk within the bound, whatever the namespace holds
+    kept = [m for r, m in zip(rows, msgs) if r.id not in dead]
+    assert_same(store.load("a"), kept)
+    assert [r.id for r in store.scan("a")] == [r.id for r in rows if r.id not in dead]
+    more = batch(30, start=40)
+    store.append("a", more)
+    store.seal("a", 1)
+    assert all(n <= max(bound, longest) for _, n in store_chunks(store, "a"))
+    assert_same(store.load("a"), kept + more)
+
+
 def test_deleting_every_sealed_message_leaves_no_chunk(store) -> None:
     store.append("a", batch(3))
     store.seal("a", 1)

@@ -252,10 +252,37 @@ def chunk_without(codec: ChunkCodec, namespace: str, ch: Chunk, members: Members
     return kept, (np.concatenate(keep) if keep else np.zeros(0, np.uint32))
 
 
+# The most tokens a seal or a merge puts in one chunk (a single longer message is a chunk of its own): a deletion
+# rewrites the chunks holding its messages, so this bounds what one deleted message costs to re-encode.
+CHUNK_TOKENS = 1 << 18
+
+
 def should_merge(older: Chunk, newer: Chunk) -> bool:
-    """Geometric merging (as in a log-structured merge tree): sizes roughly double from newest to oldest, so there
-    are O(log n) chunks and each token is rewritten O(log n) times over the store's life."""
-    return older.n_tokens <= 2 * newer.n_tokens
+    """Geometric merging (as in a log-structured merge tree) up to :data:`CHUNK_TOKENS`: sizes roughly double from
+    newest to oldest below it, so there are O(log CHUNK_TOKENS) chunks under that size and each token is rewritten
+    O(log CHUNK_TOKENS) times over the store's life; full chunks stay as they are."""
+    return older.n_tokens <= 2 * newer.n_tokens and older.n_tokens + newer.n_tokens <= CHUNK_TOKENS
+
+
+def chunk_parts(first_seq: int, last_seq: int, members: Members) -> list[tuple[int, int, int, int, int, int]]:
+    """The chunks that messages ``members`` (``(id, seq, n_tokens)`` in seq order) covering seqs ``first_seq`` ..
+    ``last_seq`` are written as: consecutive runs of messages of at most :data:`CHUNK_TOKENS` tokens (a longer
+    message alone), as ``(first_seq, last_seq, first member, end member, first token, end token)``; the first part
+    starts at ``first_seq``, the last ends at ``last_seq``, and each other part's range is its messages'."""
+    parts: list[tuple[int, int, int, int, int, int]] = []
+    start = tok = tok0 = 0
+    for k, (_, _, n) in enumerate(members):
+        if k > start and tok - tok0 + int(n) > CHUNK_TOKENS:
+            parts.append((int(members[start][1]), int(members[k - 1][1]), start, k, tok0, tok))
+            start, tok0 = k, tok
+        tok += int(n)
+    if members:
+        parts.append((int(members[start][1]), int(members[-1][1]), start, len(members), tok0, tok))
+        f, _, *rest = parts[0]
+        parts[0] = (int(first_seq), parts[0][1], *rest)
+        last = parts[-1]
+        parts[-1] = (last[0], int(last_seq), *last[2:])
+    return parts
 
 
 def merged_tokens(codec: ChunkCodec, namespace: str, older: Chunk, newer: Chunk, m_old: Members, m_new: Members,

@@ -1246,10 +1246,11 @@ class PostgresStore(Store):
             # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
             arrays = [common.tail_tokens(namespace, r) for r in tail]
             sealed = np.concatenate(arrays).astype(np.uint32)
-            self._insert_chunk(cur, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail], sealed)
-            cur.execute(self._sql("DELETE FROM {s}.tail WHERE namespace = %s AND seq <= %s"),
-                        (namespace, tail[-1][2]))
-            self._merge_chunks(cur, namespace)
+            members = [(r[0], r[2], r[3]) for r in tail]
+            for first, last, a, b, ta, tb in common.chunk_parts(tail[0][2], tail[-1][2], members):
+                self._insert_chunk(cur, namespace, first, last, members[a:b], sealed[ta:tb])
+                cur.execute(self._sql("DELETE FROM {s}.tail WHERE namespace = %s AND seq <= %s"), (namespace, last))
+                self._merge_chunks(cur, namespace)
             return int(sealed.size)
 
         return self._write("sealing the tail into a chunk", body, namespace, replay_safe=True)
@@ -1312,8 +1313,8 @@ class PostgresStore(Store):
                                                     self._members(cur, namespace, ch.first_seq, ch.last_seq),
                                                     dead_seqs)
                 cur.execute(self._sql("DELETE FROM {s}.chunks WHERE id = %s"), (ch.id,))
-                if kept:
-                    self._insert_chunk(cur, namespace, ch.first_seq, ch.last_seq, kept, merged)
+                for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
+                    self._insert_chunk(cur, namespace, first, last, kept[a:b], merged[ta:tb])
             gone = sorted(i for i, _ in found)
             for table in ("messages", "codes", "tail"):
                 cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s AND id = ANY(%s)"),

@@ -933,12 +933,11 @@ class SQLiteStore(Store):
             # verified before they move: a damaged row must not be sealed into a chunk with a fresh checksum
             arrays = [self._tail_tokens(namespace, r) for r in tail]
             tokens = np.concatenate(arrays).astype(np.uint32)
-            self._insert_chunk(db, namespace, tail[0][2], tail[-1][2], [(r[0], r[2], r[3]) for r in tail], tokens)
-            db.execute(
-                "DELETE FROM tail WHERE namespace = ? AND seq <= ?",
-                (namespace, tail[-1][2]),
-            )
-            self._merge_chunks(db, namespace)
+            members = [(r[0], r[2], r[3]) for r in tail]
+            for first, last, a, b, ta, tb in common.chunk_parts(tail[0][2], tail[-1][2], members):
+                self._insert_chunk(db, namespace, first, last, members[a:b], tokens[ta:tb])
+                db.execute("DELETE FROM tail WHERE namespace = ? AND seq <= ?", (namespace, last))
+                self._merge_chunks(db, namespace)
             return int(tokens.size)
 
     def _merge_chunks(self, db, namespace: str) -> None:
@@ -986,8 +985,8 @@ class SQLiteStore(Store):
                 kept, merged = common.chunk_without(self.codec, namespace, ch, self._members(db, namespace, ch),
                                                     dead_seqs, self._checked)
                 db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
-                if kept:
-                    self._insert_chunk(db, namespace, ch.first_seq, ch.last_seq, kept, merged)
+                for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
+                    self._insert_chunk(db, namespace, first, last, kept[a:b], merged[ta:tb])
             ids_found = [i for i, _ in found]
             for start in range(0, len(ids_found), 500):
                 part = ids_found[start:start + 500]
