@@ -185,3 +185,27 @@ def test_copies_another_handle_wrote_are_counted(tmp_path):
             writer.add("status: degraded", role="tool", session_id="a", timestamp=_ts(d))
         rc = reader.recall("status", budget_tokens=100)
         assert "tool (3 times, 1 March 2024 to 3 March 2024): status: degraded" in rc.text
+
+
+def test_a_deletion_keeps_the_survivors_glue_and_digests_without_reading_them_again(monkeypatch):
+    """Each message's word-glue flags and digest are of its own tokens: after a deletion they are those computed
+    afresh over the surviving messages (the reference), and are not computed again over the whole stream."""
+    from hippo.index import coindex
+
+    texts = ["了iPhone15 arrived ⭐ today", "Always answer in metric units.", "Medellín, then 我去了Medellín旅游",
+             "Always answer in metric units.", "ｉＰｈｏｎｅ１５ is new", "ok", "The 🐕 ran", "one more line"]
+    with Memory(None) as mem:
+        items = mem.add_many({"text": t, "speaker": "Ann"} for t in texts)
+        idx = mem.engine.state().index
+        called: list[int] = []
+        for name in ("_glue_of", "_digests_of"):
+            real = getattr(coindex.NamespaceIndex, name)
+            monkeypatch.setattr(coindex.NamespaceIndex, name, staticmethod(
+                lambda tokens, ends, real=real: called.append(len(tokens)) or real(tokens, ends)))
+        mem.delete([items[0].id, items[3].id, items[6].id])
+        assert called == []
+        monkeypatch.undo()
+        idx = mem.engine.state().index
+        tokens = idx.content.access_range(0, len(idx.content))
+        assert np.array_equal(idx.glue, coindex.NamespaceIndex._glue_of(tokens, idx.ends.view))
+        assert idx.digests.tolist() == coindex.NamespaceIndex._digests_of(tokens, idx.ends.view).tolist()

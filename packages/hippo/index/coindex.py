@@ -406,8 +406,12 @@ class NamespaceIndex:
             self._signatures.extend(sigs)
         self.content = DynamicWaveletMatrix(tokenizer.token_bits())
         self.content.extend(tokens)
-        self._glue = GrowArray.wrap(self._glue_of(tokens, np.cumsum(lengths)), fill=False)
-        self._digest = GrowArray.wrap(self._digests_of(tokens, np.cumsum(lengths)))
+        # a message's glue flags and digest are of its own tokens alone: the survivors keep theirs
+        glue, digest = self._glue.view, self._digest.view
+        self._glue = GrowArray.wrap(glue[tok_keep].copy() if glue.size == tok_keep.size
+                                    else self._glue_of(tokens, np.cumsum(lengths)), fill=False)
+        self._digest = GrowArray.wrap(digest[keep].copy() if digest.size == n
+                                      else self._digests_of(tokens, np.cumsum(lengths)))
         for name, values in cols.items():
             old = getattr(self, name)
             g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
