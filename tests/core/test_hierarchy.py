@@ -250,6 +250,67 @@ def test_deep_consolidation_makes_both_knn_graphs_exact():
     mem.close()
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_knn_removals_at_once_leave_the_exact_graph_of_the_survivors(seed):
+    rng = np.random.default_rng(seed)
+    n, k = 800, 6
+    centres = rng.integers(0, 2**63, size=(60, 2), dtype=np.uint64)
+    noise = rng.integers(0, 2**63, size=(3, n, 2), dtype=np.uint64)
+    codes = centres[rng.integers(0, 60, n)] ^ (noise[0] & noise[1] & noise[2])
+    codes[:40] = centres[0]
+    cs = CodeSet(2)
+    cs.append_many(codes)
+    g = KnnGraph(cs, 128, k)
+    g.rebuild()
+    one = KnnGraph(cs, 128, k)
+    one.rebuild()
+    gone = rng.choice(n, 250, replace=False).tolist()
+    for s in gone:
+        cs.kill(s)
+    g.remove_many(gone)
+    for s in gone:
+        one.remove(s)
+    want_ids, want_dist = _knn_oracle(cs, k)
+    assert np.array_equal(g.ids[:n], want_ids) and np.array_equal(g.dist[:n], want_dist)
+    assert np.array_equal(one.ids[:n], want_ids) and np.array_equal(one.dist[:n], want_dist)
+
+
+def test_deleting_many_messages_relinks_the_semantic_graph_once(monkeypatch):
+    """A deletion that drops many semantics leaves the exact kNN graph of the survivors (the reference: a full sort
+    on (distance, slot)) and searches the live codes once for all the lists that lost a node, not once per list
+    per dropped semantic."""
+    rng = np.random.default_rng(5)
+    nouns = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight "
+             "hotel museum camera lens novel chapter printer laptop budget invoice").split()
+    verbs = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()
+    mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 4}})
+    items = mem.add_many([{"text": f"Ann {rng.choice(verbs)} the {rng.choice(nouns)} and the {rng.choice(nouns)} "
+                                   f"near the {rng.choice(nouns)} on day {k}.", "speaker": "Ann",
+                           "session_id": f"s{k // 20}"} for k in range(240)])
+    mem.consolidate("deep")
+    h = mem.engine.state().life().hier
+    before = int(h.sem_codes.live().size)
+    scans: list[int] = []
+    distances = CodeSet.distances
+    sem = h.sem_codes
+    monkeypatch.setattr(CodeSet, "distances",
+                        lambda self, code: (self is sem and scans.append(1)) or distances(self, code))
+    searches: list[int] = []
+    search = getattr(KnnGraph, "_exact", None)
+    monkeypatch.setattr(KnnGraph, "_exact",
+                        lambda self, rows=None: (self.codes is sem and searches.append(1)) or search(self, rows),
+                        raising=False)
+    mem.delete([it.id for it in items[::3]])
+    monkeypatch.undo()
+    h = mem.engine.state().life().hier
+    assert int(h.sem_codes.live().size) < before - 20
+    assert scans == [] and len(searches) == 1
+    want_ids, want_dist = _knn_oracle(h.sem_codes, h.sem_graph.k)
+    n = h.sem_codes.n
+    assert np.array_equal(h.sem_graph.ids[:n], want_ids) and np.array_equal(h.sem_graph.dist[:n], want_dist)
+    mem.close()
+
+
 def test_episodes_split_at_sessions_and_topic_shifts():
     mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 6}})
     items = _conversation(mem, sessions=2)

@@ -186,10 +186,10 @@ def archival(life: Life) -> tuple[dict[str, Any], list[int]]:
             old = (at - table.created_time[slots]) >= d.retention_s
             keep_flag = (table.flags[slots] & F_PERSIST) != 0
             doomed = [int(k) for k in table.key[slots][(s < d.dormant_threshold * ref) & old & ~keep_flag]]
-            for uid in doomed:
-                if level == "semantic":
-                    h.drop_semantic(uid)
-                else:
+            if level == "semantic":
+                h.drop_semantics(doomed)
+            else:
+                for uid in doomed:
                     h.drop_episode(uid)
             table.drop(doomed)
             out["pruned_units"] += len(doomed)

@@ -155,46 +155,65 @@ class KnnGraph:
         return rows
 
     def remove(self, slot: int) -> None:
-        """Unlink a killed node; lists that lose it are refilled by a scan."""
-        self._fit()
-        affected = self._drop_from_lists(slot)
-        self.ids[slot] = _EMPTY
-        self.dist[slot] = _FAR
-        for u in affected.tolist():
-            if self.codes.alive[u]:
-                top, td = self.codes.top(self.codes.codes[u], self.k, exclude=u)
-                self.ids[u] = _EMPTY
-                self.dist[u] = _FAR
-                self.ids[u, : top.size] = top
-                self.dist[u, : top.size] = td
+        """Unlink a killed node; lists that lose it are refilled by a search."""
+        self.remove_many([slot])
 
-    def rebuild(self) -> None:
-        """Every live node's exact k nearest (ties: lower slot first), as :meth:`CodeSet.top` gives them one node at
-        a time: the live codes go into a native XOR-popcount index once and are searched in blocks of queries, each
-        for its k + 1 nearest, of which the node itself is dropped."""
+    def remove_many(self, slots: list[int]) -> None:
+        """Unlink killed nodes at once: every list that held one of them is blanked there, and the live nodes'
+        lists among them are refilled by one search over the live codes, as removing them one at a time does."""
+        if not len(slots):
+            return
         self._fit()
-        self.ids[:] = _EMPTY
-        self.dist[:] = _FAR
+        n = self.codes.n
+        gone = np.asarray(slots, dtype=np.int64)
+        hit = np.isin(self.ids[:n], gone)
+        rows = np.flatnonzero(hit.any(axis=1))
+        if rows.size:
+            self.ids[:n][hit] = _EMPTY
+            self.dist[:n][hit] = _FAR
+        self.ids[gone] = _EMPTY
+        self.dist[gone] = _FAR
+        rows = rows[self.codes.alive[rows]]
+        if rows.size:
+            self._exact(rows)
+
+    def _exact(self, rows: np.ndarray | None = None) -> None:
+        """Set the lists of live ``rows`` (every live node when None) to their exact k nearest among the live codes
+        (ties: lower slot first), as :meth:`CodeSet.top` gives them one node at a time: the live codes go into a
+        native XOR-popcount index once and are searched in blocks of queries, each for its k + 1 nearest, of
+        which the node itself is dropped."""
         live = self.codes.live()
         m = int(live.size)
-        if m < 2 or self.k < 1:
+        if rows is None:
+            rows = live
+        if m < 2 or self.k < 1 or not rows.size:
             return
         codes = np.ascontiguousarray(self.codes.codes[live]).view(np.uint8).reshape(m, -1)
+        queries = np.ascontiguousarray(self.codes.codes[rows]).view(np.uint8).reshape(rows.size, -1)
         index = BinaryIndex(self.codes.words * 64)
         index.add(codes)
         want = min(self.k + 1, m)
         keep = want - 1
-        block = max(1, min(m, _REBUILD_BLOCK // want))
-        for s in range(0, m, block):
-            e = min(m, s + block)
-            d, at = index.search(codes[s:e], want)
+        block = max(1, min(rows.size, _REBUILD_BLOCK // want))
+        for s in range(0, rows.size, block):
+            e = min(rows.size, s + block)
+            d, at = index.search(queries[s:e], want)
             # the node itself leaves its row; where it is not among the k + 1 (more than k codes equal to it
             # at lower slots) the row's last entry goes instead; the order of the others is kept
-            other = at != np.arange(s, e)[:, None]
+            other = live[at] != rows[s:e, None]
             other[~(~other).any(axis=1), -1] = False
             order = np.argsort(~other, axis=1, kind="stable")[:, :keep]
-            self.ids[live[s:e], :keep] = live[np.take_along_axis(at, order, 1)]
-            self.dist[live[s:e], :keep] = np.take_along_axis(d, order, 1)
+            self.ids[rows[s:e]] = _EMPTY
+            self.dist[rows[s:e]] = _FAR
+            self.ids[rows[s:e], :keep] = live[np.take_along_axis(at, order, 1)]
+            self.dist[rows[s:e], :keep] = np.take_along_axis(d, order, 1)
+
+    def rebuild(self) -> None:
+        """Every live node's exact k nearest (ties: lower slot first): :meth:`_exact` of every live node."""
+        self._fit()
+        self.ids[:] = _EMPTY
+        self.dist[:] = _FAR
+        self._exact()
 
     def neighbors(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Neighbour slots and their similarities (cosine of the +-1 codes), nearest first."""

@@ -397,9 +397,18 @@ class Hierarchy:
         return out
 
     def drop_semantic(self, sid: int) -> None:
+        self.drop_semantics([sid])
+
+    def drop_semantics(self, sids: Iterable[int]) -> None:
+        """Drop semantics; the semantic kNN graph is relinked once for all of them."""
+        gone = [sid for sid in sids if self._drop_semantic(sid)]
+        self.sem_graph.remove_many(gone)
+
+    def _drop_semantic(self, sid: int) -> bool:
+        """Drop one semantic everywhere but from the semantic kNN graph's lists; False when it is not held."""
         s = self.semantics.pop(sid, None)
         if s is None:
-            return
+            return False
         for mid in s.message_ids:
             lst = self.msg_semantics.get(mid)
             if lst and sid in lst:
@@ -409,9 +418,9 @@ class Hierarchy:
             if e is not None and sid in e.semantic_ids:
                 e.semantic_ids.remove(sid)
         self.sem_codes.kill(sid)
-        self.sem_graph.remove(sid)
         self.themes.remove_semantic(sid)
         self._theme_summary.clear()
+        return True
 
     def drop_episode(self, eid: int) -> None:
         e = self.episodes.pop(eid, None)
@@ -479,6 +488,7 @@ class Hierarchy:
                 e.summary, e.llm_summary, e.summary_spans = "", False, []
             elif any(int(sp[0]) in dead for sp in e.summary_spans):
                 self._resummarize(e, dead, texts)
+        dropped: list[int] = []
         for sid in touched_sems:
             s = self.semantics.get(sid)
             if s is None:
@@ -489,7 +499,8 @@ class Hierarchy:
             gone = self.quotes(sid, dead)
             s.message_ids = [m for m in s.message_ids if m not in dead]
             if not s.message_ids or gone:
-                self.drop_semantic(sid)
+                dropped.append(sid)
+        self.drop_semantics(dropped)
         self._theme_summary.clear()
 
     def _resummarize(self, e: Episode, dead: set[int],
