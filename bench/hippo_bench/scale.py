@@ -390,6 +390,32 @@ def run_reopen(path: str, question: str, needle: str, budget: int, namespace: st
             "peak_rss_mb": (_peak_rss_bytes() or 0) / 2**20}
 
 
+def run_maintenance(path: str, namespace: str = "scale") -> dict[str, Any]:
+    """The cost of forgetting and of a deep consolidation on the grown store, in a fresh process that has opened
+    it and searched once: three deletions of one message each (median), one deletion of 1% of the messages in
+    one call, then ``consolidate("deep")``; wall-clock seconds."""
+    from hippo import Memory
+
+    mem = Memory(path, namespace=namespace)
+    mem.search("anything", k=1)
+    n = mem.count()
+    ids = [it.id for it in mem.list(limit=max(4, n // 100 + 3), offset=n // 3)]
+    one = []
+    for i in ids[:3]:
+        t0 = time.perf_counter()
+        mem.delete([i])
+        one.append(time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    many = mem.delete(ids[3:])
+    many_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    mem.consolidate("deep")
+    deep_s = time.perf_counter() - t0
+    mem.close()
+    return {"delete_one_seconds": sorted(one)[len(one) // 2] if one else math.nan, "delete_many": many,
+            "delete_many_seconds": many_s, "deep_seconds": deep_s}
+
+
 def run_bm25s(stream_path: str, budget: int) -> dict[str, Any]:
     """The peer at the same size: bm25s (English stopwords, Snowball stemmer) over ``"<speaker>: <text>"``
     turns: index build time, top-10 query latency over the needle questions, peak RSS."""
@@ -525,6 +551,8 @@ def run_size(target_tokens: int, options: dict[str, Any], call: Any = None) -> d
         adds = int(options.get("alternating", 0))
         if adds > 1:
             r["alternating"] = run_alternating(path, adds, options.get("seed", 7))
+        if options.get("maintenance", True):
+            r["maintenance"] = call(run_maintenance, path)
     return r
 
 
@@ -575,7 +603,7 @@ def plot_latency(results: list[dict[str, Any]], path: Path) -> Path:
 def render_markdown(result: dict[str, Any]) -> str:
     rows = []
     for r in result["results"]:
-        ro, bm, alt = r.get("reopen", {}), r.get("bm25s", {}), r.get("alternating", {})
+        ro, bm, alt, mt = r.get("reopen", {}), r.get("bm25s", {}), r.get("alternating", {}), r.get("maintenance", {})
         rows.append([
             f"{r['tokens']:,}", f"{r['messages']:,}", f"{r['ingest_tokens_per_s']:,.0f}",
             fmt_num(ro.get("open_seconds"), 3), fmt_num(ro.get("first_recall_seconds"), 3),
@@ -585,13 +613,15 @@ def render_markdown(result: dict[str, Any]) -> str:
             f"{fmt_num(alt.get('one_process_ms', {}).get('p50'), 2)}",
             f"{fmt_num(alt.get('two_processes_ms', {}).get('p50'), 2)} / "
             f"{fmt_num(alt.get('two_processes_ms', {}).get('p95'), 2)}",
+            f"{fmt_num(mt.get('delete_one_seconds'), 3)} / {fmt_num(mt.get('delete_many_seconds'), 3)}",
+            fmt_num(mt.get("deep_seconds"), 3),
             f"{r['needle_hit_rate']:.2f} ({r['queries']})", fmt_num(r["bytes_per_token"], 2),
             f"{fmt_num(r['peak_rss_mb'], 0)} / {fmt_num(ro.get('peak_rss_mb'), 0)} / {fmt_num(bm.get('peak_rss_mb'), 0)}",
         ])
     table = markdown_table(
         ["tokens", "messages", "ingest tok/s", "reopen s", "1st recall after reopen s", "recall p50 / p95 ms",
          "bm25s query p50 / p95 ms", "bm25s build s", "add, 1 process, p50 ms", "add, 2 processes, p50 / p95 ms",
-         f"needle hits @{result['budget']}", "store bytes/token",
+         "delete 1 id / 1% s", "deep consolidate s", f"needle hits @{result['budget']}", "store bytes/token",
          "peak RSS MB: live / restarted / bm25s"], rows)
     lines = ["## hippo bench scale", "",
              "Synthetic multi-session stream (Zipf pseudo-word topics, templated sentences, planted needle facts); "
@@ -599,7 +629,9 @@ def render_markdown(result: dict[str, Any]) -> str:
              "per size: ingest and the needle questions (the live process; recall latency over the second half of "
              "the questions, once what the first half started building in the background is done), a reopen and "
              "its first recall (a restart; the tokenizer's start-up is timed apart), bm25s over the same turns "
-             "(index build and top-10 queries), two processes adding in turns and one process alone.", "", table,
+             "(index build and top-10 queries), two processes adding in turns and one process alone, then (a fresh "
+             "process) deleting one message three times (median), 1% of them in one call, and a deep "
+             "consolidation.", "", table,
              ""]
     short = result.get("short")
     if short:
@@ -646,6 +678,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-peer", action="store_true", help="skip the bm25s peer")
     p.add_argument("--in-process", action="store_true", help="run every step in this process (RSS then accumulates)")
     p.add_argument("--no-reopen", action="store_true", help="skip the reopen measurement")
+    p.add_argument("--no-maintenance", action="store_true",
+                   help="skip the deletions and the deep consolidation measured on each grown store")
     p.add_argument("--tmpdir", default=None, help="directory for the temporary store files")
 
 
@@ -667,7 +701,7 @@ def run(args: argparse.Namespace, out: Path | None = None) -> tuple[dict[str, An
         require("Stemmer", "the bm25s peer's English stemmer (PyStemmer)")
     options = {"batch": args.batch, "budget": args.budget, "needles": args.needles, "seed": args.seed,
                "reopen": not args.no_reopen, "tmpdir": args.tmpdir, "alternating": alternating,
-               "peer": not args.no_peer, "short_messages": short}
+               "peer": not args.no_peer, "short_messages": short, "maintenance": not args.no_maintenance}
     call = _here if args.in_process else None
     results = []
     for size in sizes:

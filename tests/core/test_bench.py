@@ -254,7 +254,7 @@ def test_scale_quick(tmp_path):
     assert out.with_suffix(".png").stat().st_size > 0 and out.with_suffix(".md").exists()
     table = out.with_suffix(".md").read_text()
     for column in ("1st recall after reopen s", "bm25s query p50 / p95 ms", "add, 2 processes, p50 / p95 ms",
-                   "Restart after many short messages"):
+                   "delete 1 id / 1% s", "deep consolidate s", "Restart after many short messages"):
         assert column in table
     for r in res["results"]:
         assert r["tokens"] >= r["target_tokens"] and r["queries"] == 5
@@ -266,6 +266,8 @@ def test_scale_quick(tmp_path):
         assert r["bm25s"]["build_seconds"] > 0 and r["bm25s"]["query_ms"]["p95"] > 0
         alt = r["alternating"]
         assert alt["adds"] == 20 and alt["two_processes_ms"]["p50"] > 0 and alt["one_process_ms"]["p50"] > 0
+        mt = r["maintenance"]
+        assert mt["delete_one_seconds"] > 0 and mt["delete_many"] >= 1 and mt["deep_seconds"] > 0
     short = res["short"]
     assert short["messages"] == 1500 and short["reopen"]["first_recall_seconds"] > 0 and short["rss_ratio"] > 0
 
