@@ -22,7 +22,7 @@ import numpy as np
 from hippo.base.config import SYNCHRONOUS
 from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, \
     StoreError
-from hippo.store import backup as backup_mod
+from hippo.store import filecopy
 from hippo.store import common, wal
 from hippo.store.base import (
     CHANGE_KINDS,
@@ -1235,16 +1235,16 @@ class SQLiteStore(Store):
                 raise _translate(exc, "vacuuming the store") from exc
 
     def backup(self, dest: str, name: str = "path") -> int:
-        """A consistent copy of the whole store at ``dest`` (:func:`hippo.store.backup.backup`); its size in bytes."""
+        """A consistent copy of the whole store at ``dest`` (:mod:`hippo.store.backup`); its size in bytes."""
         if self.path is None or self.immutable:
             with self._lock:  # the one connection that can read this database
-                return backup_mod.backup(self._db, dest, name=name)
+                return filecopy.backup(self._db, dest, name=name)
         try:
-            src = backup_mod.read_only_connection(self._file)  # this handle's own calls go on meanwhile
+            src = filecopy.read_only_connection(self._file)  # this handle's own calls go on meanwhile
         except sqlite3.Error as exc:
             raise _translate(exc, "backing up the store") from exc
         try:
-            return backup_mod.backup(src, dest, store_file=self._file, name=name)
+            return filecopy.backup(src, dest, store_file=self._file, name=name)
         finally:
             src.close()
 

@@ -1,0 +1,116 @@
+"""Copying a SQLite database whole and consistently, and putting a copy in place: the file work behind
+:mod:`hippo.store.backup` and :meth:`hippo.store.sqlite.SQLiteStore.backup` (see the notes there)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import tempfile
+import urllib.parse
+
+from hippo.base.errors import HippoError, InvalidInput, NotFound, StoreError
+
+__all__ = ["backup", "read_only_connection"]
+
+_SUFFIXES = ("", "-wal", "-shm", "-journal")
+
+
+def _companions(path: str) -> list[str]:
+    """The ``-wal`` / ``-shm`` / ``-journal`` files beside ``path`` that exist."""
+    return [path + s for s in _SUFFIXES[1:] if os.path.exists(path + s)]
+
+
+def _check_destination(dest: str, name: str, store_file: str | None = None) -> str:
+    """The real path a copy may be renamed to; raises naming ``name`` when it is the store itself, not a regular
+    file, or a store that is open or was not closed (a ``-wal`` or ``-shm`` beside it would be replayed onto the
+    copy, or deleted by the process that holds it)."""
+    real = os.path.realpath(dest)
+    if store_file is not None and real in {os.path.realpath(store_file + s) for s in _SUFFIXES}:
+        raise InvalidInput(f"{name} {dest!r} is the store file itself; back up to another file")
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise InvalidInput(f"{name} {dest!r} is not a regular file (a directory, a device or a pipe)")
+    if not os.path.isdir(os.path.dirname(real) or "."):
+        raise NotFound(f"{name} {dest!r}: its folder does not exist")
+    left = _companions(real)
+    if left:
+        raise InvalidInput(f"{name} {dest!r} has {', '.join(os.path.basename(p) for p in left)} beside it: a store "
+                           "there is open in some process or was not closed cleanly. Close it (or open and close it "
+                           "once with hippo) before replacing it")
+    return real
+
+
+def _temp_beside(real: str) -> str:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix=f".{os.path.basename(real)}.",
+                                   suffix=".tmp")  # mode 0600, like a store hippo creates
+    except OSError as exc:
+        raise StoreError(f"cannot write beside {real!r}: {exc.strerror or exc}") from exc
+    os.close(fd)
+    return tmp
+
+
+def _remove(path: str) -> None:
+    for p in [path] + [path + s for s in _SUFFIXES[1:]]:
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+
+
+def _sync_file(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _sync_folder(path: str) -> None:
+    with contextlib.suppress(OSError):  # not every file system lets a folder be opened and synced
+        fd = os.open(os.path.dirname(path) or ".", os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _copy(src: sqlite3.Connection, tmp: str) -> None:
+    """The whole of ``src`` into the empty file ``tmp``, in one step (one read transaction of ``src``: a backup done
+    in several steps starts again whenever another connection writes, and might never finish under steady writes),
+    checked, left without a log, and synced."""
+    dst = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        src.backup(dst, pages=-1)
+        bad = dst.execute("PRAGMA quick_check").fetchall()
+        if bad != [("ok",)]:
+            raise StoreError(f"the copy at {tmp!r} does not check clean: {bad[:3]}")
+        # the copy keeps the store's WAL mode; its own log (if any) goes into it now, so one file is the whole copy
+        dst.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        dst.close()
+    _sync_file(tmp)
+
+
+def backup(src: sqlite3.Connection, dest: str, *, store_file: str | None = None, name: str = "path") -> int:
+    """Write a consistent copy of the database behind ``src`` to ``dest`` (see the module's notes); returns the copy's
+    size in bytes. ``store_file`` is the store's own file, which ``dest`` may not name."""
+    real = _check_destination(dest, name, store_file)
+    tmp = _temp_beside(real)
+    try:
+        _copy(src, tmp)
+        os.replace(tmp, real)
+    except BaseException as exc:
+        _remove(tmp)
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(f"backing up to {name} {dest!r}: {exc}") from exc
+        if isinstance(exc, OSError) and not isinstance(exc, HippoError):
+            raise StoreError(f"backing up to {name} {dest!r}: {exc.strerror or exc}") from exc
+        raise
+    _sync_folder(real)
+    return os.path.getsize(real)
+
+
+def read_only_connection(path: str) -> sqlite3.Connection:
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    return sqlite3.connect(uri, uri=True, isolation_level=None)
+
+
