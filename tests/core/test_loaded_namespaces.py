@@ -222,3 +222,40 @@ def test_a_call_using_more_namespaces_than_the_bound(tmp_path):
     assert len(_loaded(mem)) <= 2
     assert [mem.using(ns).count() for ns in names] == [6 + 4] * len(names)
     mem.close()
+
+
+def test_unloaded_namespaces_leave_no_state_behind(tmp_path):
+    """A server that serves many tenants through one handle holds the states of the loaded namespaces only: the
+    state object of an unloaded one is dropped (one kept per namespace ever used grew without bound), and its next
+    use makes a new one that answers as before."""
+    import gc
+
+    from hippo.engine.state import NamespaceState
+
+    path = str(tmp_path / "m.db")
+    with hippo.Memory(path, config={"max_loaded_namespaces": 3}) as mem:
+        before = {}
+        for u in range(40):
+            _fill(mem, f"user.{u}", 3)
+            before[u] = [h.id for h in mem.using(f"user.{u}").search("trip Lisbon", k=2)]
+        assert len(mem.engine.rt.states()) <= 3
+        gc.collect()
+        alive = [o for o in gc.get_objects() if isinstance(o, NamespaceState) and o.host is mem.engine.rt]
+        assert len(alive) <= 3
+        for u in (0, 17, 39):
+            assert [h.id for h in mem.using(f"user.{u}").search("trip Lisbon", k=2)] == before[u]
+            assert mem.using(f"user.{u}").count() == 3
+
+
+def test_a_state_held_across_its_unload_hands_over_to_the_namespace(tmp_path):
+    """A state taken outside a public call (``engine.state()``) and unloaded meanwhile loads nothing of its own:
+    catching it up gives the state the runtime holds for the namespace, so one namespace never has two."""
+    path = str(tmp_path / "m.db")
+    with hippo.Memory(path, config={"max_loaded_namespaces": 1}) as mem:
+        _fill(mem, "a", 4)
+        held = mem.using("a").engine.state()
+        _fill(mem, "b", 4)
+        assert _loaded(mem) == {"b"}
+        got = held.current()
+        assert got is mem.engine.rt.states()["a"] and got.loaded and len(got.index) == 4
+        assert not held.loaded

@@ -4,9 +4,11 @@ process-local structure, the optional LLM and embedding function, and one :class
 At most ``config.max_loaded_namespaces`` namespaces keep their followers loaded: when one more is loaded, the least
 recently used ones are unloaded (:meth:`NamespaceState.unload`: saved as :meth:`Runtime.close` saves them, then their
 followers freed) and loaded again on their next use, from their snapshots plus the change feed, as a new process
-would. The state objects themselves stay (they are small), so a thread holding one never finds it replaced; a
-namespace is never unloaded while a public call that uses it runs (:meth:`Runtime.begin` pins it), nor while a
-follower of it is rebuilt in the background."""
+would. An unloaded state object is dropped too (a server that served a hundred thousand tenants would otherwise keep
+one empty state each, about 15 KB): the next use of the namespace makes a new one. A namespace is never unloaded
+while a public call that uses it runs (:meth:`Runtime.begin` pins it), nor while a follower of it is rebuilt in the
+background; a state dropped while held outside a public call hands its next :meth:`NamespaceState.current` to the
+namespace's state in the runtime."""
 
 from __future__ import annotations
 
@@ -66,6 +68,8 @@ class Runtime:
         # namespaces past the bound that were in use when it was passed: unloaded by the call that used them last
         self._wanted: set[NamespaceState] = set()
         self._serials: dict[str, SerialWorker] = {}
+        # LLM fallbacks counted by the states of unloaded namespaces, handed to their next state (Memory.stats)
+        self._fallbacks: dict[str, int] = {}
 
     def live(self) -> None:
         if self.closed:
@@ -96,6 +100,7 @@ class Runtime:
             st = self._states.get(namespace)
             if st is None:
                 st = self._states[namespace] = NamespaceState(self, namespace)
+                st.llm_fallbacks = self._fallbacks.pop(namespace, 0)
             else:
                 self._states.move_to_end(namespace)
             if local.depth and st not in local.pinned:
@@ -154,10 +159,23 @@ class Runtime:
             todo = [st for st in loaded[: max(0, len(loaded) - bound)] if not self._in_use(st, state)]
         for st in todo:
             try:
-                st.unload(lambda st=st: self._in_use(st), self._states_lock)
+                unloaded = st.unload(lambda st=st: self._in_use(st), self._states_lock)
             except Exception as exc:  # noqa: BLE001 - another namespace's call must not fail for this one
                 # (a busy store while it caught up before saving): it stays loaded, tried again later
                 log.warning("namespace %r stays loaded: %s", st.name, exc)
+                continue
+            if unloaded:
+                self._forget(st)
+
+    def _forget(self, st: NamespaceState) -> None:
+        """Drop the state of an unloaded namespace, unless a call took it again since (then it stays, and loads)."""
+        with self._states_lock:
+            if self._states.get(st.name) is not st or st.loaded or st in self._pins or st in self._wanted:
+                return
+            del self._states[st.name]
+            st.detached = True
+            if st.llm_fallbacks:
+                self._fallbacks[st.name] = st.llm_fallbacks
 
     def _in_use(self, st: NamespaceState, loading: NamespaceState | None = None) -> bool:
         """Whether a running call pins ``st``, or ``st`` is ``loading`` (being loaded for the caller: calls of other
@@ -187,6 +205,7 @@ class Runtime:
         """Forget every process-local follower of a namespace (after it was deleted from the store)."""
         with self._states_lock:
             st = self._states.pop(namespace, None)
+            self._fallbacks.pop(namespace, None)
         if st is not None:
             st.close()
 

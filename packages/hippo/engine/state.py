@@ -96,6 +96,8 @@ class Host(Protocol):
 
     def loaded_one(self, state: "NamespaceState") -> None: ...
 
+    def state(self, namespace: str) -> "NamespaceState": ...
+
 
 class _nolock:
     """A stand-in for a lock guard when the caller already holds the lock."""
@@ -237,6 +239,7 @@ class NamespaceState:
         self._row_cache: OrderedDict[int, MessageRow] = OrderedDict()
         self._row_lock = threading.Lock()
         self._row_epoch = 0  # bumped whenever a kept row may have changed (an update, a deletion, a reset)
+        self.detached = False  # unloaded and dropped by the runtime: the namespace's state is another object now
 
     @property
     def config(self) -> Config:
@@ -261,6 +264,8 @@ class NamespaceState:
         """This state, caught up with the store (the change feed after ``seen``). Takes the write lock only when
         there is something to apply. ``with_life``: the caller needs the lifecycle next (a recall), so a first
         open loads it alongside the co-index."""
+        if self.detached:  # held across an unload outside a public call: the runtime's state of the namespace
+            return self.host.state(self.name).current(with_life)
         fp = self.host.store.state(self.name)
         if self.index is not None and self.seen == fp:
             return self
