@@ -140,6 +140,52 @@ def test_as_llm_normalizes_what_memory_accepts(llm_server):
         LLM(base_url=llm_server.base_url, max_retries=-1)
 
 
+class _Completions:
+    def create(self, **kw):
+        raise AssertionError("not called")
+
+
+class _Client:
+    def __init__(self) -> None:
+        self.chat = type("Chat", (), {"completions": _Completions()})()
+
+
+class _SlottedClient:
+    __slots__ = ("chat",)  # not weak-referenceable
+
+    def __init__(self) -> None:
+        self.chat = type("Chat", (), {"completions": _Completions()})()
+
+
+def test_settings_dicts_made_per_handle_keep_no_client_each():
+    """``Memory(path, llm={...})`` opened per request builds its settings dict each time: equal settings give the
+    one LLM (and its client) instead of a new one that the process kept forever, and other clients handed in
+    are not all kept either."""
+    import gc
+    import weakref
+
+    from hippo.engine import llm as llm_mod
+
+    first = as_llm({"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+    for _ in range(50):
+        mem = Memory(None, llm={"base_url": "http://127.0.0.1:9/v1", "model": "m"})
+        mem.close()
+        assert as_llm({"model": "m", "base_url": "http://127.0.0.1:9/v1"}) is first
+    refs = []
+    for _ in range(200):
+        client = _Client()
+        refs.append(weakref.ref(client))
+        assert as_llm({"client": client, "model": "m"}).client is client
+        del client
+    slotted = _SlottedClient()
+    assert as_llm(slotted) is as_llm(slotted)
+    for _ in range(200):
+        as_llm(_SlottedClient())
+    gc.collect()
+    assert sum(r() is not None for r in refs) <= llm_mod._KEPT
+    assert len(llm_mod._kept) <= llm_mod._KEPT
+
+
 PETS = [
     ("Ann", "s1", "We adopted a beagle named Rufus from the shelter."),
     ("Bob", "s1", "Congratulations, that sounds lovely."),

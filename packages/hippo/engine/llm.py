@@ -17,6 +17,7 @@ import json
 import math
 import re
 import weakref
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -316,29 +317,58 @@ class LLM:
 
 
 _wrapped: "weakref.WeakKeyDictionary[Any, LLM]" = weakref.WeakKeyDictionary()
-_by_id: dict[int, tuple[Any, LLM]] = {}
+# Settings dicts (not weak-referenceable) by their items, and clients that cannot be weakly referenced by identity
+# (the entry holds the client, so its id names it): the latest _KEPT of them. A dict built for each handle or each
+# call ({"base_url": ...} written in the call) reuses the client made for equal settings instead of keeping one more
+# client, with its connection pool, for every dict the process ever passed.
+_KEPT = 32
+_kept: "OrderedDict[tuple, tuple[Any, LLM]]" = OrderedDict()
 _lock = ForkSafeLock()
 
 
+def _settings_key(obj: dict) -> tuple | None:
+    """A dict of settings as a key: its items (None when a value is not hashable: such a dict is not kept)."""
+    try:
+        key = ("settings", tuple(sorted(obj.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _keep(key: tuple, obj: Any, llm: LLM) -> None:
+    _kept[key] = (obj, llm)
+    _kept.move_to_end(key)
+    while len(_kept) > _KEPT:
+        _kept.popitem(last=False)
+
+
 def as_llm(obj: Any) -> LLM | None:
-    """Normalize ``Memory(llm=...)``: None, an :class:`LLM`, an OpenAI-compatible client or a settings dict."""
+    """Normalize ``Memory(llm=...)``: None, an :class:`LLM`, an OpenAI-compatible client or a settings dict. The same
+    client, or a dict of the same settings, gives the same :class:`LLM`."""
     if obj is None or isinstance(obj, LLM):
         return obj
     with _lock:
-        try:
-            got = _wrapped.get(obj)
-        except TypeError:  # not weak-referenceable (a dict): cache by identity while it is alive
-            hit = _by_id.get(id(obj))
-            got = hit[1] if hit is not None and hit[0] is obj else None
-        if got is not None:
-            return got
         if isinstance(obj, dict):
+            key = _settings_key(obj)
+            hit = _kept.get(key) if key is not None else None
+            if hit is not None:
+                _kept.move_to_end(key)
+                return hit[1]
             try:
                 llm = LLM(**obj)
             except TypeError as exc:
                 raise InvalidInput(f"llm settings: {exc}") from exc
-            _by_id[id(obj)] = (obj, llm)
+            if key is not None:
+                _keep(key, None, llm)
             return llm
+        try:
+            got = _wrapped.get(obj)
+        except TypeError:  # not weak-referenceable: kept by identity, the entry holding it
+            hit = _kept.get(("client", id(obj)))
+            got = hit[1] if hit is not None and hit[0] is obj else None
+        if got is not None:
+            return got
         if isinstance(obj, str):
             raise InvalidInput("llm must be an LLM, an OpenAI-compatible client or a dict of settings, not a str "
                                "(use llm={'base_url': ...})")
@@ -346,5 +376,5 @@ def as_llm(obj: Any) -> LLM | None:
         try:
             _wrapped[obj] = llm
         except TypeError:
-            _by_id[id(obj)] = (obj, llm)
+            _keep(("client", id(obj)), obj, llm)
         return llm
