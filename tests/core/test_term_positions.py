@@ -271,3 +271,37 @@ def test_term_stats_are_the_counts_and_frequency_of_the_current_stream():
     mem.delete(ids[::3])
     check()
     mem.close()
+
+
+def test_kept_term_statistics_and_rows_hold_no_pattern():
+    """A namespace keeps the counts and rows of its questions' terms, not the terms' patterns (about 20 KB each,
+    the process's to keep in ``lexicon.pattern``): a pattern the process dropped is freed, however many namespaces
+    asked for it. A pattern made again for the same word finds what the first one left, and the answers are those
+    of the stream itself."""
+    import gc
+    import sys
+    import weakref
+
+    mem = Memory(None)
+    for t in _texts(random.Random(7), 30):
+        mem.add(t)
+    idx = mem.engine.state().index
+    stream = idx.content.access_range(0, len(idx.content))
+    for word in ("paint", "new York", "Lisbon’s", "東京", "machinery"):
+        forms = lexicon.surface_forms(word)
+        pat = lexicon._pattern_of(word, forms, False)  # made anew, as after lexicon.pattern's cache let it go
+        phrases = pat.phrases
+        held = sys.getrefcount(phrases)
+        counts, f = idx.term_stats(pat)
+        rows, tf = idx.term_rows(pat)
+        assert counts == {t: int((stream == t).sum()) for t in pat.tokens}
+        ref = weakref.ref(pat)
+        del pat
+        gc.collect()
+        assert ref() is None, word
+        assert sys.getrefcount(phrases) == held - 1, word  # only this test's name for it is left
+        again = lexicon._pattern_of(word, forms, False)
+        assert idx.term_stats(again) == (counts, f)
+        got = idx.term_rows(again)
+        assert got[0] is rows and got[1] is tf  # the kept answer
+    mem.close()

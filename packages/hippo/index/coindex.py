@@ -38,6 +38,7 @@ _POS_CACHE_ENTRIES = 2048   # tokens whose occurrences are kept between question
 _POS_CACHE_MAX = 1 << 16    # tokens more frequent than this are not cached (only their newest ones are read)
 _TERM_CACHE_ENTRIES = 4096  # terms whose (rows, occurrences per row) are kept, extended as messages are appended
 _TERM_CACHE_ROWS = 1 << 20  # ... holding at most this many rows in all (16 bytes a row)
+_STATS_CACHE_TOKENS = 1 << 16  # token counts kept by the terms' statistics in all (a term has 30-60 tokens)
 _TEXT_CACHE_CHARS = 1 << 21     # characters of message text kept, most recently read first
 _COUNT_CACHE_ENTRIES = 1 << 15  # tokens whose number of occurrences is kept between questions
 _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept counts are dropped instead of extended
@@ -184,15 +185,15 @@ class NamespaceIndex:
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
         self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
         self._pos_lock = threading.Lock()
-        self._term_cache: OrderedDict[tuple, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
+        self._term_cache: OrderedDict[bytes, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
         self._term_cache_rows = 0  # rows held by the entries of ``_term_cache``
         self._text_cache: OrderedDict[int, str] = OrderedDict()  # row -> text, see :meth:`texts_of`
         self._text_cache_chars = 0
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
-        # id(pattern) -> (pattern, (layout, stream length), token counts, frequency): see :meth:`term_stats`
-        self._stats_cache: OrderedDict[int, tuple[lexicon.TermPattern, tuple[int, int], dict[int, int], int]] = \
-            OrderedDict()
+        # pattern.key -> ((layout, stream length), token counts, frequency): see :meth:`term_stats`
+        self._stats_cache: OrderedDict[bytes, tuple[tuple[int, int], dict[int, int], int]] = OrderedDict()
+        self._stats_cache_tokens = 0  # token counts held by the entries of ``_stats_cache``
         # the words written in several tokens: (layout, stream length read, words, version), see :meth:`slips`
         self._words: tuple[int, int, dict[tuple[str, int], set[str]], int] | None = None
         # how many runs of tokens in the words' read part write each of them (None when not known: a snapshot
@@ -428,6 +429,7 @@ class NamespaceIndex:
             self._text_cache_chars = 0
             self._counts.clear()
             self._stats_cache.clear()
+            self._stats_cache_tokens = 0
             if words is not None:  # the words of several tokens the other messages write, as a fresh read finds them
                 self._words = (self.layout + 1, words[0], words[1], self._words[3] + 1)
                 self._word_counts = words[2]
@@ -1100,22 +1102,30 @@ class NamespaceIndex:
     def term_stats(self, pat: lexicon.TermPattern) -> tuple[dict[int, int], int]:
         """``(token_counts(pat), term_frequency(pat))``, kept until the stream grows: the same question asked again
         (a context at another budget, a search then a recall) skips gathering dozens of counts per term. Kept by
-        pattern object (``lexicon.pattern`` returns the same one for a word), which the entry holds."""
+        the pattern's contents (:attr:`lexicon.TermPattern.key`), never the pattern itself: patterns are the
+        process's to keep (``lexicon.pattern``), and one held here for each of a namespace's last questions' terms
+        kept about 20 KB each, per loaded namespace."""
         n = len(self.content)
+        key = pat.key
         with self._pos_lock:
-            got = self._stats_cache.get(id(pat))
-            if got is not None and got[0] is pat and got[1] == (self.layout, n):
-                self._stats_cache.move_to_end(id(pat))
-                return got[2], got[3]
+            got = self._stats_cache.get(key)
+            if got is not None and got[0] == (self.layout, n):
+                self._stats_cache.move_to_end(key)
+                return got[1], got[2]
             layout = self.layout
         counts = self.token_counts(pat)
         freq = self.term_frequency(pat, counts)
         with self._pos_lock:
             if layout == self.layout:
-                self._stats_cache[id(pat)] = (pat, (layout, n), counts, freq)
-                self._stats_cache.move_to_end(id(pat))
-                while len(self._stats_cache) > _TERM_CACHE_ENTRIES:
-                    self._stats_cache.popitem(last=False)
+                old = self._stats_cache.pop(key, None)
+                if old is not None:
+                    self._stats_cache_tokens -= len(old[1])
+                self._stats_cache[key] = ((layout, n), counts, freq)
+                self._stats_cache_tokens += len(counts)
+                while self._stats_cache and (len(self._stats_cache) > _TERM_CACHE_ENTRIES
+                                             or self._stats_cache_tokens > _STATS_CACHE_TOKENS):
+                    _, dropped = self._stats_cache.popitem(last=False)
+                    self._stats_cache_tokens -= len(dropped[1])
         return counts, freq
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
@@ -1205,7 +1215,7 @@ class NamespaceIndex:
         an earlier message's matches. Questions of one conversation share most of their words ("I", "project",
         a name), and an agent asks between appends."""
         n = len(self.content)
-        key = (pat.term, pat.singles.tobytes(), pat.phrases, pat.anywhere)
+        key = pat.key  # the pattern's contents: an entry keeps no pattern (nor its phrases) alive
         layout = self.layout
         with self._pos_lock:
             got = self._term_cache.get(key)

@@ -11,6 +11,7 @@ punctuation or a symbol) and which continue one, filled once per process from th
 
 from __future__ import annotations
 
+import hashlib
 import re
 import string
 import unicodedata
@@ -570,6 +571,18 @@ class TermPattern:
     def tokens(self) -> tuple[int, ...]:
         """Every token the term's forms use, ascending."""
         return tuple(np.union1d(self.singles, self.phrase_table[2]).tolist())
+
+    @cached_property
+    def key(self) -> bytes:
+        """The term as a 16-byte key: a BLAKE2b digest of its stem, singles, phrases and ``anywhere``, the same for
+        two patterns that match alike. The phrases' tuples take about 20 KB for a word; a cache keyed by this keeps
+        no pattern alive."""
+        tokens = self.phrase_table[0]
+        term = self.term.encode("utf-8", "surrogatepass")
+        head = np.array([len(term), self.singles.size, tokens.shape[0], tokens.shape[1], int(self.anywhere)],
+                        dtype=np.int64)
+        return hashlib.blake2b(head.tobytes() + term + self.singles.astype(np.uint32).tobytes()
+                               + tokens.astype(np.int32).tobytes(), digest_size=16).digest()
 
     @cached_property
     def phrase_table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
