@@ -259,3 +259,34 @@ def test_a_state_held_across_its_unload_hands_over_to_the_namespace(tmp_path):
         got = held.current()
         assert got is mem.engine.rt.states()["a"] and got.loaded and len(got.index) == 4
         assert not held.loaded
+
+
+def test_reads_of_namespaces_no_one_wrote_do_not_pile_up_where_nothing_is_saved(tmp_path):
+    """In memory or read-only every namespace holding messages stays loaded (its reinforcements live in the process
+    only), but one that never held a message has nothing to lose: reads of unknown users' namespaces are unloaded
+    past the bound like any other, instead of keeping an empty loaded state each for as long as the process runs."""
+    path = str(tmp_path / "m.db")
+    with hippo.Memory(path, config=CFG) as w:
+        _fill(w, "a", 6)
+    mem = hippo.Memory(None, config={**CFG, "max_loaded_namespaces": 2})
+    _fill(mem, "a", 6)
+    with hippo.Memory(path, read_only=True, config={**CFG, "max_loaded_namespaces": 2}) as ro:
+        for m in (mem, ro):
+            a = m.using("a")
+            ids = [i.id for i in a.list()]
+            a.reinforce(ids[:2])
+            reinforced = a.strength(ids)
+            for u in range(30):
+                other = m.using(f"nobody.{u}")
+                assert other.count() == 0 and other.search("trip Lisbon", k=3) == []
+                assert other.recall("trip Lisbon", budget_tokens=100).messages == []
+            assert "a" in _loaded(m) and len(m.engine.rt.states()) <= 3
+            assert a.strength(ids) == reinforced
+            assert m.using("nobody.3").count() == 0
+            late = m.using("nobody.4")
+            if m is mem:
+                late.add("now someone wrote here")
+                for u in range(30, 40):
+                    m.using(f"nobody.{u}").count()
+                assert late.count() == 1 and "nobody.4" in _loaded(m)
+    mem.close()

@@ -149,14 +149,18 @@ class Runtime:
         in the background, reinforcements saved). Only namespaces used less recently than the ``bound`` latest are
         unloaded: one that cannot go yet is not replaced by a recent one. Those passed over because a call was using
         them are tried again when a public call returns; the others with the next load. A store whose derived state
-        is not saved (in memory, read-only) unloads nothing: it would be lost. Caller holds the write lock."""
-        if self.store.path is None or self.store.read_only:
-            return
+        is not saved (in memory, read-only) unloads only namespaces that never held a message (reads of namespaces
+        no one wrote, a lookup of an unknown user): what the others hold would be lost. Caller holds the write
+        lock."""
+        saves = self.store.path is not None and not self.store.read_only
         bound = self.config.max_loaded_namespaces
         with self._states_lock:
             self._wanted.clear()
             loaded = [st for st in self._states.values() if st.loaded]  # least recently used first
-            todo = [st for st in loaded[: max(0, len(loaded) - bound)] if not self._in_use(st, state)]
+            over = loaded[: max(0, len(loaded) - bound)]
+            if not saves:
+                over = [st for st in over if st.holds_nothing]
+            todo = [st for st in over if not self._in_use(st, state)]
         for st in todo:
             try:
                 unloaded = st.unload(lambda st=st: self._in_use(st), self._states_lock)

@@ -255,6 +255,12 @@ class NamespaceState:
         return self.host.store.path is not None
 
     @property
+    def holds_nothing(self) -> bool:
+        """Loaded, and the namespace never held a message: nothing here is derived from anything, or lost when
+        dropped."""
+        return self.index is not None and len(self.index) == 0 and self.seen.next_seq == 0
+
+    @property
     def writable(self) -> bool:
         """Whether derived state is saved to the store (a read-only store keeps it in memory only)."""
         return self.persistable and not self.host.store.read_only
@@ -435,8 +441,10 @@ class NamespaceState:
         store, as a new process would. Nothing is freed (False) while a whole follower is rebuilt in the background,
         when the store keeps no derived state (in memory, read-only: it would be lost), when strength records of
         this process are not saved yet (the store was busy), or when ``pinned()``, asked under ``guard`` (the lock
-        under which callers pin a state), says a running call uses the state. Caller holds the write lock."""
-        if self.index is None or not self.writable:
+        under which callers pin a state), says a running call uses the state. A namespace that never held a message
+        (a read of a namespace no one wrote) has nothing to lose and goes from any store. Caller holds the write
+        lock."""
+        if self.index is None or not (self.writable or self.holds_nothing):
             return False
         with self._warm_lock:
             if any(k in _FINISH_AT_CLOSE for k in self._warming):
@@ -445,15 +453,16 @@ class NamespaceState:
         # they leave
         self._stop_warming(_CATCH_UP)
         self._stop_warming(_WORDS)
-        self.save_derived()
-        life = self._life
-        if life is not None and (life.dirty or life.pending is not None
-                                 or any(k.any() for k in life.own_accesses())):
-            return False  # reinforcements held nowhere else
-        try:
-            self.host.store.seal(self.name, 1)
-        except HippoError:
-            pass  # the tail stays in its rows; nothing is lost
+        if self.writable:
+            self.save_derived()
+            life = self._life
+            if life is not None and (life.dirty or life.pending is not None
+                                     or any(k.any() for k in life.own_accesses())):
+                return False  # reinforcements held nowhere else
+            try:
+                self.host.store.seal(self.name, 1)
+            except HippoError:
+                pass  # the tail stays in its rows; nothing is lost
         with guard:
             with self._warm_lock:
                 if any(k in _FINISH_AT_CLOSE for k in self._warming) or pinned():
