@@ -41,6 +41,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections import OrderedDict
 from collections.abc import Generator, Iterable, Mapping
 from datetime import datetime, timezone
 from os import PathLike
@@ -99,6 +100,7 @@ _INDEX_KEYS = {"dims", "embed", "fields"}
 #: keys of other stores' index configs (PostgresStore) that mean nothing to hippo's channels
 _FOREIGN_INDEX_KEYS = {"distance_type", "ann_index_config"}
 _MAX_NAMESPACE_CHARS = 512
+_VIEWS_KEPT = 256  # views of hippo namespaces a store keeps (see HippoStore._view)
 MAX_VALUE_DEPTH = 99  # nesting levels of a value: it sits one level down in a message's metadata (100 at most)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -343,7 +345,10 @@ class HippoStore(BaseStore):
         self.embeddings: Embeddings | None = embeddings
         self._fields: list[str] = list((index or {}).get("fields") or ["$"])
         self.ttl_config = dict(ttl) if ttl is not None else None  # type: ignore[assignment]
-        self._views: dict[str, Any] = {}
+        # hippo namespace -> its view, the least recently used dropped past _VIEWS_KEPT: a server reads and writes
+        # the namespaces of users who come and go (and looks up some that hold nothing), and a view is cheap to make
+        self._views: OrderedDict[str, Any] = OrderedDict()
+        self._views_lock = threading.Lock()
         self._sweeper: threading.Thread | None = None
         self._sweeper_stop = threading.Event()
 
@@ -417,9 +422,16 @@ class HippoStore(BaseStore):
     def _view(self, name: str | None) -> Any:
         if name is None:
             return self.memory
-        view = self._views.get(name)
-        if view is None:
-            view = self._views[name] = self.memory.using(name)
+        with self._views_lock:
+            view = self._views.get(name)
+            if view is not None:
+                self._views.move_to_end(name)
+                return view
+        view = self.memory.using(name)
+        with self._views_lock:
+            self._views[name] = view
+            while len(self._views) > _VIEWS_KEPT:
+                self._views.popitem(last=False)
         return view
 
     # -- drivers: one plan per batch, run against the sync API or the async twins ---------------------------
@@ -880,7 +892,8 @@ class HippoStore(BaseStore):
         total = 0
         for name, _ in self._spaces(names, namespace):
             total += yield _Call(None, "delete_namespace", (name,), {})
-            self._views.pop(name, None)
+            with self._views_lock:
+                self._views.pop(name, None)
         return total
 
     def delete_namespace(self, namespace: tuple[str, ...]) -> int:

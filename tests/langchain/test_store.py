@@ -917,3 +917,28 @@ def test_the_label_check_without_langgraph_s_own_is_the_same(tmp_path):
                 verdicts.append("bad")
         assert ",".join(verdicts) == want
     assert run.stdout.strip() == want
+
+
+def test_a_store_serving_many_users_keeps_a_bounded_number_of_views(tmp_path):
+    """One HippoStore serving users who come and go (and looks up some who stored nothing) keeps the views of the
+    namespaces used last, not one for every namespace it ever touched; what each user stored reads back the same."""
+    import gc
+
+    from langchain_hippo import store as store_mod
+
+    mem = hippo.Memory(str(tmp_path / "s.db"), config={"max_loaded_namespaces": 8})
+    store = HippoStore(mem)
+    kept = getattr(store_mod, "_VIEWS_KEPT", 256)
+    n = kept + 200
+    for u in range(n):
+        if u % 3 == 0:
+            store.put(("memories", f"u{u}"), "k", {"text": f"user {u} likes the red kite"})
+        assert (store.get(("memories", f"u{u}"), "k") is None) == (u % 3 != 0)
+    gc.collect()
+    views = [o for o in gc.get_objects() if isinstance(o, hippo.Memory) and o.engine.rt is mem.engine.rt]
+    assert len(views) <= kept + 1  # and the handle itself
+    for u in (0, 3, (n - 1) // 3 * 3):
+        assert store.get(("memories", f"u{u}"), "k").value == {"text": f"user {u} likes the red kite"}
+        assert [i.key for i in store.search(("memories", f"u{u}"), query="red kite")] == ["k"]
+    store.close()
+    mem.close()
