@@ -56,15 +56,18 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
     async def twin(self: "Memory", *args: Any, **kwargs: Any) -> Any:
         call = functools.partial(one_call, self, *args, **kwargs)
         writes = self._rt.serial(self.namespace)
-        if ordered:
-            return await asyncio.wrap_future(writes.submit(call))
-        written, token = writes.read_begins()
         try:
-            if written is not None:
-                await asyncio.wrap_future(written)
-            return await asyncio.to_thread(_read, call, writes, token)
+            if ordered:
+                return await asyncio.wrap_future(writes.submit(call))
+            written, token = writes.read_begins()
+            try:
+                if written is not None:
+                    await asyncio.wrap_future(written)
+                return await asyncio.to_thread(_read, call, writes, token)
+            finally:
+                writes.read_ends(token)  # cancelled before its thread ran it, the read is over too
         finally:
-            writes.read_ends(token)  # cancelled before its thread ran it, the read is over too
+            self._rt.serial_done(self.namespace, writes)
 
     twin.__name__ = twin.__qualname__ = "a" + fn.__name__
     twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread, in the order of the async calls "

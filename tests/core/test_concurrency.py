@@ -238,6 +238,34 @@ async def test_a_cancelled_async_write_that_has_not_started_stores_nothing() -> 
         assert [m.text for m in mem.list()] == ["first"]
 
 
+async def test_async_calls_over_many_namespaces_leave_no_write_queue_behind(tmp_path) -> None:
+    """A server that makes async calls for users who come and go keeps a namespace's write queue only while a call
+    uses it: one kept for every namespace ever called grew without bound. Calls made after one is let go keep their
+    order."""
+    import gc
+
+    from hippo.base.serial import SerialWorker
+
+    def workers() -> int:
+        for t in threading.enumerate():  # a queue's thread ends (and lets its queue go) just after its last write
+            if t.name.startswith("hippo-writes-"):
+                t.join(10)
+        gc.collect()
+        return sum(isinstance(o, SerialWorker) for o in gc.get_objects())
+
+    with Memory(tmp_path / "m.db", config={"max_loaded_namespaces": 4}) as mem:
+        for u in range(200):
+            v = mem.using(f"user.{u}")
+            await v.aadd(f"user {u} likes the red kite")
+            assert [h.text for h in await v.asearch("red kite", k=1)] == [f"user {u} likes the red kite"]
+        assert workers() == 0
+        v = mem.using("user.7")
+        got = await asyncio.gather(v.aadd("a walrus"), v.asearch("walrus", k=1), v.aforget({"session_id": None}),
+                                   v.alist())
+        assert [h.text for h in got[1]] == ["a walrus"] and [m.text for m in got[3]] == []
+        assert workers() == 0
+
+
 def test_sealing_reads_the_tail_through_an_index(tmp_path) -> None:
     """Every write looks at the unsealed tail; that lookup must not walk the whole namespace (ingest would
     become quadratic: ~16 ms per add at 60k messages, ~0.04 ms with the index)."""

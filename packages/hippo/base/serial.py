@@ -22,12 +22,19 @@ class SerialWorker:
     shut down). A write whose future was cancelled before it started is skipped. Reads run elsewhere (the caller's
     pool thread) between :meth:`read_begins` and :meth:`read_ends`; a write waits for the reads begun before it."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, on_idle: Callable[[], None] | None = None) -> None:
         self._name = name
+        self._on_idle = on_idle  # called by the worker thread when it ends, the queue empty
         self._lock = threading.Lock()
         self._queue: deque[tuple[Future, contextvars.Context, Callable[..., Any], list[Future]]] = deque()
         self._running = False
         self._reads: set[Future] = set()
+        self.users = 0  # calls holding this worker (counted by its owner, hippo.engine.runtime.Runtime.serial)
+
+    def idle(self) -> bool:
+        """Nothing queued, running or reading: a call that came next would wait for nothing here."""
+        with self._lock:
+            return not (self._running or self._queue or self._reads)
 
     def submit(self, fn: Callable[..., Any]) -> Future:
         """Queue the write ``fn()`` (run in the caller's context variables, as ``asyncio.to_thread`` does) behind
@@ -74,10 +81,15 @@ class SerialWorker:
     def _drain(self) -> None:
         while True:
             with self._lock:
-                if not self._queue:
+                done = not self._queue
+                if done:
                     self._running = False
-                    return
-                future, context, fn, reads = self._queue.popleft()
+                else:
+                    future, context, fn, reads = self._queue.popleft()
+            if done:
+                if self._on_idle is not None:
+                    self._on_idle()
+                return
             if reads:
                 wait(reads)  # the reads called before this write answer with the store as it was
             if not future.set_running_or_notify_cancel():

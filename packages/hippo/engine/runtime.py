@@ -194,12 +194,29 @@ class Runtime:
     def serial(self, namespace: str) -> SerialWorker:
         """The order of a namespace's async calls (every view of it shares one): its writes one at a time in call
         order, its reads between them. One per namespace, so that a slow read or write of one namespace (an agentic
-        recall, a consolidation) does not hold up the writes of another."""
+        recall, a consolidation) does not hold up the writes of another. The caller hands it back with
+        :meth:`serial_done` once its call is over: a namespace's worker goes when no call holds it and it has nothing
+        queued or running (a server's users come and go; the next call makes a new one)."""
         with self._states_lock:
             worker = self._serials.get(namespace)
             if worker is None:
-                worker = self._serials[namespace] = SerialWorker(f"hippo-writes-{namespace}"[:64])
+                worker = self._serials[namespace] = SerialWorker(
+                    f"hippo-writes-{namespace}"[:64], lambda: self._serial_idle(namespace))
+            worker.users += 1
             return worker
+
+    def serial_done(self, namespace: str, worker: SerialWorker) -> None:
+        """A call that took ``worker`` from :meth:`serial` is over."""
+        with self._states_lock:
+            worker.users -= 1
+        self._serial_idle(namespace)
+
+    def _serial_idle(self, namespace: str) -> None:
+        """Drop the namespace's worker if no call holds it and it has nothing to do."""
+        with self._states_lock:
+            worker = self._serials.get(namespace)
+            if worker is not None and not worker.users and worker.idle():
+                del self._serials[namespace]
 
     def states(self) -> dict[str, NamespaceState]:
         with self._states_lock:
