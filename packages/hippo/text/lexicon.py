@@ -881,12 +881,18 @@ def pattern(word: str) -> TermPattern:
     return _pattern_of(word, forms, folds)
 
 
+# One int object per token id for every pattern's phrases: the encoder makes a new one per id (32 bytes), about half
+# of a pattern's memory (a word has about a hundred phrases). At most one entry per token of the vocabulary.
+_TOKEN_INTS: dict[int, int] = {}
+
+
 def _add_form(ids: tuple[int, ...], singles: set[int], phrases: set[tuple[int, ...]]) -> None:
     """A form's token ids into a pattern: one token into ``singles``, several (a phrase) into ``phrases``."""
     if len(ids) == 1:
         singles.add(ids[0])
     elif ids:
-        phrases.add(ids)
+        shared = _TOKEN_INTS.setdefault
+        phrases.add(tuple(shared(t, t) for t in ids))
 
 
 def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
