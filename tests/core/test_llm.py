@@ -231,6 +231,25 @@ def test_memory_falls_back_offline_when_the_endpoint_is_down():
     assert "pottery" in mem.recall("When does the pottery class start?", budget_tokens=60).text.lower()
 
 
+def test_fallbacks_counted_before_a_namespace_is_unloaded_stay_counted(tmp_path):
+    """``stats()["hierarchy"]["llm_fallbacks"]`` counts the process's fallbacks for the namespace, also after the
+    namespace was unloaded and loaded again (its state object is then a new one)."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    mem = Memory(str(tmp_path / "m.db"), config={"max_loaded_namespaces": 1},
+                 llm={"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 0, **FAST})
+    a = mem.using("a")
+    _fill(a)
+    a.recall("When does the pottery class start?", budget_tokens=60)
+    assert a.stats()["hierarchy"]["llm_fallbacks"] == 1
+    mem.using("b").add("another user")
+    assert "a" not in mem.engine.rt.states()
+    assert a.stats()["hierarchy"]["llm_fallbacks"] == 1
+    mem.close()
+
+
 def test_deep_consolidation_uses_llm_summaries_and_facts(llm_server):
     mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})
     items = mem.add_many({"text": t, "speaker": sp, "session_id": "s1"} for sp, _, t in PETS[:3])
