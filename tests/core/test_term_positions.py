@@ -316,3 +316,29 @@ def test_patterns_hold_one_int_per_token_id():
     objects = {id(t) for p in pats for ph in p.phrases for t in ph}
     values = {t for p in pats for ph in p.phrases for t in ph}
     assert len(values) > 50 and len(objects) == len(values)
+
+
+def test_a_process_keeps_the_patterns_of_its_latest_query_words_only():
+    """A server asked questions of ever new words holds the patterns (about 10 KB each) of the last
+    ``lexicon.WORDS_KEPT`` words it was asked, not of every word since it started: the patterns of its first
+    questions' words are freed once that many others were asked after them."""
+    import gc
+    import weakref
+
+    enc = tokenizer.encoding()
+    words = sorted({w for w in (enc.decode([t]).strip() for t in range(20000, 60000)) if w.isalpha()
+                    and w.islower() and len(w) >= 5})[: lexicon.WORDS_KEPT + 400]
+    assert len(words) == lexicon.WORDS_KEPT + 400
+    mem = Memory(None)
+    mem.add("the kestrel hunts over the meadow")
+    first, rest = words[:60], words[60:]
+    for w in first:
+        mem.search(f"what about {w}?", k=1)
+    refs = [weakref.ref(lexicon.pattern(w)) for w in first]
+    for k in range(0, len(rest), 3):
+        mem.search("what about " + " ".join(rest[k:k + 3]) + "?", k=1)
+    gc.collect()
+    # a few come back as the relatives of later words ("abort" of "abortion") and are among the latest again
+    assert len([w for w, r in zip(first, refs) if r() is not None]) <= len(first) // 10
+    assert lexicon.pattern.cache_info().currsize <= lexicon.WORDS_KEPT
+    mem.close()

@@ -863,7 +863,13 @@ def _code_joined() -> dict[bytes, tuple[str, ...]]:
     return {v: tuple(js) for v, js in out.items()}
 
 
-@lru_cache(maxsize=20_000)
+#: query words whose patterns (about 10 KB each) and relatives a process keeps, the most recently asked: an agent's
+#: questions repeat their words, and a server asked 10,000 questions of new words holds 4,096 of them (about 45 MB)
+#: instead of growing with every word it was ever asked
+WORDS_KEPT = 4096
+
+
+@lru_cache(maxsize=WORDS_KEPT)
 def pattern(word: str) -> TermPattern:
     """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
     after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token.
@@ -1089,7 +1095,7 @@ def _one_token(form: str) -> int | None:
     return ids[0] if len(ids) == 1 else None
 
 
-@lru_cache(maxsize=20_000)
+@lru_cache(maxsize=WORDS_KEPT)
 def relative_words(word: str) -> tuple[str, ...]:
     """The derivational relatives of ``word`` (:func:`hippo.text.relatives.relatives`: "adoption" for "adopt") that
     are not among its own surface forms, in lower case, sorted."""
