@@ -342,3 +342,24 @@ def test_a_process_keeps_the_patterns_of_its_latest_query_words_only():
     assert len([w for w, r in zip(first, refs) if r() is not None]) <= len(first) // 10
     assert lexicon.pattern.cache_info().currsize <= lexicon.WORDS_KEPT
     mem.close()
+
+
+def test_a_namespace_keeps_no_pattern_of_its_misspellings_and_relatives():
+    """What a namespace keeps of a word's misspellings and relatives is the words found, not their pattern (about
+    10 KB): the patterns alive are those lexicon's caches keep, however many namespaces are loaded."""
+    import gc
+
+    mem = Memory(None)
+    for ns in ("a", "b", "c"):
+        view = mem.using(ns)
+        view.add("We adopted a greyhound from the rescue in Seattle")
+        view.add("The adoption papers were signed at the recieving desk")
+        for q in ("Where did the adopton happen?", "Which cities did we visit?", "Who recieved the papers?"):
+            assert view.search(q, k=1)
+    lexicon.slips.cache_clear()
+    lexicon.pattern.cache_clear()
+    gc.collect()
+    assert [o for o in gc.get_objects() if isinstance(o, lexicon.TermPattern)] == []
+    hits = mem.using("b").search("Where did the adopton happen?", k=1)  # asked again: made again, same answer
+    assert "adopt" in hits[0].text.lower()
+    mem.close()

@@ -199,7 +199,10 @@ class NamespaceIndex:
         # how many runs of tokens in the words' read part write each of them (None when not known: a snapshot
         # saved without them); a deletion takes its messages' words off these instead of reading the stream again
         self._word_counts: dict[str, int] | None = None
-        self._slips: OrderedDict[str, tuple[int, lexicon.TermPattern | None]] = OrderedDict()
+        # word -> (version of ``_words``, the arguments of :func:`lexicon.slips` for it or None), see :meth:`slips`:
+        # the words found, not their pattern (about 10 KB, the process's to keep), so that what a namespace keeps is
+        # small and the patterns alive are bounded by lexicon's cache however many namespaces are loaded
+        self._slips: OrderedDict[str, tuple[int, tuple | None]] = OrderedDict()
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
         self._digest = GrowArray(np.uint64)            # see :attr:`digests`
@@ -665,7 +668,7 @@ class NamespaceIndex:
             got = self._slips.get(low)
             if got is not None and got[0] == version:
                 self._slips.move_to_end(low)
-                return got[1]
+                return lexicon.slips(*got[1]) if got[1] is not None else None
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
                 if slip else []
             long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
@@ -676,9 +679,10 @@ class NamespaceIndex:
         hits = tuple(sorted({w for w in near if lexicon.one_slip_apart(low, w) and textnorm.stem(w) != pat.term}
                             | {w for w in long if lexicon.stretched_from(low, w)} | set(accented) | set(cased)
                             | set(marked)))
-        out = lexicon.slips(pat.term, hits, low, rel, named) if hits or rel or named else None
+        args = (pat.term, hits, low, rel, named) if hits or rel or named else None
+        out = lexicon.slips(*args) if args is not None else None
         with self._pos_lock:
-            self._slips[low] = (version, out)
+            self._slips[low] = (version, args)
             self._slips.move_to_end(low)
             while len(self._slips) > _TERM_CACHE_ENTRIES:
                 self._slips.popitem(last=False)

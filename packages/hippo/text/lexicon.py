@@ -1062,8 +1062,9 @@ def slips(term: str, spellings: tuple[str, ...], word: str | None = None,
     :func:`pattern`), of its derivational relatives ``related`` (:func:`relative_words`; each in lower case and
     capitalised, where one token spells it: a family lists its inflected members itself) and of the place names
     ``named`` (:func:`hippo.text.places.names_of_kind`; as written), under the term's name, less the forms of the
-    query ``word`` itself when given (an occurrence of the word counts as the word, once). The same arguments give
-    the same object (kept by identity in the co-index's caches)."""
+    query ``word`` itself when given (an occurrence of the word counts as the word, once). Kept for the latest
+    arguments; a namespace keeps the arguments (the words it found), and the co-index's caches the pattern's
+    contents (:attr:`TermPattern.key`), so a pattern made again finds what the first one left."""
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
     for s in spellings:
