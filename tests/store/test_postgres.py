@@ -11,6 +11,7 @@ import sys
 import textwrap
 import threading
 import time
+from typing import Callable
 
 import pytest
 
@@ -1277,6 +1278,21 @@ def test_the_pool_reconnects_again_for_the_outage_window_then_while_a_call_waits
     assert len(starts) == 34
 
 
+def _count_through_an_outage(pg_server, mem: Memory, until: Callable[[], bool], timeout: float, what: str) -> None:
+    """Stop the server, count the store's one message from another thread (the count meets the outage: the pool
+    starts reconnecting), start the server again once ``until()`` holds, and check that the count returned 1."""
+    pg_server.stop()
+    try:
+        got: list = []
+        worker = threading.Thread(target=lambda: got.append(mem.count()))
+        worker.start()
+        wait_for(until, timeout=timeout, what=what)
+    finally:
+        pg_server.start()
+    worker.join(60)
+    assert got == [1]
+
+
 def test_a_call_begun_after_the_outage_window_has_the_pool_reconnect_until_it_gets_a_connection(
         pg_server, pg_url, monkeypatch) -> None:
     # with the window over, the pool made one round of attempts (2 s) for a call and stopped: the call waited for
@@ -1293,16 +1309,8 @@ def test_a_call_begun_after_the_outage_window_has_the_pool_reconnect_until_it_ge
             return real(cls, *args, **kwargs)
 
         monkeypatch.setattr(psycopg.Connection, "connect", classmethod(connect))
-        pg_server.stop()
-        try:
-            got: list = []
-            worker = threading.Thread(target=lambda: got.append(mem.count()))
-            worker.start()
-            wait_for(lambda: len(attempts) >= 16, timeout=25, what="the pool to go on reconnecting for the call")
-        finally:
-            pg_server.start()
-        worker.join(60)
-        assert got == [1]
+        _count_through_an_outage(pg_server, mem, lambda: len(attempts) >= 16, 25,
+                                 "the pool to go on reconnecting for the call")
 
 
 @pytest.mark.parametrize("first_wait", [None, 4.0])
@@ -1327,16 +1335,7 @@ def test_a_handle_reconnects_at_most_two_seconds_after_the_server_is_back(pg_ser
             return real(task, delay)
 
         monkeypatch.setattr(pool, "schedule_task", schedule_task)
-        pg_server.stop()
-        try:
-            got: list = []  # the count meets the outage: the pool starts reconnecting
-            worker = threading.Thread(target=lambda: got.append(mem.count()))
-            worker.start()
-            wait_for(lambda: len(waits) >= 4, timeout=60, what="four attempts to reconnect")
-        finally:
-            pg_server.start()
-        worker.join(60)
-        assert got == [1]
+        _count_through_an_outage(pg_server, mem, lambda: len(waits) >= 4, 60, "four attempts to reconnect")
         assert max(waits) <= postgres._RECONNECT_MAX_S, waits
         assert mem.add("after the outage").text == "after the outage"
 

@@ -32,6 +32,7 @@ from hippo.store.filecopy import (
     _SUFFIXES,
     _check_destination,
     _copy,
+    _placeable,
     _remove,
     _sync_folder,
     _temp_beside,
@@ -80,13 +81,9 @@ def restore(backup_path: str, path: str, *, busy_timeout_s: float = 10.0) -> dic
     ``{"namespaces": ..., "messages": ..., "bytes": ...}`` of the restored store."""
     if not os.path.isfile(backup_path):
         raise NotFound(f"backup {backup_path!r} is not a file")
-    real = os.path.realpath(path)
+    real = _placeable(path, "path")
     if os.path.realpath(backup_path) in {real + s for s in _SUFFIXES}:
         raise InvalidInput(f"backup {backup_path!r} is the store at path {path!r} itself")
-    if os.path.exists(real) and not os.path.isfile(real):
-        raise InvalidInput(f"path {path!r} is not a regular file (a directory, a device or a pipe)")
-    if not os.path.isdir(os.path.dirname(real) or "."):
-        raise NotFound(f"path {path!r}: its folder does not exist")
     tmp = _temp_beside(real)
     try:
         try:

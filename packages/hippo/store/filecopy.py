@@ -21,6 +21,17 @@ def _companions(path: str) -> list[str]:
     return [path + s for s in _SUFFIXES[1:] if os.path.exists(path + s)]
 
 
+def _placeable(dest: str, name: str) -> str:
+    """The real path of ``dest``, a file that may be written whole; raises naming ``name`` when it is something
+    else than a regular file, or its folder does not exist."""
+    real = os.path.realpath(dest)
+    if os.path.exists(real) and not os.path.isfile(real):
+        raise InvalidInput(f"{name} {dest!r} is not a regular file (a directory, a device or a pipe)")
+    if not os.path.isdir(os.path.dirname(real) or "."):
+        raise NotFound(f"{name} {dest!r}: its folder does not exist")
+    return real
+
+
 def _check_destination(dest: str, name: str, store_file: str | None = None) -> str:
     """The real path a copy may be renamed to; raises naming ``name`` when it is the store itself, not a regular
     file, or a store that is open or was not closed (a ``-wal`` or ``-shm`` beside it would be replayed onto the
@@ -28,10 +39,7 @@ def _check_destination(dest: str, name: str, store_file: str | None = None) -> s
     real = os.path.realpath(dest)
     if store_file is not None and real in {os.path.realpath(store_file + s) for s in _SUFFIXES}:
         raise InvalidInput(f"{name} {dest!r} is the store file itself; back up to another file")
-    if os.path.exists(real) and not os.path.isfile(real):
-        raise InvalidInput(f"{name} {dest!r} is not a regular file (a directory, a device or a pipe)")
-    if not os.path.isdir(os.path.dirname(real) or "."):
-        raise NotFound(f"{name} {dest!r}: its folder does not exist")
+    _placeable(dest, name)
     left = _companions(real)
     if left:
         raise InvalidInput(f"{name} {dest!r} has {', '.join(os.path.basename(p) for p in left)} beside it: a store "
