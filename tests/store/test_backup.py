@@ -268,6 +268,48 @@ def test_restore_of_a_copy_taken_with_its_log(tmp_path):
     mem.close()
     backup_mod.restore(str(tmp_path / "snap" / "s.db"), str(tmp_path / "r.db"))
     assert _texts(tmp_path / "r.db", "default") == ["in the file", "only in the log"]
+    # nothing was written beside the backup (no -shm: its folder may be read-only media)
+    assert sorted(os.listdir(tmp_path / "snap")) == ["s.db", "s.db-wal"]
+
+
+RESTORE_AT_A_LIMIT = textwrap.dedent("""
+    import json, os, resource, signal, sys
+    from hippo.store import backup
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[3]), resource.RLIM_INFINITY))
+    try:
+        backup.restore(sys.argv[1], sys.argv[2])
+        print(json.dumps(["returned", ""]))
+    except BaseException as exc:
+        print(json.dumps([type(exc).__name__, str(exc)]))
+""")
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="rlimits as on Linux")
+@pytest.mark.parametrize("with_log", [False, True])
+def test_restore_on_a_full_disk_raises_a_store_error_and_leaves_nothing(tmp_path, with_log):
+    # a file size limit stands for a full disk: no file may grow past half the backup's size
+    store = tmp_path / "s.db"
+    (tmp_path / "bk").mkdir()
+    mem = Memory(store)
+    _fill(mem, "heron", 40)
+    if with_log:  # a snapshot of the store in use
+        shutil.copyfile(store, tmp_path / "bk" / "b.db")
+        shutil.copyfile(str(store) + "-wal", tmp_path / "bk" / "b.db-wal")
+    mem.close()
+    if not with_log:
+        shutil.copyfile(store, tmp_path / "bk" / "b.db")
+    before = sorted(os.listdir(tmp_path / "bk"))
+    (tmp_path / "out").mkdir()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", RESTORE_AT_A_LIMIT, str(tmp_path / "bk" / "b.db"),
+                           str(tmp_path / "out" / "r.db"), str(os.path.getsize(store) // 2)],
+                          capture_output=True, text=True, env=env, timeout=120)
+    kind, message = json.loads(proc.stdout)
+    assert kind == "StoreError", (kind, message)
+    assert "not a readable" not in message  # the backup is sound: the disk is what failed
+    assert os.listdir(tmp_path / "out") == []
+    assert sorted(os.listdir(tmp_path / "bk")) == before
 
 
 def test_hippo_exports_what_the_docs_use():

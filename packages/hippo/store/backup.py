@@ -31,17 +31,21 @@ from hippo.base.errors import InvalidInput, NotFound, StoreError
 from hippo.store.filecopy import (
     _SUFFIXES,
     _check_destination,
-    _copy,
     _placeable,
     _remove,
     _sync_folder,
     _temp_beside,
     backup,
-    read_only_connection,
 )
 from hippo.store.sqlite import SQLiteStore
 
 __all__ = ["backup", "restore"]
+
+
+def _write_failed(exc: sqlite3.Error) -> bool:
+    """Whether SQLite could not write its files (a full disk, a file size limit, a failing device), rather than
+    read a damaged or foreign one."""
+    return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
 
 
 def _counters(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
@@ -86,24 +90,27 @@ def restore(backup_path: str, path: str, *, busy_timeout_s: float = 10.0) -> dic
         raise InvalidInput(f"backup {backup_path!r} is the store at path {path!r} itself")
     tmp = _temp_beside(real)
     try:
-        try:
-            if os.path.exists(backup_path + "-wal"):  # a copy of a store in use, with its log: SQLite reads both
-                src = read_only_connection(backup_path)
-                try:
-                    _copy(src, tmp)
-                finally:
-                    src.close()
-            else:  # the file alone: copied as bytes, so no -wal / -shm is left beside the backup
-                shutil.copyfile(backup_path, tmp)
-                check = sqlite3.connect(tmp, isolation_level=None)
-                try:
-                    bad = check.execute("PRAGMA quick_check").fetchall()
-                finally:
-                    check.close()
-                if bad != [("ok",)]:
-                    raise InvalidInput(f"backup {backup_path!r} does not check clean: {bad[:3]}")
+        try:  # the file, and its log when one is beside it (a file-system snapshot of a store in use), copied as
+            # bytes: nothing is written beside the backup (no -shm), which may be on read-only media
+            shutil.copyfile(backup_path, tmp)
+            if os.path.exists(backup_path + "-wal"):
+                shutil.copyfile(backup_path + "-wal", tmp + "-wal")
+        except OSError as exc:
+            raise StoreError(f"copying backup {backup_path!r} beside path {path!r}: {exc.strerror or exc}") from exc
+        try:  # SQLite reads the copied log into the copy here, and the copy is left as one file
+            check = sqlite3.connect(tmp, isolation_level=None)
+            try:
+                bad = check.execute("PRAGMA quick_check").fetchall()
+                if bad == [("ok",)]:
+                    check.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                check.close()
         except sqlite3.Error as exc:
+            if _write_failed(exc):
+                raise StoreError(f"copying backup {backup_path!r} beside path {path!r}: {exc}") from exc
             raise InvalidInput(f"backup {backup_path!r} is not a readable SQLite store: {exc}") from exc
+        if bad != [("ok",)]:
+            raise InvalidInput(f"backup {backup_path!r} does not check clean: {bad[:3]}")
         # this version opens the copy: an older store is upgraded, a foreign or damaged file refused
         store = SQLiteStore(tmp, busy_timeout_s=busy_timeout_s)
         try:
@@ -134,7 +141,10 @@ def restore(backup_path: str, path: str, *, busy_timeout_s: float = 10.0) -> dic
             else:
                 _check_destination(real, "path")  # no log of an earlier store left to be replayed onto the copy
                 work.close()
-                os.replace(tmp, real)
+                try:
+                    os.replace(tmp, real)
+                except OSError as exc:
+                    raise StoreError(f"renaming the copy to path {path!r}: {exc.strerror or exc}") from exc
                 _sync_folder(real)
         finally:
             work.close()
