@@ -255,6 +255,24 @@ def test_the_backup_and_restore_commands(tmp_path, capsys):
     assert run.code != 0 and "no store" in run.err
 
 
+def test_restore_takes_path_objects_and_names_a_bad_argument(tmp_path):
+    with Memory(tmp_path / "s.db") as mem:
+        _fill(mem, "heron", 3)
+        mem.backup(tmp_path / "bk.db")
+    report = backup_mod.restore(tmp_path / "bk.db", tmp_path / "r.db")  # os.PathLike, as Memory.backup takes
+    assert report["messages"] == 3 and _texts(tmp_path / "r.db", "default") == _texts(tmp_path / "s.db", "default")
+    good = str(tmp_path / "bk.db")
+    for args, kwargs, name in (((None, str(tmp_path / "x.db")), {}, "backup_path"), ((123, "x.db"), {}, "backup_path"),
+                               ((good, None), {}, "path"), ((good, 5), {}, "path"), ((good, "x\x00"), {}, "path"),
+                               ((good, "\ud800.db"), {}, "path"), ((good, ""), {}, "path"),
+                               ((good, str(tmp_path / "x.db")), {"busy_timeout_s": "10"}, "busy_timeout_s"),
+                               ((good, str(tmp_path / "x.db")), {"busy_timeout_s": float("nan")}, "busy_timeout_s"),
+                               ((good, str(tmp_path / "x.db")), {"busy_timeout_s": None}, "busy_timeout_s")):
+        with pytest.raises(InvalidInput, match=name):
+            backup_mod.restore(*args, **kwargs)
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp") or p.startswith(("x.db", "\ufffd"))]
+
+
 def test_restore_of_a_copy_taken_with_its_log(tmp_path):
     # a store copied with its -wal beside it (a file-system snapshot of a store in use): SQLite reads both
     store = tmp_path / "s.db"

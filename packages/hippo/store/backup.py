@@ -23,6 +23,7 @@ sees it changed and reads it again, even where the backup's counters happen to e
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import sqlite3
@@ -37,7 +38,7 @@ from hippo.store.filecopy import (
     _temp_beside,
     backup,
 )
-from hippo.store.sqlite import SQLiteStore
+from hippo.store.sqlite import SQLiteStore, check_path
 
 __all__ = ["backup", "restore"]
 
@@ -80,9 +81,15 @@ def _past_both(work: sqlite3.Connection, live: sqlite3.Connection) -> None:
                      (key, str(value)))
 
 
-def restore(backup_path: str, path: str, *, busy_timeout_s: float = 10.0) -> dict[str, int]:
+def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_timeout_s: float = 10.0) -> dict[str, int]:
     """Put the store backed up at ``backup_path`` back at ``path`` (see the module's notes). Returns
-    ``{"namespaces": ..., "messages": ..., "bytes": ...}`` of the restored store."""
+    ``{"namespaces": ..., "messages": ..., "bytes": ...}`` of the restored store. Both paths are ``str`` or
+    ``os.PathLike``."""
+    backup_path = check_path(backup_path, "backup_path")
+    path = check_path(path, "path")
+    if isinstance(busy_timeout_s, bool) or not isinstance(busy_timeout_s, (int, float)) \
+            or not math.isfinite(busy_timeout_s) or busy_timeout_s < 0:
+        raise InvalidInput(f"busy_timeout_s must be a finite number of seconds >= 0, got {busy_timeout_s!r}")
     if not os.path.isfile(backup_path):
         raise NotFound(f"backup {backup_path!r} is not a file")
     real = _placeable(path, "path")
