@@ -368,7 +368,7 @@ class Memory:
         The copy is one committed state of the store, checked, and renamed over ``path`` only once whole, so ``path``
         is either its old file or the complete copy. Copying a store file that is in use (``cp``) misses what its
         ``-wal`` log holds and may be torn; this does neither. An in-memory store is saved to a file this way.
-        ``path`` may not be the store itself, nor a store that is open or was not closed cleanly. Put a backup back
+        ``path`` may not be the store itself, nor a store that a process has open. Put a backup back
         with ``hippo restore`` (:func:`hippo.store.backup.restore`). PostgreSQL stores are backed up with
         ``pg_dump`` (docs/deploy.md); there this raises :class:`~hippo.base.errors.StoreError`."""
         self._rt.live()

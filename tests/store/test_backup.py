@@ -147,6 +147,43 @@ def test_a_backup_refuses_the_store_itself_and_a_store_in_use(tmp_path):
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
 
 
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from hippo import Memory
+    mem = Memory(sys.argv[1])
+    mem.add("the held store's note")
+    print("ready", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_a_backup_replaces_a_backup_that_was_checked_read_only_but_not_a_store_another_process_holds(tmp_path):
+    # a nightly backup checked with a read-only open (which leaves its -wal and -shm behind): the next night's
+    # backup replaces it
+    with Memory(tmp_path / "s.db") as mem:
+        mem.add("monday's note")
+        mem.backup(tmp_path / "nightly.db")
+        with Memory(tmp_path / "nightly.db", read_only=True) as check:
+            assert check.check()["ok"]
+        mem.add("tuesday's note")
+        assert mem.backup(tmp_path / "nightly.db") == os.path.getsize(tmp_path / "nightly.db")
+        assert not [p for p in os.listdir(tmp_path) if p.startswith("nightly.db-")]
+        assert _texts(tmp_path / "nightly.db", "default") == ["monday's note", "tuesday's note"]
+        # a store another process has open is still refused, and left as it was
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "held.db")], stdout=subprocess.PIPE,
+                                env=env, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            with pytest.raises(InvalidInput, match="open in some process"):
+                mem.backup(tmp_path / "held.db")
+        finally:
+            proc.kill()
+            proc.wait()
+    with Memory(tmp_path / "held.db") as held:
+        assert [m.text for m in held.list()] == ["the held store's note"]
+
+
 def test_a_store_that_is_no_file_says_how_to_back_it_up():
     # Store's own default, which the PostgreSQL store keeps: its server's tools back it up
     from hippo.store.postgres import PostgresStore

@@ -35,17 +35,33 @@ def _placeable(dest: str, name: str) -> str:
 def _check_destination(dest: str, name: str, store_file: str | None = None) -> str:
     """The real path a copy may be renamed to; raises naming ``name`` when it is the store itself, not a regular
     file, or a store that is open or was not closed (a ``-wal`` or ``-shm`` beside it would be replayed onto the
-    copy, or deleted by the process that holds it)."""
+    copy, or deleted by the process that holds it). A ``-wal`` / ``-shm`` that no process holds (left by a read-only
+    open) is cleared first."""
     real = os.path.realpath(dest)
     if store_file is not None and real in {os.path.realpath(store_file + s) for s in _SUFFIXES}:
         raise InvalidInput(f"{name} {dest!r} is the store file itself; back up to another file")
     _placeable(dest, name)
     left = _companions(real)
+    if left and os.path.isfile(real):
+        _close_once(real)
+        left = _companions(real)
     if left:
         raise InvalidInput(f"{name} {dest!r} has {', '.join(os.path.basename(p) for p in left)} beside it: a store "
-                           "there is open in some process or was not closed cleanly. Close it (or open and close it "
-                           "once with hippo) before replacing it")
+                           "there is open in some process (or cannot be opened here to clear them). Close it before "
+                           "replacing it")
     return real
+
+
+def _close_once(real: str) -> None:
+    """Open and close the SQLite file ``real`` once, as hippo would: when no process has it open, SQLite folds its
+    ``-wal`` into it and removes the ``-wal`` and ``-shm`` (a read-only open leaves them behind, such as the one
+    that checked a backup); when one has, they stay. Nothing happens to a file SQLite cannot open."""
+    with contextlib.suppress(sqlite3.Error):
+        db = sqlite3.connect(real, isolation_level=None, timeout=0)
+        try:
+            db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        finally:
+            db.close()
 
 
 def _temp_beside(real: str) -> str:
