@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import hippo
-from hippo import InvalidInput, Memory, NotFound, StoreError
+from hippo import CorruptData, InvalidInput, Memory, NotFound, StoreError
 from hippo.store import backup as backup_mod
 from hippo.store.base import Store
 from tests.cli.conftest import cli
@@ -365,6 +365,44 @@ def test_restore_on_a_full_disk_raises_a_store_error_and_leaves_nothing(tmp_path
     assert "not a readable" not in message  # the backup is sound: the disk is what failed
     assert os.listdir(tmp_path / "out") == []
     assert sorted(os.listdir(tmp_path / "bk")) == before
+
+
+KILLED_WRITER = textwrap.dedent("""
+    import os, sys
+    from hippo import Memory
+    m = Memory(sys.argv[1])
+    m.add("before the log")
+    m._rt.store.checkpoint()
+    m._rt.store._db.execute("PRAGMA wal_autocheckpoint=0")
+    for i in range(30):
+        m.add(f"committed message number {i} about the harbor")
+    os._exit(0)
+""")
+
+
+def test_restore_refuses_a_copy_whose_log_is_damaged_where_sqlite_would_drop_commits(tmp_path):
+    # a file-system snapshot of a store in use whose -wal took a bit flip: SQLite alone would replay the log up
+    # to the flip and drop the 30-odd commits after it without a word; opening it with hippo refuses it
+    (tmp_path / "snap").mkdir()
+    snap = tmp_path / "snap" / "s.db"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", KILLED_WRITER, str(snap)], check=True, timeout=120, env=env)
+    log = Path(str(snap) + "-wal")
+    data = bytearray(log.read_bytes())
+    page = int.from_bytes(data[8:12], "big")
+    data[32 + 4 * (24 + page) + 24 + 300] ^= 0x20  # a byte of the fifth frame's page
+    log.write_bytes(bytes(data))
+    with pytest.raises(CorruptData, match="damaged at frame 4"):
+        Memory(snap, read_only=True)
+    with Memory(tmp_path / "s.db") as mem:
+        mem.add("the live store's note")
+    for dest in ("s.db", "free.db"):
+        with pytest.raises(InvalidInput, match="damaged at frame 4.*nothing was restored"):
+            backup_mod.restore(snap, tmp_path / dest)
+    assert _texts(tmp_path / "s.db", "default") == ["the live store's note"]
+    assert not (tmp_path / "free.db").exists()
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+    assert log.read_bytes() == bytes(data)  # the backup is left as it was
 
 
 def test_hippo_exports_what_the_docs_use():

@@ -12,7 +12,7 @@ written to a temporary file in the destination's folder, checked (``PRAGMA quick
 the destination, so the destination is either the old file or the whole copy.
 
 :func:`restore` puts a backup back at a store's path. The backup is first copied and opened by this version (which
-upgrades an older store and refuses a file that is no hippo store). When no store is at the path the copy is
+upgrades an older store and refuses a file that is no hippo store, or whose log is damaged: :mod:`hippo.store.wal`). When no store is at the path the copy is
 renamed there; otherwise it is written into the live file through SQLite's backup API, which goes through the
 file's own log and locks, so nothing stale is replayed and processes that have the store open see the restored
 content at their next read. Every namespace's counters (generation, change version) and the store's epochs are
@@ -38,6 +38,7 @@ from hippo.store.filecopy import (
     _temp_beside,
     backup,
 )
+from hippo.store import wal
 from hippo.store.sqlite import SQLiteStore, check_path
 
 __all__ = ["backup", "restore"]
@@ -95,6 +96,13 @@ def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_tim
     real = _placeable(path, "path")
     if os.path.realpath(backup_path) in {real + s for s in _SUFFIXES}:
         raise InvalidInput(f"backup {backup_path!r} is the store at path {path!r} itself")
+    try:  # SQLite would replay the log up to a damaged frame and drop the commits after it without a word
+        damaged = wal.confirmed_damage(backup_path)
+    except OSError:  # a log that cannot be read: copying it below says so
+        damaged = None
+    if damaged is not None:
+        raise InvalidInput(f"backup {backup_path!r}: {damaged.describe()}; nothing was restored. Run `hippo check "
+                           f"--repair --path {backup_path}` to keep a copy of the log and accept the loss, then restore")
     tmp = _temp_beside(real)
     try:
         try:  # the file, and its log when one is beside it (a file-system snapshot of a store in use), copied as
