@@ -367,6 +367,35 @@ def test_restore_on_a_full_disk_raises_a_store_error_and_leaves_nothing(tmp_path
     assert sorted(os.listdir(tmp_path / "bk")) == before
 
 
+LOCK_HOLDER = textwrap.dedent("""
+    import sqlite3, sys, time
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")  # a writer that keeps the write lock (a stuck transaction)
+    print("ready", flush=True)
+    time.sleep(60)
+""")
+
+
+def test_restore_into_a_store_another_writer_keeps_locked_gives_up_after_the_busy_timeout(tmp_path):
+    store = tmp_path / "s.db"
+    with Memory(store) as mem:
+        _fill(mem, "heron", 3)
+        mem.backup(tmp_path / "bk.db")
+        mem.add("after the backup")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(store)], stdout=subprocess.PIPE, env=env,
+                            text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        with pytest.raises(hippo.StoreBusy, match="busy_timeout_s=0.2"):
+            backup_mod.restore(tmp_path / "bk.db", store, busy_timeout_s=0.2)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert len(_texts(store, "default")) == 4  # left as it was
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
 KILLED_WRITER = textwrap.dedent("""
     import os, sys
     from hippo import Memory

@@ -27,8 +27,9 @@ import math
 import os
 import shutil
 import sqlite3
+import time
 
-from hippo.base.errors import InvalidInput, NotFound, StoreError
+from hippo.base.errors import InvalidInput, NotFound, StoreBusy, StoreError
 from hippo.store.filecopy import (
     _SUFFIXES,
     _check_destination,
@@ -48,6 +49,23 @@ def _write_failed(exc: sqlite3.Error) -> bool:
     """Whether SQLite could not write its files (a full disk, a file size limit, a failing device), rather than
     read a damaged or foreign one."""
     return getattr(exc, "sqlite_errorcode", 0) & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR)
+
+
+class _Busy(Exception):
+    """The live file stayed locked by another writer past the busy timeout."""
+
+
+def _backup_within(work: sqlite3.Connection, live: sqlite3.Connection, busy_timeout_s: float) -> None:
+    """``work`` written whole into ``live`` in one step. SQLite's backup call is retried for as long as another
+    connection holds the write lock (the Python loop around it waits without end); this gives up once the lock was
+    waited for ``busy_timeout_s``, with ``live`` as it was."""
+    start = time.monotonic()
+
+    def progress(status: int, remaining: int, total: int) -> None:
+        if status in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED) and time.monotonic() - start >= busy_timeout_s:
+            raise _Busy()
+
+    work.backup(live, pages=-1, progress=progress, sleep=min(0.25, busy_timeout_s / 4 or 0.001))
 
 
 def _counters(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
@@ -146,9 +164,12 @@ def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_tim
                     work.execute("BEGIN IMMEDIATE")
                     _past_both(work, live)
                     work.execute("COMMIT")
-                    work.backup(live, pages=-1)  # through the live file's own locks and log
+                    _backup_within(work, live, busy_timeout_s)  # through the live file's own locks and log
                     with contextlib.suppress(sqlite3.Error):
                         live.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                except _Busy:
+                    raise StoreBusy(f"restoring into path {path!r}: the store is locked by another writer (waited "
+                                    f"busy_timeout_s={busy_timeout_s:g}); nothing was restored") from None
                 except sqlite3.Error as exc:
                     raise StoreError(f"restoring into path {path!r}: {exc}") from exc
                 finally:
