@@ -115,6 +115,28 @@ def test_backups_taken_while_another_process_writes_are_each_one_committed_state
         proc.wait()
 
 
+def test_a_restore_from_a_store_another_process_writes_is_one_committed_state(tmp_path):
+    # the backup named is a store in use (its -wal and -shm beside it): read through SQLite's locks, not copied as
+    # bytes, which a checkpoint between copying the file and its log could tear
+    live = tmp_path / "live.db"
+    with Memory(live, namespace="w") as mem:
+        mem.add_many([{"text": "batch start first"}, {"text": "batch start second"}])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(live)], stdout=subprocess.PIPE, env=env, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        for k in range(4):
+            dest = tmp_path / f"r{k}.db"
+            backup_mod.restore(live, dest)
+            texts = _texts(dest, "w")
+            assert len(texts) % 2 == 0
+            assert texts == ["batch start first", "batch start second"] + [
+                f"batch {i} {part}" for i in range(len(texts) // 2 - 1) for part in ("first", "second")]
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_an_in_memory_store_is_saved_to_a_file(tmp_path):
     mem = Memory(None, namespace="x")
     _fill(mem, "wren", 5)

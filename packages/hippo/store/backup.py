@@ -29,15 +29,17 @@ import shutil
 import sqlite3
 import time
 
-from hippo.base.errors import InvalidInput, NotFound, StoreBusy, StoreError
+from hippo.base.errors import HippoError, InvalidInput, NotFound, StoreBusy, StoreError
 from hippo.store.filecopy import (
     _SUFFIXES,
     _check_destination,
+    _copy,
     _placeable,
     _remove,
     _sync_folder,
     _temp_beside,
     backup,
+    read_only_connection,
 )
 from hippo.store import wal
 from hippo.store.sqlite import SQLiteStore, check_path
@@ -66,6 +68,23 @@ def _backup_within(work: sqlite3.Connection, live: sqlite3.Connection, busy_time
             raise _Busy()
 
     work.backup(live, pages=-1, progress=progress, sleep=min(0.25, busy_timeout_s / 4 or 0.001))
+
+
+def _copied_as_bytes(backup_path: str, tmp: str) -> list:
+    """The backup, and its log when one is beside it (a file-system snapshot of a store in use), copied to ``tmp``
+    as bytes: nothing is written beside the backup (no -shm), which may be on read-only media. SQLite reads the
+    copied log into the copy, left as one file; returns ``PRAGMA quick_check``'s rows."""
+    shutil.copyfile(backup_path, tmp)
+    if os.path.exists(backup_path + "-wal"):
+        shutil.copyfile(backup_path + "-wal", tmp + "-wal")
+    check = sqlite3.connect(tmp, isolation_level=None)
+    try:
+        bad = check.execute("PRAGMA quick_check").fetchall()
+        if bad == [("ok",)]:
+            check.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        check.close()
+    return bad
 
 
 def _counters(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
@@ -123,21 +142,22 @@ def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_tim
                            f"--repair --path {backup_path}` to keep a copy of the log and accept the loss, then restore")
     tmp = _temp_beside(real)
     try:
-        try:  # the file, and its log when one is beside it (a file-system snapshot of a store in use), copied as
-            # bytes: nothing is written beside the backup (no -shm), which may be on read-only media
-            shutil.copyfile(backup_path, tmp)
-            if os.path.exists(backup_path + "-wal"):
-                shutil.copyfile(backup_path + "-wal", tmp + "-wal")
+        try:
+            if os.path.exists(backup_path + "-wal") and os.path.exists(backup_path + "-shm"):
+                # perhaps a store some process has open: read through SQLite's locks, one committed state (its
+                # -shm is there already, so nothing new is left beside it)
+                src = read_only_connection(backup_path)
+                try:
+                    _copy(src, tmp)  # checked there
+                finally:
+                    src.close()
+                bad = [("ok",)]
+            else:
+                bad = _copied_as_bytes(backup_path, tmp)
+        except HippoError:
+            raise
         except OSError as exc:
             raise StoreError(f"copying backup {backup_path!r} beside path {path!r}: {exc.strerror or exc}") from exc
-        try:  # SQLite reads the copied log into the copy here, and the copy is left as one file
-            check = sqlite3.connect(tmp, isolation_level=None)
-            try:
-                bad = check.execute("PRAGMA quick_check").fetchall()
-                if bad == [("ok",)]:
-                    check.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            finally:
-                check.close()
         except sqlite3.Error as exc:
             if _write_failed(exc):
                 raise StoreError(f"copying backup {backup_path!r} beside path {path!r}: {exc}") from exc
