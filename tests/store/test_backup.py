@@ -250,6 +250,28 @@ def test_restore_of_another_store_with_the_same_counters_is_seen_by_an_open_hand
     holder.close()
 
 
+def test_restore_in_place_of_a_store_of_another_page_size(tmp_path):
+    # a store made by another SQLite build or setting: SQLite refuses to write a copy of one page size into a file
+    # in WAL mode of another ("attempt to write a readonly database")
+    other = sqlite3.connect(tmp_path / "other.db")
+    other.execute("PRAGMA page_size=8192")
+    other.execute("VACUUM")
+    other.close()
+    with Memory(tmp_path / "other.db") as mem:
+        _fill(mem, "kestrel", 5)
+    store = tmp_path / "s.db"
+    holder = Memory(store)
+    _fill(holder, "heron", 3)
+    page = holder._rt.store._query("PRAGMA page_size")[0][0]
+    assert page != 8192
+    report = backup_mod.restore(tmp_path / "other.db", store)
+    assert report["messages"] == 5
+    assert [m.text for m in holder.list()] == _texts(tmp_path / "other.db", "default")
+    holder.close()
+    with Memory(store) as mem:
+        assert mem.check()["ok"] and mem._rt.store._query("PRAGMA page_size")[0][0] == page
+
+
 def test_restore_to_a_free_path_and_of_an_older_store(tmp_path):
     shutil.copy(DATA / "store_v2.db", tmp_path / "old.db")
     report = backup_mod.restore(str(tmp_path / "old.db"), str(tmp_path / "new.db"))

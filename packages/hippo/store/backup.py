@@ -87,6 +87,20 @@ def _copied_as_bytes(backup_path: str, tmp: str) -> list:
     return bad
 
 
+def _same_page_size(work: sqlite3.Connection, live: sqlite3.Connection) -> None:
+    """The copy rewritten with the live store's page size when they differ (a store made by another SQLite build or
+    with another setting): SQLite cannot write a copy of one page size into a file in WAL mode of another."""
+    size = live.execute("PRAGMA page_size").fetchone()[0]
+    if work.execute("PRAGMA page_size").fetchone()[0] == size:
+        return
+    mode = str(work.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+    work.execute("PRAGMA journal_mode=DELETE")  # a WAL file keeps its page size
+    work.execute(f"PRAGMA page_size={int(size)}")
+    work.execute("VACUUM")
+    if mode == "wal":
+        work.execute("PRAGMA journal_mode=WAL")
+
+
 def _counters(db: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], dict[str, int]]:
     """(namespace -> (generation, change version), epoch key -> value) of a store; empty where tables are missing."""
     names: dict[str, tuple[int, int]] = {}
@@ -181,6 +195,7 @@ def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_tim
                     raise StoreError(f"path {path!r} cannot be restored in place ({exc}); move the file (and any "
                                      "-wal / -shm beside it) aside, then restore to the free path") from exc
                 try:
+                    _same_page_size(work, live)
                     work.execute("BEGIN IMMEDIATE")
                     _past_both(work, live)
                     work.execute("COMMIT")
