@@ -22,6 +22,7 @@ by LlamaIndex and always contributes up to ``budget_tokens``.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from datetime import datetime, timezone
 from typing import Any, Literal
@@ -41,6 +42,8 @@ from llamaindex_hippo._common import (
     empty_block,
     with_embed_model,
 )
+
+log = logging.getLogger("llamaindex_hippo")
 
 #: the ``ChatMessage.additional_kwargs`` key that gives a message its time (when it was said): a datetime (naive
 #: read as UTC), epoch seconds or ISO-8601 text, its offset from UTC kept; a message without it is dated when it is
@@ -186,9 +189,18 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                 continue
             extra = dict(message.additional_kwargs or {})
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
-            when = extra.pop(TIME_KEY, None)  # when it was said (kept as the timestamp), else when it is stored
-            when = now if when is None else message_time(when, f"messages[{i}].additional_kwargs[{TIME_KEY!r}]",
-                                                         config)
+            given = extra.pop(TIME_KEY, None)  # when it was said (kept as the timestamp), else when it is stored
+            when = now
+            if given is not None:
+                field = f"messages[{i}].additional_kwargs[{TIME_KEY!r}]"
+                try:
+                    when = message_time(given, field, config)
+                except InvalidInput as exc:
+                    # LlamaIndex's Memory hands a batch over once it has taken it out of its queue: refusing it would
+                    # keep every message of it out of hippo. The message is stored as it is flushed, the value kept
+                    extra[TIME_KEY] = given
+                    log.warning("HippoMemoryBlock: %s; the message is dated when stored and the value kept in its "
+                                "metadata", exc)
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
             items.append({"text": text, "role": role, "speaker": role, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,

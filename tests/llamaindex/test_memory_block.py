@@ -234,13 +234,21 @@ async def test_a_message_s_own_time_dates_it(memory):
 
 
 @pytest.mark.parametrize("value", ["yesterday", float("nan"), True, [2023], 1683606720000, "0999-01-01"])
-async def test_a_time_hippo_cannot_read_is_refused_by_name(memory, value):
+async def test_a_time_hippo_cannot_read_does_not_lose_the_batch(memory, value, caplog):
+    """LlamaIndex's Memory hands a batch to the block once it has taken it out of its queue: refusing the batch for
+    one message's time kept every message of it out of hippo. Each is stored; the one of the unreadable time is
+    dated when stored, the value kept in its metadata, and a warning names the field."""
     block = HippoMemoryBlock(memory=memory)
     batch = [ChatMessage(role="user", content="kept back"),
              ChatMessage(role="user", content="bad", additional_kwargs={"hippo_timestamp": value})]
-    with pytest.raises(hippo.InvalidInput, match=r"messages\[1\]\.additional_kwargs\['hippo_timestamp'\]"):
+    before = datetime.now(timezone.utc)
+    with caplog.at_level("WARNING", logger="llamaindex_hippo"):
         await block.aput(batch, from_short_term_memory=True, session_id="s1")
-    assert memory.list() == []
+    assert [m.text for m in memory.list()] == ["kept back", "bad"]
+    bad = memory.list()[1]
+    assert bad.timestamp >= before
+    assert bad.metadata["hippo_timestamp"] == hippo.storable_metadata({"v": value})["v"]
+    assert "messages[1].additional_kwargs['hippo_timestamp']" in caplog.text
 
 
 async def test_a_question_s_yesterday_is_the_day_before_it_is_asked(memory):
