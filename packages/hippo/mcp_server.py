@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import threading
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -52,12 +52,13 @@ Role = Literal["user", "assistant", "system", "tool"]
 When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g. 2025-04-13 or 2025-04-13T10:15:00Z")]
 AskedAt = Annotated[str | None, Field(description="when the question is asked, ISO-8601 with the asker's UTC offset "
                                                   "(e.g. 2025-04-13T10:15:00-05:00): its 'yesterday' or 'last week' "
-                                                  "count from it; default: now")]
+                                                  "count from it; default: now, in the machine's time zone")]
 
 
 def _asked(asked_at: str | None) -> Any:
-    """When a client's question is asked: as the client says, else now (a client is a live conversation)."""
-    return asked_at if asked_at is not None else datetime.now(timezone.utc)
+    """When a client's question is asked: as the client says, else now on the machine's clock and calendar (a
+    client is a live conversation, and the server usually runs where its user is, as the command line does)."""
+    return asked_at if asked_at is not None else datetime.now().astimezone()
 FilterArg = Annotated[dict[str, Any] | None, Field(
     description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
                 '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
