@@ -21,7 +21,6 @@ import numpy as np
 from hippo.base.errors import LLMError
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import F_PERSIST
-from hippo.engine.hierarchy.themes import theme_stats
 from hippo.engine.lifecycle import Life
 from hippo.engine.state import NamespaceState
 
@@ -62,18 +61,8 @@ def _refine_themes(life: Life) -> int:
         j = int(np.argmax(sims))
         if sims[j] <= own:
             continue
-        u = options[j]
-        rest = [s for s in th.members[t] if s != sid]
-        grown = th.members[u] + [sid]
-        mu_t, coh_t = theme_stats(th._member_codes(rest), h.bits, th.tie)
-        mu_u, coh_u = theme_stats(th._member_codes(grown), h.bits, th.tie)
-        if th._evaluate({t, u}, [(mu_t, len(rest), coh_t), (mu_u, len(grown), coh_u)]) <= th.score() + 1e-12:
-            continue
-        th._set_members(t, rest)
-        th._after_change(t)
-        th._set_members(u, grown)
-        th._after_change(u)
-        moved += 1
+        if th.consider_move(sid, options[j]):
+            moved += 1
     return moved
 
 

@@ -12,9 +12,15 @@ with the most similar centroid or opens a new theme (§3.2, "Guided attach, spli
 cap (default 12, App. B) is split into the clustering candidate that maximizes f(P); a tiny theme merges into one
 of its nearest themes when that raises f(P). Every semantic that changes theme counts as a reassignment (§5.3).
 
-The nearest-neighbour similarity s_k of every theme is maintained exactly (a linear scan per changed theme), so
-scoring a candidate split or merge costs O(K) instead of the O(K^2) of recomputing f(P) from scratch;
-:func:`partition_score` is the from-scratch definition the tests compare against.
+The nearest-neighbour similarity s_k of every theme is maintained exactly (a linear scan per changed theme).
+Since s_k = 1 - 2 d_k / bits for an integer distance d_k, the partition's statistics are kept per distance
+(:class:`Stats`: how many themes have their nearest neighbour at each distance and the exact sum of their
+cohesions, plus K, N and sum n_k^2), so f(P) of the current partition costs O(bits) and a candidate split, merge or
+move costs one native distance scan of the centroids plus O(bits), instead of a median, a MAD and a mean over every
+theme. :meth:`ThemeSet._evaluate` is the direct computation over all themes; every decision takes it where the
+incremental value is too close to the decision's threshold to be sure of the comparison (:meth:`ThemeSet._beats`),
+so decisions are those of the direct computation. :func:`partition_score` is the from-scratch definition the tests
+compare against.
 """
 
 from __future__ import annotations
@@ -28,6 +34,12 @@ from hippo.engine.hierarchy.codes import CodeSet, hamming, majority, similarity
 from hippo.engine.hierarchy.knn import KnnGraph
 
 SEM_EPS = 0.01  # the epsilon of sigma in Eq. 3, in cosine units (256-bit codes resolve steps of 2/256)
+# Where the incremental f(P) decides. It differs from the direct computation only in how the mean of Eq. 3 is
+# summed: the direct one (numpy's pairwise sum of K rounded products) is within (2 + log2 K) * 2^-53 of the exact
+# value, the incremental one (exact per-distance sums, then math.fsum) within 2^-52; for K up to 10^9 both are
+# within 1e-14 of each other. A comparison whose margin is below GUARD is decided by the direct computation.
+GUARD = 1e-13
+_SCALE = 1 << 1074   # every float64 times this is an integer: cohesions are summed exactly as integers
 
 
 def sparsity_score(sizes: np.ndarray) -> float:
@@ -82,6 +94,97 @@ def partition_score(groups: list[np.ndarray], bits: int, tie: np.ndarray, eps: f
     return f_score(sizes, coh, nn, eps)
 
 
+def _exact(x: float) -> int:
+    """``x * 2^1074`` as an exact integer."""
+    num, den = float(x).as_integer_ratio()
+    return num * (_SCALE // den)
+
+
+def _once(fn: Callable[[], float]) -> Callable[[], float]:
+    """``fn``, computed at its first call only."""
+    box: list[float] = []
+
+    def get() -> float:
+        if not box:
+            box.append(fn())
+        return box[0]
+
+    return get
+
+
+class Stats:
+    """What f(P) needs of a partition, kept per nearest-neighbour distance: theme count K, N = sum n_k,
+    Q = sum n_k^2, and per distance d (``bits + 1``: no neighbour) how many themes have their nearest neighbour at
+    d and the exact sum of their cohesions (integers scaled by 2^1074, with that sum as a float beside it)."""
+
+    __slots__ = ("bits", "k", "n", "q", "count", "coh", "cohf", "s")
+
+    def __init__(self, bits: int) -> None:
+        self.bits = bits
+        self.k = self.n = self.q = 0
+        self.count = np.zeros(bits + 2, dtype=np.int64)
+        self.coh = [0] * (bits + 2)
+        self.cohf = np.zeros(bits + 2, dtype=np.float64)
+        # the values nn_sim holds for each distance, as the theme set computes them
+        self.s = 1.0 - 2.0 * np.arange(bits + 1, dtype=np.float64) / float(bits)
+
+    def copy(self) -> "Stats":
+        out = Stats.__new__(Stats)
+        out.bits, out.k, out.n, out.q, out.s = self.bits, self.k, self.n, self.q, self.s
+        out.count = self.count.copy()
+        out.coh = list(self.coh)
+        out.cohf = self.cohf.copy()
+        return out
+
+    def add(self, size: int, coh: int, d: int, sign: int = 1) -> None:
+        self.k += sign
+        self.n += sign * size
+        self.q += sign * size * size
+        self.count[d] += sign
+        self.coh[d] += sign * coh
+        self.cohf[d] = self.coh[d] / _SCALE
+
+    def move(self, coh: int, d_old: int, d_new: int) -> None:
+        if d_old != d_new:
+            self.count[d_old] -= 1
+            self.count[d_new] += 1
+            self.coh[d_old] -= coh
+            self.coh[d_new] += coh
+            self.cohf[d_old] = self.coh[d_old] / _SCALE
+            self.cohf[d_new] = self.coh[d_new] / _SCALE
+
+    def f(self, eps: float = SEM_EPS) -> float | None:
+        """f(P) (Eq. 1) from the statistics, as :func:`f_score` computes it up to the summation of Eq. 3's mean;
+        None when a theme has no neighbour although there are several (not a partition this class keeps)."""
+        k = self.k
+        if k == 0:
+            return 0.0
+        sparsity = float(self.n) * float(self.n) / (k * float(self.q))
+        if k == 1:
+            return sparsity + sum(self.coh) / _SCALE
+        bits = self.bits
+        if self.count[bits + 1]:
+            return None
+        d = np.flatnonzero(self.count[: bits + 1])[::-1]   # s ascending
+        counts = self.count[d]
+        s = self.s[d]
+        cum = np.cumsum(counts)
+        m = _middle(s, cum, k)
+        dev = np.abs(s - m)
+        order = np.argsort(dev, kind="stable")
+        sigma = _middle(dev[order], np.cumsum(counts[order]), k) + eps
+        g = np.exp(-np.square(s - m) / (2.0 * sigma * sigma))
+        return sparsity + math.fsum((g * self.cohf[d]).tolist()) / k
+
+
+def _middle(values: np.ndarray, cum: np.ndarray, total: int) -> float:
+    """np.median of the multiset of ascending ``values`` whose cumulative counts are ``cum``."""
+    hi = float(values[int(np.searchsorted(cum, total // 2, side="right"))])
+    if total % 2:
+        return hi
+    return (float(values[int(np.searchsorted(cum, total // 2 - 1, side="right"))]) + hi) / 2.0
+
+
 class ThemeSet:
     """The theme level of the hierarchy. Themes are addressed by slot id; merged-away themes leave dead slots."""
 
@@ -109,6 +212,13 @@ class ThemeSet:
         self.splits = 0
         self.merges = 0
         self.created: list[int] = []
+        # f(P)'s statistics and what each theme contributes to them (see :meth:`_sync`)
+        self.stats = Stats(bits)
+        self._sc_on = np.zeros(0, dtype=bool)
+        self._sc_n = np.zeros(0, dtype=np.int64)
+        self._sc_coh = np.zeros(0, dtype=np.float64)
+        self._sc_nn = np.zeros(0, dtype=np.float64)
+        self._sc_d = np.zeros(0, dtype=np.int64)
 
     # -- bookkeeping ----------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -243,6 +353,103 @@ class ThemeSet:
         if live.size == 0:
             return 0.0
         return f_score(self.sizes[live].astype(np.float64), self.cohesion[live], self.nn_sim[live])
+
+    def _distance_bin(self, nn: float) -> int:
+        """The integer distance behind a nearest-neighbour similarity (``bits + 1``: no neighbour)."""
+        return int(round((1.0 - nn) * self.bits / 2.0)) if math.isfinite(nn) else self.bits + 1
+
+    def _sync(self) -> None:
+        """Bring :attr:`stats` up to date with the themes' sizes, cohesions, nearest-neighbour similarities and
+        liveness: the themes whose values differ from what they contribute are taken out and put back."""
+        n = self.codes.n
+        if self._sc_on.size < n:
+            extra = max(n, 2 * self._sc_on.size) - self._sc_on.size
+            self._sc_on = np.concatenate([self._sc_on, np.zeros(extra, dtype=bool)])
+            self._sc_n = np.concatenate([self._sc_n, np.zeros(extra, dtype=np.int64)])
+            self._sc_coh = np.concatenate([self._sc_coh, np.zeros(extra)])
+            self._sc_nn = np.concatenate([self._sc_nn, np.zeros(extra)])
+            self._sc_d = np.concatenate([self._sc_d, np.full(extra, self.bits + 1, dtype=np.int64)])
+        alive = self.codes.alive[:n]
+        on = self._sc_on[:n]
+        changed = (alive != on) | (alive & ((self.sizes[:n] != self._sc_n[:n]) | (self.cohesion[:n] != self._sc_coh[:n])
+                                            | (self.nn_sim[:n] != self._sc_nn[:n])))
+        st = self.stats
+        for t in np.flatnonzero(changed).tolist():
+            if self._sc_on[t]:
+                st.add(int(self._sc_n[t]), _exact(self._sc_coh[t]), int(self._sc_d[t]), -1)
+            if alive[t]:
+                size, coh, nn = int(self.sizes[t]), float(self.cohesion[t]), float(self.nn_sim[t])
+                d = self._distance_bin(nn)
+                st.add(size, _exact(coh), d)
+                self._sc_on[t], self._sc_n[t], self._sc_coh[t], self._sc_nn[t] = True, size, coh, nn
+                self._sc_d[t] = d
+            else:
+                self._sc_on[t], self._sc_d[t] = False, self.bits + 1
+
+    def _score_fast(self) -> float | None:
+        """f(P) of the current partition from the kept statistics (None: only the direct computation has it)."""
+        self._sync()
+        return self.stats.f()
+
+    def _evaluate_fast(self, removed: set[int], added: list[tuple[np.ndarray, int, float]]) -> float | None:
+        """:meth:`_evaluate` from the kept statistics: the themes whose nearest neighbour changes are moved between
+        distances (found by one native scan of the centroids from the added themes and the kept themes whose nearest
+        neighbour is removed), then f(P) costs O(bits)."""
+        self._sync()
+        st = self.stats.copy()
+        n = self.codes.n
+        far = 1 << 30
+        none = self.bits + 1
+        keep = self.codes.alive[:n].copy()
+        gone = np.fromiter(removed, dtype=np.int64, count=len(removed))
+        keep[gone] = False
+        for r in removed:
+            if self._sc_on[r]:
+                st.add(int(self._sc_n[r]), _exact(self._sc_coh[r]), int(self._sc_d[r]), -1)
+        # one native scan of the centroids for the kept themes whose nearest neighbour is removed and the added ones
+        nn_id = self.nn_id[:n]
+        hit = np.zeros(n, dtype=bool)
+        for r in removed:
+            hit |= nn_id == r
+        rows = np.flatnonzero(keep & hit)
+        add_codes = np.array([c for c, _, _ in added], dtype=np.uint64).reshape(len(added), self.codes.words)
+        queries = np.concatenate([self.codes.codes[rows], add_codes])
+        new_d: dict[int, int] = {}   # kept themes whose nearest distance changes
+        own = np.zeros(0, dtype=np.int64)
+        if queries.shape[0] and n:
+            dist = hamming(queries[:, None, :], self.codes.codes[:n][None, :, :])
+            dist += np.where(keep, 0, far)[None, :]
+            dist[np.arange(rows.size), rows] = far
+            for j, dm in zip(rows.tolist(), dist[: rows.size].min(axis=1).tolist()):
+                new_d[j] = dm if dm < far else none
+            if added:
+                cross = dist[rows.size :]
+                cmin = cross.min(axis=0)
+                for j in np.flatnonzero(cmin < self._sc_d[:n]).tolist():
+                    new_d[j] = min(new_d.get(j, none), int(cmin[j]))
+                for j in rows.tolist():
+                    if cmin[j] < new_d[j]:
+                        new_d[j] = int(cmin[j])
+                own = cross.min(axis=1)
+        else:
+            own = np.full(len(added), far, dtype=np.int64)
+        if len(added) > 1:
+            among = hamming(add_codes[:, None, :], add_codes[None, :, :])
+            np.fill_diagonal(among, far)
+            own = np.minimum(own, among.min(axis=1))
+        for j, d in new_d.items():
+            st.move(_exact(self._sc_coh[j]), int(self._sc_d[j]), d)
+        for (_, size, coh), d in zip(added, own.tolist()):
+            st.add(int(size), _exact(coh), int(d) if d < far else none)
+        return st.f()
+
+    def _beats(self, f: float | None, f_exact: Callable[[], float], ref: float | None,
+               ref_exact: Callable[[], float], margin: float) -> bool:
+        """Whether ``f > ref + margin`` as the direct computation of f(P) decides it: the incremental values
+        decide unless they are within GUARD of the threshold (or missing)."""
+        if f is not None and ref is not None and abs(f - (ref + margin)) > GUARD:
+            return f > ref + margin
+        return f_exact() > ref_exact() + margin
 
     def _evaluate(self, removed: set[int], added: list[tuple[np.ndarray, int, float]]) -> float:
         """f(P) after removing themes ``removed`` and adding ``(centroid, size, cohesion)`` themes, without
@@ -402,15 +609,16 @@ class ThemeSet:
 
     def split(self, t: int) -> None:
         """Replace an overcrowded theme by the candidate split that maximizes f(P)."""
-        best, best_f = None, -math.inf
+        best, best_f, best_x = None, -math.inf, (lambda: -math.inf)
         for groups in self.split_candidates(t):
             added = []
             for g in groups:
                 mu, coh = theme_stats(self._member_codes(g), self.bits, self.tie)
                 added.append((mu, len(g), coh))
-            f = self._evaluate({t}, added)
-            if f > best_f:
-                best, best_f = groups, f
+            f = self._evaluate_fast({t}, added)
+            fx = _once(lambda added=added: self._evaluate({t}, added))
+            if self._beats(f, fx, best_f, best_x, 0.0):
+                best, best_f, best_x = groups, f, fx
         assert best is not None
         best = sorted(best, key=len, reverse=True)
         self._set_members(t, best[0])  # the largest part keeps the theme's id
@@ -434,15 +642,17 @@ class ThemeSet:
             return None
         size = len(self.members[t])
         top, _ = self.codes.top(self.codes.codes[t], self.merge_candidates + 1, exclude=t)
-        best, best_f = None, self.score()
+        best, best_f, best_x = None, self._score_fast(), _once(self.score)
         for u in top.tolist():
             if len(self.members[u]) + size > self.cap:
                 continue
             merged = self.members[u] + self.members[t]
             mu, coh = theme_stats(self._member_codes(merged), self.bits, self.tie)
-            f = self._evaluate({t, u}, [(mu, len(merged), coh)])
-            if f > best_f + 1e-12:
-                best, best_f = u, f
+            added = [(mu, len(merged), coh)]
+            f = self._evaluate_fast({t, u}, added)
+            fx = _once(lambda u=u, added=added: self._evaluate({t, u}, added))
+            if self._beats(f, fx, best_f, best_x, 1e-12):
+                best, best_f, best_x = u, f, fx
         if best is None:
             return None
         moving = self.members[t]
@@ -454,6 +664,23 @@ class ThemeSet:
         self._after_change(best)
         self.merges += 1
         return best
+
+    def consider_move(self, sid: int, u: int) -> bool:
+        """Move semantic ``sid`` from its theme to theme ``u`` if that raises f(P); whether it moved."""
+        t = self.theme_of[sid]
+        rest = [s for s in self.members[t] if s != sid]
+        grown = self.members[u] + [sid]
+        mu_t, coh_t = theme_stats(self._member_codes(rest), self.bits, self.tie)
+        mu_u, coh_u = theme_stats(self._member_codes(grown), self.bits, self.tie)
+        added = [(mu_t, len(rest), coh_t), (mu_u, len(grown), coh_u)]
+        if not self._beats(self._evaluate_fast({t, u}, added), lambda: self._evaluate({t, u}, added),
+                           self._score_fast(), self.score, 1e-12):
+            return False
+        self._set_members(t, rest)
+        self._after_change(t)
+        self._set_members(u, grown)
+        self._after_change(u)
+        return True
 
     def remove_semantic(self, sid: int) -> None:
         t = self.theme_of.pop(sid, None)
