@@ -32,6 +32,7 @@ import numpy as np
 
 from hippo.engine.hierarchy.codes import CodeSet, hamming, majority, similarity
 from hippo.engine.hierarchy.knn import KnnGraph
+from hippo.native import hamming_cross
 
 SEM_EPS = 0.01  # the epsilon of sigma in Eq. 3, in cosine units (256-bit codes resolve steps of 2/256)
 # Where the incremental f(P) decides. It differs from the direct computation only in how the mean of Eq. 3 is
@@ -417,8 +418,9 @@ class ThemeSet:
         new_d: dict[int, int] = {}   # kept themes whose nearest distance changes
         own = np.zeros(0, dtype=np.int64)
         if queries.shape[0] and n:
-            dist = hamming(queries[:, None, :], self.codes.codes[:n][None, :, :])
-            dist += np.where(keep, 0, far)[None, :]
+            dist = hamming_cross(queries, self.codes.codes[:n]) if self.codes.words <= 16 else \
+                hamming(queries[:, None, :], self.codes.codes[:n][None, :, :])
+            dist[:, np.flatnonzero(~keep)] = far
             dist[np.arange(rows.size), rows] = far
             for j, dm in zip(rows.tolist(), dist[: rows.size].min(axis=1).tolist()):
                 new_d[j] = dm if dm < far else none
