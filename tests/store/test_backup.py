@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -87,54 +88,54 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_backups_taken_while_another_process_writes_are_each_one_committed_state(tmp_path):
-    store = tmp_path / "s.db"
+@contextlib.contextmanager
+def _writer(store: Path):
+    """Another process adding pairs of messages to ``store`` (namespace "w"), one transaction a pair, until the
+    block ends. The store holds the pair "batch start" first."""
     with Memory(store, namespace="w") as mem:
         mem.add_many([{"text": "batch start first"}, {"text": "batch start second"}])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     proc = subprocess.Popen([sys.executable, "-c", WRITER, str(store)], stdout=subprocess.PIPE, env=env, text=True)
     try:
         assert proc.stdout.readline().strip() == "ready"
-        counts = []
-        with Memory(store, namespace="w") as mem:
-            for k in range(4):
-                dest = tmp_path / f"bk{k}.db"
-                mem.backup(dest)
-                texts = _texts(dest, "w")
-                # a prefix of the writer's sequence, whole batches only (each add_many is one transaction)
-                assert len(texts) % 2 == 0
-                want = ["batch start first", "batch start second"] + [
-                    f"batch {i} {part}" for i in range(len(texts) // 2 - 1) for part in ("first", "second")]
-                assert texts == want
-                with Memory(dest, read_only=True) as copy:
-                    assert copy.check()["ok"]
-                counts.append(len(texts))
-        assert counts == sorted(counts)
+        yield
     finally:
         proc.kill()
         proc.wait()
+
+
+def _one_committed_state(path: Path) -> int:
+    """How many messages the copy at ``path`` holds, checking that they are a prefix of the writer's sequence in
+    whole pairs (each pair is one transaction)."""
+    texts = _texts(path, "w")
+    assert len(texts) % 2 == 0
+    assert texts == ["batch start first", "batch start second"] + [
+        f"batch {i} {part}" for i in range(len(texts) // 2 - 1) for part in ("first", "second")]
+    return len(texts)
+
+
+def test_backups_taken_while_another_process_writes_are_each_one_committed_state(tmp_path):
+    store = tmp_path / "s.db"
+    counts = []
+    with _writer(store), Memory(store, namespace="w") as mem:
+        for k in range(4):
+            dest = tmp_path / f"bk{k}.db"
+            mem.backup(dest)
+            counts.append(_one_committed_state(dest))
+            with Memory(dest, read_only=True) as copy:
+                assert copy.check()["ok"]
+    assert counts == sorted(counts)
 
 
 def test_a_restore_from_a_store_another_process_writes_is_one_committed_state(tmp_path):
     # the backup named is a store in use (its -wal and -shm beside it): read through SQLite's locks, not copied as
     # bytes, which a checkpoint between copying the file and its log could tear
     live = tmp_path / "live.db"
-    with Memory(live, namespace="w") as mem:
-        mem.add_many([{"text": "batch start first"}, {"text": "batch start second"}])
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(live)], stdout=subprocess.PIPE, env=env, text=True)
-    try:
-        assert proc.stdout.readline().strip() == "ready"
+    with _writer(live):
         for k in range(4):
             dest = tmp_path / f"r{k}.db"
             backup_mod.restore(live, dest)
-            texts = _texts(dest, "w")
-            assert len(texts) % 2 == 0
-            assert texts == ["batch start first", "batch start second"] + [
-                f"batch {i} {part}" for i in range(len(texts) // 2 - 1) for part in ("first", "second")]
-    finally:
-        proc.kill()
-        proc.wait()
+            _one_committed_state(dest)
 
 
 def test_an_in_memory_store_is_saved_to_a_file(tmp_path):
