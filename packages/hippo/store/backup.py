@@ -12,12 +12,13 @@ written to a temporary file in the destination's folder, checked (``PRAGMA quick
 the destination, so the destination is either the old file or the whole copy.
 
 :func:`restore` puts a backup back at a store's path. The backup is first copied and opened by this version (which
-upgrades an older store and refuses a file that is no hippo store, or whose log is damaged: :mod:`hippo.store.wal`). When no store is at the path the copy is
-renamed there; otherwise it is written into the live file through SQLite's backup API, which goes through the
-file's own log and locks, so nothing stale is replayed and processes that have the store open see the restored
-content at their next read. Every namespace's counters (generation, change version) and the store's epochs are
-raised past both files' values first, and the copy's change feed cleared: a process holding a namespace in memory
-sees it changed and reads it again, even where the backup's counters happen to equal the ones it saw. The first open after a restore rebuilds the derived indexes (as after a deletion).
+upgrades an older store and refuses a file that is no hippo store, or whose log is damaged: :mod:`hippo.store.wal`).
+When no store is at the path the copy is renamed there; otherwise it is written into the live file through SQLite's
+backup API, which goes through the file's own log and locks, so nothing stale is replayed and processes that have
+the store open see the restored content at their next read. Every namespace's counters (generation, change version)
+and the store's epochs are raised past both files' values first, and the copy's change feed cleared: a process
+holding a namespace in memory sees it changed and reads it again, even where the backup's counters happen to equal
+the ones it saw. The first open after a restore rebuilds the derived indexes (as after a deletion).
 """
 
 from __future__ import annotations
@@ -153,7 +154,8 @@ def restore(backup_path: str | os.PathLike, path: str | os.PathLike, *, busy_tim
         damaged = None
     if damaged is not None:
         raise InvalidInput(f"backup {backup_path!r}: {damaged.describe()}; nothing was restored. Run `hippo check "
-                           f"--repair --path {backup_path}` to keep a copy of the log and accept the loss, then restore")
+                           f"--repair --path {backup_path}` to keep a copy of the log and accept the loss, then "
+                           "restore")
     tmp = _temp_beside(real)
     try:
         try:

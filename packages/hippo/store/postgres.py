@@ -215,7 +215,8 @@ def parse_url(url: str) -> tuple[str, str, dict[str, str]]:
         raise InvalidInput("path contains a NUL character")
     try:
         parts = urllib.parse.urlsplit(url)
-    except ValueError as exc:  # a bracket left open or stray in the host ('Invalid IPv6 URL'); the URL may hold a password
+    except ValueError as exc:
+        # a bracket left open or stray in the host ('Invalid IPv6 URL'); the URL may hold a password
         raise InvalidInput(f"path is not a valid PostgreSQL URL: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in ("postgresql", "postgres") or not url[len(scheme):].startswith("://"):
