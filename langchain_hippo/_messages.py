@@ -4,6 +4,7 @@ and the full message (type, ids, tool calls, extra fields) rides along in ``meta
 from __future__ import annotations
 
 import json
+import numbers
 from datetime import datetime, timezone
 from typing import Any
 
@@ -58,7 +59,9 @@ def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime |
     if isinstance(given, datetime):
         raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds (a message is kept as JSON, which holds "
                            f"no datetime): give {given.isoformat()!r}")
-    if isinstance(given, bool) or not isinstance(given, (str, int, float)):
+    # a message kept as JSON holds a number JSON writes (int, float); one that is not kept also a numpy number
+    numbers_taken = (int, float) if as_json else numbers.Real
+    if isinstance(given, bool) or not isinstance(given, (str, numbers_taken)):
         raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds, got {type(given).__name__} {given!r}")
     return message_time(given, field, config)
 

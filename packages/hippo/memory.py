@@ -500,7 +500,7 @@ class Memory:
         return self._ns.recall(query, budget, pred, scope, include_dormant, vector, excluded)
 
     def agentic_recall(self, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
-                       filter: dict[str, Any] | None = None) -> Recall:
+                       filter: dict[str, Any] | None = None, asked_at: Any = None) -> Recall:
         """Recall driven by an LLM agent over hippo's memory tools (seed 003 §3.4, Algorithm 3, Prompt E).
 
         The model calls ``search``, ``grep``, ``list_topics``, ``read_topic`` and ``read`` for up to
@@ -513,12 +513,13 @@ class Memory:
 
         ``llm`` is a :class:`hippo.engine.llm.LLM`, an OpenAI-compatible client or a dict of ``LLM`` settings; by
         default the one given to ``Memory(llm=...)``. ``filter`` scopes every tool and the evidence (topic
-        documents, which cannot be scoped, are then not offered). Every tool sees this namespace only.
+        documents, which cannot be scoped, are then not offered). ``asked_at`` as in :meth:`search`: the tools'
+        searches and the fallback count the question's days from it. Every tool sees this namespace only.
         """
         self._rt.live()
         _check_llm(llm)
         return agentic.agentic_recall(self._ns, _check_query(query), llm=llm, max_rounds=max_rounds,
-                                      budget_tokens=budget_tokens, filter=filter)
+                                      budget_tokens=budget_tokens, filter=filter, asked_at=asked_at)
 
     # -- time and truth -------------------------------------------------------------------------------------
     def timeline(self, query_or_entity: str, *, limit: int = 50, since: Any = None, until: Any = None,

@@ -381,3 +381,22 @@ def test_arguments_no_parser_or_number_can_read_are_reported_to_the_model(mem, l
     errors = [e["error"] for e in r.trace if e.get("status") == "error"]
     assert errors == ["message_id must be an integer, got '²'", "k must be an integer, got '³'",
                       "arguments are JSON that cannot be read (RecursionError)"]
+
+
+def test_asked_at_reaches_the_tools_searches_and_the_fallback(llm_server):
+    # Sunday's tennis, Monday's chess; asked on Tuesday, "yesterday" is Monday in the agent's searches and in the
+    # lexical fallback (counted from the latest message, it was Sunday)
+    with Memory(None) as m:
+        m.add("I played tennis in the park", timestamp="2026-11-22T18:00:00+00:00")
+        chess = m.add("I played chess in the park", timestamp="2026-11-23T18:00:00+00:00")
+        q = "What did I play in the park yesterday?"
+        llm_server.push_tool_calls({"name": "search", "arguments": {"query": q, "k": 1}})
+        for _ in range(3):
+            llm_server.push_tool_calls({"name": "search", "arguments": {"query": q, "k": 1}})
+        r = m.agentic_recall(q, llm=make_llm(llm_server), max_rounds=2, budget_tokens=20,
+                             asked_at="2026-11-24T09:00:00Z")
+        assert "I played chess in the park" in tool_messages(llm_server.tool_requests()[1])[0]
+        assert [e.get("event") for e in r.trace if "event" in e][-1] == "fallback"
+        assert [x.id for x in r.messages] == [chess.id]
+        with pytest.raises(InvalidInput, match="asked_at"):
+            m.agentic_recall(q, llm=make_llm(llm_server), asked_at="tomorrow")

@@ -339,3 +339,16 @@ def test_a_time_hippo_cannot_read_fails_the_turn_before_the_model_is_called():
         agent.invoke({"messages": [earlier, AIMessage("Nice."), HumanMessage("Where do I live?")]}, _cfg("t"))
     assert model.calls == []
     memory.close()
+
+
+def test_a_numpy_number_dates_a_message_the_middleware_stores():
+    """The middleware stores a message's words, not the message as JSON: a numpy number of epoch seconds is a time
+    there, as it is for the LlamaIndex block."""
+    import numpy as np
+
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Noted.")]), middleware=[HippoMemoryMiddleware(memory)])
+    said = HumanMessage("I moved to Denver.", additional_kwargs={"hippo_timestamp": np.int64(1686389400)})
+    agent.invoke({"messages": [said]}, _cfg("t"))
+    assert memory.using("user.ann").list()[0].timestamp == datetime(2023, 6, 10, 9, 30, tzinfo=timezone.utc)
+    memory.close()

@@ -198,9 +198,10 @@ class _Agent:
     """One agentic recall: the tools bound to a ``Memory`` view, the conversation, the trace."""
 
     def __init__(self, ns: Namespace, query: str, filter: dict[str, Any] | None, client: LLM,
-                 max_rounds: int) -> None:
+                 max_rounds: int, asked_at: Any = None) -> None:
         self.ns = ns
         self.query = query
+        self.asked_at = asked_at  # validated by the caller (scope_of)
         self.filter = filter
         self.pred = compile_filter(filter)
         self.client = client
@@ -231,7 +232,7 @@ class _Agent:
         if not isinstance(q, str) or not q.strip():
             raise ToolFailure("query must be a non-empty string")
         k = _int(args.get("k"), "k", lo=1, hi=SEARCH_MAX_K, default=8)
-        hits = self.ns.search(q, k, self.pred, scope_of(self.ns.config, q))
+        hits = self.ns.search(q, k, self.pred, scope_of(self.ns.config, q, asked_at=self.asked_at))
         self._surface([h.id for h in hits])
         if not hits:
             return "no matching messages"
@@ -590,19 +591,20 @@ class _Agent:
 
 
 def agentic_recall(ns: Namespace, query: str, *, llm: Any = None, max_rounds: int = 7, budget_tokens: int = 2000,
-                   filter: dict[str, Any] | None = None) -> Recall:
+                   filter: dict[str, Any] | None = None, asked_at: Any = None) -> Recall:
     """Recall driven by an LLM agent over hippo's memory tools (seed 003 §3.4, Algorithm 3, Prompt E); see
     :meth:`hippo.Memory.agentic_recall`. ``query`` has been validated by the caller."""
     budget_tokens = check_int(budget_tokens, "budget_tokens", minimum=1)
     max_rounds = check_int(max_rounds, "max_rounds", minimum=1, maximum=MAX_ROUNDS_LIMIT)
     pred = compile_filter(filter)  # validate before any LLM call
+    scope = scope_of(ns.config, query, asked_at=asked_at)
     source = llm if llm is not None else ns.rt.llm
     if source is None:
         raise InvalidInput("llm: agentic_recall needs an OpenAI-compatible LLM; pass llm=... or configure "
                            "Memory(llm=...) (offline recall is Memory.recall)")
     client = as_llm(source)
     t0 = time.perf_counter()
-    agent = _Agent(ns, query, filter, client, max_rounds)
+    agent = _Agent(ns, query, filter, client, max_rounds, asked_at)
     evidence = agent.run()
     if evidence:
         t = time.perf_counter()
@@ -610,7 +612,7 @@ def agentic_recall(ns: Namespace, query: str, *, llm: Any = None, max_rounds: in
         out.timings = {"pack_ms": (time.perf_counter() - t) * 1e3}
     else:
         # Algorithm 3, lines 13-16: no evidence from the agent -> the lexical fallback as a recall guard.
-        out = ns.recall(query, budget_tokens, pred, scope_of(ns.config, query), False)
+        out = ns.recall(query, budget_tokens, pred, scope, False)
         agent.trace.append({"event": "fallback", "round": int(agent.timings["rounds"]),
                             "reason": next((e.get("event") or "no usable evidence" for e in reversed(agent.trace)
                                             if "event" in e), "no usable evidence"), "recall": "lexical"})
