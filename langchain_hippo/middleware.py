@@ -249,8 +249,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
     def _asked(self, messages: list[AnyMessage]) -> Any:
         """When the question is asked: the latest user message's ``hippo_timestamp``, else now (a turn may come days
         after the last one stored, and its "yesterday" is the day before it). Every message's ``hippo_timestamp``
-        is checked here, before the model is called: one ``add`` would refuse after the call fails the turn now,
-        and no answer is lost with it."""
+        is checked here, before the model is called: a time the store would refuse after the call fails the turn
+        before an answer is paid for and lost."""
         config = getattr(self.memory, "config", None)
         now = datetime.now(timezone.utc)
         asked = now

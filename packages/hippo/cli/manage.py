@@ -1,8 +1,8 @@
 """Commands that change what is stored: ``forget``, ``delete-namespace``, ``consolidate``, ``check [--repair]``,
 ``backup`` and ``restore``.
 
-The two destructive ones ask before deleting: ``--yes`` answers for scripts; without it they prompt on a terminal
-and refuse when standard input is not one.
+The destructive ones (``forget``, ``delete-namespace``, and ``restore`` over an existing store) ask first: ``--yes``
+answers for scripts; without it they prompt on a terminal and refuse when standard input is not one.
 """
 
 from __future__ import annotations
