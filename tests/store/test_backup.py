@@ -481,3 +481,32 @@ def test_restore_refuses_a_copy_whose_log_is_damaged_where_sqlite_would_drop_com
 
 def test_hippo_exports_what_the_docs_use():
     assert callable(hippo.Memory.backup) and callable(backup_mod.restore)
+
+
+def test_a_copy_left_by_a_killed_backup_or_restore_is_cleared_by_the_next(tmp_path):
+    # a process killed mid-copy (kill -9, a crash) leaves its hidden copy beside the destination; the next backup or
+    # restore there removes it, while the copy of a process still running stays
+    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(ended.stdout)
+    running = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        store = tmp_path / "s.db"
+        with Memory(store) as mem:
+            mem.add("one note")
+        for dest in ("bk.db", "s.db"):
+            stale = tmp_path / f".{dest}.{dead}.abc123.tmp"
+            live = tmp_path / f".{dest}.{running.pid}.def456.tmp"
+            for f in (stale, live, tmp_path / f"{stale.name}-wal"):
+                f.write_bytes(b"partial copy")
+            if dest == "bk.db":
+                with Memory(store) as mem:
+                    mem.backup(tmp_path / dest)
+            else:
+                backup_mod.restore(tmp_path / "bk.db", store)
+            assert not stale.exists() and not (tmp_path / f"{stale.name}-wal").exists()
+            assert live.exists()
+            live.unlink()
+        assert _texts(store, "default") == ["one note"]
+    finally:
+        running.kill()
+        running.wait()

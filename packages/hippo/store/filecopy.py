@@ -64,10 +64,41 @@ def _close_once(real: str) -> None:
             db.close()
 
 
-def _temp_beside(real: str) -> str:
+def _alive(pid: int) -> bool:
     try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix=f".{os.path.basename(real)}.",
-                                   suffix=".tmp")  # mode 0600, like a store hippo creates
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process: alive
+        return True
+    return True
+
+
+def _clear_stale(real: str) -> None:
+    """Remove the copies beside ``real`` that a backup or restore killed before it finished left behind: hidden files
+    ``.<name>.<pid>.<random>.tmp`` whose process on this machine has ended (with their -wal / -shm / -journal).
+    A copy of a process still running is its work in progress and stays."""
+    folder, name = os.path.dirname(real) or ".", os.path.basename(real)
+    head = f".{name}."
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return
+    for entry in entries:
+        if not (entry.startswith(head) and entry.endswith(".tmp")):
+            continue
+        pid = entry[len(head):].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            _remove(os.path.join(folder, entry))
+
+
+def _temp_beside(real: str) -> str:
+    """A new hidden file beside ``real`` (mode 0600, like a store hippo creates) named after this process, so that a
+    later backup or restore can tell a copy left by a killed one from another's in progress (:func:`_clear_stale`)."""
+    _clear_stale(real)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(real) or ".", prefix=f".{os.path.basename(real)}.{os.getpid()}.",
+                                   suffix=".tmp")
     except OSError as exc:
         raise StoreError(f"cannot write beside {real!r}: {exc.strerror or exc}") from exc
     os.close(fd)
