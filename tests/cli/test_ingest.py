@@ -1356,3 +1356,136 @@ def test_a_slack_workspace_export_as_slack_hands_it_over(tmp_path, capsys) -> No
     assert_one_line_error(cli(capsys, "ingest", day, "--path", tmp_path / "b.db", "--split"), "--split",
                           "Slack export")
     assert namespaces(tmp_path / "b.db") == []
+
+
+# ------------------------------------------------------------------------------------------------- --timezone
+
+
+def stamps(path: Path) -> list[tuple[str, str, float]]:
+    """(text, timestamp with its offset, epoch seconds) of the stored messages."""
+    with hippo.Memory(path) as mem:
+        return [(m.text, m.timestamp.isoformat(), m.timestamp.timestamp()) for m in mem.list()]
+
+
+def epoch(*args: int) -> float:
+    return datetime(*args, tzinfo=timezone.utc).timestamp()
+
+
+# New York, 2024: the clocks went forward at 02:00 EST on 10 March (to 03:00 EDT) and back at 02:00 EDT on 3 November
+# (to 01:00 EST), so "01:10" after "01:50" that night is the second 01:10, in EST.
+NEW_YORK_CHAT = textwrap.dedent("""\
+    09/03/2024, 23:30 - Ann: I went hiking in the Catskills yesterday
+    10/03/2024, 01:59 - Bo: Nice, which trail?
+    10/03/2024, 03:00 - Ann: The Kaaterskill one
+    03/11/2024, 01:30 - Ann: Still up?
+    03/11/2024, 01:50 - Bo: Yes
+    03/11/2024, 01:10 - Ann: The clocks just went back
+    03/11/2024, 02:00 - Bo: Good night
+    """)
+
+
+def test_whatsapp_export_read_in_its_time_zone_across_both_daylight_saving_changes(tmp_path, capsys) -> None:
+    f = tmp_path / "chat.txt"
+    f.write_text(NEW_YORK_CHAT, encoding="utf-8")
+    db = tmp_path / "ny.db"
+    run = cli(capsys, "ingest", f, "--path", db, "--timezone", "America/New_York")
+    assert run.code == 0, run.err
+    assert stamps(db) == [
+        ("I went hiking in the Catskills yesterday", "2024-03-09T23:30:00-05:00", epoch(2024, 3, 10, 4, 30)),
+        ("Nice, which trail?", "2024-03-10T01:59:00-05:00", epoch(2024, 3, 10, 6, 59)),
+        ("The Kaaterskill one", "2024-03-10T03:00:00-04:00", epoch(2024, 3, 10, 7, 0)),  # a minute later
+        ("Still up?", "2024-11-03T01:30:00-04:00", epoch(2024, 11, 3, 5, 30)),
+        ("Yes", "2024-11-03T01:50:00-04:00", epoch(2024, 11, 3, 5, 50)),
+        ("The clocks just went back", "2024-11-03T01:10:00-05:00", epoch(2024, 11, 3, 6, 10)),
+        ("Good night", "2024-11-03T02:00:00-05:00", epoch(2024, 11, 3, 7, 0)),
+    ]
+    # said at 04:30 UTC on 10 March, on the speaker's calendar 9 March: its day header and its "yesterday"
+    with hippo.Memory(db) as mem:
+        text = mem.recall("When did Ann go hiking in the Catskills?", budget_tokens=200).text
+    assert "[9 March 2024]" in text and "Ann (8 March 2024): I went hiking" in text, text
+    # a fixed offset: no daylight saving
+    db = tmp_path / "fixed.db"
+    assert cli(capsys, "ingest", f, "--path", db, "--timezone", "+05:30").code == 0
+    assert [s for _, s, _ in stamps(db)][:3] == ["2024-03-09T23:30:00+05:30", "2024-03-10T01:59:00+05:30",
+                                                 "2024-03-10T03:00:00+05:30"]
+    assert stamps(db)[0][2] == epoch(2024, 3, 9, 18, 0)
+    db = tmp_path / "west.db"
+    assert cli(capsys, "ingest", f, "--path", db, "--timezone=-04:00").code == 0
+    assert stamps(db)[0][1:] == ("2024-03-09T23:30:00-04:00", epoch(2024, 3, 10, 3, 30))
+    # without --timezone the times are stored as written, read as UTC, as before
+    db = tmp_path / "utc.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [s for _, s, _ in stamps(db)] == [utc(2024, 3, 9, 23, 30), utc(2024, 3, 10, 1, 59), utc(2024, 3, 10, 3),
+                                             utc(2024, 11, 3, 1, 30), utc(2024, 11, 3, 1, 50),
+                                             utc(2024, 11, 3, 1, 10), utc(2024, 11, 3, 2)]
+
+
+def test_a_time_the_zone_skipped_an_unknown_zone_and_other_formats_are_refused(tmp_path, capsys) -> None:
+    f = tmp_path / "chat.txt"
+    f.write_text("09/03/2024, 23:30 - Ann: Leaving soon\n10/03/2024, 02:30 - Bo: Still awake\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    # 02:30 on 10 March 2024 never showed on a clock in New York (01:59 EST was followed by 03:00 EDT)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db, "--timezone", "America/New_York"),
+                          "chat.txt:2", "--timezone", "2024-03-10 02:30", "does not exist")
+    for zone, hint in (("Mars/Olympus", ""), ("america/new_york", "America/New_York"), ("Lisbon", "Europe/Lisbon"),
+                       ("", ""), ("America", ""), ("../etc/passwd", ""), ("+24:00", ""), ("UTC+05:75", "")):
+        assert_one_line_error(cli(capsys, "ingest", f, "--path", db, "--timezone", zone), "--timezone", hint)
+    hippo_list = tmp_path / "messages.json"
+    hippo_list.write_text(json.dumps([{"text": "hi", "timestamp": "2024-03-09T23:30:00"}]), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", hippo_list, "--path", db, "--timezone", "Europe/Lisbon"),
+                          "--timezone", "messages.json", "offset")
+    assert not db.exists()
+    # the zone reads the same in the function the command calls
+    from hippo.cli.sources import read_source
+    from zoneinfo import ZoneInfo
+    got = read_source(str(f), timezone=ZoneInfo("Europe/Lisbon")).records[1].item["timestamp"]
+    assert got.isoformat() == "2024-03-10T02:30:00+00:00"
+    with pytest.raises(hippo.InvalidInput, match="--timezone"):
+        read_source(str(f), timezone="Nowhere/Zone")
+
+
+def test_the_instants_of_telegram_messenger_discord_and_slack_keep_their_instant_in_the_zone(tmp_path, capsys) -> None:
+    """Lisbon is UTC+01:00 in summer and UTC+00:00 in winter. 23:30 UTC on 1 July 2024 is 00:30 on 2 July there."""
+    summer, winter = epoch(2024, 7, 1, 23, 30), epoch(2024, 12, 1, 23, 30)
+    telegram = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 1, "type": "message", "date": "2024-07-01T19:30:00", "date_unixtime": str(int(summer)),
+         "from": "Ann", "text": "the instant, whatever 'date' says"},
+        {"id": 2, "type": "message", "date": "2024-07-03T00:30:00", "from": "Bo", "text": "a local time alone"},
+        {"id": 3, "type": "message", "date": "2024-12-01T23:30:00", "date_unixtime": str(int(winter)),
+         "from": "Ann", "text": "winter"}]}
+    messenger = {"participants": [{"name": "Ann"}], "messages": [
+        {"sender_name": "Ann", "timestamp_ms": int(winter * 1000), "content": "winter"},
+        {"sender_name": "Ann", "timestamp_ms": int(summer * 1000), "content": "summer"}]}
+    discord = {"guild": {"name": "g"}, "channel": {"name": "c"}, "messages": [
+        {"id": "1", "type": "Default", "timestamp": "2024-07-01T19:30:00-04:00", "content": "summer",
+         "author": {"name": "ann"}},
+        {"id": "2", "type": "Default", "timestamp": "2024-12-01T18:30:00-05:00", "content": "winter",
+         "author": {"name": "ann"}}]}
+    slack = [{"type": "message", "user": "U1", "text": "summer", "ts": f"{int(summer)}.000005"},
+             {"type": "message", "user": "U1", "text": "winter", "ts": f"{int(winter)}.000000"}]
+    expected = {
+        "result.json": [("the instant, whatever 'date' says", "2024-07-02T00:30:00+01:00", summer),
+                        ("a local time alone", "2024-07-03T00:30:00+01:00", epoch(2024, 7, 2, 23, 30)),
+                        ("winter", "2024-12-01T23:30:00+00:00", winter)],
+        "message_1.json": [("summer", "2024-07-02T00:30:00+01:00", summer),
+                           ("winter", "2024-12-01T23:30:00+00:00", winter)],
+        "discord.json": [("summer", "2024-07-02T00:30:00+01:00", summer),
+                         ("winter", "2024-12-01T23:30:00+00:00", winter)],
+        "2024-07-01.json": [("summer", "2024-07-02T00:30:00.000005+01:00", summer + 5e-6),
+                            ("winter", "2024-12-01T23:30:00+00:00", winter)],
+    }
+    for name, doc in (("result.json", telegram), ("message_1.json", messenger), ("discord.json", discord),
+                      ("2024-07-01.json", slack)):
+        f = tmp_path / name
+        f.write_text(json.dumps(doc), encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db, "--timezone", "Europe/Lisbon")
+        assert run.code == 0, run.err
+        assert stamps(db) == expected[name], name
+    # the day header of the summer message is Lisbon's day, 2 July (1 July in UTC)
+    with hippo.Memory(tmp_path / "message_1.json.db") as mem:
+        assert "[2 July 2024]" in mem.recall("summer", budget_tokens=100).text
+    # without --timezone Discord keeps the exporting machine's offset, the others are UTC, as before
+    db = tmp_path / "plain.db"
+    assert cli(capsys, "ingest", tmp_path / "discord.json", "--path", db).code == 0
+    assert [s for _, s, _ in stamps(db)] == ["2024-07-01T19:30:00-04:00", "2024-12-01T18:30:00-05:00"]

@@ -176,7 +176,7 @@ def _check_batch(batch: int) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     batch = _check_batch(args.batch)
-    source = read_source(args.file, encoding=args.encoding)
+    source = read_source(args.file, encoding=args.encoding, timezone=args.timezone)
     if args.session is not None:
         for rec in source.records:
             if rec.item.get("session_id") is None:  # absent or null: the message has none
@@ -236,6 +236,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                                          "channel")
     i.add_argument("--encoding", default="utf-8", help="text encoding of the file (default utf-8), e.g. latin-1")
     i.add_argument("--session", help="session_id for messages that do not carry one")
+    i.add_argument("--timezone", metavar="ZONE",
+                   help="the time zone a chat app export was written in: an IANA name (Europe/Lisbon, "
+                        "America/New_York) or an offset (+05:30; a negative one as --timezone=-04:00 or "
+                        "UTC-04:00). WhatsApp's times (and Telegram's without date_unixtime) are read as that zone's "
+                        "clock, each with its offset of the day; the instants of Telegram, Messenger, Discord and "
+                        "Slack take it as the calendar their days are read on. Without it, times without an offset "
+                        "are read as UTC")
     i.set_defaults(func=cmd_ingest)
 
     e = sub.add_parser("export", help="write a namespace to a JSONL export file")

@@ -31,7 +31,8 @@ Formats, told apart by their content (never by the file name):
   "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
-  between them.
+  between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
+  phone's wall-clock times are read on that zone's clock, the instants take its offset (:func:`in_zone`).
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
 A Slack workspace export, the zip Slack hands over (``users.json``, ``channels.json`` and a folder of day files per
@@ -57,7 +58,8 @@ import re
 import stat
 import zipfile
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+import zoneinfo
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable, Iterator
 
 from hippo import InvalidInput, NotFound
@@ -282,8 +284,19 @@ def _utf16_hint(data: bytes) -> str:
     return f"; it looks like UTF-16 without a byte-order mark: pass --encoding {order}"
 
 
-def read_source(file: str, *, encoding: str = "utf-8") -> Source:
-    """Parse ``file`` in whichever supported format it holds; raises ``InvalidInput`` naming file, line, field."""
+def read_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | None = None) -> Source:
+    """Parse ``file`` in whichever supported format it holds; raises ``InvalidInput`` naming file, line, field.
+
+    ``timezone`` (an IANA name such as "America/New_York", a fixed offset such as "+05:30", or a ``tzinfo``) is the
+    zone a chat app export was written in: see :func:`in_zone`. Other formats refuse it."""
+    zone = None if timezone is None else parse_zone(timezone)
+    src = _read_source(file, encoding)
+    if zone is not None:
+        in_zone(src, zone, timezone if isinstance(timezone, str) else str(zone))
+    return src
+
+
+def _read_source(file: str, encoding: str) -> Source:
     _codec(encoding)
     data = _file_bytes(file)
     if data.startswith(b"PK\x03\x04"):
@@ -327,6 +340,87 @@ def read_source(file: str, *, encoding: str = "utf-8") -> Source:
     if not src.records:
         raise InvalidInput(f"{file}: the document holds no messages")
     return src
+
+
+# ------------------------------------------------------------------------------------------------- time zones
+
+# The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
+# (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
+CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord", "slack", "slack-export")
+_FIXED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
+
+
+def parse_zone(value: str | tzinfo, name: str = "--timezone") -> tzinfo:
+    """A time zone: an IANA name ("Europe/Lisbon", "America/New_York", "UTC"), a fixed offset from UTC ("+05:30",
+    "-04:00", "+0530", "+05", "UTC+05:30"), or a ``tzinfo`` as it is. ``InvalidInput`` naming ``name`` otherwise."""
+    if isinstance(value, tzinfo):
+        return value
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a time zone name like 'Europe/Lisbon' or an offset like '+05:30', got "
+                           f"{type(value).__name__}")
+    text = value.strip()
+    m = _FIXED_OFFSET.fullmatch(text)
+    if m is not None:
+        hours, minutes = int(m[2]), int(m[3] or 0)
+        if hours > 23 or minutes > 59:
+            raise InvalidInput(f"{name} {value!r} is no offset from UTC (hours 0-23, minutes 0-59)")
+        offset = timedelta(hours=hours, minutes=minutes)
+        return timezone(-offset if m[1] == "-" else offset)
+    try:
+        return zoneinfo.ZoneInfo(text)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        pass
+    try:
+        known = zoneinfo.available_timezones()
+    except OSError:
+        known = set()
+    if not known:
+        raise InvalidInput(f"{name} {value!r}: no time zone database is installed (install the tzdata package), or "
+                           f"give a fixed offset like '+05:30'")
+    near = next((k for k in sorted(known) if k.lower() == text.lower()), None)
+    near = near or next((k for k in sorted(known) if k.lower().endswith("/" + text.lower().replace(" ", "_"))), None)
+    raise InvalidInput(f"{name} {value!r} is not a known time zone: give an IANA name like 'Europe/Lisbon' or "
+                       f"'America/New_York', or an offset like '+05:30'" + (f" (did you mean {near!r}?)" if near
+                                                                             else ""))
+
+
+def _offset_text(off: timedelta) -> str:
+    minutes = round(off.total_seconds() / 60)
+    return f"UTC{'+' if minutes >= 0 else '-'}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
+
+
+def in_zone(src: Source, zone: tzinfo, name: str) -> None:
+    """The times of a chat app export read in ``zone`` (named ``name`` in errors), in place. A time written without
+    an offset (WhatsApp's, Telegram's "date" without "date_unixtime") is the wall clock of ``zone``: stored as that
+    instant, with the offset ``zone`` has on that day (summer and winter differ). An instant keeps its instant and
+    takes ``zone``'s offset, the calendar its days are read on. A wall-clock time that does not exist in ``zone``
+    (skipped when the clocks went forward) is refused; one that the clocks showed twice (when they went back) is the
+    earlier of the two, unless the export's messages before it are already past that one: then it is the later."""
+    if src.format not in CHAT_FORMATS:
+        raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
+                           f"Instagram, Discord, Slack); {src.file} holds {src.format} messages, whose timestamps "
+                           f"give their own offset (write them so: 2024-03-12T23:30:00-04:00)")
+    latest: datetime | None = None  # the last wall-clock time read, as an instant
+    for rec in src.records:
+        when = rec.item.get("timestamp")
+        if not isinstance(when, datetime):
+            continue
+        if when.tzinfo is not None and when.utcoffset() is not None:
+            rec.item["timestamp"] = when.astimezone(zone)
+            continue
+        early, late = when.replace(tzinfo=zone, fold=0), when.replace(tzinfo=zone, fold=1)
+        try:
+            first, second = early.astimezone(timezone.utc), late.astimezone(timezone.utc)
+        except (OverflowError, ValueError) as exc:
+            raise src.error(rec, f"--timezone {name}: {when.isoformat(' ')} is out of range ({exc})") from None
+        if second < first:  # the clocks went forward past it: the two readings are the offsets before and after
+            raise src.error(rec, f"--timezone {name}: {when.isoformat(' ')} does not exist there (the clocks went "
+                                 f"forward from {_offset_text(early.utcoffset())} to "
+                                 f"{_offset_text(late.utcoffset())} that night); is {name} the zone the export "
+                                 f"was written in?")
+        chosen = late if first < second and latest is not None and first < latest <= second else early
+        rec.item["timestamp"] = chosen
+        latest = chosen.astimezone(timezone.utc)
 
 
 def _load_document(file: str, text: str) -> Any:
