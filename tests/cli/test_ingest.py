@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from pathlib import Path
 
 import pytest
@@ -1442,6 +1442,13 @@ def test_a_time_the_zone_skipped_an_unknown_zone_and_other_formats_are_refused(t
     assert got.isoformat() == "2024-03-10T02:30:00+00:00"
     with pytest.raises(hippo.InvalidInput, match="--timezone"):
         read_source(str(f), timezone="Nowhere/Zone")
+
+    class NoOffset(tzinfo):  # a tzinfo of one's own that answers no offset
+        def utcoffset(self, dt):
+            return None
+
+    with pytest.raises(hippo.InvalidInput, match="--timezone"):
+        read_source(str(f), timezone=NoOffset())
 
 
 def test_the_instants_of_telegram_messenger_discord_and_slack_keep_their_instant_in_the_zone(tmp_path, capsys) -> None:

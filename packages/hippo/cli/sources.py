@@ -354,6 +354,12 @@ def parse_zone(value: str | tzinfo, name: str = "--timezone") -> tzinfo:
     """A time zone: an IANA name ("Europe/Lisbon", "America/New_York", "UTC"), a fixed offset from UTC ("+05:30",
     "-04:00", "+0530", "+05", "UTC+05:30"), or a ``tzinfo`` as it is. ``InvalidInput`` naming ``name`` otherwise."""
     if isinstance(value, tzinfo):
+        try:  # a tzinfo of one's own may give no offset, or one Python refuses
+            ok = datetime(2024, 1, 1, tzinfo=value).utcoffset() is not None
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC ({exc})") from None
+        if not ok:
+            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC (its utcoffset() is None)")
         return value
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a time zone name like 'Europe/Lisbon' or an offset like '+05:30', got "
@@ -405,14 +411,14 @@ def in_zone(src: Source, zone: tzinfo, name: str) -> None:
         when = rec.item.get("timestamp")
         if not isinstance(when, datetime):
             continue
-        if when.tzinfo is not None and when.utcoffset() is not None:
-            rec.item["timestamp"] = when.astimezone(zone)
-            continue
-        early, late = when.replace(tzinfo=zone, fold=0), when.replace(tzinfo=zone, fold=1)
         try:
+            if when.tzinfo is not None and when.utcoffset() is not None:
+                rec.item["timestamp"] = when.astimezone(zone)
+                continue
+            early, late = when.replace(tzinfo=zone, fold=0), when.replace(tzinfo=zone, fold=1)
             first, second = early.astimezone(timezone.utc), late.astimezone(timezone.utc)
-        except (OverflowError, ValueError) as exc:
-            raise src.error(rec, f"--timezone {name}: {when.isoformat(' ')} is out of range ({exc})") from None
+        except (OverflowError, ValueError, TypeError) as exc:
+            raise src.error(rec, f"--timezone {name}: {when.isoformat(' ')} cannot be read in it ({exc})") from None
         if second < first:  # the clocks went forward past it: the two readings are the offsets before and after
             raise src.error(rec, f"--timezone {name}: {when.isoformat(' ')} does not exist there (the clocks went "
                                  f"forward from {_offset_text(early.utcoffset())} to "
