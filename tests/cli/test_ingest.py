@@ -1496,3 +1496,23 @@ def test_the_instants_of_telegram_messenger_discord_and_slack_keep_their_instant
     db = tmp_path / "plain.db"
     assert cli(capsys, "ingest", tmp_path / "discord.json", "--path", db).code == 0
     assert [s for _, s, _ in stamps(db)] == ["2024-07-01T19:30:00-04:00", "2024-12-01T18:30:00-05:00"]
+
+
+@pytest.mark.parametrize("name, doc, field", [
+    ("discord.json", {"guild": {}, "channel": {}, "messages": [
+        {"id": "1", "type": [], "timestamp": "2024-07-01T19:30:00-04:00", "content": "hi", "author": {"name": "a"}}]},
+     "type"),
+    ("message_1.json", {"participants": [], "messages": [
+        {"sender_name": "Ann", "timestamp_ms": 1719876600000, "content": "hi", "type": {"kind": "Generic"}}]}, "type"),
+    ("2024-07-01.json", [{"type": "message", "subtype": ["bot_message"], "user": "U1", "text": "hi",
+                          "ts": "1719876600.000000"}], "subtype"),
+])
+def test_a_message_kind_that_is_a_list_or_an_object_is_named(tmp_path, capsys, name, doc, field) -> None:
+    """The kind of a Discord, Messenger or Slack message was looked up in a set as it was: a list or an object there
+    ended the command with "unexpected TypeError: unhashable type", naming no file, line or field."""
+    f = tmp_path / name
+    f.write_text(json.dumps(doc, indent=1), encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", tmp_path / "s.db")
+    assert_one_line_error(run, name, f"field '{field}'")
+    assert "TypeError" not in run.err
+    assert namespaces(tmp_path / "s.db") == []

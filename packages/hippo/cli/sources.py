@@ -1281,7 +1281,10 @@ def messenger_records(doc: dict) -> list[Record]:
         if got:
             meta["reactions"] = got
         # every message is checked whole, then the ones nobody wrote are left out
-        if not body or msg.get("is_unsent") or msg.get("type") in _MESSENGER_EVENTS or "call_duration" in msg:
+        kind = msg.get("type")
+        if kind is not None and not isinstance(kind, str):
+            raise SourceError(path, f"field 'type' must be a string, got {_kind(kind)}", "type")
+        if not body or msg.get("is_unsent") or kind in _MESSENGER_EVENTS or "call_duration" in msg:
             continue
         notice = _MESSENGER_NOTICES.match(body)
         if notice is not None and (notice["who"] is None or notice["who"] == who):
@@ -1307,7 +1310,9 @@ _DISCORD_NOTICES = {"RecipientAdd", "RecipientRemove", "Call", "ChannelNameChang
                     "GuildDiscoveryGracePeriodFinalWarning"}
 
 
-def _discord_notice(kind: Any) -> bool:
+def _discord_notice(kind: str | int | None) -> bool:
+    if isinstance(kind, int):
+        return 1 <= kind <= 18
     if isinstance(kind, str) and kind.isascii() and kind.isdigit():
         return 1 <= int(kind) <= 18
     return kind in _DISCORD_NOTICES
@@ -1391,7 +1396,11 @@ def discord_records(msgs: list) -> list[Record]:
         if got:
             meta["reactions"] = got
         # every message is checked whole, then the notices and the messages without words are left out
-        if _discord_notice(msg.get("type")) or not content.strip():
+        kind = msg.get("type")
+        if kind is not None and (isinstance(kind, bool) or not isinstance(kind, (str, int))):
+            raise SourceError(path, f"field 'type' must be the message's kind, a name or a number, got {_kind(kind)}",
+                              "type")
+        if _discord_notice(kind) or not content.strip():
             continue
         item: dict[str, Any] = {"text": content.strip(), "speaker": who, "role": "user", "timestamp": when}
         if meta:
@@ -1491,6 +1500,8 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         if not isinstance(text, str):
             raise SourceError(path, f"field 'text' must be a string, got {_kind(text)}", "text")
         subtype = msg.get("subtype")
+        if subtype is not None and not isinstance(subtype, str):
+            raise SourceError(path, f"field 'subtype' must be a string, got {_kind(subtype)}", "subtype")
         user = msg.get("user")
         if user is not None and not isinstance(user, str):
             raise SourceError(path, f"field 'user' must be a user id, got {_kind(user)}", "user")
