@@ -405,7 +405,8 @@ def in_zone(src: Source, zone: tzinfo, name: str) -> None:
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
                            f"Instagram, Discord, Slack); {src.file} holds {src.format} messages, whose timestamps "
-                           f"give their own offset (write them so: 2024-03-12T23:30:00-04:00)")
+                           f"are read with the offset they are written with (2024-03-12T23:30:00-04:00), as UTC "
+                           f"without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
     for rec in src.records:
         when = rec.item.get("timestamp")
