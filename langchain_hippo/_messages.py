@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import numbers
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any
 
 from langchain_core.messages import (
@@ -44,18 +44,24 @@ def _indexable_text(message: BaseMessage) -> str:
     return f"[{message.type} message without text]"
 
 
+def now_in(zone: tzinfo | None) -> datetime:
+    """The clock on ``zone``'s calendar (its offset of the day: summer or winter), UTC's without one."""
+    return datetime.now(zone if zone is not None else timezone.utc)
+
+
 def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime | None = None, *,
-            as_json: bool = True) -> Any:
+            as_json: bool = True, zone: tzinfo | None = None) -> Any:
     """When ``message`` was said: its ``additional_kwargs["hippo_timestamp"]`` as given (ISO-8601 text, its offset
-    from UTC kept, or epoch seconds; a naive text is UTC; with ``as_json=False``, for a message that is not kept
-    whole, also a datetime), else ``now`` (the clock when not given). ``InvalidInput`` naming the field of ``name``
-    (the message) for a time ``add`` refuses."""
+    from UTC kept, or epoch seconds, on ``zone``'s calendar when one is given; a naive text is UTC; with
+    ``as_json=False``, for a message that is not kept whole, also a datetime), else ``now`` (the clock on ``zone``'s
+    calendar when not given). ``InvalidInput`` naming the field of ``name`` (the message) for a time ``add``
+    refuses."""
     given = (message.additional_kwargs or {}).get(TIME_KEY) if isinstance(message.additional_kwargs, dict) else None
     if given is None:
-        return now if now is not None else datetime.now(timezone.utc)
+        return now if now is not None else now_in(zone)
     field = f"{name}.additional_kwargs[{TIME_KEY!r}]"
     if isinstance(given, datetime) and not as_json:
-        return message_time(given, field, config)
+        return message_time(given, field, config, zone)
     if isinstance(given, datetime):
         raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds (a message is kept as JSON, which holds "
                            f"no datetime): give {given.isoformat()!r}")
@@ -63,15 +69,15 @@ def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime |
     numbers_taken = (int, float) if as_json else numbers.Real
     if isinstance(given, bool) or not isinstance(given, (str, numbers_taken)):
         raise InvalidInput(f"{field} must be ISO-8601 text or epoch seconds, got {type(given).__name__} {given!r}")
-    return message_time(given, field, config)
+    return message_time(given, field, config, zone)
 
 
 def message_to_item(message: BaseMessage, *, session_id: str | None, name: str = "message", config: Any = None,
-                    now: datetime | None = None) -> dict[str, Any]:
+                    now: datetime | None = None, zone: tzinfo | None = None) -> dict[str, Any]:
     """A hippo ``add_many`` item for ``message`` (``name`` says which in errors), dated by :func:`time_of`."""
     if not isinstance(message, BaseMessage):
         raise InvalidInput(f"messages must be LangChain BaseMessage objects, got {type(message).__name__}")
-    timestamp = time_of(message, name, config, now)
+    timestamp = time_of(message, name, config, now, zone=zone)
     text = _indexable_text(message)
     stored = message_to_dict(message)
     try:  # kept whole or not at all: a value JSON does not hold exactly (NaN, bytes, an object) is refused
@@ -153,4 +159,4 @@ def _told(message: ToolMessage) -> AIMessage:
     return AIMessage(content=f"[tool result {tool}{failed}] {message.text or ''}".rstrip(), id=message.id)
 
 
-__all__ = ["TIME_KEY", "time_of", "message_to_item", "item_to_message", "replayable"]
+__all__ = ["TIME_KEY", "now_in", "time_of", "message_to_item", "item_to_message", "replayable"]

@@ -4,33 +4,43 @@ One chat session is the set of messages with one ``session_id`` in a hippo names
 Messages round-trip losslessly (type, id, tool calls, extra fields); their text is indexed by hippo, so the
 same store also answers ``recall`` / ``search`` across sessions. A message is dated by its
 ``additional_kwargs["hippo_timestamp"]`` (ISO-8601 text or epoch seconds: a chat loaded from elsewhere keeps when it
-was said), else when it is added.
+was said), else when it is added: by the clock in UTC, or on the calendar of ``timezone`` (the user's) when given.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from langchain_core.chat_history import BaseChatMessageHistory
 from langchain_core.messages import BaseMessage
 
-from hippo import InvalidInput
+from hippo import InvalidInput, time_zone
 from langchain_hippo._common import acall, check_memory, check_namespace
-from langchain_hippo._messages import item_to_message, message_to_item
+from langchain_hippo._messages import item_to_message, message_to_item, now_in
 
 
 class HippoChatMessageHistory(BaseChatMessageHistory):
     """Chat history of one session in a ``hippo.Memory``.
+
+    Args:
+        memory: the ``hippo.Memory``.
+        session_id: the hippo ``session_id`` of the chat.
+        namespace: use this namespace of ``memory``.
+        timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
+            ``"+05:30"``, or a ``tzinfo``): a message without a ``hippo_timestamp`` is dated by the clock on its
+            calendar, and one given in epoch seconds is put on it, so its "tonight" and "yesterday" are the user's
+            days. None (the default): UTC's.
 
     Example:
         >>> history = HippoChatMessageHistory(hippo.Memory("chat.db"), session_id="t1")
         >>> RunnableWithMessageHistory(chain, lambda sid: HippoChatMessageHistory(memory, session_id=sid))
     """
 
-    def __init__(self, memory: Any, session_id: str, *, namespace: str | None = None) -> None:
+    def __init__(self, memory: Any, session_id: str, *, namespace: str | None = None, timezone: Any = None) -> None:
         self.memory = check_memory(memory)
+        self.timezone = timezone
+        self._zone = time_zone(timezone, "timezone")
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidInput(f"session_id must be a non-empty string, got {session_id!r}")
         self.session_id = session_id
@@ -55,10 +65,10 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
         if isinstance(messages, (str, bytes, Mapping, BaseMessage)) or not isinstance(messages, Iterable):
             raise InvalidInput(f"messages must be a sequence of LangChain BaseMessage objects, got "
                                f"{type(messages).__name__}")
-        now = datetime.now(timezone.utc)  # one time for the messages that bring none: they keep their order
+        now = now_in(self._zone)  # one time for the messages that bring none: they keep their order
         config = getattr(self._target, "config", None)
-        return [message_to_item(m, session_id=self.session_id, name=f"messages[{i}]", config=config, now=now)
-                for i, m in enumerate(messages)]
+        return [message_to_item(m, session_id=self.session_id, name=f"messages[{i}]", config=config, now=now,
+                                zone=self._zone) for i, m in enumerate(messages)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         items = self._items(messages)

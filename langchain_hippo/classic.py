@@ -21,9 +21,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-from pydantic import ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, PrivateAttr, ValidationError
 
-from hippo import InvalidInput
+from hippo import InvalidInput, time_zone
 from langchain_hippo._common import (
     MissingKey,
     acall,
@@ -33,7 +33,7 @@ from langchain_hippo._common import (
     query_text,
     raise_invalid_from_validation,
 )
-from langchain_hippo._messages import item_to_message, message_to_item, replayable
+from langchain_hippo._messages import item_to_message, message_to_item, now_in, replayable
 from langchain_hippo.chat_history import HippoChatMessageHistory
 
 
@@ -56,6 +56,10 @@ class HippoMemory(BaseMemory):
         return_messages: give the recalled messages as a list of messages instead of one string (a chat model
             takes them as history: a tool call recalled without its result, or a result without its call,
             comes as words, without the link; see ``langchain_hippo._messages.replayable``).
+        timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
+            ``"+05:30"``, or a ``tzinfo``): the turns are dated by the clock on its calendar, and the input is asked
+            then (``recall(asked_at=...)``), so "tonight" and "yesterday" are the user's days. None (the default):
+            the turns are dated in UTC and the input asked as of the latest message stored.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -68,6 +72,8 @@ class HippoMemory(BaseMemory):
     output_key: str | None = None
     budget_tokens: int = 1000
     return_messages: bool = False
+    timezone: Any = None
+    _zone: Any = PrivateAttr(default=None)
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -79,6 +85,7 @@ class HippoMemory(BaseMemory):
         check_memory(self.memory)
         check_namespace(self.namespace)
         check_positive_int(self.budget_tokens, "budget_tokens")
+        self._zone = time_zone(self.timezone, "timezone")
         if not self.memory_key:
             raise InvalidInput("memory_key must be a non-empty string")
         if not isinstance(self.session_id, str) or not self.session_id.strip():
@@ -95,7 +102,8 @@ class HippoMemory(BaseMemory):
     @property
     def chat_memory(self) -> HippoChatMessageHistory:
         """The turns this object stored, as a chat history (``BaseChatMemory.chat_memory``'s role)."""
-        return HippoChatMessageHistory(self.memory, session_id=self.session_id, namespace=self.namespace)
+        return HippoChatMessageHistory(self.memory, session_id=self.session_id, namespace=self.namespace,
+                                       timezone=self._zone)
 
     # -- helpers -------------------------------------------------------------------------------------------
 
@@ -152,7 +160,11 @@ class HippoMemory(BaseMemory):
         in_key, out_key = self._input_key(inputs), self._output_key(outputs)
         turn = [HumanMessage(content=self._read(inputs, in_key, "inputs")),
                 AIMessage(content=self._read(outputs, out_key, "outputs"))]
-        return [message_to_item(m, session_id=self.session_id) for m in turn]
+        return [message_to_item(m, session_id=self.session_id, zone=self._zone) for m in turn]
+
+    def _asked(self) -> dict[str, Any]:
+        """``recall``'s ``asked_at``: now on the user's calendar when a time zone is given (none otherwise)."""
+        return {} if self._zone is None else {"asked_at": now_in(self._zone)}
 
     # -- BaseMemory ----------------------------------------------------------------------------------------
 
@@ -160,13 +172,14 @@ class HippoMemory(BaseMemory):
         query = self._input_text(inputs)
         if not query.strip():
             return {self.memory_key: [] if self.return_messages else ""}
-        return self._variables(self._target.recall(query, budget_tokens=self.budget_tokens))
+        return self._variables(self._target.recall(query, budget_tokens=self.budget_tokens, **self._asked()))
 
     async def aload_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         query = self._input_text(inputs)
         if not query.strip():
             return {self.memory_key: [] if self.return_messages else ""}
-        return self._variables(await acall(self._target, "recall", query, budget_tokens=self.budget_tokens))
+        return self._variables(await acall(self._target, "recall", query, budget_tokens=self.budget_tokens,
+                                           **self._asked()))
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> None:
         items = self._items(inputs, outputs)

@@ -24,6 +24,13 @@ middleware keeps, per thread, the LangChain ids of what it stored and the hippo 
 threads); a thread it does not know, or whose prompt holds earlier turns it has not seen (another process served
 them), is read back from the store once: the messages of that session.
 
+Times are on the user's calendar when the middleware knows the user's time zone: a message without a
+``hippo_timestamp`` is dated by the clock, and the question asked at the clock (``recall(asked_at=...)``), in UTC by
+default, in the zone given as ``timezone`` to the constructor otherwise, and for one run in the zone its context or
+config gives (``timezone_key``, ``"timezone"`` by default: ``context={"timezone": "America/New_York"}`` or
+``config["configurable"]["timezone"]``), which takes precedence. At 21:00 in New York (02:00 UTC the next day) the
+user's "yesterday" is then the day before New York's date, and a message "tonight I'm going out" is dated that day.
+
 On Python 3.10 an async run (``ainvoke``, ``astream``) hands its middleware no config: asyncio tasks there take no
 context, so LangGraph's ``get_config`` fails in async nodes. The user id is then read from the runtime context only
 (``agent.ainvoke(..., context={"user_id": ...})``); a run that gives none gets a ``RuntimeWarning`` once per
@@ -41,17 +48,17 @@ import threading
 import warnings
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import datetime, timezone
+from datetime import tzinfo
 from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from hippo import InvalidInput
+from hippo import InvalidInput, time_zone
 from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
                                      message_chars, query_text)
-from langchain_hippo._messages import TIME_KEY, time_of
+from langchain_hippo._messages import TIME_KEY, now_in, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -143,6 +150,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
             ``memory_topic`` (see ``langchain_hippo.tools``), reading the current user's namespace.
         user_id_key / thread_id_key: names looked up in the runtime context and ``configurable``.
         namespace_fn: ``(user_id, thread_id) -> namespace | None`` to override the default scoping.
+        timezone: the users' time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
+            ``"+05:30"``, or a ``tzinfo``): messages without a ``hippo_timestamp`` are dated, and questions asked,
+            by the clock on its calendar (None, the default: UTC's). A run's own, under ``timezone_key`` in its
+            context or ``configurable``, takes precedence.
+        timezone_key: the name a run's time zone is looked up by in the runtime context and ``configurable``.
 
     Example:
         >>> agent = create_agent(model, tools, middleware=[HippoMemoryMiddleware(hippo.Memory("mem.db"))])
@@ -160,6 +172,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         user_id_key: str = "user_id",
         thread_id_key: str = "thread_id",
         namespace_fn: Callable[[str | None, str | None], str | None] | None = None,
+        timezone: Any = None,
+        timezone_key: str = "timezone",
     ) -> None:
         super().__init__()
         self.memory = check_memory(memory)
@@ -174,11 +188,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self.template = template
         self.store_tool_results = bool(store_tool_results)
         self._max_chars = message_chars(self.memory)
-        for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key)):
+        for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key),
+                            ("timezone_key", timezone_key)):
             if not isinstance(value, str) or not value:
                 raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
         self.user_id_key = user_id_key
         self.thread_id_key = thread_id_key
+        self.timezone_key = timezone_key
+        self.timezone = time_zone(timezone, "timezone")
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
@@ -209,6 +226,18 @@ class HippoMemoryMiddleware(AgentMiddleware):
             return str(value) if value is not None and str(value).strip() else None
 
         return named(user), named(thread)
+
+    def zone(self, runtime: Runtime | None) -> tzinfo | None:
+        """The time zone of the current run: its context's or ``configurable``'s ``timezone_key``, else the
+        constructor's ``timezone`` (None: UTC). ``InvalidInput`` naming where a run's value that is none came from."""
+        context = getattr(runtime, "context", None)
+        given = _lookup(context, self.timezone_key)
+        if given is not None:
+            return time_zone(given, f"context[{self.timezone_key!r}]")
+        given = ((_current_config() or {}).get("configurable") or {}).get(self.timezone_key)
+        if given is not None:
+            return time_zone(given, f"config['configurable'][{self.timezone_key!r}]")
+        return self.timezone
 
     def _warn_config_unseen(self) -> None:
         if not self._config_unseen_warned:
@@ -246,18 +275,18 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 return query if query.strip() else None
         return None
 
-    def _asked(self, messages: list[AnyMessage]) -> Any:
-        """When the question is asked: the latest user message's ``hippo_timestamp``, else now (a turn may come days
-        after the last one stored, and its "yesterday" is the day before it). Every message's ``hippo_timestamp``
-        is checked here, before the model is called: a time the store would refuse after the call fails the turn
-        before an answer is paid for and lost."""
+    def _asked(self, messages: list[AnyMessage], zone: tzinfo | None = None) -> Any:
+        """When the question is asked: the latest user message's ``hippo_timestamp``, else now on ``zone``'s
+        calendar (UTC's without one; a turn may come days after the last one stored, and its "yesterday" is the day
+        before it). Every message's ``hippo_timestamp`` is checked here, before the model is called: a time the
+        store would refuse after the call fails the turn before an answer is paid for and lost."""
         config = getattr(self.memory, "config", None)
-        now = datetime.now(timezone.utc)
+        now = now_in(zone)
         asked = now
         for i, message in enumerate(messages):
             kwargs = message.additional_kwargs if isinstance(message, BaseMessage) else None
             if isinstance(kwargs, dict) and kwargs.get(TIME_KEY) is not None:
-                when = time_of(message, f"messages[{i}]", config, now, as_json=False)
+                when = time_of(message, f"messages[{i}]", config, now, as_json=False, zone=zone)
                 if isinstance(message, HumanMessage) and not is_notification(message):
                     asked = when
             elif isinstance(message, HumanMessage) and not is_notification(message):
@@ -376,7 +405,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(self._record(view, thread, request.messages), request.messages)
             recall = view.recall(query, budget_tokens=self.budget_tokens, exclude=shown,
-                                 asked_at=self._asked(request.messages))
+                                 asked_at=self._asked(request.messages, self.zone(request.runtime)))
             request = self._inject(request, recall.text)
         return handler(request)
 
@@ -388,14 +417,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(await self._arecord(view, thread, request.messages), request.messages)
             recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens, exclude=shown,
-                                 asked_at=self._asked(request.messages))
+                                 asked_at=self._asked(request.messages, self.zone(request.runtime)))
             request = self._inject(request, recall.text)
         return await handler(request)
 
     # -- remember after the model call ---------------------------------------------------------------------
 
-    def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None
-                   ) -> tuple[int, list[dict], list[str]]:
+    def _new_turns(self, messages: list[AnyMessage], user: str | None, thread: str | None,
+                   zone: tzinfo | None = None) -> tuple[int, list[dict], list[str]]:
         """The model's latest answer and the messages since the model's previous answer, as hippo items: where the
         turn starts in ``messages``, the items, and the LangChain ids of the turn's messages (stored or not)."""
         end = len(messages)
@@ -415,14 +444,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
             turn.append(message)
         turn.reverse()
         start = end - len(turn)
-        return start, self._items(turn, user, thread, first=start), [m.id for m in turn if m.id]
+        return start, self._items(turn, user, thread, first=start, zone=zone), [m.id for m in turn if m.id]
 
     def _items(self, messages: list[AnyMessage], user: str | None, thread: str | None, *,
-               dated: bool = True, first: int = 0) -> list[dict]:
-        """The hippo items of the ``messages`` that are stored, each dated by its ``hippo_timestamp`` or now
-        (``dated=False``: not dated, for comparing words); ``first`` is the place of ``messages[0]`` in the state's
-        messages, which errors name."""
-        now = datetime.now(timezone.utc)
+               dated: bool = True, first: int = 0, zone: tzinfo | None = None) -> list[dict]:
+        """The hippo items of the ``messages`` that are stored, each dated by its ``hippo_timestamp`` or now, on
+        ``zone``'s calendar (UTC's without one; ``dated=False``: not dated, for comparing words); ``first`` is the
+        place of ``messages[0]`` in the state's messages, which errors name."""
+        now = now_in(zone)
         config = getattr(self.memory, "config", None)
         items = []
         for i, message in enumerate(messages):
@@ -441,7 +470,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             if not text.strip():
                 continue
             metadata = {"message_id": message.id} if message.id else {}
-            when = time_of(message, f"messages[{first + i}]", config, now, as_json=False) if dated else None
+            when = time_of(message, f"messages[{first + i}]", config, now, as_json=False, zone=zone) if dated else None
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": when,
                           "session_id": thread, "metadata": metadata})
         return items
@@ -452,7 +481,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)
-        start, items, seen = self._new_turns(state["messages"], user, thread)
+        start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
         record = self._record(view, thread, state["messages"][:start])
@@ -463,7 +492,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)
-        start, items, seen = self._new_turns(state["messages"], user, thread)
+        start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
         record = await self._arecord(view, thread, state["messages"][:start])

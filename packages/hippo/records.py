@@ -22,11 +22,11 @@ import numpy as np
 
 from hippo.base.checks import MAX_METADATA_DEPTH
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import to_epoch
+from hippo.base.timeutil import on_calendar, time_zone, to_epoch
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.text.tokenizer import count_tokens
 
-__all__ = ["jsonable", "storable_metadata", "fitting_units", "message_time", "message", "hit", "recall"]
+__all__ = ["jsonable", "storable_metadata", "fitting_units", "message_time", "time_zone", "message", "hit", "recall"]
 
 
 def jsonable(value: Any) -> Any:
@@ -103,15 +103,16 @@ def storable_metadata(value: Mapping[str, Any] | None) -> dict[str, Any]:
     return clean(dict(value), 0)
 
 
-def message_time(value: Any, name: str, config: Any = None) -> Any:
+def message_time(value: Any, name: str, config: Any = None, zone: Any = None) -> Any:
     """``value`` if ``add(timestamp=value)`` takes it (a datetime, naive read as UTC; epoch seconds; ISO-8601 text,
     its offset from UTC kept), within ``config``'s ``timestamp_min_year..timestamp_max_year`` (1900..2200 without
     one); ``InvalidInput`` naming ``name`` otherwise. For adapters that read a message's time from a framework's
-    message and must name the field it came from, not ``add``'s argument."""
+    message and must name the field it came from, not ``add``'s argument. With ``zone`` (a ``tzinfo``, see
+    :func:`time_zone`), epoch seconds, which carry no calendar, come back as the same instant on ``zone``'s."""
     lo = getattr(config, "timestamp_min_year", 1900)
     hi = getattr(config, "timestamp_max_year", 2200)
     to_epoch(value, name, min_year=lo, max_year=hi)
-    return value
+    return on_calendar(value, zone)
 
 
 def message(item: MemoryItem) -> dict[str, Any]:

@@ -129,3 +129,52 @@ def test_message_time_names_the_field_and_keeps_the_value():
         hippo.message_time("May", "messages[2].when")
     with pytest.raises(hippo.InvalidInput, match="years 1900..2100"):
         hippo.message_time("2150-01-01", "when", hippo.Config(timestamp_max_year=2100))
+
+
+@pytest.mark.parametrize(("value", "winter", "summer"), [
+    ("America/New_York", -5, -4),  # EST / EDT
+    ("Europe/London", 0, 1),
+    ("+05:30", 5.5, 5.5),
+    ("-0800", -8, -8),
+    ("+05", 5, 5),
+    ("Z", 0, 0),
+    (timezone(timedelta(hours=9)), 9, 9),
+])
+def test_time_zone_reads_names_and_offsets(value, winter, summer):
+    import hippo
+
+    zone = hippo.time_zone(value)
+    if isinstance(value, str) and "/" in value:
+        zoneinfo = pytest.importorskip("zoneinfo")
+        try:
+            zoneinfo.ZoneInfo(value)
+        except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
+            pytest.skip("no IANA time zone database")
+    assert datetime(2024, 1, 15, 12, tzinfo=timezone.utc).astimezone(zone).utcoffset() == timedelta(hours=winter)
+    assert datetime(2024, 7, 15, 12, tzinfo=timezone.utc).astimezone(zone).utcoffset() == timedelta(hours=summer)
+    assert hippo.time_zone(None) is None
+
+
+class _Broken(tzinfo):
+    def utcoffset(self, dt):
+        return timedelta(days=2)  # Python refuses an offset of a day or more
+
+
+@pytest.mark.parametrize("value", ["", "Mars/Olympus_Mons", "../../etc/passwd", "America", "+24:00", "+05:60",
+                                   " UTC", "UTC\x00", 5, 5.5, b"UTC", True, _Broken()])
+def test_time_zone_refuses_what_names_no_zone(value):
+    import hippo
+
+    with pytest.raises(InvalidInput, match=r"^where\.tz "):
+        hippo.time_zone(value, "where.tz")
+
+
+def test_message_time_puts_epoch_seconds_on_a_zone_s_calendar():
+    import hippo
+
+    zone = timezone(timedelta(hours=-5))
+    assert hippo.message_time(_T, "t", None, zone) == datetime(2024, 1, 15, 5, 30, tzinfo=zone)
+    assert hippo.message_time(_T, "t", None, zone).utcoffset() == timedelta(hours=-5)
+    naive = "2024-01-15T10:30:00"  # naive text stays UTC's, its instant unchanged
+    assert hippo.message_time(naive, "t", None, zone) is naive
+    assert hippo.message_time(_T, "t") == _T

@@ -52,3 +52,9 @@ def test_langgraph_example(where, code, capsys):
 def test_message_time_example(where, code, capsys):
     run(code, where)
     assert capsys.readouterr().out.strip() == "2023-05-08T23:30:00-05:00 2023-05-07"
+
+
+@pytest.mark.parametrize("where, code", examples("time-zone"))
+def test_time_zone_example(where, code, capsys):
+    run(code, where)
+    assert capsys.readouterr().out.strip() == "2024-03-05T21:00:00-05:00"

@@ -7,7 +7,7 @@ import math
 import numbers
 import re
 import sys
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from hippo.base.errors import InvalidInput
 
@@ -199,6 +199,57 @@ def with_utc_offset(timestamp: object, offset: object, name: str = "utc_offset")
         return datetime.fromtimestamp(float(timestamp), tz=timezone(timedelta(seconds=off)))
     except (OverflowError, OSError, ValueError):
         return timestamp  # no time a datetime holds: add says so
+
+
+# a fixed offset from UTC as a time zone: "+05:30", "-0800", "+05"
+_FIXED_OFFSET = re.compile(r"(?P<sign>[+-])(?P<h>[0-9]{2})(?::?(?P<m>[0-9]{2}))?")
+
+
+def time_zone(value: object, name: str = "timezone") -> tzinfo | None:
+    """``value`` as the time zone whose calendar a user's days are on: an IANA name (``"America/New_York"``, read by
+    :mod:`zoneinfo`, its summer and winter offsets both), a fixed offset from UTC (``"+05:30"``, ``"-0800"``,
+    ``"Z"``) or a ``tzinfo``; None stays None. ``InvalidInput`` naming ``name`` for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, tzinfo):
+        try:  # a tzinfo must answer an offset Python takes for any instant
+            off = datetime.now(timezone.utc).astimezone(value).utcoffset()
+        except (TypeError, ValueError, OverflowError, ArithmeticError) as exc:
+            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC ({exc})") from None
+        if off is None:
+            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC")
+        return value
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be an IANA time zone name ('America/New_York'), an offset from UTC "
+                           f"('+05:30') or None, got {type(value).__name__} {value!r}")
+    if value in ("Z", "z"):
+        return timezone.utc
+    m = _FIXED_OFFSET.fullmatch(value)
+    if m is not None:
+        hours, minutes = int(m["h"]), int(m["m"] or 0)
+        if hours > 23 or minutes > 59:
+            raise InvalidInput(f"{name} {value!r} is no offset from UTC (hours 00..23, minutes 00..59)")
+        offset = timedelta(hours=hours, minutes=minutes)
+        return timezone(-offset if m["sign"] == "-" else offset)
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(value)
+    except (KeyError, ValueError, OSError, ImportError) as exc:  # unknown (ZoneInfoNotFoundError), "../x", a folder
+        raise InvalidInput(f"{name} must be an IANA time zone name ('America/New_York'), an offset from UTC "
+                           f"('+05:30') or None, got {value!r} ({type(exc).__name__})") from None
+
+
+def on_calendar(value: object, zone: tzinfo | None) -> object:
+    """A message time ``value`` (one :func:`to_epoch` accepted) put on ``zone``'s calendar when it carries none of its
+    own: epoch seconds become the aware datetime of the same instant in ``zone``. A datetime or ISO-8601 text (naive:
+    UTC, as :func:`to_epoch` reads it) and any value when ``zone`` is None are returned as they are."""
+    if zone is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return value
+    try:
+        return datetime.fromtimestamp(float(value), tz=zone)
+    except (OverflowError, OSError, ValueError):
+        return value  # an instant past what a datetime holds in that zone: add reads it as it is
 
 
 def to_datetime(epoch: float | None, offset: float | None = None) -> datetime | None:

@@ -1,0 +1,173 @@
+"""The LangChain adapters on the user's calendar: ``timezone`` dates the messages an adapter stamps and the questions
+it asks on the user's days, not UTC's.
+
+Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
+York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
+"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, HumanMessage
+
+import hippo
+import langchain_hippo._messages as lc_messages
+from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware
+
+from .conftest import recording_model
+from .test_middleware_turns import _recalled
+
+zoneinfo = pytest.importorskip("zoneinfo")
+try:
+    NEW_YORK = zoneinfo.ZoneInfo("America/New_York")
+except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
+    pytest.skip("no IANA time zone database", allow_module_level=True)
+
+QUESTION = "What did I do with Sam yesterday?"
+BOWLING = "I went bowling with Sam"
+SWIMMING = "I went swimming with Sam"
+WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
+
+
+def _days(view) -> None:
+    view.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
+    view.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The adapters' clock, set to an instant: ``clock(instant)``."""
+
+    def set_to(instant: datetime) -> None:
+        class Frozen(datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return instant.astimezone(tz) if tz is not None else instant.astimezone().replace(tzinfo=None)
+
+        monkeypatch.setattr(lc_messages, "datetime", Frozen)
+
+    return set_to
+
+
+def _cfg(**configurable) -> dict:
+    return {"configurable": {"user_id": "ann", "thread_id": "t", **configurable}}
+
+
+@pytest.mark.parametrize("zone, recalled", [(None, SWIMMING), ("America/New_York", BOWLING), ("-05:00", BOWLING)])
+def test_the_middleware_asks_on_the_user_s_calendar(clock, zone, recalled):
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    _days(memory.using("user.ann"))
+    model = recording_model([AIMessage("Bowling.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20, timezone=zone)])
+    agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg())
+    assert _recalled(model.calls[0]) == [recalled]
+    asked = [m for m in memory.using("user.ann").list() if m.text == QUESTION][0]
+    assert asked.timestamp == WEDNESDAY_2_UTC
+    assert asked.timestamp.utcoffset() == (timedelta(0) if zone is None else timedelta(hours=-5))
+    memory.close()
+
+
+@pytest.mark.parametrize("where", ["config", "context"])
+def test_a_run_s_time_zone_takes_precedence(clock, where):
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    _days(memory.using("user.ann"))
+    model = recording_model([AIMessage("Bowling.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20, timezone="+09:00")])
+    if where == "config":
+        agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg(timezone="America/New_York"))
+    else:
+        agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg(), context={"timezone": "America/New_York"})
+    assert _recalled(model.calls[0]) == [BOWLING]
+    memory.close()
+
+
+async def test_the_middleware_asks_on_the_user_s_calendar_async(clock):
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    _days(memory.using("user.ann"))
+    model = recording_model([AIMessage("Bowling.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20)])
+    await agent.ainvoke({"messages": [HumanMessage(QUESTION)]}, _cfg(), context={"timezone": "America/New_York"})
+    assert _recalled(model.calls[0]) == [BOWLING]
+    assert memory.using("user.ann").list()[-1].timestamp.utcoffset() == timedelta(hours=-5)
+    memory.close()
+
+
+def test_a_bad_time_zone_is_refused_by_name():
+    memory = hippo.Memory(None)
+    for bad in ("Mars/Olympus_Mons", "+25:00", "", 5, "America"):
+        with pytest.raises(hippo.InvalidInput, match="timezone"):
+            HippoMemoryMiddleware(memory, timezone=bad)
+        with pytest.raises(hippo.InvalidInput, match="timezone"):
+            HippoChatMessageHistory(memory, session_id="s", timezone=bad)
+    with pytest.raises(hippo.InvalidInput, match="timezone_key"):
+        HippoMemoryMiddleware(memory, timezone_key="")
+    model = recording_model([AIMessage("Noted.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory)])
+    with pytest.raises(hippo.InvalidInput, match=r"config\['configurable'\]\['timezone'\]"):
+        agent.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg(timezone="Mars/Olympus_Mons"))
+    assert model.calls == [] and memory.using("user.ann").list() == []
+    memory.close()
+
+
+@pytest.mark.parametrize("instant, local, offset", [
+    (datetime(2024, 7, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 7, 9, 22, 0), -4),   # EDT
+    (datetime(2024, 1, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 1, 9, 21, 0), -5),   # EST
+])
+def test_the_chat_history_dates_on_the_user_s_calendar_summer_and_winter(clock, instant, local, offset):
+    clock(instant)
+    memory = hippo.Memory(None)
+    history = HippoChatMessageHistory(memory, session_id="s", timezone="America/New_York")
+    history.add_messages([HumanMessage("Tonight I'm going out to the jazz club."),
+                          AIMessage("Enjoy it!", additional_kwargs={"hippo_timestamp": instant.timestamp()})])
+    for item in memory.list():
+        assert item.timestamp.utcoffset() == timedelta(hours=offset)
+        assert item.timestamp.replace(tzinfo=None) == local  # the New York wall clock: the evening before
+    # the day its "tonight" names is the user's, as an ISO-8601 time with the offset would make it
+    same = hippo.Memory(None)
+    same.add("Tonight I'm going out to the jazz club.", timestamp=instant.astimezone(timezone(timedelta(hours=offset))))
+    got = memory.search("jazz club", k=1)[0]
+    assert got.event_time == same.search("jazz club", k=1)[0].event_time
+    assert got.event_time.date() == local.date()
+    assert history.messages[1].additional_kwargs["hippo_timestamp"] == instant.timestamp()  # kept as it was given
+    memory.close()
+    same.close()
+
+
+def test_without_a_time_zone_the_chat_history_dates_in_utc(clock):
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    HippoChatMessageHistory(memory, session_id="s").add_messages([HumanMessage("Tonight I'm going out.")])
+    assert memory.list()[0].timestamp == WEDNESDAY_2_UTC
+    assert memory.list()[0].timestamp.utcoffset() == timedelta(0)
+    memory.close()
+
+
+def test_the_classic_memory_asks_and_dates_on_the_user_s_calendar(clock):
+    pytest.importorskip("langchain_classic")
+    from langchain_hippo import HippoMemory
+
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    _days(memory)
+    plain = HippoMemory(memory=memory, budget_tokens=20)
+    zoned = HippoMemory(memory=memory, budget_tokens=20, timezone="America/New_York")
+    assert zoned.load_memory_variables({"input": QUESTION})["history"].splitlines()[-1] == f"user: {BOWLING}"
+    zoned.save_context({"input": "Tonight I'm going out."}, {"output": "Have fun."})
+    turn = zoned.chat_memory.messages
+    assert [m.text for m in turn] == ["Tonight I'm going out.", "Have fun."]
+    stored = memory.list(filter={"session_id": zoned.session_id})
+    assert [i.timestamp.utcoffset() for i in stored] == [timedelta(hours=-5)] * 2
+    assert all(i.timestamp == WEDNESDAY_2_UTC for i in stored)
+    with pytest.raises(hippo.InvalidInput, match="timezone"):
+        HippoMemory(memory=memory, timezone="Nowhere/Land")
+    # without one, the turns are dated in UTC and the question asked as of the latest message, as before
+    plain.save_context({"input": "Noted?"}, {"output": "Noted."})
+    assert [i.timestamp.utcoffset() for i in memory.list(filter={"session_id": plain.session_id})] == \
+        [timedelta(0)] * 2
+    memory.close()
