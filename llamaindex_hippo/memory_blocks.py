@@ -14,6 +14,10 @@ repeats them; a batch that goes on past them stores what follows. A batch is a r
 stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then differs
 (a history edited in the middle, a turn that begins as the session began) is stored whole.
 
+A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
+the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
+"yesterday" is then the day before New York's date, and a message "tonight I'm going out" is dated that day.
+
 Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
 budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
 the whole block). Its default priority is 1, so ``Memory`` may shrink it: a block at priority 0 is never truncated
@@ -24,14 +28,14 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from datetime import datetime, timezone
+from datetime import datetime, timezone, tzinfo
 from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, message_time, storable, storable_metadata
+from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, message_time, storable, storable_metadata, time_zone
 from llamaindex_hippo._common import (
     ValidatedInit,
     acall,
@@ -71,6 +75,9 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         embed_model: a LlamaIndex ``BaseEmbedding`` for hippo's embedding channel (the memory's own when it was
             opened with it, else a second handle on the memory's file, ``Memory.with_embedding``).
         priority: LlamaIndex block priority (1 by default: shrinkable under token pressure; 0 never truncated).
+        timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
+            ``"+05:30"``, or a ``tzinfo``): messages without a ``hippo_timestamp`` are dated, and questions asked,
+            by the clock on its calendar, and epoch seconds are put on it. None (the default): UTC's.
 
     Example:
         >>> block = HippoMemoryBlock(memory=hippo.Memory("mem.db"))
@@ -88,6 +95,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     query_messages: int = Field(default=1)
     priority: int = Field(default=1, description="LlamaIndex block priority; 0 = never truncated.")
     embed_model: Any = Field(default=None, exclude=True)
+    timezone: Any = Field(default=None, description="The user's time zone: an IANA name or an offset from UTC.")
+    _zone: tzinfo | None = PrivateAttr(default=None)
     _handle: Any = PrivateAttr(default=None)
     _owns_handle: bool = PrivateAttr(default=False)
     _recalled: OrderedDict = PrivateAttr(default_factory=OrderedDict)
@@ -102,6 +111,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             raise InvalidInput(f"scope must be 'session' or 'all', got {self.scope!r}")
         if isinstance(self.priority, bool) or not isinstance(self.priority, int) or self.priority < 0:
             raise InvalidInput(f"priority must be an int >= 0, got {self.priority!r}")
+        self._zone = time_zone(self.timezone, "timezone")
         self._handle, self._owns_handle = with_embed_model(self.memory, self.embed_model)
 
     def close(self) -> None:
@@ -126,15 +136,20 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         query = storable("\n".join(texts[-self.query_messages:]), -MAX_QUERY_CHARS)
         return query if query.strip() else ""
 
+    def _now(self) -> datetime:
+        """The clock on the block's ``timezone`` calendar (UTC's without one)."""
+        return datetime.now(self._zone if self._zone is not None else timezone.utc)
+
     def _asked(self, messages: list[ChatMessage] | None) -> Any:
         """When the question is asked: the latest message's ``hippo_timestamp``, else now (the conversation may
-        resume days after the last message stored, and its "yesterday" is the day before it)."""
+        resume days after the last message stored, and its "yesterday" is the day before it), on the calendar of
+        the block's ``timezone``."""
         last = messages[-1] if messages else None
         given = (last.additional_kwargs or {}).get(TIME_KEY) if last is not None else None
         if given is None:
-            return datetime.now(timezone.utc)
+            return self._now()
         return message_time(given, f"messages[{len(messages) - 1}].additional_kwargs[{TIME_KEY!r}]",
-                            self._handle.config)
+                            self._handle.config, self._zone)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
@@ -180,7 +195,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     async def _aput(self, messages: list[ChatMessage]) -> None:
         messages = check_chat_messages(messages)
         items = []
-        now = datetime.now(timezone.utc)
+        now = self._now()
         limit = int(getattr(self._handle.config, "max_message_chars", 1_000_000) or 1_000_000)
         config = self._handle.config
         for i, message in enumerate(messages):
@@ -194,7 +209,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             if given is not None:
                 field = f"messages[{i}].additional_kwargs[{TIME_KEY!r}]"
                 try:
-                    when = message_time(given, field, config)
+                    when = message_time(given, field, config, self._zone)
                 except InvalidInput as exc:
                     # LlamaIndex's Memory hands a batch over once it has taken it out of its queue: refusing it would
                     # keep every message of it out of hippo. The message is stored as it is flushed, the value kept

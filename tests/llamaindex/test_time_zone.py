@@ -1,0 +1,91 @@
+"""HippoMemoryBlock on the user's calendar: ``timezone`` dates the messages the block stamps and the questions it asks
+on the user's days, not UTC's.
+
+Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
+York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
+"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from llama_index.core.llms import ChatMessage
+
+import hippo
+import llamaindex_hippo.memory_blocks as blocks
+from llamaindex_hippo import HippoMemoryBlock
+
+zoneinfo = pytest.importorskip("zoneinfo")
+try:
+    zoneinfo.ZoneInfo("America/New_York")
+except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
+    pytest.skip("no IANA time zone database", allow_module_level=True)
+
+QUESTION = "What did I do with Sam yesterday?"
+BOWLING = "I went bowling with Sam"
+SWIMMING = "I went swimming with Sam"
+WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The block's clock, set to an instant: ``clock(instant)``."""
+
+    def set_to(instant: datetime) -> None:
+        class Frozen(datetime):
+            @classmethod
+            def now(cls, tz=None):
+                return instant.astimezone(tz) if tz is not None else instant.astimezone().replace(tzinfo=None)
+
+        monkeypatch.setattr(blocks, "datetime", Frozen)
+
+    return set_to
+
+
+@pytest.mark.parametrize("zone, recalled, gone", [(None, SWIMMING, BOWLING), ("America/New_York", BOWLING, SWIMMING),
+                                                  ("-05:00", BOWLING, SWIMMING)])
+async def test_the_block_asks_on_the_user_s_calendar(memory, clock, zone, recalled, gone):
+    clock(WEDNESDAY_2_UTC)
+    memory.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
+    memory.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+    block = HippoMemoryBlock(memory=memory, budget_tokens=20, scope="all", timezone=zone)
+    got = await block.aget(messages=[ChatMessage(role="user", content=QUESTION)])
+    assert recalled in got and gone not in got
+    assert recalled in (await block.atruncate(got, 1) or recalled)  # a truncation asks again at the same time
+
+
+@pytest.mark.parametrize("instant, local, offset", [
+    (datetime(2024, 7, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 7, 9, 22, 0), -4),   # EDT
+    (datetime(2024, 1, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 1, 9, 21, 0), -5),   # EST
+])
+async def test_the_block_dates_on_the_user_s_calendar_summer_and_winter(memory, clock, instant, local, offset):
+    clock(instant)
+    block = HippoMemoryBlock(memory=memory, timezone="America/New_York")
+    await block.aput([ChatMessage(role="user", content="Tonight I'm going out to the jazz club."),
+                      ChatMessage(role="assistant", content="Enjoy the jazz club.",
+                                  additional_kwargs={"hippo_timestamp": instant.timestamp()})])
+    stored = memory.list()
+    assert len(stored) == 2
+    for item in stored:
+        assert item.timestamp == instant
+        assert item.timestamp.utcoffset() == timedelta(hours=offset)
+        assert item.timestamp.replace(tzinfo=None) == local
+    # its "tonight" is the user's evening, as an ISO-8601 time with the offset would make it
+    same = hippo.Memory(None)
+    same.add("Tonight I'm going out to the jazz club.", timestamp=instant.astimezone(timezone(timedelta(hours=offset))))
+    assert memory.search("Tonight jazz club", k=1)[0].event_time == same.search("Tonight jazz club", k=1)[0].event_time
+    same.close()
+
+
+async def test_without_a_time_zone_the_block_dates_in_utc(memory, clock):
+    clock(WEDNESDAY_2_UTC)
+    await HippoMemoryBlock(memory=memory).aput([ChatMessage(role="user", content="Tonight I'm going out.")])
+    assert memory.list()[0].timestamp == WEDNESDAY_2_UTC
+    assert memory.list()[0].timestamp.utcoffset() == timedelta(0)
+
+
+@pytest.mark.parametrize("bad", ["Mars/Olympus_Mons", "+25:00", "", 5, "America"])
+def test_a_bad_time_zone_is_refused_by_name(memory, bad):
+    with pytest.raises(hippo.InvalidInput, match="timezone"):
+        HippoMemoryBlock(memory=memory, timezone=bad)
