@@ -20,7 +20,7 @@ import signal
 import socket
 import sys
 import threading
-from datetime import datetime
+from datetime import datetime, tzinfo
 from typing import Annotated, Any, Callable, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
@@ -52,13 +52,16 @@ Role = Literal["user", "assistant", "system", "tool"]
 When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g. 2025-04-13 or 2025-04-13T10:15:00Z")]
 AskedAt = Annotated[str | None, Field(description="when the question is asked, ISO-8601 with the asker's UTC offset "
                                                   "(e.g. 2025-04-13T10:15:00-05:00): its 'yesterday' or 'last week' "
-                                                  "count from it; default: now, in the machine's time zone")]
+                                                  "count from it; default: now, in the user's time zone")]
 
 
-def _asked(asked_at: str | None) -> Any:
-    """When a client's question is asked: as the client says, else now on the machine's clock and calendar (a
-    client is a live conversation, and the server usually runs where its user is, as the command line does)."""
-    return asked_at if asked_at is not None else datetime.now().astimezone()
+def _asked(asked_at: str | None, zone: tzinfo | None = None) -> Any:
+    """When a client's question is asked: as the client says, else now on the calendar of ``zone`` (the user's,
+    ``hippo mcp --timezone``), or without one on the machine's clock and calendar (a client is a live conversation,
+    and the server usually runs where its user is, as the command line does)."""
+    if asked_at is not None:
+        return asked_at
+    return datetime.now(zone) if zone is not None else datetime.now().astimezone()
 FilterArg = Annotated[dict[str, Any] | None, Field(
     description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
                 '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
@@ -185,8 +188,11 @@ def _hippo_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING") -> MCPServer:
-    """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``."""
+def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING", timezone: Any = None) -> MCPServer:
+    """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``.
+    ``timezone`` (an IANA name, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``) is the user's: a question
+    asked without ``asked_at`` is asked now on its calendar; None: the machine's time zone."""
+    zone = hippo.time_zone(timezone, "timezone")
     server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
@@ -216,7 +222,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         asked_at: AskedAt = None,
     ) -> SearchResult:
         """The k messages that best match the query, best first, with ids and scores."""
-        hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at))
+        hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at, zone))
         return SearchResult(hits=[Hit.model_validate(jsonable(h)) for h in hits])
 
     @server.tool(annotations=_READ_ONLY)
@@ -233,7 +239,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         """A compact context for the query: whole relevant messages, grouped by session, dated, within the budget.
         The text content is the context itself; the structured content lists the messages it holds."""
         r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until,
-                       asked_at=_asked(asked_at))
+                       asked_at=_asked(asked_at, zone))
         data = jsonable(r)
         result = RecallResult.model_validate({k: data[k] for k in RecallResult.model_fields})
         return CallToolResult(content=[TextContent(type="text", text=r.text or _nothing_recalled(budget_tokens))],
@@ -287,10 +293,12 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
 
 
 def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
-          mount: str = "/mcp", log_level: str = "WARNING") -> int:
+          mount: str = "/mcp", log_level: str = "WARNING", timezone: Any = None) -> int:
     """Open the store at ``path`` on ``user``'s namespace and serve it until the client (stdio) or a signal
-    (HTTP) ends the session; the store is closed (its tail sealed) on the way out."""
+    (HTTP) ends the session; the store is closed (its tail sealed) on the way out. ``timezone``: the user's (see
+    :func:`build_server`), checked before the store is opened."""
     user = check_namespace(user, "user")  # the namespace it names, refused as the argument the caller gave
+    zone = hippo.time_zone(timezone, "timezone")
     if transport not in ("stdio", "streamable-http"):
         raise hippo.InvalidInput(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
@@ -310,7 +318,7 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     main_thread = threading.current_thread() is threading.main_thread()  # only there can handlers be set
     previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGTERM, signal.SIGINT)} if main_thread else {}
     try:
-        server = build_server(mem, log_level=log_level)
+        server = build_server(mem, log_level=log_level, timezone=zone)
         if transport == "stdio":
             server.run("stdio")
         else:

@@ -49,7 +49,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             raise
         raise HippoError("`hippo mcp` needs the MCP SDK: pip install 'hippo-memory[mcp]'") from None
     return mcp_server.serve(path=args.path, user=args.user, transport=args.transport, host=args.host,
-                            port=args.port, mount=args.mount, log_level=args.log_level)
+                            port=args.port, mount=args.mount, log_level=args.log_level, timezone=args.timezone)
 
 
 def _mcp_parser(sub: argparse._SubParsersAction) -> None:
@@ -65,6 +65,9 @@ def _mcp_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--host", default="127.0.0.1", help="streamable-http: address to listen on (default 127.0.0.1)")
     m.add_argument("--port", type=int, default=8000, help="streamable-http: port (default 8000)")
     m.add_argument("--mount", default="/mcp", help="streamable-http: endpoint path (default /mcp)")
+    m.add_argument("--timezone", default=None,
+                   help="the user's time zone, an IANA name (America/New_York) or an offset from UTC (+05:30): a "
+                        "question asked without asked_at is asked now on its calendar (default: the machine's)")
     m.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
                    help="server log level on stderr (default WARNING)")
     m.set_defaults(func=cmd_mcp)

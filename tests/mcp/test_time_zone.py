@@ -1,0 +1,88 @@
+"""``hippo mcp --timezone``: a question asked without ``asked_at`` is asked now on the user's calendar, not the
+machine's.
+
+Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
+York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
+"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+import hippo  # noqa: E402
+from hippo import mcp_server  # noqa: E402
+
+from .test_server import _env, call, stdio_session  # noqa: E402
+
+QUESTION = "What did I do with Sam yesterday?"
+BOWLING = "I went bowling with Sam"
+SWIMMING = "I went swimming with Sam"
+WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    """The server's clock, set to an instant, with the machine in UTC."""
+
+    class Frozen(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return WEDNESDAY_2_UTC.astimezone(tz) if tz is not None else WEDNESDAY_2_UTC.replace(tzinfo=None)
+
+    monkeypatch.setattr(mcp_server, "datetime", Frozen)
+
+
+@pytest.mark.parametrize("zone, recalled", [(None, SWIMMING), ("America/New_York", BOWLING), ("-05:00", BOWLING)])
+async def test_a_question_is_asked_on_the_user_s_calendar(clock, zone, recalled):
+    if zone == "America/New_York":
+        zoneinfo = pytest.importorskip("zoneinfo")
+        try:
+            zoneinfo.ZoneInfo(zone)
+        except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
+            pytest.skip("no IANA time zone database")
+    with hippo.Memory(None, namespace="ann") as mem:
+        mem.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
+        mem.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+        server = mcp_server.build_server(mem, timezone=zone)
+        got = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20})
+        hits = await server.call_tool("search", {"query": QUESTION, "k": 1})
+        given = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20,
+                                                  "asked_at": "2024-03-06T02:00:00Z"})  # the client's own: as given
+    assert [m["text"] for m in got.structured_content["messages"]] == [recalled]
+    assert hits.structured_content["hits"][0]["text"] == recalled
+    assert [m["text"] for m in given.structured_content["messages"]] == [SWIMMING]
+
+
+@pytest.mark.parametrize("bad", ["Mars/Olympus_Mons", "+25:00", "", "America"])
+def test_a_bad_time_zone_is_refused_naming_timezone(tmp_path, bad):
+    path = tmp_path / "tz.db"
+    with hippo.Memory(None) as mem, pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+        mcp_server.build_server(mem, timezone=bad)
+    with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+        mcp_server.serve(path=str(path), user="ann", timezone=bad)
+    assert not path.exists()  # refused before the store is opened
+    proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(path), "--timezone", bad],
+                          capture_output=True, text=True, timeout=120, env=_env(), stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: timezone") and proc.stderr.count("\n") == 1
+
+
+async def test_the_flag_reaches_the_server(tmp_path):
+    """``--timezone +14:00`` over stdio, on the real clock: "yesterday" is the day before the date at +14:00."""
+    plus14 = timezone(timedelta(hours=14))
+    today = datetime.now(plus14).date()
+    path = tmp_path / "flag.db"
+    with hippo.Memory(path, namespace="ann") as mem:
+        for days, text in ((1, BOWLING), (2, SWIMMING)):
+            day = today - timedelta(days=days)
+            mem.add(text, timestamp=datetime(day.year, day.month, day.day, 12, tzinfo=plus14))
+    async with stdio_session(path, "--user", "ann", "--timezone", "+14:00") as session:
+        got = await call(session, "recall", query=QUESTION, budget_tokens=20)
+    if datetime.now(plus14).date() != today:  # pragma: no cover - midnight at +14:00 came during the call
+        pytest.skip("the date changed during the call")
+    assert [m["text"] for m in got["messages"]] == [BOWLING]
