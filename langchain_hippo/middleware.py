@@ -401,11 +401,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], ModelResponse]
     ) -> ModelResponse | AIMessage:
         query = self._latest_user_text(request.messages)
+        zone = self.zone(request.runtime)  # a run's zone that names none fails it before the model is called
         if query:
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(self._record(view, thread, request.messages), request.messages)
             recall = view.recall(query, budget_tokens=self.budget_tokens, exclude=shown,
-                                 asked_at=self._asked(request.messages, self.zone(request.runtime)))
+                                 asked_at=self._asked(request.messages, zone))
             request = self._inject(request, recall.text)
         return handler(request)
 
@@ -413,11 +414,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse | AIMessage:
         query = self._latest_user_text(request.messages)
+        zone = self.zone(request.runtime)  # a run's zone that names none fails it before the model is called
         if query:
             view, _, thread = self._scope(request.runtime)
             shown = self._shown(await self._arecord(view, thread, request.messages), request.messages)
             recall = await acall(view, "recall", query, budget_tokens=self.budget_tokens, exclude=shown,
-                                 asked_at=self._asked(request.messages, self.zone(request.runtime)))
+                                 asked_at=self._asked(request.messages, zone))
             request = self._inject(request, recall.text)
         return await handler(request)
 

@@ -112,6 +112,11 @@ def test_a_bad_time_zone_is_refused_by_name():
     with pytest.raises(hippo.InvalidInput, match=r"config\['configurable'\]\['timezone'\]"):
         agent.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg(timezone="Mars/Olympus_Mons"))
     assert model.calls == [] and memory.using("user.ann").list() == []
+    # a run with no question to recall for (a notification the harness added) fails before the model too
+    note = HumanMessage("Summary of the earlier turns.", additional_kwargs={"lc_source": "summarization"})
+    with pytest.raises(hippo.InvalidInput, match=r"context\['timezone'\]"):
+        agent.invoke({"messages": [note]}, _cfg(), context={"timezone": "+99:00"})
+    assert model.calls == []
     memory.close()
 
 
