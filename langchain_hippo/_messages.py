@@ -52,10 +52,10 @@ def now_in(zone: tzinfo | None) -> datetime:
 def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime | None = None, *,
             as_json: bool = True, zone: tzinfo | None = None) -> Any:
     """When ``message`` was said: its ``additional_kwargs["hippo_timestamp"]`` as given (ISO-8601 text, its offset
-    from UTC kept, or epoch seconds, on ``zone``'s calendar when one is given; a naive text is UTC; with
-    ``as_json=False``, for a message that is not kept whole, also a datetime), else ``now`` (the clock on ``zone``'s
-    calendar when not given). ``InvalidInput`` naming the field of ``name`` (the message) for a time ``add``
-    refuses."""
+    from UTC kept, or epoch seconds; a naive text is UTC; with ``as_json=False``, for a message that is not kept
+    whole, also a datetime), else ``now`` (the clock on ``zone``'s calendar when not given). With ``zone``, a time
+    that carries no calendar but UTC's is that instant on ``zone``'s (:func:`hippo.message_time`). ``InvalidInput``
+    naming the field of ``name`` (the message) for a time ``add`` refuses."""
     given = (message.additional_kwargs or {}).get(TIME_KEY) if isinstance(message.additional_kwargs, dict) else None
     if given is None:
         return now if now is not None else now_in(zone)

@@ -29,8 +29,8 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
         namespace: use this namespace of ``memory``.
         timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
             ``"+05:30"``, or a ``tzinfo``): a message without a ``hippo_timestamp`` is dated by the clock on its
-            calendar, and one given in epoch seconds is put on it, so its "tonight" and "yesterday" are the user's
-            days. None (the default): UTC's.
+            calendar, and one given in UTC (epoch seconds, naive, "Z") is put on it, so its "tonight" and
+            "yesterday" are the user's days. None (the default): UTC's.
 
     Example:
         >>> history = HippoChatMessageHistory(hippo.Memory("chat.db"), session_id="t1")

@@ -77,7 +77,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         priority: LlamaIndex block priority (1 by default: shrinkable under token pressure; 0 never truncated).
         timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
             ``"+05:30"``, or a ``tzinfo``): messages without a ``hippo_timestamp`` are dated, and questions asked,
-            by the clock on its calendar, and epoch seconds are put on it. None (the default): UTC's.
+            by the clock on its calendar, and times given in UTC (epoch seconds, naive, "Z") are put on it. None (the
+            default): UTC's.
 
     Example:
         >>> block = HippoMemoryBlock(memory=hippo.Memory("mem.db"))

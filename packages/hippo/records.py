@@ -108,7 +108,8 @@ def message_time(value: Any, name: str, config: Any = None, zone: Any = None) ->
     its offset from UTC kept), within ``config``'s ``timestamp_min_year..timestamp_max_year`` (1900..2200 without
     one); ``InvalidInput`` naming ``name`` otherwise. For adapters that read a message's time from a framework's
     message and must name the field it came from, not ``add``'s argument. With ``zone`` (a ``tzinfo``, see
-    :func:`time_zone`), epoch seconds, which carry no calendar, come back as the same instant on ``zone``'s."""
+    :func:`time_zone`), a time that carries no calendar but UTC's (epoch seconds, naive, "Z", +00:00) comes back as
+    the same instant on ``zone``'s; one with another offset keeps it."""
     lo = getattr(config, "timestamp_min_year", 1900)
     hi = getattr(config, "timestamp_max_year", 2200)
     to_epoch(value, name, min_year=lo, max_year=hi)

@@ -175,6 +175,20 @@ def test_message_time_puts_epoch_seconds_on_a_zone_s_calendar():
     zone = timezone(timedelta(hours=-5))
     assert hippo.message_time(_T, "t", None, zone) == datetime(2024, 1, 15, 5, 30, tzinfo=zone)
     assert hippo.message_time(_T, "t", None, zone).utcoffset() == timedelta(hours=-5)
-    naive = "2024-01-15T10:30:00"  # naive text stays UTC's, its instant unchanged
-    assert hippo.message_time(naive, "t", None, zone) is naive
     assert hippo.message_time(_T, "t") == _T
+
+
+def test_message_time_puts_times_in_utc_on_a_zone_s_calendar():
+    """A time that carries no calendar but UTC's (naive, "Z", +00:00, an aware UTC datetime) is that instant on the
+    zone's calendar; one with another offset keeps it: the speaker said where they were."""
+    import hippo
+
+    zone = timezone(timedelta(hours=-5))
+    local = datetime(2024, 1, 15, 5, 30, tzinfo=zone)  # _T, 10:30 UTC
+    for value in ("2024-01-15T10:30:00", "2024-01-15T10:30:00Z", "2024-01-15T10:30:00+00:00",
+                  datetime(2024, 1, 15, 10, 30), datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc)):
+        got = hippo.message_time(value, "t", None, zone)
+        assert got == local and got.utcoffset() == timedelta(hours=-5), value
+        assert hippo.message_time(value, "t") is value  # without a zone: as given
+    for value in ("2024-01-15T11:30:00+01:00", datetime(2024, 1, 15, 16, 0, tzinfo=timezone(timedelta(hours=5.5)))):
+        assert hippo.message_time(value, "t", None, zone) is value

@@ -98,6 +98,22 @@ async def test_the_middleware_asks_on_the_user_s_calendar_async(clock):
     memory.close()
 
 
+def test_a_question_dated_in_utc_is_asked_on_the_user_s_calendar():
+    """A client stamping its messages with ``datetime.now(timezone.utc)``: the instant is the user's, the calendar is
+    the configured zone's."""
+    memory = hippo.Memory(None)
+    _days(memory.using("user.ann"))
+    model = recording_model([AIMessage("Bowling.")])
+    agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20,
+                                                                  timezone="America/New_York")])
+    asked = HumanMessage(QUESTION, additional_kwargs={"hippo_timestamp": WEDNESDAY_2_UTC})
+    agent.invoke({"messages": [asked]}, _cfg())
+    assert _recalled(model.calls[0]) == [BOWLING]
+    stored = [m for m in memory.using("user.ann").list() if m.text == QUESTION][0].timestamp
+    assert stored == WEDNESDAY_2_UTC and stored.utcoffset() == timedelta(hours=-5)
+    memory.close()
+
+
 def test_a_bad_time_zone_is_refused_by_name():
     memory = hippo.Memory(None)
     for bad in ("Mars/Olympus_Mons", "+25:00", "", 5, "America"):
@@ -128,11 +144,19 @@ def test_the_chat_history_dates_on_the_user_s_calendar_summer_and_winter(clock, 
     clock(instant)
     memory = hippo.Memory(None)
     history = HippoChatMessageHistory(memory, session_id="s", timezone="America/New_York")
+    utc = instant.strftime("%Y-%m-%dT%H:%M:%S")
     history.add_messages([HumanMessage("Tonight I'm going out to the jazz club."),
-                          AIMessage("Enjoy it!", additional_kwargs={"hippo_timestamp": instant.timestamp()})])
-    for item in memory.list():
+                          AIMessage("Enjoy it!", additional_kwargs={"hippo_timestamp": instant.timestamp()}),
+                          HumanMessage("Thanks.", additional_kwargs={"hippo_timestamp": utc + "Z"}),  # toISOString
+                          AIMessage("Bye.", additional_kwargs={"hippo_timestamp": utc}),  # naive: UTC
+                          HumanMessage("Paris!", additional_kwargs={"hippo_timestamp": utc + "+01:00"})])
+    *here, paris = memory.list()
+    assert len(here) == 4
+    for item in here:
+        assert item.timestamp == instant
         assert item.timestamp.utcoffset() == timedelta(hours=offset)
         assert item.timestamp.replace(tzinfo=None) == local  # the New York wall clock: the evening before
+    assert paris.timestamp.utcoffset() == timedelta(hours=1)  # said with its own offset: kept
     # the day its "tonight" names is the user's, as an ISO-8601 time with the offset would make it
     same = hippo.Memory(None)
     same.add("Tonight I'm going out to the jazz club.", timestamp=instant.astimezone(timezone(timedelta(hours=offset))))

@@ -64,9 +64,13 @@ async def test_the_block_dates_on_the_user_s_calendar_summer_and_winter(memory, 
     block = HippoMemoryBlock(memory=memory, timezone="America/New_York")
     await block.aput([ChatMessage(role="user", content="Tonight I'm going out to the jazz club."),
                       ChatMessage(role="assistant", content="Enjoy the jazz club.",
-                                  additional_kwargs={"hippo_timestamp": instant.timestamp()})])
+                                  additional_kwargs={"hippo_timestamp": instant.timestamp()}),
+                      ChatMessage(role="user", content="Thanks a lot.",
+                                  additional_kwargs={"hippo_timestamp": instant.replace(tzinfo=None)}),  # naive: UTC
+                      ChatMessage(role="assistant", content="Have a good night.",
+                                  additional_kwargs={"hippo_timestamp": instant.isoformat()})])  # +00:00
     stored = memory.list()
-    assert len(stored) == 2
+    assert len(stored) == 4
     for item in stored:
         assert item.timestamp == instant
         assert item.timestamp.utcoffset() == timedelta(hours=offset)

@@ -241,13 +241,26 @@ def time_zone(value: object, name: str = "timezone") -> tzinfo | None:
 
 
 def on_calendar(value: object, zone: tzinfo | None) -> object:
-    """A message time ``value`` (one :func:`to_epoch` accepted) put on ``zone``'s calendar when it carries none of its
-    own: epoch seconds become the aware datetime of the same instant in ``zone``. A datetime or ISO-8601 text (naive:
-    UTC, as :func:`to_epoch` reads it) and any value when ``zone`` is None are returned as they are."""
-    if zone is None or isinstance(value, bool) or not isinstance(value, numbers.Real):
+    """A message time ``value`` (one :func:`to_epoch` accepted) put on ``zone``'s calendar when it carries no calendar
+    but UTC's: epoch seconds, a naive datetime or text (read as UTC), "Z" and an offset of zero (what
+    ``datetime.now(timezone.utc)``, ``datetime.utcnow()`` and JavaScript's ``toISOString()`` write, whoever the
+    speaker is) become the aware datetime of the same instant in ``zone``. A time with another offset keeps it (the
+    speaker said where they were), and any value is returned as it is when ``zone`` is None."""
+    if zone is None or isinstance(value, bool):
         return value
     try:
-        return datetime.fromtimestamp(float(value), tz=zone)
+        if isinstance(value, numbers.Real):
+            return datetime.fromtimestamp(float(value), tz=zone)
+        if isinstance(value, str):
+            value_dt = _read_iso(value)
+        elif isinstance(value, datetime):
+            value_dt = value
+        else:
+            return value
+        offset = value_dt.utcoffset()
+        if offset is None:
+            return value_dt.replace(tzinfo=timezone.utc).astimezone(zone)
+        return value_dt.astimezone(zone) if not offset else value
     except (OverflowError, OSError, ValueError):
         return value  # an instant past what a datetime holds in that zone: add reads it as it is
 
