@@ -190,5 +190,6 @@ def test_message_time_puts_times_in_utc_on_a_zone_s_calendar():
         got = hippo.message_time(value, "t", None, zone)
         assert got == local and got.utcoffset() == timedelta(hours=-5), value
         assert hippo.message_time(value, "t") is value  # without a zone: as given
-    for value in ("2024-01-15T11:30:00+01:00", datetime(2024, 1, 15, 16, 0, tzinfo=timezone(timedelta(hours=5.5)))):
+    for value in ("2024-01-15T11:30:00+01:00", datetime(2024, 1, 15, 16, 0, tzinfo=timezone(timedelta(hours=5.5))),
+                  "2024-01-15", "20240115", "2024-W03-1"):  # another offset, and a day without a time: as given
         assert hippo.message_time(value, "t", None, zone) is value

@@ -245,13 +245,17 @@ def on_calendar(value: object, zone: tzinfo | None) -> object:
     but UTC's: epoch seconds, a naive datetime or text (read as UTC), "Z" and an offset of zero (what
     ``datetime.now(timezone.utc)``, ``datetime.utcnow()`` and JavaScript's ``toISOString()`` write, whoever the
     speaker is) become the aware datetime of the same instant in ``zone``. A time with another offset keeps it (the
-    speaker said where they were), and any value is returned as it is when ``zone`` is None."""
+    speaker said where they were), a date without a time ("2024-03-05") stays the day it names, and any value is
+    returned as it is when ``zone`` is None."""
     if zone is None or isinstance(value, bool):
         return value
     try:
         if isinstance(value, numbers.Real):
             return datetime.fromtimestamp(float(value), tz=zone)
         if isinstance(value, str):
+            day_only = _ISO.fullmatch(value.strip())
+            if day_only is not None and day_only["H"] is None:
+                return value  # a day, no instant: put on another calendar it would be the day before or after
             value_dt = _read_iso(value)
         elif isinstance(value, datetime):
             value_dt = value
