@@ -1,9 +1,6 @@
 """The LangChain adapters on the user's calendar: ``timezone`` dates the messages an adapter stamps and the questions
-it asks on the user's days, not UTC's.
-
-Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
-York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
-"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+it asks on the user's days, not UTC's. The days, worked out by hand, are those of
+tests/time_zone_days.py."""
 
 from __future__ import annotations
 
@@ -17,39 +14,18 @@ import hippo
 import langchain_hippo._messages as lc_messages
 from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware
 
+from tests.time_zone_days import BOWLING, QUESTION, SWIMMING, WEDNESDAY_2_UTC, add_days, clock_setter, new_york
+
 from .conftest import recording_model
 from .test_middleware_turns import _recalled
 
-zoneinfo = pytest.importorskip("zoneinfo")
-try:
-    NEW_YORK = zoneinfo.ZoneInfo("America/New_York")
-except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
-    pytest.skip("no IANA time zone database", allow_module_level=True)
-
-QUESTION = "What did I do with Sam yesterday?"
-BOWLING = "I went bowling with Sam"
-SWIMMING = "I went swimming with Sam"
-WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
-
-
-def _days(view) -> None:
-    view.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
-    view.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+NEW_YORK = new_york()
 
 
 @pytest.fixture
 def clock(monkeypatch):
     """The adapters' clock, set to an instant: ``clock(instant)``."""
-
-    def set_to(instant: datetime) -> None:
-        class Frozen(datetime):
-            @classmethod
-            def now(cls, tz=None):
-                return instant.astimezone(tz) if tz is not None else instant.astimezone().replace(tzinfo=None)
-
-        monkeypatch.setattr(lc_messages, "datetime", Frozen)
-
-    return set_to
+    return clock_setter(monkeypatch, lc_messages)
 
 
 def _cfg(**configurable) -> dict:
@@ -60,7 +36,7 @@ def _cfg(**configurable) -> dict:
 def test_the_middleware_asks_on_the_user_s_calendar(clock, zone, recalled):
     clock(WEDNESDAY_2_UTC)
     memory = hippo.Memory(None)
-    _days(memory.using("user.ann"))
+    add_days(memory.using("user.ann"))
     model = recording_model([AIMessage("Bowling.")])
     agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20, timezone=zone)])
     agent.invoke({"messages": [HumanMessage(QUESTION)]}, _cfg())
@@ -75,7 +51,7 @@ def test_the_middleware_asks_on_the_user_s_calendar(clock, zone, recalled):
 def test_a_run_s_time_zone_takes_precedence(clock, where):
     clock(WEDNESDAY_2_UTC)
     memory = hippo.Memory(None)
-    _days(memory.using("user.ann"))
+    add_days(memory.using("user.ann"))
     model = recording_model([AIMessage("Bowling.")])
     agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20, timezone="+09:00")])
     if where == "config":
@@ -89,7 +65,7 @@ def test_a_run_s_time_zone_takes_precedence(clock, where):
 async def test_the_middleware_asks_on_the_user_s_calendar_async(clock):
     clock(WEDNESDAY_2_UTC)
     memory = hippo.Memory(None)
-    _days(memory.using("user.ann"))
+    add_days(memory.using("user.ann"))
     model = recording_model([AIMessage("Bowling.")])
     agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20)])
     await agent.ainvoke({"messages": [HumanMessage(QUESTION)]}, _cfg(), context={"timezone": "America/New_York"})
@@ -102,7 +78,7 @@ def test_a_question_dated_in_utc_is_asked_on_the_user_s_calendar():
     """A client stamping its messages with ``datetime.now(timezone.utc)``: the instant is the user's, the calendar is
     the configured zone's."""
     memory = hippo.Memory(None)
-    _days(memory.using("user.ann"))
+    add_days(memory.using("user.ann"))
     model = recording_model([AIMessage("Bowling.")])
     agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=20,
                                                                   timezone="America/New_York")])
@@ -183,7 +159,7 @@ def test_the_classic_memory_asks_and_dates_on_the_user_s_calendar(clock):
 
     clock(WEDNESDAY_2_UTC)
     memory = hippo.Memory(None)
-    _days(memory)
+    add_days(memory)
     plain = HippoMemory(memory=memory, budget_tokens=20)
     zoned = HippoMemory(memory=memory, budget_tokens=20, timezone="America/New_York")
     assert zoned.load_memory_variables({"input": QUESTION})["history"].splitlines()[-1] == f"user: {BOWLING}"

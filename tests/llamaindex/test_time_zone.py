@@ -1,9 +1,6 @@
 """HippoMemoryBlock on the user's calendar: ``timezone`` dates the messages the block stamps and the questions it asks
-on the user's days, not UTC's.
-
-Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
-York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
-"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+on the user's days, not UTC's. The days, worked out by hand, are those of
+tests/time_zone_days.py."""
 
 from __future__ import annotations
 
@@ -15,40 +12,22 @@ from llama_index.core.llms import ChatMessage
 import hippo
 import llamaindex_hippo.memory_blocks as blocks
 from llamaindex_hippo import HippoMemoryBlock
+from tests.time_zone_days import BOWLING, QUESTION, SWIMMING, WEDNESDAY_2_UTC, add_days, clock_setter, new_york
 
-zoneinfo = pytest.importorskip("zoneinfo")
-try:
-    zoneinfo.ZoneInfo("America/New_York")
-except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
-    pytest.skip("no IANA time zone database", allow_module_level=True)
-
-QUESTION = "What did I do with Sam yesterday?"
-BOWLING = "I went bowling with Sam"
-SWIMMING = "I went swimming with Sam"
-WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
+new_york()  # or the module is skipped
 
 
 @pytest.fixture
 def clock(monkeypatch):
     """The block's clock, set to an instant: ``clock(instant)``."""
-
-    def set_to(instant: datetime) -> None:
-        class Frozen(datetime):
-            @classmethod
-            def now(cls, tz=None):
-                return instant.astimezone(tz) if tz is not None else instant.astimezone().replace(tzinfo=None)
-
-        monkeypatch.setattr(blocks, "datetime", Frozen)
-
-    return set_to
+    return clock_setter(monkeypatch, blocks)
 
 
 @pytest.mark.parametrize("zone, recalled, gone", [(None, SWIMMING, BOWLING), ("America/New_York", BOWLING, SWIMMING),
                                                   ("-05:00", BOWLING, SWIMMING)])
 async def test_the_block_asks_on_the_user_s_calendar(memory, clock, zone, recalled, gone):
     clock(WEDNESDAY_2_UTC)
-    memory.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
-    memory.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+    add_days(memory)
     block = HippoMemoryBlock(memory=memory, budget_tokens=20, scope="all", timezone=zone)
     got = await block.aget(messages=[ChatMessage(role="user", content=QUESTION)])
     assert recalled in got and gone not in got

@@ -1,9 +1,6 @@
 """``hippo mcp --timezone``: a question asked without ``asked_at`` is asked now on the user's calendar, not the
-machine's.
-
-Hand-worked days: Sam went bowling on Monday 4 March 2024 and swimming on Tuesday 5 March 2024, both at 19:00 in New
-York (EST, -05:00). At 02:00 UTC on Wednesday 6 March it is 21:00 on Tuesday 5 March in New York: the user's
-"yesterday" is Monday (bowling), UTC's is Tuesday (swimming)."""
+machine's. The days, worked out by hand, are those of
+tests/time_zone_days.py."""
 
 from __future__ import annotations
 
@@ -17,25 +14,17 @@ pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
 import hippo  # noqa: E402
 from hippo import mcp_server  # noqa: E402
+from tests.time_zone_days import BOWLING, QUESTION, SWIMMING, WEDNESDAY_2_UTC, add_days, frozen  # noqa: E402
 
 from .test_server import _env, call, stdio_session  # noqa: E402
 
-QUESTION = "What did I do with Sam yesterday?"
-BOWLING = "I went bowling with Sam"
-SWIMMING = "I went swimming with Sam"
-WEDNESDAY_2_UTC = datetime(2024, 3, 6, 2, 0, tzinfo=timezone.utc)  # Tuesday 5 March, 21:00 in New York
 
 
 @pytest.fixture
 def clock(monkeypatch):
     """The server's clock, set to an instant, with the machine in UTC."""
 
-    class Frozen(datetime):
-        @classmethod
-        def now(cls, tz=None):
-            return WEDNESDAY_2_UTC.astimezone(tz) if tz is not None else WEDNESDAY_2_UTC.replace(tzinfo=None)
-
-    monkeypatch.setattr(mcp_server, "datetime", Frozen)
+    monkeypatch.setattr(mcp_server, "datetime", frozen(WEDNESDAY_2_UTC))
 
 
 @pytest.mark.parametrize("zone, recalled", [(None, SWIMMING), ("America/New_York", BOWLING), ("-05:00", BOWLING)])
@@ -47,8 +36,7 @@ async def test_a_question_is_asked_on_the_user_s_calendar(clock, zone, recalled)
         except zoneinfo.ZoneInfoNotFoundError:  # pragma: no cover - a system without the time zone database
             pytest.skip("no IANA time zone database")
     with hippo.Memory(None, namespace="ann") as mem:
-        mem.add(BOWLING, timestamp="2024-03-04T19:00:00-05:00")
-        mem.add(SWIMMING, timestamp="2024-03-05T19:00:00-05:00")
+        add_days(mem)
         server = mcp_server.build_server(mem, timezone=zone)
         got = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20})
         hits = await server.call_tool("search", {"query": QUESTION, "k": 1})
