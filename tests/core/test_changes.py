@@ -21,6 +21,7 @@ from hippo.store.base import Change
 from hippo.base.errors import CorruptData
 from hippo.store.sqlite import COMPATIBLE_FROM, SCHEMA_VERSION, SQLiteStore
 from hippo.text import tokenizer
+from tests.upgrades import uses_a_newer_schema_as_it_is
 
 DATA = Path(__file__).parent / "data"
 
@@ -227,25 +228,17 @@ def test_a_newer_schema_this_code_can_use_is_used_as_it_is(tmp_path):
     # A newer version upgraded the store with a migration older code can live with (a column it does not name) and
     # said so (compatible_from): this version, open or opened now (a rollback), keeps reading and writing it.
     path = tmp_path / "s.db"
-    old = Memory(path)
-    first = old.add("the heron nests by the north pond")
     newer = str(SCHEMA_VERSION + 1)
-    db = sqlite3.connect(path)
-    with db:
-        db.execute("ALTER TABLE messages ADD COLUMN later_field REAL")
-        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (newer,))
-        db.execute("UPDATE meta SET value = ? WHERE key = 'compatible'", (f"{newer}:{SCHEMA_VERSION}",))
-    db.close()
-    second = old.add("the kestrel hunts over the meadow")
-    with Memory(path) as mem:
-        assert [it.text for it in mem.list()] == [first.text, second.text]
-        third = mem.add("the wren sings at dawn")
-        assert mem.search("kestrel meadow", k=1)[0].id == second.id
-        assert mem.check()["ok"]
-    assert [it.text for it in old.list()] == [first.text, second.text, third.text]
-    old.close()
-    with Memory(path, read_only=True) as ro:
-        assert ro.count() == 3 and ro.check()["ok"]
+
+    def upgrade() -> None:
+        db = sqlite3.connect(path)
+        with db:
+            db.execute("ALTER TABLE messages ADD COLUMN later_field REAL")
+            db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (newer,))
+            db.execute("UPDATE meta SET value = ? WHERE key = 'compatible'", (f"{newer}:{SCHEMA_VERSION}",))
+        db.close()
+
+    uses_a_newer_schema_as_it_is(lambda **kw: Memory(path, **kw), upgrade)
     assert _meta(path, "schema_version") == newer  # used as it is: nothing downgraded
 
 

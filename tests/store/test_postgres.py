@@ -24,6 +24,7 @@ from hippo.base.errors import (  # noqa: E402
 from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
+from tests.upgrades import uses_a_newer_schema_as_it_is  # noqa: E402
 
 from .test_conformance import assert_same, batch, msg  # noqa: E402
 
@@ -352,26 +353,18 @@ def test_a_newer_schema_this_code_can_use_is_used_as_it_is(pg_server, pg_url) ->
     # A newer version upgraded the schema with a migration older code can live with (a column it does not name) and
     # said so (compatible_from): app servers still on this version, open or opened now, keep reading and writing.
     schema = schema_of(pg_url)
-    old = Memory(pg_url, namespace="a")
-    first = old.add("the heron nests by the north pond")
     newer = str(postgres.SCHEMA_VERSION + 1)
-    with admin(pg_server) as conn:
-        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("compatible",)).fetchone() \
-            == (f"{postgres.SCHEMA_VERSION}:{postgres.COMPATIBLE_FROM}",)
-        conn.execute(f'ALTER TABLE "{schema}".messages ADD COLUMN later_field double precision')
-        conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s', (newer, "schema_version"))
-        conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s',
-                     (f"{newer}:{postgres.SCHEMA_VERSION}", "compatible"))
-    second = old.add("the kestrel hunts over the meadow")  # a handle open across the upgrade
-    with Memory(pg_url, namespace="a") as mem:  # and one opened after it
-        assert [it.text for it in mem.list()] == [first.text, second.text]
-        third = mem.add("the wren sings at dawn")
-        assert mem.search("kestrel meadow", k=1)[0].id == second.id
-        assert mem.check()["ok"]
-    assert [it.text for it in old.list()] == [first.text, second.text, third.text]
-    old.close()
-    with Memory(pg_url, namespace="a", read_only=True) as ro:
-        assert ro.count() == 3
+
+    def upgrade() -> None:
+        with admin(pg_server) as conn:
+            assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("compatible",)).fetchone() \
+                == (f"{postgres.SCHEMA_VERSION}:{postgres.COMPATIBLE_FROM}",)
+            conn.execute(f'ALTER TABLE "{schema}".messages ADD COLUMN later_field double precision')
+            conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s', (newer, "schema_version"))
+            conn.execute(f'UPDATE "{schema}".meta SET value = %s WHERE key = %s',
+                         (f"{newer}:{postgres.SCHEMA_VERSION}", "compatible"))
+
+    uses_a_newer_schema_as_it_is(lambda **kw: Memory(pg_url, namespace="a", **kw), upgrade)
     with admin(pg_server) as conn:  # used as it is: nothing downgraded
         assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s',
                             ("schema_version",)).fetchone() == (newer,)
