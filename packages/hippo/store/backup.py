@@ -34,6 +34,7 @@ from hippo.base.errors import HippoError, InvalidInput, NotFound, StoreBusy, Sto
 from hippo.store.filecopy import (
     _SUFFIXES,
     _check_destination,
+    _checked,
     _copy,
     _placeable,
     _remove,
@@ -80,12 +81,9 @@ def _copied_as_bytes(backup_path: str, tmp: str) -> list:
         shutil.copyfile(backup_path + "-wal", tmp + "-wal")
     check = sqlite3.connect(tmp, isolation_level=None)
     try:
-        bad = check.execute("PRAGMA quick_check").fetchall()
-        if bad == [("ok",)]:
-            check.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return _checked(check)
     finally:
         check.close()
-    return bad
 
 
 def _same_page_size(work: sqlite3.Connection, live: sqlite3.Connection) -> None:

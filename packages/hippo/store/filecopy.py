@@ -11,7 +11,7 @@ import urllib.parse
 
 from hippo.base.errors import HippoError, InvalidInput, NotFound, StoreError
 
-__all__ = ["backup", "read_only_connection"]
+__all__ = ["backup", "read_only_connection", "read_only_uri"]
 
 _SUFFIXES = ("", "-wal", "-shm", "-journal")
 
@@ -37,10 +37,9 @@ def _check_destination(dest: str, name: str, store_file: str | None = None) -> s
     file, or a store that is open or was not closed (a ``-wal`` or ``-shm`` beside it would be replayed onto the
     copy, or deleted by the process that holds it). A ``-wal`` / ``-shm`` that no process holds (left by a read-only
     open) is cleared first."""
-    real = os.path.realpath(dest)
+    real = _placeable(dest, name)
     if store_file is not None and real in {os.path.realpath(store_file + s) for s in _SUFFIXES}:
         raise InvalidInput(f"{name} {dest!r} is the store file itself; back up to another file")
-    _placeable(dest, name)
     left = _companions(real)
     if left and os.path.isfile(real):
         _close_once(real)
@@ -128,18 +127,25 @@ def _sync_folder(path: str) -> None:
             os.close(fd)
 
 
+def _checked(db: sqlite3.Connection) -> list:
+    """``PRAGMA quick_check``'s rows for the copy ``db``; when it is clean, the copy's own log (it keeps the store's
+    WAL mode) is folded into it, so that one file is the whole copy."""
+    bad = db.execute("PRAGMA quick_check").fetchall()
+    if bad == [("ok",)]:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return bad
+
+
 def _copy(src: sqlite3.Connection, tmp: str) -> None:
     """The whole of ``src`` into the empty file ``tmp``, in one step (one read transaction of ``src``: a backup done
     in several steps starts again whenever another connection writes, and might never finish under steady writes),
-    checked, left without a log, and synced."""
+    checked (:func:`_checked`) and synced."""
     dst = sqlite3.connect(tmp, isolation_level=None)
     try:
         src.backup(dst, pages=-1)
-        bad = dst.execute("PRAGMA quick_check").fetchall()
+        bad = _checked(dst)
         if bad != [("ok",)]:
             raise StoreError(f"the copy at {tmp!r} does not check clean: {bad[:3]}")
-        # the copy keeps the store's WAL mode; its own log (if any) goes into it now, so one file is the whole copy
-        dst.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         dst.close()
     _sync_file(tmp)
@@ -164,8 +170,12 @@ def backup(src: sqlite3.Connection, dest: str, *, store_file: str | None = None,
     return os.path.getsize(real)
 
 
+def read_only_uri(path: str) -> str:
+    """SQLite's URI that opens the file at ``path`` read-only (``mode=ro``)."""
+    return "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+
+
 def read_only_connection(path: str) -> sqlite3.Connection:
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-    return sqlite3.connect(uri, uri=True, isolation_level=None)
+    return sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None)
 
 

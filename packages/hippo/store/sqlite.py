@@ -450,7 +450,7 @@ class SQLiteStore(Store):
     def _connect_read_only(self, busy_timeout_s: float) -> sqlite3.Connection:
         if not os.path.exists(self.path):
             raise NotFound(f"path {self.path!r} does not exist (read_only opens an existing store)")
-        uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+        uri = filecopy.read_only_uri(self.path)
         db = None
         try:
             db = sqlite3.connect(uri, uri=True, timeout=busy_timeout_s, check_same_thread=False,
