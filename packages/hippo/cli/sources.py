@@ -63,7 +63,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Any, Callable, Iterator
 
 from hippo import InvalidInput, NotFound
-from hippo.base.timeutil import parse_iso, with_utc_offset
+from hippo.base.timeutil import parse_iso, time_zone, with_utc_offset
 
 EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
@@ -347,34 +347,24 @@ def _read_source(file: str, encoding: str) -> Source:
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
 CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord", "slack", "slack-export")
-_FIXED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
+# an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
+_TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
 
 def parse_zone(value: str | tzinfo, name: str = "--timezone") -> tzinfo:
-    """A time zone: an IANA name ("Europe/Lisbon", "America/New_York", "UTC"), a fixed offset from UTC ("+05:30",
-    "-04:00", "+0530", "+05", "UTC+05:30"), or a ``tzinfo`` as it is. ``InvalidInput`` naming ``name`` otherwise."""
-    if isinstance(value, tzinfo):
-        try:  # a tzinfo of one's own may give no offset, or one Python refuses
-            ok = datetime(2024, 1, 1, tzinfo=value).utcoffset() is not None
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC ({exc})") from None
-        if not ok:
-            raise InvalidInput(f"{name} {value!r}: the time zone gives no offset from UTC (its utcoffset() is None)")
-        return value
+    """A time zone (:func:`hippo.base.timeutil.time_zone`): an IANA name ("Europe/Lisbon", "America/New_York",
+    "UTC"), a fixed offset from UTC also as typed on a command line ("+05:30", "-04:00", "+0530", "+5",
+    "UTC+05:30"), or a ``tzinfo`` as it is. ``InvalidInput`` naming ``name`` otherwise, with the IANA name meant
+    when one differs only in case or by its region ("lisbon": "Europe/Lisbon")."""
     if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a time zone name like 'Europe/Lisbon' or an offset like '+05:30', got "
-                           f"{type(value).__name__}")
+        return time_zone(value, name)
     text = value.strip()
-    m = _FIXED_OFFSET.fullmatch(text)
+    m = _TYPED_OFFSET.fullmatch(text)
     if m is not None:
-        hours, minutes = int(m[2]), int(m[3] or 0)
-        if hours > 23 or minutes > 59:
-            raise InvalidInput(f"{name} {value!r} is no offset from UTC (hours 0-23, minutes 0-59)")
-        offset = timedelta(hours=hours, minutes=minutes)
-        return timezone(-offset if m[1] == "-" else offset)
+        return time_zone(f"{m[1]}{int(m[2]):02d}:{m[3] or '00'}", name)
     try:
-        return zoneinfo.ZoneInfo(text)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
+        return time_zone(text, name)
+    except InvalidInput:
         pass
     try:
         known = zoneinfo.available_timezones()
