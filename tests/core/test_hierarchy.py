@@ -613,3 +613,74 @@ def test_episodes_partition_the_messages_into_stretches_of_one_session(tmp_path)
             flat.episode(one.id)
         with pytest.raises(InvalidInput, match="message_id"):
             flat.episode("seven")
+
+
+def _numbered(stems: list[str]):
+    """A vocabulary that met ``stems`` first, in that order (stem ids follow what a process read first)."""
+    from hippo.text.vocab import Vocab
+
+    v = Vocab()
+    for s in stems:
+        v.stem_id(s, create=True)
+    return v
+
+
+def test_vectors_and_codes_do_not_depend_on_the_order_stems_were_first_read(monkeypatch):
+    from hippo.engine.hierarchy import codes as codes_mod
+
+    rng = np.random.default_rng(7)
+    words = [f"stem{i}" for i in range(400)]
+    bags = [rng.choice(len(words), size=int(rng.integers(3, 40)), replace=False) for _ in range(300)]
+    weights = [rng.uniform(0.2, 9.0, size=b.size) * (1 + np.log(rng.integers(1, 4, size=b.size))) for b in bags]
+    out = []
+    for order in (words, words[::-1]):
+        v = _numbered(order)
+        monkeypatch.setattr(codes_mod, "vocab", lambda v=v: v)
+        coder = codes_mod.Coder(256)
+        ids = [np.asarray([v.stem_id(words[i]) for i in b], dtype=np.int64) for b in bags]
+        # bags as bag_pairs hands them over: sorted by stem id, which orders the terms differently per numbering
+        group = np.repeat(np.arange(len(bags)), [b.size for b in bags])
+        flat_ids, flat_w = np.concatenate(ids), np.concatenate(weights)
+        order_ = np.lexsort((flat_ids, group))
+        acc = codes_mod.bag_vectors(coder, group[order_], flat_ids[order_], flat_w[order_], len(bags))
+        one = np.stack([coder.accumulate_ids(i[np.argsort(i)], w[np.argsort(i)]) for i, w in zip(ids, weights)])
+        out.append((acc, codes_mod.sign_many(coder, acc), one))
+    (a1, c1, o1), (a2, c2, o2) = out
+    assert np.array_equal(a1, a2) and np.array_equal(c1, c2) and np.array_equal(o1, o2)
+    assert np.array_equal(a1, o1)   # the batched and the one-bag sums agree too
+    # and they are the sums, to float32 precision (the weights are rounded to 2**-20 first)
+    ref = np.stack([w @ coder.rows(np.asarray([v.stem_id(words[i]) for i in b])).astype(np.float64)
+                    for b, w in zip(bags, weights)])
+    assert np.allclose(a2, ref, rtol=1e-6, atol=1e-4)
+
+
+def test_a_store_builds_the_same_hierarchy_whatever_the_process_read_before(monkeypatch):
+    """Stem ids are numbered in the order a process first reads each stem, so a process that read other text
+    first numbers them differently; the hierarchy built from the same messages must not change with that."""
+    from hippo.text import tokenizer
+    from hippo.text import vocab as vocab_mod
+    from hippo_bench.scale import SyntheticConversation
+
+    def convo(seed: int, n: int) -> list[dict]:
+        return SyntheticConversation(seed, n_nouns=3000, n_people=40, n_places=30, n_speakers=8).generate(
+            n, n_needles=0).items
+
+    items = convo(11, 90_000)
+    other = " ".join(it["text"] for it in convo(5, 20_000)[::-1])
+    built = []
+    for warm in (False, True):
+        v = vocab_mod.Vocab()
+        if warm:
+            v.resolve(np.asarray(tokenizer.encoding().encode(other), dtype=np.int64))
+        monkeypatch.setattr(vocab_mod, "_vocab", v)
+        mem = Memory(None)
+        for lo in range(0, len(items), 500):
+            mem.add_many(items[lo: lo + 500])
+        h = mem.engine.state().life().hier
+        th = h.themes
+        built.append(({k: (s.text, h.sem_codes.codes[k].tobytes()) for k, s in h.semantics.items()},
+                      [sorted(m) if th.codes.alive[t] else None for t, m in enumerate(th.members)],
+                      h.ep_codes.codes[: h.ep_codes.n].tobytes(), th.merges, th.splits))
+        mem.close()
+    assert len(built[0][0]) > 1000
+    assert built[0] == built[1]

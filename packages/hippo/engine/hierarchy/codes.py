@@ -35,6 +35,18 @@ def idf_array(n_docs: int, df: np.ndarray) -> np.ndarray:
     return np.log1p((n_docs - df + 0.5) / (df + 0.5))
 
 
+#: Term weights are rounded to multiples of 1 / GRID and summed in float64, where sums of such multiples are exact
+#: (they stay far below 2**53 / GRID): a vector then does not depend on the order its terms are added in. That order
+#: follows stem ids, which are numbered in the order the process first read each stem; with float32 sums, a
+#: component near zero could take either sign, so the same message got a different code in a process that had read
+#: other text first, and the same store a different hierarchy.
+GRID = float(2 ** 20)
+
+
+def on_grid(weights: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(weights, dtype=np.float64) * GRID)
+
+
 class Coder:
     """Builds ``bits``-bit codes (as ``bits // 64`` uint64 words) from weighted stems.
 
@@ -90,10 +102,10 @@ class Coder:
         return self.rows(np.array([sid]))[0].astype(np.float32)
 
     def accumulate_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The random-indexing vector of weighted stem ids."""
+        """The random-indexing vector of weighted stem ids (summed exactly: see :func:`_grid`)."""
         if len(ids) == 0:
             return np.zeros(self.bits, dtype=np.float32)
-        return np.asarray(weights, dtype=np.float32) @ self.rows(ids).astype(np.float32)
+        return ((on_grid(weights) @ self.rows(ids).astype(np.float64)) / GRID).astype(np.float32)
 
     def accumulate(self, weights: dict[str, float]) -> np.ndarray:
         """The random-indexing vector of a bag of weighted terms (stems as text)."""
@@ -296,9 +308,9 @@ def bag_vectors(coder: Coder, pg: np.ndarray, ps: np.ndarray, weights: np.ndarra
     acc = np.zeros((m, coder.bits), dtype=np.float32)
     if pg.size == 0:
         return acc
-    rows = coder.rows(ps).astype(np.float32) * np.asarray(weights, dtype=np.float32)[:, None]
+    rows = coder.rows(ps).astype(np.float64) * on_grid(weights)[:, None]
     starts = np.flatnonzero(np.r_[True, pg[1:] != pg[:-1]])
-    acc[pg[starts]] = np.add.reduceat(rows, starts, axis=0)
+    acc[pg[starts]] = np.add.reduceat(rows, starts, axis=0) / GRID
     return acc
 
 

@@ -70,7 +70,7 @@ def candidates(mid: int, tokens: np.ndarray, stems: np.ndarray, idf: np.ndarray,
         if distinct.size < min_terms:
             continue
         f = flags[a:b]
-        score = float(idf[distinct].sum()) / norm
+        score = float(on_grid(idf[distinct]).sum()) / GRID / norm  # exact: the same whatever order ids are in
         if (f & V.DIGIT).any():
             score += 0.6
         if (f & V.TIME).any():
@@ -127,11 +127,11 @@ def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.nd
     first = np.flatnonzero(start)
     end = np.r_[first[1:], n]
     msg = np.searchsorted(offs, first, side="right") - 1
-    from hippo.engine.hierarchy.codes import bag_pairs
+    from hippo.engine.hierarchy.codes import GRID, bag_pairs, on_grid
 
     sg, ss, _ = bag_pairs(span, st)
     distinct = np.bincount(sg, minlength=n_spans)
-    idf_sum = np.bincount(sg, weights=idf[ss], minlength=n_spans)
+    idf_sum = np.bincount(sg, weights=on_grid(idf[ss]), minlength=n_spans) / GRID
 
     def anyf(flag: int, skip_first: bool = False) -> np.ndarray:
         f = (fl & flag) != 0
