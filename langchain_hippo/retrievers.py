@@ -9,7 +9,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, StrictInt, ValidationError
 
-from hippo import InvalidInput, fitting_units
+from hippo import InvalidInput, fitting_units, message_time, time_zone
 from langchain_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     acall,
@@ -22,6 +22,7 @@ from langchain_hippo._common import (
     raise_invalid_from_validation,
     unit_metadata,
 )
+from langchain_hippo._messages import now_in
 
 _MODES = ("search", "recall")
 
@@ -40,9 +41,15 @@ class HippoRetriever(BaseRetriever):
     context leaves of the budget (``hippo.fitting_units``): the documents together stay within ``budget_tokens``.
     ``k`` does not apply there; the budget does.
 
-    ``k``, ``budget_tokens``, ``filter`` and ``mode`` are fields and can be overridden per call:
-    ``retriever.invoke("query", k=3, filter={"speaker": "Ann"})``. The query is any text, asked as hippo can take it
-    (``hippo.storable``); one with nothing left to ask finds nothing.
+    When the question is asked (its "yesterday", "last week" count from it): without ``timezone``, as of the latest
+    message stored (a history read after the fact); with ``timezone`` (the user's: an IANA name such as
+    ``"America/New_York"``, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``), now on its calendar (a live
+    conversation, whose next turn may come days after the last one stored). A call's own ``asked_at`` (a datetime,
+    epoch seconds or ISO-8601 text; one that carries no calendar but UTC's is put on ``timezone``'s) takes precedence.
+
+    ``k``, ``budget_tokens``, ``filter``, ``mode`` and ``timezone`` are fields and can be overridden per call, and
+    ``asked_at`` given: ``retriever.invoke("query", k=3, asked_at="2025-04-15T09:00:00-04:00")``. The query is any
+    text, asked as hippo can take it (``hippo.storable``); one with nothing left to ask finds nothing.
 
     Example:
         >>> retriever = HippoRetriever(memory=hippo.Memory(None), k=4)
@@ -63,6 +70,8 @@ class HippoRetriever(BaseRetriever):
     filter: dict[str, Any] | None = None
     """hippo filter, e.g. ``{"speaker": "Ann", "timestamp": {"$gte": "2024-01-01"}}``."""
     mode: Literal["search", "recall"] = "search"
+    timezone: Any = None
+    """The user's time zone: questions are asked now on its calendar (None: as of the latest message stored)."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -74,6 +83,7 @@ class HippoRetriever(BaseRetriever):
         check_memory(self.memory)
         check_namespace(self.namespace)
         self._check(self.k, self.budget_tokens, self.filter, self.mode)
+        time_zone(self.timezone, "timezone")
 
     # -- argument handling ---------------------------------------------------------------------------------
 
@@ -85,14 +95,15 @@ class HippoRetriever(BaseRetriever):
         if mode not in _MODES:
             raise InvalidInput(f"mode must be one of {_MODES}, got {mode!r}")
 
-    def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[str, int, int | None, dict | None, str]:
+    def _resolve(self, query: str, kwargs: dict[str, Any]) -> tuple[str, int, int | None, dict | None, str, Any]:
         """The question as hippo can ask it (:func:`query_text`: any text, as the reference retrievers take it; blank
-        when nothing is left to ask) and the call's arguments."""
+        when nothing is left to ask), the call's arguments and when the question is asked (None: as of the latest
+        message stored)."""
         kwargs.pop("verbose", None)  # BaseRetriever.invoke reads it but leaves it in the kwargs
-        unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode"}
+        unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode", "timezone", "asked_at"}
         if unknown:
             raise InvalidInput(f"unexpected keyword argument(s) {sorted(unknown)}; "
-                               "expected k, budget_tokens, filter or mode")
+                               "expected k, budget_tokens, filter, mode, timezone or asked_at")
         if not isinstance(query, str):
             raise InvalidInput(f"query must be a string, got {type(query).__name__}")
         k = kwargs.get("k", self.k)
@@ -100,7 +111,16 @@ class HippoRetriever(BaseRetriever):
         flt = kwargs.get("filter", self.filter)
         mode = kwargs.get("mode", self.mode)
         self._check(k, budget, flt, mode)
-        return query_text(query), k, budget, flt, mode
+        zone = time_zone(kwargs.get("timezone", self.timezone), "timezone")
+        return query_text(query), k, budget, flt, mode, self._asked(kwargs.get("asked_at"), zone)
+
+    def _asked(self, asked_at: Any, zone: Any) -> Any:
+        """When the question is asked: ``asked_at`` as given (a time that carries no calendar but UTC's put on
+        ``zone``'s; ``InvalidInput`` naming ``asked_at`` for one hippo cannot read), else now on ``zone``'s calendar,
+        else None (as of the latest message stored)."""
+        if asked_at is not None:
+            return message_time(asked_at, "asked_at", getattr(self.memory, "config", None), zone)
+        return now_in(zone) if zone is not None else None
 
     def _target(self) -> Any:
         return self.memory.using(self.namespace) if self.namespace is not None else self.memory
@@ -137,27 +157,27 @@ class HippoRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        query, k, budget, flt, mode = self._resolve(query, kwargs)
+        query, k, budget, flt, mode, asked = self._resolve(query, kwargs)
         if not query.strip():
             return []  # nothing asked (a blank query, as a model may send it): nothing found, and the agent goes on
         target = self._target()
         if mode == "recall":
-            recall = target.recall(query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS, filter=flt)
+            recall = target.recall(query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS, filter=flt, asked_at=asked)
             return self._recall_to_documents(recall, target.namespace)
-        return self._hits_to_documents(target.search(query, k=k, filter=flt), budget)
+        return self._hits_to_documents(target.search(query, k=k, filter=flt, asked_at=asked), budget)
 
     async def _aget_relevant_documents(
         self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        query, k, budget, flt, mode = self._resolve(query, kwargs)
+        query, k, budget, flt, mode, asked = self._resolve(query, kwargs)
         if not query.strip():
             return []
         target = self._target()
         if mode == "recall":
             recall = await acall(target, "recall", query, budget_tokens=budget or DEFAULT_BUDGET_TOKENS,
-                                 filter=flt)
+                                 filter=flt, asked_at=asked)
             return self._recall_to_documents(recall, target.namespace)
-        hits = await acall(target, "search", query, k=k, filter=flt)
+        hits = await acall(target, "search", query, k=k, filter=flt, asked_at=asked)
         return self._hits_to_documents(hits, budget)
 
 

@@ -48,3 +48,17 @@ def clock_setter(monkeypatch, module):
         monkeypatch.setattr(module, "datetime", frozen(instant))
 
     return set_to
+
+
+# A question asked on Tuesday 24 November 2026 about "yesterday", after Sunday's tennis and Monday's chess (18:00 UTC
+# each): asked on Tuesday, "yesterday" is Monday (chess); counted from the latest message stored (Monday), Sunday.
+PARK_QUESTION = "What did I play in the park yesterday?"
+TENNIS = "I played tennis in the park"
+CHESS = "I played chess in the park"
+TUESDAY_9_UTC = datetime(2026, 11, 24, 9, 0, tzinfo=timezone.utc)
+
+
+def add_park_days(view) -> None:
+    """Sunday's tennis and Monday's chess, in UTC."""
+    view.add(TENNIS, timestamp="2026-11-22T18:00:00+00:00")
+    view.add(CHESS, timestamp="2026-11-23T18:00:00+00:00")

@@ -12,9 +12,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import hippo
 import langchain_hippo._messages as lc_messages
-from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware
+from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware, HippoRetriever
 
-from tests.time_zone_days import BOWLING, QUESTION, SWIMMING, WEDNESDAY_2_UTC, add_days, clock_setter, new_york
+from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC, WEDNESDAY_2_UTC,
+                                  add_days, add_park_days, clock_setter, new_york)
 
 from .conftest import recording_model
 from .test_middleware_turns import _recalled
@@ -176,3 +177,58 @@ def test_the_classic_memory_asks_and_dates_on_the_user_s_calendar(clock):
     assert [i.timestamp.utcoffset() for i in memory.list(filter={"session_id": plain.session_id})] == \
         [timedelta(0)] * 2
     memory.close()
+
+
+class TestRetrieverAsks:
+    """``HippoRetriever``: a call's ``asked_at``, else now on ``timezone``'s calendar, else as of the latest message."""
+
+    @pytest.mark.parametrize("mode", ["search", "recall"])
+    async def test_a_call_s_asked_at_counts_its_days(self, mode):
+        memory = hippo.Memory(None)
+        add_park_days(memory)
+        retriever = HippoRetriever(memory=memory, k=1, budget_tokens=20, mode=mode)
+        assert [d.page_content for d in retriever.invoke(PARK_QUESTION)] == [TENNIS]  # as of Monday's message
+        for asked in ("2026-11-24T09:00:00Z", TUESDAY_9_UTC, TUESDAY_9_UTC.timestamp()):
+            assert [d.page_content for d in retriever.invoke(PARK_QUESTION, asked_at=asked)] == [CHESS]
+            assert [d.page_content for d in await retriever.ainvoke(PARK_QUESTION, asked_at=asked)] == [CHESS]
+        memory.close()
+
+    @pytest.mark.parametrize("zone, recalled", [("America/New_York", BOWLING), ("+09:00", SWIMMING)])
+    async def test_with_a_time_zone_a_question_is_asked_now_on_its_calendar(self, clock, zone, recalled):
+        clock(WEDNESDAY_2_UTC)  # Tuesday 21:00 in New York, Wednesday 11:00 at +09:00
+        memory = hippo.Memory(None)
+        add_days(memory)
+        retriever = HippoRetriever(memory=memory, k=1, timezone=zone)
+        assert [d.page_content for d in retriever.invoke(QUESTION)] == [recalled]
+        assert [d.page_content for d in await retriever.ainvoke(QUESTION)] == [recalled]
+        other = "+09:00" if zone == "America/New_York" else "America/New_York"  # a call's own zone takes precedence
+        assert [d.page_content for d in retriever.invoke(QUESTION, timezone=other)] != [recalled]
+        # a time given in UTC is put on the zone's calendar: 02:00 UTC on Wednesday is Tuesday evening in New York
+        got = retriever.invoke(QUESTION, asked_at="2024-03-06T02:00:00Z", timezone="America/New_York")
+        assert [d.page_content for d in got] == [BOWLING]
+        memory.close()
+
+    def test_the_clock_is_read_only_with_a_time_zone(self, clock):
+        clock(TUESDAY_9_UTC)
+        memory = hippo.Memory(None)
+        add_park_days(memory)
+        assert [d.page_content for d in HippoRetriever(memory=memory, k=1).invoke(PARK_QUESTION)] == [TENNIS]
+        assert [d.page_content for d in HippoRetriever(memory=memory, k=1, timezone="Z").invoke(PARK_QUESTION)] == \
+            [CHESS]
+        memory.close()
+
+    def test_a_bad_time_is_refused_by_name(self):
+        memory = hippo.Memory(None)
+        add_park_days(memory)
+        retriever = HippoRetriever(memory=memory)
+        for bad in ("tomorrow", True, float("nan"), 1e13, ["2026-11-24"]):
+            with pytest.raises(hippo.InvalidInput, match=r"^asked_at"):
+                retriever.invoke(PARK_QUESTION, asked_at=bad)
+        with pytest.raises(hippo.InvalidInput, match=r"^asked_at"):
+            retriever.invoke("", asked_at="tomorrow")  # refused even when nothing is left to ask
+        for bad in ("Mars/Olympus_Mons", "+25:00", 5):
+            with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+                retriever.invoke(PARK_QUESTION, timezone=bad)
+            with pytest.raises(hippo.InvalidInput, match="timezone"):
+                HippoRetriever(memory=memory, timezone=bad)
+        memory.close()
