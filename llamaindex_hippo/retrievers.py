@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any, Literal
 
 from llama_index.core.base.base_retriever import BaseRetriever
@@ -10,7 +11,7 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import MAX_QUERY_CHARS, HippoError, InvalidInput, LLMError, fitting_units, jsonable, storable
+from hippo import MAX_QUERY_CHARS, HippoError, InvalidInput, LLMError, fitting_units, jsonable, storable, time_zone
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,
@@ -150,6 +151,11 @@ class HippoRetriever(BaseRetriever):
     ``query_str``; the embedding channel searches ``QueryBundle.embedding`` when given, else the model's aggregate
     of the query embeddings of ``custom_embedding_strs`` (where HyDE puts its hypothetical answer), else the
     embedding of ``query_str``. Without an embedding channel only ``query_str`` is read.
+
+    A question's "yesterday" or "last week" counts from when it is asked: with ``timezone`` (the user's: an IANA name
+    such as ``"America/New_York"``, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``) now on its calendar, as
+    a live chat engine asks; without it (the default) from when the latest message stored was said, as for a history
+    read after the fact. ``Memory.search`` / ``recall`` take ``asked_at`` for any other time.
     """
 
     def __init__(
@@ -162,10 +168,13 @@ class HippoRetriever(BaseRetriever):
         filters: MetadataFilters | dict[str, Any] | None = None,
         mode: Literal["search", "recall"] = "search",
         embed_model: Any = None,
+        timezone: Any = None,
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
         check_memory(memory)
+        self.timezone = timezone
+        self._zone = time_zone(timezone, "timezone")
         self.namespace = check_namespace(namespace)
         self.similarity_top_k = check_positive_int(similarity_top_k, "similarity_top_k")
         self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens", allow_none=True)
@@ -295,6 +304,10 @@ class HippoRetriever(BaseRetriever):
         LlamaIndex's retrievers take it; blank when nothing is left to ask."""
         return storable(query_bundle.query_str or "", -MAX_QUERY_CHARS)
 
+    def _when(self) -> datetime | None:
+        """When the question is asked: now on the calendar of ``timezone``, or None (as of the latest message)."""
+        return datetime.now(self._zone) if self._zone is not None else None
+
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = self._asked(query_bundle)
         if not query.strip():
@@ -303,9 +316,9 @@ class HippoRetriever(BaseRetriever):
         if self.mode == "recall":
             return self._from_recall(self._target.recall(
                 query, budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter,
-                query_embedding=vector))
+                query_embedding=vector, asked_at=self._when()))
         return self._from_hits(self._target.search(query, k=self.similarity_top_k, filter=self._filter,
-                                                   query_embedding=vector))
+                                                   query_embedding=vector, asked_at=self._when()))
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         query = self._asked(query_bundle)
@@ -315,10 +328,10 @@ class HippoRetriever(BaseRetriever):
         if self.mode == "recall":
             recall = await acall(self._target, "recall", query,
                                  budget_tokens=self.budget_tokens or DEFAULT_BUDGET_TOKENS, filter=self._filter,
-                                 query_embedding=vector)
+                                 query_embedding=vector, asked_at=self._when())
             return self._from_recall(recall)
         hits = await acall(self._target, "search", query, k=self.similarity_top_k, filter=self._filter,
-                           query_embedding=vector)
+                           query_embedding=vector, asked_at=self._when())
         return self._from_hits(hits)
 
 

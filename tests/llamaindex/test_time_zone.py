@@ -11,8 +11,10 @@ from llama_index.core.llms import ChatMessage
 
 import hippo
 import llamaindex_hippo.memory_blocks as blocks
-from llamaindex_hippo import HippoMemoryBlock
-from tests.time_zone_days import BOWLING, QUESTION, SWIMMING, WEDNESDAY_2_UTC, add_days, clock_setter, new_york
+import llamaindex_hippo.retrievers as retrievers
+from llamaindex_hippo import HippoMemoryBlock, HippoRetriever
+from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC, WEDNESDAY_2_UTC,
+                                  add_days, add_park_days, clock_setter, new_york)
 
 new_york()  # or the module is skipped
 
@@ -72,3 +74,28 @@ async def test_without_a_time_zone_the_block_dates_in_utc(memory, clock):
 def test_a_bad_time_zone_is_refused_by_name(memory, bad):
     with pytest.raises(hippo.InvalidInput, match="timezone"):
         HippoMemoryBlock(memory=memory, timezone=bad)
+
+
+@pytest.mark.parametrize("mode", ["search", "recall"])
+@pytest.mark.parametrize("zone, recalled", [(None, TENNIS), ("Z", CHESS), ("America/New_York", CHESS)])
+async def test_the_retriever_asks_now_on_the_user_s_calendar(memory, monkeypatch, mode, zone, recalled):
+    """Asked on Tuesday (04:00 in New York), "yesterday" is Monday; without a zone, counted from Monday's message."""
+    clock_setter(monkeypatch, retrievers)(TUESDAY_9_UTC)
+    add_park_days(memory)
+    retriever = HippoRetriever(memory, similarity_top_k=1, budget_tokens=20, mode=mode, timezone=zone)
+    assert [n.node.get_content() for n in retriever.retrieve(PARK_QUESTION)] == [recalled]
+    assert [n.node.get_content() for n in await retriever.aretrieve(PARK_QUESTION)] == [recalled]
+
+
+def test_the_retriever_asks_on_new_york_s_day_not_utc_s(memory, monkeypatch):
+    clock_setter(monkeypatch, retrievers)(WEDNESDAY_2_UTC)  # Tuesday 21:00 in New York, Wednesday 11:00 at +09:00
+    add_days(memory)
+    for zone, recalled in (("America/New_York", BOWLING), ("+09:00", SWIMMING)):
+        got = HippoRetriever(memory, similarity_top_k=1, timezone=zone).retrieve(QUESTION)
+        assert [n.node.get_content() for n in got] == [recalled]
+
+
+def test_the_retriever_refuses_a_bad_time_zone_by_name(memory):
+    for bad in ("Mars/Olympus_Mons", "+25:00", "", 5):
+        with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+            HippoRetriever(memory, timezone=bad)
