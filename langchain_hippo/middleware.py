@@ -206,7 +206,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if memory_tools:
             from langchain_hippo.tools import make_memory_tools
 
-            self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0])
+            self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0],
+                                           asked=self._tool_asked)
         self._own = frozenset(t.name for t in self.tools)  # tools whose results are copies of the memory
 
     # -- scope ---------------------------------------------------------------------------------------------
@@ -292,6 +293,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
             elif isinstance(message, HumanMessage) and not is_notification(message):
                 asked = now
         return asked
+
+    def _tool_asked(self, runtime: Any) -> Any:
+        """When a memory tool's search is asked (the model gave no ``asked_at``): as the middleware's recall of the
+        turn is, at the latest user message's ``hippo_timestamp``, else now, on the run's calendar."""
+        state = getattr(runtime, "state", None)
+        messages = state.get("messages") if isinstance(state, Mapping) else None
+        return self._asked(list(messages or []), self.zone(runtime))
 
     def _inject(self, request: ModelRequest, context: str) -> ModelRequest:
         if not context.strip():

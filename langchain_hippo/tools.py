@@ -7,6 +7,10 @@ back as an error message the model can read (``ToolException`` with ``handle_too
 
 With ``scope=``, a callable ``(ToolRuntime) -> hippo.Memory``, each call picks its memory view from the agent
 run (e.g. the current user's namespace); ``HippoMemoryMiddleware(memory_tools=True)`` uses this.
+
+A search is asked when the agent's turn is: its "yesterday" or "last week" count from the model's ``asked_at``
+argument when it gives one, else from the clock, on the calendar of ``timezone`` (the user's; UTC's without one), or
+from ``asked=``, a callable ``(ToolRuntime) -> time`` (the middleware's: the time of the latest user message).
 """
 
 from __future__ import annotations
@@ -17,13 +21,17 @@ from typing import Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
-from hippo import HippoError, InvalidInput
+from hippo import HippoError, InvalidInput, message_time, time_zone
 from langchain_hippo._common import acall, check_memory, check_namespace, check_positive_int, render_item
+from langchain_hippo._messages import now_in
 
 
 class _SearchArgs(BaseModel):
     query: str = Field(description="Keywords or a question to look up in long-term memory.")
     k: int | None = Field(default=None, ge=1, le=50, description="How many messages to return.")
+    asked_at: str | None = Field(default=None, description=(
+        "When the question is asked, ISO-8601 with the user's UTC offset (e.g. 2025-04-15T09:00:00-04:00): its "
+        "'yesterday' or 'last week' count from it. Default: now."))
 
 
 class _ReadArgs(BaseModel):
@@ -82,12 +90,12 @@ def _require(target: Any, name: str) -> None:
 
 # One (sync, async) pair per tool, over an already chosen memory view.
 
-def _search(target: Any, query: str, k: int) -> str:
-    return _render_hits(target.search(query, k=k))
+def _search(target: Any, query: str, k: int, asked_at: Any) -> str:
+    return _render_hits(target.search(query, k=k, asked_at=asked_at))
 
 
-async def _asearch(target: Any, query: str, k: int) -> str:
-    return _render_hits(await acall(target, "search", query, k=k))
+async def _asearch(target: Any, query: str, k: int, asked_at: Any) -> str:
+    return _render_hits(await acall(target, "search", query, k=k, asked_at=asked_at))
 
 
 def _read(target: Any, message_id: int, before: int, after: int) -> str:
@@ -127,12 +135,19 @@ def _describe_validation_error(exc: Exception) -> str:
 
 
 def _bind(impl: Callable, aimpl: Callable, defaults: dict[str, Any], target_of: Callable[[Any], Any],
-          scoped: bool) -> tuple[Callable, Callable]:
+          scoped: bool, asked_of: Callable[[Any], Any] | None = None) -> tuple[Callable, Callable]:
     """Tool functions calling ``impl`` / ``aimpl`` on the memory view ``target_of(runtime)``; hippo errors become
-    ``ToolException``. Scoped functions take LangGraph's injected ``runtime`` argument."""
+    ``ToolException``. Scoped functions take LangGraph's injected ``runtime`` argument. With ``asked_of``, the tool
+    takes ``asked_at``: the model's, checked (``InvalidInput`` naming it), else ``asked_of(runtime)``."""
 
     def call(runtime: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-        return target_of(runtime), {**defaults, **{n: v for n, v in kwargs.items() if v is not None}}
+        args = {**defaults, **{n: v for n, v in kwargs.items() if v is not None}}
+        target = target_of(runtime)
+        if asked_of is not None:
+            given = args.get("asked_at")
+            args["asked_at"] = asked_of(runtime) if given is None else \
+                message_time(given, "asked_at", getattr(target, "config", None))
+        return target, args
 
     def func(runtime: Any = None, **kwargs: Any) -> str:
         try:
@@ -169,6 +184,8 @@ def make_memory_tools(
     namespace: str | None = None,
     k: int = 5,
     scope: Callable[[Any], Any] | None = None,
+    timezone: Any = None,
+    asked: Callable[[Any], Any] | None = None,
 ) -> list[BaseTool]:
     """Tools ``memory_search``, ``memory_read``, ``memory_topics`` and ``memory_topic`` over ``memory``.
 
@@ -177,12 +194,21 @@ def make_memory_tools(
         namespace: read this namespace instead of the memory's own.
         k: default number of results of ``memory_search``.
         scope: ``(ToolRuntime) -> hippo.Memory`` choosing the memory view per call (overrides ``namespace``).
+        timezone: the user's time zone (an IANA name such as ``"America/New_York"``, an offset from UTC such as
+            ``"+05:30"``, or a ``tzinfo``): a search the model gives no ``asked_at`` is asked now on its calendar
+            (None, the default: UTC's).
+        asked: ``(ToolRuntime) -> time`` (a datetime, epoch seconds or ISO-8601 text): when a search the model gives
+            no ``asked_at`` is asked, instead of the clock (takes ``scope``'s runtime: ``None`` without ``scope``).
     """
     check_memory(memory)
     check_namespace(namespace)
     check_positive_int(k, "k")
     if scope is not None and not callable(scope):
         raise InvalidInput("scope must be callable or None")
+    zone = time_zone(timezone, "timezone")
+    if asked is not None and not callable(asked):
+        raise InvalidInput("asked must be callable or None")
+    asked_of = asked if asked is not None else (lambda runtime: now_in(zone))
     fixed = memory.using(namespace) if namespace is not None else memory
     target_of = scope if scope is not None else (lambda runtime: fixed)
     scoped = scope is not None
@@ -191,7 +217,8 @@ def make_memory_tools(
     specs = [
         ("memory_search", _SearchArgs, _search, _asearch, {"k": k},
          "Search long-term memory. Returns matching messages as '[id] date speaker: text'; "
-         "use memory_read with an id to see the surrounding conversation."),
+         "use memory_read with an id to see the surrounding conversation. Relative times in the query "
+         "('yesterday', 'last week') count from now, or from asked_at when given."),
         ("memory_read", _ReadArgs, _read, _aread, {"before": 2, "after": 2},
          "Read one remembered message with its neighbouring messages (the target is marked '>')."),
         ("memory_topics", _TopicsArgs, _topics, _atopics, {},
@@ -201,7 +228,8 @@ def make_memory_tools(
     ]
     tools: list[BaseTool] = []
     for name, schema, impl, aimpl, defaults, description in specs:
-        func, coroutine = _bind(impl, aimpl, defaults, target_of, scoped)
+        timed = asked_of if "asked_at" in schema.model_fields else None
+        func, coroutine = _bind(impl, aimpl, defaults, target_of, scoped, timed)
         tools.append(StructuredTool.from_function(func=func, coroutine=coroutine, name=name, args_schema=schema,
                                                   description=description, **common))
     return tools

@@ -13,6 +13,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 import hippo
 import langchain_hippo._messages as lc_messages
 from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware, HippoRetriever
+from langchain_hippo.tools import make_memory_tools
 
 from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC, WEDNESDAY_2_UTC,
                                   add_days, add_park_days, clock_setter, new_york)
@@ -231,4 +232,68 @@ class TestRetrieverAsks:
                 retriever.invoke(PARK_QUESTION, timezone=bad)
             with pytest.raises(hippo.InvalidInput, match="timezone"):
                 HippoRetriever(memory=memory, timezone=bad)
+        memory.close()
+
+
+def _first_line(out: str) -> str:
+    """The text of a search tool's first result line (``[id] date speaker: text``)."""
+    return out.splitlines()[0].split(": ", 1)[1]
+
+
+class TestToolsAsk:
+    """``memory_search``: the model's ``asked_at``, else now on the tools' ``timezone`` calendar (UTC's), else, under
+    the middleware, when the turn's question was asked."""
+
+    async def test_the_model_s_asked_at_counts_its_days(self):
+        memory = hippo.Memory(None)
+        add_park_days(memory)
+        search = make_memory_tools(memory, k=1)[0]
+        for asked in ("2026-11-24T09:00:00Z", "2026-11-24T04:00:00-05:00"):
+            assert _first_line(search.invoke({"query": PARK_QUESTION, "asked_at": asked})) == CHESS
+            assert _first_line(await search.ainvoke({"query": PARK_QUESTION, "asked_at": asked})) == CHESS
+        # as the model gives it: the error names the argument, and the model can correct its call
+        for bad in ("tomorrow", "2026-13-01"):
+            out = search.invoke({"query": PARK_QUESTION, "asked_at": bad})
+            assert out.startswith("asked_at") and "played" not in out
+        memory.close()
+
+    @pytest.mark.parametrize("zone, recalled", [(None, SWIMMING), ("America/New_York", BOWLING), ("+09:00", SWIMMING)])
+    async def test_without_it_the_search_is_asked_now(self, clock, zone, recalled):
+        clock(WEDNESDAY_2_UTC)  # Tuesday 21:00 in New York; Wednesday in UTC and at +09:00
+        memory = hippo.Memory(None)
+        add_days(memory)
+        search = make_memory_tools(memory, k=1, timezone=zone)[0]
+        assert _first_line(search.invoke({"query": QUESTION})) == recalled
+        assert _first_line(await search.ainvoke({"query": QUESTION})) == recalled
+        memory.close()
+
+    def test_a_bad_time_zone_or_clock_is_refused_by_name(self):
+        memory = hippo.Memory(None)
+        for bad in ("Mars/Olympus_Mons", "+25:00", 5):
+            with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+                make_memory_tools(memory, timezone=bad)
+        with pytest.raises(hippo.InvalidInput, match=r"^asked"):
+            make_memory_tools(memory, asked="2026-11-24")
+        memory.close()
+
+    @pytest.mark.parametrize("asked", ["message", "context"])
+    def test_the_middleware_s_tools_ask_when_the_turn_is(self, clock, asked):
+        """A Tuesday question, about "yesterday" after Sunday's and Monday's messages, gets Monday's: the turn's
+        question is dated Tuesday (its ``hippo_timestamp``), or the run's zone reads the clock as Tuesday."""
+        clock(TUESDAY_9_UTC + timedelta(hours=18))  # 03:00 on Wednesday in UTC, 22:00 on Tuesday in New York
+        memory = hippo.Memory(None)
+        add_park_days(memory.using("user.ann"))
+        model = recording_model([
+            AIMessage("", tool_calls=[{"name": "memory_search", "id": "s", "args": {"query": PARK_QUESTION, "k": 3}}]),
+            AIMessage("Chess."),
+        ])
+        agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=1, memory_tools=True)])
+        if asked == "message":
+            question = HumanMessage(PARK_QUESTION, additional_kwargs={"hippo_timestamp": "2026-11-24T09:00:00Z"})
+            out = agent.invoke({"messages": [question]}, _cfg())
+        else:
+            out = agent.invoke({"messages": [HumanMessage(PARK_QUESTION)]}, _cfg(),
+                               context={"timezone": "America/New_York"})
+        found = [m for m in out["messages"] if m.type == "tool"][0]  # the question itself, stored by then, and the days
+        assert [line.split(": ", 1)[1] for line in found.text.splitlines() if "played" in line] == [CHESS, TENNIS]
         memory.close()

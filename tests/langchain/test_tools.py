@@ -102,7 +102,7 @@ def test_four_tools_with_schemas(seeded):
     tools = make_memory_tools(seeded)
     assert [t.name for t in tools] == ["memory_search", "memory_read", "memory_topics", "memory_topic"]
     assert all(isinstance(t, BaseTool) and t.description for t in tools)
-    assert set(tools[0].args) == {"query", "k"} and set(tools[1].args) == {"message_id", "before", "after"}
+    assert set(tools[0].args) == {"query", "k", "asked_at"} and set(tools[1].args) == {"message_id", "before", "after"}
 
 
 async def test_search_and_read(seeded):
