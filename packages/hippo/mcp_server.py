@@ -50,18 +50,31 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 Role = Literal["user", "assistant", "system", "tool"]
 When = Annotated[str | None, Field(description="ISO-8601 date or date-time, e.g. 2025-04-13 or 2025-04-13T10:15:00Z")]
+SaidAt = Annotated[str | None, Field(description="when it was said, ISO-8601 with the user's UTC offset (e.g. "
+                                                 "2025-04-13T21:00:00-04:00); default: now, in the user's time zone")]
 AskedAt = Annotated[str | None, Field(description="when the question is asked, ISO-8601 with the asker's UTC offset "
                                                   "(e.g. 2025-04-13T10:15:00-05:00): its 'yesterday' or 'last week' "
                                                   "count from it; default: now, in the user's time zone")]
 
 
-def _asked(asked_at: str | None, zone: tzinfo | None = None) -> Any:
-    """When a client's question is asked: as the client says, else now on the calendar of ``zone`` (the user's,
-    ``hippo mcp --timezone``), or without one on the machine's clock and calendar (a client is a live conversation,
-    and the server usually runs where its user is, as the command line does)."""
-    if asked_at is not None:
-        return asked_at
+def _now(zone: tzinfo | None = None) -> datetime:
+    """Now on the calendar of ``zone`` (the user's, ``hippo mcp --timezone``), or without one on the machine's clock
+    and calendar (a client is a live conversation, and the server usually runs where its user is, as the command
+    line does)."""
     return datetime.now(zone) if zone is not None else datetime.now().astimezone()
+
+
+def _asked(asked_at: str | None, zone: tzinfo | None = None) -> Any:
+    """When a client's question is asked: as the client says, else now (:func:`_now`)."""
+    return asked_at if asked_at is not None else _now(zone)
+
+
+def _said(timestamp: str | None, config: Any, zone: tzinfo | None = None) -> Any:
+    """When a message a client adds was said: its ``timestamp``, one that carries no calendar but UTC's ("Z",
+    +00:00, naive) put on ``zone``'s (:func:`hippo.message_time`, as the adapters put a ``hippo_timestamp``), else
+    now (:func:`_now`): a client adds what its user says as it is said, and an undated message would have no day
+    for its "tonight" nor for a later question's "yesterday"."""
+    return _now(zone) if timestamp is None else hippo.message_time(timestamp, "timestamp", config, zone)
 FilterArg = Annotated[dict[str, Any] | None, Field(
     description='metadata filter, e.g. {"speaker": "Ann"} or {"session_id": "s1", "timestamp": {"$gte": '
                 '"2025-01-01"}}; operators $eq $ne $gt $gte $lt $lte $in $nin $exists')]
@@ -80,7 +93,7 @@ class Message(BaseModel):
     text: str
     speaker: str | None
     role: str
-    timestamp: str | None = Field(description="when it was said, ISO-8601 UTC")
+    timestamp: str | None = Field(description="when it was said, ISO-8601 with the UTC offset it was said with")
     session_id: str | None
     metadata: dict[str, Any]
     namespace: str
@@ -191,7 +204,9 @@ def _hippo_errors(fn: F) -> F:
 def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING", timezone: Any = None) -> MCPServer:
     """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``.
     ``timezone`` (an IANA name, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``) is the user's: a question
-    asked without ``asked_at`` is asked now on its calendar; None: the machine's time zone."""
+    asked without ``asked_at`` is asked now on its calendar, a message added without ``timestamp`` is dated now on
+    it, and one whose ``timestamp`` carries no calendar but UTC's is put on it; None: the machine's time zone (and
+    a ``timestamp`` is kept as given)."""
     zone = hippo.time_zone(timezone, "timezone")
     server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
 
@@ -202,13 +217,13 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         text: Annotated[str, Field(description="the message, stored verbatim")],
         speaker: Annotated[str | None, Field(description="who said it, e.g. the user's name")] = None,
         role: Annotated[Role, Field(description="conversation role")] = "user",
-        timestamp: When = None,
+        timestamp: SaidAt = None,
         session_id: Annotated[str | None, Field(description="conversation or session this belongs to")] = None,
         metadata: Annotated[dict[str, Any] | None, Field(description="JSON object stored with the message")] = None,
     ) -> Message:
         """Store one message in the user's memory, verbatim; it is searchable as soon as this returns."""
-        item = mem.add(text, speaker=speaker, role=role, timestamp=timestamp, session_id=session_id,
-                       metadata=metadata)
+        item = mem.add(text, speaker=speaker, role=role, timestamp=_said(timestamp, mem.config, zone),
+                       session_id=session_id, metadata=metadata)
         return Message.model_validate(jsonable(item))
 
     @server.tool(annotations=_READ_ONLY)
