@@ -11,7 +11,8 @@ from llama_index.core.callbacks import CallbackManager
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 from llama_index.core.vector_stores.types import FilterCondition, FilterOperator, MetadataFilters
 
-from hippo import MAX_QUERY_CHARS, HippoError, InvalidInput, LLMError, fitting_units, jsonable, storable, time_zone
+from hippo import (MAX_QUERY_CHARS, HippoError, InvalidInput, LLMError, fitting_units, jsonable, storable,
+                   time_zone)
 from llamaindex_hippo._common import (
     DEFAULT_BUDGET_TOKENS,
     HIDDEN_KEYS,

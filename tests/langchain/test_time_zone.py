@@ -15,8 +15,8 @@ import langchain_hippo._messages as lc_messages
 from langchain_hippo import HippoChatMessageHistory, HippoMemoryMiddleware, HippoRetriever
 from langchain_hippo.tools import make_memory_tools
 
-from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC, WEDNESDAY_2_UTC,
-                                  add_days, add_park_days, clock_setter, new_york)
+from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC,
+                                  WEDNESDAY_2_UTC, add_days, add_park_days, clock_setter, new_york)
 
 from .conftest import recording_model
 from .test_middleware_turns import _recalled

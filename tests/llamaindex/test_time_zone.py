@@ -13,8 +13,8 @@ import hippo
 import llamaindex_hippo.memory_blocks as blocks
 import llamaindex_hippo.retrievers as retrievers
 from llamaindex_hippo import HippoMemoryBlock, HippoRetriever
-from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC, WEDNESDAY_2_UTC,
-                                  add_days, add_park_days, clock_setter, new_york)
+from tests.time_zone_days import (BOWLING, CHESS, PARK_QUESTION, QUESTION, SWIMMING, TENNIS, TUESDAY_9_UTC,
+                                  WEDNESDAY_2_UTC, add_days, add_park_days, clock_setter, new_york)
 
 new_york()  # or the module is skipped
 
