@@ -64,9 +64,10 @@ def _now(zone: tzinfo | None = None) -> datetime:
     return datetime.now(zone) if zone is not None else datetime.now().astimezone()
 
 
-def _asked(asked_at: str | None, zone: tzinfo | None = None) -> Any:
-    """When a client's question is asked: as the client says, else now (:func:`_now`)."""
-    return asked_at if asked_at is not None else _now(zone)
+def _asked(asked_at: str | None, config: Any, zone: tzinfo | None = None) -> Any:
+    """When a client's question is asked: as the client says (a time that carries no calendar but UTC's put on
+    ``zone``'s, as a message's ``timestamp`` is: :func:`_said`), else now (:func:`_now`)."""
+    return _now(zone) if asked_at is None else hippo.message_time(asked_at, "asked_at", config, zone)
 
 
 def _said(timestamp: str | None, config: Any, zone: tzinfo | None = None) -> Any:
@@ -237,7 +238,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         asked_at: AskedAt = None,
     ) -> SearchResult:
         """The k messages that best match the query, best first, with ids and scores."""
-        hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at, zone))
+        hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at, mem.config, zone))
         return SearchResult(hits=[Hit.model_validate(jsonable(h)) for h in hits])
 
     @server.tool(annotations=_READ_ONLY)
@@ -254,7 +255,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         """A compact context for the query: whole relevant messages, grouped by session, dated, within the budget.
         The text content is the context itself; the structured content lists the messages it holds."""
         r = mem.recall(query, budget_tokens=budget_tokens, filter=filter, since=since, until=until,
-                       asked_at=_asked(asked_at, zone))
+                       asked_at=_asked(asked_at, mem.config, zone))
         data = jsonable(r)
         result = RecallResult.model_validate({k: data[k] for k in RecallResult.model_fields})
         return CallToolResult(content=[TextContent(type="text", text=r.text or _nothing_recalled(budget_tokens))],

@@ -42,11 +42,16 @@ async def test_a_question_is_asked_on_the_user_s_calendar(clock, zone, recalled)
         server = mcp_server.build_server(mem, timezone=zone)
         got = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20})
         hits = await server.call_tool("search", {"query": QUESTION, "k": 1})
+        # the client's own time: the instant it gives, on the user's calendar when it carries no other than UTC's
+        # (JavaScript's toISOString() writes "Z" wherever the user is), as the adapters read a hippo_timestamp
         given = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20,
-                                                  "asked_at": "2024-03-06T02:00:00Z"})  # the client's own: as given
+                                                  "asked_at": "2024-03-06T02:00:00Z"})
+        offset = await server.call_tool("recall", {"query": QUESTION, "budget_tokens": 20,
+                                                   "asked_at": "2024-03-06T11:00:00+09:00"})  # said where it was
     assert [m["text"] for m in got.structured_content["messages"]] == [recalled]
     assert hits.structured_content["hits"][0]["text"] == recalled
-    assert [m["text"] for m in given.structured_content["messages"]] == [SWIMMING]
+    assert [m["text"] for m in given.structured_content["messages"]] == [recalled]
+    assert [m["text"] for m in offset.structured_content["messages"]] == [SWIMMING]
 
 
 @pytest.mark.parametrize("bad", ["Mars/Olympus_Mons", "+25:00", "", "America"])
