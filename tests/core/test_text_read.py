@@ -139,6 +139,6 @@ def test_kept_texts_follow_appends_and_deletions(monkeypatch) -> None:
             order = rng.sample(range(len(idx)), min(50, len(idx)))
             assert idx.texts_of(order) == [want[r] for r in order]
             assert all(idx.text_of(r) == want[r] for r in order[:10])
-        assert idx._text_cache_chars <= 2000 and idx._text_cache_chars == sum(map(len, idx._text_cache.values()))
+        assert idx._text_cache.held <= 2000 and idx._text_cache.held == sum(map(len, idx._text_cache.values()))
     with pytest.raises(IndexError):
         idx.texts_of([len(idx)])

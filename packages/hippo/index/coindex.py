@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -25,6 +25,7 @@ import numpy as np
 from hippo.base.arrays import GrowArray
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, OutOfRange
+from hippo.base.lru import LRU
 from hippo.base.timeutil import is_utc_offset
 from hippo.native import ByteTable, DynamicWaveletMatrix, ri_signatures
 from hippo.store.base import MessageRow
@@ -183,17 +184,18 @@ class NamespaceIndex:
         self._speaker_stems: tuple[tuple[int, int], dict[str, list[int]]] | None = None
         self.last_seq = -1
         self.layout = 0  # bumped whenever rows are removed (row numbers change)
-        self._pos_cache: OrderedDict[int, tuple[int, int, np.ndarray, np.ndarray | None]] = OrderedDict()
+        # the caches below are bounded by entries and by what they hold, and read and changed under ``_pos_lock``
+        self._pos_cache: LRU[int, tuple[int, int, np.ndarray, np.ndarray | None]] = LRU(_POS_CACHE_ENTRIES)
         self._pos_lock = threading.Lock()
-        self._term_cache: OrderedDict[bytes, tuple[int, int, np.ndarray, np.ndarray]] = OrderedDict()
-        self._term_cache_rows = 0  # rows held by the entries of ``_term_cache``
-        self._text_cache: OrderedDict[int, str] = OrderedDict()  # row -> text, see :meth:`texts_of`
-        self._text_cache_chars = 0
+        # pattern.key -> (layout, stream length, rows, tf): see :meth:`term_rows`
+        self._term_cache: LRU[bytes, tuple[int, int, np.ndarray, np.ndarray]] = LRU(
+            _TERM_CACHE_ENTRIES, _TERM_CACHE_ROWS, lambda got: got[2].size)
+        self._text_cache: LRU[int, str] = LRU(None, _TEXT_CACHE_CHARS, len)  # row -> text, see :meth:`texts_of`
         self._counts: dict[int, int] = {}  # token -> occurrences in the stream's first ``_counts_at[1]`` tokens
         self._counts_at = (0, 0)           # (layout, stream length) the kept counts are of
         # pattern.key -> ((layout, stream length), token counts, frequency): see :meth:`term_stats`
-        self._stats_cache: OrderedDict[bytes, tuple[tuple[int, int], dict[int, int], int]] = OrderedDict()
-        self._stats_cache_tokens = 0  # token counts held by the entries of ``_stats_cache``
+        self._stats_cache: LRU[bytes, tuple[tuple[int, int], dict[int, int], int]] = LRU(
+            _TERM_CACHE_ENTRIES, _STATS_CACHE_TOKENS, lambda got: len(got[1]))
         # the words written in several tokens: (layout, stream length read, words, version), see :meth:`slips`
         self._words: tuple[int, int, dict[tuple[str, int], set[str]], int] | None = None
         # how many runs of tokens in the words' read part write each of them (None when not known: a snapshot
@@ -202,7 +204,7 @@ class NamespaceIndex:
         # word -> (version of ``_words``, the arguments of :func:`lexicon.slips` for it or None), see :meth:`slips`:
         # the words found, not their pattern (about 10 KB, the process's to keep), so that what a namespace keeps is
         # small and the patterns alive are bounded by lexicon's cache however many namespaces are loaded
-        self._slips: OrderedDict[str, tuple[int, tuple | None]] = OrderedDict()
+        self._slips: LRU[str, tuple[int, tuple | None]] = LRU(_TERM_CACHE_ENTRIES)
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
         self._digest = GrowArray(np.uint64)            # see :attr:`digests`
@@ -427,12 +429,9 @@ class NamespaceIndex:
         with self._pos_lock:
             self._pos_cache.clear()
             self._term_cache.clear()
-            self._term_cache_rows = 0
             self._text_cache.clear()
-            self._text_cache_chars = 0
             self._counts.clear()
             self._stats_cache.clear()
-            self._stats_cache_tokens = 0
             if words is not None:  # the words of several tokens the other messages write, as a fresh read finds them
                 self._words = (self.layout + 1, words[0], words[1], self._words[3] + 1)
                 self._word_counts = words[2]
@@ -567,10 +566,7 @@ class NamespaceIndex:
         with self._pos_lock:
             cache = self._text_cache
             for k, r in enumerate(rows):
-                got = cache.get(r)
-                if got is not None:
-                    cache.move_to_end(r)
-                    out[k] = got
+                out[k] = cache.get(r)
         todo = [k for k, t in enumerate(out) if t is None]
         if not todo:
             return out  # type: ignore[return-value]
@@ -583,14 +579,11 @@ class NamespaceIndex:
         texts = _split_text(self.content.access_ranges(starts, ends), np.cumsum(ends - starts))
         with self._pos_lock:
             keep = layout == self.layout
+            cache = self._text_cache
             for k, text in zip(todo, texts):
                 out[k] = text
-                if keep and len(text) <= _TEXT_CACHE_CHARS // 16 and rows[k] not in self._text_cache:
-                    self._text_cache[rows[k]] = text
-                    self._text_cache_chars += len(text)
-            while self._text_cache_chars > _TEXT_CACHE_CHARS:
-                _, dropped = self._text_cache.popitem(last=False)
-                self._text_cache_chars -= len(dropped)
+                if keep and len(text) <= cache.budget // 16 and rows[k] not in cache:
+                    cache.put(rows[k], text)
         return out  # type: ignore[return-value]
 
     def texts(self, start: int, end: int, chunk: int = 4096) -> "Iterator[tuple[int, str]]":
@@ -665,9 +658,9 @@ class NamespaceIndex:
             return lexicon.slips(pat.term, (), low, rel, named) if rel or named else None
         with self._pos_lock:
             words, version = self._several_token_words()
-            got = self._slips.get(low)
+            got = self._slips.peek(low)
             if got is not None and got[0] == version:
-                self._slips.move_to_end(low)
+                self._slips.touch(low)
                 return lexicon.slips(*got[1]) if got[1] is not None else None
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
                 if slip else []
@@ -682,10 +675,7 @@ class NamespaceIndex:
         args = (pat.term, hits, low, rel, named) if hits or rel or named else None
         out = lexicon.slips(*args) if args is not None else None
         with self._pos_lock:
-            self._slips[low] = (version, args)
-            self._slips.move_to_end(low)
-            while len(self._slips) > _TERM_CACHE_ENTRIES:
-                self._slips.popitem(last=False)
+            self._slips.put(low, (version, args))
         return out
 
     def _words_read(self) -> int:
@@ -1015,9 +1005,9 @@ class NamespaceIndex:
         n = len(self.content) if n is None else n
         with self._pos_lock:
             layout = self.layout
-            got = self._pos_cache.get(symbol)
+            got = self._pos_cache.peek(symbol)
             if got is not None and got[0] == layout:
-                self._pos_cache.move_to_end(symbol)
+                self._pos_cache.touch(symbol)
                 if got[1] == n and (got[3] is not None or not words):
                     return got[2], got[3]
         if got is not None and got[0] == layout:
@@ -1048,10 +1038,7 @@ class NamespaceIndex:
             if layout != self.layout:
                 return
             for symbol, pos, whole in entries:
-                self._pos_cache[symbol] = (layout, n, pos, whole)
-                self._pos_cache.move_to_end(symbol)
-            while len(self._pos_cache) > _POS_CACHE_ENTRIES:
-                self._pos_cache.popitem(last=False)
+                self._pos_cache.put(symbol, (layout, n, pos, whole))
 
     def _locate_many(self, symbols: list[int], counts: list[int], n: int, words: bool) -> None:
         """Keep the occurrences of the ``symbols`` not kept yet (:meth:`_occurrences`; ``counts`` their occurrences
@@ -1061,7 +1048,7 @@ class NamespaceIndex:
         with self._pos_lock:
             layout = self.layout
             todo = [s for s, c in dict(zip(symbols, counts)).items() if c <= _POS_CACHE_MAX
-                    and ((got := self._pos_cache.get(s)) is None or got[0] != layout)]
+                    and ((got := self._pos_cache.peek(s)) is None or got[0] != layout)]
         if len(todo) < 2:
             return
         found = [positions(self.content, s) for s in todo]
@@ -1112,24 +1099,16 @@ class NamespaceIndex:
         n = len(self.content)
         key = pat.key
         with self._pos_lock:
-            got = self._stats_cache.get(key)
+            got = self._stats_cache.peek(key)
             if got is not None and got[0] == (self.layout, n):
-                self._stats_cache.move_to_end(key)
+                self._stats_cache.touch(key)
                 return got[1], got[2]
             layout = self.layout
         counts = self.token_counts(pat)
         freq = self.term_frequency(pat, counts)
         with self._pos_lock:
             if layout == self.layout:
-                old = self._stats_cache.pop(key, None)
-                if old is not None:
-                    self._stats_cache_tokens -= len(old[1])
-                self._stats_cache[key] = ((layout, n), counts, freq)
-                self._stats_cache_tokens += len(counts)
-                while self._stats_cache and (len(self._stats_cache) > _TERM_CACHE_ENTRIES
-                                             or self._stats_cache_tokens > _STATS_CACHE_TOKENS):
-                    _, dropped = self._stats_cache.popitem(last=False)
-                    self._stats_cache_tokens -= len(dropped[1])
+                self._stats_cache.put(key, ((layout, n), counts, freq))
         return counts, freq
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
@@ -1222,11 +1201,11 @@ class NamespaceIndex:
         key = pat.key  # the pattern's contents: an entry keeps no pattern (nor its phrases) alive
         layout = self.layout
         with self._pos_lock:
-            got = self._term_cache.get(key)
+            got = self._term_cache.peek(key)
             if got is not None and (got[0] != layout or got[1] > n):
                 got = None
             if got is not None and got[1] == n:
-                self._term_cache.move_to_end(key)
+                self._term_cache.touch(key)
                 return got[2], got[3]
         since = 0 if got is None else got[1]
         pos = self.term_positions(pat, counts, since=since)
@@ -1238,16 +1217,9 @@ class NamespaceIndex:
         rows.setflags(write=False)
         tf.setflags(write=False)
         with self._pos_lock:
-            old = self._term_cache.pop(key, None)
-            if old is not None:
-                self._term_cache_rows -= old[2].size
-            if layout == self.layout and rows.size <= _TERM_CACHE_ROWS // 4:
-                self._term_cache[key] = (layout, n, rows, tf)
-                self._term_cache_rows += rows.size
-                while self._term_cache and (len(self._term_cache) > _TERM_CACHE_ENTRIES
-                                            or self._term_cache_rows > _TERM_CACHE_ROWS):
-                    _, dropped = self._term_cache.popitem(last=False)
-                    self._term_cache_rows -= dropped[2].size
+            self._term_cache.pop(key)
+            if layout == self.layout and rows.size <= self._term_cache.budget // 4:
+                self._term_cache.put(key, (layout, n, rows, tf))
         return rows, tf
 
     def _phrase_positions(self, pat: lexicon.TermPattern, counts: dict[int, int], newest: int | None,
