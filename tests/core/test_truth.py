@@ -221,6 +221,28 @@ def test_a_change_supersedes_the_value_and_each_restatement_of_it(tmp_path):
                                                                                                 (b.id, c.id)}
 
 
+def test_a_message_stating_two_values_is_not_superseded_by_itself(tmp_path, caplog):
+    """"I moved to Denver. Actually I now live in Seattle." supersedes the earlier Boston and says Seattle holds:
+    the message is the latest word, never marked superseded by itself, and its snapshot reads back as saved."""
+    path = str(tmp_path / "m.db")
+    mem = hippo.Memory(path)
+    boston = mem.add("I live in Boston.", speaker="Ann", timestamp=utc(2023, 1, 1))
+    both = mem.add("I moved to Denver in May. Actually I now live in Seattle.", speaker="Ann",
+                   timestamp=utc(2023, 6, 1))
+    links = {(c["old_id"], c["new_id"]) for c in mem.contradictions(include_updates=True)}
+    assert links == {(boston.id, both.id)}
+    marks = {h.id: h.superseded_by for h in mem.search("Where does Ann live?")}
+    assert marks == {boston.id: both.id, both.id: None}
+    text = mem.recall("Where does Ann live?", budget_tokens=300).text
+    assert text.count("superseded") == 1 and "I live in Boston." in text
+    mem.close()
+    with caplog.at_level("WARNING", logger="hippo"):
+        mem = hippo.Memory(path)
+        assert {h.id: h.superseded_by for h in mem.search("Where does Ann live?")} == marks
+    assert "rebuilding" not in caplog.text  # the saved annotations were used, not made again
+    mem.close()
+
+
 HISTORY = [("I live in Boston.", (2023, 1, 5)), ("My dog's name is Rex.", (2023, 2, 1)),
            ("I moved to Denver!", (2023, 3, 10)), ("I moved to Seattle.", (2023, 5, 1)),
            ("I've budgeted $3,000 for relocation expenses.", (2023, 5, 2)),

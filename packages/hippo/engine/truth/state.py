@@ -493,7 +493,9 @@ class Truth:
             prev_value = history[-1][1]
             if not _same_value(prev_value, st.norm):
                 for old_row, old_value in _last_run(history, lambda v: _same_value(v, prev_value)):
-                    if self.superseded_by.a[old_row] < 0:
+                    # a message that states two values ("I moved to Denver. Actually I now live in Seattle.") says
+                    # the later one holds: it is not superseded by itself
+                    if old_row != row and self.superseded_by.a[old_row] < 0:
                         self._supersede(ids, old_row, row, st.entity, attribute, old_value, st.norm, st.update)
         history.append((row, st.norm, st.update))
 
