@@ -243,6 +243,24 @@ def test_the_slips_of_a_word_are_one_pattern_whatever_its_case():
         assert set(plain.singles.tolist()) == set(slip.singles.tolist()) and set(plain.phrases) == set(slip.phrases)
         assert plain.term == lexicon.pattern("restaurant").term
 
+def test_a_word_asked_in_another_case_first_does_not_change_its_slips():
+    """Whether a word is looked for as a slip depends on its case: cl100k writes "Tennessee" in one token and
+    "tennessee" in several, so "Tennessee" finds "Tennesee" and "tennessee" (a word of no training text) does not.
+    The namespace's answer for one case is not the other's: asking the lower-case word first changes nothing."""
+    texts = ["We drove through Tennesee on the way to the festival.", "The food was great.", "My cousin lives in Ohio."]
+    assert lexicon.several_tokens("tennessee") and not lexicon.several_tokens("Tennessee")
+    with _store(texts) as fresh:
+        want = [h.id for h in fresh.search("Tennessee trip", k=3)]
+    assert len(want) == 1 and want[0] == 1  # the reference: a namespace asked nothing before
+    with _store(texts) as mem:
+        idx = mem.engine.state().index
+        assert mem.search("tennessee trip", k=3) == []
+        assert idx.slips(lexicon.pattern("tennessee"), "tennessee") is None
+        assert [h.id for h in mem.search("Tennessee trip", k=3)] == want
+        slip = idx.slips(lexicon.pattern("Tennessee"), "Tennessee")
+        assert slip is not None and set(lexicon.pattern("Tennesee").phrases) <= set(slip.phrases)
+
+
 def test_several_tokens_agrees_with_the_encoder():
     for word in ["restaurant", "resturant", "Caroline", "caroline", "recieved", "trail", "Potery", "greyhounds",
                  "marathon", "maraton", "Relaxed", "relaxed", "hikking", "LeBron"]:

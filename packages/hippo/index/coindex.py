@@ -641,7 +641,7 @@ class NamespaceIndex:
         the names of that kind ("Seattle" for "cities": :func:`hippo.text.places.names_of_kind`), which count as a
         slip does. None when there are none; the misspellings with ``config.retrieval.misspellings`` off, the
         relatives with ``config.retrieval.relatives`` off, the place names with ``config.retrieval.places`` off.
-        Kept per word until the namespace holds a new word."""
+        Kept per word as asked until the namespace holds a new word."""
         rc = self.config.retrieval
         if pat.anywhere:
             return None
@@ -658,9 +658,11 @@ class NamespaceIndex:
             return lexicon.slips(pat.term, (), low, rel, named) if rel or named else None
         with self._pos_lock:
             words, version = self._several_token_words()
-            got = self._slips.peek(low)
+            # kept by the word as asked: whether it is looked for as a slip depends on its case ("Tennessee" is one
+            # token, "tennessee" several), so the answer for one case is not the other's
+            got = self._slips.peek(word)
             if got is not None and got[0] == version:
-                self._slips.touch(low)
+                self._slips.touch(word)
                 return lexicon.slips(*got[1]) if got[1] is not None else None
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
                 if slip else []
@@ -675,7 +677,7 @@ class NamespaceIndex:
         args = (pat.term, hits, low, rel, named) if hits or rel or named else None
         out = lexicon.slips(*args) if args is not None else None
         with self._pos_lock:
-            self._slips.put(low, (version, args))
+            self._slips.put(word, (version, args))
         return out
 
     def _words_read(self) -> int:
