@@ -90,6 +90,25 @@ def test_writes_and_deletes_stay_in_their_namespace(two_tenants, tmp_path) -> No
     assert bob.stats()["messages"] == 30
 
 
+def test_bytes_per_token_are_the_files_over_every_namespace_loaded_or_not(tmp_path) -> None:
+    """The store file holds every namespace: its bytes per stored token are the same in a process that has read only
+    one namespace and in one that has read them all."""
+    path = tmp_path / "m.db"
+    with Memory(path) as mem:
+        a = mem.using("a").add_many({"text": f"alice note {i} about the orchard"} for i in range(40))
+        b = mem.using("b").add_many({"text": f"bob writes a longer note {i} about the harbour"} for i in range(60))
+    tokens = sum(it.n_tokens for it in a + b)
+    got = []
+    for touch_b in (False, True):
+        with Memory(path) as mem:
+            if touch_b:
+                mem.using("b").search("harbour")
+            stats = mem.using("a").stats()
+            assert stats["store"]["tokens"] == tokens
+            got.append(stats["store_bytes_per_token"])
+    assert got[0] == got[1] == pytest.approx(stats["store"]["file_bytes"] / tokens)
+
+
 def test_export_holds_only_its_namespace(two_tenants, tmp_path) -> None:
     mem, _ = two_tenants
     mem.using("alice").export(tmp_path / "a.jsonl")

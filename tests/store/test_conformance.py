@@ -624,7 +624,7 @@ def test_sizes_count_what_is_stored(store) -> None:
     msgs = batch(5)
     store.append("a", msgs)
     sizes = store.sizes()
-    assert sizes["messages"] == 5
+    assert sizes["messages"] == 5 and sizes["tokens"] == sum(m.tokens.size for m in msgs)
     assert sizes["tail_token_bytes"] == 4 * sum(m.tokens.size for m in msgs)
     assert sizes["file_bytes"] > 0
     store.seal("a", 1)

@@ -502,9 +502,9 @@ class Namespace:
                 "span_table_bytes": int(idx.ends.view.nbytes + idx.ids.view.nbytes),
                 "store": sizes,
             }
-        total_tokens = sum(st.index.n_tokens for st in rt.states().values() if st.index is not None and len(st.index))
-        if total_tokens and rt.store.path is not None:
-            out["store_bytes_per_token"] = sizes["file_bytes"] / total_tokens
+        # the file holds every namespace: its bytes per token are over all of them, loaded in this process or not
+        if sizes.get("tokens") and rt.store.path is not None:
+            out["store_bytes_per_token"] = sizes["file_bytes"] / sizes["tokens"]
         if self.config.hierarchy.enabled or self.config.decay.enabled:
             out["hierarchy"] = self.lifecycle_stats()  # units, reassignments, dormancy
         return out

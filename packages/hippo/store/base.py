@@ -247,7 +247,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def sizes(self) -> dict[str, int]:
-        """Counts and byte sizes of what the store holds (``file_bytes`` where the store is a file)."""
+        """Counts and byte sizes of what the store holds, every namespace's: ``messages``, ``tokens`` (their cl100k
+        tokens), ``tail_token_bytes``, ``chunk_bytes``, ``chunks``, ``metadata_bytes``, ``unit_bytes`` and
+        ``file_bytes`` (where the store is a file)."""
 
     @abc.abstractmethod
     def vacuum(self) -> None: ...

@@ -1653,6 +1653,7 @@ class PostgresStore(Store):
     def sizes(self) -> dict[str, int]:
         row = self._query(
             "SELECT (SELECT COUNT(*) FROM {s}.messages),"
+            " (SELECT COALESCE(SUM(n_tokens), 0) FROM {s}.messages),"
             " (SELECT COALESCE(SUM(length(tokens)), 0) FROM {s}.tail),"
             " (SELECT COALESCE(SUM(length(blob)), 0) FROM {s}.chunks),"
             " (SELECT COUNT(*) FROM {s}.chunks),"
@@ -1660,7 +1661,7 @@ class PostgresStore(Store):
             " + length(role) + 24), 0) FROM {s}.messages),"
             " (SELECT COALESCE(SUM(length(payload)), 0) FROM {s}.units), "
             + " + ".join(f"pg_total_relation_size('{self._s}.{t}')" for t in TABLES), what="measuring the store")[0]
-        keys = ("messages", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes", "file_bytes")
+        keys = ("messages", "tokens", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes", "file_bytes")
         return {k: int(v) for k, v in zip(keys, row)}
 
     def vacuum(self) -> None:

@@ -1207,6 +1207,7 @@ class SQLiteStore(Store):
         q = self._query
         out = {
             "messages": q("SELECT COUNT(*) FROM messages")[0][0],
+            "tokens": q("SELECT COALESCE(SUM(n_tokens), 0) FROM messages")[0][0],
             "tail_token_bytes": q("SELECT COALESCE(SUM(LENGTH(tokens)), 0) FROM tail")[0][0],
             "chunk_bytes": q("SELECT COALESCE(SUM(LENGTH(blob)), 0) FROM chunks")[0][0],
             "chunks": q("SELECT COUNT(*) FROM chunks")[0][0],
