@@ -684,3 +684,44 @@ def test_a_store_builds_the_same_hierarchy_whatever_the_process_read_before(monk
         mem.close()
     assert len(built[0][0]) > 1000
     assert built[0] == built[1]
+
+
+def test_index_vectors_are_kept_once_for_every_namespace_not_per_namespace():
+    """Stem ids are numbered for the whole process, so a table of index vectors by id spans every stem it met: kept
+    per loaded namespace, each namespace held the vectors of the process's whole vocabulary. Held once, they take at
+    most twice the stems met (the table grows by doubling), however many namespaces use them."""
+    import inspect
+    import random
+    import tracemalloc
+
+    from hippo.engine.hierarchy import codes as codes_mod
+    from hippo.text import tokenizer
+    from hippo.text.vocab import vocab
+
+    enc = tokenizer.encoding()
+    words = []
+    for t in range(2000, 40000):
+        piece = enc.decode_single_token_bytes(t)
+        if piece[:1] == b" " and piece[1:].isalpha() and piece[1:].islower() and len(piece) > 4:
+            words.append(piece[1:].decode())
+    rng = random.Random(3)
+    lines, first = inspect.getsourcelines(codes_mod.Coder.rows)
+    mem = Memory(None)
+    tracemalloc.start()
+    try:
+        for k in range(8):  # each namespace with words of its own: the process's vocabulary grows with each
+            view = mem.using(f"user{k}")
+            mine = rng.sample(words, 600)
+            items = [{"text": " ".join(rng.choice(mine) for _ in range(10)) + ".", "speaker": "Ann" if i % 2 else "Bo",
+                      "session_id": f"s{i // 20}"} for i in range(120)]
+            view.add_many(items)
+            view.recall(items[3]["text"], budget_tokens=100)
+            assert view.engine.state().life().hier.ep_codes.n > 0  # the codes were made
+        held = sum(t.size for t in tracemalloc.take_snapshot().traces
+                   if t.traceback[0].filename == codes_mod.__file__
+                   and first <= t.traceback[0].lineno < first + len(lines))
+    finally:
+        tracemalloc.stop()
+        mem.close()
+    bits = mem.config.hierarchy.code_bits
+    assert held <= 2 * vocab().n_stems * (bits + 1) + 4096
