@@ -212,6 +212,26 @@ def test_memory_uses_llm_keywords_and_no_llm_on_ingest(llm_server):
     assert llm_server.calls() == 1  # the keywords of one question are asked once
 
 
+def test_a_question_asked_while_the_llm_failed_is_asked_again_once_it_answers(llm_server):
+    """A failed keyword request falls back offline for that call only: once the endpoint answers, the question gets
+    the LLM's keywords, as in a process that never saw the failure."""
+    llm_server.responder = lambda req: json.dumps({"keywords": ["beagle", "dog"]})
+    question = "Which animal did Ann bring home?"  # no word of the answer: only the LLM's keywords find it
+    settings = {"base_url": llm_server.base_url, "model": "m", "max_retries": 0, **FAST}
+    fresh = Memory(None, llm=settings)
+    _fill(fresh)
+    want = fresh.search(question, k=1)[0].text
+    assert "beagle" in want
+    mem = Memory(None, llm=settings)
+    _fill(mem)
+    llm_server.push(status=503)
+    assert "beagle" not in mem.search(question, k=1)[0].text  # the offline keywords, this once
+    assert mem.stats()["hierarchy"]["llm_fallbacks"] == 1
+    assert mem.search(question, k=1)[0].text == want
+    asked = llm_server.calls()
+    assert mem.search(question, k=1)[0].text == want and llm_server.calls() == asked  # kept once answered
+
+
 def test_memory_falls_back_offline_on_malformed_answers(llm_server):
     llm_server.responder = lambda req: "no json here"
     mem = Memory(None, llm={"base_url": llm_server.base_url, "model": "m", **FAST})

@@ -113,7 +113,7 @@ def respell(state: NamespaceState, ask: Ask) -> Ask:
 def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | None:
     if llm is None or not state.config.hierarchy.llm_keywords:
         return None
-    cache = state.keyword_cache
+    cache = state.keyword_cache  # the keywords of the questions the LLM answered
     with state.keyword_lock:
         if query in cache:
             cache.move_to_end(query)
@@ -121,9 +121,11 @@ def _llm_keywords(state: NamespaceState, llm: Any, query: str) -> list[str] | No
     try:
         words = llm_mod.as_llm(llm).keywords(query)
     except LLMError as exc:
+        # the offline keywords for this call only: kept, they would answer the question so for as long as the
+        # namespace stays loaded, after the endpoint is back, where a process that never saw the failure asks it
         log.warning("LLM keyword extraction failed, using the offline extractor: %s", exc)
-        words = None
         state.llm_fallbacks += 1
+        return None
     with state.keyword_lock:
         cache[query] = words
         while len(cache) > _KEYWORD_CACHE:
