@@ -1661,7 +1661,8 @@ class PostgresStore(Store):
             " + length(role) + 24), 0) FROM {s}.messages),"
             " (SELECT COALESCE(SUM(length(payload)), 0) FROM {s}.units), "
             + " + ".join(f"pg_total_relation_size('{self._s}.{t}')" for t in TABLES), what="measuring the store")[0]
-        keys = ("messages", "tokens", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes", "file_bytes")
+        keys = ("messages", "tokens", "tail_token_bytes", "chunk_bytes", "chunks", "metadata_bytes", "unit_bytes",
+                "file_bytes")
         return {k: int(v) for k, v in zip(keys, row)}
 
     def vacuum(self) -> None:
