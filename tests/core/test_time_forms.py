@@ -178,6 +178,10 @@ def test_a_question_about_mid_march_finds_what_happened_then():
     ("I'll pay you back at the end of the month.", MAY_10, (2023, 5, 21), (2023, 5, 31)),
     ("I'll pay you back at the start of the month.", utc(2023, 5, 26, 12), (2023, 6, 1), (2023, 6, 10)),
     ("We had a party at the end of the month.", MAY_10, (2023, 4, 21), (2023, 4, 30)),  # this one's is to come
+    # a deadline the speaker sets for what is to come is the end of that period
+    ("I'll finish it by the end of the week.", MAY_10, (2023, 5, 12), (2023, 5, 14)),
+    ("I'll have the report done by the end of the month.", MAY_10, (2023, 5, 21), (2023, 5, 31)),
+    ("We're going to launch by the end of the month.", utc(2023, 5, 25, 12), (2023, 5, 21), (2023, 5, 31)),
 ])
 def test_a_third_of_a_week_or_of_the_month_is_those_days(text, now, first, last):
     assert said(text, now) == days(first, last)
@@ -186,10 +190,10 @@ def test_a_third_of_a_week_or_of_the_month_is_those_days(text, now, first, last)
 @pytest.mark.parametrize("text", [
     "I pay the rent at the end of the month.",          # a habit
     "Try to finish the draft by the end of the month.",  # advice, said of any month
-    "I'll finish it by the end of the week.",
+    "We had it done by the end of the week.",  # told: which week's end it was is not said
     "At the end of the week, reflect on whether the extra time has improved your writing.",  # advice
 ])
-def test_the_end_of_the_month_without_a_tense_or_after_by_is_no_date(text):
+def test_the_end_of_the_month_without_a_tense_or_told_after_by_is_no_date(text):
     assert said(text) is None
 
 
@@ -318,3 +322,4 @@ def test_during_the_weekend_in_advice_is_no_date():
 def test_weekdays_ago_count_back_from_the_last_one(text, day):
     assert said(text) == days(day, day)
     assert asked("Who did I meet two Fridays ago?") == days((2023, 4, 28), (2023, 4, 28))
+

@@ -606,6 +606,9 @@ _PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
 _HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most)\b", re.I)
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
+# a deadline someone sets: "I'll finish it by the end of the week", "we're going to launch by", "let's aim to"
+_DEADLINE = re.compile(r"\b(?:(?:I|we|you|he|she|they|it)(?:'ll|\s+will|\s+shall|(?:'m|'re|'s|\s+am|\s+are|\s+is)"
+                       r"\s+going\s+to|\s+(?:plan|aim|need|have|want|hope|intend|expect)s?\s+to)|let's)\b", re.I)
 
 
 def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: datetime, tense: str | None
@@ -613,14 +616,19 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
     """Of a third of the last, this and the next month or week (``options``, in that order), the one "the end of the
     month" ("the start of the week") names: this one's when it is still to come and the clause talks about what is to
     come, else the next one's; this one's when it has begun and the clause reports before it, else the last one's.
-    A clause that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date,
-    and so is "by the end of the month": no date."""
-    if tense is None or _BY.search(m.string, max(0, m.start() - 10), m.start()):
+    A clause that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date:
+    no date. "By the end of the month" is a deadline when someone sets it for what is to come ("I'll have it done
+    by", "we're going to launch by", "let's aim to"), the end of this one (the next one's when this one's has
+    passed), and otherwise no date ("aim to finish a chapter by the end of the month": advice, said of any)."""
+    if tense is None:
         return None, None
-    if tense == "future":
-        return next(o for o in options[1:] if o[1] > today)
     head = m.string[max(0, m.start() - 300):m.start()]
     cuts = [c.end() for c in _CLAUSE_END.finditer(head)]
+    if _BY.search(m.string, max(0, m.start() - 10), m.start()) \
+            and not (tense == "future" and _DEADLINE.search(head, cuts[-1] if cuts else 0)):
+        return None, None  # "aim to finish a chapter by the end of the month": advice, of any month
+    if tense == "future":
+        return next(o for o in options[1:] if o[1] > today)
     if not _PAST_CUE.search(head, cuts[-1] if cuts else 0):
         return None, None  # "At the end of the week, reflect on whether it has improved": the report is another's
     return next(o for o in reversed(options[:2]) if o[0] <= today)
