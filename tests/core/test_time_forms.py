@@ -323,3 +323,29 @@ def test_weekdays_ago_count_back_from_the_last_one(text, day):
     assert said(text) == days(day, day)
     assert asked("Who did I meet two Fridays ago?") == days((2023, 4, 28), (2023, 4, 28))
 
+# -- a third of a year: January to April, May to August, September to December ------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("At the end of last year I changed jobs.", (2022, 9, 1), (2022, 12, 31)),   # not the whole of 2022
+    ("I'll move early next year.", (2024, 1, 1), (2024, 4, 30)),
+    ("We married in mid-2021.", (2021, 5, 1), (2021, 8, 31)),
+    ("The beginning of 2020 was hard.", (2020, 1, 1), (2020, 4, 30)),
+    ("I'll be done by the end of the year.", (2023, 9, 1), (2023, 12, 31)),      # a deadline: this year's end
+    ("We had a party at the end of the year.", (2022, 9, 1), (2022, 12, 31)),    # told: this year's is to come
+    ("Late this year we'll open a shop.", (2023, 9, 1), (2023, 12, 31)),
+])
+def test_a_third_of_a_year_is_those_months(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "I pay my taxes at the end of the year.",                  # a habit
+    "Aim to save $1,000 by the end of the year.",              # advice, said of any year
+    "Prices in the early 2000s were lower.",                   # a decade
+])
+def test_the_end_of_the_year_without_a_tense_or_as_advice_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_about_the_end_of_last_year_names_its_last_months():
+    assert asked("What did I do at the end of last year?") == days((2022, 9, 1), (2022, 12, 31))

@@ -62,6 +62,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # (Friday to Sunday)
     ("part_week", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(next|last|this|the)\s+"
                   r"week\b(?!\s+(?:of|before|after)\b)"),
+    # a third of a year: "early next year", "mid-2022", "the end of last year" (January to April, May to August,
+    # September to December)
+    ("part_year", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
+                  r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -140,6 +144,7 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
+    "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
     "from_day": (" from ",),
@@ -287,6 +292,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(d, "month", phrase, False) if d else None
     if name == "year":
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
+    if name == "part_year" and g[2] is not None:  # "mid-2022"
+        return _part_of_year(m, g, None, tense)
     if now is None:
         return None
     if name in ("last_unit", "next_unit", "this_unit", "span_back") and _TITLE_CASE.fullmatch(phrase) \
@@ -298,6 +305,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_month(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
+    if name == "part_year":
+        return _part_of_year(m, g, today, tense)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -613,9 +622,9 @@ _DEADLINE = re.compile(r"\b(?:(?:I|we|you|he|she|they|it)(?:'ll|\s+will|\s+shall
 
 def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: datetime, tense: str | None
               ) -> tuple[datetime, datetime] | tuple[None, None]:
-    """Of a third of the last, this and the next month or week (``options``, in that order), the one "the end of the
-    month" ("the start of the week") names: this one's when it is still to come and the clause talks about what is to
-    come, else the next one's; this one's when it has begun and the clause reports before it, else the last one's.
+    """Of a third of the last, this and the next month, week or year (``options``, in that order), the one "the end
+    of the month" ("the start of the week") names: this one's when it is still to come and the clause talks about what
+    is to come, else the next one's; this one's when it has begun and the clause reports before it, else the last one's.
     A clause that says neither is as often a habit ("I pay the rent at the end of the month") or advice as a date:
     no date. "By the end of the month" is a deadline when someone sets it for what is to come ("I'll have it done
     by", "we're going to launch by", "let's aim to"), the end of this one (the next one's when this one's has
@@ -632,6 +641,29 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
     if not _PAST_CUE.search(head, cuts[-1] if cuts else 0):
         return None, None  # "At the end of the week, reflect on whether it has improved": the report is another's
     return next(o for o in reversed(options[:2]) if o[0] <= today)
+
+
+def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A third of a year ("early next year", "mid-2022", "the end of last year"): January to April, May to August or
+    September to December. "The end of the year" is read as "the end of the month" is (:func:`_the_part`)."""
+    part, rel, year = g
+    words = part.lower().split()
+    third = _THIRD[words[-2] if len(words) > 1 else words[0]]
+
+    def days(y: int) -> tuple[datetime, datetime]:
+        first = datetime(y, 1 + 4 * third, 1, tzinfo=timezone.utc)
+        return first, _add_months(first, 4)
+
+    if year is not None:
+        start, end = days(int(year))
+        return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), False)
+    if rel.lower() == "the":
+        start, end = _the_part([days(today.year + k) for k in (-1, 0, 1)], m, today, tense)
+        if start is None:
+            return None
+    else:
+        start, end = days(today.year + {"next": 1, "last": -1}.get(rel.lower(), 0))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
 def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
@@ -655,7 +687,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "part_week", "md", "dm", "nth", "last_wd", "this_wd", "by_wd",
+_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "md", "dm", "nth", "last_wd", "this_wd",
+                     "by_wd",
                      "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
@@ -721,7 +754,8 @@ def _tense(text: str, a: int, b: int) -> str | None:
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
-                  r"morning|night|month|week|weekend|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+                  r"morning|night|month|week|weekend|year|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b",
+                  re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
