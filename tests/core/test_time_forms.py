@@ -349,3 +349,60 @@ def test_the_end_of_the_year_without_a_tense_or_as_advice_is_no_date(text):
 
 def test_a_question_about_the_end_of_last_year_names_its_last_months():
     assert asked("What did I do at the end of last year?") == days((2022, 9, 1), (2022, 12, 31))
+
+# -- a season: the northern hemisphere's, spring March to May, summer June to August, autumn September to November,
+# winter December to February ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, first, last", [
+    ("I went hiking last spring.", MAY_10, (2022, 3, 1), (2022, 5, 31)),           # this spring is not over
+    ("Last summer I went to Spain.", MAY_10, (2022, 6, 1), (2022, 8, 31)),
+    ("Last winter was cold.", MAY_10, (2022, 12, 1), (2023, 2, 28)),
+    ("We went camping last summer.", utc(2023, 9, 15), (2023, 6, 1), (2023, 8, 31)),  # over two weeks ago
+    ("This past autumn was rainy.", MAY_10, (2022, 9, 1), (2022, 11, 30)),
+    ("We're going to Italy this summer.", MAY_10, (2023, 6, 1), (2023, 8, 31)),
+    ("This spring has been busy.", MAY_10, (2023, 3, 1), (2023, 5, 31)),            # the one the day is in
+    ("This summer was great.", utc(2023, 10, 2), (2023, 6, 1), (2023, 8, 31)),
+    ("This winter was mild.", MAY_10, (2022, 12, 1), (2023, 2, 28)),                # the nearest one
+    ("I'll go skiing this winter.", MAY_10, (2023, 12, 1), (2024, 2, 29)),          # the coming one: a plan
+    ("I'm going skiing next winter.", MAY_10, (2023, 12, 1), (2024, 2, 29)),
+    ("Next fall I start college.", MAY_10, (2023, 9, 1), (2023, 11, 30)),
+    ("Next summer we move.", utc(2023, 7, 1), (2024, 6, 1), (2024, 8, 31)),         # not the one the day is in
+    ("We met in the summer of 2021.", MAY_10, (2021, 6, 1), (2021, 8, 31)),
+    ("I moved in autumn 2020.", None, (2020, 9, 1), (2020, 11, 30)),                # a year says which
+])
+def test_a_season_is_its_three_months(text, now, first, last):
+    assert said(text, now) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "I hurt my knee in my last fall.",                 # a fall, not autumn
+    "It was the last summer of my childhood.",
+    "The winter 2022 collection is out.",             # which winter is not said
+])
+def test_a_season_that_names_no_period_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_season_shows_its_months_in_context():
+    with Memory(None) as mem:
+        mem.add("I took that pic on a hike last summer near Fort Wayne.", speaker="Joanna",
+                timestamp=utc(2022, 11, 9, 17))
+        assert "Joanna (1 June-31 August 2022): I took that pic" in mem.recall("Where did Joanna hike?").text
+
+
+@pytest.mark.parametrize("question, now, first, last", [
+    ("What did Joanna take a picture of last summer?", utc(2022, 11, 11), (2022, 6, 1), (2022, 8, 31)),
+    ("What are we doing this summer?", MAY_10, (2023, 6, 1), (2023, 8, 31)),
+    ("Which state did Joanna visit in summer 2021?", MAY_10, (2021, 6, 1), (2021, 8, 31)),
+])
+def test_a_question_about_a_season_names_its_months(question, now, first, last):
+    assert asked(question, now) == days(first, last)
+
+
+def test_a_question_about_last_summer_finds_what_was_said_then():
+    with Memory(None) as mem:
+        mem.add("We drove to the lake.", speaker="Maya", timestamp=utc(2022, 7, 20, 10))
+        mem.add("We drove to the city with the kids.", speaker="Maya", timestamp=utc(2023, 1, 20, 10))
+        mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
+        texts = [h.text for h in mem.search("Where did Maya drive with the kids last summer?", k=2)]
+        assert "lake" in texts[0]

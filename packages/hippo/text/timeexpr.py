@@ -44,6 +44,7 @@ _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
 _NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
        r"couple of|couple|few|several)"
 _UNIT = r"(day|week|fortnight|month|year)s?"
+_SEASON = r"(spring|summer|fall|autumn|winter)"
 # the days as chats also type them (hippo.text.shorthand): "yday", "2day", "tmrw", "tommorow"
 _YESTERDAY = r"yesterday|yday|yest"
 _TODAY = r"today|2day"
@@ -66,6 +67,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # September to December)
     ("part_year", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a season of the northern hemisphere: "last summer", "this winter", "the summer of 2022"
+    ("season", r"(?<!\bmy\s)(?<!\bthe\s)(?<!\bhis\s)(?<!\bher\s)(?<!\bour\s)(?<!\byour\s)(?<!\btheir\s)"
+               r"\b(last|this past|past|this coming|this|next)\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|"
+               r"\b" + _SEASON + r"\s+(?:of\s+)?((?:19|20)\d{2})\b"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -145,6 +150,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
+    "season": ("spring", "summer", "fall", "autumn", "winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
     "from_day": (" from ",),
@@ -294,6 +300,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
         return _part_of_year(m, g, None, tense)
+    if name == "season" and g[3] is not None:  # "the summer of 2022"
+        return _season(m, g, None, tense)
     if now is None:
         return None
     if name in ("last_unit", "next_unit", "this_unit", "span_back") and _TITLE_CASE.fullmatch(phrase) \
@@ -307,6 +315,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_week(m, g, today, tense)
     if name == "part_year":
         return _part_of_year(m, g, today, tense)
+    if name == "season":
+        return _season(m, g, today, tense)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -666,6 +676,39 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+_SEASON_START = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
+
+
+def _season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A season of the northern hemisphere, as the weather services count them: spring is March to May, summer
+    June to August, autumn September to November, winter December to February. "Last summer" is the latest one over
+    before the day it is said, "next summer" the first one begun after it, and "this summer" the one the day is in,
+    else the nearest one ("this summer was great", said in October; "this winter", said in May, is the one before),
+    or the coming one when the clause talks about what is to come and the nearest is over ("I'll ski this winter",
+    said in May); "the summer of 2022" is that year's ("winter 2022" may be either winter, and is no date)."""
+    rel, name, named, year = g
+    if year is not None:
+        if named.lower() == "winter":
+            return None
+        first = datetime(int(year), _SEASON_START[named.lower()], 1, tzinfo=timezone.utc)
+        return TimeRef(first.timestamp(), _add_months(first, 3).timestamp(), "days", m.group(0), False)
+    month = _SEASON_START[name.lower()]
+    firsts = [datetime(y, month, 1, tzinfo=timezone.utc) for y in range(today.year - 2, today.year + 2)]
+    options = [(first, _add_months(first, 3)) for first in firsts]
+    rel = " ".join(rel.lower().split())
+    if rel in ("last", "this past", "past"):
+        start, end = [o for o in options if o[1] <= today][-1]
+    elif rel in ("next", "this coming"):
+        start, end = next(o for o in options if o[0] > today)
+    else:
+        now = [o for o in options if o[0] <= today < o[1]]
+        start, end = now[0] if now else \
+            min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+        if tense == "future" and end <= today:
+            start, end = next(o for o in options if o[0] > today)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
 def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A third of a week ("the start of next week", "late this week", "the end of the week"): Monday and Tuesday,
     Wednesday and Thursday, or Friday to Sunday."""
@@ -687,8 +730,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "md", "dm", "nth", "last_wd", "this_wd",
-                     "by_wd",
+_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "season", "md", "dm", "nth", "last_wd",
+                     "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
@@ -754,8 +797,8 @@ def _tense(text: str, a: int, b: int) -> str | None:
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
-                  r"morning|night|month|week|weekend|year|other day|" + _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b",
-                  re.I)
+                  r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
