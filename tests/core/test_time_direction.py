@@ -69,7 +69,8 @@ MAY_10 = at(2023, 5, 10, 12)      # a Wednesday
     ("The report is due at the end of next month", MAY_10, "21-30 June 2023"),
     ("I'll finish it by end\nof June", MAY_10, "21-30 June 2023"),  # a line break between the words
     ("We moved in early May 2021", MAY_10, "1-10 May 2021"),
-    ("I've been documenting it since late February", at(2024, 3, 3), "21-29 February 2024"),
+    # since then, up to the day it is said
+    ("I've been documenting it since late February", at(2024, 3, 3), "21 February-3 March 2024"),
     ("the course that was extended by two weeks, now ending mid-October", at(2024, 9, 15), "11-20 October 2024"),
     ("In early January we'll fly to Oslo", at(2023, 12, 28, 12), "1-10 January 2024"),
     ("In late December we skied", at(2024, 1, 2, 12), "21-31 December 2023"),

@@ -6,6 +6,7 @@ and the memory's latest day; 8 and 9 May are the Monday and Tuesday before it, 1
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 
 import pytest
@@ -406,3 +407,34 @@ def test_a_question_about_last_summer_finds_what_was_said_then():
         mem.add("A quiet evening at home.", speaker="Maya", timestamp=MAY_10)
         texts = [h.text for h in mem.search("Where did Maya drive with the kids last summer?", k=2)]
         assert "lake" in texts[0]
+
+# -- "since March", "since last summer", "since 2019": from then up to the day it is said, that day included -------
+
+@pytest.mark.parametrize("text, first", [
+    ("I've been learning guitar since March.", (2023, 3, 1)),
+    ("I've been running since last summer.", (2022, 6, 1)),
+    ("I've lived here since 2019.", (2019, 1, 1)),
+    ("We've been partners since May 2021.", (2021, 5, 1)),
+    ("Ever since last year, I've felt better.", (2022, 1, 1)),
+    ("She's been away since last month.", (2023, 4, 1)),
+    ("It's the lowest it's been since the start of 2022.", (2022, 1, 1)),
+])
+def test_since_a_month_a_season_or_a_year_is_the_days_from_it_up_to_the_message(text, first):
+    assert said(text) == days(first, (2023, 5, 10))
+
+
+def test_since_a_day_is_that_day():
+    assert said("Since May 2, I've run every morning.") == days((2023, 5, 2), (2023, 5, 2))
+
+
+def test_a_question_since_a_month_is_still_open_up_to_the_askers_time():
+    assert asked("What have I done since March?") == (utc(2023, 3, 1), math.inf)
+    assert asked("What have I done since last summer?") == (utc(2022, 6, 1), math.inf)
+
+
+def test_since_march_is_found_by_a_search_of_april():
+    with Memory(None) as mem:
+        item = mem.add("I've been learning guitar since March.", speaker="Maya", timestamp=MAY_10)
+        april = dict(since=datetime(2023, 4, 10, tzinfo=timezone.utc), until=datetime(2023, 4, 20, tzinfo=timezone.utc))
+        assert [h.id for h in mem.search("guitar", **april)] == [item.id]
+        assert "Maya (1 March-10 May 2023): I've been learning guitar" in mem.recall("What is Maya learning?").text

@@ -815,7 +815,7 @@ def find(text: str, now: float | None, offset: float | None = None) -> list[Time
     periods are the days of that calendar as every date is kept (from midnight UTC: "2 March 2023" is the same
     interval whether written or resolved). Without it the calendar is UTC's."""
     now, _ = _on_calendar(now, offset)
-    return _find(text, now, _PATTERNS)
+    return _find(text, now, _PATTERNS, since=True)
 
 
 def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None, float | None]:
@@ -839,8 +839,29 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
 _QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name != "span_back"]
 
 
-def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) -> list[TimeRef]:
-    """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order)."""
+# "since March", "since last summer", "since 2019": the period from then up to the day it is said, as "since Tuesday"
+# is (a question's "since March" is open on the right: :func:`_bounds`). A day ("since May 2") is the day.
+_SINCE_PERIODS = frozenset({"my", "in_month", "year", "last_unit", "season", "part_month", "part_year"})
+_SINCE = re.compile(r"\bsince\s+$", re.I)
+
+
+def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRef:
+    """``ref`` (pattern ``name``'s reading of ``m``), or the days from its start up to the day of ``now``, that day
+    included, when it is a month, a season or a year said after "since" and begun by then."""
+    if name not in _SINCE_PERIODS or now is None or ref is _BEYOND or ref.granularity == "weekend":
+        return ref
+    if not (m.group(0)[:6].lower() == "since " or _SINCE.search(m.string, max(0, m.start() - 12), m.start())):
+        return ref
+    end = _day_start(now) + timedelta(days=1)
+    if not ref.start < end.timestamp():
+        return ref  # "since 2030" said in 2023: no period up to the day it is said
+    return TimeRef(ref.start, end.timestamp(), "days", ref.phrase, ref.relative)
+
+
+def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], since: bool = False
+          ) -> list[TimeRef]:
+    """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order); with ``since``, a period
+    said after "since" lasts up to ``now`` (:func:`_since`)."""
     low = _folded(text)
     if not _ANY_FOLDED.search(low):
         return []
@@ -866,6 +887,8 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]]) 
             if k and ends[k - 1] > a:
                 continue
             ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
+            if since and ref is not None:
+                ref = _since(name, m, ref, ref_dt)
             if ref is not None:  # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
                 spans.append((a, b, ref))
                 starts.insert(k, a)
