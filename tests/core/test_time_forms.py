@@ -438,3 +438,29 @@ def test_since_march_is_found_by_a_search_of_april():
         april = dict(since=datetime(2023, 4, 10, tzinfo=timezone.utc), until=datetime(2023, 4, 20, tzinfo=timezone.utc))
         assert [h.id for h in mem.search("guitar", **april)] == [item.id]
         assert "Maya (1 March-10 May 2023): I've been learning guitar" in mem.recall("What is Maya learning?").text
+
+# -- a question's count of days or weeks back: those days up to the asker's --------------------------------------
+
+@pytest.mark.parametrize("question, first", [
+    ("What have I been doing the past few days?", (2023, 5, 7)),
+    ("What did I read over the last couple of weeks?", (2023, 4, 26)),
+    ("What happened in the past 10 days?", (2023, 4, 30)),
+])
+def test_a_question_about_a_count_of_days_back_names_those_days(question, first):
+    assert asked(question) == days(first, (2023, 5, 10))
+
+
+@pytest.mark.parametrize("question, window", [
+    ("What did I do in the last week?", days((2023, 5, 1), (2023, 5, 7))),   # the calendar week before, as measured
+    ("What did I do over the past few months?", None),
+    ("What did I do the last two days of the trip?", None),
+])
+def test_a_question_reads_the_other_periods_back_as_before(question, window):
+    assert asked(question) == window
+
+
+@pytest.mark.parametrize("text", ["I went for a run in the morning.", "I'll call you in the morning.",
+                                  "In the evening we cooked.", "We talked late at night."])
+def test_a_time_of_day_is_no_date(text):
+    assert said(text) is None
+    assert asked(text) is None

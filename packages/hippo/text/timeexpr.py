@@ -832,11 +832,15 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
 
 # A question's period is read as before the days reaching back were read in messages: "in the last week" asked is
 # the calendar week before the memory's latest message, and "over the past few months" no period. Recall is measured
-# with these windows; reading those phrases in questions is a change of ranking of its own. Every other expression is
-# read as in a message, from the asker's day: "the day after tomorrow", the counts from a day ("two weeks from
-# today"), "since Tuesday" (the days from the last Tuesday up to the asker's), "the week after next", "by Friday" and
-# the thirds of a month ("mid-March"), which read by their last word, or not at all, named other days.
-_QUERY_PATTERNS = [(name, rx) for name, rx in _PATTERNS if name != "span_back"]
+# with these windows; reading those phrases in questions is a change of ranking of its own. A count of days or weeks
+# back ("the past few days", "the last couple of weeks", "the past 10 days") is read as in a message: those days up
+# to the asker's, which no other pattern reads. Every other expression is read as in a message, from the asker's
+# day: "the day after tomorrow", the counts from a day ("two weeks from today"), "since Tuesday" (the days from the
+# last Tuesday up to the asker's), "the week after next", "by Friday" and the thirds of a month ("mid-March"), which
+# read by their last word, or not at all, named other days.
+_QUERY_SPAN_BACK = re.compile(rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) {_NUM} "
+                              r"(days|weeks|fortnights)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)", re.I)
+_QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else rx) for name, rx in _PATTERNS]
 
 
 # "since March", "since last summer", "since 2019": the period from then up to the day it is said, as "since Tuesday"
