@@ -324,6 +324,7 @@ def test_weekdays_ago_count_back_from_the_last_one(text, day):
     assert said(text) == days(day, day)
     assert asked("Who did I meet two Fridays ago?") == days((2023, 4, 28), (2023, 4, 28))
 
+
 # -- a third of a year: January to April, May to August, September to December ------------------------------------
 
 @pytest.mark.parametrize("text, first, last", [
@@ -350,6 +351,7 @@ def test_the_end_of_the_year_without_a_tense_or_as_advice_is_no_date(text):
 
 def test_a_question_about_the_end_of_last_year_names_its_last_months():
     assert asked("What did I do at the end of last year?") == days((2022, 9, 1), (2022, 12, 31))
+
 
 # -- a season: the northern hemisphere's, spring March to May, summer June to August, autumn September to November,
 # winter December to February ---------------------------------------------------------------------------------------
@@ -408,6 +410,7 @@ def test_a_question_about_last_summer_finds_what_was_said_then():
         texts = [h.text for h in mem.search("Where did Maya drive with the kids last summer?", k=2)]
         assert "lake" in texts[0]
 
+
 # -- "since March", "since last summer", "since 2019": from then up to the day it is said, that day included -------
 
 @pytest.mark.parametrize("text, first", [
@@ -438,6 +441,7 @@ def test_since_march_is_found_by_a_search_of_april():
         april = dict(since=datetime(2023, 4, 10, tzinfo=timezone.utc), until=datetime(2023, 4, 20, tzinfo=timezone.utc))
         assert [h.id for h in mem.search("guitar", **april)] == [item.id]
         assert "Maya (1 March-10 May 2023): I've been learning guitar" in mem.recall("What is Maya learning?").text
+
 
 # -- a question's count of days or weeks back: those days up to the asker's --------------------------------------
 
