@@ -390,7 +390,18 @@ def test_a_season_shows_its_months_in_context():
     with Memory(None) as mem:
         mem.add("I took that pic on a hike last summer near Fort Wayne.", speaker="Joanna",
                 timestamp=utc(2022, 11, 9, 17))
-        assert "Joanna (1 June-31 August 2022): I took that pic" in mem.recall("Where did Joanna hike?").text
+        assert "Joanna (June-August 2022): I took that pic" in mem.recall("Where did Joanna hike?").text
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("Last winter was cold.", MAY_10, "December 2022-February 2023"),
+    ("At the end of last year I changed jobs.", MAY_10, "September-December 2022"),
+    ("I've been learning guitar since March.", utc(2023, 5, 31, 12), "March-May 2023"),
+    ("I've been learning guitar since March.", MAY_10, "1 March-10 May 2023"),
+    ("Later this month we move.", utc(2023, 5, 1, 12), "1-31 May 2023"),
+])
+def test_a_period_of_whole_months_is_shown_as_its_months(text, now, want):
+    assert timeexpr.event_time(text, now).label() == want
 
 
 @pytest.mark.parametrize("question, now, first, last", [

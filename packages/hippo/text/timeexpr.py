@@ -206,6 +206,9 @@ class TimeRef:
             return month_year(d)
         if self.granularity == "days":  # "3-10 May 2023", "26 April-10 May 2023"
             e = datetime.fromtimestamp(self.end - DAY, tz=timezone.utc)
+            if d.day == 1 and datetime.fromtimestamp(self.end, tz=timezone.utc).day == 1 and d.month != e.month:
+                # whole months (a season, a third of a year): "June-August 2022", "December 2022-February 2023"
+                return f"{month_year(d) if d.year != e.year else MONTH_NAMES[d.month - 1]}-{month_year(e)}"
             if d.year != e.year:
                 return f"{d.day} {month_year(d)}-{e.day} {month_year(e)}"
             if d.month != e.month:
