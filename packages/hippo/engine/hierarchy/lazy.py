@@ -30,15 +30,25 @@ def find_sorted(keys: np.ndarray, live: np.ndarray, want: np.ndarray) -> tuple[n
 
 class LazyUnits:
     """``{id: unit}`` where the units of ``pending`` (id -> position) are built by ``make(position)`` when first
-    read."""
+    read. ``source`` is whatever ``make`` reads them from (the snapshot's columns): a unit not built yet is exactly
+    its row there, so a writer may copy that row instead of building the unit (:meth:`split`)."""
 
-    __slots__ = ("_made", "_pos", "_order", "_make")
+    __slots__ = ("_made", "_pos", "_order", "_make", "source")
 
-    def __init__(self, pending: dict[int, int], make: Callable[[int], Any]) -> None:
+    def __init__(self, pending: dict[int, int], make: Callable[[int], Any], source: Any = None) -> None:
         self._made: dict[int, Any] = {}
         self._pos = pending
         self._order: dict[int, None] = dict.fromkeys(pending)
         self._make = make
+        self.source = source
+
+    def split(self, keys: list[int]) -> tuple[np.ndarray, list[Any]]:
+        """For ``keys`` (all held): the ``source`` position of each one not built yet (-1 for a built one), and the
+        built units in the order of ``keys``. Builds nothing."""
+        pos = self._pos
+        at = np.fromiter((pos.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        made = self._made
+        return at, [made[k] for k, p in zip(keys, at.tolist()) if p < 0]
 
     def _build(self, key: int) -> Any:
         p = self._pos.pop(key, _MISSING)

@@ -76,6 +76,10 @@ class _Csr:
                 or ptr[-1] != self.val.shape[0]:
             raise ValueError(f"hierarchy snapshot: {name} offsets are inconsistent")
         self.ptr = ptr.tolist()
+        self.offsets = ptr
+
+    def pair(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.offsets, self.val
 
     def __call__(self, k: int) -> list[int]:
         return self.val[self.ptr[k]: self.ptr[k + 1]].tolist()
@@ -99,19 +103,156 @@ def _df_of(df: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return out
 
 
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """``starts[k], starts[k] + 1, ..., starts[k] + lens[k] - 1`` for every k, concatenated."""
+    total = int(lens.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
+
+
+def _units(mapping: Any, keys: list[int]) -> tuple[np.ndarray, list[Any], Any]:
+    """``(at, built, source)`` of ``keys`` in a unit mapping: the snapshot position of each unit not built yet (-1
+    for the others), the built units in order, and the snapshot columns they come from (None for a plain dict)."""
+    if isinstance(mapping, LazyUnits) and mapping.source is not None:
+        at, built = mapping.split(keys)
+        return at, built, mapping.source
+    return np.full(len(keys), -1, dtype=np.int64), [mapping[k] for k in keys], None
+
+
+def _column(at: np.ndarray, built: Iterable[Any], src: np.ndarray | None, dtype) -> np.ndarray:
+    """One value per unit: row ``at[k]`` of ``src`` for a unit not built, else the next of ``built``."""
+    out = np.empty(at.size, dtype=dtype)
+    pending = at >= 0
+    out[~pending] = np.asarray(list(built), dtype=dtype).reshape((-1, *out.shape[1:]))
+    if src is not None and pending.any():
+        out[pending] = src[at[pending]]
+    return out
+
+
+def _mixed_csr(at: np.ndarray, built: Iterable[Iterable[int]], src: tuple[np.ndarray, np.ndarray] | None,
+               dtype=np.int64, convert: Callable[[np.ndarray], np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR pair of one list per unit: a unit not built takes its row ``at[k]`` of ``src`` (``(ptr, val)``, its
+    values passed through ``convert``), the others the next list of ``built``."""
+    pending = at >= 0
+    lens = np.zeros(at.size, dtype=np.int64)
+    b_lens: list[int] = []
+    b_vals: list[int] = []
+    for xs in built:
+        xs = list(xs)
+        b_lens.append(len(xs))
+        b_vals.extend(xs)
+    lens[~pending] = np.asarray(b_lens, dtype=np.int64)
+    p = at[pending]
+    if p.size:
+        sptr, sval = src
+        lens[pending] = sptr[p + 1] - sptr[p]
+    ptr = np.zeros(at.size + 1, dtype=np.int64)
+    np.cumsum(lens, out=ptr[1:])
+    val = np.empty(int(ptr[-1]), dtype=dtype)
+    from_built = np.repeat(~pending, lens)
+    val[from_built] = np.asarray(b_vals, dtype=dtype)
+    if p.size:
+        got = sval[_ranges(sptr[p], lens[pending])]
+        val[~from_built] = convert(got) if convert is not None else got
+    return ptr, val
+
+
+class _OldStrings:
+    """The strings of a loaded snapshot that units not built yet refer to, moved to the end of a new table: old
+    index -> new index by :meth:`__call__` (-1 stays -1), once every reference is :meth:`use`-d."""
+
+    def __init__(self) -> None:
+        self.refs: list[np.ndarray] = []
+        self.table: tuple[np.ndarray, np.ndarray] | None = None
+        self.remap: np.ndarray | None = None
+
+    def use(self, source: dict | None, refs: np.ndarray) -> None:
+        if source is not None and refs.size:
+            self.table = source["strings"]
+            self.refs.append(np.asarray(refs, dtype=np.int64))
+
+    def close(self, base: int) -> tuple[np.ndarray, np.ndarray]:
+        """The old strings' bytes and lengths, in their new order (after the ``base`` strings of the new table)."""
+        if self.table is None:
+            return np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64)
+        blob, ptr = self.table
+        refs = np.concatenate(self.refs)
+        used = np.unique(refs[refs >= 0])
+        self.remap = np.full(ptr.size - 1, -1, dtype=np.int64)
+        self.remap[used] = base + np.arange(used.size, dtype=np.int64)
+        lens = ptr[used + 1] - ptr[used]
+        return blob[_ranges(ptr[used], lens)], lens
+
+    def __call__(self, refs: np.ndarray) -> np.ndarray:
+        refs = np.asarray(refs, dtype=np.int64)
+        if self.remap is None:
+            return refs
+        return np.where(refs >= 0, self.remap[np.maximum(refs, 0)], -1)
+
+
 def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """The state of ``h`` (which must have no units waiting in ``created``: they are drained by the lifecycle)."""
+    """The state of ``h`` (which must have no units waiting in ``created``: they are drained by the lifecycle).
+    Units a loaded snapshot holds that were never read are copied from its columns, not built."""
     th = h.themes
-    eps = [h.episodes[k] for k in sorted(h.episodes)]
-    sems = [h.semantics[k] for k in sorted(h.semantics)]
+    ep_keys, sem_keys = sorted(h.episodes), sorted(h.semantics)
+    ep_at, eps, ep_src = _units(h.episodes, ep_keys)
+    sem_at, sems, sem_src = _units(h.semantics, sem_keys)
+    ep_old, sem_old = ep_at[ep_at >= 0], sem_at[sem_at >= 0]
     stems_used = set(np.flatnonzero(h.df).tolist())
     for x in sems:
         stems_used.update(x.terms)
+    old_terms = None
+    if sem_src is not None and sem_old.size:
+        tptr, tval = sem_src["csr"]["terms"]
+        old_terms = tval[_ranges(tptr[sem_old], tptr[sem_old + 1] - tptr[sem_old])]
+        stems_used.update(np.unique(sem_src["remap"][old_terms]).tolist())
     vocab = V.vocab()
     stem_ids = sorted(i for i in stems_used if 0 <= i < vocab.n_stems)
     strings = snapshot.Strings()
+    stems = np.asarray([strings(vocab.stems[i]) for i in stem_ids], dtype=np.int64)
+    ep_session = [strings(e.session) for e in eps]
+    ep_summary = [strings(e.summary) for e in eps]
+    ep_speakers = [[strings(x) for x in e.speakers] for e in eps]
+    sem_text = [strings(x.text) for x in sems]
+    sem_speaker = [strings(x.speaker) for x in sems]
+    # the strings of the units not built, as the snapshot they were loaded from holds them
+    old = _OldStrings()
+    if ep_src is not None and ep_old.size:
+        sptr, sval = ep_src["csr"]["speakers"]
+        old.use(ep_src, ep_src["cols"]["session"][ep_old])
+        old.use(ep_src, ep_src["cols"]["summary"][ep_old])
+        old.use(ep_src, sval[_ranges(sptr[ep_old], sptr[ep_old + 1] - sptr[ep_old])])
+    if sem_src is not None and sem_old.size:
+        old.use(sem_src, sem_src["cols"]["text"][sem_old])
+        old.use(sem_src, sem_src["cols"]["speaker"][sem_old])
+    table = strings.arrays()
+    old_bytes, old_lens = old.close(len(strings.index))
+    if old_lens.size:
+        table["strings.blob"] = np.concatenate([table["strings.blob"], old_bytes])
+        table["strings.ptr"] = np.concatenate([table["strings.ptr"], table["strings.ptr"][-1] + np.cumsum(old_lens)])
+
+    def ep_col(name: str, built: Iterable[Any], dtype, strs: bool = False) -> np.ndarray:
+        src = ep_src["cols"][name] if ep_src is not None else None
+        if strs and src is not None:
+            src = old(src)
+        return _column(ep_at, built, src, dtype)
+
+    def sem_col(name: str, built: Iterable[Any], dtype, strs: bool = False) -> np.ndarray:
+        src = sem_src["cols"][name] if sem_src is not None else None
+        if strs and src is not None:
+            src = old(src)
+        return _column(sem_at, built, src, dtype)
+
+    def ep_csr(name: str, built: Iterable[Iterable[int]], dtype=np.int64, convert=None) -> tuple:
+        return _mixed_csr(ep_at, built, ep_src["csr"][name] if ep_src is not None else None, dtype, convert)
+
+    def sem_csr(name: str, built: Iterable[Iterable[int]], dtype=np.int64, convert=None) -> tuple:
+        return _mixed_csr(sem_at, built, sem_src["csr"][name] if sem_src is not None else None, dtype, convert)
+
     arrays: dict[str, np.ndarray] = {
-        "stems": np.asarray([strings(vocab.stems[i]) for i in stem_ids], dtype=np.int64),
+        "stems": stems,
         "stem_ids": np.asarray(stem_ids, dtype=np.int64),
         "df": _df_of(h.df, np.asarray(stem_ids, dtype=np.int64)),
         "unit_end_seqs": np.asarray(h.unit_end_seqs, dtype=np.int64),
@@ -121,27 +262,26 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         **_int_map("msg_slot", h.msg_slot),
         **_int_map("msg_episode", h.msg_episode),
         # episodes
-        "ep.id": np.asarray([e.id for e in eps], dtype=np.int64),
-        "ep.first_seq": np.asarray([e.first_seq for e in eps], dtype=np.int64),
-        "ep.last_seq": np.asarray([e.last_seq for e in eps], dtype=np.int64),
-        "ep.t0": np.asarray([_opt(e.t0) for e in eps], dtype=np.float64),
-        "ep.t1": np.asarray([_opt(e.t1) for e in eps], dtype=np.float64),
-        "ep.n_tokens": np.asarray([e.n_tokens for e in eps], dtype=np.int64),
-        "ep.llm_summary": np.asarray([e.llm_summary for e in eps], dtype=bool),
-        "ep.unit": np.asarray([e.unit for e in eps], dtype=np.int32),
-        "ep.session": np.asarray([strings(e.session) for e in eps], dtype=np.int32),
-        "ep.summary": np.asarray([strings(e.summary) for e in eps], dtype=np.int32),
+        "ep.id": np.asarray(ep_keys, dtype=np.int64),
+        "ep.first_seq": ep_col("first_seq", (e.first_seq for e in eps), np.int64),
+        "ep.last_seq": ep_col("last_seq", (e.last_seq for e in eps), np.int64),
+        "ep.t0": ep_col("t0", (_opt(e.t0) for e in eps), np.float64),
+        "ep.t1": ep_col("t1", (_opt(e.t1) for e in eps), np.float64),
+        "ep.n_tokens": ep_col("n_tokens", (e.n_tokens for e in eps), np.int64),
+        "ep.llm_summary": ep_col("llm_summary", (e.llm_summary for e in eps), bool),
+        "ep.unit": ep_col("unit", (e.unit for e in eps), np.int32),
+        "ep.session": ep_col("session", ep_session, np.int32, strs=True),
+        "ep.summary": ep_col("summary", ep_summary, np.int32, strs=True),
         # semantics
-        "sem.id": np.asarray([x.id for x in sems], dtype=np.int64),
-        "sem.seq": np.asarray([x.seq for x in sems], dtype=np.int64),
-        "sem.ts": np.asarray([_opt(x.ts) for x in sems], dtype=np.float64),
-        "sem.salience": np.asarray([x.salience for x in sems], dtype=np.float64),
-        "sem.llm": np.asarray([x.llm for x in sems], dtype=bool),
-        "sem.span": np.asarray([x.span if x.span is not None else (-1, -1) for x in sems],
-                               dtype=np.int32).reshape(-1, 2),
-        "sem.unit": np.asarray([x.unit for x in sems], dtype=np.int32),
-        "sem.text": np.asarray([strings(x.text) for x in sems], dtype=np.int32),
-        "sem.speaker": np.asarray([strings(x.speaker) for x in sems], dtype=np.int32),
+        "sem.id": np.asarray(sem_keys, dtype=np.int64),
+        "sem.seq": sem_col("seq", (x.seq for x in sems), np.int64),
+        "sem.ts": sem_col("ts", (_opt(x.ts) for x in sems), np.float64),
+        "sem.salience": sem_col("salience", (x.salience for x in sems), np.float64),
+        "sem.llm": sem_col("llm", (x.llm for x in sems), bool),
+        "sem.span": _spans(sem_at, sems, sem_src),
+        "sem.unit": sem_col("unit", (x.unit for x in sems), np.int32),
+        "sem.text": sem_col("text", sem_text, np.int32, strs=True),
+        "sem.speaker": sem_col("speaker", sem_speaker, np.int32, strs=True),
         "sem_knn.ids": h.sem_graph.ids[: h.sem_codes.n].astype(np.int32),
         "sem_knn.dist": h.sem_graph.dist[: h.sem_codes.n].astype(np.int32),
         # themes
@@ -157,21 +297,32 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     }
     ms_keys = list(h.msg_semantics.keys())
     arrays["msg_semantics.keys"] = np.asarray(ms_keys, dtype=np.int64)
-    _put_csr(arrays, "msg_semantics", (h.msg_semantics[k] for k in ms_keys))
-    _put_csr(arrays, "ep.messages", (e.message_ids for e in eps))
-    _put_csr(arrays, "ep.semantics", (e.semantic_ids for e in eps))
-    _put_csr(arrays, "ep.speakers", ([strings(x) for x in e.speakers] for e in eps), np.int32)
-    _put_csr(arrays, "ep.spans", ([v for span in e.summary_spans for v in span] for e in eps))
-    _put_csr(arrays, "sem.messages", (x.message_ids for x in sems))
-    _put_csr(arrays, "sem.episodes", (x.episode_ids for x in sems))
-    _put_csr(arrays, "sem.terms", (x.terms for x in sems), np.int32)
+    ms_at, ms_built, ms_src = _units(h.msg_semantics, ms_keys)
+    arrays["msg_semantics.ptr"], arrays["msg_semantics.val"] = _mixed_csr(
+        ms_at, ms_built, ms_src["csr"] if ms_src is not None else None)
+    arrays["ep.messages.ptr"], arrays["ep.messages.val"] = ep_csr("messages", (e.message_ids for e in eps))
+    arrays["ep.semantics.ptr"], arrays["ep.semantics.val"] = ep_csr("semantics", (e.semantic_ids for e in eps))
+    arrays["ep.speakers.ptr"], arrays["ep.speakers.val"] = ep_csr("speakers", ep_speakers, np.int32, old)
+    arrays["ep.spans.ptr"], arrays["ep.spans.val"] = ep_csr(
+        "spans", ([v for span in e.summary_spans for v in span] for e in eps))
+    arrays["sem.messages.ptr"], arrays["sem.messages.val"] = sem_csr("messages", (x.message_ids for x in sems))
+    arrays["sem.episodes.ptr"], arrays["sem.episodes.val"] = sem_csr("episodes", (x.episode_ids for x in sems))
+    remap = sem_src["remap"] if sem_src is not None else None
+    arrays["sem.terms.ptr"], arrays["sem.terms.val"] = sem_csr(
+        "terms", (x.terms for x in sems), np.int32, None if remap is None else (lambda v: remap[v]))
     _put_csr(arrays, "theme.members", th.members)
     _codeset(arrays, "msg_codes", h.msg_codes)
     _codeset(arrays, "ep_codes", h.ep_codes)
     _codeset(arrays, "sem_codes", h.sem_codes)
     _codeset(arrays, "theme_codes", th.codes)
-    arrays.update(strings.arrays())
-    extra = [[x.id, x.extra] for x in sems if x.extra]
+    arrays.update(table)
+    old_extra = sem_src["extra"] if sem_src is not None else {}
+    built = iter(sems)
+    extra = []
+    for sid, p in zip(sem_keys, sem_at.tolist()):
+        x = old_extra.get(sid) if p >= 0 else next(built).extra
+        if x:
+            extra.append([sid, x])
     arrays["sem.extra"] = np.frombuffer(json.dumps(extra, ensure_ascii=False).encode(), np.uint8)
     meta = {
         "fingerprint": fingerprint(h.cfg),
@@ -179,6 +330,17 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "dedup_merges": h.dedup_merges, "reassignments": th.reassignments, "splits": th.splits, "merges": th.merges,
     }
     return meta, arrays
+
+
+def _spans(at: np.ndarray, sems: list[Semantic], src: dict | None) -> np.ndarray:
+    """The ``sem.span`` pairs ((-1, -1): none) of the semantics in order."""
+    out = np.empty((at.size, 2), dtype=np.int32)
+    pending = at >= 0
+    out[~pending] = np.asarray([x.span if x.span is not None else (-1, -1) for x in sems],
+                               dtype=np.int32).reshape(-1, 2)
+    if src is not None and pending.any():
+        out[pending] = src["span"][at[pending]]
+    return out
 
 
 def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
@@ -217,7 +379,8 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         raise ValueError("hierarchy snapshot: message code slot out of range")
     keys = arrays["msg_semantics.keys"].tolist()
     ms = _Csr(arrays, "msg_semantics", len(keys))
-    h.msg_semantics = LazyUnits(dict(zip(keys, range(len(keys)))), ms)
+    h.msg_semantics = LazyUnits(dict(zip(keys, range(len(keys)))), ms, {"csr": ms.pair()})
+    strings = (np.frombuffer(text.blob, dtype=np.uint8), np.asarray(arrays["strings.ptr"], dtype=np.int64))
     # episodes
     ep_ids = arrays["ep.id"].tolist()
     n_ep = len(ep_ids)
@@ -240,7 +403,12 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
                        [text(x) for x in ep_speakers(k)], n_tok, text(summary), semantic_ids=ep_sems(k),
                        llm_summary=bool(llm), unit=unit, summary_spans=[spans[j: j + 3] for j in range(0, len(spans), 3)])
 
-    h.episodes = LazyUnits(dict(zip(ep_ids, range(n_ep))), episode)
+    h.episodes = LazyUnits(dict(zip(ep_ids, range(n_ep))), episode, {
+        "cols": dict(zip(("first_seq", "last_seq", "t0", "t1", "n_tokens", "llm_summary", "unit", "session",
+                          "summary"), ep_cols)),
+        "csr": {"messages": ep_msgs.pair(), "semantics": ep_sems.pair(), "speakers": ep_speakers.pair(),
+                "spans": ep_spans.pair()},
+        "strings": strings})
     # semantics
     sem_ids = arrays["sem.id"].tolist()
     n_sem = len(sem_ids)
@@ -269,7 +437,10 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
                         tuple(remap[np.asarray(sem_terms(k), dtype=np.int64)].tolist()), seq, _unopt(ts), sal,
                         bool(llm), extra=extra.get(sid, {}), span=(a, b) if a >= 0 else None, unit=unit)
 
-    h.semantics = LazyUnits(dict(zip(sem_ids, range(n_sem))), semantic)
+    h.semantics = LazyUnits(dict(zip(sem_ids, range(n_sem))), semantic, {
+        "cols": dict(zip(("seq", "ts", "salience", "llm", "unit", "text", "speaker"), sem_cols)), "span": spans,
+        "csr": {"messages": sem_msgs.pair(), "episodes": sem_eps.pair(), "terms": sem_terms.pair()},
+        "remap": remap, "extra": extra, "strings": strings})
     _restore_graph(h.sem_graph, arrays, "sem_knn", h.sem_codes.n)
     # themes
     th = h.themes
