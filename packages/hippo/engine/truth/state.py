@@ -669,9 +669,9 @@ class Truth:
             self.done = int(keep_done.sum())
             self.annotated = int(keep[: self.annotated].sum())
             first_gone = int(np.argmin(keep_done)) if not keep_done.all() else self.done
-            remap = {int(r): int(new_row[r]) for r in np.flatnonzero(keep_done).tolist()}
-            self.phrase = {remap[r]: v for r, v in self.phrase.items() if r in remap}
-            self.stated = {remap[r]: v for r, v in self.stated.items() if r in remap}
+            # the rows that have a phrase or statements, looked up in the kept mask (not a map of every row)
+            self.phrase = {int(new_row[r]): v for r, v in self.phrase.items() if r < done and keep_done[r]}
+            self.stated = {int(new_row[r]): v for r, v in self.stated.items() if r < done and keep_done[r]}
             self._labels = {}
             self.spans_unread = int(keep[: self.spans_unread].sum())
             self._spans = {}
