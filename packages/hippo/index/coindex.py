@@ -425,7 +425,7 @@ class NamespaceIndex:
             setattr(self, name, g)
         self.ends = GrowArray(np.int64, max(64, lengths.size))
         self.ends.extend(np.cumsum(lengths))
-        self.row_of = {int(i): k for k, i in enumerate(self.ids.view)}
+        self.row_of = dict(zip(self.ids.view.tolist(), range(self.ids.n)))
         with self._pos_lock:
             self._pos_cache.clear()
             self._term_cache.clear()
