@@ -44,11 +44,10 @@ class LazyUnits:
 
     def split(self, keys: list[int]) -> tuple[np.ndarray, list[Any]]:
         """For ``keys`` (all held): the ``source`` position of each one not built yet (-1 for a built one), and the
-        built units in the order of ``keys``. Builds nothing."""
+        built units in the order of ``keys``. Builds none of the units it gives a position."""
         pos = self._pos
         at = np.fromiter((pos.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
-        made = self._made
-        return at, [made[k] for k, p in zip(keys, at.tolist()) if p < 0]
+        return at, [self[k] for k, p in zip(keys, at.tolist()) if p < 0]
 
     def _build(self, key: int) -> Any:
         p = self._pos.pop(key, _MISSING)
