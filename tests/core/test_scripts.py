@@ -225,6 +225,25 @@ def test_arabic_as_chats_type_it():
         assert [h.id for h in mem.search("مستشفى", k=1)] == [written.id]
 
 
+def test_persian_and_urdu_as_an_arabic_keyboard_types_them():
+    """A Persian or Urdu chat typed on an Arabic keyboard writes kaf, yeh and heh with the Arabic letters ("كتاب" for
+    "کتاب", "شيراز" for "شیراز"); a question typed on either keyboard finds the message typed on the other."""
+    from hippo.text import clitics
+
+    assert {"کتاب", "كتاب", "الكتاب"} <= clitics.variants("کتاب")
+    assert {"شیراز", "شيراز"} <= clitics.variants("شيراز")
+    assert {"سالگرہ", "سالگره"} <= clitics.variants("سالگره")
+    with Memory(None) as mem:
+        on_arabic = mem.add("من دیروز یک كتاب جديد خريدم")        # Persian typed on an Arabic keyboard
+        persian = mem.add("برادرم در شیراز کار می‌کند")
+        urdu = mem.add("میری بیٹی کی سالگرہ پانچ مارچ کو ہے")
+        mem.add("We adopted a greyhound from the rescue in Dublin.")
+        assert [h.id for h in mem.search("کتاب جدید", k=1)] == [on_arabic.id]
+        assert [h.id for h in mem.search("شيراز", k=1)] == [persian.id]
+        assert [h.id for h in mem.search("كار", k=1)] == [persian.id]
+        assert [h.id for h in mem.search("سالگره", k=1)] == [urdu.id]
+
+
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
     ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("ĳsbaan", "ijsbaan"),

@@ -11,7 +11,8 @@ language attaches, in the order its grammar allows
   stemming does (Larkey, Ballesteros & Connell 2002, light10), so "السيارة" also finds "سيارة" and "بسيارة"; a
   word stripped of a lone و keeps its own forms as well ("وزير", minister, finds "الوزير"). The word is also
   spelled as chats type it, with the letters light10 normalises: its first alef with or without hamza or madda
-  ("أحمد", "احمد"), a final ة or ه ("مدرسة", "مدرسه"), a final ى or ي ("على", "علي").
+  ("أحمد", "احمد"), a final ة or ه ("مدرسة", "مدرسه"), a final ى or ي ("على", "علي"), and with the kaf, yeh and
+  heh of the Arabic, Persian and Urdu keyboards ("كتاب", "کتاب"; "شيراز", "شیراز"; "سالگره", "سالگرہ").
 * **Hebrew**: the prefix letters of "משה וכלב": an optional ו "and", an optional ש "that", an optional preposition
   (מ "from", ב "in", כ "as", ל "to"), an optional article ה "the" (written after מ, and left out after ב, כ and ל,
   whose vowel absorbs it: "בבית" is "in the house"). A Hebrew query word is not stripped: its first letters are as
@@ -64,13 +65,27 @@ def _arabic_bases(word: str) -> tuple[str, ...]:
 _ALEFS = "اأإآ"   # alef, with hamza above or below, with madda: a chat often writes the bare one for all four
 
 
+# The letters Arabic, Persian and Urdu keyboards type differently for the same letter of the word: kaf (Arabic ك,
+# Persian and Urdu ک), yeh (Arabic ي, Persian and Urdu ی, whose final form has no dots) and heh (Arabic and Persian
+# ه, Urdu's ہ). A Persian or Urdu chat typed on an Arabic keyboard (or a phone without a Persian layout) writes
+# "كتاب" and "شيراز" for "کتاب" and "شیراز"; one keyboard types a whole word, so a word is spelled with each
+# keyboard's letters throughout.
+_KEYBOARDS = tuple(str.maketrans(dict(zip("كکيیهہ", to))) for to in ("ككييهه", "ککییهه", "ککییہہ"))
+
+
+def _keyboard_spellings(word: str) -> set[str]:
+    """``word`` and as each keyboard of :data:`_KEYBOARDS` types it."""
+    return {word} | {word.translate(k) for k in _KEYBOARDS}
+
+
 def _arabic_spellings(base: str) -> set[str]:
     """``base`` as Arabic is also typed: its first alef with or without hamza or madda, a final ة as ه, a final ى as
-    ي and back (the letters light10 normalises; typed chats drop the hamza and the dots)."""
-    out = {base}
+    ي and back (the letters light10 normalises; typed chats drop the hamza and the dots), and its kaf, yeh and heh
+    as the Arabic, Persian and Urdu keyboards type them (:data:`_KEYBOARDS`)."""
+    out = _keyboard_spellings(base)
     if base[:1] in _ALEFS:
         out = {a + w[1:] for w in out for a in _ALEFS}
-    for pair in ("ةه", "ىي"):
+    for pair in ("ةه", "ىيی"):
         if base[-1:] in pair:
             out |= {w[:-1] + c for w in out for c in pair}
     return out
@@ -107,7 +122,7 @@ def variants(word: str) -> frozenset[str]:
     if is_arabic(word):
         out = {word}
         if ZWNJ not in word:
-            out |= _with_zwnj(word)
+            out |= {v for typed in _keyboard_spellings(word) for v in _with_zwnj(typed)}
         for base in {b for root in _arabic_bases(word) for b in _arabic_spellings(root)}:
             for c in _AR_CONJUNCTIONS:
                 for p in _AR_PREPOSITIONS:
