@@ -244,6 +244,23 @@ def test_persian_and_urdu_as_an_arabic_keyboard_types_them():
         assert [h.id for h in mem.search("سالگره", k=1)] == [urdu.id]
 
 
+def test_a_number_in_arabic_persian_or_indic_digits_is_the_number():
+    """Arabic, Persian and Hindi chats write a number in their own digits or in ASCII ones: a question with either
+    finds the message with the other."""
+    assert textnorm.digit_forms("2024") >= {"2024", "٢٠٢٤", "۲۰۲۴", "२०२४", "২০২৪"}
+    assert textnorm.digit_forms("٢٠٢٤") == textnorm.digit_forms("2024") and textnorm.digit_forms("20a") == set()
+    with Memory(None) as mem:
+        phone = mem.add("رقم هاتفي ٠٥٥١٢٣٤٥٦٧ اتصل بي")           # my number is ..., call me
+        pin = mem.add("My locker code is 4821, don't tell anyone")
+        year = mem.add("تولد دخترم ۵ اسفند ۱۴۰۲ است")             # my daughter's birthday is 5 Esfand 1402
+        room = mem.add("मेरा कमरा नंबर ३१२ है")                    # my room number is 312
+        mem.add("We adopted a greyhound from the rescue in Dublin.")
+        assert [h.id for h in mem.search("0551234567", k=1)] == [phone.id]
+        assert [h.id for h in mem.search("٤٨٢١", k=1)] == [pin.id]
+        assert [h.id for h in mem.search("1402", k=1)] == [year.id]
+        assert [h.id for h in mem.search("312", k=1)] == [room.id]
+
+
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
     ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("ĳsbaan", "ijsbaan"),

@@ -607,7 +607,11 @@ def surface_forms(word: str) -> set[str]:
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
     (:func:`hippo.text.russian.variants`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
-    has the forms of the word without them, and its own as written."""
+    has the forms of the word without them, and its own as written. A number is also written in the digits of
+    Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`)."""
+    numbers = textnorm.digit_forms(word)
+    if numbers and not word.isascii():  # "٢٠٢٤" is "2024", whose forms hold it in each script's digits
+        return surface_forms(next(n for n in numbers if n.isascii())) | {word}
     bare = textnorm.plain(word)
     if bare != word:  # "مَدْرَسَة" is also written "مدرسة": the forms of the word without its marks, and as written
         return surface_forms(bare) | _accented_forms(word)
@@ -644,7 +648,7 @@ def surface_forms(word: str) -> set[str]:
     for f in forms:
         out.update({f, f.capitalize(), f.upper()})
     out.add(word)
-    return out
+    return out | numbers  # a number also in the digits of Arabic, Persian and the Indic scripts ("2024", "٢٠٢٤")
 
 
 @lru_cache(maxsize=4096)

@@ -225,6 +225,25 @@ def plain(word: str) -> str:
     return full_width_kana(out) or word
 
 
+# The decimal digits of the scripts whose words are runs of letters and digits: Arabic-Indic (Arabic), Extended
+# Arabic-Indic (Persian, Urdu), and the Indic scripts'. Arabic, Persian, Hindi and Bengali chats write numbers in
+# their own digits or in ASCII ones, often both in one conversation ("٢٠٢٤" and "2024"): the same number. (The
+# digits of Thai, Lao, Khmer and Myanmar are characters of their scripts' runs, read as bigrams like their letters.)
+_DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66)
+_TO_ASCII_DIGITS = {z + d: 0x30 + d for z in _DIGIT_ZEROS for d in range(10)}
+
+
+def digit_forms(word: str) -> set[str]:
+    """A number ``word`` (decimal digits of one of :data:`_DIGIT_ZEROS`' scripts, "2024", "٢٠٢٤") written in each of
+    those scripts' digits; for any other word, the empty set."""
+    if not word.isdecimal():
+        return set()
+    ascii_digits = word.translate(_TO_ASCII_DIGITS)
+    if not ascii_digits.isascii():
+        return set()
+    return {ascii_digits.translate({0x30 + d: z + d for d in range(10)}) for z in _DIGIT_ZEROS}
+
+
 def is_cjk(word: str) -> bool:
     """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
     anywhere."""
