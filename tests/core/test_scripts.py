@@ -378,6 +378,24 @@ def test_turkish_dotless_i_is_found_as_i(question):
     _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
 
 
+TURKISH_CAPITALS = ["Ben İZMİR'de yaşıyorum.", "İstanbul'a yarın gidiyorum.", "IŞIK yandı mı?",
+                    "AĞABEYİM DOKTOR OLDU."]
+
+
+def _turkish_plain(text: str) -> str:
+    return textnorm.fold(text.replace("İ", "i").replace("I", "ı").lower())
+
+
+@pytest.mark.parametrize("question", ["İSTANBUL", "İzmir", "İZMİR", "ışık", "Işık", "ağabeyim", "Ağabeyim"])
+def test_turkish_capitals_are_found_as_turkish_cases_them(question):
+    """Turkish writes the capital of "i" as "İ" and that of "ı" as "I". Unicode's default case mapping does not
+    ("İZMİR".lower() is "i̇zmi̇r", "ağabeyim".upper() is "AĞABEYIM"), so "İzmir" found no "İZMİR'de", "İSTANBUL" no
+    "İstanbul'a", "ağabeyim" no "AĞABEYİM". The reference: the sentences and questions lower-cased as Turkish does
+    and without their accents."""
+    plain = [_turkish_plain(t) for t in TURKISH_CAPITALS]
+    _same_as_plain(TURKISH_CAPITALS, plain, [(question, _turkish_plain(question))])
+
+
 # Arabic with its harakat, as teaching and religious text and some chats write it, and stretched with tatweel
 VOCALISED = ["ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "اشْتَرَيْتُ سَيَّارَةً جَدِيدَةً", "كانت الرحلة طويـــلة جدا",
              "وَصَلْنَا إِلَى الْمَطَارِ مُتَأَخِّرِينَ"]

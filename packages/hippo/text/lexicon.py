@@ -671,7 +671,28 @@ def _accented_forms(word: str) -> set[str]:
     is letters only, each in its case variants (it is not run through the English inflections)."""
     low = word.lower()
     forms = {low, low + "s", low + "es"} if word.isalpha() else {low}
-    return {v for f in forms for v in (f, f.capitalize(), f.upper())} | {word}
+    out = {v for f in forms for v in (f, f.capitalize(), f.upper())} | {word}
+    if any(c in _TURKISH_LETTERS for c in word):  # "İzmir", "İZMİR", "izmir" are one word in Turkish
+        tr = _turkish_lower(word)
+        out |= {v for f in ({tr, tr + "s", tr + "es"} if word.isalpha() else {tr})
+                for v in (f, _turkish_upper(f[:1]) + f[1:], _turkish_upper(f))}
+    # a capital's lower case and back may leave a letter and its combining mark ("İ".lower() is "i" + U+0307, and
+    # its capital "I" + U+0307): the letter in one code point, as text writes it ("İ", U+0130)
+    return out | {unicodedata.normalize("NFC", v) for v in out}
+
+
+# Turkish and Azerbaijani write the capital of "i" with a dot ("İ") and have a dotless "ı" whose capital is "I";
+# Unicode's default case mapping turns "İzmir" into "i̇zmir" and "izmir" into "IZMIR", so it never writes "İZMİR". A
+# word with a letter of theirs ("İ", "ı", "ğ", "ş") is also cased as they case it.
+_TURKISH_LETTERS = frozenset("İıĞğŞş")
+
+
+def _turkish_lower(word: str) -> str:
+    return word.replace("İ", "i").replace("I", "ı").lower()
+
+
+def _turkish_upper(word: str) -> str:
+    return word.replace("i", "İ").upper()
 
 
 # Accents. Chats drop them ("cafe", "manana", "Bogota") and questions keep them, or the other way round. A query
