@@ -280,8 +280,8 @@ def test_the_accented_tokens_are_every_token_that_folds_to_ascii():
         except UnicodeDecodeError:
             continue
         word = text[1:] if text.startswith(" ") else text
-        if word.isalpha() and not word.isascii() and all(ord(c) < 0x250 for c in word) \
-                and textnorm.fold(text).isascii():
+        if word.isalpha() and not word.isascii() \
+                and all(ord(c) < 0x250 or 0x1E00 <= ord(c) < 0x1F00 for c in word) and textnorm.fold(text).isascii():
             want.setdefault(textnorm.fold(text), set()).add(tid)
     got = lexicon._accented_tokens()
     assert {k: set(v) for k, v in got.items()} == want
@@ -376,6 +376,22 @@ def test_turkish_dotless_i_is_found_as_i(question):
     plain = [textnorm.fold(t) for t in TURKISH]
     _same_as_plain(TURKISH, plain, [(question, textnorm.fold(question))])
     _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
+
+
+VIETNAMESE = ["Tôi mới mua điện thoại Samsung.", "Tuần sau tôi đi công tác Đà Nẵng.", "Cuộc họp lúc ba giờ chiều.",
+              "Bệnh viện Bạch Mai ở Hà Nội."]
+
+
+@pytest.mark.parametrize("question", ["điện thoại", "dien thoai", "thoai", "Nẵng", "Nang", "cuoc", "CUỘC", "benh vien",
+                                      "Bạch"])
+def test_vietnamese_words_are_found_with_or_without_their_marks(question):
+    """Vietnamese chats are often typed without their marks ("dien thoai" for "điện thoại"). Its letters with a
+    dot below, a hook above or two marks ("ạ", "ỏ", "ệ", "ẵ") are in Latin Extended Additional, and "đ" has no
+    decomposition: "thoai" found no "thoại", "Nang" no "Nẵng", "dien" no "điện". Words of four letters or more are
+    found as the accented words of other Latin scripts are. The reference: the same sentences and questions
+    without their marks."""
+    plain = [textnorm.fold(t) for t in VIETNAMESE]
+    _same_as_plain(VIETNAMESE, plain, [(question, textnorm.fold(question))])
 
 
 TURKISH_CAPITALS = ["Ben İZMİR'de yaşıyorum.", "İstanbul'a yarın gidiyorum.", "IŞIK yandı mı?",
@@ -673,3 +689,23 @@ def test_a_snapshot_of_words_read_before_scripts_split_words_is_read_again(tmp_p
         ref.add_many({"text": t} for t in texts)
         want = [h.text for h in ref.search("medellin", k=1)]
         assert want == texts[:1] and [h.text for h in mem.search("medellin", k=1)] == want
+
+
+def test_a_snapshot_of_words_read_before_vietnamese_letters_were_accents_is_read_again(tmp_path, monkeypatch):
+    """A snapshot saved when Vietnamese's letters of Latin Extended Additional were no accented letters holds none of
+    the words written with them ("thoại"): they are read again, and "thoai" finds them. The reference is a store that
+    never saved."""
+    from hippo.index import coindex
+
+    texts = ["Tôi mới mua điện thoại Samsung.", "Nothing to see in this filler message."]
+    path = tmp_path / "m.db"
+    monkeypatch.setattr(coindex, "_WORDS_RULE", 3)
+    monkeypatch.setattr(textnorm, "LATIN_BEYOND", frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ"))  # the older rule
+    with Memory(path) as mem:
+        mem.add_many({"text": t} for t in texts)
+        assert mem.search("thoai", k=1) == []
+    monkeypatch.undo()
+    with Memory(path) as mem, Memory(None) as ref:
+        ref.add_many({"text": t} for t in texts)
+        want = [h.text for h in ref.search("thoai", k=1)]
+        assert want == texts[:1] and [h.text for h in mem.search("thoai", k=1)] == want

@@ -98,7 +98,8 @@ def event_time(metadata: dict | None) -> float:
 # 2: also the words of five tokens or more beyond ASCII, and the words written with optional marks.
 # 3: a word ends where a script written without spaces meets another, and where full-width digits follow full-width
 # letters (:func:`hippo.text.lexicon.word_splits`): "Medellín" is a word of "我去了Medellín旅游".
-_WORDS_RULE = 3
+# 4: the words with letters of Latin Extended Additional (Vietnamese: "thoại", "Nẵng") or "đ" are accented words.
+_WORDS_RULE = 4
 # The longest run of tokens read as one word beyond ASCII: an Arabic word with its harakat takes two tokens a letter.
 _LONGEST_WORD_TOKENS = 64
 # The key of every word written with optional marks (:func:`_file_words`): whether the namespace holds any.

@@ -709,8 +709,9 @@ def _accented_tokens() -> dict[str, tuple[int, ...]]:
     """Every token that spells a word of Latin letters with accents (after a space or not), by the word without
     its accents: ``" cafe" -> (id of " café", ...)``. Built once per process from the byte table."""
     out: dict[str, list[int]] = {}
-    # only tokens holding a lead byte of U+00C0-U+024F (0xC3-0xC9) can spell such a letter
-    for tid, b in _tokens_marked(lambda data, starts, sizes: (data >= 0xC3) & (data <= 0xC9)):
+    # only tokens holding a lead byte of U+00C0-U+024F (0xC3-0xC9) or of U+1000-U+1FFF (0xE1: Latin Extended
+    # Additional, Vietnamese's "ệ", "ạ") can spell such a letter
+    for tid, b in _tokens_marked(lambda data, starts, sizes: ((data >= 0xC3) & (data <= 0xC9)) | (data == 0xE1)):
         try:
             text = b.decode("utf-8")
         except UnicodeDecodeError:

@@ -139,9 +139,13 @@ def _undouble(w: str) -> str:
 # "ĳ" as "ij" ("ĳsbaan") and the typesetting ligatures of PDFs and word processors as their letters ("ﬁle").
 # Letters of their own elsewhere ("ø", "æ", "ł") are kept: "Kobenhavn" is how a foreigner writes "København", not
 # how a Dane's chat does.
+# Vietnamese's "đ" is typed "d" by a keyboard without it (Vietnamese chats are often typed without any of their
+# marks: "dien thoai" for "điện thoại"), as is Croatian's.
 _PLAIN_LATIN = str.maketrans({"ß": "ss", "ẞ": "SS", "ı": "i", "ĳ": "ij", "Ĳ": "IJ", "ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl",
-                              "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
-LATIN_BEYOND = frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ")  # Latin letters past U+024F that fold to ASCII letters
+                              "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st", "đ": "d", "Đ": "D"})
+# Latin letters past U+024F that fold to ASCII letters: Latin Extended Additional (U+1E00-U+1EFF: Vietnamese's
+# letters with two marks, "ệ", "ẵ", "ợ", and those with a dot below or a hook above, "ạ", "ỏ"; "ẞ") and the ligatures
+LATIN_BEYOND = frozenset(map(chr, range(0x1E00, 0x1F00))) | frozenset("ﬀﬁﬂﬃﬄﬅﬆ")
 
 
 def fold(word: str) -> str:
