@@ -244,6 +244,34 @@ def test_persian_and_urdu_as_an_arabic_keyboard_types_them():
         assert [h.id for h in mem.search("سالگره", k=1)] == [urdu.id]
 
 
+CHINESE = [("我昨天和王丽在北京吃了烤鸭。", "烤鴨"), ("我买了一台新的华为手机。", "華為手機"),
+           ("公司的会议改到下午四点了。", "會議"), ("我们打算暑假去台湾旅游。", "臺灣旅遊"),
+           ("医生说我需要多喝水。", "醫生說"), ("妈妈做的饺子最好吃。", "餃子"),
+           ("我在臺北的書店買了三本書。", "书店"), ("這家餐廳的牛肉麵很好吃。", "牛肉面"),
+           ("週末我們去陽明山爬山。", "阳明山"), ("他的頭髮剪短了。", "头发")]
+
+
+@pytest.mark.parametrize("written, asked", CHINESE)
+def test_chinese_in_simplified_and_traditional_characters_find_each_other(written, asked):
+    """Mainland China writes simplified characters, Taiwan and Hong Kong traditional ones, and one conversation may
+    hold both. A question in one found no message in the other ("會議" no "会议", "书店" no "書店"): each asks here
+    for a word of the message written in the other script, and finds it first."""
+    with Memory(None) as mem:
+        ids = [m.id for m in mem.add_many({"text": t} for t, _ in CHINESE)]
+        mem.add("We adopted a greyhound from the rescue in Dublin.")
+        assert [h.id for h in mem.search(asked, k=1)] == [ids[[t for t, _ in CHINESE].index(written)]]
+
+
+def test_hanzi_forms_by_hand():
+    from hippo.text import hanzi
+
+    assert hanzi.forms("会议") == {"会议", "會議", "会議", "會议"}
+    assert hanzi.variants("发") == ("发", "發", "髮") and hanzi.variants("髮") == ("发", "髮")
+    assert hanzi.forms("北京") == {"北京"} and hanzi.forms("カメ") == {"カメ"}
+    for i in range(0, len(hanzi.PAIRS), 2):  # every pair is a traditional and a simplified character, both Han
+        assert all(textnorm.is_cjk(c) for c in hanzi.PAIRS[i:i + 2]) and hanzi.PAIRS[i] != hanzi.PAIRS[i + 1]
+
+
 def test_a_number_in_arabic_persian_or_indic_digits_is_the_number():
     """Arabic, Persian and Hindi chats write a number in their own digits or in ASCII ones: a question with either
     finds the message with the other."""

@@ -21,7 +21,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from hippo.base.locks import ForkSafeLock
-from hippo.text import clitics, places, relatives, russian, shorthand, spelling, textnorm, tokenizer
+from hippo.text import clitics, hanzi, places, relatives, russian, shorthand, spelling, textnorm, tokenizer
 
 _lock = ForkSafeLock(reentrant=True)  # builds the per-token tables once; re-entered by a table built from others
 
@@ -606,7 +606,8 @@ def surface_forms(word: str) -> set[str]:
     American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
-    (:func:`hippo.text.russian.variants`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
+    (:func:`hippo.text.russian.variants`); in Chinese characters, in simplified and traditional form
+    (:func:`hippo.text.hanzi.forms`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
     has the forms of the word without them, and its own as written. A number is also written in the digits of
     Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`)."""
     numbers = textnorm.digit_forms(word)
@@ -627,6 +628,8 @@ def surface_forms(word: str) -> set[str]:
         forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
         if textnorm.half_width_kana(word) != word:  # katakana are also typed in half width ("カメ", "ｶﾒ")
             forms = forms | {textnorm.half_width_kana(word)}
+        if textnorm.is_cjk(word):  # Chinese characters in simplified and traditional form ("会议", "會議")
+            forms = forms | hanzi.forms(word)
         return {v for f in forms for v in (f, f.lower(), f.capitalize(), f.upper())}
     forms = {low, st}
     for suffix in ("s", "es", "e", "ed", "ing", "d", "er", "ers", "ings"):
