@@ -407,19 +407,20 @@ def test_turkish_dotless_i_is_found_as_i(question):
 
 
 VIETNAMESE = ["Tôi mới mua điện thoại Samsung.", "Tuần sau tôi đi công tác Đà Nẵng.", "Cuộc họp lúc ba giờ chiều.",
-              "Bệnh viện Bạch Mai ở Hà Nội."]
+              "Bệnh viện Bạch Mai ở Hà Nội.", "Hôm qua tôi ăn phở với Minh.", "Bạn của tôi tên là Lan."]
 
 
 @pytest.mark.parametrize("question", ["điện thoại", "dien thoai", "thoai", "Nẵng", "Nang", "cuoc", "CUỘC", "benh vien",
-                                      "Bạch"])
+                                      "Bạch", "pho", "phở", "hop", "họp", "Noi", "ban", "bạn"])
 def test_vietnamese_words_are_found_with_or_without_their_marks(question):
     """Vietnamese chats are often typed without their marks ("dien thoai" for "điện thoại"). Its letters with a
     dot below, a hook above or two marks ("ạ", "ỏ", "ệ", "ẵ") are in Latin Extended Additional, and "đ" has no
     decomposition: "thoai" found no "thoại", "Nang" no "Nẵng", "dien" no "điện". Words of four letters or more are
-    found as the accented words of other Latin scripts are. The reference: the same sentences and questions
-    without their marks."""
+    found as the accented words of other Latin scripts are, and shorter ones with a letter only Vietnamese writes
+    too ("pho" finds "phở", "ban" " bạn"). The reference: the same sentences and questions without their marks."""
     plain = [textnorm.fold(t) for t in VIETNAMESE]
     _same_as_plain(VIETNAMESE, plain, [(question, textnorm.fold(question))])
+    _same_as_plain(plain, plain, [(question, textnorm.fold(question))])
 
 
 TURKISH_CAPITALS = ["Ben İZMİR'de yaşıyorum.", "İstanbul'a yarın gidiyorum.", "IŞIK yandı mı?",

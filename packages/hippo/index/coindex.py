@@ -98,7 +98,8 @@ def event_time(metadata: dict | None) -> float:
 # 2: also the words of five tokens or more beyond ASCII, and the words written with optional marks.
 # 3: a word ends where a script written without spaces meets another, and where full-width digits follow full-width
 # letters (:func:`hippo.text.lexicon.word_splits`): "Medellín" is a word of "我去了Medellín旅游".
-# 4: the words with letters of Latin Extended Additional (Vietnamese: "thoại", "Nẵng") or "đ" are accented words.
+# 4: the words with letters of Latin Extended Additional (Vietnamese: "thoại", "Nẵng") or "đ" are accented words,
+# and Vietnamese ones are read from two letters on ("phở").
 _WORDS_RULE = 4
 # The longest run of tokens read as one word beyond ASCII: an Arabic word with its harakat takes two tokens a letter.
 _LONGEST_WORD_TOKENS = 64
@@ -655,6 +656,9 @@ class NamespaceIndex:
             lexicon.several_tokens(low) and lexicon.several_tokens(word))
         held = rc.misspellings and len(low) >= 3 and low.isascii() and low.isalpha()
         accents = held and len(low) >= lexicon.ACCENT_MIN_LETTERS  # "medellin" finds "Medellín"
+        # a shorter word, Vietnamese ones only: "pho" finds "phở" (lexicon.VIETNAMESE_MIN_LETTERS)
+        short = rc.misspellings and lexicon.VIETNAMESE_MIN_LETTERS <= len(low) < lexicon.ACCENT_MIN_LETTERS \
+            and low.isascii() and low.isalpha()
         if not rc.misspellings:  # nothing to look for among the namespace's words
             return lexicon.slips(pat.term, (), low, rel, named) if rel or named else None
         with self._pos_lock:
@@ -668,7 +672,8 @@ class NamespaceIndex:
             near = [w for size in (len(low) - 1, len(low), len(low) + 1) for w in words.get((low[0], size), ())] \
                 if slip else []
             long = list(words.get((lexicon.squeezed(low), 0), ())) if held else []
-            accented = list(words.get((low, -1), ())) if accents else []
+            accented = list(words.get((low, -1), ())) if accents else \
+                [w for w in words.get((low, -1), ()) if lexicon.is_vietnamese(w)] if short else []
             cased = list(words.get((low, -2), ())) if held else []  # "LeBron" for "lebron"
             # "المَدْرَسَةِ" for "مدرسة", looked for only where the namespace writes such words at all
             marked = [w for k in lexicon.plain_keys(word) for w in words.get((k, -3), ())] if _MARKED in words else []
@@ -841,7 +846,8 @@ class NamespaceIndex:
                 if lexicon.is_mixed_case(text) and lexicon.several_tokens(text):
                     got.add(text)  # mixed case as written ("LeBron"): found from the word in lower case
             elif lexicon.is_accented(text):  # "Medellín", "naïve": found from the letters without accents
-                if len(textnorm.fold(text)) < lexicon.SPELL_MIN_LETTERS - 1 or not text.isalpha():  # "ﬁle": four
+                if (len(textnorm.fold(text)) < lexicon.SPELL_MIN_LETTERS - 1 and not lexicon.is_vietnamese(text)) \
+                        or not text.isalpha():  # "ﬁle": four; Vietnamese "phở": two
                     continue
                 got.add(text.lower())
                 # also as written: a capital's lower case is not always a letter of its own (Turkish "İstanbul" is

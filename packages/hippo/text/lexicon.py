@@ -620,7 +620,7 @@ def surface_forms(word: str) -> set[str]:
     st = stem(word)
     low = word.lower()
     plain = textnorm.fold(word)
-    if plain != word and plain.isascii() and len(plain) >= ACCENT_MIN_LETTERS:
+    if plain != word and plain.isascii() and (len(plain) >= ACCENT_MIN_LETTERS or is_vietnamese(word)):
         # "café" is also typed "cafe", "résumé" "resume": the word's forms and those of its letters without accents
         return surface_forms(plain) | _accented_forms(word)
     if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections; case variants, and the
@@ -705,6 +705,23 @@ def _turkish_upper(word: str) -> str:
 # (hippo.index.coindex.NamespaceIndex.slips: "Medellín"). Shorter words are left as they are: Spanish and French
 # tell function words apart by their accent alone ("el" / "él", "si" / "sí", "a" / "à").
 ACCENT_MIN_LETTERS = 4
+# Vietnamese is the exception: its words are syllables of two to four letters ("phở", "họp", "bạn", "Nội"), and its
+# chats are as often typed without any of their marks ("pho", "hop", "ban", "Noi"). A word holding a letter only
+# Vietnamese writes (:data:`VIETNAMESE_LETTERS`) is found from its letters without marks from two letters on, and a
+# short word asked without them also matches such words, in one token (" bạn") or several ("phở", found among the
+# namespace's words). The letters it shares with French ("mèo", "Hà", "Sài Gòn") do not tell it apart, and those
+# words keep their marks.
+VIETNAMESE_MIN_LETTERS = 2
+# Vietnamese's letters with a dot below, a hook above, two marks, or a horn or breve, and its "đ" (U+1EA0-U+1EF9,
+# "ơ", "ư", "ă", "đ")
+VIETNAMESE_LETTERS = frozenset(map(chr, range(0x1EA0, 0x1EFA))) | frozenset("ƠơƯưĂăĐđ")
+
+
+def is_vietnamese(word: str) -> bool:
+    """Whether ``word`` is Latin letters, one of them a letter only Vietnamese writes (:data:`VIETNAMESE_LETTERS`),
+    that fold to at least :data:`VIETNAMESE_MIN_LETTERS` ASCII letters ("phở", "bạn", "đi")."""
+    return any(c in VIETNAMESE_LETTERS for c in word) and is_accented(word) \
+        and len(textnorm.fold(word)) >= VIETNAMESE_MIN_LETTERS
 
 
 @lru_cache(maxsize=1)
@@ -723,6 +740,15 @@ def _accented_tokens() -> dict[str, tuple[int, ...]]:
         if word.isalpha() and is_accented(word):
             out.setdefault(textnorm.fold(text), []).append(tid)
     return {k: tuple(v) for k, v in out.items()}
+
+
+@lru_cache(maxsize=1)
+def _vietnamese_tokens() -> dict[str, tuple[int, ...]]:
+    """The tokens of :func:`_accented_tokens` that spell a Vietnamese word (:func:`is_vietnamese`): what a word
+    shorter than :data:`ACCENT_MIN_LETTERS` asked without marks matches (``" ban" -> (id of " bạn", ...)``)."""
+    table = tokenizer.token_bytes()
+    out = {k: tuple(t for t in v if is_vietnamese(table[t].decode("utf-8").strip())) for k, v in _accented_tokens().items()}
+    return {k: v for k, v in out.items() if v}
 
 
 @lru_cache(maxsize=1)
@@ -909,7 +935,10 @@ def pattern(word: str) -> TermPattern:
     for in both."""
     if not word.isascii():
         word = unicodedata.normalize("NFC", word)
-    folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii()  # a short word keeps its accents
+    # a short word keeps its accents, but for Vietnamese's ("pho" finds " phở", "phở" " phó")
+    folds = len(word) >= ACCENT_MIN_LETTERS and textnorm.fold(word).isascii() or (
+        "vi" if len(word) >= VIETNAMESE_MIN_LETTERS and (word.isascii() and word.isalpha() or is_vietnamese(word))
+        else False)
     forms = surface_forms(word)
     if not word.isascii():
         forms = forms | {unicodedata.normalize("NFD", f) for f in forms}
@@ -930,9 +959,9 @@ def _add_form(ids: tuple[int, ...], singles: set[int], phrases: set[tuple[int, .
         phrases.add(tuple(shared(t, t) for t in ids))
 
 
-def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
+def _pattern_of(word: str, forms: set[str], folds: bool | str) -> TermPattern:
     """:func:`pattern` of ``word`` from its surface ``forms``; with ``folds``, each ASCII form also brings the
-    one-token accented words that fold to it."""
+    one-token accented words that fold to it (with ``"vi"``, the Vietnamese ones only)."""
     enc = tokenizer.encoding()
     encode, encode_piece, ranks = _encoders()
     joined_after = _code_joined() if ranks is not None else None
@@ -960,7 +989,7 @@ def _pattern_of(word: str, forms: set[str], folds: bool) -> TermPattern:
             if len(ids) == 1:
                 singles.add(ids[0])
         if piece and folds:  # the accented words that fold to this form ("cafe": " café")
-            accented = _accented_tokens()
+            accented = _vietnamese_tokens() if folds == "vi" else _accented_tokens()
             singles.update(accented.get(" " + v, ()))
             singles.update(accented.get(v, ()))
         if piece and v.islower():  # the same letters in mixed case ("youtube": " YouTube")
