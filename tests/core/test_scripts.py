@@ -272,6 +272,22 @@ def test_hanzi_forms_by_hand():
         assert all(textnorm.is_cjk(c) for c in hanzi.PAIRS[i:i + 2]) and hanzi.PAIRS[i] != hanzi.PAIRS[i + 1]
 
 
+KANA = [("昨日ネコを拾ったよ", "ねこ"), ("らーめん食べたい", "ラーメン"), ("ヤバいね、それ", "やばい"),
+        ("ありがとー、助かった", "アリガトー"), ("ｶﾒﾗを忘れた", "かめら")]
+
+
+@pytest.mark.parametrize("written, asked", KANA)
+def test_japanese_words_in_hiragana_and_katakana_find_each_other(written, asked):
+    """Japanese writes a word in hiragana or katakana as the writer likes ("ねこ", "ネコ"; "らーめん", "ラーメン"): a
+    question in one found nothing written in the other. Each question here is the word of its message in the other
+    syllabary, and finds it first."""
+    assert textnorm.other_kana("ねこ") == {"ネコ"} and textnorm.other_kana("猫") == set()
+    with Memory(None) as mem:
+        ids = [m.id for m in mem.add_many({"text": t} for t, _ in KANA)]
+        mem.add("明日は雨です")
+        assert [h.id for h in mem.search(asked, k=1)] == [ids[[t for t, _ in KANA].index(written)]]
+
+
 def test_a_number_in_arabic_persian_or_indic_digits_is_the_number():
     """Arabic, Persian and Hindi chats write a number in their own digits or in ASCII ones: a question with either
     finds the message with the other."""

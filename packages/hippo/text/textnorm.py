@@ -206,6 +206,28 @@ def half_width_kana(text: str) -> str:
     return "".join(_TO_HALFWIDTH.get(c, c) for c in unicodedata.normalize("NFD", text))
 
 
+# Japanese writes a word in hiragana or in katakana as the writer likes: katakana for emphasis or a casual tone
+# ("ネコ", "ラーメン", "ヤバい"), hiragana for softness ("ねこ", "らーめん", "ありがとー"). The two syllabaries are one
+# another's letters 0x60 apart (U+3041-U+3096 and U+30A1-U+30F6; the iteration marks U+309D-U+309E, U+30FD-U+30FE).
+_HIRAGANA = re.compile("[\u3041-\u3096\u309d\u309e]")
+_KATAKANA_LETTERS = re.compile("[\u30a1-\u30f6\u30fd\u30fe]")
+_TO_KATAKANA = {c: c + 0x60 for c in (*range(0x3041, 0x3097), 0x309D, 0x309E)}
+_TO_HIRAGANA = {c + 0x60: c for c in _TO_KATAKANA}
+
+
+def other_kana(text: str) -> set[str]:
+    """``text`` with its hiragana written in katakana and with its katakana written in hiragana, where it has them
+    ("ねこ" -> {"ネコ"}, "ラーメン" -> {"らーめん"}); the empty set for text without kana."""
+    if text.isascii():
+        return set()
+    out = set()
+    if _HIRAGANA.search(text):
+        out.add(text.translate(_TO_KATAKANA))
+    if _KATAKANA_LETTERS.search(text):
+        out.add(text.translate(_TO_HIRAGANA))
+    return out - {text}
+
+
 # Greek accents (the tonos, the dialytika, polytonic breathings and accents): Greek chats and capitals leave them out
 # ("Αθηνα", "ΑΘΗΝΑ" for "Αθήνα"). As with Latin accents (lexicon.ACCENT_MIN_LETTERS), a shorter word keeps them:
 # Greek tells "ή" (or) from "η" (the) and "πού" (where) from "που" (that) by the accent alone.
