@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from datetime import datetime, timezone
 
+import numpy as np
 import pytest
 
 from hippo import Memory
@@ -450,6 +451,50 @@ def test_since_march_is_found_by_a_search_of_april():
         april = dict(since=datetime(2023, 4, 10, tzinfo=timezone.utc), until=datetime(2023, 4, 20, tzinfo=timezone.utc))
         assert [h.id for h in mem.search("guitar", **april)] == [item.id]
         assert "Maya (1 March-10 May 2023): I've been learning guitar" in mem.recall("What is Maya learning?").text
+
+
+@pytest.mark.parametrize("text, now, at", [
+    ("I've lived here since 2019.", utc(2024, 5, 10, 12), utc(2019, 7, 2, 12)),        # the middle of 2019
+    ("I've been learning guitar since March.", MAY_10, utc(2023, 3, 16, 12)),          # the middle of March
+    ("I've been sick since Tuesday.", MAY_10, utc(2023, 5, 9, 12)),                    # that Tuesday's noon
+    ("It's the lowest it's been since the start of 2022.", MAY_10, utc(2022, 3, 2)),   # of January-April 2022
+    ("We've been partners since May 2023.", utc(2023, 5, 11, 12), utc(2023, 5, 6, 12)),  # 1-11 May, up to then
+    ("I went to the gym yesterday.", MAY_10, utc(2023, 5, 9, 12)),                     # every other: the middle
+])
+def test_a_period_since_a_time_dates_the_event_when_it_began(text, now, at):
+    assert timeexpr.event_time(text, now).at == at
+
+
+def test_a_timeline_orders_a_period_since_a_time_by_when_it_began():
+    with Memory(None) as mem:
+        said_on = utc(2024, 5, 10, 12)
+        lived = mem.add("I've lived in Lisbon since 2019.", speaker="Maya", timestamp=said_on)
+        moved = mem.add("I started at Acme in 2020.", speaker="Maya", timestamp=said_on + 60)
+        learned = mem.add("I took up the cello in 2021.", speaker="Maya", timestamp=said_on + 120)
+        entries = mem.timeline("Maya")
+        assert [e["id"] for e in entries] == [lived.id, moved.id, learned.id]
+        assert entries[0]["event_time"] == datetime(2019, 7, 2, 12, tzinfo=timezone.utc)
+        hit = next(h for h in mem.search("Where does Maya live? Lisbon", k=3) if h.id == lived.id)
+        assert hit.event_time == datetime(2019, 7, 2, 12, tzinfo=timezone.utc)
+        # its days up to the message are still what a period is matched against: 2021 is among them
+        in_2021 = dict(since=datetime(2021, 3, 1, tzinfo=timezone.utc), until=datetime(2021, 4, 1, tzinfo=timezone.utc))
+        assert [h.id for h in mem.search("Lisbon", **in_2021)] == [lived.id]
+
+
+def test_when_a_period_since_a_time_began_is_kept_in_a_snapshot_and_an_older_one_still_loads():
+    from hippo.engine.truth.state import Truth
+    with Memory(None) as mem:
+        mem.add("I've lived in Lisbon since 2019.", speaker="Maya", timestamp=utc(2024, 5, 10, 12))
+        mem.add("I started at Acme in 2020.", speaker="Maya", timestamp=utc(2024, 5, 10, 13))
+        state = mem.engine.state()
+        state.truth.sync(state.index)
+        rows = np.arange(len(state.index))
+        meta, arrays = state.truth.to_snapshot()
+        loaded = Truth.from_snapshot(meta, arrays, state.index)
+        assert loaded.event_mid(rows).tolist() == [utc(2019, 7, 2, 12), utc(2020, 7, 2)]
+        # written before the onsets were kept: the middle of the period, as it was read then
+        older = Truth.from_snapshot(meta, {k: v for k, v in arrays.items() if k != "event_onset"}, state.index)
+        assert older.event_mid(rows).tolist() == [(utc(2019, 1, 1) + utc(2024, 5, 11)) / 2, utc(2020, 7, 2)]
 
 
 # -- a question's count of days or weeks back: those days up to the asker's --------------------------------------

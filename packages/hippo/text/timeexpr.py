@@ -7,7 +7,8 @@ are rule-based here, deterministic, and cost a few microseconds per message.
 
 Every resolved expression is an interval ``[start, end)`` in UTC epoch seconds with a granularity
 (``day`` / ``week`` / ``weekend`` / ``month`` / ``year``, or ``days`` for a span of days: "in the last week");
-its midpoint orders events.
+its midpoint orders events, except for a period said with "since" ("since 2019": from 2019 up to the day it is said),
+whose event is when it began: the middle of the period it began in (:attr:`TimeRef.at`).
 """
 
 from __future__ import annotations
@@ -188,10 +189,20 @@ class TimeRef:
     phrase: str
     relative: bool
     yearless: bool = False  # a date or month named without its year ("April 6", "in May"): the year was inferred
+    # a period said with "since" ("since 2019", "since Tuesday"): the end of the period it began in (2019, that
+    # Tuesday), None for every other
+    onset_end: float | None = None
 
     @property
     def mid(self) -> float:
         return (self.start + self.end) / 2.0
+
+    @property
+    def at(self) -> float:
+        """The instant that dates the event: the middle of the period, or, for a period said with "since", of the
+        period it began in ("I've lived here since 2019", said in 2024: the middle of 2019, not of 2019-2024;
+        "sick since Tuesday": that Tuesday's noon)."""
+        return self.mid if self.onset_end is None else (self.start + self.onset_end) / 2.0
 
     def label(self) -> str:
         """Human-readable, compact: "7 May 2023", "week of 1 May 2023", "April 2023", "2022"."""
@@ -517,8 +528,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             if name in ("last_wd", "since_wd"):
                 back = back or 7
             if name == "since_wd":  # a period that lasts up to the day it is said, that day included
-                return TimeRef((today - timedelta(days=back)).timestamp(), (today + timedelta(days=1)).timestamp(),
-                               "days", phrase, True)
+                first = today - timedelta(days=back)
+                return TimeRef(first.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True,
+                               onset_end=(first + timedelta(days=1)).timestamp())
             return _ref(today - timedelta(days=back), "day", phrase, True)
         ahead = (wd - today.weekday()) % 7
         if name not in ("this_wd", "by_wd"):
@@ -862,7 +874,8 @@ def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRe
     end = _day_start(now) + timedelta(days=1)
     if not ref.start < end.timestamp():
         return ref  # "since 2030" said in 2023: no period up to the day it is said
-    return TimeRef(ref.start, end.timestamp(), "days", ref.phrase, ref.relative)
+    return TimeRef(ref.start, end.timestamp(), "days", ref.phrase, ref.relative,
+                   onset_end=min(ref.end, end.timestamp()))
 
 
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], since: bool = False

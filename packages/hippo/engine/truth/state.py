@@ -120,6 +120,8 @@ def _names(attribute: str, attr: str) -> bool:
 class Truth:
     ROW_COLUMNS = {  # name -> (dtype, fill)
         "event_start": (np.float64, np.nan), "event_end": (np.float64, np.nan),
+        # the instant that dates a period said with "since" (when it began: TimeRef.at), NaN for every other row
+        "event_onset": (np.float64, np.nan),
         "gran": (np.int8, 0),              # index into GRANULARITIES; 0 = from the timestamp
         "has_time": (np.bool_, False),     # the text carries a time expression
         "created": (np.float64, np.nan),   # ingestion time (for as_of)
@@ -374,6 +376,7 @@ class Truth:
         ts = idx.ts.view[start:n]
         self.event_start.a[start:n] = ts
         self.event_end.a[start:n] = ts
+        self.event_onset.a[start:n] = np.nan
         self.created.a[start:n] = idx.created.view[start:n]
         self.fp_end.a[start:n] = self.fp_hash.n
         if ts.size and not np.isnan(ts).all():
@@ -397,12 +400,14 @@ class Truth:
         self.phrase.pop(row, None)
         self._labels.pop(row, None)
         self.gran.a[row] = 0
-        self.event_start.a[row] = self.event_end.a[row] = np.nan
+        self.event_start.a[row] = self.event_end.a[row] = self.event_onset.a[row] = np.nan
         if caller == caller:
             self.event_start.a[row], self.event_end.a[row] = caller, caller + timeexpr.DAY
             self.gran.a[row] = _CALLER
         elif refs:
             self.event_start.a[row], self.event_end.a[row] = refs[0].start, refs[0].end
+            if refs[0].onset_end is not None:
+                self.event_onset.a[row] = refs[0].at
             self.gran.a[row] = GRANULARITIES.index(refs[0].granularity)
             if refs[0].relative:
                 self.phrase[row] = refs[0].phrase
@@ -744,6 +749,8 @@ class Truth:
         for name, (dtype, fill) in cls.ROW_COLUMNS.items():
             if name == "created":
                 values = (np.full(done, np.nan) if isinstance(idx, np.ndarray) else idx.created.view[:done])
+            elif name == "event_onset" and name not in arrays:  # a snapshot written before onsets were kept
+                values = np.full(done, np.nan)
             elif name == "has_span" and name not in arrays:  # a snapshot written before spans were kept
                 values = np.zeros(done, dtype=dtype)
                 t.spans_unread = done
@@ -836,9 +843,12 @@ class Truth:
 
     def event_mid(self, rows: np.ndarray) -> np.ndarray:
         """The event time of ``rows`` as one instant (``Hit.event_time``, timelines, chronological order): the middle
-        of a resolved period ("yesterday": its noon), the caller's own time as given."""
+        of a resolved period ("yesterday": its noon), the caller's own time as given. A period said with "since"
+        ("I've lived here since 2019", said in 2024) dates when it began, the middle of 2019: its days up to the
+        message are what a question's period and the ``since`` / ``until`` filters are matched against."""
         s, e = self.event_span(rows)
-        return (s + e) / 2.0
+        onset = self.event_onset.a[rows]
+        return np.where(np.isnan(onset), (s + e) / 2.0, onset)
 
     def label(self, row: int, idx: NamespaceIndex) -> str | None:
         """The resolved event date of a row whose text dates it relatively or the caller dated ("7 May 2023"; a time
