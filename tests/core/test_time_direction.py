@@ -326,3 +326,37 @@ def test_a_count_from_now_on_or_until_is_no_date(text):
 ])
 def test_the_coming_weekend_and_a_span_told_in_the_past(text, now, want):
     assert label(text, now) == want
+
+
+# -- a person's simple past off the list of cues, right before or right after the time --------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I finished it by Friday.", "5 May 2023"),                          # the Friday before, not the coming one
+    ("i finished it by friday", "5 May 2023"),
+    ("At the start of the year I joined a gym.", "January-April 2023"),  # undated before: no cue before the time
+    ("I joined a gym at the end of the month.", "21-30 April 2023"),
+    ("At the end of the week we hiked.", "5-7 May 2023"),
+    ("I started my new job in mid-June.", "11-20 June 2022"),            # the nearest mid-June was the coming one
+    ("We finally moved in October.", "October 2022"),
+    ("On Friday, we celebrated.", "5 May 2023"),
+])
+def test_a_simple_past_of_a_person_reports_the_past(text, want):
+    assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I'll have it finished by Friday.", "12 May 2023"),                 # "it finished": a participle of a plan
+    ("I need to get it signed by Friday.", "12 May 2023"),               # "need" is no past
+    ("I finished the draft and I'll send it by Friday.", "12 May 2023"),  # a future word after the past
+    ("I finished the draft so I'll send it by Friday.", "12 May 2023"),
+    ("I wanted to finish it by Friday.", "12 May 2023"),                 # the infinitive governs
+    ("I asked him to finish by Friday.", "12 May 2023"),
+    ("I booked a table for this Friday.", "12 May 2023"),                # an arrangement for what is to come
+    ("They cancelled the trip this weekend.", "weekend of 13 May 2023"),
+    ("I realized the report goes out by Friday.", "12 May 2023"),        # a clause of its own
+    ("I heard the party is on Friday.", "12 May 2023"),
+    ("At the end of the week, reflect on whether it has improved.", None),  # advice: no report
+    ("By Friday I'll be done.", "12 May 2023"),
+])
+def test_a_simple_past_that_sets_up_what_is_to_come_leaves_the_future(text, want):
+    assert label(text, MAY_10) == want

@@ -663,7 +663,8 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
         return None, None  # "aim to finish a chapter by the end of the month": advice, of any month
     if tense == "future":
         return next(o for o in options[1:] if o[1] > today)
-    if not _PAST_CUE.search(head, cuts[-1] if cuts else 0):
+    if not _PAST_CUE.search(head, cuts[-1] if cuts else 0) \
+            and not _reported(m.string, m.start() - len(head) + (cuts[-1] if cuts else 0), m.start(), m.end()):
         return None, None  # "At the end of the week, reflect on whether it has improved": the report is another's
     return next(o for o in reversed(options[:2]) if o[0] <= today)
 
@@ -774,6 +775,31 @@ _SPAN_LEAD = re.compile(r"(?:in|over|during|within|for|throughout)\s", re.I)
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were|did|had|happened|used\s+to|since|"
                        r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
+# A simple past the cues above miss, said by a person right before or after the time ("I finished it by Friday", "At
+# the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
+# object of a plan: "I'll have it finished by Friday", "get it signed by Friday"), at most two adverbs, and a regular
+# past ("-ed", not "need" or "feed") or an irregular one. The past of a verb that sets up what is to come is left
+# out (an arrangement: "I booked a table for Friday"; a wish or a request: "I wanted to", "I asked him to"), and so is
+# any past followed by an infinitive ("I decided to move in October": the moving governs the date).
+_PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|began|wrote|ate|drew|sang|won|lost|"
+                   "built|taught|caught|became|blew|chose|came|dealt|dug|drank|drove|fell|fought|fled|flew|forgave|"
+                   "froze|grew|hid|held|led|lent|paid|rode|rang|sought|sold|sent|shook|slept|spoke|spent|stood|stole|"
+                   "struck|swam|threw|woke|wore|withdrew|did|had|was|were|sat|burnt|leapt")
+# a past that sets up what is to come, or that says, learns or thinks a clause whose own tense governs ("I mentioned
+# I'm free on Friday", "I realized the exam is next week")
+_PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registered|enrolled|signed|postponed|delayed|"
+               "extended|pushed|promised|decided|agreed|hoped|wanted|intended|expected|needed|asked|offered|"
+               "volunteered|invited|meant|ordered|requested|proposed|suggested|committed|confirmed|cancell?ed|"
+               "mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|explained|"
+               "replied|answered|wondered|worried|imagined|believed|supposed|learned|heard|emailed|texted|messaged")
+_SIMPLE_PAST = re.compile(
+    r"\b(?:I|we|he|she|they)\s+(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|"
+    r"never|really|officially|both|all|originally)\s+){0,2}"
+    r"(?!(?:" + _PAST_SETUP + r")\b)"
+    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b"
+    r"(?!\s+to\s+(?!(?:the|a|an|my|our|his|her|their|your|its|this|that|these|those|me|us|him|them|it)\b)[a-z])",
+    re.I)
+_SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
 # Friday"; "I was back on the 30th" is told)
@@ -802,11 +828,26 @@ def _tense(text: str, a: int, b: int) -> str | None:
         return "past"
     if returning:  # "I'll be back on the 30th", "she flies back on Friday": a return still to come
         return "future"
+    if _reported(text, start, a, b):
+        return "past"
     # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
     # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
     if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
         return "future"
     return None
+
+
+def _reported(text: str, start: int, a: int, b: int) -> bool:
+    """Whether a person's simple past (:data:`_SIMPLE_PAST`) governs ``text[a:b]``: the last verb said before it in
+    its clause (from ``start``), with no word of the future between ("I finished it by Friday", not "I finished the
+    draft and I'll send it by Friday"), or the verb right after it ("At the start of the year I joined a gym")."""
+    last = None
+    for last in _SIMPLE_PAST.finditer(text, start, a):
+        pass
+    if last is not None and not _FUTURE_CUE.search(text, last.end(), a) and not _IS_ON.search(text[last.end():a]):
+        return True
+    after = _SIMPLE_PAST_AFTER.match(text, b)
+    return after is not None and _SIMPLE_PAST.match(text, after.end()) is not None
 
 
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
