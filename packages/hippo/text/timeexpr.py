@@ -779,26 +779,24 @@ _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were
 # the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
 # object of a plan: "I'll have it finished by Friday", "get it signed by Friday"), at most two adverbs, and a regular
 # past ("-ed", not "need" or "feed") or an irregular one. The past of a verb that sets up what is to come is left
-# out (an arrangement: "I booked a table for Friday"; a wish or a request: "I wanted to", "I asked him to"), and so is
-# any past followed by an infinitive ("I decided to move in October": the moving governs the date).
+# out: an arrangement ("I booked a table for Friday"), a wish, a decision or a request, whose infinitive governs the
+# date ("I wanted to finish by Friday", "I decided to move in October", "I asked him to"), and a verb that says,
+# learns or thinks a clause of its own ("I mentioned I'm free on Friday", "I realized the exam is next week").
 _PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|began|wrote|ate|drew|sang|won|lost|"
-                   "built|taught|caught|became|blew|chose|came|dealt|dug|drank|drove|fell|fought|fled|flew|forgave|"
+                   "built|taught|caught|became|blew|came|dealt|dug|drank|drove|fell|fought|fled|flew|forgave|"
                    "froze|grew|hid|held|led|lent|paid|rode|rang|sought|sold|sent|shook|slept|spoke|spent|stood|stole|"
                    "struck|swam|threw|woke|wore|withdrew|did|had|was|were|sat|burnt|leapt")
-# a past that sets up what is to come, or that says, learns or thinks a clause whose own tense governs ("I mentioned
-# I'm free on Friday", "I realized the exam is next week")
 _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registered|enrolled|signed|postponed|delayed|"
                "extended|pushed|promised|decided|agreed|hoped|wanted|intended|expected|needed|asked|offered|"
                "volunteered|invited|meant|ordered|requested|proposed|suggested|committed|confirmed|cancell?ed|"
                "mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|explained|"
-               "replied|answered|wondered|worried|imagined|believed|supposed|learned|heard|emailed|texted|messaged")
+               "replied|answered|wondered|worried|imagined|believed|supposed|heard|emailed|texted|messaged|"
+               "chose|tried")
 _SIMPLE_PAST = re.compile(
     r"\b(?:I|we|he|she|they)\s+(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|"
     r"never|really|officially|both|all|originally)\s+){0,2}"
     r"(?!(?:" + _PAST_SETUP + r")\b)"
-    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b"
-    r"(?!\s+to\s+(?!(?:the|a|an|my|our|his|her|their|your|its|this|that|these|those|me|us|him|them|it)\b)[a-z])",
-    re.I)
+    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
