@@ -421,6 +421,40 @@ def test_a_question_about_a_season_names_its_months(question, now, first, last):
     assert asked(question, now) == days(first, last)
 
 
+# -- a season said with "the": "in the summer", "over the winter", placed by the tense of the clause ---------------
+
+@pytest.mark.parametrize("text, now, first, last", [
+    ("I moved here in the summer.", MAY_10, (2022, 6, 1), (2022, 8, 31)),
+    ("Over the summer I learned to swim.", MAY_10, (2022, 6, 1), (2022, 8, 31)),
+    ("We went to the coast during the spring.", MAY_10, (2023, 3, 1), (2023, 5, 31)),    # the one it is in
+    ("I went to Italy in the summer.", utc(2023, 7, 10, 12), (2023, 6, 1), (2023, 8, 31)),
+    ("I'll go to Italy in the summer.", MAY_10, (2023, 6, 1), (2023, 8, 31)),
+    ("We're skiing in the winter.", MAY_10, (2023, 12, 1), (2024, 2, 29)),
+    ("I'll finish the quilt over the winter.", utc(2024, 1, 10, 12), (2023, 12, 1), (2024, 2, 29)),
+    ("I'm going to paint the house in the fall.", MAY_10, (2023, 9, 1), (2023, 11, 30)),
+])
+def test_a_season_with_the_is_the_last_one_begun_when_told_and_the_coming_one_when_planned(text, now, first, last):
+    assert said(text, now) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "I usually go to Italy in the summer.",          # a habit
+    "We always went to the lake in the summer.",
+    "It gets really hot in the summer.",             # no tense: any summer
+    "Gardens need more water in the summer months.",
+])
+def test_a_season_with_the_said_as_a_habit_or_without_a_tense_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_season_with_the_of_a_year_is_that_years():
+    assert said("We met in the summer of 2021.") == days((2021, 6, 1), (2021, 8, 31))
+
+
+def test_a_question_about_a_season_with_the_names_it():
+    assert asked("What did Maya do over the summer?") == days((2022, 6, 1), (2022, 8, 31))
+
+
 # -- "since March", "since last summer", "since 2019": from then up to the day it is said, that day included -------
 
 @pytest.mark.parametrize("text, first", [

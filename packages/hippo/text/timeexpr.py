@@ -72,6 +72,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("season", r"(?<!\bmy\s)(?<!\bthe\s)(?<!\bhis\s)(?<!\bher\s)(?<!\bour\s)(?<!\byour\s)(?<!\btheir\s)"
                r"\b(last|this past|past|this coming|this|next)\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|"
                r"\b" + _SEASON + r"\s+(?:of\s+)?((?:19|20)\d{2})\b"),
+    # a season said with "the" ("in the summer", "over the winter"): placed by the tense of the clause alone
+    ("the_season", r"\b(?:in|over|during|throughout)\s+the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -152,6 +154,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
+    "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
     "from_day": (" from ",),
@@ -331,6 +334,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_year(m, g, today, tense)
     if name == "season":
         return _season(m, g, today, tense)
+    if name == "the_season":
+        return _the_season(m, g, today, tense)
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -725,6 +730,28 @@ def _season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRe
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A season said with "the" ("in the summer", "over the winter", "during the fall"): the latest one begun by the
+    day it is said when the clause reports the past ("I learned to swim over the summer", said in May 2023: June-August
+    2022; said in July, the summer it is in), the one the day is in or else the next when it talks about what is to
+    come ("I'll go to Italy in the summer": June-August 2023). Said with no tense or as a habit ("it's hot in the
+    summer", "we always went to the lake in the summer"), it is any summer: no date."""
+    if tense is None:
+        return None
+    clause = m.string[max(0, m.start() - 120):m.start()]
+    clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
+    if _HABIT.search(clause):
+        return None
+    month = _SEASON_START[g[0].lower()]
+    options = [(first, _add_months(first, 3)) for first in
+               (datetime(y, month, 1, tzinfo=timezone.utc) for y in range(today.year - 2, today.year + 2))]
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = [o for o in options if o[0] <= today][-1]
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
 def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A third of a week ("the start of next week", "late this week", "the end of the week"): Monday and Tuesday,
     Wednesday and Thursday, or Friday to Sunday."""
@@ -746,7 +773,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "season", "md", "dm", "nth", "last_wd",
+_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
+                     "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
