@@ -349,6 +349,9 @@ def test_a_simple_past_of_a_person_reports_the_past(text, want):
     ("I need to get it signed by Friday.", "12 May 2023"),               # "need" is no past
     ("I finished the draft and I'll send it by Friday.", "12 May 2023"),  # a future word after the past
     ("I finished the draft so I'll send it by Friday.", "12 May 2023"),
+    ("I finished the report and on Monday I'll present it.", "15 May 2023"),   # a future word right after the time
+    ("I joined the club and in October I'm going to race.", "October 2023"),
+    ("I moved the meeting to this Friday.", "12 May 2023"),                  # the time it was moved to
     ("I wanted to finish it by Friday.", "12 May 2023"),                 # the infinitive governs
     ("I asked him to finish by Friday.", "12 May 2023"),
     ("I booked a table for this Friday.", "12 May 2023"),                # an arrangement for what is to come

@@ -825,6 +825,7 @@ _SIMPLE_PAST = re.compile(
     r"never|really|officially|both|all|originally)\s+){0,2}"
     r"(?!(?:" + _PAST_SETUP + r")\b)"
     r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b", re.I)
+_TO_TIME = re.compile(r"\bto\s+$", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
@@ -865,8 +866,11 @@ def _tense(text: str, a: int, b: int) -> str | None:
 
 def _reported(text: str, start: int, a: int, b: int) -> bool:
     """Whether a person's simple past (:data:`_SIMPLE_PAST`) governs ``text[a:b]``: the last verb said before it in
-    its clause (from ``start``), with no word of the future between ("I finished it by Friday", not "I finished the
-    draft and I'll send it by Friday"), or the verb right after it ("At the start of the year I joined a gym")."""
+    its clause (from ``start``), with no word of the future between or right after ("I finished it by Friday", not
+    "I finished the draft and I'll send it by Friday" or "I finished the draft and on Monday I'll send it"), or the
+    verb right after it ("At the start of the year I joined a gym")."""
+    if _WILL_AFTER.match(text, b) or _TO_TIME.search(text, max(0, a - 4), a):
+        return False  # "I moved the meeting to this Friday": the time a thing was moved to, still to come
     last = None
     for last in _SIMPLE_PAST.finditer(text, start, a):
         pass
