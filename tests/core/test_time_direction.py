@@ -352,6 +352,8 @@ def test_a_simple_past_of_a_person_reports_the_past(text, want):
     ("I finished the report and on Monday I'll present it.", "15 May 2023"),   # a future word right after the time
     ("I joined the club and in October I'm going to race.", "October 2023"),
     ("I moved the meeting to this Friday.", "12 May 2023"),                  # the time it was moved to
+    ("I printed the tickets for this Friday.", "12 May 2023"),               # the time they are for
+    ("I packed my bags for the trip this weekend.", "weekend of 13 May 2023"),
     ("I wanted to finish it by Friday.", "12 May 2023"),                 # the infinitive governs
     ("I asked him to finish by Friday.", "12 May 2023"),
     ("I booked a table for this Friday.", "12 May 2023"),                # an arrangement for what is to come

@@ -440,6 +440,8 @@ def test_a_season_with_the_is_the_last_one_begun_when_told_and_the_coming_one_wh
 @pytest.mark.parametrize("text", [
     "I usually go to Italy in the summer.",          # a habit
     "We always went to the lake in the summer.",
+    "We used to go camping in the summer.",
+    "I finished my exams and in the summer I travel.",  # the verb after the time is no past
     "It gets really hot in the summer.",             # no tense: any summer
     "Gardens need more water in the summer months.",
 ])

@@ -642,7 +642,7 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
 # the present of "be", said of a weekend, is what is to come ("are you free", "what is Maya doing", "let's meet"); a
 # habit is none ("'s" alone is as often a possessive: "Maya's dog ran off over the weekend")
 _PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
-_HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most)\b", re.I)
+_HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most|used\s+to)\b", re.I)
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
 # a deadline someone sets: "I'll finish it by the end of the week", "we're going to launch by", "let's aim to"
@@ -825,7 +825,7 @@ _SIMPLE_PAST = re.compile(
     r"never|really|officially|both|all|originally)\s+){0,2}"
     r"(?!(?:" + _PAST_SETUP + r")\b)"
     r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b", re.I)
-_TO_TIME = re.compile(r"\bto\s+$", re.I)
+_TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
@@ -865,19 +865,24 @@ def _tense(text: str, a: int, b: int) -> str | None:
 
 
 def _reported(text: str, start: int, a: int, b: int) -> bool:
-    """Whether a person's simple past (:data:`_SIMPLE_PAST`) governs ``text[a:b]``: the last verb said before it in
-    its clause (from ``start``), with no word of the future between or right after ("I finished it by Friday", not
-    "I finished the draft and I'll send it by Friday" or "I finished the draft and on Monday I'll send it"), or the
-    verb right after it ("At the start of the year I joined a gym")."""
-    if _WILL_AFTER.match(text, b) or _TO_TIME.search(text, max(0, a - 4), a):
-        return False  # "I moved the meeting to this Friday": the time a thing was moved to, still to come
+    """Whether a person's simple past (:data:`_SIMPLE_PAST`) governs ``text[a:b]``: the verb right after it ("At the
+    start of the year I joined a gym"), or, when no other verb of a person follows it ("on Monday I'll send it", "in
+    the summer I travel"), the last verb said before it in its clause (from ``start``) with no word of the future
+    between ("I finished it by Friday", not "I finished the draft and I'll send it by Friday"). A time that a thing
+    is moved to or is for ("I moved the meeting to this Friday", "I printed the tickets for this Friday", "I packed
+    for the trip this weekend") is what is to come, and the verb before says nothing of it."""
+    if _WILL_AFTER.match(text, b):
+        return False
+    after = _SIMPLE_PAST_AFTER.match(text, b)
+    if after is not None:
+        return _SIMPLE_PAST.match(text, after.end()) is not None
+    if _TO_OR_FOR.search(text, max(start, a - 40), a):
+        return False
     last = None
     for last in _SIMPLE_PAST.finditer(text, start, a):
         pass
-    if last is not None and not _FUTURE_CUE.search(text, last.end(), a) and not _IS_ON.search(text[last.end():a]):
-        return True
-    after = _SIMPLE_PAST_AFTER.match(text, b)
-    return after is not None and _SIMPLE_PAST.match(text, after.end()) is not None
+    return last is not None and not _FUTURE_CUE.search(text, last.end(), a) \
+        and not _IS_ON.search(text[last.end():a])
 
 
 # Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
