@@ -428,6 +428,7 @@ def test_a_question_about_a_season_names_its_months(question, now, first, last):
     ("Over the summer I learned to swim.", MAY_10, (2022, 6, 1), (2022, 8, 31)),
     ("We went to the coast during the spring.", MAY_10, (2023, 3, 1), (2023, 5, 31)),    # the one it is in
     ("I went to Italy in the summer.", utc(2023, 7, 10, 12), (2023, 6, 1), (2023, 8, 31)),
+    ("I went to Italy in the summer.", utc(2023, 6, 1, 12), (2022, 6, 1), (2022, 8, 31)),  # begun that day: the last
     ("I'll go to Italy in the summer.", MAY_10, (2023, 6, 1), (2023, 8, 31)),
     ("We're skiing in the winter.", MAY_10, (2023, 12, 1), (2024, 2, 29)),
     ("I'll finish the quilt over the winter.", utc(2024, 1, 10, 12), (2023, 12, 1), (2024, 2, 29)),
