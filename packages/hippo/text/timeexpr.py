@@ -733,9 +733,10 @@ def _season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRe
 def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A season said with "the" ("in the summer", "over the winter", "during the fall"): the latest one begun before
     the day it is said when the clause reports the past ("I learned to swim over the summer", said in May 2023:
-    June-August 2022; said in July, the summer it is in; said on 1 June, the summer before), the one the day is in or else the next when it talks about what is to
-    come ("I'll go to Italy in the summer": June-August 2023). Said with no tense or as a habit ("it's hot in the
-    summer", "we always went to the lake in the summer"), it is any summer: no date."""
+    June-August 2022; said in July, the summer it is in; said on 1 June, the summer before), the one the day is in
+    or else the next when it talks about what is to come ("I'll go to Italy in the summer": June-August 2023). Said
+    with no tense or as a habit ("it's hot in the summer", "we always went to the lake in the summer"), it is any
+    summer: no date."""
     if tense is None:
         return None
     clause = m.string[max(0, m.start() - 120):m.start()]
