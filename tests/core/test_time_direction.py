@@ -353,6 +353,7 @@ def test_a_simple_past_of_a_person_reports_the_past(text, want):
     ("I joined the club and in October I'm going to race.", "October 2023"),
     ("I moved the meeting to this Friday.", "12 May 2023"),                  # the time it was moved to
     ("I printed the tickets for this Friday.", "12 May 2023"),               # the time they are for
+    ("If I joined a gym at the end of the month, would that help?", None),  # a supposition, not a report
     ("I packed my bags for the trip this weekend.", "weekend of 13 May 2023"),
     ("I wanted to finish it by Friday.", "12 May 2023"),                 # the infinitive governs
     ("I asked him to finish by Friday.", "12 May 2023"),
