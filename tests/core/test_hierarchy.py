@@ -565,7 +565,7 @@ def test_message_terms_keep_words_split_into_several_tokens():
     life = mem.engine.state().life()
     terms = lifecycle.message_terms(life, mem.engine.state().index, item.id)
     # the query side stems whole words; a name cl100k splits into pieces must still match (dormant cues, Stage II)
-    assert set(vocab().query_stem_ids(["somusumi", "milemi"])) <= terms
+    assert set(vocab().stem_ids(["somusumi", "milemi"])) <= terms
 
 
 def test_episodes_partition_the_messages_into_stretches_of_one_session(tmp_path):
@@ -725,3 +725,73 @@ def test_index_vectors_are_kept_once_for_every_namespace_not_per_namespace():
         mem.close()
     bits = mem.config.hierarchy.code_bits
     assert held <= 2 * vocab().n_stems * (bits + 1) + 4096
+
+
+@pytest.mark.parametrize("mode", ["evidence", "units", "full"])
+def test_a_question_s_new_words_give_the_process_no_stem(mode):
+    """Stem ids are numbered for the whole process: a question's new word given one (and an index vector) stayed
+    for the life of the process, so a server asked questions of new words grew without bound (two stems a
+    question). Only the words of stored text get ids; the recall of a question is the same whatever ids exist."""
+    from hippo.engine.hierarchy import codes as codes_mod
+    from hippo.text.vocab import vocab
+
+    mem = Memory(None, config={"hierarchy": {"recall": mode}})
+    words = "pottery garden guitar sister budget concert painting marathon".split()
+    mem.add_many([{"text": f"My {words[i % 8]} and the {words[(i * 3) % 8]} took the whole week {i}.",
+                   "speaker": "Ann" if i % 2 else "Bo", "session_id": f"s{i // 10}"} for i in range(60)])
+    mem.recall("pottery garden", budget_tokens=200)
+    rows = lambda: sum(r.table[1].size for s in codes_mod._index_rows.values() for r in s.values())  # noqa: E731
+    stems, held = vocab().n_stems, rows()
+    new = [f"quorvex{k}ilat zembrudite{k}" for k in range(40)]
+    got = [mem.recall(f"what about the pottery and {q}?", budget_tokens=200) for q in new]
+    assert vocab().n_stems == stems and rows() == held
+    # once the words have ids (a message holding them was read), the same questions are answered alike
+    vocab().stem_ids([w for q in new for w in q.split()])
+    again = [mem.recall(f"what about the pottery and {q}?", budget_tokens=200) for q in new]
+    assert [(r.text, [m.id for m in r.messages]) for r in got] == [(r.text, [m.id for m in r.messages]) for r in again]
+    mem.close()
+
+
+def test_the_code_of_a_question_s_new_words_is_the_code_they_get_with_ids():
+    """A question's stems without ids get their index vectors from their text: the code is the one the same stems
+    have once they hold ids (the path every stem took before)."""
+    from hippo.text.vocab import vocab
+
+    mem = Memory(None, config={"hierarchy": {"recall": "full"}})
+    mem.add_many([{"text": f"The pottery class on day {i} was about glazes and kilns.", "speaker": "Ann",
+                   "session_id": f"s{i // 10}"} for i in range(40)])
+    mem.recall("pottery", budget_tokens=100)
+    h = mem.engine.state().life().hier
+    known = vocab().known_ids(["pottery", "kiln"])
+    assert min(known) >= 0
+    new = ["vextramolin", "strubenquay", "plorritude"]
+    assert vocab().known_ids(new) == [-1, -1, -1]
+    got = h.query_code(known, new)
+    vec = h.coder.index_vector(new[0])
+    weights = {"pottery": 1.5, new[1]: 0.75, new[2]: 2.0}
+    coded = h.coder.code(weights)
+    assert vocab().known_ids(new) == [-1, -1, -1]     # computing them gave no ids
+    ids = known + vocab().stem_ids(new)
+    assert np.array_equal(got, h.query_code(ids))
+    assert np.array_equal(vec, h.coder.rows(np.array([ids[2]]))[0].astype(np.float32))
+    assert np.array_equal(coded, h.coder.code(weights))
+    mem.close()
+
+
+def test_a_question_word_stemmed_whole_only_in_a_message_read_during_the_recall_still_covers_it():
+    """A name cl100k writes in pieces has its whole stem only once a message's terms are computed, which recall
+    does for its candidates after the question was analysed: the question's word, without an id then, must still
+    count as covered by that message (as when its id was made by the question)."""
+    from hippo.engine.topdown import _Scorer
+    from hippo.text.vocab import vocab
+
+    mem = Memory(None)
+    item = mem.add("Zorvakulim is moving to Porto in November.", speaker="Ann", session_id="s1")
+    life = mem.engine.state().life()
+    assert vocab().known_ids(["zorvakulim"]) == [-1]
+    sc = _Scorer(life, ["zorvakulim", "qwertavinum"])
+    terms = lifecycle.message_terms(life, mem.engine.state().index, item.id)
+    assert vocab().known_ids(["zorvakulim"])[0] in terms
+    # both words are unseen by the hierarchy (df 0): equal weights, and the message covers one of the two
+    assert sc.coverage(terms) == pytest.approx(0.5)
+    mem.close()

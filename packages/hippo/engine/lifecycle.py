@@ -117,7 +117,7 @@ def _terms_in(terms: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.n
     """The arrays of :func:`_terms_out` and the map from their stem numbers to this process's stem ids."""
     names = snapshot.StringTable(terms)
     names.check(terms["stems"])
-    remap = np.asarray(V.vocab().query_stem_ids([names(int(k)) for k in terms["stems"].tolist()]), dtype=np.int64)
+    remap = np.asarray(V.vocab().stem_ids([names(int(k)) for k in terms["stems"].tolist()]), dtype=np.int64)
     return terms, remap
 
 
@@ -125,7 +125,7 @@ def terms_of(tokens: np.ndarray, text: str) -> np.ndarray:
     """Content stem ids of a message: its tokens' stems and its whole words' stems (a word split into several
     tokens, "Somusumi", keeps its own stem so query-term coverage sees it), sorted, distinct."""
     st = V.content_stems(tokens)
-    words = V.vocab().query_stem_ids(sorted(set(textnorm.terms(text))))
+    words = V.vocab().stem_ids(sorted(set(textnorm.terms(text))))
     return np.unique(np.concatenate([st[st >= 0], np.asarray(words, dtype=np.int64)])).astype(np.int32)
 
 

@@ -100,13 +100,20 @@ def _piece_cost(p: context.Piece, groups: set[str]) -> int:
 
 
 class _Scorer:
-    """Query-side quantities shared by every stage."""
+    """Query-side quantities shared by every stage.
+
+    The query's stems are keyed by their stem ids; a stem no text read so far holds has no id (a question's new
+    word gets none: :meth:`hippo.text.vocab.Vocab.known_ids`) and is keyed by a negative number of its own. Such a
+    stem may get an id during the recall, when the terms of a candidate message holding it are first computed
+    (a word cl100k splits into pieces, "Somusumi", is stemmed whole only then): :meth:`holds` looks it up again."""
 
     def __init__(self, life: Life | None, stems: list[str]) -> None:
         h = life.hier if life is not None else None
         self.h = h
-        ids = vocab().query_stem_ids(stems)
+        known = vocab().known_ids(stems)
+        ids = [i if i >= 0 else -1 - j for j, i in enumerate(known)]
         self.stems = ids
+        self.new = {k: st for k, st in zip(ids, stems) if k < 0}   # key -> stem of the stems without an id
         weights = h.idf_of(ids).tolist() if h is not None and ids else [1.0] * len(ids)
         self.idf = dict(zip(ids, weights))
         self.total = sum(self.idf.values()) or 1.0
@@ -115,11 +122,20 @@ class _Scorer:
     def qcode(self) -> np.ndarray | None:
         """The query's code for the unit stages (Stage I compares it with the semantics' codes), computed when first
         asked for: evidence mode never does. Assigning replaces it (units built from user embeddings)."""
-        return self.h.query_code(self.stems) if self.h is not None and self.stems else None
+        if self.h is None or not self.stems:
+            return None
+        return self.h.query_code([k for k in self.stems if k >= 0], list(self.new.values()))
+
+    def holds(self, key: int, terms) -> bool:
+        """Whether the stem ids ``terms`` hold the query stem ``key``."""
+        if key >= 0:
+            return key in terms
+        sid = vocab().stem_id(self.new[key])
+        return sid >= 0 and sid in terms
 
     def coverage(self, terms) -> float:
         terms = set(terms)
-        return sum(w for t, w in self.idf.items() if t in terms) / self.total
+        return sum(w for t, w in self.idf.items() if self.holds(t, terms)) / self.total
 
 
 def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred, include_dormant: bool,
@@ -544,7 +560,7 @@ def _stage2(life: Life, sc: _Scorer, rel: dict[int, float], sems: list[tuple[int
     by_rel = sorted(range(n), key=lambda k: (-rel.get(pool[k], 0.0), pieces[k].seq))
     qterms = list(uncovered)
     weight = np.array([uncovered[t] for t in qterms]) / sc.total
-    present = np.array([[t in tk for t in qterms] for tk in (terms(k) for k in range(n))],
+    present = np.array([[sc.holds(t, tk) for t in qterms] for tk in (terms(k) for k in range(n))],
                        dtype=bool).reshape(n, len(qterms))
     open_terms = np.ones(len(qterms), dtype=bool)
     while budget - used >= 3:

@@ -4,7 +4,8 @@ The hierarchy reads messages as the token-id streams the store already holds (se
 units never re-tokenizes text: a token's content stem is one array lookup, a sentence end or a digit one flag test.
 A word split across several tokens (" LGB" + "TQ") contributes its pieces as separate terms; codes only need
 terms to be consistent, not linguistically perfect. Query words map to the same stem ids through
-:meth:`Vocab.stem_id`, because both sides fold words with :func:`hippo.text.textnorm.stem`.
+:meth:`Vocab.known_ids`, because both sides fold words with :func:`hippo.text.textnorm.stem`; a query word no text
+has held gets no id (the hierarchy computes its index vector from its text).
 """
 
 from __future__ import annotations
@@ -97,10 +98,18 @@ class Vocab:
             self.stems.append(stem)
         return i
 
-    def query_stem_ids(self, stems: list[str]) -> list[int]:
-        """Stem ids of query stems (created on first sight, like the stems of tokens)."""
+    def stem_ids(self, stems: list[str]) -> list[int]:
+        """Stem ids of the stems of stored text (a message's words, a speaker's name, a saved table's stems),
+        created on first sight like the stems of tokens."""
         with self.lock:
             return [self.stem_id(s, create=True) for s in stems]
+
+    def known_ids(self, stems: list[str]) -> list[int]:
+        """Stem ids of stems as they are now, -1 for a stem no text read so far holds. A question's words are
+        looked up with this: an id for each new word a question asks about would stay for the life of the process
+        (10,000 questions of two new words each: 20,000 stems, and an index vector of each kept by
+        :mod:`hippo.engine.hierarchy.codes`), and no message holds it."""
+        return [self.stem_id(s) for s in stems]
 
     @property
     def n_stems(self) -> int:

@@ -129,10 +129,22 @@ class Coder:
                 shared.table = (rows, filled)
         return rows[ids]
 
+    def stem_rows(self, stems: list[str]) -> np.ndarray:
+        """Index vectors (int8 +-1) of stems given as text: those of stems the vocabulary holds from the shared
+        table, the others computed from their text (the same vector: it is derived from the text) and not kept,
+        so a question's new words give the process neither a stem id nor a row."""
+        ids = np.asarray(vocab().known_ids(list(stems)), dtype=np.int64)
+        out = np.zeros((ids.size, self.bits), dtype=np.int8)
+        known = ids >= 0
+        if known.any():
+            out[known] = self.rows(ids[known])
+        for j in np.flatnonzero(~known).tolist():
+            out[j] = np.where(self._pattern_bits(stems[j].encode("utf-8", "surrogatepass")), 1, -1)
+        return out
+
     def index_vector(self, term: str) -> np.ndarray:
         """The term's +-1 random index vector (float32, length ``bits``)."""
-        sid = vocab().query_stem_ids([term])[0]
-        return self.rows(np.array([sid]))[0].astype(np.float32)
+        return self.stem_rows([term])[0].astype(np.float32)
 
     def accumulate_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The random-indexing vector of weighted stem ids (summed exactly: see :func:`_grid`)."""
@@ -142,8 +154,10 @@ class Coder:
 
     def accumulate(self, weights: dict[str, float]) -> np.ndarray:
         """The random-indexing vector of a bag of weighted terms (stems as text)."""
-        ids = np.asarray(vocab().query_stem_ids(list(weights)), dtype=np.int64)
-        return self.accumulate_ids(ids, np.fromiter(weights.values(), dtype=np.float32, count=len(ids)))
+        if not weights:
+            return np.zeros(self.bits, dtype=np.float32)
+        w = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
+        return ((on_grid(w) @ self.stem_rows(list(weights)).astype(np.float64)) / GRID).astype(np.float32)
 
     def sign(self, acc: np.ndarray) -> np.ndarray:
         """SimHash: the sign bits of a vector; exact zeros take a fixed pseudo-random bit (no bias towards 0)."""

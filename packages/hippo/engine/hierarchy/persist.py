@@ -362,7 +362,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
     if arrays["stems"].shape != stem_ids.shape or arrays["df"].shape != stem_ids.shape:
         raise ValueError("hierarchy snapshot: stem table is inconsistent")
     text.check(arrays["stems"])
-    local = np.asarray(V.vocab().query_stem_ids([text(int(k)) for k in arrays["stems"].tolist()]), dtype=np.int64)
+    local = np.asarray(V.vocab().stem_ids([text(int(k)) for k in arrays["stems"].tolist()]), dtype=np.int64)
     h._fit_df(int(local.max()) + 1 if local.size else 0)
     h.df[local] = np.asarray(arrays["df"], dtype=np.int64)
     h.n_docs = int(meta["n_docs"])

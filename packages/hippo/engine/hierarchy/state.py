@@ -21,12 +21,14 @@ from hippo.engine.hierarchy import episodes as ep_mod
 from hippo.engine.hierarchy import semantics as sem_mod
 from hippo.engine.hierarchy.codes import (
     Coder,
+    GRID,
     CodeSet,
     bag_pairs,
     bag_vectors,
     hamming,
     idf,
     idf_array,
+    on_grid,
     sign_many,
     similarity,
     unpack,
@@ -127,10 +129,11 @@ class Hierarchy:
 
     # -- codes ----------------------------------------------------------------------------------------------
     def idf_of(self, ids) -> np.ndarray:
-        """idf of stem ids (read-only: readers call it concurrently; unseen stems have df 0)."""
+        """idf of stem ids (read-only: readers call it concurrently; unseen stems, and negative ids, which stand
+        for stems without an id, have df 0)."""
         ids = np.asarray(ids, dtype=np.int64)
         df = self.df
-        known = np.where(ids < df.size, df[np.minimum(ids, df.size - 1)], 0) if ids.size else ids
+        known = np.where((ids >= 0) & (ids < df.size), df[np.clip(ids, 0, df.size - 1)], 0) if ids.size else ids
         return idf_array(max(1, self.n_docs), known)
 
     def idf(self, term: str) -> float:
@@ -149,8 +152,18 @@ class Hierarchy:
         u, w = weigh_ids(stems, self.df, max(1, self.n_docs))
         return self.coder.code_ids(u, w)
 
-    def query_code(self, stem_ids: list[int]) -> np.ndarray:
-        return self.code_of_stems(np.asarray(stem_ids, dtype=np.int64))
+    def query_code(self, stem_ids: list[int], new: list[str] = ()) -> np.ndarray:
+        """The code of a question's distinct stems: ``stem_ids`` those the vocabulary holds, ``new`` (as text) those
+        no text read so far holds (df 0; their index vectors computed from their text, the vectors an id would
+        give them). Summed exactly, as :meth:`code_of_stems` sums, so it is the code those stems would have with
+        ids."""
+        n = max(1, self.n_docs)
+        u, w = weigh_ids(np.asarray(stem_ids, dtype=np.int64), self.df, n)
+        acc = on_grid(w) @ self.coder.rows(u).astype(np.float64)
+        if new:
+            wn = idf_array(n, np.zeros(len(new)))
+            acc = acc + on_grid(wn) @ self.coder.stem_rows(list(new)).astype(np.float64)
+        return self.coder.sign((acc / GRID).astype(np.float32))
 
     def message_code(self, mid: int) -> np.ndarray | None:
         slot = self.msg_slot.get(mid)
@@ -328,7 +341,7 @@ class Hierarchy:
             return []
         got = self._speaker_stems.get(speaker)
         if got is None:  # a few speakers, asked about for every candidate of every recall
-            got = self._speaker_stems[speaker] = [i for i in V.vocab().query_stem_ids(
+            got = self._speaker_stems[speaker] = [i for i in V.vocab().stem_ids(
                 [textnorm.stem(speaker.lower())]) if i >= 0]
         return list(got)
 
