@@ -795,3 +795,22 @@ def test_a_question_word_stemmed_whole_only_in_a_message_read_during_the_recall_
     # both words are unseen by the hierarchy (df 0): equal weights, and the message covers one of the two
     assert sc.coverage(terms) == pytest.approx(0.5)
     mem.close()
+
+
+def test_a_message_s_words_longer_than_any_question_s_get_no_stem():
+    """A message's whole words are stemmed for query-term coverage; a pasted key or blob, longer than any word a
+    question can ask for, got a stem the process's vocabulary kept for good (200 messages with a 20,000-character
+    key: 4 MB of stems). Its stem is left out; the message's other words, and a long word a question can ask for,
+    keep theirs."""
+    from hippo.text import query
+    from hippo.text.vocab import vocab
+
+    mem = Memory(None)
+    key = "k7" * 2_000
+    word = "zq" * (query.MAX_WORD_CHARS // 2)        # the longest word a question asks for
+    item = mem.add(f"Zorvuplex keeps the key {key} next to {word} in the drawer.", speaker="Ann", session_id="s1")
+    life = mem.engine.state().life()
+    terms = lifecycle.message_terms(life, mem.engine.state().index, item.id)
+    assert vocab().known_ids([key]) == [-1]
+    assert {vocab().known_ids([w])[0] for w in ("zorvuplex", word, "drawer")} <= terms
+    mem.close()

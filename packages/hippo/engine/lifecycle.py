@@ -31,7 +31,7 @@ from hippo.engine.hierarchy.state import Hierarchy, Msg, fingerprint
 from hippo.index.coindex import ROLES, NamespaceIndex
 from hippo.store import snapshot
 from hippo.store.base import Store
-from hippo.text import textnorm, tokenizer
+from hippo.text import query, textnorm, tokenizer
 from hippo.text import vocab as V
 
 log = logging.getLogger("hippo.lifecycle")
@@ -121,11 +121,19 @@ def _terms_in(terms: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.n
     return terms, remap
 
 
+#: The longest stem a question can ask for: its words are at most :data:`hippo.text.query.MAX_WORD_CHARS`
+#: characters, and lower-casing at most doubles a word ("İ" is "i" and a combining dot).
+QUERY_STEM_CHARS = 2 * query.MAX_WORD_CHARS
+
+
 def terms_of(tokens: np.ndarray, text: str) -> np.ndarray:
     """Content stem ids of a message: its tokens' stems and its whole words' stems (a word split into several
-    tokens, "Somusumi", keeps its own stem so query-term coverage sees it), sorted, distinct."""
+    tokens, "Somusumi", keeps its own stem so query-term coverage sees it), sorted, distinct. A whole word longer
+    than any question's stem (:data:`QUERY_STEM_CHARS`: a pasted key, a base64 blob) is left out: no question
+    matches it, and its stem would be kept by the process's vocabulary for good (200 messages holding a 20,000-
+    character key each: 4 MB of stems)."""
     st = V.content_stems(tokens)
-    words = V.vocab().stem_ids(sorted(set(textnorm.terms(text))))
+    words = V.vocab().stem_ids(sorted({t for t in textnorm.terms(text) if len(t) <= QUERY_STEM_CHARS}))
     return np.unique(np.concatenate([st[st >= 0], np.asarray(words, dtype=np.int64)])).astype(np.int32)
 
 
