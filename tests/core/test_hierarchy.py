@@ -814,3 +814,40 @@ def test_a_message_s_words_longer_than_any_question_s_get_no_stem():
     assert vocab().known_ids([key]) == [-1]
     assert {vocab().known_ids([w])[0] for w in ("zorvuplex", word, "drawer")} <= terms
     mem.close()
+
+
+def test_document_frequencies_are_kept_for_the_namespace_s_own_stems():
+    """Stem ids are numbered for the whole process: a table of document frequencies by id had a slot for every
+    stem the process had met, in each loaded namespace (8 bytes a stem, however few the namespace held). A
+    namespace's table holds its own stems, each with the number of its messages holding it."""
+    import random
+
+    from hippo.text import tokenizer
+    from hippo.text.vocab import content_stems
+
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    rng = random.Random(9)
+    words = sorted({"".join(rng.sample(syllables, 3)) for _ in range(6000)})
+    rng.shuffle(words)
+    mem = Memory(None)
+    big = mem.using("big")
+    big.add_many([{"text": " ".join(rng.sample(words[:4000], 12)) + ".", "speaker": "Ann", "session_id": f"s{i // 20}"}
+                  for i in range(300)])
+    big.recall(words[0], budget_tokens=50)
+    small = mem.using("small")
+    texts = [" ".join(rng.sample(words[5000:5030], 6)) + "." for _ in range(40)]
+    items = small.add_many([{"text": t, "speaker": "Bo", "session_id": f"s{i // 10}"} for i, t in enumerate(texts)])
+    small.consolidate("light")
+    h = small.engine.state().life().hier
+    encoded = [it.text for it in items if it.id in h.msg_slot]   # the messages counted (the open unit's are not)
+    assert h.n_docs == len(encoded) >= 20
+    want: dict[int, int] = {}
+    for t in encoded:  # the oracle: each message's distinct content stems, counted once per message
+        for s in set(content_stems(tokenizer.encode(t)).tolist()) - {-1}:
+            want[s] = want.get(s, 0) + 1
+    assert len(h.df) == len(want)
+    ids = np.asarray(sorted(want), dtype=np.int64)
+    assert h.df.held().tolist() == ids.tolist()
+    assert h.df.get(ids).tolist() == [want[i] for i in ids.tolist()]
+    assert h.df.get([-1, int(ids.max()) + 10_000]).tolist() == [0, 0]
+    mem.close()

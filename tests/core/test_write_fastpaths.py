@@ -177,8 +177,7 @@ def _insert_semantics_per_pair(self, facts: list[tuple]) -> list[int]:
         return []
     group = np.repeat(np.arange(len(facts)), [np.asarray(f[4]).size for f in facts])
     pg, ps, cnt = bag_pairs(group, np.concatenate([np.asarray(f[4], dtype=np.int64) for f in facts]))
-    self._fit_df(int(ps.max()) + 1 if ps.size else 0)
-    weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
+    weights = idf_array(max(1, self.n_docs), self.df.get(ps)) * (1.0 + np.log(cnt))
     codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
     if self.external_codes is not None:  # a fact takes the embedding code of the message it comes from
         for j, f in enumerate(facts):
@@ -248,7 +247,7 @@ def test_batch_dedup_equals_the_per_pair_loop(bags, before, dedup):
 
     def make():
         h = Hierarchy(dataclasses.replace(HierarchyConfig(), semantic_dedup=dedup))
-        h.df[:64] = np.arange(64) % 7 + 1
+        h.df.assign(np.arange(64), np.arange(64) % 7 + 1)
         h.n_docs = 50
         if before:  # semantics of an earlier batch: the nearest-neighbour search finds them first
             h._insert_semantics([fact(-1 - k, bags[k % len(bags)][::-1]) for k in range(before)])

@@ -218,11 +218,76 @@ def term_weights(terms: list[str], df: dict[str, int], n_docs: int) -> dict[str,
     return {t: idf(n_docs, df.get(t, 0)) * (1.0 + math.log(c)) for t, c in counts.items()}
 
 
-def weigh_ids(stems: np.ndarray, df: np.ndarray, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
+class DocFreq:
+    """Document frequencies of one namespace's stems, by stem id: the ids of the stems it counted, sorted, and their
+    counts, 16 bytes a stem of its own. Stem ids are numbered for the whole process (:mod:`hippo.text.vocab`), so
+    an array by id took 8 bytes for every stem the process had met, in every loaded namespace however few stems it
+    held. Readers call :meth:`get` concurrently with each other, never with a writer: the two arrays are replaced
+    together as one tuple."""
+
+    def __init__(self) -> None:
+        self.table = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+
+    def __len__(self) -> int:
+        return int(self.table[0].size)
+
+    def get(self, ids) -> np.ndarray:
+        """The counts of stem ids (0 for a stem not counted, and for negative ids: stems without an id)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        held, counts = self.table
+        if ids.size == 0 or held.size == 0:
+            return np.zeros(ids.shape, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(held, ids), held.size - 1)
+        return np.where(held[pos] == ids, counts[pos], 0)
+
+    def _with(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The table with the sorted distinct ``ids`` in it (new ones counted 0), and the positions of ``ids``."""
+        held, counts = self.table
+        pos = np.searchsorted(held, ids)
+        # an id past the last held one has ``pos == held.size``: the last held id differs from it
+        new = held[np.minimum(pos, held.size - 1)] != ids if held.size else np.ones(ids.size, dtype=bool)
+        if new.any():
+            at = pos[new]
+            held = np.insert(held, at, ids[new])
+            counts = np.insert(counts, at, 0)
+            pos = np.searchsorted(held, ids)
+        return (held, counts), pos
+
+    def add(self, ids) -> None:
+        """Count one document for each id in ``ids`` (an id repeated counts its documents)."""
+        u, c = np.unique(np.asarray(ids, dtype=np.int64), return_counts=True)
+        if u.size == 0:
+            return
+        (held, counts), pos = self._with(u)
+        counts[pos] += c
+        self.table = (held, counts)
+
+    def assign(self, ids, counts) -> None:
+        """Set the counts of distinct stem ids (a saved table read back); a count of 0 is not kept."""
+        ids = np.asarray(ids, dtype=np.int64)
+        counts = np.asarray(counts, dtype=np.int64)
+        order = np.argsort(ids, kind="stable")
+        ids, counts = ids[order], counts[order]
+        last = np.r_[ids[1:] != ids[:-1], True] if ids.size else np.zeros(0, dtype=bool)  # an id given twice: its last
+        keep = last & (counts != 0)
+        ids, counts = ids[keep], counts[keep]
+        if ids.size == 0:
+            return
+        (held, cur), pos = self._with(ids)
+        cur = cur.copy() if held is self.table[0] else cur
+        cur[pos] = counts
+        self.table = (held, cur)
+
+    def held(self) -> np.ndarray:
+        """The ids of the stems counted (count above 0), ascending."""
+        held, counts = self.table
+        return held[counts != 0]
+
+
+def weigh_ids(stems: np.ndarray, df: DocFreq, n_docs: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct stem ids of a bag (with repeats) and their weights idf * (1 + log tf)."""
     u, c = np.unique(np.asarray(stems, dtype=np.int64), return_counts=True)
-    known = np.where(u < df.size, df[np.minimum(u, df.size - 1)], 0) if df.size else np.zeros(u.size)
-    return u, idf_array(n_docs, known) * (1.0 + np.log(c))
+    return u, idf_array(n_docs, df.get(u)) * (1.0 + np.log(c))
 
 
 class CodeSet:

@@ -95,14 +95,6 @@ def _int_map(name: str, m: dict[int, int] | IntMap) -> dict[str, np.ndarray]:
     return {f"{name}.keys": keys, f"{name}.vals": vals}
 
 
-def _df_of(df: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Document frequencies of stem ids (0 for ids past the table: stems only semantics use, never counted)."""
-    out = np.zeros(ids.size, dtype=np.int64)
-    inside = ids < df.size
-    out[inside] = df[ids[inside]]
-    return out
-
-
 def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     """``starts[k], starts[k] + 1, ..., starts[k] + lens[k] - 1`` for every k, concatenated."""
     total = int(lens.sum())
@@ -204,7 +196,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     ep_at, eps, ep_src = _units(h.episodes, ep_keys)
     sem_at, sems, sem_src = _units(h.semantics, sem_keys)
     ep_old, sem_old = ep_at[ep_at >= 0], sem_at[sem_at >= 0]
-    stems_used = set(np.flatnonzero(h.df).tolist())
+    stems_used = set(h.df.held().tolist())
     for x in sems:
         stems_used.update(x.terms)
     old_terms = None
@@ -258,7 +250,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     arrays: dict[str, np.ndarray] = {
         "stems": stems,
         "stem_ids": np.asarray(stem_ids, dtype=np.int64),
-        "df": _df_of(h.df, np.asarray(stem_ids, dtype=np.int64)),
+        "df": h.df.get(np.asarray(stem_ids, dtype=np.int64)),   # 0 for stems only semantics use
         "unit_end_seqs": np.asarray(h.unit_end_seqs, dtype=np.int64),
         "pending_tiny": np.asarray(h.pending_tiny, dtype=np.int64),
         "buffer.ids": np.asarray([b.id for b in h.buffer], dtype=np.int64),
@@ -363,8 +355,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         raise ValueError("hierarchy snapshot: stem table is inconsistent")
     text.check(arrays["stems"])
     local = np.asarray(V.vocab().stem_ids([text(int(k)) for k in arrays["stems"].tolist()]), dtype=np.int64)
-    h._fit_df(int(local.max()) + 1 if local.size else 0)
-    h.df[local] = np.asarray(arrays["df"], dtype=np.int64)
+    h.df.assign(local, np.asarray(arrays["df"], dtype=np.int64))
     h.n_docs = int(meta["n_docs"])
     h.last_seq = int(meta["last_seq"])
     h.open_tokens = int(meta["open_tokens"])

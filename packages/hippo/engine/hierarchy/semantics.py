@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -106,9 +107,11 @@ def render(speaker: str | None, sentence: str) -> str:
     return f"{speaker}: {sentence}" if speaker else sentence
 
 
-def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.ndarray], idf: np.ndarray,
-                     norm: float, min_terms: int) -> dict[int, list[Candidate]]:
-    """:func:`candidates` for many messages at once (vectorized over all their spans)."""
+def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.ndarray],
+                     idf: Callable[[np.ndarray], np.ndarray], norm: float,
+                     min_terms: int) -> dict[int, list[Candidate]]:
+    """:func:`candidates` for many messages at once (vectorized over all their spans); ``idf`` gives the idf of
+    stem ids."""
     out: dict[int, list[Candidate]] = {i: [] for i in ids}
     lens = np.array([t.size for t in tokens], dtype=np.int64)
     n = int(lens.sum())
@@ -131,7 +134,7 @@ def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.nd
 
     sg, ss, _ = bag_pairs(span, st)
     distinct = np.bincount(sg, minlength=n_spans)
-    idf_sum = np.bincount(sg, weights=on_grid(idf[ss]), minlength=n_spans) / GRID
+    idf_sum = np.bincount(sg, weights=on_grid(idf(ss)), minlength=n_spans) / GRID
 
     def anyf(flag: int, skip_first: bool = False) -> np.ndarray:
         f = (fl & flag) != 0

@@ -23,6 +23,7 @@ from hippo.engine.hierarchy.codes import (
     Coder,
     GRID,
     CodeSet,
+    DocFreq,
     bag_pairs,
     bag_vectors,
     hamming,
@@ -73,7 +74,7 @@ class Hierarchy:
         self.coder = Coder(cfg.code_bits)
         self.bits = cfg.code_bits
         self.words = cfg.code_bits // 64
-        self.df = np.zeros(1024, dtype=np.int64)   # messages containing each stem id
+        self.df = DocFreq()   # messages containing each stem
         self.n_docs = 0
         self.msg_codes = CodeSet(self.words)
         self.msg_slot: dict[int, int] = {}
@@ -131,22 +132,11 @@ class Hierarchy:
     def idf_of(self, ids) -> np.ndarray:
         """idf of stem ids (read-only: readers call it concurrently; unseen stems, and negative ids, which stand
         for stems without an id, have df 0)."""
-        ids = np.asarray(ids, dtype=np.int64)
-        df = self.df
-        known = np.where((ids >= 0) & (ids < df.size), df[np.clip(ids, 0, df.size - 1)], 0) if ids.size else ids
-        return idf_array(max(1, self.n_docs), known)
+        return idf_array(max(1, self.n_docs), self.df.get(ids))
 
     def idf(self, term: str) -> float:
         sid = V.vocab().stem_id(term)
-        if sid < 0 or sid >= self.df.size:
-            return idf(max(1, self.n_docs), 0)
-        return idf(max(1, self.n_docs), int(self.df[sid]))
-
-    def _fit_df(self, need: int) -> None:
-        if need > self.df.size:
-            df = np.zeros(max(need, 2 * self.df.size), dtype=np.int64)
-            df[: self.df.size] = self.df
-            self.df = df
+        return idf(max(1, self.n_docs), int(self.df.get([sid])[0]))
 
     def code_of_stems(self, stems: np.ndarray) -> np.ndarray:
         u, w = weigh_ids(stems, self.df, max(1, self.n_docs))
@@ -212,10 +202,9 @@ class Hierarchy:
             b.stems = V.content_stems(b.tokens)
         group = np.repeat(np.arange(len(todo)), [b.stems.size for b in todo])
         pg, ps, cnt = bag_pairs(group, np.concatenate([b.stems for b in todo]))
-        self._fit_df(int(ps.max()) + 1 if ps.size else 0)
-        self.df += np.bincount(ps, minlength=self.df.size)[: self.df.size]
+        self.df.add(ps)
         self.n_docs += len(todo)
-        weights = idf_array(self.n_docs, self.df[ps]) * (1.0 + np.log(cnt))
+        weights = idf_array(self.n_docs, self.df.get(ps)) * (1.0 + np.log(cnt))
         acc = bag_vectors(self.coder, pg, ps, weights, len(todo))
         codes = sign_many(self.coder, acc)
         ext = self.external_codes([b.id for b in todo]) if self.external_codes is not None else None
@@ -272,10 +261,9 @@ class Hierarchy:
         self._unit = len(self.unit_end_seqs)
         self.unit_end_seqs.append(batch[-1].seq)
         self._encode(batch)
-        idf_all = idf_array(max(1, self.n_docs), self.df)
         norm = max(1.0, float(np.log(2.0 + self.n_docs)))
         cands = sem_mod.batch_candidates([b.id for b in batch], [b.tokens for b in batch], [b.stems for b in batch],
-                                         idf_all, norm, cfg.semantic_min_terms)
+                                         self.idf_of, norm, cfg.semantic_min_terms)
         facts: list[tuple] = []
         closed: list[Episode] = []
         lo = 0
@@ -351,8 +339,7 @@ class Hierarchy:
             return []
         group = np.repeat(np.arange(len(facts)), [np.asarray(f[4]).size for f in facts])
         pg, ps, cnt = bag_pairs(group, np.concatenate([np.asarray(f[4], dtype=np.int64) for f in facts]))
-        self._fit_df(int(ps.max()) + 1 if ps.size else 0)
-        weights = idf_array(max(1, self.n_docs), self.df[ps]) * (1.0 + np.log(cnt))
+        weights = idf_array(max(1, self.n_docs), self.df.get(ps)) * (1.0 + np.log(cnt))
         codes = sign_many(self.coder, bag_vectors(self.coder, pg, ps, weights, len(facts)))
         if self.external_codes is not None:  # a fact takes the embedding code of the message it comes from
             for j, f in enumerate(facts):
@@ -693,7 +680,7 @@ class Hierarchy:
             if facts:
                 group = np.repeat(np.arange(len(facts)), [f[3].size for f in facts])
                 pg, ps, cnt = bag_pairs(group, np.concatenate([f[3] for f in facts]))
-                weights = idf_array(max(1, h.n_docs), h.df[ps]) * (1.0 + np.log(cnt))
+                weights = idf_array(max(1, h.n_docs), h.df.get(ps)) * (1.0 + np.log(cnt))
                 codes = sign_many(h.coder, bag_vectors(h.coder, pg, ps, weights, len(facts)))
                 if h.external_codes is not None:
                     for j, f in enumerate(facts):
