@@ -61,6 +61,8 @@ def test_variants_are_symmetric_lower_case_and_never_the_word() -> None:
 def test_variants_refuse_what_is_not_a_str() -> None:
     with pytest.raises(InvalidInput):
         shorthand.variants(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        shorthand.variants(["bday"])  # type: ignore[arg-type]
 
 
 def test_a_query_word_matches_the_short_forms_tokens_and_back() -> None:

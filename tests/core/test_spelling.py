@@ -72,6 +72,8 @@ def test_variants_are_symmetric_and_never_the_word(chunks: list[str]) -> None:
 def test_variants_refuse_what_is_not_a_str() -> None:
     with pytest.raises(InvalidInput):
         spelling.variants(None)  # type: ignore[arg-type]
+    with pytest.raises(InvalidInput):
+        spelling.variants(["colour"])  # type: ignore[arg-type]
 
 
 def test_a_query_word_matches_the_other_conventions_forms() -> None:

@@ -363,3 +363,31 @@ def test_a_namespace_keeps_no_pattern_of_its_misspellings_and_relatives():
     hits = mem.using("b").search("Where did the adopton happen?", k=1)  # asked again: made again, same answer
     assert "adopt" in hits[0].text.lower()
     mem.close()
+
+
+def test_the_stems_kept_are_of_words_read_not_of_the_forms_a_question_s_words_might_take():
+    """A question's word is looked for in its inflections ("quorvexing", "quorvexed", ...), most of them no word;
+    their stems were kept with those of the words read (about twenty a new word: 10,000 questions of new words
+    filled the 200,000 entries and pushed out the stems of the messages' words), and a long word's stem was kept
+    with it however long. Only the stems of the words themselves are kept now, and none of a word past
+    :data:`textnorm.STEM_KEPT_CHARS` characters; every stem is the one it was."""
+    from hippo.text import textnorm
+
+    mem = Memory(None)
+    mem.add("The quorvex pottery class met on Tuesday.")
+    mem.search("which countries did the pottery class visit?", k=1)   # the tables read once (places' kinds)
+    kept = textnorm._kept_stem.cache_info
+    new = [f"zembrudite{k}x" for k in range(30)] + [f"plorrivant{k}y" for k in range(30)]
+    before = kept().currsize
+    for k in range(0, len(new), 3):
+        mem.search("what about " + " ".join(new[k:k + 3]) + "?", k=1)
+    # the question's words themselves and the few words of the question and the answer read with them
+    assert kept().currsize - before <= len(new) + 10
+    long_word = "k7" * 200
+    before = kept().currsize
+    assert textnorm.stem(long_word) == textnorm.stem_once(long_word) == long_word
+    assert mem.search(f"where is {long_word}?", k=1) == []
+    assert kept().currsize - before <= 2
+    for w in new + ["running", "made", "cities", "Sara's", "colours", long_word, "hopped", "agreed"]:
+        assert textnorm.stem(w) == textnorm.stem_once(w)
+    mem.close()

@@ -640,7 +640,7 @@ def surface_forms(word: str) -> set[str]:
     if len(st) >= 3 and st[-1] not in "aeiouywx":  # doubled consonant: "run" -> "running"
         forms.update({st + st[-1] + "ing", st + st[-1] + "ed"})
     forms |= _INVERSE_IRREGULAR.get(st, set())
-    forms = {f for f in forms if f and stem(f) == st}
+    forms = {f for f in forms if f and textnorm.stem_once(f) == st}  # candidates, mostly no word: not kept
     if low.isascii() and low.isalpha():
         forms |= _unfolded(low)
     forms.update([v for f in forms for v in spelling.variants(f)])  # "color" finds "colour" (text.spelling)

@@ -25,8 +25,6 @@ one word ("photo" is no "picture", "trip" no "vacation"). Words a question never
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from hippo.base.errors import InvalidInput
 
 
@@ -117,7 +115,6 @@ def _table() -> dict[str, tuple[str, ...]]:
 _TABLE = _table()
 
 
-@lru_cache(maxsize=50_000)
 def variants(form: str) -> tuple[str, ...]:
     """The other forms of the lower-case word form ``form`` in chats and in writing ("bday" for "birthday",
     "birthday" for "bday"; none for most words); never ``form`` itself. See the module's docstring for the list."""

@@ -31,7 +31,6 @@ pattern's lookup, never a wrong match. Words that differ in meaning as well as s
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from hippo.base.errors import InvalidInput
 
@@ -118,7 +117,6 @@ def _swap(m: re.Match[str] | None, a: str, b: str) -> str | None:
     return None
 
 
-@lru_cache(maxsize=50_000)
 def variants(form: str) -> tuple[str, ...]:
     """The other convention's spellings of the lower-case word form ``form`` (none for most words); never ``form``
     itself. See the module's docstring for the rules."""

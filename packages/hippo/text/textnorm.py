@@ -98,9 +98,25 @@ _IRREGULAR = {
 }
 
 
-@lru_cache(maxsize=200_000)
+#: Words up to this long have their stems kept (the last 200,000 of them); a longer one (a pasted key, a blob of
+#: base64 in a message) is stemmed each time, so the cache holds at most 200,000 short words and their stems, not
+#: every long word the process read twice over (200 messages with a 20,000-character key: 8 MB).
+STEM_KEPT_CHARS = 64
+
+
 def stem(word: str) -> str:
     """Fold ``word`` to a light stem: lower case, no possessive, no plural, no -ing/-ed."""
+    return _kept_stem(word) if len(word) <= STEM_KEPT_CHARS else stem_once(word)
+
+
+@lru_cache(maxsize=200_000)
+def _kept_stem(word: str) -> str:
+    return stem_once(word)
+
+
+def stem_once(word: str) -> str:
+    """:func:`stem`, without keeping it: for forms that are not words of a text (the inflections a question's word
+    might take: most are no word, and kept they would push out the stems of the words read)."""
     w = word.lower().replace("’", "'")
     if w.endswith("'s"):
         w = w[:-2]
