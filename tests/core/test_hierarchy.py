@@ -851,3 +851,23 @@ def test_document_frequencies_are_kept_for_the_namespace_s_own_stems():
     assert h.df.get(ids).tolist() == [want[i] for i in ids.tolist()]
     assert h.df.get([-1, int(ids.max()) + 10_000]).tolist() == [0, 0]
     mem.close()
+
+
+def test_a_stem_id_is_published_after_its_stem():
+    """Questions look stem ids up without the vocabulary's lock while a recall in another thread may be adding a
+    message's words: an id must never be found before the stem it indexes is stored (the index vector of the id
+    reads it)."""
+    from hippo.text.vocab import Vocab
+
+    v = Vocab()
+    seen: list[tuple[str, int]] = []
+
+    class Watched(list):
+        def append(self, stem):
+            seen.append((stem, v.stem_index.get(stem, -1)))   # what a reader could find while the stem is added
+            super().append(stem)
+
+    v.stems = Watched()
+    ids = v.stem_ids(["pottery", "kiln", "pottery"])
+    assert ids == [0, 1, 0] and list(v.stems) == ["pottery", "kiln"]
+    assert seen == [("pottery", -1), ("kiln", -1)]

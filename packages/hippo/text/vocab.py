@@ -94,8 +94,10 @@ class Vocab:
         if i is None:
             if not create:
                 return -1
-            i = self.stem_index[stem] = len(self.stems)
+            # the stem first, then its id: a reader without the lock (:meth:`known_ids`) that finds the id finds
+            # the stem at it (:class:`hippo.engine.hierarchy.codes.Coder` reads it to make its index vector)
             self.stems.append(stem)
+            i = self.stem_index[stem] = len(self.stems) - 1
         return i
 
     def stem_ids(self, stems: list[str]) -> list[int]:
