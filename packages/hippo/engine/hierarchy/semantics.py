@@ -46,48 +46,6 @@ class Candidate:
     stems: np.ndarray           # content stem ids of the span (with repeats)
 
 
-def spans(flags: np.ndarray) -> list[tuple[int, int]]:
-    """Sentence / clause token spans: cut after every token that ends one."""
-    n = flags.size
-    cuts = (np.flatnonzero(flags & V.SENT_END) + 1).tolist()
-    out, lo = [], 0
-    for c in cuts + [n]:
-        if c > lo:
-            out.append((lo, c))
-            lo = c
-    return out
-
-
-def candidates(mid: int, tokens: np.ndarray, stems: np.ndarray, idf: np.ndarray, norm: float,
-               min_terms: int) -> list[Candidate]:
-    """Fact-like spans of one message. ``stems`` is :func:`vocab.content_stems` of ``tokens``; ``idf`` maps stem
-    ids to idf; ``norm`` scales the idf mass."""
-    flags = V.vocab().flags_of(tokens)
-    out = []
-    for a, b in spans(flags):
-        st = stems[a:b]
-        st = st[st >= 0]
-        distinct = np.unique(st)
-        if distinct.size < min_terms:
-            continue
-        f = flags[a:b]
-        score = float(on_grid(idf[distinct]).sum()) / GRID / norm  # exact: the same whatever order ids are in
-        if (f & V.DIGIT).any():
-            score += 0.6
-        if (f & V.TIME).any():
-            score += 0.5
-        if (f[1:] & V.CAPWORD).any():
-            score += 0.4
-        if (f & V.FIRST_PERSON).any():
-            score += 0.4
-        if (f[-2:] & V.QUESTION).any():
-            score -= 1.0
-        if f[0] & V.PHATIC and distinct.size < 5:
-            score -= 0.8
-        out.append(Candidate(score, mid, a, b, st))
-    return out
-
-
 def select(cands: list[Candidate], n_messages: int, per_message: float) -> list[Candidate]:
     """The most salient of an episode's candidate spans: at most ``ceil(per_message * n_messages)``, at least one
     when any qualifies, in message order."""
