@@ -24,3 +24,20 @@ def uses_a_newer_schema_as_it_is(open_memory: Callable[..., Memory], upgrade: Ca
     old.close()
     with open_memory(read_only=True) as ro:
         assert ro.count() == 3 and ro.check()["ok"]
+
+
+def words_read_again(tmp_path, monkeypatch, texts: list[str], question: str, older: list[tuple]) -> None:
+    """A store saved under an older rule for reading the words of several tokens (``older``: the
+    ``monkeypatch.setattr`` arguments that bring it back, the co-index's ``_WORDS_RULE`` among them), in which
+    ``question`` finds nothing, finds ``texts[0]`` once reopened by this code, as a store that never saved does."""
+    path = tmp_path / "m.db"
+    for args in older:
+        monkeypatch.setattr(*args)
+    with Memory(path) as mem:
+        mem.add_many({"text": t} for t in texts)
+        assert mem.search(question, k=1) == []
+    monkeypatch.undo()
+    with Memory(path) as mem, Memory(None) as ref:
+        ref.add_many({"text": t} for t in texts)
+        want = [h.text for h in ref.search(question, k=1)]
+        assert want == texts[:1] and [h.text for h in mem.search(question, k=1)] == want

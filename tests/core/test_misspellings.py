@@ -15,6 +15,7 @@ from hippo.text import lexicon, textnorm, tokenizer
 from hippo.text.query import analyze
 
 from bm25ref import bm25
+from tests.upgrades import words_read_again
 
 SPELLED = ["We had dinner at that new restaurant by the harbour.", "The pottery class starts on Monday.",
            "My marathon training starts in October.", "The trial ended on Friday.", "Sounds lovely!"]
@@ -383,18 +384,9 @@ def test_a_snapshot_of_words_read_by_an_older_rule_is_read_again(tmp_path, monke
     read again; the reference is a store that never saved."""
     from hippo.index import coindex
 
-    texts = ["ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "Nothing to see in this filler message."]
-    path = tmp_path / "m.db"
-    monkeypatch.setattr(coindex, "_WORDS_RULE", 1)
-    monkeypatch.setattr(coindex.NamespaceIndex, "_words_in", lambda self, start, end: Counter())  # the older rule
-    with Memory(path) as mem:
-        mem.add_many({"text": t} for t in texts)
-        assert mem.search("مدرسة", k=1) == []
-    monkeypatch.undo()
-    with Memory(path) as mem, Memory(None) as ref:
-        ref.add_many({"text": t} for t in texts)
-        want = [h.text for h in ref.search("مدرسة", k=1)]
-        assert want == texts[:1] and [h.text for h in mem.search("مدرسة", k=1)] == want
+    words_read_again(tmp_path, monkeypatch, ["ذَهَبْتُ إِلَى المَدْرَسَةِ صَبَاحًا", "Nothing to see in this filler message."],
+                     "مدرسة", [(coindex, "_WORDS_RULE", 1),
+                               (coindex.NamespaceIndex, "_words_in", lambda self, start, end: Counter())])  # older
 
 
 def test_a_reopened_store_finds_the_words_read_in_its_snapshot(tmp_path):

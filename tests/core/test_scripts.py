@@ -16,6 +16,7 @@ from hippo.text import textnorm, tokenizer
 from hippo.text.query import analyze
 
 from bm25ref import bm25
+from tests.upgrades import words_read_again
 
 WORDS = [
     ("Я купила новую машину вчера, она красная.", ["Я", "купила", "новую", "машину", "вчера", "она", "красная"]),
@@ -722,18 +723,9 @@ def test_a_snapshot_of_words_read_before_scripts_split_words_is_read_again(tmp_p
     from hippo.index import coindex
     from hippo.text import lexicon
 
-    texts = ["我去了Medellín旅游", "Nothing to see in this filler message."]
-    path = tmp_path / "m.db"
-    monkeypatch.setattr(coindex, "_WORDS_RULE", 2)
-    monkeypatch.setattr(lexicon, "word_splits", lexicon.letters_meet_digits)  # the older rule
-    with Memory(path) as mem:
-        mem.add_many({"text": t} for t in texts)
-        assert mem.search("medellin", k=1) == []
-    monkeypatch.undo()
-    with Memory(path) as mem, Memory(None) as ref:
-        ref.add_many({"text": t} for t in texts)
-        want = [h.text for h in ref.search("medellin", k=1)]
-        assert want == texts[:1] and [h.text for h in mem.search("medellin", k=1)] == want
+    words_read_again(tmp_path, monkeypatch, ["我去了Medellín旅游", "Nothing to see in this filler message."],
+                     "medellin", [(coindex, "_WORDS_RULE", 2),
+                                  (lexicon, "word_splits", lexicon.letters_meet_digits)])  # the older rule
 
 
 def test_a_snapshot_of_words_read_before_vietnamese_letters_were_accents_is_read_again(tmp_path, monkeypatch):
@@ -742,15 +734,6 @@ def test_a_snapshot_of_words_read_before_vietnamese_letters_were_accents_is_read
     never saved."""
     from hippo.index import coindex
 
-    texts = ["Tôi mới mua điện thoại Samsung.", "Nothing to see in this filler message."]
-    path = tmp_path / "m.db"
-    monkeypatch.setattr(coindex, "_WORDS_RULE", 3)
-    monkeypatch.setattr(textnorm, "LATIN_BEYOND", frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ"))  # the older rule
-    with Memory(path) as mem:
-        mem.add_many({"text": t} for t in texts)
-        assert mem.search("thoai", k=1) == []
-    monkeypatch.undo()
-    with Memory(path) as mem, Memory(None) as ref:
-        ref.add_many({"text": t} for t in texts)
-        want = [h.text for h in ref.search("thoai", k=1)]
-        assert want == texts[:1] and [h.text for h in mem.search("thoai", k=1)] == want
+    words_read_again(tmp_path, monkeypatch, ["Tôi mới mua điện thoại Samsung.", "Nothing to see in this filler message."],
+                     "thoai", [(coindex, "_WORDS_RULE", 3),
+                               (textnorm, "LATIN_BEYOND", frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ"))])  # the older rule
