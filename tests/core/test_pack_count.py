@@ -109,3 +109,18 @@ def test_message_rule_hand_cases():
         last = pack._message_line_count(p, False)
         if last is not None:
             assert last == tokenizer.count_tokens(pack._line(p)), text
+
+
+def test_long_runs_at_a_message_s_edges_are_counted_without_the_caches():
+    """A message opening with a letter run or closing with a punctuation run of any length (a pasted blob, "aaaa...")
+    is counted exactly, and the caches of those runs' counts keep only runs of at most ``_CACHED_RUN`` characters."""
+    long = _pieces(["a" * 5000 + " then words", "1 word, then " + "!" * 3000, "x" * 70 + " y" + "." * 65],
+                   ["Ann", "user", "Ann"], ["", "", ""])
+    short = _pieces(["Hello there.", "Fine, thanks!"], ["Bob", "Ann"], ["", ""])
+    caches = (pack._space_joins_kept, pack._newline_joins_kept)
+    for cache in caches:
+        cache.cache_clear()
+    assert pack.count_context(long) == tokenizer.count_tokens(pack.render(long))
+    assert [c.cache_info().currsize for c in caches] == [0, 0]   # every run there is longer than _CACHED_RUN
+    assert pack.count_context(short) == tokenizer.count_tokens(pack.render(short))
+    assert all(c.cache_info().currsize > 0 for c in caches)      # short runs are kept

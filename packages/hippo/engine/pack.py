@@ -167,16 +167,33 @@ _ASCII_ALNUM = frozenset(string.ascii_letters + string.digits)
 _ASCII_PUNCT = frozenset(string.punctuation)
 
 
-@lru_cache(maxsize=8192)
+#: the longest letter or punctuation run whose count is kept: a message may open with a run of any length (a pasted
+#: blob, "aaaa..."), and a cache of thousands of entries keyed by such runs would hold all of them
+_CACHED_RUN = 64
+
+
 def _space_joins(word: str) -> int:
     """Tokens a leading space adds to an ASCII letter run: cl100k reads ``" " + word`` as one piece."""
+    return _space_joins_kept(word) if len(word) <= _CACHED_RUN else _space_joins_of(word)
+
+
+def _space_joins_of(word: str) -> int:
     return tokenizer.count_tokens(" " + word) - tokenizer.count_tokens(word)
 
 
-@lru_cache(maxsize=4096)
+_space_joins_kept = lru_cache(maxsize=8192)(_space_joins_of)
+
+
 def _newline_joins(run: str) -> int:
     """Tokens a newline adds to a final punctuation piece: cl100k reads ``run + "\n"`` as one piece."""
+    return _newline_joins_kept(run) if len(run) <= _CACHED_RUN else _newline_joins_of(run)
+
+
+def _newline_joins_of(run: str) -> int:
     return tokenizer.count_tokens(run + "\n") - tokenizer.count_tokens(run)
+
+
+_newline_joins_kept = lru_cache(maxsize=4096)(_newline_joins_of)
 
 
 def _tail(text: str) -> int | None:
