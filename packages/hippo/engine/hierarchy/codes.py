@@ -48,6 +48,11 @@ def on_grid(weights: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(weights, dtype=np.float64) * GRID)
 
 
+def _exact_sum(weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``weights @ rows`` (+-1 index vectors) as float32, summed exactly on the grid (see :data:`GRID`)."""
+    return ((on_grid(weights) @ rows.astype(np.float64)) / GRID).astype(np.float32)
+
+
 class _IndexRows:
     """The +-1 index vectors of one vocabulary's stems for one ``(bits, key)``, by stem id, filled on demand.
 
@@ -123,8 +128,7 @@ class Coder:
                     more[: filled.size] = filled
                     rows, filled = grown, more
                 for i in np.unique(ids[~filled[ids]]).tolist():
-                    bits = self._pattern_bits(stems[i].encode("utf-8", "surrogatepass"))
-                    rows[i] = np.where(bits, 1, -1)
+                    rows[i] = self._index_row(stems[i])
                     filled[i] = True
                 shared.table = (rows, filled)
         return rows[ids]
@@ -139,25 +143,29 @@ class Coder:
         if known.any():
             out[known] = self.rows(ids[known])
         for j in np.flatnonzero(~known).tolist():
-            out[j] = np.where(self._pattern_bits(stems[j].encode("utf-8", "surrogatepass")), 1, -1)
+            out[j] = self._index_row(stems[j])
         return out
+
+    def _index_row(self, stem: str) -> np.ndarray:
+        """The +-1 index vector of ``stem``, from a keyed hash of its text."""
+        return np.where(self._pattern_bits(stem.encode("utf-8", "surrogatepass")), 1, -1)
 
     def index_vector(self, term: str) -> np.ndarray:
         """The term's +-1 random index vector (float32, length ``bits``)."""
         return self.stem_rows([term])[0].astype(np.float32)
 
     def accumulate_ids(self, ids: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The random-indexing vector of weighted stem ids (summed exactly: see :func:`_grid`)."""
+        """The random-indexing vector of weighted stem ids."""
         if len(ids) == 0:
             return np.zeros(self.bits, dtype=np.float32)
-        return ((on_grid(weights) @ self.rows(ids).astype(np.float64)) / GRID).astype(np.float32)
+        return _exact_sum(weights, self.rows(ids))
 
     def accumulate(self, weights: dict[str, float]) -> np.ndarray:
         """The random-indexing vector of a bag of weighted terms (stems as text)."""
         if not weights:
             return np.zeros(self.bits, dtype=np.float32)
         w = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
-        return ((on_grid(w) @ self.stem_rows(list(weights)).astype(np.float64)) / GRID).astype(np.float32)
+        return _exact_sum(w, self.stem_rows(list(weights)))
 
     def sign(self, acc: np.ndarray) -> np.ndarray:
         """SimHash: the sign bits of a vector; exact zeros take a fixed pseudo-random bit (no bias towards 0)."""
