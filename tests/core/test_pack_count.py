@@ -45,9 +45,9 @@ def test_hand_cases():
 def test_long_lines_are_counted_without_the_cache():
     long = "user: " + "word " * 3000
     assert len(long) > pack._CACHED_LINE
-    before = pack._cached_line.cache_info().currsize
+    before = pack._line_count.kept.cache_info().currsize
     assert pack.count_lines([long, "x: y"]) == tokenizer.count_tokens(long + "\nx: y")
-    assert pack._cached_line.cache_info().currsize <= before + 1  # only the short line was kept
+    assert pack._line_count.kept.cache_info().currsize <= before + 1  # only the short line was kept
 
 
 def test_pack_stays_within_budget_and_counts_its_text():
@@ -117,7 +117,7 @@ def test_long_runs_at_a_message_s_edges_are_counted_without_the_caches():
     long = _pieces(["a" * 5000 + " then words", "1 word, then " + "!" * 3000, "x" * 70 + " y" + "." * 65],
                    ["Ann", "user", "Ann"], ["", "", ""])
     short = _pieces(["Hello there.", "Fine, thanks!"], ["Bob", "Ann"], ["", ""])
-    caches = (pack._space_joins_kept, pack._newline_joins_kept)
+    caches = (pack._space_joins.kept, pack._newline_joins.kept)
     for cache in caches:
         cache.cache_clear()
     assert pack.count_context(long) == tokenizer.count_tokens(pack.render(long))

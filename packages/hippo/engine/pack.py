@@ -20,6 +20,7 @@ temperature, another count) may be the answer.
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from dataclasses import dataclass, field
@@ -140,16 +141,27 @@ def render(pieces: list[Piece]) -> str:
     return "\n".join(_lines(pieces))
 
 
+def _kept_up_to(longest: int, maxsize: int) -> Callable[[Callable[[str], int]], Callable[[str], int]]:
+    """Keep a count of one string for strings of at most ``longest`` characters (``maxsize`` of them, the most
+    recently used); a longer one is counted each time, since a cache keyed by it would hold it whole. The cache is
+    the wrapper's ``kept``."""
+    def wrap(fn: Callable[[str], int]) -> Callable[[str], int]:
+        kept = lru_cache(maxsize=maxsize)(fn)
+
+        @functools.wraps(fn)
+        def call(s: str) -> int:
+            return kept(s) if len(s) <= longest else fn(s)
+        call.kept = kept  # type: ignore[attr-defined]
+        return call
+    return wrap
+
+
 _CACHED_LINE = 4096  # characters: longer lines (whole documents, tool dumps) are counted, not kept
 
 
-@lru_cache(maxsize=1024)  # at most 4M characters kept
-def _cached_line(line: str) -> int:
-    return tokenizer.count_tokens(line)
-
-
+@_kept_up_to(_CACHED_LINE, 1024)  # at most 4M characters kept
 def _line_count(line: str) -> int:
-    return _cached_line(line) if len(line) <= _CACHED_LINE else tokenizer.count_tokens(line)
+    return tokenizer.count_tokens(line)
 
 
 def count_lines(lines: list[str]) -> int:
@@ -172,28 +184,16 @@ _ASCII_PUNCT = frozenset(string.punctuation)
 _CACHED_RUN = 64
 
 
+@_kept_up_to(_CACHED_RUN, 8192)
 def _space_joins(word: str) -> int:
     """Tokens a leading space adds to an ASCII letter run: cl100k reads ``" " + word`` as one piece."""
-    return _space_joins_kept(word) if len(word) <= _CACHED_RUN else _space_joins_of(word)
-
-
-def _space_joins_of(word: str) -> int:
     return tokenizer.count_tokens(" " + word) - tokenizer.count_tokens(word)
 
 
-_space_joins_kept = lru_cache(maxsize=8192)(_space_joins_of)
-
-
+@_kept_up_to(_CACHED_RUN, 4096)
 def _newline_joins(run: str) -> int:
     """Tokens a newline adds to a final punctuation piece: cl100k reads ``run + "\n"`` as one piece."""
-    return _newline_joins_kept(run) if len(run) <= _CACHED_RUN else _newline_joins_of(run)
-
-
-def _newline_joins_of(run: str) -> int:
     return tokenizer.count_tokens(run + "\n") - tokenizer.count_tokens(run)
-
-
-_newline_joins_kept = lru_cache(maxsize=4096)(_newline_joins_of)
 
 
 def _tail(text: str) -> int | None:
