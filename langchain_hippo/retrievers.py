@@ -7,6 +7,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig, ensure_config
 from pydantic import ConfigDict, StrictInt, ValidationError
 
 from hippo import InvalidInput, fitting_units, message_time, time_zone
@@ -25,6 +26,11 @@ from langchain_hippo._common import (
 from langchain_hippo._messages import now_in
 
 _MODES = ("search", "recall")
+#: where LangGraph keeps a run's ``Runtime`` (its ``context``) in ``configurable``, as ``langgraph.runtime.get_runtime``
+#: reads it
+_RUNTIME_KEY = "__pregel_runtime"
+#: the keyword a run's own time zone (its value, where it came from) reaches ``_get_relevant_documents`` by
+_RUN_ZONE = "_hippo_run_timezone"
 
 
 class HippoRetriever(BaseRetriever):
@@ -46,6 +52,12 @@ class HippoRetriever(BaseRetriever):
     ``"America/New_York"``, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``), now on its calendar (a live
     conversation, whose next turn may come days after the last one stored). A call's own ``asked_at`` (a datetime,
     epoch seconds or ISO-8601 text; one that carries no calendar but UTC's is put on ``timezone``'s) takes precedence.
+
+    One retriever may serve users in several zones (a chain or a retriever tool in a server): a run's own zone, under
+    ``timezone_key`` (``"timezone"``) in its ``config["configurable"]`` or its LangGraph runtime context, takes
+    precedence over ``timezone``, as ``HippoMemoryMiddleware`` reads it: ``chain.invoke("q", {"configurable":
+    {"timezone": "America/New_York"}})``, ``agent.invoke(..., context={"timezone": ...})``. A call's ``timezone``
+    keyword comes first.
 
     ``k``, ``budget_tokens``, ``filter``, ``mode`` and ``timezone`` are fields and can be overridden per call, and
     ``asked_at`` given: ``retriever.invoke("query", k=3, asked_at="2025-04-15T09:00:00-04:00")``. The query is any
@@ -72,6 +84,8 @@ class HippoRetriever(BaseRetriever):
     mode: Literal["search", "recall"] = "search"
     timezone: Any = None
     """The user's time zone: questions are asked now on its calendar (None: as of the latest message stored)."""
+    timezone_key: str = "timezone"
+    """The name a run's own time zone is looked up by in its LangGraph runtime context and ``configurable``."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -84,6 +98,8 @@ class HippoRetriever(BaseRetriever):
         check_namespace(self.namespace)
         self._check(self.k, self.budget_tokens, self.filter, self.mode)
         time_zone(self.timezone, "timezone")
+        if not isinstance(self.timezone_key, str) or not self.timezone_key:
+            raise InvalidInput(f"timezone_key must be a non-empty string, got {self.timezone_key!r}")
 
     # -- argument handling ---------------------------------------------------------------------------------
 
@@ -100,6 +116,7 @@ class HippoRetriever(BaseRetriever):
         when nothing is left to ask), the call's arguments and when the question is asked (None: as of the latest
         message stored)."""
         kwargs.pop("verbose", None)  # BaseRetriever.invoke reads it but leaves it in the kwargs
+        run_zone = kwargs.pop(_RUN_ZONE, None)
         unknown = set(kwargs) - {"k", "budget_tokens", "filter", "mode", "timezone", "asked_at"}
         if unknown:
             raise InvalidInput(f"unexpected keyword argument(s) {sorted(unknown)}; "
@@ -111,7 +128,12 @@ class HippoRetriever(BaseRetriever):
         flt = kwargs.get("filter", self.filter)
         mode = kwargs.get("mode", self.mode)
         self._check(k, budget, flt, mode)
-        zone = time_zone(kwargs.get("timezone", self.timezone), "timezone")
+        if "timezone" in kwargs:
+            zone = time_zone(kwargs["timezone"], "timezone")
+        elif run_zone is not None:
+            zone = time_zone(*run_zone)
+        else:
+            zone = time_zone(self.timezone, "timezone")
         return query_text(query), k, budget, flt, mode, self._asked(kwargs.get("asked_at"), zone)
 
     def _asked(self, asked_at: Any, zone: Any) -> Any:
@@ -121,6 +143,29 @@ class HippoRetriever(BaseRetriever):
         if asked_at is not None:
             return message_time(asked_at, "asked_at", getattr(self.memory, "config", None), zone)
         return now_in(zone) if zone is not None else None
+
+    def _with_run_zone(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """``kwargs`` with the run's own time zone and where it came from, when the run gives one (its LangGraph
+        runtime context's ``timezone_key``, else its ``configurable``'s) and the call gives no ``timezone``. The config
+        is the one given merged with the one the run is in (a retriever tool is handed only callbacks)."""
+        if "timezone" in kwargs:
+            return kwargs
+        configurable = ensure_config(config).get("configurable") or {}
+        key = self.timezone_key
+        context = getattr(configurable.get(_RUNTIME_KEY), "context", None)
+        given = context.get(key) if isinstance(context, dict) else getattr(context, key, None)
+        if given is not None:
+            return {**kwargs, _RUN_ZONE: (given, f"context[{key!r}]")}
+        given = configurable.get(key)
+        if given is not None:
+            return {**kwargs, _RUN_ZONE: (given, f"config['configurable'][{key!r}]")}
+        return kwargs
+
+    def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return super().invoke(input, config, **self._with_run_zone(config, kwargs))
+
+    async def ainvoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
+        return await super().ainvoke(input, config, **self._with_run_zone(config, kwargs))
 
     def _target(self) -> Any:
         return self.memory.using(self.namespace) if self.namespace is not None else self.memory

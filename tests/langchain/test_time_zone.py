@@ -218,6 +218,58 @@ class TestRetrieverAsks:
             [CHESS]
         memory.close()
 
+    async def test_a_run_s_own_zone_is_read_from_its_config_and_context(self, clock):
+        """One retriever serving users in several zones (a chain, a retriever tool, a graph node): a run's zone under
+        ``timezone_key`` in its ``configurable`` or LangGraph runtime context takes precedence over the retriever's,
+        as the middleware reads it. At 02:00 UTC on Wednesday a New Yorker's "yesterday" is Monday (bowling), a
+        Tokyoite's (11:00 on Wednesday) Tuesday (swimming)."""
+        from langchain_core.runnables import RunnableLambda
+        from langchain_core.tools import create_retriever_tool
+        from langgraph.graph import END, START, StateGraph
+        from typing_extensions import TypedDict
+
+        clock(WEDNESDAY_2_UTC)
+        memory = hippo.Memory(None)
+        add_days(memory)
+        retriever = HippoRetriever(memory=memory, k=1, timezone="+09:00")
+
+        def texts(docs):
+            return [d.page_content for d in docs]
+
+        ny = {"configurable": {"timezone": "America/New_York"}}
+        assert texts(retriever.invoke(QUESTION)) == [SWIMMING]
+        assert texts(retriever.invoke(QUESTION, ny)) == [BOWLING]
+        assert texts(await retriever.ainvoke(QUESTION, ny)) == [BOWLING]
+        assert texts(retriever.invoke(QUESTION, ny, timezone="+09:00")) == [SWIMMING]  # the call's own comes first
+        chain = RunnableLambda(lambda q: q) | retriever
+        assert texts(chain.invoke(QUESTION, ny)) == [BOWLING]
+        assert texts(await chain.ainvoke(QUESTION, ny)) == [BOWLING]
+        assert texts(chain.invoke(QUESTION)) == [SWIMMING]
+        tool = create_retriever_tool(retriever, "memory", "Search the memory.")
+        assert tool.invoke({"query": QUESTION}, ny) == BOWLING
+        renamed = HippoRetriever(memory=memory, k=1, timezone_key="tz")
+        assert texts(renamed.invoke(QUESTION, {"configurable": {"tz": "America/New_York"}})) == [BOWLING]
+        assert texts(renamed.invoke(QUESTION, {"configurable": {"tz": "+09:00"}})) == [SWIMMING]
+
+        class State(TypedDict):
+            found: list[str]
+
+        def node(state: State) -> State:
+            return {"found": texts(retriever.invoke(QUESTION))}
+
+        graph = StateGraph(State, context_schema=dict).add_node(node).add_edge(START, "node").add_edge("node", END)
+        graph = graph.compile()
+        assert graph.invoke({"found": []}, context={"timezone": "America/New_York"})["found"] == [BOWLING]
+        assert graph.invoke({"found": []}, ny)["found"] == [BOWLING]
+        assert graph.invoke({"found": []})["found"] == [SWIMMING]
+        with pytest.raises(hippo.InvalidInput, match=r"config\['configurable'\]\['timezone'\]"):
+            retriever.invoke(QUESTION, {"configurable": {"timezone": "Mars/Olympus_Mons"}})
+        with pytest.raises(hippo.InvalidInput, match=r"context\['timezone'\]"):
+            graph.invoke({"found": []}, context={"timezone": "+99:00"})
+        with pytest.raises(hippo.InvalidInput, match="timezone_key"):
+            HippoRetriever(memory=memory, timezone_key="")
+        memory.close()
+
     def test_a_bad_time_is_refused_by_name(self):
         memory = hippo.Memory(None)
         add_park_days(memory)
