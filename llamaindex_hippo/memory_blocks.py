@@ -16,7 +16,11 @@ stored messages, or the part that repeats them reaches the last one stored: one 
 
 A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
 the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
-"yesterday" is then the day before New York's date, and a message "tonight I'm going out" is dated that day.
+"yesterday" is then the day before New York's date, and a message "tonight I'm going out" is dated that day. A read
+may say when and where it is asked: ``Memory.get(input, **block_kwargs)`` hands its keywords to every block, and
+``chat.get(input=..., timezone="America/New_York")`` or ``asked_at=...`` (a datetime, epoch seconds or ISO-8601
+text) take precedence over the block's ``timezone`` and the latest message's ``hippo_timestamp``, so one block
+serves users in several zones.
 
 Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
 budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
@@ -141,25 +145,40 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         """The clock on the block's ``timezone`` calendar (UTC's without one)."""
         return datetime.now(self._zone if self._zone is not None else timezone.utc)
 
-    def _asked(self, messages: list[ChatMessage] | None) -> Any:
-        """When the question is asked: the latest message's ``hippo_timestamp``, else now (the conversation may
-        resume days after the last message stored, and its "yesterday" is the day before it), on the calendar of
-        the block's ``timezone``."""
+    def _read_time(self, block_kwargs: dict[str, Any]) -> tuple[tzinfo | None, Any]:
+        """The zone and the time a read gives (``Memory.get`` hands its keywords to every block: one block serving
+        users in several zones is told each one's): its ``timezone``, else the block's, and its ``asked_at`` (a time
+        that carries no calendar but UTC's put on the zone's), else None. ``InvalidInput`` naming either."""
+        zone = self._zone
+        if block_kwargs.get("timezone") is not None:
+            zone = time_zone(block_kwargs["timezone"], "timezone")
+        asked_at = block_kwargs.get("asked_at")
+        if asked_at is not None:
+            asked_at = message_time(asked_at, "asked_at", self._handle.config, zone)
+        return zone, asked_at
+
+    def _asked(self, messages: list[ChatMessage] | None, zone: tzinfo | None, asked_at: Any) -> Any:
+        """When the question is asked: the read's ``asked_at``, else the latest message's ``hippo_timestamp``, else
+        now (the conversation may resume days after the last message stored, and its "yesterday" is the day before
+        it), on ``zone``'s calendar."""
+        if asked_at is not None:
+            return asked_at
+        config = self._handle.config
         last = messages[-1] if messages else None
         given = (last.additional_kwargs or {}).get(TIME_KEY) if last is not None else None
         if given is None:
-            return self._now()
-        return message_time(given, f"messages[{len(messages) - 1}].additional_kwargs[{TIME_KEY!r}]",
-                            self._handle.config, self._zone)
+            return datetime.now(zone if zone is not None else timezone.utc)
+        return message_time(given, f"messages[{len(messages) - 1}].additional_kwargs[{TIME_KEY!r}]", config, zone)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
         messages = check_chat_messages(messages, allow_none=True)
+        zone, asked_at = self._read_time(block_kwargs)  # refused when hippo cannot read them, asked or not
         query = self._query(messages)
         if not query:
             return ""
         flt = {"session_id": session_id} if self.scope == "session" and session_id is not None else None
-        asked = self._asked(messages)
+        asked = self._asked(messages, zone, asked_at)
         recall = await acall(self._target, "recall", query, budget_tokens=self.budget_tokens, filter=flt,
                              asked_at=asked)
         if recall.text:

@@ -99,3 +99,36 @@ def test_the_retriever_refuses_a_bad_time_zone_by_name(memory):
     for bad in ("Mars/Olympus_Mons", "+25:00", "", 5):
         with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
             HippoRetriever(memory, timezone=bad)
+
+
+async def test_a_read_s_own_zone_and_time_come_with_memory_get(memory, clock):
+    """One block shared by the ``Memory`` of users in several zones: ``Memory.get`` hands its keywords to every block,
+    and a read's ``timezone`` (or ``asked_at``) is the user's. At 02:00 UTC on Wednesday a New Yorker's "yesterday"
+    is Monday (bowling), UTC's Tuesday (swimming)."""
+    from llama_index.core.memory import Memory
+
+    clock(WEDNESDAY_2_UTC)
+    add_days(memory)
+    block = HippoMemoryBlock(memory=memory, budget_tokens=20, scope="all")
+    chat = Memory.from_defaults(session_id="ann", token_limit=4000, memory_blocks=[block])
+
+    async def recalled(**kwargs):
+        return (await chat.aget(input=QUESTION, **kwargs))[0].content
+
+    got = await recalled()
+    assert SWIMMING in got and BOWLING not in got
+    got = await recalled(timezone="America/New_York")
+    assert BOWLING in got and SWIMMING not in got
+    assert BOWLING in chat.get(input=QUESTION, timezone="America/New_York")[0].content
+    got = await recalled(asked_at="2024-03-05T21:00:00-05:00")  # Tuesday evening in New York
+    assert BOWLING in got and SWIMMING not in got
+    got = await recalled(asked_at="2024-03-06T02:00:00Z", timezone="America/New_York")  # UTC put on the zone
+    assert BOWLING in got and SWIMMING not in got
+    zoned = HippoMemoryBlock(memory=memory, budget_tokens=20, scope="all", timezone="America/New_York")
+    got = await zoned.aget(messages=[ChatMessage(role="user", content=QUESTION)], timezone="Z")
+    assert SWIMMING in got and BOWLING not in got
+    assert SWIMMING in (await zoned.atruncate(got, 1) or SWIMMING)  # a truncation asks again at the same time
+    with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+        await recalled(timezone="Mars/Olympus_Mons")
+    with pytest.raises(hippo.InvalidInput, match=r"^asked_at"):
+        await recalled(asked_at="tomorrow")
