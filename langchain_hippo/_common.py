@@ -7,6 +7,7 @@ Nothing here ranks, filters or selects memories; that is hippo's job.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -159,6 +160,35 @@ def raise_invalid_from_validation(owner: str, exc: Exception) -> None:
             parts.append(f"{loc}: {err.get('msg', 'invalid value')}")
         raise InvalidInput(f"{owner}: " + "; ".join(parts)) from None
     raise InvalidInput(f"{owner}: {exc}") from None
+
+
+#: where LangGraph keeps a run's ``Runtime`` (its ``context``) in ``configurable``, as ``langgraph.runtime.get_runtime``
+#: reads it
+_RUNTIME_KEY = "__pregel_runtime"
+
+
+def run_time_zone(config: Any, key: str) -> tuple[Any, str] | None:
+    """The time zone a run gives under ``key`` and where it came from: its LangGraph runtime context's, else its
+    ``configurable``'s; None when it gives none. ``config`` is merged with the config of the run the call is in (a
+    retriever tool hands its retriever only callbacks; a tool runs in its own run's config). The value is not read
+    here: ``hippo.time_zone(value, where)`` reads it."""
+    from langchain_core.runnables import ensure_config
+
+    configurable = ensure_config(config).get("configurable") or {}
+    context = getattr(configurable.get(_RUNTIME_KEY), "context", None)
+    given = context.get(key) if isinstance(context, Mapping) else getattr(context, key, None)
+    if given is not None:
+        return given, f"context[{key!r}]"
+    given = configurable.get(key)
+    if given is not None:
+        return given, f"config['configurable'][{key!r}]"
+    return None
+
+
+def check_key(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
+    return value
 
 
 def custom_namespace(fn: Any, user_id: str | None, thread_id: str | None) -> str | None:

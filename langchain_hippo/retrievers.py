@@ -7,7 +7,7 @@ from typing import Any, Literal
 from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.runnables import RunnableConfig, ensure_config
+from langchain_core.runnables import RunnableConfig
 from pydantic import ConfigDict, StrictInt, ValidationError
 
 from hippo import InvalidInput, fitting_units, message_time, time_zone
@@ -17,18 +17,17 @@ from langchain_hippo._common import (
     check_filter,
     check_memory,
     check_namespace,
+    check_key,
     check_positive_int,
     item_metadata,
     query_text,
     raise_invalid_from_validation,
+    run_time_zone,
     unit_metadata,
 )
 from langchain_hippo._messages import now_in
 
 _MODES = ("search", "recall")
-#: where LangGraph keeps a run's ``Runtime`` (its ``context``) in ``configurable``, as ``langgraph.runtime.get_runtime``
-#: reads it
-_RUNTIME_KEY = "__pregel_runtime"
 #: the keyword a run's own time zone (its value, where it came from) reaches ``_get_relevant_documents`` by
 _RUN_ZONE = "_hippo_run_timezone"
 
@@ -98,8 +97,7 @@ class HippoRetriever(BaseRetriever):
         check_namespace(self.namespace)
         self._check(self.k, self.budget_tokens, self.filter, self.mode)
         time_zone(self.timezone, "timezone")
-        if not isinstance(self.timezone_key, str) or not self.timezone_key:
-            raise InvalidInput(f"timezone_key must be a non-empty string, got {self.timezone_key!r}")
+        check_key(self.timezone_key, "timezone_key")
 
     # -- argument handling ---------------------------------------------------------------------------------
 
@@ -145,21 +143,12 @@ class HippoRetriever(BaseRetriever):
         return now_in(zone) if zone is not None else None
 
     def _with_run_zone(self, config: RunnableConfig | None, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """``kwargs`` with the run's own time zone and where it came from, when the run gives one (its LangGraph
-        runtime context's ``timezone_key``, else its ``configurable``'s) and the call gives no ``timezone``. The config
-        is the one given merged with the one the run is in (a retriever tool is handed only callbacks)."""
+        """``kwargs`` with the run's own time zone and where it came from (:func:`run_time_zone`), when the run gives
+        one and the call gives no ``timezone``."""
         if "timezone" in kwargs:
             return kwargs
-        configurable = ensure_config(config).get("configurable") or {}
-        key = self.timezone_key
-        context = getattr(configurable.get(_RUNTIME_KEY), "context", None)
-        given = context.get(key) if isinstance(context, dict) else getattr(context, key, None)
-        if given is not None:
-            return {**kwargs, _RUN_ZONE: (given, f"context[{key!r}]")}
-        given = configurable.get(key)
-        if given is not None:
-            return {**kwargs, _RUN_ZONE: (given, f"config['configurable'][{key!r}]")}
-        return kwargs
+        given = run_time_zone(config, self.timezone_key)
+        return kwargs if given is None else {**kwargs, _RUN_ZONE: given}
 
     def invoke(self, input: str, config: RunnableConfig | None = None, **kwargs: Any) -> list[Document]:
         return super().invoke(input, config, **self._with_run_zone(config, kwargs))

@@ -9,8 +9,10 @@ With ``scope=``, a callable ``(ToolRuntime) -> hippo.Memory``, each call picks i
 run (e.g. the current user's namespace); ``HippoMemoryMiddleware(memory_tools=True)`` uses this.
 
 A search is asked when the agent's turn is: its "yesterday" or "last week" count from the model's ``asked_at``
-argument when it gives one, else from the clock, on the calendar of ``timezone`` (the user's; UTC's without one), or
-from ``asked=``, a callable ``(ToolRuntime) -> time`` (the middleware's: the time of the latest user message).
+argument when it gives one, else from the clock, on the calendar of the run's zone (under ``timezone_key`` in its
+LangGraph runtime context or ``configurable``, as the middleware reads it), else of ``timezone`` (the user's; UTC's
+without one), or from ``asked=``, a callable ``(ToolRuntime) -> time`` (the middleware's: the time of the latest user
+message).
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from pydantic import BaseModel, Field
 
 from hippo import HippoError, InvalidInput, message_time, time_zone
-from langchain_hippo._common import acall, check_memory, check_namespace, check_positive_int, render_item
+from langchain_hippo._common import (acall, check_key, check_memory, check_namespace, check_positive_int, render_item,
+                                     run_time_zone)
 from langchain_hippo._messages import now_in
 
 
@@ -186,6 +189,7 @@ def make_memory_tools(
     scope: Callable[[Any], Any] | None = None,
     timezone: Any = None,
     asked: Callable[[Any], Any] | None = None,
+    timezone_key: str = "timezone",
 ) -> list[BaseTool]:
     """Tools ``memory_search``, ``memory_read``, ``memory_topics`` and ``memory_topic`` over ``memory``.
 
@@ -199,6 +203,8 @@ def make_memory_tools(
             (None, the default: UTC's).
         asked: ``(ToolRuntime) -> time`` (a datetime, epoch seconds or ISO-8601 text): when a search the model gives
             no ``asked_at`` is asked, instead of the clock (takes ``scope``'s runtime: ``None`` without ``scope``).
+        timezone_key: the name a run's own time zone is looked up by in its LangGraph runtime context and
+            ``configurable``; it takes precedence over ``timezone`` (one agent serving users in several zones).
     """
     check_memory(memory)
     check_namespace(namespace)
@@ -208,7 +214,13 @@ def make_memory_tools(
     zone = time_zone(timezone, "timezone")
     if asked is not None and not callable(asked):
         raise InvalidInput("asked must be callable or None")
-    asked_of = asked if asked is not None else (lambda runtime: now_in(zone))
+    check_key(timezone_key, "timezone_key")
+
+    def now_of_run(runtime: Any) -> Any:  # the clock on the run's zone (its context's or configurable's), else zone's
+        given = run_time_zone(None, timezone_key)
+        return now_in(zone if given is None else time_zone(*given))
+
+    asked_of = asked if asked is not None else now_of_run
     fixed = memory.using(namespace) if namespace is not None else memory
     target_of = scope if scope is not None else (lambda runtime: fixed)
     scoped = scope is not None

@@ -319,6 +319,40 @@ class TestToolsAsk:
         assert _first_line(await search.ainvoke({"query": QUESTION})) == recalled
         memory.close()
 
+    async def test_a_run_s_own_zone_is_read_from_its_config_and_context(self, clock):
+        """The tools of one server's agent, serving users in several zones: a run's zone under ``timezone_key`` in
+        its ``configurable`` or LangGraph runtime context takes precedence over the tools' ``timezone``, as the
+        middleware reads it. At 02:00 UTC on Wednesday a New Yorker's "yesterday" is Monday, a Tokyoite's Tuesday."""
+        from langgraph.graph import END, START, StateGraph
+        from typing_extensions import TypedDict
+
+        clock(WEDNESDAY_2_UTC)
+        memory = hippo.Memory(None)
+        add_days(memory)
+        search = make_memory_tools(memory, k=1, timezone="+09:00")[0]
+        ny = {"configurable": {"timezone": "America/New_York"}}
+        assert _first_line(search.invoke({"query": QUESTION})) == SWIMMING
+        assert _first_line(search.invoke({"query": QUESTION}, ny)) == BOWLING
+        assert _first_line(await search.ainvoke({"query": QUESTION}, ny)) == BOWLING
+        renamed = make_memory_tools(memory, k=1, timezone_key="tz")[0]
+        assert _first_line(renamed.invoke({"query": QUESTION}, {"configurable": {"tz": "America/New_York"}})) == BOWLING
+
+        class State(TypedDict):
+            found: str
+
+        def node(state: State) -> State:
+            return {"found": _first_line(search.invoke({"query": QUESTION}))}
+
+        graph = StateGraph(State, context_schema=dict).add_node(node).add_edge(START, "node").add_edge("node", END)
+        graph = graph.compile()
+        assert graph.invoke({"found": ""}, context={"timezone": "America/New_York"})["found"] == BOWLING
+        assert graph.invoke({"found": ""})["found"] == SWIMMING
+        out = search.invoke({"query": QUESTION}, {"configurable": {"timezone": "Mars/Olympus_Mons"}})
+        assert out.startswith("config['configurable']['timezone']") and "Sam" not in out
+        with pytest.raises(hippo.InvalidInput, match="timezone_key"):
+            make_memory_tools(memory, timezone_key="")
+        memory.close()
+
     def test_a_bad_time_zone_or_clock_is_refused_by_name(self):
         memory = hippo.Memory(None)
         for bad in ("Mars/Olympus_Mons", "+25:00", 5):
