@@ -7,6 +7,7 @@ moved by hand. Every difference that remains is in docs/compatibility.md and nor
 
 from __future__ import annotations
 
+import asyncio
 import math
 
 import pytest
@@ -54,8 +55,8 @@ _match = st.tuples(st.sampled_from([None, ("a",), ("a", "*"), ("*", "b"), ("x",)
                    st.sampled_from([None, ("b",), ("*", "d"), ("y",)]))
 
 
-def _search_op(ns, depth, flt, limit, offset, query) -> SearchOp:
-    return SearchOp(ns[:depth], flt, limit=limit, offset=offset, query=query)
+def _search_op(ns, depth, flt, limit, offset, query, refresh) -> SearchOp:
+    return SearchOp(ns[:depth], flt, limit=limit, offset=offset, query=query, refresh_ttl=refresh)
 
 
 def _list_op(match, depth, limit, offset) -> ListNamespacesOp:
@@ -66,8 +67,8 @@ def _list_op(match, depth, limit, offset) -> ListNamespacesOp:
 
 
 _search_ops = st.builds(_search_op, _namespaces, st.integers(0, 3), _filters, st.integers(0, 8),
-                        st.integers(0, 4), _queries)
-_read_ops = st.one_of(st.builds(GetOp, _namespaces, _keys), _search_ops,
+                        st.integers(0, 4), _queries, st.booleans())
+_read_ops = st.one_of(st.builds(GetOp, _namespaces, _keys, refresh_ttl=st.booleans()), _search_ops,
                       st.builds(_list_op, _match, st.sampled_from([None, 1, 2]), st.integers(1, 10),
                                 st.integers(0, 3)))
 
@@ -165,11 +166,49 @@ class TTLStoreMachine(StoreMachine):
         assert live == len(self.ref.everything())  # expired items are gone from the file, not only hidden
 
 
+class AsyncStoreMachine(TTLStoreMachine):
+    """The same sequences through the async operations (``abatch``, and ``aget`` / ``asearch`` / ``alist_namespaces``
+    / ``aput`` / ``adelete`` for a single operation), with an index and TTL."""
+
+    index = {"dims": DIMS, "embed": embed_texts, "fields": ["text", "tags[*]"]}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.store.batch = lambda ops: self.loop.run_until_complete(self._abatch(list(ops)))
+
+    def teardown(self) -> None:
+        super().teardown()
+        self.loop.close()
+
+    async def _abatch(self, ops: list) -> list:
+        store = self.store
+        if len(ops) != 1:
+            return await store.abatch(ops)
+        op, = ops
+        if isinstance(op, GetOp):
+            return [await store.aget(op.namespace, op.key, refresh_ttl=op.refresh_ttl)]
+        if isinstance(op, SearchOp):
+            return [await store.asearch(op.namespace_prefix, query=op.query, filter=op.filter, limit=op.limit,
+                                        offset=op.offset, refresh_ttl=op.refresh_ttl)]
+        if isinstance(op, ListNamespacesOp):
+            conds = {c.match_type: c.path for c in op.match_conditions or ()}
+            return [await store.alist_namespaces(prefix=conds.get("prefix"), suffix=conds.get("suffix"),
+                                                 max_depth=op.max_depth, limit=op.limit, offset=op.offset)]
+        if op.value is None:
+            await store.adelete(op.namespace, op.key)
+        else:
+            await store.aput(op.namespace, op.key, op.value, index=op.index, ttl=op.ttl)
+        return [None]
+
+
 _SETTINGS = settings(max_examples=25, stateful_step_count=25, deadline=None,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 StoreMachine.TestCase.settings = _SETTINGS
 IndexedStoreMachine.TestCase.settings = _SETTINGS
 TTLStoreMachine.TestCase.settings = _SETTINGS
+AsyncStoreMachine.TestCase.settings = _SETTINGS
 TestStoreWithoutIndex = StoreMachine.TestCase
 TestStoreWithIndex = IndexedStoreMachine.TestCase
 TestStoreWithTTL = TTLStoreMachine.TestCase
+TestStoreAsync = AsyncStoreMachine.TestCase
