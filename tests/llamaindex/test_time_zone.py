@@ -132,3 +132,40 @@ async def test_a_read_s_own_zone_and_time_come_with_memory_get(memory, clock):
         await recalled(timezone="Mars/Olympus_Mons")
     with pytest.raises(hippo.InvalidInput, match=r"^asked_at"):
         await recalled(asked_at="tomorrow")
+
+
+@pytest.mark.parametrize("how", ["input", "put", "stamped"])
+async def test_a_conversation_resumed_a_day_later_asks_on_that_day(memory, clock, how):
+    """Sunday's tennis and Monday's chess, said through LlamaIndex's ``Memory`` with their times (as an application
+    stamps what it puts); the user comes back on Tuesday and asks about "yesterday": Monday, chess. What ``Memory``
+    hands the block is its short-term history with the question last (``get(input=...)`` appends it, unstamped), so
+    the question is asked now, not when the latest message of Monday was said."""
+    from llama_index.core.memory import Memory
+
+    clock(TUESDAY_9_UTC)
+    block = HippoMemoryBlock(memory=memory, budget_tokens=20, scope="all")
+    chat = Memory.from_defaults(session_id="ann", token_limit=400, chat_history_token_ratio=0.1, memory_blocks=[block])
+
+    def said(role, text, when):
+        return ChatMessage(role=role, content=text, additional_kwargs={"hippo_timestamp": when})
+
+    await chat.aput_messages([said("user", TENNIS, "2026-11-22T18:00:00+00:00"),
+                              said("assistant", "Nice game.", "2026-11-22T18:01:00+00:00"),
+                              said("user", CHESS, "2026-11-23T18:00:00+00:00"),
+                              said("assistant", "Who won?", "2026-11-23T18:01:00+00:00"),
+                              said("user", "I did.", "2026-11-23T18:02:00+00:00"),
+                              said("assistant", "Congratulations on the win.", "2026-11-23T18:03:00+00:00")])
+    assert {TENNIS, CHESS} <= {m.text for m in memory.list()}  # flushed into hippo, each dated by its own time
+    if how == "input":
+        got = await chat.aget(input=PARK_QUESTION)
+    elif how == "put":
+        await chat.aput(ChatMessage(role="user", content=PARK_QUESTION))
+        got = await chat.aget()
+    else:
+        await chat.aput(said("user", PARK_QUESTION, TUESDAY_9_UTC.isoformat()))
+        got = await chat.aget()
+    recalled = got[0].content
+    assert CHESS in recalled and TENNIS not in recalled
+    # counted from Monday's latest message instead, "yesterday" would be Sunday
+    assert memory.recall(PARK_QUESTION, budget_tokens=20, asked_at="2026-11-23T18:03:00+00:00").messages[0].text \
+        == TENNIS
