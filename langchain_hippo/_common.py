@@ -167,15 +167,16 @@ def raise_invalid_from_validation(owner: str, exc: Exception) -> None:
 _RUNTIME_KEY = "__pregel_runtime"
 
 
-def run_time_zone(config: Any, key: str) -> tuple[Any, str] | None:
-    """The time zone a run gives under ``key`` and where it came from: its LangGraph runtime context's, else its
-    ``configurable``'s; None when it gives none. ``config`` is merged with the config of the run the call is in (a
-    retriever tool hands its retriever only callbacks; a tool runs in its own run's config). The value is not read
-    here: ``hippo.time_zone(value, where)`` reads it."""
+def run_time_zone(config: Any, key: str, context: Any = None) -> tuple[Any, str] | None:
+    """The time zone a run gives under ``key`` and where it came from: its LangGraph runtime context's (``context``,
+    else the runtime's in the config), else its ``configurable``'s; None when it gives none. ``config`` is merged with
+    the config of the run the call is in (a retriever tool hands its retriever only callbacks; a tool runs in its own
+    run's config). The value is not read here: ``hippo.time_zone(value, where)`` reads it."""
     from langchain_core.runnables import ensure_config
 
     configurable = ensure_config(config).get("configurable") or {}
-    context = getattr(configurable.get(_RUNTIME_KEY), "context", None)
+    if context is None:
+        context = getattr(configurable.get(_RUNTIME_KEY), "context", None)
     given = context.get(key) if isinstance(context, Mapping) else getattr(context, key, None)
     if given is not None:
         return given, f"context[{key!r}]"

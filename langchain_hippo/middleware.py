@@ -207,7 +207,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
             from langchain_hippo.tools import make_memory_tools
 
             self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0],
-                                           asked=self._tool_asked)
+                                           asked=self._tool_asked, timezone=self.timezone,
+                                           timezone_key=self.timezone_key)
         self._own = frozenset(t.name for t in self.tools)  # tools whose results are copies of the memory
 
     # -- scope ---------------------------------------------------------------------------------------------

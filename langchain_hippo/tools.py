@@ -9,7 +9,7 @@ With ``scope=``, a callable ``(ToolRuntime) -> hippo.Memory``, each call picks i
 run (e.g. the current user's namespace); ``HippoMemoryMiddleware(memory_tools=True)`` uses this.
 
 A search is asked when the agent's turn is: its "yesterday" or "last week" count from the model's ``asked_at``
-argument when it gives one, else from the clock, on the calendar of the run's zone (under ``timezone_key`` in its
+argument when it gives one (one in UTC put on the user's calendar, below), else from the clock, on the calendar of the run's zone (under ``timezone_key`` in its
 LangGraph runtime context or ``configurable``, as the middleware reads it), else of ``timezone`` (the user's; UTC's
 without one), or from ``asked=``, a callable ``(ToolRuntime) -> time`` (the middleware's: the time of the latest user
 message).
@@ -138,18 +138,21 @@ def _describe_validation_error(exc: Exception) -> str:
 
 
 def _bind(impl: Callable, aimpl: Callable, defaults: dict[str, Any], target_of: Callable[[Any], Any],
-          scoped: bool, asked_of: Callable[[Any], Any] | None = None) -> tuple[Callable, Callable]:
+          scoped: bool, timed: tuple[Callable[[Any], Any], Callable[[Any], Any]] | None = None
+          ) -> tuple[Callable, Callable]:
     """Tool functions calling ``impl`` / ``aimpl`` on the memory view ``target_of(runtime)``; hippo errors become
-    ``ToolException``. Scoped functions take LangGraph's injected ``runtime`` argument. With ``asked_of``, the tool
-    takes ``asked_at``: the model's, checked (``InvalidInput`` naming it), else ``asked_of(runtime)``."""
+    ``ToolException``. Scoped functions take LangGraph's injected ``runtime`` argument. With ``timed``, ``(asked_of,
+    zone_of)``, the tool takes ``asked_at``: the model's, checked (``InvalidInput`` naming it; one that carries no
+    calendar but UTC's put on ``zone_of(runtime)``'s), else ``asked_of(runtime)``."""
 
     def call(runtime: Any, kwargs: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         args = {**defaults, **{n: v for n, v in kwargs.items() if v is not None}}
         target = target_of(runtime)
-        if asked_of is not None:
+        if timed is not None:
+            asked_of, zone_of = timed
             given = args.get("asked_at")
             args["asked_at"] = asked_of(runtime) if given is None else \
-                message_time(given, "asked_at", getattr(target, "config", None))
+                message_time(given, "asked_at", getattr(target, "config", None), zone_of(runtime))
         return target, args
 
     def func(runtime: Any = None, **kwargs: Any) -> str:
@@ -216,11 +219,12 @@ def make_memory_tools(
         raise InvalidInput("asked must be callable or None")
     check_key(timezone_key, "timezone_key")
 
-    def now_of_run(runtime: Any) -> Any:  # the clock on the run's zone (its context's or configurable's), else zone's
-        given = run_time_zone(None, timezone_key)
-        return now_in(zone if given is None else time_zone(*given))
+    def zone_of(runtime: Any) -> Any:
+        """The run's zone (its context's or configurable's ``timezone_key``), else ``timezone``."""
+        given = run_time_zone(getattr(runtime, "config", None), timezone_key, getattr(runtime, "context", None))
+        return zone if given is None else time_zone(*given)
 
-    asked_of = asked if asked is not None else now_of_run
+    asked_of = asked if asked is not None else (lambda runtime: now_in(zone_of(runtime)))
     fixed = memory.using(namespace) if namespace is not None else memory
     target_of = scope if scope is not None else (lambda runtime: fixed)
     scoped = scope is not None
@@ -240,7 +244,7 @@ def make_memory_tools(
     ]
     tools: list[BaseTool] = []
     for name, schema, impl, aimpl, defaults, description in specs:
-        timed = asked_of if "asked_at" in schema.model_fields else None
+        timed = (asked_of, zone_of) if "asked_at" in schema.model_fields else None
         func, coroutine = _bind(impl, aimpl, defaults, target_of, scoped, timed)
         tools.append(StructuredTool.from_function(func=func, coroutine=coroutine, name=name, args_schema=schema,
                                                   description=description, **common))

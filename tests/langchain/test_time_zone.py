@@ -353,6 +353,38 @@ class TestToolsAsk:
             make_memory_tools(memory, timezone_key="")
         memory.close()
 
+    async def test_the_model_s_asked_at_in_utc_is_put_on_the_user_s_calendar(self):
+        """A model writes the time it asks at in UTC ("Z", as it reads the clock): 02:00 UTC on Wednesday is Tuesday
+        21:00 in New York, so the New Yorker's "yesterday" is Monday (bowling), not UTC's Tuesday (swimming), as the
+        retriever puts a call's ``asked_at`` in UTC on the zone; a time with its own offset keeps it."""
+        memory = hippo.Memory(None)
+        add_days(memory)
+        for search, config in ((make_memory_tools(memory, k=1, timezone="America/New_York")[0], None),
+                               (make_memory_tools(memory, k=1)[0], {"configurable": {"timezone": "America/New_York"}})):
+            args = {"query": QUESTION, "asked_at": "2024-03-06T02:00:00Z"}
+            assert _first_line(search.invoke(args, config)) == BOWLING
+            assert _first_line(await search.ainvoke(args, config)) == BOWLING
+            args = {"query": QUESTION, "asked_at": "2024-03-06T11:00:00+09:00"}  # the user said where they were
+            assert _first_line(search.invoke(args, config)) == SWIMMING
+        retriever = HippoRetriever(memory=memory, k=1, timezone="America/New_York")
+        assert [d.page_content for d in retriever.invoke(QUESTION, asked_at="2024-03-06T02:00:00Z")] == [BOWLING]
+        memory.close()
+
+    def test_under_the_middleware_the_model_s_asked_at_in_utc_is_on_the_run_s_calendar(self):
+        memory = hippo.Memory(None)
+        add_days(memory.using("user.ann"))
+        model = recording_model([
+            AIMessage("", tool_calls=[{"name": "memory_search", "id": "s",
+                                       "args": {"query": QUESTION, "k": 3, "asked_at": "2024-03-06T02:00:00Z"}}]),
+            AIMessage("Bowling."),
+        ])
+        agent = create_agent(model, middleware=[HippoMemoryMiddleware(memory, budget_tokens=1, memory_tools=True)])
+        question = HumanMessage(QUESTION, additional_kwargs={"hippo_timestamp": "2024-03-05T21:00:00-05:00"})
+        out = agent.invoke({"messages": [question]}, _cfg(), context={"timezone": "America/New_York"})
+        found = [m for m in out["messages"] if m.type == "tool"][0]  # the question itself, stored by then, and the days
+        assert [line.split(": ", 1)[1] for line in found.text.splitlines() if "went" in line][0] == BOWLING
+        memory.close()
+
     def test_a_bad_time_zone_or_clock_is_refused_by_name(self):
         memory = hippo.Memory(None)
         for bad in ("Mars/Olympus_Mons", "+25:00", 5):
