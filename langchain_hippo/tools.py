@@ -9,10 +9,10 @@ With ``scope=``, a callable ``(ToolRuntime) -> hippo.Memory``, each call picks i
 run (e.g. the current user's namespace); ``HippoMemoryMiddleware(memory_tools=True)`` uses this.
 
 A search is asked when the agent's turn is: its "yesterday" or "last week" count from the model's ``asked_at``
-argument when it gives one (one in UTC put on the user's calendar, below), else from the clock, on the calendar of the run's zone (under ``timezone_key`` in its
+argument when it gives one, else from the clock, on the calendar of the run's zone (under ``timezone_key`` in its
 LangGraph runtime context or ``configurable``, as the middleware reads it), else of ``timezone`` (the user's; UTC's
 without one), or from ``asked=``, a callable ``(ToolRuntime) -> time`` (the middleware's: the time of the latest user
-message).
+message). A model's ``asked_at`` that carries no calendar but UTC's ("Z") is put on that same calendar.
 """
 
 from __future__ import annotations
