@@ -358,6 +358,8 @@ def test_invalid_labels_in_search_and_list(store):
         (SearchOp(("a",), filter={"n": {"$regex": "x"}}), "filter"),
         (SearchOp(("a",), query=3), "query"),
         (ListNamespacesOp(max_depth=-1), "max_depth"),
+        (ListNamespacesOp(offset=-1), "offset"),  # InMemoryStore slices from the end: the last namespace
+        (ListNamespacesOp(limit=-1), "limit"),  # InMemoryStore slices: all but the last
         (ListNamespacesOp(match_conditions=(1,)), "match_conditions"),  # was AttributeError: no attribute 'path'
         (ListNamespacesOp(match_conditions=5), "match_conditions"),  # was TypeError: not iterable
         (GetOp(("a",), "keep", refresh_ttl="no"), "refresh_ttl"),  # was taken as True: the expiry pushed back
