@@ -430,8 +430,13 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         'We flew to Japan 🇯🇵 yesterday!',
         "👨\u200d👩\u200d👧\u200d👦 family dinner at Nonna's",
         'Mochi😍 is the best dog',
+        'my 🐶 went to the vet 🏥 today',
+        "I love my new 🎸, it's a Fender",
+        'pizza night!🍕🍕 at Tom\'s',
+        'great job 👍🏽 see you Monday',
     ], [
         ('birthday Maya', 0), ('Japan', 1), ('family dinner', 2), ('Mochi', 3),
+        ('🐶🏥', 4), ('🎸?', 5), ('🍕', 6), ('👍', 7), ('🇯🇵', 1), ('🎂?', 0),
     ]),
     # mixed scripts
     'mixed': ([

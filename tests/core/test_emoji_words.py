@@ -68,3 +68,38 @@ def test_the_last_piece_of_a_cut_character_is_told_by_the_character() -> None:
     assert not lexicon.last_character_is_word("🎉".encode())
     assert lexicon.last_character_is_word("café".encode())
     assert lexicon.last_character_is_word("Ελλάδα".encode())
+
+
+# -- a question of emoji alone --------------------------------------------------------------------------------------
+ASKED = ["🎉", "😂", "❤️", "❤", "✨", "☕", "👍", "👍🏽", "🇮🇪", "👩‍👩‍👧", "✅", "⭐", "⚡", "⌛", "🙏"]
+
+
+def _asked_reference(texts: list[str], question: str) -> set[int]:
+    # the messages holding the emoji as typed, or without its skin tone and presentation selector ("👍🏽" asked finds
+    # "👍"; "❤️" asked finds "❤")
+    base = re.sub("[\U0001F3FB-\U0001F3FF]", "", question)
+    forms = {base, base.replace("\ufe0f", "")}
+    return {k for k, t in enumerate(texts) if any(f in t for f in forms)}
+
+
+def test_a_question_of_emoji_alone_finds_the_messages_holding_them() -> None:
+    texts = ["my 🐶 went to the vet 🏥 today", "I love my new 🎸, it's a Fender", "going to the beach🏖️ with Sam",
+             "pizza night!🍕🍕 at Tom's", "great job 👍🏽", "I ❤️ Paris", "the meeting is at 3pm"]
+    with Memory(None) as mem:
+        for t in texts:
+            mem.add(t, speaker="Ann")
+        for question, k in (("🎸?", 1), ("🐶🏥", 0), ("🏥", 0), ("🏖", 2), ("🍕", 3), ("👍", 4), ("❤", 5)):
+            hits = mem.search(question, k=3)
+            assert [h.text for h in hits] == [texts[k]], question
+            context = mem.recall(question, budget_tokens=300)
+            assert texts[k] in context.text and context.tokens <= 300, question
+        assert mem.search("🎻", k=3) == []  # an emoji no message holds
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(JOINS), st.sampled_from(EMOJI + WORDS + LETTERS)),
+                         min_size=1, max_size=6), min_size=1, max_size=5))
+def test_an_emoji_asked_matches_as_a_substring_test_does(messages) -> None:
+    texts = ["".join(j + piece for j, piece in m).strip() or "x" for m in messages]
+    for question in ASKED:
+        assert _matched(texts, question) == _asked_reference(texts, question), (question, texts)

@@ -564,7 +564,8 @@ class TermPattern:
     term: str
     singles: np.ndarray
     phrases: tuple[tuple[int, ...], ...]
-    # a CJK bigram: matched wherever its tokens occur (the script has no spaces that would mark where words start)
+    # a CJK bigram: matched wherever its tokens occur (the script has no spaces that would mark where words start);
+    # an emoji too (its tokens are bytes of a symbol, typed against words or other emoji: "Mochi😍", "🐶🏥")
     anywhere: bool = False
 
     @cached_property
@@ -612,7 +613,10 @@ def surface_forms(word: str) -> set[str]:
     (:func:`hippo.text.russian.variants`); in Chinese characters, in simplified and traditional form
     (:func:`hippo.text.hanzi.forms`); in kana, in hiragana and katakana (:func:`hippo.text.textnorm.other_kana`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
     has the forms of the word without them, and its own as written. A number is also written in the digits of
-    Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`)."""
+    Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`). An emoji
+    (:func:`hippo.text.textnorm.emoji`) is itself, with and without its presentation selectors."""
+    if textnorm.is_emoji(word):  # with and without its presentation selectors ("🏖️", "🏖")
+        return {word, word.translate(dict.fromkeys(map(ord, textnorm.EMOJI_SELECTORS)))} - {""}
     numbers = textnorm.digit_forms(word)
     if numbers and not word.isascii():  # "٢٠٢٤" is "2024", whose forms hold it in each script's digits
         return surface_forms(next(n for n in numbers if n.isascii())) | {word}
@@ -1003,7 +1007,7 @@ def _pattern_of(word: str, forms: set[str], folds: bool | str) -> TermPattern:
                           singles, phrases)
             singles.update(mixed.get(v.encode(), ()))
     return TermPattern(textnorm.stem(word), np.asarray(sorted(singles), dtype=np.uint32), tuple(sorted(phrases)),
-                       anywhere=textnorm.is_cjk(word))
+                       anywhere=textnorm.is_cjk(word) or textnorm.is_emoji(word))
 
 
 # -- misspellings ------------------------------------------------------------------------------------------------

@@ -43,12 +43,13 @@ def analyze(text: str, keywords: list[str] | None = None, *, self_reference: boo
     """Keywords of a query: content words minus stopwords and question scaffolding, one per stem, then (with
     ``self_reference``, for questions) the asker's first-person words it uses (:data:`SELF_REFERENCE`).
 
-    A query made only of stopwords ("hello", "how are you?") keeps all its words rather than matching nothing.
+    A query made only of stopwords ("hello", "how are you?") keeps all its words rather than matching nothing, and
+    its emoji (:func:`hippo.text.textnorm.emoji`): a question of emoji alone ("🎸?", "🐶🏥") looks for them.
     Explicit ``keywords`` (from an LLM) are taken as they are.
     """
     q = _analyze(text, keywords, self_reference and keywords is None)
     if not q.keywords and keywords is None:
-        q = _analyze(text, textnorm.words(text), False)
+        q = _analyze(text, textnorm.words(text) + textnorm.emoji(text), False)
     return q
 
 

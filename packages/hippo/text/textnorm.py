@@ -286,13 +286,43 @@ def digit_forms(word: str) -> set[str]:
     return {ascii_digits.translate({0x30 + d: z + d for d in range(10)}) for z in _DIGIT_ZEROS}
 
 
+_CLUSTER = regex.compile(r"\X")  # a grapheme cluster: what a reader sees as one character
+
+
+# Emoji: a pictograph ("🎸", "❤", "©") or a flag's two regional indicators ("🇯🇵"), with what its grapheme cluster
+# joins to it (a presentation selector, a skin tone, a sequence joined by U+200D: "👨‍👩‍👧"). cl100k cuts
+# most into bytes ("🎸" is three tokens), which the word rules read as no word: a question of emoji alone ("🎸?",
+# "🐶🏥") had no word to look for.
+_EMOJI = regex.compile(r"[\p{Extended_Pictographic}\p{Regional_Indicator}]")
+# The skin tones (U+1F3FB-U+1F3FF) follow the emoji they colour: "👍🏽" holds "👍"
+_SKIN_TONES = regex.compile("[\U0001F3FB-\U0001F3FF]")
+EMOJI_SELECTORS = "\ufe0e\ufe0f"  # the text and emoji presentation selectors: "🏖️" is "🏖" shown as an emoji
+
+
+def emoji(text: str) -> list[str]:
+    """The emoji of ``text`` in order, each once: its grapheme clusters that hold a pictograph or a regional
+    indicator, without their skin tones ("👍🏽" -> "👍")."""
+    if text.isascii():
+        return []
+    out: list[str] = []
+    for m in _CLUSTER.finditer(text):
+        c = m.group()
+        if _EMOJI.search(c):
+            c = _SKIN_TONES.sub("", c)
+            if c and c not in out:
+                out.append(c)
+    return out
+
+
+def is_emoji(word: str) -> bool:
+    """Whether ``word`` opens with an emoji (:func:`emoji`): its tokens are bytes of a symbol, matched anywhere."""
+    return bool(word) and not word.isascii() and _EMOJI.match(word) is not None
+
+
 def is_cjk(word: str) -> bool:
     """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
     anywhere."""
     return bool(word) and _CJK_RE.match(word) is not None
-
-
-_CLUSTER = regex.compile(r"\X")  # a grapheme cluster: what a reader sees as one character
 
 
 def grapheme_head(text: str, limit: int, *, whole: bool = False) -> str:
