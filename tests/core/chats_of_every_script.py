@@ -397,6 +397,23 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ('pho', 0), ('Da Nang', 1), ('sinh nhật', 2), ('dien thoai', 3), ('mèo', 4), ('cuoc hop', 5), ('Sai Gon', 6),
         ('sac dien thoai', 13), ('ve tau di Hue', 18), ('tien thue nha', 19), ('Ha Noi', 0),
     ]),
+    # Sinhala: words with a ZWJ after the al-lakuna (the rakaransaya and yansaya keyboards type), some typed without
+    'si': ([
+        'මම ශ්\u200dරී ලංකාවේ කොළඹ ඉපදුණා',
+        'අද ක්\u200dරිකට් මැච් එක බලන්න යනවා',
+        'කමල් හෙට මහනුවර යනවා',
+        'මගේ ෆෝන් එක කැඩුණා',
+        'ට්\u200dරේන් එක පැයක් පරක්කුයි',
+        'නිමල්ගේ උපන්දිනය මාර්තු 5',
+        'මේ ප්\u200dරශ්නය ගැන පස්සේ කතා කරමු',
+        'අම්මා කිරිබත් හැදුවා',
+        'ගාල්ලේ මුහුදු වෙරළට ගියා',
+        'අද වැස්ස නිසා ගෙදර',
+        'ඩොක්ටර් කිව්වා ප්රතිකාර දෙකක් ඕනේ කියලා',
+    ], [
+        ('ශ්රී', 0), ('ක්රිකට්', 1), ('කමල්', 2), ('ට්රේන්', 4), ('ප්\u200dරශ්නය', 6), ('කිරිබත්', 7),
+        ('ප්\u200dරතිකාර', 10), ('මහනුවර', 2),
+    ]),
     # Amharic
     'am': ([
         'ትናንት ከአበበ ጋር በአዲስ አበባ እንጀራ በላሁ።',
@@ -453,5 +470,5 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
 
 NAMES = {"ja": "Japanese", "zh": "Chinese", "ko": "Korean", "th": "Thai", "lo": "Lao", "km": "Khmer", "my": "Burmese",
          "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "ar": "Arabic", "fa": "Persian", "ur": "Urdu", "he": "Hebrew",
-         "el": "Greek", "tr": "Turkish", "vi": "Vietnamese", "am": "Amharic", "ka": "Georgian", "hy": "Armenian",
+         "el": "Greek", "tr": "Turkish", "vi": "Vietnamese", "si": "Sinhala", "am": "Amharic", "ka": "Georgian", "hy": "Armenian",
          "emoji": "emoji", "mixed": "mixed scripts"}

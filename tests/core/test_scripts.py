@@ -686,6 +686,42 @@ def test_persian_words_with_and_without_the_zero_width_non_joiner(written):
             assert want and [h.id for h in mem.search(q, k=2)] == want, q
 
 
+# Words the Indic scripts write with a zero-width joiner (ZWJ) or non-joiner (ZWNJ) next to a virama: Sinhala's
+# rakaransaya and yansaya ("ශ්‍රී", "ක්‍රිකට්", "ට්‍රේන්"), a Malayalam chillu in the older encoding ("അവന്‍"), Bengali's
+# ya-phala after ra ("র‍্যাব"), a Devanagari half form and explicit virama ("क्‍षमा", "क्‌षमा").
+ZW = "\u200d", "\u200c"
+JOINED = ["මම ශ්\u200dරී ලංකාවේ කොළඹ ඉපදුණා", "අද ක්\u200dරිකට් මැච් එක බලන්න යනවා", "ට්\u200dරේන් එක පැයක් පරක්කුයි",
+          "അവന്\u200d നാളെ വരും", "র\u200d্যাব অফিসে গেছে", "क्\u200dषमा करें, मैं देर से आया", "वह क्\u200cषत्रिय है",
+          "unrelated words here about boats"]
+
+
+@pytest.mark.parametrize("written", ["joiners", "none"])
+@pytest.mark.parametrize("question", ["ශ්රී", "ශ්\u200dරී", "ක්රිකට්", "ට්\u200dරේන්", "അവന്", "അവന്\u200d", "র্যাব",
+                                      "র\u200d্যাব", "क्षमा", "क्\u200cषमा", "क्षत्रिय", "क्\u200dषत्रिय"])
+def test_indic_words_with_and_without_zero_width_joiners(written, question):
+    """A word is the same typed with a ZWJ or ZWNJ next to its virama or without it (keyboards, fonts and converters
+    put them in or leave them out). Before, a question typed without the joiner found nothing of a message that
+    wrote it ("ශ්රී" found no "ශ්‍රී"), and one typed with it was cut in two words. The reference: the same sentences
+    without joiners, asked without them."""
+    def bare(t: str) -> str:
+        return t.replace(ZW[0], "").replace(ZW[1], "")
+
+    with Memory(None) as mem, Memory(None) as ref:
+        mem.add_many({"text": t if written == "joiners" else bare(t)} for t in JOINED)
+        ref.add_many({"text": bare(t)} for t in JOINED)
+        want = [h.id for h in ref.search(bare(question), k=2)]
+        assert want and [h.id for h in mem.search(question, k=2)] == want
+    assert analyze(question).keywords == [bare(question)]
+
+
+def test_joiner_forms_by_hand():
+    assert textnorm.joiner_forms("ශ්රී") == {"ශ්\u200dරී", "ශ\u200d්රී", "ශ්\u200cරී", "ශ\u200c්රී"}
+    assert textnorm.joiner_forms("ലളിതം") == set() and textnorm.joiner_forms("party") == set()
+    assert "ද්\u200dරව්\u200dය" in textnorm.joiner_forms("ද්රව්ය")  # a joiner after each virama
+    # the joiners of an emoji sequence are no joiners of letters
+    assert textnorm.without_joiners("👨\u200d👩\u200d👧 ශ්\u200dරී") == "👨\u200d👩\u200d👧 ශ්රී"
+
+
 # Chats in Chinese, Japanese, Korean and Thai write brand names, places, code and years against their text, with no
 # space between them; and CJK keyboards type a name with its model number in full width. The same sentences with a
 # space where the script changes (and in ASCII for the full-width one) are the reference.

@@ -611,7 +611,9 @@ def surface_forms(word: str) -> set[str]:
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
     (:func:`hippo.text.russian.variants`); in Chinese characters, in simplified and traditional form
-    (:func:`hippo.text.hanzi.forms`); in kana, in hiragana and katakana (:func:`hippo.text.textnorm.other_kana`). A word written with optional marks (:func:`hippo.text.textnorm.plain`)
+    (:func:`hippo.text.hanzi.forms`); in kana, in hiragana and katakana (:func:`hippo.text.textnorm.other_kana`); with
+    a virama, also with a zero-width joiner or non-joiner next to it (:func:`hippo.text.textnorm.joiner_forms`). A
+    word written with optional marks (:func:`hippo.text.textnorm.plain`)
     has the forms of the word without them, and its own as written. A number is also written in the digits of
     Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`). An emoji
     (:func:`hippo.text.textnorm.emoji`) is itself, with and without its presentation selectors."""
@@ -633,6 +635,7 @@ def surface_forms(word: str) -> set[str]:
     if any(ord(c) >= 0x250 for c in word):  # beyond Latin: no English inflections; case variants, and the
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
         forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
+        forms = forms | textnorm.joiner_forms(word)  # with a zero-width joiner at a virama ("ශ්‍රී")
         if textnorm.is_cjk(word):  # Chinese characters in simplified and traditional form ("会议", "會議")
             forms = forms | hanzi.forms(word) | textnorm.other_kana(word)  # and kana in either syllabary
         # katakana are also typed in half width ("カメ", "ｶﾒ")

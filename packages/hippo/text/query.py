@@ -57,12 +57,12 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     # a question's words in NFC: one written with combining marks ("Zu\u0308rich") is the word it spells, and its
     # pattern looks for both ways of writing it (lexicon.pattern)
     # and without Persian's zero-width non-joiner, which would cut "می‌خواهم" in two (its pattern looks for the word
-    # with and without it: text.clitics)
+    # with and without it: text.clitics), and the zero-width joiners inside a word ("ශ්‍රී": textnorm.joiner_forms)
     # and with its half-width katakana in full width, where its bigrams are those of the word (each pattern looks
     # for the word both ways: lexicon.surface_forms)
     words = keywords if keywords is not None else \
         textnorm.words(text if text.isascii() else
-                       textnorm.full_width_kana(unicodedata.normalize("NFC", text).replace("\u200c", "")))
+                       textnorm.full_width_kana(textnorm.without_joiners(unicodedata.normalize("NFC", text))))
     # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
     form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()

@@ -319,6 +319,45 @@ def is_emoji(word: str) -> bool:
     return bool(word) and not word.isascii() and _EMOJI.match(word) is not None
 
 
+# The zero-width joiner and non-joiner (U+200D, U+200C) ask a font to join two letters or to keep them apart, and
+# change no word. The Indic scripts write them next to a virama: Sinhala's "ශ්‍රී" (Sri) and "ක්‍රම" are a consonant,
+# the al-lakuna, a ZWJ and "ර" (the rakaransaya a keyboard types), Devanagari shows a half form ("क्‍ष") or an
+# explicit virama ("क्‌ष") with them, Malayalam wrote its chillu letters as a consonant, a virama and a ZWJ
+# ("അവന്‍"), and Bengali writes "র‍্য" (ra, ZWJ, virama, ya) for the ya-phala after ra. Keyboards, fonts and
+# converters put them in or leave them out, so the same word is typed both ways. Persian writes a ZWNJ before its
+# plural and after its verb prefix (:mod:`hippo.text.clitics`). A question is read without them between letters
+# (:func:`without_joiners`: they would cut its word in two), and a word with a virama is also looked for with one
+# next to its viramas (:func:`joiner_forms`). The ZWJ of an emoji sequence ("👨‍👩‍👧") is no joiner of
+# letters and stays.
+ZWNJ, ZWJ = "\u200c", "\u200d"
+_LETTER_JOINER = re.compile(rf"(?<=[\w{_MARKS}])\u200d(?=[\w{_MARKS}])|\u200c")
+_VIRAMA_JOINTS = 8  # the viramas of a word given joiners: a word has one or two (a longer run is no word of speech)
+
+
+def without_joiners(text: str) -> str:
+    """``text`` without its zero-width non-joiners and the zero-width joiners between two letters (or marks)."""
+    if ZWJ not in text and ZWNJ not in text:
+        return text
+    return _LETTER_JOINER.sub("", text)
+
+
+def joiner_forms(word: str) -> set[str]:
+    """``word`` (of a script written with spaces) with a zero-width joiner or non-joiner next to its viramas: one
+    after or before one virama at a time, and one after each of them; the empty set for a word without a virama
+    ("ශ්රී" -> "ශ්‍රී", ...)."""
+    if word.isascii() or is_cjk(word):
+        return set()
+    at = [k for k, c in enumerate(word) if unicodedata.combining(c) == 9][:_VIRAMA_JOINTS]
+    out: set[str] = set()
+    for j in (ZWJ, ZWNJ):
+        for k in at:
+            out.add(word[: k + 1] + j + word[k + 1:])
+            out.add(word[:k] + j + word[k:])
+        if len(at) > 1:
+            out.add("".join(c + (j if k in at else "") for k, c in enumerate(word)))
+    return out - {word}
+
+
 def is_cjk(word: str) -> bool:
     """Whether ``word`` is written in a script whose runs are cut into bigrams (:func:`words`): they match
     anywhere."""
