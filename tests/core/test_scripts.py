@@ -306,6 +306,26 @@ def test_a_number_in_arabic_persian_or_indic_digits_is_the_number():
         assert [h.id for h in mem.search("312", k=1)] == [room.id]
 
 
+@pytest.mark.parametrize("question, answer", [("2567", 0), ("๒๕๖๗", 0), ("๕", 0), ("120", 1), ("๑๒๐", 1), ("081", 2),
+                                              ("๐๘๑", 2), ("1500", 3), ("၁၅၀၀", 3), ("៣០", 4), ("30", 4), ("45", 5)])
+def test_a_number_in_thai_lao_khmer_or_myanmar_digits_is_the_number(question, answer):
+    """Thai, Lao, Khmer and Myanmar write numbers in their own digits or in ASCII ones. Their digits were
+    characters of their scripts' runs, cut into bigrams with the letters around them ("๒๕", "๕๖", "๖๗"), so "2567"
+    found no "๒๕๖๗" and "๒๕๖๗" no "2567". A run of them is a number, found from its ASCII digits and the other way
+    round; the reference is the same message with the number in ASCII digits, found by the question in ASCII."""
+    assert textnorm.words("วันที่๕ มี.ค. ๒๕๖๗") == ["วั", "ัน", "นท", "ที", "ี่", "๕", "มี", "ค", "๒๕๖๗"]
+    texts = ["ฉันเกิดวันที่๕ มี.ค. ๒๕๖๗ ที่เชียงใหม่", "ข้าวมันไก่จานละ ๑๒๐ บาท", "เบอร์โทรใหม่ ๐๘๑-๒๓๔-๕๖๗๘",
+             "ထမင်းဆိုင်မှာ ၁၅၀၀ ကျပ် ကုန်တယ်", "ខ្ញុំរង់ចាំ ៣០ នាទី", "ລົດເມມາຊ້າ ໔໕ ນາທີ"]
+    ascii_texts = [t.translate(str.maketrans({z + d: str(d) for z in (0xE50, 0xED0, 0x17E0, 0x1040) for d in range(10)}))
+                   for t in texts]
+    with Memory(None) as mem, Memory(None) as ref:
+        ids = [mem.add(t).id for t in texts]
+        ref_ids = [ref.add(t).id for t in ascii_texts]
+        asked = question.translate(str.maketrans({z + d: str(d) for z in (0xE50, 0x17E0, 0x1040) for d in range(10)}))
+        assert [h.id for h in ref.search(asked, k=1)] == [ref_ids[answer]]
+        assert [h.id for h in mem.search(question, k=1)] == [ids[answer]]
+
+
 @pytest.mark.parametrize("word, plain", [
     ("café", "cafe"), ("Medellín", "Medellin"), ("naïve", "naive"), ("mañana", "manana"), ("São", "Sao"),
     ("e\u0301te\u0301", "ete"), ("Straße", "Strasse"), ("GROẞ", "GROSS"), ("Kadıköy", "Kadikoy"), ("ĳsbaan", "ijsbaan"),

@@ -29,10 +29,12 @@ import regex
 # of whole syllables, docs/retrieval.md).
 # ASCII text (most of it) is split by the ASCII rule alone; other text by one class of word characters, and only
 # the few runs holding an underscore or a script without spaces are split further.
-_CJK = ("\u0e01-\u0e4e\u0e50-\u0e59\u0e81-\u0edf\u1000-\u1049\u1050-\u109f\u1100-\u11ff\u1780-\u17d3"
-        "\u17d7\u17dc\u17dd\u17e0-\u17e9\u17f0-\u17f9\u19e0-\u19ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
+_CJK = ("\u0e01-\u0e4e\u0e81-\u0ecf\u0edc-\u0edf\u1000-\u103f\u1050-\u109f\u1100-\u11ff\u1780-\u17d3"
+        "\u17d7\u17dc\u17dd\u17f0-\u17f9\u19e0-\u19ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
         "\u4e00-\u9fff\ua960-\ua97f\ua9e0-\ua9fe\uaa60-\uaa7f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff"
         "\uff66-\uff9f\uffa0-\uffdc")  # their sentence punctuation (Thai ๏ ๚ ๛, Myanmar ၊ ။, Khmer ។ ៕) left out
+# and their decimal digits (Thai ๐-๙, Lao, Khmer, Myanmar): a number in them is a word, as in the other scripts'
+# digits ("๒๕๖๗" is 2567: digit_forms)
 _MARKS = ("\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
           "\u0900-\u0963\u0966-\u0dff\u0f00-\u0fff")
 WORD_RE = re.compile(r"[A-Za-z0-9]+(?:['’][A-Za-z]+)?")  # ASCII text
@@ -267,11 +269,12 @@ def plain(word: str) -> str:
     return full_width_kana(out) or word
 
 
-# The decimal digits of the scripts whose words are runs of letters and digits: Arabic-Indic (Arabic), Extended
-# Arabic-Indic (Persian, Urdu), and the Indic scripts'. Arabic, Persian, Hindi and Bengali chats write numbers in
-# their own digits or in ASCII ones, often both in one conversation ("٢٠٢٤" and "2024"): the same number. (The
-# digits of Thai, Lao, Khmer and Myanmar are characters of their scripts' runs, read as bigrams like their letters.)
-_DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66)
+# The decimal digits of Arabic-Indic (Arabic), Extended Arabic-Indic (Persian, Urdu), the Indic scripts', and Thai,
+# Lao, Khmer and Myanmar. Their chats write numbers in their own digits or in ASCII ones, often both in one
+# conversation ("٢٠٢٤" and "2024", "๒๕๖๗" and "2567"): the same number. A run of Thai, Lao, Khmer or Myanmar digits
+# is a word of its own, not a run of its script's letters (_CJK): "วันที่ ๕" holds the word "๕".
+_DIGIT_ZEROS = (0x30, 0x660, 0x6F0, 0x966, 0x9E6, 0xA66, 0xAE6, 0xB66, 0xBE6, 0xC66, 0xCE6, 0xD66, 0xE50, 0xED0,
+                0x17E0, 0x1040)
 _TO_ASCII_DIGITS = {z + d: 0x30 + d for z in _DIGIT_ZEROS for d in range(10)}
 
 
