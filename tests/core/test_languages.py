@@ -19,9 +19,7 @@ NOT_FIRST = {
                       "the Thai chat (uncased scripts have no proper nouns) and its surprise lifts it above",
     ("th", "ที่ชาร์จ"): "as above",
     ("hi", "डाक्टर"): "the message spells it डॉक्टर (with the candra o of English loanwords)",
-    ("bn", "বিড়াল"): "the message inflects it (বিড়ালের): Bengali suffixes are not taken off",
-    ("bn", "চট্টগ্রাম"): "the message inflects it (চট্টগ্রামে)",
-    ("fa", "كتابها"): "the message writes the plural with another ending (کتاب‌های)",
+    ("bn", "মা"): "the message inflects it (মায়ের); a word of one letter is not given Bengali's endings",
     ("he", "ספרים"): "another message writes the word without points and is found first; the pointed one counts "
                      "as a slip does",
     ("vi", "Sai Gon"): "short words whose marks Vietnamese shares with French keep them (Sài Gòn)",

@@ -3,7 +3,8 @@ way. "السيارة" is "the car", "وبالسيارة" "and by the car", "הב
 question that names the car ("سيارة") or the house ("בית") then finds no message that says "the car" or "in the
 house", since words are matched whole. A query word in these scripts is also matched with the proclitics each
 language attaches, in the order its grammar allows
-(:func:`variants`). Only prefixes: the suffixes (pronouns, plurals) change the word more and are left as they are.
+(:func:`variants`). Of the suffixes, only Persian's plurals, possessives and ezafe (:func:`_persian_forms`); the
+Arabic ones (pronouns, plurals) are left as they are.
 
 * **Arabic**: an optional conjunction (و "and", ف "so"), an optional preposition (ب "by, with", ك "like", ل "for"),
   an optional article (ال "the"; ل before ال is written لل). A query word that carries an unambiguous proclitic
@@ -114,15 +115,47 @@ def _with_zwnj(word: str) -> set[str]:
     return out
 
 
+# Persian writes its plural, its possessive pronouns and the ezafe onto the noun, glued ("دوستانم", my friends;
+# "ماشینش", his car; "کتابهایم", my books) or after a ZWNJ ("کتاب‌های", "خانه‌ام"). A question names the noun bare
+# ("دوست", "ماشین", "کتاب") or with another of them. A query word in Arabic script of three letters or more is
+# also looked for with each of them (:func:`_persian_forms`), glued and after a ZWNJ; a word asked with a plural
+# ("کتابها", "کفش‌ها", "کتابهایم") with each of them on its noun. The Arabic pronoun suffixes (ه، ها "her", هم، ك)
+# are left as they are: on a name they write common words ("علي", "عليه" on him).
+_FA_ENDINGS = ("ها", "های", "هایی", "هایم", "هایت", "هایش", "هایمان", "هایتان", "هایشان", "ان", "انم", "انت", "انش",
+               "انمان", "انتان", "انشان", "م", "ت", "ش", "مان", "تان", "شان", "ی", "ام", "ات", "اش", "ای")
+# the plural ها with what follows it, longest first: what a word asked is stripped of ("کتابهایم" is "کتاب")
+_FA_PLURAL = tuple(sorted((e for e in _FA_ENDINGS if e.startswith("ها")), key=len, reverse=True))
+_FA_AFTER_ZWNJ = frozenset(e for e in _FA_ENDINGS if e.startswith("ها") or e in ("ام", "ات", "اش", "ای", "ی"))
+_FA_MIN_BASE = 3
+
+
+def _persian_forms(word: str) -> set[str]:
+    """The noun of ``word`` (without the plural it ends in, and what follows it, where three letters are left:
+    "کتابهایم" is "کتاب") with each Persian ending of
+    :data:`_FA_ENDINGS`, glued and (the plurals and the endings after a vowel) after a ZWNJ, in each keyboard's
+    letters; the empty set for a word of fewer than three letters."""
+    base = word.replace(ZWNJ, "")
+    for sfx in _FA_PLURAL:
+        if base.endswith(sfx) and len(base) - len(sfx) >= _FA_MIN_BASE:
+            base = base[: -len(sfx)]
+            break
+    if len(base) < _FA_MIN_BASE:
+        return set()
+    return {b + j + e for b in _keyboard_spellings(base) for e in _FA_ENDINGS
+            for j in (("", ZWNJ) if e in _FA_AFTER_ZWNJ else ("",))} | {base}
+
+
 @lru_cache(maxsize=4096)
 def variants(word: str) -> frozenset[str]:
     """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); in Arabic
-    script also with Persian's zero-width non-joiner at its usual joints (:func:`_with_zwnj`); for a word of any
-    other script, ``{word}``."""
+    script also with Persian's zero-width non-joiner at its usual joints (:func:`_with_zwnj`) and with Persian's
+    endings (:func:`_persian_forms`); for a word of any other script, ``{word}``."""
     if is_arabic(word):
         out = {word}
         if ZWNJ not in word:
             out |= {v for typed in _keyboard_spellings(word) for v in _with_zwnj(typed)}
+        # its noun with Persian's plural, possessives and ezafe (after an Arabic article run: "السيارة" is "سيارة")
+        out |= {f for root in _arabic_bases(word) for f in _persian_forms(root)}
         for base in {b for root in _arabic_bases(word) for b in _arabic_spellings(root)}:
             for c in _AR_CONJUNCTIONS:
                 for p in _AR_PREPOSITIONS:

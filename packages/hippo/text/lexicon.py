@@ -21,7 +21,8 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from hippo.base.locks import ForkSafeLock
-from hippo.text import clitics, hanzi, places, relatives, russian, shorthand, spelling, textnorm, tokenizer
+from hippo.text import (clitics, hanzi, inflections, places, relatives, russian, shorthand, spelling, textnorm,
+                        tokenizer)
 
 _lock = ForkSafeLock(reentrant=True)  # builds the per-token tables once; re-entered by a table built from others
 
@@ -610,7 +611,8 @@ def surface_forms(word: str) -> set[str]:
     American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
-    (:func:`hippo.text.russian.variants`); in Chinese characters, in simplified and traditional form
+    (:func:`hippo.text.russian.variants`); in Greek and Bengali, with their endings
+    (:func:`hippo.text.inflections.variants`); in Chinese characters, in simplified and traditional form
     (:func:`hippo.text.hanzi.forms`); in kana, in hiragana and katakana (:func:`hippo.text.textnorm.other_kana`); with
     a virama, also with a zero-width joiner or non-joiner next to it (:func:`hippo.text.textnorm.joiner_forms`). A
     word written with optional marks (:func:`hippo.text.textnorm.plain`)
@@ -636,6 +638,7 @@ def surface_forms(word: str) -> set[str]:
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
         forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
         forms = forms | textnorm.joiner_forms(word)  # with a zero-width joiner at a virama ("ශ්‍රී")
+        forms = forms | inflections.variants(word)  # Greek and Bengali endings ("Αθηνας", "বিড়ালের")
         if textnorm.is_cjk(word):  # Chinese characters in simplified and traditional form ("会议", "會議")
             forms = forms | hanzi.forms(word) | textnorm.other_kana(word)  # and kana in either syllabary
         # katakana are also typed in half width ("カメ", "ｶﾒ")
