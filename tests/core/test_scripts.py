@@ -786,7 +786,9 @@ def test_inflection_forms_by_hand():
     assert inflections.variants("машина") == {"машина"}  # Russian's are text.russian's
     assert {"دوستانم", "کتاب\u200cهای", "کتابهایم", "خانه\u200cام"} <= clitics.variants("دوست") | clitics.variants(
         "کتابها") | clitics.variants("خانه")
-    assert "عليه" not in clitics.variants("علي")  # no Arabic pronoun suffixes on a name
+    # no Arabic pronoun suffixes on a name, nor Persian's glued endings on a short word without a Persian letter
+    assert not {"عليه", "عليها", "علين"} & clitics.variants("علي")
+    assert {"کفشها", "کفش\u200cهایم", "کفشم"} <= clitics.variants("کفش")
 
 
 # Chats in Chinese, Japanese, Korean and Thai write brand names, places, code and years against their text, with no

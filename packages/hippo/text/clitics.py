@@ -118,22 +118,26 @@ def _with_zwnj(word: str) -> set[str]:
 # Persian writes its plural, its possessive pronouns and the ezafe onto the noun, glued ("دوستانم", my friends;
 # "ماشینش", his car; "کتابهایم", my books) or after a ZWNJ ("کتاب‌های", "خانه‌ام"). A question names the noun bare
 # ("دوست", "ماشین", "کتاب") or with another of them. A query word in Arabic script of three letters or more is
-# also looked for with each of them (:func:`_persian_forms`), glued and after a ZWNJ; a word asked with a plural
-# ("کتابها", "کفش‌ها", "کتابهایم") with each of them on its noun. The Arabic pronoun suffixes (ه، ها "her", هم، ك)
-# are left as they are: on a name they write common words ("علي", "عليه" on him).
+# also looked for with each of them (:func:`_persian_forms`), after a ZWNJ and glued; a word asked with a plural
+# ("کتابها", "کفش‌ها", "کتابهایم") with each of them on its noun. Glued, Persian's plural ها is Arabic's "her" and
+# its ی Arabic's "my": on a short Arabic word they write common words ("علي" Ali, "عليها" on her), so a word of
+# three letters gets them glued only where a letter Arabic does not write (پ چ ژ گ ک ی) says it is Persian; the
+# Arabic suffixes themselves (ه، هم، ك) are left as they are.
 _FA_ENDINGS = ("ها", "های", "هایی", "هایم", "هایت", "هایش", "هایمان", "هایتان", "هایشان", "ان", "انم", "انت", "انش",
                "انمان", "انتان", "انشان", "م", "ت", "ش", "مان", "تان", "شان", "ی", "ام", "ات", "اش", "ای")
 # the plural ها with what follows it, longest first: what a word asked is stripped of ("کتابهایم" is "کتاب")
 _FA_PLURAL = tuple(sorted((e for e in _FA_ENDINGS if e.startswith("ها")), key=len, reverse=True))
 _FA_AFTER_ZWNJ = frozenset(e for e in _FA_ENDINGS if e.startswith("ها") or e in ("ام", "ات", "اش", "ای", "ی"))
 _FA_MIN_BASE = 3
+_FA_LETTERS = frozenset("پچژگکی")  # letters of Persian's alphabet that Arabic does not write
+_FA_MIN_GLUED = 4  # the letters of a noun given glued endings when none of them is Persian's own
 
 
 def _persian_forms(word: str) -> set[str]:
     """The noun of ``word`` (without the plural it ends in, and what follows it, where three letters are left:
-    "کتابهایم" is "کتاب") with each Persian ending of
-    :data:`_FA_ENDINGS`, glued and (the plurals and the endings after a vowel) after a ZWNJ, in each keyboard's
-    letters; the empty set for a word of fewer than three letters."""
+    "کتابهایم" is "کتاب") with each Persian ending of :data:`_FA_ENDINGS` after a ZWNJ (the plurals and the
+    endings after a vowel) and glued (a noun of :data:`_FA_MIN_GLUED` letters, or of three with a letter of
+    :data:`_FA_LETTERS`), in each keyboard's letters; the empty set for a word of fewer than three letters."""
     base = word.replace(ZWNJ, "")
     for sfx in _FA_PLURAL:
         if base.endswith(sfx) and len(base) - len(sfx) >= _FA_MIN_BASE:
@@ -141,8 +145,9 @@ def _persian_forms(word: str) -> set[str]:
             break
     if len(base) < _FA_MIN_BASE:
         return set()
+    glued = ("",) if len(base) >= _FA_MIN_GLUED or not _FA_LETTERS.isdisjoint(base) else ()
     return {b + j + e for b in _keyboard_spellings(base) for e in _FA_ENDINGS
-            for j in (("", ZWNJ) if e in _FA_AFTER_ZWNJ else ("",))} | {base}
+            for j in glued + ((ZWNJ,) if e in _FA_AFTER_ZWNJ else ())} | {base}
 
 
 @lru_cache(maxsize=4096)
