@@ -200,7 +200,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         'घर का एसी फिर से खराब हो गया।',
     ], [
         ('राहुल', 0), ('मुंबई', 1), ('बेटी का जन्मदिन', 2), ('फोन', 3), ('बिल्ली', 4), ('मीटिंग', 5), ('फिल्में', 6),
-        ('बेंगलुरु', 7), ('डाक्टर', 8), ('पासपोर्ट', 9), ('चार्जर', 17), ('जयपुर', 22), ('२०२४', 2),
+        ('बेंगलुरु', 7), ('डाक्टर', 8), ('पासपोर्ट', 9), ('चार्जर', 17), ('जयपुर', 22), ('२०२४', 2), ('किताब', 20),
+        ('दोस्त', 11), ('कुत्ते', 21),
     ]),
     # Bengali
     'bn': ([
@@ -483,5 +484,6 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
 
 NAMES = {"ja": "Japanese", "zh": "Chinese", "ko": "Korean", "th": "Thai", "lo": "Lao", "km": "Khmer", "my": "Burmese",
          "hi": "Hindi", "bn": "Bengali", "ta": "Tamil", "ar": "Arabic", "fa": "Persian", "ur": "Urdu", "he": "Hebrew",
-         "el": "Greek", "tr": "Turkish", "vi": "Vietnamese", "si": "Sinhala", "am": "Amharic", "ka": "Georgian", "hy": "Armenian",
+         "el": "Greek", "tr": "Turkish", "vi": "Vietnamese", "si": "Sinhala", "am": "Amharic", "ka": "Georgian",
+         "hy": "Armenian",
          "emoji": "emoji", "mixed": "mixed scripts"}

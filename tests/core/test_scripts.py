@@ -316,12 +316,12 @@ def test_a_number_in_thai_lao_khmer_or_myanmar_digits_is_the_number(question, an
     assert textnorm.words("วันที่๕ มี.ค. ๒๕๖๗") == ["วั", "ัน", "นท", "ที", "ี่", "๕", "มี", "ค", "๒๕๖๗"]
     texts = ["ฉันเกิดวันที่๕ มี.ค. ๒๕๖๗ ที่เชียงใหม่", "ข้าวมันไก่จานละ ๑๒๐ บาท", "เบอร์โทรใหม่ ๐๘๑-๒๓๔-๕๖๗๘",
              "ထမင်းဆိုင်မှာ ၁၅၀၀ ကျပ် ကုန်တယ်", "ខ្ញុំរង់ចាំ ៣០ នាទី", "ລົດເມມາຊ້າ ໔໕ ນາທີ"]
-    ascii_texts = [t.translate(str.maketrans({z + d: str(d) for z in (0xE50, 0xED0, 0x17E0, 0x1040) for d in range(10)}))
-                   for t in texts]
+    to_ascii = str.maketrans({z + d: str(d) for z in (0xE50, 0xED0, 0x17E0, 0x1040) for d in range(10)})
+    ascii_texts = [t.translate(to_ascii) for t in texts]
     with Memory(None) as mem, Memory(None) as ref:
         ids = [mem.add(t).id for t in texts]
         ref_ids = [ref.add(t).id for t in ascii_texts]
-        asked = question.translate(str.maketrans({z + d: str(d) for z in (0xE50, 0x17E0, 0x1040) for d in range(10)}))
+        asked = question.translate(to_ascii)
         assert [h.id for h in ref.search(asked, k=1)] == [ref_ids[answer]]
         assert [h.id for h in mem.search(question, k=1)] == [ids[answer]]
 
@@ -707,8 +707,8 @@ def test_persian_words_with_and_without_the_zero_width_non_joiner(written):
 
 
 # Words the Indic scripts write with a zero-width joiner (ZWJ) or non-joiner (ZWNJ) next to a virama: Sinhala's
-# rakaransaya and yansaya ("ශ්‍රී", "ක්‍රිකට්", "ට්‍රේන්"), a Malayalam chillu in the older encoding ("അവന്‍"), Bengali's
-# ya-phala after ra ("র‍্যাব"), a Devanagari half form and explicit virama ("क्‍षमा", "क्‌षमा").
+# rakaransaya and yansaya ("ශ්‍රී", "ක්‍රිකට්", "ට්‍රේන්"), a Malayalam chillu in the older encoding ("അവന്‍"),
+# Bengali's ya-phala after ra ("র‍্যাব"), a Devanagari half form and explicit virama ("क्‍षमा", "क्‌षमा").
 ZW = "\u200d", "\u200c"
 JOINED = ["මම ශ්\u200dරී ලංකාවේ කොළඹ ඉපදුණා", "අද ක්\u200dරිකට් මැච් එක බලන්න යනවා", "ට්\u200dරේන් එක පැයක් පරක්කුයි",
           "അവന്\u200d നാളെ വരും", "র\u200d্যাব অফিসে গেছে", "क्\u200dषमा करें, मैं देर से आया", "वह क्\u200cषत्रिय है",
@@ -751,8 +751,8 @@ INFLECTED = {
             "Ο σκύλος μας λέγεται Ρεξ."],
            [("Αθηνας", 0), ("ταινια", 1), ("Θεσσαλονικης", 2), ("προγραμματος", 3), ("καρεκλες", 4), ("πιτας", 5),
             ("αυτοκινητα", 6), ("Ναξος", 7), ("σκυλου", 8), ("ΑΥΤΟΚΙΝΗΤΟ", 6), ("φίλους", 2)]),
-    "bn": (["গতকাল আমি রহিমের সাথে ঢাকায় বিরিয়ানি খেয়েছি।", "আমার বিড়ালের নাম মিনি।", "আমার ভাই চট্টগ্রামে কাজ করে।",
-            "বইগুলো টেবিলের উপর রাখো।", "করিমকে ফোন করতে ভুলে গেছি।", "সিলেটের চা খুব ভালো।",
+    "bn": (["গতকাল আমি রহিমের সাথে ঢাকায় বিরিয়ানি খেয়েছি।", "আমার বিড়ালের নাম মিনি।",
+            "আমার ভাই চট্টগ্রামে কাজ করে।", "বইগুলো টেবিলের উপর রাখো।", "করিমকে ফোন করতে ভুলে গেছি।", "সিলেটের চা খুব ভালো।",
             "আমি নতুন মোবাইলটা কিনেছি।", "বন্ধুদের সাথে সিনেমা দেখলাম।", "কলকাতার ট্রেন দেরিতে এসেছে।"],
            [("রহিম", 0), ("ঢাকা", 0), ("বিড়াল", 1), ("চট্টগ্রাম", 2), ("বই", 3), ("টেবিল", 3), ("করিম", 4),
             ("সিলেট", 5), ("মোবাইল", 6), ("বন্ধু", 7), ("কলকাতায়", 8)]),
@@ -761,15 +761,19 @@ INFLECTED = {
             "کفش\u200cهایم را گم کردم.", "برادرم در مشهد کار می\u200cکند.", "همکارانم برای ناهار رفتند."],
            [("كتابها", 1), ("کتابهایم", 1), ("دوست", 2), ("ماشین", 3), ("درخت", 4), ("کفشها", 5), ("برادر", 6),
             ("همکار", 7), ("علی", 0)]),
+    "hi": (["मैंने तीन किताबें खरीदीं।", "बच्चों के साथ पार्क गए।", "लड़कियाँ स्कूल जा रही हैं।", "मेरी बहनों ने खाना बनाया।",
+            "दिल्ली में बारिश हो रही है।", "कमरे में कोई नहीं है।", "गाड़ियों की आवाज़ बहुत है।", "दोस्तों से मिलकर अच्छा लगा।"],
+           [("किताब", 0), ("बच्चा", 1), ("बच्चे", 1), ("लड़की", 2), ("बहन", 3), ("कमरा", 5), ("गाड़ी", 6), ("दोस्त", 7),
+            ("दिल्ली", 4)]),
 }
 
 
 @pytest.mark.parametrize("lang", sorted(INFLECTED))
 def test_a_noun_is_found_under_the_endings_of_its_language(lang):
     """Greek declines its nouns ("Αθήνα", "Αθήνας"), Bengali writes its case and plural markers onto them ("বিড়ালের",
-    "চট্টগ্রামে", "বইগুলো"), Persian its plural and possessives ("دوستانم", "ماشینش", "کتاب‌های"). Before, a question
-    naming the noun in another form found its sentence first for 1 of 11 Greek, 0 of 11 Bengali and 1 of 9 Persian
-    questions."""
+    "চট্টগ্রামে", "বইগুলো"), Persian its plural and possessives ("دوستانم", "ماشینش", "کتاب‌های"), Hindi its plural and
+    oblique case ("किताबें", "बच्चों"). Before, a question naming the noun in another form found its sentence first for
+    1 of 11 Greek, 0 of 11 Bengali, 1 of 9 Persian and 1 of 9 Hindi questions."""
     texts, questions = INFLECTED[lang]
     with Memory(None) as mem:
         ids = [mem.add(t).id for t in texts]
@@ -784,6 +788,8 @@ def test_inflection_forms_by_hand():
     assert {"চট্টগ্রামে", "চট্টগ্রামের", "চট্টগ্রাম"} <= inflections.variants("চট্টগ্রামের")
     assert inflections.variants("মা") == {"মা"} and inflections.variants("Αθ") == {"Αθ"}
     assert inflections.variants("машина") == {"машина"}  # Russian's are text.russian's
+    kids = inflections.variants("बच्चा")
+    assert {"बच्चा", "बच्चे", "बच्चों"} <= kids and "बच्च" not in kids  # no base alone in Hindi
     assert {"دوستانم", "کتاب\u200cهای", "کتابهایم", "خانه\u200cام"} <= clitics.variants("دوست") | clitics.variants(
         "کتابها") | clitics.variants("خانه")
     # no Arabic pronoun suffixes on a name, nor Persian's glued endings on a short word without a Persian letter
