@@ -17,7 +17,8 @@ Arabic ones (pronouns, plurals) are left as they are.
 * **Hebrew**: the prefix letters of "משה וכלב": an optional ו "and", an optional ש "that", an optional preposition
   (מ "from", ב "in", כ "as", ל "to"), an optional article ה "the" (written after מ, and left out after ב, כ and ל,
   whose vowel absorbs it: "בבית" is "in the house"). A Hebrew query word is not stripped: its first letters are as
-  often the word's own ("שלום" is no ש + "לום").
+  often the word's own ("שלום" is no ש + "לום"). It is also looked for in its regular plurals (:func:`_hebrew_plurals`:
+  "ספר", "ספרים").
 """
 
 from __future__ import annotations
@@ -150,6 +151,33 @@ def _persian_forms(word: str) -> set[str]:
             for j in glued + ((ZWNJ,) if e in _FA_AFTER_ZWNJ else ())} | {base}
 
 
+# Hebrew's regular plurals: "-ים" ("ספר", "ספרים"; "ילד", "ילדים") and "-ות", which takes the place of a final ה or
+# ת ("מתנה", "מתנות"; "מכונית", "מכוניות"). A letter with a final form takes its other form before them ("שכן",
+# "שכנים"). A noun of three letters or more is also looked for in them, and a word asked in them also in the noun
+# (with and without a final ה). The irregular ones ("בית", "בתים") are left as they are.
+_HE_PLURALS = ("ים", "ות")
+_HE_MIN_BASE = 3
+_HE_FINAL = str.maketrans("ךםןףץ", "כמנפצ")
+_HE_NOT_FINAL = str.maketrans("כמנפצ", "ךםןףץ")
+
+
+def _hebrew_plurals(word: str) -> set[str]:
+    """``word`` and, for a word of :data:`_HE_MIN_BASE` letters or more, its regular plurals, or (for a word asked in
+    one) its noun and the noun's other plural."""
+    out = {word}
+    for p in _HE_PLURALS:
+        if word.endswith(p) and len(word) - len(p) >= _HE_MIN_BASE:
+            stem = word[: -len(p)]
+            noun = stem[:-1] + stem[-1].translate(_HE_NOT_FINAL)
+            return out | {noun, stem + "ה", stem + "ת"} | {stem + q for q in _HE_PLURALS}
+    if len(word) >= _HE_MIN_BASE:
+        stem = word[:-1] + word[-1].translate(_HE_FINAL)
+        out |= {stem + p for p in _HE_PLURALS}
+        if word[-1] in "הת":
+            out.add(word[:-1] + "ות")
+    return out
+
+
 @lru_cache(maxsize=4096)
 def variants(word: str) -> frozenset[str]:
     """``word`` and its forms with the proclitics of its script (Arabic or Hebrew; see the module); in Arabic
@@ -168,6 +196,6 @@ def variants(word: str) -> frozenset[str]:
                     out.add(c + ("لل" if p == "ل" else p + _AR_ARTICLE) + base)
         return frozenset(out)
     if is_hebrew(word):
-        return frozenset(c + r + pa + word for c in _HE_CONJUNCTION for r in _HE_RELATIVE
+        return frozenset(c + r + pa + w for w in _hebrew_plurals(word) for c in _HE_CONJUNCTION for r in _HE_RELATIVE
                          for pa in _HE_PREPOSITION_ARTICLE)
     return frozenset((word,))
