@@ -789,6 +789,26 @@ def test_a_noun_is_found_under_the_endings_of_its_language(lang):
     assert not missed
 
 
+@pytest.mark.parametrize("question", ["σουβλακι", "Αθηνας", "γατες", "ספר", "دوست", "машину"])
+def test_a_word_of_many_forms_is_found_in_a_longer_chat(question):
+    """A word's forms (Greek's endings, Hebrew's prefixes and plurals, Persian's endings, Russian's cases) are
+    phrases of several tokens, and a word's frequency bound counted each phrase's rarest piece once per phrase: in a
+    chat of 210 messages "σουβλακι" seemed to occur 5,600 times where it occurs 10. Past ``enumerate_limit`` a word
+    is not looked for in its accented spellings, and with the limit at 2,000 (at 50,000, the default, a chat of
+    2,000 messages) it found nothing. The reference: the same chat with no limit reached."""
+    from chats_of_every_script import CHATS
+
+    lang = {"σ": "el", "Α": "el", "γ": "el", "ס": "he", "د": "fa", "м": "ru"}[question[0]]
+    msgs = CHATS[lang][0] if lang != "ru" else ["Я купила новую машину вчера.", "Машина красная.", "Мы ездили в Москву."]
+    texts = [msgs[i % len(msgs)] for i in range(210)]
+    found = []
+    for limit in (2_000, 10**9):
+        with Memory(None, config={"retrieval": {"enumerate_limit": limit}}) as mem:
+            mem.add_many({"text": t} for t in texts)
+            found.append([h.text for h in mem.search(question, k=20)])
+    assert found[1] and found[0] == found[1]
+
+
 def test_inflection_forms_by_hand():
     from hippo.text import clitics, inflections
 

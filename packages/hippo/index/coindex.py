@@ -1121,11 +1121,21 @@ class NamespaceIndex:
         return counts, freq
 
     def term_frequency(self, pat: lexicon.TermPattern, counts: dict[int, int] | None = None) -> int:
-        """Upper bound on the occurrences of a term (counts of its single tokens plus its rarest phrase pieces)."""
+        """Upper bound on the occurrences of a term: the counts of its single tokens, plus those of its phrases'
+        rarest pieces, once per piece and offset. The phrases anchored on one token at one offset (the forms of a
+        word that share its stem: "σουβλακι", "σουβλακια", "σουβλακιου"...) start where that token's occurrences put
+        them, one start each, and a term's occurrences are its distinct starts (:meth:`term_positions`). Counted
+        once per phrase, a Greek or Hebrew word's hundred forms made a word of 50 messages seem to occur 58,000
+        times in 2,000, past ``enumerate_limit``, and such a word is not looked for in its accented spellings."""
         counts = self.token_counts(pat) if counts is None else counts
         total = sum(counts[t] for t in pat.singles.tolist())
         if pat.phrases:
-            total += int(self._phrase_counts(pat, counts).min(axis=1).sum())
+            cell = self._phrase_counts(pat, counts)
+            anchor = cell.argmin(axis=1)
+            every = np.arange(anchor.size)
+            key = pat.phrase_table[0][every, anchor].astype(np.int64) * (cell.shape[1] + 1) + anchor
+            _, first = np.unique(key, return_index=True)
+            total += int(cell[every, anchor][first].sum())
         return total
 
     @staticmethod
