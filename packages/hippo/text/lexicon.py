@@ -611,7 +611,7 @@ def surface_forms(word: str) -> set[str]:
     American spellings (:func:`hippo.text.spelling.variants`) and their short forms in chats, or the word a short
     form stands for (:func:`hippo.text.shorthand.variants`); in Arabic and Hebrew, the word with the proclitics
     written onto it (:func:`hippo.text.clitics.variants`); in Cyrillic, its stem with Russian's case endings
-    (:func:`hippo.text.russian.variants`); in Greek, Bengali and Hindi, with their endings
+    (:func:`hippo.text.russian.variants`); in Greek, Bengali, Hindi, Georgian and Armenian, with their endings
     (:func:`hippo.text.inflections.variants`); in Chinese characters, in simplified and traditional form
     (:func:`hippo.text.hanzi.forms`); in kana, in hiragana and katakana (:func:`hippo.text.textnorm.other_kana`); with
     a virama, also with a zero-width joiner or non-joiner next to it (:func:`hippo.text.textnorm.joiner_forms`). A
@@ -638,7 +638,7 @@ def surface_forms(word: str) -> set[str]:
         # proclitics Arabic and Hebrew write onto a word ("السيارة" holds "سيارة": text.clitics)
         forms = clitics.variants(word) | russian.variants(word)  # Russian case endings: text.russian
         forms = forms | textnorm.joiner_forms(word)  # with a zero-width joiner at a virama ("ශ්‍රී")
-        forms = forms | inflections.variants(word)  # Greek, Bengali and Hindi endings ("Αθηνας", "বিড়ালের")
+        forms = forms | inflections.variants(word)  # the endings of Greek, Bengali, Hindi ... ("Αθηνας", "বিড়ালের")
         if textnorm.is_cjk(word):  # Chinese characters in simplified and traditional form ("会议", "會議")
             forms = forms | hanzi.forms(word) | textnorm.other_kana(word)  # and kana in either syllabary
         # katakana are also typed in half width ("カメ", "ｶﾒ")
