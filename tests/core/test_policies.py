@@ -141,3 +141,54 @@ def test_deep_consolidation_promotes_often_used_and_persist_marked_entries():
     rate = {i: life.decay.base_rate[life.decay.slot_of[i]] for i in (a.id, b.id, c.id)}
     assert report["persist_marked"] >= 2
     assert rate[a.id] == rate[b.id] == mem.config.decay.rates["memory"] and rate[c.id] == 0.05
+
+
+THEME_CONVO = [
+    ("Ann", "I adopted a border collie named Pixel last weekend."),
+    ("Bob", "My cat Mochi hates dogs, though."),
+    ("Ann", "Pixel loves frisbees and long hikes in the hills."),
+    ("Bob", "I started a pottery class at the community center."),
+    ("Ann", "What are you making in the pottery class?"),
+    ("Bob", "A blue glazed teapot for my grandmother's birthday."),
+    ("Ann", "We hiked the Cascade ridge trail with Pixel yesterday."),
+    ("Bob", "The teapot cracked in the kiln, so I'm making another one."),
+]
+
+
+@pytest.mark.parametrize("action, rate", [({"priority": "critical"}, 0.0), ({"decay_rate": 0.5}, 0.5),
+                                          ({"priority": "low"}, 0.005 * 2)])
+def test_a_policy_on_the_theme_type_applies_to_themes(monkeypatch, action, rate):
+    """``type: theme`` is a documented match key, but a theme has no text of its own and policies were only
+    evaluated for units with text: a rule on themes never applied (they kept the theme rate, 0.005, and normal
+    priority: strength 0.82 after 100 days whatever the rule said). Themes now follow such rules, as episodes and
+    semantics do, and rules of other units' types leave them alone."""
+    import hippo.engine.prepare as prepare
+    from hippo.engine.hierarchy import decay as decay_mod
+
+    class Clock:
+        t = 1_760_000_000.0
+
+        def time(self):
+            return self.t
+
+    clock = Clock()
+    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
+    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    policies = [{"match": {"type": "theme"}, "action": action},
+                {"match": {"type": "episode"}, "action": {"priority": "critical"}}]
+    mem = Memory(None, config={"decay": {"clock": "time", "policies": policies}})
+    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(THEME_CONVO * 3))
+    mem.consolidate("deep")
+    life = mem.engine.state().life()
+    themes = life.hier.themes.live().tolist()
+    episodes = list(life.hier.episodes)
+    assert themes and episodes
+    clock.t += 100 * 86400.0
+    # every message was added within microseconds of the first: 100 days since each theme was made
+    want = closed_form(rate, 100.0)
+    assert life.unit_strength("theme", themes).tolist() == pytest.approx([want] * len(themes), rel=1e-6)
+    assert [t["strength"] for t in mem.topics() if t["id"] != "current"] == [round(want, 4)] * len(themes)
+    assert life.unit_strength("episode", episodes).tolist() == [1.0] * len(episodes)
+    semantics = list(life.hier.semantics)
+    assert life.unit_strength("semantic", semantics).tolist() == pytest.approx(
+        [closed_form(0.01, 100.0)] * len(semantics), rel=1e-6)  # no rule on semantics: their own rate

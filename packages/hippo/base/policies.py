@@ -4,7 +4,8 @@ A policy is ``{"match": {...}, "action": {...}}``. Every policy whose ``match`` 
 ones overriding earlier ones field by field. Match keys:
 
 * ``type``: entry type (``message``, ``tool_result``, ``state``, ``memory``; ``episode``, ``semantic``, ``theme``
-  for units);
+  for units: an episode's text is its summary, a semantic's its fact, and a theme has none, so word rules never
+  match a theme);
 * ``role``, ``speaker``, ``session_id``, ``priority``: fields of the message;
 * ``contains``: a word or list of words, any of which occurs (case-insensitive, whole words);
   ``contains_all``: all of them;

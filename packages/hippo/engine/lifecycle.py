@@ -245,7 +245,9 @@ class Life:
                 prio = decay_mod.PRIORITIES[int(self.decay.priority[slots].min())]
                 turn = int(self.decay.created_turn[slots].max())
                 when = float(self.decay.created_time[slots].max())
-            out = self._policy(Entry(level, text, priority=prio)) if text and len(self.policies) else Outcome()
+            # a theme has no text of its own (its summary follows its members): rules on its type, its priority and
+            # no words apply to it, as to the other units
+            out = self._policy(Entry(level, text, priority=prio)) if len(self.policies) else Outcome()
             self.units[level].add(
                 uid, type=level, priority=out.priority or prio,
                 base_rate=out.decay_rate if out.decay_rate is not None else self.dcfg.rates[level],
