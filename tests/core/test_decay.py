@@ -366,3 +366,40 @@ def test_a_snapshot_with_repeated_keys_is_refused():
     arrays = {name: np.concatenate([col, col[:1]]) for name, col in arrays.items()}
     with pytest.raises(ValueError):
         DecayTable.from_arrays(arrays)
+
+
+@pytest.mark.parametrize("mode", ["evidence", "flat"])
+def test_recall_as_of_reads_strengths_as_they_stood_then(monkeypatch, mode):
+    """``as_of`` answers as the memory stood at that moment, but strengths were read by today's clock: a note
+    ingested six years ago and dormant today (strength 0.095) was left out of a recall asked as of a month after it
+    was written, when it was the freshest memory there was (strength 0.63, the reference's own). Strengths,
+    turns and the dormancy reference are now those of the ``as_of`` moment; without ``as_of`` nothing changes."""
+    import hippo.engine.prepare as prepare
+
+    class Clock:
+        t = 1_600_000_000.0
+
+        def time(self):
+            return self.t
+
+    clock = Clock()
+    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
+    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    mem = Memory(None, config={"hierarchy": {"recall": mode}})
+    t0 = clock.t
+    key = mem.add("The spare house key is under the blue flowerpot.", session_id="s0")
+    for month in range(72):  # six years of monthly notes: the store is in use, so dormancy is absolute
+        clock.t += 30.4 * 86400.0
+        mem.add(f"Monthly status {month}: the build is green and the garden is quiet.", session_id=f"m{month}")
+    assert mem.strength(key.id)[key.id] < mem.config.decay.dormant_threshold
+    query = "Where did we put the house key?"  # a partial cue: "put" is not in the note
+    assert key.id not in [m.id for m in mem.recall(query, budget_tokens=200).messages]  # dormant today
+    as_of = t0 + 30 * 86400.0  # before the first monthly note
+    state = mem.engine.state()
+    life = state.life()
+    turn, at, ref = life.moment(state.index, as_of)
+    assert (turn, at) == (1, as_of) and ref == pytest.approx(closed_form(0.05, 30.0), rel=1e-9)
+    got = mem.recall(query, budget_tokens=200, as_of=as_of)
+    assert [m.id for m in got.messages] == [key.id]
+    # the recall was a use: today the note is fresh again
+    assert mem.strength(key.id)[key.id] == 1.0

@@ -590,12 +590,30 @@ class Life:
     def reference(self, at: float) -> float:
         return decay_mod.reference_strength(self.dcfg, self.last_add_time or at, at)
 
-    def message_strength(self, ids: Iterable[int]) -> np.ndarray:
+    def moment(self, idx: NamespaceIndex, as_of: float | None = None) -> tuple[int, float, float]:
+        """``(turn, time, reference)`` strengths and dormancy are read at: now, or for a question about the memory as
+        it stood at ``as_of`` (an ingestion time before now), that moment, with the turn and the latest add of the
+        messages ingested by then. Only an entry's latest access is kept: one used after ``as_of`` reads as used
+        then."""
         turn, at = self.clock()
+        if as_of is None or not as_of < at:
+            return turn, at, self.reference(at)
+        created = idx.created.view
+        then = created <= as_of
+        if then.any():
+            turn = min(turn, int(idx.seqs.view[then].max()) + 1)
+            last = float(created[then].max())
+        else:
+            turn, last = 0, as_of
+        return turn, as_of, decay_mod.reference_strength(self.dcfg, last, as_of)
+
+    def message_strength(self, ids: Iterable[int], moment: tuple[int, float] | None = None) -> np.ndarray:
+        """Strengths now, or at ``moment`` (``(turn, time)``, see :meth:`moment`)."""
+        turn, at = moment or self.clock()
         return self.decay.strength(self.decay.slots(ids), self.dcfg, turn, at)
 
-    def unit_strength(self, level: str, ids: Iterable[int]) -> np.ndarray:
-        turn, at = self.clock()
+    def unit_strength(self, level: str, ids: Iterable[int], moment: tuple[int, float] | None = None) -> np.ndarray:
+        turn, at = moment or self.clock()
         table = self.units[level]
         return table.strength(table.slots(ids), self.dcfg, turn, at)
 

@@ -174,9 +174,10 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     rel = {k: v / top for k, v in rel_raw.items()}
     by_id = {p.key: p for p in pieces}
     sc = _Scorer(life, ask.terms.stems)
+    moment = life.moment(idx, ask.scope.as_of) if life is not None else None  # when strengths are read
     if dc.enabled and life is not None and rel:
         rel = _decay_adjust(life, rel, include_dormant,
-                            lambda m: sc.coverage(message_terms(life, idx, m)) if sc.stems else 0.0)
+                            lambda m: sc.coverage(message_terms(life, idx, m)) if sc.stems else 0.0, moment)
     timings["decay_ms"] = (time.perf_counter() - t) * 1e3
     t = time.perf_counter()
     units: list[dict[str, Any]] = []
@@ -191,7 +192,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
         # Stage II spends the budget on what the selected units support: they are chosen through the messages the
         # context can include; without it, the episodes of the units chosen as without ``excluded`` fill it
         sem_sel, theme_sel, sem_top = _stage1(life, sc, rel, mode, include_dormant,
-                                              excluded if mode in ("stage2", "full") else frozenset())
+                                              excluded if mode in ("stage2", "full") else frozenset(), moment)
         rep_themes: set[int] = set()
         if mode == "full":
             # Stage I's representatives steer Stage II towards uncovered themes; support stays relevance-led
@@ -348,15 +349,17 @@ def _llm_gate(state: NamespaceState, llm: Any, query: str, chosen: list[int], ti
     return chosen[:keep]
 
 
-def _decay_adjust(life: Life, rel: dict[int, float], include_dormant: bool, cue) -> dict[int, float]:
+def _decay_adjust(life: Life, rel: dict[int, float], include_dormant: bool, cue,
+                  moment: tuple[int, float, float]) -> dict[int, float]:
     """Scale relevance by relative strength (fresh entries untouched) and leave dormant entries out unless
     ``include_dormant`` or ``cue(message id)`` (the share of the query's term weight the message holds) reaches
-    ``cue_ratio``: a strong exact cue completes the pattern (seed 004 §7, §8.3)."""
+    ``cue_ratio``: a strong exact cue completes the pattern (seed 004 §7, §8.3). Strengths are read at ``moment``
+    (:meth:`Life.moment`: now, or the ``as_of`` of a question about the memory as it stood then)."""
     dc = life.dcfg
     ids = list(rel)
-    turn, at = life.clock()
-    strength = life.message_strength(ids)
-    relative = np.minimum(1.0, strength / max(life.reference(at), 1e-12))
+    turn, at, ref = moment
+    strength = life.message_strength(ids, (turn, at))
+    relative = np.minimum(1.0, strength / max(ref, 1e-12))
     out = {}
     for i, r, rs in zip(ids, (rel[i] for i in ids), relative.tolist()):
         if not include_dormant and rs < dc.dormant_threshold and cue(i) < dc.cue_ratio:
@@ -367,7 +370,8 @@ def _decay_adjust(life: Life, rel: dict[int, float], include_dormant: bool, cue)
 
 
 def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str, include_dormant: bool,
-            excluded: frozenset[int] = frozenset()) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+            excluded: frozenset[int] = frozenset(), moment: tuple[int, float, float] | None = None
+            ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
     """Candidate semantics and themes, then representative selection (Stage I) or plain top-k. A semantic whose
     text shows a message of ``excluded`` is no candidate, and the others are supported by the messages not
     excluded: a unit covers the question through what the context can include."""
@@ -395,8 +399,8 @@ def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str, include_d
         support = max((rel.get(m, 0.0) for m in sem.message_ids if m not in excluded), default=0.0)
         cand[sid] = 0.55 * support + 0.35 * sc.coverage(sem.terms) + 0.10 * max(0.0, cs)
     if life.dcfg.enabled and not include_dormant:
-        st = life.unit_strength("semantic", sids)
-        ref = life.reference(life.clock()[1])
+        turn, at, ref = moment or life.moment(None)
+        st = life.unit_strength("semantic", sids, (turn, at))
         cand = {sid: v for (sid, v), s in zip(cand.items(), st.tolist())
                 if s >= life.dcfg.dormant_threshold * ref or v >= life.dcfg.cue_ratio}
     top = max(cand.values(), default=0.0) or 1.0
