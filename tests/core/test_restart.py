@@ -23,6 +23,7 @@ from hippo.engine import persist
 from hippo.engine import state as state_mod
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
+from hippo.engine.hierarchy.decay import closed_form
 from hippo.engine.lifecycle import Life, message_terms
 from hippo.engine.profiles import ProfileIndex
 from hippo.engine.truth.state import Truth
@@ -864,3 +865,42 @@ def test_a_handle_behind_the_deletion_of_its_namespace_saves_nothing(tmp_path):
     with Memory(path) as c:
         store = c.engine.rt.store
         assert c.count() == 0 and all(store.get_units("default", k) is None for k in persist.KINDS)
+
+
+@pytest.mark.parametrize("background", [False, True])
+@pytest.mark.parametrize("change", [{"decay": {"dormant_threshold": 0.2}},
+                                    {"decay": {"policies": [{"match": {"contains": "zebra"},
+                                                             "action": {"priority": "high"}}]}},
+                                    {"hierarchy": {"theme_cap": 30}}])
+def test_a_lifecycle_rebuilt_under_new_settings_keeps_the_uses_of_messages(tmp_path, monkeypatch, change, background):
+    """A stored lifecycle built under other decay or hierarchy settings is rebuilt from the messages, and the uses it
+    recorded (the one thing messages cannot rebuild) were lost with it: after changing only ``dormant_threshold``,
+    notes used three times and promoted to long-term memory read 0.42 thirty days later, as never-used ones, instead
+    of 0.88, and the next save made it permanent. The rebuilt lifecycle now keeps every message's uses: strengths and
+    counts are those of a handle that kept the old settings, and stay so after it saves and reopens."""
+    import time
+
+    clock = [time.time() + 3600.0]  # past the messages' creation
+    monkeypatch.setattr(decay_mod, "now", lambda: clock[0])
+    if background:
+        monkeypatch.setattr(state_mod, "SYNC_ROWS", 20)  # the 40 messages are rebuilt in the background
+    path, same = tmp_path / "s.db", tmp_path / "same.db"
+    with Memory(path) as mem:
+        ids = [it.id for it in mem.add_many({"text": f"note {i} about the orchard ladder", "session_id": "s"}
+                                            for i in range(40))]
+    clock[0] += 60 * 86400.0
+    with Memory(path) as mem:
+        for _ in range(3):
+            assert mem.reinforce(ids[:5]) == 5
+        assert mem.consolidate("deep")["persist_marked"] >= 5  # used three times: long-term memory
+    copy_store(path, same)
+    clock[0] += 30 * 86400.0
+    with Memory(same) as mem:  # the reference: the old settings
+        want = mem.strength(ids)
+    # hand-worked: promoted to the memory rate (0.01), used 30 days ago at the namespace's latest turn
+    assert want[ids[0]] == pytest.approx(closed_form(0.01, 30.0), rel=1e-9)
+    for _ in range(2):  # the rebuild, then the open of what it saved
+        with Memory(path, config=change) as mem:
+            assert mem.strength(ids) == pytest.approx(want, rel=1e-12)
+            life = mem.engine.state().life()
+            assert life.decay.accesses[life.decay.slots(ids)].tolist() == [3] * 5 + [0] * 35

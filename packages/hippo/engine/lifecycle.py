@@ -531,6 +531,24 @@ class Life:
             self.save_id = their_id
         self.stored, self.pending = dict(heads), None
 
+    def carry_uses(self, saved: tuple, access: tuple | None) -> int:
+        """Keep the uses of messages that a lifecycle this one was rebuilt in place of recorded (one saved under other
+        settings, or too old for the change feed): accesses are the one thing the messages cannot rebuild. ``saved``:
+        its ``(covers, meta, arrays)``; ``access``: the ``(meta, arrays)`` of the accesses saved over it, or None.
+        Message records only (ids name one message for good; the hierarchy may have been built otherwise): the later
+        last access, the flags and promotion uses earned, the access counts (:meth:`DecayTable.merge`). Returns how
+        many records were carried."""
+        meta, arrays = saved[1], saved[2]
+        parts = [persist.split(arrays, "msg")]
+        if access is not None and meta.get("save_id") and access[0].get("life") == meta.get("save_id"):
+            parts.append(persist.split(access[1], "msg"))  # later than the lifecycle: its counts include the first
+        carried = np.zeros(0, dtype=np.int64)
+        for columns in parts:
+            if "key" in columns:
+                carried = np.union1d(carried, self.decay.merge(columns, identity=False))
+        self.turn = max(self.turn, int(meta.get("turn", 0)))
+        return int(carried.size)
+
     def apply_access_snapshot(self, meta: dict[str, Any], arrays: dict[str, np.ndarray]) -> bool:
         """Apply :meth:`to_access_snapshot` when it was saved over this state's snapshot; False otherwise."""
         if meta.get("life") != self.save_id or not self.save_id:

@@ -62,14 +62,16 @@ def encode(kind: str, fp: Fingerprint, meta: dict[str, Any], arrays: dict[str, n
     return snapshot.dump(head, arrays, level=_LEVEL)
 
 
-def decode(blob: bytes, kind: str, config: Any = None) -> tuple[Fingerprint, dict[str, Any], dict[str, np.ndarray]]:
-    """``(fingerprint covered, meta, arrays)`` of a blob; raises :class:`CorruptData` when it cannot be used."""
+def decode(blob: bytes, kind: str, config: Any = None, any_settings: bool = False
+           ) -> tuple[Fingerprint, dict[str, Any], dict[str, np.ndarray]]:
+    """``(fingerprint covered, meta, arrays)`` of a blob; raises :class:`CorruptData` when it cannot be used (built
+    under other settings than ``config``, unless ``any_settings``)."""
     head, arrays = snapshot.load(blob)
     if head.get("format") != FORMAT:
         raise CorruptData(f"{kind}: format {head.get('format')} is not {FORMAT}")
     if head.get("kind") != kind:
         raise CorruptData(f"{kind}: the blob holds {head.get('kind')!r}")
-    if head.get("config") != config:
+    if not any_settings and head.get("config") != config:
         raise CorruptData(f"{kind}: built with other settings")
     covers = head.get("covers")
     if not (isinstance(covers, list) and len(covers) == 3 and all(isinstance(x, int) for x in covers)):

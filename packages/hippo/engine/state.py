@@ -869,9 +869,35 @@ class NamespaceState:
             snap = None
         ready()
         if snap is None and len(idx) <= SYNC_ROWS:
-            return self._built_life()  # small enough to build from the messages right here
+            life = self._built_life()  # small enough to build from the messages right here
+            with life.lock:
+                self._carry_uses(life)
+            return life
         self._start("life", lambda warm: self._build_life(warm, snap))
         return None
+
+    def _carry_uses(self, life: Life) -> None:
+        """A lifecycle rebuilt from the messages in place of a stored one it could not load (saved under other decay
+        or hierarchy settings, or older than the change feed) keeps the stored one's uses of messages
+        (:meth:`Life.carry_uses`); a damaged one is left behind. Caller holds ``life.lock``."""
+        store = self.host.store
+        try:
+            blob, access = store.read_consistently(lambda: (store.get_units(self.name, persist.LIFE),
+                                                            store.get_units(self.name, persist.ACCESS)))
+            if blob is None:
+                return
+            saved = persist.decode(blob, persist.LIFE, any_settings=True)
+            got = None
+            if access is not None:
+                try:
+                    got = persist.decode(access, persist.ACCESS)[1:]
+                except _UNREADABLE:
+                    got = None  # only the latest accesses are lost
+            n = life.carry_uses(saved, got)
+            if n:
+                log.info("namespace %r: the rebuilt lifecycle keeps the uses of %d messages", self.name, n)
+        except _UNREADABLE as exc:
+            log.warning("namespace %r: the uses the stored lifecycle recorded are lost (%s)", self.name, exc)
 
     def _prefetch_life(self) -> None:
         """Read and inflate the lifecycle snapshot in a helper thread while the co-index is built (both are mostly C
@@ -1015,6 +1041,7 @@ class NamespaceState:
                 warm.breathe(t0)
             with life.lock:
                 life._load(None, (msgs, meta, created))
+                self._carry_uses(life)
         partial = self.config.hierarchy.consolidate_on_add
         while not warm.stop.is_set():  # what was appended while the above ran
             t0 = time.perf_counter()
