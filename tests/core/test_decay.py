@@ -403,3 +403,43 @@ def test_recall_as_of_reads_strengths_as_they_stood_then(monkeypatch, mode):
     assert [m.id for m in got.messages] == [key.id]
     # the recall was a use: today the note is fresh again
     assert mem.strength(key.id)[key.id] == 1.0
+
+
+def test_with_decay_switched_off_nothing_is_dormant_and_archival_deletes_nothing(monkeypatch):
+    """``decay.enabled=False`` keeps every strength at one (``strength()`` and recall say so), but the light
+    report, ``stats()`` and archival consolidation computed strengths all the same: a note under a ``prune`` policy,
+    three years old, was reported dormant and deleted by ``consolidate("archival")``, and year-old units were pruned.
+    With decay off nothing is dormant, expired or pruned now; with it on, the same store prunes both, as before."""
+    import hippo.engine.prepare as prepare
+
+    class Clock:
+        t = 0.0
+
+        def time(self):
+            return self.t
+
+    clock = Clock()
+    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
+    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    policies = [{"match": {"contains": "scratch"}, "action": {"prune": True, "decay_rate": 0.5,
+                                                              "expires_after_seconds": 86400.0}}]
+    reports = {}
+    for enabled in (True, False):
+        clock.t = 1_700_000_000.0
+        mem = Memory(None, config={"decay": {"enabled": enabled, "policies": policies,
+                                             "rates": {"semantic": 0.5, "episode": 0.5}}})
+        note = mem.add("scratch: the temporary door code is 5512", session_id="s0")
+        mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(CONVO))
+        mem.consolidate("deep")
+        units = mem.stats()["hierarchy"]["semantics"] + mem.stats()["hierarchy"]["episodes"]
+        clock.t += 3 * 365 * 86400.0
+        mem.add("The barn door was painted red today.", session_id="later")  # the store is in use again
+        light = mem.consolidate("light")
+        archival = mem.consolidate("archival")
+        after = mem.stats()["hierarchy"]
+        reports[enabled] = (mem.strength(note.id).get(note.id), light["dormant"], light["expired"],
+                            light["mean_strength"], after["dormant_messages"], archival["deleted_messages"],
+                            archival["pruned_units"], len(mem), after["semantics"] + after["episodes"] == units)
+    assert reports[False] == (1.0, 0, 0, 1.0, 0, 0, 0, 2 + len(CONVO), True)
+    strength, dormant, expired, _mean, _stats, deleted, pruned, n, kept = reports[True]
+    assert (strength, expired, deleted, n, kept) == (None, 1, 1, 1 + len(CONVO), False) and dormant >= 1 and pruned > 0

@@ -625,15 +625,28 @@ class Life:
             turn, last = 0, as_of
         return turn, as_of, decay_mod.reference_strength(self.dcfg, last, as_of)
 
+    def strengths(self, table: DecayTable, slots: np.ndarray, turn: int, at: float) -> np.ndarray:
+        """Strengths of ``slots`` of ``table`` (one of this state's): all 1 while decay is switched off
+        (``config.decay.enabled``), when nothing is dormant or expired."""
+        if not self.dcfg.enabled:
+            return np.ones(np.asarray(slots).size, dtype=np.float64)
+        return table.strength(slots, self.dcfg, turn, at)
+
+    def expired(self, table: DecayTable, slots: np.ndarray, turn: int, at: float) -> np.ndarray:
+        """Which of ``slots`` of ``table`` a policy's expiry has passed (none while decay is switched off)."""
+        if not self.dcfg.enabled:
+            return np.zeros(np.asarray(slots).size, dtype=bool)
+        return table.expired(slots, turn, at)
+
     def message_strength(self, ids: Iterable[int], moment: tuple[int, float] | None = None) -> np.ndarray:
         """Strengths now, or at ``moment`` (``(turn, time)``, see :meth:`moment`)."""
         turn, at = moment or self.clock()
-        return self.decay.strength(self.decay.slots(ids), self.dcfg, turn, at)
+        return self.strengths(self.decay, self.decay.slots(ids), turn, at)
 
     def unit_strength(self, level: str, ids: Iterable[int], moment: tuple[int, float] | None = None) -> np.ndarray:
         turn, at = moment or self.clock()
         table = self.units[level]
-        return table.strength(table.slots(ids), self.dcfg, turn, at)
+        return self.strengths(table, table.slots(ids), turn, at)
 
     def reinforce(self, message_ids: Iterable[int], units: dict[str, Iterable[int]] | None = None) -> None:
         turn, at = self.clock()

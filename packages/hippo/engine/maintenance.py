@@ -33,9 +33,9 @@ def light(life: Life) -> dict[str, Any]:
     slots = life.decay.live_slots()
     out: dict[str, Any] = {"level": "light", "messages": int(slots.size)}
     if slots.size:
-        s = life.decay.strength(slots, life.dcfg, turn, at)
+        s = life.strengths(life.decay, slots, turn, at)
         out["dormant"] = int((s < life.dcfg.dormant_threshold * life.reference(at)).sum())
-        out["expired"] = int(life.decay.expired(slots, turn, at).sum())
+        out["expired"] = int(life.expired(life.decay, slots, turn, at).sum())
         out["mean_strength"] = float(s.mean())
     if life.hier is not None:
         out["current_buffer"] = len(life.hier.buffer)
@@ -171,7 +171,7 @@ def archival(life: Life) -> tuple[dict[str, Any], list[int]]:
             slots = table.live_slots()
             if not slots.size:
                 continue
-            s = table.strength(slots, d, turn, at)
+            s = life.strengths(table, slots, turn, at)
             old = (at - table.created_time[slots]) >= d.retention_s
             keep_flag = (table.flags[slots] & F_PERSIST) != 0
             doomed = [int(k) for k in table.key[slots][(s < d.dormant_threshold * ref) & old & ~keep_flag]]
@@ -189,8 +189,8 @@ def archival(life: Life) -> tuple[dict[str, Any], list[int]]:
     if life.prunable:
         ids = sorted(life.prunable)
         slots = life.decay.slots(ids)
-        s = life.decay.strength(slots, d, turn, at)
-        exp = life.decay.expired(np.maximum(slots, 0), turn, at)
+        s = life.strengths(life.decay, slots, turn, at)
+        exp = life.expired(life.decay, np.maximum(slots, 0), turn, at)
         doomed = [i for i, sl, v, e in zip(ids, slots.tolist(), s.tolist(), exp.tolist())
                   if sl >= 0 and (v < d.dormant_threshold * ref or e)]
         doomed_messages = doomed

@@ -471,7 +471,7 @@ class Namespace:
                 out.update(life.hier.stats())
             slots = life.decay.live_slots()
             if slots.size:
-                s = life.decay.strength(slots, life.dcfg, turn, at)
+                s = life.strengths(life.decay, slots, turn, at)
                 out["dormant_messages"] = int((s < life.dcfg.dormant_threshold * life.reference(at)).sum())
                 out["mean_strength"] = float(s.mean())
             out["llm_fallbacks"] = state.llm_fallbacks
