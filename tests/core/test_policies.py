@@ -192,3 +192,41 @@ def test_a_policy_on_the_theme_type_applies_to_themes(monkeypatch, action, rate)
     semantics = list(life.hier.semantics)
     assert life.unit_strength("semantic", semantics).tolist() == pytest.approx(
         [closed_form(0.01, 100.0)] * len(semantics), rel=1e-6)  # no rule on semantics: their own rate
+
+
+def test_a_policy_expiry_on_units_expires_them(monkeypatch):
+    """Units are matched by policies and follow their priority, rate, floor and persist actions, but the hard expiry
+    actions were dropped for them: a semantic under ``expires_after_seconds: 3600`` still read 0.998 two hours
+    later, an episode under ``expires_after_turns: 5`` 0.99 eleven turns on. Units now expire as messages do:
+    after the given time (from the unit's newest message) or turns, not before."""
+    import hippo.engine.prepare as prepare
+    from hippo.engine.hierarchy import decay as decay_mod
+
+    class Clock:
+        t = 1_760_000_000.0
+
+        def time(self):
+            return self.t
+
+    clock = Clock()
+    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
+    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    policies = [{"match": {"type": "semantic"}, "action": {"expires_after_seconds": 3600}},
+                {"match": {"type": "episode"}, "action": {"expires_after_turns": 30}}]
+    mem = Memory(None, config={"decay": {"policies": policies}})
+    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(THEME_CONVO * 3))
+    mem.consolidate("deep")
+    life = mem.engine.state().life()
+    semantics, episodes = list(life.hier.semantics), list(life.hier.episodes)
+    assert semantics and episodes
+    made = life.units["episode"].created_turn[life.units["episode"].slots(episodes)]
+    last_turn, newest = int(made.max()), episodes[int(made.argmax())]
+    clock.t += 3000.0
+    assert min(life.unit_strength("semantic", semantics).tolist()) > 0.99  # 50 minutes: not yet
+    clock.t += 1200.0
+    assert life.unit_strength("semantic", semantics).tolist() == [0.0] * len(semantics)
+    more = last_turn + 30 - life.turn  # the turn the newest episode expires at
+    mem.add_many({"text": f"status update {k} about the weather"} for k in range(more - 1))
+    assert life.unit_strength("episode", [newest]).tolist()[0] > 0.0
+    mem.add("one more status update about the weather")
+    assert life.unit_strength("episode", episodes).tolist() == [0.0] * len(episodes)

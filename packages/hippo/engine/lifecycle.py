@@ -251,7 +251,9 @@ class Life:
             self.units[level].add(
                 uid, type=level, priority=out.priority or prio,
                 base_rate=out.decay_rate if out.decay_rate is not None else self.dcfg.rates[level],
-                floor=out.floor or 0.0, manual=bool(out.manual), persist=bool(out.persist), turn=turn, at=when)
+                floor=out.floor or 0.0, manual=bool(out.manual), persist=bool(out.persist), turn=turn, at=when,
+                expires_turn=turn + out.expires_after_turns if out.expires_after_turns is not None else -1,
+                expires_time=when + out.expires_after_seconds if out.expires_after_seconds is not None else math.nan)
 
     # -- following the co-index -----------------------------------------------------------------------------
     def add_messages(self, msgs: list[Msg], metadata: dict[int, dict], created: dict[int, float]) -> None:
