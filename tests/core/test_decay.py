@@ -443,3 +443,15 @@ def test_with_decay_switched_off_nothing_is_dormant_and_archival_deletes_nothing
     assert reports[False] == (1.0, 0, 0, 1.0, 0, 0, 0, 2 + len(CONVO), True)
     strength, dormant, expired, _mean, _stats, deleted, pruned, n, kept = reports[True]
     assert (strength, expired, deleted, n, kept) == (None, 1, 1, 1 + len(CONVO), False) and dormant >= 1 and pruned > 0
+
+
+@pytest.mark.parametrize("config", [{}, {"decay": {"enabled": False}}, {"hierarchy": {"enabled": False}},
+                                    {"decay": {"enabled": False}, "hierarchy": {"enabled": False}}])
+def test_reinforce_counts_the_known_messages_whatever_is_switched_off(config):
+    """``reinforce`` returns how many of the ids are messages of the namespace; with decay and the hierarchy both
+    switched off it returned 0 for a stored message (while ``strength`` listed it), now 1 as in every other
+    configuration."""
+    mem = Memory(None, config=config)
+    a = mem.add("The barn door was painted red.")
+    assert mem.reinforce([a.id, a.id, 424242]) == 1
+    assert mem.strength([a.id, 424242]) == {a.id: pytest.approx(1.0, abs=1e-6)}

@@ -453,8 +453,10 @@ class Namespace:
 
     def reinforce(self, ids: list[int]) -> int:
         state, life = self._life()
-        if life is None:
-            return 0
+        if life is None:  # neither decay nor the hierarchy: nothing records a use, but the messages are known
+            with self.rt.lock.read():
+                row_of = state.index.row_of
+                return len({i for i in ids if i in row_of})
         known = list(dict.fromkeys(i for i in ids if i in life.decay))  # how many messages, not how many ids
         if known:
             life.reinforce(known)
