@@ -904,3 +904,31 @@ def test_a_lifecycle_rebuilt_under_new_settings_keeps_the_uses_of_messages(tmp_p
             assert mem.strength(ids) == pytest.approx(want, rel=1e-12)
             life = mem.engine.state().life()
             assert life.decay.accesses[life.decay.slots(ids)].tolist() == [3] * 5 + [0] * 35
+
+
+def test_a_lifecycle_rebuilt_without_a_persist_policy_keeps_promotions_earned_by_use_only(tmp_path, monkeypatch):
+    """What a rebuilt lifecycle keeps of the stored one is what uses earned: a note promoted to long-term memory
+    because it was used three times stays promoted, one promoted only because a ``persist`` policy said so decays
+    at the message rate once that policy is gone (the settings decide it, as for a never-used note)."""
+    import time
+
+    clock = [time.time() + 3600.0]  # past the messages' creation
+    monkeypatch.setattr(decay_mod, "now", lambda: clock[0])
+    path = tmp_path / "p.db"
+    old = {"decay": {"policies": [{"match": {"contains": "always"}, "action": {"persist": True}}]}}
+    with Memory(path, config=old) as mem:
+        ruled = mem.add("I always take the 7:40 train.", session_id="s")
+        used = mem.add("The printer on floor 2 is broken.", session_id="s")
+        mem.add_many({"text": f"note {i} about the orchard ladder", "session_id": "s"} for i in range(20))
+        for _ in range(3):
+            mem.reinforce(used.id)
+        assert mem.consolidate("deep")["persist_marked"] >= 2
+    clock[0] += 50 * 86400.0
+    with Memory(path) as mem:  # the policy is gone: the lifecycle is rebuilt under the new settings
+        got = mem.strength([ruled.id, used.id])
+        life = mem.engine.state().life()
+        slot = life.decay.slots([ruled.id])[0]
+        turns = life.turn - int(life.decay.created_turn[slot])
+        days = (clock[0] - float(life.decay.created_time[slot])) / 86400.0  # since it was added
+    assert got[used.id] == pytest.approx(closed_form(0.01, 50.0), rel=1e-9)  # used: long-term memory
+    assert got[ruled.id] == pytest.approx(closed_form(0.05, days + 0.02 * turns), rel=1e-9)  # a plain message

@@ -538,16 +538,17 @@ class Life:
         settings, or too old for the change feed): accesses are the one thing the messages cannot rebuild. ``saved``:
         its ``(covers, meta, arrays)``; ``access``: the ``(meta, arrays)`` of the accesses saved over it, or None.
         Message records only (ids name one message for good; the hierarchy may have been built otherwise): the later
-        last access, the flags and promotion uses earned, the access counts (:meth:`DecayTable.merge`). Returns how
-        many records were carried."""
+        last access, the access counts and what they earned (:meth:`DecayTable.carry`); what the settings decide is
+        this state's. Returns how many records were carried."""
         meta, arrays = saved[1], saved[2]
         parts = [persist.split(arrays, "msg")]
         if access is not None and meta.get("save_id") and access[0].get("life") == meta.get("save_id"):
             parts.append(persist.split(access[1], "msg"))  # later than the lifecycle: its counts include the first
         carried = np.zeros(0, dtype=np.int64)
+        d = self.dcfg
         for columns in parts:
             if "key" in columns:
-                carried = np.union1d(carried, self.decay.merge(columns, identity=False))
+                carried = np.union1d(carried, self.decay.carry(columns, d.persist_accesses, d.rates["memory"]))
         self.turn = max(self.turn, int(meta.get("turn", 0)))
         return int(carried.size)
 

@@ -296,6 +296,26 @@ class DecayTable:
         self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]], col["base_rate"][promoted])
         return slots
 
+    def carry(self, arrays: dict[str, np.ndarray], persist_accesses: int, memory_rate: float) -> np.ndarray:
+        """Take over the uses that records saved under other settings (the columns of :meth:`arrays` or
+        :meth:`access_arrays`, keys only compared) hold for the same keys: the later last access on either clock, the
+        saved access count plus this table's own accesses, the association flag; and the long-term promotion the
+        uses earned (flagged by deep consolidation and used ``persist_accesses`` times: the ``memory_rate``). What
+        the settings decide (rates, priorities, a policy's ``persist``) stays as this table has it. Returns the
+        slots carried."""
+        slots, rows = self._matching(arrays, self.ACCESS_FIELDS, identity=False)
+        col = {c: np.asarray(arrays[c])[rows] for c in self.ACCESS_FIELDS}
+        self.accesses[slots] = col["accesses"].astype(np.int64) + self.own[slots]
+        self.last_turn[slots] = np.maximum(self.last_turn[slots], col["last_turn"])
+        self.last_time[slots] = np.maximum(self.last_time[slots], col["last_time"])
+        self.s0[slots] = np.maximum(self.s0[slots], col["s0"])
+        theirs = col["flags"].astype(np.uint8)
+        self.flags[slots] |= theirs & np.uint8(F_ASSOC)
+        promoted = slots[((theirs & np.uint8(F_PERSIST)) != 0) & (self.accesses[slots] >= persist_accesses)]
+        self.flags[promoted] |= np.uint8(F_PERSIST)
+        self.base_rate[promoted] = np.minimum(self.base_rate[promoted], memory_rate)
+        return slots
+
     @classmethod
     def from_arrays(cls, arrays: dict[str, np.ndarray]) -> "DecayTable":
         n = int(arrays["key"].size)
