@@ -363,6 +363,10 @@ def test_a_simple_past_of_a_person_reports_the_past(text, want):
     ("I heard the party is on Friday.", "12 May 2023"),
     ("At the end of the week, reflect on whether it has improved.", None),  # advice: no report
     ("By Friday I'll be done.", "12 May 2023"),
+    ("I won't finish it by Friday.", "12 May 2023"),                     # "won't" is no "won"
+    ("I won't be home on Saturday.", "13 May 2023"),
+    ("We won't be in Paris in October.", "October 2023"),
+    ("I won't be home at the end of the month.", "21-31 May 2023"),
 ])
 def test_a_simple_past_that_sets_up_what_is_to_come_leaves_the_future(text, want):
     assert label(text, MAY_10) == want

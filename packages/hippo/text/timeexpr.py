@@ -807,11 +807,11 @@ _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were
 # A simple past the cues above miss, said by a person right before or after the time ("I finished it by Friday", "At
 # the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
 # object of a plan: "I'll have it finished by Friday", "get it signed by Friday"), at most two adverbs, and a regular
-# past ("-ed", not "need" or "feed") or an irregular one. The past of a verb that sets up what is to come is left
-# out: an arrangement ("I booked a table for Friday"), a wish, a decision or a request, whose infinitive governs the
-# date ("I wanted to finish by Friday", "I decided to move in October", "I asked him to"), a verb that says,
-# learns or thinks a clause of its own ("I mentioned I'm free on Friday", "I realized the exam is next week"), and a
-# past after "if", a supposition ("If I joined a gym at the end of the month, would that help?").
+# past ("-ed", not "need" or "feed") or an irregular one ("won't" is no "won"). The past of a verb that sets up what
+# is to come is left out: an arrangement ("I booked a table for Friday"), a wish, a decision or a request, whose
+# infinitive governs the date ("I wanted to finish by Friday", "I decided to move in October", "I asked him to"), a
+# verb that says, learns or thinks a clause of its own ("I mentioned I'm free on Friday", "I realized the exam is next
+# week"), and a past after "if", a supposition ("If I joined a gym at the end of the month, would that help?").
 _PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|began|wrote|ate|drew|sang|won|lost|"
                    "built|taught|caught|became|blew|came|dealt|dug|drank|drove|fell|fought|fled|flew|forgave|"
                    "froze|grew|hid|held|led|lent|paid|rode|rang|sought|sold|sent|shook|slept|spoke|spent|stood|stole|"
@@ -826,7 +826,7 @@ _SIMPLE_PAST = re.compile(
     r"(?<!\bif\s)(?<!\bunless\s)\b(?:I|we|he|she|they)\s+(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|"
     r"never|really|officially|both|all|originally)\s+){0,2}"
     r"(?!(?:" + _PAST_SETUP + r")\b)"
-    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b", re.I)
+    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)", re.I)
 _TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
