@@ -370,3 +370,18 @@ def test_a_simple_past_of_a_person_reports_the_past(text, want):
 ])
 def test_a_simple_past_that_sets_up_what_is_to_come_leaves_the_future(text, want):
     assert label(text, MAY_10) == want
+
+
+# -- a phone's apostrophe (U+2019) is read as the typed one -------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I\u2019ll go to Paris in October.", "October 2023"),              # was October 2022: "I'll" unread
+    ("We\u2019re skiing in January.", "January 2024"),
+    ("I\u2019ve got a meeting on March 25.", "25 March 2024"),
+    ("I won\u2019t be home on Saturday.", "13 May 2023"),
+    ("Let\u2019s meet over the weekend.", "weekend of 13 May 2023"),
+    ("I\u2019ll have the report done by the end of the month.", "21-31 May 2023"),   # was no date
+])
+def test_a_phone_apostrophe_reads_as_the_typed_one(text, want):
+    assert label(text, MAY_10) == want
+    assert label(text.replace("\u2019", "'"), MAY_10) == want

@@ -960,6 +960,8 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
           ) -> list[TimeRef]:
     """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order); with ``since``, a period
     said after "since" lasts up to ``now`` (:func:`_since`)."""
+    if "\u2019" in text:  # a phone's apostrophe ("I\u2019ll", "won\u2019t", "last year\u2019s") is the typed one
+        text = text.replace("\u2019", "'")
     low = _folded(text)
     if not _ANY_FOLDED.search(low):
         return []
