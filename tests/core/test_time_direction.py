@@ -385,3 +385,25 @@ def test_a_simple_past_that_sets_up_what_is_to_come_leaves_the_future(text, want
 def test_a_phone_apostrophe_reads_as_the_typed_one(text, want):
     assert label(text, MAY_10) == want
     assert label(text.replace("\u2019", "'"), MAY_10) == want
+
+
+# -- a day of a month without its year, in a clause a person's simple past governs -------------------------------
+
+MARCH_1 = at(2023, 3, 1, 12)
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("I flew to Rome on May 20.", MARCH_1, "20 May 2022"),               # was 20 May 2023: eleven weeks on
+    ("We visited them on the 20th of May.", MARCH_1, "20 May 2022"),
+    ("I finally met her on August 3.", MARCH_1, "3 August 2022"),        # the nearest was the August to come
+    ("I just attended a workshop on March 5.", MARCH_1, "5 March 2023"),  # less than a month on: a lagging timestamp
+    ("I went to Rome on May 20.", MAY_10, "20 May 2023"),                # said before that day: the nearest, still
+    ("I flew to Rome on December 20.", MARCH_1, "20 December 2022"),     # the nearest is in the past already
+    ("I'll fly to Rome on May 20.", MARCH_1, "20 May 2023"),             # a plan
+    ("Rome on May 20 sounds great.", MARCH_1, "20 May 2023"),            # no tense: the nearest
+    ("I moved the meeting to May 20.", MARCH_1, "20 May 2023"),          # the day it was moved to
+    ("I had to cancel the trip on May 20.", MARCH_1, "20 May 2023"),     # the infinitive governs the day
+    ("I booked a table for May 20.", MARCH_1, "20 May 2023"),            # an arrangement
+])
+def test_a_reported_day_without_its_year_is_the_latest_one_gone_by(text, now, want):
+    assert label(text, now) == want

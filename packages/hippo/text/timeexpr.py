@@ -348,6 +348,14 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             # the next such date ("the next review is planned for September 15", said in February); one that
             # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
             d = min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
+        elif tense == "past" and _reports(m.string, m.start(), m.end()):
+            # a person's simple past reports a day gone by: the latest such date up to the day it is said ("I flew to
+            # Rome on May 20", said on 1 March 2023: 20 May 2022, not eleven weeks on); one less than a month on is
+            # that one still, as a plan's that passed is (a timestamp may be a session's, or lag what it reports: "I
+            # just attended a workshop on May 3", dated 2 May)
+            d = min(options, key=lambda o: abs((o - today).total_seconds()))
+            if d > today + timedelta(days=31):
+                d = max((o for o in options if o <= today), default=d)
         else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
             # December is the coming March
             d = min(options, key=lambda o: abs((o - today).total_seconds()))
@@ -825,7 +833,7 @@ _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registere
 _SIMPLE_PAST = re.compile(
     r"(?<!\bif\s)(?<!\bunless\s)\b(?:I|we|he|she|they)\s+(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|"
     r"never|really|officially|both|all|originally)\s+){0,2}"
-    r"(?!(?:" + _PAST_SETUP + r")\b)"
+    r"(?!(?:" + _PAST_SETUP + r")\b|had\s+to\b)"
     r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)", re.I)
 _TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
@@ -845,10 +853,7 @@ _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|
 def _tense(text: str, a: int, b: int) -> str | None:
     """``"future"`` when the clause around ``text[a:b]`` talks about what is to come, ``"past"`` when it reports
     what happened, None when it does not say."""
-    lo = max(0, a - 300)
-    head = text[lo:a]
-    cuts = [m.end() for m in _CLAUSE_END.finditer(head)]
-    start = lo + (cuts[-1] if cuts else 0)
+    start = _clause_start(text, a)
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     clause = text[start:tail.start() if tail else min(len(text), b + 200)]
     before = text[max(0, a - 40):a]
@@ -864,6 +869,18 @@ def _tense(text: str, a: int, b: int) -> str | None:
     if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
         return "future"
     return None
+
+
+def _clause_start(text: str, a: int) -> int:
+    """Where the clause holding ``text[a]`` starts (at most 300 characters before it)."""
+    lo = max(0, a - 300)
+    cuts = [m.end() for m in _CLAUSE_END.finditer(text, lo, a)]
+    return cuts[-1] if cuts else lo
+
+
+def _reports(text: str, a: int, b: int) -> bool:
+    """Whether a person's simple past governs ``text[a:b]`` in its clause (:func:`_reported`)."""
+    return _reported(text, _clause_start(text, a), a, b)
 
 
 def _reported(text: str, start: int, a: int, b: int) -> bool:
