@@ -407,3 +407,33 @@ MARCH_1 = at(2023, 3, 1, 12)
 ])
 def test_a_reported_day_without_its_year_is_the_latest_one_gone_by(text, now, want):
     assert label(text, now) == want
+
+
+# -- a simple past after a person named or one of the speaker's people -------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("Caroline joined a gym at the start of the year.", "January-April 2023"),   # was no date
+    ("Maya joined a gym at the end of the month.", "21-30 April 2023"),           # was no date
+    ("Maya finished it by Friday.", "5 May 2023"),                                # was the coming Friday, 12 May
+    ("At the start of the year Caroline joined a gym.", "January-April 2023"),
+    ("On Friday, Mom visited.", "5 May 2023"),
+    ("My sister visited in the summer.", "June-August 2022"),                     # was no date
+    ("my best friend finally moved in the fall", "September-November 2022"),
+    ("The kids finished the puzzle by Friday.", "5 May 2023"),
+    ("Grandma passed away in the winter.", "December 2022-February 2023"),
+    # no report of a person: the tense is read as before
+    ("Payment required by Friday.", "12 May 2023"),                               # a participle of a notice
+    ("Task Completed by Friday", "12 May 2023"),                                  # a heading
+    ("If Maya joined a gym at the end of the month, would that help?", None),     # a supposition
+    ("Maya wanted to finish by Friday.", "12 May 2023"),                          # the infinitive governs
+    ("Maya finished the draft and she'll send it by Friday.", "12 May 2023"),
+    ("Maya moved the meeting to this Friday.", "12 May 2023"),
+    ("I'm going to the mixer on Friday, Laura recommended it.", "12 May 2023"),  # the name opens another clause
+])
+def test_a_simple_past_of_a_person_named_reports_the_past(text, want):
+    assert label(text, MAY_10) == want
+
+
+def test_a_day_a_person_named_reports_is_the_latest_gone_by():
+    assert label("Mom flew to Rome on May 20.", MARCH_1) == "20 May 2022"          # was 20 May 2023
+    assert label("Since Laura recommended the mixer on May 20, I'll go.", MARCH_1) == "20 May 2023"

@@ -827,16 +827,41 @@ _PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|beg
 _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registered|enrolled|signed|postponed|delayed|"
                "extended|pushed|promised|decided|agreed|hoped|wanted|intended|expected|needed|asked|offered|"
                "volunteered|invited|meant|ordered|requested|proposed|suggested|committed|confirmed|cancell?ed|"
-               "mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|explained|"
+               "recommended|mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|explained|"
                "replied|answered|wondered|worried|imagined|believed|supposed|heard|emailed|texted|messaged|"
                "chose|tried")
+# The subject may also be a person named ("Caroline joined a gym at the start of the year", "Mom visited on
+# Saturday": a capitalised word that is no word of a sentence's frame, "Everything changed", "Two hundred came", with
+# the verb in lowercase, so that a heading's "Task Completed" is none), or one of the speaker's people ("my sister
+# moved in October", "our kids", "the kids"); a participle that describes a thing is no report of a person ("Payment
+# required by Friday").
+_PERSON_NOUNS = ("mom|mum|mother|dad|father|parents?|sister|brother|siblings?|wife|husband|partner|boyfriend|"
+                 "girlfriend|fianc[eé]e?|son|daughter|kids?|children|child|baby|friends?|family|grandma|grandpa|"
+                 "grandmother|grandfather|grandparents|aunt|uncle|cousin|niece|nephew|boss|manager|coworkers?|"
+                 "colleagues?|roommates?|neighbou?rs?|team|doctor|teacher|coach|mentor")
+_NOT_A_NAME = ("(?:I|It|Its|This|That|These|Those|There|Here|Then|Now|So|And|But|Or|If|As|When|What|Where|Which|Who|"
+               "Why|How|Everyone|Everybody|Everything|Someone|Somebody|Something|Nobody|Nothing|Anyone|Anything|"
+               "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Hundred|Thousand|Each|Every|All|Both|Some|Many|"
+               "Most|Few|No|Not|Just|Also|Only|Even|Still|Yes|Well|Oh|Please|Thanks|Thank|Hey|Hi|Hello|Dear|The|"
+               "A|An|My|Our|Your|His|Her|Their|We|He|She|They|You|Today|Tonight|Yesterday|Tomorrow|Last|Next|Red|"
+               + "|".join(m.capitalize() for m in _MONTH_NAMES) + "|"
+               + "|".join(d.capitalize() for d in WEEKDAYS) + ")")
+_DESCRIBING = ("required|needed|expected|allowed|accepted|welcomed|preferred|included|attached|listed|provided|based|"
+               "located|limited|closed|reserved|booked|scheduled|planned|updated|completed|approved|renewed|"
+               "due|hundred|red")
+_VERB_ADVERBS = (r"(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|never|really|"
+                 r"officially|both|all|originally)\s+){0,2}")
+_PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|had\s+to\b)"
+              r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)")
 _SIMPLE_PAST = re.compile(
-    r"(?<!\bif\s)(?<!\bunless\s)\b(?:I|we|he|she|they)\s+(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|"
-    r"never|really|officially|both|all|originally)\s+){0,2}"
-    r"(?!(?:" + _PAST_SETUP + r")\b|had\s+to\b)"
-    r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)", re.I)
+    r"(?<!\bif\s)(?<!\bunless\s)\b(?:"
+    r"(?:I|we|he|she|they|(?:my|our|his|her|their|the)\s+(?:(?:best|little|big|older|younger|new|old)\s+)?"
+    r"(?:" + _PERSON_NOUNS + r"))\s+" + _VERB_ADVERBS + _PAST_VERB
+    + r"|(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)"
+    + _PAST_VERB + r"))", re.I)
 _TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
-_SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they)\s)", re.I)
+_SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they|(?:my|our|his|her|their|the)\s+(?:\w+\s+)?(?:"
+                                + _PERSON_NOUNS + r")|(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+))\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
 # Friday"; "I was back on the 30th" is told)
@@ -893,7 +918,9 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
     if _WILL_AFTER.match(text, b):
         return False
     after = _SIMPLE_PAST_AFTER.match(text, b)
-    if after is not None:
+    # after a comma, the subject is the time's own only when the time opens its clause ("On Friday, we celebrated";
+    # not "I'm going to the mixer on May 10, Laura recommended it")
+    if after is not None and ("," not in after.group(0) or len(text[start:a].split()) <= 2):
         return _SIMPLE_PAST.match(text, after.end()) is not None
     if _TO_OR_FOR.search(text, max(start, a - 40), a):
         return False
