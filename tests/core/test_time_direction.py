@@ -437,3 +437,23 @@ def test_a_simple_past_of_a_person_named_reports_the_past(text, want):
 def test_a_day_a_person_named_reports_is_the_latest_gone_by():
     assert label("Mom flew to Rome on May 20.", MARCH_1) == "20 May 2022"          # was 20 May 2023
     assert label("Since Laura recommended the mixer on May 20, I'll go.", MARCH_1) == "20 May 2023"
+
+
+# -- "the fall" that hurt someone is no autumn ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I slipped and broke my wrist in the fall.", None),                  # was September-November 2022
+    ("I went skiing and broke my wrist in the fall.", None),
+    ("I fell and hurt my back in the fall.", None),
+    ("She was injured during the fall.", None),
+    ("I tore my ACL in the fall.", None),
+    # autumn
+    ("We moved in the fall.", "September-November 2022"),
+    ("I'll start college in the fall.", "September-November 2023"),
+    ("We finally broke the record in the fall.", None),                   # no tense read: no date, as before
+    ("I went back to school and broke the record in the fall.", "September-November 2022"),  # no body hurt
+    ("I broke my wrist in the fall of 2020.", "September-November 2020"),  # a year: the season
+    ("I hurt my back over the winter.", "December 2022-February 2023"),    # only "fall" is also a noun
+])
+def test_the_fall_that_hurt_is_no_autumn(text, want):
+    assert label(text, MAY_10) == want

@@ -738,6 +738,14 @@ def _season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRe
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+# An injury said before "in the fall" in its clause: the fall is the one that caused it ("I broke my wrist in the
+# fall", "she hurt her hip during the fall"), not autumn ("we moved in the fall"; "in the fall of 2020" is autumn).
+_BODY = (r"(?:wrist|ankle|hip|arm|leg|knee|back|head|shoulder|neck|ribs?|nose|tooth|teeth|elbow|foot|feet|hand|"
+         r"fingers?|toes?|thumb|collarbone|spine|pelvis|jaw|skull|tailbone|ligament|acl|bones?)")
+_INJURY = re.compile(r"\b(?:(?:fractur|injur|sprain|bruis|dislocat|concuss)\w*|hurt|hurting|wounded|(?:broke|broken|"
+                     r"tore|torn|twisted|cracked)\s+(?:[\w'-]+\s+){0,2}" + _BODY + r")\b", re.I)
+
+
 def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A season said with "the" ("in the summer", "over the winter", "during the fall"): the latest one begun before
     the day it is said when the clause reports the past ("I learned to swim over the summer", said in May 2023:
@@ -751,6 +759,8 @@ def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> Ti
     clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
     if _HABIT.search(clause):
         return None
+    if g[0].lower() == "fall" and _INJURY.search(clause):
+        return None  # "I slipped and broke my wrist in the fall": the fall that hurt, no season
     month = _SEASON_START[g[0].lower()]
     options = [(first, _add_months(first, 3)) for first in
                (datetime(y, month, 1, tzinfo=timezone.utc) for y in range(today.year - 2, today.year + 2))]
