@@ -450,10 +450,22 @@ def test_a_day_a_person_named_reports_is_the_latest_gone_by():
     # autumn
     ("We moved in the fall.", "September-November 2022"),
     ("I'll start college in the fall.", "September-November 2023"),
-    ("We finally broke the record in the fall.", None),                   # no tense read: no date, as before
     ("I went back to school and broke the record in the fall.", "September-November 2022"),  # no body hurt
     ("I broke my wrist in the fall of 2020.", "September-November 2020"),  # a year: the season
     ("I hurt my back over the winter.", "December 2022-February 2023"),    # only "fall" is also a noun
 ])
 def test_the_fall_that_hurt_is_no_autumn(text, want):
     assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("In the fall, I broke my wrist skiing.", MAY_10, "September-November 2022"),   # was no date: "broke" unread
+    ("We broke up in the summer.", MAY_10, "June-August 2022"),
+    ("We finally broke the record in the fall.", MAY_10, "September-November 2022"),   # no one hurt: autumn
+    ("I got married on May 20.", MARCH_1, "20 May 2022"),
+    ("I tore my ACL at the end of the month.", MAY_10, "21-30 April 2023"),
+    ("I got to finish it by Friday.", MAY_10, "12 May 2023"),                    # "got to": the infinitive governs
+    ("I got tickets for this Friday.", MAY_10, "12 May 2023"),                   # what they are for
+])
+def test_more_irregular_pasts_report_the_past(text, now, want):
+    assert label(text, now) == want

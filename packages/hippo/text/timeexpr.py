@@ -833,7 +833,8 @@ _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were
 _PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|began|wrote|ate|drew|sang|won|lost|"
                    "built|taught|caught|became|blew|came|dealt|dug|drank|drove|fell|fought|fled|flew|forgave|"
                    "froze|grew|hid|held|led|lent|paid|rode|rang|sought|sold|sent|shook|slept|spoke|spent|stood|stole|"
-                   "struck|swam|threw|woke|wore|withdrew|did|had|was|were|sat|burnt|leapt")
+                   "struck|swam|threw|woke|wore|withdrew|did|had|was|were|sat|burnt|leapt|broke|got|tore|beat|shot|"
+                   "hung")
 _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registered|enrolled|signed|postponed|delayed|"
                "extended|pushed|promised|decided|agreed|hoped|wanted|intended|expected|needed|asked|offered|"
                "volunteered|invited|meant|ordered|requested|proposed|suggested|committed|confirmed|cancell?ed|"
@@ -861,7 +862,7 @@ _DESCRIBING = ("required|needed|expected|allowed|accepted|welcomed|preferred|inc
                "due|hundred|red")
 _VERB_ADVERBS = (r"(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|never|really|"
                  r"officially|both|all|originally)\s+){0,2}")
-_PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|had\s+to\b)"
+_PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|(?:had|got)\s+to\b)"
               r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)")
 _SIMPLE_PAST = re.compile(
     r"(?<!\bif\s)(?<!\bunless\s)\b(?:"
