@@ -261,6 +261,42 @@ def test_a_relative_period_that_a_date_anchors_is_resolved_against_that_date() -
 
 
 
+@pytest.mark.parametrize("question, window", [
+    # 23 January 2022 is a Sunday: its last Friday is the 21st; the window was 23 January 2022 to 15 March 2025
+    ("What did Joanna just finish last Friday on 23 January, 2022?", (utc(2022, 1, 21), utc(2022, 1, 24))),
+    # 6 November 2023 is a Monday: last week is 30 October-5 November; the window reached 20 March 2025
+    ("What was Tim's huge writing issue last week,as mentioned on November 6, 2023?",
+     (utc(2023, 10, 30), utc(2023, 11, 7))),
+    ("What did I cook yesterday, as mentioned on 9 November, 2022?", (utc(2022, 11, 8), utc(2022, 11, 10))),
+    ("What did I do last weekend, as I said on the 10th of April 2023?", (utc(2023, 4, 8), utc(2023, 4, 11))),
+])
+def test_a_relative_period_said_on_a_date_is_resolved_against_it_and_keeps_it(question, window) -> None:
+    assert timeexpr.analyze_query(question, LAST).window == window
+
+
+def test_a_relative_period_said_on_a_date_lifts_that_time_only() -> None:
+    said = [(utc(2022, 1, 23, 10), "I just finished my screenplay last Friday, so happy!"),
+            (utc(2022, 6, 1, 10), "I finished a screenplay draft and sent it out."),
+            (utc(2025, 3, 14, 10), "Finished the screenplay edits today.")]
+
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in said)
+        return mem
+
+    on, off = store(), store(window_boost=1.0)
+    boost = on.config.temporal.window_boost
+    question = "What did I just finish last Friday on 23 January, 2022?"
+    a = {h.text: h.score for h in on.search(question, k=10)}
+    b = {h.text: h.score for h in off.search(question, k=10)}
+    assert set(a) == {t for _, t in said} == set(b)
+    # said on the day named (and telling of its last Friday): the whole factor; said months later: none (the window
+    # reached from 23 January 2022 to the Friday before the last message, and lifted all three alike)
+    assert a[said[0][1]] == pytest.approx(b[said[0][1]] * boost, rel=1e-9)
+    assert a[said[1][1]] == pytest.approx(b[said[1][1]], rel=1e-9)
+    assert a[said[2][1]] == pytest.approx(b[said[2][1]], rel=1e-9)
+
+
 def test_a_count_after_before_is_no_year() -> None:
     assert timeexpr.analyze_query("Did I write my essay before 2000 words?", LAST).window is None
     assert timeexpr.analyze_query("What happened after 2000 steps a day?", LAST).window is None

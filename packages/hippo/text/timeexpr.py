@@ -1190,12 +1190,18 @@ def _with_open_years(query: str, located: list[tuple[int, TimeRef]]) -> list[tup
 
 
 _BETWEEN_ANCHOR = re.compile(r"\s*(?:before|after|prior\s+to)\s+(?:the\s+)?", re.I)
+# "last Friday on 23 January, 2022", "last week, as mentioned on November 6, 2023": the day the relative expression
+# was said on
+_SAID_ON = re.compile(r"\s*,?\s*(?:as\s+(?:\w+\s+)?(?:mentioned|said|stated|discussed|noted|shared|told|written)\s+)?"
+                      r"on\s+(?:the\s+)?", re.I)
 
 
 def _anchored(query: str, located: list[tuple[int, TimeRef]]) -> list[tuple[int, TimeRef]]:
     """``located`` with a relative expression that a date anchors ("last weekend before April 10, 2023") resolved
     against that date instead of the memory's latest timestamp, in place of both: the weekend of 8-9 April 2023,
-    not the one before the last message."""
+    not the one before the last message. One said on a date ("last Friday on 23 January, 2022", "last week, as
+    mentioned on November 6, 2023") is resolved against it too, and the date kept beside it (the message that
+    said it was said then): 21-23 January 2022, not every day from 23 January 2022 to the last message's Friday."""
     out: list[tuple[int, TimeRef]] = []
     k = 0
     while k < len(located):
@@ -1206,6 +1212,12 @@ def _anchored(query: str, located: list[tuple[int, TimeRef]]) -> list[tuple[int,
                 again = find(ref.phrase, anchor.start)
                 if again:
                     out.append((at, again[0]))
+                    k += 2
+                    continue
+            if _SAID_ON.fullmatch(query, at + len(ref.phrase), nxt):
+                again = find(ref.phrase, anchor.start)
+                if again:
+                    out += [(at, again[0]), (nxt, anchor)]
                     k += 2
                     continue
         out.append((at, ref))
