@@ -306,3 +306,25 @@ def test_a_count_after_before_is_no_year() -> None:
 def test_before_may_the_verb_is_no_period() -> None:
     assert timeexpr.analyze_query("Should I call her before may be too late?", LAST).window is None
     assert timeexpr.analyze_query("What did I work on before May?", None).window is None  # no "now" to resolve it
+
+
+def test_a_state_since_a_year_gets_the_share_of_its_days_in_the_year_asked_about() -> None:
+    # "since 2019" said on 10 May 2024 is the days from 1 January 2019 up to 10 May 2024, that day included (1,957
+    # days); a question about 2022 holds 365 of them: the state held then, as surely as any of its other years
+    said = [(utc(2024, 5, 10, 12), "I've lived in Boston since 2019."),
+            (utc(2022, 7, 1, 12), "We moved the office to Boston."),
+            (utc(2024, 5, 11, 12), "Boston is lovely in spring.")]
+
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in said)
+        return mem
+
+    on, off = store(), store(window_boost=1.0)
+    boost = on.config.temporal.window_boost
+    a = {h.text: h.score for h in on.search("Where did I live in 2022, Boston?", k=10)}
+    b = {h.text: h.score for h in off.search("Where did I live in 2022, Boston?", k=10)}
+    share = 365 / ((utc(2024, 5, 11) - utc(2019, 1, 1)) / 86400)
+    assert a[said[0][1]] == pytest.approx(b[said[0][1]] * (1 + (boost - 1) * share), rel=1e-9)
+    assert a[said[1][1]] == pytest.approx(b[said[1][1]] * boost, rel=1e-9)      # said in 2022
+    assert a[said[2][1]] == pytest.approx(b[said[2][1]], rel=1e-9)              # neither
