@@ -469,3 +469,15 @@ def test_the_fall_that_hurt_is_no_autumn(text, want):
 ])
 def test_more_irregular_pasts_report_the_past(text, now, want):
     assert label(text, now) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("In March Maya will start school.", "March 2024"),                  # was March 2023, two months gone
+    ("In March, my sister is going to move.", "March 2024"),            # was March 2023
+    ("On the 3rd Maya will fly out.", "3 June 2023"),                   # was 3 May 2023
+    ("In March he is going to move.", "March 2024"),                    # "is going to" after a pronoun too
+    ("In March she will start school.", "March 2024"),
+    ("In March Maya moved.", "March 2023"),
+])
+def test_a_future_said_right_after_the_time_by_a_person_named_points_forward(text, want):
+    assert label(text, MAY_10) == want

@@ -813,8 +813,26 @@ _FUTURE_CUE = re.compile(
     r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
     r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
     r"staying|launching|opening|joining|interviewing)\b)", re.I)
-_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they)(?:'ll|\s+will|\s+are\s+going\s+to|'re\s+going\s+to|"
-                         r"'m\s+going\s+to)\b", re.I)
+# Who a verb that sets the tense is said of, besides the pronouns: a person named ("Caroline joined a gym at the start
+# of the year", "In March Maya will start school": a capitalised word that is no word of a sentence's frame,
+# "Everything changed", "Two hundred came"), or one of the speaker's people ("my sister moved in October", "our kids",
+# "the kids").
+_PERSON_NOUNS = ("mom|mum|mother|dad|father|parents?|sister|brother|siblings?|wife|husband|partner|boyfriend|"
+                 "girlfriend|fianc[eé]e?|son|daughter|kids?|children|child|baby|friends?|family|grandma|grandpa|"
+                 "grandmother|grandfather|grandparents|aunt|uncle|cousin|niece|nephew|boss|manager|coworkers?|"
+                 "colleagues?|roommates?|neighbou?rs?|team|doctor|teacher|coach|mentor")
+_NOT_A_NAME = ("(?:I|It|Its|This|That|These|Those|There|Here|Then|Now|So|And|But|Or|If|As|When|What|Where|Which|Who|"
+               "Why|How|Everyone|Everybody|Everything|Someone|Somebody|Something|Nobody|Nothing|Anyone|Anything|"
+               "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Hundred|Thousand|Each|Every|All|Both|Some|Many|"
+               "Most|Few|No|Not|Just|Also|Only|Even|Still|Yes|Well|Oh|Please|Thanks|Thank|Hey|Hi|Hello|Dear|The|"
+               "A|An|My|Our|Your|His|Her|Their|We|He|She|They|You|Today|Tonight|Yesterday|Tomorrow|Last|Next|Red|"
+               + "|".join(m.capitalize() for m in _MONTH_NAMES) + "|"
+               + "|".join(d.capitalize() for d in WEEKDAYS) + ")")
+_PERSON = (r"(?:(?:my|our|his|her|their|the)\s+(?:(?:best|little|big|older|younger|new|old)\s+)?(?:" + _PERSON_NOUNS
+           + r"))")
+_NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
+_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|"
+                         r"(?:\s+are|'re|'m|\s+is|'s)\s+going\s+to)\b", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
@@ -838,25 +856,11 @@ _PAST_IRREGULAR = ("went|ran|saw|bought|made|took|gave|met|kept|left|brought|beg
 _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registered|enrolled|signed|postponed|delayed|"
                "extended|pushed|promised|decided|agreed|hoped|wanted|intended|expected|needed|asked|offered|"
                "volunteered|invited|meant|ordered|requested|proposed|suggested|committed|confirmed|cancell?ed|"
-               "recommended|mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|explained|"
-               "replied|answered|wondered|worried|imagined|believed|supposed|heard|emailed|texted|messaged|"
+               "recommended|mentioned|realized|realised|noticed|guessed|figured|assumed|remembered|reminded|announced|"
+               "explained|replied|answered|wondered|worried|imagined|believed|supposed|heard|emailed|texted|messaged|"
                "chose|tried")
-# The subject may also be a person named ("Caroline joined a gym at the start of the year", "Mom visited on
-# Saturday": a capitalised word that is no word of a sentence's frame, "Everything changed", "Two hundred came", with
-# the verb in lowercase, so that a heading's "Task Completed" is none), or one of the speaker's people ("my sister
-# moved in October", "our kids", "the kids"); a participle that describes a thing is no report of a person ("Payment
-# required by Friday").
-_PERSON_NOUNS = ("mom|mum|mother|dad|father|parents?|sister|brother|siblings?|wife|husband|partner|boyfriend|"
-                 "girlfriend|fianc[eé]e?|son|daughter|kids?|children|child|baby|friends?|family|grandma|grandpa|"
-                 "grandmother|grandfather|grandparents|aunt|uncle|cousin|niece|nephew|boss|manager|coworkers?|"
-                 "colleagues?|roommates?|neighbou?rs?|team|doctor|teacher|coach|mentor")
-_NOT_A_NAME = ("(?:I|It|Its|This|That|These|Those|There|Here|Then|Now|So|And|But|Or|If|As|When|What|Where|Which|Who|"
-               "Why|How|Everyone|Everybody|Everything|Someone|Somebody|Something|Nobody|Nothing|Anyone|Anything|"
-               "One|Two|Three|Four|Five|Six|Seven|Eight|Nine|Ten|Hundred|Thousand|Each|Every|All|Both|Some|Many|"
-               "Most|Few|No|Not|Just|Also|Only|Even|Still|Yes|Well|Oh|Please|Thanks|Thank|Hey|Hi|Hello|Dear|The|"
-               "A|An|My|Our|Your|His|Her|Their|We|He|She|They|You|Today|Tonight|Yesterday|Tomorrow|Last|Next|Red|"
-               + "|".join(m.capitalize() for m in _MONTH_NAMES) + "|"
-               + "|".join(d.capitalize() for d in WEEKDAYS) + ")")
+# After a name the verb is in lowercase, so that a heading's "Task Completed" is none, and a participle that describes
+# a thing is no report of a person ("Payment required by Friday").
 _DESCRIBING = ("required|needed|expected|allowed|accepted|welcomed|preferred|included|attached|listed|provided|based|"
                "located|limited|closed|reserved|booked|scheduled|planned|updated|completed|approved|renewed|"
                "due|hundred|red")
@@ -865,14 +869,10 @@ _VERB_ADVERBS = (r"(?:(?:just|finally|already|actually|recently|also|only|then|e
 _PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|(?:had|got)\s+to\b)"
               r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)")
 _SIMPLE_PAST = re.compile(
-    r"(?<!\bif\s)(?<!\bunless\s)\b(?:"
-    r"(?:I|we|he|she|they|(?:my|our|his|her|their|the)\s+(?:(?:best|little|big|older|younger|new|old)\s+)?"
-    r"(?:" + _PERSON_NOUNS + r"))\s+" + _VERB_ADVERBS + _PAST_VERB
-    + r"|(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)"
-    + _PAST_VERB + r"))", re.I)
+    r"(?<!\bif\s)(?<!\bunless\s)\b(?:(?:I|we|he|she|they|" + _PERSON + r")\s+" + _VERB_ADVERBS + _PAST_VERB
+    + r"|(?-i:" + _NAMED + r"\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)" + _PAST_VERB + r"))", re.I)
 _TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
-_SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they|(?:my|our|his|her|their|the)\s+(?:\w+\s+)?(?:"
-                                + _PERSON_NOUNS + r")|(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+))\s)", re.I)
+_SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they|" + _PERSON + "|" + _NAMED + r")\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
 # return, said of what is to come unless the clause reports the past ("I'll be back on the 30th", "I fly back on
 # Friday"; "I was back on the 30th" is told)
