@@ -481,3 +481,16 @@ def test_more_irregular_pasts_report_the_past(text, now, want):
 ])
 def test_a_future_said_right_after_the_time_by_a_person_named_points_forward(text, want):
     assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Maya is flying to Paris in March.", "March 2024"),                # was March 2023: only pronouns were read
+    ("My sister is getting married in March.", "March 2024"),
+    ("Tom and I are skiing in January.", "January 2024"),
+    ("They are visiting in March.", "March 2024"),                       # "they're" was read, "they are" not
+    ("He is moving to Denver in March.", "March 2024"),
+    ("Maya's flying to Paris in March.", "March 2023"),                  # "'s" after a name may be a possessive
+    ("Paris is lovely in March.", "March 2023"),                         # no arrangement: the nearest March
+])
+def test_an_arrangement_of_a_person_named_points_forward(text, want):
+    assert label(text, MAY_10) == want

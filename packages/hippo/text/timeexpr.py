@@ -797,22 +797,6 @@ _TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "se
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
 _CLAUSE_END = re.compile(r"[.!?;\n]|,\s+(?:but|and|so|though|although|while)\b|\s+but\s+", re.I)
-# What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
-# on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
-_FUTURE_CUE = re.compile(
-    # ("will" after a possessive or an article is a document: "I updated my will on November 5")
-    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will|won't|'ll|shall|"
-    r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
-    r"scheduled|"
-    r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
-    r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
-    r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
-    r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
-    r"(?:I'm|I\s+am|we're|we\s+are|you're|he's|she's|they're)\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
-    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
-    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
-    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
-    r"staying|launching|opening|joining|interviewing)\b)", re.I)
 # Who a verb that sets the tense is said of, besides the pronouns: a person named ("Caroline joined a gym at the start
 # of the year", "In March Maya will start school": a capitalised word that is no word of a sentence's frame,
 # "Everything changed", "Two hundred came"), or one of the speaker's people ("my sister moved in October", "our kids",
@@ -831,6 +815,23 @@ _NOT_A_NAME = ("(?:I|It|Its|This|That|These|Those|There|Here|Then|Now|So|And|But
 _PERSON = (r"(?:(?:my|our|his|her|their|the)\s+(?:(?:best|little|big|older|younger|new|old)\s+)?(?:" + _PERSON_NOUNS
            + r"))")
 _NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
+# What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
+# on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
+_FUTURE_CUE = re.compile(
+    # ("will" after a possessive or an article is a document: "I updated my will on November 5")
+    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will|won't|'ll|shall|"
+    r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
+    r"scheduled|"
+    r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
+    r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
+    r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
+    r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
+    r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
+    r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
+    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
+    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
+    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
+    r"staying|launching|opening|joining|interviewing)\b)", re.I)
 _WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|"
                          r"(?:\s+are|'re|'m|\s+is|'s)\s+going\s+to)\b", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
