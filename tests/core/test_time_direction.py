@@ -494,3 +494,20 @@ def test_a_future_said_right_after_the_time_by_a_person_named_points_forward(tex
 ])
 def test_an_arrangement_of_a_person_named_points_forward(text, want):
     assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I need help, especially since my exam is in October.", "October 2023"),     # was October 2022
+    ("Since Tanya is visiting Toronto in October, let's plan around it.", "October 2023"),
+    ("I'm stressed since tax season is coming up in April.", "April 2024"),
+    ("I am nervous since we're moving in October.", "October 2023"),
+    ("I was wondering if I should move in October.", "October 2023"),            # was October 2022
+    ("I was hoping we could go to Rome in October.", "October 2023"),
+    # "since" of time and "was" of a report still report
+    ("Since I moved here in October, things are better.", "October 2022"),
+    ("It has been quiet since we met in October.", "October 2022"),
+    ("I was in Rome in October.", "October 2022"),
+    ("I have been studying since October.", "1 October 2022-10 May 2023"),
+])
+def test_since_of_a_reason_and_a_polite_was_report_nothing(text, want):
+    assert label(text, MAY_10) == want

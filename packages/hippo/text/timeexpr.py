@@ -839,7 +839,13 @@ _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+
                          r"\.?\s+\d)", re.I)
 _SPAN_LEAD = re.compile(r"(?:in|over|during|within|for|throughout)\s", re.I)
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
-_PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|was|were|did|had|happened|used\s+to|since|"
+# ("since" that gives a reason, "especially since my exam is in October", and "I was wondering if", "I was hoping
+# to", which ask politely about what is to come, report nothing)
+_PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|"
+                       r"(?:was|were)(?!\s+(?:just\s+|really\s+)?(?:wondering|thinking|hoping|curious|planning|"
+                       r"considering)\b)|did|had|happened|used\s+to|"
+                       r"since(?!\s+(?:\w+\s+){0,3}?(?:is|are|am|will|won't|can|can't|need|needs|have\s+to|has\s+to|"
+                       r"want|wants|plan|plans)\b|\s+(?:\w+\s+){0,2}?\w+(?:'re|'m|'ll)\b)|"
                        r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
 # A simple past the cues above miss, said by a person right before or after the time ("I finished it by Friday", "At
 # the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
