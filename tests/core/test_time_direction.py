@@ -511,3 +511,13 @@ def test_an_arrangement_of_a_person_named_points_forward(text, want):
 ])
 def test_since_of_a_reason_and_a_polite_was_report_nothing(text, want):
     assert label(text, MAY_10) == want
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("I debated free will on Friday.", MAY_10, "5 May 2023"),                 # was the coming Friday
+    ("I believe in free will after attending that panel on August 3.", at(2023, 10, 20, 12),
+     "3 August 2023"),                                                        # was 3 August 2024
+    ("I will debate free will in October.", MAY_10, "October 2023"),
+])
+def test_free_will_is_no_future(text, now, want):
+    assert label(text, now) == want

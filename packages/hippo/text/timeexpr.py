@@ -818,8 +818,8 @@ _NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
-    # ("will" after a possessive or an article is a document: "I updated my will on November 5")
-    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)will|won't|'ll|shall|"
+    # ("will" after a possessive or an article is a document, "I updated my will on November 5"; "free will" an idea)
+    r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)(?<!free\s)will|won't|'ll|shall|"
     r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
     r"scheduled|"
     r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
