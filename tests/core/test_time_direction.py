@@ -521,3 +521,21 @@ def test_since_of_a_reason_and_a_polite_was_report_nothing(text, want):
 ])
 def test_free_will_is_no_future(text, now, want):
     assert label(text, now) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I've booked a flight to Rome in October.", "October 2023"),               # was October 2022
+    ("I have planned a trip in October.", "October 2023"),
+    ("She has registered for a race in October.", "October 2023"),
+    ("I've enrolled in a course starting in September.", "September 2023"),
+    ("I've been training for the marathon in October.", "October 2023"),
+    ("I've already booked the hotel for the end of the month.", "21-31 May 2023"),   # was 21-30 April
+    ("Tanya is visiting in October and has already booked her flight.", "October 2023"),
+    ("I've booked a flight for March 3.", "3 March 2024"),
+    # a present perfect of anything else reports, as before
+    ("I've visited Rome in October.", "October 2022"),
+    ("I've been to Rome in October.", "October 2022"),
+    ("I already went in October.", "October 2022"),
+])
+def test_an_arrangement_made_in_the_present_perfect_is_of_what_is_to_come(text, want):
+    assert label(text, MAY_10) == want

@@ -815,6 +815,10 @@ _NOT_A_NAME = ("(?:I|It|Its|This|That|These|Those|There|Here|Then|Now|So|And|But
 _PERSON = (r"(?:(?:my|our|his|her|their|the)\s+(?:(?:best|little|big|older|younger|new|old)\s+)?(?:" + _PERSON_NOUNS
            + r"))")
 _NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
+# An arrangement made ("I've booked a flight to Rome in October", "she has registered for a race in May") or being
+# made ("I've been training for the marathon in October") is of what is to come: the time is the event's.
+_ARRANGED = r"(?:booked|scheduled|planned|reserved|arranged|registered|enrolled|signed\s+up)"
+_READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking\s+forward|counting\s+down)"
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
@@ -826,6 +830,7 @@ _FUTURE_CUE = re.compile(
     r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
     r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
     r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
+    r"(?:have|has|'ve|'s)\s+(?:already\s+|just\s+)?(?:" + _ARRANGED + r"|been\s+" + _READYING + r")|"
     r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
     r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
     r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
@@ -841,12 +846,13 @@ _SPAN_LEAD = re.compile(r"(?:in|over|during|within|for|throughout)\s", re.I)
 _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 # ("since" that gives a reason, "especially since my exam is in October", and "I was wondering if", "I was hoping
 # to", which ask politely about what is to come, report nothing)
-_PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already|went|"
+_PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already(?!\s+" + _ARRANGED + r"\b)|went|"
                        r"(?:was|were)(?!\s+(?:just\s+|really\s+)?(?:wondering|thinking|hoping|curious|planning|"
                        r"considering)\b)|did|had|happened|used\s+to|"
                        r"since(?!\s+(?:\w+\s+){0,3}?(?:is|are|am|will|won't|can|can't|need|needs|have\s+to|has\s+to|"
                        r"want|wants|plan|plans)\b|\s+(?:\w+\s+){0,2}?\w+(?:'re|'m|'ll)\b)|"
-                       r"(?:have|has|'ve|'s)\s+(?:been|\w+ed))\b", re.I)
+                       r"(?:have|has|'ve|'s)\s+(?:already\s+|just\s+)?(?!" + _ARRANGED + r"\b)(?:been(?!\s+" + _READYING
+                       + r"\b)|\w+ed))\b", re.I)
 # A simple past the cues above miss, said by a person right before or after the time ("I finished it by Friday", "At
 # the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
 # object of a plan: "I'll have it finished by Friday", "get it signed by Friday"), at most two adverbs, and a regular
