@@ -305,6 +305,8 @@ def test_a_question_this_time_last_year_names_that_week():
     ("We fly on Tuesday week.", (2023, 5, 23)),
     ("Next Tuesday week we fly.", (2023, 5, 23)),
     ("See you a week on Friday.", (2023, 5, 19)),
+    ("See you Tuesday week!", (2023, 5, 23)),            # was no date: only "on", "next" or "this" were read
+    ("Tuesday week works for me.", (2023, 5, 23)),
 ])
 def test_a_weekday_week_is_a_week_after_the_coming_one(text, day):
     assert said(text) == days(day, day)
@@ -312,6 +314,8 @@ def test_a_weekday_week_is_a_week_after_the_coming_one(text, day):
 
 def test_a_monday_to_sunday_week_is_a_kind_of_week_and_no_date():
     assert said("Assuming a Monday to Sunday week, six days remain.") is None
+    assert said("We work a Monday-Friday week.") is None
+    assert said("It was a Tuesday week for us, everything went wrong.") is None
 
 
 def test_a_weekday_then_a_week_number_is_that_weekday():

@@ -111,7 +111,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("this_time", r"\b(?:(?:around|about|at)\s+)?this time last (week|month|year)\b"),
     # "Tuesday week", "a week on Tuesday" (said in Britain): a week after the coming Tuesday
     # ("a Monday to Sunday week" is a kind of week)
-    ("wd_week", rf"\b(?:on|next|this) {_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
+    ("wd_week", rf"(?:\b(?:on|next|this) |(?<!\bto )(?<!\bthrough )(?<!\bthru )(?<!\buntil )(?<!\bevery )(?<!\beach )"
+                rf"(?<!\ba )(?<!\bthe )(?<![-\u2013]))\b{_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
