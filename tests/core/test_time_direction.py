@@ -425,6 +425,7 @@ def test_a_reported_day_without_its_year_is_the_latest_one_gone_by(text, now, wa
     ("Payment required by Friday.", "12 May 2023"),                               # a participle of a notice
     ("Super excited about Paris at the end of the month!", None),                  # a feeling, no report
     ("Really stressed about the exam at the end of the month.", None),
+    ("Ikea bed arriving by Friday!", "12 May 2023"),                             # a noun in -ed
     ("Task Completed by Friday", "12 May 2023"),                                  # a heading
     ("If Maya joined a gym at the end of the month, would that help?", None),     # a supposition
     ("Maya wanted to finish by Friday.", "12 May 2023"),                          # the infinitive governs

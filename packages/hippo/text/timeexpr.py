@@ -874,14 +874,14 @@ _PAST_SETUP = ("planned|booked|scheduled|rescheduled|reserved|arranged|registere
                "explained|replied|answered|wondered|worried|imagined|believed|supposed|heard|emailed|texted|messaged|"
                "chose|tried")
 # After a name the verb is in lowercase, so that a heading's "Task Completed" is none, and a participle that describes
-# a thing ("Payment required by Friday") or a feeling ("Super excited about Paris at the end of the month", "Really
-# stressed") is no report of a person.
+# a thing ("Payment required by Friday"), a noun in -ed ("Ikea bed arriving by Friday") or a feeling ("Super excited
+# about Paris at the end of the month", "Really stressed") is no report of a person.
 _DESCRIBING = ("required|needed|expected|allowed|accepted|welcomed|preferred|included|attached|listed|provided|based|"
                "located|limited|closed|reserved|booked|scheduled|planned|updated|completed|approved|renewed|"
-               "due|hundred|red|excited|interested|tired|bored|scared|worried|stressed|overwhelmed|thrilled|pleased|"
-               "delighted|relieved|exhausted|motivated|inspired|surprised|disappointed|frustrated|confused|amazed|"
-               "blessed|pumped|stoked|obsessed|prepared|committed|determined|concerned|ashamed|embarrassed|"
-               "annoyed|energized|energised|exhilarated|devastated|heartbroken|gutted|honou?red|humbled|"
+               "due|hundred|red|bed|shed|sled|excited|interested|tired|bored|scared|worried|stressed|overwhelmed|"
+               "thrilled|pleased|delighted|relieved|exhausted|motivated|inspired|surprised|disappointed|frustrated|"
+               "confused|amazed|blessed|pumped|stoked|obsessed|prepared|committed|determined|concerned|ashamed|"
+               "embarrassed|annoyed|energized|energised|exhilarated|devastated|heartbroken|gutted|honou?red|humbled|"
                "impressed|intrigued|shocked|stunned|terrified|touched|fed")
 _VERB_ADVERBS = (r"(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|never|really|"
                  r"officially|both|all|originally)\s+){0,2}")
