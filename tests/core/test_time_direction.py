@@ -456,6 +456,8 @@ def test_a_day_a_person_named_reports_is_the_latest_gone_by():
     ("I went back to school and broke the record in the fall.", "September-November 2022"),  # no body hurt
     ("I broke my wrist in the fall of 2020.", "September-November 2020"),  # a year: the season
     ("I hurt my back over the winter.", "December 2022-February 2023"),    # only "fall" is also a noun
+    ("She got hurt in the fall.", None),
+    ("It won't hurt to apply in the fall.", "September-November 2023"),     # "hurt" of no one: autumn
 ])
 def test_the_fall_that_hurt_is_no_autumn(text, want):
     assert label(text, MAY_10) == want

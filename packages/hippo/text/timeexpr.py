@@ -743,8 +743,10 @@ def _season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRe
 # fall", "she hurt her hip during the fall"), not autumn ("we moved in the fall"; "in the fall of 2020" is autumn).
 _BODY = (r"(?:wrist|ankle|hip|arm|leg|knee|back|head|shoulder|neck|ribs?|nose|tooth|teeth|elbow|foot|feet|hand|"
          r"fingers?|toes?|thumb|collarbone|spine|pelvis|jaw|skull|tailbone|ligament|acl|bones?)")
-_INJURY = re.compile(r"\b(?:(?:fractur|injur|sprain|bruis|dislocat|concuss)\w*|hurt|hurting|wounded|(?:broke|broken|"
-                     r"tore|torn|twisted|cracked)\s+(?:[\w'-]+\s+){0,2}" + _BODY + r")\b", re.I)
+_INJURY = re.compile(r"\b(?:(?:fractur|injur|sprain|bruis|dislocat|concuss)\w*|wounded|"
+                     r"hurt(?:ing)?\s+(?:my|his|her|their|our|your|myself|himself|herself|themselves|ourselves)|"
+                     r"(?:got|get|gets|was|were|been|badly)\s+hurt|(?:broke|broken|tore|torn|twisted|cracked)\s+"
+                     r"(?:[\w'-]+\s+){0,2}" + _BODY + r")\b", re.I)
 
 
 def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
