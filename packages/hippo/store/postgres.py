@@ -487,6 +487,7 @@ class PostgresStore(Store):
         self._lock_base = schema + "\x00"
         self._local = threading.local()
         self._tail_hint: dict[str, int] = {}  # tail tokens of a namespace as this process's last append left it
+        self._tables: int | None = None  # the schema's tables as opened (_tables_sql), see _same_tables
         self._check_lock = threading.Lock()  # guards the flags of the pool's check, _in_use, _prepare_threshold
         self._checking = self._check_again = False
         self._in_use = 0  # connections of the pool this store's calls hold (_getconn to _putconn)
@@ -516,6 +517,7 @@ class PostgresStore(Store):
             with conn:
                 try:
                     self._init_schema(conn)
+                    self._tables = conn.execute(f"SELECT {self._tables_sql()}").fetchone()[0]
                 except psycopg.Error as exc:
                     if self._connection_lost(exc, conn):  # run again: it reads what is installed first
                         raise _Retry(_translate(exc, what)) from None
@@ -831,7 +833,7 @@ class PostgresStore(Store):
             head = [("BEGIN ISOLATION LEVEL READ COMMITTED", None),
                     (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
                     (f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'", None),
-                    ("SELECT pg_current_xact_id()::text"
+                    (f"SELECT pg_current_xact_id()::text, {self._tables_sql()}"
                      + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
                      None if lock is None else (lock,))]
             if first is not None:
@@ -840,6 +842,7 @@ class PostgresStore(Store):
             rows = self._begin(conn, head)
             waiting = False
             xid = rows[3][0]
+            self._same_tables(rows[3][1], what)
             out = body(cur) if first is None else body(cur, rows[4])
             committing = True
             if isinstance(out, _Last):
@@ -1063,18 +1066,40 @@ class PostgresStore(Store):
     def _epoch_sql(self, key: str) -> str:
         return f"(SELECT COALESCE(MAX(value::bigint), 0) FROM {self._s}.meta WHERE key = '{key}')"
 
-    _STATE_SQL = ("SELECT n.generation, n.next_seq, n.version, {epoch}, {change_epoch}"
+    def _tables_sql(self) -> str:
+        """The object id of the schema's ``namespaces`` table (read from the catalog with the statement's snapshot):
+        the same for as long as the tables live, another once they were dropped and created again (``pg_restore
+        --clean``, the schema dropped and a new store made in its place)."""
+        return ("(SELECT c.oid::bigint FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace x ON x.oid ="
+                f" c.relnamespace WHERE x.nspname = '{self.schema}' AND c.relname = 'namespaces')")
+
+    def _same_tables(self, tables: Any, what: str) -> None:
+        """Refuse a call when the schema's tables are no longer those this handle opened: a restore (or a new store
+        made in a dropped schema's place) brought back counters, ids and change numbers this handle has already seen
+        with other content, so what it holds in memory would be mixed with the restored rows (a search answering
+        with messages the restore removed, a write applied on top of them). Nothing is read or written; a handle
+        opened after the restore reads the restored store."""
+        if self._tables is None or tables == self._tables:
+            return
+        raise StoreError(f"{what}: the tables of schema {self.schema!r} in store {self.path!r} were dropped and "
+                         "created again (a restore such as pg_restore --clean, or the schema dropped) after this "
+                         "handle opened them, so what it holds in memory is of the store before; nothing was read "
+                         "or written: close this Memory and open the URL again")
+
+    _STATE_SQL = ("SELECT n.generation, n.next_seq, n.version, {epoch}, {change_epoch}, {tables}"
                   " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s")
 
     def _state_sql(self) -> str:
         return self._STATE_SQL.format(epoch=self._epoch_sql("namespace_epoch"),
-                                      change_epoch=self._epoch_sql("change_epoch"), s="{s}")
+                                      change_epoch=self._epoch_sql("change_epoch"), tables=self._tables_sql(),
+                                      s="{s}")
 
     def state(self, namespace: str) -> NamespaceState:
         return self._state_of(namespace, self._query(self._state_sql(), (namespace,))[0])
 
     def _state_of(self, namespace: str, row: Sequence[Any]) -> NamespaceState:
-        generation, next_seq, version, epoch, change_epoch = row
+        generation, next_seq, version, epoch, change_epoch, tables = row
+        self._same_tables(tables, f"reading namespace {namespace!r}")
         if generation is None:
             return NamespaceState(int(epoch), 0, int(change_epoch))
         if common.bad_int(generation) or common.bad_int(next_seq) or common.bad_int(version):
