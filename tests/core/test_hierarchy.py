@@ -871,3 +871,38 @@ def test_a_stem_id_is_published_after_its_stem():
     ids = v.stem_ids(["pottery", "kiln", "pottery"])
     assert ids == [0, 1, 0] and list(v.stems) == ["pottery", "kiln"]
     assert seen == [("pottery", -1), ("kiln", -1)]
+
+
+def test_message_terms_keep_nothing_per_message_beyond_the_term_table(tmp_path):
+    """A message's terms are read from the lifecycle's term table (saved with it): asking for every message of a
+    namespace again after a reopen keeps nothing per message (a cache of their sets held about 1 KB a message, up to
+    20,000 messages a namespace), and gives the sets computed before."""
+    import gc
+    import tracemalloc
+
+    path = str(tmp_path / "m.db")
+    words = ["lantern", "harbour", "violin", "orchard", "glacier", "saddle", "meadow", "pepper", "quartz", "ribbon"]
+    with Memory(path) as mem:
+        mem.add_many([{"text": f"{words[i % 10]} {words[(i * 3 + 1) % 10]} {words[(i * 7 + 2) % 10]} and the "
+                               f"{words[(i + 5) % 10]} near Somu{i}mi's {words[(i * 9 + 4) % 10]} garden number {i}",
+                       "speaker": "Ann", "session_id": f"s{i // 20}"} for i in range(1500)])
+        state = mem.engine.state()
+        life = state.life()
+        ids = [i.id for i in mem.list(limit=2000)]
+        before = {mid: lifecycle.message_terms(life, state.index, mid) for mid in ids}
+    with Memory(path) as mem:
+        state = mem.engine.state()
+        life = state.life()
+        assert len(life.terms) == len(ids)  # the table came back with the lifecycle
+        gc.collect()
+        tracemalloc.start()
+        try:
+            start = tracemalloc.get_traced_memory()[0]
+            for mid in ids:
+                lifecycle.message_terms(life, state.index, mid)
+            gc.collect()
+            kept = tracemalloc.get_traced_memory()[0] - start
+        finally:
+            tracemalloc.stop()
+        assert {mid: lifecycle.message_terms(life, state.index, mid) for mid in ids} == before
+        assert kept < 64 * len(ids), kept  # a kept set of a message's ten terms is about 1 KB
