@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import asdict
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -55,11 +55,29 @@ def settings(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True, default=repr))
 
 
+#: A blob written last by a state and at least this large is read back at its next save, to copy the deflated pieces
+#: that did not change (:func:`hippo.store.snapshot.dump`); a smaller one is deflated whole again, faster than read.
+REUSE_BYTES = 1 << 20
+
+
+class Pieces(NamedTuple):
+    """For :func:`encode`: ``reuse`` the pieces of the blob of ``kind`` written before and that blob (or None), and
+    ``made`` where the pieces of the new blob are recorded under ``kind``."""
+    kind: str
+    reuse: tuple[snapshot.Pieces, bytes] | None
+    made: dict[str, snapshot.Pieces]
+
+
 def encode(kind: str, fp: Fingerprint, meta: dict[str, Any], arrays: dict[str, np.ndarray],
-           config: Any = None) -> bytes:
+           config: Any = None, pieces: Pieces | None = None) -> bytes:
     head = {"format": FORMAT, "kind": kind, "covers": [fp.generation, fp.next_seq, fp.version],
             "config": config, "body": meta}
-    return snapshot.dump(head, arrays, level=_LEVEL)
+    if pieces is None:
+        return snapshot.dump(head, arrays, level=_LEVEL)
+    out: list[snapshot.Pieces] = []
+    blob = snapshot.dump(head, arrays, level=_LEVEL, reuse=pieces.reuse, pieces=out)
+    pieces.made[pieces.kind] = out[0]
+    return blob
 
 
 def decode(blob: bytes, kind: str, config: Any = None, any_settings: bool = False

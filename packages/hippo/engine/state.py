@@ -222,6 +222,9 @@ class NamespaceState:
         self.llm_fallbacks = 0  # LLM calls that failed and fell back to the offline path
         self.changed = 0        # messages appended, deleted or updated since the derived state was last saved
         self.saved: dict[str, int] = {}  # kind -> store version of the snapshot this process last wrote or read
+        # kind -> where the deflated pieces of the blob this state last wrote lie in it (snapshot.Pieces): the next
+        # save copies the unchanged ones from the stored blob
+        self._pieces: dict[str, snapshot.Pieces] = {}
         self._warming: dict[str, _Warm] = {}
         self._warm_lock = threading.Lock()
         self._closed = False  # set by close(): no background work starts after it (the store closes next)
@@ -433,6 +436,7 @@ class NamespaceState:
         self.standing = None
         self.preferences = None
         self.saved = {}
+        self._pieces = {}
         self._life_prefetched = None
 
     def unload(self, pinned: Callable[[], bool], guard: threading.Lock) -> bool:
@@ -1184,6 +1188,7 @@ class NamespaceState:
         ``behind``: the state has just caught up with another handle's changes."""
         fp = self.seen
         payloads: dict[str, bytes | None] = {}
+        pieces: dict[str, snapshot.Pieces] = {}  # of the blobs written now, by kind
         life = self.current_life()
         if life is not None and (life.version != fp.version or "life" in self._warming):
             life = None
@@ -1199,7 +1204,8 @@ class NamespaceState:
                 if truth_ready:
                     meta["truth"], tarrays = self.truth.to_snapshot()
                     arrays.update(persist.join(truth=tarrays))
-                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays)
+                payloads[persist.INDEX] = persist.encode(persist.INDEX, fp, meta, arrays,
+                                                         pieces=self._pieces_of(persist.INDEX, pieces))
             expect: dict[str, bytes | None] | None = None
             if life is not None:
                 with life.lock:
@@ -1209,7 +1215,8 @@ class NamespaceState:
                     sent = life.own_accesses()
                     if force or life.dirty or not life.save_id:
                         lmeta, larrays = life.to_snapshot()
-                        payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings())
+                        payloads[persist.LIFE] = persist.encode(persist.LIFE, fp, lmeta, larrays, life.settings(),
+                                                                pieces=self._pieces_of(persist.LIFE, pieces))
                         payloads.update({k: None for k in (persist.ACCESS, *persist.LEGACY)})
                     elif life.accessed:
                         ameta, aarrays = life.to_access_snapshot()
@@ -1236,12 +1243,15 @@ class NamespaceState:
             # not written once another handle changed the namespace after ``fp``: a deletion this state has not
             # applied (its derived text must not be written back), or an append or update that handle may have
             # saved in newer snapshots
+            for kind in pieces:  # until the outcome is known, no stored blob is known to be this state's
+                self._pieces.pop(kind, None)
             if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation, version=fp.version,
                                                   expect=expect):
                 return None  # a lifecycle save left pending: merged with what is stored before the next attempt
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)
             return False
+        self._pieces.update(pieces)
         self.saved.update({k: fp.version for k, v in payloads.items() if v is not None and k != persist.ACCESS})
         if persist.INDEX in payloads:
             self.changed = self._foreign = 0
@@ -1255,6 +1265,19 @@ class NamespaceState:
             self._profiles_unsaved = False
         self._trim()
         return True
+
+    def _pieces_of(self, kind: str, made: dict[str, snapshot.Pieces]) -> persist.Pieces:
+        """What :func:`persist.encode` needs to copy the unchanged pieces of the ``kind`` blob this state wrote last
+        (read back from the store when that blob is large enough to pay for the read, and used only if it is still
+        the stored one) and to record the pieces of the new blob in ``made``."""
+        old = self._pieces.get(kind)
+        blob = None
+        if old is not None and old.size >= persist.REUSE_BYTES:
+            try:
+                blob = self.host.store.get_units(self.name, kind)
+            except HippoError:
+                blob = None
+        return persist.Pieces(kind, None if blob is None else (old, blob), made)
 
     def _merge_saved_life(self, life: Life, fp: StoreFingerprint) -> None:
         """Read the stored lifecycle and accesses and fold them into ``life`` (:meth:`Life.merge_saved`): they are

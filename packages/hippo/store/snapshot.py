@@ -6,6 +6,8 @@ length in the decompressed section and that section's size (an array of one repe
 stored as that value once; a 64-bit integer array in arithmetic progression, marked ``ramp``, as its first two
 values). Each array is byte-shuffled (all first bytes, then
 all second bytes...) before compression: columns of times, counters and constants then shrink several-fold.
+The deflated section is one zlib stream made of pieces deflated each alone (see :func:`dump`), so a rewrite copies the
+pieces whose bytes did not change; a blob deflated as a single stream (as written before) reads the same.
 Loading validates all of it; a bad blob raises :class:`hippo.base.errors.CorruptData` and the caller rebuilds the
 state from the messages.
 """
@@ -34,33 +36,175 @@ def _is_ramp(flat: np.ndarray) -> bool:
         return bool((np.diff(flat) == step).all())
 
 
-def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6) -> bytes:
+#: Content-defined cuts of the compressed section (see :func:`dump`): an array of at least ``2 * _CUT_MIN`` elements is
+#: cut where a hash of the few elements before a position (eight bytes of them) has its low bits zero, about every
+#: ``_CUT_AVG`` elements, never closer than ``_CUT_MIN`` nor further than ``_CUT_MAX``; each of its byte planes is cut
+#: at the same elements.
+_CUT_AVG = 1 << 15
+_CUT_MIN = 1 << 13
+_CUT_MAX = 1 << 17
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _cuts(flat: np.ndarray) -> list[int] | None:
+    """Element positions (0 < c < n, ascending) where the byte planes of ``flat`` are cut: chosen by the elements
+    before them (eight bytes of them), so removing or inserting elements moves the cuts after them with the elements
+    and leaves the pieces between them as they were. None when ``flat`` holds too few values to say where (flags,
+    defaults)."""
+    n = flat.size
+    if n < 2 * _CUT_MIN:
+        return []
+    size = flat.dtype.itemsize
+    w = max(1, 8 // size)  # elements in a window of eight bytes
+    buf = flat.tobytes()
+    found = []
+    mask = np.uint64(_CUT_AVG - 1)
+    with np.errstate(over="ignore"):
+        for j in range(w):  # the windows starting at elements j, j + w, j + 2w...: one word each, read in place
+            count = (n - j) // w
+            key = np.frombuffer(buf, dtype="<u8", count=count, offset=j * size) * _MIX
+            found.append(np.flatnonzero((key >> np.uint64(40)) & mask == 0) * w + (j + w))
+    cand = np.sort(np.concatenate(found)).tolist()
+    if len(cand) > 4 * n // _CUT_AVG + 16:  # a column of few values: its content says nothing of where to cut
+        return None
+    out: list[int] = []
+    last = 0
+    for c in cand + [n]:
+        while c - last > _CUT_MAX:
+            last += _CUT_MAX
+            out.append(last)
+        if c - last >= _CUT_MIN and n - c >= _CUT_MIN:
+            out.append(c)
+            last = c
+    return [c for c in out if c < n]
+
+
+def _adler_combine(first: int, second: int, length: int) -> int:
+    """The Adler-32 of two byte strings joined, from the sums of each and the length of the second (zlib's
+    ``adler32_combine``)."""
+    base = 65521
+    rem = length % base
+    s1 = first & 0xFFFF
+    s2 = (rem * s1) % base
+    s1 = (s1 + (second & 0xFFFF) + base - 1) % base
+    s2 = (s2 + (first >> 16) + (second >> 16) + base - rem) % base
+    return s1 | (s2 << 16)
+
+
+class Pieces:
+    """Where each piece of a blob written by :func:`dump` lies in it, by a digest of the raw bytes it deflates: the
+    next dump of the same state copies a piece whose raw bytes did not change from that blob instead of deflating
+    them again (see ``reuse`` of :func:`dump`)."""
+
+    __slots__ = ("size", "crc", "where")
+
+    def __init__(self, size: int, crc: int, where: dict[tuple[int, int, int], tuple[int, int]]) -> None:
+        self.size, self.crc, self.where = size, crc, where
+
+    def usable(self, blob: bytes | None) -> bool:
+        """Whether ``blob`` is the blob these pieces were recorded for."""
+        return blob is not None and len(blob) == self.size and blob[-4:] == struct.pack("<I", self.crc)
+
+
+def dump(meta: dict[str, Any], arrays: dict[str, np.ndarray], level: int = 6,
+         reuse: tuple[Pieces, bytes] | None = None, pieces: list[Pieces] | None = None) -> bytes:
     """The container of ``meta`` (JSON) and ``arrays``; ``level`` is the zlib level (1 writes large snapshots
-    several times faster at a slightly larger size)."""
+    several times faster at a slightly larger size).
+
+    The compressed section is one zlib stream, deflated in pieces (cut where :func:`_cuts` says, and at the byte
+    planes of the arrays cut), each piece alone and ending on a byte boundary: ``reuse`` (the :class:`Pieces` of an
+    earlier blob of the same state and that blob) lets the pieces whose bytes it holds be copied from it, so
+    rewriting a large snapshot after a few messages were deleted or appended deflates only what changed around them.
+    The :class:`Pieces` of the new blob is appended to ``pieces`` when given."""
     entries = []
-    blobs = []
-    offset = 0
+    stored = []
     for name, arr in arrays.items():
         a = np.ascontiguousarray(arr)
         if a.dtype.byteorder == ">":
             a = a.astype(a.dtype.newbyteorder("<"))
-        entry = {"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "offset": offset}
+        entry = {"name": name, "dtype": a.dtype.str, "shape": list(a.shape)}
         flat = a.reshape(-1)
         if flat.size > 1 and (flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)).all():
             a, entry["const"] = flat[:1], True  # one value repeated (a column of defaults): stored once
         elif flat.size > 2 and a.dtype.kind in "iu" and a.dtype.itemsize == 8 and _is_ramp(flat):
             a, entry["ramp"] = flat[:2].copy(), True  # first value and step (ids, seqs, slots): stored as two
+        entries.append(entry)
+        stored.append(a.reshape(-1))
+    # the columns of one table (a value per message, per unit) have one length and lose the same rows: the cuts of
+    # the first of them whose values say where to cut serve all of them, flags and defaults included
+    by_length: dict[int, list[int]] = {}
+    for flat in sorted(stored, key=lambda f: -f.dtype.itemsize):
+        if flat.size >= 2 * _CUT_MIN and flat.size not in by_length:
+            at = _cuts(flat)
+            if at is not None:
+                by_length[flat.size] = at
+    blobs = []
+    cuts: list[int] = []
+    offset = 0
+    for entry, a in zip(entries, stored):
+        entry["offset"] = offset
         raw = a.tobytes()
+        at = by_length.get(a.size)
+        if at:
+            n = a.size
+            for plane in range(a.dtype.itemsize):
+                base = offset + plane * n
+                cuts.append(base)
+                cuts.extend(base + c for c in at)
         if a.dtype.itemsize > 1 and raw:
             raw = np.frombuffer(raw, dtype=np.uint8).reshape(-1, a.dtype.itemsize).T.tobytes()
         entry["nbytes"] = len(raw)
-        entries.append(entry)
         blobs.append(raw)
         offset += len(raw)
+        if at:
+            cuts.append(offset)
     header = json.dumps({"meta": meta, "arrays": entries, "raw_size": offset}, ensure_ascii=False,
                         separators=(",", ":")).encode()
-    body = struct.pack("<II", VERSION, len(header)) + header + zlib.compress(b"".join(blobs), level)
-    return MAGIC + body + struct.pack("<I", zlib.crc32(body) & 0xFFFFFFFF)
+    prefix = struct.pack("<II", VERSION, len(header)) + header + b"\x78\x01"  # a zlib header (deflate, 32K window)
+    old, old_blob = reuse if reuse is not None and reuse[0].usable(reuse[1]) else (None, b"")
+    bounds = sorted({c for c in cuts if 0 < c < offset} | {0, offset}) if offset else [0]
+    starts = np.cumsum([0] + [len(r) for r in blobs]).tolist()
+    out = [prefix]
+    at_byte = len(MAGIC) + len(prefix)
+    where: dict[tuple[int, int, int], tuple[int, int]] = {}
+    made: dict[tuple[int, int], bytes] = {}  # this blob's pieces by where they lie in it
+    adler = 1
+    k = 0
+    for lo, hi in zip(bounds, bounds[1:]):
+        parts = []
+        while starts[k + 1] <= lo:
+            k += 1
+        j = k
+        while j < len(blobs) and starts[j] < hi:
+            parts.append(memoryview(blobs[j])[max(lo - starts[j], 0): min(hi, starts[j + 1]) - starts[j]])
+            j += 1
+        piece = parts[0] if len(parts) == 1 else b"".join(parts)
+        # a piece is known by its length and two independent sums of it: a piece taken for another by mistake
+        # would still fail the stream's own sum when read, never go unnoticed
+        sums = zlib.adler32(piece)
+        key = (len(piece), zlib.crc32(piece), sums)
+        adler = _adler_combine(adler, sums, len(piece))
+        mine = where.get(key)
+        span = old.where.get(key) if old is not None and mine is None else None
+        if mine is not None:  # the same bytes earlier in this blob (planes of zeros)
+            z = made[mine]
+        elif span is not None:  # unchanged since the earlier blob
+            z = old_blob[span[0]: span[1]]
+        else:
+            c = zlib.compressobj(level, zlib.DEFLATED, -15)
+            z = c.compress(piece) + c.flush(zlib.Z_SYNC_FLUSH)  # ends on a byte boundary, the stream not closed
+        if key not in where:
+            where[key] = made_at = (at_byte, at_byte + len(z))
+            made[made_at] = z
+        out.append(z)
+        at_byte += len(z)
+    out.append(b"\x03\x00" + struct.pack(">I", adler & 0xFFFFFFFF))  # the last (empty) block, the stream's sum
+    body = b"".join(out)
+    crc = zlib.crc32(body) & 0xFFFFFFFF
+    blob = MAGIC + body + struct.pack("<I", crc)
+    if pieces is not None:
+        pieces.append(Pieces(len(blob), crc, where))
+    return blob
 
 
 def head(blob: bytes) -> bytes:
