@@ -906,3 +906,34 @@ def test_message_terms_keep_nothing_per_message_beyond_the_term_table(tmp_path):
             tracemalloc.stop()
         assert {mid: lifecycle.message_terms(life, state.index, mid) for mid in ids} == before
         assert kept < 64 * len(ids), kept  # a kept set of a message's ten terms is about 1 KB
+
+
+def test_the_term_table_finds_every_message_without_a_python_entry_for_each():
+    """The term table finds a message's terms through its sorted ids (16 bytes a message) and a dict of the entries
+    added since they were last merged, never one of every message (about 100 bytes each); every message added in
+    any order reads back its terms (a dict the oracle), after a save and load too, and a message held twice is
+    refused."""
+    import random
+
+    ids = [10_000_000 + 3 * k for k in range(30_000)]
+    random.Random(11).shuffle(ids)
+    want = {i: np.arange(i % 11, dtype=np.int32) + (i % 5) for i in ids}
+    table = lifecycle.TermTable()
+    for start in range(0, len(ids), 7):
+        part = ids[start: start + 7]
+        table.add(part, [want[i] for i in part])
+    table.add(ids[:50], [np.zeros(3, dtype=np.int32)] * 50)  # held already: kept as they were
+    assert len(table) == len(ids)
+    assert len(table._recent) < lifecycle._TERMS_MERGED
+    for i in ids:
+        assert np.array_equal(table.get(i), want[i])
+    assert table.get(10_000_001) is None and table.get(1) is None and table.get(99_999_999) is None
+    back = lifecycle.TermTable.from_arrays(table.arrays(), np.arange(16))
+    assert len(back._recent) == 0
+    for i in ids[::13]:
+        assert np.array_equal(back.get(i), want[i])
+    twice = table.arrays()
+    twice["ids"] = twice["ids"].copy()
+    twice["ids"][5] = twice["ids"][9]
+    with pytest.raises(ValueError, match="twice"):
+        lifecycle.TermTable.from_arrays(twice, np.arange(16))

@@ -39,6 +39,11 @@ log = logging.getLogger("hippo.lifecycle")
 UNIT_LEVELS = ("episode", "semantic", "theme")
 _PRIORITY_ORDER = {"critical": 0, "high": 1, "normal": 2, "low": 3}
 
+#: Entries a term table adds before it merges them into its sorted ids (a sort of all of them: amortized O(log n) an
+#: entry, and the dict of the recent ones stays small)
+_TERMS_MERGED = 4096
+
+
 class TermTable:
     """The content stem ids of messages recall has looked at (what :func:`message_terms` returns), kept in flat
     arrays and saved with the lifecycle: a message's terms are computed from its tokens the first time it is a
@@ -50,13 +55,34 @@ class TermTable:
         self.ptr = GrowArray(np.int64)
         self.ptr.extend([0])
         self.val = GrowArray(np.int32)
-        self._pos: dict[int, int] = {}
+        # where each message's entry is: the ids in order with their entries (16 bytes a message), and the entries
+        # added since those were last merged. A dict of every message held about 100 bytes a message (11 MB at
+        # 114,680 messages) for a lookup a few microseconds faster.
+        self._sorted = np.zeros(0, dtype=np.int64)
+        self._at = np.zeros(0, dtype=np.int64)
+        self._recent: dict[int, int] = {}
 
     def __len__(self) -> int:
         return self.ids.n
 
+    def _find(self, mid: int) -> int | None:
+        p = self._recent.get(mid)
+        if p is not None:
+            return p
+        k = int(np.searchsorted(self._sorted, mid))
+        if k < self._sorted.size and int(self._sorted[k]) == mid:
+            return int(self._at[k])
+        return None
+
+    def _merge(self) -> None:
+        ids = np.concatenate([self._sorted, np.fromiter(self._recent, dtype=np.int64, count=len(self._recent))])
+        at = np.concatenate([self._at, np.fromiter(self._recent.values(), dtype=np.int64, count=len(self._recent))])
+        order = np.argsort(ids, kind="stable")
+        self._sorted, self._at = ids[order], at[order]
+        self._recent = {}
+
     def add(self, ids: list[int], terms: list[np.ndarray]) -> None:
-        fresh = [(i, t) for i, t in zip(ids, terms) if int(i) not in self._pos]
+        fresh = [(i, t) for i, t in zip(ids, terms) if self._find(int(i)) is None]
         if not fresh:
             return
         first = self.ids.n
@@ -64,10 +90,12 @@ class TermTable:
         self.val.extend(np.concatenate([t for _, t in fresh]))
         self.ptr.extend(self.ptr.a[self.ptr.n - 1] + np.cumsum([t.size for _, t in fresh]))
         for k, (i, _) in enumerate(fresh):
-            self._pos[int(i)] = first + k
+            self._recent[int(i)] = first + k
+        if len(self._recent) >= _TERMS_MERGED:
+            self._merge()
 
     def get(self, mid: int) -> np.ndarray | None:
-        p = self._pos.get(mid)
+        p = self._find(mid)
         if p is None:
             return None
         return self.val.a[self.ptr.a[p]: self.ptr.a[p + 1]]
@@ -94,8 +122,9 @@ class TermTable:
         t.ptr = GrowArray(np.int64, max(64, ptr.size))
         t.ptr.extend(ptr)
         t.val.extend(remap[val].astype(np.int32))
-        t._pos = dict(zip(ids.tolist(), range(ids.size)))
-        if len(t._pos) != ids.size:
+        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+        t._sorted, t._at = np.asarray(ids, dtype=np.int64)[order], order.astype(np.int64)
+        if t._sorted.size > 1 and not (np.diff(t._sorted) > 0).all():
             raise ValueError("term table holds a message twice")
         return t
 
