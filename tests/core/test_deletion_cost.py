@@ -216,3 +216,35 @@ def test_deletions_rewrite_the_snapshots_from_their_unchanged_pieces(saved_store
     assert sum(copied) >= 8  # the co-index and lifecycle of every deletion but the first
     with Memory(saved_store) as again:
         assert answers(again) + [counts(again)] == live
+
+
+def test_a_handle_copies_no_piece_from_a_snapshot_another_handle_replaced(saved_store, monkeypatch):
+    """Two handles deleting in turn: each save finds the blob it wrote last replaced by the other handle's, copies
+    nothing from it and writes what a save from nothing writes; both answer as a store reopened after them."""
+    from hippo.engine import persist
+    from hippo.store import snapshot
+
+    monkeypatch.setattr(persist, "REUSE_BYTES", 0)
+    real = snapshot.dump
+    copied = []
+
+    def checked(meta, arrays, level=6, reuse=None, pieces=None):
+        blob = real(meta, arrays, level, reuse=reuse, pieces=pieces)
+        assert blob == real(meta, arrays, level)
+        copied.append(reuse is not None and reuse[0].usable(reuse[1]))
+        return blob
+
+    monkeypatch.setattr(snapshot, "dump", checked)
+    a, b = Memory(saved_store), Memory(saved_store)
+    try:
+        ids = [it.id for it in a.list(limit=30, offset=100)]
+        for k, mem in enumerate([a, b, a, b, a]):
+            mem.delete(ids[3 * k: 3 * k + 2])
+        assert not any(copied[-2:])  # the blobs a wrote before were replaced by b's: nothing copied from them
+        live = answers(a)
+        assert answers(b) == live
+    finally:
+        a.close()
+        b.close()
+    with Memory(saved_store) as again:
+        assert answers(again) == live
