@@ -248,3 +248,35 @@ def test_a_handle_copies_no_piece_from_a_snapshot_another_handle_replaced(saved_
         b.close()
     with Memory(saved_store) as again:
         assert answers(again) == live
+
+
+def test_the_first_save_of_a_lifecycle_rebuilt_during_a_deletion_is_not_refused(saved_store, monkeypatch):
+    """A deletion while the lifecycle is rebuilt in the background removes the saved one; the rebuilt lifecycle's
+    first save then writes over nothing at once (it was refused, the store read and everything encoded again) and
+    the store reopened answers as the live handle."""
+    from hippo.engine import state as state_mod
+    from hippo.store.sqlite import SQLiteStore
+
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 8)
+    real = SQLiteStore.put_units_many
+    refused = []
+
+    def put(self, namespace, payloads, **kw):
+        done = real(self, namespace, payloads, **kw)
+        refused.append(not done)
+        return done
+
+    monkeypatch.setattr(SQLiteStore, "put_units_many", put)
+    with Memory(saved_store) as mem:
+        mem.search("what is Maya's job?", k=3)  # the co-index only: the lifecycle is loaded by the deletion
+        ids = [it.id for it in mem.list(limit=80, offset=100)]
+        mem.delete(ids[:40])
+        state = mem.engine.state()
+        assert state.wait_warm()
+        mem.delete(ids[40:42])
+        mem.delete(ids[50:51])
+        mem.speakers()  # the speaker profiles read in the call (a search meanwhile has their neutral stand-in)
+        live = answers(mem) + [counts(mem)]
+    assert not any(refused)
+    with Memory(saved_store) as again:
+        assert answers(again) + [counts(again)] == live

@@ -225,6 +225,9 @@ class NamespaceState:
         # kind -> where the deflated pieces of the blob this state last wrote lie in it (snapshot.Pieces): the next
         # save copies the unchanged ones from the stored blob
         self._pieces: dict[str, snapshot.Pieces] = {}
+        # the lifecycle and accesses saved were removed (a deletion while the lifecycle was rebuilt in the background):
+        # the rebuilt one matches no stored blob
+        self._life_removed = False
         self._warming: dict[str, _Warm] = {}
         self._warm_lock = threading.Lock()
         self._closed = False  # set by close(): no background work starts after it (the store closes next)
@@ -437,6 +440,7 @@ class NamespaceState:
         self.preferences = None
         self.saved = {}
         self._pieces = {}
+        self._life_removed = False
         self._life_prefetched = None
 
     def unload(self, pinned: Callable[[], bool], guard: threading.Lock) -> bool:
@@ -1076,6 +1080,8 @@ class NamespaceState:
                 if updated:
                     life.update_messages(list(self.host.store.rows(self.name, updated).values()), self.index)
                 life.version = self.seen.version
+                if self._life_removed:  # its first save writes over nothing, without reading the store first
+                    life.stored, self._life_removed = {persist.LIFE: None, persist.ACCESS: None}, False
             self._life = life
 
     def save_due(self) -> bool:
@@ -1326,6 +1332,11 @@ class NamespaceState:
                 self.host.store.put_units_many(self.name, stale)
             except HippoError as exc:
                 log.warning("could not remove the stale snapshots of namespace %r: %s", self.name, exc)
+            else:
+                for kind in stale:
+                    self._pieces.pop(kind, None)
+                if persist.LIFE in stale and "life" in self._warming:
+                    self._life_removed = True
 
     def _last_id(self) -> int:
         return int(self.index.ids.a[len(self.index) - 1]) if len(self.index) else -1
