@@ -119,3 +119,24 @@ def test_topic_times_read_the_same_before_and_after_consolidation(timestamp, sho
     (theme,) = mem.topics()
     assert (current["id"], theme["id"]) == ("current", 0)
     assert (current["first_time"], current["last_time"]) == (theme["first_time"], theme["last_time"]) == (shown, shown)
+
+
+def test_a_topic_spans_the_times_of_all_its_messages():
+    """A status an agent's tool reports every hour is one fact read from many messages: its semantic keeps the time
+    of the first, and the theme's span read only that, so 120 messages over five days read as one minute. The span
+    is the times of the theme's messages, as its message count is."""
+    m = Memory(None)
+    m.add_many({"text": f"The billing service reported status healthy with {k % 3} open incidents.", "speaker": "monitor",
+                "role": "tool", "session_id": f"s{k // 10}", "timestamp": 1_700_000_000 + k * 3600}
+               for k in range(120))
+    m.consolidate("deep")
+    themes = [t for t in m.topics() if t["id"] != "current"]
+    assert themes
+    for t in themes:
+        ids = m._ns.state().life().hier.theme_messages(t["id"])
+        times = sorted(m.get(i).timestamp for i in ids)
+        assert (t["first_time"], t["last_time"]) == (f"{times[0]:%Y-%m-%d %H:%M}", f"{times[-1]:%Y-%m-%d %H:%M}")
+        doc = m.topic(t["id"])
+        assert f"span: {times[0]:%Y-%m-%d} – {times[-1]:%Y-%m-%d}" in doc
+    assert any(t["first_time"] != t["last_time"] for t in themes)
+    m.close()

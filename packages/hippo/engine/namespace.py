@@ -411,7 +411,7 @@ class Namespace:
         if life is None:
             return []
         with self.rt.lock.read():
-            return topics_mod.topics(life)
+            return topics_mod.topics(state, life)
 
     def topic(self, topic_id: Any) -> str:
         state, life = self._life()

@@ -40,7 +40,22 @@ def _when(epoch: float | None) -> str | None:
     return fmt_datetime(epoch) if epoch is not None else None
 
 
-def topics(life: Life) -> list[dict[str, Any]]:
+def _span(state: NamespaceState, h, t: int, sems: list) -> tuple[float, float] | None:
+    """The first and last time of theme ``t``'s messages (None when all are undated). A semantic keeps the time of
+    its first source message only, and one fact read from many messages (a status reported every hour) is one
+    semantic: the theme spans the times of all the messages its semantics were read from."""
+    idx = state.index
+    times = [s.ts for s in sems if s.ts is not None]
+    if idx is not None:
+        row_of, ts = idx.row_of, idx.ts.view
+        for m in h.theme_messages(t):
+            row = row_of.get(m)
+            if row is not None and ts[row] == ts[row]:  # NaN: undated
+                times.append(float(ts[row]))
+    return (min(times), max(times)) if times else None
+
+
+def topics(state: NamespaceState, life: Life) -> list[dict[str, Any]]:
     """Themes with summaries, most recently active first; the CURRENT buffer first when it holds messages."""
     h = life.hier
     if h is None:
@@ -58,14 +73,14 @@ def topics(life: Life) -> list[dict[str, Any]]:
         sems = [h.semantics[s] for s in h.themes.members[t] if s in h.semantics]
         if not sems:
             continue
-        times = [s.ts for s in sems if s.ts is not None]
+        span = _span(state, h, t, sems)
         seqs = [s.seq for s in sems]
         strength = float(life.unit_strength("theme", [t])[0])
         rows.append((max(seqs), {
             "id": int(t), "title": _title(h, t), "summary": h.theme_summary(t), "size": len(sems),
             "n_messages": len(h.theme_messages(t)),
-            "first_time": _when(min(times)) if times else None,
-            "last_time": _when(max(times)) if times else None, "strength": round(strength, 4),
+            "first_time": _when(span[0]) if span else None,
+            "last_time": _when(span[1]) if span else None, "strength": round(strength, 4),
         }))
     out.extend(d for _, d in sorted(rows, key=lambda x: -x[0]))
     return out
@@ -109,12 +124,12 @@ def topic(state: NamespaceState, life: Life, topic_id: Any) -> str:
     by_episode: dict[int, list] = {}
     for s in sems:
         by_episode.setdefault(s.episode_ids[0] if s.episode_ids else -1, []).append(s)
-    times = [s.ts for s in sems if s.ts is not None]
+    span = _span(state, h, tid, sems)
     strength = float(life.unit_strength("theme", [tid])[0])
     lines = [f"# Topic {tid}: {_title(h, tid)}", "",
              f"summary: {h.theme_summary(tid)}",
              f"id: {tid} · entries: {len(sems)} · messages: {len(h.theme_messages(tid))} · "
-             f"span: {fmt_date(min(times)) if times else 'undated'} – {fmt_date(max(times)) if times else 'undated'}"
+             f"span: {fmt_date(span[0]) if span else 'undated'} – {fmt_date(span[1]) if span else 'undated'}"
              f" · strength: {strength:.2f}", ""]
 
     def ep_key(item):
