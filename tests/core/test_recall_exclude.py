@@ -97,13 +97,16 @@ def store():
 def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int]):
     """The recall of ``query`` without ``exclude`` in every respect but one: where the engine keeps the candidates
     that can reach the context (in the order of their value per estimated token, until their estimated cost reaches
-    three budgets, and at least 48), the messages of ``shown`` are passed over. Returns that recall's context packed
+    three budgets, and at least 48, a copy of a text kept before it taking no reach), the messages of ``shown``
+    are passed over. Returns that recall's context packed
     with the ``shown`` messages removed, a repeated line counting the copies of its text in its voice that are not
     ``shown``, from the stored messages: (text, ids, tokens)."""
     seen = {}
     said: dict[tuple, list[tuple[int, float]]] = {}
+    voice: dict[int, tuple] = {}
     for item in mem.list():
         said.setdefault((item.text, item.role, item.speaker), []).append((item.id, item.timestamp.timestamp()))
+        voice[item.id] = (item.text, item.role, item.speaker)
 
     def unshown_copies(p):
         return [ts for k, ts in said[(p.text, p.role, p.speaker)] if k != p.key and k not in shown]
@@ -113,13 +116,17 @@ def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int
         exponent = real_shortlist(state, rows, scores, budget)[2]
         costs = state.index.doc_lengths()[rows] + 4.0
         prior = evidence.prior_of(state, rows)
-        keep, reach, kept = [], 0.0, 0
+        keep, reach, kept, texts = [], 0.0, 0, set()
         for j in evidence.packing_order(scores, costs, prior, exponent).tolist():
             if kept >= 48 and reach >= 3 * budget:
                 break
-            if int(state.index.ids.view[rows[j]]) in shown:
+            key = int(state.index.ids.view[rows[j]])
+            if key in shown:
                 continue
             keep.append(j)
+            if voice[key] in texts:
+                continue  # a copy of a text kept before it: packed as that text's line, it takes no reach
+            texts.add(voice[key])
             kept += 1
             reach += float(costs[j])
         keep.sort()

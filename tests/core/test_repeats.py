@@ -209,3 +209,27 @@ def test_a_deletion_keeps_the_survivors_glue_and_digests_without_reading_them_ag
         tokens = idx.content.access_range(0, len(idx.content))
         assert np.array_equal(idx.glue, coindex.NamespaceIndex._glue_of(tokens, idx.ends.view))
         assert idx.digests.tolist() == coindex.NamespaceIndex._digests_of(tokens, idx.ends.view).tolist()
+
+
+@pytest.mark.parametrize("copies", [10, 60, 300])
+def test_copies_do_not_keep_a_distinct_message_out_of_a_context_with_room(copies):
+    """The shortlist of candidates that can reach a context stops once their estimated cost reaches a few budgets,
+    and every copy of a status line counted its own cost: 60 copies of a CI result filled it, and the one distinct
+    message about the build, ranked after them, was left out of a 200-token context holding a 22-token line. Copies
+    after the first take none of the shortlist's reach, as the packer gives them none of the budget."""
+    mem = Memory(None)
+    mem.add_many({"text": "Build succeeded: 0 errors, 0 warnings", "speaker": "ci", "role": "tool",
+                  "session_id": f"s{i // 50}", "timestamp": 1_700_000_000 + i * 60} for i in range(copies))
+    failed = mem.add("The build failed yesterday with 3 errors in the parser", speaker="user",
+                     timestamp=1_700_000_000 + (copies + 100) * 60)
+    alone = Memory(None)  # the same history with the status line written once
+    alone.add("Build succeeded: 0 errors, 0 warnings", speaker="ci", role="tool", session_id="s0",
+              timestamp=1_700_000_000)
+    alone.add("The build failed yesterday with 3 errors in the parser", speaker="user",
+              timestamp=1_700_000_000 + (copies + 100) * 60)
+    r = mem.recall("build errors", budget_tokens=200)
+    assert [m.text for m in alone.recall("build errors", budget_tokens=200).messages] == [m.text for m in r.messages]
+    assert failed.id in [m.id for m in r.messages] and r.repeats == {1: copies}
+    assert tokenizer.count_tokens(r.text) == r.tokens <= 200
+    mem.close()
+    alone.close()

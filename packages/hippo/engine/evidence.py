@@ -292,13 +292,27 @@ def _estimated_costs(state: NamespaceState, rows: np.ndarray) -> np.ndarray:
     return state.index.doc_lengths()[rows].astype(np.float64) + _PREFIX_TOKENS
 
 
+def _later_copies(idx: Any, rows: np.ndarray) -> np.ndarray:
+    """For ``rows`` in packing order, whether each is a copy of a row before it: the same text (digest) in the same
+    voice (role and speaker), which the packer folds into the line of the first (:func:`hippo.engine.pack.pack`)."""
+    if rows.size < 2:
+        return np.zeros(rows.size, dtype=bool)
+    key = (np.asarray(idx.digests[rows], dtype=np.uint64)
+           ^ (idx.role.view[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+           ^ (idx.speaker.view[rows].astype(np.int64).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+    first = np.zeros(rows.size, dtype=bool)
+    first[np.unique(key, return_index=True)[1]] = True
+    return ~first
+
+
 def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budget: int,
               excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """The candidates that can reach a context of ``budget`` tokens, in their input (rank) order, and the cost
     exponent of the whole candidate list. Costs are estimated from the span table (tokens + a 4-token prefix), so
     only the shortlist needs its pieces described and annotated. Rows of ``excluded`` (ascending) will not be
     packed: they stay in the shortlist where they rank, but take none of its reach, so it reaches as far into the
-    other candidates as it would without them."""
+    other candidates as it would without them. Neither do the copies of a text after its first (an agent's status
+    line written hundreds of times): the packer gives them one line, and the reach goes on to distinct messages."""
     rows = np.asarray(rows, dtype=np.int64)
     scores = np.asarray(scores, dtype=np.float64)
     if rows.size == 0:
@@ -307,8 +321,11 @@ def shortlist(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, budge
     a = _exponent(state, scores)
     est = _estimated_costs(state, rows)
     keyed = packing_order(scores, est, prior, a)
+    out = np.zeros(keyed.size, dtype=bool)
     if excluded is not None and excluded.size:
         out = np.isin(rows[keyed], excluded)
+    out[~out] = _later_copies(state.index, rows[keyed][~out])  # copies of a text that will be packed
+    if out.any():
         reach = np.cumsum(np.where(out, 0.0, est[keyed]))
         least = int(np.searchsorted(np.cumsum(~out), _SHORTLIST_MIN)) + 1
     else:
