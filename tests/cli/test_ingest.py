@@ -268,15 +268,18 @@ def test_a_failed_write_is_undone_and_the_retry_does_not_duplicate(tmp_path, cap
     assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
 
 
-def ingest_with_add_many(tmp_path, on_batch: str) -> tuple[subprocess.CompletedProcess, Path, Path]:
+def ingest_with_add_many(tmp_path, on_batch: str, *, sigint_ignored: bool = False,
+                         ) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """``hippo ingest`` of 1,200 numbered messages in batches of 500, in a process whose ``Memory.add_many`` runs
     ``on_batch`` (Python, with ``calls`` the batches so far, ``real`` the real method and ``self, items``) in place
-    of the real call: (the process, the file, the store)."""
+    of the real call: (the process, the file, the store). ``sigint_ignored``: the process starts with SIGINT ignored,
+    as a shell starts a background job (``hippo ingest ... &`` in a script)."""
     f = tmp_path / "notes.jsonl"
     f.write_text(numbered(1200), encoding="utf-8")
     db = tmp_path / "s.db"
     script = "\n".join([
         "import os, signal, sys", "import hippo", "real, calls = hippo.Memory.add_many, []",
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)" if sigint_ignored else "",
         "def add_many(self, items):", "    calls.append(1)", textwrap.indent(textwrap.dedent(on_batch), "    "),
         "hippo.Memory.add_many = add_many", "from hippo.cli import main", "sys.exit(main(sys.argv[1:]))"])
     proc = subprocess.run([sys.executable, "-c", script, "ingest", str(f), "--path", str(db), "--batch", "500"],
@@ -314,6 +317,19 @@ def test_ctrl_c_after_a_batch_committed_undoes_that_batch_too(tmp_path) -> None:
     """)
     assert proc.returncode == 130 and "nothing of" in proc.stderr and "was stored" in proc.stderr, proc.stderr
     assert stored(db) == []
+
+
+def test_ctrl_c_is_ignored_by_an_ingest_started_with_sigint_ignored(tmp_path) -> None:
+    """A shell script's background job (``hippo ingest big.jsonl &``) starts with SIGINT ignored, so a Ctrl-C meant
+    for the script's foreground command leaves it running: the ingest keeps to that and stores the whole file."""
+    proc, _, db = ingest_with_add_many(tmp_path, """
+        got = real(self, items)
+        if len(calls) == 2:
+            os.kill(os.getpid(), signal.SIGINT)  # in the middle of the batch
+        return got
+    """, sigint_ignored=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [m["metadata"]["k"] for m in stored(db)] == list(range(1, 1201))
 
 
 def test_resume_needs_the_whole_prefix_not_a_coincidence(tmp_path, capsys) -> None:

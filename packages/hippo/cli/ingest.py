@@ -106,8 +106,9 @@ def _interrupt_after():
     """Ctrl-C inside the block takes effect when the block ends. ``add_many`` commits, then updates the index: an
     interrupt between the two would leave a stored batch whose ids this run never learnt, so its undo would miss
     it. A batch takes well under a second; in a thread other than the main one (no signal handlers there) the
-    block runs as it is."""
-    if threading.current_thread() is not threading.main_thread():
+    block runs as it is, and so it does in a process started with SIGINT ignored (a shell script's background job),
+    which a Ctrl-C meant for the script must not stop."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     caught: list[int] = []
