@@ -208,6 +208,14 @@ def test_errors_are_one_line_without_traceback(store, argv, needles) -> None:
                           else hippo_cmd(*argv), *needles)
 
 
+@pytest.mark.parametrize("budget", ["0", "-1"])
+def test_demo_refuses_a_budget_below_one_before_it_starts(capsys, budget) -> None:
+    """As ``recall --budget``: the option's name in the error, and nothing ingested or printed first."""
+    run = cli(capsys, "demo", "--budget", budget)
+    assert_one_line_error(run, "--budget", ">= 1")
+    assert run.out == ""
+
+
 @pytest.mark.parametrize("argv, needles", [
     (["bench", "frobnicate"], ["hippo bench", "frobnicate"]),
     (["bench"], ["hippo bench", "required"]),

@@ -6,6 +6,8 @@ import json
 import time
 from importlib import resources
 
+from hippo.cli._common import positive_int
+
 __all__ = ["add_parsers", "cmd_demo"]
 
 DEMO_QUESTIONS = [
@@ -47,5 +49,5 @@ def cmd_demo(args) -> int:
 
 def add_parsers(sub) -> None:
     d = sub.add_parser("demo", help="ingest a sample conversation and answer questions from memory")
-    d.add_argument("--budget", type=int, default=160)
+    d.add_argument("--budget", type=positive_int, default=160, help="cl100k tokens per answer (default 160)")
     d.set_defaults(func=cmd_demo)
