@@ -108,6 +108,33 @@ def test_api_md_signatures_match_the_code():
     assert problems == []
 
 
+def _left_out(text: str) -> list[str]:
+    """The parameters of each callable a doc writes out that none of its written signatures names (a signature
+    written again in short, as the hierarchy section repeats ``mem.recall``, counts with the complete one)."""
+    named: dict[str, tuple[object, set[str]]] = {}
+    for label, func, args in _documented_signatures(text):
+        if args.vararg or args.kwarg:
+            continue
+        named.setdefault(label, (func, set()))[1].update(a.arg for a in args.posonlyargs + args.args + args.kwonlyargs)
+    problems = []
+    for label, (func, documented) in named.items():
+        for name, p in inspect.signature(func).parameters.items():
+            if name != "self" and not name.startswith("_") and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) \
+                    and name not in documented:
+                problems.append(f"{label}: parameter {name!r} of the code is not documented")
+    return problems
+
+
+def test_api_md_signatures_leave_out_no_parameter():
+    """A signature docs/api.md writes out is the whole signature: a parameter added to the code is added there."""
+    assert _left_out((ROOT / "docs" / "api.md").read_text(encoding="utf-8")) == []
+
+
+def test_the_omission_check_sees_a_parameter_left_out():
+    text = "```python\nmem.search(query: str, *, k: int = 10) -> list[Hit]\n```"
+    assert "mem.search: parameter 'filter' of the code is not documented" in _left_out(text)
+
+
 @pytest.mark.parametrize("signature, problem", [
     ("mem.search(query: str, *, k: int = 5) -> list[Hit]", "documented default 5"),
     ("mem.search(query: str, *, limit: int = 10) -> list[Hit]", "'limit' does not exist"),
