@@ -15,6 +15,7 @@ the SDK. See docs/mcp.md for client configuration.
 # No ``from __future__ import annotations``: the SDK reads the tool signatures at registration time.
 
 import functools
+import inspect
 import io
 import signal
 import socket
@@ -202,6 +203,42 @@ def _hippo_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Server(MCPServer):
+    """The SDK's server, refusing a call that names an argument its tool does not take. The SDK drops such an
+    argument and runs the call: a model's guess (``recall`` with ``max_tokens``, ``search`` with ``limit``, ``add``
+    with ``tags``) got the defaults, or stored the message without what it was asked to keep, with no sign of it.
+    The tools' advertised schemas say so too (``additionalProperties: false``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._arguments: dict[str, tuple[str, ...]] = {}
+
+    def hippo_tool(self, annotations: ToolAnnotations) -> Callable[[F], F]:
+        """``tool(annotations=...)`` that also records the arguments the tool takes."""
+
+        def register(fn: F) -> F:
+            self._arguments[fn.__name__] = tuple(inspect.signature(fn).parameters)
+            return self.tool(annotations=annotations)(fn)
+
+        return register
+
+    async def list_tools(self) -> list[Any]:
+        tools = await super().list_tools()
+        for tool in tools:
+            if tool.name in self._arguments:
+                tool.input_schema = {**tool.input_schema, "additionalProperties": False}
+        return tools
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        known = self._arguments.get(name)
+        unknown = [key for key in arguments if key not in known] if known is not None else []
+        if unknown:
+            takes = ", ".join(known) if known else "no arguments"
+            raise ToolError(f"Error executing tool {name}: unknown argument(s) {', '.join(map(repr, unknown))}; "
+                            f"{name} takes {takes}")
+        return await super().call_tool(name, arguments, context)
+
+
 def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING", timezone: Any = None) -> MCPServer:
     """An MCP server whose tools act on ``mem`` (one namespace: the user's). The caller owns and closes ``mem``.
     ``timezone`` (an IANA name, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``) is the user's: a question
@@ -209,9 +246,9 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     it, and one whose ``timestamp`` carries no calendar but UTC's is put on it; None: the machine's time zone (and
     a ``timestamp`` is kept as given)."""
     zone = hippo.time_zone(timezone, "timezone")
-    server = MCPServer(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
+    server = _Server(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
+    @server.hippo_tool(ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False,
                                              open_world_hint=False))
     @_hippo_errors
     def add(
@@ -227,7 +264,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
                        session_id=session_id, metadata=metadata)
         return Message.model_validate(jsonable(item))
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.hippo_tool(_READ_ONLY)
     @_hippo_errors
     def search(
         query: Annotated[str, Field(description="what to look for, in plain words")],
@@ -241,7 +278,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         hits = mem.search(query, k=k, filter=filter, since=since, until=until, asked_at=_asked(asked_at, mem.config, zone))
         return SearchResult(hits=[Hit.model_validate(jsonable(h)) for h in hits])
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.hippo_tool(_READ_ONLY)
     @_hippo_errors
     def recall(
         query: Annotated[str, Field(description="the question to answer from memory")],
@@ -261,7 +298,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         return CallToolResult(content=[TextContent(type="text", text=r.text or _nothing_recalled(budget_tokens))],
                               structured_content=result.model_dump(mode="json"))
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.hippo_tool(_READ_ONLY)
     @_hippo_errors
     def read(
         message_id: Annotated[StrictInt, Field(description="id of a message, from search, recall or timeline", ge=0)],
@@ -272,7 +309,7 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
         items = mem.read(message_id, before=before, after=after)
         return ReadResult(messages=[Message.model_validate(jsonable(m)) for m in items])
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
+    @server.hippo_tool(ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                                              open_world_hint=False))
     @_hippo_errors
     def forget(
@@ -287,13 +324,13 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
             return ForgetResult(forgotten=mem.delete(ids))
         return ForgetResult(forgotten=mem.forget(filter))
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.hippo_tool(_READ_ONLY)
     @_hippo_errors
     def topics() -> TopicsResult:
         """The topics of the user's memory: one entry per theme with a title, a summary, size and time span."""
         return TopicsResult(topics=[Topic.model_validate(jsonable(t)) for t in mem.topics()])
 
-    @server.tool(annotations=_READ_ONLY)
+    @server.hippo_tool(_READ_ONLY)
     @_hippo_errors
     def timeline(
         query_or_entity: Annotated[str, Field(description="a person's name (their statements over time) or a topic")],

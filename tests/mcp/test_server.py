@@ -236,6 +236,22 @@ async def test_integer_arguments_are_json_integers(store) -> None:
             assert not (await session.call_tool(tool, {**arguments, name: 3})).is_error  # a JSON integer is fine
 
 
+async def test_an_argument_a_tool_does_not_take_is_refused_and_nothing_is_stored(store) -> None:
+    # The SDK drops an argument its tool does not take and runs the call: `add` with `tags` stored the message
+    # without them, `recall` with `max_tokens` recalled 2000 tokens, and the model was told nothing.
+    async with stdio_session(store, "--user", "ann") as session:
+        tools = {t.name: t.input_schema for t in (await session.list_tools()).tools}
+        assert all(schema.get("additionalProperties") is False for schema in tools.values())
+        text = await error_text(session, "add", text="Pick up the dry cleaning.", tags=["errand"])
+        assert "'tags'" in text and "text, speaker, role, timestamp, session_id, metadata" in text
+        assert "'max_tokens'" in await error_text(session, "recall", query="Lisbon", max_tokens=50)
+        assert "'namespace'" in await error_text(session, "search", query="cellos", namespace="bob")
+        assert "no arguments" in await error_text(session, "topics", verbose=True)
+        assert (await call(session, "search", query="Lisbon", k=1))["hits"]  # the session goes on
+    with hippo.Memory(store, namespace="ann") as mem:
+        assert mem.count() == len(CONVERSATION)
+
+
 async def test_user_from_the_environment(store) -> None:
     async with stdio_session(store, env={**_env(), "HIPPO_USER": "bob"}) as session:
         hits = (await call(session, "search", query="attic", k=5))["hits"]
