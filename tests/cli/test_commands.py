@@ -200,6 +200,8 @@ def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) ->
     (["search", "x", "--since", "yesterday-ish"], ["since"]),
     (["list", "--filter", "[1]"], ["--filter"]),
     (["search", "x", "--speaker", "A", "--filter", '{"speaker": "B"}'], ["speaker"]),
+    (["list", "--role", "assitant"], ["--role", "assitant"]),  # matched nothing, printed nothing, exit 0
+    (["forget", "--role", "robot", "--yes"], ["--role", "robot"]),
     (["frobnicate"], ["frobnicate"]),
     (["mcp", "--transport", "pigeon"], ["transport"]),
 ])

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, Callable
 
 from hippo import InvalidInput, NotFound
+from hippo.index.coindex import ROLES
 from hippo.store.opening import is_postgres_url
 
 __all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
@@ -55,7 +56,8 @@ def add_filter_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--filter", metavar="JSON", help='metadata filter, e.g. \'{"speaker": "Ann"}\' (docs/api.md)')
     p.add_argument("--speaker", help="only messages of this speaker")
     p.add_argument("--session", help="only messages of this session_id")
-    p.add_argument("--role", help="only messages with this role (user, assistant, system, tool)")
+    # the roles a message can have: a typo ("assitant") would match nothing, an empty answer like "none stored"
+    p.add_argument("--role", choices=ROLES, help="only messages with this role (user, assistant, system, tool)")
 
 
 def add_time_args(p: argparse.ArgumentParser, *, as_of: bool = True, asked_at: bool = False) -> None:
