@@ -187,6 +187,25 @@ def test_commands_that_read_or_delete_do_not_create_a_store(tmp_path, capsys) ->
     assert not missing.exists()
 
 
+@pytest.mark.parametrize("argv", [["search", "cello"], ["recall", "cello"], ["list"], ["timeline", "Ann"], ["topics"],
+                                  ["export", "out.jsonl"]])
+def test_a_read_of_a_namespace_without_messages_names_the_store_s_namespaces(store, capsys, argv, tmp_path,
+                                                                              monkeypatch) -> None:
+    """`-n` left out (or mistyped) after `hippo ingest -n ann`: the empty answer says why on stderr; stdout and the
+    exit status stay those of an empty answer. A namespace that holds messages answers without the note."""
+    monkeypatch.chdir(tmp_path)
+    for namespace in ("default", "anne"):
+        run = cli(capsys, *argv, "--path", store, "-n", namespace)
+        assert run.code == 0, run.err
+        note = [line for line in run.err.splitlines() if line.startswith("hippo:")]
+        assert note == [f"hippo: namespace {namespace!r} holds no messages in {store} (its namespaces: 'ann', "
+                        "'other'; choose one with -n)"], run.err
+        assert "cello" not in run.out
+    if argv[0] in ("search", "recall"):  # nothing matches, but the namespace holds messages: no note
+        run = cli(capsys, argv[0], "zzzyx", "--path", store, "-n", "ann")
+        assert run.code == 0 and "holds no messages" not in run.err, run.err
+
+
 @pytest.mark.parametrize("argv, needles", [
     (["search"], ["query"]),
     (["search", "x", "-k", "0"], ["-k", ">= 1"]),

@@ -15,7 +15,7 @@ from hippo.index.coindex import ROLES
 from hippo.store.opening import is_postgres_url
 
 __all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
-           "filter_from", "open_store", "output", "time_kwargs"]
+           "filter_from", "note_if_empty", "open_store", "output", "time_kwargs"]
 
 
 class Aborted(Exception):
@@ -112,6 +112,19 @@ def open_store(args: argparse.Namespace, *, create: bool = False):
     elif not create and not os.path.lexists(path):
         raise NotFound(f"no store at --path {path!r} (`hippo ingest` or `hippo import` creates one)")
     return Memory(path, namespace=args.namespace if hasattr(args, "namespace") else "default")
+
+
+def note_if_empty(mem: Any) -> None:
+    """After an empty answer: when the namespace itself holds no messages (``-n`` left out or mistyped, so the
+    question went to another namespace than the one ingested), say so on stderr, naming the store's namespaces.
+    The answer on stdout stays what it is."""
+    if mem.count():
+        return
+    names = mem.namespaces()
+    shown = ", ".join(repr(n) for n in names[:10]) + (", ..." if len(names) > 10 else "")
+    print(f"hippo: namespace {mem.namespace!r} holds no messages in {mem.path} "
+          f"({'its namespaces: ' + shown + '; choose one with -n' if names else 'the store holds none'})",
+          file=sys.stderr)
 
 
 def _unicode(stream: Any) -> bool:

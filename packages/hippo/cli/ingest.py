@@ -25,7 +25,7 @@ from typing import Any
 
 from hippo import HippoError, InvalidInput, StoreError
 from hippo.cli import progress
-from hippo.cli._common import Aborted, add_store_args, messages, open_store
+from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
 from hippo.cli.sources import Record, Source, read_source
 from hippo.engine.prepare import prepare
 
@@ -209,6 +209,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         with progress.bar(mem.count(), f"export {mem.namespace}") as bar:
             n = mem.export(args.out, progress=lambda done, total: bar.update(done - bar.n))
+        if not n:
+            note_if_empty(mem)
     print(f"exported {messages(n)} to {args.out}")
     return 0
 

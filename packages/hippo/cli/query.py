@@ -18,6 +18,7 @@ from hippo.cli._common import (
     add_store_args,
     add_time_args,
     filter_from,
+    note_if_empty,
     open_store,
     output,
     positive_int,
@@ -38,6 +39,8 @@ def _line(m, prefix: str = "") -> str:
 def cmd_search(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         hits = mem.search(args.query, k=args.k, filter=filter_from(args), **time_kwargs(args))
+        if not hits:
+            note_if_empty(mem)
 
         def human(hits: list) -> None:
             for h in hits:
@@ -50,6 +53,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         r = mem.recall(args.query, budget_tokens=args.budget, filter=filter_from(args),
                        include_dormant=args.include_dormant, **time_kwargs(args))
+        if not r.messages:
+            note_if_empty(mem)
 
         def human(r) -> None:
             print(r.text)
@@ -62,6 +67,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         items = mem.list(filter=filter_from(args), limit=args.limit, offset=args.offset)
+        if not items:
+            note_if_empty(mem)
         return output(args, items, lambda items: [print(_line(m)) for m in items])
 
 
@@ -74,6 +81,8 @@ def cmd_read(args: argparse.Namespace) -> int:
 def cmd_timeline(args: argparse.Namespace) -> int:
     with open_store(args) as mem:
         entries = mem.timeline(args.query, limit=args.limit, **time_kwargs(args))
+        if not entries:
+            note_if_empty(mem)
 
         def human(entries: list[dict[str, Any]]) -> None:
             for e in entries:
@@ -92,6 +101,8 @@ def cmd_topics(args: argparse.Namespace) -> int:
             text = mem.topic(topic_id)
             return output(args, {"id": topic_id, "markdown": text}, lambda t: print(t["markdown"]))
         topics = mem.topics()
+        if not topics:
+            note_if_empty(mem)
 
         def human(topics: list[dict[str, Any]]) -> None:
             for t in topics:
