@@ -125,6 +125,15 @@ def _left_out(text: str) -> list[str]:
     return problems
 
 
+def test_readme_gives_the_signature_channel_s_default_weight():
+    """The README describes the Signature DWM's Hamming-ball channel; the default ranking gives it the weight the
+    README states (0: the channel is off unless a weight turns it on)."""
+    from hippo.base.config import RetrievalConfig
+
+    stated = re.findall(r'"weight_signature": ([0-9.]+)', (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert stated and {float(w) for w in stated} == {RetrievalConfig().weight_signature}
+
+
 def test_api_md_signatures_leave_out_no_parameter():
     """A signature docs/api.md writes out is the whole signature: a parameter added to the code is added there."""
     assert _left_out((ROOT / "docs" / "api.md").read_text(encoding="utf-8")) == []

@@ -32,7 +32,7 @@ def cmd_demo(args) -> int:
         ingest_ms = (time.perf_counter() - t) * 1e3
         st = mem.stats()
         print(f"ingested {st['messages']} messages / {st['tokens']} tokens in {ingest_ms:.1f} ms "
-              f"(content DWM {st['content_dwm_bytes']} B, signature DWM {st['signature_dwm_bytes']} B)\n")
+              f"(content DWM {st['content_dwm_bytes']} B)\n")  # the Signature DWM: built when a channel reads it
         for q in DEMO_QUESTIONS:
             r = mem.recall(q, budget_tokens=args.budget)
             print(f"Q: {q}")
