@@ -356,3 +356,64 @@ def test_asked_at_counts_a_question_s_days_from_when_it_is_asked(tmp_path, capsy
     assert run.code == 0 and "chess" in run.out and "tennis" not in run.out
     run = cli(capsys, "search", q, "--path", path, "--asked-at", "tomorrow")
     assert run.code != 0 and "asked_at" in run.err
+
+
+_READ_WITHOUT_WRITE = """
+import contextlib, io, os, sys
+from hippo.cli import main
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    main(["demo", "--budget", "50"])  # every module a read imports lazily, loaded while they are readable
+{drop}
+for argv in (["search", "kayak", "-k", "1", "--json"], ["list", "--limit", "1", "--json"],
+             ["forget", "--id", "1", "--yes"]):
+    print("exit", argv[0], main([*argv, "--path", sys.argv[1], "-n", "ann"]), flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="permissions as on Linux")
+def test_read_commands_answer_from_a_store_this_user_cannot_write(tmp_path) -> None:
+    """A store on read-only media, or one the user may read but not write: `hippo search` failed with "open it
+    with read_only=True", which no option of the command line gives; the reads answer as Memory(read_only=True)
+    does, and a write is refused without changing the file."""
+    import shutil
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="hippo-ro-cli-", dir="/tmp")  # outside pytest's private tmp so others can enter
+    try:
+        os.chmod(root, 0o755)
+        path = Path(root) / "store.db"
+        with hippo.Memory(path, namespace="ann") as mem:
+            mem.add_many([{"text": f"day {i}: Ann took the red kayak to the lake", "speaker": "Ann"} for i in range(30)])
+            first = jsonable(mem.list(limit=1))
+            best = jsonable(mem.search("kayak", k=1))
+        if os.geteuid() == 0:
+            try:
+                import pwd
+
+                nobody = pwd.getpwnam("nobody")
+            except KeyError:
+                pytest.skip("running as root without a 'nobody' user to drop to")
+            os.chmod(path, 0o644)
+            drop = f"os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})"
+        else:
+            os.chmod(path, 0o444)
+            os.chmod(root, 0o555)
+            drop = ""
+        before = path.read_bytes()
+        proc = subprocess.run([sys.executable, "-c", _READ_WITHOUT_WRITE.format(drop=drop), str(path)],
+                              capture_output=True, text=True, timeout=300,
+                              env={k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "TQDM_"))})
+        exits = [line for line in proc.stdout.splitlines() if line.startswith("exit ")]
+        assert exits == ["exit search 0", "exit list 0", "exit forget 2"], proc.stdout + proc.stderr
+        documents = json.JSONDecoder()
+        out, found = proc.stdout, []
+        while "[" in out:
+            value, end = documents.raw_decode(out, out.index("["))
+            found.append(value)
+            out = out[end:]
+        assert found == [best, first]
+        assert "read-only" in proc.stderr and "delete" in proc.stderr
+        assert path.read_bytes() == before and sorted(os.listdir(root)) == ["store.db"]
+    finally:
+        os.chmod(root, 0o755)
+        shutil.rmtree(root, ignore_errors=True)

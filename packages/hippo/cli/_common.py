@@ -10,7 +10,7 @@ import sys
 from datetime import datetime
 from typing import Any, Callable
 
-from hippo import InvalidInput, NotFound
+from hippo import InvalidInput, NotFound, StoreError
 from hippo.index.coindex import ROLES
 from hippo.store.opening import is_postgres_url
 
@@ -111,7 +111,21 @@ def open_store(args: argparse.Namespace, *, create: bool = False):
             Memory(path, read_only=True).close()
     elif not create and not os.path.lexists(path):
         raise NotFound(f"no store at --path {path!r} (`hippo ingest` or `hippo import` creates one)")
-    return Memory(path, namespace=args.namespace if hasattr(args, "namespace") else "default")
+    namespace = args.namespace if hasattr(args, "namespace") else "default"
+    try:
+        return Memory(path, namespace=namespace)
+    except StoreError:
+        if create or is_postgres_url(path) or _may_write(path):
+            raise
+    # a store on read-only media, or one this user may read but not write: read commands answer from it as
+    # Memory(read_only=True) does; a command that writes raises ReadOnlyError naming what it would write
+    return Memory(path, namespace=namespace, read_only=True)
+
+
+def _may_write(path: str) -> bool:
+    """Whether this process may write the store file and create its -wal / -shm beside it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
 
 
 def note_if_empty(mem: Any) -> None:
