@@ -229,6 +229,12 @@ def test_errors_are_one_line_without_traceback(store, argv, needles) -> None:
                           else hippo_cmd(*argv), *needles)
 
 
+def test_version(capsys) -> None:
+    """`hippo --version` was taken for a missing command ("the following arguments are required: COMMAND")."""
+    run = cli(capsys, "--version")
+    assert run.code == 0 and run.out == f"hippo {hippo.__version__}\n" and run.err == ""
+
+
 @pytest.mark.parametrize("budget", ["0", "-1"])
 def test_demo_refuses_a_budget_below_one_before_it_starts(capsys, budget) -> None:
     """As ``recall --budget``: the option's name in the error, and nothing ingested or printed first."""

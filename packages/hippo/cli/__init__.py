@@ -16,6 +16,7 @@ import argparse
 import os
 import sys
 
+import hippo
 from hippo import HippoError
 from hippo.cli import demo, ingest, manage, query
 from hippo.cli._common import Aborted, add_store_args, tolerate_narrow_encodings
@@ -75,6 +76,7 @@ def _mcp_parser(sub: argparse._SubParsersAction) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hippo", description="Succinct, offline-first memory for AI agents.")
+    p.add_argument("--version", action="version", version=f"hippo {hippo.__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     demo.add_parsers(sub)
     ingest.add_parsers(sub)
