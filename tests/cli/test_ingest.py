@@ -279,7 +279,8 @@ def ingest_with_add_many(tmp_path, on_batch: str, *, sigint_ignored: bool = Fals
     db = tmp_path / "s.db"
     script = "\n".join([
         "import os, signal, sys", "import hippo", "real, calls = hippo.Memory.add_many, []",
-        "signal.signal(signal.SIGINT, signal.SIG_IGN)" if sigint_ignored else "",
+        # set either way: a test run started in the background (SIGINT ignored) must not decide what is tested
+        "signal.signal(signal.SIGINT, signal.SIG_IGN if %r else signal.default_int_handler)" % sigint_ignored,
         "def add_many(self, items):", "    calls.append(1)", textwrap.indent(textwrap.dedent(on_batch), "    "),
         "hippo.Memory.add_many = add_many", "from hippo.cli import main", "sys.exit(main(sys.argv[1:]))"])
     proc = subprocess.run([sys.executable, "-c", script, "ingest", str(f), "--path", str(db), "--batch", "500"],
