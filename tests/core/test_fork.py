@@ -223,3 +223,23 @@ def test_a_fork_while_another_thread_writes_leaves_the_child_able_to_write(tmp_p
             t.join()
         assert got == {"result": ["written by the child", 11]}, got
         assert mem.count() == 11
+
+
+def test_a_child_writes_new_words_while_a_parent_thread_described_tokens(opened) -> None:
+    """The process-wide stem vocabulary describes a token on first sight under its lock: held by another thread of
+    the parent at the fork, it was never released in the child, whose first write of words the process had not
+    met yet (consolidated into episodes) waited forever."""
+    from hippo.text import vocab
+
+    mem = opened
+
+    def work() -> list:
+        for s in range(3):
+            mem.add_many([{"text": f"zebras {s} quixotically play the xylophone {k} in Kathmandu.",
+                           "session_id": f"s{s}", "timestamp": 1.7e9 + s * 86400 + k * 60} for k in range(8)])
+        hits = mem.search("xylophone Kathmandu", k=1)
+        return [mem.count(), "xylophone" in hits[0].text]
+
+    got = _in_child_while_held(lambda: vocab.vocab().lock, work)
+    assert got == {"result": [54, True]}, got
+    assert mem.count() == 54

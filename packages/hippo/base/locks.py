@@ -99,7 +99,8 @@ class ForkSafeLock:
     """A lock guarding module-level state (a table built on first use, a cache): in a child process just forked it
     starts released. A thread that held it when the process forked does not exist in the child, and the plain lock
     it held would never be released there: the child's first use would wait forever. What such a lock guards is
-    only ever replaced whole, so the child finds it either built or not built yet."""
+    only ever replaced whole, so the child finds it either built or not built yet, or filled in an order that leaves
+    an entry cut short by the fork to be made again (the stem vocabulary, :class:`hippo.text.vocab.Vocab`)."""
 
     __slots__ = ("_make", "_lock", "__weakref__")
 

@@ -10,8 +10,6 @@ has held gets no id (the hierarchy computes its index vector from its text).
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 
 from hippo.base.locks import ForkSafeLock
@@ -44,7 +42,11 @@ class Vocab:
         self.flags = np.full(n, _UNKNOWN, dtype=np.uint8)
         self.stems: list[str] = []
         self.stem_index: dict[str, int] = {}
-        self.lock = threading.Lock()
+        # Process-wide (one vocabulary per process): a thread describing tokens when the process forks has no
+        # thread in the child, so the child gets the lock released. What it guards stays usable there: a token's
+        # flags are written after its stem, and a stem's id after the stem, so a description cut short by the fork
+        # is made again and a stem appended without its id is appended anew.
+        self.lock = ForkSafeLock()
 
     def _describe(self, tid: int) -> None:
         try:
