@@ -12,7 +12,9 @@ flushed batch is compared with the session's stored messages (role and text, in 
 from where the last batch stopped, or from the session's start (a history set again), is passed over, as far as it
 repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it repeats
 stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then differs
-(a history edited in the middle, a turn that begins as the session began) is stored whole.
+(a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
+``hippo.Memory`` take turns in call order (per event loop): two requests of a session setting its history at once
+store it once.
 
 A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
 the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
@@ -30,7 +32,10 @@ by LlamaIndex and always contributes up to ``budget_tokens``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import weakref
 from collections import OrderedDict
 from datetime import datetime, timezone, tzinfo
 from typing import Any, Literal
@@ -61,6 +66,27 @@ TIME_KEY = "hippo_timestamp"
 _RECALLED = 64
 #: sessions whose place in a replayed history a block remembers
 _SESSIONS = 1024
+
+#: hippo handle -> event loop -> the lock the puts of every block over that handle take turns with
+_TURNS: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
+    weakref.WeakKeyDictionary()
+_TURNS_LOCK = threading.Lock()
+
+
+def _turns(handle: Any) -> asyncio.Lock:
+    """The running event loop's queue of the puts into ``handle`` (``asyncio.Lock`` wakes its waiters first come,
+    first served): shared by every block over the same ``hippo.Memory``, one per loop since a lock belongs to one
+    loop."""
+    loop = asyncio.get_running_loop()
+    with _TURNS_LOCK:
+        per_loop = _TURNS.get(handle)
+        if per_loop is None:
+            per_loop = _TURNS[handle] = weakref.WeakKeyDictionary()
+        lock = per_loop.get(loop)
+        if lock is None:
+            lock = per_loop[loop] = asyncio.Lock()
+    return lock
+
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
          "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
@@ -240,6 +266,13 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             items.append({"text": text, "role": role, "speaker": role, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
                           "metadata": storable_metadata(extra)})
+        # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
+        # side by side (two requests setting its history at once) would both compare before either stored, and
+        # store the history twice. They take turns, in call order, as the same puts one after the other.
+        async with _turns(self._handle):
+            await self._store(items)
+
+    async def _store(self, items: list[dict]) -> None:
         target = self._target
         todo, places = [], []
         for session, batch in _by_session(items):

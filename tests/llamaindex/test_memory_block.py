@@ -202,6 +202,27 @@ async def test_a_new_batch_that_repeats_stored_words_in_part_is_stored(memory):
     assert _stored(memory) == CHAT[:6] + CHAT[:2] + [("user", "Other.")] + CHAT[2:4]
 
 
+async def test_histories_set_again_by_concurrent_requests_are_stored_once(memory):
+    """One block serves every request: two requests of a session handled at once (two tabs, a retry) both flush
+    its history into the block. Both compared their batch with the stored messages before either stored it, and
+    the block held the first message twice where the same puts one after the other store it once."""
+    import asyncio
+
+    def batch(n: int) -> list[ChatMessage]:
+        return [ChatMessage(role=r, content=t) for r, t in CHAT[:n]]
+
+    block = HippoMemoryBlock(memory=memory)
+    await asyncio.gather(block.aput(batch(2), session_id="s"), block.aput(batch(4), session_id="s"),
+                         block.aput(batch(4), session_id="s"), block.aput(batch(6), session_id="s"))
+    one_by_one = hippo.Memory(None)
+    alone = HippoMemoryBlock(memory=one_by_one)
+    for n in (2, 4, 4, 6):
+        await alone.aput(batch(n), session_id="s")
+    assert _stored(one_by_one) == CHAT[:6]
+    assert _stored(memory) == _stored(one_by_one)
+    one_by_one.close()
+
+
 # -- a message's own time ------------------------------------------------------------------------------------------
 
 async def test_a_message_s_own_time_dates_it(memory):
