@@ -22,7 +22,8 @@ its text: a fork that edits a message's words stores the new words; a client sen
 which LangChain gives new ids, is known by the words of the stored turns that follow the ones it sent before). The
 middleware keeps, per thread, the LangChain ids of what it stored and the hippo ids they got (for the latest 256
 threads); a thread it does not know, or whose prompt holds earlier turns it has not seen (another process served
-them), is read back from the store once: the messages of that session.
+them), is read back from the store once: the messages of that session. Runs of one thread at once store their turns
+one after the other (:class:`_Turns`), so each message is stored once then too.
 
 Times are on the user's calendar when the middleware knows the user's time zone: a message without a
 ``hippo_timestamp`` is dated by the clock, and the question asked at the clock (``recall(asked_at=...)``), in UTC by
@@ -43,10 +44,14 @@ cut, and a question past hippo's question length is asked by its end. An agent n
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import sys
 import threading
 import warnings
 from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import tzinfo
 from typing import Any
@@ -68,6 +73,62 @@ DEFAULT_TEMPLATE = (
 
 #: threads whose stored messages a middleware keeps (least recently used dropped first)
 _THREADS = 256
+
+
+class _Turns:
+    """The calls that store a thread's new turns take turns, per (memory, namespace, thread): each compares the
+    turns with what the thread has stored, then stores the rest, and two side by side (a turn regenerated twice at
+    once, two requests of one thread) would both compare before either stored. Sync calls wait on a thread lock,
+    the async calls of one event loop on an ``asyncio.Lock`` (first come, first served); a key's lock goes when no
+    call holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._held: dict[Any, list[Any]] = {}  # key -> [lock, calls holding or waiting for it]
+
+    def _take(self, key: Any, make: Callable[[], Any]) -> Any:
+        with self._lock:
+            entry = self._held.get(key)
+            if entry is None:
+                entry = self._held[key] = [make(), 0]
+            entry[1] += 1
+            return entry[0]
+
+    def _give(self, key: Any) -> None:
+        with self._lock:
+            entry = self._held[key]
+            entry[1] -= 1
+            if not entry[1]:
+                del self._held[key]
+
+    @contextlib.contextmanager
+    def held(self, key: Any) -> Iterator[None]:
+        lock = self._take(("sync", key), threading.Lock)
+        try:
+            with lock:
+                yield
+        finally:
+            self._give(("sync", key))
+
+    @contextlib.asynccontextmanager
+    async def aheld(self, key: Any) -> AsyncIterator[None]:
+        at = (asyncio.get_running_loop(), key)
+        lock = self._take(at, asyncio.Lock)
+        try:
+            async with lock:
+                yield
+        finally:
+            self._give(at)
+
+    def after_fork(self) -> None:
+        """In a forked child: the calls of the parent's other threads are not the child's to wait for."""
+        self._lock = threading.Lock()
+        self._held = {}
+
+
+_TURNS = _Turns()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_TURNS.after_fork)
 
 
 class _Thread:
@@ -495,10 +556,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
         start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
-        record = self._record(view, thread, state["messages"][:start])
-        todo = self._unstored(record, items, self._words(state["messages"][:start]))
-        added = view.add_many(todo) if todo else []
-        self._remember(record, seen, added)
+        with _TURNS.held((self.memory, view.namespace, thread)):
+            record = self._record(view, thread, state["messages"][:start])
+            todo = self._unstored(record, items, self._words(state["messages"][:start]))
+            added = view.add_many(todo) if todo else []
+            self._remember(record, seen, added)
         return None
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -506,10 +568,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
         start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
-        record = await self._arecord(view, thread, state["messages"][:start])
-        todo = self._unstored(record, items, self._words(state["messages"][:start]))
-        added = await acall(view, "add_many", todo) if todo else []
-        self._remember(record, seen, added)
+        async with _TURNS.aheld((self.memory, view.namespace, thread)):
+            record = await self._arecord(view, thread, state["messages"][:start])
+            todo = self._unstored(record, items, self._words(state["messages"][:start]))
+            added = await acall(view, "add_many", todo) if todo else []
+            self._remember(record, seen, added)
         return None
 
 

@@ -352,3 +352,70 @@ def test_a_numpy_number_dates_a_message_the_middleware_stores():
     agent.invoke({"messages": [said]}, _cfg("t"))
     assert memory.using("user.ann").list()[0].timestamp == datetime(2023, 6, 10, 9, 30, tzinfo=timezone.utc)
     memory.close()
+
+
+_FIRST = [{"role": "user", "content": "I'm planning a trip to Japan in April."}]
+_AGAIN = _FIRST + [{"role": "assistant", "content": "Answer 0: noted the details about your trip to Japan and Kyoto."},
+                   {"role": "user", "content": "Which trains should we take from Osaka to Kyoto?"}]
+
+
+def _stored_turns(memory) -> list[tuple[str, str]]:
+    return sorted((m.role, m.text) for m in memory.using("user.ann").list())
+
+
+async def _regenerated(concurrently: bool) -> list[tuple[str, str]]:
+    """A client sending the whole history each time asks for the last answer three times over."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
+    await agent.ainvoke({"messages": list(_FIRST)}, _cfg("t"))
+    runs = [agent.ainvoke({"messages": list(_AGAIN)}, _cfg("t")) for _ in range(3)]
+    if concurrently:
+        await asyncio.gather(*runs)
+    else:
+        for run in runs:
+            await run
+    out = _stored_turns(memory)
+    memory.close()
+    return out
+
+
+async def test_a_turn_regenerated_by_runs_at_once_is_stored_once():
+    """Runs of one thread at once each compared the turn with the thread's stored messages before any stored it:
+    the user's question was stored three times, next to each answer, where the same runs one after the other
+    store it once."""
+    one_by_one = await _regenerated(False)
+    assert [t for t in one_by_one if t[0] == "user"] == sorted(("user", m["content"]) for m in _AGAIN
+                                                               if m["role"] == "user")
+    assert len(one_by_one) == 6  # two questions, the first answer and the three regenerated ones
+    assert await _regenerated(True) == one_by_one
+
+
+def test_a_turn_regenerated_by_threads_at_once_is_stored_once(monkeypatch):
+    """The same with the sync agent in threads (LangGraph's parallel branches, a threaded server): three threads
+    that all compared before any stored (held at a barrier there) stored the question three times."""
+    import threading
+
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
+    compared = threading.Barrier(3)
+    unstored = HippoMemoryMiddleware._unstored
+
+    def side_by_side(record, items, earlier):
+        todo = unstored(record, items, earlier)
+        try:  # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
+            compared.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return todo
+
+    monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
+    runs = [threading.Thread(target=agent.invoke, args=({"messages": list(_AGAIN)}, _cfg("t"))) for _ in range(3)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    users = [t for t in _stored_turns(memory) if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert len(_stored_turns(memory)) == 6  # two questions, the first answer and the three regenerated ones
+    memory.close()
