@@ -243,3 +243,26 @@ def test_a_child_writes_new_words_while_a_parent_thread_described_tokens(opened)
     got = _in_child_while_held(lambda: vocab.vocab().lock, work)
     assert got == {"result": [54, True]}, got
     assert mem.count() == 54
+
+
+@pytest.mark.parametrize("held", ["read", "write"])
+def test_a_child_of_an_in_memory_store_writes_while_a_parent_thread_held_its_lock(held) -> None:
+    """A Memory in memory kept in the child every structure of the parent, its lock too: a search of another thread
+    of the parent (or the parent's background catch-up of speaker profiles, which reads under it) held at the fork
+    was never released there, and the child's first write waited forever. The child keeps its copy of the
+    database and loads the namespace again from it, as a child of a Memory on a file does."""
+    mem = Memory(None)
+    mem.add_many([{"text": f"note {i}: the parent keeps a red bicycle"} for i in range(30)])
+    mem.recall("red bicycle", budget_tokens=200)
+    lock = mem.engine.rt.lock
+
+    def work() -> list:
+        item = mem.add("the child process bought a blue kayak")
+        return [item.id, mem.count(), [h.text for h in mem.search("blue kayak", k=1)],
+                [h.text for h in mem.search("red bicycle note 7", k=1)]]
+
+    got = _in_child_while_held(getattr(lock, held), work)
+    assert got == {"result": [31, 31, ["the child process bought a blue kayak"],
+                              ["note 7: the parent keeps a red bicycle"]]}, got
+    assert mem.count() == 30  # the child wrote into its own copy
+    mem.close()

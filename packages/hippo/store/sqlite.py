@@ -410,11 +410,13 @@ class SQLiteStore(Store):
 
     def after_fork(self) -> bool:
         """In a forked child, after :meth:`drop_inherited`: a connection of its own to the same file (SQLite's
-        connections must not cross a fork). A private in-memory database is copied by the fork, so the child keeps
-        it (False). A file removed since it was opened is not created again: :class:`StoreError` (or
-        ``NotFound`` read-only)."""
+        connections must not cross a fork). A private in-memory database is copied whole by the fork, between two
+        calls (:meth:`fork_begins`), so the child keeps its copy on the connection it inherited, and its handle
+        starts anew on it (True): what the parent's other threads were doing at the fork (a search under the
+        handle's lock, a background rebuild) is not the child's to wait for. A file removed since it was opened is
+        not created again: :class:`StoreError` (or ``NotFound`` read-only)."""
         if self.path is None:
-            return False
+            return True
         what = f"reopening store {self.path!r} in a forked process"
         timeout = self._busy_ms / 1000
         db = None
