@@ -117,3 +117,38 @@ def test_close_saves_when_the_few_appended_messages_are_long(tmp_path):
         held = _derived(mem)
         written = _spy(mem)
     _assert_saved_for_every_message(path, written, held)
+
+
+def test_two_threads_closing_one_handle_at_once_save_once_and_warn_of_nothing(tmp_path, monkeypatch, caplog):
+    """A server's shutdown hook and an ``atexit`` handler closing the same handle at once: both went on past the
+    ``closed`` check, and the second, once the first had saved and closed the store, warned for every namespace
+    that its derived state could not be saved (it had been)."""
+    import logging
+    import threading
+
+    from hippo.engine.state import NamespaceState
+
+    path = tmp_path / "closing.db"
+    mem = Memory(path)
+    for ns in ("a", "b"):
+        mem.using(ns).add_many([{"text": f"{ns} note {i}: the kayak is red"} for i in range(300)])
+    both = threading.Barrier(2)
+    close = NamespaceState.close
+
+    def side_by_side(self, finish=False):
+        if self.name == "a":
+            both.wait(timeout=10)  # both closers are past the check
+        return close(self, finish)
+
+    monkeypatch.setattr(NamespaceState, "close", side_by_side)
+    caplog.set_level(logging.WARNING)
+    closers = [threading.Thread(target=mem.close) for _ in range(2)]
+    for t in closers:
+        t.start()
+    for t in closers:
+        t.join()
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    monkeypatch.undo()
+    with Memory(path) as again:
+        assert again.using("a").count() == again.using("b").count() == 300
+        assert again.check()["ok"]

@@ -232,7 +232,8 @@ class Runtime:
             st.close()
 
     def close(self) -> None:
-        """Save derived state, seal every unsealed tail, close the store. Idempotent."""
+        """Save derived state, seal every unsealed tail, close the store. Idempotent: of two threads closing at once,
+        one saves and closes, and the other returns once it has."""
         if self.closed:
             return
         for st in self.states().values():
@@ -240,6 +241,8 @@ class Runtime:
             # below (the next process would rebuild them again), the rest are stopped
             st.close(finish=not self.store.read_only)
         with self.lock.write():
+            if self.closed:  # another thread's close() got here first, and has saved and closed everything
+                return
             try:
                 for st in self.states().values() if not self.store.read_only else ():
                     try:
