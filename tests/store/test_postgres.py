@@ -591,6 +591,37 @@ def test_a_statement_timeout_set_by_the_dba_ends_a_writers_wait_as_busy(pg_serve
         st.close()
 
 
+def test_a_statement_timeout_that_ends_a_writes_first_statement_is_not_taken_for_another_writer(pg_server,
+                                                                                               pg_url) -> None:
+    # The first statement of an append (reserving its seqs and ids) goes to the server with the wait for the
+    # namespace's lock. A statement_timeout of the role that cancelled it (a large batch, a slow server) was reported
+    # as StoreBusy "locked by another writer" with no other writer anywhere, and a caller retrying on StoreBusy
+    # retried for ever. Here a trigger makes that statement outlast the timeout, nobody holding the lock.
+    PostgresStore(pg_url).close()
+    schema = schema_of(pg_url)
+    st = PostgresStore(pg_url + "&options=-c%20statement_timeout%3D300", busy_timeout_s=30)
+    try:
+        st.append("a", batch(1))
+        with admin(pg_server) as conn:
+            conn.execute(f'CREATE FUNCTION "{schema}".slow() RETURNS trigger LANGUAGE plpgsql AS'
+                         " $$BEGIN PERFORM pg_sleep(2); RETURN NEW; END$$")
+            conn.execute(f'CREATE TRIGGER slow BEFORE UPDATE ON "{schema}".namespaces FOR EACH ROW'
+                         f' EXECUTE FUNCTION "{schema}".slow()')
+        with pytest.raises(StoreError, match="statement_timeout") as info:
+            st.append("a", batch(2, start=1))
+        assert not isinstance(info.value, StoreBusy) and "another writer" not in str(info.value)
+        assert st.state("a").next_seq == 1 and len(st.load("a")) == 1  # nothing of it stored
+        with admin(pg_server) as conn:
+            conn.execute(f'DROP TRIGGER slow ON "{schema}".namespaces')
+        assert [r.seq for r in st.append("a", batch(2, start=1))] == [1, 2]
+        with namespace_held(pg_server, st, "a"):  # a wait for another writer is still busy
+            with pytest.raises(StoreBusy, match="statement_timeout"):
+                st.append("a", batch(1, start=3))
+        assert st.state("a").next_seq == 3
+    finally:
+        st.close()
+
+
 def test_a_read_that_waited_out_the_roles_lock_timeout_does_not_blame_a_writer(pg_server, pg_url) -> None:
     # A read queued behind a table lock (a schema change, a REINDEX) until the lock_timeout of the role ran out said
     # "the namespace is locked by another writer (waited the configured busy_timeout_s)": no writer held the

@@ -374,6 +374,11 @@ class _PreparedLostInBlock(_LostInBlock):
     """A statement of a :meth:`PostgresStore.reading` block failed as in :class:`_PreparedLost`."""
 
 
+class _HeadCancelled(Exception):
+    """The statement_timeout cancelled the start of a write transaction that carried the body's first statement:
+    the wait for the namespace's lock or that statement (rolled back, nothing stored)."""
+
+
 class _Last:
     """What a write body returns to have its last statement sent in one round trip with COMMIT."""
 
@@ -795,9 +800,18 @@ class PostgresStore(Store):
         self._writable(what)
         lock = None if namespace is None else self._lock_key(namespace)
 
+        split = False
+
         def attempt() -> Any:
+            nonlocal split
             try:
-                return self._attempt_write(what, body, lock, first)
+                try:
+                    return self._attempt_write(what, body, lock, first, split)
+                except _HeadCancelled:
+                    # the statement_timeout ended the lock's wait or the first statement, which came back as one
+                    # error: run again with the first statement sent after the lock, to tell the two apart
+                    split = True
+                    return self._attempt_write(what, body, lock, first, split)
             except _Unsure as unsure:
                 status = self._outcome(unsure.xid)
                 if status == "committed":
@@ -811,7 +825,10 @@ class PostgresStore(Store):
         return self._retrying(what, attempt)
 
     def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | None,
-                       first: tuple[str, Sequence[Any]] | None = None) -> Any:
+                       first: tuple[str, Sequence[Any]] | None = None, split: bool = False) -> Any:
+        """One attempt of :meth:`_write`. ``split``: the body's first statement is sent on its own once the lock is
+        taken, not with the transaction's start (so that a statement_timeout cancelling it is not taken for a wait
+        for the namespace's lock)."""
         try:
             conn = self._getconn()
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
@@ -836,13 +853,15 @@ class PostgresStore(Store):
                     (f"SELECT pg_current_xact_id()::text, {self._tables_sql()}"
                      + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
                      None if lock is None else (lock,))]
-            if first is not None:
+            if first is not None and not split:
                 head.append(first)
             waiting = lock is not None
             rows = self._begin(conn, head)
             waiting = False
             xid = rows[3][0]
             self._same_tables(rows[3][1], what)
+            if first is not None and split:
+                rows.append(cur.execute(first[0], first[1]).fetchone())
             out = body(cur) if first is None else body(cur, rows[4])
             committing = True
             if isinstance(out, _Last):
@@ -854,9 +873,13 @@ class PostgresStore(Store):
             return result
         except BaseException as exc:
             if waiting and _statement_timeout(exc):
-                # A statement_timeout the DBA set, shorter than busy_timeout_s, ended the wait for the lock
+                # A statement_timeout the DBA set, shorter than busy_timeout_s, ended the wait for the lock, or the
+                # first statement sent with it (a large append): which of the two, the attempt with the first
+                # statement sent on its own tells
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
+                if first is not None and not split:
+                    raise _HeadCancelled() from None
                 raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the server's "
                                 "statement_timeout, set for this role or database, cancelled the wait)") from None
             if waiting and _pooler_query_timeout(exc):
