@@ -295,6 +295,46 @@ def test_a_schema_without_the_offset_column_is_read_as_it_is_and_given_it_withou
             == (str(postgres.SCHEMA_VERSION),) == ("3",)
 
 
+def test_a_store_without_stamps_is_read_as_it_is_and_given_them_without_a_new_number(pg_server, pg_url) -> None:
+    # A store of schema 3 as written before the changes carried stamps: read-only it is read as it is; a writable
+    # open adds the columns (the same schema number), changes written from then on carry stamps, and a handle that
+    # follows the feed across the upgrade reads the others' changes from it without reading the namespace again.
+    schema = schema_of(pg_url)
+    st = PostgresStore(pg_url)
+    st.append("a", batch(3))
+    st.close()
+    with admin(pg_server) as conn:
+        conn.execute(f'ALTER TABLE "{schema}".namespaces DROP COLUMN stamp, DROP COLUMN prev_stamp,'
+                     " DROP COLUMN horizon_stamp")
+        conn.execute(f'ALTER TABLE "{schema}".changes DROP COLUMN stamp')
+    ro = PostgresStore(pg_url, read_only=True)
+    try:
+        fp = ro.state("a")
+        assert (fp.next_seq, fp.version, fp.stamp) == (3, 1, None)
+        assert [c.kind for c in ro.changes("a", 0)] == ["append"]
+    finally:
+        ro.close()
+    st = PostgresStore(pg_url)
+    try:
+        assert st.state("a").stamp is None
+        st.append("a", batch(2, start=3))
+        fp = st.state("a")
+        assert fp.version == 2 and fp.stamp is not None and fp.prev is None
+        assert [c.kind for c in st.changes("a", 1, None)] == ["append"]
+        st.update_metadata("a", st.load("a")[0].id, {"x": 1})
+        after = st.state("a")
+        assert after.prev == fp.stamp and after.stamp not in (None, fp.stamp) and after.follows(fp)
+        assert [c.kind for c in st.changes("a", 2, fp.stamp)] == ["update"]
+        assert st.changes("a", 2, after.stamp) is None  # not the stamp change 2 was written with
+        assert st.changes("a", 3, after.stamp) == []
+        assert_same(st.load("a")[1:], batch(5)[1:])
+    finally:
+        st.close()
+    with admin(pg_server) as conn:
+        assert conn.execute(f'SELECT value FROM "{schema}".meta WHERE key = %s', ("schema_version",)).fetchone() \
+            == (str(postgres.SCHEMA_VERSION),) == ("3",)
+
+
 def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> None:
     schema = schema_of(pg_url)
     st = PostgresStore(pg_url)
@@ -304,7 +344,8 @@ def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> No
     st.append("a", msgs[4:])
     st.close()
     with admin(pg_server) as conn:  # back to schema 1, as a store written before the change feed and keys
-        for stmt in ("DROP TABLE {s}.changes", "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon",
+        for stmt in ("DROP TABLE {s}.changes", "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon, DROP COLUMN stamp,"
+                     " DROP COLUMN prev_stamp, DROP COLUMN horizon_stamp",
                      "ALTER TABLE {s}.messages DROP COLUMN idem_key, DROP COLUMN utc_offset",
                      "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'"):
             conn.execute(stmt.replace("{s}", f'"{schema}"'))
@@ -1706,5 +1747,60 @@ def test_a_handle_open_across_a_restore_of_its_schema_neither_mixes_nor_writes(p
     fresh = Memory(pg_url, namespace="n")
     assert sorted(x.text for x in fresh.list(limit=None)) == expected
     assert [h.text for h in fresh.search("giraffe Melman", k=1)] == ["new message 0 about the giraffe Melman"]
+    assert fresh.check()["ok"]
+    fresh.close()
+
+
+def _dump_and_restore_data(pg_server, pg_url):
+    """(dump, restore): ``dump()`` takes a dump of the store's schema, ``restore()`` empties its tables and restores
+    that dump's rows into them (``pg_restore --data-only``: the tables, and so their object ids, stay)."""
+    tools = [os.path.join(pg_server.bindir, b) for b in ("pg_dump", "pg_restore")]
+    if not all(os.access(t, os.X_OK) for t in tools):
+        pytest.skip("pg_dump / pg_restore are not beside the server binaries")
+    schema, host = schema_of(pg_url), str(pg_server.socket_dir)
+    path = pg_server.root / f"{schema}.data.dump"
+
+    def dump() -> None:
+        pg_server._run("pg_dump", "-h", host, "--format=custom", f"--schema={schema}", f"--file={path}", "hippo")
+
+    def restore() -> None:
+        with admin(pg_server) as conn:
+            conn.execute("TRUNCATE " + ", ".join(f'"{schema}".{t}' for t in postgres.TABLES))
+        pg_server._run("pg_restore", "-h", host, "--data-only", "--dbname=hippo", str(path))
+
+    return dump, restore
+
+
+def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_server, pg_url):
+    """TRUNCATE and pg_restore --data-only of an earlier dump keep the tables (their object ids): a handle that had
+    the namespace loaded saw counters and change numbers the restore took back, and once another handle wrote as
+    many messages again it took the store for the one it held and answered with the messages the restore removed
+    (and its next write went on top of them). A handle opened after the restore is the reference."""
+    dump, restore = _dump_and_restore_data(pg_server, pg_url)
+    mem = Memory(pg_url, namespace="n")
+    kept = [f"kept message {i} about apples" for i in range(3)]
+    for text in kept:
+        mem.add(text, role="user")
+    dump()
+    for i in range(3):
+        mem.add(f"lost message {i} about the submarine Nautilus", role="user")
+    assert [h.text for h in mem.search("submarine Nautilus", k=1)] == ["lost message 0 about the submarine Nautilus"]
+    restore()
+    other = Memory(pg_url, namespace="n")  # opened after the restore: writes the same counts again
+    new = [f"new message {i} about the giraffe Melman" for i in range(3)]
+    for text in new:
+        other.add(text, role="user")
+    expected = sorted(kept + new)
+    assert sorted(x.text for x in other.list(limit=None)) == expected
+    other.close()
+
+    assert sorted(x.text for x in mem.list(limit=None)) == expected
+    assert mem.count() == 6
+    assert [h.text for h in mem.search("giraffe Melman", k=1)] == ["new message 0 about the giraffe Melman"]
+    assert not [h for h in mem.search("submarine Nautilus", k=5) if "Nautilus" in h.text]
+    mem.add("written by the handle opened before", role="user")
+    mem.close()
+    fresh = Memory(pg_url, namespace="n")
+    assert sorted(x.text for x in fresh.list(limit=None)) == sorted(expected + ["written by the handle opened before"])
     assert fresh.check()["ok"]
     fresh.close()

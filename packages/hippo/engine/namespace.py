@@ -208,7 +208,7 @@ class Namespace:
         try:  # committed: what follows updates derived state and must not raise (see _write)
             fp = rt.store.state(self.name)
             if fp.version == state.seen.version + 1 and fp.next_seq == state.seen.next_seq \
-                    and fp.generation == state.seen.generation:
+                    and fp.generation == state.seen.generation and fp.follows(state.seen):
                 state.update(list(rt.store.rows(self.name, [id]).values()))
                 state.saw(fp)
             else:
@@ -232,7 +232,7 @@ class Namespace:
                 try:
                     fp = rt.store.state(self.name)
                     if fp.generation == before.generation + 1 and fp.next_seq == before.next_seq \
-                            and fp.version == before.version + 1:
+                            and fp.version == before.version + 1 and fp.follows(before):
                         state.remove(gone)
                         state.saw(fp)
                     else:

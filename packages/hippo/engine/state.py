@@ -306,7 +306,7 @@ class NamespaceState:
             # following the feed, which costs the same. On PostgreSQL a namespace created while another one was
             # deleted may start its feed at a version such a state has seen already: its creation read the epochs
             # before the deletion moved them, and the feed after that version would leave its first messages out.
-            feed = store.changes(self.name, self.seen.version) if self.seen.next_seq else None
+            feed = store.changes(self.name, self.seen.version, self.seen.stamp) if self.seen.next_seq else None
             if feed is not None and fp.next_seq != max([self.seen.next_seq] + [c.last_seq + 1 for c in feed
                                                                                  if c.kind == "append"]):
                 # messages were appended without their change (a process of hippo before the change feed still
@@ -611,7 +611,7 @@ class NamespaceState:
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
         """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
         return (fp.generation == self.seen.generation and fp.next_seq == self.seen.next_seq + appended
-                and fp.version == self.seen.version + 1)
+                and fp.version == self.seen.version + 1 and fp.follows(self.seen))
 
     def _apply(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
         self.index.append(rows)

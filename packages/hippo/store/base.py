@@ -95,11 +95,22 @@ class Chunk:
 @dataclass(frozen=True)
 class NamespaceState:
     """Cheap fingerprint of a namespace: it changes on every append (next_seq), every deletion (generation) and
-    every change of any kind (version, the number of the namespace's latest change)."""
+    every change of any kind (version, the number of the namespace's latest change).
+
+    ``stamp``: a random value a store that can have its history rewritten under an open handle (PostgreSQL: a
+    data-only restore, a failover to an asynchronous replica) writes with each change, and ``prev`` the stamp of the
+    change before; the same counters with another stamp are another history. None where the store keeps none."""
 
     generation: int
     next_seq: int
     version: int = 0
+    stamp: str | None = None
+    prev: str | None = None
+
+    def follows(self, seen: "NamespaceState") -> bool:
+        """Whether the latest change of this fingerprint came right after the change ``seen`` holds (by their
+        stamps; the counters are the caller's to compare)."""
+        return self.prev == seen.stamp
 
 
 CHANGE_KINDS = ("append", "delete", "update")
@@ -191,10 +202,12 @@ class Store(abc.ABC):
 
     # -- the change feed ---------------------------------------------------------------------------------------
     @abc.abstractmethod
-    def changes(self, namespace: str, after: int) -> list[Change] | None:
+    def changes(self, namespace: str, after: int, stamp: str | None = None) -> list[Change] | None:
         """The changes of ``namespace`` with ``version > after``, oldest first, read consistently with
         :meth:`state`. None when the feed no longer reaches back to ``after`` (trimmed by :meth:`trim_changes`, or
-        the namespace was deleted since): the caller must then rebuild what it derived from the store."""
+        the namespace was deleted since), or when ``stamp`` (the :attr:`NamespaceState.stamp` the caller saw at
+        ``after``) is not the stamp the store holds for change ``after`` (its history was rewritten since, by a
+        restore): the caller must then rebuild what it derived from the store."""
 
     @abc.abstractmethod
     def trim_changes(self, namespace: str, upto: int) -> int:

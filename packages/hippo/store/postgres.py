@@ -171,8 +171,14 @@ SCHEMA_VERSION = max(_MIGRATIONS)
 # Columns added to a schema of the current version without a new version number: code of that version neither names
 # nor needs them, and releases before the compatibility record refuse any newer number outright. A writable open adds
 # the ones the schema lacks (under the schema's lock, like a migration); a read-only one reads a schema without them
-# as it is. messages.utc_offset: the offset from UTC a message's timestamp was given with (NULL: unknown).
-_ADDED_COLUMNS = (("messages", "utc_offset", "double precision"),)
+# as it is. messages.utc_offset: the offset from UTC a message's timestamp was given with (NULL: unknown). The stamps:
+# a random value written with each change (namespaces.stamp, the latest change's; prev_stamp, the one before it;
+# horizon_stamp, the change at the horizon's; changes.stamp), read with the namespace's fingerprint, so that a handle
+# tells a history rewritten under it (a data-only restore, a failover to an asynchronous replica: the same counters
+# with other content) from the one it saw. NULL: written by code before the stamps, or before the first change since.
+_ADDED_COLUMNS = (("messages", "utc_offset", "double precision"), ("namespaces", "stamp", "uuid"),
+                  ("namespaces", "prev_stamp", "uuid"), ("namespaces", "horizon_stamp", "uuid"),
+                  ("changes", "stamp", "uuid"))
 # How long one attempt of an upgrade waits for a table another process's transaction uses: while a migration's ALTER
 # waits, every later statement on that table waits behind it, so an upgrade made while older app servers work gives
 # way after this long and tries again (until Config.busy_timeout_s) instead of holding their calls up.
@@ -459,6 +465,7 @@ class PostgresStore(Store):
         self.codec = codec if codec is not None else ChunkCodec(token_bits())
         self.version = SCHEMA_VERSION
         self._has_offset = True  # whether messages keep their offset from UTC (_ADDED_COLUMNS; read-only: as found)
+        self._has_stamps = True  # whether the changes carry stamps (_ADDED_COLUMNS; read-only: as found)
         schema = schema if schema is not None else params.get("hippo_schema", DEFAULT_SCHEMA)
         if not isinstance(schema, str) or not _IDENT.fullmatch(schema):
             raise InvalidInput(f"hippo_schema must be a plain identifier (letters, digits, _; at most 63), got "
@@ -572,7 +579,9 @@ class PostgresStore(Store):
             if version < SCHEMA_VERSION:
                 raise StoreError(f"store {self.path!r} has schema version {version}; open it writable once to upgrade "
                                  f"it to {SCHEMA_VERSION} before reading it read-only")
-            self._has_offset = not self._missing_columns(conn)
+            missing = {table for table, _, _ in self._missing_columns(conn)}
+            self._has_offset = "messages" not in missing
+            self._has_stamps = not missing & {"namespaces", "changes"}
             return
         if version is not None and version >= SCHEMA_VERSION and not self._missing_columns(conn):
             return  # current (or newer and usable as it is) with every added column
@@ -1109,26 +1118,27 @@ class PostgresStore(Store):
                          "handle opened them, so what it holds in memory is of the store before; nothing was read "
                          "or written: close this Memory and open the URL again")
 
-    _STATE_SQL = ("SELECT n.generation, n.next_seq, n.version, {epoch}, {change_epoch}, {tables}"
+    _STATE_SQL = ("SELECT n.generation, n.next_seq, n.version, {epoch}, {change_epoch}, {tables}, {stamps}"
                   " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s")
 
     def _state_sql(self) -> str:
         return self._STATE_SQL.format(epoch=self._epoch_sql("namespace_epoch"),
                                       change_epoch=self._epoch_sql("change_epoch"), tables=self._tables_sql(),
+                                      stamps="n.stamp::text, n.prev_stamp::text" if self._has_stamps else "NULL, NULL",
                                       s="{s}")
 
     def state(self, namespace: str) -> NamespaceState:
         return self._state_of(namespace, self._query(self._state_sql(), (namespace,))[0])
 
     def _state_of(self, namespace: str, row: Sequence[Any]) -> NamespaceState:
-        generation, next_seq, version, epoch, change_epoch, tables = row
+        generation, next_seq, version, epoch, change_epoch, tables, stamp, prev = row
         self._same_tables(tables, f"reading namespace {namespace!r}")
         if generation is None:
             return NamespaceState(int(epoch), 0, int(change_epoch))
         if common.bad_int(generation) or common.bad_int(next_seq) or common.bad_int(version):
             raise CorruptData(f"namespace {namespace!r}: its row is damaged (generation {generation!r}, next_seq "
                               f"{next_seq!r}); `hippo check --repair` rebuilds it")
-        return NamespaceState(generation, next_seq, version)
+        return NamespaceState(generation, next_seq, version, stamp, prev)
 
     def namespaces(self) -> list[str]:
         rows = self._query("SELECT n.name FROM {s}.namespaces n WHERE EXISTS (SELECT 1 FROM {s}.messages m"
@@ -1140,11 +1150,11 @@ class PostgresStore(Store):
         """Take the namespace's next change number (and, for a deletion, its next generation) and record the
         change, inside the caller's transaction."""
         row = cur.execute(self._sql(
-            "WITH v AS (UPDATE {s}.namespaces SET version = version + 1"
-            + (", generation = generation + 1" if generation else "") + " WHERE name = %s RETURNING version)"
-            " INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
-            " SELECT %s, v.version, %s, %s, %s, %s FROM v RETURNING version"),
-            (namespace, namespace, kind, first_seq, last_seq, [int(i) for i in ids])).fetchone()
+            "WITH v AS (UPDATE {s}.namespaces SET version = version + 1, prev_stamp = stamp, stamp = %s::uuid"
+            + (", generation = generation + 1" if generation else "") + " WHERE name = %s RETURNING version, stamp)"
+            " INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids, stamp)"
+            " SELECT %s, v.version, %s, %s, %s, %s, v.stamp FROM v RETURNING version"),
+            (str(uuid.uuid4()), namespace, namespace, kind, first_seq, last_seq, [int(i) for i in ids])).fetchone()
         return int(row[0])
 
     # -- writes -----------------------------------------------------------------------------------------------
@@ -1178,18 +1188,19 @@ class PostgresStore(Store):
         epoch, change_epoch = self._epoch_sql("namespace_epoch"), self._epoch_sql("change_epoch")
         reserve = (self._sql(
             "WITH found AS (SELECT COUNT(*) AS n FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
-            " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon)"
+            " ns AS (INSERT INTO {s}.namespaces AS n (name, generation, next_seq, version, horizon, stamp)"
             " SELECT %s, " + epoch + ", %s, " + change_epoch + " + 1, " + change_epoch
-            + " WHERE (SELECT n FROM found) = 0"
-            " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1"
-            " RETURNING n.next_seq - %s AS first, n.version),"
-            " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids)"
-            " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}' FROM ns)"
+            + ", %s::uuid WHERE (SELECT n FROM found) = 0"
+            " ON CONFLICT (name) DO UPDATE SET next_seq = n.next_seq + EXCLUDED.next_seq, version = n.version + 1,"
+            " prev_stamp = n.stamp, stamp = EXCLUDED.stamp"
+            " RETURNING n.next_seq - %s AS first, n.version, n.stamp),"
+            " ch AS (INSERT INTO {s}.changes (namespace, version, kind, first_seq, last_seq, ids, stamp)"
+            " SELECT %s, ns.version, 'append', ns.first, ns.first + %s - 1, '{}', ns.stamp FROM ns)"
             " SELECT (SELECT n FROM found), r.first, r.ids,"
             " (SELECT COALESCE(SUM(length(tokens)), 0) / 4 FROM {s}.tail WHERE namespace = %s)"
             " FROM (VALUES (1)) AS one LEFT JOIN (SELECT ns.first, ARRAY(SELECT nextval(pg_get_serial_sequence("
             "%s, 'id')) FROM generate_series(1, %s)) AS ids FROM ns) AS r ON true"),
-            (namespace, wanted, namespace, n, n, namespace, n, namespace, f"{self._s}.messages", n))
+            (namespace, wanted, namespace, n, str(uuid.uuid4()), n, namespace, n, namespace, f"{self._s}.messages", n))
 
         def body(cur, row) -> list[MessageRow] | _Last:
             if row[0]:
@@ -1477,25 +1488,30 @@ class PostgresStore(Store):
             yield common.message_row(r)
 
     # -- the change feed --------------------------------------------------------------------------------------
-    def changes(self, namespace: str, after: int) -> list[Change] | None:
+    def changes(self, namespace: str, after: int, stamp: str | None = None) -> list[Change] | None:
         after = int(after)
+        stamps = ("n.stamp::text, n.horizon_stamp::text, (SELECT c.stamp::text FROM {s}.changes c WHERE c.namespace"
+                  " = n.name AND c.version = %s)") if self._has_stamps else "NULL, NULL, NULL"
 
         def body(cur):
             row = cur.execute(self._sql(
-                "SELECT n.version, n.horizon, " + self._epoch_sql("change_epoch")
-                + " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s"), (namespace,)).fetchone()
+                "SELECT n.version, n.horizon, " + self._epoch_sql("change_epoch") + ", " + stamps
+                + " FROM (VALUES (1)) AS one LEFT JOIN {s}.namespaces n ON n.name = %s"),
+                ((after,) if self._has_stamps else ()) + (namespace,)).fetchone()
             if row[0] is None:
                 # never written (nothing to catch up on when that is what the reader saw) or deleted since
-                return row[2], row[2], []
+                return row[2], row[2], None, []
             head, horizon = row[0], row[1]
             if not horizon <= after <= head:
-                return head, horizon, []
-            return head, horizon, cur.execute(self._sql(
+                return head, horizon, None, []
+            return head, horizon, row[3:], cur.execute(self._sql(
                 "SELECT version, kind, first_seq, last_seq, ids FROM {s}.changes WHERE namespace = %s"
                 " AND version > %s ORDER BY version"), (namespace, after)).fetchall()
 
-        head, horizon, raw = self._read("reading the change feed", body, snapshot=True)
+        head, horizon, held, raw = self._read("reading the change feed", body, snapshot=True)
         if not horizon <= after <= head:
+            return None
+        if stamp is not None and held is not None and self._rewritten(str(stamp), after, head, horizon, *held):
             return None
         out: list[Change] = []
         expect = after + 1
@@ -1508,6 +1524,19 @@ class PostgresStore(Store):
             raise CorruptData(f"namespace {namespace!r}: the change feed stops at {expect - 1}, expected {head}")
         return out
 
+    @staticmethod
+    def _rewritten(stamp: str, after: int, head: int, horizon: int, head_stamp: str | None,
+                   horizon_stamp: str | None, change_stamp: str | None) -> bool:
+        """Whether the change ``after``, which a reader saw with ``stamp``, is held with another stamp: the history
+        was rewritten under the reader (a data-only restore, a failover), so the feed after it does not lead from
+        what the reader holds. At the head the namespace's own stamp decides (the reader's fingerprint was read from
+        it); before it the change's, or the horizon's, where the store holds one: a change written by code before
+        the stamps has none, and tells nothing."""
+        if after == head:
+            return head_stamp != stamp
+        held = change_stamp if change_stamp is not None else horizon_stamp if after == horizon else None
+        return held is not None and held != stamp
+
     def trim_changes(self, namespace: str, upto: int) -> int:
         def body(cur) -> int:
             row = cur.execute(self._sql("SELECT version, horizon FROM {s}.namespaces WHERE name = %s"),
@@ -1517,11 +1546,14 @@ class PostgresStore(Store):
             limit = min(int(upto), int(row[0]))
             if limit <= row[1]:
                 return 0
+            # the stamp of the change at the new horizon stays with the row: a reader that saw that change tells it
+            # from another history (see changes)
+            cur.execute(self._sql("UPDATE {s}.namespaces SET horizon = %s, horizon_stamp = (SELECT c.stamp FROM"
+                                  " {s}.changes c WHERE c.namespace = %s AND c.version = %s) WHERE name = %s"),
+                        (limit, namespace, limit, namespace))
             cur.execute(self._sql("DELETE FROM {s}.changes WHERE namespace = %s AND version <= %s"),
                         (namespace, limit))
-            removed = cur.rowcount
-            cur.execute(self._sql("UPDATE {s}.namespaces SET horizon = %s WHERE name = %s"), (limit, namespace))
-            return removed
+            return cur.rowcount
 
         return self._write("trimming the change feed", body, namespace, replay_safe=True)
 

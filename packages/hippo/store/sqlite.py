@@ -1032,7 +1032,8 @@ class SQLiteStore(Store):
         return int(n)
 
     # -- the change feed ------------------------------------------------------------------------------------
-    def changes(self, namespace: str, after: int) -> list[Change] | None:
+    def changes(self, namespace: str, after: int, stamp: str | None = None) -> list[Change] | None:
+        # the file keeps no stamps (NamespaceState.stamp is None): there is nothing to compare ``stamp`` with
         after = int(after)
         if not self._fed:
             return None  # no feed to read: whoever saw an older state reloads
