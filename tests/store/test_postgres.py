@@ -1771,11 +1771,13 @@ def _dump_and_restore_data(pg_server, pg_url):
     return dump, restore
 
 
-def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_server, pg_url):
+@pytest.mark.parametrize("written", [3, 5])
+def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_server, pg_url, written):
     """TRUNCATE and pg_restore --data-only of an earlier dump keep the tables (their object ids): a handle that had
     the namespace loaded saw counters and change numbers the restore took back, and once another handle wrote as
     many messages again it took the store for the one it held and answered with the messages the restore removed
-    (and its next write went on top of them). A handle opened after the restore is the reference."""
+    (and its next write went on top of them); with more written, it applied the changes past what it saw on top of
+    them. A handle opened after the restore is the reference."""
     dump, restore = _dump_and_restore_data(pg_server, pg_url)
     mem = Memory(pg_url, namespace="n")
     kept = [f"kept message {i} about apples" for i in range(3)]
@@ -1787,7 +1789,7 @@ def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_se
     assert [h.text for h in mem.search("submarine Nautilus", k=1)] == ["lost message 0 about the submarine Nautilus"]
     restore()
     other = Memory(pg_url, namespace="n")  # opened after the restore: writes the same counts again
-    new = [f"new message {i} about the giraffe Melman" for i in range(3)]
+    new = [f"new message {i} about the giraffe Melman" for i in range(written)]
     for text in new:
         other.add(text, role="user")
     expected = sorted(kept + new)
@@ -1795,7 +1797,7 @@ def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_se
     other.close()
 
     assert sorted(x.text for x in mem.list(limit=None)) == expected
-    assert mem.count() == 6
+    assert mem.count() == 3 + written
     assert [h.text for h in mem.search("giraffe Melman", k=1)] == ["new message 0 about the giraffe Melman"]
     assert not [h for h in mem.search("submarine Nautilus", k=5) if "Nautilus" in h.text]
     mem.add("written by the handle opened before", role="user")
