@@ -1806,3 +1806,41 @@ def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_se
     assert sorted(x.text for x in fresh.list(limit=None)) == sorted(expected + ["written by the handle opened before"])
     assert fresh.check()["ok"]
     fresh.close()
+
+
+def test_a_write_of_a_handle_whose_store_was_restored_under_it_meanwhile_is_not_applied_on_what_it_held(
+        pg_server, pg_url, monkeypatch):
+    """The restore (and another handle's writes up to one change short of this handle's own) lands between the
+    handle's look at the store and its append: the fingerprint after the append is its own plus one change, as
+    when nobody wrote in between, and the handle applied its message on top of the messages the restore removed."""
+    dump, restore = _dump_and_restore_data(pg_server, pg_url)
+    mem = Memory(pg_url, namespace="n")
+    kept = [f"kept message {i} about apples" for i in range(3)]
+    for text in kept:
+        mem.add(text, role="user")
+    dump()
+    for i in range(3):
+        mem.add(f"lost message {i} about the submarine Nautilus", role="user")
+    assert mem.count() == 6
+    new = [f"new message {i} about the giraffe Melman" for i in range(3)]
+    store = mem.engine.rt.store
+    real = store.append
+
+    def restored_first(namespace, messages, codes=None):
+        monkeypatch.setattr(store, "append", real)
+        restore()
+        other = Memory(pg_url, namespace="n")
+        for text in new:
+            other.add(text, role="user")
+        other.close()
+        return real(namespace, messages, codes=codes)
+
+    monkeypatch.setattr(store, "append", restored_first)
+    mem.add("written by the handle opened before", role="user")
+    expected = sorted(kept + new + ["written by the handle opened before"])
+    assert sorted(x.text for x in mem.list(limit=None)) == expected
+    assert not [h for h in mem.search("submarine Nautilus", k=5) if "Nautilus" in h.text]
+    mem.close()
+    fresh = Memory(pg_url, namespace="n")
+    assert sorted(x.text for x in fresh.list(limit=None)) == expected
+    fresh.close()
