@@ -1844,3 +1844,18 @@ def test_a_write_of_a_handle_whose_store_was_restored_under_it_meanwhile_is_not_
     fresh = Memory(pg_url, namespace="n")
     assert sorted(x.text for x in fresh.list(limit=None)) == expected
     fresh.close()
+
+
+def test_a_feed_trimmed_to_the_change_a_reader_saw_still_tells_that_change_by_its_stamp(pg_url) -> None:
+    st = PostgresStore(pg_url)
+    try:
+        st.append("a", batch(2))
+        st.append("a", batch(2, start=2))
+        seen = st.state("a")
+        st.append("a", batch(1, start=4))
+        assert st.trim_changes("a", seen.version) == 2
+        assert [c.version for c in st.changes("a", seen.version, seen.stamp)] == [seen.version + 1]
+        assert st.changes("a", seen.version, "00000000-0000-0000-0000-000000000000") is None  # another history
+        assert st.changes("a", seen.version - 1, seen.prev) is None  # trimmed past it
+    finally:
+        st.close()
