@@ -663,6 +663,28 @@ def test_a_statement_timeout_that_ends_a_writes_first_statement_is_not_taken_for
         st.close()
 
 
+def test_a_write_that_waited_out_busy_timeout_for_a_locked_table_does_not_blame_a_writer(pg_server, pg_url) -> None:
+    # An append or a deletion queued behind a table lock (a schema change, a REINDEX, a VACUUM FULL) until
+    # busy_timeout_s ran out said "the namespace is locked by another writer": no writer held the namespace.
+    PostgresStore(pg_url).close()
+    st = PostgresStore(pg_url, busy_timeout_s=0.3)
+    try:
+        st.append("a", batch(2))
+        ids = [r.id for r in st.load("a")]
+        with namespaces_table_locked(pg_server, pg_url):
+            for write in (lambda: st.append("a", batch(1, start=2)), lambda: st.delete("a", ids[:1])):
+                with pytest.raises(StoreBusy, match="table of the store stayed locked") as info:
+                    write()
+                assert "writer" not in str(info.value)
+        with namespace_held(pg_server, st, "a"):  # a wait for another writer still says so
+            for write in (lambda: st.append("a", batch(1, start=2)), lambda: st.delete("a", ids[:1])):
+                with pytest.raises(StoreBusy, match="locked by another writer .waited the configured busy_timeout_s"):
+                    write()
+        assert st.state("a").next_seq == 2 and len(st.load("a")) == 2
+    finally:
+        st.close()
+
+
 def test_a_read_that_waited_out_the_roles_lock_timeout_does_not_blame_a_writer(pg_server, pg_url) -> None:
     # A read queued behind a table lock (a schema change, a REINDEX) until the lock_timeout of the role ran out said
     # "the namespace is locked by another writer (waited the configured busy_timeout_s)": no writer held the

@@ -381,8 +381,12 @@ class _PreparedLostInBlock(_LostInBlock):
 
 
 class _HeadCancelled(Exception):
-    """The statement_timeout cancelled the start of a write transaction that carried the body's first statement:
-    the wait for the namespace's lock or that statement (rolled back, nothing stored)."""
+    """A timeout (``waited``: which) ended the start of a write transaction that carried the body's first statement:
+    the wait for the namespace's lock, or that statement (rolled back, nothing stored)."""
+
+    def __init__(self, waited: str) -> None:
+        super().__init__(waited)
+        self.waited = waited
 
 
 class _Last:
@@ -809,17 +813,17 @@ class PostgresStore(Store):
         self._writable(what)
         lock = None if namespace is None else self._lock_key(namespace)
 
-        split = False
+        split: str | None = None
 
         def attempt() -> Any:
             nonlocal split
             try:
                 try:
                     return self._attempt_write(what, body, lock, first, split)
-                except _HeadCancelled:
-                    # the statement_timeout ended the lock's wait or the first statement, which came back as one
-                    # error: run again with the first statement sent after the lock, to tell the two apart
-                    split = True
+                except _HeadCancelled as cancelled:
+                    # a timeout ended the lock's wait or the first statement, which came back as one error: run again
+                    # with the lock tried without waiting and the first statement sent after it, to tell them apart
+                    split = cancelled.waited
                     return self._attempt_write(what, body, lock, first, split)
             except _Unsure as unsure:
                 status = self._outcome(unsure.xid)
@@ -834,10 +838,11 @@ class PostgresStore(Store):
         return self._retrying(what, attempt)
 
     def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | None,
-                       first: tuple[str, Sequence[Any]] | None = None, split: bool = False) -> Any:
-        """One attempt of :meth:`_write`. ``split``: the body's first statement is sent on its own once the lock is
-        taken, not with the transaction's start (so that a statement_timeout cancelling it is not taken for a wait
-        for the namespace's lock)."""
+                       first: tuple[str, Sequence[Any]] | None = None, split: str | None = None) -> Any:
+        """One attempt of :meth:`_write`. ``split``: a timeout ended the previous attempt's start (``split`` says
+        which, :class:`_HeadCancelled`); this one takes the lock without waiting (held by another writer: StoreBusy
+        at once, the wait was for it) and sends the body's first statement on its own after it, so that a timeout
+        of that statement is not taken for a wait for the namespace's lock."""
         try:
             conn = self._getconn()
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
@@ -860,16 +865,21 @@ class PostgresStore(Store):
                     (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
                     (f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'", None),
                     (f"SELECT pg_current_xact_id()::text, {self._tables_sql()}"
-                     + ("" if lock is None else " FROM (SELECT pg_advisory_xact_lock(%s)) AS l"),
+                     + ("" if lock is None else ", l.got FROM (SELECT pg_" + ("try_" if split is not None else "")
+                        + "advisory_xact_lock(%s) AS got) AS l"),
                      None if lock is None else (lock,))]
-            if first is not None and not split:
+            if first is not None and split is None:
                 head.append(first)
             waiting = lock is not None
             rows = self._begin(conn, head)
             waiting = False
             xid = rows[3][0]
             self._same_tables(rows[3][1], what)
-            if first is not None and split:
+            if split is not None and rows[3][2] is False:
+                with contextlib.suppress(psycopg.Error):
+                    conn.execute("ROLLBACK")
+                raise StoreBusy(f"{what}: the namespace is locked by another writer (waited {split})")
+            if first is not None and split is not None:
                 rows.append(cur.execute(first[0], first[1]).fetchone())
             out = body(cur) if first is None else body(cur, rows[4])
             committing = True
@@ -881,16 +891,18 @@ class PostgresStore(Store):
                 cur.execute("COMMIT")
             return result
         except BaseException as exc:
-            if waiting and _statement_timeout(exc):
-                # A statement_timeout the DBA set, shorter than busy_timeout_s, ended the wait for the lock, or the
-                # first statement sent with it (a large append): which of the two, the attempt with the first
-                # statement sent on its own tells
+            lock_timeout = getattr(exc, "sqlstate", None) == "55P03"
+            if waiting and (_statement_timeout(exc) or lock_timeout):
+                # A statement_timeout the DBA set (shorter than busy_timeout_s) or busy_timeout_s ended the wait for
+                # the namespace's lock, or the first statement sent with it (a large append; a table another
+                # transaction locked): which of the two, the next attempt tells
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("ROLLBACK")
-                if first is not None and not split:
-                    raise _HeadCancelled() from None
-                raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the server's "
-                                "statement_timeout, set for this role or database, cancelled the wait)") from None
+                waited = "the configured busy_timeout_s" if lock_timeout else \
+                    "until the server's statement_timeout, set for this role or database, cancelled the wait"
+                if first is not None:
+                    raise _HeadCancelled(waited) from None
+                raise StoreBusy(f"{what}: the namespace is locked by another writer (waited {waited})") from None
             if waiting and _pooler_query_timeout(exc):
                 # pgbouncer's query_timeout, shorter than busy_timeout_s, ended the wait for the lock (and closed the
                 # connection, the transaction rolled back with it): another writer holds the namespace, as above
@@ -898,13 +910,14 @@ class PostgresStore(Store):
                     conn.close()
                 raise StoreBusy(f"{what}: the namespace is locked by another writer (waited until the connection "
                                 "pooler's query_timeout, shorter than busy_timeout_s, ended the wait)") from None
-            self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None, writing=True)
+            self._failed(exc, conn, what, True, _Unsure(xid, result, exc) if committing else None, writing=True,
+                         blame=False)
             raise
         finally:
             self._putconn(conn)
 
     def _failed(self, exc: BaseException, conn, what: str, in_txn: bool, unsure: "_Unsure | None" = None,
-                writing: bool = False) -> None:
+                writing: bool = False, blame: bool | None = None) -> None:
         """What a failed attempt on ``conn`` amounts to: its transaction rolled back where the connection still
         works, then ``unsure`` (a commit that may have gone through) or ``_Retry`` when the connection was lost,
         ``_Retry`` for a retryable server error, the translated error for any other driver error. Returns (and the
@@ -932,7 +945,8 @@ class PostgresStore(Store):
         if isinstance(exc, psycopg.Error) and (getattr(exc, "sqlstate", None) or "") in _RETRY_STATES:
             raise _Retry(_translate(exc, what)) from None
         if isinstance(exc, psycopg.Error):
-            raise _translate(exc, what, writing) from None
+            # blame: a lock timeout is the wait for the namespace's lock (else a table's or a row's)
+            raise _translate(exc, what, writing if blame is None else blame) from None
 
     def _batch(self, conn, statements: list[tuple[str, Sequence[Any] | None]]) -> list[Any]:
         """Run statements in order in one round trip (libpq's pipeline mode) where the client library supports it,
