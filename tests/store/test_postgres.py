@@ -344,7 +344,8 @@ def test_a_version_1_store_is_migrated_in_place_on_open(pg_server, pg_url) -> No
     st.append("a", msgs[4:])
     st.close()
     with admin(pg_server) as conn:  # back to schema 1, as a store written before the change feed and keys
-        for stmt in ("DROP TABLE {s}.changes", "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon, DROP COLUMN stamp,"
+        for stmt in ("DROP TABLE {s}.changes",
+                     "ALTER TABLE {s}.namespaces DROP COLUMN version, DROP COLUMN horizon, DROP COLUMN stamp,"
                      " DROP COLUMN prev_stamp, DROP COLUMN horizon_stamp",
                      "ALTER TABLE {s}.messages DROP COLUMN idem_key, DROP COLUMN utc_offset",
                      "UPDATE {s}.meta SET value = '1' WHERE key = 'schema_version'"):
