@@ -559,6 +559,20 @@ class Life:
             self.save_id = their_id
         self.stored, self.pending = dict(heads), None
 
+    def take_own(self, older: "Life") -> int:
+        """Keep what ``older``, this process's lifecycle before this one was loaded in its place from a snapshot
+        another handle saved later, held that no saved lifecycle holds: the accesses made here and not saved yet
+        (:meth:`DecayTable.take_own`, units compared by identity). They stay this state's own: its next save writes
+        them, as ``older``'s would have. Returns how many records were merged."""
+        n = 0
+        for (name, table), (_, old) in zip(self._tables(), older._tables()):
+            n += int(table.take_own(old, identity=name != "msg").size)
+        if any(k.any() for k in self.own_accesses()):
+            self.accessed = True
+        self.turn = max(self.turn, older.turn)
+        self.last_add_time = max(self.last_add_time, older.last_add_time)
+        return n
+
     def carry_uses(self, saved: tuple, access: tuple | None) -> int:
         """Keep the uses of messages that a lifecycle this one was rebuilt in place of recorded (one saved under other
         settings, or too old for the change feed): accesses are the one thing the messages cannot rebuild. ``saved``:

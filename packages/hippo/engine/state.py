@@ -8,6 +8,9 @@ It follows the store like a replica follows a log. ``seen`` is the store fingerp
 store's differs, the state reads the namespace's change feed after ``seen.version`` (:meth:`Store.changes`) and
 applies exactly that: deleted messages are dropped from every follower, updated metadata re-derived, appended rows
 loaded and applied. Nothing else is read, so catching up costs what changed, whatever the size of the namespace.
+A backlog of more than :data:`SYNC_ROWS` appended messages is caught up as an open does when another handle saved
+snapshots covering it (:meth:`NamespaceState._reopen`): reading them costs less than annotating and consolidating
+the messages again.
 
 Derived state is saved with the store (:mod:`hippo.engine.persist`): on open the co-index and the annotations come
 from their snapshot plus the changes after it; the lifecycle and the profiles are loaded the first time they are
@@ -298,7 +301,7 @@ class NamespaceState:
         deletion) ends where a process that saw every change as it happened ended. Caller holds the write lock."""
         store = self.host.store
 
-        def read() -> tuple[StoreFingerprint, list[Change] | None, list[tuple[str, Any]]]:
+        def read(reopen: bool) -> tuple[StoreFingerprint, list[Change] | None, list[tuple[str, Any]] | None]:
             fp = store.state(self.name)
             if fp == self.seen:
                 return fp, [], []
@@ -312,6 +315,9 @@ class NamespaceState:
                 # messages were appended without their change (a process of hippo before the change feed still
                 # writing to the upgraded store): the feed does not say what changed, so read the store again
                 feed = None
+            if reopen and feed is not None and self._backlog(feed) > SYNC_ROWS and self.persistable \
+                    and not self._closed and "life" not in self._warming:
+                return fp, feed, None  # rows not read yet: the snapshots other handles saved may cover them
             work: list[tuple[str, Any]] = []
             for kind, arg in _runs(feed or []):
                 if kind == "append":
@@ -322,9 +328,15 @@ class NamespaceState:
                 work.append((kind, arg))
             return fp, feed, work
 
-        fp, feed, work = store.read_consistently(read)
+        fp, feed, work = store.read_consistently(lambda: read(True))
         if fp == self.seen:
             return
+        if work is None:
+            if self._reopen(feed):
+                return
+            fp, feed, work = store.read_consistently(lambda: read(False))
+            if fp == self.seen:
+                return
         if feed is None:  # the feed no longer reaches back to what we saw: start again from the store
             self._reset()
             self._open()
@@ -371,6 +383,74 @@ class NamespaceState:
             self._sync_followers([], load=True)
         if appended:  # another handle's messages: followed as this process's own are
             self._after_append()
+
+    def _backlog(self, feed: list[Change]) -> int:
+        """How many messages appended after ``seen`` the changes ``feed`` hold."""
+        nxt = self.seen.next_seq
+        return sum(max(0, c.last_seq - max(c.first_seq, nxt) + 1) for c in feed if c.kind == "append")
+
+    def _reopen(self, feed: list[Change]) -> bool:
+        """Catch up with a long backlog of other handles' changes (more than :data:`SYNC_ROWS` appended messages) as
+        an open does, when the snapshots another handle saved cover most of it: the co-index and its annotations
+        from the stored snapshot plus the changes after it, the lifecycle from its snapshot (with the accesses made
+        here and not saved yet, :meth:`Life.take_own`), the speaker profiles kept unless a message was deleted.
+        Annotating and consolidating the backlog again, message by message, cost seconds of CPU per 10,000
+        messages that the writer had already spent. False when no stored snapshot does better (nothing changed
+        then): the feed is followed as usual. Caller holds the write lock."""
+        life = self._life
+        if life is not None and (not life.loaded or life.pending is not None or life.stamped):
+            return False  # a save in flight, or units stamped here: followed by the lifecycle it holds
+        deleted = _Feed(feed).deleted
+        kept = (self.index, self.truth, self.seen, self.codes, self.changed, self._foreign,
+                self.saved.get(persist.INDEX))
+        self._stop_warming("truth")  # annotating rows of the co-index about to be replaced
+        self.codes = None
+        self.changed = self._foreign = 0  # the snapshot covers this state's own changes: the writer saved them
+        opened = False
+        try:
+            with self._others():
+                opened = self._open_snapshot(behind=self._backlog(feed))
+        finally:
+            if not opened:
+                self.index, self.truth, self.seen, self.codes, self.changed, self._foreign, saved = kept
+                if saved is not None:
+                    self.saved[persist.INDEX] = saved
+                if self.truth.deferred:
+                    self._warm_truth()
+        if not opened:
+            return False
+        if self.host.embed is not None and self.codes is None:
+            self._load_all_codes()
+        self.forget_rows()
+        self._pieces.pop(persist.INDEX, None)
+        self._truth_unsaved = False
+        self._truth_updates = []
+        self.verbosity = self.standing = self.preferences = None  # read again from the rows
+        self.entries = None
+        if deleted:  # as a deletion applied here: rebuilt from the surviving messages when next needed
+            self._stop_warming("profiles")
+            self._stop_warming(_CATCH_UP)
+            self._drop_profiles()
+        if life is not None:
+            self._life = None
+            fresh = self._load_life()
+            if fresh is None:  # no stored lifecycle covers the backlog: the one held follows it in the background
+                self._stop_warming("life")
+                self._life = None
+                runs = _runs(self.host.store.changes(self.name, kept[2].version) or [], upto=self.seen.version)
+                if not self._start("life", lambda warm: self._build_life(warm, None, (life, runs, kept[2].next_seq)),
+                                   follows=True):
+                    self._replay_life(life, runs, kept[2].next_seq)
+                    with life.lock:
+                        life.sync(self.index)
+                        life.version = self.seen.version
+                    self._life = life
+            else:
+                with fresh.lock:
+                    fresh.take_own(life)
+                self._life = fresh
+        self._after_append()
+        return True
 
     @contextlib.contextmanager
     def _others(self) -> Iterator[None]:
@@ -526,7 +606,11 @@ class NamespaceState:
             self.truth.deferred = True  # annotating every message would hold this read up: done in the background
             self._warm_truth()
 
-    def _open_snapshot(self) -> bool:
+    def _open_snapshot(self, behind: int | None = None) -> bool:
+        """Load the co-index and its annotations from the stored snapshot plus the changes after it; False (nothing
+        changed) when there is no usable one. ``behind``: the state is loaded and that many appended messages
+        behind the store (:meth:`_reopen`); the snapshot is used only if it covers a later change than ``seen`` and
+        leaves fewer messages to apply and annotate."""
         store = self.host.store
 
         def read() -> tuple | None:
@@ -535,6 +619,13 @@ class NamespaceState:
                 return None
             covers, meta, arrays = persist.decode(blob, persist.INDEX)
             fp = store.state(self.name)
+            if behind is not None:
+                if covers.version <= self.seen.version:
+                    return None
+                rows_in = int(persist.split(arrays, "index")["ids"].size)
+                annotated = int(meta["truth"]["done"]) if meta.get("truth") else 0
+                if max(0, fp.next_seq - covers.next_seq) + rows_in - annotated >= behind:
+                    return None
             feed = store.changes(self.name, covers.version) if covers.version <= fp.version else None
             if feed is None:
                 log.info("namespace %r: the derived snapshot is older than the change feed; rebuilding", self.name)

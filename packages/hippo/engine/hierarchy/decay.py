@@ -296,6 +296,32 @@ class DecayTable:
         self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]], col["base_rate"][promoted])
         return slots
 
+    def take_own(self, other: "DecayTable", identity: bool = True) -> np.ndarray:
+        """Fold in what ``other`` (this table's records as an older state of this process held them) changed since
+        it last matched the store: its records touched since then, merged as :meth:`merge` merges a saved table
+        (``other``'s own accesses added to the count, the later last access on either clock, ``s0``, the flags an
+        access or a promotion set, the promoted base rate); the accesses stay this table's own and are saved by its
+        next save. Records this table does not hold are left out. Returns the slots merged."""
+        rows = np.flatnonzero(other.touched[: other.n] & other.alive[: other.n])
+        if not rows.size:
+            return np.zeros(0, dtype=np.int64)
+        columns = {"key": other.key[rows], **{c: getattr(other, c)[rows]
+                                              for c in (*self.ACCESS_FIELDS, *self.IDENTITY_FIELDS)}}
+        slots, got = self._matching(columns, self.ACCESS_FIELDS, identity)
+        own = other.own[rows][got]
+        self.accesses[slots] += own
+        self.own[slots] += own
+        self.last_turn[slots] = np.maximum(self.last_turn[slots], columns["last_turn"][got])
+        self.last_time[slots] = np.maximum(self.last_time[slots], columns["last_time"][got])
+        self.s0[slots] = np.maximum(self.s0[slots], columns["s0"][got])
+        theirs = columns["flags"][got].astype(np.uint8) & np.uint8(self.MERGED_FLAGS)
+        self.flags[slots] |= theirs
+        promoted = (theirs & np.uint8(F_PERSIST)) != 0
+        self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]],
+                                                     columns["base_rate"][got][promoted])
+        self.touched[slots] = True
+        return slots
+
     def carry(self, arrays: dict[str, np.ndarray], persist_accesses: int, memory_rate: float) -> np.ndarray:
         """Take over the uses that records saved under other settings (the columns of :meth:`arrays` or
         :meth:`access_arrays`, keys only compared) hold for the same keys: the later last access on either clock, the
