@@ -143,6 +143,20 @@ class _Speaker:
         self.n_style = 0
 
 
+class _KnownAt:
+    """The speakers known when the message of arrival number ``at`` arrived: those whose first message came no
+    later."""
+
+    __slots__ = ("first", "at")
+
+    def __init__(self, first: dict[str, int]) -> None:
+        self.first, self.at = first, 0
+
+    def __contains__(self, name: object) -> bool:
+        k = self.first.get(name)  # type: ignore[call-overload]
+        return k is not None and k <= self.at
+
+
 def _fold(value: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", value.lower()))
 
@@ -238,28 +252,82 @@ class ProfileIndex:
         if sp is None:
             sp = self._speakers[speaker] = _Speaker(self.dim)
             self._name_re = None
+        self._read(sp, message_id, speaker, text, ts, (ts if ts is not None else self._latest, self._arrivals),
+                   self._speakers)
+
+    def _read(self, sp: _Speaker, message_id: int, speaker: str, text: str, ts: float | None,
+              key: tuple[float, int], known: Any) -> None:
+        """What one message of ``speaker`` adds to their profile; ``known``: the speakers known when it arrived."""
         sp.n_messages += 1
         v = style_vector(text, dim=self.dim, ngrams=self.ngrams)
         if v is not None:
             sp.style_sum += v
             sp.n_style += 1
-        key = (ts if ts is not None else self._latest, self._arrivals)
         for st in attributes.extract(text, speaker):
             if not st.first_person or st.negated:
                 continue  # a profile holds what the speaker says of themselves, and what holds
-            st = self._unaddress(st)
+            st = self._unaddress(st, known)
             if st is None:
                 continue
             self._add_value(speaker, sp, st, message_id, ts, key)
 
-    def _unaddress(self, st: Statement) -> Statement | None:
-        """Drop a trailing vocative ("I love the thought, Nate" read as "the thought Nate")."""
+    def _unaddress(self, st: Statement, known: Any = None) -> Statement | None:
+        """Drop a trailing vocative ("I love the thought, Nate" read as "the thought Nate"); ``known``: the speakers
+        known then (a container of names; those known now by default)."""
+        known = self._speakers if known is None else known
         words = st.value.split()
-        if len(words) > 1 and words[-1] in self._speakers:
+        if len(words) > 1 and words[-1] in known:
             return dataclasses.replace(st, value=" ".join(words[:-1]))
-        if st.value in self._speakers and st.attribute not in ("name", "partner") and not st.attribute.endswith("_name"):
+        if st.value in known and st.attribute not in ("name", "partner") and not st.attribute.endswith("_name"):
             return None
         return st
+
+    @property
+    def arrivals(self) -> int:
+        """How many messages were consumed (speakerless ones included)."""
+        return self._arrivals
+
+    def remove(self, gone: Sequence[int], speakers: Iterable[str],
+               messages: Iterable[tuple[int, str, str, float | None, tuple[float, int]]],
+               first: dict[str, int], latest: float) -> None:
+        """Forget consumed messages, leaving what consuming the surviving ones in order would have built, for a
+        caller that checked this holds: no removed message is its speaker's first one (the speakers and the names
+        known at each message stay the same), and no surviving message without a timestamp took its time from a
+        removed one. ``gone``: the arrival numbers of the removed messages (their positions among those consumed,
+        from 1); ``speakers``: the speakers of the removed messages, whose profiles are read again from
+        ``messages``, all their surviving messages in order, each ``(id, speaker, text, timestamp, key)`` with the
+        key a rebuild gives it (its time, or the latest time before it, and its arrival number among the
+        survivors); ``first``: the arrival number of each speaker's first surviving message; ``latest``: the latest
+        timestamp of the survivors. The other speakers' values keep their order: their arrival numbers move down
+        by the removed messages before them."""
+        dead = np.unique(np.asarray(list(gone), dtype=np.int64))
+        redo = set(speakers)
+        for name, sp in self._speakers.items():
+            if name in redo:
+                continue
+            for values in sp.attributes.values():
+                if not values:
+                    continue
+                shift = np.searchsorted(dead, np.asarray([e.key[1] for e in values], dtype=np.int64))
+                for e, k in zip(values, shift.tolist()):
+                    if k:
+                        e.key = (e.key[0], e.key[1] - k)
+        for mid in list(self._by_message):
+            recs = [r for r in self._by_message[mid] if r[0] not in redo]
+            if recs:
+                self._by_message[mid] = recs
+            else:
+                del self._by_message[mid]
+        for name in redo:
+            if name in self._speakers:
+                self._speakers[name] = _Speaker(self.dim)  # its place in the order of first appearance is kept
+        known = _KnownAt(first)
+        for mid, speaker, text, ts, key in messages:
+            known.at = key[1]
+            self._read(self._speakers[speaker], mid, speaker, text, ts, key, known)
+        self._by_message = dict(sorted(self._by_message.items()))  # by arrival, as consuming them fills it
+        self._arrivals -= int(dead.size)
+        self._latest = latest
 
     def _add_value(self, speaker: str, sp: _Speaker, st: Statement, message_id: int, ts: float | None,
                    key: tuple[float, int]) -> None:

@@ -738,6 +738,9 @@ class NamespaceState:
     def _remove(self, ids: list[int]) -> None:
         self.forget_rows(ids)
         idx = self.index
+        before = None
+        if self._profiles is not None and "profiles" not in self._warming:
+            before = (idx.speaker.view[: len(idx)].copy(), idx.ts.view[: len(idx)].copy())
         keep = idx.rebuild_without(ids)
         if keep is None:
             return
@@ -752,7 +755,9 @@ class NamespaceState:
         self.preferences = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
-        if self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming:
+        if before is not None and self._profiles_without(keep, *before):
+            pass  # the deleted messages' speakers were read again
+        elif self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming:
             self._stop_warming("profiles")
             self._stop_warming(_CATCH_UP)
             self._drop_profiles()  # rebuilt from the surviving messages when next needed
@@ -1577,6 +1582,55 @@ class NamespaceState:
         ts = [None if math.isnan(t) else float(t) for t in idx.ts.a[lo:hi].tolist()]
         texts = [t for _, t in idx.texts(lo, hi)]
         prof.append(ids, speakers, texts, ts)
+
+    def _profiles_without(self, keep: np.ndarray, speaker: np.ndarray, ts: np.ndarray) -> bool:
+        """After a deletion (``keep``: the mask of surviving rows; ``speaker``, ``ts``: the speaker codes and times of
+        the rows before it), leave the profiles held as a rebuild from the surviving messages would build them, by
+        reading again only the messages of the deleted messages' speakers (:meth:`ProfileIndex.remove`). False,
+        with nothing changed, when that is not exact (a deleted message was its speaker's first, or a surviving
+        message without a timestamp took its time from a deleted one) or not cheap (more than :data:`SYNC_ROWS`
+        messages to read): the profiles are then rebuilt from every message, as before. Caller holds the write
+        lock."""
+        idx = self.index
+        with self._profiles_lock:
+            prof, done = self._profiles, self._profiles_done
+            if prof is None or prof.arrivals != done or done > keep.size:
+                return False
+            kept = keep[:done]
+            gone = np.flatnonzero(~kept)
+            if not gone.size:
+                return True  # only messages the profiles have not read yet
+            names = idx.speakers
+            codes = speaker[:done]
+            seen, first_row = np.unique(codes, return_index=True)
+            first_of = dict(zip(seen.tolist(), first_row.tolist()))
+            touched = {int(c) for c in codes[gone].tolist() if names[int(c)] is not None}
+            if any(first_of[int(codes[r])] == r for r in gone.tolist() if int(codes[r]) in touched):
+                return False
+            t = np.where(np.isnan(ts[:done]), -np.inf, ts[:done])
+            survivors = np.flatnonzero(kept)
+            latest = np.maximum.accumulate(t[survivors]) if survivors.size else np.zeros(0)
+            untimed = np.isnan(ts[:done][survivors])
+            if not np.array_equal(np.maximum.accumulate(t)[survivors][untimed], latest[untimed]):
+                return False
+            new_codes = idx.speaker.view[: survivors.size]
+            redo = np.flatnonzero(np.isin(new_codes, np.fromiter(touched, dtype=new_codes.dtype, count=len(touched))))
+            if redo.size > SYNC_ROWS:
+                return False
+            shift = np.searchsorted(gone, np.asarray(list(first_of.values()), dtype=np.int64))
+            first = {names[c]: r - int(k) + 1 for (c, r), k in zip(first_of.items(), shift.tolist())
+                     if names[c] is not None and kept[r]}
+            rows = redo.tolist()
+            new_ts = idx.ts.view[: survivors.size]
+            messages = [(int(idx.ids.a[r]), names[int(new_codes[r])], text,
+                         None if math.isnan(new_ts[r]) else float(new_ts[r]),
+                         (float(new_ts[r]) if not math.isnan(new_ts[r]) else float(latest[r]), r + 1))
+                        for r, text in zip(rows, idx.texts_of(rows))]
+            prof.remove((gone + 1).tolist(), {names[c] for c in touched}, messages, first,
+                        float(latest[-1]) if latest.size else -math.inf)
+            self._profiles_done = int(survivors.size)
+            self._profiles_unsaved = True
+            return True
 
     def _load_profiles(self) -> tuple[ProfileIndex | None, int]:
         """Profiles from their snapshot when it is current enough, else (None, 0) to rebuild. Caller holds the
