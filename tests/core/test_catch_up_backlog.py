@@ -55,6 +55,33 @@ def test_a_reader_far_behind_loads_the_writers_snapshots_and_answers_as_a_fresh_
     assert got == want
 
 
+def test_a_reader_far_behind_takes_the_writers_profiles_when_they_read_further(tmp_path, monkeypatch):
+    """The reader's profiles consumed the first 150 messages; the writer's saved ones all 600: the reader takes
+    those instead of reading the 450 messages' statements again, and they are the profiles it would have built."""
+    from hippo.engine import profiles as profiles_mod
+
+    path = tmp_path / "m.db"
+    items = corpus(600)
+    _grow(path, items[:150])
+    reader = Memory(path)
+    assert reader.speakers()
+    with Memory(path) as writer:
+        writer.add_many(items[150:])
+        assert writer.speakers()  # the writer's profiles read every message, and are saved at close
+        with writer.engine.rt.lock.read():
+            want = writer.engine.state().profiles().to_snapshot()
+    reads: list[str] = []
+    real = profiles_mod.style_vector
+    monkeypatch.setattr(profiles_mod, "style_vector", lambda text, **kw: reads.append(text) or real(text, **kw))
+    assert reader.count() == 600
+    with reader.engine.rt.lock.read():
+        got = reader.engine.state().profiles().to_snapshot()
+    assert not reads
+    assert got[0] == want[0] and got[1].keys() == want[1].keys()
+    assert all((got[1][k] == want[1][k]).all() for k in got[1])
+    reader.close()
+
+
 def test_without_a_covering_snapshot_the_reader_follows_the_feed(tmp_path):
     path = tmp_path / "m.db"
     items = corpus(600)

@@ -393,7 +393,8 @@ class NamespaceState:
         """Catch up with a long backlog of other handles' changes (more than :data:`SYNC_ROWS` appended messages) as
         an open does, when the snapshots another handle saved cover most of it: the co-index and its annotations
         from the stored snapshot plus the changes after it, the lifecycle from its snapshot (with the accesses made
-        here and not saved yet, :meth:`Life.take_own`), the speaker profiles kept unless a message was deleted.
+        here and not saved yet, :meth:`Life.take_own`), the speaker profiles kept (or the saved ones, when they read
+        further) unless a message was deleted.
         Annotating and consolidating the backlog again, message by message, cost seconds of CPU per 10,000
         messages that the writer had already spent. False when no stored snapshot does better (nothing changed
         then): the feed is followed as usual. Caller holds the write lock."""
@@ -431,6 +432,16 @@ class NamespaceState:
             self._stop_warming("profiles")
             self._stop_warming(_CATCH_UP)
             self._drop_profiles()
+        elif self._profiles is not None and "profiles" not in self._warming:
+            with self._profiles_lock:  # the writer's saved profiles, when they read further than the ones held
+                try:
+                    prof, done = self._load_profiles()
+                except HippoError as exc:
+                    log.warning("namespace %r: the saved speaker profiles not read: %s", self.name, exc)
+                    prof, done = None, 0
+                if prof is not None and done > self._profiles_done:
+                    self._profiles, self._profiles_done = prof, done
+                    self._profiles_unsaved = False
         if life is not None:
             self._life = None
             fresh = self._load_life()
