@@ -133,3 +133,31 @@ def test_a_reopened_store_reads_the_profiles_a_deletion_left(tmp_path, monkeypat
         again.speakers()
         assert not reads
         assert saved_form(again.engine.state()._profiles) == want == saved_form(rebuilt(again))
+
+
+def test_profiles_behind_the_messages_at_a_deletion_leave_no_saved_value_of_the_deleted_message(tmp_path, monkeypatch):
+    """Profiles held but not caught up with the last appends are not saved with the deletion's snapshot; the saved
+    ones from before, which hold the deleted message's value, must not stay in the store."""
+    from hippo.engine import persist
+    from hippo.engine import state as state_mod
+
+    monkeypatch.setattr(state_mod, "SYNC_ROWS", 50)
+    monkeypatch.setattr(state_mod, "PROFILE_LAG", 10**9)  # the profiles do not follow the appends below
+    path = tmp_path / "p.db"
+    items = corpus(200, 9)
+    items[120] = {"text": "I live in Zanzibar now.", "speaker": "Leo", "timestamp": 1_700_000_000 + 120 * 3600}
+    with Memory(path) as mem:
+        mem.add_many(items)
+        assert "Zanzibar" in str(mem.profile("Leo"))
+    with Memory(path) as mem:
+        assert "Zanzibar" in str(mem.profile("Leo"))  # loaded from the saved profiles
+        mem.add_many(corpus(40, 10))
+        st = mem.engine.state()
+        assert st._profiles_done < len(st.index)
+        mem.delete([mem.list()[120].id])
+        blob = mem.engine.rt.store.get_units(mem.namespace, persist.PROFILES)
+        assert blob is None or b"Zanzibar" not in persist.snapshot.load(blob)[1]["bulk"].tobytes()
+        assert "Zanzibar" not in str(mem.profile("Leo"))
+    with Memory(path) as mem:
+        assert "Zanzibar" not in str(mem.profile("Leo"))
+        assert saved_form(mem.engine.state()._profiles) == saved_form(rebuilt(mem))

@@ -1429,7 +1429,8 @@ class NamespaceState:
             # not rewritten (other handles kept changing the namespace): the saved snapshots, which may hold
             # derived text of the deleted messages, are removed instead; they are rebuilt from the messages
             stale.update({k: None for k in (*persist.KINDS, *persist.LEGACY)})
-        if self._profiles is None:
+        if self._profiles is None or self._profiles_done < len(self.index):
+            # not rewritten above (dropped, or behind the last appends): the saved ones may hold a deleted value
             stale[persist.PROFILES] = None
         if self.current_life() is None or "life" in self._warming:
             # being rebuilt in the background, so not rewritten above: the rebuild saves its own later
