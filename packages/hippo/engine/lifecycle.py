@@ -10,6 +10,7 @@ was; strength records hold the only state messages cannot rebuild (accesses).
 
 from __future__ import annotations
 
+import copy
 import logging
 import math
 import threading
@@ -208,6 +209,25 @@ class Life:
         self.pending: tuple[dict[str, bytes | None], list[np.ndarray]] | None = None
         self.consolidation_s = 0.0    # time spent turning the CURRENT buffer into units
         self.closed_episodes: list[int] = []  # episodes built since the engine last looked (LLM refresh on write)
+
+    # what a consolidation may change besides the hierarchy and the strength records
+    _KEPT = ("turn", "last_add_time", "dirty", "stamped", "prunable", "consolidation_s", "llm_fallbacks",
+             "closed_episodes", "accessed")
+
+    def checkpoint(self, hierarchy: bool = True) -> dict[str, Any]:
+        """A copy of what a consolidation changes (the hierarchy unless ``hierarchy`` is False, every strength
+        record, the counters), for :meth:`restore`. Caller holds :attr:`lock`."""
+        out = {name: copy.copy(getattr(self, name)) for name in self._KEPT}
+        out["decay"], out["units"] = copy.deepcopy(self.decay), copy.deepcopy(self.units)
+        if hierarchy:
+            out["hier"] = None if self.hier is None else self.hier.copy()
+        return out
+
+    def restore(self, saved: dict[str, Any]) -> None:
+        """Put back what :meth:`checkpoint` copied: a consolidation that raised half-way leaves this state as it was
+        before the call (it would otherwise write its half-done units at the next save). Caller holds :attr:`lock`."""
+        for name, value in saved.items():
+            setattr(self, name, value)
 
     def _new_hierarchy(self) -> Hierarchy | None:
         if not self.hcfg.enabled:

@@ -428,15 +428,37 @@ class Namespace:
         doomed: list[int] = []
         with self.rt.lock.write():
             with life.lock:
-                life.consolidate_ready(partial=True)  # every complete flush unit, not only whole batches
-                if level == "light":
-                    return maintenance.light(life)
-                if level == "deep":
-                    out = maintenance.deep(state, life, self.rt.llm)
-                else:
-                    out, doomed = maintenance.archival(life)
-        if doomed:
-            out["deleted_messages"] = self.delete(doomed)
+                # a call that raised half-way (an interrupt, memory running out, an LLM client's error) leaves the
+                # lifecycle as it was: the units are rebuilt on a copy of the state the call started from
+                changes = level != "light" or (life.hier is not None and life.hier.ready > 0)
+                undo = life.checkpoint() if changes else None
+                fallbacks = state.llm_fallbacks
+                try:
+                    life.consolidate_ready(partial=True)  # every complete flush unit, not only whole batches
+                    if level == "light":
+                        return maintenance.light(life)
+                    if level == "deep":
+                        out = maintenance.deep(state, life, self.rt.llm)
+                    else:
+                        out, doomed = maintenance.archival(life)
+                except BaseException:
+                    if undo is not None:
+                        life.restore(undo)
+                        state.llm_fallbacks = fallbacks
+                    raise
+            if doomed:
+                before = self.rt.store.state(self.name)
+                try:
+                    out["deleted_messages"] = self.delete(doomed)
+                except BaseException:
+                    try:
+                        kept = self.rt.store.state(self.name) == before  # the deletion did not commit
+                    except Exception:  # noqa: BLE001
+                        kept = False
+                    if kept:
+                        with life.lock:
+                            life.restore(undo)
+                    raise
         with self.rt.lock.write():
             life.dirty += 1  # consolidation rewrote units: the next save writes the whole lifecycle
             state.save_derived()

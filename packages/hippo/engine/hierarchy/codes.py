@@ -12,10 +12,12 @@ Similarity between two codes is the cosine of the +-1 vectors they stand for, ``
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import math
 import weakref
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -309,6 +311,18 @@ class CodeSet:
         self._index = None        # optional native XOR-popcount mirror (append-only sets)
         self._indexed = 0
         self._dead = 0
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "CodeSet":
+        """A copy with its own native mirror (a native index cannot be copied; it is rebuilt from the codes)."""
+        out = CodeSet.__new__(CodeSet)
+        memo[id(self)] = out
+        for name, value in self.__dict__.items():
+            if name != "_index":
+                setattr(out, name, copy.deepcopy(value, memo))
+        out._index = None
+        if self._index is not None:
+            out.enable_index()
+        return out
 
     def enable_index(self) -> None:
         """Mirror the codes in a native :class:`hippo.BinaryIndex` for nearest-neighbour queries; the set must then

@@ -11,6 +11,7 @@ id order (the order units were created in).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterable, Iterator
 
@@ -41,6 +42,16 @@ class LazyUnits:
         self._order: dict[int, None] = dict.fromkeys(pending)
         self._make = make
         self.source = source
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "LazyUnits":
+        """A copy whose units are its own; the snapshot's columns the units not built yet are read from (``make``
+        and ``source``, never written) are shared."""
+        out = LazyUnits.__new__(LazyUnits)
+        memo[id(self)] = out
+        out._made = copy.deepcopy(self._made, memo)
+        out._pos, out._order = dict(self._pos), dict(self._order)
+        out._make, out.source = self._make, self.source
+        return out
 
     def split(self, keys: list[int]) -> tuple[np.ndarray, list[Any]]:
         """For ``keys`` (all held): the ``source`` position of each one not built yet (-1 for a built one), and the

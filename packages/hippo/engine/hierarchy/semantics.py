@@ -10,9 +10,10 @@ the existing semantic, which gains the new provenance instead of a second copy.
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -35,6 +36,13 @@ class Semantic:
     extra: dict = field(default_factory=dict)
     span: tuple[int, int] | None = None  # token span of the sentence in its first source message (offline facts)
     unit: int = -1              # flush unit whose consolidation created it (-1: deep consolidation)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Semantic":
+        out = Semantic.__new__(Semantic)
+        out.__dict__.update(self.__dict__)
+        out.message_ids, out.episode_ids = list(self.message_ids), list(self.episode_ids)
+        out.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
+        return out
 
 
 @dataclass

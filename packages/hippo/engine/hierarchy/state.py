@@ -9,6 +9,7 @@ sequence, so it can always be rebuilt from the store; snapshots only save the re
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -90,7 +91,7 @@ class Hierarchy:
         self.sem_codes = CodeSet(self.words)
         self.sem_codes.enable_index()  # append-only: the native XOR-popcount scan answers its neighbour queries
         self.sem_graph = KnnGraph(self.sem_codes, self.bits, cfg.knn_k)
-        self.themes = ThemeSet(self.bits, self.words, self.coder.tie, lambda s: self.sem_codes.codes[s],
+        self.themes = ThemeSet(self.bits, self.words, self.coder.tie, self._semantic_code,
                                cap=cfg.theme_cap, attach=cfg.theme_attach, tiny=cfg.theme_tiny,
                                merge_candidates=cfg.merge_candidates, split_trials=cfg.split_trials, knn_k=cfg.knn_k)
         self.pending_tiny: list[int] = []
@@ -104,6 +105,27 @@ class Hierarchy:
         self.external_codes: Any = None
         self._unit = -1                           # flush unit being consolidated
         self._speaker_stems: dict[str, list[int]] = {}
+
+    def _semantic_code(self, sid: int) -> np.ndarray:
+        return self.sem_codes.codes[sid]
+
+    def copy(self) -> "Hierarchy":
+        """An independent copy of the whole structure (a consolidation works on the original and puts this one back
+        if it raises half-way). The settings, the coder and the embedding codes' source are shared, not copied."""
+        memo: dict[int, Any] = {id(self.cfg): self.cfg, id(self.coder): self.coder}
+        if self.external_codes is not None:
+            memo[id(self.external_codes)] = self.external_codes
+        # the per-message maps, copied directly (a generic deep copy visits every int of them)
+        for name in ("msg_slot", "msg_episode"):
+            value = getattr(self, name)
+            if type(value) is dict:
+                memo[id(value)] = dict(value)
+        if type(self.msg_semantics) is dict:
+            memo[id(self.msg_semantics)] = {k: list(v) for k, v in self.msg_semantics.items()}
+        for units in (self.episodes, self.semantics):
+            if type(units) is dict:
+                memo[id(units)] = {k: copy.deepcopy(v, memo) for k, v in units.items()}
+        return copy.deepcopy(self, memo)
 
     # -- statistics -----------------------------------------------------------------------------------------
     @property
