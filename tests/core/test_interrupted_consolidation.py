@@ -222,3 +222,29 @@ def test_an_interrupted_archival_consolidation_prunes_nothing(monkeypatch, tmp_p
     assert _view(mem) == _view(ref)
     mem.close()
     ref.close()
+
+
+def _counters(mem: Memory) -> dict:
+    return {k: v for k, v in mem.stats()["hierarchy"].items() if k != "mean_strength"}
+
+
+def test_a_cleared_namespace_keeps_no_counters_and_builds_what_a_new_store_builds(tmp_path):
+    """After ``clear()`` the handle's stats kept the splits, merges and reassignments of the units that were gone
+    (35 splits, 128 reassignments) where the reopened store showed 0, and its document frequencies still counted
+    the deleted text, so messages added next got other codes and themes than in a new store."""
+    with Memory(tmp_path / "m.db", config=CFG) as mem:
+        _fill(mem)
+        mem.consolidate("deep")
+        assert mem.stats()["hierarchy"]["splits"] > 0 and mem.stats()["hierarchy"]["reassignments"] > 0
+        mem.clear()
+        cleared = _counters(mem)
+    with Memory(tmp_path / "m.db", config=CFG) as again:
+        assert _counters(again) == cleared
+    assert cleared == _counters(Memory(None, config=CFG))
+    with Memory(tmp_path / "m.db", config=CFG) as mem:
+        _fill(mem)
+        mem.clear()
+        _fill(mem, 120)
+        fresh = Memory(None, config=CFG)
+        _fill(fresh, 120)
+        assert _view(mem)[:4] == _view(fresh)[:4]  # stats, topics, recall (message ids differ)

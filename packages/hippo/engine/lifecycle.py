@@ -339,6 +339,15 @@ class Life:
             for level, b, a in zip(UNIT_LEVELS, before, after):
                 self.units[level].drop(b - a)
             self._record_units(decay_mod.now())
+        if not len(self.decay):
+            # no message is left: the lifecycle is the one a reopen builds from the empty namespace, without the
+            # counters of units that are gone (splits, merges, reassignments) nor the document frequencies of
+            # deleted text, which would give later messages other codes and themes than a new store gives them
+            self.hier = self._new_hierarchy()
+            self.units = {level: DecayTable() for level in UNIT_LEVELS}
+            self.terms, self.terms_saved = TermTable(), 0
+            self.consolidation_s = 0.0
+            self.closed_episodes = []
         self.dirty += len(ids)
 
     def known(self) -> int:
