@@ -663,7 +663,9 @@ class Memory:
         return n
 
     def import_(self, path: str | os.PathLike) -> int:
-        """Add every message of an export file to this namespace (new ids); all or nothing."""
+        """Add every message of an export file to this namespace as new messages (new ids, and the import's time as
+        their ingestion time ``created_at``: their decay starts afresh, and ``as_of`` before the import finds none
+        of them; :meth:`backup` keeps those); all or nothing."""
         self._writable("import_")
         path = _check_path(path)
         items = []
