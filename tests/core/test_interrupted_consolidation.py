@@ -248,3 +248,22 @@ def test_a_cleared_namespace_keeps_no_counters_and_builds_what_a_new_store_build
         fresh = Memory(None, config=CFG)
         _fill(fresh, 120)
         assert _view(mem)[:4] == _view(fresh)[:4]  # stats, topics, recall (message ids differ)
+
+
+def test_reassigned_semantics_count_only_the_semantics_still_held(tmp_path):
+    """Deleting three quarters of the messages left ``reassigned_semantics`` at 108 for 51 semantics (a
+    ``reassignment_ratio`` of 2.1): semantics that were gone still counted as moved."""
+    with Memory(tmp_path / "m.db", config=CFG) as mem:
+        _fill(mem)
+        mem.consolidate("deep")
+        h = mem.engine.state().life().hier
+        moved = set(h.themes.moved)
+        ids = [m.id for m in mem.list()]
+        mem.delete(ids[: len(ids) * 3 // 4])
+        stats = mem.stats()["hierarchy"]
+        want = len(moved & set(h.semantics))
+        assert 0 < stats["semantics"] < len(moved)
+        assert stats["reassigned_semantics"] == want
+        assert stats["reassignment_ratio"] == want / stats["semantics"] <= 1.0
+    with Memory(tmp_path / "m.db", config=CFG) as again:
+        assert again.stats()["hierarchy"]["reassigned_semantics"] == want

@@ -451,7 +451,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         getattr(th, name)[:n_th] = values
     _restore_graph(th.graph, arrays, "theme_knn", n_th)
     th.theme_of = dict(zip(arrays["theme_of.keys"].tolist(), arrays["theme_of.vals"].tolist()))
-    th.moved = set(arrays["theme.moved"].tolist())
+    th.moved = set(arrays["theme.moved"].tolist()) & th.theme_of.keys()  # saved before gone ones were left out
     th.reassignments, th.splits, th.merges = int(meta["reassignments"]), int(meta["splits"]), int(meta["merges"])
     # the CURRENT buffer: messages waiting for consolidation, read back from the co-index
     gone = False

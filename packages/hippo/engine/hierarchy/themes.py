@@ -685,6 +685,7 @@ class ThemeSet:
         return True
 
     def remove_semantic(self, sid: int) -> None:
+        self.moved.discard(sid)  # a semantic that is gone is no longer one of those that changed theme
         t = self.theme_of.pop(sid, None)
         if t is None:
             return
