@@ -668,6 +668,11 @@ class Memory:
         of them; :meth:`backup` keeps those); all or nothing."""
         self._writable("import_")
         path = _check_path(path)
+        if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
+            # a pipe would block the open until something writes to it, and a device such as /dev/zero is one line
+            # read without end
+            raise InvalidInput(f"path {path!r} is not a regular file (a device or a pipe); import_ reads an export "
+                               "file")
         items = []
         try:
             with open(path, encoding="utf-8") as f:

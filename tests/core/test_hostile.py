@@ -581,6 +581,28 @@ def test_export_and_import_file_errors(tmp_path) -> None:
         assert mem.count() == 1
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="named pipes")
+def test_import_refuses_a_pipe_or_a_device(tmp_path) -> None:
+    """A named pipe blocked the open until something wrote to it (a hang), and a device such as /dev/zero was read
+    as one line without end (memory without bound); like export, import reads regular files only."""
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    held = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a writer holds it: an open for reading does not block
+    try:
+        os.write(held, b"not an export\n")  # read whole, this first line would already be refused
+        with Memory(None) as mem:
+            with pytest.raises(InvalidInput, match="pipe.jsonl.*not a regular file"):
+                mem.import_(fifo)
+            if os.path.exists("/dev/null"):
+                with pytest.raises(InvalidInput, match="not a regular file"):
+                    mem.import_("/dev/null")
+            assert mem.count() == 0
+    finally:
+        os.close(held)
+
+
 def test_export_file_is_private_even_over_a_planted_file(tmp_path) -> None:
     import os
 
