@@ -30,6 +30,7 @@ from hippo.engine.truth.state import Truth
 from hippo.index.coindex import NamespaceIndex
 from hippo.native import DynamicWaveletMatrix
 from hippo.store import snapshot
+from hippo.text import timeexpr
 
 FACTS = [
     ("Maya", "I live in Boston now, near the harbour."),
@@ -463,6 +464,49 @@ def test_missing_annotations_are_rebuilt_in_the_background(tmp_path, monkeypatch
         assert not st.truth.deferred
         for c, values in want.items():
             assert np.array_equal(getattr(st.truth, c).view, values, equal_nan=True), c
+
+
+def test_annotations_saved_under_earlier_time_rules_are_read_again_at_the_next_open(tmp_path, monkeypatch):
+    """A store saved before dates in other scripts were read ("5 มีนาคม พ.ศ. 2567": 5 March 2024) kept those
+    messages dated by their timestamps; opened by this version, they are dated by their text, and the annotations
+    saved again are loaded as they are at the open after."""
+    path = tmp_path / "old.db"
+    said = 1710072000.0  # 10 March 2024, noon UTC
+    texts = ["ไปภูเก็ตวันที่ 5 มีนาคม พ.ศ. 2567", "令和6年2月11日に大阪へ行った", "I moved to Lisbon on 3 May 2021"]
+    new = {"cjk", "thai", "arabic", "persian"}
+    with monkeypatch.context() as old:  # the earlier rules: none of the new patterns, no version in the snapshot
+        old.setattr(timeexpr, "_PATTERNS", [p for p in timeexpr._PATTERNS if p[0] not in new])
+        old.setattr(Truth, "to_snapshot", lambda self, rows=None: _without_rule(self, rows))
+        with Memory(path) as mem:
+            ids = [mem.add(t, timestamp=said + k).id for k, t in enumerate(texts)]
+            save(mem)
+            assert [h.event_time.day for h in _by_id(mem, ids)] == [10, 10, 3]
+    with Memory(path) as mem:
+        st = mem.engine.state()
+        assert st.wait_warm(120)
+        assert [h.event_time.date().isoformat() for h in _by_id(mem, ids)] == ["2024-03-05", "2024-02-11",
+                                                                               "2021-05-03"]
+    blob = sqlite3.connect(path).execute("SELECT payload FROM units WHERE kind = ?", (persist.INDEX,)).fetchone()[0]
+    assert snapshot.load(blob)[0]["body"]["truth"]["time_rule"] == timeexpr.RULE
+    with Memory(path) as mem:
+        assert [h.event_time.date().isoformat() for h in _by_id(mem, ids)] == ["2024-03-05", "2024-02-11",
+                                                                               "2021-05-03"]
+        assert mem.engine.state().truth.done == 3  # loaded from the snapshot, not rebuilt
+
+
+_REAL_TO_SNAPSHOT = Truth.to_snapshot
+
+
+def _without_rule(truth: Truth, rows: int | None) -> tuple:
+    meta, arrays = _REAL_TO_SNAPSHOT(truth, rows)
+    del meta["time_rule"]
+    return meta, arrays
+
+
+def _by_id(mem: Memory, ids: list[int]) -> list:
+    """The hits of ``ids`` in that order (each message is found by its own words)."""
+    found = {h.id: h for q in ("ภูเก็ต", "大阪", "Lisbon") for h in mem.search(q)}
+    return [found[i] for i in ids]
 
 
 def test_deleting_rows_leaves_the_annotations_a_rebuild_computes(tmp_path):

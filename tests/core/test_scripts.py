@@ -5,6 +5,7 @@ CJK bigrams."""
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 
 from hippo import Memory
 from hippo.index import channels
-from hippo.text import textnorm, tokenizer
+from hippo.base.timeutil import MONTH_NAMES
+from hippo.text import textnorm, timeexpr, tokenizer
 from hippo.text.query import analyze
 
 from bm25ref import bm25
@@ -889,3 +891,63 @@ def test_a_snapshot_of_words_read_before_vietnamese_letters_were_accents_is_read
     words_read_again(tmp_path, monkeypatch, ["Tôi mới mua điện thoại Samsung.", "Nothing to see in this filler message."],
                      "thoai", [(coindex, "_WORDS_RULE", 3),
                                (textnorm, "LATIN_BEYOND", frozenset("ẞﬀﬁﬂﬃﬄﬅﬆ"))])  # the older rule
+
+
+# -- dates written in other scripts -----------------------------------------------------------------------------------
+# Each expected day computed by hand: a Thai year of the Buddhist era is the common year + 543 (2567 BE = 2024), 令和
+# 1 is 2019 and 平成 1 is 1989, and 1 Farvardin 1403 of the Persian solar calendar is 20 March 2024 (Esfand 1402 has
+# 29 days: its 14th is 16 days before, 4 March).
+_SAID = datetime(2024, 3, 10, 12, tzinfo=timezone.utc).timestamp()  # a Sunday
+
+
+@pytest.mark.parametrize("text, day", [
+    ("เราไปภูเก็ตวันที่ 5 มี.ค. 2567", (2024, 3, 5)),
+    ("5 มีนาคม พ.ศ. 2567", (2024, 3, 5)),
+    ("๕ มีนาคม ๒๕๖๗", (2024, 3, 5)),                       # Thai digits
+    ("สอบวันที่ 12 ธ.ค. ค.ศ. 2023", (2023, 12, 12)),       # the common era, said
+    ("ประชุม 1 ก.พ. 2024", (2024, 2, 1)),                   # a year before 2400 is of the common era
+    ("令和6年3月5日に京都へ行った", (2024, 3, 5)),
+    ("令和元年5月1日", (2019, 5, 1)),
+    ("平成31年4月30日に退位", (2019, 4, 30)),
+    ("2024年3月5日に会議があった", (2024, 3, 5)),
+    ("我2024年3月5号去了北京", (2024, 3, 5)),
+    ("２０２４年３月５日", (2024, 3, 5)),                   # full-width digits
+    ("2024년 3월 5일에 부산에 갔어요", (2024, 3, 5)),
+    ("سافرت في ٥ مارس ٢٠٢٤ إلى دبي", (2024, 3, 5)),        # Arabic-Indic digits
+    ("وصلنا يوم 17 أيار 2023", (2023, 5, 17)),              # the Levantine name of May
+    ("عدت في 2 كانون الثاني 2024", (2024, 1, 2)),
+    ("۱۴ اسفند ۱۴۰۲ به شیراز رفتیم", (2024, 3, 4)),         # the Persian solar calendar
+    ("1 فروردین 1403", (2024, 3, 20)),
+    ("1 فروردین 1402", (2023, 3, 21)),
+    ("22 بهمن 1357", (1979, 2, 11)),
+    ("30 اسفند 1403", (2025, 3, 20)),                       # 1403 is a leap year: Esfand has 30 days
+])
+def test_a_date_written_in_another_script_is_its_day(text, day):
+    refs = timeexpr.find(text, _SAID)
+    assert len(refs) == 1
+    assert (refs[0].start, refs[0].granularity) == (datetime(*day, tzinfo=timezone.utc).timestamp(), "day")
+    assert not refs[0].relative
+
+
+@pytest.mark.parametrize("text, month", [("2024年3月に引っ越した", (2024, 3)), ("2023년 11월", (2023, 11))])
+def test_a_month_written_in_chinese_japanese_or_korean_is_its_month(text, month):
+    refs = timeexpr.find(text, _SAID)
+    assert [(r.label(), r.granularity) for r in refs] == [(f"{MONTH_NAMES[month[1] - 1]} {month[0]}", "month")]
+
+
+@pytest.mark.parametrize("text", [
+    "30 اسفند 1402",          # 1402 is a common year: no 30 Esfand
+    "2024年13月5日", "31 ก.พ. 2567",  # no 13th month, no 31 February
+    "2024年3月5",              # no day word after the number
+])
+def test_what_is_no_date_in_another_script_stays_undated(text):
+    assert timeexpr.find(text, _SAID) == []
+
+
+def test_a_message_dated_in_another_script_is_dated_so_in_memory():
+    with Memory(":memory:") as mem:
+        thai = mem.add("ไปภูเก็ตวันที่ 5 มีนาคม พ.ศ. 2567 กับน้องสาว", timestamp=_SAID)
+        japanese = mem.add("令和6年2月11日に大阪で友達に会った", timestamp=_SAID)
+        got = {h.id: h.event_time for q in ("ภูเก็ต", "大阪") for h in mem.search(q)}
+    assert got[thai.id] == datetime(2024, 3, 5, 12, tzinfo=timezone.utc)  # the middle of the day
+    assert got[japanese.id] == datetime(2024, 2, 11, 12, tzinfo=timezone.utc)

@@ -666,7 +666,9 @@ class NamespaceState:
                                                      persist.split(arrays, "index"), keep, int(snap_tokens.size),
                                                      ready.content, snap_tokens)
                 truth = None
-                if meta.get("truth") is not None:
+                # annotations saved under other time rules are computed again from the messages, and saved again
+                outdated = meta.get("truth") is not None and not Truth.current(meta["truth"])
+                if meta.get("truth") is not None and not outdated:
                     truth = Truth.from_snapshot(meta["truth"], persist.split(arrays, "truth"), ids)
                     truth.created.a[: truth.done] = np.asarray(persist.split(arrays, "index")["created"],
                                                                dtype=np.float64)[: truth.done]
@@ -681,6 +683,7 @@ class NamespaceState:
             return False
         self.index = index
         self.truth = truth if truth is not None else Truth()
+        self._truth_unsaved = self._truth_unsaved or outdated
         self.seen = fp
         self.saved[persist.INDEX] = covers.version
         if rows or updated or not self._eager_life:

@@ -25,6 +25,10 @@ from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import MONTH_NAMES, is_utc_offset, month_year
 
 DAY = 86400.0
+#: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
+#: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
+#: Japanese, Korean, Thai, Arabic and Persian).
+RULE = 2
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -42,6 +46,31 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+
+# Dates written in scripts other than the Latin one, each with its year (a digit is any script's: "٥", "๕", "５").
+# Thai months, full and abbreviated ("5 มีนาคม 2567", "5 มี.ค. 2567"); a Thai year is of the Buddhist era (CE + 543)
+# when it says so (พ.ศ.) or is 2400 or later, of the common era when it says so (ค.ศ.) or is earlier.
+_THAI_MONTHS = (("มกราคม", "ม.ค."), ("กุมภาพันธ์", "ก.พ."), ("มีนาคม", "มี.ค."), ("เมษายน", "เม.ย."),
+                ("พฤษภาคม", "พ.ค."), ("มิถุนายน", "มิ.ย."), ("กรกฎาคม", "ก.ค."), ("สิงหาคม", "ส.ค."),
+                ("กันยายน", "ก.ย."), ("ตุลาคม", "ต.ค."), ("พฤศจิกายน", "พ.ย."), ("ธันวาคม", "ธ.ค."))
+THAI_MONTHS = {w: i for i, names in enumerate(_THAI_MONTHS, 1) for w in (names[0], names[1], names[1][:-1])}
+_THAI_MONTH = "(" + "|".join(re.escape(w) for w in sorted(THAI_MONTHS, key=len, reverse=True)) + ")"
+# Arabic months: the Egyptian and Gulf names of the Gregorian months, the Levantine ones (آذار, كانون الثاني), and the
+# Persian names of the Gregorian months (مارس, ژانویه)
+_ARABIC_MONTHS = (
+    ("يناير", "كانون الثاني", "ژانویه"), ("فبراير", "شباط", "فوریه"), ("مارس", "آذار", "اذار"),
+    ("أبريل", "ابريل", "إبريل", "نيسان", "آوریل"), ("مايو", "أيار", "ايار", "مه"), ("يونيو", "يونيه", "حزيران", "ژوئن"),
+    ("يوليو", "يوليه", "تموز", "ژوئیه", "جولای"), ("أغسطس", "اغسطس", "آب", "اوت"), ("سبتمبر", "أيلول", "ايلول", "سپتامبر"),
+    ("أكتوبر", "اكتوبر", "تشرين الأول", "تشرين الاول", "اکتبر"), ("نوفمبر", "تشرين الثاني", "نوامبر"),
+    ("ديسمبر", "كانون الأول", "كانون الاول", "دسامبر"))
+ARABIC_MONTHS = {w: i for i, names in enumerate(_ARABIC_MONTHS, 1) for w in names}
+# the months of the Persian solar calendar (۱۴ اسفند ۱۴۰۲ is 4 March 2024)
+PERSIAN_MONTHS = {w: i for i, w in enumerate(("فروردین", "اردیبهشت", "خرداد", "تیر", "مرداد", "شهریور", "مهر",
+                                               "آبان", "آذر", "دی", "بهمن", "اسفند"), 1)}
+_ARABIC_MONTH = "(" + "|".join(sorted(ARABIC_MONTHS, key=len, reverse=True)) + ")"
+_PERSIAN_MONTH = "(" + "|".join(sorted(PERSIAN_MONTHS, key=len, reverse=True)) + ")"
+# the eras of Japanese years: 令和元年 is 2019, 平成 1 is 1989, 昭和 1 is 1926
+JAPANESE_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
 _NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
        r"couple of|couple|few|several)"
 _UNIT = r"(day|week|fortnight|month|year)s?"
@@ -54,6 +83,12 @@ _TOMORROW = r"tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
+    # Chinese, Japanese and Korean: "2024年3月5日", "2024年3月5号", "令和6年3月5日", "2024년 3월 5일"; "2024年3月" a month
+    ("cjk", r"(?<!\d)(?:(\d{4})|(令和|平成|昭和)\s*(\d{1,2}|元))\s*[年년]\s*(\d{1,2})\s*[月월]"
+            r"(?:\s*(\d{1,2})\s*[日号號일]|(?!\s*\d))"),
+    ("thai", r"(?<!\d)(\d{1,2})\s*" + _THAI_MONTH + r"\s*(พ\.\s?ศ\.|ค\.\s?ศ\.)?\s*(\d{4})(?!\d)"),
+    ("arabic", r"(?<!\d)(\d{1,2})\s+(?:من\s+)?" + _ARABIC_MONTH + r"\s*(?:،\s*)?(?:(?:سنة|عام|سال)\s+)?(\d{4})(?!\d)"),
+    ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
@@ -151,7 +186,8 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 # Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "iso": ("-",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
+    "iso": ("-",), "cjk": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
+    "persian": tuple(PERSIAN_MONTHS), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
@@ -294,6 +330,43 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
     return ref if _FIRST_YEAR <= first and last <= _LAST_YEAR else _BEYOND
 
 
+def _written_date(name: str, g: tuple, phrase: str) -> TimeRef | None:
+    """The day (or month, for "2024年3月") of a date written in Chinese, Japanese, Korean, Thai, Arabic or Persian."""
+    if name == "cjk":
+        year = int(g[0]) if g[0] is not None else JAPANESE_ERAS[g[1]] + (1 if g[2] == "元" else int(g[2]))
+        if g[4] is None:
+            d = _safe_date(year, int(g[3]), 1)
+            return _ref(d, "month", phrase, False) if d else None
+        d = _safe_date(year, int(g[3]), int(g[4]))
+    elif name == "thai":
+        year = int(g[3])
+        era = g[2].replace(" ", "") if g[2] else None
+        if era == "พ.ศ." or (era is None and year >= 2400):
+            year -= 543
+        d = _safe_date(year, THAI_MONTHS[g[1]], int(g[0]))
+    elif name == "arabic":
+        d = _safe_date(int(g[2]), ARABIC_MONTHS[g[1]], int(g[0]))
+    else:
+        d = _persian_date(int(g[2]), PERSIAN_MONTHS[g[1]], int(g[0]))
+    return _ref(d, "day", phrase, False) if d else None
+
+
+def _persian_date(year: int, month: int, day: int) -> datetime | None:
+    """The Gregorian day of a day of the Persian solar calendar (its 33-year arithmetic rule, exact from 1178 to
+    1633 SH); None for a day no month of it holds."""
+    if not 1 <= day <= (31 if month <= 6 else 30):
+        return None
+    days = (-355668 + 365 * (year + 1595) + (year + 1595) // 33 * 8 + ((year + 1595) % 33 + 3) // 4 + day
+            + ((month - 1) * 31 if month < 7 else (month - 7) * 30 + 186))
+    try:
+        d = datetime(1, 1, 1, tzinfo=timezone.utc) + timedelta(days=days - 366)
+    except OverflowError:
+        return None
+    if month == 12 and day == 30 and _persian_date(year + 1, 1, 1) == d:
+        return None  # 30 Esfand of a common year is the next year's first day
+    return d
+
+
 def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
@@ -305,6 +378,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "iso":
         d = _safe_date(int(g[0]), int(g[1]), int(g[2]))
         return _ref(d, "day", phrase, False) if d else None
+    if name in ("cjk", "thai", "arabic", "persian"):
+        return _written_date(name, g, phrase)
     if name == "mdy":
         d = _safe_date(int(g[2]), _month_of(g[0]), int(g[1]))
         return _ref(d, "day", phrase, False) if d else None

@@ -735,7 +735,14 @@ class Truth:
         arrays["phrase.row"] = np.asarray([r for r, _ in phrase], dtype=np.int64)
         arrays["phrase.text"] = np.asarray([strings(p) for _, p in phrase], dtype=np.int32)
         arrays.update(strings.arrays())
-        return {"done": done, "latest": self.latest, "spans_unread": min(self.spans_unread, done)}, arrays
+        return {"done": done, "latest": self.latest, "spans_unread": min(self.spans_unread, done),
+                "time_rule": timeexpr.RULE}, arrays
+
+    @staticmethod
+    def current(meta: dict) -> bool:
+        """Whether annotations saved with ``meta`` read time expressions with this version's rules (a snapshot
+        written before the rules had a version: version 1)."""
+        return meta.get("time_rule", 1) == timeexpr.RULE
 
     @classmethod
     def from_snapshot(cls, meta: dict, arrays: dict[str, np.ndarray], idx: NamespaceIndex | np.ndarray) -> "Truth":
