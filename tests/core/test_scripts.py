@@ -951,3 +951,12 @@ def test_a_message_dated_in_another_script_is_dated_so_in_memory():
         got = {h.id: h.event_time for q in ("ภูเก็ต", "大阪") for h in mem.search(q)}
     assert got[thai.id] == datetime(2024, 3, 5, 12, tzinfo=timezone.utc)  # the middle of the day
     assert got[japanese.id] == datetime(2024, 2, 11, 12, tzinfo=timezone.utc)
+
+
+def test_a_question_dated_in_another_script_asks_about_that_day():
+    with Memory(":memory:") as mem:
+        for day, city in ((4, "北京"), (5, "上海"), (6, "广州")):
+            mem.add(f"我们去了{city}的公园。", timestamp=f"2024-03-0{day}T10:00:00")
+        for question, city in (("2024年3月5日我们去了哪个公园？", "上海"), ("令和6年3月6日我们去了哪个公园？", "广州"),
+                               ("6 มี.ค. 2567 我们去了哪个公园？", "广州")):
+            assert mem.search(question, k=3)[0].text == f"我们去了{city}的公园。", question
