@@ -960,3 +960,42 @@ def test_a_question_dated_in_another_script_asks_about_that_day():
         for question, city in (("2024年3月5日我们去了哪个公园？", "上海"), ("令和6年3月6日我们去了哪个公园？", "广州"),
                                ("6 มี.ค. 2567 我们去了哪个公园？", "广州")):
             assert mem.search(question, k=3)[0].text == f"我们去了{city}的公园。", question
+
+
+# -- names in scripts without capitals ------------------------------------------------------------------------------
+# A dialogue of two in which the other party addresses the named speaker and talks about the question's subject: a
+# question naming the speaker is answered by what that speaker said (the Latin dialogue is the reference: there the
+# name is capitalised), and a question in the first person is asked by one of the two, so neither is preferred.
+_DIALOGUES = {
+    "latin": ("Wei", "Na", ["I went hiking in the mountains last weekend.", "Wei, did you enjoy swimming in the lake?",
+                            "Yes, swimming is my favourite sport.", "Honestly, tennis is my favourite sport.",
+                            "Wei, you should try tennis, tennis is fun.", "Maybe next month."],
+              "What sport does Wei like?", "What did I tell Wei about tennis?"),
+    "zh": ("张伟", "李娜", ["上周末我去山里徒步了。", "张伟，你在湖里游泳开心吗？", "开心，游泳是我最喜欢的运动。",
+                          "说实话，我更喜欢网球。", "张伟，你也应该试试网球，网球很好玩。", "也许下个月吧。"],
+           "张伟喜欢什么运动？", "我跟张伟说了什么网球的事？"),
+    "ko": ("민수", "지영", ["지난 주말에 산에 등산 갔어.", "민수, 호수에서 수영 재미있었어?", "응, 수영이 제일 좋아하는 운동이야.",
+                          "솔직히 나는 테니스가 더 좋아.", "민수, 너도 테니스 해 봐, 테니스 재미있어.", "다음 달에 해 볼게."],
+           "민수 좋아하는 운동 뭐야?", "내가 민수한테 테니스에 대해 뭐라고 했어?"),
+    "th": ("สมชาย", "มาลี", ["สุดสัปดาห์ที่แล้วไปเดินป่าบนภูเขา", "สมชาย ว่ายน้ำที่ทะเลสาบสนุกไหม",
+                            "สนุก ว่ายน้ำเป็นกีฬาที่ชอบที่สุด", "จริงๆ แล้วชอบเทนนิสมากกว่า",
+                            "สมชาย ลองเล่นเทนนิสสิ เทนนิสสนุกนะ", "เดือนหน้าอาจจะลอง"],
+           "สมชายชอบกีฬาอะไร", "ฉันบอกสมชายว่าอะไรเรื่องเทนนิส"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(_DIALOGUES))
+def test_a_question_naming_a_speaker_in_a_script_without_capitals_prefers_what_they_said(lang):
+    named, other, lines, question, first_person = _DIALOGUES[lang]
+    with Memory(":memory:") as mem:
+        for i, text in enumerate(lines):
+            mem.add(text, speaker=(named, other, named, other, other, named)[i], timestamp=f"2024-03-{1 + i:02d}T10:00")
+        said = [h.speaker for h in mem.search(question, k=6)]
+        index = mem.engine.state().index
+        # as in "What did I tell Wei about tennis?", a question in the first person prefers neither speaker
+        for q, written in ((question, True), (first_person, False)):
+            query = analyze(q)
+            names = channels.speakers_named(index, query)
+            assert names, q
+            assert bool(channels.names_as_written(query, names)) is written, q
+    assert said[:3] == [named] * 3, said

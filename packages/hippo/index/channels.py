@@ -19,7 +19,7 @@ from hippo.base.config import Config
 from hippo.index.coindex import NamespaceIndex, Scored, positions
 from hippo.native import ri_signatures
 from hippo.text import lexicon, textnorm, tokenizer
-from hippo.text.names import is_nickname_of_name
+from hippo.text.names import first_person_uncased, is_nickname_of_name, uncased_name_word
 from hippo.text.query import Query
 
 
@@ -68,12 +68,14 @@ def names_as_written(query: Query, named: list[tuple[str, list[int]]]) -> list[t
     chat's roles) is a word there, not a name; "Tim" names Tim in "Which time management technique does Tim use?",
     where one stem stands for both words. None for a question in the first person: its asker is one of the people
     it is about ("What did I tell Sam?", "What did Sam say about my job?"), and which speaker that is, it does not
-    say."""
-    if query.supporting or not named:
+    say. In Chinese, Japanese, Korean and Thai, which have no capitals, a name is written as any word is: a word of
+    those scripts counts as written so, and a question with a first-person word of them is in the first person
+    ("张伟喜欢什么运动？" names 张伟; "我跟张伟说了什么？" is asked by one of the two, :mod:`hippo.text.names`)."""
+    if query.supporting or not named or first_person_uncased(query.text):
         return []
     capitalised = set()
     for w in textnorm.words(query.text):
-        if w[:1].isupper():
+        if w[:1].isupper() or uncased_name_word(w):
             low = w.lower().replace("’", "'")  # the stem as the question's analysis takes it
             capitalised.add(textnorm.stem(low.split("'", 1)[0] if "'" in low else low))
     return [(st, codes) for st, codes in named if st in capitalised]

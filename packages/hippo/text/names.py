@@ -20,6 +20,7 @@ is a nickname of ("Carl" is a speaker's name when a speaker is called Carl).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from hippo.base.errors import InvalidInput
@@ -85,3 +86,23 @@ def is_nickname_of_name(word: str, name_words: Iterable[str]) -> bool:
     """Whether ``word`` is a nickname (:func:`is_nickname`) of a capitalised word of a name, given as its words:
     "Mel" of ("Melanie", "Hart"); never of a lower-case name such as a role ("user", "assistant")."""
     return any(w[:1].isupper() and is_nickname(word, w) for w in name_words)
+
+
+# Chinese, Japanese, Korean and Thai have no capital letters: a question writes a name as any other word. Their first
+# person is a word of its own (Chinese 我 and 咱, Japanese 私, 僕, 俺, Korean 나, 내, 저, 제, 우리 with a particle, Thai
+# ฉัน, ผม, ดิฉัน, หนู, เรา), so a question asked in the first person is told apart, as "What did I tell Sam?" is. The
+# scripts whose first person is an ending of the verb (Arabic, Hebrew, Persian) are not among them.
+_NAME_SCRIPT = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3\u0e00-\u0e7f]")
+_FIRST_PERSON = re.compile(r"[我咱私僕俺]|わたし|あたし|ぼく|おれ|ฉัน|ผม|ดิฉัน|หนู|เรา|"
+                           r"(?<![\uac00-\ud7a3])(?:나|내|저|제|우리)(?:는|가|의|를|한테|에게|도|랑|와|하고|만)?"
+                           r"(?![\uac00-\ud7a3])")
+
+
+def uncased_name_word(word: str) -> bool:
+    """Whether ``word`` is written in Chinese, Japanese, Korean or Thai, where a name is written as any word is."""
+    return _NAME_SCRIPT.match(word) is not None
+
+
+def first_person_uncased(text: str) -> bool:
+    """Whether ``text`` holds a first-person word of Chinese, Japanese, Korean or Thai ("我", "私", "내가", "ฉัน")."""
+    return not text.isascii() and _FIRST_PERSON.search(text) is not None
