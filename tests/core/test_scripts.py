@@ -935,7 +935,17 @@ def test_a_month_written_in_chinese_japanese_or_korean_is_its_month(text, month)
     assert [(r.label(), r.granularity) for r in refs] == [(f"{MONTH_NAMES[month[1] - 1]} {month[0]}", "month")]
 
 
+@pytest.mark.parametrize("text, year", [("2024年に結婚した", 2024), ("我2020年毕业了", 2020), ("2019년에 서울로 이사했어요", 2019),
+                                        ("令和元年に生まれた", 2019), ("平成30年に卒業", 2018)])
+def test_a_year_written_in_chinese_japanese_or_korean_is_its_year(text, year):
+    refs = timeexpr.find(text, _SAID)
+    assert [(r.start, r.end, r.granularity) for r in refs] == [
+        (datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(), datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(),
+         "year")]
+
+
 @pytest.mark.parametrize("text", [
+    "1000年の歴史がある", "3年前に会った", "2024年度の予算",   # a count of years, years ago, a fiscal year
     "30 اسفند 1402",          # 1402 is a common year: no 30 Esfand
     "2024年13月5日", "31 ก.พ. 2567",  # no 13th month, no 31 February
     "2024年3月5",              # no day word after the number

@@ -86,6 +86,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # Chinese, Japanese and Korean: "2024年3月5日", "2024年3月5号", "令和6年3月5日", "2024년 3월 5일"; "2024年3月" a month
     ("cjk", r"(?<!\d)(?:(\d{4})|(令和|平成|昭和)\s*(\d{1,2}|元))\s*[年년]\s*(\d{1,2})\s*[月월]"
             r"(?:\s*(\d{1,2})\s*[日号號일]|(?!\s*\d))"),
+    # a year: "2024年に結婚した", "2019년에", "令和元年"; not a count of years ("1000年の歴史", "3年前") nor a fiscal year
+    # ("2024年度")
+    ("cjk_year", r"(?<!\d)(?:((?:19|20)\d{2})|(令和|平成|昭和)\s*(\d{1,2}|元))\s*[年년](?!\s*\d|度)"),
     ("thai", r"(?<!\d)(\d{1,2})\s*" + _THAI_MONTH + r"\s*(พ\.\s?ศ\.|ค\.\s?ศ\.)?\s*(\d{4})(?!\d)"),
     ("arabic", r"(?<!\d)(\d{1,2})\s+(?:من\s+)?" + _ARABIC_MONTH + r"\s*(?:،\s*)?(?:(?:سنة|عام|سال)\s+)?(\d{4})(?!\d)"),
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
@@ -186,7 +189,7 @@ _WEEKDAY_NAMES = tuple(WEEKDAYS)
 # Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
-    "iso": ("-",), "cjk": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
+    "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
     "persian": tuple(PERSIAN_MONTHS), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
@@ -332,8 +335,10 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
 
 def _written_date(name: str, g: tuple, phrase: str) -> TimeRef | None:
     """The day (or month, for "2024年3月") of a date written in Chinese, Japanese, Korean, Thai, Arabic or Persian."""
-    if name == "cjk":
+    if name in ("cjk", "cjk_year"):
         year = int(g[0]) if g[0] is not None else JAPANESE_ERAS[g[1]] + (1 if g[2] == "元" else int(g[2]))
+        if name == "cjk_year":
+            return _ref(datetime(year, 1, 1, tzinfo=timezone.utc), "year", phrase, False)
         if g[4] is None:
             d = _safe_date(year, int(g[3]), 1)
             return _ref(d, "month", phrase, False) if d else None
@@ -378,7 +383,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "iso":
         d = _safe_date(int(g[0]), int(g[1]), int(g[2]))
         return _ref(d, "day", phrase, False) if d else None
-    if name in ("cjk", "thai", "arabic", "persian"):
+    if name in ("cjk", "cjk_year", "thai", "arabic", "persian"):
         return _written_date(name, g, phrase)
     if name == "mdy":
         d = _safe_date(int(g[2]), _month_of(g[0]), int(g[1]))
@@ -1038,11 +1043,12 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
         and not _IS_ON.search(text[last.end():a])
 
 
-# Every pattern needs one of these words or a number: one search rules most messages out before the patterns run.
+# Every pattern needs one of these words or a number (or 元年, the first year of a Japanese era): one search rules
+# most messages out before the patterns run.
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b", re.I)
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
