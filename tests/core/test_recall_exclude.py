@@ -18,6 +18,7 @@ from hippo import Memory
 from hippo.base.errors import InvalidInput
 from hippo.engine import evidence
 from hippo.engine import pack as pack_mod
+from hippo.engine import topdown
 from hippo.text.vocab import text_stems, vocab
 
 WORDS = ("trip japan kyoto sister vegetarian budget flight osaka train hotel station tokyo food pack april passport "
@@ -95,10 +96,11 @@ def store():
 
 
 def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int]):
-    """The recall of ``query`` without ``exclude`` in every respect but one: where the engine keeps the candidates
+    """The recall of ``query`` without ``exclude`` in every respect but two: where the engine keeps the candidates
     that can reach the context (in the order of their value per estimated token, until their estimated cost reaches
     three budgets, and at least 48, a copy of a text kept before it taking no reach), the messages of ``shown``
-    are passed over. Returns that recall's context packed
+    are passed over; and where a channel lists one copy of each text, a text whose best copy is ``shown`` lists its
+    best other copy too. Returns that recall's context packed
     with the ``shown`` messages removed, a repeated line counting the copies of its text in its voice that are not
     ``shown``, from the stored messages: (text, ids, tokens)."""
     seen = {}
@@ -136,7 +138,15 @@ def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int
         seen["order"] = [p for p in ranked if p.key not in shown]
         return real_pack(seen["order"], budget, load_texts, unshown_copies if copies is not None else None)
 
+    real_rank = topdown.rank
+
+    def rank(state, ask, limit, **kw):
+        rows = sorted(state.index.row_of[k] for k in shown if k in state.index.row_of)
+        kw["left_out"] = np.asarray(rows, dtype=np.int64) if rows else None
+        return real_rank(state, ask, limit, **kw)
+
     with monkeypatch.context() as m:
+        m.setattr(topdown, "rank", rank)
         m.setattr(evidence, "shortlist", shortlist)
         m.setattr(pack_mod, "pack", capture)
         out = mem.recall(query, budget_tokens=budget)

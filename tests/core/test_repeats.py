@@ -211,12 +211,14 @@ def test_a_deletion_keeps_the_survivors_glue_and_digests_without_reading_them_ag
         assert idx.digests.tolist() == coindex.NamespaceIndex._digests_of(tokens, idx.ends.view).tolist()
 
 
-@pytest.mark.parametrize("copies", [10, 60, 300])
+@pytest.mark.parametrize("copies", [10, 60, 300, 1000, 3000])
 def test_copies_do_not_keep_a_distinct_message_out_of_a_context_with_room(copies):
     """The shortlist of candidates that can reach a context stops once their estimated cost reaches a few budgets,
     and every copy of a status line counted its own cost: 60 copies of a CI result filled it, and the one distinct
     message about the build, ranked after them, was left out of a 200-token context holding a 22-token line. Copies
-    after the first take none of the shortlist's reach, as the packer gives them none of the budget."""
+    after the first take none of the shortlist's reach, as the packer gives them none of the budget. Past the
+    channels' candidate limit (400) the copies filled the candidate lists themselves, and the message was left out
+    again (1,000 copies); a text now takes at most four places in a list."""
     mem = Memory(None)
     mem.add_many({"text": "Build succeeded: 0 errors, 0 warnings", "speaker": "ci", "role": "tool",
                   "session_id": f"s{i // 50}", "timestamp": 1_700_000_000 + i * 60} for i in range(copies))
@@ -233,3 +235,87 @@ def test_copies_do_not_keep_a_distinct_message_out_of_a_context_with_room(copies
     assert tokenizer.count_tokens(r.text) == r.tokens <= 200
     mem.close()
     alone.close()
+
+
+def _top_texts_reference(rows, scores, keys, limit, left_out):
+    """:func:`hippo.index.channels.top_texts` written out: walk the rows best first (ties: earlier row first),
+    counting each text's copies; a copy after its text's fourth takes no place."""
+    order = sorted(range(len(rows)), key=lambda j: (-scores[j], rows[j]))
+    seen: dict[int, int] = {}
+    places, end = [], len(order)
+    for pos, j in enumerate(order):
+        k = keys[j]
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] <= 4:
+            if len(places) == limit:
+                end = pos
+                seen[k] -= 1
+                break
+            places.append(pos)
+    before = [keys[j] for j in order[:end]]
+    stands = [p for p in places if before.count(keys[order[p]]) > 4]
+    kept_shown = {keys[order[p]] for p in places if rows[order[p]] not in left_out}
+    lost = {keys[order[p]] for p in places} - kept_shown
+    for k in sorted(lost, key=lambda k: min(p for p in places if keys[order[p]] == k)):
+        extra = [pos for pos in range(end) if keys[order[pos]] == k and rows[order[pos]] not in left_out]
+        if extra:
+            places.append(extra[0])
+            stands.append(extra[0])
+    return [rows[order[p]] for p in sorted(places)], [rows[order[p]] for p in sorted(set(stands))]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_each_text_takes_at_most_four_places_in_a_channel_list(seed):
+    """Against a walk over the ranking: random scores (many ties) over texts written up to 60 times, some copies
+    left out (excluded by the recall)."""
+    from hippo.index import channels
+    from hippo.index.coindex import Scored
+
+    rng = random.Random(seed)
+    n_texts = rng.choice([1, 3, 20, 200])
+    texts = [f"status {k}" for k in range(n_texts)]
+    with Memory(None) as mem:
+        mem.add_many({"text": rng.choice(texts), "role": rng.choice(["tool", "user"])}
+                     for _ in range(rng.randint(1, 600)))
+        idx = mem.engine.state().index
+        n = len(idx)
+        rows = np.asarray(sorted(rng.sample(range(n), rng.randint(1, n))), dtype=np.int64)
+        scores = np.asarray([rng.choice([1.0, 2.0, 3.0, rng.random()]) for _ in rows])
+        keys = idx.copy_keys(rows).tolist()
+        left_out = np.asarray(sorted(rng.sample(rows.tolist(), rng.randint(0, rows.size // 2))), dtype=np.int64)
+        for limit in (1, 5, 50, 400):
+            got_rows, got_stands = channels.top_texts(Scored(rows, scores), limit, idx,
+                                                      (lambda c: np.isin(c, left_out)) if left_out.size else None)
+            want_rows, want_stands = _top_texts_reference(rows.tolist(), scores.tolist(), keys, limit,
+                                                          set(left_out.tolist()))
+            assert got_rows.tolist() == want_rows
+            assert got_stands.tolist() == want_stands
+        # copies are the same text in the same voice: the keys group exactly the rows of equal (text, role)
+        voice = [(mem.get(int(idx.ids.a[r])).text, int(idx.role.a[r])) for r in rows.tolist()]
+        assert len(set(keys)) == len(set(voice))
+        assert all((keys[a] == keys[b]) == (voice[a] == voice[b]) for a in range(0, len(rows), 7)
+                   for b in range(len(rows)))
+
+
+def test_a_line_of_many_copies_is_shown_where_a_filter_a_period_or_exclude_leaves_some():
+    """The candidate lists keep a text's best copies; when a recall's filter, time scope or ``exclude`` leaves out
+    those, a copy it admits stands for the text, counting the copies it admits (hand-counted: 50 a session)."""
+    day = 86_400
+    mem = Memory(None)
+    items = mem.add_many({"text": "Build succeeded: 0 errors, 0 warnings", "speaker": "ci", "role": "tool",
+                          "session_id": f"s{i // 50}", "timestamp": 1_700_006_400 + (i // 50) * day + i}
+                         for i in range(1000))
+    mem.add("The build failed yesterday with 3 errors in the parser", speaker="user", session_id="s30",
+            timestamp=1_700_006_400 + 30 * day)
+    line = "ci ({} times, {}): Build succeeded: 0 errors, 0 warnings"
+    got = mem.recall("build errors", budget_tokens=200, filter={"session_id": "s19"})
+    assert "ci (50 times): Build succeeded: 0 errors, 0 warnings" in got.text.splitlines()  # all on 4 December
+    (shown,) = [m.id for m in got.messages]
+    assert got.repeats == {shown: 50} and shown in [it.id for it in items[950:]]
+    got = mem.recall("build errors", budget_tokens=200, since=1_700_006_400 + 18 * day)
+    assert line.format(100, "3 December 2023 to 4 December 2023") in got.text.splitlines()
+    got = mem.recall("build errors", budget_tokens=200, exclude=[it.id for it in items[:10]])
+    assert line.format(990, "15 November 2023 to 4 December 2023") in got.text.splitlines()
+    assert not {m.id for m in got.messages} & {it.id for it in items[:10]}
+    assert "The build failed yesterday" in got.text
+    mem.close()

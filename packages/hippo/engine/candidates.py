@@ -20,8 +20,9 @@ _DAY_GRANULARITIES = (GRANULARITIES.index("day"), GRANULARITIES.index("caller"))
 
 
 def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow], bool] | None,
-           scope: Scope | None) -> list[Piece]:
-    """Candidates in rank order, each with its time-and-truth notes.
+           scope: Scope | None, repeated: set[int] | frozenset[int] = frozenset()) -> list[Piece]:
+    """Candidates in rank order, each with its time-and-truth notes; those of ``repeated`` (rows standing for the
+    copies of their text: :func:`hippo.engine.rank.rank`) marked so.
 
     The time scope applies here (``since`` / ``until`` / ``as_of``), and pieces carry the resolved date of a
     relatively dated event and a "superseded" mark with the date of the newer statement. For order / progression
@@ -61,7 +62,8 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
             continue
         off = float(offsets[k])
         p = Piece(key=i, n_tokens=n_tok, speaker=speakers[spk], role=ROLES[role], ts=None if ts != ts else ts,
-                  session=sessions[sess], seq=seq, digest=digest, offset=None if off != off else off)
+                  session=sessions[sess], seq=seq, digest=digest, offset=None if off != off else off,
+                  repeated=r in repeated)
         if annotate:
             notes = []
             label = truth.label(r, idx) if maybe_label[k] else None
@@ -103,3 +105,50 @@ def copy_times(state: NamespaceState, pred: Callable[[MessageRow], bool] | None,
         return [q.ts for q in pieces(state, rows, pred, scope)]
 
     return times
+
+
+def stand_ins(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, repeated: set[int],
+              pred: Callable[[MessageRow], bool] | None, scope: Scope | None) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, scores)`` (ranked) where a row standing for the copies of its text (``repeated``: the candidate
+    lists keep a text's best few copies, :func:`hippo.engine.rank.rank`) is one a filter ``pred`` rejects,
+    replaced by the earliest copy it admits (within the time ``scope``), which then stands for the others (added to
+    ``repeated``); dropped when it admits none, or when that copy is a candidate already. The text is in the
+    context as long as one of its copies the recall admits is. (A recall's ``exclude`` and time scope are handled
+    where the lists are built: they need no store read.) Caller holds the read lock."""
+    idx = state.index
+    if not repeated or rows.size == 0 or pred is None:
+        return rows, scores
+
+    def admitted(cands: np.ndarray) -> np.ndarray:
+        keep = np.ones(cands.size, dtype=bool)
+        if scope is not None and scope.filters and cands.size:
+            state.truth.sync(idx)
+            keep &= truth_rank.time_filter(state.truth, cands, scope.since, scope.until, scope.as_of)
+        if pred is not None and keep.any():
+            ids = idx.ids.view[cands[keep]].tolist()
+            meta = state.rows(ids)
+            keep[keep] = [i in meta and bool(pred(meta[i])) for i in ids]
+        return keep
+
+    rows = np.asarray(rows, dtype=np.int64)
+    stands = np.flatnonzero(np.isin(rows, np.fromiter(repeated, dtype=np.int64, count=len(repeated))))
+    gone = stands[~admitted(rows[stands])]
+    if gone.size == 0:
+        return rows, scores
+    rows = rows.copy()
+    present = set(rows.tolist())
+    drop = []
+    for k in gone.tolist():
+        copies = idx.copies_of(int(rows[k]))
+        ok = copies[admitted(copies)]
+        if ok.size == 0 or int(ok[0]) in present:
+            drop.append(k)
+            if ok.size:
+                repeated.add(int(ok[0]))
+            continue
+        rows[k] = int(ok[0])
+        present.add(int(ok[0]))
+        repeated.add(int(ok[0]))
+    if not drop:
+        return rows, scores
+    return np.delete(rows, drop), np.delete(np.asarray(scores), drop)

@@ -297,9 +297,7 @@ def _later_copies(idx: Any, rows: np.ndarray) -> np.ndarray:
     voice (role and speaker), which the packer folds into the line of the first (:func:`hippo.engine.pack.pack`)."""
     if rows.size < 2:
         return np.zeros(rows.size, dtype=bool)
-    key = (np.asarray(idx.digests[rows], dtype=np.uint64)
-           ^ (idx.role.view[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
-           ^ (idx.speaker.view[rows].astype(np.int64).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+    key = idx.copy_keys(rows)
     first = np.zeros(rows.size, dtype=bool)
     first[np.unique(key, return_index=True)[1]] = True
     return ~first

@@ -13,8 +13,9 @@ a context with one line. A copy is the same text in the same voice (role and spe
 user's words is a line of its own. The first copy packed stands for the others, with a note saying how many times
 the text was written and over which days ("user (22 times, 3 May 2023 to 9 June 2023): ..."; the count is of the
 whole history, as far as the recall's filter admits, the messages it excludes left out); the budget goes to the next
-distinct message. Copies are found among the candidates, where they compete for the context: a line whose copies all
-rank far below it carries no count. Only exact copies collapse: a text that differs in one character (a later
+distinct message. Copies are found among the candidates, where they compete for the context (a piece marked
+``repeated`` stands for the copies the candidate lists dropped: :func:`hippo.index.channels.top_texts`): a line whose
+copies all rank far below it carries no count. Only exact copies collapse: a text that differs in one character (a later
 temperature, another count) may be the answer.
 """
 
@@ -45,6 +46,7 @@ class Piece:
     digest: int | None = None  # of the message's tokens (NamespaceIndex.digests): copies of one text share it
     copies: list[float | None] = field(default_factory=list)  # when the other copies this line stands for were said
     offset: float | None = None  # seconds east of UTC the timestamp was given with: its day is that calendar's
+    repeated: bool = False  # it stands for copies of its text the candidate lists collapsed into it
 
 
 @lru_cache(maxsize=4096)
@@ -277,8 +279,9 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
          copies: Callable[[Piece], list[float | None]] | None = None) -> tuple[list[Piece], str, int]:
     """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut, and a copy
     of a text already packed is not packed again: the packed line stands for it (:func:`_repeats`). ``copies``
-    gives, for a packed piece found to have a copy among the candidates, the times of all its other copies the
-    caller admits (else those among the candidates are counted). Texts are read where two pieces share a digest
+    gives, for a packed piece found to have a copy among the candidates or marked ``repeated`` (its copies were
+    collapsed into it where the candidates were listed), the times of all its other copies the caller admits (else
+    those among the candidates are counted). Texts are read where two pieces share a digest
     (to confirm the copy), and the rest at the end, in one ``load_texts`` call."""
     chosen: list[Piece] = []
     groups: set[str] = set()
@@ -310,6 +313,12 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
                 continue
         if used + p.n_tokens + 2 > budget:
             continue  # a line costs at least its text, one token of prefix and the newline: no need to count it
+        if p.repeated and copies is not None and id(p) not in counted:  # its copies were collapsed into it
+            if id(p) not in loaded:
+                p.text = load_texts([p])[0]
+                loaded.add(id(p))
+            p.copies = list(copies(p))
+            counted.add(id(p))
         cost = line_cost(p)
         g = _group_key(p)
         if g not in groups:

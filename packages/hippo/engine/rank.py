@@ -22,11 +22,15 @@ from hippo.store.base import MessageRow
 from hippo.text import directives
 
 
-def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, magnitudes: bool = False
+def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, magnitudes: bool = False,
+         repeated: set[int] | None = None, left_out: np.ndarray | None = None
          ) -> tuple[np.ndarray, np.ndarray, dict, dict]:
     """``(rows, scores, per-channel scores, timings)``, best first, at most ``limit`` rows; the per-channel scores
     are by row (RRF) or, with ``magnitudes``, each channel's :class:`~hippo.index.coindex.Scored`. With
-    ``context`` (building a recall context) lexical scores borrow from conversational neighbours. With
+    ``context`` (building a recall context) lexical scores borrow from conversational neighbours, and each
+    channel's candidates are distinct texts (:func:`hippo.index.channels.top_texts`): the rows that stand for
+    copies are added to ``repeated``; a text whose kept copies are all in ``left_out`` (rows a recall excludes,
+    ascending) or out of the question's time scope keeps its best copy that is neither too. With
     ``magnitudes`` the channels are fused by their scores (:func:`hippo.engine.evidence.fused_scores`) instead of
     their ranks: the evidence packer needs how far apart candidates are. Caller holds the read lock."""
     cfg = state.config
@@ -34,6 +38,28 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     idx = state.index
     q = ask.terms
     cap = max(rc.candidate_limit, limit)  # each channel's candidates: a search for more hits than that gets them
+    # A context holds each text once: so do the candidate lists it is built from (copies of a text are one
+    # candidate, its best-scored copy, noted in ``repeated``). A search lists messages, copies among them.
+    distinct = idx if context else None
+
+    scope = ask.scope
+
+    def leaves_out(cands: np.ndarray) -> np.ndarray:
+        """Which of ``cands`` the recall will not show: excluded, or out of its time scope."""
+        out = np.isin(cands, left_out) if left_out is not None and left_out.size else np.zeros(cands.size, bool)
+        if scope.filters:
+            state.truth.sync(idx)
+            out |= ~truth_rank.time_filter(state.truth, cands, scope.since, scope.until, scope.as_of)
+        return out
+
+    def best(scored: Scored) -> np.ndarray:
+        if not context:
+            return channels.top(scored, cap)
+        rows, stands = channels.top_texts(scored, cap, idx, leaves_out)
+        if repeated is not None:
+            repeated.update(stands.tolist())
+        return rows
+
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     ranked: dict[str, np.ndarray] = {}
@@ -41,13 +67,13 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     t = time.perf_counter()
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
     ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
-                                               channels.top(raw["lexical"], cap), cap, ask.scope.as_of,
-                                               ask.scope.asked)
+                                               best(raw["lexical"]), cap,
+                                               ask.scope.as_of, ask.scope.asked, distinct)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()
         raw["signature"] = channels.signature(idx, q, cfg)
-        ranked["signature"] = channels.top(raw["signature"], cap)
+        ranked["signature"] = best(raw["signature"])
         timings["signature_ms"] = (time.perf_counter() - t) * 1e3
     if state.host.embed is not None and rc.weight_embedding > 0:
         t = time.perf_counter()
@@ -61,7 +87,6 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
         rows, scores, per = channels.rrf(ranked, weights, rc.rrf_k)
     t = time.perf_counter()
     state.truth.sync(idx)
-    scope = ask.scope
     rows, scores, _fired = truth_rank.adjust(idx, state.truth, cfg.temporal, ask.text, rows, scores,
                                              since=scope.since, until=scope.until, as_of=scope.as_of,
                                              asked_at=scope.asked)

@@ -12,7 +12,7 @@ import numpy as np
 
 from hippo.base.types import Hit, Recall
 from hippo.engine import pack, topdown
-from hippo.engine.candidates import copy_times, pieces
+from hippo.engine.candidates import copy_times, pieces, stand_ins
 from hippo.engine.items import make_item
 from hippo.engine.lifecycle import Life
 from hippo.engine.rank import exact_first, hits, rank
@@ -45,9 +45,12 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     if life is not None or state.config.hierarchy.recall == "evidence":
         return topdown.recall(state, life, ask, budget, pred, include_dormant, llm, excluded)
     t0 = time.perf_counter()
-    rows, _scores, _per, timings = rank(state, ask, state.config.retrieval.candidate_limit, context=True)
+    repeated: set[int] = set()
+    rows, scores, _per, timings = rank(state, ask, state.config.retrieval.candidate_limit, context=True,
+                                       repeated=repeated, left_out=topdown.excluded_rows(state.index, excluded))
+    rows, _scores = stand_ins(state, rows, scores, repeated, pred, ask.scope)
     t = time.perf_counter()
-    out = pack_rows(state, ask.text, rows, budget, pred, ask, excluded)
+    out = pack_rows(state, ask.text, rows, budget, pred, ask, excluded, repeated)
     timings["pack_ms"] = (time.perf_counter() - t) * 1e3
     timings["total_ms"] = (time.perf_counter() - t0) * 1e3
     out.timings = timings
@@ -55,12 +58,12 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
 
 
 def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None,
-              excluded: frozenset[int] = frozenset()) -> Recall:
+              excluded: frozenset[int] = frozenset(), repeated: set[int] | frozenset[int] = frozenset()) -> Recall:
     """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time; the messages of
-    ``excluded`` (ids) are skipped."""
+    ``excluded`` (ids) are skipped, and those of ``repeated`` (rows) stand for the copies of their text."""
     idx = state.index
     scope = ask.scope if ask else None
-    ranked = [p for p in pieces(state, rows, pred, scope) if p.key not in excluded]
+    ranked = [p for p in pieces(state, rows, pred, scope, repeated) if p.key not in excluded]
     chosen, text, tokens = pack.pack(ranked, budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
                                      copy_times(state, pred, scope, excluded))

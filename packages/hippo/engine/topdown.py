@@ -39,7 +39,7 @@ from hippo.base.timeutil import to_datetime
 from hippo.base.types import Recall
 from hippo.engine import evidence
 from hippo.engine import pack as context
-from hippo.engine.candidates import copy_times
+from hippo.engine.candidates import copy_times, stand_ins
 from hippo.engine.candidates import pieces as describe
 from hippo.engine.hierarchy.codes import similarity
 from hippo.engine.hierarchy.lazy import get_many
@@ -154,8 +154,11 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     mode = hc.recall if (hc.enabled and hier is not None) or hc.recall == "evidence" else "flat"
     idx = state.index
     t0 = time.perf_counter()
+    repeated: set[int] = set()  # rows standing for the copies of their text (collapsed in the candidate lists)
     rows, scores, per, timings = rank(state, ask, cfg.retrieval.candidate_limit, context=True,
-                                      magnitudes=mode == "evidence")
+                                      magnitudes=mode == "evidence", repeated=repeated,
+                                      left_out=excluded_rows(idx, excluded))
+    rows, scores = stand_ins(state, rows, scores, repeated, pred, ask.scope)
     t = time.perf_counter()
     exponent = None
     if mode == "evidence":
@@ -168,7 +171,7 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     if mode == "evidence" and pred is None:
         # only the candidates that can reach the context are described and annotated
         rows, scores, exponent = evidence.shortlist(state, rows, scores, budget, excluded_rows(idx, excluded))
-    pieces = describe(state, rows, pred, ask.scope)
+    pieces = describe(state, rows, pred, ask.scope, repeated)
     rel_raw = {p.key: float(sc) for p, sc in zip(pieces, _aligned_scores(idx, rows, scores, pieces))}
     top = max(rel_raw.values(), default=0.0) or 1.0
     rel = {k: v / top for k, v in rel_raw.items()}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -477,16 +478,75 @@ def corpus_stats(indexes: list[NamespaceIndex], query: Query, config: Config) ->
 
 def top(scored: Scored, limit: int) -> np.ndarray:
     """Row indices of the best ``limit`` candidates, best first (ties: earlier message first)."""
+    if scored.rows.size == 0:
+        return scored.rows
+    return _best(scored.rows, scored.scores, limit)[:limit]
+
+
+# Places one text takes at most in a channel's candidate list (COPY_PLACES best-scored copies): enough for what
+# reweights candidates after the channels (the session lift, time and truth, a recall's filter and exclusions) to
+# choose among its copies as it did before, few enough that a text written thousands of times leaves the list to
+# the others.
+COPY_PLACES = 4
+
+
+def top_texts(scored: Scored, limit: int, index: NamespaceIndex,
+              left_out: Callable[[np.ndarray], np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`top` where the copies of a text (:meth:`NamespaceIndex.copy_keys`: the same tokens in the same voice)
+    take at most :data:`COPY_PLACES` places, its best-scored ones (ties: the earliest): an agent's status line
+    written thousands of times would otherwise fill the list, and every other message would rank past it. The
+    copies after those take no place and are dropped; the second array holds the rows kept (best first) whose text
+    had such a copy ranking before the first place left out of the list (anywhere, when none is): each stands for
+    those copies, as a context's line does (:mod:`hippo.engine.pack`). A text whose kept copies are all
+    ``left_out`` (a mask over the rows given: messages a recall will not show, excluded or out of its time scope)
+    also keeps its best copy that is not, where it ranks (no place is counted for it), when it ranks before that
+    first place left out."""
     rows, scores = scored.rows, scored.scores
     if rows.size == 0:
-        return rows
-    if rows.size > 2 * limit:
-        # Keep everything tied with the limit-th score so the tie-break stays exact.
-        kth = np.partition(-scores, limit - 1)[limit - 1]
+        return rows, rows
+    n = limit
+    while True:  # the best n (and those tied with the n-th), n growing until more than ``limit`` places are in them
+        best = _best(rows, scores, n)
+        _, which, counts = np.unique(index.copy_keys(best), return_inverse=True, return_counts=True)
+        if counts.size == best.size and (best.size > limit or best.size == rows.size):
+            return best[:limit], best[:0]  # no copies
+        grouped = np.argsort(which, kind="stable")  # each text's copies, best first
+        starts = np.cumsum(counts) - counts
+        occurrence = np.empty(best.size, dtype=np.int64)
+        occurrence[grouped] = np.arange(best.size) - np.repeat(starts, counts)
+        places = np.flatnonzero(occurrence < COPY_PLACES)
+        if places.size > limit or best.size == rows.size:
+            break
+        n = 2 * best.size
+    end = best.size
+    if places.size > limit:
+        end = int(places[limit])
+        places = places[:limit]
+        counts = np.bincount(which[:end], minlength=counts.size)
+    dropped = counts > COPY_PLACES
+    stands = places[dropped[which[places]]]
+    if left_out is not None and stands.size:
+        out = np.asarray(left_out(best[:end]), dtype=bool)
+        shown = np.zeros(counts.size, dtype=bool)
+        shown[which[places[~out[places]]]] = True
+        lost = np.zeros(counts.size, dtype=bool)
+        lost[which[places]] = ~shown[which[places]]  # texts whose every kept copy is left out
+        if lost.any():
+            extra = np.flatnonzero(~out & lost[which[:end]])
+            extra = extra[np.unique(which[extra], return_index=True)[1]]  # each such text's best copy shown
+            places = np.union1d(places, extra)
+            stands = np.union1d(stands, extra)
+    return best[places], best[stands]
+
+
+def _best(rows: np.ndarray, scores: np.ndarray, n: int) -> np.ndarray:
+    """The rows of the ``n`` best scores and of those tied with the ``n``-th, best first, ties in row order."""
+    if rows.size > 2 * n:
+        # Keep everything tied with the n-th score so the tie-break stays exact.
+        kth = np.partition(-scores, n - 1)[n - 1]
         keep = -scores <= kth
         rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((rows, -scores))[:limit]
-    return rows[order]
+    return rows[np.lexsort((rows, -scores))]
 
 
 def rrf(ranked: dict[str, np.ndarray], weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, dict]:
