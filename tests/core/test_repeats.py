@@ -319,3 +319,36 @@ def test_a_line_of_many_copies_is_shown_where_a_filter_a_period_or_exclude_leave
     assert not {m.id for m in got.messages} & {it.id for it in items[:10]}
     assert "The build failed yesterday" in got.text
     mem.close()
+
+
+_CONCEPTS = (("build", "compil"), ("fail", "problem", "error", "broke"), ("succeed", "success"), ("parser",),
+             ("lunch", "food"), ("rain",))
+
+
+def _concepts(texts):
+    """A toy embedding: which of a few concepts a text names (the query's words need not be the message's)."""
+    return [[1.0 if any(w in t.lower() for w in c) else 0.0 for c in _CONCEPTS] + [0.1] for t in texts]
+
+
+@pytest.mark.parametrize("copies", [10, 300, 1000])
+def test_copies_do_not_fill_the_embedding_channel(copies):
+    """A message only the embedding finds (no word of the question) is recalled past a status line written
+    hundreds of times, as in the same history with the line written once. The copies filled the embedding
+    channel's list past 400, and below that their cosines made the candidates' median, which the embedding's
+    evidence is measured from: 300 copies already left the message out."""
+    def history(n):
+        mem = Memory(None, embed=_concepts)
+        mem.add_many({"text": "Build succeeded: 0 errors, 0 warnings", "speaker": "ci", "role": "tool",
+                      "session_id": f"s{i // 50}", "timestamp": 1_700_000_000 + i * 60} for i in range(n))
+        mem.add_many({"text": f"We had lunch at the food court number {k} and it started to rain", "speaker": "user",
+                      "timestamp": 1_700_000_000 + (n + k) * 60} for k in range(30))
+        mem.add("The compiler broke yesterday in the parser", speaker="user", timestamp=1_700_000_000 + (n + 100) * 60)
+        return mem
+
+    with history(copies) as mem, history(1) as alone:
+        r = mem.recall("what build problems did we have?", budget_tokens=200)
+        want = alone.recall("what build problems did we have?", budget_tokens=200)
+        assert "The compiler broke yesterday in the parser" in [m.text for m in r.messages]
+        # the same lines, less what the count on the status line's takes from the budget
+        assert set(m.text for m in r.messages) <= set(m.text for m in want.messages)
+        assert len(r.messages) >= len(want.messages) - 1 and list(r.repeats.values()) == [copies]

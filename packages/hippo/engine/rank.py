@@ -6,6 +6,7 @@ advice, by the user's stated preferences."""
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
         timings["signature_ms"] = (time.perf_counter() - t) * 1e3
     if state.host.embed is not None and rc.weight_embedding > 0:
         t = time.perf_counter()
-        ranked["embedding"] = embedding_rows(state, ask, cap)
+        ranked["embedding"] = embedding_rows(state, ask, cap, best if context else None)
         timings["embedding_ms"] = (time.perf_counter() - t) * 1e3
     weights = {"lexical": rc.weight_lexical, "signature": rc.weight_signature, "embedding": rc.weight_embedding}
     if magnitudes:
@@ -101,15 +102,29 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     return rows[:limit], scores[:limit], per, timings
 
 
-def embedding_rows(state: NamespaceState, ask: Ask, limit: int) -> np.ndarray:
-    """Rows whose embedding codes are nearest the query's (XOR-popcount), nearest first."""
+def embedding_rows(state: NamespaceState, ask: Ask, limit: int,
+                   texts: Callable[[Scored], np.ndarray] | None = None) -> np.ndarray:
+    """Rows whose embedding codes are nearest the query's (XOR-popcount), nearest first. With ``texts`` (a
+    channel's list of distinct texts: :func:`rank` with ``context``), the ``limit`` nearest are taken from the
+    nearest codes, more of them read until they hold ``limit`` rows or every code: the copies of one text share
+    their code, and thousands of them would fill the list."""
     codes = state.codes
     if codes is None or len(codes) == 0 or ask.vector is None:
         return np.zeros(0, np.int64)
     qcode = state.host.hasher.codes(ask.vector[None, :], 1)
     idx = state.index
-    rows = [idx.row_of.get(i) for i in codes.search(qcode, limit)]
-    return np.asarray([r for r in rows if r is not None], dtype=np.int64)
+    k = limit
+    while True:
+        got = codes.nearest(qcode, k)
+        pairs = [(idx.row_of.get(i), d) for i, d in got]
+        rows = np.asarray([r for r, _ in pairs if r is not None], dtype=np.int64)
+        if texts is None:
+            return rows
+        dist = np.asarray([d for r, d in pairs if r is not None], dtype=np.float64)
+        kept = texts(Scored(rows, -dist))  # nearest first, ties: the earlier message first
+        if kept.size >= limit or len(got) < k:
+            return kept
+        k *= 4
 
 
 def embedding_code(state: NamespaceState, ask: Ask) -> np.ndarray:
