@@ -352,3 +352,23 @@ def test_copies_do_not_fill_the_embedding_channel(copies):
         # the same lines, less what the count on the status line's takes from the budget
         assert set(m.text for m in r.messages) <= set(m.text for m in want.messages)
         assert len(r.messages) >= len(want.messages) - 1 and list(r.repeats.values()) == [copies]
+
+
+def test_copies_do_not_fill_the_rows_a_named_period_adds():
+    """A question made of a period ("last week") adds the period's messages, newest first, to the candidates: a
+    heartbeat written 2,000 times that week filled them, and the one thing the user did was left out of a context
+    holding a 29-token line. The period's texts are added once each, the newest copy standing for the others."""
+    from datetime import timedelta
+
+    now = datetime(2024, 6, 14, 12, tzinfo=timezone.utc)
+    start = now - timedelta(days=9)
+    with Memory(None) as mem:
+        lease = mem.add("I signed the lease for the new flat in Leeds", role="user",
+                        timestamp=start + timedelta(hours=1))
+        beats = mem.add_many({"text": "heartbeat ok", "role": "tool",
+                              "timestamp": (start + timedelta(hours=2, seconds=150 * i)).timestamp()}
+                             for i in range(2000))
+        r = mem.recall("What did I do last week?", budget_tokens=300, asked_at=now)
+        assert lease.id in [m.id for m in r.messages]
+        assert "tool (2000 times, 5 June 2024 to 9 June 2024): heartbeat ok" in r.text.splitlines()
+        assert r.repeats == {beats[-1].id: 2000}  # the newest copy

@@ -69,7 +69,7 @@ def rank(state: NamespaceState, ask: Ask, limit: int, *, context: bool = False, 
     raw["lexical"] = channels.lexical(idx, q, cfg, smooth=context)
     ranked["lexical"] = truth_rank.with_period(idx, state.truth, cfg.temporal, ask.text, raw["lexical"],
                                                best(raw["lexical"]), cap,
-                                               ask.scope.as_of, ask.scope.asked, distinct)
+                                               ask.scope.as_of, ask.scope.asked, distinct, repeated)
     timings["lexical_ms"] = (time.perf_counter() - t) * 1e3
     if rc.weight_signature > 0:
         t = time.perf_counter()

@@ -345,15 +345,6 @@ class NamespaceIndex:
                 ^ (self.role.view[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
                 ^ (self.speaker.view[rows].astype(np.int64).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
 
-    def distinct(self, rows: np.ndarray) -> np.ndarray:
-        """``rows`` (in any order: a ranking) without the copies of a text after its first (:meth:`copy_keys`),
-        in their order."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if rows.size < 2:
-            return rows
-        first = np.unique(self.copy_keys(rows), return_index=True)[1]
-        return rows if first.size == rows.size else rows[np.sort(first)]
-
     def _signatures_of(self, tokens: np.ndarray, seg_ends: np.ndarray) -> np.ndarray:
         sig = self.config.signature
         return ri_signatures(

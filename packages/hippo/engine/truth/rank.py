@@ -142,7 +142,7 @@ def period_share(idx: NamespaceIndex, truth: Truth, qt: timeexpr.QueryTime, rows
 def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: str, scored: Scored,
                 top: np.ndarray, limit: int, as_of: float | None = None,
                 asked_at: tuple[float, float | None] | None = None,
-                distinct: NamespaceIndex | None = None) -> np.ndarray:
+                distinct: NamespaceIndex | None = None, repeated: set[int] | None = None) -> np.ndarray:
     """``top`` (the lexical channel's best ``limit`` rows) and, when the query names a period, up to ``limit`` more
     rows that surely belong to it (:func:`period_share` 1): the lexically matched ones first, best first, then those
     that match none of its words, newest first. The period is a cue of its own: in a long history where the
@@ -151,8 +151,8 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
     (:func:`adjust`) never reaches it; and a question made of the period alone ("What did I do in May 2023?", "What
     happened last week?") matches no word at all. Unmatched rows carry no lexical score: they fill only the room
     the matched ones leave. With ``distinct`` (the index), the rows added are distinct texts, none a copy of a
-    row of ``top`` (:meth:`NamespaceIndex.distinct`): the best-scored copy of a matched text, the newest of an
-    unmatched one."""
+    row of ``top`` (:meth:`NamespaceIndex.copy_keys`): the best-scored copy of a matched text, the newest of an
+    unmatched one, added to ``repeated`` where it stands for other copies of the period."""
     if not cfg.enabled or len(idx) == 0:
         return top
     truth.sync(idx)
@@ -165,23 +165,31 @@ def with_period(idx: NamespaceIndex, truth: Truth, cfg: TemporalConfig, query: s
     extra, sc = rows[rest], scored.scores[rest]
     extra = extra[np.lexsort((extra, -sc))]
     if distinct is not None:
-        extra = _new_texts(distinct, top, extra)
+        extra = _new_texts(distinct, top, extra, repeated)
     extra = extra[:limit]
     if extra.size < limit:
         every = np.arange(len(idx), dtype=np.int64)
         unmatched = every[~np.isin(every, rows)]
         unmatched = unmatched[period_share(idx, truth, qt, unmatched) >= 1.0][::-1]
         if distinct is not None:
-            unmatched = _new_texts(distinct, np.concatenate([top, extra]), unmatched)
+            unmatched = _new_texts(distinct, np.concatenate([top, extra]), unmatched, repeated)
         extra = np.concatenate([extra, unmatched[:limit - extra.size]])
     return np.concatenate([top, extra]) if extra.size else top
 
 
-def _new_texts(idx: NamespaceIndex, have: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """``rows`` (in their order) less the copies of a text of ``have`` and the later copies of one another."""
-    rows = idx.distinct(rows)
-    if rows.size and have.size:
-        rows = rows[~np.isin(idx.copy_keys(rows), idx.copy_keys(have))]
+def _new_texts(idx: NamespaceIndex, have: np.ndarray, rows: np.ndarray, repeated: set[int] | None = None
+               ) -> np.ndarray:
+    """``rows`` (in their order) less the copies of a text of ``have`` and the later copies of one another; the
+    rows kept that had such later copies are added to ``repeated``."""
+    if rows.size == 0:
+        return rows
+    keys = idx.copy_keys(rows)
+    _, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    if repeated is not None:
+        repeated.update(rows[first[counts > 1]].tolist())
+    rows, keys = rows[np.sort(first)], keys[np.sort(first)]
+    if have.size:
+        rows = rows[~np.isin(keys, idx.copy_keys(have))]
     return rows
 
 
