@@ -23,7 +23,7 @@ from tests.readme_examples import examples
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"hippo": ROOT / "packages" / "hippo", "langchain_hippo": ROOT / "langchain_hippo",
-            "llamaindex_hippo": ROOT / "llamaindex_hippo"}
+            "llamaindex_hippo": ROOT / "llamaindex_hippo", "_hippo_cli": ROOT / "packages" / "_hippo_cli"}
 EXTRAS = "langchain,classic,llamaindex"
 # Package data the wheel may carry besides Python modules and the compiled extension.
 PACKAGE_DATA = {"hippo/py.typed", "hippo/data/demo_conversation.jsonl", "hippo/data/relatives.txt"}
@@ -94,7 +94,7 @@ def test_wheel_holds_the_library_and_nothing_else(dist) -> None:
     # what the wheel holds beyond the source modules: only the declared data (and no stray data files)
     assert others == set(), sorted(others)
     meta = zipfile.ZipFile(dist["wheel"]).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
-    assert "hippo = hippo.cli:main" in meta.decode()
+    assert "hippo = _hippo_cli:main" in meta.decode()
 
 
 def test_sdist_builds_everything_from_its_own_files(dist) -> None:
@@ -103,7 +103,7 @@ def test_sdist_builds_everything_from_its_own_files(dist) -> None:
     c_sources = {f"core_c/{p.name}" for p in (ROOT / "core_c").iterdir() if p.suffix in {".c", ".h", ".inc"}}
     assert c_sources <= names, sorted(c_sources - names)
     assert {"pyproject.toml", "setup.py", "README.md", "packages/hippo/_build_native.py"} <= names
-    assert {f"packages/{m}" if m.startswith("hippo/") else m for m in _source_modules()} <= names
+    assert {f"packages/{m}" if m.startswith(("hippo/", "_hippo_cli/")) else m for m in _source_modules()} <= names
 
 
 def test_import_resolves_to_the_installed_copy(installed) -> None:

@@ -1,0 +1,78 @@
+"""The ``hippo`` console script as pip installs it: the ``[project.scripts]`` entry behind a generated wrapper."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _entry_point() -> tuple[str, str]:
+    """(module, function) of the ``hippo`` script in pyproject.toml."""
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    scripts = text.split("[project.scripts]", 1)[1].split("\n[", 1)[0]
+    match = re.search(r'^hippo\s*=\s*"([\w.]+):(\w+)"', scripts, re.M)
+    assert match, scripts
+    return match.group(1), match.group(2)
+
+
+def _wrapper(tmp_path: Path) -> Path:
+    """The script pip writes for a console entry point (pip's own template)."""
+    module, function = _entry_point()
+    script = tmp_path / "hippo"
+    script.write_text("import re\nimport sys\n"
+                      f"from {module} import {function}\n"
+                      "if __name__ == '__main__':\n"
+                      "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+                      f"    sys.exit({function}())\n", encoding="utf-8")
+    return script
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TQDM_", "HIPPO_"))}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "packages"), str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_console_script_runs_the_command_line(tmp_path) -> None:
+    proc = subprocess.run([sys.executable, _wrapper(tmp_path), "--version"], capture_output=True, text=True,
+                          env=_env(), timeout=300)
+    assert proc.returncode == 0 and proc.stdout.startswith("hippo "), proc
+    proc = subprocess.run([sys.executable, "-m", "hippo", "search", "x", "--path", tmp_path / "none.db"],
+                          capture_output=True, text=True, env=_env(), timeout=300)
+    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: no store at --path"), proc
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
+def test_ctrl_c_while_hippo_loads_is_one_line_and_exit_130(tmp_path) -> None:
+    """Ctrl-C in the most of a second ``import hippo`` takes ended the console script with a Python traceback
+    before the command line could report it. The interrupt is sent once Python reports (``-X importtime``) that a
+    module of hippo's has loaded, so it lands while the rest of hippo is still loading."""
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", _wrapper(tmp_path), "ingest", "/dev/stdin",
+                             "--path", tmp_path / "store.db"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        timings = []
+        for line in proc.stderr:
+            timings.append(line)
+            if line.startswith("import time:") and line.rsplit("|", 1)[-1].strip().startswith("hippo."):
+                proc.send_signal(signal.SIGINT)
+                break
+        rest = proc.stderr.read()
+        proc.wait(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = [line for line in rest.splitlines() if not line.startswith("import time:")]
+    assert any("hippo." in line for line in timings), "".join(timings)[-2000:]
+    assert proc.returncode == 130, (proc.returncode, said[-20:])
+    assert said == ["hippo: interrupted"]
+    assert not (tmp_path / "store.db").exists()
