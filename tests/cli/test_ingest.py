@@ -615,6 +615,84 @@ def test_a_whatsapp_export_as_the_zip_ios_writes(tmp_path, capsys) -> None:
     assert namespaces(tmp_path / "b.db") == []
 
 
+def _declare_size(path: Path, size: int) -> None:
+    """Make every header of the zip at ``path`` (local and central) declare ``size`` unpacked bytes for its member,
+    whatever the member really unpacks to."""
+    data = bytearray(path.read_bytes())
+    for signature, offset in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
+        at = data.find(signature)
+        while at >= 0:
+            data[at + offset:at + offset + 4] = size.to_bytes(4, "little")
+            at = data.find(signature, at + 4)
+    path.write_bytes(bytes(data))
+
+
+def test_a_zip_is_unpacked_only_up_to_a_cap(tmp_path, capsys, monkeypatch) -> None:
+    """A zip's chat file was unpacked whole into memory whatever its size: a zip bomb, or a member declaring 4 GiB,
+    was read (a few KiB of deflate make gigabytes). An archive may unpack to at most MAX_UNZIPPED bytes: the sizes it
+    declares are checked first, and no member is read past its declared size, so one lying about it is refused as
+    damaged. The error names the file inside the archive and the cap; nothing is stored."""
+    import zipfile
+
+    from hippo.cli import sources
+
+    lines = [f"[12/03/2024, 09:{m:02d}:00] Ann: note number {m} about the tent" for m in range(60)]
+    chat = ("\n".join(lines) + "\n").encode("utf-8")
+    f = tmp_path / "chat.zip"
+
+    def whatsapp() -> None:
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("_chat.txt", chat)
+
+    whatsapp()
+    _declare_size(f, 0xFFFFFFF0)  # about 4 GiB, from a file of a few hundred bytes
+    db = tmp_path / "s.db"
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db), "chat.zip (_chat.txt)", "4 GiB", "512 MiB")
+    assert namespaces(db) == []
+    # honest sizes against a small cap: over it refused, under it read
+    monkeypatch.setattr(sources, "MAX_UNZIPPED", len(chat) - 1)
+    whatsapp()
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db), "chat.zip (_chat.txt)", f"{len(chat) - 1:,} bytes")
+    assert namespaces(db) == []
+    monkeypatch.setattr(sources, "MAX_UNZIPPED", len(chat))
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert len(stored(db)) == 60
+    # a member declaring less than it unpacks to: read no further than declared, then refused as damaged
+    monkeypatch.setattr(sources, "MAX_UNZIPPED", 1000)
+    _declare_size(f, 900)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "chat.zip", "damaged")
+    assert namespaces(tmp_path / "b.db") == []
+
+
+def test_a_slack_export_is_unpacked_only_up_to_a_cap(tmp_path, capsys, monkeypatch) -> None:
+    """A Slack export's files together may unpack to at most MAX_UNZIPPED bytes: by the sizes they declare before
+    any is read, and by what they unpack to."""
+    import zipfile
+
+    from hippo.cli import sources
+
+    users = json.dumps([{"id": "U01ANN", "name": "ann", "profile": {"display_name": "Ann"}}]).encode()
+    channels = json.dumps([{"id": "C01GEN", "name": "general"}]).encode()
+    days = {f"general/2024-03-{d:02d}.json": json.dumps([{"type": "message", "user": "U01ANN", "text": f"day {d}",
+                                                          "ts": f"{1710150000 + 86400 * d}.000100"}]).encode()
+            for d in range(10, 14)}
+    f = tmp_path / "slack.zip"
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("users.json", users)
+        archive.writestr("channels.json", channels)
+        for name, data in days.items():
+            archive.writestr(name, data)
+    total = len(users) + len(channels) + sum(map(len, days.values()))
+    db = tmp_path / "s.db"
+    monkeypatch.setattr(sources, "MAX_UNZIPPED", total)
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["text"] for m in stored(db)] == ["day 10", "day 11", "day 12", "day 13"]
+    monkeypatch.setattr(sources, "MAX_UNZIPPED", total - 1)  # every file under the cap, all of them over it
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "slack.zip", f"{total:,} bytes",
+                          f"{total - 1:,} bytes")
+    assert namespaces(tmp_path / "b.db") == []
+
+
 def test_whatsapp_dates_tell_their_order(tmp_path, capsys) -> None:
     f = tmp_path / "chat.txt"
     f.write_text("03.04.24, 18:00 - Ann: one\n25.04.24, 18:01 - Bo: two\n", encoding="utf-8")  # 25 is a day

@@ -37,7 +37,8 @@ Formats, told apart by their content (never by the file name):
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
 A Slack workspace export, the zip Slack hands over (``users.json``, ``channels.json`` and a folder of day files per
 channel), is read whole: every channel's days in one time line, each message's channel in its metadata and its
-group (``--split`` gives each channel a namespace).
+group (``--split`` gives each channel a namespace). An archive unpacks to at most :data:`MAX_UNZIPPED` bytes
+(512 MiB), checked against the sizes it declares before anything is unpacked.
 
 Every problem is reported as an ``InvalidInput`` that names the file, the line, and the field: for JSON documents
 the line where the offending object starts and its path inside the document (``[3].turns[0][1]``). Those lines
@@ -69,6 +70,11 @@ EXPORT_FORMAT = "hippo-export"
 EXPORT_VERSION = 1
 # What an export line may carry into a new store: ids, seq and created_at are assigned again, as Memory.import_ does.
 EXPORT_FIELDS = ("text", "speaker", "role", "timestamp", "session_id", "metadata")
+
+# Most bytes one zip archive may unpack to (its chat file, or every file of a Slack export together). The sizes the
+# archive declares are checked before anything is unpacked, and no more than they declare is ever read: a zip bomb,
+# or a member that lies about its size, is refused without filling memory. A chat file beyond it is ingested unzipped.
+MAX_UNZIPPED = 512 * 1024 * 1024
 
 # Deepest nesting a record may have (metadata included): far beyond real metadata, far below where json and the
 # store's own encoders run out of stack.
@@ -201,9 +207,37 @@ def _unzipped(file: str, data: bytes) -> tuple[str, bytes]:
                 raise InvalidInput(f"{file}: a zip archive with {'no' if not members else 'several'} chat files "
                                    f"(.txt, .json, .jsonl){': ' + names if members else ''}; unzip it and ingest "
                                    f"the one to read")
-            return f"{file} ({members[0].filename})", archive.read(members[0])
+            return f"{file} ({members[0].filename})", _unpacked(file, archive, members[0], MAX_UNZIPPED)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
         raise InvalidInput(f"{file}: a damaged or unsupported zip archive: {exc}") from None
+
+
+def _size(n: int, other: int | None = None) -> str:
+    """``n`` bytes for people: "512 MiB", "3.2 GiB", "9,000 bytes"; exact when rounding would show it as ``other``."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20)):
+        if n >= scale:
+            shown = f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+            return shown if other is None or shown != _size(other) else f"{n:,} bytes"
+    return f"{n:,} bytes"
+
+
+def _unpacked(file: str, archive: zipfile.ZipFile, info: zipfile.ZipInfo, room: int) -> bytes:
+    """The bytes of one member of ``archive``, refused (naming the member and :data:`MAX_UNZIPPED`) when they
+    would be more than ``room``: by the size the archive declares, before unpacking, and by what unpacking gives,
+    read no further than that (zipfile stops at the declared size and then checks the CRC)."""
+    def refuse(size: str) -> InvalidInput:
+        whole = "" if room == MAX_UNZIPPED else " with the archive's other files"
+        return InvalidInput(f"{file} ({info.filename}): unpacks to {size}{whole}, more than the "
+                            f"{_size(MAX_UNZIPPED, info.file_size)} hippo ingest unpacks from a zip archive; unzip it and ingest "
+                            f"its files one at a time")
+
+    if info.file_size > room:
+        raise refuse(f"{_size(info.file_size, MAX_UNZIPPED)} (as the archive declares)")
+    with archive.open(info) as member:
+        data = member.read(room + 1)
+    if len(data) > room:
+        raise refuse(f"more than {_size(room, MAX_UNZIPPED)}")
+    return data
 
 
 def _read_file(file: str, encoding: str) -> tuple[str, str]:
@@ -1558,9 +1592,18 @@ def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
             if not days:
                 return None
 
+            declared = sum(archive.getinfo(n).file_size for n in [*lists.values(), *(n for _, n in days)])
+            if declared > MAX_UNZIPPED:
+                raise InvalidInput(f"{file}: its Slack files unpack to {_size(declared, MAX_UNZIPPED)} (as the "
+                                   f"archive declares), more than the {_size(MAX_UNZIPPED, declared)} hippo ingest unpacks from a zip archive; "
+                                   f"ingest its day files one at a time, the oldest first")
+            room = [MAX_UNZIPPED]  # what the export's files may still unpack to, all of them together
+
             def load(name: str) -> tuple[Source, Any]:
                 shown = f"{file} ({name})"
-                text = _decode(shown, archive.read(name), encoding)
+                data = _unpacked(file, archive, archive.getinfo(name), room[0])
+                room[0] -= len(data)
+                text = _decode(shown, data, encoding)
                 return Source(shown, "slack", text), _load_document(shown, text)
 
             users: dict[str, str] = {}
