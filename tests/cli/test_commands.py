@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib.util
 import json
 import math
 import os
@@ -361,7 +362,7 @@ def test_asked_at_counts_a_question_s_days_from_when_it_is_asked(tmp_path, capsy
     run = cli(capsys, "recall", q, "--budget", "20", "--path", path, "--asked-at", "2026-11-24T09:00:00Z")
     assert run.code == 0 and "chess" in run.out and "tennis" not in run.out
     run = cli(capsys, "search", q, "--path", path, "--asked-at", "tomorrow")
-    assert run.code != 0 and "asked_at" in run.err
+    assert run.code != 0 and "--asked-at" in run.err
 
 
 _READ_WITHOUT_WRITE = """
@@ -423,3 +424,60 @@ def test_read_commands_answer_from_a_store_this_user_cannot_write(tmp_path) -> N
     finally:
         os.chmod(root, 0o755)
         shutil.rmtree(root, ignore_errors=True)
+
+
+_HAS_MCP = importlib.util.find_spec("mcp") is not None
+
+
+@pytest.mark.parametrize("argv, opens", [
+    (["search", "x", "--asked-at", "tomorrow"], "--asked-at 'tomorrow' is not an ISO-8601"),
+    (["recall", "x", "--as-of", "soon"], "--as-of 'soon' is not an ISO-8601"),
+    (["search", "x", "--until", "3000-01-01"], "--until 3000-01-01T00:00:00+00:00 is out of range"),
+    (["search", "x", "--since", "2024-05-01", "--until", "2024-01-01"],
+     "--since ('2024-05-01') must be earlier than --until ('2024-01-01')"),
+    (["timeline", "Ann", "--since", "noon"], "--since 'noon' is not"),
+    (["timeline", "Ann", "--limit", "0"], "--limit must be >= 1"),
+    (["timeline", " "], "QUERY must not be empty"),
+    (["recall", " "], "QUERY must not be empty"),
+    (["list", "--limit", "-1"], "--limit must be >= 0"),
+    (["list", "--offset", "-1"], "--offset must be >= 0"),
+    (["read", "-1"], "ID must be >= 0"),
+    (["read", "1", "--before", "-1"], "--before must be >= 0"),
+    (["read", "1", "--after", str(2 ** 70)], "--after must be <="),
+    (["topics", "soon"], "TOPIC_ID must be an int or 'current'"),
+    (["export", ""], "OUT must not be empty"),
+    (["search", "x", "-n", ""], "--namespace must be a non-empty str"),
+    # a message that opens with a noun, not an argument, is left as it is
+    (["topics", "424242"], "topic 424242 does not exist"),
+    (["read", "424242"], "id 424242 is not a message"),
+])
+def test_errors_name_the_option_the_user_typed(store, capsys, argv, opens) -> None:
+    """An error of the API call a command makes named the API's argument (asked_at, message_id, as_of, limit of
+    Memory.read's before ...), which the command line does not have; it names the option or argument typed."""
+    path = ["--path", str(store)] + ([] if "-n" in argv else ["-n", "ann"])
+    run = cli(capsys, *argv, *path)
+    assert_one_line_error(run)
+    assert run.err.startswith(f"hippo: error: {opens}"), run.err
+
+
+def test_errors_of_files_name_the_argument(store, tmp_path, capsys) -> None:
+    run = cli(capsys, "export", store, "--path", store, "-n", "ann")
+    assert run.err.startswith(f"hippo: error: OUT {str(store)!r} is the store file itself"), run.err
+    run = cli(capsys, "backup", store, "--path", store)
+    assert run.err.startswith(f"hippo: error: OUT {str(store)!r} is the store file itself"), run.err
+    run = cli(capsys, "delete-namespace", "nobody", "--path", store, "--yes")
+    assert run.err.startswith("hippo: error: namespace 'nobody' holds no messages"), run.err
+
+
+@pytest.mark.skipif(not _HAS_MCP, reason="the MCP SDK (extra 'mcp') is not installed")
+@pytest.mark.parametrize("argv, opens", [
+    (["--user", " "], "--user must be a non-empty str"),
+    (["--port", "0"], "--port must be an int in 1..65535"),
+    (["--mount", "mcp"], "--mount must be a path starting with '/'"),
+    (["--timezone", "Mars/Olympus"], "--timezone must be an IANA time zone name"),
+])
+def test_mcp_errors_name_the_option_the_user_typed(tmp_path, capsys, argv, opens) -> None:
+    run = cli(capsys, "mcp", *argv, "--path", tmp_path / "s.db")
+    assert_one_line_error(run)
+    assert run.err.startswith(f"hippo: error: {opens}"), run.err
+    assert not (tmp_path / "s.db").exists()

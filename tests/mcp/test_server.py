@@ -385,14 +385,15 @@ async def test_streamable_http_on_an_ipv6_host(store, tmp_path) -> None:
 
 @pytest.mark.parametrize("user", ["", "   ", "a\tb", "x" * 513])
 def test_a_bad_user_is_refused_naming_user(store, user) -> None:
-    # --user names the namespace; the error named "namespace", an argument `hippo mcp` and serve() do not have
+    # --user names the namespace; the error named "namespace", an argument `hippo mcp` and serve() do not have (and
+    # the command line's error names the option, --user)
     from hippo import mcp_server
 
     with pytest.raises(hippo.InvalidInput, match=r"^user "):
         mcp_server.serve(path=str(store), user=user)
     proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(store), "--user", user],
                           capture_output=True, text=True, timeout=120, env=_env(), stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: user ") and proc.stderr.count("\n") == 1
+    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: --user ") and proc.stderr.count("\n") == 1
 
 
 def test_a_port_in_use_is_a_one_line_error(store) -> None:

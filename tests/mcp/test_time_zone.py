@@ -64,7 +64,7 @@ def test_a_bad_time_zone_is_refused_naming_timezone(tmp_path, bad):
     assert not path.exists()  # refused before the store is opened
     proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(path), "--timezone", bad],
                           capture_output=True, text=True, timeout=120, env=_env(), stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: timezone") and proc.stderr.count("\n") == 1
+    assert proc.returncode == 2 and proc.stderr.startswith("hippo: error: --timezone") and proc.stderr.count("\n") == 1
 
 
 async def test_the_flag_reaches_the_server(tmp_path):

@@ -20,7 +20,7 @@ import sys
 import hippo
 from hippo import HippoError
 from hippo.cli import demo, ingest, manage, query
-from hippo.cli._common import Aborted, add_store_args, tolerate_narrow_encodings
+from hippo.cli._common import Aborted, add_store_args, in_cli_terms, tolerate_narrow_encodings
 from hippo.cli.sources import locomo_items
 
 __all__ = ["build_parser", "locomo_items", "main"]
@@ -88,6 +88,17 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _command_parser(parser: argparse.ArgumentParser | None,
+                    args: argparse.Namespace | None) -> argparse.ArgumentParser | None:
+    """The parser of the command ``args`` ran (``hippo search``'s for a search), or None."""
+    if parser is None or args is None:
+        return None
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices.get(getattr(args, "command", None))
+    return None
+
+
 def _fail(message: str, code: int = 2) -> int:
     print(f"hippo: error: {' '.join(str(message).split())}", file=sys.stderr)
     return code
@@ -97,10 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (also for usage errors, which argparse would exit on)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     tolerate_narrow_encodings()
+    parser = args = None
     try:
         if argv and argv[0] == "bench":  # its own parser; its usage errors and failures end as every command's
             return cmd_bench(argv[1:])
-        args = build_parser().parse_args(argv)
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return args.func(args)
     except SystemExit as exc:  # --help, or a usage error already printed
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else _fail(exc.code))
@@ -118,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     except HippoError as exc:
-        return _fail(exc)
+        command = _command_parser(parser, args)
+        return _fail(exc if command is None else in_cli_terms(str(exc), command, args))
     except OSError as exc:
         return _fail(f"{exc.filename + ': ' if getattr(exc, 'filename', None) else ''}{exc.strerror or exc}")
     except RecursionError:

@@ -6,6 +6,7 @@ import argparse
 import codecs
 import json
 import os
+import re
 import sys
 from datetime import datetime
 from typing import Any, Callable
@@ -14,8 +15,8 @@ from hippo import InvalidInput, NotFound, StoreError
 from hippo.index.coindex import ROLES
 from hippo.store.opening import is_postgres_url
 
-__all__ = ["Aborted", "add_filter_args", "messages", "add_json_arg", "add_store_args", "add_time_args", "confirm",
-           "filter_from", "note_if_empty", "open_store", "output", "time_kwargs"]
+__all__ = ["API_NAMES", "Aborted", "add_filter_args", "in_cli_terms", "messages", "add_json_arg", "add_store_args",
+           "add_time_args", "confirm", "filter_from", "note_if_empty", "open_store", "output", "time_kwargs"]
 
 
 class Aborted(Exception):
@@ -37,6 +38,48 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+# The API's name of an argument -> the dest of the option or argument of the command line it comes from, where the
+# two differ (``recall --budget`` is ``budget_tokens``). A command whose argument is another one's (``export OUT``
+# is the ``path`` of Memory.export, not --path) says so with ``set_defaults(api_names={...})``.
+API_NAMES = {"budget_tokens": "budget", "message_id": "id", "query_or_entity": "query", "topic_id": "topic"}
+
+
+# How the API's messages about a bad argument open: the argument's name, then what is wrong with it ("since must
+# be ...", "asked_at 'x' is not an ISO-8601 date/time", "path 'x' is the store file itself"); the second name of a
+# comparison ("since (...) must be earlier than until (...)"). Not a message that merely starts with a noun that is
+# also an argument's name ("id 7 is not a message of namespace 'a'", "topic 9 does not exist").
+_FAULT = re.compile(r"^()([a-z_]+)(?= must | contains | is nested | \(| \S.*? is (?:not an ISO-8601|no offset|out of "
+                    r"range|the store file itself|not a regular file)|[^:]*: (?:its|the) time zone)")
+_OTHER = re.compile(r"(\bthan )([a-z_]+)(?= \()")
+
+
+def in_cli_terms(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
+    """``message`` of an error the API raised, naming the option or argument the user typed instead of the API's
+    argument it became: ``asked_at 'x' is not ...`` -> ``--asked-at 'x' is not ...``, ``message_id must be >= 0``
+    -> ``ID must be >= 0``. The API's messages open with the argument's name (and a comparison of two names them
+    both: ``since (...) must be earlier than until (...)``); a name that is none of the command's is left as it
+    is."""
+    shown: dict[str, str] = {}
+    for action in parser._actions:
+        if action.dest in (argparse.SUPPRESS, "help") or action.help == argparse.SUPPRESS:
+            continue
+        if action.option_strings:
+            shown[action.dest] = max(action.option_strings, key=len)
+        else:
+            shown[action.dest] = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
+    aliases = {**API_NAMES, **getattr(args, "api_names", {})}
+
+    def spelled(name: str) -> str | None:
+        return shown.get(aliases.get(name, name))
+
+    def swap(match: re.Match) -> str:
+        cli = spelled(match.group(2))
+        return match.group(0) if cli is None else match.group(1) + cli
+
+    message = _FAULT.sub(swap, message, count=1)
+    return _OTHER.sub(swap, message, count=1)
 
 
 def add_store_args(p: argparse.ArgumentParser, *, namespace: bool = True) -> None:

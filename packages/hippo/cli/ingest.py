@@ -230,7 +230,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "content. All or nothing per file: a bad record stores nothing and the error names "
                                    "the file, line and field; running the same command again after a failure does "
                                    "not duplicate messages.")
-    i.add_argument("file", help="the file to read (a UTF-16 or UTF-32 file with its byte-order mark needs no "
+    i.add_argument("file", metavar="FILE", help="the file to read (a UTF-16 or UTF-32 file with its byte-order mark needs no "
                                 "--encoding)")
     add_store_args(i)
     i.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
@@ -249,12 +249,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     i.set_defaults(func=cmd_ingest)
 
     e = sub.add_parser("export", help="write a namespace to a JSONL export file")
-    e.add_argument("out")
+    e.add_argument("out", metavar="OUT")
     add_store_args(e)
-    e.set_defaults(func=cmd_export)
+    e.set_defaults(func=cmd_export, api_names={"path": "out"})  # Memory.export(path): the file OUT
 
     im = sub.add_parser("import", help="add the messages of a JSONL export file (all or nothing)")
-    im.add_argument("file")
+    im.add_argument("file", metavar="FILE")
     add_store_args(im)
     im.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
     im.set_defaults(func=cmd_import)

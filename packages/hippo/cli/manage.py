@@ -168,11 +168,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     f.set_defaults(func=cmd_forget)
 
     d = sub.add_parser("delete-namespace", help="delete a whole namespace (asks first)")
-    d.add_argument("name")
+    d.add_argument("name", metavar="NAME")
     add_store_args(d, namespace=False)
     d.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     add_json_arg(d)
-    d.set_defaults(func=cmd_delete_namespace)
+    d.set_defaults(func=cmd_delete_namespace, api_names={"namespace": "name"})
 
     c = sub.add_parser("consolidate", help="run a consolidation cycle: light, deep or archival")
     add_store_args(c)
@@ -190,13 +190,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     k.set_defaults(func=cmd_check)
 
     b = sub.add_parser("backup", help="write a consistent copy of a SQLite store (every namespace) while it is in use")
-    b.add_argument("dest", help="the backup file to write (replaced whole once the copy is complete)")
+    b.add_argument("dest", metavar="OUT", help="the backup file to write (replaced whole once the copy is complete)")
     add_store_args(b, namespace=False)
     add_json_arg(b)
-    b.set_defaults(func=cmd_backup)
+    b.set_defaults(func=cmd_backup, api_names={"path": "dest"})  # Memory.backup(path): the file OUT
 
     r = sub.add_parser("restore", help="put a backup back at a store's path (asks first when a store is there)")
-    r.add_argument("backup", help="a backup file written by `hippo backup` (or any copy of a closed store)")
+    r.add_argument("backup", metavar="BACKUP", help="a backup file written by `hippo backup` (or any copy of a closed store)")
     add_store_args(r, namespace=False)
     r.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     add_json_arg(r)

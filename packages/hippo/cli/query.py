@@ -135,7 +135,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("search", help="ranked messages for a query")
-    s.add_argument("query")
+    s.add_argument("query", metavar="QUERY")
     add_store_args(s)
     s.add_argument("-k", type=positive_int, default=10, help="number of results (default 10)")
     add_filter_args(s)
@@ -144,7 +144,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_search)
 
     r = sub.add_parser("recall", help="a prompt-ready context for a query under a token budget")
-    r.add_argument("query")
+    r.add_argument("query", metavar="QUERY")
     add_store_args(r)
     r.add_argument("--budget", type=positive_int, default=2000, help="cl100k tokens (default 2000)")
     r.add_argument("--include-dormant", action="store_true", help="also recall faded (dormant) memories")
@@ -162,7 +162,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     li.set_defaults(func=cmd_list)
 
     rd = sub.add_parser("read", help="a message with its neighbours from the same session")
-    rd.add_argument("id", type=int)
+    rd.add_argument("id", type=int, metavar="ID")
     add_store_args(rd)
     rd.add_argument("--before", type=int, default=2)
     rd.add_argument("--after", type=int, default=2)
@@ -170,7 +170,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     rd.set_defaults(func=cmd_read)
 
     t = sub.add_parser("timeline", help="time-ordered statements about a person (a speaker's name) or a topic")
-    t.add_argument("query", help="a speaker's name or any query")
+    t.add_argument("query", metavar="QUERY", help="a speaker's name or any query")
     add_store_args(t)
     t.add_argument("--limit", type=int, default=50)
     add_time_args(t)
@@ -178,7 +178,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     t.set_defaults(func=cmd_timeline)
 
     tp = sub.add_parser("topics", help="the topic catalog, or one topic's entries with its id")
-    tp.add_argument("topic", nargs="?", help="a topic id from the catalog (or 'current'): print that topic")
+    tp.add_argument("topic", nargs="?", metavar="TOPIC_ID", help="a topic id from the catalog (or 'current'): print that topic")
     add_store_args(tp)
     add_json_arg(tp)
     tp.set_defaults(func=cmd_topics)
