@@ -346,10 +346,12 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
 
 
 def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
-          mount: str = "/mcp", log_level: str = "WARNING", timezone: Any = None) -> int:
+          mount: str = "/mcp", log_level: str = "WARNING", timezone: Any = None, read_only: bool = False) -> int:
     """Open the store at ``path`` on ``user``'s namespace and serve it until the client (stdio) or a signal
     (HTTP) ends the session; the store is closed (its tail sealed) on the way out. ``timezone``: the user's (see
-    :func:`build_server`), checked before the store is opened."""
+    :func:`build_server`), checked before the store is opened. ``read_only``: open an existing store as
+    ``Memory(path, read_only=True)`` does (also one on read-only media, or that this user may not write): the read
+    tools answer, ``add`` and ``forget`` answer a tool error naming the read-only store."""
     user = check_namespace(user, "user")  # the namespace it names, refused as the argument the caller gave
     zone = hippo.time_zone(timezone, "timezone")
     if transport not in ("stdio", "streamable-http"):
@@ -360,12 +362,14 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
         raise hippo.InvalidInput(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {log_level!r}")
     if not isinstance(mount, str) or not mount.startswith("/"):
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
+    if not isinstance(read_only, bool):
+        raise hippo.InvalidInput(f"read_only must be a bool, got {type(read_only).__name__}")
     if transport == "streamable-http":
         try:  # a clear error now rather than uvicorn's log line after start-up
             _check_listen(host, port)
         except OSError as exc:
             raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc}") from None
-    mem = Memory(path, namespace=user)
+    mem = Memory(path, namespace=user, read_only=read_only)
     # SIGTERM / SIGINT end the server cleanly, so the store is closed below. uvicorn (streamable HTTP) shuts down
     # first and then re-raises the signal to the handler it found installed: this one.
     main_thread = threading.current_thread() is threading.main_thread()  # only there can handlers be set

@@ -194,6 +194,77 @@ async def test_add_and_forget_change_the_store_the_library_sees(store) -> None:
             [h.id for h in lisbon if h.speaker == "Ann"]
 
 
+async def test_read_only_serves_the_reads_and_refuses_the_writes(store) -> None:
+    """`hippo mcp --read-only`: a store served without writing to it (`serve(read_only=True)`). The read tools
+    answer as the library does; add and forget answer a tool error naming the read-only store and change nothing."""
+    with hippo.Memory(store, namespace="ann", read_only=True) as mem:
+        hits = mem.search("beagle Pixel", k=3)
+        ctx = mem.recall("Where did Ann move?", budget_tokens=60)
+        around = mem.read(hits[0].id, before=1, after=1)
+        stored = jsonable(mem.list())
+    async with stdio_session(store, "--user", "ann", "--read-only") as session:
+        assert await call(session, "search", query="beagle Pixel", k=3) == {"hits": jsonable(hits)}
+        assert (await call(session, "recall", query="Where did Ann move?", budget_tokens=60))["text"] == ctx.text
+        assert await call(session, "read", message_id=hits[0].id, before=1, after=1) == {"messages": jsonable(around)}
+        for tool, arguments in (("add", {"text": "I moved to Oslo."}), ("forget", {"ids": [hits[0].id]}),
+                                ("forget", {"filter": {"speaker": "Ann"}})):
+            text = await error_text(session, tool, **arguments)
+            assert "read-only" in text and str(store) in text, text
+    with hippo.Memory(store, namespace="ann", read_only=True) as mem:
+        assert jsonable(mem.list()) == stored
+
+
+_SERVE_AS_ANOTHER_USER = """
+import os, sys
+from hippo.cli import main
+main(["mcp", "--path", sys.argv[2], "--user", "warm"])  # every module serving imports, loaded while readable
+{drop}
+sys.exit(main(["mcp", "--path", sys.argv[1], "--user", "ann", *sys.argv[3:]]))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="permissions as on Linux")
+def test_a_store_this_user_cannot_write_is_served_with_read_only(tmp_path) -> None:
+    """`hippo mcp` on a store this user may read but not write failed advising read_only=True, which the command
+    does not take: the error names --read-only, and with it the server starts (and ends with its client)."""
+    import shutil
+    import tempfile
+
+    root = tempfile.mkdtemp(prefix="hippo-ro-mcp-", dir="/tmp")  # outside pytest's private tmp so others can enter
+    try:
+        os.chmod(root, 0o755)
+        path = Path(root) / "store.db"
+        with hippo.Memory(path, namespace="ann") as mem:
+            mem.add("I moved to Porto in April.", speaker="Ann")
+        if os.geteuid() == 0:
+            try:
+                import pwd
+
+                nobody = pwd.getpwnam("nobody")
+            except KeyError:
+                pytest.skip("running as root without a 'nobody' user to drop to")
+            os.chmod(path, 0o644)
+            drop = f"os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})"
+        else:
+            os.chmod(path, 0o444)
+            os.chmod(root, 0o555)
+            drop = ""
+        before = path.read_bytes()
+        script = _SERVE_AS_ANOTHER_USER.format(drop=drop)
+        refused = subprocess.run([sys.executable, "-c", script, str(path), tmp_path / "warm1.db"], capture_output=True,
+                                 text=True, timeout=300, env=_env(), stdin=subprocess.DEVNULL)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert refused.stderr.startswith("hippo: error: ") and "pass --read-only" in refused.stderr
+        assert "read_only=True" not in refused.stderr
+        served = subprocess.run([sys.executable, "-c", script, str(path), tmp_path / "warm2.db", "--read-only"],
+                                capture_output=True, text=True, timeout=300, env=_env(), stdin=subprocess.DEVNULL)
+        assert served.returncode == 0 and served.stderr == "", served.stderr
+        assert path.read_bytes() == before and sorted(os.listdir(root)) == ["store.db"]
+    finally:
+        os.chmod(root, 0o755)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 async def test_errors_are_tool_errors_carrying_the_hippo_message(store) -> None:
     with hippo.Memory(store, namespace="ann") as mem:
         expected = {}

@@ -18,10 +18,11 @@ import os
 import sys
 
 import hippo
-from hippo import HippoError
+from hippo import HippoError, ReadOnlyError, StoreError
 from hippo.cli import demo, ingest, manage, query
-from hippo.cli._common import Aborted, add_store_args, in_cli_terms, tolerate_narrow_encodings
+from hippo.cli._common import Aborted, add_store_args, in_cli_terms, may_write, tolerate_narrow_encodings
 from hippo.cli.sources import locomo_items
+from hippo.store.opening import is_postgres_url
 
 __all__ = ["build_parser", "locomo_items", "main"]
 
@@ -50,8 +51,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
         raise HippoError("`hippo mcp` needs the MCP SDK: pip install 'hippo-memory[mcp]'") from None
-    return mcp_server.serve(path=args.path, user=args.user, transport=args.transport, host=args.host,
-                            port=args.port, mount=args.mount, log_level=args.log_level, timezone=args.timezone)
+    try:
+        return mcp_server.serve(path=args.path, user=args.user, transport=args.transport, host=args.host,
+                                port=args.port, mount=args.mount, log_level=args.log_level, timezone=args.timezone,
+                                read_only=args.read_only)
+    except StoreError as exc:
+        # a store on read-only media, or one this user may read but not write: the store's own advice names the
+        # library's read_only=True, which is this command's --read-only
+        if (args.read_only or isinstance(exc, ReadOnlyError) or is_postgres_url(args.path)
+                or not os.path.isfile(args.path) or may_write(args.path)):
+            raise
+        raise StoreError(f"--path {args.path!r}: this user cannot write the store (read-only media, or no write "
+                         f"permission on the file or its folder); pass --read-only to serve it read-only: search, "
+                         f"recall, read, topics and timeline answer, add and forget answer an error") from None
 
 
 def _mcp_parser(sub: argparse._SubParsersAction) -> None:
@@ -70,6 +82,9 @@ def _mcp_parser(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--timezone", default=None,
                    help="the user's time zone, an IANA name (America/New_York) or an offset from UTC (+05:30): a "
                         "question asked without asked_at is asked now on its calendar (default: the machine's)")
+    m.add_argument("--read-only", action="store_true",
+                   help="serve an existing store without writing to it (also one on read-only media or that this "
+                        "user may not write): the read tools answer, add and forget answer an error")
     m.add_argument("--log-level", default="WARNING", choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
                    help="server log level on stderr (default WARNING)")
     m.set_defaults(func=cmd_mcp)

@@ -16,7 +16,7 @@ from hippo.index.coindex import ROLES
 from hippo.store.opening import is_postgres_url
 
 __all__ = ["API_NAMES", "Aborted", "add_filter_args", "in_cli_terms", "messages", "add_json_arg", "add_store_args",
-           "add_time_args", "confirm", "filter_from", "note_if_empty", "open_store", "output", "time_kwargs"]
+           "add_time_args", "confirm", "filter_from", "may_write", "note_if_empty", "open_store", "output", "time_kwargs"]
 
 
 class Aborted(Exception):
@@ -158,14 +158,14 @@ def open_store(args: argparse.Namespace, *, create: bool = False):
     try:
         return Memory(path, namespace=namespace)
     except StoreError:
-        if create or is_postgres_url(path) or _may_write(path):
+        if create or is_postgres_url(path) or may_write(path):
             raise
     # a store on read-only media, or one this user may read but not write: read commands answer from it as
     # Memory(read_only=True) does; a command that writes raises ReadOnlyError naming what it would write
     return Memory(path, namespace=namespace, read_only=True)
 
 
-def _may_write(path: str) -> bool:
+def may_write(path: str) -> bool:
     """Whether this process may write the store file and create its -wal / -shm beside it."""
     folder = os.path.dirname(os.path.abspath(path))
     return os.access(path, os.W_OK) and os.access(folder, os.W_OK | os.X_OK)
