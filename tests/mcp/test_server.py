@@ -212,6 +212,12 @@ async def test_read_only_serves_the_reads_and_refuses_the_writes(store) -> None:
             assert "read-only" in text and str(store) in text, text
     with hippo.Memory(store, namespace="ann", read_only=True) as mem:
         assert jsonable(mem.list()) == stored
+    missing = store.parent / "missing.db"
+    proc = subprocess.run([sys.executable, "-m", "hippo.cli", "mcp", "--path", str(missing), "--read-only"],
+                          capture_output=True, text=True, timeout=120, env=_env(), stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and proc.stderr == f"hippo: error: no store at --path {str(missing)!r} (--read-only " \
+        "serves an existing store; `hippo mcp` without it creates one)\n"
+    assert not missing.exists()
 
 
 _SERVE_AS_ANOTHER_USER = """

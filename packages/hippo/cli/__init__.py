@@ -18,7 +18,7 @@ import os
 import sys
 
 import hippo
-from hippo import HippoError, ReadOnlyError, StoreError
+from hippo import HippoError, NotFound, ReadOnlyError, StoreError
 from hippo.cli import demo, ingest, manage, query
 from hippo.cli._common import Aborted, add_store_args, in_cli_terms, may_write, tolerate_narrow_encodings
 from hippo.cli.sources import locomo_items
@@ -51,6 +51,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if (exc.name or "").split(".")[0] != "mcp":
             raise
         raise HippoError("`hippo mcp` needs the MCP SDK: pip install 'hippo-memory[mcp]'") from None
+    if args.read_only and not is_postgres_url(args.path) and not os.path.lexists(args.path):
+        raise NotFound(f"no store at --path {args.path!r} (--read-only serves an existing store; `hippo mcp` without "
+                       f"it creates one)")
     try:
         return mcp_server.serve(path=args.path, user=args.user, transport=args.transport, host=args.host,
                                 port=args.port, mount=args.mount, log_level=args.log_level, timezone=args.timezone,
