@@ -187,6 +187,20 @@ def test_locomo_split_into_one_namespace_per_conversation(tmp_path, capsys) -> N
     assert namespaces(tmp_path / "u.db") == ["lc.c1", "lc.sample-2", "lc.sample-3"]  # never merged into "lc"
 
 
+def test_a_namespace_split_makes_too_long_is_named_as_split_s(tmp_path, capsys) -> None:
+    """--namespace of 500 characters is a valid namespace; --split appending '.<sample_id>' made one over the 512
+    allowed, refused as "--namespace must be at most 512 printable characters", of the option the user gave right."""
+    f = tmp_path / "locomo.json"
+    f.write_text(json.dumps([locomo_sample("conversation-one", ("Ann", "Bob"))]), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db, "-n", "n" * 500, "--split")
+    assert_one_line_error(run, "--split", "'conversation-one'", "512")
+    assert not run.err.startswith("hippo: error: --namespace"), run.err
+    assert namespaces(db) == []
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "n" * 495, "--split").code == 0
+    assert namespaces(db) == ["n" * 495 + ".conversation-one"]
+
+
 def test_export_then_import_round_trip(store, tmp_path, capsys) -> None:
     out = tmp_path / "ann.jsonl"
     run = cli(capsys, "export", out, "--path", store, "-n", "ann")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hippo import HippoError, InvalidInput, StoreError
+from hippo.base.checks import check_namespace
 from hippo.cli import progress
 from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
 from hippo.cli.sources import Record, Source, read_source
@@ -165,6 +166,11 @@ def _groups(source: Source, namespace: str, split: bool) -> list[_Group]:
     by_ns: dict[str, _Group] = {}
     for rec in source.records:
         ns = f"{namespace}.{rec.group}" if split and rec.group else namespace
+        if ns not in by_ns and ns != namespace:
+            # --namespace itself is checked as given; the one --split makes of it is named as such, not as -n
+            what = "channel" if source.format == "slack-export" else "conversation"
+            check_namespace(ns, f"the namespace --split makes for the {what} {rec.group[:40]!r} (--namespace plus "
+                                f"'.{rec.group[:40]}')")
         by_ns.setdefault(ns, _Group(ns, [])).records.append(rec)
     return list(by_ns.values())
 
