@@ -447,9 +447,12 @@ _HAS_MCP = importlib.util.find_spec("mcp") is not None
     (["topics", "soon"], "TOPIC_ID must be an int or 'current'"),
     (["export", ""], "OUT must not be empty"),
     (["search", "x", "-n", ""], "--namespace must be a non-empty str"),
+    (["search", "x", "--filter", '{"speaker": {"$in": "Ann"}}'], "--filter['speaker']['$in'] must be a list"),
+    (["list", "--filter", '{"$near": 1}'], "--filter: unknown operator '$near'"),
     # a message that opens with a noun, not an argument, is left as it is
     (["topics", "424242"], "topic 424242 does not exist"),
     (["read", "424242"], "id 424242 is not a message"),
+    (["ingest", "session"], "session: no such file"),  # a file named as an option is the file
 ])
 def test_errors_name_the_option_the_user_typed(store, capsys, argv, opens) -> None:
     """An error of the API call a command makes named the API's argument (asked_at, message_id, as_of, limit of

@@ -48,10 +48,12 @@ API_NAMES = {"budget_tokens": "budget", "message_id": "id", "query_or_entity": "
 
 # How the API's messages about a bad argument open: the argument's name, then what is wrong with it ("since must
 # be ...", "asked_at 'x' is not an ISO-8601 date/time", "path 'x' is the store file itself"); the second name of a
-# comparison ("since (...) must be earlier than until (...)"). Not a message that merely starts with a noun that is
-# also an argument's name ("id 7 is not a message of namespace 'a'", "topic 9 does not exist").
-_FAULT = re.compile(r"^()([a-z_]+)(?= must | contains | is nested | \(| \S.*? is (?:not an ISO-8601|no offset|out of "
-                    r"range|the store file itself|not a regular file)|[^:]*: (?:its|the) time zone)")
+# comparison ("since (...) must be earlier than until (...)"); a place inside it ("filter['speaker']['$in'] must be
+# a list", "filter: unknown operator '$bad'"). Not a message that merely starts with a noun that is also an
+# argument's name ("id 7 is not a message of namespace 'a'", "topic 9 does not exist"), nor one that starts with a
+# file the user named (``hippo ingest session`` of a file called session: "session: no such file").
+_FAULT = re.compile(r"^()([a-z_]+)(?= must | contains | is nested | \(|\[|: | \S.*? is (?:not an ISO-8601|no offset|"
+                    r"out of range|the store file itself|not a regular file)|[^:]*: (?:its|the) time zone)")
 _OTHER = re.compile(r"(\bthan )([a-z_]+)(?= \()")
 
 
@@ -70,9 +72,10 @@ def in_cli_terms(message: str, parser: argparse.ArgumentParser, args: argparse.N
         else:
             shown[action.dest] = action.metavar if isinstance(action.metavar, str) else action.dest.upper()
     aliases = {**API_NAMES, **getattr(args, "api_names", {})}
+    typed = {v for a in parser._actions if not a.option_strings and isinstance(v := getattr(args, a.dest, None), str)}
 
     def spelled(name: str) -> str | None:
-        return shown.get(aliases.get(name, name))
+        return None if name in typed else shown.get(aliases.get(name, name))
 
     def swap(match: re.Match) -> str:
         cli = spelled(match.group(2))
