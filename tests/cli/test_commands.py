@@ -464,6 +464,17 @@ def test_errors_name_the_option_the_user_typed(store, capsys, argv, opens) -> No
 
 
 def test_errors_of_files_name_the_argument(store, tmp_path, capsys) -> None:
+    missing = tmp_path / "no-such-folder" / "x.db"
+    run = cli(capsys, "backup", missing, "--path", store)
+    assert run.err == f"hippo: error: OUT {str(missing)!r}: its folder does not exist\n", run.err
+    run = cli(capsys, "restore", store, "--path", missing, "--yes")
+    assert run.err == f"hippo: error: --path {str(missing)!r}: its folder does not exist\n", run.err
+    run = cli(capsys, "export", missing, "--path", store, "-n", "ann")
+    assert run.err.startswith(f"hippo: error: cannot write the export file at OUT {str(missing)!r}: "), run.err
+    not_a_store = tmp_path / "notes.txt"
+    not_a_store.write_text("not a store", encoding="utf-8")
+    run = cli(capsys, "restore", not_a_store, "--path", tmp_path / "r.db", "--yes")
+    assert run.err.startswith(f"hippo: error: BACKUP {str(not_a_store)!r} is not a readable SQLite store"), run.err
     run = cli(capsys, "export", store, "--path", store, "-n", "ann")
     assert run.err.startswith(f"hippo: error: OUT {str(store)!r} is the store file itself"), run.err
     run = cli(capsys, "backup", store, "--path", store)

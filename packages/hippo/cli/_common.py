@@ -48,13 +48,15 @@ API_NAMES = {"budget_tokens": "budget", "message_id": "id", "query_or_entity": "
 
 # How the API's messages about a bad argument open: the argument's name, then what is wrong with it ("since must
 # be ...", "asked_at 'x' is not an ISO-8601 date/time", "path 'x' is the store file itself"); the second name of a
-# comparison ("since (...) must be earlier than until (...)"); a place inside it ("filter['speaker']['$in'] must be
+# comparison ("since (...) must be earlier than until (...)") or the file a write failed at ("cannot write the
+# export file at path 'x'"); a place inside it ("filter['speaker']['$in'] must be
 # a list", "filter: unknown operator '$bad'"). Not a message that merely starts with a noun that is also an
 # argument's name ("id 7 is not a message of namespace 'a'", "topic 9 does not exist"), nor one that starts with a
 # file the user named (``hippo ingest session`` of a file called session: "session: no such file").
 _FAULT = re.compile(r"^()([a-z_]+)(?= must | contains | is nested | \(|\[|: | \S.*? is (?:not an ISO-8601|no offset|"
-                    r"out of range|the store file itself|not a regular file)|[^:]*: (?:its|the) time zone)")
-_OTHER = re.compile(r"(\bthan )([a-z_]+)(?= \()")
+                    r"out of range|the store file itself|not a regular file|not a readable)|[^:]*: (?:its|the) time "
+                    r"zone|[^:]*: its folder does not exist)")
+_OTHER = re.compile(r"(\bthan |\bfile at )([a-z_]+)(?= \(| ')")
 
 
 def in_cli_terms(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
