@@ -786,20 +786,3 @@ def message_terms(life: Life, idx: NamespaceIndex, mid: int) -> frozenset[int]:
             life.terms.add([mid], [known])
             life.accessed = True  # saved with the accesses' delta
     return frozenset(known.tolist())
-    row = idx.row_of.get(mid)
-    if row is None:
-        return frozenset()
-    with life.lock:
-        known = life.terms.get(mid)
-    if known is None:
-        known = terms_of(idx.tokens_of(row), idx.text_of(row))
-        with life.lock:
-            life.terms.add([mid], [known])
-            life.accessed = True  # saved with the accesses' delta
-    got = frozenset(known.tolist())
-    with life.lock:
-        cache[mid] = got
-        if len(cache) > 20_000:
-            for k in list(cache)[:5_000]:
-                cache.pop(k, None)
-    return got
