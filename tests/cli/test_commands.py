@@ -20,6 +20,7 @@ import pytest
 import hippo
 from hippo.records import jsonable
 from tests.cli.conftest import CONVERSATION, Run, assert_one_line_error, cli, hippo_cmd, hippo_tty
+from tests.unwritable import unwritable_store
 
 
 def as_json(run) -> object:
@@ -382,30 +383,16 @@ def test_read_commands_answer_from_a_store_this_user_cannot_write(tmp_path) -> N
     """A store on read-only media, or one the user may read but not write: `hippo search` failed with "open it
     with read_only=True", which no option of the command line gives; the reads answer as Memory(read_only=True)
     does, and a write is refused without changing the file."""
-    import shutil
-    import tempfile
+    seen: dict[str, object] = {}
 
-    root = tempfile.mkdtemp(prefix="hippo-ro-cli-", dir="/tmp")  # outside pytest's private tmp so others can enter
-    try:
-        os.chmod(root, 0o755)
-        path = Path(root) / "store.db"
+    def build(path: Path) -> None:
         with hippo.Memory(path, namespace="ann") as mem:
             mem.add_many([{"text": f"day {i}: Ann took the red kayak to the lake", "speaker": "Ann"} for i in range(30)])
-            first = jsonable(mem.list(limit=1))
-            best = jsonable(mem.search("kayak", k=1))
-        if os.geteuid() == 0:
-            try:
-                import pwd
+            seen["first"] = jsonable(mem.list(limit=1))
+            seen["best"] = jsonable(mem.search("kayak", k=1))
 
-                nobody = pwd.getpwnam("nobody")
-            except KeyError:
-                pytest.skip("running as root without a 'nobody' user to drop to")
-            os.chmod(path, 0o644)
-            drop = f"os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})"
-        else:
-            os.chmod(path, 0o444)
-            os.chmod(root, 0o555)
-            drop = ""
+    with unwritable_store("hippo-ro-cli-", build) as (path, drop):
+        first, best = seen["first"], seen["best"]
         before = path.read_bytes()
         proc = subprocess.run([sys.executable, "-c", _READ_WITHOUT_WRITE.format(drop=drop), str(path)],
                               capture_output=True, text=True, timeout=300,
@@ -420,10 +407,7 @@ def test_read_commands_answer_from_a_store_this_user_cannot_write(tmp_path) -> N
             out = out[end:]
         assert found == [best, first]
         assert "read-only" in proc.stderr and "delete" in proc.stderr
-        assert path.read_bytes() == before and sorted(os.listdir(root)) == ["store.db"]
-    finally:
-        os.chmod(root, 0o755)
-        shutil.rmtree(root, ignore_errors=True)
+        assert path.read_bytes() == before and sorted(os.listdir(path.parent)) == ["store.db"]
 
 
 _HAS_MCP = importlib.util.find_spec("mcp") is not None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -17,6 +16,7 @@ import pytest
 import hippo
 from hippo import Config, Memory
 from hippo.base.errors import InvalidInput, NotFound, ReadOnlyError
+from tests.unwritable import unwritable_store
 
 HERE = Path(__file__).resolve().parent
 ENV = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
@@ -167,35 +167,22 @@ def _expect_read_only_output(stdout: str, n: int) -> None:
 @pytest.mark.skipif(sys.platform != "linux", reason="permissions and rlimits as on Linux")
 def test_read_only_without_write_permission() -> None:
     """The directory and the file are readable but not writable (SQLite cannot create its -shm index)."""
-    root = tempfile.mkdtemp(prefix="hippo-ro-", dir="/tmp")  # outside pytest's private tmp so others can enter
-    try:
-        os.chmod(root, 0o755)
-        path = Path(root) / "store.db"
-        texts = _build(path)
-        with Memory(path) as mem:  # a writable open leaves no -wal / -shm behind when it closes
-            n = mem.count()
-        if os.geteuid() == 0:
-            try:
-                import pwd
+    built: dict[str, object] = {}
 
-                nobody = pwd.getpwnam("nobody")
-            except KeyError:
-                pytest.skip("running as root without a 'nobody' user to drop to")
-            os.chmod(path, 0o644)
-            drop = f"import os; os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})\n"
-        else:
-            os.chmod(path, 0o444)
-            os.chmod(root, 0o555)
-            drop = ""
+    def build(path: Path) -> None:
+        built["texts"] = _build(path)
+        with Memory(path) as mem:  # a writable open leaves no -wal / -shm behind when it closes
+            built["n"] = mem.count()
+
+    with unwritable_store("hippo-ro-", build) as (path, drop):
+        texts, n = built["texts"], built["n"]
+        drop = f"import os; {drop}\n" if drop else ""
         proc = subprocess.run([sys.executable, "-c", _WARM + drop + _READ, str(path)], capture_output=True, text=True,
                               timeout=300, env=ENV)
         assert proc.returncode == 0, proc.stderr[-3000:]
         _expect_read_only_output(proc.stdout, n)
-        assert sorted(os.listdir(root)) == ["store.db"]
+        assert sorted(os.listdir(path.parent)) == ["store.db"]
         assert len(texts) == 60
-    finally:
-        os.chmod(root, 0o755)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="rlimits as on Linux")

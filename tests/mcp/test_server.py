@@ -26,6 +26,7 @@ import hippo  # noqa: E402
 from hippo.records import jsonable  # noqa: E402
 from tests.conversation import CONVERSATION as ALL  # noqa: E402
 from tests.conversation import T0  # noqa: E402
+from tests.unwritable import unwritable_store  # noqa: E402
 
 TOOLS = {"add", "search", "recall", "read", "forget", "topics", "timeline"}
 CONVERSATION = [ALL[k] for k in (0, 1, 2, 3, 4, 5, 6, 8, 10, 11)]
@@ -233,28 +234,11 @@ sys.exit(main(["mcp", "--path", sys.argv[1], "--user", "ann", *sys.argv[3:]]))
 def test_a_store_this_user_cannot_write_is_served_with_read_only(tmp_path) -> None:
     """`hippo mcp` on a store this user may read but not write failed advising read_only=True, which the command
     does not take: the error names --read-only, and with it the server starts (and ends with its client)."""
-    import shutil
-    import tempfile
-
-    root = tempfile.mkdtemp(prefix="hippo-ro-mcp-", dir="/tmp")  # outside pytest's private tmp so others can enter
-    try:
-        os.chmod(root, 0o755)
-        path = Path(root) / "store.db"
+    def build(path: Path) -> None:
         with hippo.Memory(path, namespace="ann") as mem:
             mem.add("I moved to Porto in April.", speaker="Ann")
-        if os.geteuid() == 0:
-            try:
-                import pwd
 
-                nobody = pwd.getpwnam("nobody")
-            except KeyError:
-                pytest.skip("running as root without a 'nobody' user to drop to")
-            os.chmod(path, 0o644)
-            drop = f"os.setgid({nobody.pw_gid}); os.setuid({nobody.pw_uid})"
-        else:
-            os.chmod(path, 0o444)
-            os.chmod(root, 0o555)
-            drop = ""
+    with unwritable_store("hippo-ro-mcp-", build) as (path, drop):
         before = path.read_bytes()
         script = _SERVE_AS_ANOTHER_USER.format(drop=drop)
         refused = subprocess.run([sys.executable, "-c", script, str(path), tmp_path / "warm1.db"], capture_output=True,
@@ -265,10 +249,7 @@ def test_a_store_this_user_cannot_write_is_served_with_read_only(tmp_path) -> No
         served = subprocess.run([sys.executable, "-c", script, str(path), tmp_path / "warm2.db", "--read-only"],
                                 capture_output=True, text=True, timeout=300, env=_env(), stdin=subprocess.DEVNULL)
         assert served.returncode == 0 and served.stderr == "", served.stderr
-        assert path.read_bytes() == before and sorted(os.listdir(root)) == ["store.db"]
-    finally:
-        os.chmod(root, 0o755)
-        shutil.rmtree(root, ignore_errors=True)
+        assert path.read_bytes() == before and sorted(os.listdir(path.parent)) == ["store.db"]
 
 
 async def test_errors_are_tool_errors_carrying_the_hippo_message(store) -> None:
