@@ -274,10 +274,9 @@ def test_a_relative_period_said_on_a_date_is_resolved_against_it_and_keeps_it(qu
     assert timeexpr.analyze_query(question, LAST).window == window
 
 
-def test_a_relative_period_said_on_a_date_lifts_that_time_only() -> None:
-    said = [(utc(2022, 1, 23, 10), "I just finished my screenplay last Friday, so happy!"),
-            (utc(2022, 6, 1, 10), "I finished a screenplay draft and sent it out."),
-            (utc(2025, 3, 14, 10), "Finished the screenplay edits today.")]
+def _scores_with_and_without_the_window(said, question: str) -> tuple[dict[str, float], dict[str, float], float]:
+    """``question``'s search scores by text over ``said`` ((timestamp, text) pairs of one user), with the window
+    factor and without it (``window_boost`` 1), and the factor."""
 
     def store(**temporal) -> Memory:
         mem = Memory(None, config={"temporal": temporal} if temporal else None)
@@ -285,10 +284,15 @@ def test_a_relative_period_said_on_a_date_lifts_that_time_only() -> None:
         return mem
 
     on, off = store(), store(window_boost=1.0)
-    boost = on.config.temporal.window_boost
-    question = "What did I just finish last Friday on 23 January, 2022?"
-    a = {h.text: h.score for h in on.search(question, k=10)}
-    b = {h.text: h.score for h in off.search(question, k=10)}
+    return ({h.text: h.score for h in on.search(question, k=10)}, {h.text: h.score for h in off.search(question, k=10)},
+            on.config.temporal.window_boost)
+
+
+def test_a_relative_period_said_on_a_date_lifts_that_time_only() -> None:
+    said = [(utc(2022, 1, 23, 10), "I just finished my screenplay last Friday, so happy!"),
+            (utc(2022, 6, 1, 10), "I finished a screenplay draft and sent it out."),
+            (utc(2025, 3, 14, 10), "Finished the screenplay edits today.")]
+    a, b, boost = _scores_with_and_without_the_window(said, "What did I just finish last Friday on 23 January, 2022?")
     assert set(a) == {t for _, t in said} == set(b)
     # said on the day named (and telling of its last Friday): the whole factor; said months later: none (the window
     # reached from 23 January 2022 to the Friday before the last message, and lifted all three alike)
@@ -314,16 +318,7 @@ def test_a_state_since_a_year_gets_the_share_of_its_days_in_the_year_asked_about
     said = [(utc(2024, 5, 10, 12), "I've lived in Boston since 2019."),
             (utc(2022, 7, 1, 12), "We moved the office to Boston."),
             (utc(2024, 5, 11, 12), "Boston is lovely in spring.")]
-
-    def store(**temporal) -> Memory:
-        mem = Memory(None, config={"temporal": temporal} if temporal else None)
-        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in said)
-        return mem
-
-    on, off = store(), store(window_boost=1.0)
-    boost = on.config.temporal.window_boost
-    a = {h.text: h.score for h in on.search("Where did I live in 2022, Boston?", k=10)}
-    b = {h.text: h.score for h in off.search("Where did I live in 2022, Boston?", k=10)}
+    a, b, boost = _scores_with_and_without_the_window(said, "Where did I live in 2022, Boston?")
     share = 365 / ((utc(2024, 5, 11) - utc(2019, 1, 1)) / 86400)
     assert a[said[0][1]] == pytest.approx(b[said[0][1]] * (1 + (boost - 1) * share), rel=1e-9)
     assert a[said[1][1]] == pytest.approx(b[said[1][1]] * boost, rel=1e-9)      # said in 2022
