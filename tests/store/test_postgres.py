@@ -1794,6 +1794,18 @@ def _dump_and_restore_data(pg_server, pg_url):
     return dump, restore
 
 
+def _three_kept_then_three_lost(mem: Memory, dump) -> list[str]:
+    """Three messages about apples, the dump, then three about the submarine Nautilus that a restore of the dump
+    removes: the texts kept."""
+    kept = [f"kept message {i} about apples" for i in range(3)]
+    for text in kept:
+        mem.add(text, role="user")
+    dump()
+    for i in range(3):
+        mem.add(f"lost message {i} about the submarine Nautilus", role="user")
+    return kept
+
+
 @pytest.mark.parametrize("written", [3, 5])
 def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_server, pg_url, written):
     """TRUNCATE and pg_restore --data-only of an earlier dump keep the tables (their object ids): a handle that had
@@ -1803,12 +1815,7 @@ def test_a_handle_open_across_a_data_only_restore_reads_the_restored_store(pg_se
     them. A handle opened after the restore is the reference."""
     dump, restore = _dump_and_restore_data(pg_server, pg_url)
     mem = Memory(pg_url, namespace="n")
-    kept = [f"kept message {i} about apples" for i in range(3)]
-    for text in kept:
-        mem.add(text, role="user")
-    dump()
-    for i in range(3):
-        mem.add(f"lost message {i} about the submarine Nautilus", role="user")
+    kept = _three_kept_then_three_lost(mem, dump)
     assert [h.text for h in mem.search("submarine Nautilus", k=1)] == ["lost message 0 about the submarine Nautilus"]
     restore()
     other = Memory(pg_url, namespace="n")  # opened after the restore: writes the same counts again
@@ -1838,12 +1845,7 @@ def test_a_write_of_a_handle_whose_store_was_restored_under_it_meanwhile_is_not_
     when nobody wrote in between, and the handle applied its message on top of the messages the restore removed."""
     dump, restore = _dump_and_restore_data(pg_server, pg_url)
     mem = Memory(pg_url, namespace="n")
-    kept = [f"kept message {i} about apples" for i in range(3)]
-    for text in kept:
-        mem.add(text, role="user")
-    dump()
-    for i in range(3):
-        mem.add(f"lost message {i} about the submarine Nautilus", role="user")
+    kept = _three_kept_then_three_lost(mem, dump)
     assert mem.count() == 6
     new = [f"new message {i} about the giraffe Melman" for i in range(3)]
     store = mem.engine.rt.store
