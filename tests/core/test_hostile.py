@@ -198,7 +198,7 @@ def _cli_cases(tmp: Path, path: Path) -> list[tuple[str, list[str], str]]:
         ("import garbage", ["import", str(garbage), *p], "garbage.db"),
         ("import bad message", ["import", str(bad_export), *p], "timestamp"),
         ("import directory", ["import", str(tmp), *p], "directory"),
-        ("export missing dir", ["export", str(tmp / "no" / "x.jsonl"), *p], "path"),
+        ("export missing dir", ["export", str(tmp / "no" / "x.jsonl"), *p], "OUT"),  # the positional as --help shows it
     ]
 
 
