@@ -12,6 +12,7 @@ from hippo.base.errors import InvalidInput
 from hippo.base.config import DecayConfig
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy.decay import DecayTable, closed_form
+from tests.decay_clock import CONVO, decay_clock
 
 TURNS = {"clock": "turns", "turn_weight": 1.0}  # one added message = one turn of seed 004 §8.1
 
@@ -251,16 +252,6 @@ def test_recall_reinforces_what_it_returns():
     assert before < 1.0 and mem.strength(a.id)[a.id] == 1.0
 
 
-CONVO = [
-    ("Ann", "I adopted a border collie named Pixel last weekend."),
-    ("Bob", "My cat Mochi hates dogs, though."),
-    ("Ann", "Pixel loves frisbees and long hikes in the hills."),
-    ("Bob", "I started a pottery class at the community center."),
-    ("Ann", "What are you making in the pottery class?"),
-    ("Bob", "A blue glazed teapot for my grandmother's birthday."),
-    ("Ann", "We hiked the Cascade ridge trail with Pixel yesterday."),
-    ("Bob", "The teapot cracked in the kiln, so I'm making another one."),
-]
 QUESTIONS = {"What is the name of Ann's dog?": 0, "What is Bob making for his grandmother?": 5,
              "Which trail did they hike?": 6, "What happened in the kiln?": 7}
 
@@ -374,17 +365,7 @@ def test_recall_as_of_reads_strengths_as_they_stood_then(monkeypatch, mode):
     ingested six years ago and dormant today (strength 0.095) was left out of a recall asked as of a month after it
     was written, when it was the freshest memory there was (strength 0.63, the reference's own). Strengths,
     turns and the dormancy reference are now those of the ``as_of`` moment; without ``as_of`` nothing changes."""
-    import hippo.engine.prepare as prepare
-
-    class Clock:
-        t = 1_600_000_000.0
-
-        def time(self):
-            return self.t
-
-    clock = Clock()
-    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
-    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    clock = decay_clock(monkeypatch, 1_600_000_000.0)
     mem = Memory(None, config={"hierarchy": {"recall": mode}})
     t0 = clock.t
     key = mem.add("The spare house key is under the blue flowerpot.", session_id="s0")
@@ -410,17 +391,7 @@ def test_with_decay_switched_off_nothing_is_dormant_and_archival_deletes_nothing
     report, ``stats()`` and archival consolidation computed strengths all the same: a note under a ``prune`` policy,
     three years old, was reported dormant and deleted by ``consolidate("archival")``, and year-old units were pruned.
     With decay off nothing is dormant, expired or pruned now; with it on, the same store prunes both, as before."""
-    import hippo.engine.prepare as prepare
-
-    class Clock:
-        t = 0.0
-
-        def time(self):
-            return self.t
-
-    clock = Clock()
-    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
-    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    clock = decay_clock(monkeypatch, 0.0)
     policies = [{"match": {"contains": "scratch"}, "action": {"prune": True, "decay_rate": 0.5,
                                                               "expires_after_seconds": 86400.0}}]
     reports = {}

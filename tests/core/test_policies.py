@@ -8,6 +8,7 @@ from hippo import Memory
 from hippo.base.errors import InvalidInput
 from hippo.base.policies import Entry, compile_policies, load_policies
 from hippo.engine.hierarchy.decay import F_PERSIST, closed_form
+from tests.decay_clock import CONVO, decay_clock
 
 SEED_EXAMPLE = """
 lifecycle_policies:
@@ -143,16 +144,6 @@ def test_deep_consolidation_promotes_often_used_and_persist_marked_entries():
     assert rate[a.id] == rate[b.id] == mem.config.decay.rates["memory"] and rate[c.id] == 0.05
 
 
-THEME_CONVO = [
-    ("Ann", "I adopted a border collie named Pixel last weekend."),
-    ("Bob", "My cat Mochi hates dogs, though."),
-    ("Ann", "Pixel loves frisbees and long hikes in the hills."),
-    ("Bob", "I started a pottery class at the community center."),
-    ("Ann", "What are you making in the pottery class?"),
-    ("Bob", "A blue glazed teapot for my grandmother's birthday."),
-    ("Ann", "We hiked the Cascade ridge trail with Pixel yesterday."),
-    ("Bob", "The teapot cracked in the kiln, so I'm making another one."),
-]
 
 
 @pytest.mark.parametrize("action, rate", [({"priority": "critical"}, 0.0), ({"decay_rate": 0.5}, 0.5),
@@ -162,22 +153,11 @@ def test_a_policy_on_the_theme_type_applies_to_themes(monkeypatch, action, rate)
     evaluated for units with text: a rule on themes never applied (they kept the theme rate, 0.005, and normal
     priority: strength 0.82 after 100 days whatever the rule said). Themes now follow such rules, as episodes and
     semantics do, and rules of other units' types leave them alone."""
-    import hippo.engine.prepare as prepare
-    from hippo.engine.hierarchy import decay as decay_mod
-
-    class Clock:
-        t = 1_760_000_000.0
-
-        def time(self):
-            return self.t
-
-    clock = Clock()
-    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
-    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    clock = decay_clock(monkeypatch, 1_760_000_000.0)
     policies = [{"match": {"type": "theme"}, "action": action},
                 {"match": {"type": "episode"}, "action": {"priority": "critical"}}]
     mem = Memory(None, config={"decay": {"clock": "time", "policies": policies}})
-    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(THEME_CONVO * 3))
+    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(CONVO * 3))
     mem.consolidate("deep")
     life = mem.engine.state().life()
     themes = life.hier.themes.live().tolist()
@@ -199,22 +179,11 @@ def test_a_policy_expiry_on_units_expires_them(monkeypatch):
     actions were dropped for them: a semantic under ``expires_after_seconds: 3600`` still read 0.998 two hours
     later, an episode under ``expires_after_turns: 5`` 0.99 eleven turns on. Units now expire as messages do:
     after the given time (from the unit's newest message) or turns, not before."""
-    import hippo.engine.prepare as prepare
-    from hippo.engine.hierarchy import decay as decay_mod
-
-    class Clock:
-        t = 1_760_000_000.0
-
-        def time(self):
-            return self.t
-
-    clock = Clock()
-    monkeypatch.setattr(prepare, "time", clock)  # ingestion time
-    monkeypatch.setattr(decay_mod, "now", lambda: clock.t)
+    clock = decay_clock(monkeypatch, 1_760_000_000.0)
     policies = [{"match": {"type": "semantic"}, "action": {"expires_after_seconds": 3600}},
                 {"match": {"type": "episode"}, "action": {"expires_after_turns": 30}}]
     mem = Memory(None, config={"decay": {"policies": policies}})
-    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(THEME_CONVO * 3))
+    mem.add_many({"text": t, "speaker": sp, "session_id": f"s{k // 4}"} for k, (sp, t) in enumerate(CONVO * 3))
     mem.consolidate("deep")
     life = mem.engine.state().life()
     semantics, episodes = list(life.hier.semantics), list(life.hier.episodes)
