@@ -167,9 +167,10 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         query = storable("\n".join(texts[-self.query_messages:]), -MAX_QUERY_CHARS)
         return query if query.strip() else ""
 
-    def _now(self) -> datetime:
-        """The clock on the block's ``timezone`` calendar (UTC's without one)."""
-        return datetime.now(self._zone if self._zone is not None else timezone.utc)
+    def _now(self, zone: tzinfo | None = None) -> datetime:
+        """The clock on ``zone``'s calendar, else on the block's ``timezone``'s (UTC's without either)."""
+        zone = zone if zone is not None else self._zone
+        return datetime.now(zone if zone is not None else timezone.utc)
 
     def _read_time(self, block_kwargs: dict[str, Any]) -> tuple[tzinfo | None, Any]:
         """The zone and the time a read gives (``Memory.get`` hands its keywords to every block: one block serving
@@ -193,7 +194,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         last = messages[-1] if messages else None
         given = (last.additional_kwargs or {}).get(TIME_KEY) if last is not None else None
         if given is None:
-            return datetime.now(zone if zone is not None else timezone.utc)
+            return self._now(zone)
         return message_time(given, f"messages[{len(messages) - 1}].additional_kwargs[{TIME_KEY!r}]", config, zone)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
