@@ -124,7 +124,7 @@ def stand_ins(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, repea
         if scope is not None and scope.filters and cands.size:
             state.truth.sync(idx)
             keep &= truth_rank.time_filter(state.truth, cands, scope.since, scope.until, scope.as_of)
-        if pred is not None and keep.any():
+        if keep.any():
             ids = idx.ids.view[cands[keep]].tolist()
             meta = state.rows(ids)
             keep[keep] = [i in meta and bool(pred(meta[i])) for i in ids]
