@@ -685,13 +685,12 @@ def is_accented(word: str) -> bool:
 def _accented_forms(word: str) -> set[str]:
     """The forms of a word written with accents: the word in lower case, and with a plural "-s" or "-es" when it
     is letters only, each in its case variants (it is not run through the English inflections)."""
-    low = word.lower()
-    forms = {low, low + "s", low + "es"} if word.isalpha() else {low}
-    out = {v for f in forms for v in (f, f.capitalize(), f.upper())} | {word}
+    def numbers(low: str) -> set[str]:
+        return {low, low + "s", low + "es"} if word.isalpha() else {low}
+
+    out = {v for f in numbers(word.lower()) for v in (f, f.capitalize(), f.upper())} | {word}
     if any(c in _TURKISH_LETTERS for c in word):  # "İzmir", "İZMİR", "izmir" are one word in Turkish
-        tr = _turkish_lower(word)
-        out |= {v for f in ({tr, tr + "s", tr + "es"} if word.isalpha() else {tr})
-                for v in (f, _turkish_upper(f[:1]) + f[1:], _turkish_upper(f))}
+        out |= {v for f in numbers(_turkish_lower(word)) for v in (f, _turkish_upper(f[:1]) + f[1:], _turkish_upper(f))}
     # a capital's lower case and back may leave a letter and its combining mark ("İ".lower() is "i" + U+0307, and
     # its capital "I" + U+0307): the letter in one code point, as text writes it ("İ", U+0130)
     return out | {unicodedata.normalize("NFC", v) for v in out}
