@@ -769,9 +769,8 @@ class NamespaceState:
         self.preferences = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
-        if before is not None and self._profiles_without(keep, *before):
-            pass  # the deleted messages' speakers were read again
-        elif self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming:
+        redone = before is not None and self._profiles_without(keep, *before)  # the deleted speakers read again
+        if not redone and (self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming):
             self._stop_warming("profiles")
             self._stop_warming(_CATCH_UP)
             self._drop_profiles()  # rebuilt from the surviving messages when next needed
