@@ -287,14 +287,24 @@ class DecayTable:
         slots, rows = self._matching(arrays, self.ACCESS_FIELDS, identity)
         col = {c: np.asarray(arrays[c])[rows] for c in self.ACCESS_FIELDS}
         self.accesses[slots] = col["accesses"].astype(np.int64) + self.own[slots]
+        self._later_uses(slots, col)
+        self._merged_flags(slots, col)
+        return slots
+
+    def _later_uses(self, slots: np.ndarray, col: dict[str, np.ndarray]) -> None:
+        """The later last access of ``slots`` and of the records ``col`` holds for them, on either clock, and the
+        higher ``s0`` (an access sets 1, the most there is)."""
         self.last_turn[slots] = np.maximum(self.last_turn[slots], col["last_turn"])
         self.last_time[slots] = np.maximum(self.last_time[slots], col["last_time"])
-        self.s0[slots] = np.maximum(self.s0[slots], col["s0"])  # an access sets 1, the most there is
+        self.s0[slots] = np.maximum(self.s0[slots], col["s0"])
+
+    def _merged_flags(self, slots: np.ndarray, col: dict[str, np.ndarray]) -> None:
+        """The flags an access or a promotion set in ``col``'s records, and the promoted (lower) base rate: deep
+        consolidation lowers a persist-worthy record's rate."""
         theirs = col["flags"].astype(np.uint8) & np.uint8(self.MERGED_FLAGS)
         self.flags[slots] |= theirs
-        promoted = (theirs & np.uint8(F_PERSIST)) != 0  # deep consolidation lowers a persist-worthy record's rate
+        promoted = (theirs & np.uint8(F_PERSIST)) != 0
         self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]], col["base_rate"][promoted])
-        return slots
 
     def take_own(self, other: "DecayTable", identity: bool = True) -> np.ndarray:
         """Fold in what ``other`` (this table's records as an older state of this process held them) changed since
@@ -308,17 +318,12 @@ class DecayTable:
         columns = {"key": other.key[rows], **{c: getattr(other, c)[rows]
                                               for c in (*self.ACCESS_FIELDS, *self.IDENTITY_FIELDS)}}
         slots, got = self._matching(columns, self.ACCESS_FIELDS, identity)
+        col = {c: columns[c][got] for c in self.ACCESS_FIELDS}
         own = other.own[rows][got]
         self.accesses[slots] += own
         self.own[slots] += own
-        self.last_turn[slots] = np.maximum(self.last_turn[slots], columns["last_turn"][got])
-        self.last_time[slots] = np.maximum(self.last_time[slots], columns["last_time"][got])
-        self.s0[slots] = np.maximum(self.s0[slots], columns["s0"][got])
-        theirs = columns["flags"][got].astype(np.uint8) & np.uint8(self.MERGED_FLAGS)
-        self.flags[slots] |= theirs
-        promoted = (theirs & np.uint8(F_PERSIST)) != 0
-        self.base_rate[slots[promoted]] = np.minimum(self.base_rate[slots[promoted]],
-                                                     columns["base_rate"][got][promoted])
+        self._later_uses(slots, col)
+        self._merged_flags(slots, col)
         self.touched[slots] = True
         return slots
 
@@ -332,9 +337,7 @@ class DecayTable:
         slots, rows = self._matching(arrays, self.ACCESS_FIELDS, identity=False)
         col = {c: np.asarray(arrays[c])[rows] for c in self.ACCESS_FIELDS}
         self.accesses[slots] = col["accesses"].astype(np.int64) + self.own[slots]
-        self.last_turn[slots] = np.maximum(self.last_turn[slots], col["last_turn"])
-        self.last_time[slots] = np.maximum(self.last_time[slots], col["last_time"])
-        self.s0[slots] = np.maximum(self.s0[slots], col["s0"])
+        self._later_uses(slots, col)
         theirs = col["flags"].astype(np.uint8)
         self.flags[slots] |= theirs & np.uint8(F_ASSOC)
         promoted = slots[((theirs & np.uint8(F_PERSIST)) != 0) & (self.accesses[slots] >= persist_accesses)]
