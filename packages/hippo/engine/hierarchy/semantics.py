@@ -17,6 +17,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from hippo.engine.hierarchy.codes import GRID, bag_pairs, on_grid
 from hippo.text import tokenizer
 from hippo.text import vocab as V
 
@@ -76,8 +77,11 @@ def render(speaker: str | None, sentence: str) -> str:
 def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.ndarray],
                      idf: Callable[[np.ndarray], np.ndarray], norm: float,
                      min_terms: int) -> dict[int, list[Candidate]]:
-    """:func:`candidates` for many messages at once (vectorized over all their spans); ``idf`` gives the idf of
-    stem ids."""
+    """The fact-like spans of each message, vectorized over all their spans: its sentences and clauses (cut after
+    every token that ends one), each holding at least ``min_terms`` distinct content stems, scored by their stems'
+    idf mass over ``norm`` (``idf`` gives the idf of stem ids; summed exactly, so the same whatever order ids are
+    in), plus 0.6 for a digit, 0.5 for a time word, 0.4 for a capitalised word after the first and 0.4 for the first
+    person, less 1.0 for a question and 0.8 for a phatic opener of fewer than five stems."""
     out: dict[int, list[Candidate]] = {i: [] for i in ids}
     lens = np.array([t.size for t in tokens], dtype=np.int64)
     n = int(lens.sum())
@@ -96,8 +100,6 @@ def batch_candidates(ids: list[int], tokens: list[np.ndarray], stems: list[np.nd
     first = np.flatnonzero(start)
     end = np.r_[first[1:], n]
     msg = np.searchsorted(offs, first, side="right") - 1
-    from hippo.engine.hierarchy.codes import GRID, bag_pairs, on_grid
-
     sg, ss, _ = bag_pairs(span, st)
     distinct = np.bincount(sg, minlength=n_spans)
     idf_sum = np.bincount(sg, weights=on_grid(idf(ss)), minlength=n_spans) / GRID
