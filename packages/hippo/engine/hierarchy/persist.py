@@ -112,9 +112,11 @@ def _units(mapping: Any, keys: list[int]) -> tuple[np.ndarray, list[Any], Any]:
     return np.full(len(keys), -1, dtype=np.int64), [mapping[k] for k in keys], None
 
 
-def _column(at: np.ndarray, built: Iterable[Any], src: np.ndarray | None, dtype) -> np.ndarray:
-    """One value per unit: row ``at[k]`` of ``src`` for a unit not built, else the next of ``built``."""
-    out = np.empty(at.size, dtype=dtype)
+def _column(at: np.ndarray, built: Iterable[Any], src: np.ndarray | None, dtype, width: int | None = None
+            ) -> np.ndarray:
+    """One value per unit (``width`` values with ``width``): row ``at[k]`` of ``src`` for a unit not built, else the
+    next of ``built``."""
+    out = np.empty(at.size if width is None else (at.size, width), dtype=dtype)
     pending = at >= 0
     out[~pending] = np.asarray(list(built), dtype=dtype).reshape((-1, *out.shape[1:]))
     if src is not None and pending.any():
@@ -274,7 +276,8 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "sem.ts": sem_col("ts", (_opt(x.ts) for x in sems), np.float64),
         "sem.salience": sem_col("salience", (x.salience for x in sems), np.float64),
         "sem.llm": sem_col("llm", (x.llm for x in sems), bool),
-        "sem.span": _spans(sem_at, sems, sem_src),
+        "sem.span": _column(sem_at, (x.span if x.span is not None else (-1, -1) for x in sems),
+                            sem_src["span"] if sem_src is not None else None, np.int32, 2),
         "sem.unit": sem_col("unit", (x.unit for x in sems), np.int32),
         "sem.text": sem_col("text", sem_text, np.int32, strs=True),
         "sem.speaker": sem_col("speaker", sem_speaker, np.int32, strs=True),
@@ -326,17 +329,6 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "dedup_merges": h.dedup_merges, "reassignments": th.reassignments, "splits": th.splits, "merges": th.merges,
     }
     return meta, arrays
-
-
-def _spans(at: np.ndarray, sems: list[Semantic], src: dict | None) -> np.ndarray:
-    """The ``sem.span`` pairs ((-1, -1): none) of the semantics in order."""
-    out = np.empty((at.size, 2), dtype=np.int32)
-    pending = at >= 0
-    out[~pending] = np.asarray([x.span if x.span is not None else (-1, -1) for x in sems],
-                               dtype=np.int32).reshape(-1, 2)
-    if src is not None and pending.any():
-        out[pending] = src["span"][at[pending]]
-    return out
 
 
 def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarray],
