@@ -50,7 +50,7 @@ def on_grid(weights: np.ndarray) -> np.ndarray:
     return np.rint(np.asarray(weights, dtype=np.float64) * GRID)
 
 
-def _exact_sum(weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def exact_sum(weights: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``weights @ rows`` (+-1 index vectors) as float32, summed exactly on the grid (see :data:`GRID`)."""
     return ((on_grid(weights) @ rows.astype(np.float64)) / GRID).astype(np.float32)
 
@@ -160,14 +160,14 @@ class Coder:
         """The random-indexing vector of weighted stem ids."""
         if len(ids) == 0:
             return np.zeros(self.bits, dtype=np.float32)
-        return _exact_sum(weights, self.rows(ids))
+        return exact_sum(weights, self.rows(ids))
 
     def accumulate(self, weights: dict[str, float]) -> np.ndarray:
         """The random-indexing vector of a bag of weighted terms (stems as text)."""
         if not weights:
             return np.zeros(self.bits, dtype=np.float32)
         w = np.fromiter(weights.values(), dtype=np.float32, count=len(weights))
-        return _exact_sum(w, self.stem_rows(list(weights)))
+        return exact_sum(w, self.stem_rows(list(weights)))
 
     def sign(self, acc: np.ndarray) -> np.ndarray:
         """SimHash: the sign bits of a vector; exact zeros take a fixed pseudo-random bit (no bias towards 0)."""

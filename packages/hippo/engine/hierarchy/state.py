@@ -22,15 +22,14 @@ from hippo.engine.hierarchy import episodes as ep_mod
 from hippo.engine.hierarchy import semantics as sem_mod
 from hippo.engine.hierarchy.codes import (
     Coder,
-    GRID,
     CodeSet,
     DocFreq,
     bag_pairs,
     bag_vectors,
+    exact_sum,
     hamming,
     idf,
     idf_array,
-    on_grid,
     sign_many,
     similarity,
     unpack,
@@ -171,11 +170,11 @@ class Hierarchy:
         ids."""
         n = max(1, self.n_docs)
         u, w = weigh_ids(np.asarray(stem_ids, dtype=np.int64), self.df, n)
-        acc = on_grid(w) @ self.coder.rows(u).astype(np.float64)
+        rows = self.coder.rows(u)
         if new:
-            wn = idf_array(n, np.zeros(len(new)))
-            acc = acc + on_grid(wn) @ self.coder.stem_rows(list(new)).astype(np.float64)
-        return self.coder.sign((acc / GRID).astype(np.float32))
+            w = np.concatenate([w, idf_array(n, np.zeros(len(new)))])
+            rows = np.concatenate([rows, self.coder.stem_rows(list(new))])
+        return self.coder.sign(exact_sum(w, rows))
 
     def message_code(self, mid: int) -> np.ndarray | None:
         slot = self.msg_slot.get(mid)
