@@ -35,12 +35,19 @@ def _grow(path, items) -> None:
         writer.add_many(items)
 
 
-def test_a_reader_far_behind_loads_the_writers_snapshots_and_answers_as_a_fresh_open(tmp_path):
+def _reader_of_the_first_150(tmp_path):
+    """A store of the first 150 of 600 messages, and a reader that has loaded it (its co-index, by a search): the
+    store's path, the 600 messages and the reader."""
     path = tmp_path / "m.db"
     items = corpus(600)
     _grow(path, items[:150])
     reader = Memory(path)
     assert reader.search("Maya", k=3)
+    return path, items, reader
+
+
+def test_a_reader_far_behind_loads_the_writers_snapshots_and_answers_as_a_fresh_open(tmp_path):
+    path, items, reader = _reader_of_the_first_150(tmp_path)
     reader.engine.state().life()  # the lifecycle loaded, no access made
     _grow(path, items[150:])
     counter = count_rows(reader.engine.rt.store)
@@ -83,11 +90,7 @@ def test_a_reader_far_behind_takes_the_writers_profiles_when_they_read_further(t
 
 
 def test_without_a_covering_snapshot_the_reader_follows_the_feed(tmp_path):
-    path = tmp_path / "m.db"
-    items = corpus(600)
-    _grow(path, items[:150])
-    reader = Memory(path)
-    assert reader.search("Maya", k=3)
+    path, items, reader = _reader_of_the_first_150(tmp_path)
     _follow_the_feed(reader)
     _grow(path, items[150:])
     counter = count_rows(reader.engine.rt.store)
