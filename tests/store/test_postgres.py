@@ -1884,3 +1884,111 @@ def test_a_feed_trimmed_to_the_change_a_reader_saw_still_tells_that_change_by_it
         assert st.changes("a", seen.version - 1, seen.prev) is None  # trimmed past it
     finally:
         st.close()
+
+
+# -- forks --------------------------------------------------------------------------------------------------------
+_FORK_DEADLINE_S = 60.0
+
+
+def _in_forked_child(work, meanwhile: Callable[[], None] = lambda: None) -> dict:
+    """``work()`` in a child made by ``os.fork()``, ``meanwhile()`` in the parent once it forked: ``{"result": ...}``
+    (JSON-able), ``{"error": ...}``, or ``{"hung": True}`` when the child has not finished by the deadline (it is then
+    killed)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
+        os.close(r)
+        try:
+            out = {"result": work()}
+        except BaseException as exc:  # noqa: BLE001
+            out = {"error": f"{type(exc).__name__}: {exc}"}
+        os.write(w, json.dumps(out).encode())
+        os._exit(0)
+    os.close(w)
+    meanwhile()
+    deadline = time.monotonic() + _FORK_DEADLINE_S
+    while not os.waitpid(pid, os.WNOHANG)[0]:
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            os.close(r)
+            return {"hung": True}
+        time.sleep(0.02)
+    with os.fdopen(r, "rb") as f:
+        return json.loads(f.read() or b'{"error": "no result"}')
+
+
+def _backend_pid(store: PostgresStore) -> int:
+    return store._read("asking for the session", lambda cur: cur.execute("SELECT pg_backend_pid()").fetchone()[0])
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_memory_opened_before_a_fork_works_in_parent_and_child_on_sessions_of_their_own(pg_url) -> None:
+    # The child used the pool it inherited: the parent's sockets, whose server sessions answered whichever process
+    # read first (both hung waiting for answers the other had read), and its close sent the server a Terminate on
+    # them, ending the parent's session.
+    import gc
+
+    with Memory(pg_url + "&hippo_pool_min=1&hippo_pool_max=1&hippo_retry_s=5", namespace="shared") as mem:
+        mem.add_many([{"text": f"note {i}: the parent keeps a red bicycle"} for i in range(10)])
+        store = mem.engine.rt.store
+        parent_session = _backend_pid(store)
+        started = threading.Event()
+        parent_errors: list[BaseException] = []
+
+        def parent_writes() -> None:
+            started.wait()
+            try:
+                for i in range(10):
+                    mem.add(f"the parent bought bicycle bell {i}")
+                    mem.count()
+            except BaseException as exc:  # noqa: BLE001
+                parent_errors.append(exc)
+
+        def child() -> list:
+            child_store = mem.engine.rt.store
+            out = [_backend_pid(child_store) != parent_session]
+            for i in range(10):
+                mem.add(f"the child bought kayak paddle {i}")
+            out += [mem.count(), [h.text for h in mem.search("kayak paddle 7", k=1)]]
+            mem.close()  # closes the child's own pool, not a connection of the parent's
+            gc.collect()
+            return out
+
+        writer = threading.Thread(target=parent_writes, daemon=True)
+        writer.start()
+        got = _in_forked_child(child, started.set)  # the parent writes while the child does
+        writer.join(_FORK_DEADLINE_S)
+        assert not writer.is_alive(), "the parent's calls hung"
+        assert not parent_errors, parent_errors
+        assert got.get("result") is not None, got
+        own_session, child_count, child_hits = got["result"]
+        assert own_session
+        assert child_count >= 20 and child_hits == ["the child bought kayak paddle 7"]
+        assert mem.count() == 30
+        assert _backend_pid(store) == parent_session  # the parent's session was never ended by the child
+        texts = {h.text for h in mem.search("kayak paddle", k=30)}
+        assert {f"the child bought kayak paddle {i}" for i in range(10)} <= texts
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_store_used_without_a_memory_makes_a_pool_of_its_own_in_a_forked_child(pg_url) -> None:
+    st = PostgresStore(pg_url + "&hippo_pool_min=1&hippo_pool_max=1&hippo_retry_s=5")
+    try:
+        st.append("ns", [msg("written before the fork")])
+        parent_session = _backend_pid(st)
+
+        def child() -> list:
+            session = _backend_pid(st)
+            st.append("ns", [msg("written by the child")])
+            rows = [tokenizer.decode(r.tokens) for r in st.load("ns")]
+            st.close()
+            return [session != parent_session, rows]
+
+        got = _in_forked_child(child)
+        assert got.get("result") == [True, ["written before the fork", "written by the child"]], got
+        assert _backend_pid(st) == parent_session
+        assert [tokenizer.decode(r.tokens) for r in st.load("ns")] == ["written before the fork",
+                                                                        "written by the child"]
+    finally:
+        st.close()

@@ -83,9 +83,8 @@ class Runtime:
         a lock another thread held at that moment would never be released, and the reinforcements the parent has
         not saved yet are the parent's to save (saved by both, they would count twice). Each namespace is loaded
         again on its first use from the snapshots and the change feed (a private in-memory database, which the fork
-        copied whole, from the child's copy of its messages); a store that cannot reopen itself (a PostgreSQL pool,
-        which must be opened after the fork) keeps it all. ``reopened`` is what :meth:`Store.after_fork` answered
-        (the error it raised)."""
+        copied whole, from the child's copy of its messages); a store that cannot reopen itself keeps it all.
+        ``reopened`` is what :meth:`Store.after_fork` answered (the error it raised)."""
         if reopened is False:
             return
         if isinstance(reopened, HippoError):

@@ -45,6 +45,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import random
 import re
 import threading
@@ -357,6 +358,20 @@ def _prepared_lost(exc: BaseException, conn) -> bool:
             and conn is not None and conn.prepare_threshold is not None)
 
 
+# Pools a forked child inherited from its parent: never used nor closed there (PostgresStore.drop_inherited)
+_INHERITED: list[Any] = []
+_FORK_LOCK = threading.Lock()  # a store's move to a pool of the process's own (new in a child: held at the fork)
+
+
+def _new_fork_lock() -> None:
+    global _FORK_LOCK
+    _FORK_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_fork_lock)
+
+
 class _Retry(Exception):
     """This attempt provably stored nothing and may run again; ``final`` is what to raise when retries run out."""
 
@@ -540,13 +555,70 @@ class PostgresStore(Store):
                     raise _translate(exc, what) from None
 
         self._retrying(what, attempt)
+        self._pool_sizes = (pool_min, pool_max)
+        self._open_pool()
+
+    def _open_pool(self) -> None:
+        """The pool of this process's connections (made in the background, at most ``_RECONNECT_MAX_S`` apart)."""
         self._reconnecting = _Reconnecting(max(60.0, self.retry_s), self._after_lost_connection,
                                            lambda: self._waiting > 0)
         self._pool = psycopg_pool.ConnectionPool(
-            libpq, min_size=pool_min, max_size=pool_max, kwargs=self._conn_kwargs, open=False,
-            name=f"hippo:{shown}", timeout=max(1.0, min(self.retry_s, 30.0)), reconnect_timeout=_RECONNECT_MAX_S,
-            reconnect_failed=self._reconnecting.failed, configure=self._reconnecting.connected)
+            self._libpq, min_size=self._pool_sizes[0], max_size=self._pool_sizes[1], kwargs=self._conn_kwargs,
+            open=False, name=f"hippo:{self.path}", timeout=max(1.0, min(self.retry_s, 30.0)),
+            reconnect_timeout=_RECONNECT_MAX_S, reconnect_failed=self._reconnecting.failed,
+            configure=self._reconnecting.connected)
         self._pool.open(wait=False)
+        self._pid = os.getpid()
+
+    # -- forks ------------------------------------------------------------------------------------------------
+    def drop_inherited(self) -> None:
+        """In a forked child: let go of the parent's pool without touching it. Its connections are the parent's
+        sockets, whose server sessions the parent goes on using: the child must neither send on them (two processes'
+        messages would interleave on one session, and each would wait for answers the other read) nor close them
+        (closing sends the server a Terminate, which ends the parent's session). They are kept referenced, never
+        closed (psycopg does not close in a child a connection made by its parent when it is collected), and the
+        pool is marked closed in this process only, so that nothing stops its workers, threads of the parent that
+        do not exist here, whose locks may have been held at the fork."""
+        if os.getpid() == getattr(self, "_pid", None):
+            return
+        with _FORK_LOCK:
+            self._leave_parents_pool()
+
+    def _leave_parents_pool(self) -> None:
+        if os.getpid() == self._pid:
+            return
+        _INHERITED.append(self._pool)
+        with contextlib.suppress(Exception):
+            self._pool._closed = True  # in this process only: its __del__ then leaves the parent's workers alone
+        self._local = threading.local()  # a pinned connection of a block the fork happened in is the parent's
+        self._check_lock = threading.Lock()  # held by a thread of the parent at the fork: never released here
+        self._checking = self._check_again = False
+        self._in_use = self._waiting = 0
+        self._tail_hint = {}
+        self._pid = os.getpid()
+        self._pool = None
+
+    def after_fork(self) -> bool:
+        """In a forked child, after :meth:`drop_inherited`: a pool of the child's own on the same URL (its
+        connections made in the background, as an open's), and the handle starts as if the child opened the store
+        itself (True). A handle closed before the fork stays closed."""
+        if self._closed:
+            return False
+        with _FORK_LOCK:
+            self._leave_parents_pool()
+            if self._pool is None:
+                self._open_pool()
+        return True
+
+    def _pool_of_this_process(self):
+        """The pool, made anew in a process forked from the one that made it (a store used without a ``Memory``,
+        whose fork handler reopens it): the parent's connections are never used here (:meth:`drop_inherited`)."""
+        if self._pid != os.getpid():
+            with _FORK_LOCK:
+                self._leave_parents_pool()
+                if self._pool is None and not self._closed:
+                    self._open_pool()
+        return self._pool
 
     # -- schema -----------------------------------------------------------------------------------------------
     def _sql(self, text: str) -> str:
@@ -722,10 +794,11 @@ class PostgresStore(Store):
     def _getconn(self):
         if self._closed:
             raise ClosedError("the store is closed")
+        pool = self._pool_of_this_process()
         with self._check_lock:
             self._waiting += 1
         try:
-            conn = self._pool.getconn()
+            conn = pool.getconn()
         finally:
             with self._check_lock:
                 self._waiting -= 1
@@ -1782,5 +1855,9 @@ class PostgresStore(Store):
         if self._closed:
             return
         self._closed = True
-        with contextlib.suppress(Exception):
-            self._pool.close()
+        if self._pid != os.getpid():  # a child's copy of a handle it never used: the pool is the parent's
+            with _FORK_LOCK:
+                self._leave_parents_pool()
+        if self._pool is not None:
+            with contextlib.suppress(Exception):
+                self._pool.close()
