@@ -1992,3 +1992,65 @@ def test_a_store_used_without_a_memory_makes_a_pool_of_its_own_in_a_forked_child
                                                                         "written by the child"]
     finally:
         st.close()
+
+
+def test_a_units_save_derived_before_a_data_only_restore_is_not_written_over_the_restored_store(pg_server, pg_url):
+    """The restore took the namespace back, and another handle wrote it up to the same counters again: the save of
+    a blob derived from the history before, checked at its generation and version alone, found them unchanged and
+    wrote it over the restored store; the stamp of the change it was derived at tells the two histories apart."""
+    dump, restore = _dump_and_restore_data(pg_server, pg_url)
+    st = PostgresStore(pg_url)
+    try:
+        st.append("n", batch(3))
+        dump()
+        st.append("n", batch(3, start=3, tag="lost"))
+        seen = st.state("n")
+        restore()
+        st.append("n", batch(3, start=3, tag="new"))  # the same counters as seen, in another history
+        now = st.state("n")
+        assert (now.generation, now.next_seq, now.version) == (seen.generation, seen.next_seq, seen.version)
+        assert now.stamp != seen.stamp
+        assert st.put_units_many("n", {"derived.index": b"of the old history"}, generation=seen.generation,
+                                 version=seen.version, stamp=seen.stamp) is False
+        assert st.get_units("n", "derived.index") is None
+        assert st.put_units_many("n", {"derived.index": b"of the restored history"}, generation=now.generation,
+                                 version=now.version, stamp=now.stamp) is True
+        assert st.get_units("n", "derived.index") == b"of the restored history"
+    finally:
+        st.close()
+
+
+def test_a_handle_open_across_a_data_only_restore_does_not_save_what_it_derived_before_over_it(pg_server, pg_url,
+                                                                                                monkeypatch):
+    """The restore and another handle's writes, back to this handle's counters, land between this handle's look at
+    the store and its save of the derived index: the save went through and replaced the index the other handle
+    saved from the restored messages with one of messages the restore removed."""
+    dump, restore = _dump_and_restore_data(pg_server, pg_url)
+    config = {"hierarchy": {"enabled": False}, "decay": {"enabled": False}}  # the index alone is derived
+    mem = Memory(pg_url, namespace="n", config=config)
+    _three_kept_then_three_lost(mem, dump)
+    store = mem.engine.rt.store
+    real = store.put_units_many
+    saved: list = []
+
+    def restored_first(namespace, payloads, **kwargs):
+        if not saved:
+            restore()
+            with Memory(pg_url, namespace="n", config=config) as other:
+                for i in range(3):
+                    other.add(f"new message {i} about the giraffe Melman", role="user")
+            saved.append(store.get_units("n", "derived.index"))
+            assert saved[0] is not None
+        result = real(namespace, payloads, **kwargs)
+        saved.append((kwargs.get("version"), result))
+        return result
+
+    monkeypatch.setattr(store, "put_units_many", restored_first)
+    mem.close()
+    assert saved[1] == (6, False), saved[1:]  # the save derived at change 6 of the history before
+    monkeypatch.undo()
+    with Memory(pg_url, namespace="n", config=config) as fresh:
+        assert sorted(x.text for x in fresh.list(limit=None)) == sorted(
+            [f"kept message {i} about apples" for i in range(3)]
+            + [f"new message {i} about the giraffe Melman" for i in range(3)])
+        assert fresh.engine.rt.store.get_units("n", "derived.index") == saved[0]

@@ -1361,7 +1361,7 @@ class NamespaceState:
             for kind in pieces:  # until the outcome is known, no stored blob is known to be this state's
                 self._pieces.pop(kind, None)
             if not self.host.store.put_units_many(self.name, payloads, generation=fp.generation, version=fp.version,
-                                                  expect=expect):
+                                                  expect=expect, stamp=fp.stamp):
                 return None  # a lifecycle save left pending: merged with what is stored before the next attempt
         except HippoError as exc:
             log.warning("could not save the derived state of namespace %r: %s", self.name, exc)

@@ -88,10 +88,12 @@ def bad_int(value: Any) -> bool:
     return isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 1 << 62
 
 
-def still_at(now: NamespaceState, generation: int | None, version: int | None) -> bool:
-    """Whether a namespace whose state is ``now`` is still at ``generation`` and ``version`` (a None asks nothing):
-    :meth:`Store.put_units_many` writes derived blobs only then."""
-    return (generation is None or now.generation == generation) and (version is None or now.version == version)
+def still_at(now: NamespaceState, generation: int | None, version: int | None, stamp: str | None = None) -> bool:
+    """Whether a namespace whose state is ``now`` is still at ``generation`` and ``version``, and, with ``version``
+    and a ``stamp``, at the change that carried that stamp (a None asks nothing): :meth:`Store.put_units_many` writes
+    derived blobs only then."""
+    return (generation is None or now.generation == generation) and (version is None or now.version == version) \
+        and (version is None or stamp is None or now.stamp == stamp)
 
 
 def holds(stored: dict[str, bytes | None], expect: dict[str, bytes | None]) -> bool:

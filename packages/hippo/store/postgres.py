@@ -1678,13 +1678,13 @@ class PostgresStore(Store):
 
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
                        generation: int | None = None, version: int | None = None,
-                       expect: dict[str, bytes | None] | None = None) -> bool:
+                       expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
         checked = generation is not None or version is not None or bool(expect)
 
         def body(cur) -> bool:
             if generation is not None or version is not None:
                 cur.execute(self._sql(self._state_sql()), (namespace,))
-                if not common.still_at(self._state_of(namespace, cur.fetchone()), generation, version):
+                if not common.still_at(self._state_of(namespace, cur.fetchone()), generation, version, stamp):
                     return False
             if expect:
                 kinds = list(expect)

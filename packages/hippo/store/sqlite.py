@@ -1121,10 +1121,10 @@ class SQLiteStore(Store):
 
     def put_units_many(self, namespace: str, payloads: dict[str, bytes | None],
                        generation: int | None = None, version: int | None = None,
-                       expect: dict[str, bytes | None] | None = None) -> bool:
+                       expect: dict[str, bytes | None] | None = None, stamp: str | None = None) -> bool:
         with self.transaction("saving units") as db:
             if (generation is not None or version is not None) and \
-                    not common.still_at(self.state(namespace), generation, version):
+                    not common.still_at(self.state(namespace), generation, version, stamp):
                 return False
             if expect:
                 kinds = list(expect)
