@@ -2054,3 +2054,69 @@ def test_a_handle_open_across_a_data_only_restore_does_not_save_what_it_derived_
             [f"kept message {i} about apples" for i in range(3)]
             + [f"new message {i} about the giraffe Melman" for i in range(3)])
         assert fresh.engine.rt.store.get_units("n", "derived.index") == saved[0]
+
+
+# What a server whose lc_messages is German answers (the server here has no German locale, so the text is put in
+# place of the English one): the SQLSTATE stays 57014 whatever the language.
+_GERMAN_CANCELS = {"statement timeout": "storniere Anfrage wegen Zeitüberschreitung der Anweisung",
+                   "user request": "storniere Anfrage wegen Benutzeraufforderung"}
+
+
+@pytest.fixture
+def german_messages(monkeypatch):
+    english = psycopg.errors.QueryCanceled.__str__
+
+    def german(self) -> str:
+        text = english(self)
+        for en, de in _GERMAN_CANCELS.items():
+            text = text.replace(f"canceling statement due to {en}", de)
+        return text
+
+    monkeypatch.setattr(psycopg.errors.QueryCanceled, "__str__", german)
+
+
+def test_a_statement_timeout_is_told_from_a_cancel_in_any_language_of_the_server(pg_server, pg_url,
+                                                                                 german_messages) -> None:
+    # The statement_timeout of the role that ended a writer's wait for the namespace's lock was told by the English
+    # text of the server's message: with lc_messages in another language the wait of a writer behind another was
+    # "the server cancelled the statement" (StoreError), not StoreBusy, and a caller retrying on StoreBusy gave up.
+    PostgresStore(pg_url).close()
+    st = PostgresStore(pg_url + "&options=-c%20statement_timeout%3D300", busy_timeout_s=30)
+    try:
+        st.append("a", batch(1))
+        with namespace_held(pg_server, st, "a"):
+            with pytest.raises(StoreBusy, match="statement_timeout") as info:
+                st.append("a", batch(2, start=1))
+        assert st.state("a").next_seq == 1
+    finally:
+        st.close()
+
+
+def test_a_cancel_request_during_a_writers_wait_is_not_taken_for_a_statement_timeout(pg_server, pg_url,
+                                                                                   german_messages) -> None:
+    # pg_cancel_backend (a DBA, a pooler) ends the wait long before the role's statement_timeout: the server
+    # cancelled the call, no other writer is to blame by a timeout; nothing is stored.
+    PostgresStore(pg_url).close()
+    st = PostgresStore(pg_url + "&options=-c%20statement_timeout%3D60000&application_name=cancelled", busy_timeout_s=30)
+    try:
+        st.append("a", batch(1))
+        with namespace_held(pg_server, st, "a") as conn:
+            def cancel() -> None:
+                wait_for(lambda: conn.execute(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'cancelled'"
+                    " AND wait_event_type = 'Lock'").fetchone()[0] > 0, what="the writer waiting for the lock")
+                conn.execute("SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'cancelled'"
+                             " AND wait_event_type = 'Lock'")
+
+            t = threading.Thread(target=cancel)
+            t.start()
+            try:
+                with pytest.raises(StoreError, match="cancelled") as info:
+                    st.append("a", batch(2, start=1))
+            finally:
+                t.join()
+            assert not isinstance(info.value, StoreBusy)
+            assert "Benutzeraufforderung" in str(info.value)
+        assert st.state("a").next_seq == 1
+    finally:
+        st.close()

@@ -280,9 +280,9 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
                              f"lock wait allowed ({msg})")
         return StoreBusy(f"{what}: the namespace is locked by another writer (waited the configured busy_timeout_s)")
     if state == "57014":  # the server is there: a statement_timeout of the role or database, or a cancel request
-        return StoreError(f"{what}: the server cancelled the statement ({msg})"
-                          + ("; the statement_timeout set for this role or database is shorter than it needs"
-                             if "statement timeout" in msg else ""))
+        # (the server's message, in the language of its lc_messages, says which; the SQLSTATE is the same)
+        return StoreError(f"{what}: the server cancelled the statement ({msg}): a statement_timeout set for this role "
+                          "or database shorter than the call needs, or a cancel request (pg_cancel_backend)")
     if state in _RETRY_STATES:
         return StoreBusy(f"{what}: conflicting writers kept aborting this transaction ({msg}); nothing was written")
     if state == "53300":
@@ -337,15 +337,30 @@ def _unreachable(exc: BaseException) -> bool:
     return any(text in msg for text in _TRANSIENT_CONNECT)
 
 
-def _statement_timeout(exc: BaseException) -> bool:
-    """A statement the server cancelled after the ``statement_timeout`` of the role or database (not hippo's own
-    ``lock_timeout``)."""
-    return getattr(exc, "sqlstate", None) == "57014" and "statement timeout" in str(exc)
+def _statement_timeout(exc: BaseException, conn, started: float) -> bool:
+    """A statement the server cancelled (SQLSTATE 57014) after the ``statement_timeout`` of the session (set for the
+    role or database, or in the URL's options; hippo sets none, and its own ``lock_timeout`` is 55P03), not on a
+    cancel request. The message cannot tell: it is in the language of the server's ``lc_messages``. The session's
+    setting can: a timeout is set, and the statement, sent at ``started`` (``time.monotonic()``), ran at least that
+    long (the server starts its timer when the statement arrives, after this process sent it). ``conn``'s failed
+    transaction is rolled back to read the setting."""
+    if getattr(exc, "sqlstate", None) != "57014" or conn is None or conn.closed:
+        return False
+    elapsed_ms = (time.monotonic() - started) * 1000
+    try:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.execute("ROLLBACK")
+        row = conn.execute("SELECT setting FROM pg_catalog.pg_settings WHERE name = 'statement_timeout'").fetchone()
+    except psycopg.Error:
+        return False
+    timeout_ms = int(row[0]) if row and str(row[0]).isdigit() else 0
+    return 0 < timeout_ms <= elapsed_ms
 
 
 def _pooler_query_timeout(exc: BaseException) -> bool:
     """pgbouncer's ``query_timeout`` ended the statement and closed the connection (no SQLSTATE of the server's)."""
-    return isinstance(exc, psycopg.OperationalError) and "query timeout" in str(exc) and not _statement_timeout(exc)
+    return isinstance(exc, psycopg.OperationalError) and "query timeout" in str(exc) \
+        and getattr(exc, "sqlstate", None) != "57014"
 
 
 def _prepared_lost(exc: BaseException, conn) -> bool:
@@ -679,10 +694,12 @@ class PostgresStore(Store):
             wait_ms = max(1, int((deadline - time.monotonic()) * 1000))
             conn.execute(f"SET LOCAL lock_timeout = '{wait_ms}ms'")
             conn.execute(f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'")
+            started = time.monotonic()
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key(None),))
             except (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled) as exc:
-                if not isinstance(exc, psycopg.errors.LockNotAvailable) and not _statement_timeout(exc):
+                lock_timeout = isinstance(exc, psycopg.errors.LockNotAvailable)
+                if not lock_timeout and not _statement_timeout(exc, conn, started):
                     raise
                 waited = "the configured busy_timeout_s" if isinstance(exc, psycopg.errors.LockNotAvailable) \
                     else "until the server's statement_timeout cancelled the wait"
@@ -921,6 +938,7 @@ class PostgresStore(Store):
         except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
             raise self._no_connection(exc, what) from None
         xid = None
+        started = 0.0
         committing = waiting = False
         result = None
         try:
@@ -944,6 +962,7 @@ class PostgresStore(Store):
             if first is not None and split is None:
                 head.append(first)
             waiting = lock is not None
+            started = time.monotonic()
             rows = self._begin(conn, head)
             waiting = False
             xid = rows[3][0]
@@ -965,7 +984,7 @@ class PostgresStore(Store):
             return result
         except BaseException as exc:
             lock_timeout = getattr(exc, "sqlstate", None) == "55P03"
-            if waiting and (_statement_timeout(exc) or lock_timeout):
+            if waiting and (lock_timeout or _statement_timeout(exc, conn, started)):
                 # A statement_timeout the DBA set (shorter than busy_timeout_s) or busy_timeout_s ended the wait for
                 # the namespace's lock, or the first statement sent with it (a large append; a table another
                 # transaction locked): which of the two, the next attempt tells
