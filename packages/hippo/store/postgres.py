@@ -594,9 +594,9 @@ class PostgresStore(Store):
         closed (psycopg does not close in a child a connection made by its parent when it is collected), and the
         pool is marked closed in this process only, so that nothing stops its workers, threads of the parent that
         do not exist here, whose locks may have been held at the fork."""
-        if os.getpid() == getattr(self, "_pid", None):
-            return
-        with _FORK_LOCK:
+        # no lock: the fork handler runs before any other thread of the child does, and maybe before the handler
+        # that gives the child a _FORK_LOCK of its own (one a thread of the parent may have held at the fork)
+        if os.getpid() != getattr(self, "_pid", None):
             self._leave_parents_pool()
 
     def _leave_parents_pool(self) -> None:
@@ -619,10 +619,9 @@ class PostgresStore(Store):
         itself (True). A handle closed before the fork stays closed."""
         if self._closed:
             return False
-        with _FORK_LOCK:
-            self._leave_parents_pool()
-            if self._pool is None:
-                self._open_pool()
+        self._leave_parents_pool()  # no lock, as in drop_inherited
+        if self._pool is None:
+            self._open_pool()
         return True
 
     def _pool_of_this_process(self):
@@ -633,7 +632,10 @@ class PostgresStore(Store):
                 self._leave_parents_pool()
                 if self._pool is None and not self._closed:
                     self._open_pool()
-        return self._pool
+        pool = self._pool
+        if pool is None:  # closed in this process before its first use here
+            raise ClosedError("the store is closed")
+        return pool
 
     # -- schema -----------------------------------------------------------------------------------------------
     def _sql(self, text: str) -> str:
