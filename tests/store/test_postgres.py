@@ -2120,3 +2120,49 @@ def test_a_cancel_request_during_a_writers_wait_is_not_taken_for_a_statement_tim
         assert st.state("a").next_seq == 1
     finally:
         st.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_fork_inside_a_consistent_read_leaves_the_parents_transaction_to_the_parent(pg_url) -> None:
+    # A child forked inside a reading() block read through the block's connection, the parent's socket, and on
+    # leaving the block committed the parent's transaction there and handed the connection to its own pool, which
+    # refused it, so it closed it: the parent's session ended in the middle of the parent's block.
+    st = PostgresStore(pg_url + "&hippo_pool_min=1&hippo_pool_max=1&hippo_retry_s=5")
+    try:
+        st.append("ns", [msg("written before the fork")])
+        r, w = os.pipe()
+        with st.reading():
+            session = _backend_pid(st)
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child's result travels through the pipe
+                os.close(r)
+                try:
+                    inside = _backend_pid(st)
+                    out = {"result": [inside != session]}
+                except BaseException as exc:  # noqa: BLE001
+                    out = {"error": f"{type(exc).__name__}: {exc}"}
+        if pid == 0:  # pragma: no cover
+            try:
+                st.append("ns", [msg("written by the child")])
+                out.setdefault("result", []).append([tokenizer.decode(r.tokens) for r in st.load("ns")])
+                st.close()
+            except BaseException as exc:  # noqa: BLE001
+                out = {"error": f"{type(exc).__name__}: {exc}"}
+            os.write(w, json.dumps(out).encode())
+            os._exit(0)
+        os.close(w)
+        deadline = time.monotonic() + _FORK_DEADLINE_S
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                os.kill(pid, 9)
+                os.waitpid(pid, 0)
+                pytest.fail("the child hung")
+            time.sleep(0.02)
+        with os.fdopen(r, "rb") as f:
+            got = json.loads(f.read() or b'{"error": "no result"}')
+        assert got.get("result") == [True, ["written before the fork", "written by the child"]], got
+        assert _backend_pid(st) == session  # the parent's session lives on
+        assert [tokenizer.decode(r.tokens) for r in st.load("ns")] == ["written before the fork",
+                                                                        "written by the child"]
+    finally:
+        st.close()

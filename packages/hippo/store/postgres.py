@@ -600,7 +600,7 @@ class PostgresStore(Store):
             self._leave_parents_pool()
 
     def _leave_parents_pool(self) -> None:
-        if os.getpid() == self._pid:
+        if os.getpid() == self._pid or self._pool is None:
             return
         _INHERITED.append(self._pool)
         with contextlib.suppress(Exception):
@@ -624,15 +624,24 @@ class PostgresStore(Store):
             self._open_pool()
         return True
 
+    def _pinned(self):
+        """The connection of this thread's :meth:`reading` block, if any: in a process forked inside a block, none
+        (the block's connection is the parent's)."""
+        if self._pid != os.getpid():
+            with _FORK_LOCK:
+                self._leave_parents_pool()
+        return getattr(self._local, "conn", None)
+
     def _pool_of_this_process(self):
         """The pool, made anew in a process forked from the one that made it (a store used without a ``Memory``,
         whose fork handler reopens it): the parent's connections are never used here (:meth:`drop_inherited`)."""
-        if self._pid != os.getpid():
+        pool = self._pool
+        if pool is None or self._pid != os.getpid():
             with _FORK_LOCK:
                 self._leave_parents_pool()
                 if self._pool is None and not self._closed:
                     self._open_pool()
-        pool = self._pool
+                pool = self._pool
         if pool is None:  # closed in this process before its first use here
             raise ClosedError("the store is closed")
         return pool
@@ -1095,7 +1104,7 @@ class PostgresStore(Store):
     def _session(self, what: str, snapshot: bool = False) -> Iterator[Any]:
         """A cursor for one read attempt: in a read-only transaction when ``snapshot`` (several statements that must
         agree) or when the store is read-only, else autocommit. Inside :meth:`reading`, the block's transaction."""
-        pinned = getattr(self._local, "conn", None)
+        pinned = self._pinned()
         if pinned is not None:
             yield pinned.cursor()
             return
@@ -1120,7 +1129,7 @@ class PostgresStore(Store):
 
     def _read(self, what: str, body: Callable[[Any], Any], snapshot: bool = False) -> Any:
         """Run ``body(cursor)`` as one read, retried on another connection when the connection is lost."""
-        pinned = getattr(self._local, "conn", None)
+        pinned = self._pinned()
         if pinned is not None:  # inside reading(): one transaction, no retry here (read_consistently retries)
             try:
                 return body(pinned.cursor())
@@ -1147,7 +1156,7 @@ class PostgresStore(Store):
     def reading(self) -> Iterator[None]:
         """A block whose reads all see one state of the store (one ``REPEATABLE READ`` read-only transaction on a
         connection kept for the block). A lost connection inside the block raises instead of retrying."""
-        if getattr(self._local, "conn", None) is not None:
+        if self._pinned() is not None:
             yield
             return
         what = "reading the store"
@@ -1175,10 +1184,13 @@ class PostgresStore(Store):
 
         conn = self._retrying(what, begin)
         self._local.conn = conn
+        pid = os.getpid()
         try:
             yield
         finally:
             self._local.conn = None
+            if os.getpid() != pid:  # forked inside the block: the connection and its transaction are the parent's
+                return
             if not conn.closed:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute("COMMIT")
@@ -1187,7 +1199,7 @@ class PostgresStore(Store):
     def read_consistently(self, read: Callable[[], Any]) -> Any:
         """``read()`` in one :meth:`reading` block; when the block's connection is lost (a server restart, a
         terminated backend), ``read`` runs again in a new block on another connection, retried like every read."""
-        if getattr(self._local, "conn", None) is not None:  # inside a block already: its snapshot is the caller's
+        if self._pinned() is not None:  # inside a block already: its snapshot is the caller's
             return read()
 
         def attempt() -> Any:
