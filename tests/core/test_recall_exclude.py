@@ -134,7 +134,7 @@ def _reference(mem: Memory, monkeypatch, query: str, budget: int, shown: set[int
         keep.sort()
         return rows[keep], scores[keep], exponent
 
-    def capture(ranked, budget, load_texts, copies=None):
+    def capture(ranked, budget, load_texts, copies=None, newest=None):  # its texts hold no machine outputs
         seen["order"] = [p for p in ranked if p.key not in shown]
         return real_pack(seen["order"], budget, load_texts, unshown_copies if copies is not None else None)
 

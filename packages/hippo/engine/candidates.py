@@ -15,6 +15,7 @@ from hippo.engine.truth import rank as truth_rank
 from hippo.engine.truth.state import GRANULARITIES
 from hippo.index.coindex import ROLES
 from hippo.store.base import MessageRow
+from hippo.text import masking
 
 _DAY_GRANULARITIES = (GRANULARITIES.index("day"), GRANULARITIES.index("caller"))
 
@@ -52,7 +53,7 @@ def pieces(state: NamespaceState, rows: np.ndarray, pred: Callable[[MessageRow],
         maybe_label = maybe_stale = events = None
     cols = zip(ids, rows.tolist(), lengths[rows].astype(np.int64).tolist(), idx.speaker.a[rows].tolist(),
                idx.role.a[rows].tolist(), idx.ts.a[rows].tolist(), idx.session.a[rows].tolist(),
-               idx.seqs.a[rows].tolist(), idx.digests[rows].tolist())
+               idx.seqs.a[rows].tolist(), idx.near_keys[rows].tolist())
     speakers, sessions = idx.speakers, idx.sessions
     offsets = idx.utc_offset.a[rows]
     current = scope is not None and scope.current
@@ -105,6 +106,46 @@ def copy_times(state: NamespaceState, pred: Callable[[MessageRow], bool] | None,
         return [q.ts for q in pieces(state, rows, pred, scope)]
 
     return times
+
+
+def newest_copy(state: NamespaceState, pred: Callable[[MessageRow], bool] | None, scope: Scope | None,
+                excluded: frozenset[int] = frozenset(), question: str = "") -> Callable[[Piece], Piece | None]:
+    """For :func:`hippo.engine.pack.pack`: the piece to show for a machine output standing for its near-duplicates
+    (:attr:`~hippo.index.coindex.NamespaceIndex.near_keys`): the newest copy (by when it was said, then by order)
+    that ``pred``, ``scope`` and ``excluded`` admit, its text read; None where that is the piece's own text, or
+    where ``question`` names a value (a run of letters and digits holding a digit: an id, a time, a count,
+    :func:`hippo.text.masking.values`) the piece's text holds and the newest's does not: the question asked for
+    that copy."""
+    idx = state.index
+    plain = pred is None and (scope is None or not (scope.filters or scope.ordering))
+    gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
+    asked = masking.values(question) if question else set()
+
+    def newest(p: Piece) -> Piece | None:
+        row = idx.row_of[p.key]
+        if idx.near_keys[row] == idx.digests[row]:  # no machine output: its copies are the same text
+            return None
+        rows = idx.copies_of(row)
+        if gone is not None and rows.size:
+            rows = rows[~np.isin(idx.ids.a[rows], gone)]
+        ts = idx.ts.a[rows]
+        rows = rows[np.lexsort((idx.seqs.a[rows], np.where(ts == ts, ts, -np.inf)))[::-1]]  # newest first
+        if not plain:
+            admitted = {q.key for q in pieces(state, rows, pred, scope)}
+            rows = rows[np.isin(idx.ids.a[rows], np.fromiter(admitted, dtype=np.int64, count=len(admitted)))]
+        if rows.size == 0 or int(rows[0]) == row:
+            return None
+        last = int(rows[0])
+        if idx.digests[last] == idx.digests[row] and idx.doc_lengths()[last] == idx.doc_lengths()[row]:
+            return None  # an exact copy of the piece: the same line
+        text = idx.texts_of([last])[0]
+        if asked & (masking.values(p.text) - masking.values(text)):
+            return None
+        (q,) = pieces(state, np.asarray([last], dtype=np.int64), None, scope, {last})
+        q.text = text
+        return q
+
+    return newest
 
 
 def stand_ins(state: NamespaceState, rows: np.ndarray, scores: np.ndarray, repeated: set[int],

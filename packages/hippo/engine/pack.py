@@ -15,8 +15,11 @@ the text was written and over which days ("user (22 times, 3 May 2023 to 9 June 
 whole history, as far as the recall's filter admits, the messages it excludes left out); the budget goes to the next
 distinct message. Copies are found among the candidates, where they compete for the context (a piece marked
 ``repeated`` stands for the copies the candidate lists dropped: :func:`hippo.index.channels.top_texts`): a line whose
-copies all rank far below it carries no count. Only exact copies collapse: a text that differs in one character (a later
-temperature, another count) may be the answer.
+copies all rank far below it carries no count. A text that differs in one character (a later temperature, another
+count) may be the answer, and is a line of its own; only a machine output's near-duplicates (the same text once its
+times, counters and ids are masked: :mod:`hippo.text.masking`, a health check polled all day) are its copies too.
+Their line shows the newest of them the recall admits (the state the output reports now), unless the question names
+a value the copy packed holds and the newest does not (a request id, a time): then the copy packed is shown.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from functools import lru_cache
 from typing import Callable
 
 from hippo.base.timeutil import fmt_date, fmt_day
-from hippo.text import tokenizer
+from hippo.text import masking, tokenizer
 
 
 @dataclass
@@ -275,14 +278,25 @@ def ordered(pieces: list[Piece]) -> list[Piece]:
     return [p for ps in _sessions(pieces) for p in ps]
 
 
+def same_text(a: str, b: str) -> bool:
+    """Whether two texts of one voice are copies: the same text, or machine outputs the same once masked."""
+    if a == b:
+        return True
+    m = masking.masked(a)
+    return m is not None and m == masking.masked(b)
+
+
 def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]],
-         copies: Callable[[Piece], list[float | None]] | None = None) -> tuple[list[Piece], str, int]:
+         copies: Callable[[Piece], list[float | None]] | None = None,
+         newest: Callable[[Piece], Piece | None] | None = None) -> tuple[list[Piece], str, int]:
     """Greedy packing of whole messages in rank order; a message that does not fit is skipped, not cut, and a copy
     of a text already packed is not packed again: the packed line stands for it (:func:`_repeats`). ``copies``
     gives, for a packed piece found to have a copy among the candidates or marked ``repeated`` (its copies were
     collapsed into it where the candidates were listed), the times of all its other copies the caller admits (else
-    those among the candidates are counted). Texts are read where two pieces share a digest
-    (to confirm the copy), and the rest at the end, in one ``load_texts`` call."""
+    those among the candidates are counted). Texts are read where two pieces share a copy key
+    (to confirm the copy: :func:`same_text`), and the rest at the end, in one ``load_texts`` call. ``newest`` gives,
+    for a packed piece standing for the near-duplicates of a machine output, the piece (its text read) to show in
+    its place, or None to keep it: the line then shows that one, when the budget has room for it."""
     chosen: list[Piece] = []
     groups: set[str] = set()
     by_digest: dict[tuple, Piece] = {}  # (digest, role, speaker): a copy is the same text in the same voice
@@ -301,7 +315,7 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
             for q, text in zip(todo, load_texts(todo)):
                 q.text = text
                 loaded.add(id(q))
-            if kept.text == p.text:
+            if same_text(kept.text, p.text):
                 if id(kept) not in counted:
                     before = line_cost(kept)
                     if copies is not None:
@@ -330,6 +344,27 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
             by_digest.setdefault((p.digest, p.role, p.speaker), p)
         groups.add(g)
         used += cost
+    if newest is not None:
+        for k, p in enumerate(chosen):
+            if id(p) not in counted or not p.copies:
+                continue
+            q = newest(p)
+            if q is None:
+                continue
+            q.copies = list(p.copies)
+            if q.ts in q.copies:  # the copies of q are p's others, q's own time out and p's in
+                q.copies.remove(q.ts)
+            q.copies.append(p.ts)
+            cost = line_cost(q) - line_cost(p)
+            g = _group_key(q)
+            if g not in groups:
+                cost += _cached_count(_header(q)) + 1
+            if used + cost > budget:
+                continue
+            chosen[k] = q
+            loaded.add(id(q))
+            groups.add(g)
+            used += cost
     todo = [p for p in chosen if id(p) not in loaded]
     for p, text in zip(todo, load_texts(todo)):
         p.text = text

@@ -12,7 +12,7 @@ import numpy as np
 
 from hippo.base.types import Hit, Recall
 from hippo.engine import pack, topdown
-from hippo.engine.candidates import copy_times, pieces, stand_ins
+from hippo.engine.candidates import copy_times, newest_copy, pieces, stand_ins
 from hippo.engine.items import make_item
 from hippo.engine.lifecycle import Life
 from hippo.engine.rank import exact_first, hits, rank
@@ -66,7 +66,8 @@ def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, 
     ranked = [p for p in pieces(state, rows, pred, scope, repeated) if p.key not in excluded]
     chosen, text, tokens = pack.pack(ranked, budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
-                                     copy_times(state, pred, scope, excluded))
+                                     copy_times(state, pred, scope, excluded),
+                                     newest_copy(state, pred, scope, excluded, query))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,

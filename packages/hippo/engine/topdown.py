@@ -39,7 +39,7 @@ from hippo.base.timeutil import to_datetime
 from hippo.base.types import Recall
 from hippo.engine import evidence
 from hippo.engine import pack as context
-from hippo.engine.candidates import copy_times, stand_ins
+from hippo.engine.candidates import copy_times, newest_copy, stand_ins
 from hippo.engine.candidates import pieces as describe
 from hippo.engine.hierarchy.codes import similarity
 from hippo.engine.hierarchy.lazy import get_many
@@ -219,7 +219,8 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
     t = time.perf_counter()
     ranked = [by_id[k] for k in chosen_ids if k in by_id and k not in excluded]
     chosen, text, tokens = context.pack(ranked, budget, lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
-                                        copy_times(state, pred, ask.scope, excluded))
+                                        copy_times(state, pred, ask.scope, excluded),
+                                        newest_copy(state, pred, ask.scope, excluded, ask.text))
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in context.ordered(chosen) if p.key in meta]
     if mode == "evidence" and hier is not None and messages:

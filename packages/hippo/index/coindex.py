@@ -29,7 +29,7 @@ from hippo.base.lru import LRU
 from hippo.base.timeutil import is_utc_offset
 from hippo.native import ByteTable, DynamicWaveletMatrix, ri_signatures
 from hippo.store.base import MessageRow
-from hippo.text import lexicon, places, textnorm, tokenizer
+from hippo.text import lexicon, masking, places, textnorm, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
 # A turn of one message of at most this many cl100k tokens between two turns of another voice can be a continuer
@@ -210,6 +210,7 @@ class NamespaceIndex:
         self._signatures: DynamicWaveletMatrix | None = None  # see :attr:`signatures`
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
         self._digest = GrowArray(np.uint64)            # see :attr:`digests`
+        self._near = GrowArray(np.uint64)              # see :attr:`near_keys`
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -323,6 +324,42 @@ class NamespaceIndex:
             lo = hi
         return out ^ (lengths.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
 
+    @property
+    def near_keys(self) -> np.ndarray:
+        """Per message, the key its near-duplicates share: for a machine output (:mod:`hippo.text.masking`: a
+        health check, a progress or log line) a 64-bit hash of its text with the changing fields (times, counters,
+        ids) masked, for any other text its :attr:`digests` (only its exact copies share it). Kept like
+        :attr:`digests`, and saved with the span table (made again from the tokens for a snapshot without them)."""
+        return self._near.view
+
+    def masked_rows(self) -> np.ndarray:
+        """Whether each message is a machine output whose near-duplicates are its copies (:attr:`near_keys`)."""
+        return self._near.view != self._digest.view
+
+    @staticmethod
+    def _near_of(tokens: np.ndarray, seg_ends: np.ndarray, digests: np.ndarray) -> np.ndarray:
+        """:attr:`near_keys` of consecutive messages ending at ``seg_ends`` in ``tokens``, their ``digests`` given.
+        Only messages of two or more tokens holding a digit can be machine outputs (every masked field holds one):
+        only those are decoded and masked."""
+        out = np.array(digests, dtype=np.uint64, copy=True)
+        ends = np.asarray(seg_ends, dtype=np.int64)
+        if ends.size == 0 or tokens.size == 0:
+            return out
+        starts = np.concatenate([[0], ends[:-1]])
+        digit = _digit_tokens()[np.asarray(tokens, dtype=np.int64)].astype(np.int64)
+        full = ends > starts
+        counts = np.zeros(ends.size, dtype=np.int64)
+        counts[full] = np.add.reduceat(digit, starts[full])
+        todo = np.flatnonzero(counts >= 2)
+        if todo.size:
+            bounds = np.cumsum(ends[todo] - starts[todo])
+            picked = np.concatenate([tokens[a:b] for a, b in zip(starts[todo].tolist(), ends[todo].tolist())])
+            for k, text in zip(todo.tolist(), _split_text(picked, bounds)):
+                got = masking.key(text)
+                if got is not None:
+                    out[k] = got
+        return out
+
     def rows_of_session(self, session_id: str | None) -> np.ndarray:
         """The rows (ascending) of the messages of ``session_id`` (None: the messages without a session)."""
         code = self._session_code.get(session_id)
@@ -331,17 +368,22 @@ class NamespaceIndex:
         return np.flatnonzero(self.session.view == code)
 
     def copies_of(self, row: int) -> np.ndarray:
-        """The rows that repeat ``row``: its tokens (digest and length) in the same voice (role and speaker),
-        ``row`` among them, ascending."""
-        d, lengths = self._digest.view, self.doc_lengths()
-        same = (d == d[row]) & (lengths[:d.size] == lengths[row])
+        """The rows that repeat ``row`` in the same voice (role and speaker), ``row`` among them, ascending: its
+        tokens (digest and length), or for a machine output its near-duplicates (:attr:`near_keys`: the same text
+        once times, counters and ids are masked)."""
+        d = self._near.view
+        same = d == d[row]
+        if d[row] == self._digest.a[row]:  # no machine output: the same tokens
+            lengths = self.doc_lengths()
+            same &= lengths[:d.size] == lengths[row]
         return np.flatnonzero(same & (self.role.view == self.role.a[row]) & (self.speaker.view == self.speaker.a[row]))
 
     def copy_keys(self, rows: np.ndarray) -> np.ndarray:
-        """Per row of ``rows``, a 64-bit key the copies of its text share: its digest (tokens and length) mixed
-        with its voice (role and speaker), as :meth:`copies_of` and a context's lines tell copies apart."""
+        """Per row of ``rows``, a 64-bit key the copies of its text share: its digest (tokens and length), or for a
+        machine output its near-duplicates' key (:attr:`near_keys`), mixed with its voice (role and speaker), as
+        :meth:`copies_of` and a context's lines tell copies apart."""
         rows = np.asarray(rows, dtype=np.int64)
-        return (np.asarray(self._digest.view[rows], dtype=np.uint64)
+        return (np.asarray(self._near.view[rows], dtype=np.uint64)
                 ^ (self.role.view[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
                 ^ (self.speaker.view[rows].astype(np.int64).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
 
@@ -363,7 +405,9 @@ class NamespaceIndex:
         if self._signatures is not None:
             self._signatures.extend(self._signatures_of(tokens, seg_ends))
         self._glue.extend(self._glue_of(tokens, seg_ends))
-        self._digest.extend(self._digests_of(tokens, seg_ends))
+        digests = self._digests_of(tokens, seg_ends)
+        self._digest.extend(digests)
+        self._near.extend(self._near_of(tokens, seg_ends, digests))
         self._append_columns(rows, seg_ends + base)
 
     def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
@@ -428,6 +472,9 @@ class NamespaceIndex:
                                     else self._glue_of(tokens, np.cumsum(lengths)), fill=False)
         self._digest = GrowArray.wrap(digest[keep].copy() if digest.size == n
                                       else self._digests_of(tokens, np.cumsum(lengths)))
+        near = self._near.view
+        self._near = GrowArray.wrap(near[keep].copy() if near.size == n
+                                    else self._near_of(tokens, np.cumsum(lengths), self._digest.view))
         for name, values in cols.items():
             old = getattr(self, name)
             g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
@@ -470,7 +517,11 @@ class NamespaceIndex:
         arrays = {name: getattr(self, name).view for name in self._COLUMNS}
         arrays["lengths"] = np.diff(self.ends.view, prepend=0)
         meta = {"speakers": self.speakers, "sessions": self.sessions, "last_seq": self.last_seq,
-                "n_tokens": self.n_tokens}
+                "n_tokens": self.n_tokens, "near_rule": masking.RULE}
+        # the machine outputs' near-duplicate keys (the other messages' are their digests, made on a load)
+        masked = np.flatnonzero(self.masked_rows())
+        arrays["near_rows"] = masked.astype(np.int64)
+        arrays["near_keys"] = self._near.view[masked].copy()
         # the words of several tokens (:meth:`slips`), read up to the end of the stream first: each snapshot reads
         # only what was appended since the last read, and a restart finds them read
         with self._pos_lock:
@@ -532,6 +583,10 @@ class NamespaceIndex:
             raise ValueError(f"{tokens.size} tokens given for a Content stream of {n_tokens}")
         idx._glue = GrowArray.wrap(cls._glue_of(tokens, idx.ends.view), fill=False)
         idx._digest = GrowArray.wrap(cls._digests_of(tokens, idx.ends.view))
+        near = cls._saved_near(meta, arrays, keep, idx._digest.view)
+        if near is None:
+            near = cls._near_of(tokens, idx.ends.view, idx._digest.view)
+        idx._near = GrowArray.wrap(near)
         idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")
@@ -552,6 +607,26 @@ class NamespaceIndex:
                 if (counts > 0).all():
                     idx._word_counts = dict(zip(listed, counts.tolist()))
         return idx
+
+    @staticmethod
+    def _saved_near(meta: dict, arrays: dict[str, np.ndarray], keep: np.ndarray, digests: np.ndarray
+                    ) -> np.ndarray | None:
+        """:attr:`near_keys` of the kept rows from a snapshot's saved ones, or None when it has none made by this
+        version's rule (a snapshot written before they were saved, or by another rule): then they are made again
+        from the tokens."""
+        rows, keys = arrays.get("near_rows"), arrays.get("near_keys")
+        if meta.get("near_rule") != masking.RULE or rows is None or keys is None:
+            return None
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.ndim != 1 or np.shape(keys) != rows.shape or (rows.size and (
+                int(rows.min()) < 0 or int(rows.max()) >= keep.size or (np.diff(rows) <= 0).any())):
+            raise ValueError("near-duplicate keys disagree with the span table")
+        full = np.array(digests, dtype=np.uint64, copy=True)
+        # row numbers after the deleted rows are dropped
+        new_row = np.cumsum(keep) - 1
+        alive = keep[rows]
+        full[new_row[rows[alive]]] = np.asarray(keys, dtype=np.uint64)[alive]
+        return full
 
     # -- reading --------------------------------------------------------------------------------------------
     def span(self, row: int) -> tuple[int, int]:
@@ -1327,6 +1402,13 @@ class NamespaceIndex:
         if not found:
             return np.zeros(0, dtype=np.int64)
         return np.unique(np.concatenate(found))
+
+
+@lru_cache(maxsize=1)
+def _digit_tokens() -> np.ndarray:
+    """Whether each token id's bytes hold an ASCII digit."""
+    digits = frozenset(b"0123456789")
+    return np.fromiter((any(b in digits for b in t) for t in tokenizer.token_bytes()), dtype=bool)
 
 
 @lru_cache(maxsize=1)

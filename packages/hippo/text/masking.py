@@ -1,0 +1,76 @@
+"""Machine outputs that differ only in their changing fields: a health check polled all day
+(``{"status":"ok","ts":"2026-03-01T10:00:07Z","uptime_s":3607,"req":"9f1c2ab3"}``), a job's progress line, a log line
+with its timestamp and request id. Their texts are never equal, so exact copies do not find them; with the fields
+that change masked they are.
+
+:func:`masked` replaces, left to right, each UUID, date-time with seconds (``2026-03-01T10:00:07Z``,
+``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), hex id (8 or more hex digits holding a digit
+and a letter, ``0x`` allowed) and run of ASCII digits with a placeholder of its kind. A text counts as a machine
+output, and gets a masked text, only when it holds
+
+- at least :data:`MIN_FIELDS` masked fields,
+- at least one of them a machine field: a UUID, a time with seconds or a hex id (a chat line does not write those;
+  "I ran 5 km" and "I ran 7 km", or "my appointment is on 2024-05-10 at 10:30", hold none), and
+- at least :data:`MIN_CHARS` characters once masked (a short status such as "ok 12:00:01 #4" stays itself).
+
+Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+MIN_FIELDS = 2
+MIN_CHARS = 24
+#: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
+RULE = 1
+
+_HEX = "[0-9A-Fa-f]"
+_FIELDS = re.compile(
+    "|".join((
+        rf"(?P<U>(?<![0-9A-Za-z]){_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}(?![0-9A-Za-z]))",
+        r"(?P<T>(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
+        r"(?:Z|[+-][0-9]{2}:?[0-9]{2}(?![0-9]))?(?![0-9]))",
+        rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
+        r"(?P<N>[0-9]+)",
+    )))
+_MACHINE = frozenset("UTH")
+# a hex id and a run of digits are one kind: an id drawn at random may hold no letter ("07923986")
+_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "H": "\x00N", "N": "\x00N"}
+
+
+def masked(text: str) -> str | None:
+    """``text`` with its changing fields masked when it reads as a machine output (the module's rule), else None.
+    Two texts with the same masked text are near-duplicates."""
+    fields = machine = 0
+    parts: list[str] = []
+    at = 0
+    for m in _FIELDS.finditer(text):
+        kind = m.lastgroup
+        fields += 1
+        machine += kind in _MACHINE
+        parts.append(text[at:m.start()])
+        parts.append(_PLACEHOLDER[kind])
+        at = m.end()
+    if fields < MIN_FIELDS or not machine:
+        return None
+    parts.append(text[at:])
+    out = "".join(parts)
+    return out if len(out) >= MIN_CHARS else None
+
+
+def key(text: str) -> int | None:
+    """A 64-bit key of :func:`masked` text (None when ``text`` is no machine output): near-duplicates share it."""
+    m = masked(text)
+    if m is None:
+        return None
+    return int.from_bytes(hashlib.blake2b(m.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+_ATOMS = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z]*")
+
+
+def values(text: str) -> set[str]:
+    """The runs of letters and digits holding a digit that ``text`` writes (``"2026"``, ``"9f1c2ab3"``), of two
+    characters or more, lowercased: what tells one near-duplicate from another, and what a question may name."""
+    return {v.lower() for v in _ATOMS.findall(text) if len(v) >= 2}

@@ -1,0 +1,255 @@
+"""A machine output's near-duplicates (the same text once its times, counters and ids are masked: a health check
+polled all day) are copies of one text: one line in a context, the newest of them shown with their count and days
+(hippo.text.masking, NamespaceIndex.near_keys, hippo.engine.pack). Checked against hand-written cases, against
+groups known by construction over random histories, and through deletions and snapshots with and without the
+saved keys."""
+
+from __future__ import annotations
+
+import random
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+from hippo import Memory
+from hippo.index.coindex import NamespaceIndex
+from hippo.native import DynamicWaveletMatrix
+from hippo.store import snapshot
+from hippo.text import masking, tokenizer
+
+T0 = 1_772_359_200  # 1 March 2026 10:00:00 UTC
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _health(i: int, rng: random.Random, step: int = 30, start: float = T0) -> str:
+    return '{"status":"ok","ts":"%s","uptime_s":%d,"req":"%08x"}' % (
+        _iso(start + 7 + step * i), 3607 + step * i, rng.getrandbits(32))
+
+
+def _checks(mem: Memory, n: int, step: int = 30, start: float = T0) -> list:
+    rng = random.Random(1)
+    return mem.add_many({"text": _health(i, rng, step, start), "role": "tool", "speaker": "health",
+                         "session_id": "ops", "timestamp": start + 7 + step * i} for i in range(n))
+
+
+def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
+    assert masking.masked('{"status":"ok","ts":"2026-03-01T10:00:07Z","uptime_s":3607,"req":"9f1c2ab3"}') == \
+        '{"status":"ok","ts":"\x00T","uptime_s":\x00N,"req":"\x00N"}'
+    assert masking.masked("backup done at 2026-03-01 02:00:13,123 with 4123 files") == \
+        "backup done at \x00T with \x00N files"
+    assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 12 rows") == \
+        "job \x00U finished, \x00N rows"
+    # chat lines: no time with seconds, no UUID, no hex id; or too few fields; or too short once masked
+    for text in ("I ran 5 km", "I ran 5 km in 32 minutes on day 3 of 10", "my appointment is on 2024-05-10 at 10:30",
+                 '{"city": "Dublin", "temp_c": 11}', "the deadbeef cafe opens at 10:00:00",
+                 "ok 12:00:01 #4", "ok", "lol", ""):
+        assert masking.masked(text) is None, text
+    # the same output with other values has the same key; another text has another
+    a = masking.key('{"status":"ok","ts":"2026-03-01T10:00:07Z","uptime_s":3607,"req":"9f1c2ab3"}')
+    b = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
+    c = masking.key('{"status":"down","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
+    assert a == b != c and None not in (a, b, c)
+
+
+def test_health_checks_take_one_line_the_newest_with_their_count():
+    # 1,000 checks: before, a 500-token context held twelve of them, one line each
+    with Memory(None) as mem:
+        checks = _checks(mem, 1000)
+        down = mem.add("The payments service went down at 11:40 because the database disk filled up", role="user",
+                       session_id="ops2", timestamp=T0 + 40_000)
+        rc = mem.recall("what is the status of the service health check?", budget_tokens=500)
+        lines = [line for line in rc.text.splitlines() if not line.startswith("[")]
+        assert lines == [f"health (1000 times): {checks[-1].text}", f"user: {down.text}"]
+        assert rc.repeats == {checks[-1].id: 1000}
+        assert [m.id for m in rc.messages] == [checks[-1].id, down.id]
+        assert rc.tokens == tokenizer.count_tokens(rc.text) <= 500
+
+
+def test_near_copies_do_not_crowd_out_the_message_that_answers():
+    # before: 300 tokens held six health checks of db-2, and never the message saying what was wrong with it
+    with Memory(None) as mem:
+        disk = mem.add("The disk on db-2 filled up overnight, so writes fail", role="user", session_id="ops0",
+                       timestamp=T0 - 100)
+        rng = random.Random(2)
+        checks = mem.add_many({"text": '{"status":"ok","service":"db-2","ts":"%s","uptime_s":%d,"req":"%08x"}' % (
+            _iso(T0 + 30 * i), 3607 + 30 * i, rng.getrandbits(32)), "role": "tool", "speaker": "health",
+            "session_id": "ops", "timestamp": T0 + 30 * i} for i in range(1000))
+        for question in ("what is wrong with db-2?", "db-2 status"):
+            rc = mem.recall(question, budget_tokens=300)
+            assert sorted(m.id for m in rc.messages) == [disk.id, checks[-1].id]
+
+
+def test_the_line_counts_the_days_and_what_the_recall_admits():
+    day = 86_400
+    with Memory(None) as mem:
+        midnight = T0 - 36_000
+        checks = _checks(mem, 90, step=day // 30, start=midnight)  # 1 to 3 March, thirty a day
+        rc = mem.recall("health check status", budget_tokens=300, exclude=[checks[-1].id, checks[-2].id])
+        assert f"health (88 times, 1 March 2026 to 3 March 2026): {checks[-3].text}" in rc.text.splitlines()
+        rc = mem.recall("health check status", budget_tokens=300, until=midnight + day)
+        assert f"health (30 times): {checks[29].text}" in rc.text.splitlines()
+        rc = mem.recall("health check status", budget_tokens=300, filter={"session_id": "ops"})
+        assert f"health (90 times, 1 March 2026 to 3 March 2026): {checks[-1].text}" in rc.text.splitlines()
+
+
+def test_a_question_naming_a_value_of_one_copy_gets_that_copy():
+    with Memory(None) as mem:
+        checks = _checks(mem, 200)
+        asked = checks[57]
+        req = asked.text.rsplit('"req":"', 1)[1][:8]
+        rc = mem.recall(f"what did the health check with request {req} report?", budget_tokens=300)
+        assert f"health (200 times): {asked.text}" in rc.text.splitlines()
+        assert rc.repeats == {asked.id: 200}
+
+
+def test_chat_lines_with_other_numbers_are_not_copies():
+    with Memory(None) as mem:
+        texts = ["I ran 5 km in 32 minutes this morning", "I ran 7 km in 41 minutes this morning",
+                 "my appointment is on 2024-05-10 at 10:30", "my appointment is on 2024-06-02 at 09:15"]
+        for k, text in enumerate(texts):
+            mem.add(text, role="user", session_id="a", timestamp=T0 + k)
+        rc = mem.recall("how far did I run and when is my appointment?", budget_tokens=300)
+        assert sorted(m.text for m in rc.messages) == sorted(texts) and rc.repeats == {}
+
+
+def test_near_copies_are_of_one_voice():
+    with Memory(None) as mem:
+        rng = random.Random(3)
+        for k in range(4):
+            mem.add(_health(k, rng), role="tool", speaker="health", session_id="a", timestamp=T0 + k)
+        mem.add(_health(9, rng), role="tool", speaker="probe", session_id="a", timestamp=T0 + 9)
+        rc = mem.recall("health status", budget_tokens=300)
+        assert [line.split(":", 1)[0] for line in rc.text.splitlines()[1:]] == ["health (4 times)", "probe"]
+
+
+_MACHINE = [  # (template, fields): each field a function of a random generator
+    ('{"status":"ok","ts":"%s","uptime_s":%d,"req":"%s"}',
+     (lambda r: _iso(T0 + r.randrange(10**6)), lambda r: r.randrange(10**7), lambda r: "%08x" % r.getrandbits(32))),
+    ("[%s] GET /health 200 in %dms", (lambda r: _iso(T0 + r.randrange(10**6)).replace("T", " ")[:-1],
+                                      lambda r: r.randrange(1000))),
+    ("job %s finished: %d rows, %d errors", (lambda r: str(uuid.UUID(int=r.getrandbits(128))),
+                                             lambda r: r.randrange(10**5), lambda r: r.randrange(3))),
+    ("deploy %s of build %d done at %s", (lambda r: "%012x" % r.getrandbits(48), lambda r: r.randrange(10**4),
+                                          lambda r: _iso(T0 + r.randrange(10**6))[11:19])),
+]
+_CHAT = ["I ran %d km today", "we need %d chairs and %d tables", "my appointment is on 2024-05-%02d at 10:%02d",
+         "ok", "lol", "see you at %d"]
+
+
+def _history(rng: random.Random, n: int) -> list[tuple[str, str, str, tuple]]:
+    """(text, role, speaker, group) with the group known by construction: a machine template and its voice, or
+    the exact text and its voice."""
+    out = []
+    for _ in range(n):
+        role, speaker = rng.choice([("tool", "health"), ("tool", "ci"), ("user", "Ann")])
+        if rng.random() < 0.6:
+            k = rng.randrange(len(_MACHINE))
+            template, fields = _MACHINE[k]
+            text = template % tuple(f(rng) for f in fields)
+            out.append((text, role, speaker, ("machine", k, role, speaker)))
+        else:
+            template = rng.choice(_CHAT)
+            text = template % tuple(rng.randrange(1, 4) for _ in range(template.count("%")))
+            out.append((text, role, speaker, ("text", text, role, speaker)))
+    return out
+
+
+def _check_groups(idx: NamespaceIndex, groups: list[tuple]) -> None:
+    assert len(idx) == len(groups)
+    by_group: dict[tuple, list[int]] = {}
+    for row, g in enumerate(groups):
+        by_group.setdefault(g, []).append(row)
+    for row, g in enumerate(groups):
+        assert idx.copies_of(row).tolist() == by_group[g], (row, g)
+    keys = idx.copy_keys(np.arange(len(groups))).tolist()
+    assert all((keys[a] == keys[b]) == (groups[a] == groups[b]) for a in range(len(groups))
+               for b in range(a, len(groups)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_near_copies_match_groups_known_by_construction(seed, tmp_path):
+    """Random histories of machine outputs (health checks, log lines, job and deploy reports with random times,
+    counters, UUIDs and hex ids) and chat lines holding numbers: the rows the index calls copies of each row are
+    exactly those of its template in its voice (machine outputs) or of its text in its voice (chat lines), after
+    appends, after a deletion and after a reopening from the snapshots."""
+    rng = random.Random(seed)
+    history = _history(rng, rng.randint(20, 300))
+    path = str(tmp_path / "m.db")
+    with Memory(path) as mem:
+        items = mem.add_many({"text": t, "role": r, "speaker": s, "timestamp": T0 + k}
+                             for k, (t, r, s, _) in enumerate(history))
+        idx = mem.engine.state().index
+        _check_groups(idx, [g for *_, g in history])
+        gone = set(rng.sample(range(len(items)), len(items) // 4))
+        mem.delete([items[k].id for k in gone])
+        kept = [g for k, (*_, g) in enumerate(history) if k not in gone]
+        _check_groups(mem.engine.state().index, kept)
+        with mem.engine.rt.lock.write():
+            mem.engine.state().save_derived(force=True)
+    with Memory(path) as mem:
+        _check_groups(mem.engine.state().index, kept)
+
+
+@pytest.mark.parametrize("saved", [True, False])
+def test_a_snapshot_without_the_keys_makes_them_again(saved):
+    """A snapshot saved before the near-duplicate keys were (or by another rule) gives the same keys, made from the
+    tokens on the load; one that has them gives them without masking any text. Messages deleted since the snapshot
+    are dropped from the keys as from every column."""
+    from hippo.index import coindex
+
+    rng = random.Random(11)
+    history = _history(rng, 200)
+    with Memory(None) as mem:
+        mem.add_many({"text": t, "role": r, "speaker": s} for t, r, s, _ in history)
+        idx = mem.engine.state().index
+        meta, arrays = idx.to_snapshot()
+        if not saved:
+            meta = {k: v for k, v in meta.items() if k != "near_rule"}
+            arrays = {k: v for k, v in arrays.items() if k not in ("near_rows", "near_keys")}
+        meta, arrays = snapshot.load(snapshot.dump(meta, arrays))
+        keep = np.ones(len(idx), dtype=bool)
+        keep[rng.sample(range(len(idx)), 50)] = False
+        tokens = idx.content.access_range(0, len(idx.content))[np.repeat(keep, np.diff(idx.ends.view, prepend=0))]
+        content = DynamicWaveletMatrix(idx.content.bits)
+        content.extend(tokens)
+        masked: list[int] = []
+        real = coindex.NamespaceIndex._near_of
+        try:
+            coindex.NamespaceIndex._near_of = staticmethod(
+                lambda t, e, d: masked.append(len(e)) or real(t, e, d))
+            back = NamespaceIndex.from_snapshot("default", mem.config, meta, arrays, keep, tokens.size, content,
+                                                tokens)
+        finally:
+            coindex.NamespaceIndex._near_of = staticmethod(real)
+        assert masked == ([] if saved else [int(keep.sum())])
+        assert back.near_keys.tolist() == idx.near_keys[keep].tolist()
+        _check_groups(back, [g for k, (*_, g) in enumerate(history) if keep[k]])
+
+
+def test_a_store_whose_snapshot_has_no_keys_collapses_its_checks_on_open(tmp_path, monkeypatch):
+    from hippo.index import coindex
+
+    path = str(tmp_path / "old.db")
+    real = coindex.NamespaceIndex.to_snapshot
+
+    def old_snapshot(self):  # as a version that saved no near-duplicate keys wrote it
+        meta, arrays = real(self)
+        meta.pop("near_rule")
+        arrays.pop("near_rows")
+        arrays.pop("near_keys")
+        return meta, arrays
+
+    monkeypatch.setattr(coindex.NamespaceIndex, "to_snapshot", old_snapshot)
+    with Memory(path) as mem:
+        checks = _checks(mem, 600)
+        with mem.engine.rt.lock.write():
+            mem.engine.state().save_derived(force=True)
+    monkeypatch.undo()
+    with Memory(path) as mem:
+        rc = mem.recall("health check status", budget_tokens=300)
+        assert f"health (600 times): {checks[-1].text}" in rc.text.splitlines()
