@@ -195,6 +195,24 @@ def test_near_copies_match_groups_known_by_construction(seed, tmp_path):
         _check_groups(mem.engine.state().index, kept)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_near_keys_group_as_the_masked_texts_do(seed):
+    """Random strings of digits, hex letters, separators and words (times, ids and counters appear by chance):
+    the index's near-duplicate groups, which decode and mask only the messages of two or more digit tokens, are the
+    groups of a slow walk masking every text (:func:`hippo.text.masking.masked`, the text itself where it gives
+    None) in its voice."""
+    rng = random.Random(100 + seed)
+    pieces = ["0", "7", "12", "2026-03-01", "T", " ", "10:00:07", "Z", ":", "-", "ab", "f3", "deadbeef", "9f1c2ab3",
+              '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) or "ok" for _ in range(400)]
+    voices = [rng.choice([("tool", None), ("user", "Ann")]) for _ in texts]
+    with Memory(None) as mem:
+        mem.add_many({"text": t, "role": r, "speaker": s} for t, (r, s) in zip(texts, voices))
+        groups = [(masking.masked(t) is not None, masking.masked(t) or t, v) for t, v in zip(texts, voices)]
+        assert any(g[0] for g in groups) and not all(g[0] for g in groups)
+        _check_groups(mem.engine.state().index, groups)
+
+
 @pytest.mark.parametrize("saved", [True, False])
 def test_a_snapshot_without_the_keys_makes_them_again(saved):
     """A snapshot saved before the near-duplicate keys were (or by another rule) gives the same keys, made from the

@@ -46,7 +46,7 @@ class Piece:
     seq: int
     text: str = ""
     note: str = ""         # e.g. "7 May 2023" (a resolved relative date) or "superseded 12 June 2023"
-    digest: int | None = None  # of the message's tokens (NamespaceIndex.digests): copies of one text share it
+    digest: int | None = None  # the copies of its text share it (NamespaceIndex.near_keys: its digest, or masked)
     copies: list[float | None] = field(default_factory=list)  # when the other copies this line stands for were said
     offset: float | None = None  # seconds east of UTC the timestamp was given with: its day is that calendar's
     repeated: bool = False  # it stands for copies of its text the candidate lists collapsed into it
@@ -299,7 +299,7 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
     its place, or None to keep it: the line then shows that one, when the budget has room for it."""
     chosen: list[Piece] = []
     groups: set[str] = set()
-    by_digest: dict[tuple, Piece] = {}  # (digest, role, speaker): a copy is the same text in the same voice
+    by_digest: dict[tuple, Piece] = {}  # (copy key, role, speaker): a copy is the same text in the same voice
     counted: set[int] = set()  # id() of the chosen pieces whose copies ``copies`` gave
     loaded: set[int] = set()
     used = 0
