@@ -271,3 +271,21 @@ def test_a_store_whose_snapshot_has_no_keys_collapses_its_checks_on_open(tmp_pat
     with Memory(path) as mem:
         rc = mem.recall("health check status", budget_tokens=300)
         assert f"health (600 times): {checks[-1].text}" in rc.text.splitlines()
+
+
+def test_near_copies_do_not_fill_the_rows_a_named_period_adds():
+    """A heartbeat stamped with its time and sequence number, 2,000 times in the week: the period's rows held
+    heartbeats only, and "What did I do last week?" never got the lease. One row of the period stands for them."""
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime(2024, 6, 14, 12, tzinfo=timezone.utc)
+    start = now - timedelta(days=9)
+    with Memory(None) as mem:
+        lease = mem.add("I signed the lease for the new flat in Leeds", role="user",
+                        timestamp=start + timedelta(hours=1))
+        at = [start + timedelta(hours=2, seconds=150 * i) for i in range(2000)]
+        beats = mem.add_many({"text": f"heartbeat ok at {t:%Y-%m-%dT%H:%M:%S} seq {i}", "role": "tool",
+                              "timestamp": t.timestamp()} for i, t in enumerate(at))
+        r = mem.recall("What did I do last week?", budget_tokens=300, asked_at=now)
+        assert lease.id in [m.id for m in r.messages]
+        assert f"tool (2000 times, 5 June 2024 to 9 June 2024): {beats[-1].text}" in r.text.splitlines()
