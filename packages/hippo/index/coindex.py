@@ -1407,8 +1407,14 @@ class NamespaceIndex:
 @lru_cache(maxsize=1)
 def _digit_tokens() -> np.ndarray:
     """Whether each token id's bytes hold an ASCII digit."""
-    digits = frozenset(b"0123456789")
-    return np.fromiter((any(b in digits for b in t) for t in tokenizer.token_bytes()), dtype=bool)
+    table = tokenizer.token_bytes()
+    lengths = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
+    data = np.frombuffer(b"".join(table), dtype=np.uint8)
+    digit = ((data >= ord("0")) & (data <= ord("9"))).astype(np.int64)
+    out = np.zeros(len(table), dtype=bool)
+    full = lengths > 0
+    out[full] = np.add.reduceat(digit, (np.cumsum(lengths) - lengths)[full]) > 0
+    return out
 
 
 @lru_cache(maxsize=1)
