@@ -44,6 +44,12 @@ def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
         "backup done at \x00T with \x00N files"
     assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 12 rows") == \
         "job \x00U finished, \x00N rows"
+    assert masking.masked("[2026-03-01 10:00:07] GET /health 200 in 33ms, cpu 0.53") == \
+        "[\x00T] GET /health \x00N in \x00Nms, cpu \x00N.\x00N"
+    # a number written onto a name is the name's: web-3 and web-4, JIRA-4412 and JIRA-4413 are other outputs
+    for name in ("web-3", "db_2", "s3", "JIRA-4412"):
+        assert masking.masked(f'{{"host":"{name}","ts":"2026-03-01T10:00:07Z","uptime_s":3607}}') == \
+            f'{{"host":"{name}","ts":"\x00T","uptime_s":\x00N}}'
     # chat lines: no time with seconds, no UUID, no hex id; or too few fields; or too short once masked
     for text in ("I ran 5 km", "I ran 5 km in 32 minutes on day 3 of 10", "my appointment is on 2024-05-10 at 10:30",
                  '{"city": "Dublin", "temp_c": 11}', "the deadbeef cafe opens at 10:00:00",
