@@ -59,7 +59,8 @@ def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
     a = masking.key('{"status":"ok","ts":"2026-03-01T10:00:07Z","uptime_s":3607,"req":"9f1c2ab3"}')
     b = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
     c = masking.key('{"status":"down","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
-    assert a == b != c and None not in (a, b, c)
+    d = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"dfbaaafa"}')
+    assert a == b == d != c and None not in (a, b, c, d)
 
 
 def test_health_checks_take_one_line_the_newest_with_their_count():

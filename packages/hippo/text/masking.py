@@ -4,15 +4,16 @@ with its timestamp and request id. Their texts are never equal, so exact copies 
 that change masked they are.
 
 :func:`masked` replaces, left to right, each UUID, date-time with seconds (``2026-03-01T10:00:07Z``,
-``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), hex id (8 or more hex digits holding a digit
-and a letter, ``0x`` allowed) and number (a run of ASCII digits, a unit may follow: ``3607``, ``33ms``, ``0.53``)
+``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), hex id (8 or more hex digits, ``0x``
+allowed) and number (a run of ASCII digits, a unit may follow: ``3607``, ``33ms``, ``0.53``)
 with a placeholder of its kind. A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``,
 ``iPhone15``) is part of the name, not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. A
 text counts as a machine output, and gets a masked text, only when it holds
 
 - at least :data:`MIN_FIELDS` masked fields,
-- at least one of them a machine field: a UUID, a time with seconds or a hex id (a chat line does not write those;
-  "I ran 5 km" and "I ran 7 km", or "my appointment is on 2024-05-10 at 10:30", hold none), and
+- at least one of them a machine field: a UUID, a time with seconds or a hex id holding a digit and a letter (a chat
+  line does not write those; "I ran 5 km" and "I ran 7 km", or "my appointment is on 2024-05-10 at 10:30", hold
+  none), and
 - at least :data:`MIN_CHARS` characters once masked (a short status such as "ok 12:00:01 #4" stays itself).
 
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text."""
@@ -34,11 +35,13 @@ _FIELDS = re.compile(
         r"(?P<T>(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
         r"(?:Z|[+-][0-9]{2}:?[0-9]{2}(?![0-9]))?(?![0-9]))",
         rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
+        # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
+        rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
         r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]+)",
     )))
 _MACHINE = frozenset("UTH")
-# a hex id and a run of digits are one kind: an id drawn at random may hold no letter ("07923986")
-_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "H": "\x00N", "N": "\x00N"}
+# a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
+_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "H": "\x00N", "X": "\x00N", "N": "\x00N"}
 
 
 def masked(text: str) -> str | None:
