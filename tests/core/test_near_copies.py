@@ -296,3 +296,33 @@ def test_near_copies_do_not_fill_the_rows_a_named_period_adds():
         r = mem.recall("What did I do last week?", budget_tokens=300, asked_at=now)
         assert lease.id in [m.id for m in r.messages]
         assert f"tool (2000 times, 5 June 2024 to 9 June 2024): {beats[-1].text}" in r.text.splitlines()
+
+
+@pytest.mark.parametrize("budget", [30, 45, 60, 90, 160, 333, 700])
+def test_contexts_with_near_copies_stay_within_budget_and_count_every_copy(budget):
+    """Health checks of two hosts and job reports among chat lines: every context is within its budget (counted
+    exactly), holds each output once, and a line standing for near-duplicates counts all of its output's; with
+    room, it shows the newest."""
+    rng = random.Random(budget)
+    written: list[tuple[str, str]] = []
+    with Memory(None) as mem:
+        for k in range(150):
+            kind = rng.choice(["web-3", "web-4", "job", "chat"])
+            if kind == "job":
+                text = f"job {uuid.UUID(int=rng.getrandbits(128))} finished at {_iso(T0 + k)}: {rng.randrange(99)} rows"
+            elif kind == "chat":
+                text = rng.choice(["did the deploy finish?", "web-4 looks slow today", "the job is still running"])
+            else:
+                text = '{"host":"%s","status":"ok","ts":"%s","req":"%08x"}' % (kind, _iso(T0 + k), rng.getrandbits(32))
+            written.append((kind, text))
+            mem.add(text, role="user" if kind == "chat" else "tool", session_id=f"s{k // 40}", timestamp=T0 + k)
+        rc = mem.recall("status of web-3, web-4 and the job", budget_tokens=budget)
+        assert rc.tokens == tokenizer.count_tokens(rc.text) <= budget
+        kinds = [next(kd for kd, t in written if t == m.text) for m in rc.messages]
+        outputs = [kd for kd in kinds if kd != "chat"]
+        assert len(outputs) == len(set(outputs))
+        for m, kd in zip(rc.messages, kinds):
+            n = sum(1 for k2, t in written if k2 == kd) if kd != "chat" else written.count((kd, m.text))
+            assert rc.repeats.get(m.id, 1) in ((1, n) if kd != "chat" else (1, n))
+            if kd != "chat" and rc.repeats.get(m.id) and budget >= 160:  # (a tight budget may lack the room)
+                assert m.text == [t for k2, t in written if k2 == kd][-1]  # the newest

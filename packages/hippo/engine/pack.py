@@ -356,13 +356,19 @@ def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], l
                 q.copies.remove(q.ts)
             q.copies.append(p.ts)
             cost = line_cost(q) - line_cost(p)
-            g = _group_key(q)
+            g, was = _group_key(q), _group_key(p)
+            # in another session (day), q brings its header unless one is there, and p's goes with p if p was alone
+            alone = g != was and all(_group_key(o) != was for o in chosen if o is not p)
+            if alone:
+                cost -= _cached_count(_header(p)) + 1
             if g not in groups:
                 cost += _cached_count(_header(q)) + 1
             if used + cost > budget:
                 continue
             chosen[k] = q
             loaded.add(id(q))
+            if alone:
+                groups.discard(was)
             groups.add(g)
             used += cost
     todo = [p for p in chosen if id(p) not in loaded]
