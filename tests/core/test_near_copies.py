@@ -326,3 +326,14 @@ def test_contexts_with_near_copies_stay_within_budget_and_count_every_copy(budge
             assert rc.repeats.get(m.id, 1) in ((1, n) if kd != "chat" else (1, n))
             if kd != "chat" and rc.repeats.get(m.id) and budget >= 160:  # (a tight budget may lack the room)
                 assert m.text == [t for k2, t in written if k2 == kd][-1]  # the newest
+
+
+def test_messages_an_agent_chose_are_packed_as_chosen():
+    """Agentic recall packs the messages its agent read and chose (Namespace.pack_ids): of two health checks it
+    chose, the first stays, its line counting the others, and is not replaced by the newest."""
+    with Memory(None) as mem:
+        checks = _checks(mem, 50)
+        rc = mem._ns.pack_ids("what did the checks report?", [checks[7].id, checks[9].id], 200, None)
+        assert [m.id for m in rc.messages] == [checks[7].id] and rc.repeats == {checks[7].id: 50}
+        rc = mem.recall("health check status", budget_tokens=200)
+        assert [m.id for m in rc.messages] == [checks[-1].id]

@@ -385,12 +385,13 @@ class Namespace:
             return recall_mod.recall(state, life, a, budget, pred, include_dormant, self.rt.llm, excluded)
 
     def pack_ids(self, query: str, ids: list[int], budget: int, pred: Predicate | None) -> Recall:
-        """The given messages packed in the given order into ``budget`` tokens, laid out like :meth:`recall`."""
+        """The given messages packed in the given order into ``budget`` tokens, laid out like :meth:`recall`; a line
+        shows the message given, not a newer near-duplicate of it (the caller chose it)."""
         state = self.state()
         with self.rt.lock.read():
             idx = state.index
             rows = np.asarray([idx.row_of[i] for i in ids if i in idx.row_of], dtype=np.int64)
-            return recall_mod.pack_rows(state, query, rows, budget, pred, None)
+            return recall_mod.pack_rows(state, query, rows, budget, pred, None, newest=False)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def _life(self) -> tuple[NamespaceState, Life | None]:

@@ -58,16 +58,19 @@ def recall(state: NamespaceState, life: Life | None, ask: Ask, budget: int, pred
 
 
 def pack_rows(state: NamespaceState, query: str, rows: np.ndarray, budget: int, pred, ask: Ask | None,
-              excluded: frozenset[int] = frozenset(), repeated: set[int] | frozenset[int] = frozenset()) -> Recall:
+              excluded: frozenset[int] = frozenset(), repeated: set[int] | frozenset[int] = frozenset(),
+              newest: bool = True) -> Recall:
     """Rows packed in the given order into at most ``budget`` tokens, laid out by session and time; the messages of
-    ``excluded`` (ids) are skipped, and those of ``repeated`` (rows) stand for the copies of their text."""
+    ``excluded`` (ids) are skipped, and those of ``repeated`` (rows) stand for the copies of their text. With
+    ``newest``, a machine output's line shows its newest near-duplicate (:func:`hippo.engine.candidates.newest_copy`);
+    without, the message given."""
     idx = state.index
     scope = ask.scope if ask else None
     ranked = [p for p in pieces(state, rows, pred, scope, repeated) if p.key not in excluded]
     chosen, text, tokens = pack.pack(ranked, budget,
                                      lambda ps: idx.texts_of([idx.row_of[p.key] for p in ps]),
                                      copy_times(state, pred, scope, excluded),
-                                     newest_copy(state, pred, scope, excluded, query))
+                                     newest_copy(state, pred, scope, excluded, query) if newest else None)
     meta = state.rows([p.key for p in chosen])
     messages = [make_item(meta[p.key], p.text) for p in pack.ordered(chosen) if p.key in meta]
     return Recall(query=query, text=text, tokens=tokens, budget_tokens=budget, messages=messages,
