@@ -70,7 +70,9 @@ def test_a_clean_store_checks_ok_and_counts_every_structure(tmp_path) -> None:
     assert default["chunks"]["verified"] >= 1
     assert default["text"]["verified"] == 50
     assert default["index"]["verified"] == 50
-    assert set(default["snapshots"]["verified"]) == {"derived.index", "derived.life"}
+    # the speaker profiles are saved too when their build in the background ended before the writer's last save
+    assert {"derived.index", "derived.life"} <= set(default["snapshots"]["verified"]) <= \
+        {"derived.index", "derived.life", "derived.profiles"}
     assert report["namespaces"]["beta"]["messages"]["verified"] == 5
 
 
