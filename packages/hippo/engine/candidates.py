@@ -136,7 +136,8 @@ def newest_copy(state: NamespaceState, pred: Callable[[MessageRow], bool] | None
         if rows.size == 0 or int(rows[0]) == row:
             return None
         last = int(rows[0])
-        if idx.digests[last] == idx.digests[row] and idx.doc_lengths()[last] == idx.doc_lengths()[row]:
+        lengths = idx.doc_lengths()
+        if idx.digests[last] == idx.digests[row] and lengths[last] == lengths[row]:
             return None  # an exact copy of the piece: the same line
         text = idx.texts_of([last])[0]
         if asked & (masking.values(p.text) - masking.values(text)):
