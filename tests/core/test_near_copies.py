@@ -42,10 +42,15 @@ def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
         '{"status":"ok","ts":"\x00T","uptime_s":\x00N,"req":"\x00N"}'
     assert masking.masked("backup done at 2026-03-01 02:00:13,123 with 4123 files") == \
         "backup done at \x00T with \x00N files"
-    assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 12 rows") == \
+    assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 1200 rows") == \
         "job \x00U finished, \x00N rows"
+    # a whole number of one to three digits is a state, kept as written (and counted as a field)
+    assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 12 rows") == \
+        "job \x00U finished, 12 rows"
     assert masking.masked("[2026-03-01 10:00:07] GET /health 200 in 33ms, cpu 0.53") == \
-        "[\x00T] GET /health \x00N in \x00Nms, cpu \x00N.\x00N"
+        "[\x00T] GET /health 200 in 33ms, cpu \x00N"
+    assert masking.masked("[2026-03-01 10:00:07] GET /health 500 in 1033ms, cpu 0.53") == \
+        "[\x00T] GET /health 500 in \x00Nms, cpu \x00N"
     # a number written onto a name is the name's: web-3 and web-4, JIRA-4412 and JIRA-4413 are other outputs
     for name in ("web-3", "db_2", "s3", "JIRA-4412"):
         assert masking.masked(f'{{"host":"{name}","ts":"2026-03-01T10:00:07Z","uptime_s":3607}}') == \
@@ -57,10 +62,25 @@ def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
         assert masking.masked(text) is None, text
     # the same output with other values has the same key; another text has another
     a = masking.key('{"status":"ok","ts":"2026-03-01T10:00:07Z","uptime_s":3607,"req":"9f1c2ab3"}')
-    b = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
-    c = masking.key('{"status":"down","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"07923986"}')
-    d = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":99,"req":"dfbaaafa"}')
-    assert a == b == d != c and None not in (a, b, c, d)
+    b = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":9907,"req":"07923986"}')
+    c = masking.key('{"status":"down","ts":"2026-03-02T23:59:59Z","uptime_s":9907,"req":"07923986"}')
+    d = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":19,"req":"dfbaaafa"}')
+    e = masking.key('{"status":"ok","ts":"2026-03-02T23:59:59Z","uptime_s":19,"req":"1f1c2ab3"}')
+    assert a == b != d == e and a != c and None not in (a, b, c, d, e)
+
+
+def test_a_state_written_as_a_small_number_keeps_its_outputs_apart():
+    """A status or a count of one to three digits is what tells one state from another: health checks that went
+    from 200 to 500 are two lines, each with its own count and newest copy, not one line showing the newest 200."""
+    rng = random.Random(3)
+    with Memory(None) as mem:
+        logs = mem.add_many({"text": "[%s] GET /health %d req %08x" % (
+            _iso(T0 + 60 * i).replace("T", " ")[:-1], 500 if 40 <= i < 52 else 200, rng.getrandbits(32)),
+            "role": "tool", "speaker": "probe", "session_id": "ops", "timestamp": T0 + 60 * i} for i in range(100))
+        rc = mem.recall("did the health check fail with 500?", budget_tokens=300)
+        lines = rc.text.splitlines()
+        assert f"probe (12 times): {logs[51].text}" in lines
+        assert f"probe (88 times): {logs[-1].text}" in lines
 
 
 def test_health_checks_take_one_line_the_newest_with_their_count():
@@ -136,12 +156,12 @@ def test_near_copies_are_of_one_voice():
 
 _MACHINE = [  # (template, fields): each field a function of a random generator
     ('{"status":"ok","ts":"%s","uptime_s":%d,"req":"%s"}',
-     (lambda r: _iso(T0 + r.randrange(10**6)), lambda r: r.randrange(10**7), lambda r: "%08x" % r.getrandbits(32))),
-    ("[%s] GET /health 200 in %dms", (lambda r: _iso(T0 + r.randrange(10**6)).replace("T", " ")[:-1],
-                                      lambda r: r.randrange(1000))),
+     (lambda r: _iso(T0 + r.randrange(10**6)), lambda r: r.randrange(1000, 10**7), lambda r: "%08x" % r.getrandbits(32))),
+    ("[%s] GET /health 200 in %dus", (lambda r: _iso(T0 + r.randrange(10**6)).replace("T", " ")[:-1],
+                                      lambda r: r.randrange(1000, 10**6))),
     ("job %s finished: %d rows, %d errors", (lambda r: str(uuid.UUID(int=r.getrandbits(128))),
-                                             lambda r: r.randrange(10**5), lambda r: r.randrange(3))),
-    ("deploy %s of build %d done at %s", (lambda r: "%012x" % r.getrandbits(48), lambda r: r.randrange(10**4),
+                                             lambda r: r.randrange(1000, 10**5), lambda r: 0)),
+    ("deploy %s of build %d done at %s", (lambda r: "%012x" % r.getrandbits(48), lambda r: r.randrange(1000, 10**4),
                                           lambda r: _iso(T0 + r.randrange(10**6))[11:19])),
 ]
 _CHAT = ["I ran %d km today", "we need %d chairs and %d tables", "my appointment is on 2024-05-%02d at 10:%02d",
@@ -291,7 +311,7 @@ def test_near_copies_do_not_fill_the_rows_a_named_period_adds():
         lease = mem.add("I signed the lease for the new flat in Leeds", role="user",
                         timestamp=start + timedelta(hours=1))
         at = [start + timedelta(hours=2, seconds=150 * i) for i in range(2000)]
-        beats = mem.add_many({"text": f"heartbeat ok at {t:%Y-%m-%dT%H:%M:%S} seq {i}", "role": "tool",
+        beats = mem.add_many({"text": f"heartbeat ok at {t:%Y-%m-%dT%H:%M:%S} seq {i:05d}", "role": "tool",
                               "timestamp": t.timestamp()} for i, t in enumerate(at))
         r = mem.recall("What did I do last week?", budget_tokens=300, asked_at=now)
         assert lease.id in [m.id for m in r.messages]
@@ -309,7 +329,7 @@ def test_contexts_with_near_copies_stay_within_budget_and_count_every_copy(budge
         for k in range(150):
             kind = rng.choice(["web-3", "web-4", "job", "chat"])
             if kind == "job":
-                text = f"job {uuid.UUID(int=rng.getrandbits(128))} finished at {_iso(T0 + k)}: {rng.randrange(99)} rows"
+                text = f"job {uuid.UUID(int=rng.getrandbits(128))} finished at {_iso(T0 + k)}: {rng.randrange(1000, 10**5)} rows"
             elif kind == "chat":
                 text = rng.choice(["did the deploy finish?", "web-4 looks slow today", "the job is still running"])
             else:

@@ -5,12 +5,14 @@ that change masked they are.
 
 :func:`masked` replaces, left to right, each UUID, date-time with seconds (``2026-03-01T10:00:07Z``,
 ``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), hex id (8 or more hex digits, ``0x``
-allowed) and number (a run of ASCII digits, a unit may follow: ``3607``, ``33ms``, ``0.53``)
-with a placeholder of its kind. A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``,
+allowed) and number of four digits or more, or with a fraction (``3607``, ``3607ms``, ``0.53``: an uptime, a byte
+count, a measured time) with a placeholder of its kind. A whole number of one to three digits is kept: it is
+what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
+health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest. A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``,
 ``iPhone15``) is part of the name, not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. A
 text counts as a machine output, and gets a masked text, only when it holds
 
-- at least :data:`MIN_FIELDS` masked fields,
+- at least :data:`MIN_FIELDS` fields (masked, or a whole number kept as written),
 - at least one of them a machine field: a UUID, a time with seconds or a hex id holding a digit and a letter (a chat
   line does not write those; "I ran 5 km" and "I ran 7 km", or "my appointment is on 2024-05-10 at 10:30", hold
   none), and
@@ -26,7 +28,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 1
+RULE = 2
 
 _HEX = "[0-9A-Fa-f]"
 _FIELDS = re.compile(
@@ -37,7 +39,9 @@ _FIELDS = re.compile(
         rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
         rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
-        r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]+)",
+        r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+))",
+        # a whole number of one to three digits: a field of the output, kept as written
+        r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )))
 _MACHINE = frozenset("UTH")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
@@ -53,6 +57,8 @@ def masked(text: str) -> str | None:
     for m in _FIELDS.finditer(text):
         kind = m.lastgroup
         fields += 1
+        if kind == "K":
+            continue
         machine += kind in _MACHINE
         parts.append(text[at:m.start()])
         parts.append(_PLACEHOLDER[kind])
