@@ -11,7 +11,8 @@ Statements are read by the one attribute extractor of the text layer (:mod:`hipp
 and truth); a profile keeps the speaker's own first-person statements that say a value holds. Every value keeps its
 provenance (message id, timestamp) and all values are kept over time in time order, newest last; the newest is the
 current one. Memory per speaker is bounded: at
-most ``max_attributes`` attributes with at most ``max_values`` values each, and one fixed-size style sum.
+most ``max_attributes`` attributes with at most ``max_values`` values each, one fixed-size style sum (exact), and the
+arrival numbers of the speaker's messages that hold a statement (one integer each), which a deletion reads again.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -133,14 +134,49 @@ class _Entry:
     norm: str               # value folded for equality
 
 
+# A style vector's components are float32 values of magnitude at least 2**-18 (a text of MAX_STYLE_CHARS characters
+# of four UTF-8 bytes holds under 2**18 n-grams), so each is a whole number of 2**-41: the style sums are kept in
+# those units, as integers, exactly. A sum is then the same in any order, and taking a message out of it leaves
+# exactly the sum of the others. Each unit count is split in two int64 parts (high and low 21 bits) that no
+# number of messages a store can hold overflows.
+_STYLE_BITS = 41
+_LOW_BITS = 21
+_LOW_MASK = (1 << _LOW_BITS) - 1
+
+
+def _style_units(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A style vector as (high, low) parts of its exact count of 2**-41 units."""
+    units = np.rint(v.astype(np.float64) * float(1 << _STYLE_BITS)).astype(np.int64)
+    return units >> _LOW_BITS, units & _LOW_MASK
+
+
 class _Speaker:
-    __slots__ = ("n_messages", "attributes", "style_sum", "n_style")
+    __slots__ = ("n_messages", "attributes", "style_hi", "style_lo", "n_style", "said")
 
     def __init__(self, dim: int) -> None:
         self.n_messages = 0
         self.attributes: dict[str, list[_Entry]] = {}
-        self.style_sum = np.zeros(dim, dtype=np.float64)
+        self.style_hi = np.zeros(dim, dtype=np.int64)
+        self.style_lo = np.zeros(dim, dtype=np.int64)
         self.n_style = 0
+        # arrival numbers of the speaker's messages that hold a first-person statement of a value that holds: the
+        # only messages whose reading can change the speaker's values (a deletion reads these again, not the rest)
+        self.said: list[int] = []
+
+    def add_style(self, v: np.ndarray, sign: int = 1) -> None:
+        hi, lo = _style_units(v)
+        if sign > 0:
+            self.style_hi += hi
+            self.style_lo += lo
+        else:
+            self.style_hi -= hi
+            self.style_lo -= lo
+
+    @property
+    def style_sum(self) -> np.ndarray:
+        """The sum of the speaker's style vectors, rounded once to float64."""
+        total = self.style_hi.astype(np.float64) * float(1 << _LOW_BITS) + self.style_lo.astype(np.float64)
+        return total * (2.0 ** -_STYLE_BITS)
 
 
 class _KnownAt:
@@ -261,15 +297,25 @@ class ProfileIndex:
         sp.n_messages += 1
         v = style_vector(text, dim=self.dim, ngrams=self.ngrams)
         if v is not None:
-            sp.style_sum += v
+            sp.add_style(v)
             sp.n_style += 1
+        if self._statements(sp, message_id, speaker, text, ts, key, known):
+            sp.said.append(key[1])
+
+    def _statements(self, sp: _Speaker, message_id: int, speaker: str, text: str, ts: float | None,
+                    key: tuple[float, int], known: Any) -> bool:
+        """Add the values one message of ``speaker`` states; whether it holds a first-person statement of a value
+        that holds (before the names known then are taken off its values)."""
+        said = False
         for st in attributes.extract(text, speaker):
             if not st.first_person or st.negated:
                 continue  # a profile holds what the speaker says of themselves, and what holds
+            said = True
             st = self._unaddress(st, known)
             if st is None:
                 continue
             self._add_value(speaker, sp, st, message_id, ts, key)
+        return said
 
     def _unaddress(self, st: Statement, known: Any = None) -> Statement | None:
         """Drop a trailing vocative ("I love the thought, Nate" read as "the thought Nate"); ``known``: the speakers
@@ -287,21 +333,46 @@ class ProfileIndex:
         """How many messages were consumed (speakerless ones included)."""
         return self._arrivals
 
-    def remove(self, gone: Sequence[int], speakers: Iterable[str],
-               messages: Iterable[tuple[int, str, str, float | None, tuple[float, int]]],
-               first: dict[str, int], latest: float) -> None:
-        """Forget consumed messages, leaving what consuming the surviving ones in order would have built, for a
-        caller that checked this holds: no removed message is its speaker's first one (the speakers and the names
-        known at each message stay the same), and no surviving message without a timestamp took its time from a
-        removed one. ``gone``: the arrival numbers of the removed messages (their positions among those consumed,
-        from 1); ``speakers``: the speakers of the removed messages, whose profiles are read again from
-        ``messages``, all their surviving messages in order, each ``(id, speaker, text, timestamp, key)`` with the
-        key a rebuild gives it (its time, or the latest time before it, and its arrival number among the
-        survivors); ``first``: the arrival number of each speaker's first surviving message; ``latest``: the latest
-        timestamp of the survivors. The other speakers' values keep their order: their arrival numbers move down
-        by the removed messages before them."""
+    def remove(self, gone: Sequence[int], removed: Iterable[tuple[str, str]], first: dict[str, int],
+               latest: float, read: Callable[[list[int]], Iterable[tuple[int, str, str, float | None,
+                                                                          tuple[float, int]]]],
+               *, renamed: bool = False, retimed: bool = False) -> None:
+        """Forget consumed messages, leaving exactly what consuming the surviving ones in order builds.
+
+        ``gone``: the arrival numbers of the removed messages (their positions among those consumed, from 1);
+        ``removed``: ``(speaker, text)`` of each removed message that has a speaker (its count and style vector
+        are taken out of its speaker's sums, which are exact); ``first``: the arrival number of each speaker's
+        first surviving message (a speaker without one is dropped, the others ordered by it); ``latest``: the
+        latest timestamp of the survivors; ``read(arrivals)``: the surviving messages at these arrival numbers,
+        in order, each ``(id, speaker, text, timestamp, key)`` with the key a rebuild gives it (its time, or the
+        latest time before it, and its arrival number among the survivors). ``renamed``: a removed message was
+        its speaker's first (the names known at the messages between it and the speaker's next one change);
+        ``retimed``: a surviving message without a timestamp took its time from a removed one (its values move
+        in time order).
+
+        Only statements are read again: the messages that hold a first-person statement (each speaker's
+        ``said``) of the speakers a removed one held a statement of, or of every speaker when ``renamed`` or
+        ``retimed``. The values of the other speakers keep their order, their arrival numbers moved down by the
+        removed messages before them. Values are capped (the oldest dropped) and a repetition is judged against
+        the value before it, so a speaker's values are replayed from their statements rather than edited."""
         dead = np.unique(np.asarray(list(gone), dtype=np.int64))
-        redo = set(speakers)
+        for name, text in removed:
+            sp = self._speakers[name]
+            sp.n_messages -= 1
+            v = style_vector(text, dim=self.dim, ngrams=self.ngrams)
+            if v is not None:
+                sp.add_style(v, -1)
+                sp.n_style -= 1
+        redo: set[str] = set()
+        for name, sp in self._speakers.items():
+            if not sp.said:
+                continue
+            said = np.asarray(sp.said, dtype=np.int64)
+            hit = np.isin(said, dead)
+            if renamed or retimed or hit.any():
+                redo.add(name)
+            said = said[~hit]
+            sp.said = (said - np.searchsorted(dead, said)).tolist()
         for name, sp in self._speakers.items():
             if name in redo:
                 continue
@@ -318,13 +389,20 @@ class ProfileIndex:
                 self._by_message[mid] = recs
             else:
                 del self._by_message[mid]
+        order = sorted((n for n in self._speakers if n in first), key=first.__getitem__)
+        if order != list(self._speakers):
+            self._speakers = {n: self._speakers[n] for n in order}
+            self._name_re = None
+        todo: list[int] = []
         for name in redo:
-            if name in self._speakers:
-                self._speakers[name] = _Speaker(self.dim)  # its place in the order of first appearance is kept
+            sp = self._speakers.get(name)
+            if sp is not None:
+                sp.attributes = {}
+                todo.extend(sp.said)
         known = _KnownAt(first)
-        for mid, speaker, text, ts, key in messages:
+        for mid, speaker, text, ts, key in read(sorted(todo)):
             known.at = key[1]
-            self._read(self._speakers[speaker], mid, speaker, text, ts, key, known)
+            self._statements(self._speakers[speaker], mid, speaker, text, ts, key, known)
         self._by_message = dict(sorted(self._by_message.items()))  # by arrival, as consuming them fills it
         self._arrivals -= int(dead.size)
         self._latest = latest
@@ -360,7 +438,7 @@ class ProfileIndex:
     # -- snapshots ------------------------------------------------------------------------------------------
     def settings(self) -> dict[str, Any]:
         return {"dim": self.dim, "ngrams": list(self.ngrams), "max_values": self.max_values,
-                "max_attributes": self.max_attributes}
+                "max_attributes": self.max_attributes, "style": "units-41", "said": True}
 
     def to_snapshot(self) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         """Every speaker's attribute values (with provenance and time order) and style sum, and the statements by
@@ -373,9 +451,10 @@ class ProfileIndex:
         by_message = [[mid, code[sp], attr, norm, sorted(stems)] for mid, recs in self._by_message.items()
                       for sp, attr, norm, stems in recs]
         bulk = {"speakers": names, "attributes": [list(sp.attributes) for sp in sps], "entries": entries,
-                "by_message": by_message}
+                "by_message": by_message, "said": [sp.said for sp in sps]}
         arrays = {
-            "style_sum": np.asarray([sp.style_sum for sp in sps], dtype=np.float64).reshape(len(sps), self.dim),
+            "style_hi": np.asarray([sp.style_hi for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
+            "style_lo": np.asarray([sp.style_lo for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
             "n_messages": np.asarray([sp.n_messages for sp in sps], dtype=np.int64),
             "n_style": np.asarray([sp.n_style for sp in sps], dtype=np.int64),
             "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),
@@ -390,12 +469,15 @@ class ProfileIndex:
         bulk = json.loads(bytes(arrays["bulk"]).decode("utf-8"))
         names = [str(n) for n in bulk["speakers"]]
         k = len(names)
-        style = np.asarray(arrays["style_sum"], dtype=np.float64)
-        if style.shape != (k, p.dim) or arrays["n_messages"].shape != (k,) or len(bulk["attributes"]) != k:
+        hi = np.asarray(arrays["style_hi"], dtype=np.int64)
+        lo = np.asarray(arrays["style_lo"], dtype=np.int64)
+        if hi.shape != (k, p.dim) or lo.shape != (k, p.dim) or arrays["n_messages"].shape != (k,) \
+                or len(bulk["attributes"]) != k or len(bulk["said"]) != k:
             raise ValueError("profile snapshot: speaker tables disagree")
         for j, name in enumerate(names):
             sp = p._speakers[name] = _Speaker(p.dim)
-            sp.style_sum = style[j].copy()
+            sp.style_hi, sp.style_lo = hi[j].copy(), lo[j].copy()
+            sp.said = [int(a) for a in bulk["said"][j]]
             sp.n_messages, sp.n_style = int(arrays["n_messages"][j]), int(arrays["n_style"][j])
             for attr in bulk["attributes"][j]:  # attribute order as built (max_attributes counts them)
                 sp.attributes[str(attr)] = []

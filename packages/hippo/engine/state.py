@@ -754,7 +754,10 @@ class NamespaceState:
         idx = self.index
         before = None
         if self._profiles is not None and "profiles" not in self._warming:
-            before = (idx.speaker.view[: len(idx)].copy(), idx.ts.view[: len(idx)].copy())
+            rows = sorted(r for r in (idx.row_of.get(int(i)) for i in ids)
+                          if r is not None and r < self._profiles_done)
+            before = (idx.speaker.view[: len(idx)].copy(), list(idx.speakers), idx.ts.view[: len(idx)].copy(),
+                      dict(zip(rows, idx.texts_of(rows))))
         keep = idx.rebuild_without(ids)
         if keep is None:
             return
@@ -769,7 +772,7 @@ class NamespaceState:
         self.preferences = None
         if self.codes is not None:
             self.codes = self.codes.without(ids)
-        redone = before is not None and self._profiles_without(keep, *before)  # the deleted speakers read again
+        redone = before is not None and self._profiles_without(keep, *before)  # the deleted messages taken out
         if not redone and (self._profiles is not None or "profiles" in self._warming or _CATCH_UP in self._warming):
             self._stop_warming("profiles")
             self._stop_warming(_CATCH_UP)
@@ -1597,14 +1600,15 @@ class NamespaceState:
         texts = [t for _, t in idx.texts(lo, hi)]
         prof.append(ids, speakers, texts, ts)
 
-    def _profiles_without(self, keep: np.ndarray, speaker: np.ndarray, ts: np.ndarray) -> bool:
-        """After a deletion (``keep``: the mask of surviving rows; ``speaker``, ``ts``: the speaker codes and times of
-        the rows before it), leave the profiles held as a rebuild from the surviving messages would build them, by
-        reading again only the messages of the deleted messages' speakers (:meth:`ProfileIndex.remove`). False,
-        with nothing changed, when that is not exact (a deleted message was its speaker's first, or a surviving
-        message without a timestamp took its time from a deleted one) or not cheap (more than :data:`SYNC_ROWS`
-        messages to read): the profiles are then rebuilt from every message, as before. Caller holds the write
-        lock."""
+    def _profiles_without(self, keep: np.ndarray, speaker: np.ndarray, names: list[str | None], ts: np.ndarray,
+                          texts: dict[int, str]) -> bool:
+        """After a deletion (``keep``: the mask of surviving rows; ``speaker``, ``names``, ``ts``: the speaker codes,
+        the speakers they stand for and the times of the rows before it; ``texts``: the texts of the deleted rows the
+        profiles read), leave the profiles held as a rebuild from the surviving messages would build them
+        (:meth:`ProfileIndex.remove`: the deleted messages' counts and style vectors taken out of their speakers'
+        exact sums, and the statements of the speakers whose values may change read again). False, with nothing
+        changed, when the profiles do not cover the rows they say they read: they are then rebuilt from every
+        message. Caller holds the write lock."""
         idx = self.index
         with self._profiles_lock:
             prof, done = self._profiles, self._profiles_done
@@ -1614,34 +1618,32 @@ class NamespaceState:
             gone = np.flatnonzero(~kept)
             if not gone.size:
                 return True  # only messages the profiles have not read yet
-            names = idx.speakers
+            if set(texts) != set(gone.tolist()):
+                return False
             codes = speaker[:done]
             seen, first_row = np.unique(codes, return_index=True)
-            first_of = dict(zip(seen.tolist(), first_row.tolist()))
-            touched = {int(c) for c in codes[gone].tolist() if names[int(c)] is not None}
-            if any(first_of[int(codes[r])] == r for r in gone.tolist() if int(codes[r]) in touched):
-                return False
+            renamed = any(names[c] is not None for c in seen[np.isin(first_row, gone)].tolist())  # a first one gone
             t = np.where(np.isnan(ts[:done]), -np.inf, ts[:done])
             survivors = np.flatnonzero(kept)
             latest = np.maximum.accumulate(t[survivors]) if survivors.size else np.zeros(0)
             untimed = np.isnan(ts[:done][survivors])
-            if not np.array_equal(np.maximum.accumulate(t)[survivors][untimed], latest[untimed]):
-                return False
+            retimed = not np.array_equal(np.maximum.accumulate(t)[survivors][untimed], latest[untimed])
             new_codes = idx.speaker.view[: survivors.size]
-            redo = np.flatnonzero(np.isin(new_codes, np.fromiter(touched, dtype=new_codes.dtype, count=len(touched))))
-            if redo.size > SYNC_ROWS:
-                return False
-            shift = np.searchsorted(gone, np.asarray(list(first_of.values()), dtype=np.int64))
-            first = {names[c]: r - int(k) + 1 for (c, r), k in zip(first_of.items(), shift.tolist())
-                     if names[c] is not None and kept[r]}
-            rows = redo.tolist()
+            now_seen, now_first = np.unique(new_codes, return_index=True)
+            now = idx.speakers  # the speakers only deleted messages had are gone from the codes
+            first = {now[c]: r + 1 for c, r in zip(now_seen.tolist(), now_first.tolist()) if now[c] is not None}
+            removed = [(names[int(codes[r])], texts[r]) for r in gone.tolist() if names[int(codes[r])] is not None]
             new_ts = idx.ts.view[: survivors.size]
-            messages = [(int(idx.ids.a[r]), names[int(new_codes[r])], text,
+
+            def read(arrivals: list[int]) -> list[tuple[int, str, str, float | None, tuple[float, int]]]:
+                rows = [a - 1 for a in arrivals]
+                return [(int(idx.ids.a[r]), now[int(new_codes[r])], text,
                          None if math.isnan(new_ts[r]) else float(new_ts[r]),
                          (float(new_ts[r]) if not math.isnan(new_ts[r]) else float(latest[r]), r + 1))
                         for r, text in zip(rows, idx.texts_of(rows))]
-            prof.remove((gone + 1).tolist(), {names[c] for c in touched}, messages, first,
-                        float(latest[-1]) if latest.size else -math.inf)
+
+            prof.remove((gone + 1).tolist(), removed, first, float(latest[-1]) if latest.size else -math.inf, read,
+                        renamed=renamed, retimed=retimed)
             self._profiles_done = int(survivors.size)
             self._profiles_unsaved = True
             return True
