@@ -164,9 +164,14 @@ def test_deleting_one_message_of_a_long_two_person_chat_reads_only_statements(mo
     mem.close()
 
 
-def test_style_sums_stay_exact_past_float_rounding(monkeypatch):
+@pytest.mark.parametrize("wide_at", [None, 1000])
+def test_style_sums_stay_exact_past_float_rounding(monkeypatch, wide_at):
     """A speaker's style sum is exact at any length: taking messages out leaves the sum a rebuild makes, also where a
-    float64 running sum rounds (a component of a long text, fine to 2**-41, added to a sum past 2**12)."""
+    float64 running sum rounds (a component of a long text, fine to 2**-41, added to a sum past 2**12), and past
+    what an int64 sum holds (``wide_at``: the messages after which the sum is kept in Python integers, lowered from
+    2**22 here)."""
+    if wide_at is not None:
+        monkeypatch.setattr(profiles_mod, "_INT64_STYLES", wide_at)
     dim = 512
     big = np.zeros(dim, dtype=np.float32)
     big[0] = 1.0
@@ -193,6 +198,11 @@ def test_style_sums_stay_exact_past_float_rounding(monkeypatch):
                [float(k - 1) for k in survivors])
     assert saved_form(prof) == saved_form(ref)
     assert np.array_equal(prof.style("Ann"), ref.style("Ann"))
+    assert (prof._speakers["Ann"].style.dtype == object) == (wide_at is not None)
+    meta, arrays = prof.to_snapshot()  # the saved sum reads back to the same sum
+    again = ProfileIndex.from_snapshot(prof.settings(), meta, arrays)
+    assert saved_form(again) == saved_form(prof)
+    assert np.array_equal(again.style("Ann"), ref.style("Ann"))
 
 
 def test_a_style_vector_is_a_whole_number_of_units():

@@ -137,45 +137,62 @@ class _Entry:
 # A style vector's components are float32 values of magnitude at least 2**-18 (a text of MAX_STYLE_CHARS characters
 # of four UTF-8 bytes holds under 2**18 n-grams), so each is a whole number of 2**-41: the style sums are kept in
 # those units, as integers, exactly. A sum is then the same in any order, and taking a message out of it leaves
-# exactly the sum of the others. Each unit count is split in two int64 parts (high and low 21 bits) that no
-# number of messages a store can hold overflows.
+# exactly the sum of the others. A component of a unit vector is at most 1 (2**41 units), so an int64 sum holds
+# fewer than 2**22 messages' vectors; a speaker with more has their sum kept in Python integers.
 _STYLE_BITS = 41
-_LOW_BITS = 21
+_LOW_BITS = 21   # saved as high and low parts, two int64 columns whatever the sum
 _LOW_MASK = (1 << _LOW_BITS) - 1
+_INT64_STYLES = (1 << 22) - 1
 
 
-def _style_units(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A style vector as (high, low) parts of its exact count of 2**-41 units."""
-    units = np.rint(v.astype(np.float64) * float(1 << _STYLE_BITS)).astype(np.int64)
-    return units >> _LOW_BITS, units & _LOW_MASK
+_UNIT = np.float32(2.0 ** _STYLE_BITS)
+
+
+def _style_units(v: np.ndarray) -> np.ndarray:
+    """A style vector (float32) as its exact count of 2**-41 units: scaling by a power of two is exact in float32,
+    and gives whole numbers."""
+    return (v * _UNIT).astype(np.int64)
 
 
 class _Speaker:
-    __slots__ = ("n_messages", "attributes", "style_hi", "style_lo", "n_style", "said")
+    __slots__ = ("n_messages", "attributes", "style", "n_style", "said")
 
     def __init__(self, dim: int) -> None:
         self.n_messages = 0
         self.attributes: dict[str, list[_Entry]] = {}
-        self.style_hi = np.zeros(dim, dtype=np.int64)
-        self.style_lo = np.zeros(dim, dtype=np.int64)
+        self.style = np.zeros(dim, dtype=np.int64)  # the sum of the style vectors, in 2**-41 units
         self.n_style = 0
         # arrival numbers of the speaker's messages that hold a first-person statement of a value that holds: the
         # only messages whose reading can change the speaker's values (a deletion reads these again, not the rest)
         self.said: list[int] = []
 
     def add_style(self, v: np.ndarray, sign: int = 1) -> None:
-        hi, lo = _style_units(v)
+        units = _style_units(v)
+        if self.n_style >= _INT64_STYLES and self.style.dtype != object:
+            self.style = self.style.astype(object)
+        if self.style.dtype == object:
+            units = units.astype(object)
         if sign > 0:
-            self.style_hi += hi
-            self.style_lo += lo
+            self.style += units
         else:
-            self.style_hi -= hi
-            self.style_lo -= lo
+            self.style -= units
+
+    def style_parts(self) -> tuple[np.ndarray, np.ndarray]:
+        """The sum as int64 high and low parts (``sum == high * 2**21 + low``, ``0 <= low < 2**21``)."""
+        hi, lo = self.style >> _LOW_BITS, self.style & _LOW_MASK
+        return np.asarray(hi, dtype=np.int64), np.asarray(lo, dtype=np.int64)
+
+    def set_style(self, hi: np.ndarray, lo: np.ndarray) -> None:
+        if hi.size and int(np.abs(hi).max()) >= 1 << (62 - _LOW_BITS):
+            self.style = hi.astype(object) * (1 << _LOW_BITS) + lo.astype(object)
+        else:
+            self.style = hi * (1 << _LOW_BITS) + lo
 
     @property
     def style_sum(self) -> np.ndarray:
         """The sum of the speaker's style vectors, rounded once to float64."""
-        total = self.style_hi.astype(np.float64) * float(1 << _LOW_BITS) + self.style_lo.astype(np.float64)
+        hi, lo = self.style_parts()
+        total = hi.astype(np.float64) * float(1 << _LOW_BITS) + lo.astype(np.float64)
         return total * (2.0 ** -_STYLE_BITS)
 
 
@@ -453,8 +470,8 @@ class ProfileIndex:
         bulk = {"speakers": names, "attributes": [list(sp.attributes) for sp in sps], "entries": entries,
                 "by_message": by_message, "said": [sp.said for sp in sps]}
         arrays = {
-            "style_hi": np.asarray([sp.style_hi for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
-            "style_lo": np.asarray([sp.style_lo for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
+            "style_hi": np.asarray([sp.style_parts()[0] for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
+            "style_lo": np.asarray([sp.style_parts()[1] for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
             "n_messages": np.asarray([sp.n_messages for sp in sps], dtype=np.int64),
             "n_style": np.asarray([sp.n_style for sp in sps], dtype=np.int64),
             "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),
@@ -476,7 +493,7 @@ class ProfileIndex:
             raise ValueError("profile snapshot: speaker tables disagree")
         for j, name in enumerate(names):
             sp = p._speakers[name] = _Speaker(p.dim)
-            sp.style_hi, sp.style_lo = hi[j].copy(), lo[j].copy()
+            sp.set_style(hi[j], lo[j])
             sp.said = [int(a) for a in bulk["said"][j]]
             sp.n_messages, sp.n_style = int(arrays["n_messages"][j]), int(arrays["n_style"][j])
             for attr in bulk["attributes"][j]:  # attribute order as built (max_attributes counts them)
