@@ -164,6 +164,38 @@ def test_deleting_one_message_of_a_long_two_person_chat_reads_only_statements(mo
     mem.close()
 
 
+def test_a_deletion_reads_the_deleted_texts_a_few_at_a_time_and_a_mass_deletion_rebuilds(monkeypatch):
+    """The deleted messages' texts are read in chunks before they go (a deletion of most of a long history held them
+    all at once); deleting more than half of the messages the profiles read rebuilds them from the survivors."""
+    from hippo.engine import state as state_mod
+    from hippo.index.coindex import NamespaceIndex
+
+    monkeypatch.setattr(state_mod, "_TALLY_ROWS", 7)
+    sizes: list[int] = []
+    real = NamespaceIndex.texts_of
+
+    def counted(self, rows):
+        rows = list(rows)
+        sizes.append(len(rows))
+        return real(self, rows)
+
+    mem = Memory(None)
+    mem.add_many(corpus(200, 21))
+    mem.speakers()
+    st = mem.engine.state()
+    prof = st._profiles
+    items = mem.list()
+    monkeypatch.setattr(NamespaceIndex, "texts_of", counted)
+    mem.delete([it.id for it in items[10:40]])
+    monkeypatch.setattr(NamespaceIndex, "texts_of", real)
+    assert st._profiles is prof and max(sizes) <= 7
+    assert saved_form(prof) == saved_form(rebuilt(mem))
+    mem.delete([it.id for it in mem.list()[:100]])  # most of what is left
+    assert st._profiles is not prof
+    assert saved_form(st.profiles(complete=True)) == saved_form(rebuilt(mem))
+    mem.close()
+
+
 @pytest.mark.parametrize("wide_at", [None, 1000])
 def test_style_sums_stay_exact_past_float_rounding(monkeypatch, wide_at):
     """A speaker's style sum is exact at any length: taking messages out leaves the sum a rebuild makes, also where a
@@ -191,7 +223,7 @@ def test_style_sums_stay_exact_past_float_rounding(monkeypatch, wide_at):
     prof.append(list(range(1, n + 1)), ["Ann"] * n, said, [float(k) for k in range(n)])
     r = random.Random(5)
     gone = sorted(r.sample(range(2, n + 1), 40))
-    prof.remove(gone, [("Ann", said[a - 1]) for a in gone], {"Ann": 1}, float(n - 1), lambda arrivals: [])
+    prof.remove(gone, prof.tally([("Ann", said[a - 1]) for a in gone]), {"Ann": 1}, float(n - 1), lambda arrivals: [])
     survivors = [k for k in range(1, n + 1) if k not in set(gone)]
     ref = ProfileIndex(dim=dim)
     ref.append(survivors, ["Ann"] * len(survivors), [said[k - 1] for k in survivors],

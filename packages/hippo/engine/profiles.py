@@ -350,15 +350,31 @@ class ProfileIndex:
         """How many messages were consumed (speakerless ones included)."""
         return self._arrivals
 
-    def remove(self, gone: Sequence[int], removed: Iterable[tuple[str, str]], first: dict[str, int],
+    def tally(self, messages: Iterable[tuple[str, str]], into: dict[str, Any] | None = None) -> dict[str, Any]:
+        """What ``messages`` (``(speaker, text)`` pairs) add to their speakers' message counts and style sums, added
+        to ``into`` (a tally made by this method) and returned: for :meth:`remove`, taken before the messages are
+        gone, a few at a time."""
+        into = {} if into is None else into
+        for name, text in messages:
+            acc = into.get(name)
+            if acc is None:
+                acc = into[name] = _Speaker(self.dim)
+            acc.n_messages += 1
+            v = style_vector(text, dim=self.dim, ngrams=self.ngrams)
+            if v is not None:
+                acc.add_style(v)
+                acc.n_style += 1
+        return into
+
+    def remove(self, gone: Sequence[int], removed: dict[str, Any], first: dict[str, int],
                latest: float, read: Callable[[list[int]], Iterable[tuple[int, str, str, float | None,
                                                                           tuple[float, int]]]],
                *, renamed: bool = False, retimed: bool = False) -> None:
         """Forget consumed messages, leaving exactly what consuming the surviving ones in order builds.
 
         ``gone``: the arrival numbers of the removed messages (their positions among those consumed, from 1);
-        ``removed``: ``(speaker, text)`` of each removed message that has a speaker (its count and style vector
-        are taken out of its speaker's sums, which are exact); ``first``: the arrival number of each speaker's
+        ``removed``: the removed messages' :meth:`tally` (their counts and style vectors are taken out of their
+        speakers' sums, which are exact); ``first``: the arrival number of each speaker's
         first surviving message (a speaker without one is dropped, the others ordered by it); ``latest``: the
         latest timestamp of the survivors; ``read(arrivals)``: the surviving messages at these arrival numbers,
         in order, each ``(id, speaker, text, timestamp, key)`` with the key a rebuild gives it (its time, or the
@@ -373,13 +389,13 @@ class ProfileIndex:
         removed messages before them. Values are capped (the oldest dropped) and a repetition is judged against
         the value before it, so a speaker's values are replayed from their statements rather than edited."""
         dead = np.unique(np.asarray(list(gone), dtype=np.int64))
-        for name, text in removed:
+        for name, acc in removed.items():
             sp = self._speakers[name]
-            sp.n_messages -= 1
-            v = style_vector(text, dim=self.dim, ngrams=self.ngrams)
-            if v is not None:
-                sp.add_style(v, -1)
-                sp.n_style -= 1
+            sp.n_messages -= acc.n_messages
+            sp.n_style -= acc.n_style
+            if acc.style.dtype == object and sp.style.dtype != object:
+                sp.style = sp.style.astype(object)
+            sp.style -= acc.style.astype(sp.style.dtype)
         redo: set[str] = set()
         for name, sp in self._speakers.items():
             if not sp.said:

@@ -64,6 +64,7 @@ CLOSE_SLACK_TOKENS = 1 << 14  # ... holding at most this many tokens: what the n
                               # costs a few microseconds a token, at every open until a handle saves
 RETAIN_CHANGES = 10_000  # changes kept in the feed behind the oldest saved snapshot, for handles that lag
 _CHUNK = 512           # rows a background rebuild reads per hold of the read lock
+_TALLY_ROWS = 512      # messages a deletion reads at once for the speaker profiles (the deleted, the statements)
 PROFILE_LAG = 32       # appended messages past the speaker profiles before they catch up in the background
 _PROFILE_CHUNK = 16    # messages the profiles' catch-up reads per hold of their lock (what a recall may wait for)
 PROFILE_IDLE = 0.25    # seconds without an append before the profiles' catch-up reads on
@@ -753,11 +754,18 @@ class NamespaceState:
         self.forget_rows(ids)
         idx = self.index
         before = None
-        if self._profiles is not None and "profiles" not in self._warming:
+        prof = self._profiles
+        if prof is not None and "profiles" not in self._warming:
             rows = sorted(r for r in (idx.row_of.get(int(i)) for i in ids)
                           if r is not None and r < self._profiles_done)
-            before = (idx.speaker.view[: len(idx)].copy(), list(idx.speakers), idx.ts.view[: len(idx)].copy(),
-                      dict(zip(rows, idx.texts_of(rows))))
+            if 2 * len(rows) <= self._profiles_done:  # else a rebuild reads fewer messages than taking these out
+                names = list(idx.speakers)
+                parts: dict = {}
+                for k in range(0, len(rows), _TALLY_ROWS):  # their texts read a few at a time, never all held
+                    chunk = rows[k: k + _TALLY_ROWS]
+                    who = [names[c] for c in idx.speaker.view[chunk].tolist()]
+                    prof.tally(((n, t) for n, t in zip(who, idx.texts_of(chunk)) if n is not None), parts)
+                before = (idx.speaker.view[: len(idx)].copy(), names, idx.ts.view[: len(idx)].copy(), set(rows), parts)
         keep = idx.rebuild_without(ids)
         if keep is None:
             return
@@ -1601,12 +1609,13 @@ class NamespaceState:
         prof.append(ids, speakers, texts, ts)
 
     def _profiles_without(self, keep: np.ndarray, speaker: np.ndarray, names: list[str | None], ts: np.ndarray,
-                          texts: dict[int, str]) -> bool:
+                          rows: set[int], removed: dict) -> bool:
         """After a deletion (``keep``: the mask of surviving rows; ``speaker``, ``names``, ``ts``: the speaker codes,
-        the speakers they stand for and the times of the rows before it; ``texts``: the texts of the deleted rows the
-        profiles read), leave the profiles held as a rebuild from the surviving messages would build them
-        (:meth:`ProfileIndex.remove`: the deleted messages' counts and style vectors taken out of their speakers'
-        exact sums, and the statements of the speakers whose values may change read again). False, with nothing
+        the speakers they stand for and the times of the rows before it; ``rows``: the deleted rows the profiles
+        read, and ``removed`` their :meth:`ProfileIndex.tally`), leave the profiles held as a rebuild from the
+        surviving messages would build them (:meth:`ProfileIndex.remove`: the deleted messages' counts and style
+        vectors taken out of their speakers' exact sums, and the statements of the speakers whose values may change
+        read again). False, with nothing
         changed, when the profiles do not cover the rows they say they read: they are then rebuilt from every
         message. Caller holds the write lock."""
         idx = self.index
@@ -1618,7 +1627,7 @@ class NamespaceState:
             gone = np.flatnonzero(~kept)
             if not gone.size:
                 return True  # only messages the profiles have not read yet
-            if set(texts) != set(gone.tolist()):
+            if rows != set(gone.tolist()):
                 return False
             codes = speaker[:done]
             seen, first_row = np.unique(codes, return_index=True)
@@ -1632,15 +1641,15 @@ class NamespaceState:
             now_seen, now_first = np.unique(new_codes, return_index=True)
             now = idx.speakers  # the speakers only deleted messages had are gone from the codes
             first = {now[c]: r + 1 for c, r in zip(now_seen.tolist(), now_first.tolist()) if now[c] is not None}
-            removed = [(names[int(codes[r])], texts[r]) for r in gone.tolist() if names[int(codes[r])] is not None]
             new_ts = idx.ts.view[: survivors.size]
 
-            def read(arrivals: list[int]) -> list[tuple[int, str, str, float | None, tuple[float, int]]]:
-                rows = [a - 1 for a in arrivals]
-                return [(int(idx.ids.a[r]), now[int(new_codes[r])], text,
-                         None if math.isnan(new_ts[r]) else float(new_ts[r]),
-                         (float(new_ts[r]) if not math.isnan(new_ts[r]) else float(latest[r]), r + 1))
-                        for r, text in zip(rows, idx.texts_of(rows))]
+            def read(arrivals: list[int]) -> Iterator[tuple[int, str, str, float | None, tuple[float, int]]]:
+                for k in range(0, len(arrivals), _TALLY_ROWS):  # a few texts at a time
+                    rows = [a - 1 for a in arrivals[k: k + _TALLY_ROWS]]
+                    for r, text in zip(rows, idx.texts_of(rows)):
+                        yield (int(idx.ids.a[r]), now[int(new_codes[r])], text,
+                               None if math.isnan(new_ts[r]) else float(new_ts[r]),
+                               (float(new_ts[r]) if not math.isnan(new_ts[r]) else float(latest[r]), r + 1))
 
             prof.remove((gone + 1).tolist(), removed, first, float(latest[-1]) if latest.size else -math.inf, read,
                         renamed=renamed, retimed=retimed)
