@@ -143,8 +143,6 @@ _STYLE_BITS = 41
 _LOW_BITS = 21   # saved as high and low parts, two int64 columns whatever the sum
 _LOW_MASK = (1 << _LOW_BITS) - 1
 _INT64_STYLES = (1 << 22) - 1
-
-
 _UNIT = np.float32(2.0 ** _STYLE_BITS)
 
 
@@ -166,16 +164,11 @@ class _Speaker:
         # only messages whose reading can change the speaker's values (a deletion reads these again, not the rest)
         self.said: list[int] = []
 
-    def add_style(self, v: np.ndarray, sign: int = 1) -> None:
+    def add_style(self, v: np.ndarray) -> None:
         units = _style_units(v)
         if self.n_style >= _INT64_STYLES and self.style.dtype != object:
             self.style = self.style.astype(object)
-        if self.style.dtype == object:
-            units = units.astype(object)
-        if sign > 0:
-            self.style += units
-        else:
-            self.style -= units
+        self.style += units.astype(object) if self.style.dtype == object else units
 
     def style_parts(self) -> tuple[np.ndarray, np.ndarray]:
         """The sum as int64 high and low parts (``sum == high * 2**21 + low``, ``0 <= low < 2**21``)."""
@@ -374,8 +367,8 @@ class ProfileIndex:
 
         ``gone``: the arrival numbers of the removed messages (their positions among those consumed, from 1);
         ``removed``: the removed messages' :meth:`tally` (their counts and style vectors are taken out of their
-        speakers' sums, which are exact); ``first``: the arrival number of each speaker's
-        first surviving message (a speaker without one is dropped, the others ordered by it); ``latest``: the
+        speakers' sums, which are exact); ``first``: the arrival number of each speaker's first surviving message
+        (a speaker without one is dropped, the others ordered by it); ``latest``: the
         latest timestamp of the survivors; ``read(arrivals)``: the surviving messages at these arrival numbers,
         in order, each ``(id, speaker, text, timestamp, key)`` with the key a rebuild gives it (its time, or the
         latest time before it, and its arrival number among the survivors). ``renamed``: a removed message was
@@ -479,6 +472,7 @@ class ProfileIndex:
         names = [n for n, sp in self._speakers.items() if sp is not None]
         code = {n: k for k, n in enumerate(names)}
         sps = [self._speakers[n] for n in names]
+        parts = [sp.style_parts() for sp in sps]
         entries = [[code[n], attr, e.value, e.message_id, e.timestamp, e.key[0], e.key[1], e.norm]
                    for n, sp in zip(names, sps) for attr, vals in sp.attributes.items() for e in vals]
         by_message = [[mid, code[sp], attr, norm, sorted(stems)] for mid, recs in self._by_message.items()
@@ -486,8 +480,8 @@ class ProfileIndex:
         bulk = {"speakers": names, "attributes": [list(sp.attributes) for sp in sps], "entries": entries,
                 "by_message": by_message, "said": [sp.said for sp in sps]}
         arrays = {
-            "style_hi": np.asarray([sp.style_parts()[0] for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
-            "style_lo": np.asarray([sp.style_parts()[1] for sp in sps], dtype=np.int64).reshape(len(sps), self.dim),
+            "style_hi": np.asarray([hi for hi, _ in parts], dtype=np.int64).reshape(len(sps), self.dim),
+            "style_lo": np.asarray([lo for _, lo in parts], dtype=np.int64).reshape(len(sps), self.dim),
             "n_messages": np.asarray([sp.n_messages for sp in sps], dtype=np.int64),
             "n_style": np.asarray([sp.n_style for sp in sps], dtype=np.int64),
             "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),

@@ -1615,9 +1615,8 @@ class NamespaceState:
         read, and ``removed`` their :meth:`ProfileIndex.tally`), leave the profiles held as a rebuild from the
         surviving messages would build them (:meth:`ProfileIndex.remove`: the deleted messages' counts and style
         vectors taken out of their speakers' exact sums, and the statements of the speakers whose values may change
-        read again). False, with nothing
-        changed, when the profiles do not cover the rows they say they read: they are then rebuilt from every
-        message. Caller holds the write lock."""
+        read again). False, with nothing changed, when the profiles do not cover the rows they say they read: they
+        are then rebuilt from every message. Caller holds the write lock."""
         idx = self.index
         with self._profiles_lock:
             prof, done = self._profiles, self._profiles_done
@@ -1645,8 +1644,8 @@ class NamespaceState:
 
             def read(arrivals: list[int]) -> Iterator[tuple[int, str, str, float | None, tuple[float, int]]]:
                 for k in range(0, len(arrivals), _TALLY_ROWS):  # a few texts at a time
-                    rows = [a - 1 for a in arrivals[k: k + _TALLY_ROWS]]
-                    for r, text in zip(rows, idx.texts_of(rows)):
+                    chunk = [a - 1 for a in arrivals[k: k + _TALLY_ROWS]]
+                    for r, text in zip(chunk, idx.texts_of(chunk)):
                         yield (int(idx.ids.a[r]), now[int(new_codes[r])], text,
                                None if math.isnan(new_ts[r]) else float(new_ts[r]),
                                (float(new_ts[r]) if not math.isnan(new_ts[r]) else float(latest[r]), r + 1))
