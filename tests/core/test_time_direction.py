@@ -544,3 +544,37 @@ def test_free_will_is_no_future(text, now, want):
 ])
 def test_an_arrangement_made_in_the_present_perfect_is_of_what_is_to_come(text, want):
     assert label(text, MAY_10) == want
+
+
+MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
+
+
+@pytest.mark.parametrize("text, want", [
+    # a future right after the time governs it, whatever past the clause holds before or after it
+    ("I was busy, on Friday I will send it to Ana", "17 March 2023"),             # was 10 March
+    ("I went to the doctor, in April I will go again", "April 2023"),             # was April 2022
+    ("We had dinner and in June we will travel to Spain", "June 2023"),           # was June 2022
+    ("On Friday I will send Ana the draft that was late", "17 March 2023"),       # was 10 March
+    ("On Friday I'll send the report I already wrote", "17 March 2023"),
+    ("In October I will visit the house where I was born", "October 2023"),       # was October 2022
+    # an arrangement, a "gonna", a "have to" said right after the time are what is to come too
+    ("On Friday I'm flying to Rome", "17 March 2023"),                            # was 10 March
+    ("On Saturday we're going hiking", "18 March 2023"),                          # was 11 March
+    ("In October my sister is getting married", "October 2023"),                  # was October 2022
+    ("On the 20th we're having a party", "20 March 2023"),                        # was 20 February
+    ("On Friday I'm gonna rest", "17 March 2023"),
+    ("On Friday I have to submit it", "17 March 2023"),
+    ("On Friday we have a meeting", "17 March 2023"),
+    # a past before the time is another verb's when a future of a person follows it
+    ("I went to the doctor and I'll go again in April", "April 2023"),            # was April 2022
+    ("I finished the draft and I will send it to Ana on Friday", "17 March 2023"),
+    # the past that holds the time still reports it
+    ("On Friday I had a meeting", "10 March 2023"),
+    ("On Friday we went hiking", "10 March 2023"),
+    ("I'll never forget the trip we had in October", "October 2022"),
+    ("I had a deadline in April", "April 2022"),
+    ("I was going to go in April", "April 2022"),
+    ("Last year in October we had a blast", "2022"),
+])
+def test_the_verb_group_that_holds_the_time_sets_its_tense(text, want):
+    assert label(text, MAR_15) == want

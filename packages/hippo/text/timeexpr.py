@@ -902,6 +902,14 @@ _NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
 # made ("I've been training for the marathon in October") is of what is to come: the time is the event's.
 _ARRANGED = r"(?:booked|scheduled|planned|reserved|arranged|registered|enrolled|signed\s+up)"
 _READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking\s+forward|counting\s+down)"
+# An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting"
+_ARRANGING = (
+    r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
+    r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
+    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
+    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
+    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
+    r"staying|launching|opening|joining|interviewing)\b")
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
@@ -914,14 +922,17 @@ _FUTURE_CUE = re.compile(
     r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
     r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
     r"(?:have|has|'ve|'s)\s+(?:already\s+|just\s+)?(?:" + _ARRANGED + r"|been\s+" + _READYING + r")|"
-    r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
-    r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
-    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
-    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
-    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
-    r"staying|launching|opening|joining|interviewing)\b)", re.I)
-_WILL_AFTER = re.compile(r",?\s+(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|"
-                         r"(?:\s+are|'re|'m|\s+is|'s)\s+going\s+to)\b", re.I)
+    + _ARRANGING + r")", re.I)
+# A future a person says, with its subject ("I'll", "we won't", "Maya is going to", "I'm gonna", an arrangement: "I'm
+# flying", "my sister is getting married", "we have to", "I have a meeting"): the verb group that governs a time said
+# right before it ("On Friday I'm flying to Rome"), and one that a past said earlier in the clause is not ("I went to
+# the doctor and I'll go again in April").
+_FUTURE_GROUP = re.compile(
+    r"\b(?:(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|\s+won't|\s+shall|"
+    r"(?:\s+are|'re|'m|\s+am|\s+is|'s)\s+(?:going\s+to|gonna)|\s+gonna|"
+    r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to|(?:have|'ve\s+got|have\s+got)\s+"
+    r"(?:a|an|my|our|the)\b))|" + _ARRANGING + r")", re.I)
+_WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r")", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
@@ -992,10 +1003,20 @@ def _tense(text: str, a: int, b: int) -> str | None:
     what happened, None when it does not say."""
     start = _clause_start(text, a)
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
-    clause = text[start:tail.start() if tail else min(len(text), b + 200)]
     before = text[max(0, a - 40):a]
     returning = _RETURN.search(before) is not None
-    if _PAST_CUE.search(clause) or (not returning and _BACK.search(before)):
+    if not returning and _BACK.search(before):
+        return "past"
+    # the verb group that holds the time governs it, not a past said elsewhere in the clause: a future right after
+    # the time ("I was busy, on Friday I'm flying to Rome"; "On Friday I'll send the draft that was late"), and a
+    # past before it unless a future of a person follows that past ("I went to the doctor and I'll go again in April")
+    if _WILL_AFTER.match(text, b):
+        return "future"
+    last = None
+    for last in _PAST_CUE.finditer(text, start, a):
+        pass
+    if last is not None and not _FUTURE_GROUP.search(text, last.end(), a) \
+            or _PAST_CUE.search(text, b, tail.start() if tail else min(len(text), b + 200)):
         return "past"
     if returning:  # "I'll be back on the 30th", "she flies back on Friday": a return still to come
         return "future"
