@@ -578,3 +578,21 @@ MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
 ])
 def test_the_verb_group_that_holds_the_time_sets_its_tense(text, want):
     assert label(text, MAR_15) == want
+
+
+@pytest.mark.parametrize("text, now, want", [
+    # the weekdays as chats clip them (LoCoMo's: said on Saturday 15 July, Thursday 20 July and Friday 20 January)
+    ("Last Fri I finally took my kids to a pottery workshop.", at(2023, 7, 15, 13), "14 July 2023"),
+    ("I just joined a new LGBTQ activist group last Tues.", at(2023, 7, 20, 20), "18 July 2023"),
+    ("Wanna see my moves next Fri? Can't wait!", at(2023, 1, 20, 16), "27 January 2023"),
+    ("see you on Mon", MAR_15, "20 March 2023"),
+    ("I'll have it done by Thurs", MAR_15, "16 March 2023"),
+    ("Let's meet this Sat", MAR_15, "18 March 2023"),
+    ("I've been sick since Tue", MAR_15, "14-15 March 2023"),
+    # "wed", "sat", "sun" and "mon" in lowercase are words of their own
+    ("I sat on the sofa all day", MAR_15, None),
+    ("We lay on sun loungers by the pool", MAR_15, None),
+    ("come on mon, let's go", MAR_15, None),
+])
+def test_the_weekdays_as_chats_clip_them(text, now, want):
+    assert label(text, now) == want

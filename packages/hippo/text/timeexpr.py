@@ -39,6 +39,10 @@ MONTHS.update({m[:3]: i for i, m in enumerate(_MONTH_NAMES, 1)})
 MONTHS["sept"] = 9
 WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
                                          "sunday"))}
+# the weekdays as chats clip them ("last Fri", "next Tues", "on Mon"); "Mon", "Wed", "Sat" and "Sun" only
+# capitalised (the words "wed", "sat" and "sun" are as common, and "come on mon" is a man)
+WEEKDAYS.update({"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
+                 "sun": 6})
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2,
            "couple of": 2, "a few": 3, "few": 3, "several": 3}
@@ -46,6 +50,9 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+# a weekday named or clipped, after "last", "next", "this", "on", "since", "by", "until"
+_WEEKDAY_CLIPPED = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday|tues?|thu(?:rs?)?|fri|" \
+                   r"(?-i:Mon|Wed|Sat|Sun))"
 
 # Dates written in scripts other than the Latin one, each with its year (a digit is any script's: "٥", "๕", "５").
 # Thai months, full and abbreviated ("5 มีนาคม 2567", "5 มี.ค. 2567"); a Thai year is of the Buddhist era (CE + 543)
@@ -153,8 +160,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                 rf"(?<!\ba )(?<!\bthe )(?<![-\u2013]))\b{_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
-    ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY}\b"),
-    ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY}\b"),
+    ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
+    ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     ("other_day", r"\b(?<!every )the other day\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
@@ -170,12 +177,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # the days of this week, month or year before or after the day it is said: "earlier this week", "later this month"
     ("earlier_later", r"\b(earlier|later) this (week|month|year)\b"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
-    ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY}\b"),
+    ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY_CLIPPED}\b"),
     # "the next week": after something else; "this coming weekend" is the next one ("this coming week" said on a
     # Sunday may be the one it ends)
     ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year)|this coming (weekend))\b"),
-    ("next_wd", rf"\bnext {_WEEKDAY}\b"),
-    ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY}\b"),
+    ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
+    ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
     ("in_n", rf"\bin {_NUM} {_UNIT}\b"),
     ("this_unit", r"\bthis (week|weekend|month|year)\b"),
@@ -185,7 +192,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
 
 
 _MONTH_STARTS = tuple(m[:3] for m in _MONTH_NAMES)  # every spelling of a month starts so
-_WEEKDAY_NAMES = tuple(WEEKDAYS)
+_WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spelling of a weekday starts so
 # Per pattern: words one of which every match holds (lowercase). A pattern whose words are all missing from a
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
@@ -203,10 +210,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
-    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_NAMES, "over_weekend": ("over the weekend",),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend",),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
-    "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_NAMES,
+    "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
@@ -214,6 +221,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 assert set(_NEEDS) == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
+# and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do)
+_WEEKDAY_WORD = re.compile(rf"\b{_WEEKDAY_CLIPPED}\b", re.I)
 
 
 def _folded(text: str) -> str:
@@ -1069,7 +1078,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r")\b|元年", re.I)
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
@@ -1150,10 +1159,16 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     starts: list[int] = []
     ends: list[int] = []
     month: bool | None = None
+    weekday: bool | None = None
     for name, rx in patterns:
         needs = _NEEDS[name]
         if not any(w in low for w in needs):
             continue
+        if needs is _WEEKDAY_STARTS:
+            if weekday is None:
+                weekday = _WEEKDAY_WORD.search(text) is not None
+            if not weekday:
+                continue
         if needs is _MONTH_STARTS:
             if month is None:
                 month = _MONTH_WORD.search(text) is not None
