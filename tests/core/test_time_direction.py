@@ -243,6 +243,19 @@ def test_the_days_as_chats_type_them(text: str, want: str) -> None:
 
 def test_a_timer_in_code_is_no_day() -> None:
     assert label("clearTimeout(tmr); tmr = setTimeout(poll, 500)", MAY_10) is None
+    assert label("if tmr: tmr.cancel()", MAY_10) is None
+    assert label("tmr && clearTimeout(tmr)", MAY_10) is None
+
+
+@pytest.mark.parametrize("text, want", [
+    # "tmr", as chats in Singapore and Hong Kong type "tomorrow", between spaces and before no operator
+    ("see u tmr!", "11 May 2023"),
+    ("Tmr we go hiking", "11 May 2023"),
+    ("meeting tmr at 3", "11 May 2023"),
+    ("we fly the day after tmr", "12 May 2023"),
+])
+def test_tmr_between_words_is_tomorrow(text: str, want: str) -> None:
+    assert label(text, MAY_10) == want
 
 
 @pytest.mark.parametrize("text, now, want, start, end", [

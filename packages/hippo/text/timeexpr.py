@@ -85,7 +85,7 @@ _SEASON = r"(spring|summer|fall|autumn|winter)"
 # the days as chats also type them (hippo.text.shorthand): "yday", "2day", "tmrw", "tommorow"
 _YESTERDAY = r"yesterday|yday|yest"
 _TODAY = r"today|2day"
-_TOMORROW = r"tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow"
+_TOMORROW = r"tomorrow|tmrw|tmrrw|tmr|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow"
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
@@ -134,7 +134,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
-    ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b"),
+    # ("tmr" alone is also a timer in code: read between spaces and before no operator, "see u tmr!")
+    ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b|"
+                 r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
     # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
     # counts, unless it is one of the small words a sentence goes on with
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|"
@@ -207,7 +209,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
-    "tomorrow": ("tomorrow", "tmrw", "tmrrw", "2mor", "tomoz", "tomor", "tommor"),
+    "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend",),
@@ -1075,7 +1077,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 
 # Every pattern needs one of these words or a number (or 元年, the first year of a Japanese era): one search rules
 # most messages out before the patterns run.
-_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tomoz|tomm?orr?ow|ago|last|next|"
+_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
