@@ -609,3 +609,19 @@ def test_the_verb_group_that_holds_the_time_sets_its_tense(text, want):
 ])
 def test_the_weekdays_as_chats_clip_them(text, now, want):
     assert label(text, now) == want
+
+
+@pytest.mark.parametrize("text, now, want", [
+    # "this coming week" is the next one, as "this coming weekend" is (said on Wednesday 15 March 2023, on Sunday 19
+    # March: the week of 20 March)
+    ("I have three exams this coming week", MAR_15, "week of 20 March 2023"),
+    ("This coming week I start the new job", at(2023, 3, 19, 12), "week of 20 March 2023"),
+    ("this coming weekend we fly to Rome", MAR_15, "weekend of 18 March 2023"),
+    # "a couple" without its "of" counts two, as "a couple of" does
+    ("I'll see her in a couple weeks", MAR_15, "week of 27 March 2023"),
+    ("I'll be back in a couple days", MAR_15, "17 March 2023"),
+    ("I moved here a couple weeks ago", MAR_15, "week of 27 February 2023"),
+    ("I'll see her in a couple of weeks", MAR_15, "week of 27 March 2023"),
+])
+def test_this_coming_week_and_a_couple_without_of(text, now, want):
+    assert label(text, now) == want

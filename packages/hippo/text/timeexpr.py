@@ -44,7 +44,7 @@ WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thurs
 WEEKDAYS.update({"mon": 0, "tue": 1, "tues": 1, "wed": 2, "thu": 3, "thur": 3, "thurs": 3, "fri": 4, "sat": 5,
                  "sun": 6})
 NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2,
+           "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2, "a couple": 2,
            "couple of": 2, "a few": 3, "few": 3, "several": 3}
 
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
@@ -78,7 +78,7 @@ _ARABIC_MONTH = "(" + "|".join(sorted(ARABIC_MONTHS, key=len, reverse=True)) + "
 _PERSIAN_MONTH = "(" + "|".join(sorted(PERSIAN_MONTHS, key=len, reverse=True)) + ")"
 # the eras of Japanese years: 令和元年 is 2019, 平成 1 is 1989, 昭和 1 is 1926
 JAPANESE_ERAS = {"令和": 2018, "平成": 1988, "昭和": 1925}
-_NUM = r"(\d{1,3}|a couple of|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
+_NUM = r"(\d{1,3}|a couple of|a couple|a few|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|" \
        r"couple of|couple|few|several)"
 _UNIT = r"(day|week|fortnight|month|year)s?"
 _SEASON = r"(spring|summer|fall|autumn|winter)"
@@ -180,9 +180,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("earlier_later", r"\b(earlier|later) this (week|month|year)\b"),
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY_CLIPPED}\b"),
-    # "the next week": after something else; "this coming weekend" is the next one ("this coming week" said on a
-    # Sunday may be the one it ends)
-    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year)|this coming (weekend))\b"),
+    # "the next week": after something else; "this coming week" and "this coming weekend" are the next ones (said
+    # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends)
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year)|this coming (week|weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
