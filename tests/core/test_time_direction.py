@@ -625,3 +625,18 @@ def test_the_weekdays_as_chats_clip_them(text, now, want):
 ])
 def test_this_coming_week_and_a_couple_without_of(text, now, want):
     assert label(text, now) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # a future before the time holds it up to the comma after it: a past after that comma is a remark of its own
+    ("I'll send it on Friday, I already told Ana", "17 March 2023"),                 # was 10 March
+    ("I'll present the draft on the 20th, the one we had discussed", "20 March 2023"),  # was 20 February
+    ("I'm flying to Rome in October, it was cheap", "October 2023"),                  # was October 2022
+    # what one will remember or tell of may be past
+    ("I'll never forget our trip in October, it was amazing", "October 2022"),
+    ("I'll tell you about the party on Friday, it was wild", "10 March 2023"),
+    # a past after the time without a comma between is still the time's
+    ("I'll never forget how on Friday we went hiking", "10 March 2023"),
+])
+def test_a_past_after_a_comma_is_no_tense_of_a_time_a_future_holds(text, want):
+    assert label(text, MAR_15) == want

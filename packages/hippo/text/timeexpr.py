@@ -943,6 +943,9 @@ _FUTURE_GROUP = re.compile(
     r"(?:\s+are|'re|'m|\s+am|\s+is|'s)\s+(?:going\s+to|gonna)|\s+gonna|"
     r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to|(?:have|'ve\s+got|have\s+got)\s+"
     r"(?:a|an|my|our|the)\b))|" + _ARRANGING + r")", re.I)
+# what a future of remembering or telling is of: as often what happened ("I'll never forget our trip in October")
+_RECALLING = re.compile(r"\b(?:forget|remember|miss|tell\s+(?:\w+\s+)?about|talk\s+about|think\s+(?:about|of)|"
+                        r"share|show\s+(?:\w+\s+)?(?:the\s+)?(?:photos|pictures|pics))\b", re.I)
 _WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r")", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
@@ -1026,8 +1029,15 @@ def _tense(text: str, a: int, b: int) -> str | None:
     last = None
     for last in _PAST_CUE.finditer(text, start, a):
         pass
-    if last is not None and not _FUTURE_GROUP.search(text, last.end(), a) \
-            or _PAST_CUE.search(text, b, tail.start() if tail else min(len(text), b + 200)):
+    end = tail.start() if tail else min(len(text), b + 200)
+    future = _FUTURE_GROUP.search(text, start, a) if last is None else None
+    if future is not None and not _RECALLING.search(text, future.end(), a):
+        # a future before the time holds it up to the comma that follows it: a past after that comma is a remark of
+        # its own ("I'll send it on Friday, I already told Ana"), while what one will remember or tell of may be
+        # past ("I'll never forget our trip in October, it was amazing")
+        comma = text.find(",", b, end)
+        end = end if comma < 0 else comma
+    if last is not None and not _FUTURE_GROUP.search(text, last.end(), a) or _PAST_CUE.search(text, b, end):
         return "past"
     if returning:  # "I'll be back on the 30th", "she flies back on Friday": a return still to come
         return "future"
