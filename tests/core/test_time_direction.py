@@ -640,3 +640,23 @@ def test_this_coming_week_and_a_couple_without_of(text, now, want):
 ])
 def test_a_past_after_a_comma_is_no_tense_of_a_time_a_future_holds(text, want):
     assert label(text, MAR_15) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # what someone is asked, told or invited to do, said in the passive, is to come
+    ("I was asked to finish it by Friday", "17 March 2023"),                           # was 10 March
+    ("We were told to submit the form by Friday", "17 March 2023"),
+    ("I was invited to a wedding in June", "June 2023"),                               # was June 2022
+    ("I'm invited to a wedding in June", "June 2023"),
+    ("We were invited to speak at the conference in October", "October 2023"),
+    ("I just got invited to a party on Saturday", "18 March 2023"),                    # was 11 March
+    ("I've been asked to give a talk in May", "May 2023"),                             # was May 2022
+    # the telling and the invitation still report when the time is theirs, or another past follows
+    ("I was told on Friday that I got the job", "10 March 2023"),
+    ("I was invited to a party on Saturday and it was great", "11 March 2023"),
+    ("I was invited to Sarah's party last Friday", "10 March 2023"),
+    # a forecast is no such set-up: "is expected to" leaves the date the nearest
+    ("The order is expected to arrive on April 4", "4 April 2023"),
+])
+def test_what_someone_is_asked_or_invited_to_do_is_to_come(text, want):
+    assert label(text, MAR_15) == want

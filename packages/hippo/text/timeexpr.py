@@ -913,6 +913,10 @@ _NAMED = r"(?-i:(?!" + _NOT_A_NAME + r"\b)[A-Z][a-z]+)"
 # made ("I've been training for the marathon in October") is of what is to come: the time is the event's.
 _ARRANGED = r"(?:booked|scheduled|planned|reserved|arranged|registered|enrolled|signed\s+up)"
 _READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking\s+forward|counting\s+down)"
+# What someone is asked, told or invited to do, said in the passive ("I was asked to finish it by Friday", "we were
+# invited to a wedding in June", "I've been told to", "I got invited to a party on Saturday"), is to come.
+_SET_UP = (r"(?:just\s+|already\s+|also\s+)?(?:(?:asked|told|invited|reminded|allowed)\s+to|"
+           r"invited\s+for)\b")
 # An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting"
 _ARRANGING = (
     r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
@@ -933,6 +937,7 @@ _FUTURE_CUE = re.compile(
     r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
     r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
     r"(?:have|has|'ve|'s)\s+(?:already\s+|just\s+)?(?:" + _ARRANGED + r"|been\s+" + _READYING + r")|"
+    r"(?:was|were|been|got|get|gets|am|is|are|'m|'re)\s+" + _SET_UP + r"|"
     + _ARRANGING + r")", re.I)
 # A future a person says, with its subject ("I'll", "we won't", "Maya is going to", "I'm gonna", an arrangement: "I'm
 # flying", "my sister is getting married", "we have to", "I have a meeting"): the verb group that governs a time said
@@ -956,11 +961,11 @@ _TITLE_CASE = re.compile(r"(?:[A-Z][a-z]+\s+)+[A-Z][a-z]+")
 # to", which ask politely about what is to come, report nothing)
 _PAST_CUE = re.compile(r"\b(?:ago|yesterday|yday|yest|last|already(?!\s+" + _ARRANGED + r"\b)|went|"
                        r"(?:was|were)(?!\s+(?:just\s+|really\s+)?(?:wondering|thinking|hoping|curious|planning|"
-                       r"considering)\b)|did|had|happened|used\s+to|"
+                       r"considering)\b|\s+" + _SET_UP + r")|did|had|happened|used\s+to|"
                        r"since(?!\s+(?:\w+\s+){0,3}?(?:is|are|am|will|won't|can|can't|need|needs|have\s+to|has\s+to|"
                        r"want|wants|plan|plans)\b|\s+(?:\w+\s+){0,2}?\w+(?:'re|'m|'ll)\b)|"
                        r"(?:have|has|'ve|'s)\s+(?:already\s+|just\s+)?(?!" + _ARRANGED + r"\b)(?:been(?!\s+" + _READYING
-                       + r"\b)|\w+ed))\b", re.I)
+                       + r"\b|\s+" + _SET_UP + r")|\w+ed))\b", re.I)
 # A simple past the cues above miss, said by a person right before or after the time ("I finished it by Friday", "At
 # the start of the year I joined a gym", "we finally moved in October"): a subject pronoun ("it" is as often the
 # object of a plan: "I'll have it finished by Friday", "get it signed by Friday"), at most two adverbs, and a regular
@@ -992,7 +997,7 @@ _DESCRIBING = ("required|needed|expected|allowed|accepted|welcomed|preferred|inc
                "impressed|intrigued|shocked|stunned|terrified|touched|fed")
 _VERB_ADVERBS = (r"(?:(?:just|finally|already|actually|recently|also|only|then|even|first|eventually|never|really|"
                  r"officially|both|all|originally)\s+){0,2}")
-_PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|(?:had|got)\s+to\b)"
+_PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|(?:had|got)\s+to\b|(?:was|were|got)\s+" + _SET_UP + r")"
               r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)")
 _SIMPLE_PAST = re.compile(
     r"(?<!\bif\s)(?<!\bunless\s)\b(?:(?:I|we|he|she|they|" + _PERSON + r")\s+" + _VERB_ADVERBS + _PAST_VERB
