@@ -660,3 +660,32 @@ def test_a_past_after_a_comma_is_no_tense_of_a_time_a_future_holds(text, want):
 ])
 def test_what_someone_is_asked_or_invited_to_do_is_to_come(text, want):
     assert label(text, MAR_15) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # the ways a chat asks for or proposes what is to come
+    ("Let's meet on Friday", "17 March 2023"),                                  # was 10 March
+    ("Let's go in October", "October 2023"),                                    # was October 2022
+    ("It was nice, let's do it again in June", "June 2023"),                    # was June 2022
+    ("On Friday, let's meet", "17 March 2023"),
+    ("Can we meet on Friday?", "17 March 2023"),
+    ("I'd love to meet on Friday", "17 March 2023"),
+    ("Do you wanna hang out on Saturday?", "18 March 2023"),                    # was 11 March
+    ("Are you free on Friday?", "17 March 2023"),
+    ("I'm busy on the 20th", "20 March 2023"),                                  # was 20 February
+    ("Are you coming on Saturday?", "18 March 2023"),
+    ("What are you doing on Saturday?", "18 March 2023"),
+    ("Is Maya coming on Saturday?", "18 March 2023"),
+    ("Good luck on Friday!", "17 March 2023"),
+    ("Wish me luck on the 20th", "20 March 2023"),
+    # the past still reports
+    ("What did you do on Saturday?", "11 March 2023"),
+    ("What were you doing on Saturday?", "11 March 2023"),
+    ("I was busy on the 20th", "20 February 2023"),
+    ("Let's talk about what happened on Friday", "10 March 2023"),
+    # a future after a comma is the time's only when the time opens its clause
+    ("I've already watched 8 movies over the weekend, I'll watch more soon", "weekend of 11 March 2023"),
+    ("I've already watched 8 movies over the weekend, let's plan the next", "weekend of 11 March 2023"),
+])
+def test_what_a_chat_proposes_or_asks_of_what_is_to_come(text, want):
+    assert label(text, MAR_15) == want

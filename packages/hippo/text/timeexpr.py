@@ -917,14 +917,19 @@ _READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking
 # invited to a wedding in June", "I've been told to", "I got invited to a party on Saturday"), is to come.
 _SET_UP = (r"(?:just\s+|already\s+|also\s+)?(?:(?:asked|told|invited|reminded|allowed)\s+to|"
            r"invited\s+for)\b")
-# An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting"
+# An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting", "what are
+# you doing", "is Maya coming"; and being free or busy then ("are you free on Friday?", "I'm busy on the 20th")
+_ARRANGED_VERB = (r"(?:going|flying|leaving|heading|travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|"
+                  r"attending|running|starting|taking|celebrating|throwing|playing|performing|presenting|speaking|"
+                  r"training|getting|off|skiing|camping|hiking|vacationing|holidaying|touring|competing|racing|"
+                  r"graduating|retiring|relocating|returning|coming|spending|staying|launching|opening|joining|"
+                  r"interviewing|doing)\b")
 _ARRANGING = (
     r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
-    r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:\w+\s+)?(?:going|flying|leaving|heading|"
-    r"travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|attending|running|starting|taking|"
-    r"celebrating|throwing|playing|performing|presenting|speaking|training|getting|off|skiing|camping|hiking|"
-    r"vacationing|holidaying|touring|competing|racing|graduating|retiring|relocating|returning|coming|spending|"
-    r"staying|launching|opening|joining|interviewing)\b")
+    r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:(?:\w+\s+)?" + _ARRANGED_VERB + r"|"
+    r"(?:free|busy|available|away)\b)|"
+    r"\b(?:am|is|are)\s+(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")\s+(?:(?:\w+\s+)?" + _ARRANGED_VERB
+    + r"|(?:free|busy|available|away)\b)")
 # What the speaker will do, plans or has arranged ("I'll", "I'm going to", "I'm training for", "I've got a meeting
 # on", "is due", "the review is planned for", "might"), and what says the clause reports the past after all.
 _FUTURE_CUE = re.compile(
@@ -932,7 +937,8 @@ _FUTURE_CUE = re.compile(
     r"\b(?:(?<!my\s)(?<!your\s)(?<!the\s)(?<!a\s)(?<!his\s)(?<!her\s)(?<!our\s)(?<!free\s)will|won't|'ll|shall|"
     r"help\s+you\s+(?:to\s+)?(?!with\b)\w+|going\s+to|gonna|plan(?:s|ning)?\s+(?:to|on)|planned\s+(?:for|on)|"
     r"scheduled|"
-    r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|would\s+like|'d\s+like|looking\s+forward|can't\s+wait|"
+    r"intend(?:s|ing)?\s+to|hop(?:e|es|ing)\s+to|wants?\s+to|wanna|(?:would|'d)\s+(?:like|love)|"
+    r"(?:can|shall)\s+we|good\s+luck|wish\s+(?:me|you|us)\s+luck|looking\s+forward|can't\s+wait|"
     r"upcoming|coming\s+up|(?:training|preparing|prepare|ready)\s+for|about\s+to|expect(?:s|ing)?\s+to|"
     r"aim(?:s|ing)?\s+(?:to|for)|deadline|due|next|should|might|could|see\s+you|excited\s+to|get\s+started|"
     r"(?:I|we|you)(?:'ve\s+got|\s+have\s+got|\s+have)\s+(?:a|an|my|our|the)\b|"
@@ -947,11 +953,15 @@ _FUTURE_GROUP = re.compile(
     r"\b(?:(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|\s+won't|\s+shall|"
     r"(?:\s+are|'re|'m|\s+am|\s+is|'s)\s+(?:going\s+to|gonna)|\s+gonna|"
     r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to|(?:have|'ve\s+got|have\s+got)\s+"
-    r"(?:a|an|my|our|the)\b))|" + _ARRANGING + r")", re.I)
+    r"(?:a|an|my|our|the)\b))|let's|" + _ARRANGING + r")", re.I)
 # what a future of remembering or telling is of: as often what happened ("I'll never forget our trip in October")
 _RECALLING = re.compile(r"\b(?:forget|remember|miss|tell\s+(?:\w+\s+)?about|talk\s+about|think\s+(?:about|of)|"
                         r"share|show\s+(?:\w+\s+)?(?:the\s+)?(?:photos|pictures|pics))\b", re.I)
 _WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r")", re.I)
+# "let's" a few words before the time ("Let's meet on Friday", "let's go to the beach on Saturday"); further off the
+# time is as often an object's, a meeting's that a chat's lagging timestamp has passed ("let's discuss the details in
+# our meeting on the 17th")
+_LETS = re.compile(r"\blet's\s+(?:[\w'-]+\s+){0,4}$", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
@@ -1029,7 +1039,10 @@ def _tense(text: str, a: int, b: int) -> str | None:
     # the verb group that holds the time governs it, not a past said elsewhere in the clause: a future right after
     # the time ("I was busy, on Friday I'm flying to Rome"; "On Friday I'll send the draft that was late"), and a
     # past before it unless a future of a person follows that past ("I went to the doctor and I'll go again in April")
-    if _WILL_AFTER.match(text, b):
+    after = _WILL_AFTER.match(text, b)
+    # (after a comma, the future is the time's only when the time opens its clause: "On Friday, I'll send it"; not
+    # "you've watched 8 movies over the weekend, let's plan the next")
+    if after is not None and ("," not in after.group(0) or len(text[start:a].split()) <= 2):
         return "future"
     last = None
     for last in _PAST_CUE.finditer(text, start, a):
@@ -1050,7 +1063,8 @@ def _tense(text: str, a: int, b: int) -> str | None:
         return "past"
     # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
     # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
-    if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _WILL_AFTER.match(text, b):
+    if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _LETS.search(text, start, a) \
+            or after is not None:
         return "future"
     return None
 
