@@ -689,3 +689,24 @@ def test_what_someone_is_asked_or_invited_to_do_is_to_come(text, want):
 ])
 def test_what_a_chat_proposes_or_asks_of_what_is_to_come(text, want):
     assert label(text, MAR_15) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # what a timetable says, in the present simple, is to come
+    ("I fly to Rome on Friday", "17 March 2023"),                               # was 10 March
+    ("On Friday I fly to Rome", "17 March 2023"),
+    ("My flight leaves on Friday", "17 March 2023"),
+    ("The train leaves on the 20th", "20 March 2023"),                          # was 20 February
+    ("I start my new job on Monday", "20 March 2023"),                          # was 13 March
+    ("School starts in September", "September 2023"),                           # was September 2022
+    ("In May I turn 30", "May 2023"),                                           # was May 2022
+    ("In May I'm turning 30", "May 2023"),
+    # a noun, an infinitive, a past and a question in the past are none
+    ("The move in October was hard", "October 2022"),
+    ("I decided to move in October", "October 2022"),
+    ("I flew to Rome on Friday", "10 March 2023"),
+    ("Did you land on Friday?", "10 March 2023"),
+    ("It is expected to arrive on April 4", "4 April 2023"),
+])
+def test_what_a_timetable_says_in_the_present_is_to_come(text, want):
+    assert label(text, MAR_15) == want

@@ -917,13 +917,22 @@ _READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking
 # invited to a wedding in June", "I've been told to", "I got invited to a party on Saturday"), is to come.
 _SET_UP = (r"(?:just\s+|already\s+|also\s+)?(?:(?:asked|told|invited|reminded|allowed)\s+to|"
            r"invited\s+for)\b")
+# What a timetable says, in the present simple ("I fly to Rome on Friday", "my flight leaves on Friday", "school
+# starts in September", "I start my new job on Monday", "in May I turn 30"): what is to come. (A noun after an article or
+# a possessive is none: "the move in October", "my return on Friday", nor an infinitive, which what comes before it
+# governs: "is expected to arrive on April 4".)
+_SCHEDULED_VERB = (r"(?<!\bto\s)(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bmy\s)(?<!\byour\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)"
+                   r"(?<!\btheir\s)(?<!\bits\s)\b(?:(?:start|begin|leave|depart|arrive|land|open|return|move|graduate|"
+                   r"retire|resume)s?|fl(?:y|ies)|launch(?:es)?|kicks?\s+off|takes?\s+off|go(?:es)?\s+live|"
+                   r"turns?\s+\d+)\b")
+_SCHEDULED = re.compile(_SCHEDULED_VERB + r"(?:\s+[\w'-]+){0,4}\s+$", re.I)
 # An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting", "what are
 # you doing", "is Maya coming"; and being free or busy then ("are you free on Friday?", "I'm busy on the 20th")
 _ARRANGED_VERB = (r"(?:going|flying|leaving|heading|travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|"
                   r"attending|running|starting|taking|celebrating|throwing|playing|performing|presenting|speaking|"
                   r"training|getting|off|skiing|camping|hiking|vacationing|holidaying|touring|competing|racing|"
                   r"graduating|retiring|relocating|returning|coming|spending|staying|launching|opening|joining|"
-                  r"interviewing|doing)\b")
+                  r"interviewing|doing|turning)\b")
 _ARRANGING = (
     r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
     r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:(?:\w+\s+)?" + _ARRANGED_VERB + r"|"
@@ -957,7 +966,10 @@ _FUTURE_GROUP = re.compile(
 # what a future of remembering or telling is of: as often what happened ("I'll never forget our trip in October")
 _RECALLING = re.compile(r"\b(?:forget|remember|miss|tell\s+(?:\w+\s+)?about|talk\s+about|think\s+(?:about|of)|"
                         r"share|show\s+(?:\w+\s+)?(?:the\s+)?(?:photos|pictures|pics))\b", re.I)
-_WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r")", re.I)
+# right after the time, a timetable's present of a person is what is to come too ("On Friday I fly to Rome"; before
+# it, "did I begin" is a past)
+_WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r"|(?:I|we|you|he|she|they|" + _PERSON + "|"
+                         + _NAMED + r")\s+" + _SCHEDULED_VERB + r")", re.I)
 # "let's" a few words before the time ("Let's meet on Friday", "let's go to the beach on Saturday"); further off the
 # time is as often an object's, a meeting's that a chat's lagging timestamp has passed ("let's discuss the details in
 # our meeting on the 17th")
@@ -1064,7 +1076,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
     # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
     # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
     if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _LETS.search(text, start, a) \
-            or after is not None:
+            or _SCHEDULED.search(text, start, a) or after is not None:
         return "future"
     return None
 
