@@ -918,13 +918,13 @@ _READYING = r"(?:planning|preparing|training|saving\s+up|getting\s+ready|looking
 _SET_UP = (r"(?:just\s+|already\s+|also\s+)?(?:(?:asked|told|invited|reminded|allowed)\s+to|"
            r"invited\s+for)\b")
 # What a timetable says, in the present simple ("I fly to Rome on Friday", "my flight leaves on Friday", "school
-# starts in September", "I start my new job on Monday", "in May I turn 30"): what is to come. (A noun after an article or
-# a possessive is none: "the move in October", "my return on Friday", nor an infinitive, which what comes before it
-# governs: "is expected to arrive on April 4".)
-_SCHEDULED_VERB = (r"(?<!\bto\s)(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bmy\s)(?<!\byour\s)(?<!\bour\s)(?<!\bhis\s)(?<!\bher\s)"
-                   r"(?<!\btheir\s)(?<!\bits\s)\b(?:(?:start|begin|leave|depart|arrive|land|open|return|move|graduate|"
-                   r"retire|resume)s?|fl(?:y|ies)|launch(?:es)?|kicks?\s+off|takes?\s+off|go(?:es)?\s+live|"
-                   r"turns?\s+\d+)\b")
+# starts in September", "I start my new job on Monday", "in May I turn 30"): what is to come. (A noun after an
+# article or a possessive is none: "the move in October", "my return on Friday", nor an infinitive, which what comes
+# before it governs: "is expected to arrive on April 4".)
+_SCHEDULED_VERB = (r"(?<!\bto\s)(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bmy\s)(?<!\byour\s)(?<!\bour\s)(?<!\bhis\s)"
+                   r"(?<!\bher\s)(?<!\btheir\s)(?<!\bits\s)\b(?:(?:start|begin|leave|depart|arrive|land|open|return|"
+                   r"move|graduate|retire|resume)s?|fl(?:y|ies)|launch(?:es)?|kicks?\s+off|takes?\s+off|"
+                   r"go(?:es)?\s+live|turns?\s+\d+)\b")
 _SCHEDULED = re.compile(_SCHEDULED_VERB + r"(?:\s+[\w'-]+){0,4}\s+$", re.I)
 # An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting", "what are
 # you doing", "is Maya coming"; and being free or busy then ("are you free on Friday?", "I'm busy on the 20th")
