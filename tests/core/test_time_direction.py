@@ -710,3 +710,16 @@ def test_what_a_chat_proposes_or_asks_of_what_is_to_come(text, want):
 ])
 def test_what_a_timetable_says_in_the_present_is_to_come(text, want):
     assert label(text, MAR_15) == want
+
+
+@pytest.mark.parametrize("text, want", [
+    # a relative clause's past right before the time reports it, whatever future the sentence opened with
+    ("I'm flying home on Friday after the conference that started on Monday", "13 March 2023"),   # was 20 March
+    ("I'll return the package that arrived on Monday", "13 March 2023"),
+    ("I'll see the doctor who treated me in October", "October 2022"),                           # was October 2023
+    # a past that sets up what is to come is none
+    ("I'll finish the task that needed to be done by Friday", "17 March 2023"),
+])
+def test_a_relative_clause_past_reports_the_time_it_holds(text, want):
+    refs = timeexpr.find(text, MAR_15)
+    assert refs[-1].label() == want

@@ -1023,7 +1023,9 @@ _PAST_VERB = (r"(?!(?:" + _PAST_SETUP + r")\b|(?:had|got)\s+to\b|(?:was|were|got
               r"(?:[a-z]*[a-df-z]ed|agreed|freed|" + _PAST_IRREGULAR + r")\b(?!['’]t\b)")
 _SIMPLE_PAST = re.compile(
     r"(?<!\bif\s)(?<!\bunless\s)\b(?:(?:I|we|he|she|they|" + _PERSON + r")\s+" + _VERB_ADVERBS + _PAST_VERB
-    + r"|(?-i:" + _NAMED + r"\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)" + _PAST_VERB + r"))", re.I)
+    + r"|(?-i:" + _NAMED + r"\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)" + _PAST_VERB + r")"
+    # a relative clause's past after its noun: "the conference that started on Monday", "the box which arrived"
+    + r"|(?<=\w\s)(?:that|which|who)\s+" + _VERB_ADVERBS + r"(?!(?:" + _DESCRIBING + r")\b)" + _PAST_VERB + r")", re.I)
 _TO_OR_FOR = re.compile(r"\bto\s+$|\bfor\s+(?:[\w'-]+\s+){0,3}$", re.I)
 _SIMPLE_PAST_AFTER = re.compile(r",?\s+(?=(?:I|we|he|she|they|" + _PERSON + "|" + _NAMED + r")\s)", re.I)
 # "back in November", "back on the 30th": then, in the past; but "back" after a verb of coming, going or being is a
