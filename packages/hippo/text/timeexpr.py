@@ -223,8 +223,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 assert set(_NEEDS) == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
-# and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do)
-_WEEKDAY_WORD = re.compile(rf"\b{_WEEKDAY_CLIPPED}\b", re.I)
+# and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
+# folded text (:func:`_folded`), lowercase, case-sensitively: three times faster, and "sat" finds "Sat" there too
+_WEEKDAY_WORD_FOLDED = re.compile(r"\b(?:mon(?:day)?|tue(?:s(?:day)?)?|wed(?:nesday)?|thu(?:rs?(?:day)?)?|fri(?:day)?|"
+                                  r"sat(?:urday)?|sun(?:day)?)\b")
 
 
 def _folded(text: str) -> str:
@@ -1211,7 +1213,7 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
             continue
         if needs is _WEEKDAY_STARTS:
             if weekday is None:
-                weekday = _WEEKDAY_WORD.search(text) is not None
+                weekday = _WEEKDAY_WORD_FOLDED.search(low) is not None
             if not weekday:
                 continue
         if needs is _MONTH_STARTS:
