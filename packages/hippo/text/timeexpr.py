@@ -960,8 +960,10 @@ _FUTURE_CUE = re.compile(
 # flying", "my sister is getting married", "we have to", "I have a meeting"): the verb group that governs a time said
 # right before it ("On Friday I'm flying to Rome"), and one that a past said earlier in the clause is not ("I went to
 # the doctor and I'll go again in April").
+_SUBJECT = (r"(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+(?:I|me|" + _PERSON + "|" + _NAMED
+            + r"))?")  # a person or two: "my team and I", "Tom and I"
 _FUTURE_GROUP = re.compile(
-    r"\b(?:(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:'ll|\s+will|\s+won't|\s+shall|"
+    r"\b(?:" + _SUBJECT + r"(?:'ll|\s+will|\s+won't|\s+shall|"
     r"(?:\s+are|'re|'m|\s+am|\s+is|'s)\s+(?:going\s+to|gonna)|\s+gonna|"
     r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to|(?:have|'ve\s+got|have\s+got)\s+"
     r"(?:a|an|my|our|the)\b))|let's|" + _ARRANGING + r")", re.I)
@@ -970,8 +972,8 @@ _RECALLING = re.compile(r"\b(?:forget|remember|miss|tell\s+(?:\w+\s+)?about|talk
                         r"share|show\s+(?:\w+\s+)?(?:the\s+)?(?:photos|pictures|pics))\b", re.I)
 # right after the time, a timetable's present of a person is what is to come too ("On Friday I fly to Rome"; before
 # it, "did I begin" is a past)
-_WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r"|(?:I|we|you|he|she|they|" + _PERSON + "|"
-                         + _NAMED + r")\s+" + _SCHEDULED_VERB + r")", re.I)
+_WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r"|" + _SUBJECT + r"\s+" + _SCHEDULED_VERB + r")",
+                         re.I)
 # "let's" a few words before the time ("Let's meet on Friday", "let's go to the beach on Saturday"); further off the
 # time is as often an object's, a meeting's that a chat's lagging timestamp has passed ("let's discuss the details in
 # our meeting on the 17th")
