@@ -580,6 +580,9 @@ MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
     ("On Friday we have a meeting", "17 March 2023"),
     ("On Friday my team and I will present", "17 March 2023"),                   # was 10 March
     ("In June Tom and I will travel to Spain", "June 2023"),                      # was June 2022
+    # "I have to say", "I have to admit" tell of what was as often: the past after them reports
+    ("On Friday I have to say it was great", "10 March 2023"),
+    ("On Friday I have to admit I was nervous", "10 March 2023"),
     # a past before the time is another verb's when a future of a person follows it
     ("I went to the doctor and I'll go again in April", "April 2023"),            # was April 2022
     ("I finished the draft and I will send it to Ana on Friday", "17 March 2023"),

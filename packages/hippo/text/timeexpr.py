@@ -965,7 +965,9 @@ _SUBJECT = (r"(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\
 _FUTURE_GROUP = re.compile(
     r"\b(?:" + _SUBJECT + r"(?:'ll|\s+will|\s+won't|\s+shall|"
     r"(?:\s+are|'re|'m|\s+am|\s+is|'s)\s+(?:going\s+to|gonna)|\s+gonna|"
-    r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to|(?:have|'ve\s+got|have\s+got)\s+"
+    # ("I have to say", "I want to thank", "I must admit" are said of what was as often: no future)
+    r"\s+(?:(?:have|has|need|needs|plan|plans|want|wants|hope|hopes)\s+to(?!\s+(?:say|admit|confess|agree|mention|"
+    r"thank|tell\s+you))|(?:have|'ve\s+got|have\s+got)\s+"
     r"(?:a|an|my|our|the)\b))|let's|" + _ARRANGING + r")", re.I)
 # what a future of remembering or telling is of: as often what happened ("I'll never forget our trip in October")
 _RECALLING = re.compile(r"\b(?:forget|remember|miss|tell\s+(?:\w+\s+)?about|talk\s+about|think\s+(?:about|of)|"
