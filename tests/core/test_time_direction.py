@@ -688,6 +688,9 @@ def test_what_someone_is_asked_or_invited_to_do_is_to_come(text, want):
     ("What were you doing on Saturday?", "11 March 2023"),
     ("I was busy on the 20th", "20 February 2023"),
     ("Let's talk about what happened on Friday", "10 March 2023"),
+    # how one is doing or getting on is no arrangement
+    ("I'm doing well after the surgery on Monday", "13 March 2023"),
+    ("I'm getting better after the surgery on Monday", "13 March 2023"),       # was 20 March
     # a future after a comma is the time's only when the time opens its clause
     ("I've already watched 8 movies over the weekend, I'll watch more soon", "weekend of 11 March 2023"),
     ("I've already watched 8 movies over the weekend, let's plan the next", "weekend of 11 March 2023"),

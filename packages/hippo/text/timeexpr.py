@@ -929,12 +929,14 @@ _SCHEDULED_VERB = (r"(?<!\bto\s)(?<!\bthe\s)(?<!\ba\s)(?<!\ban\s)(?<!\bmy\s)(?<!
                    r"go(?:es)?\s+live|turns?\s+\d+)\b")
 _SCHEDULED = re.compile(_SCHEDULED_VERB + r"(?:\s+[\w'-]+){0,4}\s+$", re.I)
 # An arrangement in the present progressive: "I'm flying", "Tom and I are skiing", "my sister is getting", "what are
-# you doing", "is Maya coming"; and being free or busy then ("are you free on Friday?", "I'm busy on the 20th")
+# you doing", "is Maya coming"; and being free or busy then ("are you free on Friday?", "I'm busy on the 20th"); not
+# how one is doing or getting on ("I'm doing well after the surgery on Monday", "I'm getting better")
 _ARRANGED_VERB = (r"(?:going|flying|leaving|heading|travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|"
                   r"attending|running|starting|taking|celebrating|throwing|playing|performing|presenting|speaking|"
-                  r"training|getting|off|skiing|camping|hiking|vacationing|holidaying|touring|competing|racing|"
+                  r"training|getting(?!\s+(?:better|worse|well|used|over|sick|tired)\b)|off|skiing|camping|hiking|vacationing|holidaying|touring|competing|racing|"
                   r"graduating|retiring|relocating|returning|coming|spending|staying|launching|opening|joining|"
-                  r"interviewing|doing|turning)\b")
+                  r"interviewing|turning|doing(?!\s+(?:well|great|fine|good|better|worse|okay|ok|alright|amazing|"
+                  r"awesome|bad|badly|terrible|much|so|really|pretty|a\s+lot)\b))\b")
 _ARRANGING = (
     r"(?:I'm|we're|you're|he's|she's|they're|(?:I|we|you|he|she|they|" + _PERSON + "|" + _NAMED + r")(?:\s+and\s+"
     r"(?:I|me|" + _PERSON + "|" + _NAMED + r"))?\s+(?:am|is|are))\s+(?:(?:\w+\s+)?" + _ARRANGED_VERB + r"|"
