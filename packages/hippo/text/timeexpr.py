@@ -933,7 +933,8 @@ _SCHEDULED = re.compile(_SCHEDULED_VERB + r"(?:\s+[\w'-]+){0,4}\s+$", re.I)
 # how one is doing or getting on ("I'm doing well after the surgery on Monday", "I'm getting better")
 _ARRANGED_VERB = (r"(?:going|flying|leaving|heading|travell?ing|driving|moving|meeting|seeing|visiting|hosting|having|"
                   r"attending|running|starting|taking|celebrating|throwing|playing|performing|presenting|speaking|"
-                  r"training|getting(?!\s+(?:better|worse|well|used|over|sick|tired)\b)|off|skiing|camping|hiking|vacationing|holidaying|touring|competing|racing|"
+                  r"training|getting(?!\s+(?:better|worse|well|used|over|sick|tired)\b)|off|skiing|camping|hiking|"
+                  r"vacationing|holidaying|touring|competing|racing|"
                   r"graduating|retiring|relocating|returning|coming|spending|staying|launching|opening|joining|"
                   r"interviewing|turning|doing(?!\s+(?:well|great|fine|good|better|worse|okay|ok|alright|amazing|"
                   r"awesome|bad|badly|terrible|much|so|really|pretty|a\s+lot)\b))\b")
