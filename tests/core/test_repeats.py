@@ -297,6 +297,35 @@ def test_each_text_takes_at_most_four_places_in_a_channel_list(seed):
                    for b in range(len(rows)))
 
 
+@pytest.mark.parametrize("seed", range(12))
+def test_a_list_of_distinct_texts_is_the_best_rows(seed):
+    """Where no text has a copy among the best rows, the list is the best ``limit`` rows (ties: earlier row first)
+    and nothing stands for copies, even when later rows are copies of listed ones: against the walk over the
+    ranking, with limits at, below and above the number of distinct texts."""
+    from hippo.index import channels
+    from hippo.index.coindex import Scored
+
+    rng = random.Random(seed)
+    n_texts = rng.randint(5, 120)
+    with Memory(None) as mem:
+        mem.add_many({"text": f"note {k}", "role": "user"} for k in range(n_texts))
+        mem.add_many({"text": f"note {rng.randrange(n_texts)}", "role": "user"} for _ in range(rng.randint(0, 40)))
+        idx = mem.engine.state().index
+        rows = np.arange(len(idx), dtype=np.int64)
+        # the copies (the later rows) score below every original, so the best rows are distinct texts
+        scores = np.asarray([rng.choice([2.0, 3.0, 2.0 + rng.random()]) if r < n_texts else rng.random()
+                             for r in rows.tolist()])
+        keys = idx.copy_keys(rows).tolist()
+        left_out = np.asarray(sorted(rng.sample(rows.tolist(), rng.randint(0, rows.size // 3))), dtype=np.int64)
+        for limit in sorted({1, n_texts // 2, n_texts - 1, n_texts, n_texts + 1, rows.size} - {0}):
+            got_rows, got_stands = channels.top_texts(Scored(rows, scores), limit, idx,
+                                                      (lambda c: np.isin(c, left_out)) if left_out.size else None)
+            want_rows, want_stands = _top_texts_reference(rows.tolist(), scores.tolist(), keys, limit,
+                                                          set(left_out.tolist()))
+            assert got_rows.tolist() == want_rows
+            assert got_stands.tolist() == want_stands
+
+
 def test_a_line_of_many_copies_is_shown_where_a_filter_a_period_or_exclude_leaves_some():
     """The candidate lists keep a text's best copies; when a recall's filter, time scope or ``exclude`` leaves out
     those, a copy it admits stands for the text, counting the copies it admits (hand-counted: 50 a session)."""

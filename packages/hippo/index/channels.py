@@ -508,8 +508,10 @@ def top_texts(scored: Scored, limit: int, index: NamespaceIndex,
     while True:  # the best n (and those tied with the n-th), n growing until more than ``limit`` places are in them
         best = _best(rows, scores, n)
         _, which, counts = np.unique(index.copy_keys(best), return_inverse=True, return_counts=True)
-        if counts.size == best.size and (best.size > limit or best.size == rows.size):
-            return best[:limit], best[:0]  # no copies
+        if counts.size == best.size and (best.size >= limit or best.size == rows.size):
+            # No copies among the best ``limit``: each of them takes a place, and the row after them, at most the
+            # second copy of a text, takes the first place left out, so no copy before it was dropped.
+            return best[:limit], best[:0]
         grouped = np.argsort(which, kind="stable")  # each text's copies, best first
         starts = np.cumsum(counts) - counts
         occurrence = np.empty(best.size, dtype=np.int64)
