@@ -275,3 +275,23 @@ def test_the_first_save_of_a_lifecycle_rebuilt_during_a_deletion_is_not_refused(
     assert not any(refused)
     with Memory(saved_store) as again:
         assert answers(again) + [counts(again)] == live
+
+
+def test_asking_whether_a_semantic_shows_no_message_builds_no_unit(saved_store):
+    """A recall asks of every semantic its context reaches whether its text shows an excluded message; without
+    exclusions that is answered without building the semantic, and a recall then builds fewer units than there
+    are, answering as the store with every unit built does."""
+    with Memory(saved_store) as mem:
+        h = mem.engine.state().life().hier
+        pending = [sid for sid in h.semantics.keys() if sid not in h.semantics._made]
+        assert pending
+        assert not any(h.quotes(sid, frozenset()) for sid in pending)
+        assert not any(sid in h.semantics._made for sid in pending)
+        with pytest.raises(KeyError):
+            h.quotes(max(h.semantics.keys()) + 1, frozenset())
+        got = mem.recall("Where does Maya live now?", budget_tokens=300)
+        assert len(h.semantics._made) < len(h.semantics)
+    with Memory(saved_store) as mem:
+        build_all(mem.engine.state().life().hier)
+        full = mem.recall("Where does Maya live now?", budget_tokens=300)
+    assert got.text == full.text and [m.id for m in got.messages] == [m.id for m in full.messages]

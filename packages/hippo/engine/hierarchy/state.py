@@ -546,8 +546,12 @@ class Hierarchy:
     def quotes(self, sid: int, ids: Collection[int]) -> bool:
         """Whether semantic ``sid``'s text shows any message of ``ids``: an offline fact is the verbatim sentence of
         its first source message, an LLM-written one may restate any of its messages (as when they are deleted)."""
+        if not ids:  # answered without reading the semantic: a reopened store builds a unit when first read
+            if sid not in self.semantics:
+                raise KeyError(sid)
+            return False
         s = self.semantics[sid]
-        if not ids or not s.message_ids:
+        if not s.message_ids:
             return False
         return any(m in ids for m in s.message_ids) if s.llm else s.message_ids[0] in ids
 
