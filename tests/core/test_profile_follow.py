@@ -232,3 +232,25 @@ def test_a_trait_question_about_no_known_speaker_reads_no_profiles(monkeypatch):
             got = rank_mod.profile_factors(st, q2, rows)
             assert got.tolist() == st.profiles().boost(q2, st.index.ids.view[rows]).tolist()
         assert (got > 1.0).any()  # her statements of what she likes are lifted
+
+
+def test_a_question_naming_no_one_does_not_wait_for_a_step_of_the_profile_reader():
+    """The background reader of the profiles holds their lock while it reads a step of statements; a recall whose
+    question names no known speaker needs only the speakers' names and answers meanwhile, as it answers after."""
+    import threading
+
+    msgs = messages(60)
+    with Memory(None) as mem:
+        mem.add_many(msgs)
+        st = mem.engine.state()
+        assert st.wait_warm(60)
+        question = "Which books about volcanoes came up?"
+        got: list = []
+        with st._profiles_lock:  # a reader's step in progress
+            worker = threading.Thread(target=lambda: got.append(mem.recall(question, budget_tokens=120)),
+                                      daemon=True)
+            worker.start()
+            worker.join(60)  # a recall that waits for the lock never ends while it is held
+            assert not worker.is_alive() and got
+        after = mem.recall(question, budget_tokens=120)
+        assert got[0].text == after.text and [m.id for m in got[0].messages] == [m.id for m in after.messages]

@@ -217,6 +217,9 @@ class NamespaceState:
         self._profiles_done = 0
         self._profile_names: tuple[int, ProfileIndex] | None = None
         self._profiles_lock = threading.Lock()
+        # the names-only index has a lock of its own: a question's intent check never waits for a step of the
+        # background reader of the full profiles (tens of milliseconds of statements under ``_profiles_lock``)
+        self._names_lock = threading.Lock()
         self.entries: Any = None  # the index-entry registry (hippo.engine.entries), created on first use
         self.verbosity: Any = None  # the evidence packer's verbosity statistics (hippo.engine.evidence)
         self.standing: Any = None  # the evidence packer's standing instructions (hippo.engine.evidence)
@@ -1816,7 +1819,7 @@ class NamespaceState:
         """A profile index that knows only the speakers' names: enough to tell whether a query asks about a
         person's traits, without reading every message."""
         idx = self.index
-        with self._profiles_lock:
+        with self._names_lock:
             probe = self._profile_names
             if probe is None or probe[0] != len(idx.speakers):
                 names = ProfileIndex()
