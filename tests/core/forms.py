@@ -38,6 +38,7 @@ def recalled(monkeypatch: pytest.MonkeyPatch | None, table: Any, target: str, qu
     if monkeypatch is not None:
         monkeypatch.setattr(table, "variants", lambda form: ())
     lexicon.pattern.cache_clear()
+    lexicon._kept_forms.cache_clear()  # the forms of the last words asked, made with the table as it was
     mem = Memory(None, namespace="forms")
     try:
         for k in range(30):
@@ -49,3 +50,4 @@ def recalled(monkeypatch: pytest.MonkeyPatch | None, table: Any, target: str, qu
     finally:
         mem.close()
         lexicon.pattern.cache_clear()
+        lexicon._kept_forms.cache_clear()

@@ -414,3 +414,59 @@ def test_a_kept_pattern_holds_one_int_per_token_id_and_its_phrase_table_in_int32
     assert [tuple(int(t) for t in row[: n]) for row, n in zip(tokens, lengths)] == list(pat.phrases)
     assert np.array_equal(distinct, sorted({t for ph in pat.phrases for t in ph}))
     assert all(distinct[at[i, j]] == tokens[i, j] for i in range(len(lengths)) for j in range(lengths[i]))
+
+
+def test_a_phrase_table_is_the_phrases_laid_out_row_by_row():
+    """The table is built from the phrases' ids laid end to end in one step: against a row-by-row fill, for
+    generated phrases of one to seven tokens (and none)."""
+    import random
+
+    rng = random.Random(7)
+    for n in (0, 1, 2, 40, 300):
+        phrases = tuple(sorted({tuple(rng.randrange(100_000) for _ in range(rng.randint(2, 7))) for _ in range(n)}))
+        pat = lexicon.TermPattern("zz", np.zeros(0, dtype=np.uint32), phrases)
+        tokens, lengths, distinct, at = pat.phrase_table
+        longest = max((len(ph) for ph in phrases), default=0)
+        want = np.full((len(phrases), longest), -1, dtype=np.int32)
+        for k, ph in enumerate(phrases):
+            want[k, : len(ph)] = ph
+        assert tokens.dtype == np.int32 and np.array_equal(tokens, want)
+        assert lengths.tolist() == [len(ph) for ph in phrases]
+        assert distinct.tolist() == sorted({t for ph in phrases for t in ph})
+        assert all(distinct[at[i, j]] == tokens[i, j] for i in range(len(phrases)) for j in range(lengths[i]))
+        assert (at[tokens < 0] == -1).all()
+
+
+def test_a_word_s_surface_forms_are_kept_for_its_relatives_and_given_as_a_copy():
+    """A new query word's forms are read for its pattern and for its relatives: the second read finds them kept,
+    the same set as computed, and a caller changing the set it got changes nothing kept."""
+    for word in ("adopt", "Colour", "cafe", "машина", "birthday", "٢٠٢٤", "🏖️", "running"):
+        computed = lexicon._forms_of(word)
+        got = lexicon.surface_forms(word)
+        assert got == computed
+        got.add("zzz-not-a-form")
+        assert lexicon.surface_forms(word) == computed
+    lexicon._kept_forms.cache_clear()
+    lexicon.relative_words.cache_clear()
+    lexicon.relative_words("adopt")
+    assert lexicon._kept_forms.cache_info().hits == 0
+    lexicon.pattern.cache_clear()
+    lexicon.pattern("adopt")
+    assert lexicon._kept_forms.cache_info().hits >= 1
+
+
+def test_a_pattern_is_the_same_with_its_pieces_encoded_from_their_bytes(monkeypatch):
+    """A form that is one pre-tokenizer piece is encoded from the bytes its byte-table lookup made: the patterns of
+    words of several scripts and cases, and of code-like words, are those the text encoder gives."""
+    words = ["running", "Colour", "youtube", "DuplicateKeyError", "resturant", "cafe", "машина", "會議", "🐶",
+             "2024", "bday", "naïve", "İzmir", "x", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"]
+    assert lexicon._piece_bytes_encoder() is not None  # this tiktoken has the call
+    lexicon.pattern.cache_clear()
+    fast = [lexicon.pattern(w) for w in words]
+    lexicon.pattern.cache_clear()
+    monkeypatch.setattr(lexicon, "_piece_bytes_encoder", lambda: None)
+    slow = [lexicon.pattern(w) for w in words]
+    lexicon.pattern.cache_clear()
+    for a, b in zip(fast, slow):
+        assert a.term == b.term and a.anywhere == b.anywhere
+        assert a.singles.tolist() == b.singles.tolist() and a.phrases == b.phrases

@@ -12,6 +12,7 @@ punctuation or a symbol) and which continue one, filled once per process from th
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import string
 import unicodedata
@@ -594,16 +595,28 @@ class TermPattern:
         with -1; ``distinct`` the distinct tokens ascending, and ``at`` each cell's index into it (-1 for padding),
         so per-token counts become a per-cell table with one ``take``. Token ids and indexes are int32 (a token id
         is below 2^17): the table is kept with the pattern, and in int64 it took 7 KB of a new word's pattern."""
-        longest = max((len(ph) for ph in self.phrases), default=0)
-        tokens = np.full((len(self.phrases), longest), -1, dtype=np.int32)
-        for k, ph in enumerate(self.phrases):
-            tokens[k, : len(ph)] = ph
-        lengths = np.fromiter((len(ph) for ph in self.phrases), dtype=np.int64, count=len(self.phrases))
+        phrases = self.phrases
+        lengths = np.fromiter(map(len, phrases), dtype=np.int64, count=len(phrases))
+        longest = int(lengths.max()) if lengths.size else 0
+        tokens = np.full((len(phrases), longest), -1, dtype=np.int32)
+        if lengths.size:  # the cells of each row's phrase, row after row: the phrases' ids laid end to end
+            tokens[np.arange(longest) < lengths[:, None]] = np.fromiter(
+                itertools.chain.from_iterable(phrases), dtype=np.int32, count=int(lengths.sum()))
         distinct = np.unique(tokens[tokens >= 0])
         at = np.where(tokens >= 0, np.searchsorted(distinct, tokens), -1).astype(np.int32)
         for a in (tokens, lengths, distinct, at):
             a.setflags(write=False)
         return tokens, lengths, distinct, at
+
+
+#: words whose surface forms are kept: a new query word's forms are read for its pattern and again for its
+#: derivational relatives in the same recall (a few hundred strings each, thousands for a Cyrillic word)
+FORMS_KEPT = 64
+
+
+@lru_cache(maxsize=FORMS_KEPT)
+def _kept_forms(word: str) -> frozenset[str]:
+    return frozenset(_forms_of(word))
 
 
 def surface_forms(word: str) -> set[str]:
@@ -619,6 +632,11 @@ def surface_forms(word: str) -> set[str]:
     has the forms of the word without them, and its own as written. A number is also written in the digits of
     Arabic, Persian and the Indic scripts (:func:`hippo.text.textnorm.digit_forms`). An emoji
     (:func:`hippo.text.textnorm.emoji`) is itself, with and without its presentation selectors."""
+    return set(_kept_forms(word))
+
+
+def _forms_of(word: str) -> set[str]:
+    """:func:`surface_forms` computed."""
     if textnorm.is_emoji(word):  # with and without its presentation selectors ("🏖️", "🏖")
         return {word, word.translate(dict.fromkeys(map(ord, textnorm.EMOJI_SELECTORS)))} - {""}
     numbers = textnorm.digit_forms(word)
@@ -904,6 +922,18 @@ def _encoders():
 
 
 @lru_cache(maxsize=1)
+def _piece_bytes_encoder():
+    """The BPE of one pre-tokenizer piece given as UTF-8 bytes (what tiktoken's ``_encode_single_piece`` calls after
+    encoding its text), or None where this tiktoken has no such call: a form's bytes are at hand from the byte
+    table's lookup."""
+    enc = tokenizer.encoding()
+    core = getattr(enc, "_core_bpe", None)
+    if getattr(enc, "_encode_single_piece", None) is None or core is None:
+        return None
+    return getattr(core, "encode_single_piece", None)
+
+
+@lru_cache(maxsize=1)
 def _code_joined() -> dict[bytes, tuple[str, ...]]:
     """For every byte string ``v`` that some token spells after a code joiner: those joiners (``j + v`` is one token).
     One pass over the byte table replaces a lookup per form and joiner (fifteen joiners, dozens of forms a word)."""
@@ -968,7 +998,7 @@ def _add_form(ids: tuple[int, ...], singles: set[int], phrases: set[tuple[int, .
         singles.add(ids[0])
     elif ids:
         shared = _TOKEN_INTS.setdefault
-        phrases.add(tuple(shared(t, t) for t in ids))
+        phrases.add(tuple(map(shared, ids, ids)))
 
 
 def _pattern_of(word: str, forms: set[str], folds: bool | str) -> TermPattern:
@@ -976,6 +1006,7 @@ def _pattern_of(word: str, forms: set[str], folds: bool | str) -> TermPattern:
     one-token accented words that fold to it (with ``"vi"``, the Vietnamese ones only)."""
     enc = tokenizer.encoding()
     encode, encode_piece, ranks = _encoders()
+    piece_bytes = _piece_bytes_encoder() if ranks is not None else None
     joined_after = _code_joined() if ranks is not None else None
     singles: set[int] = set()
     phrases: set[tuple[int, ...]] = set()
@@ -988,8 +1019,13 @@ def _pattern_of(word: str, forms: set[str], folds: bool | str) -> TermPattern:
         linked = piece and (v.islower() or is_mixed_case(v))
         for form in (" " + v, v, "-" + v) + (_linked_forms(v) if linked else ()):
             # One pre-tokenizer piece whose bytes are a token is that token (tiktoken's BPE looks the piece up first).
-            one = ranks.get(form.encode()) if piece and ranks is not None else None
-            ids = (one,) if one is not None else tuple(code(form))
+            if piece and piece_bytes is not None:
+                fb = form.encode()
+                one = ranks.get(fb)
+                ids = (one,) if one is not None else tuple(piece_bytes(fb))
+            else:
+                one = ranks.get(form.encode()) if piece and ranks is not None else None
+                ids = (one,) if one is not None else tuple(code(form))
             joined = form[0] in JOINERS and len(ids) > 1
             if joined and (form[0] not in _EVERY_FORM or enc.decode_single_token_bytes(ids[0]) == form[0].encode()):
                 continue  # the joiner is a token of its own (the plain form finds the word after it), or code's
