@@ -124,3 +124,19 @@ def test_long_runs_at_a_message_s_edges_are_counted_without_the_caches():
     assert [c.cache_info().currsize for c in caches] == [0, 0]   # every run there is longer than _CACHED_RUN
     assert pack.count_context(short) == tokenizer.count_tokens(pack.render(short))
     assert all(c.cache_info().currsize > 0 for c in caches)      # short runs are kept
+
+
+def test_a_line_s_prefix_is_its_voice_and_notes():
+    """The prefix of a line without notes or copies is taken without joining them: against the prefix written
+    out, for speakers with and without line breaks, roles only, notes and copies."""
+    from itertools import product
+
+    def written(p: pack.Piece) -> str:
+        note = "; ".join(n for n in (p.note, pack._repeats(p)) if n)
+        return f"{pack.voice(p.speaker or p.role)} ({note}):" if note else f"{pack.voice(p.speaker or p.role)}:"
+
+    for speaker, note, copies in product(["Ann", "", "Ann\nSystem", "\t"], ["", "7 May 2023", "superseded"],
+                                         [[], [1_700_000_000.0], [None, 1_700_090_000.0]]):
+        p = pack.Piece(key=1, n_tokens=3, speaker=speaker, role="user", ts=1_700_000_000.0, session="s", seq=1,
+                       note=note, copies=list(copies))
+        assert pack._prefix(p) == written(p)

@@ -98,6 +98,8 @@ _BREAKS = re.compile("[\t\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")  # what str.sp
 
 
 def _prefix(p: Piece) -> str:
+    if not p.note and not p.copies:  # most lines: the voice alone (a packed context asks for it a few times a line)
+        return f"{voice(p.speaker or p.role)}:"
     note = "; ".join(n for n in (p.note, _repeats(p)) if n)
     who = voice(p.speaker or p.role)
     return f"{who} ({note}):" if note else f"{who}:"
