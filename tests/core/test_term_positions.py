@@ -449,10 +449,10 @@ def test_a_word_s_surface_forms_are_kept_for_its_relatives_and_given_as_a_copy()
     lexicon._kept_forms.cache_clear()
     lexicon.relative_words.cache_clear()
     lexicon.relative_words("adopt")
-    assert lexicon._kept_forms.cache_info().hits == 0
+    hits = lexicon._kept_forms.cache_info().hits
     lexicon.pattern.cache_clear()
-    lexicon.pattern("adopt")
-    assert lexicon._kept_forms.cache_info().hits >= 1
+    lexicon.pattern("adopt")  # the forms its relatives read
+    assert lexicon._kept_forms.cache_info().hits >= hits + 1
 
 
 def test_a_pattern_is_the_same_with_its_pieces_encoded_from_their_bytes(monkeypatch):
