@@ -1,7 +1,7 @@
-"""``python -m hippo``: the same command line as the ``hippo`` console script."""
+"""``python -m hippo``: the same command line as the ``hippo`` console script, entered the same way."""
 
 import sys
 
-from hippo.cli import main
+from _hippo_cli import main
 
 sys.exit(main())

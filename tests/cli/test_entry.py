@@ -51,11 +51,14 @@ def test_console_script_runs_the_command_line(tmp_path) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to a child process")
-def test_ctrl_c_while_hippo_loads_is_one_line_and_exit_130(tmp_path) -> None:
+@pytest.mark.parametrize("entry", ["script", "hippo", "hippo.cli"])
+def test_ctrl_c_while_hippo_loads_is_one_line_and_exit_130(tmp_path, entry) -> None:
     """Ctrl-C in the most of a second ``import hippo`` takes ended the console script with a Python traceback
-    before the command line could report it. The interrupt is sent once Python reports (``-X importtime``) that a
-    module of hippo's has loaded, so it lands while the rest of hippo is still loading."""
-    proc = subprocess.Popen([sys.executable, "-X", "importtime", _wrapper(tmp_path), "ingest", "/dev/stdin",
+    before the command line could report it, and ``python -m hippo`` (which imports the package before its
+    ``__main__``) too. The interrupt is sent once Python reports (``-X importtime``) that a module of hippo's has
+    loaded, so it lands while the rest of hippo is still loading."""
+    command = [_wrapper(tmp_path)] if entry == "script" else ["-m", entry]
+    proc = subprocess.Popen([sys.executable, "-X", "importtime", *command, "ingest", "/dev/stdin",
                              "--path", tmp_path / "store.db"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=_env(),
                             # as a terminal starts it: a test run started in the background ignores SIGINT, and
@@ -78,3 +81,19 @@ def test_ctrl_c_while_hippo_loads_is_one_line_and_exit_130(tmp_path) -> None:
     assert proc.returncode == 130, (proc.returncode, said[-20:])
     assert said == ["hippo: interrupted"]
     assert not (tmp_path / "store.db").exists()
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT's disposition in a child process")
+def test_a_module_run_with_python_m_that_imports_hippo_keeps_its_ctrl_c(tmp_path) -> None:
+    """Only the command line's own modules answer Ctrl-C while hippo loads: another program run with ``python -m``
+    whose package imports hippo gets Python's KeyboardInterrupt, as it would without hippo."""
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("import hippo\n", encoding="utf-8")
+    (tmp_path / "app" / "__main__.py").write_text(
+        "import signal\nprint(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n", encoding="utf-8")
+    env = _env()
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env["PYTHONPATH"]])
+    for module, says in (("app", "True"), ("hippo", "hippo ")):
+        proc = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True, env=env,
+                              timeout=300, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        assert proc.returncode == 0 and proc.stdout.startswith(says), proc

@@ -7,8 +7,8 @@ bench`` the benchmarks, both imported only when asked for.
 
 Every failure exits non-zero with one line on stderr (``hippo: error: ...``) and no traceback: 2 for bad input,
 a missing file or a store error, 1 when the user declines a confirmation, 130 on Ctrl-C. ``HIPPO_DEBUG=1`` shows
-the traceback of an unexpected error instead. The console script enters through :mod:`_hippo_cli`, which answers a
-Ctrl-C the same way while this package is still being imported.
+the traceback of an unexpected error instead. The console script, ``python -m hippo`` and ``python -m hippo.cli`` enter
+through :mod:`_hippo_cli`, which answers a Ctrl-C the same way while this package is still being imported.
 """
 
 from __future__ import annotations
