@@ -24,6 +24,10 @@ may say when and where it is asked: ``Memory.get(input, **block_kwargs)`` hands 
 text) take precedence over the block's ``timezone`` and the latest message's ``hippo_timestamp``, so one block
 serves users in several zones.
 
+An assistant message that only calls tools is stored as its calls in words, its ``ToolCallBlock``s kept in the
+metadata (``tool_call_blocks``); a tool result is said by its tool (its ``name``, else the tool its ``tool_call_id``'s
+call in the same batch named), as the LangChain middleware stores one.
+
 Under token pressure the block shrinks instead of vanishing: ``atruncate`` recalls again for the same query with a
 budget smaller by the tokens ``Memory`` asks for (``BaseMemoryBlock.atruncate``'s contract, which by default drops
 the whole block). Its default priority is 1, so ``Memory`` may shrink it: a block at priority 0 is never truncated
@@ -33,6 +37,7 @@ by LlamaIndex and always contributes up to ``budget_tokens``.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import weakref
@@ -40,7 +45,7 @@ from collections import OrderedDict
 from datetime import datetime, timezone, tzinfo
 from typing import Any, Literal
 
-from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
@@ -90,6 +95,51 @@ def _turns(handle: Any) -> asyncio.Lock:
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
          "tool": "tool", "function": "tool", "chatbot": "assistant", "model": "assistant"}
+
+#: the metadata key that keeps a message's ``ToolCallBlock``s as LlamaIndex dumps them (``model_dump``)
+CALLS_KEY = "tool_call_blocks"
+
+
+def _arguments(value: Any) -> Any:
+    """A call's arguments as they read: JSON text (an OpenAI call's ``arguments``) parsed, anything else as given."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _field(source: Any, key: str) -> Any:
+    return source.get(key) if isinstance(source, dict) else getattr(source, key, None)
+
+
+def _tool_calls(message: ChatMessage) -> list[tuple[Any, Any, Any]]:
+    """(id, name, arguments) of each tool call ``message`` makes: its ``ToolCallBlock``s, then the calls in
+    ``additional_kwargs["tool_calls"]`` (what LLM integrations put there: OpenAI's ``{"id", "function": {"name",
+    "arguments"}}``, as dicts or their client's objects, or ``{"id", "name", "input"}``) that no block carries."""
+    calls = [(b.tool_call_id, b.tool_name, _arguments(b.tool_kwargs)) for b in message.blocks
+             if isinstance(b, ToolCallBlock)]
+    seen = {c[0] for c in calls if c[0] is not None}
+    listed = (message.additional_kwargs or {}).get("tool_calls")
+    for call in listed if isinstance(listed, (list, tuple)) else ():
+        function = _field(call, "function")
+        name = _field(function, "name") if function is not None else _field(call, "name")
+        if not isinstance(name, str) or not name:
+            continue
+        args = _field(function, "arguments") if function is not None else _field(call, "input")
+        if args is None and function is None:
+            args = _field(call, "args")
+        call_id = _field(call, "id")
+        if call_id is None or call_id not in seen:
+            calls.append((call_id, name, _arguments(args)))
+    return calls
+
+
+def _calls_text(calls: list[tuple[Any, Any, Any]]) -> str:
+    """Tool calls in words, in the LangChain adapters' form: ``[tool call name({"arg": ...})]`` each."""
+    return "; ".join(f"[tool call {name}({json.dumps(args, default=str, ensure_ascii=False)})]"
+                     for _, name, args in calls)
 
 
 class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
@@ -245,11 +295,18 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         now = self._now()
         limit = int(getattr(self._handle.config, "max_message_chars", 1_000_000) or 1_000_000)
         config = self._handle.config
+        called: dict[Any, str] = {}  # tool call id -> the tool's name, for the results that follow the call
         for i, message in enumerate(messages):
-            text = storable(self._text(message), limit)  # what hippo can store of it
+            calls = _tool_calls(message)
+            called.update((call_id, name) for call_id, name, _ in calls if call_id is not None)
+            # an answer that only calls tools is stored as its calls in words
+            text = storable(self._text(message) or _calls_text(calls), limit)  # what hippo can store of it
             if not text.strip():
                 continue
             extra = dict(message.additional_kwargs or {})
+            blocks = [b.model_dump() for b in message.blocks if isinstance(b, ToolCallBlock)]
+            if blocks:
+                extra.setdefault(CALLS_KEY, blocks)
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
             given = extra.pop(TIME_KEY, None)  # when it was said (kept as the timestamp), else when it is stored
             when = now
@@ -264,7 +321,12 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                     log.warning("HippoMemoryBlock: %s; the message is dated when stored and the value kept in its "
                                 "metadata", exc)
             role = _ROLE.get(str(getattr(message.role, "value", message.role)), "user")
-            items.append({"text": text, "role": role, "speaker": role, "timestamp": when,
+            speaker = role
+            if role == "tool":  # the tool that answered: the message's own name, else the one its call named
+                named = extra.get("name") or extra.get("tool_name") or called.get(extra.get("tool_call_id"))
+                if isinstance(named, str) and storable(named, 1000).strip():
+                    speaker = storable(named, 1000).strip()
+            items.append({"text": text, "role": role, "speaker": speaker, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
                           "metadata": storable_metadata(extra)})
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session

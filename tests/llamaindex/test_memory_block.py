@@ -283,3 +283,78 @@ async def test_a_question_s_yesterday_is_the_day_before_it_is_asked(memory):
     assert "chess" in got and "tennis" not in got
     assert "chess" in (await block.atruncate(got, 1) or "chess")  # a truncation asks again at the same time
     assert memory.recall(asked.content, budget_tokens=20).messages[0].text == "I played tennis in the park"
+
+
+def _tool_exchange() -> list[ChatMessage]:
+    """An agent's turn as LlamaIndex's agents write it: an answer that only calls tools (a ``ToolCallBlock``, or
+    OpenAI's ``additional_kwargs["tool_calls"]``), each result a ``tool`` message with the call's id."""
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    return [
+        ChatMessage(role="user", content="What is the weather in Köln this week?"),
+        ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="lookup",
+                                                            tool_kwargs={"city": "Köln"})]),
+        ChatMessage(role="tool", content="Sunny in Köln.", additional_kwargs={"tool_call_id": "c1"}),
+        ChatMessage(role="assistant", content=None, additional_kwargs={"tool_calls": [
+            {"id": "c2", "type": "function", "function": {"name": "forecast", "arguments": '{"days": 3}'}}]}),
+        ChatMessage(role="tool", content="Rain from Thursday.", additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="tool", content="Windy.", additional_kwargs={"tool_call_id": "x9", "name": "wind"}),
+        ChatMessage(role="assistant", content="Sunny, then rain from Thursday."),
+    ]
+
+
+async def test_an_answer_that_only_calls_tools_is_stored_with_its_calls(memory):
+    """An assistant message holding only tool calls has no text, and the block passed over it: hippo kept the tool
+    results without the calls that asked for them. It is stored as its calls in words (the LangChain adapters'
+    form), and the calls ride along in its metadata: the ``ToolCallBlock``s as LlamaIndex dumps them, which read
+    back as the same blocks, and ``additional_kwargs["tool_calls"]`` as given."""
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    messages = _tool_exchange()
+    await HippoMemoryBlock(memory=memory).aput(messages, session_id="s")
+    items = memory.list()
+    assert [(m.role, m.text) for m in items] == [
+        ("user", "What is the weather in Köln this week?"),
+        ("assistant", '[tool call lookup({"city": "Köln"})]'),
+        ("tool", "Sunny in Köln."),
+        ("assistant", '[tool call forecast({"days": 3})]'),
+        ("tool", "Rain from Thursday."),
+        ("tool", "Windy."),
+        ("assistant", "Sunny, then rain from Thursday."),
+    ]
+    blocks = [ToolCallBlock.model_validate(b) for b in items[1].metadata["tool_call_blocks"]]
+    assert blocks == messages[1].blocks
+    assert items[3].metadata == {"tool_calls": messages[3].additional_kwargs["tool_calls"]}
+    assert "lookup" in memory.search("Köln lookup", filter={"role": "assistant"})[0].text
+
+
+async def test_a_tool_result_is_said_by_its_tool(memory):
+    """A tool result was stored with the speaker "tool" whatever the tool: its speaker is the tool's name, the
+    message's own (``additional_kwargs["name"]``) or the one its call gave (``tool_call_id``); the call's id stays
+    in its metadata."""
+    await HippoMemoryBlock(memory=memory).aput(_tool_exchange(), session_id="s")
+    tools = [(m.speaker, m.metadata.get("tool_call_id")) for m in memory.list() if m.role == "tool"]
+    assert tools == [("lookup", "c1"), ("forecast", "c2"), ("wind", "x9")]
+
+
+async def test_tool_exchanges_flushed_by_memory_are_stored_whole_and_once(memory):
+    """Through LlamaIndex's ``Memory``: the exchange it flushes (a turn with its calls and results) is stored whole,
+    and a history set again with it is not stored a second time."""
+    block = HippoMemoryBlock(memory=memory)
+    chat = _chat_memory(block, "agent")
+    messages = _tool_exchange()
+    await chat.aput_messages(messages)
+    await chat.aput_messages([ChatMessage(role="user", content=f"Filler turn number {i} about nothing.")
+                              for i in range(6)])
+    stored = [(m.role, m.speaker, m.text) for m in memory.list()]
+    assert stored[:7] == [(m.role.value, s, t) for m, s, t in zip(messages, [
+        "user", "assistant", "lookup", "assistant", "forecast", "wind", "assistant"], [
+        "What is the weather in Köln this week?", '[tool call lookup({"city": "Köln"})]', "Sunny in Köln.",
+        '[tool call forecast({"days": 3})]', "Rain from Thursday.", "Windy.", "Sunny, then rain from Thursday."])]
+    history = messages + [ChatMessage(role="user", content=f"Filler turn number {i} about nothing.")
+                          for i in range(6)]
+    await chat.aset(history)  # as AgentWorkflow.run(chat_history=...) sets it on every request
+    await chat.aput_messages([ChatMessage(role="user", content="And next week, in Köln?")])  # flushes it again
+    again = [(m.role, m.speaker, m.text) for m in memory.list()]
+    assert again[:len(stored)] == stored and len(again) > len(stored)
+    assert [t for _, _, t in again].count("Sunny in Köln.") == 1
