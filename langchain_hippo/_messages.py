@@ -31,7 +31,8 @@ _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": System
 
 def _calls_text(calls: list[dict[str, Any]]) -> str:
     """Tool calls in words: ``[tool call name({"arg": ...})]`` each."""
-    return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str)})]" for c in calls)
+    return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str, ensure_ascii=False)})]"
+                     for c in calls)
 
 
 def _indexable_text(message: BaseMessage) -> str:

@@ -172,6 +172,17 @@ def _replay_errors(messages) -> list[str]:
     return errors
 
 
+def test_a_tool_call_s_arguments_are_indexed_as_written(memory):
+    """A message that only calls tools is indexed as its calls in words; arguments outside ASCII were written as
+    JSON's ``\\u`` escapes (``"K\\u00f6ln"``), so a search for the city the call named found nothing. They are
+    written as given, and the message still reads back as it was."""
+    call = AIMessage("", tool_calls=[{"name": "lookup", "args": {"city": "Köln", "note": "東京"}, "id": "c1"}])
+    history = HippoChatMessageHistory(memory, session_id="s")
+    history.add_messages([HumanMessage("What is the weather?"), call])
+    assert [m.text for m in memory.search("Köln")] == ['[tool call lookup({"city": "Köln", "note": "東京"})]']
+    assert history.messages[1] == call
+
+
 def test_classic_memory_returns_no_tool_call_without_its_result(memory):
     """A recall picks messages, not exchanges. With ``return_messages=True`` the tool result that matched the
     question came back alone, a ``ToolMessage`` answering no call (budget 30: ``[ToolMessage('Paris: sunny...',
