@@ -29,7 +29,7 @@ _ROLE_BY_TYPE = {"human": "user", "ai": "assistant", "system": "system", "tool":
 _CLASS_BY_ROLE = {"user": HumanMessage, "assistant": AIMessage, "system": SystemMessage}
 
 
-def _calls_text(calls: list[dict[str, Any]]) -> str:
+def calls_text(calls: list[dict[str, Any]]) -> str:
     """Tool calls in words: ``[tool call name({"arg": ...})]`` each."""
     return "; ".join(f"[tool call {c.get('name')}({json.dumps(c.get('args'), default=str, ensure_ascii=False)})]"
                      for c in calls)
@@ -41,7 +41,7 @@ def _indexable_text(message: BaseMessage) -> str:
         return text
     calls = getattr(message, "tool_calls", None) or []
     if calls:
-        return _calls_text(calls)
+        return calls_text(calls)
     return f"[{message.type} message without text]"
 
 
@@ -149,7 +149,7 @@ def replayable(messages: list[BaseMessage]) -> list[BaseMessage]:
 
 def _without_calls(message: AIMessage) -> AIMessage:
     """``message`` with its tool calls in its text instead of in ``tool_calls``."""
-    text = "\n".join(t for t in ((message.text or "").strip(), _calls_text(message.tool_calls)) if t)
+    text = "\n".join(t for t in ((message.text or "").strip(), calls_text(message.tool_calls)) if t)
     return AIMessage(content=text, id=message.id, name=message.name)
 
 

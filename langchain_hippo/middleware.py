@@ -3,7 +3,7 @@
 Before each model call it recalls from hippo for the latest user message and appends the context to the
 system message (for that call only: the conversation state is unchanged). After each model call it stores
 the turns that are new since the previous model call: the user messages and the model's answer (and, when
-asked, tool results).
+asked, tool results, with the answers that only called the tools as their calls in words).
 
 Scope: memories live in one hippo namespace per user, so they carry across threads; the thread id is kept
 as hippo's ``session_id``. The user id is read from the runtime context (attribute or key ``user_id``) or
@@ -63,7 +63,7 @@ from langgraph.runtime import Runtime
 from hippo import InvalidInput, time_zone
 from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
                                      message_chars, query_text)
-from langchain_hippo._messages import TIME_KEY, now_in, time_of
+from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -204,7 +204,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
         memory: the ``hippo.Memory`` to use (its namespaces hold one user each).
         budget_tokens: recall budget in cl100k tokens.
         template: how the recalled context is appended to the system message; must contain ``{context}``.
-        store_tool_results: also store tool messages (off by default: they are often large); the results of the
+        store_tool_results: also store tool messages (off by default: they are often large), and an answer that
+            only calls tools as its calls in words (``[tool call lookup({"city": "Kyoto"})]``); the results of the
             memory tools below are not stored: they are copies of stored messages, and recall would hand them over
             twice.
         memory_tools: also give the model ``memory_search`` / ``memory_read`` / ``memory_topics`` /
@@ -379,7 +380,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
     # -- what a thread stored -----------------------------------------------------------------------------
 
     def _stored_text(self, message: BaseMessage) -> str:
-        return index_text(message_text(message) or "", self._max_chars)  # what hippo stores of it
+        """What hippo stores of ``message``: its text; for an answer that only calls tools, when tool results are
+        stored, its calls in words (the memory tools' left out: their results are not stored)."""
+        text = message_text(message)
+        if not text and self.store_tool_results and isinstance(message, AIMessage):
+            text = calls_text([c for c in message.tool_calls if c.get("name") not in self._own])
+        return index_text(text or "", self._max_chars)
 
     @staticmethod
     def _earlier(messages: list[AnyMessage]) -> list[AnyMessage]:

@@ -129,7 +129,7 @@ def test_tool_results_stored_on_request(memory):
     agent.invoke({"messages": [HumanMessage("My favourite colour is teal, please remember it.")]},
                  context=Context(user_id="ann"))
     roles = [m.role for m in memory.using("user.ann").list()]
-    assert roles == ["user", "tool", "assistant"]
+    assert roles == ["user", "assistant", "tool", "assistant"]  # the call that asked for the result, in words
 
 
 def test_custom_namespace_fn_and_template(memory):
@@ -276,15 +276,18 @@ async def test_turns_of_an_agent_with_a_structured_response_are_stored(memory, s
     """With ``response_format=ToolStrategy(...)`` the model call ends with the ToolMessage acknowledging the
     structured response, not with the model's answer: the turn was never stored ("I live in Lisbon now." and every
     later message lost). Each message the user typed is stored once, sync or async; the acknowledgement, a tool
-    result, once with the next turn when tool results are stored."""
+    result, once with the next turn when tool results are stored, after the call it answers (the structured response
+    in words)."""
     cfg = {"configurable": {"user_id": "ann", "thread_id": "t"}}
     agent = _structured_agent(memory, store_tool_results=store_tool_results)
     first = agent.invoke({"messages": [HumanMessage("I live in Lisbon now.")]}, cfg)
     assert first["structured_response"] == _Reply(text="reply 0")
     await agent.ainvoke({"messages": [HumanMessage("My cat is called Miso.")]}, cfg)
     stored = [(m.role, m.text) for m in memory.using("user.ann").list()]
-    ack = [("tool", "Returning structured response: text='reply 0'")] if store_tool_results else []
-    assert stored == [("user", "I live in Lisbon now."), *ack, ("user", "My cat is called Miso.")]
+    calls = [("assistant", f'[tool call _Reply({{"text": "reply {i}"}})]') for i in range(2)]
+    ack = [calls[0], ("tool", "Returning structured response: text='reply 0'")] if store_tool_results else []
+    last = [calls[1]] if store_tool_results else []
+    assert stored == [("user", "I live in Lisbon now."), *ack, ("user", "My cat is called Miso."), *last]
 
 
 def test_a_named_human_message_is_stored_as_its_writer_s_words(memory):

@@ -171,6 +171,37 @@ def test_the_store_is_read_back_once_per_thread(monkeypatch):
     memory.close()
 
 
+def test_stored_tool_results_come_with_the_calls_that_asked_for_them():
+    """With ``store_tool_results`` the results were stored and the answer that called the tools (no text) was not:
+    a recall of ``Sunny in Köln.`` said nothing of what had been asked. The call is stored as its calls in words
+    (``HippoChatMessageHistory``'s form), once, though the thread's later turns show it again; a memory tool's call,
+    whose result is not stored, is left out."""
+    memory = hippo.Memory(None)
+    model = recording_model([
+        AIMessage("", tool_calls=[{"name": "lookup", "id": "c1", "args": {"city": "Köln"}},
+                                  {"name": "memory_search", "id": "c2", "args": {"query": "Köln"}}]),
+        AIMessage("It is sunny in Köln."), AIMessage("Still sunny.")])
+    agent = create_agent(model, tools=[lookup], checkpointer=InMemorySaver(),
+                         middleware=[HippoMemoryMiddleware(memory, memory_tools=True, store_tool_results=True)])
+    agent.invoke({"messages": [{"role": "user", "content": "What is the weather in Köln?"}]}, _cfg("k"))
+    agent.invoke({"messages": [{"role": "user", "content": "And now?"}]}, _cfg("k"))
+    assert [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list()] == [
+        ("user", "ann", "What is the weather in Köln?"),
+        ("assistant", "assistant", '[tool call lookup({"city": "Köln"})]'),
+        ("tool", "lookup", "Sunny in Köln."),
+        ("assistant", "assistant", "It is sunny in Köln."),
+        ("user", "ann", "And now?"),
+        ("assistant", "assistant", "Still sunny.")]
+    memory.close()
+    plain = hippo.Memory(None)  # without store_tool_results neither the calls nor their results are stored
+    model = recording_model([AIMessage("", tool_calls=[{"name": "lookup", "id": "c1", "args": {"city": "Köln"}}]),
+                             AIMessage("It is sunny in Köln.")])
+    agent = create_agent(model, tools=[lookup], middleware=[HippoMemoryMiddleware(plain)])
+    agent.invoke({"messages": [{"role": "user", "content": "What is the weather in Köln?"}]}, _cfg("k"))
+    assert [m.role for m in plain.using("user.ann").list()] == ["user", "assistant"]
+    plain.close()
+
+
 def test_a_turn_the_prompt_shows_rewritten_is_recalled():
     """A middleware listed before rewrites an earlier turn of the prompt (as a compaction does): the model does not
     have its words, so recall may hand them over; the turns the prompt shows as stored are still left out."""
