@@ -71,6 +71,8 @@ TIME_KEY = "hippo_timestamp"
 _RECALLED = 64
 #: sessions whose place in a replayed history a block remembers
 _SESSIONS = 1024
+#: the settings a made block checks again when one is set
+_SETTINGS = ("namespace", "budget_tokens", "scope", "query_messages", "priority")
 
 #: hippo handle -> event loop -> the lock the puts of every block over that handle take turns with
 _TURNS: weakref.WeakKeyDictionary[Any, weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock]] = \
@@ -186,14 +188,31 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
         check_namespace(self.namespace)
-        check_positive_int(self.budget_tokens, "budget_tokens")
-        check_positive_int(self.query_messages, "query_messages")
-        if self.scope not in ("session", "all"):
-            raise InvalidInput(f"scope must be 'session' or 'all', got {self.scope!r}")
-        if isinstance(self.priority, bool) or not isinstance(self.priority, int) or self.priority < 0:
-            raise InvalidInput(f"priority must be an int >= 0, got {self.priority!r}")
+        for name in _SETTINGS:
+            self._check_setting(name, getattr(self, name))
         self._zone = time_zone(self.timezone, "timezone")
         self._handle, self._owns_handle = with_embed_model(self.memory, self.embed_model)
+
+    @staticmethod
+    def _check_setting(name: str, value: Any) -> None:
+        if name in ("budget_tokens", "query_messages"):
+            check_positive_int(value, name)
+        elif name == "scope" and value not in ("session", "all"):
+            raise InvalidInput(f"scope must be 'session' or 'all', got {value!r}")
+        elif name == "priority" and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise InvalidInput(f"priority must be an int >= 0, got {value!r}")
+        elif name == "namespace":
+            check_namespace(value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a setting changed on a made block (one block serving many requests) is checked as the constructor checks
+        # it, and the time zone read again: the next read and put use it
+        if name in _SETTINGS:
+            self._check_setting(name, value)
+        zone = time_zone(value, "timezone") if name == "timezone" else None
+        super().__setattr__(name, value)
+        if name == "timezone":
+            self._zone = zone
 
     def close(self) -> None:
         """Close the memory handle this block opened for its ``embed_model`` (nothing otherwise)."""

@@ -153,6 +153,10 @@ class HippoRetriever(BaseRetriever):
     of the query embeddings of ``custom_embedding_strs`` (where HyDE puts its hypothetical answer), else the
     embedding of ``query_str``. Without an embedding channel only ``query_str`` is read.
 
+    ``similarity_top_k``, ``budget_tokens``, ``filters``, ``mode`` and ``timezone`` may be set between queries (a
+    server reusing one retriever per request): a value is checked as the constructor checks it and the next query
+    reads it.
+
     A question's "yesterday" or "last week" counts from when it is asked: with ``timezone`` (the user's: an IANA name
     such as ``"America/New_York"``, an offset from UTC such as ``"+05:30"``, or a ``tzinfo``) now on its calendar, as
     a live chat engine asks; without it (the default) from when the latest message stored was said, as for a history
@@ -175,19 +179,62 @@ class HippoRetriever(BaseRetriever):
     ) -> None:
         check_memory(memory)
         self.timezone = timezone
-        self._zone = time_zone(timezone, "timezone")
         self.namespace = check_namespace(namespace)
-        self.similarity_top_k = check_positive_int(similarity_top_k, "similarity_top_k")
-        self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens", allow_none=True)
+        self.similarity_top_k = similarity_top_k
+        self.budget_tokens = budget_tokens
         self.filters = filters
-        self._filter = to_hippo_filter(filters)
-        if mode not in ("search", "recall"):
-            raise InvalidInput(f"mode must be 'search' or 'recall', got {mode!r}")
         self.mode = mode
         self.embed_model = embed_model
         self.memory, self._owns_memory = with_embed_model(memory, embed_model)
         self._target = self.memory.using(namespace) if namespace is not None else self.memory
         super().__init__(callback_manager=callback_manager, verbose=verbose)
+
+    # -- settings a caller may change between queries (as ``VectorIndexRetriever.similarity_top_k``), checked as the
+    # constructor checks them and read by the next query
+
+    @property
+    def similarity_top_k(self) -> int:
+        return self._similarity_top_k
+
+    @similarity_top_k.setter
+    def similarity_top_k(self, value: int) -> None:
+        self._similarity_top_k = check_positive_int(value, "similarity_top_k")
+
+    @property
+    def budget_tokens(self) -> int | None:
+        return self._budget_tokens
+
+    @budget_tokens.setter
+    def budget_tokens(self, value: int | None) -> None:
+        self._budget_tokens = check_positive_int(value, "budget_tokens", allow_none=True)
+
+    @property
+    def filters(self) -> MetadataFilters | dict[str, Any] | None:
+        return self._filters
+
+    @filters.setter
+    def filters(self, value: MetadataFilters | dict[str, Any] | None) -> None:
+        self._filter = to_hippo_filter(value)
+        self._filters = value
+
+    @property
+    def mode(self) -> str:
+        return self._mode
+
+    @mode.setter
+    def mode(self, value: str) -> None:
+        if value not in ("search", "recall"):
+            raise InvalidInput(f"mode must be 'search' or 'recall', got {value!r}")
+        self._mode = value
+
+    @property
+    def timezone(self) -> Any:
+        return self._timezone
+
+    @timezone.setter
+    def timezone(self, value: Any) -> None:
+        self._zone = time_zone(value, "timezone")
+        self._timezone = value
 
     def close(self) -> None:
         """Close the memory handle this retriever opened for its ``embed_model`` (nothing otherwise)."""

@@ -358,3 +358,21 @@ async def test_tool_exchanges_flushed_by_memory_are_stored_whole_and_once(memory
     again = [(m.role, m.speaker, m.text) for m in memory.list()]
     assert again[:len(stored)] == stored and len(again) > len(stored)
     assert [t for _, _, t in again].count("Sunny in Köln.") == 1
+
+
+async def test_a_setting_changed_on_a_made_block_is_checked_and_used(memory):
+    """``timezone`` set on a made block was kept as the field and not read (messages still dated on UTC's calendar),
+    and a bad budget or scope was taken as it came. A setting is checked as the constructor checks it, a bad one
+    raising ``InvalidInput`` naming it and leaving the block as it was, and the time zone is read again."""
+    block = HippoMemoryBlock(memory=memory)
+    block.timezone = "America/New_York"
+    await block.aput([ChatMessage(role="user", content="Tonight I'm going out.")], session_id="s")
+    assert memory.list()[0].timestamp.utcoffset() in (timedelta(hours=-5), timedelta(hours=-4))
+    for name, value in [("timezone", "Mars/Olympus"), ("budget_tokens", 0), ("scope", "world"),
+                        ("query_messages", 0), ("priority", -1), ("namespace", "")]:
+        before = getattr(block, name)
+        with pytest.raises(hippo.InvalidInput, match=name):
+            setattr(block, name, value)
+        assert getattr(block, name) == before
+    block.budget_tokens = 20
+    assert block.budget_tokens == 20

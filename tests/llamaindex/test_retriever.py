@@ -255,6 +255,46 @@ def test_bad_arguments(memory, kwargs, name):
         HippoRetriever({"not": "memory"})
 
 
+def test_settings_changed_between_queries_are_read_by_the_next(memory):
+    """A server reusing one retriever per request sets its filters between queries, as it sets
+    ``VectorIndexRetriever.similarity_top_k``: the filters, translated once when the retriever was made, stayed the
+    first ones, and another user's locker code came back. Every setting is checked as the constructor checks it and
+    read by the next query; a bad one raises ``InvalidInput`` naming it and leaves the setting as it was."""
+    memory.add_many([{"text": "My locker code is 4417.", "speaker": "ann"},
+                     {"text": "My locker code is 9902.", "speaker": "bob"}])
+    retriever = HippoRetriever(memory)
+    assert sorted(n.node.metadata["speaker"] for n in retriever.retrieve("locker code")) == ["ann", "bob"]
+    retriever.filters = MetadataFilters(filters=[MetadataFilter(key="speaker", value="ann")])
+    assert [n.node.get_content() for n in retriever.retrieve("locker code")] == ["My locker code is 4417."]
+    retriever.filters = {"speaker": "bob"}  # a hippo filter
+    assert [n.node.get_content() for n in retriever.retrieve("locker code")] == ["My locker code is 9902."]
+    retriever.filters = None
+    retriever.similarity_top_k = 1
+    assert len(retriever.retrieve("locker code")) == 1
+    retriever.mode = "recall"
+    assert retriever.retrieve("locker code")[0].node.metadata["level"] == "message"
+    for name, value in [("similarity_top_k", 0), ("budget_tokens", -5), ("mode", "dream"), ("filters", "speaker"),
+                        ("timezone", "Mars/Olympus")]:
+        before = getattr(retriever, name)
+        with pytest.raises(hippo.InvalidInput, match=name):
+            setattr(retriever, name, value)
+        assert getattr(retriever, name) == before
+
+
+def test_a_time_zone_set_between_queries_dates_the_next_question(memory):
+    """``timezone`` set on a made retriever was kept as the attribute and not read: questions were still asked as
+    of the latest message stored. "yesterday" counts from now on the zone's calendar once it is set."""
+    from datetime import datetime, timedelta, timezone
+
+    now = datetime.now(timezone.utc)
+    memory.add_many([{"text": "I baked bread today.", "timestamp": now - timedelta(days=1)},
+                     {"text": "I painted the fence today.", "timestamp": now - timedelta(days=30)}])
+    retriever = HippoRetriever(memory, similarity_top_k=1)
+    assert "I baked bread today." not in [n.node.get_content() for n in retriever.retrieve("What did I do yesterday?")]
+    retriever.timezone = "UTC"
+    assert [n.node.get_content() for n in retriever.retrieve("What did I do yesterday?")] == ["I baked bread today."]
+
+
 def test_recall_mode_counts_the_copies_a_node_stands_for(memory):
     remind_five_mornings(memory)
     nodes = HippoRetriever(memory, mode="recall", budget_tokens=300).retrieve("When is my dentist appointment?")
