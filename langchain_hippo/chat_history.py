@@ -40,15 +40,37 @@ class HippoChatMessageHistory(BaseChatMessageHistory):
     def __init__(self, memory: Any, session_id: str, *, namespace: str | None = None, timezone: Any = None) -> None:
         self.memory = check_memory(memory)
         self.timezone = timezone
-        self._zone = time_zone(timezone, "timezone")
         if not isinstance(session_id, str) or not session_id.strip():
             raise InvalidInput(f"session_id must be a non-empty string, got {session_id!r}")
         self.session_id = session_id
-        self.namespace = check_namespace(namespace)
+        self.namespace = namespace
         if getattr(getattr(getattr(memory, "config", None), "gate", None), "enabled", False):
             raise InvalidInput("memory has the encoding gate on (config.gate.enabled), which may refuse a message; "
                                "a chat history must keep every message: use a memory without the gate")
-        self._target = memory.using(namespace) if namespace is not None else memory
+
+    # ``timezone`` and ``namespace`` may be set on a made history: checked as the constructor checks them, and the
+    # next call uses them
+
+    @property
+    def timezone(self) -> Any:
+        return self._timezone
+
+    @timezone.setter
+    def timezone(self, value: Any) -> None:
+        self._zone = time_zone(value, "timezone")
+        self._timezone = value
+
+    @property
+    def namespace(self) -> str | None:
+        return self._namespace
+
+    @namespace.setter
+    def namespace(self, value: str | None) -> None:
+        self._namespace = check_namespace(value)
+
+    @property
+    def _target(self) -> Any:
+        return self.memory.using(self._namespace) if self._namespace is not None else self.memory
 
     @property
     def _filter(self) -> dict[str, Any]:

@@ -91,6 +91,23 @@ class HippoMemory(BaseMemory):
         if not isinstance(self.session_id, str) or not self.session_id.strip():
             raise InvalidInput(f"session_id must be a non-empty string, got {self.session_id!r}")
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a setting changed on a made object is checked as the constructor checks it, and the time zone read again
+        zone = self._zone
+        if name == "timezone":
+            zone = time_zone(value, "timezone")
+        elif name == "namespace":
+            check_namespace(value)
+        elif name == "budget_tokens":
+            check_positive_int(value, "budget_tokens")
+        elif name == "session_id" and (not isinstance(value, str) or not value.strip()):
+            raise InvalidInput(f"session_id must be a non-empty string, got {value!r}")
+        elif name == "memory_key" and not value:
+            raise InvalidInput("memory_key must be a non-empty string")
+        super().__setattr__(name, value)
+        if name == "timezone":
+            self._zone = zone
+
     @property
     def _target(self) -> Any:
         return self.memory.using(self.namespace) if self.namespace is not None else self.memory

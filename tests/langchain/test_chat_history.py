@@ -397,3 +397,30 @@ def test_a_time_in_the_future_is_kept_as_given(memory):
     history.add_messages([HumanMessage("See you then.",
                                        additional_kwargs={"hippo_timestamp": "2199-01-01T09:00+01:00"})])
     assert memory.list()[0].timestamp == datetime(2199, 1, 1, 8, tzinfo=timezone.utc)
+
+
+def test_settings_changed_on_a_made_history_or_memory_are_checked_and_used(memory):
+    """``timezone`` and ``namespace`` set on a made ``HippoChatMessageHistory`` (and ``timezone`` on a made
+    ``HippoMemory``) were kept as attributes and not read: messages went on being dated in UTC and stored in the first
+    namespace. The next call uses them; a bad value raises ``InvalidInput`` naming it and leaves the setting."""
+    from langchain_hippo import HippoMemory
+
+    history = HippoChatMessageHistory(memory, session_id="t")
+    history.timezone = "America/New_York"
+    history.namespace = "other"
+    history.add_messages([HumanMessage("Tonight I'm going out.")])
+    assert memory.list() == []
+    stored, = memory.using("other").list()
+    assert stored.timestamp.utcoffset() in (timedelta(hours=-5), timedelta(hours=-4))
+    assert history.messages == [HumanMessage("Tonight I'm going out.")]
+    classic = HippoMemory(memory=memory)
+    classic.timezone = "+05:30"
+    classic.save_context({"input": "Tonight I'm going out."}, {"output": "Have fun."})
+    assert {m.timestamp.utcoffset() for m in memory.list()} == {timedelta(hours=5, minutes=30)}
+    for target, name, value in [(history, "timezone", "Mars/Olympus"), (history, "namespace", ""),
+                                (classic, "timezone", "Mars/Olympus"), (classic, "budget_tokens", 0),
+                                (classic, "namespace", ""), (classic, "session_id", " ")]:
+        before = getattr(target, name)
+        with pytest.raises(hippo.InvalidInput, match=name):
+            setattr(target, name, value)
+        assert getattr(target, name) == before
