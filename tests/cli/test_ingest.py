@@ -446,6 +446,10 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     ('{"guild": {"id": "1"}, "channel": {"id": "2"}, "messages": [{"id": "3", "type": "Default", "timestamp": '
      '"2024-03-12T09:00:00+00:00", "content": "hi", "author": {"id": "4", "name": "ann"}}, {"id": "5", "timestamp": '
      '"2024-03-12T09:00:00+00:00", "content": "hi"}]}', ["bad.json:1:", "messages[1]", "author"]),
+    # a role that is a list or an object (unhashable: the check of the role raised TypeError, "unexpected")
+    ('{"messages": [{"role": [], "content": "Be brief."}, {"role": "user", "content": "Hi"}]}',
+     ["bad.json:1:", "messages[0]", "'role'", "got []"]),
+    ('[{"role": {"name": "user"}, "content": "Hi"}]', ["bad.json:1:", "[0]", "'role'", "got {'name': 'user'}"]),
 ])
 def test_malformed_files_are_one_line_errors(tmp_path, capsys, content, needles) -> None:
     f = tmp_path / "bad.json"

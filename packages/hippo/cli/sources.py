@@ -693,7 +693,7 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     if not isinstance(msg, dict):
         raise SourceError(path, f"expected a message object, got {_kind(msg)}")
     role = msg.get("role")
-    if role not in _OPENAI_ROLES:
+    if not isinstance(role, str) or role not in _OPENAI_ROLES:  # a list or an object is no role (nor hashable)
         raise SourceError(path, f"field 'role' must be one of {sorted(_OPENAI_ROLES)}, got {role!r}", "role")
     text = _content_text(msg.get("content"), path)
     if not text.strip():
