@@ -37,7 +37,7 @@ def _interrupted_while_loading(signum: int, frame: object) -> None:
 def runs_as_main() -> bool:
     """Whether Python is locating the command line's module for ``python -m`` (``sys.argv[0]`` is ``"-m"`` until
     the module is found; the module's name is the word after ``-m`` in ``sys.orig_argv``)."""
-    if sys.argv[:1] != ["-m"]:
+    if getattr(sys, "argv", [None])[:1] != ["-m"]:
         return False
     args = list(getattr(sys, "orig_argv", ()))[1:]
     for i, arg in enumerate(args):

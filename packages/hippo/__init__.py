@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import sys as _sys
 
-if _sys.argv[:1] == ["-m"]:
+if getattr(_sys, "argv", None) and _sys.argv[0] == "-m":
     # ``python -m hippo``: Python imports this package before the command line's ``__main__``, and the imports below
     # take most of a second; a Ctrl-C in them is answered as the ``hippo`` console script answers it.
-    import _hippo_cli
-
-    if _hippo_cli.runs_as_main():
-        _hippo_cli.guard_loading()
+    try:
+        import _hippo_cli
+    except ImportError:  # the library without the console script's entry (a vendored copy): Python's own handling
+        pass
+    else:
+        if _hippo_cli.runs_as_main():
+            _hippo_cli.guard_loading()
+        del _hippo_cli
+del _sys
 
 from hippo.base.config import Config, RetrievalConfig, SignatureConfig
 from hippo.base.errors import (
