@@ -71,6 +71,8 @@ TIME_KEY = "hippo_timestamp"
 _RECALLED = 64
 #: sessions whose place in a replayed history a block remembers
 _SESSIONS = 1024
+#: the key of an item (taken off before it is stored) that says its text is an answer's tool calls in words
+_CALLS_ONLY = "_calls_only"
 #: the settings a made block checks again when one is set
 _SETTINGS = ("namespace", "budget_tokens", "scope", "query_messages", "priority")
 
@@ -347,7 +349,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                     speaker = storable(named, 1000).strip()
             items.append({"text": text, "role": role, "speaker": speaker, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": storable_metadata(extra)})
+                          "metadata": storable_metadata(extra), _CALLS_ONLY: not self._text(message)})
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
         # side by side (two requests setting its history at once) would both compare before either stored, and
         # store the history twice. They take turns, in call order, as the same puts one after the other.
@@ -358,8 +360,9 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         target = self._target
         todo, places = [], []
         for session, batch in _by_session(items):
-            skip, place = await self._replay(target, session, [(it["role"], it["text"]) for it in batch])
-            todo.extend(batch[skip:])
+            skip, place = await self._replay(target, session,
+                                             [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
+            todo.extend({k: v for k, v in it.items() if k != _CALLS_ONLY} for it in batch[skip:])
             places.append((session, place if skip == len(batch) else None))
         if todo:
             await acall(target, "add_many", todo)
@@ -369,20 +372,28 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         while len(self._replayed) > _SESSIONS:
             self._replayed.popitem(last=False)
 
-    async def _replay(self, target: Any, session: str | None, batch: list[tuple[str, str]]) -> tuple[int, int]:
-        """How many leading messages of ``batch`` (role, text) repeat the session's stored messages as a history set
-        again repeats them, and where among the stored messages they end. They repeat them from where the previous
-        batch of the session ended, or from the session's start, and count only when the whole batch repeats them
-        or they reach the end of what is stored. Only the stored messages compared are read."""
+    async def _replay(self, target: Any, session: str | None,
+                      batch: list[tuple[str, str, bool]]) -> tuple[int, int]:
+        """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words) repeat the
+        session's stored messages as a history set again repeats them, and where among the stored messages they
+        end. They repeat them from where the previous batch of the session ended, or from the session's start, and
+        count only when the whole batch repeats them or they reach the end of what is stored. An answer that only
+        calls tools repeats the stored messages also where they lack it: a history stored by an earlier release,
+        which passed over such answers. Only the stored messages compared are read."""
         at = self._replayed.get((target.namespace, session))
         for start in dict.fromkeys((0,) if at is None else (at, 0)):
             stored = await acall(target, "list", filter={"session_id": session}, offset=start,
                                  limit=len(batch) + 1)
-            k = 0
-            while k < len(batch) and k < len(stored) and (stored[k].role, stored[k].text) == batch[k]:
+            k = j = 0  # batch messages repeated, stored messages they repeat
+            while k < len(batch) and j < len(stored):
+                role, text, calls_only = batch[k]
+                if (stored[j].role, stored[j].text) == (role, text):
+                    j += 1
+                elif not calls_only:
+                    break
                 k += 1
-            if k and (k == len(batch) or k == len(stored)):
-                return k, start + k
+            if j and (k == len(batch) or j == len(stored)):
+                return k, start + j
         return 0, 0
 
 

@@ -376,3 +376,22 @@ async def test_a_setting_changed_on_a_made_block_is_checked_and_used(memory):
         assert getattr(block, name) == before
     block.budget_tokens = 20
     assert block.budget_tokens == 20
+
+
+async def test_a_history_stored_without_its_tool_calls_is_not_stored_again(memory):
+    """A session stored before answers that only call tools were kept holds their results without them. Set again
+    (``Memory.aset`` on every request), its flushed batch holds the calls, and it repeated the stored messages only
+    up to the first call: the whole batch was stored again, on every request. The calls count as repeated where the
+    stored history lacks them; what follows the stored messages is still stored."""
+    messages = _tool_exchange()
+    memory.add_many([{"text": m.content, "role": m.role.value, "session_id": "s"} for m in messages
+                     if m.content])  # as the block stored the exchange before: no answer that only calls tools
+    before = [(m.role, m.text) for m in memory.list()]
+    assert len(before) == 5
+    block = HippoMemoryBlock(memory=memory)
+    for _ in range(2):
+        await block.aput(messages, session_id="s")
+        assert [(m.role, m.text) for m in memory.list()] == before
+    await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
+                                               session_id="s")
+    assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
