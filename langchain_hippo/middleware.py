@@ -171,6 +171,9 @@ def _lookup(source: Any, key: str) -> Any:
     return getattr(source, key, None)
 
 
+#: how the text of an answer that only calls tools begins (``calls_text``)
+_CALLS_TEXT = "[tool call "
+
 # Python 3.11 gave asyncio tasks a context: before it, LangGraph cannot hand an async node its config
 _ASYNC_RUNS_SHOW_CONFIG = sys.version_info >= (3, 11)
 
@@ -450,9 +453,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
         at = 0 if not earlier else None
         j = len(stream)
         for words in reversed(earlier):
+            last = j
             j -= 1
             while j >= 0 and stream[j] != words:
                 j -= 1
+            if j < 0 and words[0] == "assistant" and words[1].startswith(_CALLS_TEXT):
+                j = last  # an answer that only called tools, which a thread stored by an earlier release lacks
+                continue
             if j < 0:
                 at = None  # the prompt holds turns the thread did not store: nothing to align
                 break

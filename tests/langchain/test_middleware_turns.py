@@ -202,6 +202,29 @@ def test_stored_tool_results_come_with_the_calls_that_asked_for_them():
     plain.close()
 
 
+def test_a_thread_stored_without_its_tool_calls_still_knows_a_regenerated_turn():
+    """A thread stored before answers that only call tools were kept (``store_tool_results``) holds their results
+    without them. A client sending the whole history regenerates the latest turn: the prompt's earlier turns, the
+    call among them, no longer lined up with the stored messages, and the user's message was stored again."""
+    memory = hippo.Memory(None)
+    memory.using("user.ann").add_many([
+        {"text": t, "role": r, "speaker": s, "session_id": "k"} for r, s, t in [
+            ("user", "ann", "What is the weather in Köln?"), ("tool", "lookup", "Sunny in Köln."),
+            ("assistant", "assistant", "It is sunny in Köln."), ("user", "ann", "And tomorrow?"),
+            ("assistant", "assistant", "Rain.")]])
+    agent = create_agent(recording_model([AIMessage("Rain again.")]), tools=[lookup],
+                         middleware=[HippoMemoryMiddleware(memory, store_tool_results=True)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "What is the weather in Köln?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "lookup", "id": "c1", "args": {"city": "Köln"}}]},
+        {"role": "tool", "content": "Sunny in Köln.", "tool_call_id": "c1", "name": "lookup"},
+        {"role": "assistant", "content": "It is sunny in Köln."},
+        {"role": "user", "content": "And tomorrow?"}]}, _cfg("k"))
+    assert [t for _, t in _stored(memory)] == ["What is the weather in Köln?", "Sunny in Köln.", "It is sunny in Köln.",
+                                               "And tomorrow?", "Rain.", "Rain again."]
+    memory.close()
+
+
 def test_a_turn_the_prompt_shows_rewritten_is_recalled():
     """A middleware listed before rewrites an earlier turn of the prompt (as a compaction does): the model does not
     have its words, so recall may hand them over; the turns the prompt shows as stored are still left out."""
