@@ -266,6 +266,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self.namespace_fn = namespace_fn
         self._threads: OrderedDict[tuple[str, str | None], _Thread] = OrderedDict()
         self._threads_lock = threading.Lock()
+        self._stores = 0  # turns this middleware stored (a record read while one was stored is not kept)
         self._config_unseen_warned = False
         self.tools = []
         if memory_tools:
@@ -409,27 +410,43 @@ class HippoMemoryMiddleware(AgentMiddleware):
             return None  # turns this process did not see: stored by another one, or before a restart
         return record
 
-    def _rebuilt(self, view: Any, thread: str | None, items: list[Any], messages: list[AnyMessage]) -> _Thread:
-        """The record of ``thread`` read back from ``items`` (the stored messages of its session); the earlier
-        turns of ``messages`` not among them had nothing to store."""
+    def _rebuilt(self, view: Any, thread: str | None, items: list[Any], messages: list[AnyMessage],
+                 since: int) -> _Thread:
+        """The record of ``thread`` read back from ``items`` (the stored messages of its session, read when this
+        process had stored ``since`` turns); the earlier turns of ``messages`` not among them had nothing to store.
+        It is kept for the next calls only when this process stored no turn while it was read: a run of the thread
+        reading before the model call, beside another run storing its turn, would otherwise replace the record that
+        holds that turn with one that does not, and the next run would store the turn again."""
         record = _Thread()
         for item in items:
             record.add(item)
         record.known.update(m.id for m in self._earlier(messages) if m.id)
         with self._threads_lock:
-            self._threads[(view.namespace, thread)] = record
-            self._threads.move_to_end((view.namespace, thread))
-            while len(self._threads) > _THREADS:
-                self._threads.popitem(last=False)
+            if self._stores == since:
+                self._keep(view.namespace, thread, record)
         return record
 
+    def _keep(self, namespace: str, thread: str | None, record: _Thread) -> None:
+        """``record`` as the thread's record for the next calls (under ``_threads_lock``)."""
+        self._threads[(namespace, thread)] = record
+        self._threads.move_to_end((namespace, thread))
+        while len(self._threads) > _THREADS:
+            self._threads.popitem(last=False)
+
     def _record(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
-        return self._known(view, thread, messages) or self._rebuilt(
-            view, thread, view.list(filter={"session_id": thread}), messages)
+        record = self._known(view, thread, messages)
+        if record is None:
+            since = self._stores
+            record = self._rebuilt(view, thread, view.list(filter={"session_id": thread}), messages, since)
+        return record
 
     async def _arecord(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
-        return self._known(view, thread, messages) or self._rebuilt(
-            view, thread, await acall(view, "list", filter={"session_id": thread}), messages)
+        record = self._known(view, thread, messages)
+        if record is None:
+            since = self._stores
+            record = self._rebuilt(view, thread, await acall(view, "list", filter={"session_id": thread}), messages,
+                                   since)
+        return record
 
     def _shown(self, record: _Thread, messages: list[AnyMessage]) -> list[int]:
         """The hippo ids of the thread's stored messages whose words the prompt holds (in the same role): by their
@@ -472,11 +489,16 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return [item for item in items[k:] if "message_id" not in item["metadata"]
                 or (item["metadata"]["message_id"], item["text"]) not in record.stored]
 
-    def _remember(self, record: _Thread, seen: list[str], added: list[Any]) -> None:
+    def _remember(self, view: Any, thread: str | None, record: _Thread, seen: list[str], added: list[Any]) -> None:
+        """Account for a turn stored with ``record`` (the thread's, read under the thread's turn): it is the thread's
+        record for the next calls, and a record read while the turn was stored is not kept (``_rebuilt``)."""
         with self._threads_lock:
             record.known.update(seen)
             for item in added:
                 record.add(item)
+            if added:
+                self._stores += 1
+            self._keep(view.namespace, thread, record)
 
     # -- recall before the model call ----------------------------------------------------------------------
 
@@ -573,7 +595,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             record = self._record(view, thread, state["messages"][:start])
             todo = self._unstored(record, items, self._words(state["messages"][:start]))
             added = view.add_many(todo) if todo else []
-            self._remember(record, seen, added)
+            self._remember(view, thread, record, seen, added)
         return None
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -585,7 +607,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             record = await self._arecord(view, thread, state["messages"][:start])
             todo = self._unstored(record, items, self._words(state["messages"][:start]))
             added = await acall(view, "add_many", todo) if todo else []
-            self._remember(record, seen, added)
+            self._remember(view, thread, record, seen, added)
         return None
 
 

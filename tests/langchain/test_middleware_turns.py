@@ -473,3 +473,35 @@ def test_a_turn_regenerated_by_threads_at_once_is_stored_once(monkeypatch):
     assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
     assert len(_stored_turns(memory)) == 6  # two questions, the first answer and the three regenerated ones
     memory.close()
+
+
+def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_turn_once(monkeypatch):
+    """Two runs regenerate the same turn (a client sending the whole history). The second read the thread before
+    the model call, while the first had not yet stored the turn, and kept what it read as the thread's record once
+    the first had: its own turn then compared with a thread without the first's, and the user's message was stored
+    twice. Under load this is what runs side by side do; here the second run's read is held until the first run
+    has stored its turn."""
+    import threading
+
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
+    first_done = threading.Event()
+    real = hippo.Memory.list
+
+    def held_list(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        if threading.current_thread().name == "second" and not first_done.is_set():
+            first_done.wait(timeout=60)  # what it read is from before the first run stored its turn
+        return out
+
+    monkeypatch.setattr(hippo.Memory, "list", held_list)
+    second = threading.Thread(target=agent.invoke, args=({"messages": list(_AGAIN)}, _cfg("t")), name="second")
+    second.start()
+    agent.invoke({"messages": list(_AGAIN)}, _cfg("t"))
+    first_done.set()
+    second.join()
+    users = [t for t in _stored_turns(memory) if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert len(_stored_turns(memory)) == 5  # two questions, the first answer and the two regenerated ones
+    memory.close()
