@@ -4,7 +4,8 @@ line's ``--json`` output and the MCP server's structured tool results.
 The shape is the return value's own: a ``MemoryItem`` / ``Hit`` / ``Recall`` becomes a dict of its dataclass
 fields, and dicts and lists (``stats``, ``topics``, ``timeline``, consolidation reports) keep their keys. Only the
 leaves change: datetimes become ISO-8601 strings with their UTC offset (``"2025-04-13T10:15:00+00:00"``), numpy
-scalars plain numbers, non-finite floats ``null``, tuples and sets lists. ``json.loads`` of the output therefore
+scalars plain numbers, non-finite floats ``null``, tuples and sets lists, a pydantic model the dict of its fields
+(``model_dump(mode="json")``: a framework's tool call in a message's extra fields), any other object its text. ``json.loads`` of the output therefore
 gives back every field a caller of the Python API sees, under the same name.
 """
 
@@ -45,6 +46,14 @@ def jsonable(value: Any) -> Any:
         return [jsonable(v) for v in value.tolist()]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, type):  # a pydantic model (a framework's tool call): its fields
+        try:
+            fields = dump(mode="json")
+        except Exception:  # noqa: BLE001 - a model that cannot dump itself is shown as its text, as any other object
+            fields = None
+        if isinstance(fields, dict):
+            return jsonable(fields)
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):

@@ -395,3 +395,26 @@ async def test_a_history_stored_without_its_tool_calls_is_not_stored_again(memor
     await HippoMemoryBlock(memory=memory).aput(messages + [ChatMessage(role="user", content="And Bonn?")],
                                                session_id="s")
     assert [(m.role, m.text) for m in memory.list()] == before + [("user", "And Bonn?")]
+
+
+async def test_a_tool_call_object_in_the_extra_fields_is_kept_as_its_fields(memory):
+    """LLM integrations put their client's tool call objects (pydantic models) in
+    ``additional_kwargs["tool_calls"]``; the metadata kept each as its ``repr`` text, which reads back as no call.
+    It keeps the object's fields, as ``model_dump(mode="json")`` gives them."""
+    from pydantic import BaseModel
+
+    class Function(BaseModel):
+        name: str
+        arguments: str
+
+    class ToolCall(BaseModel):
+        id: str
+        type: str = "function"
+        function: Function
+
+    call = ToolCall(id="c1", function=Function(name="lookup", arguments='{"city": "Köln"}'))
+    await HippoMemoryBlock(memory=memory).aput(
+        [ChatMessage(role="assistant", content=None, additional_kwargs={"tool_calls": [call]})], session_id="s")
+    stored, = memory.list()
+    assert stored.text == '[tool call lookup({"city": "Köln"})]'
+    assert [ToolCall.model_validate(c) for c in stored.metadata["tool_calls"]] == [call]
