@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from hippo import InvalidInput, jsonable
@@ -53,6 +54,44 @@ def _list_of(value: Any, kind: type, what: str, name: str) -> list[Any]:
         if not isinstance(element, kind):
             raise InvalidInput(f"{name}[{i}] must be a {what}, got {type(element).__name__}")
     return list(value)
+
+
+def _arguments(value: Any) -> Any:
+    """A call's arguments as they read: JSON text (an OpenAI call's ``arguments``) parsed, anything else as given."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def _field(source: Any, key: str) -> Any:
+    return source.get(key) if isinstance(source, dict) else getattr(source, key, None)
+
+
+def tool_calls(message: Any) -> list[tuple[Any, Any, Any]]:
+    """(id, name, arguments) of each tool call ``message`` makes: its ``ToolCallBlock``s, then the calls in
+    ``additional_kwargs["tool_calls"]`` (what LLM integrations put there: OpenAI's ``{"id", "function": {"name",
+    "arguments"}}``, as dicts or their client's objects, or ``{"id", "name", "input"}``) that no block carries."""
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    calls = [(b.tool_call_id, b.tool_name, _arguments(b.tool_kwargs)) for b in message.blocks
+             if isinstance(b, ToolCallBlock)]
+    seen = {c[0] for c in calls if c[0] is not None}
+    listed = (message.additional_kwargs or {}).get("tool_calls")
+    for call in listed if isinstance(listed, (list, tuple)) else ():
+        function = _field(call, "function")
+        name = _field(function, "name") if function is not None else _field(call, "name")
+        if not isinstance(name, str) or not name:
+            continue
+        args = _field(function, "arguments") if function is not None else _field(call, "input")
+        if args is None and function is None:
+            args = _field(call, "args")
+        call_id = _field(call, "id")
+        if call_id is None or call_id not in seen:
+            calls.append((call_id, name, _arguments(args)))
+    return calls
 
 
 def check_nodes(value: Any, name: str = "nodes") -> list[Any]:

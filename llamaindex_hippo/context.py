@@ -26,7 +26,7 @@ from llama_index.core.memory.memory import Memory as LlamaMemory
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key, count_tokens
 from llamaindex_hippo._common import (ValidatedInit, acall, check_chat_messages, check_memory, check_non_negative_int,
-                                      check_positive_int, empty_block)
+                                      check_positive_int, empty_block, tool_calls)
 
 #: how many recent contents a block remembers the strength order of, for ``atruncate``
 _KNOWN_CONTENTS = 64
@@ -59,12 +59,28 @@ def _key(message: ChatMessage) -> str:
     return content
 
 
-def _context_message(message: ChatMessage) -> ContextMessage:
+def _context_message(message: ChatMessage, called: Mapping[str, tuple[Any, Any]] | None = None) -> ContextMessage:
+    """``message`` as hippo's compaction sees it. A tool result names its tool by its own ``name``, else by the call
+    its ``tool_call_id`` answers among ``called`` (call id -> (tool, arguments)): LlamaIndex's agents give a result
+    only the call's id. A ``memory_expand`` result names the query it was called with."""
     extra = message.additional_kwargs or {}
-    tool = extra.get("name") or extra.get("tool_name")
+    call_id = str(extra["tool_call_id"]) if extra.get("tool_call_id") is not None else None
+    name, args = (called or {}).get(call_id, (None, None)) if call_id is not None else (None, None)
+    tool = extra.get("name") or extra.get("tool_name") or name
+    query = args.get("query") if isinstance(args, dict) else None
     return ContextMessage(key=_key(message), role=_HIPPO_ROLE.get(_role(message), "system"), text=_text(message),
-                          tool=str(tool) if tool else None,
-                          call_id=str(extra["tool_call_id"]) if extra.get("tool_call_id") is not None else None)
+                          tool=str(tool) if tool else None, call_id=call_id,
+                          query=query if isinstance(query, str) and str(tool) == EXPAND_TOOL else None)
+
+
+def _context_messages(messages: list[ChatMessage]) -> list[ContextMessage]:
+    """The conversation as hippo's compaction sees it, each tool result named by the call it answers."""
+    called: dict[str, tuple[Any, Any]] = {}
+    out = []
+    for message in messages:
+        called.update((str(cid), (name, args)) for cid, name, args in tool_calls(message) if cid is not None)
+        out.append(_context_message(message, called))
+    return out
 
 
 class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
@@ -118,8 +134,8 @@ class HippoContextBlock(ValidatedInit, BaseMemoryBlock[str]):
             by_session.setdefault((m.additional_kwargs or {}).get("session_id"), []).append(m)
         for session, batch in by_session.items():
             namespace = self.view(session).namespace
-            for m in batch:
-                await asyncio.to_thread(self._compactor.index, namespace, _context_message(m))
+            for m in _context_messages(batch):
+                await asyncio.to_thread(self._compactor.index, namespace, m)
 
     async def _aget(self, messages: list[ChatMessage] | None = None, session_id: str | None = None,
                     **block_kwargs: Any) -> str:
@@ -181,7 +197,7 @@ def compact_chat_history(messages: list[ChatMessage], memory: Any, *, namespace:
     messages = check_chat_messages(messages)
     compactor = ContextCompactor(memory, keep_recent_turns=check_positive_int(keep_recent_turns, "keep_recent_turns"),
                                  index_roles=("tool",), index_turns=False, policies=policies)
-    texts = compactor.compact([_context_message(m) for m in messages], namespace)
+    texts = compactor.compact(_context_messages(messages), namespace)
     out = list(messages)
     for i, text in enumerate(texts):
         if text is not None and _role(messages[i]) in ("tool", "function"):

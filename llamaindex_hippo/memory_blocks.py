@@ -52,6 +52,7 @@ from llama_index.core.memory.memory import BaseMemoryBlock
 from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, message_time, storable, storable_metadata, time_zone
 from llamaindex_hippo._common import (
     ValidatedInit,
+    tool_calls,
     acall,
     check_chat_messages,
     check_memory,
@@ -102,42 +103,6 @@ _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "develope
 
 #: the metadata key that keeps a message's ``ToolCallBlock``s as LlamaIndex dumps them (``model_dump``)
 CALLS_KEY = "tool_call_blocks"
-
-
-def _arguments(value: Any) -> Any:
-    """A call's arguments as they read: JSON text (an OpenAI call's ``arguments``) parsed, anything else as given."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _field(source: Any, key: str) -> Any:
-    return source.get(key) if isinstance(source, dict) else getattr(source, key, None)
-
-
-def _tool_calls(message: ChatMessage) -> list[tuple[Any, Any, Any]]:
-    """(id, name, arguments) of each tool call ``message`` makes: its ``ToolCallBlock``s, then the calls in
-    ``additional_kwargs["tool_calls"]`` (what LLM integrations put there: OpenAI's ``{"id", "function": {"name",
-    "arguments"}}``, as dicts or their client's objects, or ``{"id", "name", "input"}``) that no block carries."""
-    calls = [(b.tool_call_id, b.tool_name, _arguments(b.tool_kwargs)) for b in message.blocks
-             if isinstance(b, ToolCallBlock)]
-    seen = {c[0] for c in calls if c[0] is not None}
-    listed = (message.additional_kwargs or {}).get("tool_calls")
-    for call in listed if isinstance(listed, (list, tuple)) else ():
-        function = _field(call, "function")
-        name = _field(function, "name") if function is not None else _field(call, "name")
-        if not isinstance(name, str) or not name:
-            continue
-        args = _field(function, "arguments") if function is not None else _field(call, "input")
-        if args is None and function is None:
-            args = _field(call, "args")
-        call_id = _field(call, "id")
-        if call_id is None or call_id not in seen:
-            calls.append((call_id, name, _arguments(args)))
-    return calls
 
 
 def _calls_text(calls: list[tuple[Any, Any, Any]]) -> str:
@@ -318,7 +283,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         config = self._handle.config
         called: dict[Any, str] = {}  # tool call id -> the tool's name, for the results that follow the call
         for i, message in enumerate(messages):
-            calls = _tool_calls(message)
+            calls = tool_calls(message)
             called.update((call_id, name) for call_id, name, _ in calls if call_id is not None)
             # an answer that only calls tools is stored as its calls in words
             text = storable(self._text(message) or _calls_text(calls), limit)  # what hippo can store of it

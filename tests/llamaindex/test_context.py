@@ -236,3 +236,52 @@ def test_a_blank_expand_query_reads_the_whole_content(memory):
     assert whole.startswith(INVENTORY[:200])
     assert tool.call(entry_id=entry.id, query="").content == whole
     assert asyncio.run(tool.acall(entry_id=entry.id, query=" ")).content == whole
+
+
+def _agent_turns(memory, namespace: str, query: str | None = "SKU-0042") -> list[ChatMessage]:
+    """The inventory turns, then a ``memory_expand`` exchange as LlamaIndex's agents write it: the call a
+    ``ToolCallBlock``, its result a ``tool`` message with the call's id and no name."""
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    compact_chat_history(_turns(INVENTORY), memory, namespace=namespace)
+    (entry,) = memory.using(namespace).entries()
+    expanded = make_expand_tool(memory, namespace=namespace).call(entry_id=entry.id, query=query).content
+    return _turns(INVENTORY) + [
+        ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c2", tool_name="memory_expand",
+                                                            tool_kwargs={"entry_id": entry.id, "query": query})]),
+        ChatMessage(role="tool", content=expanded, additional_kwargs={"tool_call_id": "c2"}),
+        ChatMessage(role="assistant", content="There are 84."),
+        ChatMessage(role="user", content="Thanks. Now the orders."),
+    ]
+
+
+def test_an_agent_s_earlier_expand_result_is_dropped_not_indexed(memory):
+    """A ``memory_expand`` result of an earlier turn is dropped from what the LLM is sent (it can expand again).
+    LlamaIndex's agents give a tool result only its call's id, so the result was not known as one: it was indexed
+    as a new entry holding the stored content a second time, and sent as that entry. The result is named by the call
+    it answers, as the LangChain middleware names it."""
+    msgs = _agent_turns(memory, "n")
+    sent = compact_chat_history(msgs, memory, namespace="n")
+    assert sent[6].content == ("[memory_expand result of an earlier turn for 'SKU-0042' removed from context; call "
+                               "memory_expand again to re-read it]")
+    assert sent[6].additional_kwargs["tool_call_id"] == "c2"
+    assert len(memory.using("n").entries()) == 1
+
+
+def test_a_tool_result_is_indexed_under_the_tool_its_call_named(memory):
+    """A tool result with only its call's id was indexed as said by "tool" (the entry's header and its source's
+    type, which index policies select by); it is the tool the call named. The context block indexes a flushed
+    expand result not at all."""
+    from llama_index.core.base.llms.types import ToolCallBlock
+
+    msgs = [ChatMessage(role="user", content="Load the inventory."),
+            ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="c1", tool_name="inventory")]),
+            ChatMessage(role="tool", content=INVENTORY, additional_kwargs={"tool_call_id": "c1"}),
+            ChatMessage(role="assistant", content="Loaded."),
+            ChatMessage(role="user", content="How many SKU-0042 are there?")]
+    sent = compact_chat_history(msgs, memory, namespace="n")
+    assert sent[2].content.startswith("[context_index: ") and " tool_result · inventory ref=c1 " in sent[2].content
+    block = HippoContextBlock(memory=memory)
+    # the expand call and its result, the whole stored content (as large as the tool output it expands)
+    asyncio.run(block.aput(_agent_turns(memory, "m", query=None)[5:7], session_id="s"))
+    assert memory.using("context.s").entries() == []
