@@ -83,12 +83,14 @@ def _context_messages(messages: list[AnyMessage]) -> list[ContextMessage]:
     """The conversation as hippo's compaction sees it (an old memory_expand result names its query)."""
     out = []
     for i, m in enumerate(messages):
-        query = None
-        if isinstance(m, ToolMessage) and m.name == EXPAND_TOOL:
-            query = next((c.get("args", {}).get("query") for c in _calls_before(messages, i)
-                          if c.get("id") == m.tool_call_id), None)
-        out.append(ContextMessage(key=_key(m), role=_role(m), text=_text(m),
-                                  tool=m.name if isinstance(m, ToolMessage) else None,
+        query = tool = None
+        if isinstance(m, ToolMessage):
+            # a result without a name (a history a client sends as role and text) is the tool its call named
+            call = next((c for c in _calls_before(messages, i) if c.get("id") == m.tool_call_id), None)
+            tool = m.name or (call.get("name") if call is not None else None)
+            if tool == EXPAND_TOOL and call is not None:
+                query = (call.get("args") or {}).get("query")
+        out.append(ContextMessage(key=_key(m), role=_role(m), text=_text(m), tool=tool,
                                   call_id=m.tool_call_id if isinstance(m, ToolMessage) else m.id,
                                   error=isinstance(m, ToolMessage) and m.status == "error",
                                   query=query if isinstance(query, str) else None))

@@ -159,6 +159,26 @@ def test_expand_results_of_earlier_turns_are_dropped(memory):
     assert out[2].tool_call_id == "e1"
 
 
+def test_a_tool_result_without_a_name_is_known_by_its_call(memory):
+    """A history a client sends as role and text gives a tool result its call's id but no name: an earlier
+    ``memory_expand`` result was not known as one and was indexed as a new entry (the stored content a second time),
+    and other results were indexed as said by no tool. Each is the tool its call named."""
+    mw = HippoContextMiddleware(memory)
+    expanded = "\n".join(f"L{i}: SKU-{i:04d} stock {i}" for i in range(400))
+    msgs = [HumanMessage("q", id="h0"),
+            AIMessage("", tool_calls=[{"name": "memory_expand", "id": "e1", "args": {"entry_id": "ctx_1"}},
+                                      {"name": "get_inventory", "id": "g1", "args": {"warehouse": "Leipzig"}}],
+                      id="a0"),
+            ToolMessage(expanded, tool_call_id="e1", id="t0"),
+            ToolMessage(INVENTORY, tool_call_id="g1", id="t1"),
+            HumanMessage("next", id="h1")]
+    out = mw.compact(msgs, memory.using("context.n"))
+    assert out[2].text == ("[memory_expand result of an earlier turn removed from context; call memory_expand again "
+                           "to re-read it]")
+    (entry,) = memory.using("context.n").entries()
+    assert out[3].text.startswith(f"[context_index: {entry.id}] tool_result · get_inventory ref=g1 ")
+
+
 def test_content_hippo_cannot_store_stays_verbatim(memory):
     ansi = "\x1b[31mFAILED\x1b[0m " + "test output line\n" * 600  # terminal colours: control characters
     msgs = [HumanMessage("run", id="h0"),
