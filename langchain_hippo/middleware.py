@@ -163,6 +163,12 @@ def _role(message: BaseMessage) -> str | None:
     return "tool" if isinstance(message, ToolMessage) else None
 
 
+def _tool_names(messages: list[AnyMessage]) -> dict[str, str]:
+    """Tool call id -> the tool's name, of the calls the AI messages of ``messages`` make."""
+    return {c["id"]: c["name"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
+            if isinstance(c.get("id"), str) and isinstance(c.get("name"), str)}
+
+
 def _lookup(source: Any, key: str) -> Any:
     if source is None:
         return None
@@ -551,10 +557,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
             turn.append(message)
         turn.reverse()
         start = end - len(turn)
-        return start, self._items(turn, user, thread, first=start, zone=zone), [m.id for m in turn if m.id]
+        return (start, self._items(turn, user, thread, first=start, zone=zone, names=_tool_names(messages)),
+                [m.id for m in turn if m.id])
 
     def _items(self, messages: list[AnyMessage], user: str | None, thread: str | None, *,
-               dated: bool = True, first: int = 0, zone: tzinfo | None = None) -> list[dict]:
+               dated: bool = True, first: int = 0, zone: tzinfo | None = None,
+               names: Mapping[str, str] | None = None) -> list[dict]:
         """The hippo items of the ``messages`` that are stored, each dated by its ``hippo_timestamp`` or now, on
         ``zone``'s calendar (UTC's without one; ``dated=False``: not dated, for comparing words); ``first`` is the
         place of ``messages[0]`` in the state's messages, which errors name."""
@@ -569,8 +577,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 role, speaker = "user", named.strip() or user or "user"
             elif isinstance(message, AIMessage):
                 role, speaker = "assistant", "assistant"
-            elif isinstance(message, ToolMessage) and self.store_tool_results and message.name not in self._own:
-                role, speaker = "tool", message.name or "tool"
+            elif isinstance(message, ToolMessage) and self.store_tool_results:
+                # a result without a name (a history a client sends as role and text) is the tool its call named
+                tool = message.name or (names or {}).get(message.tool_call_id)
+                if tool in self._own:
+                    continue
+                role, speaker = "tool", tool or "tool"
             else:
                 continue
             text = self._stored_text(message)
@@ -584,7 +596,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
 
     def _words(self, messages: list[AnyMessage]) -> list[tuple[str, str]]:
         """(role, stored text) of the ``messages`` that are stored, in order."""
-        return [(item["role"], item["text"]) for item in self._items(messages, None, None, dated=False)]
+        return [(item["role"], item["text"])
+                for item in self._items(messages, None, None, dated=False, names=_tool_names(messages))]
 
     def after_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
         view, user, thread = self._scope(runtime)

@@ -225,6 +225,26 @@ def test_a_thread_stored_without_its_tool_calls_still_knows_a_regenerated_turn()
     memory.close()
 
 
+def test_a_tool_result_without_a_name_is_stored_as_its_tool_s():
+    """A client that runs the tools itself sends their results as role and text, with the call's id and no name: a
+    ``memory_search`` result (copies of stored messages) was stored, and other tools' results as said by "tool".
+    Each is the tool its call named: the memory tools' results are not stored, the others are under their tool."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Your passport expires in May; sunny in Kyoto.")]),
+                         tools=[lookup],
+                         middleware=[HippoMemoryMiddleware(memory, memory_tools=True, store_tool_results=True)])
+    agent.invoke({"messages": [
+        {"role": "user", "content": "When does my passport expire, and the weather in Kyoto?"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"name": "memory_search", "id": "c1", "args": {"query": "passport"}},
+            {"name": "lookup", "id": "c2", "args": {"city": "Kyoto"}}]},
+        {"role": "tool", "content": "[1] ann: My passport expires in May.", "tool_call_id": "c1"},
+        {"role": "tool", "content": "Sunny in Kyoto.", "tool_call_id": "c2"}]}, _cfg("r"))
+    assert [(m.role, m.speaker, m.text) for m in memory.using("user.ann").list()] == [
+        ("tool", "lookup", "Sunny in Kyoto."), ("assistant", "assistant", "Your passport expires in May; sunny in Kyoto.")]
+    memory.close()
+
+
 def test_a_turn_the_prompt_shows_rewritten_is_recalled():
     """A middleware listed before rewrites an earlier turn of the prompt (as a compaction does): the model does not
     have its words, so recall may hand them over; the turns the prompt shows as stored are still left out."""
