@@ -458,6 +458,51 @@ def test_config_sections_given_as_dicts_to_the_constructor():
         assert mem.add("ok").id == -1  # the gate is on: a short message is rejected
         assert mem.add("I decided to move to Berlin on March 3rd to work at Siemens.").id > 0
         assert mem.recall("Berlin").tokens > 0
+
+
+_BAD_SETTINGS = [
+    (None, "synchronous", "normal"), (None, "seal_tokens", "x"), (None, "seal_tokens", 0), (None, "seal_tokens", 1.5),
+    (None, "busy_timeout_s", float("nan")), (None, "busy_timeout_s", -1.0), (None, "embed_bits", 7),
+    (None, "max_loaded_namespaces", True), (None, "max_message_chars", -1), (None, "timestamp_min_year", 0),
+    (None, "timestamp_max_year", 10_000), ("retrieval", "bm25_k1", float("nan")), ("retrieval", "candidate_limit", 0),
+    ("retrieval", "rrf_k", 1.5), ("retrieval", "misspellings", 1), ("signature", "bits", 99),
+    ("signature", "radius", -1), ("temporal", "window_boost", 0.5), ("temporal", "annotate", "no"),
+    ("hierarchy", "flush_gap_s", "x"), ("hierarchy", "enabled", "no"), ("decay", "enabled", "no"),
+    ("gate", "enabled", 1),
+]
+
+
+@pytest.mark.parametrize("section, key, value", _BAD_SETTINGS)
+def test_config_built_directly_refuses_what_a_dict_refuses(section, key, value):
+    """Config(seal_tokens=...) and RetrievalConfig(bm25_k1=...) are checked as Config.from_value({...}) checks the
+    same setting (they were taken as given: a seal_tokens of "x" made every add raise TypeError after its commit)."""
+    from dataclasses import fields
+
+    given = {key: value} if section is None else {section: {key: value}}
+    with pytest.raises(InvalidInput) as reference:
+        Config.from_value(given)
+    where = "config" if section is None else f"config.{section}"
+    assert where in str(reference.value) and key in str(reference.value)
+    if section is None:
+        build = lambda: Config(**given)  # noqa: E731
+    else:
+        section_type = {f.name: f.default_factory for f in fields(Config)}[section]
+        build = lambda: section_type(**{key: value})  # noqa: E731
+    with pytest.raises(InvalidInput) as direct:
+        build()
+    assert where in str(direct.value) and key in str(direct.value)
+
+
+def test_config_built_directly_keeps_good_settings():
+    from hippo import RetrievalConfig
+
+    cfg = Config(busy_timeout_s=5, seal_tokens=64, retrieval=RetrievalConfig(bm25_k1=2, candidate_limit=50))
+    assert cfg == Config.from_value({"busy_timeout_s": 5, "seal_tokens": 64,
+                                     "retrieval": {"bm25_k1": 2, "candidate_limit": 50}})
+    assert type(cfg.busy_timeout_s) is float and type(cfg.retrieval.bm25_k1) is float
+    with Memory(None, config=cfg) as mem:
+        mem.add("hello world")
+        assert [h.text for h in mem.search("hello")] == ["hello world"]
     with pytest.raises(InvalidInput, match="nope"):
         Config(retrieval={"nope": 1})
     with pytest.raises(InvalidInput, match="standing_share"):

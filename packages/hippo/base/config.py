@@ -81,6 +81,7 @@ class HierarchyConfig:
     persist_every: int = 4096         # messages between unit snapshots (also saved on close / consolidate)
 
     def __post_init__(self) -> None:
+        _check_types(self, "config.hierarchy")
         if self.recall not in RECALL_MODES:
             raise InvalidInput(f"config.hierarchy.recall must be one of {RECALL_MODES}, got {self.recall!r}")
         if self.code_bits % 64 or not 64 <= self.code_bits <= 1024:
@@ -145,6 +146,7 @@ class DecayConfig:
     policies: tuple = ()              # declarative lifecycle policies (seed 004 §10), see hippo.base.policies
 
     def __post_init__(self) -> None:
+        _check_types(self, "config.decay")
         rates = _default_rates()
         if not isinstance(self.rates, dict):
             raise InvalidInput("config.decay.rates must be a dict of type -> rate")
@@ -201,6 +203,7 @@ class GateConfig:
     category_offsets: dict = field(default_factory=_default_offsets)
 
     def __post_init__(self) -> None:
+        _check_types(self, "config.gate")
         for name in ("w_novelty", "w_salience", "w_prediction"):
             _unit(f"config.gate.{name}", getattr(self, name), 0.0, 1e6)
         if self.w_novelty + self.w_salience + self.w_prediction <= 0:
@@ -230,6 +233,9 @@ class SignatureConfig:
     top_m: int = 16          # activations kept before hashing
     bits: int = 16           # signature width in bits (symbol width of the Signature DWM)
     radius: int = 2          # Hamming-ball radius for query keyword signatures
+
+    def __post_init__(self) -> None:
+        _check_section(self, "config.signature")
 
 
 @dataclass(frozen=True)
@@ -302,6 +308,9 @@ class RetrievalConfig:
     # that off. Chosen on BEAM's odd half (0.3-1.5 tried; docs/retrieval.md, "The user's stated preferences").
     asker_preferences: float = 0.6
 
+    def __post_init__(self) -> None:
+        _check_section(self, "config.retrieval")
+
 
 @dataclass(frozen=True)
 class TemporalConfig:
@@ -319,6 +328,9 @@ class TemporalConfig:
     superseded_factor: float = 0.8  # an older statement a newer one updated (kept, ranked lower, marked)
     annotate: bool = True           # resolved event dates and "superseded" marks in recalled context
     chronological: bool = True      # order / progression queries: context laid out by event time
+
+    def __post_init__(self) -> None:
+        _check_section(self, "config.temporal")
 
 
 @dataclass(frozen=True)
@@ -359,6 +371,8 @@ class Config:
             elif not isinstance(value, section):
                 raise InvalidInput(f"config.{f.name} must be a {section.__name__} or a dict, "
                                    f"got {type(value).__name__}")
+        # Config(synchronous="FULL") is checked as Config.from_value({"synchronous": "FULL"}) is
+        _check_section(self, "config")
 
     @classmethod
     def from_value(cls, value: "Config | dict[str, Any] | None") -> "Config":
@@ -416,6 +430,34 @@ def _coerce(val: Any, default: Any, path: str) -> Any:
             raise InvalidInput(f"{path} must be a str, got {val!r}")
         return val
     return val
+
+
+def _check_types(obj: Any, path: str) -> None:
+    """Each setting of a section built directly (``RetrievalConfig(bm25_k1=...)``, ``Config(seal_tokens=...)``)
+    of its default's type, as :func:`_from_dict` takes it from a dict: a bool for a bool, an int (not a bool) for an
+    int, a finite number for a float (stored as a float), a str for a str. Sections and containers (rates,
+    policies) are checked by their owners."""
+    for name, default in _scalar_defaults(type(obj)):
+        value = getattr(obj, name)
+        if type(value) is not type(default) or (type(value) is float and not math.isfinite(value)):
+            object.__setattr__(obj, name, _coerce(value, default, f"{path}.{name}"))
+
+
+_SCALARS: dict[type, tuple[tuple[str, Any], ...]] = {}
+
+
+def _scalar_defaults(cls: type) -> tuple[tuple[str, Any], ...]:
+    """(name, default) of the settings of a section class whose defaults are bools, ints, floats or strs."""
+    found = _SCALARS.get(cls)
+    if found is None:
+        found = _SCALARS[cls] = tuple((f.name, f.default) for f in fields(cls)
+                                      if isinstance(f.default, (bool, int, float, str)))
+    return found
+
+
+def _check_section(obj: Any, path: str) -> None:
+    _check_types(obj, path)
+    _validate(obj, path)
 
 
 SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")  # SQLite's PRAGMA synchronous levels, weakest first
@@ -480,8 +522,11 @@ def _validate(obj: Any, path: str) -> None:
     if isinstance(obj, Config):
         if obj.synchronous not in SYNCHRONOUS:
             raise InvalidInput(f"{path}.synchronous must be one of {SYNCHRONOUS}, got {obj.synchronous!r}")
-        if obj.max_message_chars < 1 or obj.seal_tokens < 1 or obj.busy_timeout_s < 0:
-            raise InvalidInput(f"{path}: max_message_chars and seal_tokens must be >= 1, busy_timeout_s >= 0")
+        for name in ("max_message_chars", "seal_tokens"):
+            if getattr(obj, name) < 1:
+                raise InvalidInput(f"{path}.{name} must be >= 1, got {getattr(obj, name)!r}")
+        if obj.busy_timeout_s < 0:
+            raise InvalidInput(f"{path}.busy_timeout_s must be >= 0, got {obj.busy_timeout_s!r}")
         if obj.embed_bits % 64 or not 64 <= obj.embed_bits <= 1024:
             raise InvalidInput(f"{path}.embed_bits must be a multiple of 64 in 64..1024")
         if isinstance(obj.max_loaded_namespaces, bool) or not isinstance(obj.max_loaded_namespaces, int) \
