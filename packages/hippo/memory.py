@@ -162,8 +162,8 @@ class Memory:
 
     ``path`` is a SQLite file (created with mode 0600; many namespaces per file), a PostgreSQL URL
     (``postgresql://user@host/db``: one memory shared by many processes and hosts, see :mod:`hippo.store.postgres`
-    and docs/deploy.md), ``None`` for a private in-memory store, or a :class:`hippo.store.base.Store`. All writes
-    are transactional: a failed call leaves the stored content unchanged.
+    and docs/deploy.md), ``None`` (or ``":memory:"``, as SQLite names it) for a private in-memory store, or a
+    :class:`hippo.store.base.Store`. All writes are transactional: a failed call leaves the stored content unchanged.
 
     ``read_only=True`` opens an existing store without writing to it, also on read-only media, without write
     permission or on a full disk: every read answers (what reads would otherwise persist, such as strengths

@@ -659,3 +659,20 @@ def test_a_message_s_created_at_names_its_own_ingestion(monkeypatch, clock):
     assert [m.id for m in mem.list(filter={"created_at": {"$lte": item.created_at.isoformat()}})] == [item.id]
     assert [h.id for h in mem.search("harbour ferry", as_of=item.created_at)] == [item.id]
     assert [m.id for m in mem.recall("harbour ferry", as_of=item.created_at.timestamp()).messages] == [item.id]
+
+
+def test_colon_memory_is_an_in_memory_store_as_in_sqlite(tmp_path, monkeypatch):
+    """Memory(":memory:") is what Memory(None) is, as SQLite names a private in-memory database: it wrote a file
+    called ":memory:" into the working directory, which every such handle there then shared."""
+    monkeypatch.chdir(tmp_path)
+    with Memory(":memory:") as first, Memory(":memory:") as second:
+        first.add("I moved to Porto in April.")
+        assert first.path is None and second.count() == 0
+        assert [h.text for h in first.search("Porto")] == ["I moved to Porto in April."]
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(InvalidInput):
+        Memory(":memory:", read_only=True)
+    assert list(tmp_path.iterdir()) == []
+    with Memory("./:memory:") as on_disk:  # a file of that name is still reachable by a path that says so
+        on_disk.add("kept")
+    assert (tmp_path / ":memory:").exists()
