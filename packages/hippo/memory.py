@@ -16,7 +16,15 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import numpy as np
 
-from hippo.base.checks import check_bool, check_ids, check_int, check_metadata, check_namespace
+from hippo.base.checks import (
+    check_bool,
+    check_ids,
+    check_int,
+    check_iterable,
+    check_metadata,
+    check_namespace,
+    is_one_of,
+)
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreError
 from hippo.base.timeutil import with_utc_offset
@@ -309,8 +317,7 @@ class Memory:
     def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
         """Store many messages in one transaction: either all are stored or none."""
         self._writable("add_many")
-        if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
-            raise InvalidInput(f"items must be an iterable of dicts, got {type(items).__name__}")
+        check_iterable(items, "items", "an iterable of dicts")
         cfg = self.config
         prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
         return self._ns.write(prepared)
@@ -458,8 +465,7 @@ class Memory:
         conversational reweighting (time and truth, surprise, salience, profiles, the speakers a question names)
         that suits dialogue turns but not documents such as key-value store items."""
         self._rt.live()
-        if isinstance(namespaces, (str, bytes)) or not isinstance(namespaces, Iterable):
-            raise InvalidInput(f"namespaces must be an iterable of namespace names, got {type(namespaces).__name__}")
+        check_iterable(namespaces, "namespaces", "an iterable of namespace names")
         names = list(dict.fromkeys(check_namespace(ns, "namespaces") for ns in namespaces))
         query = _check_query(query)
         k = check_int(k, "k", minimum=1)
@@ -585,7 +591,7 @@ class Memory:
         this call folds in the rest of the CURRENT buffer too. On a read-only store ``"light"`` and ``"deep"`` run
         in memory only; ``"archival"`` (which may delete messages) raises ``ReadOnlyError``."""
         self._rt.live()
-        if level not in LEVELS:
+        if not is_one_of(level, LEVELS):
             raise InvalidInput(f"level must be one of {LEVELS}, got {level!r}")
         if level == "archival":
             self._writable("consolidate('archival')")

@@ -110,11 +110,29 @@ def check_metadata(value: object, name: str = "metadata") -> dict[str, Any]:
     return json.loads(text)
 
 
+def is_one_of(value: object, choices: Iterable[Any]) -> bool:
+    """Whether ``value`` equals one of ``choices``; a value that compares element by element (a numpy array) equals
+    none of them."""
+    try:
+        return bool(value in tuple(choices))
+    except (TypeError, ValueError):  # numpy: "the truth value of an array with more than one element is ambiguous"
+        return False
+
+
+def check_iterable(value: object, name: str, what: str) -> Iterable[Any]:
+    """``value`` if it is an iterable of items (not a str, bytes or a mapping, nor a 0-d numpy array, which claims
+    to be iterable and raises TypeError when iterated), else :class:`InvalidInput` naming ``name``."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable) \
+            or (isinstance(value, np.ndarray) and value.ndim == 0):
+        raise InvalidInput(f"{name} must be {what}, got {type(value).__name__}")
+    return value
+
+
 def check_choice(value: object, name: str, choices: Iterable[Any], *, optional: bool = False) -> Any:
     choices = tuple(choices)
     if value is None and optional:
         return None
-    if value not in choices:
+    if not is_one_of(value, choices):
         raise InvalidInput(f"{name} must be one of {choices}{' or None' if optional else ''}, got {value!r}")
     return value
 

@@ -28,7 +28,16 @@ from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
-from hippo.base.checks import check_bool, check_choice, check_int, check_namespace, check_optional_int
+from hippo.base.checks import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_iterable,
+    check_metadata,
+    check_namespace,
+    check_optional_int,
+    is_one_of,
+)
 from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound, ReadOnlyError
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import MAX_TURNS, Outcome, compile_policies
@@ -256,6 +265,15 @@ def _entry_key(entry_id: object, name: str = "entry_id") -> int:
     raise InvalidInput(f"{what} must look like 'ctx_<n>' (n a message id), got {str(entry_id)[:60]!r}")
 
 
+def _entry_id(entry_id: object, name: str) -> str:
+    """An entry id of a list as ``entries(ids=...)`` takes it (``"ctx_<n>"`` or ``"<n>"``; an int ``n`` as ``"<n>"``),
+    else :class:`InvalidInput` naming the list."""
+    if isinstance(entry_id, int) and not isinstance(entry_id, bool):
+        entry_id = str(entry_id)
+    _entry_key(entry_id, name)
+    return str(entry_id)
+
+
 def _check_turn(turn: object) -> int | None:
     return None if turn is None else check_int(turn, "turn", maximum=MAX_TURNS)
 
@@ -279,11 +297,7 @@ def _check_source(source: object) -> dict[str, Any]:
             tokenizer.check_text(out[key], f"source[{key!r}]")
     if not isinstance(out.setdefault("retrievable", True), bool):
         raise InvalidInput("source['retrievable'] must be a bool")
-    try:
-        json.dumps(out, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"source must be JSON-serializable: {exc}") from exc
-    return out
+    return check_metadata(out, "source")  # stored in the entry's metadata: JSON without NaN or lone surrogates
 
 
 # Where a line longer than a part is cut: after a space or a separator of records and fields. Each part is a message
@@ -504,8 +518,7 @@ class Entries:
                        metadata: Mapping[str, Any], n_tokens: int, policies: Iterable[Mapping] | None) -> Outcome:
         rules = list(DEFAULT_INDEX_POLICIES) + list(self.ns.config.decay.policies)
         if policies is not None:
-            if isinstance(policies, (str, bytes, Mapping)) or not isinstance(policies, Iterable):
-                raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts")
+            check_iterable(policies, "policies", "a list of {'match': ..., 'action': ...} dicts")
             rules += list(policies)
         compiled = _compiled(tuple(json.dumps(r, sort_keys=True, default=str) for r in rules), rules)
         return compiled.evaluate(PolicyEntry(type, content, role, None, None, priority,
@@ -569,8 +582,7 @@ class Entries:
         if persist is not None:
             check_bool(persist, "persist")
         check_choice(encoding, "encoding", ("auto", "manual"))
-        if isinstance(associations, (str, bytes)) or not isinstance(associations, Iterable):
-            raise InvalidInput("associations must be an iterable of entry ids")
+        check_iterable(associations, "associations", "an iterable of entry ids")
         assoc = tuple(f"ctx_{_entry_key(a, 'associations')}" for a in associations)
         expires_after_turns = (None if expires_after_turns is None
                                else check_int(expires_after_turns, "expires_after_turns", maximum=MAX_TURNS))
@@ -646,8 +658,7 @@ class Entries:
             if ids is None:
                 keys = sorted(st.records)
             else:
-                if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
-                    raise InvalidInput("ids must be an iterable of entry ids")
+                check_iterable(ids, "ids", "an iterable of entry ids")
                 keys = [k for k in (_entry_key(i, "ids") for i in ids) if k in st.records]
             gone = [k for k in keys if k not in idx.row_of]
             for k in gone:  # the header was deleted: the entry is gone with it
@@ -812,7 +823,7 @@ class Entries:
         source; each entry is promoted once. Then the namespace's own deep consolidation runs
         (:meth:`consolidate`), and the report lists what stays in context (``kept``) and what dropped out."""
         self.ns.rt.live()
-        if level not in ("light", "deep"):
+        if not is_one_of(level, ("light", "deep")):
             raise InvalidInput(f"level must be 'light' or 'deep', got {level!r}")
         if level == "deep" and self.ns.rt.store.read_only:
             raise ReadOnlyError(f"consolidate_entries('deep'): the store {self.ns.rt.store.path!r} is open read-only")
@@ -876,9 +887,9 @@ class Entries:
         max_entries = check_int(max_entries, "max_entries", minimum=1)
         context_lines = check_int(context_lines, "context_lines")
         _check_turn(turn)
-        if entry_ids is not None and (isinstance(entry_ids, (str, bytes)) or not isinstance(entry_ids, Iterable)):
-            raise InvalidInput(f"entry_ids must be an iterable of entry ids or None, got {type(entry_ids).__name__}")
-        allowed = None if entry_ids is None else {str(e) for e in entry_ids}
+        if entry_ids is not None:
+            check_iterable(entry_ids, "entry_ids", "an iterable of entry ids or None")
+        allowed = None if entry_ids is None else {_entry_id(e, "entry_ids") for e in entry_ids}
         cues = cues_in(text)
         if not cues or (allowed is not None and not allowed):
             return {}
@@ -917,6 +928,8 @@ class Entries:
         cues = cues_in(text)
         if not isinstance(blocks, Mapping) or not all(isinstance(b, str) or b is None for b in blocks.values()):
             raise InvalidInput("blocks must be a dict {entry_id: rendered block or None}, as entry_blocks returns")
+        for eid in blocks:
+            _entry_id(eid, "the keys of blocks")
         lacking = [eid for eid, block in blocks.items() if block is not None and any(c not in block for c in cues)]
         if not lacking:
             return {}

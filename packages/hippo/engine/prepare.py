@@ -7,7 +7,7 @@ import time
 import uuid
 from typing import Any, Mapping
 
-from hippo.base.checks import check_choice, check_metadata
+from hippo.base.checks import check_choice, check_metadata, is_one_of
 from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import check_utc_offset, to_epoch, utc_offset
 from hippo.base.types import MemoryItem
@@ -62,8 +62,9 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
         raise InvalidInput(f"{where}: unknown field(s) {sorted(unknown)}; expected {list(ADD_KEYS)}")
     text = tokenizer.check_text(item.get("text"), f"{where}.text" if where != "add" else "text",
                                 max_chars=config.max_message_chars)
-    role = item.get("role", "user") or "user"
-    if role not in ROLES:
+    role = item.get("role")
+    role = "user" if role is None or (isinstance(role, str) and not role) else role
+    if not is_one_of(role, ROLES):
         raise InvalidInput(f"role must be one of {ROLES}, got {role!r}")
     speaker = check_optional_str(item.get("speaker"), "speaker")
     session = check_optional_str(item.get("session_id"), "session_id")

@@ -87,7 +87,7 @@ def topics(state: NamespaceState, life: Life) -> list[dict[str, Any]]:
 
 
 def _check_id(topic_id: Any) -> int | str:
-    if topic_id == CURRENT:
+    if isinstance(topic_id, str) and topic_id == CURRENT:
         return CURRENT
     # isdecimal, not isdigit: int() reads exactly the decimal digits (any script's); superscripts and circled
     # digits ('²', '①') are digits it cannot read
