@@ -35,8 +35,8 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from hippo import EXPAND_TOOL, ContextCompactor, ContextMessage, InvalidInput, content_key
-from langchain_hippo._common import (check_memory, check_messages, check_non_negative_int, check_positive_int,
-                                     custom_namespace)
+from langchain_hippo._common import (check_bool, check_memory, check_messages, check_non_negative_int,
+                                     check_positive_int, custom_namespace)
 from langchain_hippo.middleware import HippoMemoryMiddleware, is_notification
 from langchain_hippo.tools import _bind, _describe_validation_error
 
@@ -148,7 +148,7 @@ class HippoContextMiddleware(AgentMiddleware):
         self.keep_recent_turns = check_positive_int(keep_recent_turns, "keep_recent_turns")
         self.expand_tokens = check_positive_int(expand_tokens, "expand_tokens")
         check_non_negative_int(expand_context_lines, "expand_context_lines")  # the compactor would say context_lines
-        self.consolidate_on_end = bool(consolidate_on_end)
+        self.consolidate_on_end = check_bool(consolidate_on_end, "consolidate_on_end")
         # the policy itself is hippo's (framework-neutral): which messages become entries, what replaces them;
         # seed 004 §7.1 "direct reference": an identifier of the current user message that an entry's block
         # lacks but its content holds brings the lines around it along with the block (cue_tokens=0 turns it off)

@@ -61,7 +61,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
-from langchain_hippo._common import (acall, check_memory, check_positive_int, custom_namespace, index_text,
+from langchain_hippo._common import (acall, check_bool, check_memory, check_positive_int, custom_namespace, index_text,
                                      message_chars, query_text)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
@@ -257,7 +257,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
             raise InvalidInput(f"template must hold no format field but {{context}} (write a literal brace as "
                                f"'{{{{' or '}}}}'): {type(exc).__name__}: {exc}") from None
         self.template = template
-        self.store_tool_results = bool(store_tool_results)
+        self.store_tool_results = check_bool(store_tool_results, "store_tool_results")
         self._max_chars = message_chars(self.memory)
         for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key),
                             ("timezone_key", timezone_key)):
@@ -275,7 +275,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self._stores = 0  # turns this middleware stored (a record read while one was stored is not kept)
         self._config_unseen_warned = False
         self.tools = []
-        if memory_tools:
+        if check_bool(memory_tools, "memory_tools"):
             from langchain_hippo.tools import make_memory_tools
 
             self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0],

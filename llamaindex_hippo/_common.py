@@ -9,6 +9,9 @@ from typing import Any
 from hippo import InvalidInput, jsonable
 
 DEFAULT_BUDGET_TOKENS = 2000
+#: the largest int hippo takes (a SQLite / PostgreSQL integer): a count past it is refused here, naming the
+#: adapter's own argument, rather than by the Memory call it becomes
+MAX_INT = 2**63 - 1
 
 #: metadata keys kept out of LLM prompts and embeddings (bookkeeping, not content)
 HIDDEN_KEYS = ["id", "namespace", "seq", "score", "level", "role", "message_ids", "n_tokens"]
@@ -17,14 +20,24 @@ HIDDEN_KEYS = ["id", "namespace", "seq", "score", "level", "role", "message_ids"
 def check_positive_int(value: Any, name: str, *, allow_none: bool = False) -> int | None:
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"{name} must be a positive int, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_INT:
+        raise InvalidInput(f"{name} must be a positive int (at most {MAX_INT}), got {value!r}")
     return value
 
 
 def check_non_negative_int(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidInput(f"{name} must be an int >= 0, got {value!r}")
+    if value > MAX_INT:
+        raise InvalidInput(f"{name} must be at most {MAX_INT}, got {value!r}")
+    return value
+
+
+def check_bool(value: Any, name: str) -> bool:
+    """``value`` if it is True or False: a switch given as "no", 0 or an array is refused rather than read by its
+    truth value."""
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{name} must be True or False, got {type(value).__name__} {value!r}")
     return value
 
 

@@ -223,7 +223,7 @@ class HippoRetriever(BaseRetriever):
 
     @mode.setter
     def mode(self, value: str) -> None:
-        if value not in ("search", "recall"):
+        if not (isinstance(value, str) and value in ("search", "recall")):
             raise InvalidInput(f"mode must be 'search' or 'recall', got {value!r}")
         self._mode = value
 

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from hippo.base.checks import check_int, check_number
+from hippo.base.checks import check_bool, check_int, check_iterable, check_number, is_one_of
 from hippo.base.errors import HippoError, InvalidInput
 from hippo.base.policies import compile_policies
 from hippo.engine.hierarchy.decay import closed_form
@@ -129,17 +129,16 @@ class ContextCompactor:
             raise InvalidInput(f"memory must be a hippo.Memory, got {type(memory).__name__}")
         self.memory = memory
         self.keep_recent_turns = check_int(keep_recent_turns, "keep_recent_turns", minimum=1)
-        if isinstance(index_roles, (str, bytes)) or not isinstance(index_roles, Iterable):
-            raise InvalidInput(f"index_roles must be a list of 'user', 'assistant' or 'tool', got {index_roles!r}")
+        check_iterable(index_roles, "index_roles", "a list of 'user', 'assistant' or 'tool'")
         roles = tuple(index_roles)  # read once: a generator is checked and kept alike
-        if not all(r in ("user", "assistant", "tool") for r in roles):
+        if not all(isinstance(r, str) and is_one_of(r, ("user", "assistant", "tool")) for r in roles):
             raise InvalidInput(f"index_roles must hold 'user', 'assistant' or 'tool', got {roles!r}")
         self.index_roles = frozenset(roles)
-        self.index_turns = bool(index_turns)
+        self.index_turns = check_bool(index_turns, "index_turns")
         self.turn_threshold = check_number(turn_threshold, "turn_threshold")
         self.min_turn_tokens = check_int(min_turn_tokens, "min_turn_tokens", minimum=1)
-        if policies is not None and (isinstance(policies, (str, bytes, Mapping)) or not isinstance(policies, Iterable)):
-            raise InvalidInput("policies must be a list of {'match': ..., 'action': ...} dicts or None")
+        if policies is not None:
+            check_iterable(policies, "policies", "a list of {'match': ..., 'action': ...} dicts or None")
         self.policies = list(policies) if policies is not None else None
         if self.policies:
             compile_policies(self.policies)  # fail now, not at the first tool output

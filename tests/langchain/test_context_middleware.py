@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import json
 
+import numpy as np
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import SummarizationMiddleware
@@ -401,3 +402,35 @@ def test_a_blank_expand_query_reads_the_whole_content(memory):
         assert expand.invoke({"entry_id": entry.id, "query": blank}) == whole
     assert asyncio.run(expand.ainvoke({"entry_id": entry.id, "query": ""})) == whole
     assert expand.invoke({"entry_id": entry.id, "query": "SKU-0042"}).startswith("L")
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"consolidate_on_end": "no"}, "consolidate_on_end"), ({"consolidate_on_end": 1}, "consolidate_on_end"),
+    ({"consolidate_on_end": np.array([1, 2])}, "consolidate_on_end"), ({"policies": np.array(5)}, "policies"),
+    ({"expand_context_lines": 2**63}, "expand_context_lines"), ({"keep_recent_turns": 2**63}, "keep_recent_turns"),
+])
+def test_switches_and_counts_are_refused_by_their_own_name(memory, kw, name):
+    """A switch is True or False ("no" was read as True, an array raised ValueError), a 0-d array is no list of
+    policies (TypeError), and a count past hippo's ints is refused naming the middleware's argument (it named the
+    compactor's context_lines)."""
+    with pytest.raises(InvalidInput, match=f"^{name} "):
+        HippoContextMiddleware(memory, **kw)
+
+
+@pytest.mark.parametrize("kw, name", [({"store_tool_results": "no"}, "store_tool_results"),
+                                      ({"memory_tools": np.array([1, 2])}, "memory_tools"),
+                                      ({"memory_tools": 1}, "memory_tools")])
+def test_memory_middleware_switches_are_true_or_false(memory, kw, name):
+    from langchain_hippo import HippoMemoryMiddleware
+
+    with pytest.raises(InvalidInput, match=f"^{name} "):
+        HippoMemoryMiddleware(memory, **kw)
+    assert HippoMemoryMiddleware(memory, store_tool_results=True, memory_tools=True).tools
+
+
+@pytest.mark.parametrize("kw, name", [({"index_turns": "no"}, "index_turns"), ({"policies": np.array(5)}, "policies"),
+                                      ({"index_roles": np.array(5)}, "index_roles"),
+                                      ({"index_roles": [np.array(["user", "tool"])]}, "index_roles")])
+def test_the_compactor_refuses_what_is_no_switch_or_list(memory, kw, name):
+    with pytest.raises(InvalidInput, match=f"^{name} "):
+        hippo.ContextCompactor(memory, **kw)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -409,3 +410,10 @@ def test_timestamp_filters_compare_instants_not_text(memory):
     with pytest.raises(hippo.InvalidInput, match="timestamp"):
         HippoRetriever(memory, filters=MetadataFilters(filters=[MetadataFilter(key="timestamp", value="May")])
                        ).retrieve("harbour")
+
+
+@pytest.mark.parametrize("mode", [np.array(["search", "recall"]), ["search"], "Search", None])
+def test_a_mode_that_is_no_mode_name_is_refused_by_name(mode):
+    """An array as mode raised numpy's ValueError ("the truth value of an array ... is ambiguous")."""
+    with hippo.Memory(None) as mem, pytest.raises(hippo.InvalidInput, match="^mode must be 'search' or 'recall'"):
+        HippoRetriever(mem, mode=mode)
