@@ -333,3 +333,37 @@ def test_deploy_md_url_options_are_the_ones_the_store_parses():
     for option in sorted(documented):
         _libpq, _shown, ours = postgres.parse_url(f"postgresql://app@db.internal/agents?{option}=5")
         assert ours == {option: "5"}
+
+
+def _documented_settings(text: str) -> dict[str, object]:
+    """``{"retrieval.bm25_k1": 1.2, "seal_tokens": 4096, ...}``: the settings docs/api.md's "Settings" section lists,
+    each with the default it states."""
+    section = text.split("## Settings (`hippo.Config`)", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```text\n(.*?)```", section, re.S)
+    found: dict[str, object] = {}
+    prefix = None
+    for line in block.splitlines():
+        if head := re.match(r"^Config(?:\.(\w+))?\b", line):
+            prefix = f"{head.group(1)}." if head.group(1) else ""
+        elif setting := re.match(r"^  (\w+) = (.+?)(?:\s{2,}.*)?$", line):
+            assert prefix is not None, line
+            found[prefix + setting.group(1)] = ast.literal_eval(setting.group(2))
+    return found
+
+
+def test_api_md_lists_every_setting_with_its_default():
+    """docs/api.md's "Settings" section names every field of hippo.Config and of its sections, no other, each with
+    the code's default (36 of them were documented nowhere)."""
+    import dataclasses
+
+    config = hippo.Config()
+    expected: dict[str, object] = {}
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        if dataclasses.is_dataclass(value):
+            expected.update({f"{f.name}.{g.name}": getattr(value, g.name) for g in dataclasses.fields(value)})
+        else:
+            expected[f.name] = value
+    documented = _documented_settings((ROOT / "docs" / "api.md").read_text(encoding="utf-8"))
+    assert sorted(documented) == sorted(expected)
+    assert {k: v for k, v in documented.items() if v != expected[k]} == {}
