@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hippo.base.checks import MAX_METADATA_DEPTH
+from hippo.base.config import Config
 from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import on_calendar, time_zone, to_epoch
 from hippo.base.types import Hit, MemoryItem, Recall
@@ -116,12 +117,14 @@ def message_time(value: Any, name: str, config: Any = None, zone: Any = None) ->
     """``value`` if ``add(timestamp=value)`` takes it (a datetime, naive read as UTC; epoch seconds; ISO-8601 text,
     its offset from UTC kept), within ``config``'s ``timestamp_min_year..timestamp_max_year`` (1900..2200 without
     one); ``InvalidInput`` naming ``name`` otherwise. For adapters that read a message's time from a framework's
-    message and must name the field it came from, not ``add``'s argument. With ``zone`` (a ``tzinfo``, see
-    :func:`time_zone`), a time that carries no calendar but UTC's (epoch seconds, naive, "Z", +00:00) comes back as
-    the same instant on ``zone``'s; one with another offset keeps it."""
-    lo = getattr(config, "timestamp_min_year", 1900)
-    hi = getattr(config, "timestamp_max_year", 2200)
-    to_epoch(value, name, min_year=lo, max_year=hi)
+    message and must name the field it came from, not ``add``'s argument. With ``zone`` (a ``tzinfo``, or what
+    :func:`time_zone` reads: an IANA name, an offset from UTC), a time that carries no calendar but UTC's (epoch
+    seconds, naive, "Z", +00:00) comes back as the same instant on ``zone``'s; one with another offset keeps it.
+    A ``config`` that is no ``hippo.Config`` (or dict of settings) and a ``zone`` that names no time zone raise
+    ``InvalidInput`` naming them."""
+    cfg = Config if config is None else Config.from_value(config)  # a dict of settings is read, not ignored
+    zone = time_zone(zone, "zone")
+    to_epoch(value, name, min_year=cfg.timestamp_min_year, max_year=cfg.timestamp_max_year)
     return on_calendar(value, zone)
 
 

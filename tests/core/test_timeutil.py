@@ -131,6 +131,26 @@ def test_message_time_names_the_field_and_keeps_the_value():
         hippo.message_time("2150-01-01", "when", hippo.Config(timestamp_max_year=2100))
 
 
+def test_message_time_reads_its_zone_and_config_as_the_rest_of_the_api_does():
+    """A zone given by name raised TypeError from datetime ("tzinfo argument must be ... a tzinfo subclass") and a
+    dict of settings was ignored (its years unchecked); the zone is read as ``hippo.time_zone`` reads one and the
+    config as ``Memory(config=...)`` does, and what is neither is refused by name."""
+    import hippo
+
+    new_york = hippo.time_zone("America/New_York")
+    for given in ("America/New_York", new_york):
+        assert hippo.message_time(1683606660, "when", zone=given) == datetime(2023, 5, 9, 4, 31, tzinfo=timezone.utc)
+        assert hippo.message_time(1683606660, "when", zone=given).utcoffset() == timedelta(hours=-4)
+    for zone in ("Mars/Olympus", 5, object()):
+        with pytest.raises(hippo.InvalidInput, match="^zone "):
+            hippo.message_time(1683606660, "when", zone=zone)
+    with pytest.raises(hippo.InvalidInput, match="years 1900..2100"):
+        hippo.message_time("2150-01-01", "when", {"timestamp_max_year": 2100})
+    assert hippo.message_time("1850-01-01", "when", {"timestamp_min_year": 1800}) == "1850-01-01"
+    with pytest.raises(hippo.InvalidInput, match="^config "):
+        hippo.message_time("2023-05-08", "when", "config.yaml")
+
+
 @pytest.mark.parametrize(("value", "winter", "summer"), [
     ("America/New_York", -5, -4),  # EST / EDT
     ("Europe/London", 0, 1),
