@@ -97,3 +97,25 @@ def test_a_module_run_with_python_m_that_imports_hippo_keeps_its_ctrl_c(tmp_path
         proc = subprocess.run([sys.executable, "-m", module, "--version"], capture_output=True, text=True, env=env,
                               timeout=300, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         assert proc.returncode == 0 and proc.stdout.startswith(says), proc
+
+
+def test_the_commands_the_docs_say_print_json_take_json():
+    """README.md lists the commands that take ``--json`` ("every read command" included export, which takes none),
+    docs/api.md's command table says what each prints with it; both name exactly the commands whose options have
+    ``--json``."""
+    import argparse
+    import re
+    from pathlib import Path
+
+    from hippo.cli import build_parser
+
+    root = Path(__file__).resolve().parent.parent.parent
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    takes = {name for name, p in sub.choices.items() if any("--json" in a.option_strings for a in p._actions)}
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    (listed,) = re.findall(r"Every command that answers on standard output \((.*?)\) takes `--json`", readme, re.S)
+    assert set(re.findall(r"`([a-z-]+)`", listed)) == takes
+    table = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\| `hippo ([a-z-]+)(?:\\\||[^|])*\| (?:\\\||[^|])*\| ((?:\\\||[^|])*)\|$",
+                                                                 (root / "docs" / "api.md").read_text(encoding="utf-8"),
+                                                                 re.M)}
+    assert {name for name, prints in table.items() if prints} == takes - {"mcp"}
