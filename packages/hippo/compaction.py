@@ -57,7 +57,7 @@ class ContextMessage:
     def __post_init__(self) -> None:
         if not isinstance(self.key, str) or not self.key:
             raise InvalidInput(f"ContextMessage.key must be a non-empty str, got {self.key!r}")
-        if self.role not in ROLES:
+        if not is_one_of(self.role, ROLES):
             raise InvalidInput(f"ContextMessage.role must be one of {ROLES}, got {self.role!r}")
         if not isinstance(self.text, str):
             raise InvalidInput(f"ContextMessage.text must be a str, got {type(self.text).__name__}")
@@ -269,8 +269,8 @@ class ContextCompactor:
         """For each message, the text to send instead of it (an entry's block, or a note for an old expand
         result), or None to send it as it is. With ``index_recent`` the policies also index the messages of
         the recent turns (they still stay verbatim), so an instruction of the last turn is not missed."""
-        if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
-            raise InvalidInput(f"messages must be a list of ContextMessage objects, got {type(messages).__name__}")
+        check_iterable(messages, "messages", "a list of ContextMessage objects")
+        check_bool(index_recent, "index_recent")
         messages = list(messages)
         for m in messages:
             if not isinstance(m, ContextMessage):

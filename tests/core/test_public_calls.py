@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import hippo
 from hippo import HippoError, InvalidInput, Memory
 
 _DATETIMES = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30))
@@ -175,3 +176,34 @@ def test_values_that_escaped_as_other_exceptions_are_refused_naming_the_argument
     with pytest.raises(InvalidInput, match=name):
         getattr(mem, method)(*args, **kwargs)
     assert _exported(mem, folder) == before
+
+
+@pytest.mark.parametrize("kw, name", [({"index_turns": "no"}, "index_turns"), ({"policies": np.array(5)}, "policies"),
+                                      ({"index_roles": np.array(5)}, "index_roles"),
+                                      ({"index_roles": [np.array(["user", "tool"])]}, "index_roles")])
+def test_the_compactor_refuses_what_is_no_switch_or_list(kw, name):
+    """``index_turns="no"`` was read as True; a 0-d array as a list raised TypeError, an array as a role
+    ValueError."""
+    from hippo import ContextCompactor
+
+    with Memory(None) as mem, pytest.raises(InvalidInput, match=f"^{name} "):
+        ContextCompactor(mem, **kw)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda c, msgs: c.compact(np.array(5), "t1"), "messages"),
+    (lambda c, msgs: c.compact(msgs, "t1", index_recent=np.array([1, 2])), "index_recent"),
+    (lambda c, msgs: c.compact(msgs, "t1", index_recent="no"), "index_recent"),
+    (lambda c, msgs: hippo.ContextMessage("k9", np.array(["user", "tool"]), "text"), "role"),
+])
+def test_compaction_calls_refuse_arrays_and_strings_by_name(call, name):
+    from hippo import ContextCompactor, ContextMessage
+
+    with Memory(None) as mem:
+        compactor = ContextCompactor(mem)
+        msgs = [ContextMessage("k1", "user", "Show the orders."),
+                ContextMessage("k2", "tool", "order ORD-1 shipped\n" * 400, tool="orders", call_id="c1"),
+                ContextMessage("k3", "user", "Thanks.")]
+        with pytest.raises(InvalidInput, match=name):
+            call(compactor, msgs)
+        assert mem.namespaces() == []  # nothing indexed

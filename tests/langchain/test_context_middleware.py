@@ -426,11 +426,3 @@ def test_memory_middleware_switches_are_true_or_false(memory, kw, name):
     with pytest.raises(InvalidInput, match=f"^{name} "):
         HippoMemoryMiddleware(memory, **kw)
     assert HippoMemoryMiddleware(memory, store_tool_results=True, memory_tools=True).tools
-
-
-@pytest.mark.parametrize("kw, name", [({"index_turns": "no"}, "index_turns"), ({"policies": np.array(5)}, "policies"),
-                                      ({"index_roles": np.array(5)}, "index_roles"),
-                                      ({"index_roles": [np.array(["user", "tool"])]}, "index_roles")])
-def test_the_compactor_refuses_what_is_no_switch_or_list(memory, kw, name):
-    with pytest.raises(InvalidInput, match=f"^{name} "):
-        hippo.ContextCompactor(memory, **kw)
