@@ -245,6 +245,12 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     asked without ``asked_at`` is asked now on its calendar, a message added without ``timestamp`` is dated now on
     it, and one whose ``timestamp`` carries no calendar but UTC's is put on it; None: the machine's time zone (and
     a ``timestamp`` is kept as given)."""
+    if not isinstance(mem, Memory):
+        raise hippo.InvalidInput(f"mem must be a hippo.Memory, got {type(mem).__name__}")
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() \
+            or any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        raise hippo.InvalidInput(f"name must be a non-empty str of printable characters, got {name!r}")
+    _check_log_level(log_level)
     zone = hippo.time_zone(timezone, "timezone")
     server = _Server(name, instructions=INSTRUCTIONS, version=hippo.__version__, log_level=log_level)
 
@@ -345,6 +351,14 @@ def build_server(mem: Memory, *, name: str = "hippo", log_level: str = "WARNING"
     return server
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _check_log_level(log_level: object) -> None:
+    if not (isinstance(log_level, str) and log_level in LOG_LEVELS):
+        raise hippo.InvalidInput(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {log_level!r}")
+
+
 def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000,
           mount: str = "/mcp", log_level: str = "WARNING", timezone: Any = None, read_only: bool = False) -> int:
     """Open the store at ``path`` on ``user``'s namespace and serve it until the client (stdio) or a signal
@@ -354,12 +368,13 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     tools answer, ``add`` and ``forget`` answer a tool error naming the read-only store."""
     user = check_namespace(user, "user")  # the namespace it names, refused as the argument the caller gave
     zone = hippo.time_zone(timezone, "timezone")
-    if transport not in ("stdio", "streamable-http"):
+    if not (isinstance(transport, str) and transport in ("stdio", "streamable-http")):
         raise hippo.InvalidInput(f"transport must be 'stdio' or 'streamable-http', got {transport!r}")
+    if not isinstance(host, str) or not host.strip():
+        raise hippo.InvalidInput(f"host must be a host name or an IP address, got {host!r}")
     if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
         raise hippo.InvalidInput(f"port must be an int in 1..65535, got {port!r}")
-    if log_level not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
-        raise hippo.InvalidInput(f"log_level must be DEBUG, INFO, WARNING, ERROR or CRITICAL, got {log_level!r}")
+    _check_log_level(log_level)
     if not isinstance(mount, str) or not mount.startswith("/"):
         raise hippo.InvalidInput(f"mount must be a path starting with '/', got {mount!r}")
     if not isinstance(read_only, bool):
@@ -367,8 +382,10 @@ def serve(*, path: str, user: str, transport: str = "stdio", host: str = "127.0.
     if transport == "streamable-http":
         try:  # a clear error now rather than uvicorn's log line after start-up
             _check_listen(host, port)
-        except OSError as exc:
-            raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {exc.strerror or exc}") from None
+        except (OSError, UnicodeError) as exc:  # UnicodeError: a name IDNA cannot encode (a lone surrogate, a
+            # label of over 63 characters)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise hippo.InvalidInput(f"cannot listen on host {host!r}, port {port}: {reason}") from None
     mem = Memory(path, namespace=user, read_only=read_only)
     # SIGTERM / SIGINT end the server cleanly, so the store is closed below. uvicorn (streamable HTTP) shuts down
     # first and then re-raises the signal to the handler it found installed: this one.

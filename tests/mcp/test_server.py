@@ -14,6 +14,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, AsyncIterator
 
+import numpy as np
 import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is not installed")
@@ -505,3 +506,33 @@ async def test_a_client_s_yesterday_is_the_day_before_it_asks(tmp_path) -> None:
     assert [m["text"] for m in got["messages"]] == ["I played chess in the park"]
     assert hits["hits"][0]["text"] == "I played chess in the park"
     assert "asked_at" in bad
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"log_level": "verbose"}, "log_level"), ({"log_level": None}, "log_level"), ({"name": np.array([1, 2])}, "name"),
+    ({"name": ""}, "name"), ({"name": "a\ud800"}, "name"), ({"mem": None}, "mem"),
+])
+def test_build_server_refuses_bad_arguments_by_name(kw, name):
+    """A log level the SDK does not know escaped as pydantic's ValidationError, an array as the name as numpy's
+    ValueError; a mem that is no Memory was taken and failed at the first tool call."""
+    from hippo import mcp_server
+
+    with hippo.Memory(None) as mem:
+        kw = {"mem": mem, **kw}
+        with pytest.raises(hippo.InvalidInput, match=f"^{name} "):
+            mcp_server.build_server(kw.pop("mem"), **kw)
+
+
+@pytest.mark.parametrize("kw, name", [
+    ({"host": 5}, "host"), ({"host": ""}, "host"), ({"host": "a\ud800"}, "host"), ({"host": "x" * 300}, "host"),
+    ({"transport": np.array([1, 2])}, "transport"), ({"log_level": np.array([1, 2])}, "log_level"),
+])
+def test_serve_refuses_bad_arguments_by_name_before_opening_the_store(tmp_path, kw, name):
+    """A host that is no string escaped as TypeError from getaddrinfo, one IDNA cannot encode as UnicodeError, an
+    array as transport or log level as numpy's ValueError."""
+    from hippo import mcp_server
+
+    path = tmp_path / "never.db"
+    with pytest.raises(hippo.InvalidInput, match=name):
+        mcp_server.serve(**{"path": str(path), "user": "ann", "transport": "streamable-http", "port": 18765, **kw})
+    assert not path.exists()
