@@ -676,3 +676,19 @@ def test_colon_memory_is_an_in_memory_store_as_in_sqlite(tmp_path, monkeypatch):
     with Memory("./:memory:") as on_disk:  # a file of that name is still reachable by a path that says so
         on_disk.add("kept")
     assert (tmp_path / ":memory:").exists()
+
+
+@pytest.mark.parametrize("field, value", [("speaker", "a\x01"), ("role", "robot"), ("timestamp", "next week"),
+                                          ("metadata", {"x": float("nan")}), ("metadata", {"event_time": 1e13}),
+                                          ("priority", "urgent"), ("session_id", 5), ("event_time", "soon")])
+def test_add_many_names_the_item_and_field_it_refuses(field, value):
+    """An add_many of a thousand messages refused with "speaker contains control character ..." left the caller to
+    find which message: every field is named with its item's place, as the text already was."""
+    with Memory(None) as mem:
+        items = [{"text": f"message {i}"} for i in range(50)]
+        items[41] = {"text": "the bad one", field: value}
+        with pytest.raises(InvalidInput, match=rf"^items\[41\]\.{field}\b"):
+            mem.add_many(items)
+        assert mem.count() == 0
+        with pytest.raises(InvalidInput, match=rf"^{field}\b"):  # add names its own argument
+            mem.add("the bad one", **{field: value})

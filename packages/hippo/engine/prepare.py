@@ -62,17 +62,19 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
         raise InvalidInput(f"{where}: unknown field(s) {sorted(unknown)}; expected {list(ADD_KEYS)}")
     text = tokenizer.check_text(item.get("text"), f"{where}.text" if where != "add" else "text",
                                 max_chars=config.max_message_chars)
+    # a field of one of add_many's items is named with its place ("items[41].speaker"), as its text is
+    field = (lambda name: f"{where}.{name}") if where.startswith("items[") else (lambda name: name)
     role = item.get("role")
     role = "user" if role is None or (isinstance(role, str) and not role) else role
     if not is_one_of(role, ROLES):
-        raise InvalidInput(f"role must be one of {ROLES}, got {role!r}")
-    speaker = check_optional_str(item.get("speaker"), "speaker")
-    session = check_optional_str(item.get("session_id"), "session_id")
-    ts = to_epoch(item.get("timestamp"), "timestamp", min_year=config.timestamp_min_year,
+        raise InvalidInput(f"{field('role')} must be one of {ROLES}, got {role!r}")
+    speaker = check_optional_str(item.get("speaker"), field("speaker"))
+    session = check_optional_str(item.get("session_id"), field("session_id"))
+    ts = to_epoch(item.get("timestamp"), field("timestamp"), min_year=config.timestamp_min_year,
                   max_year=config.timestamp_max_year)
     offset = utc_offset(item.get("timestamp"))  # the speaker's calendar: "yesterday" said at 23:30 in New York
-    metadata = check_event_time(check_metadata(item.get("metadata")), config)
-    event_time = to_epoch(item.get("event_time"), "event_time", min_year=config.timestamp_min_year,
+    metadata = check_event_time(check_metadata(item.get("metadata"), field("metadata")), config, field("metadata"))
+    event_time = to_epoch(item.get("event_time"), field("event_time"), min_year=config.timestamp_min_year,
                           max_year=config.timestamp_max_year)
     if event_time is not None:
         metadata["event_time"] = event_time
@@ -81,7 +83,7 @@ def prepare(item: Mapping[str, Any] | MemoryItem, where: str, config: Any) -> Ne
             metadata.pop(EVENT_TIME_OFFSET, None)  # a time given without one is on UTC's calendar
         else:
             metadata[EVENT_TIME_OFFSET] = event_offset
-    priority = check_choice(item.get("priority"), "priority", PRIORITIES, optional=True)
+    priority = check_choice(item.get("priority"), field("priority"), PRIORITIES, optional=True)
     if priority is not None:
         metadata["priority"] = priority
     tokens = tokenizer.encode(text)
