@@ -692,3 +692,46 @@ def test_add_many_names_the_item_and_field_it_refuses(field, value):
         assert mem.count() == 0
         with pytest.raises(InvalidInput, match=rf"^{field}\b"):  # add names its own argument
             mem.add("the bad one", **{field: value})
+
+
+def test_numpy_numbers_in_a_filter_match_as_the_numbers_they_are():
+    """``forget({"id": {"$in": list(ids)}})`` with ids from a numpy array forgot nothing (and ``$nin`` kept nothing
+    out): numpy's integers were looked up as no number at all. The reference is the same filter with Python ints."""
+    import numpy as np
+
+    with Memory(None) as mem:
+        ids = np.array([mem.add(f"message {i}", metadata={"n": i, "x": i / 2}).id for i in range(6)])
+        for spec in ({"id": {"$in": list(ids[:3])}}, {"n": {"$in": list(np.arange(3))}},
+                     {"n": {"$nin": list(np.arange(3))}}, {"x": {"$in": [np.float64(0.5), np.float32(1.0)]}},
+                     {"n": np.int64(2)}, {"n": {"$gte": np.int64(4)}}):
+            plain = {k: ({op: ([w.item() for w in v] if isinstance(v, list) else v.item()) for op, v in c.items()}
+                         if isinstance(c, dict) else c.item()) for k, c in spec.items()}
+            got, expected = [m.id for m in mem.list(filter=spec)], [m.id for m in mem.list(filter=plain)]
+            assert got == expected and expected, (spec, got, expected)
+        assert mem.forget({"id": {"$in": list(ids[:2])}}) == 2 and mem.count() == 4
+
+
+@pytest.mark.parametrize("spec, where", [
+    ({"speaker": "numpy"}, "filter['speaker']"), ({"n": {"$gt": "numpy"}}, "filter['n']['$gt']"),
+    ({"n": {"$in": ["numpy"]}}, "filter['n']['$in']"), ({"n": {"$not": "numpy"}}, "filter['n']['$not']"),
+])
+def test_a_numpy_array_in_a_filter_is_refused_by_its_place(spec, where):
+    """An array operand raised numpy's ValueError ("the truth value of an array ... is ambiguous") at the first
+    message compared."""
+    import re
+
+    import numpy as np
+
+    def arrays(value):
+        if value == "numpy":
+            return np.array([1, 2])
+        if isinstance(value, dict):
+            return {k: arrays(v) for k, v in value.items()}
+        return [arrays(v) for v in value] if isinstance(value, list) else value
+
+    with Memory(None) as mem:
+        mem.add("hello", speaker="Ann", metadata={"n": 1})
+        for call in (lambda f: mem.list(filter=f), lambda f: mem.search("hello", filter=f), lambda f: mem.forget(f)):
+            with pytest.raises(InvalidInput, match="^" + re.escape(where) + " must be a JSON value"):
+                call(arrays(spec))
+        assert mem.count() == 1

@@ -6,6 +6,7 @@ NUL characters, naive and aware datetimes at and past the ends of the calendar, 
 
 from __future__ import annotations
 
+import os
 from datetime import date, datetime, timedelta, timezone
 
 import numpy as np
@@ -132,7 +133,7 @@ def test_the_sweep_covers_every_public_method_of_memory():
 
 
 @pytest.mark.parametrize("method, name", ARGUMENTS)
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=int(os.environ.get("SWEEP_EXAMPLES", "12")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                  HealthCheck.too_slow])
 @given(value=VALUES)
 def test_any_value_is_answered_or_refused_naming_the_argument(store, method, name, value):

@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable
 
+import numpy as np
+
 from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import to_epoch
 from hippo.store.base import MessageRow
@@ -71,7 +73,7 @@ def _key(value: Any) -> tuple | None:
         return ("null",)
     if isinstance(value, bool):
         return ("bool", value)
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float, np.integer, np.floating)):  # numpy's numbers hash and compare as Python's
         return ("number", value)
     if isinstance(value, str):
         return ("string", value)
@@ -127,13 +129,25 @@ def _cmp(op: str, have: Any, want: Any) -> bool:
     raise AssertionError(op)
 
 
+def _no_array(value: Any, where: str) -> None:
+    """Refuse a numpy array as an operand: it compares element by element, so a row's test would raise numpy's
+    ValueError ("the truth value of an array ... is ambiguous") instead of answering."""
+    if isinstance(value, np.ndarray):
+        raise InvalidInput(f"{where} must be a JSON value (None, a bool, a number, a string, a list or a dict), "
+                           f"got a numpy array (write array.tolist())")
+
+
 def _operand(key: str, op: str, want: Any, where: str) -> Any:
     if op in ("$in", "$nin"):
         if not isinstance(want, (list, tuple, set, frozenset)):
             raise InvalidInput(f"{where}[{op!r}] must be a list")
         want = list(want)
+        for w in want:
+            _no_array(w, f"{where}[{op!r}]")
         if any(isinstance(w, float) and math.isnan(w) for w in want):
             raise InvalidInput(f"{where}[{op!r}] must not hold NaN")
+    else:
+        _no_array(want, where if op == "$eq" else f"{where}[{op!r}]")
     if op == "$exists" and not isinstance(want, bool):
         raise InvalidInput(f"{where}[{op!r}] must be true or false, got {want!r}")
     if isinstance(want, float) and math.isnan(want):
