@@ -33,14 +33,6 @@ def check_non_negative_int(value: Any, name: str) -> int:
     return value
 
 
-def check_bool(value: Any, name: str) -> bool:
-    """``value`` if it is True or False: a switch given as "no", 0 or an array is refused rather than read by its
-    truth value."""
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{name} must be True or False, got {type(value).__name__} {value!r}")
-    return value
-
-
 def check_filter(value: Any, name: str = "filter") -> dict[str, Any] | None:
     if value is not None and not isinstance(value, dict):
         raise InvalidInput(f"{name} must be a dict or None, got {type(value).__name__}")
