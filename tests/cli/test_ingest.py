@@ -758,6 +758,26 @@ def test_whatsapp_twelve_hour_clocks_of_day_first_phones(tmp_path, capsys) -> No
         assert [m["timestamp"] for m in stored(db)] == [want], name
 
 
+def test_whatsapp_dates_that_read_either_way_take_the_day_from_the_field_that_changes(tmp_path, capsys) -> None:
+    """Dates of a few days in one month read forward as day/month and as month/day ("3/5", "3/6", "3/7" as 5, 6
+    and 7 March or as 3 May, 3 June and 3 July); the field that changes from one date to the next is the day. A US
+    phone on a 24-hour clock was read day first (its chat moved to May-July), and a day-first chat with a message
+    listed after a later one (delivered late) went by the clock's "PM" to month first."""
+    cases = {"us-24h.txt": ("3/5/24, 21:00 - Ann: booked the flights\n3/6/24, 08:15 - Bo: great\n"
+                            "3/7/24, 19:30 - Ann: see you at the airport\n",
+                            [utc(2024, 3, 5, 21), utc(2024, 3, 6, 8, 15), utc(2024, 3, 7, 19, 30)]),
+             "late.txt": ("[05/03/24, 11:59:00 PM] Ann: one\n[06/03/24, 12:01:00 AM] Bo: two\n"
+                          "[05/03/24, 11:59:30 PM] Ann: delivered late\n[07/03/24, 9:00:00 AM] Bo: three\n",
+                          [utc(2024, 3, 5, 23, 59), utc(2024, 3, 6, 0, 1), utc(2024, 3, 5, 23, 59, 30),
+                           utc(2024, 3, 7, 9)])}
+    for name, (text, want) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+        assert [m["timestamp"] for m in stored(db)] == want, name
+
+
 def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None:
     """Heads as phones in other languages write them: Finnish puts "klo" between date and time and a dot between
     hours and minutes, Indonesian the dot alone, Spanish "p. m." with a no-break space. Each was refused as "not

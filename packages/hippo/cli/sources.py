@@ -1003,10 +1003,12 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     two in Korean dates, which put a space after each dot and close with one ("24. 3. 11."; Croatian "11. 03. 2024."
     ends with the year). When every date could be read either way, the order under which the dates never go back in
     time wins (an export lists messages as they were sent: "11/03" then "02/04" is 11 March then 2 April, not 3
-    November then 4 February); when both orders keep time moving forward, the clock tells: "AM" / "PM" in capitals
-    with a date of Latin digits joined by slashes is a US phone's (month first; "AM" / "PM" are also German,
-    Russian, Bengali phones' words, whose dates are day first: "05.08.23", "১১/৩/২৪"); "am" / "pm" in small letters
-    (British, Indian, Australian English) or with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
+    November then 4 February); when both orders keep time moving forward, the field that changes more often from
+    one date to the next is the day (a chat of 5, 6 and 7 March is no chat of 3 May, 3 June and 3 July); when
+    neither changes more often (a chat of one day), the clock tells: "AM" / "PM" in capitals with a date of Latin
+    digits joined by slashes is a US phone's (month first; "AM" / "PM" are also German, Russian, Bengali phones'
+    words, whose dates are day first: "05.08.23", "১১/৩/২৪"); "am" / "pm" in small letters (British, Indian,
+    Australian English) or with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
     first = [int(h.fields[0].lstrip("HR")) for h in heads]
     second = [int(h.fields[1].lstrip("HR")) for h in heads]
     korean = any(h.korean for h in heads) and not any(len(h.fields[2]) > 2 for h in heads)
@@ -1025,6 +1027,12 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     day_first_forward, month_first_forward = forward(True), forward(False)
     if day_first_forward != month_first_forward:
         return day_first_forward, False
+    # A chat goes on from day to day far more often than from month to month: of two dates that follow each other,
+    # the field that changes is the day ("05/03" then "06/03" is 5 and 6 March, not 3 May and 3 June)
+    firsts = sum(p != q for p, q in zip(first, first[1:]))
+    seconds = sum(p != q for p, q in zip(second, second[1:]))
+    if firsts != seconds:
+        return firsts > seconds, False
     us_clock = any((h.period or "").upper() in ("AM", "PM") and h.period.isupper() and h.sep == "/"
                    and "".join(h.fields).isascii() for h in heads)
     return not us_clock, False
