@@ -976,6 +976,44 @@ def test_telegram_forwards_replies_and_edits_keep_what_the_export_says(tmp_path,
     ]
 
 
+def test_telegram_export_of_a_whole_account(tmp_path, capsys) -> None:
+    """Telegram Desktop's "Export Telegram data" writes result.json too, its chats under "chats" and "left_chats",
+    each chat as the export of one chat writes it. It was refused: "a JSON object must hold 'messages' (OpenAI
+    style) or 'conversation' (LoCoMo)"."""
+    def chat(name, kind, ident, *msgs):
+        return {"name": name, "type": kind, "id": ident, "messages": [
+            {"id": i, "type": "message", "date": f"2024-03-12T09:{m:02d}:00", "date_unixtime": str(1710234000 + 60 * m),
+             "from": who, "from_id": "user1", "text": text} for i, (m, who, text) in enumerate(msgs, 1)]}
+
+    export = {"about": "Here is the data you requested.", "personal_information": {"first_name": "Ann"},
+              "contacts": {"about": "...", "list": []},
+              "chats": {"about": "This page lists all chats from this export.", "list": [
+                  chat("Bo", "personal_chat", 42, (0, "Ann", "Lunch at one?"), (5, "Bo", "Yes, Marisco")),
+                  chat("Trip", "private_group", 7, (2, "Cy", "The ferry leaves at 7"))]},
+              "left_chats": {"about": "...", "list": [chat("Old club", "private_supergroup", 9, (3, "Dee", "bye"))]}}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["timestamp"], m["metadata"]["chat"]) for m in stored(db)] == [
+        ("Ann", "Lunch at one?", utc(2024, 3, 12, 9, 0), "Bo"),
+        ("Cy", "The ferry leaves at 7", utc(2024, 3, 12, 9, 2), "Trip"),
+        ("Dee", "bye", utc(2024, 3, 12, 9, 3), "Old club"),
+        ("Bo", "Yes, Marisco", utc(2024, 3, 12, 9, 5), "Bo")]
+    split = tmp_path / "split.db"
+    assert cli(capsys, "ingest", f, "--path", split, "-n", "tg", "--split").code == 0
+    assert namespaces(split) == ["tg.Bo", "tg.Old club", "tg.Trip"]
+    assert [m["text"] for m in stored(split, "tg.Bo")] == ["Lunch at one?", "Yes, Marisco"]
+    export["chats"]["list"][1]["messages"][0]["date"] = "yesterday"
+    del export["chats"]["list"][1]["messages"][0]["date_unixtime"]
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    bad = json.dumps(export, indent=1).splitlines()
+    line = next(k for k, text in enumerate(bad, 1) if '"yesterday"' in text)
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), f"result.json:{line}",
+                          "chats.list[1].messages[0]", "date")
+    assert namespaces(tmp_path / "t.db") == []
+
+
 def test_whatsapp_messages_that_open_with_a_line_break_and_notices_over_several_lines(tmp_path, capsys) -> None:
     f = tmp_path / "group.txt"
     f.write_text("12/03/2024, 09:01 - Ann changed the group description\n"

@@ -168,7 +168,7 @@ def _groups(source: Source, namespace: str, split: bool) -> list[_Group]:
         ns = f"{namespace}.{rec.group}" if split and rec.group else namespace
         if ns not in by_ns and ns != namespace:
             # --namespace itself is checked as given; the one --split makes of it is named as such, not as -n
-            what = "channel" if source.format == "slack-export" else "conversation"
+            what = {"slack-export": "channel", "telegram-export": "chat"}.get(source.format, "conversation")
             check_namespace(ns, f"the namespace --split makes for the {what} {rec.group[:40]!r} (--namespace plus "
                                 f"'.{rec.group[:40]}')")
         by_ns.setdefault(ns, _Group(ns, [])).records.append(rec)
@@ -188,9 +188,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         for rec in source.records:
             if rec.item.get("session_id") is None:  # absent or null: the message has none
                 rec.item["session_id"] = args.session
-    if args.split and source.format not in ("locomo", "slack-export"):
-        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation) and Slack export "
-                           f"archives (one per channel); {args.file} holds {source.format} messages")
+    if args.split and source.format not in ("locomo", "slack-export", "telegram-export"):
+        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation), Slack export "
+                           f"archives (one per channel) and Telegram account exports (one per chat); {args.file} "
+                           f"holds {source.format} messages")
     with open_store(args, create=True) as mem:
         groups = _groups(source, args.namespace, args.split)
         _validate(mem, source, groups)
@@ -228,7 +229,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
                                    "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
-                                   "the zip iOS exports), a Telegram result.json, a Facebook Messenger or Instagram "
+                                   "the zip iOS exports), a Telegram result.json (of a chat or a whole account), a Facebook Messenger or Instagram "
                                    "message_<n>.json (one file at a time, the highest number first), a Discord "
                                    "channel exported as JSON by DiscordChatExporter, a day of a Slack channel "
                                    "(<channel>/<date>.json of a workspace export) or the whole export zip, a BEAM "
@@ -242,7 +243,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--batch", type=int, default=500, help="messages per write (default 500)")
     i.add_argument("--split", action="store_true", help="LoCoMo: one namespace <namespace>.<sample_id> per "
                                                          "conversation; a Slack export: <namespace>.<channel> per "
-                                                         "channel")
+                                                         "channel; a Telegram account's export: <namespace>.<chat> "
+                                                         "per chat")
     i.add_argument("--encoding", default="utf-8", help="text encoding of the file (default utf-8), e.g. latin-1")
     i.add_argument("--session", help="session_id for messages that do not carry one")
     i.add_argument("--timezone", metavar="ZONE",

@@ -20,7 +20,9 @@ Formats, told apart by their content (never by the file name):
   ``2024. 3. 11. 오후 9:00``, Chinese ``2024/3/11 下午9:00``, Arabic ``٢٤‏/٤‏/٢٠٢٢، ٢:٠٧ م``, ...; lines without a
   date continue the message before; the app's own
   notices and media placeholders are left out), and a Telegram export (``result.json``: ``{"messages": [{"type":
-  "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out), and a Facebook
+  "message", "date", "from", "text"}, ...]}``, text entities joined, service messages left out; or the result.json
+  of a whole account, ``{"chats": {"list": [chat, ...]}, "left_chats": ...}``, every chat in one time line, each
+  message's chat in its metadata and its group), and a Facebook
   Messenger or Instagram thread (``message_<n>.json`` of "Download your information": ``{"participants",
   "messages": [{"sender_name", "timestamp_ms", "content", ...}], "title", ...}``, newest first, its text repaired
   from the byte-by-byte Latin-1 escapes the export writes; calls, unsent messages, media without words and the
@@ -113,7 +115,7 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "messenger", "discord", "slack", "slack-export"
+                               # "telegram-export", "messenger", "discord", "slack", "slack-export"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -349,7 +351,7 @@ def _read_source(file: str, encoding: str) -> Source:
             head = json.loads(first)
         except (ValueError, RecursionError):
             head = None
-        if isinstance(head, dict) and not ("messages" in head or "conversation" in head):
+        if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
             return _read_jsonl(file, text)
         if isinstance(head, dict) and "messages" in head and text.strip() != first.strip():
             # a whole JSON object on the first line and more after it: no single document but JSONL of
@@ -380,7 +382,7 @@ def _read_source(file: str, encoding: str) -> Source:
 
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
-CHAT_FORMATS = ("whatsapp", "telegram", "messenger", "discord", "slack", "slack-export")
+CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -615,7 +617,12 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
             return "messages", [Record(openai_item(m, ("messages", k)), ("messages", k)) for k, m in enumerate(msgs)]
         if "conversation" in doc:
             return "locomo", list(locomo_records(doc, ()))
-        raise SourceError((), "a JSON object must hold 'messages' (OpenAI style) or 'conversation' (LoCoMo)")
+        if isinstance(doc.get("chats"), dict) and "list" in doc["chats"]:
+            # Telegram's export of a whole account (Settings, "Export Telegram data"): result.json too, its chats
+            # under "chats" (and "left_chats"), each as the export of one chat writes it
+            return "telegram-export", telegram_export_records(doc)
+        raise SourceError((), "a JSON object must hold 'messages' (OpenAI style or a Telegram chat), 'chats' (a "
+                              "Telegram account) or 'conversation' (LoCoMo)")
     if not isinstance(doc, list):
         raise SourceError((), f"expected a JSON list or object, got {_kind(doc)}")
     if not doc:
@@ -1135,11 +1142,11 @@ def _telegram_text(value: Any, path: Path) -> str:
     raise SourceError(path, f"field 'text' must be a string or a list of entities, got {_kind(value)}", "text")
 
 
-def telegram_records(msgs: list) -> Iterator[Record]:
+def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
     """A Telegram export's messages: ``type`` "message" with text, ``from`` as speaker, ``date`` as time; service
-    messages and media without a caption left out."""
+    messages and media without a caption left out. ``base`` is the path to the chat holding ``msgs``."""
     for k, msg in enumerate(msgs):
-        path = ("messages", k)
+        path = (*base, "messages", k)
         if not isinstance(msg, dict):
             raise SourceError(path, f"expected an object, got {_kind(msg)}")
         if msg.get("type", "message") != "message":
@@ -1178,6 +1185,48 @@ def telegram_records(msgs: list) -> Iterator[Record]:
         if meta:
             item["metadata"] = meta
         yield Record(item, path)
+
+
+def telegram_export_records(doc: dict) -> list[Record]:
+    """The chats of a Telegram account's export (``{"chats": {"list": [chat, ...]}, "left_chats": {"list": [...]}}``,
+    each chat ``{"name", "type", "id", "messages"}``): every chat's messages as :func:`telegram_records` reads
+    them, in one time line, each with its chat's name in ``metadata["chat"]`` and as its group (``--split``: a
+    namespace per chat; two chats of one name are told apart by their ids)."""
+    chats: list[tuple[Path, dict]] = []
+    for part in ("chats", "left_chats"):
+        holder = doc.get(part)
+        if holder is None and part == "left_chats":
+            continue
+        if not isinstance(holder, dict) or not isinstance(holder.get("list"), list):
+            raise SourceError((), f"field {part!r} must be an object whose 'list' is a list of chats", part)
+        for c, chat in enumerate(holder["list"]):
+            path = (part, "list", c)
+            if not isinstance(chat, dict):
+                raise SourceError(path, f"expected a chat object, got {_kind(chat)}")
+            if not isinstance(chat.get("messages"), list):
+                raise SourceError(path, f"field 'messages' must be a list, got {_kind(chat.get('messages'))}",
+                                  "messages")
+            chats.append((path, chat))
+
+    def name_of(chat: dict) -> str:
+        name = chat.get("name")
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+        kind = chat.get("type")
+        return "Saved Messages" if kind == "saved_messages" else f"chat {chat.get('id')}"
+
+    names = [name_of(chat) for _, chat in chats]
+    out: list[tuple[datetime, int, Record]] = []
+    for (path, chat), name in zip(chats, names):
+        group = name if names.count(name) == 1 else f"{name} ({chat.get('id')})"
+        for rec in telegram_records(chat["messages"], path):
+            rec.item.setdefault("metadata", {})["chat"] = group
+            rec.group = group
+            when = rec.item["timestamp"]
+            out.append((when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc), len(out), rec))
+    # one time line across the chats; a chat's own messages keep their order
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
 
 
 # Facebook Messenger and Instagram write every string of their JSON as UTF-8 bytes escaped one by one as if they were
