@@ -63,7 +63,7 @@ import zipfile
 from dataclasses import dataclass, field
 import zoneinfo
 from datetime import datetime, timedelta, timezone, tzinfo
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from hippo import InvalidInput, NotFound
 from hippo.base.timeutil import parse_iso, time_zone, with_utc_offset
@@ -98,7 +98,7 @@ class SourceError(Exception):
         self.field = field
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One message to store, with where it came from."""
 
@@ -186,6 +186,18 @@ def _lines(text: str) -> list[str]:
     Not :meth:`str.splitlines`, which also breaks at U+2028, U+2029, U+0085 and form feeds: JSON lets a string hold
     them unescaped (``json.dumps(..., ensure_ascii=False)`` writes them so), and a chat's message may hold them."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def _iter_lines(text: str) -> Iterator[str]:
+    """The lines :func:`_lines` gives, one at a time: a file of a million lines is not held twice over as a list."""
+    start = 0
+    for end in _LINE_END.finditer(text):
+        yield text[start:end.start()]
+        start = end.end()
+    yield text[start:]
 
 
 def read_text(file: str, encoding: str = "utf-8") -> str:
@@ -341,9 +353,10 @@ def _read_source(file: str, encoding: str) -> Source:
             return archive
     file, data = _unzipped(file, data)
     text = _decode(file, data, encoding)
+    del data  # the text is all that is read from here on
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
-    first = next(line for line in _lines(text) if line.strip())
+    lineno, first = next((k, line) for k, line in enumerate(_iter_lines(text), 1) if line.strip())
     if _whatsapp_head(first):
         return _read_whatsapp(file, text)
     if first.lstrip().startswith("{"):
@@ -360,7 +373,6 @@ def _read_source(file: str, encoding: str) -> Source:
     if not first.lstrip().startswith(("{", "[")):
         # Neither JSON (no document or line hippo reads starts otherwise) nor a chat export hippo knows: saying
         # "not valid JSON" of a text file would send the user looking for a JSON error that is not there
-        lineno = _lines(text).index(first) + 1
         raise InvalidInput(f"{file}:{lineno}: not a format hippo ingest reads: not JSON (which starts with {{ or [) "
                            f"and not a WhatsApp export (whose lines start with a date and time, e.g. '12/03/2024, "
                            f"14:05 - Ann: ...' or '[12/03/2024, 14:05:33] Ann: ...'); the line starts "
@@ -967,7 +979,7 @@ def _plain(name: str) -> str:
     return name.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Head:
     """The date and time at the start of a WhatsApp line, as written, and the rest of the line."""
 
@@ -1004,7 +1016,7 @@ def _whatsapp_head(line: str) -> _Head | None:
     return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"], form)
 
 
-def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
+def _whatsapp_order(heads: Iterable[_Head]) -> tuple[bool, bool]:
     """(day first, year first) for the file's dates: a field above 12 tells day from month; a first field of four
     digits or of a Japanese era is a year (2024-03-12, 2024/3/11, 2024. 3. 11., R6/3/11), and so is a first one of
     two in Korean dates, which put a space after each dot and close with one ("24. 3. 11."; Croatian "11. 03. 2024."
@@ -1016,32 +1028,41 @@ def _whatsapp_order(heads: list[_Head]) -> tuple[bool, bool]:
     digits joined by slashes is a US phone's (month first; "AM" / "PM" are also German, Russian, Bengali phones'
     words, whose dates are day first: "05.08.23", "১১/৩/২৪"); "am" / "pm" in small letters (British, Indian,
     Australian English) or with dots (Spanish "p. m.") and 24-hour times are day-first phones'."""
-    first = [int(h.fields[0].lstrip("HR")) for h in heads]
-    second = [int(h.fields[1].lstrip("HR")) for h in heads]
-    korean = any(h.korean for h in heads) and not any(len(h.fields[2]) > 2 for h in heads)
-    if korean or any(f > 999 or h.fields[0][0] in "HR" for f, h in zip(first, heads)):
+    # read in one pass, keeping no more than the last date: an export of millions of lines is not held as heads
+    korean = long_year = year_first = us_clock = False
+    first_max = second_max = firsts = seconds = 0
+    day_first_forward = month_first_forward = True
+    last: tuple[int, int, int] | None = None
+    for h in heads:
+        a, b = int(h.fields[0].lstrip("HR")), int(h.fields[1].lstrip("HR"))
+        korean = korean or h.korean
+        long_year = long_year or len(h.fields[2]) > 2
+        year_first = year_first or a > 999 or h.fields[0][0] in "HR"
+        first_max, second_max = max(first_max, a), max(second_max, b)
+        us_clock = us_clock or ((h.period or "").upper() in ("AM", "PM") and h.period.isupper() and h.sep == "/"
+                                and "".join(h.fields).isascii())
+        if year_first:
+            continue  # settled; the rest is not read as day and month
+        year = _year(h.fields[2])
+        if last is not None:
+            day_first_forward = day_first_forward and (last[2], last[1], last[0]) <= (year, b, a)
+            month_first_forward = month_first_forward and (last[2], last[0], last[1]) <= (year, a, b)
+            # A chat goes on from day to day far more often than from month to month: of two dates that follow
+            # each other, the field that changes is the day ("05/03" then "06/03" is 5 and 6 March, not 3 May and
+            # 3 June)
+            firsts += last[0] != a
+            seconds += last[1] != b
+        last = (a, b, year)
+    if (korean and not long_year) or year_first:
         return False, True
-    if any(f > 12 for f in first):
+    if first_max > 12:
         return True, False
-    if any(x > 12 for x in second):
+    if second_max > 12:
         return False, False
-    years = [_year(h.fields[2]) for h in heads]
-
-    def forward(day_first: bool) -> bool:
-        dates = [(y, b, a) if day_first else (y, a, b) for a, b, y in zip(first, second, years)]
-        return all(p <= q for p, q in zip(dates, dates[1:]))
-
-    day_first_forward, month_first_forward = forward(True), forward(False)
     if day_first_forward != month_first_forward:
         return day_first_forward, False
-    # A chat goes on from day to day far more often than from month to month: of two dates that follow each other,
-    # the field that changes is the day ("05/03" then "06/03" is 5 and 6 March, not 3 May and 3 June)
-    firsts = sum(p != q for p, q in zip(first, first[1:]))
-    seconds = sum(p != q for p, q in zip(second, second[1:]))
     if firsts != seconds:
         return firsts > seconds, False
-    us_clock = any((h.period or "").upper() in ("AM", "PM") and h.period.isupper() and h.sep == "/"
-                   and "".join(h.fields).isascii() for h in heads)
     return not us_clock, False
 
 
@@ -1074,13 +1095,22 @@ def _whatsapp_time(h: _Head, day_first: bool, year_first: bool) -> datetime:
 
 
 def _read_whatsapp(file: str, text: str) -> Source:
-    """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it."""
+    """A WhatsApp chat exported as text: one record per message, its continuation lines joined to it. Read in two
+    passes over the lines, the first telling the order of the dates' fields, the second reading the messages: what
+    is held is the messages read, not every line and head of the file besides."""
     src = Source(file, "whatsapp", text)
-    lines = _lines(text)
-    heads = [(k, h) for k, h in ((k, _whatsapp_head(line)) for k, line in enumerate(lines)) if h]
-    heads = [(k, h) for k, h in heads if h.form == heads[0][1].form]  # the file's form; others are message text
-    day_first, year_first = _whatsapp_order([h for _, h in heads])
-    starts = {k: m for k, m in heads}
+    form = next(h.form for h in map(_whatsapp_head, _iter_lines(text)) if h is not None)
+
+    def heads() -> Iterator[tuple[int, _Head]]:
+        for k, line in enumerate(_iter_lines(text)):
+            h = _whatsapp_head(line)
+            if h is not None and h.form == form:  # the file's form; others are message text
+                yield k, h
+
+    day_first, year_first = _whatsapp_order(h for _, h in heads())
+    starts = heads()
+    names: dict[str, str] = {}  # one string per sender, not one per message
+    at, m = next(starts, (-1, None))
     current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
 
     def flush() -> None:
@@ -1097,19 +1127,19 @@ def _read_whatsapp(file: str, text: str) -> Source:
                 item["metadata"] = {"edited": True}
             src.records.append(Record(item, (), lineno))
 
-    for k, line in enumerate(lines):
-        m = starts.get(k)
-        if m is None:  # the message goes on (or the app's notice before it, which is left out with it)
+    for k, line in enumerate(_iter_lines(text)):
+        if k != at:  # the message goes on (or the app's notice before it, which is left out with it)
             if current is not None:
                 current[3].append(line.replace("\u200e", ""))
             continue
+        h, (at, m) = m, next(starts, (-1, None))
         flush()
         current = None
         try:
-            when = _whatsapp_time(m, day_first, year_first)
+            when = _whatsapp_time(h, day_first, year_first)
         except ValueError as exc:
             raise InvalidInput(f"{file}:{k + 1}: not a date and time: {exc}") from None
-        said = _SENDER.match(m.rest)
+        said = _SENDER.match(h.rest)
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
         if (said["text"] or "").startswith("\u200e"):
@@ -1118,7 +1148,8 @@ def _read_whatsapp(file: str, text: str) -> Source:
             # "Bo: \u200eMissed voice call". Left out with the lines that continue it (a poll's options).
             continue
         # U+200E is the app's (a person does not type it); every other character of the text is the person's
-        current = (k + 1, when, _plain(said["who"]), [(said["text"] or "").replace("\u200e", "")])
+        who = _plain(said["who"])
+        current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")])
     flush()
     if not src.records:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
