@@ -633,6 +633,26 @@ def test_a_whatsapp_export_as_the_zip_ios_writes(tmp_path, capsys) -> None:
     assert namespaces(tmp_path / "b.db") == []
 
 
+def test_a_whatsapp_zip_with_a_text_document_sent_in_the_chat(tmp_path, capsys) -> None:
+    """A chat exported with its media holds the documents sent in it, a .txt among them: iOS's zip beside its
+    _chat.txt, Android's beside the chat named as the zip. Such an export was refused as "a zip archive with several
+    chat files"."""
+    import zipfile
+
+    chat = "[12/03/2024, 09:02:11] Ann: The packing list\n[12/03/2024, 09:02:12] Ann: \u200e<attached: 00000003-list.txt>\n"
+    android = "12/03/2024, 09:02 - Ann: The packing list\n12/03/2024, 09:02 - Ann: list.txt (file attached)\n"
+    for name, member, text in (("WhatsApp Chat - Bo.zip", "_chat.txt", chat),
+                               ("WhatsApp Chat with Bo.zip", "WhatsApp Chat with Bo.txt", android)):
+        f = tmp_path / name
+        with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr("00000003-list.txt" if member == "_chat.txt" else "list.txt", "tent\nstove\n")
+            archive.writestr(member, text)
+        db = tmp_path / f"{name}.db"
+        run = cli(capsys, "ingest", f, "--path", db)
+        assert run.code == 0, run.err
+        assert [(m["speaker"], m["text"]) for m in stored(db)][0] == ("Ann", "The packing list"), name
+
+
 def _declare_size(path: Path, size: int) -> None:
     """Make every header of the zip at ``path`` (local and central) declare ``size`` unpacked bytes for its member,
     whatever the member really unpacks to."""

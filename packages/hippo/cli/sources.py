@@ -36,7 +36,8 @@ Formats, told apart by their content (never by the file name):
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
   phone's wall-clock times are read on that zone's clock, the instants take its offset (:func:`in_zone`).
 
-A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file.
+A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file;
+of several, the one named ``_chat.txt`` or named as the archive is the chat, the others documents sent in it.
 A Slack workspace export, the zip Slack hands over (``users.json``, ``channels.json`` and a folder of day files per
 channel), is read whole: every channel's days in one time line, each message's channel in its metadata and its
 group (``--split`` gives each channel a namespace). An archive unpacks to at most :data:`MAX_UNZIPPED` bytes
@@ -207,7 +208,7 @@ def read_text(file: str, encoding: str = "utf-8") -> str:
 
 def _unzipped(file: str, data: bytes) -> tuple[str, bytes]:
     """A zip archive's one chat file, named ``archive (member)``: iOS exports a WhatsApp chat as a zip holding
-    ``_chat.txt`` (and the media, if asked for). Anything else comes back as it is."""
+    ``_chat.txt`` (and the media, if asked for, documents of text among them). Anything else comes back as it is."""
     if not data.startswith(b"PK\x03\x04"):
         return file, data
     try:
@@ -216,6 +217,14 @@ def _unzipped(file: str, data: bytes) -> tuple[str, bytes]:
                        and not info.filename.startswith("__MACOSX/")
                        and not posixpath.basename(info.filename).startswith(".")
                        and info.filename.lower().endswith((".txt", ".json", ".jsonl"))]
+            if len(members) > 1:
+                # a chat exported with its media holds the documents sent in it too, a text file among them: the
+                # chat is the file iOS names _chat.txt, or the one Android names as the archive ("WhatsApp Chat
+                # with Ann.zip" holding "WhatsApp Chat with Ann.txt")
+                stem = os.path.splitext(os.path.basename(file))[0]
+                chats = [info for info in members if posixpath.basename(info.filename) == "_chat.txt"
+                         or os.path.splitext(posixpath.basename(info.filename))[0] == stem]
+                members = chats if len(chats) == 1 else members
             if len(members) != 1:
                 names = ", ".join(info.filename for info in members[:5]) + (", ..." if len(members) > 5 else "")
                 raise InvalidInput(f"{file}: a zip archive with {'no' if not members else 'several'} chat files "
