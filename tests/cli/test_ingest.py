@@ -639,7 +639,8 @@ def test_a_whatsapp_zip_with_a_text_document_sent_in_the_chat(tmp_path, capsys) 
     chat files"."""
     import zipfile
 
-    chat = "[12/03/2024, 09:02:11] Ann: The packing list\n[12/03/2024, 09:02:12] Ann: \u200e<attached: 00000003-list.txt>\n"
+    chat = ("[12/03/2024, 09:02:11] Ann: The packing list\n"
+            "[12/03/2024, 09:02:12] Ann: \u200e<attached: 00000003-list.txt>\n")
     android = "12/03/2024, 09:02 - Ann: The packing list\n12/03/2024, 09:02 - Ann: list.txt (file attached)\n"
     for name, member, text in (("WhatsApp Chat - Bo.zip", "_chat.txt", chat),
                                ("WhatsApp Chat with Bo.zip", "WhatsApp Chat with Bo.txt", android)):
@@ -1507,6 +1508,27 @@ def test_a_day_of_a_slack_channel(tmp_path, capsys) -> None:
                  encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "b.db"), "2024-03-12.json", "no messages")
     assert namespaces(tmp_path / "b.db") == []
+
+
+def test_a_slack_integrations_message_has_its_words_in_attachments(tmp_path, capsys) -> None:
+    """An integration's message (GitHub, an alert, a ticket) has no text and its words in legacy "attachments",
+    whose "fallback" is the plain text summary Slack asks of them. Such messages were left out as having no words;
+    a link's preview beside a person's text stays out of the text."""
+    day = [{"type": "message", "subtype": "bot_message", "bot_id": "B1", "username": "GitHub", "text": "",
+            "ts": "1710234000.000100", "attachments": [{"fallback": "[trip-app] Pull request opened: #12 Fix login",
+                                                        "title": "#12 Fix login", "text": "Fixes the redirect"}]},
+           {"type": "message", "subtype": "bot_message", "bot_id": "B2", "username": "Alerts", "text": "",
+            "ts": "1710234030.000100", "attachments": [{"pretext": "Disk almost full", "text": "&lt;5% left"}]},
+           {"type": "message", "user": "U1", "text": "see <https://example.com|this>", "ts": "1710234060.000200",
+            "user_profile": {"display_name": "ann"},
+            "attachments": [{"title": "Example Domain", "text": "This domain is for use in examples"}]}]
+    f = tmp_path / "2024-03-12.json"
+    f.write_text(json.dumps(day, indent=4), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [
+        ("GitHub", "[trip-app] Pull request opened: #12 Fix login"), ("Alerts", "Disk almost full\n<5% left"),
+        ("ann", "see this (https://example.com)")]
 
 
 def test_a_slack_workspace_export_as_slack_hands_it_over(tmp_path, capsys) -> None:

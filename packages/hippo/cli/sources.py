@@ -1564,6 +1564,24 @@ def _slack_text(text: str, users: dict[str, str], channels: dict[str, str]) -> s
     return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
+def _slack_attachments_text(attachments: Any, path: Path) -> str:
+    """The words of a message's legacy ``attachments`` (what integrations post): each one's ``fallback``, the plain
+    text summary Slack asks of them, else its ``pretext``, ``title`` and ``text``; one a line."""
+    if attachments is None:
+        return ""
+    if not isinstance(attachments, list):
+        raise SourceError(path, f"field 'attachments' must be a list, got {_kind(attachments)}", "attachments")
+    out = []
+    for a, attachment in enumerate(attachments):
+        if not isinstance(attachment, dict):
+            raise SourceError(path + ("attachments", a), f"expected an object, got {_kind(attachment)}")
+        fallback = attachment.get("fallback")
+        parts = [fallback] if isinstance(fallback, str) and fallback.strip() else [
+            attachment.get(key) for key in ("pretext", "title", "text")]
+        out.extend(part.strip() for part in parts if isinstance(part, str) and part.strip())
+    return "\n".join(out)
+
+
 def _slack_ts(value: Any, path: Path, key: str = "ts") -> datetime:
     """Slack's ``ts``, "1355517523.000005": seconds since 1970 and six digits that make it unique."""
     if isinstance(value, str):
@@ -1593,9 +1611,10 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
     """A day of a Slack channel (a workspace export's ``<channel>/<YYYY-MM-DD>.json``): messages with text, the
     name Slack shows for the sender as speaker (``user_profile``, else the export's ``users.json`` in ``users``, a
     bot's ``username``, else the user id), ``ts`` as time, in time order; joins, leaves, topic changes and the other
-    subtypes of events left out, and files without words. Metadata: ``slack_ts`` (the message's id), ``thread_ts``
-    (the thread a reply is in), ``edited``, ``bot``, the names of ``attachments`` (files), ``reactions`` as
-    ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive."""
+    subtypes of events left out, and files without words; a message without text has the words of its legacy
+    ``attachments`` (an integration's), each one's ``fallback``. Metadata: ``slack_ts`` (the message's id),
+    ``thread_ts`` (the thread a reply is in), ``edited``, ``bot``, the names of ``attachments`` (files),
+    ``reactions`` as ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive."""
     if not isinstance(msgs, list):
         raise SourceError((), f"expected a list of messages (a day of a Slack channel), got {_kind(msgs)}")
     for arg, value in (("users", users), ("channels", channels)):
@@ -1654,6 +1673,10 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         if msg.get("type", "message") != "message" or subtype not in _SLACK_SAID:
             continue
         body = _slack_text(text, names, channels or {}).strip()
+        if not body:
+            # an integration's message (a bot posting a pull request, an alert, a ticket) has its words in
+            # "attachments", each with the plain text summary Slack asks of them ("fallback"), and no text
+            body = _slack_text(_slack_attachments_text(msg.get("attachments"), path), names, channels or {}).strip()
         if not body:
             continue
         item: dict[str, Any] = {"text": body, "speaker": who, "role": "user", "timestamp": when, "metadata": meta}
