@@ -1027,6 +1027,25 @@ def test_telegram_forwards_replies_and_edits_keep_what_the_export_says(tmp_path,
     ]
 
 
+def test_a_telegram_poll_keeps_its_question_and_answers(tmp_path, capsys) -> None:
+    """Telegram Desktop writes a poll as a message with empty text and a "poll" object; it was left out as a message
+    without words, where a WhatsApp export's poll is stored with its question and options."""
+    export = {"name": "Trip", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": "Ann",
+         "from_id": "user1", "text": "", "poll": {"question": "Where do we eat?", "closed": False,
+                                                   "total_voters": 2, "answers": [
+                                                       {"text": "Marisco", "voters": 2, "chosen": True},
+                                                       {"text": "Ramiro", "voters": 0, "chosen": False}]}},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060", "from": "Bo",
+         "from_id": "user2", "text": "Marisco!"}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [
+        ("Ann", "Where do we eat?\n- Marisco\n- Ramiro"), ("Bo", "Marisco!")]
+
+
 def test_telegram_export_of_a_whole_account(tmp_path, capsys) -> None:
     """Telegram Desktop's "Export Telegram data" writes result.json too, its chats under "chats" and "left_chats",
     each chat as the export of one chat writes it. It was refused: "a JSON object must hold 'messages' (OpenAI

@@ -1192,6 +1192,13 @@ def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
         if msg.get("type", "message") != "message":
             continue
         body = _telegram_text(msg.get("text", ""), path).strip()
+        poll = msg.get("poll")
+        if not body and isinstance(poll, dict) and isinstance(poll.get("question"), str) and poll["question"].strip():
+            # a poll's words are its question and its answers (WhatsApp's export writes them as the message's text)
+            answers = poll.get("answers") if isinstance(poll.get("answers"), list) else []
+            body = "\n".join([poll["question"].strip()] + [
+                f"- {_telegram_text(a['text'], path).strip()}" for a in answers
+                if isinstance(a, dict) and isinstance(a.get("text"), (str, list))])
         if not body:
             continue
         date = msg.get("date")
