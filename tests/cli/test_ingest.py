@@ -1098,6 +1098,19 @@ def test_whatsapp_messages_that_open_with_a_line_break_and_notices_over_several_
         ("Ann", "the text starts on the next line"), ("+351 912 345 678", "who is this?")]
 
 
+def test_a_whatsapp_sender_shown_by_number_is_named_without_the_apps_direction_marks(tmp_path, capsys) -> None:
+    """Android writes a sender who is no contact as the number inside a left-to-right embedding (U+202A ... U+202C),
+    newer versions inside an isolate (U+2068 ... U+2069): the speaker kept them, so the same person was two speakers
+    in two exports, and "+351 912 345 678" found neither."""
+    f = tmp_path / "group.txt"
+    f.write_text("12/03/2024, 09:05 - \u202a+351 912 345 678\u202c: who is this?\n"
+                 "12/03/2024, 09:06 - \u2068+351 912 345 678\u2069: it is Carl\n"
+                 "12/03/2024, 09:07 - Ann: hi Carl\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["speaker"] for m in stored(db)] == ["+351 912 345 678", "+351 912 345 678", "Ann"]
+
+
 def test_messy_exports_of_real_chats(tmp_path, capsys) -> None:
     """What exporters write: Telegram's 'date' is the exporting machine's local time and 'date_unixtime' the instant;
     JSON strings and chat messages may hold U+2028 unescaped; a WhatsApp notice may quote a colon; a message may carry

@@ -982,10 +982,15 @@ _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|vide
 _EDITED = "<this message was edited>"
 
 
+# The direction marks and embeddings the app writes around a name: U+200E, U+200F, U+061C, and the embedding Android
+# puts a phone number in ("\u202a+351 912 345 678\u202c"), the isolates newer versions use (U+2066 to U+2069)
+_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
+
+
 def _plain(name: str) -> str:
     """A sender's name without the direction marks and with plain spaces for the no-break ones the app writes
     (a group member who is not a contact shows as "~\u202fAnn")."""
-    return name.replace("\u200e", "").replace("\u200f", "").replace("\u202f", " ").replace("\u00a0", " ").strip()
+    return _BIDI.sub("", name).replace("\u202f", " ").replace("\u00a0", " ").strip()
 
 
 @dataclass(slots=True)
