@@ -829,6 +829,28 @@ def test_a_long_whatsapp_export_is_read_without_holding_its_lines_and_heads(tmp_
     assert peak - held < size  # what reading holds beyond its result: less than the file's size once more
 
 
+def test_a_long_jsonl_file_is_read_without_holding_its_lines(tmp_path) -> None:
+    """Reading JSONL holds its text and the messages read; every line of the file was held as a list besides."""
+    import tracemalloc
+
+    from hippo.cli.sources import read_source
+
+    f = tmp_path / "chat.jsonl"
+    f.write_text("".join(json.dumps({"text": f"message number {k} about the trip to Lisbon", "speaker": "Ann"}) + "\n"
+                         for k in range(6000)), encoding="utf-8")
+    size = f.stat().st_size
+    tracemalloc.start()
+    try:
+        src = read_source(str(f))
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert [r.item["text"] for r in src.records[::2999]] == [f"message number {k} about the trip to Lisbon"
+                                                             for k in (0, 2999, 5998)]
+    assert [r.line for r in src.records[::2999]] == [1, 3000, 5999]
+    assert peak - held < size / 2  # what reading holds beyond its result
+
+
 def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None:
     """Heads as phones in other languages write them: Finnish puts "klo" between date and time and a dot between
     hours and minutes, Indonesian the dot alone, Spanish "p. m." with a no-break space. Each was refused as "not

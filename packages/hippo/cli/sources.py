@@ -182,18 +182,14 @@ def render_path(path: Path) -> str:
 # ------------------------------------------------------------------------------------------------- reading
 
 
-def _lines(text: str) -> list[str]:
-    """The lines of a file's text: ended by a newline, a carriage return and newline, or a lone carriage return.
-    Not :meth:`str.splitlines`, which also breaks at U+2028, U+2029, U+0085 and form feeds: JSON lets a string hold
-    them unescaped (``json.dumps(..., ensure_ascii=False)`` writes them so), and a chat's message may hold them."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def _iter_lines(text: str) -> Iterator[str]:
-    """The lines :func:`_lines` gives, one at a time: a file of a million lines is not held twice over as a list."""
+    """The lines of a file's text, one at a time (a file of a million lines is not held again as a list): ended by a
+    newline, a carriage return and newline, or a lone carriage return. Not :meth:`str.splitlines`, which also breaks
+    at U+2028, U+2029, U+0085 and form feeds: JSON lets a string hold them unescaped (``json.dumps(...,
+    ensure_ascii=False)`` writes them so), and a chat's message may hold them."""
     start = 0
     for end in _LINE_END.finditer(text):
         yield text[start:end.start()]
@@ -502,27 +498,24 @@ def _deep_line(text: str, limit: int = 200) -> int:
 
 def _read_jsonl(file: str, text: str) -> Source:
     src = Source(file, "jsonl", text)
-    lines = _lines(text)
-    start = 0
     export = False
-    for k, line in enumerate(lines):
-        if not line.strip():
-            continue
-        try:
-            head = json.loads(line)
-        except (ValueError, RecursionError):
-            break  # reported with its line below
-        if isinstance(head, dict) and head.get("format") == EXPORT_FORMAT:
-            if head.get("version") != EXPORT_VERSION:
-                raise InvalidInput(f"{file}:{k + 1}: hippo export version {head.get('version')!r} is not "
-                                   f"supported (expected {EXPORT_VERSION})")
-            export, start, src.format = True, k + 1, "export"
-        break
-    for k in range(start, len(lines)):
-        line = lines[k]
+    first = True
+    for k, line in enumerate(_iter_lines(text)):  # one line at a time, not all of them as a list besides the text
         if not line.strip():
             continue
         lineno = k + 1
+        if first:
+            first = False
+            try:
+                head = json.loads(line)
+            except (ValueError, RecursionError):
+                head = None  # reported with its line below
+            if isinstance(head, dict) and head.get("format") == EXPORT_FORMAT:
+                if head.get("version") != EXPORT_VERSION:
+                    raise InvalidInput(f"{file}:{lineno}: hippo export version {head.get('version')!r} is not "
+                                       f"supported (expected {EXPORT_VERSION})")
+                export, src.format = True, "export"
+                continue
         obj = _json_line(file, lineno, line)
         if not isinstance(obj, dict):
             raise InvalidInput(f"{file}:{lineno}: expected a JSON object per line, got {_kind(obj)}")
@@ -560,7 +553,7 @@ def _json_line(file: str, lineno: int, line: str) -> Any:
 def _read_jsonl_conversations(file: str, text: str) -> Source:
     """JSONL whose every line is a conversation ``{"messages": [...]}``: its messages in order, line after line."""
     src = Source(file, "messages", text)
-    for k, line in enumerate(_lines(text)):
+    for k, line in enumerate(_iter_lines(text)):
         if not line.strip():
             continue
         lineno = k + 1
