@@ -1049,6 +1049,22 @@ def test_telegram_forwards_replies_and_edits_keep_what_the_export_says(tmp_path,
     ]
 
 
+def test_a_telegram_link_under_words_keeps_its_address(tmp_path, capsys) -> None:
+    """A link written under words of its own is an entity {"type": "text_link", "text", "href"}: only its words were
+    kept and the address was lost, where Slack's <https://...|words> keeps it."""
+    export = {"name": "Trip", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": "Ann",
+         "from_id": "user1", "text": ["Booked ", {"type": "text_link", "text": "this place",
+                                                 "href": "https://example.com/marisco"},
+                                     ", see ", {"type": "link", "text": "https://example.com/map"}]}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [m["text"] for m in stored(db)] == [
+        "Booked this place (https://example.com/marisco), see https://example.com/map"]
+
+
 def test_a_telegram_poll_keeps_its_question_and_answers(tmp_path, capsys) -> None:
     """Telegram Desktop writes a poll as a message with empty text and a "poll" object; it was left out as a message
     without words, where a WhatsApp export's poll is stored with its question and options."""

@@ -1164,7 +1164,9 @@ def _read_whatsapp(file: str, text: str) -> Source:
 
 
 def _telegram_text(value: Any, path: Path) -> str:
-    """A Telegram message's text: a string, or a list of strings and entities ``{"type", "text"}``."""
+    """A Telegram message's text: a string, or a list of strings and entities ``{"type", "text"}``; a link under
+    words of their own (``{"type": "text_link", "text": "here", "href": "https://..."}``) as ``here
+    (https://...)``, as Slack's ``<https://...|here>`` is read."""
     if isinstance(value, str):
         return value
     if isinstance(value, list):
@@ -1173,7 +1175,9 @@ def _telegram_text(value: Any, path: Path) -> str:
             if isinstance(part, str):
                 parts.append(part)
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
+                href = part.get("href")
+                linked = part.get("type") == "text_link" and isinstance(href, str) and href.strip()
+                parts.append(f"{part['text']} ({href})" if linked and href != part["text"] else part["text"])
             else:
                 raise SourceError(path + ("text", k), "expected a string or an entity with 'text'", "text")
         return "".join(parts)
