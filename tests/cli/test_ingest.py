@@ -851,6 +851,26 @@ def test_a_long_jsonl_file_is_read_without_holding_its_lines(tmp_path) -> None:
     assert peak - held < size / 2  # what reading holds beyond its result
 
 
+def test_whatsapp_placeholders_of_android_phones_in_other_languages(tmp_path, capsys) -> None:
+    """Android writes the media it left out and the deleted messages in the phone's language, without the U+200E iOS
+    marks them with; only the English ones were left out, so a German chat held "<Medien ausgeschlossen>" as Bo's
+    words."""
+    cases = {"de.txt": "12.03.24, 09:02 - Ann: Hast du reserviert?\n12.03.24, 09:03 - Bo: <Medien ausgeschlossen>\n"
+                       "12.03.24, 09:04 - Bo: Diese Nachricht wurde gelöscht.\n12.03.24, 09:05 - Bo: Ja!\n",
+             "es.txt": "12/3/24, 09:02 - Ann: ¿Reservaste?\n12/3/24, 09:03 - Bo: <Multimedia omitido>\n"
+                       "12/3/24, 09:04 - Bo: Se eliminó este mensaje.\n12/3/24, 09:05 - Bo: ¡Sí!\n",
+             "fr.txt": "12/03/2024 09:02 - Ann: Tu as réservé ?\n12/03/2024 09:03 - Bo: <Médias omis>\n"
+                       "12/03/2024 09:04 - Bo: Ce message a été supprimé\n12/03/2024 09:05 - Bo: Oui !\n",
+             "pt.txt": "12/03/2024 09:02 - Ann: Reservaste?\n12/03/2024 09:03 - Bo: <Mídia oculta>\n"
+                       "12/03/2024 09:04 - Bo: Esta mensagem foi apagada\n12/03/2024 09:05 - Bo: Sim!\n"}
+    for name, text in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+        assert [m["speaker"] for m in stored(db)] == ["Ann", "Bo"], name
+
+
 def test_whatsapp_exports_of_phones_in_other_languages(tmp_path, capsys) -> None:
     """Heads as phones in other languages write them: Finnish puts "klo" between date and time and a dot between
     hours and minutes, Indonesian the dot alone, Spanish "p. m." with a no-break space. Each was refused as "not

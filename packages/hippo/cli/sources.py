@@ -967,10 +967,20 @@ _WHATSAPP = re.compile(rf"^[\s\u200e\u200f\u061c\ufeff]*(?:\[(?P<ios>{_HEAD})\]{
 # 'Ann a changé le sujet en « Trip : Lisbonne »')
 _SENDER = re.compile(r"^(?P<who>[^:\n\"“”„«»‹›「」『』]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
 # What the app writes in place of a message it did not export (iOS ends the deleted ones with a full stop; older
-# iOS exports give the encryption notice a sender and no U+200E)
+# iOS exports give the encryption notice a sender and no U+200E). Android writes them in the phone's language without
+# a mark (iOS marks its own with U+200E in every language, left out above): the media left out and the deleted
+# messages in German, Spanish, French, Portuguese, Italian, Dutch, Indonesian, Turkish and Russian too.
 _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document|contact "
                            r"card) omitted|this message was deleted\.?|you deleted this message\.?|null|messages and "
-                           r"calls are end-to-end encrypted\..*)$", re.IGNORECASE | re.DOTALL)
+                           r"calls are end-to-end encrypted\..*"
+                           r"|<medien ausgeschlossen>|<multimedia omitido>|<médias omis>|<mídia oculta>|<media omessi>"
+                           r"|<media weggelaten>|<media tidak disertakan>|<medya dahil edilmedi>|<без медиафайлов>"
+                           r"|diese nachricht wurde gelöscht\.?|du hast diese nachricht gelöscht\.?"
+                           r"|se eliminó este mensaje\.?|eliminaste este mensaje\.?|ce message a été supprimé\.?"
+                           r"|vous avez supprimé ce message\.?|esta mensagem foi apagada\.?|você apagou esta mensagem\.?"
+                           r"|questo messaggio è stato eliminato\.?|hai eliminato questo messaggio\.?"
+                           r"|dit bericht is verwijderd\.?|je hebt dit bericht verwijderd\.?|pesan ini telah dihapus\.?"
+                           r"|bu mesaj silindi\.?|данное сообщение удалено\.?)$", re.IGNORECASE | re.DOTALL)
 # What the app appends to a message that was edited (iOS puts a U+200E before it)
 _EDITED = "<this message was edited>"
 
