@@ -851,6 +851,26 @@ def test_a_long_jsonl_file_is_read_without_holding_its_lines(tmp_path) -> None:
     assert peak - held < size / 2  # what reading holds beyond its result
 
 
+def test_whatsapp_files_sent_with_a_caption_keep_the_caption(tmp_path, capsys) -> None:
+    """A chat exported with its media names each file sent on the message's line ("IMG-....jpg (file attached)",
+    iOS "\u200e<attached: ...>") and puts its caption on the lines after. iOS's caption was left out with the line
+    the app marked as its own, and Android's was stored behind the file's name as if Ann had typed it."""
+    cases = {"android.txt": ("12/03/2024, 09:02 - Ann: IMG-20240312-WA0001.jpg (file attached)\nThe view from the "
+                             "ferry\n12/03/2024, 09:03 - Ann: \u200eIMG-20240312-WA0002.jpg (file attached)\n"
+                             "12/03/2024, 09:04 - Bo: wow\n", "IMG-20240312-WA0001.jpg"),
+             "ios.txt": ("[12/03/2024, 09:02:00] Ann: \u200e<attached: 00000012-PHOTO-2024-03-12-09-02-00.jpg>\n"
+                         "The view from the ferry\n[12/03/2024, 09:03:00] Ann: \u200e<attached: "
+                         "00000013-PHOTO-2024-03-12-09-03-00.jpg>\n[12/03/2024, 09:04:00] Bo: wow\n",
+                         "00000012-PHOTO-2024-03-12-09-02-00.jpg")}
+    for name, (text, file) in cases.items():
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        db = tmp_path / f"{name}.db"
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+        assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(db)] == [
+            ("Ann", "The view from the ferry", {"attachments": [file]}), ("Bo", "wow", {})], name
+
+
 def test_whatsapp_placeholders_of_android_phones_in_other_languages(tmp_path, capsys) -> None:
     """Android writes the media it left out and the deleted messages in the phone's language, without the U+200E iOS
     marks them with; only the English ones were left out, so a German chat held "<Medien ausgeschlossen>" as Bo's

@@ -981,6 +981,10 @@ _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|vide
                            r"|questo messaggio è stato eliminato\.?|hai eliminato questo messaggio\.?"
                            r"|dit bericht is verwijderd\.?|je hebt dit bericht verwijderd\.?|pesan ini telah dihapus\.?"
                            r"|bu mesaj silindi\.?|данное сообщение удалено\.?)$", re.IGNORECASE | re.DOTALL)
+# The line of a file sent in the chat, when the chat is exported with its media: iOS "<attached: 00000012-PHOTO-...jpg>",
+# Android "IMG-20240312-WA0001.jpg (file attached)" (German "(Datei angehängt)", Spanish "(archivo adjunto)")
+_ATTACHED = re.compile(r"^(?:<attached: ([^>]+)>|(.+?) \((?:file attached|datei angehängt|archivo adjunto)\))$",
+                       re.IGNORECASE)
 # What the app appends to a message that was edited (iOS puts a U+200E before it)
 _EDITED = "<this message was edited>"
 
@@ -1128,20 +1132,26 @@ def _read_whatsapp(file: str, text: str) -> Source:
     starts = heads()
     names: dict[str, str] = {}  # one string per sender, not one per message
     at, m = next(starts, (-1, None))
-    current: tuple[int, datetime, str, list[str]] | None = None  # (line, time, sender, text lines)
+    # (line, time, sender, text lines, the file attached)
+    current: tuple[int, datetime, str, list[str], str | None] | None = None
 
     def flush() -> None:
         if current is None:
             return
-        lineno, when, who, body = current
+        lineno, when, who, body, attached = current
         message = "\n".join(body).strip()
         edited = message[-len(_EDITED):].lower() == _EDITED
         if edited:  # the app's marker, not the person's words: kept as a flag
             message = message[:-len(_EDITED)].strip()
         if message and not _PLACEHOLDERS.match(message):
             item = {"text": message, "speaker": who, "role": "user", "timestamp": when}
+            meta: dict[str, Any] = {}
             if edited:
-                item["metadata"] = {"edited": True}
+                meta["edited"] = True
+            if attached:
+                meta["attachments"] = [attached]
+            if meta:
+                item["metadata"] = meta
             src.records.append(Record(item, (), lineno))
 
     for k, line in enumerate(_iter_lines(text)):
@@ -1159,14 +1169,20 @@ def _read_whatsapp(file: str, text: str) -> Source:
         said = _SENDER.match(h.rest)
         if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
+        who = _plain(said["who"])
+        attached = _ATTACHED.match((said["text"] or "").replace("\u200e", "").strip())
+        if attached is not None:
+            # a file sent, exported with the chat: the line names it, the lines after it are its caption
+            name = next(g for g in attached.groups() if g is not None)
+            current = (k + 1, when, names.setdefault(who, who), [], name)
+            continue
         if (said["text"] or "").startswith("\u200e"):
             # iOS gives its notices a sender (the group, or the other person) and marks every text it wrote itself,
             # in any language, with a leading U+200E: "Trip: \u200eAnn created group", "Bo: \u200eimage omitted",
             # "Bo: \u200eMissed voice call". Left out with the lines that continue it (a poll's options).
             continue
         # U+200E is the app's (a person does not type it); every other character of the text is the person's
-        who = _plain(said["who"])
-        current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")])
+        current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")], None)
     flush()
     if not src.records:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
