@@ -1411,6 +1411,26 @@ def test_facebook_messenger_thread(tmp_path, capsys) -> None:
     assert [m["text"] for m in stored(tmp_path / "p.db")] == ["Ã© is mojibake, ✓"]
 
 
+def test_a_messenger_groups_settings_are_no_messages(tmp_path, capsys) -> None:
+    """Messenger writes a group's renames, nicknames, photo, theme, members and pins as messages of the person who
+    changed them ("Zoë named the group Trip."); they were stored as Zoë's words. What someone writes in their own
+    words ("I left the group early") stays."""
+    said = [("Zoë", "Zoë named the group Trip."), ("Bo", "Bo set the nickname for Zoë to Zo."),
+            ("Zoë", "Zoë changed the group photo."), ("Bo", "Bo added Cy to the group."),
+            ("Cy", "Cy changed the theme to Lo-Fi."), ("Zoë", "Zoë pinned a message."),
+            ("Bo", "I left the group early"), ("Zoë", "Bo named the group Trip.")]
+    doc = {"participants": [{"name": n} for n in ("Zoë", "Bo", "Cy")], "title": "Trip",
+           "messages": [{"sender_name": who.encode().decode("latin-1"), "timestamp_ms": 1710234000000 - 60000 * k,
+                         "content": text.encode().decode("latin-1"), "type": "Generic"}
+                        for k, (who, text) in enumerate(said)]}
+    f = tmp_path / "message_1.json"
+    f.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [("Zoë", "Bo named the group Trip."),
+                                                               ("Bo", "I left the group early")]
+
+
 def test_a_messenger_thread_over_several_files_is_ingested_file_by_file(tmp_path, capsys) -> None:
     """Facebook splits a long thread into message_1.json (the newest messages), message_2.json (older ones), ...
     ``hippo ingest`` reads one file: the files are ingested one after the other, the oldest (highest number) first,

@@ -1313,7 +1313,13 @@ def telegram_export_records(doc: dict) -> list[Record]:
 _MESSENGER_NOTICES = re.compile(
     r"^(?:(?:you|(?P<who>.+?)) )?(?:sent (?:an attachment|a (?:photo|video|link|gif|sticker|voice message|file)|"
     r"\d+ (?:photos|videos))|unsent a message|reacted .{1,12} to (?:your|a) message|liked a message|"
-    r"(?:missed|started) an? (?:audio|video) call|called you)\.?$", re.IGNORECASE | re.DOTALL)
+    r"(?:missed|started) an? (?:audio|video) call|called you|"
+    # a group's and a chat's settings, which the export writes as a message of the person who changed them
+    r"named the group .+|removed the group name|changed the group photo|changed the theme to .+|"
+    r"set the nickname for .+ to .+|set (?:your|his|her|their) own nickname to .+|set your nickname to .+|"
+    r"cleared (?:the|your|his|her|their own) nickname(?: for .+)?|(?:set|changed) the (?:quick reaction|emoji) "
+    r"to .+|added .+ to the group|removed .+ from the group|left the group|pinned a message)\.?$",
+    re.IGNORECASE | re.DOTALL)
 # The kinds of message that are the app's record of an event, not something a person wrote
 _MESSENGER_EVENTS = {"Call", "Subscribe", "Unsubscribe", "Payment"}
 _MESSENGER_MEDIA = ("photos", "videos", "gifs", "audio_files", "files")
