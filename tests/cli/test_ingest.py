@@ -851,6 +851,22 @@ def test_a_long_jsonl_file_is_read_without_holding_its_lines(tmp_path) -> None:
     assert peak - held < size / 2  # what reading holds beyond its result
 
 
+def test_a_whatsapp_sender_whose_name_holds_quotation_marks(tmp_path, capsys) -> None:
+    """A contact saved with a nickname in quotation marks ('Robert "Bob" Smith') had every message left out as the
+    app's notice, since notices quote; a notice quotes what holds the colon, a name closes its quotes before it."""
+    f = tmp_path / "group.txt"
+    f.write_text('12/03/2024, 09:02 - Robert "Bob" Smith: hi all\n'
+                 '12/03/2024, 09:03 - Ann changed the subject from "Trip" to "Trip: Lisbon"\n'
+                 "12/03/2024, 09:04 - Ann hat den Betreff zu „Trip: Lisbon“ geändert\n"
+                 "12/03/2024, 09:05 - Ann a changé le sujet en « Trip : Lisbonne »\n"
+                 "12/03/2024, 09:06 - Ana „Nana“ Silva: olá\n"
+                 "12/03/2024, 09:07 - Ann «Nana» B: ok\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db)] == [
+        ('Robert "Bob" Smith', "hi all"), ("Ana „Nana“ Silva", "olá"), ("Ann «Nana» B", "ok")]
+
+
 def test_whatsapp_files_sent_with_a_caption_keep_the_caption(tmp_path, capsys) -> None:
     """A chat exported with its media names each file sent on the message's line ("IMG-....jpg (file attached)",
     iOS "\u200e<attached: ...>") and puts its caption on the lines after. iOS's caption was left out with the line

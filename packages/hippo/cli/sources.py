@@ -962,10 +962,18 @@ _HEADS = (re.compile(_DATE + _GLUE + _TIME, re.IGNORECASE), re.compile(_TIME + r
 _HEAD = "(?:" + "|".join(re.sub(r"\(\?P<\w+>", "(?:", h.pattern).replace("(?P=s)", "[./-]") for h in _HEADS) + ")"
 _WHATSAPP = re.compile(rf"^[\s\u200e\u200f\u061c\ufeff]*(?:\[(?P<ios>{_HEAD})\]{_SP}|(?P<android>{_HEAD}){_SP}-{_SP}"
                        rf"|(?P<old_ios>{_HEAD}):{_SP})(?P<rest>.*)$", re.IGNORECASE)
-# the text may start on the next line; a name holds no quotation mark (a notice quotes, in its language's marks:
-# 'Ann changed the subject from "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert',
-# 'Ann a changé le sujet en « Trip : Lisbonne »')
-_SENDER = re.compile(r"^(?P<who>[^:\n\"“”„«»‹›「」『』]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
+# the text may start on the next line; a name may hold quotation marks, closed before the colon ('Robert "Bob" Smith',
+# 'Ann «Nana» B'), while a notice quotes what holds the colon (in its language's marks: 'Ann changed the subject from
+# "Trip" to "Trip: Lisbon"', 'Ann hat den Betreff zu „Trip: Lisbon“ geändert', 'Ann a changé le sujet en « Trip :
+# Lisbonne »'): see _closed
+_SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
+
+
+def _closed(name: str) -> bool:
+    """Whether every quotation mark opened in ``name`` is closed in it (German opens with „ and closes with “, which
+    opens in English: the three are counted together)."""
+    return (name.count('"') % 2 == 0 and sum(map(name.count, "„“”")) % 2 == 0
+            and all(name.count(a) == name.count(b) for a, b in ("«»", "‹›", "「」", "『』")))
 # What the app writes in place of a message it did not export (iOS ends the deleted ones with a full stop; older
 # iOS exports give the encryption notice a sender and no U+200E). Android writes them in the phone's language without
 # a mark (iOS marks its own with U+200E in every language, left out above): the media left out and the deleted
@@ -1167,7 +1175,8 @@ def _read_whatsapp(file: str, text: str) -> Source:
         except ValueError as exc:
             raise InvalidInput(f"{file}:{k + 1}: not a date and time: {exc}") from None
         said = _SENDER.match(h.rest)
-        if said is None:  # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
+        if said is None or not _closed(said["who"]):
+            # the app's own notice ("Messages and calls are end-to-end encrypted", "Ann joined")
             continue
         who = _plain(said["who"])
         attached = _ATTACHED.match((said["text"] or "").replace("\u200e", "").strip())
