@@ -20,7 +20,7 @@ import os
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from hippo import HippoError, InvalidInput, StoreError
@@ -41,7 +41,6 @@ class _Group:
 
     namespace: str
     records: list[Record]
-    keys: list[tuple] = field(default_factory=list)
     start: int = 0                 # records before this are already the namespace's last messages
 
 
@@ -51,29 +50,36 @@ def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, met
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
 
 
+def _record_key(view, source: Source, rec: Record) -> tuple:
+    """A record as :func:`_key` compares it, after the check add_many runs (hippo.engine.prepare), one record at a
+    time so that a failure names its line."""
+    try:
+        prepared = prepare(rec.item, "message", view.config)
+    except InvalidInput as exc:
+        raise source.error(rec, str(exc)) from None
+    except RecursionError:
+        raise source.error(rec, "metadata is nested too deeply") from None
+    return _key(rec.item["text"], prepared.speaker, prepared.role, prepared.ts, prepared.session_id,
+                prepared.metadata)
+
+
 def _validate(mem, source: Source, groups: list[_Group]) -> None:
-    """Run every record through ``Memory``'s own input checks; the first failure names file, line and field."""
+    """Run every record through ``Memory``'s own input checks; the first failure names file, line and field. What
+    they give is not kept: a file of millions of messages is not held twice over (a resume works its keys out again,
+    for the records it compares)."""
     for g in groups:
         view = mem.using(g.namespace)
         for rec in g.records:
-            try:
-                # The check add_many runs (hippo.engine.prepare), one record at a time so its line is known.
-                prepared = prepare(rec.item, "message", view.config)
-            except InvalidInput as exc:
-                raise source.error(rec, str(exc)) from None
-            except RecursionError:
-                raise source.error(rec, "metadata is nested too deeply") from None
-            g.keys.append(_key(rec.item["text"], prepared.speaker, prepared.role, prepared.ts,
-                               prepared.session_id, prepared.metadata))
+            _record_key(view, source, rec)
 
 
-def _resume_point(view, keys: list[tuple], batch: int) -> int:
+def _resume_point(view, source: Source, records: list[Record], batch: int) -> int:
     """How many leading records of the file the namespace already ends with: all of them, or a whole number of
     batches (what an earlier run killed between two batches left behind); 0 when it holds none of them."""
     count = view.count()
     if count == 0:
         return 0
-    n = len(keys)
+    n = len(records)
     candidates = sorted({m for m in range(batch, min(n, count) + 1, batch)} | ({n} if n <= count else set()),
                         reverse=True)
     candidates = [m for m in candidates if m >= min(n, RESUME_MIN)]
@@ -83,8 +89,15 @@ def _resume_point(view, keys: list[tuple], batch: int) -> int:
     tail = view.list(offset=count - depth)
     stored = [_key(m.text, m.speaker, m.role, None if m.timestamp is None else m.timestamp.timestamp(),
                    m.session_id, m.metadata) for m in tail]
+    keys: dict[int, tuple] = {}  # the records' keys, worked out as far as the comparisons go
+
+    def key(i: int) -> tuple:
+        if i not in keys:
+            keys[i] = _record_key(view, source, records[i])
+        return keys[i]
+
     for m in candidates:
-        if stored[-1] == keys[m - 1] and stored[len(stored) - m:] == keys[:m]:
+        if stored[-1] == key(m - 1) and all(stored[len(stored) - m + i] == key(i) for i in range(m)):
             return m
     return 0
 
@@ -124,7 +137,7 @@ def _interrupt_after():
 
 def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) -> None:
     for g in groups:
-        g.start = _resume_point(mem.using(g.namespace), g.keys, batch)
+        g.start = _resume_point(mem.using(g.namespace), source, g.records, batch)
     todo = sum(len(g.records) - g.start for g in groups)
     written: list[tuple[Any, list[int]]] = []
     seconds: list[float] = []
