@@ -922,7 +922,11 @@ def test_whatsapp_placeholders_of_android_phones_in_other_languages(tmp_path, ca
              "fr.txt": "12/03/2024 09:02 - Ann: Tu as réservé ?\n12/03/2024 09:03 - Bo: <Médias omis>\n"
                        "12/03/2024 09:04 - Bo: Ce message a été supprimé\n12/03/2024 09:05 - Bo: Oui !\n",
              "pt.txt": "12/03/2024 09:02 - Ann: Reservaste?\n12/03/2024 09:03 - Bo: <Mídia oculta>\n"
-                       "12/03/2024 09:04 - Bo: Esta mensagem foi apagada\n12/03/2024 09:05 - Bo: Sim!\n"}
+                       "12/03/2024 09:04 - Bo: Esta mensagem foi apagada\n12/03/2024 09:05 - Bo: Sim!\n",
+             # a message the phone could not decrypt yet, in English
+             "en.txt": "12/03/2024, 09:02 - Ann: Did you book?\n12/03/2024, 09:03 - Bo: Waiting for this message. "
+                       "This may take a while.\n12/03/2024, 09:04 - Bo: Waiting for this message\n"
+                       "12/03/2024, 09:05 - Bo: Yes!\n"}
     for name, text in cases.items():
         f = tmp_path / name
         f.write_text(text, encoding="utf-8")

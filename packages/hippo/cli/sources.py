@@ -979,7 +979,8 @@ def _closed(name: str) -> bool:
 # a mark (iOS marks its own with U+200E in every language, left out above): the media left out and the deleted
 # messages in German, Spanish, French, Portuguese, Italian, Dutch, Indonesian, Turkish and Russian too.
 _PLACEHOLDERS = re.compile(r"^(?:<media omitted>|<attached: [^>]*>|(?:image|video|audio|sticker|gif|document|contact "
-                           r"card) omitted|this message was deleted\.?|you deleted this message\.?|null|messages and "
+                           r"card) omitted|this message was deleted\.?|you deleted this message\.?|null|"
+                           r"waiting for this message(?:\. this may take a while)?\.?|messages and "
                            r"calls are end-to-end encrypted\..*"
                            r"|<medien ausgeschlossen>|<multimedia omitido>|<médias omis>|<mídia oculta>|<media omessi>"
                            r"|<media weggelaten>|<media tidak disertakan>|<medya dahil edilmedi>|<без медиафайлов>"
