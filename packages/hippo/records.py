@@ -5,8 +5,8 @@ The shape is the return value's own: a ``MemoryItem`` / ``Hit`` / ``Recall`` bec
 fields, and dicts and lists (``stats``, ``topics``, ``timeline``, consolidation reports) keep their keys. Only the
 leaves change: datetimes become ISO-8601 strings with their UTC offset (``"2025-04-13T10:15:00+00:00"``), numpy
 scalars plain numbers, non-finite floats ``null``, tuples and sets lists, a pydantic model the dict of its fields
-(``model_dump(mode="json")``: a framework's tool call in a message's extra fields), any other object its text. ``json.loads`` of the output therefore
-gives back every field a caller of the Python API sees, under the same name.
+(``model_dump(mode="json")``: a framework's tool call in a message's extra fields), any other object its text.
+``json.loads`` of the output therefore gives back every field a caller of the Python API sees, under the same name.
 """
 
 from __future__ import annotations

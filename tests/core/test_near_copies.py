@@ -156,7 +156,8 @@ def test_near_copies_are_of_one_voice():
 
 _MACHINE = [  # (template, fields): each field a function of a random generator
     ('{"status":"ok","ts":"%s","uptime_s":%d,"req":"%s"}',
-     (lambda r: _iso(T0 + r.randrange(10**6)), lambda r: r.randrange(1000, 10**7), lambda r: "%08x" % r.getrandbits(32))),
+     (lambda r: _iso(T0 + r.randrange(10**6)), lambda r: r.randrange(1000, 10**7),
+      lambda r: "%08x" % r.getrandbits(32))),
     ("[%s] GET /health 200 in %dus", (lambda r: _iso(T0 + r.randrange(10**6)).replace("T", " ")[:-1],
                                       lambda r: r.randrange(1000, 10**6))),
     ("job %s finished: %d rows, %d errors", (lambda r: str(uuid.UUID(int=r.getrandbits(128))),
@@ -329,7 +330,8 @@ def test_contexts_with_near_copies_stay_within_budget_and_count_every_copy(budge
         for k in range(150):
             kind = rng.choice(["web-3", "web-4", "job", "chat"])
             if kind == "job":
-                text = f"job {uuid.UUID(int=rng.getrandbits(128))} finished at {_iso(T0 + k)}: {rng.randrange(1000, 10**5)} rows"
+                rows = rng.randrange(1000, 10**5)
+                text = f"job {uuid.UUID(int=rng.getrandbits(128))} finished at {_iso(T0 + k)}: {rows} rows"
             elif kind == "chat":
                 text = rng.choice(["did the deploy finish?", "web-4 looks slow today", "the job is still running"])
             else:

@@ -253,8 +253,8 @@ class Store(abc.ABC):
         generation (checked in the same transaction): blobs derived before a deletion, which may hold derived text of
         the deleted messages, are not written. With ``version``, only while the namespace's latest change is still
         that one (checked likewise): blobs derived before changes another handle made, which that handle may have
-        saved in newer blobs, replace nothing. With ``stamp`` too (the stamp of the fingerprint they were derived at, where
-        the store keeps stamps), only while that change is the one the namespace holds: after a data-only restore or a
+        saved in newer blobs, replace nothing. With ``stamp`` too (the stamp of the fingerprint they were derived at,
+        where the store keeps stamps), only while that change is the one the namespace holds: after a data-only restore or a
         failover the same counters can stand for another history, and blobs derived from the history before would be
         written over the one restored. With ``expect`` (kind -> bytes or None), only while the blob stored
         under each of those kinds still begins with those bytes (None: while none is stored), checked likewise and
