@@ -10,7 +10,8 @@ count, a measured time) with a placeholder of its kind. A whole number of one to
 what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
 health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest.
 A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of the name,
-not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. A text counts as a machine output, and gets a masked text, only when it holds
+not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. A text counts as a machine output,
+and gets a masked text, only when it holds
 
 - at least :data:`MIN_FIELDS` fields (masked, or a whole number kept as written),
 - at least one of them a machine field: a UUID, a time with seconds or a hex id holding a digit and a letter (a chat
