@@ -266,7 +266,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         self.user_id_key = user_id_key
         self.thread_id_key = thread_id_key
         self.timezone_key = timezone_key
-        self.timezone = time_zone(timezone, "timezone")
+        self.timezone = timezone
         if namespace_fn is not None and not callable(namespace_fn):
             raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
@@ -279,9 +279,19 @@ class HippoMemoryMiddleware(AgentMiddleware):
             from langchain_hippo.tools import make_memory_tools
 
             self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0],
-                                           asked=self._tool_asked, timezone=self.timezone,
-                                           timezone_key=self.timezone_key)
+                                           asked=self._tool_asked, zone=self.zone)
         self._own = frozenset(t.name for t in self.tools)  # tools whose results are copies of the memory
+
+    @property
+    def timezone(self) -> Any:
+        return self._timezone
+
+    @timezone.setter
+    def timezone(self, value: Any) -> None:
+        """Checked as the constructor checks it (``InvalidInput`` naming ``timezone``, the setting left as it was);
+        the next run, its memory tools included, reads it."""
+        self._zone = time_zone(value, "timezone")
+        self._timezone = value
 
     # -- scope ---------------------------------------------------------------------------------------------
 
@@ -311,7 +321,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         given = ((_current_config() or {}).get("configurable") or {}).get(self.timezone_key)
         if given is not None:
             return time_zone(given, f"config['configurable'][{self.timezone_key!r}]")
-        return self.timezone
+        return self._zone
 
     def _warn_config_unseen(self) -> None:
         if not self._config_unseen_warned:

@@ -193,6 +193,7 @@ def make_memory_tools(
     timezone: Any = None,
     asked: Callable[[Any], Any] | None = None,
     timezone_key: str = "timezone",
+    zone: Callable[[Any], Any] | None = None,
 ) -> list[BaseTool]:
     """Tools ``memory_search``, ``memory_read``, ``memory_topics`` and ``memory_topic`` over ``memory``.
 
@@ -208,21 +209,27 @@ def make_memory_tools(
             no ``asked_at`` is asked, instead of the clock (takes ``scope``'s runtime: ``None`` without ``scope``).
         timezone_key: the name a run's own time zone is looked up by in its LangGraph runtime context and
             ``configurable``; it takes precedence over ``timezone`` (one agent serving users in several zones).
+        zone: ``(ToolRuntime) -> tzinfo | None``: the zone of a call, read at each call instead of ``timezone`` and
+            ``timezone_key`` (takes ``scope``'s runtime: ``None`` without ``scope``).
     """
     check_memory(memory)
     check_namespace(namespace)
     check_positive_int(k, "k")
     if scope is not None and not callable(scope):
         raise InvalidInput("scope must be callable or None")
-    zone = time_zone(timezone, "timezone")
+    fixed_zone = time_zone(timezone, "timezone")
     if asked is not None and not callable(asked):
         raise InvalidInput("asked must be callable or None")
     check_key(timezone_key, "timezone_key")
+    if zone is not None and not callable(zone):
+        raise InvalidInput("zone must be callable or None")
 
-    def zone_of(runtime: Any) -> Any:
+    def run_zone(runtime: Any) -> Any:
         """The run's zone (its context's or configurable's ``timezone_key``), else ``timezone``."""
         given = run_time_zone(getattr(runtime, "config", None), timezone_key, getattr(runtime, "context", None))
-        return zone if given is None else time_zone(*given)
+        return fixed_zone if given is None else time_zone(*given)
+
+    zone_of = zone if zone is not None else run_zone
 
     asked_of = asked if asked is not None else (lambda runtime: now_in(zone_of(runtime)))
     fixed = memory.using(namespace) if namespace is not None else memory

@@ -114,6 +114,35 @@ def test_a_bad_time_zone_is_refused_by_name():
     memory.close()
 
 
+def test_a_time_zone_set_on_a_made_middleware_is_checked_and_read_by_the_next_run_and_its_tools(clock):
+    """One middleware, its zone set after it was made: a value that names no zone is refused by name and the
+    setting left as it was; the next run recalls (the clock at 02:00 UTC on Wednesday: Tuesday 21:00 in New York,
+    "yesterday" Monday's bowling) and its memory tools ask (the model's ``asked_at`` in UTC put on the zone's
+    calendar, bowling again, not Tuesday's swimming of +09:00) on the zone set."""
+    clock(WEDNESDAY_2_UTC)
+    memory = hippo.Memory(None)
+    add_days(memory.using("user.ann"))
+    middleware = HippoMemoryMiddleware(memory, budget_tokens=20, memory_tools=True, timezone="+09:00")
+    for bad in ("Mars/Olympus_Mons", 5):
+        with pytest.raises(hippo.InvalidInput, match=r"^timezone"):
+            middleware.timezone = bad
+        assert middleware.timezone == "+09:00"
+    middleware.timezone = "America/New_York"
+    assert middleware.timezone == "America/New_York"
+    model = recording_model([
+        AIMessage("", tool_calls=[{"name": "memory_search", "id": "s",
+                                   "args": {"query": QUESTION, "k": 3, "asked_at": "2024-03-06T02:00:00Z"}}]),
+        AIMessage("Bowling."),
+    ])
+    out = create_agent(model, middleware=[middleware]).invoke({"messages": [HumanMessage(QUESTION)]}, _cfg())
+    assert _recalled(model.calls[0]) == [BOWLING]
+    found = [m for m in out["messages"] if m.type == "tool"][0]  # the question itself, stored by then, and the days
+    assert [line.split(": ", 1)[1] for line in found.text.splitlines() if "went" in line][0] == BOWLING
+    asked = [m for m in memory.using("user.ann").list() if m.text == QUESTION][0]
+    assert asked.timestamp == WEDNESDAY_2_UTC and asked.timestamp.utcoffset() == timedelta(hours=-5)
+    memory.close()
+
+
 @pytest.mark.parametrize("instant, local, offset", [
     (datetime(2024, 7, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 7, 9, 22, 0), -4),   # EDT
     (datetime(2024, 1, 10, 2, 0, tzinfo=timezone.utc), datetime(2024, 1, 9, 21, 0), -5),   # EST
