@@ -13,8 +13,9 @@ from where the last batch stopped, or from the session's start (a history set ag
 repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it repeats
 stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then differs
 (a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
-``hippo.Memory`` take turns in call order (per event loop): two requests of a session setting its history at once
-store it once.
+``hippo.Memory`` take turns, in call order on one event loop, and one at a time across loops and threads (a sync
+``Memory.put`` runs a loop of its own in its thread): two requests of a session setting its history at once store it
+once.
 
 A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
 the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
@@ -37,13 +38,15 @@ by LlamaIndex and always contributes up to ``budget_tokens``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import os
 import threading
 import weakref
 from collections import OrderedDict
 from datetime import datetime, timezone, tzinfo
-from typing import Any, Literal
+from typing import Any, AsyncIterator, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
@@ -96,6 +99,79 @@ def _turns(handle: Any) -> asyncio.Lock:
         if lock is None:
             lock = per_loop[loop] = asyncio.Lock()
     return lock
+
+
+#: hippo handle -> the thread lock the puts of every event loop into it take turns with (each loop's in call order)
+_HELD: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+
+
+def _forget_held() -> None:
+    """In a forked child: the puts of the parent's other threads are not the child's to wait for."""
+    global _TURNS_LOCK
+    _TURNS_LOCK = threading.Lock()
+    _HELD.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_held)
+
+
+async def _acquire(lock: threading.Lock) -> None:
+    """``lock`` taken without blocking the event loop: at once when it is free, else by a thread that waits for it
+    while the loop runs on. A put cancelled while it waits leaves the lock free (the thread gives back what it took
+    for it)."""
+    if lock.acquire(blocking=False):
+        return
+    loop = asyncio.get_running_loop()
+    got = loop.create_future()
+    guard = threading.Lock()
+    state = {"given_up": False, "taken": False}
+
+    def settle() -> None:
+        if not got.done():
+            got.set_result(None)
+
+    def wait() -> None:
+        lock.acquire()
+        with guard:
+            if state["given_up"]:
+                lock.release()
+                return
+            state["taken"] = True
+        try:
+            loop.call_soon_threadsafe(settle)
+        except RuntimeError:  # the loop closed; the put waiting on it is gone and never releases it
+            with guard:
+                if not state["given_up"]:
+                    state["given_up"] = True
+                    lock.release()
+
+    threading.Thread(target=wait, name="hippo-memory-block-turn", daemon=True).start()
+    try:
+        await got
+    except BaseException:
+        with guard:
+            if not state["given_up"]:
+                state["given_up"] = True
+                if state["taken"]:
+                    lock.release()
+        raise
+
+
+@contextlib.asynccontextmanager
+async def _taking_turns(handle: Any) -> AsyncIterator[None]:
+    """The puts into ``handle`` one at a time: those of one event loop in call order (``_turns``), and those of
+    every loop (a sync ``Memory.put`` runs its own, one per thread) under one thread lock."""
+    async with _turns(handle):
+        with _TURNS_LOCK:
+            lock = _HELD.get(handle)
+            if lock is None:
+                lock = _HELD[handle] = threading.Lock()
+        await _acquire(lock)
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
@@ -318,7 +394,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
         # side by side (two requests setting its history at once) would both compare before either stored, and
         # store the history twice. They take turns, in call order, as the same puts one after the other.
-        async with _turns(self._handle):
+        async with _taking_turns(self._handle):
             await self._store(items)
 
     async def _store(self, items: list[dict]) -> None:

@@ -223,6 +223,80 @@ async def test_histories_set_again_by_concurrent_requests_are_stored_once(memory
     one_by_one.close()
 
 
+def test_histories_set_again_from_two_threads_at_once_are_stored_once():
+    """Sync callers run a put on an event loop of their own, one per thread (LlamaIndex's ``Memory.put`` does):
+    two requests of a session flushing its history from two threads at once both compared it with the stored
+    messages before either stored it, and the history was stored twice (8 messages for 4, in 18 of 20 runs), where
+    the same puts one after the other store it once."""
+    import asyncio
+    import threading
+
+    def puts(at_once: bool) -> list[tuple[str, str]]:
+        memory = hippo.Memory(None)
+        block = HippoMemoryBlock(memory=memory)
+        barrier = threading.Barrier(2)
+
+        def request() -> None:
+            history = [ChatMessage(role=r, content=t) for r, t in CHAT[:4]]
+            if at_once:
+                barrier.wait()
+            asyncio.run(block.aput(history, session_id="s"))
+
+        if at_once:
+            threads = [threading.Thread(target=request) for _ in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        else:
+            request()
+            request()
+        stored = _stored(memory)
+        memory.close()
+        return stored
+
+    one_by_one = puts(at_once=False)
+    assert one_by_one == CHAT[:4]
+    for _ in range(5):
+        assert puts(at_once=True) == one_by_one
+
+
+async def test_a_put_cancelled_while_another_loop_s_put_runs_leaves_the_turn_free(memory):
+    """A put waiting for another event loop's put (a thread's) and cancelled meanwhile takes no turn: the puts after
+    it are stored."""
+    import asyncio
+    import threading
+
+    from llamaindex_hippo import memory_blocks
+
+    block = HippoMemoryBlock(memory=memory)
+    await block.aput([ChatMessage(role="user", content="First words.")], session_id="s")
+    held = memory_blocks._HELD[block._handle]
+    taken, done = threading.Event(), threading.Event()
+
+    def other_loop() -> None:  # another thread's put, running
+        held.acquire()
+        taken.set()
+        done.wait()
+        held.release()
+
+    thread = threading.Thread(target=other_loop)
+    thread.start()
+    await asyncio.to_thread(taken.wait)
+    waiting = asyncio.ensure_future(block.aput([ChatMessage(role="user", content="Cancelled words.")],
+                                               session_id="s"))
+    await asyncio.sleep(0)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    done.set()
+    await asyncio.to_thread(thread.join)
+    await block.aput([ChatMessage(role="user", content="Later words.")], session_id="s")
+    assert _stored(memory) == [("user", "First words."), ("user", "Later words.")]
+    assert held.acquire(blocking=False)
+    held.release()
+
+
 # -- a message's own time ------------------------------------------------------------------------------------------
 
 async def test_a_message_s_own_time_dates_it(memory):
