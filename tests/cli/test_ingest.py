@@ -1100,9 +1100,9 @@ def test_telegram_export(tmp_path, capsys) -> None:
     assert cli(capsys, "ingest", f, "--path", db).code == 0
     assert stored(db) == [
         {"text": "Did you book the resturant?", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 9, 2, 10),
-         "session_id": None, "metadata": {"telegram_id": 2}},
+         "session_id": None, "metadata": {"telegram_id": 2, "from_id": "user1"}},
         {"text": "Yes, Marisco by the harbour", "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 12, 9, 5),
-         "session_id": None, "metadata": {"telegram_id": 3}},
+         "session_id": None, "metadata": {"telegram_id": 3, "from_id": "user2"}},
     ]
     export["messages"][2]["date"] = "yesterday"
     f.write_text(json.dumps(export, indent=1), encoding="utf-8")
@@ -1127,9 +1127,37 @@ def test_telegram_forwards_replies_and_edits_keep_what_the_export_says(tmp_path,
     db = tmp_path / "s.db"
     assert cli(capsys, "ingest", f, "--path", db).code == 0
     assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(db)] == [
-        ("Bo", "The ferry leaves at 7", {"telegram_id": 10, "forwarded_from": "Carl"}),
-        ("Ann", "Too early!", {"telegram_id": 11, "reply_to": 10, "edited": True}),
-        ("Bo", "ok", {"telegram_id": 12}),
+        ("Bo", "The ferry leaves at 7", {"telegram_id": 10, "from_id": "user2", "forwarded_from": "Carl"}),
+        ("Ann", "Too early!", {"telegram_id": 11, "from_id": "user1", "reply_to": 10, "edited": True}),
+        ("Bo", "ok", {"telegram_id": 12, "from_id": "user2"}),
+    ]
+
+
+def test_telegram_deleted_accounts_are_told_apart_by_their_ids(tmp_path, capsys) -> None:
+    """A deleted account's messages have "from": null and only "from_id" ("user123"): they were stored with no
+    speaker, so two deleted accounts were one, and one nobody at all. Each speaks as Telegram shows it, "Deleted
+    Account", with its id, and every message keeps its sender's id in metadata["from_id"]."""
+    export = {"name": "Trip", "type": "private_group", "id": 7, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": None,
+         "from_id": "user123", "text": "I'll bring the tent"},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060", "from": None,
+         "from_id": "user456", "text": "I'll bring the stove"},
+        {"id": 3, "type": "message", "date": "2024-03-12T09:02:00", "date_unixtime": "1710234120", "from": "Ann",
+         "from_id": "user1", "text": "Great"},
+        {"id": 4, "type": "message", "date": "2024-03-12T09:03:00", "date_unixtime": "1710234180", "from": None,
+         "from_id": "user123", "text": "And the lamp"},
+        {"id": 5, "type": "message", "date": "2024-03-12T09:04:00", "date_unixtime": "1710234240", "from": None,
+         "text": "no id at all"}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["text"], m["metadata"]) for m in stored(db)] == [
+        ("Deleted Account user123", "I'll bring the tent", {"telegram_id": 1, "from_id": "user123"}),
+        ("Deleted Account user456", "I'll bring the stove", {"telegram_id": 2, "from_id": "user456"}),
+        ("Ann", "Great", {"telegram_id": 3, "from_id": "user1"}),
+        ("Deleted Account user123", "And the lamp", {"telegram_id": 4, "from_id": "user123"}),
+        (None, "no id at all", {"telegram_id": 5}),
     ]
 
 

@@ -1251,12 +1251,20 @@ def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
             when = datetime.fromtimestamp(unix, tz=timezone.utc)
         if when is None:
             raise SourceError(path, f"field 'date' must be an ISO-8601 date and time, got {date!r}", "date")
+        # "from" is the name the sender had when the chat was exported, "from_id" the account ("user123"): a
+        # deleted account has no name ("from": null) and only its id tells two of them apart, so it speaks as
+        # Telegram shows it, "Deleted Account", with its id
         who = msg.get("from")
-        item: dict[str, Any] = {"text": body, "speaker": who if isinstance(who, str) and who.strip() else None,
-                                "role": "user", "timestamp": when}
+        sender = msg.get("from_id")
+        sender = sender.strip() if isinstance(sender, str) and sender.strip() else None
+        if not (isinstance(who, str) and who.strip()):
+            who = f"Deleted Account {sender}" if sender is not None else None
+        item: dict[str, Any] = {"text": body, "speaker": who, "role": "user", "timestamp": when}
         meta: dict[str, Any] = {}
         if isinstance(msg.get("id"), (int, str)):
             meta["telegram_id"] = msg["id"]
+        if sender is not None:
+            meta["from_id"] = sender
         # A forwarded message holds someone else's words ("from" is who forwarded it) and a reply answers one
         # message: both are what the export says about the text, kept beside it.
         forwarded = msg.get("forwarded_from")
