@@ -61,8 +61,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
-from langchain_hippo._common import (acall, check_bool, check_memory, check_positive_int, custom_namespace, index_text,
-                                     message_chars, query_text)
+from langchain_hippo._common import (acall, acquire_thread_lock, check_bool, check_memory, check_positive_int,
+                                     custom_namespace, index_text, message_chars, query_text)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
@@ -79,8 +79,9 @@ class _Turns:
     """The calls that store a thread's new turns take turns, per (memory, namespace, thread): each compares the
     turns with what the thread has stored, then stores the rest, and two side by side (a turn regenerated twice at
     once, two requests of one thread) would both compare before either stored. Sync calls wait on a thread lock,
-    the async calls of one event loop on an ``asyncio.Lock`` (first come, first served); a key's lock goes when no
-    call holds or waits for it."""
+    the async calls of one event loop on an ``asyncio.Lock`` (first come, first served) and then on the same thread
+    lock (an async run on another loop, a sync run in another thread); a key's lock goes when no call holds or waits
+    for it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -115,8 +116,18 @@ class _Turns:
         at = (asyncio.get_running_loop(), key)
         lock = self._take(at, asyncio.Lock)
         try:
-            async with lock:
-                yield
+            async with lock:  # this loop's calls, first come, first served
+                # then the sync calls' thread lock, with every other loop's (a run started by asyncio.run in
+                # another thread) and the sync runs of the key, taken without blocking this loop
+                held = self._take(("sync", key), threading.Lock)
+                try:
+                    await acquire_thread_lock(held)
+                    try:
+                        yield
+                    finally:
+                        held.release()
+                finally:
+                    self._give(("sync", key))
         finally:
             self._give(at)
 

@@ -495,6 +495,45 @@ def test_a_turn_regenerated_by_threads_at_once_is_stored_once(monkeypatch):
     memory.close()
 
 
+def test_a_turn_regenerated_by_sync_and_async_runs_on_their_own_loops_at_once_is_stored_once(monkeypatch):
+    """A sync run and two async runs, each on an event loop of its own (``asyncio.run`` in a worker thread), of one
+    thread: the async runs took turns only with the runs of their own loop, and all three compared before any
+    stored, so the question was stored three times, where the same runs one after the other store it once."""
+    import threading
+
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
+    compared = threading.Barrier(3)
+    unstored = HippoMemoryMiddleware._unstored
+
+    def side_by_side(record, items, earlier):
+        todo = unstored(record, items, earlier)
+        try:  # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
+            compared.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return todo
+
+    monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
+
+    def sync_run() -> None:
+        agent.invoke({"messages": list(_AGAIN)}, _cfg("t"))
+
+    def async_run() -> None:
+        asyncio.run(agent.ainvoke({"messages": list(_AGAIN)}, _cfg("t")))
+
+    runs = [threading.Thread(target=run) for run in (sync_run, async_run, async_run)]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    users = [t for t in _stored_turns(memory) if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert len(_stored_turns(memory)) == 6  # two questions, the first answer and the three regenerated ones
+    memory.close()
+
+
 def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_turn_once(monkeypatch):
     """Two runs regenerate the same turn (a client sending the whole history). The second read the thread before
     the model call, while the first had not yet stored the turn, and kept what it read as the thread's record once
