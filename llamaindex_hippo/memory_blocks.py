@@ -9,10 +9,11 @@ A history set again is not stored again. ``Memory.aset`` (what ``AgentWorkflow.r
 engines' ``chat(..., chat_history=...)`` call on every request) replaces the session's messages, flushed ones
 included, and ``Memory`` flushes the oldest of them into the blocks once more. ``ChatMessage`` carries no id, so a
 flushed batch is compared with the session's stored messages (role and text, in order): a batch that repeats them
-from where the last batch stopped, or from the session's start (a history set again), is passed over, as far as it
-repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it repeats
-stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then differs
-(a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
+from where one of the session's latest replayed batches stopped (requests setting its history at once flush their
+batches in turns, each going on from its own), or from the session's start (a history set again), is passed over, as
+far as it repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it
+repeats stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then
+differs (a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
 ``hippo.Memory`` take turns, in call order on one event loop, and one at a time across loops and threads (a sync
 ``Memory.put`` runs a loop of its own in its thread): two requests of a session setting its history at once store it
 once.
@@ -75,6 +76,9 @@ TIME_KEY = "hippo_timestamp"
 _RECALLED = 64
 #: sessions whose place in a replayed history a block remembers
 _SESSIONS = 1024
+#: where the latest replayed batches of a session ended, remembered per session: two requests setting its history at
+#: once flush it batch by batch in turns, and each goes on from where its own previous batch ended
+_ENDS = 4
 #: the key of an item (taken off before it is stored) that says its text is an answer's tool calls in words
 _CALLS_ONLY = "_calls_only"
 #: the settings a made block checks again when one is set
@@ -226,7 +230,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
     _handle: Any = PrivateAttr(default=None)
     _owns_handle: bool = PrivateAttr(default=False)
     _recalled: OrderedDict = PrivateAttr(default_factory=OrderedDict)
-    _replayed: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # (namespace, session) -> replayed so far
+    _replayed: OrderedDict = PrivateAttr(default_factory=OrderedDict)  # (namespace, session) -> replays' ends
 
     def model_post_init(self, context: Any, /) -> None:
         check_memory(self.memory)
@@ -407,9 +411,13 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             places.append((session, place if skip == len(batch) else None))
         if todo:
             await acall(target, "add_many", todo)
-        for session, place in places:  # where the next batch of a history set again is expected (None: the end)
-            self._replayed[(target.namespace, session)] = place
-            self._replayed.move_to_end((target.namespace, session))
+        for session, place in places:  # where the next batch of a history set again is expected
+            key = (target.namespace, session)
+            ends = self._replayed.get(key, ())
+            if place is not None:
+                ends = (place, *(end for end in ends if end != place))[:_ENDS]
+            self._replayed[key] = ends
+            self._replayed.move_to_end(key)
         while len(self._replayed) > _SESSIONS:
             self._replayed.popitem(last=False)
 
@@ -417,12 +425,12 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                       batch: list[tuple[str, str, bool]]) -> tuple[int, int]:
         """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words) repeat the
         session's stored messages as a history set again repeats them, and where among the stored messages they
-        end. They repeat them from where the previous batch of the session ended, or from the session's start, and
+        end. They repeat them from where one of the session's latest replayed batches ended, or from its start, and
         count only when the whole batch repeats them or they reach the end of what is stored. An answer that only
         calls tools repeats the stored messages also where they lack it: a history stored by an earlier release,
         which passed over such answers. Only the stored messages compared are read."""
-        at = self._replayed.get((target.namespace, session))
-        for start in dict.fromkeys((0,) if at is None else (at, 0)):
+        ends = self._replayed.get((target.namespace, session), ())
+        for start in dict.fromkeys((*ends, 0)):
             stored = await acall(target, "list", filter={"session_id": session}, offset=start,
                                  limit=len(batch) + 1)
             k = j = 0  # batch messages repeated, stored messages they repeat

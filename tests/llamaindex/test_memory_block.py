@@ -223,6 +223,35 @@ async def test_histories_set_again_by_concurrent_requests_are_stored_once(memory
     one_by_one.close()
 
 
+async def test_histories_flushed_in_several_batches_by_requests_at_once_are_stored_once():
+    """Three requests of a session put its whole history at once, and each ``Memory`` flushes it in batches of two
+    messages; the batches take turns (A's first, B's first, C's first, A's second, ...). The block remembered only
+    where the latest batch ended: A's second batch, new, made B's and C's second compare from the session's start,
+    and each stored it again (8 messages for 4)."""
+    import asyncio
+
+    async def requests(at_once: bool) -> list[tuple[str, str]]:
+        memory = hippo.Memory(None)
+        block = HippoMemoryBlock(memory=memory)
+
+        async def request() -> None:
+            history = [ChatMessage(role=r, content=t) for r, t in CHAT[:6]]
+            await _chat_memory(block, "s").aput_messages(history)
+
+        if at_once:
+            await asyncio.gather(request(), request(), request())
+        else:
+            for _ in range(3):
+                await request()
+        stored = _stored(memory)
+        memory.close()
+        return stored
+
+    one_by_one = await requests(at_once=False)
+    assert one_by_one == CHAT[:4]  # _chat_memory keeps the last turn in its short-term window
+    assert await requests(at_once=True) == one_by_one
+
+
 def test_histories_set_again_from_two_threads_at_once_are_stored_once():
     """Sync callers run a put on an event loop of their own, one per thread (LlamaIndex's ``Memory.put`` does):
     two requests of a session flushing its history from two threads at once both compared it with the stored
