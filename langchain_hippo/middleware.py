@@ -490,29 +490,52 @@ class HippoMemoryMiddleware(AgentMiddleware):
     def _unstored(record: _Thread, items: list[dict], earlier: list[tuple[str, str]]) -> list[dict]:
         """The items of a turn that this thread has not stored yet. A message is stored when its LangChain id and
         text are; and the turn's leading items that repeat the stored messages following the prompt's ``earlier``
-        turns (role and words; found in the thread's stored messages in order, each at its latest place) were stored
-        already: a client that sends the whole history each time (LangChain gives its messages new ids) sent the same
-        turn again, to regenerate its answer."""
+        turns (role and words; found in the thread's stored messages in order, each at its latest place, or the last
+        of them at the latest place the turn's first message follows, when a later turn said the same words) were
+        stored already: a client that sends the whole history each time (LangChain gives its messages new ids) sent
+        the same turn again, to regenerate its answer."""
         stream = record.stream
-        at = 0 if not earlier else None
-        j = len(stream)
-        for words in reversed(earlier):
-            last = j
-            j -= 1
-            while j >= 0 and stream[j] != words:
+
+        def align(end: int) -> int | None:
+            """Where the stored messages following the ``earlier`` turns begin, the turns found in ``stream[:end]``
+            in order, each at its latest place; None when they are not all there."""
+            at = 0 if not earlier else None
+            j = end
+            for words in reversed(earlier):
+                last = j
                 j -= 1
-            if j < 0 and words[0] == "assistant" and words[1].startswith(_CALLS_TEXT):
-                j = last  # an answer that only called tools, which a thread stored by an earlier release lacks
-                continue
-            if j < 0:
-                at = None  # the prompt holds turns the thread did not store: nothing to align
-                break
-            if at is None:
-                at = j + 1
-        k = 0
-        if at is not None:
-            while k < len(items) and at + k < len(stream) and stream[at + k] == (items[k]["role"], items[k]["text"]):
-                k += 1
+                while j >= 0 and stream[j] != words:
+                    j -= 1
+                if j < 0 and words[0] == "assistant" and words[1].startswith(_CALLS_TEXT):
+                    j = last  # an answer that only called tools, which a thread stored by an earlier release lacks
+                    continue
+                if j < 0:
+                    return None  # the prompt holds turns the thread did not store: nothing to align
+                if at is None:
+                    at = j + 1
+            return at
+
+        def repeated(at: int | None) -> int:
+            k = 0
+            if at is not None:
+                while k < len(items) and at + k < len(stream) and \
+                        stream[at + k] == (items[k]["role"], items[k]["text"]):
+                    k += 1
+            return k
+
+        k = repeated(align(len(stream)))
+        if earlier and items and k < len(items):
+            # The latest place of the last earlier turn may be a later turn's copy of its words (the answer to a
+            # turn regenerated was "Noted!" as the one before it): the turn repeats the stored messages following
+            # the latest earlier place of those words that the turn's first message follows, when the stored turns
+            # before it hold the prompt's earlier turns in order (not there below one place, they are not below an
+            # earlier one: one alignment is tried)
+            first = (items[0]["role"], items[0]["text"])
+            for p in range(len(stream) - 1, 0, -1):
+                if stream[p] == first and stream[p - 1] == earlier[-1]:
+                    if align(p) == p:
+                        k = max(k, repeated(p))
+                    break
         return [item for item in items[k:] if "message_id" not in item["metadata"]
                 or (item["metadata"]["message_id"], item["text"]) not in record.stored]
 

@@ -495,6 +495,26 @@ def test_a_turn_regenerated_by_threads_at_once_is_stored_once(monkeypatch):
     memory.close()
 
 
+def test_a_turn_regenerated_whose_answer_repeats_the_one_before_is_stored_once():
+    """A client sending the whole history regenerates its second turn; the model said "Noted!" to both turns. The
+    earlier turns were aligned with the thread at the latest place of their words, the second turn's "Noted!", so
+    the regenerated turn followed nothing stored and was stored again, question and answer; sent once, the same
+    history stores each message once."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage("Noted!") for _ in range(3)]),
+                         middleware=[HippoMemoryMiddleware(memory)])
+    first = {"role": "user", "content": "I live in Lisbon now."}
+    second = [first, {"role": "assistant", "content": "Noted!"}, {"role": "user", "content": "I have a cat, Miso."}]
+    agent.invoke({"messages": [first]}, _cfg("t"))
+    agent.invoke({"messages": list(second)}, _cfg("t"))
+    stored = [(m.role, m.text) for m in memory.using("user.ann").list()]
+    assert stored == [("user", "I live in Lisbon now."), ("assistant", "Noted!"), ("user", "I have a cat, Miso."),
+                      ("assistant", "Noted!")]
+    agent.invoke({"messages": list(second)}, _cfg("t"))  # the answer regenerated
+    assert [(m.role, m.text) for m in memory.using("user.ann").list()] == stored
+    memory.close()
+
+
 def test_a_turn_regenerated_by_sync_and_async_runs_on_their_own_loops_at_once_is_stored_once(monkeypatch):
     """A sync run and two async runs, each on an event loop of its own (``asyncio.run`` in a worker thread), of one
     thread: the async runs took turns only with the runs of their own loop, and all three compared before any
