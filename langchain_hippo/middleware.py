@@ -61,8 +61,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
-from langchain_hippo._common import (acall, acquire_thread_lock, check_bool, check_memory, check_positive_int,
-                                     custom_namespace, index_text, message_chars, query_text)
+from langchain_hippo._common import (acall, acquire_thread_lock, check_bool, check_key, check_memory,
+                                     check_positive_int, custom_namespace, index_text, message_chars, query_text)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
@@ -217,6 +217,31 @@ def is_notification(message: BaseMessage) -> bool:
     return isinstance(message, HumanMessage) and isinstance((message.additional_kwargs or {}).get("lc_source"), str)
 
 
+def _check_template(template: Any, name: str) -> str:
+    if not isinstance(template, str) or "{context}" not in template:
+        raise InvalidInput(f"{name} must be a string containing '{{context}}'")
+    try:  # filled with str.format: any other field or a lone brace would fail at the first model call
+        template.format(context="")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise InvalidInput(f"{name} must hold no format field but {{context}} (write a literal brace as "
+                           f"'{{{{' or '}}}}'): {type(exc).__name__}: {exc}") from None
+    return template
+
+
+def _check_namespace_fn(value: Any, name: str) -> Any:
+    if value is not None and not callable(value):
+        raise InvalidInput(f"{name} must be callable or None")
+    return value
+
+
+#: the middleware's settings, each checked whenever it is set: name -> check(value, name), the value to keep
+_SETTINGS: dict[str, Callable[[Any, str], Any]] = {
+    "budget_tokens": check_positive_int, "template": _check_template, "store_tool_results": check_bool,
+    "user_id_key": check_key, "thread_id_key": check_key, "timezone_key": check_key,
+    "namespace_fn": _check_namespace_fn,
+}
+
+
 class HippoMemoryMiddleware(AgentMiddleware):
     """Recall before each model call, remember after it.
 
@@ -259,27 +284,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
     ) -> None:
         super().__init__()
         self.memory = check_memory(memory)
-        self.budget_tokens = check_positive_int(budget_tokens, "budget_tokens")
-        if not isinstance(template, str) or "{context}" not in template:
-            raise InvalidInput("template must be a string containing '{context}'")
-        try:  # filled with str.format: any other field or a lone brace would fail at the first model call
-            template.format(context="")
-        except (KeyError, IndexError, ValueError) as exc:
-            raise InvalidInput(f"template must hold no format field but {{context}} (write a literal brace as "
-                               f"'{{{{' or '}}}}'): {type(exc).__name__}: {exc}") from None
+        self.budget_tokens = budget_tokens
         self.template = template
-        self.store_tool_results = check_bool(store_tool_results, "store_tool_results")
+        self.store_tool_results = store_tool_results
         self._max_chars = message_chars(self.memory)
-        for name, value in (("user_id_key", user_id_key), ("thread_id_key", thread_id_key),
-                            ("timezone_key", timezone_key)):
-            if not isinstance(value, str) or not value:
-                raise InvalidInput(f"{name} must be a non-empty string, got {value!r}")
         self.user_id_key = user_id_key
         self.thread_id_key = thread_id_key
         self.timezone_key = timezone_key
         self.timezone = timezone
-        if namespace_fn is not None and not callable(namespace_fn):
-            raise InvalidInput("namespace_fn must be callable or None")
         self.namespace_fn = namespace_fn
         self._threads: OrderedDict[tuple[str, str | None], _Thread] = OrderedDict()
         self._threads_lock = threading.Lock()
@@ -292,6 +304,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
             self.tools = make_memory_tools(self.memory, scope=lambda runtime: self._scope(runtime)[0],
                                            asked=self._tool_asked, zone=self.zone)
         self._own = frozenset(t.name for t in self.tools)  # tools whose results are copies of the memory
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # a setting changed on a made middleware (one middleware serving many runs) is checked as the constructor
+        # checks it, and left as it was when refused: the next run reads it
+        check = _SETTINGS.get(name)
+        super().__setattr__(name, value if check is None else check(value, name))
 
     @property
     def timezone(self) -> Any:

@@ -156,6 +156,24 @@ def test_middleware_bad_arguments(memory, kwargs, name):
         HippoMemoryMiddleware(None)
 
 
+@pytest.mark.parametrize("name, bad, good", [
+    ("template", "Memories: {ctx}", "Memories:\n{context}"), ("template", 5, "{context}"),
+    ("budget_tokens", "many", 50), ("store_tool_results", "yes", True), ("namespace_fn", 5, None),
+    ("user_id_key", "", "uid"), ("thread_id_key", 7, "tid"), ("timezone_key", None, "tz"),
+])
+def test_every_setting_of_a_made_middleware_is_checked_when_set(memory, name, bad, good):
+    """A setting set on a made middleware was taken as it was, and the next run failed inside the agent with
+    the wrong error (a template with another field: KeyError; a namespace_fn that is no function: TypeError):
+    it is refused by name, the setting left as it was, and a value the constructor takes is kept."""
+    middleware = HippoMemoryMiddleware(memory)
+    before = getattr(middleware, name)
+    with pytest.raises(hippo.InvalidInput, match=f"^{name}"):
+        setattr(middleware, name, bad)
+    assert getattr(middleware, name) == before
+    setattr(middleware, name, good)
+    assert getattr(middleware, name) == good
+
+
 def test_memory_tools_read_the_current_users_namespace(memory):
     memory.using("user.ann").add("Ann's passport number ends in 4471.", speaker="ann")
     memory.using("user.bob").add("Bob's passport number ends in 9012.", speaker="bob")
