@@ -7,7 +7,6 @@ Nothing here ranks, filters or selects memories; that is hippo's job.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -211,45 +210,3 @@ def custom_namespace(fn: Any, user_id: str | None, thread_id: str | None) -> str
     if fn is None:
         return None
     return fn(user_id, thread_id)
-
-
-async def acquire_thread_lock(lock: threading.Lock) -> None:
-    """``lock`` taken without blocking the running event loop: at once when it is free, else by a thread that waits
-    for it while the loop runs on. A call cancelled while it waits leaves the lock free (the thread gives back what
-    it took for it)."""
-    if lock.acquire(blocking=False):
-        return
-    loop = asyncio.get_running_loop()
-    got = loop.create_future()
-    guard = threading.Lock()
-    state = {"given_up": False, "taken": False}
-
-    def settle() -> None:
-        if not got.done():
-            got.set_result(None)
-
-    def wait() -> None:
-        lock.acquire()
-        with guard:
-            if state["given_up"]:
-                lock.release()
-                return
-            state["taken"] = True
-        try:
-            loop.call_soon_threadsafe(settle)
-        except RuntimeError:  # the loop closed: the call waiting on it is gone and never releases the lock
-            with guard:
-                if not state["given_up"]:
-                    state["given_up"] = True
-                    lock.release()
-
-    threading.Thread(target=wait, name="langchain-hippo-turn", daemon=True).start()
-    try:
-        await got
-    except BaseException:
-        with guard:
-            if not state["given_up"]:
-                state["given_up"] = True
-                if state["taken"]:
-                    lock.release()
-        raise

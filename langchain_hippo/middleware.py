@@ -61,7 +61,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
-from langchain_hippo._common import (acall, acquire_thread_lock, check_bool, check_key, check_memory,
+from langchain_hippo._common import (acall, check_bool, check_key, check_memory,
                                      check_positive_int, custom_namespace, index_text, message_chars, query_text)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
@@ -79,9 +79,9 @@ class _Turns:
     """The calls that store a thread's new turns take turns, per (memory, namespace, thread): each compares the
     turns with what the thread has stored, then stores the rest, and two side by side (a turn regenerated twice at
     once, two requests of one thread) would both compare before either stored. Sync calls wait on a thread lock,
-    the async calls of one event loop on an ``asyncio.Lock`` (first come, first served) and then on the same thread
-    lock (an async run on another loop, a sync run in another thread); a key's lock goes when no call holds or waits
-    for it."""
+    the async calls of one event loop on an ``asyncio.Lock`` (first come, first served), then store in a worker
+    thread that waits on the same thread lock (an async run on another loop, a sync run in another thread); a key's
+    lock goes when no call holds or waits for it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -116,20 +116,29 @@ class _Turns:
         at = (asyncio.get_running_loop(), key)
         lock = self._take(at, asyncio.Lock)
         try:
-            async with lock:  # this loop's calls, first come, first served
-                # then the sync calls' thread lock, with every other loop's (a run started by asyncio.run in
-                # another thread) and the sync runs of the key, taken without blocking this loop
-                held = self._take(("sync", key), threading.Lock)
-                try:
-                    await acquire_thread_lock(held)
-                    try:
-                        yield
-                    finally:
-                        held.release()
-                finally:
-                    self._give(("sync", key))
+            async with lock:
+                yield
         finally:
             self._give(at)
+
+    async def arun(self, key: Any, fn: Callable[[], Any]) -> Any:
+        """``fn()`` in its turn from an async call: after the calls of this event loop before it (``aheld``), in a
+        worker thread holding the sync calls' lock, so that it takes turns with every other loop's calls (a run
+        started by ``asyncio.run`` in another thread) and the sync calls too. The loop is not blocked, and the
+        turn needs no loop to end: a sync call waiting on a loop's own thread cannot stall it. Cancelled before
+        the worker took the lock, ``fn`` is not run."""
+        abandoned = threading.Event()
+
+        def work() -> Any:
+            with self.held(key):
+                return None if abandoned.is_set() else fn()
+
+        async with self.aheld(key):
+            try:
+                return await asyncio.to_thread(work)
+            except asyncio.CancelledError:
+                abandoned.set()
+                raise
 
     def after_fork(self) -> None:
         """In a forked child: the calls of the parent's other threads are not the child's to wait for."""
@@ -667,10 +676,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         if not seen and not items:
             return None
         with _TURNS.held((self.memory, view.namespace, thread)):
-            record = self._record(view, thread, state["messages"][:start])
-            todo = self._unstored(record, items, self._words(state["messages"][:start]))
-            added = view.add_many(todo) if todo else []
-            self._remember(view, thread, record, seen, added)
+            self._store_turn(view, thread, state["messages"][:start], items, seen)
         return None
 
     async def aafter_model(self, state: AgentState, runtime: Runtime) -> dict[str, Any] | None:
@@ -678,12 +684,18 @@ class HippoMemoryMiddleware(AgentMiddleware):
         start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
-        async with _TURNS.aheld((self.memory, view.namespace, thread)):
-            record = await self._arecord(view, thread, state["messages"][:start])
-            todo = self._unstored(record, items, self._words(state["messages"][:start]))
-            added = await acall(view, "add_many", todo) if todo else []
-            self._remember(view, thread, record, seen, added)
+        await _TURNS.arun((self.memory, view.namespace, thread),
+                          lambda: self._store_turn(view, thread, state["messages"][:start], items, seen))
         return None
+
+    def _store_turn(self, view: Any, thread: str | None, earlier: list[AnyMessage], items: list[dict],
+                    seen: list[str]) -> None:
+        """Store what the thread has not stored of a turn (``items``; ``earlier``: the prompt's turns before it), in
+        the thread's turn."""
+        record = self._record(view, thread, earlier)
+        todo = self._unstored(record, items, self._words(earlier))
+        added = view.add_many(todo) if todo else []
+        self._remember(view, thread, record, seen, added)
 
 
 __all__ = ["HippoMemoryMiddleware", "DEFAULT_TEMPLATE"]

@@ -554,6 +554,48 @@ def test_a_turn_regenerated_by_sync_and_async_runs_on_their_own_loops_at_once_is
     memory.close()
 
 
+def test_a_sync_run_on_an_event_loop_s_thread_waits_for_an_async_run_of_that_loop_without_a_hang(monkeypatch):
+    """An async run stores its turn while a sync run of the same thread is called on the loop's own thread (sync
+    code inside an ``async def`` handler) and waits for the turn: the async run's turn must end without the loop,
+    which the waiting sync run blocks. Both turns are stored, the question once."""
+    import threading
+    import time
+
+    from langchain_hippo import middleware as middleware_module
+
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
+    agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
+    key = ("sync", (memory, "user.ann", "t"))
+    real = hippo.Memory.add_many
+    first = [True]
+
+    def add_many(self, *args, **kwargs):  # the async run's store, held until the sync run waits for the turn
+        if first[0]:
+            first[0] = False
+            while middleware_module._TURNS._held.get(key, [None, 0])[1] < 2:
+                time.sleep(0.001)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(hippo.Memory, "add_many", add_many)
+
+    async def both() -> None:
+        task = asyncio.ensure_future(agent.ainvoke({"messages": list(_AGAIN)}, _cfg("t")))
+        while key not in middleware_module._TURNS._held:
+            await asyncio.sleep(0)
+        agent.invoke({"messages": list(_AGAIN)}, _cfg("t"))  # on the loop's thread: the loop waits with it
+        await task
+
+    runner = threading.Thread(target=lambda: asyncio.run(both()), daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the runs never ended"
+    users = [t for t in _stored_turns(memory) if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert len(_stored_turns(memory)) == 5  # two questions, the first answer and the two regenerated ones
+    memory.close()
+
+
 def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_turn_once(monkeypatch):
     """Two runs regenerate the same turn (a client sending the whole history). The second read the thread before
     the model call, while the first had not yet stored the turn, and kept what it read as the thread's record once
