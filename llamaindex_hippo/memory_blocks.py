@@ -39,7 +39,6 @@ by LlamaIndex and always contributes up to ``budget_tokens``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -47,7 +46,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from datetime import datetime, timezone, tzinfo
-from typing import Any, AsyncIterator, Literal
+from typing import Any, Literal
 
 from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
@@ -120,62 +119,13 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_held)
 
 
-async def _acquire(lock: threading.Lock) -> None:
-    """``lock`` taken without blocking the event loop: at once when it is free, else by a thread that waits for it
-    while the loop runs on. A put cancelled while it waits leaves the lock free (the thread gives back what it took
-    for it)."""
-    if lock.acquire(blocking=False):
-        return
-    loop = asyncio.get_running_loop()
-    got = loop.create_future()
-    guard = threading.Lock()
-    state = {"given_up": False, "taken": False}
-
-    def settle() -> None:
-        if not got.done():
-            got.set_result(None)
-
-    def wait() -> None:
-        lock.acquire()
-        with guard:
-            if state["given_up"]:
-                lock.release()
-                return
-            state["taken"] = True
-        try:
-            loop.call_soon_threadsafe(settle)
-        except RuntimeError:  # the loop closed; the put waiting on it is gone and never releases it
-            with guard:
-                if not state["given_up"]:
-                    state["given_up"] = True
-                    lock.release()
-
-    threading.Thread(target=wait, name="hippo-memory-block-turn", daemon=True).start()
-    try:
-        await got
-    except BaseException:
-        with guard:
-            if not state["given_up"]:
-                state["given_up"] = True
-                if state["taken"]:
-                    lock.release()
-        raise
-
-
-@contextlib.asynccontextmanager
-async def _taking_turns(handle: Any) -> AsyncIterator[None]:
-    """The puts into ``handle`` one at a time: those of one event loop in call order (``_turns``), and those of
-    every loop (a sync ``Memory.put`` runs its own, one per thread) under one thread lock."""
-    async with _turns(handle):
-        with _TURNS_LOCK:
-            lock = _HELD.get(handle)
-            if lock is None:
-                lock = _HELD[handle] = threading.Lock()
-        await _acquire(lock)
-        try:
-            yield
-        finally:
-            lock.release()
+def _held(handle: Any) -> threading.Lock:
+    """The thread lock the puts of every event loop into ``handle`` take turns with."""
+    with _TURNS_LOCK:
+        lock = _HELD.get(handle)
+        if lock is None:
+            lock = _HELD[handle] = threading.Lock()
+    return lock
 
 
 _ROLE = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system",
@@ -397,20 +347,32 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                           "metadata": storable_metadata(extra), _CALLS_ONLY: not self._text(message)})
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
         # side by side (two requests setting its history at once) would both compare before either stored, and
-        # store the history twice. They take turns, in call order, as the same puts one after the other.
-        async with _taking_turns(self._handle):
-            await self._store(items)
+        # store the history twice. They take turns, as the same puts one after the other: those of one event loop
+        # in call order, then in a worker thread holding the lock of every loop's puts (a sync ``Memory.put`` runs
+        # a loop of its own in its thread). The worker needs no loop to end its turn: a sync put waiting on a loop's
+        # own thread cannot stall it. Cancelled before the worker took the lock, the put stores nothing.
+        target, lock, abandoned = self._target, _held(self._handle), threading.Event()
 
-    async def _store(self, items: list[dict]) -> None:
-        target = self._target
+        def store() -> None:
+            with lock:
+                if not abandoned.is_set():
+                    self._store(target, items)
+
+        async with _turns(self._handle):
+            try:
+                await asyncio.to_thread(store)
+            except asyncio.CancelledError:
+                abandoned.set()
+                raise
+
+    def _store(self, target: Any, items: list[dict]) -> None:
         todo, places = [], []
         for session, batch in _by_session(items):
-            skip, place = await self._replay(target, session,
-                                             [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
+            skip, place = self._replay(target, session, [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
             todo.extend({k: v for k, v in it.items() if k != _CALLS_ONLY} for it in batch[skip:])
             places.append((session, place if skip == len(batch) else None))
         if todo:
-            await acall(target, "add_many", todo)
+            target.add_many(todo)
         for session, place in places:  # where the next batch of a history set again is expected
             key = (target.namespace, session)
             ends = self._replayed.get(key, ())
@@ -421,8 +383,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         while len(self._replayed) > _SESSIONS:
             self._replayed.popitem(last=False)
 
-    async def _replay(self, target: Any, session: str | None,
-                      batch: list[tuple[str, str, bool]]) -> tuple[int, int]:
+    def _replay(self, target: Any, session: str | None, batch: list[tuple[str, str, bool]]) -> tuple[int, int]:
         """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words) repeat the
         session's stored messages as a history set again repeats them, and where among the stored messages they
         end. They repeat them from where one of the session's latest replayed batches ended, or from its start, and
@@ -431,8 +392,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         which passed over such answers. Only the stored messages compared are read."""
         ends = self._replayed.get((target.namespace, session), ())
         for start in dict.fromkeys((*ends, 0)):
-            stored = await acall(target, "list", filter={"session_id": session}, offset=start,
-                                 limit=len(batch) + 1)
+            stored = target.list(filter={"session_id": session}, offset=start, limit=len(batch) + 1)
             k = j = 0  # batch messages repeated, stored messages they repeat
             while k < len(batch) and j < len(stored):
                 role, text, calls_only = batch[k]

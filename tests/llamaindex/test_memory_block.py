@@ -326,6 +326,62 @@ async def test_a_put_cancelled_while_another_loop_s_put_runs_leaves_the_turn_fre
     held.release()
 
 
+def test_a_sync_put_on_an_event_loop_s_thread_waits_for_an_async_put_of_that_loop_without_a_hang(monkeypatch):
+    """LlamaIndex's sync ``Memory.put`` called inside a running loop (sync code in an ``async def`` handler) runs its
+    put on a loop of its own in another thread and blocks the caller's loop until it is done. Were an async put of
+    the caller's loop holding the turn until that loop resumed it, the two would wait for each other for ever: the
+    async put's turn ends without its loop, and both puts are stored."""
+    import asyncio
+    import threading
+    import time
+
+    from llama_index.core.async_utils import asyncio_run
+
+    from llamaindex_hippo import memory_blocks
+
+    memory = hippo.Memory(None)
+    block = HippoMemoryBlock(memory=memory)
+    real_held, waiting = memory_blocks._held, [0]
+
+    class Counted:  # the turn's lock, counting the puts that hold or wait for it
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            waiting[0] += 1
+            self.lock.acquire()
+
+        def __exit__(self, *exc):
+            self.lock.release()
+
+    monkeypatch.setattr(memory_blocks, "_held", lambda handle: Counted(real_held(handle)))
+    real_add = hippo.Memory.add_many
+    first = [True]
+
+    def add_many(self, *args, **kwargs):  # the async put's store, held until the sync put waits for the turn
+        if first[0]:
+            first[0] = False
+            while waiting[0] < 2:
+                time.sleep(0.001)
+        return real_add(self, *args, **kwargs)
+
+    monkeypatch.setattr(hippo.Memory, "add_many", add_many)
+
+    async def both() -> None:
+        task = asyncio.ensure_future(block.aput([ChatMessage(role="user", content="Async words.")], session_id="s"))
+        while not waiting[0]:
+            await asyncio.sleep(0)
+        asyncio_run(block.aput([ChatMessage(role="user", content="Sync words.")], session_id="s"))  # loop waits
+        await task
+
+    runner = threading.Thread(target=lambda: asyncio.run(both()), daemon=True)
+    runner.start()
+    runner.join(60)
+    assert not runner.is_alive(), "the puts never ended"
+    assert _stored(memory) == [("user", "Async words."), ("user", "Sync words.")]
+    memory.close()
+
+
 # -- a message's own time ------------------------------------------------------------------------------------------
 
 async def test_a_message_s_own_time_dates_it(memory):
