@@ -7,6 +7,7 @@ Nothing here ranks, filters or selects memories; that is hippo's job.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -210,3 +211,13 @@ def custom_namespace(fn: Any, user_id: str | None, thread_id: str | None) -> str
     if fn is None:
         return None
     return fn(user_id, thread_id)
+
+
+def store_key(memory: Any) -> Any:
+    """What names the store ``memory`` is a handle on, for the turns every handle on it takes (two ``hippo.Memory``
+    objects opened on one file in one process store into the same messages): its file (the real path) or its URL,
+    else the handle itself (a store kept in RAM is its handle's own)."""
+    path = getattr(memory, "path", None)
+    if not isinstance(path, str):
+        return memory
+    return ("url", path) if "://" in path else ("file", os.path.realpath(path))

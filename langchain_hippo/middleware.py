@@ -62,7 +62,8 @@ from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory,
-                                     check_positive_int, custom_namespace, index_text, message_chars, query_text)
+                                     check_positive_int, custom_namespace, index_text, message_chars, query_text,
+                                     store_key)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
@@ -76,7 +77,7 @@ _THREADS = 256
 
 
 class _Turns:
-    """The calls that store a thread's new turns take turns, per (memory, namespace, thread): each compares the
+    """The calls that store a thread's new turns take turns, per (store, namespace, thread): each compares the
     turns with what the thread has stored, then stores the rest, and two side by side (a turn regenerated twice at
     once, two requests of one thread) would both compare before either stored. Sync calls wait on a thread lock,
     the async calls of one event loop on an ``asyncio.Lock`` (first come, first served), then store in a worker
@@ -151,18 +152,56 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_TURNS.after_fork)
 
 
-class _Thread:
-    """What one thread has stored: (LangChain message id, stored text) -> hippo id, (role, stored text) -> hippo ids,
-    the (role, stored text) of its messages in order, and every LangChain id this record accounts for (stored, or
-    passed over as nothing to store: a notification, a turn without text)."""
+class _Stores:
+    """When a thread was last stored into by any middleware of this process, per (store, namespace, thread): a number
+    that grows with every turn stored. A middleware's record of a thread read before it (another agent's middleware
+    stored a turn of the thread since) is out of date. The latest 4,096 threads are kept; a thread let go reads as
+    stored after every record made before."""
 
-    __slots__ = ("stored", "said", "stream", "known")
+    _KEPT = 4096
 
     def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last: OrderedDict[Any, int] = OrderedDict()
+        self._count = 0
+        self._floor = 0  # the latest number of a thread let go
+
+    def last(self, key: Any) -> int:
+        with self._lock:
+            return self._last.get(key, self._floor)
+
+    def stored(self, key: Any) -> int:
+        with self._lock:
+            self._count += 1
+            self._last[key] = self._count
+            self._last.move_to_end(key)
+            while len(self._last) > self._KEPT:
+                self._floor = max(self._floor, self._last.popitem(last=False)[1])
+            return self._count
+
+    def after_fork(self) -> None:
+        self._lock = threading.Lock()
+
+
+_STORES = _Stores()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_STORES.after_fork)
+
+
+class _Thread:
+    """What one thread has stored: (LangChain message id, stored text) -> hippo id, (role, stored text) -> hippo ids,
+    the (role, stored text) of its messages in order, every LangChain id this record accounts for (stored, or
+    passed over as nothing to store: a notification, a turn without text), and when the thread was last stored into
+    as far as this record knows (``_Stores``)."""
+
+    __slots__ = ("stored", "said", "stream", "known", "as_of")
+
+    def __init__(self, as_of: int = 0) -> None:
         self.stored: dict[tuple[str, str], int] = {}
         self.said: dict[tuple[str, str], list[int]] = {}
         self.stream: list[tuple[str, str]] = []
         self.known: set[str] = set()
+        self.as_of = as_of
 
     def add(self, item: Any) -> None:
         """Account for a stored hippo message (``MemoryItem``) of the thread."""
@@ -462,16 +501,22 @@ class HippoMemoryMiddleware(AgentMiddleware):
             self._threads.move_to_end((view.namespace, thread))
         if any(m.id and m.id not in record.known for m in self._earlier(messages)):
             return None  # turns this process did not see: stored by another one, or before a restart
+        if record.as_of != _STORES.last(self._stores_key(view, thread)):
+            return None  # turns another middleware of this process stored since (two agents on one thread)
         return record
 
+    def _stores_key(self, view: Any, thread: str | None) -> tuple:
+        return store_key(self.memory), view.namespace, thread
+
     def _rebuilt(self, view: Any, thread: str | None, items: list[Any], messages: list[AnyMessage],
-                 since: int) -> _Thread:
+                 since: int, as_of: int) -> _Thread:
         """The record of ``thread`` read back from ``items`` (the stored messages of its session, read when this
-        process had stored ``since`` turns); the earlier turns of ``messages`` not among them had nothing to store.
+        process had stored ``since`` turns, and the thread's last store was ``as_of``, ``_Stores``); the earlier
+        turns of ``messages`` not among them had nothing to store.
         It is kept for the next calls only when this process stored no turn while it was read: a run of the thread
         reading before the model call, beside another run storing its turn, would otherwise replace the record that
         holds that turn with one that does not, and the next run would store the turn again."""
-        record = _Thread()
+        record = _Thread(as_of)
         for item in items:
             record.add(item)
         record.known.update(m.id for m in self._earlier(messages) if m.id)
@@ -490,16 +535,16 @@ class HippoMemoryMiddleware(AgentMiddleware):
     def _record(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
         record = self._known(view, thread, messages)
         if record is None:
-            since = self._stores
-            record = self._rebuilt(view, thread, view.list(filter={"session_id": thread}), messages, since)
+            since, as_of = self._stores, _STORES.last(self._stores_key(view, thread))
+            record = self._rebuilt(view, thread, view.list(filter={"session_id": thread}), messages, since, as_of)
         return record
 
     async def _arecord(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
         record = self._known(view, thread, messages)
         if record is None:
-            since = self._stores
+            since, as_of = self._stores, _STORES.last(self._stores_key(view, thread))
             record = self._rebuilt(view, thread, await acall(view, "list", filter={"session_id": thread}), messages,
-                                   since)
+                                   since, as_of)
         return record
 
     def _shown(self, record: _Thread, messages: list[AnyMessage]) -> list[int]:
@@ -575,6 +620,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 record.add(item)
             if added:
                 self._stores += 1
+                record.as_of = _STORES.stored(self._stores_key(view, thread))
             self._keep(view.namespace, thread, record)
 
     # -- recall before the model call ----------------------------------------------------------------------
@@ -675,7 +721,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
-        with _TURNS.held((self.memory, view.namespace, thread)):
+        with _TURNS.held((store_key(self.memory), view.namespace, thread)):
             self._store_turn(view, thread, state["messages"][:start], items, seen)
         return None
 
@@ -684,7 +730,7 @@ class HippoMemoryMiddleware(AgentMiddleware):
         start, items, seen = self._new_turns(state["messages"], user, thread, self.zone(runtime))
         if not seen and not items:
             return None
-        await _TURNS.arun((self.memory, view.namespace, thread),
+        await _TURNS.arun((store_key(self.memory), view.namespace, thread),
                           lambda: self._store_turn(view, thread, state["messages"][:start], items, seen))
         return None
 

@@ -596,6 +596,45 @@ def test_a_sync_run_on_an_event_loop_s_thread_waits_for_an_async_run_of_that_loo
     memory.close()
 
 
+@pytest.mark.parametrize("handles", ["one", "two"])
+def test_two_agents_regenerating_a_turn_of_one_thread_at_once_store_it_once(tmp_path, monkeypatch, handles):
+    """Two agents, each with its own middleware, on one memory (one ``hippo.Memory``, or two opened on one file) serve
+    the same thread at once. Each read the thread before its model call and kept what it read; the second to store
+    compared its turn with that record, which lacked the first one's turn, and stored the question again."""
+    import threading
+
+    path = tmp_path / "agents.db"
+    with hippo.Memory(path) as memory:
+        create_agent(recording_model(_answers(1)), middleware=[HippoMemoryMiddleware(memory)]).invoke(
+            {"messages": list(_FIRST)}, _cfg("t"))
+    compared = threading.Barrier(2)
+    unstored = HippoMemoryMiddleware._unstored
+
+    def side_by_side(record, items, earlier):
+        todo = unstored(record, items, earlier)
+        try:  # each waits for the other to have compared too, unless they take turns (the barrier then breaks)
+            compared.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return todo
+
+    monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
+    first = hippo.Memory(path)
+    memories = [first, first if handles == "one" else hippo.Memory(path)]
+    agents = [create_agent(recording_model([AIMessage(f"Reply {k}: take the Shinkansen.")]),
+                           middleware=[HippoMemoryMiddleware(m)]) for k, m in enumerate(memories)]
+    runs = [threading.Thread(target=agent.invoke, args=({"messages": list(_AGAIN)}, _cfg("t"))) for agent in agents]
+    for run in runs:
+        run.start()
+    for run in runs:
+        run.join()
+    users = [t for t in _stored_turns(first) if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert len(_stored_turns(first)) == 5  # two questions, the first answer and both replies
+    for m in {id(m): m for m in memories}.values():
+        m.close()
+
+
 def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_turn_once(monkeypatch):
     """Two runs regenerate the same turn (a client sending the whole history). The second read the thread before
     the model call, while the first had not yet stored the turn, and kept what it read as the thread's record once
