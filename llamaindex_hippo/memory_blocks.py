@@ -14,9 +14,9 @@ batches in turns, each going on from its own), or from the session's start (a hi
 far as it repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it
 repeats stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then
 differs (a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
-``hippo.Memory`` take turns, in call order on one event loop, and one at a time across loops and threads (a sync
-``Memory.put`` runs a loop of its own in its thread): two requests of a session setting its history at once store it
-once.
+store (one ``hippo.Memory``, or several opened on one file) take turns, in call order on one event loop, and one at
+a time across loops and threads (a sync ``Memory.put`` runs a loop of its own in its thread): two requests of a
+session setting its history at once store it once.
 
 A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
 the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
@@ -104,8 +104,11 @@ def _turns(handle: Any) -> asyncio.Lock:
     return lock
 
 
-#: hippo handle -> the thread lock the puts of every event loop into it take turns with (each loop's in call order)
+#: hippo handle on a store in RAM -> the thread lock the puts of every event loop into it take turns with (each
+#: loop's in call order)
 _HELD: weakref.WeakKeyDictionary[Any, threading.Lock] = weakref.WeakKeyDictionary()
+#: a store's file (its real path) or URL -> the same lock, shared by every handle opened on it
+_HELD_STORES: dict[tuple[str, str], threading.Lock] = {}
 
 
 def _forget_held() -> None:
@@ -113,6 +116,7 @@ def _forget_held() -> None:
     global _TURNS_LOCK
     _TURNS_LOCK = threading.Lock()
     _HELD.clear()
+    _HELD_STORES.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -120,8 +124,16 @@ if hasattr(os, "register_at_fork"):
 
 
 def _held(handle: Any) -> threading.Lock:
-    """The thread lock the puts of every event loop into ``handle`` take turns with."""
+    """The thread lock the puts of every event loop into ``handle``'s store take turns with: one per store file or
+    URL (two ``hippo.Memory`` objects opened on one file store into the same messages), else per handle."""
+    path = getattr(handle, "path", None)
     with _TURNS_LOCK:
+        if isinstance(path, str):
+            key = ("url", path) if "://" in path else ("file", os.path.realpath(path))
+            lock = _HELD_STORES.get(key)
+            if lock is None:
+                lock = _HELD_STORES[key] = threading.Lock()
+            return lock
         lock = _HELD.get(handle)
         if lock is None:
             lock = _HELD[handle] = threading.Lock()

@@ -290,6 +290,44 @@ def test_histories_set_again_from_two_threads_at_once_are_stored_once():
         assert puts(at_once=True) == one_by_one
 
 
+def test_histories_put_through_two_handles_on_one_file_at_once_are_stored_once(tmp_path, monkeypatch):
+    """Two blocks over two ``hippo.Memory`` objects opened on one file (a server opening the store per request) put
+    one session's history from two threads at once: their puts took turns per handle, both compared the history
+    with the stored messages before either stored it, and it was stored twice."""
+    import asyncio
+    import threading
+
+    path = tmp_path / "blocks.db"
+    compared = threading.Barrier(2)
+    real = hippo.Memory.list
+
+    def side_by_side(self, *args, **kwargs):
+        found = real(self, *args, **kwargs)
+        try:  # each waits for the other to have compared too, unless they take turns (the barrier then breaks)
+            compared.wait(timeout=2)
+        except threading.BrokenBarrierError:
+            pass
+        return found
+
+    monkeypatch.setattr(hippo.Memory, "list", side_by_side)
+    handles = [hippo.Memory(path), hippo.Memory(path)]
+
+    def request(handle) -> None:
+        history = [ChatMessage(role=r, content=t) for r, t in CHAT[:4]]
+        asyncio.run(HippoMemoryBlock(memory=handle).aput(history, session_id="s"))
+
+    threads = [threading.Thread(target=request, args=(handle,)) for handle in handles]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    monkeypatch.setattr(hippo.Memory, "list", real)
+    for handle in handles:
+        handle.close()
+    with hippo.Memory(path) as memory:
+        assert _stored(memory) == CHAT[:4]
+
+
 async def test_a_put_cancelled_while_another_loop_s_put_runs_leaves_the_turn_free(memory):
     """A put waiting for another event loop's put (a thread's) and cancelled meanwhile takes no turn: the puts after
     it are stored."""
