@@ -61,9 +61,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.runtime import Runtime
 
 from hippo import InvalidInput, time_zone
-from langchain_hippo._common import (acall, check_bool, check_key, check_memory,
-                                     check_positive_int, custom_namespace, index_text, message_chars, query_text,
-                                     store_key)
+from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
+                                     index_text, message_chars, query_text, store_key)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
