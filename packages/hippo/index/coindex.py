@@ -48,6 +48,8 @@ _COUNT_CACHE_GROWTH = 1 << 16   # tokens appended since, past which the kept cou
 # same digest, two of different tokens almost never do.
 _DIGEST_MULTIPLIERS = np.random.default_rng(0x6469676573).integers(1, 1 << 63, size=4096, dtype=np.uint64) | 1
 _DIGEST_BLOCK = 1 << 20  # tokens hashed in one numpy pass (bounds the temporary arrays)
+# The multipliers as one number: a snapshot's saved digests are used only where they were made with the same ones.
+_DIGEST_KEY = int(np.bitwise_xor.reduce(_DIGEST_MULTIPLIERS)) >> 11  # 53 bits: any JSON reader keeps it
 
 
 def positions(dwm: DynamicWaveletMatrix, symbol: int) -> np.ndarray:
@@ -101,6 +103,16 @@ def event_time(metadata: dict | None) -> float:
 # 4: the words with letters of Latin Extended Additional (Vietnamese: "thoại", "Nẵng") or "đ" are accented words,
 # and Vietnamese ones are read from two letters on ("phở").
 _WORDS_RULE = 4
+# What :meth:`NamespaceIndex._glue_of` computes, by number: a snapshot's glue flags made by another rule are made
+# again from the tokens. Bump it with any change to the flags (hippo.text.lexicon's word-start table, the reading of
+# a character the encoding cut); tests/core/test_saved_glue.py pins them. They are saved under the words' rule too
+# (:func:`_glue_rule`), which a change of :func:`hippo.text.lexicon.word_splits` bumps for the words it splits.
+_GLUE_RULE = 1
+
+
+def _glue_rule() -> list[int]:
+    """The rule a snapshot's glue flags are saved under and read back by only when it is the same."""
+    return [_GLUE_RULE, _WORDS_RULE]
 # The longest run of tokens read as one word beyond ASCII: an Arabic word with its harakat takes two tokens a letter.
 _LONGEST_WORD_TOKENS = 64
 # The key of every word written with optional marks (:func:`_file_words`): whether the namespace holds any.
@@ -522,6 +534,11 @@ class NamespaceIndex:
         masked = np.flatnonzero(self.masked_rows())
         arrays["near_rows"] = masked.astype(np.int64)
         arrays["near_keys"] = self._near.view[masked].copy()
+        # the glue flags (one bit a token) and the digests, which a load would otherwise make again from every token
+        arrays["glue"] = np.packbits(self._glue.view)
+        arrays["digests"] = self._digest.view.copy()
+        meta["glue_rule"] = _glue_rule()
+        meta["digest_key"] = _DIGEST_KEY
         # the words of several tokens (:meth:`slips`), read up to the end of the stream first: each snapshot reads
         # only what was appended since the last read, and a restart finds them read
         with self._pos_lock:
@@ -581,8 +598,10 @@ class NamespaceIndex:
         idx.content = content
         if tokens.size != n_tokens:
             raise ValueError(f"{tokens.size} tokens given for a Content stream of {n_tokens}")
-        idx._glue = GrowArray.wrap(cls._glue_of(tokens, idx.ends.view), fill=False)
-        idx._digest = GrowArray.wrap(cls._digests_of(tokens, idx.ends.view))
+        glue = cls._saved_glue(meta, arrays, n_tokens) if everything else None
+        idx._glue = GrowArray.wrap(glue if glue is not None else cls._glue_of(tokens, idx.ends.view), fill=False)
+        digests = cls._saved_digests(meta, arrays, keep)
+        idx._digest = GrowArray.wrap(digests if digests is not None else cls._digests_of(tokens, idx.ends.view))
         near = cls._saved_near(meta, arrays, keep, idx._digest.view)
         if near is None:
             near = cls._near_of(tokens, idx.ends.view, idx._digest.view)
@@ -607,6 +626,30 @@ class NamespaceIndex:
                 if (counts > 0).all():
                     idx._word_counts = dict(zip(listed, counts.tolist()))
         return idx
+
+    @staticmethod
+    def _saved_glue(meta: dict, arrays: dict[str, np.ndarray], n_tokens: int) -> np.ndarray | None:
+        """:attr:`glue` of a snapshot's ``n_tokens`` tokens from its saved bits, or None when it has none made by
+        this version's rule (then they are made again from the tokens)."""
+        bits = arrays.get("glue")
+        if meta.get("glue_rule") != _glue_rule() or bits is None:
+            return None
+        bits = np.asarray(bits)
+        if bits.dtype != np.uint8 or bits.shape != ((n_tokens + 7) // 8,):
+            raise ValueError("glue flags disagree with the span table")
+        return np.unpackbits(bits, count=n_tokens).astype(bool)
+
+    @staticmethod
+    def _saved_digests(meta: dict, arrays: dict[str, np.ndarray], keep: np.ndarray) -> np.ndarray | None:
+        """:attr:`digests` of the kept rows from a snapshot's saved ones, or None when it has none made with this
+        version's multipliers (then they are made again from the tokens)."""
+        saved = arrays.get("digests")
+        if meta.get("digest_key") != _DIGEST_KEY or saved is None:
+            return None
+        if np.shape(saved) != keep.shape:
+            raise ValueError("digests disagree with the span table")
+        saved = np.asarray(saved, dtype=np.uint64)
+        return np.array(saved if keep.all() else saved[keep], dtype=np.uint64, copy=True)  # a column of its own
 
     @staticmethod
     def _saved_near(meta: dict, arrays: dict[str, np.ndarray], keep: np.ndarray, digests: np.ndarray
