@@ -87,6 +87,17 @@ _YESTERDAY = r"yesterday|yday|yest"
 _TODAY = r"today|2day"
 _TOMORROW = r"tomorrow|tmrw|tmrrw|tmr|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow"
 
+# the small words a sentence goes on with: a word in lowercase after a time that is none of them is what the time
+# describes ("on the 3rd floor", "this yr first time" where "yr" is "your")
+_GOES_ON = (r"(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|because|as|after|before|until|till|by|i|we|you|"
+            r"he|she|they|it|my|our|his|her|their|the|a|an|this|that|which|who|is|was|were|will|would|then|too|again|"
+            r"instead|right|if|since|around|about|between)")
+# the units as chats clip them ("next wk", "last yr", "this wknd"), read after "last", "next" and "this"; "yr" only
+# when the sentence ends or goes on with a small word after it ("this yr" is as often "this your": "is this yr first
+# time?")
+_UNIT_CLIPPED = {"wk": "week", "wknd": "weekend", "wkend": "weekend", "yr": "year"}
+_CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -139,10 +150,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                  r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
     # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
     # counts, unless it is one of the small words a sentence goes on with
-    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|"
-            r"because|as|after|before|until|till|by|i|we|you|he|she|they|it|my|our|his|her|their|the|a|an|this|that|"
-            r"which|who|is|was|were|will|would|then|too|again|instead|right|if|since|around|about|between)\b)"
-            r"(?-i:[a-z]))"
+    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
             r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
@@ -160,7 +168,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("a Monday to Sunday week" is a kind of week)
     ("wd_week", rf"(?:\b(?:on|next|this) |(?<!\bto )(?<!\bthrough )(?<!\bthru )(?<!\buntil )(?<!\bevery )(?<!\beach )"
                 rf"(?<!\ba )(?<!\bthe )(?<![-\u2013]))\b{_WEEKDAY} week\b(?!\s*\d)|\ba week on {_WEEKDAY}\b"),
-    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year)\b(?!\s+of\b)"),
+    ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
@@ -182,12 +190,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY_CLIPPED}\b"),
     # "the next week": after something else; "this coming week" and "this coming weekend" are the next ones (said
     # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends)
-    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year)|this coming (week|weekend))\b"),
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|this coming (week|weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
     ("in_n", rf"\bin {_NUM} {_UNIT}\b"),
-    ("this_unit", r"\bthis (week|weekend|month|year)\b"),
+    ("this_unit", r"\bthis (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b"),
     ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
     ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
 ]]
@@ -551,6 +559,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
         unit = (g[0] or g[-1]).lower()
+        unit = _UNIT_CLIPPED.get(unit, unit)
         sign = {"last_unit": -1, "next_unit": 1, "this_unit": 0}[name]
         if unit == "week":
             if sign == 0 and future and today.weekday() == 6:

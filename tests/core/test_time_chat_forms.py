@@ -1,0 +1,71 @@
+"""Time expressions chats use that the everyday forms (test_time_forms.py) do not cover: the units as chats clip
+them ("next wk", "last yr"), "on the weekend", the weeks of a month ("the first week of November"), holidays
+("at Christmas", "over Easter") and a weekday that opens a sentence ("Saturday I went to the market").
+
+The expected days are worked out by hand from the calendar: Wednesday 15 March 2023 and Thursday 28 December 2023
+are the days a message is said on; 11-12 March and 18-19 March 2023 are the weekends around the first, 23-24 and
+30-31 December 2023 those around the second."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hippo.text import timeexpr
+
+
+def utc(*a: int) -> float:
+    return datetime(*a, tzinfo=timezone.utc).timestamp()
+
+
+MAR_15 = utc(2023, 3, 15, 12)     # a Wednesday
+DEC_28 = utc(2023, 12, 28, 12)    # a Thursday
+DAY = timeexpr.DAY
+
+
+def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
+    """The period from the day ``first`` to the day ``last``, both included."""
+    return utc(*first), utc(*last) + DAY
+
+
+def said(text: str, now: float) -> tuple[float, float] | None:
+    ref = timeexpr.event_time(text, now)
+    return None if ref is None else (ref.start, ref.end)
+
+
+def asked(question: str, now: float) -> tuple[float, float] | None:
+    return timeexpr.analyze_query(question, now).window
+
+
+# -- the units as chats clip them -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, period", [
+    ("next wk I'm off", MAR_15, days((2023, 3, 20), (2023, 3, 26))),
+    ("next wk I'm off", DEC_28, days((2024, 1, 1), (2024, 1, 7))),
+    ("I was sick all last wk", MAR_15, days((2023, 3, 6), (2023, 3, 12))),
+    ("last yr I ran a marathon", MAR_15, days((2022, 1, 1), (2022, 12, 31))),
+    ("we moved here last yr.", DEC_28, days((2022, 1, 1), (2022, 12, 31))),
+    ("next yr we're going to Japan", DEC_28, days((2024, 1, 1), (2024, 12, 31))),
+    ("this wknd we're going camping", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
+    ("this wknd we're going camping", DEC_28, days((2023, 12, 30), (2023, 12, 31))),
+    ("last wknd was fun", MAR_15, days((2023, 3, 11), (2023, 3, 12))),
+    ("last wknd was fun", DEC_28, days((2023, 12, 23), (2023, 12, 24))),
+    ("next wkend works for me", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
+])
+def test_a_clipped_unit_is_the_unit(text, now, period):
+    assert said(text, now) == period
+
+
+@pytest.mark.parametrize("text", [
+    "is this yr first time here?",     # "yr" is "your"
+    "Review Last Wk",                  # a heading
+    "Had a great wknd!",               # no word says which
+])
+def test_a_clipped_unit_that_is_another_word_is_no_date(text):
+    assert said(text, MAR_15) is None
+
+
+def test_a_question_reads_a_clipped_unit():
+    assert asked("What did I do last wk?", MAR_15) == days((2023, 3, 6), (2023, 3, 12))
+    assert asked("Where did Ana go last yr?", DEC_28) == days((2022, 1, 1), (2022, 12, 31))
