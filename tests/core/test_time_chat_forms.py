@@ -69,3 +69,30 @@ def test_a_clipped_unit_that_is_another_word_is_no_date(text):
 def test_a_question_reads_a_clipped_unit():
     assert asked("What did I do last wk?", MAR_15) == days((2023, 3, 6), (2023, 3, 12))
     assert asked("Where did Ana go last yr?", DEC_28) == days((2022, 1, 1), (2022, 12, 31))
+
+
+# -- "on the weekend", "at the weekend" -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, period", [
+    ("I went hiking on the weekend.", MAR_15, days((2023, 3, 11), (2023, 3, 12))),
+    ("We saw Ana at the weekend.", MAR_15, days((2023, 3, 11), (2023, 3, 12))),
+    ("I'm going hiking on the weekend.", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
+    ("What are you doing on the weekend?", DEC_28, days((2023, 12, 30), (2023, 12, 31))),
+    ("We had family over on the weekend.", DEC_28, days((2023, 12, 23), (2023, 12, 24))),
+])
+def test_on_the_weekend_is_the_weekend_the_clause_names(text, now, period):
+    assert said(text, now) == period
+
+
+@pytest.mark.parametrize("text", [
+    "If you prefer to keep the movie night on the weekend, plan it for Sunday.",   # advice
+    "Try to rest on the weekend.",
+    "I usually sleep in on the weekend.",                                          # a habit
+    "Prepare your lunches on the weekends.",
+])
+def test_on_the_weekend_said_of_any_weekend_is_no_date(text):
+    assert said(text, MAR_15) is None
+
+
+def test_a_question_on_the_weekend_is_the_last_one():
+    assert asked("What did Ana do on the weekend?", MAR_15) == days((2023, 3, 11), (2023, 3, 12))

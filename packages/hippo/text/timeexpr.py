@@ -177,7 +177,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
     # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
     # weekend, in advice ("set specific times during the weekend for book discussions")
-    ("over_weekend", r"\bover the weekend\b(?!\s+(?:of|before|after)\b)"),
+    # ("on the weekend" and "at the weekend" are as often any weekend, in advice: read only when the clause says its
+    # tense or talks in the present, "what are you doing on the weekend?")
+    ("over_weekend", r"\b(over|on|at) the weekend\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # "the week before last", "the Friday before last": a week before the last one ("the week before last year's
@@ -220,7 +222,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
-    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend",),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend", "on the weekend", "at the weekend"),
     "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
@@ -585,6 +587,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             if _HABIT.search(clause):
                 return None  # "I usually rest over the weekend": every weekend, no date
             future = _PRESENT.search(clause) is not None
+            if not future and g[0].lower() != "over":
+                return None  # "keep the movie night on the weekend": advice, of any weekend
         if future:  # the coming Saturday (said on a Saturday, that one)
             return _ref(today + timedelta(days=(5 - today.weekday()) % 7), "weekend", phrase, True)
         # the latest Saturday before the day it is said ("I went hiking over the weekend", said on a Sunday: the
