@@ -96,3 +96,37 @@ def test_on_the_weekend_said_of_any_weekend_is_no_date(text):
 
 def test_a_question_on_the_weekend_is_the_last_one():
     assert asked("What did Ana do on the weekend?", MAR_15) == days((2023, 3, 11), (2023, 3, 12))
+
+
+# -- a week of a month ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, period", [
+    ("I went to Paris the first week of November.", MAR_15, days((2022, 11, 1), (2022, 11, 7))),
+    ("I went to Paris the first week of November.", DEC_28, days((2023, 11, 1), (2023, 11, 7))),
+    ("I'm off the first week of November.", MAR_15, days((2023, 11, 1), (2023, 11, 7))),
+    ("I'm off the first week of November.", DEC_28, days((2024, 11, 1), (2024, 11, 7))),
+    ("The second week of November was busy.", DEC_28, days((2023, 11, 8), (2023, 11, 14))),
+    ("The last week of November I was sick.", MAR_15, days((2022, 11, 24), (2022, 11, 30))),
+    ("During the last week of February we skied.", MAR_15, days((2023, 2, 22), (2023, 2, 28))),
+    ("the 3rd week of May 2023 we moved", DEC_28, days((2023, 5, 15), (2023, 5, 21))),
+    ("We are moving the last week of next month.", DEC_28, days((2024, 1, 25), (2024, 1, 31))),
+    # a perfect said with a modal after the time sets a goal for then, and reports nothing
+    ("By the end of the first week of April, you should have gathered your sources.", MAR_15,
+     days((2023, 4, 1), (2023, 4, 7))),
+])
+def test_a_week_of_a_month_is_its_seven_days(text, now, period):
+    assert said(text, now) == period
+
+
+def test_a_week_of_every_month_is_no_date():
+    assert said("First Week of Each Month: review the logs", MAR_15) is None
+
+
+def test_a_question_about_a_week_of_a_month_names_its_days():
+    assert asked("Which country was Tim visiting in the second week of November?", DEC_28) == \
+        days((2023, 11, 8), (2023, 11, 14))
+    assert asked("What did Ana do in the first week of November 2022?", DEC_28) == days((2022, 11, 1), (2022, 11, 7))
+
+
+def test_a_week_of_a_month_told_as_a_habit_is_no_date():
+    assert said("We usually go skiing the first week of February.", MAR_15) is None

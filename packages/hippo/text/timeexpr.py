@@ -112,6 +112,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
+    # a week of a month: "the first week of November" (days 1-7), "the second week of May 2023" (8-14), "the last week
+    # of next month" (its last seven days); "the first week of each month" is a rate, no date
+    ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+of\s+(?:(next|last|this)\s+"
+                      r"month\b|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
     # often a goal of any month in advice as a date)
     ("part_month", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
@@ -209,7 +213,7 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
-    "persian": tuple(PERSIAN_MONTHS), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
+    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
@@ -419,6 +423,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(d, "month", phrase, False) if d else None
     if name == "year":
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
+    if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
+        return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
         return _part_of_year(m, g, None, tense)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
@@ -432,6 +438,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     today = _day_start(now)
     if name == "part_month":
         return _part_of_month(m, g, today, tense)
+    if name == "week_of_month":
+        return _week_of_month(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
     if name == "part_year":
@@ -754,6 +762,55 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
+_WEEK_OF_MONTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
+                  "last": -1, "final": -1}
+
+
+def _habitual(m: re.Match) -> bool:
+    """Whether the sentence that holds ``m`` tells a habit ("the last week of May is always busy", "we usually go to my
+    parents' at Christmas"): a time said of every such period, no date."""
+    text = m.string
+    head = text[max(0, m.start() - 120):m.start()]
+    head = head[max(head.rfind(c) for c in ".!?\n") + 1:]
+    tail = re.match(r"[^.!?\n]{0,120}", text[m.end():]).group(0)
+    return _HABIT.search(head) is not None or _HABIT.search(tail) is not None
+
+
+def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A week of a month ("the first week of November", "the last week of May 2023", "the second week of next
+    month"): days 1-7, 8-14, 15-21 or 22-28, or the month's last seven days. A month named without its year is read
+    as a third of it is (:func:`_part_of_month`): the next such week when the clause talks about what is to come, the
+    last one begun when it reports, and the nearest one otherwise."""
+    nth, rel, month_word, year = g
+    k = _WEEK_OF_MONTH[nth.lower()]
+    if year is None and _habitual(m):
+        return None  # "the last week of May is always busy": every May's
+
+    def days(first: datetime) -> tuple[datetime, datetime]:
+        if k < 0:
+            end = _add_months(first, 1)
+            return end - timedelta(days=7), end
+        return first + timedelta(days=7 * k), first + timedelta(days=7 * k + 7)
+
+    if year is not None:
+        start, end = days(datetime(int(year), _month_of(month_word), 1, tzinfo=timezone.utc))
+        return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), False)
+    if today is None:
+        return None
+    if month_word is None:  # "the last week of next month"
+        start, end = days(_add_months(today.replace(day=1), {"next": 1, "last": -1}.get(rel.lower(), 0)))
+        return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+    month = _month_of(month_word)
+    options = [days(datetime(y, month, 1, tzinfo=timezone.utc)) for y in (today.year - 1, today.year, today.year + 1)]
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    elif tense == "past":
+        start, end = [o for o in options if o[0] <= today][-1]
+    else:
+        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
+
+
 # the present of "be", said of a weekend, is what is to come ("are you free", "what is Maya doing", "let's meet"); a
 # habit is none ("'s" alone is as often a possessive: "Maya's dog ran off over the weekend")
 _PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
@@ -901,7 +958,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
+_TENSED = frozenset({"over_weekend", "week_of_month", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
@@ -1091,7 +1148,7 @@ def _tense(text: str, a: int, b: int) -> str | None:
         # past ("I'll never forget our trip in October, it was amazing")
         comma = text.find(",", b, end)
         end = end if comma < 0 else comma
-    if last is not None and not _FUTURE_GROUP.search(text, last.end(), a) or _PAST_CUE.search(text, b, end):
+    if last is not None and not _FUTURE_GROUP.search(text, last.end(), a) or _reports_after(text, b, end):
         return "past"
     if returning:  # "I'll be back on the 30th", "she flies back on Friday": a return still to come
         return "future"
@@ -1103,6 +1160,19 @@ def _tense(text: str, a: int, b: int) -> str | None:
             or _SCHEDULED.search(text, start, a) or after is not None:
         return "future"
     return None
+
+
+# a perfect said with a modal after the time is a goal set by then, not a report ("by the end of the first week of
+# April, you should have gathered your sources", "by Friday, we will have finished")
+_MODAL_PERFECT = re.compile(r"\b(?:will|shall|should|must)\s+$", re.I)
+
+
+def _reports_after(text: str, b: int, end: int) -> bool:
+    """Whether a past cue said after the time, up to ``end``, reports it: one not of a modal's perfect."""
+    for cue in _PAST_CUE.finditer(text, b, end):
+        if not _MODAL_PERFECT.search(text, max(b, cue.start() - 12), cue.start()):
+            return True
+    return False
 
 
 def _clause_start(text: str, a: int) -> int:
