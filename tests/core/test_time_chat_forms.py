@@ -130,3 +130,61 @@ def test_a_question_about_a_week_of_a_month_names_its_days():
 
 def test_a_week_of_a_month_told_as_a_habit_is_no_date():
     assert said("We usually go skiing the first week of February.", MAR_15) is None
+
+
+# -- holidays -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("year, sunday", [
+    (2000, (2000, 4, 23)), (2019, (2019, 4, 21)), (2022, (2022, 4, 17)), (2023, (2023, 4, 9)), (2024, (2024, 3, 31)),
+    (2025, (2025, 4, 20)), (2038, (2038, 4, 25)), (1818, (1818, 3, 22)), (1943, (1943, 4, 25)),
+])
+def test_easter_is_computed(year, sunday):
+    # the tables of the Gregorian Easter: its earliest (22 March 1818) and latest (25 April 1943, 2038) days too
+    assert timeexpr.easter(year) == datetime(*sunday, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text, now, period", [
+    ("We went to my parents' at Christmas.", MAR_15, days((2022, 12, 25), (2022, 12, 25))),
+    ("We went to my parents' at Christmas.", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+    ("I'll visit my parents at Christmas.", MAR_15, days((2023, 12, 25), (2023, 12, 25))),
+    ("I'll visit my parents at Christmas.", DEC_28, days((2024, 12, 25), (2024, 12, 25))),
+    ("On New Year's Eve we watched fireworks.", DEC_28, days((2022, 12, 31), (2022, 12, 31))),
+    ("We're having friends over on New Year's Eve.", DEC_28, days((2023, 12, 31), (2023, 12, 31))),
+    ("I've been sober since New Year's Day.", MAR_15, days((2023, 1, 1), (2023, 3, 15))),
+    ("We went to Rome over Easter.", MAR_15, days((2022, 4, 15), (2022, 4, 18))),     # Good Friday to Easter Monday
+    ("I'll be in Rome over Easter.", MAR_15, days((2023, 4, 7), (2023, 4, 10))),
+    ("I'll be in Rome over Easter.", DEC_28, days((2024, 3, 29), (2024, 4, 1))),
+    ("On Easter Sunday we had lunch with Ana.", DEC_28, days((2023, 4, 9), (2023, 4, 9))),
+    ("We carved pumpkins on Halloween.", MAR_15, days((2022, 10, 31), (2022, 10, 31))),
+    ("I got flowers on Valentine's Day.", MAR_15, days((2023, 2, 14), (2023, 2, 14))),
+    ("I got a bike for Christmas.", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+    ("What should I get him for Christmas?", MAR_15, days((2023, 12, 25), (2023, 12, 25))),
+    ("last Christmas I gave you my heart", MAR_15, days((2022, 12, 25), (2022, 12, 25))),
+    ("next Easter we'll go to Spain", DEC_28, days((2024, 3, 29), (2024, 4, 1))),
+    ("It snowed at Christmas 2021.", MAR_15, days((2021, 12, 25), (2021, 12, 25))),
+    ("on christmas morning we opened gifts", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+])
+def test_a_holiday_is_its_day(text, now, period):
+    assert said(text, now) == period
+
+
+@pytest.mark.parametrize("text", [
+    "We put up the Christmas tree.",
+    "It's about the true meaning of Christmas.",
+    "For Christmas dinner we had goose.",              # what the dinner is
+    "We always go to my parents' at Christmas.",        # a habit
+    "Easter eggs are hidden in the game.",
+    "During Thanksgiving, we watch a few movies.",      # the day differs between the US and Canada
+])
+def test_a_holiday_that_names_no_day_is_no_date(text):
+    assert said(text, MAR_15) is None
+
+
+@pytest.mark.parametrize("question, now, period", [
+    ("What did Ana do over Christmas?", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+    ("What did Ana do over Christmas?", MAR_15, days((2022, 12, 25), (2022, 12, 25))),   # the latest before it
+    ("What did Ana do over Christmas 2022?", DEC_28, days((2022, 12, 25), (2022, 12, 25))),
+    ("Where did Ana go over Easter?", DEC_28, days((2023, 4, 7), (2023, 4, 10))),
+])
+def test_a_question_about_a_holiday_is_the_one_it_names(question, now, period):
+    assert asked(question, now) == period

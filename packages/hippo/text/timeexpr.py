@@ -98,6 +98,14 @@ _GOES_ON = (r"(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|because|a
 _UNIT_CLIPPED = {"wk": "week", "wknd": "weekend", "wkend": "weekend", "yr": "year"}
 _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"
 
+# the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), New Year's Eve and Day,
+# Valentine's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
+# Thanksgiving is not read: the United States keep the fourth Thursday of November, Canada the second Monday of
+# October, and no word of a chat says which.
+_HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
+            r"new\s+year'?s'?\s+day|valentine'?s'?\s+day|valentines|halloween|easter\s+sunday|easter\s+monday|"
+            r"easter\s+weekend|easter|good\s+friday)")
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -134,6 +142,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                r"\b" + _SEASON + r"\s+(?:of\s+)?((?:19|20)\d{2})\b"),
     # a season said with "the" ("in the summer", "over the winter"): placed by the tense of the clause alone
     ("the_season", r"\b(?:in|over|during|throughout)\s+the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)"),
+    # a holiday whose day no country changes: "at Christmas", "on New Year's Eve", "over Easter" (computed), "last
+    # Halloween", "for Valentine's Day 2022"; said after a word that places it, and not before a noun it describes
+    # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas")
+    ("holiday", r"\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)\s+"
+                r"(?:the\s+)?" + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
+                r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -217,6 +231,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
+    "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
@@ -423,6 +438,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(d, "month", phrase, False) if d else None
     if name == "year":
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
+    if name == "holiday" and g[2] is not None:  # "at Christmas 2022"
+        return _holiday(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
@@ -436,6 +453,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
         return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
+    if name == "holiday":
+        return _holiday(m, g, today, tense)
     if name == "part_month":
         return _part_of_month(m, g, today, tense)
     if name == "week_of_month":
@@ -766,6 +785,71 @@ _WEEK_OF_MONTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd"
                   "last": -1, "final": -1}
 
 
+def easter(year: int) -> datetime:
+    """Easter Sunday of ``year`` in the Gregorian calendar (the anonymous Gregorian computus): 9 April 2023, 31 March
+    2024."""
+    a, b, c = year % 19, year // 100, year % 100
+    d, e = b // 4, b % 4
+    g = (b - (b + 8) // 25 + 1) // 3
+    h = (19 * a + b - d - g + 15) % 30
+    k = (32 + 2 * e + 2 * (c // 4) - h - c % 4) % 7
+    n = (a + 11 * h + 22 * k) // 451
+    month, day = divmod(h + k - 7 * n + 114, 31)
+    return datetime(year, month, day + 1, tzinfo=timezone.utc)
+
+
+_FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas eve": (12, 24),
+                   "xmas day": (12, 25), "xmas": (12, 25), "new years eve": (12, 31), "new years day": (1, 1),
+                   "valentines day": (2, 14), "valentines": (2, 14), "halloween": (10, 31)}
+
+
+def _holiday_days(name: str, year: int) -> tuple[datetime, datetime]:
+    """The days ``[start, end)`` holiday ``name`` (lowercase, single-spaced, without apostrophes) is in ``year``."""
+    if name.startswith(("easter", "good")):
+        sunday = easter(year)
+        first, n = {"easter sunday": (sunday, 1), "easter monday": (sunday + timedelta(days=1), 1),
+                    "good friday": (sunday - timedelta(days=2), 1)}.get(name, (sunday - timedelta(days=2), 4))
+        return first, first + timedelta(days=n)
+    month, day = _FIXED_HOLIDAYS[name]
+    first = datetime(year, month, day, tzinfo=timezone.utc)
+    return first, first + timedelta(days=1)
+
+
+def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A holiday ("at Christmas", "over Easter", "last Halloween", "since New Year's Day", "Christmas 2022"): that
+    year's when a year is named; "last" the latest one over before the day it is said, "next" the first one after it,
+    "since" the days from the latest one up to the day it is said; otherwise ("this Christmas" too), as a date
+    without its year, the next one (the day it is said included) when the clause talks about what is to come or the
+    time is what something is for or due by ("a gift for Christmas", "done by Christmas"), the latest one begun when
+    it reports, and the nearest one when it says neither. Told as a habit ("we always go to my parents' at
+    Christmas") it is every one: no date."""
+    lead, name, year = " ".join(g[0].lower().split()), " ".join(g[1].lower().split()), g[2]
+    name = re.sub("['\u2019]", "", name)
+    if year is not None:
+        start, end = _holiday_days(name, int(year))
+        return TimeRef(start.timestamp(), end.timestamp(), "day" if end - start == timedelta(days=1) else "days",
+                       m.group(0), False)
+    if today is None or _habitual(m):
+        return None
+    options = [_holiday_days(name, y) for y in (today.year - 1, today.year, today.year + 1)]
+    if lead in ("last", "this past"):
+        start, end = [o for o in options if o[1] <= today][-1]
+    elif lead in ("next", "this coming"):
+        start, end = next(o for o in options if o[0] > today)
+    elif lead == "since":
+        start, end = [o for o in options if o[0] <= today][-1]
+        return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", m.group(0), True,
+                       onset_end=min(end, today + timedelta(days=1)).timestamp())
+    elif tense == "past":
+        start, end = [o for o in options if o[0] <= today][-1]
+    elif tense == "future" or lead in ("for", "by", "until", "till"):
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+    return TimeRef(start.timestamp(), end.timestamp(), "day" if end - start == timedelta(days=1) else "days",
+                   m.group(0), True)
+
+
 def _habitual(m: re.Match) -> bool:
     """Whether the sentence that holds ``m`` tells a habit ("the last week of May is always busy", "we usually go to my
     parents' at Christmas"): a time said of every such period, no date."""
@@ -958,7 +1042,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
+_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
@@ -1215,6 +1299,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
+                  r"christmas|xmas|easter|halloween|valentines?|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
