@@ -188,3 +188,29 @@ def test_a_holiday_that_names_no_day_is_no_date(text):
 ])
 def test_a_question_about_a_holiday_is_the_one_it_names(question, now, period):
     assert asked(question, now) == period
+
+
+# -- a weekday that opens a sentence --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, now, day", [
+    ("Saturday I went to the market.", MAR_15, (2023, 3, 11)),
+    ("Saturday I went to the market.", DEC_28, (2023, 12, 23)),
+    ("Sunday we're driving up to the lake.", MAR_15, (2023, 3, 19)),
+    ("Sunday we're driving up to the lake.", DEC_28, (2023, 12, 31)),
+    ("Great news! Friday I finally got the job.", MAR_15, (2023, 3, 10)),
+    ("Monday I'll call the bank.", DEC_28, (2024, 1, 1)),
+    ("Sunday my sister visited us.", DEC_28, (2023, 12, 24)),
+    ("Wednesday I went for a run.", MAR_15, (2023, 3, 15)),      # said on a Wednesday: that day
+])
+def test_a_weekday_that_opens_a_sentence_is_the_day_the_clause_names(text, now, day):
+    assert said(text, now) == days(day, day)
+
+
+@pytest.mark.parametrize("text", [
+    "Friday I usually rest.",             # no tense: any Friday
+    "Saturday Night Live was great.",     # a name
+    "Monday: gym, Tuesday: swim",         # a plan of every week
+    "We met, and Saturday is my day off.",
+])
+def test_a_weekday_that_opens_a_sentence_with_no_tense_is_no_date(text):
+    assert said(text, MAR_15) is None

@@ -190,6 +190,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
+    # a weekday that opens a sentence, before its subject: "Saturday I went to the market", "Sunday we're driving up"
+    # (the last or the coming one, by the clause; dated only when the clause says which)
+    ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     ("other_day", r"\b(?<!every )the other day\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
@@ -242,7 +245,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend", "on the weekend", "at the weekend"),
-    "other_day": ("the other day",), "since_wd": ("since ",), "after_next": (" after next",),
+    "other_day": ("the other day",), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
@@ -662,6 +665,13 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             _add_months(first, 1) if unit == "month" else first.replace(year=first.year + 1)
         start, end = (first, today + timedelta(days=1)) if g[0].lower() == "earlier" else (today, end)
         return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
+    if name == "open_wd":  # the latest such day (the day itself included) when told, the coming one when to come
+        if tense is None:
+            return None
+        wd = WEEKDAYS[g[0].lower()]
+        if tense == "past":
+            return _ref(today - timedelta(days=(today.weekday() - wd) % 7), "day", phrase.strip(), True)
+        return _ref(today + timedelta(days=(wd - today.weekday()) % 7), "day", phrase.strip(), True)
     if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
@@ -1042,7 +1052,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
+_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "open_wd", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
