@@ -10,6 +10,7 @@ fatal, and end in the same state.
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 from pathlib import Path
 
@@ -495,6 +496,32 @@ def test_annotations_saved_under_earlier_time_rules_are_read_again_at_the_next_o
 
 
 _REAL_TO_SNAPSHOT = Truth.to_snapshot
+
+
+def test_annotations_saved_before_the_chat_forms_were_read_are_read_again_at_the_next_open(tmp_path, monkeypatch):
+    """A store saved before holidays, the weeks of a month, a weekday opening a sentence and the clipped units were
+    read kept "at Christmas", "the first week of November", "Saturday I went", "last yr" dated by their timestamps;
+    opened by this version, they are dated by their text."""
+    path = tmp_path / "chat.db"
+    said = 1703764800.0  # Thursday 28 December 2023, noon UTC
+    texts = ["We went to Oslo at Christmas", "I was in Rome the first week of November", "Saturday I went skating",
+             "last yr I ran a marathon"]
+    new = {"holiday", "week_of_month", "open_wd"}
+    earlier = [(n, re.compile(rx.pattern.replace("|" + timeexpr._CLIPPED_UNIT, ""), rx.flags) if n.endswith("_unit")
+                else rx) for n, rx in timeexpr._PATTERNS if n not in new]
+    with monkeypatch.context() as old:  # the earlier rules, saved under the version before them
+        old.setattr(timeexpr, "_PATTERNS", earlier)
+        old.setattr(timeexpr, "RULE", 2)
+        with Memory(path) as mem:
+            ids = [mem.add(t, timestamp=said + k).id for k, t in enumerate(texts)]
+            save(mem)
+            found = {h.id: h for q in ("Oslo", "Rome", "skating", "marathon") for h in mem.search(q)}
+            assert [found[i].event_time.date().isoformat() for i in ids] == ["2023-12-28"] * 4
+    with Memory(path) as mem:
+        assert mem.engine.state().wait_warm(120)
+        found = {h.id: h for q in ("Oslo", "Rome", "skating", "marathon") for h in mem.search(q)}
+        assert [found[i].event_time.date().isoformat() for i in ids] == ["2023-12-25", "2023-11-04", "2023-12-23",
+                                                                         "2022-07-02"]
 
 
 def _without_rule(truth: Truth, rows: int | None) -> tuple:

@@ -27,8 +27,9 @@ from hippo.base.timeutil import MONTH_NAMES, is_utc_offset, month_year
 DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
-#: Japanese, Korean, Thai, Arabic and Persian).
-RULE = 2
+#: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
+#: opens a sentence and the units as chats clip them).
+RULE = 3
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
