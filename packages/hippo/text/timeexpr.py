@@ -867,7 +867,7 @@ def _habitual(m: re.Match) -> bool:
     text = m.string
     head = text[max(0, m.start() - 120):m.start()]
     head = head[max(head.rfind(c) for c in ".!?\n") + 1:]
-    tail = re.match(r"[^.!?\n]{0,120}", text[m.end():]).group(0)
+    tail = re.match(r"[^.!?\n]{0,120}", text[m.end():m.end() + 120]).group(0)
     return _HABIT.search(head) is not None or _HABIT.search(tail) is not None
 
 
