@@ -163,6 +163,10 @@ def test_easter_is_computed(year, sunday):
     ("next Easter we'll go to Spain", DEC_28, days((2024, 3, 29), (2024, 4, 1))),
     ("It snowed at Christmas 2021.", MAR_15, days((2021, 12, 25), (2021, 12, 25))),
     ("on christmas morning we opened gifts", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+    # a holiday spent or celebrated
+    ("We spent Christmas in Oslo.", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
+    ("We're spending New Year's Eve in Paris.", MAR_15, days((2023, 12, 31), (2023, 12, 31))),
+    ("How did you celebrate Easter?", MAR_15, days((2022, 4, 15), (2022, 4, 18))),
 ])
 def test_a_holiday_is_its_day(text, now, period):
     assert said(text, now) == period
@@ -174,6 +178,8 @@ def test_a_holiday_is_its_day(text, now, period):
     "For Christmas dinner we had goose.",              # what the dinner is
     "We always go to my parents' at Christmas.",        # a habit
     "Easter eggs are hidden in the game.",
+    "We spent Christmas money on toys.",
+    "How do you usually celebrate Christmas?",
     "During Thanksgiving, we watch a few movies.",      # the day differs between the US and Canada
 ])
 def test_a_holiday_that_names_no_day_is_no_date(text):

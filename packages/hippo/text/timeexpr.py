@@ -101,6 +101,9 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), New Year's Eve and Day,
 # Valentine's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
+# A holiday spent or celebrated is read as the one it is at: "we spent Christmas in Oslo", "how did you celebrate
+# Easter?".
+_SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 # Thanksgiving is not read: the United States keep the fourth Thursday of November, Canada the second Monday of
 # October, and no word of a chat says which.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
@@ -145,9 +148,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("the_season", r"\b(?:in|over|during|throughout)\s+the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)"),
     # a holiday whose day no country changes: "at Christmas", "on New Year's Eve", "over Easter" (computed), "last
     # Halloween", "for Valentine's Day 2022"; said after a word that places it, and not before a noun it describes
-    # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas")
-    ("holiday", r"\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)\s+"
-                r"(?:the\s+)?" + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
+    # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
+    # celebrating it ("we spent Christmas in Oslo")
+    ("holiday", r"(?:\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)"
+                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + ")" + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
                 r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
@@ -834,7 +838,7 @@ def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
     time is what something is for or due by ("a gift for Christmas", "done by Christmas"), the latest one begun when
     it reports, and the nearest one when it says neither. Told as a habit ("we always go to my parents' at
     Christmas") it is every one: no date."""
-    lead, name, year = " ".join(g[0].lower().split()), " ".join(g[1].lower().split()), g[2]
+    lead, name, year = " ".join((g[0] or "").lower().split()), " ".join(g[1].lower().split()), g[2]
     name = re.sub("['\u2019]", "", name)
     if year is not None:
         start, end = _holiday_days(name, int(year))
