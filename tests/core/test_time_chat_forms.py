@@ -157,6 +157,7 @@ def test_easter_is_computed(year, sunday):
     ("On Easter Sunday we had lunch with Ana.", DEC_28, days((2023, 4, 9), (2023, 4, 9))),
     ("We carved pumpkins on Halloween.", MAR_15, days((2022, 10, 31), (2022, 10, 31))),
     ("I got flowers on Valentine's Day.", MAR_15, days((2023, 2, 14), (2023, 2, 14))),
+    ("On Valentine's we went out for dinner.", MAR_15, days((2023, 2, 14), (2023, 2, 14))),
     ("I got a bike for Christmas.", DEC_28, days((2023, 12, 25), (2023, 12, 25))),
     ("What should I get him for Christmas?", MAR_15, days((2023, 12, 25), (2023, 12, 25))),
     ("last Christmas I gave you my heart", MAR_15, days((2022, 12, 25), (2022, 12, 25))),
@@ -179,6 +180,7 @@ def test_a_holiday_is_its_day(text, now, period):
     "We always go to my parents' at Christmas.",        # a habit
     "Easter eggs are hidden in the game.",
     "We spent Christmas money on toys.",
+    "I bought a Valentine's card.",
     "How do you usually celebrate Christmas?",
     "During Thanksgiving, we watch a few movies.",      # the day differs between the US and Canada
 ])

@@ -107,7 +107,7 @@ _SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", 
 # Thanksgiving is not read: the United States keep the fourth Thursday of November, Canada the second Monday of
 # October, and no word of a chat says which.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
-            r"new\s+year'?s'?\s+day|valentine'?s'?\s+day|valentines|halloween|easter\s+sunday|easter\s+monday|"
+            r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
             r"easter\s+weekend|easter|good\s+friday)")
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
