@@ -209,6 +209,8 @@ def test_a_question_about_a_holiday_is_the_one_it_names(question, now, period):
     ("Monday I'll call the bank.", DEC_28, (2024, 1, 1)),
     ("Sunday my sister visited us.", DEC_28, (2023, 12, 24)),
     ("Wednesday I went for a run.", MAR_15, (2023, 3, 15)),      # said on a Wednesday: that day
+    ("Friday night we went out dancing.", MAR_15, (2023, 3, 10)),
+    ("Saturday morning I'm going to the market.", DEC_28, (2023, 12, 30)),
 ])
 def test_a_weekday_that_opens_a_sentence_is_the_day_the_clause_names(text, now, day):
     assert said(text, now) == days(day, day)
@@ -216,6 +218,7 @@ def test_a_weekday_that_opens_a_sentence_is_the_day_the_clause_names(text, now, 
 
 @pytest.mark.parametrize("text", [
     "Friday I usually rest.",             # no tense: any Friday
+    "Friday nights we usually go out.",
     "Saturday Night Live was great.",     # a name
     "Monday: gym, Tuesday: swim",         # a plan of every week
     "We met, and Saturday is my day off.",

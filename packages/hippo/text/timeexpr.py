@@ -195,9 +195,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
-    # a weekday that opens a sentence, before its subject: "Saturday I went to the market", "Sunday we're driving up"
+    # a weekday that opens a sentence, before its subject: "Saturday I went to the market", "Sunday we're driving up",
+    # "Friday night we went out"
     # (the last or the coming one, by the clause; dated only when the clause says which)
-    ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
+    ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
+                r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     ("other_day", r"\b(?<!every )the other day\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
