@@ -52,6 +52,9 @@ def asked(question: str, now: float) -> tuple[float, float] | None:
     ("last wknd was fun", MAR_15, days((2023, 3, 11), (2023, 3, 12))),
     ("last wknd was fun", DEC_28, days((2023, 12, 23), (2023, 12, 24))),
     ("next wkend works for me", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
+    ("I saw her 2 wks ago.", MAR_15, days((2023, 2, 27), (2023, 3, 5))),     # 1 March: its week
+    ("3 yrs ago I lived in Rome", MAR_15, days((2020, 1, 1), (2020, 12, 31))),
+    ("I'll be done in 2 wks", MAR_15, days((2023, 3, 27), (2023, 4, 2))),
 ])
 def test_a_clipped_unit_is_the_unit(text, now, period):
     assert said(text, now) == period
@@ -61,6 +64,7 @@ def test_a_clipped_unit_is_the_unit(text, now, period):
     "is this yr first time here?",     # "yr" is "your"
     "Review Last Wk",                  # a heading
     "Had a great wknd!",               # no word says which
+    "we did it in 2 wks",              # how long it took
 ])
 def test_a_clipped_unit_that_is_another_word_is_no_date(text):
     assert said(text, MAR_15) is None

@@ -178,7 +178,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
                rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
-    ("ago", rf"\b{_NUM} (day|weekend|week|fortnight|month|year)s? ago\b"),  # "two weekends ago" too
+    # "two weekends ago" too, and the units as chats clip them ("2 wks ago", "a yr ago")
+    ("ago", rf"\b{_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? ago\b"),
     # "two Fridays ago": the Friday before the last one
     ("wds_ago", rf"\b{_NUM} {_WEEKDAY}s ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
@@ -224,7 +225,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
-    ("in_n", rf"\bin {_NUM} {_UNIT}\b"),
+    ("in_n", rf"\bin {_NUM} (day|week|wk|fortnight|month|year|yr)s?\b"),
     ("this_unit", r"\bthis (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b"),
     ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
     ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
@@ -561,7 +562,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return None
         if name == "in_n" and tense == "past":
             return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
-        unit = g[1].lower()
+        unit = _UNIT_CLIPPED.get(g[1].lower(), g[1].lower())
         sign = -1 if name == "ago" else 1
         if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
             return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
