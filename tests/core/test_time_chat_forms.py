@@ -83,6 +83,8 @@ def test_a_question_reads_a_clipped_unit():
     ("I'm going hiking on the weekend.", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
     ("What are you doing on the weekend?", DEC_28, days((2023, 12, 30), (2023, 12, 31))),
     ("We had family over on the weekend.", DEC_28, days((2023, 12, 23), (2023, 12, 24))),
+    ("went hiking over the wknd", MAR_15, days((2023, 3, 11), (2023, 3, 12))),
+    ("are you free over the wknd?", MAR_15, days((2023, 3, 18), (2023, 3, 19))),
 ])
 def test_on_the_weekend_is_the_weekend_the_clause_names(text, now, period):
     assert said(text, now) == period

@@ -208,7 +208,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # weekend, in advice ("set specific times during the weekend for book discussions")
     # ("on the weekend" and "at the weekend" are as often any weekend, in advice: read only when the clause says its
     # tense or talks in the present, "what are you doing on the weekend?")
-    ("over_weekend", r"\b(over|on|at) the weekend\b(?!\s+(?:of|before|after)\b)"),
+    ("over_weekend", r"\b(over|on|at) the (?:weekend|wknd|wkend)\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # "the week before last", "the Friday before last": a week before the last one ("the week before last year's
@@ -252,7 +252,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
-    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend", "on the weekend", "at the weekend"),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day",), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",), "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
@@ -1317,7 +1317,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  r"christmas|xmas|easter|halloween|valentines?|" +
+                  r"christmas|xmas|easter|halloween|valentines?|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
