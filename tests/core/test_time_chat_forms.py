@@ -231,3 +231,16 @@ def test_a_weekday_that_opens_a_sentence_is_the_day_the_clause_names(text, now, 
 ])
 def test_a_weekday_that_opens_a_sentence_with_no_tense_is_no_date(text):
     assert said(text, MAR_15) is None
+
+
+def test_a_holiday_is_shown_in_context_and_a_question_about_it_finds_it():
+    from hippo import Memory
+
+    with Memory(None) as mem:
+        mem.add("We went to Oslo at Christmas, it was lovely.", speaker="Ana", timestamp="2023-12-28T12:00:00")
+        mem.add("I started a new painting of the harbour.", speaker="Ana", timestamp="2023-12-20T12:00:00")
+        mem.add("The office party was fun.", speaker="Ana", timestamp="2023-12-15T12:00:00")
+        hit = mem.search("Oslo")[0]
+        assert hit.event_time.date().isoformat() == "2023-12-25"
+        context = mem.recall("What did Ana do over Christmas?", budget_tokens=200).text
+        assert "Ana (25 December 2023): We went to Oslo at Christmas" in context
