@@ -93,6 +93,7 @@ def test_on_the_weekend_is_the_weekend_the_clause_names(text, now, period):
 @pytest.mark.parametrize("text", [
     "If you prefer to keep the movie night on the weekend, plan it for Sunday.",   # advice
     "Try to rest on the weekend.",
+    "It is best to rest at the weekend.",
     "I usually sleep in on the weekend.",                                          # a habit
     "Prepare your lunches on the weekends.",
 ])

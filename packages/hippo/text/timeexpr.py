@@ -207,7 +207,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
     # weekend, in advice ("set specific times during the weekend for book discussions")
     # ("on the weekend" and "at the weekend" are as often any weekend, in advice: read only when the clause says its
-    # tense or talks in the present, "what are you doing on the weekend?")
+    # tense, "I went hiking on the weekend", "what are you doing on the weekend?")
     ("over_weekend", r"\b(over|on|at) the (?:weekend|wknd|wkend)\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
@@ -624,9 +624,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
             if _HABIT.search(clause):
                 return None  # "I usually rest over the weekend": every weekend, no date
+            if g[0].lower() != "over":
+                return None  # "keep the movie night on the weekend", "it is best to rest on the weekend": advice
             future = _PRESENT.search(clause) is not None
-            if not future and g[0].lower() != "over":
-                return None  # "keep the movie night on the weekend": advice, of any weekend
         if future:  # the coming Saturday (said on a Saturday, that one)
             return _ref(today + timedelta(days=(5 - today.weekday()) % 7), "weekend", phrase, True)
         # the latest Saturday before the day it is said ("I went hiking over the weekend", said on a Sunday: the
