@@ -101,14 +101,14 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), New Year's Eve and Day,
 # Valentine's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
-# A holiday spent or celebrated is read as the one it is at: "we spent Christmas in Oslo", "how did you celebrate
-# Easter?".
-_SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 # Thanksgiving is not read: the United States keep the fourth Thursday of November, Canada the second Monday of
 # October, and no word of a chat says which.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
             r"easter\s+weekend|easter|good\s+friday)")
+# the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
+# celebrate Easter?"
+_SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
@@ -151,7 +151,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
     # celebrating it ("we spent Christmas in Oslo")
     ("holiday", r"(?:\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)"
-                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + ")" + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
+                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + ")" + _HOLIDAY
+                + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
                 r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
@@ -197,8 +198,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
     ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
     # a weekday that opens a sentence, before its subject: "Saturday I went to the market", "Sunday we're driving up",
-    # "Friday night we went out"
-    # (the last or the coming one, by the clause; dated only when the clause says which)
+    # "Friday night we went out" (the last or the coming one, by the clause; dated only when the clause says which)
     ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
                 r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
@@ -238,7 +238,8 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
-    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ",), "part_month": ("early", "mid", "late", "start", "beginning", "end"),
+    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ",),
+    "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
@@ -252,8 +253,10 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
-    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS, "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
-    "other_day": ("the other day",), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",), "after_next": (" after next",),
+    "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
+    "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
+    "other_day": ("the other day",), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
+    "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
@@ -1060,7 +1063,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "open_wd", "part_month", "part_week", "part_year", "season", "the_season", "md", "dm", "nth",
+_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "open_wd", "part_month", "part_week", "part_year",
+                     "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
