@@ -116,6 +116,7 @@ def test_a_question_on_the_weekend_is_the_last_one():
     ("The last week of November I was sick.", MAR_15, days((2022, 11, 24), (2022, 11, 30))),
     ("During the last week of February we skied.", MAR_15, days((2023, 2, 22), (2023, 2, 28))),
     ("the 3rd week of May 2023 we moved", DEC_28, days((2023, 5, 15), (2023, 5, 21))),
+    ("the last week in May I was sick", MAR_15, days((2022, 5, 25), (2022, 5, 31))),
     ("We are moving the last week of next month.", DEC_28, days((2024, 1, 25), (2024, 1, 31))),
     # a perfect said with a modal after the time sets a goal for then, and reports nothing
     ("By the end of the first week of April, you should have gathered your sources.", MAR_15,

@@ -124,9 +124,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
-    # a week of a month: "the first week of November" (days 1-7), "the second week of May 2023" (8-14), "the last week
+    # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
-    ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+of\s+(?:(next|last|this)\s+"
+    ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
                       r"month\b|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
     # often a goal of any month in advice as a date)
@@ -238,7 +238,7 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
-    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ",),
+    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ", "week in "),
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
