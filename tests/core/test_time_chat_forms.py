@@ -186,6 +186,7 @@ def test_a_holiday_is_its_day(text, now, period):
     "It's about the true meaning of Christmas.",
     "For Christmas dinner we had goose.",              # what the dinner is
     "We always go to my parents' at Christmas.",        # a habit
+    "At Christmas the whole family gets together.",     # no tense: any Christmas
     "Easter eggs are hidden in the game.",
     "We spent Christmas money on toys.",
     "I bought a Valentine's card.",
@@ -204,6 +205,10 @@ def test_a_holiday_that_names_no_day_is_no_date(text):
 ])
 def test_a_question_about_a_holiday_is_the_one_it_names(question, now, period):
     assert asked(question, now) == period
+
+
+def test_a_question_about_a_holiday_in_general_names_no_period():
+    assert asked("What tradition does Tim love during Halloween?", DEC_28) is None
 
 
 # -- a weekday that opens a sentence --------------------------------------------------------------------------------

@@ -842,8 +842,8 @@ def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
     "since" the days from the latest one up to the day it is said; otherwise ("this Christmas" too), as a date
     without its year, the next one (the day it is said included) when the clause talks about what is to come or the
     time is what something is for or due by ("a gift for Christmas", "done by Christmas"), the latest one begun when
-    it reports, and the nearest one when it says neither. Told as a habit ("we always go to my parents' at
-    Christmas") it is every one: no date."""
+    it reports. Said with neither, or told as a habit ("at Christmas the whole family gets together", "we always go to
+    my parents' at Christmas"), it is any one: no date."""
     lead, name, year = " ".join((g[0] or "").lower().split()), " ".join(g[1].lower().split()), g[2]
     name = re.sub("['\u2019]", "", name)
     if year is not None:
@@ -866,7 +866,7 @@ def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
     elif tense == "future" or lead in ("for", "by", "until", "till"):
         start, end = next(o for o in options if o[1] > today)
     else:
-        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+        return None  # "at Christmas the whole family gets together", "what do they love during Halloween?": any one
     return TimeRef(start.timestamp(), end.timestamp(), "day" if end - start == timedelta(days=1) else "days",
                    m.group(0), True)
 
