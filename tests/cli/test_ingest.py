@@ -359,15 +359,15 @@ def test_checking_a_files_records_holds_nothing_per_record(tmp_path) -> None:
     n = 10000
     src = Source("chat.jsonl", "jsonl", "", [Record({"text": f"message number {k} about the trip", "speaker": "Ann"},
                                                     (), k + 1) for k in range(n)])
-    with hippo.Memory(None) as mem:
-        ingest._validate(mem, src, ingest._groups(src, "default", False))  # the tokenizer's caches filled
-        groups = ingest._groups(src, "default", False)
-        tracemalloc.start()
-        try:
-            ingest._validate(mem, src, groups)
-            held = tracemalloc.get_traced_memory()[0]
-        finally:
-            tracemalloc.stop()
+    config = hippo.Config()
+    ingest._validate(config, src, ingest._groups(src, "default", False, src.each))  # the tokenizer's caches filled
+    groups = ingest._groups(src, "default", False, src.each)
+    tracemalloc.start()
+    try:
+        ingest._validate(config, src, groups)
+        held = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
     assert held < 16 * n
 
 
@@ -1961,3 +1961,130 @@ def test_a_message_kind_that_is_a_list_or_an_object_is_named(tmp_path, capsys, n
     assert_one_line_error(run, name, f"field '{field}'")
     assert "TypeError" not in run.err
     assert namespaces(tmp_path / "s.db") == []
+
+
+# ------------------------------------------------------------------------------------------ files read as streams
+
+
+def whatsapp_lines(n: int) -> str:
+    return "".join(f"{1 + k // 1440 % 28:02d}/03/2024, {k // 60 % 24:02d}:{k % 60:02d} - {('Ann', 'Bo')[k % 2]}: "
+                   f"line {k} of the chat about the harbour trip\n" for k in range(n))
+
+
+def test_a_large_file_is_read_as_a_stream_not_held(tmp_path) -> None:
+    """Checking every record of a WhatsApp export or a JSONL file held the whole file's text and every message at
+    once, about six times the file's size; read as a stream, a pass holds the record being read."""
+    import tracemalloc
+
+    from hippo.cli import ingest
+    from hippo.cli.sources import open_source
+
+    chat = tmp_path / "chat.txt"
+    chat.write_text(whatsapp_lines(20000), encoding="utf-8")
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(numbered(20000), encoding="utf-8")
+    config = hippo.Config()
+    for f, fmt in ((chat, "whatsapp"), (notes, "jsonl")):
+        size = f.stat().st_size
+        with open_source(str(f)) as src:
+            assert src.format == fmt and src.records == []
+            groups = ingest._groups(src, "default", False, src.each)
+            ingest._validate(config, src, groups)  # the tokenizer's caches filled
+            tracemalloc.start()
+            try:
+                ingest._validate(config, src, groups)
+                peak = tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+            assert groups[0].n == 20000
+            # every record is read again in the file's order, the same as a read of the whole file gives
+            with_list = read_source_items(f)
+            assert [r.item for r in src.each()] == with_list
+        assert peak < size // 8, (f.name, peak, size)
+
+
+def read_source_items(f: Path) -> list[dict]:
+    from hippo.cli.sources import read_source
+    return [r.item for r in read_source(str(f)).records]
+
+
+def test_a_bad_message_at_the_end_of_a_whatsapp_export_stores_nothing_and_creates_no_store(tmp_path, capsys) -> None:
+    f = tmp_path / "chat.txt"
+    f.write_text(whatsapp_lines(1200) + "31/02/2024, 10:00 - Ann: a day February never had\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", db, "--batch", "500"), "chat.txt:1201:",
+                          "not a date")
+    assert not db.exists()
+    f.write_text(whatsapp_lines(1200), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "500").code == 0
+    assert [m["text"] for m in stored(db)] == [f"line {k} of the chat about the harbour trip" for k in range(1200)]
+
+
+@pytest.mark.parametrize("change", ["append", "same size and time"])
+def test_a_file_that_changes_between_the_check_and_the_writes_stores_nothing(tmp_path, capsys, monkeypatch,
+                                                                             change) -> None:
+    """The records written are the records checked: a file changed after its check (a line appended; or bytes
+    rewritten in place with its size and modification time put back) is refused, and what was written of it is
+    deleted again."""
+    from hippo.cli import ingest
+
+    f = tmp_path / "notes.jsonl"
+    f.write_text(numbered(1200), encoding="utf-8")
+    db = tmp_path / "s.db"
+    checked = ingest._validate
+
+    def then_change(config, source, groups):
+        checked(config, source, groups)
+        st = f.stat()
+        if change == "append":
+            with open(f, "a", encoding="utf-8") as out:
+                out.write(json.dumps({"text": "written after the check"}) + "\n")
+        else:
+            data = f.read_bytes()
+            f.write_bytes(data[:-20] + data[-20:].replace(b"1200", b"9999"))  # the last record's k
+            os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+            assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+
+    monkeypatch.setattr(ingest, "_validate", then_change)
+    run = cli(capsys, "ingest", f, "--path", db, "--batch", "500")
+    assert_one_line_error(run, "notes.jsonl", "changed while it was being read")
+    assert stored(db) == []
+    monkeypatch.setattr(ingest, "_validate", checked)
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "500").code == 0
+    assert len(stored(db)) == 1200 + (change == "append")
+
+
+def test_a_killed_whatsapp_ingest_resumes_from_the_file_read_again(tmp_path) -> None:
+    """A run killed between two batches, then run again: the namespace holds the file's messages once each, the
+    resume found by reading the file and the namespace as streams."""
+    f = tmp_path / "chat.txt"
+    f.write_text(whatsapp_lines(1300), encoding="utf-8")
+    db = tmp_path / "s.db"
+    script = "\n".join([
+        "import os, sys", "import hippo", "real, calls = hippo.Memory.add_many, []",
+        "def add_many(self, items):", "    calls.append(1)", "    if len(calls) == 3:", "        os._exit(9)",
+        "    return real(self, items)",
+        "hippo.Memory.add_many = add_many", "from hippo.cli import main", "sys.exit(main(sys.argv[1:]))"])
+    proc = subprocess.run([sys.executable, "-c", script, "ingest", str(f), "--path", str(db), "--batch", "500"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 9, proc.stderr
+    assert len(stored(db)) == 1000
+    run = hippo_cmd("ingest", f, "--path", db, "--batch", "500")
+    assert run.code == 0, run.err
+    assert "300 messages added after the 1000" in run.out
+    assert [m["text"] for m in stored(db)] == [f"line {k} of the chat about the harbour trip" for k in range(1300)]
+
+
+def test_a_pipe_is_read_once_and_kept_in_a_temporary_file(tmp_path) -> None:
+    """Standard input cannot be read twice: it is copied to a temporary file, checked, then stored from there."""
+    f = tmp_path / "chat.txt"
+    f.write_text(whatsapp_lines(700) + "12/03/2024, 09:00 - Ann: the last one\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = hippo_cmd("ingest", "/dev/stdin", "--path", db, "--batch", "300", stdin=f.read_text(encoding="utf-8"))
+    assert run.code == 0, run.err
+    assert [m["text"] for m in stored(db)][-2:] == ["line 699 of the chat about the harbour trip", "the last one"]
+    assert len(stored(db)) == 701
+    broken = hippo_cmd("ingest", "/dev/stdin", "--path", tmp_path / "c.db",
+                       stdin=numbered(10) + '{"text": "cut off\n')
+    assert_one_line_error(broken, "/dev/stdin:11:", "not JSON")
+    assert namespaces(tmp_path / "c.db") == []

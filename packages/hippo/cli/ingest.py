@@ -3,7 +3,9 @@
 
 ``ingest`` and ``import`` are atomic per file. Every record of the file is read and validated (by the same checks
 ``Memory.add`` applies) before anything is written, so a bad line anywhere stores nothing and the error names the
-file, the line and the field. The writes then go in batches (so the progress bar moves); if one fails, or the user
+file, the line and the field. A file of the formats read as streams (:func:`hippo.cli.sources.open_source`) is not
+held: the check keeps only how many records there are, and the writes read the file again, refusing a file that
+changed since its check. The writes then go in batches (so the progress bar moves); if one fails, or the user
 interrupts, what this run already wrote is deleted again before the error is reported. A process killed between two
 batches cannot undo anything, so a retry picks up where it stopped: when a namespace already ends with the first
 ``k * batch`` messages of the file (or all of them), those are not written again. A match shorter than
@@ -21,13 +23,13 @@ import signal
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Iterator
 
-from hippo import HippoError, InvalidInput, StoreError
+from hippo import Config, HippoError, InvalidInput, StoreError
 from hippo.base.checks import check_namespace
 from hippo.cli import progress
 from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
-from hippo.cli.sources import Record, Source, read_source
+from hippo.cli.sources import Record, Source, open_source
 from hippo.engine.prepare import prepare
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
@@ -37,10 +39,11 @@ RESUME_MIN = 20
 
 @dataclass
 class _Group:
-    """The records of one target namespace, validated, with what is already stored of them."""
+    """The records of one target namespace: ``each()`` reads them, in the file's order, again for each pass."""
 
     namespace: str
-    records: list[Record]
+    each: Callable[[], Iterator[Record]]
+    n: int = 0                     # how many, once checked
     start: int = 0                 # records before this are already the namespace's last messages
 
 
@@ -50,11 +53,11 @@ def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, met
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
 
 
-def _record_key(view, source: Source, rec: Record) -> tuple:
+def _record_key(config: Config, source: Source, rec: Record) -> tuple:
     """A record as :func:`_key` compares it, after the check add_many runs (hippo.engine.prepare), one record at a
     time so that a failure names its line."""
     try:
-        prepared = prepare(rec.item, "message", view.config)
+        prepared = prepare(rec.item, "message", config)
     except InvalidInput as exc:
         raise source.error(rec, str(exc)) from None
     except RecursionError:
@@ -63,43 +66,61 @@ def _record_key(view, source: Source, rec: Record) -> tuple:
                 prepared.metadata)
 
 
-def _validate(mem, source: Source, groups: list[_Group]) -> None:
+def _validate(config: Config, source: Source, groups: list[_Group]) -> None:
     """Run every record through ``Memory``'s own input checks; the first failure names file, line and field. What
-    they give is not kept: a file of millions of messages is not held twice over (a resume works its keys out again,
-    for the records it compares)."""
+    they give is not kept, only how many records each group has: a file of millions of messages is not held (a
+    resume reads the records it compares again)."""
     for g in groups:
-        view = mem.using(g.namespace)
-        for rec in g.records:
-            _record_key(view, source, rec)
+        g.n = 0
+        for rec in g.each():
+            _record_key(config, source, rec)
+            g.n += 1
 
 
-def _resume_point(view, source: Source, records: list[Record], batch: int) -> int:
+def _resume_point(view, source: Source, g: _Group, batch: int) -> int:
     """How many leading records of the file the namespace already ends with: all of them, or a whole number of
-    batches (what an earlier run killed between two batches left behind); 0 when it holds none of them."""
+    batches (what an earlier run killed between two batches left behind); 0 when it holds none of them. Read as
+    streams, the file's records and the namespace's messages, holding neither."""
     count = view.count()
     if count == 0:
         return 0
-    n = len(records)
-    candidates = sorted({m for m in range(batch, min(n, count) + 1, batch)} | ({n} if n <= count else set()),
-                        reverse=True)
-    candidates = [m for m in candidates if m >= min(n, RESUME_MIN)]
+    n = g.n
+    candidates = {m for m in range(batch, min(n, count) + 1, batch)} | ({n} if n <= count else set())
+    candidates = {m for m in candidates if m >= min(n, RESUME_MIN)}
     if not candidates:
         return 0
-    depth = candidates[0]
-    tail = view.list(offset=count - depth)
-    stored = [_key(m.text, m.speaker, m.role, None if m.timestamp is None else m.timestamp.timestamp(),
-                   m.session_id, m.metadata) for m in tail]
-    keys: dict[int, tuple] = {}  # the records' keys, worked out as far as the comparisons go
-
-    def key(i: int) -> tuple:
-        if i not in keys:
-            keys[i] = _record_key(view, source, records[i])
-        return keys[i]
-
-    for m in candidates:
-        if stored[-1] == key(m - 1) and all(stored[len(stored) - m + i] == key(i) for i in range(m)):
+    last = view.list(offset=count - 1)[-1]
+    tail = _key(last.text, last.speaker, last.role, None if last.timestamp is None else last.timestamp.timestamp(),
+                last.session_id, last.metadata)
+    # a candidate m needs the file's record m - 1 to be the namespace's last message: one pass finds those
+    ends = []
+    for i, rec in enumerate(g.each(), 1):
+        if i in candidates and _record_key(view.config, source, rec) == tail:
+            ends.append(i)
+    for m in sorted(ends, reverse=True):
+        if _ends_with(view, source, g, count, m):
             return m
     return 0
+
+
+def _ends_with(view, source: Source, g: _Group, count: int, m: int) -> bool:
+    """Whether the namespace's last ``m`` messages (of ``count``) are the group's first ``m`` records."""
+    records = g.each()
+    stored = view.engine.records()
+    try:
+        for k, r in enumerate(stored):
+            if k < count - m:
+                continue
+            rec = next(records, None)
+            if rec is None or _key(r["text"], r["speaker"], r["role"], r["timestamp"], r["session_id"],
+                                   r["metadata"]) != _record_key(view.config, source, rec):
+                return False
+            if k == count - 1:
+                return True
+        return False
+    finally:
+        records.close()
+        stored.close()
 
 
 def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
@@ -135,10 +156,24 @@ def _interrupt_after():
         raise KeyboardInterrupt
 
 
+def _batches(g: _Group, batch: int) -> Iterator[list[dict[str, Any]]]:
+    """The items of the group's records after ``g.start``, ``batch`` at a time, read on as they are written."""
+    items: list[dict[str, Any]] = []
+    for i, rec in enumerate(g.each()):
+        if i < g.start:
+            continue
+        items.append(rec.item)
+        if len(items) == batch:
+            yield items
+            items = []
+    if items:
+        yield items
+
+
 def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) -> None:
     for g in groups:
-        g.start = _resume_point(mem.using(g.namespace), source, g.records, batch)
-    todo = sum(len(g.records) - g.start for g in groups)
+        g.start = _resume_point(mem.using(g.namespace), source, g, batch)
+    todo = sum(g.n - g.start for g in groups)
     written: list[tuple[Any, list[int]]] = []
     seconds: list[float] = []
     try:
@@ -148,11 +183,15 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                 view = mem.using(g.namespace)
                 ids: list[int] = []
                 written.append((view, ids))
-                for i in range(g.start, len(g.records), batch):
+                stored = g.start
+                for items in _batches(g, batch):
                     with _interrupt_after():  # a batch committed is a batch whose ids the undo knows
-                        got = view.add_many([r.item for r in g.records[i:i + batch]])
+                        got = view.add_many(items)
                         ids.extend(m.id for m in got)
                     bar.update(len(got))
+                    stored += len(got)
+                if stored != g.n:  # the file read otherwise than when it was checked
+                    raise InvalidInput(f"{source.file}: {stored} messages read to store, {g.n} when checked")
                 seconds.append(time.perf_counter() - started)
     except KeyboardInterrupt:
         why = _undo(written)
@@ -166,7 +205,7 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
         raise StoreError(f"{source.file}: nothing was stored: {detail}" if why is None
                          else f"{source.file}: storing failed ({detail}); {why}") from None
     for g, sec in zip(groups, seconds):
-        n, done = len(g.records), len(g.records) - g.start
+        n, done = g.n, g.n - g.start
         if done == n:
             print(f"{g.namespace}: {messages(n)} in {sec:.2f} s")
         elif done == 0:
@@ -175,17 +214,19 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
             print(f"{g.namespace}: {messages(done)} added after the {g.start} an interrupted earlier run stored")
 
 
-def _groups(source: Source, namespace: str, split: bool) -> list[_Group]:
-    by_ns: dict[str, _Group] = {}
-    for rec in source.records:
-        ns = f"{namespace}.{rec.group}" if split and rec.group else namespace
+def _groups(source: Source, namespace: str, split: bool, each: Callable[[], Iterator[Record]]) -> list[_Group]:
+    if not split:
+        return [_Group(namespace, each)]
+    by_ns: dict[str, list[Record]] = {}  # --split reads formats that are read whole (JSON documents, archives)
+    for rec in each():
+        ns = f"{namespace}.{rec.group}" if rec.group else namespace
         if ns not in by_ns and ns != namespace:
             # --namespace itself is checked as given; the one --split makes of it is named as such, not as -n
             what = {"slack-export": "channel", "telegram-export": "chat"}.get(source.format, "conversation")
             check_namespace(ns, f"the namespace --split makes for the {what} {rec.group[:40]!r} (--namespace plus "
                                 f"'.{rec.group[:40]}')")
-        by_ns.setdefault(ns, _Group(ns, [])).records.append(rec)
-    return list(by_ns.values())
+        by_ns.setdefault(ns, []).append(rec)
+    return [_Group(ns, lambda records=records: iter(records)) for ns, records in by_ns.items()]
 
 
 def _check_batch(batch: int) -> int:
@@ -196,32 +237,35 @@ def _check_batch(batch: int) -> int:
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     batch = _check_batch(args.batch)
-    source = read_source(args.file, encoding=args.encoding, timezone=args.timezone)
-    if args.session is not None:
-        for rec in source.records:
-            if rec.item.get("session_id") is None:  # absent or null: the message has none
-                rec.item["session_id"] = args.session
-    if args.split and source.format not in ("locomo", "slack-export", "telegram-export"):
-        raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation), Slack export "
-                           f"archives (one per channel) and Telegram account exports (one per chat); {args.file} "
-                           f"holds {source.format} messages")
-    with open_store(args, create=True) as mem:
-        groups = _groups(source, args.namespace, args.split)
-        _validate(mem, source, groups)
-        _store(mem, source, groups, batch, "ingest")
+    with open_source(args.file, encoding=args.encoding, timezone=args.timezone) as source:
+        if args.split and source.format not in ("locomo", "slack-export", "telegram-export"):
+            raise InvalidInput(f"--split applies to LoCoMo files (one namespace per conversation), Slack export "
+                               f"archives (one per channel) and Telegram account exports (one per chat); "
+                               f"{args.file} holds {source.format} messages")
+
+        def each() -> Iterator[Record]:
+            for rec in source.each():
+                if args.session is not None and rec.item.get("session_id") is None:  # absent or null: it has none
+                    rec.item["session_id"] = args.session
+                yield rec
+
+        groups = _groups(source, args.namespace, args.split, each)
+        _validate(Config(), source, groups)  # before the store is opened (or created): a bad file creates nothing
+        with open_store(args, create=True) as mem:
+            _store(mem, source, groups, batch, "ingest")
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     batch = _check_batch(args.batch)
-    source = read_source(args.file, encoding="utf-8")
-    if source.format != "export":
-        raise InvalidInput(f"{args.file}: not a hippo export file (its first line is not the hippo-export header); "
-                           f"`hippo ingest` reads other formats")
-    with open_store(args, create=True) as mem:
-        groups = _groups(source, args.namespace, False)
-        _validate(mem, source, groups)
-        _store(mem, source, groups, batch, "import")
+    with open_source(args.file, encoding="utf-8") as source:
+        if source.format != "export":
+            raise InvalidInput(f"{args.file}: not a hippo export file (its first line is not the hippo-export "
+                               f"header); `hippo ingest` reads other formats")
+        groups = _groups(source, args.namespace, False, source.each)
+        _validate(Config(), source, groups)
+        with open_store(args, create=True) as mem:
+            _store(mem, source, groups, batch, "import")
     return 0
 
 

@@ -52,6 +52,8 @@ reading a good file costs one ``json.loads``.
 from __future__ import annotations
 
 import codecs
+import contextlib
+import hashlib
 import io
 import json
 import json.decoder
@@ -60,6 +62,7 @@ import os
 import posixpath
 import re
 import stat
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 import zoneinfo
@@ -121,6 +124,12 @@ class Source:
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
     _root: Any = None
+    _stream: Callable[[], Iterator[Record]] | None = None  # a file read as a stream (:func:`open_source`)
+
+    def each(self) -> Iterator[Record]:
+        """The records in the file's order: those read, or, for a file :func:`open_source` reads as a stream (its
+        ``records`` left empty), a new pass over the file, parsed again one record at a time."""
+        return iter(self.records) if self._stream is None else self._stream()
 
     def line_of(self, rec: Record | Path, field: str | None = None) -> int | None:
         """The line where a record's object starts (1-based), or where its key ``field`` is; None when unknown."""
@@ -351,7 +360,10 @@ def read_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | 
 
 def _read_source(file: str, encoding: str) -> Source:
     _codec(encoding)
-    data = _file_bytes(file)
+    return _source_of(file, _file_bytes(file), encoding)
+
+
+def _source_of(file: str, data: bytes, encoding: str) -> Source:
     if data.startswith(b"PK\x03\x04"):
         archive = _read_slack_archive(file, data, encoding)
         if archive is not None:
@@ -393,6 +405,186 @@ def _read_source(file: str, encoding: str) -> Source:
     if not src.records:
         raise InvalidInput(f"{file}: the document holds no messages")
     return src
+
+
+# ------------------------------------------------------------------------------------------------- streams
+
+# the formats read one line at a time, so a file of them can be read as a stream, again for each pass
+STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp")
+_CHUNK = 1 << 16
+
+
+@contextlib.contextmanager
+def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | None = None) -> Iterator[Source]:
+    """:func:`read_source` for a file too large to hold: a WhatsApp export or a JSONL file (of messages, of
+    conversations, or a hippo export) comes back with ``records`` empty, and :meth:`Source.each` reads the file again
+    for each pass, parsing one record at a time, so what is held is the record being read and not the file. A pass
+    refuses a file that changed since it was opened (its size or modification time), and a whole pass that read
+    other bytes than the first whole pass (a digest of them) raises ``InvalidInput`` at its end. A pipe (standard
+    input, ``<(zcat chat.txt.gz)``), which cannot be read twice, is first copied to a temporary file, deleted when
+    the block ends. Other formats (JSON documents, zip archives) are read whole, as :func:`read_source` reads them.
+    """
+    zone = None if timezone is None else parse_zone(timezone)
+    codec = _codec(encoding)
+    with contextlib.ExitStack() as cleanup:
+        fd = _open_fd(file, cleanup)
+        src = _stream_source(file, fd, codec, encoding)
+        if src is None:
+            src = _source_of(file, _fd_bytes(fd), encoding)
+            if zone is not None:
+                in_zone(src, zone, timezone if isinstance(timezone, str) else str(zone))
+        elif zone is not None:
+            name = timezone if isinstance(timezone, str) else str(zone)
+            next(zoned(src, (), zone, name), None)  # a format without wall-clock times is refused now
+            plain = src._stream
+            src._stream = lambda: zoned(src, plain(), zone, name)
+        yield src
+
+
+def _open_fd(file: str, cleanup: contextlib.ExitStack) -> int:
+    """A descriptor reading ``file`` from its start at any offset: the file's own, or a temporary copy of a pipe."""
+    try:
+        fd = os.open(file, os.O_RDONLY)
+    except FileNotFoundError as exc:
+        raise NotFound(f"{file}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(f"{file}: is a directory, expected a file") from exc
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+    cleanup.callback(os.close, fd)
+    mode = os.fstat(fd).st_mode
+    if stat.S_ISREG(mode):
+        return fd
+    if stat.S_ISDIR(mode):
+        raise InvalidInput(f"{file}: is a directory, expected a file")
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        raise InvalidInput(f"{file}: is a device, expected a file (or a pipe)")
+    spool = cleanup.enter_context(tempfile.TemporaryFile(prefix="hippo-ingest-"))
+    try:
+        while chunk := os.read(fd, 1 << 20):
+            spool.write(chunk)
+        spool.flush()
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+    return spool.fileno()
+
+
+def _fd_bytes(fd: int) -> bytes:
+    out = bytearray()
+    while chunk := os.pread(fd, 1 << 20, len(out)):
+        out += chunk
+    return bytes(out)
+
+
+class _Pass(io.RawIOBase):
+    """One pass over a descriptor from its start (``os.pread``: passes share no offset), each byte fed to a digest."""
+
+    def __init__(self, fd: int, digest: Any) -> None:
+        super().__init__()
+        self.fd, self.digest, self.at = fd, digest, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = os.pread(self.fd, len(buffer), self.at)
+        buffer[:len(data)] = data
+        self.at += len(data)
+        self.digest.update(data)
+        return len(data)
+
+
+class _Lines:
+    """The lines of a file decoded as :func:`_decode` decodes it, one pass at a time (:func:`_iter_lines`'s lines:
+    ended by a newline, a carriage return and newline, or a lone carriage return)."""
+
+    def __init__(self, file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -> None:
+        head = os.pread(fd, 4, 0)
+        name = "utf-8-sig" if codec.name == "utf-8" else codec.name
+        if codec.name == "utf-8" and head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+            name = "utf-32"
+        elif codec.name == "utf-8" and head.startswith((b"\xff\xfe", b"\xfe\xff")):
+            name = "utf-16"
+        self.file, self.fd, self.name, self.encoding = file, fd, name, encoding
+        self.nul_free = not name.startswith(("utf-16", "utf-32", "utf_16", "utf_32"))
+        self.stamp = self._stamp()
+        self.digest: bytes | None = None  # of the bytes the first whole pass read
+
+    def _stamp(self) -> tuple[int, int]:
+        st = os.fstat(self.fd)
+        return st.st_size, st.st_mtime_ns
+
+    def _changed(self) -> InvalidInput:
+        return InvalidInput(f"{self.file}: the file changed while it was being read (once to check every record, "
+                            f"again to store them): run the command again once nothing writes to it")
+
+    def _refuse(self) -> InvalidInput:
+        """The error :func:`_decode` gives for the whole file (a byte that does not decode, a NUL character)."""
+        _decode(self.file, _fd_bytes(self.fd), self.encoding)
+        return self._changed()  # it decodes whole: the file changed under this pass
+
+    def __call__(self) -> Iterator[str]:
+        if self._stamp() != self.stamp:
+            raise self._changed()
+        digest = hashlib.blake2b(digest_size=16)
+        ended = True  # the text so far ends with a line's end (or is empty): a last, empty line follows
+        raw = _Pass(self.fd, digest)
+        with io.TextIOWrapper(io.BufferedReader(raw, _CHUNK), encoding=self.name, newline="") as f:
+            try:
+                for line in f:
+                    if line.endswith("\n"):
+                        line, ended = line[:-2] if line.endswith("\r\n") else line[:-1], True
+                    elif line.endswith("\r"):
+                        line, ended = line[:-1], True
+                    else:
+                        ended = False
+                    if self.nul_free and "\x00" in line:
+                        raise self._refuse()
+                    yield line
+            except UnicodeDecodeError:
+                raise self._refuse() from None
+        if self._stamp() != self.stamp or (self.digest is not None and digest.digest() != self.digest):
+            raise self._changed()
+        self.digest = digest.digest()
+        if ended:
+            yield ""
+
+
+def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -> Source | None:
+    """The Source of a file of one of :data:`STREAMED_FORMATS`, read as a stream; None for any other file (a JSON
+    document, a zip archive, an empty file, an encoding that is no text encoding), which is read whole."""
+    if os.pread(fd, 4, 0).startswith(b"PK\x03\x04") or not getattr(codec, "_is_text_encoding", True):
+        return None
+    lines = _Lines(file, fd, codec, encoding)
+    found = (line for line in lines() if line.strip())
+    try:
+        first = next(found, None)
+        more = first is not None and next(found, None) is not None
+    finally:
+        found.close()
+    if first is None:
+        return None
+    src = Source(file, "", "")
+    if _whatsapp_head(first):
+        src.format = "whatsapp"
+        layout = _whatsapp_layout(lines)
+        src._stream = lambda: _whatsapp_records(src, lines, layout)
+        return src
+    if not first.lstrip().startswith("{"):
+        return None
+    try:
+        head = json.loads(first)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
+        src.format = "export" if head.get("format") == EXPORT_FORMAT else "jsonl"
+        src._stream = lambda: _jsonl_records(src, lines)
+        return src
+    if isinstance(head, dict) and "messages" in head and more:
+        src.format = "messages"
+        src._stream = lambda: _conversation_records(src, lines)
+        return src
+    return None
 
 
 # ------------------------------------------------------------------------------------------------- time zones
@@ -445,19 +637,27 @@ def in_zone(src: Source, zone: tzinfo, name: str) -> None:
     takes ``zone``'s offset, the calendar its days are read on. A wall-clock time that does not exist in ``zone``
     (skipped when the clocks went forward) is refused; one that the clocks showed twice (when they went back) is the
     earlier of the two, unless the export's messages before it are already past that one: then it is the later."""
+    for _ in zoned(src, src.records, zone, name):
+        pass
+
+
+def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> Iterator[Record]:
+    """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
                            f"Instagram, Discord, Slack); {src.file} holds {src.format} messages, whose timestamps "
                            f"are read with the offset they are written with (2024-03-12T23:30:00-04:00), as UTC "
                            f"without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
-    for rec in src.records:
+    for rec in records:
         when = rec.item.get("timestamp")
         if not isinstance(when, datetime):
+            yield rec
             continue
         try:
             if when.tzinfo is not None and when.utcoffset() is not None:
                 rec.item["timestamp"] = when.astimezone(zone)
+                yield rec
                 continue
             early, late = when.replace(tzinfo=zone, fold=0), when.replace(tzinfo=zone, fold=1)
             first, second = early.astimezone(timezone.utc), late.astimezone(timezone.utc)
@@ -471,6 +671,7 @@ def in_zone(src: Source, zone: tzinfo, name: str) -> None:
         chosen = late if first < second and latest is not None and first < latest <= second else early
         rec.item["timestamp"] = chosen
         latest = chosen.astimezone(timezone.utc)
+        yield rec
 
 
 def _load_document(file: str, text: str) -> Any:
@@ -498,9 +699,18 @@ def _deep_line(text: str, limit: int = 200) -> int:
 
 def _read_jsonl(file: str, text: str) -> Source:
     src = Source(file, "jsonl", text)
+    src.records.extend(_jsonl_records(src, lambda: _iter_lines(text)))
+    return src
+
+
+def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The records of a JSONL file, one line at a time (not all of them as a list besides the text); sets
+    ``src.format`` to "export" when the first line is the header of a hippo export."""
+    file = src.file
     export = False
     first = True
-    for k, line in enumerate(_iter_lines(text)):  # one line at a time, not all of them as a list besides the text
+    n = 0
+    for k, line in enumerate(lines()):
         if not line.strip():
             continue
         lineno = k + 1
@@ -534,10 +744,10 @@ def _read_jsonl(file: str, text: str) -> Source:
             _check_depth(item, ())
         except SourceError as exc:
             raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
-        src.records.append(Record(item, (), lineno))
-    if not src.records:
+        n += 1
+        yield Record(item, (), lineno)
+    if not n:
         raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
-    return src
 
 
 def _json_line(file: str, lineno: int, line: str) -> Any:
@@ -553,7 +763,14 @@ def _json_line(file: str, lineno: int, line: str) -> Any:
 def _read_jsonl_conversations(file: str, text: str) -> Source:
     """JSONL whose every line is a conversation ``{"messages": [...]}``: its messages in order, line after line."""
     src = Source(file, "messages", text)
-    for k, line in enumerate(_iter_lines(text)):
+    src.records.extend(_conversation_records(src, lambda: _iter_lines(text)))
+    return src
+
+
+def _conversation_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    file = src.file
+    n = 0
+    for k, line in enumerate(lines()):
         if not line.strip():
             continue
         lineno = k + 1
@@ -569,10 +786,10 @@ def _read_jsonl_conversations(file: str, text: str) -> Source:
         except SourceError as exc:
             raise InvalidInput(f"{file}:{lineno}: {render_path(exc.path) + ': ' if exc.path else ''}"
                                f"{exc.message}") from None
-        src.records.extend(Record(rec.item, rec.path, lineno) for rec in records)
-    if not src.records:
+        n += len(records)
+        yield from (Record(rec.item, rec.path, lineno) for rec in records)
+    if not n:
         raise InvalidInput(f"{file}: the conversations hold no messages")
-    return src
 
 
 def depth(value: Any) -> int:
@@ -1129,24 +1346,40 @@ def _read_whatsapp(file: str, text: str) -> Source:
     passes over the lines, the first telling the order of the dates' fields, the second reading the messages: what
     is held is the messages read, not every line and head of the file besides."""
     src = Source(file, "whatsapp", text)
-    form = next(h.form for h in map(_whatsapp_head, _iter_lines(text)) if h is not None)
+    order = _whatsapp_layout(lambda: _iter_lines(text))
+    src.records.extend(_whatsapp_records(src, lambda: _iter_lines(text), order))
+    return src
+
+
+def _whatsapp_layout(lines: Callable[[], Iterator[str]]) -> tuple[str, bool, bool]:
+    """(the form of the file's message lines, day first, year first), read in one pass over the lines."""
+    form = next(h.form for h in map(_whatsapp_head, lines()) if h is not None)
+    return (form, *_whatsapp_order(h for h in map(_whatsapp_head, lines()) if h is not None and h.form == form))
+
+
+def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: tuple[str, bool, bool]
+                      ) -> Iterator[Record]:
+    """The messages of a WhatsApp export whose :func:`_whatsapp_layout` is ``layout``, one at a time: what is held
+    is the message being read, not every line and head of the file."""
+    file = src.file
+    form, day_first, year_first = layout
+    found = 0
 
     def heads() -> Iterator[tuple[int, _Head]]:
-        for k, line in enumerate(_iter_lines(text)):
+        for k, line in enumerate(lines()):
             h = _whatsapp_head(line)
             if h is not None and h.form == form:  # the file's form; others are message text
                 yield k, h
 
-    day_first, year_first = _whatsapp_order(h for _, h in heads())
     starts = heads()
     names: dict[str, str] = {}  # one string per sender, not one per message
     at, m = next(starts, (-1, None))
     # (line, time, sender, text lines, the file attached)
     current: tuple[int, datetime, str, list[str], str | None] | None = None
 
-    def flush() -> None:
+    def flush() -> Record | None:
         if current is None:
-            return
+            return None
         lineno, when, who, body, attached = current
         message = "\n".join(body).strip()
         edited = message[-len(_EDITED):].lower() == _EDITED
@@ -1161,15 +1394,19 @@ def _read_whatsapp(file: str, text: str) -> Source:
                 meta["attachments"] = [attached]
             if meta:
                 item["metadata"] = meta
-            src.records.append(Record(item, (), lineno))
+            return Record(item, (), lineno)
+        return None
 
-    for k, line in enumerate(_iter_lines(text)):
+    for k, line in enumerate(lines()):
         if k != at:  # the message goes on (or the app's notice before it, which is left out with it)
             if current is not None:
                 current[3].append(line.replace("\u200e", ""))
             continue
         h, (at, m) = m, next(starts, (-1, None))
-        flush()
+        done = flush()
+        if done is not None:
+            found += 1
+            yield done
         current = None
         try:
             when = _whatsapp_time(h, day_first, year_first)
@@ -1193,10 +1430,12 @@ def _read_whatsapp(file: str, text: str) -> Source:
             continue
         # U+200E is the app's (a person does not type it); every other character of the text is the person's
         current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")], None)
-    flush()
-    if not src.records:
+    done = flush()
+    if done is not None:
+        found += 1
+        yield done
+    if not found:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
-    return src
 
 
 def _telegram_text(value: Any, path: Path) -> str:
