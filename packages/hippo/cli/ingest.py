@@ -53,15 +53,20 @@ def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, met
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
 
 
-def _record_key(config: Config, source: Source, rec: Record) -> tuple:
-    """A record as :func:`_key` compares it, after the check add_many runs (hippo.engine.prepare), one record at a
-    time so that a failure names its line."""
+def _checked(config: Config, source: Source, rec: Record) -> Any:
+    """The record through the check add_many runs (hippo.engine.prepare), one record at a time so that a failure
+    names its line."""
     try:
-        prepared = prepare(rec.item, "message", config)
+        return prepare(rec.item, "message", config)
     except InvalidInput as exc:
         raise source.error(rec, str(exc)) from None
     except RecursionError:
         raise source.error(rec, "metadata is nested too deeply") from None
+
+
+def _record_key(config: Config, source: Source, rec: Record) -> tuple:
+    """A record as :func:`_key` compares it, after :func:`_checked`."""
+    prepared = _checked(config, source, rec)
     return _key(rec.item["text"], prepared.speaker, prepared.role, prepared.ts, prepared.session_id,
                 prepared.metadata)
 
@@ -73,7 +78,7 @@ def _validate(config: Config, source: Source, groups: list[_Group]) -> None:
     for g in groups:
         g.n = 0
         for rec in g.each():
-            _record_key(config, source, rec)
+            _checked(config, source, rec)
             g.n += 1
 
 

@@ -459,13 +459,28 @@ def _open_fd(file: str, cleanup: contextlib.ExitStack) -> int:
         raise InvalidInput(f"{file}: is a directory, expected a file")
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
         raise InvalidInput(f"{file}: is a device, expected a file (or a pipe)")
-    spool = cleanup.enter_context(tempfile.TemporaryFile(prefix="hippo-ingest-"))
     try:
-        while chunk := os.read(fd, 1 << 20):
+        spool = cleanup.enter_context(tempfile.TemporaryFile(prefix="hippo-ingest-"))
+    except OSError as exc:
+        raise InvalidInput(f"{file}: a pipe is copied to a temporary file (it is read twice), which cannot be "
+                           f"made: {exc.strerror or exc}; set TMPDIR to a folder with room") from exc
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except OSError as exc:
+            raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+        if not chunk:
+            break
+        try:
             spool.write(chunk)
+        except OSError as exc:
+            raise InvalidInput(f"{file}: a pipe is copied to a temporary file (it is read twice), which cannot be "
+                               f"written: {exc.strerror or exc}; set TMPDIR to a folder with room") from exc
+    try:
         spool.flush()
     except OSError as exc:
-        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+        raise InvalidInput(f"{file}: a pipe is copied to a temporary file (it is read twice), which cannot be "
+                           f"written: {exc.strerror or exc}; set TMPDIR to a folder with room") from exc
     return spool.fileno()
 
 
