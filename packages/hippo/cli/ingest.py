@@ -204,7 +204,7 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                       else f"interrupted; {why}") from None
     except Exception as exc:  # noqa: BLE001 - whatever stopped the writes, what they did is undone
         why = _undo(written)
-        detail = " ".join(str(exc).split())
+        detail = " ".join(str(exc).split()).removeprefix(f"{source.file}: ")
         if not isinstance(exc, (HippoError, OSError)):
             detail = f"{type(exc).__name__}: {detail}"
         raise StoreError(f"{source.file}: nothing was stored: {detail}" if why is None

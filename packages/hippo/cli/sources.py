@@ -1204,6 +1204,8 @@ _SENDER = re.compile(r"^(?P<who>[^:\n]{1,80}?):(?: (?P<text>.*))?$", re.DOTALL)
 def _closed(name: str) -> bool:
     """Whether every quotation mark opened in ``name`` is closed in it (German opens with „ and closes with “, which
     opens in English: the three are counted together)."""
+    if name.isascii():  # the other marks are not ASCII: most names are counted for '"' alone
+        return name.count('"') % 2 == 0
     return (name.count('"') % 2 == 0 and sum(map(name.count, "„“”")) % 2 == 0
             and all(name.count(a) == name.count(b) for a, b in ("«»", "‹›", "「」", "『』")))
 # What the app writes in place of a message it did not export (iOS ends the deleted ones with a full stop; older
@@ -1255,12 +1257,16 @@ class _Head:
     form: str = "android"          # "android" (" - "), "ios" ("[...]") or "old_ios" (a colon)
 
 
+_MARKS = re.compile(_MARK)
+_PERIOD_GAPS = re.compile(r"[.\s]")
+
+
 def _whatsapp_head(line: str) -> _Head | None:
     """The head of a line that starts a WhatsApp message (or notice), or None for a line that goes on one."""
     m = _WHATSAPP.match(line)
     if m is None:
         return None
-    form = next(f for f in ("ios", "android", "old_ios") if m[f] is not None)
+    form = "ios" if m["ios"] is not None else "android" if m["android"] is not None else "old_ios"
     head = m[form]
     for pattern in _HEADS:
         h = pattern.fullmatch(head)
@@ -1269,10 +1275,11 @@ def _whatsapp_head(line: str) -> _Head | None:
     else:  # the date's two separators differ: no date the app writes
         return None
     period = h["pb"] or h["pa"]
-    fields = tuple(re.sub(_MARK, "", h[k]) for k in "abc")
+    # the marks are not ASCII: a date in ASCII digits (nearly every line) has none to take out
+    fields = tuple(x if x.isascii() else _MARKS.sub("", x) for x in (h["a"], h["b"], h["c"]))
     korean = h["dot"] is not None and h["s"] == "." and re.match(_SP, head[h.end("s"):]) is not None
     # the pattern matches ignoring case, so the word is looked up case-folded (the long s "ſ" matches "s")
-    half = _PERIODS.get(re.sub(r"[.\s]", "", period.casefold())) if period else None
+    half = _PERIODS.get(_PERIOD_GAPS.sub("", period.casefold())) if period else None
     if period and half is None:
         return None
     return _Head(fields, h["s"], korean, period, half, h["t"], m["rest"], form)
