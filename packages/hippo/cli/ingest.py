@@ -84,8 +84,8 @@ def _validate(config: Config, source: Source, groups: list[_Group]) -> None:
 
 def _resume_point(view, source: Source, g: _Group, batch: int) -> int:
     """How many leading records of the file the namespace already ends with: all of them, or a whole number of
-    batches (what an earlier run killed between two batches left behind); 0 when it holds none of them. Read as
-    streams, the file's records and the namespace's messages, holding neither."""
+    batches (what an earlier run killed between two batches left behind); 0 when it holds none of them. The file's
+    records are read again, not held; the namespace's messages as an export reads them."""
     count = view.count()
     if count == 0:
         return 0
