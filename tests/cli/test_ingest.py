@@ -2000,7 +2000,7 @@ def test_a_large_file_is_read_as_a_stream_not_held(tmp_path) -> None:
             # every record is read again in the file's order, the same as a read of the whole file gives
             with_list = read_source_items(f)
             assert [r.item for r in src.each()] == with_list
-        assert peak < size // 8, (f.name, peak, size)
+        assert peak < size // 4, (f.name, peak, size)  # the whole file held (as before) is 6 times its size
 
 
 def read_source_items(f: Path) -> list[dict]:
