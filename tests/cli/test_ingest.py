@@ -2088,3 +2088,45 @@ def test_a_pipe_is_read_once_and_kept_in_a_temporary_file(tmp_path) -> None:
                        stdin=numbered(10) + '{"text": "cut off\n')
     assert_one_line_error(broken, "/dev/stdin:11:", "not JSON")
     assert namespaces(tmp_path / "c.db") == []
+
+
+# ------------------------------------------------------------------------------------ a chat exported again
+
+
+def test_a_chat_exported_again_adds_only_its_new_messages(tmp_path) -> None:
+    """A WhatsApp chat exported in March, then again in April (the March messages and the new ones): the namespace
+    holds each message once. 1,234 messages are no whole number of batches, so the resume alone added all 1,500
+    again (2,734)."""
+    lines = whatsapp_lines(1500).splitlines(keepends=True)
+    march, april = tmp_path / "march.txt", tmp_path / "april.txt"
+    march.write_text("".join(lines[:1234]), encoding="utf-8")
+    april.write_text("".join(lines), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert hippo_cmd("ingest", march, "--path", db).code == 0
+    run = hippo_cmd("ingest", april, "--path", db)
+    assert run.code == 0, run.err
+    assert "266 messages added; 1234 messages of the file's 1500 were already stored" in run.out
+    assert [m["text"] for m in stored(db)] == [f"line {k} of the chat about the harbour trip" for k in range(1500)]
+
+
+def test_a_message_said_twice_in_one_minute_is_kept_twice_and_matched_once_each(tmp_path, capsys) -> None:
+    """Each stored message stands for one record: a file that says "ok" twice in one minute, ingested over a
+    namespace that holds one of them (and another "ok" at another time), gets the second one only; messages with no
+    time are never matched this way (two files' untimed "ok" are two messages)."""
+    db = tmp_path / "s.db"
+    with hippo.Memory(db) as mem:
+        mem.add("ok", speaker="Ann", timestamp="2024-03-12T09:00:00+00:00")
+        mem.add("ok", speaker="Ann", timestamp="2024-03-12T10:00:00+00:00")
+        mem.add("ok", speaker="Ann")
+    f = tmp_path / "chat.jsonl"
+    f.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"text": "ok", "speaker": "Ann", "timestamp": "2024-03-12T09:00:00+00:00"},
+        {"text": "ok", "speaker": "Ann", "timestamp": "2024-03-12T09:00:00+00:00"},
+        {"text": "ok", "speaker": "Ann"},
+        {"text": "see you", "speaker": "Ann", "timestamp": "2024-03-12T09:30:00+00:00"}]), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    got = [(m["text"], m["timestamp"]) for m in stored(db)]
+    assert len(got) == 3 + 3
+    assert sum(1 for t, ts in got if t == "ok" and ts is not None and ts.startswith("2024-03-12T09:00")) == 2
+    assert sum(1 for t, ts in got if t == "ok" and ts is None) == 2
+    assert ("see you", "2024-03-12T09:30:00+00:00") in got

@@ -11,17 +11,25 @@ batches cannot undo anything, so a retry picks up where it stopped: when a names
 ``k * batch`` messages of the file (or all of them), those are not written again. A match shorter than
 ``RESUME_MIN`` messages (possible only with a tiny ``--batch``) is not trusted to be an earlier run: a namespace may
 end with the file's first message by coincidence.
+
+A message with a time that the namespace already holds (the same text, speaker, role, time, session and metadata)
+is not written again either, each stored message standing for one record: a chat exported again a month later,
+holding the old messages and the new, adds the new ones only, and a message the file writes twice (an "ok" said twice
+in one minute) is kept twice. Messages without a time are matched only by the resume above: two "ok" with no time,
+from two files, are two messages.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import signal
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -45,6 +53,9 @@ class _Group:
     each: Callable[[], Iterator[Record]]
     n: int = 0                     # how many, once checked
     start: int = 0                 # records before this are already the namespace's last messages
+    first: float | None = None     # the earliest and latest time of the records, once checked
+    last: float | None = None
+    held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
@@ -77,9 +88,13 @@ def _validate(config: Config, source: Source, groups: list[_Group]) -> None:
     resume reads the records it compares again)."""
     for g in groups:
         g.n = 0
+        g.first = g.last = None
         for rec in g.each():
-            _checked(config, source, rec)
+            ts = _checked(config, source, rec).ts
             g.n += 1
+            if ts is not None:
+                g.first = ts if g.first is None else min(g.first, ts)
+                g.last = ts if g.last is None else max(g.last, ts)
 
 
 def _resume_point(view, source: Source, g: _Group, batch: int) -> int:
@@ -128,6 +143,42 @@ def _ends_with(view, source: Source, g: _Group, count: int, m: int) -> bool:
         stored.close()
 
 
+def _digest(key: tuple) -> bytes:
+    return hashlib.blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _held(view, source: Source, g: _Group) -> Counter:
+    """The namespace's messages with a time within the group's first and last time, as digests of :func:`_key`
+    counted, less the ones the resume matched to the group's first ``g.start`` records: what the records after
+    them may repeat."""
+    held: Counter = Counter()
+    if g.first is None or view.count() == 0:
+        return held
+    lo, hi = round(g.first, 3), round(g.last, 3)
+    stored = view.engine.records()
+    try:
+        for r in stored:
+            ts = r["timestamp"]
+            if ts is not None and lo <= round(ts, 3) <= hi:
+                held[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
+    finally:
+        stored.close()
+    if g.start and held:
+        records = g.each()
+        try:
+            for i, rec in enumerate(records):
+                if i >= g.start:
+                    break
+                key = _record_key(view.config, source, rec)
+                if key[3] is not None:
+                    d = _digest(key)
+                    if held[d] > 0:
+                        held[d] -= 1
+        finally:
+            records.close()
+    return +held
+
+
 def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
     """Delete what this run wrote; returns why that failed, or None."""
     try:
@@ -161,12 +212,22 @@ def _interrupt_after():
         raise KeyboardInterrupt
 
 
-def _batches(g: _Group, batch: int) -> Iterator[list[dict[str, Any]]]:
-    """The items of the group's records after ``g.start``, ``batch`` at a time, read on as they are written."""
+def _batches(view, source: Source, g: _Group, batch: int, held: Counter) -> Iterator[list[dict[str, Any]]]:
+    """The items of the group's records after ``g.start``, ``batch`` at a time, read on as they are written; a record
+    with a time that one of ``held`` stands for is skipped (and that one used up), counted in ``g.held``."""
     items: list[dict[str, Any]] = []
+    g.held = 0
     for i, rec in enumerate(g.each()):
         if i < g.start:
             continue
+        if held:
+            key = _record_key(view.config, source, rec)
+            if key[3] is not None:
+                d = _digest(key)
+                if held[d] > 0:
+                    held[d] -= 1
+                    g.held += 1
+                    continue
         items.append(rec.item)
         if len(items) == batch:
             yield items
@@ -189,12 +250,14 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                 ids: list[int] = []
                 written.append((view, ids))
                 stored = g.start
-                for items in _batches(g, batch):
+                for items in _batches(view, source, g, batch, _held(view, source, g)):
                     with _interrupt_after():  # a batch committed is a batch whose ids the undo knows
                         got = view.add_many(items)
                         ids.extend(m.id for m in got)
                     bar.update(len(got))
                     stored += len(got)
+                bar.update(g.held)
+                stored += g.held
                 if stored != g.n:  # the file read otherwise than when it was checked
                     raise InvalidInput(f"{source.file}: {stored} messages read to store, {g.n} when checked")
                 seconds.append(time.perf_counter() - started)
@@ -211,7 +274,10 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                          else f"{source.file}: storing failed ({detail}); {why}") from None
     for g, sec in zip(groups, seconds):
         n, done = g.n, g.n - g.start
-        if done == n:
+        if g.held:
+            print(f"{g.namespace}: {messages(done - g.held)} added; {messages(g.start + g.held)} of the file's {n} "
+                  f"were already stored (an earlier run, or an earlier export of the same chat)")
+        elif done == n:
             print(f"{g.namespace}: {messages(n)} in {sec:.2f} s")
         elif done == 0:
             print(f"{g.namespace}: already ends with these {messages(n)} (an earlier run stored them); nothing added")
