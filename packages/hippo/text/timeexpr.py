@@ -762,6 +762,17 @@ _ENDING = re.compile(r"\b(?<!was\s)(?<!were\s)(?:ending|ends|starting|starts|due
                      r"(?:the\s+)?$", re.I)
 
 
+def _yearless_by_tense(options: list[tuple[datetime, datetime]], tense: str | None,
+                       today: datetime) -> tuple[datetime, datetime]:
+    """Of a yearless span's ``options`` (last year's, this year's, next year's), the one a ``tense`` means: the first
+    not yet over for a future, the latest begun for a past, else the one whose middle is nearest ``today``."""
+    if tense == "future":
+        return next(o for o in options if o[1] > today)
+    if tense == "past":
+        return [o for o in options if o[0] <= today][-1]
+    return min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+
+
 def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A third of a month ("early May", "mid-March", "the end of next month"): days 1-10, 11-20 or 21 to the end.
     A month named without its year is the next such third when the clause talks about what is to come, the last
@@ -793,12 +804,7 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     options = [days(datetime(y, month, 1, tzinfo=timezone.utc)) for y in (today.year - 1, today.year, today.year + 1)]
     if _ENDING.search(m.string, max(0, m.start() - 30), m.start()):
         tense = "future"  # "the course, extended by two weeks, now ending mid-October": when it ends, still to come
-    if tense == "future":
-        start, end = next(o for o in options if o[1] > today)
-    elif tense == "past":
-        start, end = [o for o in options if o[0] <= today][-1]
-    else:
-        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+    start, end = _yearless_by_tense(options, tense, today)
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
@@ -907,12 +913,7 @@ def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | N
         return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
     month = _month_of(month_word)
     options = [days(datetime(y, month, 1, tzinfo=timezone.utc)) for y in (today.year - 1, today.year, today.year + 1)]
-    if tense == "future":
-        start, end = next(o for o in options if o[1] > today)
-    elif tense == "past":
-        start, end = [o for o in options if o[0] <= today][-1]
-    else:
-        start, end = min(options, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+    start, end = _yearless_by_tense(options, tense, today)
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
