@@ -282,8 +282,21 @@ def _codec(encoding: str) -> codecs.CodecInfo:
         raise InvalidInput(f"--encoding {encoding!r} is not a known text encoding") from exc
 
 
-def _file_bytes(file: str) -> bytes:
+@contextlib.contextmanager
+def _opening(file: str) -> Iterator[None]:
+    """The errors of opening or reading ``file`` as hippo's, naming it."""
     try:
+        yield
+    except FileNotFoundError as exc:
+        raise NotFound(f"{file}: no such file") from exc
+    except IsADirectoryError as exc:
+        raise InvalidInput(f"{file}: is a directory, expected a file") from exc
+    except OSError as exc:
+        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
+
+
+def _file_bytes(file: str) -> bytes:
+    with _opening(file):
         with open(file, "rb") as f:
             # A device is read whole like a file, and /dev/zero or /dev/urandom never end: read until memory ran out.
             # A pipe (`<(zcat chat.jsonl.gz)`, /dev/stdin fed by one) ends when its writer does.
@@ -291,12 +304,6 @@ def _file_bytes(file: str) -> bytes:
             if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
                 raise InvalidInput(f"{file}: is a device, expected a file (or a pipe)")
             return f.read()
-    except FileNotFoundError as exc:
-        raise NotFound(f"{file}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise InvalidInput(f"{file}: is a directory, expected a file") from exc
-    except OSError as exc:
-        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
 
 
 def _decode(file: str, data: bytes, encoding: str) -> str:
@@ -443,14 +450,8 @@ def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | 
 
 def _open_fd(file: str, cleanup: contextlib.ExitStack) -> int:
     """A descriptor reading ``file`` from its start at any offset: the file's own, or a temporary copy of a pipe."""
-    try:
+    with _opening(file):
         fd = os.open(file, os.O_RDONLY)
-    except FileNotFoundError as exc:
-        raise NotFound(f"{file}: no such file") from exc
-    except IsADirectoryError as exc:
-        raise InvalidInput(f"{file}: is a directory, expected a file") from exc
-    except OSError as exc:
-        raise InvalidInput(f"{file}: cannot be read: {exc.strerror or exc}") from exc
     cleanup.callback(os.close, fd)
     mode = os.fstat(fd).st_mode
     if stat.S_ISREG(mode):
