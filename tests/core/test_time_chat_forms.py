@@ -251,3 +251,20 @@ def test_a_holiday_is_shown_in_context_and_a_question_about_it_finds_it():
         assert hit.event_time.date().isoformat() == "2023-12-25"
         context = mem.recall("What did Ana do over Christmas?", budget_tokens=200).text
         assert "Ana (25 December 2023): We went to Oslo at Christmas" in context
+
+
+@pytest.mark.parametrize("text, now, want", [
+    # the seven days from the day named, back for a report and forward for a plan as the day alone would be
+    ("We moved in the week of November 6", MAR_15, days((2022, 11, 6), (2022, 11, 12))),
+    ("I'm off the week of April 10", MAR_15, days((2023, 4, 10), (2023, 4, 16))),
+    ("the week of 6 March was hard", MAR_15, days((2023, 3, 6), (2023, 3, 12))),
+    # the day alone stays a day
+    ("I moved on November 6", MAR_15, days((2022, 11, 6), (2022, 11, 6))),
+])
+def test_the_week_of_a_day_is_the_seven_days_from_it(text, now, want):
+    assert said(text, now) == want
+    assert timeexpr.event_time(text, now).label().startswith("week of") == (want[1] - want[0] == 7 * DAY)
+
+
+def test_a_question_about_the_week_of_a_day_asks_for_those_seven_days():
+    assert asked("What did Ann do the week of November 6, 2022?", MAR_15) == days((2022, 11, 6), (2022, 11, 12))

@@ -28,8 +28,8 @@ DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
-#: opens a sentence and the units as chats clip them).
-RULE = 3
+#: opens a sentence and the units as chats clip them; 4: "the week of November 6").
+RULE = 4
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -1388,6 +1388,18 @@ def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRe
                    onset_end=min(ref.end, end.timestamp()))
 
 
+# "the week of November 6", "the week of 6 November": the seven days from the day named (the week a planner names by
+# its first day), not the day alone
+_WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.I)
+
+
+def _week_of(m: re.Match, ref: TimeRef) -> TimeRef:
+    """``ref``, or the week from its day when the day is said after "the week of"."""
+    if ref is _BEYOND or ref.granularity != "day" or not _WEEK_OF.search(m.string, max(0, m.start() - 16), m.start()):
+        return ref
+    return TimeRef(ref.start, ref.start + 7 * DAY, "week", ref.phrase, ref.relative, ref.yearless)
+
+
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], since: bool = False
           ) -> list[TimeRef]:
     """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order); with ``since``, a period
@@ -1427,6 +1439,8 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
             ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
             if since and ref is not None:
                 ref = _since(name, m, ref, ref_dt)
+            if ref is not None:
+                ref = _week_of(m, ref)
             if ref is not None:  # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
                 spans.append((a, b, ref))
                 starts.insert(k, a)
