@@ -7,7 +7,6 @@ test instead of stalling the run.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -15,54 +14,12 @@ import time
 import pytest
 
 from hippo import ClosedError, Memory
+from tests.forked import fork, in_child, result
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 
-_DEADLINE_S = 60.0
-
-
-def _fork(work) -> tuple[int, int]:
-    """Start ``work()`` in a forked child: its pid and the pipe its JSON-able result, or ``{"error": ...}``, comes
-    back through."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
-        os.close(r)
-        try:
-            out = {"result": work()}
-        except BaseException as exc:  # noqa: BLE001
-            out = {"error": f"{type(exc).__name__}: {exc}"}
-        os.write(w, json.dumps(out).encode())
-        os._exit(0)
-    os.close(w)
-    return pid, r
-
-
-def _result(r: int) -> dict:
-    with os.fdopen(r, "rb") as f:
-        return json.loads(f.read() or b'{"error": "no result"}')
-
-
-def _in_child(work) -> dict:
-    """Run ``work()`` in a forked child; its JSON-able result, or ``{"error": ...}``; ``{"hung": True}`` when the
-    child has not finished by the deadline (it is then killed)."""
-    pid, r = _fork(work)
-    deadline = time.monotonic() + _DEADLINE_S
-    while time.monotonic() < deadline:
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.02)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        os.close(r)
-        return {"hung": True}
-    return _result(r)
-
-
 def _in_child_while_held(hold, work) -> dict:
-    """:func:`_in_child` of ``work`` while another thread of the parent is inside ``hold()`` (a lock's context)."""
+    """:func:`in_child` of ``work`` while another thread of the parent is inside ``hold()`` (a lock's context)."""
     held, release = threading.Event(), threading.Event()
 
     def holder() -> None:
@@ -74,7 +31,7 @@ def _in_child_while_held(hold, work) -> dict:
     t.start()
     held.wait()
     try:
-        return _in_child(work)
+        return in_child(work)
     finally:
         release.set()
         t.join()
@@ -107,7 +64,7 @@ def test_a_child_uses_the_inherited_handle_while_a_rebuild_ran_in_the_parent(ope
     release = threading.Event()
     state._start("truth", lambda warm: release.wait())  # a rebuild in progress at the fork
     try:
-        got = _in_child(lambda: _child_work(mem))
+        got = in_child(lambda: _child_work(mem))
     finally:
         release.set()
     assert got == {"result": [31, ["the child process bought a blue kayak"], 0]}
@@ -141,7 +98,7 @@ def test_a_child_whose_store_file_is_gone_gets_a_closed_handle_not_the_parents_c
             return str(exc)
         return "no error"
 
-    got = _in_child(work)
+    got = in_child(work)
     assert "could not reopen its store after the process forked" in got["result"], got
     assert not path.exists()  # the child created no empty store in its place
     mem.close()
@@ -169,7 +126,7 @@ def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opene
         mem.close()
         return [count]
 
-    pid, r = _fork(child)
+    pid, r = fork(child)
     mem.close()
     third = subprocess.run([sys.executable, "-c", "import sys; from hippo import Memory\n"
                             "with Memory(sys.argv[1]) as m: m.add('a third process writes')", str(path)],
@@ -177,7 +134,7 @@ def test_a_child_keeps_writing_after_the_parent_closed_and_another_process_opene
                            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert third.returncode == 0, third.stderr[-2000:]
     os.write(go_w, b"x")
-    got = _result(r)
+    got = result(r)
     os.waitpid(pid, 0)
     assert got == {"result": [23]}, got
     with Memory(path) as again:
@@ -218,7 +175,7 @@ def test_a_fork_while_another_thread_writes_leaves_the_child_able_to_write(tmp_p
         t.start()
         held.wait()
         try:
-            got = _in_child(lambda: [mem.add("written by the child").text, mem.count()])
+            got = in_child(lambda: [mem.add("written by the child").text, mem.count()])
         finally:
             t.join()
         assert got == {"result": ["written by the child", 11]}, got

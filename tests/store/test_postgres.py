@@ -24,6 +24,7 @@ from hippo.base.errors import (  # noqa: E402
 from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
+from tests.forked import DEADLINE_S, in_child  # noqa: E402
 from tests.upgrades import uses_a_newer_schema_as_it_is  # noqa: E402
 
 from .test_conformance import assert_same, batch, msg  # noqa: E402
@@ -1887,37 +1888,6 @@ def test_a_feed_trimmed_to_the_change_a_reader_saw_still_tells_that_change_by_it
 
 
 # -- forks --------------------------------------------------------------------------------------------------------
-_FORK_DEADLINE_S = 60.0
-
-
-def _in_forked_child(work, meanwhile: Callable[[], None] = lambda: None) -> dict:
-    """``work()`` in a child made by ``os.fork()``, ``meanwhile()`` in the parent once it forked: ``{"result": ...}``
-    (JSON-able), ``{"error": ...}``, or ``{"hung": True}`` when the child has not finished by the deadline (it is then
-    killed)."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's result travels through the pipe
-        os.close(r)
-        try:
-            out = {"result": work()}
-        except BaseException as exc:  # noqa: BLE001
-            out = {"error": f"{type(exc).__name__}: {exc}"}
-        os.write(w, json.dumps(out).encode())
-        os._exit(0)
-    os.close(w)
-    meanwhile()
-    deadline = time.monotonic() + _FORK_DEADLINE_S
-    while not os.waitpid(pid, os.WNOHANG)[0]:
-        if time.monotonic() > deadline:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            os.close(r)
-            return {"hung": True}
-        time.sleep(0.02)
-    with os.fdopen(r, "rb") as f:
-        return json.loads(f.read() or b'{"error": "no result"}')
-
-
 def _backend_pid(store: PostgresStore) -> int:
     return store._read("asking for the session", lambda cur: cur.execute("SELECT pg_backend_pid()").fetchone()[0])
 
@@ -1957,8 +1927,8 @@ def test_a_memory_opened_before_a_fork_works_in_parent_and_child_on_sessions_of_
 
         writer = threading.Thread(target=parent_writes, daemon=True)
         writer.start()
-        got = _in_forked_child(child, started.set)  # the parent writes while the child does
-        writer.join(_FORK_DEADLINE_S)
+        got = in_child(child, started.set)  # the parent writes while the child does
+        writer.join(DEADLINE_S)
         assert not writer.is_alive(), "the parent's calls hung"
         assert not parent_errors, parent_errors
         assert got.get("result") is not None, got
@@ -1985,7 +1955,7 @@ def test_a_store_used_without_a_memory_makes_a_pool_of_its_own_in_a_forked_child
             st.close()
             return [session != parent_session, rows]
 
-        got = _in_forked_child(child)
+        got = in_child(child)
         assert got.get("result") == [True, ["written before the fork", "written by the child"]], got
         assert _backend_pid(st) == parent_session
         assert [tokenizer.decode(r.tokens) for r in st.load("ns")] == ["written before the fork",
@@ -2151,7 +2121,7 @@ def test_a_fork_inside_a_consistent_read_leaves_the_parents_transaction_to_the_p
             os.write(w, json.dumps(out).encode())
             os._exit(0)
         os.close(w)
-        deadline = time.monotonic() + _FORK_DEADLINE_S
+        deadline = time.monotonic() + DEADLINE_S
         while not os.waitpid(pid, os.WNOHANG)[0]:
             if time.monotonic() > deadline:
                 os.kill(pid, 9)
