@@ -264,13 +264,25 @@ def _top_texts_reference(rows, scores, keys, limit, left_out):
     return [rows[order[p]] for p in sorted(places)], [rows[order[p]] for p in sorted(set(stands))]
 
 
+def _assert_top_texts(idx, rows, scores, keys, left_out, limits) -> None:
+    """``channels.top_texts`` of the scored ``rows`` (``left_out`` rejected) equals the walk over the ranking at each
+    of ``limits``."""
+    from hippo.index import channels
+    from hippo.index.coindex import Scored
+
+    for limit in limits:
+        got_rows, got_stands = channels.top_texts(Scored(rows, scores), limit, idx,
+                                                  (lambda c: np.isin(c, left_out)) if left_out.size else None)
+        want_rows, want_stands = _top_texts_reference(rows.tolist(), scores.tolist(), keys, limit,
+                                                      set(left_out.tolist()))
+        assert got_rows.tolist() == want_rows
+        assert got_stands.tolist() == want_stands
+
+
 @pytest.mark.parametrize("seed", range(40))
 def test_each_text_takes_at_most_four_places_in_a_channel_list(seed):
     """Against a walk over the ranking: random scores (many ties) over texts written up to 60 times, some copies
     left out (excluded by the recall)."""
-    from hippo.index import channels
-    from hippo.index.coindex import Scored
-
     rng = random.Random(seed)
     n_texts = rng.choice([1, 3, 20, 200])
     texts = [f"status {k}" for k in range(n_texts)]
@@ -283,13 +295,7 @@ def test_each_text_takes_at_most_four_places_in_a_channel_list(seed):
         scores = np.asarray([rng.choice([1.0, 2.0, 3.0, rng.random()]) for _ in rows])
         keys = idx.copy_keys(rows).tolist()
         left_out = np.asarray(sorted(rng.sample(rows.tolist(), rng.randint(0, rows.size // 2))), dtype=np.int64)
-        for limit in (1, 5, 50, 400):
-            got_rows, got_stands = channels.top_texts(Scored(rows, scores), limit, idx,
-                                                      (lambda c: np.isin(c, left_out)) if left_out.size else None)
-            want_rows, want_stands = _top_texts_reference(rows.tolist(), scores.tolist(), keys, limit,
-                                                          set(left_out.tolist()))
-            assert got_rows.tolist() == want_rows
-            assert got_stands.tolist() == want_stands
+        _assert_top_texts(idx, rows, scores, keys, left_out, (1, 5, 50, 400))
         # copies are the same text in the same voice: the keys group exactly the rows of equal (text, role)
         voice = [(mem.get(int(idx.ids.a[r])).text, int(idx.role.a[r])) for r in rows.tolist()]
         assert len(set(keys)) == len(set(voice))
@@ -302,9 +308,6 @@ def test_a_list_of_distinct_texts_is_the_best_rows(seed):
     """Where no text has a copy among the best rows, the list is the best ``limit`` rows (ties: earlier row first)
     and nothing stands for copies, even when later rows are copies of listed ones: against the walk over the
     ranking, with limits at, below and above the number of distinct texts."""
-    from hippo.index import channels
-    from hippo.index.coindex import Scored
-
     rng = random.Random(seed)
     n_texts = rng.randint(5, 120)
     with Memory(None) as mem:
@@ -317,13 +320,8 @@ def test_a_list_of_distinct_texts_is_the_best_rows(seed):
                              for r in rows.tolist()])
         keys = idx.copy_keys(rows).tolist()
         left_out = np.asarray(sorted(rng.sample(rows.tolist(), rng.randint(0, rows.size // 3))), dtype=np.int64)
-        for limit in sorted({1, n_texts // 2, n_texts - 1, n_texts, n_texts + 1, rows.size} - {0}):
-            got_rows, got_stands = channels.top_texts(Scored(rows, scores), limit, idx,
-                                                      (lambda c: np.isin(c, left_out)) if left_out.size else None)
-            want_rows, want_stands = _top_texts_reference(rows.tolist(), scores.tolist(), keys, limit,
-                                                          set(left_out.tolist()))
-            assert got_rows.tolist() == want_rows
-            assert got_stands.tolist() == want_stands
+        _assert_top_texts(idx, rows, scores, keys, left_out,
+                          sorted({1, n_texts // 2, n_texts - 1, n_texts, n_texts + 1, rows.size} - {0}))
 
 
 def test_a_line_of_many_copies_is_shown_where_a_filter_a_period_or_exclude_leaves_some():
