@@ -19,6 +19,7 @@ del _sys
 
 from hippo.base.config import Config, RetrievalConfig, SignatureConfig
 from hippo.base.errors import (
+    Changed,
     ClosedError,
     CorruptData,
     HippoError,
@@ -71,6 +72,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreBusy",
+    "Changed",
     "ReadOnlyError",
     "ClosedError",
     "NativeError",

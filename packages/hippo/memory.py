@@ -314,13 +314,29 @@ class Memory:
                 "metadata": metadata, "priority": priority, "event_time": event_time}
         return self._ns.write([prepare(item, "add", self.config)])[0]
 
-    def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem]) -> list[MemoryItem]:
-        """Store many messages in one transaction: either all are stored or none."""
+    def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem], *, if_version: int | None = None
+                 ) -> list[MemoryItem]:
+        """Store many messages in one transaction: either all are stored or none.
+
+        ``if_version``: store them only while the namespace's latest change is still that one (:meth:`version`,
+        read before the reads that decided what to add), checked in the write's own transaction: when another call,
+        thread or process changed the namespace in between, :class:`hippo.Changed` is raised and nothing is stored
+        (read again and decide again). A stored batch is then the namespace's change ``if_version + 1``. This is how
+        a read and the write it decides take turns across processes on one store (SQLite: under ``BEGIN
+        IMMEDIATE``; PostgreSQL: under the namespace's advisory lock)."""
         self._writable("add_many")
         check_iterable(items, "items", "an iterable of dicts")
+        if if_version is not None:
+            if_version = check_int(if_version, "if_version")
         cfg = self.config
         prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
-        return self._ns.write(prepared)
+        return self._ns.write(prepared, if_version)
+
+    def version(self) -> int:
+        """The number of the namespace's latest change in the store: every add, deletion and metadata update (of
+        any handle or process) takes the next one. Read it before reading what decides a write, and pass it to
+        :meth:`add_many` as ``if_version``."""
+        return self._ns.version()
 
     def update(self, id: int, *, metadata: dict[str, Any]) -> MemoryItem:
         """Replace a message's metadata in place (id, seq and text are unchanged); ``NotFound`` if absent. The old
@@ -733,6 +749,7 @@ class Memory:
     # -- async twins ----------------------------------------------------------------------------------------
     aadd = _twin(add, ordered=True)
     aadd_many = _twin(add_many, ordered=True)
+    aversion = _twin(version)
     aupdate = _twin(update, ordered=True)
     adelete = _twin(delete, ordered=True)
     aforget = _twin(forget, ordered=True)

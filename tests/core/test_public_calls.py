@@ -41,7 +41,7 @@ _ENTRY = "ctx_3"  # the index entry the store below holds (its header is message
 CALLS = {
     "add": (("A note.",), dict(speaker="Ann", role="user", timestamp="2024-01-01", session_id="s", metadata={},
                                priority=None, event_time=None)),
-    "add_many": (([{"text": "A note."}],), {}),
+    "add_many": (([{"text": "A note."}],), {"if_version": None}),
     "search": (("Porto",), dict(k=3, filter=None, since=None, until=None, as_of=None, query_embedding=None,
                                 asked_at=None)),
     "recall": (("Porto",), dict(budget_tokens=100, filter=None, include_dormant=False, since=None, until=None,
@@ -125,7 +125,7 @@ def test_the_sweep_covers_every_public_method_of_memory():
               (n.startswith("a") and n[1:] in vars(Memory))}  # the async twins call the same code in a thread
     # not swept: calls of files and of an LLM (paths and clients have tests of their own), and ones without arguments
     elsewhere = {"export", "import_", "backup", "agentic_recall", "check", "close", "clear", "count", "flush",
-                 "namespaces", "next_turn", "speakers", "stats", "topics", "vacuum"}
+                 "namespaces", "next_turn", "speakers", "stats", "topics", "vacuum", "version"}
     assert public - elsewhere == set(CALLS)
     for method, (args, kwargs) in CALLS.items():
         names = [n for n in inspect.signature(getattr(Memory, method)).parameters if n != "self"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hippo import Config
-from hippo.base.errors import CorruptData, InvalidInput, ReadOnlyError
+from hippo.base.errors import Changed, CorruptData, InvalidInput, ReadOnlyError
 from hippo.engine.prepare import prepare
 from hippo.store import codec as codec_mod
 from hippo.store import common
@@ -132,6 +132,30 @@ def test_state_moves_on_every_append_and_deletion(store) -> None:
     assert (s2.generation, s2.next_seq) == (s1.generation + 1, 3)
     assert store.delete("a", [rows[1].id]) == []  # already gone: nothing changes
     assert store.state("a") == s2
+
+
+def test_an_append_expecting_a_version_stores_only_while_it_is_the_latest(backend) -> None:
+    """``append(expect=v)`` is a read and the write it decides made one step: it stores while the namespace's latest
+    change is ``v``, and once another handle (another process) changed the namespace it raises ``Changed`` and
+    stores nothing, the namespace's first message and a deletion included."""
+    first, other = backend.open(), backend.open()
+    try:
+        before = first.state("a").version  # a namespace without messages: the version it starts from
+        rows = first.append("a", batch(2), expect=before)
+        assert first.state("a").version == before + 1 and [r.seq for r in rows] == [0, 1]
+        other.append("a", batch(1, start=2))  # another handle: the version read before it is stale
+        with pytest.raises(Changed):
+            first.append("a", batch(1, start=3), expect=before + 1)
+        assert [text_of(r) for r in first.load("a")] == [text_of(r) for r in first.load("a", upto_seq=2)]
+        assert len(first.load("a")) == 3 and first.state("a").version == before + 2
+        other.delete("a", [rows[0].id])
+        with pytest.raises(Changed):
+            first.append("a", batch(1, start=3), expect=before + 2)
+        assert first.append("a", batch(1, start=3), expect=before + 3)[0].seq == 3
+        assert [r.seq for r in first.load("a")] == [1, 2, 3]
+    finally:
+        first.close()
+        other.close()
 
 
 def test_empty_calls_change_nothing(store) -> None:

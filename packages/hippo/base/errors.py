@@ -38,6 +38,11 @@ class StoreBusy(StoreError, TimeoutError):
     """The store stayed locked by another writer longer than the configured wait."""
 
 
+class Changed(HippoError, RuntimeError):
+    """A conditional write (``add_many(..., if_version=...)``) found that the namespace had changed since the
+    version it was made against: another call, thread or process wrote to it in between. Nothing was written."""
+
+
 class ReadOnlyError(StoreError, PermissionError):
     """A write was attempted on a store opened with ``read_only=True``. Nothing was written."""
 
@@ -66,6 +71,7 @@ __all__ = [
     "NotFound",
     "StoreError",
     "StoreBusy",
+    "Changed",
     "ReadOnlyError",
     "ClosedError",
     "NativeError",

@@ -120,25 +120,33 @@ class Namespace:
         return analyze(state, self.rt.llm, query, scope, vector)
 
     # -- writing --------------------------------------------------------------------------------------------
-    def write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
+    def version(self) -> int:
+        """The number of the namespace's latest change in the store (every append, deletion and metadata update
+        takes the next one)."""
+        self.rt.live()
+        return int(self.rt.store.state(self.name).version)
+
+    def write(self, prepared: list[NewMessage], expect: int | None = None) -> list[MemoryItem]:
         """Store messages (all or none), behind the encoding gate when ``config.gate.enabled``: admitted messages
-        carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``."""
+        carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``. ``expect``:
+        only while the namespace's latest change is still that one (:meth:`version`), else ``Changed`` and
+        nothing stored."""
         if not prepared:
             self.rt.live()
             return []
         if not self.config.gate.enabled:
-            return self._write(prepared)
+            return self._write(prepared, expect)
         state = self.state()
         life = state.life() if state.lifecycle_active else None
         with self.rt.lock.read():
             verdicts = gate_mod.evaluate(state, life, prepared)
         for p, v in zip(prepared, verdicts):
             p.metadata["gate"] = v
-        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]]))
+        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]], expect))
         return [next(written) if v["admitted"] else gate_mod.rejected(p, v, self.name)
                 for p, v in zip(prepared, verdicts)]
 
-    def _write(self, prepared: list[NewMessage]) -> list[MemoryItem]:
+    def _write(self, prepared: list[NewMessage], expect: int | None = None) -> list[MemoryItem]:
         if not prepared:
             return []
         rt = self.rt
@@ -152,7 +160,8 @@ class Namespace:
             codes = encode(rt.hasher, rt.embed(lines), len(lines))
         with rt.lock.write():
             _after_the_latest(state, prepared)
-            rows = rt.store.append(self.name, prepared, codes=codes)
+            rows = rt.store.append(self.name, prepared, codes=codes) if expect is None else \
+                rt.store.append(self.name, prepared, codes=codes, expect=expect)
             # From here on the messages are committed: what follows maintains derived, process-local state and must
             # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
             # the next use rebuilds from the store (its snapshots and the change feed).

@@ -146,9 +146,12 @@ class Store(abc.ABC):
     def namespaces(self) -> list[str]: ...
 
     @abc.abstractmethod
-    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None,
+               expect: int | None = None) -> list[MessageRow]:
         """Store messages (and, when given, their embedding codes, one row of ``codes`` per message) in one
-        transaction."""
+        transaction. ``expect``: store them only while the namespace's latest change is still ``expect``
+        (``state(namespace).version``), checked in that transaction under the namespace's write lock, else raise
+        :class:`~hippo.base.errors.Changed` and store nothing; the append's own change is then ``expect + 1``."""
 
     @abc.abstractmethod
     def reading(self) -> ContextManager[None]:

@@ -58,6 +58,7 @@ import numpy as np
 from tenacity import Retrying, retry_if_exception_type, stop_after_delay, wait_exponential, wait_random
 
 from hippo.base.errors import (
+    Changed,
     ClosedError,
     CorruptData,
     HippoError,
@@ -1278,7 +1279,8 @@ class PostgresStore(Store):
         return int(row[0])
 
     # -- writes -----------------------------------------------------------------------------------------------
-    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None,
+               expect: int | None = None) -> list[MessageRow]:
         if not messages:
             return []
         if codes is not None and len(codes) != len(messages):
@@ -1377,7 +1379,23 @@ class PostgresStore(Store):
                  cols["session"], cols["meta"], cols["created"], cols["key"], cols["offset"], *code_args,
                  namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
 
-        return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
+        if expect is None:
+            return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
+
+        def checked(cur) -> list[MessageRow] | _Last:
+            # under the namespace's lock, taken first in the transaction: no other writer of it commits until this
+            # one does. A retry of this very append after a commit it could not confirm finds its keys (and
+            # returns the stored rows) rather than its own change.
+            found, latest = cur.execute(self._sql(
+                "SELECT (SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
+                " COALESCE((SELECT version FROM {s}.namespaces WHERE name = %s), " + change_epoch + ")"),
+                (namespace, wanted, namespace)).fetchone()
+            if not found and int(latest) != expect:
+                raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); nothing was "
+                              "written")
+            return body(cur, cur.execute(*reserve).fetchone())
+
+        return self._write("adding messages", checked, namespace, replay_safe=True)
 
     def _replayed(self, namespace: str, keys: list, tokens: list[np.ndarray], stored: list[tuple],
                   start: int | None) -> list[MessageRow]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from hippo.base.config import SYNCHRONOUS
-from hippo.base.errors import ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, \
+from hippo.base.errors import Changed, ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, \
     StoreError
 from hippo.store import filecopy
 from hippo.store import common, wal
@@ -692,13 +692,20 @@ class SQLiteStore(Store):
         return [r[0] for r in rows]
 
     # -- writes ---------------------------------------------------------------------------------------------
-    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None) -> list[MessageRow]:
+    def append(self, namespace: str, messages: Sequence[NewMessage], codes: Any = None,
+               expect: int | None = None) -> list[MessageRow]:
         if not messages:
             return []
         if codes is not None and len(codes) != len(messages):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
+            if expect is not None:  # under BEGIN IMMEDIATE: no other connection writes until this one commits
+                got = db.execute("SELECT version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+                latest = int(got[0]) if got is not None else self._epoch(db, "change_epoch")
+                if latest != expect:
+                    raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); "
+                                  "nothing was written")
             row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
             if row is None:  # the namespace's first message: its row starts at the epochs
                 start = self._epoch(db, "change_epoch")
