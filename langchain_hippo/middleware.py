@@ -23,7 +23,9 @@ which LangChain gives new ids, is known by the words of the stored turns that fo
 middleware keeps, per thread, the LangChain ids of what it stored and the hippo ids they got (for the latest 256
 threads); a thread it does not know, or whose prompt holds earlier turns it has not seen (another process served
 them), is read back from the store once: the messages of that session. Runs of one thread at once store their turns
-one after the other (:class:`_Turns`), so each message is stored once then too.
+one after the other (:class:`_Turns` in a process; across processes, a turn is added only while the namespace is
+as it was read, ``add_many(if_version=...)``, else read and compared again), so each message is stored once then
+too.
 
 Times are on the user's calendar when the middleware knows the user's time zone: a message without a
 ``hippo_timestamp`` is dated by the clock, and the question asked at the clock (``recall(asked_at=...)``), in UTC by
@@ -60,7 +62,7 @@ from langchain.agents.middleware.types import AgentMiddleware, AgentState, Model
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from hippo import InvalidInput, time_zone
+from hippo import Changed, InvalidInput, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
 from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
@@ -193,14 +195,15 @@ class _Thread:
     passed over as nothing to store: a notification, a turn without text), and when the thread was last stored into
     as far as this record knows (``_Stores``)."""
 
-    __slots__ = ("stored", "said", "stream", "known", "as_of")
+    __slots__ = ("stored", "said", "stream", "known", "as_of", "version")
 
-    def __init__(self, as_of: int = 0) -> None:
+    def __init__(self, as_of: int = 0, version: int | None = None) -> None:
         self.stored: dict[tuple[str, str], int] = {}
         self.said: dict[tuple[str, str], list[int]] = {}
         self.stream: list[tuple[str, str]] = []
         self.known: set[str] = set()
         self.as_of = as_of
+        self.version = version  # the namespace's latest change the record reflects (``Memory.version``)
 
     def add(self, item: Any) -> None:
         """Account for a stored hippo message (``MemoryItem``) of the thread."""
@@ -508,14 +511,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return store_key(self.memory), view.namespace, thread
 
     def _rebuilt(self, view: Any, thread: str | None, items: list[Any], messages: list[AnyMessage],
-                 since: int, as_of: int) -> _Thread:
+                 since: int, as_of: int, version: int | None = None) -> _Thread:
         """The record of ``thread`` read back from ``items`` (the stored messages of its session, read when this
         process had stored ``since`` turns, and the thread's last store was ``as_of``, ``_Stores``); the earlier
         turns of ``messages`` not among them had nothing to store.
         It is kept for the next calls only when this process stored no turn while it was read: a run of the thread
         reading before the model call, beside another run storing its turn, would otherwise replace the record that
         holds that turn with one that does not, and the next run would store the turn again."""
-        record = _Thread(as_of)
+        record = _Thread(as_of, version)
         for item in items:
             record.add(item)
         record.known.update(m.id for m in self._earlier(messages) if m.id)
@@ -531,19 +534,28 @@ class HippoMemoryMiddleware(AgentMiddleware):
         while len(self._threads) > _THREADS:
             self._threads.popitem(last=False)
 
-    def _record(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
+    def _record(self, view: Any, thread: str | None, messages: list[AnyMessage], version: int | None = None
+                ) -> _Thread:
+        """The thread's record; ``version``: the namespace's latest change, read before (a record of an earlier
+        one is read again: another process may have stored into the thread since)."""
         record = self._known(view, thread, messages)
+        if record is not None and version is not None and record.version != version:
+            record = None
         if record is None:
             since, as_of = self._stores, _STORES.last(self._stores_key(view, thread))
-            record = self._rebuilt(view, thread, view.list(filter={"session_id": thread}), messages, since, as_of)
+            if version is None:
+                version = view.version()  # before the read: the read reflects it, or a later change
+            record = self._rebuilt(view, thread, view.list(filter={"session_id": thread}), messages, since, as_of,
+                                   version)
         return record
 
     async def _arecord(self, view: Any, thread: str | None, messages: list[AnyMessage]) -> _Thread:
         record = self._known(view, thread, messages)
         if record is None:
             since, as_of = self._stores, _STORES.last(self._stores_key(view, thread))
+            version = await acall(view, "version")
             record = self._rebuilt(view, thread, await acall(view, "list", filter={"session_id": thread}), messages,
-                                   since, as_of)
+                                   since, as_of, version)
         return record
 
     def _shown(self, record: _Thread, messages: list[AnyMessage]) -> list[int]:
@@ -610,10 +622,13 @@ class HippoMemoryMiddleware(AgentMiddleware):
         return [item for item in items[k:] if "message_id" not in item["metadata"]
                 or (item["metadata"]["message_id"], item["text"]) not in record.stored]
 
-    def _remember(self, view: Any, thread: str | None, record: _Thread, seen: list[str], added: list[Any]) -> None:
-        """Account for a turn stored with ``record`` (the thread's, read under the thread's turn): it is the thread's
-        record for the next calls, and a record read while the turn was stored is not kept (``_rebuilt``)."""
+    def _remember(self, view: Any, thread: str | None, record: _Thread, seen: list[str], added: list[Any],
+                  version: int) -> None:
+        """Account for a turn stored with ``record`` (the thread's, read under the thread's turn; ``version``: the
+        namespace's latest change after it): it is the thread's record for the next calls, and a record read while
+        the turn was stored is not kept (``_rebuilt``)."""
         with self._threads_lock:
+            record.version = version
             record.known.update(seen)
             for item in added:
                 record.add(item)
@@ -736,11 +751,24 @@ class HippoMemoryMiddleware(AgentMiddleware):
     def _store_turn(self, view: Any, thread: str | None, earlier: list[AnyMessage], items: list[dict],
                     seen: list[str]) -> None:
         """Store what the thread has not stored of a turn (``items``; ``earlier``: the prompt's turns before it), in
-        the thread's turn."""
-        record = self._record(view, thread, earlier)
-        todo = self._unstored(record, items, self._words(earlier))
-        added = view.add_many(todo) if todo else []
-        self._remember(view, thread, record, seen, added)
+        the thread's turn. The turns of this process take turns on ``_Turns``; those of other processes on the
+        store: the turn is stored only while the namespace's latest change is the one read before comparing
+        (``add_many(if_version=...)``), else the thread is read again and compared again."""
+        words = self._words(earlier)
+        while True:
+            version = view.version()
+            record = self._record(view, thread, earlier, version)
+            todo = self._unstored(record, items, words)
+            if not todo:
+                added = []
+                break
+            try:
+                added = view.add_many(todo, if_version=version)
+            except Changed:  # another process (or thread of this user) wrote meanwhile: read the thread again
+                continue
+            version += 1
+            break
+        self._remember(view, thread, record, seen, added, version)
 
 
 __all__ = ["HippoMemoryMiddleware", "DEFAULT_TEMPLATE"]

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -665,3 +666,70 @@ def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_tu
     assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
     assert len(_stored_turns(memory)) == 5  # two questions, the first answer and the two regenerated ones
     memory.close()
+
+
+
+def _compare_side_by_side(compared) -> None:
+    """In a worker process: its first comparison of a turn with the thread waits until the other process has
+    compared too (when the two do not take turns, the barrier's wait ends them both together)."""
+    unstored = HippoMemoryMiddleware._unstored
+    waited = []
+
+    def side_by_side(record, items, earlier):
+        todo = unstored(record, items, earlier)
+        if not waited:
+            waited.append(True)
+            try:
+                compared.wait(timeout=10)
+            except threading.BrokenBarrierError:
+                pass
+        return todo
+
+    HippoMemoryMiddleware._unstored = staticmethod(side_by_side)
+
+
+def _regenerate_in_a_process(path: str, compared, reply: str, mode: str) -> None:
+    """A server process (a gunicorn worker) regenerating the turn of ``_AGAIN``, sync or async."""
+    from .conftest import recording_model as model_of
+
+    _compare_side_by_side(compared)
+
+    async def run(agent) -> None:
+        await agent.ainvoke({"messages": list(_AGAIN)}, _cfg("t"))
+
+    with hippo.Memory(path) as memory:
+        agent = create_agent(model_of([AIMessage(reply)]), middleware=[HippoMemoryMiddleware(memory)])
+        if mode == "sync":
+            agent.invoke({"messages": list(_AGAIN)}, _cfg("t"))
+        else:
+            asyncio.run(run(agent))
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_two_processes_regenerating_a_turn_at_once_store_it_once(tmp_path, mode):
+    """Two processes on one SQLite file serve the same thread at once. Each compared the turn with the thread before
+    either stored, and both stored the question: the thread held it twice. The add is made only while the
+    namespace is as it was read (``add_many(if_version=...)``): the second reads the thread again and stores only
+    its own answer."""
+    import multiprocessing
+
+    path = str(tmp_path / "workers.db")
+    with hippo.Memory(path) as memory:
+        create_agent(recording_model(_answers(1)), middleware=[HippoMemoryMiddleware(memory)]).invoke(
+            {"messages": list(_FIRST)}, _cfg("t"))
+    ctx = multiprocessing.get_context("spawn")
+    compared = ctx.Barrier(2)
+    workers = [ctx.Process(target=_regenerate_in_a_process,
+                           args=(path, compared, f"Reply {k}: take the Shinkansen.", mode)) for k in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0, 0]
+    with hippo.Memory(path) as memory:
+        stored = _stored_turns(memory)
+    users = [t for t in stored if t[0] == "user"]
+    assert users == sorted(("user", m["content"]) for m in _AGAIN if m["role"] == "user")
+    assert sorted(t[1] for t in stored if t[0] == "assistant") == [
+        "Answer 0: noted the details about your trip to Japan and Kyoto.", "Reply 0: take the Shinkansen.",
+        "Reply 1: take the Shinkansen."]
