@@ -15,8 +15,10 @@ far as it repeats them; a batch that goes on past them stores what follows. A ba
 repeats stored messages, or the part that repeats them reaches the last one stored: one that repeats some and then
 differs (a history edited in the middle, a turn that begins as the session began) is stored whole. The puts into one
 store (one ``hippo.Memory``, or several opened on one file) take turns, in call order on one event loop, and one at
-a time across loops and threads (a sync ``Memory.put`` runs a loop of its own in its thread): two requests of a
-session setting its history at once store it once.
+a time across loops and threads (a sync ``Memory.put`` runs a loop of its own in its thread), and across processes
+on the store (a batch is added only while the namespace is as it was read, ``Memory.add_many(if_version=...)``,
+else compared again with what is stored then): two requests of a session setting its history at once, in one
+process or in two workers, store it once.
 
 A message without a ``hippo_timestamp`` is dated, and the question asked, by the clock in UTC, or on the calendar of
 the block's ``timezone`` (the user's) when it is given: at 21:00 in New York (02:00 UTC the next day) the user's
@@ -52,7 +54,7 @@ from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import MAX_QUERY_CHARS, InvalidInput, count_tokens, message_time, storable, storable_metadata, time_zone
+from hippo import MAX_QUERY_CHARS, Changed, InvalidInput, count_tokens, message_time, storable, storable_metadata, time_zone
 from llamaindex_hippo._common import (
     ValidatedInit,
     tool_calls,
@@ -378,13 +380,24 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                 raise
 
     def _store(self, target: Any, items: list[dict]) -> None:
-        todo, places = [], []
-        for session, batch in _by_session(items):
-            skip, place = self._replay(target, session, [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
-            todo.extend({k: v for k, v in it.items() if k != _CALLS_ONLY} for it in batch[skip:])
-            places.append((session, place if skip == len(batch) else None))
-        if todo:
-            target.add_many(todo)
+        """Store what ``items`` adds to the stored messages. The puts of this process take turns (``_aput``); those
+        of other processes on the store: the batch is added only while the namespace is as it was read before the
+        comparison (``add_many(if_version=...)``), else the stored messages are read and compared again."""
+        while True:
+            version = target.version()
+            todo, places = [], []
+            for session, batch in _by_session(items):
+                skip, place = self._replay(target, session,
+                                           [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
+                todo.extend({k: v for k, v in it.items() if k != _CALLS_ONLY} for it in batch[skip:])
+                places.append((session, place if skip == len(batch) else None))
+            if not todo:
+                break
+            try:
+                target.add_many(todo, if_version=version)
+            except Changed:  # another process stored into the namespace meanwhile
+                continue
+            break
         for session, place in places:  # where the next batch of a history set again is expected
             key = (target.namespace, session)
             ends = self._replayed.get(key, ())

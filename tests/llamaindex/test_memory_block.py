@@ -328,6 +328,51 @@ def test_histories_put_through_two_handles_on_one_file_at_once_are_stored_once(t
         assert _stored(memory) == CHAT[:4]
 
 
+def _put_history_in_a_process(path: str, compared) -> None:
+    """A worker process putting the session's history: its first read of the stored messages waits until the other
+    process has read them too (when the two do not take turns, the barrier's wait ends them both together)."""
+    import asyncio
+    import threading
+
+    real = hippo.Memory.list
+    waited = []
+
+    def side_by_side(self, *args, **kwargs):
+        found = real(self, *args, **kwargs)
+        if not waited:
+            waited.append(True)
+            try:
+                compared.wait(timeout=10)
+            except threading.BrokenBarrierError:
+                pass
+        return found
+
+    hippo.Memory.list = side_by_side
+    with hippo.Memory(path) as memory:
+        history = [ChatMessage(role=r, content=t) for r, t in CHAT[:4]]
+        asyncio.run(HippoMemoryBlock(memory=memory).aput(history, session_id="s"))
+
+
+def test_histories_put_by_two_processes_at_once_are_stored_once(tmp_path):
+    """Two worker processes on one SQLite file put one session's history at once (two requests setting it): each
+    compared the history with the stored messages before either stored it, and it was stored twice. A batch is
+    added only while the namespace is as it was read (``add_many(if_version=...)``): the second compares again."""
+    import multiprocessing
+
+    path = str(tmp_path / "workers.db")
+    hippo.Memory(path).close()
+    ctx = multiprocessing.get_context("spawn")
+    compared = ctx.Barrier(2)
+    workers = [ctx.Process(target=_put_history_in_a_process, args=(path, compared)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    assert [w.exitcode for w in workers] == [0, 0]
+    with hippo.Memory(path) as memory:
+        assert _stored(memory) == CHAT[:4]
+
+
 async def test_a_put_cancelled_while_another_loop_s_put_runs_leaves_the_turn_free(memory):
     """A put waiting for another event loop's put (a thread's) and cancelled meanwhile takes no turn: the puts after
     it are stored."""
