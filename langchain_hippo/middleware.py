@@ -576,7 +576,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
         turns (role and words; found in the thread's stored messages in order, each at its latest place, or the last
         of them at the latest place the turn's first message follows, when a later turn said the same words) were
         stored already: a client that sends the whole history each time (LangChain gives its messages new ids) sent
-        the same turn again, to regenerate its answer."""
+        the same turn again, to regenerate its answer. Without earlier turns that holds only while the thread's
+        stored messages after the repeated ones are answers: past a later user message, the prompt is a client
+        sending only its latest message, and its words are a new turn."""
         stream = record.stream
 
         def align(end: int) -> int | None:
@@ -607,6 +609,12 @@ class HippoMemoryMiddleware(AgentMiddleware):
             return k
 
         k = repeated(align(len(stream)))
+        if not earlier and any(role == "user" for role, _ in stream[k:]):
+            # A prompt holding no earlier turn is the thread's first turn sent again (a client sending the whole
+            # history regenerates its answer) only while the thread holds nothing but answers after it: once the
+            # user said more, a prompt without those turns is a client sending only its latest message, which may
+            # say what the thread began with ("Hi") and is a new turn
+            k = 0
         if earlier and items and k < len(items):
             # The latest place of the last earlier turn may be a later turn's copy of its words (the answer to a
             # turn regenerated was "Noted!" as the one before it): the turn repeats the stored messages following

@@ -326,6 +326,52 @@ def test_a_client_sending_the_same_turn_again_stores_it_once():
     memory.close()
 
 
+@pytest.mark.parametrize("async_run", [False, True])
+def test_a_client_sending_only_its_latest_message_stores_the_thread_s_first_words_again(async_run):
+    """Without a checkpointer a client may send only its latest message (the memory is hippo's): "Hi" said again
+    after the thread went on was read as the thread's first turn sent again to regenerate its answer, and not
+    stored. A prompt without earlier turns repeats the first turn only while the thread holds nothing but answers
+    after it; then it is still a regeneration, stored once."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage(f"Answer {k}.") for k in range(4)]),
+                         middleware=[HippoMemoryMiddleware(memory)])
+
+    def send(text: str) -> None:
+        said = {"messages": [{"role": "user", "content": text}]}
+        if async_run:
+            asyncio.run(agent.ainvoke(said, _cfg("t")))
+        else:
+            agent.invoke(said, _cfg("t"))
+
+    send("Hi")
+    send("Hi")  # the first turn again, nothing said after it: its answer regenerated
+    send("I moved to Porto.")
+    send("Hi")  # a new turn of a client sending only its latest message
+    assert _stored(memory) == [("user", "Hi"), ("assistant", "Answer 0."), ("assistant", "Answer 1."),
+                               ("user", "I moved to Porto."), ("assistant", "Answer 2."), ("user", "Hi"),
+                               ("assistant", "Answer 3.")]
+    memory.close()
+
+
+def test_a_fork_of_the_first_turn_is_known_by_its_message_ids():
+    """With a checkpointer the prompt is the thread's whole state: a fork from before the first model call, after
+    the thread went on, holds the first message with its id, and it is stored once; the same words sent as a new
+    message are a new turn."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage(f"Answer {k}.") for k in range(4)]),
+                         middleware=[HippoMemoryMiddleware(memory)], checkpointer=InMemorySaver())
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}]}, _cfg("t"))
+    agent.invoke({"messages": [{"role": "user", "content": "I moved to Porto."}]}, _cfg("t"))
+    first = [s for s in agent.get_state_history(_cfg("t")) if s.next == ("model",)][-1]  # before the first call
+    assert first.next == ("model",) and len(first.values["messages"]) == 1
+    agent.invoke(None, {"configurable": {**first.config["configurable"], "user_id": "ann"}})
+    assert _stored(memory) == [("user", "Hi"), ("assistant", "Answer 0."), ("user", "I moved to Porto."),
+                               ("assistant", "Answer 1."), ("assistant", "Answer 2.")]
+    agent.invoke({"messages": [{"role": "user", "content": "Hi"}]}, _cfg("t"))
+    assert _stored(memory)[5:] == [("user", "Hi"), ("assistant", "Answer 3.")]
+    memory.close()
+
+
 def test_regenerating_again_after_a_regenerated_answer_stores_the_turn_once():
     """The thread holds the answer the user threw away; the next turns regenerated are still known."""
     memory = hippo.Memory(None)
