@@ -20,7 +20,7 @@ psycopg_pool = pytest.importorskip("psycopg_pool")
 
 from hippo import Memory  # noqa: E402
 from hippo.base.errors import (  # noqa: E402
-    ClosedError, CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError)
+    Changed, ClosedError, CorruptData, InvalidInput, NotFound, ReadOnlyError, StoreBusy, StoreError)
 from hippo.store import postgres  # noqa: E402
 from hippo.store.postgres import PostgresStore, parse_url  # noqa: E402
 from hippo.text import tokenizer  # noqa: E402
@@ -593,6 +593,40 @@ def test_an_append_with_messages_without_a_key_retried_after_its_commit_was_lost
         with pytest.raises(InvalidInput, match="idempotency key"):
             st.append("a", [*again, msgs[2]])
         assert st.state("a").next_seq == 5
+    finally:
+        st.close()
+
+
+def test_an_append_expecting_a_version_retried_after_its_commit_was_lost_returns_the_stored_rows(
+        pg_url, monkeypatch) -> None:
+    # An append made only while the namespace is at a version (append(expect=...)) committed, the connection broke
+    # and the server could not be asked: the retry must find its own rows by their keys, not take its own change for
+    # another writer's and raise Changed (the caller would read again and decide on rows it did store).
+    st = PostgresStore(pg_url)
+    try:
+        st.append("a", batch(2))
+        version = st.state("a").version
+        msgs = batch(2, start=2)
+        real_batch = st._batch
+        lost: list[int] = []
+
+        def commit_then_lose(conn, statements):
+            if ("COMMIT", None) in statements and not lost:
+                real_batch(conn, statements)  # committed; the client never hears it
+                lost.append(conn.info.backend_pid)
+                conn.close()
+                raise psycopg.OperationalError("server closed the connection unexpectedly")
+            return real_batch(conn, statements)
+
+        monkeypatch.setattr(st, "_batch", commit_then_lose)
+        monkeypatch.setattr(st, "_outcome", lambda xid: None)  # whether it committed cannot be learned
+        rows = st.append("a", msgs, expect=version)
+        assert lost and [r.seq for r in rows] == [2, 3]
+        assert_same(st.load("a")[2:], msgs)  # stored once
+        assert st.state("a").version == version + 1
+        with pytest.raises(Changed):
+            st.append("a", batch(1, start=4), expect=version)
+        assert st.state("a").next_seq == 4
     finally:
         st.close()
 
