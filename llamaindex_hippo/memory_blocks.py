@@ -54,7 +54,8 @@ from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import MAX_QUERY_CHARS, Changed, InvalidInput, count_tokens, message_time, storable, storable_metadata, time_zone
+from hippo import (MAX_QUERY_CHARS, Changed, InvalidInput, count_tokens, message_time, storable, storable_metadata,
+                   time_zone)
 from llamaindex_hippo._common import (
     ValidatedInit,
     tool_calls,

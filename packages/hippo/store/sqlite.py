@@ -20,8 +20,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from hippo.base.config import SYNCHRONOUS
-from hippo.base.errors import Changed, ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, StoreBusy, \
-    StoreError
+from hippo.base.errors import Changed, ClosedError, CorruptData, HippoError, InvalidInput, NotFound, ReadOnlyError, \
+    StoreBusy, StoreError
 from hippo.store import filecopy
 from hippo.store import common, wal
 from hippo.store.base import (
