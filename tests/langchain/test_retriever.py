@@ -193,3 +193,20 @@ def test_recall_mode_documents_stay_within_the_budget_units_included():
         assert [d.page_content for d in docs if d.metadata["level"] == "message"] == [m.text for m in recall.messages]
         assert sum(hippo.count_tokens(d.page_content) for d in docs) <= budget
     assert recall.units and sum(hippo.count_tokens(u["text"]) for u in recall.units) > budget - recall.tokens
+
+
+def test_a_search_returns_what_hippo_retrieves_not_the_k_nearest():
+    """docs/compatibility.md: a vector store's retriever returns the ``k`` nearest documents whatever they say (and
+    none for ``k=0``); hippo's returns at most ``k`` of the messages its channels retrieve, and ``k`` below 1 is
+    refused (``test_bad_constructor_arguments``)."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    texts = ["My cat is called Biscuit.", "I moved to Porto in April."]
+    reference = InMemoryVectorStore.from_texts(texts, DeterministicFakeEmbedding(size=8))
+    memory = hippo.Memory(None)
+    memory.add_many([{"text": t} for t in texts])
+    assert sorted(d.page_content for d in reference.as_retriever(search_kwargs={"k": 5}).invoke("cat")) == sorted(texts)
+    assert reference.as_retriever(search_kwargs={"k": 0}).invoke("cat") == []
+    assert [d.page_content for d in HippoRetriever(memory=memory, k=5).invoke("cat")] == [texts[0]]
+    memory.close()

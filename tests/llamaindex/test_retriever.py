@@ -417,3 +417,21 @@ def test_a_mode_that_is_no_mode_name_is_refused_by_name(mode):
     """An array as mode raised numpy's ValueError ("the truth value of an array ... is ambiguous")."""
     with hippo.Memory(None) as mem, pytest.raises(hippo.InvalidInput, match="^mode must be 'search' or 'recall'"):
         HippoRetriever(mem, mode=mode)
+
+
+def test_a_search_returns_what_hippo_retrieves_not_the_top_k_nearest():
+    """docs/compatibility.md: ``VectorIndexRetriever`` returns the ``similarity_top_k`` nearest nodes whatever they
+    say (and every node for ``similarity_top_k=0``); hippo's returns at most ``similarity_top_k`` of the messages its
+    channels retrieve, and a value below 1 is refused (``test_bad_arguments``)."""
+    from llama_index.core import Document, VectorStoreIndex
+    from llama_index.core.embeddings import MockEmbedding
+
+    texts = ["My cat is called Biscuit.", "I moved to Porto in April."]
+    index = VectorStoreIndex.from_documents([Document(text=t) for t in texts], embed_model=MockEmbedding(embed_dim=8))
+    memory = hippo.Memory(None)
+    memory.add_many([{"text": t} for t in texts])
+    for top_k in (0, 5):
+        found = index.as_retriever(similarity_top_k=top_k).retrieve("cat")
+        assert sorted(n.node.get_content() for n in found) == sorted(texts)
+    assert [n.node.get_content() for n in HippoRetriever(memory, similarity_top_k=5).retrieve("cat")] == [texts[0]]
+    memory.close()
