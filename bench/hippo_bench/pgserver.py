@@ -56,11 +56,12 @@ class PgServer:
     """One throwaway server. ``url(dbname)`` is a libpq URL on the server's unix socket."""
 
     def __init__(self, *, max_connections: int = 200, durable: bool = False,
-                 extra: dict[str, str] | None = None) -> None:
+                 extra: dict[str, str] | None = None, env: dict[str, str] | None = None) -> None:
         reason = unavailable_reason()
         if reason:
             raise RuntimeError(reason)
         self.bindir = find_bindir()
+        self.env = {**os.environ, **env} if env else None  # the server's environment (LOCPATH for its locales ...)
         self.root = Path(tempfile.mkdtemp(prefix="hippo-pg-"))
         self.data = self.root / "data"
         self.socket_dir = self.root
@@ -87,7 +88,7 @@ class PgServer:
         if self._as_root:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.root,
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, env=self.env)
         if check and proc.returncode != 0:
             log = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
             raise RuntimeError(f"{binary} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}"
@@ -102,8 +103,10 @@ class PgServer:
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-o", self.options, "-m", "fast", "-w",
                   "-t", "60", "restart")
 
-    def stop(self, mode: str = "fast") -> None:
-        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop", check=False)
+    def stop(self, mode: str = "fast", wait: bool = True) -> None:
+        """Stop the server (``mode``: smart, fast or immediate); ``wait=False`` returns once the server was told (a
+        smart shutdown then waits for the open sessions, refusing new ones)."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", mode, "-w" if wait else "-W", "-t", "60", "stop", check=False)
 
     def url(self, dbname: str = "postgres", **params: str) -> str:
         query = "&".join([f"host={self.socket_dir}", *(f"{k}={v}" for k, v in params.items())])

@@ -2170,3 +2170,163 @@ def test_a_fork_inside_a_consistent_read_leaves_the_parents_transaction_to_the_p
                                                                         "written by the child"]
     finally:
         st.close()
+
+
+@pytest.fixture(scope="module")
+def german_server():
+    """A throwaway server of its own whose ``lc_messages`` is German (the locale compiled into a temporary folder the
+    server alone is pointed at; skipped where glibc's localedef or its de_DE source is missing)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from hippo_bench.pgserver import PgServer, unavailable_reason
+
+    if unavailable_reason():
+        pytest.skip(unavailable_reason())
+    locales = Path(tempfile.mkdtemp(prefix="hippo-locales-"))  # the server's user reads it: not under pytest's 0700
+    try:
+        locales.chmod(0o755)
+        try:
+            made = subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", str(locales / "de_DE.UTF-8")],
+                                  capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"no German locale can be made here: {exc}")
+        if made.returncode not in (0, 1) or not (locales / "de_DE.UTF-8").is_dir():  # 1: made, with warnings
+            pytest.skip(f"no German locale can be made here: {made.stderr.strip()}")
+        for path in locales.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        server = PgServer(extra={"lc_messages": "'de_DE.UTF-8'"}, env={"LOCPATH": str(locales)})
+        try:
+            server.create_database("hippo")
+            if "existiert nicht" not in str(_connect_error(server.url("no_such_database"))):
+                pytest.skip("the server has no German translation of its messages")
+            yield server
+        finally:
+            server.close()
+    finally:
+        shutil.rmtree(locales, ignore_errors=True)
+
+
+def test_an_open_during_a_restart_of_a_german_server_waits_for_it(german_server, monkeypatch) -> None:
+    # libpq gives no SQLSTATE for a refused connection, and what the server answers while it shuts down or starts up
+    # (57P03) is in the language of its lc_messages: "das Datenbanksystem fährt herunter" was not the English text
+    # the open looked for, and an open during a restart raised StoreError at once instead of waiting for the server.
+    url = german_server.url("hippo", hippo_schema="restarted")
+    with Memory(url, namespace="n") as mem:
+        mem.add("kept across the restart")
+    tries = connects(monkeypatch)
+    opened: list = []
+
+    def opener() -> None:
+        try:
+            opened.append(Memory(url, namespace="n"))
+        except BaseException as exc:  # noqa: BLE001 - asserted below
+            opened.append(exc)
+
+    worker = threading.Thread(target=opener)
+    held = psycopg.connect(german_server.url("hippo"), autocommit=True)  # a smart shutdown waits for it
+    try:
+        german_server.stop("smart", wait=False)
+        wait_for(lambda: (german_server.data / "postmaster.pid").exists() and "fährt herunter" in str(
+            _connect_error(german_server.url("hippo"))), what="the server refusing new sessions in German")
+        worker.start()
+        wait_for(lambda: sum("fährt herunter" in str(t) for t in tries) >= 2 or opened,
+                 what="the open to meet the shutting-down server twice")
+        assert not opened, opened
+    finally:
+        held.close()
+        wait_for(lambda: not (german_server.data / "postmaster.pid").exists(), what="the server to stop")
+        german_server.start()
+    worker.join(60)
+    assert not worker.is_alive()
+    mem = opened[0]
+    assert isinstance(mem, Memory), mem
+    with mem:
+        assert [it.text for it in mem.list()] == ["kept across the restart"]
+
+
+def _connect_error(url: str) -> BaseException | None:
+    try:
+        psycopg.connect(url).close()
+    except psycopg.Error as exc:
+        return exc
+    return None
+
+
+def test_a_refusal_of_a_german_server_is_still_reported_at_once(german_server, monkeypatch) -> None:
+    # what the server refuses for good (a database that does not exist) is not taken for a server starting up
+    tries = connects(monkeypatch)
+    with pytest.raises(StoreError, match="existiert nicht"):
+        PostgresStore(german_server.url("no_such_database"))
+    assert len(tries) == 1
+
+
+def test_an_open_whose_client_speaks_german_waits_for_a_stopped_server(pg_server, pg_url, monkeypatch) -> None:
+    # libpq's own messages and the operating system's ("Datei oder Verzeichnis nicht gefunden") are in the language
+    # of the client's locale: the socket the server has not made yet is told by its errno instead
+    with Memory(pg_url, namespace="n") as mem:
+        mem.add("kept across the restart")
+    real = psycopg.connect
+    tries: list = []
+
+    def connect(*args, **kwargs):
+        try:
+            return real(*args, **kwargs)
+        except psycopg.OperationalError as exc:
+            german = str(exc).replace("No such file or directory", "Datei oder Verzeichnis nicht gefunden")
+            tries.append(german)
+            raise psycopg.OperationalError(german, pgconn=exc.pgconn) from None
+
+    monkeypatch.setattr(postgres.psycopg, "connect", connect)
+    opened: list = []
+    pg_server.stop()
+    try:
+        def opener() -> None:
+            try:
+                opened.append(Memory(pg_url, namespace="n"))
+            except BaseException as exc:  # noqa: BLE001 - asserted below
+                opened.append(exc)
+
+        worker = threading.Thread(target=opener)
+        worker.start()
+        wait_for(lambda: len(tries) >= 2 or opened, what="the open to try the stopped server")
+        assert "nicht gefunden" in tries[0] and not opened, (tries, opened)
+    finally:
+        pg_server.start()
+    worker.join(60)
+    mem = opened[0]
+    assert isinstance(mem, Memory), mem
+    with mem:
+        assert [it.text for it in mem.list()] == ["kept across the restart"]
+
+
+def test_a_refusal_the_server_no_longer_gives_is_tried_once_more(pg_server, pg_url, monkeypatch) -> None:
+    # "das Datenbanksystem startet" (57P03) read by libpq a moment before the server finished starting up: asked
+    # again, the server lets the user in, so the open tries once more; a refusal that stays is reported after that
+    # one more attempt, not retried for hippo_retry_s
+    PostgresStore(pg_url).close()
+    real = psycopg.connect
+    tries: list = []
+    failing = [1]
+
+    def connect(*args, **kwargs):
+        tries.append(args)
+        if len(tries) <= failing[0]:
+            try:  # a failed connection's libpq state: the server's host, port, user
+                real(pg_server.url("hippo") + "&require_auth=password")
+            except psycopg.OperationalError as exc:
+                pgconn = exc.pgconn
+            raise psycopg.OperationalError(f'connection failed: connection to server on socket "{pg_server.root}'
+                                           '/.s.PGSQL.5432" failed: FATAL:  das Datenbanksystem startet',
+                                           pgconn=pgconn)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(postgres.psycopg, "connect", connect)
+    PostgresStore(pg_url).close()
+    assert len(tries) == 2
+    tries.clear()
+    failing[0] = 10
+    with pytest.raises(StoreError, match="startet"):
+        PostgresStore(pg_url)
+    assert len(tries) == 2

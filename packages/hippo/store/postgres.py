@@ -68,7 +68,7 @@ from hippo.base.errors import (
     StoreBusy,
     StoreError,
 )
-from hippo.store import common
+from hippo.store import common, pgwire
 from hippo.store.base import (
     CHANGE_KINDS,
     Change,
@@ -316,26 +316,60 @@ def _translate(exc: BaseException, what: str, writing: bool = False) -> HippoErr
     return StoreError(f"{what}: {msg}")
 
 
-# A failed connection attempt worth repeating, by libpq's (or psycopg's) message, as no SQLSTATE comes with it: what the
-# server answers while it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection it
-# has just accepted (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that does not
-# resolve yet); what pgbouncer answers while it cannot reach the server (its login to it failing, or a login that waited
-# out its query_wait_timeout for a server connection). Anything else (a wrong password or role, a missing database, the
-# client's own settings refused, a localized message) is reported at once.
+# A failed connection attempt worth repeating, by libpq's (or psycopg's) English message: what the server answers while
+# it starts up, shuts down or recovers (57P03) and the termination a restart sends a connection it has just accepted
+# (57P01); a server that cannot be reached (no socket, refused, reset, timed out, a name that does not resolve yet);
+# what pgbouncer answers while it cannot reach the server (its login to it failing, or a login that waited out its
+# query_wait_timeout for a server connection). Any other message (a localized one included) is checked by asking the
+# server again in its wire protocol (_unreachable).
 _TRANSIENT_CONNECT = ("the database system is", "terminating connection due to administrator command",
                       "No such file or directory", "Connection refused", "Connection reset",
                       "server closed the connection unexpectedly", "timeout expired", "Connection timed out",
                       "Network is unreachable", "No route to host", "failed to resolve host",
                       "could not translate host name", "pgbouncer cannot connect to server",
                       "server login has been failing", "query_wait_timeout")
+# libpq's account of an error the server sent during the connection: "... failed: " + the error's severity (in the
+# server's language) + ":  " + its message
+_SERVER_SENT = re.compile(r"(?:failed|bad): [^\s:][^\n:]{0,40}:  \S")
+_PROBE_TIMEOUT_S = 5.0  # the longest a check of a failed connection waits for the server's answer
 
 
-def _unreachable(exc: BaseException) -> bool:
-    """A failed connection attempt that may succeed when tried again (see ``_TRANSIENT_CONNECT``)."""
+def _unreachable(exc: BaseException) -> bool | None:
+    """Whether a failed connection attempt may succeed when tried again: True (the server cannot be reached, or is
+    starting up, shutting down or recovering), False (it refuses this user, database or setting, or the client's
+    own settings refused the server: report it at once), None (the server refused this attempt with an error it does
+    not give now: it may have finished starting up in between, so one more attempt tells).
+
+    libpq's message is in the language of the server's ``lc_messages`` and of the client's locale, and carries no
+    SQLSTATE: an English one is read (``_TRANSIENT_CONNECT``), any other is checked by asking the server at the same
+    host and port for the same user and database (:func:`hippo.store.pgwire.answer`: the errno of the socket, the
+    SQLSTATE of the server's answer)."""
     if not isinstance(exc, psycopg.OperationalError):
         return False
     msg = str(exc)
-    return any(text in msg for text in _TRANSIENT_CONNECT)
+    if any(text in msg for text in _TRANSIENT_CONNECT):
+        return True
+    pgconn = getattr(exc, "pgconn", None)
+    if pgconn is None:
+        return False
+    try:
+        host, hostaddr = pgconn.host.decode(), pgconn.hostaddr.decode()
+        port = int(pgconn.port.decode().strip() or "5432")
+        user, dbname = pgconn.user.decode(), pgconn.db.decode()
+        options = {o.keyword: o.val for o in pgconn.info or ()}
+        raw_timeout = (options.get(b"connect_timeout") or b"").decode().strip()
+    except (AttributeError, ValueError, UnicodeDecodeError):
+        return False
+    timeout = min(_PROBE_TIMEOUT_S, float(raw_timeout)) if raw_timeout.isdigit() and int(raw_timeout) > 0 \
+        else _PROBE_TIMEOUT_S
+    answer = pgwire.answer(host, hostaddr, port, user, dbname, timeout=timeout)
+    if answer.unreachable_for_now:
+        return True
+    if answer.sqlstate is not None and answer.message and answer.message in msg:
+        return False  # the same error as libpq's: the server refuses it now too
+    if not _SERVER_SENT.search(msg) or pgconn.used_password or pgconn.needs_password:
+        return False  # the client refused the server, or the password was wrong or missing
+    return None
 
 
 def _statement_timeout(exc: BaseException, conn, started: float) -> bool:
@@ -553,12 +587,17 @@ class PostgresStore(Store):
         # pool would only time out. A server that cannot be reached, or is starting up or shutting down (a restart,
         # a failover), is tried again like a lost connection of any other call, for up to retry_s.
         what = f"opening store {self.path!r}"
+        rechecked: list[BaseException] = []
 
         def attempt() -> None:
             try:
                 conn = psycopg.connect(libpq, **self._conn_kwargs)
             except psycopg.Error as exc:
-                if _unreachable(exc):
+                again = _unreachable(exc)
+                if again is None and not rechecked:  # refused with an error the server no longer gives: once more
+                    rechecked.append(exc)
+                    again = True
+                if again:
                     raise _Retry(_translate(exc, what)) from None
                 raise _translate(exc, what) from None
             with conn:
