@@ -2330,3 +2330,45 @@ def test_a_refusal_the_server_no_longer_gives_is_tried_once_more(pg_server, pg_u
     with pytest.raises(StoreError, match="startet"):
         PostgresStore(pg_url)
     assert len(tries) == 2
+
+
+def test_embedding_codes_computed_across_a_data_only_restore_are_not_saved_for_the_messages_it_brought(
+        pg_server, pg_url):
+    """A handle embeds another handle's messages (stored without codes) while a data-only restore of an earlier dump
+    lands and a third handle writes new messages, which get the ids of the messages the restore removed: the codes
+    of the removed messages' texts were saved under the new messages' ids, and every handle opened later used them
+    for the new messages. The reference: the codes computed again from the messages the store holds."""
+    dump, restore = _dump_and_restore_data(pg_server, pg_url)
+
+    def embed(texts):
+        return [[float(len(t)), float(t.count("a")), float(t.count("e")), float(t.count("o")), 1.0] for t in texts]
+
+    restored: list = []
+
+    def slow_embed(texts):
+        vectors = embed(texts)  # computed from the texts as read, before the restore
+        if not restored and any("Nautilus" in t for t in texts):
+            restore()
+            with Memory(pg_url, namespace="n") as third:  # no embedding: stores its messages without codes
+                restored.extend(third.add(f"new message {i} about the giraffe Melman", role="user").id
+                                for i in range(3))
+        return vectors
+
+    with Memory(pg_url, namespace="n") as writer:
+        _three_kept_then_three_lost(writer, dump)
+        lost = [it.id for it in writer.list(limit=None) if "Nautilus" in it.text]
+    with Memory(pg_url, namespace="n", embed=slow_embed) as reader:
+        reader.search("apples", k=1)
+    assert sorted(restored) == sorted(lost)  # the new messages took the removed ones' ids
+    store = PostgresStore(pg_url)
+    try:
+        stored = store.get_codes("n")
+    finally:
+        store.close()
+    with admin(pg_server) as conn:
+        conn.execute(f'DELETE FROM "{schema_of(pg_url)}".codes')
+    with Memory(pg_url, namespace="n", embed=embed) as fresh:
+        fresh.search("apples", k=1)
+        reference = fresh.engine.rt.store.get_codes("n")
+    assert len(reference) == 6
+    assert {i: c for i, c in stored.items() if c != reference.get(i)} == {}

@@ -361,7 +361,7 @@ class NamespaceState:
             for kind, arg in work:
                 if kind == "append" and arg:
                     self._check_vocabulary(arg)
-                    self._apply(arg)
+                    self._apply(arg, at=fp)
                     self._sync_followers(arg, load=False)
                     appended = True
                 elif kind == "delete":
@@ -722,10 +722,12 @@ class NamespaceState:
         return (fp.generation == self.seen.generation and fp.next_seq == self.seen.next_seq + appended
                 and fp.version == self.seen.version + 1 and fp.follows(self.seen))
 
-    def _apply(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
+    def _apply(self, rows: list[MessageRow], codes: np.ndarray | None = None,
+               at: StoreFingerprint | None = None) -> None:
+        """``at``: the fingerprint the rows were read at (``seen`` when None)."""
         self.index.append(rows)
         if self.host.embed is not None and rows:
-            self._sync_codes(rows, codes)
+            self._sync_codes(rows, codes, at)
         self.changed += len(rows)
 
     def _sync_followers(self, rows: list[MessageRow], load: bool = True) -> None:
@@ -838,10 +840,14 @@ class NamespaceState:
                 len(part), n))
         return set(stored)
 
-    def _sync_codes(self, rows: list[MessageRow], codes: np.ndarray | None = None) -> None:
+    def _sync_codes(self, rows: list[MessageRow], codes: np.ndarray | None = None,
+                    at: StoreFingerprint | None = None) -> None:
         """Codes of ``rows`` into the in-memory index. ``codes`` are theirs when the append already stored them;
         otherwise missing codes are computed and saved, best effort: they are derived, so a busy or read-only store
-        keeps them in memory only and a later load recomputes them."""
+        keeps them in memory only and a later load recomputes them. ``at``: the fingerprint the rows were read at
+        (``seen`` when None); on a store that keeps stamps the codes are saved only while the namespace's history
+        still holds that change, so that a data-only restore landing while the embedding ran (message ids of the
+        history before given to other messages) does not get the old texts' codes."""
         if self.codes is None:
             stored = self._load_codes()
             rows = [r for r in rows if r.id not in stored]
@@ -867,8 +873,15 @@ class NamespaceState:
             lines = [line(r.speaker, r.role, tokenizer.decode(r.tokens)) for r in rows]
             codes = encode(host.hasher, host.embed(lines), len(lines))
             if not host.store.read_only:
+                at = at if at is not None else self.seen
                 try:
-                    host.store.put_codes(self.name, [r.id for r in rows], codes)
+                    if at.stamp is not None:
+                        if not host.store.put_codes(self.name, [r.id for r in rows], codes, version=at.version,
+                                                    stamp=at.stamp):
+                            log.info("embedding codes of namespace %r not saved: its history was rewritten while "
+                                     "they were computed", self.name)
+                    else:  # a store without stamps (a SQLite file: its history is not rewritten under a handle)
+                        host.store.put_codes(self.name, [r.id for r in rows], codes)
                 except StoreError as exc:
                     log.warning("embedding codes of namespace %r kept in memory only: %s", self.name, exc)
         if rows:

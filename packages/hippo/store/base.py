@@ -219,10 +219,15 @@ class Store(abc.ABC):
 
     # -- derived data the engine may keep beside the messages (rebuildable, never the only copy) -----------------
     @abc.abstractmethod
-    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray, version: int | None = None,
+                  stamp: str | None = None) -> bool | None:
         """Store one binary embedding code (a row of ``codes``, uint8) per message id (insert or replace); an id that
         is not a message of ``namespace`` (deleted meanwhile by another handle) is skipped, in the same
-        transaction."""
+        transaction. With ``version`` and ``stamp`` (the fingerprint the messages were read at, on a store that
+        keeps stamps), only while the namespace's history holds change ``version`` with that stamp (checked in the
+        same transaction, as :meth:`put_units_many` checks it): after a data-only restore or a failover the same ids
+        can stand for other messages, whose codes these are not. Returns whether they were written (a store
+        without stamps is called without them, and may return None)."""
 
     @abc.abstractmethod
     def get_codes(self, namespace: str) -> dict[int, bytes]:

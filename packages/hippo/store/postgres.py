@@ -1735,12 +1735,16 @@ class PostgresStore(Store):
         return self._write("trimming the change feed", body, namespace, replay_safe=True)
 
     # -- embedding codes ----------------------------------------------------------------------------------------
-    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray, version: int | None = None,
+                  stamp: str | None = None) -> bool:
         pairs = [(int(i), bytes(c)) for i, c in zip(ids, codes)]
         if not pairs:
-            return
+            return True
 
-        def body(cur) -> None:
+        def body(cur) -> bool:
+            if version is not None and stamp is not None and self._has_stamps and not self._holds_change(
+                    cur, namespace, int(version), str(stamp)):
+                return False
             # only for messages that exist: a deletion elsewhere must not leave codes without a message behind
             cur.execute(self._sql(
                 "INSERT INTO {s}.codes (id, namespace, code) SELECT u.id, %s, u.code"
@@ -1748,8 +1752,23 @@ class PostgresStore(Store):
                 " WHERE EXISTS (SELECT 1 FROM {s}.messages m WHERE m.id = u.id AND m.namespace = %s)"
                 " ON CONFLICT (id) DO UPDATE SET code = EXCLUDED.code"),
                 (namespace, [p[0] for p in pairs], [p[1] for p in pairs], namespace))
+            return True
 
-        self._write("saving embedding codes", body, namespace, replay_safe=True)
+        return self._write("saving embedding codes", body, namespace, replay_safe=True)
+
+    def _holds_change(self, cur, namespace: str, version: int, stamp: str) -> bool:
+        """Whether the namespace's history holds change ``version`` with ``stamp`` (not rewritten since a reader saw
+        it: see :meth:`_rewritten`; a change before the feed's horizon tells nothing), read in the caller's
+        transaction."""
+        row = cur.execute(self._sql(
+            "SELECT n.version, n.horizon, n.stamp::text, n.horizon_stamp::text, (SELECT c.stamp::text FROM {s}.changes"
+            " c WHERE c.namespace = n.name AND c.version = %s) FROM {s}.namespaces n WHERE n.name = %s"),
+            (version, namespace)).fetchone()
+        if row is None:
+            return False
+        head, horizon = int(row[0]), int(row[1])
+        return version <= head and not (horizon <= version
+                                        and self._rewritten(stamp, version, head, horizon, *row[2:]))
 
     def get_codes(self, namespace: str) -> dict[int, bytes]:
         return {r[0]: bytes(r[1]) for r in self._query("SELECT id, code FROM {s}.codes WHERE namespace = %s",
