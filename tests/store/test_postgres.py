@@ -2372,3 +2372,86 @@ def test_embedding_codes_computed_across_a_data_only_restore_are_not_saved_for_t
         reference = fresh.engine.rt.store.get_codes("n")
     assert len(reference) == 6
     assert {i: c for i, c in stored.items() if c != reference.get(i)} == {}
+
+
+# -- scans of a large namespace ---------------------------------------------------------------------------------------
+@pytest.fixture
+def fetched(monkeypatch) -> list[int]:
+    """The number of rows of every result this process fetched from the server (the scan's pages four rows long)."""
+    sizes: list[int] = []
+    real = psycopg.Cursor.fetchall
+
+    def fetchall(self):
+        rows = real(self)
+        sizes.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(psycopg.Cursor, "fetchall", fetchall)
+    monkeypatch.setattr(postgres, "SCAN_PAGE_ROWS", 4, raising=False)
+    return sizes
+
+
+def test_a_scan_reads_a_page_at_a_time(pg_url, fetched) -> None:
+    # Every row of the namespace was fetched at the first step of a scan (list, export, forget): a namespace of 1M
+    # tokens held all its rows, metadata included, in memory at once.
+    st = PostgresStore(pg_url)
+    try:
+        st.append("n", batch(30))
+        fetched.clear()
+        assert [r.metadata["k"] for r in st.scan("n")] == list(range(30))
+        assert fetched and max(fetched) <= 4
+        assert st._in_use == 0
+    finally:
+        st.close()
+
+
+def test_a_scan_sees_the_namespace_as_it_began_while_another_process_writes_between_its_pages(pg_url,
+                                                                                               fetched) -> None:
+    st, other = PostgresStore(pg_url), PostgresStore(pg_url)
+    try:
+        rows = st.append("n", batch(12))
+        scan = st.scan("n")
+        first = [next(scan) for _ in range(5)]  # the second page read
+        other.append("n", batch(3, start=12))
+        other.delete("n", [rows[9].id])
+        other.update_metadata("n", rows[10].id, {"k": "changed"})
+        rest = list(scan)
+        assert [r.metadata["k"] for r in first + rest] == list(range(12))
+        assert [r.id for r in first + rest] == [r.id for r in rows]
+        assert st._in_use == 0
+        assert [r.metadata["k"] for r in st.scan("n")] == [k if k != 10 else "changed" for k in range(15) if k != 9]
+    finally:
+        st.close()
+        other.close()
+
+
+def test_a_scan_left_early_gives_its_connection_back(pg_url, fetched) -> None:
+    st = PostgresStore(pg_url + "&hippo_pool_max=1")
+    try:
+        st.append("n", batch(12))
+        scan = st.scan("n")
+        assert next(scan).metadata["k"] == 0
+        scan.close()
+        assert st._in_use == 0
+        assert st.state("n").next_seq == 12  # the pool's one connection serves the next call
+        with st.reading():
+            assert [r.metadata["k"] for r in st.scan("n")] == list(range(12))
+            assert st.state("n").next_seq == 12
+    finally:
+        st.close()
+
+
+def test_a_scan_whose_connection_is_lost_between_pages_goes_on_after_the_last_row(pg_server, pg_url, fetched) -> None:
+    st = PostgresStore(pg_url)
+    try:
+        st.append("n", batch(12))
+        scan = st.scan("n")
+        first = [next(scan) for _ in range(4)]
+        with admin(pg_server) as conn:  # the scan's session, the one idle in its transaction
+            assert conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE"
+                                " 'FETCH % FROM hippo_scan_%' AND pid <> pg_backend_pid()").fetchone()[0]
+        rest = list(scan)
+        assert [r.metadata["k"] for r in first + rest] == list(range(12))
+        assert st._in_use == 0
+    finally:
+        st.close()

@@ -205,6 +205,8 @@ _CONNECTION_STATES = ("57P01", "57P02", "57P03")
 _ENDED_STATES = ("25P03", "57P05")
 # pgbouncer's answer to a transaction in pool_mode = statement (SQLSTATE 08P01, the connection then closed)
 _STATEMENT_POOLING = "not allowed in statement pooling mode"
+#: message rows a scan reads from the server at a time (PostgresStore.scan)
+SCAN_PAGE_ROWS = 2048
 _RETRY_STATES = ("40001", "40P01")  # serialization failure, deadlock: the server rolled the transaction back
 
 
@@ -1660,9 +1662,76 @@ class PostgresStore(Store):
         return {r[0]: common.message_row(r) for r in found}
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
-        for r in self._query(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s ORDER BY m.seq",
-                             (namespace,)):
-            yield common.message_row(r)
+        """Every message row of ``namespace`` in seq order, read :data:`SCAN_PAGE_ROWS` at a time through a cursor of
+        one ``REPEATABLE READ READ ONLY`` transaction: the namespace as it was when the scan began, whatever other
+        processes write while the caller works through it, and never every row in memory at once (a namespace of
+        1M tokens held tens of megabytes of rows for a list or an export). The scan holds a connection of the pool
+        until it ends or is closed. A connection lost in the middle (a server restart, the server's
+        ``idle_in_transaction_session_timeout`` while the caller worked) goes on after the last row given, in a new
+        transaction, retried like every read; inside :meth:`reading` the block's transaction is used."""
+        sql = self._sql(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND m.seq > %s"
+                        " ORDER BY m.seq")
+        name = "hippo_scan_" + uuid.uuid4().hex
+        fetch = f"FETCH {SCAN_PAGE_ROWS} FROM {name}"
+        what = "reading the store"
+        if self._pinned() is not None:  # the block's snapshot; a lost connection ends the block's reads
+            self._read(what, lambda cur: cur.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {sql}", (namespace, -1),
+                                                     prepare=False))
+            try:
+                while True:
+                    page = self._read(what, lambda cur: cur.execute(fetch, prepare=False).fetchall())
+                    for r in page:
+                        yield common.message_row(r)
+                    if len(page) < SCAN_PAGE_ROWS:
+                        return
+            finally:
+                pinned = self._pinned()
+                if pinned is not None and not pinned.closed:
+                    with contextlib.suppress(psycopg.Error):
+                        pinned.execute(f"CLOSE {name}", prepare=False)
+        after = -1
+        stalled: float | None = None  # when a pass that gave no row since the last one failed first
+
+        def begin() -> tuple[Any, list[tuple]]:
+            try:
+                conn = self._getconn()
+            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                raise self._no_connection(exc, what) from None
+            try:
+                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                conn.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {sql}", (namespace, after), prepare=False)
+                return conn, conn.execute(fetch, prepare=False).fetchall()
+            except BaseException as exc:
+                try:
+                    self._failed(exc, conn, what, True)
+                finally:
+                    self._putconn(conn)
+                raise
+
+        while True:
+            conn, page = self._retrying(what, begin)
+            gave = False
+            try:
+                try:
+                    while True:
+                        for r in page:
+                            row = common.message_row(r)
+                            after, gave = row.seq, True
+                            yield row
+                        if len(page) < SCAN_PAGE_ROWS:
+                            conn.execute("COMMIT")
+                            return
+                        page = conn.execute(fetch, prepare=False).fetchall()
+                except BaseException as exc:  # the generator closed early included: rolled back
+                    self._failed(exc, conn, what, True)  # raises _Retry when the connection was lost
+                    raise
+                finally:
+                    self._putconn(conn)
+            except _Retry as retry:  # on after the last row given, in a new transaction
+                now = time.monotonic()
+                stalled = None if gave else stalled if stalled is not None else now
+                if stalled is not None and now - stalled > self.retry_s:
+                    raise retry.final from None
 
     # -- the change feed --------------------------------------------------------------------------------------
     def changes(self, namespace: str, after: int, stamp: str | None = None) -> list[Change] | None:
