@@ -2455,3 +2455,14 @@ def test_a_scan_whose_connection_is_lost_between_pages_goes_on_after_the_last_ro
         assert st._in_use == 0
     finally:
         st.close()
+
+
+def test_a_scan_of_one_page_holds_no_connection_while_its_rows_are_used(pg_url, fetched) -> None:
+    st = PostgresStore(pg_url + "&hippo_pool_max=1")
+    try:
+        st.append("n", batch(3))
+        for row in st.scan("n"):
+            assert st._in_use == 0  # the pool's one connection serves a call made meanwhile
+            assert st.state("n").next_seq == 3
+    finally:
+        st.close()

@@ -1668,7 +1668,8 @@ class PostgresStore(Store):
         1M tokens held tens of megabytes of rows for a list or an export). The scan holds a connection of the pool
         until it ends or is closed. A connection lost in the middle (a server restart, the server's
         ``idle_in_transaction_session_timeout`` while the caller worked) goes on after the last row given, in a new
-        transaction, retried like every read; inside :meth:`reading` the block's transaction is used."""
+        transaction, retried like every read; inside :meth:`reading` the block's transaction is used. A namespace of
+        at most one page is read whole and the connection given back before the first row is."""
         sql = self._sql(f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND m.seq > %s"
                         " ORDER BY m.seq")
         name = "hippo_scan_" + uuid.uuid4().hex
@@ -1700,7 +1701,12 @@ class PostgresStore(Store):
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 conn.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {sql}", (namespace, after), prepare=False)
-                return conn, conn.execute(fetch, prepare=False).fetchall()
+                page = conn.execute(fetch, prepare=False).fetchall()
+                if len(page) < SCAN_PAGE_ROWS:  # all of it: the connection goes back before the caller's work
+                    conn.execute("COMMIT")
+                    self._putconn(conn)
+                    return None, page
+                return conn, page
             except BaseException as exc:
                 try:
                     self._failed(exc, conn, what, True)
@@ -1710,6 +1716,10 @@ class PostgresStore(Store):
 
         while True:
             conn, page = self._retrying(what, begin)
+            if conn is None:
+                for r in page:
+                    yield common.message_row(r)
+                return
             gave = False
             try:
                 try:
