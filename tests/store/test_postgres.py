@@ -2215,7 +2215,6 @@ def test_an_open_during_a_restart_of_a_german_server_waits_for_it(german_server,
     url = german_server.url("hippo", hippo_schema="restarted")
     with Memory(url, namespace="n") as mem:
         mem.add("kept across the restart")
-    tries = connects(monkeypatch)
     opened: list = []
 
     def opener() -> None:
@@ -2230,6 +2229,7 @@ def test_an_open_during_a_restart_of_a_german_server_waits_for_it(german_server,
         german_server.stop("smart", wait=False)
         wait_for(lambda: (german_server.data / "postmaster.pid").exists() and "fährt herunter" in str(
             _connect_error(german_server.url("hippo"))), what="the server refusing new sessions in German")
+        tries = connects(monkeypatch)
         worker.start()
         wait_for(lambda: sum("fährt herunter" in str(t) for t in tries) >= 2 or opened,
                  what="the open to meet the shutting-down server twice")
