@@ -359,3 +359,60 @@ def test_messages_an_agent_chose_are_packed_as_chosen():
         assert [m.id for m in rc.messages] == [checks[7].id] and rc.repeats == {checks[7].id: 50}
         rc = mem.recall("health check status", budget_tokens=200)
         assert [m.id for m in rc.messages] == [checks[-1].id]
+
+
+def test_outputs_stamped_with_epoch_seconds_a_date_or_a_minute():
+    """The value of a key of eight or more digits (epoch seconds or milliseconds: ``"ts": 1709287207``,
+    ``ts=1709287207``; an id drawn without a letter: ``"req":"07923986"``) is a machine field like a time with seconds;
+    a date and a time to the minute are masked in a machine output (the day or minute of a log line is a changing
+    field), but a person writes them, so alone they make no machine output."""
+    assert masking.masked('{"status":"ok","ts":1772359207,"uptime_s":3607}') == \
+        '{"status":"ok","ts":\x00N,"uptime_s":\x00N}'
+    assert masking.masked('{"status":"ok","ts": "1772359207123","latency_ms":12}') == \
+        '{"status":"ok","ts": "\x00N","latency_ms":12}'
+    assert masking.masked("ts=1772359207.25 level=info path=/health status=200") == \
+        "ts=\x00N level=info path=/health status=200"
+    assert masking.masked("[10:07] req=9f1c2ab3 GET /health 200 in 12ms") == \
+        "[\x00T] req=\x00N GET /health 200 in 12ms"
+    assert masking.masked("2026-03-01 req 9f1c2ab3 nightly backup ok, 3 errors") == \
+        "\x00T req \x00N nightly backup ok, 3 errors"
+    assert masking.masked("2026/03/01 23:59 req 9f1c2ab3 nightly backup ok") == "\x00T req \x00N nightly backup ok"
+    assert masking.masked("2026-03-01T10:07Z backup completed: 1234 files, 3 errors") == \
+        "\x00T backup completed: \x00N files, 3 errors"
+    # outputs of two days, or two minutes, are near-duplicates; a state of another value is not
+    assert masking.key("[10:07] req=9f1c2ab3 GET /health 200 in 12ms") == \
+        masking.key("[23:59] req=a7923986 GET /health 200 in 12ms") != \
+        masking.key("[23:59] req=a7923986 GET /health 500 in 12ms")
+    assert masking.key('{"ok":1,"req":"07923986","ts":1772359207}') == \
+        masking.key('{"ok":1,"req":"9f1c2ab3","ts":1772359999}')
+    assert masking.key("2026-03-01 req 9f1c2ab3 nightly backup ok, 3 errors") == \
+        masking.key("2027-12-31 req 1f1c2ab3 nightly backup ok, 3 errors")
+    # what a person writes: an order number is no key's value, a date and a time to the minute no machine field
+    for text in ("My order number: 1772359207, it arrives in 3 days", "order 1772359207 and 1772359208 are late",
+                 "app.run(port=8000, max_age=31536000, workers=4)",
+                 "2026-03-01 backup completed: 1234 files, 3 errors", "[10:07] backup completed: 1234 files",
+                 "my appointment is on 2024-05-10 at 10:30", "the train leaves at 10:07 from platform 4, car 12",
+                 '{"status":"ok","ts":1772359207}', "my PIN is 1234 and the code is 20260301 for 2 days"):
+        assert masking.masked(text) is None, text
+
+
+@pytest.mark.parametrize("form", ["epoch", "minute"])
+def test_checks_stamped_with_epoch_seconds_or_a_minute_take_one_line(form):
+    # before: 400 checks stamped '"ts": <epoch seconds>', or log lines stamped with the minute and a request id, were
+    # each a text of its own, and a 300-token context held checks only, not the message that answers
+    rng = random.Random(5)
+
+    def check(i: int) -> str:
+        t = T0 + 60 * i
+        if form == "epoch":
+            return '{"status":"ok","ts":%d,"uptime_s":%d,"db":"db-2"}' % (t, 3600 + 60 * i)
+        return '[%s] req="%08x" GET /db-2/health 200' % (time.strftime("%H:%M", time.gmtime(t)), rng.getrandbits(32))
+
+    with Memory(None) as mem:
+        disk = mem.add("The disk on db-2 filled up overnight, so writes fail", role="user", session_id="ops0",
+                       timestamp=T0 - 100)
+        checks = mem.add_many({"text": check(i), "role": "tool", "speaker": "health", "session_id": "ops",
+                               "timestamp": T0 + 60 * i} for i in range(400))
+        rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
+        assert sorted(m.id for m in rc.messages) == [disk.id, checks[-1].id]
+        assert f"health (400 times): {checks[-1].text}" in rc.text.splitlines()
