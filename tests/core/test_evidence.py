@@ -270,6 +270,34 @@ def test_the_verbosity_prior_counts_each_text_once():
         assert p[roles] == pytest.approx(np.full(25, want[0][6])) and (p[~roles] == 1).all()
 
 
+def test_the_verbosity_prior_counts_a_machine_outputs_near_duplicates_once():
+    """A health check polled 300 times (its time, uptime and request id changing: near-duplicates, one line in a
+    context) says no more of how much the tool writes than one check. Oracle: the same conversation with one check
+    gives every message the same prior and the packing the same cost ceiling. Before, the 300 short checks made the
+    conversation's median: the replies' prior fell from 0.89 to 0.71, the ratio rose from 1.27 to 2.0."""
+    def history(mem: Memory, checks: int) -> list[str]:
+        ids = [mem.add(f"Hive {k} needs a check today.", role="user").id for k in range(6)]
+        ids += [mem.add(f"Hive {k}: " + "inspect frames, check the queen, add supers. " * (4 + k),
+                        role="assistant").id for k in range(6)]
+        ids += [mem.add('{"hive":%d,"ts":"2026-03-01T10:00:%02dZ","weight_g":%d,"temp_c":35,"humidity":61,'
+                        '"battery_mv":%d,"fw":"3.2.1","sensor":"%08x"}' % (k, k, 40000 + k, 3700 + k, 0xa0000000 + k),
+                        role="tool").id for k in range(4)]
+        for k in range(checks):
+            mem.add('{"status":"ok","ts":"2026-03-01T%02d:%02d:%02dZ","uptime_s":%d,"req":"%08x"}' % (
+                11 + k // 3600, k // 60 % 60, k % 60, 3600 + k, 0x9f1c2ab3 + 7919 * k), role="tool")
+        return ids
+
+    with Memory(None) as plain, Memory(None) as polled:
+        want_ids, got_ids = history(plain, 1), history(polled, 300)
+        (want_state, got_state) = plain.engine.state(), polled.engine.state()
+        assert int(got_state.index.masked_rows().sum()) >= 300  # the checks are near-duplicates, not copies
+        want = evidence.prior_of(want_state, np.asarray([want_state.index.row_of[i] for i in want_ids]))
+        got = evidence.prior_of(got_state, np.asarray([got_state.index.row_of[i] for i in got_ids]))
+        assert got == pytest.approx(want)
+        assert evidence._verbosity(got_state)[2] == pytest.approx(evidence._verbosity(want_state)[2])
+        assert want[6:].min() < 0.9  # the replies and the tool's long outputs are discounted
+
+
 def test_messages_added_since_the_prior_was_computed_get_their_roles_prior():
     """The prior is computed again only after the conversation grew by a hundredth; the messages added in between
     get the prior of their role. Oracle: the prior of the same messages once it is computed again."""

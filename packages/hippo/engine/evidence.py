@@ -232,9 +232,10 @@ def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
         lengths = idx.doc_lengths()[:n]
         groups = idx.role.view[:n].astype(np.int64)
         # Each text once, as in a context (:mod:`hippo.engine.pack`): an agent's tool output returned after every
-        # call, or a reply pasted again, says nothing of how much its role writes, and counting every copy would
-        # move the medians towards the repeated text's length.
-        first = _first_copies(idx.digests[:n], groups)
+        # call, a health check polled all day (its near-duplicates, :attr:`NamespaceIndex.near_keys`), or a reply
+        # pasted again, says nothing of how much its role writes, and counting every copy would move the medians
+        # towards the repeated text's length.
+        first = _first_copies(idx.near_keys[:n], groups)
         prior = np.ones(n)
         by_group = dict(zip(groups[first].tolist(), verbosity_prior(lengths[first], groups[first]).tolist()))
         for code, value in by_group.items():
@@ -266,7 +267,8 @@ def _exponent(state: NamespaceState, scores: np.ndarray) -> float:
 
 
 def _first_copies(digests: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Rows (ascending) of the first message of each text in each group: the copies' digests are equal."""
+    """Rows (ascending) of the first message of each text in each group: the copies' digests (or a machine output's
+    near-duplicates' keys) are equal."""
     if digests.size == 0:
         return np.zeros(0, dtype=np.int64)
     key = np.asarray(digests, dtype=np.uint64) ^ (groups.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
