@@ -416,3 +416,35 @@ def test_checks_stamped_with_epoch_seconds_or_a_minute_take_one_line(form):
         rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
         assert sorted(m.id for m in rc.messages) == [disk.id, checks[-1].id]
         assert f"health (400 times): {checks[-1].text}" in rc.text.splitlines()
+
+
+def test_an_address_a_version_or_a_dotted_date_is_not_a_measured_number():
+    """Three or more numbers joined by dots name what an output is about (a host's address, a version), as ``web-3``
+    does: kept as written, not read as a measured number with a fraction (``10.0`` and ``0.1``), which made the
+    checks of two hosts, or the deploys of 2.3.1 and 2.4.1, one line. A date written with dots or slashes is masked
+    whole, as an ISO one is."""
+    assert masking.masked('{"host":"10.0.0.1","ts":"2026-03-01T10:00:07Z","status":"ok","rtt_ms":12}') == \
+        '{"host":"10.0.0.1","ts":"\x00T","status":"ok","rtt_ms":12}'
+    assert masking.masked("deploy of api v2.3.1 finished at 2026-03-01T10:00:07Z, 3 pods ready") == \
+        "deploy of api v2.3.1 finished at \x00T, 3 pods ready"
+    assert masking.masked("connect 10.0.0.1:5432 at 9f1c2ab3 ok") == "connect 10.0.0.1:\x00N at \x00N ok"
+    for date in ("01.03.2026", "1/3/2026", "2026-03-01"):
+        assert masking.masked(f"backup {date} req 9f1c2ab3 ok 3 files") == "backup \x00T req \x00N ok 3 files"
+    assert masking.key("uptime 3607.25 at 9f1c2ab3 ok") == masking.key("uptime 12.5 at 1f1c2ab3 ok")
+
+    def ping(host: str, k: int) -> str:
+        return '{"host":"%s","ts":"%s","status":"ok","rtt_ms":12}' % (host, _iso(T0 + 30 * k))
+
+    with Memory(None) as mem:
+        pings = mem.add_many({"text": ping(f"10.0.0.{1 + k % 2}", k), "role": "tool", "speaker": "ping",
+                              "timestamp": T0 + 30 * k} for k in range(200))
+        rc = mem.recall("ping status of the hosts", budget_tokens=300)
+        # before: one line, "ping (200 times)", showing 10.0.0.2 alone
+        assert f"ping (100 times): {pings[-2].text}" in rc.text.splitlines()
+        assert f"ping (100 times): {pings[-1].text}" in rc.text.splitlines()
+        deploys = mem.add_many({"text": "deploy of api v%s finished at %s, 3 pods ready" % (v, _iso(T0 + 9000 + k)),
+                                "role": "tool", "speaker": "ci", "timestamp": T0 + 9000 + k}
+                               for k, v in enumerate(["2.3.1", "2.4.1", "2.4.1"]))
+        rc = mem.recall("which api versions were deployed?", budget_tokens=300)
+        assert f"ci: {deploys[0].text}" in rc.text.splitlines()
+        assert f"ci (2 times): {deploys[2].text}" in rc.text.splitlines()

@@ -5,17 +5,19 @@ that change masked they are.
 
 :func:`masked` replaces, left to right, each UUID, date-time with seconds (``2026-03-01T10:00:07Z``,
 ``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), key's epoch seconds or quoted id of digits
-(``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``), time to
-the minute (``10:07``, ``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed) and number of four
-digits or more, or with a fraction (``3607``, ``3607ms``, ``0.53``: an uptime, a byte count, a measured time) with
-a placeholder of its kind. A whole number of one to three digits is kept: it is what tells one state from another
-(the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so health checks that went from ``200``
-to ``500`` are two lines, each with its count, not one line showing the newest. A run of digits written onto a name
-(``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of the name, not a changing field: health checks
-of ``web-3`` and ``web-4`` are not copies. A text counts as a machine output, and gets a masked text, only when it
+(``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
+``01.03.2026``, ``1/3/2026``), time to the minute (``10:07``, ``2026-03-01T10:07Z``), hex id (8 or more hex digits,
+``0x`` allowed) and number of four digits or more, or with a fraction (``3607``, ``3607ms``, ``0.53``: an uptime, a
+byte count, a measured time) with a placeholder of its kind. A whole number of one to three digits is kept: it is
+what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
+health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest.
+A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of the name,
+not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. So are three or more numbers joined
+by dots (a host's address ``10.0.0.1``, a version ``v2.3.1``), kept as written and counted as fields: the checks of
+``10.0.0.1`` and ``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked text, only when it
 holds
 
-- at least :data:`MIN_FIELDS` fields (masked, or a whole number kept as written),
+- at least :data:`MIN_FIELDS` fields (masked, or kept as written),
 - at least one of them a machine field: a UUID, a time with seconds, a key's epoch seconds or quoted id of digits, a
   date-time to the minute with ISO's ``T``, or a hex id holding a digit and a letter (a chat line does not write
   those; "I ran 5 km" and "I ran 7 km", "my appointment is on 2024-05-10 at 10:30", or "my order number: 1709287207"
@@ -32,7 +34,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 3
+RULE = 4
 
 _HEX = "[0-9A-Fa-f]"
 _FIELDS = re.compile(
@@ -52,16 +54,21 @@ _FIELDS = re.compile(
         r"(?![0-9:]))",
         # a date (``2026-03-01``, ``2026/03/01``, with a time to the minute or not) or a time to the minute
         # (``10:07``): masked in a machine output, but a person writes them too, so they make none
-        r"(?P<D>(?<![0-9A-Za-z.:/-])(?:[0-9]{4}(?:-[01][0-9]-[0-3][0-9]|/[01][0-9]/[0-3][0-9])"
-        r"(?: (?:[01]?[0-9]|2[0-3]):[0-5][0-9])?|(?:[01]?[0-9]|2[0-3]):[0-5][0-9])(?![0-9:]|[.,][0-9]))",
+        r"(?P<D>(?<![0-9A-Za-z.:/-])(?:(?:[0-9]{4}(?:-[01][0-9]-[0-3][0-9]|/[01][0-9]/[0-3][0-9])"
+        r"|[0-3]?[0-9](?P<sep>[./])[01]?[0-9](?P=sep)[0-9]{4})(?: (?:[01]?[0-9]|2[0-3]):[0-5][0-9])?"
+        r"|(?:[01]?[0-9]|2[0-3]):[0-5][0-9])(?![0-9:]|[.,][0-9]))",
         rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
         rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
+        # three or more numbers joined by dots (``10.0.0.1``, ``2.3.1``, ``v1.4.2``): a host's address or a version,
+        # which names what the output is about as ``web-3`` does; kept as written
+        r"(?P<V>(?<![0-9.])[0-9]+(?:\.[0-9]+){2,}(?![0-9]|\.[0-9]))",
         r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+))",
         # a whole number of one to three digits: a field of the output, kept as written
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )) + ")")
 _MACHINE = frozenset("UTIMH")
+_KEPT = frozenset("KV")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
@@ -76,7 +83,7 @@ def masked(text: str) -> str | None:
     for m in _FIELDS.finditer(text):
         kind = m.lastgroup
         fields += 1
-        if kind == "K":
+        if kind in _KEPT:
             continue
         machine += kind in _MACHINE
         parts.append(text[at:m.start()])
