@@ -48,9 +48,9 @@ def test_the_masked_text_of_a_machine_output_and_of_chat_lines():
     assert masking.masked("job 550e8400-e29b-41d4-a716-446655440000 finished, 12 rows") == \
         "job \x00U finished, 12 rows"
     assert masking.masked("[2026-03-01 10:00:07] GET /health 200 in 33ms, cpu 0.53") == \
-        "[\x00T] GET /health 200 in 33ms, cpu \x00N"
+        "[\x00T] GET /health 200 in \x00D, cpu \x00N"
     assert masking.masked("[2026-03-01 10:00:07] GET /health 500 in 1033ms, cpu 0.53") == \
-        "[\x00T] GET /health 500 in \x00Nms, cpu \x00N"
+        "[\x00T] GET /health 500 in \x00D, cpu \x00N"
     # a number written onto a name is the name's: web-3 and web-4, JIRA-4412 and JIRA-4413 are other outputs
     for name in ("web-3", "db_2", "s3", "JIRA-4412"):
         assert masking.masked(f'{{"host":"{name}","ts":"2026-03-01T10:00:07Z","uptime_s":3607}}') == \
@@ -373,7 +373,7 @@ def test_outputs_stamped_with_epoch_seconds_a_date_or_a_minute():
     assert masking.masked("ts=1772359207.25 level=info path=/health status=200") == \
         "ts=\x00N level=info path=/health status=200"
     assert masking.masked("[10:07] req=9f1c2ab3 GET /health 200 in 12ms") == \
-        "[\x00T] req=\x00N GET /health 200 in 12ms"
+        "[\x00T] req=\x00N GET /health 200 in \x00D"
     assert masking.masked("2026-03-01 req 9f1c2ab3 nightly backup ok, 3 errors") == \
         "\x00T req \x00N nightly backup ok, 3 errors"
     assert masking.masked("2026/03/01 23:59 req 9f1c2ab3 nightly backup ok") == "\x00T req \x00N nightly backup ok"
@@ -448,3 +448,33 @@ def test_an_address_a_version_or_a_dotted_date_is_not_a_measured_number():
         rc = mem.recall("which api versions were deployed?", budget_tokens=300)
         assert f"ci: {deploys[0].text}" in rc.text.splitlines()
         assert f"ci (2 times): {deploys[2].text}" in rc.text.splitlines()
+
+
+def test_a_duration_is_masked_and_a_state_is_not():
+    """A number with a unit of time (a latency ``33ms``, a pod's age ``12m`` or ``3h``, ``Up 3 hours``) is a measured
+    or elapsed time, masked as an uptime is; a status, an exit code or a count written without one is kept."""
+    assert masking.masked("job 9f1c2ab3 exited 3 after 5m30s, retry in 10s") == \
+        masking.masked("job 1f1c2ab3 exited 3 after 2h, retry in 1.5 seconds") == \
+        "job \x00N exited 3 after \x00D, retry in \x00D"
+    assert masking.key("job 9f1c2ab3 exited 3 after 5m30s") != masking.key("job 9f1c2ab3 exited 1 after 5m30s")
+    assert masking.masked("CONTAINER ID   IMAGE        STATUS\n3f2a9c1b7d4e   api:1.4.2    Up 3 hours") == \
+        "CONTAINER ID   IMAGE        STATUS\n\x00N   api:1.4.2    Up \x00D"
+
+    def pods(k: int, status: str = "Running", restarts: int = 0) -> str:
+        age = 600 + 60 * k
+        return ("NAME                   READY   STATUS    RESTARTS   AGE\n"
+                f"api-7d9f8c6b5-x2k4p    {int(status == 'Running')}/1     {status}   {restarts}          "
+                + (f"{age // 60}m" if age < 3600 else f"{age // 3600}h"))
+
+    with Memory(None) as mem:
+        answer = mem.add("The api pod was crashlooping this morning because the DB_PASSWORD secret was missing",
+                         role="user", timestamp=T0 - 100)
+        polls = mem.add_many({"text": pods(k) if not 100 <= k < 110 else pods(k, "CrashLoopBackOff", k - 99),
+                              "role": "tool", "speaker": "kubectl", "timestamp": T0 + 60 * k} for k in range(600))
+        # before: every age of the pod was a text of its own, and 300 tokens held four tables of other ages
+        rc = mem.recall("what was wrong with the api pod?", budget_tokens=300)
+        assert answer.id in [m.id for m in rc.messages]
+        assert f"kubectl (590 times): {polls[-1].text}\n" in rc.text + "\n"
+        assert rc.repeats[polls[-1].id] == 590
+        crash = [m.text for m in rc.messages if "CrashLoopBackOff" in m.text]
+        assert len(crash) == len(set(crash))  # each count of restarts a state of its own, never folded into Running

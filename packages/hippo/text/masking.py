@@ -7,8 +7,9 @@ that change masked they are.
 ``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), key's epoch seconds or quoted id of digits
 (``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
 ``01.03.2026``, ``1/3/2026``), time to the minute (``10:07``, ``2026-03-01T10:07Z``), hex id (8 or more hex digits,
-``0x`` allowed) and number of four digits or more, or with a fraction (``3607``, ``3607ms``, ``0.53``: an uptime, a
-byte count, a measured time) with a placeholder of its kind. A whole number of one to three digits is kept: it is
+``0x`` allowed), duration (a number with a unit of time: ``33ms``, ``12m``, ``5d4h``, ``3 hours``: a latency, a
+pod's age) and number of four digits or more, or with a fraction (``3607``, ``0.53``: an uptime, a byte count, a
+load) with a placeholder of its kind. A whole number of one to three digits is kept: it is
 what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
 health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest.
 A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of the name,
@@ -34,7 +35,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 4
+RULE = 5
 
 _HEX = "[0-9A-Fa-f]"
 _FIELDS = re.compile(
@@ -63,6 +64,10 @@ _FIELDS = re.compile(
         # three or more numbers joined by dots (``10.0.0.1``, ``2.3.1``, ``v1.4.2``): a host's address or a version,
         # which names what the output is about as ``web-3`` does; kept as written
         r"(?P<V>(?<![0-9.])[0-9]+(?:\.[0-9]+){2,}(?![0-9]|\.[0-9]))",
+        # a duration: a number with a unit of time (``33ms``, ``3.41s``, ``12m``, ``3h``, ``5d4h``, ``3 hours``): a
+        # measured or elapsed time, as an uptime is; a status, an exit code or a count is not written so
+        r"(?P<A>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:(?:[0-9]+(?:[.,][0-9]+)?(?:ms|us|\u00b5s|ns|s|m|h|d))+"
+        r"|[0-9]+(?:[.,][0-9]+)? ?(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?))(?![0-9A-Za-z]))",
         r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+))",
         # a whole number of one to three digits: a field of the output, kept as written
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
@@ -70,7 +75,7 @@ _FIELDS = re.compile(
 _MACHINE = frozenset("UTIMH")
 _KEPT = frozenset("KV")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
-_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T",
+_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
 
 
