@@ -478,3 +478,23 @@ def test_a_duration_is_masked_and_a_state_is_not():
         assert rc.repeats[polls[-1].id] == 590
         crash = [m.text for m in rc.messages if "CrashLoopBackOff" in m.text]
         assert len(crash) == len(set(crash))  # each count of restarts a state of its own, never folded into Running
+
+
+def test_a_request_id_of_digits_written_onto_its_name_is_masked():
+    """``req-9f1c2ab3`` is masked as a hex id; the same field drawn with no letter (``req-07923986``, 1 in 43) was
+    kept as part of a name like ``JIRA-4412``, so 25 of 1,000 log lines were lines of their own and a 300-token
+    context held seven of them beside the line standing for the other 975."""
+    assert masking.key("2026-03-01 10:00:07 INFO [req-07923986] GET /health 200") == \
+        masking.key("2026-03-01 10:00:37 INFO [req-9f1c2ab3] GET /health 200")
+    assert masking.key('{"ticket":"JIRA-4412","ts":"2026-03-01T10:00:07Z","state":"open","votes":3}') != \
+        masking.key('{"ticket":"JIRA-4413","ts":"2026-03-01T10:00:07Z","state":"open","votes":3}')
+    rng = random.Random(4)
+    with Memory(None) as mem:
+        answer = mem.add("The disk on db-2 filled up overnight, so writes fail", role="user", timestamp=T0 - 100)
+        ids = ["%08x" % rng.getrandbits(32) for _ in range(1000)]
+        assert sum(i.isdigit() for i in ids) >= 10
+        stamps = [_iso(T0 + 30 * k).replace("T", " ")[:-1] for k in range(1000)]
+        logs = mem.add_many({"text": f"{t} INFO [req-{i}] GET /db-2/health 200", "role": "tool", "speaker": "nginx",
+                             "timestamp": T0 + 30 * k} for k, (t, i) in enumerate(zip(stamps, ids)))
+        rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
+        assert [m.id for m in rc.messages] == [answer.id, logs[-1].id] and rc.repeats == {logs[-1].id: 1000}

@@ -12,11 +12,11 @@ pod's age) and number of four digits or more, or with a fraction (``3607``, ``0.
 load) with a placeholder of its kind. A whole number of one to three digits is kept: it is
 what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
 health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest.
-A run of digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of the name,
-not a changing field: health checks of ``web-3`` and ``web-4`` are not copies. So are three or more numbers joined
-by dots (a host's address ``10.0.0.1``, a version ``v2.3.1``), kept as written and counted as fields: the checks of
-``10.0.0.1`` and ``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked text, only when it
-holds
+A run of up to seven digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of
+the name, not a changing field (a longer one is an id, ``req-07923986`` masked as ``req-9f1c2ab3`` is): health checks
+of ``web-3`` and ``web-4`` are not copies. So are three or more numbers joined by dots (a host's address
+``10.0.0.1``, a version ``v2.3.1``), kept as written and counted as fields: the checks of ``10.0.0.1`` and
+``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked text, only when it holds
 
 - at least :data:`MIN_FIELDS` fields (masked, or kept as written),
 - at least one of them a machine field: a UUID, a time with seconds, a key's epoch seconds or quoted id of digits, a
@@ -35,7 +35,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 5
+RULE = 6
 
 _HEX = "[0-9A-Fa-f]"
 _FIELDS = re.compile(
@@ -68,7 +68,10 @@ _FIELDS = re.compile(
         # measured or elapsed time, as an uptime is; a status, an exit code or a count is not written so
         r"(?P<A>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:(?:[0-9]+(?:[.,][0-9]+)?(?:ms|us|\u00b5s|ns|s|m|h|d))+"
         r"|[0-9]+(?:[.,][0-9]+)? ?(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?))(?![0-9A-Za-z]))",
-        r"(?P<N>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+))",
+        # (eight digits or more written onto a name are no ticket's number but an id: ``req-07923986`` is the draw of
+        # ``req-9f1c2ab3`` that holds no letter)
+        r"(?P<N>(?<![0-9A-Za-z])(?:(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+)"
+        r"|[0-9]{8,}(?![0-9A-Za-z])))",
         # a whole number of one to three digits: a field of the output, kept as written
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )) + ")")
