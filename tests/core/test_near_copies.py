@@ -231,8 +231,10 @@ def test_near_keys_group_as_the_masked_texts_do(seed):
     None) in its voice."""
     rng = random.Random(100 + seed)
     pieces = ["0", "7", "12", "2026-03-01", "T", " ", "10:00:07", "Z", ":", "-", "ab", "f3", "deadbeef", "9f1c2ab3",
-              '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) or "ok" for _ in range(400)]
+              '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
+              "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(400)]
+    texts = [t if t.strip() else "ok" for t in texts]
     voices = [rng.choice([("tool", None), ("user", "Ann")]) for _ in texts]
     with Memory(None) as mem:
         mem.add_many({"text": t, "role": r, "speaker": s} for t, (r, s) in zip(texts, voices))
