@@ -460,7 +460,7 @@ def test_a_duration_is_masked_and_a_state_is_not():
         "job \x00N exited 3 after \x00D, retry in \x00D"
     assert masking.key("job 9f1c2ab3 exited 3 after 5m30s") != masking.key("job 9f1c2ab3 exited 1 after 5m30s")
     assert masking.masked("CONTAINER ID   IMAGE        STATUS\n3f2a9c1b7d4e   api:1.4.2    Up 3 hours") == \
-        "CONTAINER ID   IMAGE        STATUS\n\x00N   api:1.4.2    Up \x00D"
+        "CONTAINER ID IMAGE STATUS\n\x00N api:1.4.2 Up \x00D"
 
     def pods(k: int, status: str = "Running", restarts: int = 0) -> str:
         age = 600 + 60 * k
@@ -500,3 +500,20 @@ def test_a_request_id_of_digits_written_onto_its_name_is_masked():
                              "timestamp": T0 + 30 * k} for k, (t, i) in enumerate(zip(stamps, ids)))
         rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
         assert [m.id for m in rc.messages] == [answer.id, logs[-1].id] and rc.repeats == {logs[-1].id: 1000}
+
+
+def test_a_table_whose_columns_are_padded_to_another_width_is_the_same_output():
+    """``docker ps`` pads its STATUS column to the widest value: "Up 3 hours" and "Up 12 minutes" move the columns
+    after them, and the same container's polls were a text for each width."""
+    def ps(k: int, up: str) -> str:
+        cells = [("CONTAINER ID", "%012x" % (0x3f2a9c1b7d4e + 7919 * k)), ("IMAGE", "api:1.4.2"),
+                 ("STATUS", f"Up {up}"), ("PORTS", "0.0.0.0:8080->80/tcp")]
+        widths = [max(len(h), len(v)) + 3 for h, v in cells]
+        return "\n".join("".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
+                         for row in ([h for h, _ in cells], [v for _, v in cells]))
+
+    ups = ["3 seconds", "12 minutes", "About an hour", "3 hours", "12 hours", "2 days"]
+    keys = [masking.key(ps(k, up)) for k, up in enumerate(ups)]
+    assert None not in keys and keys[0] == keys[1] == keys[3] == keys[4] == keys[5] != keys[2]
+    assert masking.key(ps(0, "3 hours").replace("api:1.4.2", "api:1.4.3")) != keys[3]
+    assert masking.key(ps(0, "3 hours").replace("Up", "Exited (1)")) != keys[3]

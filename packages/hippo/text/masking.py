@@ -25,6 +25,9 @@ of ``web-3`` and ``web-4`` are not copies. So are three or more numbers joined b
   hold none: a date and a time to the minute are masked in a machine output, but a person writes them too), and
 - at least :data:`MIN_CHARS` characters once masked (a short status such as "ok 12:00:01 #4" stays itself).
 
+The masked text writes each run of spaces and tabs as one space: a table (``docker ps``, ``kubectl get pods``) pads
+its columns to their widest value, so a cell whose masked value was longer or shorter moves the columns after it.
+
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text."""
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 6
+RULE = 7
 
 _HEX = "[0-9A-Fa-f]"
 _FIELDS = re.compile(
@@ -77,6 +80,7 @@ _FIELDS = re.compile(
     )) + ")")
 _MACHINE = frozenset("UTIMH")
 _KEPT = frozenset("KV")
+_PADDING = re.compile(r"[ \t]+")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
@@ -101,7 +105,10 @@ def masked(text: str) -> str | None:
         return None
     parts.append(text[at:])
     out = "".join(parts)
-    return out if len(out) >= MIN_CHARS else None
+    if len(out) < MIN_CHARS:
+        return None
+    # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell
+    return _PADDING.sub(" ", out)
 
 
 def key(text: str) -> int | None:
