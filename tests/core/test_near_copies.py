@@ -517,3 +517,38 @@ def test_a_table_whose_columns_are_padded_to_another_width_is_the_same_output():
     assert None not in keys and keys[0] == keys[1] == keys[3] == keys[4] == keys[5] != keys[2]
     assert masking.key(ps(0, "3 hours").replace("api:1.4.2", "api:1.4.3")) != keys[3]
     assert masking.key(ps(0, "3 hours").replace("Up", "Exited (1)")) != keys[3]
+
+
+def test_a_date_written_with_its_months_name_is_masked_whole():
+    """Logs and headers write the date with the month's name (an access log's ``01/Mar/2026``, an HTTP Date header's
+    ``Sun, 01 Mar 2026``, syslog's ``Mar  1``): its day was kept as a small number, so polls of one output were a
+    line for each day (and each weekday). A latency in microseconds written with the Greek mu is a duration."""
+    def clf(t: float) -> str:
+        return '127.0.0.1 - - [%s +0000] "GET /health HTTP/1.1" 200 512' % time.strftime(
+            "%d/%b/%Y:%H:%M:%S", time.gmtime(t))
+
+    def head(t: float) -> str:
+        return "HTTP/1.1 200 OK\nDate: %s\nServer: nginx" % time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(t))
+
+    def syslog(t: float) -> str:
+        return "%s web-3 sshd[%d]: Accepted publickey for ann" % (time.strftime("%b %e %H:%M:%S", time.gmtime(t)),
+                                                                 int(t) % 50000 + 1000)
+
+    for form in (clf, head, syslog):
+        keys = {masking.key(form(T0 + 86_400 * d + 37 * d)) for d in range(40)}
+        assert len(keys) == 1 and None not in keys, form.__name__
+    assert masking.key(clf(T0).replace(" 200 ", " 500 ")) != masking.key(clf(T0))
+    assert masking.key("job 9f1c2ab3 at 10:00:07 done in 12\u03bcs") == \
+        masking.key("job 1f1c2ab3 at 10:00:09 done in 33\u00b5s")
+    for text in ("I moved to Dublin on 1 March 2026 and start on Mar 12", "See you on Sun, 01 Mar 2026 at 5"):
+        assert masking.masked(text) is None, text
+    # a word that begins as a month's name does not make a date of the number after it
+    assert masking.key("Market 12 opened at 10:00:07 with 3 stalls") != \
+        masking.key("Market 13 opened at 10:00:07 with 3 stalls")
+    assert masking.masked("Monitor Mayday 3 at 10:00:07 ok ok ok") == "Monitor Mayday 3 at \x00T ok ok ok"
+    with Memory(None) as mem:
+        logs = mem.add_many({"text": clf(T0 + 3_600 * k), "role": "tool", "speaker": "nginx",
+                             "timestamp": T0 + 3_600 * k} for k in range(24 * 30))
+        rc = mem.recall("health requests in the access log", budget_tokens=300)
+        # before: a line for each of the 30 days
+        assert [m.id for m in rc.messages] == [logs[-1].id] and rc.repeats == {logs[-1].id: 720}

@@ -6,17 +6,18 @@ that change masked they are.
 :func:`masked` replaces, left to right, each UUID, date-time with seconds (``2026-03-01T10:00:07Z``,
 ``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), key's epoch seconds or quoted id of digits
 (``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
-``01.03.2026``, ``1/3/2026``), time to the minute (``10:07``, ``2026-03-01T10:07Z``), hex id (8 or more hex digits,
-``0x`` allowed), duration (a number with a unit of time: ``33ms``, ``12m``, ``5d4h``, ``3 hours``: a latency, a
-pod's age) and number of four digits or more, or with a fraction (``3607``, ``0.53``: an uptime, a byte count, a
-load) with a placeholder of its kind. A whole number of one to three digits is kept: it is
-what tells one state from another (the status ``200`` or ``500``, an exit code, ``3 errors``, ``97%`` full), so
-health checks that went from ``200`` to ``500`` are two lines, each with its count, not one line showing the newest.
-A run of up to seven digits written onto a name (``web-3``, ``db_2``, ``s3``, ``JIRA-4412``, ``iPhone15``) is part of
-the name, not a changing field (a longer one is an id, ``req-07923986`` masked as ``req-9f1c2ab3`` is): health checks
-of ``web-3`` and ``web-4`` are not copies. So are three or more numbers joined by dots (a host's address
-``10.0.0.1``, a version ``v2.3.1``), kept as written and counted as fields: the checks of ``10.0.0.1`` and
-``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked text, only when it holds
+``01.03.2026``, ``1/3/2026``, ``01/Mar/2026``, ``Sun, 01 Mar 2026``, ``Mar  1``), time to the minute (``10:07``,
+``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed), duration (a number with a unit of time:
+``33ms``, ``12m``, ``5d4h``, ``3 hours``: a latency, a pod's age) and number of four digits or more, or with a
+fraction (``3607``, ``0.53``: an uptime, a byte count, a load) with a placeholder of its kind. A whole number of one
+to three digits is kept: it is what tells one state from another (the status ``200`` or ``500``, an exit code,
+``3 errors``, ``97%`` full), so health checks that went from ``200`` to ``500`` are two lines, each with its count,
+not one line showing the newest. A run of up to seven digits written onto a name (``web-3``, ``db_2``, ``s3``,
+``JIRA-4412``, ``iPhone15``) is part of the name, not a changing field (a longer one is an id, ``req-07923986``
+masked as ``req-9f1c2ab3`` is): health checks of ``web-3`` and ``web-4`` are not copies. So are three or more
+numbers joined by dots (a host's address ``10.0.0.1``, a version ``v2.3.1``), kept as written and counted as fields:
+the checks of ``10.0.0.1`` and ``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked
+text, only when it holds
 
 - at least :data:`MIN_FIELDS` fields (masked, or kept as written),
 - at least one of them a machine field: a UUID, a time with seconds, a key's epoch seconds or quoted id of digits, a
@@ -38,12 +39,15 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 7
+RULE = 8
 
 _HEX = "[0-9A-Fa-f]"
+_MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+          "|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
+_WEEKDAY = "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:rs(?:day)?)?|Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
 _FIELDS = re.compile(
-    # every field begins with a digit or a hex letter: other places are passed over at once
-    "(?=[0-9A-Fa-f])(?:" + "|".join((
+    # every field begins with a digit, a hex letter or a month's or weekday's capital: other places are passed over
+    "(?=[0-9A-FJMNOSTWa-f])(?:" + "|".join((
         rf"(?P<U>(?<![0-9A-Za-z]){_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}(?![0-9A-Za-z]))",
         r"(?P<T>(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
         r"(?:Z|[+-][0-9]{2}:?[0-9]{2}(?![0-9]))?(?![0-9]))",
@@ -61,6 +65,10 @@ _FIELDS = re.compile(
         r"(?P<D>(?<![0-9A-Za-z.:/-])(?:(?:[0-9]{4}(?:-[01][0-9]-[0-3][0-9]|/[01][0-9]/[0-3][0-9])"
         r"|[0-3]?[0-9](?P<sep>[./])[01]?[0-9](?P=sep)[0-9]{4})(?: (?:[01]?[0-9]|2[0-3]):[0-5][0-9])?"
         r"|(?:[01]?[0-9]|2[0-3]):[0-5][0-9])(?![0-9:]|[.,][0-9]))",
+        # a date with its month's name, as logs and headers write it (``01/Mar/2026``, ``Sun, 01 Mar 2026``, syslog's
+        # ``Mar  1``, ctime's ``Sun Mar  1``): masked in a machine output like the others, the weekday with it
+        rf"(?P<W>(?<![0-9A-Za-z])(?:{_WEEKDAY},? +)?(?:[0-3]?[0-9][ /-]{_MONTH}\.?[ /-][0-9]{{4}}"
+        rf"|{_MONTH}\.? +[0-3]?[0-9](?:,? [0-9]{{4}})?)(?![0-9A-Za-z]))",
         rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
         rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
@@ -69,7 +77,7 @@ _FIELDS = re.compile(
         r"(?P<V>(?<![0-9.])[0-9]+(?:\.[0-9]+){2,}(?![0-9]|\.[0-9]))",
         # a duration: a number with a unit of time (``33ms``, ``3.41s``, ``12m``, ``3h``, ``5d4h``, ``3 hours``): a
         # measured or elapsed time, as an uptime is; a status, an exit code or a count is not written so
-        r"(?P<A>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:(?:[0-9]+(?:[.,][0-9]+)?(?:ms|us|\u00b5s|ns|s|m|h|d))+"
+        r"(?P<A>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:(?:[0-9]+(?:[.,][0-9]+)?(?:ms|us|[\u00b5\u03bc]s|ns|s|m|h|d))+"
         r"|[0-9]+(?:[.,][0-9]+)? ?(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?))(?![0-9A-Za-z]))",
         # (eight digits or more written onto a name are no ticket's number but an id: ``req-07923986`` is the draw of
         # ``req-9f1c2ab3`` that holds no letter)
@@ -82,7 +90,7 @@ _MACHINE = frozenset("UTIMH")
 _KEPT = frozenset("KV")
 _PADDING = re.compile(r"[ \t]+")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
-_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "A": "\x00D",
+_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
 
 
