@@ -20,12 +20,14 @@ from tests.cli.conftest import assert_one_line_error, cli, hippo_cmd, hippo_tty
 BEAM = Path(__file__).resolve().parents[3] / "shared" / "data" / "beam100k"
 
 
-def stored(path: Path, namespace: str = "default") -> list[dict]:
-    """The namespace's messages as plain dicts (the fields an ingest sets)."""
+def stored(path: Path, namespace: str = "default", *, digests: bool = False) -> list[dict]:
+    """The namespace's messages as plain dicts (the fields an ingest sets); a chat app message's source digest
+    (``metadata["source_digest"]``, which its own tests check) left out unless ``digests``."""
     with hippo.Memory(path, namespace=namespace) as mem:
         return [{"text": m.text, "speaker": m.speaker, "role": m.role,
                  "timestamp": m.timestamp.isoformat() if m.timestamp else None, "session_id": m.session_id,
-                 "metadata": m.metadata} for m in mem.list()]
+                 "metadata": m.metadata if digests else {k: v for k, v in m.metadata.items() if k != "source_digest"}}
+                for m in mem.list()]
 
 
 def namespaces(path: Path) -> list[str]:
@@ -2130,3 +2132,140 @@ def test_a_message_said_twice_in_one_minute_is_kept_twice_and_matched_once_each(
     assert sum(1 for t, ts in got if t == "ok" and ts is not None and ts.startswith("2024-03-12T09:00")) == 2
     assert sum(1 for t, ts in got if t == "ok" and ts is None) == 2
     assert ("see you", "2024-03-12T09:30:00+00:00") in got
+
+
+# ------------------------------------------------------------------- the same export read otherwise by a later version
+
+REREAD_CHAT = (
+    "03/05/2024, 09:00 - Ann: ok\n"
+    "03/05/2024, 09:00 - Ann: ok\n"
+    "03/05/2024, 09:01 - Bo: see you at the harbour\n"
+    "then the ferry\n"
+    "04/05/2024, 10:15 - Ann: the tickets are booked\n"
+)
+
+
+def test_a_chat_read_otherwise_by_a_later_version_is_not_added_again(tmp_path, capsys, monkeypatch) -> None:
+    """A message was matched as the version ingesting it read it: the same WhatsApp export, read again by a version
+    that takes its dates' day and month the other way round, added its 4 messages a second time (8). Each message
+    keeps the digest of its lines as written (``metadata["source_digest"]``) and is matched by it: nothing is added,
+    and the "ok" written twice stays two messages."""
+    from hippo.cli import sources
+
+    f = tmp_path / "chat.txt"
+    f.write_text(REREAD_CHAT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    first = stored(db, digests=True)
+    assert [(m["text"], m["timestamp"][:10]) for m in first] == [
+        ("ok", "2024-05-03"), ("ok", "2024-05-03"), ("see you at the harbour\nthen the ferry", "2024-05-03"),
+        ("the tickets are booked", "2024-05-04")]  # 03/05 then 04/05: the day changes, day first
+    digests = [m["metadata"]["source_digest"] for m in first]
+    assert all(d.startswith("whatsapp:") and len(d) == len("whatsapp:") + 32 for d in digests)
+    assert digests[0] == digests[1] and len(set(digests)) == 3  # the two "ok" lines are the same record twice
+
+    real = sources._whatsapp_order
+    monkeypatch.setattr(sources, "_whatsapp_order", lambda heads: (not real(heads)[0], real(heads)[1]))
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "0 messages added; 4 messages of the file's 4 were already stored" in run.out
+    assert stored(db, digests=True) == first
+
+    # exported again a day later, read the new way: the old messages are held, the new "ok" and the new line added
+    f.write_text(REREAD_CHAT + "04/05/2024, 10:15 - Ann: ok\n05/05/2024, 08:00 - Bo: on board\n", encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "2 messages added; 4 messages of the file's 6 were already stored" in run.out
+    got = stored(db)
+    assert [m["text"] for m in got] == [m["text"] for m in first] + ["ok", "on board"]
+    assert got[-1]["timestamp"] == utc(2024, 5, 5, 8)  # read the new way: 05/05 either way
+
+
+def test_identical_lines_of_a_chat_exported_again_are_matched_one_for_one(tmp_path, capsys, monkeypatch) -> None:
+    """Two "ok" lines said in one minute are two messages; the chat exported again with a third, read otherwise,
+    adds the third only."""
+    from hippo.cli import sources
+
+    f = tmp_path / "chat.txt"
+    f.write_text("12/03/2024, 09:00 - Ann: ok\n12/03/2024, 09:00 - Ann: ok\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    f.write_text("12/03/2024, 09:00 - Ann: ok\n" * 3, encoding="utf-8")
+    monkeypatch.setattr(sources, "_plain", lambda name: name.upper())  # the sender's name read otherwise
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "1 message added; 2 messages of the file's 3 were already stored" in run.out
+    assert [(m["text"], m["speaker"]) for m in stored(db)] == [("ok", "Ann"), ("ok", "Ann"), ("ok", "ANN")]
+
+
+def test_json_chat_exports_read_otherwise_are_not_added_again(tmp_path, capsys, monkeypatch) -> None:
+    """Telegram (a link read otherwise, a deleted account named otherwise), Messenger (its escaped text read
+    otherwise) and Discord and Slack (a later export where reactions, the author's picture and the files' signed
+    addresses changed): each file ingested again adds nothing."""
+    from hippo.cli import sources
+
+    telegram = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 2, "type": "message", "date": "2024-03-12T09:02:10", "date_unixtime": "1710234130", "from": "Ann",
+         "from_id": "user1", "text": ["see ", {"type": "text_link", "text": "the menu", "href": "https://x.org/m"}]},
+        {"id": 3, "type": "message", "date": "2024-03-12T09:05:00", "date_unixtime": "1710234300", "from": None,
+         "from_id": "user9", "text": "I left"}]}
+    messenger = messenger_thread([
+        {"sender_name": facebook("Zoë"), "timestamp_ms": 1710234000000, "content": facebook("Café at 8?")},
+        {"sender_name": "Bo", "timestamp_ms": 1710233000000, "content": "hi"}])
+    author = {"id": "111", "name": "ann", "nickname": "Ann", "isBot": False, "avatarUrl": "https://cdn/a1.png"}
+    discord = {"guild": {"id": "1", "name": "G"}, "channel": {"id": "2", "name": "general"}, "messages": [
+        {"id": "900", "type": "Default", "timestamp": "2024-03-12T09:00:00+00:00", "timestampEdited": None,
+         "isPinned": False, "content": "lunch?", "author": author, "reactions": [],
+         "attachments": [{"id": "5", "url": "https://cdn.discordapp.com/a/5/m.png?ex=1&hm=aa", "fileName": "m.png"}]}]}
+    slack = [{"type": "message", "user": "U1", "text": "lunch <@U2>?", "ts": "1710234060.000200",
+              "user_profile": {"display_name": "ann", "real_name": "Ann"}}]
+    files = {"result.json": telegram, "message_1.json": messenger, "discord.json": discord, "2024-03-12.json": slack}
+    db = tmp_path / "s.db"
+    for name, doc in files.items():
+        f = tmp_path / name
+        f.write_text(json.dumps(doc), encoding="utf-8")
+        run = cli(capsys, "ingest", f, "--path", db, "-n", name)
+        assert run.code == 0, run.err
+    before = {name: stored(db, name, digests=True) for name in files}
+    assert all(m["metadata"]["source_digest"].startswith(kind + ":")
+               for name, kind in zip(files, ("telegram", "messenger", "discord", "slack")) for m in before[name])
+
+    # a later version reads links, deleted accounts and escaped text otherwise
+    monkeypatch.setattr(sources, "_telegram_text", lambda value, path: value if isinstance(value, str) else "".join(
+        p if isinstance(p, str) else p["text"] for p in value))
+    telegram["messages"][1]["from"] = "Deleted Account"
+    monkeypatch.setattr(sources, "_facebook_text", lambda value, escaped: value)
+    # a later export: a reaction, another picture, file addresses signed again, a new display name
+    discord["messages"][0]["reactions"] = [{"emoji": {"id": None, "name": "👍"}, "count": 2}]
+    author["avatarUrl"], author["nickname"] = "https://cdn/a2.png", "Annie"
+    discord["messages"][0]["attachments"][0]["url"] = "https://cdn.discordapp.com/a/5/m.png?ex=2&hm=bb"
+    slack[0]["user_profile"] = {"display_name": "annie", "real_name": "Ann"}
+    slack[0]["reactions"] = [{"name": "tada", "users": ["U2"], "count": 1}]
+    for name, doc in files.items():
+        f = tmp_path / name
+        f.write_text(json.dumps(doc), encoding="utf-8")
+        run = cli(capsys, "ingest", f, "--path", db, "-n", name)
+        assert run.code == 0, run.err
+        assert "0 messages added" in run.out, (name, run.out)
+        assert stored(db, name, digests=True) == before[name], name
+
+
+def test_messages_stored_without_a_digest_are_matched_as_they_read(tmp_path, capsys, monkeypatch) -> None:
+    """A namespace filled by a version that stored no digest: the same export ingested again adds nothing (its
+    messages matched as this version reads them), the chat exported again adds its new messages, with digests."""
+    from hippo.cli import ingest
+
+    f = tmp_path / "chat.txt"
+    f.write_text(REREAD_CHAT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    with monkeypatch.context() as m:
+        m.setattr(ingest, "_item", lambda rec: rec.item)
+        assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert all("source_digest" not in m["metadata"] for m in stored(db, digests=True))
+    f.write_text(REREAD_CHAT + "05/05/2024, 08:00 - Bo: on board\n", encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "1 message added; 4 messages of the file's 5 were already stored" in run.out
+    got = stored(db, digests=True)
+    assert [m["text"] for m in got][-1] == "on board" and len(got) == 5
+    assert "source_digest" in got[-1]["metadata"]

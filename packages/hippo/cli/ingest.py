@@ -12,11 +12,15 @@ batches cannot undo anything, so a retry picks up where it stopped: when a names
 ``RESUME_MIN`` messages (possible only with a tiny ``--batch``) is not trusted to be an earlier run: a namespace may
 end with the file's first message by coincidence.
 
-A message with a time that the namespace already holds (the same text, speaker, role, time, session and metadata)
-is not written again either, each stored message standing for one record: a chat exported again a month later,
-holding the old messages and the new, adds the new ones only, and a message the file writes twice (an "ok" said twice
-in one minute) is kept twice. Messages without a time are matched only by the resume above: two "ok" with no time,
-from two files, are two messages.
+A record the namespace already holds is not written again either, each stored message standing for one record: a
+chat exported again a month later, holding the old messages and the new, adds the new ones only, and a message the
+file writes twice (an "ok" said twice in one minute) is kept twice. A chat app's message is stored with the digest of
+its record as the export wrote it (:func:`hippo.cli.sources.source_digest`, ``metadata["source_digest"]``), and a
+record whose digest the namespace holds is that message, however this version reads it. The others, and the messages
+stored without a digest (by versions before it, or from JSONL), are matched as this version reads them: a message
+with a time within the file's first and last (the same text, speaker, role, time, session and metadata), not one
+whose digest the file has. Messages without a time are matched only by the resume above: two "ok" with no time, from
+two files, are two messages.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from hippo import Config, HippoError, InvalidInput, StoreError
 from hippo.base.checks import check_namespace
 from hippo.cli import progress
 from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
-from hippo.cli.sources import Record, Source, open_source
+from hippo.cli.sources import DIGEST_KEY, Record, Source, open_source
 from hippo.engine.prepare import prepare
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
@@ -59,16 +63,43 @@ class _Group:
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
-    # Timestamps round-trip through datetime at microsecond precision; a millisecond is far below any real gap.
+    # Timestamps round-trip through datetime at microsecond precision; a millisecond is far below any real gap. The
+    # source digest is no part of what a message says: a message stored without one is the same message.
+    if isinstance(metadata, dict) and DIGEST_KEY in metadata:
+        metadata = {k: v for k, v in metadata.items() if k != DIGEST_KEY}
     return (text, speaker, role, None if ts is None else round(ts, 3), session,
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
+
+
+def _source_digest(rec: Record) -> str | None:
+    """The record's digest as a chat app's export wrote it, or the one its metadata carries (a hippo export)."""
+    if rec.digest is not None:
+        return rec.digest
+    metadata = rec.item.get("metadata")
+    got = metadata.get(DIGEST_KEY) if isinstance(metadata, dict) else None
+    return got if isinstance(got, str) else None
+
+
+def _stored_digest(metadata: Any) -> str | None:
+    got = metadata.get(DIGEST_KEY) if isinstance(metadata, dict) else None
+    return got if isinstance(got, str) else None
+
+
+def _item(rec: Record) -> dict[str, Any]:
+    """What ``add_many`` is given for a record: its item, with its digest in its metadata."""
+    if rec.digest is None:
+        return rec.item
+    metadata = rec.item.get("metadata")
+    if isinstance(metadata, dict) and DIGEST_KEY in metadata:
+        return rec.item
+    return {**rec.item, "metadata": {**(metadata if isinstance(metadata, dict) else {}), DIGEST_KEY: rec.digest}}
 
 
 def _checked(config: Config, source: Source, rec: Record) -> Any:
     """The record through the check add_many runs (hippo.engine.prepare), one record at a time so that a failure
     names its line."""
     try:
-        return prepare(rec.item, "message", config)
+        return prepare(_item(rec), "message", config)
     except InvalidInput as exc:
         raise source.error(rec, str(exc)) from None
     except RecursionError:
@@ -147,36 +178,78 @@ def _digest(key: tuple) -> bytes:
     return hashlib.blake2b(repr(key).encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def _held(view, source: Source, g: _Group) -> Counter:
-    """The namespace's messages with a time within the group's first and last time, as digests of :func:`_key`
-    counted, less the ones the resume matched to the group's first ``g.start`` records: what the records after
-    them may repeat."""
-    held: Counter = Counter()
-    if g.first is None or view.count() == 0:
+class _Held:
+    """The namespace's messages that the group's records may repeat: the digests of those stored with a digest the
+    file's records have, and, as digests of :func:`_key`, those stored with a time within the group's first and last
+    time and no such digest; each counted."""
+
+    def __init__(self) -> None:
+        self.digests: Counter = Counter()
+        self.keys: Counter = Counter()
+
+    def __bool__(self) -> bool:
+        return bool(self.digests) or bool(self.keys)
+
+    def take(self, view, source: Source, rec: Record) -> bool:
+        """Whether a stored message stands for ``rec``: its digest first, else what it says; that one is used up."""
+        digest = _source_digest(rec)
+        if digest is not None and self.digests[digest] > 0:
+            self.digests[digest] -= 1
+            return True
+        if not self.keys:
+            return False
+        key = _record_key(view.config, source, rec)
+        if key[3] is None:
+            return False
+        d = _digest(key)
+        if self.keys[d] > 0:
+            self.keys[d] -= 1
+            return True
+        return False
+
+
+def _held(view, source: Source, g: _Group) -> _Held:
+    """What the records after the group's first ``g.start`` may repeat (:class:`_Held`), less the messages the
+    resume matched to those first ``g.start`` records."""
+    held = _Held()
+    if view.count() == 0:
         return held
-    lo, hi = round(g.first, 3), round(g.last, 3)
+    mine: set[str] = set()  # the digests of the file's records: a namespace's other messages are not held
+    records = g.each()
+    try:
+        for rec in records:
+            digest = _source_digest(rec)
+            if digest is not None:
+                mine.add(digest)
+    finally:
+        records.close()
+    if g.first is None and not mine:
+        return held
+    lo, hi = (None, None) if g.first is None else (round(g.first, 3), round(g.last, 3))
     stored = view.engine.records()
     try:
         for r in stored:
+            digest = _stored_digest(r["metadata"])
+            if digest is not None and digest in mine:
+                held.digests[digest] += 1
+                continue
             ts = r["timestamp"]
-            if ts is not None and lo <= round(ts, 3) <= hi:
-                held[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
+            if ts is not None and lo is not None and lo <= round(ts, 3) <= hi:
+                held.keys[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
     finally:
         stored.close()
+    del mine
     if g.start and held:
         records = g.each()
         try:
             for i, rec in enumerate(records):
                 if i >= g.start:
                     break
-                key = _record_key(view.config, source, rec)
-                if key[3] is not None:
-                    d = _digest(key)
-                    if held[d] > 0:
-                        held[d] -= 1
+                held.take(view, source, rec)
         finally:
             records.close()
-    return +held
+    held.digests, held.keys = +held.digests, +held.keys
+    return held
 
 
 def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
@@ -212,23 +285,18 @@ def _interrupt_after():
         raise KeyboardInterrupt
 
 
-def _batches(view, source: Source, g: _Group, batch: int, held: Counter) -> Iterator[list[dict[str, Any]]]:
+def _batches(view, source: Source, g: _Group, batch: int, held: _Held) -> Iterator[list[dict[str, Any]]]:
     """The items of the group's records after ``g.start``, ``batch`` at a time, read on as they are written; a record
-    with a time that one of ``held`` stands for is skipped (and that one used up), counted in ``g.held``."""
+    that one of ``held`` stands for is skipped (and that one used up), counted in ``g.held``."""
     items: list[dict[str, Any]] = []
     g.held = 0
     for i, rec in enumerate(g.each()):
         if i < g.start:
             continue
-        if held:
-            key = _record_key(view.config, source, rec)
-            if key[3] is not None:
-                d = _digest(key)
-                if held[d] > 0:
-                    held[d] -= 1
-                    g.held += 1
-                    continue
-        items.append(rec.item)
+        if held and held.take(view, source, rec):
+            g.held += 1
+            continue
+        items.append(_item(rec))
         if len(items) == batch:
             yield items
             items = []

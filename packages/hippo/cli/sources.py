@@ -91,6 +91,9 @@ _OPENAI_ROLES = {"user": "user", "assistant": "assistant", "system": "system", "
 
 Path = tuple  # keys and indexes from the document root to an object
 
+# The metadata key under which ``hippo ingest`` stores a chat app message's :func:`source_digest`.
+DIGEST_KEY = "source_digest"
+
 
 class SourceError(Exception):
     """A problem at one place of the document, before the file name and line are known."""
@@ -111,6 +114,7 @@ class Record:
     line: int | None = None    # known for JSONL; for documents found on demand
     group: str | None = None   # the LoCoMo sample (or the Slack channel) it belongs to
     origin: Source | None = None  # the file of an archive it was read from, when not the source's own text
+    digest: str | None = None  # a chat app's record as the export wrote it (:func:`source_digest`)
 
 
 @dataclass
@@ -179,6 +183,20 @@ class Source:
 
     def error(self, rec: Record | Path, message: str, field: str | None = None) -> InvalidInput:
         return InvalidInput(f"{self.where(rec, field)}: {message}")
+
+
+def source_digest(kind: str, raw: Any) -> str:
+    """The identity of one record of a chat app's export, taken from what the export wrote and not from how hippo
+    reads it: ``kind`` (the format) and ``raw``, the record's lines as written (a string) or the fields of its JSON
+    object that say which message it is (a dict, the values as the file holds them). A later version that reads the
+    same record otherwise (another date order, a link, a name) gives the same digest. ``"<kind>:<32 hex digits>"``."""
+    data = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, separators=(",", ":"))
+    digest = hashlib.blake2b(f"{kind}\n{data}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return f"{kind}:{digest}"
+
+
+def _picked(obj: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    return {k: obj[k] for k in keys if k in obj}
 
 
 def render_path(path: Path) -> str:
@@ -1397,13 +1415,13 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
     starts = heads()
     names: dict[str, str] = {}  # one string per sender, not one per message
     at, m = next(starts, (-1, None))
-    # (line, time, sender, text lines, the file attached)
-    current: tuple[int, datetime, str, list[str], str | None] | None = None
+    # (line, time, sender, text lines, the file attached, the lines as written)
+    current: tuple[int, datetime, str, list[str], str | None, list[str]] | None = None
 
     def flush() -> Record | None:
         if current is None:
             return None
-        lineno, when, who, body, attached = current
+        lineno, when, who, body, attached, raw = current
         message = "\n".join(body).strip()
         edited = message[-len(_EDITED):].lower() == _EDITED
         if edited:  # the app's marker, not the person's words: kept as a flag
@@ -1417,13 +1435,16 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
                 meta["attachments"] = [attached]
             if meta:
                 item["metadata"] = meta
-            return Record(item, (), lineno)
+            while len(raw) > 1 and not raw[-1].strip():  # the blank lines a file's end leaves are no message's
+                raw.pop()
+            return Record(item, (), lineno, digest=source_digest("whatsapp", "\n".join(raw).lstrip("\ufeff")))
         return None
 
     for k, line in enumerate(lines()):
         if k != at:  # the message goes on (or the app's notice before it, which is left out with it)
             if current is not None:
                 current[3].append(line.replace("\u200e", ""))
+                current[5].append(line)
             continue
         h, (at, m) = m, next(starts, (-1, None))
         done = flush()
@@ -1444,7 +1465,7 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
         if attached is not None:
             # a file sent, exported with the chat: the line names it, the lines after it are its caption
             name = next(g for g in attached.groups() if g is not None)
-            current = (k + 1, when, names.setdefault(who, who), [], name)
+            current = (k + 1, when, names.setdefault(who, who), [], name, [line])
             continue
         if (said["text"] or "").startswith("\u200e"):
             # iOS gives its notices a sender (the group, or the other person) and marks every text it wrote itself,
@@ -1452,7 +1473,8 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
             # "Bo: \u200eMissed voice call". Left out with the lines that continue it (a poll's options).
             continue
         # U+200E is the app's (a person does not type it); every other character of the text is the person's
-        current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")], None)
+        current = (k + 1, when, names.setdefault(who, who), [(said["text"] or "").replace("\u200e", "")], None,
+                   [line])
     done = flush()
     if done is not None:
         found += 1
@@ -1539,7 +1561,13 @@ def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
             meta["edited"] = True
         if meta:
             item["metadata"] = meta
-        yield Record(item, path)
+        # the message, less what changes after it was sent: its reactions, and the sender's name where the account
+        # id names the sender (a rename, a deleted account)
+        raw = _picked(msg, ("id", "type", "date", "date_unixtime", "from_id", "text", "poll", "edited",
+                            "edited_unixtime", "forwarded_from", "reply_to_message_id"))
+        if sender is None:
+            raw["from"] = msg.get("from")
+        yield Record(item, path, digest=source_digest("telegram", raw))
 
 
 def telegram_export_records(doc: dict) -> list[Record]:
@@ -1735,7 +1763,9 @@ def messenger_records(doc: dict) -> list[Record]:
         item: dict[str, Any] = {"text": body, "speaker": who or None, "role": "user", "timestamp": when}
         if meta:
             item["metadata"] = meta
-        out.append((when, -k, Record(item, path)))
+        # the strings as the file writes them (escaped or not), not as they are read
+        raw = _picked(msg, ("sender_name", "timestamp_ms", "content"))
+        out.append((when, -k, Record(item, path, digest=source_digest("messenger", raw))))
     # the file lists the newest message first; messages of the same millisecond keep their order, read backwards
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
@@ -1848,7 +1878,11 @@ def discord_records(msgs: list) -> list[Record]:
         item: dict[str, Any] = {"text": content.strip(), "speaker": who, "role": "user", "timestamp": when}
         if meta:
             item["metadata"] = meta
-        out.append((when, k, Record(item, path)))
+        # the message's id and words; not its author's names, roles and picture, its reactions, nor the addresses
+        # of its files, which Discord signs anew for each export
+        raw = _picked(msg, ("id", "type", "timestamp", "timestampEdited", "content"))
+        raw["author"] = author.get("id", _picked(author, ("name", "nickname")))
+        out.append((when, k, Record(item, path, digest=source_digest("discord", raw))))
     # DiscordChatExporter writes the oldest first unless asked otherwise; either way the times put them in order
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
@@ -2001,7 +2035,12 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         if not body:
             continue
         item: dict[str, Any] = {"text": body, "speaker": who, "role": "user", "timestamp": when, "metadata": meta}
-        out.append((when, k, Record(item, path)))
+        # the message's ts (its id in the channel), sender and words; not the profile (a later name), reactions,
+        # reply counts of a thread, nor the addresses of files (the export writes them with a token of its own)
+        raw = _picked(msg, ("type", "subtype", "ts", "user", "bot_id", "username", "text", "thread_ts", "edited"))
+        if not text.strip():
+            raw["attachments"] = _slack_attachments_text(msg.get("attachments"), path)
+        out.append((when, k, Record(item, path, digest=source_digest("slack", raw))))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
 
