@@ -2269,3 +2269,60 @@ def test_messages_stored_without_a_digest_are_matched_as_they_read(tmp_path, cap
     got = stored(db, digests=True)
     assert [m["text"] for m in got][-1] == "on board" and len(got) == 5
     assert "source_digest" in got[-1]["metadata"]
+
+
+# --------------------------------------------------------------------------------------------- Google Chat
+
+
+def test_a_google_chat_conversation_from_google_takeout(tmp_path, capsys) -> None:
+    """Google Takeout's Google Chat/Groups/<DM or Space>/messages.json was refused as "not a format hippo ingest
+    reads". The shape follows Takeout's: the creator's name and email, an English created_date in UTC (a narrow
+    no-break space before AM and PM since 2023), attached files, reactions by the reactors' emails."""
+    doc = {"messages": [
+        {"creator": {"name": "Ann Lee", "email": "ann@example.com", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 12:05:09\u202fAM UTC", "text": "Café at 8?",
+         "topic_id": "t1", "message_id": "g1/t1/t1",
+         "reactions": [{"emoji": {"unicode": "👍"}, "reactor_emails": ["bo@example.com", "cy@example.com"]}]},
+        {"creator": {"name": "Bo", "email": "bo@example.com", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 12:30:00\u202fPM UTC",
+         "attached_files": [{"original_name": "menu.png", "export_name": "File-menu.png"}],
+         "topic_id": "t1", "message_id": "g1/t1/m2"},
+        {"creator": {"name": "Bo", "email": "bo@example.com", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 12:31:00 PM UTC", "text": "the menu, see the photo",
+         "attached_files": [{"original_name": "menu2.png", "export_name": "File-menu2.png"}],
+         "topic_id": "t1", "message_id": "g1/t1/m3"},
+        {"creator": {"name": "Ann Lee", "email": "ann@example.com", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 1:00:00 PM UTC", "message_state": "DELETED",
+         "topic_id": "t1", "message_id": "g1/t1/m4"},
+        {"creator": {"name": "Standup", "email": "", "user_type": "Bot"},
+         "created_date": "Monday, March 11, 2024 at 9:00:00 AM UTC", "text": "What did you do yesterday?",
+         "topic_id": "t0", "message_id": "g1/t0/t0"},
+    ]}
+    f = tmp_path / "messages.json"
+    f.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert stored(db) == [
+        {"text": "What did you do yesterday?", "speaker": "Standup", "role": "user",
+         "timestamp": utc(2024, 3, 11, 9), "session_id": None,
+         "metadata": {"google_chat_id": "g1/t0/t0", "topic_id": "t0", "bot": True}},
+        {"text": "Café at 8?", "speaker": "Ann Lee", "role": "user", "timestamp": utc(2024, 3, 12, 0, 5, 9),
+         "session_id": None, "metadata": {"google_chat_id": "g1/t1/t1", "topic_id": "t1",
+                                          "reactions": [{"emoji": "👍", "count": 2}]}},
+        {"text": "the menu, see the photo", "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 12, 12, 31),
+         "session_id": None, "metadata": {"google_chat_id": "g1/t1/m3", "topic_id": "t1",
+                                          "attachments": ["menu2.png"]}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("google-chat:") for m in stored(db, digests=True))
+    # read in a zone: the instant kept, with the zone's offset of that day
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "tokyo", "--timezone", "Asia/Tokyo").code == 0
+    assert stored(db, "tokyo")[1]["timestamp"] == "2024-03-12T09:05:09+09:00"
+    # ingested again: nothing added
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "nothing added" in run.out
+
+    doc["messages"][2]["created_date"] = "12.03.2024 12:31"
+    f.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "messages.json", "[2]",
+                          "created_date", "Tuesday, March 12, 2024 at 9:05:33 AM UTC")
+    assert namespaces(tmp_path / "t.db") == []

@@ -30,11 +30,15 @@ Formats, told apart by their content (never by the file name):
   (``{"guild", "channel", "messages": [{"id", "type", "timestamp", "author": {"name", "nickname"}, "content",
   "attachments", "reference", ...}]}``, system notices and messages without words left out), and a day of a Slack
   channel (``<channel>/<YYYY-MM-DD>.json`` of a workspace export: ``[{"type": "message", "user", "text", "ts",
-  "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out).
+  "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out),
+  and a Google Chat conversation from Google Takeout (``messages.json``: ``{"messages": [{"creator", "created_date",
+  "text", "message_id", ...}]}``).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
-  phone's wall-clock times are read on that zone's clock, the instants take its offset (:func:`in_zone`).
+  phone's wall-clock times are read on that zone's clock, the instants take its offset (:func:`in_zone`). Each
+  such record carries its :func:`source_digest` (``Record.digest``), which ``hippo ingest`` stores in the message's
+  metadata and matches first when the same chat is ingested again.
 
 A zip archive holding one such file (iOS exports a WhatsApp chat as a zip with ``_chat.txt``) is read as that file;
 of several, the one named ``_chat.txt`` or named as the archive is the chat, the others documents sent in it.
@@ -123,7 +127,7 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "telegram-export", "messenger", "discord", "slack", "slack-export"
+                               # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -625,7 +629,8 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
 
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
-CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export")
+CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export",
+                "google-chat")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -679,7 +684,7 @@ def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> It
     """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
-                           f"Instagram, Discord, Slack); {src.file} holds {src.format} messages, whose timestamps "
+                           f"Instagram, Discord, Slack, Google Chat); {src.file} holds {src.format} messages, whose timestamps "
                            f"are read with the offset they are written with (2024-03-12T23:30:00-04:00), as UTC "
                            f"without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
@@ -866,6 +871,10 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
                                                                    for m in head):
                 # Facebook Messenger's and Instagram's "Download your information" JSON (message_1.json, ...)
                 return "messenger", messenger_records(doc)
+            if head and not any("role" in m for m in head) and any(isinstance(m.get("creator"), dict)
+                                                                   and "created_date" in m for m in head):
+                # Google Chat in Google Takeout: Google Chat/Groups/<DM or Space ...>/messages.json
+                return "google-chat", google_chat_records(msgs)
             if head and not any("role" in m for m in head) and any(isinstance(m.get("author"), dict)
                                                                    and "timestamp" in m for m in head):
                 # DiscordChatExporter's JSON of a channel: {"guild", "channel", "messages": [{"author": {...}}]}
@@ -1884,6 +1893,83 @@ def discord_records(msgs: list) -> list[Record]:
         raw["author"] = author.get("id", _picked(author, ("name", "nickname")))
         out.append((when, k, Record(item, path, digest=source_digest("discord", raw))))
     # DiscordChatExporter writes the oldest first unless asked otherwise; either way the times put them in order
+    out.sort(key=lambda t: (t[0], t[1]))
+    return [rec for _, _, rec in out]
+
+
+# Google Chat's time in Google Takeout, in English whatever the account's language: "Tuesday, March 12, 2024 at
+# 9:05:33 AM UTC" (since 2023 with a narrow no-break space before the AM or PM)
+_GOOGLE_CHAT_DATE = re.compile(r"(?:[A-Za-z]+,\s*)?([A-Za-z]+)\s+(\d{1,2}),\s*(\d{4})\s+at\s+(\d{1,2}):(\d{2})(?::(\d{2}))?"
+                               r"[\s\u202f\u00a0]*([AaPp][Mm])\s*(?:UTC|GMT)")
+
+
+def _google_chat_time(value: Any, path: Path) -> datetime:
+    m = _GOOGLE_CHAT_DATE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if m is not None:
+        hour = int(m[4])
+        if 1 <= hour <= 12:
+            try:
+                day = _english_date(m[3], m[1], m[2])
+                return day.replace(hour=hour % 12 + (12 if m[7].lower() == "pm" else 0), minute=int(m[5]),
+                                   second=int(m[6] or 0), tzinfo=timezone.utc)
+            except ValueError:
+                pass
+    raise SourceError(path, f"field 'created_date' must be a time as Google Takeout writes it, like 'Tuesday, March "
+                            f"12, 2024 at 9:05:33 AM UTC', got {value!r}", "created_date")
+
+
+def google_chat_records(msgs: list) -> list[Record]:
+    """A Google Chat conversation from Google Takeout (``Google Chat/Groups/<DM or Space ...>/messages.json``:
+    ``{"messages": [{"creator": {"name", "email", "user_type"}, "created_date", "text", "topic_id", "message_id",
+    "attached_files"?, "reactions"?}]}``): messages with text, the creator's name (else email) as speaker,
+    ``created_date`` as time, in time order; deleted messages and files without words left out. Metadata:
+    ``google_chat_id`` (``message_id``), ``topic_id`` (the thread), ``bot`` for a bot's message, the names of
+    ``attachments``, ``reactions`` as ``[{"emoji", "count"}]``."""
+    out: list[tuple[datetime, int, Record]] = []
+    for k, msg in enumerate(msgs):
+        path = ("messages", k)
+        if not isinstance(msg, dict):
+            raise SourceError(path, f"expected an object, got {_kind(msg)}")
+        when = _google_chat_time(msg.get("created_date"), path)
+        creator = msg.get("creator")
+        if creator is None:
+            creator = {}
+        if not isinstance(creator, dict):
+            raise SourceError(path, f"field 'creator' must be an object, got {_kind(creator)}", "creator")
+        who = next((creator[f].strip() for f in ("name", "email") if isinstance(creator.get(f), str)
+                    and creator[f].strip()), None)
+        text = msg.get("text", "")
+        if text is None:
+            text = ""
+        if not isinstance(text, str):
+            raise SourceError(path, f"field 'text' must be a string, got {_kind(text)}", "text")
+        meta: dict[str, Any] = {}
+        for key, name in (("message_id", "google_chat_id"), ("topic_id", "topic_id")):
+            if isinstance(msg.get(key), str) and msg[key].strip():
+                meta[name] = msg[key]
+        if isinstance(creator.get("user_type"), str) and creator["user_type"] not in ("Human", ""):
+            meta["bot"] = True
+        attached = _names(msg.get("attached_files"), path, "attached_files", "original_name", "export_name")
+        if attached:
+            meta["attachments"] = attached
+
+        def reaction(r: dict[str, Any]) -> dict[str, Any]:
+            entry: dict[str, Any] = {"emoji": r["emoji"]["unicode"]}
+            if isinstance(r.get("reactor_emails"), list):
+                entry["count"] = len(r["reactor_emails"])
+            return entry
+
+        got = _reactions(msg, path, "emoji", reaction, "unicode")
+        if got:
+            meta["reactions"] = got
+        if msg.get("message_state") == "DELETED" or not text.strip():
+            continue
+        item: dict[str, Any] = {"text": text.strip(), "speaker": who, "role": "user", "timestamp": when}
+        if meta:
+            item["metadata"] = meta
+        raw = _picked(msg, ("message_id", "created_date", "text"))
+        raw["creator"] = creator.get("email", creator.get("name"))
+        out.append((when, k, Record(item, path, digest=source_digest("google-chat", raw))))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
 
