@@ -2326,3 +2326,76 @@ def test_a_google_chat_conversation_from_google_takeout(tmp_path, capsys) -> Non
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "messages.json", "[2]",
                           "created_date", "Tuesday, March 12, 2024 at 9:05:33 AM UTC")
     assert namespaces(tmp_path / "t.db") == []
+
+
+# --------------------------------------------------------------------------------------------------- LINE
+
+LINE_CHAT = (
+    "[LINE] Chat history with Ann\n"
+    "Saved on: 2024/03/13 10:00\n"
+    "\n"
+    "2024/03/12(Tue)\n"
+    "09:00\tAnn\tDid you book the table?\n"
+    "09:01\tBo\t\"Yes, for 8\n"
+    "at the harbour, the \"\"blue\"\" one\"\n"
+    "09:02\tAnn\t[Sticker]\n"
+    "09:03\t\tCy joined the group.\n"
+    "09:04\tBo\tBo unsent a message.\n"
+    "21:30\tAnn\tsee you\n"
+    "2024/03/13(Wed)\n"
+    "00:15\tBo\t☎ Missed call\n"
+    "00:16\tBo\t\"ok\" is all\n"
+)
+
+
+def test_a_line_chat_exported_as_text(tmp_path, capsys) -> None:
+    """LINE's "Export chat history" text was refused as "not valid JSON" (its title starts with '['). The shape
+    follows the app's: a title, a "Saved on:" line, a line per day, a message per line as time, sender and text
+    apart by tabs, several lines inside quotation marks, the app's notices without a sender."""
+    f = tmp_path / "[LINE] Chat with Ann.txt"
+    f.write_text(LINE_CHAT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Did you book the table?", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 9),
+         "session_id": None, "metadata": {}},
+        {"text": 'Yes, for 8\nat the harbour, the "blue" one', "speaker": "Bo", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 1), "session_id": None, "metadata": {}},
+        {"text": "see you", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 21, 30),
+         "session_id": None, "metadata": {}},
+        {"text": '"ok" is all', "speaker": "Bo", "role": "user", "timestamp": utc(2024, 3, 13, 0, 16),
+         "session_id": None, "metadata": {}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("line:") for m in stored(db, digests=True))
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "nothing added" in run.out
+    # the phone's clock in its zone
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "tokyo", "--timezone", "Asia/Tokyo").code == 0
+    assert stored(db, "tokyo")[0]["timestamp"] == "2024-03-12T09:00:00+09:00"
+
+
+def test_line_chats_of_phones_in_japanese_chinese_and_english_and_without_a_title(tmp_path, capsys) -> None:
+    japanese = ("[LINE] Annとのトーク履歴\n保存日時：2024/03/13 10:00\n\n2024/03/12(火)\n"
+                "午前9:05\tAnn\tおはよう\n午後0:30\tBo\t[写真]\n午後9:10\tBo\tまた明日\n")
+    chinese = "[LINE] 與Ann的聊天記錄\n保存日期：2024/03/13 10:00\n\n2024/3/12（週二）\n下午09:10\tAnn\t晚安\n"
+    english = "Tue, 3/12/2024\n9:05PM\tAnn\tgood night\n9:06 pm\tBo\tnight\n"
+    expected = {
+        "ja.txt": [("おはよう", "Ann", utc(2024, 3, 12, 9, 5)), ("また明日", "Bo", utc(2024, 3, 12, 21, 10))],
+        "zh.txt": [("晚安", "Ann", utc(2024, 3, 12, 21, 10))],
+        "en.txt": [("good night", "Ann", utc(2024, 3, 12, 21, 5)), ("night", "Bo", utc(2024, 3, 12, 21, 6))],
+    }
+    db = tmp_path / "s.db"
+    for (name, want), text in zip(expected.items(), (japanese, chinese, english)):
+        f = tmp_path / name
+        f.write_text(text, encoding="utf-8")
+        run = cli(capsys, "ingest", f, "--path", db, "-n", name[:2])
+        assert run.code == 0, run.err
+        assert [(m["text"], m["speaker"], m["timestamp"]) for m in stored(db, name[:2])] == want
+
+    f = tmp_path / "bad.txt"
+    f.write_text(LINE_CHAT.replace("2024/03/13(Wed)", "2024/02/30(Fri)"), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:12", "2024/02/30")
+    f.write_text(LINE_CHAT.replace("21:30\tAnn", "25:30\tAnn"), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:11", "25:30")
+    assert namespaces(tmp_path / "t.db") == []

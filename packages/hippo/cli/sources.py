@@ -32,7 +32,8 @@ Formats, told apart by their content (never by the file name):
   channel (``<channel>/<YYYY-MM-DD>.json`` of a workspace export: ``[{"type": "message", "user", "text", "ts",
   "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out),
   and a Google Chat conversation from Google Takeout (``messages.json``: ``{"messages": [{"creator", "created_date",
-  "text", "message_id", ...}]}``).
+  "text", "message_id", ...}]}``), and a LINE chat exported as text (``[LINE] Chat history with Ann``, a line per day,
+  ``09:05\tAnn\thello`` a message; notices and placeholders left out).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
@@ -405,6 +406,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
     lineno, first = next((k, line) for k, line in enumerate(_iter_lines(text), 1) if line.strip())
     if _whatsapp_head(first):
         return _read_whatsapp(file, text)
+    if _LINE_TITLE.match(first) or (_LINE_DAY.match(first) and _LINE_MESSAGE.match(
+            next((line for line in _iter_lines(text[text.find(first) + len(first):]) if line.strip()), ""))):
+        # LINE's title, or (an export without it) a day line and a message line under it
+        return _read_line(file, text)
     if first.lstrip().startswith("{"):
         try:
             head = json.loads(first)
@@ -630,7 +635,7 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
 CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export",
-                "google-chat")
+                "google-chat", "line")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -684,9 +689,9 @@ def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> It
     """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
-                           f"Instagram, Discord, Slack, Google Chat); {src.file} holds {src.format} messages, whose timestamps "
-                           f"are read with the offset they are written with (2024-03-12T23:30:00-04:00), as UTC "
-                           f"without one")
+                           f"Instagram, Discord, Slack, Google Chat, LINE); {src.file} holds {src.format} messages, "
+                           f"whose timestamps are read with the offset they are written with "
+                           f"(2024-03-12T23:30:00-04:00), as UTC without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
     for rec in records:
         when = rec.item.get("timestamp")
@@ -1490,6 +1495,115 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
         yield done
     if not found:
         raise InvalidInput(f"{file}: no messages in this WhatsApp export")
+
+
+# LINE's "Export chat history" (a .txt): a title "[LINE] Chat history with Ann" (Japanese "[LINE] Annとのトーク履歴",
+# Chinese "[LINE] 與Ann的聊天記錄", ...), a "Saved on:" line, then a line per day ("2024/03/12(Tue)", "2024/03/12(火)",
+# "2024/3/12周二", "2024.03.12 Tuesday", or English "Tue, 3/12/2024", month first) and a line per message, the time
+# of the phone's clock, the sender and the text apart by tabs ("09:05\tAnn\thello"; "下午09:05", "午後9:05",
+# "9:05PM"); a message of several lines goes on in the lines after it, written inside quotation marks. The app's
+# notices have no sender ("09:05\t\tAnn joined the group", or a time and the notice alone).
+_LINE_TITLE = re.compile(r"^\ufeff?\[LINE\]\s")
+_LINE_DAY = re.compile(r"^\ufeff?(?:(?P<y>\d{4})(?P<s>[/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})"
+                       r"(?:\s*[（(][^)）\t]{1,12}[)）]|\s*(?:周|週|星期)\S{1,2}|,?\s+[A-Za-z]{2,12}\.?)?"
+                       r"|[A-Za-z]{2,12}\.?,\s*(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<Y>\d{4}))\s*$")
+_LINE_MESSAGE = re.compile(r"^(?P<pb>上午|下午|午前|午後)?\s*(?P<h>\d{1,2}):(?P<min>\d{2})\s*(?P<pa>[AaPp][Mm])?"
+                           r"\t(?:(?P<who>[^\t]*)\t)?(?P<text>.*)$")
+_LINE_PM = {"下午", "午後", "pm"}
+# What LINE writes in a message's place (English, Japanese, Chinese): media without words, an unsent message, a
+# call; left out like WhatsApp's placeholders
+_LINE_PLACEHOLDERS = re.compile(
+    r"^(?:\[(?:photo|video|sticker|file|voice message|location|contact|album|notes?|gift|poll|"
+    r"写真|動画|スタンプ|ファイル|ボイスメッセージ|位置情報|連絡先|アルバム|ノート|"
+    r"照片|相片|影片|视频|貼圖|贴图|檔案|文件|語音訊息|语音信息|位置|聯絡資訊|联系人|相簿|相册|記事本|记事本)\]"
+    r"|photos|videos|stickers|audio|message unsent\.?|.{0,80} unsent a message\.?|"
+    r"メッセージの送信を取り消しました|.{0,80}がメッセージの送信を取り消しました|已收回訊息|.{0,80}已收回訊息|"
+    r"撤回了一条消息|.{0,80}撤回了一条消息|☎.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def _line_day(m: re.Match) -> tuple[int, int, int]:
+    if m["y"] is not None:
+        return int(m["y"]), int(m["m"]), int(m["d"])
+    a, b = int(m["a"]), int(m["b"])
+    return (int(m["Y"]), b, a) if a > 12 else (int(m["Y"]), a, b)  # month first, as LINE's English days are
+
+
+def _read_line(file: str, text: str) -> Source:
+    src = Source(file, "line", text)
+    src.records.extend(_line_records(src, lambda: _iter_lines(text)))
+    return src
+
+
+def _line_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of a LINE chat exported as text: one record per message, the lines after it that are neither a
+    day nor a message joined to it; the app's notices (no sender), media placeholders, unsent messages and calls
+    left out. The time is the phone's clock on the day of the day line above it, without a zone."""
+    file = src.file
+    day: tuple[int, int, int] | None = None
+    day_line = ""
+    current: tuple[int, datetime, str, list[str], list[str]] | None = None  # line, time, sender, text, as written
+    found = 0
+
+    def flush() -> Record | None:
+        if current is None:
+            return None
+        lineno, when, who, body, raw = current
+        while len(body) > 1 and not body[-1].strip():
+            body.pop()
+            raw.pop()
+        if len(body) > 1 and body[0].startswith('"') and body[-1].rstrip().endswith('"'):
+            # several lines, written inside quotation marks (a quotation mark of the text doubled)
+            body = [body[0][1:], *body[1:-1], body[-1].rstrip()[:-1]]
+            message = "\n".join(body).replace('""', '"').strip()
+        else:
+            message = "\n".join(body).strip()
+        if not message or _LINE_PLACEHOLDERS.match(message):
+            return None
+        item = {"text": message, "speaker": who, "role": "user", "timestamp": when}
+        return Record(item, (), lineno, digest=source_digest("line", "\n".join([day_line, *raw])))
+
+    for k, line in enumerate(lines()):
+        d = _LINE_DAY.match(line)
+        m = None if d is not None else _LINE_MESSAGE.match(line)
+        if d is None and m is None:
+            if current is not None:
+                current[3].append(line)
+                current[4].append(line)
+            continue
+        done = flush()
+        current = None
+        if done is not None:
+            found += 1
+            yield done
+        if d is not None:
+            try:
+                day = _line_day(d)
+                datetime(*day)
+            except ValueError:
+                raise InvalidInput(f"{file}:{k + 1}: not a date: {line.strip()!r}") from None
+            day_line = line.strip()
+            continue
+        if day is None:
+            raise InvalidInput(f"{file}:{k + 1}: a message before the first day line (such as '2024/03/12(Tue)')")
+        hour, period = int(m["h"]), (m["pb"] or m["pa"] or "").lower()
+        if period:
+            if not 0 <= hour <= 12:
+                raise InvalidInput(f"{file}:{k + 1}: not a time: {line.split(chr(9))[0]!r}")
+            hour = hour % 12 + (12 if period in _LINE_PM else 0)
+        try:
+            when = datetime(*day, hour, int(m["min"]))
+        except ValueError:
+            raise InvalidInput(f"{file}:{k + 1}: not a time: {line.split(chr(9))[0]!r}") from None
+        who = (m["who"] or "").strip()
+        if not who:  # the app's notice ("Ann joined the group", "Ann changed the group name")
+            continue
+        current = (k + 1, when, who, [m["text"]], [line])
+    done = flush()
+    if done is not None:
+        found += 1
+        yield done
+    if not found:
+        raise InvalidInput(f"{file}: no messages in this LINE export")
 
 
 def _telegram_text(value: Any, path: Path) -> str:
