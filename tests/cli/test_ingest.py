@@ -463,6 +463,10 @@ def test_deeply_nested_json_gives_a_clear_error(tmp_path, capsys) -> None:
     # JSON (Expecting value)"
     ("\nHello there\nmore notes\n", ["bad.json", ":2:", "not a format", "WhatsApp", "Hello there"]),
     ("text,speaker\nhi,Ann\n", ["bad.json", ":1:", "not a format", "text,speaker"]),
+    # DiscordChatExporter's CSV, whose dates follow the exporter's date format or locale: named, with the JSON to
+    # export instead
+    ('\ufeffAuthorID,Author,Date,Content,Attachments,Reactions\n"1","ann","3/12/2024 9:05 AM","hi","",""\n',
+     ["bad.json:1:", "DiscordChatExporter as CSV", "--format Json"]),
     # exports of apps hippo does not read, {"messages": [...]} of other fields: named as such, not as an OpenAI-style
     # file whose first message lacks a valid 'role'
     ('{"chat": "x", "messages": [{"sender": "Bo", "body": "hi"}]}', ["bad.json", "not a format", "body", "sender"]),

@@ -421,6 +421,11 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
             # a whole JSON object on the first line and more after it: no single document but JSONL of
             # conversations, one {"messages": [...]} a line (OpenAI's fine-tuning and batch files)
             return _read_jsonl_conversations(file, text)
+    if first.lstrip("\ufeff").strip().replace('"', "").startswith("AuthorID,Author,Date,Content"):
+        raise InvalidInput(f"{file}:{lineno}: a Discord channel exported by DiscordChatExporter as CSV, which hippo "
+                           f"ingest does not read (its dates are written in the exporter's date format or locale, "
+                           f"to the minute and without a zone): export the channel as JSON (--format Json in the "
+                           f"command line, JSON in the app), which it reads")
     if not first.lstrip().startswith(("{", "[")):
         # Neither JSON (no document or line hippo reads starts otherwise) nor a chat export hippo knows: saying
         # "not valid JSON" of a text file would send the user looking for a JSON error that is not there
