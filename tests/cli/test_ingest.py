@@ -2341,6 +2341,7 @@ LINE_CHAT = (
     "2024/03/12(Tue)\n"
     "09:00\tAnn\tDid you book the table?\n"
     "09:01\tBo\t\"Yes, for 8\n"
+    "2024/03/20\n"
     "at the harbour, the \"\"blue\"\" one\"\n"
     "09:02\tAnn\t[Sticker]\n"
     "09:03\t\tCy joined the group.\n"
@@ -2364,7 +2365,7 @@ def test_a_line_chat_exported_as_text(tmp_path, capsys) -> None:
     assert stored(db) == [
         {"text": "Did you book the table?", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 9),
          "session_id": None, "metadata": {}},
-        {"text": 'Yes, for 8\nat the harbour, the "blue" one', "speaker": "Bo", "role": "user",
+        {"text": 'Yes, for 8\n2024/03/20\nat the harbour, the "blue" one', "speaker": "Bo", "role": "user",
          "timestamp": utc(2024, 3, 12, 9, 1), "session_id": None, "metadata": {}},
         {"text": "see you", "speaker": "Ann", "role": "user", "timestamp": utc(2024, 3, 12, 21, 30),
          "session_id": None, "metadata": {}},
@@ -2399,7 +2400,7 @@ def test_line_chats_of_phones_in_japanese_chinese_and_english_and_without_a_titl
 
     f = tmp_path / "bad.txt"
     f.write_text(LINE_CHAT.replace("2024/03/13(Wed)", "2024/02/30(Fri)"), encoding="utf-8")
-    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:12", "2024/02/30")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:13", "2024/02/30")
     f.write_text(LINE_CHAT.replace("21:30\tAnn", "25:30\tAnn"), encoding="utf-8")
-    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:11", "25:30")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:12", "25:30")
     assert namespaces(tmp_path / "t.db") == []

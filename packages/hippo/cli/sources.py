@@ -1504,13 +1504,14 @@ def _whatsapp_records(src: Source, lines: Callable[[], Iterator[str]], layout: t
 
 # LINE's "Export chat history" (a .txt): a title "[LINE] Chat history with Ann" (Japanese "[LINE] Annとのトーク履歴",
 # Chinese "[LINE] 與Ann的聊天記錄", ...), a "Saved on:" line, then a line per day ("2024/03/12(Tue)", "2024/03/12(火)",
-# "2024/3/12周二", "2024.03.12 Tuesday", or English "Tue, 3/12/2024", month first) and a line per message, the time
+# "2024/3/12周二", "2024.03.12 Tuesday", or English "Tue, 3/12/2024", month first: always with the day of the week,
+# so a date alone on a line of a message is its text) and a line per message, the time
 # of the phone's clock, the sender and the text apart by tabs ("09:05\tAnn\thello"; "下午09:05", "午後9:05",
 # "9:05PM"); a message of several lines goes on in the lines after it, written inside quotation marks. The app's
 # notices have no sender ("09:05\t\tAnn joined the group", or a time and the notice alone).
 _LINE_TITLE = re.compile(r"^\ufeff?\[LINE\]\s")
 _LINE_DAY = re.compile(r"^\ufeff?(?:(?P<y>\d{4})(?P<s>[/.])(?P<m>\d{1,2})(?P=s)(?P<d>\d{1,2})"
-                       r"(?:\s*[（(][^)）\t]{1,12}[)）]|\s*(?:周|週|星期)\S{1,2}|,?\s+[A-Za-z]{2,12}\.?)?"
+                       r"(?:\s*[（(][^)）\t]{1,12}[)）]|\s*(?:周|週|星期)\S{1,2}|,?\s+[A-Za-z]{2,12}\.?)"
                        r"|[A-Za-z]{2,12}\.?,\s*(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<Y>\d{4}))\s*$")
 _LINE_MESSAGE = re.compile(r"^(?P<pb>上午|下午|午前|午後)?\s*(?P<h>\d{1,2}):(?P<min>\d{2})\s*(?P<pa>[AaPp][Mm])?"
                            r"\t(?:(?P<who>[^\t]*)\t)?(?P<text>.*)$")
