@@ -2281,7 +2281,8 @@ def test_messages_stored_without_a_digest_are_matched_as_they_read(tmp_path, cap
 def test_a_google_chat_conversation_from_google_takeout(tmp_path, capsys) -> None:
     """Google Takeout's Google Chat/Groups/<DM or Space>/messages.json was refused as "not a format hippo ingest
     reads". The shape follows Takeout's: the creator's name and email, an English created_date in UTC (a narrow
-    no-break space before AM and PM since 2023), attached files, reactions by the reactors' emails."""
+    no-break space before AM and PM since 2023; a British account's day first, on a 24-hour clock), attached files,
+    reactions by the reactors' emails."""
     doc = {"messages": [
         {"creator": {"name": "Ann Lee", "email": "ann@example.com", "user_type": "Human"},
          "created_date": "Tuesday, March 12, 2024 at 12:05:09\u202fAM UTC", "text": "Café at 8?",
@@ -2299,7 +2300,7 @@ def test_a_google_chat_conversation_from_google_takeout(tmp_path, capsys) -> Non
          "created_date": "Tuesday, March 12, 2024 at 1:00:00 PM UTC", "message_state": "DELETED",
          "topic_id": "t1", "message_id": "g1/t1/m4"},
         {"creator": {"name": "Standup", "email": "", "user_type": "Bot"},
-         "created_date": "Monday, March 11, 2024 at 9:00:00 AM UTC", "text": "What did you do yesterday?",
+         "created_date": "Monday, 11 March 2024 at 09:00:00 UTC", "text": "What did you do yesterday?",
          "topic_id": "t0", "message_id": "g1/t0/t0"},
     ]}
     f = tmp_path / "messages.json"
@@ -2324,6 +2325,10 @@ def test_a_google_chat_conversation_from_google_takeout(tmp_path, capsys) -> Non
     # ingested again: nothing added
     run = cli(capsys, "ingest", f, "--path", db)
     assert run.code == 0 and "nothing added" in run.out
+
+    from hippo.cli.sources import _google_chat_time
+    assert _google_chat_time("Tuesday, March 12, 2024 at 12:05:33 AM GMT+2", ()).isoformat() == \
+        "2024-03-12T00:05:33+02:00"
 
     doc["messages"][2]["created_date"] = "12.03.2024 12:31"
     f.write_text(json.dumps(doc, indent=2), encoding="utf-8")

@@ -2017,21 +2017,28 @@ def discord_records(msgs: list) -> list[Record]:
     return [rec for _, _, rec in out]
 
 
-# Google Chat's time in Google Takeout, in English whatever the account's language: "Tuesday, March 12, 2024 at
-# 9:05:33 AM UTC" (since 2023 with a narrow no-break space before the AM or PM)
-_GOOGLE_CHAT_DATE = re.compile(r"(?:[A-Za-z]+,\s*)?([A-Za-z]+)\s+(\d{1,2}),\s*(\d{4})\s+at\s+(\d{1,2}):(\d{2})(?::(\d{2}))?"
-                               r"[\s\u202f\u00a0]*([AaPp][Mm])\s*(?:UTC|GMT)")
+# Google Chat's time in Google Takeout, in English: "Tuesday, March 12, 2024 at 9:05:33 AM UTC" (since 2023 with a
+# narrow no-break space before the AM or PM), or as an English account in Britain reads it, "Tuesday, 12 March 2024 at
+# 09:05:33 UTC"; the zone UTC (or GMT), possibly with an offset ("GMT+2", "UTC-04:00")
+_GOOGLE_CHAT_DATE = re.compile(
+    r"(?:[A-Za-z]+,\s*)?(?:(?P<month>[A-Za-z]+)\s+(?P<day>\d{1,2})|(?P<day2>\d{1,2})\s+(?P<month2>[A-Za-z]+)),?\s*"
+    r"(?P<year>\d{4}),?\s+(?:at\s+)?(?P<h>\d{1,2}):(?P<min>\d{2})(?::(?P<s>\d{2}))?"
+    r"(?:[\s\u202f\u00a0]*(?P<p>[AaPp][Mm]))?\s*(?:UTC|GMT)(?:(?P<sign>[+-])(?P<oh>\d{1,2})(?::?(?P<om>\d{2}))?)?")
 
 
 def _google_chat_time(value: Any, path: Path) -> datetime:
     m = _GOOGLE_CHAT_DATE.fullmatch(value.strip()) if isinstance(value, str) else None
     if m is not None:
-        hour = int(m[4])
-        if 1 <= hour <= 12:
+        hour = int(m["h"])
+        if (1 <= hour <= 12) if m["p"] else hour <= 23:
+            if m["p"]:
+                hour = hour % 12 + (12 if m["p"].lower() == "pm" else 0)
+            offset = 0 if m["sign"] is None else (1 if m["sign"] == "+" else -1) * (
+                int(m["oh"]) * 60 + int(m["om"] or 0))
             try:
-                day = _english_date(m[3], m[1], m[2])
-                return day.replace(hour=hour % 12 + (12 if m[7].lower() == "pm" else 0), minute=int(m[5]),
-                                   second=int(m[6] or 0), tzinfo=timezone.utc)
+                day = _english_date(m["year"], m["month"] or m["month2"], m["day"] or m["day2"])
+                return day.replace(hour=hour, minute=int(m["min"]), second=int(m["s"] or 0),
+                                   tzinfo=timezone(timedelta(minutes=offset)))
             except ValueError:
                 pass
     raise SourceError(path, f"field 'created_date' must be a time as Google Takeout writes it, like 'Tuesday, March "
