@@ -2362,6 +2362,8 @@ def test_a_line_chat_exported_as_text(tmp_path, capsys) -> None:
     """LINE's "Export chat history" text was refused as "not valid JSON" (its title starts with '['). The shape
     follows the app's: a title, a "Saved on:" line, a line per day, a message per line as time, sender and text
     apart by tabs, several lines inside quotation marks, the app's notices without a sender."""
+    from hippo.cli import sources
+
     f = tmp_path / "[LINE] Chat with Ann.txt"
     f.write_text(LINE_CHAT, encoding="utf-8")
     db = tmp_path / "s.db"
@@ -2380,6 +2382,12 @@ def test_a_line_chat_exported_as_text(tmp_path, capsys) -> None:
     assert all(m["metadata"]["source_digest"].startswith("line:") for m in stored(db, digests=True))
     run = cli(capsys, "ingest", f, "--path", db)
     assert run.code == 0 and "nothing added" in run.out
+    # read as a stream, as a WhatsApp export is: the same records, none held
+    from hippo.cli.sources import open_source
+    with open_source(str(f)) as src:
+        assert src.format == "line" and src.records == []
+        assert [(r.item, r.digest) for r in src.each()] == [(r.item, r.digest)
+                                                            for r in sources.read_source(str(f)).records]
     # the phone's clock in its zone
     assert cli(capsys, "ingest", f, "--path", db, "-n", "tokyo", "--timezone", "Asia/Tokyo").code == 0
     assert stored(db, "tokyo")[0]["timestamp"] == "2024-03-12T09:00:00+09:00"

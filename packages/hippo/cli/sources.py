@@ -406,9 +406,9 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
     lineno, first = next((k, line) for k, line in enumerate(_iter_lines(text), 1) if line.strip())
     if _whatsapp_head(first):
         return _read_whatsapp(file, text)
-    if _LINE_TITLE.match(first) or (_LINE_DAY.match(first) and _LINE_MESSAGE.match(
-            next((line for line in _iter_lines(text[text.find(first) + len(first):]) if line.strip()), ""))):
-        # LINE's title, or (an export without it) a day line and a message line under it
+    with_text = (line for line in _iter_lines(text) if line.strip())
+    next(with_text)
+    if _line_export(first, next(with_text, None)):
         return _read_line(file, text)
     if first.lstrip().startswith("{"):
         try:
@@ -449,13 +449,13 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
 # ------------------------------------------------------------------------------------------------- streams
 
 # the formats read one line at a time, so a file of them can be read as a stream, again for each pass
-STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp")
+STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line")
 _CHUNK = 1 << 16
 
 
 @contextlib.contextmanager
 def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | None = None) -> Iterator[Source]:
-    """:func:`read_source` for a file too large to hold: a WhatsApp export or a JSONL file (of messages, of
+    """:func:`read_source` for a file too large to hold: a WhatsApp or LINE export or a JSONL file (of messages, of
     conversations, or a hippo export) comes back with ``records`` empty, and :meth:`Source.each` reads the file again
     for each pass, parsing one record at a time, so what is held is the record being read and not the file. A pass
     refuses a file that changed since it was opened (its size or modification time), and a whole pass that read
@@ -607,7 +607,8 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
     found = (line for line in lines() if line.strip())
     try:
         first = next(found, None)
-        more = first is not None and next(found, None) is not None
+        second = None if first is None else next(found, None)
+        more = second is not None
     finally:
         found.close()
     if first is None:
@@ -617,6 +618,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
         src.format = "whatsapp"
         layout = _whatsapp_layout(lines)
         src._stream = lambda: _whatsapp_records(src, lines, layout)
+        return src
+    if _line_export(first, second):
+        src.format = "line"
+        src._stream = lambda: _line_records(src, lines)
         return src
     if not first.lstrip().startswith("{"):
         return None
@@ -1525,6 +1530,13 @@ _LINE_PLACEHOLDERS = re.compile(
     r"|photos|videos|stickers|audio|message unsent\.?|.{0,80} unsent a message\.?|"
     r"メッセージの送信を取り消しました|.{0,80}がメッセージの送信を取り消しました|已收回訊息|.{0,80}已收回訊息|"
     r"撤回了一条消息|.{0,80}撤回了一条消息|☎.*)$", re.IGNORECASE | re.DOTALL)
+
+
+def _line_export(first: str, second: str | None) -> bool:
+    """Whether a file whose first two lines with text are these is a LINE export: LINE's title, or (an export
+    without it) a day line and a message line under it."""
+    return bool(_LINE_TITLE.match(first) or (_LINE_DAY.match(first) and second is not None
+                                             and _LINE_MESSAGE.match(second)))
 
 
 def _line_day(m: re.Match) -> tuple[int, int, int]:
