@@ -2417,3 +2417,21 @@ def test_line_chats_of_phones_in_japanese_chinese_and_english_and_without_a_titl
     f.write_text(LINE_CHAT.replace("21:30\tAnn", "25:30\tAnn"), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:12", "25:30")
     assert namespaces(tmp_path / "t.db") == []
+
+
+def test_a_chat_message_annotated_since_is_not_added_again(tmp_path, capsys) -> None:
+    """A message whose metadata was updated after the ingest (a tag added with ``Memory.update``) no longer said what
+    its record reads as, so the chat ingested again added it a second time; its digest, kept in its metadata, still
+    names the record."""
+    f = tmp_path / "chat.txt"
+    f.write_text(REREAD_CHAT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    with hippo.Memory(db) as mem:
+        first = mem.list()[2]
+        mem.update(first.id, metadata={**first.metadata, "tag": "plans"})
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert [m["text"] for m in stored(db)] == ["ok", "ok", "see you at the harbour\nthen the ferry",
+                                               "the tickets are booked"]
+    assert stored(db)[2]["metadata"] == {"tag": "plans"}
