@@ -2435,3 +2435,81 @@ def test_a_chat_message_annotated_since_is_not_added_again(tmp_path, capsys) -> 
     assert [m["text"] for m in stored(db)] == ["ok", "ok", "see you at the harbour\nthen the ferry",
                                                "the tickets are booked"]
     assert stored(db)[2]["metadata"] == {"tag": "plans"}
+
+
+# ---------------------------------------------------------------------------------- iMessage (imessage-exporter)
+
+IMESSAGE_CHAT = (
+    "May 17, 2022  9:29:42 AM (Read by you after 1 hour, 49 seconds)\n"
+    "Ann Lee\n"
+    "Lunch at the harbour?\n"
+    "Reactions:\n"
+    "Loved by Me\n"
+    "\n"
+    "    May 17, 2022  9:31:00 AM\n"
+    "    Me\n"
+    "    Yes, at noon\n"
+    "\n"
+    "May 17, 2022  9:31:00 AM\n"
+    "Me\n"
+    "Yes, at noon\n"
+    "This message responded to an earlier message.\n"
+    "\n"
+    "May 17, 2022 10:02:11 AM Ann Lee renamed the conversation to Harbour\n"
+    "\n"
+    "May 17, 2022 12:05:00 PM\n"
+    "Ann Lee\n"
+    "~/Library/Messages/Attachments/ab/11/0F1E/IMG_1234.HEIC\n"
+    "the menu\n"
+    "\n"
+    "May 17, 2022  9:00:00 PM, as we said\n"
+    "Sent with Confetti\n"
+    "\n"
+    "May 17, 2022 12:06:00 PM\n"
+    "Me\n"
+    "~/Library/Messages/Attachments/cd/12/0F1F/IMG_1235.HEIC\n"
+    "\n"
+    "May 18, 2022 12:01:09 AM\n"
+    "Ann Lee\n"
+    "They deleted a message.\n"
+    "\n"
+    "May 18, 2022  1:00:00 AM\n"
+    "Me\n"
+    "good night\n"
+    "\n"
+)
+
+
+def test_an_imessage_conversation_written_as_text_by_imessage_exporter(tmp_path, capsys) -> None:
+    """imessage-exporter's text output was refused as "not a format hippo ingest reads". The shape follows its TXT
+    writer: time (the read receipt after it), sender, lines, a blank line; reactions, the replies written again
+    inside the message they answer, notes, effects, file paths and the app's notices are not the person's words."""
+    f = tmp_path / "Ann Lee.txt"
+    f.write_text(IMESSAGE_CHAT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Lunch at the harbour?", "speaker": "Ann Lee", "role": "user", "timestamp": utc(2022, 5, 17, 9, 29, 42),
+         "session_id": None, "metadata": {}},
+        {"text": "Yes, at noon", "speaker": "Me", "role": "user", "timestamp": utc(2022, 5, 17, 9, 31),
+         "session_id": None, "metadata": {}},
+        {"text": "the menu\n\nMay 17, 2022  9:00:00 PM, as we said", "speaker": "Ann Lee", "role": "user",
+         "timestamp": utc(2022, 5, 17, 12, 5), "session_id": None, "metadata": {"attachments": ["IMG_1234.HEIC"]}},
+        {"text": "good night", "speaker": "Me", "role": "user", "timestamp": utc(2022, 5, 18, 1),
+         "session_id": None, "metadata": {}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("imessage:") for m in stored(db, digests=True))
+    # exported again once the last message was read: the same messages, the same records
+    from hippo.cli.sources import open_source, read_source
+    before = [r.digest for r in read_source(str(f)).records]
+    f.write_text(IMESSAGE_CHAT.replace("May 18, 2022  1:00:00 AM\n", "May 18, 2022  1:00:00 AM (Read by them after "
+                                       "2 minutes)\n"), encoding="utf-8")
+    assert [r.digest for r in read_source(str(f)).records] == before
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "nothing added" in run.out, run.out
+    with open_source(str(f)) as src:
+        assert src.format == "imessage" and src.records == []
+        assert [r.item for r in src.each()] == [r.item for r in read_source(str(f)).records]
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "ny", "--timezone", "America/New_York").code == 0
+    assert stored(db, "ny")[0]["timestamp"] == "2022-05-17T09:29:42-04:00"

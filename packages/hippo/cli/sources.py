@@ -33,7 +33,8 @@ Formats, told apart by their content (never by the file name):
   "user_profile", "subtype"?, "thread_ts"?}, ...]``, Slack's markup read as text, joins and other events left out),
   and a Google Chat conversation from Google Takeout (``messages.json``: ``{"messages": [{"creator", "created_date",
   "text", "message_id", ...}]}``), and a LINE chat exported as text (``[LINE] Chat history with Ann``, a line per day,
-  ``09:05\tAnn\thello`` a message; notices and placeholders left out).
+  ``09:05\tAnn\thello`` a message; notices and placeholders left out), and an iMessage conversation imessage-exporter
+  wrote as text (time, sender, lines, a blank line).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
@@ -410,6 +411,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
     next(with_text)
     if _line_export(first, next(with_text, None)):
         return _read_line(file, text)
+    if _imessage_head(first) is not None:
+        src = Source(file, "imessage", text)
+        src.records.extend(_imessage_records(src, lambda: _iter_lines(text)))
+        return src
     if first.lstrip().startswith("{"):
         try:
             head = json.loads(first)
@@ -449,19 +454,20 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
 # ------------------------------------------------------------------------------------------------- streams
 
 # the formats read one line at a time, so a file of them can be read as a stream, again for each pass
-STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line")
+STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line", "imessage")
 _CHUNK = 1 << 16
 
 
 @contextlib.contextmanager
 def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | None = None) -> Iterator[Source]:
-    """:func:`read_source` for a file too large to hold: a WhatsApp or LINE export or a JSONL file (of messages, of
-    conversations, or a hippo export) comes back with ``records`` empty, and :meth:`Source.each` reads the file again
-    for each pass, parsing one record at a time, so what is held is the record being read and not the file. A pass
-    refuses a file that changed since it was opened (its size or modification time), and a whole pass that read
-    other bytes than the first whole pass (a digest of them) raises ``InvalidInput`` at its end. A pipe (standard
-    input, ``<(zcat chat.txt.gz)``), which cannot be read twice, is first copied to a temporary file, deleted when
-    the block ends. Other formats (JSON documents, zip archives) are read whole, as :func:`read_source` reads them.
+    """:func:`read_source` for a file too large to hold: a WhatsApp, LINE or iMessage export or a JSONL file (of
+    messages, of conversations, or a hippo export) comes back with ``records`` empty, and :meth:`Source.each` reads
+    the file again for each pass, parsing one record at a time, so what is held is the record being read and not the
+    file. A pass refuses a file that changed since it was opened (its size or modification time), and a whole pass
+    that read other bytes than the first whole pass (a digest of them) raises ``InvalidInput`` at its end. A pipe
+    (standard input, ``<(zcat chat.txt.gz)``), which cannot be read twice, is first copied to a temporary file,
+    deleted when the block ends. Other formats (JSON documents, zip archives) are read whole, as :func:`read_source`
+    reads them.
     """
     zone = None if timezone is None else parse_zone(timezone)
     codec = _codec(encoding)
@@ -623,6 +629,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
         src.format = "line"
         src._stream = lambda: _line_records(src, lines)
         return src
+    if _imessage_head(first) is not None:
+        src.format = "imessage"
+        src._stream = lambda: _imessage_records(src, lines)
+        return src
     if not first.lstrip().startswith("{"):
         return None
     try:
@@ -645,7 +655,7 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
 CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export",
-                "google-chat", "line")
+                "google-chat", "line", "imessage")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -699,8 +709,8 @@ def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> It
     """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
-                           f"Instagram, Discord, Slack, Google Chat, LINE); {src.file} holds {src.format} messages, "
-                           f"whose timestamps are read with the offset they are written with "
+                           f"Instagram, Discord, Slack, Google Chat, LINE, iMessage); {src.file} holds "
+                           f"{src.format} messages, whose timestamps are read with the offset they are written with "
                            f"(2024-03-12T23:30:00-04:00), as UTC without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
     for rec in records:
@@ -1622,6 +1632,116 @@ def _line_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[R
         yield done
     if not found:
         raise InvalidInput(f"{file}: no messages in this LINE export")
+
+
+# A conversation that imessage-exporter (github.com/ReagentX/imessage-exporter) writes as text: a message is its time
+# ("May 17, 2022  5:29:42 PM", the Mac's clock, then " (Read by you after 1 hour)" once read), a line with the
+# sender ("Me" for the owner), its lines, and a blank line; a time with words after it on the same line is the
+# app's notice ("... You renamed the conversation to Trip"). Inside a message: the files sent (their paths), a
+# "Reactions:" block ("Loved by Ann", up to a blank line), the replies to it again (indented by four spaces; each is
+# also a message of its own further on), "This message responded to an earlier message." and the effect it was
+# sent with ("Sent with Confetti").
+_IMESSAGE_TIME = re.compile(r"^\ufeff?(?P<mon>[A-Z][a-z]{2}) (?P<d>\d{1,2}), (?P<y>\d{4}) +(?P<h>\d{1,2}):"
+                            r"(?P<min>\d{2}):(?P<s>\d{2}) (?P<p>[AP]M)(?P<rest>.*)$")
+_IMESSAGE_READ = re.compile(r" \(Read by .{1,40} after [^)]*\)$")
+_IMESSAGE_ATTACHMENT = re.compile(r"^(?:~|/)\S*/Library/(?:SMS|Messages)/Attachments/.+$")
+_IMESSAGE_EFFECT = re.compile(r"^Sent with (?:Confetti|Echo|Fireworks|Balloons|Heart|Lasers|Shooting Start?|Sparkles|"
+                              r"Spotlight|Slam|Loud|Gentle|Invisible Ink)$")
+_IMESSAGE_NOTES = {"This message responded to an earlier message.", "Attachment missing!"}
+_IMESSAGE_GONE = re.compile(r"^(?:You|They|.{1,60}) deleted a message\.$")
+
+
+def _imessage_head(line: str) -> tuple[datetime, str] | None:
+    """(the time, what follows it) of a line that opens an imessage-exporter message or notice; None otherwise."""
+    m = _IMESSAGE_TIME.match(line)
+    if m is None:
+        return None
+    rest = m["rest"]
+    if rest and not _IMESSAGE_READ.fullmatch(rest) and not rest.startswith(" "):
+        return None
+    try:
+        hour = int(m["h"])
+        if not 1 <= hour <= 12:
+            return None
+        return _english_date(m["y"], m["mon"], m["d"], hour % 12 + (12 if m["p"] == "PM" else 0),
+                             int(m["min"])).replace(second=int(m["s"])), rest
+    except ValueError:
+        return None
+
+
+def _imessage_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of a conversation imessage-exporter wrote as text: sender and time, the text less the files
+    sent (their names in ``metadata["attachments"]``), the reactions, the replies written again inside the message
+    they answer, the exporter's notes and the send effects; the app's notices and deleted messages left out. The
+    time is the Mac's clock, without a zone."""
+    file = src.file
+    found = 0
+    # line, time, sender (None until its line is read), text lines, files, the lines as written
+    current: list[Any] | None = None
+    blank = True  # the line before was blank (or there was none): a time line there opens a message
+    skipping = ""  # "reactions" or "reply" while such a block of a message is read
+
+    def flush() -> Record | None:
+        if current is None or current[2] is None:
+            return None
+        lineno, when, who, body, files, raw = current
+        while body and not body[-1].strip():
+            body.pop()
+        while len(raw) > 1 and not raw[-1].strip():
+            raw.pop()
+        message = "\n".join(body).strip()
+        if (not message and not files) or _IMESSAGE_GONE.match(message):
+            return None
+        if not message:
+            return None  # a file sent without words
+        item: dict[str, Any] = {"text": message, "speaker": who, "role": "user", "timestamp": when}
+        if files:
+            item["metadata"] = {"attachments": files}
+        raw[0] = _IMESSAGE_READ.sub("", raw[0])  # read later than exported: the same message
+        return Record(item, (), lineno, digest=source_digest("imessage", "\n".join(raw)))
+
+    for k, line in enumerate(lines()):
+        head = _imessage_head(line) if blank else None
+        blank = not line.strip()
+        if head is not None:
+            done = flush()
+            if done is not None:
+                found += 1
+                yield done
+            when, rest = head
+            # a notice ("... You renamed the conversation to Trip") is one line and no message
+            current = None if rest and not _IMESSAGE_READ.fullmatch(rest) else [k + 1, when, None, [], [], [line]]
+            skipping = ""
+            continue
+        if current is None:
+            continue
+        current[5].append(line)
+        if current[2] is None:
+            current[2] = line.strip()
+            continue
+        if skipping == "reply" and line.startswith("    "):
+            continue
+        if skipping == "reactions" and line.strip():
+            continue
+        skipping = ""
+        if line.startswith("    ") and _IMESSAGE_TIME.match(line[4:]):
+            skipping = "reply"  # a reply, written again here: it is a message of its own further on
+            continue
+        if line == "Reactions:":
+            skipping = "reactions"
+            continue
+        if _IMESSAGE_ATTACHMENT.match(line.strip()):
+            current[4].append(posixpath.basename(line.strip()))
+            continue
+        if line.strip() in _IMESSAGE_NOTES or _IMESSAGE_EFFECT.match(line.strip()):
+            continue
+        current[3].append(line)
+    done = flush()
+    if done is not None:
+        found += 1
+        yield done
+    if not found:
+        raise InvalidInput(f"{file}: no messages in this imessage-exporter conversation")
 
 
 def _telegram_text(value: Any, path: Path) -> str:
