@@ -2414,6 +2414,10 @@ def test_line_chats_of_phones_in_japanese_chinese_and_english_and_without_a_titl
     f = tmp_path / "bad.txt"
     f.write_text(LINE_CHAT.replace("2024/03/13(Wed)", "2024/02/30(Fri)"), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:13", "2024/02/30")
+    # a day line of another form: refused, rather than the messages under it dated the day before
+    f.write_text(LINE_CHAT.replace("2024/03/13(Wed)", "13.03.2024 (Mi.)"), encoding="utf-8")
+    assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:13", "13.03.2024 (Mi.)",
+                          "day line")
     f.write_text(LINE_CHAT.replace("21:30\tAnn", "25:30\tAnn"), encoding="utf-8")
     assert_one_line_error(cli(capsys, "ingest", f, "--path", tmp_path / "t.db"), "bad.txt:12", "25:30")
     assert namespaces(tmp_path / "t.db") == []

@@ -1531,6 +1531,9 @@ _LINE_DAY = re.compile(r"^\ufeff?(?:(?P<y>\d{4})(?P<s>[/.])(?P<m>\d{1,2})(?P=s)(
 _LINE_MESSAGE = re.compile(r"^(?P<pb>上午|下午|午前|午後)?\s*(?P<h>\d{1,2}):(?P<min>\d{2})\s*(?P<pa>[AaPp][Mm])?"
                            r"\t(?:(?P<who>[^\t]*)\t)?(?P<text>.*)$")
 _LINE_PM = {"下午", "午後", "pm"}
+# a line that holds a date (a year of four digits) and little else: a day line when a message line follows it
+_LINE_OTHER_DAY = re.compile(r"^[^\t\d]{0,24}(?:\d{4}[/.\-]\d{1,2}[/.\-]\d{1,2}|\d{1,2}[/.\-]\d{1,2}[/.\-]\d{4})"
+                             r"[^\t\d]{0,24}$")
 # What LINE writes in a message's place (English, Japanese, Chinese): media without words, an unsent message, a
 # call; left out like WhatsApp's placeholders
 _LINE_PLACEHOLDERS = re.compile(
@@ -1590,6 +1593,7 @@ def _line_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[R
         item = {"text": message, "speaker": who, "role": "user", "timestamp": when}
         return Record(item, (), lineno, digest=source_digest("line", "\n".join([day_line, *raw])))
 
+    before = ""  # the line before, when neither a day nor a message
     for k, line in enumerate(lines()):
         d = _LINE_DAY.match(line)
         m = None if d is not None else _LINE_MESSAGE.match(line)
@@ -1597,7 +1601,14 @@ def _line_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[R
             if current is not None:
                 current[3].append(line)
                 current[4].append(line)
+            before = line
             continue
+        if m is not None and _LINE_OTHER_DAY.match(before) and not before.rstrip().endswith('"'):
+            # a date on a line of its own before a message, and no last line of a message in quotation marks: a day
+            # line of a form not read here, which would leave the messages under it on the day before
+            raise InvalidInput(f"{file}:{k}: a day line of a form hippo ingest does not read: {before.strip()!r} "
+                               f"(LINE writes days as '2024/03/12(Tue)' or 'Tue, 3/12/2024')")
+        before = ""
         done = flush()
         current = None
         if done is not None:
