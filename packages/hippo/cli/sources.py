@@ -2223,13 +2223,23 @@ def google_chat_records(msgs: list) -> list[Record]:
         if attached:
             meta["attachments"] = attached
 
-        def reaction(r: dict[str, Any]) -> dict[str, Any]:
-            entry: dict[str, Any] = {"emoji": r["emoji"]["unicode"]}
-            if isinstance(r.get("reactor_emails"), list):
-                entry["count"] = len(r["reactor_emails"])
-            return entry
-
-        got = _reactions(msg, path, "emoji", reaction, "unicode")
+        reactions = msg.get("reactions")
+        if reactions is not None and not isinstance(reactions, list):
+            raise SourceError(path, f"field 'reactions' must be a list, got {_kind(reactions)}", "reactions")
+        got = []
+        for reaction in reactions or []:
+            # {"emoji": {"unicode": "👍"}, "reactor_emails": [...]}; a workspace's own emoji is
+            # {"custom_emoji": {"name": ":party:", ...}}, named by its name
+            emoji = reaction.get("emoji") if isinstance(reaction, dict) else None
+            custom = emoji.get("custom_emoji") if isinstance(emoji, dict) else None
+            name = emoji.get("unicode") if isinstance(emoji, dict) else None
+            name = name if isinstance(name, str) else custom.get("name") if isinstance(custom, dict) else None
+            if not isinstance(name, str) or not name.strip():
+                continue
+            entry: dict[str, Any] = {"emoji": name}
+            if isinstance(reaction.get("reactor_emails"), list):
+                entry["count"] = len(reaction["reactor_emails"])
+            got.append(entry)
         if got:
             meta["reactions"] = got
         if msg.get("message_state") == "DELETED" or not text.strip():
