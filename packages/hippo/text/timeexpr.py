@@ -28,8 +28,9 @@ DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
-#: opens a sentence and the units as chats clip them; 4: "the week of November 6").
-RULE = 4
+#: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
+# what a sentence says, "We're meeting on Friday, I was told").
+RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -1227,9 +1228,27 @@ _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|
                        r"pages|words)\b[^.!?;,]*$", re.I)
 
 
+# A clause that only says who told or heard what the sentence says, after a comma and closing it or set off by commas
+# ("We're meeting on Friday, I was told.", "The party is on Saturday, I heard", "On Friday, she said, we're meeting"):
+# its past is of the telling, not of the time, which the rest of the sentence places.
+_TOLD = re.compile(r"[^.!?\n]{0,160}?(,\s*(?:" + _SUBJECT + r")\s+(?:(?:was|were|(?:have|has|'ve|had)\s+been|got)\s+"
+                   r"(?:told|informed|reminded)|(?:just\s+)?(?:heard|hear|said|says|read|learned|learnt|think|thought|"
+                   r"guess|guessed|believe|believed|reckon|gather|understand|mentioned|told\s+(?:me|us|him|her|them)|"
+                   r"was\s+saying)))\s*(?=[.!?,;)\n]|$)", re.I)
+
+
 def _tense(text: str, a: int, b: int) -> str | None:
     """``"future"`` when the clause around ``text[a:b]`` talks about what is to come, ``"past"`` when it reports
-    what happened, None when it does not say."""
+    what happened, None when it does not say. A clause that says who told what the sentence says ("We're meeting on
+    Friday, I was told") is read without: its past is the telling's."""
+    told = _TOLD.match(text, b)
+    if told is not None:
+        return _clause_tense(text[:told.start(1)] + text[told.end(1):], a, b)
+    return _clause_tense(text, a, b)
+
+
+def _clause_tense(text: str, a: int, b: int) -> str | None:
+    """:func:`_tense` of a sentence without a clause that says who told it."""
     start = _clause_start(text, a)
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     before = text[max(0, a - 40):a]

@@ -1,0 +1,58 @@
+"""More time expressions of chat, each worked out by hand from the calendar (hippo.text.timeexpr): a clause that
+says who told what a sentence says, a holiday that opens a sentence, a question's "before Christmas" and "after
+Easter", a range of months or days, and "how long ago".
+
+Wednesday 15 March 2023 is the day a message is said on and the asker's day: Friday 10 and 17 March are the last and
+the coming Friday; Christmas 2022 is the latest one over, Easter 2023 is Sunday 9 April (Good Friday 7 April, Easter
+Monday 10 April) and Easter 2022 Sunday 17 April."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hippo.text import timeexpr
+
+
+def at(*a: int) -> float:
+    return datetime(*a, tzinfo=timezone.utc).timestamp()
+
+
+MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
+DAY = timeexpr.DAY
+
+
+def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
+    """The period from the day ``first`` to the day ``last``, both included."""
+    return at(*first), at(*last) + DAY
+
+
+def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
+    ref = timeexpr.event_time(text, now)
+    return None if ref is None else (ref.start, ref.end)
+
+
+def asked(question: str, now: float = MAR_15) -> tuple[float, float] | None:
+    return timeexpr.analyze_query(question, now).window
+
+
+# -- a clause that says who told it: its past is the telling's, not the time's -----------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("We're meeting on Friday, I was told.", (2023, 3, 17)),          # was 10 March
+    ("The meeting is on Friday, I was told.", (2023, 3, 17)),         # was 10 March
+    ("On Friday, I was told, we're meeting.", (2023, 3, 17)),         # was 10 March
+    ("Ana is coming on Friday, she told me.", (2023, 3, 17)),
+    ("The party is on Saturday, I heard.", (2023, 3, 18)),
+    # a past of the sentence itself still reports
+    ("We met on Friday, I was told.", (2023, 3, 10)),
+    ("The party was on Saturday, I heard.", (2023, 3, 11)),
+])
+def test_a_clause_that_says_who_told_it_does_not_make_the_time_past(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_a_third_of_the_month_told_by_someone_is_still_to_come():
+    # "the end of the month" of a clause that reports nothing but the telling: this month's, still to come
+    assert said("The exam is at the end of the month, I was told.") == days((2023, 3, 21), (2023, 3, 31))
