@@ -56,3 +56,29 @@ def test_a_clause_that_says_who_told_it_does_not_make_the_time_past(text, day):
 def test_a_third_of_the_month_told_by_someone_is_still_to_come():
     # "the end of the month" of a clause that reports nothing but the telling: this month's, still to come
     assert said("The exam is at the end of the month, I was told.") == days((2023, 3, 21), (2023, 3, 31))
+
+
+# -- a holiday that opens a sentence, with no word before it: placed by its clause -----------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("Christmas was lovely.", (2022, 12, 25), (2022, 12, 25)),
+    ("It was fun. Christmas was lovely.", (2022, 12, 25), (2022, 12, 25)),
+    ("Easter we spent at home.", (2022, 4, 15), (2022, 4, 18)),         # Good Friday to Easter Monday, 2022
+    ("Christmas, we went to Oslo.", (2022, 12, 25), (2022, 12, 25)),
+    ("Christmas Eve we watched movies.", (2022, 12, 24), (2022, 12, 24)),
+    ("Easter Monday I went back to work.", (2022, 4, 18), (2022, 4, 18)),
+    ("Halloween was a blast.", (2022, 10, 31), (2022, 10, 31)),
+    ("Christmas we're going to Oslo.", (2023, 12, 25), (2023, 12, 25)),
+])
+def test_a_holiday_that_opens_a_sentence_is_placed_by_its_clause(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "Christmas is my favourite holiday.",      # no tense: any Christmas
+    "Christmas is always busy.",               # a habit
+    "Christmas dinner was great.",             # a noun it describes
+    "Christmas!",
+])
+def test_a_holiday_that_opens_a_sentence_of_no_tense_or_a_noun_is_no_date(text):
+    assert said(text) is None

@@ -29,7 +29,8 @@ DAY = 86400.0
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
-# what a sentence says, "We're meeting on Friday, I was told").
+# what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
+# lovely").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -107,6 +108,8 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
             r"easter\s+weekend|easter|good\s+friday)")
+# the start of a sentence: the text's, or after the mark that ends one and a space
+_OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
 # celebrate Easter?"
 _SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
@@ -150,9 +153,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a holiday whose day no country changes: "at Christmas", "on New Year's Eve", "over Easter" (computed), "last
     # Halloween", "for Valentine's Day 2022"; said after a word that places it, and not before a noun it describes
     # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
-    # celebrating it ("we spent Christmas in Oslo")
+    # celebrating it ("we spent Christmas in Oslo"), or opening a sentence ("Christmas was lovely", "Easter we spent at
+    # home": placed by the clause)
     ("holiday", r"(?:\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)"
-                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + ")" + _HOLIDAY
+                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + _OPENING + ")" + _HOLIDAY
                 + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
                 r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
