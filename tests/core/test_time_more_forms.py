@@ -82,3 +82,50 @@ def test_a_holiday_that_opens_a_sentence_is_placed_by_its_clause(text, first, la
 ])
 def test_a_holiday_that_opens_a_sentence_of_no_tense_or_a_noun_is_no_date(text):
     assert said(text) is None
+
+
+# -- a question's "before Christmas" and "after Easter": a period that ends or starts at the holiday -----------------
+
+INF = float("inf")
+
+
+@pytest.mark.parametrize("question, window", [
+    # the latest Christmas up to the asker's day, 25 December 2022: everything before it
+    ("What did I do before Christmas?", (-INF, at(2022, 12, 25))),
+    ("What did Ana do prior to Christmas?", (-INF, at(2022, 12, 25))),
+    ("What did I do before Christmas 2021?", (-INF, at(2021, 12, 25))),
+    # Easter 2022 is Good Friday 15 April to Easter Monday 18 April: everything after it
+    ("What did I do after Easter?", (at(2022, 4, 19), INF)),
+    ("What happened after Easter?", (at(2022, 4, 19), INF)),
+    # what is to come: the coming Christmas, 25 December 2023
+    ("What should I buy before Christmas?", (-INF, at(2023, 12, 25))),
+])
+def test_a_question_before_or_after_a_holiday_is_open_on_that_side(question, window):
+    assert asked(question) == window
+
+
+def test_before_a_holiday_in_a_message_is_still_no_date():
+    # a message's "before Christmas" says no day, as its "after May" does not
+    assert said("I went to Oslo before Christmas.") is None
+
+
+def test_a_question_before_a_holiday_lifts_what_was_said_before_it():
+    from hippo import Memory
+
+    said_at = [(at(2022, 12, 20, 9), "I baked ginger cookies with Maya."),
+               (at(2023, 1, 10, 9), "I baked rye bread with Maya."),
+               (at(2023, 3, 15, 9), "I baked a lemon cake with Maya.")]
+
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in said_at)
+        return mem
+
+    with store() as on, store(window_boost=1.0) as off:
+        boost = on.config.temporal.window_boost
+        question = "What did I bake with Maya before Christmas?"
+        a = {h.text: h.score for h in on.search(question, k=10)}
+        b = {h.text: h.score for h in off.search(question, k=10)}
+        assert set(a) == {t for _, t in said_at} == set(b)
+        for k, (_, text) in enumerate(said_at):
+            assert a[text] == pytest.approx(b[text] * (boost if k == 0 else 1.0), rel=1e-9), text

@@ -114,6 +114,13 @@ _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # celebrate Easter?"
 _SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 
+# a holiday after a word that places it; a question's "before Christmas" and "after Easter" are read too ({lead}:
+# :data:`_QUERY_PATTERNS`)
+_HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|"
+               r"next)\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + _OPENING + ")"
+               + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{{2}})\b)?"
+               r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))")
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -155,10 +162,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
     # celebrating it ("we spent Christmas in Oslo"), or opening a sentence ("Christmas was lovely", "Easter we spent at
     # home": placed by the clause)
-    ("holiday", r"(?:\b(at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|next)"
-                r"\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + _OPENING + ")" + _HOLIDAY
-                + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{2})\b)?"
-                r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"),
+    ("holiday", _HOLIDAY_RX.format(lead="")),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -1388,7 +1392,9 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
 # read by their last word, or not at all, named other days.
 _QUERY_SPAN_BACK = re.compile(rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) {_NUM} "
                               r"(days|weeks|fortnights)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)", re.I)
-_QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else rx) for name, rx in _PATTERNS]
+_QUERY_HOLIDAY = re.compile(_HOLIDAY_RX.format(lead=r"before|after|prior\s+to|"), re.I)
+_QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else _QUERY_HOLIDAY if name == "holiday" else rx)
+                   for name, rx in _PATTERNS]
 
 
 # "since March", "since last summer", "since 2019": the period from then up to the day it is said, as "since Tuesday"
@@ -1549,7 +1555,7 @@ def analyze_query(query: str, now: float | None = None, offset: float | None = N
 # time next to the date instead, which the date itself stands for.
 _BEFORE = re.compile(r"\b(?:(?P<strict>before|prior\s+to)|until|till|up\s+to)\s+(?:the\s+)?$", re.I)
 _AFTER = re.compile(r"\b(?:(?P<strict>after)|since)\s+(?:the\s+)?$", re.I)
-_LEAD = re.compile(r"(?:since|after|before|until|till)\s+", re.I)
+_LEAD = re.compile(r"(?:since|after|before|prior\s+to|until|till)\s+", re.I)
 _NEXT_TO = re.compile(r"\b(?:days?|nights?|weeks?|weekends?|fortnights?|months?|years?|mornings?|evenings?|"
                       r"afternoons?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?)\s+"
                       r"(?:before|after|prior\s+to)\s+(?:the\s+)?$", re.I)
