@@ -129,3 +129,53 @@ def test_a_question_before_a_holiday_lifts_what_was_said_before_it():
         assert set(a) == {t for _, t in said_at} == set(b)
         for k, (_, text) in enumerate(said_at):
             assert a[text] == pytest.approx(b[text] * (boost if k == 0 else 1.0), rel=1e-9), text
+
+
+# -- a range of months, days of a month or years ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    # reported: the latest one over by the day it is said (March-May 2023 has not ended)
+    ("I was in Spain between March and May.", (2022, 3, 1), (2022, 5, 31)),
+    ("I was in Spain from March to May.", (2022, 3, 1), (2022, 5, 31)),
+    ("I was in Spain from November to February.", (2022, 11, 1), (2023, 2, 28)),
+    # to come: the first one not over
+    ("I'll be in Spain between April and June.", (2023, 4, 1), (2023, 6, 30)),
+    ("I'll be in Spain from November to February.", (2023, 11, 1), (2024, 2, 29)),
+    # with its year (the last month's)
+    ("I was in Spain from January to February 2022.", (2022, 1, 1), (2022, 2, 28)),
+    ("We lived there from 2019 to 2021.", (2019, 1, 1), (2021, 12, 31)),
+    # days of the month: this month's when over, the coming ones when to come
+    ("I was away from the 3rd to the 5th.", (2023, 3, 3), (2023, 3, 5)),
+    ("I'll be away from the 20th to the 25th.", (2023, 3, 20), (2023, 3, 25)),
+    ("I'll be away between the 20th and the 25th.", (2023, 3, 20), (2023, 3, 25)),
+    ("I'll be away from the 28th to the 3rd.", (2023, 3, 28), (2023, 4, 3)),
+    ("I was off from the 1st to the 4th of last month.", (2023, 2, 1), (2023, 2, 4)),
+])
+def test_a_range_is_the_days_from_its_first_to_its_last(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "We always go to Spain from March to May.",      # a habit
+    "I pay from the 1st to the 5th of each month.",  # a rate
+    "I went from the 3rd to the 5th floor.",         # what the ordinals count
+    "It grew from 2010 to 2020 words.",              # no years
+])
+def test_a_range_of_a_habit_a_rate_or_a_count_is_no_date(text):
+    assert said(text) is None
+
+
+@pytest.mark.parametrize("question, first, last", [
+    ("What did I do between March and May?", (2022, 3, 1), (2022, 5, 31)),
+    ("What did I do between January and February?", (2023, 1, 1), (2023, 2, 28)),
+    ("What did I do from the 3rd to the 5th?", (2023, 3, 3), (2023, 3, 5)),
+    ("What did I do between 2019 and 2021?", (2019, 1, 1), (2021, 12, 31)),
+    ("What did I do from March to May 2022?", (2022, 3, 1), (2022, 5, 31)),
+])
+def test_a_question_about_a_range_names_its_days(question, first, last):
+    assert asked(question) == days(first, last)
+
+
+def test_a_range_of_months_without_its_year_is_read_in_every_year_of_a_question():
+    assert timeexpr.analyze_query("What did I do between March and May?", MAR_15).yearless
+    assert not timeexpr.analyze_query("What did I do between 2019 and 2021?", MAR_15).yearless

@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -135,6 +135,13 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
+    # a range of months, days of a month or years: "between March and May", "from January to February 2022", "from
+    # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
+    ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
+              + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d)|the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:and|to|through|"
+              r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b)?"
+              r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|through|thru|till|until|-|"
+              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*(?:-|\u2013|words|[a-z]+s\b)))"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
@@ -247,7 +254,8 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 # message is not run: Python's regex engine tries each pattern at every position of a long message.
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
-    "persian": tuple(PERSIAN_MONTHS), "week_of_month": ("week of ", "week in "),
+    "persian": tuple(PERSIAN_MONTHS), "range": ("between ", "from "),
+    "week_of_month": ("week of ", "week in "),
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
@@ -463,6 +471,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if name == "holiday" and g[2] is not None:  # "at Christmas 2022"
         return _holiday(m, g, None, tense)
+    if name == "range" and (g[2] is not None or g[6] is not None):  # "from January to February 2022", "2019 to 2021"
+        return _range(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
@@ -482,6 +492,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_month(m, g, today, tense)
     if name == "week_of_month":
         return _week_of_month(m, g, today, tense)
+    if name == "range":
+        return _range(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
     if name == "part_year":
@@ -817,6 +829,60 @@ def _part_of_month(m: re.Match, g: tuple, today: datetime, tense: str | None) ->
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True, yearless=True)
 
 
+def _range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A range ("between March and May", "from the 3rd to the 5th", "from 2019 to 2021"): from the first day of
+    its first month (day, year) to the last day of its last. A range of months named without its year is the first
+    one not over when the clause talks about what is to come, the latest one over by the day it is said when it
+    reports, and no date when the clause says neither or tells a habit ("the park is open from April to October"); a
+    range of days of the month is placed so, in this month, the last one or the next, the last one when the clause
+    says no tense as "on the 3rd" is (in "this", "next" or "last month" when it says so; "of each month" is a rate). A range that ends before it starts runs on into the next
+    month or year ("from November to February", "from the 28th to the 3rd")."""
+    month1, month2, year, day1, day2, rel, year1, year2 = g
+    phrase = m.group(0)
+    if year1 is not None:  # "between 2019 and 2021"
+        first, last = sorted((int(year1), int(year2)))
+        return TimeRef(datetime(first, 1, 1, tzinfo=timezone.utc).timestamp(),
+                       datetime(last + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, False)
+    if month1 is not None:
+        a, b = _month_of(month1), _month_of(month2)
+
+        def months(y: int) -> tuple[datetime, datetime]:
+            start = datetime(y, a, 1, tzinfo=timezone.utc)
+            return start, _add_months(start, (b - a) % 12 + 1)
+
+        if year is not None:  # the year is the last month's: "from November to February 2023" ends in 2023
+            start, end = months(int(year) - (1 if b < a else 0))
+            return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, False)
+        if tense is None or _habitual(m):
+            return None  # "the park is open from April to October", "we always go from March to May": any year's
+        options = [months(y) for y in (today.year - 2, today.year - 1, today.year, today.year + 1)]
+    else:
+        if _habitual(m):
+            return None  # "I usually travel from the 1st to the 5th": any month's
+        d1, d2 = int(day1), int(day2)
+        if not (1 <= d1 <= 31 and 1 <= d2 <= 31):
+            return None
+
+        def in_month(first: datetime) -> tuple[datetime, datetime] | None:
+            start = _safe_date(first.year, first.month, d1)
+            last = _add_months(first, 1) if d2 < d1 else first
+            end = _safe_date(last.year, last.month, d2)
+            return None if start is None or end is None else (start, end + timedelta(days=1))
+
+        this = today.replace(day=1)
+        if rel is not None:
+            days = in_month(_add_months(this, {"this": 0, "next": 1, "last": -1}[rel.lower()]))
+            return None if days is None else TimeRef(days[0].timestamp(), days[1].timestamp(), "days", phrase, True)
+        options = [o for k in range(-3, 4) if (o := in_month(_add_months(this, k))) is not None]
+        if not options:
+            return None
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:  # reported, or a range of days said with no tense: the latest one over by the day it is said
+        start, end = next((o for o in reversed(options) if o[1] <= today + timedelta(days=1)), options[0])
+    return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True, yearless=month1 is not None)
+
+
 _WEEK_OF_MONTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2, "fourth": 3, "4th": 3,
                   "last": -1, "final": -1}
 
@@ -1073,7 +1139,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "holiday", "open_wd", "part_month", "part_week", "part_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "holiday", "open_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
