@@ -179,3 +179,25 @@ def test_a_question_about_a_range_names_its_days(question, first, last):
 def test_a_range_of_months_without_its_year_is_read_in_every_year_of_a_question():
     assert timeexpr.analyze_query("What did I do between March and May?", MAR_15).yearless
     assert not timeexpr.analyze_query("What did I do between 2019 and 2021?", MAR_15).yearless
+
+
+# -- a season spent ("we spent the summer in Italy") or opening a sentence ("The winter was harsh") ------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("We spent the summer in Italy.", (2022, 6, 1), (2022, 8, 31)),
+    ("We spent the fall in Vermont.", (2022, 9, 1), (2022, 11, 30)),
+    ("I'll spend the winter in Spain.", (2023, 12, 1), (2024, 2, 29)),    # the last one is over by 1 March
+    ("The winter was harsh.", (2022, 12, 1), (2023, 2, 28)),
+    ("The summer was great. We swam a lot.", (2022, 6, 1), (2022, 8, 31)),
+])
+def test_a_season_spent_or_opening_a_sentence_is_placed_by_its_clause(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "The summer house is ours.",            # a noun it describes
+    "The summer is the best season.",       # no tense: any summer
+    "The fall was painful.",                # as often the fall that hurt
+])
+def test_a_season_opening_a_sentence_of_no_tense_a_noun_or_a_fall_is_no_date(text):
+    assert said(text) is None

@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -163,7 +163,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                r"\b(last|this past|past|this coming|this|next)\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|"
                r"\b" + _SEASON + r"\s+(?:of\s+)?((?:19|20)\d{2})\b"),
     # a season said with "the" ("in the summer", "over the winter"): placed by the tense of the clause alone
-    ("the_season", r"\b(?:in|over|during|throughout)\s+the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)"),
+    # ("we spent the summer in Italy"), and one that opens a sentence before its verb ("The winter was harsh"; not "the
+    # fall", as often the one that hurt, nor "The summer house is ours")
+    ("the_season", r"(?:\b(?:in|over|during|throughout)\s+|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING)
+                   + r")the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|(?:^|(?<=[.!?\n])|(?<=[.!?\n] ))the\s+"
+                   r"(spring|summer|autumn|winter)\b(?!\s+(?:of|before|after)\b|['\u2019]|\s+(?!" + _GOES_ON
+                   + r"\b)(?-i:[a-z]))"),
     # a holiday whose day no country changes: "at Christmas", "on New Year's Eve", "over Easter" (computed), "last
     # Halloween", "for Valentine's Day 2022"; said after a word that places it, and not before a noun it describes
     # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
@@ -1106,9 +1111,10 @@ def _the_season(m: re.Match, g: tuple, today: datetime, tense: str | None) -> Ti
     clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
     if _HABIT.search(clause):
         return None
-    if g[0].lower() == "fall" and _INJURY.search(clause):
+    if (g[0] or "").lower() == "fall" and _INJURY.search(clause):
         return None  # "I slipped and broke my wrist in the fall": the fall that hurt, no season
-    month = _SEASON_START[g[0].lower()]
+    season = (g[0] or g[1]).lower()
+    month = _SEASON_START[season]
     options = [(first, _add_months(first, 3)) for first in
                (datetime(y, month, 1, tzinfo=timezone.utc) for y in range(today.year - 2, today.year + 2))]
     if tense == "future":
