@@ -201,3 +201,34 @@ def test_a_season_spent_or_opening_a_sentence_is_placed_by_its_clause(text, firs
 ])
 def test_a_season_opening_a_sentence_of_no_tense_a_noun_or_a_fall_is_no_date(text):
     assert said(text) is None
+
+
+# -- "back" as chats say "ago", and "the night before last" ----------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I saw her a few days back.", (2023, 3, 12), (2023, 3, 12)),          # as "a few days ago": three days back
+    ("I saw her two weeks back.", (2023, 2, 27), (2023, 3, 5)),            # the week that holds 1 March
+    ("I saw her a fortnight back.", (2023, 2, 27), (2023, 3, 5)),
+    ("A couple years back I lived in Rome.", (2021, 1, 1), (2021, 12, 31)),
+    ("I saw her the night before last.", (2023, 3, 13), (2023, 3, 13)),
+])
+def test_back_is_ago_and_the_night_before_last_is_two_days_back(text, first, last):
+    assert said(text) == days(first, last)
+    assert said(text) == said(text.replace(" back", " ago").replace("the night before last", "the day before "
+                                                                                                "yesterday"))
+
+
+@pytest.mark.parametrize("text", [
+    "My first day back at work was hard.",
+    "I spent two days back home.",
+    "We played two games back-to-back.",
+    "The launch was pushed two weeks back.",     # moved by a span
+    "The records go back two years.",
+])
+def test_back_after_a_move_or_before_a_place_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_reads_back_as_ago():
+    assert asked("What did I do a few days back?") == days((2023, 3, 12), (2023, 3, 12))
+    assert asked("What did I do the night before last?") == days((2023, 3, 13), (2023, 3, 13))

@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -178,7 +178,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
-    ("daybefore", rf"\bthe day before (?:{_YESTERDAY})\b"),
+    ("daybefore", rf"\bthe (?:day before (?:{_YESTERDAY})|night before last)\b"),
     ("dayafter", rf"\bthe day after (?:{_TOMORROW})\b"),
     # a count of units from a day: "3 days from now", "two weeks from today", "a week from Friday" (always forward:
     # the day they count from is the message's, the next one or a coming weekday); "from now on" and "30 days from
@@ -201,7 +201,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
                rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
     # "two weekends ago" too, and the units as chats clip them ("2 wks ago", "a yr ago")
-    ("ago", rf"\b{_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? ago\b"),
+    # ... and "back" as chats say "ago" ("a few days back", "two weeks back"; not "my first day back at work", "two days
+    # back home", "back-to-back")
+    ("ago", rf"\b{_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|\s+(?:at|home|in|on|"
+            r"to|into|from|with|and|where|up|then)\b))"),
     # "two Fridays ago": the Friday before the last one
     ("wds_ago", rf"\b{_NUM} {_WEEKDAY}s ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
@@ -268,12 +271,12 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "daybefore": ("day before ",), "dayafter": ("day after ",),
+    "dm": _MONTH_STARTS, "daybefore": ("day before ", "night before last"), "dayafter": ("day after ",),
     "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago",),
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
@@ -583,6 +586,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         back = (today.weekday() - WEEKDAYS[g[1].lower()]) % 7 or 7
         return _ref(today - timedelta(days=back + 7 * (_number(g[0]) - 1)), "day", phrase, True)
     if name in ("ago", "in_n"):
+        if name == "ago" and phrase.lower().endswith("back") \
+                and _MOVED_BACK.search(m.string, max(0, m.start() - 40), m.start()):
+            return None  # "the launch was pushed two weeks back", "the records go back two years": no date
         n = _number(g[0])
         if name == "in_n" and n == 1 and (not future and g[1].lower() != "fortnight"
                                           or _PER_UNIT.search(m.string[max(0, m.start() - 60):m.start()])):
@@ -1304,6 +1310,10 @@ _RETURN = re.compile(r"\b(?:be|am|'m|is|'s|are|'re|come|comes|coming|go|goes|goi
                      r"returning|move|moves|moving)\s+back\s+$", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
+# a verb that moves a thing back by a span, or reaches back over one: "back" is then no "ago"
+_MOVED_BACK = re.compile(r"\b(?:push\w*|set|sets|setting|mov\w*|put|puts|putting|delay\w*|bump\w*|pull\w*|roll\w*|"
+                         r"shift\w*|postpon\w*|knock\w*|step\w*|go|goes|going|gone|went|dat(?:e|es|ed|ing)|trac\w+|"
+                         r"reach\w*|look\w*|think\w*|thought|turn\w*|fell|fall\w*|pushed)\b(?:\s+[\w'-]+){0,3}\s*$", re.I)
 _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|months|minutes|sessions|"
                        r"pages|words)\b[^.!?;,]*$", re.I)
 
@@ -1418,7 +1428,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 
 # Every pattern needs one of these words or a number (or 元年, the first year of a Japanese era): one search rules
 # most messages out before the patterns run.
-_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|last|next|"
+_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|back|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|wknd|wkend|" +
