@@ -232,3 +232,44 @@ def test_back_after_a_move_or_before_a_place_is_no_date(text):
 def test_a_question_reads_back_as_ago():
     assert asked("What did I do a few days back?") == days((2023, 3, 12), (2023, 3, 12))
     assert asked("What did I do the night before last?") == days((2023, 3, 13), (2023, 3, 13))
+
+
+# -- a day as an ordinal spelled out, or after "the" ---------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("I'll call you on the third.", (2023, 4, 3)),          # as "on the 3rd": to come, the next 3rd
+    ("I called her on the third.", (2023, 3, 3)),
+    ("Rent is due on the first.", (2023, 4, 1)),
+    ("I'll see you on the twenty-first.", (2023, 3, 21)),
+    ("I'll pay on the twentieth of next month.", (2023, 4, 20)),
+    ("I went there March the 3rd.", (2023, 3, 3)),
+    ("We met on the first of May.", (2022, 5, 1)),           # as "on the 1st of May"
+    ("We met on the third of June, 2022.", (2022, 6, 3)),
+    ("I'll see you May twenty-first.", (2023, 5, 21)),
+])
+def test_a_day_as_an_ordinal_word_is_the_day_its_digits_are(text, day):
+    assert said(text) == days(day, day)
+
+
+@pytest.mark.parametrize("text, digits", [
+    ("I'll call you on the third.", "I'll call you on the 3rd."),
+    ("We met on the first of May.", "We met on the 1st of May."),
+    ("I went there March the 3rd.", "I went there March 3rd."),
+])
+def test_an_ordinal_word_reads_as_its_digits_do(text, digits):
+    assert said(text) == said(digits)
+
+
+@pytest.mark.parametrize("text", [
+    "I got it on the first try.",              # what the ordinal counts
+    "He finished on the second-to-last day.",
+    "You may first want to rest.",             # the verb
+    "May the 4th be with you.",
+])
+def test_an_ordinal_word_that_counts_a_thing_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_reads_an_ordinal_word():
+    assert asked("What did I do on the first of March?") == days((2023, 3, 1), (2023, 3, 1))
+    assert asked("What did I do on the third?") == days((2023, 3, 3), (2023, 3, 3))

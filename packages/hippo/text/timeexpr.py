@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -50,6 +50,14 @@ NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5
            "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2, "a couple of": 2, "a couple": 2,
            "couple of": 2, "a few": 3, "few": 3, "several": 3}
 
+# the days of a month as ordinals spelled out ("on the third", "the first of May", "March twenty-first")
+_ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+                  "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+                  "eighteenth", "nineteenth", "twentieth")
+ORDINALS = {w: i for i, w in enumerate(_ORDINAL_WORDS, 1)}
+ORDINALS.update({f"twenty{sep}{w}": 20 + i for i, w in enumerate(_ORDINAL_WORDS[:9], 1) for sep in ("-", " ")})
+ORDINALS.update({"thirtieth": 30, "thirty-first": 31, "thirty first": 31})
+_ORDINAL = "(" + "|".join(sorted(ORDINALS, key=len, reverse=True)) + ")"
 _MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|" \
          r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _WEEKDAY = r"(monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
@@ -135,6 +143,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
+    # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
+    # "on the third of June, 2022"
+    ("dm_word", rf"\b(?:on )?the {_ORDINAL} of {_MONTH}\b(?:,?\s+((?:19|20)\d{{2}})\b)?"),
+    ("md_word", rf"\b(?:on )?{_MONTH}\.? (?:the )?(?:{_ORDINAL}|(?<=the )(\d{{1,2}})(?:st|nd|rd|th))\b"
+                r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:,?\s+((?:19|20)\d{2})\b)?"),
     # a range of months, days of a month or years: "between March and May", "from January to February 2022", "from
     # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
     ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
@@ -195,7 +208,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                  r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
     # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
     # counts, unless it is one of the small words a sentence goes on with
-    ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
+    ("nth", r"\bon the (?:(\d{1,2})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|\s+(?!" + _GOES_ON
+            + r"\b)(?-i:[a-z]))"
             r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
@@ -271,7 +285,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "daybefore": ("day before ", "night before last"), "dayafter": ("day after ",),
+    "dm": _MONTH_STARTS, "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"), "dayafter": ("day after ",),
     "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
@@ -510,6 +524,16 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _season(m, g, today, tense)
     if name == "the_season":
         return _the_season(m, g, today, tense)
+    if name in ("dm_word", "md_word"):
+        month, day = (_month_of(g[1]), ORDINALS[" ".join(g[0].lower().split())]) if name == "dm_word" else \
+            (_month_of(g[0]), ORDINALS[" ".join(g[1].lower().split())] if g[1] else int(g[2]))
+        if g[-1] is not None:  # "the first of May 2022"
+            d = _safe_date(int(g[-1]), month, day)
+            return _ref(d, "day", phrase, False) if d else None
+        if name == "md_word" and g[0].lower() in ("may", "march") and not g[0][:1].isupper():
+            return None  # "you may first want to": the verb
+        g = (g[0], str(day)) if name == "md_word" else (str(day), g[1])
+        name = "md" if name == "md_word" else "dm"
     if name in ("md", "dm"):
         month, day = (_month_of(g[0]), int(g[1])) if name == "md" else (_month_of(g[1]), int(g[0]))
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
@@ -535,7 +559,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             d = min(options, key=lambda o: abs((o - today).total_seconds()))
         return _ref(d, "day", phrase, True, yearless=True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
-        day = int(g[0])
+        day = int(g[0]) if g[0] is not None else ORDINALS[" ".join(g[1].lower().split())]
+        g = (g[0], g[2])
         if g[1] is not None:  # "on the 20th of this month", "of next month"; "of each month" is no day but a rate
             if g[1].lower() in ("each", "every"):
                 return None
@@ -1151,7 +1176,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "holiday", "open_wd", "part_month", "part_week", "part_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
