@@ -273,3 +273,23 @@ def test_an_ordinal_word_that_counts_a_thing_is_no_date(text):
 def test_a_question_reads_an_ordinal_word():
     assert asked("What did I do on the first of March?") == days((2023, 3, 1), (2023, 3, 1))
     assert asked("What did I do on the third?") == days((2023, 3, 3), (2023, 3, 3))
+
+
+# -- "half a year ago": six months back, not a year -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, same_as", [
+    ("I moved here half a year ago.", "I moved here 6 months ago."),    # the week around 15 September 2022
+    ("I moved here half a month ago.", "I moved here 2 weeks ago."),
+])
+def test_half_a_year_ago_is_six_months_ago(text, same_as):
+    assert said(text) == said(same_as)
+
+
+def test_half_a_year_ago_by_hand():
+    assert said("I moved here half a year ago.") == days((2022, 9, 12), (2022, 9, 18))
+    assert asked("What did I do half a year ago?") == days((2022, 9, 12), (2022, 9, 18))
+
+
+@pytest.mark.parametrize("text", ["I slept half a day ago.", "I'll be done half a day from now."])
+def test_half_a_day_is_no_day_a_count_names(text):
+    assert said(text) is None      # was the day before, and the day after

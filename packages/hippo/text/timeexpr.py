@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -196,10 +196,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a count of units from a day: "3 days from now", "two weeks from today", "a week from Friday" (always forward:
     # the day they count from is the message's, the next one or a coming weekday); "from now on" and "30 days from
     # today until April 15" are no date
-    ("from_day", rf"\b{_NUM} {_UNIT} from (now|{_TODAY}|{_TOMORROW}|{_WEEKDAY[1:-1]})\b"
+    ("from_day", rf"\b(?<!\bhalf ){_NUM} {_UNIT} from (now|{_TODAY}|{_TOMORROW}|{_WEEKDAY[1:-1]})\b"
                  r"(?!\s+(?:on|until|till|to|through|thru)\b)"),
     # a count back from a day: "a year ago today" (that day a year before), "two weeks ago yesterday"
-    ("ago_today", rf"\b{_NUM} {_UNIT} ago,? ({_TODAY}|{_YESTERDAY}|{_TOMORROW})\b"),
+    ("ago_today", rf"\b(?<!\bhalf ){_NUM} {_UNIT} ago,? ({_TODAY}|{_YESTERDAY}|{_TOMORROW})\b"),
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
     ("yesterday", r"\b(yesterday|yday|yest|last night)\b"),
     ("today", r"\b(today|2day|tonight|tonite|2nite|this morning|this afternoon|this evening|earlier today)\b"),
@@ -217,7 +217,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "two weekends ago" too, and the units as chats clip them ("2 wks ago", "a yr ago")
     # ... and "back" as chats say "ago" ("a few days back", "two weeks back"; not "my first day back at work", "two days
     # back home", "back-to-back")
-    ("ago", rf"\b{_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|\s+(?:at|home|in|on|"
+    # "half a year ago" is six months back, "half a month ago" two weeks (not "a year ago", "a month ago")
+    ("half_ago", r"\bhalf an? (month|year|yr) (?:ago|back)\b"),
+    ("ago", rf"\b(?<!\bhalf ){_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|\s+(?:at|home|in|on|"
             r"to|into|from|with|and|where|up|then)\b))"),
     # "two Fridays ago": the Friday before the last one
     ("wds_ago", rf"\b{_NUM} {_WEEKDAY}s ago\b"),
@@ -290,7 +292,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"),
+    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"), "half_ago": ("half a",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
@@ -610,6 +612,13 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "wds_ago":  # counted back from the last such weekday before the day it is said
         back = (today.weekday() - WEEKDAYS[g[1].lower()]) % 7 or 7
         return _ref(today - timedelta(days=back + 7 * (_number(g[0]) - 1)), "day", phrase, True)
+    if name == "half_ago":  # as "6 months ago" and "2 weeks ago" are
+        if g[0].lower() == "month":
+            start = today - timedelta(days=14)
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        first = _add_months(today.replace(day=1), -6)
+        last_day = calendar.monthrange(first.year, first.month)[1]
+        return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
     if name in ("ago", "in_n"):
         if name == "ago" and phrase.lower().endswith("back") \
                 and _MOVED_BACK.search(m.string, max(0, m.start() - 40), m.start()):
