@@ -144,6 +144,7 @@ def test_a_question_before_a_holiday_lifts_what_was_said_before_it():
     # with its year (the last month's)
     ("I was in Spain from January to February 2022.", (2022, 1, 1), (2022, 2, 28)),
     ("We lived there from 2019 to 2021.", (2019, 1, 1), (2021, 12, 31)),
+    ("From 2019 to 2021 I lived in Rome.", (2019, 1, 1), (2021, 12, 31)),
     # days of the month: this month's when over, the coming ones when to come
     ("I was away from the 3rd to the 5th.", (2023, 3, 3), (2023, 3, 5)),
     ("I'll be away from the 20th to the 25th.", (2023, 3, 20), (2023, 3, 25)),
@@ -160,6 +161,7 @@ def test_a_range_is_the_days_from_its_first_to_its_last(text, first, last):
     "I pay from the 1st to the 5th of each month.",  # a rate
     "I went from the 3rd to the 5th floor.",         # what the ordinals count
     "It grew from 2010 to 2020 words.",              # no years
+    "Between 1990 and 2000 people came.",
 ])
 def test_a_range_of_a_habit_a_rate_or_a_count_is_no_date(text):
     assert said(text) is None

@@ -154,7 +154,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d)|the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:and|to|through|"
               r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b)?"
               r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|through|thru|till|until|-|"
-              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*(?:-|\u2013|words|[a-z]+s\b)))"),
+              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
