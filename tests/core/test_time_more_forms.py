@@ -295,3 +295,62 @@ def test_half_a_year_ago_by_hand():
 @pytest.mark.parametrize("text", ["I slept half a day ago.", "I'll be done half a day from now."])
 def test_half_a_day_is_no_day_a_count_names(text):
     assert said(text) is None      # was the day before, and the day after
+
+
+# -- the forms chats use, each worked out by hand for Wednesday 15 March 2023 -----------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I went to Paris in mid-April.", (2022, 4, 11), (2022, 4, 20)),       # reported: the latest one begun
+    ("I'll be in Paris in mid-April.", (2023, 4, 11), (2023, 4, 20)),
+    ("We're moving early next month.", (2023, 4, 1), (2023, 4, 10)),
+    ("I changed jobs late last year.", (2022, 9, 1), (2022, 12, 31)),      # a third of a year
+    ("I'll pay you back at the end of the month.", (2023, 3, 21), (2023, 3, 31)),
+    ("We had a party at the end of the month.", (2023, 2, 21), (2023, 2, 28)),   # this one has not begun
+    ("I went to the lake the weekend before last.", (2023, 3, 4), (2023, 3, 5)),
+    ("I'm flying out the day after tomorrow.", (2023, 3, 17), (2023, 3, 17)),
+    ("I saw Maya the other day.", (2023, 3, 8), (2023, 3, 14)),
+    ("I quit smoking a few days ago.", (2023, 3, 12), (2023, 3, 12)),
+    ("I got my results a fortnight ago.", (2023, 2, 27), (2023, 3, 5)),    # the week that holds 1 March
+    ("The results come in a fortnight.", (2023, 3, 27), (2023, 4, 2)),     # the week that holds 29 March
+    ("I'll be back in two weeks' time.", (2023, 3, 27), (2023, 4, 2)),
+    ("I'll call you on the 3rd.", (2023, 4, 3), (2023, 4, 3)),
+    ("I called her on the 3rd.", (2023, 3, 3), (2023, 3, 3)),
+    ("This time last year I was in Rome.", (2022, 3, 12), (2022, 3, 18)),
+    ("We went to Greece in the summer.", (2022, 6, 1), (2022, 8, 31)),
+    ("I'll go to Greece in the spring.", (2023, 3, 1), (2023, 5, 31)),     # the one the day is in
+    ("We moved in the fall.", (2022, 9, 1), (2022, 11, 30)),
+    ("The meeting is a week from Friday.", (2023, 3, 24), (2023, 3, 24)),
+    ("The meeting is Friday week.", (2023, 3, 24), (2023, 3, 24)),
+    ("I've been running since January.", (2023, 1, 1), (2023, 3, 15)),
+    ("I went there on March 3rd.", (2023, 3, 3), (2023, 3, 3)),
+    ("I went there on the 3rd of March.", (2023, 3, 3), (2023, 3, 3)),
+    ("I went there on 3 March.", (2023, 3, 3), (2023, 3, 3)),
+    ("I went there 3 March 2022.", (2022, 3, 3), (2022, 3, 3)),
+    ("I went there on March 3rd, 2022.", (2022, 3, 3), (2022, 3, 3)),
+])
+def test_the_forms_chats_use_said_on_15_march_2023(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("question, first, last", [
+    ("What did I do in mid-April?", (2022, 4, 11), (2022, 4, 20)),
+    ("What am I doing in mid-April?", (2023, 4, 11), (2023, 4, 20)),
+    ("What did I do early last month?", (2023, 2, 1), (2023, 2, 10)),
+    ("What did I do late last year?", (2022, 9, 1), (2022, 12, 31)),
+    ("What am I doing at the end of the month?", (2023, 3, 21), (2023, 3, 31)),
+    ("What did I do the weekend before last?", (2023, 3, 4), (2023, 3, 5)),
+    ("What happened the other day?", (2023, 3, 8), (2023, 3, 14)),
+    ("What did I do a fortnight ago?", (2023, 2, 27), (2023, 3, 5)),
+    ("What's happening in two weeks' time?", (2023, 3, 27), (2023, 4, 2)),
+    ("What am I doing a week from Friday?", (2023, 3, 24), (2023, 3, 24)),
+    ("What did I do this time last year?", (2022, 3, 12), (2022, 3, 18)),
+    ("What did I do in the winter?", (2022, 12, 1), (2023, 2, 28)),
+    ("What did I do on the 3rd?", (2023, 3, 3), (2023, 3, 3)),
+    ("What did I do on 3 March?", (2023, 3, 3), (2023, 3, 3)),
+])
+def test_the_forms_chats_use_asked_on_15_march_2023(question, first, last):
+    assert asked(question) == days(first, last)
+
+
+def test_since_a_month_in_a_question_is_open_up_to_the_asker():
+    assert asked("What did I do since January?") == (at(2023, 1, 1), INF)
