@@ -104,6 +104,13 @@ def test_a_question_before_or_after_a_holiday_is_open_on_that_side(question, win
     assert asked(question) == window
 
 
+def test_a_question_after_a_holiday_asked_during_it_is_after_the_last_one_over():
+    # asked on Easter Sunday 9 April 2023, Easter 2023 (7-10 April) is not over: after Easter 2022 (15-18 April)
+    assert asked("What did I do after Easter?", at(2023, 4, 9, 12)) == (at(2022, 4, 19), INF)
+    # asked on 26 December 2023, Christmas 2023 is over
+    assert asked("What did I do after Christmas?", at(2023, 12, 26, 12)) == (at(2023, 12, 26), INF)
+
+
 def test_before_a_holiday_in_a_message_is_still_no_date():
     # a message's "before Christmas" says no day, as its "after May" does not
     assert said("I went to Oslo before Christmas.") is None

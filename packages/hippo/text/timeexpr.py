@@ -987,6 +987,8 @@ def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         start, end = [o for o in options if o[0] <= today][-1]
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", m.group(0), True,
                        onset_end=min(end, today + timedelta(days=1)).timestamp())
+    elif tense == "past" and lead == "after":  # a question's "what did I do after Easter?": the latest one over
+        start, end = [o for o in options if o[1] <= today][-1]
     elif tense == "past":
         start, end = [o for o in options if o[0] <= today][-1]
     elif tense == "future" or lead in ("for", "by", "until", "till"):
