@@ -361,3 +361,32 @@ def test_the_forms_chats_use_asked_on_15_march_2023(question, first, last):
 
 def test_since_a_month_in_a_question_is_open_up_to_the_asker():
     assert asked("What did I do since January?") == (at(2023, 1, 1), INF)
+
+
+# -- a day of the month after "by", "until" and "since", and a question's "before the 10th" ------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I need it by the 20th.", (2023, 3, 20), (2023, 3, 20)),       # a deadline: the coming one, as "by Friday"
+    ("I'm away until the 20th.", (2023, 3, 20), (2023, 3, 20)),
+    ("I finished it by the 10th.", (2023, 3, 10), (2023, 3, 10)),   # reported: the last one
+    ("I've been sick since the 10th.", (2023, 3, 10), (2023, 3, 15)),   # up to the day it is said
+    ("I've been here since the 20th.", (2023, 2, 20), (2023, 3, 15)),   # the last 20th
+])
+def test_a_day_of_the_month_after_by_until_or_since(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("question, window", [
+    ("What is due by the 20th?", days((2023, 3, 20), (2023, 3, 20))),
+    ("What have I done since the 10th?", days((2023, 3, 10), (2023, 3, 15))),
+    ("What did I do before the 10th?", (-INF, at(2023, 3, 10))),
+    ("What did I do after the 10th?", (at(2023, 3, 11), INF)),
+])
+def test_a_question_before_after_or_since_a_day_of_the_month(question, window):
+    assert asked(question) == window
+
+
+@pytest.mark.parametrize("text", ["It was decided by the 3rd vote.", "We stayed until the 11th hour.",
+                                  "I've known her since the 1st grade."])
+def test_a_day_of_the_month_that_counts_a_thing_is_no_date(text):
+    assert said(text) is None

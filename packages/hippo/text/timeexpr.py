@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -129,6 +129,12 @@ _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|la
                + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{{2}})\b)?"
                r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))")
 
+# "on the 3rd", "by the 20th", "since the 10th" (a question's "before the 10th" and "after the 3rd" too: {lead}), not
+# "on the 3rd floor" / "by the 18th hole": a word in lowercase after the ordinal is what it counts, unless it is one
+# of the small words a sentence goes on with
+_NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|"
+           r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -206,11 +212,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("tmr" alone is also a timer in code: read between spaces and before no operator, "see u tmr!")
     ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b|"
                  r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
-    # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
-    # counts, unless it is one of the small words a sentence goes on with
-    ("nth", r"\bon the (?:(\d{1,2})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|\s+(?!" + _GOES_ON
-            + r"\b)(?-i:[a-z]))"
-            r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?"),
+    ("nth", _NTH_RX.format(lead="")),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
                rf"\bon {_WEEKDAY},? {_NUM} (week|fortnight)s? ago\b"),
@@ -292,7 +294,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ",), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"), "half_ago": ("half a",),
+    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ", "to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"), "half_ago": ("half a",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
@@ -561,13 +563,18 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             d = min(options, key=lambda o: abs((o - today).total_seconds()))
         return _ref(d, "day", phrase, True, yearless=True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
-        day = int(g[0]) if g[0] is not None else ORDINALS[" ".join(g[1].lower().split())]
-        g = (g[0], g[2])
-        if g[1] is not None:  # "on the 20th of this month", "of next month"; "of each month" is no day but a rate
-            if g[1].lower() in ("each", "every"):
+        lead = g[0].lower()
+        day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
+        # "by the 20th", "until the 20th": the coming one unless the clause reports the past, as "by Friday" is;
+        # "since the 10th" the days from the last one up to the day it is said
+        future = lead != "since" and (future or lead in ("by", "until", "till") and tense != "past")
+        if g[3] is not None:  # "on the 20th of this month", "of next month"; "of each month" is no day but a rate
+            if g[3].lower() in ("each", "every"):
                 return None
-            first = _add_months(today.replace(day=1), {"this": 0, "next": 1, "last": -1}[g[1].lower()])
+            first = _add_months(today.replace(day=1), {"this": 0, "next": 1, "last": -1}[g[3].lower()])
             d = _safe_date(first.year, first.month, day)
+            if d is not None and lead == "since":
+                return _since_day(d, today, phrase)
             return _ref(d, "day", phrase, True) if d else None
         d = _safe_date(now.year, now.month, day)
         step = 1 if future else -1
@@ -581,7 +588,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             if abs(month.year - today.year) > 1:
                 return None  # no such day in any month ("on the 32nd")
             d = _safe_date(month.year, month.month, day)
-        return _ref(d, "day", phrase, True)
+        return _since_day(d, today, phrase) if lead == "since" else _ref(d, "day", phrase, True)
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
@@ -785,6 +792,14 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True,
                     yearless=not phrase.lower().startswith(("last", "this")))
     return None
+
+
+def _since_day(d: datetime, today: datetime, phrase: str) -> TimeRef | None:
+    """The days from ``d`` up to ``today``, that day included ("since the 10th"); None when ``d`` is after it."""
+    if d > today:
+        return None
+    return TimeRef(d.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True,
+                   onset_end=(d + timedelta(days=1)).timestamp())
 
 
 def _from_day(g: tuple, today: datetime, phrase: str) -> TimeRef:
@@ -1511,7 +1526,8 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
 _QUERY_SPAN_BACK = re.compile(rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) {_NUM} "
                               r"(days|weeks|fortnights)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)", re.I)
 _QUERY_HOLIDAY = re.compile(_HOLIDAY_RX.format(lead=r"before|after|prior\s+to|"), re.I)
-_QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else _QUERY_HOLIDAY if name == "holiday" else rx)
+_QUERY_NTH = re.compile(_NTH_RX.format(lead=r"before|after|prior\s+to|"), re.I)
+_QUERY_PATTERNS = [(name, {"span_back": _QUERY_SPAN_BACK, "holiday": _QUERY_HOLIDAY, "nth": _QUERY_NTH}.get(name, rx))
                    for name, rx in _PATTERNS]
 
 
