@@ -390,3 +390,18 @@ def test_a_question_before_after_or_since_a_day_of_the_month(question, window):
                                   "I've known her since the 1st grade."])
 def test_a_day_of_the_month_that_counts_a_thing_is_no_date(text):
     assert said(text) is None
+
+
+@pytest.mark.parametrize("question, window", [
+    # the latest summer begun before the asker's day is 2022's (June-August)
+    ("What did I do before the summer?", (-INF, at(2022, 6, 1))),
+    ("What did I do after the summer?", (at(2022, 9, 1), INF)),
+    # the last Friday is 10 March, the last Monday 13 March
+    ("What did I do before Friday?", (-INF, at(2023, 3, 10))),
+    ("What did I do after Monday?", (at(2023, 3, 14), INF)),
+    ("What should I finish before Friday?", (-INF, at(2023, 3, 17))),    # to come: the coming Friday
+    # a time next to the weekday: the weekday stands for it, as a date does
+    ("What did I do the day before Friday?", days((2023, 3, 10), (2023, 3, 10))),
+])
+def test_a_question_before_or_after_a_season_or_a_weekday(question, window):
+    assert asked(question) == window

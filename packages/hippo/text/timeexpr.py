@@ -135,6 +135,15 @@ _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|la
 _NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|"
            r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
 
+# a season said with "the" ("in the summer", "we spent the summer", "The winter was harsh"); a question's "before the
+# summer" too ({lead})
+_THE_SEASON_RX = (r"(?:\b(?:{lead}in|over|during|throughout)\s+|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING)
+                  + r")the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|(?:^|(?<=[.!?\n])|(?<=[.!?\n] ))the\s+"
+                  r"(spring|summer|autumn|winter)\b(?!\s+(?:of|before|after)\b|['\u2019]|\s+(?!" + _GOES_ON
+                  + r"\b)(?-i:[a-z]))")
+# "last Friday", "on Friday"; a question's "before Friday", "after Monday" too ({lead})
+_LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -184,10 +193,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a season said with "the" ("in the summer", "over the winter"): placed by the tense of the clause alone
     # ("we spent the summer in Italy"), and one that opens a sentence before its verb ("The winter was harsh"; not "the
     # fall", as often the one that hurt, nor "The summer house is ours")
-    ("the_season", r"(?:\b(?:in|over|during|throughout)\s+|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING)
-                   + r")the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|(?:^|(?<=[.!?\n])|(?<=[.!?\n] ))the\s+"
-                   r"(spring|summer|autumn|winter)\b(?!\s+(?:of|before|after)\b|['\u2019]|\s+(?!" + _GOES_ON
-                   + r"\b)(?-i:[a-z]))"),
+    ("the_season", _THE_SEASON_RX.format(lead="")),
     # a holiday whose day no country changes: "at Christmas", "on New Year's Eve", "over Easter" (computed), "last
     # Halloween", "for Valentine's Day 2022"; said after a word that places it, and not before a noun it describes
     # ("a Christmas tree", "for Christmas dinner", "the meaning of Christmas"), or after a verb of spending or
@@ -238,7 +244,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("last_unit", r"\b(?:last|(?:this|the) past) (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b(?!\s+of\b)"),
     # "sick since Tuesday": the days from the last Tuesday before the message up to its day
     ("since_wd", rf"\bsince (?:last |this past |past )?{_WEEKDAY_CLIPPED}\b"),
-    ("last_wd", rf"\b(?:last|this past|on|past) {_WEEKDAY_CLIPPED}\b"),
+    ("last_wd", _LAST_WD_RX.format(lead="")),
     # a weekday that opens a sentence, before its subject: "Saturday I went to the market", "Sunday we're driving up",
     # "Friday night we went out" (the last or the coming one, by the clause; dated only when the clause says which)
     ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
@@ -1525,9 +1531,10 @@ def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None,
 # read by their last word, or not at all, named other days.
 _QUERY_SPAN_BACK = re.compile(rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) {_NUM} "
                               r"(days|weeks|fortnights)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)", re.I)
-_QUERY_HOLIDAY = re.compile(_HOLIDAY_RX.format(lead=r"before|after|prior\s+to|"), re.I)
-_QUERY_NTH = re.compile(_NTH_RX.format(lead=r"before|after|prior\s+to|"), re.I)
-_QUERY_PATTERNS = [(name, {"span_back": _QUERY_SPAN_BACK, "holiday": _QUERY_HOLIDAY, "nth": _QUERY_NTH}.get(name, rx))
+_QUERY_BOUNDED = {name: re.compile(rx.format(lead=r"before|after|prior\s+to|"), re.I)
+                  for name, rx in (("holiday", _HOLIDAY_RX), ("nth", _NTH_RX), ("the_season", _THE_SEASON_RX),
+                                   ("last_wd", _LAST_WD_RX))}
+_QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else _QUERY_BOUNDED.get(name, rx))
                    for name, rx in _PATTERNS]
 
 
