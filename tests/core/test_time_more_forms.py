@@ -405,3 +405,35 @@ def test_a_day_of_the_month_that_counts_a_thing_is_no_date(text):
 ])
 def test_a_question_before_or_after_a_season_or_a_weekday(question, window):
     assert asked(question) == window
+
+
+# -- weeks on from a day, as Britain says them ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("I'll see her a week today.", (2023, 3, 22)),            # was today, 15 March
+    ("I'll see her a week tomorrow.", (2023, 3, 23)),         # was tomorrow, 16 March
+    ("I'll see her a fortnight today.", (2023, 3, 29)),
+    ("Two weeks today I start the new job.", (2023, 3, 29)),
+    ("I'll see her two weeks on Friday.", (2023, 3, 31)),     # was the coming Friday, 17 March
+    ("I'll see her three weeks Friday.", (2023, 4, 7)),
+    ("I'll see her a week on Friday.", (2023, 3, 24)),        # as before
+])
+def test_weeks_on_from_a_day_are_counted_forward(text, day):
+    assert said(text) == days(day, day)
+
+
+@pytest.mark.parametrize("text", [
+    "I've been sober a week today.",           # today is the day
+    "We've been dating for 3 weeks today.",
+])
+def test_weeks_up_to_today_leave_today(text):
+    assert said(text) == days((2023, 3, 15), (2023, 3, 15))
+
+
+@pytest.mark.parametrize("text", ["I worked 40 hours a week Monday to Friday.", "Two weeks Monday through Friday."])
+def test_a_rate_or_a_range_of_weekdays_is_no_day_weeks_on(text):
+    assert said(text) is None
+
+
+def test_a_question_a_week_today():
+    assert asked("What am I doing a week today?") == days((2023, 3, 22), (2023, 3, 22))

@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -210,6 +210,13 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # today until April 15" are no date
     ("from_day", rf"\b(?<!\bhalf ){_NUM} {_UNIT} from (now|{_TODAY}|{_TOMORROW}|{_WEEKDAY[1:-1]})\b"
                  r"(?!\s+(?:on|until|till|to|through|thru)\b)"),
+    # weeks on from a day, as Britain says them: "a week today", "a fortnight tomorrow" (of what is to come: "sober a
+    # week today" is today), "two weeks on Friday", "three weeks Friday" (a week after the coming Friday, as "a week on
+    # Friday" is)
+    # ("40 hours a week Monday to Friday" is a rate and a range of days)
+    ("weeks_on", rf"\b(?<!\bhalf )(?<!\bper )(?<!\bhours )(?<!\bhrs )(?<!\btimes )(?<!\bdays )(?<!\bnights )"
+                 rf"{_NUM} (week|fortnight)s? (?:(?:on )?({_WEEKDAY[1:-1]})\b(?!\s*(?:-|\u2013|to|through|thru|"
+                 rf"until|till|and|or)\b)|({_TODAY}|{_TOMORROW})\b)"),
     # a count back from a day: "a year ago today" (that day a year before), "two weeks ago yesterday"
     ("ago_today", rf"\b(?<!\bhalf ){_NUM} {_UNIT} ago,? ({_TODAY}|{_YESTERDAY}|{_TOMORROW})\b"),
     # the words also as chats type them (hippo.text.shorthand): "yday", "2day", "tonite", "tmrw", "tommorow"
@@ -300,7 +307,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ", "to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "ago": (" ago", " back"), "half_ago": ("half a",),
+    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ", "to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"), "ago": (" ago", " back"), "half_ago": ("half a",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
@@ -733,6 +740,15 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         else:
             day = _shifted(today, -1)
         return _ref(day - timedelta(days=3), "week", phrase, True)
+    if name == "weeks_on":
+        weeks = _number(g[0]) * (2 if g[1].lower() == "fortnight" else 1)
+        if g[2] is not None:  # a week after the coming weekday (the one after when said on it), and so on
+            wd = WEEKDAYS[g[2].lower()]
+            return _ref(today + timedelta(days=((wd - today.weekday()) % 7 or 7) + 7 * weeks), "day", phrase, True)
+        if tense != "future":
+            return None  # "I've been sober a week today": today is the day ("today" reads it)
+        day = today + timedelta(days=1 if re.fullmatch(_TOMORROW, g[3], re.I) else 0)
+        return _ref(day + timedelta(days=7 * weeks), "day", phrase, True)
     if name == "wd_week":
         wd = WEEKDAYS[(g[0] or g[1]).lower()]
         return _ref(today + timedelta(days=((wd - today.weekday()) % 7 or 7) + 7), "day", phrase, True)
@@ -1208,7 +1224,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
