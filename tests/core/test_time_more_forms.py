@@ -437,3 +437,14 @@ def test_a_rate_or_a_range_of_weekdays_is_no_day_weeks_on(text):
 
 def test_a_question_a_week_today():
     assert asked("What am I doing a week today?") == days((2023, 3, 22), (2023, 3, 22))
+
+
+@pytest.mark.parametrize("text", ["I saw her the other night.", "I saw her the other morning.",
+                                  "I saw her the other day lol"])
+def test_the_other_night_is_the_week_of_days_before_as_the_other_day(text):
+    assert said(text) == days((2023, 3, 8), (2023, 3, 14))
+
+
+@pytest.mark.parametrize("text", ["I work the other night shift.", "She stays up every other night."])
+def test_the_other_night_before_a_noun_or_as_a_rate_is_no_date(text):
+    assert said(text) is None

@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -257,7 +257,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
                 r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
-    ("other_day", r"\b(?<!every )the other day\b"),
+    # ("the other night", "the other morning" too; not "the other night shift")
+    ("other_day", r"\b(?<!every )the other (?:day|(?:night|morning|afternoon|evening)\b(?!\s+(?!" + _GOES_ON
+                  + r"\b)(?-i:[a-z])))\b"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
     # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
     # weekend, in advice ("set specific times during the weekend for book discussions")
@@ -311,7 +313,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "wds_ago": ("days ago",), "span_back": ("last ", "past "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
-    "other_day": ("the other day",), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
+    "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
+                                "the other evening"), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("this time last ",),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
