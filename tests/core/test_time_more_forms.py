@@ -448,3 +448,13 @@ def test_the_other_night_is_the_week_of_days_before_as_the_other_day(text):
 @pytest.mark.parametrize("text", ["I work the other night shift.", "She stays up every other night."])
 def test_the_other_night_before_a_noun_or_as_a_rate_is_no_date(text):
     assert said(text) is None
+
+
+@pytest.mark.parametrize("text, first, last", [
+    ("This time next year I'll be in Rome.", (2024, 3, 12), (2024, 3, 18)),   # was the whole of 2024
+    ("Same time next week?", (2023, 3, 19), (2023, 3, 25)),                    # the week around 22 March
+    ("This time last week I was in Rome.", (2023, 3, 5), (2023, 3, 11)),       # as before
+    ("This time last year I was in Rome.", (2022, 3, 12), (2022, 3, 18)),
+])
+def test_this_time_next_year_is_the_week_around_that_day(text, first, last):
+    assert said(text) == days(first, last)

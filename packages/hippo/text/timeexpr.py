@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -242,8 +242,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
-    # "this time last year": the week around the same day a year before, not the whole year
-    ("this_time", r"\b(?:(?:around|about|at)\s+)?this time last (week|month|year)\b"),
+    # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
+    # "same time next week": a year or a week on)
+    ("this_time", r"\b(?:(?:around|about|at|by)\s+)?(?:this|the\s+same|same) time (last|next) (week|month|year)\b"),
     # "Tuesday week", "a week on Tuesday" (said in Britain): a week after the coming Tuesday
     # ("a Monday to Sunday week" is a kind of week)
     ("wd_week", rf"(?:\b(?:on|next|this) |(?<!\bto )(?<!\bthrough )(?<!\bthru )(?<!\buntil )(?<!\bevery )(?<!\beach )"
@@ -316,7 +317,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
                                 "the other evening"), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
     "after_next": (" after next",),
-    "before_last": (" before last",), "this_time": ("this time last ",),
+    "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
     "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
@@ -733,15 +734,15 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return _ref(sat + timedelta(days=14), "weekend", phrase, True)
         ahead = (WEEKDAYS[unit] - today.weekday()) % 7 or 7
         return _ref(today + timedelta(days=ahead + 7), "day", phrase, True)
-    if name == "this_time":
-        unit = g[0].lower()
+    if name == "this_time":  # "this time last year", "this time next week", "same time next month"
+        sign, unit = (-1 if g[0].lower() == "last" else 1), g[1].lower()
         if unit == "week":
-            day = today - timedelta(days=7)
+            day = today + timedelta(days=7 * sign)
         elif unit == "month":
-            first = _add_months(today.replace(day=1), -1)
+            first = _add_months(today.replace(day=1), sign)
             day = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))
         else:
-            day = _shifted(today, -1)
+            day = _shifted(today, sign)
         return _ref(day - timedelta(days=3), "week", phrase, True)
     if name == "weeks_on":
         weeks = _number(g[0]) * (2 if g[1].lower() == "fortnight" else 1)
