@@ -458,3 +458,16 @@ def test_the_other_night_before_a_noun_or_as_a_rate_is_no_date(text):
 ])
 def test_this_time_next_year_is_the_week_around_that_day(text, first, last):
     assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I was away from the 3rd to the 5th of April.", (2022, 4, 3), (2022, 4, 5)),    # was 3-5 March
+    ("I'll be away from the 3rd to the 5th of April.", (2023, 4, 3), (2023, 4, 5)),
+    ("I was away from the 3rd to the 5th of April 2022.", (2022, 4, 3), (2022, 4, 5)),   # was 5 April 2022
+])
+def test_a_range_of_days_of_a_month_named_is_that_months(text, first, last):
+    assert said(text) == days(first, last)
+
+
+def test_a_question_about_days_of_a_month_named_is_that_months():
+    assert asked("What did I do between the 3rd and the 5th of February?") == days((2023, 2, 3), (2023, 2, 5))

@@ -156,6 +156,14 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("thai", r"(?<!\d)(\d{1,2})\s*" + _THAI_MONTH + r"\s*(พ\.\s?ศ\.|ค\.\s?ศ\.)?\s*(\d{4})(?!\d)"),
     ("arabic", r"(?<!\d)(\d{1,2})\s+(?:من\s+)?" + _ARABIC_MONTH + r"\s*(?:،\s*)?(?:(?:سنة|عام|سال)\s+)?(\d{4})(?!\d)"),
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
+    # a range of months, days of a month or years: "between March and May", "from January to February 2022", "from
+    # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
+    ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
+              + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d)|the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:and|to|through|"
+              r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b|(?:\s+of)?\s+"
+              + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?)?"
+              r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|through|thru|till|until|-|"
+              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
@@ -163,13 +171,6 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("dm_word", rf"\b(?:on )?the {_ORDINAL} of {_MONTH}\b(?:,?\s+((?:19|20)\d{{2}})\b)?"),
     ("md_word", rf"\b(?:on )?{_MONTH}\.? (?:the )?(?:{_ORDINAL}|(?<=the )(\d{{1,2}})(?:st|nd|rd|th))\b"
                 r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:,?\s+((?:19|20)\d{2})\b)?"),
-    # a range of months, days of a month or years: "between March and May", "from January to February 2022", "from
-    # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
-    ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
-              + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d)|the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:and|to|through|"
-              r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b)?"
-              r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|through|thru|till|until|-|"
-              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
@@ -514,7 +515,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(int(g[0]), 1, 1, tzinfo=timezone.utc), "year", phrase, False)
     if name == "holiday" and g[2] is not None:  # "at Christmas 2022"
         return _holiday(m, g, None, tense)
-    if name == "range" and (g[2] is not None or g[6] is not None):  # "from January to February 2022", "2019 to 2021"
+    if name == "range" and (g[2] is not None or g[7] is not None or g[8] is not None):  # "from January to February
+        # 2022", "from the 3rd to the 5th of April 2022", "2019 to 2021"
         return _range(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
@@ -923,7 +925,7 @@ def _range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> 
     range of days of the month is placed so, in this month, the last one or the next, the last one when the clause
     says no tense as "on the 3rd" is (in "this", "next" or "last month" when it says so; "of each month" is a rate). A range that ends before it starts runs on into the next
     month or year ("from November to February", "from the 28th to the 3rd")."""
-    month1, month2, year, day1, day2, rel, year1, year2 = g
+    month1, month2, year, day1, day2, rel, day_month, day_year, year1, year2 = g
     phrase = m.group(0)
     if year1 is not None:  # "between 2019 and 2021"
         first, last = sorted((int(year1), int(year2)))
@@ -948,6 +950,29 @@ def _range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> 
         d1, d2 = int(day1), int(day2)
         if not (1 <= d1 <= 31 and 1 <= d2 <= 31):
             return None
+        if day_month is not None:  # "from the 3rd to the 5th of April (2022)": that month's days
+            if day_month.lower() in ("may", "march") and day_month[:1].islower() or d2 < d1:
+                return None  # "from the 3rd to the 5th may be": the verb
+            month = _month_of(day_month)
+
+            def of_year(y: int) -> tuple[datetime, datetime] | None:
+                start, end = _safe_date(y, month, d1), _safe_date(y, month, d2)
+                return None if start is None or end is None else (start, end + timedelta(days=1))
+
+            if day_year is not None:
+                span = of_year(int(day_year))
+                return None if span is None else TimeRef(span[0].timestamp(), span[1].timestamp(), "days", phrase,
+                                                         False)
+            spans = [o for y in (today.year - 1, today.year, today.year + 1) if (o := of_year(y)) is not None]
+            if not spans:
+                return None
+            if tense == "future":
+                start, end = next((o for o in spans if o[1] > today), spans[-1])
+            elif tense == "past":
+                start, end = next((o for o in reversed(spans) if o[1] <= today + timedelta(days=1)), spans[0])
+            else:
+                start, end = min(spans, key=lambda o: abs((o[0] + (o[1] - o[0]) / 2 - today).total_seconds()))
+            return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True, yearless=True)
 
         def in_month(first: datetime) -> tuple[datetime, datetime] | None:
             start = _safe_date(first.year, first.month, d1)
