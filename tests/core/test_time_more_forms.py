@@ -471,3 +471,26 @@ def test_a_range_of_days_of_a_month_named_is_that_months(text, first, last):
 
 def test_a_question_about_days_of_a_month_named_is_that_months():
     assert asked("What did I do between the 3rd and the 5th of February?") == days((2023, 2, 3), (2023, 2, 5))
+
+
+# -- Thanksgiving said with its country ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("We went to my parents' for Canadian Thanksgiving.", (2022, 10, 10)),    # the second Monday of October
+    ("We went to my parents' for American Thanksgiving.", (2022, 11, 24)),    # the fourth Thursday of November
+    ("I'll be home for US Thanksgiving.", (2023, 11, 23)),
+    ("I'll be home for U.S. Thanksgiving.", (2023, 11, 23)),
+    ("I'll be home for Canadian Thanksgiving Day.", (2023, 10, 9)),
+    ("Canadian Thanksgiving was lovely.", (2022, 10, 10)),
+])
+def test_thanksgiving_said_with_its_country_is_that_countrys(text, day):
+    assert said(text) == days(day, day)
+
+
+@pytest.mark.parametrize("text", ["We spent Thanksgiving with my parents.", "For us thanksgiving was fun."])
+def test_thanksgiving_alone_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_about_thanksgiving_of_a_country():
+    assert asked("What did I do at Canadian Thanksgiving?") == days((2022, 10, 10), (2022, 10, 10))

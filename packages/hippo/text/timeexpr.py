@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian Thanksgiving").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -111,11 +111,12 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), New Year's Eve and Day,
 # Valentine's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
-# Thanksgiving is not read: the United States keep the fourth Thursday of November, Canada the second Monday of
-# October, and no word of a chat says which.
+# Thanksgiving alone is not read: the United States keep the fourth Thursday of November, Canada the second Monday
+# of October, and a chat seldom says which; said with its country ("Canadian Thanksgiving", "US Thanksgiving") it is
+# that country's.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
-            r"easter\s+weekend|easter|good\s+friday)")
+            r"easter\s+weekend|easter|good\s+friday|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
 # the start of a sentence: the text's, or after the mark that ends one and a space
 _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
@@ -303,7 +304,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
-    "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday"),
+    "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS, "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"), "dayafter": ("day after ",),
@@ -1018,6 +1019,14 @@ _FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christ
 
 def _holiday_days(name: str, year: int) -> tuple[datetime, datetime]:
     """The days ``[start, end)`` holiday ``name`` (lowercase, single-spaced, without apostrophes) is in ``year``."""
+    if name.endswith(("thanksgiving", "thanksgiving day")):  # the country's: said with it, "Canadian Thanksgiving"
+        if name.startswith("canad"):  # the second Monday of October
+            first = datetime(year, 10, 1, tzinfo=timezone.utc)
+            first += timedelta(days=(0 - first.weekday()) % 7 + 7)
+        else:  # the fourth Thursday of November
+            first = datetime(year, 11, 1, tzinfo=timezone.utc)
+            first += timedelta(days=(3 - first.weekday()) % 7 + 21)
+        return first, first + timedelta(days=1)
     if name.startswith(("easter", "good")):
         sunday = easter(year)
         first, n = {"easter sunday": (sunday, 1), "easter monday": (sunday + timedelta(days=1), 1),
@@ -1533,7 +1542,7 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|back|last|next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  r"christmas|xmas|easter|halloween|valentines?|wknd|wkend|" +
+                  r"christmas|xmas|easter|halloween|valentines?|thanksgiving|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
