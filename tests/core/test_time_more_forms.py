@@ -494,3 +494,29 @@ def test_thanksgiving_alone_is_no_date(text):
 
 def test_a_question_about_thanksgiving_of_a_country():
     assert asked("What did I do at Canadian Thanksgiving?") == days((2022, 10, 10), (2022, 10, 10))
+
+
+# -- a period reaching ahead from the message, said of what is to come -----------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I'll do it in the next few days.", (2023, 3, 15), (2023, 3, 18)),
+    ("I'm going to rest in the next couple of days.", (2023, 3, 15), (2023, 3, 17)),
+    ("I'll do it over the next week.", (2023, 3, 15), (2023, 3, 22)),
+    ("I'll finish it over the next two weeks.", (2023, 3, 15), (2023, 3, 29)),
+    ("I'll do it within the next month.", (2023, 3, 15), (2023, 4, 15)),
+])
+def test_a_period_reaching_ahead_is_the_days_from_the_message_on(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "Over the next few days I recovered.",      # after another time, told
+    "I'll do it in the coming days.",           # how many is not said
+    "We will grow over the next 10 years.",     # how long, not when
+])
+def test_a_period_ahead_told_unsaid_or_long_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_about_the_next_few_days():
+    assert asked("What am I doing in the next few days?") == days((2023, 3, 15), (2023, 3, 18))

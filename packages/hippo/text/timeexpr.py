@@ -30,7 +30,7 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
 # what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian Thanksgiving").
+# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian Thanksgiving"; "in the next few days").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -244,6 +244,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # week of May", "the last two days of the sprint", "the past week's notes" name no such days)
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
+    # "in the next few days", "over the next two weeks", "within the coming month": the days from the message's on, when
+    # the clause talks about what is to come ("over the next few days I recovered" is after another time)
+    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:next|coming) (?:{_NUM} )?"
+                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|or)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
     # "same time next week": a year or a week on)
     ("this_time", r"\b(?:(?:around|about|at|by)\s+)?(?:this|the\s+same|same) time (last|next) (week|month|year)\b"),
@@ -313,7 +317,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ", "to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"), "ago": (" ago", " back"), "half_ago": ("half a",),
-    "wds_ago": ("days ago",), "span_back": ("last ", "past "),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
@@ -693,6 +697,22 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return None  # "the skills developed over the past 22 years": the length of a career, not when it was
         # up to the day the message is said, that day included
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
+    if name == "span_ahead":
+        unit = g[1].lower().rstrip("s")
+        if tense != "future" or g[0] is None and g[1].lower().endswith("s"):
+            return None  # "over the next few days I recovered": after another time; "in the coming weeks": how many
+        n = _number(g[0]) if g[0] is not None else 1
+        if unit == "month":
+            first = _add_months(today.replace(day=1), n)
+            end = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))
+        elif unit == "year":
+            end = _shifted(today, n)
+        else:
+            end = today + timedelta(days=n * {"day": 1, "week": 7, "fortnight": 14}[unit])
+        if end > _shifted(today, 1):
+            return None  # "over the next 10 years": how long, not when
+        # from the day the message is said, that day included
+        return TimeRef(today.timestamp(), (end + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name in ("last_unit", "next_unit", "this_unit"):
         unit = (g[0] or g[-1]).lower()
         unit = _UNIT_CLIPPED.get(unit, unit)
@@ -1262,7 +1282,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
