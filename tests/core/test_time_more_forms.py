@@ -198,6 +198,7 @@ def test_a_range_of_months_without_its_year_is_read_in_every_year_of_a_question(
     ("I'll spend the winter in Spain.", (2023, 12, 1), (2024, 2, 29)),    # the last one is over by 1 March
     ("The winter was harsh.", (2022, 12, 1), (2023, 2, 28)),
     ("The summer was great. We swam a lot.", (2022, 6, 1), (2022, 8, 31)),
+    ("The summer, we went to Rome.", (2022, 6, 1), (2022, 8, 31)),
 ])
 def test_a_season_spent_or_opening_a_sentence_is_placed_by_its_clause(text, first, last):
     assert said(text) == days(first, last)
@@ -207,6 +208,9 @@ def test_a_season_spent_or_opening_a_sentence_is_placed_by_its_clause(text, firs
     "The summer house is ours.",            # a noun it describes
     "The summer is the best season.",       # no tense: any summer
     "The fall was painful.",                # as often the fall that hurt
+    "The summer I turned 16 was wild.",     # a summer the clause after it names
+    "The summer we met was magical.",
+    "The Winter Olympics were great.",
 ])
 def test_a_season_opening_a_sentence_of_no_tense_a_noun_or_a_fall_is_no_date(text):
     assert said(text) is None

@@ -136,12 +136,13 @@ _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|la
 _NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|"
            r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
 
-# a season said with "the" ("in the summer", "we spent the summer", "The winter was harsh"); a question's "before the
-# summer" too ({lead})
+# a season said with "the" ("in the summer", "we spent the summer", "The winter was harsh": one that opens a sentence
+# only before its verb or a comma, since "The summer I turned 16" and "The winter Olympics" name another); a
+# question's "before the summer" too ({lead})
 _THE_SEASON_RX = (r"(?:\b(?:{lead}in|over|during|throughout)\s+|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING)
                   + r")the\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|(?:^|(?<=[.!?\n])|(?<=[.!?\n] ))the\s+"
-                  r"(spring|summer|autumn|winter)\b(?!\s+(?:of|before|after)\b|['\u2019]|\s+(?!" + _GOES_ON
-                  + r"\b)(?-i:[a-z]))")
+                  r"(spring|summer|autumn|winter)(?=\s*,|\s+(?:was|were|is|has|had|will|flew|passed|seemed|felt|"
+                  r"came|ended|began|started|brought|went)\b)")
 # "last Friday", "on Friday"; a question's "before Friday", "after Monday" too ({lead})
 _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 
