@@ -524,3 +524,12 @@ def test_a_period_ahead_told_unsaid_or_long_is_no_date(text):
 
 def test_a_question_about_the_next_few_days():
     assert asked("What am I doing in the next few days?") == days((2023, 3, 15), (2023, 3, 18))
+
+
+@pytest.mark.parametrize("text, want", [
+    ("We stayed on Easter Island last year.", ((2022, 1, 1), (2022, 12, 31))),   # was Easter 2022, 15-18 April
+    ("Easter Island was amazing.", None),
+    ("On Christmas Island we saw crabs.", None),
+])
+def test_a_place_named_after_a_holiday_is_no_holiday(text, want):
+    assert said(text) == (None if want is None else days(*want))

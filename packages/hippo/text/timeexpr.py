@@ -123,12 +123,15 @@ _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # celebrate Easter?"
 _SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 
+# a place named after a holiday: "Easter Island", "Christmas Island", "Valentine Street"
+_PLACE_NOUN = (r"(?:Islands?|Isle|Bay|Creek|Street|St|Road|Rd|Avenue|Ave|Lane|Park|Valley|Lake|River|Mountains?|Point|"
+               r"Beach|Village|Town|Cove|Hill|Hills)")
 # a holiday after a word that places it; a question's "before Christmas" and "after Easter" are read too ({lead}:
 # :data:`_QUERY_PATTERNS`)
 _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|last|this\s+past|this\s+coming|this|"
                r"next)\s+(?:the\s+)?|" + "|".join(rf"(?<=\b{verb} )" for verb in _SPENDING) + _OPENING + ")"
                + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{{2}})\b)?"
-               r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))")
+               r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+" + _PLACE_NOUN + r"\b)")
 
 # "on the 3rd", "by the 20th", "since the 10th" (a question's "before the 10th" and "after the 3rd" too: {lead}), not
 # "on the 3rd floor" / "by the 18th hole": a word in lowercase after the ordinal is what it counts, unless it is one
