@@ -477,7 +477,7 @@ def test_a_question_about_days_of_a_month_named_is_that_months():
     assert asked("What did I do between the 3rd and the 5th of February?") == days((2023, 2, 3), (2023, 2, 5))
 
 
-# -- Thanksgiving said with its country ---------------------------------------------------------------------------------
+# -- Thanksgiving said with its country --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, day", [
     ("We went to my parents' for Canadian Thanksgiving.", (2022, 10, 10)),    # the second Monday of October

@@ -25,12 +25,15 @@ from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import MONTH_NAMES, is_utc_offset, month_year
 
 DAY = 86400.0
-#: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
-#: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
-#: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
-#: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told
-# what a sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was
-# lovely"; a range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian Thanksgiving"; "in the next few days").
+#: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another version
+#: are computed again from the messages when the namespace is opened (2: the dates written in Chinese, Japanese,
+#: Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that opens a
+#: sentence and the units as chats clip them; 4: "the week of November 6"; 5: a clause that says who told what a
+#: sentence says, "We're meeting on Friday, I was told"; a holiday that opens a sentence, "Christmas was lovely"; a
+#: range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was
+#: harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the
+#: 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian
+#: Thanksgiving"; "in the next few days").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -165,10 +168,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
     ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
               + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d)|the\s+(\d{1,2})(?:st|nd|rd|th)\s+(?:and|to|through|"
-              r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b|(?:\s+of)?\s+"
-              + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?)?"
-              r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|through|thru|till|until|-|"
-              r"\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"),
+              r"thru|till|until)\s+(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)\b(?:\s+of\s+(this|next|last)\s+month\b|"
+              r"(?:\s+of)?\s+" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?)?"
+              r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|"
+              r"through|thru|till|until|-|\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON
+              + r"\b)(?-i:[a-z])))"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
@@ -240,8 +244,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # back home", "back-to-back")
     # "half a year ago" is six months back, "half a month ago" two weeks (not "a year ago", "a month ago")
     ("half_ago", r"\bhalf an? (month|year|yr) (?:ago|back)\b"),
-    ("ago", rf"\b(?<!\bhalf ){_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|\s+(?:at|home|in|on|"
-            r"to|into|from|with|and|where|up|then)\b))"),
+    ("ago", rf"\b(?<!\bhalf ){_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|"
+            r"\s+(?:at|home|in|on|to|into|from|with|and|where|up|then)\b))"),
     # "two Fridays ago": the Friday before the last one
     ("wds_ago", rf"\b{_NUM} {_WEEKDAY}s ago\b"),
     # "in the last week", "over the past few days": the days from that long before the message up to it ("the last
@@ -315,12 +319,16 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
-    "dm": _MONTH_STARTS, "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"), "dayafter": ("day after ",),
+    "dm": _MONTH_STARTS,
+    "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"),
+    "dayafter": ("day after ",),
     "from_day": (" from ",),
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ", "to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"), "ago": (" ago", " back"), "half_ago": ("half a",),
+    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
+            "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
+    "ago": (" ago", " back"), "half_ago": ("half a",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
@@ -948,8 +956,9 @@ def _range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> 
     one not over when the clause talks about what is to come, the latest one over by the day it is said when it
     reports, and no date when the clause says neither or tells a habit ("the park is open from April to October"); a
     range of days of the month is placed so, in this month, the last one or the next, the last one when the clause
-    says no tense as "on the 3rd" is (in "this", "next" or "last month" when it says so; "of each month" is a rate). A range that ends before it starts runs on into the next
-    month or year ("from November to February", "from the 28th to the 3rd")."""
+    says no tense as "on the 3rd" is (in "this", "next" or "last month" when it says so, in the month it names:
+    "from the 3rd to the 5th of April"; "of each month" is a rate). A range that ends before it starts runs on into
+    the next month or year ("from November to February", "from the 28th to the 3rd")."""
     month1, month2, year, day1, day2, rel, day_month, day_year, year1, year2 = g
     phrase = m.group(0)
     if year1 is not None:  # "between 2019 and 2021"
@@ -1286,7 +1295,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word",
+                     "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
@@ -1448,7 +1458,8 @@ _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|resch
 # a verb that moves a thing back by a span, or reaches back over one: "back" is then no "ago"
 _MOVED_BACK = re.compile(r"\b(?:push\w*|set|sets|setting|mov\w*|put|puts|putting|delay\w*|bump\w*|pull\w*|roll\w*|"
                          r"shift\w*|postpon\w*|knock\w*|step\w*|go|goes|going|gone|went|dat(?:e|es|ed|ing)|trac\w+|"
-                         r"reach\w*|look\w*|think\w*|thought|turn\w*|fell|fall\w*|pushed)\b(?:\s+[\w'-]+){0,3}\s*$", re.I)
+                         r"reach\w*|look\w*|think\w*|thought|turn\w*|fell|fall\w*|pushed)\b(?:\s+[\w'-]+){0,3}\s*$",
+                         re.I)
 _PER_UNIT = re.compile(r"\b(?:per|times|how\s+many|number\s+of|hours|days|weeks|months|minutes|sessions|"
                        r"pages|words)\b[^.!?;,]*$", re.I)
 
@@ -1563,7 +1574,8 @@ def _reported(text: str, start: int, a: int, b: int) -> bool:
 
 # Every pattern needs one of these words or a number (or 元年, the first year of a Japanese era): one search rules
 # most messages out before the patterns run.
-_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|back|last|next|"
+_ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|tmr|tomoz|tomm?orr?ow|ago|back|last|"
+                  r"next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|thanksgiving|wknd|wkend|" +
