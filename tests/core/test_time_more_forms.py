@@ -533,3 +533,13 @@ def test_a_question_about_the_next_few_days():
 ])
 def test_a_place_named_after_a_holiday_is_no_holiday(text, want):
     assert said(text) == (None if want is None else days(*want))
+
+
+@pytest.mark.parametrize("text, day", [
+    ("We went to the sales on Boxing Day.", (2022, 12, 26)),
+    ("I'll be in Dublin for St. Patrick's Day.", (2023, 3, 17)),     # two days on
+    ("I was in Dublin for St Patrick's Day.", (2022, 3, 17)),
+    ("We partied on St Patricks Day.", (2022, 3, 17)),
+])
+def test_boxing_day_and_st_patricks_day_are_their_days(text, day):
+    assert said(text) == days(day, day)

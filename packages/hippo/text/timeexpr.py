@@ -33,7 +33,7 @@ DAY = 86400.0
 #: range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was
 #: harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the
 #: 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian
-#: Thanksgiving"; "in the next few days").
+#: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day).
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -112,14 +112,14 @@ _GOES_ON = (r"(?:of|at|and|or|but|so|to|for|from|in|on|with|when|while|because|a
 _UNIT_CLIPPED = {"wk": "week", "wknd": "weekend", "wkend": "weekend", "yr": "year"}
 _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"
 
-# the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), New Year's Eve and Day,
-# Valentine's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
+# the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), Boxing Day, New Year's Eve and
+# Day, Valentine's Day, St Patrick's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
 # Thanksgiving alone is not read: the United States keep the fourth Thursday of November, Canada the second Monday
 # of October, and a chat seldom says which; said with its country ("Canadian Thanksgiving", "US Thanksgiving") it is
 # that country's.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
-            r"easter\s+weekend|easter|good\s+friday|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
+            r"easter\s+weekend|easter|good\s+friday|boxing\s+day|st\.?\s+patrick'?s'?\s+day|saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
 # the start of a sentence: the text's, or after the mark that ends one and a space
 _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
@@ -316,7 +316,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
-    "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving"),
+    "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
+                "boxing day", "patrick"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS,
@@ -1047,7 +1048,8 @@ def easter(year: int) -> datetime:
 
 _FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "xmas eve": (12, 24),
                    "xmas day": (12, 25), "xmas": (12, 25), "new years eve": (12, 31), "new years day": (1, 1),
-                   "valentines day": (2, 14), "valentines": (2, 14), "halloween": (10, 31)}
+                   "valentines day": (2, 14), "valentines": (2, 14), "halloween": (10, 31),
+                   "boxing day": (12, 26), "st patricks day": (3, 17), "saint patricks day": (3, 17)}
 
 
 def _holiday_days(name: str, year: int) -> tuple[datetime, datetime]:
@@ -1079,7 +1081,7 @@ def _holiday(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
     it reports. Said with neither, or told as a habit ("at Christmas the whole family gets together", "we always go to
     my parents' at Christmas"), it is any one: no date."""
     lead, name, year = " ".join((g[0] or "").lower().split()), " ".join(g[1].lower().split()), g[2]
-    name = re.sub("['\u2019]", "", name)
+    name = re.sub("['\u2019.]", "", name)
     if year is not None:
         start, end = _holiday_days(name, int(year))
         return TimeRef(start.timestamp(), end.timestamp(), "day" if end - start == timedelta(days=1) else "days",
@@ -1578,7 +1580,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  r"christmas|xmas|easter|halloween|valentines?|thanksgiving|wknd|wkend|" +
+                  r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
