@@ -113,7 +113,8 @@ _UNIT_CLIPPED = {"wk": "week", "wknd": "weekend", "wkend": "weekend", "yr": "yea
 _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])))"
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), Boxing Day, New Year's Eve and
-# Day, Valentine's Day, St Patrick's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to Easter Monday).
+# Day, Valentine's Day, St Patrick's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to
+# Easter Monday).
 # Thanksgiving alone is not read: the United States keep the fourth Thursday of November, Canada the second Monday
 # of October, and a chat seldom says which; said with its country ("Canadian Thanksgiving", "US Thanksgiving") it is
 # that country's.
