@@ -120,7 +120,8 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 # that country's.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
-            r"easter\s+weekend|easter|good\s+friday|boxing\s+day|st\.?\s+patrick'?s'?\s+day|saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
+            r"easter\s+weekend|easter|good\s+friday|boxing\s+day|st\.?\s+patrick'?s'?\s+day|"
+            r"saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
 # the start of a sentence: the text's, or after the mark that ends one and a space
 _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
