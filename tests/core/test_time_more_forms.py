@@ -543,3 +543,26 @@ def test_a_place_named_after_a_holiday_is_no_holiday(text, want):
 ])
 def test_boxing_day_and_st_patricks_day_are_their_days(text, day):
     assert said(text) == days(day, day)
+
+
+def test_a_question_about_a_range_of_months_lifts_what_was_said_in_it_every_year():
+    from hippo import Memory
+
+    said_at = [(at(2022, 4, 20, 9), "I painted the fence with Maya."),
+               (at(2022, 7, 2, 9), "I painted the shed with Maya."),
+               (at(2023, 1, 10, 9), "I painted the door with Maya."),
+               (at(2023, 3, 15, 9), "I painted the gate with Maya.")]
+
+    def store(**temporal) -> Memory:
+        mem = Memory(None, config={"temporal": temporal} if temporal else None)
+        mem.add_many({"text": t, "role": "user", "timestamp": ts} for ts, t in said_at)
+        return mem
+
+    with store() as on, store(window_boost=1.0) as off:
+        boost = on.config.temporal.window_boost
+        question = "What did I paint with Maya between March and May?"   # March-May 2022, and 2023's
+        a = {h.text: h.score for h in on.search(question, k=10)}
+        b = {h.text: h.score for h in off.search(question, k=10)}
+        assert set(a) == {t for _, t in said_at} == set(b)
+        for k, (_, text) in enumerate(said_at):
+            assert a[text] == pytest.approx(b[text] * (boost if k in (0, 3) else 1.0), rel=1e-9), text
