@@ -566,3 +566,13 @@ def test_a_question_about_a_range_of_months_lifts_what_was_said_in_it_every_year
         assert set(a) == {t for _, t in said_at} == set(b)
         for k, (_, text) in enumerate(said_at):
             assert a[text] == pytest.approx(b[text] * (boost if k in (0, 3) else 1.0), rel=1e-9), text
+
+
+@pytest.mark.parametrize("text, want", [
+    ("We were off between Christmas and New Year.", ((2022, 12, 25), (2023, 1, 1))),
+    ("I'll be off between Christmas and New Year.", ((2023, 12, 25), (2024, 1, 1))),
+    ("The office closes between Christmas and New Year's.", None),        # no tense: any year's
+])
+def test_between_christmas_and_new_year_is_that_week(text, want):
+    assert said(text) == (None if want is None else days(*want))
+    assert asked("What did I do between Christmas and New Year?") == days((2022, 12, 25), (2023, 1, 1))

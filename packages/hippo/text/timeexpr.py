@@ -33,7 +33,7 @@ DAY = 86400.0
 #: range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was
 #: harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the
 #: 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian
-#: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day).
+#: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year").
 RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -174,7 +174,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               r"(?:\s+of)?\s+" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?)?"
               r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+of\s+(?:each|every)\b)|((?:19|20)\d{2})\s+(?:and|to|"
               r"through|thru|till|until|-|\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON
-              + r"\b)(?-i:[a-z])))"),
+              + r"\b)(?-i:[a-z]))|(christmas|xmas)(?:\s+day)?\s+(?:and|to|till|until|through)\s+(?:the\s+)?new\s+"
+              r"year(?:'?s)?(?:\s+day)?\b)"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
@@ -962,8 +963,18 @@ def _range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> 
     says no tense as "on the 3rd" is (in "this", "next" or "last month" when it says so, in the month it names:
     "from the 3rd to the 5th of April"; "of each month" is a rate). A range that ends before it starts runs on into
     the next month or year ("from November to February", "from the 28th to the 3rd")."""
-    month1, month2, year, day1, day2, rel, day_month, day_year, year1, year2 = g
+    month1, month2, year, day1, day2, rel, day_month, day_year, year1, year2, christmas = g
     phrase = m.group(0)
+    if christmas is not None:  # "between Christmas and New Year": 25 December to 1 January
+        if tense is None or _habitual(m):
+            return None  # "the office closes between Christmas and New Year": any year's
+        weeks = [(datetime(y, 12, 25, tzinfo=timezone.utc), datetime(y + 1, 1, 2, tzinfo=timezone.utc))
+                 for y in (today.year - 2, today.year - 1, today.year)]
+        if tense == "future":
+            start, end = next(o for o in weeks if o[1] > today)
+        else:
+            start, end = [o for o in weeks if o[0] <= today][-1]
+        return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
     if year1 is not None:  # "between 2019 and 2021"
         first, last = sorted((int(year1), int(year2)))
         return TimeRef(datetime(first, 1, 1, tzinfo=timezone.utc).timestamp(),
