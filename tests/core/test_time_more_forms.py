@@ -278,6 +278,10 @@ def test_an_ordinal_word_reads_as_its_digits_do(text, digits):
     "He finished on the second-to-last day.",
     "You may first want to rest.",             # the verb
     "May the 4th be with you.",
+    "Probability of Drawing an Ace on the First Draw:",       # a title's noun
+    "Rolling a 6 on the Second Die",
+    "The chance of an ace on the first and second draws.",
+    "Since the first Ace is removed, there are 3 left.",
 ])
 def test_an_ordinal_word_that_counts_a_thing_is_no_date(text):
     assert said(text) is None

@@ -140,9 +140,13 @@ _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|la
 
 # "on the 3rd", "by the 20th", "since the 10th" (a question's "before the 10th" and "after the 3rd" too: {lead}), not
 # "on the 3rd floor" / "by the 18th hole": a word in lowercase after the ordinal is what it counts, unless it is one
-# of the small words a sentence goes on with
-_NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)|" + _ORDINAL + r")\b(?![-\u2013]|"
-           r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
+# of the small words a sentence goes on with; an ordinal spelled out ("on the third") only at the end of its clause or
+# before "of this month" or a few words that go on with a day ("on the first draw", "on the First Die", "on the first
+# and second draws" count things)
+_NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)\b(?![-\u2013]|\s+(?!" + _GOES_ON
+           + r"\b)(?-i:[a-z]))|" + _ORDINAL + r"(?=\s*(?:[.!?,;:)\n]|$)|\s+(?:of\s+(?:this|next|last|each|every)\s+"
+           r"month|at|then|too|so|when|if|but|because|as|instead|though)\b))"
+           r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
 
 # a season said with "the" ("in the summer", "we spent the summer", "The winter was harsh": one that opens a sentence
 # only before its verb or a comma, since "The summer I turned 16" and "The winter Olympics" name another); a
@@ -182,7 +186,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "on the third of June, 2022"
     ("dm_word", rf"\b(?:on )?the {_ORDINAL} of {_MONTH}\b(?:,?\s+((?:19|20)\d{{2}})\b)?"),
     ("md_word", rf"\b(?:on )?{_MONTH}\.? (?:the )?(?:{_ORDINAL}|(?<=the )(\d{{1,2}})(?:st|nd|rd|th))\b"
-                r"(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))(?:,?\s+((?:19|20)\d{2})\b)?"),
+                r"(?!\s+(?!" + _GOES_ON + r"\b)[a-z])(?:,?\s+((?:19|20)\d{2})\b)?"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
