@@ -180,6 +180,9 @@ def test_a_range_of_a_habit_a_rate_or_a_count_is_no_date(text):
     ("What did I do from the 3rd to the 5th?", (2023, 3, 3), (2023, 3, 5)),
     ("What did I do between 2019 and 2021?", (2019, 1, 1), (2021, 12, 31)),
     ("What did I do from March to May 2022?", (2022, 3, 1), (2022, 5, 31)),
+    # the whole range, where the last month alone was read (May 2022, September 2022)
+    ("Summarize my progress between April and May 2022.", (2022, 4, 1), (2022, 5, 31)),
+    ("Summarize my milestones from July through September 2022.", (2022, 7, 1), (2022, 9, 30)),
 ])
 def test_a_question_about_a_range_names_its_days(question, first, last):
     assert asked(question) == days(first, last)
