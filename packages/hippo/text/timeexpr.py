@@ -28,8 +28,9 @@ DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
-#: opens a sentence and the units as chats clip them; 4: "the week of November 6").
-RULE = 4
+#: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: the relative days, weeks, months
+#: and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish).
+RULE = 5
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -110,6 +111,75 @@ _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|x
 # celebrate Easter?"
 _SPENDING = ("spend", "spent", "spends", "spending", "celebrate", "celebrated", "celebrates", "celebrating")
 
+# The relative days of other languages, each a day from the day it is said: German and Dutch, Spanish, Portuguese,
+# French, Italian, Russian and Turkish, with and without their accents as chats type them ("manana", "amanha").
+# Spanish "mañana" is also the morning ("por la mañana", "esta mañana" is today), German "Morgen" the morning
+# ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow), and
+# French "hier" is German and Dutch for "here": it is read only in a message with a word of French. The days of
+# Chinese and Japanese ("昨天", "明日") are not read (below, _ANY).
+OTHER_DAYS: dict[str, int] = {
+    "vorgestern": -2, "gestern": -1, "heute": 0, "übermorgen": 2, "uebermorgen": 2,
+    "eergisteren": -2, "gisteren": -1, "vandaag": 0, "overmorgen": 2,
+    "pasado mañana": 2, "pasado manana": 2, "esta mañana": 0, "esta manana": 0, "anteayer": -2, "antier": -2,
+    "anoche": -1, "ayer": -1, "hoy": 0, "hier": -1,
+    "depois de amanhã": 2, "depois de amanha": 2, "anteontem": -2, "ontem": -1, "hoje": 0, "amanhã": 1, "amanha": 1,
+    "avant-hier": -2, "avant hier": -2, "après-demain": 2, "apres-demain": 2, "après demain": 2, "apres demain": 2,
+    "aujourd'hui": 0, "aujourdhui": 0, "demain": 1,
+    "l'altro ieri": -2, "l'altroieri": -2, "altro ieri": -2, "dopodomani": 2, "ieri": -1, "oggi": 0, "domani": 1,
+    "позавчера": -2, "вчера": -1, "сегодня": 0, "завтра": 1, "послезавтра": 2,
+    "evvelsi gün": -2, "öbür gün": 2, "dün": -1, "bugün": 0, "yarın": 1,
+}
+_ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
+                                                    "media", "por", "las", "de"))
+_OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
+              + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
+              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=,?\s+\w))")
+# a word of French in the message, which makes its "hier" yesterday
+_FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
+                     r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
+# The last, this and next week, month and year of the same languages: "la semana pasada", "letzte Woche", "le mois
+# prochain", "в прошлом году", "geçen hafta". Each phrase is (sign, unit, pattern).
+_OTHER_UNITS: tuple[tuple[int, str, str], ...] = (
+    # Spanish
+    (-1, "week", r"la semana pasada"), (-1, "month", r"el mes pasado"), (-1, "year", r"el a[ñn]o pasado"),
+    (1, "week", r"la pr[óo]xima semana|la semana (?:pr[óo]xima|que viene)"),
+    (1, "month", r"el pr[óo]ximo mes|el mes (?:pr[óo]ximo|que viene)"),
+    (1, "year", r"el pr[óo]ximo a[ñn]o|el a[ñn]o (?:pr[óo]ximo|que viene)"),
+    (0, "week", r"esta semana"), (0, "month", r"este mes"), (0, "year", r"este a[ñn]o"),
+    # Portuguese
+    (-1, "week", r"(?:na |a )?semana passada"), (-1, "month", r"(?:no |o )?m[êe]s passado"),
+    (-1, "year", r"(?:no |o )?ano passado"),
+    (1, "week", r"(?:na |a )?pr[óo]xima semana|(?:na |a )?semana que vem"),
+    (1, "month", r"(?:no |o )?pr[óo]ximo m[êe]s|(?:no |o )?m[êe]s que vem"),
+    (1, "year", r"(?:no |o )?pr[óo]ximo ano|(?:no |o )?ano que vem"),
+    # German
+    (-1, "week", r"(?:letzte|vorige|vergangene)n? woche"), (-1, "month", r"(?:letzte|vorige|vergangene)[nm] monat"),
+    (-1, "year", r"(?:letzte|vorige|vergangene)[sn] jahr"),
+    (1, "week", r"n(?:ä|ae)chste woche"), (1, "month", r"n(?:ä|ae)chsten monat"),
+    (1, "year", r"n(?:ä|ae)chstes jahr"),
+    (0, "week", r"diese woche"), (0, "month", r"diesen monat"), (0, "year", r"dieses jahr"),
+    # French
+    (-1, "week", r"la semaine derni[èe]re"), (-1, "month", r"le mois dernier"),
+    (-1, "year", r"l'ann[ée]e derni[èe]re|l'an dernier"),
+    (1, "week", r"la semaine prochaine"), (1, "month", r"le mois prochain"),
+    (1, "year", r"l'ann[ée]e prochaine|l'an prochain"),
+    (0, "week", r"cette semaine"), (0, "month", r"ce mois-ci"), (0, "year", r"cette ann[ée]e"),
+    # Italian
+    (-1, "week", r"la settimana scorsa"), (-1, "month", r"il mese scorso"), (-1, "year", r"l'anno scorso"),
+    (1, "week", r"la settimana prossima|la prossima settimana"),
+    (1, "month", r"il mese prossimo|il prossimo mese"), (1, "year", r"l'anno prossimo|il prossimo anno"),
+    # Russian
+    (-1, "week", r"на прошлой неделе"), (-1, "month", r"в прошлом месяце"), (-1, "year", r"в прошлом году"),
+    (1, "week", r"на следующей неделе"), (1, "month", r"в следующем месяце"), (1, "year", r"в следующем году"),
+    (0, "week", r"на этой неделе"), (0, "month", r"в этом месяце"), (0, "year", r"в этом году"),
+    # Turkish
+    (-1, "week", r"geçen hafta"), (-1, "month", r"geçen ay"), (-1, "year", r"geçen (?:yıl|sene)"),
+    (1, "week", r"(?:gelecek|önümüzdeki) hafta|haftaya"), (1, "month", r"(?:gelecek|önümüzdeki) ay"),
+    (1, "year", r"(?:gelecek|önümüzdeki) (?:yıl|sene)|seneye"),
+    (0, "week", r"bu hafta"), (0, "month", r"bu ay"), (0, "year", r"bu (?:yıl|sene)"),
+)
+_OTHER_UNIT = "|".join(rf"(?P<u{k}>{rx})" for k, (_, _, rx) in enumerate(_OTHER_UNITS))
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -172,6 +242,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("tmr" alone is also a timer in code: read between spaces and before no operator, "see u tmr!")
     ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b|"
                  r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
+    # the relative days and the last, this and next weeks, months and years of other languages (OTHER_DAYS,
+    # _OTHER_UNITS)
+    ("lang_unit", r"(?<!\w)(?:" + _OTHER_UNIT + r")(?!\w)"),
+    ("lang_day", r"(?<!\w)" + _OTHER_DAY + r"(?!\w)"),
     # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
     # counts, unless it is one of the small words a sentence goes on with
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
@@ -263,7 +337,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
-assert set(_NEEDS) == {name for name, _ in _PATTERNS}
+assert set(_NEEDS) | {"lang_day", "lang_unit"} == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
 # and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
@@ -276,6 +350,25 @@ def _folded(text: str) -> str:
     """``text`` lowercased as the regex engine's case-insensitive matching sees it: it also takes the dotless i
     and the long s for "i" and "s", and the dotted capital I for "i"."""
     return text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
+
+
+# The words one of which every match of "lang_day" or "lang_unit" holds whole, in the folded text (a Turkish "ı" is an
+# "i" there): a pattern looked for by its words as substrings ("ayer" is in "player", "hier" in "hierarchy", "mese"
+# in "Vietnamese") ran on English text for nothing.
+_LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS} | {
+    "mañana", "manana", "morgen", "semana", "mes", "mês", "año", "ano", "woche", "monat", "jahr", "semaine", "mois",
+    "année", "annee", "dernier", "prochain", "settimana", "mese", "anno", "неделе", "месяце", "году", "hafta",
+    "haftaya", "ay", "yil", "sene", "seneye"})
+_WORD = re.compile(r"\w+")
+
+
+def _has_lang_word(low: str) -> bool:
+    """Whether the folded text ``low`` holds a word of :data:`_LANG_WORDS`."""
+    return not _LANG_WORDS.isdisjoint(_WORD.findall(low))
+
+
+# the days' words as the folded text writes them
+_DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
 
 
 @dataclass(frozen=True)
@@ -526,6 +619,18 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
                 return None  # no such day in any month ("on the 32nd")
             d = _safe_date(month.year, month.month, day)
         return _ref(d, "day", phrase, True)
+    if name == "lang_day":
+        said = _folded(" ".join(phrase.split()))
+        if said == "hier" and not _FRENCH.search(m.string):
+            return None  # German or Dutch "here"
+        return _ref(today + timedelta(days=_DAY_OFFSET.get(said, 1)), "day", phrase, True)  # else "mañana", "morgen"
+    if name == "lang_unit":
+        sign, unit, _ = _OTHER_UNITS[int(m.lastgroup[1:])]
+        if unit == "week":
+            return _ref(today - timedelta(days=today.weekday() - 7 * sign), "week", phrase, True)
+        if unit == "month":
+            return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
+        return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
@@ -1407,8 +1512,11 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     if "\u2019" in text:  # a phone's apostrophe ("I\u2019ll", "won\u2019t", "last year\u2019s") is the typed one
         text = text.replace("\u2019", "'")
     low = _folded(text)
+    lang: bool | None = None
     if not _ANY_FOLDED.search(low):
-        return []
+        lang = _has_lang_word(low)
+        if not lang:
+            return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
     spans: list[tuple[int, int, TimeRef]] = []
     # the spans taken so far, disjoint, by start (their ends then ascend too): a match overlaps one of them iff it
@@ -1418,8 +1526,13 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     month: bool | None = None
     weekday: bool | None = None
     for name, rx in patterns:
-        needs = _NEEDS[name]
-        if not any(w in low for w in needs):
+        if name in ("lang_day", "lang_unit"):
+            if lang is None:
+                lang = _has_lang_word(low)
+            if not lang:
+                continue
+        needs = _NEEDS.get(name, ())
+        if needs and not any(w in low for w in needs):
             continue
         if needs is _WEEKDAY_STARTS:
             if weekday is None:
