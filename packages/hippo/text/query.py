@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from hippo.text import directives, lexicon, textnorm
+from hippo.text import directives, endings, lexicon, textnorm
 
 
 @dataclass
@@ -18,6 +18,9 @@ class Query:
     # the last ``supporting`` keywords are the asker's first-person words: they add to the score of messages the
     # other keywords found, and find none themselves
     supporting: int = 0
+    # the question's language when its words are given that language's endings (:func:`hippo.text.endings.language`:
+    # Turkish, Finnish, German), else None
+    lang: str | None = None
 
 
 # The asker's words for themselves. In a question they are not filler: "what did I say about my budget?" asks
@@ -96,8 +99,9 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
                 seen.add(st)
                 kws.append(lw)
                 stems.append(st)
-    q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content)
-    q.patterns = [lexicon.pattern(w) for w in kws]
+    lang = endings.language(text) if text else None
+    q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content, lang=lang)
+    q.patterns = [lexicon.pattern(w, lang) for w in kws]
     return q
 
 
@@ -124,6 +128,6 @@ def respelled(q: Query, words: dict[str, str]) -> Query:
     text = q.text
     for old, new in words.items():
         text = re.sub(r"(?<![\w'’])" + re.escape(old) + r"(?![\w'’])", new, text)
-    out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting)
-    out.patterns = [lexicon.pattern(w) for w in kws]
+    out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting, lang=q.lang)
+    out.patterns = [lexicon.pattern(w, q.lang) for w in kws]
     return out

@@ -1,0 +1,217 @@
+"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages. Turkish and
+Finnish write a noun's number, owner and case as endings onto it: "ev" (a house), "evler" (houses), "evlerimizden"
+(from our houses); "talo", "talossa" (in the house), "taloissamme" (in our houses). German changes a noun's ending
+and often its vowel in the plural: "Haus", "Häuser"; "Buch", "Bücher"; "Kind", "Kinder". A question names the thing
+in one form and the chat in another, and words are matched whole.
+
+These languages are written in Latin letters, where a word gives no sign of its language, and their endings glued
+onto English words write other English words ("pan" + "da", "hold" + "er"). So the endings are put only on the words
+of a question that is in the language (:func:`language`: its question words and little words, :data:`SIGNS`), and
+on every word of it: a word asked is also matched in every form its language's endings make of it
+(:func:`variants`). The index holds the text as written, so the forms are generated, not stripped. The word asked may
+be inflected itself ("evlerimiz", "Häuser"): its bases are the word and every shorter word (of :data:`MIN_BASE`
+letters or more) one of whose forms it is, and each base is given every ending.
+
+- **Turkish**: a plural (-lAr), an owner (-(I)m, -(I)n, -(s)I, -(I)mIz, -(I)nIz) and a case (-(y)I, -(y)A, -DA,
+  -DAn, -(n)In, -(y)lA, and -DAki), in that order, each by the vowel harmony of what it follows (A is "a" or "e",
+  I one of "ı", "i", "u", "ü"), "d" as "t" after a voiceless consonant ("kitapta"), the buffer letter after a
+  vowel ("arabaya") and the "n" a case takes after the third person's owner ("evinde"). A final "k" that softens
+  to "ğ" ("çocuk", "çocuğu") is left as it is.
+- **Finnish**: the cases, singular and plural (-i-, -j-: "taloissa", "taloja", "talojen"; a final "a" or "ä"
+  dropped or "a" as "o" before the plural's "i": "metsissä", "kirjoissa"), and the owners (-ni,
+  -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise). The
+  stems whose consonants change ("Helsinki", "Helsingissä"; "katu", "kadulla") and the words in -nen, -e and -is
+  whose stem is another ("nainen", "naisen") are left as they are.
+- **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
+  with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
+  with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+__all__ = ["language", "variants", "SIGNS", "MIN_BASE"]
+
+# The words that say a question is in the language: its question words, and for German, whose little words are
+# fewer and some of them English words too ("die", "was", "hat", "den"), its little words, two of them. A Turkish
+# question is also known by a letter of its own ("ı", "ğ", "ş").
+SIGNS: dict[str, frozenset[str]] = {
+    "tr": frozenset(("ne", "neyi", "neler", "mı", "mu", "mü", "misin", "mısın", "musun", "müsün", "nerede", "nereye",
+                     "nereden", "neden", "niye", "niçin", "nasıl", "hangi", "hangisi", "kaç", "zaman", "kimler",
+                     "kimin", "kime", "kimle", "kiminle")),
+    "fi": frozenset(("missä", "mistä", "mihin", "mikä", "mitä", "mitkä", "kuka", "ketä", "kenen", "kenelle",
+                     "keneltä", "milloin", "miksi", "miten", "kuinka", "paljonko", "onko", "oliko", "minun",
+                     "meidän", "sinun", "hänen", "heidän", "minä", "sinä", "hän", "että")),
+    "de": frozenset(("wo", "wann", "wer", "wen", "wem", "wessen", "wie", "welche", "welcher", "welches", "welchen",
+                     "welchem", "warum", "wohin", "woher", "wieso", "weshalb", "wieviel", "wieviele", "ich", "du",
+                     "mein", "meine", "meinen", "meinem", "meiner", "dein", "deine", "deinen", "hast", "habe",
+                     "haben", "sind", "bist", "ist", "nicht", "und", "der", "das", "dem", "ein", "eine", "einen",
+                     "einem", "einer", "vom", "zum", "zur", "auf", "für", "über", "zu", "bei", "nach", "heißt",
+                     "gibt")),
+}
+_TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
+_WORD = re.compile(r"\w+")
+
+# Letters a base keeps: Turkish nouns of two letters are common ("ev", "su", "iş"), Finnish and German ones are not.
+MIN_BASE = {"tr": 2, "fi": 3, "de": 3}
+
+
+def language(text: str) -> str | None:
+    """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
+    (:data:`SIGNS`); else None."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    if _TURKISH_LETTERS.search(text) or words & SIGNS["tr"]:
+        return "tr"
+    if words & SIGNS["fi"]:
+        return "fi"
+    if len(words & SIGNS["de"]) >= 2:
+        return "de"
+    return None
+
+
+_VOWELS = "aeıioöuüyä"  # of the three languages ("y" is Finnish's)
+_TR_VOWELS = "aeıioöuü"
+
+
+def _last_vowel(s: str) -> str:
+    """The last Turkish vowel of ``s``."""
+    for c in reversed(s):
+        if c in _TR_VOWELS:
+            return c
+    return "e"
+
+
+# Turkish: two-way (A) and four-way (I) harmony by the last vowel
+_A = {"a": "a", "ı": "a", "o": "a", "u": "a", "e": "e", "i": "e", "ö": "e", "ü": "e"}
+_I = {"a": "ı", "ı": "ı", "o": "u", "u": "u", "e": "i", "i": "i", "ö": "ü", "ü": "ü"}
+_VOICELESS = frozenset("çfhkpsşt")
+
+
+def _tr_attach(stem: str, template: str) -> str:
+    """``stem`` + a Turkish suffix template: "(y)", "(n)", "(s)" are written after a vowel, "(I)" after a consonant;
+    A and I by harmony, D as "t" after a voiceless consonant."""
+    out = stem
+    k = 0
+    while k < len(template):
+        c = template[k]
+        if c == "(":
+            buffer = template[k + 1]
+            k += 3
+            after_vowel = out[-1:] in _TR_VOWELS
+            if buffer == "I":
+                if not after_vowel:
+                    out += _I.get(_last_vowel(out), "i")
+            elif after_vowel:
+                out += buffer
+            continue
+        if c == "A":
+            out += _A.get(_last_vowel(out), "e")
+        elif c == "I":
+            out += _I.get(_last_vowel(out), "i")
+        elif c == "D":
+            out += "t" if out[-1:] in _VOICELESS else "d"
+        else:
+            out += c
+        k += 1
+    return out
+
+
+_TR_OWNERS = ("", "(I)m", "(I)n", "(s)I", "(I)mIz", "(I)nIz")
+_TR_CASES = ("", "(y)I", "(y)A", "DA", "DAn", "(n)In", "(y)lA", "DAki")
+_TR_CASES_AFTER_HIS = ("", "nI", "nA", "ndA", "ndAn", "nIn", "ylA", "ndAki")  # "evini", "evine", "evinde"
+
+
+@lru_cache(maxsize=4096)
+def _turkish_forms(base: str) -> frozenset[str]:
+    out = set()
+    for plural in ("", "lAr"):
+        p = _tr_attach(base, plural)
+        for owner in _TR_OWNERS:
+            o = _tr_attach(p, owner)
+            for case in _TR_CASES_AFTER_HIS if owner == "(s)I" else _TR_CASES:
+                out.add(_tr_attach(o, case))
+    return frozenset(out)
+
+
+_FI_CASES = ("", "n", "t", "A", "tA", "nA", "ksi", "ssA", "stA", "llA", "ltA", "lle", "ttA", "hin", "seen")
+_FI_PLURAL = ("issA", "istA", "illA", "iltA", "ille", "inA", "iksi", "ihin", "ittA", "jA", "jen", "t", "ssA")
+_FI_OWNERS = ("ni", "si", "nsA", "mme", "nne")
+_FI_OWNED = ("", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "A")
+
+
+@lru_cache(maxsize=4096)
+def _finnish_forms(base: str) -> frozenset[str]:
+    a = "a" if any(c in "aou" for c in base) else "ä"
+    def put(s: str) -> str:
+        return s.replace("A", a)
+    out = {base + put(c) for c in _FI_CASES}
+    if base[-1:] in _VOWELS:
+        out.add(base + base[-1] + "n")  # the illative: "taloon"
+        # the plural's stem: the word ("taloissa"), a final "a" or "ä" dropped or an "a" as "o" ("metsissä",
+        # "koirissa", "kirjoissa")
+        plural = {base} | ({base[:-1], base[:-1] + "o"} if base[-1] == "a" else {base[:-1]} if base[-1] == "ä"
+                           else set())
+        out |= {p + put(c) for p in plural for c in _FI_PLURAL}
+        out |= {base + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
+    return frozenset(out)
+
+
+_DE_ENDINGS = ("", "e", "en", "n", "er", "ern", "es", "s", "nen")
+_DE_UMLAUT_ENDINGS = ("", "e", "er", "en", "ern", "n")
+_UMLAUT = {"a": "ä", "o": "ö", "u": "ü"}
+_PLAIN = {"ä": "a", "ö": "o", "ü": "u"}
+
+
+def _umlaut(base: str) -> str | None:
+    """``base`` with the vowel of its last stem syllable in umlaut ("haus" -> "häus", "apfel" -> "äpfel"); None if
+    that vowel has none."""
+    stem = base[:-2] if len(base) > 4 and base.endswith(("el", "er", "en")) else base
+    for k in range(len(stem) - 1, -1, -1):
+        c = stem[k]
+        if c in "aeiouäöüy":
+            if c == "u" and k and stem[k - 1] == "a":  # "au" -> "äu"
+                return base[:k - 1] + "ä" + base[k:]
+            if c in _UMLAUT and not (k and stem[k - 1] in "aeiou"):  # not "ei", "eu", "ie"
+                return base[:k] + _UMLAUT[c] + base[k + 1:]
+            return None
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _german_forms(base: str) -> frozenset[str]:
+    out = {base + e for e in _DE_ENDINGS}
+    umlauted = _umlaut(base)
+    if umlauted is not None:
+        out |= {umlauted + e for e in _DE_UMLAUT_ENDINGS}
+    return frozenset(out)
+
+
+_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms}
+
+
+def _lower(word: str, lang: str) -> str:
+    return word.replace("İ", "i").lower() if lang == "tr" else word.lower()
+
+
+@lru_cache(maxsize=4096)
+def variants(word: str, lang: str | None) -> frozenset[str]:
+    """``word`` and the forms of its bases (see the module) in the language ``lang`` (``"tr"``, ``"fi"``, ``"de"``),
+    in lower case; ``{word}`` for another language, or a word of digits or of fewer letters than a base keeps."""
+    forms_of = _FORMS.get(lang or "")
+    if forms_of is None or not word.isalpha() or len(word) < MIN_BASE[lang]:
+        return frozenset((word,))
+    low = _lower(word, lang)
+    bases = {low}
+    for k in range(MIN_BASE[lang], len(low)):
+        b = low[:k]
+        if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s"):
+            bases.add(b)  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
+    if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
+        for b in list(bases):
+            plain = b.replace("äu", "au")
+            plain = "".join(_PLAIN.get(c, c) for c in plain)
+            if plain != b and low in _german_forms(plain):
+                bases.add(plain)
+    return frozenset({word} | {f for b in bases for f in forms_of(b)})
