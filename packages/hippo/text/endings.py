@@ -25,14 +25,23 @@ letters or more) one of whose forms it is, and each base is given every ending.
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
+- **French, Spanish, Portuguese, Italian**: the plurals that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
+  "journal", "journaux"; "jornal", "jornais"; "avião", "aviões"; "luz", "luces"; "libro", "libri"), both ways, on
+  the word with and without its accents, and after the articles French and Italian elide ("l'hôtel",
+  "dell'albergo").
+
+A question in one of these languages, or in Russian, is also read without its language's little words
+(:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
+is elided onto is the word asked (:data:`ELISION`: "l'hôpital" is "hôpital").
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 
-__all__ = ["language", "variants", "SIGNS", "MIN_BASE"]
+__all__ = ["language", "variants", "plain", "SIGNS", "STOPWORDS", "ELISION", "ROMANCE_PLURALS", "MIN_BASE"]
 
 # The words that say a question is in the language: its question words, and for German, whose little words are
 # fewer and some of them English words too ("die", "was", "hat", "den"), its little words, two of them. A Turkish
@@ -51,23 +60,84 @@ SIGNS: dict[str, frozenset[str]] = {
                      "einem", "einer", "vom", "zum", "zur", "auf", "für", "über", "zu", "bei", "nach", "heißt",
                      "gibt")),
 }
+# French, Spanish, Portuguese and Italian share their plurals' rules (:data:`ROMANCE_PLURALS`): a question is in
+# one of them by its question words or the opening "¿".
+_ROMANCE = frozenset(("que", "qui", "quoi", "como", "porque", "où", "quand", "quel", "quelle", "quels", "quelles",
+                      "pourquoi", "combien", "qu'est-ce", "est-ce", "qué", "dónde", "cuándo", "cómo", "quién",
+                      "quiénes", "cuál", "cuáles", "cuánto", "cuántos", "cuántas", "onde", "quem", "qual", "quais",
+                      "quantos", "quantas", "você", "vocês", "não", "dove", "quando", "chi", "cosa", "perché",
+                      "quale", "quali", "quanti", "quante"))
 _TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
-_WORD = re.compile(r"\w+")
+
+# The little words of a question in each language, which a question holds and says nothing of what it asks about:
+# its question words, articles, pronouns, prepositions and the verb "to be" (as English's are, textnorm.STOPWORDS).
+# Compared in lower case without accents ("qué" is "que").
+STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
+    "romance": """que qui quoi ou quand comment quel quelle quels quelles pourquoi combien donde cuando como quien
+        quienes cual cuales cuanto cuantos cuantas onde quando quem qual quais quanto quantos quantas dove chi cosa
+        perche quale quali quanti quante el la lo los las le les un una uno unos unas une des du o os as um uma il
+        gli i de del al a au aux en em no na nos nas do da dos das di con com por para pour sur dans per su y e et
+        ou me te se je tu elle nous vous ils elles eu ele ela eles elas voce voces io lui lei mi mis mon ma mes meu
+        minha meus minhas mio mia miei mie es est esta esto son sont sao era etait fue foi ha hay ai est-ce ne pas""",
+    "de": """wo wann wer wen wem wessen wie was welche welcher welches welchen welchem warum wohin woher wieso weshalb
+        wieviel wieviele der die das den dem des ein eine einen einem einer ist sind war waren hat haben hast habe
+        ich du er sie es wir ihr mein meine meinen meinem meiner dein deine deinen und oder in im am an auf mit von
+        vom zu zum zur fur uber bei nach aus""",
+    "tr": """ne neyi neler nerede nereye nereden neden niye nicin nasil hangi hangisi kac kim kimler kimin kime kimle
+        kiminle mi mu zaman ve bir bu su o da de ile icin""",
+    "fi": """missa mista mihin mika mita mitka kuka keta kenen kenelle kenelta milloin miksi miten kuinka paljonko
+        onko oliko on oli ja se ne minun meidan sinun hanen heidan mina sina han etta""",
+    "ru": """что где когда кто как какои какая какое какие какую каком почему зачем сколько чеи чья куда откуда ли
+        я ты он она оно мы вы они мои моя мое мою твои наш в во на с со к ко по о об от до из у за для и а но не
+        это этот эта был была было были есть""",
+}.items()}
+# A Russian question, by its question words (Russian's endings are text.russian's, for every Cyrillic word)
+_RUSSIAN = frozenset(("что", "где", "когда", "кто", "как", "какой", "какая", "какое", "какие", "какую", "каком",
+                      "почему", "зачем", "сколько", "куда", "откуда"))
+# French and Italian write an article, pronoun or preposition onto the next word ("l'hôpital", "d'Anne",
+# "qu'a", "dell'albergo"): the word of a Romance question is the one after it
+ELISION = re.compile(r"\b(?:l|d|j|qu|c|n|s|m|t|lorsqu|puisqu|jusqu|dell|all|nell|dall|sull|un|quest|quell)['’](?=\w)",
+                     re.I)
+
+# an article or pronoun elided before a vowel, as French and Italian write them ("l'avocat", "d'Anne", "qu'a")
+_ELIDED = re.compile(ELISION.pattern + r"(?=[aeiouhàâäéèêëîïôöùûüAEIOUHÀÂÉÈÊÎÔÙ])", re.I)
+
+# ... which a message writes onto its nouns as well: a Romance question's word that opens with a vowel or "h" is
+# also looked for after them ("avocat" in "l'avocat", "albergo" in "dell'albergo")
+_ARTICLES = tuple(a + q for a in ("l", "d", "L", "D", "qu", "all", "dell", "nell", "dall", "sull", "un")
+                  for q in ("'", "’"))
+
+
+def plain(word: str) -> str:
+    """``word`` in lower case without its accents, as :data:`STOPWORDS` holds it ("Qué" -> "que", "nasıl" ->
+    "nasil")."""
+    low = word.replace("ı", "i").replace("İ", "i").lower()
+    return "".join(c for c in unicodedata.normalize("NFD", low) if not unicodedata.combining(c))
+
+
+_WORD = re.compile(r"[\w'-]+")
 
 # Letters a base keeps: Turkish nouns of two letters are common ("ev", "su", "iş"), Finnish and German ones are not.
-MIN_BASE = {"tr": 2, "fi": 3, "de": 3}
+MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3}
 
 
 def language(text: str) -> str | None:
     """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
-    (:data:`SIGNS`); else None."""
+    (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"ru"`` in Russian; else
+    None."""
     words = {w.lower() for w in _WORD.findall(text)}
-    if _TURKISH_LETTERS.search(text) or words & SIGNS["tr"]:
+    if _TURKISH_LETTERS.search(text):
+        return "tr"
+    if "¿" in text or words & _ROMANCE or _ELIDED.search(text):  # before Turkish's words: French "ne"
+        return "romance"
+    if words & SIGNS["tr"]:
         return "tr"
     if words & SIGNS["fi"]:
         return "fi"
     if len(words & SIGNS["de"]) >= 2:
         return "de"
+    if words & _RUSSIAN:
+        return "ru"
     return None
 
 
@@ -188,7 +258,36 @@ def _german_forms(base: str) -> frozenset[str]:
     return frozenset(out)
 
 
-_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms}
+# The plurals of French, Spanish, Portuguese and Italian that are not the word and an "s": the singular's ending and
+# the plurals' endings that take its place, with and without the accents chats drop ("hotéis", "hoteis").
+ROMANCE_PLURALS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("al", ("aux", "ais", "ales", "ali")),                # journal, journaux; jornal, jornais; animal, animales
+    ("ail", ("aux",)), ("eau", ("eaux",)), ("eu", ("eux",)), ("au", ("aux",)),  # travail, travaux; bateau, bateaux
+    ("el", ("éis", "eis", "eles")), ("ol", ("óis", "ois", "oles")), ("il", ("is", "iles")),  # hotel, hotéis
+    ("ão", ("ões", "ães", "ãos")), ("ao", ("oes", "aes", "aos")),  # avião, aviões; pão, pães; mão, mãos
+    ("em", ("ens",)), ("im", ("ins",)), ("om", ("ons",)), ("um", ("uns",)),  # viagem, viagens; jardim, jardins
+    ("z", ("ces", "zes")),                                # luz, luces (Spanish), luzes (Portuguese)
+    ("n", ("nes",)), ("r", ("res",)), ("d", ("des",)), ("l", ("les",)),  # jardín, jardines; ciudad, ciudades
+    ("o", ("i",)), ("a", ("e",)), ("e", ("i",)), ("ca", ("che",)), ("ga", ("ghe",)), ("co", ("chi", "ci")),
+    ("go", ("ghi",)), ("io", ("i",)),                     # Italian: libro, libri; casa, case; amica, amiche
+)
+
+
+@lru_cache(maxsize=4096)
+def _romance_forms(base: str) -> frozenset[str]:
+    out = {base, base + "s", base + "es"}
+    for one, many in ROMANCE_PLURALS:
+        if base.endswith(one):
+            stem = base[:len(base) - len(one)]
+            out |= {stem + m for m in many}
+        for m in many:  # a plural asked: its singular and the other plurals
+            if base.endswith(m) and len(base) - len(m) >= 2:
+                stem = base[:len(base) - len(m)]
+                out |= {stem + one} | {stem + o for o in many}
+    return frozenset(out)
+
+
+_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms}
 
 
 def _lower(word: str, lang: str) -> str:
@@ -203,6 +302,11 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
     if forms_of is None or not word.isalpha() or len(word) < MIN_BASE[lang]:
         return frozenset((word,))
     low = _lower(word, lang)
+    if lang == "romance":  # the word and its letters without accents ("jardín", "jardines"; "ciudad", "ciudades")
+        forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
+        if plain(low)[:1] in "aeiouh":
+            forms |= {a + f for a in _ARTICLES for f in forms}
+        return frozenset(forms)
     bases = {low}
     for k in range(MIN_BASE[lang], len(low)):
         b = low[:k]
@@ -210,8 +314,7 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
             bases.add(b)  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
     if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
         for b in list(bases):
-            plain = b.replace("äu", "au")
-            plain = "".join(_PLAIN.get(c, c) for c in plain)
-            if plain != b and low in _german_forms(plain):
-                bases.add(plain)
+            bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))
+            if bare != b and low in _german_forms(bare):
+                bases.add(bare)
     return frozenset({word} | {f for b in bases for f in forms_of(b)})

@@ -63,9 +63,15 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     # with and without it: text.clitics), and the zero-width joiners inside a word ("ශ්‍රී": textnorm.joiner_forms)
     # and with its half-width katakana in full width, where its bigrams are those of the word (each pattern looks
     # for the word both ways: lexicon.surface_forms)
+    # a question in Turkish, Finnish, German or a Romance language (text.endings): its words are also matched in
+    # their language's other forms, its little words are dropped, and in French and Italian the word an article is
+    # written onto is the word asked ("l'hôpital" is "hôpital")
+    lang = endings.language(text) if text else None
+    drop = endings.STOPWORDS[lang] if lang is not None and keywords is None else frozenset()
+    said = endings.ELISION.sub(" ", text) if lang == "romance" and keywords is None else text
     words = keywords if keywords is not None else \
-        textnorm.words(text if text.isascii() else
-                       textnorm.full_width_kana(textnorm.without_joiners(unicodedata.normalize("NFC", text))))
+        textnorm.words(said if said.isascii() else
+                       textnorm.full_width_kana(textnorm.without_joiners(unicodedata.normalize("NFC", said))))
     # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
     form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()
@@ -83,7 +89,7 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
         if keywords is None and (lw in textnorm.STOPWORDS or base in textnorm.STOPWORDS
                                  or lw in textnorm.QUESTION_WORDS):
             continue
-        if form and textnorm.stem(lw) in form:
+        if form and textnorm.stem(lw) in form or drop and endings.plain(lw) in drop:
             continue
         st = textnorm.stem(base if "'" in lw else lw)
         if not st or st in seen:
@@ -99,7 +105,6 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
                 seen.add(st)
                 kws.append(lw)
                 stems.append(st)
-    lang = endings.language(text) if text else None
     q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content, lang=lang)
     q.patterns = [lexicon.pattern(w, lang) for w in kws]
     return q
