@@ -46,6 +46,24 @@ def _day(text: str) -> str | None:
     ("No ano que vem vou casar.", "2025-01-01"), ("L'anno scorso ho visitato Firenze.", "2023-01-01"),
     ("На прошлой неделе я купил машину.", "2024-02-26"), ("В следующем году поеду в Сочи.", "2025-01-01"),
     ("Geçen hafta İzmir'e gittim.", "2024-02-26"), ("Gelecek ay taşınıyoruz.", "2024-04-01"),
+    # a count of units back or ahead, as "3 days ago" and "in 2 weeks" are: a day, the week (from Monday) holding the
+    # day that many weeks away, the week around the same day that many months away, the year
+    ("Hace dos días fui al médico.", "2024-03-04"), ("Fui a Roma hace 3 semanas.", "2024-02-12"),
+    ("Dos meses atrás me mudé.", "2024-01-03"), ("Il y a deux ans, j'ai déménagé.", "2022-01-01"),
+    ("Sono tornato tre giorni fa.", "2024-03-03"), ("Vor zwei Wochen war ich in Rom.", "2024-02-19"),
+    ("In drei Tagen fliege ich.", "2024-03-09"), ("Dentro de un mes me caso.", "2024-04-03"),
+    ("Dans 5 jours je pars.", "2024-03-11"), ("Daqui a dois anos vou me formar.", "2026-01-01"),
+    ("Tra due settimane parto.", "2024-03-18"), ("Два дня назад я был в кино.", "2024-03-04"),
+    ("Через неделю еду в Казань.", "2024-03-11"), ("Неделю назад мы купили машину.", "2024-02-26"),
+    ("İki gün önce geldim.", "2024-03-04"), ("3 hafta önce taşındık.", "2024-02-12"),
+    # a weekday with its next or last: the coming one after the day (Wednesday), the last one before it
+    ("Nächsten Freitag fliege ich nach Berlin.", "2024-03-08"), ("Letzten Montag war ich krank.", "2024-03-04"),
+    ("El viernes pasado fuimos al cine.", "2024-03-01"), ("El próximo lunes empiezo.", "2024-03-11"),
+    ("Vendredi prochain je pars.", "2024-03-08"), ("Mercredi dernier il a plu.", "2024-02-28"),
+    ("Na próxima sexta vou ao Porto.", "2024-03-08"), ("Na sexta-feira passada fui ao médico.", "2024-03-01"),
+    ("Venerdì scorso sono andato a Roma.", "2024-03-01"), ("В следующую пятницу еду в Казань.", "2024-03-08"),
+    ("В прошлый понедельник я заболел.", "2024-03-04"), ("Geçen cuma sinemaya gittik.", "2024-03-01"),
+    ("Gelecek pazartesi başlıyorum.", "2024-03-11"),
 ])
 def test_relative_times_of_other_languages_are_resolved(text, day):
     assert _day(text) == day
@@ -54,7 +72,8 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
 @pytest.mark.parametrize("text", [
     "Guten Morgen! Wie geht's?", "Ich laufe jeden Morgen.", "Ich bin hier in Köln.", "Wir sind hier, kommst du?",
     "Ik ben hier, kom je?", "Corro por la mañana.", "Toda la mañana estuve trabajando.", "Fue una mañana tranquila.",
-    "I love the piano and my messages.",
+    "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
+    "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",
 ])
 def test_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, SAID) == []

@@ -29,8 +29,9 @@ DAY = 86400.0
 #: version are computed again from the messages when the namespace is opened (2: the dates written in Chinese,
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: the relative days, weeks, months
-#: and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish).
-RULE = 5
+#: and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish; 6: their counts of units
+#: back and ahead and their weekdays said with next or last).
+RULE = 6
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -179,6 +180,55 @@ _OTHER_UNITS: tuple[tuple[int, str, str], ...] = (
     (0, "week", r"bu hafta"), (0, "month", r"bu ay"), (0, "year", r"bu (?:yıl|sene)"),
 )
 _OTHER_UNIT = "|".join(rf"(?P<u{k}>{rx})" for k, (_, _, rx) in enumerate(_OTHER_UNITS))
+# A count of days, weeks, months or years back or ahead in the same languages: "hace dos días", "há 3 semanas",
+# "dos meses atrás", "il y a deux ans", "tre giorni fa", "vor zwei Wochen", "in drei Tagen", "dentro de un mes", "dans
+# 5 jours", "daqui a dois anos", "tra due settimane", "два дня назад", "через неделю", "iki gün önce", "3 hafta sonra".
+OTHER_UNIT_WORDS: dict[str, str] = {w: unit for unit, words in {
+    "day": "día días dia dias jour jours giorno giorni tag tage tagen день дня дней gün",
+    "week": "semana semanas semaine semaines settimana settimane woche wochen неделю недели недель hafta",
+    "month": "mes meses mês mois mese mesi monat monate monaten месяц месяца месяцев ay",
+    "year": "año años ano anos an ans année années anno anni jahr jahre jahren год года лет yıl sene",
+}.items() for w in words.split()}
+OTHER_NUMBERS: dict[str, int] = {w: n for n, words in enumerate((
+    "un una uno une um uma ein eine einen einem einer один одну одна bir",
+    "dos dois duas deux due zwei два две iki", "tres três trois tre drei три üç",
+    "cuatro quatro quatre quattro vier четыре dört", "cinco cinq cinque fünf пять beş",
+    "seis six sei sechs шесть altı", "siete sete sept sette sieben семь yedi", "ocho oito huit otto acht восемь sekiz",
+    "nueve nove neuf neun девять dokuz", "diez dez dix dieci zehn десять on"), 1) for w in words.split()}
+_OTHER_NUM = r"(\d{1,3}|" + "|".join(sorted(OTHER_NUMBERS, key=len, reverse=True)) + r")"
+_OTHER_UNIT_WORD = "(" + "|".join(sorted(OTHER_UNIT_WORDS, key=len, reverse=True)) + ")"
+# The weekdays of the same languages, said with their next or last: "nächsten Freitag", "el viernes pasado", "el
+# próximo lunes", "vendredi prochain", "na próxima sexta", "venerdì scorso", "в следующую пятницу", "geçen cuma".
+# A weekday said alone ("am Freitag", "el viernes", "vendredi") is the last or the coming one by the tense of the
+# clause, which is not read in these languages: it is left.
+OTHER_WEEKDAYS: dict[str, int] = {w: k for k, words in enumerate((
+    "montag maandag lunes segunda segunda-feira lundi lunedì lunedi понедельник pazartesi",
+    "dienstag dinsdag martes terça terca terça-feira terca-feira mardi martedì martedi вторник salı sali",
+    "mittwoch woensdag miércoles miercoles quarta quarta-feira mercredi mercoledì mercoledi среду среда çarşamba "
+    "carsamba",
+    "donnerstag donderdag jueves quinta quinta-feira jeudi giovedì giovedi четверг perşembe persembe",
+    "freitag vrijdag viernes sexta sexta-feira vendredi venerdì venerdi пятницу пятница cuma",
+    "samstag sonnabend zaterdag sábado sabado samedi sabato субботу суббота cumartesi",
+    "sonntag zondag domingo dimanche domenica воскресенье pazar")) for w in words.split()}
+_OTHER_WD = "(" + "|".join(sorted(OTHER_WEEKDAYS, key=len, reverse=True)) + ")"
+_OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
+    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende)\s+{WD}"), (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|"
+                                                                     r"afgelopen|vorige)\s+{WD}"),
+    (1, r"(?:(?:el|la|il|na|no)\s+)?pr[óo]xim[oa]\s+{WD}"), (1, r"(?:(?:el|il)\s+)?prossim[oa]\s+{WD}"),
+    (1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:que\s+viene|que\s+vem|pr[óo]ximo|prochain|prossim[oa])"),
+    (-1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:pasado|passad[oa]|dernier|scors[oa])"),
+    (1, r"в\s+следующ(?:ий|ую|ее)\s+{WD}"), (-1, r"в\s+прошл(?:ый|ую|ое)\s+{WD}"),
+    (1, r"(?:gelecek|önümüzdeki|haftaya)\s+{WD}"), (-1, r"geçen\s+{WD}"),
+)
+_OTHER_WD_PHRASE = "|".join(rf"(?P<a{k}>" + rx.replace("{WD}", rf"(?P<d{k}>{_OTHER_WD[1:-1]})") + ")"
+                            for k, (_, rx) in enumerate(_OTHER_WD_PHRASES))
+# the words before the count that say back (-1) or ahead (1), and those after it; German "in" only before its
+# plural units of the dative ("in drei Wochen"): English "in 3 weeks" is the English pattern's. Spanish "en",
+# Portuguese "em" and Turkish "sonra" are left: "en tres meses aprendí inglés" is how long it took, "iki gün sonra"
+# as often two days after another day. A unit without its count is one only in Russian ("неделю назад").
+_OTHER_BEFORE = {"hace": -1, "há": -1, "il y a": -1, "vor": -1, "dentro de": 1, "daqui a": 1, "dans": 1, "tra": 1,
+                 "fra": 1, "через": 1}
+_OTHER_AFTER = {"atrás": -1, "atras": -1, "fa": -1, "назад": -1, "önce": -1}
 
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
@@ -246,6 +296,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # _OTHER_UNITS)
     ("lang_unit", r"(?<!\w)(?:" + _OTHER_UNIT + r")(?!\w)"),
     ("lang_day", r"(?<!\w)" + _OTHER_DAY + r"(?!\w)"),
+    ("lang_wd", r"(?<!\w)(?:" + _OTHER_WD_PHRASE + r")(?!\w)"),
+    ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
+                   + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
+                   r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
+                   + r"))(?!\w)"),
     # "on the 3rd", not "on the 3rd floor" / "on the 18th hole": a word in lowercase after the ordinal is what it
     # counts, unless it is one of the small words a sentence goes on with
     ("nth", r"\bon the (\d{1,2})(?:st|nd|rd|th)\b(?!\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
@@ -337,7 +392,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
-assert set(_NEEDS) | {"lang_day", "lang_unit"} == {name for name, _ in _PATTERNS}
+assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd"} == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
 # and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
@@ -358,7 +413,9 @@ def _folded(text: str) -> str:
 _LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS} | {
     "mañana", "manana", "morgen", "semana", "mes", "mês", "año", "ano", "woche", "monat", "jahr", "semaine", "mois",
     "année", "annee", "dernier", "prochain", "settimana", "mese", "anno", "неделе", "месяце", "году", "hafta",
-    "haftaya", "ay", "yil", "sene", "seneye"})
+    "haftaya", "ay", "yil", "sene", "seneye"} | {_folded(w) for w in _OTHER_BEFORE if " " not in w}
+    | {_folded(w) for w in _OTHER_AFTER} | {"il", "dentro", "daqui", "tagen", "wochen", "monaten", "jahren"}
+    | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS})
 _WORD = re.compile(r"\w+")
 
 
@@ -369,6 +426,11 @@ def _has_lang_word(low: str) -> bool:
 
 # the days' words as the folded text writes them
 _DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
+_OTHER_UNIT_LOWER = {_folded(w): u for w, u in OTHER_UNIT_WORDS.items()}
+_OTHER_WD_INDEX = {_folded(w): k for w, k in OTHER_WEEKDAYS.items()}
+OTHER_NUMBERS.update({_folded(w): n for w, n in list(OTHER_NUMBERS.items())})
+_OTHER_BEFORE.update({_folded(w): n for w, n in list(_OTHER_BEFORE.items())})
+_OTHER_AFTER.update({_folded(w): n for w, n in list(_OTHER_AFTER.items())})
 
 
 @dataclass(frozen=True)
@@ -521,6 +583,26 @@ def _persian_date(year: int, month: int, day: int) -> datetime | None:
     return d
 
 
+def _counted(today: datetime, n: int, unit: str, sign: int, phrase: str) -> TimeRef:
+    """``n`` units (``"day"``, ``"week"``, ``"fortnight"``, ``"weekend"``, ``"month"``, ``"year"``) back (``sign``
+    -1: "3 days ago") or ahead (1: "in 3 days") of ``today``."""
+    if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
+        return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
+                    True)
+    if unit == "day":
+        return _ref(today + timedelta(days=sign * n), "day", phrase, True)
+    if unit in ("week", "fortnight"):
+        start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
+        return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+    if unit == "month":
+        # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
+        # the same day of that month
+        first = _add_months(today.replace(day=1), sign * n)
+        last_day = calendar.monthrange(first.year, first.month)[1]
+        return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
+    return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+
+
 def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
@@ -631,6 +713,21 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "lang_wd":  # the coming such weekday after the day it is said, or the last one before it
+        k = int(m.lastgroup[1:])
+        wd = _OTHER_WD_INDEX[_folded(m.group(f"d{k}"))]
+        if _OTHER_WD_PHRASES[k][0] < 0:
+            return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", phrase, True)
+        return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", phrase, True)
+    if name == "lang_count":
+        if g[0] is not None:  # "hace dos días", "vor zwei Wochen", "dans 5 jours"
+            sign, count, unit = _OTHER_BEFORE[_folded(" ".join(g[0].split()))], g[1], g[2]
+        elif g[3] is not None:  # "in drei Wochen"
+            sign, count, unit = 1, g[4], g[5]
+        else:  # "tre giorni fa", "два дня назад", "iki gün önce"
+            sign, count, unit = _OTHER_AFTER[_folded(g[8])], g[6], g[7]
+        n = 1 if count is None else int(count) if count.isdigit() else OTHER_NUMBERS[_folded(count)]
+        return _counted(today, n, _OTHER_UNIT_LOWER[_folded(unit)], sign, phrase)
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
@@ -671,22 +768,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "in_n" and tense == "past":
             return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
         unit = _UNIT_CLIPPED.get(g[1].lower(), g[1].lower())
-        sign = -1 if name == "ago" else 1
-        if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
-            return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
-                        True)
-        if unit == "day":
-            return _ref(today + timedelta(days=sign * n), "day", phrase, True)
-        if unit in ("week", "fortnight"):
-            start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
-            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
-        if unit == "month":
-            # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
-            # the same day of that month
-            first = _add_months(today.replace(day=1), sign * n)
-            last_day = calendar.monthrange(first.year, first.month)[1]
-            return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
-        return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+        return _counted(today, n, unit, -1 if name == "ago" else 1, phrase)
     if name == "span_back":
         unit = g[1].lower()
         plural = unit.endswith("s")
@@ -1526,7 +1608,7 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     month: bool | None = None
     weekday: bool | None = None
     for name, rx in patterns:
-        if name in ("lang_day", "lang_unit"):
+        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd"):
             if lang is None:
                 lang = _has_lang_word(low)
             if not lang:
