@@ -9,7 +9,7 @@ onto English words write other English words ("pan" + "da", "hold" + "er"). So t
 of a question that is in the language (:func:`language`: its question words and little words, :data:`SIGNS`), and
 on every word of it: a word asked is also matched in every form its language's endings make of it
 (:func:`variants`). The index holds the text as written, so the forms are generated, not stripped. The word asked may
-be inflected itself ("evlerimiz", "Häuser"): its bases are the word and every shorter word (of :data:`MIN_BASE`
+be inflected itself ("evlerimiz", "Häuser"): its bases are the word and the two shortest words (of :data:`MIN_BASE`
 letters or more) one of whose forms it is, and each base is given every ending.
 
 - **Turkish**: a plural (-lAr), an owner (-(I)m, -(I)n, -(s)I, -(I)mIz, -(I)nIz) and a case (-(y)I, -(y)A, -DA,
@@ -117,6 +117,9 @@ def plain(word: str) -> str:
 
 _WORD = re.compile(r"[\w'-]+")
 
+# The shorter bases of a word asked that are given the endings, besides the word: the shortest ones (see
+# :func:`variants`).
+BASES = 2
 # Letters a base keeps: Turkish nouns of two letters are common ("ev", "su", "iş"), Finnish and German ones are not.
 MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3}
 
@@ -307,11 +310,11 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
         if plain(low)[:1] in "aeiouh":
             forms |= {a + f for a in _ARTICLES for f in forms}
         return frozenset(forms)
-    bases = {low}
-    for k in range(MIN_BASE[lang], len(low)):
-        b = low[:k]
-        if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s"):
-            bases.add(b)  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
+    # the word and the two shortest words it is a form of ("kedim": "ked" + "im" and "kedi" + "m"; "evlerimiz": "ev"
+    # and "evler", whose forms hold the longer ones): each base's forms are a few hundred phrases to look for
+    found = [b for b in (low[:k] for k in range(MIN_BASE[lang], len(low)))
+             if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s")]
+    bases = {low, *found[:BASES]}  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
     if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
         for b in list(bases):
             bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))

@@ -985,7 +985,7 @@ def pattern(word: str, lang: str | None = None) -> TermPattern:
         else False)
     forms = surface_forms(word)
     if lang is not None:  # "ev" asked in Turkish also finds "evlerimizden", "Haus" in German "Häuser"
-        forms = forms | {v for f in endings.variants(word, lang) for v in (f, f.capitalize(), f.upper())}
+        forms = forms | {v for f in endings.variants(word, lang) for v in (f, f.capitalize())}
     if not word.isascii():
         forms = forms | {unicodedata.normalize("NFD", f) for f in forms}
     return _pattern_of(word, forms, folds)
