@@ -64,6 +64,11 @@ def _day(text: str) -> str | None:
     ("Venerdì scorso sono andato a Roma.", "2024-03-01"), ("В следующую пятницу еду в Казань.", "2024-03-08"),
     ("В прошлый понедельник я заболел.", "2024-03-04"), ("Geçen cuma sinemaya gittik.", "2024-03-01"),
     ("Gelecek pazartesi başlıyorum.", "2024-03-11"),
+    # the relative days of Chinese, Japanese and Korean, written without spaces
+    ("我昨天和王丽在北京吃了烤鸭。", "2024-03-05"), ("我后天去上海", "2024-03-08"), ("明天早上七点要起床。", "2024-03-07"),
+    ("昨日、田中さんと新宿でラーメンを食べました。", "2024-03-05"), ("一昨日東京に行った", "2024-03-04"),
+    ("明後日は休みです", "2024-03-08"), ("어제 민수랑 강남에서 삼겹살 먹었어.", "2024-03-05"),
+    ("내일 아침 일곱 시에 일어나야 해.", "2024-03-07"),
 ])
 def test_relative_times_of_other_languages_are_resolved(text, day):
     assert _day(text) == day
@@ -74,6 +79,7 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     "Ik ben hier, kom je?", "Corro por la mañana.", "Toda la mañana estuve trabajando.", "Fue una mañana tranquila.",
     "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
     "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",
+    "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
 ])
 def test_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, SAID) == []

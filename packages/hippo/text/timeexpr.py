@@ -30,8 +30,8 @@ DAY = 86400.0
 #: Japanese, Korean, Thai, Arabic and Persian; 3: holidays, the weeks of a month, "on the weekend", a weekday that
 #: opens a sentence and the units as chats clip them; 4: "the week of November 6"; 5: the relative days, weeks, months
 #: and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish; 6: their counts of units
-#: back and ahead and their weekdays said with next or last).
-RULE = 6
+#: back and ahead and their weekdays said with next or last; 7: the relative days of Chinese, Japanese and Korean).
+RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -296,6 +296,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # _OTHER_UNITS)
     ("lang_unit", r"(?<!\w)(?:" + _OTHER_UNIT + r")(?!\w)"),
     ("lang_day", r"(?<!\w)" + _OTHER_DAY + r"(?!\w)"),
+    # the relative days of Chinese, Japanese and Korean ("昨天", "明日", "어제"); not the names "明日香" and "今日子",
+    # nor "后天" as acquired ("后天性", "后天的努力")
+    ("cjk_day", r"(一昨日|明後日|昨日|今日|明日|昨天|今天|明天|前天|后天(?![性的])|後天(?![性的]))(?![香子])|"
+                r"(?<!\w)(그저께|그제|어제|오늘|내일|모레)"),
     ("lang_wd", r"(?<!\w)(?:" + _OTHER_WD_PHRASE + r")(?!\w)"),
     ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
@@ -392,6 +396,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
+_NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제")
 assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd"} == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
@@ -426,6 +431,8 @@ def _has_lang_word(low: str) -> bool:
 
 # the days' words as the folded text writes them
 _DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
+_CJK_DAYS = {"一昨日": -2, "昨日": -1, "今日": 0, "明日": 1, "明後日": 2, "前天": -2, "昨天": -1, "今天": 0, "明天": 1,
+             "后天": 2, "後天": 2, "그저께": -2, "그제": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2}
 _OTHER_UNIT_LOWER = {_folded(w): u for w, u in OTHER_UNIT_WORDS.items()}
 _OTHER_WD_INDEX = {_folded(w): k for w, k in OTHER_WEEKDAYS.items()}
 OTHER_NUMBERS.update({_folded(w): n for w, n in list(OTHER_NUMBERS.items())})
@@ -713,6 +720,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "cjk_day":
+        said = g[0] or g[1]
+        return _ref(today + timedelta(days=_CJK_DAYS[said]), "day", phrase, True)
     if name == "lang_wd":  # the coming such weekday after the day it is said, or the last one before it
         k = int(m.lastgroup[1:])
         wd = _OTHER_WD_INDEX[_folded(m.group(f"d{k}"))]
@@ -1510,7 +1520,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|wknd|wkend|" +
-                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
