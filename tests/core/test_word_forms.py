@@ -75,6 +75,19 @@ def test_a_question_in_another_language_asks_for_its_content_words(question, key
     assert query.analyze(question).keywords == keywords
 
 
+def test_a_long_message_given_as_a_question_gets_the_endings_on_its_first_words_only():
+    """A message pasted as the question (an agent's middleware asks with the user's whole turn) is not slowed by
+    its length: its first endings.MAX_WORDS words get their language's endings, the others and a word longer than
+    endings.MAX_LETTERS keep their own forms."""
+    nouns = ["kitap", "araba", "bahçe", "kedi", "okul", "deniz", "masa", "kapı", "pencere", "şehir", "köy", "dağ",
+             "göl", "orman", "tren", "uçak"]
+    q = query.analyze("Nerede " + " ".join(nouns) + "?")
+    assert q.lang == "tr" and q.keywords == nouns
+    given = [p.key == lexicon.pattern(w, "tr").key != lexicon.pattern(w).key for w, p in zip(q.keywords, q.patterns)]
+    assert given == [True] * endings.MAX_WORDS + [False] * (len(nouns) - endings.MAX_WORDS)
+    assert endings.variants("a" * (endings.MAX_LETTERS + 1), "tr") == frozenset({"a" * (endings.MAX_LETTERS + 1)})
+
+
 def test_an_english_question_keeps_its_patterns():
     q = query.analyze("Where is the den in the house you painted?")
     assert q.lang is None

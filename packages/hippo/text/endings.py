@@ -117,6 +117,13 @@ def plain(word: str) -> str:
 
 _WORD = re.compile(r"[\w'-]+")
 
+# A word's endings are a few hundred phrases to look for, which take 10-40 ms to build: a question's first
+# MAX_WORDS words get them (a long message given as the question, as an agent's middleware gives it, is not slowed
+# by its length), and a word of at most MAX_LETTERS letters (a longer one is no noun's form, or a pasted blob). A
+# word's endings take at most MAX_ENDING letters (Turkish "-larımızdaki"), and its bases are looked for there only.
+MAX_WORDS = 12
+MAX_LETTERS = 32
+MAX_ENDING = 16
 # The shorter bases of a word asked that are given the endings, besides the word: the shortest ones (see
 # :func:`variants`).
 BASES = 2
@@ -299,10 +306,11 @@ def _lower(word: str, lang: str) -> str:
 
 @lru_cache(maxsize=4096)
 def variants(word: str, lang: str | None) -> frozenset[str]:
-    """``word`` and the forms of its bases (see the module) in the language ``lang`` (``"tr"``, ``"fi"``, ``"de"``),
-    in lower case; ``{word}`` for another language, or a word of digits or of fewer letters than a base keeps."""
+    """``word`` and the forms of its bases (see the module) in the language ``lang`` (``"tr"``, ``"fi"``, ``"de"``,
+    ``"romance"``), in lower case; ``{word}`` for another language, or a word of digits, of fewer letters than a base
+    keeps or of more than :data:`MAX_LETTERS`."""
     forms_of = _FORMS.get(lang or "")
-    if forms_of is None or not word.isalpha() or len(word) < MIN_BASE[lang]:
+    if forms_of is None or not word.isalpha() or not MIN_BASE[lang] <= len(word) <= MAX_LETTERS:
         return frozenset((word,))
     low = _lower(word, lang)
     if lang == "romance":  # the word and its letters without accents ("jardín", "jardines"; "ciudad", "ciudades")
@@ -312,7 +320,7 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
         return frozenset(forms)
     # the word and the two shortest words it is a form of ("kedim": "ked" + "im" and "kedi" + "m"; "evlerimiz": "ev"
     # and "evler", whose forms hold the longer ones): each base's forms are a few hundred phrases to look for
-    found = [b for b in (low[:k] for k in range(MIN_BASE[lang], len(low)))
+    found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
              if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s")]
     bases = {low, *found[:BASES]}  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
     if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too

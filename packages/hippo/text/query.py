@@ -106,7 +106,7 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
                 kws.append(lw)
                 stems.append(st)
     q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content, lang=lang)
-    q.patterns = [lexicon.pattern(w, lang) for w in kws]
+    q.patterns = [lexicon.pattern(w, lang if k < endings.MAX_WORDS else None) for k, w in enumerate(kws)]
     return q
 
 
@@ -134,5 +134,5 @@ def respelled(q: Query, words: dict[str, str]) -> Query:
     for old, new in words.items():
         text = re.sub(r"(?<![\w'’])" + re.escape(old) + r"(?![\w'’])", new, text)
     out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting, lang=q.lang)
-    out.patterns = [lexicon.pattern(w, q.lang) for w in kws]
+    out.patterns = [lexicon.pattern(w, q.lang if k < endings.MAX_WORDS else None) for k, w in enumerate(kws)]
     return out
