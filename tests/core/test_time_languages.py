@@ -91,3 +91,17 @@ def test_a_message_said_in_spanish_shows_the_day_it_means():
         hit = mem.search("dentista", k=1)[0]
         assert hit.event_time.date().isoformat() == "2024-03-05"
         assert "5 March 2024" in mem.recall("dentista", budget_tokens=200).text
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("¿Qué hice ayer?", 1), ("¿Qué hice anteayer?", 0), ("Qu'est-ce que j'ai fait hier ?", 1),
+    ("Was habe ich gestern gemacht?", 1), ("Что я делал вчера?", 1), ("昨天我做了什么？", 1), ("Dün ne yaptım?", 1),
+])
+def test_a_question_asks_for_the_day_its_words_name(question, answer):
+    """"ayer" in a question asked on 6 March is 5 March, as "yesterday" is: the messages of that day answer it."""
+    said = ["Fui al gimnasio por la tarde.", "Cené con Marta en un restaurante japonés.", "Compré un libro de cocina."]
+    with Memory(None) as mem:
+        for day, text in zip(("2024-03-04T10:00:00", "2024-03-05T20:00:00", "2024-03-06T10:00:00"), said):
+            mem.add(text, speaker="Ana", timestamp=day)
+        hits = mem.search(question, k=3, asked_at="2024-03-06T12:00:00")
+        assert [h.text for h in hits] == [said[answer]]
