@@ -134,7 +134,7 @@ _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", 
                                                     "media", "por", "las", "de"))
 _OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
               + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
-              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=,?\s+\w))")
+              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w))")
 # a word of French in the message, which makes its "hier" yesterday
 _FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
                      r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
