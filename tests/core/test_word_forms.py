@@ -19,7 +19,10 @@ from chats_of_word_forms import CHATS
     ("What did L'Oréal launch?", "romance"),
     ("¿Dónde vive mi hermana?", "romance"), ("O que o jornal falou?", "romance"), ("Où est l'hôtel ?", "romance"),
     ("Qu'a dit l'avocat ?", "romance"), ("Pourquoi ne vient-il pas ?", "romance"), ("Dove sono i libri?", "romance"),
-    ("Где я потерял ключ?", "ru"), ("Why did Anne go to the hotel?", None),
+    ("Где я потерял ключ?", "ru"), ("Why did Anne go to the hotel?", None), ("Did you see the dove?", None),
+    ("How long has she practised tai chi?", None), ("What did we do at Lake Como?", None),
+    ("What's the weather in Omaha, NE?", None), ("What is the mu of the fit?", None),
+    ("Chi è venuto alla festa?", "romance"), ("Ne yedin?", "tr"),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang

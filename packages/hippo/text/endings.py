@@ -68,6 +68,9 @@ _ROMANCE = frozenset(("que", "qui", "quoi", "como", "porque", "où", "quand", "q
                       "quantos", "quantas", "você", "vocês", "não", "dove", "quando", "chi", "cosa", "perché",
                       "quale", "quali", "quanti", "quante"))
 _TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
+# ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
+# when they open the question ("Dove sono i libri?", "Chi è venuto?", "Ne yedin?")
+_OPENING_ONLY = frozenset(("dove", "chi", "como", "cosa", "ne", "qui", "mu"))
 
 # The little words of a question in each language, which a question holds and says nothing of what it asks about:
 # its question words, articles, pronouns, prepositions and the verb "to be" (as English's are, textnorm.STOPWORDS).
@@ -135,7 +138,8 @@ def language(text: str) -> str | None:
     """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
     (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"ru"`` in Russian; else
     None."""
-    words = {w.lower() for w in _WORD.findall(text)}
+    found = _WORD.findall(text)
+    words = {w.lower() for w in found} - _OPENING_ONLY | {w.lower() for w in found[:1]}
     if _TURKISH_LETTERS.search(text):
         return "tr"
     if "¿" in text or words & _ROMANCE or _ELIDED.search(text):  # before Turkish's words: French "ne"
