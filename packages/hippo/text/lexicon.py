@@ -22,7 +22,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from hippo.base.locks import ForkSafeLock
-from hippo.text import (clitics, hanzi, inflections, places, relatives, russian, shorthand, spelling, textnorm,
+from hippo.text import (clitics, endings, hanzi, inflections, places, relatives, russian, shorthand, spelling, textnorm,
                         tokenizer)
 
 _lock = ForkSafeLock(reentrant=True)  # builds the per-token tables once; re-entered by a table built from others
@@ -967,9 +967,11 @@ WORDS_KEPT = 4096
 
 
 @lru_cache(maxsize=WORDS_KEPT)
-def pattern(word: str) -> TermPattern:
+def pattern(word: str, lang: str | None = None) -> TermPattern:
     """How ``word`` is matched: every surface form (:func:`surface_forms`) with a leading space, without one, and
     after a hyphen, as one token or a phrase; after the other :data:`JOINERS`, only the forms that are one token.
+    A word of a question in Turkish, Finnish or German (``lang``: :func:`hippo.text.endings.language`) also has
+    the forms its language's endings make of it (:func:`hippo.text.endings.variants`).
 
     Text is stored as it was written, and a letter with a diacritic can be written precomposed (NFC: "ü") or as
     its base letter and a combining mark (NFD: "u" + U+0308, as macOS and some keyboards and exports write it,
@@ -982,6 +984,8 @@ def pattern(word: str) -> TermPattern:
         "vi" if len(word) >= VIETNAMESE_MIN_LETTERS and (word.isascii() and word.isalpha() or is_vietnamese(word))
         else False)
     forms = surface_forms(word)
+    if lang is not None:  # "ev" asked in Turkish also finds "evlerimizden", "Haus" in German "Häuser"
+        forms = forms | {v for f in endings.variants(word, lang) for v in (f, f.capitalize())}
     if not word.isascii():
         forms = forms | {unicodedata.normalize("NFD", f) for f in forms}
     return _pattern_of(word, forms, folds)

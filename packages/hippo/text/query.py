@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 
-from hippo.text import directives, lexicon, textnorm
+from hippo.text import directives, endings, lexicon, textnorm
 
 
 @dataclass
@@ -18,6 +18,9 @@ class Query:
     # the last ``supporting`` keywords are the asker's first-person words: they add to the score of messages the
     # other keywords found, and find none themselves
     supporting: int = 0
+    # the question's language when its words are given that language's endings (:func:`hippo.text.endings.language`:
+    # Turkish, Finnish, German), else None
+    lang: str | None = None
 
 
 # The asker's words for themselves. In a question they are not filler: "what did I say about my budget?" asks
@@ -60,9 +63,15 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
     # with and without it: text.clitics), and the zero-width joiners inside a word ("ශ්‍රී": textnorm.joiner_forms)
     # and with its half-width katakana in full width, where its bigrams are those of the word (each pattern looks
     # for the word both ways: lexicon.surface_forms)
+    # a question in Turkish, Finnish, German or a Romance language (text.endings): its words are also matched in
+    # their language's other forms, its little words are dropped, and in French and Italian the word an article is
+    # written onto is the word asked ("l'hôpital" is "hôpital")
+    lang = endings.language(text) if text else None
+    drop = endings.STOPWORDS[lang] if lang is not None and keywords is None else frozenset()
+    said = endings.ELISION.sub(" ", text) if lang == "romance" and keywords is None else text
     words = keywords if keywords is not None else \
-        textnorm.words(text if text.isascii() else
-                       textnorm.full_width_kana(textnorm.without_joiners(unicodedata.normalize("NFC", text))))
+        textnorm.words(said if said.isascii() else
+                       textnorm.full_width_kana(textnorm.without_joiners(unicodedata.normalize("NFC", said))))
     # a request for advice: its advice words are the request's form, like "what" and "when" (:data:`ADVICE_STEMS`)
     form = ADVICE_STEMS if keywords is None and self_reference and directives.asks_for_advice(text) else frozenset()
     seen: set[str] = set()
@@ -80,7 +89,7 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
         if keywords is None and (lw in textnorm.STOPWORDS or base in textnorm.STOPWORDS
                                  or lw in textnorm.QUESTION_WORDS):
             continue
-        if form and textnorm.stem(lw) in form:
+        if form and textnorm.stem(lw) in form or drop and endings.plain(lw) in drop:
             continue
         st = textnorm.stem(base if "'" in lw else lw)
         if not st or st in seen:
@@ -96,8 +105,8 @@ def _analyze(text: str, keywords: list[str] | None, self_reference: bool = False
                 seen.add(st)
                 kws.append(lw)
                 stems.append(st)
-    q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content)
-    q.patterns = [lexicon.pattern(w) for w in kws]
+    q = Query(text=text, keywords=kws, stems=stems, supporting=len(kws) - content, lang=lang)
+    q.patterns = [lexicon.pattern(w, lang if k < endings.MAX_WORDS else None) for k, w in enumerate(kws)]
     return q
 
 
@@ -124,6 +133,6 @@ def respelled(q: Query, words: dict[str, str]) -> Query:
     text = q.text
     for old, new in words.items():
         text = re.sub(r"(?<![\w'’])" + re.escape(old) + r"(?![\w'’])", new, text)
-    out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting)
-    out.patterns = [lexicon.pattern(w) for w in kws]
+    out = Query(text=text, keywords=kws, stems=stems, supporting=q.supporting, lang=q.lang)
+    out.patterns = [lexicon.pattern(w, q.lang if k < endings.MAX_WORDS else None) for k, w in enumerate(kws)]
     return out

@@ -33,8 +33,11 @@ DAY = 86400.0
 #: range, "between March and May", "from the 3rd to the 5th"; a season spent or opening a sentence, "The winter was
 #: harsh"; "a few days back", "the night before last"; "on the third", "the first of May"; "half a year ago"; "by the
 #: 20th", "since the 10th"; "a week today", "two weeks on Friday"; "the other night"; "this time next year"; "Canadian
-#: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year").
-RULE = 5
+#: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year"; 6: the
+#: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
+#: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
+#: Japanese and Korean).
+RULE = 6
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -158,6 +161,124 @@ _THE_SEASON_RX = (r"(?:\b(?:{lead}in|over|during|throughout)\s+|" + "|".join(rf"
 # "last Friday", "on Friday"; a question's "before Friday", "after Monday" too ({lead})
 _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 
+# The relative days of other languages, each a day from the day it is said: German and Dutch, Spanish, Portuguese,
+# French, Italian, Russian and Turkish, with and without their accents as chats type them ("manana", "amanha").
+# Spanish "mañana" is also the morning ("por la mañana", "esta mañana" is today), German "Morgen" the morning
+# ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow), and
+# French "hier" is German and Dutch for "here": it is read only in a message with a word of French. The days of
+# Chinese and Japanese ("昨天", "明日") are not read (below, _ANY).
+OTHER_DAYS: dict[str, int] = {
+    "vorgestern": -2, "gestern": -1, "heute": 0, "übermorgen": 2, "uebermorgen": 2,
+    "eergisteren": -2, "gisteren": -1, "vandaag": 0, "overmorgen": 2,
+    "pasado mañana": 2, "pasado manana": 2, "esta mañana": 0, "esta manana": 0, "anteayer": -2, "antier": -2,
+    "anoche": -1, "ayer": -1, "hoy": 0, "hier": -1,
+    "depois de amanhã": 2, "depois de amanha": 2, "anteontem": -2, "ontem": -1, "hoje": 0, "amanhã": 1, "amanha": 1,
+    "avant-hier": -2, "avant hier": -2, "après-demain": 2, "apres-demain": 2, "après demain": 2, "apres demain": 2,
+    "aujourd'hui": 0, "aujourdhui": 0, "demain": 1,
+    "l'altro ieri": -2, "l'altroieri": -2, "altro ieri": -2, "dopodomani": 2, "ieri": -1, "oggi": 0, "domani": 1,
+    "позавчера": -2, "вчера": -1, "сегодня": 0, "завтра": 1, "послезавтра": 2,
+    "evvelsi gün": -2, "öbür gün": 2, "dün": -1, "bugün": 0, "yarın": 1,
+}
+_ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
+                                                    "media", "por", "las", "de"))
+_OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
+              + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
+              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w))")
+# a word of French in the message, which makes its "hier" yesterday
+_FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
+                     r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
+# The last, this and next week, month and year of the same languages: "la semana pasada", "letzte Woche", "le mois
+# prochain", "в прошлом году", "geçen hafta". Each phrase is (sign, unit, pattern).
+_OTHER_UNITS: tuple[tuple[int, str, str], ...] = (
+    # Spanish
+    (-1, "week", r"la semana pasada"), (-1, "month", r"el mes pasado"), (-1, "year", r"el a[ñn]o pasado"),
+    (1, "week", r"la pr[óo]xima semana|la semana (?:pr[óo]xima|que viene)"),
+    (1, "month", r"el pr[óo]ximo mes|el mes (?:pr[óo]ximo|que viene)"),
+    (1, "year", r"el pr[óo]ximo a[ñn]o|el a[ñn]o (?:pr[óo]ximo|que viene)"),
+    (0, "week", r"esta semana"), (0, "month", r"este mes"), (0, "year", r"este a[ñn]o"),
+    # Portuguese
+    (-1, "week", r"(?:na |a )?semana passada"), (-1, "month", r"(?:no |o )?m[êe]s passado"),
+    (-1, "year", r"(?:no |o )?ano passado"),
+    (1, "week", r"(?:na |a )?pr[óo]xima semana|(?:na |a )?semana que vem"),
+    (1, "month", r"(?:no |o )?pr[óo]ximo m[êe]s|(?:no |o )?m[êe]s que vem"),
+    (1, "year", r"(?:no |o )?pr[óo]ximo ano|(?:no |o )?ano que vem"),
+    # German
+    (-1, "week", r"(?:letzte|vorige|vergangene)n? woche"), (-1, "month", r"(?:letzte|vorige|vergangene)[nm] monat"),
+    (-1, "year", r"(?:letzte|vorige|vergangene)[sn] jahr"),
+    (1, "week", r"n(?:ä|ae)chste woche"), (1, "month", r"n(?:ä|ae)chsten monat"),
+    (1, "year", r"n(?:ä|ae)chstes jahr"),
+    (0, "week", r"diese woche"), (0, "month", r"diesen monat"), (0, "year", r"dieses jahr"),
+    # French
+    (-1, "week", r"la semaine derni[èe]re"), (-1, "month", r"le mois dernier"),
+    (-1, "year", r"l'ann[ée]e derni[èe]re|l'an dernier"),
+    (1, "week", r"la semaine prochaine"), (1, "month", r"le mois prochain"),
+    (1, "year", r"l'ann[ée]e prochaine|l'an prochain"),
+    (0, "week", r"cette semaine"), (0, "month", r"ce mois-ci"), (0, "year", r"cette ann[ée]e"),
+    # Italian
+    (-1, "week", r"la settimana scorsa"), (-1, "month", r"il mese scorso"), (-1, "year", r"l'anno scorso"),
+    (1, "week", r"la settimana prossima|la prossima settimana"),
+    (1, "month", r"il mese prossimo|il prossimo mese"), (1, "year", r"l'anno prossimo|il prossimo anno"),
+    # Russian
+    (-1, "week", r"на прошлой неделе"), (-1, "month", r"в прошлом месяце"), (-1, "year", r"в прошлом году"),
+    (1, "week", r"на следующей неделе"), (1, "month", r"в следующем месяце"), (1, "year", r"в следующем году"),
+    (0, "week", r"на этой неделе"), (0, "month", r"в этом месяце"), (0, "year", r"в этом году"),
+    # Turkish
+    (-1, "week", r"geçen hafta"), (-1, "month", r"geçen ay"), (-1, "year", r"geçen (?:yıl|sene)"),
+    (1, "week", r"(?:gelecek|önümüzdeki) hafta|haftaya"), (1, "month", r"(?:gelecek|önümüzdeki) ay"),
+    (1, "year", r"(?:gelecek|önümüzdeki) (?:yıl|sene)|seneye"),
+    (0, "week", r"bu hafta"), (0, "month", r"bu ay"), (0, "year", r"bu (?:yıl|sene)"),
+)
+_OTHER_UNIT = "|".join(rf"(?P<u{k}>{rx})" for k, (_, _, rx) in enumerate(_OTHER_UNITS))
+# A count of days, weeks, months or years back or ahead in the same languages: "hace dos días", "há 3 semanas",
+# "dos meses atrás", "il y a deux ans", "tre giorni fa", "vor zwei Wochen", "in drei Tagen", "dentro de un mes", "dans
+# 5 jours", "daqui a dois anos", "tra due settimane", "два дня назад", "через неделю", "iki gün önce", "3 hafta sonra".
+OTHER_UNIT_WORDS: dict[str, str] = {w: unit for unit, words in {
+    "day": "día días dia dias jour jours giorno giorni tag tage tagen день дня дней gün",
+    "week": "semana semanas semaine semaines settimana settimane woche wochen неделю недели недель hafta",
+    "month": "mes meses mês mois mese mesi monat monate monaten месяц месяца месяцев ay",
+    "year": "año años ano anos an ans année années anno anni jahr jahre jahren год года лет yıl sene",
+}.items() for w in words.split()}
+OTHER_NUMBERS: dict[str, int] = {w: n for n, words in enumerate((
+    "un una uno une um uma ein eine einen einem einer один одну одна bir",
+    "dos dois duas deux due zwei два две iki", "tres três trois tre drei три üç",
+    "cuatro quatro quatre quattro vier четыре dört", "cinco cinq cinque fünf пять beş",
+    "seis six sei sechs шесть altı", "siete sete sept sette sieben семь yedi", "ocho oito huit otto acht восемь sekiz",
+    "nueve nove neuf neun девять dokuz", "diez dez dix dieci zehn десять on"), 1) for w in words.split()}
+_OTHER_NUM = r"(\d{1,3}|" + "|".join(sorted(OTHER_NUMBERS, key=len, reverse=True)) + r")"
+_OTHER_UNIT_WORD = "(" + "|".join(sorted(OTHER_UNIT_WORDS, key=len, reverse=True)) + ")"
+# The weekdays of the same languages, said with their next or last: "nächsten Freitag", "el viernes pasado", "el
+# próximo lunes", "vendredi prochain", "na próxima sexta", "venerdì scorso", "в следующую пятницу", "geçen cuma".
+# A weekday said alone ("am Freitag", "el viernes", "vendredi") is the last or the coming one by the tense of the
+# clause, which is not read in these languages: it is left.
+OTHER_WEEKDAYS: dict[str, int] = {w: k for k, words in enumerate((
+    "montag maandag lunes segunda segunda-feira lundi lunedì lunedi понедельник pazartesi",
+    "dienstag dinsdag martes terça terca terça-feira terca-feira mardi martedì martedi вторник salı sali",
+    "mittwoch woensdag miércoles miercoles quarta quarta-feira mercredi mercoledì mercoledi среду среда çarşamba "
+    "carsamba",
+    "donnerstag donderdag jueves quinta quinta-feira jeudi giovedì giovedi четверг perşembe persembe",
+    "freitag vrijdag viernes sexta sexta-feira vendredi venerdì venerdi пятницу пятница cuma",
+    "samstag sonnabend zaterdag sábado sabado samedi sabato субботу суббота cumartesi",
+    "sonntag zondag domingo dimanche domenica воскресенье pazar")) for w in words.split()}
+_OTHER_WD = "(" + "|".join(sorted(OTHER_WEEKDAYS, key=len, reverse=True)) + ")"
+_OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
+    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende)\s+{WD}"), (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|"
+                                                                     r"afgelopen|vorige)\s+{WD}"),
+    (1, r"(?:(?:el|la|il|na|no)\s+)?pr[óo]xim[oa]\s+{WD}"), (1, r"(?:(?:el|il)\s+)?prossim[oa]\s+{WD}"),
+    (1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:que\s+viene|que\s+vem|pr[óo]ximo|prochain|prossim[oa])"),
+    (-1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:pasado|passad[oa]|dernier|scors[oa])"),
+    (1, r"в\s+следующ(?:ий|ую|ее)\s+{WD}"), (-1, r"в\s+прошл(?:ый|ую|ое)\s+{WD}"),
+    (1, r"(?:gelecek|önümüzdeki|haftaya)\s+{WD}"), (-1, r"geçen\s+{WD}"),
+)
+_OTHER_WD_PHRASE = "|".join(rf"(?P<a{k}>" + rx.replace("{WD}", rf"(?P<d{k}>{_OTHER_WD[1:-1]})") + ")"
+                            for k, (_, rx) in enumerate(_OTHER_WD_PHRASES))
+# the words before the count that say back (-1) or ahead (1), and those after it; German "in" only before its
+# plural units of the dative ("in drei Wochen"): English "in 3 weeks" is the English pattern's. Spanish "en",
+# Portuguese "em" and Turkish "sonra" are left: "en tres meses aprendí inglés" is how long it took, "iki gün sonra"
+# as often two days after another day. A unit without its count is one only in Russian ("неделю назад").
+_OTHER_BEFORE = {"hace": -1, "há": -1, "il y a": -1, "vor": -1, "dentro de": 1, "daqui a": 1, "dans": 1, "tra": 1,
+                 "fra": 1, "через": 1}
+_OTHER_AFTER = {"atrás": -1, "atras": -1, "fa": -1, "назад": -1, "önce": -1}
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -242,6 +363,19 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("tmr" alone is also a timer in code: read between spaces and before no operator, "see u tmr!")
     ("tomorrow", r"\b(tomorrow|tmrw|tmrrw|2moro|2morrow|tomoz|tomorow|tommorow|tommorrow)\b|"
                  r"(?:^|(?<=\s))(tmr)(?=[!?.,]*(?:\s|$))(?![!?.,]*\s*[-=(\[{;:&|<>+*/%])"),
+    # the relative days and the last, this and next weeks, months and years of other languages (OTHER_DAYS,
+    # _OTHER_UNITS)
+    ("lang_unit", r"(?<!\w)(?:" + _OTHER_UNIT + r")(?!\w)"),
+    ("lang_day", r"(?<!\w)" + _OTHER_DAY + r"(?!\w)"),
+    # the relative days of Chinese, Japanese and Korean ("昨天", "明日", "어제"); not the names "明日香" and "今日子",
+    # nor "后天" as acquired ("后天性", "后天的努力")
+    ("cjk_day", r"(一昨日|明後日|昨日|今日|明日|昨天|今天|明天|前天|后天(?![性的])|後天(?![性的]))(?![香子])|"
+                r"(?<!\w)(그저께|그제|어제|오늘|내일|모레)"),
+    ("lang_wd", r"(?<!\w)(?:" + _OTHER_WD_PHRASE + r")(?!\w)"),
+    ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
+                   + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
+                   r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
+                   + r"))(?!\w)"),
     ("nth", _NTH_RX.format(lead="")),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
@@ -349,7 +483,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
-assert set(_NEEDS) == {name for name, _ in _PATTERNS}
+_NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제")
+assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd"} == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
 # and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
@@ -362,6 +497,34 @@ def _folded(text: str) -> str:
     """``text`` lowercased as the regex engine's case-insensitive matching sees it: it also takes the dotless i
     and the long s for "i" and "s", and the dotted capital I for "i"."""
     return text.replace("\u0130", "i").lower().replace("\u0131", "i").replace("\u017f", "s")
+
+
+# The words one of which every match of "lang_day" or "lang_unit" holds whole, in the folded text (a Turkish "ı" is an
+# "i" there): a pattern looked for by its words as substrings ("ayer" is in "player", "hier" in "hierarchy", "mese"
+# in "Vietnamese") ran on English text for nothing.
+_LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS} | {
+    "mañana", "manana", "morgen", "semana", "mes", "mês", "año", "ano", "woche", "monat", "jahr", "semaine", "mois",
+    "année", "annee", "dernier", "prochain", "settimana", "mese", "anno", "неделе", "месяце", "году", "hafta",
+    "haftaya", "ay", "yil", "sene", "seneye"} | {_folded(w) for w in _OTHER_BEFORE if " " not in w}
+    | {_folded(w) for w in _OTHER_AFTER} | {"il", "dentro", "daqui", "tagen", "wochen", "monaten", "jahren"}
+    | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS})
+_WORD = re.compile(r"\w+")
+
+
+def _has_lang_word(low: str) -> bool:
+    """Whether the folded text ``low`` holds a word of :data:`_LANG_WORDS`."""
+    return not _LANG_WORDS.isdisjoint(_WORD.findall(low))
+
+
+# the days' words as the folded text writes them
+_DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
+_CJK_DAYS = {"一昨日": -2, "昨日": -1, "今日": 0, "明日": 1, "明後日": 2, "前天": -2, "昨天": -1, "今天": 0, "明天": 1,
+             "后天": 2, "後天": 2, "그저께": -2, "그제": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2}
+_OTHER_UNIT_LOWER = {_folded(w): u for w, u in OTHER_UNIT_WORDS.items()}
+_OTHER_WD_INDEX = {_folded(w): k for w, k in OTHER_WEEKDAYS.items()}
+OTHER_NUMBERS.update({_folded(w): n for w, n in list(OTHER_NUMBERS.items())})
+_OTHER_BEFORE.update({_folded(w): n for w, n in list(_OTHER_BEFORE.items())})
+_OTHER_AFTER.update({_folded(w): n for w, n in list(_OTHER_AFTER.items())})
 
 
 @dataclass(frozen=True)
@@ -514,6 +677,26 @@ def _persian_date(year: int, month: int, day: int) -> datetime | None:
     return d
 
 
+def _counted(today: datetime, n: int, unit: str, sign: int, phrase: str) -> TimeRef:
+    """``n`` units (``"day"``, ``"week"``, ``"fortnight"``, ``"weekend"``, ``"month"``, ``"year"``) back (``sign``
+    -1: "3 days ago") or ahead (1: "in 3 days") of ``today``."""
+    if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
+        return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
+                    True)
+    if unit == "day":
+        return _ref(today + timedelta(days=sign * n), "day", phrase, True)
+    if unit in ("week", "fortnight"):
+        start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
+        return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+    if unit == "month":
+        # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
+        # the same day of that month
+        first = _add_months(today.replace(day=1), sign * n)
+        last_day = calendar.monthrange(first.year, first.month)[1]
+        return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
+    return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+
+
 def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
@@ -633,6 +816,36 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
                 return None  # no such day in any month ("on the 32nd")
             d = _safe_date(month.year, month.month, day)
         return _since_day(d, today, phrase) if lead == "since" else _ref(d, "day", phrase, True)
+    if name == "lang_day":
+        said = _folded(" ".join(phrase.split()))
+        if said == "hier" and not _FRENCH.search(m.string):
+            return None  # German or Dutch "here"
+        return _ref(today + timedelta(days=_DAY_OFFSET.get(said, 1)), "day", phrase, True)  # else "mañana", "morgen"
+    if name == "lang_unit":
+        sign, unit, _ = _OTHER_UNITS[int(m.lastgroup[1:])]
+        if unit == "week":
+            return _ref(today - timedelta(days=today.weekday() - 7 * sign), "week", phrase, True)
+        if unit == "month":
+            return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
+        return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "cjk_day":
+        said = g[0] or g[1]
+        return _ref(today + timedelta(days=_CJK_DAYS[said]), "day", phrase, True)
+    if name == "lang_wd":  # the coming such weekday after the day it is said, or the last one before it
+        k = int(m.lastgroup[1:])
+        wd = _OTHER_WD_INDEX[_folded(m.group(f"d{k}"))]
+        if _OTHER_WD_PHRASES[k][0] < 0:
+            return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", phrase, True)
+        return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", phrase, True)
+    if name == "lang_count":
+        if g[0] is not None:  # "hace dos días", "vor zwei Wochen", "dans 5 jours"
+            sign, count, unit = _OTHER_BEFORE[_folded(" ".join(g[0].split()))], g[1], g[2]
+        elif g[3] is not None:  # "in drei Wochen"
+            sign, count, unit = 1, g[4], g[5]
+        else:  # "tre giorni fa", "два дня назад", "iki gün önce"
+            sign, count, unit = _OTHER_AFTER[_folded(g[8])], g[6], g[7]
+        n = 1 if count is None else int(count) if count.isdigit() else OTHER_NUMBERS[_folded(count)]
+        return _counted(today, n, _OTHER_UNIT_LOWER[_folded(unit)], sign, phrase)
     if name == "daybefore":
         return _ref(today - timedelta(days=2), "day", phrase, True)
     if name == "yesterday":
@@ -683,22 +896,7 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "in_n" and tense == "past":
             return None  # "we've watched 15 movies in 6 weeks": how long it took, told; no date to come
         unit = _UNIT_CLIPPED.get(g[1].lower(), g[1].lower())
-        sign = -1 if name == "ago" else 1
-        if unit == "weekend":  # counted back from the last one begun before the day ("one weekend ago")
-            return _ref(today - timedelta(days=((today.weekday() - 5) % 7 or 7) + 7 * (n - 1)), "weekend", phrase,
-                        True)
-        if unit == "day":
-            return _ref(today + timedelta(days=sign * n), "day", phrase, True)
-        if unit in ("week", "fortnight"):
-            start = today + timedelta(days=sign * 7 * n * (2 if unit == "fortnight" else 1))
-            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
-        if unit == "month":
-            # "a month ago" is about thirty days back, not the previous calendar month as a whole: the week around
-            # the same day of that month
-            first = _add_months(today.replace(day=1), sign * n)
-            last_day = calendar.monthrange(first.year, first.month)[1]
-            return _ref(first.replace(day=min(today.day, last_day)) - timedelta(days=3), "week", phrase, True)
-        return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
+        return _counted(today, n, unit, -1 if name == "ago" else 1, phrase)
     if name == "span_back":
         unit = g[1].lower()
         plural = unit.endswith("s")
@@ -1598,7 +1796,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
-                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年", re.I)
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
@@ -1686,8 +1884,11 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     if "\u2019" in text:  # a phone's apostrophe ("I\u2019ll", "won\u2019t", "last year\u2019s") is the typed one
         text = text.replace("\u2019", "'")
     low = _folded(text)
+    lang: bool | None = None
     if not _ANY_FOLDED.search(low):
-        return []
+        lang = _has_lang_word(low)
+        if not lang:
+            return []
     ref_dt = datetime.fromtimestamp(now, tz=timezone.utc) if now is not None and now == now else None
     spans: list[tuple[int, int, TimeRef]] = []
     # the spans taken so far, disjoint, by start (their ends then ascend too): a match overlaps one of them iff it
@@ -1697,8 +1898,13 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     month: bool | None = None
     weekday: bool | None = None
     for name, rx in patterns:
-        needs = _NEEDS[name]
-        if not any(w in low for w in needs):
+        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd"):
+            if lang is None:
+                lang = _has_lang_word(low)
+            if not lang:
+                continue
+        needs = _NEEDS.get(name, ())
+        if needs and not any(w in low for w in needs):
             continue
         if needs is _WEEKDAY_STARTS:
             if weekday is None:

@@ -1,0 +1,335 @@
+"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages. Turkish and
+Finnish write a noun's number, owner and case as endings onto it: "ev" (a house), "evler" (houses), "evlerimizden"
+(from our houses); "talo", "talossa" (in the house), "taloissamme" (in our houses). German changes a noun's ending
+and often its vowel in the plural: "Haus", "Häuser"; "Buch", "Bücher"; "Kind", "Kinder". A question names the thing
+in one form and the chat in another, and words are matched whole.
+
+These languages are written in Latin letters, where a word gives no sign of its language, and their endings glued
+onto English words write other English words ("pan" + "da", "hold" + "er"). So the endings are put only on the words
+of a question that is in the language (:func:`language`: its question words and little words, :data:`SIGNS`), and
+on every word of it: a word asked is also matched in every form its language's endings make of it
+(:func:`variants`). The index holds the text as written, so the forms are generated, not stripped. The word asked may
+be inflected itself ("evlerimiz", "Häuser"): its bases are the word and the two shortest words (of :data:`MIN_BASE`
+letters or more) one of whose forms it is, and each base is given every ending.
+
+- **Turkish**: a plural (-lAr), an owner (-(I)m, -(I)n, -(s)I, -(I)mIz, -(I)nIz) and a case (-(y)I, -(y)A, -DA,
+  -DAn, -(n)In, -(y)lA, and -DAki), in that order, each by the vowel harmony of what it follows (A is "a" or "e",
+  I one of "ı", "i", "u", "ü"), "d" as "t" after a voiceless consonant ("kitapta"), the buffer letter after a
+  vowel ("arabaya") and the "n" a case takes after the third person's owner ("evinde"). A final "k" that softens
+  to "ğ" ("çocuk", "çocuğu") is left as it is.
+- **Finnish**: the cases, singular and plural (-i-, -j-: "taloissa", "taloja", "talojen"; a final "a" or "ä"
+  dropped or "a" as "o" before the plural's "i": "metsissä", "kirjoissa"), and the owners (-ni,
+  -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise). The
+  stems whose consonants change ("Helsinki", "Helsingissä"; "katu", "kadulla") and the words in -nen, -e and -is
+  whose stem is another ("nainen", "naisen") are left as they are.
+- **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
+  with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
+  with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
+- **French, Spanish, Portuguese, Italian**: the plurals that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
+  "journal", "journaux"; "jornal", "jornais"; "avião", "aviões"; "luz", "luces"; "libro", "libri"), both ways, on
+  the word with and without its accents, and after the articles French and Italian elide ("l'hôtel",
+  "dell'albergo").
+
+A question in one of these languages, or in Russian, is also read without its language's little words
+(:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
+is elided onto is the word asked (:data:`ELISION`: "l'hôpital" is "hôpital").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["language", "variants", "plain", "SIGNS", "STOPWORDS", "ELISION", "ROMANCE_PLURALS", "MIN_BASE"]
+
+# The words that say a question is in the language: its question words, and for German, whose little words are
+# fewer and some of them English words too ("die", "was", "hat", "den"), its little words, two of them. A Turkish
+# question is also known by a letter of its own ("ı", "ğ", "ş").
+SIGNS: dict[str, frozenset[str]] = {
+    "tr": frozenset(("ne", "neyi", "neler", "mı", "mu", "mü", "misin", "mısın", "musun", "müsün", "nerede", "nereye",
+                     "nereden", "neden", "niye", "niçin", "nasıl", "hangi", "hangisi", "kaç", "zaman", "kimler",
+                     "kimin", "kime", "kimle", "kiminle")),
+    "fi": frozenset(("missä", "mistä", "mihin", "mikä", "mitä", "mitkä", "kuka", "ketä", "kenen", "kenelle",
+                     "keneltä", "milloin", "miksi", "miten", "kuinka", "paljonko", "onko", "oliko", "minun",
+                     "meidän", "sinun", "hänen", "heidän", "minä", "sinä", "hän", "että")),
+    "de": frozenset(("wo", "wann", "wer", "wen", "wem", "wessen", "wie", "welche", "welcher", "welches", "welchen",
+                     "welchem", "warum", "wohin", "woher", "wieso", "weshalb", "wieviel", "wieviele", "ich", "du",
+                     "mein", "meine", "meinen", "meinem", "meiner", "dein", "deine", "deinen", "hast", "habe",
+                     "haben", "sind", "bist", "ist", "nicht", "und", "der", "das", "dem", "ein", "eine", "einen",
+                     "einem", "einer", "vom", "zum", "zur", "auf", "für", "über", "zu", "bei", "nach", "heißt",
+                     "gibt")),
+}
+# French, Spanish, Portuguese and Italian share their plurals' rules (:data:`ROMANCE_PLURALS`): a question is in
+# one of them by its question words or the opening "¿".
+_ROMANCE = frozenset(("que", "qui", "quoi", "como", "porque", "où", "quand", "quel", "quelle", "quels", "quelles",
+                      "pourquoi", "combien", "qu'est-ce", "est-ce", "qué", "dónde", "cuándo", "cómo", "quién",
+                      "quiénes", "cuál", "cuáles", "cuánto", "cuántos", "cuántas", "onde", "quem", "qual", "quais",
+                      "quantos", "quantas", "você", "vocês", "não", "dove", "quando", "chi", "cosa", "perché",
+                      "quale", "quali", "quanti", "quante"))
+_TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
+# ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
+# when they open the question ("Dove sono i libri?", "Chi è venuto?", "Ne yedin?")
+_OPENING_ONLY = frozenset(("dove", "chi", "como", "cosa", "ne", "qui", "mu"))
+
+# The little words of a question in each language, which a question holds and says nothing of what it asks about:
+# its question words, articles, pronouns, prepositions and the verb "to be" (as English's are, textnorm.STOPWORDS).
+# Compared in lower case without accents ("qué" is "que").
+STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang, words in {
+    "romance": """que qui quoi ou quand comment quel quelle quels quelles pourquoi combien donde cuando como quien
+        quienes cual cuales cuanto cuantos cuantas onde quando quem qual quais quanto quantos quantas dove chi cosa
+        perche quale quali quanti quante el la lo los las le les un una uno unos unas une des du o os as um uma il
+        gli i de del al a au aux en em no na nos nas do da dos das di con com por para pour sur dans per su y e et
+        ou me te se je tu elle nous vous ils elles eu ele ela eles elas voce voces io lui lei mi mis mon ma mes meu
+        minha meus minhas mio mia miei mie es est esta esto son sont sao era etait fue foi ha hay ai est-ce ne pas""",
+    "de": """wo wann wer wen wem wessen wie was welche welcher welches welchen welchem warum wohin woher wieso weshalb
+        wieviel wieviele der die das den dem des ein eine einen einem einer ist sind war waren hat haben hast habe
+        ich du er sie es wir ihr mein meine meinen meinem meiner dein deine deinen und oder in im am an auf mit von
+        vom zu zum zur fur uber bei nach aus""",
+    "tr": """ne neyi neler nerede nereye nereden neden niye nicin nasil hangi hangisi kac kim kimler kimin kime kimle
+        kiminle mi mu zaman ve bir bu su o da de ile icin""",
+    "fi": """missa mista mihin mika mita mitka kuka keta kenen kenelle kenelta milloin miksi miten kuinka paljonko
+        onko oliko on oli ja se ne minun meidan sinun hanen heidan mina sina han etta""",
+    "ru": """что где когда кто как какои какая какое какие какую каком почему зачем сколько чеи чья куда откуда ли
+        я ты он она оно мы вы они мои моя мое мою твои наш в во на с со к ко по о об от до из у за для и а но не
+        это этот эта был была было были есть""",
+}.items()}
+# A Russian question, by its question words (Russian's endings are text.russian's, for every Cyrillic word)
+_RUSSIAN = frozenset(("что", "где", "когда", "кто", "как", "какой", "какая", "какое", "какие", "какую", "каком",
+                      "почему", "зачем", "сколько", "куда", "откуда"))
+# French and Italian write an article, pronoun or preposition onto the next word ("l'hôpital", "d'Anne",
+# "qu'a", "dell'albergo"): the word of a Romance question is the one after it
+ELISION = re.compile(r"\b(?:l|d|j|qu|c|n|s|m|t|lorsqu|puisqu|jusqu|dell|all|nell|dall|sull|un|quest|quell)['’](?=\w)",
+                     re.I)
+
+# an article or pronoun elided before a vowel, as French and Italian write them ("l'avocat", "d'Anne", "qu'a")
+_ELIDED = re.compile(ELISION.pattern + r"(?=[aeiouhàâäéèêëîïôöùûüAEIOUHÀÂÉÈÊÎÔÙ])", re.I)
+
+# ... which a message writes onto its nouns as well: a Romance question's word that opens with a vowel or "h" is
+# also looked for after them ("avocat" in "l'avocat", "albergo" in "dell'albergo")
+_ARTICLES = tuple(a + q for a in ("l", "d", "L", "D", "qu", "all", "dell", "nell", "dall", "sull", "un")
+                  for q in ("'", "’"))
+
+
+def plain(word: str) -> str:
+    """``word`` in lower case without its accents, as :data:`STOPWORDS` holds it ("Qué" -> "que", "nasıl" ->
+    "nasil")."""
+    low = word.replace("ı", "i").replace("İ", "i").lower()
+    return "".join(c for c in unicodedata.normalize("NFD", low) if not unicodedata.combining(c))
+
+
+_WORD = re.compile(r"[\w'-]+")
+
+# A word's endings are a few hundred phrases to look for, which take 10-40 ms to build: a question's first
+# MAX_WORDS words get them (a long message given as the question, as an agent's middleware gives it, is not slowed
+# by its length), and a word of at most MAX_LETTERS letters (a longer one is no noun's form, or a pasted blob). A
+# word's endings take at most MAX_ENDING letters (Turkish "-larımızdaki"), and its bases are looked for there only.
+MAX_WORDS = 12
+MAX_LETTERS = 32
+MAX_ENDING = 16
+# The shorter bases of a word asked that are given the endings, besides the word: the shortest ones (see
+# :func:`variants`).
+BASES = 2
+# Letters a base keeps: Turkish nouns of two letters are common ("ev", "su", "iş"), Finnish and German ones are not.
+MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3}
+
+
+def language(text: str) -> str | None:
+    """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
+    (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"ru"`` in Russian; else
+    None."""
+    found = _WORD.findall(text)
+    words = {w.lower() for w in found} - _OPENING_ONLY | {w.lower() for w in found[:1]}
+    if _TURKISH_LETTERS.search(text):
+        return "tr"
+    if "¿" in text or words & _ROMANCE or _ELIDED.search(text):  # before Turkish's words: French "ne"
+        return "romance"
+    if words & SIGNS["tr"]:
+        return "tr"
+    if words & SIGNS["fi"]:
+        return "fi"
+    if len(words & SIGNS["de"]) >= 2:
+        return "de"
+    if words & _RUSSIAN:
+        return "ru"
+    return None
+
+
+_VOWELS = "aeıioöuüyä"  # of the three languages ("y" is Finnish's)
+_TR_VOWELS = "aeıioöuü"
+
+
+def _last_vowel(s: str) -> str:
+    """The last Turkish vowel of ``s``."""
+    for c in reversed(s):
+        if c in _TR_VOWELS:
+            return c
+    return "e"
+
+
+# Turkish: two-way (A) and four-way (I) harmony by the last vowel
+_A = {"a": "a", "ı": "a", "o": "a", "u": "a", "e": "e", "i": "e", "ö": "e", "ü": "e"}
+_I = {"a": "ı", "ı": "ı", "o": "u", "u": "u", "e": "i", "i": "i", "ö": "ü", "ü": "ü"}
+_VOICELESS = frozenset("çfhkpsşt")
+
+
+def _tr_attach(stem: str, template: str) -> str:
+    """``stem`` + a Turkish suffix template: "(y)", "(n)", "(s)" are written after a vowel, "(I)" after a consonant;
+    A and I by harmony, D as "t" after a voiceless consonant."""
+    out = stem
+    k = 0
+    while k < len(template):
+        c = template[k]
+        if c == "(":
+            buffer = template[k + 1]
+            k += 3
+            after_vowel = out[-1:] in _TR_VOWELS
+            if buffer == "I":
+                if not after_vowel:
+                    out += _I.get(_last_vowel(out), "i")
+            elif after_vowel:
+                out += buffer
+            continue
+        if c == "A":
+            out += _A.get(_last_vowel(out), "e")
+        elif c == "I":
+            out += _I.get(_last_vowel(out), "i")
+        elif c == "D":
+            out += "t" if out[-1:] in _VOICELESS else "d"
+        else:
+            out += c
+        k += 1
+    return out
+
+
+_TR_OWNERS = ("", "(I)m", "(I)n", "(s)I", "(I)mIz", "(I)nIz")
+_TR_CASES = ("", "(y)I", "(y)A", "DA", "DAn", "(n)In", "(y)lA", "DAki")
+_TR_CASES_AFTER_HIS = ("", "nI", "nA", "ndA", "ndAn", "nIn", "ylA", "ndAki")  # "evini", "evine", "evinde"
+
+
+@lru_cache(maxsize=4096)
+def _turkish_forms(base: str) -> frozenset[str]:
+    out = set()
+    for plural in ("", "lAr"):
+        p = _tr_attach(base, plural)
+        for owner in _TR_OWNERS:
+            o = _tr_attach(p, owner)
+            for case in _TR_CASES_AFTER_HIS if owner == "(s)I" else _TR_CASES:
+                out.add(_tr_attach(o, case))
+    return frozenset(out)
+
+
+_FI_CASES = ("", "n", "t", "A", "tA", "nA", "ksi", "ssA", "stA", "llA", "ltA", "lle", "ttA", "hin", "seen")
+_FI_PLURAL = ("issA", "istA", "illA", "iltA", "ille", "inA", "iksi", "ihin", "ittA", "jA", "jen", "t", "ssA")
+_FI_OWNERS = ("ni", "si", "nsA", "mme", "nne")
+_FI_OWNED = ("", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "A")
+
+
+@lru_cache(maxsize=4096)
+def _finnish_forms(base: str) -> frozenset[str]:
+    a = "a" if any(c in "aou" for c in base) else "ä"
+    def put(s: str) -> str:
+        return s.replace("A", a)
+    out = {base + put(c) for c in _FI_CASES}
+    if base[-1:] in _VOWELS:
+        out.add(base + base[-1] + "n")  # the illative: "taloon"
+        # the plural's stem: the word ("taloissa"), a final "a" or "ä" dropped or an "a" as "o" ("metsissä",
+        # "koirissa", "kirjoissa")
+        plural = {base} | ({base[:-1], base[:-1] + "o"} if base[-1] == "a" else {base[:-1]} if base[-1] == "ä"
+                           else set())
+        out |= {p + put(c) for p in plural for c in _FI_PLURAL}
+        out |= {base + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
+    return frozenset(out)
+
+
+_DE_ENDINGS = ("", "e", "en", "n", "er", "ern", "es", "s", "nen")
+_DE_UMLAUT_ENDINGS = ("", "e", "er", "en", "ern", "n")
+_UMLAUT = {"a": "ä", "o": "ö", "u": "ü"}
+_PLAIN = {"ä": "a", "ö": "o", "ü": "u"}
+
+
+def _umlaut(base: str) -> str | None:
+    """``base`` with the vowel of its last stem syllable in umlaut ("haus" -> "häus", "apfel" -> "äpfel"); None if
+    that vowel has none."""
+    stem = base[:-2] if len(base) > 4 and base.endswith(("el", "er", "en")) else base
+    for k in range(len(stem) - 1, -1, -1):
+        c = stem[k]
+        if c in "aeiouäöüy":
+            if c == "u" and k and stem[k - 1] == "a":  # "au" -> "äu"
+                return base[:k - 1] + "ä" + base[k:]
+            if c in _UMLAUT and not (k and stem[k - 1] in "aeiou"):  # not "ei", "eu", "ie"
+                return base[:k] + _UMLAUT[c] + base[k + 1:]
+            return None
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _german_forms(base: str) -> frozenset[str]:
+    out = {base + e for e in _DE_ENDINGS}
+    umlauted = _umlaut(base)
+    if umlauted is not None:
+        out |= {umlauted + e for e in _DE_UMLAUT_ENDINGS}
+    return frozenset(out)
+
+
+# The plurals of French, Spanish, Portuguese and Italian that are not the word and an "s": the singular's ending and
+# the plurals' endings that take its place, with and without the accents chats drop ("hotéis", "hoteis").
+ROMANCE_PLURALS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("al", ("aux", "ais", "ales", "ali")),                # journal, journaux; jornal, jornais; animal, animales
+    ("ail", ("aux",)), ("eau", ("eaux",)), ("eu", ("eux",)), ("au", ("aux",)),  # travail, travaux; bateau, bateaux
+    ("el", ("éis", "eis", "eles")), ("ol", ("óis", "ois", "oles")), ("il", ("is", "iles")),  # hotel, hotéis
+    ("ão", ("ões", "ães", "ãos")), ("ao", ("oes", "aes", "aos")),  # avião, aviões; pão, pães; mão, mãos
+    ("em", ("ens",)), ("im", ("ins",)), ("om", ("ons",)), ("um", ("uns",)),  # viagem, viagens; jardim, jardins
+    ("z", ("ces", "zes")),                                # luz, luces (Spanish), luzes (Portuguese)
+    ("n", ("nes",)), ("r", ("res",)), ("d", ("des",)), ("l", ("les",)),  # jardín, jardines; ciudad, ciudades
+    ("o", ("i",)), ("a", ("e",)), ("e", ("i",)), ("ca", ("che",)), ("ga", ("ghe",)), ("co", ("chi", "ci")),
+    ("go", ("ghi",)), ("io", ("i",)),                     # Italian: libro, libri; casa, case; amica, amiche
+)
+
+
+@lru_cache(maxsize=4096)
+def _romance_forms(base: str) -> frozenset[str]:
+    out = {base, base + "s", base + "es"}
+    for one, many in ROMANCE_PLURALS:
+        if base.endswith(one):
+            stem = base[:len(base) - len(one)]
+            out |= {stem + m for m in many}
+        for m in many:  # a plural asked: its singular and the other plurals
+            if base.endswith(m) and len(base) - len(m) >= 2:
+                stem = base[:len(base) - len(m)]
+                out |= {stem + one} | {stem + o for o in many}
+    return frozenset(out)
+
+
+_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms}
+
+
+def _lower(word: str, lang: str) -> str:
+    return word.replace("İ", "i").lower() if lang == "tr" else word.lower()
+
+
+@lru_cache(maxsize=4096)
+def variants(word: str, lang: str | None) -> frozenset[str]:
+    """``word`` and the forms of its bases (see the module) in the language ``lang`` (``"tr"``, ``"fi"``, ``"de"``,
+    ``"romance"``), in lower case; ``{word}`` for another language, or a word of digits, of fewer letters than a base
+    keeps or of more than :data:`MAX_LETTERS`."""
+    forms_of = _FORMS.get(lang or "")
+    if forms_of is None or not word.isalpha() or not MIN_BASE[lang] <= len(word) <= MAX_LETTERS:
+        return frozenset((word,))
+    low = _lower(word, lang)
+    if lang == "romance":  # the word and its letters without accents ("jardín", "jardines"; "ciudad", "ciudades")
+        forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
+        if plain(low)[:1] in "aeiouh":
+            forms |= {a + f for a in _ARTICLES for f in forms}
+        return frozenset(forms)
+    # the word and the two shortest words it is a form of ("kedim": "ked" + "im" and "kedi" + "m"; "evlerimiz": "ev"
+    # and "evler", whose forms hold the longer ones): each base's forms are a few hundred phrases to look for
+    found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
+             if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s")]
+    bases = {low, *found[:BASES]}  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
+    if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
+        for b in list(bases):
+            bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))
+            if bare != b and low in _german_forms(bare):
+                bases.add(bare)
+    return frozenset({word} | {f for b in bases for f in forms_of(b)})

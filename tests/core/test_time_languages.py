@@ -1,0 +1,107 @@
+"""Relative days, weeks, months and years said in other languages ("ayer", "gestern", "la semana pasada", "в прошлом
+году") are resolved against the message's day as the English words are; the words those languages also use for
+something else ("por la mañana", "guten Morgen", German "hier") are not."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hippo import Memory
+from hippo.text import timeexpr
+
+SAID = datetime(2024, 3, 6, 10, tzinfo=timezone.utc).timestamp()  # Wednesday 6 March 2024
+
+
+def _day(text: str) -> str | None:
+    refs = timeexpr.find(text, SAID)
+    return datetime.fromtimestamp(refs[0].start, tz=timezone.utc).date().isoformat() if refs else None
+
+
+@pytest.mark.parametrize("text, day", [
+    ("Ayer fui al cine con Lucía.", "2024-03-05"), ("Mañana voy a Madrid.", "2024-03-07"),
+    ("manana voy a Madrid", "2024-03-07"), ("Pasado mañana empiezo el curso.", "2024-03-08"),
+    ("Anteayer llovió mucho.", "2024-03-04"), ("Hoy tengo examen.", "2024-03-06"),
+    ("Esta mañana corrí 5 km.", "2024-03-06"), ("Anoche cenamos en casa de Pedro.", "2024-03-05"),
+    ("Gestern war ich im Kino.", "2024-03-05"), ("Ich fliege morgen nach Berlin.", "2024-03-07"),
+    ("Morgen fliege ich nach Berlin.", "2024-03-07"), ("Übermorgen ist das Konzert.", "2024-03-08"),
+    ("Vorgestern hat Jonas angerufen.", "2024-03-04"), ("Heute Morgen war ich joggen.", "2024-03-06"),
+    ("Gisteren was ik in Utrecht.", "2024-03-05"),
+    ("Ontem fui ao médico.", "2024-03-05"), ("Amanhã vou ao Porto.", "2024-03-07"),
+    ("amanha vou ao Porto", "2024-03-07"), ("Depois de amanhã é o casamento da Rita.", "2024-03-08"),
+    ("Hier soir, je suis allée au théâtre.", "2024-03-05"), ("J'ai vu Marc hier.", "2024-03-05"),
+    ("Demain je pars à Lyon.", "2024-03-07"), ("Après-demain c'est mon anniversaire.", "2024-03-08"),
+    ("Avant-hier il a neigé.", "2024-03-04"), ("Aujourd’hui je travaille.", "2024-03-06"),
+    ("Ieri sono andato a Roma.", "2024-03-05"), ("Domani parto per Napoli.", "2024-03-07"),
+    ("Вчера я был в кино.", "2024-03-05"), ("Завтра еду в Казань.", "2024-03-07"),
+    ("Позавчера звонила мама.", "2024-03-04"), ("Послезавтра у нас экзамен.", "2024-03-08"),
+    ("Dün Kadıköy'de balık yedik.", "2024-03-05"), ("Yarın Ankara'ya gidiyorum.", "2024-03-07"),
+    ("YARIN gidiyorum", "2024-03-07"), ("Bugün çok yoruldum.", "2024-03-06"),
+    # the week (from Monday), month and year before, of and after the day
+    ("La semana pasada compramos un coche.", "2024-02-26"), ("El mes que viene me mudo.", "2024-04-01"),
+    ("El año pasado estuve en México.", "2023-01-01"), ("Letzte Woche hat Anna geheiratet.", "2024-02-26"),
+    ("Nächstes Jahr ziehen wir nach Wien.", "2025-01-01"), ("Le mois dernier, j'ai changé de travail.", "2024-02-01"),
+    ("La semaine prochaine je vais à Lille.", "2024-03-11"), ("Na semana passada fui a Lisboa.", "2024-02-26"),
+    ("No ano que vem vou casar.", "2025-01-01"), ("L'anno scorso ho visitato Firenze.", "2023-01-01"),
+    ("На прошлой неделе я купил машину.", "2024-02-26"), ("В следующем году поеду в Сочи.", "2025-01-01"),
+    ("Geçen hafta İzmir'e gittim.", "2024-02-26"), ("Gelecek ay taşınıyoruz.", "2024-04-01"),
+    # a count of units back or ahead, as "3 days ago" and "in 2 weeks" are: a day, the week (from Monday) holding the
+    # day that many weeks away, the week around the same day that many months away, the year
+    ("Hace dos días fui al médico.", "2024-03-04"), ("Fui a Roma hace 3 semanas.", "2024-02-12"),
+    ("Dos meses atrás me mudé.", "2024-01-03"), ("Il y a deux ans, j'ai déménagé.", "2022-01-01"),
+    ("Sono tornato tre giorni fa.", "2024-03-03"), ("Vor zwei Wochen war ich in Rom.", "2024-02-19"),
+    ("In drei Tagen fliege ich.", "2024-03-09"), ("Dentro de un mes me caso.", "2024-04-03"),
+    ("Dans 5 jours je pars.", "2024-03-11"), ("Daqui a dois anos vou me formar.", "2026-01-01"),
+    ("Tra due settimane parto.", "2024-03-18"), ("Два дня назад я был в кино.", "2024-03-04"),
+    ("Через неделю еду в Казань.", "2024-03-11"), ("Неделю назад мы купили машину.", "2024-02-26"),
+    ("İki gün önce geldim.", "2024-03-04"), ("3 hafta önce taşındık.", "2024-02-12"),
+    # a weekday with its next or last: the coming one after the day (Wednesday), the last one before it
+    ("Nächsten Freitag fliege ich nach Berlin.", "2024-03-08"), ("Letzten Montag war ich krank.", "2024-03-04"),
+    ("El viernes pasado fuimos al cine.", "2024-03-01"), ("El próximo lunes empiezo.", "2024-03-11"),
+    ("Vendredi prochain je pars.", "2024-03-08"), ("Mercredi dernier il a plu.", "2024-02-28"),
+    ("Na próxima sexta vou ao Porto.", "2024-03-08"), ("Na sexta-feira passada fui ao médico.", "2024-03-01"),
+    ("Venerdì scorso sono andato a Roma.", "2024-03-01"), ("В следующую пятницу еду в Казань.", "2024-03-08"),
+    ("В прошлый понедельник я заболел.", "2024-03-04"), ("Geçen cuma sinemaya gittik.", "2024-03-01"),
+    ("Gelecek pazartesi başlıyorum.", "2024-03-11"),
+    # the relative days of Chinese, Japanese and Korean, written without spaces
+    ("我昨天和王丽在北京吃了烤鸭。", "2024-03-05"), ("我后天去上海", "2024-03-08"), ("明天早上七点要起床。", "2024-03-07"),
+    ("昨日、田中さんと新宿でラーメンを食べました。", "2024-03-05"), ("一昨日東京に行った", "2024-03-04"),
+    ("明後日は休みです", "2024-03-08"), ("어제 민수랑 강남에서 삼겹살 먹었어.", "2024-03-05"),
+    ("내일 아침 일곱 시에 일어나야 해.", "2024-03-07"),
+])
+def test_relative_times_of_other_languages_are_resolved(text, day):
+    assert _day(text) == day
+
+
+@pytest.mark.parametrize("text", [
+    "Guten Morgen! Wie geht's?", "Morgen, Leute! Alles klar?", "Ich laufe jeden Morgen.", "Ich bin hier in Köln.", "Wir sind hier, kommst du?",
+    "Ik ben hier, kom je?", "Corro por la mañana.", "Toda la mañana estuve trabajando.", "Fue una mañana tranquila.",
+    "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
+    "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",
+    "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
+])
+def test_words_of_other_meanings_are_no_date(text):
+    assert timeexpr.find(text, SAID) == []
+
+
+def test_a_message_said_in_spanish_shows_the_day_it_means():
+    with Memory(None) as mem:
+        mem.add("Ayer fui al dentista en Sevilla.", speaker="Lucía", timestamp=SAID)
+        hit = mem.search("dentista", k=1)[0]
+        assert hit.event_time.date().isoformat() == "2024-03-05"
+        assert "5 March 2024" in mem.recall("dentista", budget_tokens=200).text
+
+
+@pytest.mark.parametrize("question, answer", [
+    ("¿Qué hice ayer?", 1), ("¿Qué hice anteayer?", 0), ("Qu'est-ce que j'ai fait hier ?", 1),
+    ("Was habe ich gestern gemacht?", 1), ("Что я делал вчера?", 1), ("昨天我做了什么？", 1), ("Dün ne yaptım?", 1),
+])
+def test_a_question_asks_for_the_day_its_words_name(question, answer):
+    """"ayer" in a question asked on 6 March is 5 March, as "yesterday" is: the messages of that day answer it."""
+    said = ["Fui al gimnasio por la tarde.", "Cené con Marta en un restaurante japonés.", "Compré un libro de cocina."]
+    with Memory(None) as mem:
+        for day, text in zip(("2024-03-04T10:00:00", "2024-03-05T20:00:00", "2024-03-06T10:00:00"), said):
+            mem.add(text, speaker="Ana", timestamp=day)
+        hits = mem.search(question, k=3, asked_at="2024-03-06T12:00:00")
+        assert [h.text for h in hits] == [said[answer]]
