@@ -137,6 +137,8 @@ _REFUSE_OLD_WRITERS = [
 # never used or closed in the child.
 _INHERITED: list[sqlite3.Connection] = []
 
+SCAN_PAGE = 1024  # message rows a scan reads at a time
+
 _ROW_COLS = "id, namespace, seq, n_tokens, speaker, role, ts, session_id, metadata, created_at, utc_offset"
 _ROW_COLS_M = ", ".join("m." + c.strip() for c in _ROW_COLS.split(","))
 # a store written before the offsets, opened read-only, has no utc_offset column: its messages' offsets are unknown
@@ -318,6 +320,7 @@ class SQLiteStore(Store):
         self._busy_ms = int(busy_timeout_s * 1000)
         self._scrub_pending = False
         self._lock = threading.RLock()
+        self._scans: set[sqlite3.Connection] = set()  # the connections of scans being read (see scan)
         self._ident: tuple[int, int] | None = None  # (device, inode) of the file opened, see _same_file
         try:
             try:
@@ -396,6 +399,9 @@ class SQLiteStore(Store):
             return
         idle = self._lock.acquire(blocking=False)  # taken (by a thread that is gone) while a call used the connection
         self._lock = threading.RLock()
+        # a scan's connection open at the fork is the parent's: kept, unused, never closed here (see above)
+        _INHERITED.extend(self._scans)
+        self._scans = set()
         try:
             idle = idle and not self._db.in_transaction
         except sqlite3.Error:
@@ -883,8 +889,69 @@ class SQLiteStore(Store):
                 if r[1] == namespace}
 
     def scan(self, namespace: str) -> Iterator[MessageRow]:
-        for r in self._query(f"SELECT {self._row_cols} FROM messages WHERE namespace = ? ORDER BY seq", (namespace,)):
-            yield self._row(r)
+        """Every message row of ``namespace`` in seq order, read :data:`SCAN_PAGE` rows at a time. A file store reads
+        the pages on a connection of the scan's own inside one read transaction, so the rows are those of the scan's
+        start whatever other connections commit meanwhile, and the store's connection stays free for other calls
+        between pages. An in-memory store has no other connection (this process's writes are kept out by the
+        engine's lock), and a file replaced since it was opened is read in one statement from the file that was
+        opened."""
+        sql = f"SELECT {self._row_cols} FROM messages WHERE namespace = ?"
+        if self.path is None:
+            yield from self._scan_pages(namespace, sql, self._query)
+            return
+        with self._lock:
+            replaced = self._ident is not None and self._identity() != self._ident
+        if replaced:
+            for r in self._query(sql + " ORDER BY seq", (namespace,)):
+                yield self._row(r)
+            return
+        db = self._scan_connection()
+        try:
+            def page(query: str, params: Sequence[Any]) -> list[tuple]:
+                try:
+                    return db.execute(query, params).fetchall()
+                except sqlite3.Error as exc:
+                    raise _translate(exc, "reading the store") from exc
+            try:
+                db.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise _translate(exc, "reading the store") from exc
+            yield from self._scan_pages(namespace, sql, page)
+        finally:
+            with self._lock:
+                self._scans.discard(db)
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+
+    def _scan_pages(self, namespace: str, sql: str, query: Callable[[str, Sequence[Any]], list[tuple]]
+                    ) -> Iterator[MessageRow]:
+        rows = query(sql + " ORDER BY seq LIMIT ?", (namespace, SCAN_PAGE))
+        while rows:
+            for r in rows:
+                yield self._row(r)
+            if len(rows) < SCAN_PAGE:
+                return
+            rows = query(sql + " AND seq > ? ORDER BY seq LIMIT ?", (namespace, rows[-1][2], SCAN_PAGE))
+
+    def _scan_connection(self) -> sqlite3.Connection:
+        """A connection of one scan to the store's file, opened as the store's own is (read-only when it is)."""
+        what = "reading the store"
+        timeout = self._busy_ms / 1000
+        db = None
+        try:
+            if self.read_only:
+                uri = filecopy.read_only_uri(self._file) + ("&immutable=1" if self.immutable else "")
+            else:
+                uri = "file:" + urllib.parse.quote(self._file) + "?mode=rw"
+            db = sqlite3.connect(uri, uri=True, timeout=timeout, check_same_thread=False, isolation_level=None)
+            self._every_connection(db)
+        except sqlite3.Error as exc:
+            if db is not None:
+                db.close()
+            raise _translate(exc, what) from exc
+        with self._lock:
+            self._scans.add(db)
+        return db
 
     def seal(self, namespace: str, min_tokens: int) -> int:
         sealed = self._seal(namespace, min_tokens)
@@ -1263,6 +1330,10 @@ class SQLiteStore(Store):
         with self._lock:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
+            for db in self._scans:  # of scans left unfinished: a later page raises ClosedError
+                with contextlib.suppress(sqlite3.Error):
+                    db.close()
+            self._scans = set()
 
 
 def now() -> float:
