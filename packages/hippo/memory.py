@@ -687,7 +687,11 @@ class Memory:
     def import_(self, path: str | os.PathLike) -> int:
         """Add every message of an export file to this namespace as new messages (new ids, and the import's time as
         their ingestion time ``created_at``: their decay starts afresh, and ``as_of`` before the import finds none
-        of them; :meth:`backup` keeps those); all or nothing."""
+        of them; :meth:`backup` keeps those); all or nothing.
+
+        The file is read twice, a record at a time: the first pass checks every record (a bad one, wherever it is,
+        raises before anything is written) and keeps nothing of them; the second encodes them and writes them in
+        one transaction. What the import holds is the encoded messages, never the file's parsed records too."""
         self._writable("import_")
         path = _check_path(path)
         if os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path):
@@ -695,7 +699,15 @@ class Memory:
             # read without end
             raise InvalidInput(f"path {path!r} is not a regular file (a device or a pipe); import_ reads an export "
                                "file")
-        items = []
+        cfg = self.config
+        for _ in self._import_records(path, cfg):
+            pass
+        prepared = list(self._import_records(path, cfg))
+        return len(self._ns.write(prepared))
+
+    @staticmethod
+    def _import_records(path: str, cfg: Config) -> Iterable[Any]:
+        """The messages of an export file, each checked and encoded as ``add_many`` does, read a line at a time."""
         try:
             with open(path, encoding="utf-8") as f:
                 header = json.loads(f.readline() or "null")
@@ -703,6 +715,7 @@ class Memory:
                     raise CorruptData(f"path {path!r} is not a hippo export file")
                 if header.get("version") != EXPORT_VERSION:
                     raise CorruptData(f"export version {header.get('version')!r} is not supported")
+                k = 0
                 for lineno, line in enumerate(f, start=2):
                     if not line.strip():
                         continue
@@ -715,7 +728,12 @@ class Memory:
                             item["timestamp"] = with_utc_offset(item["timestamp"], rec["utc_offset"])
                         except InvalidInput as exc:
                             raise CorruptData(f"line {lineno}: {exc}") from exc
-                    items.append(item)
+                    del rec
+                    try:
+                        yield prepare(item, f"items[{k}]", cfg)
+                    except InvalidInput as exc:
+                        raise CorruptData(f"path {path!r} holds an invalid message (line {lineno}): {exc}") from exc
+                    k += 1
         except HippoError:
             raise
         except (UnicodeDecodeError, ValueError, RecursionError) as exc:
@@ -728,10 +746,6 @@ class Memory:
             raise InvalidInput(f"path {path!r} is a directory, expected an export file") from exc
         except OSError as exc:
             raise StoreError(f"cannot read the export file at path {path!r}: {exc.strerror or exc}") from exc
-        try:
-            return len(self.add_many(items))
-        except InvalidInput as exc:
-            raise CorruptData(f"path {path!r} holds an invalid message: {exc}") from exc
 
     # -- integrity ------------------------------------------------------------------------------------------
     def check(self, *, repair: bool = False) -> dict[str, Any]:
