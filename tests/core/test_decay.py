@@ -426,3 +426,44 @@ def test_reinforce_counts_the_known_messages_whatever_is_switched_off(config):
     a = mem.add("The barn door was painted red.")
     assert mem.reinforce([a.id, a.id, 424242]) == 1
     assert mem.strength([a.id, 424242]) == {a.id: pytest.approx(1.0, abs=1e-6)}
+
+
+def test_a_table_grown_record_by_record_keeps_no_map_of_its_keys() -> None:
+    """Records arrive with increasing keys: a binary search finds them, and the table holds its columns alone (a
+    dict of every key took about a hundred bytes a record beside them)."""
+    import tracemalloc
+
+    n = 40_000
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        t = DecayTable()
+        for k in range(n):
+            t.add(10 + 2 * k, type="message", base_rate=0.1, turn=k, at=1e9 + k)
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    columns = sum(getattr(t, name).nbytes for name in DecayTable._FIELDS) + t.touched.nbytes + t.own.nbytes
+    assert held - columns < 24 * n
+    assert t.find(10 + 2 * 777) == 777 and t.find(11) == -1 and len(t) == n
+
+
+def test_keys_out_of_order_are_found_as_a_dict_would() -> None:
+    rng = np.random.default_rng(5)
+    t = DecayTable()
+    ref: dict[int, int] = {}
+    for step in range(6_000):
+        key = int(rng.integers(0, 9_000))
+        if rng.random() < 0.25 and ref:
+            gone = int(rng.choice(list(ref)))
+            t.drop([gone])
+            del ref[gone]
+            continue
+        slot = t.add(key, type="message", base_rate=0.1, turn=step, at=1e9 + step)
+        assert ref.setdefault(key, slot) == slot
+        if step % 500 == 0:
+            probe = rng.integers(0, 9_000, 200).tolist()
+            assert t.slots(probe).tolist() == [ref.get(k, -1) for k in probe]
+    assert all(t.find(k) == s for k, s in ref.items()) and len(t) == len(ref)
+    again = DecayTable.from_arrays(t.arrays())  # what a snapshot reloads
+    assert all(int(again.key[again.find(k)]) == k for k in ref) and len(again) == len(ref)

@@ -23,7 +23,7 @@ from typing import Iterable
 import numpy as np
 
 from hippo.base.config import PRIORITIES, DecayConfig
-from hippo.engine.hierarchy.lazy import find_sorted
+from hippo.engine.hierarchy.lazy import IntMap, find_sorted
 
 TYPES = ("message", "tool_result", "state", "memory", "episode", "semantic", "theme")
 _TYPE_CODE = {t: i for i, t in enumerate(TYPES)}
@@ -72,10 +72,11 @@ class DecayTable:
         self.n = 0
         self.live = 0  # records alive
         # key -> slot. Keys arrive in increasing order (message and unit ids), so while they stay strictly
-        # increasing in slot order a binary search over ``key`` finds a slot and the dict is only built when a key
-        # breaks that order or a caller asks for it (:attr:`slot_of`): a snapshot of a million records then loads
-        # without a million-entry dict.
-        self._slot_of: dict[int, int] | None = {}
+        # increasing in slot order a binary search over ``key`` finds a slot and the map is only built when a key
+        # breaks that order or a caller asks for it (:attr:`slot_of`): a snapshot of a million records then loads,
+        # and a million messages are added, without a million-entry map. The map is an IntMap (sorted arrays and a
+        # dict of its latest entries), 16 bytes a record where a dict took about a hundred.
+        self._slot_of: IntMap | None = None
         self._ordered = True
         for name, dt in self._FIELDS.items():
             setattr(self, name, np.zeros(cap, dtype=dt))
@@ -85,11 +86,11 @@ class DecayTable:
         self.own = np.zeros(cap, dtype=np.int32)
 
     @property
-    def slot_of(self) -> dict[int, int]:
-        """key -> slot of every live record (built on first use after a snapshot load)."""
+    def slot_of(self) -> IntMap:
+        """key -> slot of every live record (built on first use)."""
         if self._slot_of is None:
             live = self.live_slots()
-            self._slot_of = dict(zip(self.key[live].tolist(), live.tolist()))
+            self._slot_of = IntMap(self.key[live], live)
         return self._slot_of
 
     def __len__(self) -> int:
@@ -135,7 +136,7 @@ class DecayTable:
             slot = self.n
             if self._ordered and slot and int(self.key[slot - 1]) >= key:
                 self._ordered = False
-                self.slot_of  # noqa: B018 - the binary search no longer holds: build the dict
+                self.slot_of  # noqa: B018 - the binary search no longer holds: build the map
             self.n += 1
             self.live += 1
             self.own[slot] = 0
@@ -170,7 +171,7 @@ class DecayTable:
     def slots(self, keys: Iterable[int]) -> np.ndarray:
         """The live slot of each key, -1 for unknown or dropped keys."""
         if self._slot_of is not None:
-            return np.fromiter((self._slot_of.get(int(k), -1) for k in keys), dtype=np.int64)
+            return np.asarray(self._slot_of.get_many([int(k) for k in keys], -1), dtype=np.int64)
         want = np.fromiter((int(k) for k in keys), dtype=np.int64) if not isinstance(keys, np.ndarray) \
             else keys.astype(np.int64, copy=False)
         i, hit = find_sorted(self.key[: self.n], self.alive[: self.n], want)
@@ -360,9 +361,11 @@ class DecayTable:
         t.n = t.live = n
         keys = t.key[:n]
         t._ordered = bool(n < 2 or (keys[1:] > keys[:-1]).all())
-        t._slot_of = None if t._ordered else dict(zip(keys.tolist(), range(n)))
-        if t._slot_of is not None and len(t._slot_of) != n:
-            raise ValueError("decay keys repeat")
+        if not t._ordered:
+            try:
+                t._slot_of = IntMap(keys, np.arange(n, dtype=np.int64))
+            except ValueError:
+                raise ValueError("decay keys repeat") from None
         return t
 
 

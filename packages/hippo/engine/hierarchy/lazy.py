@@ -131,11 +131,16 @@ class LazyUnits:
         return f"LazyUnits({len(self)} units, {len(self._made)} built)"
 
 
+FOLD_MIN = 4096  # later entries an IntMap keeps in its dict before it folds them into its arrays
+
+
 class IntMap(MutableMapping):
-    """``{int: int}`` whose entries from a snapshot stay two sorted int64 arrays (found by binary search, changed in
-    place, deleted by a mask) and whose later entries live in a dict. Loading a million-entry map costs an array
-    copy instead of a million dict insertions; lookups cost a binary search. Iteration: the snapshot's keys
-    ascending, then the later ones in insertion order."""
+    """``{int: int}`` whose entries stay two sorted int64 arrays (found by binary search, changed in place, deleted
+    by a mask), the entries added last in a dict until they are more than an eighth of the arrays' (and at least
+    :data:`FOLD_MIN`): then they are folded into the arrays, dead entries dropped. Loading a million-entry map costs
+    an array copy instead of a million dict insertions, and a map that grows message by message holds 16 bytes an
+    entry instead of a dict's hundred; lookups cost a binary search. Iteration: the arrays' keys ascending, then the
+    later ones in insertion order."""
 
     __slots__ = ("_keys", "_vals", "_live", "_n_live", "_new")
 
@@ -202,6 +207,25 @@ class IntMap(MutableMapping):
             self._vals[i] = value
         else:
             self._new[int(key)] = int(value)
+            if len(self._new) > max(FOLD_MIN, self._keys.size >> 3):
+                self._fold()
+
+    def _fold(self) -> None:
+        """Move the later entries into the sorted arrays (amortized O(1) per entry: the dict holds an eighth)."""
+        new_k = np.fromiter(self._new.keys(), dtype=np.int64, count=len(self._new))
+        new_v = np.fromiter(self._new.values(), dtype=np.int64, count=len(self._new))
+        if self._n_live == self._keys.size:
+            keys, vals = np.concatenate([self._keys, new_k]), np.concatenate([self._vals, new_v])
+        else:
+            keys = np.concatenate([self._keys[self._live], new_k])
+            vals = np.concatenate([self._vals[self._live], new_v])
+        if keys.size > 1 and not (keys[1:] > keys[:-1]).all():  # a later key below an earlier one: sort them
+            order = np.argsort(keys, kind="stable")
+            keys, vals = keys[order], vals[order]
+        self._keys, self._vals = keys, vals
+        self._live = np.ones(keys.size, dtype=bool)
+        self._n_live = int(keys.size)
+        self._new = {}
 
     def __delitem__(self, key: int) -> None:
         if key in self._new:

@@ -37,6 +37,7 @@ from hippo.engine.hierarchy.codes import (
 )
 from hippo.engine.hierarchy.episodes import Buffered, Episode
 from hippo.engine.hierarchy.knn import KnnGraph
+from hippo.engine.hierarchy.lazy import IntMap
 from hippo.engine.hierarchy.semantics import Semantic
 from hippo.engine.hierarchy.themes import ThemeSet
 from hippo.text import textnorm, tokenizer
@@ -77,8 +78,8 @@ class Hierarchy:
         self.df = DocFreq()   # messages containing each stem
         self.n_docs = 0
         self.msg_codes = CodeSet(self.words)
-        self.msg_slot: dict[int, int] = {}
-        self.msg_episode: dict[int, int] = {}
+        self.msg_slot: dict[int, int] | IntMap = IntMap()
+        self.msg_episode: dict[int, int] | IntMap = IntMap()
         self.msg_semantics: dict[int, list[int]] = {}
         self.buffer: list[Buffered] = []   # the CURRENT buffer: messages not yet consolidated, in order
         self.buffer_tokens = 0
