@@ -415,3 +415,24 @@ def test_a_reopened_store_finds_the_words_read_in_its_snapshot(tmp_path):
         off.add("A brand new wrod.", speaker="Ann")
     with Memory(path) as mem:  # saved with misspellings off: the words are read at the question, as before
         assert "wrod" in _words(mem.engine.state().index)
+
+
+def test_an_import_into_memory_reads_its_words_in_the_write(monkeypatch, tmp_path):
+    """A store without snapshots reads an import's words in the import's write (a file store reads them in the
+    snapshot it writes then): the question asked at once finds them read, and answers as when it reads them."""
+    from hippo.engine import state as state_mod
+
+    monkeypatch.setattr(state_mod, "WORDS_IDLE", 1e9)  # the background reader never gets to them
+    texts = [f"{t} Note {k}." for k in range(state_mod.SYNC_ROWS // len(SLIPPED) + 1) for t in SLIPPED]
+    assert len(texts) > state_mod.SYNC_ROWS
+    items = [{"text": t, "speaker": "Ann" if k % 2 else "Bo"} for k, t in enumerate(texts)]
+    with Memory(None) as mem, Memory(None) as ref:
+        mem.add_many(items)  # one write
+        for k in range(0, len(items), 500):  # written in parts: each left to the background, then to the question
+            ref.add_many(items[k:k + 500])
+        idx, ref_idx = mem.engine.state().index, ref.engine.state().index
+        assert len(idx.content) >= state_mod.WORDS_LAG
+        assert idx.words_unread() == 0 and ref_idx.words_unread() == len(ref_idx.content)
+        for q in ("Where did we have dinner, the resturant?", "When does the potery class start?"):
+            assert mem.recall(q, budget_tokens=300).text == ref.recall(q, budget_tokens=300).text
+        assert ref_idx.words_unread() == 0 and _words(idx) == _words(ref_idx)
