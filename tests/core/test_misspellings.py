@@ -418,18 +418,18 @@ def test_a_reopened_store_finds_the_words_read_in_its_snapshot(tmp_path):
 
 
 def test_an_import_into_memory_reads_its_words_in_the_write(monkeypatch, tmp_path):
-    """A store without snapshots reads an import's words in the import's write (a file store reads them in the
-    snapshot it writes then): the question asked at once finds them read, and answers as when it reads them."""
+    """A store without snapshots reads the words of an import (one write of WORDS_LAG tokens or more) in the write
+    (a file store reads them in the snapshot it writes then): the question asked at once finds them read, and
+    answers as when it reads them."""
     from hippo.engine import state as state_mod
 
     monkeypatch.setattr(state_mod, "WORDS_IDLE", 1e9)  # the background reader never gets to them
-    texts = [f"{t} Note {k}." for k in range(state_mod.SYNC_ROWS // len(SLIPPED) + 1) for t in SLIPPED]
-    assert len(texts) > state_mod.SYNC_ROWS
+    texts = [f"{t} Note {k}." for k in range(300) for t in SLIPPED]
     items = [{"text": t, "speaker": "Ann" if k % 2 else "Bo"} for k, t in enumerate(texts)]
     with Memory(None) as mem, Memory(None) as ref:
         mem.add_many(items)  # one write
-        for k in range(0, len(items), 500):  # written in parts: each left to the background, then to the question
-            ref.add_many(items[k:k + 500])
+        for k in range(0, len(items), 100):  # written in parts: each left to the background, then to the question
+            ref.add_many(items[k:k + 100])
         idx, ref_idx = mem.engine.state().index, ref.engine.state().index
         assert len(idx.content) >= state_mod.WORDS_LAG
         assert idx.words_unread() == 0 and ref_idx.words_unread() == len(ref_idx.content)

@@ -710,12 +710,12 @@ class NamespaceState:
         """Rows this process just appended (``texts`` decoded from them, ``codes`` their embedding codes when the
         append stored them too), which took the store to ``fp``: every follower applies them. Caller holds the write
         lock and has checked that nobody else changed the namespace in between (:meth:`expects`)."""
-        first = len(self.index)
+        first, tokens = len(self.index), len(self.index.content)
         self._apply(rows, codes)
         self.saw(fp)
         self._sync_followers(rows)
         self.truth.sync(self.index, {first + k: t for k, t in enumerate(texts)})
-        self._after_append(len(rows))
+        self._after_append(len(self.index.content) - tokens)
 
     def expects(self, fp: StoreFingerprint, appended: int) -> bool:
         """Whether the store's fingerprint ``fp`` is exactly this state's plus one append of ``appended`` rows."""
@@ -1728,7 +1728,7 @@ class NamespaceState:
                 self._profiles_unsaved = True
 
     def _after_append(self, own: int = 0) -> None:
-        """Note the time of an append (this process's, ``own`` messages, or another's read from the change feed)
+        """Note the time of an append (this process's, of ``own`` tokens, or another's read from the change feed)
         and let the readers that follow appends in the background start. Caller holds the write lock."""
         self._appended_at = time.monotonic()
         self._follow_profiles()
@@ -1773,16 +1773,16 @@ class NamespaceState:
     def _follow_words(self, own: int = 0) -> None:
         """After an append that left :data:`WORDS_LAG` tokens unread: read the new messages' words of several tokens
         (the words a question's misspellings are looked among, :meth:`NamespaceIndex.slips`) in the background once
-        appends pause, so that the first question after an import does not read them. One write of more than
-        :data:`SYNC_ROWS` messages (an import) into a store that keeps no snapshots (in memory) reads them in the
-        write, as a file store's snapshot written at the end of such an import reads them: a question asked at once
-        would otherwise read them itself (0.4-0.5 s of CPU at 2.6M tokens). Caller holds the write lock."""
+        appends pause, so that the first question after an import does not read them. One write of
+        :data:`WORDS_LAG` tokens or more (an import) into a store that keeps no snapshots (in memory) reads them in
+        the write, as a file store's snapshot written at the end of such an import reads them: a question asked at
+        once would otherwise read them itself (0.4-0.5 s of CPU at 2.6M tokens). Caller holds the write lock."""
         if not self.config.retrieval.misspellings:
             return
         unread = self.index.words_unread()
         if unread < WORDS_LAG:
             return
-        if own > SYNC_ROWS and not self.persistable:
+        if own >= WORDS_LAG and not self.persistable:
             self.index.read_words(unread)
         else:
             self._start(_WORDS, self._catch_up_words)
