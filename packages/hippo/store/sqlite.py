@@ -1158,7 +1158,10 @@ class SQLiteStore(Store):
             return cur.rowcount
 
     # -- embedding codes ------------------------------------------------------------------------------------
-    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray) -> None:
+    def put_codes(self, namespace: str, ids: list[int], codes: np.ndarray, version: int | None = None,
+                  stamp: str | None = None) -> None:
+        # ``version`` and ``stamp`` are for stores that keep stamps: a SQLite file keeps none (a restore replaces the
+        # whole file, and the handles open on the old one see it closed), so they are not checked here
         with self.transaction("saving embedding codes") as db:
             # only for messages that still exist: codes computed from rows read before another process deleted
             # them must not stay behind as codes (and vectors) of no message
