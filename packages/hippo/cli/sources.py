@@ -960,6 +960,26 @@ def _text_field(obj: dict, key: str, path: Path) -> str:
     return value
 
 
+def _optional_text(obj: dict, key: str, path: Path) -> str:
+    """A record's text field that may be missing or null (a message of an attachment only): "" then."""
+    value = obj.get(key)
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise SourceError(path, f"field {key!r} must be a string, got {_kind(value)}", key)
+    return value
+
+
+def _person(obj: dict, key: str, names: tuple[str, ...], path: Path) -> str | None:
+    """The first non-empty of ``names`` in a record's person object ``key`` (missing or null: no name)."""
+    person = obj.get(key)
+    if person is None:
+        return None
+    if not isinstance(person, dict):
+        raise SourceError(path, f"field {key!r} must be an object, got {_kind(person)}", key)
+    return next((person[f].strip() for f in names if isinstance(person.get(f), str) and person[f].strip()), None)
+
+
 def _content_text(content: Any, path: Path) -> str:
     """OpenAI ``content``: a string, or content parts whose text is joined and whose media leave a marker."""
     if content is None:
@@ -1990,11 +2010,7 @@ def messenger_records(doc: dict) -> list[Record]:
         if who is not None and not isinstance(who, str):
             raise SourceError(path, f"field 'sender_name' must be a string, got {_kind(who)}", "sender_name")
         who = _facebook_text(who, escaped).strip() if who else None
-        content = msg.get("content", "")
-        if content is None:
-            content = ""
-        if not isinstance(content, str):
-            raise SourceError(path, f"field 'content' must be a string, got {_kind(content)}", "content")
+        content = _optional_text(msg, "content", path)
         body = _facebook_text(content, escaped).strip()
         meta: dict[str, Any] = {}
         names = []
@@ -2107,15 +2123,10 @@ def discord_records(msgs: list) -> list[Record]:
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
         author = msg.get("author")
-        if not isinstance(author, dict):
+        if not isinstance(author, dict):  # every Discord message names its author
             raise SourceError(path, f"field 'author' must be an object, got {_kind(author)}", "author")
-        who = next((author[f].strip() for f in ("nickname", "name") if isinstance(author.get(f), str)
-                    and author[f].strip()), None)
-        content = msg.get("content", "")
-        if content is None:
-            content = ""
-        if not isinstance(content, str):
-            raise SourceError(path, f"field 'content' must be a string, got {_kind(content)}", "content")
+        who = _person(msg, "author", ("nickname", "name"), path)
+        content = _optional_text(msg, "content", path)
         meta: dict[str, Any] = {}
         if isinstance(msg.get("id"), (str, int)) and not isinstance(msg.get("id"), bool):
             meta["discord_id"] = msg["id"]
@@ -2201,18 +2212,9 @@ def google_chat_records(msgs: list) -> list[Record]:
         if not isinstance(msg, dict):
             raise SourceError(path, f"expected an object, got {_kind(msg)}")
         when = _google_chat_time(msg.get("created_date"), path)
-        creator = msg.get("creator")
-        if creator is None:
-            creator = {}
-        if not isinstance(creator, dict):
-            raise SourceError(path, f"field 'creator' must be an object, got {_kind(creator)}", "creator")
-        who = next((creator[f].strip() for f in ("name", "email") if isinstance(creator.get(f), str)
-                    and creator[f].strip()), None)
-        text = msg.get("text", "")
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise SourceError(path, f"field 'text' must be a string, got {_kind(text)}", "text")
+        who = _person(msg, "creator", ("name", "email"), path)
+        creator = msg.get("creator") or {}
+        text = _optional_text(msg, "text", path)
         meta: dict[str, Any] = {}
         for key, name in (("message_id", "google_chat_id"), ("topic_id", "topic_id")):
             if isinstance(msg.get(key), str) and msg[key].strip():
@@ -2356,11 +2358,7 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         if not isinstance(msg, dict):
             raise SourceError(path, f"expected an object, got {_kind(msg)}")
         when = _slack_ts(msg.get("ts"), path)
-        text = msg.get("text", "")
-        if text is None:
-            text = ""
-        if not isinstance(text, str):
-            raise SourceError(path, f"field 'text' must be a string, got {_kind(text)}", "text")
+        text = _optional_text(msg, "text", path)
         subtype = msg.get("subtype")
         if subtype is not None and not isinstance(subtype, str):
             raise SourceError(path, f"field 'subtype' must be a string, got {_kind(subtype)}", "subtype")
