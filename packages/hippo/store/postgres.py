@@ -861,6 +861,13 @@ class PostgresStore(Store):
             raise exc.final from None
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _connection(self, what: str):
+        """A connection of this process's pool, or the error that says why none could be had (``what``: the call)."""
+        try:
+            return self._getconn()
+        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+            raise self._no_connection(exc, what) from None
+
     def _getconn(self):
         if self._closed:
             raise ClosedError("the store is closed")
@@ -986,10 +993,7 @@ class PostgresStore(Store):
         which, :class:`_HeadCancelled`); this one takes the lock without waiting (held by another writer: StoreBusy
         at once, the wait was for it) and sends the body's first statement on its own after it, so that a timeout
         of that statement is not taken for a wait for the namespace's lock."""
-        try:
-            conn = self._getconn()
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise self._no_connection(exc, what) from None
+        conn = self._connection(what)
         xid = None
         started = 0.0
         committing = waiting = False
@@ -1150,10 +1154,7 @@ class PostgresStore(Store):
         if pinned is not None:
             yield pinned.cursor()
             return
-        try:
-            conn = self._getconn()
-        except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-            raise self._no_connection(exc, what) from None
+        conn = self._connection(what)
         in_txn = False
         try:
             cur = conn.cursor()
@@ -1204,10 +1205,7 @@ class PostgresStore(Store):
         what = "reading the store"
 
         def begin():
-            try:
-                conn = self._getconn()
-            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-                raise self._no_connection(exc, what) from None
+            conn = self._connection(what)
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             except psycopg.Error as exc:
@@ -1694,10 +1692,7 @@ class PostgresStore(Store):
         stalled: float | None = None  # when a pass that gave no row since the last one failed first
 
         def begin() -> tuple[Any, list[tuple]]:
-            try:
-                conn = self._getconn()
-            except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
-                raise self._no_connection(exc, what) from None
+            conn = self._connection(what)
             try:
                 conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
                 conn.execute(f"DECLARE {name} NO SCROLL CURSOR FOR {sql}", (namespace, after), prepare=False)
