@@ -559,6 +559,25 @@ def test_an_append_repeated_with_its_keys_returns_the_stored_rows(pg_url) -> Non
         st.close()
 
 
+def _first_commit_unheard(st, monkeypatch) -> list[int]:
+    """Make ``st``'s first committing batch commit on the server and lose its connection before the client hears it,
+    the outcome impossible to learn; returns the list that receives the lost backend's pid."""
+    real_batch = st._batch
+    lost: list[int] = []
+
+    def commit_then_lose(conn, statements):
+        if ("COMMIT", None) in statements and not lost:
+            real_batch(conn, statements)  # committed; the client never hears it
+            lost.append(conn.info.backend_pid)
+            conn.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+        return real_batch(conn, statements)
+
+    monkeypatch.setattr(st, "_batch", commit_then_lose)
+    monkeypatch.setattr(st, "_outcome", lambda xid: None)  # whether it committed cannot be learned
+    return lost
+
+
 def test_an_append_with_messages_without_a_key_retried_after_its_commit_was_lost_returns_the_stored_rows(
         pg_url, monkeypatch) -> None:
     # The connection broke right after COMMIT and the server could not be asked about the transaction: the append
@@ -570,19 +589,7 @@ def test_an_append_with_messages_without_a_key_retried_after_its_commit_was_lost
         st.append("a", batch(2))
         msgs = batch(3, start=2)
         msgs[1].key = None
-        real_batch = st._batch
-        lost: list[int] = []
-
-        def commit_then_lose(conn, statements):
-            if ("COMMIT", None) in statements and not lost:
-                real_batch(conn, statements)  # committed; the client never hears it
-                lost.append(conn.info.backend_pid)
-                conn.close()
-                raise psycopg.OperationalError("server closed the connection unexpectedly")
-            return real_batch(conn, statements)
-
-        monkeypatch.setattr(st, "_batch", commit_then_lose)
-        monkeypatch.setattr(st, "_outcome", lambda xid: None)  # whether it committed cannot be learned
+        lost = _first_commit_unheard(st, monkeypatch)
         rows = st.append("a", msgs)
         assert lost and [r.seq for r in rows] == [2, 3, 4]
         assert_same(rows, msgs)
@@ -607,19 +614,7 @@ def test_an_append_expecting_a_version_retried_after_its_commit_was_lost_returns
         st.append("a", batch(2))
         version = st.state("a").version
         msgs = batch(2, start=2)
-        real_batch = st._batch
-        lost: list[int] = []
-
-        def commit_then_lose(conn, statements):
-            if ("COMMIT", None) in statements and not lost:
-                real_batch(conn, statements)  # committed; the client never hears it
-                lost.append(conn.info.backend_pid)
-                conn.close()
-                raise psycopg.OperationalError("server closed the connection unexpectedly")
-            return real_batch(conn, statements)
-
-        monkeypatch.setattr(st, "_batch", commit_then_lose)
-        monkeypatch.setattr(st, "_outcome", lambda xid: None)  # whether it committed cannot be learned
+        lost = _first_commit_unheard(st, monkeypatch)
         rows = st.append("a", msgs, expect=version)
         assert lost and [r.seq for r in rows] == [2, 3]
         assert_same(st.load("a")[2:], msgs)  # stored once
