@@ -718,20 +718,9 @@ def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_tu
 def _compare_side_by_side(compared) -> None:
     """In a worker process: its first comparison of a turn with the thread waits until the other process has
     compared too (when the two do not take turns, the barrier's wait ends them both together)."""
-    unstored = HippoMemoryMiddleware._unstored
-    waited = []
+    from tests.barrier import first_call_waits
 
-    def side_by_side(record, items, earlier):
-        todo = unstored(record, items, earlier)
-        if not waited:
-            waited.append(True)
-            try:
-                compared.wait(timeout=10)
-            except threading.BrokenBarrierError:
-                pass
-        return todo
-
-    HippoMemoryMiddleware._unstored = staticmethod(side_by_side)
+    HippoMemoryMiddleware._unstored = staticmethod(first_call_waits(HippoMemoryMiddleware._unstored, compared))
 
 
 def _regenerate_in_a_process(path: str, compared, reply: str, mode: str) -> None:

@@ -332,22 +332,10 @@ def _put_history_in_a_process(path: str, compared) -> None:
     """A worker process putting the session's history: its first read of the stored messages waits until the other
     process has read them too (when the two do not take turns, the barrier's wait ends them both together)."""
     import asyncio
-    import threading
 
-    real = hippo.Memory.list
-    waited = []
+    from tests.barrier import first_call_waits
 
-    def side_by_side(self, *args, **kwargs):
-        found = real(self, *args, **kwargs)
-        if not waited:
-            waited.append(True)
-            try:
-                compared.wait(timeout=10)
-            except threading.BrokenBarrierError:
-                pass
-        return found
-
-    hippo.Memory.list = side_by_side
+    hippo.Memory.list = first_call_waits(hippo.Memory.list, compared)
     with hippo.Memory(path) as memory:
         history = [ChatMessage(role=r, content=t) for r, t in CHAT[:4]]
         asyncio.run(HippoMemoryBlock(memory=memory).aput(history, session_id="s"))
