@@ -2497,7 +2497,8 @@ def test_an_imessage_conversation_written_as_text_by_imessage_exporter(tmp_path,
     run = cli(capsys, "ingest", f, "--path", db)
     assert run.code == 0, run.err
     assert stored(db) == [
-        {"text": "Lunch at the harbour?", "speaker": "Ann Lee", "role": "user", "timestamp": utc(2022, 5, 17, 9, 29, 42),
+        {"text": "Lunch at the harbour?", "speaker": "Ann Lee", "role": "user",
+         "timestamp": utc(2022, 5, 17, 9, 29, 42),
          "session_id": None, "metadata": {}},
         {"text": "Yes, at noon", "speaker": "Me", "role": "user", "timestamp": utc(2022, 5, 17, 9, 31),
          "session_id": None, "metadata": {}},

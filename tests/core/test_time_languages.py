@@ -75,7 +75,8 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
 
 
 @pytest.mark.parametrize("text", [
-    "Guten Morgen! Wie geht's?", "Morgen, Leute! Alles klar?", "Ich laufe jeden Morgen.", "Ich bin hier in Köln.", "Wir sind hier, kommst du?",
+    "Guten Morgen! Wie geht's?", "Morgen, Leute! Alles klar?", "Ich laufe jeden Morgen.", "Ich bin hier in Köln.",
+    "Wir sind hier, kommst du?",
     "Ik ben hier, kom je?", "Corro por la mañana.", "Toda la mañana estuve trabajando.", "Fue una mañana tranquila.",
     "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
     "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",

@@ -451,8 +451,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                         "America/New_York) or an offset (+05:30; a negative one as --timezone=-04:00 or "
                         "UTC-04:00). WhatsApp's, LINE's and iMessage's times (and Telegram's without date_unixtime) "
                         "are read as that zone's clock, each with its offset of the day; the instants of Telegram, "
-                        "Messenger, Discord, Slack and Google Chat take it as the calendar their days are read on. Without it, "
-                        "times without an offset are read as UTC")
+                        "Messenger, Discord, Slack and Google Chat take it as the calendar their days are read on. "
+                        "Without it, times without an offset are read as UTC")
     i.set_defaults(func=cmd_ingest)
 
     e = sub.add_parser("export", help="write a namespace to a JSONL export file")

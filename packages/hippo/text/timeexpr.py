@@ -1796,7 +1796,8 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
-                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
+                  _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|"
+                  r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
