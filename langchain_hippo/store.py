@@ -924,12 +924,27 @@ class HippoStore(BaseStore):
                 if self._is_head(m) and (m.metadata["store_key"] not in newest
                                          or m.seq > newest[m.metadata["store_key"]].seq):
                     newest[m.metadata["store_key"]] = m
-            gone = {key for key, m in newest.items() if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now}
-            ids = [m.id for m in every if isinstance(m.metadata, dict) and m.metadata.get("store_key") in newest
-                   and (m.metadata["store_key"] in gone or m.seq < newest[m.metadata["store_key"]].seq)]
+            expired = sorted(m.id for m in newest.values() if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now)
+            gone: set[str] = set()
+            if expired:
+                # Another handle or process may have read an item and refreshed its TTL since the listing: the
+                # expired versions are deleted only while they are still expired, judged in the deleting
+                # transaction, and what was refreshed stays with its parts.
+                yield _Call(name, "forget", ({"id": {"$in": expired}, "expires_at": {"$lte": now}},), {})
+                kept = yield _Call(name, "list", (), {"filter": {"id": {"$in": expired}}})
+                deleted = set(expired) - {m.id for m in kept}
+                gone = {key for key, m in newest.items() if m.id in deleted}
+            # then the rest of the deleted versions (the parts of an item indexed on several fields) and the
+            # older versions of every key listed
+            ids = []
+            for m in every:
+                key = m.metadata.get("store_key") if isinstance(m.metadata, dict) else None
+                if key in newest and (m.seq < newest[key].seq or key in gone and m.id != newest[key].id
+                                      and m.metadata.get("store_ver") == newest[key].metadata.get("store_ver")):
+                    ids.append(m.id)
             if ids:
                 yield _Call(name, "delete", (ids,), {})
-                total += len(gone)
+            total += len(gone)
         return total
 
     def sweep_ttl(self) -> int:

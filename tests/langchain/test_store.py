@@ -944,3 +944,48 @@ def test_a_store_serving_many_users_keeps_a_bounded_number_of_views(tmp_path):
         assert [i.key for i in store.search(("memories", f"u{u}"), query="red kite")] == ["k"]
     store.close()
     mem.close()
+
+
+def test_a_sweep_keeps_an_item_another_handle_refreshed_after_the_sweep_listed_it(tmp_path, clock):
+    """A sweep lists the expired items, then deletes them. Another process that read an item just before it
+    expired refreshes its TTL; when that refresh landed between the sweep's listing and its delete, the sweep
+    deleted the item the reader had just kept alive. The delete now takes only what is still expired when it
+    commits: the refreshed item stays, with every field it was indexed on; an item nobody read goes."""
+    path = str(tmp_path / "s.db")
+    sweeper = HippoStore(hippo.Memory(path), index={"fields": ["title", "body"]})
+    reader = HippoStore(hippo.Memory(path), index={"fields": ["title", "body"]})
+    sweeper.put(("c",), "read", {"title": "harbour ferry timetable", "body": "boats leave hourly"}, ttl=1.0)
+    sweeper.put(("c",), "unread", {"title": "museum opening hours", "body": "closed on mondays"}, ttl=1.0)
+    put_at = clock.now
+    clock.now = put_at + 60  # both expired for the sweep
+    name = sweeper.hippo_namespace(("c",))
+    view = sweeper.memory.using(name)
+
+    class RefreshedBeforeTheDelete:
+        """The sweep's view of the namespace: the other handle reads ``read`` (at a time it was still live, a
+        second before it expired) right before the sweep's first write."""
+
+        def __init__(self) -> None:
+            self.done = False
+
+        def __getattr__(self, attr):
+            if attr in ("delete", "forget") and not self.done:
+                self.done = True
+                clock.now = put_at + 59
+                assert reader.get(("c",), "read").value["title"] == "harbour ferry timetable"
+                clock.now = put_at + 60
+            return getattr(view, attr)
+
+    sweeper._views[name] = RefreshedBeforeTheDelete()
+    assert sweeper.sweep_ttl() == 1
+    del sweeper._views[name]
+    assert reader.get(("c",), "unread") is None
+    assert sweeper.get(("c",), "read", refresh_ttl=False).value == {"title": "harbour ferry timetable",
+                                                                    "body": "boats leave hourly"}
+    assert [i.key for i in sweeper.search(("c",), query="boats leave hourly",
+                                                                 refresh_ttl=False)] == ["read"]
+    assert {m.metadata["store_key"] for m in view.list()} == {"read"} and len(view.list()) == 2
+    clock.now = put_at + 59 + 60
+    assert sweeper.sweep_ttl() == 1 and view.list() == []
+    sweeper.close()
+    reader.close()
