@@ -8,7 +8,8 @@ instances keeps their sessions apart.
 A history set again is not stored again. ``Memory.aset`` (what ``AgentWorkflow.run(chat_history=...)`` and the chat
 engines' ``chat(..., chat_history=...)`` call on every request) replaces the session's messages, flushed ones
 included, and ``Memory`` flushes the oldest of them into the blocks once more. ``ChatMessage`` carries no id, so a
-flushed batch is compared with the session's stored messages (role and text, in order): a batch that repeats them
+flushed batch is compared with the session's stored messages (role and text, in order, and the time a message gives
+in ``hippo_timestamp``): a batch that repeats them
 from where one of the session's latest replayed batches stopped (requests setting its history at once flush their
 batches in turns, each going on from its own), or from the session's start (a history set again), is passed over, as
 far as it repeats them; a batch that goes on past them stores what follows. A batch is a replay only when all of it
@@ -83,6 +84,9 @@ _SESSIONS = 1024
 _ENDS = 4
 #: the key of an item (taken off before it is stored) that says its text is an answer's tool calls in words
 _CALLS_ONLY = "_calls_only"
+#: the key of an item (taken off before it is stored) that holds the time its message gave (``hippo_timestamp``),
+#: in epoch seconds, or None
+_GIVEN = "_given"
 #: the settings a made block checks again when one is set
 _SETTINGS = ("namespace", "budget_tokens", "scope", "query_messages", "priority")
 
@@ -340,11 +344,12 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                 extra.setdefault(CALLS_KEY, blocks)
             session_id = extra.pop("session_id", None)  # our copy only; the message is left untouched
             given = extra.pop(TIME_KEY, None)  # when it was said (kept as the timestamp), else when it is stored
-            when = now
+            when, given_at = now, None
             if given is not None:
                 field = f"messages[{i}].additional_kwargs[{TIME_KEY!r}]"
                 try:
                     when = message_time(given, field, config, self._zone)
+                    given_at = _epoch(message_time(given, field, config, timezone.utc))
                 except InvalidInput as exc:
                     # LlamaIndex's Memory hands a batch over once it has taken it out of its queue: refusing it would
                     # keep every message of it out of hippo. The message is stored as it is flushed, the value kept
@@ -359,7 +364,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                     speaker = storable(named, 1000).strip()
             items.append({"text": text, "role": role, "speaker": speaker, "timestamp": when,
                           "session_id": str(session_id) if session_id is not None else None,
-                          "metadata": storable_metadata(extra), _CALLS_ONLY: not self._text(message)})
+                          "metadata": storable_metadata(extra), _CALLS_ONLY: not self._text(message),
+                          _GIVEN: given_at})
         # A put compares its batch with the stored messages, then stores what follows them: two puts of a session
         # side by side (two requests setting its history at once) would both compare before either stored, and
         # store the history twice. They take turns, as the same puts one after the other: those of one event loop
@@ -389,8 +395,8 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             todo, places = [], []
             for session, batch in _by_session(items):
                 skip, place = self._replay(target, session,
-                                           [(it["role"], it["text"], it[_CALLS_ONLY]) for it in batch])
-                todo.extend({k: v for k, v in it.items() if k != _CALLS_ONLY} for it in batch[skip:])
+                                           [(it["role"], it["text"], it[_CALLS_ONLY], it[_GIVEN]) for it in batch])
+                todo.extend({k: v for k, v in it.items() if k not in (_CALLS_ONLY, _GIVEN)} for it in batch[skip:])
                 places.append((session, place if skip == len(batch) else None))
             if not todo:
                 break
@@ -409,20 +415,24 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
         while len(self._replayed) > _SESSIONS:
             self._replayed.popitem(last=False)
 
-    def _replay(self, target: Any, session: str | None, batch: list[tuple[str, str, bool]]) -> tuple[int, int]:
-        """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words) repeat the
-        session's stored messages as a history set again repeats them, and where among the stored messages they
-        end. They repeat them from where one of the session's latest replayed batches ended, or from its start, and
-        count only when the whole batch repeats them or they reach the end of what is stored. An answer that only
-        calls tools repeats the stored messages also where they lack it: a history stored by an earlier release,
-        which passed over such answers. Only the stored messages compared are read."""
+    def _replay(self, target: Any, session: str | None,
+                batch: list[tuple[str, str, bool, float | None]]) -> tuple[int, int]:
+        """How many leading messages of ``batch`` (role, text, whether the text is tool calls in words, the time the
+        message gave in epoch seconds or None) repeat the session's stored messages as a history set again repeats
+        them, and where among the stored messages they end. They repeat them from where one of the session's latest
+        replayed batches ended, or from its start, and count only when the whole batch repeats them or they reach the
+        end of what is stored. A message that gives its time repeats only a stored message of that time: a later turn
+        saying again what the session opened with is no repeat of it. An answer that only calls tools repeats the
+        stored messages also where they lack it: a history stored by an earlier release, which passed over such
+        answers. Only the stored messages compared are read."""
         ends = self._replayed.get((target.namespace, session), ())
         for start in dict.fromkeys((*ends, 0)):
             stored = target.list(filter={"session_id": session}, offset=start, limit=len(batch) + 1)
             k = j = 0  # batch messages repeated, stored messages they repeat
             while k < len(batch) and j < len(stored):
-                role, text, calls_only = batch[k]
-                if (stored[j].role, stored[j].text) == (role, text):
+                role, text, calls_only, given_at = batch[k]
+                if (stored[j].role, stored[j].text) == (role, text) and \
+                        (given_at is None or abs((_epoch(stored[j].timestamp) or given_at) - given_at) < 1e-3):
                     j += 1
                 elif not calls_only:
                     break
@@ -430,6 +440,22 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             if j and (k == len(batch) or j == len(stored)):
                 return k, start + j
         return 0, 0
+
+
+def _epoch(when: Any) -> float | None:
+    """Epoch seconds of a message time as hippo stores it: a datetime (naive read as UTC), or the ISO-8601 text
+    :func:`hippo.message_time` leaves as it is on UTC's calendar (a time with another offset, a day); None for a form
+    this Python's ``datetime.fromisoformat`` does not read."""
+    if isinstance(when, str):
+        try:
+            when = datetime.fromisoformat(when)
+        except ValueError:
+            return None
+    if not isinstance(when, datetime):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
 
 
 def _by_session(items: list[dict]) -> list[tuple[str | None, list[dict]]]:

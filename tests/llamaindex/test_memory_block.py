@@ -648,3 +648,50 @@ async def test_a_tool_call_object_in_the_extra_fields_is_kept_as_its_fields(memo
     stored, = memory.list()
     assert stored.text == '[tool call lookup({"city": "Köln"})]'
     assert [ToolCall.model_validate(c) for c in stored.metadata["tool_calls"]] == [call]
+
+
+OPENING = [("user", "Hi there, good morning."), ("assistant", "Good morning! How can I help?")]
+LIVE = OPENING + [("user", "What is the capital of France?"), ("assistant", "Paris is the capital.")] + OPENING + [
+    ("user", "What about Spain?"), ("assistant", "Madrid is the capital of Spain."),
+    ("user", "Thanks a lot for that."), ("assistant", "You are welcome."),
+    ("user", "Bye for now then."), ("assistant", "Goodbye and take care.")]
+
+
+def _dated(turns, start=0):
+    return [ChatMessage(role=r, content=t, additional_kwargs={"hippo_timestamp": 1_700_000_000 + 60 * k})
+            for k, (r, t) in enumerate(turns, start)]
+
+
+async def test_a_dated_turn_that_repeats_the_opening_is_stored():
+    """In a live conversation, a later turn that says again what the session opened with was passed over when it was
+    flushed as a batch of its own: it looked like the first batch of a history set again (8 of the 10 messages
+    flushed were stored). A message that gives its time (``hippo_timestamp``) repeats only a stored message of that
+    time: hippo holds every message ``Memory`` archived, as its chat store lists them."""
+    from llama_index.core.storage.chat_store.sql import MessageStatus
+
+    memory = hippo.Memory(None)
+    chat = Memory.from_defaults(session_id="s", memory_blocks=[HippoMemoryBlock(memory=memory)], token_limit=60,
+                                chat_history_token_ratio=0.5, token_flush_size=3)
+    for message in _dated(LIVE):
+        await chat.aput(message)
+    archived = [(m.role.value, m.content) for m in await chat.aget_all(status=MessageStatus.ARCHIVED)]
+    assert len(archived) == 10 and archived[4:6] == OPENING
+    assert _stored(memory) == archived
+    assert [m.timestamp.timestamp() for m in memory.list()] == [1_700_000_000 + 60 * k for k in range(10)]
+
+
+async def test_a_dated_history_set_again_is_still_stored_once():
+    """The times a history gives come back with it when it is set again: its replayed batches are still passed
+    over, and hippo holds what the conversation appended to alone holds."""
+    memory = hippo.Memory(None)
+    block = HippoMemoryBlock(memory=memory)
+    for k in range(0, len(LIVE), 2):
+        chat = _chat_memory(block, "s")
+        await chat.aset(_dated(LIVE[:k]))
+        await chat.aput_messages(_dated(LIVE[k:k + 2], k))
+    reference = hippo.Memory(None)
+    chat = _chat_memory(HippoMemoryBlock(memory=reference), "s")
+    for k in range(0, len(LIVE), 2):
+        await chat.aput_messages(_dated(LIVE[k:k + 2], k))
+    assert _stored(reference) and _stored(memory) == _stored(reference)
+    assert _stored(reference)[:6] == LIVE[:6]
