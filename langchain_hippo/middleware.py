@@ -55,17 +55,17 @@ import warnings
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import tzinfo
+from datetime import timezone, tzinfo
 from typing import Any
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from hippo import Changed, InvalidInput, time_zone
+from hippo import Changed, InvalidInput, message_time, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
-from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
+from langchain_hippo._messages import TIME_KEY, calls_text, epoch_of, now_in, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"
@@ -75,6 +75,9 @@ DEFAULT_TEMPLATE = (
 
 #: threads whose stored messages a middleware keeps (least recently used dropped first)
 _THREADS = 256
+#: the key of an item (taken off before it is stored) that holds the time its message gave (``hippo_timestamp``), in
+#: epoch seconds, or None
+_GIVEN = "_given"
 
 
 class _Turns:
@@ -195,12 +198,13 @@ class _Thread:
     passed over as nothing to store: a notification, a turn without text), and when the thread was last stored into
     as far as this record knows (``_Stores``)."""
 
-    __slots__ = ("stored", "said", "stream", "known", "as_of", "version")
+    __slots__ = ("stored", "said", "stream", "times", "known", "as_of", "version")
 
     def __init__(self, as_of: int = 0, version: int | None = None) -> None:
         self.stored: dict[tuple[str, str], int] = {}
         self.said: dict[tuple[str, str], list[int]] = {}
         self.stream: list[tuple[str, str]] = []
+        self.times: list[float | None] = []  # epoch seconds of the messages of ``stream``
         self.known: set[str] = set()
         self.as_of = as_of
         self.version = version  # the namespace's latest change the record reflects (``Memory.version``)
@@ -213,6 +217,7 @@ class _Thread:
             self.known.add(lc_id)
         self.said.setdefault((item.role, item.text), []).append(item.id)
         self.stream.append((item.role, item.text))
+        self.times.append(epoch_of(item.timestamp))
 
 
 def _role(message: BaseMessage) -> str | None:
@@ -578,7 +583,9 @@ class HippoMemoryMiddleware(AgentMiddleware):
         stored already: a client that sends the whole history each time (LangChain gives its messages new ids) sent
         the same turn again, to regenerate its answer. Without earlier turns that holds only while the thread's
         stored messages after the repeated ones are answers: past a later user message, the prompt is a client
-        sending only its latest message, and its words are a new turn."""
+        sending only its latest message, and its words are a new turn. A message that gives its time
+        (``hippo_timestamp``) repeats only a stored message of that time, and a prompt holding no earlier turn
+        repeats the stored message of its words and time wherever it is: said again later, it is a new turn."""
         stream = record.stream
 
         def align(end: int) -> int | None:
@@ -600,11 +607,15 @@ class HippoMemoryMiddleware(AgentMiddleware):
                     at = j + 1
             return at
 
+        def same_time(given: float | None, stored: float | None) -> bool:
+            return given is None or stored is None or abs(given - stored) < 1e-3
+
         def repeated(at: int | None) -> int:
             k = 0
             if at is not None:
                 while k < len(items) and at + k < len(stream) and \
-                        stream[at + k] == (items[k]["role"], items[k]["text"]):
+                        stream[at + k] == (items[k]["role"], items[k]["text"]) and \
+                        same_time(items[k].get(_GIVEN), record.times[at + k]):
                     k += 1
             return k
 
@@ -615,6 +626,14 @@ class HippoMemoryMiddleware(AgentMiddleware):
             # user said more, a prompt without those turns is a client sending only its latest message, which may
             # say what the thread began with ("Hi") and is a new turn
             k = 0
+        if not earlier and items and items[0].get(_GIVEN) is not None:
+            # A message that gives its time is known by it: sent again (a client sending only its latest message
+            # regenerates its answer), it repeats the stored message of its words and time, wherever that is
+            first = (items[0]["role"], items[0]["text"])
+            for p in range(len(stream) - 1, -1, -1):
+                if stream[p] == first and record.times[p] is not None and same_time(items[0][_GIVEN], record.times[p]):
+                    k = max(k, repeated(p))
+                    break
         if earlier and items and k < len(items):
             # The latest place of the last earlier turn may be a later turn's copy of its words (the answer to a
             # turn regenerated was "Noted!" as the one before it): the turn repeats the stored messages following
@@ -729,8 +748,11 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 continue
             metadata = {"message_id": message.id} if message.id else {}
             when = time_of(message, f"messages[{first + i}]", config, now, as_json=False, zone=zone) if dated else None
+            given = (message.additional_kwargs or {}).get(TIME_KEY) if dated else None
             items.append({"text": text, "speaker": speaker, "role": role, "timestamp": when,
-                          "session_id": thread, "metadata": metadata})
+                          "session_id": thread, "metadata": metadata,
+                          _GIVEN: epoch_of(message_time(given, "", config, timezone.utc)) if given is not None
+                          else None})
         return items
 
     def _words(self, messages: list[AnyMessage]) -> list[tuple[str, str]]:
@@ -771,7 +793,8 @@ class HippoMemoryMiddleware(AgentMiddleware):
                 added = []
                 break
             try:
-                added = view.add_many(todo, if_version=version)
+                added = view.add_many([{k: v for k, v in item.items() if k != _GIVEN} for item in todo],
+                                      if_version=version)
             except Changed:  # another process (or thread of this user) wrote meanwhile: read the thread again
                 continue
             version += 1

@@ -768,3 +768,34 @@ def test_two_processes_regenerating_a_turn_at_once_store_it_once(tmp_path, mode)
     assert sorted(t[1] for t in stored if t[0] == "assistant") == [
         "Answer 0: noted the details about your trip to Japan and Kyoto.", "Reply 0: take the Shinkansen.",
         "Reply 1: take the Shinkansen."]
+
+
+@pytest.mark.parametrize("async_run", [False, True])
+def test_a_dated_turn_that_repeats_the_only_turn_stored_is_a_new_turn(async_run):
+    """A client sending only its latest message (no checkpointer, the memory is hippo's) said "Hi" twice: while the
+    thread held only the first "Hi" and its answer, the second was read as that turn sent again to regenerate its
+    answer, and only the answer was stored. A message that gives its time (``hippo_timestamp``) repeats only a
+    stored message of that time: the second "Hi" is stored, and the same dated message sent again (a
+    regeneration) is still stored once."""
+    memory = hippo.Memory(None)
+    agent = create_agent(recording_model([AIMessage(f"Answer {k}.") for k in range(5)]),
+                         middleware=[HippoMemoryMiddleware(memory)])
+
+    def send(text: str, at: int) -> None:
+        said = {"messages": [{"role": "user", "content": text, "additional_kwargs": {"hippo_timestamp": at}}]}
+        if async_run:
+            asyncio.run(agent.ainvoke(said, _cfg("t")))
+        else:
+            agent.invoke(said, _cfg("t"))
+
+    send("Hi", 1_700_000_000)
+    send("Hi", 1_700_000_060)  # said again a minute later: a new turn
+    send("Hi", 1_700_000_060)  # the same message sent again: its answer regenerated
+    send("I moved to Porto.", 1_700_000_120)
+    send("Hi", 1_700_000_060)  # sent again after the user said more: still that message
+    assert _stored(memory) == [("user", "Hi"), ("assistant", "Answer 0."), ("user", "Hi"), ("assistant", "Answer 1."),
+                               ("assistant", "Answer 2."), ("user", "I moved to Porto."), ("assistant", "Answer 3."),
+                               ("assistant", "Answer 4.")]
+    users = [m.timestamp.timestamp() for m in memory.using("user.ann").list() if m.role == "user"]
+    assert users == [1_700_000_000, 1_700_000_060, 1_700_000_120]
+    memory.close()
