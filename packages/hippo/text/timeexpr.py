@@ -36,8 +36,9 @@ DAY = 86400.0
 #: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year"; 6: the
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
-#: Japanese and Korean).
-RULE = 6
+#: Japanese and Korean; 7: the relative days of Polish, Czech and Slovak, Swedish, Danish and Norwegian, Arabic, Thai
+#: and Hindi).
+RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -162,11 +163,12 @@ _THE_SEASON_RX = (r"(?:\b(?:{lead}in|over|during|throughout)\s+|" + "|".join(rf"
 _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 
 # The relative days of other languages, each a day from the day it is said: German and Dutch, Spanish, Portuguese,
-# French, Italian, Russian and Turkish, with and without their accents as chats type them ("manana", "amanha").
+# French, Italian, Russian, Turkish, Polish, Czech and Slovak, Swedish, Danish and Norwegian ("i går", "igår") and
+# Arabic, with and without their accents as chats type them ("manana", "amanha", "vcera"; "غدا" and "غداً").
 # Spanish "mañana" is also the morning ("por la mañana", "esta mañana" is today), German "Morgen" the morning
 # ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow), and
 # French "hier" is German and Dutch for "here": it is read only in a message with a word of French. The days of
-# Chinese and Japanese ("昨天", "明日") are not read (below, _ANY).
+# Chinese, Japanese, Korean and Thai ("昨天", "明日", "เมื่อวาน") are read by "cjk_day", those of Hindi by "hi_day".
 OTHER_DAYS: dict[str, int] = {
     "vorgestern": -2, "gestern": -1, "heute": 0, "übermorgen": 2, "uebermorgen": 2,
     "eergisteren": -2, "gisteren": -1, "vandaag": 0, "overmorgen": 2,
@@ -178,6 +180,13 @@ OTHER_DAYS: dict[str, int] = {
     "l'altro ieri": -2, "l'altroieri": -2, "altro ieri": -2, "dopodomani": 2, "ieri": -1, "oggi": 0, "domani": 1,
     "позавчера": -2, "вчера": -1, "сегодня": 0, "завтра": 1, "послезавтра": 2,
     "evvelsi gün": -2, "öbür gün": 2, "dün": -1, "bugün": 0, "yarın": 1,
+    "przedwczoraj": -2, "wczoraj": -1, "dzisiaj": 0, "dziś": 0, "jutro": 1, "pojutrze": 2,
+    "předevčírem": -2, "predevcirem": -2, "včera": -1, "vcera": -1, "dnes": 0, "zítra": 1, "zitra": 1, "pozítří": 2,
+    "pozitri": 2, "predvčerom": -2, "zajtra": 1, "pozajtra": 2,
+    "i forgårs": -2, "i förrgår": -2, "i går": -1, "igår": -1, "i dag": 0, "idag": 0, "i morgen": 1, "i morgon": 1,
+    "imorgon": 1, "imorgen": 1, "i overmorgen": 2, "i övermorgon": 2,
+    "أول أمس": -2, "أول امس": -2, "أمس": -1, "امس": -1, "بالأمس": -1, "الأمس": -1, "البارحة": -1, "غدا": 1, "غدًا": 1, "بكرة": 1,
+    "بعد غد": 2,
 }
 _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
                                                     "media", "por", "las", "de"))
@@ -368,9 +377,14 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("lang_unit", r"(?<!\w)(?:" + _OTHER_UNIT + r")(?!\w)"),
     ("lang_day", r"(?<!\w)" + _OTHER_DAY + r"(?!\w)"),
     # the relative days of Chinese, Japanese and Korean ("昨天", "明日", "어제"); not the names "明日香" and "今日子",
-    # nor "后天" as acquired ("后天性", "后天的努力")
-    ("cjk_day", r"(一昨日|明後日|昨日|今日|明日|昨天|今天|明天|前天|后天(?![性的])|後天(?![性的]))(?![香子])|"
+    # nor "后天" as acquired ("后天性", "后天的努力"); and of Thai, written without spaces too ("เมื่อวาน", "พรุ่งนี้"),
+    # not "ทุกวันนี้" (these days)
+    ("cjk_day", r"(一昨日|明後日|昨日|今日|明日|昨天|今天|明天|前天|后天(?![性的])|後天(?![性的])|"
+                r"เมื่อวานซืน|เมื่อวาน|(?<!ทุก)วันนี้|พรุ่งนี้|มะรืน)(?![香子])|"
                 r"(?<!\w)(그저께|그제|어제|오늘|내일|모레)"),
+    # the relative days of Hindi: "आज" (today), and "कल" and "परसों", which are the day before or after by the tense
+    # of their sentence (:func:`_hindi_day`); not "आजकल" (nowadays), "कला" (art): a word is its letters and marks
+    ("hi_day", r"(?<![\u0900-\u0963\u0966-\u097f])(आज(?!कल)|कल|परसों|परसो)(?![\u0900-\u0963\u0966-\u097f])"),
     ("lang_wd", r"(?<!\w)(?:" + _OTHER_WD_PHRASE + r")(?!\w)"),
     ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
@@ -483,7 +497,9 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
-_NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제")
+_NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제",
+                     "เมื่อวาน", "วันนี้", "พรุ่งนี้", "มะรืน")
+_NEEDS["hi_day"] = ("आज", "कल", "परसों", "परसो")
 assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd"} == {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
@@ -519,7 +535,8 @@ def _has_lang_word(low: str) -> bool:
 # the days' words as the folded text writes them
 _DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
 _CJK_DAYS = {"一昨日": -2, "昨日": -1, "今日": 0, "明日": 1, "明後日": 2, "前天": -2, "昨天": -1, "今天": 0, "明天": 1,
-             "后天": 2, "後天": 2, "그저께": -2, "그제": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2}
+             "后天": 2, "後天": 2, "그저께": -2, "그제": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2,
+             "เมื่อวานซืน": -2, "เมื่อวาน": -1, "วันนี้": 0, "พรุ่งนี้": 1, "มะรืน": 2}
 _OTHER_UNIT_LOWER = {_folded(w): u for w, u in OTHER_UNIT_WORDS.items()}
 _OTHER_WD_INDEX = {_folded(w): k for w, k in OTHER_WEEKDAYS.items()}
 OTHER_NUMBERS.update({_folded(w): n for w, n in list(OTHER_NUMBERS.items())})
@@ -622,6 +639,32 @@ _FIRST_YEAR, _LAST_YEAR = 2, 9998
 
 
 _BEYOND = TimeRef(math.nan, math.nan, "day", "", False)  # a time past the years read: its words name no other
+
+
+# The tense of a Hindi sentence: its future verbs end in "-गा", "-गी", "-गे" after a vowel ("जाऊँगा", "करेंगे",
+# "होगी") or say "वाला" (about to); its past ones are said with "था", "थी", "थे", with "गया", "गई", "गए" or "किया",
+# or with the agent's "ने" ("मैंने", "उसने")
+_HI_LETTER = r"\u0900-\u0963\u0966-\u097f"
+_HI_FUTURE = re.compile(rf"[ेोूँंएओऊ](?:गा|गी|गे)(?![{_HI_LETTER}])|(?<![{_HI_LETTER}])वाल[ाीे](?![{_HI_LETTER}])")
+_HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गए|गयी|गये|किया|ने)(?![{_HI_LETTER}])|"
+                      rf"[ंै]ने(?![{_HI_LETTER}])")
+_HI_SENTENCE = re.compile(r"[^।॥.!?\n]*")
+
+
+def _hindi_day(m: re.Match) -> int | None:
+    """The days from the day it is said to the one Hindi "आज", "कल" or "परसों" (matched by ``m``) names: "कल" is
+    yesterday in a sentence in the past and tomorrow in one in the future, "परसों" the day before yesterday or after
+    tomorrow; None when the sentence is in neither tense or in both."""
+    word = m.group(0)
+    if word == "आज":
+        return 0
+    text = m.string
+    start = max(text.rfind(c, 0, m.start()) for c in "।॥.!?\n") + 1
+    sentence = _HI_SENTENCE.match(text, start).group(0)
+    future, past = _HI_FUTURE.search(sentence) is not None, _HI_PAST.search(sentence) is not None
+    if future == past:
+        return None
+    return (1 if word == "कल" else 2) * (1 if future else -1)
 
 
 def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
@@ -831,6 +874,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "cjk_day":
         said = g[0] or g[1]
         return _ref(today + timedelta(days=_CJK_DAYS[said]), "day", phrase, True)
+    if name == "hi_day":
+        days = _hindi_day(m)
+        return None if days is None else _ref(today + timedelta(days=days), "day", phrase, True)
     if name == "lang_wd":  # the coming such weekday after the day it is said, or the last one before it
         k = int(m.lastgroup[1:])
         wd = _OTHER_WD_INDEX[_folded(m.group(f"d{k}"))]
@@ -1797,7 +1843,8 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
                   r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|"
-                  r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
+                  r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께|"
+                  r"เมื่อวาน|วันนี้|พรุ่งนี้|มะรืน|आज|कल|परसों|परसो", re.I)
 
 # The same search on the folded text (:func:`_folded`), case-sensitive: its words are lowercase, and folding keeps
 # every character's length, word-ness and digit-ness, so it finds a match exactly where _ANY does, three times
