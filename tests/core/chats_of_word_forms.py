@@ -54,11 +54,19 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Yeni ayakkabılarımı Kadıköy'den aldım.",
         "Komşularımız çok gürültü yapıyor.",
         "Sabah kahvaltıda simit ve çay içtik.",
+        "Ağacımızın dalları fırtınada kırıldı.",
+        "Mektubu dün postaneye götürdüm.",
+        "Yeni kağıdı yazıcıya koydum.",
+        "Geçen hafta pazardan büyük bir tabak aldım.",
+        "Çocuğumuzun ilk dişi çıktı.",
     ], [
         ("Evden çıkıp nereye yürüdünüz?", 0), ("Kedinin adı ne?", 1), ("Araba servise ne zaman gitti?", 3),
         ("Kitap nereye verildi?", 4), ("Bahçede ne yetişti?", 7), ("Telefonun ekranına ne oldu?", 8),
         ("Buzdolabı nerede bozuldu?", 11), ("Bilgisayar nasıl?", 13), ("Ayakkabı nereden alındı?", 17),
         ("Komşular ne yapıyor?", 18), ("Deniz kimler yüzdü?", 16), ("Kardeş düğünü ne zaman?", 10),
+        # a final consonant voiced before a vowel ("ağaç", "ağacımızın"; "tabak", "tabağı")
+        ("Ağaç ne oldu?", 20), ("Mektup nereye gitti?", 21), ("Kağıt nerede?", 22), ("Tabağı nereden aldın?", 23),
+        ("Çocuğun dişi çıktı mı?", 24),
     ]),
     "fi": ([
         "Asumme nykyään isossa talossa Tampereella.",

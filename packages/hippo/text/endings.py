@@ -15,8 +15,10 @@ letters or more) one of whose forms it is, and each base is given every ending.
 - **Turkish**: a plural (-lAr), an owner (-(I)m, -(I)n, -(s)I, -(I)mIz, -(I)nIz) and a case (-(y)I, -(y)A, -DA,
   -DAn, -(n)In, -(y)lA, and -DAki), in that order, each by the vowel harmony of what it follows (A is "a" or "e",
   I one of "ı", "i", "u", "ü"), "d" as "t" after a voiceless consonant ("kitapta"), the buffer letter after a
-  vowel ("arabaya") and the "n" a case takes after the third person's owner ("evinde"). A final "k" that softens
-  to "ğ" ("çocuk", "çocuğu") is left as it is.
+  vowel ("arabaya") and the "n" a case takes after the third person's owner ("evinde"), and the final "k", "p",
+  "t", "ç" of a word of two syllables or more voiced before a vowel ("çocuk", "çocuğu"; "kitap", "kitabı"; "ağaç",
+  "ağacı"), both ways: "kitabı" asked is "kitap" + "ı". Words of one syllable keep theirs ("top", "topu"; "renk",
+  "rengi" is left).
 - **Finnish**: the cases, singular and plural (-i-, -j-: "taloissa", "taloja", "talojen"; a final "a" or "ä"
   dropped or "a" as "o" before the plural's "i": "metsissä", "kirjoissa"), and the owners (-ni,
   -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise). The
@@ -207,15 +209,35 @@ _TR_CASES = ("", "(y)I", "(y)A", "DA", "DAn", "(n)In", "(y)lA", "DAki")
 _TR_CASES_AFTER_HIS = ("", "nI", "nA", "ndA", "ndAn", "nIn", "ylA", "ndAki")  # "evini", "evine", "evinde"
 
 
+# A final "k", "p", "t", "ç" of a word of two syllables or more is voiced before an ending that opens with a vowel
+# ("çocuk", "çocuğu"; "kitap", "kitabı"; "ağaç", "ağacı"; "kağıt", "kağıdı"; "k" after "n" as "g": "Türkçe" has
+# "renk", "rengi" among words of one syllable, which mostly keep theirs: "top", "topu"; "at", "atı").
+_TR_SOFT = {"k": "ğ", "p": "b", "t": "d", "ç": "c"}
+_TR_HARD = {v: k for k, v in _TR_SOFT.items()} | {"g": "k"}
+
+
+def _tr_softened(base: str) -> str | None:
+    """``base`` with its final consonant voiced as before a vowel ("çocuk" -> "çocuğ", "denk" -> "deng"), or None
+    when it ends otherwise or has one syllable."""
+    last = base[-1:]
+    if last not in _TR_SOFT or sum(c in _TR_VOWELS for c in base) < 2:
+        return None
+    return base[:-1] + ("g" if last == "k" and base[-2:-1] == "n" else _TR_SOFT[last])
+
+
 @lru_cache(maxsize=4096)
 def _turkish_forms(base: str) -> frozenset[str]:
     out = set()
+    soft = _tr_softened(base)
     for plural in ("", "lAr"):
         p = _tr_attach(base, plural)
         for owner in _TR_OWNERS:
             o = _tr_attach(p, owner)
             for case in _TR_CASES_AFTER_HIS if owner == "(s)I" else _TR_CASES:
-                out.add(_tr_attach(o, case))
+                form = _tr_attach(o, case)
+                out.add(form)
+                if soft is not None and form[len(base):len(base) + 1] in tuple(_TR_VOWELS):
+                    out.add(soft + form[len(base):])  # "kitabı", "çocuğumuzu"
     return frozenset(out)
 
 
@@ -327,6 +349,11 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
     found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
              if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s")]
     bases = {low, *found[:BASES]}  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
+    if lang == "tr":  # a voiced final consonant asked ("kitabı", "çocuğu"): the base as it is said alone
+        for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)):
+            hard = _TR_HARD.get(low[k - 1])
+            if hard is not None and low[k:k + 1] in tuple(_TR_VOWELS) and low in _turkish_forms(low[:k - 1] + hard):
+                bases.add(low[:k - 1] + hard)
     if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
         for b in list(bases):
             bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))
