@@ -84,11 +84,20 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Äiti soitti minulle eilen illalla.",
         "Junassa oli tosi kylmä.",
         "Metsässä näimme hirven.",
+        "Asuimme kaksi vuotta Helsingissä.",
+        "Löysin kadulta lompakon.",
+        "Kävin eilen pankissa maksamassa laskuja.",
+        "Naapurin nainen antoi meille omenoita.",
+        "Rannalla oli paljon ihmisiä.",
     ], [
         ("Missä talo on?", 0), ("Mikä on koiran nimi?", 1), ("Mitä sisko opiskelee?", 2),
         ("Milloin auto ostettiin?", 3),
         ("Mistä kirjasto lainasit?", 4), ("Mitä mökki illalla tehtiin?", 5), ("Mitä puutarha kasvaa?", 7),
         ("Onko koulu juhla?", 8), ("Oliko järvi jäässä?", 10), ("Mitä keittiö on?", 11), ("Mitä metsä näitte?", 14),
+        # a stem whose consonants change ("Helsinki", "Helsingissä"; "katu", "kadulta"), one in -nen ("nainen",
+        # "naiselta")
+        ("Kuinka kauan Helsinki?", 15), ("Mitä katu löytyi?", 16), ("Milloin kävit pankki?", 17),
+        ("Mitä naiselta saatiin?", 18), ("Oliko ranta täynnä?", 19),
     ]),
     "es": ([
         "Ayer fui al cine con Lucía a ver la nueva película de Almodóvar.",

@@ -21,9 +21,12 @@ letters or more) one of whose forms it is, and each base is given every ending.
   "rengi" is left).
 - **Finnish**: the cases, singular and plural (-i-, -j-: "taloissa", "taloja", "talojen"; a final "a" or "ä"
   dropped or "a" as "o" before the plural's "i": "metsissä", "kirjoissa"), and the owners (-ni,
-  -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise). The
-  stems whose consonants change ("Helsinki", "Helsingissä"; "katu", "kadulla") and the words in -nen, -e and -is
-  whose stem is another ("nainen", "naisen") are left as they are.
+  -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise); the
+  consonants before the stem's last vowel in their weak grade before an ending that closes its syllable ("Helsinki",
+  "Helsingissä"; "katu", "kadulla"; "pankki", "pankissa"; "ranta", "rannalla"), and the stem in -se- and -s- of a
+  word in -nen ("nainen", "naisen", "naista"), both ways: "kadulla" asked is "katu" + "lla". A "k" after a vowel
+  that drops ("ruoka", "ruoan") and the words in -e and -is whose stem is another ("huone", "huoneen"; "kaunis",
+  "kauniin") are left as they are.
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
@@ -247,18 +250,56 @@ _FI_OWNERS = ("ni", "si", "nsA", "mme", "nne")
 _FI_OWNED = ("", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "A")
 
 
+# Finnish consonant gradation: the consonants before a stem's last vowel are weaker before the endings that close its
+# syllable ("katu", "kadulla"; "pankki", "pankissa"; "Helsinki", "Helsingissä"; "ranta", "rannalla"), strong to
+# weak, the longer first; and the endings of the weak stem, singular and plural (the plural's "i" after an "a" or "ä"
+# dropped, an "a" as "o", an "i" as "e": "kaduilla", "pankeissa")
+_FI_WEAK = (("kk", "k"), ("pp", "p"), ("tt", "t"), ("nk", "ng"), ("mp", "mm"), ("nt", "nn"), ("lt", "ll"),
+            ("rt", "rr"), ("ht", "hd"), ("lk", "l"), ("hk", "h"), ("t", "d"), ("p", "v"))
+# (a "k" after a vowel that drops, "ruoka", "ruoan"; "joki", "joen", is left: its weak stems write other words,
+# "join", "I drank")
+_FI_STRONG = tuple((weak, strong) for strong, weak in _FI_WEAK)
+_FI_CLOSED = ("n", "t", "ssA", "stA", "llA", "ltA", "lle", "ksi", "ttA")
+_FI_CLOSED_PLURAL = ("issA", "istA", "illA", "iltA", "ille", "iksi", "ittA")
+# the words in -nen, whose stem is in -se- and -s- ("nainen", "naisen", "naista", "naiset"; "Virtanen", "Virtaselle")
+_FI_NEN = ("sen", "sessA", "sestA", "sellA", "seltA", "selle", "seksi", "senA", "seen", "stA", "set", "sissA",
+           "sistA", "sillA", "siltA", "sille", "siksi", "sinA", "siin", "siA", "sten", "sien")
+
+
+def _fi_plural_stems(stem: str) -> set[str]:
+    """The stems the plural's "i" goes on (see :func:`_finnish_forms`)."""
+    last = stem[-1:]
+    return {stem[:-1], stem[:-1] + "o"} if last == "a" else {stem[:-1]} if last == "ä" else \
+        {stem, stem[:-1] + "e"} if last == "i" else {stem}
+
+
+def _fi_weak(base: str) -> str | None:
+    """``base`` (ending in a vowel) with the consonants before its last vowel in the weak grade, or None."""
+    stem = base[:-1]
+    for strong, weak in _FI_WEAK:
+        if stem.endswith(strong) and (len(strong) == 2 or stem[-2:-1] in _VOWELS):
+            return stem[:len(stem) - len(strong)] + weak + base[-1]
+    return None
+
+
 @lru_cache(maxsize=4096)
 def _finnish_forms(base: str) -> frozenset[str]:
     a = "a" if any(c in "aou" for c in base) else "ä"
     def put(s: str) -> str:
         return s.replace("A", a)
     out = {base + put(c) for c in _FI_CASES}
+    if base.endswith("nen") and len(base) > 4:
+        out |= {base[:-3] + put(c) for c in _FI_NEN}
+    weak = _fi_weak(base) if base[-1:] in _VOWELS else None
+    if weak is not None:
+        out |= {weak + put(c) for c in _FI_CLOSED}
+        out |= {p + put(c) for p in _fi_plural_stems(weak) for c in _FI_CLOSED_PLURAL}
+        out |= {weak + put(c) + put(o) for c in _FI_OWNED[1:7] for o in _FI_OWNERS}
     if base[-1:] in _VOWELS:
         out.add(base + base[-1] + "n")  # the illative: "taloon"
         # the plural's stem: the word ("taloissa"), a final "a" or "ä" dropped or an "a" as "o" ("metsissä",
         # "koirissa", "kirjoissa")
-        plural = {base} | ({base[:-1], base[:-1] + "o"} if base[-1] == "a" else {base[:-1]} if base[-1] == "ä"
-                           else set())
+        plural = {base} | _fi_plural_stems(base)
         out |= {p + put(c) for p in plural for c in _FI_PLURAL}
         out |= {base + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
     return frozenset(out)
@@ -349,6 +390,15 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
     found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
              if any(c in _VOWELS for c in b) and low in forms_of(b) and not (lang == "de" and low == b + "s")]
     bases = {low, *found[:BASES]}  # (a German word in -s is no genitive asked: "Haus" is no "Hau")
+    if lang == "fi":  # a weak stem asked ("kadulla", "Helsingissä") or one in -se- ("naisen"): the word said alone
+        for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)):
+            b = low[:k]
+            strong = [b[:-1] + "nen" for _ in (0,) if b.endswith("s")] + [b[:-2] + "nen" for _ in (0,) if
+                                                                            b.endswith("se")]
+            if b[-1:] in _VOWELS:
+                stem = b[:-1]
+                strong += [stem[:len(stem) - len(w)] + st + b[-1] for w, st in _FI_STRONG if stem.endswith(w)]
+            bases.update(c for c in strong if len(c) >= MIN_BASE[lang] and low in _finnish_forms(c))
     if lang == "tr":  # a voiced final consonant asked ("kitabı", "çocuğu"): the base as it is said alone
         for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)):
             hard = _TR_HARD.get(low[k - 1])
