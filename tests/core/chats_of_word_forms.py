@@ -115,12 +115,15 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Los viernes juego al pádel con Javier.",
         "El árbol del jardín se cayó con la tormenta.",
         "Quiero cambiar de trabajo el año que viene.",
+        "Las luces del salón no funcionan desde el lunes.",
     ], [
         ("¿Qué película vieron en el cine?", 0), ("¿Dónde vive mi hermana?", 1),
         ("¿Dónde está la casa que compraron?", 2),
         ("¿Cómo se llama el perro?", 3), ("¿Qué le recetó el médico?", 4), ("¿Qué libro de García Márquez lee?", 6),
         ("¿Qué ciudad es más fresca?", 7), ("¿Para qué va a Madrid?", 8), ("¿Dónde perdió la llave?", 10),
         ("¿Con quién juega al pádel?", 12), ("¿Qué pasó con los árboles del jardín?", 13),
+        # a question without a question word, known by its verb
+        ("La luz está rota?", 15),
     ]),
     "fr": ([
         "Hier soir, je suis allée au théâtre avec Camille.",
@@ -137,12 +140,14 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Les animaux du zoo de Vincennes sont magnifiques.",
         "Le vélo de Julien a été volé devant la gare.",
         "Nos voisins ont repeint leur maison en bleu.",
+        "Les travaux de la cuisine ont duré trois mois.",
     ], [
         ("Avec qui es-tu allée au théâtre ?", 0), ("Où habite mon frère ?", 1),
         ("Combien de cheval pour la ferme ?", 2),
         ("De quoi parlent les journaux locaux ?", 3), ("Comment s'appelle le chat ?", 4),
         ("Quel livre de Camus as-tu lu ?", 6), ("De quoi manque l'hôpital ?", 7), ("Où est-ce que je pars demain ?", 8),
         ("Où ai-je perdu ma clé ?", 10), ("Comment est l'animal du zoo ?", 11), ("Où le vélo a-t-il été volé ?", 12),
+        ("Le travail était long ?", 14),
     ]),
     "pt": ([
         "Ontem fui ao médico por causa das costas.",
@@ -159,11 +164,12 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Os jornais falaram da greve dos professores.",
         "O jardim da nossa casa está cheio de flores.",
         "Meus pais vão comemorar as bodas de ouro em maio.",
+        "Os pães da padaria nova estão deliciosos.",
     ], [
         ("Por que fui ao médico?", 0), ("Onde mora a minha irmã?", 1), ("Para quem é o avião de brinquedo?", 2),
         ("Quanto custa o hotel em Lisboa?", 3), ("Como se chama o cachorro?", 4), ("A viagem de trabalho cansa?", 5),
         ("Qual livro de Saramago eu li?", 6), ("Como é o animal da fazenda?", 7), ("Onde perdi a chave do carro?", 10),
-        ("O que o jornal falou?", 11), ("Do que o jardim está cheio?", 12),
+        ("O que o jornal falou?", 11), ("Do que o jardim está cheio?", 12), ("O pão é bom?", 14),
     ]),
     "ru": ([
         "Вчера мы ходили в театр с Машей.",

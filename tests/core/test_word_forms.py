@@ -23,6 +23,10 @@ from chats_of_word_forms import CHATS
     ("How long has she practised tai chi?", None), ("What did we do at Lake Como?", None),
     ("What's the weather in Omaha, NE?", None), ("What is the mu of the fit?", None),
     ("Chi è venuto alla festa?", "romance"), ("Ne yedin?", "tr"),
+    # a Romance question without a question word, by a verb or little word English has not, in lower case
+    ("A viagem foi boa?", "romance"), ("La luz está rota?", "romance"), ("Le travail était long ?", "romance"),
+    ("Il viaggio è andato bene?", "romance"), ("Foi boa a viagem?", "romance"), ("Uma Thurman starred in what?", None),
+    ("What did Una say about Las Vegas?", None), ("Did you try the foie gras at Sono?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang
@@ -80,7 +84,7 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     ("¿Qué le recetó el médico?", ["recetó", "médico"]), ("De quoi manque l'hôpital ?", ["manque", "hôpital"]),
     ("Qu'a dit l'avocat d'Anne ?", ["dit", "avocat", "Anne"]), ("Quando arriva l'aereo?", ["arriva", "aereo"]),
     ("Wie schmeckt der Apfel aus dem Garten?", ["schmeckt", "Apfel", "Garten"]),
-    ("Kedinin adı ne?", ["Kedinin", "adı"]),
+    ("Kedinin adı ne?", ["Kedinin", "adı"]), ("O pão é bom?", ["pão", "bom"]),
     ("Где я потерял ключ?", ["потерял", "ключ"]), ("Where's Caroline's dog?", ["Caroline", "dog"]),
 ])
 def test_a_question_in_another_language_asks_for_its_content_words(question, keywords):

@@ -30,7 +30,8 @@ letters or more) one of whose forms it is, and each base is given every ending.
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
-- **French, Spanish, Portuguese, Italian**: the plurals that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
+- **French, Spanish, Portuguese, Italian** (a question known by its question words, an opening "¿", an elided
+  article, or a verb or little word English has not, :data:`_ROMANCE_LITTLE`: "A viagem foi boa?"): the plurals that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
   "journal", "journaux"; "jornal", "jornais"; "avião", "aviões"; "luz", "luces"; "libro", "libri"), both ways, on
   the word with and without its accents, and after the articles French and Italian elide ("l'hôtel",
   "dell'albergo").
@@ -72,6 +73,13 @@ _ROMANCE = frozenset(("que", "qui", "quoi", "como", "porque", "où", "quand", "q
                       "quiénes", "cuál", "cuáles", "cuánto", "cuántos", "cuántas", "onde", "quem", "qual", "quais",
                       "quantos", "quantas", "você", "vocês", "não", "dove", "quando", "chi", "cosa", "perché",
                       "quale", "quali", "quanti", "quante"))
+# ... or, a question without a question word ("A viagem foi boa?", "La luz está rota?", "Le travail était long ?"), by
+# a verb or little word of theirs that English has not, in lower case (at the start of the question, in any case:
+# "Foi boa?"; "Uma" and "Una" there are names)
+_ROMANCE_LITTLE = frozenset(("foi", "foram", "fue", "fueron", "fui", "fuiste", "é", "è", "está", "estás", "están",
+                             "estão", "estava", "estavam", "estaba", "estaban", "estuvo", "são", "eram", "têm", "tem",
+                             "tinha", "tiene", "tienen", "tenía", "hay", "muy", "muito", "muita", "uma", "una", "sont",
+                             "était", "étaient", "êtes", "avez", "avons", "sono", "hanno", "molto"))
 _TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
 # ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
 # when they open the question ("Dove sono i libri?", "Chi è venuto?", "Ne yedin?")
@@ -148,6 +156,9 @@ def language(text: str) -> str | None:
     if _TURKISH_LETTERS.search(text):
         return "tr"
     if "¿" in text or words & _ROMANCE or _ELIDED.search(text):  # before Turkish's words: French "ne"
+        return "romance"
+    said = {w for w in found if w.islower()} | ({found[0].lower()} - {"uma", "una"} if found else set())
+    if said & _ROMANCE_LITTLE:
         return "romance"
     if words & SIGNS["tr"]:
         return "tr"
