@@ -83,9 +83,6 @@ def _day(text: str) -> str | None:
     ("ذهبت أمس إلى الطبيب.", "2024-03-05"), ("سأسافر غداً إلى دبي.", "2024-03-07"), ("سأسافر غدًا إلى دبي.", "2024-03-07"),
     ("البارحة تعشينا في مطعم لبناني.", "2024-03-05"), ("بالأمس زرت جدتي.", "2024-03-05"),
     ("أول أمس اشتريت سيارة.", "2024-03-04"), ("بعد غد عندي امتحان.", "2024-03-08"),
-    # Thai, written without spaces
-    ("เมื่อวานฉันไปกินข้าวกับแม่", "2024-03-05"), ("พรุ่งนี้ผมจะไปเชียงใหม่", "2024-03-07"),
-    ("เมื่อวานซืนฝนตกหนัก", "2024-03-04"), ("มะรืนนี้มีสอบ", "2024-03-08"),
     # Hindi: "कल" and "परसों" are before or after by the tense of their sentence
     ("कल मैं डॉक्टर के पास गया था।", "2024-03-05"), ("कल मैं दिल्ली जाऊँगा।", "2024-03-07"),
     ("आज मैं घर पर हूँ।", "2024-03-06"), ("परसों हम शादी में गए थे।", "2024-03-04"),
@@ -102,9 +99,9 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
     "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",
     "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
-    # "går" is Swedish for "walks", "أمسك" for "held", "ทุกวันนี้" is "these days", "कला" art, "आजकल" nowadays, and
+    # "går" is Swedish for "walks", "أمسك" for "held", "कला" art, "आजकल" nowadays, and
     # "कल" in a sentence of neither tense is either day
-    "Jag går hem nu.", "أمسكت الكرة بيدي.", "ทุกวันนี้ฉันทำงานที่บ้าน", "कला प्रदर्शनी बहुत अच्छी है।",
+    "Jag går hem nu.", "أمسكت الكرة بيدي.", "कला प्रदर्शनी बहुत अच्छी है।",
     "आजकल मैं योग करता हूँ।", "कल की बात है।",
 ])
 def test_words_of_other_meanings_are_no_date(text):
@@ -123,7 +120,7 @@ def test_a_message_said_in_spanish_shows_the_day_it_means():
     ("¿Qué hice ayer?", 1), ("¿Qué hice anteayer?", 0), ("Qu'est-ce que j'ai fait hier ?", 1),
     ("Was habe ich gestern gemacht?", 1), ("Что я делал вчера?", 1), ("昨天我做了什么？", 1), ("Dün ne yaptım?", 1),
     ("Co robiłam wczoraj?", 1), ("Co jsem dělal včera?", 1), ("Vad gjorde jag igår?", 1), ("Hvad lavede jeg i går?", 1),
-    ("ماذا فعلت أمس؟", 1), ("เมื่อวานฉันทำอะไร", 1), ("मैंने कल क्या किया?", 1), ("Co robiłam przedwczoraj?", 0),
+    ("ماذا فعلت أمس؟", 1), ("मैंने कल क्या किया?", 1), ("Co robiłam przedwczoraj?", 0),
 ])
 def test_a_question_asks_for_the_day_its_words_name(question, answer):
     """"ayer" in a question asked on 6 March is 5 March, as "yesterday" is: the messages of that day answer it."""
