@@ -228,3 +228,58 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("隣の猫", 10),
     ]),
 }
+
+
+# Chats that say a day by a relative word of their language ("wczoraj", "i morgen", "أمس", "कल"), each message said on
+# another day than the one it names, and questions asked at ASKED that name a day by such a word or by its date, each
+# answered by the one message of that day (its index). Read by tests/core/test_time_languages.py.
+ASKED = "2024-03-10T12:00:00"
+DAYS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, int]]]] = {
+    "pl": ([
+        ("2024-03-06T20:00:00", "Wczoraj byłam u dentysty."),
+        ("2024-03-05T20:00:00", "Jutro idziemy z Kasią do kina."),
+        ("2024-03-08T20:00:00", "Wczoraj zgubiłam klucze w tramwaju."),
+        ("2024-03-07T20:00:00", "Jutro jadę do Krakowa."),
+        ("2024-03-09T20:00:00", "Dziś ugotowałam pierogi dla całej rodziny."),
+    ], [("Co robiłam wczoraj?", 4), ("Co robiłam przedwczoraj?", 3), ("Co robiłam 2024-03-06?", 1),
+        ("Co było 2024-03-05?", 0)]),
+    "cs": ([
+        ("2024-03-06T20:00:00", "Včera jsem byl u zubaře."),
+        ("2024-03-05T20:00:00", "Zítra jdeme s Petrou do kina."),
+        ("2024-03-08T20:00:00", "Včera jsem ztratil klíče v tramvaji."),
+        ("2024-03-07T20:00:00", "Zítra jedu do Brna."),
+        ("2024-03-09T20:00:00", "Dnes jsem uvařil svíčkovou pro celou rodinu."),
+    ], [("Co jsem dělal včera?", 4), ("Co jsem dělal předevčírem?", 3), ("Co jsem dělal 2024-03-06?", 1),
+        ("Co bylo 2024-03-05?", 0)]),
+    "sv": ([
+        ("2024-03-06T20:00:00", "Igår var jag hos tandläkaren."),
+        ("2024-03-05T20:00:00", "I morgon går vi på bio med Karin."),
+        ("2024-03-08T20:00:00", "I går tappade jag nycklarna på spårvagnen."),
+        ("2024-03-07T20:00:00", "Imorgon åker jag till Göteborg."),
+        ("2024-03-09T20:00:00", "Idag lagade jag köttbullar till hela familjen."),
+    ], [("Vad gjorde jag igår?", 4), ("Vad gjorde jag i förrgår?", 3), ("Vad hände 2024-03-06?", 1),
+        ("Vad gjorde jag 2024-03-05?", 0)]),
+    "no": ([
+        ("2024-03-06T20:00:00", "I går var jeg hos tannlegen."),
+        ("2024-03-05T20:00:00", "I morgen skal vi på kino med Kari."),
+        ("2024-03-08T20:00:00", "I går mistet jeg nøklene på trikken."),
+        ("2024-03-07T20:00:00", "I morgen reiser jeg til Bergen."),
+        ("2024-03-09T20:00:00", "I dag laget jeg fiskesuppe til hele familien."),
+    ], [("Hva gjorde jeg i går?", 4), ("Hva gjorde jeg i forgårs?", 3), ("Hva skjedde 2024-03-06?", 1),
+        ("Hva gjorde jeg 2024-03-05?", 0)]),
+    "ar": ([
+        ("2024-03-06T20:00:00", "ذهبت أمس إلى طبيب الأسنان."),
+        ("2024-03-05T20:00:00", "سنذهب غدا إلى السينما مع ليلى."),
+        ("2024-03-08T20:00:00", "البارحة أضعت مفاتيحي في الحافلة."),
+        ("2024-03-07T20:00:00", "غداً أسافر إلى دبي."),
+        ("2024-03-09T20:00:00", "طبخت الكبسة لكل العائلة."),
+    ], [("ماذا فعلت أمس؟", 4), ("ماذا فعلت أول أمس؟", 3), ("ماذا حدث 2024-03-06؟", 1), ("ماذا فعلت 2024-03-05؟", 0)]),
+    "hi": ([
+        ("2024-03-06T20:00:00", "कल मैं दाँत के डॉक्टर के पास गया था।"),
+        ("2024-03-05T20:00:00", "कल हम प्रिया के साथ फ़िल्म देखने जाएँगे।"),
+        ("2024-03-08T20:00:00", "कल मैंने बस में अपनी चाबियाँ खो दीं।"),
+        ("2024-03-07T20:00:00", "कल मैं जयपुर जाऊँगा।"),
+        ("2024-03-09T20:00:00", "आज मैंने पूरे परिवार के लिए बिरयानी बनाई।"),
+    ], [("मैंने कल क्या किया?", 4), ("मैंने परसों क्या किया?", 3), ("2024-03-06 को क्या हुआ?", 1),
+        ("मैंने 2024-03-05 को क्या किया?", 0)]),
+}

@@ -11,6 +11,8 @@ import pytest
 from hippo import Memory
 from hippo.text import timeexpr
 
+from chats_of_word_forms import ASKED, DAYS
+
 SAID = datetime(2024, 3, 6, 10, tzinfo=timezone.utc).timestamp()  # Wednesday 6 March 2024
 
 
@@ -130,3 +132,28 @@ def test_a_question_asks_for_the_day_its_words_name(question, answer):
             mem.add(text, speaker="Ana", timestamp=day)
         hits = mem.search(question, k=3, asked_at="2024-03-06T12:00:00")
         assert [h.text for h in hits] == [said[answer]]
+
+
+# (language, question) -> why its message is not in the context
+DAYS_NOT_IN_CONTEXT = {
+    ("hi", "मैंने 2024-03-05 को क्या किया?"): "its words are those of every message: the messages said that day rank first",
+}
+
+
+@pytest.mark.parametrize("lang", sorted(DAYS))
+def test_a_chat_of_relative_days_has_each_days_message_in_a_small_context(lang):
+    """A message says the day it names by a word of its language ("Wczoraj byłam u dentysty" said on 6 March is of 5
+    March), and a question names it by such a word asked later ("Co robiłam przedwczoraj?") or by its date: the
+    message of that day, not the one said that day, is in a 150-token context."""
+    messages, questions = DAYS[lang]
+    with Memory(None) as mem:
+        for said, text in messages:
+            mem.add(text, speaker="Ana", timestamp=said)
+        missed = [q for q, a in questions if (lang, q) not in DAYS_NOT_IN_CONTEXT
+                  and messages[a][1] not in mem.recall(q, budget_tokens=150, asked_at=ASKED).text]
+        assert not missed, missed
+
+
+def test_the_known_limits_of_relative_days_are_questions_of_the_chats():
+    for lang, q in DAYS_NOT_IN_CONTEXT:
+        assert q in dict(DAYS[lang][1]), (lang, q)

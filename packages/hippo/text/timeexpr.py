@@ -645,7 +645,7 @@ _BEYOND = TimeRef(math.nan, math.nan, "day", "", False)  # a time past the years
 # or with the agent's "ने" ("मैंने", "उसने")
 _HI_LETTER = r"\u0900-\u0963\u0966-\u097f"
 _HI_FUTURE = re.compile(rf"[ेोूँंएओऊ](?:गा|गी|गे)(?![{_HI_LETTER}])|(?<![{_HI_LETTER}])वाल[ाीे](?![{_HI_LETTER}])")
-_HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गए|गयी|गये|किया|ने)(?![{_HI_LETTER}])|"
+_HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गईं|गए|गयी|गयीं|गये|किया|ने)(?![{_HI_LETTER}])|"
                       rf"[ंै]ने(?![{_HI_LETTER}])")
 _HI_SENTENCE = re.compile(r"[^।॥.!?\n]*")
 
