@@ -157,3 +157,23 @@ def test_a_chat_of_relative_days_has_each_days_message_in_a_small_context(lang):
 def test_the_known_limits_of_relative_days_are_questions_of_the_chats():
     for lang, q in DAYS_NOT_IN_CONTEXT:
         assert q in dict(DAYS[lang][1]), (lang, q)
+
+
+def test_the_tense_of_hindi_days_is_read_in_their_sentence_only(monkeypatch):
+    """"कल" is read by the tense of the letters around it, not of all the text before and after: a long message
+    without a stop, "कल" in every few words, reads each one's neighbourhood (it read the whole text for each, and
+    120,000 letters took 80 s)."""
+    class Counting:
+        def __init__(self, rx):
+            self.rx, self.read = rx, 0
+
+        def search(self, s):
+            self.read += len(s)
+            return self.rx.search(s)
+
+    past = Counting(timeexpr._HI_PAST)
+    monkeypatch.setattr(timeexpr, "_HI_PAST", past)
+    text = "कल मैं घर गया " * 1000
+    refs = timeexpr.find(text, SAID)
+    assert len(refs) == 1000 and all(r.start == refs[0].start for r in refs)
+    assert past.read <= 1000 * (2 * timeexpr._HI_REACH + 20)

@@ -648,6 +648,7 @@ _HI_FUTURE = re.compile(rf"[ेोूँंएओऊ](?:गा|गी|गे)(?!
 _HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गईं|गए|गयी|गयीं|गये|किया|ने)(?![{_HI_LETTER}])|"
                       rf"[ंै]ने(?![{_HI_LETTER}])")
 _HI_SENTENCE = re.compile(r"[^।॥.!?\n]*")
+_HI_REACH = 200
 
 
 def _hindi_day(m: re.Match) -> int | None:
@@ -658,8 +659,10 @@ def _hindi_day(m: re.Match) -> int | None:
     if word == "आज":
         return 0
     text = m.string
-    start = max(text.rfind(c, 0, m.start()) for c in "।॥.!?\n") + 1
-    sentence = _HI_SENTENCE.match(text, start).group(0)
+    # the sentence, within _HI_REACH letters of the word either way (a text without a stop is read in pieces)
+    low = max(0, m.start() - _HI_REACH)
+    start = max(low, *(text.rfind(c, low, m.start()) + 1 for c in "।॥.!?\n"))
+    sentence = _HI_SENTENCE.match(text[start:m.end() + _HI_REACH]).group(0)
     future, past = _HI_FUTURE.search(sentence) is not None, _HI_PAST.search(sentence) is not None
     if future == past:
         return None
