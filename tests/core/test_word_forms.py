@@ -27,6 +27,7 @@ from chats_of_word_forms import CHATS
     ("A viagem foi boa?", "romance"), ("La luz está rota?", "romance"), ("Le travail était long ?", "romance"),
     ("Il viaggio è andato bene?", "romance"), ("Foi boa a viagem?", "romance"), ("Uma Thurman starred in what?", None),
     ("What did Una say about Las Vegas?", None), ("Did you try the foie gras at Sono?", None),
+    ("Did you buy hay for the horses?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang

@@ -78,7 +78,7 @@ _ROMANCE = frozenset(("que", "qui", "quoi", "como", "porque", "où", "quand", "q
 # "Foi boa?"; "Uma" and "Una" there are names)
 _ROMANCE_LITTLE = frozenset(("foi", "foram", "fue", "fueron", "fui", "fuiste", "é", "è", "está", "estás", "están",
                              "estão", "estava", "estavam", "estaba", "estaban", "estuvo", "são", "eram", "têm", "tem",
-                             "tinha", "tiene", "tienen", "tenía", "hay", "muy", "muito", "muita", "uma", "una", "sont",
+                             "tinha", "tiene", "tienen", "tenía", "muy", "muito", "muita", "uma", "una", "sont",
                              "était", "étaient", "êtes", "avez", "avons", "sono", "hanno", "molto"))
 _TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
 # ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
