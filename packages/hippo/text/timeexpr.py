@@ -641,12 +641,14 @@ _BEYOND = TimeRef(math.nan, math.nan, "day", "", False)  # a time past the years
 
 
 # The tense of a Hindi sentence: its future verbs end in "-गा", "-गी", "-गे" after a vowel ("जाऊँगा", "करेंगे",
-# "होगी") or say "वाला" (about to); its past ones are said with "था", "थी", "थे", with "गया", "गई", "गए" or "किया",
-# or with the agent's "ने" ("मैंने", "उसने")
+# "होगी"), say "वाला" (about to) or are a plan in the present continuous ("जा रहे हैं"); its past ones are said with
+# "था", "थी", "थे", with "गया", "गई", "गए", "हुआ", "हुई", "आया", "किया", "दिया", "लिया", or with the agent's "ने"
+# ("मैंने", "उसने")
 _HI_LETTER = r"\u0900-\u0963\u0966-\u097f"
-_HI_FUTURE = re.compile(rf"[ेोूँंएओऊ](?:गा|गी|गे)(?![{_HI_LETTER}])|(?<![{_HI_LETTER}])वाल[ाीे](?![{_HI_LETTER}])")
-_HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गईं|गए|गयी|गयीं|गये|किया|ने)(?![{_HI_LETTER}])|"
-                      rf"[ंै]ने(?![{_HI_LETTER}])")
+_HI_FUTURE = re.compile(rf"[ेोूँंएओऊ](?:गा|गी|गे)(?![{_HI_LETTER}])|(?<![{_HI_LETTER}])वाल[ाीे](?![{_HI_LETTER}])|"
+                        rf"(?<![{_HI_LETTER}])रह[ाीे]\s+(?:है|हैं|हूँ|हूं|हो)(?![{_HI_LETTER}])")
+_HI_PAST = re.compile(rf"(?<![{_HI_LETTER}])(?:था|थी|थे|थीं|गया|गई|गईं|गए|गयी|गयीं|गये|हुआ|हुई|हुईं|हुए|आया|आई|"
+                      rf"आए|किया|दिया|लिया|ने)(?![{_HI_LETTER}])|[ंै]ने(?![{_HI_LETTER}])")
 _HI_SENTENCE = re.compile(r"[^।॥.!?\n]*")
 _HI_REACH = 200
 
