@@ -31,7 +31,8 @@ letters or more) one of whose forms it is, and each base is given every ending.
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
 - **French, Spanish, Portuguese, Italian** (a question known by its question words, an opening "¿", an elided
-  article, or a verb or little word English has not, :data:`_ROMANCE_LITTLE`: "A viagem foi boa?"): the plurals that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
+  article, or a verb or little word English has not, :data:`_ROMANCE_LITTLE`: "A viagem foi boa?"): the plurals
+  that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
   "journal", "journaux"; "jornal", "jornais"; "avião", "aviões"; "luz", "luces"; "libro", "libri"), both ways, on
   the word with and without its accents, and after the articles French and Italian elide ("l'hôtel",
   "dell'albergo").
@@ -224,8 +225,9 @@ _TR_CASES_AFTER_HIS = ("", "nI", "nA", "ndA", "ndAn", "nIn", "ylA", "ndAki")  # 
 
 
 # A final "k", "p", "t", "ç" of a word of two syllables or more is voiced before an ending that opens with a vowel
-# ("çocuk", "çocuğu"; "kitap", "kitabı"; "ağaç", "ağacı"; "kağıt", "kağıdı"; "k" after "n" as "g": "Türkçe" has
-# "renk", "rengi" among words of one syllable, which mostly keep theirs: "top", "topu"; "at", "atı").
+# ("çocuk", "çocuğu"; "kitap", "kitabı"; "ağaç", "ağacı"; "kağıt", "kağıdı"; a "k" after "n" as "g": "ahenk",
+# "ahengi"). Words of one syllable mostly keep theirs ("top", "topu"; "at", "atı", where "adı" is a name): they are
+# left as they are, "renk", "rengi" with them.
 _TR_SOFT = {"k": "ğ", "p": "b", "t": "d", "ç": "c"}
 _TR_HARD = {v: k for k, v in _TR_SOFT.items()} | {"g": "k"}
 

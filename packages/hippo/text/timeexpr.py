@@ -188,8 +188,8 @@ OTHER_DAYS: dict[str, int] = {
     "pozitri": 2, "predvčerom": -2, "zajtra": 1, "pozajtra": 2,
     "i forgårs": -2, "i förrgår": -2, "i går": -1, "igår": -1, "i dag": 0, "idag": 0, "i morgen": 1, "i morgon": 1,
     "imorgon": 1, "imorgen": 1, "i overmorgen": 2, "i övermorgon": 2,
-    "أول أمس": -2, "أول امس": -2, "أمس": -1, "امس": -1, "بالأمس": -1, "الأمس": -1, "البارحة": -1, "غدا": 1, "غدًا": 1, "بكرة": 1,
-    "بعد غد": 2,
+    "أول أمس": -2, "أول امس": -2, "أمس": -1, "امس": -1, "بالأمس": -1, "الأمس": -1, "البارحة": -1, "غدا": 1,
+    "غدًا": 1, "بكرة": 1, "بعد غد": 2,
 }
 _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
                                                     "media", "por", "las", "de"))
