@@ -73,6 +73,20 @@ def test_the_forms_of_a_word_are_its_languages(word, lang, forms):
     assert forms <= got, forms - got
 
 
+@pytest.mark.parametrize("word, forms", [
+    ("подарок", {"подарка", "подарки", "подарком"}), ("отец", {"отца", "отце", "отцом"}),
+    ("кошелёк", {"кошелька", "кошельке"}), ("кошелек", {"кошелька"}), ("боец", {"бойца"}), ("конец", {"конца"}),
+    ("подарки", {"подарок"}), ("отце", {"отец"}), ("кошельке", {"кошелёк", "кошелек"}), ("бойца", {"боец"}),
+])
+def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
+    """"подарок" is "подарка", "подарки" with an ending, and "отец" "отца": the vowel before its last consonant drops,
+    and is put back for a form asked."""
+    from hippo.text import russian
+
+    got = russian.variants(word)
+    assert forms <= got, forms - got
+
+
 def test_words_of_other_languages_and_short_words_have_no_forms():
     assert endings.variants("house", None) == frozenset({"house"})
     assert endings.variants("Haus", "xx") == frozenset({"Haus"})

@@ -13,8 +13,10 @@ The stem is Dolamic & Savoy's light stemmer ("Indexing and Searching Strategies 
 Where hippo departs from it: its index is of the text as written, so forms are generated, not stripped. The stem
 before and after the last step is matched with every ending of :data:`ENDINGS`: Savoy's endings and the ones his
 last step makes unneeded in stripping ("ии", "ью": "истории", "тетрадью"); "длинн" + "ая" is "длинная", "истор" +
-"ии" is "истории". A soft "ю" also comes off the query word ("неделю" is "недел"). Verbs are left as they are
-(their endings are many more), and so are the stems whose vowel or consonant changes with the case ("день", "дня").
+"ии" is "истории". A soft "ю" also comes off the query word ("неделю" is "недел"). A vowel that drops before an
+ending (:func:`_fleeting`: "подарок", "подарка"; "отец", "отца"; "кошелёк", "кошелька") is dropped and put back both
+ways. Verbs are left as they are (their endings are many more), and so are the stems whose consonant changes or that
+are shorter than four letters ("друг", "друзья"; "день", "дня").
 The endings are Russian's; the other Cyrillic languages share most of them.
 """
 
@@ -60,11 +62,45 @@ def stem(word: str) -> str:
     return low
 
 
+_CONSONANTS = frozenset("бвгджзйклмнпрстфхцчшщ")
+# The nouns in -ок, -ёк, -ек, -ец whose vowel drops before an ending ("подарок", "подарка"; "кошелёк", "кошелька";
+# "отец", "отца"; "боец", "бойца"): the stem without it, a "ё" or "е" after "л" as "ь" and after a vowel as "й"
+_FLEETING = re.compile(r"([оёе])([кц])$")
+
+
+def _fleeting(low: str) -> tuple[set[str], set[str]]:
+    """(the stems without the vowel that ``low``, a nominative, drops before an ending; the nominatives that
+    ``low``, a stem without that vowel, is of)."""
+    stems: set[str] = set()
+    m = _FLEETING.search(low)
+    if m is not None and len(low) >= 4:
+        head, vowel, last = low[:m.start()], m.group(1), m.group(2)
+        if head[-1:] in _CONSONANTS and (vowel == "о" or last == "ц" or head[-1] == "л"):
+            stems.add(head + ("ь" if head[-1] == "л" and vowel != "о" else "") + last)  # "подарк", "кошельк"
+        elif head[-1:] in "аоуыэяёюие" and head and vowel == "е" and last == "ц":
+            stems.add(head + "й" + last)  # "бойц"
+    words: set[str] = set()
+    if len(low) >= 3 and low[-1] in "кц":
+        before = low[-2]
+        if before == "ь":
+            words |= {low[:-2] + "ё" + low[-1], low[:-2] + "е" + low[-1]}
+        elif before == "й" and low[-1] == "ц":
+            words.add(low[:-2] + "ец")
+        elif before in _CONSONANTS:
+            words |= {low[:-1] + v + low[-1] for v in ("о", "е")}
+    return stems, words
+
+
 @lru_cache(maxsize=4096)
 def variants(word: str) -> frozenset[str]:
-    """``word`` and its stem with every ending of :data:`ENDINGS`, for a Cyrillic word of four letters or more;
-    ``{word}`` for any other."""
+    """``word`` and its stem with every ending of :data:`ENDINGS`, for a Cyrillic word of four letters or more, and
+    the forms of a stem whose vowel drops (:func:`_fleeting`); ``{word}`` for any other."""
     if len(word) < 4 or not is_cyrillic(word):
         return frozenset((word,))
-    bases = {_without_case(word.lower()), stem(word)}
-    return frozenset({word, word.lower()} | bases | {b + e for b in bases for e in ENDINGS})
+    low = word.lower()
+    bases = {_without_case(low), stem(word)}
+    dropped, said = _fleeting(low)
+    for base in list(bases):
+        said |= _fleeting(base)[1]
+    bases |= dropped
+    return frozenset({word, low} | bases | said | {b + e for b in bases for e in ENDINGS})
