@@ -190,6 +190,8 @@ OTHER_DAYS: dict[str, int] = {
     "imorgon": 1, "imorgen": 1, "i overmorgen": 2, "i övermorgon": 2,
     "أول أمس": -2, "أول امس": -2, "أمس": -1, "امس": -1, "بالأمس": -1, "الأمس": -1, "البارحة": -1, "غدا": 1,
     "غدًا": 1, "بكرة": 1, "بعد غد": 2,
+    # (Arabic writes "and" onto the next word: "وأمس", "وغدا")
+    "وأمس": -1, "وامس": -1, "وبالأمس": -1, "والبارحة": -1, "وغدا": 1, "وغدًا": 1, "وبكرة": 1,
 }
 _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
                                                     "media", "por", "las", "de"))
