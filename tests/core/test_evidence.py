@@ -80,6 +80,32 @@ def test_a_namespace_compares_the_best_score_with_the_rank_its_size_gives():
     mem.close()
 
 
+def test_the_peak_rank_counts_a_text_and_its_near_duplicates_once():
+    """A health check polled 1,200 times (near-duplicates: one line in a context, a few places in a candidate list)
+    and a status line sent 300 times do not make the history longer for the peak rank. Oracle: the same conversation
+    with one check and one status line reads the same scores at the same rank. Before, the copies made it 1,600
+    messages, whose scores were read at the 54th best instead of the 21st: as more peaked than they are (an exponent
+    of 0.10 instead of 0.16), packing longer messages."""
+    def history(mem: Memory, copies: int) -> None:
+        mem.add_many([{"text": f"note {i} about the garden and the weather", "role": "user"} for i in range(100)])
+        mem.add_many([{"text": '{"status":"ok","ts":"2026-03-01T%02d:%02d:%02dZ","uptime_s":%d,"req":"%08x"}' % (
+            11 + k // 3600, k // 60 % 60, k % 60, 3600 + k, 0x9f1c2ab3 + 7919 * k), "role": "tool"}
+            for k in range(4 * copies)])
+        mem.add_many([{"text": "build finished, all green", "role": "tool"} for _ in range(copies)])
+
+    scores = 1.0 / np.arange(1, 101) ** 0.5
+    with Memory(None) as once, Memory(None) as polled:
+        history(once, 1)
+        history(polled, 300)
+        want, got = evidence._exponent(once.engine.state(), scores), evidence._exponent(polled.engine.state(), scores)
+        assert want == pytest.approx(evidence.cost_exponent(scores, ratio=evidence._verbosity(once.engine.state())[2],
+                                                            k=evidence.PEAK_K))
+        assert got == pytest.approx(want)
+        # messages added since the statistics were made count one each until they are made again
+        polled.add_many([{"text": f"remark {i} on the roses and the rain", "role": "user"} for i in range(5)])
+        assert evidence._distinct_messages(polled.engine.state()) == 100 + 2 + 5
+
+
 def test_packing_order_is_rank_order_without_cost_and_value_per_token_with_it():
     scores = [3.0, 2.0, 2.0, 1.0]
     costs = [100, 10, 50, 1]

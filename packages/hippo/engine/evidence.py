@@ -20,7 +20,8 @@ score distribution and from the conversation itself.
   scores are peaked (a few messages far above the rest) the best match is probably the evidence whatever its
   length, and ``a`` goes to 0; when they are flat, several short matches are a better bet than one long one, and
   ``a`` rises to its ceiling. Peakedness is ``score of the k-th candidate / best score``, k growing with the
-  conversation past the sizes it was chosen on (:func:`peak_rank`). The ceiling is
+  conversation past the sizes it was chosen on (:func:`peak_rank`), its copies and near-duplicates counted once. The
+  ceiling is
   ``max_exponent * (1 + ln r)``, where ``r`` (>= 1) is how much longer the verbose role's median message is than
   the conversation's: where one side elaborates at length, a message's value grows more slowly than its length, so
   length should count more; where everyone writes alike (r = 1) the ceiling is ``max_exponent``.
@@ -225,6 +226,12 @@ def fused_scores(state: NamespaceState, ask: Ask, raw: dict[str, Scored], ranked
 def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
     """(prior per row, group per row, verbosity ratio) of the namespace, groups = roles; cached on the state until
     it grew by ``_PRIOR_REFRESH`` (a deletion resets the state's cache: rows are renumbered)."""
+    return _statistics(state)[1:4]
+
+
+def _statistics(state: NamespaceState) -> tuple[int, np.ndarray, np.ndarray, float, int]:
+    """(rows counted, prior per row, group per row, verbosity ratio, distinct texts among the rows counted):
+    :func:`_verbosity`'s statistics with the count :func:`_distinct_messages` reads."""
     idx = state.index
     n = len(idx)
     cache = state.verbosity
@@ -242,9 +249,18 @@ def _verbosity(state: NamespaceState) -> tuple[np.ndarray, np.ndarray, float]:
             if value != 1.0:
                 prior[groups == code] = value
         with _lock:
-            cache = (n, prior, groups, verbosity_ratio(lengths[first], groups[first]))
+            cache = (n, prior, groups, verbosity_ratio(lengths[first], groups[first]), int(first.size))
             state.verbosity = cache
-    return cache[1], cache[2], cache[3]
+    return cache
+
+
+def _distinct_messages(state: NamespaceState) -> int:
+    """How many distinct texts the namespace holds: a text and its copies, or a machine output and its
+    near-duplicates (:attr:`NamespaceIndex.near_keys`), in one role count once, as they take one line in a context
+    and at most a few places in a candidate list. Counted with the verbosity statistics (:func:`_verbosity`);
+    the messages added since are counted one each."""
+    cache = _statistics(state)
+    return cache[4] + max(0, len(state.index) - cache[0])
 
 
 def peak_rank(n_messages: int) -> int:
@@ -262,7 +278,7 @@ def _exponent(state: NamespaceState, scores: np.ndarray) -> float:
     only one with at most :data:`PEAK_K` of them is packed in rank order, however long the history."""
     s = np.asarray(scores, dtype=np.float64)
     positive = int(np.count_nonzero(np.isfinite(s) & (s > 0)))
-    k = min(peak_rank(len(state.index)), max(PEAK_K, positive - 1))
+    k = min(peak_rank(_distinct_messages(state)), max(PEAK_K, positive - 1))
     return cost_exponent(s, ratio=_verbosity(state)[2], k=k)
 
 

@@ -1,0 +1,189 @@
+"""Hand-built agent histories: 50 user/assistant exchanges in ten sessions, 20 of the user's messages the evidence
+of 20 paraphrased questions, among a few hundred tool outputs of eight kinds (health checks, access log lines, disk,
+queue and process metrics, CI jobs, deploys, cron backups) with their times, counters and ids changing. Seeded, so
+the figures of docs/retrieval.md can be made again:
+
+    PYTHONPATH=packages:. python -m tests.agent_history --seeds 0-5 --outputs 200,400,1000
+
+prints, per budget, how many of the question-budgets found their evidence message in the context."""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from hippo import Memory
+
+T0 = 1_772_352_000.0  # 2026-03-01T08:00:00Z
+
+# (evidence the user states, the question asking for it in other words)
+FACTS = [
+    ("The disk on db-2 filled up overnight, so every write to the orders table fails.",
+     "Why are the order writes failing?"),
+    ("Our staging cluster runs in Frankfurt, production in Dublin.", "In which city do we run the test environment?"),
+    ("Maria from the payments team owns the refund service now.",
+     "Whom should I ask about giving customers their money back?"),
+    ("We pinned Postgres to 15.4 because 16 broke the migration scripts.", "What stopped the database upgrade?"),
+    ("The nightly backup must finish before the 6am batch import starts.", "What deadline does the nightly job have?"),
+    ("My manager wants the latency report every Friday afternoon.",
+     "Which day does my boss expect the performance numbers?"),
+    ("The search pods crash when the synonym file is larger than a megabyte.", "Why does search keep restarting?"),
+    ("I rotated the API keys for the mobile app last Tuesday.", "When did the app credentials last change?"),
+    ("The canary deploy goes to five percent of traffic for an hour first.",
+     "How much traffic gets a new release at first?"),
+    ("Our on-call rotation switches every Monday at noon.", "When does the pager move to the next person?"),
+    ("The invoice worker leaks memory when a customer has thousands of line items.",
+     "What runs out of memory with big customers?"),
+    ("Grafana dashboards for the queue live in the folder called pipeline-health.",
+     "Where can I find the charts for the pipeline?"),
+    ("The CDN cache is purged automatically after each frontend release.",
+     "What is cleared after we ship the website?"),
+    ("We moved the cron jobs from the old VM to Kubernetes CronJobs in January.",
+     "Where did the periodic tasks move to?"),
+    ("The flaky test is test_checkout_timeout; it fails about once in thirty runs.",
+     "Which check fails now and then for no reason?"),
+    ("Sam is on parental leave until the end of April, so ask Priya about billing.",
+     "Who should I ask about invoices this month?"),
+    ("The rate limiter allows 300 requests per minute per tenant.", "How many calls a minute may one customer make?"),
+    ("Logs older than fourteen days are shipped to cold storage in the archive bucket.",
+     "When do old logs move out of the hot tier?"),
+    ("The load balancer health probe hits /readyz, not /healthz.", "Which endpoint does the load balancer check?"),
+    ("We chose Redis streams over Kafka for the notification fan-out because of cost.",
+     "Why did we pick the cheaper option for push messages?"),
+]
+
+FILLER_USER = [
+    "Can you help me look into the service again?", "Thanks, that helps.", "Let me check the dashboard first.",
+    "What should we try next?", "Okay, I will ask the team.", "Can you summarise what we found so far?",
+    "Good, let us move on.", "I am back, where were we?", "Please keep an eye on it.", "Any news on that?",
+]
+FILLER_ASSISTANT = [
+    "I checked the recent outputs and nothing stands out yet; the service looks stable over the last hour and "
+    "the error rate is flat.",
+    "Sure. I will run the health check again and compare the numbers with the previous runs before suggesting a "
+    "change.",
+    "Understood. I will keep the current configuration and report anything unusual in the next summary.",
+    "Here is what we know: the queue drains normally, the deploys succeeded, and the disk usage grows slowly but "
+    "steadily on the database hosts.",
+    "That makes sense. Let me gather the metrics for the last day and we can decide after looking at them together.",
+]
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def _clock(t: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t))
+
+
+def _hex(rng: random.Random) -> str:
+    return "%08x" % rng.getrandbits(32)
+
+
+def _uuid(rng: random.Random) -> str:
+    h = "%032x" % rng.getrandbits(128)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+# eight kinds of tool output, each a function of a generator, its time and its count so far
+KINDS = [
+    lambda rng, t, k: '{"status":"ok","ts":"%s","uptime_s":%d,"req":"%s"}' % (_iso(t), 3600 + 30 * k, _hex(rng)),
+    lambda rng, t, k: '10.0.%d.%d - - [%s] "GET /api/orders HTTP/1.1" 200 %d "-" "curl/8.5"' % (
+        rng.randint(1, 3), rng.randint(2, 250), _clock(t), rng.randint(1000, 9000)),
+    lambda rng, t, k: "Filesystem /dev/nvme0n1p1 size 500G used %.1fG avail %.1fG mounted on /var/lib/postgresql "
+                      "at %s" % (200 + k * 0.1, 300 - k * 0.1, _clock(t)),
+    lambda rng, t, k: '{"queue":"orders","depth":%d,"consumers":4,"oldest_ms":%d,"ts":%d}' % (
+        rng.randint(1000, 5000), rng.randint(1000, 90000), int(t)),
+    lambda rng, t, k: "pid 4242 invoice-worker rss=%dKB cpu_time=%.2fs threads=12 sampled %s id %s" % (
+        rng.randint(100000, 900000), rng.uniform(10, 900), _clock(t), _uuid(rng)),
+    lambda rng, t, k: "CI job %s for main finished: success, 412 tests passed in %dm%ds at %s" % (
+        _hex(rng), rng.randint(4, 9), rng.randint(0, 59), _iso(t)),
+    lambda rng, t, k: "deploy %s of web-frontend rolled out to 3 replicas at %s (image sha %s%s)" % (
+        _uuid(rng), _clock(t), _hex(rng), _hex(rng)),
+    lambda rng, t, k: "cron backup-db finished at %s: wrote %d bytes to s3://backups/db/%s.tar.gz in %.1fs" % (
+        _clock(t), rng.randint(10 ** 9, 9 * 10 ** 9), _hex(rng), rng.uniform(60, 600)),
+]
+
+
+def history(seed: int, outputs: int) -> tuple[list[dict], list[tuple[int, str]]]:
+    """The messages of one history (``Memory.add_many`` items, in order) and its questions, each with the index of
+    its evidence message among them."""
+    rng = random.Random(seed)
+    kinds = rng.sample(range(len(KINDS)), rng.randint(5, 8))
+    evidence_at = set(rng.sample(range(50), len(FACTS)))
+    facts = list(range(len(FACTS)))
+    rng.shuffle(facts)
+    # where each tool output goes: after one of the 50 exchanges
+    after = sorted(rng.randrange(50) for _ in range(outputs))
+    counts = {k: 0 for k in kinds}
+    items: list[dict] = []
+    questions: list[tuple[int, str]] = []
+    t = T0
+    slot = 0
+    for x in range(50):
+        session = f"s{x // 5}"
+        t += rng.uniform(60, 900)
+        if x in evidence_at:
+            f = facts.pop()
+            questions.append((len(items), FACTS[f][1]))
+            user = FACTS[f][0]
+        else:
+            user = rng.choice(FILLER_USER)
+        items.append({"text": user, "role": "user", "timestamp": t, "session_id": session})
+        t += rng.uniform(5, 60)
+        items.append({"text": rng.choice(FILLER_ASSISTANT), "role": "assistant", "timestamp": t,
+                      "session_id": session})
+        while slot < len(after) and after[slot] == x:
+            kind = rng.choice(kinds)
+            t += 30
+            items.append({"text": KINDS[kind](rng, t, counts[kind]), "role": "tool", "timestamp": t,
+                          "session_id": session})
+            counts[kind] += 1
+            slot += 1
+    return items, questions
+
+
+def found(seed: int, outputs: int, budgets: tuple[int, ...]) -> dict[int, int]:
+    """Per budget, how many of the history's questions got their evidence message in the context."""
+    items, questions = history(seed, outputs)
+    out = dict.fromkeys(budgets, 0)
+    with Memory(None) as mem:
+        ids = [i.id for i in mem.add_many(items)]
+        for at, q in questions:
+            for b in budgets:
+                rc = mem.recall(q, budget_tokens=b)
+                out[b] += ids[at] in {m.id for m in rc.messages}
+    return out
+
+
+def _span(text: str) -> list[int]:
+    out: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seeds", default="0-5")
+    ap.add_argument("--outputs", default="200,400,1000")
+    ap.add_argument("--budgets", default="300,500,1000")
+    args = ap.parse_args()
+    budgets = tuple(_span(args.budgets))
+    total = dict.fromkeys(budgets, 0)
+    n = 0
+    for outputs in _span(args.outputs):
+        for seed in _span(args.seeds):
+            got = found(seed, outputs, budgets)
+            n += len(FACTS)
+            print(f"seed {seed} outputs {outputs}: " + " / ".join(str(got[b]) for b in budgets), flush=True)
+            for b in budgets:
+                total[b] += got[b]
+    print("all: " + " / ".join(f"{total[b]}" for b in budgets) + f" of {n} question-budgets each")
+
+
+if __name__ == "__main__":
+    main()
