@@ -223,23 +223,59 @@ def test_near_copies_match_groups_known_by_construction(seed, tmp_path):
         _check_groups(mem.engine.state().index, kept)
 
 
+def _slow_groups(texts: list[str], voices: list[tuple]) -> list[tuple]:
+    """The near-duplicate group of each text by a slow walk: its masked form (:func:`hippo.text.masking.form`) in
+    its voice where it is a machine output, or where it has no machine field but a machine output of that form in
+    its voice is among ``texts``; else the text itself in its voice."""
+    forms = [masking.form(t) for t in texts]
+    machine = {(f[0], v) for f, v in zip(forms, voices) if f is not None and f[1]}
+    return [(True, f[0], v) if f is not None and (f[0], v) in machine else (False, t, v)
+            for t, f, v in zip(texts, forms, voices)]
+
+
 @pytest.mark.parametrize("seed", range(4))
-def test_near_keys_group_as_the_masked_texts_do(seed):
+def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
     """Random strings of digits, hex letters, separators and words (times, ids and counters appear by chance):
-    the index's near-duplicate groups, which decode and mask only the messages of two or more digit tokens, are the
-    groups of a slow walk masking every text (:func:`hippo.text.masking.masked`, the text itself where it gives
-    None) in its voice."""
+    the index's near-duplicate groups, which decode and mask only the messages holding a digit token, are the
+    groups of a slow walk masking every text (:func:`_slow_groups`), added in several batches, after deletions
+    (which take the last machine output of some forms: the texts of that form without a machine field are
+    themselves again) and after a reopening from the snapshots."""
     rng = random.Random(100 + seed)
     pieces = ["0", "7", "12", "2026-03-01", "T", " ", "10:00:07", "Z", ":", "-", "ab", "f3", "deadbeef", "9f1c2ab3",
               '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
-              "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/"]
-    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(400)]
+              "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/",
+              "req=", "abcdef1a", "dfbaaafa", "job "]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(300)]
+    # outputs whose id was drawn as a hex id or as digits alone (a field of no machine kind)
+    for _ in range(100):
+        name = rng.choice(["req", "trace", "span"])
+        texts.insert(rng.randrange(len(texts) + 1), f"GET /health 200 {name}=" + rng.choice(
+            ["%08x" % rng.getrandbits(32), "%08d" % rng.randrange(10 ** 8)]) + " served ok in 12 steps")
     texts = [t if t.strip() else "ok" for t in texts]
     voices = [rng.choice([("tool", None), ("user", "Ann")]) for _ in texts]
-    with Memory(None) as mem:
-        mem.add_many({"text": t, "role": r, "speaker": s} for t, (r, s) in zip(texts, voices))
-        groups = [(masking.masked(t) is not None, masking.masked(t) or t, v) for t, v in zip(texts, voices)]
-        assert any(g[0] for g in groups) and not all(g[0] for g in groups)
+    groups = _slow_groups(texts, voices)
+    assert any(g[0] for g in groups) and not all(g[0] for g in groups)
+    assert any(g[0] and masking.masked(t) is None for g, t in zip(groups, texts))  # texts that join a group
+    path = str(tmp_path / "m.db")
+    with Memory(path) as mem:
+        items = []
+        for lo in range(0, len(texts), 97):
+            items += mem.add_many({"text": t, "role": r, "speaker": s}
+                                  for t, (r, s) in zip(texts[lo:lo + 97], voices[lo:lo + 97]))
+        _check_groups(mem.engine.state().index, groups)
+        # delete every machine output of some forms and a random share of the rest
+        forms = sorted({g[1] for g, t in zip(groups, texts) if g[0] and masking.masked(t) is None})
+        dropped = set(rng.sample(forms, max(1, len(forms) // 2)))
+        gone = {k for k, t in enumerate(texts) if masking.masked(t) is not None and masking.masked(t) in dropped}
+        gone |= set(rng.sample(range(len(texts)), len(texts) // 5))
+        mem.delete([items[k].id for k in gone])
+        kept = [k for k in range(len(texts)) if k not in gone]
+        texts, voices = [texts[k] for k in kept], [voices[k] for k in kept]
+        groups = _slow_groups(texts, voices)
+        _check_groups(mem.engine.state().index, groups)
+        with mem.engine.rt.lock.write():
+            mem.engine.state().save_derived(force=True)
+    with Memory(path) as mem:
         _check_groups(mem.engine.state().index, groups)
 
 
@@ -258,7 +294,7 @@ def test_a_snapshot_without_the_keys_makes_them_again(saved):
         meta, arrays = idx.to_snapshot()
         if not saved:
             meta = {k: v for k, v in meta.items() if k != "near_rule"}
-            arrays = {k: v for k, v in arrays.items() if k not in ("near_rows", "near_keys")}
+            arrays = {k: v for k, v in arrays.items() if k not in ("near_rows", "near_keys", "near_kinds")}
         meta, arrays = snapshot.load(snapshot.dump(meta, arrays))
         keep = np.ones(len(idx), dtype=bool)
         keep[rng.sample(range(len(idx)), 50)] = False
@@ -266,14 +302,13 @@ def test_a_snapshot_without_the_keys_makes_them_again(saved):
         content = DynamicWaveletMatrix(idx.content.bits)
         content.extend(tokens)
         masked: list[int] = []
-        real = coindex.NamespaceIndex._near_of
+        real = coindex.NamespaceIndex._forms_of
         try:
-            coindex.NamespaceIndex._near_of = staticmethod(
-                lambda t, e, d: masked.append(len(e)) or real(t, e, d))
+            coindex.NamespaceIndex._forms_of = staticmethod(lambda t, e: masked.append(len(e)) or real(t, e))
             back = NamespaceIndex.from_snapshot("default", mem.config, meta, arrays, keep, tokens.size, content,
                                                 tokens)
         finally:
-            coindex.NamespaceIndex._near_of = staticmethod(real)
+            coindex.NamespaceIndex._forms_of = staticmethod(real)
         assert masked == ([] if saved else [int(keep.sum())])
         assert back.near_keys.tolist() == idx.near_keys[keep].tolist()
         _check_groups(back, [g for k, (*_, g) in enumerate(history) if keep[k]])
@@ -290,6 +325,7 @@ def test_a_store_whose_snapshot_has_no_keys_collapses_its_checks_on_open(tmp_pat
         meta.pop("near_rule")
         arrays.pop("near_rows")
         arrays.pop("near_keys")
+        arrays.pop("near_kinds")
         return meta, arrays
 
     monkeypatch.setattr(coindex.NamespaceIndex, "to_snapshot", old_snapshot)
@@ -500,6 +536,45 @@ def test_a_request_id_of_digits_written_onto_its_name_is_masked():
                              "timestamp": T0 + 30 * k} for k, (t, i) in enumerate(zip(stamps, ids)))
         rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
         assert [m.id for m in rc.messages] == [answer.id, logs[-1].id] and rc.repeats == {logs[-1].id: 1000}
+
+
+@pytest.mark.parametrize("form", ["req={}", "req {}"])
+def test_an_output_whose_only_machine_field_was_drawn_without_a_letter_joins_its_group(form):
+    """``GET /db-2/health 200 req=9f1c2ab3 in 33ms``: its request id is its only machine field, and 1 in 43 draws
+    holds no letter (``req=07923986``), a number as a person writes one. Such an output was a line of its own: of
+    1,000 polls, 25 were, and a 300-token context held eleven of them beside the line standing for the other 975.
+    It is a near-duplicate of the outputs of its form now, with the count of all 1,000; a text of that form with no
+    machine output of it beside it is itself, and is so again once those are deleted."""
+    rng = random.Random(4)
+    ids = ["%08x" % rng.getrandbits(32) for _ in range(1000)]
+    plain = [k for k, i in enumerate(ids) if i.isdigit()]
+    assert len(plain) >= 10
+    lines = [f"GET /db-2/health 200 {form.format(i)} in {rng.randrange(5, 90)}ms" for i in ids]
+    assert all(masking.masked(lines[k]) is None for k in plain)  # no machine output by itself
+    with Memory(None) as mem:
+        answer = mem.add("The disk on db-2 filled up overnight, so writes fail", role="user", timestamp=T0 - 100)
+        alone = mem.add(lines[plain[0]], role="tool", speaker="nginx", timestamp=T0 - 50)
+        assert mem.recall("db-2 health", budget_tokens=300).repeats == {}
+        logs = mem.add_many({"text": t, "role": "tool", "speaker": "nginx", "timestamp": T0 + 30 * k}
+                            for k, t in enumerate(lines))
+        rc = mem.recall("what is wrong with db-2?", budget_tokens=300)
+        assert [m.id for m in rc.messages] == [answer.id, logs[-1].id] and rc.repeats == {logs[-1].id: 1001}
+        idx = mem.engine.state().index
+        assert idx.copies_of(idx.row_of[alone.id]).size == 1001
+        mem.delete([i.id for i in logs])  # the output alone again
+        idx = mem.engine.state().index
+        assert idx.copies_of(idx.row_of[alone.id]).tolist() == [idx.row_of[alone.id]]
+        assert idx.near_keys[idx.row_of[alone.id]] == idx.digests[idx.row_of[alone.id]]
+
+
+def test_a_context_folds_such_an_output_into_the_line_of_its_group():
+    """The packer confirms a copy by its text: the output whose id holds no letter, found beside the others in a
+    candidate list, was packed as a line of its own above the line counting it among its three."""
+    with Memory(None) as mem:
+        for k, i in enumerate(["9f1c2ab3", "07923986", "1a2b3c4d"]):
+            mem.add(f"GET /db-2/health 200 req={i} in {12 + k}ms", role="tool", speaker="nginx", timestamp=T0 + 30 * k)
+        rc = mem.recall("db-2 health", budget_tokens=300)
+        assert rc.text.splitlines()[1:] == ["nginx (3 times): GET /db-2/health 200 req=1a2b3c4d in 14ms"]
 
 
 def test_a_table_whose_columns_are_padded_to_another_width_is_the_same_output():

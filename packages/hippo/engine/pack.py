@@ -281,11 +281,16 @@ def ordered(pieces: list[Piece]) -> list[Piece]:
 
 
 def same_text(a: str, b: str) -> bool:
-    """Whether two texts of one voice are copies: the same text, or machine outputs the same once masked."""
+    """Whether two texts of one voice that share a copy key are copies: the same text, or the same once masked (the
+    key says the form is a machine output's: :attr:`hippo.index.coindex.NamespaceIndex.near_keys`; ``req=07923986``,
+    a request id drawn without a letter, beside ``req=9f1c2ab3``)."""
     if a == b:
         return True
-    m = masking.masked(a)
-    return m is not None and m == masking.masked(b)
+    m = masking.form(a)
+    if m is None:
+        return False
+    n = masking.form(b)
+    return n is not None and m[0] == n[0]
 
 
 def pack(ranked: list[Piece], budget: int, load_texts: Callable[[list[Piece]], list[str]],

@@ -223,6 +223,13 @@ class NamespaceIndex:
         self._glue = GrowArray(np.bool_, fill=False)  # see :attr:`glue`
         self._digest = GrowArray(np.uint64)            # see :attr:`digests`
         self._near = GrowArray(np.uint64)              # see :attr:`near_keys`
+        # per message, its masked form's key (:func:`masking.form_key`) and kind: 0 no form, 1 a form without a
+        # machine field, 2 a machine output; the forms of machine outputs by voice (:meth:`_voiced`) and how many
+        # rows hold each, and the rows of kind 1 whose form no machine output of their voice holds yet
+        self._form = GrowArray(np.uint64)
+        self._form_kind = GrowArray(np.uint8)
+        self._machine_forms: dict[int, int] = {}
+        self._waiting: dict[int, list[int]] = {}
 
     # -- building -------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -340,8 +347,10 @@ class NamespaceIndex:
     def near_keys(self) -> np.ndarray:
         """Per message, the key its near-duplicates share: for a machine output (:mod:`hippo.text.masking`: a
         health check, a progress or log line) a 64-bit hash of its text with the changing fields (times, counters,
-        ids) masked, for any other text its :attr:`digests` (only its exact copies share it). Kept like
-        :attr:`digests`, and saved with the span table (made again from the tokens for a snapshot without them)."""
+        ids) masked, the same for a text of that masked form without a machine field (a request id drawn without a
+        letter) while a machine output of that form in its voice is held, for any other text its :attr:`digests`
+        (only its exact copies share it). Kept like :attr:`digests`, and saved with the span table (made again from
+        the tokens for a snapshot without them)."""
         return self._near.view
 
     def masked_rows(self) -> np.ndarray:
@@ -349,28 +358,65 @@ class NamespaceIndex:
         return self._near.view != self._digest.view
 
     @staticmethod
-    def _near_of(tokens: np.ndarray, seg_ends: np.ndarray, digests: np.ndarray) -> np.ndarray:
-        """:attr:`near_keys` of consecutive messages ending at ``seg_ends`` in ``tokens``, their ``digests`` given.
-        Only messages of two or more tokens holding a digit can be machine outputs (every masked field holds one):
-        only those are decoded and masked."""
-        out = np.array(digests, dtype=np.uint64, copy=True)
+    def _forms_of(tokens: np.ndarray, seg_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The masked forms' keys and kinds (see ``_form``) of consecutive messages ending at ``seg_ends`` in
+        ``tokens``. Only a text holding a digit has a form (:func:`masking.form`): only the messages with a token
+        holding one are decoded and masked."""
         ends = np.asarray(seg_ends, dtype=np.int64)
+        forms = np.zeros(ends.size, dtype=np.uint64)
+        kinds = np.zeros(ends.size, dtype=np.uint8)
         if ends.size == 0 or tokens.size == 0:
-            return out
+            return forms, kinds
         starts = np.concatenate([[0], ends[:-1]])
         digit = _digit_tokens()[np.asarray(tokens, dtype=np.int64)].astype(np.int64)
         full = ends > starts
         counts = np.zeros(ends.size, dtype=np.int64)
         counts[full] = np.add.reduceat(digit, starts[full])
-        todo = np.flatnonzero(counts >= 2)
+        todo = np.flatnonzero(counts >= 1)
         if todo.size:
             bounds = np.cumsum(ends[todo] - starts[todo])
             picked = np.concatenate([tokens[a:b] for a, b in zip(starts[todo].tolist(), ends[todo].tolist())])
             for k, text in zip(todo.tolist(), _split_text(picked, bounds)):
-                got = masking.key(text)
+                got = masking.form_key(text)
                 if got is not None:
-                    out[k] = got
-        return out
+                    forms[k] = got[0]
+                    kinds[k] = 2 if got[1] else 1
+        return forms, kinds
+
+    def _voiced(self, rows: np.ndarray) -> np.ndarray:
+        """The forms of ``rows`` mixed with their voice (role and speaker), as :meth:`copy_keys` mixes keys."""
+        return (np.asarray(self._form.view[rows], dtype=np.uint64)
+                ^ (self.role.view[rows].astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+                ^ (self.speaker.view[rows].astype(np.int64).astype(np.uint64) * np.uint64(0xC2B2AE3D27D4EB4F)))
+
+    def _join(self, first: int = 0) -> None:
+        """:attr:`near_keys` of the rows from ``first`` on (their digests, forms and columns held): a machine
+        output's is its form, a text of a machine output's form in its voice its form too (and so are those held
+        before that waited for one), any other's its digest. From 0, every row's is made again."""
+        n = self.ids.n
+        if first == 0:
+            self._machine_forms, self._waiting = {}, {}
+            self._near = GrowArray.wrap(np.array(self._digest.view, dtype=np.uint64, copy=True))
+        elif self._near.n < n:
+            self._near.extend(self._digest.view[self._near.n:n])
+        kinds = self._form_kind.view[first:n]
+        near, forms = self._near.view, self._form.view
+        machine = np.flatnonzero(kinds == 2) + first
+        other = np.flatnonzero(kinds == 1) + first
+        if machine.size:
+            near[machine] = forms[machine]
+            for row, vk in zip(machine.tolist(), self._voiced(machine).tolist()):
+                held = self._machine_forms.get(vk, 0)
+                self._machine_forms[vk] = held + 1
+                if not held:
+                    for w in self._waiting.pop(vk, ()):
+                        near[w] = forms[w]
+        if other.size:
+            for row, vk in zip(other.tolist(), self._voiced(other).tolist()):
+                if vk in self._machine_forms:
+                    near[row] = forms[row]
+                else:
+                    self._waiting.setdefault(vk, []).append(row)
 
     def rows_of_session(self, session_id: str | None) -> np.ndarray:
         """The rows (ascending) of the messages of ``session_id`` (None: the messages without a session)."""
@@ -417,10 +463,13 @@ class NamespaceIndex:
         if self._signatures is not None:
             self._signatures.extend(self._signatures_of(tokens, seg_ends))
         self._glue.extend(self._glue_of(tokens, seg_ends))
-        digests = self._digests_of(tokens, seg_ends)
-        self._digest.extend(digests)
-        self._near.extend(self._near_of(tokens, seg_ends, digests))
+        first = self.ids.n
+        self._digest.extend(self._digests_of(tokens, seg_ends))
+        forms, kinds = self._forms_of(tokens, seg_ends)
+        self._form.extend(forms)
+        self._form_kind.extend(kinds)
         self._append_columns(rows, seg_ends + base)
+        self._join(first)
 
     def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
         first_row = self.ids.n
@@ -484,9 +533,11 @@ class NamespaceIndex:
                                     else self._glue_of(tokens, np.cumsum(lengths)), fill=False)
         self._digest = GrowArray.wrap(digest[keep].copy() if digest.size == n
                                       else self._digests_of(tokens, np.cumsum(lengths)))
-        near = self._near.view
-        self._near = GrowArray.wrap(near[keep].copy() if near.size == n
-                                    else self._near_of(tokens, np.cumsum(lengths), self._digest.view))
+        if self._form.n == n and self._form_kind.n == n:
+            forms, kinds = self._form.view[keep].copy(), self._form_kind.view[keep].copy()
+        else:
+            forms, kinds = self._forms_of(tokens, np.cumsum(lengths))
+        self._form, self._form_kind = GrowArray.wrap(forms), GrowArray.wrap(kinds)
         for name, values in cols.items():
             old = getattr(self, name)
             g = GrowArray(values.dtype, max(64, values.size), fill=old.fill)
@@ -516,6 +567,7 @@ class NamespaceIndex:
                 fresh = [old[k] for k in used.tolist()]
                 setattr(self, names, fresh)
                 setattr(self, table, {v: k for k, v in enumerate(fresh)})
+        self._join()  # a text of a machine output's form whose last machine output was deleted is itself again
         self.layout += 1
         return keep
 
@@ -530,10 +582,12 @@ class NamespaceIndex:
         arrays["lengths"] = np.diff(self.ends.view, prepend=0)
         meta = {"speakers": self.speakers, "sessions": self.sessions, "last_seq": self.last_seq,
                 "n_tokens": self.n_tokens, "near_rule": masking.RULE}
-        # the machine outputs' near-duplicate keys (the other messages' are their digests, made on a load)
-        masked = np.flatnonzero(self.masked_rows())
-        arrays["near_rows"] = masked.astype(np.int64)
-        arrays["near_keys"] = self._near.view[masked].copy()
+        # the masked forms' keys and kinds of the messages that have one (the near-duplicate keys are made from
+        # them and the digests on a load)
+        formed = np.flatnonzero(self._form_kind.view)
+        arrays["near_rows"] = formed.astype(np.int64)
+        arrays["near_keys"] = self._form.view[formed].copy()
+        arrays["near_kinds"] = self._form_kind.view[formed].copy()
         # the glue flags (one bit a token) and the digests, which a load would otherwise make again from every token
         arrays["glue"] = np.packbits(self._glue.view)
         arrays["digests"] = self._digest.view.copy()
@@ -602,10 +656,11 @@ class NamespaceIndex:
         idx._glue = GrowArray.wrap(glue if glue is not None else cls._glue_of(tokens, idx.ends.view), fill=False)
         digests = cls._saved_digests(meta, arrays, keep)
         idx._digest = GrowArray.wrap(digests if digests is not None else cls._digests_of(tokens, idx.ends.view))
-        near = cls._saved_near(meta, arrays, keep, idx._digest.view)
-        if near is None:
-            near = cls._near_of(tokens, idx.ends.view, idx._digest.view)
-        idx._near = GrowArray.wrap(near)
+        forms = cls._saved_forms(meta, arrays, keep)
+        if forms is None:
+            forms = cls._forms_of(tokens, idx.ends.view)
+        idx._form, idx._form_kind = GrowArray.wrap(forms[0]), GrowArray.wrap(forms[1])
+        idx._join()
         idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")
@@ -652,24 +707,28 @@ class NamespaceIndex:
         return np.array(saved if keep.all() else saved[keep], dtype=np.uint64, copy=True)  # a column of its own
 
     @staticmethod
-    def _saved_near(meta: dict, arrays: dict[str, np.ndarray], keep: np.ndarray, digests: np.ndarray
-                    ) -> np.ndarray | None:
-        """:attr:`near_keys` of the kept rows from a snapshot's saved ones, or None when it has none made by this
-        version's rule (a snapshot written before they were saved, or by another rule): then they are made again
-        from the tokens."""
-        rows, keys = arrays.get("near_rows"), arrays.get("near_keys")
-        if meta.get("near_rule") != masking.RULE or rows is None or keys is None:
+    def _saved_forms(meta: dict, arrays: dict[str, np.ndarray], keep: np.ndarray
+                     ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The masked forms' keys and kinds (see ``_form``) of the kept rows from a snapshot's saved ones, or None
+        when it has none made by this version's rule (a snapshot written before they were saved, or by another
+        rule): then they are made again from the tokens."""
+        rows, keys, kinds = arrays.get("near_rows"), arrays.get("near_keys"), arrays.get("near_kinds")
+        if meta.get("near_rule") != masking.RULE or rows is None or keys is None or kinds is None:
             return None
         rows = np.asarray(rows, dtype=np.int64)
-        if rows.ndim != 1 or np.shape(keys) != rows.shape or (rows.size and (
-                int(rows.min()) < 0 or int(rows.max()) >= keep.size or (np.diff(rows) <= 0).any())):
+        kinds = np.asarray(kinds)
+        if rows.ndim != 1 or np.shape(keys) != rows.shape or kinds.shape != rows.shape or (rows.size and (
+                int(rows.min()) < 0 or int(rows.max()) >= keep.size or (np.diff(rows) <= 0).any()
+                or not np.isin(kinds, (1, 2)).all())):
             raise ValueError("near-duplicate keys disagree with the span table")
-        full = np.array(digests, dtype=np.uint64, copy=True)
+        n = int(keep.sum())
+        forms, out_kinds = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint8)
         # row numbers after the deleted rows are dropped
         new_row = np.cumsum(keep) - 1
         alive = keep[rows]
-        full[new_row[rows[alive]]] = np.asarray(keys, dtype=np.uint64)[alive]
-        return full
+        forms[new_row[rows[alive]]] = np.asarray(keys, dtype=np.uint64)[alive]
+        out_kinds[new_row[rows[alive]]] = kinds[alive].astype(np.uint8)
+        return forms, out_kinds
 
     # -- reading --------------------------------------------------------------------------------------------
     def span(self, row: int) -> tuple[int, int]:

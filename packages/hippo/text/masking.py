@@ -29,7 +29,13 @@ text, only when it holds
 The masked text writes each run of spaces and tabs as one space: a table (``docker ps``, ``kubectl get pods``) pads
 its columns to their widest value, so a cell whose masked value was longer or shorter moves the columns after it.
 
-Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text."""
+Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text, but for one case: a text of
+two fields or more holding a digit and no machine field (:func:`form`) whose masked text is that of a machine output
+written in the same voice is that output's near-duplicate while the output is held
+(:attr:`hippo.index.coindex.NamespaceIndex.near_keys`). An id drawn at random holds no letter 1 in 43 times (eight
+hex digits) and written unquoted and apart from a name (``req=07923986``, ``req 07923986``) reads as a number a
+person may write, so ``GET /health 200 req=07923986 in 33ms`` is no machine output by itself; beside ``GET /health
+200 req=9f1c2ab3 in 12ms`` it is one."""
 
 from __future__ import annotations
 
@@ -39,7 +45,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 8
+RULE = 9
 
 _HEX = "[0-9A-Fa-f]"
 _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
@@ -89,6 +95,7 @@ _FIELDS = re.compile(
 _MACHINE = frozenset("UTIMH")
 _KEPT = frozenset("KV")
 _PADDING = re.compile(r"[ \t]+")
+_DIGIT = re.compile("[0-9]")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
@@ -97,6 +104,17 @@ _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x
 def masked(text: str) -> str | None:
     """``text`` with its changing fields masked when it reads as a machine output (the module's rule), else None.
     Two texts with the same masked text are near-duplicates."""
+    got = form(text)
+    return got[0] if got is not None and got[1] else None
+
+
+def form(text: str) -> tuple[str, bool] | None:
+    """``text`` with its changing fields masked and whether it is a machine output by itself (it holds a machine
+    field), when it holds a digit, :data:`MIN_FIELDS` fields and :data:`MIN_CHARS` characters once masked; else
+    None. A text of such a form without a machine field is the near-duplicate of a machine output of the same form
+    where one is held beside it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
+    if _DIGIT.search(text) is None:
+        return None
     fields = machine = 0
     parts: list[str] = []
     at = 0
@@ -109,22 +127,31 @@ def masked(text: str) -> str | None:
         parts.append(text[at:m.start()])
         parts.append(_PLACEHOLDER[kind])
         at = m.end()
-    if fields < MIN_FIELDS or not machine:
+    if fields < MIN_FIELDS:
         return None
     parts.append(text[at:])
     out = "".join(parts)
     if len(out) < MIN_CHARS:
         return None
     # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell
-    return _PADDING.sub(" ", out)
+    return _PADDING.sub(" ", out), machine > 0
+
+
+def _hash(m: str) -> int:
+    return int.from_bytes(hashlib.blake2b(m.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
 def key(text: str) -> int | None:
     """A 64-bit key of :func:`masked` text (None when ``text`` is no machine output): near-duplicates share it."""
     m = masked(text)
-    if m is None:
-        return None
-    return int.from_bytes(hashlib.blake2b(m.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    return None if m is None else _hash(m)
+
+
+def form_key(text: str) -> tuple[int, bool] | None:
+    """A 64-bit key of :func:`form`'s masked text and whether ``text`` is a machine output by itself (None when it
+    has no such form): a machine output's key is :func:`key`'s."""
+    got = form(text)
+    return None if got is None else (_hash(got[0]), got[1])
 
 
 _ATOMS = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z]*")
