@@ -583,3 +583,29 @@ def test_a_question_about_a_range_of_months_lifts_what_was_said_in_it_every_year
 def test_between_christmas_and_new_year_is_that_week(text, want):
     assert said(text) == (None if want is None else days(*want))
     assert asked("What did I do between Christmas and New Year?") == days((2022, 12, 25), (2023, 1, 1))
+
+
+# -- a range of days written with a dash ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("The conference was March 3-5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("The festival ran 3-5 March.", ((2023, 3, 3), (2023, 3, 5))),           # not the 5th alone
+    ("I'll be in Rome 20-22 March.", ((2023, 3, 20), (2023, 3, 22))),
+    ("I took two days off on Feb 13 \u2013 14.", ((2023, 2, 13), (2023, 2, 14))),
+    ("We were away December 30 - January 2.", ((2022, 12, 30), (2023, 1, 2))),
+    ("I'm away March 31-April 2.", ((2023, 3, 31), (2023, 4, 2))),
+    ("like I did on May 3-4, 2024, when I cut back", ((2024, 5, 3), (2024, 5, 4))),
+    ("#### March 23 - March 30, 2024:", ((2024, 3, 23), (2024, 3, 30))),
+    ("The trip was 10-12 March 2022.", ((2022, 3, 10), (2022, 3, 12))),
+    ("### Week of May 27 - June 2", ((2023, 5, 27), (2023, 6, 2))),
+    # no range: a time of day, a range that does not go forward
+    ("We met on March 3 - 5pm was the end.", ((2023, 3, 3), (2023, 3, 3))),
+    ("March 5-3 was the score.", ((2023, 3, 5), (2023, 3, 5))),
+])
+def test_a_range_of_days_is_its_days(text, want):
+    assert said(text) == days(*want)
+
+
+def test_a_question_about_a_range_of_days_asks_about_its_days():
+    assert asked("What did I read on March 3-5?") == days((2023, 3, 3), (2023, 3, 5))
+    assert asked("What did I read on 3-5 March?") == days((2023, 3, 3), (2023, 3, 5))

@@ -36,8 +36,8 @@ DAY = 86400.0
 #: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year"; 6: the
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
-#: Japanese and Korean).
-RULE = 6
+#: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March").
+RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -301,6 +301,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               r"through|thru|till|until|-|\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON
               + r"\b)(?-i:[a-z]))|(christmas|xmas)(?:\s+day)?\s+(?:and|to|till|until|through)\s+(?:the\s+)?new\s+"
               r"year(?:'?s)?(?:\s+day)?\b)"),
+    # a range of days written with a dash: "March 3-5", "3-5 March", "May 3-4, 2024", "March 31 - April 2", "March 23 -
+    # March 30, 2024" (not "March 3-5pm", "March 3 - 5:30", nor "3-5 March 2023" when the days do not go forward)
+    ("day_range", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\s*[-\u2013]\s*(?:{_MONTH}\.? )?(\d{{1,2}})"
+                  r"(?:st|nd|rd|th)?\b(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b|hours?\b|hrs?\b|mins?\b|minutes?\b))"
+                  r"(?:,?\s+((?:19|20)\d{2})\b)?|(?<![\d/.:\u2013-])\b(\d{1,2})(?:st|nd|rd|th)?\s*[-\u2013]\s*(\d{1,2})"
+                  rf"(?:st|nd|rd|th)? (?:of )?{_MONTH}\b(?:\.?,?\s+((?:19|20)\d{{2}})\b)?"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
@@ -460,7 +466,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
                 "boxing day", "patrick"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
-    "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
+    "day_range": _MONTH_STARTS, "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS,
     "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"),
     "dayafter": ("day after ",),
@@ -697,6 +703,56 @@ def _counted(today: datetime, n: int, unit: str, sign: int, phrase: str) -> Time
     return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
 
 
+def _placed_day(month: int, day: int, m: re.Match, today: datetime, tense: str | None) -> datetime | None:
+    """The day ``day`` of ``month`` said without its year in ``m`` on ``today``: the year is placed by the clause's
+    ``tense``, None when no year near ``today`` has that day."""
+    options = [d for y in (today.year - 1, today.year, today.year + 1) if (d := _safe_date(y, month, day))]
+    if not options:
+        return None
+    if tense == "future" and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
+        # the next such date ("the next review is planned for September 15", said in February); one that
+        # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
+        return min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
+    # the nearest such date: "on December 20" said in January is last December, "by March 1" said in December is the
+    # coming March
+    d = min(options, key=lambda o: abs((o - today).total_seconds()))
+    if tense == "past" and _reports(m.string, m.start(), m.end()) and d > today + timedelta(days=31):
+        # a person's simple past reports a day gone by: the latest such date up to the day it is said ("I flew to
+        # Rome on May 20", said on 1 March 2023: 20 May 2022, not eleven weeks on); one less than a month on is
+        # that one still, as a plan's that passed is (a timestamp may be a session's, or lag what it reports: "I
+        # just attended a workshop on May 3", dated 2 May)
+        d = max((o for o in options if o <= today), default=d)
+    return d
+
+
+def _day_range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A range of days written with a dash ("March 3-5", "3-5 March", "March 31 - April 2, 2024"): the days from the
+    first to the last, both included. Without a year the first day is placed as it would be alone ("March 3") and the
+    last follows it; a year said is the last day's ("December 30 - January 2, 2024" starts in 2023). None when the
+    last day does not come after the first within two months ("March 5-3", "May 1-30 June"): the first day is then
+    read alone, by the patterns after this one."""
+    if g[0] is not None:  # "March 3-5", "March 31 - April 2"
+        first_word, d1, last_word, d2, year = g[0], g[1], g[2] or g[0], g[3], g[4]
+    else:  # "3-5 March"
+        d1, d2, first_word, year = g[5], g[6], g[7], g[8]
+        last_word = first_word
+    if first_word.lower() in ("may", "march") and not first_word[:1].isupper():
+        return None  # "may 3-5 people": the verb, unless written as the month
+    month1, month2, day1, day2 = _month_of(first_word), _month_of(last_word), int(d1), int(d2)
+    if year is not None:
+        last = _safe_date(int(year), month2, day2)
+        first = _safe_date(int(year) - (month1 > month2), month1, day1)
+    elif today is not None:
+        first = _placed_day(month1, day1, m, today, tense)
+        last = _safe_date(first.year + (month1 > month2), month2, day2) if first else None
+    else:
+        return None
+    if first is None or last is None or not first < last <= first + timedelta(days=62):
+        return None
+    return TimeRef(first.timestamp(), (last + timedelta(days=1)).timestamp(), "days", m.group(0), year is None,
+                   yearless=year is None)
+
+
 def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
@@ -726,6 +782,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "range" and (g[2] is not None or g[7] is not None or g[8] is not None):  # "from January to February
         # 2022", "from the 3rd to the 5th of April 2022", "2019 to 2021"
         return _range(m, g, None, tense)
+    if name == "day_range" and (g[4] is not None or g[8] is not None):  # "May 3-4, 2024"
+        return _day_range(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
@@ -747,6 +805,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _week_of_month(m, g, today, tense)
     if name == "range":
         return _range(m, g, today, tense)
+    if name == "day_range":
+        return _day_range(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
     if name == "part_year":
@@ -770,25 +830,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
                 and not g[0][:1].isupper():
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
-        options = [d for y in (now.year - 1, now.year, now.year + 1) if (d := _safe_date(y, month, day))]
-        if not options:
-            return None
-        if future and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
-            # the next such date ("the next review is planned for September 15", said in February); one that
-            # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
-            d = min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
-        elif tense == "past" and _reports(m.string, m.start(), m.end()):
-            # a person's simple past reports a day gone by: the latest such date up to the day it is said ("I flew to
-            # Rome on May 20", said on 1 March 2023: 20 May 2022, not eleven weeks on); one less than a month on is
-            # that one still, as a plan's that passed is (a timestamp may be a session's, or lag what it reports: "I
-            # just attended a workshop on May 3", dated 2 May)
-            d = min(options, key=lambda o: abs((o - today).total_seconds()))
-            if d > today + timedelta(days=31):
-                d = max((o for o in options if o <= today), default=d)
-        else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
-            # December is the coming March
-            d = min(options, key=lambda o: abs((o - today).total_seconds()))
-        return _ref(d, "day", phrase, True, yearless=True)
+        d = _placed_day(month, day, m, today, tense)
+        return _ref(d, "day", phrase, True, yearless=True) if d else None
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         lead = g[0].lower()
         day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
@@ -1514,7 +1557,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
 _TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word",
                      "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
-                     "season", "the_season", "md", "dm", "nth",
+                     "season", "the_season", "md", "dm", "day_range", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
