@@ -609,3 +609,33 @@ def test_a_range_of_days_is_its_days(text, want):
 def test_a_question_about_a_range_of_days_asks_about_its_days():
     assert asked("What did I read on March 3-5?") == days((2023, 3, 3), (2023, 3, 5))
     assert asked("What did I read on 3-5 March?") == days((2023, 3, 3), (2023, 3, 5))
+
+
+# -- a weekday said alone in a sentence: by the tense of its clause, as "on Friday" ----------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("See you Friday!", (2023, 3, 17)),                       # the coming Friday
+    ("I saw her Tuesday.", (2023, 3, 14)),                    # the last Tuesday
+    ("I'll see her Tuesday.", (2023, 3, 21)),
+    ("We got back Sunday night.", (2023, 3, 12)),
+    ("The party is Saturday.", (2023, 3, 18)),
+    ("I got there Wednesday.", (2023, 3, 8)),                  # said on a Wednesday: as "on Wednesday" is
+    ("We went to Paris Saturday and came back Monday.", (2023, 3, 11)),
+    ("Can we meet Monday at 10 AM?", (2023, 3, 20)),
+])
+def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
+    assert said(text) == days(want, want)
+
+
+@pytest.mark.parametrize("text", [
+    "Friday works for me.",                                   # no tense says which
+    "I usually swim Monday.",                                  # a habit
+    "I work Monday to Friday.", "I was off Monday, Tuesday and Wednesday.", "I'm free Monday-Wednesday.",
+    "Black Friday was crazy.", "We watched Monday Night Football.",
+    "I've added Saturday 10 AM sessions to my schedule.",     # a weekday that describes
+    "I went every Friday.", "Friday's meeting went well.",
+    "#### Sunday\n- Do the dishes.", "| Sunday | We will rest |",
+    "We'll hike on [Selected Saturday] at 9 AM.",
+])
+def test_a_weekday_said_alone_dates_nothing_when_the_sentence_does_not_place_it(text):
+    assert said(text) is None

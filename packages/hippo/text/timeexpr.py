@@ -36,7 +36,8 @@ DAY = 86400.0
 #: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year"; 6: the
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
-#: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March").
+#: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March";
+#: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday").
 RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -418,6 +419,16 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "Friday night we went out" (the last or the coming one, by the clause; dated only when the clause says which)
     ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
                 r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
+    # a weekday said alone in a sentence: "see you Friday", "I saw her Tuesday", "the party is Saturday night" (the
+    # last or the coming one by the clause, as "on Friday" is; dated only when the clause says which: "Friday works
+    # for me" is not). Not after a word that reads it otherwise ("on", "last", "every", "a", "the"), nor in a name
+    # ("Black Friday", "Monday Night Football": a capitalised word after it), nor one of a range or a list of days
+    # ("Monday to Friday", "Monday-Friday", "Tuesday and Thursday"), nor "Friday's" or "Fridays"
+    ("bare_wd", r"(?<![-\u2013/&])(?<![-\u2013/&] )\b" + _WEEKDAY + r"\b(?!['\u2019]|\s*[-\u2013/&]|"
+                r"\s+(?:to|through|thru|till|until|vs\.?|versus)\b|(?:,|,?\s+(?:and|or|nor))\s*(?:monday|tuesday|wednesday|thursday|friday|"
+                r"saturday|sunday)\b|\s+(?:morning|afternoon|evening|night)s\b|"
+                r"\s+(?!(?:Morning|Afternoon|Evening|Night)\b[.!?,;:\n]|\s*$)(?-i:[A-Z][a-z]))"
+                r"(?:\s+(?:morning|afternoon|evening|night)\b)?"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     # ("the other night", "the other morning" too; not "the other night shift")
     ("other_day", r"\b(?<!every )the other (?:day|(?:night|morning|afternoon|evening)\b(?!\s+(?!" + _GOES_ON
@@ -481,7 +492,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
-                                "the other evening"), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
+                                "the other evening"), "open_wd": _WEEKDAY_STARTS, "bare_wd": _WEEKDAY_STARTS,
+    "since_wd": ("since ",),
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
@@ -1066,6 +1078,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if tense == "past":
             return _ref(today - timedelta(days=(today.weekday() - wd) % 7), "day", phrase.strip(), True)
         return _ref(today + timedelta(days=(wd - today.weekday()) % 7), "day", phrase.strip(), True)
+    if name == "bare_wd":
+        return _bare_weekday(m, g, today, tense)
     if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
@@ -1102,6 +1116,44 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True,
                     yearless=not phrase.lower().startswith(("last", "this")))
     return None
+
+
+# the words before a weekday said alone that read it otherwise: a rate ("every Friday", "a Friday", "my Saturday
+# sessions"), a day of a list or range ("from Monday", "between Monday and"), one a pattern before reads ("on
+# Friday", "last Friday") or none ("the Friday", "that Friday", "which Friday")
+_BARE_WD_BEFORE = re.compile(r"\b(?:on|last|next|this|past|coming|by|until|till|since|every|each|a|an|the|that|one|"
+                             r"any|some|which|what|most|from|between|to|through|thru|and|or|before|after|of|per|"
+                             r"following|previous|same|other|weekday|like|than|no|every|except|but|including|"
+                             r"about|my|your|his|our|their|typical|usual|normal|regular|weekly)\s+$", re.I)
+# a weekday that is a heading or a label of a plan ("#### Sunday", "**Monday**:", "- Tuesday:"), not a day said
+_WD_HEADING = re.compile(r"(?:^|\n)[\s#>*_|-]*$")
+_WD_LABEL = re.compile(r"[\s*_]*(?::|$|\n|\|)")
+# a weekday that describes what follows it, "Saturday classes", "my Friday 10 AM sessions": a word in lowercase
+# after it (and a time of day) that is none of the small words a sentence goes on with
+_WD_DESCRIBES = re.compile(r"(?:\s+\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?)?\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
+# the days named after a weekday: "Black Friday", "Cyber Monday", "Ash Wednesday", "Super Tuesday"
+_NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super|blue|manic|freaky|fat|casual|girl|"
+                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap)\s+$", re.I)
+
+
+def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A weekday said alone ("see you Friday", "I saw her Tuesday"): the last one when the clause reports what
+    happened, the coming one when it talks about what is to come (neither the day it is said on, as "on Friday" is
+    not), None when it does not say, after a word that reads it otherwise, after a capitalised word ("Black Friday",
+    "Cyber Monday") or in a habit ("I usually swim Monday")."""
+    if tense is None:
+        return None
+    text, a = m.string, m.start()
+    before = text[max(0, a - 24):a]
+    if _BARE_WD_BEFORE.search(before) or _NAMED_WD.search(before) \
+            or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
+            or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) or _WD_DESCRIBES.match(text, m.end()) \
+            or text.startswith("]", m.end()):  # "on [Selected Saturday]": a template's blank
+        return None
+    wd = WEEKDAYS[g[0].lower()]
+    if tense == "past":
+        return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
+    return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
 
 
 def _since_day(d: datetime, today: datetime, phrase: str) -> TimeRef | None:
@@ -1556,7 +1608,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
 _TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word",
-                     "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
+                     "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "day_range", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
