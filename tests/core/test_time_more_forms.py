@@ -639,3 +639,30 @@ def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
 ])
 def test_a_weekday_said_alone_dates_nothing_when_the_sentence_does_not_place_it(text):
     assert said(text) is None
+
+
+# -- "a year and a half ago", "a decade ago", "the other week" -------------------------------------------------------
+
+def week_of(y: int, mo: int, d: int) -> tuple[float, float]:
+    return at(y, mo, d), at(y, mo, d) + 7 * DAY
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I started a year and a half ago.", week_of(2021, 9, 12)),       # as "18 months ago": the week around 15 Sept
+    ("I started one and a half years ago.", week_of(2021, 9, 12)),
+    ("I quit two and a half years ago.", week_of(2020, 9, 12)),
+    ("I met him a month and a half ago.", week_of(2023, 1, 23)),      # 45 days back: Sunday 29 January
+    ("It was a week and a half ago.", week_of(2023, 2, 27)),          # 10 days back: Sunday 5 March
+    ("We moved here a decade ago.", (at(2013, 1, 1), at(2014, 1, 1))),  # as "10 years ago"
+    ("Two decades ago I was young.", (at(2003, 1, 1), at(2004, 1, 1))),
+    ("I saw him the other week.", days((2023, 2, 27), (2023, 3, 12))),  # last week or the one before
+    ("The other week I went to Rome.", days((2023, 2, 27), (2023, 3, 12))),
+])
+def test_halves_decades_and_the_other_week(text, want):
+    assert said(text) == want
+
+
+@pytest.mark.parametrize("text", ["We meet every other week.", "I read the other week's notes.",
+                                  "The other week team won."])
+def test_the_other_week_that_is_no_time(text):
+    assert said(text) is None

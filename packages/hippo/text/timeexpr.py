@@ -37,7 +37,8 @@ DAY = 86400.0
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
 #: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March";
-#: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday").
+#: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday"; "a year and a half ago", "a decade ago",
+#: "the other week").
 RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -392,6 +393,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # back home", "back-to-back")
     # "half a year ago" is six months back, "half a month ago" two weeks (not "a year ago", "a month ago")
     ("half_ago", r"\bhalf an? (month|year|yr) (?:ago|back)\b"),
+    # "a year and a half ago" (18 months back, as "18 months ago" is), "two and a half weeks ago", "a month and a half
+    # back"; "a decade ago", "two decades ago" (the year that many tens of years back, as "10 years ago" is)
+    ("and_half_ago", rf"\b(?<!\bhalf ){_NUM} (?:(week|wk|month|year|yr)s? and a half|and a half "
+                     r"(week|wk|month|year|yr)s) (?:ago|back)\b(?!['\u2019-])"),
+    ("decades_ago", rf"\b{_NUM} decades? ago\b"),
     ("ago", rf"\b(?<!\bhalf ){_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|"
             r"\s+(?:at|home|in|on|to|into|from|with|and|where|up|then)\b))"),
     # "two Fridays ago": the Friday before the last one
@@ -425,14 +431,15 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # ("Black Friday", "Monday Night Football": a capitalised word after it), nor one of a range or a list of days
     # ("Monday to Friday", "Monday-Friday", "Tuesday and Thursday"), nor "Friday's" or "Fridays"
     ("bare_wd", r"(?<![-\u2013/&])(?<![-\u2013/&] )\b" + _WEEKDAY + r"\b(?!['\u2019]|\s*[-\u2013/&]|"
-                r"\s+(?:to|through|thru|till|until|vs\.?|versus)\b|(?:,|,?\s+(?:and|or|nor))\s*(?:monday|tuesday|wednesday|thursday|friday|"
-                r"saturday|sunday)\b|\s+(?:morning|afternoon|evening|night)s\b|"
+                r"\s+(?:to|through|thru|till|until|vs\.?|versus)\b|(?:,|,?\s+(?:and|or|nor))\s*(?:monday|tuesday|"
+                r"wednesday|thursday|friday|saturday|sunday)\b|\s+(?:morning|afternoon|evening|night)s\b|"
                 r"\s+(?!(?:Morning|Afternoon|Evening|Night)\b[.!?,;:\n]|\s*$)(?-i:[A-Z][a-z]))"
                 r"(?:\s+(?:morning|afternoon|evening|night)\b)?"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     # ("the other night", "the other morning" too; not "the other night shift")
     ("other_day", r"\b(?<!every )the other (?:day|(?:night|morning|afternoon|evening)\b(?!\s+(?!" + _GOES_ON
-                  + r"\b)(?-i:[a-z])))\b"),
+                  + r"\b)(?-i:[a-z])))\b|\b(?<!every )(?<!on )(?<!of )the other (week)\b(?!['\u2019]|\s+(?!" + _GOES_ON
+                  + r"\b)(?-i:[a-z]))"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
     # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
     # weekend, in advice ("set specific times during the weekend for book discussions")
@@ -487,12 +494,12 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
-    "ago": (" ago", " back"), "half_ago": ("half a",),
+    "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
-                                "the other evening"), "open_wd": _WEEKDAY_STARTS, "bare_wd": _WEEKDAY_STARTS,
+                  "the other evening", "the other week"), "open_wd": _WEEKDAY_STARTS, "bare_wd": _WEEKDAY_STARTS,
     "since_wd": ("since ",),
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
@@ -931,6 +938,19 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "wds_ago":  # counted back from the last such weekday before the day it is said
         back = (today.weekday() - WEEKDAYS[g[1].lower()]) % 7 or 7
         return _ref(today - timedelta(days=back + 7 * (_number(g[0]) - 1)), "day", phrase, True)
+    if name == "and_half_ago":  # n and a half units back: whole months for years and months, days for weeks
+        n = _number(g[0])
+        unit = _UNIT_CLIPPED.get((g[1] or g[2]).lower(), (g[1] or g[2]).lower())
+        if unit == "week":
+            start = today - timedelta(days=round(7 * n + 3.5))
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        months = 12 * n + 6 if unit == "year" else None
+        if months is None:  # "a month and a half ago": six weeks and a bit, the week around that day
+            start = today - timedelta(days=round(30.44 * n + 15))
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        return _counted(today, months, "month", -1, phrase)
+    if name == "decades_ago":
+        return _counted(today, 10 * _number(g[0]), "year", -1, phrase)
     if name == "half_ago":  # as "6 months ago" and "2 weeks ago" are
         if g[0].lower() == "month":
             start = today - timedelta(days=14)
@@ -1005,6 +1025,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "other_day" and g[0] is not None:  # "the other week": last week or the one before it
+        monday = today - timedelta(days=today.weekday())
+        return TimeRef((monday - timedelta(days=14)).timestamp(), monday.timestamp(), "days", phrase, True)
     if name == "other_day":  # the week of days before the day it is said
         return TimeRef((today - timedelta(days=7)).timestamp(), today.timestamp(), "days", phrase, True)
     if name == "over_weekend":
