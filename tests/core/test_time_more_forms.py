@@ -666,3 +666,23 @@ def test_halves_decades_and_the_other_week(text, want):
                                   "The other week team won."])
 def test_the_other_week_that_is_no_time(text):
     assert said(text) is None
+
+
+# -- the halves of a year and the turn of the year ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I moved in the first half of the year.", ((2023, 1, 1), (2023, 6, 30))),     # begun: this year's
+    ("I'll move in the second half of the year.", ((2023, 7, 1), (2023, 12, 31))),
+    ("Sales dropped in the second half of 2022.", ((2022, 7, 1), (2022, 12, 31))),
+    ("In the first half of last year I was sick.", ((2022, 1, 1), (2022, 6, 30))),
+    ("We met at the turn of the year.", ((2022, 12, 25), (2023, 1, 7))),
+    ("We'll meet at the turn of the year.", ((2023, 12, 25), (2024, 1, 7))),
+])
+def test_halves_of_a_year_and_the_turn_of_the_year(text, want):
+    assert said(text) == days(*want)
+
+
+@pytest.mark.parametrize("text", ["I scored in the first half of the game.", "It was built at the turn of the century.",
+                                  "The turn of the year is a time to reflect."])
+def test_halves_and_turns_that_are_no_time(text):
+    assert said(text) is None

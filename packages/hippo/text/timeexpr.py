@@ -38,7 +38,7 @@ DAY = 86400.0
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
 #: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March";
 #: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday"; "a year and a half ago", "a decade ago",
-#: "the other week").
+#: "the other week"; "the first half of the year", "the turn of the year").
 RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -332,6 +332,13 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # September to December)
     ("part_year", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a half of a year: "the first half of the year", "the second half of 2022", "the back half of next year"
+    # (January to June, July to December; "the first half of the year" is placed as "the end of the year" is)
+    ("half_year", r"\b(?:the\s+)?(first|1st|second|2nd|latter|back)\s+half\s+of\s+(?:(next|last|this|the)\s+"
+                  r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # the turn of the year: the days around New Year's Day, 25 December to 7 January, the last or the coming one by
+    # the clause ("the turn of the century" is no such days)
+    ("turn_year", r"\b(?:the\s+)?turn\s+of\s+(?:the\s+)?year\b(?!')"),
     # a season of the northern hemisphere: "last summer", "this winter", "the summer of 2022"
     ("season", r"(?<!\bmy\s)(?<!\bthe\s)(?<!\bhis\s)(?<!\bher\s)(?<!\bour\s)(?<!\byour\s)(?<!\btheir\s)"
                r"\b(last|this past|past|this coming|this|next)\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|"
@@ -480,6 +487,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
+    "half_year": (" half of ",), "turn_year": ("turn of ",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
                 "boxing day", "patrick"),
@@ -807,6 +815,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
         return _part_of_year(m, g, None, tense)
+    if name == "half_year" and g[2] is not None:  # "the second half of 2022"
+        return _part_of_year(m, g, None, tense)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
     if now is None:
@@ -828,8 +838,10 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _day_range(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
-    if name == "part_year":
+    if name in ("part_year", "half_year"):
         return _part_of_year(m, g, today, tense)
+    if name == "turn_year":
+        return _turn_of_year(m, today, tense)
     if name == "season":
         return _season(m, g, today, tense)
     if name == "the_season":
@@ -1486,6 +1498,7 @@ def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | N
 # habit is none ("'s" alone is as often a possessive: "Maya's dog ran off over the weekend")
 _PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
 _HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most|used\s+to)\b", re.I)
+_HALF = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "latter": 1, "back": 1}
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
 # a deadline someone sets: "I'll finish it by the end of the week", "we're going to launch by", "let's aim to"
@@ -1519,14 +1532,19 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
 
 def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A third of a year ("early next year", "mid-2022", "the end of last year"): January to April, May to August or
-    September to December. "The end of the year" is read as "the end of the month" is (:func:`_the_part`)."""
+    September to December; a half ("the first half of the year", "the second half of 2022"): January to June or July
+    to December. "The end of the year" is read as "the end of the month" is (:func:`_the_part`), and so is "the first
+    half of the year"."""
     part, rel, year = g
     words = part.lower().split()
-    third = _THIRD[words[-2] if len(words) > 1 else words[0]]
+    if words[0] in _HALF:
+        length, index = 6, _HALF[words[0]]
+    else:
+        length, index = 4, _THIRD[words[-2] if len(words) > 1 else words[0]]
 
     def days(y: int) -> tuple[datetime, datetime]:
-        first = datetime(y, 1 + 4 * third, 1, tzinfo=timezone.utc)
-        return first, _add_months(first, 4)
+        first = datetime(y, 1 + length * index, 1, tzinfo=timezone.utc)
+        return first, _add_months(first, length)
 
     if year is not None:
         start, end = days(int(year))
@@ -1537,6 +1555,20 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
             return None
     else:
         start, end = days(today.year + {"next": 1, "last": -1}.get(rel.lower(), 0))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
+def _turn_of_year(m: re.Match, today: datetime, tense: str | None) -> TimeRef | None:
+    """"The turn of the year": 25 December to 7 January, the latest begun by the day it is said when the clause reports,
+    the coming one (or the one under way) when it talks about what is to come, no date when it says neither."""
+    if tense is None:
+        return None
+    options = [(datetime(y, 12, 25, tzinfo=timezone.utc), datetime(y + 1, 1, 8, tzinfo=timezone.utc))
+               for y in (today.year - 2, today.year - 1, today.year)]
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = next(o for o in reversed(options) if o[0] <= today)
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
@@ -1630,7 +1662,8 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+                     "turn_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "day_range", "nth",
                      "last_wd",
