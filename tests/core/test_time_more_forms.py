@@ -686,3 +686,33 @@ def test_halves_of_a_year_and_the_turn_of_the_year(text, want):
                                   "The turn of the year is a time to reflect."])
 def test_halves_and_turns_that_are_no_time(text):
     assert said(text) is None
+
+
+# -- the Christmas holidays and the new year ------------------------------------------------------------------------
+
+JAN_10 = at(2023, 1, 10, 12)
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("We stayed in during the Christmas break.", MAR_15, ((2022, 12, 24), (2023, 1, 1))),
+    ("I'm going home for the Christmas holidays.", MAR_15, ((2023, 12, 24), (2024, 1, 1))),
+    ("We went skiing over the holidays.", JAN_10, ((2022, 12, 24), (2023, 1, 1))),
+    ("What are you doing over the holidays?", at(2023, 11, 20, 12), ((2023, 12, 24), (2024, 1, 1))),
+    ("I'll start the new job in the new year.", MAR_15, ((2024, 1, 1), (2024, 4, 30))),
+    ("I started a diet in the new year.", MAR_15, ((2023, 1, 1), (2023, 4, 30))),
+    ("I've been running since the new year.", MAR_15, ((2023, 1, 1), (2023, 3, 15))),
+    ("We went to Edinburgh over the new year.", MAR_15, ((2022, 12, 31), (2023, 1, 1))),
+])
+def test_the_christmas_holidays_and_the_new_year(text, now, want):
+    assert said(text, now) == days(*want)
+
+
+@pytest.mark.parametrize("text, now", [
+    ("We went skiing over the holidays.", MAR_15),        # said in March: as often a school's or the summer's
+    ("I love the holiday season.", MAR_15),                # no tense says which
+    ("The holidays were stressful.", JAN_10),
+    ("I made a list of the new year's resolutions.", MAR_15),
+    ("Happy new year! The new year has started well.", JAN_10),
+])
+def test_holidays_and_new_years_that_are_no_time(text, now):
+    assert said(text, now) is None

@@ -38,7 +38,8 @@ DAY = 86400.0
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
 #: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March";
 #: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday"; "a year and a half ago", "a decade ago",
-#: "the other week"; "the first half of the year", "the turn of the year").
+#: "the other week"; "the first half of the year", "the turn of the year"; "the Christmas break", "over the holidays",
+#: "in the new year").
 RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -353,6 +354,15 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # celebrating it ("we spent Christmas in Oslo"), or opening a sentence ("Christmas was lovely", "Easter we spent at
     # home": placed by the clause)
     ("holiday", _HOLIDAY_RX.format(lead="")),
+    # the Christmas holidays: "over the Christmas break", "during the holiday season", "the Christmas holidays", and
+    # "over the holidays" said from November to February (said at another time of the year "the holidays" are as
+    # often the summer's or a school's): 24 December to New Year's Day, the last or the coming one by the clause
+    ("xmas_break", r"\b(?:the\s+)?(?:christmas|xmas|holiday)\s+(?:break|holidays|vacation|season|period)\b|"
+                   r"\b(?:over|during|for|at|since|through|throughout|after)\s+the\s+(holidays)\b(?!['\u2019])"),
+    # "the new year": "in the new year" (its first months, January to April, as "early next year"), "since the new
+    # year" (from 1 January), "over the new year" (New Year's Eve and Day); not "the new year's resolutions"
+    ("new_year", r"\b(in|into|after|since|over|at|for|around|during)\s+the\s+new\s+year\b(?!['\u2019]|\s+(?!"
+                 + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -488,6 +498,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "half_year": (" half of ",), "turn_year": ("turn of ",),
+    "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
                 "boxing day", "patrick"),
@@ -842,6 +853,10 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_year(m, g, today, tense)
     if name == "turn_year":
         return _turn_of_year(m, today, tense)
+    if name == "xmas_break":
+        return _christmas_break(m, g, today, tense)
+    if name == "new_year":
+        return _new_year(m, g, today, tense)
     if name == "season":
         return _season(m, g, today, tense)
     if name == "the_season":
@@ -1558,6 +1573,49 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense: str | None, phrase: str
+               ) -> TimeRef | None:
+    """Of yearly periods (``options``, ascending, the last ending after ``today``), the latest begun by ``today`` when
+    the clause reports (``tense`` "past"), the coming one or the one under way when it talks about what is to come,
+    None when it says neither."""
+    if tense is None:
+        return None
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = next(o for o in reversed(options) if o[0] <= today)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
+
+
+def _christmas_break(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """"The Christmas break", "over the holidays": 24 December to 1 January, by the clause (:func:`_by_clause`);
+    "the holidays" alone only when said from November to February."""
+    if g[0] is not None and today.month not in (11, 12, 1, 2):
+        return None
+    return _by_clause([(datetime(y, 12, 24, tzinfo=timezone.utc), datetime(y + 1, 1, 2, tzinfo=timezone.utc))
+                       for y in (today.year - 2, today.year - 1, today.year)], today, tense, m.group(0))
+
+
+def _new_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """"Since the new year": from the latest 1 January up to ``today``; "over the new year", "at", "for", "around":
+    31 December and 1 January; "in the new year", "into", "after", "during": January to April; each of the last two
+    by the clause (:func:`_by_clause`)."""
+    lead = g[0].lower()
+    if lead == "since":
+        first = today.replace(month=1, day=1)
+        return TimeRef(first.timestamp(), (today + timedelta(days=1)).timestamp(), "days", m.group(0), True,
+                       onset_end=(first + timedelta(days=1)).timestamp())
+    years = (today.year - 1, today.year, today.year + 1)
+    if lead in ("over", "at", "for", "around"):
+        options = [(datetime(y - 1, 12, 31, tzinfo=timezone.utc), datetime(y, 1, 2, tzinfo=timezone.utc))
+                   for y in years]
+    else:
+        options = [(datetime(y, 1, 1, tzinfo=timezone.utc), datetime(y, 5, 1, tzinfo=timezone.utc)) for y in years]
+        if tense == "future":  # "I'll start in the new year": the year to come, not the one under way
+            options = options[2:]
+    return _by_clause(options, today, tense, m.group(0))
+
+
 def _turn_of_year(m: re.Match, today: datetime, tense: str | None) -> TimeRef | None:
     """"The turn of the year": 25 December to 7 January, the latest begun by the day it is said when the clause reports,
     the coming one (or the one under way) when it talks about what is to come, no date when it says neither."""
@@ -1663,7 +1721,7 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
 _TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
-                     "turn_year",
+                     "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "day_range", "nth",
                      "last_wd",
@@ -1946,7 +2004,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
+                  r"christmas|xmas|holidays?|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|"
                   r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께", re.I)
 
