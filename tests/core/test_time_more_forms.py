@@ -716,3 +716,8 @@ def test_the_christmas_holidays_and_the_new_year(text, now, want):
 ])
 def test_holidays_and_new_years_that_are_no_time(text, now):
     assert said(text, now) is None
+
+
+@pytest.mark.parametrize("text", ["Thank God it's Friday!", "Yay, it is Friday.", "Tomorrow is Friday, right?"])
+def test_a_weekday_named_as_the_day_it_is_is_not_another_day(text):
+    assert [r.phrase for r in timeexpr.find(text, MAR_15) if "Friday" in r.phrase] == []

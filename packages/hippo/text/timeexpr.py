@@ -1170,11 +1170,13 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
 
 # the words before a weekday said alone that read it otherwise: a rate ("every Friday", "a Friday", "my Saturday
 # sessions"), a day of a list or range ("from Monday", "between Monday and"), one a pattern before reads ("on
-# Friday", "last Friday") or none ("the Friday", "that Friday", "which Friday")
+# Friday", "last Friday") or none ("the Friday", "that Friday", "which Friday", "it's Friday": the day it is
+# said, named)
 _BARE_WD_BEFORE = re.compile(r"\b(?:on|last|next|this|past|coming|by|until|till|since|every|each|a|an|the|that|one|"
                              r"any|some|which|what|most|from|between|to|through|thru|and|or|before|after|of|per|"
                              r"following|previous|same|other|weekday|like|than|no|every|except|but|including|"
-                             r"about|my|your|his|our|their|typical|usual|normal|regular|weekly)\s+$", re.I)
+                             r"about|my|your|his|our|their|typical|usual|normal|regular|weekly|"
+                             r"(?:it|today|tomorrow)(?:'s|\s+is)|yesterday\s+was)\s+$", re.I)
 # a weekday that is a heading or a label of a plan ("#### Sunday", "**Monday**:", "- Tuesday:"), not a day said
 _WD_HEADING = re.compile(r"(?:^|\n)[\s#>*_|-]*$")
 _WD_LABEL = re.compile(r"[\s*_]*(?::|$|\n|\|)")
