@@ -721,3 +721,14 @@ def test_holidays_and_new_years_that_are_no_time(text, now):
 @pytest.mark.parametrize("text", ["Thank God it's Friday!", "Yay, it is Friday.", "Tomorrow is Friday, right?"])
 def test_a_weekday_named_as_the_day_it_is_is_not_another_day(text):
     assert [r.phrase for r in timeexpr.find(text, MAR_15) if "Friday" in r.phrase] == []
+
+
+@pytest.mark.parametrize("question, want", [
+    ("Who did I see Tuesday?", ((2023, 3, 14), (2023, 3, 14))),
+    ("What did I do the other week?", ((2023, 2, 27), (2023, 3, 12))),
+    ("What did I do in the first half of the year?", ((2023, 1, 1), (2023, 6, 30))),
+    ("What did I do during the Christmas break?", ((2022, 12, 24), (2023, 1, 1))),
+    ("What did I do over the new year?", ((2022, 12, 31), (2023, 1, 1))),
+])
+def test_a_question_reads_the_same_forms(question, want):
+    assert asked(question) == days(*want)
