@@ -601,6 +601,7 @@ def test_between_christmas_and_new_year_is_that_week(text, want):
     # no range: a time of day, a range that does not go forward
     ("We met on March 3 - 5pm was the end.", ((2023, 3, 3), (2023, 3, 3))),
     ("March 5-3 was the score.", ((2023, 3, 5), (2023, 3, 5))),
+    ("On March 2-3 times a week was plenty.", ((2023, 3, 2), (2023, 3, 2))),
 ])
 def test_a_range_of_days_is_its_days(text, want):
     assert said(text) == days(*want)

@@ -305,9 +305,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               + r"\b)(?-i:[a-z]))|(christmas|xmas)(?:\s+day)?\s+(?:and|to|till|until|through)\s+(?:the\s+)?new\s+"
               r"year(?:'?s)?(?:\s+day)?\b)"),
     # a range of days written with a dash: "March 3-5", "3-5 March", "May 3-4, 2024", "March 31 - April 2", "March 23 -
-    # March 30, 2024" (not "March 3-5pm", "March 3 - 5:30", nor "3-5 March 2023" when the days do not go forward)
+    # March 30, 2024" (not "March 3-5pm", "March 3 - 5:30", "in March 2-3 times a week", nor "March 5-3", whose days do
+    # not go forward)
     ("day_range", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\s*[-\u2013]\s*(?:{_MONTH}\.? )?(\d{{1,2}})"
-                  r"(?:st|nd|rd|th)?\b(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b|hours?\b|hrs?\b|mins?\b|minutes?\b))"
+                  r"(?:st|nd|rd|th)?\b(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b|hours?\b|hrs?\b|mins?\b|minutes?\b|"
+                  r"times\b|x\b))"
                   r"(?:,?\s+((?:19|20)\d{2})\b)?|(?<![\d/.:\u2013-])\b(\d{1,2})(?:st|nd|rd|th)?\s*[-\u2013]\s*(\d{1,2})"
                   rf"(?:st|nd|rd|th)? (?:of )?{_MONTH}\b(?:\.?,?\s+((?:19|20)\d{{2}})\b)?"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
