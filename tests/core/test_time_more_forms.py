@@ -623,13 +623,15 @@ def test_a_question_about_a_range_of_days_asks_about_its_days():
     ("I got there Wednesday.", (2023, 3, 8)),                  # said on a Wednesday: as "on Wednesday" is
     ("We went to Paris Saturday and came back Monday.", (2023, 3, 11)),
     ("Can we meet Monday at 10 AM?", (2023, 3, 20)),
+    ("Friday works for me.", (2023, 3, 17)),                   # a day proposed: the coming one
+    ("Does Tuesday suit you?", (2023, 3, 21)),
 ])
 def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
     assert said(text) == days(want, want)
 
 
 @pytest.mark.parametrize("text", [
-    "Friday works for me.",                                   # no tense says which
+    "Friday is a long day.",                                   # no tense says which
     "I usually swim Monday.",                                  # a habit
     "I work Monday to Friday.", "I was off Monday, Tuesday and Wednesday.", "I'm free Monday-Wednesday.",
     "Black Friday was crazy.", "We watched Monday Night Football.",

@@ -1185,6 +1185,9 @@ _WD_LABEL = re.compile(r"[\s*_]*(?::|$|\n|\|)")
 # a weekday that describes what follows it, "Saturday classes", "my Friday 10 AM sessions": a word in lowercase
 # after it (and a time of day) that is none of the small words a sentence goes on with
 _WD_DESCRIBES = re.compile(r"(?:\s+\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?)?\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
+# a weekday proposed for what is to come: "Friday works for me", "does Tuesday suit you?", "Monday would be great"
+_PROPOSED = re.compile(r"\s+(?:works|work|suits|suit|is\s+(?:good|fine|better|best|great|perfect|ok|okay)|would\s+"
+                       r"(?:work|suit|be\s+(?:good|fine|better|best|great|perfect)))\b", re.I)
 # the days named after a weekday: "Black Friday", "Cyber Monday", "Ash Wednesday", "Super Tuesday"
 _NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super|blue|manic|freaky|fat|casual|girl|"
                        r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap)\s+$", re.I)
@@ -1192,16 +1195,21 @@ _NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super
 
 def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A weekday said alone ("see you Friday", "I saw her Tuesday"): the last one when the clause reports what
-    happened, the coming one when it talks about what is to come (neither the day it is said on, as "on Friday" is
-    not), None when it does not say, after a word that reads it otherwise, after a capitalised word ("Black Friday",
-    "Cyber Monday") or in a habit ("I usually swim Monday")."""
+    happened, the coming one when it talks about what is to come or proposes the day ("Friday works for me", "does
+    Tuesday suit you?"; neither the day it is said on, as "on Friday" is not), None when it does not say, after a word
+    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday"), in a heading or a label of a plan
+    ("#### Sunday"), before a word it describes ("Saturday classes") or in a habit ("I usually swim Monday")."""
+    text, a = m.string, m.start()
+    proposed = _PROPOSED.match(text, m.end()) is not None
+    if tense is None and proposed:
+        tense = "future"
     if tense is None:
         return None
-    text, a = m.string, m.start()
     before = text[max(0, a - 24):a]
     if _BARE_WD_BEFORE.search(before) or _NAMED_WD.search(before) \
             or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
-            or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) or _WD_DESCRIBES.match(text, m.end()) \
+            or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) \
+            or not proposed and _WD_DESCRIBES.match(text, m.end()) \
             or text.startswith("]", m.end()):  # "on [Selected Saturday]": a template's blank
         return None
     wd = WEEKDAYS[g[0].lower()]
