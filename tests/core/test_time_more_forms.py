@@ -735,3 +735,18 @@ def test_a_weekday_named_as_the_day_it_is_is_not_another_day(text):
 ])
 def test_a_question_reads_the_same_forms(question, want):
     assert asked(question) == days(*want)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I was away from March 3 to March 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away from March 3 to 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away March 3 through 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away between March 3 and 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away from 3 to 5 March.", ((2023, 3, 3), (2023, 3, 5))),     # not the 5th alone
+    # two days, no range: a list, a count, a day changed for another
+    ("I was away on March 3 and 5.", ((2023, 3, 3), (2023, 3, 3))),
+    ("In March 3 to 5 people came.", ((2023, 3, 3), (2023, 3, 3))),
+    ("I rescheduled the call from March 3 to March 6.", ((2023, 3, 3), (2023, 3, 3))),
+])
+def test_a_range_of_days_said_in_words(text, want):
+    assert said(text) == days(*want)

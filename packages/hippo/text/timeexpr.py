@@ -36,7 +36,7 @@ DAY = 86400.0
 #: Thanksgiving"; "in the next few days"; Boxing Day and St Patrick's Day; "between Christmas and New Year"; 6: the
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
-#: Japanese and Korean; 7: a range of days written with a dash, "March 3-5", "3-5 March";
+#: Japanese and Korean; 7: a range of days, "March 3-5", "from 3 to 5 March";
 #: a weekday said alone in a sentence, "see you Friday", "I saw her Tuesday"; "a year and a half ago", "a decade ago",
 #: "the other week"; "the first half of the year", "the turn of the year"; "the Christmas break", "over the holidays",
 #: "in the new year").
@@ -282,6 +282,16 @@ _OTHER_BEFORE = {"hace": -1, "há": -1, "il y a": -1, "vor": -1, "dentro de": 1,
                  "fra": 1, "через": 1}
 _OTHER_AFTER = {"atrás": -1, "atras": -1, "fa": -1, "назад": -1, "önce": -1}
 
+# the words between the first and the last day of a range ("3-5", "3 to 5", "3 through 5", "3 and 5" after
+# "between")
+_DAYS_TO = r"(?:\s*[-\u2013]\s*|\s+(?:to|through|thru|till|until|and)\s+)"
+_DAYS_TO_WORD = re.compile(r"\s+(?:to|through|thru|till|until|and)\s+", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.I)
+# a date changed for another: "rescheduled from April 4 to April 6", "the launch was moved from November 15 to
+# November 22" (two days, not the days between)
+_CHANGED = re.compile(r"\b(?:reschedul\w*|mov(?:e|ed|es|ing)|postpon\w*|push\w*|delay\w*|bump\w*|shift\w*|"
+                      r"chang\w*|switch\w*|swap\w*|brought\s+forward|pull\w*|push\w*)\b", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -304,13 +314,15 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               r"through|thru|till|until|-|\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON
               + r"\b)(?-i:[a-z]))|(christmas|xmas)(?:\s+day)?\s+(?:and|to|till|until|through)\s+(?:the\s+)?new\s+"
               r"year(?:'?s)?(?:\s+day)?\b)"),
-    # a range of days written with a dash: "March 3-5", "3-5 March", "May 3-4, 2024", "March 31 - April 2", "March 23 -
-    # March 30, 2024" (not "March 3-5pm", "March 3 - 5:30", "in March 2-3 times a week", nor "March 5-3", whose days do
-    # not go forward)
-    ("day_range", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\s*[-\u2013]\s*(?:{_MONTH}\.? )?(\d{{1,2}})"
+    # a range of days written with a dash or said: "March 3-5", "3-5 March", "May 3-4, 2024", "March 31 - April 2",
+    # "March 23 - March 30, 2024", "from March 3 to 5", "March 3 through March 5", "between 3 and 5 March" (not "March
+    # 3-5pm", "March 3 - 5:30", "in March 2-3 times a week", "in March 3 to 5 people came", nor "March 5-3", whose days
+    # do not go forward)
+    ("day_range", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?{_DAYS_TO}(?:{_MONTH}\.? )?(\d{{1,2}})"
                   r"(?:st|nd|rd|th)?\b(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b|hours?\b|hrs?\b|mins?\b|minutes?\b|"
                   r"times\b|x\b))"
-                  r"(?:,?\s+((?:19|20)\d{2})\b)?|(?<![\d/.:\u2013-])\b(\d{1,2})(?:st|nd|rd|th)?\s*[-\u2013]\s*(\d{1,2})"
+                  r"(?:,?\s+((?:19|20)\d{2})\b)?|(?<![\d/.:\u2013-])\b(\d{1,2})(?:st|nd|rd|th)?" + _DAYS_TO
+                  + r"(\d{1,2})"
                   rf"(?:st|nd|rd|th)? (?:of )?{_MONTH}\b(?:\.?,?\s+((?:19|20)\d{{2}})\b)?"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
@@ -766,7 +778,8 @@ def _placed_day(month: int, day: int, m: re.Match, today: datetime, tense: str |
 
 
 def _day_range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
-    """A range of days written with a dash ("March 3-5", "3-5 March", "March 31 - April 2, 2024"): the days from the
+    """A range of days written with a dash or said ("March 3-5", "3-5 March", "March 31 - April 2, 2024", "from March
+    3 to 5", "between 3 and 5 March"): the days from the
     first to the last, both included. Without a year the first day is placed as it would be alone ("March 3") and the
     last follows it; a year said is the last day's ("December 30 - January 2, 2024" starts in 2023). None when the
     last day does not come after the first within two months ("March 5-3", "May 1-30 June"): the first day is then
@@ -778,6 +791,15 @@ def _day_range(m: re.Match, g: tuple, today: datetime | None, tense: str | None)
         last_word = first_word
     if first_word.lower() in ("may", "march") and not first_word[:1].isupper():
         return None  # "may 3-5 people": the verb, unless written as the month
+    said = _DAYS_TO_WORD.search(m.group(0))
+    if said is not None:
+        if said.group(0).split()[0].lower() == "and" and not _BETWEEN.search(m.string, max(0, m.start() - 10),
+                                                                             m.start()):
+            return None  # "on March 3 and 5": two days, no range
+        if re.match(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", m.string[m.end():m.end() + 40]):
+            return None  # "in March 3 to 5 people came": a count
+        if _CHANGED.search(m.string, _clause_start(m.string, m.start()), m.start()):
+            return None  # "rescheduled from April 4 to April 6": a day changed for another
     month1, month2, day1, day2 = _month_of(first_word), _month_of(last_word), int(d1), int(d2)
     if year is not None:
         last = _safe_date(int(year), month2, day2)
