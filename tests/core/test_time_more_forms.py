@@ -639,6 +639,7 @@ def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
     "I went every Friday.", "Friday's meeting went well.",
     "#### Sunday\n- Do the dishes.", "| Sunday | We will rest |",
     "We'll hike on [Selected Saturday] at 9 AM.",
+    "Friday the 13th was scary.",                              # the day of the month says which Friday
 ])
 def test_a_weekday_said_alone_dates_nothing_when_the_sentence_does_not_place_it(text):
     assert said(text) is None

@@ -1207,6 +1207,7 @@ _WD_LABEL = re.compile(r"[\s*_]*(?::|$|\n|\|)")
 # a weekday that describes what follows it, "Saturday classes", "my Friday 10 AM sessions": a word in lowercase
 # after it (and a time of day) that is none of the small words a sentence goes on with
 _WD_DESCRIBES = re.compile(r"(?:\s+\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?)?\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
+_THE_NTH_AFTER = re.compile(r",?\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I)
 # a weekday proposed for what is to come: "Friday works for me", "does Tuesday suit you?", "Monday would be great"
 _PROPOSED = re.compile(r"\s+(?:works|work|suits|suit|is\s+(?:good|fine|better|best|great|perfect|ok|okay)|would\s+"
                        r"(?:work|suit|be\s+(?:good|fine|better|best|great|perfect)))\b", re.I)
@@ -1232,7 +1233,8 @@ def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
             or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
             or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) \
             or not proposed and _WD_DESCRIBES.match(text, m.end()) \
-            or text.startswith("]", m.end()):  # "on [Selected Saturday]": a template's blank
+            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()):
+        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which
         return None
     wd = WEEKDAYS[g[0].lower()]
     if tense == "past":
