@@ -506,7 +506,7 @@ def test_annotations_saved_before_the_chat_forms_were_read_are_read_again_at_the
     said = 1703764800.0  # Thursday 28 December 2023, noon UTC
     texts = ["We went to Oslo at Christmas", "I was in Rome the first week of November", "Saturday I went skating",
              "last yr I ran a marathon"]
-    new = {"holiday", "week_of_month", "open_wd"}
+    new = {"holiday", "week_of_month", "open_wd", "bare_wd"}
     earlier = [(n, re.compile(rx.pattern.replace("|" + timeexpr._CLIPPED_UNIT, ""), rx.flags) if n.endswith("_unit")
                 else rx) for n, rx in timeexpr._PATTERNS if n not in new]
     with monkeypatch.context() as old:  # the earlier rules, saved under the version before them

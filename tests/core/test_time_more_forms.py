@@ -583,3 +583,171 @@ def test_a_question_about_a_range_of_months_lifts_what_was_said_in_it_every_year
 def test_between_christmas_and_new_year_is_that_week(text, want):
     assert said(text) == (None if want is None else days(*want))
     assert asked("What did I do between Christmas and New Year?") == days((2022, 12, 25), (2023, 1, 1))
+
+
+# -- a range of days written with a dash ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("The conference was March 3-5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("The festival ran 3-5 March.", ((2023, 3, 3), (2023, 3, 5))),           # not the 5th alone
+    ("I'll be in Rome 20-22 March.", ((2023, 3, 20), (2023, 3, 22))),
+    ("I took two days off on Feb 13 \u2013 14.", ((2023, 2, 13), (2023, 2, 14))),
+    ("We were away December 30 - January 2.", ((2022, 12, 30), (2023, 1, 2))),
+    ("I'm away March 31-April 2.", ((2023, 3, 31), (2023, 4, 2))),
+    ("like I did on May 3-4, 2024, when I cut back", ((2024, 5, 3), (2024, 5, 4))),
+    ("#### March 23 - March 30, 2024:", ((2024, 3, 23), (2024, 3, 30))),
+    ("The trip was 10-12 March 2022.", ((2022, 3, 10), (2022, 3, 12))),
+    ("### Week of May 27 - June 2", ((2023, 5, 27), (2023, 6, 2))),
+    # no range: a time of day, a range that does not go forward
+    ("We met on March 3 - 5pm was the end.", ((2023, 3, 3), (2023, 3, 3))),
+    ("March 5-3 was the score.", ((2023, 3, 5), (2023, 3, 5))),
+    ("On March 2-3 times a week was plenty.", ((2023, 3, 2), (2023, 3, 2))),
+])
+def test_a_range_of_days_is_its_days(text, want):
+    assert said(text) == days(*want)
+
+
+def test_a_question_about_a_range_of_days_asks_about_its_days():
+    assert asked("What did I read on March 3-5?") == days((2023, 3, 3), (2023, 3, 5))
+    assert asked("What did I read on 3-5 March?") == days((2023, 3, 3), (2023, 3, 5))
+
+
+# -- a weekday said alone in a sentence: by the tense of its clause, as "on Friday" ----------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("See you Friday!", (2023, 3, 17)),                       # the coming Friday
+    ("I saw her Tuesday.", (2023, 3, 14)),                    # the last Tuesday
+    ("I'll see her Tuesday.", (2023, 3, 21)),
+    ("We got back Sunday night.", (2023, 3, 12)),
+    ("The party is Saturday.", (2023, 3, 18)),
+    ("I got there Wednesday.", (2023, 3, 8)),                  # said on a Wednesday: as "on Wednesday" is
+    ("We went to Paris Saturday and came back Monday.", (2023, 3, 11)),
+    ("Can we meet Monday at 10 AM?", (2023, 3, 20)),
+    ("Friday works for me.", (2023, 3, 17)),                   # a day proposed: the coming one
+    ("Does Tuesday suit you?", (2023, 3, 21)),
+])
+def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
+    assert said(text) == days(want, want)
+
+
+@pytest.mark.parametrize("text", [
+    "Friday is a long day.",                                   # no tense says which
+    "I usually swim Monday.",                                  # a habit
+    "I work Monday to Friday.", "I was off Monday, Tuesday and Wednesday.", "I'm free Monday-Wednesday.",
+    "Black Friday was crazy.", "We watched Monday Night Football.",
+    "I've added Saturday 10 AM sessions to my schedule.",     # a weekday that describes
+    "I went every Friday.", "Friday's meeting went well.",
+    "#### Sunday\n- Do the dishes.", "| Sunday | We will rest |",
+    "We'll hike on [Selected Saturday] at 9 AM.",
+    "Friday the 13th was scary.",                              # the day of the month says which Friday
+])
+def test_a_weekday_said_alone_dates_nothing_when_the_sentence_does_not_place_it(text):
+    assert said(text) is None
+
+
+# -- "a year and a half ago", "a decade ago", "the other week" -------------------------------------------------------
+
+def week_of(y: int, mo: int, d: int) -> tuple[float, float]:
+    return at(y, mo, d), at(y, mo, d) + 7 * DAY
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I started a year and a half ago.", week_of(2021, 9, 12)),       # as "18 months ago": the week around 15 Sept
+    ("I started one and a half years ago.", week_of(2021, 9, 12)),
+    ("I quit two and a half years ago.", week_of(2020, 9, 12)),
+    ("I met him a month and a half ago.", week_of(2023, 1, 23)),      # 45 days back: Sunday 29 January
+    ("It was a week and a half ago.", week_of(2023, 2, 27)),          # 10 days back: Sunday 5 March
+    ("We moved here a decade ago.", (at(2013, 1, 1), at(2014, 1, 1))),  # as "10 years ago"
+    ("Two decades ago I was young.", (at(2003, 1, 1), at(2004, 1, 1))),
+    ("I saw him the other week.", days((2023, 2, 27), (2023, 3, 12))),  # last week or the one before
+    ("The other week I went to Rome.", days((2023, 2, 27), (2023, 3, 12))),
+])
+def test_halves_decades_and_the_other_week(text, want):
+    assert said(text) == want
+
+
+@pytest.mark.parametrize("text", ["We meet every other week.", "I read the other week's notes.",
+                                  "The other week team won."])
+def test_the_other_week_that_is_no_time(text):
+    assert said(text) is None
+
+
+# -- the halves of a year and the turn of the year ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I moved in the first half of the year.", ((2023, 1, 1), (2023, 6, 30))),     # begun: this year's
+    ("I'll move in the second half of the year.", ((2023, 7, 1), (2023, 12, 31))),
+    ("Sales dropped in the second half of 2022.", ((2022, 7, 1), (2022, 12, 31))),
+    ("In the first half of last year I was sick.", ((2022, 1, 1), (2022, 6, 30))),
+    ("We met at the turn of the year.", ((2022, 12, 25), (2023, 1, 7))),
+    ("We'll meet at the turn of the year.", ((2023, 12, 25), (2024, 1, 7))),
+])
+def test_halves_of_a_year_and_the_turn_of_the_year(text, want):
+    assert said(text) == days(*want)
+
+
+@pytest.mark.parametrize("text", ["I scored in the first half of the game.", "It was built at the turn of the century.",
+                                  "The turn of the year is a time to reflect."])
+def test_halves_and_turns_that_are_no_time(text):
+    assert said(text) is None
+
+
+# -- the Christmas holidays and the new year ------------------------------------------------------------------------
+
+JAN_10 = at(2023, 1, 10, 12)
+
+
+@pytest.mark.parametrize("text, now, want", [
+    ("We stayed in during the Christmas break.", MAR_15, ((2022, 12, 24), (2023, 1, 1))),
+    ("I'm going home for the Christmas holidays.", MAR_15, ((2023, 12, 24), (2024, 1, 1))),
+    ("We went skiing over the holidays.", JAN_10, ((2022, 12, 24), (2023, 1, 1))),
+    ("What are you doing over the holidays?", at(2023, 11, 20, 12), ((2023, 12, 24), (2024, 1, 1))),
+    ("I'll start the new job in the new year.", MAR_15, ((2024, 1, 1), (2024, 4, 30))),
+    ("I started a diet in the new year.", MAR_15, ((2023, 1, 1), (2023, 4, 30))),
+    ("I've been running since the new year.", MAR_15, ((2023, 1, 1), (2023, 3, 15))),
+    ("We went to Edinburgh over the new year.", MAR_15, ((2022, 12, 31), (2023, 1, 1))),
+])
+def test_the_christmas_holidays_and_the_new_year(text, now, want):
+    assert said(text, now) == days(*want)
+
+
+@pytest.mark.parametrize("text, now", [
+    ("We went skiing over the holidays.", MAR_15),        # said in March: as often a school's or the summer's
+    ("I love the holiday season.", MAR_15),                # no tense says which
+    ("The holidays were stressful.", JAN_10),
+    ("I made a list of the new year's resolutions.", MAR_15),
+    ("Happy new year! The new year has started well.", JAN_10),
+])
+def test_holidays_and_new_years_that_are_no_time(text, now):
+    assert said(text, now) is None
+
+
+@pytest.mark.parametrize("text", ["Thank God it's Friday!", "Yay, it is Friday.", "Tomorrow is Friday, right?"])
+def test_a_weekday_named_as_the_day_it_is_is_not_another_day(text):
+    assert [r.phrase for r in timeexpr.find(text, MAR_15) if "Friday" in r.phrase] == []
+
+
+@pytest.mark.parametrize("question, want", [
+    ("Who did I see Tuesday?", ((2023, 3, 14), (2023, 3, 14))),
+    ("What did I do the other week?", ((2023, 2, 27), (2023, 3, 12))),
+    ("What did I do in the first half of the year?", ((2023, 1, 1), (2023, 6, 30))),
+    ("What did I do during the Christmas break?", ((2022, 12, 24), (2023, 1, 1))),
+    ("What did I do over the new year?", ((2022, 12, 31), (2023, 1, 1))),
+])
+def test_a_question_reads_the_same_forms(question, want):
+    assert asked(question) == days(*want)
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I was away from March 3 to March 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away from March 3 to 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away March 3 through 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away between March 3 and 5.", ((2023, 3, 3), (2023, 3, 5))),
+    ("I was away from 3 to 5 March.", ((2023, 3, 3), (2023, 3, 5))),     # not the 5th alone
+    # two days, no range: a list, a count, a day changed for another
+    ("I was away on March 3 and 5.", ((2023, 3, 3), (2023, 3, 3))),
+    ("In March 3 to 5 people came.", ((2023, 3, 3), (2023, 3, 3))),
+    ("I rescheduled the call from March 3 to March 6.", ((2023, 3, 3), (2023, 3, 3))),
+])
+def test_a_range_of_days_said_in_words(text, want):
+    assert said(text) == days(*want)

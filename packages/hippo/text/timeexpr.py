@@ -37,7 +37,9 @@ DAY = 86400.0
 #: relative days, weeks, months and years of German, Dutch, Spanish, Portuguese, French, Italian, Russian and Turkish,
 #: their counts of units back and ahead and their weekdays said with next or last, and the relative days of Chinese,
 #: Japanese and Korean; 7: the relative days of Polish, Czech and Slovak, Swedish, Danish and Norwegian, Arabic and
-#: Hindi).
+#: Hindi; a range of days, "March 3-5", "from 3 to 5 March"; a weekday said alone in a sentence, "see you Friday", "I
+#: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
+#: of the year"; "the Christmas break", "over the holidays", "in the new year").
 RULE = 7
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -293,6 +295,16 @@ _OTHER_BEFORE = {"hace": -1, "há": -1, "il y a": -1, "vor": -1, "dentro de": 1,
                  "fra": 1, "через": 1}
 _OTHER_AFTER = {"atrás": -1, "atras": -1, "fa": -1, "назад": -1, "önce": -1}
 
+# the words between the first and the last day of a range ("3-5", "3 to 5", "3 through 5", "3 and 5" after
+# "between")
+_DAYS_TO = r"(?:\s*[-\u2013]\s*|\s+(?:to|through|thru|till|until|and)\s+)"
+_DAYS_TO_WORD = re.compile(r"\s+(?:to|through|thru|till|until|and)\s+", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+$", re.I)
+# a date changed for another: "rescheduled from April 4 to April 6", "the launch was moved from November 15 to
+# November 22" (two days, not the days between)
+_CHANGED = re.compile(r"\b(?:reschedul\w*|mov(?:e|ed|es|ing)|postpon\w*|push\w*|delay\w*|bump\w*|shift\w*|"
+                      r"chang\w*|switch\w*|swap\w*|brought\s+forward|pull\w*|push\w*)\b", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -315,6 +327,16 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
               r"through|thru|till|until|-|\u2013)\s+((?:19|20)\d{2})\b(?!\s*[-\u2013]|\s+(?!" + _GOES_ON
               + r"\b)(?-i:[a-z]))|(christmas|xmas)(?:\s+day)?\s+(?:and|to|till|until|through)\s+(?:the\s+)?new\s+"
               r"year(?:'?s)?(?:\s+day)?\b)"),
+    # a range of days written with a dash or said: "March 3-5", "3-5 March", "May 3-4, 2024", "March 31 - April 2",
+    # "March 23 - March 30, 2024", "from March 3 to 5", "March 3 through March 5", "between 3 and 5 March" (not "March
+    # 3-5pm", "March 3 - 5:30", "in March 2-3 times a week", "in March 3 to 5 people came", nor "March 5-3", whose days
+    # do not go forward)
+    ("day_range", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?{_DAYS_TO}(?:{_MONTH}\.? )?(\d{{1,2}})"
+                  r"(?:st|nd|rd|th)?\b(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b|hours?\b|hrs?\b|mins?\b|minutes?\b|"
+                  r"times\b|x\b))"
+                  r"(?:,?\s+((?:19|20)\d{2})\b)?|(?<![\d/.:\u2013-])\b(\d{1,2})(?:st|nd|rd|th)?" + _DAYS_TO
+                  + r"(\d{1,2})"
+                  rf"(?:st|nd|rd|th)? (?:of )?{_MONTH}\b(?:\.?,?\s+((?:19|20)\d{{2}})\b)?"),
     ("mdy", rf"\b{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?,? (\d{{4}})\b"),
     ("dmy", rf"\b(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\.?,? (\d{{4}})\b"),
     # a day written as an ordinal, spelled out or after "the": "the first of May", "March the 3rd", "May twenty-first",
@@ -338,6 +360,13 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # September to December)
     ("part_year", r"\b(early|mid|late|(?:the\s+)?(?:start|beginning|middle|end)\s+of)[\s-]+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a half of a year: "the first half of the year", "the second half of 2022", "the back half of next year"
+    # (January to June, July to December; "the first half of the year" is placed as "the end of the year" is)
+    ("half_year", r"\b(?:the\s+)?(first|1st|second|2nd|latter|back)\s+half\s+of\s+(?:(next|last|this|the)\s+"
+                  r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # the turn of the year: the days around New Year's Day, 25 December to 7 January, the last or the coming one by
+    # the clause ("the turn of the century" is no such days)
+    ("turn_year", r"\b(?:the\s+)?turn\s+of\s+(?:the\s+)?year\b(?!')"),
     # a season of the northern hemisphere: "last summer", "this winter", "the summer of 2022"
     ("season", r"(?<!\bmy\s)(?<!\bthe\s)(?<!\bhis\s)(?<!\bher\s)(?<!\bour\s)(?<!\byour\s)(?<!\btheir\s)"
                r"\b(last|this past|past|this coming|this|next)\s+" + _SEASON + r"\b(?!\s+(?:of|before|after)\b)|"
@@ -352,6 +381,15 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # celebrating it ("we spent Christmas in Oslo"), or opening a sentence ("Christmas was lovely", "Easter we spent at
     # home": placed by the clause)
     ("holiday", _HOLIDAY_RX.format(lead="")),
+    # the Christmas holidays: "over the Christmas break", "during the holiday season", "the Christmas holidays", and
+    # "over the holidays" said from November to February (said at another time of the year "the holidays" are as
+    # often the summer's or a school's): 24 December to New Year's Day, the last or the coming one by the clause
+    ("xmas_break", r"\b(?:the\s+)?(?:christmas|xmas|holiday)\s+(?:break|holidays|vacation|season|period)\b|"
+                   r"\b(?:over|during|for|at|since|through|throughout|after)\s+the\s+(holidays)\b(?!['\u2019])"),
+    # "the new year": "in the new year" (its first months, January to April, as "early next year"), "since the new
+    # year" (from 1 January), "over the new year" (New Year's Eve and Day); not "the new year's resolutions"
+    ("new_year", r"\b(in|into|after|since|over|at|for|around|during)\s+the\s+new\s+year\b(?!['\u2019]|\s+(?!"
+                 + _GOES_ON + r"\b)(?-i:[a-z]))"),
     ("my", rf"\b(?:in |during |of |since )?{_MONTH},? (\d{{4}})\b"),
     ("md", rf"\b(?:on )?{_MONTH}\.? (\d{{1,2}})(?:st|nd|rd|th)?\b"),
     ("dm", rf"\b(?:on )?(?:the )?(\d{{1,2}})(?:st|nd|rd|th)? (?:of )?{_MONTH}\b"),
@@ -402,6 +440,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # back home", "back-to-back")
     # "half a year ago" is six months back, "half a month ago" two weeks (not "a year ago", "a month ago")
     ("half_ago", r"\bhalf an? (month|year|yr) (?:ago|back)\b"),
+    # "a year and a half ago" (18 months back, as "18 months ago" is), "two and a half weeks ago", "a month and a half
+    # back"; "a decade ago", "two decades ago" (the year that many tens of years back, as "10 years ago" is)
+    ("and_half_ago", rf"\b(?<!\bhalf ){_NUM} (?:(week|wk|month|year|yr)s? and a half|and a half "
+                     r"(week|wk|month|year|yr)s) (?:ago|back)\b(?!['\u2019-])"),
+    ("decades_ago", rf"\b{_NUM} decades? ago\b"),
     ("ago", rf"\b(?<!\bhalf ){_NUM} (day|weekend|week|wk|fortnight|month|year|yr)s? (?:ago\b|back\b(?!['\u2019-]|"
             r"\s+(?:at|home|in|on|to|into|from|with|and|where|up|then)\b))"),
     # "two Fridays ago": the Friday before the last one
@@ -429,10 +472,21 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "Friday night we went out" (the last or the coming one, by the clause; dated only when the clause says which)
     ("open_wd", r"(?:^|(?<=[.!?\n])|(?<=[.!?]\s))\s*" + _WEEKDAY + r"(?:\s+(?:morning|afternoon|evening|night))?"
                 r"(?=,?\s+(?:I|we|he|she|they|(?:my|our)\s+[a-z]+)\b)"),
+    # a weekday said alone in a sentence: "see you Friday", "I saw her Tuesday", "the party is Saturday night" (the
+    # last or the coming one by the clause, as "on Friday" is; dated only when the clause says which: "Friday works
+    # for me" is not). Not after a word that reads it otherwise ("on", "last", "every", "a", "the"), nor in a name
+    # ("Black Friday", "Monday Night Football": a capitalised word after it), nor one of a range or a list of days
+    # ("Monday to Friday", "Monday-Friday", "Tuesday and Thursday"), nor "Friday's" or "Fridays"
+    ("bare_wd", r"(?<![-\u2013/&])(?<![-\u2013/&] )\b" + _WEEKDAY + r"\b(?!['\u2019]|\s*[-\u2013/&]|"
+                r"\s+(?:to|through|thru|till|until|vs\.?|versus)\b|(?:,|,?\s+(?:and|or|nor))\s*(?:monday|tuesday|"
+                r"wednesday|thursday|friday|saturday|sunday)\b|\s+(?:morning|afternoon|evening|night)s\b|"
+                r"\s+(?!(?:Morning|Afternoon|Evening|Night)\b[.!?,;:\n]|\s*$)(?-i:[A-Z][a-z]))"
+                r"(?:\s+(?:morning|afternoon|evening|night)\b)?"),
     # "the other day": a few days before the message, within the week before it ("every other day" is a rate)
     # ("the other night", "the other morning" too; not "the other night shift")
     ("other_day", r"\b(?<!every )the other (?:day|(?:night|morning|afternoon|evening)\b(?!\s+(?!" + _GOES_ON
-                  + r"\b)(?-i:[a-z])))\b"),
+                  + r"\b)(?-i:[a-z])))\b|\b(?<!every )(?<!on )(?<!of )the other (week)\b(?!['\u2019]|\s+(?!" + _GOES_ON
+                  + r"\b)(?-i:[a-z]))"),
     # "over the weekend": the last one when the clause reports or says no tense, the coming one when it talks about
     # what is to come ("over the weekend of May 5": the date says which); "during the weekend" is as often any
     # weekend, in advice ("set specific times during the weekend for book discussions")
@@ -473,11 +527,13 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
+    "half_year": (" half of ",), "turn_year": ("turn of ",),
+    "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
                 "boxing day", "patrick"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
-    "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
+    "day_range": _MONTH_STARTS, "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS,
     "dm_word": _MONTH_STARTS, "md_word": _MONTH_STARTS, "daybefore": ("day before ", "night before last"),
     "dayafter": ("day after ",),
@@ -487,12 +543,13 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
-    "ago": (" ago", " back"), "half_ago": ("half a",),
+    "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
-                                "the other evening"), "open_wd": _WEEKDAY_STARTS, "since_wd": ("since ",),
+                  "the other evening", "the other week"), "open_wd": _WEEKDAY_STARTS, "bare_wd": _WEEKDAY_STARTS,
+    "since_wd": ("since ",),
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
@@ -746,6 +803,66 @@ def _counted(today: datetime, n: int, unit: str, sign: int, phrase: str) -> Time
     return _ref(today.replace(year=today.year + sign * n, month=1, day=1), "year", phrase, True)
 
 
+def _placed_day(month: int, day: int, m: re.Match, today: datetime, tense: str | None) -> datetime | None:
+    """The day ``day`` of ``month`` said without its year in ``m`` on ``today``: the year is placed by the clause's
+    ``tense``, None when no year near ``today`` has that day."""
+    options = [d for y in (today.year - 1, today.year, today.year + 1) if (d := _safe_date(y, month, day))]
+    if not options:
+        return None
+    if tense == "future" and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
+        # the next such date ("the next review is planned for September 15", said in February); one that
+        # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
+        return min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
+    # the nearest such date: "on December 20" said in January is last December, "by March 1" said in December is the
+    # coming March
+    d = min(options, key=lambda o: abs((o - today).total_seconds()))
+    if tense == "past" and _reports(m.string, m.start(), m.end()) and d > today + timedelta(days=31):
+        # a person's simple past reports a day gone by: the latest such date up to the day it is said ("I flew to
+        # Rome on May 20", said on 1 March 2023: 20 May 2022, not eleven weeks on); one less than a month on is
+        # that one still, as a plan's that passed is (a timestamp may be a session's, or lag what it reports: "I
+        # just attended a workshop on May 3", dated 2 May)
+        d = max((o for o in options if o <= today), default=d)
+    return d
+
+
+def _day_range(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A range of days written with a dash or said ("March 3-5", "3-5 March", "March 31 - April 2, 2024", "from March
+    3 to 5", "between 3 and 5 March"): the days from the
+    first to the last, both included. Without a year the first day is placed as it would be alone ("March 3") and the
+    last follows it; a year said is the last day's ("December 30 - January 2, 2024" starts in 2023). None when the
+    last day does not come after the first within two months ("March 5-3", "May 1-30 June"): the first day is then
+    read alone, by the patterns after this one."""
+    if g[0] is not None:  # "March 3-5", "March 31 - April 2"
+        first_word, d1, last_word, d2, year = g[0], g[1], g[2] or g[0], g[3], g[4]
+    else:  # "3-5 March"
+        d1, d2, first_word, year = g[5], g[6], g[7], g[8]
+        last_word = first_word
+    if first_word.lower() in ("may", "march") and not first_word[:1].isupper():
+        return None  # "may 3-5 people": the verb, unless written as the month
+    said = _DAYS_TO_WORD.search(m.group(0))
+    if said is not None:
+        if said.group(0).split()[0].lower() == "and" and not _BETWEEN.search(m.string, max(0, m.start() - 10),
+                                                                             m.start()):
+            return None  # "on March 3 and 5": two days, no range
+        if re.match(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", m.string[m.end():m.end() + 40]):
+            return None  # "in March 3 to 5 people came": a count
+        if _CHANGED.search(m.string, _clause_start(m.string, m.start()), m.start()):
+            return None  # "rescheduled from April 4 to April 6": a day changed for another
+    month1, month2, day1, day2 = _month_of(first_word), _month_of(last_word), int(d1), int(d2)
+    if year is not None:
+        last = _safe_date(int(year), month2, day2)
+        first = _safe_date(int(year) - (month1 > month2), month1, day1)
+    elif today is not None:
+        first = _placed_day(month1, day1, m, today, tense)
+        last = _safe_date(first.year + (month1 > month2), month2, day2) if first else None
+    else:
+        return None
+    if first is None or last is None or not first < last <= first + timedelta(days=62):
+        return None
+    return TimeRef(first.timestamp(), (last + timedelta(days=1)).timestamp(), "days", m.group(0), year is None,
+                   yearless=year is None)
+
+
 def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None = None) -> TimeRef | None:
     """The interval ``m`` (a match of pattern ``name``) means, said at ``now``. ``tense`` is ``"future"`` when the
     speaker talks about what is to come ("I'm training for the Dublin half marathon in October": a date without a
@@ -775,9 +892,13 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "range" and (g[2] is not None or g[7] is not None or g[8] is not None):  # "from January to February
         # 2022", "from the 3rd to the 5th of April 2022", "2019 to 2021"
         return _range(m, g, None, tense)
+    if name == "day_range" and (g[4] is not None or g[8] is not None):  # "May 3-4, 2024"
+        return _day_range(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
+        return _part_of_year(m, g, None, tense)
+    if name == "half_year" and g[2] is not None:  # "the second half of 2022"
         return _part_of_year(m, g, None, tense)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
@@ -796,10 +917,18 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _week_of_month(m, g, today, tense)
     if name == "range":
         return _range(m, g, today, tense)
+    if name == "day_range":
+        return _day_range(m, g, today, tense)
     if name == "part_week":
         return _part_of_week(m, g, today, tense)
-    if name == "part_year":
+    if name in ("part_year", "half_year"):
         return _part_of_year(m, g, today, tense)
+    if name == "turn_year":
+        return _turn_of_year(m, today, tense)
+    if name == "xmas_break":
+        return _christmas_break(m, g, today, tense)
+    if name == "new_year":
+        return _new_year(m, g, today, tense)
     if name == "season":
         return _season(m, g, today, tense)
     if name == "the_season":
@@ -819,25 +948,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
                 and not g[0][:1].isupper():
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
-        options = [d for y in (now.year - 1, now.year, now.year + 1) if (d := _safe_date(y, month, day))]
-        if not options:
-            return None
-        if future and not _STARTING.search(m.string[max(0, m.start() - 20):m.start()]):
-            # the next such date ("the next review is planned for September 15", said in February); one that
-            # passed less than a month ago is that one still ("to meet the September 1 deadline", said on the 5th)
-            d = min((o for o in options if o >= today - timedelta(days=31)), default=options[-1])
-        elif tense == "past" and _reports(m.string, m.start(), m.end()):
-            # a person's simple past reports a day gone by: the latest such date up to the day it is said ("I flew to
-            # Rome on May 20", said on 1 March 2023: 20 May 2022, not eleven weeks on); one less than a month on is
-            # that one still, as a plan's that passed is (a timestamp may be a session's, or lag what it reports: "I
-            # just attended a workshop on May 3", dated 2 May)
-            d = min(options, key=lambda o: abs((o - today).total_seconds()))
-            if d > today + timedelta(days=31):
-                d = max((o for o in options if o <= today), default=d)
-        else:  # the nearest such date: "on December 20" said in January is last December, "by March 1" said in
-            # December is the coming March
-            d = min(options, key=lambda o: abs((o - today).total_seconds()))
-        return _ref(d, "day", phrase, True, yearless=True)
+        d = _placed_day(month, day, m, today, tense)
+        return _ref(d, "day", phrase, True, yearless=True) if d else None
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         lead = g[0].lower()
         day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
@@ -928,6 +1040,19 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "wds_ago":  # counted back from the last such weekday before the day it is said
         back = (today.weekday() - WEEKDAYS[g[1].lower()]) % 7 or 7
         return _ref(today - timedelta(days=back + 7 * (_number(g[0]) - 1)), "day", phrase, True)
+    if name == "and_half_ago":  # n and a half units back: whole months for years and months, days for weeks
+        n = _number(g[0])
+        unit = _UNIT_CLIPPED.get((g[1] or g[2]).lower(), (g[1] or g[2]).lower())
+        if unit == "week":
+            start = today - timedelta(days=round(7 * n + 3.5))
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        months = 12 * n + 6 if unit == "year" else None
+        if months is None:  # "a month and a half ago": six weeks and a bit, the week around that day
+            start = today - timedelta(days=round(30.44 * n + 15))
+            return _ref(start - timedelta(days=start.weekday()), "week", phrase, True)
+        return _counted(today, months, "month", -1, phrase)
+    if name == "decades_ago":
+        return _counted(today, 10 * _number(g[0]), "year", -1, phrase)
     if name == "half_ago":  # as "6 months ago" and "2 weeks ago" are
         if g[0].lower() == "month":
             start = today - timedelta(days=14)
@@ -1002,6 +1127,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if unit == "month":
             return _ref(_add_months(today.replace(day=1), sign), "month", phrase, True)
         return _ref(today.replace(year=today.year + sign, month=1, day=1), "year", phrase, True)
+    if name == "other_day" and g[0] is not None:  # "the other week": last week or the one before it
+        monday = today - timedelta(days=today.weekday())
+        return TimeRef((monday - timedelta(days=14)).timestamp(), monday.timestamp(), "days", phrase, True)
     if name == "other_day":  # the week of days before the day it is said
         return TimeRef((today - timedelta(days=7)).timestamp(), today.timestamp(), "days", phrase, True)
     if name == "over_weekend":
@@ -1075,6 +1203,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if tense == "past":
             return _ref(today - timedelta(days=(today.weekday() - wd) % 7), "day", phrase.strip(), True)
         return _ref(today + timedelta(days=(wd - today.weekday()) % 7), "day", phrase.strip(), True)
+    if name == "bare_wd":
+        return _bare_weekday(m, g, today, tense)
     if name in ("last_wd", "since_wd", "next_wd", "this_wd", "by_wd"):
         if _DATE_AFTER.match(m.string, m.end()):
             return None  # "on Tuesday, June 5": the date that follows says which Tuesday
@@ -1111,6 +1241,56 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True,
                     yearless=not phrase.lower().startswith(("last", "this")))
     return None
+
+
+# the words before a weekday said alone that read it otherwise: a rate ("every Friday", "a Friday", "my Saturday
+# sessions"), a day of a list or range ("from Monday", "between Monday and"), one a pattern before reads ("on
+# Friday", "last Friday") or none ("the Friday", "that Friday", "which Friday", "it's Friday": the day it is
+# said, named)
+_BARE_WD_BEFORE = re.compile(r"\b(?:on|last|next|this|past|coming|by|until|till|since|every|each|a|an|the|that|one|"
+                             r"any|some|which|what|most|from|between|to|through|thru|and|or|before|after|of|per|"
+                             r"following|previous|same|other|weekday|like|than|no|every|except|but|including|"
+                             r"about|my|your|his|our|their|typical|usual|normal|regular|weekly|"
+                             r"(?:it|today|tomorrow)(?:'s|\s+is)|yesterday\s+was)\s+$", re.I)
+# a weekday that is a heading or a label of a plan ("#### Sunday", "**Monday**:", "- Tuesday:"), not a day said
+_WD_HEADING = re.compile(r"(?:^|\n)[\s#>*_|-]*$")
+_WD_LABEL = re.compile(r"[\s*_]*(?::|$|\n|\|)")
+# a weekday that describes what follows it, "Saturday classes", "my Friday 10 AM sessions": a word in lowercase
+# after it (and a time of day) that is none of the small words a sentence goes on with
+_WD_DESCRIBES = re.compile(r"(?:\s+\d{1,2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?)?\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
+_THE_NTH_AFTER = re.compile(r",?\s+the\s+\d{1,2}(?:st|nd|rd|th)\b", re.I)
+# a weekday proposed for what is to come: "Friday works for me", "does Tuesday suit you?", "Monday would be great"
+_PROPOSED = re.compile(r"\s+(?:works|work|suits|suit|is\s+(?:good|fine|better|best|great|perfect|ok|okay)|would\s+"
+                       r"(?:work|suit|be\s+(?:good|fine|better|best|great|perfect)))\b", re.I)
+# the days named after a weekday: "Black Friday", "Cyber Monday", "Ash Wednesday", "Super Tuesday"
+_NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super|blue|manic|freaky|fat|casual|girl|"
+                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap)\s+$", re.I)
+
+
+def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """A weekday said alone ("see you Friday", "I saw her Tuesday"): the last one when the clause reports what
+    happened, the coming one when it talks about what is to come or proposes the day ("Friday works for me", "does
+    Tuesday suit you?"; neither the day it is said on, as "on Friday" is not), None when it does not say, after a word
+    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday"), in a heading or a label of a plan
+    ("#### Sunday"), before a word it describes ("Saturday classes") or in a habit ("I usually swim Monday")."""
+    text, a = m.string, m.start()
+    proposed = _PROPOSED.match(text, m.end()) is not None
+    if tense is None and proposed:
+        tense = "future"
+    if tense is None:
+        return None
+    before = text[max(0, a - 24):a]
+    if _BARE_WD_BEFORE.search(before) or _NAMED_WD.search(before) \
+            or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
+            or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) \
+            or not proposed and _WD_DESCRIBES.match(text, m.end()) \
+            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()):
+        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which
+        return None
+    wd = WEEKDAYS[g[0].lower()]
+    if tense == "past":
+        return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
+    return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
 
 
 def _since_day(d: datetime, today: datetime, phrase: str) -> TimeRef | None:
@@ -1420,6 +1600,7 @@ def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | N
 # habit is none ("'s" alone is as often a possessive: "Maya's dog ran off over the weekend")
 _PRESENT = re.compile(r"\b(?:am|is|are|'m|'re|let's)\b", re.I)
 _HABIT = re.compile(r"\b(?:usually|always|often|normally|typically|generally|every|most|used\s+to)\b", re.I)
+_HALF = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "latter": 1, "back": 1}
 _THIRD = {"early": 0, "start": 0, "beginning": 0, "mid": 1, "middle": 1, "late": 2, "end": 2}
 _BY = re.compile(r"\bby\s+$", re.I)
 # a deadline someone sets: "I'll finish it by the end of the week", "we're going to launch by", "let's aim to"
@@ -1453,14 +1634,19 @@ def _the_part(options: list[tuple[datetime, datetime]], m: re.Match, today: date
 
 def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A third of a year ("early next year", "mid-2022", "the end of last year"): January to April, May to August or
-    September to December. "The end of the year" is read as "the end of the month" is (:func:`_the_part`)."""
+    September to December; a half ("the first half of the year", "the second half of 2022"): January to June or July
+    to December. "The end of the year" is read as "the end of the month" is (:func:`_the_part`), and so is "the first
+    half of the year"."""
     part, rel, year = g
     words = part.lower().split()
-    third = _THIRD[words[-2] if len(words) > 1 else words[0]]
+    if words[0] in _HALF:
+        length, index = 6, _HALF[words[0]]
+    else:
+        length, index = 4, _THIRD[words[-2] if len(words) > 1 else words[0]]
 
     def days(y: int) -> tuple[datetime, datetime]:
-        first = datetime(y, 1 + 4 * third, 1, tzinfo=timezone.utc)
-        return first, _add_months(first, 4)
+        first = datetime(y, 1 + length * index, 1, tzinfo=timezone.utc)
+        return first, _add_months(first, length)
 
     if year is not None:
         start, end = days(int(year))
@@ -1471,6 +1657,63 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
             return None
     else:
         start, end = days(today.year + {"next": 1, "last": -1}.get(rel.lower(), 0))
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
+def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense: str | None, phrase: str
+               ) -> TimeRef | None:
+    """Of yearly periods (``options``, ascending, the last ending after ``today``), the latest begun by ``today`` when
+    the clause reports (``tense`` "past"), the coming one or the one under way when it talks about what is to come,
+    None when it says neither."""
+    if tense is None:
+        return None
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = next(o for o in reversed(options) if o[0] <= today)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
+
+
+def _christmas_break(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """"The Christmas break", "over the holidays": 24 December to 1 January, by the clause (:func:`_by_clause`);
+    "the holidays" alone only when said from November to February."""
+    if g[0] is not None and today.month not in (11, 12, 1, 2):
+        return None
+    return _by_clause([(datetime(y, 12, 24, tzinfo=timezone.utc), datetime(y + 1, 1, 2, tzinfo=timezone.utc))
+                       for y in (today.year - 2, today.year - 1, today.year)], today, tense, m.group(0))
+
+
+def _new_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
+    """"Since the new year": from the latest 1 January up to ``today``; "over the new year", "at", "for", "around":
+    31 December and 1 January; "in the new year", "into", "after", "during": January to April; each of the last two
+    by the clause (:func:`_by_clause`)."""
+    lead = g[0].lower()
+    if lead == "since":
+        first = today.replace(month=1, day=1)
+        return TimeRef(first.timestamp(), (today + timedelta(days=1)).timestamp(), "days", m.group(0), True,
+                       onset_end=(first + timedelta(days=1)).timestamp())
+    years = (today.year - 1, today.year, today.year + 1)
+    if lead in ("over", "at", "for", "around"):
+        options = [(datetime(y - 1, 12, 31, tzinfo=timezone.utc), datetime(y, 1, 2, tzinfo=timezone.utc))
+                   for y in years]
+    else:
+        options = [(datetime(y, 1, 1, tzinfo=timezone.utc), datetime(y, 5, 1, tzinfo=timezone.utc)) for y in years]
+        if tense == "future":  # "I'll start in the new year": the year to come, not the one under way
+            options = options[2:]
+    return _by_clause(options, today, tense, m.group(0))
+
+
+def _turn_of_year(m: re.Match, today: datetime, tense: str | None) -> TimeRef | None:
+    """"The turn of the year": 25 December to 7 January, the latest begun by the day it is said when the clause reports,
+    the coming one (or the one under way) when it talks about what is to come, no date when it says neither."""
+    if tense is None:
+        return None
+    options = [(datetime(y, 12, 25, tzinfo=timezone.utc), datetime(y + 1, 1, 8, tzinfo=timezone.utc))
+               for y in (today.year - 2, today.year - 1, today.year)]
+    if tense == "future":
+        start, end = next(o for o in options if o[1] > today)
+    else:
+        start, end = next(o for o in reversed(options) if o[0] <= today)
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
@@ -1564,9 +1807,10 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word",
-                     "md_word", "holiday", "open_wd", "part_month", "part_week", "part_year",
-                     "season", "the_season", "md", "dm", "nth",
+_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+                     "turn_year", "xmas_break", "new_year",
+                     "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
+                     "season", "the_season", "md", "dm", "day_range", "nth",
                      "last_wd",
                      "this_wd", "by_wd",
                      "in_month", "this_unit", "in_n"})
@@ -1847,7 +2091,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
-                  r"christmas|xmas|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
+                  r"christmas|xmas|holidays?|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|"
                   r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께|"
                   r"आज|कल|परसों|परसो", re.I)
