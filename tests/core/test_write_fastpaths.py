@@ -254,6 +254,7 @@ def test_batch_dedup_equals_the_per_pair_loop(bags, before, dedup):
         return h
 
     h, ref = make(), make()
+    ref.msg_semantics = dict(ref.msg_semantics.items())  # the per-pair loop writes a dict of lists
     facts = [fact(k, stems) for k, stems in enumerate(bags)]
     got = h._insert_semantics(facts)
     want = _insert_semantics_per_pair(ref, facts)

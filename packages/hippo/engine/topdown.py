@@ -257,7 +257,7 @@ def _units_of(state: NamespaceState, life: Life, included: list[int], rel: dict[
     consolidated for this: CURRENT messages have no units."""
     h = life.hier
     score: dict[int, float] = {}
-    quoted = [h.msg_semantics.get(m) for m in included]
+    quoted = get_many(h.msg_semantics, included)
     lacking = [m for m, sids in zip(included, quoted) if not sids]
     episode_of = dict(zip(lacking, get_many(h.msg_episode, lacking, -1)))
     for m, sids in zip(included, quoted):
@@ -383,8 +383,8 @@ def _stage1(life: Life, sc: _Scorer, rel: dict[int, float], mode: str, include_d
     hc = life.hcfg
     flat = sorted(rel, key=lambda k: -rel[k])[:_FLAT_POOL]
     cand: dict[int, float] = {}
-    for mid in flat:
-        for sid in h.msg_semantics.get(mid, ()):
+    for sids in get_many(h.msg_semantics, flat, ()):
+        for sid in sids:
             cand[sid] = 0.0
     if sc.qcode is not None and len(h.semantics):
         slots, dist = h.sem_codes.top(sc.qcode, hc.candidate_semantics)
@@ -550,9 +550,10 @@ def _stage2(life: Life, sc: _Scorer, rel: dict[int, float], sems: list[tuple[int
     misses = 0
     terms_cache: dict[int, set[str]] = {}
     open_themes = set(rep_themes)
+    quoted = get_many(h.msg_semantics, pool, ())
 
     def themes_of(k: int) -> set[int]:
-        return {h.themes.theme_of[sid] for sid in h.msg_semantics.get(pool[k], ()) if sid in h.themes.theme_of}
+        return {h.themes.theme_of[sid] for sid in quoted[k] if sid in h.themes.theme_of}
 
     def terms(k: int) -> set[str]:
         got = terms_cache.get(k)

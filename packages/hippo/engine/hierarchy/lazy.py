@@ -261,3 +261,215 @@ def get_many(mapping: Any, keys: list[int], default: Any = None) -> list[Any]:
     """``[mapping.get(k, default) for k in keys]``: vectorized for an :class:`IntMap`, one by one for a dict."""
     fn = getattr(mapping, "get_many", None)
     return fn(keys, default) if fn is not None else [mapping.get(k, default) for k in keys]
+
+
+def ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """``starts[k], starts[k] + 1, ..., starts[k] + lens[k] - 1`` for every k, concatenated."""
+    total = int(lens.sum()) if lens.size else 0
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
+
+
+class ListMap(MutableMapping):
+    """``{int: list[int]}`` (message id -> the semantics that quote it) kept as a CSR: sorted int64 keys, the offsets
+    of their lists and one array of every list's values, the entries added or changed last in a dict of lists until
+    they are more than an eighth of the arrays' (and at least :data:`FOLD_MIN`): then they are folded into the
+    arrays, dead entries dropped, as :class:`IntMap` does. A dict of lists holds about 225 bytes a message with one
+    or two values; this holds 16 bytes a key and 4 a value. A value read is a new list: change an entry through
+    :meth:`add`, :meth:`discard` or assignment. Iteration: the arrays' keys ascending, then the later ones in the
+    order they were added or changed."""
+
+    __slots__ = ("_keys", "_ptr", "_val", "_live", "_n_live", "_new")
+
+    def __init__(self) -> None:
+        self._keys = np.zeros(0, dtype=np.int64)
+        self._ptr = np.zeros(1, dtype=np.int64)
+        self._val = np.zeros(0, dtype=np.int32)
+        self._live = np.zeros(0, dtype=bool)
+        self._n_live = 0
+        self._new: dict[int, list[int]] = {}
+
+    @classmethod
+    def from_csr(cls, keys: Any, ptr: Any, values: Any) -> "ListMap":
+        """The map whose key ``keys[k]`` holds ``values[ptr[k]:ptr[k + 1]]`` (keys in any order, each once)."""
+        k = np.asarray(keys, dtype=np.int64).reshape(-1)
+        p = np.asarray(ptr, dtype=np.int64).reshape(-1)
+        v = np.asarray(values).reshape(-1)
+        if p.shape != (k.size + 1,) or p[0] != 0 or (np.diff(p) < 0).any() or p[-1] != v.size:
+            raise ValueError("ListMap: offsets are inconsistent")
+        out = cls()
+        out._set(k, np.diff(p), v.astype(np.int64, copy=False))
+        return out
+
+    def _set(self, keys: np.ndarray, lens: np.ndarray, vals: np.ndarray) -> None:
+        """Make the arrays hold ``keys`` with lists of ``lens`` values in turn from ``vals`` (sorted here)."""
+        if keys.size > 1 and not (keys[1:] > keys[:-1]).all():
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+            if (keys[1:] == keys[:-1]).any():
+                raise ValueError("ListMap: repeated keys")
+            starts = np.cumsum(lens) - lens
+            vals, lens = vals[ranges(starts[order], lens[order])], lens[order]
+        small = not vals.size or (int(vals.min()) >= -(1 << 31) and int(vals.max()) < (1 << 31))
+        self._keys = np.ascontiguousarray(keys, dtype=np.int64)
+        self._ptr = np.zeros(keys.size + 1, dtype=np.int64)
+        np.cumsum(lens, out=self._ptr[1:])
+        self._val = np.ascontiguousarray(vals, dtype=np.int32 if small else np.int64)
+        self._live = np.ones(keys.size, dtype=bool)
+        self._n_live = int(keys.size)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "ListMap":
+        """A copy of its own; the arrays, which are replaced and never written in place but for the live mask, are
+        shared."""
+        out = ListMap.__new__(ListMap)
+        memo[id(self)] = out
+        out._keys, out._ptr, out._val = self._keys, self._ptr, self._val
+        out._live, out._n_live = self._live.copy(), self._n_live
+        out._new = {k: list(v) for k, v in self._new.items()}
+        return out
+
+    def _slot(self, key: Any) -> int:
+        """Position of a live folded entry for ``key``, or -1."""
+        n = self._keys.size
+        if not n or not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+            return -1
+        i = int(np.searchsorted(self._keys, key))
+        return i if i < n and self._keys[i] == key and self._live[i] else -1
+
+    def _row(self, i: int) -> list[int]:
+        return self._val[self._ptr[i] : self._ptr[i + 1]].tolist()
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        got = self._new.get(key, _MISSING)
+        if got is not _MISSING:
+            return list(got)
+        i = self._slot(key)
+        return default if i < 0 else self._row(i)
+
+    def __getitem__(self, key: Any) -> list[int]:
+        got = self.get(key, _MISSING)
+        if got is _MISSING:
+            raise KeyError(key)
+        return got
+
+    def get_many(self, keys: list[int], default: Any = None) -> list[Any]:
+        """``[self.get(k, default) for k in keys]`` for int keys, with one vectorized binary search and one read of
+        the values for all."""
+        new = self._new
+        out: list[Any] = [list(v) if (v := new.get(k, _MISSING)) is not _MISSING else _MISSING for k in keys]
+        todo = [j for j, v in enumerate(out) if v is _MISSING]
+        if not todo:
+            return out
+        want = np.fromiter((keys[j] for j in todo), dtype=np.int64, count=len(todo))
+        at, hit = find_sorted(self._keys, self._live, want)
+        rows = at[hit]
+        lens = self._ptr[rows + 1] - self._ptr[rows]
+        flat = self._val[ranges(self._ptr[rows], lens)].tolist()
+        pos = 0
+        lens_l = iter(lens.tolist())
+        for j, h in zip(todo, hit.tolist()):
+            if h:
+                n = next(lens_l)
+                out[j] = flat[pos : pos + n]
+                pos += n
+            else:
+                out[j] = default
+        return out
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._new or self._slot(key) >= 0
+
+    def _take(self, key: int) -> list[int] | None:
+        """The list of ``key`` moved into the later entries (to be changed there), or None when it is not held."""
+        got = self._new.get(key)
+        if got is not None:
+            return got
+        i = self._slot(key)
+        if i < 0:
+            return None
+        self._live[i] = False
+        self._n_live -= 1
+        got = self._new[int(key)] = self._row(i)
+        return got
+
+    def _after_new(self) -> None:
+        if len(self._new) > max(FOLD_MIN, self._keys.size >> 3):
+            self._fold()
+
+    def add(self, key: int, value: int) -> None:
+        """Append ``value`` to the list of ``key`` (a new list when it holds none) unless the list holds it."""
+        lst = self._take(key)
+        if lst is None:
+            self._new[int(key)] = [int(value)]
+        elif value not in lst:
+            lst.append(int(value))
+        self._after_new()
+
+    def discard(self, key: int, value: int) -> None:
+        """Remove ``value`` from the list of ``key`` when it holds it (the key stays, with the rest of its list)."""
+        got = self._new.get(key)
+        if got is None:
+            i = self._slot(key)
+            if i < 0 or value not in self._row(i):
+                return
+            got = self._take(key)
+        if value in got:
+            got.remove(value)
+        self._after_new()
+
+    def __setitem__(self, key: int, value: Iterable[int]) -> None:
+        lst = [int(x) for x in value]
+        i = self._slot(key)
+        if i >= 0:
+            self._live[i] = False
+            self._n_live -= 1
+        self._new[int(key)] = lst
+        self._after_new()
+
+    def __delitem__(self, key: int) -> None:
+        if key in self._new:
+            del self._new[key]
+            return
+        i = self._slot(key)
+        if i < 0:
+            raise KeyError(key)
+        self._live[i] = False
+        self._n_live -= 1
+
+    def _fold(self) -> None:
+        """Move the later entries into the arrays (amortized O(1) per entry: the dict holds an eighth)."""
+        keys, ptr, vals = self.csr()
+        self._set(keys, np.diff(ptr), vals)
+        self._new = {}
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(keys, offsets, values)`` of every entry in iteration order: key ``keys[k]`` holds
+        ``values[offsets[k]:offsets[k + 1]]``."""
+        if self._n_live == self._keys.size:
+            old_k, old_ptr, old_v = self._keys, self._ptr, self._val
+        else:
+            live = np.flatnonzero(self._live)
+            lens = self._ptr[live + 1] - self._ptr[live]
+            old_k, old_v = self._keys[live], self._val[ranges(self._ptr[live], lens)]
+            old_ptr = np.zeros(live.size + 1, dtype=np.int64)
+            np.cumsum(lens, out=old_ptr[1:])
+        new = self._new
+        new_k = np.fromiter(new.keys(), dtype=np.int64, count=len(new))
+        new_lens = np.fromiter((len(v) for v in new.values()), dtype=np.int64, count=len(new))
+        new_v = np.fromiter((x for v in new.values() for x in v), dtype=np.int64, count=int(new_lens.sum()))
+        ptr = np.concatenate([old_ptr, old_ptr[-1] + np.cumsum(new_lens)])
+        return np.concatenate([old_k, new_k]), ptr, np.concatenate([old_v.astype(np.int64), new_v])
+
+    def __len__(self) -> int:
+        return self._n_live + len(self._new)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._keys[self._live].tolist()
+        yield from list(self._new)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+    def __repr__(self) -> str:
+        return f"ListMap({len(self)} entries, {len(self._new)} since the last fold)"

@@ -20,7 +20,8 @@ import numpy as np
 from hippo.base.config import HierarchyConfig
 from hippo.engine.hierarchy.codes import CodeSet
 from hippo.engine.hierarchy.episodes import Buffered, Episode
-from hippo.engine.hierarchy.lazy import IntMap, LazyUnits
+from hippo.engine.hierarchy.lazy import IntMap, LazyUnits, ListMap
+from hippo.engine.hierarchy.lazy import ranges as _ranges
 from hippo.engine.hierarchy.semantics import Semantic
 from hippo.engine.hierarchy.state import Hierarchy, fingerprint
 from hippo.store import snapshot
@@ -93,14 +94,6 @@ def _int_map(name: str, m: dict[int, int] | IntMap) -> dict[str, np.ndarray]:
         keys = np.fromiter(m.keys(), dtype=np.int64, count=len(m))
         vals = np.fromiter(m.values(), dtype=np.int64, count=len(m))
     return {f"{name}.keys": keys, f"{name}.vals": vals}
-
-
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """``starts[k], starts[k] + 1, ..., starts[k] + lens[k] - 1`` for every k, concatenated."""
-    total = int(lens.sum())
-    if not total:
-        return np.zeros(0, dtype=np.int64)
-    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
 
 
 def _units(mapping: Any, keys: list[int]) -> tuple[np.ndarray, list[Any], Any]:
@@ -294,11 +287,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "theme_of.vals": np.fromiter(th.theme_of.values(), dtype=np.int64, count=len(th.theme_of)),
         "theme.moved": np.asarray(sorted(th.moved), dtype=np.int64),
     }
-    ms_keys = list(h.msg_semantics.keys())
-    arrays["msg_semantics.keys"] = np.asarray(ms_keys, dtype=np.int64)
-    ms_at, ms_built, ms_src = _units(h.msg_semantics, ms_keys)
-    arrays["msg_semantics.ptr"], arrays["msg_semantics.val"] = _mixed_csr(
-        ms_at, ms_built, ms_src["csr"] if ms_src is not None else None)
+    arrays["msg_semantics.keys"], arrays["msg_semantics.ptr"], arrays["msg_semantics.val"] = h.msg_semantics.csr()
     arrays["ep.messages.ptr"], arrays["ep.messages.val"] = ep_csr("messages", (e.message_ids for e in eps))
     arrays["ep.semantics.ptr"], arrays["ep.semantics.val"] = ep_csr("semantics", (e.semantic_ids for e in eps))
     arrays["ep.speakers.ptr"], arrays["ep.speakers.val"] = ep_csr("speakers", ep_speakers, np.int32, old)
@@ -364,9 +353,9 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
     slots = h.msg_slot.arrays()[1]
     if slots.size and (int(slots.min()) < 0 or int(slots.max()) >= h.msg_codes.n):
         raise ValueError("hierarchy snapshot: message code slot out of range")
-    keys = arrays["msg_semantics.keys"].tolist()
-    ms = _Csr(arrays, "msg_semantics", len(keys))
-    h.msg_semantics = LazyUnits(dict(zip(keys, range(len(keys)))), ms, {"csr": ms.pair()})
+    ms_keys = arrays["msg_semantics.keys"]
+    ms = _Csr(arrays, "msg_semantics", ms_keys.shape[0])
+    h.msg_semantics = ListMap.from_csr(ms_keys, *ms.pair())
     strings = (np.frombuffer(text.blob, dtype=np.uint8), np.asarray(arrays["strings.ptr"], dtype=np.int64))
     # episodes
     ep_ids = arrays["ep.id"].tolist()

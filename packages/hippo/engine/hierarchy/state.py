@@ -37,7 +37,7 @@ from hippo.engine.hierarchy.codes import (
 )
 from hippo.engine.hierarchy.episodes import Buffered, Episode
 from hippo.engine.hierarchy.knn import KnnGraph
-from hippo.engine.hierarchy.lazy import IntMap
+from hippo.engine.hierarchy.lazy import IntMap, ListMap
 from hippo.engine.hierarchy.semantics import Semantic
 from hippo.engine.hierarchy.themes import ThemeSet
 from hippo.text import textnorm, tokenizer
@@ -80,7 +80,7 @@ class Hierarchy:
         self.msg_codes = CodeSet(self.words)
         self.msg_slot: dict[int, int] | IntMap = IntMap()
         self.msg_episode: dict[int, int] | IntMap = IntMap()
-        self.msg_semantics: dict[int, list[int]] = {}
+        self.msg_semantics: ListMap = ListMap()
         self.buffer: list[Buffered] = []   # the CURRENT buffer: messages not yet consolidated, in order
         self.buffer_tokens = 0
         self.open_tokens = 0                # tokens of the open (last, unfinished) flush unit
@@ -120,8 +120,6 @@ class Hierarchy:
             value = getattr(self, name)
             if type(value) is dict:
                 memo[id(value)] = dict(value)
-        if type(self.msg_semantics) is dict:
-            memo[id(self.msg_semantics)] = {k: list(v) for k, v in self.msg_semantics.items()}
         for units in (self.episodes, self.semantics):
             if type(units) is dict:
                 memo[id(units)] = {k: copy.deepcopy(v, memo) for k, v in units.items()}
@@ -401,9 +399,7 @@ class Hierarchy:
                 self.created.append(("semantic", sid))
                 new.append(sid)
             for mid in mids:
-                lst = self.msg_semantics.setdefault(mid, [])
-                if sid not in lst:
-                    lst.append(sid)
+                self.msg_semantics.add(mid, sid)
             if ep is not None and sid not in ep.semantic_ids:
                 ep.semantic_ids.append(sid)
             out.append(sid)
@@ -432,9 +428,7 @@ class Hierarchy:
         if s is None:
             return False
         for mid in s.message_ids:
-            lst = self.msg_semantics.get(mid)
-            if lst and sid in lst:
-                lst.remove(sid)
+            self.msg_semantics.discard(mid, sid)
         for eid in s.episode_ids:
             e = self.episodes.get(eid)
             if e is not None and sid in e.semantic_ids:
@@ -733,7 +727,7 @@ class Hierarchy:
             x.message_ids, x.episode_ids = list(mids), list(eids)
         for x in h.semantics.values():
             for i in x.message_ids:
-                h.msg_semantics.setdefault(i, []).append(x.id)
+                h.msg_semantics.add(i, x.id)
             for eid in x.episode_ids:
                 e = h.episodes.get(eid)
                 if e is not None:
