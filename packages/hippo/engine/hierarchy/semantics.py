@@ -22,7 +22,7 @@ from hippo.text import tokenizer
 from hippo.text import vocab as V
 
 
-@dataclass
+@dataclass(slots=True)  # no __dict__: about 110 bytes less a semantic
 class Semantic:
     id: int
     text: str                   # "<speaker>: <sentence>" (the sentence verbatim)
@@ -40,7 +40,8 @@ class Semantic:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Semantic":
         out = Semantic.__new__(Semantic)
-        out.__dict__.update(self.__dict__)
+        for name in Semantic.__slots__:
+            setattr(out, name, getattr(self, name))
         out.message_ids, out.episode_ids = list(self.message_ids), list(self.episode_ids)
         out.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
         return out
