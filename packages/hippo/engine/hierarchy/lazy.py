@@ -280,7 +280,7 @@ class ListMap(MutableMapping):
     :meth:`add`, :meth:`discard` or assignment. Iteration: the arrays' keys ascending, then the later ones in the
     order they were added or changed."""
 
-    __slots__ = ("_keys", "_ptr", "_val", "_live", "_n_live", "_new")
+    __slots__ = ("_keys", "_ptr", "_val", "_live", "_n_live", "_new", "_top")
 
     def __init__(self) -> None:
         self._keys = np.zeros(0, dtype=np.int64)
@@ -289,6 +289,7 @@ class ListMap(MutableMapping):
         self._live = np.zeros(0, dtype=bool)
         self._n_live = 0
         self._new: dict[int, list[int]] = {}
+        self._top = None  # the arrays' largest key: a later one (each new message) is known absent without a search
 
     @classmethod
     def from_csr(cls, keys: Any, ptr: Any, values: Any) -> "ListMap":
@@ -318,6 +319,7 @@ class ListMap(MutableMapping):
         self._val = np.ascontiguousarray(vals, dtype=np.int32 if small else np.int64)
         self._live = np.ones(keys.size, dtype=bool)
         self._n_live = int(keys.size)
+        self._top = int(keys[-1]) if keys.size else None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ListMap":
         """A copy of its own; the arrays, which are replaced and never written in place but for the live mask, are
@@ -325,14 +327,14 @@ class ListMap(MutableMapping):
         out = ListMap.__new__(ListMap)
         memo[id(self)] = out
         out._keys, out._ptr, out._val = self._keys, self._ptr, self._val
-        out._live, out._n_live = self._live.copy(), self._n_live
+        out._live, out._n_live, out._top = self._live.copy(), self._n_live, self._top
         out._new = {k: list(v) for k, v in self._new.items()}
         return out
 
     def _slot(self, key: Any) -> int:
         """Position of a live folded entry for ``key``, or -1."""
         n = self._keys.size
-        if not n or not isinstance(key, (int, np.integer)) or isinstance(key, bool):
+        if not n or not isinstance(key, (int, np.integer)) or isinstance(key, bool) or key > self._top:
             return -1
         i = int(np.searchsorted(self._keys, key))
         return i if i < n and self._keys[i] == key and self._live[i] else -1
