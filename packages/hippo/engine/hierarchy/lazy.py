@@ -11,6 +11,7 @@ id order (the order units were created in).
 
 from __future__ import annotations
 
+import abc
 import copy
 from collections.abc import MutableMapping
 from typing import Any, Callable, Iterable, Iterator
@@ -134,7 +135,39 @@ class LazyUnits:
 FOLD_MIN = 4096  # later entries an IntMap keeps in its dict before it folds them into its arrays
 
 
-class IntMap(MutableMapping):
+class _Folded(MutableMapping):
+    """What :class:`IntMap` and :class:`ListMap` share: live entries in sorted key arrays (``_keys``, ``_live``,
+    ``_n_live``; :meth:`_slot` finds one) and the entries added since the last fold in a dict (``_new``).
+    Iteration: the arrays' keys ascending, then the later ones in insertion order."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def _slot(self, key: Any) -> int:
+        """Position of the live entry of ``key`` in the arrays, or -1."""
+
+    def __delitem__(self, key: int) -> None:
+        if key in self._new:
+            del self._new[key]
+            return
+        i = self._slot(key)
+        if i < 0:
+            raise KeyError(key)
+        self._live[i] = False
+        self._n_live -= 1
+
+    def __len__(self) -> int:
+        return self._n_live + len(self._new)
+
+    def __iter__(self) -> Iterator[int]:
+        yield from self._keys[self._live].tolist()
+        yield from list(self._new)
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+
+class IntMap(_Folded):
     """``{int: int}`` whose entries stay two sorted int64 arrays (found by binary search, changed in place, deleted
     by a mask), the entries added last in a dict until they are more than an eighth of the arrays' (and at least
     :data:`FOLD_MIN`): then they are folded into the arrays, dead entries dropped. Loading a million-entry map costs
@@ -227,26 +260,6 @@ class IntMap(MutableMapping):
         self._n_live = int(keys.size)
         self._new = {}
 
-    def __delitem__(self, key: int) -> None:
-        if key in self._new:
-            del self._new[key]
-            return
-        i = self._slot(key)
-        if i < 0:
-            raise KeyError(key)
-        self._live[i] = False
-        self._n_live -= 1
-
-    def __len__(self) -> int:
-        return self._n_live + len(self._new)
-
-    def __iter__(self) -> Iterator[int]:
-        yield from self._keys[self._live].tolist()
-        yield from list(self._new)
-
-    def __bool__(self) -> bool:
-        return len(self) > 0
-
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """``(keys, values)`` of every entry, in iteration order, as int64 arrays."""
         new_k = np.fromiter(self._new.keys(), dtype=np.int64, count=len(self._new))
@@ -271,7 +284,7 @@ def ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
     return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(total, dtype=np.int64)
 
 
-class ListMap(MutableMapping):
+class ListMap(_Folded):
     """``{int: list[int]}`` (message id -> the semantics that quote it) kept as a CSR: sorted int64 keys, the offsets
     of their lists and one array of every list's values, the entries added or changed last in a dict of lists until
     they are more than an eighth of the arrays' (and at least :data:`FOLD_MIN`): then they are folded into the
@@ -429,16 +442,6 @@ class ListMap(MutableMapping):
         self._new[int(key)] = lst
         self._after_new()
 
-    def __delitem__(self, key: int) -> None:
-        if key in self._new:
-            del self._new[key]
-            return
-        i = self._slot(key)
-        if i < 0:
-            raise KeyError(key)
-        self._live[i] = False
-        self._n_live -= 1
-
     def _fold(self) -> None:
         """Move the later entries into the arrays (amortized O(1) per entry: the dict holds an eighth)."""
         keys, ptr, vals = self.csr()
@@ -462,16 +465,6 @@ class ListMap(MutableMapping):
         new_v = np.fromiter((x for v in new.values() for x in v), dtype=np.int64, count=int(new_lens.sum()))
         ptr = np.concatenate([old_ptr, old_ptr[-1] + np.cumsum(new_lens)])
         return np.concatenate([old_k, new_k]), ptr, np.concatenate([old_v.astype(np.int64), new_v])
-
-    def __len__(self) -> int:
-        return self._n_live + len(self._new)
-
-    def __iter__(self) -> Iterator[int]:
-        yield from self._keys[self._live].tolist()
-        yield from list(self._new)
-
-    def __bool__(self) -> bool:
-        return len(self) > 0
 
     def __repr__(self) -> str:
         return f"ListMap({len(self)} entries, {len(self._new)} since the last fold)"
