@@ -18,6 +18,7 @@ import functools
 import math
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
@@ -909,30 +910,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             and not re.search(r"(?:^|[.!?:]\s*|\n\s*)$", m.string[max(0, m.start() - 3):m.start()]):
         return None  # "Review Action Items from Last Week": a heading of a template, not a date
     today = _day_start(now)
-    if name == "holiday":
-        return _holiday(m, g, today, tense)
-    if name == "part_month":
-        return _part_of_month(m, g, today, tense)
-    if name == "week_of_month":
-        return _week_of_month(m, g, today, tense)
-    if name == "range":
-        return _range(m, g, today, tense)
-    if name == "day_range":
-        return _day_range(m, g, today, tense)
-    if name == "part_week":
-        return _part_of_week(m, g, today, tense)
-    if name in ("part_year", "half_year"):
-        return _part_of_year(m, g, today, tense)
-    if name == "turn_year":
-        return _turn_of_year(m, today, tense)
-    if name == "xmas_break":
-        return _christmas_break(m, g, today, tense)
-    if name == "new_year":
-        return _new_year(m, g, today, tense)
-    if name == "season":
-        return _season(m, g, today, tense)
-    if name == "the_season":
-        return _the_season(m, g, today, tense)
+    placed = _PLACED_BY_TENSE.get(name)
+    if placed is not None:
+        return placed(m, g, today, tense)
     if name in ("dm_word", "md_word"):
         month, day = (_month_of(g[1]), ORDINALS[" ".join(g[0].lower().split())]) if name == "dm_word" else \
             (_month_of(g[0]), ORDINALS[" ".join(g[1].lower().split())] if g[1] else int(g[2]))
@@ -1703,7 +1683,7 @@ def _new_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> Time
     return _by_clause(options, today, tense, m.group(0))
 
 
-def _turn_of_year(m: re.Match, today: datetime, tense: str | None) -> TimeRef | None:
+def _turn_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """"The turn of the year": 25 December to 7 January, the latest begun by the day it is said when the clause reports,
     the coming one (or the one under way) when it talks about what is to come, no date when it says neither."""
     if tense is None:
@@ -1807,6 +1787,15 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 
 
 # Patterns whose direction the tense decides: a date without a year, a month, a weekday, a day of the month.
+# The periods placed from the day they are said by the tense of their clause, each read by its function (``g``: the
+# match's groups)
+_PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], TimeRef | None]] = {
+    "holiday": _holiday, "part_month": _part_of_month, "week_of_month": _week_of_month, "range": _range,
+    "day_range": _day_range, "part_week": _part_of_week, "part_year": _part_of_year, "half_year": _part_of_year,
+    "turn_year": _turn_of_year, "xmas_break": _christmas_break, "new_year": _new_year, "season": _season,
+    "the_season": _the_season,
+}
+
 _TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
