@@ -1,4 +1,4 @@
-"""A call that meets another process half-way: the first call of a wrapped function, once done, waits at a barrier."""
+"""Calls that meet each other half-way: a wrapped function, once done, waits at a barrier before it returns."""
 
 from __future__ import annotations
 
@@ -6,15 +6,17 @@ import threading
 from typing import Any, Callable
 
 
-def first_call_waits(real: Callable[..., Any], barrier: Any, timeout: float = 10.0) -> Callable[..., Any]:
-    """``real`` wrapped so that its first call, once it returned, waits at ``barrier`` (a ``multiprocessing``
-    barrier shared with another process) before handing back its result: two processes that do not take turns then
-    both finish that call before either goes on; a broken or timed-out barrier ends the wait."""
+def calls_wait(real: Callable[..., Any], barrier: Any, timeout: float = 10.0, *, first_only: bool = False
+               ) -> Callable[..., Any]:
+    """``real`` wrapped so that each call (only the first, with ``first_only``), once it returned, waits at
+    ``barrier`` (a ``threading`` or ``multiprocessing`` barrier shared with the other callers) before handing back its
+    result: callers that do not take turns then all finish that call before any goes on; a broken or timed-out
+    barrier ends the wait."""
     waited = []
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         out = real(*args, **kwargs)
-        if not waited:
+        if not (first_only and waited):
             waited.append(True)
             try:
                 barrier.wait(timeout=timeout)
@@ -23,3 +25,8 @@ def first_call_waits(real: Callable[..., Any], barrier: Any, timeout: float = 10
         return out
 
     return wrapper
+
+
+def first_call_waits(real: Callable[..., Any], barrier: Any, timeout: float = 10.0) -> Callable[..., Any]:
+    """:func:`calls_wait` for the first call only (two processes each comparing once before they store)."""
+    return calls_wait(real, barrier, timeout, first_only=True)

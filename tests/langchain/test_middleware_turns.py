@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 import hippo
 from langchain_hippo import HippoMemoryMiddleware
+from tests.barrier import calls_wait, first_call_waits
 
 from .conftest import recording_model
 
@@ -520,16 +521,8 @@ def test_a_turn_regenerated_by_threads_at_once_is_stored_once(monkeypatch):
     agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
     agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
     compared = threading.Barrier(3)
-    unstored = HippoMemoryMiddleware._unstored
-
-    def side_by_side(record, items, earlier):
-        todo = unstored(record, items, earlier)
-        try:  # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
-            compared.wait(timeout=2)
-        except threading.BrokenBarrierError:
-            pass
-        return todo
-
+    # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
+    side_by_side = calls_wait(HippoMemoryMiddleware._unstored, compared, timeout=2)
     monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
     runs = [threading.Thread(target=agent.invoke, args=({"messages": list(_AGAIN)}, _cfg("t"))) for _ in range(3)]
     for run in runs:
@@ -572,16 +565,8 @@ def test_a_turn_regenerated_by_sync_and_async_runs_on_their_own_loops_at_once_is
     agent = create_agent(recording_model(_answers(4)), middleware=[HippoMemoryMiddleware(memory)])
     agent.invoke({"messages": list(_FIRST)}, _cfg("t"))
     compared = threading.Barrier(3)
-    unstored = HippoMemoryMiddleware._unstored
-
-    def side_by_side(record, items, earlier):
-        todo = unstored(record, items, earlier)
-        try:  # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
-            compared.wait(timeout=2)
-        except threading.BrokenBarrierError:
-            pass
-        return todo
-
+    # each waits for the others to have compared too, unless they take turns (the barrier then breaks)
+    side_by_side = calls_wait(HippoMemoryMiddleware._unstored, compared, timeout=2)
     monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
 
     def sync_run() -> None:
@@ -655,16 +640,8 @@ def test_two_agents_regenerating_a_turn_of_one_thread_at_once_store_it_once(tmp_
         create_agent(recording_model(_answers(1)), middleware=[HippoMemoryMiddleware(memory)]).invoke(
             {"messages": list(_FIRST)}, _cfg("t"))
     compared = threading.Barrier(2)
-    unstored = HippoMemoryMiddleware._unstored
-
-    def side_by_side(record, items, earlier):
-        todo = unstored(record, items, earlier)
-        try:  # each waits for the other to have compared too, unless they take turns (the barrier then breaks)
-            compared.wait(timeout=2)
-        except threading.BrokenBarrierError:
-            pass
-        return todo
-
+    # each waits for the other to have compared too, unless they take turns (the barrier then breaks)
+    side_by_side = calls_wait(HippoMemoryMiddleware._unstored, compared, timeout=2)
     monkeypatch.setattr(HippoMemoryMiddleware, "_unstored", staticmethod(side_by_side))
     first = hippo.Memory(path)
     memories = [first, first if handles == "one" else hippo.Memory(path)]
@@ -718,8 +695,6 @@ def test_a_run_that_read_the_thread_before_another_stored_its_turn_stores_the_tu
 def _compare_side_by_side(compared) -> None:
     """In a worker process: its first comparison of a turn with the thread waits until the other process has
     compared too (when the two do not take turns, the barrier's wait ends them both together)."""
-    from tests.barrier import first_call_waits
-
     HippoMemoryMiddleware._unstored = staticmethod(first_call_waits(HippoMemoryMiddleware._unstored, compared))
 
 
