@@ -82,6 +82,18 @@ def schema_of(url: str) -> str:
     return parse_url(url)[2]["hippo_schema"]
 
 
+def _opening(url: str, opened: list) -> threading.Thread:
+    """A thread (not started) that opens ``Memory(url, namespace="n")`` and appends it, or what it raised, to
+    ``opened``."""
+    def opener() -> None:
+        try:
+            opened.append(Memory(url, namespace="n"))
+        except BaseException as exc:  # noqa: BLE001 - asserted by the caller
+            opened.append(exc)
+
+    return threading.Thread(target=opener)
+
+
 # -- URLs ---------------------------------------------------------------------------------------------------------
 def test_urls_keep_passwords_out_of_sight_and_hippo_parameters_out_of_libpq() -> None:
     libpq, shown, ours = parse_url("postgresql://app:s3cret@db.example:6432/mem?sslmode=require&password=other"
@@ -173,13 +185,7 @@ def test_an_open_while_the_server_is_down_waits_for_it_up_to_retry_s(pg_server, 
         assert len(tries) == 1
         tries.clear()
 
-        def opener() -> None:
-            try:
-                opened.append(Memory(pg_url, namespace="n"))
-            except BaseException as exc:  # noqa: BLE001 - asserted below
-                opened.append(exc)
-
-        worker = threading.Thread(target=opener)
+        worker = _opening(pg_url, opened)
         worker.start()
         wait_for(lambda: len(tries) >= 2 or opened, what="the open to try the stopped server")
     finally:
@@ -1598,14 +1604,8 @@ def test_an_open_through_pgbouncer_while_the_server_is_down_waits_for_the_server
     try:
         url = bouncer.url(hippo_schema=schema_of(pg_url), hippo_prepare_threshold="none", hippo_retry_s="120")
 
-        def opener() -> None:
-            try:
-                opened.append(Memory(url, namespace="n"))
-            except BaseException as exc:  # noqa: BLE001 - asserted below
-                opened.append(exc)
-
         pg_server.stop()
-        worker = threading.Thread(target=opener)
+        worker = _opening(url, opened)
         try:
             worker.start()
             wait_for(lambda: opened or "pooler error: query_wait_timeout" in bouncer.log.read_text(errors="replace"),
@@ -2212,13 +2212,7 @@ def test_an_open_during_a_restart_of_a_german_server_waits_for_it(german_server,
         mem.add("kept across the restart")
     opened: list = []
 
-    def opener() -> None:
-        try:
-            opened.append(Memory(url, namespace="n"))
-        except BaseException as exc:  # noqa: BLE001 - asserted below
-            opened.append(exc)
-
-    worker = threading.Thread(target=opener)
+    worker = _opening(url, opened)
     held = psycopg.connect(german_server.url("hippo"), autocommit=True)  # a smart shutdown waits for it
     try:
         german_server.stop("smart", wait=False)
@@ -2277,13 +2271,7 @@ def test_an_open_whose_client_speaks_german_waits_for_a_stopped_server(pg_server
     opened: list = []
     pg_server.stop()
     try:
-        def opener() -> None:
-            try:
-                opened.append(Memory(pg_url, namespace="n"))
-            except BaseException as exc:  # noqa: BLE001 - asserted below
-                opened.append(exc)
-
-        worker = threading.Thread(target=opener)
+        worker = _opening(pg_url, opened)
         worker.start()
         wait_for(lambda: len(tries) >= 2 or opened, what="the open to try the stopped server")
         assert "nicht gefunden" in tries[0] and not opened, (tries, opened)
