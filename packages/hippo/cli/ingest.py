@@ -71,18 +71,15 @@ def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, met
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
 
 
+def _stored_digest(metadata: Any) -> str | None:
+    """The source digest a message's metadata carries, if any."""
+    got = metadata.get(DIGEST_KEY) if isinstance(metadata, dict) else None
+    return got if isinstance(got, str) else None
+
+
 def _source_digest(rec: Record) -> str | None:
     """The record's digest as a chat app's export wrote it, or the one its metadata carries (a hippo export)."""
-    if rec.digest is not None:
-        return rec.digest
-    metadata = rec.item.get("metadata")
-    got = metadata.get(DIGEST_KEY) if isinstance(metadata, dict) else None
-    return got if isinstance(got, str) else None
-
-
-def _stored_digest(metadata: Any) -> str | None:
-    got = metadata.get(DIGEST_KEY) if isinstance(metadata, dict) else None
-    return got if isinstance(got, str) else None
+    return rec.digest if rec.digest is not None else _stored_digest(rec.item.get("metadata"))
 
 
 def _item(rec: Record) -> dict[str, Any]:
