@@ -89,6 +89,11 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Kävin eilen pankissa maksamassa laskuja.",
         "Naapurin nainen antoi meille omenoita.",
         "Rannalla oli paljon ihmisiä.",
+        "Mummon tekemässä ruoassa oli liikaa suolaa.",
+        "Lasten huoneessa on aina sotkua.",
+        "Veljeni perheen kanssa vietimme joulun Oulussa.",
+        "Ostimme taidenäyttelystä kauniin maalauksen.",
+        "Espoossa vuokra-asunnot ovat tosi kalliita.",
     ], [
         ("Missä talo on?", 0), ("Mikä on koiran nimi?", 1), ("Mitä sisko opiskelee?", 2),
         ("Milloin auto ostettiin?", 3),
@@ -98,6 +103,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         # "naiselta")
         ("Kuinka kauan Helsinki?", 15), ("Mitä katu löytyi?", 16), ("Milloin kävit pankki?", 17),
         ("Mitä naiselta saatiin?", 18), ("Oliko ranta täynnä?", 19),
+        # a "k" that drops ("ruoka", "ruoassa"), a stem in -ee- ("huone", "huoneessa"; "perhe", "perheen") and in -ii-
+        # ("kaunis", "kauniin"; "kallis", "kalliita")
+        ("Oliko ruoka suolaista?", 20), ("Onko huone siisti?", 21), ("Kenen perhe oli mukana?", 22),
+        ("Mikä oli kaunis?", 23), ("Mikä on kallis?", 24),
     ]),
     "es": ([
         "Ayer fui al cine con Lucía a ver la nueva película de Almodóvar.",

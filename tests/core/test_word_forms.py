@@ -57,6 +57,16 @@ def test_a_question_is_known_by_its_words(question, lang):
     ("ranta", "fi", {"rannalla", "rannoilla", "rantaan"}), ("pöytä", "fi", {"pöydällä"}),
     ("nainen", "fi", {"naisen", "naista", "naiset", "naiselta", "naisille"}),
     ("Helsingissä", "fi", {"helsinki"}), ("kadulta", "fi", {"katu", "katua"}), ("naiselta", "fi", {"nainen"}),
+    # a "k" between vowels that drops in a word in -a or -ä, a word in -e on its stem in -ee-, one in -is in -ii-,
+    # both ways
+    ("ruoka", "fi", {"ruoan", "ruoassa", "ruoat", "ruoista"}), ("reikä", "fi", {"reiän", "reiässä"}),
+    ("ruoan", "fi", {"ruoka", "ruokaa"}),
+    ("huone", "fi", {"huoneen", "huoneessa", "huoneeseen", "huoneet", "huonetta", "huoneissa", "huoneita",
+                     "huoneiden", "huoneessani"}),
+    ("perhe", "fi", {"perheen", "perheessä", "perhettä", "perheeni", "perheensä"}), ("perheen", "fi", {"perhe"}),
+    ("kallis", "fi", {"kalliin", "kalliissa", "kallista", "kalliit", "kalliita"}),
+    ("kaunis", "fi", {"kauniin", "kauniissa", "kaunista"}), ("kalliissa", "fi", {"kallis"}),
+    ("kauniin", "fi", {"kaunis", "kaunista"}),
     # German: the endings, on the word and with its last stem vowel in umlaut; a word asked in umlaut, without it
     ("Haus", "de", {"häuser", "häusern", "hauses"}), ("Buch", "de", {"bücher", "buches"}),
     ("Apfel", "de", {"äpfel", "äpfeln"}), ("Kind", "de", {"kinder", "kindern"}), ("Garten", "de", {"gärten"}),
@@ -93,6 +103,10 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     assert endings.variants("ta", "fi") == frozenset({"ta"})
     assert "hau" not in endings.variants("Haus", "de")  # a German word in -s is no genitive of another
     assert "adı" not in endings.variants("at", "tr") and "kitab" not in endings.variants("kitap", "tr")
+    # a "k" before another vowel than "a" or "ä" stays: "join" is "I drank", "luun" "of the bone"; a word of one
+    # syllable has no stem in -ee- ("tee", tea: "teessä")
+    assert "join" not in endings.variants("joki", "fi") and "luun" not in endings.variants("luku", "fi")
+    assert "teeessä" not in endings.variants("tee", "fi")
 
 
 @pytest.mark.parametrize("question, keywords", [

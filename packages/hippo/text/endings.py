@@ -24,9 +24,11 @@ letters or more) one of whose forms it is, and each base is given every ending.
   -si, -nsA, -mme, -nne) after the local cases, by vowel harmony (A is "a" after a back vowel, "ä" otherwise); the
   consonants before the stem's last vowel in their weak grade before an ending that closes its syllable ("Helsinki",
   "Helsingissä"; "katu", "kadulla"; "pankki", "pankissa"; "ranta", "rannalla"), and the stem in -se- and -s- of a
-  word in -nen ("nainen", "naisen", "naista"), both ways: "kadulla" asked is "katu" + "lla". A "k" after a vowel
-  that drops ("ruoka", "ruoan") and the words in -e and -is whose stem is another ("huone", "huoneen"; "kaunis",
-  "kauniin") are left as they are.
+  word in -nen ("nainen", "naisen", "naista"), both ways: "kadulla" asked is "katu" + "lla"; a "k" between vowels
+  that drops in a word in -a or -ä ("ruoka", "ruoan"; "reikä", "reiässä"), and the stem in -ee- of a word in -e
+  ("huone", "huoneessa"; "perhe", "perheen") and in -ii- of one in -is ("kaunis", "kauniin"; "kallis",
+  "kalliita"), both ways. A "k" that drops before another vowel ("joki", "joen"; "luku", "luvun") is left: its weak
+  stems write other words ("join", "I drank"; "luun", "of the bone").
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
@@ -269,9 +271,11 @@ _FI_OWNED = ("", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "A")
 # dropped, an "a" as "o", an "i" as "e": "kaduilla", "pankeissa")
 _FI_WEAK = (("kk", "k"), ("pp", "p"), ("tt", "t"), ("nk", "ng"), ("mp", "mm"), ("nt", "nn"), ("lt", "ll"),
             ("rt", "rr"), ("ht", "hd"), ("lk", "l"), ("hk", "h"), ("t", "d"), ("p", "v"))
-# (a "k" after a vowel that drops, "ruoka", "ruoan"; "joki", "joen", is left: its weak stems write other words,
-# "join", "I drank")
 _FI_STRONG = tuple((weak, strong) for strong, weak in _FI_WEAK)
+# A "k" between vowels drops in the weak grade ("ruoka", "ruoan"; "reikä", "reiän"; "ikä", "iässä"): in a word in
+# -a or -ä only. A "k" before another vowel drops too, but there its weak stems write other words ("joki", "join",
+# "I drank"; "luku", "luun", "of the bone") or take a "v" ("puku", "puvun"): those are left.
+_FI_K_DROPS = "aä"
 _FI_CLOSED = ("n", "t", "ssA", "stA", "llA", "ltA", "lle", "ksi", "ttA")
 _FI_CLOSED_PLURAL = ("issA", "istA", "illA", "iltA", "ille", "iksi", "ittA")
 # the words in -nen, whose stem is in -se- and -s- ("nainen", "naisen", "naista", "naiset"; "Virtanen", "Virtaselle")
@@ -292,6 +296,30 @@ def _fi_weak(base: str) -> str | None:
     for strong, weak in _FI_WEAK:
         if stem.endswith(strong) and (len(strong) == 2 or stem[-2:-1] in _VOWELS):
             return stem[:len(stem) - len(strong)] + weak + base[-1]
+    if base[-1] in _FI_K_DROPS and stem.endswith("k") and stem[-2:-1] in _VOWELS:
+        return stem[:-1] + base[-1]  # "ruoka", "ruoa-"
+    return None
+
+
+# The words in -e take their endings on a stem in -ee- ("huone", "huoneen", "huoneessa", "huoneeseen"; "perhe",
+# "perheen"), the partitive on the word ("huonetta"), the plural on -ei- ("huoneissa", "huoneita", "huoneiden");
+# the adjectives in -is on a stem in -ii- ("kaunis", "kauniin", "kauniissa"; "kallis", "kalliit", "kalliita"), the
+# partitive on the word ("kallista"). Words of two syllables or more, the -e after a consonant: "tee" (tea) is
+# "teen", and "kolme" (three) "kolmen".
+_FI_LONG_STEM = ("n", "t", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "seen", "ttA")
+_FI_LONG_PLURAL = ("tA", "den", "tten", "siin", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "ttA", "hin")
+
+
+def _fi_long_stem(base: str) -> str | None:
+    """The stem in -ee- of a word in -e ("huone" -> "huonee"), in -ii- of one in -is ("kaunis" -> "kaunii"), or
+    None."""
+    syllables = sum(1 for k, c in enumerate(base) if c in _VOWELS and base[k - 1:k] not in tuple(_VOWELS))
+    if syllables < 2:
+        return None
+    if base.endswith("e") and base[-2:-1] not in tuple(_VOWELS):
+        return base + "e"
+    if base.endswith("is") and base[-3:-2] not in tuple(_VOWELS):
+        return base[:-1] + "i"
     return None
 
 
@@ -315,6 +343,11 @@ def _finnish_forms(base: str) -> frozenset[str]:
         plural = {base} | _fi_plural_stems(base)
         out |= {p + put(c) for p in plural for c in _FI_PLURAL}
         out |= {base + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
+    long = _fi_long_stem(base)
+    if long is not None:
+        out |= {long + put(c) for c in _FI_LONG_STEM} | {base + put("tA")}
+        out |= {long[:-1] + "i" + put(c) for c in _FI_LONG_PLURAL}
+        out |= {long + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
     return frozenset(out)
 
 
@@ -411,6 +444,10 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
             if b[-1:] in _VOWELS:
                 stem = b[:-1]
                 strong += [stem[:len(stem) - len(w)] + st + b[-1] for w, st in _FI_STRONG if stem.endswith(w)]
+                if b[-1] in _FI_K_DROPS and stem[-1:] in _VOWELS:
+                    strong.append(stem + "k" + b[-1])  # "ruoan": "ruoka"
+            if b.endswith("ii"):
+                strong.append(b[:-1] + "s")  # "kauniin": "kaunis"
             bases.update(c for c in strong if len(c) >= MIN_BASE[lang] and low in _finnish_forms(c))
     if lang == "tr":  # a voiced final consonant asked ("kitabı", "çocuğu"): the base as it is said alone
         for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)):
