@@ -87,6 +87,10 @@ def _day(text: str) -> str | None:
     ("وأمس اشترينا سيارة جديدة.", "2024-03-05"),
     ("البارحة تعشينا في مطعم لبناني.", "2024-03-05"), ("بالأمس زرت جدتي.", "2024-03-05"),
     ("أول أمس اشتريت سيارة.", "2024-03-04"), ("بعد غد عندي امتحان.", "2024-03-08"),
+    # "اليوم" is today where it stands alone, "صباح اليوم" this morning
+    ("ذهبت اليوم إلى السوق.", "2024-03-06"), ("اليوم عيد ميلاد أختي.", "2024-03-06"),
+    ("سأزور جدتي اليوم.", "2024-03-06"), ("واليوم طبخت المقلوبة.", "2024-03-06"),
+    ("صباح اليوم شربت القهوة مع سارة.", "2024-03-06"),
     # Hindi: "कल" and "परसों" are before or after by the tense of their sentence
     ("कल मैं डॉक्टर के पास गया था।", "2024-03-05"), ("कल मैं दिल्ली जाऊँगा।", "2024-03-07"),
     ("आज मैं घर पर हूँ।", "2024-03-06"), ("परसों हम शादी में गए थे।", "2024-03-04"),
@@ -109,6 +113,11 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     # "कल" in a sentence of neither tense is either day
     "Jag går hem nu.", "أمسكت الكرة بيدي.", "कला प्रदर्शनी बहुत अच्छी है।",
     "आजकल मैं योग करता हूँ।", "कल की बात है।",
+    # "اليوم" as "the day": the next, the first, the national day, the day that, the whole day, that day, the same
+    # day, twice a day
+    "في اليوم التالي ذهبنا إلى البحر.", "كان اليوم الأول في المدرسة صعبا.", "اليوم الوطني عطلة رسمية.",
+    "لن أنسى اليوم الذي تخرجت فيه.", "قضينا اليوم كله في الحديقة.", "في ذلك اليوم التقيت بزوجي.",
+    "في نفس اليوم وصل أخي.", "أشرب القهوة مرتين في اليوم.",
 ])
 def test_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, SAID) == []
@@ -126,7 +135,7 @@ def test_a_message_said_in_spanish_shows_the_day_it_means():
     ("¿Qué hice ayer?", 1), ("¿Qué hice anteayer?", 0), ("Qu'est-ce que j'ai fait hier ?", 1),
     ("Was habe ich gestern gemacht?", 1), ("Что я делал вчера?", 1), ("昨天我做了什么？", 1), ("Dün ne yaptım?", 1),
     ("Co robiłam wczoraj?", 1), ("Co jsem dělal včera?", 1), ("Vad gjorde jag igår?", 1), ("Hvad lavede jeg i går?", 1),
-    ("ماذا فعلت أمس؟", 1), ("मैंने कल क्या किया?", 1), ("Co robiłam przedwczoraj?", 0),
+    ("ماذا فعلت أمس؟", 1), ("मैंने कल क्या किया?", 1), ("Co robiłam przedwczoraj?", 0), ("ماذا فعلت اليوم؟", 2),
 ])
 def test_a_question_asks_for_the_day_its_words_name(question, answer):
     """"ayer" in a question asked on 6 March is 5 March, as "yesterday" is: the messages of that day answer it."""

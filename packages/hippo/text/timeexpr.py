@@ -40,8 +40,9 @@ DAY = 86400.0
 #: Japanese and Korean; 7: the relative days of Polish, Czech and Slovak, Swedish, Danish and Norwegian, Arabic and
 #: Hindi; a range of days, "March 3-5", "from 3 to 5 March"; a weekday said alone in a sentence, "see you Friday", "I
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
-#: of the year"; "the Christmas break", "over the holidays", "in the new year").
-RULE = 7
+#: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: Arabic "اليوم" where it is
+#: today).
+RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -167,7 +168,8 @@ _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 
 # The relative days of other languages, each a day from the day it is said: German and Dutch, Spanish, Portuguese,
 # French, Italian, Russian, Turkish, Polish, Czech and Slovak, Swedish, Danish and Norwegian ("i går", "igår") and
-# Arabic, with and without their accents as chats type them ("manana", "amanha", "vcera"; "غدا" and "غداً").
+# Arabic, with and without their accents as chats type them ("manana", "amanha", "vcera"; "غدا" and "غداً"), and
+# Arabic "اليوم" where it is today (_AR_TODAY).
 # Spanish "mañana" is also the morning ("por la mañana", "esta mañana" is today), German "Morgen" the morning
 # ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow), and
 # French "hier" is German and Dutch for "here": it is read only in a message with a word of French. The days of
@@ -196,11 +198,22 @@ OTHER_DAYS: dict[str, int] = {
     # (Arabic writes "and" onto the next word: "وأمس", "وغدا")
     "وأمس": -1, "وامس": -1, "وبالأمس": -1, "والبارحة": -1, "وغدا": 1, "وغدًا": 1, "وبكرة": 1,
 }
+# Arabic "اليوم" is today and also "the day": it is today where it stands alone, not after a word that makes it a day
+# of its own ("في اليوم التالي" the next day, "مرتين في اليوم" twice a day, "ذلك اليوم" that day, "نفس اليوم" the same
+# day, "طوال اليوم" all day) nor before one that describes it ("اليوم الأول" the first day, "اليوم الوطني" the
+# national day, "اليوم الذي" the day that, "اليوم كله" the whole day); "صباح اليوم" (this morning) is today.
+_AR_DAY_BEFORE = ("في", "فى", "ذلك", "ذاك", "تلك", "هذا", "هذه", "نفس", "ذات", "طوال", "طيلة", "طول", "كل", "منتصف",
+                  "نصف", "نهاية", "بداية", "آخر", "اخر", "بقية", "باقي", "حتى", "لغاية", "مثل", "منذ")
+_AR_DAY_AFTER = ("الذي", "الذى", "التي", "اللي", "اللى", "نفسه", "ذاته", "كله", "بأكمله", "باكمله", "بكامله", "الأول",
+                 "الاول", "الأخير", "الاخير", "الثالث", "الرابع", "الخامس", "السادس", "السابع", "الثامن", "التاسع",
+                 "العاشر", "السابق", "المقبل", "القادم", "الموعود", "المحدد", "الكامل", "الطويل", "الواحد")
+_AR_TODAY = ("".join(rf"(?<!\b{w} )" for w in _AR_DAY_BEFORE) + r"(و?اليوم)"
+             + r"(?!\s+(?:" + "|".join(_AR_DAY_AFTER) + r"|ال\w+ي)(?!\w))")  # (ال...ي: "الوطني", "التالي")
 _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
                                                     "media", "por", "las", "de"))
 _OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
               + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
-              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w))")
+              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|" + _AR_TODAY + ")")
 # a word of French in the message, which makes its "hier" yesterday
 _FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
                      r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
@@ -581,7 +594,7 @@ def _folded(text: str) -> str:
 _LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS} | {
     "mañana", "manana", "morgen", "semana", "mes", "mês", "año", "ano", "woche", "monat", "jahr", "semaine", "mois",
     "année", "annee", "dernier", "prochain", "settimana", "mese", "anno", "неделе", "месяце", "году", "hafta",
-    "haftaya", "ay", "yil", "sene", "seneye"} | {_folded(w) for w in _OTHER_BEFORE if " " not in w}
+    "haftaya", "ay", "yil", "sene", "seneye", "اليوم", "واليوم"} | {_folded(w) for w in _OTHER_BEFORE if " " not in w}
     | {_folded(w) for w in _OTHER_AFTER} | {"il", "dentro", "daqui", "tagen", "wochen", "monaten", "jahren"}
     | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS})
 _WORD = re.compile(r"\w+")
@@ -593,7 +606,7 @@ def _has_lang_word(low: str) -> bool:
 
 
 # the days' words as the folded text writes them
-_DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()}
+_DAY_OFFSET = {_folded(w): d for w, d in OTHER_DAYS.items()} | {"اليوم": 0, "واليوم": 0}
 _CJK_DAYS = {"一昨日": -2, "昨日": -1, "今日": 0, "明日": 1, "明後日": 2, "前天": -2, "昨天": -1, "今天": 0, "明天": 1,
              "后天": 2, "後天": 2, "그저께": -2, "그제": -2, "어제": -1, "오늘": 0, "내일": 1, "모레": 2}
 _OTHER_UNIT_LOWER = {_folded(w): u for w, u in OTHER_UNIT_WORDS.items()}
