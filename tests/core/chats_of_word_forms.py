@@ -288,6 +288,24 @@ DAYS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, int]]]] = {
         ("2024-03-07T20:00:00", "غداً أسافر إلى دبي."),
         ("2024-03-09T20:00:00", "طبخت الكبسة لكل العائلة."),
     ], [("ماذا فعلت أمس؟", 4), ("ماذا فعلت أول أمس؟", 3), ("ماذا حدث 2024-03-06؟", 1), ("ماذا فعلت 2024-03-05؟", 0)]),
+    # a weekday said alone, placed by the tense of its clause: two messages say each weekday, of different weeks
+    # (ASKED is a Sunday)
+    "es": ([
+        ("2024-03-03T20:00:00", "El viernes voy al dentista."),
+        ("2024-03-04T20:00:00", "El viernes fuimos al cine con Marta."),
+        ("2024-03-09T20:00:00", "El jueves perdí las llaves en el metro."),
+        ("2024-02-26T20:00:00", "El jueves empiezo el curso de inglés."),
+        ("2024-03-05T10:00:00", "Hoy hice tortilla para toda la familia."),
+    ], [("¿Qué hice el viernes?", 0), ("¿Qué pasó el jueves?", 2), ("¿Qué hice 2024-03-01?", 1),
+        ("¿Qué pasó 2024-02-29?", 3), ("¿Qué hice 2024-03-05?", 4)]),
+    "de": ([
+        ("2024-03-03T20:00:00", "Am Freitag gehe ich zum Zahnarzt."),
+        ("2024-03-04T20:00:00", "Am Freitag waren wir mit Jonas im Kino."),
+        ("2024-03-09T20:00:00", "Am Donnerstag habe ich meine Schlüssel in der Straßenbahn verloren."),
+        ("2024-02-26T20:00:00", "Am Donnerstag fängt mein Englischkurs an."),
+        ("2024-03-05T10:00:00", "Heute habe ich Spätzle für die ganze Familie gekocht."),
+    ], [("Was habe ich am Freitag gemacht?", 0), ("Was ist am Donnerstag passiert?", 2), ("Was war 2024-03-01?", 1),
+        ("Was war 2024-02-29?", 3), ("Was habe ich 2024-03-05 gemacht?", 4)]),
     "hi": ([
         ("2024-03-06T20:00:00", "कल मैं दाँत के डॉक्टर के पास गया था।"),
         ("2024-03-05T20:00:00", "कल हम प्रिया के साथ फ़िल्म देखने जाएँगे।"),

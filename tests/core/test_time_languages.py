@@ -66,6 +66,28 @@ def _day(text: str) -> str | None:
     ("Venerdì scorso sono andato a Roma.", "2024-03-01"), ("В следующую пятницу еду в Казань.", "2024-03-08"),
     ("В прошлый понедельник я заболел.", "2024-03-04"), ("Geçen cuma sinemaya gittik.", "2024-03-01"),
     ("Gelecek pazartesi başlıyorum.", "2024-03-11"),
+    # a weekday said alone: the last one before the day when its clause reports the past, else the coming one after
+    # it (these languages say a plan in the present)
+    ("El viernes voy al cine.", "2024-03-08"), ("El viernes fuimos al cine.", "2024-03-01"),
+    ("¿Qué hiciste el viernes?", "2024-03-01"), ("El lunes empecé el trabajo nuevo.", "2024-03-04"),
+    ("El martes estaba enfermo.", "2024-03-05"), ("El jueves compraré un coche.", "2024-03-07"),
+    ("Este domingo es mi cumpleaños.", "2024-03-10"),
+    # what is said after "que" is placed by its own verbs, not by the telling's
+    ("Le dije que el viernes no puedo.", "2024-03-08"), ("El lunes me dijo que estaba cansada.", "2024-03-04"),
+    ("El miércoles José vino a casa.", "2024-02-28"), ("Je lui ai dit que vendredi je ne peux pas.", "2024-03-08"),
+    ("Am Freitag gehe ich schwimmen.", "2024-03-08"), ("Am Freitag war ich im Kino.", "2024-03-01"),
+    ("Was hast du am Freitag gemacht?", "2024-03-01"), ("Am Samstag sind wir nach Berlin gefahren.", "2024-03-02"),
+    ("Am Freitag ist das Geschäft geschlossen.", "2024-03-08"), ("Am Freitag bin ich verabredet.", "2024-03-08"),
+    ("Vendredi je vais au cinéma.", "2024-03-08"), ("Vendredi j'ai vu Marc.", "2024-03-01"),
+    ("Qu'est-ce que tu as fait vendredi ?", "2024-03-01"), ("Vendredi je suis occupé.", "2024-03-08"),
+    ("Samedi nous sommes allés à Lyon.", "2024-03-02"), ("Venerdì sono andato al cinema.", "2024-03-01"),
+    ("Venerdì sono impegnato.", "2024-03-08"), ("Sabato ho una partita.", "2024-03-09"),
+    ("Na sexta vou ao Porto.", "2024-03-08"), ("No sábado comprei um carro.", "2024-03-02"),
+    ("Op vrijdag was ik ziek.", "2024-03-01"), ("Op zaterdag heb ik een fiets gekocht.", "2024-03-02"),
+    ("В пятницу я иду в кино.", "2024-03-08"), ("Что ты делал в пятницу?", "2024-03-01"),
+    ("В понедельник школа закрыта.", "2024-03-11"), ("Во вторник я купил машину.", "2024-03-05"),
+    ("Cuma günü sinemaya gittik.", "2024-03-01"), ("Cuma günü ne yaptın?", "2024-03-01"),
+    ("Pazar günü annemlere gidiyoruz.", "2024-03-10"),
     # the relative days of Chinese, Japanese and Korean, written without spaces
     ("我昨天和王丽在北京吃了烤鸭。", "2024-03-05"), ("我后天去上海", "2024-03-08"), ("明天早上七点要起床。", "2024-03-07"),
     ("昨日、田中さんと新宿でラーメンを食べました。", "2024-03-05"), ("一昨日東京に行った", "2024-03-04"),
@@ -107,7 +129,12 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     "Wir sind hier, kommst du?",
     "Ik ben hier, kom je?", "Corro por la mañana.", "Toda la mañana estuve trabajando.", "Fue una mañana tranquila.",
     "I love the piano and my messages.", "Hace días que no te veo.", "En tres meses aprendí inglés.",
-    "I stayed in Rome for a day, ha.", "Am Freitag gehe ich schwimmen.", "El viernes voy al cine.",
+    "I stayed in Rome for a day, ha.",
+    # a weekday of a habit ("los viernes", "le vendredi", "il venerdì", "siempre"), before a date or of a holiday,
+    # after "depuis", and a name ("Domenica", "Mardi Gras")
+    "Los viernes juego al pádel.", "El viernes siempre juego al pádel.", "El viernes 15 tengo examen.",
+    "El Viernes Santo no trabajo.", "Le vendredi je fais du sport.", "Chaque vendredi on mange des crêpes.",
+    "Depuis lundi il pleut.", "Il venerdì gioco a calcetto.", "I met Domenica at the party.", "Mardi Gras was fun.",
     "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
     # "går" is Swedish for "walks", "أمسك" for "held", "कला" art, "आजकल" nowadays, and
     # "कल" in a sentence of neither tense is either day
@@ -136,6 +163,7 @@ def test_a_message_said_in_spanish_shows_the_day_it_means():
     ("Was habe ich gestern gemacht?", 1), ("Что я делал вчера?", 1), ("昨天我做了什么？", 1), ("Dün ne yaptım?", 1),
     ("Co robiłam wczoraj?", 1), ("Co jsem dělal včera?", 1), ("Vad gjorde jag igår?", 1), ("Hvad lavede jeg i går?", 1),
     ("ماذا فعلت أمس؟", 1), ("मैंने कल क्या किया?", 1), ("Co robiłam przedwczoraj?", 0), ("ماذا فعلت اليوم؟", 2),
+    ("¿Qué hice el lunes?", 0), ("Was habe ich am Dienstag gemacht?", 1), ("Что я делал в понедельник?", 0),
 ])
 def test_a_question_asks_for_the_day_its_words_name(question, answer):
     """"ayer" in a question asked on 6 March is 5 March, as "yesterday" is: the messages of that day answer it."""

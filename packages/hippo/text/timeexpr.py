@@ -41,7 +41,7 @@ DAY = 86400.0
 #: Hindi; a range of days, "March 3-5", "from 3 to 5 March"; a weekday said alone in a sentence, "see you Friday", "I
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: Arabic "اليوم" where it is
-#: today).
+#: today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el viernes", "am Freitag", "в пятницу").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -278,8 +278,8 @@ _OTHER_NUM = r"(\d{1,3}|" + "|".join(sorted(OTHER_NUMBERS, key=len, reverse=True
 _OTHER_UNIT_WORD = "(" + "|".join(sorted(OTHER_UNIT_WORDS, key=len, reverse=True)) + ")"
 # The weekdays of the same languages, said with their next or last: "nächsten Freitag", "el viernes pasado", "el
 # próximo lunes", "vendredi prochain", "na próxima sexta", "venerdì scorso", "в следующую пятницу", "geçen cuma".
-# A weekday said alone ("am Freitag", "el viernes", "vendredi") is the last or the coming one by the tense of the
-# clause, which is not read in these languages: it is left.
+# A weekday said alone ("am Freitag", "el viernes", "vendredi") is the last or the coming one by the tense of its
+# clause (_BARE_WD_PHRASES, :func:`_other_bare_weekday`).
 OTHER_WEEKDAYS: dict[str, int] = {w: k for k, words in enumerate((
     "montag maandag lunes segunda segunda-feira lundi lunedì lunedi понедельник pazartesi",
     "dienstag dinsdag martes terça terca terça-feira terca-feira mardi martedì martedi вторник salı sali",
@@ -301,6 +301,101 @@ _OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
 )
 _OTHER_WD_PHRASE = "|".join(rf"(?P<a{k}>" + rx.replace("{WD}", rf"(?P<d{k}>{_OTHER_WD[1:-1]})") + ")"
                             for k, (_, rx) in enumerate(_OTHER_WD_PHRASES))
+# A weekday said alone, as each language says one day: Spanish "el viernes" (not "los viernes", a habit), Portuguese
+# "na sexta", "no sábado" ("às sextas" is a habit), French "vendredi" alone ("le vendredi", "chaque vendredi" and "les
+# vendredis" are habits; after "depuis", "jusqu'à", "avant" and "après" it is left), Italian "venerdì" alone (not "il
+# venerdì", "la domenica", "di sabato", "ogni venerdì"), German "am Freitag", Dutch "op vrijdag", Russian "в пятницу"
+# ("по пятницам" is a habit), Turkish "cuma günü"; and with "this": "este viernes", "nesta sexta", "ce vendredi",
+# "questo venerdì", "diesen Freitag", "deze vrijdag", "в эту пятницу", "bu cuma günü". Each is the last such day
+# before the day it is said when its clause reports the past (_OTHER_PAST), else the coming one after it: these
+# languages say a plan in the present ("El viernes voy al cine", "Am Freitag gehe ich schwimmen").
+_BARE_WD_PHRASES: tuple[tuple[str, str], ...] = (
+    ("es", r"(?:el|este)\s+(lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo)"),
+    ("pt", r"(?:na|nesta|nessa)\s+(segunda|ter[çc]a|quarta|quinta|sexta)(?:-feira)?|(?:no|neste|nesse)\s+"
+           r"(s[áa]bado|domingo)"),
+    ("fr", r"(?<!\ble )(?<!\bchaque )(?<!\bdepuis )(?<!\bjusqu'à )(?<!\bjusqu'a )(?<!\bavant )(?<!\baprès )"
+           r"(?<!\bapres )(?:ce\s+)?(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)"),
+    ("it", r"(?<!\bil )(?<!\bi )(?<!\bla )(?<!\bdi )(?<!\bogni )(?<!\bda )(?<!\bfino a )(?:questo\s+|questa\s+)?"
+           r"(luned[iì]|marted[iì]|mercoled[iì]|gioved[iì]|venerd[iì]|sabato|domenica)"),
+    ("de", r"(?:am|diesen)\s+(montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag)"),
+    ("nl", r"(?:op|deze)\s+(maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag)"),
+    ("ru", r"(?:в|во)\s+(?:эту\s+|этот\s+|это\s+)?(понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"),
+    ("tr", r"(?:bu\s+)?(pazartesi|salı|sali|çarşamba|carsamba|perşembe|persembe|cuma|cumartesi|pazar)\s+g[üu]n[üu]"),
+)
+_BARE_WD_PHRASE = "|".join(rf"(?P<b{k}>{rx})" for k, (_, rx) in enumerate(_BARE_WD_PHRASES))
+# a date or a holiday after the weekday: "el viernes 15", "vendredi 15 mars", "Viernes Santo", "vendredi saint",
+# "Mardi Gras"
+_BARE_WD_NOT_BEFORE = re.compile(r",?\s*\d|\s+(?:sant[oa]|saint|gras)\b", re.I)
+# A clause that says a habit: "el viernes siempre juego", "am Freitag gehe ich immer schwimmen"
+_OTHER_HABIT = re.compile(r"(?<!\w)(?:siempre|normalmente|cada|todos|todas|sempre|geralmente|toujours|chaque|"
+                          r"d'habitude|habituellement|ogni|di\s+solito|immer|jeden|jede|normalerweise|meistens|altijd|"
+                          r"elke|meestal|всегда|каждую|каждый|обычно|her|hep|genelde)(?!\w)", re.I)
+# The verbs that report the past, by language: the irregular forms and the regular endings of the simple past and
+# the imperfect, and the perfect (an auxiliary and a participle). The forms that are other words too are left out
+# (Spanish "vino", wine; Portuguese "sou", "vou", "estou" in -ou; Russian "школа", "дела", "зал" in -ла, -ла, -л);
+# a perfect with "to be" only of the verbs of going and becoming ("je suis allé", "sono andato", "ich bin gefahren":
+# "je suis occupé", "sono impegnato", "ich bin verabredet" say how one is); German and Dutch "ge-" words that are no
+# participle ("gegen", "gehen", "gezond") are left out.
+_ES_PAST = (r"fui|fue|fuiste|fuimos|fueron|estuve|estuvo|estuvimos|estuvieron|tuve|tuvo|tuvimos|tuvieron|hice|hizo|"
+            r"hiciste|hicimos|hicieron|dije|dijo|dijimos|dijeron|vi|vio|vimos|vieron|di|dio|dimos|dieron|pude|pudo|"
+            r"quise|quiso|puse|puso|vine|vinimos|vinieron|traje|trajo|supe|era|eras|éramos|eran|estaba|estaban|"
+            r"(?<!\bel )(?<!\bun )(?<!\bde )(?<!\bdel )(?<!\bmi )(?<!\bbuen )(?<!\bcon )(?<!\bsu )vino|"
+            r"había|habían|"
+            r"(?:he|has|ha|hemos|habéis|han)\s+\w+(?:ado|ido|cho|to|so)|"
+            r"\w+(?:aste|iste|asteis|isteis|aron|ieron|yeron)|\w{2,}(?:aba|abas|ábamos|abamos|aban)|"
+            r"(?!(?:qué|café|josé|bebé|porqué|olé)(?!\w))\w{2,}(?<![aei]r)é|\w{2,}ó")
+_PT_PAST = (r"fui|foi|fomos|foram|estive|esteve|estivemos|estiveram|tive|teve|tivemos|tiveram|fiz|fez|fizemos|"
+            r"fizeram|disse|dissemos|disseram|vi|viu|vimos|viram|dei|deu|demos|deram|pude|pôde|quis|pus|pôs|vim|veio|"
+            r"viemos|vieram|trouxe|soube|era|eram|estava|estavam|tinha|tinham|"
+            r"(?!(?:estou|museu|europeu|judeu|ateu|pneu)(?!\w))\w{2,}(?:ou|eu|iu)|\w{2,}(?<![aei]r)ei|"
+            r"\w+(?:aste|iste|aram|eram|iram)|\w{2,}(?:ava|avas|ávamos|avamos|avam)")
+_FR_PARTICIPLE = (r"\w+(?:é|ée|és|ées|i|ie|ies|u|ue|us|ert|erte)|fait|été|eu|vu|pris|mis|dit|su|pu|lu|bu|écrit|"
+                  r"appris|compris|promis")
+_FR_GONE = (r"(?:all|arriv|rentr|rest|tomb|mont|retourn|pass|n)é[e]?s?|(?:ven|reven|descend)u[e]?s?|"
+            r"(?:parti|sorti)[e]?s?|mort|morte")
+_FR_PAST = (r"(?:j'|n')?(?:ai|as|avons|avez|ont)\s+(?:(?:pas|déjà|bien|jamais|encore|enfin|vraiment|beaucoup|trop|"
+            r"tout|rien)\s+)?(?:" + _FR_PARTICIPLE + r")|(?:il|elle|on|qui|ça|ca|[A-ZÀ-Ý]\w+)\s+(?:n')?a\s+"
+            r"(?:(?:pas|déjà|bien|jamais|encore|enfin|vraiment|beaucoup|trop|tout|rien)\s+)?(?:"
+            + _FR_PARTICIPLE + r")|(?:suis|es|est|sommes|êtes|sont)\s+(?:(?:pas|déjà|bien)\s+)?(?:" + _FR_GONE
+            + r")|étais|était|étions|étiez|étaient|avais|avait|avions|aviez|avaient|\w{2,}aient")
+_IT_PAST = (r"(?:ho|hai|ha|abbiamo|avete|hanno)\s+(?:(?:già|appena|anche|finalmente|poi|sempre|mai)\s+)?"
+            r"(?:\w+(?:ato|uto|ito|ati|uti|iti)|fatto|visto|preso|detto|messo|scritto|letto|chiuso|aperto|perso|"
+            r"vinto|speso|rotto|corso|bevuto)|(?:sono|sei|è|siamo|siete)\s+(?:(?:già|appena|anche|finalmente|poi)"
+            r"\s+)?(?:andat|venut|arrivat|partit|tornat|uscit|entrat|rimast|stat|nat|mort|cadut|salit|sces|passat|"
+            r"success)[oaie]|ero|eri|era|eravamo|eravate|erano|avevo|aveva|avevamo|avevano|c'era|"
+            r"\w{2,}(?:avamo|avano|evamo|evano|ivamo|ivano)")
+_DE_PARTICIPLE = (r"(?!(?:gegen|gehen|geben|gelten|gewinnen|genießen|geniessen|gehören|gehoeren|geschehen|gestehen|"
+                  r"gebrauchen)(?!\w))(?:ab|an|auf|aus|ein|mit|nach|vor|zu|zurück|weg|los|her|hin|um)?ge\w{2,}(?:t|en)|"
+                  r"(?:be|ver|er|ent|emp|zer)\w{2,}(?:t|en)|\w{3,}iert")
+_DE_GONE = (r"(?:ab|an|auf|aus|ein|mit|nach|weg|los|zurück|hin|her|um)?ge(?:gangen|fahren|flogen|kommen|laufen|"
+            r"blieben|wesen|worden|reist|storben|boren|rannt|schwommen|wandert|zogen|standen)|passiert")
+_DE_PAST = (r"war|warst|waren|wart|hatte|hattest|hatten|hattet|ging|gingen|kam|kamen|sah|sahen|fuhr|fuhren|flog|"
+            r"flogen|traf|trafen|aß|aßen|blieb|blieben|gab|gaben|wurde|wurden|fand|fanden|rief|lag|saß|stand|lief|"
+            r"liefen|sagte|sagten|machte|machten|spielte|spielten|kaufte|kauften|"
+            r"(?:habe|hab|hast|hat|haben|habt)\s+(?:\S+\s+){0,8}?(?:" + _DE_PARTICIPLE + r")|"
+            r"(?:bin|bist|ist|sind|seid)\s+(?:\S+\s+){0,8}?(?:" + _DE_GONE + r")")
+_NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden|"
+            r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?!(?:gezond|geven|genieten|gebruiken|geloven|gebeuren)"
+            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?ge(?:gaan|weest|komen|bleven|reden|"
+            r"vlogen|lopen|reisd|storven|boren|worden|vallen)")
+_RU_PAST = (r"(?!(?:дело|дела|село|села|тело|мало|зал|вокзал|канал|финал|журнал|сериал|материал|идеал|или|если|школа|"
+            r"сила|стола|футбола|земли|пчела|кола|пила|мыла|вилла|начало|михаил|павел|даниил|гавриил)(?!\w))"
+            r"\w{1,}(?:[аеиоуыяё]л|[аеиоуыяё]ла|[аеиоуыяё]ло|[аеиоуыяё]ли|шёл|шел|шла|шли)(?:сь|ся)?")
+# ... and Turkish, whose verb ends its clause: its last word in the past ("gittik", "yaptın", "gelmişti"; not "şimdi",
+# now, "kendi", self, "kedi", a cat, "yedi", seven, "artık", "kadın", "kutu", "batı", "dostum")
+_TR_PAST = re.compile(r"(?<!\w)(?!(?:şimdi|simdi|kendi|kedi|yedi|hindi|haydi|artık|artik|kadın|kadin|kutu|batı|bati|"
+                      r"dostum|dostun|dostu)(?!\w))\w{2,}(?:[dt][ıiuü](?:m|n|k|nız|niz|nuz|nüz|lar|ler)?|"
+                      r"m[ıiuü]ş\w*)\W*$", re.I)
+_OTHER_PAST = {lang: re.compile(r"(?<!\w)(?:" + rx + r")(?!\w)", re.I if lang != "fr" else 0)
+               for lang, rx in (("es", _ES_PAST), ("pt", _PT_PAST), ("fr", _FR_PAST), ("it", _IT_PAST),
+                                ("de", _DE_PAST), ("nl", _NL_PAST), ("ru", _RU_PAST))}
+# the clause of a weekday said alone: its sentence, up to a comma that does not follow the weekday at the sentence's
+# start ("El viernes, fuimos al cine"; "Ayer fui al cine, el viernes voy a la playa"), and from the conjunction that
+# opens a clause of what is said or thought ("Le dije que el viernes no puedo": the past is the telling's) up to the
+# next one ("El lunes me dijo que estaba cansada"; one right after the weekday describes it, "el viernes que fuimos
+# al cine")
+_OTHER_SENTENCE_END = re.compile(r"[.!?;\n¿¡]")
+_OTHER_THAT = re.compile(r"(?<!\w)(?:que|dass|daß|che|что|dat)(?!\w)|(?<!\w)qu'", re.I)
 # the words before the count that say back (-1) or ahead (1), and those after it; German "in" only before its
 # plural units of the dative ("in drei Wochen"): English "in 3 weeks" is the English pattern's. Spanish "en",
 # Portuguese "em" and Turkish "sonra" are left: "en tres meses aprendí inglés" is how long it took, "iki gün sonra"
@@ -441,6 +536,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # of their sentence (:func:`_hindi_day`); not "आजकल" (nowadays), "कला" (art): a word is its letters and marks
     ("hi_day", r"(?<![\u0900-\u0963\u0966-\u097f])(आज(?!कल)|कल|परसों|परसो)(?![\u0900-\u0963\u0966-\u097f])"),
     ("lang_wd", r"(?<!\w)(?:" + _OTHER_WD_PHRASE + r")(?!\w)"),
+    ("lang_bare_wd", r"(?<!\w)(?:" + _BARE_WD_PHRASE + r")(?!\w|-)"),
     ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
                    r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
@@ -573,7 +669,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 _NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제")
 _NEEDS["hi_day"] = ("आज", "कल", "परसों", "परसो")
-assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd"} == {name for name, _ in _PATTERNS}
+assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd"} == \
+    {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
 # and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
@@ -994,6 +1091,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if _OTHER_WD_PHRASES[k][0] < 0:
             return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", phrase, True)
         return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", phrase, True)
+    if name == "lang_bare_wd":
+        return _other_bare_weekday(m, today)
     if name == "lang_count":
         if g[0] is not None:  # "hace dos días", "vor zwei Wochen", "dans 5 jours"
             sign, count, unit = _OTHER_BEFORE[_folded(" ".join(g[0].split()))], g[1], g[2]
@@ -1282,6 +1381,45 @@ def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
         return None
     wd = WEEKDAYS[g[0].lower()]
     if tense == "past":
+        return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
+    return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
+
+
+def _other_bare_weekday(m: re.Match, today: datetime) -> TimeRef | None:
+    """A weekday said alone in another language (:data:`_BARE_WD_PHRASES`): the last one before ``today`` when its
+    clause reports the past (:data:`_OTHER_PAST`), else the coming one after it; None before a date or in a habit."""
+    text, a, b = m.string, m.start(), m.end()
+    k = int(m.lastgroup[1:])
+    lang = _BARE_WD_PHRASES[k][0]
+    said = next(d for d in m.groups()[m.re.groupindex[m.lastgroup]:] if d is not None)
+    if _BARE_WD_NOT_BEFORE.match(text, b):
+        return None
+    if lang in ("fr", "it") and said[:1].isupper() and a and not _OTHER_SENTENCE_END.search(text[max(0, a - 3):a]):
+        return None  # French and Italian write a weekday in lower case: "Domenica", "Samedi" inside a sentence are names
+    start = max((e.end() for e in _OTHER_SENTENCE_END.finditer(text, max(0, a - 300), a)), default=max(0, a - 300))
+    end = _OTHER_SENTENCE_END.search(text, b)
+    end = end.start() if end is not None else min(len(text), b + 300)
+    comma = text.rfind(",", start, a)
+    start = comma + 1 if comma >= 0 else start
+    opens = not text[start:a].strip()
+    comma = text.find(",", b, end)
+    if comma >= 0 and not (opens and comma - b <= 2):
+        end = comma
+    elif comma >= 0:  # "El viernes, fuimos al cine": the clause after the comma
+        nxt = text.find(",", comma + 1, end)
+        end = nxt if nxt >= 0 else end
+    for that in _OTHER_THAT.finditer(text, start, a):
+        start = that.end()
+    for that in _OTHER_THAT.finditer(text, b, end):
+        if text[b:that.start()].strip():
+            end = that.start()
+            break
+    clause = text[start:end]
+    if _OTHER_HABIT.search(clause):
+        return None
+    past = _TR_PAST.search(clause) is not None if lang == "tr" else _OTHER_PAST[lang].search(clause) is not None
+    wd = _OTHER_WD_INDEX[_folded(said)]
+    if past:
         return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
     return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
 
@@ -2198,7 +2336,7 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     month: bool | None = None
     weekday: bool | None = None
     for name, rx in patterns:
-        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd"):
+        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd"):
             if lang is None:
                 lang = _has_lang_word(low)
             if not lang:
