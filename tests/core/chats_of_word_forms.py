@@ -25,6 +25,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Im Dezember feiern wir Weihnachten bei meinen Eltern in Köln.",
         "Die Dörfer im Allgäu sind im Winter wunderschön.",
         "Ich habe meinen Schlüssel im Büro vergessen.",
+        "Meine Cousine hat lange in einer Bäckerei gearbeitet.",
+        "Die Nachbarn kochten am Wochenende Gulasch für alle.",
     ], [
         ("Wo steht das Haus, das ihr geerbt habt?", 0), ("Welches Buch von Fontane hast du gelesen?", 3),
         ("Wie schmeckt der Apfel aus dem Garten?", 7), ("Welcher Zahn muss behandelt werden?", 8),
@@ -32,6 +34,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("Wie viele Katzen haben die Nachbarn?", 12), ("Welches Wort muss Paul lernen?", 16),
         ("Wie ist das Dorf im Allgäu im Winter?", 18), ("Wir brauchen einen Stuhl für die Küche, oder?", 15),
         ("Wohin fahrt ihr im Sommer mit dem Zug?", 9), ("Wo arbeitet Lena als Ärztin?", 1),
+        # a verb in another of its forms ("arbeitet", "gearbeitet"; "gekocht", "kochten")
+        ("Wo arbeitet meine Cousine?", 20), ("Was haben die Nachbarn für uns gekocht?", 21),
     ]),
     "tr": ([
         "Dün akşam evlerimizden çıkıp sahile yürüdük.",
@@ -125,6 +129,9 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "El árbol del jardín se cayó con la tormenta.",
         "Quiero cambiar de trabajo el año que viene.",
         "Las luces del salón no funcionan desde el lunes.",
+        "Mi prima trabaja de enfermera en un hospital.",
+        "Mi marido cocinó lubina al horno para la cena.",
+        "Los niños estudiaban inglés en una academia.",
     ], [
         ("¿Qué película vieron en el cine?", 0), ("¿Dónde vive mi hermana?", 1),
         ("¿Dónde está la casa que compraron?", 2),
@@ -133,6 +140,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("¿Con quién juega al pádel?", 12), ("¿Qué pasó con los árboles del jardín?", 13),
         # a question without a question word, known by its verb
         ("La luz está rota?", 15),
+        # a verb in another of its forms ("trabajaba", "trabaja"; "cocina", "cocinó"; "estudian", "estudiaban")
+        ("¿Dónde trabajaba mi prima?", 16), ("¿Qué cocina mi marido?", 17), ("¿Qué estudian los niños?", 18),
     ]),
     "fr": ([
         "Hier soir, je suis allée au théâtre avec Camille.",
@@ -150,6 +159,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Le vélo de Julien a été volé devant la gare.",
         "Nos voisins ont repeint leur maison en bleu.",
         "Les travaux de la cuisine ont duré trois mois.",
+        "Ma cousine travaille comme infirmière à Nantes.",
+        "Les voisins ont cuisiné un couscous pour tout l'immeuble.",
     ], [
         ("Avec qui es-tu allée au théâtre ?", 0), ("Où habite mon frère ?", 1),
         ("Combien de cheval pour la ferme ?", 2),
@@ -157,6 +168,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("Quel livre de Camus as-tu lu ?", 6), ("De quoi manque l'hôpital ?", 7), ("Où est-ce que je pars demain ?", 8),
         ("Où ai-je perdu ma clé ?", 10), ("Comment est l'animal du zoo ?", 11), ("Où le vélo a-t-il été volé ?", 12),
         ("Le travail était long ?", 14),
+        # a verb in another of its forms ("travaillait", "travaille"; "cuisinent", "cuisiné")
+        ("Où travaillait ma cousine ?", 15), ("Qu'est-ce que les voisins cuisinent ?", 16),
     ]),
     "pt": ([
         "Ontem fui ao médico por causa das costas.",
@@ -174,11 +187,15 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "O jardim da nossa casa está cheio de flores.",
         "Meus pais vão comemorar as bodas de ouro em maio.",
         "Os pães da padaria nova estão deliciosos.",
+        "Minha prima trabalha como enfermeira em Braga.",
+        "Meus pais viajaram para o Brasil no verão.",
     ], [
         ("Por que fui ao médico?", 0), ("Onde mora a minha irmã?", 1), ("Para quem é o avião de brinquedo?", 2),
         ("Quanto custa o hotel em Lisboa?", 3), ("Como se chama o cachorro?", 4), ("A viagem de trabalho cansa?", 5),
         ("Qual livro de Saramago eu li?", 6), ("Como é o animal da fazenda?", 7), ("Onde perdi a chave do carro?", 10),
         ("O que o jornal falou?", 11), ("Do que o jardim está cheio?", 12), ("O pão é bom?", 14),
+        # a verb in another of its forms ("trabalhava", "trabalha"; "viajam", "viajaram")
+        ("Onde trabalhava minha prima?", 15), ("Para onde meus pais viajam?", 16),
     ]),
     "ru": ([
         "Вчера мы ходили в театр с Машей.",

@@ -97,6 +97,39 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     assert forms <= got, forms - got
 
 
+@pytest.mark.parametrize("word, lang, forms", [
+    # a verb's regular forms: present, simple past, imperfect, participle, gerund, infinitive, by its ending
+    ("trabajaba", "romance", {"trabaja", "trabajó", "trabajan", "trabajado", "trabajando", "trabajar"}),
+    ("trabaja", "romance", {"trabajaba", "trabajó", "trabajé", "trabajando"}), ("trabajó", "romance", {"trabaja"}),
+    ("estudió", "romance", {"estudia", "estudiaba", "estudiar"}), ("vendió", "romance", {"vende", "vendemos"}),
+    ("trabalhava", "romance", {"trabalha", "trabalhou", "trabalhei", "trabalhar"}),
+    ("lavorava", "romance", {"lavora", "lavorato", "lavorano"}), ("giocano", "romance", {"gioca"}),
+    ("travaillait", "romance", {"travaille", "travaillé", "travaillent", "travailler"}),
+    ("cuisinent", "romance", {"cuisiné", "cuisinait"}),
+    # German weak verbs, a word in lower case
+    ("gearbeitet", "de", {"arbeitet", "arbeitete", "arbeiten"}), ("arbeitet", "de", {"gearbeitet", "arbeitete"}),
+    ("gekocht", "de", {"kocht", "kochte", "kochten", "kochen"}), ("wohnte", "de", {"wohnt", "gewohnt"}),
+])
+def test_a_verb_asked_has_its_other_forms(word, lang, forms):
+    got = endings.variants(word, lang)
+    assert forms <= got, forms - got
+
+
+@pytest.mark.parametrize("word, lang, other", [
+    # a noun asked finds no other noun: "libro" no "libre", "puerta" no "puerto", "marché" (a market) no "marcher"
+    ("libro", "romance", "libre"), ("puerta", "romance", "puerto"), ("plato", "romance", "plata"),
+    ("marché", "romance", "marcher"), ("março", "romance", "marcou"),
+    # the first person's present is the verb's noun: "trabajaba" is no "trabajo" (a job)
+    ("trabajaba", "romance", "trabajo"), ("lavorava", "romance", "lavori"),
+    # a stem of three letters is left: "como" is "how", "este" "this"
+    ("comió", "romance", "come"), ("estaba", "romance", "este"),
+    # a German noun or a stem ending in a vowel is no verb
+    ("Haus", "de", "haust"), ("arbeitet", "de", "arbeiet"),
+])
+def test_a_verb_form_is_not_given_to_another_word(word, lang, other):
+    assert other not in endings.variants(word, lang)
+
+
 def test_words_of_other_languages_and_short_words_have_no_forms():
     assert endings.variants("house", None) == frozenset({"house"})
     assert endings.variants("Haus", "xx") == frozenset({"Haus"})

@@ -1,4 +1,5 @@
-"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages. Turkish and
+"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages, and the verbs
+of German and the Romance languages. Turkish and
 Finnish write a noun's number, owner and case as endings onto it: "ev" (a house), "evler" (houses), "evlerimizden"
 (from our houses); "talo", "talossa" (in the house), "taloissamme" (in our houses). German changes a noun's ending
 and often its vowel in the plural: "Haus", "Häuser"; "Buch", "Bücher"; "Kind", "Kinder". A question names the thing
@@ -37,7 +38,12 @@ letters or more) one of whose forms it is, and each base is given every ending.
   that are not the word and an "s" (:data:`ROMANCE_PLURALS`:
   "journal", "journaux"; "jornal", "jornais"; "avião", "aviões"; "luz", "luces"; "libro", "libri"), both ways, on
   the word with and without its accents, and after the articles French and Italian elide ("l'hôtel",
-  "dell'albergo").
+  "dell'albergo"); and a verb's regular forms, present, simple past, imperfect, participle, gerund and infinitive
+  (:data:`_VERB_CLASSES`: "trabajaba", "trabaja", "trabajó"; "travaillait", "travaillé"), all of them for a word
+  whose ending only a verb has, the verb's only for one whose ending a noun has too ("trabaja" finds "trabajó",
+  "libro" no "libre"), never the first person's present, the verb's noun ("trabajo", a job).
+- **German** verbs: a word in lower case (a German noun is capitalised) in the present, the past in -te- or the
+  participle of a weak verb is matched in the others ("gearbeitet", "arbeitet", "arbeitete"; :data:`_DE_VERB`).
 
 A question in one of these languages, or in Russian, is also read without its language's little words
 (:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
@@ -381,6 +387,31 @@ def _german_forms(base: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# The endings of a German weak verb: its present, its past in -te- and its infinitive ("lernen", "lernt", "lernte"),
+# with the "e" a stem in -t or -d takes ("arbeitet", "arbeitete"), and its participle, "ge" + stem + "t" ("gelernt",
+# "gearbeitet"). A question's word in lower case is a verb or an adjective (a German noun is capitalised): ending in
+# one of them, on a stem of MIN_VERB_STEM letters or more, it is matched in the others ("Wo hat Lena gearbeitet?" finds
+# "Lena arbeitet als Ärztin"). The strong verbs, whose vowel changes ("fahren", "fuhr", "gefahren"), and the verbs
+# with a separable prefix ("eingekauft") are left.
+_DE_VERB = ("e", "st", "est", "t", "et", "en", "te", "test", "ten", "tet", "ete", "etest", "eten", "etet")
+
+
+@lru_cache(maxsize=4096)
+def _german_verb_forms(word: str) -> frozenset[str]:
+    """The forms of the weak verb ``word`` (in lower case) is one of (see :data:`_DE_VERB`): its stem is the word
+    without the longest of the endings that leaves a consonant at its end; none for a stem shorter than
+    MIN_VERB_STEM."""
+    body = word[2:] if word.startswith("ge") and word.endswith("t") and len(word) - 3 >= MIN_VERB_STEM else word
+    ends = ("t", "et") if body is not word else _DE_VERB
+    # (a verb's stem ends in a consonant: "arbeitet" is "arbeit" + "et", not "arbei" + "tet" nor "arbeite" + "t")
+    e = max((e for e in ends if body.endswith(e) and len(body) - len(e) >= MIN_VERB_STEM
+             and body[len(body) - len(e) - 1] not in "aeiouäöüy"), key=len, default=None)
+    if e is None:
+        return frozenset()
+    stem = body[:len(body) - len(e)]
+    return frozenset({stem + f for f in _DE_VERB} | {"ge" + stem + "t", "ge" + stem + "et"})
+
+
 # The plurals of French, Spanish, Portuguese and Italian that are not the word and an "s": the singular's ending and
 # the plurals' endings that take its place, with and without the accents chats drop ("hotéis", "hoteis").
 ROMANCE_PLURALS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -410,6 +441,81 @@ def _romance_forms(base: str) -> frozenset[str]:
     return frozenset(out)
 
 
+# The regular verbs of Spanish, Portuguese, Italian and French: each class's endings of the present, the simple past,
+# the imperfect, the participle, the gerund, the infinitive, the future and the conditional ("trabaja", "trabajó",
+# "trabajaba", "trabajado", "trabajando", "trabajar"), and the ones among them that end nouns and adjectives too
+# ("trabajo", a job; "libro", "libre"; "puerta", "puerto"; "marché", "marcher"; the third person's plural, "trabajan",
+# "travaillent", is a verb's only). A question's word that ends in an
+# ending of a class, on a stem of MIN_VERB_STEM letters or more, is matched in the class's other forms: all of them
+# when its ending is a verb's only ("trabajaba", "lavorava", "travaillait"), the verb's only when it is also a
+# noun's ("trabaja" finds "trabajó" and "trabajaba", not "trabajo"), so that a noun asked finds no other noun. A stem
+# of three letters is left ("comer", "vivir", "estar": "com" + "o" is "como", "est" + "e" "este"), and so are the
+# stems that change ("puedo", "pude"; "tengo", "tuve") and the verbs of -isc- ("finisco").
+_VERB_CLASSES: tuple[tuple[tuple[str, ...], frozenset[str]], ...] = tuple(
+    (tuple(forms.split()), frozenset(shared.split())) for forms, shared in (
+        # Spanish -ar, -er, -ir
+        ("o as a amos áis an é aste ó asteis aron aba abas ábamos abais aban ado ada ados adas ando ar aré arás ará "
+         "aremos arán aría arías aríamos arían", "o as a ado ada ados adas ar"),
+        ("o es e emos éis en í iste ió imos isteis ieron ía ías íamos íais ían ido ida idos idas iendo er eré erás "
+         "erá eremos erán ería erías eríamos erían", "o es e í ido ida idos idas er"),
+        ("o es e imos ís en í iste ió isteis ieron ía ías íamos ían ido ida idos idas iendo ir iré irás irá iremos "
+         "irán iría irías iríamos irían", "o es e í ido ida idos idas ir"),
+        # Portuguese -ar, -er, -ir
+        ("o as a amos am ei aste ou aram ava avas ávamos avam ado ada ados adas ando ar arei ará aremos arão aria",
+         "o as a ado ada ados adas ar"),
+        ("o es e emos em i este eu eram ia ias íamos iam ido ida idos idas endo er erei erá eremos erão eria",
+         "o es e i este eu ido ida idos idas er"),
+        ("o es e imos em i iste iu iram ia ias íamos iam ido ida idos idas indo ir irei irá iremos irão iria",
+         "o es e i ido ida idos idas ir"),
+        # Italian -are, -ere, -ire
+        ("o i a iamo ate ano ai asti ò ammo arono avo avi ava avamo avate avano ato ata ati ando are erò erai erà "
+         "eremo eranno erei erebbe", "o i a ate ai ato ata ati are"),
+        ("o i e iamo ete ono ei esti é emmo erono evo evi eva evamo evano uto uta uti ute endo ere erò erà eremo "
+         "eranno erei erebbe", "o i e ete ei uto uta uti ute ere"),
+        ("o i e iamo ite ono ii isti ì immo irono ivo ivi iva ivamo ivano ito ita iti endo ire irò irà iremo iranno "
+         "irei irebbe", "o i e ite ii ito ita iti ire"),
+        # French -er, -ir (finir), -re (vendre)
+        ("e es ent ons ez ais ait ions iez aient é ée és ées ant er erai eras era erons erez eront erais erait",
+         "e es ons ez ais é ée és ées ant er"),
+        ("is it issons issez issent issais issait issions issaient i ie ies issant ir irai iras ira irons irez iront "
+         "irais irait", "is it i ie ies ir"),
+        ("s ons ez ent ais ait ions iez aient u ue us ues ant re rai ras ra rons rez ront rais rait",
+         "s ons ez ais u ue us ues ant re"),
+    ))
+MIN_VERB_STEM = 4
+# the endings that end a noun or an adjective in one of the languages (French "marché", a market; Italian "lei")
+_SHARED = frozenset().union(*(shared for _, shared in _VERB_CLASSES))
+# ... and the forms not given even to a verb's word: the first person's present, which is the verb's noun ("trabajo",
+# "trabalho", "lavoro", a job; "estudio", a study), and Italian's second person, a noun's plural ("lavori")
+_NOUN_LIKE = frozenset(("o", "i"))
+
+
+@lru_cache(maxsize=4096)
+def _romance_verb_forms(word: str) -> frozenset[str]:
+    """The forms of the regular verb ``word`` (in lower case) is one of (see :data:`_VERB_CLASSES`), and those whose
+    ending drops an accent that is not on its last letter ("trabajábamos", "trabajabamos"; "trabajó" is no "trabajo"),
+    without the little words of a question (:data:`STOPWORDS`: "como", "era"). The word's ending is the longest of a
+    class's that it ends in, and its classes those whose ending is the longest ("trabajaba" is "trabaj" + "aba" of
+    Spanish's -ar, not "trabajab" + "a"; "comió" "com" + "ió" of -er and -ir, a stem too short)."""
+    parses = []
+    for forms, shared in _VERB_CLASSES:
+        for e in sorted((e for e in forms if e and word.endswith(e)), key=len, reverse=True):
+            stem = word[:len(word) - len(e)]
+            if len(stem) >= MIN_VERB_STEM and stem.isalpha():
+                parses.append((e not in _SHARED, len(e), stem, e, forms, shared))
+    verb = [p for p in parses if p[0]]  # an ending only verbs have: every reading by one ("estudió": "estudi" + "ó"
+    # of -ar, "estud" + "ió" of -er and -ir)
+    if not verb:  # ... else the longest of the shared endings, and only the verb's forms
+        longest = max((p[1] for p in parses), default=0)
+        verb = [p for p in parses if p[1] == longest]
+    out: set[str] = set()
+    for only_verb, _, stem, e, forms, shared in verb:
+        said = [f for f in forms if (only_verb or f not in shared) and f not in _NOUN_LIKE]
+        out |= {stem + f for f in said} | {stem + plain(f) for f in said if plain(f)[-1:] == f[-1:]}
+    little = STOPWORDS["romance"]
+    return frozenset(f for f in out if plain(f) not in little)
+
+
 _FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms}
 
 
@@ -430,7 +536,7 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
         forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
         if plain(low)[:1] in "aeiouh":
             forms |= {a + f for a in _ARTICLES for f in forms}
-        return frozenset(forms)
+        return frozenset(forms | _romance_verb_forms(low))  # "trabajaba": "trabaja", "trabajó", "trabajando"
     # the word and the two shortest words it is a form of ("kedim": "ked" + "im" and "kedi" + "m"; "evlerimiz": "ev"
     # and "evler", whose forms hold the longer ones): each base's forms are a few hundred phrases to look for
     found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
@@ -454,9 +560,12 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
             hard = _TR_HARD.get(low[k - 1])
             if hard is not None and low[k:k + 1] in tuple(_TR_VOWELS) and low in _turkish_forms(low[:k - 1] + hard):
                 bases.add(low[:k - 1] + hard)
+    verbs: frozenset[str] = frozenset()
     if lang == "de":  # "häuser" is "haus" + "er" in umlaut: its bases without the umlaut too
         for b in list(bases):
             bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))
             if bare != b and low in _german_forms(bare):
                 bases.add(bare)
-    return frozenset({word} | {f for b in bases for f in forms_of(b)})
+        if word[:1].islower():  # a verb ("gearbeitet": "arbeitet", "arbeitete")
+            verbs = _german_verb_forms(low)
+    return frozenset({word} | {f for b in bases for f in forms_of(b)} | verbs)
