@@ -135,6 +135,8 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     "Los viernes juego al pádel.", "El viernes siempre juego al pádel.", "El viernes 15 tengo examen.",
     "El Viernes Santo no trabajo.", "Le vendredi je fais du sport.", "Chaque vendredi on mange des crêpes.",
     "Depuis lundi il pleut.", "Il venerdì gioco a calcetto.", "I met Domenica at the party.", "Mardi Gras was fun.",
+    # Portuguese "segunda", "quinta" counting ("the second time", "the fifth grade")
+    "Na segunda vez que fui lá, choveu.", "Na quinta série eu estudava em Braga.", "Ela ficou na quarta posição.",
     "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
     # "går" is Swedish for "walks", "أمسك" for "held", "कला" art, "आजकल" nowadays, and
     # "कल" in a sentence of neither tense is either day

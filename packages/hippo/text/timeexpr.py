@@ -302,17 +302,19 @@ _OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
 _OTHER_WD_PHRASE = "|".join(rf"(?P<a{k}>" + rx.replace("{WD}", rf"(?P<d{k}>{_OTHER_WD[1:-1]})") + ")"
                             for k, (_, rx) in enumerate(_OTHER_WD_PHRASES))
 # A weekday said alone, as each language says one day: Spanish "el viernes" (not "los viernes", a habit), Portuguese
-# "na sexta", "no sábado" ("às sextas" is a habit), French "vendredi" alone ("le vendredi", "chaque vendredi" and "les
-# vendredis" are habits; after "depuis", "jusqu'à", "avant" and "après" it is left), Italian "venerdì" alone (not "il
-# venerdì", "la domenica", "di sabato", "ogni venerdì"), German "am Freitag", Dutch "op vrijdag", Russian "в пятницу"
+# "na sexta", "no sábado" ("às sextas" is a habit; "na segunda vez", "na quinta série" count), French "vendredi"
+# alone ("le vendredi", "chaque vendredi" and "les vendredis" are habits; after "depuis", "jusqu'à", "avant" and
+# "après" it is left), Italian "venerdì" alone (not "il venerdì", "la domenica", "di sabato", "ogni venerdì"), German "am Freitag", Dutch "op vrijdag", Russian "в пятницу"
 # ("по пятницам" is a habit), Turkish "cuma günü"; and with "this": "este viernes", "nesta sexta", "ce vendredi",
 # "questo venerdì", "diesen Freitag", "deze vrijdag", "в эту пятницу", "bu cuma günü". Each is the last such day
 # before the day it is said when its clause reports the past (_OTHER_PAST), else the coming one after it: these
 # languages say a plan in the present ("El viernes voy al cine", "Am Freitag gehe ich schwimmen").
 _BARE_WD_PHRASES: tuple[tuple[str, str], ...] = (
     ("es", r"(?:el|este)\s+(lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo)"),
-    ("pt", r"(?:na|nesta|nessa)\s+(segunda|ter[çc]a|quarta|quinta|sexta)(?:-feira)?|(?:no|neste|nesse)\s+"
-           r"(s[áa]bado|domingo)"),
+    ("pt", r"(?:na|nesta|nessa)\s+(?:(segunda|ter[çc]a|quarta|quinta|sexta)-feira|(segunda|ter[çc]a|quarta|quinta|"
+           r"sexta)(?!\s+(?:vez|vezes|metade|parte|s[ée]rie|posi[çc][ãa]o|coloca[çc][ãa]o|op[çc][ãa]o|tentativa|fase|"
+           r"etapa|temporada|rodada|divis[ãa]o|guerra|p[áa]gina|linha|classe|gera[çc][ãa]o|edi[çc][ãa]o|onda|dose|volta|"
+           r"semana|aula|pessoa)\b))|(?:no|neste|nesse)\s+(s[áa]bado|domingo)"),
     ("fr", r"(?<!\ble )(?<!\bchaque )(?<!\bdepuis )(?<!\bjusqu'à )(?<!\bjusqu'a )(?<!\bavant )(?<!\baprès )"
            r"(?<!\bapres )(?:ce\s+)?(lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)"),
     ("it", r"(?<!\bil )(?<!\bi )(?<!\bla )(?<!\bdi )(?<!\bogni )(?<!\bda )(?<!\bfino a )(?:questo\s+|questa\s+)?"
