@@ -919,31 +919,33 @@ class HippoStore(BaseStore):
             # versions go; an older version left behind by a put that stopped between its write and its
             # deletion of the old ones (a crash, a cancelled task) would otherwise come back as the item
             every = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": keys}}})
-            newest: dict[str, Any] = {}
-            for m in every:
-                if self._is_head(m) and (m.metadata["store_key"] not in newest
-                                         or m.seq > newest[m.metadata["store_key"]].seq):
-                    newest[m.metadata["store_key"]] = m
-            expired = sorted(m.id for m in newest.values() if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now)
             gone: set[str] = set()
-            if expired:
-                # Another handle or process may have read an item and refreshed its TTL since the listing: the
-                # expired versions are deleted only while they are still expired, judged in the deleting
-                # transaction, and what was refreshed stays with its parts.
-                yield _Call(name, "forget", ({"id": {"$in": expired}, "expires_at": {"$lte": now}},), {})
-                kept = yield _Call(name, "list", (), {"filter": {"id": {"$in": expired}}})
-                deleted = set(expired) - {m.id for m in kept}
-                gone = {key for key, m in newest.items() if m.id in deleted}
-            # then the rest of the deleted versions (the parts of an item indexed on several fields) and the
-            # older versions of every key listed
-            ids = []
-            for m in every:
-                key = m.metadata.get("store_key") if isinstance(m.metadata, dict) else None
-                if key in newest and (m.seq < newest[key].seq or key in gone and m.id != newest[key].id
-                                      and m.metadata.get("store_ver") == newest[key].metadata.get("store_ver")):
-                    ids.append(m.id)
+
+            def choose(stored: list[Any], gone: set[str] = gone) -> list[int]:
+                # Judged in the deleting transaction, on the versions as they are when they are deleted: an item
+                # another handle or process read and refreshed since the listing is no longer expired, and stays
+                # with its parts. One deletion takes the expired items with every part and older version, or
+                # nothing: stopped half way, the parts of an item indexed on several fields were left behind.
+                newest: dict[str, Any] = {}
+                for m in stored:
+                    if self._is_head(m) and (m.metadata["store_key"] not in newest
+                                             or m.seq > newest[m.metadata["store_key"]].seq):
+                        newest[m.metadata["store_key"]] = m
+                gone.clear()
+                gone.update(key for key, m in newest.items()
+                            if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now)
+                out = []
+                for m in stored:
+                    key = m.metadata.get("store_key") if isinstance(m.metadata, dict) else None
+                    if key in newest and (m.seq < newest[key].seq or key in gone
+                                          and m.metadata.get("store_ver") == newest[key].metadata.get("store_ver")):
+                        out.append(m.id)
+                return out
+
+            wanted = set(keys)
+            ids = [m.id for m in every if isinstance(m.metadata, dict) and m.metadata.get("store_key") in wanted]
             if ids:
-                yield _Call(name, "delete", (ids,), {})
+                yield _Call(name, "delete", (ids,), {"choose": choose})
             total += len(gone)
         return total
 

@@ -344,14 +344,24 @@ class Memory:
         self._writable("update")
         return self._ns.update_metadata(check_int(id, "id"), check_event_time(check_metadata(metadata), self.config))
 
-    def delete(self, ids: int | Iterable[int]) -> int:
+    def delete(self, ids: int | Iterable[int], *,
+               choose: Callable[[list[MemoryItem]], Iterable[int]] | None = None) -> int:
         """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.
+
+        ``choose`` (optional) decides in the deleting transaction which of them go: it is given the messages of
+        ``ids`` still stored (in seq order, their metadata as it is then) and returns the ids of those to delete
+        (ids it returns that are not among them are ignored). Another handle's or process's change to those messages
+        cannot land between its decision and the deletion, so a decision about several messages together (all the
+        parts of a record, judged by one of them) holds when the deletion commits. It may be called again when the
+        store retries the transaction, and must only decide; an exception it raises deletes nothing and is raised.
 
         When this returns, the deleted text, metadata and token ids are gone from the store's files too (freed
         pages are zeroed, the write-ahead log is truncated; if another process is reading the store at that moment,
         the log is truncated after its read, at the next write or close), and so is text an LLM wrote from them."""
         self._writable("delete")
-        return self._ns.delete(check_ids(ids))
+        if choose is not None and not callable(choose):
+            raise InvalidInput(f"choose must be callable or None, got {type(choose).__name__}")
+        return self._ns.delete(check_ids(ids), choose=choose)
 
     def forget(self, filter: dict[str, Any]) -> int:
         """Delete every message of this namespace that matches ``filter`` (grammar: :mod:`hippo.store.filters`;

@@ -49,3 +49,14 @@ def test_hippostore_with_an_embedding_reopens_the_url(pg_url) -> None:
     finally:
         store.close()
         conversation.close()
+
+
+def test_a_sweep_stopped_half_way_leaves_nothing_behind_on_a_url(pg_url) -> None:
+    from tests.langchain.store_reference import Clock
+    from tests.langchain.test_store import check_a_sweep_stopped_half_way_leaves_nothing_behind
+
+    clock = Clock().install()
+    try:
+        check_a_sweep_stopped_half_way_leaves_nothing_behind(pg_url, clock)
+    finally:
+        clock.restore()

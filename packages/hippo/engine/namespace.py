@@ -12,11 +12,12 @@ takes the write lock briefly, like a replica applying a log.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from hippo.base.errors import CorruptData, HippoError, NotFound
+from hippo.base.errors import CorruptData, HippoError, InvalidInput, NotFound
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.engine import gate as gate_mod
 from hippo.engine import maintenance
@@ -228,14 +229,18 @@ class Namespace:
             state.invalidate()
         return True
 
-    def delete(self, ids: list[int], pred: Predicate | None = None) -> int:
+    def delete(self, ids: list[int], pred: Predicate | None = None,
+               choose: Callable[[list[MemoryItem]], Any] | None = None) -> int:
         """Delete messages from the store and every follower; unknown ids are ignored, and with ``pred`` so are
-        those whose row no longer matches it when the deletion commits. Returns how many."""
+        those whose row no longer matches it when the deletion commits. With ``choose``, only the ids it returns
+        when given the messages of ``ids`` as they are in the deleting transaction (:meth:`chooser`). Returns how
+        many."""
         rt = self.rt
         state = self.state()
         with rt.lock.write():
             before = state.seen
-            gone = rt.store.delete(self.name, ids, where=pred)
+            gone = rt.store.delete(self.name, ids, where=pred,
+                                   choose=None if choose is None else self.chooser(state, choose))
             if gone:
                 # committed: what follows updates derived state and must not raise (see _write)
                 try:
@@ -256,6 +261,27 @@ class Namespace:
                     state.drop_snapshots()
                 rt.store.scrub()  # rewritten snapshots replaced pages too
         return len(gone)
+
+    def chooser(self, state: NamespaceState, choose: Callable[[list[MemoryItem]], Any]
+                ) -> Callable[[list[MessageRow]], list[int]]:
+        """``choose`` (given messages, returning the ids of those to delete) as the store's deletion calls it: on the
+        rows read in the deleting transaction, as messages (their metadata as stored then; the text of one this
+        handle has not loaded, added by another process since, is empty). Caller holds the write lock."""
+
+        def on_rows(rows: list[MessageRow]) -> list[int]:
+            idx = state.index
+            known = [r for r in rows if r.id in idx.row_of]
+            texts = dict(zip((r.id for r in known), idx.texts_of([idx.row_of[r.id] for r in known]), strict=True))
+            picked = choose([make_item(r, texts.get(r.id, "")) for r in rows])
+            if isinstance(picked, (str, bytes, dict)) or not isinstance(picked, Iterable):
+                raise InvalidInput(f"choose must return an iterable of message ids, got {type(picked).__name__}")
+            picked = list(picked)
+            bad = [i for i in picked if isinstance(i, bool) or not isinstance(i, (int, np.integer))]
+            if bad:
+                raise InvalidInput(f"choose must return message ids (ints), got {bad[0]!r}")
+            return [int(i) for i in picked]
+
+        return on_rows
 
     def forget(self, pred: Predicate | None) -> int:
         """Delete every message that matches ``pred`` (every message when None). The matches are judged again in

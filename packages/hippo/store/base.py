@@ -189,10 +189,15 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def delete(self, namespace: str, ids: Iterable[int],
-               where: Callable[[MessageRow], bool] | None = None) -> list[int]:
+               where: Callable[[MessageRow], bool] | None = None,
+               choose: Callable[[list[MessageRow]], Iterable[int]] | None = None) -> list[int]:
         """Delete messages, rewriting the chunks that held their tokens; returns the ids actually deleted. With
         ``where``, only the messages whose row, read in the deleting transaction, satisfies it: one that another
-        process changed after the caller chose it is judged as it is when it would be deleted."""
+        process changed after the caller chose it is judged as it is when it would be deleted. With ``choose``, only
+        the ids it returns when given the rows of ``ids`` found (those ``where`` admits), in seq order, read in the
+        deleting transaction: a decision about several rows together (every row of a group, judged by one of them)
+        is taken on the rows as they are when they are deleted. ``choose`` may be called again when the store
+        retries the transaction, and must only decide."""
 
     @abc.abstractmethod
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -159,6 +159,16 @@ def message_row(r: Sequence[Any], tokens: np.ndarray | None = None) -> MessageRo
         session_id=r[7], metadata=meta, created_at=r[9], tokens=tokens,
         utc_offset=None if offset is None else float(offset),
     )
+
+
+def chosen(rows: list[MessageRow], choose: Callable[[list[MessageRow]], Iterable[int]] | None) -> list[tuple[int, int]]:
+    """The (id, seq) of the rows a deletion takes (``Store.delete``): all of ``rows``, or those whose ids ``choose``
+    returns when given them in seq order (ids it returns that are no row of them are ignored)."""
+    rows = sorted(rows, key=lambda r: r.seq)
+    if choose is not None and rows:
+        picked = set(choose(rows))
+        rows = [r for r in rows if r.id in picked]
+    return [(r.id, r.seq) for r in rows]
 
 
 def tail_tokens(namespace: str, r: Sequence[Any], checked: bool = True) -> np.ndarray:

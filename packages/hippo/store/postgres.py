@@ -1524,19 +1524,20 @@ class PostgresStore(Store):
             self._insert_chunk(cur, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
     def delete(self, namespace: str, ids: Iterable[int],
-               where: Callable[[MessageRow], bool] | None = None) -> list[int]:
+               where: Callable[[MessageRow], bool] | None = None,
+               choose: Callable[[list[MessageRow]], Iterable[int]] | None = None) -> list[int]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
 
         def body(cur) -> list[int]:
-            if where is None:
+            if where is None and choose is None:
                 found = cur.execute(self._sql("SELECT id, seq FROM {s}.messages WHERE namespace = %s"
                                               " AND id = ANY(%s)"), (namespace, wanted)).fetchall()
             else:  # judged under the namespace's lock: no update commits between this read and the deletion
-                found = [(r[0], r[2]) for r in cur.execute(self._sql(
+                found = common.chosen([row for row in map(common.message_row, cur.execute(self._sql(
                     f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND m.id = ANY(%s)"),
-                    (namespace, wanted)).fetchall() if where(common.message_row(r))]
+                    (namespace, wanted)).fetchall()) if where is None or where(row)], choose)
             if not found:
                 return []
             dead_seqs = {seq for _, seq in found}

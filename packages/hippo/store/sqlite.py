@@ -1033,23 +1033,27 @@ class SQLiteStore(Store):
             self._insert_chunk(db, namespace, older.first_seq, newer.last_seq, m_old + m_new, merged)
 
     def delete(self, namespace: str, ids: Iterable[int],
-               where: Callable[[MessageRow], bool] | None = None) -> list[int]:
+               where: Callable[[MessageRow], bool] | None = None,
+               choose: Callable[[list[MessageRow]], Iterable[int]] | None = None) -> list[int]:
         wanted = sorted({int(i) for i in ids})
         if not wanted:
             return []
         with self.transaction("deleting messages") as db:
             found: list[tuple[int, int]] = []  # (id, seq)
+            rows: list[MessageRow] = []
             for start in range(0, len(wanted), 500):
                 part = wanted[start:start + 500]
                 marks = ",".join("?" * len(part))
-                if where is None:
+                if where is None and choose is None:
                     found += db.execute(
                         f"SELECT id, seq FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
                     ).fetchall()
                 else:  # judged inside the write transaction: no other writer changes a row before it is deleted
-                    found += [(r[0], r[2]) for r in db.execute(
+                    rows += [row for row in map(common.message_row, db.execute(
                         f"SELECT {self._row_cols} FROM messages WHERE namespace = ? AND id IN ({marks})",
-                        (namespace, *part)).fetchall() if where(common.message_row(r))]
+                        (namespace, *part)).fetchall()) if where is None or where(row)]
+            if where is not None or choose is not None:
+                found = common.chosen(rows, choose)
             if not found:
                 return []
             dead_seqs = {seq for _, seq in found}
