@@ -850,32 +850,46 @@ class HippoStore(BaseStore):
             for name, messages in adds.items():
                 written[name] = yield _Call(name, "add_many", (messages,), {})
         except Exception:
-            for name, items in written.items():  # take back this batch's writes; the old versions are untouched
-                yield _Call(name, "delete", ([i.id for i in items],), {})
+            yield from self._take_back(written)
             raise
-        for name, keyed in by_name.items():
+        # The namespaces where the batch deletes a key come first: when such a deletion fails, no deletion of the
+        # batch has gone through yet, and taking back its new versions leaves the store as it was before it.
+        asked = {name for name, keyed in by_name.items() if any(messages is None for messages in keyed.values())}
+        deleted = False
+        for name in sorted(by_name, key=lambda n: n not in asked):
             ids = set(old_ids[name])
             mine = {i.metadata["store_key"]: i.seq for i in written.get(name, ()) if self._is_head(i)}
-            if mine:
-                # A put running at the same time (another task, thread or process) may have written a version of
-                # one of these keys after the list above: read the keys again and take back every version older
-                # than this batch's, so each key keeps one version, the newest (the one reads show). Left behind,
-                # an older version would come back once a sweep deleted the newer one for its TTL.
-                found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(mine)}}})
-                ids.update(m.id for m in found if isinstance(m.metadata, dict)
-                           and m.metadata.get("store_key") in mine and m.seq < mine[m.metadata["store_key"]])
-            if not ids:
-                continue
             try:
-                yield _Call(name, "delete", (sorted(ids),), {})
+                if mine:
+                    # A put running at the same time (another task, thread or process) may have written a version
+                    # of one of these keys after the list above: read the keys again and take back every version
+                    # older than this batch's, so each key keeps one version, the newest (the one reads show). Left
+                    # behind, an older version would come back once a sweep deleted the newer one for its TTL.
+                    found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(mine)}}})
+                    ids.update(m.id for m in found if isinstance(m.metadata, dict)
+                               and m.metadata.get("store_key") in mine and m.seq < mine[m.metadata["store_key"]])
+                if ids:
+                    yield _Call(name, "delete", (sorted(ids),), {})
+                    deleted = True
             except HippoError as exc:
-                if any(messages is None for messages in keyed.values()):
-                    raise  # a deletion this batch asked for did not happen
+                if name in asked:  # a deletion this batch asked for did not happen: the batch raises
+                    if not deleted:  # ... and, nothing of it deleted yet, stores nothing
+                        yield from self._take_back(written)
+                    raise
                 # The new versions are committed and every read shows them: the put is done, and it returns
-                # normally. The older versions left behind are removed by the next put of their key or by
-                # sweep_ttl (which deletes every version of an expired item).
+                # normally. The older versions left behind are removed by the next put or deletion of their key,
+                # or by sweep_ttl once the key's newest version expired.
                 log.warning("HippoStore: older versions of %d key(s) in %r stay until the next put or sweep: %s",
                             len(mine), name, exc)
+
+    def _take_back(self, written: dict[str, list[Any]]) -> _Plan:
+        """Delete the new versions a failed batch wrote (the old ones are untouched), in every namespace, also past
+        one whose deletion fails (logged: those new versions stay, and the batch's own error is raised)."""
+        for name, items in written.items():
+            try:
+                yield _Call(name, "delete", ([i.id for i in items],), {})
+            except HippoError as exc:
+                log.warning("HippoStore: the new versions a failed batch wrote in %r stay: %s", name, exc)
 
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 

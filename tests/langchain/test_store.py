@@ -1074,3 +1074,54 @@ def test_delete_with_choose_decides_in_the_deleting_transaction(tmp_path):
         assert mem.delete([items[0].id], choose=lambda stored: [99, 98]) == 0 and mem.count() == 3
     finally:
         mem.close()
+
+
+class _FailingCall:
+    """A view of a namespace whose ``fails`` call raises once (its other calls go through)."""
+
+    def __init__(self, inner, fails: str) -> None:
+        self.inner, self.fails = inner, fails
+
+    def __getattr__(self, attr):
+        if attr == self.fails:
+            self.fails = None
+            raise hippo.StoreError(f"{attr}: the connection was lost")
+        return getattr(self.inner, attr)
+
+
+@pytest.mark.parametrize("spaces", [("a", "a"), ("b", "a")])
+def test_a_batch_whose_deletion_fails_stores_nothing(spaces):
+    """A batch putting one key and deleting another raised when the deletion failed, but kept the value it had put
+    (a call that raised had stored something, in the deleting namespace or in another). Reference: the store
+    before the batch."""
+    put_in, delete_in = spaces
+    store = HippoStore(hippo.Memory(None))
+    for ns in ("a", "b"):
+        store.put((ns,), "k", {"v": "old"})
+        store.put((ns,), "gone", {"v": "old"})
+    before = {ns: sorted((m.metadata["store_key"], m.metadata["store_value"]["v"])
+                         for m in store.memory.using(f"lg.{ns}").list()) for ns in ("a", "b")}
+    store._views[f"lg.{delete_in}"] = _FailingCall(store.memory.using(f"lg.{delete_in}"), "delete")
+    with pytest.raises(hippo.StoreError):
+        store.batch([PutOp((put_in,), "k", {"v": "new"}), PutOp((delete_in,), "gone", None)])
+    del store._views[f"lg.{delete_in}"]
+    after = {ns: sorted((m.metadata["store_key"], m.metadata["store_value"]["v"])
+                        for m in store.memory.using(f"lg.{ns}").list()) for ns in ("a", "b")}
+    assert after == before
+    assert store.get((put_in,), "k").value == {"v": "old"} and store.get((delete_in,), "gone").value == {"v": "old"}
+
+
+def test_a_put_whose_write_committed_returns_normally_when_the_next_read_fails():
+    """A put writes its new version, reads the key's versions again (a put at the same time may have added one),
+    then deletes the older ones. When the read after the write failed (a lost connection), the put raised although
+    its value was stored and every read showed it; it now returns normally, as it does when the deletion of the
+    older versions fails, and the next put of the key removes them."""
+    store = HippoStore(hippo.Memory(None))
+    store.put(("a",), "k", {"v": "old"})
+    view = store.memory.using("lg.a")
+    store._views["lg.a"] = _StoppedAfterItsFirstWrite(view)
+    store.put(("a",), "k", {"v": "new"})
+    del store._views["lg.a"]
+    assert store.get(("a",), "k").value == {"v": "new"}
+    store.put(("a",), "k", {"v": "newer"})
+    assert store.get(("a",), "k").value == {"v": "newer"} and len(view.list()) == 1
