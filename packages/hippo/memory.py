@@ -11,7 +11,9 @@ import functools
 import inspect
 import json
 import os
+import queue
 import tempfile
+import threading
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import numpy as np
@@ -650,7 +652,9 @@ class Memory:
         """Write this namespace to a versioned JSONL file (header line, then one message per line).
 
         ``progress(done, total)``, if given, is called as messages are written (the command line draws its bar
-        with it); an exception it raises aborts the export before ``path`` is written."""
+        with it), from the calling thread; an exception it raises aborts the export before ``path`` is written. The
+        file holds the namespace as it was when the export began: a call the callback makes answers, one that
+        changes this namespace (or catches up with another process's change) once the export has read it."""
         self._rt.live()
         path = _check_path(path)
         if progress is not None and not callable(progress):
@@ -674,11 +678,7 @@ class Memory:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(json.dumps({"format": EXPORT_FORMAT, "version": EXPORT_VERSION,
                                     "namespace": self.namespace}) + "\n")
-                for rec in self._ns.records():
-                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
-                    n += 1
-                    if progress is not None and n % 256 == 0:
-                        progress(n, total)
+                n = self._write_records(f, total, progress)
                 f.flush()
                 os.fsync(f.fileno())  # the file is whole on disk before its name says it is there
             if progress is not None:
@@ -693,6 +693,56 @@ class Memory:
                 raise StoreError(f"cannot write the export file at path {path!r}: {exc.strerror or exc}") from exc
             raise
         return n
+
+    def _write_records(self, f: Any, total: int, progress: Callable[[int, int], Any] | None) -> int:
+        """Write the namespace's export records to ``f``; returns how many. The records are read under the read lock
+        from one snapshot of the store (on PostgreSQL a scan holding a connection of the pool), so with a
+        ``progress`` callback they are read and written in a thread of their own while the callback is called from
+        this one: a call it makes waits for the export's reading instead of the export waiting for it (a write, or a
+        catch-up with another process's write, waited on the read lock the export held for ever; a read, with
+        ``hippo_pool_max=1``, on the connection until ``StoreBusy``). An exception the callback raises stops the
+        reading and is raised."""
+        if progress is None:
+            n = 0
+            for rec in self._ns.records():
+                f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                n += 1
+            return n
+        rt = self._rt
+        events: queue.SimpleQueue[tuple[int, BaseException | bool | None]] = queue.SimpleQueue()
+        stop = threading.Event()
+
+        def read() -> None:
+            outer = rt.begin()  # this thread's part of the call: the namespace stays loaded until it ends
+            n = 0
+            try:
+                for rec in self._ns.records():
+                    if stop.is_set():
+                        break
+                    f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                    n += 1
+                    if n % 256 == 0:
+                        events.put((n, None))
+                events.put((n, True))
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller's thread
+                events.put((n, exc))
+            finally:
+                rt.end(outer)
+
+        reader = threading.Thread(target=read, name="hippo-export", daemon=True)
+        reader.start()
+        try:
+            while True:
+                n, end = events.get()
+                if end is None:
+                    progress(n, total)
+                elif end is True:
+                    return n
+                else:
+                    raise end
+        finally:
+            stop.set()
+            reader.join()
 
     def import_(self, path: str | os.PathLike) -> int:
         """Add every message of an export file to this namespace as new messages (new ids, and the import's time as

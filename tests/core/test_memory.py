@@ -735,3 +735,9 @@ def test_a_numpy_array_in_a_filter_is_refused_by_its_place(spec, where):
             with pytest.raises(InvalidInput, match="^" + re.escape(where) + " must be a JSON value"):
                 call(arrays(spec))
         assert mem.count() == 1
+
+
+def test_calls_made_from_an_export_progress_callback_answer(tmp_path):
+    from tests.export_callback import check_calls_made_from_an_export_progress_callback_answer
+
+    check_calls_made_from_an_export_progress_callback_answer(str(tmp_path / "m.db"), tmp_path)

@@ -2449,3 +2449,9 @@ def test_a_scan_of_one_page_holds_no_connection_while_its_rows_are_used(pg_url, 
             assert st.state("n").next_seq == 3
     finally:
         st.close()
+
+
+def test_calls_made_from_an_export_progress_callback_answer_on_a_pool_of_one(pg_url, tmp_path) -> None:
+    from tests.export_callback import check_calls_made_from_an_export_progress_callback_answer
+
+    check_calls_made_from_an_export_progress_callback_answer(pg_url + "&hippo_pool_max=1", tmp_path)
