@@ -355,7 +355,8 @@ class Memory:
         (ids it returns that are not among them are ignored). Another handle's or process's change to those messages
         cannot land between its decision and the deletion, so a decision about several messages together (all the
         parts of a record, judged by one of them) holds when the deletion commits. It may be called again when the
-        store retries the transaction, and must only decide; an exception it raises deletes nothing and is raised.
+        store retries the transaction, and must only decide from what it is given (it runs inside the deletion: a call
+        of the memory from it would wait for that deletion); an exception it raises deletes nothing and is raised.
 
         When this returns, the deleted text, metadata and token ids are gone from the store's files too (freed
         pages are zeroed, the write-ahead log is truncated; if another process is reading the store at that moment,
