@@ -879,8 +879,8 @@ class HippoStore(BaseStore):
                 # The new versions are committed and every read shows them: the put is done, and it returns
                 # normally. The older versions left behind are removed by the next put or deletion of their key,
                 # or by sweep_ttl once the key's newest version expired.
-                log.warning("HippoStore: older versions of %d key(s) in %r stay until the next put or sweep: %s",
-                            len(mine), name, exc)
+                log.warning("HippoStore: older versions of %d key(s) in %r stay until the next put or deletion of "
+                            "the key (or its expiry and sweep): %s", len(mine), name, exc)
 
     def _take_back(self, written: dict[str, list[Any]]) -> _Plan:
         """Delete the new versions a failed batch wrote (the old ones are untouched), in every namespace, also past
