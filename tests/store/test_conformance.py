@@ -256,6 +256,31 @@ def test_delete_rewrites_chunks_and_keeps_every_other_message(store) -> None:
     assert_same(store.load("a"), [m for _, m in kept])
 
 
+def test_delete_with_choose_decides_on_the_rows_as_they_are_when_deleted(store) -> None:
+    """``choose`` is given the rows of the ids found (those ``where`` admits), in seq order, read in the deleting
+    transaction (an update made after the caller read them included), and only the ids it returns are deleted;
+    when it returns none, nothing is deleted and no change is recorded."""
+    msgs = batch(6)
+    store.append("a", msgs[:4])
+    store.seal("a", 1)
+    store.append("a", msgs[4:])
+    rows = store.load("a")
+    assert store.update_metadata("a", rows[2].id, {"k": 2, "tag": "kept"})
+    seen: list[list[tuple[int, str]]] = []
+
+    def whole_tag_if_all_m(given):
+        seen.append([(r.id, r.metadata["tag"]) for r in given])
+        return [r.id for r in given] if all(r.metadata["tag"] == "m" for r in given) else [given[-1].id, 10 ** 9]
+
+    ids = [r.id for r in reversed(rows)] + [10 ** 9]
+    assert store.delete("a", ids, where=lambda r: r.metadata["k"] != 0, choose=whole_tag_if_all_m) == [rows[5].id]
+    assert seen == [[(r.id, "kept" if r.id == rows[2].id else "m") for r in rows[1:]]]
+    version = store.state("a").version
+    assert store.delete("a", ids, choose=lambda given: []) == [] and store.state("a").version == version
+    assert [r.id for r in store.scan("a")] == [r.id for r in rows[:5]]
+    assert [text_of(r) for r in store.load("a")] == [text_of(r) for r in rows[:5]]
+
+
 def test_chunks_stay_within_the_bound_and_a_delete_rewrites_only_its_chunk(store, monkeypatch) -> None:
     """A seal of a long tail and the merges after it make chunks of at most ``CHUNK_TOKENS`` tokens (a longer
     message alone); a deletion re-encodes the chunk of its message only (fewer tokens than the bound), and a chunk
