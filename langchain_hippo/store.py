@@ -103,6 +103,7 @@ _MAX_NAMESPACE_CHARS = 512
 _VIEWS_KEPT = 256  # views of hippo namespaces a store keeps (see HippoStore._view)
 MAX_VALUE_DEPTH = 99  # nesting levels of a value: it sits one level down in a message's metadata (100 at most)
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+_LONGEST_WAIT = 365.0 * 86400.0 * 100  # seconds: a sweeper's wait, at most a century
 
 
 #: memory -> event loop -> the lock the async operations of every HippoStore over that memory take turns with
@@ -976,14 +977,18 @@ class HippoStore(BaseStore):
         interval = sweep_interval_minutes
         if interval is None:
             interval = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0:
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0 \
+                or not math.isfinite(interval):
             raise InvalidInput(f"sweep_interval_minutes must be a positive number, got {interval!r}")
+        # a wait longer than the platform's clock can count (1e300 minutes) raised OverflowError in the thread,
+        # which ended before its first sweep: such an interval waits as long as a wait can
+        wait = min(float(interval) * 60.0, _LONGEST_WAIT)
         if self._sweeper is not None and self._sweeper.is_alive():
             return self._sweeper
         self._sweeper_stop.clear()
 
         def loop() -> None:
-            while not self._sweeper_stop.wait(float(interval) * 60.0):
+            while not self._sweeper_stop.wait(wait):
                 try:
                     self.sweep_ttl()
                 except ClosedError:

@@ -239,6 +239,20 @@ def test_ttl_sweeper_thread():
     assert store.memory.using("lg.c").count() == 0
 
 
+def test_a_ttl_sweeper_with_an_interval_past_the_clock_waits_instead_of_dying(monkeypatch):
+    """``start_ttl_sweeper(1e300)`` (or a TTL config's ``sweep_interval_minutes`` that long) returned a thread that
+    ended at once with ``OverflowError`` (a wait past the platform's clock); it now waits until stopped. An infinite
+    interval is refused by name, as the TTL config refuses it."""
+    died: list[BaseException] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    for store in (HippoStore(hippo.Memory(None)), HippoStore(hippo.Memory(None), ttl={"sweep_interval_minutes": 1e300})):
+        store.start_ttl_sweeper(1e300 if store.ttl_config is None else None)
+        assert store.stop_ttl_sweeper(timeout=30) and died == []
+        with pytest.raises(hippo.InvalidInput, match="sweep_interval_minutes"):
+            store.start_ttl_sweeper(float("inf"))
+        store.close()
+
+
 def test_the_ttl_sweeper_survives_a_failed_sweep():
     """One sweep that failed (a store busy with another process's write) ended the sweeper thread: expired items
     were never deleted again. As LangGraph's ``PostgresStore`` sweeper, it logs the failure and sweeps again at
