@@ -1538,6 +1538,62 @@ def test_a_messenger_thread_over_several_files_is_ingested_file_by_file(tmp_path
         ("one", utc(2024, 3, 12, 9, 0)), ("two", utc(2024, 3, 12, 9, 1))]
 
 
+def test_a_messenger_end_to_end_encrypted_thread(tmp_path, capsys) -> None:
+    """Messenger's download of its end-to-end encrypted chats (2024) writes a thread as <Name>_<n>.json in other
+    words than "Download your information": participants as names, "threadName", and each message's "senderName",
+    "timestamp" (milliseconds), "text", "type" (text, media, link, placeholder), "isUnsent", "media" [{"uri"}] and
+    "reactions" [{"actor", "reaction"}]. It was refused as "not a format hippo ingest reads". The shape follows
+    timelinize's reader of this export (datasources/facebook, e2ee)."""
+    ms = 1710234000000  # 2024-03-12 09:00:00 UTC
+    thread = {"participants": ["Zoë Adams", "Bo Lee"], "threadName": "Bo Lee_40", "messages": [
+        {"senderName": "Zoë Adams", "timestamp": ms, "text": "café at 7? 🎉", "type": "text", "isUnsent": False,
+         "media": [], "reactions": [{"actor": "Bo Lee", "reaction": "❤"}]},
+        {"senderName": "Bo Lee", "timestamp": ms + 60_000, "text": "", "type": "media", "isUnsent": False,
+         "media": [{"uri": "./media/6f1c2a.jpeg"}], "reactions": []},
+        {"senderName": "Bo Lee", "timestamp": ms + 120_000, "text": "here is the menu", "type": "media",
+         "isUnsent": False, "media": [{"uri": "./media/77aa01.pdf"}, {"uri": "Failed to download media"}],
+         "reactions": []},
+        {"senderName": "Zoë Adams", "timestamp": ms + 180_000, "text": "sorry, wrong chat", "type": "text",
+         "isUnsent": True, "media": [], "reactions": []},
+        {"senderName": "Bo Lee", "timestamp": ms + 240_000, "text": "This message is unavailable",
+         "type": "placeholder", "isUnsent": False, "media": [], "reactions": []},
+        {"senderName": "Bo Lee", "timestamp": ms + 300_000, "text": "https://example.org/menu", "type": "link",
+         "isUnsent": False, "media": [], "reactions": []},
+    ]}
+    f = tmp_path / "Bo Lee_40.json"
+    f.write_text(json.dumps(thread, ensure_ascii=False, indent=2), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "café at 7? 🎉", "speaker": "Zoë Adams", "role": "user", "timestamp": utc(2024, 3, 12, 9, 0),
+         "session_id": None, "metadata": {"reactions": [{"reaction": "❤", "actor": "Bo Lee"}]}},
+        {"text": "here is the menu", "speaker": "Bo Lee", "role": "user", "timestamp": utc(2024, 3, 12, 9, 2),
+         "session_id": None, "metadata": {"attachments": ["77aa01.pdf"]}},
+        {"text": "https://example.org/menu", "speaker": "Bo Lee", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 5), "session_id": None, "metadata": {}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("messenger:") for m in stored(db, digests=True))
+    # written newest first, and escaped byte by byte as the other download writes its strings: the same messages
+    thread["messages"].reverse()
+    escaped = {**thread, "messages": [{**m, "text": facebook(m["text"]), "senderName": facebook(m["senderName"]),
+                                        "reactions": [{k: facebook(v) for k, v in r.items()} for r in m["reactions"]]}
+                                       for m in thread["messages"]]}
+    f.write_text(json.dumps(escaped, indent=2), encoding="utf-8")
+    other = tmp_path / "e.db"
+    assert cli(capsys, "ingest", f, "--path", other).code == 0
+    assert stored(other) == stored(db)
+    # ingested again: nothing added
+    assert cli(capsys, "ingest", f, "--path", other).code == 0
+    assert len(stored(other)) == 3
+    # a message of a bad time names its field
+    thread["messages"][0]["timestamp"] = "yesterday"
+    f.write_text(json.dumps(thread), encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", tmp_path / "bad.db")
+    assert run.code != 0 and "'timestamp'" in run.err and "messages[0]" in run.err
+    assert not (tmp_path / "bad.db").exists()
+
+
 def test_an_instagram_thread_and_malformed_messenger_files(tmp_path, capsys) -> None:
     """Instagram's export has Messenger's shape, with its own notices ("Liked a message", "Reacted 😂 to your
     message"); a file of that shape with a bad field is refused with one line naming the file, the message and the

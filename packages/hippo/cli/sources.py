@@ -26,7 +26,9 @@ Formats, told apart by their content (never by the file name):
   Messenger or Instagram thread (``message_<n>.json`` of "Download your information": ``{"participants",
   "messages": [{"sender_name", "timestamp_ms", "content", ...}], "title", ...}``, newest first, its text repaired
   from the byte-by-byte Latin-1 escapes the export writes; calls, unsent messages, media without words and the
-  app's notices left out; put in time order), and a Discord channel as DiscordChatExporter writes it in JSON
+  app's notices left out; put in time order; the download of the end-to-end encrypted chats, ``<Name>_<n>.json``:
+  ``{"participants", "threadName", "messages": [{"senderName", "timestamp", "text", "type", "isUnsent", "media",
+  "reactions"}]}``, alike), and a Discord channel as DiscordChatExporter writes it in JSON
   (``{"guild", "channel", "messages": [{"id", "type", "timestamp", "author": {"name", "nickname"}, "content",
   "attachments", "reference", ...}]}``, system notices and messages without words left out), and a day of a Slack
   channel (``<channel>/<YYYY-MM-DD>.json`` of a workspace export: ``[{"type": "message", "user", "text", "ts",
@@ -896,6 +898,12 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
                                                                    for m in head):
                 # Facebook Messenger's and Instagram's "Download your information" JSON (message_1.json, ...)
                 return "messenger", messenger_records(doc)
+            if head and not any("role" in m for m in head) and any("senderName" in m and "timestamp" in m
+                                                                   and not isinstance(m.get("author"), dict)
+                                                                   for m in head):
+                # Messenger's download of its end-to-end encrypted chats (<Name>_<n>.json): the same thread in
+                # other words, senderName, timestamp, text, isUnsent, media
+                return "messenger", messenger_records(doc, encrypted=True)
             if head and not any("role" in m for m in head) and any(isinstance(m.get("creator"), dict)
                                                                    and "created_date" in m for m in head):
                 # Google Chat in Google Takeout: Google Chat/Groups/<DM or Space ...>/messages.json
@@ -1990,31 +1998,42 @@ def _millis(value: Any, path: Path, key: str) -> datetime:
     return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
 
 
-def messenger_records(doc: dict) -> list[Record]:
+# The fields of a thread in "Download your information" (message_<n>.json) and in the download of the end-to-end
+# encrypted chats (<Name>_<n>.json, 2024): sender, time in milliseconds, text, unsent, the lists of media
+_MESSENGER_FIELDS = ("sender_name", "timestamp_ms", "content", "is_unsent", _MESSENGER_MEDIA)
+_MESSENGER_E2EE_FIELDS = ("senderName", "timestamp", "text", "isUnsent", ("media",))
+
+
+def messenger_records(doc: dict, encrypted: bool = False) -> list[Record]:
     """A Facebook Messenger or Instagram thread (``message_<n>.json``): messages with ``content``, sender as
     speaker, ``timestamp_ms`` as time, put in time order (the file lists the newest first); the text repaired from
     the Latin-1 escapes the export writes. Calls, joins and leaves, unsent messages and the app's notices in a
     message's place ("Bo sent an attachment.") are left out, and so are photos, videos, stickers and shares without
     words; the media of a message with words are named in ``metadata["attachments"]``, a shared link in
-    ``metadata["link"]``, reactions in ``metadata["reactions"]``."""
+    ``metadata["link"]``, reactions in ``metadata["reactions"]``. ``encrypted``: a thread of Messenger's download
+    of its end-to-end encrypted chats (``{"participants": [names], "threadName", "messages": [{"senderName",
+    "timestamp", "text", "type", "isUnsent", "media": [{"uri"}], "reactions": [{"actor", "reaction"}]}]}``), read
+    alike; its ``placeholder`` messages (what the app could not export) are left out, and media it failed to
+    download (a ``uri`` that is no file's path) are not named."""
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
         raise SourceError((), "expected a thread object whose 'messages' is a list", "messages")
+    sender_key, time_key, text_key, unsent_key, media_keys = _MESSENGER_E2EE_FIELDS if encrypted else _MESSENGER_FIELDS
     escaped = _all_latin1(doc)
     out: list[tuple[datetime, int, Record]] = []
     for k, msg in enumerate(doc["messages"]):
         path = ("messages", k)
         if not isinstance(msg, dict):
             raise SourceError(path, f"expected an object, got {_kind(msg)}")
-        when = _millis(msg.get("timestamp_ms"), path, "timestamp_ms")
-        who = msg.get("sender_name")
+        when = _millis(msg.get(time_key), path, time_key)
+        who = msg.get(sender_key)
         if who is not None and not isinstance(who, str):
-            raise SourceError(path, f"field 'sender_name' must be a string, got {_kind(who)}", "sender_name")
+            raise SourceError(path, f"field {sender_key!r} must be a string, got {_kind(who)}", sender_key)
         who = _facebook_text(who, escaped).strip() if who else None
-        content = _optional_text(msg, "content", path)
+        content = _optional_text(msg, text_key, path)
         body = _facebook_text(content, escaped).strip()
         meta: dict[str, Any] = {}
         names = []
-        for key in _MESSENGER_MEDIA:
+        for key in media_keys:
             media = msg.get(key)
             if media is None:
                 continue
@@ -2024,6 +2043,8 @@ def messenger_records(doc: dict) -> list[Record]:
                 uri = item.get("uri") if isinstance(item, dict) else None
                 if not isinstance(uri, str):
                     raise SourceError(path + (key, m), "expected a media object with a 'uri'", "uri")
+                if encrypted and "/" not in uri:
+                    continue  # "Failed to download media": no file
                 names.append(posixpath.basename(_facebook_text(uri, escaped)))
         if names:
             meta["attachments"] = names
@@ -2043,7 +2064,9 @@ def messenger_records(doc: dict) -> list[Record]:
         kind = msg.get("type")
         if kind is not None and not isinstance(kind, str):
             raise SourceError(path, f"field 'type' must be a string, got {_kind(kind)}", "type")
-        if not body or msg.get("is_unsent") or kind in _MESSENGER_EVENTS or "call_duration" in msg:
+        if not body or msg.get(unsent_key) or kind in _MESSENGER_EVENTS or "call_duration" in msg:
+            continue
+        if encrypted and kind == "placeholder":
             continue
         notice = _MESSENGER_NOTICES.match(body)
         if notice is not None and (notice["who"] is None or notice["who"] == who):
@@ -2052,7 +2075,7 @@ def messenger_records(doc: dict) -> list[Record]:
         if meta:
             item["metadata"] = meta
         # the strings as the file writes them (escaped or not), not as they are read
-        raw = _picked(msg, ("sender_name", "timestamp_ms", "content"))
+        raw = _picked(msg, (sender_key, time_key, text_key))
         out.append((when, -k, Record(item, path, digest=source_digest("messenger", raw))))
     # the file lists the newest message first; messages of the same millisecond keep their order, read backwards
     out.sort(key=lambda t: (t[0], t[1]))
