@@ -2577,3 +2577,65 @@ def test_an_imessage_conversation_written_as_text_by_imessage_exporter(tmp_path,
         assert [r.item for r in src.each()] == [r.item for r in read_source(str(f)).records]
     assert cli(capsys, "ingest", f, "--path", db, "-n", "ny", "--timezone", "America/New_York").code == 0
     assert stored(db, "ny")[0]["timestamp"] == "2022-05-17T09:29:42-04:00"
+
+
+# ----------------------------------------------------------------------------------- Signal (signal-export)
+
+def signal_line(date: str, sender: str, body: str, **fields) -> str:
+    """One line of the data.json signal-export (carderne/signal-export) writes: its Message dataclass as JSON, the
+    body with the two spaces it adds for Markdown, the quote as "\\n\\n> text\\n\\n", reactions as [name, emoji]."""
+    msg = {"date": date, "sender": sender, "body": body + "  ", "quote": "", "sticker": "", "reactions": [],
+           "attachments": [], "deleted": False, "call": False, "missed": False}
+    msg.update(fields)
+    return json.dumps(msg, ensure_ascii=False)
+
+
+def test_a_signal_chat_exported_by_signal_export(tmp_path, capsys) -> None:
+    """signal-export's data.json (a message a line: date as the exporting machine's wall clock, sender, body,
+    quote, reactions, attachments, deleted) was refused: its lines have no "text". Calls, deleted messages and
+    stickers without words are left out; the answered message's words, the files and the reactions are kept."""
+    lines = [
+        signal_line("2024-03-12T09:05:33.120000", "Ann", "Are we still on for Friday?", reactions=[["Me", "👍"]]),
+        signal_line("2024-03-12T09:06:10.500000", "Me", "Yes! Bring the map\nand the torch",
+                    quote="\n\n> Are we still on for Friday?\n\n",
+                    attachments=[{"name": "signal-2024-03-12-090610.jpg",
+                                  "path": "media/signal-2024-03-12-090610.jpg"}]),
+        signal_line("2024-03-12T09:07:00", "Ann", "Missed voice call"),
+        signal_line("2024-03-12T09:07:30", "Ann", "Incoming video call (accepted, 3m 2s)"),
+        signal_line("2024-03-12T09:08:00", "Ann", "", sticker="😀"),
+        signal_line("2024-03-12T09:09:00", "Ann", "oops", deleted=True),
+        signal_line("2024-03-12T09:10:00", "No-Sender", "who sent this?"),
+    ]
+    f = tmp_path / "data.json"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Are we still on for Friday?", "speaker": "Ann", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 5, 33, 120000), "session_id": None,
+         "metadata": {"reactions": [{"reaction": "👍", "actor": "Me"}]}},
+        {"text": "Yes! Bring the map\nand the torch", "speaker": "Me", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 6, 10, 500000), "session_id": None,
+         "metadata": {"quote": "Are we still on for Friday?", "attachments": ["signal-2024-03-12-090610.jpg"]}},
+        {"text": "who sent this?", "speaker": None, "role": "user", "timestamp": utc(2024, 3, 12, 9, 10),
+         "session_id": None, "metadata": {}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("signal:") for m in stored(db, digests=True))
+    # exported again a day later, a reaction added and a message more: only the new message is added
+    lines[0] = signal_line("2024-03-12T09:05:33.120000", "Ann", "Are we still on for Friday?",
+                           reactions=[["Me", "👍"], ["Bo", "❤"]])
+    lines.append(signal_line("2024-03-13T18:00:00", "Ann", "see you"))
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "1 message added" in run.out, run.out
+    assert [m["text"] for m in stored(db)][-2:] == ["who sent this?", "see you"]
+    # the wall clock of the zone it was exported in
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "ny", "--timezone", "America/New_York").code == 0
+    assert stored(db, "ny")[0]["timestamp"] == "2024-03-12T09:05:33.120000-04:00"
+    # a bad line stores nothing and names the line and the field
+    lines[1] = signal_line("12/03/2024 09:06", "Me", "Yes")
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", tmp_path / "bad.db")
+    assert run.code != 0 and "data.json:2:" in run.err and "'date'" in run.err, run.err
+    assert not (tmp_path / "bad.db").exists()

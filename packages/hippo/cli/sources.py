@@ -36,7 +36,8 @@ Formats, told apart by their content (never by the file name):
   and a Google Chat conversation from Google Takeout (``messages.json``: ``{"messages": [{"creator", "created_date",
   "text", "message_id", ...}]}``), and a LINE chat exported as text (``[LINE] Chat history with Ann``, a line per day,
   ``09:05\tAnn\thello`` a message; notices and placeholders left out), and an iMessage conversation imessage-exporter
-  wrote as text (time, sender, lines, a blank line).
+  wrote as text (time, sender, lines, a blank line), and a Signal chat's ``data.json`` as signal-export writes it
+  (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
@@ -131,7 +132,8 @@ class Source:
 
     file: str
     format: str                # "jsonl", "export", "messages", "beam", "locomo", "hippo", "whatsapp", "telegram",
-                               # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat"
+                               # "telegram-export", "messenger", "discord", "slack", "slack-export", "google-chat",
+                               # "line", "imessage", "signal"
     text: str
     records: list[Record] = field(default_factory=list)
     _offsets: dict[int, int] | None = None
@@ -422,6 +424,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
             head = json.loads(first)
         except (ValueError, RecursionError):
             head = None
+        if _signal_line(head):
+            src = Source(file, "signal", text)
+            src.records.extend(_signal_records(src, lambda: _iter_lines(text)))
+            return src
         if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
             return _read_jsonl(file, text)
         if isinstance(head, dict) and "messages" in head and text.strip() != first.strip():
@@ -456,13 +462,13 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
 # ------------------------------------------------------------------------------------------------- streams
 
 # the formats read one line at a time, so a file of them can be read as a stream, again for each pass
-STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line", "imessage")
+STREAMED_FORMATS = ("jsonl", "export", "messages", "whatsapp", "line", "imessage", "signal")
 _CHUNK = 1 << 16
 
 
 @contextlib.contextmanager
 def open_source(file: str, *, encoding: str = "utf-8", timezone: str | tzinfo | None = None) -> Iterator[Source]:
-    """:func:`read_source` for a file too large to hold: a WhatsApp, LINE or iMessage export or a JSONL file (of
+    """:func:`read_source` for a file too large to hold: a WhatsApp, LINE, iMessage or Signal export or a JSONL file (of
     messages, of conversations, or a hippo export) comes back with ``records`` empty, and :meth:`Source.each` reads
     the file again for each pass, parsing one record at a time, so what is held is the record being read and not the
     file. A pass refuses a file that changed since it was opened (its size or modification time), and a whole pass
@@ -641,6 +647,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
         head = json.loads(first)
     except (ValueError, RecursionError):
         return None
+    if _signal_line(head):
+        src.format = "signal"
+        src._stream = lambda: _signal_records(src, lines)
+        return src
     if isinstance(head, dict) and not ("messages" in head or "conversation" in head or "chats" in head):
         src.format = "export" if head.get("format") == EXPORT_FORMAT else "jsonl"
         src._stream = lambda: _jsonl_records(src, lines)
@@ -657,7 +667,7 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
 # The formats of chat apps, whose times are the phone's wall clock (WhatsApp, Telegram's "date") or an instant
 # (Telegram's "date_unixtime", Messenger's "timestamp_ms", Discord's ISO times, Slack's "ts")
 CHAT_FORMATS = ("whatsapp", "telegram", "telegram-export", "messenger", "discord", "slack", "slack-export",
-                "google-chat", "line", "imessage")
+                "google-chat", "line", "imessage", "signal")
 # an offset as people type it on a command line: "UTC+05:30", "+5", "-4:00" (read in the form time_zone reads)
 _TYPED_OFFSET = re.compile(r"(?:UTC)?([+-])(\d{1,2})(?::?(\d{2}))?", re.IGNORECASE)
 
@@ -711,7 +721,7 @@ def zoned(src: Source, records: Iterable[Record], zone: tzinfo, name: str) -> It
     """:func:`in_zone` one record at a time: each record of ``records`` read in ``zone`` (in place), then yielded."""
     if src.format not in CHAT_FORMATS:
         raise InvalidInput(f"--timezone applies to the exports of chat apps (WhatsApp, Telegram, Messenger, "
-                           f"Instagram, Discord, Slack, Google Chat, LINE, iMessage); {src.file} holds "
+                           f"Instagram, Discord, Slack, Google Chat, LINE, iMessage, Signal); {src.file} holds "
                            f"{src.format} messages, whose timestamps are read with the offset they are written with "
                            f"(2024-03-12T23:30:00-04:00), as UTC without one")
     latest: datetime | None = None  # the last wall-clock time read, as an instant
@@ -814,6 +824,100 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
         yield Record(item, (), lineno)
     if not n:
         raise InvalidInput(f"{file}: no messages after the export header" if export else f"{file}: no messages")
+
+
+# ------------------------------------------------------------------------------------------------- Signal
+
+# signal-export (carderne/signal-export) writes a folder per chat with chat.md, index.html and data.json: JSONL, a
+# message a line, {"date", "sender", "body", "quote", "sticker", "reactions", "attachments", "deleted", "call",
+# "missed"}. "date" is the exporting machine's wall clock, ISO 8601 without an offset; "sender" the contact's name,
+# "Me" for the owner, "No-Sender" when the tool found none; "body" the text (backquotes removed) and two spaces it
+# adds for Markdown; "quote" the message answered as "\n\n> line\n> line\n\n"; "reactions" [[name, emoji]];
+# "attachments" [{"name", "path"}]. A call is written as a message whose body describes it ("Missed voice call",
+# "Incoming video call (accepted, 3m 2s)").
+_SIGNAL_FIELDS = ("date", "sender", "body")
+_SIGNAL_CALL = re.compile(r"^(?:Incoming|Outgoing|Missed) (?:(?:voice|video|audio) )?call(?: \([^()\n]*\))?$")
+
+
+def _signal_line(head: Any) -> bool:
+    """Whether the first line of a JSONL file is a message of signal-export's data.json."""
+    return (isinstance(head, dict) and all(k in head for k in _SIGNAL_FIELDS)
+            and not any(k in head for k in ("text", "content", "role", "messages")))
+
+
+def _signal_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of signal-export's data.json, one line at a time: ``sender`` as speaker (none for
+    "No-Sender"), ``date`` as time (a wall-clock time, as WhatsApp's), ``body`` as text. Deleted messages, calls,
+    and stickers or attachments without words left out. Metadata: ``quote`` (the words of the message answered),
+    ``attachments`` (file names), ``reactions`` as ``[{"reaction", "actor"}]``."""
+    file = src.file
+    n = 0
+    for k, line in enumerate(lines()):
+        if not line.strip():
+            continue
+        lineno = k + 1
+        obj = _json_line(file, lineno, line)
+
+        def bad(key: str, what: str) -> InvalidInput:
+            return InvalidInput(f"{file}:{lineno}: field {key!r} must be {what}, got {obj.get(key)!r}"[:300])
+
+        if not isinstance(obj, dict) or not all(key in obj for key in _SIGNAL_FIELDS):
+            got = _kind(obj) if not isinstance(obj, dict) else f"an object without {sorted(set(_SIGNAL_FIELDS) - set(obj))}"
+            raise InvalidInput(f"{file}:{lineno}: expected a message of signal-export's data.json per line "
+                               f'({{"date", "sender", "body", ...}}), like the first, got {got}')
+        date = obj["date"]
+        try:
+            when = parse_iso(date.strip()) if isinstance(date, str) else None
+        except ValueError:
+            when = None
+        if when is None:
+            raise bad("date", "an ISO-8601 date and time like '2024-03-12T09:05:33'")
+        for key in ("sender", "body", "quote"):
+            if obj.get(key) is not None and not isinstance(obj[key], str):
+                raise bad(key, "a string")
+        sender = (obj["sender"] or "").strip()
+        body = (obj["body"] or "").strip()
+        meta: dict[str, Any] = {}
+        quote = (obj.get("quote") or "").strip("\n")
+        if quote.strip():
+            meta["quote"] = "\n".join(q[2:] if q.startswith("> ") else q.removeprefix(">")
+                                      for q in quote.strip().split("\n"))
+        attachments = obj.get("attachments")
+        if attachments is not None:
+            if not isinstance(attachments, list) or not all(isinstance(a, dict) and isinstance(a.get("name"), str)
+                                                            for a in attachments):
+                raise bad("attachments", "a list of files {\"name\", \"path\"}")
+            if attachments:
+                meta["attachments"] = [a["name"] for a in attachments]
+        reactions = obj.get("reactions")
+        if reactions is not None:
+            got = []
+            for r in reactions if isinstance(reactions, list) else [None]:
+                if isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r):
+                    got.append({"reaction": r[1], "actor": r[0]})
+                elif isinstance(r, dict) and isinstance(r.get("emoji"), str) and isinstance(r.get("name"), str):
+                    got.append({"reaction": r["emoji"], "actor": r["name"]})
+                else:
+                    raise bad("reactions", "a list of [name, emoji]")
+            if got:
+                meta["reactions"] = got
+        n += 1  # a record of the file, read whether or not it is stored
+        if (obj.get("deleted") is True or obj.get("call") is True or obj.get("missed") is True or not body
+                or _SIGNAL_CALL.match(body)):
+            continue
+        item: dict[str, Any] = {"text": body, "speaker": None if sender in ("", "No-Sender") else sender,
+                                "role": "user", "timestamp": when}
+        if meta:
+            item["metadata"] = meta
+        try:
+            _check_depth(item, ())
+        except SourceError as exc:
+            raise InvalidInput(f"{file}:{lineno}: {exc.message}") from None
+        # the message as written, less what changes after it was sent (reactions, where its files were copied)
+        raw = _picked(obj, ("date", "sender", "body", "quote"))
+        yield Record(item, (), lineno, digest=source_digest("signal", raw))
+    if not n:
+        raise InvalidInput(f"{file}: no messages in this signal-export data.json")
 
 
 def _json_line(file: str, lineno: int, line: str) -> Any:
