@@ -189,6 +189,23 @@ def test_locomo_split_into_one_namespace_per_conversation(tmp_path, capsys) -> N
     assert namespaces(tmp_path / "u.db") == ["lc.c1", "lc.sample-2", "lc.sample-3"]  # never merged into "lc"
 
 
+def test_a_split_file_ingested_again_adds_nothing_and_returns(tmp_path) -> None:
+    """A file read with --split (LoCoMo, a Telegram account, a Slack export) ingested a second time: the check of
+    whether a namespace already ends with its records closed each pass over the records, which for --split were
+    plain list iterators, so it raised AttributeError while it still held the namespace's read lock, and closing
+    the store then waited for that lock forever. Run as a command (a hang fails by the timeout)."""
+    f = tmp_path / "locomo.json"
+    f.write_text(json.dumps([locomo_sample("c1", ("Ann", "Bob")), locomo_sample("c2", ("Cy", "Di"))]),
+                 encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert hippo_cmd("ingest", f, "--path", db, "-n", "lc", "--split", timeout=120).code == 0
+    before = {ns: stored(db, ns) for ns in ("lc.c1", "lc.c2")}
+    run = hippo_cmd("ingest", f, "--path", db, "-n", "lc", "--split", timeout=120)
+    assert run.code == 0, run.err
+    assert "lc.c1: already ends with these 3 messages" in run.out and "lc.c2: already ends with" in run.out, run.out
+    assert {ns: stored(db, ns) for ns in ("lc.c1", "lc.c2")} == before
+
+
 def test_a_namespace_split_makes_too_long_is_named_as_split_s(tmp_path, capsys) -> None:
     """--namespace of 500 characters is a valid namespace; --split appending '.<sample_id>' made one over the 512
     allowed, refused as "--namespace must be at most 512 printable characters", of the option the user gave right."""

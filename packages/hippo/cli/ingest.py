@@ -167,8 +167,8 @@ def _ends_with(view, source: Source, g: _Group, count: int, m: int) -> bool:
                 return True
         return False
     finally:
+        stored.close()  # first: it holds the namespace's read lock, which closing the store waits for
         records.close()
-        stored.close()
 
 
 def _digest(key: tuple) -> bytes:
@@ -362,7 +362,8 @@ def _groups(source: Source, namespace: str, split: bool, each: Callable[[], Iter
             check_namespace(ns, f"the namespace --split makes for the {what} {rec.group[:40]!r} (--namespace plus "
                                 f"'.{rec.group[:40]}')")
         by_ns.setdefault(ns, []).append(rec)
-    return [_Group(ns, lambda records=records: iter(records)) for ns, records in by_ns.items()]
+    # each pass a generator, as a file's own passes are: the passes close what they stop reading
+    return [_Group(ns, lambda records=records: (rec for rec in records)) for ns, records in by_ns.items()]
 
 
 def _check_batch(batch: int) -> int:
