@@ -21,12 +21,14 @@ BEAM = Path(__file__).resolve().parents[3] / "shared" / "data" / "beam100k"
 
 
 def stored(path: Path, namespace: str = "default", *, digests: bool = False) -> list[dict]:
-    """The namespace's messages as plain dicts (the fields an ingest sets); a chat app message's source digest
-    (``metadata["source_digest"]``, which its own tests check) left out unless ``digests``."""
+    """The namespace's messages as plain dicts (the fields an ingest sets); a chat app message's source digest and
+    identity (``metadata["source_digest"]``, ``metadata["source_id"]``, which their own tests check) left out unless
+    ``digests``."""
     with hippo.Memory(path, namespace=namespace) as mem:
         return [{"text": m.text, "speaker": m.speaker, "role": m.role,
                  "timestamp": m.timestamp.isoformat() if m.timestamp else None, "session_id": m.session_id,
-                 "metadata": m.metadata if digests else {k: v for k, v in m.metadata.items() if k != "source_digest"}}
+                 "metadata": m.metadata if digests else {k: v for k, v in m.metadata.items()
+                                                         if k not in ("source_digest", "source_id")}}
                 for m in mem.list()]
 
 
@@ -2273,6 +2275,134 @@ def test_identical_lines_of_a_chat_exported_again_are_matched_one_for_one(tmp_pa
     assert run.code == 0, run.err
     assert "1 message added; 2 messages of the file's 3 were already stored" in run.out
     assert [(m["text"], m["speaker"]) for m in stored(db)] == [("ok", "Ann"), ("ok", "Ann"), ("ok", "ANN")]
+
+
+def test_an_edited_message_of_an_export_with_message_ids_replaces_the_one_stored(tmp_path, capsys) -> None:
+    """A chat exported again after a message was edited (Telegram's "edited", Discord's "timestampEdited", Slack's
+    "edited", Google Chat's new text) has a record of another digest: it was added beside the old text, so the
+    namespace said both "at 7" and "at 8". These exports name each message by an id, which the edit keeps: the
+    edited version replaces the stored one, keeping the others, and the message of the same id in another chat (a
+    Telegram id is a chat's own) is left alone."""
+    telegram = {"name": "Bo", "type": "personal_chat", "id": 42, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": "Ann",
+         "from_id": "user1", "text": "dinner at 7"},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060", "from": "Bo",
+         "from_id": "user2", "text": "ok"}]}
+    other_chat = {"name": "Cy", "type": "personal_chat", "id": 43, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-11T08:00:00", "date_unixtime": "1710144000", "from": "Cy",
+         "from_id": "user3", "text": "morning"}]}
+    author = {"id": "111", "name": "ann", "nickname": "Ann", "isBot": False}
+    discord = {"guild": {"id": "1", "name": "G"}, "channel": {"id": "2", "name": "general"}, "messages": [
+        {"id": "900", "type": "Default", "timestamp": "2024-03-12T09:00:00+00:00", "timestampEdited": None,
+         "content": "dinner at 7", "author": author},
+        {"id": "901", "type": "Default", "timestamp": "2024-03-12T09:01:00+00:00", "timestampEdited": None,
+         "content": "ok", "author": author}]}
+    slack = [{"type": "message", "user": "U1", "text": "dinner at 7", "ts": "1710234000.000100"},
+             {"type": "message", "user": "U2", "text": "ok", "ts": "1710234060.000200"}]
+    google = {"messages": [
+        {"creator": {"name": "Ann", "email": "ann@x.org", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 9:00:00 AM UTC", "text": "dinner at 7", "topic_id": "t0",
+         "message_id": "g1/t0/t0"},
+        {"creator": {"name": "Bo", "email": "bo@x.org", "user_type": "Human"},
+         "created_date": "Tuesday, March 12, 2024 at 9:01:00 AM UTC", "text": "ok", "topic_id": "t0",
+         "message_id": "g1/t0/m1"}]}
+    files = {"result.json": telegram, "discord.json": discord, "2024-03-12.json": slack, "messages.json": google}
+    db = tmp_path / "s.db"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(other_chat), encoding="utf-8")
+    assert cli(capsys, "ingest", other, "--path", db, "-n", "result.json").code == 0
+    for name, doc in files.items():
+        (tmp_path / name).write_text(json.dumps(doc), encoding="utf-8")
+        run = cli(capsys, "ingest", tmp_path / name, "--path", db, "-n", name)
+        assert run.code == 0, run.err
+
+    # the first message edited, as each app's export writes an edit
+    telegram["messages"][0].update(text="dinner at 8", edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+    discord["messages"][0].update(content="dinner at 8", timestampEdited="2024-03-12T09:30:00+00:00")
+    slack[0].update(text="dinner at 8", edited={"user": "U1", "ts": "1710235800.000000"})
+    google["messages"][0]["text"] = "dinner at 8"
+    for name, doc in files.items():
+        (tmp_path / name).write_text(json.dumps(doc), encoding="utf-8")
+        run = cli(capsys, "ingest", tmp_path / name, "--path", db, "-n", name)
+        assert run.code == 0, run.err
+        assert "1 message added; 1 message of the file's 2 were already stored; 1 message stored before" in run.out, \
+            (name, run.out)
+        texts = sorted(m["text"] for m in stored(db, name))
+        assert texts == (["dinner at 8", "morning", "ok"] if name == "result.json" else ["dinner at 8", "ok"]), name
+        # ingested again: nothing changes
+        before = stored(db, name, digests=True)
+        run = cli(capsys, "ingest", tmp_path / name, "--path", db, "-n", name)
+        assert run.code == 0 and "0 messages added" in run.out, (name, run.out)
+        assert stored(db, name, digests=True) == before
+    edited = next(m for m in stored(db, "discord.json") if m["text"] == "dinner at 8")
+    assert edited["metadata"] == {"discord_id": "900", "edited": True}
+    # the old export ingested after the new one: its version is the one the file holds, and replaces the edited one
+    # (the file is what the namespace is made to hold)
+    (tmp_path / "old.json").write_text(json.dumps({**discord, "messages": [
+        {**discord["messages"][0], "content": "dinner at 7", "timestampEdited": None}, discord["messages"][1]]}),
+        encoding="utf-8")
+    assert cli(capsys, "ingest", tmp_path / "old.json", "--path", db, "-n", "discord.json").code == 0
+    assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 7", "ok"]
+
+
+def test_replacing_edited_messages_is_all_or_nothing(tmp_path, capsys, monkeypatch) -> None:
+    """The earlier versions of edited messages are deleted after the new ones are stored. A deletion that fails
+    leaves the namespaces as they were, the run's writes undone and the messages it had already deleted (another
+    chat's, with --split) stored again; a run killed between the writes and the deletion is completed by running
+    the same command again."""
+    from hippo.cli import ingest
+
+    def chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
+        first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
+                 "from": name, "from_id": f"user{chat_id}", "text": text}
+        if edited:
+            first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+        return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
+            first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
+                    "from": "Me", "from_id": "user0", "text": "ok"}]}
+
+    def account(edited: bool) -> dict:
+        return {"chats": {"list": [chat("Ann", 1, "at 8" if edited else "at 7", edited),
+                                   chat("Bo", 2, "Friday" if edited else "Thursday", edited)]}}
+
+    f = tmp_path / "result.json"
+    db = tmp_path / "s.db"
+    f.write_text(json.dumps(account(False)), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
+
+    def contents() -> dict:
+        return {ns: sorted((m["text"], m["speaker"], m["timestamp"], json.dumps(m["metadata"], sort_keys=True))
+                           for m in stored(db, ns, digests=True)) for ns in ("default.Ann", "default.Bo")}
+
+    before = contents()
+    assert sorted(t for ns in before.values() for t, *_ in ns) == ["Thursday", "at 7", "ok", "ok"]
+    f.write_text(json.dumps(account(True)), encoding="utf-8")
+    # the second chat's deletion fails: the first chat's deleted message is stored again, the writes undone
+    real = hippo.Memory.delete
+    calls = []
+
+    def failing(self, ids):
+        calls.append(self.namespace)
+        if len(calls) == 2:
+            raise StoreError("disk I/O error")
+        return real(self, ids)
+
+    monkeypatch.setattr(hippo.Memory, "delete", failing)
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    assert run.code != 0 and "nothing was stored" in run.err and "disk I/O error" in run.err, run.err
+    assert calls[:2] == ["default.Ann", "default.Bo"]
+    assert contents() == before
+    monkeypatch.setattr(hippo.Memory, "delete", real)
+    # killed between the writes and the deletion: both versions are stored; the same command again completes it
+    monkeypatch.setattr(ingest, "_delete_outdated", lambda mem, groups: None)
+    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
+    assert sorted(t for ns in contents().values() for t, *_ in ns) == ["Friday", "Thursday", "at 7", "at 8", "ok",
+                                                                       "ok"]
+    monkeypatch.undo()
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    assert run.code == 0, run.err
+    assert "0 messages added" in run.out and "1 message stored before" in run.out, run.out
+    assert sorted(t for ns in contents().values() for t, *_ in ns) == ["Friday", "at 8", "ok", "ok"]
 
 
 def test_json_chat_exports_read_otherwise_are_not_added_again(tmp_path, capsys, monkeypatch) -> None:

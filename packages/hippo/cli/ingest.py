@@ -21,6 +21,12 @@ stored without a digest (by versions before it, or from JSONL), are matched as t
 with a time within the file's first and last (the same text, speaker, role, time, session and metadata), not one
 whose digest the file has. Messages without a time are matched only by the resume above: two "ok" with no time, from
 two files, are two messages.
+
+A message an export names by an id (Telegram, Discord, Slack, Google Chat) is also stored with its identity
+(:func:`hippo.cli.sources.source_id`, ``metadata["source_id"]``), which an edit keeps while its digest changes: a
+stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
+identity is an earlier version of it, deleted once the file's records are stored (:func:`_delete_outdated`), so a
+chat exported again after an edit holds the edited message once.
 """
 
 from __future__ import annotations
@@ -39,9 +45,10 @@ from typing import Any, Callable, Iterator
 
 from hippo import Config, HippoError, InvalidInput, StoreError
 from hippo.base.checks import check_namespace
+from hippo.base.timeutil import with_utc_offset
 from hippo.cli import progress
 from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
-from hippo.cli.sources import DIGEST_KEY, Record, Source, open_source
+from hippo.cli.sources import DIGEST_KEY, SOURCE_ID_KEY, Record, Source, open_source
 from hippo.engine.prepare import prepare
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
@@ -60,13 +67,14 @@ class _Group:
     first: float | None = None     # the earliest and latest time of the records, once checked
     last: float | None = None
     held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
+    outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, deleted once it is
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
     # Timestamps round-trip through datetime at microsecond precision; a millisecond is far below any real gap. The
-    # source digest is no part of what a message says: a message stored without one is the same message.
-    if isinstance(metadata, dict) and DIGEST_KEY in metadata:
-        metadata = {k: v for k, v in metadata.items() if k != DIGEST_KEY}
+    # source digest and identity are no part of what a message says: a message stored without them is the same.
+    if isinstance(metadata, dict) and (DIGEST_KEY in metadata or SOURCE_ID_KEY in metadata):
+        metadata = {k: v for k, v in metadata.items() if k not in (DIGEST_KEY, SOURCE_ID_KEY)}
     return (text, speaker, role, None if ts is None else round(ts, 3), session,
             json.dumps(metadata, sort_keys=True, ensure_ascii=False))
 
@@ -82,14 +90,26 @@ def _source_digest(rec: Record) -> str | None:
     return rec.digest if rec.digest is not None else _stored_digest(rec.item.get("metadata"))
 
 
+def _stored_ident(metadata: Any) -> str | None:
+    """The source identity a message's metadata carries, if any."""
+    got = metadata.get(SOURCE_ID_KEY) if isinstance(metadata, dict) else None
+    return got if isinstance(got, str) else None
+
+
+def _source_ident(rec: Record) -> str | None:
+    """The record's identity in a chat app's export (the same after an edit), or the one its metadata carries."""
+    return rec.ident if rec.ident is not None else _stored_ident(rec.item.get("metadata"))
+
+
 def _item(rec: Record) -> dict[str, Any]:
-    """What ``add_many`` is given for a record: its item, with its digest in its metadata."""
+    """What ``add_many`` is given for a record: its item, with its digest and identity in its metadata."""
     if rec.digest is None:
         return rec.item
     metadata = rec.item.get("metadata")
     if isinstance(metadata, dict) and DIGEST_KEY in metadata:
         return rec.item
-    return {**rec.item, "metadata": {**(metadata if isinstance(metadata, dict) else {}), DIGEST_KEY: rec.digest}}
+    extra = {DIGEST_KEY: rec.digest} if rec.ident is None else {DIGEST_KEY: rec.digest, SOURCE_ID_KEY: rec.ident}
+    return {**rec.item, "metadata": {**(metadata if isinstance(metadata, dict) else {}), **extra}}
 
 
 def _checked(config: Config, source: Source, rec: Record) -> Any:
@@ -209,20 +229,26 @@ def _held(view, source: Source, g: _Group) -> _Held:
     """What the records after the group's first ``g.start`` may repeat (:class:`_Held`), less the messages the
     resume matched to those first ``g.start`` records."""
     held = _Held()
+    g.outdated = ()
     if view.count() == 0:
         return held
     mine: set[str] = set()  # the digests of the file's records: a namespace's other messages are not held
+    idents: set[str] = set()  # the identities of the file's messages (the same after an edit)
     records = g.each()
     try:
         for rec in records:
             digest = _source_digest(rec)
             if digest is not None:
                 mine.add(digest)
+                ident = _source_ident(rec)
+                if ident is not None:
+                    idents.add(ident)
     finally:
         records.close()
     if g.first is None and not mine:
         return held
     lo, hi = (None, None) if g.first is None else (round(g.first, 3), round(g.last, 3))
+    earlier: dict[str, list[tuple[int, bytes]]] = {}  # identity -> stored versions the file does not have
     stored = view.engine.records()
     try:
         for r in stored:
@@ -230,12 +256,19 @@ def _held(view, source: Source, g: _Group) -> _Held:
             if digest is not None and digest in mine:
                 held.digests[digest] += 1
                 continue
+            ident = _stored_ident(r["metadata"])
+            if digest is not None and ident is not None and ident in idents:
+                earlier.setdefault(ident, []).append(
+                    (r["id"], _digest(_key(r["text"], r["speaker"], r["role"], r["timestamp"], r["session_id"],
+                                           r["metadata"]))))
             ts = r["timestamp"]
             if ts is not None and lo is not None and lo <= round(ts, 3) <= hi:
                 held.keys[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
     finally:
         stored.close()
-    del mine
+    del mine, idents
+    if earlier:
+        g.outdated = _outdated(view, source, g, earlier)
     if g.start and held:
         records = g.each()
         try:
@@ -247,6 +280,48 @@ def _held(view, source: Source, g: _Group) -> _Held:
             records.close()
     held.digests, held.keys = +held.digests, +held.keys
     return held
+
+
+def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes]]]) -> tuple[int, ...]:
+    """The ids of the stored messages that a record of the file stands for in a later version (an edit): stored with
+    a record's identity, but neither its digest nor what it says. A stored message that says what one of the file's
+    records of its identity says is that record (read by a version of hippo that took another digest), not an
+    earlier version of it."""
+    says: dict[str, set[bytes]] = {}
+    records = g.each()
+    try:
+        for rec in records:
+            ident = _source_ident(rec)
+            if ident is not None and ident in earlier:
+                says.setdefault(ident, set()).add(_digest(_record_key(view.config, source, rec)))
+    finally:
+        records.close()
+    return tuple(sorted(id_ for ident, versions in earlier.items() for id_, key in versions
+                        if key not in says.get(ident, ())))
+
+
+def _delete_outdated(mem, groups: list[_Group]) -> None:
+    """Delete every group's :attr:`_Group.outdated`, all or nothing: when a deletion fails (or is interrupted), the
+    messages already deleted are stored again as they were (text, speaker, role, time, session, metadata), as
+    ``import`` stores an export's, and the error goes on to undo the run's writes."""
+    done: list[tuple[Any, list[dict[str, Any]]]] = []
+    try:
+        for g in groups:
+            if not g.outdated:
+                continue
+            view = mem.using(g.namespace)
+            wanted = set(g.outdated)
+            kept = [r for r in view.engine.records() if r["id"] in wanted]
+            with _interrupt_after():
+                view.delete(list(g.outdated))
+                done.append((view, kept))  # before an interrupt held back until here is raised
+    except BaseException:
+        for view, kept in reversed(done):
+            view.add_many([{"text": r["text"], "speaker": r["speaker"], "role": r["role"],
+                            "timestamp": r["timestamp"] if r.get("utc_offset") is None
+                            else with_utc_offset(r["timestamp"], r["utc_offset"]),
+                            "session_id": r["session_id"], "metadata": r["metadata"]} for r in kept])
+        raise
 
 
 def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
@@ -326,6 +401,9 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                 if stored != g.n:  # the file read otherwise than when it was checked
                     raise InvalidInput(f"{source.file}: {stored} messages read to store, {g.n} when checked")
                 seconds.append(time.perf_counter() - started)
+            # the earlier versions of edited messages go once their new versions are stored (a run killed between
+            # the two deletes them when run again)
+            _delete_outdated(mem, groups)
     except KeyboardInterrupt:
         why = _undo(written)
         raise Aborted(f"interrupted: nothing of {source.file} was stored" if why is None
@@ -339,7 +417,11 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                          else f"{source.file}: storing failed ({detail}); {why}") from None
     for g, sec in zip(groups, seconds):
         n, done = g.n, g.n - g.start
-        if g.held:
+        if g.outdated:
+            print(f"{g.namespace}: {messages(done - g.held)} added; {messages(g.start + g.held)} of the file's {n} "
+                  f"were already stored; {messages(len(g.outdated))} stored before, whose edited version the file "
+                  f"holds, replaced by it")
+        elif g.held:
             print(f"{g.namespace}: {messages(done - g.held)} added; {messages(g.start + g.held)} of the file's {n} "
                   f"were already stored (an earlier run, or an earlier export of the same chat)")
         elif done == n:

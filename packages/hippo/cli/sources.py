@@ -102,6 +102,10 @@ Path = tuple  # keys and indexes from the document root to an object
 
 # The metadata key under which ``hippo ingest`` stores a chat app message's :func:`source_digest`.
 DIGEST_KEY = "source_digest"
+# The metadata key under which it stores the identity of a message that an export names by an id of its own
+# (Telegram, Discord, Slack, Google Chat): the same after the message is edited, so a later export's edited version
+# replaces the one stored (:func:`source_id`).
+SOURCE_ID_KEY = "source_id"
 
 
 class SourceError(Exception):
@@ -124,6 +128,7 @@ class Record:
     group: str | None = None   # the LoCoMo sample (or the Slack channel) it belongs to
     origin: Source | None = None  # the file of an archive it was read from, when not the source's own text
     digest: str | None = None  # a chat app's record as the export wrote it (:func:`source_digest`)
+    ident: str | None = None   # the message's identity, which an edit keeps (:func:`source_id`)
 
 
 @dataclass
@@ -203,6 +208,14 @@ def source_digest(kind: str, raw: Any) -> str:
     data = raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, separators=(",", ":"))
     digest = hashlib.blake2b(f"{kind}\n{data}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
     return f"{kind}:{digest}"
+
+
+def source_id(kind: str, raw: dict[str, Any]) -> str:
+    """The identity of one message of a chat app's export that names its messages by an id: ``raw``, the fields
+    that name it and that an edit leaves as they were (its id, its sender's account, when it was sent), as the file
+    holds them. Two versions of a message, before and after an edit, have the same identity and two digests
+    (:func:`source_digest`). ``"<kind>:<32 hex digits>"``."""
+    return source_digest(kind, raw)
 
 
 def _picked(obj: dict[str, Any], keys: Iterable[str]) -> dict[str, Any]:
@@ -1971,7 +1984,12 @@ def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
                             "edited_unixtime", "forwarded_from", "reply_to_message_id"))
         if sender is None:
             raw["from"] = msg.get("from")
-        yield Record(item, path, digest=source_digest("telegram", raw))
+        # an id is a chat's own (another chat has a message 11 too): with its sender and the instant it was sent
+        ident = None
+        if isinstance(msg.get("id"), (int, str)) and not isinstance(msg.get("id"), bool):
+            ident = source_id("telegram", {"id": msg["id"], "sent": msg.get("date_unixtime", msg.get("date")),
+                                           "from": sender if sender is not None else msg.get("from")})
+        yield Record(item, path, digest=source_digest("telegram", raw), ident=ident)
 
 
 def telegram_export_records(doc: dict) -> list[Record]:
@@ -2292,7 +2310,8 @@ def discord_records(msgs: list) -> list[Record]:
         # of its files, which Discord signs anew for each export
         raw = _picked(msg, ("id", "type", "timestamp", "timestampEdited", "content"))
         raw["author"] = author.get("id", _picked(author, ("name", "nickname")))
-        out.append((when, k, Record(item, path, digest=source_digest("discord", raw))))
+        ident = source_id("discord", {"id": msg["id"]}) if "discord_id" in meta else None  # Discord's ids are unique
+        out.append((when, k, Record(item, path, digest=source_digest("discord", raw), ident=ident)))
     # DiscordChatExporter writes the oldest first unless asked otherwise; either way the times put them in order
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
@@ -2378,7 +2397,8 @@ def google_chat_records(msgs: list) -> list[Record]:
             item["metadata"] = meta
         raw = _picked(msg, ("message_id", "created_date", "text"))
         raw["creator"] = creator.get("email", creator.get("name"))
-        out.append((when, k, Record(item, path, digest=source_digest("google-chat", raw))))
+        ident = source_id("google-chat", {"message_id": msg["message_id"]}) if "google_chat_id" in meta else None
+        out.append((when, k, Record(item, path, digest=source_digest("google-chat", raw), ident=ident)))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
 
@@ -2531,7 +2551,9 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
         raw = _picked(msg, ("type", "subtype", "ts", "user", "bot_id", "username", "text", "thread_ts", "edited"))
         if not text.strip():
             raw["attachments"] = _slack_attachments_text(msg.get("attachments"), path)
-        out.append((when, k, Record(item, path, digest=source_digest("slack", raw))))
+        # a ts is unique within a channel; with its sender, a day file read alone (no channel known) names it too
+        ident = source_id("slack", _picked(msg, ("ts", "user", "bot_id", "username")))
+        out.append((when, k, Record(item, path, digest=source_digest("slack", raw), ident=ident)))
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
 
