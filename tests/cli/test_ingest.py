@@ -2786,3 +2786,46 @@ def test_a_signal_chat_exported_by_signal_export(tmp_path, capsys) -> None:
     run = cli(capsys, "ingest", f, "--path", tmp_path / "bad.db")
     assert run.code != 0 and "data.json:2:" in run.err and "'date'" in run.err, run.err
     assert not (tmp_path / "bad.db").exists()
+
+
+SIGNAL_TXT = (
+    '[Mar 12, 2024 09:05:33] <Ann Lee> Are we still on for Friday? (Me: 👍; Bo: ❤️)\n'
+    '[Mar 12, 2024 09:06:10] *** <Me> sent file "signal-2024-03-12-090610.jpg"\n'
+    '[Mar 12, 2024 09:06:10] <Me> Yes! Bring the map\n'
+    'and the torch (see: the list)\n'
+    '[Mar 12, 2024 09:07:00] *** Missed voice call\n'
+    '[Mar 12, 2024 09:07:30] *** Ann Lee set the disappearing message timer to 1 week.\n'
+    '[Mar 12, 2024 09:08:00] *** <Ann Lee> sent file "sticker.webp" (Me: 😂)\n'
+    '[Mar 12, 2024 09:09:00] <Ann Lee> Poll: Where to?\n'
+    '                                             [2] Lake\n'
+    '                                             [0] Hills\n')
+
+
+def test_a_signal_chat_exported_as_text_by_signalbackup_tools(tmp_path, capsys) -> None:
+    """signalbackup-tools' --exporttxt (a line per message, "[Mar 12, 2024 09:05:33] <Ann> text", reactions after
+    the text, files sent as "*** <Ann> sent file" lines before the message, notices and calls as "*** ..."; the shape
+    follows its exporttxt.cc) was refused as "not a format hippo ingest reads"."""
+    f = tmp_path / "Ann Lee (_id3).txt"
+    f.write_text(SIGNAL_TXT, encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Are we still on for Friday?", "speaker": "Ann Lee", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 5, 33), "session_id": None,
+         "metadata": {"reactions": [{"reaction": "👍", "actor": "Me"}, {"reaction": "❤️", "actor": "Bo"}]}},
+        {"text": "Yes! Bring the map\nand the torch (see: the list)", "speaker": "Me", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 6, 10), "session_id": None,
+         "metadata": {"attachments": ["signal-2024-03-12-090610.jpg"]}},
+        {"text": "Where to?\n- Lake\n- Hills", "speaker": "Ann Lee", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 9), "session_id": None, "metadata": {}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("signal-txt:") for m in stored(db, digests=True))
+    # exported again with a reaction more and a message more: the new message only
+    f.write_text(SIGNAL_TXT.replace("(Me: 👍; Bo: ❤️)", "(Me: 👍; Bo: ❤️; Cy: 😮)")
+                 + "[Mar 13, 2024 18:00:00] <Ann Lee> see you\n", encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "1 message added" in run.out, run.out
+    assert [m["text"] for m in stored(db)][-1] == "see you" and len(stored(db)) == 4
+    assert cli(capsys, "ingest", f, "--path", db, "-n", "ny", "--timezone", "America/New_York").code == 0
+    assert stored(db, "ny")[0]["timestamp"] == "2024-03-12T09:05:33-04:00"

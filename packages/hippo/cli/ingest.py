@@ -507,7 +507,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                                    "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
                                    "the zip iOS exports), a LINE chat exported as text, an iMessage conversation "
                                    "written as text by imessage-exporter, a Signal chat's data.json written by "
-                                   "signal-export, a Telegram result.json (of "
+                                   "signal-export or its text written by signalbackup-tools, a Telegram result.json (of "
                                    "a chat or a whole account), a Facebook Messenger or Instagram "
                                    "message_<n>.json (one file at a time, the highest number first), a Discord "
                                    "channel exported as JSON by DiscordChatExporter, a day of a Slack channel "

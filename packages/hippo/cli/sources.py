@@ -37,7 +37,8 @@ Formats, told apart by their content (never by the file name):
   "text", "message_id", ...}]}``), and a LINE chat exported as text (``[LINE] Chat history with Ann``, a line per day,
   ``09:05\tAnn\thello`` a message; notices and placeholders left out), and an iMessage conversation imessage-exporter
   wrote as text (time, sender, lines, a blank line), and a Signal chat's ``data.json`` as signal-export writes it
-  (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``).
+  (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``) or as signalbackup-tools
+  exports it as text (``[Mar 12, 2024 09:05:33] <Ann> text``).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
   between them. ``timezone`` (``hippo ingest --timezone``) names the zone such an export was written in: the
@@ -432,6 +433,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
         src = Source(file, "imessage", text)
         src.records.extend(_imessage_records(src, lambda: _iter_lines(text)))
         return src
+    if _signal_txt_head(first) is not None:
+        src = Source(file, "signal", text)
+        src.records.extend(_signal_txt_records(src, lambda: _iter_lines(text)))
+        return src
     if first.lstrip().startswith("{"):
         try:
             head = json.loads(first)
@@ -653,6 +658,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
     if _imessage_head(first) is not None:
         src.format = "imessage"
         src._stream = lambda: _imessage_records(src, lines)
+        return src
+    if _signal_txt_head(first) is not None:
+        src.format = "signal"
+        src._stream = lambda: _signal_txt_records(src, lines)
         return src
     if not first.lstrip().startswith("{"):
         return None
@@ -931,6 +940,102 @@ def _signal_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator
         yield Record(item, (), lineno, digest=source_digest("signal", raw))
     if not n:
         raise InvalidInput(f"{file}: no messages in this signal-export data.json")
+
+
+# signalbackup-tools (bepaald/signalbackup-tools) --exporttxt writes a file per chat: a line per message, "[Mar 12, 2024
+# 09:05:33] <Ann> text" (the phone's wall clock, English month), the lines of a message of several after it, the
+# reactions after its last line, " (Bo: 👍; Cy: ❤)"; a file sent "[...] *** <Ann> sent file "IMG_1.jpg"" before the
+# message it came with (same time and sender); the app's notices and calls "[...] *** text"; a poll "[...] <Ann>
+# Poll: question" with a line per option, "[votes] option", indented. Deleted and view-once messages it leaves out.
+_SIGNAL_TXT = re.compile(r"^\ufeff?\[(?P<mon>[A-Z][a-z]{2}) (?P<d>\d{1,2}), (?P<y>\d{4}) (?P<h>\d{2}):(?P<mi>\d{2}):"
+                         r"(?P<s>\d{2})\] (?P<rest>\*\*\* .*|<[^<>\n]*> .*)$", re.DOTALL)
+_SIGNAL_TXT_SAID = re.compile(r"^<(?P<who>[^<>\n]*)> (?P<text>.*)$", re.DOTALL)
+_SIGNAL_TXT_FILE = re.compile(r'^\*\*\* <(?P<who>[^<>\n]*)> sent file(?: "(?P<name>[^"\n]*)"| of type \S+)?')
+_SIGNAL_TXT_REACTIONS = re.compile(r" \((?P<all>[^()\n:]+: [^\w\s;()]{1,16}(?:; [^()\n:]+: [^\w\s;()]{1,16})*)\)$")
+_SIGNAL_TXT_OPTION = re.compile(r"^\s+\[(?P<votes>\d+)\] (?P<option>.*)$")
+
+
+def _signal_txt_head(line: str) -> tuple[datetime, str] | None:
+    """(time, the rest of the line) of a line signalbackup-tools' text export starts a message with, else None."""
+    m = _SIGNAL_TXT.match(line)
+    if m is None or m["mon"].lower() not in _MONTHS:
+        return None
+    try:
+        when = datetime(int(m["y"]), _MONTHS[m["mon"].lower()], int(m["d"]), int(m["h"]), int(m["mi"]), int(m["s"]))
+    except ValueError:
+        return None
+    return when, m["rest"]
+
+
+def _signal_txt_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of a Signal chat signalbackup-tools exported as text: the sender in angle brackets as speaker,
+    the time as the phone's wall clock, the lines of the message as text less its reactions, which go to
+    ``metadata["reactions"]`` as ``[{"reaction", "actor"}]``; the files a message came with (the "sent file" lines
+    just before it, of its sender and time) in ``metadata["attachments"]``; a poll as its question and its options,
+    ``- `` before each. Notices, calls and files without words are left out."""
+    file = src.file
+    files: tuple[datetime, str, list[str]] | None = None  # the files sent just before, by whom and when
+    current: tuple[int, datetime, list[str]] | None = None  # a message being read: line, time, lines
+    found = 0
+
+    def flush() -> Record | None:
+        nonlocal files
+        if current is None:
+            return None
+        lineno, when, raw = current
+        said = _SIGNAL_TXT_SAID.match("\n".join(raw))
+        if said is None:  # a notice, a call, or a file (kept for the message it came with)
+            sent = _SIGNAL_TXT_FILE.match(raw[0])
+            if sent is not None:
+                same = files is not None and files[0] == when and files[1] == sent["who"]
+                files = (when, sent["who"], (files[2] if same else []) + ([sent["name"]] if sent["name"] else []))
+            return None
+        who, text = said["who"].strip(), said["text"]
+        meta: dict[str, Any] = {}
+        reactions = _SIGNAL_TXT_REACTIONS.search(text)
+        if reactions is not None:
+            meta["reactions"] = [{"reaction": r.rsplit(": ", 1)[1], "actor": r.rsplit(": ", 1)[0]}
+                                 for r in reactions["all"].split("; ")]
+            text = text[:reactions.start()]
+        if text.startswith("Poll: ") and len(raw) > 1:
+            options = [_SIGNAL_TXT_OPTION.match(line) for line in raw[1:]]
+            if all(options):
+                text = "\n".join([text.split("\n", 1)[0].removeprefix("Poll: ").strip()]
+                                 + [f"- {o['option'].strip()}" for o in options])
+        if files is not None and files[0] == when and files[1] == said["who"] and files[2]:
+            meta["attachments"] = files[2]
+        files = None
+        if not text.strip():
+            return None
+        item: dict[str, Any] = {"text": text.strip(), "speaker": who or None, "role": "user", "timestamp": when}
+        if meta:
+            item["metadata"] = meta
+        # the message's lines as written, less its reactions (which change after it was sent)
+        written = "\n".join(raw)
+        if reactions is not None:
+            written = written[:len(written) - len(reactions[0])]
+        return Record(item, (), lineno, digest=source_digest("signal-txt", written))
+
+    for k, line in enumerate(lines()):
+        head = _signal_txt_head(line)
+        if head is not None:
+            done = flush()
+            if done is not None:
+                found += 1
+                yield done
+            current = (k + 1, head[0], [line[line.index("] ") + 2:]])
+        elif current is not None:
+            current[2].append(line)
+        elif line.strip():
+            raise InvalidInput(f"{file}:{k + 1}: expected a message of signalbackup-tools' text export, "
+                               f"'[Mar 12, 2024 09:05:33] <Ann> ...', got {line.strip()[:40]!r}")
+    if current is not None:
+        while current[2] and not current[2][-1].strip():  # the file's last line break, not the message's
+            current[2].pop()
+    done = flush()
+    if done is not None:
+        found += 1
+        yield done
 
 
 def _json_line(file: str, lineno: int, line: str) -> Any:
