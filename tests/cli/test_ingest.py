@@ -2829,3 +2829,56 @@ def test_a_signal_chat_exported_as_text_by_signalbackup_tools(tmp_path, capsys) 
     assert [m["text"] for m in stored(db)][-1] == "see you" and len(stored(db)) == 4
     assert cli(capsys, "ingest", f, "--path", db, "-n", "ny", "--timezone", "America/New_York").code == 0
     assert stored(db, "ny")[0]["timestamp"] == "2024-03-12T09:05:33-04:00"
+
+
+SIGNAL_MD = (
+    "[2024-03-12 09:05:33] Ann: Are we still on for Friday?  \n"
+    "(- Me: 👍, Bo: ❤️ -)\n"
+    "\n"
+    "[2024-03-12 09:06:10] Me: \n"
+    "\n"
+    "> Are we still on for Friday?\n"
+    "\n"
+    "Yes! Bring the map\n"
+    "and the torch  ![signal-2024-03-12-090610.jpg](./media/signal-2024-03-12-090610.jpg)  \n"
+    "\n"
+    "[2024-03-12 09:07:00] Ann: (This message was deleted)\n"
+    "\n"
+    "[2024-03-12 09:07:30] Ann: Missed voice call  \n"
+    "\n"
+    "[2024-03-12 09:08:00] Ann:   \n"
+    "(( 😀 ))\n"
+    "\n")
+
+
+def test_a_signal_chat_md_of_signal_export_is_not_read_as_whatsapp(tmp_path, capsys) -> None:
+    """signal-export's chat.md (Message.to_md: "[date time] name: " then the quote, the body and two spaces, the
+    reactions "(- name: emoji -)" on a line of their own, files as Markdown links, an empty line after each) has
+    the heads of a WhatsApp export from an iPhone set to ISO dates, and was read as one: the reactions line, the
+    quote's "> " lines, the Markdown links and "(This message was deleted)" were stored as the people's words. It is
+    read as Signal's; a WhatsApp export of such dates is still read as WhatsApp's."""
+    f = tmp_path / "chat.md"
+    f.write_text(SIGNAL_MD, encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert stored(db) == [
+        {"text": "Are we still on for Friday?", "speaker": "Ann", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 5, 33), "session_id": None,
+         "metadata": {"reactions": [{"reaction": "👍", "actor": "Me"}, {"reaction": "❤️", "actor": "Bo"}]}},
+        {"text": "Yes! Bring the map\nand the torch", "speaker": "Me", "role": "user",
+         "timestamp": utc(2024, 3, 12, 9, 6, 10), "session_id": None,
+         "metadata": {"quote": "Are we still on for Friday?", "attachments": ["signal-2024-03-12-090610.jpg"]}},
+    ]
+    assert all(m["metadata"]["source_digest"].startswith("signal-md:") for m in stored(db, digests=True))
+    # a reaction added since: the same messages
+    f.write_text(SIGNAL_MD.replace("(- Me: 👍, Bo: ❤️ -)", "(- Me: 👍, Bo: ❤️, Cy: 😮 -)"), encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "0 messages added" in run.out, run.out
+    whatsapp = tmp_path / "_chat.txt"
+    whatsapp.write_text("[2024-03-12 09:05:33] Ann: Are we still on?\n[2024-03-12 09:06:10] Bo: Yes\n\nsee you\n",
+                        encoding="utf-8")
+    assert cli(capsys, "ingest", whatsapp, "--path", db, "-n", "wa").code == 0
+    assert [(m["speaker"], m["text"]) for m in stored(db, "wa")] == [("Ann", "Are we still on?"),
+                                                                    ("Bo", "Yes\n\nsee you")]
+    assert stored(db, "wa", digests=True)[0]["metadata"]["source_digest"].startswith("whatsapp:")

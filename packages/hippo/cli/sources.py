@@ -37,7 +37,8 @@ Formats, told apart by their content (never by the file name):
   "text", "message_id", ...}]}``), and a LINE chat exported as text (``[LINE] Chat history with Ann``, a line per day,
   ``09:05\tAnn\thello`` a message; notices and placeholders left out), and an iMessage conversation imessage-exporter
   wrote as text (time, sender, lines, a blank line), and a Signal chat's ``data.json`` as signal-export writes it
-  (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``) or as signalbackup-tools
+  (JSONL: ``{"date", "sender", "body", "quote", "reactions", "attachments", "deleted", ...}``) or its ``chat.md``
+  (``[2024-03-12 09:05:33] Ann: text`` and two spaces, an empty line after each message), or as signalbackup-tools
   exports it as text (``[Mar 12, 2024 09:05:33] <Ann> text``).
   Each message is stored
   with its sender as speaker and its time, without a session id: recall groups them into sittings by the pauses
@@ -423,6 +424,10 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
     lineno, first = next((k, line) for k, line in enumerate(_iter_lines(text), 1) if line.strip())
+    if _signal_md(_iter_lines(text)):
+        src = Source(file, "signal", text)
+        src.records.extend(_signal_md_records(src, lambda: _iter_lines(text)))
+        return src
     if _whatsapp_head(first):
         return _read_whatsapp(file, text)
     with_text = (line for line in _iter_lines(text) if line.strip())
@@ -646,6 +651,10 @@ def _stream_source(file: str, fd: int, codec: codecs.CodecInfo, encoding: str) -
     if first is None:
         return None
     src = Source(file, "", "")
+    if _signal_md_head(first) is not None and _signal_md_pass(lines):
+        src.format = "signal"
+        src._stream = lambda: _signal_md_records(src, lines)
+        return src
     if _whatsapp_head(first):
         src.format = "whatsapp"
         layout = _whatsapp_layout(lines)
@@ -1035,6 +1044,126 @@ def _signal_txt_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iter
     done = flush()
     if done is not None:
         found += 1
+        yield done
+
+
+# signal-export's chat.md: a message is "[2024-03-12 09:05:33] Ann: " and its body with two spaces after it (a line
+# break in Markdown), then an empty line; the message answered before the body, "\n\n> line\n> line\n\n"; the
+# reactions on a line of their own, "(- Bo: 👍, Cy: ❤ -)"; a sticker "(( 😀 ))"; each file as a Markdown link,
+# "![name](./media/name)  " ("!" for a picture); a deleted message "(This message was deleted)". The same
+# "[date time] name: text" is what WhatsApp writes on an iPhone set to ISO dates, without the empty lines and the
+# two spaces.
+_SIGNAL_MD = re.compile(r"^\ufeff?\[(?P<date>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] (?P<who>[^:\n]+?): ?(?P<rest>.*)$")
+_SIGNAL_MD_REACTIONS = re.compile(r"^\(- (?P<all>.*) -\)$")
+_SIGNAL_MD_STICKER = re.compile(r"^\(\( .* \)\)$")
+_SIGNAL_MD_FILE = re.compile(r"!?\[(?P<name>[^\]\n]*)\]\((?:\./media/|\.\./exported_stickers/)[^)\s]*\) *")
+_SIGNAL_MD_DELETED = "(This message was deleted)"
+
+
+def _signal_md_head(line: str) -> re.Match | None:
+    return _SIGNAL_MD.match(line)
+
+
+def _signal_md(lines: Iterable[str]) -> bool:
+    """Whether a text file is signal-export's chat.md: its first message opens with its head and ends as the tool
+    ends one (two spaces, a reactions, sticker or file line, or a deleted message) before an empty line."""
+    block: list[str] = []
+    for k, line in enumerate(lines):
+        if k > 500:
+            return False
+        if not block:
+            if not line.strip():
+                continue
+            if _signal_md_head(line) is None:
+                return False
+            block.append(line)
+            continue
+        if _signal_md_head(line) is not None and block[-1] == "":
+            break
+        block.append(line)
+    while block and block[-1] == "":
+        block.pop()
+    if not block:
+        return False
+    last = block[-1]
+    return (last.endswith("  ") or bool(_SIGNAL_MD_REACTIONS.match(last)) or bool(_SIGNAL_MD_STICKER.match(last))
+            or last.endswith(_SIGNAL_MD_DELETED))
+
+
+def _signal_md_pass(lines: Callable[[], Iterator[str]]) -> bool:
+    """:func:`_signal_md` of a file read as a stream, the pass closed where it stops."""
+    found = lines()
+    try:
+        return _signal_md(found)
+    finally:
+        found.close()
+
+
+def _signal_md_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
+    """The messages of signal-export's chat.md: the name before the colon as speaker (none for "No-Sender"), the
+    time as the wall clock (as WhatsApp's), the body as text; the quoted message's words in ``metadata["quote"]``,
+    the files in ``metadata["attachments"]``, the reactions as ``[{"reaction", "actor"}]``. Deleted messages,
+    calls, stickers and files without words left out."""
+    block: list[str] = []
+    start = 0
+
+    def flush() -> Record | None:
+        while block and block[-1] == "":
+            block.pop()
+        if not block:
+            return None
+        m = _signal_md_head(block[0])
+        body = [m["rest"], *block[1:]]
+        meta: dict[str, Any] = {}
+        written = list(block)
+        if body and _SIGNAL_MD_REACTIONS.match(body[-1]):
+            got = []
+            for entry in _SIGNAL_MD_REACTIONS.match(body[-1])["all"].split(", "):
+                name, _, emoji = entry.rpartition(":")
+                if name:
+                    got.append({"reaction": emoji.strip(), "actor": name.strip()})
+            if got:
+                meta["reactions"] = got
+            body.pop()
+            written.pop()  # reactions change after the message was sent
+        if body and _SIGNAL_MD_STICKER.match(body[-1]):
+            body.pop()
+        if len(body) > 2 and not body[0].strip() and not body[1].strip() and body[2].startswith("> "):
+            k = 2
+            quote = []
+            while k < len(body) and body[k].startswith("> "):
+                quote.append(body[k][2:])
+                k += 1
+            meta["quote"] = "\n".join(quote).strip()
+            body = body[k + 1:] if k < len(body) and not body[k].strip() else body[k:]
+        text = "\n".join(body)
+        names = [f["name"] for f in _SIGNAL_MD_FILE.finditer(text)]
+        if names:
+            meta["attachments"] = names
+            text = _SIGNAL_MD_FILE.sub("", text)
+        text = text.strip()
+        if not text or text == _SIGNAL_MD_DELETED or _SIGNAL_CALL.match(text):
+            return None
+        who = m["who"].strip()
+        item: dict[str, Any] = {"text": text, "speaker": None if who == "No-Sender" else who, "role": "user",
+                                "timestamp": datetime.strptime(m["date"], "%Y-%m-%d %H:%M:%S")}
+        if meta:
+            item["metadata"] = meta
+        return Record(item, (), start, digest=source_digest("signal-md", "\n".join(written)))
+
+    for k, line in enumerate(lines()):
+        if _signal_md_head(line) is not None and (not block or block[-1] == ""):
+            done = flush()
+            if done is not None:
+                yield done
+            block, start = [line], k + 1
+        elif block:
+            block.append(line)
+        elif line.strip():
+            raise InvalidInput(f"{src.file}:{k + 1}: expected a message of signal-export's chat.md, "
+                               f"'[2024-03-12 09:05:33] Ann: ...', got {line.strip()[:40]!r}")
+    done = flush()
+    if done is not None:
         yield done
 
 
