@@ -1557,6 +1557,36 @@ def test_a_messenger_thread_over_several_files_is_ingested_file_by_file(tmp_path
         ("one", utc(2024, 3, 12, 9, 0)), ("two", utc(2024, 3, 12, 9, 1))]
 
 
+def test_a_messenger_thread_exported_again_after_a_rename_holds_each_message_once(tmp_path, capsys) -> None:
+    """Messenger names every message's sender as the person is called when the thread is exported: after Bo
+    renamed himself Bobby, a later export wrote all his messages under the new name, each a record of another
+    digest, so the whole thread was added again beside the first. A message is named by its millisecond and its
+    words: the later export's version replaces the stored one, and every message is held once, under the name the
+    latest export gives."""
+    ms = 1710234000000
+    def thread(bo: str, more: bool = False) -> dict:
+        msgs = [{"sender_name": bo, "timestamp_ms": ms + 60_000, "content": "see you at 7"},
+                {"sender_name": facebook("Zoë"), "timestamp_ms": ms, "content": "dinner?"}]
+        if more:
+            msgs.insert(0, {"sender_name": bo, "timestamp_ms": ms + 120_000, "content": "running late"})
+        return messenger_thread(msgs)
+
+    f = tmp_path / "message_1.json"
+    db = tmp_path / "s.db"
+    f.write_text(json.dumps(thread("Bo")), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    f.write_text(json.dumps(thread("Bobby", more=True)), encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert sorted((m["speaker"], m["text"]) for m in stored(db)) == [
+        ("Bobby", "running late"), ("Bobby", "see you at 7"), ("Zoë", "dinner?")]
+    # the same words at another millisecond are another message
+    f.write_text(json.dumps(messenger_thread([{"sender_name": "Bobby", "timestamp_ms": ms + 180_000,
+                                               "content": "see you at 7"}])), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert len(stored(db)) == 4
+
+
 def test_a_messenger_end_to_end_encrypted_thread(tmp_path, capsys) -> None:
     """Messenger's download of its end-to-end encrypted chats (2024) writes a thread as <Name>_<n>.json in other
     words than "Download your information": participants as names, "threadName", and each message's "senderName",

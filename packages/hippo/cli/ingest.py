@@ -22,7 +22,8 @@ with a time within the file's first and last (the same text, speaker, role, time
 whose digest the file has. Messages without a time are matched only by the resume above: two "ok" with no time, from
 two files, are two messages.
 
-A message an export names by an id (Telegram, Discord, Slack, Google Chat) is also stored with its identity
+A message an export names by an id (Telegram, Discord, Slack, Google Chat; Messenger by its millisecond and words) is
+also stored with its identity
 (:func:`hippo.cli.sources.source_id`, ``metadata["source_id"]``), which an edit keeps while its digest changes: a
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
 identity is an earlier version of it, deleted once the file's records are stored (:func:`_delete_outdated`), so a

@@ -105,7 +105,8 @@ Path = tuple  # keys and indexes from the document root to an object
 # The metadata key under which ``hippo ingest`` stores a chat app message's :func:`source_digest`.
 DIGEST_KEY = "source_digest"
 # The metadata key under which it stores the identity of a message that an export names by an id of its own
-# (Telegram, Discord, Slack, Google Chat): the same after the message is edited, so a later export's edited version
+# (Telegram, Discord, Slack, Google Chat; Messenger by its millisecond and words): the same after the message is
+# edited (or its sender renamed), so a later export's edited version
 # replaces the one stored (:func:`source_id`).
 SOURCE_ID_KEY = "source_id"
 
@@ -2432,7 +2433,10 @@ def messenger_records(doc: dict, encrypted: bool = False) -> list[Record]:
             item["metadata"] = meta
         # the strings as the file writes them (escaped or not), not as they are read
         raw = _picked(msg, (sender_key, time_key, text_key))
-        out.append((when, -k, Record(item, path, digest=source_digest("messenger", raw))))
+        # no id: the millisecond and the words name a message, whatever its sender is called since (Facebook's
+        # names change, and an export names every message's sender as it is called when exported)
+        ident = source_id("messenger", _picked(msg, (time_key, text_key)))
+        out.append((when, -k, Record(item, path, digest=source_digest("messenger", raw), ident=ident)))
     # the file lists the newest message first; messages of the same millisecond keep their order, read backwards
     out.sort(key=lambda t: (t[0], t[1]))
     return [rec for _, _, rec in out]
