@@ -2912,3 +2912,17 @@ def test_a_signal_chat_md_of_signal_export_is_not_read_as_whatsapp(tmp_path, cap
     assert [(m["speaker"], m["text"]) for m in stored(db, "wa")] == [("Ann", "Are we still on?"),
                                                                     ("Bo", "Yes\n\nsee you")]
     assert stored(db, "wa", digests=True)[0]["metadata"]["source_digest"].startswith("whatsapp:")
+
+
+def test_a_signal_text_export_with_a_date_that_does_not_exist_is_refused(tmp_path, capsys) -> None:
+    """A message head of signal-export's chat.md or signalbackup-tools' text with a date no calendar has (month 13,
+    30 February) escaped as a ValueError from the chat.md reader, and was taken by the text reader as a line of the
+    message before; both refuse it, naming the line, and store nothing."""
+    md = tmp_path / "chat.md"
+    md.write_text("[2024-03-12 09:05:33] Ann: hi  \n\n[2024-13-12 09:06:00] Ann: and?  \n\n", encoding="utf-8")
+    txt = tmp_path / "Ann (_id3).txt"
+    txt.write_text("[Mar 12, 2024 09:05:33] <Ann> hi\n[Feb 30, 2024 09:06:00] <Ann> and?\n", encoding="utf-8")
+    for f, line, date in ((md, 3, "2024-13-12 09:06:00"), (txt, 2, "Feb 30, 2024 09:06:00")):
+        run = cli(capsys, "ingest", f, "--path", tmp_path / "s.db")
+        assert_one_line_error(run, f"{f.name}:{line}:", repr(date))
+    assert not (tmp_path / "s.db").exists()

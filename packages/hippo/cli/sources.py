@@ -1028,6 +1028,8 @@ def _signal_txt_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iter
 
     for k, line in enumerate(lines()):
         head = _signal_txt_head(line)
+        if head is None and _SIGNAL_TXT.match(line):
+            raise InvalidInput(f"{file}:{k + 1}: {line[1:line.index(']')]!r} is no date and time")
         if head is not None:
             done = flush()
             if done is not None:
@@ -1146,8 +1148,12 @@ def _signal_md_records(src: Source, lines: Callable[[], Iterator[str]]) -> Itera
         if not text or text == _SIGNAL_MD_DELETED or _SIGNAL_CALL.match(text):
             return None
         who = m["who"].strip()
+        try:
+            when = datetime.strptime(m["date"], "%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            raise InvalidInput(f"{src.file}:{start}: {m['date']!r} is no date and time") from None
         item: dict[str, Any] = {"text": text, "speaker": None if who == "No-Sender" else who, "role": "user",
-                                "timestamp": datetime.strptime(m["date"], "%Y-%m-%d %H:%M:%S")}
+                                "timestamp": when}
         if meta:
             item["metadata"] = meta
         return Record(item, (), start, digest=source_digest("signal-md", "\n".join(written)))
