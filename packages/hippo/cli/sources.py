@@ -1059,7 +1059,7 @@ def _signal_txt_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iter
 _SIGNAL_MD = re.compile(r"^\ufeff?\[(?P<date>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})\] (?P<who>[^:\n]+?): ?(?P<rest>.*)$")
 _SIGNAL_MD_REACTIONS = re.compile(r"^\(- (?P<all>.*) -\)$")
 _SIGNAL_MD_STICKER = re.compile(r"^\(\( .* \)\)$")
-_SIGNAL_MD_FILE = re.compile(r"!?\[(?P<name>[^\]\n]*)\]\((?:\./media/|\.\./exported_stickers/)[^)\s]*\) *")
+_SIGNAL_MD_FILE = re.compile(r"!?\[(?P<name>[^\[\]\n]*)\]\((?:\./media/|\.\./exported_stickers/)[^)\s]*\) *")
 _SIGNAL_MD_DELETED = "(This message was deleted)"
 
 
