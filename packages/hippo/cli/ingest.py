@@ -501,15 +501,15 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     i = sub.add_parser("ingest", help="add messages from JSONL, OpenAI-style messages, a WhatsApp, LINE, iMessage, "
-                                      "Signal, Telegram, Messenger, Instagram, Discord, Slack or Google Chat export, BEAM "
-                                      "chat.json or LoCoMo JSON",
+                                      "Signal, Telegram, Messenger, Instagram, Discord, Slack or Google Chat "
+                                      "export, BEAM chat.json or LoCoMo JSON",
                        description="Add the messages of a file: JSONL (hippo or OpenAI-style messages, one per line, "
                                    "or one conversation {messages: [...]} per line), an OpenAI-style message list "
                                    "([{role, content}] or {messages: [...]}), a WhatsApp chat exported as text (or "
                                    "the zip iOS exports), a LINE chat exported as text, an iMessage conversation "
-                                   "written as text by imessage-exporter, a Signal chat's data.json written by "
-                                   "signal-export or its text written by signalbackup-tools, a Telegram result.json (of "
-                                   "a chat or a whole account), a Facebook Messenger or Instagram "
+                                   "written as text by imessage-exporter, a Signal chat's data.json or chat.md "
+                                   "written by signal-export or its text written by signalbackup-tools, a Telegram "
+                                   "result.json (of a chat or a whole account), a Facebook Messenger or Instagram "
                                    "message_<n>.json (one file at a time, the highest number first), a Discord "
                                    "channel exported as JSON by DiscordChatExporter, a day of a Slack channel "
                                    "(<channel>/<date>.json of a workspace export) or the whole export zip, a Google "
@@ -532,9 +532,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="the time zone a chat app export was written in: an IANA name (Europe/Lisbon, "
                         "America/New_York) or an offset (+05:30; a negative one as --timezone=-04:00 or "
                         "UTC-04:00). WhatsApp's, LINE's, iMessage's and Signal's times (and Telegram's without "
-                        "date_unixtime) "
-                        "are read as that zone's clock, each with its offset of the day; the instants of Telegram, "
-                        "Messenger, Discord, Slack and Google Chat take it as the calendar their days are read on. "
+                        "date_unixtime) are read as that zone's clock, each with its offset of the day; the "
+                        "instants of Telegram, Messenger, Discord, Slack and Google Chat take it as the calendar "
+                        "their days are read on. "
                         "Without it, times without an offset are read as UTC")
     i.set_defaults(func=cmd_ingest)
 

@@ -894,7 +894,8 @@ def _signal_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator
             return InvalidInput(f"{file}:{lineno}: field {key!r} must be {what}, got {obj.get(key)!r}"[:300])
 
         if not isinstance(obj, dict) or not all(key in obj for key in _SIGNAL_FIELDS):
-            got = _kind(obj) if not isinstance(obj, dict) else f"an object without {sorted(set(_SIGNAL_FIELDS) - set(obj))}"
+            missing = [] if not isinstance(obj, dict) else sorted(set(_SIGNAL_FIELDS) - set(obj))
+            got = _kind(obj) if not isinstance(obj, dict) else f"an object without {missing}"
             raise InvalidInput(f"{file}:{lineno}: expected a message of signal-export's data.json per line "
                                f'({{"date", "sender", "body", ...}}), like the first, got {got}')
         date = obj["date"]
