@@ -522,7 +522,7 @@ def test_a_period_reaching_ahead_is_the_days_from_the_message_on(text, first, la
 
 @pytest.mark.parametrize("text", [
     "Over the next few days I recovered.",      # after another time, told
-    "I'll do it in the coming days.",           # how many is not said
+    "I'll do it in the coming weeks or months.",  # how many is not said
     "We will grow over the next 10 years.",     # how long, not when
 ])
 def test_a_period_ahead_told_unsaid_or_long_is_no_date(text):

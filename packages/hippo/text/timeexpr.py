@@ -455,9 +455,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
     # "in the next few days", "over the next two weeks", "within the coming month": the days from the message's on, when
-    # the clause talks about what is to come ("over the next few days I recovered" is after another time)
-    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:next|coming) (?:{_NUM} )?"
-                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|or)\b)"),
+    # the clause talks about what is to come ("over the next few days I recovered" is after another time); "in the
+    # coming days" and "in the days ahead" say no count, and are the next few ("the coming weeks or months" is
+    # neither)
+    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:(?:next|coming) (?:{_NUM} )?"
+                   r"(days?|weeks?|fortnights?|months?|years?)|(days|weeks|months) ahead)\b"
+                   r"(?!'|\s+(?:of|before|after|or)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
     # "same time next week": a year or a week on)
     ("this_time", r"\b(?:(?:around|about|at|by)\s+)?(?:this|the\s+same|same) time (last|next) (week|month|year)\b"),
@@ -545,7 +548,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
-    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
@@ -1073,10 +1076,12 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         # up to the day the message is said, that day included
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name == "span_ahead":
-        unit = g[1].lower().rstrip("s")
-        if tense != "future" or g[0] is None and g[1].lower().endswith("s"):
-            return None  # "over the next few days I recovered": after another time; "in the coming weeks": how many
-        n = _number(g[0]) if g[0] is not None else 1
+        unit = (g[1] or g[2]).lower().rstrip("s")
+        if tense != "future":
+            return None  # "over the next few days I recovered": after another time
+        # "in the coming days", "in the days ahead": a count not said is a few, as "the next few days" says it (three,
+        # as "a few days ago" is read); "the coming week" is one
+        n = _number(g[0]) if g[0] is not None else NUMBERS["few"] if (g[1] or g[2]).lower().endswith("s") else 1
         if unit == "month":
             first = _add_months(today.replace(day=1), n)
             end = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))

@@ -1,0 +1,62 @@
+"""Time expressions of plans, business and television, each worked out by hand from the calendar
+(hippo.text.timeexpr): "in the coming days", a "back" that answers, the quarters and halves of a year and fiscal
+years, a weekday that is a title or a name, and a list of days of a month.
+
+Wednesday 15 March 2023 is the day a message is said on: Friday 10 and 17 March are the last and the coming
+Friday; the quarter it is in is January-March 2023."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from hippo.text import timeexpr
+
+
+def at(*a: int) -> float:
+    return datetime(*a, tzinfo=timezone.utc).timestamp()
+
+
+MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
+DAY = timeexpr.DAY
+
+
+def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
+    """The period from the day ``first`` to the day ``last``, both included."""
+    return at(*first), at(*last) + DAY
+
+
+def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
+    ref = timeexpr.event_time(text, now)
+    return None if ref is None else (ref.start, ref.end)
+
+
+def all_said(text: str, now: float = MAR_15) -> list[tuple[float, float]]:
+    return [(r.start, r.end) for r in timeexpr.find(text, now)]
+
+
+def asked(question: str, now: float = MAR_15) -> tuple[float, float] | None:
+    return timeexpr.analyze_query(question, now).window
+
+
+# -- a period ahead that says no count: a few of its units, as "the next few days" -----------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I'll send the results in the coming days.", (2023, 3, 15), (2023, 3, 18)),
+    ("We'll know more in the days ahead.", (2023, 3, 15), (2023, 3, 18)),
+    ("I'll finish it over the next few days.", (2023, 3, 15), (2023, 3, 18)),
+    ("I will call you in the coming weeks.", (2023, 3, 15), (2023, 4, 5)),
+    ("I'll do it within the coming month.", (2023, 3, 15), (2023, 4, 15)),
+])
+def test_a_period_ahead_without_its_count_is_a_few_of_its_units(text, first, last):
+    assert said(text) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "In the coming days I went out more.",              # told: after another time
+    "I'll call in the coming weeks or months.",         # neither
+    "We will grow in the coming years.",                # three years: how long, not when
+])
+def test_a_period_ahead_told_vague_or_long_is_still_no_date(text):
+    assert said(text) is None
