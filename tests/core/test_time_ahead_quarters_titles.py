@@ -60,3 +60,19 @@ def test_a_period_ahead_without_its_count_is_a_few_of_its_units(text, first, las
 ])
 def test_a_period_ahead_told_vague_or_long_is_still_no_date(text):
     assert said(text) is None
+
+
+# -- "back" after a verb of answering: the answer, not "back in November" ---------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I'll hear back in November.", ((2023, 11, 1), (2023, 11, 30))),       # was November 2022
+    ("I'll hear back on Friday.", ((2023, 3, 17), (2023, 3, 17))),          # was 10 March
+    ("I'll call back on the 20th.", ((2023, 3, 20), (2023, 3, 20))),        # was 20 February
+    ("We'll hear back in the next few days.", ((2023, 3, 15), (2023, 3, 18))),  # was no date
+    # told, and "back in" a month of the past
+    ("I heard back in November.", ((2022, 11, 1), (2022, 11, 30))),
+    ("We met back in November.", ((2022, 11, 1), (2022, 11, 30))),
+    ("I was back on the 10th.", ((2023, 3, 10), (2023, 3, 10))),
+])
+def test_back_after_a_verb_of_answering_leaves_the_tense_to_the_clause(text, want):
+    assert said(text) == days(*want)

@@ -952,7 +952,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         month = today.replace(day=1)
         # "back on the 10th" reaches back from the day it is said: said on the 10th, it is last month's
         before = m.string[max(0, m.start() - 40):m.start()]
-        back = not future and _BACK.search(before) is not None and _RETURN.search(before) is None
+        back = not future and _BACK.search(before) is not None and _RETURN.search(before) is None \
+            and _ANSWER_BACK.search(before) is None
         # the nearest month that has the day ("on the 31st" said in March of the past is 31 January)
         while d is None or (d < today if future else d >= today if back else d > today):
             month = _add_months(month, step)
@@ -1960,6 +1961,13 @@ _BACK = re.compile(r"\bback\s+$", re.I)
 _RETURN = re.compile(r"\b(?:be|am|'m|is|'s|are|'re|come|comes|coming|go|goes|going|get|gets|getting|fly|flies|"
                      r"flying|head|heads|heading|drive|drives|driving|travel|travels|travell?ing|return|returns|"
                      r"returning|move|moves|moving)\s+back\s+$", re.I)
+# "back" after a verb of answering is the answer, no return and no "then": "I'll hear back in November", "we'll get
+# the results and call back on Friday" (the clause's other words say its tense: "I heard back in November" is told)
+_ANSWER_BACK = re.compile(r"\b(?:hear|hears|heard|hearing|call|calls|called|calling|ring|rings|rang|ringing|phone|"
+                          r"phones|phoned|phoning|write|writes|wrote|writing|text|texts|texted|texting|e-?mail|"
+                          r"e-?mails|e-?mailed|e-?mailing|message|messages|messaged|messaging|reply|replies|replied|"
+                          r"replying|report|reports|reported|reporting|circle|circles|circled|circling|check|checks|"
+                          r"checked|checking)\s+back\s+$", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
 # a verb that moves a thing back by a span, or reaches back over one: "back" is then no "ago"
@@ -1996,7 +2004,7 @@ def _clause_tense(text: str, a: int, b: int) -> str | None:
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     before = text[max(0, a - 40):a]
     returning = _RETURN.search(before) is not None
-    if not returning and _BACK.search(before):
+    if not returning and _BACK.search(before) and not _ANSWER_BACK.search(before):
         return "past"
     # the verb group that holds the time governs it, not a past said elsewhere in the clause: a future right after
     # the time ("I was busy, on Friday I'm flying to Rome"; "On Friday I'll send the draft that was late"), and a
