@@ -76,3 +76,26 @@ def test_a_period_ahead_told_vague_or_long_is_still_no_date(text):
 ])
 def test_back_after_a_verb_of_answering_leaves_the_tense_to_the_clause(text, want):
     assert said(text) == days(*want)
+
+
+# -- Black Friday and Cyber Monday -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, day", [
+    # the Friday and the Monday after the fourth Thursday of November (24 November 2022, 23 November 2023)
+    ("I bought a TV on Black Friday.", (2022, 11, 25)),
+    ("Black Friday was crazy.", (2022, 11, 25)),
+    ("I'll shop on Black Friday.", (2023, 11, 24)),
+    ("I got a laptop on Cyber Monday.", (2022, 11, 28)),
+    ("We went to church on Good Friday.", (2022, 4, 15)),
+])
+def test_black_friday_and_cyber_monday_are_the_days_after_us_thanksgiving(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_black_friday_before_what_it_describes_is_no_date():
+    assert said("Black Friday sales are wild.") is None
+
+
+def test_a_question_about_black_friday():
+    assert asked("What did I buy on Black Friday?") == days((2022, 11, 25), (2022, 11, 25))

@@ -121,14 +121,16 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), Boxing Day, New Year's Eve and
 # Day, Valentine's Day, St Patrick's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to
-# Easter Monday).
+# Easter Monday), and Black Friday and Cyber Monday (the Friday and the Monday after US Thanksgiving, kept so wherever
+# they are kept).
 # Thanksgiving alone is not read: the United States keep the fourth Thursday of November, Canada the second Monday
 # of October, and a chat seldom says which; said with its country ("Canadian Thanksgiving", "US Thanksgiving") it is
 # that country's.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
             r"easter\s+weekend|easter|good\s+friday|boxing\s+day|st\.?\s+patrick'?s'?\s+day|"
-            r"saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
+            r"saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?|"
+            r"black\s+friday|cyber\s+monday)")
 # the start of a sentence: the text's, or after the mark that ends one and a space
 _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
@@ -535,7 +537,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
-                "boxing day", "patrick"),
+                "boxing day", "patrick", "black friday", "cyber monday"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "day_range": _MONTH_STARTS, "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS,
@@ -1487,6 +1489,10 @@ _FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christ
 
 def _holiday_days(name: str, year: int) -> tuple[datetime, datetime]:
     """The days ``[start, end)`` holiday ``name`` (lowercase, single-spaced, without apostrophes) is in ``year``."""
+    if name in ("black friday", "cyber monday"):  # the Friday and the Monday after US Thanksgiving, the world over
+        first = datetime(year, 11, 1, tzinfo=timezone.utc)
+        first += timedelta(days=(3 - first.weekday()) % 7 + 21 + (1 if name == "black friday" else 4))
+        return first, first + timedelta(days=1)
     if name.endswith(("thanksgiving", "thanksgiving day")):  # the country's: said with it, "Canadian Thanksgiving"
         if name.startswith("canad"):  # the second Monday of October
             first = datetime(year, 10, 1, tzinfo=timezone.utc)
