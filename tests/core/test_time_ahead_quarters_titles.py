@@ -78,7 +78,34 @@ def test_back_after_a_verb_of_answering_leaves_the_tense_to_the_clause(text, wan
     assert said(text) == days(*want)
 
 
-# -- Black Friday and Cyber Monday -------------------------------------------------------------------------------------
+# -- a weekday that is a title or a name ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "I watched Wednesday on Netflix.",          # was 8 March
+    "I started watching Wednesday.",            # was 8 March
+    "I finally watched Wednesday, it was great.",
+    "I loved Wednesday on Netflix.",
+    "Did you watch Wednesday?",
+    "I finished season 2 of Wednesday.",
+    "I binged Friday Night Lights.",
+    "We ate at Ruby Tuesday.",                  # was 14 March
+    "We had a party on Super Bowl Sunday.",     # was 12 March
+    "He is my Man Friday.",
+    "I met Tuesday Weld.",
+])
+def test_a_weekday_that_is_a_title_or_a_name_is_no_day(text):
+    assert said(text) is None
+
+
+@pytest.mark.parametrize("text, day", [
+    ("On Wednesday we watched a film.", (2023, 3, 8)),
+    ("I watched a movie Wednesday.", (2023, 3, 8)),
+    ("We watched Wednesday night.", (2023, 3, 8)),       # a time of day: the day
+    ("we watched it wednesday", (2023, 3, 8)),
+    ("We binged Wednesday last night.", (2023, 3, 14)),  # the show, and the night before
+])
+def test_a_weekday_said_of_watching_is_still_a_day(text, day):
+    assert said(text) == days(day, day)
 
 
 @pytest.mark.parametrize("text, day", [

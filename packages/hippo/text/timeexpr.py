@@ -1252,14 +1252,22 @@ _PROPOSED = re.compile(r"\s+(?:works|work|suits|suit|is\s+(?:good|fine|better|be
                        r"(?:work|suit|be\s+(?:good|fine|better|best|great|perfect)))\b", re.I)
 # the days named after a weekday: "Black Friday", "Cyber Monday", "Ash Wednesday", "Super Tuesday"
 _NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super|blue|manic|freaky|fat|casual|girl|"
-                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap)\s+$", re.I)
+                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap|ruby|bowl)\s+$", re.I)
+# a weekday that is the title of a show ("I watched Wednesday on Netflix", "we binged Wednesday", "have you seen
+# Wednesday?"): capitalised, right after a verb of watching or before the service it streams on, and not before a
+# time of day ("we watched Wednesday night" is a day)
+_WATCHED = re.compile(r"\b(?:watch|watches|watched|watching|re-?watch(?:es|ed|ing)?|binge(?:s|d)?|bingeing|binging|"
+                      r"binge-?watch(?:es|ed|ing)?|stream(?:s|ed|ing)?|seen)\s+$", re.I)
+_STREAMED_ON = re.compile(r"\s+on\s+(?:Netflix|Hulu|HBO|Max|Disney|Prime|Amazon|Apple\s+TV|Peacock|Paramount|"
+                          r"YouTube|Crunchyroll|TV)\b")
 
 
 def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A weekday said alone ("see you Friday", "I saw her Tuesday"): the last one when the clause reports what
     happened, the coming one when it talks about what is to come or proposes the day ("Friday works for me", "does
     Tuesday suit you?"; neither the day it is said on, as "on Friday" is not), None when it does not say, after a word
-    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday"), in a heading or a label of a plan
+    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday") or of a show ("I watched
+    Wednesday on Netflix", "Friday Night Lights"), in a heading or a label of a plan
     ("#### Sunday"), before a word it describes ("Saturday classes") or in a habit ("I usually swim Monday")."""
     text, a = m.string, m.start()
     proposed = _PROPOSED.match(text, m.end()) is not None
@@ -1272,8 +1280,11 @@ def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
             or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
             or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) \
             or not proposed and _WD_DESCRIBES.match(text, m.end()) \
-            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()):
-        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which
+            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()) \
+            or g[0][:1].isupper() and m.group(0) == g[0] and (_WATCHED.search(before)
+                                                              or _STREAMED_ON.match(text, m.end())):
+        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which; "I watched
+        # Wednesday on Netflix": a show
         return None
     wd = WEEKDAYS[g[0].lower()]
     if tense == "past":
