@@ -126,3 +126,37 @@ def test_black_friday_before_what_it_describes_is_no_date():
 
 def test_a_question_about_black_friday():
     assert asked("What did I buy on Black Friday?") == days((2022, 11, 25), (2022, 11, 25))
+
+
+# -- a list of days of one month --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I saw him on March 3 and 5.", [(2023, 3, 3), (2023, 3, 5)]),                      # was 3 March alone
+    ("We met March 3, 5 and 7.", [(2023, 3, 3), (2023, 3, 5), (2023, 3, 7)]),
+    ("We met March 3rd & 5th.", [(2023, 3, 3), (2023, 3, 5)]),
+    ("I was in Rome on the 3rd and the 5th.", [(2023, 3, 3), (2023, 3, 5)]),
+    ("On the 3rd and 5th of March I was sick.", [(2023, 3, 3), (2023, 3, 5)]),
+    ("We meet on March 3rd and 5th, 2024.", [(2024, 3, 3), (2024, 3, 5)]),              # the year is both days'
+    ("I was off on the 3rd, 4th and 6th of February.", [(2023, 2, 3), (2023, 2, 4), (2023, 2, 6)]),
+])
+def test_each_day_of_a_list_is_read(text, want):
+    assert all_said(text) == [days(d, d) for d in want]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("On March 3, 5 people came.", [(2023, 3, 3)]),          # a count
+    ("March 3 and 5 more days.", [(2023, 3, 3)]),            # a count
+    ("We met on March 5 and 3.", [(2023, 3, 5)]),            # no list that goes forward
+    ("We hiked on February 27 and 30.", [(2023, 2, 27)]),    # no 30 February
+])
+def test_a_number_after_a_day_that_is_no_day_of_a_list(text, want):
+    assert all_said(text) == [days(d, d) for d in want]
+
+
+def test_the_event_time_of_a_list_is_its_first_day():
+    assert said("I saw him on March 3 and 5.") == days((2023, 3, 3), (2023, 3, 3))
+
+
+def test_a_question_about_a_list_of_days_spans_them():
+    assert asked("What did I do on March 3 and 5?") == days((2023, 3, 3), (2023, 3, 5))
+    assert asked("What happened on March 3, 5 and 7, 2022?") == days((2022, 3, 3), (2022, 3, 7))

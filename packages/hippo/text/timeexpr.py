@@ -2182,6 +2182,69 @@ def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRe
                    onset_end=min(ref.end, end.timestamp()))
 
 
+# A list of days of one month: "on March 3 and 5", "March 3, 5 and 7", "on the 3rd and the 5th", "the 3rd and 5th of
+# March": each day, in the month (and the year) its named day is read in. A list ends with "and" ("On March 3, 5
+# people came" is a count) and its days go forward; a number before a word it counts is none ("March 3 and 5 more").
+_LISTING = frozenset({"md", "md_word", "nth", "dm"})
+_LISTED_DAY = r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\b"
+_DAYS_AFTER = re.compile(r"((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+" + _LISTED_DAY
+                         + r"(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b)|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
+                         r"(?:,?\s+((?:19|20)\d{2})\b)?", re.I)
+_DAYS_BEFORE = re.compile(r"(?:(?<=\bon\s)|(?<=\bthe\s)|(?<![\w$\u00a3\u20ac.,:/-])(?=\d{1,2}(?:st|nd|rd|th)))"
+                          r"(\d{1,2})(?:st|nd|rd|th)?\b((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+"
+                          r"(?:the\s+)?$", re.I)
+_A_DAY = re.compile(_LISTED_DAY, re.I)
+
+
+def _listed_days(name: str, m: re.Match, ref: TimeRef) -> list[tuple[int, int, TimeRef]]:
+    """The days of a list that ``m`` (a day of pattern ``name``, read as ``ref``) opens ("on March 3 and 5", "on the
+    3rd and the 5th") or closes ("the 3rd and 5th of March"), each with where it is said, in text order, the day of
+    ``m`` among them; empty when ``m`` is in no list."""
+    if ref is _BEYOND or ref.granularity != "day" or name == "nth" and not m.group(0).lower().startswith("on "):
+        return []
+    text = m.string
+    first = datetime.fromtimestamp(ref.start, tz=timezone.utc)
+    said: list[tuple[int, int, int]] = []  # (start, end, day) of the other days
+    year = None
+    if name in ("md", "md_word", "nth") and not (name == "md_word" and m.group(4) is not None):
+        after = _DAYS_AFTER.match(text, m.end())
+        if after is None:
+            return []
+        said = [(d.start(1), d.end(), int(d.group(1))) for d in _A_DAY.finditer(text, after.start(), after.start(3))]
+        last = _A_DAY.match(text, after.start(3))
+        said.append((last.start(1), last.end(), int(last.group(1))))
+        year = after.group(4)
+        days = [first.day] + [d for _, _, d in said]
+    elif name == "dm":
+        before = _DAYS_BEFORE.search(text, max(0, m.start() - 60), m.start())
+        if before is None:
+            return []
+        one = _A_DAY.match(text, before.start(1))
+        said = [(one.start(1), one.end(), int(one.group(1)))]
+        said += [(d.start(1), d.end(), int(d.group(1))) for d in _A_DAY.finditer(text, before.start(2), before.end(2))]
+        days = [d for _, _, d in said] + [first.day]
+    else:
+        return []
+    if any(not a < b for a, b in zip(days, days[1:])):
+        return []  # "March 5 and 3": no list of days that go forward
+    month_first = datetime(int(year), first.month, 1, tzinfo=timezone.utc) if year else first.replace(day=1)
+    out = []
+    for a, b, day in said:
+        d = _safe_date(month_first.year, month_first.month, day)
+        if d is None:
+            return []
+        out.append((a, b, TimeRef(d.timestamp(), (d + timedelta(days=1)).timestamp(), "day", text[a:b],
+                                  ref.relative and year is None, ref.yearless and year is None)))
+    own = ref
+    if year is not None:
+        d = month_first.replace(day=first.day)
+        own = TimeRef(d.timestamp(), (d + timedelta(days=1)).timestamp(), "day", ref.phrase, False, False)
+    out.append((m.start(), m.end(), own))
+    out.sort(key=lambda t: t[0])
+    # the named day first: it is the one the message's event time is read from, as before
+    return [t for t in out if t[2] is own] + [t for t in out if t[2] is not own]
+
+
 # "the week of November 6", "the week of 6 November": the seven days from the day named (the week a planner names by
 # its first day), not the day alone
 _WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.I)
@@ -2243,7 +2306,16 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
                 ref = _since(name, m, ref, ref_dt)
             if ref is not None:
                 ref = _week_of(m, ref)
-            if ref is not None:  # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
+            if ref is None:
+                continue
+            listed = _listed_days(name, m, ref) if name in _LISTING else ()
+            if listed:
+                ref = listed[0][2]  # "March 3 and 5, 2024": the year said after the list is the first day's too
+            # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
+            for a, b, ref in listed or ((a, b, ref),):
+                k = bisect_left(starts, b)
+                if k and ends[k - 1] > a:
+                    continue
                 spans.append((a, b, ref))
                 starts.insert(k, a)
                 ends.insert(k, b)
