@@ -160,3 +160,51 @@ def test_the_event_time_of_a_list_is_its_first_day():
 def test_a_question_about_a_list_of_days_spans_them():
     assert asked("What did I do on March 3 and 5?") == days((2023, 3, 3), (2023, 3, 5))
     assert asked("What happened on March 3, 5 and 7, 2022?") == days((2022, 3, 3), (2022, 3, 7))
+
+
+# -- quarters, halves and fiscal years, as the calendar's --------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("We launched in Q3.", (2022, 7, 1), (2022, 9, 30)),                     # told: the latest begun
+    ("We'll launch in Q3.", (2023, 7, 1), (2023, 9, 30)),                    # to come
+    ("We'll launch in Q2 2024.", (2024, 4, 1), (2024, 6, 30)),
+    ("We'll hire in Q3'24.", (2024, 7, 1), (2024, 9, 30)),
+    ("Q3 FY24 results beat estimates.", (2024, 7, 1), (2024, 9, 30)),
+    ("That was Q4 of last year.", (2022, 10, 1), (2022, 12, 31)),            # was 2022, the whole year
+    ("The $8,000 allocation for Q3 is set.", (2023, 7, 1), (2023, 9, 30)),  # what it is for: to come
+    ("Revenue grew in the third quarter.", (2022, 7, 1), (2022, 9, 30)),
+    ("Revenue in the last quarter of 2022 was flat.", (2022, 10, 1), (2022, 12, 31)),
+    ("Sales dropped last quarter.", (2022, 10, 1), (2022, 12, 31)),
+    ("We're on track this quarter.", (2023, 1, 1), (2023, 3, 31)),
+    ("We'll hire next quarter.", (2023, 4, 1), (2023, 6, 30)),
+    ("The plan for H1 2024 is ready.", (2024, 1, 1), (2024, 6, 30)),
+    ("We'll grow in H2 of next year.", (2024, 7, 1), (2024, 12, 31)),
+    ("We'll expand in the first half of next year.", (2024, 1, 1), (2024, 6, 30)),
+    ("FY24 budget is approved.", (2024, 1, 1), (2024, 12, 31)),
+    ("In FY2024 we grew 10%.", (2024, 1, 1), (2024, 12, 31)),
+    ("Our fiscal year starts in January. In FY2024 we grew 10%.", (2024, 1, 1), (2024, 12, 31)),
+])
+def test_a_quarter_a_half_or_a_fiscal_year_is_the_calendars(text, first, last):
+    assert [r for r in all_said(text) if r[1] - r[0] > 31 * DAY] == [days(first, last)]
+
+
+@pytest.mark.parametrize("text", [
+    "Our fiscal year starts in July. In FY2024 we grew 10%.",   # another start: not the calendar's
+    "Our fiscal year starts in July, and Q3 was strong.",
+    "Q3: what is the capital of France?",                       # a question's number
+    "I drive an Audi Q3.",
+    "Explain Q3 allocation.",
+    "I've allocated $8,000 for staff training in Q3 budget.",  # a word it describes
+    "I set up the <h1> title in H1.",                           # a heading
+    "We were down 10 in the third quarter.",                    # a game's
+    "They scored twice in the final quarter of the game.",
+    "The moon is in its last quarter.",
+    "Revenue is strong in Q3.",                                 # no tense: any year's
+])
+def test_a_quarter_that_is_no_calendar_quarter_is_no_date(text):
+    assert [r for r in all_said(text) if r[1] - r[0] > 31 * DAY] == []
+
+
+def test_a_question_about_a_quarter():
+    assert asked("What did we spend in Q2 2022?") == days((2022, 4, 1), (2022, 6, 30))
+    assert asked("What did we plan for next quarter?") == days((2023, 4, 1), (2023, 6, 30))

@@ -308,6 +308,39 @@ _BETWEEN = re.compile(r"\bbetween\s+$", re.I)
 _CHANGED = re.compile(r"\b(?:reschedul\w*|mov(?:e|ed|es|ing)|postpon\w*|push\w*|delay\w*|bump\w*|shift\w*|"
                       r"chang\w*|switch\w*|swap\w*|brought\s+forward|pull\w*|push\w*)\b", re.I)
 
+# A quarter, a half or a fiscal year. A quarter is the calendar's (January-March, April-June, July-September,
+# October-December), a half January-June or July-December, and a fiscal year ("FY24", "FY2024", "fiscal 2024") the
+# calendar year of its number, unless the text gives its fiscal year another start ("our fiscal year starts in
+# July": :data:`_FISCAL_START`), when none of them is read. "Q3" and "H1" are read with their year ("Q3 2024", "Q3 of
+# last year", "Q3'24", "Q3 FY24"), and "Q3" also after a word that places it ("in Q3", "for Q3"), since "Q3" is as
+# often a question's number and "H1" a heading; "the third quarter" is read with its year, or after a word that
+# places it in a sentence that says nothing of a game ("we scored in the third quarter"); "last quarter", "this
+# quarter" and "next quarter" are the calendar's quarters next to the one the day is in ("the last quarter", "its
+# last quarter" are as often a game's or the moon's; "the next quarter", as "the next week", after another time).
+_QUARTER_YEAR = (r"(?:,?\s+(?:of\s+)?(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d)|"
+                 r"\s*(?:'|\s+(?-i:FY)\s?'?)(?P<y2>\d{2})\b(?![-\u2013/]\d)|"
+                 r"\s+of\s+(?P<rel>last|this|next|the)\s+(?:fiscal\s+)?year\b(?!'))?")
+_QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
+               r"fourth|4th|last|final)\s+quarter\b)" + _QUARTER_YEAR + r"(?!['\u2019-])|"
+               r"(?<!\bthe\s)(?<!\bits\s)(?<!\ba\s)\b(?P<near>last|this|next)\s+quarter\b(?!['\u2019-]|\s+of\b)|"
+               r"\b(?:(?-i:FY)\s?'?(?P<fy2>\d{2})|(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)(?P<fy4>(?:19|20)\d{2}))\b"
+               r"(?![-\u2013/]\d)|\b(?P<fynear>last|this|next)\s+fiscal\s+year\b")
+# a fiscal year's own start or end: "our fiscal year starts in July", "FY runs April to March", "the fiscal year
+# ending June 30" (a start in January or an end in December is the calendar's)
+_FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\b(start|begin|run|end)\w*\b[^.!?\n]{0,25}?"
+                           r"\b" + _MONTH + r"\b|\b(?:fiscal|(?-i:FY))(?:\s+year)?\s*\(?\s*()" + _MONTH
+                           + r"\s*(?:-|\u2013|to|through)\s*" + _MONTH + r"\b", re.I)
+# the words that place a quarter said without its year ("in Q3", "for Q3")
+_QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to)\s+$", re.I)
+# a word in lowercase after a quarter that it describes ("in Q3 budget"), or the quarter that ends its range ("from Q1
+# to Q3 2024": the year said is the range's)
+_QUARTER_DESCRIBES = re.compile(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s*(?:-|\u2013|to|through|thru)\s*"
+                                r"(?-i:Q)[1-4]\b", re.I)
+# a game's quarters: "we were down 10 in the third quarter"
+_GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent))|game|match|quarterback|touchdowns?|points?|scor\w*|lead|led|halftime|half-time|overtime|"
+                   r"buzzer|baskets?|goals?|nba|nfl|teams?|won|win|lost|loss|play\w*|comeback|rally|defen[cs]e|"
+                   r"offen[cs]e|innings?|periods?|referee|coach|fans?|stadium)\b", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -367,6 +400,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # (January to June, July to December; "the first half of the year" is placed as "the end of the year" is)
     ("half_year", r"\b(?:the\s+)?(first|1st|second|2nd|latter|back)\s+half\s+of\s+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a quarter or a half of a year, or a fiscal year, read as the calendar's (:func:`_quarter`): "in Q3", "Q2 2024",
+    # "Q4 of last year", "Q3 FY24", "the third quarter", "last quarter", "H1 2024", "FY2024", "fiscal 2024"
+    ("quarter", _QUARTER_RX),
     # the turn of the year: the days around New Year's Day, 25 December to 7 January, the last or the coming one by
     # the clause ("the turn of the century" is no such days)
     ("turn_year", r"\b(?:the\s+)?turn\s+of\s+(?:the\s+)?year\b(?!')"),
@@ -534,6 +570,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "half_year": (" half of ",), "turn_year": ("turn of ",),
+    "quarter": ("quarter", "q1", "q2", "q3", "q4", "h1", "h2", "fiscal", "fy'", "fy 1", "fy 2",
+                *(f"fy{d}" for d in range(10))),
     "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
@@ -906,6 +944,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_year(m, g, None, tense)
     if name == "half_year" and g[2] is not None:  # "the second half of 2022"
         return _part_of_year(m, g, None, tense)
+    if name == "quarter" and (m.group("y4") or m.group("y2") or m.group("fy2") or m.group("fy4")):  # "Q3 2024"
+        return _quarter(m, g, None, tense)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
     if now is None:
@@ -1663,6 +1703,78 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+def _two_digit_year(digits: str) -> int:
+    """The year a fiscal year's or a quarter's two digits name: "FY24" is 2024, "Q3'98" 1998."""
+    return (2000 if int(digits) < 70 else 1900) + int(digits)
+
+
+_QUARTER_NTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
+
+
+def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A quarter, a half or a fiscal year (:data:`_QUARTER_RX`), as the calendar's: "Q3 2024" is July-September 2024,
+    "H1 2024" January-June 2024, "FY2024" 2024, "last quarter" the calendar quarter before the one ``today`` is in,
+    "Q4 of last year" October-December of the year before. Said without its year ("in Q3", "in the third quarter")
+    it is placed by the clause: the next one not over when it talks about what is to come or the quarter is what a
+    thing is for or due by ("the allocation for Q3"), the latest begun when it reports, and no date when it says
+    neither. None when the text gives its fiscal year another start than January, or a quarter is a game's."""
+    text = m.string
+    for f in _FISCAL_START.finditer(text):
+        verb, first = (f.group(1) or "start").lower(), _month_of(f.group(2) or f.group(4))
+        if not (first == 1 and verb != "end" or first == 12 and verb == "end"):
+            return None  # "our fiscal year starts in July": its quarters and years are not the calendar's
+    gd = m.groupdict()
+    lead = _QUARTER_LEAD.search(text, max(0, m.start() - 12), m.start())
+    lead = lead.group(1).lower() if lead else ""
+    phrase = m.group(0)
+    if gd["fy2"] or gd["fy4"]:  # "FY24", "fiscal 2024"
+        year = int(gd["fy4"]) if gd["fy4"] else _two_digit_year(gd["fy2"])
+        return TimeRef(datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(),
+                       datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, False)
+    year = int(gd["y4"]) if gd["y4"] else _two_digit_year(gd["y2"]) if gd["y2"] else None
+    if today is None and year is None:
+        return None
+    if gd["fynear"]:  # "this fiscal year"
+        year = today.year + {"last": -1, "next": 1}.get(gd["fynear"].lower(), 0)
+        return TimeRef(datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(),
+                       datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, True)
+    if gd["near"]:  # "last quarter", "this quarter", "next quarter"
+        first = _add_months(today.replace(day=1), -((today.month - 1) % 3)
+                            + 3 * {"last": -1, "next": 1}.get(gd["near"].lower(), 0))
+        return TimeRef(first.timestamp(), _add_months(first, 3).timestamp(), "days", phrase, True)
+    if gd["h"]:
+        length, index = 6, int(gd["h"]) - 1
+    elif gd["q"]:
+        length, index = 3, int(gd["q"]) - 1
+    else:  # "the third quarter"; "the last quarter" is the fourth
+        length, index = 3, _QUARTER_NTH.get(gd["nth"].lower(), 3)
+    rel = (gd["rel"] or "").lower()
+    if year is None and rel in ("last", "this", "next"):
+        year = today.year + {"last": -1, "next": 1}.get(rel, 0)
+    if year is None and not rel:
+        # "Q3" alone is as often a question's number and "H1" a heading, and a game has quarters: read after a word
+        # that places it, and "the third quarter" in a sentence of no game
+        if gd["h"] or not lead or _QUARTER_DESCRIBES.match(text, m.end()) \
+                or gd["nth"] and _GAME.search(text, max(0, m.start() - 200), m.end() + 200):
+            return None
+    elif year is None and gd["nth"] and _GAME.search(text[max(0, m.start() - 200):m.end() + 200]):
+        return None  # "the last quarter of the year" is a season's; "of the game" is not read
+
+    def days(y: int) -> tuple[datetime, datetime]:
+        first = datetime(y, 1 + length * index, 1, tzinfo=timezone.utc)
+        return first, _add_months(first, length)
+
+    if year is not None:
+        start, end = days(year)
+        return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, gd["y4"] is None and gd["y2"] is None)
+    if tense is None and lead in ("for", "by", "until", "till"):
+        tense = "future"  # "the $8,000 allocation for Q3": what a thing is for or due by is to come
+    if tense is None:
+        return None  # "Revenue is strong in Q3": any year's, as a month's range said with no tense is
+    start, end = _yearless_by_tense([days(today.year + k) for k in (-1, 0, 1)], tense, today)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True, yearless=True)
+
+
 def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense: str | None, phrase: str
                ) -> TimeRef | None:
     """Of yearly periods (``options``, ascending, the last ending after ``today``), the latest begun by ``today`` when
@@ -1815,11 +1927,13 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 _PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], TimeRef | None]] = {
     "holiday": _holiday, "part_month": _part_of_month, "week_of_month": _week_of_month, "range": _range,
     "day_range": _day_range, "part_week": _part_of_week, "part_year": _part_of_year, "half_year": _part_of_year,
+    "quarter": _quarter,
     "turn_year": _turn_of_year, "xmas_break": _christmas_break, "new_year": _new_year, "season": _season,
     "the_season": _the_season,
 }
 
 _TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+                     "quarter",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "day_range", "nth",
