@@ -40,8 +40,11 @@ DAY = 86400.0
 #: Japanese and Korean; 7: the relative days of Polish, Czech and Slovak, Swedish, Danish and Norwegian, Arabic and
 #: Hindi; a range of days, "March 3-5", "from 3 to 5 March"; a weekday said alone in a sentence, "see you Friday", "I
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
-#: of the year"; "the Christmas break", "over the holidays", "in the new year").
-RULE = 7
+#: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
+#: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
+#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; quarters, halves and fiscal years, "in Q3", "last
+#: quarter", "H1 2024", "FY24").
+RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
