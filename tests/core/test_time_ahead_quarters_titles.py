@@ -208,3 +208,26 @@ def test_a_quarter_that_is_no_calendar_quarter_is_no_date(text):
 def test_a_question_about_a_quarter():
     assert asked("What did we spend in Q2 2022?") == days((2022, 4, 1), (2022, 6, 30))
     assert asked("What did we plan for next quarter?") == days((2023, 4, 1), (2023, 6, 30))
+
+
+# -- a weekday of a month ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("I'll start the new job on the first Monday of April.", (2023, 4, 3)),      # was 20 March
+    ("The last Friday of May I was sick.", (2022, 5, 27)),                      # was 10 March
+    ("I was sick the last Friday of February.", (2023, 2, 24)),
+    ("We'll meet on the second Tuesday of next month.", (2023, 4, 11)),          # was 21 March
+    ("I met her the first Sunday in March.", (2023, 3, 5)),                     # was 12 March
+    ("The workshop is on the second Wednesday of August, 2024.", (2024, 8, 14)),  # was August 2024
+])
+def test_a_weekday_of_a_month_is_that_day(text, day):
+    assert said(text) == days(day, day)
+
+
+@pytest.mark.parametrize("text", [
+    "Let's meet the first Saturday of every month.",     # a rate: was 18 March
+    "We meet on the second Tuesday of each month.",
+    "The last Friday of May is always busy.",            # a habit
+])
+def test_a_weekday_of_every_month_is_no_day(text):
+    assert said(text) is None

@@ -42,7 +42,7 @@ DAY = 86400.0
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
 #: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
-#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; quarters, halves and fiscal years, "in Q3", "last
+#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; quarters, halves and fiscal years, "in Q3", "last
 #: quarter", "H1 2024", "FY24").
 RULE = 8
 
@@ -385,6 +385,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                 r"(?!\s+(?!" + _GOES_ON + r"\b)[a-z])(?:,?\s+((?:19|20)\d{2})\b)?"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
+    # a weekday of a month: "the first Monday of April" (3 April 2023), "the last Friday of May 2022", "the second
+    # Tuesday of next month"; "the first Saturday of every month" is a rate, no date (and its weekday no day)
+    ("wd_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+" + _WEEKDAY + r"\s+(?:of|in)\s+"
+                    r"(?:(each|every|the)\s+month\b|(next|last|this)\s+month\b|" + _MONTH
+                    + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
                       r"month\b|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
@@ -568,7 +573,7 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
     "persian": tuple(PERSIAN_MONTHS), "range": ("between ", "from "),
-    "week_of_month": ("week of ", "week in "),
+    "week_of_month": ("week of ", "week in "), "wd_of_month": ("day of ", "day in "),
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
@@ -784,8 +789,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         ref = _resolve_at(name, m, now, tense)
     except (OverflowError, ValueError):
         return _BEYOND  # the arithmetic left datetime's range
-    if ref is None:
-        return None
+    if ref is None or ref is _BEYOND:
+        return ref
     first = datetime.fromtimestamp(ref.start, tz=timezone.utc).year
     last = datetime.fromtimestamp(ref.end, tz=timezone.utc).year
     return ref if _FIRST_YEAR <= first and last <= _LAST_YEAR else _BEYOND
@@ -941,6 +946,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _range(m, g, None, tense)
     if name == "day_range" and (g[4] is not None or g[8] is not None):  # "May 3-4, 2024"
         return _day_range(m, g, None, tense)
+    if name == "wd_of_month" and g[5] is not None:  # "the second Wednesday of August, 2024"
+        return _weekday_of_month(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
@@ -1612,6 +1619,40 @@ def _habitual(m: re.Match) -> bool:
     return _HABIT.search(head) is not None or _HABIT.search(tail) is not None
 
 
+def _weekday_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A weekday of a month ("the first Monday of April", "the last Friday of May 2022", "the second Tuesday of next
+    month"): that day, a month named without its year placed as a week of a month is (:func:`_week_of_month`).
+    ``_BEYOND`` (its words name no day, and its weekday none either) for a rate ("the first Saturday of every month")
+    or a habit ("the last Friday of May is always busy")."""
+    nth, wd_word, rate, rel, month_word, year = g
+    if rate is not None or year is None and _habitual(m):
+        return _BEYOND
+    if month_word is not None and month_word.lower() in ("may", "march") and month_word[:1].islower():
+        return None  # "the first Monday in march": the verb is not the month
+    k, wd = _WEEK_OF_MONTH[nth.lower()], WEEKDAYS[wd_word.lower()]
+
+    def day(first: datetime) -> tuple[datetime, datetime]:
+        if k < 0:  # the last such weekday: back from the month's last day
+            last = _add_months(first, 1) - timedelta(days=1)
+            d = last - timedelta(days=(last.weekday() - wd) % 7)
+        else:
+            d = first + timedelta(days=(wd - first.weekday()) % 7 + 7 * k)
+        return d, d + timedelta(days=1)
+
+    if year is not None:
+        start, _ = day(datetime(int(year), _month_of(month_word), 1, tzinfo=timezone.utc))
+        return _ref(start, "day", m.group(0), False)
+    if today is None:
+        return None
+    if month_word is None:  # "the second Tuesday of next month"
+        start, _ = day(_add_months(today.replace(day=1), {"next": 1, "last": -1}.get(rel.lower(), 0)))
+        return _ref(start, "day", m.group(0), True)
+    month = _month_of(month_word)
+    start, _ = _yearless_by_tense([day(datetime(y, month, 1, tzinfo=timezone.utc))
+                                   for y in (today.year - 1, today.year, today.year + 1)], tense, today)
+    return _ref(start, "day", m.group(0), True, yearless=True)
+
+
 def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
     """A week of a month ("the first week of November", "the last week of May 2023", "the second week of next
     month"): days 1-7, 8-14, 15-21 or 22-28, or the month's last seven days. A month named without its year is read
@@ -1929,13 +1970,14 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 # match's groups)
 _PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], TimeRef | None]] = {
     "holiday": _holiday, "part_month": _part_of_month, "week_of_month": _week_of_month, "range": _range,
+    "wd_of_month": _weekday_of_month,
     "day_range": _day_range, "part_week": _part_of_week, "part_year": _part_of_year, "half_year": _part_of_year,
     "quarter": _quarter,
     "turn_year": _turn_of_year, "xmas_break": _christmas_break, "new_year": _new_year, "season": _season,
     "the_season": _the_season,
 }
 
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "wd_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
                      "quarter",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
