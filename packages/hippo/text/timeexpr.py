@@ -42,8 +42,8 @@ DAY = 86400.0
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
 #: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
-#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; quarters, halves and fiscal years, "in Q3", "last
-#: quarter", "H1 2024", "FY24").
+#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; quarters, halves and fiscal
+#: years, "in Q3", "last quarter", "H1 2024", "FY24").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -320,7 +320,8 @@ _CHANGED = re.compile(r"\b(?:reschedul\w*|mov(?:e|ed|es|ing)|postpon\w*|push\w*|
 # places it in a sentence that says nothing of a game ("we scored in the third quarter"); "last quarter", "this
 # quarter" and "next quarter" are the calendar's quarters next to the one the day is in ("the last quarter", "its
 # last quarter" are as often a game's or the moon's; "the next quarter", as "the next week", after another time).
-_QUARTER_YEAR = (r"(?:,?\s+(?:of\s+)?(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d)|"
+_QUARTER_YEAR = (r"(?:,?\s+(?:of\s+)?(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d{2})\b"
+                 r"(?!\s*[-\u2013/]\s*\d)|"
                  r"\s*(?:'|\s+(?-i:FY)\s?'?)(?P<y2>\d{2})\b(?![-\u2013/]\d)|"
                  r"\s+of\s+(?P<rel>last|this|next|the)\s+(?:fiscal\s+)?year\b(?!'))?")
 _QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
@@ -330,8 +331,8 @@ _QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<n
                r"(?![-\u2013/]\d)|\b(?P<fynear>last|this|next)\s+fiscal\s+year\b")
 # a fiscal year's own start or end: "our fiscal year starts in July", "FY runs April to March", "the fiscal year
 # ending June 30" (a start in January or an end in December is the calendar's)
-_FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\b(start|begin|run|end)\w*\b[^.!?\n]{0,25}?"
-                           r"\b" + _MONTH + r"\b|\b(?:fiscal|(?-i:FY))(?:\s+year)?\s*\(?\s*()" + _MONTH
+_FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\b(start|begin|run|end)\w*\b"
+                           r"[^.!?\n]{0,25}?\b" + _MONTH + r"\b|\b(?:fiscal|(?-i:FY))(?:\s+year)?\s*\(?\s*()" + _MONTH
                            + r"\s*(?:-|\u2013|to|through)\s*" + _MONTH + r"\b", re.I)
 # the words that place a quarter said without its year ("in Q3", "for Q3")
 _QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to)\s+$", re.I)
@@ -340,7 +341,8 @@ _QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throug
 _QUARTER_DESCRIBES = re.compile(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s*(?:-|\u2013|to|through|thru)\s*"
                                 r"(?-i:Q)[1-4]\b", re.I)
 # a game's quarters: "we were down 10 in the third quarter"
-_GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent))|game|match|quarterback|touchdowns?|points?|scor\w*|lead|led|halftime|half-time|overtime|"
+_GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent))|game|match|quarterback|"
+                   r"touchdowns?|points?|scor\w*|lead|led|halftime|half-time|overtime|"
                    r"buzzer|baskets?|goals?|nba|nfl|teams?|won|win|lost|loss|play\w*|comeback|rally|defen[cs]e|"
                    r"offen[cs]e|innings?|periods?|referee|coach|fans?|stadium)\b", re.I)
 
@@ -1977,7 +1979,8 @@ _PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], Ti
     "the_season": _the_season,
 }
 
-_TENSED = frozenset({"over_weekend", "week_of_month", "wd_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "wd_of_month",
+                     "range", "weeks_on", "span_ahead", "dm_word", "half_year",
                      "quarter",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
