@@ -231,3 +231,23 @@ def test_a_weekday_of_a_month_is_that_day(text, day):
 ])
 def test_a_weekday_of_every_month_is_no_day(text):
     assert said(text) is None
+
+
+# -- a weekday and its day of the month ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("We met on Tuesday, the 7th.", (2023, 3, 7)),                   # was 14 March, the last Tuesday
+    ("It happened on Friday the 13th.", (2023, 1, 13)),              # was 10 March: the latest Friday the 13th
+    ("Friday the 13th was scary.", (2023, 1, 13)),                   # was no date
+    ("The meeting is on Thursday the 16th.", (2023, 3, 16)),
+    ("I'll see you Friday the 17th.", (2023, 3, 17)),                # was no date
+    ("I'll finish by Friday the 17th.", (2023, 3, 17)),
+    ("It was Friday the 13th of October.", (2022, 10, 13)),          # the date says which
+])
+def test_a_weekday_and_its_day_of_the_month_are_the_day_that_is_both(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_a_weekday_and_its_day_said_with_no_tense_is_no_date():
+    assert said("Friday the 13th is a film.") is None
+

@@ -639,7 +639,7 @@ def test_a_weekday_said_alone_is_placed_by_its_clause(text, want):
     "I went every Friday.", "Friday's meeting went well.",
     "#### Sunday\n- Do the dishes.", "| Sunday | We will rest |",
     "We'll hike on [Selected Saturday] at 9 AM.",
-    "Friday the 13th was scary.",                              # the day of the month says which Friday
+    "Friday the 13th is a film.",                              # no tense says which Friday the 13th
 ])
 def test_a_weekday_said_alone_dates_nothing_when_the_sentence_does_not_place_it(text):
     assert said(text) is None

@@ -42,8 +42,8 @@ DAY = 86400.0
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
 #: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
-#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; quarters, halves and fiscal
-#: years, "in Q3", "last quarter", "H1 2024", "FY24").
+#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
+#: quarters, halves and fiscal years, "in Q3", "last quarter", "H1 2024", "FY24").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -480,6 +480,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
                    r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
                    + r"))(?!\w)"),
+    # a weekday and its day of the month: "on Tuesday, the 7th", "Friday the 13th" (the day of the month that falls
+    # on that weekday, placed by the clause; not "Friday the 13th of October", which the day of the month reads)
+    ("wd_nth", r"\b(?:(on|by|until|till)\s+)?" + _WEEKDAY + r",?\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b"
+               r"(?!\s+(?:of\b|" + _MONTH + r"\b))"),
     ("nth", _NTH_RX.format(lead="")),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
@@ -595,7 +599,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
+    "wd_nth": _WEEKDAY_STARTS, "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
@@ -987,6 +991,22 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
         d = _placed_day(month, day, m, today, tense)
         return _ref(d, "day", phrase, True, yearless=True) if d else None
+    if name == "wd_nth":  # "on Tuesday, the 7th": the nearest such day of a month that falls on that weekday
+        wd, day = WEEKDAYS[g[1].lower()], int(g[2])
+        this = today.replace(day=1)
+        options = [d for k in range(-14, 15) if (d := _safe_date((f := _add_months(this, k)).year, f.month, day))
+                   and d.weekday() == wd]
+        if tense is None and (g[0] or "").lower() in ("by", "until", "till"):
+            tense = "future"  # "by Friday the 17th", as "by Friday" is
+        if tense is None and g[0] is None:
+            return None  # "Friday the 13th is a movie": said alone, a weekday is read only by its clause
+        if tense == "future":
+            d = next((o for o in options if o >= today), None)
+        elif tense == "past":
+            d = next((o for o in reversed(options) if o <= today), None)
+        else:
+            d = min(options, key=lambda o: abs((o - today).total_seconds()), default=None)
+        return None if d is None else _ref(d, "day", phrase, True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
         lead = g[0].lower()
         day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
@@ -1980,7 +2000,7 @@ _PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], Ti
 }
 
 _TENSED = frozenset({"over_weekend", "week_of_month", "wd_of_month",
-                     "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+                     "range", "wd_nth", "weeks_on", "span_ahead", "dm_word", "half_year",
                      "quarter",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
