@@ -251,3 +251,13 @@ def test_a_weekday_and_its_day_of_the_month_are_the_day_that_is_both(text, day):
 def test_a_weekday_and_its_day_said_with_no_tense_is_no_date():
     assert said("Friday the 13th is a film.") is None
 
+
+# -- a month and a number before what it counts ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, want", [
+    ("I saw June 3 times this week.", [((2023, 3, 13), (2023, 3, 19))]),     # was 3 June 2022 too
+    ("In March 2 of us got sick.", [((2023, 3, 1), (2023, 3, 31))]),          # was 2 March
+    ("On June 3 we met.", [((2022, 6, 3), (2022, 6, 3))]),
+])
+def test_a_number_after_a_month_that_counts_is_no_day(text, want):
+    assert all_said(text) == [days(*w) for w in want]

@@ -43,7 +43,7 @@ DAY = 86400.0
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
 #: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
 #: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
-#: quarters, halves and fiscal years, "in Q3", "last quarter", "H1 2024", "FY24").
+#: "I saw June 3 times"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1 2024", "FY24").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -334,6 +334,9 @@ _QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<n
 _FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\b(start|begin|run|end)\w*\b"
                            r"[^.!?\n]{0,25}?\b" + _MONTH + r"\b|\b(?:fiscal|(?-i:FY))(?:\s+year)?\s*\(?\s*()" + _MONTH
                            + r"\s*(?:-|\u2013|to|through)\s*" + _MONTH + r"\b", re.I)
+# a count after a month and a number, which are then a name and a count: "I saw June 3 times", "In March 2 of us got
+# sick"
+_COUNTED = re.compile(r"\s+(?:times|x|people|persons|of\s+(?:us|them|you|my|our|his|her|their))\b", re.I)
 # the words that place a quarter said without its year ("in Q3", "for Q3")
 _QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to)\s+$", re.I)
 # a word in lowercase after a quarter that it describes ("in Q3 budget"), or the quarter that ends its range ("from Q1
@@ -989,6 +992,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
                 and not g[0][:1].isupper():
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
+        if name == "md" and _COUNTED.match(m.string, m.end()):
+            return None  # "I saw June 3 times", "In March 2 of us got sick": a count after a month or a name
         d = _placed_day(month, day, m, today, tense)
         return _ref(d, "day", phrase, True, yearless=True) if d else None
     if name == "wd_nth":  # "on Tuesday, the 7th": the nearest such day of a month that falls on that weekday
