@@ -261,3 +261,12 @@ def test_a_weekday_and_its_day_said_with_no_tense_is_no_date():
 ])
 def test_a_number_after_a_month_that_counts_is_no_day(text, want):
     assert all_said(text) == [days(*w) for w in want]
+
+
+@pytest.mark.parametrize("text, want", [
+    ("I was there on the 3rd and 5th floors.", []),          # was 3 March
+    ("On the 1st or 2nd floor we met.", []),                 # was 1 March
+    ("On March 3 and 4 of us went.", [(2023, 3, 3)]),        # a count: the 3rd alone
+])
+def test_ordinals_before_what_they_count_are_no_days(text, want):
+    assert all_said(text) == [days(d, d) for d in want]

@@ -1013,6 +1013,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             d = min(options, key=lambda o: abs((o - today).total_seconds()), default=None)
         return None if d is None else _ref(d, "day", phrase, True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
+        if _ORDINALS_COUNTING.match(m.string, m.end()):
+            return None  # "on the 3rd and 5th floors": what the ordinals count
         lead = g[0].lower()
         day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
         # "by the 20th", "until the 20th": the coming one unless the clause reports the past, as "by Friday" is;
@@ -2377,6 +2379,9 @@ _LISTED_DAY = r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\b"
 _DAYS_AFTER = re.compile(r"((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+" + _LISTED_DAY
                          + r"(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b)|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
                          r"(?:,?\s+((?:19|20)\d{2})\b)?", re.I)
+# a list of ordinals before what they count: "on the 3rd and 5th floors" (no day, the first one either)
+_ORDINALS_COUNTING = re.compile(r"(?:\s*,\s*(?:the\s+)?\d{1,2}(?:st|nd|rd|th))*(?:\s*,)?\s+(?:and|&|or)\s+(?:the\s+)?"
+                                r"\d{1,2}(?:st|nd|rd|th)\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
 _DAYS_BEFORE = re.compile(r"(?:(?<=\bon\s)|(?<=\bthe\s)|(?<![\w$\u00a3\u20ac.,:/-])(?=\d{1,2}(?:st|nd|rd|th)))"
                           r"(\d{1,2})(?:st|nd|rd|th)?\b((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+"
                           r"(?:the\s+)?$", re.I)
@@ -2395,8 +2400,8 @@ def _listed_days(name: str, m: re.Match, ref: TimeRef) -> list[tuple[int, int, T
     year = None
     if name in ("md", "md_word", "nth") and not (name == "md_word" and m.group(4) is not None):
         after = _DAYS_AFTER.match(text, m.end())
-        if after is None:
-            return []
+        if after is None or _COUNTED.match(text, after.end()):
+            return []  # "On March 3 and 4 of us went": a count
         said = [(d.start(1), d.end(), int(d.group(1))) for d in _A_DAY.finditer(text, after.start(), after.start(3))]
         last = _A_DAY.match(text, after.start(3))
         said.append((last.start(1), last.end(), int(last.group(1))))
