@@ -270,3 +270,17 @@ def test_a_number_after_a_month_that_counts_is_no_day(text, want):
 ])
 def test_ordinals_before_what_they_count_are_no_days(text, want):
     assert all_said(text) == [days(d, d) for d in want]
+
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I'll rest in the week ahead.", (2023, 3, 15), (2023, 3, 22)),
+    ("I'll be off in the weeks ahead.", (2023, 3, 15), (2023, 4, 5)),
+    ("I'm visiting my parents over the coming weekend.", (2023, 3, 18), (2023, 3, 19)),   # was no date
+    ("I'll rest during the coming weekend.", (2023, 3, 18), (2023, 3, 19)),
+])
+def test_a_unit_ahead_said_singular_and_the_coming_weekend(text, first, last):
+    assert said(text) == days(first, last)
+
+
+def test_the_coming_week_in_advice_is_still_no_date():
+    assert said("Over the coming week, focus on your draft.") is None

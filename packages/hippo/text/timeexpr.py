@@ -512,9 +512,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "in the next few days", "over the next two weeks", "within the coming month": the days from the message's on, when
     # the clause talks about what is to come ("over the next few days I recovered" is after another time); "in the
     # coming days" and "in the days ahead" say no count, and are the next few ("the coming weeks or months" is
-    # neither)
+    # neither); "in the week ahead" is one
     ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:(?:next|coming) (?:{_NUM} )?"
-                   r"(days?|weeks?|fortnights?|months?|years?)|(days|weeks|months) ahead)\b"
+                   r"(days?|weeks?|fortnights?|months?|years?)|(days?|weeks?|months?|years?) ahead)\b"
                    r"(?!'|\s+(?:of|before|after|or)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
     # "same time next week": a year or a week on)
@@ -563,8 +563,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY_CLIPPED}\b"),
     # "the next week": after something else; "this coming week" and "this coming weekend" are the next ones (said
-    # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends)
-    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|this coming (week|weekend))\b"),
+    # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends), and so is
+    # "over the coming weekend"
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|(?:this coming|"
+                  r"(?:(?<=\bover )|(?<=\bduring ))the coming(?= weekend)) (week|weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
@@ -614,7 +616,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
-    "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
+    "next_unit": ("next ", " coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
