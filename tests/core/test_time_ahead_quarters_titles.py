@@ -284,3 +284,24 @@ def test_a_unit_ahead_said_singular_and_the_coming_weekend(text, first, last):
 
 def test_the_coming_week_in_advice_is_still_no_date():
     assert said("Over the coming week, focus on your draft.") is None
+
+
+# -- a month as a deadline or a start ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, month", [
+    ("I'm trying to reduce my work hours to 40 by July.", (2023, 7)),     # was no date
+    ("The prototype is market-ready by November.", (2023, 11)),
+    ("I'll be done by March.", (2023, 3)),
+    ("I finished it by February.", (2023, 2)),                            # told
+    ("We compromised on $200 starting April.", (2023, 4)),                # what starts is to come
+    ("Starting June I work from home.", (2023, 6)),
+])
+def test_a_month_as_a_deadline_or_a_start_is_that_month(text, month):
+    first = at(*month, 1)
+    end = at(month[0] + month[1] // 12, month[1] % 12 + 1, 1)
+    assert said(text) == (first, end)
+
+
+@pytest.mark.parametrize("text", ["It was followed by may be more.", "I'm staying until June."])
+def test_a_verb_or_a_month_something_lasts_until_is_no_date(text):
+    assert said(text) is None

@@ -43,7 +43,8 @@ DAY = 86400.0
 #: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
 #: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
 #: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
-#: "I saw June 3 times"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1 2024", "FY24").
+#: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
+#: 2024", "FY24").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -572,7 +573,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
     ("in_n", rf"\bin {_NUM} (day|week|wk|fortnight|month|year|yr)s?\b"),
     ("this_unit", r"\bthis (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b"),
-    ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
+    # ("by July": a deadline, the coming one unless the clause reports the past; "starting April": a start, the coming
+    # one)
+    ("in_month", rf"\b(?:in|during|since|this|last|by|starting|beginning) {_MONTH}\b"),
     ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
 ]]
 
@@ -604,7 +607,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
-    "wd_nth": _WEEKDAY_STARTS, "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
+    "wd_nth": _WEEKDAY_STARTS,
+    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
@@ -1301,6 +1305,13 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
     if name == "in_month":
         month = _month_of(g[0])
+        lead = phrase.split()[0].lower()
+        if lead in ("by", "starting", "beginning"):
+            if g[0].lower() in ("may", "march") and g[0][:1].islower():
+                return None  # "followed by may": the verb
+            # "reduce my hours by July": to come unless the clause reports it ("I finished it by February"); "we agreed
+            # on $200 starting April": what starts is to come, whatever the agreeing was
+            future = tense != "past" or lead != "by"
         if phrase.lower().startswith("last"):
             year = now.year if month < now.month else now.year - 1
         elif future or phrase.lower().startswith("this") and month > now.month:
