@@ -138,6 +138,7 @@ def test_a_question_about_black_friday():
     ("On the 3rd and 5th of March I was sick.", [(2023, 3, 3), (2023, 3, 5)]),
     ("We meet on March 3rd and 5th, 2024.", [(2024, 3, 3), (2024, 3, 5)]),              # the year is both days'
     ("I was off on the 3rd, 4th and 6th of February.", [(2023, 2, 3), (2023, 2, 4), (2023, 2, 6)]),
+    ("I was off 3rd, 4th and 5th March 2022.", [(2022, 3, 3), (2022, 3, 4), (2022, 3, 5)]),   # was the 5th alone
 ])
 def test_each_day_of_a_list_is_read(text, want):
     assert all_said(text) == [days(d, d) for d in want]

@@ -2387,7 +2387,7 @@ def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRe
 # A list of days of one month: "on March 3 and 5", "March 3, 5 and 7", "on the 3rd and the 5th", "the 3rd and 5th of
 # March": each day, in the month (and the year) its named day is read in. A list ends with "and" ("On March 3, 5
 # people came" is a count) and its days go forward; a number before a word it counts is none ("March 3 and 5 more").
-_LISTING = frozenset({"md", "md_word", "nth", "dm"})
+_LISTING = frozenset({"md", "md_word", "nth", "dm", "dmy"})
 _LISTED_DAY = r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\b"
 _DAYS_AFTER = re.compile(r"((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+" + _LISTED_DAY
                          + r"(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b)|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
@@ -2420,7 +2420,7 @@ def _listed_days(name: str, m: re.Match, ref: TimeRef) -> list[tuple[int, int, T
         said.append((last.start(1), last.end(), int(last.group(1))))
         year = after.group(4)
         days = [first.day] + [d for _, _, d in said]
-    elif name == "dm":
+    elif name in ("dm", "dmy"):  # "the 3rd and 5th of March", "3rd and 5th March 2024"
         before = _DAYS_BEFORE.search(text, max(0, m.start() - 60), m.start())
         if before is None:
             return []
