@@ -173,6 +173,7 @@ def test_a_question_about_a_list_of_days_spans_them():
     ("Q3 FY24 results beat estimates.", (2024, 7, 1), (2024, 9, 30)),
     ("That was Q4 of last year.", (2022, 10, 1), (2022, 12, 31)),            # was 2022, the whole year
     ("The $8,000 allocation for Q3 is set.", (2023, 7, 1), (2023, 9, 30)),  # what it is for: to come
+    ("I'll ship by the end of Q2.", (2023, 4, 1), (2023, 6, 30)),
     ("Revenue grew in the third quarter.", (2022, 7, 1), (2022, 9, 30)),
     ("Revenue in the last quarter of 2022 was flat.", (2022, 10, 1), (2022, 12, 31)),
     ("Sales dropped last quarter.", (2022, 10, 1), (2022, 12, 31)),

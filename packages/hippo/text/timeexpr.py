@@ -339,7 +339,7 @@ _FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\
 # sick"
 _COUNTED = re.compile(r"\s+(?:times|x|people|persons|of\s+(?:us|them|you|my|our|his|her|their))\b", re.I)
 # the words that place a quarter said without its year ("in Q3", "for Q3")
-_QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to)\s+$", re.I)
+_QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to|of|at)\s+$", re.I)
 # a word in lowercase after a quarter that it describes ("in Q3 budget"), or the quarter that ends its range ("from Q1
 # to Q3 2024": the year said is the range's)
 _QUARTER_DESCRIBES = re.compile(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s*(?:-|\u2013|to|through|thru)\s*"
