@@ -202,6 +202,8 @@ def test_a_quarter_a_half_or_a_fiscal_year_is_the_calendars(text, first, last):
     "They scored twice in the final quarter of the game.",
     "The moon is in its last quarter.",
     "Revenue is strong in Q3.",                                 # no tense: any year's
+    "For Q1, I got 8/10 on the quiz.",                          # a question's number
+    "Did you get to Q4 in the homework?",
 ])
 def test_a_quarter_that_is_no_calendar_quarter_is_no_date(text):
     assert [r for r in all_said(text) if r[1] - r[0] > 31 * DAY] == []

@@ -344,6 +344,9 @@ _QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throug
 # to Q3 2024": the year said is the range's)
 _QUARTER_DESCRIBES = re.compile(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s*(?:-|\u2013|to|through|thru)\s*"
                                 r"(?-i:Q)[1-4]\b", re.I)
+# a question's or an exercise's number: "For Q1, I got 8/10 on the quiz", "did you get to Q4 in the homework?"
+_EXERCISE = re.compile(r"\b(?:quiz\w*|questions?|exams?|tests?|homework|problems?|assignments?|worksheets?|answer\w*|"
+                       r"exercises?|surveys?|questionnaires?|slides?|sections?|interview\w*)\b", re.I)
 # a game's quarters: "we were down 10 in the third quarter"
 _GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent))|game|match|quarterback|"
                    r"touchdowns?|points?|scor\w*|lead|led|halftime|half-time|overtime|"
@@ -1789,6 +1792,14 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
 
 
+def _sentence(text: str, a: int, b: int) -> str:
+    """The sentence of ``text`` that holds ``text[a:b]`` (at most 200 characters on each side)."""
+    lo, hi = max(0, a - 200), min(len(text), b + 200)
+    start = max((text.rfind(c, lo, a) for c in ".!?\n"), default=-1) + 1
+    ends = [k for k in (text.find(c, b, hi) for c in ".!?\n") if k >= 0]
+    return text[max(start, lo):min(ends, default=hi)]
+
+
 def _two_digit_year(digits: str) -> int:
     """The year a fiscal year's or a quarter's two digits name: "FY24" is 2024, "Q3'98" 1998."""
     return (2000 if int(digits) < 70 else 1900) + int(digits)
@@ -1841,7 +1852,8 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         # "Q3" alone is as often a question's number and "H1" a heading, and a game has quarters: read after a word
         # that places it, and "the third quarter" in a sentence of no game
         if gd["h"] or not lead or _QUARTER_DESCRIBES.match(text, m.end()) \
-                or gd["nth"] and _GAME.search(text, max(0, m.start() - 200), m.end() + 200):
+                or gd["nth"] and _GAME.search(text, max(0, m.start() - 200), m.end() + 200) \
+                or gd["q"] and _EXERCISE.search(_sentence(text, m.start(), m.end())):
             return None
     elif year is None and gd["nth"] and _GAME.search(text[max(0, m.start() - 200):m.end() + 200]):
         return None  # "the last quarter of the year" is a season's; "of the game" is not read
