@@ -338,6 +338,12 @@ _FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\
 # a count after a month and a number, which are then a name and a count: "I saw June 3 times", "In March 2 of us got
 # sick"
 _COUNTED = re.compile(r"\s+(?:times|x|people|persons|of\s+(?:us|them|you|my|our|his|her|their))\b", re.I)
+# a name after a month ("June's story", "June Smith"), and the verbs whose "by" names who did it ("inspired by April")
+_A_NAME_AFTER = re.compile(r"['\u2019]s\b|\s+(?-i:[A-Z][a-z])")
+_BY_A_PERSON = re.compile(r"\b(?:inspired|painted|directed|sung|performed|taught|raised|introduced|invited|helped|"
+                          r"supported|hosted|loved|liked|followed|photographed|drawn|recommended|told|shown|cooked|"
+                          r"baked|visited|called|texted|emailed|hugged|kissed|adopted|mentored|coached|joined|"
+                          r"accompanied|greeted|surprised|touched|moved)\s+$", re.I)
 # the words that place a quarter said without its year ("in Q3", "for Q3")
 _QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to|of|at)\s+$", re.I)
 # a word in lowercase after a quarter that it describes ("in Q3 budget"), or the quarter that ends its range ("from Q1
@@ -1310,8 +1316,9 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         month = _month_of(g[0])
         lead = phrase.split()[0].lower()
         if lead in ("by", "starting", "beginning"):
-            if g[0].lower() in ("may", "march") and g[0][:1].islower():
-                return None  # "followed by may": the verb
+            if g[0].lower() in ("may", "march") and g[0][:1].islower() or _A_NAME_AFTER.match(m.string, m.end()) \
+                    or lead == "by" and _BY_A_PERSON.search(m.string, max(0, m.start() - 20), m.start()):
+                return None  # "followed by may": the verb; "inspired by June's story", "painted by June Smith": a name
             # "reduce my hours by July": to come unless the clause reports it ("I finished it by February"); "we agreed
             # on $200 starting April": what starts is to come, whatever the agreeing was
             future = tense != "past" or lead != "by"
