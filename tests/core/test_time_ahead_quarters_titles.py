@@ -1,6 +1,7 @@
 """Time expressions of plans, business and television, each worked out by hand from the calendar
 (hippo.text.timeexpr): "in the coming days", a "back" that answers, the quarters and halves of a year and fiscal
-years, a weekday that is a title or a name, and a list of days of a month.
+years, a weekday that is a title or a name, a list of days of a month, a weekday of a month ("the first Monday of
+April") or with its day ("Tuesday, the 7th"), and a month as a deadline or a start ("by July", "starting April").
 
 Wednesday 15 March 2023 is the day a message is said on: Friday 10 and 17 March are the last and the coming
 Friday; the quarter it is in is January-March 2023."""
