@@ -40,8 +40,12 @@ DAY = 86400.0
 #: Japanese and Korean; 7: the relative days of Polish, Czech and Slovak, Swedish, Danish and Norwegian, Arabic and
 #: Hindi; a range of days, "March 3-5", "from 3 to 5 March"; a weekday said alone in a sentence, "see you Friday", "I
 #: saw her Tuesday"; "a year and a half ago", "a decade ago", "the other week"; "the first half of the year", "the turn
-#: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: Arabic "اليوم" where it is
-#: today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el viernes", "am Freitag", "в пятницу").
+#: of the year"; "the Christmas break", "over the holidays", "in the new year"; 8: "in the coming days", "in the days
+#: ahead"; "I'll hear back in November"; Black Friday and Cyber Monday; a weekday that is a show's title, "I watched
+#: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
+#: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
+#: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
+#: viernes", "am Freitag", "в пятницу").
 RULE = 8
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -122,14 +126,16 @@ _CLIPPED_UNIT = r"(?:wk|wknd|wkend|yr\b(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?
 
 # the holidays whose day is the same wherever the speaker is: Christmas (Eve and Day), Boxing Day, New Year's Eve and
 # Day, Valentine's Day, St Patrick's Day, Halloween, Easter (its Sunday computed; "Easter" alone is Good Friday to
-# Easter Monday).
+# Easter Monday), and Black Friday and Cyber Monday (the Friday and the Monday after US Thanksgiving, kept so wherever
+# they are kept).
 # Thanksgiving alone is not read: the United States keep the fourth Thursday of November, Canada the second Monday
 # of October, and a chat seldom says which; said with its country ("Canadian Thanksgiving", "US Thanksgiving") it is
 # that country's.
 _HOLIDAY = (r"(christmas\s+eve|christmas\s+day|christmas|xmas\s+eve|xmas\s+day|xmas|new\s+year'?s'?\s+eve|"
             r"new\s+year'?s'?\s+day|valentine'?s'?(?:\s+day)?|halloween|easter\s+sunday|easter\s+monday|"
             r"easter\s+weekend|easter|good\s+friday|boxing\s+day|st\.?\s+patrick'?s'?\s+day|"
-            r"saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?)")
+            r"saint\s+patrick'?s'?\s+day|(?:american|(?-i:US|U\.S\.)|canadian)\s+thanksgiving(?:\s+day)?|"
+            r"black\s+friday|cyber\s+monday)")
 # the start of a sentence: the text's, or after the mark that ends one and a space
 _OPENING = r"|^|(?<=[.!?\n])|(?<=[.!?\n] )"
 # the verbs a holiday is spent or celebrated with, read as the one it is at: "we spent Christmas in Oslo", "how did you
@@ -416,6 +422,53 @@ _BETWEEN = re.compile(r"\bbetween\s+$", re.I)
 _CHANGED = re.compile(r"\b(?:reschedul\w*|mov(?:e|ed|es|ing)|postpon\w*|push\w*|delay\w*|bump\w*|shift\w*|"
                       r"chang\w*|switch\w*|swap\w*|brought\s+forward|pull\w*|push\w*)\b", re.I)
 
+# A quarter, a half or a fiscal year. A quarter is the calendar's (January-March, April-June, July-September,
+# October-December), a half January-June or July-December, and a fiscal year ("FY24", "FY2024", "fiscal 2024") the
+# calendar year of its number, unless the text gives its fiscal year another start ("our fiscal year starts in
+# July": :data:`_FISCAL_START`), when none of them is read. "Q3" and "H1" are read with their year ("Q3 2024", "Q3 of
+# last year", "Q3'24", "Q3 FY24"), and "Q3" also after a word that places it ("in Q3", "for Q3"), since "Q3" is as
+# often a question's number and "H1" a heading; "the third quarter" is read with its year, or after a word that
+# places it in a sentence that says nothing of a game ("we scored in the third quarter"); "last quarter", "this
+# quarter" and "next quarter" are the calendar's quarters next to the one the day is in ("the last quarter", "its
+# last quarter" are as often a game's or the moon's; "the next quarter", as "the next week", after another time).
+_QUARTER_YEAR = (r"(?:,?\s+(?:of\s+)?(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)?(?P<y4>(?:19|20)\d{2})\b"
+                 r"(?!\s*[-\u2013/]\s*\d)|"
+                 r"\s*(?:'|\s+(?-i:FY)\s?'?)(?P<y2>\d{2})\b(?![-\u2013/]\d)|"
+                 r"\s+of\s+(?P<rel>last|this|next|the)\s+(?:fiscal\s+)?year\b(?!'))?")
+_QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
+               r"fourth|4th|last|final)\s+quarter\b)" + _QUARTER_YEAR + r"(?!['\u2019-])|"
+               r"(?<!\bthe\s)(?<!\bits\s)(?<!\ba\s)\b(?P<near>last|this|next)\s+quarter\b(?!['\u2019-]|\s+of\b)|"
+               r"\b(?:(?-i:FY)\s?'?(?P<fy2>\d{2})|(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)(?P<fy4>(?:19|20)\d{2}))\b"
+               r"(?![-\u2013/]\d)|\b(?P<fynear>last|this|next)\s+fiscal\s+year\b")
+# a fiscal year's own start or end: "our fiscal year starts in July", "FY runs April to March", "the fiscal year
+# ending June 30" (a start in January or an end in December is the calendar's)
+_FISCAL_START = re.compile(r"\b(?:fiscal|(?-i:FY))(?:\s+year)?\b[^.!?\n]{0,40}?\b(start|begin|run|end)\w*\b"
+                           r"[^.!?\n]{0,25}?\b" + _MONTH + r"\b|\b(?:fiscal|(?-i:FY))(?:\s+year)?\s*\(?\s*()" + _MONTH
+                           + r"\s*(?:-|\u2013|to|through)\s*" + _MONTH + r"\b", re.I)
+# a count after a month and a number, which are then a name and a count: "I saw June 3 times", "In March 2 of us got
+# sick"
+_COUNTED = re.compile(r"\s+(?:times|x|people|persons|of\s+(?:us|them|you|my|our|his|her|their))\b", re.I)
+# a name after a month ("June's story", "June Smith"), and the verbs whose "by" names who did it ("inspired by April")
+_A_NAME_AFTER = re.compile(r"['\u2019]s\b|\s+(?-i:[A-Z][a-z])")
+_BY_A_PERSON = re.compile(r"\b(?:inspired|painted|directed|sung|performed|taught|raised|introduced|invited|helped|"
+                          r"supported|hosted|loved|liked|followed|photographed|drawn|recommended|told|shown|cooked|"
+                          r"baked|visited|called|texted|emailed|hugged|kissed|adopted|mentored|coached|joined|"
+                          r"accompanied|greeted|surprised|touched|moved)\s+$", re.I)
+# the words that place a quarter said without its year ("in Q3", "for Q3")
+_QUARTER_LEAD = re.compile(r"\b(in|during|for|by|until|till|since|through|throughout|from|over|to|of|at)\s+$", re.I)
+# a word in lowercase after a quarter that it describes ("in Q3 budget"), or the quarter that ends its range ("from Q1
+# to Q3 2024": the year said is the range's)
+_QUARTER_DESCRIBES = re.compile(r"\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s*(?:-|\u2013|to|through|thru)\s*"
+                                r"(?-i:Q)[1-4]\b", re.I)
+# a question's or an exercise's number: "For Q1, I got 8/10 on the quiz", "did you get to Q4 in the homework?"
+_EXERCISE = re.compile(r"\b(?:quiz\w*|questions?|exams?|tests?|homework|problems?|assignments?|worksheets?|answer\w*|"
+                       r"exercises?|surveys?|questionnaires?|slides?|sections?|interview\w*)\b", re.I)
+# a game's quarters: "we were down 10 in the third quarter"
+_GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent))|game|match|quarterback|"
+                   r"touchdowns?|points?|scor\w*|lead|led|halftime|half-time|overtime|"
+                   r"buzzer|baskets?|goals?|nba|nfl|teams?|won|win|lost|loss|play\w*|comeback|rally|defen[cs]e|"
+                   r"offen[cs]e|innings?|periods?|referee|coach|fans?|stadium)\b", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -457,6 +510,11 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                 r"(?!\s+(?!" + _GOES_ON + r"\b)[a-z])(?:,?\s+((?:19|20)\d{2})\b)?"),
     # a week of a month: "the first week of November" (days 1-7), "the second week in May 2023" (8-14), "the last week
     # of next month" (its last seven days); "the first week of each month" is a rate, no date
+    # a weekday of a month: "the first Monday of April" (3 April 2023), "the last Friday of May 2022", "the second
+    # Tuesday of next month"; "the first Saturday of every month" is a rate, no date (and its weekday no day)
+    ("wd_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+" + _WEEKDAY + r"\s+(?:of|in)\s+"
+                    r"(?:(each|every|the)\s+month\b|(next|last|this)\s+month\b|" + _MONTH
+                    + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     ("week_of_month", r"\b(first|1st|second|2nd|third|3rd|fourth|4th|last|final)\s+week\s+(?:of|in)\s+(?:(next|last|this)\s+"
                       r"month\b|" + _MONTH + r"\b(?:,?\s+((?:19|20)\d{2})\b)?(?!\.?\s*\d))"),
     # a third of a month: "mid-March", "early May 2023", "the end of next month" ("by the end of the month" is as
@@ -475,6 +533,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # (January to June, July to December; "the first half of the year" is placed as "the end of the year" is)
     ("half_year", r"\b(?:the\s+)?(first|1st|second|2nd|latter|back)\s+half\s+of\s+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a quarter or a half of a year, or a fiscal year, read as the calendar's (:func:`_quarter`): "in Q3", "Q2 2024",
+    # "Q4 of last year", "Q3 FY24", "the third quarter", "last quarter", "H1 2024", "FY2024", "fiscal 2024"
+    ("quarter", _QUARTER_RX),
     # the turn of the year: the days around New Year's Day, 25 December to 7 January, the last or the coming one by
     # the clause ("the turn of the century" is no such days)
     ("turn_year", r"\b(?:the\s+)?turn\s+of\s+(?:the\s+)?year\b(?!')"),
@@ -543,6 +604,10 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
                    r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
                    + r"))(?!\w)"),
+    # a weekday and its day of the month: "on Tuesday, the 7th", "Friday the 13th" (the day of the month that falls
+    # on that weekday, placed by the clause; not "Friday the 13th of October", which the day of the month reads)
+    ("wd_nth", r"\b(?:(on|by|until|till)\s+)?" + _WEEKDAY + r",?\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b"
+               r"(?!\s+(?:of\b|" + _MONTH + r"\b))"),
     ("nth", _NTH_RX.format(lead="")),
     # a weekday of a week some weeks back: "two weeks ago on Monday", "a week ago Tuesday", "on Friday, 3 weeks ago"
     ("ago_wd", rf"\b{_NUM} (week|fortnight)s? ago,? (?:on |last |this )?{_WEEKDAY}\b|"
@@ -566,9 +631,12 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("span_back", rf"\b(?:(?:in|over|during|within|for|throughout) )?the (?:last|past) (?:{_NUM} )?"
                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|prior|until|till)\b)"),
     # "in the next few days", "over the next two weeks", "within the coming month": the days from the message's on, when
-    # the clause talks about what is to come ("over the next few days I recovered" is after another time)
-    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:next|coming) (?:{_NUM} )?"
-                   r"(days?|weeks?|fortnights?|months?|years?)\b(?!'|\s+(?:of|before|after|or)\b)"),
+    # the clause talks about what is to come ("over the next few days I recovered" is after another time); "in the
+    # coming days" and "in the days ahead" say no count, and are the next few ("the coming weeks or months" is
+    # neither); "in the week ahead" is one
+    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:(?:next|coming) (?:{_NUM} )?"
+                   r"(days?|weeks?|fortnights?|months?|years?)|(days?|weeks?|months?|years?) ahead)\b"
+                   r"(?!'|\s+(?:of|before|after|or)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
     # "same time next week": a year or a week on)
     ("this_time", r"\b(?:(?:around|about|at|by)\s+)?(?:this|the\s+same|same) time (last|next) (week|month|year)\b"),
@@ -616,14 +684,18 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # a deadline or an end: "by Friday", "until Friday" (the coming one unless the clause reports the past)
     ("by_wd", rf"\b(?:by|until|till) {_WEEKDAY_CLIPPED}\b"),
     # "the next week": after something else; "this coming week" and "this coming weekend" are the next ones (said
-    # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends)
-    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|this coming (week|weekend))\b"),
+    # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends), and so is
+    # "over the coming weekend"
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|(?:this coming|"
+                  r"(?:(?<=\bover )|(?<=\bduring ))the coming(?= weekend)) (week|weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
     ("in_n", rf"\bin {_NUM} (day|week|wk|fortnight|month|year|yr)s?\b"),
     ("this_unit", r"\bthis (week|weekend|month|year|" + _CLIPPED_UNIT + r")\b"),
-    ("in_month", rf"\b(?:in|during|since|this|last) {_MONTH}\b"),
+    # ("by July": a deadline, the coming one unless the clause reports the past; "starting April": a start, the coming
+    # one)
+    ("in_month", rf"\b(?:in|during|since|this|last|by|starting|beginning) {_MONTH}\b"),
     ("year", r"\b(?:in|since|during|back in) ((?:19|20)\d{2})\b"),
 ]]
 
@@ -635,15 +707,17 @@ _WEEKDAY_STARTS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")  # every spe
 _NEEDS: dict[str, tuple[str, ...]] = {
     "iso": ("-",), "cjk": ("年", "년"), "cjk_year": ("年", "년"), "thai": tuple(THAI_MONTHS), "arabic": tuple(ARABIC_MONTHS),
     "persian": tuple(PERSIAN_MONTHS), "range": ("between ", "from "),
-    "week_of_month": ("week of ", "week in "),
+    "week_of_month": ("week of ", "week in "), "wd_of_month": ("day of ", "day in "),
     "part_month": ("early", "mid", "late", "start", "beginning", "end"),
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "half_year": (" half of ",), "turn_year": ("turn of ",),
+    "quarter": ("quarter", "q1", "q2", "q3", "q4", "h1", "h2", "fiscal", "fy'", "fy 1", "fy 2",
+                *(f"fy{d}" for d in range(10))),
     "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
     "season": ("spring", "summer", "fall", "autumn", "winter"),
     "holiday": ("christmas", "xmas", "new year", "valentine", "halloween", "easter", "good friday", "thanksgiving",
-                "boxing day", "patrick"),
+                "boxing day", "patrick", "black friday", "cyber monday"),
     "the_season": ("the spring", "the summer", "the fall", "the autumn", "the winter"),
     "day_range": _MONTH_STARTS, "mdy": _MONTH_STARTS, "dmy": _MONTH_STARTS, "my": _MONTH_STARTS, "md": _MONTH_STARTS,
     "dm": _MONTH_STARTS,
@@ -653,10 +727,11 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "yesterday": ("yesterday", "yday", "yest", "last night"),
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
+    "wd_nth": _WEEKDAY_STARTS,
     "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
             "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
-    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming "),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
@@ -665,7 +740,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
-    "next_unit": ("next ", "this coming "), "next_wd": ("next ",), "this_wd": ("this ",),
+    "next_unit": ("next ", " coming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
@@ -850,8 +925,8 @@ def _resolve(name: str, m: re.Match, now: datetime | None, tense: str | None = N
         ref = _resolve_at(name, m, now, tense)
     except (OverflowError, ValueError):
         return _BEYOND  # the arithmetic left datetime's range
-    if ref is None:
-        return None
+    if ref is None or ref is _BEYOND:
+        return ref
     first = datetime.fromtimestamp(ref.start, tz=timezone.utc).year
     last = datetime.fromtimestamp(ref.end, tz=timezone.utc).year
     return ref if _FIRST_YEAR <= first and last <= _LAST_YEAR else _BEYOND
@@ -1007,12 +1082,16 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _range(m, g, None, tense)
     if name == "day_range" and (g[4] is not None or g[8] is not None):  # "May 3-4, 2024"
         return _day_range(m, g, None, tense)
+    if name == "wd_of_month" and g[5] is not None:  # "the second Wednesday of August, 2024"
+        return _weekday_of_month(m, g, None, tense)
     if name == "week_of_month" and g[3] is not None:  # "the first week of November 2022"
         return _week_of_month(m, g, None, tense)
     if name == "part_year" and g[2] is not None:  # "mid-2022"
         return _part_of_year(m, g, None, tense)
     if name == "half_year" and g[2] is not None:  # "the second half of 2022"
         return _part_of_year(m, g, None, tense)
+    if name == "quarter" and (m.group("y4") or m.group("y2") or m.group("fy2") or m.group("fy4")):  # "Q3 2024"
+        return _quarter(m, g, None, tense)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
     if now is None:
@@ -1040,9 +1119,29 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         if name == "md" and g[0].lower() in ("may", "march") and not phrase.lower().startswith("on") \
                 and not g[0][:1].isupper():
             return None  # "may 3 people" / "march 5 miles": the verbs, unless written as the month ("May 25")
+        if name == "md" and _COUNTED.match(m.string, m.end()):
+            return None  # "I saw June 3 times", "In March 2 of us got sick": a count after a month or a name
         d = _placed_day(month, day, m, today, tense)
         return _ref(d, "day", phrase, True, yearless=True) if d else None
+    if name == "wd_nth":  # "on Tuesday, the 7th": the nearest such day of a month that falls on that weekday
+        wd, day = WEEKDAYS[g[1].lower()], int(g[2])
+        this = today.replace(day=1)
+        options = [d for k in range(-14, 15) if (d := _safe_date((f := _add_months(this, k)).year, f.month, day))
+                   and d.weekday() == wd]
+        if tense is None and (g[0] or "").lower() in ("by", "until", "till"):
+            tense = "future"  # "by Friday the 17th", as "by Friday" is
+        if tense is None and g[0] is None:
+            return None  # "Friday the 13th is a movie": said alone, a weekday is read only by its clause
+        if tense == "future":
+            d = next((o for o in options if o >= today), None)
+        elif tense == "past":
+            d = next((o for o in reversed(options) if o <= today), None)
+        else:
+            d = min(options, key=lambda o: abs((o - today).total_seconds()), default=None)
+        return None if d is None else _ref(d, "day", phrase, True)
     if name == "nth":  # "on the 3rd": this month, or last month when that day has not come yet (next month for plans)
+        if _ORDINALS_COUNTING.match(m.string, m.end()):
+            return None  # "on the 3rd and 5th floors": what the ordinals count
         lead = g[0].lower()
         day = int(g[1]) if g[1] is not None else ORDINALS[" ".join(g[2].lower().split())]
         # "by the 20th", "until the 20th": the coming one unless the clause reports the past, as "by Friday" is;
@@ -1061,7 +1160,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         month = today.replace(day=1)
         # "back on the 10th" reaches back from the day it is said: said on the 10th, it is last month's
         before = m.string[max(0, m.start() - 40):m.start()]
-        back = not future and _BACK.search(before) is not None and _RETURN.search(before) is None
+        back = not future and _BACK.search(before) is not None and _RETURN.search(before) is None \
+            and _ANSWER_BACK.search(before) is None
         # the nearest month that has the day ("on the 31st" said in March of the past is 31 January)
         while d is None or (d < today if future else d >= today if back else d > today):
             month = _add_months(month, step)
@@ -1187,10 +1287,12 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         # up to the day the message is said, that day included
         return TimeRef(start.timestamp(), (today + timedelta(days=1)).timestamp(), "days", phrase, True)
     if name == "span_ahead":
-        unit = g[1].lower().rstrip("s")
-        if tense != "future" or g[0] is None and g[1].lower().endswith("s"):
-            return None  # "over the next few days I recovered": after another time; "in the coming weeks": how many
-        n = _number(g[0]) if g[0] is not None else 1
+        unit = (g[1] or g[2]).lower().rstrip("s")
+        if tense != "future":
+            return None  # "over the next few days I recovered": after another time
+        # "in the coming days", "in the days ahead": a count not said is a few, as "the next few days" says it (three,
+        # as "a few days ago" is read); "the coming week" is one
+        n = _number(g[0]) if g[0] is not None else NUMBERS["few"] if (g[1] or g[2]).lower().endswith("s") else 1
         if unit == "month":
             first = _add_months(today.replace(day=1), n)
             end = first.replace(day=min(today.day, calendar.monthrange(first.year, first.month)[1]))
@@ -1326,6 +1428,14 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(datetime(year, month, 1, tzinfo=timezone.utc), "month", phrase, True)
     if name == "in_month":
         month = _month_of(g[0])
+        lead = phrase.split()[0].lower()
+        if lead in ("by", "starting", "beginning"):
+            if g[0].lower() in ("may", "march") and g[0][:1].islower() or _A_NAME_AFTER.match(m.string, m.end()) \
+                    or lead == "by" and _BY_A_PERSON.search(m.string, max(0, m.start() - 20), m.start()):
+                return None  # "followed by may": the verb; "inspired by June's story", "painted by June Smith": a name
+            # "reduce my hours by July": to come unless the clause reports it ("I finished it by February"); "we agreed
+            # on $200 starting April": what starts is to come, whatever the agreeing was
+            future = tense != "past" or lead != "by"
         if phrase.lower().startswith("last"):
             year = now.year if month < now.month else now.year - 1
         elif future or phrase.lower().startswith("this") and month > now.month:
@@ -1358,14 +1468,22 @@ _PROPOSED = re.compile(r"\s+(?:works|work|suits|suit|is\s+(?:good|fine|better|be
                        r"(?:work|suit|be\s+(?:good|fine|better|best|great|perfect)))\b", re.I)
 # the days named after a weekday: "Black Friday", "Cyber Monday", "Ash Wednesday", "Super Tuesday"
 _NAMED_WD = re.compile(r"\b(?:black|cyber|good|holy|maundy|ash|palm|easter|super|blue|manic|freaky|fat|casual|girl|"
-                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap)\s+$", re.I)
+                       r"man|bloody|giving|business|whit|low|shrove|plough|pancake|spy|cheap|ruby|bowl)\s+$", re.I)
+# a weekday that is the title of a show ("I watched Wednesday on Netflix", "we binged Wednesday", "have you seen
+# Wednesday?"): capitalised, right after a verb of watching or before the service it streams on, and not before a
+# time of day ("we watched Wednesday night" is a day)
+_WATCHED = re.compile(r"\b(?:watch|watches|watched|watching|re-?watch(?:es|ed|ing)?|binge(?:s|d)?|bingeing|binging|"
+                      r"binge-?watch(?:es|ed|ing)?|stream(?:s|ed|ing)?|seen)\s+$", re.I)
+_STREAMED_ON = re.compile(r"\s+on\s+(?:Netflix|Hulu|HBO|Max|Disney|Prime|Amazon|Apple\s+TV|Peacock|Paramount|"
+                          r"YouTube|Crunchyroll|TV)\b")
 
 
 def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """A weekday said alone ("see you Friday", "I saw her Tuesday"): the last one when the clause reports what
     happened, the coming one when it talks about what is to come or proposes the day ("Friday works for me", "does
     Tuesday suit you?"; neither the day it is said on, as "on Friday" is not), None when it does not say, after a word
-    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday"), in a heading or a label of a plan
+    that reads it otherwise, in the name of a day ("Black Friday", "Cyber Monday") or of a show ("I watched
+    Wednesday on Netflix", "Friday Night Lights"), in a heading or a label of a plan
     ("#### Sunday"), before a word it describes ("Saturday classes") or in a habit ("I usually swim Monday")."""
     text, a = m.string, m.start()
     proposed = _PROPOSED.match(text, m.end()) is not None
@@ -1378,8 +1496,11 @@ def _bare_weekday(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
             or _DATE_AFTER.match(text, m.end()) or _HABIT.search(text, _clause_start(text, a), a) \
             or _WD_HEADING.search(before) and _WD_LABEL.match(text, m.end()) \
             or not proposed and _WD_DESCRIBES.match(text, m.end()) \
-            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()):
-        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which
+            or text.startswith("]", m.end()) or _THE_NTH_AFTER.match(text, m.end()) \
+            or g[0][:1].isupper() and m.group(0) == g[0] and (_WATCHED.search(before)
+                                                              or _STREAMED_ON.match(text, m.end())):
+        # "on [Selected Saturday]": a template's blank; "Friday the 13th": the day of the month says which; "I watched
+        # Wednesday on Netflix": a show
         return None
     wd = WEEKDAYS[g[0].lower()]
     if tense == "past":
@@ -1634,6 +1755,10 @@ _FIXED_HOLIDAYS = {"christmas eve": (12, 24), "christmas day": (12, 25), "christ
 
 def _holiday_days(name: str, year: int) -> tuple[datetime, datetime]:
     """The days ``[start, end)`` holiday ``name`` (lowercase, single-spaced, without apostrophes) is in ``year``."""
+    if name in ("black friday", "cyber monday"):  # the Friday and the Monday after US Thanksgiving, the world over
+        first = datetime(year, 11, 1, tzinfo=timezone.utc)
+        first += timedelta(days=(3 - first.weekday()) % 7 + 21 + (1 if name == "black friday" else 4))
+        return first, first + timedelta(days=1)
     if name.endswith(("thanksgiving", "thanksgiving day")):  # the country's: said with it, "Canadian Thanksgiving"
         if name.startswith("canad"):  # the second Monday of October
             first = datetime(year, 10, 1, tzinfo=timezone.utc)
@@ -1697,6 +1822,40 @@ def _habitual(m: re.Match) -> bool:
     head = head[max(head.rfind(c) for c in ".!?\n") + 1:]
     tail = re.match(r"[^.!?\n]{0,120}", text[m.end():m.end() + 120]).group(0)
     return _HABIT.search(head) is not None or _HABIT.search(tail) is not None
+
+
+def _weekday_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A weekday of a month ("the first Monday of April", "the last Friday of May 2022", "the second Tuesday of next
+    month"): that day, a month named without its year placed as a week of a month is (:func:`_week_of_month`).
+    ``_BEYOND`` (its words name no day, and its weekday none either) for a rate ("the first Saturday of every month")
+    or a habit ("the last Friday of May is always busy")."""
+    nth, wd_word, rate, rel, month_word, year = g
+    if rate is not None or year is None and _habitual(m):
+        return _BEYOND
+    if month_word is not None and month_word.lower() in ("may", "march") and month_word[:1].islower():
+        return None  # "the first Monday in march": the verb is not the month
+    k, wd = _WEEK_OF_MONTH[nth.lower()], WEEKDAYS[wd_word.lower()]
+
+    def day(first: datetime) -> tuple[datetime, datetime]:
+        if k < 0:  # the last such weekday: back from the month's last day
+            last = _add_months(first, 1) - timedelta(days=1)
+            d = last - timedelta(days=(last.weekday() - wd) % 7)
+        else:
+            d = first + timedelta(days=(wd - first.weekday()) % 7 + 7 * k)
+        return d, d + timedelta(days=1)
+
+    if year is not None:
+        start, _ = day(datetime(int(year), _month_of(month_word), 1, tzinfo=timezone.utc))
+        return _ref(start, "day", m.group(0), False)
+    if today is None:
+        return None
+    if month_word is None:  # "the second Tuesday of next month"
+        start, _ = day(_add_months(today.replace(day=1), {"next": 1, "last": -1}.get(rel.lower(), 0)))
+        return _ref(start, "day", m.group(0), True)
+    month = _month_of(month_word)
+    start, _ = _yearless_by_tense([day(datetime(y, month, 1, tzinfo=timezone.utc))
+                                   for y in (today.year - 1, today.year, today.year + 1)], tense, today)
+    return _ref(start, "day", m.group(0), True, yearless=True)
 
 
 def _week_of_month(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
@@ -1791,6 +1950,87 @@ def _part_of_year(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
     else:
         start, end = days(today.year + {"next": 1, "last": -1}.get(rel.lower(), 0))
     return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), True)
+
+
+def _sentence(text: str, a: int, b: int) -> str:
+    """The sentence of ``text`` that holds ``text[a:b]`` (at most 200 characters on each side)."""
+    lo, hi = max(0, a - 200), min(len(text), b + 200)
+    start = max((text.rfind(c, lo, a) for c in ".!?\n"), default=-1) + 1
+    ends = [k for k in (text.find(c, b, hi) for c in ".!?\n") if k >= 0]
+    return text[max(start, lo):min(ends, default=hi)]
+
+
+def _two_digit_year(digits: str) -> int:
+    """The year a fiscal year's or a quarter's two digits name: "FY24" is 2024, "Q3'98" 1998."""
+    return (2000 if int(digits) < 70 else 1900) + int(digits)
+
+
+_QUARTER_NTH = {"first": 0, "1st": 0, "second": 1, "2nd": 1, "third": 2, "3rd": 2}
+
+
+def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -> TimeRef | None:
+    """A quarter, a half or a fiscal year (:data:`_QUARTER_RX`), as the calendar's: "Q3 2024" is July-September 2024,
+    "H1 2024" January-June 2024, "FY2024" 2024, "last quarter" the calendar quarter before the one ``today`` is in,
+    "Q4 of last year" October-December of the year before. Said without its year ("in Q3", "in the third quarter")
+    it is placed by the clause: the next one not over when it talks about what is to come or the quarter is what a
+    thing is for or due by ("the allocation for Q3"), the latest begun when it reports, and no date when it says
+    neither. None when the text gives its fiscal year another start than January, or a quarter is a game's."""
+    text = m.string
+    for f in _FISCAL_START.finditer(text):
+        verb, first = (f.group(1) or "start").lower(), _month_of(f.group(2) or f.group(4))
+        if not (first == 1 and verb != "end" or first == 12 and verb == "end"):
+            return None  # "our fiscal year starts in July": its quarters and years are not the calendar's
+    gd = m.groupdict()
+    lead = _QUARTER_LEAD.search(text, max(0, m.start() - 12), m.start())
+    lead = lead.group(1).lower() if lead else ""
+    phrase = m.group(0)
+    if gd["fy2"] or gd["fy4"]:  # "FY24", "fiscal 2024"
+        year = int(gd["fy4"]) if gd["fy4"] else _two_digit_year(gd["fy2"])
+        return TimeRef(datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(),
+                       datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, False)
+    year = int(gd["y4"]) if gd["y4"] else _two_digit_year(gd["y2"]) if gd["y2"] else None
+    if today is None and year is None:
+        return None
+    if gd["fynear"]:  # "this fiscal year"
+        year = today.year + {"last": -1, "next": 1}.get(gd["fynear"].lower(), 0)
+        return TimeRef(datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(),
+                       datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, True)
+    if gd["near"]:  # "last quarter", "this quarter", "next quarter"
+        first = _add_months(today.replace(day=1), -((today.month - 1) % 3)
+                            + 3 * {"last": -1, "next": 1}.get(gd["near"].lower(), 0))
+        return TimeRef(first.timestamp(), _add_months(first, 3).timestamp(), "days", phrase, True)
+    if gd["h"]:
+        length, index = 6, int(gd["h"]) - 1
+    elif gd["q"]:
+        length, index = 3, int(gd["q"]) - 1
+    else:  # "the third quarter"; "the last quarter" is the fourth
+        length, index = 3, _QUARTER_NTH.get(gd["nth"].lower(), 3)
+    rel = (gd["rel"] or "").lower()
+    if year is None and rel in ("last", "this", "next"):
+        year = today.year + {"last": -1, "next": 1}.get(rel, 0)
+    if year is None and not rel:
+        # "Q3" alone is as often a question's number and "H1" a heading, and a game has quarters: read after a word
+        # that places it, and "the third quarter" in a sentence of no game
+        if gd["h"] or not lead or _QUARTER_DESCRIBES.match(text, m.end()) \
+                or gd["nth"] and _GAME.search(text, max(0, m.start() - 200), m.end() + 200) \
+                or gd["q"] and _EXERCISE.search(_sentence(text, m.start(), m.end())):
+            return None
+    elif year is None and gd["nth"] and _GAME.search(text[max(0, m.start() - 200):m.end() + 200]):
+        return None  # "the last quarter of the year" is a season's; "of the game" is not read
+
+    def days(y: int) -> tuple[datetime, datetime]:
+        first = datetime(y, 1 + length * index, 1, tzinfo=timezone.utc)
+        return first, _add_months(first, length)
+
+    if year is not None:
+        start, end = days(year)
+        return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, gd["y4"] is None and gd["y2"] is None)
+    if tense is None and lead in ("for", "by", "until", "till"):
+        tense = "future"  # "the $8,000 allocation for Q3": what a thing is for or due by is to come
+    if tense is None:
+        return None  # "Revenue is strong in Q3": any year's, as a month's range said with no tense is
+    start, end = _yearless_by_tense([days(today.year + k) for k in (-1, 0, 1)], tense, today)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True, yearless=True)
 
 
 def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense: str | None, phrase: str
@@ -1944,12 +2184,16 @@ def _part_of_week(m: re.Match, g: tuple, today: datetime, tense: str | None) -> 
 # match's groups)
 _PLACED_BY_TENSE: dict[str, Callable[[re.Match, tuple, datetime, str | None], TimeRef | None]] = {
     "holiday": _holiday, "part_month": _part_of_month, "week_of_month": _week_of_month, "range": _range,
+    "wd_of_month": _weekday_of_month,
     "day_range": _day_range, "part_week": _part_of_week, "part_year": _part_of_year, "half_year": _part_of_year,
+    "quarter": _quarter,
     "turn_year": _turn_of_year, "xmas_break": _christmas_break, "new_year": _new_year, "season": _season,
     "the_season": _the_season,
 }
 
-_TENSED = frozenset({"over_weekend", "week_of_month", "range", "weeks_on", "span_ahead", "dm_word", "half_year",
+_TENSED = frozenset({"over_weekend", "week_of_month", "wd_of_month",
+                     "range", "wd_nth", "weeks_on", "span_ahead", "dm_word", "half_year",
+                     "quarter",
                      "turn_year", "xmas_break", "new_year",
                      "md_word", "holiday", "open_wd", "bare_wd", "part_month", "part_week", "part_year",
                      "season", "the_season", "md", "dm", "day_range", "nth",
@@ -2108,6 +2352,13 @@ _BACK = re.compile(r"\bback\s+$", re.I)
 _RETURN = re.compile(r"\b(?:be|am|'m|is|'s|are|'re|come|comes|coming|go|goes|going|get|gets|getting|fly|flies|"
                      r"flying|head|heads|heading|drive|drives|driving|travel|travels|travell?ing|return|returns|"
                      r"returning|move|moves|moving)\s+back\s+$", re.I)
+# "back" after a verb of answering is the answer, no return and no "then": "I'll hear back in November", "we'll get
+# the results and call back on Friday" (the clause's other words say its tense: "I heard back in November" is told)
+_ANSWER_BACK = re.compile(r"\b(?:hear|hears|heard|hearing|call|calls|called|calling|ring|rings|rang|ringing|phone|"
+                          r"phones|phoned|phoning|write|writes|wrote|writing|text|texts|texted|texting|e-?mail|"
+                          r"e-?mails|e-?mailed|e-?mailing|message|messages|messaged|messaging|reply|replies|replied|"
+                          r"replying|report|reports|reported|reporting|circle|circles|circled|circling|check|checks|"
+                          r"checked|checking)\s+back\s+$", re.I)
 _IS_ON = re.compile(r"\b(?:is|are|'s)\s+(?:now\s+|still\s+|set\s+|moved\s+|rescheduled\s+|scheduled\s+)?"
                     r"(?:(?:on|for|in|at)\s*)?$", re.I)
 # a verb that moves a thing back by a span, or reaches back over one: "back" is then no "ago"
@@ -2144,7 +2395,7 @@ def _clause_tense(text: str, a: int, b: int) -> str | None:
     tail = _CLAUSE_END.search(text, b, min(len(text), b + 200))
     before = text[max(0, a - 40):a]
     returning = _RETURN.search(before) is not None
-    if not returning and _BACK.search(before):
+    if not returning and _BACK.search(before) and not _ANSWER_BACK.search(before):
         return "past"
     # the verb group that holds the time governs it, not a past said elsewhere in the clause: a future right after
     # the time ("I was busy, on Friday I'm flying to Rome"; "On Friday I'll send the draft that was late"), and a
@@ -2305,6 +2556,72 @@ def _since(name: str, m: re.Match, ref: TimeRef, now: datetime | None) -> TimeRe
                    onset_end=min(ref.end, end.timestamp()))
 
 
+# A list of days of one month: "on March 3 and 5", "March 3, 5 and 7", "on the 3rd and the 5th", "the 3rd and 5th of
+# March": each day, in the month (and the year) its named day is read in. A list ends with "and" ("On March 3, 5
+# people came" is a count) and its days go forward; a number before a word it counts is none ("March 3 and 5 more").
+_LISTING = frozenset({"md", "md_word", "nth", "dm", "dmy"})
+_LISTED_DAY = r"(?:the\s+)?(\d{1,2})(?:st|nd|rd|th)?\b"
+_DAYS_AFTER = re.compile(r"((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+" + _LISTED_DAY
+                         + r"(?!\s*(?:[-\u2013/:.]\d|%|[ap]\.?m\b)|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z]))"
+                         r"(?:,?\s+((?:19|20)\d{2})\b)?", re.I)
+# a list of ordinals before what they count: "on the 3rd and 5th floors" (no day, the first one either)
+_ORDINALS_COUNTING = re.compile(r"(?:\s*,\s*(?:the\s+)?\d{1,2}(?:st|nd|rd|th))*(?:\s*,)?\s+(?:and|&|or)\s+(?:the\s+)?"
+                                r"\d{1,2}(?:st|nd|rd|th)\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])", re.I)
+_DAYS_BEFORE = re.compile(r"(?:(?<=\bon\s)|(?<=\bthe\s)|(?<![\w$\u00a3\u20ac.,:/-])(?=\d{1,2}(?:st|nd|rd|th)))"
+                          r"(\d{1,2})(?:st|nd|rd|th)?\b((?:\s*,\s*" + _LISTED_DAY + r")*)(?:\s*,)?\s+(?:and|&)\s+"
+                          r"(?:the\s+)?$", re.I)
+_A_DAY = re.compile(_LISTED_DAY, re.I)
+
+
+def _listed_days(name: str, m: re.Match, ref: TimeRef) -> list[tuple[int, int, TimeRef]]:
+    """The days of a list that ``m`` (a day of pattern ``name``, read as ``ref``) opens ("on March 3 and 5", "on the
+    3rd and the 5th") or closes ("the 3rd and 5th of March"), each with where it is said, in text order, the day of
+    ``m`` among them; empty when ``m`` is in no list."""
+    if ref is _BEYOND or ref.granularity != "day" or name == "nth" and not m.group(0).lower().startswith("on "):
+        return []
+    text = m.string
+    first = datetime.fromtimestamp(ref.start, tz=timezone.utc)
+    said: list[tuple[int, int, int]] = []  # (start, end, day) of the other days
+    year = None
+    if name in ("md", "md_word", "nth") and not (name == "md_word" and m.group(4) is not None):
+        after = _DAYS_AFTER.match(text, m.end())
+        if after is None or _COUNTED.match(text, after.end()):
+            return []  # "On March 3 and 4 of us went": a count
+        said = [(d.start(1), d.end(), int(d.group(1))) for d in _A_DAY.finditer(text, after.start(), after.start(3))]
+        last = _A_DAY.match(text, after.start(3))
+        said.append((last.start(1), last.end(), int(last.group(1))))
+        year = after.group(4)
+        days = [first.day] + [d for _, _, d in said]
+    elif name in ("dm", "dmy"):  # "the 3rd and 5th of March", "3rd and 5th March 2024"
+        before = _DAYS_BEFORE.search(text, max(0, m.start() - 60), m.start())
+        if before is None:
+            return []
+        one = _A_DAY.match(text, before.start(1))
+        said = [(one.start(1), one.end(), int(one.group(1)))]
+        said += [(d.start(1), d.end(), int(d.group(1))) for d in _A_DAY.finditer(text, before.start(2), before.end(2))]
+        days = [d for _, _, d in said] + [first.day]
+    else:
+        return []
+    if any(not a < b for a, b in zip(days, days[1:])):
+        return []  # "March 5 and 3": no list of days that go forward
+    month_first = datetime(int(year), first.month, 1, tzinfo=timezone.utc) if year else first.replace(day=1)
+    out = []
+    for a, b, day in said:
+        d = _safe_date(month_first.year, month_first.month, day)
+        if d is None:
+            return []
+        out.append((a, b, TimeRef(d.timestamp(), (d + timedelta(days=1)).timestamp(), "day", text[a:b],
+                                  ref.relative and year is None, ref.yearless and year is None)))
+    own = ref
+    if year is not None:
+        d = month_first.replace(day=first.day)
+        own = TimeRef(d.timestamp(), (d + timedelta(days=1)).timestamp(), "day", ref.phrase, False, False)
+    out.append((m.start(), m.end(), own))
+    out.sort(key=lambda t: t[0])
+    # the named day first: it is the one the message's event time is read from, as before
+    return [t for t in out if t[2] is own] + [t for t in out if t[2] is not own]
+
+
 # "the week of November 6", "the week of 6 November": the seven days from the day named (the week a planner names by
 # its first day), not the day alone
 _WEEK_OF = re.compile(r"\bweek\s+of\s+(?:the\s+)?$", re.I)
@@ -2366,7 +2683,16 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
                 ref = _since(name, m, ref, ref_dt)
             if ref is not None:
                 ref = _week_of(m, ref)
-            if ref is not None:  # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
+            if ref is None:
+                continue
+            listed = _listed_days(name, m, ref) if name in _LISTING else ()
+            if listed:
+                ref = listed[0][2]  # "March 3 and 5, 2024": the year said after the list is the first day's too
+            # a time past the years read keeps its words: "Dec 31" of "Dec 31, 9999" is no date
+            for a, b, ref in listed or ((a, b, ref),):
+                k = bisect_left(starts, b)
+                if k and ends[k - 1] > a:
+                    continue
                 spans.append((a, b, ref))
                 starts.insert(k, a)
                 ends.insert(k, b)
