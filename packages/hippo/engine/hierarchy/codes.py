@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from hippo.base.arrays import grown
 from hippo.base.locks import ForkSafeLock
 from hippo.native import hamming_cross
 from hippo.text.vocab import Vocab, vocab
@@ -371,7 +372,7 @@ class CodeSet:
     def _grow(self, need: int) -> None:
         if need <= self.codes.shape[0]:
             return
-        cap = max(need, 2 * self.codes.shape[0])
+        cap = grown(self.codes.shape[0], need)
         codes = np.zeros((cap, self.words), dtype=np.uint64)
         codes[: self.n] = self.codes[: self.n]
         alive = np.zeros(cap, dtype=bool)

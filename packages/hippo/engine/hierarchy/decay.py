@@ -22,6 +22,7 @@ from typing import Iterable
 
 import numpy as np
 
+from hippo.base.arrays import grown
 from hippo.base.config import PRIORITIES, DecayConfig
 from hippo.engine.hierarchy.lazy import IntMap, find_sorted
 
@@ -114,7 +115,7 @@ class DecayTable:
         cap = self.key.size
         if need <= cap:
             return
-        cap = max(need, 2 * cap)
+        cap = grown(cap, need)
         for name, dt in self._FIELDS.items():
             old = getattr(self, name)
             new = np.zeros(cap, dtype=dt)
