@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 import numpy as np
 
-from hippo.base.arrays import GrowArray
+from hippo.base.arrays import GrowArray, RowMap
 from hippo.base.config import Config
 from hippo.base.errors import CorruptData, OutOfRange
 from hippo.base.lru import LRU
@@ -186,7 +186,7 @@ class NamespaceIndex:
         self._speaker_code: dict[str | None, int] = {}
         self.sessions: list[str | None] = []
         self._session_code: dict[str | None, int] = {}
-        self.row_of: dict[int, int] = {}
+        self.row_of = RowMap()  # message id -> row
         self._lengths: np.ndarray | None = None
         self._lengths_end = -1
         self._units: tuple[tuple[int, int, int], np.ndarray, np.ndarray] | None = None
@@ -473,7 +473,8 @@ class NamespaceIndex:
 
     def _append_columns(self, rows: list[MessageRow], ends: np.ndarray) -> None:
         first_row = self.ids.n
-        self.ids.extend([r.id for r in rows])
+        ids = [r.id for r in rows]
+        self.ids.extend(ids)
         self.ends.extend(ends)
         self.seqs.extend([r.seq for r in rows])
         self.ts.extend([math.nan if r.ts is None else r.ts for r in rows])
@@ -484,8 +485,7 @@ class NamespaceIndex:
         self.event_time.extend([event_time(r.metadata) for r in rows])
         self.utc_offset.extend([math.nan if r.utc_offset is None else r.utc_offset for r in rows])
         self.event_offset.extend([event_offset(r.metadata) for r in rows])
-        for k, r in enumerate(rows):
-            self.row_of[r.id] = first_row + k
+        self.row_of.append(ids, first_row)
         self.last_seq = max(self.last_seq, rows[-1].seq)
 
     def update(self, rows: list[MessageRow]) -> list[int]:
@@ -545,7 +545,7 @@ class NamespaceIndex:
             setattr(self, name, g)
         self.ends = GrowArray(np.int64, max(64, lengths.size))
         self.ends.extend(np.cumsum(lengths))
-        self.row_of = dict(zip(self.ids.view.tolist(), range(self.ids.n)))
+        self.row_of = RowMap(self.ids.view)
         with self._pos_lock:
             self._pos_cache.clear()
             self._term_cache.clear()
@@ -661,7 +661,7 @@ class NamespaceIndex:
             forms = cls._forms_of(tokens, idx.ends.view)
         idx._form, idx._form_kind = GrowArray.wrap(forms[0]), GrowArray.wrap(forms[1])
         idx._join()
-        idx.row_of = dict(zip(idx.ids.view.tolist(), range(idx.ids.n)))
+        idx.row_of = RowMap(idx.ids.view)
         if len(idx.row_of) != idx.ids.n:
             raise ValueError("duplicate message ids")
         idx.last_seq = int(meta["last_seq"])
