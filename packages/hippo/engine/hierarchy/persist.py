@@ -22,7 +22,7 @@ from hippo.engine.hierarchy.codes import CodeSet
 from hippo.engine.hierarchy.episodes import Buffered, Episode
 from hippo.engine.hierarchy.lazy import IntMap, LazyUnits, ListMap
 from hippo.engine.hierarchy.lazy import ranges as _ranges
-from hippo.engine.hierarchy.semantics import Semantic
+from hippo.engine.hierarchy.semantics import Semantic, stem_terms
 from hippo.engine.hierarchy.state import Hierarchy, fingerprint
 from hippo.store import snapshot
 from hippo.text import vocab as V
@@ -410,7 +410,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         a, b = spans[k].tolist()
         sid = sem_ids[k]
         return Semantic(sid, text(txt), text(speaker), sem_msgs(k), sem_eps(k),
-                        tuple(remap[np.asarray(sem_terms(k), dtype=np.int64)].tolist()), seq, _unopt(ts), sal,
+                        stem_terms(remap[np.asarray(sem_terms(k), dtype=np.int64)].tolist()), seq, _unopt(ts), sal,
                         bool(llm), extra=extra.get(sid, {}), span=(a, b) if a >= 0 else None, unit=unit)
 
     h.semantics = LazyUnits(dict(zip(sem_ids, range(n_sem))), semantic, {

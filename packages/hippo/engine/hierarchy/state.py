@@ -393,7 +393,7 @@ class Hierarchy:
             else:
                 sid = self.sem_codes.append(codes[j])
                 new_at.append(j)
-                terms = tuple(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
+                terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + self._speaker_stem(speaker)))
                 self.semantics[sid] = Semantic(sid, text, speaker, list(dict.fromkeys(mids)), [eid], terms, seq, ts,
                                                float(sal), llm, span=span, unit=self._unit)
                 self.created.append(("semantic", sid))
@@ -710,16 +710,15 @@ class Hierarchy:
                 for (sid, src, span, stems, sal), c in zip(facts, codes):
                     text = sem_mod.render(src.speaker, tokenizer.decode_span(
                         np.asarray(src.tokens[span[0] : span[1]], dtype=np.uint32)).strip())
-                    terms = tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
+                    terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(src.speaker)))
                     h.semantics[sid] = Semantic(sid, text, src.speaker, [src.id], [h.msg_episode.get(src.id, -1)],
                                                 terms, src.seq, src.ts, sal, False, span=span, unit=unit)
                     h.sem_codes.set(sid, c)
         for key, (text, speaker, mids, eids, seq, ts) in bulk["llm_semantics"].items():
             sid = int(key)
             stems = V.text_stems(text)
-            h.semantics[sid] = Semantic(sid, text, speaker, list(mids), list(eids),
-                                        tuple(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(speaker))),
-                                        seq, ts, 1.0, True)
+            terms = sem_mod.stem_terms(dict.fromkeys(np.unique(stems).tolist() + h._speaker_stem(speaker)))
+            h.semantics[sid] = Semantic(sid, text, speaker, list(mids), list(eids), terms, seq, ts, 1.0, True)
         for sid, code in zip(bulk["llm_semantics"], arrays["llm_codes"]):
             h.sem_codes.set(int(sid), code)
         for key, (mids, eids) in bulk["extra_provenance"].items():
