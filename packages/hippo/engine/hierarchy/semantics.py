@@ -23,8 +23,8 @@ from hippo.text import vocab as V
 
 
 # stem id -> the one int object every semantic's terms hold for it (process-wide, as the stem ids are: at most one
-# entry a stem of the vocabulary). A stem id is past the small ints Python shares, so each occurrence in a tuple of
-# terms was an int object of its own, 32 bytes, about 80 bytes a message of a chat's semantics.
+# entry a stem of the vocabulary). Past the small ints Python shares (0-256), each occurrence of a stem id in a tuple
+# of terms was an int object of its own, 32 bytes.
 _STEM_INTS: dict[int, int] = {}
 
 
