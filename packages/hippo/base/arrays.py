@@ -92,7 +92,8 @@ class RowMap(Mapping):
         if not ids.size:
             return
         lo, hi = int(ids.min()), int(ids.max())
-        if hi - lo + 1 > self._room(ids.size) or np.unique(ids).size != ids.size:
+        repeated = ids.size > 1 and not (ids[1:] > ids[:-1]).all() and np.unique(ids).size != ids.size
+        if hi - lo + 1 > self._room(ids.size) or repeated:
             self._d = dict(zip(ids.tolist(), range(ids.size)))
             return
         slots = np.full(hi - lo + 1, _NONE, dtype=np.intc)
