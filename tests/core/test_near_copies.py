@@ -627,3 +627,24 @@ def test_a_date_written_with_its_months_name_is_masked_whole():
         rc = mem.recall("health requests in the access log", budget_tokens=300)
         # before: a line for each of the 30 days
         assert [m.id for m in rc.messages] == [logs[-1].id] and rc.repeats == {logs[-1].id: 720}
+
+
+def test_pytests_short_summary_is_one_line_per_count_not_per_duration():
+    """pytest centres its summary in a rule drawn to the terminal's width: ``12 passed in 3.41s`` and ``12 passed in
+    13.41s`` are a character apart, so their rules were a character apart too, and neither held a machine field: a line
+    per duration. The rule's length is padding, and a line framed by rules is a program's."""
+    def summary(text: str, width: int = 80) -> str:
+        return f" {text} ".center(width, "=")
+
+    runs = [summary(f"12 passed in {s}s") for s in ("3.41", "13.41", "0.97", "103.20")]
+    assert len({masking.key(r) for r in runs}) == 1 and None not in {masking.key(r) for r in runs}
+    assert masking.key(summary("1 failed, 11 passed in 3.41s")) != masking.key(runs[0])
+    assert masking.key(summary("13 passed in 3.41s")) != masking.key(runs[0])
+    # a rule under a heading, or one line framed by a person's two dashes, is no program's frame
+    for text in ("Results\n=======\n12 passed in 3.41s", "-- 12 passed in 3.41s --", "12 passed in 3.41s"):
+        assert masking.masked(text) is None, text
+    with Memory(None) as mem:
+        outs = mem.add_many({"text": summary(f"12 passed in {1 + k * 0.37:.2f}s"), "role": "tool", "speaker": "pytest",
+                             "timestamp": T0 + 60 * k} for k in range(200))
+        rc = mem.recall("did the tests pass?", budget_tokens=300)
+        assert [m.id for m in rc.messages] == [outs[-1].id] and rc.repeats == {outs[-1].id: 200}

@@ -29,6 +29,9 @@ text, only when it holds
 The masked text writes each run of spaces and tabs as one space: a table (``docker ps``, ``kubectl get pods``) pads
 its columns to their widest value, so a cell whose masked value was longer or shorter moves the columns after it.
 
+A line framed on both sides by rules drawn to the terminal's width (pytest's ``===== 12 passed in 3.41s =====``) is
+a program's, and the length of those rules is padding: a summary a character longer has rules a character shorter.
+
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text, but for one case: a text of
 two fields or more holding a digit and no machine field (:func:`form`) whose masked text is that of a machine output
 written in the same voice is that output's near-duplicate while the output is held
@@ -45,7 +48,7 @@ import re
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 9
+RULE = 10
 
 _HEX = "[0-9A-Fa-f]"
 _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
@@ -96,6 +99,10 @@ _MACHINE = frozenset("UTIMH")
 _KEPT = frozenset("KV")
 _PADDING = re.compile(r"[ \t]+")
 _DIGIT = re.compile("[0-9]")
+# a rule drawn to the terminal's width (``=====``, ``-----``): its length is padding, as a table's spaces are
+_RULE_RUN = re.compile(r"([=*#~_-])\1{3,}")
+# a line framed by such rules on both sides (pytest's ``===== 12 passed in 3.41s =====``): a program centred it
+_FRAMED = re.compile(r"(?m)^[ \t]*([=*#~_-])\1{2,}[ \t]+\S(?:[^\n]*\S)?[ \t]+\1{3,}[ \t]*$")
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N"}
@@ -110,7 +117,7 @@ def masked(text: str) -> str | None:
 
 def form(text: str) -> tuple[str, bool] | None:
     """``text`` with its changing fields masked and whether it is a machine output by itself (it holds a machine
-    field), when it holds a digit, :data:`MIN_FIELDS` fields and :data:`MIN_CHARS` characters once masked; else
+    field, or a line framed by rules), when it holds a digit, :data:`MIN_FIELDS` fields and :data:`MIN_CHARS` characters once masked; else
     None. A text of such a form without a machine field is the near-duplicate of a machine output of the same form
     where one is held beside it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
     if _DIGIT.search(text) is None:
@@ -133,8 +140,17 @@ def form(text: str) -> tuple[str, bool] | None:
     out = "".join(parts)
     if len(out) < MIN_CHARS:
         return None
-    # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell
-    return _PADDING.sub(" ", out), machine > 0
+    # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell; a rule drawn
+    # to the terminal's width around a line that grew by a character is a character shorter
+    out = _PADDING.sub(" ", out)
+    framed = _FRAMED.search(text) is not None
+    if framed:
+        out = _RULE_RUN.sub(_rule, out)
+    return out, machine > 0 or framed
+
+
+def _rule(m: re.Match) -> str:
+    return m.group()[:3]
 
 
 def _hash(m: str) -> int:
