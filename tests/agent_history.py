@@ -5,7 +5,10 @@ the figures of docs/retrieval.md can be made again:
 
     PYTHONPATH=packages:. python -m tests.agent_history --seeds 0-5 --outputs 200,400,1000
 
-prints, per budget, how many of the question-budgets found their evidence message in the context."""
+prints, per budget, how many of the question-budgets found their evidence message in the context. ``--kinds drawn``
+draws the tool outputs from six other kinds instead, whose changing field is an id drawn from letters (a session
+token without a digit, a base62 upload id, a base64url trace id, a login code), pytest's short summary with its
+duration, or a preview named by a slug of words (which stays a line of its own); ``--kinds all`` from all fourteen."""
 
 from __future__ import annotations
 
@@ -107,11 +110,35 @@ KINDS = [
 ]
 
 
-def history(seed: int, outputs: int) -> tuple[list[dict], list[tuple[int, str]]]:
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_BASE62 = _LETTERS + "0123456789"
+_WORDS = ["brave", "otter", "fig", "calm", "river", "maple", "quiet", "falcon", "amber", "stone", "lucky", "panda"]
+
+
+def _drawn(rng: random.Random, n: int, alphabet: str = _LETTERS) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+# six kinds whose changing field is no number: an id drawn from letters (or letters and digits), a duration in
+# pytest's summary centred in its rule, a slug of words
+DRAWN_KINDS = [
+    lambda rng, t, k: "auth: session %s issued for user alice, valid for one hour" % _drawn(rng, 24),
+    lambda rng, t, k: "upload complete: object %s stored in bucket media-prod (image/png)" % _drawn(
+        rng, 22, _BASE62),
+    lambda rng, t, k: "trace %s: GET /api/orders served by orders-api, status ok" % _drawn(rng, 16, _BASE62 + "-_"),
+    lambda rng, t, k: (" 412 passed in %.2fs " % rng.uniform(60, 300)).center(80, "="),
+    lambda rng, t, k: "login code for the admin console: %s (expires soon)" % _drawn(rng, 12),
+    lambda rng, t, k: "preview %s-%s-%s is ready for the checkout branch" % tuple(rng.sample(_WORDS, 3)),
+]
+KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "all": KINDS + DRAWN_KINDS}
+
+
+def history(seed: int, outputs: int, kind_set: str = "digits") -> tuple[list[dict], list[tuple[int, str]]]:
     """The messages of one history (``Memory.add_many`` items, in order) and its questions, each with the index of
-    its evidence message among them."""
+    its evidence message among them; its tool outputs are of the kinds of ``KIND_SETS[kind_set]``."""
     rng = random.Random(seed)
-    kinds = rng.sample(range(len(KINDS)), rng.randint(5, 8))
+    pool = KIND_SETS[kind_set]
+    kinds = rng.sample(range(len(pool)), rng.randint(min(5, len(pool) - 1), min(8, len(pool))))
     evidence_at = set(rng.sample(range(50), len(FACTS)))
     facts = list(range(len(FACTS)))
     rng.shuffle(facts)
@@ -138,16 +165,16 @@ def history(seed: int, outputs: int) -> tuple[list[dict], list[tuple[int, str]]]
         while slot < len(after) and after[slot] == x:
             kind = rng.choice(kinds)
             t += 30
-            items.append({"text": KINDS[kind](rng, t, counts[kind]), "role": "tool", "timestamp": t,
+            items.append({"text": pool[kind](rng, t, counts[kind]), "role": "tool", "timestamp": t,
                           "session_id": session})
             counts[kind] += 1
             slot += 1
     return items, questions
 
 
-def found(seed: int, outputs: int, budgets: tuple[int, ...]) -> dict[int, int]:
+def found(seed: int, outputs: int, budgets: tuple[int, ...], kind_set: str = "digits") -> dict[int, int]:
     """Per budget, how many of the history's questions got their evidence message in the context."""
-    items, questions = history(seed, outputs)
+    items, questions = history(seed, outputs, kind_set)
     out = dict.fromkeys(budgets, 0)
     with Memory(None) as mem:
         ids = [i.id for i in mem.add_many(items)]
@@ -171,13 +198,14 @@ def main() -> None:
     ap.add_argument("--seeds", default="0-5")
     ap.add_argument("--outputs", default="200,400,1000")
     ap.add_argument("--budgets", default="300,500,1000")
+    ap.add_argument("--kinds", choices=sorted(KIND_SETS), default="digits")
     args = ap.parse_args()
     budgets = tuple(_span(args.budgets))
     total = dict.fromkeys(budgets, 0)
     n = 0
     for outputs in _span(args.outputs):
         for seed in _span(args.seeds):
-            got = found(seed, outputs, budgets)
+            got = found(seed, outputs, budgets, args.kinds)
             n += len(FACTS)
             print(f"seed {seed} outputs {outputs}: " + " / ".join(str(got[b]) for b in budgets), flush=True)
             for b in budgets:

@@ -236,7 +236,8 @@ def _slow_groups(texts: list[str], voices: list[tuple]) -> list[tuple]:
 @pytest.mark.parametrize("seed", range(4))
 def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
     """Random strings of digits, hex letters, separators and words (times, ids and counters appear by chance):
-    the index's near-duplicate groups, which decode and mask only the messages holding a digit token, are the
+    the index's near-duplicate groups, which decode and mask only the messages holding a digit token or a small
+    letter before a capital (in a token or across two), are the
     groups of a slow walk masking every text (:func:`_slow_groups`), added in several batches, after deletions
     (which take the last machine output of some forms: the texts of that form without a machine field are
     themselves again) and after a reopening from the snapshots."""
@@ -244,18 +245,25 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
     pieces = ["0", "7", "12", "2026-03-01", "T", " ", "10:00:07", "Z", ":", "-", "ab", "f3", "deadbeef", "9f1c2ab3",
               '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
               "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/",
-              "req=", "abcdef1a", "dfbaaafa", "job "]
+              "req=", "abcdef1a", "dfbaaafa", "job ", "xKqPzRtYvWmNbHgF", "getElementById", "q", "P", "Zk",
+              "=====", " === ", "\n"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(300)]
     # outputs whose id was drawn as a hex id or as digits alone (a field of no machine kind)
     for _ in range(100):
         name = rng.choice(["req", "trace", "span"])
         texts.insert(rng.randrange(len(texts) + 1), f"GET /health 200 {name}=" + rng.choice(
             ["%08x" % rng.getrandbits(32), "%08d" % rng.randrange(10 ** 8)]) + " served ok in 12 steps")
+    # outputs without a digit whose session id was drawn from letters of both cases, read as drawn or as words
+    for _ in range(60):
+        token = rng.choice(["".join(rng.choice("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+                                    for _ in range(rng.choice([10, 14]))), "getElementById", "fetchWeatherData"])
+        texts.insert(rng.randrange(len(texts) + 1), f"login ok: session {token} issued for user alice")
     texts = [t if t.strip() else "ok" for t in texts]
     voices = [rng.choice([("tool", None), ("user", "Ann")]) for _ in texts]
     groups = _slow_groups(texts, voices)
     assert any(g[0] for g in groups) and not all(g[0] for g in groups)
     assert any(g[0] and masking.masked(t) is None for g, t in zip(groups, texts))  # texts that join a group
+    assert any(g[0] and not any(c.isdigit() for c in t) for g, t in zip(groups, texts))
     path = str(tmp_path / "m.db")
     with Memory(path) as mem:
         items = []
@@ -629,6 +637,71 @@ def test_a_date_written_with_its_months_name_is_masked_whole():
         assert [m.id for m in rc.messages] == [logs[-1].id] and rc.repeats == {logs[-1].id: 720}
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _drawn_id(rng: random.Random, n: int, alphabet: str = _LETTERS) -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def test_an_id_drawn_from_letters_of_both_cases_is_masked_and_a_word_in_camel_case_is_not():
+    """A base62 or base64 id, a session token (``xKqPzRtYvWmNbHgF``) is no word a person writes: an output that
+    differs from another only in one is its near-duplicate, with or without a digit in the text. Words joined in camel
+    case (identifiers, brand names) are kept as written."""
+    assert masking.masked("session xKqPzRtYvWmNbHgF issued for user alice") == \
+        "session \x00N issued for user alice"
+    assert masking.masked("charge ch_3MmlLrLkdIwHu7ix0snN0B15 succeeded at 10:00:07 amount 1200") == \
+        "charge ch_\x00N succeeded at \x00T amount \x00N"
+    for text in ("I use getElementById and addEventListener all the time",
+                 "we moved to PostgreSQL and HtmlWebpackPlugin", "the backgroundColor of the loadingIndicator is wrong",
+                 "She works at MyFitnessPal and RetailMeNot"):
+        assert masking.masked(text) is None, text
+    # a drawn id is a machine field beside the others: the same output with another id is the same
+    assert masking.key("[10:00:07] token aGVsbG8gd29ybGQhIQ refreshed for 12 users") == \
+        masking.key("[10:03:09] token QmFzZTY0IGlkcyBzdGF5 refreshed for 12 users")
+    assert masking.key("[10:00:07] token aGVsbG8gd29ybGQhIQ refreshed for 12 users") != \
+        masking.key("[10:00:07] token aGVsbG8gd29ybGQhIQ refreshed for 13 users")
+    # drawn ids of 16 letters: most read as drawn; no word of a camel-case list does
+    rng = random.Random(5)
+    got = sum(masking.form(f"container {_drawn_id(rng, 16)} started on node east") is not None for _ in range(1000))
+    assert got >= 850
+    words = ["getElementById", "addEventListener", "JavaScript", "querySelectorAll", "localStorage", "ValidationError",
+             "PostgreSQL", "HtmlWebpackPlugin", "MiniCssExtractPlugin", "toHaveBeenCalledWith", "backgroundColor",
+             "constructEndpoint", "maxAttempts", "XMLHttpRequest", "isIntersecting", "AddOutputFilterByType"]
+    assert [w for w in words if masking.masked(f"the function {w} was called by the worker thread") is not None] == []
+    # such a word may be the one draw in ten that reads as words: a text that masks nothing else has the form of the
+    # outputs with a drawn id there, and is one of them where one is held beside it, and only then
+    assert masking.form("session getElementById issued for user alice") == \
+        ("session \x00N issued for user alice", False)
+    with Memory(None) as mem:
+        said = mem.add_many({"text": f"I use {w} all the time in the new frontend code", "role": "user",
+                             "timestamp": T0 + k} for k, w in enumerate(words[:4]))
+        rc = mem.recall("which functions do I use in the frontend code?", budget_tokens=300)
+        assert sorted(m.id for m in rc.messages) == sorted(m.id for m in said) and rc.repeats == {}
+        tool = mem.add_many({"text": f"session {w} issued for user alice", "role": "tool", "timestamp": T0 + 10 + k}
+                            for k, w in enumerate(["getElementById", "xKqPzRtYvWmNbHgF"]))
+        rc = mem.recall("which session was issued for alice?", budget_tokens=300)
+        assert rc.repeats == {tool[1].id: 2}
+
+
+def test_outputs_that_differ_only_in_a_drawn_id_take_one_line():
+    """300 outputs that differ only in a session token drawn from letters, no digit in any of them: before, each was a
+    line of its own and a 300-token context held ten of them beside the message that answers. Now they are one line,
+    those whose token reads as words (one in twenty) joining it as a request id drawn without a letter does."""
+    rng = random.Random(7)
+    with Memory(None) as mem:
+        fact = mem.add("The login service rejects every token issued before the key rotation on Monday", role="user",
+                       session_id="a", timestamp=T0 - 100)
+        outs = mem.add_many({"text": f"login ok: session {_drawn_id(rng, 20)} issued for user alice by the auth "
+                                     "service", "role": "tool", "speaker": "auth", "session_id": "ops",
+                             "timestamp": T0 + 30 * k} for k in range(300))
+        assert any(not masking.form(m.text)[1] for m in outs)  # some tokens read as words
+        rc = mem.recall("why are the login session tokens rejected?", budget_tokens=300)
+        assert sorted(m.id for m in rc.messages) == sorted([fact.id, outs[-1].id])
+        assert rc.repeats == {outs[-1].id: 300}
+        assert f"auth (300 times): {outs[-1].text}" in rc.text.splitlines()
+
+
 def test_pytests_short_summary_is_one_line_per_count_not_per_duration():
     """pytest centres its summary in a rule drawn to the terminal's width: ``12 passed in 3.41s`` and ``12 passed in
     13.41s`` are a character apart, so their rules were a character apart too, and neither held a machine field: a line
@@ -648,3 +721,15 @@ def test_pytests_short_summary_is_one_line_per_count_not_per_duration():
                              "timestamp": T0 + 60 * k} for k in range(200))
         rc = mem.recall("did the tests pass?", budget_tokens=300)
         assert [m.id for m in rc.messages] == [outs[-1].id] and rc.repeats == {outs[-1].id: 200}
+
+
+def test_a_question_naming_an_id_drawn_from_letters_gets_that_copy():
+    rng = random.Random(11)
+    with Memory(None) as mem:
+        outs = mem.add_many({"text": f"auth: session {_drawn_id(rng, 24)} issued for user alice, valid for one hour",
+                             "role": "tool", "speaker": "auth", "timestamp": T0 + 30 * k} for k in range(200))
+        asked = outs[57]
+        token = asked.text.split()[2]
+        assert masking.values(f"what about session {token}?") == {token.lower()}
+        rc = mem.recall(f"what happened to session {token}?", budget_tokens=300)
+        assert f"auth (200 times): {asked.text}" in rc.text.splitlines()

@@ -360,18 +360,25 @@ class NamespaceIndex:
     @staticmethod
     def _forms_of(tokens: np.ndarray, seg_ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The masked forms' keys and kinds (see ``_form``) of consecutive messages ending at ``seg_ends`` in
-        ``tokens``. Only a text holding a digit has a form (:func:`masking.form`): only the messages with a token
-        holding one are decoded and masked."""
+        ``tokens``. Only a text holding a digit or a small letter before a capital has a form (:func:`masking.form`):
+        only the messages with a token holding one, or a token beginning with a capital after one ending with a small
+        letter, are decoded and masked."""
         ends = np.asarray(seg_ends, dtype=np.int64)
         forms = np.zeros(ends.size, dtype=np.uint64)
         kinds = np.zeros(ends.size, dtype=np.uint8)
         if ends.size == 0 or tokens.size == 0:
             return forms, kinds
         starts = np.concatenate([[0], ends[:-1]])
-        digit = _digit_tokens()[np.asarray(tokens, dtype=np.int64)].astype(np.int64)
+        toks = np.asarray(tokens, dtype=np.int64)
+        signal, ends_small, starts_capital = _signal_tokens()
+        flag = signal[toks]
+        if toks.size > 1:
+            flag[1:] |= starts_capital[toks[1:]] & ends_small[toks[:-1]]
+            flag[starts[starts > 0]] = signal[toks[starts[starts > 0]]]  # no message begins after its neighbour
+        flagged = flag.astype(np.int64)
         full = ends > starts
         counts = np.zeros(ends.size, dtype=np.int64)
-        counts[full] = np.add.reduceat(digit, starts[full])
+        counts[full] = np.add.reduceat(flagged, starts[full])
         todo = np.flatnonzero(counts >= 1)
         if todo.size:
             bounds = np.cumsum(ends[todo] - starts[todo])
@@ -1507,16 +1514,30 @@ class NamespaceIndex:
 
 
 @lru_cache(maxsize=1)
-def _digit_tokens() -> np.ndarray:
-    """Whether each token id's bytes hold an ASCII digit."""
+def _signal_tokens() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per token id, whether its bytes hold an ASCII digit or a small letter before a capital (what a text with a
+    masked form holds: :func:`masking.form`), whether they end with a small letter and whether they begin with a
+    capital (the two tokens write a small letter before a capital)."""
     table = tokenizer.token_bytes()
     lengths = np.fromiter((len(t) for t in table), dtype=np.int64, count=len(table))
     data = np.frombuffer(b"".join(table), dtype=np.uint8)
-    digit = ((data >= ord("0")) & (data <= ord("9"))).astype(np.int64)
-    out = np.zeros(len(table), dtype=bool)
+    small = (data >= ord("a")) & (data <= ord("z"))
+    capital = (data >= ord("A")) & (data <= ord("Z"))
+    hit = ((data >= ord("0")) & (data <= ord("9")))
+    first = np.cumsum(lengths) - lengths
     full = lengths > 0
-    out[full] = np.add.reduceat(digit, (np.cumsum(lengths) - lengths)[full]) > 0
-    return out
+    # a small letter before a capital within the token (not across two tokens: the token's first byte has none)
+    pair = np.zeros(data.size, dtype=bool)
+    pair[1:] = small[:-1] & capital[1:]
+    pair[first[full]] = False
+    hit |= pair
+    out = np.zeros(len(table), dtype=bool)
+    out[full] = np.add.reduceat(hit.astype(np.int64), first[full]) > 0
+    ends_small = np.zeros(len(table), dtype=bool)
+    starts_capital = np.zeros(len(table), dtype=bool)
+    ends_small[full] = small[(first + lengths - 1)[full]]
+    starts_capital[full] = capital[first[full]]
+    return out, ends_small, starts_capital
 
 
 @lru_cache(maxsize=1)

@@ -29,8 +29,14 @@ text, only when it holds
 The masked text writes each run of spaces and tabs as one space: a table (``docker ps``, ``kubectl get pods``) pads
 its columns to their widest value, so a cell whose masked value was longer or shorter moves the columns after it.
 
-A line framed on both sides by rules drawn to the terminal's width (pytest's ``===== 12 passed in 3.41s =====``) is
-a program's, and the length of those rules is padding: a summary a character longer has rules a character shorter.
+An id drawn at random from letters of both cases (a base62 or base64 id, a session token: ``xKqPzRtYvWmNbHgF``,
+``ch_3MmlLrLkdIwHu7ix0snN0B15``), a run of ten letters and digits or more with a small letter before a capital that
+reads as no words joined in camel case (:func:`_drawn`), is a machine field too, masked as a hex id is, and may hold
+no digit: so a text holding no digit has a form when it writes one. Such an id, or a UUID, is drawn from so many
+values that two draws do not meet, and one is field enough: ``session xKqPzRtYvWmNbHgF issued for user alice`` is a
+machine output by itself. A line framed on both sides by rules drawn to the terminal's width (pytest's ``=====
+12 passed in 3.41s =====``) is a program's too, and the length of those rules is padding: a summary a character
+longer has rules a character shorter.
 
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text, but for one case: a text of
 two fields or more holding a digit and no machine field (:func:`form`) whose masked text is that of a machine output
@@ -38,7 +44,10 @@ written in the same voice is that output's near-duplicate while the output is he
 (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`). An id drawn at random holds no letter 1 in 43 times (eight
 hex digits) and written unquoted and apart from a name (``req=07923986``, ``req 07923986``) reads as a number a
 person may write, so ``GET /health 200 req=07923986 in 33ms`` is no machine output by itself; beside ``GET /health
-200 req=9f1c2ab3 in 12ms`` it is one."""
+200 req=9f1c2ab3 in 12ms`` it is one. Likewise one draw of sixteen letters in ten reads as words joined in camel case
+(``aGetLoxaBuildMep``): a text holding such runs and nothing else masked has the form with them masked, without a
+machine field, and is the near-duplicate of the outputs that write a drawn id there while one is held; a person's
+``getElementById`` stays as written beside anything else."""
 
 from __future__ import annotations
 
@@ -54,9 +63,9 @@ _HEX = "[0-9A-Fa-f]"
 _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           "|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
 _WEEKDAY = "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:rs(?:day)?)?|Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
-_FIELDS = re.compile(
+_FIELD_KINDS = (
     # every field begins with a digit, a hex letter or a month's or weekday's capital: other places are passed over
-    "(?=[0-9A-FJMNOSTWa-f])(?:" + "|".join((
+    "(?:(?=[0-9A-FJMNOSTWa-f])(?:" + "|".join((
         rf"(?P<U>(?<![0-9A-Za-z]){_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}(?![0-9A-Za-z]))",
         r"(?P<T>(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
         r"(?:Z|[+-][0-9]{2}:?[0-9]{2}(?![0-9]))?(?![0-9]))",
@@ -95,17 +104,56 @@ _FIELDS = re.compile(
         # a whole number of one to three digits: a field of the output, kept as written
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )) + ")")
-_MACHINE = frozenset("UTIMH")
+_FIELDS = re.compile(_FIELD_KINDS + ")")
+# the same, and last a run of ten letters and digits or more with a small letter before a capital
+# (``xKqPzRtYvWmNbHgF``, ``ch_3MmlLrLkdIwHu7ix0snN0B15``): a base62 or base64 id, a session token, if :func:`_drawn`
+# reads it as one; tried only on a text that writes a small letter before a capital (a sixth of those with a digit
+# in BEAM), as the run costs a fifth more time
+_FIELDS_DRAWN = re.compile(_FIELD_KINDS + r"|(?P<R>(?<![0-9A-Za-z])(?=[0-9A-Za-z]{10})[0-9A-Za-z]*[a-z][A-Z]"
+                           r"[0-9A-Za-z]*(?![0-9A-Za-z])))")
+_MACHINE = frozenset("UTIMHR")
+# a field that is an id drawn at random, long enough that two draws do not meet: a machine output by itself
+_DRAWN = frozenset("UR")
 _KEPT = frozenset("KV")
 _PADDING = re.compile(r"[ \t]+")
 _DIGIT = re.compile("[0-9]")
+# a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
+_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
+                "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N"}
+# what a text with a form holds (:func:`form`): a digit, or a small letter before a capital (a drawn id's)
+_SWITCH = re.compile("[a-z][A-Z]")
+# the parts of a run of letters and digits: a word in lower case or capitalised, a run of capitals, a number
+_PARTS = re.compile("[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_VOWEL = re.compile("[AEIOUYaeiouy]")
+_CONSONANTS = re.compile("[B-DF-HJ-NP-TV-XZb-df-hj-np-tv-xz]{5}")
 # a rule drawn to the terminal's width (``=====``, ``-----``): its length is padding, as a table's spaces are
 _RULE_RUN = re.compile(r"([=*#~_-])\1{3,}")
 # a line framed by such rules on both sides (pytest's ``===== 12 passed in 3.41s =====``): a program centred it
 _FRAMED = re.compile(r"(?m)^[ \t]*([=*#~_-])\1{2,}[ \t]+\S(?:[^\n]*\S)?[ \t]+\1{3,}[ \t]*$")
-# a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
-_PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
-                "H": "\x00N", "X": "\x00N", "N": "\x00N"}
+
+
+def _drawn(run: str) -> bool:
+    """Whether a run of letters and digits with a small letter before a capital reads as drawn at random, not as
+    words joined in camel case (``getElementById``, ``PostgreSQL``, ``HtmlWebpackPlugin``): its letters change case
+    every two and a half letters or more often over four parts or more (a part: a word in lower case or capitalised,
+    or a run of capitals), or at least five of its letters, and three tenths of them, lie in parts that read as no
+    word (a word of one or two letters, one of three or more without a vowel or with five consonants in a row, a
+    lone capital or a run of five capitals or more). A draw of 16 letters of both cases reads so 9 times in 10, of
+    20 letters and digits 19 times in 20; no word joined in camel case of LoCoMo's or BEAM's reads so."""
+    parts = _PARTS.findall(run)
+    letters = sum(c.isalpha() for c in run)
+    words = [p for p in parts if not p.isdigit()]
+    if len(words) >= 4 and 2 * letters <= 5 * len(words):
+        return True
+    odd = 0
+    for p in words:
+        if p[-1].islower():
+            if len(p) >= 3 and _VOWEL.search(p) is not None and _CONSONANTS.search(p) is None:
+                continue
+            odd += len(p)
+        elif len(p) == 1 or len(p) > 4:
+            odd += len(p)
+    return odd >= 5 and odd * 10 >= 3 * letters
 
 
 def masked(text: str) -> str | None:
@@ -117,24 +165,40 @@ def masked(text: str) -> str | None:
 
 def form(text: str) -> tuple[str, bool] | None:
     """``text`` with its changing fields masked and whether it is a machine output by itself (it holds a machine
-    field, or a line framed by rules), when it holds a digit, :data:`MIN_FIELDS` fields and :data:`MIN_CHARS` characters once masked; else
-    None. A text of such a form without a machine field is the near-duplicate of a machine output of the same form
-    where one is held beside it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
-    if _DIGIT.search(text) is None:
+    field, or a line framed by rules), when it holds a digit or a small letter before a capital, :data:`MIN_FIELDS`
+    fields (or one id drawn at random: a UUID, a drawn run of letters) and :data:`MIN_CHARS` characters once masked;
+    else None. A text of such a form without a machine field is the near-duplicate of a machine output of the same
+    form where one is held beside it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
+    switch = _SWITCH.search(text) is not None
+    if not switch and _DIGIT.search(text) is None:
         return None
-    fields = machine = 0
+    fields = machine = drawn = 0
     parts: list[str] = []
     at = 0
-    for m in _FIELDS.finditer(text):
+    undrawn: list[re.Match] = []
+    for m in (_FIELDS_DRAWN if switch else _FIELDS).finditer(text):
         kind = m.lastgroup
+        if kind == "R" and not _drawn(m.group()):
+            undrawn.append(m)
+            continue
         fields += 1
         if kind in _KEPT:
             continue
         machine += kind in _MACHINE
+        drawn += kind in _DRAWN
         parts.append(text[at:m.start()])
         parts.append(_PLACEHOLDER[kind])
         at = m.end()
-    if fields < MIN_FIELDS:
+    framed = _FRAMED.search(text) is not None
+    if not parts and undrawn:
+        # nothing masked but runs that may be drawn ids read as words: a form of no machine output by itself, the
+        # near-duplicate of one that writes a drawn id there (one draw in ten or twenty reads as words)
+        for m in undrawn:
+            parts.append(text[at:m.start()])
+            parts.append(_PLACEHOLDER["R"])
+            at = m.end()
+        framed = False
+    elif fields < MIN_FIELDS and not drawn:
         return None
     parts.append(text[at:])
     out = "".join(parts)
@@ -143,7 +207,6 @@ def form(text: str) -> tuple[str, bool] | None:
     # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell; a rule drawn
     # to the terminal's width around a line that grew by a character is a character shorter
     out = _PADDING.sub(" ", out)
-    framed = _FRAMED.search(text) is not None
     if framed:
         out = _RULE_RUN.sub(_rule, out)
     return out, machine > 0 or framed
@@ -170,10 +233,13 @@ def form_key(text: str) -> tuple[int, bool] | None:
     return None if got is None else (_hash(got[0]), got[1])
 
 
-_ATOMS = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z]*")
+_ATOMS = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z]*|(?<![0-9A-Za-z])(?=[0-9A-Za-z]{10})[A-Za-z]*[a-z][A-Z][A-Za-z]*"
+                    r"(?![0-9A-Za-z])")
 
 
 def values(text: str) -> set[str]:
     """The runs of letters and digits holding a digit that ``text`` writes (``"2026"``, ``"9f1c2ab3"``), of two
-    characters or more, lowercased: what tells one near-duplicate from another, and what a question may name."""
+    characters or more, and the runs of ten letters or more with a small letter before a capital (an id drawn from
+    letters, ``xKqPzRtYvWmNbHgF``), lowercased: what tells one near-duplicate from another, and what a question may
+    name."""
     return {v.lower() for v in _ATOMS.findall(text) if len(v) >= 2}
