@@ -713,8 +713,10 @@ def test_pytests_short_summary_is_one_line_per_count_not_per_duration():
     assert len({masking.key(r) for r in runs}) == 1 and None not in {masking.key(r) for r in runs}
     assert masking.key(summary("1 failed, 11 passed in 3.41s")) != masking.key(runs[0])
     assert masking.key(summary("13 passed in 3.41s")) != masking.key(runs[0])
-    # a rule under a heading, or one line framed by a person's two dashes, is no program's frame
-    for text in ("Results\n=======\n12 passed in 3.41s", "-- 12 passed in 3.41s --", "12 passed in 3.41s"):
+    # a rule under a heading, a Markdown heading closed by its hashes, or one line framed by a person's two dashes, is
+    # no program's frame
+    for text in ("Results\n=======\n12 passed in 3.41s", "-- 12 passed in 3.41s --", "12 passed in 3.41s",
+                 "### Results ###\n12 passed in 3.41s"):
         assert masking.masked(text) is None, text
     with Memory(None) as mem:
         outs = mem.add_many({"text": summary(f"12 passed in {1 + k * 0.37:.2f}s"), "role": "tool", "speaker": "pytest",

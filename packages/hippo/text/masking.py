@@ -127,9 +127,9 @@ _PARTS = re.compile("[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile("[AEIOUYaeiouy]")
 _CONSONANTS = re.compile("[B-DF-HJ-NP-TV-XZb-df-hj-np-tv-xz]{5}")
 # a rule drawn to the terminal's width (``=====``, ``-----``): its length is padding, as a table's spaces are
-_RULE_RUN = re.compile(r"([=*#~_-])\1{3,}")
+_RULE_RUN = re.compile(r"([=*_-])\1{3,}")
 # a line framed by such rules on both sides (pytest's ``===== 12 passed in 3.41s =====``): a program centred it
-_FRAMED = re.compile(r"(?m)^[ \t]*([=*#~_-])\1{2,}[ \t]+\S(?:[^\n]*\S)?[ \t]+\1{3,}[ \t]*$")
+_FRAMED = re.compile(r"(?m)^[ \t]*([=*_-])\1{2,}[ \t]+\S(?:[^\n]*\S)?[ \t]+\1{3,}[ \t]*$")
 
 
 def _drawn(run: str) -> bool:
