@@ -246,7 +246,7 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
               '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
               "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/",
               "req=", "abcdef1a", "dfbaaafa", "job ", "xKqPzRtYvWmNbHgF", "getElementById", "q", "P", "Zk",
-              "=====", " === ", "\n"]
+              "=====", " === ", "\n", "_", "3G5GzuUV0x"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(300)]
     # outputs whose id was drawn as a hex id or as digits alone (a field of no machine kind)
     for _ in range(100):
@@ -650,8 +650,12 @@ def test_an_id_drawn_from_letters_of_both_cases_is_masked_and_a_word_in_camel_ca
     case (identifiers, brand names) are kept as written."""
     assert masking.masked("session xKqPzRtYvWmNbHgF issued for user alice") == \
         "session \x00N issued for user alice"
+    # with its digits, hyphens and underscores (a base64url id), and one that begins with digits
     assert masking.masked("charge ch_3MmlLrLkdIwHu7ix0snN0B15 succeeded at 10:00:07 amount 1200") == \
-        "charge ch_\x00N succeeded at \x00T amount \x00N"
+        "charge \x00N succeeded at \x00T amount \x00N"
+    assert masking.masked("trace Kq9-PzRtYv_WmNbx: GET /api/orders ok") == "trace \x00N: GET /api/orders ok"
+    assert masking.masked("object 74WIPmGpCl2N5ZNLWi3ljp stored in bucket media") == \
+        "object \x00N stored in bucket media"
     for text in ("I use getElementById and addEventListener all the time",
                  "we moved to PostgreSQL and HtmlWebpackPlugin", "the backgroundColor of the loadingIndicator is wrong",
                  "She works at MyFitnessPal and RetailMeNot"):

@@ -30,8 +30,8 @@ The masked text writes each run of spaces and tabs as one space: a table (``dock
 its columns to their widest value, so a cell whose masked value was longer or shorter moves the columns after it.
 
 An id drawn at random from letters of both cases (a base62 or base64 id, a session token: ``xKqPzRtYvWmNbHgF``,
-``ch_3MmlLrLkdIwHu7ix0snN0B15``), a run of ten letters and digits or more with a small letter before a capital that
-reads as no words joined in camel case (:func:`_drawn`), is a machine field too, masked as a hex id is, and may hold
+``ch_3MmlLrLkdIwHu7ix0snN0B15``), a run of ten letters, digits, hyphens and underscores or more with a small letter
+before a capital that reads as no words joined in camel case (:func:`_drawn`), is a machine field too, masked as a hex id is, and may hold
 no digit: so a text holding no digit has a form when it writes one. Such an id, or a UUID, is drawn from so many
 values that two draws do not meet, and one is field enough: ``session xKqPzRtYvWmNbHgF issued for user alice`` is a
 machine output by itself. A line framed on both sides by rules drawn to the terminal's width (pytest's ``=====
@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterator
 
 MIN_FIELDS = 2
 MIN_CHARS = 24
@@ -105,12 +106,12 @@ _FIELD_KINDS = (
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )) + ")")
 _FIELDS = re.compile(_FIELD_KINDS + ")")
-# the same, and last a run of ten letters and digits or more with a small letter before a capital
-# (``xKqPzRtYvWmNbHgF``, ``ch_3MmlLrLkdIwHu7ix0snN0B15``): a base62 or base64 id, a session token, if :func:`_drawn`
-# reads it as one; tried only on a text that writes a small letter before a capital (a sixth of those with a digit
-# in BEAM), as the run costs a fifth more time
-_FIELDS_DRAWN = re.compile(_FIELD_KINDS + r"|(?P<R>(?<![0-9A-Za-z])(?=[0-9A-Za-z]{10})[0-9A-Za-z]*[a-z][A-Z]"
-                           r"[0-9A-Za-z]*(?![0-9A-Za-z])))")
+# the same, and first a run of ten letters, digits, hyphens and underscores or more with a small letter before a
+# capital (``xKqPzRtYvWmNbHgF``, ``Kq9-PzRtYv_WmN``, ``3MmlLrLkdIwHu7ix0snN0B15``): a base62 or base64 id, a session
+# token, if :func:`_drawn` reads it as one, else the fields the other kinds find in it; tried only on a text that
+# writes a small letter before a capital (a sixth of those with a digit in BEAM), as the run costs more time
+_FIELDS_DRAWN = re.compile(r"(?P<R>(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]{10})[0-9A-Za-z_-]*[a-z][A-Z][0-9A-Za-z_-]*"
+                           r"(?![0-9A-Za-z_-]))|" + _FIELD_KINDS + ")")
 _MACHINE = frozenset("UTIMHR")
 # a field that is an id drawn at random, long enough that two draws do not meet: a machine output by itself
 _DRAWN = frozenset("UR")
@@ -163,6 +164,19 @@ def masked(text: str) -> str | None:
     return got[0] if got is not None and got[1] else None
 
 
+def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
+    """The fields of a text writing a small letter before a capital, left to right: a run of ids' characters that
+    :func:`_drawn` reads as drawn is one; one it does not is put in ``undrawn``, and the fields within it are given."""
+    for m in _FIELDS_DRAWN.finditer(text):
+        if m.lastgroup != "R":
+            yield m
+        elif _drawn(m.group()):
+            yield m
+        else:
+            undrawn.append(m)
+            yield from _FIELDS.finditer(text, m.start(), m.end())
+
+
 def form(text: str) -> tuple[str, bool] | None:
     """``text`` with its changing fields masked and whether it is a machine output by itself (it holds a machine
     field, or a line framed by rules), when it holds a digit or a small letter before a capital, :data:`MIN_FIELDS`
@@ -176,11 +190,8 @@ def form(text: str) -> tuple[str, bool] | None:
     parts: list[str] = []
     at = 0
     undrawn: list[re.Match] = []
-    for m in (_FIELDS_DRAWN if switch else _FIELDS).finditer(text):
+    for m in _fields(text, undrawn) if switch else _FIELDS.finditer(text):
         kind = m.lastgroup
-        if kind == "R" and not _drawn(m.group()):
-            undrawn.append(m)
-            continue
         fields += 1
         if kind in _KEPT:
             continue
@@ -235,11 +246,14 @@ def form_key(text: str) -> tuple[int, bool] | None:
 
 _ATOMS = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z]*|(?<![0-9A-Za-z])(?=[0-9A-Za-z]{10})[A-Za-z]*[a-z][A-Z][A-Za-z]*"
                     r"(?![0-9A-Za-z])")
+_IDS = re.compile(r"(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]*[_-])(?=[0-9A-Za-z_-]{10})[0-9A-Za-z_-]*[a-z][A-Z][0-9A-Za-z_-]*"
+                  r"(?![0-9A-Za-z_-])")
 
 
 def values(text: str) -> set[str]:
     """The runs of letters and digits holding a digit that ``text`` writes (``"2026"``, ``"9f1c2ab3"``), of two
-    characters or more, and the runs of ten letters or more with a small letter before a capital (an id drawn from
-    letters, ``xKqPzRtYvWmNbHgF``), lowercased: what tells one near-duplicate from another, and what a question may
-    name."""
-    return {v.lower() for v in _ATOMS.findall(text) if len(v) >= 2}
+    characters or more, the runs of ten letters or more with a small letter before a capital (an id drawn from
+    letters, ``xKqPzRtYvWmNbHgF``) and such runs of ids' characters joined by hyphens and underscores
+    (``ch_3MmlLrLkdIwHu7``, whole and in their parts), lowercased: what tells one near-duplicate from another, and what
+    a question may name."""
+    return {v.lower() for v in _ATOMS.findall(text) if len(v) >= 2} | {v.lower() for v in _IDS.findall(text)}
