@@ -31,12 +31,12 @@ its columns to their widest value, so a cell whose masked value was longer or sh
 
 An id drawn at random from letters of both cases (a base62 or base64 id, a session token: ``xKqPzRtYvWmNbHgF``,
 ``ch_3MmlLrLkdIwHu7ix0snN0B15``), a run of ten letters, digits, hyphens and underscores or more with a small letter
-before a capital that reads as no words joined in camel case (:func:`_drawn`), is a machine field too, masked as a hex id is, and may hold
-no digit: so a text holding no digit has a form when it writes one. Such an id, or a UUID, is drawn from so many
-values that two draws do not meet, and one is field enough: ``session xKqPzRtYvWmNbHgF issued for user alice`` is a
-machine output by itself. A line framed on both sides by rules drawn to the terminal's width (pytest's ``=====
-12 passed in 3.41s =====``) is a program's too, and the length of those rules is padding: a summary a character
-longer has rules a character shorter.
+before a capital that reads as no words joined in camel case (:func:`_drawn`), is a machine field too, masked as a
+hex id is, and may hold no digit: so a text holding no digit has a form when it writes one. Such an id, or a UUID,
+is drawn from so many values that two draws do not meet, and one is field enough: ``session xKqPzRtYvWmNbHgF issued
+for user alice`` is a machine output by itself. A line framed on both sides by rules drawn to the terminal's width
+(pytest's ``===== 12 passed in 3.41s =====``) is a program's too, and the length of those rules is padding: a summary
+a character longer has rules a character shorter.
 
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text, but for one case: a text of
 two fields or more holding a digit and no machine field (:func:`form`) whose masked text is that of a machine output
