@@ -164,6 +164,10 @@ _MACHINE = [  # (template, fields): each field a function of a random generator
                                              lambda r: r.randrange(1000, 10**5), lambda r: 0)),
     ("deploy %s of build %d done at %s", (lambda r: "%012x" % r.getrandbits(48), lambda r: r.randrange(1000, 10**4),
                                           lambda r: _iso(T0 + r.randrange(10**6))[11:19])),
+    # no digit: a session token drawn from letters of both cases (one in twenty reads as words and joins the others)
+    ("login ok: session %s issued for user alice", (lambda r: "".join(r.choice(
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(20)),)),
+    ("%s", (lambda r: (" 12 passed in %.2fs " % r.uniform(0.5, 500)).center(80, "="),)),
 ]
 _CHAT = ["I ran %d km today", "we need %d chairs and %d tables", "my appointment is on 2024-05-%02d at 10:%02d",
          "ok", "lol", "see you at %d"]
