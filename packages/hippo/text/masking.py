@@ -19,11 +19,12 @@ numbers joined by dots (a host's address ``10.0.0.1``, a version ``v2.3.1``), ke
 the checks of ``10.0.0.1`` and ``10.0.0.2`` are two lines. A text counts as a machine output, and gets a masked
 text, only when it holds
 
-- at least :data:`MIN_FIELDS` fields (masked, or kept as written),
+- at least :data:`MIN_FIELDS` fields (masked, or kept as written), or one UUID or id drawn from letters (below),
 - at least one of them a machine field: a UUID, a time with seconds, a key's epoch seconds or quoted id of digits, a
-  date-time to the minute with ISO's ``T``, or a hex id holding a digit and a letter (a chat line does not write
-  those; "I ran 5 km" and "I ran 7 km", "my appointment is on 2024-05-10 at 10:30", or "my order number: 1709287207"
-  hold none: a date and a time to the minute are masked in a machine output, but a person writes them too), and
+  date-time to the minute with ISO's ``T``, a hex id holding a digit and a letter or an id drawn from letters of both
+  cases (a chat line does not write those; "I ran 5 km" and "I ran 7 km", "my appointment is on 2024-05-10 at
+  10:30", or "my order number: 1709287207" hold none: a date and a time to the minute are masked in a machine output,
+  but a person writes them too), or a line framed by rules (below), and
 - at least :data:`MIN_CHARS` characters once masked (a short status such as "ok 12:00:01 #4" stays itself).
 
 The masked text writes each run of spaces and tabs as one space: a table (``docker ps``, ``kubectl get pods``) pads
