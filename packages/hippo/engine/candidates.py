@@ -113,9 +113,9 @@ def newest_copy(state: NamespaceState, pred: Callable[[MessageRow], bool] | None
     """For :func:`hippo.engine.pack.pack`: the piece to show for a machine output standing for its near-duplicates
     (:attr:`~hippo.index.coindex.NamespaceIndex.near_keys`): the newest copy (by when it was said, then by order)
     that ``pred``, ``scope`` and ``excluded`` admit, its text read; None where that is the piece's own text, or
-    where ``question`` names a value (a run of letters and digits holding a digit: an id, a time, a count,
-    :func:`hippo.text.masking.values`) the piece's text holds and the newest's does not: the question asked for
-    that copy."""
+    where ``question`` names a value (a run of letters and digits holding a digit, or an id drawn from letters: an
+    id, a time, a count, :func:`hippo.text.masking.values`) the piece's text holds and the newest's does not: the
+    question asked for that copy."""
     idx = state.index
     plain = pred is None and (scope is None or not (scope.filters or scope.ordering))
     gone = np.fromiter(excluded, dtype=np.int64, count=len(excluded)) if excluded else None
