@@ -681,6 +681,12 @@ def test_an_id_drawn_from_letters_of_both_cases_is_masked_and_a_word_in_camel_ca
     # outputs with a drawn id there, and is one of them where one is held beside it, and only then
     assert masking.form("session getElementById issued for user alice") == \
         ("session \x00N issued for user alice", False)
+    # a name read as words whole (a class, a service) stays as written there, as it does beside a drawn id
+    assert masking.form("session aGetLoxaBuildMep issued by AuthService") == \
+        ("session \x00N issued by AuthService", False)
+    assert masking.form("session xKqPzRtYvWmNbHgF issued by AuthService") == \
+        ("session \x00N issued by AuthService", True)
+    assert masking.form("I like AuthService and OrderController a lot") is None
     with Memory(None) as mem:
         said = mem.add_many({"text": f"I use {w} all the time in the new frontend code", "role": "user",
                              "timestamp": T0 + k} for k, w in enumerate(words[:4]))

@@ -46,9 +46,10 @@ written in the same voice is that output's near-duplicate while the output is he
 hex digits) and written unquoted and apart from a name (``req=07923986``, ``req 07923986``) reads as a number a
 person may write, so ``GET /health 200 req=07923986 in 33ms`` is no machine output by itself; beside ``GET /health
 200 req=9f1c2ab3 in 12ms`` it is one. Likewise one draw of sixteen letters in ten reads as words joined in camel case
-(``aGetLoxaBuildMep``): a text holding such runs and nothing else masked has the form with them masked, without a
-machine field, and is the near-duplicate of the outputs that write a drawn id there while one is held; a person's
-``getElementById`` stays as written beside anything else."""
+(``aGetLoxaBuildMep``): a text holding such runs and nothing else masked has the form with them masked (but for a run
+read as words whole, a name such as ``AuthService``), without a machine field, and is the near-duplicate of the
+outputs that write a drawn id there while one is held; a person's ``getElementById`` stays as written beside anything
+else."""
 
 from __future__ import annotations
 
@@ -142,11 +143,16 @@ def _drawn(run: str) -> bool:
     word (a word of one or two letters, one of three or more without a vowel or with five consonants in a row, a
     lone capital or a run of five capitals or more). A draw of 16 letters of both cases reads so 9 times in 10, of
     20 letters and digits 19 times in 20; no word joined in camel case of LoCoMo's or BEAM's reads so."""
-    parts = _PARTS.findall(run)
     letters = sum(c.isalpha() for c in run)
-    words = [p for p in parts if not p.isdigit()]
+    words = [p for p in _PARTS.findall(run) if not p.isdigit()]
     if len(words) >= 4 and 2 * letters <= 5 * len(words):
         return True
+    odd = _odd(words)
+    return odd >= 5 and odd * 10 >= 3 * letters
+
+
+def _odd(words: list[str]) -> int:
+    """How many letters of ``words`` (the parts of a run but its numbers) lie in parts that read as no word."""
     odd = 0
     for p in words:
         if p[-1].islower():
@@ -155,7 +161,7 @@ def _drawn(run: str) -> bool:
             odd += len(p)
         elif len(p) == 1 or len(p) > 4:
             odd += len(p)
-    return odd >= 5 and odd * 10 >= 3 * letters
+    return odd
 
 
 def masked(text: str) -> str | None:
@@ -202,9 +208,12 @@ def form(text: str) -> tuple[str, bool] | None:
         parts.append(_PLACEHOLDER[kind])
         at = m.end()
     framed = _FRAMED.search(text) is not None
+    # runs that may be drawn ids read as words, but for a part (one draw in ten or twenty reads so: ``aGetLoxaBuild``);
+    # a run read as words whole (``AuthService``) is a name
+    undrawn = [m for m in undrawn if _odd([p for p in _PARTS.findall(m.group()) if not p.isdigit()])]
     if not parts and undrawn:
-        # nothing masked but runs that may be drawn ids read as words: a form of no machine output by itself, the
-        # near-duplicate of one that writes a drawn id there (one draw in ten or twenty reads as words)
+        # nothing masked but such runs: a form of no machine output by itself, the near-duplicate of one that writes a
+        # drawn id there
         for m in undrawn:
             parts.append(text[at:m.start()])
             parts.append(_PLACEHOLDER["R"])
