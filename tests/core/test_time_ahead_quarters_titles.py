@@ -8,37 +8,24 @@ Friday; the quarter it is in is January-March 2023."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import pytest
 
-from hippo.text import timeexpr
-
-
-def at(*a: int) -> float:
-    return datetime(*a, tzinfo=timezone.utc).timestamp()
+from tests.calendar_readings import DAY, days, reading, readings, utc as at, window
 
 
 MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
-DAY = timeexpr.DAY
-
-
-def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
-    """The period from the day ``first`` to the day ``last``, both included."""
-    return at(*first), at(*last) + DAY
 
 
 def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
-    ref = timeexpr.event_time(text, now)
-    return None if ref is None else (ref.start, ref.end)
+    return reading(text, now)
 
 
 def all_said(text: str, now: float = MAR_15) -> list[tuple[float, float]]:
-    return [(r.start, r.end) for r in timeexpr.find(text, now)]
+    return readings(text, now)
 
 
 def asked(question: str, now: float = MAR_15) -> tuple[float, float] | None:
-    return timeexpr.analyze_query(question, now).window
+    return window(question, now)
 
 
 # -- a period ahead that says no count: a few of its units, as "the next few days" -----------------------------------

@@ -13,29 +13,19 @@ from datetime import datetime, timezone
 import pytest
 
 from hippo.text import timeexpr
-
-
-def utc(*a: int) -> float:
-    return datetime(*a, tzinfo=timezone.utc).timestamp()
+from tests.calendar_readings import DAY, days, reading, utc, window
 
 
 MAR_15 = utc(2023, 3, 15, 12)     # a Wednesday
 DEC_28 = utc(2023, 12, 28, 12)    # a Thursday
-DAY = timeexpr.DAY
-
-
-def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
-    """The period from the day ``first`` to the day ``last``, both included."""
-    return utc(*first), utc(*last) + DAY
 
 
 def said(text: str, now: float) -> tuple[float, float] | None:
-    ref = timeexpr.event_time(text, now)
-    return None if ref is None else (ref.start, ref.end)
+    return reading(text, now)
 
 
 def asked(question: str, now: float) -> tuple[float, float] | None:
-    return timeexpr.analyze_query(question, now).window
+    return window(question, now)
 
 
 # -- the units as chats clip them -----------------------------------------------------------------------------------

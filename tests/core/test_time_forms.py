@@ -14,28 +14,18 @@ import pytest
 
 from hippo import Memory
 from hippo.text import timeexpr
-
-
-def utc(*a: int) -> float:
-    return datetime(*a, tzinfo=timezone.utc).timestamp()
+from tests.calendar_readings import DAY, days, reading, utc, window
 
 
 MAY_10 = utc(2023, 5, 10, 12)     # a Wednesday
-DAY = timeexpr.DAY
-
-
-def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
-    """The period from the day ``first`` to the day ``last``, both included."""
-    return utc(*first), utc(*last) + DAY
 
 
 def said(text: str, now: float = MAY_10) -> tuple[float, float] | None:
-    ref = timeexpr.event_time(text, now)
-    return None if ref is None else (ref.start, ref.end)
+    return reading(text, now)
 
 
 def asked(question: str, now: float = MAY_10) -> tuple[float, float] | None:
-    return timeexpr.analyze_query(question, now).window
+    return window(question, now)
 
 
 # -- a weekday some weeks back: the weekday of the week that holds the day that many weeks before -------------------
@@ -49,7 +39,6 @@ def asked(question: str, now: float = MAY_10) -> tuple[float, float] | None:
 ])
 def test_a_weekday_some_weeks_ago_is_that_day(text, day):
     assert said(text) == days(day, day)
-
 
 
 @pytest.mark.parametrize("question, day", [

@@ -8,33 +8,21 @@ Monday 10 April) and Easter 2022 Sunday 17 April."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import pytest
 
 from hippo.text import timeexpr
-
-
-def at(*a: int) -> float:
-    return datetime(*a, tzinfo=timezone.utc).timestamp()
+from tests.calendar_readings import DAY, days, reading, utc as at, window
 
 
 MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
-DAY = timeexpr.DAY
-
-
-def days(first: tuple[int, int, int], last: tuple[int, int, int]) -> tuple[float, float]:
-    """The period from the day ``first`` to the day ``last``, both included."""
-    return at(*first), at(*last) + DAY
 
 
 def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
-    ref = timeexpr.event_time(text, now)
-    return None if ref is None else (ref.start, ref.end)
+    return reading(text, now)
 
 
 def asked(question: str, now: float = MAR_15) -> tuple[float, float] | None:
-    return timeexpr.analyze_query(question, now).window
+    return window(question, now)
 
 
 # -- a clause that says who told it: its past is the telling's, not the time's -----------------------------------------
