@@ -424,7 +424,7 @@ def _source_of(file: str, data: bytes, encoding: str) -> Source:
     del data  # the text is all that is read from here on
     if not text.strip():
         raise InvalidInput(f"{file}: the file is empty; expected JSONL messages or a JSON document")
-    lineno, first = next((k, line) for k, line in enumerate(_iter_lines(text), 1) if line.strip())
+    lineno, first = next(_nonblank(_iter_lines(text)))
     if _signal_md(_iter_lines(text)):
         src = Source(file, "signal", text)
         src.records.extend(_signal_md_records(src, lambda: _iter_lines(text)))
@@ -818,10 +818,7 @@ def _jsonl_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[
     export = False
     first = True
     n = 0
-    for k, line in enumerate(lines()):
-        if not line.strip():
-            continue
-        lineno = k + 1
+    for lineno, line in _nonblank(lines()):
         if first:
             first = False
             try:
@@ -884,10 +881,7 @@ def _signal_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator
     ``attachments`` (file names), ``reactions`` as ``[{"reaction", "actor"}]``."""
     file = src.file
     n = 0
-    for k, line in enumerate(lines()):
-        if not line.strip():
-            continue
-        lineno = k + 1
+    for lineno, line in _nonblank(lines()):
         obj = _json_line(file, lineno, line)
 
         def bad(key: str, what: str) -> InvalidInput:
@@ -1175,6 +1169,13 @@ def _signal_md_records(src: Source, lines: Callable[[], Iterator[str]]) -> Itera
         yield done
 
 
+def _nonblank(lines: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """The lines that hold more than spaces, each with its number counted from 1 over all lines."""
+    for k, line in enumerate(lines):
+        if line.strip():
+            yield k + 1, line
+
+
 def _json_line(file: str, lineno: int, line: str) -> Any:
     """One line of a JSONL file, parsed; an ``InvalidInput`` naming the file and the line when it is not JSON."""
     try:
@@ -1195,10 +1196,7 @@ def _read_jsonl_conversations(file: str, text: str) -> Source:
 def _conversation_records(src: Source, lines: Callable[[], Iterator[str]]) -> Iterator[Record]:
     file = src.file
     n = 0
-    for k, line in enumerate(lines()):
-        if not line.strip():
-            continue
-        lineno = k + 1
+    for lineno, line in _nonblank(lines()):
         obj = _json_line(file, lineno, line)
         if not isinstance(obj, dict) or "messages" not in obj:
             got = _kind(obj) if not isinstance(obj, dict) else "an object without messages"
