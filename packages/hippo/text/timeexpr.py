@@ -45,8 +45,8 @@ DAY = 86400.0
 #: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
 #: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
-#: viernes", "am Freitag", "в пятницу").
-RULE = 8
+#: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s").
+RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -469,6 +469,22 @@ _GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent
                    r"buzzer|baskets?|goals?|nba|nfl|teams?|won|win|lost|loss|play\w*|comeback|rally|defen[cs]e|"
                    r"offen[cs]e|innings?|periods?|referee|coach|fans?|stadium)\b", re.I)
 
+# A decade said with "the": written in full ("the 1990s", "the 1990's"; "the 2000s" is the decade, "the 1800s" and
+# "the 1900s" are as often the centuries and are not read), with its two digits after an apostrophe ("the '90s", "the
+# '00s"; "the '20s" is as often the 1920s as the 2020s and is not read), or without one or spelled out ("the 90s",
+# "the nineties", 1930 to 1999) in a sentence that says nothing of what such a number is also said of ("temperatures
+# in the 90s", "a score in the nineties"). "Early", "mid" and "late" are its first four years, the three after and
+# its last three ("the early 2000s" is 2000-2003).
+_DECADE_WORDS = {"thirties": 1930, "forties": 1940, "fifties": 1950, "sixties": 1960, "seventies": 1970,
+                 "eighties": 1980, "nineties": 1990, "noughties": 2000, "aughts": 2000}
+_DECADE_RX = (r"\bthe\s+(?:(early|mid|late)[\s-]+)?(?:((?:1[5-9]|20)[1-9]0|2000)'?s|'(\d0)s|([3-9]0)s|("
+              + "|".join(_DECADE_WORDS) + r"))\b(?!['\u2019-])")
+# what a number in the 30s to the 90s also counts: degrees, scores, speeds, a body's measures, percentages
+_NOT_DECADE = re.compile(r"\b(?:degrees?|temperatures?|temps?|hot|heat\w*|weather|humid\w*|fahrenheit|celsius|"
+                         r"forecast|highs?|lows?|scores?|scored|scoring|grades?|marks?|percent\w*|mph|km|speeds?|"
+                         r"bpm|heart\s+rate|pulse|pressure|sugar|glucose|weigh\w*|lbs?|pounds|kgs?|iq|rank\w*|"
+                         r"aged?|years?\s+old)\b|[°%]", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -533,6 +549,9 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # (January to June, July to December; "the first half of the year" is placed as "the end of the year" is)
     ("half_year", r"\b(?:the\s+)?(first|1st|second|2nd|latter|back)\s+half\s+of\s+(?:(next|last|this|the)\s+"
                   r"year\b(?!'|\s+(?:of|before|after)\b)|((?:19|20)\d{2})\b(?!\s*[-\u2013/]\s*\d))"),
+    # a decade said with "the": "the 1990s", "the '90s", "the nineties", "the early 2000s", "the late 1980s"
+    # (:func:`_decade`); not "in my twenties" (an age), nor "the 1900s" (as often the century)
+    ("decade", _DECADE_RX),
     # a quarter or a half of a year, or a fiscal year, read as the calendar's (:func:`_quarter`): "in Q3", "Q2 2024",
     # "Q4 of last year", "Q3 FY24", "the third quarter", "last quarter", "H1 2024", "FY2024", "fiscal 2024"
     ("quarter", _QUARTER_RX),
@@ -712,6 +731,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "part_week": ("early", "mid", "late", "start", "beginning", "end"),
     "part_year": ("early", "mid", "late", "start", "beginning", "end"),
     "half_year": (" half of ",), "turn_year": ("turn of ",),
+    "decade": ("0s", "0's", "ties", "aughts"),
     "quarter": ("quarter", "q1", "q2", "q3", "q4", "h1", "h2", "fiscal", "fy'", "fy 1", "fy 2",
                 *(f"fy{d}" for d in range(10))),
     "xmas_break": ("holiday", "christmas", "xmas"), "new_year": ("new year",),
@@ -1092,6 +1112,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _part_of_year(m, g, None, tense)
     if name == "quarter" and (m.group("y4") or m.group("y2") or m.group("fy2") or m.group("fy4")):  # "Q3 2024"
         return _quarter(m, g, None, tense)
+    if name == "decade":
+        return _decade(m)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
     if now is None:
@@ -2047,6 +2069,27 @@ def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense:
     return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True)
 
 
+def _decade(m: re.Match) -> TimeRef | None:
+    """A decade (:data:`_DECADE_RX`): "the 1990s" is 1990-1999, "the '90s" and "the nineties" too, "the early 2000s"
+    2000-2003, "the mid-1980s" 1984-1986, "the late 1970s" 1977-1979. None for a number said of another thing than
+    time ("temperatures in the 90s")."""
+    part, full, two, bare, word = m.groups()
+    if full:
+        first = int(full)
+    elif two:
+        if two == "20":
+            return None  # "the '20s": the 1920s or the 2020s
+        first = (2000 if two in ("00", "10") else 1900) + int(two)
+    else:
+        if _NOT_DECADE.search(_sentence(m.string, m.start(), m.end())):
+            return None
+        first = 1900 + int(bare) if bare else _DECADE_WORDS[word.lower()]
+    years = {"early": (0, 4), "mid": (4, 7), "late": (7, 10)}.get((part or "").lower(), (0, 10))
+    start = datetime(first + years[0], 1, 1, tzinfo=timezone.utc)
+    end = datetime(first + years[1], 1, 1, tzinfo=timezone.utc)
+    return TimeRef(start.timestamp(), end.timestamp(), "days", m.group(0), False)
+
+
 def _christmas_break(m: re.Match, g: tuple, today: datetime, tense: str | None) -> TimeRef | None:
     """"The Christmas break", "over the holidays": 24 December to 1 January, by the clause (:func:`_by_clause`);
     "the holidays" alone only when said from November to February."""
@@ -2484,6 +2527,7 @@ _ANY = re.compile(r"\d|\b(?:yesterday|yday|yest|today|tonight|tonite|tmrw|tmrrw|
                   r"next|"
                   r"this|past|on|in|since|during|from|"
                   r"morning|night|month|week|weekend|year|other day|spring|summer|fall|autumn|winter|" +
+                  "|".join(_DECADE_WORDS) + r"|" +
                   r"christmas|xmas|holidays?|easter|halloween|valentines?|thanksgiving|boxing|patrick'?s|wknd|wkend|" +
                   _MONTH[1:-1] + r"|" + _WEEKDAY[1:-1] + r"|mon|tues?|wed|thu|thurs?|fri|sat|sun)\b|元年|"
                   r"昨|今日|今天|明日|明天|明後日|前天|后天|後天|어제|오늘|내일|모레|그제|그저께|"
@@ -2538,7 +2582,7 @@ _QUERY_PATTERNS = [(name, _QUERY_SPAN_BACK if name == "span_back" else _QUERY_BO
 
 # "since March", "since last summer", "since 2019": the period from then up to the day it is said, as "since Tuesday"
 # is (a question's "since March" is open on the right: :func:`_bounds`). A day ("since May 2") is the day.
-_SINCE_PERIODS = frozenset({"my", "in_month", "year", "last_unit", "season", "part_month", "part_year"})
+_SINCE_PERIODS = frozenset({"my", "in_month", "year", "last_unit", "season", "part_month", "part_year", "decade"})
 _SINCE = re.compile(r"\bsince\s+$", re.I)
 
 

@@ -1,0 +1,61 @@
+"""Decades, ranges of quarters, "the past quarter", "for the weekend" and "around the 20th" (hippo.text.timeexpr),
+each worked out by hand from the calendar.
+
+Wednesday 15 March 2023 is the day a message is said on and the asker's day: 11-12 March is the last weekend and
+18-19 March the coming one; October-December 2022 is the quarter before the one the day is in. Wednesday 16 August
+2023 is a day whose quarter before (April-June 2023) is not the fourth of any year."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.calendar_readings import days, reading, utc as at, window
+
+
+MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
+AUG_16 = at(2023, 8, 16, 12)      # a Wednesday
+
+
+def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
+    return reading(text, now)
+
+
+# -- decades -------------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("I grew up in the 1990s.", 1990, 1999),
+    ("Music of the 1990's was better.", 1990, 1999),
+    ("Music was better in the '90s.", 1990, 1999),
+    ("Music was better in the 90s.", 1990, 1999),
+    ("Things were simpler in the nineties.", 1990, 1999),
+    ("The eighties were wild.", 1980, 1989),
+    ("We moved there in the early 2000s.", 2000, 2003),
+    ("Prices in the early 2000s were lower.", 2000, 2003),
+    ("It happened in the mid-'90s.", 1994, 1996),
+    ("That was in the late 1980s.", 1987, 1989),
+    ("Fashion in the '00s was odd.", 2000, 2009),
+    ("A drama about maids in the 1960s South.", 1960, 1969),
+])
+def test_a_decade_is_its_years(text, first, last):
+    assert said(text) == days((first, 1, 1), (last, 12, 31))
+
+
+def test_since_a_decade_is_from_its_start_up_to_the_day():
+    assert said("Representation has improved significantly since the 1990s.") == days((1990, 1, 1), (2023, 3, 15))
+
+
+@pytest.mark.parametrize("text", [
+    "In my twenties I travelled a lot.",          # an age
+    "She is in her nineties now.",                # an age
+    "Temperatures were in the 90s all week.",     # degrees
+    "His scores were in the nineties.",           # a score
+    "I found a book from the 1900s.",             # as often the century
+    "The roaring '20s had jazz.",                 # the 1920s or the 2020s
+    "the 1800s",                                  # a century
+])
+def test_what_is_not_a_decade_is_no_date(text):
+    assert said(text) is None
+
+
+def test_a_question_about_a_decade_asks_about_its_years():
+    assert window("What did I say about films of the 1990s?", MAR_15) == days((1990, 1, 1), (1999, 12, 31))
