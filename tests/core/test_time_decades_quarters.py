@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.calendar_readings import days, reading, utc as at, window
+from tests.calendar_readings import days, reading, readings, utc as at, window
 
 
 MAR_15 = at(2023, 3, 15, 12)      # a Wednesday
@@ -59,3 +59,20 @@ def test_what_is_not_a_decade_is_no_date(text):
 
 def test_a_question_about_a_decade_asks_about_its_years():
     assert window("What did I say about films of the 1990s?", MAR_15) == days((1990, 1, 1), (1999, 12, 31))
+
+
+# -- a range of quarters -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("The project runs from Q1 to Q3 2024.", (2024, 1, 1), (2024, 9, 30)),       # was Q3 2024 alone
+    ("The project ran Q2-Q4 2022.", (2022, 4, 1), (2022, 12, 31)),
+    ("The project runs from Q3 to Q1 2024.", (2023, 7, 1), (2024, 3, 31)),       # the year is the last quarter's
+    ("We'll hire from Q2 to Q3.", (2023, 4, 1), (2023, 9, 30)),                  # to come
+    ("We hired from Q2 to Q3.", (2022, 4, 1), (2022, 9, 30)),                    # the latest begun
+])
+def test_a_range_of_quarters_is_all_of_them(text, first, last):
+    assert readings(text, MAR_15) == [days(first, last)]
+
+
+def test_a_range_of_quarters_of_a_quiz_is_no_date():
+    assert said("For Q1 to Q3 of the quiz I got them right.") is None

@@ -45,7 +45,8 @@ DAY = 86400.0
 #: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
 #: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
-#: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s").
+#: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s"; a range
+#: of quarters, "from Q1 to Q3 2024").
 RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -435,7 +436,8 @@ _QUARTER_YEAR = (r"(?:,?\s+(?:of\s+)?(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)?(?P<y
                  r"(?!\s*[-\u2013/]\s*\d)|"
                  r"\s*(?:'|\s+(?-i:FY)\s?'?)(?P<y2>\d{2})\b(?![-\u2013/]\d)|"
                  r"\s+of\s+(?P<rel>last|this|next|the)\s+(?:fiscal\s+)?year\b(?!'))?")
-_QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
+_QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b(?:\s*(?:-|\u2013|to|through|thru|until|till)\s*(?-i:Q)"
+               r"(?P<q2>[1-4])\b)?|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
                r"fourth|4th|last|final)\s+quarter\b)" + _QUARTER_YEAR + r"(?!['\u2019-])|"
                r"(?<!\bthe\s)(?<!\bits\s)(?<!\ba\s)\b(?P<near>last|this|next)\s+quarter\b(?!['\u2019-]|\s+of\b)|"
                r"\b(?:(?-i:FY)\s?'?(?P<fy2>\d{2})|(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)(?P<fy4>(?:19|20)\d{2}))\b"
@@ -2027,6 +2029,13 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         length, index = 3, int(gd["q"]) - 1
     else:  # "the third quarter"; "the last quarter" is the fourth
         length, index = 3, _QUARTER_NTH.get(gd["nth"].lower(), 3)
+    first_month, back = 1 + length * index, 0
+    if gd["q2"]:  # "from Q1 to Q3 2024": January to September; "from Q3 to Q1 2024": July 2023 to March 2024 (the
+        # year said is the last quarter's)
+        quarters = int(gd["q2"]) - index
+        if quarters <= 0:
+            quarters, back = quarters + 4, 1
+        length = 3 * quarters
     rel = (gd["rel"] or "").lower()
     if year is None and rel in ("last", "this", "next"):
         year = today.year + {"last": -1, "next": 1}.get(rel, 0)
@@ -2041,7 +2050,7 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         return None  # "the last quarter of the year" is a season's; "of the game" is not read
 
     def days(y: int) -> tuple[datetime, datetime]:
-        first = datetime(y, 1 + length * index, 1, tzinfo=timezone.utc)
+        first = datetime(y - back, first_month, 1, tzinfo=timezone.utc)
         return first, _add_months(first, length)
 
     if year is not None:
