@@ -76,3 +76,27 @@ def test_a_range_of_quarters_is_all_of_them(text, first, last):
 
 def test_a_range_of_quarters_of_a_quiz_is_no_date():
     assert said("For Q1 to Q3 of the quiz I got them right.") is None
+
+
+# -- the quarter before -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first, last", [
+    ("Sales grew over the past quarter.", (2023, 4, 1), (2023, 6, 30)),
+    ("I'm looking forward to discussing my progress over the past quarter.", (2023, 4, 1), (2023, 6, 30)),
+    ("Sales grew in the last quarter.", (2023, 4, 1), (2023, 6, 30)),             # was October-December 2022
+    ("Sales grew last quarter.", (2023, 4, 1), (2023, 6, 30)),
+    # the last quarter of a year: said of what is to come, or with its year
+    ("Sales will grow in the last quarter.", (2023, 10, 1), (2023, 12, 31)),
+    ("Sales grew in the last quarter of 2022.", (2022, 10, 1), (2022, 12, 31)),
+])
+def test_the_past_quarter_is_the_one_before_the_days(text, first, last):
+    assert said(text, AUG_16) == days(first, last)
+
+
+@pytest.mark.parametrize("text", [
+    "We scored twice in the last quarter.",
+    "We were down 10 in the last quarter but came back.",
+    "He played well in the past quarter of the game.",
+])
+def test_a_games_last_quarter_is_no_date(text):
+    assert said(text, AUG_16) is None

@@ -46,7 +46,7 @@ DAY = 86400.0
 #: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
 #: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s"; a range
-#: of quarters, "from Q1 to Q3 2024").
+#: of quarters, "from Q1 to Q3 2024"; "the past quarter", and "the last quarter" reported as the one before this one).
 RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -440,6 +440,7 @@ _QUARTER_RX = (r"(?:\b(?-i:Q)(?P<q>[1-4])\b(?:\s*(?:-|\u2013|to|through|thru|unt
                r"(?P<q2>[1-4])\b)?|\b(?-i:H)(?P<h>[12])\b|\bthe\s+(?P<nth>first|1st|second|2nd|third|3rd|"
                r"fourth|4th|last|final)\s+quarter\b)" + _QUARTER_YEAR + r"(?!['\u2019-])|"
                r"(?<!\bthe\s)(?<!\bits\s)(?<!\ba\s)\b(?P<near>last|this|next)\s+quarter\b(?!['\u2019-]|\s+of\b)|"
+               r"\b(?:the|this)\s+(?P<past>past)\s+quarter\b(?!['\u2019-]|\s+of\b)|"
                r"\b(?:(?-i:FY)\s?'?(?P<fy2>\d{2})|(?:(?-i:FY)\s?|fiscal\s+(?:year\s+)?)(?P<fy4>(?:19|20)\d{2}))\b"
                r"(?![-\u2013/]\d)|\b(?P<fynear>last|this|next)\s+fiscal\s+year\b")
 # a fiscal year's own start or end: "our fiscal year starts in July", "FY runs April to March", "the fiscal year
@@ -2019,10 +2020,8 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         year = today.year + {"last": -1, "next": 1}.get(gd["fynear"].lower(), 0)
         return TimeRef(datetime(year, 1, 1, tzinfo=timezone.utc).timestamp(),
                        datetime(year + 1, 1, 1, tzinfo=timezone.utc).timestamp(), "days", phrase, True)
-    if gd["near"]:  # "last quarter", "this quarter", "next quarter"
-        first = _add_months(today.replace(day=1), -((today.month - 1) % 3)
-                            + 3 * {"last": -1, "next": 1}.get(gd["near"].lower(), 0))
-        return TimeRef(first.timestamp(), _add_months(first, 3).timestamp(), "days", phrase, True)
+    if gd["near"] or gd["past"]:  # "last quarter", "this quarter", "next quarter", "over the past quarter"
+        return _near_quarter(today, (gd["near"] or "last").lower(), phrase)
     if gd["h"]:
         length, index = 6, int(gd["h"]) - 1
     elif gd["q"]:
@@ -2048,6 +2047,8 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
             return None
     elif year is None and gd["nth"] and _GAME.search(text[max(0, m.start() - 200):m.end() + 200]):
         return None  # "the last quarter of the year" is a season's; "of the game" is not read
+    if year is None and not rel and gd["nth"] and gd["nth"].lower() == "last" and tense == "past":
+        return _near_quarter(today, "last", phrase)  # "sales grew in the last quarter": the one before this one
 
     def days(y: int) -> tuple[datetime, datetime]:
         first = datetime(y - back, first_month, 1, tzinfo=timezone.utc)
@@ -2062,6 +2063,12 @@ def _quarter(m: re.Match, g: tuple, today: datetime | None, tense: str | None) -
         return None  # "Revenue is strong in Q3": any year's, as a month's range said with no tense is
     start, end = _yearless_by_tense([days(today.year + k) for k in (-1, 0, 1)], tense, today)
     return TimeRef(start.timestamp(), end.timestamp(), "days", phrase, True, yearless=True)
+
+
+def _near_quarter(today: datetime, near: str, phrase: str) -> TimeRef:
+    """The calendar quarter before (``near`` "last"), after ("next") or holding ("this") the one ``today`` is in."""
+    first = _add_months(today.replace(day=1), -((today.month - 1) % 3) + 3 * {"last": -1, "next": 1}.get(near, 0))
+    return TimeRef(first.timestamp(), _add_months(first, 3).timestamp(), "days", phrase, True)
 
 
 def _by_clause(options: list[tuple[datetime, datetime]], today: datetime, tense: str | None, phrase: str
