@@ -100,3 +100,33 @@ def test_the_past_quarter_is_the_one_before_the_days(text, first, last):
 ])
 def test_a_games_last_quarter_is_no_date(text):
     assert said(text, AUG_16) is None
+
+
+# -- for the weekend ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, first", [
+    ("Do you have any plans for the weekend?", (2023, 3, 18)),
+    ("Any plans for the weekend?", (2023, 3, 18)),
+    ("I'm going away for the weekend.", (2023, 3, 18)),
+    ("My parents are visiting for the weekend.", (2023, 3, 18)),
+    ("I've budgeted $50 for the weekend, can you help me pick snacks?", (2023, 3, 18)),
+    ("I went to my parents' for the weekend.", (2023, 3, 11)),
+    ("I was away for the weekend.", (2023, 3, 11)),
+])
+def test_for_the_weekend_is_the_coming_one_or_the_last_one_reported(text, first):
+    start = at(*first)
+    assert said(text) == (start, start + 2 * 86400)
+
+
+@pytest.mark.parametrize("text", [
+    "Set aside time for the weekend to relax.",          # advice
+    "Prepare for the weekend by setting up reminders.",  # advice
+])
+def test_for_the_weekend_in_advice_is_no_date(text):
+    assert said(text) is None
+
+
+def test_plans_for_the_weekend_said_of_anyone_is_no_date():
+    assert said("For example, a couple discussing plans for the weekend, or friends catching up.") is None
+    assert said("Do you have plans for the weekend?") == (at(2023, 3, 18), at(2023, 3, 20))
+    assert said("Got any big plans for the weekend?") == (at(2023, 3, 18), at(2023, 3, 20))

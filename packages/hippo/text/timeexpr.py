@@ -46,7 +46,8 @@ DAY = 86400.0
 #: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
 #: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s"; a range
-#: of quarters, "from Q1 to Q3 2024"; "the past quarter", and "the last quarter" reported as the one before this one).
+#: of quarters, "from Q1 to Q3 2024"; "the past quarter", and "the last quarter" reported as the one before this one;
+#: "for the weekend").
 RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -488,6 +489,13 @@ _NOT_DECADE = re.compile(r"\b(?:degrees?|temperatures?|temps?|hot|heat\w*|weathe
                          r"bpm|heart\s+rate|pulse|pressure|sugar|glucose|weigh\w*|lbs?|pounds|kgs?|iq|rank\w*|"
                          r"aged?|years?\s+old)\b|[°%]", re.I)
 
+# the words before "for the weekend" that make it the coming one: "any plans for the weekend?", "I've budgeted $50 for
+# the weekend" (a present perfect readies what is to come; "I went to my parents' for the weekend" reports the last)
+# ("a couple discussing plans for the weekend" is any couple's)
+_PLANS_FOR = re.compile(r"\b(?:any|my|our|your|his|her|their|some|no|have|has|had|got|make|making|made)\s+"
+                        r"(?:[a-z]+\s+)?plans\s+$", re.I)
+_PERFECT = re.compile(r"(?:\b(?:have|has)|'ve)\s+(?:(?:just|already|also)\s+)?\w+ed\b", re.I)
+
 # Order matters: the first pattern that matches at a position wins (longest, most specific first).
 _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name, rx in [
     ("iso", r"\b(\d{4})-(\d{2})-(\d{2})\b"),
@@ -694,7 +702,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # weekend, in advice ("set specific times during the weekend for book discussions")
     # ("on the weekend" and "at the weekend" are as often any weekend, in advice: read only when the clause says its
     # tense, "I went hiking on the weekend", "what are you doing on the weekend?")
-    ("over_weekend", r"\b(over|on|at) the (?:weekend|wknd|wkend)\b(?!\s+(?:of|before|after)\b)"),
+    ("over_weekend", r"\b(over|on|at|for) the (?:weekend|wknd|wkend)\b(?!\s+(?:of|before|after)\b)"),
     # "the week after next", "the Friday after next": a week after the next one
     ("after_next", r"\bthe (week|weekend|" + _WEEKDAY[1:-1] + r") after next\b"),
     # "the week before last", "the Friday before last": a week before the last one ("the week before last year's
@@ -756,7 +764,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
-    "over_weekend": ("over the weekend", "on the weekend", "at the weekend", " the wknd", " the wkend"),
+    "over_weekend": ("over the weekend", "on the weekend", "at the weekend", "for the weekend", " the wknd",
+                     " the wkend"),
     "other_day": ("the other day", "the other night", "the other morning", "the other afternoon",
                   "the other evening", "the other week"), "open_wd": _WEEKDAY_STARTS, "bare_wd": _WEEKDAY_STARTS,
     "since_wd": ("since ",),
@@ -1354,9 +1363,18 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
     if name == "other_day":  # the week of days before the day it is said
         return TimeRef((today - timedelta(days=7)).timestamp(), today.timestamp(), "days", phrase, True)
     if name == "over_weekend":
+        clause = m.string[max(0, m.start() - 120):m.start()]
+        clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
+        if g[0].lower() == "for":  # what a thing is for is the coming weekend: "any plans for the weekend?", "I've
+            # budgeted $50 for the weekend"; a stay reported is the last one ("I went to my parents' for the weekend")
+            if tense is None:
+                if not _PLANS_FOR.search(clause):
+                    return None  # "set aside time for the weekend": advice
+                tense = "future"
+            elif tense == "past" and _PERFECT.search(clause):
+                tense = "future"
+            future = tense == "future"
         if tense is None:  # "are you free over the weekend?", "we're painting the fence over the weekend": to come
-            clause = m.string[max(0, m.start() - 120):m.start()]
-            clause = clause[max(clause.rfind(c) for c in ".!?\n") + 1:]
             if _HABIT.search(clause):
                 return None  # "I usually rest over the weekend": every weekend, no date
             if g[0].lower() != "over":
