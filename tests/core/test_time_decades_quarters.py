@@ -130,3 +130,17 @@ def test_plans_for_the_weekend_said_of_anyone_is_no_date():
     assert said("For example, a couple discussing plans for the weekend, or friends catching up.") is None
     assert said("Do you have plans for the weekend?") == (at(2023, 3, 18), at(2023, 3, 20))
     assert said("Got any big plans for the weekend?") == (at(2023, 3, 18), at(2023, 3, 20))
+
+
+# -- around the 20th ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, day", [
+    ("I'll be there around the 20th.", (2023, 3, 20)),
+    ("I got there around the 20th.", (2023, 2, 20)),
+])
+def test_around_a_day_of_the_month_is_that_day(text, day):
+    assert said(text) == days(day, day)
+
+
+def test_around_an_ordinal_that_counts_is_no_date():
+    assert said("We stopped around the 3rd floor.") is None

@@ -47,7 +47,7 @@ DAY = 86400.0
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
 #: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s"; a range
 #: of quarters, "from Q1 to Q3 2024"; "the past quarter", and "the last quarter" reported as the one before this one;
-#: "for the weekend").
+#: "for the weekend"; "around the 20th").
 RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -154,12 +154,12 @@ _HOLIDAY_RX = (r"(?:\b({lead}at|on|over|during|around|for|since|by|until|till|la
                + _HOLIDAY + r"(?:\s+(?:morning|afternoon|evening|night))?(?:,?\s+((?:19|20)\d{{2}})\b)?"
                r"(?!['\u2019]|\s+(?!" + _GOES_ON + r"\b)(?-i:[a-z])|\s+" + _PLACE_NOUN + r"\b)")
 
-# "on the 3rd", "by the 20th", "since the 10th" (a question's "before the 10th" and "after the 3rd" too: {lead}), not
-# "on the 3rd floor" / "by the 18th hole": a word in lowercase after the ordinal is what it counts, unless it is one
-# of the small words a sentence goes on with; an ordinal spelled out ("on the third") only at the end of its clause or
-# before "of this month" or a few words that go on with a day ("on the first draw", "on the First Die", "on the first
-# and second draws" count things)
-_NTH_RX = (r"\b({lead}on|by|until|till|since) the (?:(\d{{1,2}})(?:st|nd|rd|th)\b(?![-\u2013]|\s+(?!" + _GOES_ON
+# "on the 3rd", "by the 20th", "since the 10th", "around the 20th" (the day, as "around Christmas" is) (a question's
+# "before the 10th" and "after the 3rd" too: {lead}), not "on the 3rd floor" / "by the 18th hole": a word in lowercase
+# after the ordinal is what it counts, unless it is one of the small words a sentence goes on with; an ordinal spelled
+# out ("on the third") only at the end of its clause or before "of this month" or a few words that go on with a day
+# ("on the first draw", "on the First Die", "on the first and second draws" count things)
+_NTH_RX = (r"\b({lead}on|by|until|till|since|around) the (?:(\d{{1,2}})(?:st|nd|rd|th)\b(?![-\u2013]|\s+(?!" + _GOES_ON
            + r"\b)(?-i:[a-z]))|" + _ORDINAL + r"(?=\s*(?:[.!?,;:)\n]|$)|\s+(?:of\s+(?:this|next|last|each|every)\s+"
            r"month|at|then|too|so|when|if|but|because|as|instead|though)\b))"
            r"(?:\s+of\s+(this|next|last|each|every)\s+month\b)?")
@@ -759,8 +759,9 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "today": ("today", "2day", "tonight", "tonite", "2nite", "this morning", "this afternoon", "this evening"),
     "tomorrow": ("tomorrow", "tmr", "2mor", "tomoz", "tomor", "tommor"),
     "wd_nth": _WEEKDAY_STARTS,
-    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "before the ", "after the ",
-            "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",), "weeks_on": ("week", "fortnight"),
+    "nth": ("on the ", "by the ", "until the ", "till the ", "since the ", "around the ", "before the ",
+            "after the ", "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",),
+    "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
     "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
