@@ -27,6 +27,8 @@ def said(text: str, now: float = MAR_15) -> tuple[float, float] | None:
     ("Music of the 1990's was better.", 1990, 1999),
     ("Music was better in the '90s.", 1990, 1999),
     ("Music was better in the 90s.", 1990, 1999),
+    ("Music was better in the 90's.", 1990, 1999),
+    ("I loved the 80's.", 1980, 1989),
     ("Things were simpler in the nineties.", 1990, 1999),
     ("The eighties were wild.", 1980, 1989),
     ("We moved there in the early 2000s.", 2000, 2003),
@@ -48,6 +50,7 @@ def test_since_a_decade_is_from_its_start_up_to_the_day():
     "In my twenties I travelled a lot.",          # an age
     "She is in her nineties now.",                # an age
     "Temperatures were in the 90s all week.",     # degrees
+    "It was in the 90's all week, too hot.",      # degrees
     "His scores were in the nineties.",           # a score
     "I found a book from the 1900s.",             # as often the century
     "The roaring '20s had jazz.",                 # the 1920s or the 2020s

@@ -481,7 +481,7 @@ _GAME = re.compile(r"\b(?:(?:down|up|behind)\s+(?:by\s+)?\d+\b(?!\s*(?:%|percent
 # its last three ("the early 2000s" is 2000-2003).
 _DECADE_WORDS = {"thirties": 1930, "forties": 1940, "fifties": 1950, "sixties": 1960, "seventies": 1970,
                  "eighties": 1980, "nineties": 1990, "noughties": 2000, "aughts": 2000}
-_DECADE_RX = (r"\bthe\s+(?:(early|mid|late)[\s-]+)?(?:((?:1[5-9]|20)[1-9]0|2000)'?s|'(\d0)s|([3-9]0)s|("
+_DECADE_RX = (r"\bthe\s+(?:(early|mid|late)[\s-]+)?(?:((?:1[5-9]|20)[1-9]0|2000)'?s|'(\d0)s|([3-9]0)'?s|("
               + "|".join(_DECADE_WORDS) + r"))\b(?!['\u2019-])")
 # what a number in the 30s to the 90s also counts: degrees, scores, speeds, a body's measures, percentages
 _NOT_DECADE = re.compile(r"\b(?:degrees?|temperatures?|temps?|hot|heat\w*|weather|humid\w*|fahrenheit|celsius|"
