@@ -27,6 +27,7 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Ich habe meinen Schlüssel im Büro vergessen.",
         "Meine Cousine hat lange in einer Bäckerei gearbeitet.",
         "Die Nachbarn kochten am Wochenende Gulasch für alle.",
+        "Im Frühling renovierten wir das Badezimmer.",
     ], [
         ("Wo steht das Haus, das ihr geerbt habt?", 0), ("Welches Buch von Fontane hast du gelesen?", 3),
         ("Wie schmeckt der Apfel aus dem Garten?", 7), ("Welcher Zahn muss behandelt werden?", 8),
@@ -36,6 +37,8 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("Wohin fahrt ihr im Sommer mit dem Zug?", 9), ("Wo arbeitet Lena als Ärztin?", 1),
         # a verb in another of its forms ("arbeitet", "gearbeitet"; "gekocht", "kochten")
         ("Wo arbeitet meine Cousine?", 20), ("Was haben die Nachbarn für uns gekocht?", 21),
+        # a question of one little word of German's, known by its frame ("Was haben", a participle at its end)
+        ("Was haben die Nachbarn gekocht?", 21), ("Was habt ihr renoviert?", 22),
     ]),
     "tr": ([
         "Dün akşam evlerimizden çıkıp sahile yürüdük.",

@@ -28,6 +28,11 @@ from chats_of_word_forms import CHATS
     ("Il viaggio è andato bene?", "romance"), ("Foi boa a viagem?", "romance"), ("Uma Thurman starred in what?", None),
     ("What did Una say about Las Vegas?", None), ("Did you try the foie gras at Sono?", None),
     ("Did you buy hay for the horses?", None),
+    # a German question of one little word, by its frame: an opening "Was" before a German verb, a participle at its
+    # end; English's "Was it", "geologist", "gentlemen", "gestalt" are no frame
+    ("Was haben die Nachbarn gekocht?", "de"), ("Was hat Lena gemacht?", "de"), ("Was habt ihr renoviert?", "de"),
+    ("Wann hat Paul eingekauft?", "de"), ("Was it a geologist?", None), ("Was Van der Berg there?", None),
+    ("Was it the gentlemen who got the gestalt?", None), ("Was the gadget stolen?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang

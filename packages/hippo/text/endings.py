@@ -59,7 +59,8 @@ from functools import lru_cache
 __all__ = ["language", "variants", "plain", "SIGNS", "STOPWORDS", "ELISION", "ROMANCE_PLURALS", "MIN_BASE"]
 
 # The words that say a question is in the language: its question words, and for German, whose little words are
-# fewer and some of them English words too ("die", "was", "hat", "den"), its little words, two of them. A Turkish
+# fewer and some of them English words too ("die", "was", "hat", "den"), its little words, two of them (or one, and
+# the frame of a German question: :data:`_DE_PARTICIPLE_END`). A Turkish
 # question is also known by a letter of its own ("ı", "ğ", "ş").
 SIGNS: dict[str, frozenset[str]] = {
     "tr": frozenset(("ne", "neyi", "neler", "mı", "mu", "mü", "misin", "mısın", "musun", "müsün", "nerede", "nereye",
@@ -90,6 +91,16 @@ _ROMANCE_LITTLE = frozenset(("foi", "foram", "fue", "fueron", "fui", "fuiste", "
                              "tinha", "tiene", "tienen", "tenía", "muy", "muito", "muita", "uma", "una", "sont",
                              "était", "étaient", "êtes", "avez", "avons", "sono", "hanno", "molto"))
 _TURKISH_LETTERS = re.compile("[ığşĞŞİ]")
+# A German question that holds one little word of :data:`SIGNS` only ("Was haben die Nachbarn gekocht?") is known by
+# the frame German puts a question in, each a sign: an opening "Was" before a verb of German's (English writes "Was"
+# before "it", "he", "the"), and a participle at its end, in lower case ("gekocht", "gegangen", "eingekauft": "ge" and
+# three letters or more, then "t" or "en"; English's "geologist", "gentlemen", "gestalt" are left; or in "-iert",
+# "renoviert").
+_DE_WAS_VERBS = frozenset(("haben", "hat", "hast", "habe", "habt", "ist", "sind", "bist", "seid", "war", "waren",
+                           "warst", "wird", "werden", "wirst", "kann", "kannst", "können", "macht", "machst",
+                           "machen", "gibt", "weißt", "soll", "sollen", "muss", "müssen", "möchtest"))
+_DE_PARTICIPLE_END = re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|zurück|weg|los)?ge(?!o|ntlem|stalt)"
+                                r"[a-zäöüß]{3,}(?:t|en)|[a-zäöüß]{3,}iert")
 # ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
 # when they open the question ("Dove sono i libri?", "Chi è venuto?", "Ne yedin?")
 _OPENING_ONLY = frozenset(("dove", "chi", "como", "cosa", "ne", "qui", "mu"))
@@ -156,6 +167,15 @@ BASES = 2
 MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3}
 
 
+def _german_frame(found: list[str]) -> int:
+    """How many of the two signs of a German question's frame the words ``found`` hold (see
+    :data:`_DE_PARTICIPLE_END`)."""
+    if not found:
+        return 0
+    was = found[0] == "Was" and len(found) > 1 and found[1] in _DE_WAS_VERBS
+    return was + (_DE_PARTICIPLE_END.fullmatch(found[-1]) is not None)
+
+
 def language(text: str) -> str | None:
     """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
     (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"ru"`` in Russian; else
@@ -173,7 +193,7 @@ def language(text: str) -> str | None:
         return "tr"
     if words & SIGNS["fi"]:
         return "fi"
-    if len(words & SIGNS["de"]) >= 2:
+    if len(words & SIGNS["de"]) + _german_frame(found) >= 2:
         return "de"
     if words & _RUSSIAN:
         return "ru"
