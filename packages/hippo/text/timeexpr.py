@@ -45,8 +45,9 @@ DAY = 86400.0
 #: Wednesday on Netflix"; a list of days, "on March 3 and 5"; "the first Monday of April"; "on Tuesday, the 7th";
 #: "I saw June 3 times"; "by July", "starting April"; quarters, halves and fiscal years, "in Q3", "last quarter", "H1
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
-#: viernes", "am Freitag", "в пятницу").
-RULE = 8
+#: viernes", "am Freitag", "в пятницу"); 9: a Spanish or Portuguese weekday said alone whose clause's verb is a "we"
+#: of the present and the past alike ("El sábado salimos") is undated.
+RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -397,6 +398,27 @@ _TR_PAST = re.compile(r"(?<!\w)(?!(?:şimdi|simdi|kendi|kedi|yedi|hindi|haydi|ar
 _OTHER_PAST = {lang: re.compile(r"(?<!\w)(?:" + rx + r")(?!\w)", re.I if lang != "fr" else 0)
                for lang, rx in (("es", _ES_PAST), ("pt", _PT_PAST), ("fr", _FR_PAST), ("it", _IT_PAST),
                                 ("de", _DE_PAST), ("nl", _NL_PAST), ("ru", _RU_PAST))}
+# Spanish and Portuguese write the "we" of a regular verb alike in the present and the simple past: "salimos",
+# "viajamos" (Portuguese "comemos" too) is "we go out" and "we went out". A clause whose only verb is such a word and
+# that nothing else puts in the past or in the present ("El sábado salimos con Marta") says neither the last nor the
+# coming weekday, and is left undated. A verb of the present or the future only ("vamos", "estamos", "tenemos",
+# "saldremos", a gerund) places it, and so do the forms that are no such verb: the present's of the verbs whose past
+# changes ("vamos", "fuimos"; "decimos", "dijimos"), nouns and adjectives ("primos", "gramos"; the accented "últimos",
+# "próximos" are none).
+_OTHER_WE = {
+    "es": re.compile(r"(?<!\w)(?!(?:vamos|estamos|damos|decimos|venimos|primos|mimos|racimos|ramos|tramos|gramos|"
+                     r"kilogramos|amos)(?!\w))[a-zñ]{2,}(?:amos|imos)(?!\w)", re.I),
+    "pt": re.compile(r"(?<!\w)(?!(?:vamos|estamos|temos|podemos|fazemos|queremos|sabemos|dizemos|trazemos|vemos|"
+                     r"vimos|primos|ramos|gramos|quilogramos|amos|somos|éramos|fomos)(?!\w))[a-zç]{2,}(?:amos|emos|imos)"
+                     r"(?!\w)", re.I),
+}
+_OTHER_NOW = {
+    "es": re.compile(r"(?<!\w)(?:voy|vas|va|vamos|vais|van|estoy|estás|está|estamos|están|tengo|tienes|tiene|"
+                     r"tenemos|tienen|hay|\w{2,}emos|\w{2,}(?:ré|rás|rá|remos|réis|rán)|\w{2,}(?:ando|iendo))(?!\w)",
+                     re.I),
+    "pt": re.compile(r"(?<!\w)(?:vou|vais|vai|vamos|vão|estou|está|estamos|estão|tenho|tem|temos|têm|há|podemos|"
+                     r"fazemos|queremos|\w{2,}(?:rei|rá|remos|rão)|\w{2,}(?:ando|endo|indo))(?!\w)", re.I),
+}
 # the clause of a weekday said alone: its sentence, up to a comma that does not follow the weekday at the sentence's
 # start ("El viernes, fuimos al cine"; "Ayer fui al cine, el viernes voy a la playa"), and from the conjunction that
 # opens a clause of what is said or thought ("Le dije que el viernes no puedo": the past is the telling's) up to the
@@ -1542,6 +1564,8 @@ def _other_bare_weekday(m: re.Match, today: datetime) -> TimeRef | None:
         return None
     past = _TR_PAST.search(clause) is not None if lang == "tr" else _OTHER_PAST[lang].search(clause) is not None
     wd = _OTHER_WD_INDEX[_folded(said)]
+    if not past and lang in _OTHER_WE and _OTHER_WE[lang].search(clause) and not _OTHER_NOW[lang].search(clause):
+        return None  # "El sábado salimos": the last Saturday or the coming one
     if past:
         return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
     return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
