@@ -409,8 +409,8 @@ _OTHER_WE = {
     "es": re.compile(r"(?<!\w)(?!(?:vamos|estamos|damos|decimos|venimos|primos|mimos|racimos|ramos|tramos|gramos|"
                      r"kilogramos|amos)(?!\w))[a-zñ]{2,}(?:amos|imos)(?!\w)", re.I),
     "pt": re.compile(r"(?<!\w)(?!(?:vamos|estamos|temos|podemos|fazemos|queremos|sabemos|dizemos|trazemos|vemos|"
-                     r"vimos|primos|ramos|gramos|quilogramos|amos|somos|éramos|fomos)(?!\w))[a-zç]{2,}(?:amos|emos|imos)"
-                     r"(?!\w)", re.I),
+                     r"vimos|primos|ramos|gramos|quilogramos|amos|somos|éramos|fomos)(?!\w))[a-zç]{2,}"
+                     r"(?:amos|emos|imos)(?!\w)", re.I),
 }
 _OTHER_NOW = {
     "es": re.compile(r"(?<!\w)(?:voy|vas|va|vamos|vais|van|estoy|estás|está|estamos|están|tengo|tienes|tiene|"
