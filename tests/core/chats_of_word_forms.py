@@ -101,6 +101,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Veljeni perheen kanssa vietimme joulun Oulussa.",
         "Ostimme taidenäyttelystä kauniin maalauksen.",
         "Espoossa vuokra-asunnot ovat tosi kalliita.",
+        "Aamulla liikenteessä oli pitkä ruuhka.",
+        "Sateen takia peruimme retken.",
+        "Meillä oli viikonloppuna vieraita Ruotsista.",
+        "Naapurit ovat tosi rikkaita.",
     ], [
         ("Missä talo on?", 0), ("Mikä on koiran nimi?", 1), ("Mitä sisko opiskelee?", 2),
         ("Milloin auto ostettiin?", 3),
@@ -114,6 +118,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         # ("kaunis", "kauniin"; "kallis", "kalliita")
         ("Oliko ruoka suolaista?", 20), ("Onko huone siisti?", 21), ("Kenen perhe oli mukana?", 22),
         ("Mikä oli kaunis?", 23), ("Mikä on kallis?", 24),
+        # a word in -e or -as whose stem's consonants are in the strong grade ("liikenne", "liikenteessä"; "sade",
+        # "sateen") or not ("vieras", "vieraita"; "rikas", "rikkaita")
+        ("Milloin liikenne oli ruuhkainen?", 25), ("Mitä sade esti?", 26), ("Mistä vieras tuli?", 27),
+        ("Kuka on rikas?", 28),
     ]),
     "es": ([
         "Ayer fui al cine con Lucía a ver la nueva película de Almodóvar.",

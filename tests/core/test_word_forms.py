@@ -72,6 +72,16 @@ def test_a_question_is_known_by_its_words(question, lang):
     ("kallis", "fi", {"kalliin", "kalliissa", "kallista", "kalliit", "kalliita"}),
     ("kaunis", "fi", {"kauniin", "kauniissa", "kaunista"}), ("kalliissa", "fi", {"kallis"}),
     ("kauniin", "fi", {"kaunis", "kaunista"}),
+    # a word in -e or -as whose stem takes the strong grade ("liikenne", "liikenteen"; "rikas", "rikkaan") or keeps
+    # its consonant ("vieras", "vieraan"; "kappale", "kappaleen"), both ways
+    ("liikenne", "fi", {"liikenteen", "liikenteessä", "liikennettä", "liikenteet", "liikenteitä"}),
+    ("sade", "fi", {"sateen", "sateessa"}), ("osoite", "fi", {"osoitteen", "osoitteessa"}),
+    ("murre", "fi", {"murteen"}), ("kappale", "fi", {"kappaleen", "kappaletta"}),
+    ("liikenteen", "fi", {"liikenne"}), ("sateessa", "fi", {"sade"}), ("osoitteen", "fi", {"osoite"}),
+    ("vieras", "fi", {"vieraan", "vieraassa", "vierasta", "vieraita", "vieraat", "vierailla", "vieraiden"}),
+    ("rikas", "fi", {"rikkaan", "rikkaat", "rikasta", "rikkaita"}), ("puhdas", "fi", {"puhtaan"}),
+    ("kuningas", "fi", {"kuninkaan"}), ("vieraan", "fi", {"vieras"}), ("rikkaan", "fi", {"rikas"}),
+    ("kuninkaan", "fi", {"kuningas"}),
     # German: the endings, on the word and with its last stem vowel in umlaut; a word asked in umlaut, without it
     ("Haus", "de", {"häuser", "häusern", "hauses"}), ("Buch", "de", {"bücher", "buches"}),
     ("Apfel", "de", {"äpfel", "äpfeln"}), ("Kind", "de", {"kinder", "kindern"}), ("Garten", "de", {"gärten"}),

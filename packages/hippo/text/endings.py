@@ -27,8 +27,9 @@ letters or more) one of whose forms it is, and each base is given every ending.
   "Helsingissä"; "katu", "kadulla"; "pankki", "pankissa"; "ranta", "rannalla"), and the stem in -se- and -s- of a
   word in -nen ("nainen", "naisen", "naista"), both ways: "kadulla" asked is "katu" + "lla"; a "k" between vowels
   that drops in a word in -a or -ä ("ruoka", "ruoan"; "reikä", "reiässä"), and the stem in -ee- of a word in -e
-  ("huone", "huoneessa"; "perhe", "perheen") and in -ii- of one in -is ("kaunis", "kauniin"; "kallis",
-  "kalliita"), both ways. A "k" that drops before another vowel ("joki", "joen"; "luku", "luvun") is left: its weak
+  ("huone", "huoneessa"; "perhe", "perheen"), in -ii- of one in -is ("kaunis", "kauniin"; "kallis",
+  "kalliita") and in -aa- of one in -as ("vieras", "vieraan"), the consonants of the two in their strong grade too
+  ("liikenne", "liikenteen"; "rikas", "rikkaan"), both ways. A "k" that drops before another vowel ("joki", "joen"; "luku", "luvun") is left: its weak
   stems write other words ("join", "I drank"; "luun", "of the bone").
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
@@ -330,23 +331,45 @@ def _fi_weak(base: str) -> str | None:
 # The words in -e take their endings on a stem in -ee- ("huone", "huoneen", "huoneessa", "huoneeseen"; "perhe",
 # "perheen"), the partitive on the word ("huonetta"), the plural on -ei- ("huoneissa", "huoneita", "huoneiden");
 # the adjectives in -is on a stem in -ii- ("kaunis", "kauniin", "kauniissa"; "kallis", "kalliit", "kalliita"), the
-# partitive on the word ("kallista"). Words of two syllables or more, the -e after a consonant: "tee" (tea) is
-# "teen", and "kolme" (three) "kolmen".
+# partitive on the word ("kallista"); the words in -as and -äs on a stem in -aa-, -ää- ("vieras", "vieraan",
+# "vieraassa", "vierasta", "vieraita"). Words of two syllables or more, the -e after a consonant: "tee" (tea) is
+# "teen", and "kolme" (three) "kolmen". The word said alone is the weak grade of its stem, so a word in -e or -as
+# takes its endings on the strong grade too (:data:`_FI_STRENGTHEN`): "liikenne", "liikenteen"; "sade", "sateen";
+# "osoite", "osoitteen"; "rikas", "rikkaan"; "puhdas", "puhtaan"; "kuningas", "kuninkaan". A word whose consonant
+# stays ("kappale", "kappaleen"; "terve", "terveen") has both stems, the one that writes no word left unmatched.
 _FI_LONG_STEM = ("n", "t", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "seen", "ttA")
 _FI_LONG_PLURAL = ("tA", "den", "tten", "siin", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "ttA", "hin")
+# the weak consonants before a stem's last vowel and their strong grade, the longer first ("nn" before "n"), without
+# the "l" and "h" that stay far more often than they take a "k" ("kappale", "perhe")
+_FI_STRENGTHEN = tuple((weak, strong) for weak, strong in _FI_STRONG if weak not in ("l", "h"))
 
 
-def _fi_long_stem(base: str) -> str | None:
-    """The stem in -ee- of a word in -e ("huone" -> "huonee"), in -ii- of one in -is ("kaunis" -> "kaunii"), or
-    None."""
+def _fi_strong(stem: str) -> str | None:
+    """``stem`` (a stem without its last vowel, "liiken"+"n") with its last consonants in the strong grade
+    ("liikent"), or None when they have none."""
+    for weak, strong in _FI_STRENGTHEN:
+        if stem.endswith(weak) and (len(weak) == 2 or stem[-2:-1] in _VOWELS):
+            return stem[:len(stem) - len(weak)] + strong
+    return None
+
+
+def _fi_long_stems(base: str) -> tuple[str, ...]:
+    """The stems in -ee- of a word in -e ("huone" -> "huonee"; "liikenne" -> "liikennee", "liikentee"), in -ii- of
+    one in -is ("kaunis" -> "kaunii"), in -aa- or -ää- of one in -as or -äs ("vieras" -> "vieraa"; "rikas" ->
+    "rikaa", "rikkaa"); none for another word."""
     syllables = sum(1 for k, c in enumerate(base) if c in _VOWELS and base[k - 1:k] not in tuple(_VOWELS))
     if syllables < 2:
-        return None
+        return ()
     if base.endswith("e") and base[-2:-1] not in tuple(_VOWELS):
-        return base + "e"
+        strong = _fi_strong(base[:-1])
+        return (base + "e",) + ((strong + "ee",) if strong is not None else ())
     if base.endswith("is") and base[-3:-2] not in tuple(_VOWELS):
-        return base[:-1] + "i"
-    return None
+        return (base[:-1] + "i",)
+    if base.endswith(("as", "äs")) and base[-3:-2] not in tuple(_VOWELS):
+        vowel = base[-2]
+        strong = _fi_strong(base[:-2])
+        return (base[:-1] + vowel,) + ((strong + vowel * 2,) if strong is not None else ())
+    return ()
 
 
 @lru_cache(maxsize=4096)
@@ -369,9 +392,11 @@ def _finnish_forms(base: str) -> frozenset[str]:
         plural = {base} | _fi_plural_stems(base)
         out |= {p + put(c) for p in plural for c in _FI_PLURAL}
         out |= {base + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
-    long = _fi_long_stem(base)
-    if long is not None:
-        out |= {long + put(c) for c in _FI_LONG_STEM} | {base + put("tA")}
+    longs = _fi_long_stems(base)
+    if longs:
+        out.add(base + put("tA"))
+    for long in longs:
+        out |= {long + put(c) for c in _FI_LONG_STEM}
         out |= {long[:-1] + "i" + put(c) for c in _FI_LONG_PLURAL}
         out |= {long + put(c) + put(o) for c in _FI_OWNED for o in _FI_OWNERS}
     return frozenset(out)
@@ -574,6 +599,12 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
                     strong.append(stem + "k" + b[-1])  # "ruoan": "ruoka"
             if b.endswith("ii"):
                 strong.append(b[:-1] + "s")  # "kauniin": "kaunis"
+            if b.endswith(("aa", "ää")):  # "vieraan": "vieras"; "rikkaan": "rikas"
+                weak = _fi_weak(b[:-1])
+                strong += [b[:-1] + "s"] + ([weak + "s"] if weak is not None else [])
+            if b.endswith("e") and b[-2:-1] not in tuple(_VOWELS):  # "liikenteen": "liikenne"
+                weak = _fi_weak(b)
+                strong += [weak] if weak is not None else []
             bases.update(c for c in strong if len(c) >= MIN_BASE[lang] and low in _finnish_forms(c))
     if lang == "tr":  # a voiced final consonant asked ("kitabı", "çocuğu"): the base as it is said alone
         for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)):
