@@ -28,6 +28,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Meine Cousine hat lange in einer Bäckerei gearbeitet.",
         "Die Nachbarn kochten am Wochenende Gulasch für alle.",
         "Im Frühling renovierten wir das Badezimmer.",
+        "Letzten Sommer fuhren wir mit dem Fahrrad an den Bodensee.",
+        "Oma ging jeden Morgen mit dem Hund spazieren.",
+        "Am Samstag kaufen wir auf dem Wochenmarkt ein.",
+        "Tante Gisela brachte einen riesigen Kuchen mit.",
     ], [
         ("Wo steht das Haus, das ihr geerbt habt?", 0), ("Welches Buch von Fontane hast du gelesen?", 3),
         ("Wie schmeckt der Apfel aus dem Garten?", 7), ("Welcher Zahn muss behandelt werden?", 8),
@@ -39,6 +43,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("Wo arbeitet meine Cousine?", 20), ("Was haben die Nachbarn für uns gekocht?", 21),
         # a question of one little word of German's, known by its frame ("Was haben", a participle at its end)
         ("Was haben die Nachbarn gekocht?", 21), ("Was habt ihr renoviert?", 22),
+        # a strong verb ("gefahren", "fuhren"; "gegangen", "ging") and a separable one ("eingekauft", "kaufen ... ein";
+        # "mitgebracht", "brachte ... mit")
+        ("Wohin seid ihr gefahren?", 23), ("Wann ist Oma mit dem Hund gegangen?", 24),
+        ("Wo habt ihr eingekauft?", 25), ("Was hat Tante Gisela mitgebracht?", 26),
     ]),
     "tr": ([
         "Dün akşam evlerimizden çıkıp sahile yürüdük.",

@@ -124,6 +124,14 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     # German weak verbs, a word in lower case
     ("gearbeitet", "de", {"arbeitet", "arbeitete", "arbeiten"}), ("arbeitet", "de", {"gearbeitet", "arbeitete"}),
     ("gekocht", "de", {"kocht", "kochte", "kochten", "kochen"}), ("wohnte", "de", {"wohnt", "gewohnt"}),
+    # German strong and mixed verbs, whose vowel changes, by their table
+    ("gefahren", "de", {"fahren", "fährt", "fuhr", "fuhren"}), ("ging", "de", {"gehen", "geht", "gegangen"}),
+    ("gegessen", "de", {"isst", "aß", "aßen", "essen"}), ("las", "de", {"liest", "gelesen", "lesen"}),
+    ("gebracht", "de", {"brachte", "brachten", "bringt"}), ("nimmt", "de", {"nahm", "genommen"}),
+    # separable verbs: with the prefix and without, as the verb is written where it stands apart
+    ("eingekauft", "de", {"einkaufen", "einkauft", "kaufen", "kaufte", "kauft"}),
+    ("einkaufen", "de", {"eingekauft", "kaufe"}), ("mitgebracht", "de", {"mitbringen", "brachte", "bringt"}),
+    ("ausgegangen", "de", {"ausgehen", "ging", "geht"}),
 ])
 def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     got = endings.variants(word, lang)
@@ -140,6 +148,8 @@ def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     ("comió", "romance", "come"), ("estaba", "romance", "este"),
     # a German noun or a stem ending in a vowel is no verb
     ("Haus", "de", "haust"), ("arbeitet", "de", "arbeiet"),
+    # a strong verb's participle is no weak verb's form ("gefahren" is no "gefahr" + "en")
+    ("gefahren", "de", "gefahrt"),
 ])
 def test_a_verb_form_is_not_given_to_another_word(word, lang, other):
     assert other not in endings.variants(word, lang)

@@ -44,7 +44,10 @@ letters or more) one of whose forms it is, and each base is given every ending.
   whose ending only a verb has, the verb's only for one whose ending a noun has too ("trabaja" finds "trabajó",
   "libro" no "libre"), never the first person's present, the verb's noun ("trabajo", a job).
 - **German** verbs: a word in lower case (a German noun is capitalised) in the present, the past in -te- or the
-  participle of a weak verb is matched in the others ("gearbeitet", "arbeitet", "arbeitete"; :data:`_DE_VERB`).
+  participle of a weak verb is matched in the others ("gearbeitet", "arbeitet", "arbeitete"; :data:`_DE_VERB`), of a
+  strong or mixed verb of :data:`_DE_STRONG_VERBS` in its others ("gefahren", "fährt", "fuhr"; "gebracht",
+  "brachte"), and of a verb with a separable prefix in its forms with the prefix and without, as the verb is written
+  where the prefix stands apart ("eingekauft", "einkaufen", "kaufen ... ein"; :data:`_DE_SEPARABLE`).
 
 A question in one of these languages, or in Russian, is also read without its language's little words
 (:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
@@ -436,8 +439,8 @@ def _german_forms(base: str) -> frozenset[str]:
 # with the "e" a stem in -t or -d takes ("arbeitet", "arbeitete"), and its participle, "ge" + stem + "t" ("gelernt",
 # "gearbeitet"). A question's word in lower case is a verb or an adjective (a German noun is capitalised): ending in
 # one of them, on a stem of MIN_VERB_STEM letters or more, it is matched in the others ("Wo hat Lena gearbeitet?" finds
-# "Lena arbeitet als Ärztin"). The strong verbs, whose vowel changes ("fahren", "fuhr", "gefahren"), and the verbs
-# with a separable prefix ("eingekauft") are left.
+# "Lena arbeitet als Ärztin"). The strong verbs, whose vowel changes ("fahren", "fuhr", "gefahren"), are
+# :data:`_DE_STRONG`'s, and the verbs with a separable prefix ("eingekauft") :data:`_DE_SEPARABLE`'s.
 _DE_VERB = ("e", "st", "est", "t", "et", "en", "te", "test", "ten", "tet", "ete", "etest", "eten", "etet")
 
 
@@ -455,6 +458,68 @@ def _german_verb_forms(word: str) -> frozenset[str]:
         return frozenset()
     stem = body[:len(body) - len(e)]
     return frozenset({stem + f for f in _DE_VERB} | {"ge" + stem + "t", "ge" + stem + "et"})
+
+
+# The strong verbs of German, whose vowel changes ("fahren", "fährt", "fuhr", "gefahren"), and the mixed ones, which
+# take the weak endings on a changed stem ("bringen", "brachte", "gebracht"): the most frequent of a chat, each by
+# its infinitive, its present's stem where the vowel changes (else the infinitive's), its past and its participle.
+# A word asked that is one of a verb's forms is matched in all of them ("Wohin seid ihr gefahren?" finds "Wir fuhren
+# nach Wien"); a form shared by two verbs gives both.
+_DE_STRONG_VERBS = """fahren fähr fuhr gefahren; gehen geh ging gegangen; kommen komm kam gekommen; sehen sieh sah
+    gesehen; geben gib gab gegeben; nehmen nimm nahm genommen; essen iss aß gegessen; trinken trink trank getrunken;
+    finden find fand gefunden; schreiben schreib schrieb geschrieben; lesen lies las gelesen; sprechen sprich sprach
+    gesprochen; treffen triff traf getroffen; helfen hilf half geholfen; laufen läuf lief gelaufen; schlafen schläf
+    schlief geschlafen; fliegen flieg flog geflogen; ziehen zieh zog gezogen; bleiben bleib blieb geblieben; steigen
+    steig stieg gestiegen; singen sing sang gesungen; schwimmen schwimm schwamm geschwommen; gewinnen gewinn gewann
+    gewonnen; verlieren verlier verlor verloren; vergessen vergiss vergaß vergessen; beginnen beginn begann begonnen;
+    bekommen bekomm bekam bekommen; tragen träg trug getragen; waschen wäsch wusch gewaschen; fallen fäll fiel
+    gefallen; halten hält hielt gehalten; rufen ruf rief gerufen; schließen schließ schloss geschlossen; sitzen sitz
+    saß gesessen; stehen steh stand gestanden; liegen lieg lag gelegen; werfen wirf warf geworfen; sterben stirb starb
+    gestorben; streiten streit stritt gestritten; schneiden schneid schnitt geschnitten; leihen leih lieh geliehen;
+    bringen bring brachte gebracht; denken denk dachte gedacht; kennen kenn kannte gekannt; rennen renn rannte
+    gerannt; wissen weiß wusste gewusst"""
+
+
+def _de_strong_forms(infinitive: str, present: str, past: str, participle: str) -> frozenset[str]:
+    """The forms of a strong or mixed verb (see :data:`_DE_STRONG_VERBS`): present, past, infinitive, participle."""
+    stem = infinitive[:-2] if infinitive.endswith("en") else infinitive[:-1]
+    out = {infinitive, participle, stem + "e", stem + "t", stem + "et", present, present + "st", present + "t",
+           present + "est"}
+    ends = ("", "st", "n", "t") if past.endswith("te") else ("", "st", "en", "t", "est", "et")
+    return frozenset(out | {past + e for e in ends})
+
+
+_DE_STRONG: dict[str, frozenset[str]] = {}
+for _verb in _DE_STRONG_VERBS.split(";"):
+    _forms = _de_strong_forms(*_verb.split())
+    for _form in _forms:
+        _DE_STRONG[_form] = _DE_STRONG.get(_form, frozenset()) | _forms
+del _verb, _forms, _form
+# The prefixes a German verb puts at its clause's end ("Wir kaufen morgen ein"), its participle's "ge" after them
+# ("eingekauft") and its infinitive's "zu" ("einzukaufen"). A word asked that opens with one, on a verb's form, is
+# matched in the verb's forms with the prefix ("einkaufen", "eingekauft", "einkauft") and without ("kaufen",
+# "kauft", "kaufte"), which is how the verb is written where the prefix stands apart.
+_DE_SEPARABLE = tuple(sorted(("ab", "an", "auf", "aus", "ein", "mit", "nach", "vor", "zu", "zurück", "weg", "los",
+                              "fest", "her", "hin", "um", "weiter", "zusammen", "vorbei", "heim"), key=len,
+                             reverse=True))
+
+
+@lru_cache(maxsize=4096)
+def _german_all_verb_forms(word: str) -> frozenset[str]:
+    """The forms of the weak (:func:`_german_verb_forms`), strong (:data:`_DE_STRONG`) or separable verb ``word`` (in
+    lower case) is one of."""
+    if word in _DE_STRONG:  # (its weak reading is none: "gefahren" is no "gefahr" + "en")
+        return _DE_STRONG[word]
+    out = set(_german_verb_forms(word))
+    for prefix in _DE_SEPARABLE:
+        rest = word[len(prefix):]
+        if not word.startswith(prefix) or len(rest) < 4:
+            continue
+        forms = _DE_STRONG.get(rest) or _german_verb_forms(rest)
+        if forms:
+            out |= forms | {prefix + f for f in forms}  # ("antworten" is no "an" + "tworten": both readings)
+            break
+    return frozenset(out)
 
 
 # The plurals of French, Spanish, Portuguese and Italian that are not the word and an "s": the singular's ending and
@@ -617,6 +682,6 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
             bare = "".join(_PLAIN.get(c, c) for c in b.replace("äu", "au"))
             if bare != b and low in _german_forms(bare):
                 bases.add(bare)
-        if word[:1].islower():  # a verb ("gearbeitet": "arbeitet", "arbeitete")
-            verbs = _german_verb_forms(low)
+        if word[:1].islower():  # a verb ("gearbeitet": "arbeitet", "arbeitete"; "gefahren": "fuhr")
+            verbs = _german_all_verb_forms(low)
     return frozenset({word} | {f for b in bases for f in forms_of(b)} | verbs)
