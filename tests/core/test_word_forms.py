@@ -132,6 +132,9 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     ("eingekauft", "de", {"einkaufen", "einkauft", "kaufen", "kaufte", "kauft"}),
     ("einkaufen", "de", {"eingekauft", "kaufe"}), ("mitgebracht", "de", {"mitbringen", "brachte", "bringt"}),
     ("ausgegangen", "de", {"ausgehen", "ging", "geht"}),
+    # a weak verb whose stem ends in "t", asked in its infinitive
+    ("antworten", "de", {"antwortet", "geantwortet", "antwortete"}), ("richten", "de", {"gerichtet", "richtete"}),
+    ("starten", "de", {"gestartet", "startete"}),
 ])
 def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     got = endings.variants(word, lang)

@@ -451,13 +451,18 @@ def _german_verb_forms(word: str) -> frozenset[str]:
     MIN_VERB_STEM."""
     body = word[2:] if word.startswith("ge") and word.endswith("t") and len(word) - 3 >= MIN_VERB_STEM else word
     ends = ("t", "et") if body is not word else _DE_VERB
-    # (a verb's stem ends in a consonant: "arbeitet" is "arbeit" + "et", not "arbei" + "tet" nor "arbeite" + "t")
+    # (a verb's stem ends in a consonant: "arbeitet" is "arbeit" + "et", not "arbei" + "tet" nor "arbeite" + "t";
+    # a stem in -t asked in a form in -ten or -te is read both ways: "antworten" is "antwort" + "en" as well as
+    # "antwor" + "ten", "richtete" "richt" + "ete")
     e = max((e for e in ends if body.endswith(e) and len(body) - len(e) >= MIN_VERB_STEM
              and body[len(body) - len(e) - 1] not in "aeiouäöüy"), key=len, default=None)
     if e is None:
         return frozenset()
-    stem = body[:len(body) - len(e)]
-    return frozenset({stem + f for f in _DE_VERB} | {"ge" + stem + "t", "ge" + stem + "et"})
+    stems = {body[:len(body) - len(e)]}
+    if e[:1] == "t" and e[1:] in ends:  # "antwor" + "ten": also "antwort" + "en"
+        stems.add(body[:len(body) - len(e) + 1])
+    return frozenset(f for stem in stems for f in
+                     {stem + f for f in _DE_VERB} | {"ge" + stem + "t", "ge" + stem + "et"})
 
 
 # The strong verbs of German, whose vowel changes ("fahren", "fährt", "fuhr", "gefahren"), and the mixed ones, which
