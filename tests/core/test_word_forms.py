@@ -121,6 +121,13 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     ("lavorava", "romance", {"lavora", "lavorato", "lavorano"}), ("giocano", "romance", {"gioca"}),
     ("travaillait", "romance", {"travaille", "travaillé", "travaillent", "travailler"}),
     ("cuisinent", "romance", {"cuisiné", "cuisinait"}),
+    # the irregular verbs of the Romance languages, by their table
+    ("hizo", "romance", {"hace", "hacemos", "hicieron", "hacía", "hacian", "hacer"}),
+    ("dijo", "romance", {"dice", "dicen", "decir", "dijeron"}), ("tuvo", "romance", {"tiene", "tengo", "tenía"}),
+    ("pudo", "romance", {"puede", "podemos"}), ("fez", "romance", {"faz", "fazemos", "fizeram", "fazer"}),
+    ("faisait", "romance", {"fait", "font", "faire", "fais"}), ("pris", "romance", {"prend", "prennent"}),
+    ("fece", "romance", {"fanno", "faceva", "fare"}), ("andava", "romance", {"vado", "andato", "vanno"}),
+    ("vais", "romance", {"allons", "allé", "aller"}),
     # German weak verbs, a word in lower case
     ("gearbeitet", "de", {"arbeitet", "arbeitete", "arbeiten"}), ("arbeitet", "de", {"gearbeitet", "arbeitete"}),
     ("gekocht", "de", {"kocht", "kochte", "kochten", "kochen"}), ("wohnte", "de", {"wohnt", "gewohnt"}),
@@ -147,6 +154,10 @@ def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     ("marché", "romance", "marcher"), ("março", "romance", "marcou"),
     # the first person's present is the verb's noun: "trabajaba" is no "trabajo" (a job)
     ("trabajaba", "romance", "trabajo"), ("lavorava", "romance", "lavori"),
+    # an irregular verb's forms that are nouns too are given to none: "hecho" (a fact), "vino" (wine), "été"
+    # (summer), "hacia" (towards), "faro" (a lighthouse)
+    ("hizo", "romance", "hecho"), ("vine", "romance", "vino"), ("faisait", "romance", "été"),
+    ("hizo", "romance", "hacia"), ("fece", "romance", "faro"), ("hecho", "romance", "hace"),
     # a stem of three letters is left: "como" is "how", "este" "this"
     ("comió", "romance", "come"), ("estaba", "romance", "este"),
     # a German noun or a stem ending in a vowel is no verb
@@ -216,6 +227,11 @@ def test_an_english_question_keeps_its_patterns():
     (["Perdí las llaves del coche en el supermercado.", "Estoy leyendo tres libros de García Márquez a la vez."],
      "¿Dónde perdió la llave?", 0),
     (["J'ai rencontré l'avocat d'Anne hier.", "Nous avons mangé une pizza."], "Qu'a dit l'avocat ?", 0),
+    # an irregular verb in another of its forms
+    (["Mi hermano siempre dice la verdad.", "Compramos pan en la panadería."], "¿Qué nos dijo?", 0),
+    (["Minha avó faz pastéis de nata.", "Meus pais moram em Évora."], "O que ela fez?", 0),
+    (["Ils prennent le train chaque matin.", "Nous avons visité Lyon en mai."], "Qu'ont-ils pris ?", 0),
+    (["Tuvimos una reunión muy larga.", "Compramos pan en la panadería."], "¿Qué tienen?", 0),
 ])
 def test_a_question_finds_its_noun_in_another_form(messages, question, answer):
     with Memory(None) as mem:

@@ -42,7 +42,9 @@ letters or more) one of whose forms it is, and each base is given every ending.
   "dell'albergo"); and a verb's regular forms, present, simple past, imperfect, participle, gerund and infinitive
   (:data:`_VERB_CLASSES`: "trabajaba", "trabaja", "trabajó"; "travaillait", "travaillé"), all of them for a word
   whose ending only a verb has, the verb's only for one whose ending a noun has too ("trabaja" finds "trabajó",
-  "libro" no "libre"), never the first person's present, the verb's noun ("trabajo", a job).
+  "libro" no "libre"), never the first person's present, the verb's noun ("trabajo", a job); and the forms of the
+  irregular verbs a chat says most (:data:`_ROMANCE_IRREGULAR_VERBS`: "hizo", "hace"; "fez", "faz"; "pris",
+  "prend").
 - **German** verbs: a word in lower case (a German noun is capitalised) in the present, the past in -te- or the
   participle of a weak verb is matched in the others ("gearbeitet", "arbeitet", "arbeitete"; :data:`_DE_VERB`), of a
   strong or mixed verb of :data:`_DE_STRONG_VERBS` in its others ("gefahren", "fährt", "fuhr"; "gebracht",
@@ -631,6 +633,95 @@ def _romance_verb_forms(word: str) -> frozenset[str]:
     return frozenset(f for f in out if plain(f) not in little)
 
 
+# The irregular verbs of Spanish, Portuguese, French and Italian a chat says most, whose stems change ("hacer", "hizo",
+# "hecho"; "faire", "fait", "font"; "fare", "fece"; "fazer", "fez"), each a line of its forms: a word asked that is
+# one of them is matched in all of them ("¿Qué hizo Ana?" finds "Ana hace pan"). The forms that are nouns or other
+# words too are given to none and give none ("hecho", a fact; "vino", wine; "été", summer; "part", a share; "bois",
+# wood; "fatto"; "feito"; French "fait", said far more often as a verb, is kept), nor are the little words of a question (:data:`STOPWORDS`) nor forms of fewer
+# than three letters. "Ser", "estar", "être", "avoir", "essere" and "avere" are left: their forms are those little
+# words, and as the auxiliaries of the past they are in every other message.
+_ROMANCE_IRREGULAR_VERBS = """
+    hacer hago haces hace hacemos hacen hice hiciste hizo hicimos hicieron hacía hacían haciendo haré hará harán haría;
+    tener tengo tienes tiene tenemos tienen tuve tuviste tuvo tuvimos tuvieron tenía tenían tenido teniendo tendré
+    tendrá tendrán tendría;
+    poder puedo puedes puede podemos pueden pude pudiste pudo pudimos pudieron podía podían podido pudiendo podré
+    podrá podría;
+    decir digo dices dice decimos dicen dije dijiste dijo dijimos dijeron decía decían diciendo diré dirá diría;
+    poner pongo pones pone ponemos ponen puse pusiste puso pusimos pusieron ponía ponían puesto puesta poniendo pondré
+    pondrá;
+    venir vengo vienes viene venimos vienen vine viniste vinimos vinieron venía venían venido viniendo vendré vendrá;
+    querer quiero quieres quiere queremos quieren quise quisiste quiso quisimos quisieron quería querían querido
+    queriendo querré querrá;
+    saber sabes sabe sabemos saben supe supiste supo supimos supieron sabía sabían sabido sabiendo sabré sabrá;
+    traer traigo traes trae traemos traen traje trajiste trajo trajimos trajeron traía traído trayendo traeré;
+    ir voy vas vamos van fui fuiste fuimos fueron iba ibas íbamos iban yendo iré irás irá iremos irán;
+    ver veo ves vemos ven vi viste vio vimos vieron veía veían visto vista viendo veré verá;
+    dar doy das damos dan di diste dio dimos dieron daba daban dado dando daré dará;
+    fazer faço fazes faz fazemos fazem fiz fizeste fez fizemos fizeram fazia faziam feito feita fazendo farei fará;
+    ter tenho tens tem temos têm tive tiveste teve tivemos tiveram tinha tinham tido tendo terei terá;
+    dizer digo dizes diz dizemos dizem disse disseste dissemos disseram dizia diziam dito dizendo direi dirá;
+    vir venho vens vem vimos vêm vim vieste veio viemos vieram vinha vinham vindo virei virá;
+    trazer trago trazes traz trazemos trazem trouxe trouxeste trouxemos trouxeram trazia trazido trazendo trarei;
+    querer quero queres quer queremos querem quis quiseste quisemos quiseram queria queriam querido querendo;
+    poder posso podes pode podemos podem pude pôde pudemos puderam podia podiam podido podendo poderei;
+    ir vou vais vai vamos vão fui foste fomos foram ia iam ido indo irei irá;
+    ver vejo vês vê vemos veem vi viste viu vimos viram via viam visto vendo verei;
+    aller vais vas va allons allez vont allais allait allions allaient allé allée allés allées irai iras ira irons
+    iront irais irait;
+    faire fais fait faisons faites font faisais faisait faisions faisaient fait faite faits ferai fera ferons feront
+    ferais ferait fis fit;
+    venir viens vient venons venez viennent venais venait venaient venu venue venus venues viendrai viendra vint;
+    prendre prends prend prenons prenez prennent prenais prenait prenaient pris prise prises prendrai prendra prit;
+    voir vois voit voyons voyez voient voyais voyait voyaient vu vue vus vues verrai verra vit;
+    dire dis dit disons dites disent disais disait disaient dite dits dirai dira;
+    pouvoir peux peut pouvons pouvez peuvent pouvais pouvait pouvaient pu pourrai pourra pourrait put;
+    vouloir veux veut voulons voulez veulent voulais voulait voulaient voulu voudrai voudra voudrait voulut;
+    mettre mets met mettons mettez mettent mettais mettait mis mise mises mettrai mettra mit;
+    boire bois boit buvons buvez boivent buvais buvait bu boirai boira but;
+    lire lis lit lisons lisez lisent lisais lisait lu lue lus lues lirai lira lut;
+    écrire écris écrit écrivons écrivez écrivent écrivais écrivait écrite écrits écrirai écrira écrivit;
+    andare vado vai va andiamo andate vanno andavo andava andavamo andavano andato andata andati andate andrò andrà
+    andai andò andarono;
+    fare faccio fai fa facciamo fate fanno facevo faceva facevamo facevano fatto fatta fatti farò farà feci fece
+    facemmo fecero;
+    dire dico dici dice diciamo dite dicono dicevo diceva dicevano detto detta dirò dirà dissi disse dicemmo dissero;
+    venire vengo vieni viene veniamo venite vengono venivo veniva venivano venuto venuta venuti verrò verrà venni venne
+    vennero;
+    vedere vedo vedi vede vediamo vedete vedono vedevo vedeva vedevano visto vista veduto vedrò vedrà vidi vide
+    vedemmo videro;
+    prendere prendo prendi prende prendiamo prendete prendono prendevo prendeva preso presa presi prenderò prenderà
+    prese prendemmo presero;
+    bere bevo bevi beve beviamo bevete bevono bevevo beveva bevuto berrò berrà bevvi bevve bevvero;
+    potere posso puoi può possiamo potete possono potevo poteva potuto potrò potrà potei poté;
+    volere voglio vuoi vuole vogliamo volete vogliono volevo voleva voluto vorrò vorrà volli volle vollero"""
+# the forms that are nouns, adjectives or words of another of the languages too
+_ROMANCE_IRREGULAR_OTHER = frozenset(("hecho", "dicho", "dado", "visto", "vista", "puesto", "puesta", "vino",
+                                      "été", "vue", "vues", "part", "bois", "mis", "mise",
+                                      "mises", "prise", "prises", "lit", "fatto", "fatti", "fatta", "detto", "presa",
+                                      "preso", "presi", "feito", "feita", "dito", "ira", "via", "vendo", "tendo",
+                                      "vinda", "vindo", "but", "put", "fit", "vit", "lut", "hacia", "faro", "fara",
+                                      "vendre", "tenia", "venia"))
+
+
+def _romance_irregular() -> dict[str, frozenset[str]]:
+    """Each form of :data:`_ROMANCE_IRREGULAR_VERBS`, with and without its accents, and the forms of its verbs."""
+    little = STOPWORDS["romance"]
+    out: dict[str, frozenset[str]] = {}
+    for line in _ROMANCE_IRREGULAR_VERBS.split(";"):
+        # (with the accents dropped, as chats drop them, where that leaves the last letter: "hacían", "hacian";
+        # "farò" is no "faro", a lighthouse)
+        said = set(line.split()[1:] + line.split()[:1])
+        said |= {plain(f) for f in said if plain(f)[-1:] == f[-1:]}
+        forms = frozenset(f for f in said if len(f) >= 3 and f not in _ROMANCE_IRREGULAR_OTHER
+                          and plain(f) not in little)
+        for f in forms:
+            out[f] = out.get(f, frozenset()) | forms
+    return out
+
+
+_ROMANCE_IRREGULAR = _romance_irregular()
+
+
 _FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms}
 
 
@@ -651,7 +742,9 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
         forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
         if plain(low)[:1] in "aeiouh":
             forms |= {a + f for a in _ARTICLES for f in forms}
-        return frozenset(forms | _romance_verb_forms(low))  # "trabajaba": "trabaja", "trabajó", "trabajando"
+        irregular = _ROMANCE_IRREGULAR.get(low, frozenset()) | _ROMANCE_IRREGULAR.get(plain(low), frozenset())
+        # "trabajaba": "trabaja", "trabajó", "trabajando"; "hizo": "hace", "hicimos"
+        return frozenset(forms | _romance_verb_forms(low) | irregular)
     # the word and the two shortest words it is a form of ("kedim": "ked" + "im" and "kedi" + "m"; "evlerimiz": "ev"
     # and "evler", whose forms hold the longer ones): each base's forms are a few hundred phrases to look for
     found = [b for b in (low[:k] for k in range(max(MIN_BASE[lang], len(low) - MAX_ENDING), len(low)))
