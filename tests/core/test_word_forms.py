@@ -187,6 +187,9 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     ("Wie schmeckt der Apfel aus dem Garten?", ["schmeckt", "Apfel", "Garten"]),
     ("Kedinin adı ne?", ["Kedinin", "adı"]), ("O pão é bom?", ["pão", "bom"]),
     ("Где я потерял ключ?", ["потерял", "ключ"]), ("Where's Caroline's dog?", ["Caroline", "dog"]),
+    # "est-ce", "ont", "avez", "hanno", "têm", "han": the verbs "to be" and "to have", "che" Italian's "what"
+    ("Qu'est-ce qu'il faisait ?", ["faisait"]), ("Qu'ont-ils pris ?", ["pris"]), ("Qu'avez-vous mangé ?", ["mangé"]),
+    ("Che cosa hanno mangiato?", ["mangiato"]), ("O que eles têm feito?", ["feito"]), ("¿Qué han comido?", ["comido"]),
 ])
 def test_a_question_in_another_language_asks_for_its_content_words(question, keywords):
     """Its little words say nothing of what it asks (they found every message with "el" or "que" in it), and in

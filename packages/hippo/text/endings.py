@@ -120,7 +120,9 @@ STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang,
         perche quale quali quanti quante el la lo los las le les un una uno unos unas une des du o os as um uma il
         gli i de del al a au aux en em no na nos nas do da dos das di con com por para pour sur dans per su y e et
         ou me te se je tu elle nous vous ils elles eu ele ela eles elas voce voces io lui lei mi mis mon ma mes meu
-        minha meus minhas mio mia miei mie es est esta esto son sont sao era etait fue foi ha hay ai est-ce ne pas""",
+        minha meus minhas mio mia miei mie es est esta esto son sont sao era etait fue foi ha hay ai est-ce ne pas
+        ce cet cette ces che suis sommes etes sono sei siamo siete estao estan estas ont avez avons as avait avais
+        avaient ho hai abbiamo avete hanno he has hemos han tem tenho temos""",
     "de": """wo wann wer wen wem wessen wie was welche welcher welches welchen welchem warum wohin woher wieso weshalb
         wieviel wieviele der die das den dem des ein eine einen einem einer ist sind war waren hat haben hast habe
         ich du er sie es wir ihr mein meine meinen meinem meiner dein deine deinen und oder in im am an auf mit von
