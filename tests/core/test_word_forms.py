@@ -1,4 +1,4 @@
-"""Questions in Turkish, Finnish and German find a noun in another of its forms ("ev" finds "evlerimizden", "talo"
+"""Questions in Turkish, Finnish, German and Dutch find a noun in another of its forms ("ev" finds "evlerimizden", "talo"
 "talossa", "Haus" "Häuser"), and chats of languages that change a word's form (tests/core/chats_of_word_forms.py)
 have each question's message in a small context. English questions are not given these endings."""
 
@@ -33,6 +33,11 @@ from chats_of_word_forms import CHATS
     ("Was haben die Nachbarn gekocht?", "de"), ("Was hat Lena gemacht?", "de"), ("Was habt ihr renoviert?", "de"),
     ("Wann hat Paul eingekauft?", "de"), ("Was it a geologist?", None), ("Was Van der Berg there?", None),
     ("Was it the gentlemen who got the gestalt?", None), ("Was the gadget stolen?", None),
+    # Dutch, by a question word of its own or two little words, an opening "Wat", "Wie", "Hoe" or a participle in
+    # -d at its end counting as one; "Wie heißt" is German's, "Wat Pho" and "geared" English
+    ("Waar woont je zus?", "nl"), ("Wat is er gebeurd?", "nl"), ("Wie is er gisteren gekomen?", "nl"),
+    ("Hoe heet de kat?", "nl"), ("Hebben jullie de boeken gelezen?", "nl"), ("Wie heißt das Haus?", "de"),
+    ("Wat Pho is a temple?", None), ("Was it geared?", None), ("Who is het?", None), ("Is it in the van?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang
@@ -86,6 +91,15 @@ def test_a_question_is_known_by_its_words(question, lang):
     ("Haus", "de", {"häuser", "häusern", "hauses"}), ("Buch", "de", {"bücher", "buches"}),
     ("Apfel", "de", {"äpfel", "äpfeln"}), ("Kind", "de", {"kinder", "kindern"}), ("Garten", "de", {"gärten"}),
     ("Häuser", "de", {"haus", "hauses"}), ("Bücher", "de", {"buch"}),
+    # Dutch: plurals in -en (a long vowel written once, a short one's consonant twice, "f" and "s" voiced) and -s,
+    # diminutives, a verb's present, past and participle, both ways
+    ("boek", "nl", {"boeken", "boekje", "boekjes"}), ("kat", "nl", {"katten", "katje"}), ("boom", "nl", {"bomen"}),
+    ("huis", "nl", {"huizen", "huisje"}), ("brief", "nl", {"brieven"}), ("tafel", "nl", {"tafels", "tafeltje"}),
+    ("kind", "nl", {"kinderen"}), ("auto", "nl", {"auto's", "autootje"}), ("bomen", "nl", {"boom"}),
+    ("katten", "nl", {"kat"}), ("huizen", "nl", {"huis"}), ("kinderen", "nl", {"kind"}),
+    ("werken", "nl", {"werkt", "werkte", "werkten", "gewerkt"}), ("wonen", "nl", {"woont", "woonde", "gewoond"}),
+    ("woonde", "nl", {"wonen", "gewoond"}), ("gemaakt", "nl", {"maken", "maakte", "maakt"}),
+    ("reisde", "nl", {"reizen", "gereisd"}), ("leven", "nl", {"leeft", "leefde", "geleefd"}),
     # French, Spanish, Portuguese and Italian plurals other than an "s", both ways, and after an elided article
     ("journal", "romance", {"journaux", "journais", "journals"}), ("journaux", "romance", {"journal"}),
     ("hotel", "romance", {"hotéis", "hoteles", "l'hotel", "l’hotel"}), ("avião", "romance", {"aviões", "avioes"}),
@@ -187,6 +201,7 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     ("Wie schmeckt der Apfel aus dem Garten?", ["schmeckt", "Apfel", "Garten"]),
     ("Kedinin adı ne?", ["Kedinin", "adı"]), ("O pão é bom?", ["pão", "bom"]),
     ("Где я потерял ключ?", ["потерял", "ключ"]), ("Where's Caroline's dog?", ["Caroline", "dog"]),
+    ("Welk boek van Mulisch heb je gelezen?", ["boek", "Mulisch", "gelezen"]),
     # "est-ce", "ont", "avez", "hanno", "têm", "han": the verbs "to be" and "to have", "che" Italian's "what"
     ("Qu'est-ce qu'il faisait ?", ["faisait"]), ("Qu'ont-ils pris ?", ["pris"]), ("Qu'avez-vous mangé ?", ["mangé"]),
     ("Che cosa hanno mangiato?", ["mangiato"]), ("O que eles têm feito?", ["feito"]), ("¿Qué han comido?", ["comido"]),

@@ -1,5 +1,5 @@
-"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages, and the verbs
-of German and the Romance languages. Turkish and
+"""The endings of Turkish, Finnish and German nouns, for a question asked in one of those languages, the verbs
+of German and the Romance languages, and Dutch's nouns and verbs. Turkish and
 Finnish write a noun's number, owner and case as endings onto it: "ev" (a house), "evler" (houses), "evlerimizden"
 (from our houses); "talo", "talossa" (in the house), "taloissamme" (in our houses). German changes a noun's ending
 and often its vowel in the plural: "Haus", "Häuser"; "Buch", "Bücher"; "Kind", "Kinder". A question names the thing
@@ -50,6 +50,11 @@ letters or more) one of whose forms it is, and each base is given every ending.
   strong or mixed verb of :data:`_DE_STRONG_VERBS` in its others ("gefahren", "fährt", "fuhr"; "gebracht",
   "brachte"), and of a verb with a separable prefix in its forms with the prefix and without, as the verb is written
   where the prefix stands apart ("eingekauft", "einkaufen", "kaufen ... ein"; :data:`_DE_SEPARABLE`).
+
+- **Dutch** (a question known by its question words, "waar", "wanneer", or two little words, :data:`_DUTCH`): a
+  word's plurals in -en and -s and its diminutives ("boom", "bomen", "boompje"; "kat", "katten"; "huis", "huizen")
+  and a verb's present, past and participle ("wonen", "woont", "woonde", "gewoond"), for every word, a Dutch noun
+  not being capitalised (:func:`_dutch_forms`), both ways.
 
 A question in one of these languages, or in Russian, is also read without its language's little words
 (:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
@@ -131,10 +136,27 @@ STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang,
         kiminle mi mu zaman ve bir bu su o da de ile icin""",
     "fi": """missa mista mihin mika mita mitka kuka keta kenen kenelle kenelta milloin miksi miten kuinka paljonko
         onko oliko on oli ja se ne minun meidan sinun hanen heidan mina sina han etta""",
+    "nl": """wat waar wanneer wie waarom hoe welke welk hoeveel waarheen waarvandaan hoelang waarvoor waarmee waarover
+        de het een is zijn was waren ben bent heeft hebben heb hebt ik jij je hij zij ze wij we jullie mijn jouw
+        haar ons onze in op aan met van voor naar bij uit om over en of niet er dat die deze dit ook nog al""",
     "ru": """что где когда кто как какои какая какое какие какую каком почему зачем сколько чеи чья куда откуда ли
         я ты он она оно мы вы они мои моя мое мою твои наш в во на с со к ко по о об от до из у за для и а но не
         это этот эта был была было были есть""",
 }.items()}
+# A Dutch question, by a question word of its own ("waar", "wanneer", "waarom", "hoeveel", "welke"), or by two of
+# its little words, English or German words never or rarely ("het", "een", "ik", "heeft", "niet", "naar"), an
+# opening "Wat", "Wie" or "Hoe" counting as one (English writes "Wat Pho", a "hoe"; German "Wie", which is German's
+# when German's signs are two: "Wie heißt das Haus?"), and so a participle in -d at its end.
+_DUTCH = frozenset(("waar", "wanneer", "waarom", "hoeveel", "welke", "welk", "waarheen", "waarvandaan", "hoelang",
+                    "waarvoor", "waarmee", "waarover"))
+_DUTCH_LITTLE = frozenset(("het", "een", "ik", "jij", "wij", "jullie", "mijn", "jouw", "onze", "heeft", "hebben",
+                           "heb", "hebt", "ben", "bent", "zijn", "niet", "naar", "ook", "nog", "gisteren", "vandaag",
+                           "bij", "voor", "uit", "deze", "dit", "hij", "zij", "gedaan", "gaan", "gaat", "gegaan",
+                           "kunnen", "kan", "wil", "wilt", "zou", "je", "er", "heet"))
+# ... and a participle in -d that ends the question, which German and English do not write ("gebeurd", "gewoond",
+# "gereisd"; English's "geared" ends in -ed)
+_DUTCH_PARTICIPLE_END = re.compile(r"ge[a-z]{2,}[^e\W]d")
+_DUTCH_OPENING = frozenset(("wat", "wie", "hoe"))
 # A Russian question, by its question words (Russian's endings are text.russian's, for every Cyrillic word)
 _RUSSIAN = frozenset(("что", "где", "когда", "кто", "как", "какой", "какая", "какое", "какие", "какую", "каком",
                       "почему", "зачем", "сколько", "куда", "откуда"))
@@ -172,7 +194,7 @@ MAX_ENDING = 16
 # :func:`variants`).
 BASES = 2
 # Letters a base keeps: Turkish nouns of two letters are common ("ev", "su", "iş"), Finnish and German ones are not.
-MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3}
+MIN_BASE = {"tr": 2, "fi": 3, "de": 3, "romance": 3, "nl": 3}
 
 
 def _german_frame(found: list[str]) -> int:
@@ -186,8 +208,8 @@ def _german_frame(found: list[str]) -> int:
 
 def language(text: str) -> str | None:
     """``"tr"``, ``"fi"`` or ``"de"`` when ``text`` (a question) is in Turkish, Finnish or German by its words
-    (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"ru"`` in Russian; else
-    None."""
+    (:data:`SIGNS`), ``"romance"`` when it is in French, Spanish, Portuguese or Italian, ``"nl"`` in Dutch, ``"ru"``
+    in Russian; else None."""
     found = _WORD.findall(text)
     words = {w.lower() for w in found} - _OPENING_ONLY | {w.lower() for w in found[:1]}
     if _TURKISH_LETTERS.search(text):
@@ -201,6 +223,10 @@ def language(text: str) -> str | None:
         return "tr"
     if words & SIGNS["fi"]:
         return "fi"
+    dutch = len(words & _DUTCH_LITTLE) + (found[0].lower() in _DUTCH_OPENING if found else 0) \
+        + (_DUTCH_PARTICIPLE_END.fullmatch(found[-1]) is not None if found else 0)
+    if words & _DUTCH or dutch >= 2:
+        return "nl"  # (before German, whose frame a Dutch participle writes too: "Wie is er gisteren gekomen?")
     if len(words & SIGNS["de"]) + _german_frame(found) >= 2:
         return "de"
     if words & _RUSSIAN:
@@ -724,7 +750,67 @@ def _romance_irregular() -> dict[str, frozenset[str]]:
 _ROMANCE_IRREGULAR = _romance_irregular()
 
 
-_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms}
+# Dutch: a noun's plural in -en or -s ("boek", "boeken"; "tafel", "tafels"; "kind", "kinderen") and its diminutive in
+# -je, -tje, -pje ("huisje", "boompje", "autootje"), a verb's present ("werkt", "werken"), past in -de or -te
+# ("woonde", "werkte") and participle ge- -d or -t ("gewoond", "gewerkt"). A Dutch noun is not capitalised, so every
+# word of a question is given both. Before an ending that opens with a vowel a long vowel is written once and a
+# short one's consonant twice ("boom", "bomen"; "kat", "katten"), and an "f" or "s" is voiced ("brief", "brieven";
+# "huis", "huizen"); the stem said alone writes them as its word does ("wonen", "woon", "woonde"; "leven", "leef").
+# A word asked is read as each stem one of whose forms it is, and given each such stem's forms.
+_NL_VOWELS = "aeiouy"
+_NL_ENDINGS = ("en", "s", "eren", "je", "jes", "tje", "tjes", "pje", "pjes", "etje", "etjes", "t", "de", "den", "te",
+               "ten")
+
+
+def _nl_open(stem: str) -> set[str]:
+    """``stem`` as it is written before an ending that opens with a vowel: a long vowel once ("woon" -> "won"), a
+    short vowel's consonant twice ("kat" -> "katt"), an "f" and an "s" voiced or not ("leef" -> "lev", "huis" ->
+    "huiz", "mens" -> "mens")."""
+    out = {stem}
+    if len(stem) >= 3 and stem[-1] not in _NL_VOWELS:
+        if stem[-2] in _NL_VOWELS and stem[-3] == stem[-2] and stem[-2] in "aeou":  # "boom" -> "bom"
+            out = {stem[:-2] + stem[-1]}
+        elif stem[-2] in _NL_VOWELS and stem[-3] not in _NL_VOWELS and stem[-1] not in "wjh":  # "kat" -> "katt"
+            out.add(stem + stem[-1])
+    out |= {o[:-1] + {"f": "v", "s": "z"}[o[-1]] for o in out if o[-1:] in ("f", "s")}
+    return out
+
+
+@lru_cache(maxsize=4096)
+def _dutch_forms(stem: str) -> frozenset[str]:
+    """The forms of the Dutch noun or verb ``stem`` (its word, or a verb's stem: "boek", "woon")."""
+    out = {stem, stem + "s", stem + "'s", stem + "t", stem + "de", "ge" + stem + "d", "ge" + stem + "t",
+           stem + "den", stem + "te", stem + "ten", stem + "je", stem + "jes", stem + "tje", stem + "tjes",
+           stem + "pje", stem + "pjes", stem + "etje", stem + "etjes", stem + "eren"}
+    if stem[-1:] == "e":  # "auto" -> "autootje", "tafel"; "ziekte" -> "ziektes", "ziekten"
+        out.add(stem + "n")
+    out |= {o + e for o in _nl_open(stem) for e in ("en", "eren", "etje", "etjes")}
+    if stem[-1:] in _NL_VOWELS and stem[-1:] != "e":
+        out |= {stem + stem[-1] + "tje", stem + stem[-1] + "tjes"}
+    return frozenset(out)
+
+
+def _dutch_stems(word: str) -> set[str]:
+    """The stems the Dutch word ``word`` (in lower case) is a form of (see :func:`_dutch_forms`)."""
+    out = {word}
+    if word.startswith("ge") and word[-1:] in "dt" and len(word) >= 6:
+        out.add(word[2:-1])
+    for e in _NL_ENDINGS:
+        if word.endswith(e) and len(word) - len(e) >= MIN_BASE["nl"]:
+            s = word[:len(word) - len(e)]
+            out.add(s)
+            if len(s) >= 2 and s[-1] == s[-2] and s[-1] not in _NL_VOWELS:  # "katt" -> "kat"
+                out.add(s[:-1])
+            if s[-1:] in ("v", "z"):  # "lev" -> "leef", "huiz" -> "huis"
+                out.add(s[:-1] + {"v": "f", "z": "s"}[s[-1]])
+            for t in list(out - {word}):  # "won" -> "woon", "bom" -> "boom", "lef" -> "leef"
+                if len(t) >= 3 and t[-1] not in _NL_VOWELS and t[-2] in "aeou" and t[-3] not in _NL_VOWELS:
+                    out.add(t[:-2] + t[-2] + t[-2:])
+    return {s for s in out if len(s) >= MIN_BASE["nl"] and word in _dutch_forms(s)}
+
+
+_FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms,
+          "nl": _dutch_forms}
 
 
 def _lower(word: str, lang: str) -> str:
@@ -740,6 +826,8 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
     if forms_of is None or not word.isalpha() or not MIN_BASE[lang] <= len(word) <= MAX_LETTERS:
         return frozenset((word,))
     low = _lower(word, lang)
+    if lang == "nl":  # "boeken": "boek", "boekje"; "woonde": "woon", "wonen", "gewoond"
+        return frozenset({word} | {f for stem in _dutch_stems(low) for f in _dutch_forms(stem)})
     if lang == "romance":  # the word and its letters without accents ("jardín", "jardines"; "ciudad", "ciudades")
         forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
         if plain(low)[:1] in "aeiouh":
