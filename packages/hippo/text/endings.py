@@ -326,11 +326,12 @@ _FI_OWNED = ("", "ssA", "stA", "llA", "ltA", "lle", "ksi", "nA", "A")
 
 
 # Finnish consonant gradation: the consonants before a stem's last vowel are weaker before the endings that close its
-# syllable ("katu", "kadulla"; "pankki", "pankissa"; "Helsinki", "Helsingissä"; "ranta", "rannalla"), strong to
+# syllable ("katu", "kadulla"; "pankki", "pankissa"; "Helsinki", "Helsingissä"; "ranta", "rannalla"; "halpa",
+# "halvalla"), strong to
 # weak, the longer first; and the endings of the weak stem, singular and plural (the plural's "i" after an "a" or "ä"
 # dropped, an "a" as "o", an "i" as "e": "kaduilla", "pankeissa")
 _FI_WEAK = (("kk", "k"), ("pp", "p"), ("tt", "t"), ("nk", "ng"), ("mp", "mm"), ("nt", "nn"), ("lt", "ll"),
-            ("rt", "rr"), ("ht", "hd"), ("lk", "l"), ("hk", "h"), ("t", "d"), ("p", "v"))
+            ("rt", "rr"), ("ht", "hd"), ("lp", "lv"), ("rp", "rv"), ("lk", "l"), ("hk", "h"), ("t", "d"), ("p", "v"))
 _FI_STRONG = tuple((weak, strong) for strong, weak in _FI_WEAK)
 # A "k" between vowels drops in the weak grade ("ruoka", "ruoan"; "reikä", "reiän"; "ikä", "iässä"): in a word in
 # -a or -ä only. A "k" before another vowel drops too, but there its weak stems write other words ("joki", "join",
