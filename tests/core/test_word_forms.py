@@ -38,6 +38,7 @@ from chats_of_word_forms import CHATS
     ("Waar woont je zus?", "nl"), ("Wat is er gebeurd?", "nl"), ("Wie is er gisteren gekomen?", "nl"),
     ("Hoe heet de kat?", "nl"), ("Hebben jullie de boeken gelezen?", "nl"), ("Wie heißt das Haus?", "de"),
     ("Wat Pho is a temple?", None), ("Was it geared?", None), ("Who is het?", None), ("Is it in the van?", None),
+    ("Wie heißt er?", "de"), ("Wie alt ist das Kind?", "de"),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang

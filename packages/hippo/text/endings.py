@@ -144,7 +144,8 @@ STOPWORDS: dict[str, frozenset[str]] = {lang: frozenset(words.split()) for lang,
         это этот эта был была было были есть""",
 }.items()}
 # A Dutch question, by a question word of its own ("waar", "wanneer", "waarom", "hoeveel", "welke"), or by two of
-# its little words, English or German words never or rarely ("het", "een", "ik", "heeft", "niet", "naar"), an
+# its little words, English or German words never or rarely ("het", "een", "ik", "heeft", "niet", "naar"; not "er",
+# German's "he"), an
 # opening "Wat", "Wie" or "Hoe" counting as one (English writes "Wat Pho", a "hoe"; German "Wie", which is German's
 # when German's signs are two: "Wie heißt das Haus?"), and so a participle in -d at its end.
 _DUTCH = frozenset(("waar", "wanneer", "waarom", "hoeveel", "welke", "welk", "waarheen", "waarvandaan", "hoelang",
@@ -152,7 +153,7 @@ _DUTCH = frozenset(("waar", "wanneer", "waarom", "hoeveel", "welke", "welk", "wa
 _DUTCH_LITTLE = frozenset(("het", "een", "ik", "jij", "wij", "jullie", "mijn", "jouw", "onze", "heeft", "hebben",
                            "heb", "hebt", "ben", "bent", "zijn", "niet", "naar", "ook", "nog", "gisteren", "vandaag",
                            "bij", "voor", "uit", "deze", "dit", "hij", "zij", "gedaan", "gaan", "gaat", "gegaan",
-                           "kunnen", "kan", "wil", "wilt", "zou", "je", "er", "heet"))
+                           "kunnen", "kan", "wil", "wilt", "zou", "je", "heet"))
 # ... and a participle in -d that ends the question, which German and English do not write ("gebeurd", "gewoond",
 # "gereisd"; English's "geared" ends in -ed)
 _DUTCH_PARTICIPLE_END = re.compile(r"ge[a-z]{2,}[^e\W]d")
