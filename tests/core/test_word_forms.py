@@ -39,6 +39,9 @@ from chats_of_word_forms import CHATS
     ("Hoe heet de kat?", "nl"), ("Hebben jullie de boeken gelezen?", "nl"), ("Wie heißt das Haus?", "de"),
     ("Wat Pho is a temple?", None), ("Was it geared?", None), ("Who is het?", None), ("Is it in the van?", None),
     ("Wie heißt er?", "de"), ("Wie alt ist das Kind?", "de"),
+    # Italian's question words elided onto "è", "era", and an opening "Che" before a word in lower case
+    ("Dov'era la chiave?", "romance"), ("Com'è andata?", "romance"), ("Che cosa ha prescritto il dottore?", "romance"),
+    ("Che Guevara was born where?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang
@@ -205,7 +208,7 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     ("Wie schmeckt der Apfel aus dem Garten?", ["schmeckt", "Apfel", "Garten"]),
     ("Kedinin adı ne?", ["Kedinin", "adı"]), ("O pão é bom?", ["pão", "bom"]),
     ("Где я потерял ключ?", ["потерял", "ключ"]), ("Where's Caroline's dog?", ["Caroline", "dog"]),
-    ("Welk boek van Mulisch heb je gelezen?", ["boek", "Mulisch", "gelezen"]),
+    ("Welk boek van Mulisch heb je gelezen?", ["boek", "Mulisch", "gelezen"]), ("Dov'era la chiave?", ["chiave"]),
     # "est-ce", "ont", "avez", "hanno", "têm", "han": the verbs "to be" and "to have", "che" Italian's "what"
     ("Qu'est-ce qu'il faisait ?", ["faisait"]), ("Qu'ont-ils pris ?", ["pris"]), ("Qu'avez-vous mangé ?", ["mangé"]),
     ("Che cosa hanno mangiato?", ["mangiato"]), ("O que eles têm feito?", ["feito"]), ("¿Qué han comido?", ["comido"]),

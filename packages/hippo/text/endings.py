@@ -162,9 +162,10 @@ _DUTCH_OPENING = frozenset(("wat", "wie", "hoe"))
 _RUSSIAN = frozenset(("что", "где", "когда", "кто", "как", "какой", "какая", "какое", "какие", "какую", "каком",
                       "почему", "зачем", "сколько", "куда", "откуда"))
 # French and Italian write an article, pronoun or preposition onto the next word ("l'hôpital", "d'Anne",
-# "qu'a", "dell'albergo"): the word of a Romance question is the one after it
-ELISION = re.compile(r"\b(?:l|d|j|qu|c|n|s|m|t|lorsqu|puisqu|jusqu|dell|all|nell|dall|sull|un|quest|quell)['’](?=\w)",
-                     re.I)
+# "qu'a", "dell'albergo"), and Italian its question words onto "è" and "era" ("dov'è", "com'era", "cos'è"): the word
+# of a Romance question is the one after it
+ELISION = re.compile(r"\b(?:l|d|j|qu|c|n|s|m|t|lorsqu|puisqu|jusqu|dell|all|nell|dall|sull|un|quest|quell|dov|com|"
+                     r"cos|quand)['’](?=\w)", re.I)
 
 # an article or pronoun elided before a vowel, as French and Italian write them ("l'avocat", "d'Anne", "qu'a")
 _ELIDED = re.compile(ELISION.pattern + r"(?=[aeiouhàâäéèêëîïôöùûüAEIOUHÀÂÉÈÊÎÔÙ])", re.I)
@@ -216,6 +217,8 @@ def language(text: str) -> str | None:
     if _TURKISH_LETTERS.search(text):
         return "tr"
     if "¿" in text or words & _ROMANCE or _ELIDED.search(text):  # before Turkish's words: French "ne"
+        return "romance"
+    if len(found) > 1 and found[0].lower() == "che" and found[1].islower():  # "Che cosa...", not "Che Guevara"
         return "romance"
     said = {w for w in found if w.islower()} | ({found[0].lower()} - {"uma", "una"} if found else set())
     if said & _ROMANCE_LITTLE:
