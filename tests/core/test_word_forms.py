@@ -1,5 +1,5 @@
-"""Questions in Turkish, Finnish, German and Dutch find a noun in another of its forms ("ev" finds "evlerimizden", "talo"
-"talossa", "Haus" "Häuser"), and chats of languages that change a word's form (tests/core/chats_of_word_forms.py)
+"""Questions in Turkish, Finnish, German and Dutch find a noun in another of its forms ("ev" finds "evlerimizden",
+"talo" "talossa", "Haus" "Häuser"), and chats of languages that change a word's form (tests/core/chats_of_word_forms.py)
 have each question's message in a small context. English questions are not given these endings."""
 
 from __future__ import annotations

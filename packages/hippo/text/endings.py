@@ -29,8 +29,8 @@ letters or more) one of whose forms it is, and each base is given every ending.
   that drops in a word in -a or -ä ("ruoka", "ruoan"; "reikä", "reiässä"), and the stem in -ee- of a word in -e
   ("huone", "huoneessa"; "perhe", "perheen"), in -ii- of one in -is ("kaunis", "kauniin"; "kallis",
   "kalliita") and in -aa- of one in -as ("vieras", "vieraan"), the consonants of the two in their strong grade too
-  ("liikenne", "liikenteen"; "rikas", "rikkaan"), both ways. A "k" that drops before another vowel ("joki", "joen"; "luku", "luvun") is left: its weak
-  stems write other words ("join", "I drank"; "luun", "of the bone").
+  ("liikenne", "liikenteen"; "rikas", "rikkaan"), both ways. A "k" that drops before another vowel ("joki", "joen";
+  "luku", "luvun") is left: its weak stems write other words ("join", "I drank"; "luun", "of the bone").
 - **German**: the endings of number and case (-e, -en, -n, -er, -ern, -es, -s, -nen) on the word and on the word
   with its last stem vowel in umlaut (a, o, u, au as ä, ö, ü, äu: "Haus", "Häuser"; "Apfel", "Äpfel"); a word asked
   with an umlaut is also taken without it ("Bücher" is "Buch" + "er").
@@ -670,9 +670,10 @@ def _romance_verb_forms(word: str) -> frozenset[str]:
 # "hecho"; "faire", "fait", "font"; "fare", "fece"; "fazer", "fez"), each a line of its forms: a word asked that is
 # one of them is matched in all of them ("¿Qué hizo Ana?" finds "Ana hace pan"). The forms that are nouns or other
 # words too are given to none and give none ("hecho", a fact; "vino", wine; "été", summer; "part", a share; "bois",
-# wood; "fatto"; "feito"; French "fait", said far more often as a verb, is kept), nor are the little words of a question (:data:`STOPWORDS`) nor forms of fewer
-# than three letters. "Ser", "estar", "être", "avoir", "essere" and "avere" are left: their forms are those little
-# words, and as the auxiliaries of the past they are in every other message.
+# wood; "fatto"; "feito"; French "fait", said far more often as a verb, is kept), nor are the little words of a
+# question (:data:`STOPWORDS`) nor forms of fewer than three letters. "Ser", "estar", "être", "avoir", "essere" and
+# "avere" are left: their forms are those little words, and as the auxiliaries of the past they are in every other
+# message.
 _ROMANCE_IRREGULAR_VERBS = """
     hacer hago haces hace hacemos hacen hice hiciste hizo hicimos hicieron hacía hacían haciendo haré hará harán haría;
     tener tengo tienes tiene tenemos tienen tuve tuviste tuvo tuvimos tuvieron tenía tenían tenido teniendo tendré
