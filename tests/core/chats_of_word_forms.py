@@ -27,6 +27,11 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Ich habe meinen Schlüssel im Büro vergessen.",
         "Meine Cousine hat lange in einer Bäckerei gearbeitet.",
         "Die Nachbarn kochten am Wochenende Gulasch für alle.",
+        "Im Frühling renovierten wir das Badezimmer.",
+        "Letzten Sommer fuhren wir mit dem Fahrrad an den Bodensee.",
+        "Oma ging jeden Morgen mit dem Hund spazieren.",
+        "Am Samstag kaufen wir auf dem Wochenmarkt ein.",
+        "Tante Gisela brachte einen riesigen Kuchen mit.",
     ], [
         ("Wo steht das Haus, das ihr geerbt habt?", 0), ("Welches Buch von Fontane hast du gelesen?", 3),
         ("Wie schmeckt der Apfel aus dem Garten?", 7), ("Welcher Zahn muss behandelt werden?", 8),
@@ -36,6 +41,12 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("Wohin fahrt ihr im Sommer mit dem Zug?", 9), ("Wo arbeitet Lena als Ärztin?", 1),
         # a verb in another of its forms ("arbeitet", "gearbeitet"; "gekocht", "kochten")
         ("Wo arbeitet meine Cousine?", 20), ("Was haben die Nachbarn für uns gekocht?", 21),
+        # a question of one little word of German's, known by its frame ("Was haben", a participle at its end)
+        ("Was haben die Nachbarn gekocht?", 21), ("Was habt ihr renoviert?", 22),
+        # a strong verb ("gefahren", "fuhren"; "gegangen", "ging") and a separable one ("eingekauft", "kaufen ... ein";
+        # "mitgebracht", "brachte ... mit")
+        ("Wohin seid ihr gefahren?", 23), ("Wann ist Oma mit dem Hund gegangen?", 24),
+        ("Wo habt ihr eingekauft?", 25), ("Was hat Tante Gisela mitgebracht?", 26),
     ]),
     "tr": ([
         "Dün akşam evlerimizden çıkıp sahile yürüdük.",
@@ -98,6 +109,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         "Veljeni perheen kanssa vietimme joulun Oulussa.",
         "Ostimme taidenäyttelystä kauniin maalauksen.",
         "Espoossa vuokra-asunnot ovat tosi kalliita.",
+        "Aamulla liikenteessä oli pitkä ruuhka.",
+        "Sateen takia peruimme retken.",
+        "Meillä oli viikonloppuna vieraita Ruotsista.",
+        "Naapurit ovat tosi rikkaita.",
     ], [
         ("Missä talo on?", 0), ("Mikä on koiran nimi?", 1), ("Mitä sisko opiskelee?", 2),
         ("Milloin auto ostettiin?", 3),
@@ -111,6 +126,10 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         # ("kaunis", "kauniin"; "kallis", "kalliita")
         ("Oliko ruoka suolaista?", 20), ("Onko huone siisti?", 21), ("Kenen perhe oli mukana?", 22),
         ("Mikä oli kaunis?", 23), ("Mikä on kallis?", 24),
+        # a word in -e or -as whose stem's consonants are in the strong grade ("liikenne", "liikenteessä"; "sade",
+        # "sateen") or not ("vieras", "vieraita"; "rikas", "rikkaita")
+        ("Milloin liikenne oli ruuhkainen?", 25), ("Mitä sade esti?", 26), ("Mistä vieras tuli?", 27),
+        ("Kuka on rikas?", 28),
     ]),
     "es": ([
         "Ayer fui al cine con Lucía a ver la nueva película de Almodóvar.",
@@ -196,6 +215,50 @@ CHATS: dict[str, tuple[list[str], list[tuple[str, int]]]] = {
         ("O que o jornal falou?", 11), ("Do que o jardim está cheio?", 12), ("O pão é bom?", 14),
         # a verb in another of its forms ("trabalhava", "trabalha"; "viajam", "viajaram")
         ("Onde trabalhava minha prima?", 15), ("Para onde meus pais viajam?", 16),
+    ]),
+    "nl": ([
+        "Vorig jaar hebben we twee huizen in Utrecht gekocht.",
+        "Mijn zus werkt als verpleegkundige in Rotterdam.",
+        "De kinderen zitten sinds september op de basisschool.",
+        "In de vakantie heb ik drie boeken van Mulisch gelezen.",
+        "Onze kat heet Minoes en is vier jaar oud.",
+        "De bomen in het park zijn door de storm omgevallen.",
+        "Mijn broer heeft een nieuwe fiets gekocht.",
+        "Oma stuurt ons elke maand lange brieven.",
+        "Mijn ouders woonden tien jaar in Gent.",
+        "Ik heb de katten van de buren eten gegeven.",
+        "We hebben nieuwe stoelen voor de keuken nodig.",
+        "Mijn vader werkte vroeger bij Philips.",
+        "De buren maakten gisteren soep voor iedereen.",
+        "Ons dochtertje speelt graag met haar poppen.",
+        "In het weekend reisden we met de trein naar Brugge.",
+        "De tafels in het café waren allemaal bezet.",
+    ], [
+        ("Waar staat het huis dat jullie gekocht hebben?", 0), ("Waar werkte mijn zus?", 1),
+        ("Welk boek van Mulisch heb je gelezen?", 3), ("Hoe heet de kat?", 4), ("Wat is er met de boom gebeurd?", 5),
+        ("Wat stuurt oma, een brief?", 7), ("Waar wonen mijn ouders?", 8), ("Welke kat kreeg eten?", 9),
+        ("Hebben we een stoel voor de keuken?", 10), ("Waar werkt mijn vader?", 11),
+        ("Wat hebben de buren gemaakt?", 12), ("Waarmee speelt de dochter?", 13), ("Waarheen reizen we?", 14),
+        ("Was er een tafel vrij in het café?", 15),
+    ]),
+    "it": ([
+        "Ieri sera sono andata al cinema con Giulia.",
+        "Le mie sorelle vivono a Bologna da tre anni.",
+        "Abbiamo comprato due biciclette usate al mercato.",
+        "Il mio cane si chiama Birba e ha sei anni.",
+        "Sto leggendo tre libri di Calvino contemporaneamente.",
+        "Gli alberghi di Venezia costano tantissimo ad agosto.",
+        "Mia zia fa la pasta fresca ogni domenica.",
+        "Mio cugino lavorava in una banca a Torino.",
+        "Le amiche di Sara giocano a tennis il giovedì.",
+        "Il dottore mi ha prescritto degli antibiotici.",
+        "I miei genitori hanno visto le piramidi in Egitto.",
+        "Le chiavi della macchina erano nel cassetto.",
+    ], [
+        ("Con chi sei andata al cinema?", 0), ("Dove vive mia sorella?", 1), ("Quale bicicletta avete comprato?", 2),
+        ("Come si chiama il cane?", 3), ("Quale libro di Calvino leggi?", 4), ("Quanto costa un albergo a Venezia?", 5),
+        ("Cosa faceva la zia?", 6), ("Dove lavora mio cugino?", 7), ("A cosa gioca l'amica di Sara?", 8),
+        ("Che cosa ha prescritto il dottore?", 9), ("Cosa vedono i genitori?", 10), ("Dov'era la chiave?", 11),
     ]),
     "ru": ([
         "Вчера мы ходили в театр с Машей.",

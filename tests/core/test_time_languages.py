@@ -72,6 +72,26 @@ def _day(text: str) -> str | None:
     ("¿Qué hiciste el viernes?", "2024-03-01"), ("El lunes empecé el trabajo nuevo.", "2024-03-04"),
     ("El martes estaba enfermo.", "2024-03-05"), ("El jueves compraré un coche.", "2024-03-07"),
     ("Este domingo es mi cumpleaños.", "2024-03-10"),
+    # a "we" in -amos or -imos beside a verb of one tense is placed by it
+    ("El sábado vamos al cine.", "2024-03-09"), ("El sábado salimos y fuimos al cine.", "2024-03-02"),
+    ("El sábado salimos con Marta porque tenemos entradas.", "2024-03-09"),
+    ("El sábado estamos saliendo.", "2024-03-09"),
+    ("El sábado mis primos vienen a casa.", "2024-03-09"), ("No sábado vamos viajar.", "2024-03-09"),
+    ("Na sexta temos prova.", "2024-03-08"), ("El sábado saldremos con Marta.", "2024-03-09"),
+    # the past of a weak verb in German and Dutch (its finite verb, second in the clause), of a strong one, and the
+    # imperfect of the plural in Spanish and Portuguese and after a French pronoun; the present and the verbs whose
+    # stem ends in "t" or "d" ("warten", "vinden"), modal wishes ("möchte") and adjectives ("alten") are no past
+    ("Am Freitag kochten wir Gulasch.", "2024-03-01"), ("Am Montag arbeitete ich lange.", "2024-03-04"),
+    ("Am Freitag tranken wir Bier.", "2024-03-01"), ("Meine Schwester kochte am Freitag Gulasch.", "2024-03-01"),
+    ("Op zaterdag werkten we in de tuin.", "2024-03-02"), ("Op vrijdag kookte ik soep.", "2024-03-01"),
+    ("Op zaterdag fietsten we naar Gouda.", "2024-03-02"), ("El sábado salíamos con amigos.", "2024-03-02"),
+    ("No sábado comíamos fora.", "2024-03-02"), ("Samedi on mangeait chez Paul.", "2024-03-02"),
+    ("Am Freitag warten wir auf dich.", "2024-03-08"), ("Am Freitag arbeiten wir.", "2024-03-08"),
+    ("Am Freitag möchte ich ins Kino.", "2024-03-08"), ("Am Samstag besuchen wir die alten Freunde.", "2024-03-09"),
+    ("Die alten Freunde kommen am Samstag.", "2024-03-09"), ("Meine Schwester kocht am Freitag Gulasch.", "2024-03-08"),
+    ("Op zaterdag vinden we het feest.", "2024-03-09"), ("Op zaterdag wachten we op je.", "2024-03-09"),
+    ("Op vrijdag kook ik soep.", "2024-03-08"), ("Samedi je fais du sport.", "2024-03-09"),
+    ("Samedi je connais le programme.", "2024-03-09"), ("El sábado harían una fiesta.", "2024-03-09"),
     # what is said after "que" is placed by its own verbs, not by the telling's
     ("Le dije que el viernes no puedo.", "2024-03-08"), ("El lunes me dijo que estaba cansada.", "2024-03-04"),
     ("El miércoles José vino a casa.", "2024-02-28"), ("Je lui ai dit que vendredi je ne peux pas.", "2024-03-08"),
@@ -136,6 +156,10 @@ def test_relative_times_of_other_languages_are_resolved(text, day):
     "El Viernes Santo no trabajo.", "Le vendredi je fais du sport.", "Chaque vendredi on mange des crêpes.",
     "Depuis lundi il pleut.", "Il venerdì gioco a calcetto.", "I met Domenica at the party.", "Mardi Gras was fun.",
     # Portuguese "segunda", "quinta" counting ("the second time", "the fifth grade")
+    # a Spanish or Portuguese "we" that is present and past alike, and nothing else that gives the tense: either
+    # Saturday
+    "El sábado salimos con Marta.", "El sábado viajamos a Roma.", "No sábado viajamos para o Porto.",
+    "Na sexta comemos pizza.",
     "Na segunda vez que fui lá, choveu.", "Na quinta série eu estudava em Braga.", "Ela ficou na quarta posição.",
     "明日香と映画を見た。", "今日子さんが来た。", "后天性疾病很难治。",
     # "går" is Swedish for "walks", "أمسك" for "held", "कला" art, "आजकल" nowadays, and

@@ -1,5 +1,5 @@
-"""Questions in Turkish, Finnish and German find a noun in another of its forms ("ev" finds "evlerimizden", "talo"
-"talossa", "Haus" "Häuser"), and chats of languages that change a word's form (tests/core/chats_of_word_forms.py)
+"""Questions in Turkish, Finnish, German and Dutch find a noun in another of its forms ("ev" finds "evlerimizden",
+"talo" "talossa", "Haus" "Häuser"), and chats of languages that change a word's form (tests/core/chats_of_word_forms.py)
 have each question's message in a small context. English questions are not given these endings."""
 
 from __future__ import annotations
@@ -28,6 +28,20 @@ from chats_of_word_forms import CHATS
     ("Il viaggio è andato bene?", "romance"), ("Foi boa a viagem?", "romance"), ("Uma Thurman starred in what?", None),
     ("What did Una say about Las Vegas?", None), ("Did you try the foie gras at Sono?", None),
     ("Did you buy hay for the horses?", None),
+    # a German question of one little word, by its frame: an opening "Was" before a German verb, a participle at its
+    # end; English's "Was it", "geologist", "gentlemen", "gestalt" are no frame
+    ("Was haben die Nachbarn gekocht?", "de"), ("Was hat Lena gemacht?", "de"), ("Was habt ihr renoviert?", "de"),
+    ("Wann hat Paul eingekauft?", "de"), ("Was it a geologist?", None), ("Was Van der Berg there?", None),
+    ("Was it the gentlemen who got the gestalt?", None), ("Was the gadget stolen?", None),
+    # Dutch, by a question word of its own or two little words, an opening "Wat", "Wie", "Hoe" or a participle in
+    # -d at its end counting as one; "Wie heißt" is German's, "Wat Pho" and "geared" English
+    ("Waar woont je zus?", "nl"), ("Wat is er gebeurd?", "nl"), ("Wie is er gisteren gekomen?", "nl"),
+    ("Hoe heet de kat?", "nl"), ("Hebben jullie de boeken gelezen?", "nl"), ("Wie heißt das Haus?", "de"),
+    ("Wat Pho is a temple?", None), ("Was it geared?", None), ("Who is het?", None), ("Is it in the van?", None),
+    ("Wie heißt er?", "de"), ("Wie alt ist das Kind?", "de"),
+    # Italian's question words elided onto "è", "era", and an opening "Che" before a word in lower case
+    ("Dov'era la chiave?", "romance"), ("Com'è andata?", "romance"), ("Che cosa ha prescritto il dottore?", "romance"),
+    ("Che Guevara was born where?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang
@@ -67,10 +81,32 @@ def test_a_question_is_known_by_its_words(question, lang):
     ("kallis", "fi", {"kalliin", "kalliissa", "kallista", "kalliit", "kalliita"}),
     ("kaunis", "fi", {"kauniin", "kauniissa", "kaunista"}), ("kalliissa", "fi", {"kallis"}),
     ("kauniin", "fi", {"kaunis", "kaunista"}),
+    # a word in -e or -as whose stem takes the strong grade ("liikenne", "liikenteen"; "rikas", "rikkaan") or keeps
+    # its consonant ("vieras", "vieraan"; "kappale", "kappaleen"), both ways
+    ("liikenne", "fi", {"liikenteen", "liikenteessä", "liikennettä", "liikenteet", "liikenteitä"}),
+    ("sade", "fi", {"sateen", "sateessa"}), ("osoite", "fi", {"osoitteen", "osoitteessa"}),
+    ("murre", "fi", {"murteen"}), ("kappale", "fi", {"kappaleen", "kappaletta"}),
+    ("liikenteen", "fi", {"liikenne"}), ("sateessa", "fi", {"sade"}), ("osoitteen", "fi", {"osoite"}),
+    ("vieras", "fi", {"vieraan", "vieraassa", "vierasta", "vieraita", "vieraat", "vierailla", "vieraiden"}),
+    ("rikas", "fi", {"rikkaan", "rikkaat", "rikasta", "rikkaita"}), ("puhdas", "fi", {"puhtaan"}),
+    ("kuningas", "fi", {"kuninkaan"}), ("vieraan", "fi", {"vieras"}), ("rikkaan", "fi", {"rikas"}),
+    ("kuninkaan", "fi", {"kuningas"}),
+    # "p" after "l" or "r" in its weak grade, "v" ("halpa", "halvalla"; "tarve", "tarpeen")
+    ("halpa", "fi", {"halvan", "halvalla"}), ("halvalla", "fi", {"halpa"}), ("tarve", "fi", {"tarpeen", "tarpeessa"}),
+    ("tarpeen", "fi", {"tarve"}), ("kylpy", "fi", {"kylvyn"}),
     # German: the endings, on the word and with its last stem vowel in umlaut; a word asked in umlaut, without it
     ("Haus", "de", {"häuser", "häusern", "hauses"}), ("Buch", "de", {"bücher", "buches"}),
     ("Apfel", "de", {"äpfel", "äpfeln"}), ("Kind", "de", {"kinder", "kindern"}), ("Garten", "de", {"gärten"}),
     ("Häuser", "de", {"haus", "hauses"}), ("Bücher", "de", {"buch"}),
+    # Dutch: plurals in -en (a long vowel written once, a short one's consonant twice, "f" and "s" voiced) and -s,
+    # diminutives, a verb's present, past and participle, both ways
+    ("boek", "nl", {"boeken", "boekje", "boekjes"}), ("kat", "nl", {"katten", "katje"}), ("boom", "nl", {"bomen"}),
+    ("huis", "nl", {"huizen", "huisje"}), ("brief", "nl", {"brieven"}), ("tafel", "nl", {"tafels", "tafeltje"}),
+    ("kind", "nl", {"kinderen"}), ("auto", "nl", {"auto's", "autootje"}), ("bomen", "nl", {"boom"}),
+    ("katten", "nl", {"kat"}), ("huizen", "nl", {"huis"}), ("kinderen", "nl", {"kind"}),
+    ("werken", "nl", {"werkt", "werkte", "werkten", "gewerkt"}), ("wonen", "nl", {"woont", "woonde", "gewoond"}),
+    ("woonde", "nl", {"wonen", "gewoond"}), ("gemaakt", "nl", {"maken", "maakte", "maakt"}),
+    ("reisde", "nl", {"reizen", "gereisd"}), ("leven", "nl", {"leeft", "leefde", "geleefd"}),
     # French, Spanish, Portuguese and Italian plurals other than an "s", both ways, and after an elided article
     ("journal", "romance", {"journaux", "journais", "journals"}), ("journaux", "romance", {"journal"}),
     ("hotel", "romance", {"hotéis", "hoteles", "l'hotel", "l’hotel"}), ("avião", "romance", {"aviões", "avioes"}),
@@ -106,9 +142,27 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     ("lavorava", "romance", {"lavora", "lavorato", "lavorano"}), ("giocano", "romance", {"gioca"}),
     ("travaillait", "romance", {"travaille", "travaillé", "travaillent", "travailler"}),
     ("cuisinent", "romance", {"cuisiné", "cuisinait"}),
+    # the irregular verbs of the Romance languages, by their table
+    ("hizo", "romance", {"hace", "hacemos", "hicieron", "hacía", "hacian", "hacer"}),
+    ("dijo", "romance", {"dice", "dicen", "decir", "dijeron"}), ("tuvo", "romance", {"tiene", "tengo", "tenía"}),
+    ("pudo", "romance", {"puede", "podemos"}), ("fez", "romance", {"faz", "fazemos", "fizeram", "fazer"}),
+    ("faisait", "romance", {"fait", "font", "faire", "fais"}), ("pris", "romance", {"prend", "prennent"}),
+    ("fece", "romance", {"fanno", "faceva", "fare"}), ("andava", "romance", {"vado", "andato", "vanno"}),
+    ("vais", "romance", {"allons", "allé", "aller"}),
     # German weak verbs, a word in lower case
     ("gearbeitet", "de", {"arbeitet", "arbeitete", "arbeiten"}), ("arbeitet", "de", {"gearbeitet", "arbeitete"}),
     ("gekocht", "de", {"kocht", "kochte", "kochten", "kochen"}), ("wohnte", "de", {"wohnt", "gewohnt"}),
+    # German strong and mixed verbs, whose vowel changes, by their table
+    ("gefahren", "de", {"fahren", "fährt", "fuhr", "fuhren"}), ("ging", "de", {"gehen", "geht", "gegangen"}),
+    ("gegessen", "de", {"isst", "aß", "aßen", "essen"}), ("las", "de", {"liest", "gelesen", "lesen"}),
+    ("gebracht", "de", {"brachte", "brachten", "bringt"}), ("nimmt", "de", {"nahm", "genommen"}),
+    # separable verbs: with the prefix and without, as the verb is written where it stands apart
+    ("eingekauft", "de", {"einkaufen", "einkauft", "kaufen", "kaufte", "kauft"}),
+    ("einkaufen", "de", {"eingekauft", "kaufe"}), ("mitgebracht", "de", {"mitbringen", "brachte", "bringt"}),
+    ("ausgegangen", "de", {"ausgehen", "ging", "geht"}),
+    # a weak verb whose stem ends in "t", asked in its infinitive
+    ("antworten", "de", {"antwortet", "geantwortet", "antwortete"}), ("richten", "de", {"gerichtet", "richtete"}),
+    ("starten", "de", {"gestartet", "startete"}),
 ])
 def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     got = endings.variants(word, lang)
@@ -121,10 +175,16 @@ def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     ("marché", "romance", "marcher"), ("março", "romance", "marcou"),
     # the first person's present is the verb's noun: "trabajaba" is no "trabajo" (a job)
     ("trabajaba", "romance", "trabajo"), ("lavorava", "romance", "lavori"),
+    # an irregular verb's forms that are nouns too are given to none: "hecho" (a fact), "vino" (wine), "été"
+    # (summer), "hacia" (towards), "faro" (a lighthouse)
+    ("hizo", "romance", "hecho"), ("vine", "romance", "vino"), ("faisait", "romance", "été"),
+    ("hizo", "romance", "hacia"), ("fece", "romance", "faro"), ("hecho", "romance", "hace"),
     # a stem of three letters is left: "como" is "how", "este" "this"
     ("comió", "romance", "come"), ("estaba", "romance", "este"),
     # a German noun or a stem ending in a vowel is no verb
     ("Haus", "de", "haust"), ("arbeitet", "de", "arbeiet"),
+    # a strong verb's participle is no weak verb's form ("gefahren" is no "gefahr" + "en")
+    ("gefahren", "de", "gefahrt"),
 ])
 def test_a_verb_form_is_not_given_to_another_word(word, lang, other):
     assert other not in endings.variants(word, lang)
@@ -148,6 +208,10 @@ def test_words_of_other_languages_and_short_words_have_no_forms():
     ("Wie schmeckt der Apfel aus dem Garten?", ["schmeckt", "Apfel", "Garten"]),
     ("Kedinin adı ne?", ["Kedinin", "adı"]), ("O pão é bom?", ["pão", "bom"]),
     ("Где я потерял ключ?", ["потерял", "ключ"]), ("Where's Caroline's dog?", ["Caroline", "dog"]),
+    ("Welk boek van Mulisch heb je gelezen?", ["boek", "Mulisch", "gelezen"]), ("Dov'era la chiave?", ["chiave"]),
+    # "est-ce", "ont", "avez", "hanno", "têm", "han": the verbs "to be" and "to have", "che" Italian's "what"
+    ("Qu'est-ce qu'il faisait ?", ["faisait"]), ("Qu'ont-ils pris ?", ["pris"]), ("Qu'avez-vous mangé ?", ["mangé"]),
+    ("Che cosa hanno mangiato?", ["mangiato"]), ("O que eles têm feito?", ["feito"]), ("¿Qué han comido?", ["comido"]),
 ])
 def test_a_question_in_another_language_asks_for_its_content_words(question, keywords):
     """Its little words say nothing of what it asks (they found every message with "el" or "que" in it), and in
@@ -188,6 +252,11 @@ def test_an_english_question_keeps_its_patterns():
     (["Perdí las llaves del coche en el supermercado.", "Estoy leyendo tres libros de García Márquez a la vez."],
      "¿Dónde perdió la llave?", 0),
     (["J'ai rencontré l'avocat d'Anne hier.", "Nous avons mangé une pizza."], "Qu'a dit l'avocat ?", 0),
+    # an irregular verb in another of its forms
+    (["Mi hermano siempre dice la verdad.", "Compramos pan en la panadería."], "¿Qué nos dijo?", 0),
+    (["Minha avó faz pastéis de nata.", "Meus pais moram em Évora."], "O que ela fez?", 0),
+    (["Ils prennent le train chaque matin.", "Nous avons visité Lyon en mai."], "Qu'ont-ils pris ?", 0),
+    (["Tuvimos una reunión muy larga.", "Compramos pan en la panadería."], "¿Qué tienen?", 0),
 ])
 def test_a_question_finds_its_noun_in_another_form(messages, question, answer):
     with Memory(None) as mem:

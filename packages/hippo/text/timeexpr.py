@@ -47,7 +47,10 @@ DAY = 86400.0
 #: 2024", "FY24"; Arabic "اليوم" where it is today; a weekday said alone in the languages of OTHER_WEEKDAYS, "el
 #: viernes", "am Freitag", "в пятницу"); 9: decades, "the 1990s", "the '90s", "the nineties", "the early 2000s"; a range
 #: of quarters, "from Q1 to Q3 2024"; "the past quarter", and "the last quarter" reported as the one before this one;
-#: "for the weekend"; "around the 20th").
+#: "for the weekend"; "around the 20th"; a Spanish or Portuguese weekday said alone whose clause's verb is a "we" of the
+#: present and the past alike ("El sábado salimos") is undated; the past of a German or Dutch weak verb ("Am Freitag
+#: kochten wir"), of more strong ones, and the imperfect's plural in Spanish and Portuguese and after a French pronoun
+#: place a weekday said alone in the past.
 RULE = 9
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -353,12 +356,13 @@ _ES_PAST = (r"fui|fue|fuiste|fuimos|fueron|estuve|estuvo|estuvimos|estuvieron|tu
             r"había|habían|"
             r"(?:he|has|ha|hemos|habéis|han)\s+\w+(?:ado|ido|cho|to|so)|"
             r"\w+(?:aste|iste|asteis|isteis|aron|ieron|yeron)|\w{2,}(?:aba|abas|ábamos|abamos|aban)|"
+            r"\w{2,}(?<!r)(?:íamos|íais|ían)|"
             r"(?!(?:qué|café|josé|bebé|porqué|olé)(?!\w))\w{2,}(?<![aei]r)é|\w{2,}ó")
 _PT_PAST = (r"fui|foi|fomos|foram|estive|esteve|estivemos|estiveram|tive|teve|tivemos|tiveram|fiz|fez|fizemos|"
             r"fizeram|disse|dissemos|disseram|vi|viu|vimos|viram|dei|deu|demos|deram|pude|pôde|quis|pus|pôs|vim|veio|"
             r"viemos|vieram|trouxe|soube|era|eram|estava|estavam|tinha|tinham|"
             r"(?!(?:estou|museu|europeu|judeu|ateu|pneu)(?!\w))\w{2,}(?:ou|eu|iu)|\w{2,}(?<![aei]r)ei|"
-            r"\w+(?:aste|iste|aram|eram|iram)|\w{2,}(?:ava|avas|ávamos|avamos|avam)")
+            r"\w+(?:aste|iste|aram|eram|iram)|\w{2,}(?:ava|avas|ávamos|avamos|avam)|\w{2,}(?<!r)(?:íamos|iam|íam)")
 _FR_PARTICIPLE = (r"\w+(?:é|ée|és|ées|i|ie|ies|u|ue|us|ert|erte)|fait|été|eu|vu|pris|mis|dit|su|pu|lu|bu|écrit|"
                   r"appris|compris|promis")
 _FR_GONE = (r"(?:all|arriv|rentr|rest|tomb|mont|retourn|pass|n)é[e]?s?|(?:ven|reven|descend)u[e]?s?|"
@@ -367,7 +371,9 @@ _FR_PAST = (r"(?:j'|n')?(?:ai|as|avons|avez|ont)\s+(?:(?:pas|déjà|bien|jamais|
             r"tout|rien)\s+)?(?:" + _FR_PARTICIPLE + r")|(?:il|elle|on|qui|ça|ca|[A-ZÀ-Ý]\w+)\s+(?:n')?a\s+"
             r"(?:(?:pas|déjà|bien|jamais|encore|enfin|vraiment|beaucoup|trop|tout|rien)\s+)?(?:"
             + _FR_PARTICIPLE + r")|(?:suis|es|est|sommes|êtes|sont)\s+(?:(?:pas|déjà|bien)\s+)?(?:" + _FR_GONE
-            + r")|étais|était|étions|étiez|étaient|avais|avait|avions|aviez|avaient|\w{2,}aient")
+            + r")|étais|était|étions|étiez|étaient|avais|avait|avions|aviez|avaient|\w{2,}aient|"
+            r"(?:je|j'|tu|il|elle|on)\s+(?:ne\s+|n')?(?!(?:re)?connai[st]|(?:dis|ap)?parai[st]|nai[st]|plai[st]|"
+            r"complai[st]|tai[st])\w{2,}(?<!r)ai[st]")
 _IT_PAST = (r"(?:ho|hai|ha|abbiamo|avete|hanno)\s+(?:(?:già|appena|anche|finalmente|poi|sempre|mai)\s+)?"
             r"(?:\w+(?:ato|uto|ito|ati|uti|iti)|fatto|visto|preso|detto|messo|scritto|letto|chiuso|aperto|perso|"
             r"vinto|speso|rotto|corso|bevuto)|(?:sono|sei|è|siamo|siete)\s+(?:(?:già|appena|anche|finalmente|poi)"
@@ -381,10 +387,16 @@ _DE_GONE = (r"(?:ab|an|auf|aus|ein|mit|nach|weg|los|zurück|hin|her|um)?ge(?:gan
             r"blieben|wesen|worden|reist|storben|boren|rannt|schwommen|wandert|zogen|standen)|passiert")
 _DE_PAST = (r"war|warst|waren|wart|hatte|hattest|hatten|hattet|ging|gingen|kam|kamen|sah|sahen|fuhr|fuhren|flog|"
             r"flogen|traf|trafen|aß|aßen|blieb|blieben|gab|gaben|wurde|wurden|fand|fanden|rief|lag|saß|stand|lief|"
-            r"liefen|sagte|sagten|machte|machten|spielte|spielten|kaufte|kauften|"
+            r"liefen|sagte|sagten|machte|machten|spielte|spielten|kaufte|kauften|trank|tranken|schrieb|schrieben|"
+            r"nahm|nahmen|las|lasen|sprach|sprachen|half|halfen|schlief|schliefen|zog|zogen|stieg|stiegen|sang|sangen|"
+            r"schwamm|schwammen|gewann|gewannen|verlor|verloren|vergaß|vergaßen|begann|begannen|bekam|bekamen|trug|"
+            r"trugen|fiel|fielen|hielt|hielten|schloss|schlossen|starb|brachte|brachten|dachte|dachten|kannte|"
+            r"kannten|wusste|wussten|"
             r"(?:habe|hab|hast|hat|haben|habt)\s+(?:\S+\s+){0,8}?(?:" + _DE_PARTICIPLE + r")|"
             r"(?:bin|bist|ist|sind|seid)\s+(?:\S+\s+){0,8}?(?:" + _DE_GONE + r")")
-_NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden|"
+_NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden|at|aten|dronk|dronken|"
+            r"reed|reden|vloog|vlogen|liep|liepen|zat|zaten|stond|stonden|las|lazen|schreef|schreven|nam|namen|"
+            r"gaf|gaven|vond|vonden|bleef|bleven|kocht|kochten|bracht|brachten|dacht|dachten|zocht|zochten|"
             r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?!(?:gezond|geven|genieten|gebruiken|geloven|gebeuren)"
             r"(?!\w))ge\w{2,}(?:d|t|en)|(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?ge(?:gaan|weest|komen|bleven|reden|"
             r"vlogen|lopen|reisd|storven|boren|worden|vallen)")
@@ -399,6 +411,62 @@ _TR_PAST = re.compile(r"(?<!\w)(?!(?:şimdi|simdi|kendi|kedi|yedi|hindi|haydi|ar
 _OTHER_PAST = {lang: re.compile(r"(?<!\w)(?:" + rx + r")(?!\w)", re.I if lang != "fr" else 0)
                for lang, rx in (("es", _ES_PAST), ("pt", _PT_PAST), ("fr", _FR_PAST), ("it", _IT_PAST),
                                 ("de", _DE_PAST), ("nl", _NL_PAST), ("ru", _RU_PAST))}
+# Spanish and Portuguese write the "we" of a regular verb alike in the present and the simple past: "salimos",
+# "viajamos" (Portuguese "comemos" too) is "we go out" and "we went out". A clause whose only verb is such a word and
+# that nothing else puts in the past or in the present ("El sábado salimos con Marta") says neither the last nor the
+# coming weekday, and is left undated. A verb of the present or the future only ("vamos", "estamos", "tenemos",
+# "saldremos", a gerund) places it, and so do the forms that are no such verb: the present's of the verbs whose past
+# changes ("vamos", "fuimos"; "decimos", "dijimos"), nouns and adjectives ("primos", "gramos"; the accented "últimos",
+# "próximos" are none).
+_OTHER_WE = {
+    "es": re.compile(r"(?<!\w)(?!(?:vamos|estamos|damos|decimos|venimos|primos|mimos|racimos|ramos|tramos|gramos|"
+                     r"kilogramos|amos)(?!\w))[a-zñ]{2,}(?:amos|imos)(?!\w)", re.I),
+    "pt": re.compile(r"(?<!\w)(?!(?:vamos|estamos|temos|podemos|fazemos|queremos|sabemos|dizemos|trazemos|vemos|"
+                     r"vimos|primos|ramos|gramos|quilogramos|amos|somos|éramos|fomos)(?!\w))[a-zç]{2,}"
+                     r"(?:amos|emos|imos)(?!\w)", re.I),
+}
+_OTHER_NOW = {
+    "es": re.compile(r"(?<!\w)(?:voy|vas|va|vamos|vais|van|estoy|estás|está|estamos|están|tengo|tienes|tiene|"
+                     r"tenemos|tienen|hay|\w{2,}emos|\w{2,}(?:ré|rás|rá|remos|réis|rán)|\w{2,}(?:ando|iendo))(?!\w)",
+                     re.I),
+    "pt": re.compile(r"(?<!\w)(?:vou|vais|vai|vamos|vão|estou|está|estamos|estão|tenho|tem|temos|têm|há|podemos|"
+                     r"fazemos|queremos|\w{2,}(?:rei|rá|remos|rão)|\w{2,}(?:ando|endo|indo))(?!\w)", re.I),
+}
+# German and Dutch say a weak verb's past with -te, -ten (Dutch -de, -den too) on its stem ("Am Freitag kochten wir
+# Gulasch", "Op zaterdag werkten we in de tuin"), endings adjectives, ordinals and the present of a verb whose stem
+# ends in "t" or "d" write too ("die alten Freunde", "vierte"; "wir warten", "we vinden"). The finite verb is the
+# clause's second part (V2): the word right after a weekday that opens the clause, else the second or third word of
+# the clause, in lower case; it reports the past when it ends so, after a consonant that is not the ending's own
+# ("arbeiten", "praten", "zetten" are the present's), and is none of _WEAK_PAST_NOT.
+_WEAK_PAST = {"de": re.compile(r"[a-zäöüß]{2,}[^\Waeiouäöüyt](?:te|ten|test|tet)|[a-zäöüß]{2,}[td]ete(?:n|st|t)?"),
+              "nl": re.compile(r"[a-z]{2,}[^\Waeiouyjtd](?:te|ten|de|den)")}
+_WEAK_PAST_NOT = {
+    "de": re.compile(r"(?:\w*(?:ste|sten)|(?:be|er|ent|ver|ab|an|auf|aus|ein|zu|um)?(?:wart|halt|acht|richt|start|gelt|"
+                     r"antwort|schalt|falt|spalt|wert|fürcht|dicht|beobacht|betracht|übernacht|haft|heft|stift)"
+                     r"(?:e|en|est|et)|möchte|möchten|möchtest|hätte|hätten|hättest|könnte|könnten|könntest|sollte|"
+                     r"sollten|solltest|müsste|müssten|dürfte|dürften|alte|alten|kalte|kalten|harte|harten|echte|"
+                     r"echten|rechte|rechten|schlechte|schlechten|leichte|leichten|bunte|bunten|gesamte|gesamten|"
+                     r"vierte|vierten|siebte|siebten|neunte|neunten|zehnte|zehnten|elfte|elften|zwölfte|zwölften|"
+                     r"fünfte|fünften|sanfte|sanften)"),
+    "nl": re.compile(r"(?:\w*ste|(?:be|ver|ont|op|af|aan|uit|in)?(?:kost|rust|haast|feest|lust|wacht|richt|vecht|zucht|"
+                     r"licht|dicht|vind|word|land|brand|meld|zend|wend|antwoord|eind|red)(?:en|e)|vierde|vijfde|zesde|"
+                     r"zevende|tiende|elfde|twaalfde|derde|harde|zachte|lichte|echte|slechte|rechte|wilde|wilden)"),
+}
+_V2_WORD = re.compile(r"[\w'’]+")
+
+
+def _weak_past(clause: str, wd_end: int, lang: str) -> bool:
+    """Whether the finite verb of the German or Dutch ``clause`` (its weekday ending at ``wd_end``, -1 when the
+    weekday does not open it) is a weak verb's past (see :data:`_WEAK_PAST`)."""
+    if wd_end >= 0:
+        nxt = _V2_WORD.search(clause, wd_end)
+        said = [nxt.group(0)] if nxt is not None else []
+    else:
+        said = _V2_WORD.findall(clause)[1:3]
+    return any(w.islower() and _WEAK_PAST[lang].fullmatch(w) is not None
+               and _WEAK_PAST_NOT[lang].fullmatch(w) is None for w in said)
+
+
 # the clause of a weekday said alone: its sentence, up to a comma that does not follow the weekday at the sentence's
 # start ("El viernes, fuimos al cine"; "Ayer fui al cine, el viernes voy a la playa"), and from the conjunction that
 # opens a clause of what is said or thought ("Le dije que el viernes no puedo": the past is the telling's) up to the
@@ -1585,7 +1653,12 @@ def _other_bare_weekday(m: re.Match, today: datetime) -> TimeRef | None:
     if _OTHER_HABIT.search(clause):
         return None
     past = _TR_PAST.search(clause) is not None if lang == "tr" else _OTHER_PAST[lang].search(clause) is not None
+    if not past and lang in _WEAK_PAST:  # "Am Freitag kochten wir Gulasch"
+        opening = not text[start:a].strip()
+        past = _weak_past(clause, b - start if opening else -1, lang)
     wd = _OTHER_WD_INDEX[_folded(said)]
+    if not past and lang in _OTHER_WE and _OTHER_WE[lang].search(clause) and not _OTHER_NOW[lang].search(clause):
+        return None  # "El sábado salimos": the last Saturday or the coming one
     if past:
         return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
     return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
