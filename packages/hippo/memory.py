@@ -35,7 +35,7 @@ from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
 from hippo.engine.llm import as_llm
 from hippo.engine.maintenance import LEVELS
-from hippo.engine.namespace import Namespace, delete_namespace
+from hippo.engine.namespace import Namespace, Replacing, delete_namespace
 from hippo.engine.prepare import check_event_time, prepare
 from hippo.engine.profiles import check_speaker
 from hippo.engine.runtime import Runtime
@@ -316,8 +316,8 @@ class Memory:
                 "metadata": metadata, "priority": priority, "event_time": event_time}
         return self._ns.write([prepare(item, "add", self.config)])[0]
 
-    def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem], *, if_version: int | None = None
-                 ) -> list[MemoryItem]:
+    def add_many(self, items: Iterable[Mapping[str, Any] | MemoryItem], *, if_version: int | None = None,
+                 replacing: int | Iterable[int] | dict[str, Any] | None = None) -> list[MemoryItem]:
         """Store many messages in one transaction: either all are stored or none.
 
         ``if_version``: store them only while the namespace's latest change is still that one (:meth:`version`,
@@ -325,14 +325,39 @@ class Memory:
         thread or process changed the namespace in between, :class:`hippo.Changed` is raised and nothing is stored
         (read again and decide again). A stored batch is then the namespace's change ``if_version + 1``. This is how
         a read and the write it decides take turns across processes on one store (SQLite: under ``BEGIN
-        IMMEDIATE``; PostgreSQL: under the namespace's advisory lock)."""
+        IMMEDIATE``; PostgreSQL: under the namespace's advisory lock).
+
+        ``replacing``: messages this call replaces, deleted in the same transaction as the new ones are stored, so
+        that either the new messages are stored and those are gone, or (the call raised) nothing changed. Message
+        ids (an int or an iterable of ints; ids the namespace does not hold are ignored), or a non-empty filter
+        (grammar: :mod:`hippo.store.filters`): every message stored before this call that matches it when the
+        write commits, also one another handle or process adds meanwhile (as with :meth:`forget`, one changed
+        meanwhile so that it no longer matches stays). The messages this call stores are never among them. With
+        ``items`` empty the call only deletes them. The encoding gate (``config.gate``) judges the new messages as
+        it judges any; the replaced ones go whatever it admits. As with :meth:`delete`, their content leaves the
+        store's files. With ``if_version``, the new version of the namespace is ``if_version + 1`` (stored
+        messages) plus one when messages were deleted. ``len(deleted)`` is not returned: read
+        :meth:`version` or list the namespace to learn it."""
         self._writable("add_many")
         check_iterable(items, "items", "an iterable of dicts")
         if if_version is not None:
             if_version = check_int(if_version, "if_version")
+        replaced = self._replacing(replacing)
         cfg = self.config
         prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
-        return self._ns.write(prepared, if_version)
+        return self._ns.write(prepared, if_version, replaced)
+
+    @staticmethod
+    def _replacing(replacing: object) -> Replacing | None:
+        """``add_many``'s ``replacing`` checked: None, message ids, or a non-empty filter."""
+        if replacing is None:
+            return None
+        if isinstance(replacing, dict):
+            if not replacing:
+                raise InvalidInput("replacing must be message ids or a non-empty filter dict, got {} (every message "
+                                   "of the namespace: use clear() then add_many())")
+            return Replacing(pred=compile_filter(replacing, "replacing"))
+        return Replacing(ids=check_ids(replacing, "replacing"))
 
     def version(self) -> int:
         """The number of the namespace's latest change in the store: every add, deletion and metadata update (of

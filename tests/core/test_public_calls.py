@@ -41,7 +41,7 @@ _ENTRY = "ctx_3"  # the index entry the store below holds (its header is message
 CALLS = {
     "add": (("A note.",), dict(speaker="Ann", role="user", timestamp="2024-01-01", session_id="s", metadata={},
                                priority=None, event_time=None)),
-    "add_many": (([{"text": "A note."}],), {"if_version": None}),
+    "add_many": (([{"text": "A note."}],), {"if_version": None, "replacing": None}),
     "search": (("Porto",), dict(k=3, filter=None, since=None, until=None, as_of=None, query_embedding=None,
                                 asked_at=None)),
     "recall": (("Porto",), dict(budget_tokens=100, filter=None, include_dormant=False, since=None, until=None,

@@ -172,6 +172,120 @@ def test_codes_count_must_match_messages(store) -> None:
     assert store.load("a") == []
 
 
+# -- replace: an append and a deletion in one transaction ---------------------------------------------------------
+def test_replace_appends_and_deletes_in_one_change_of_the_feed_each(store) -> None:
+    """``replace`` stores the new messages and deletes the given ones in one transaction: the feed records the
+    append, then the deletion; what is left is the old messages not replaced, then the new ones."""
+    old = batch(4)
+    rows = store.append("a", old)
+    store.seal("a", 1)  # the replaced messages sit in a chunk: it is rewritten in the same transaction
+    before = store.state("a")
+    new = batch(2, start=10, tag="n")
+    added, gone = store.replace("a", new, [rows[1].id, rows[3].id, 10_000])
+    assert gone == sorted([rows[1].id, rows[3].id])
+    assert [r.seq for r in added] == [4, 5]
+    after = store.state("a")
+    assert (after.version, after.generation, after.next_seq) == (before.version + 2, before.generation + 1, 6)
+    feed = store.changes("a", before.version, before.stamp)
+    assert [(c.kind, c.first_seq, c.last_seq, c.ids) for c in feed] == [
+        ("append", 4, 5, ()), ("delete", -1, -1, tuple(gone))]
+    assert_same(store.load("a"), [old[0], old[2], *new])
+
+
+def test_replace_judges_the_replaced_rows_in_its_transaction_and_never_takes_its_own(backend) -> None:
+    """With ``where``, only the rows that satisfy it when the transaction runs go; with ``after_seq``, also the rows
+    another handle appended after the caller read the namespace; never the rows the call itself stores, even when
+    they would match."""
+    first, other = backend.open(), backend.open()
+    try:
+        rows = first.append("a", batch(3))
+        seen = first.state("a").next_seq
+        late = other.append("a", batch(2, start=3))  # appended after the caller's read
+        other.update_metadata("a", rows[0].id, {"k": 0, "tag": "kept"})  # no longer matches
+
+        def tagged(row) -> bool:
+            return row.metadata.get("tag") == "m"
+
+        added, gone = first.replace("a", batch(2, start=5), [rows[0].id, rows[1].id], where=tagged, after_seq=seen)
+        assert gone == sorted([rows[1].id, *(r.id for r in late)])
+        assert [r.metadata["tag"] for r in first.load("a")] == ["kept", "m", "m", "m"]
+        assert [r.id for r in first.load("a")] == [rows[0].id, rows[2].id, *(r.id for r in added)]
+        # nothing to delete: the append alone, one change
+        v = first.state("a").version
+        assert first.replace("a", batch(1, start=7), [10_000])[1] == []
+        assert [c.kind for c in first.changes("a", v)] == ["append"]
+        # nothing to append: the deletion alone
+        assert first.replace("a", [], [added[0].id]) == ([], [added[0].id])
+        assert first.state("a").version == v + 2
+    finally:
+        first.close()
+        other.close()
+
+
+def test_replace_expecting_a_version_changes_nothing_once_another_handle_wrote(backend) -> None:
+    first, other = backend.open(), backend.open()
+    try:
+        rows = first.append("a", batch(3))
+        v = first.state("a").version
+        other.append("a", batch(1, start=3))
+        for new in (batch(1, start=4), []):
+            with pytest.raises(Changed):
+                first.replace("a", new, [rows[0].id], expect=v)
+        assert len(first.load("a")) == 4 and first.state("a").version == v + 1
+        added, gone = first.replace("a", batch(1, start=4), [rows[0].id], expect=v + 1)
+        assert gone == [rows[0].id] and first.state("a").version == v + 3
+    finally:
+        first.close()
+        other.close()
+
+
+def _fail_replace_at(store, monkeypatch, step: str) -> None:
+    from hippo.store import sqlite
+
+    boom = OSError(f"simulated failure: {step}")
+
+    def fail(*args, **kwargs):
+        raise boom
+
+    if step == "append":  # storing the new messages' tokens
+        monkeypatch.setattr(sqlite, "tail_checksum", fail)
+        monkeypatch.setattr(common, "tail_checksum", fail)
+    elif step == "chunk":  # rewriting the chunk that held a replaced message
+        monkeypatch.setattr(store.codec, "encode", fail)
+    elif step == "record":  # recording the deletion in the feed, after everything else
+        real = type(store)._record
+
+        def record(self, cur, namespace, kind, *args, **kwargs):
+            if kind == "delete":
+                raise boom
+            return real(self, cur, namespace, kind, *args, **kwargs)
+
+        monkeypatch.setattr(type(store), "_record", record)
+    else:
+        assert step == "judge"
+
+
+@pytest.mark.parametrize("step", ["judge", "append", "chunk", "record"])
+def test_a_replace_failing_at_any_step_changes_nothing(store, monkeypatch, step) -> None:
+    old = batch(5)
+    rows = store.append("a", old)
+    store.seal("a", 1)
+    before = store.state("a")
+    _fail_replace_at(store, monkeypatch, step)
+
+    def where(row) -> bool:
+        if step == "judge":
+            raise OSError("simulated failure: judge")
+        return True
+
+    with pytest.raises(OSError, match=step):
+        store.replace("a", batch(2, start=10, tag="n"), [rows[1].id, rows[2].id], where=where)
+    monkeypatch.undo()
+    assert store.state("a") == before
+    assert_same(store.load("a"), old)
+    assert store.changes("a", before.version, before.stamp) == []
+
+
 # -- sealing and merging ------------------------------------------------------------------------------------------
 def test_seal_moves_the_tail_into_chunks_and_reads_stay_identical(store) -> None:
     msgs = batch(4)

@@ -233,6 +233,104 @@ def test_forget_keeps_a_message_another_handle_changed_so_that_it_no_longer_matc
         assert [(it.text, it.metadata) for it in host_b.list()] == expected
 
 
+def test_add_many_replacing_ids_stores_the_new_messages_and_deletes_the_old_in_one_step(location) -> None:
+    """``add_many(..., replacing=ids)``: the new versions are stored and the old ones gone in one change of the store;
+    every handle (this one, another one following it, a fresh one) reads the same, and the old text is found by no
+    search."""
+    with Memory(location, config=SMALL) as mem, Memory(location, config=SMALL) as other:
+        added = mem.add_many(items())
+        assert other.count() == len(CONVERSATION)  # loaded: it follows the change below from the feed
+        old = [it for it in added if "beagle" in it.text]
+        assert old
+        v = mem.version()
+        new = mem.add_many([{"text": "We named our new parrot Kiwi.", "speaker": "Ann", "metadata": {"turn": 99}}],
+                           replacing=[it.id for it in old] + [10**9])
+        assert mem.version() == v + 2
+        expected = [it.text for it in added if it not in old] + [new[0].text]
+        with Memory(location, config=SMALL) as fresh:
+            for handle in (mem, other, fresh):
+                assert [it.text for it in handle.list()] == expected
+                assert not any("beagle" in h.text for h in handle.search("beagle", k=20))
+                assert handle.search("parrot Kiwi", k=1)[0].id == new[0].id
+                with pytest.raises(hippo.NotFound):
+                    handle.get(old[0].id)
+
+
+def test_add_many_replacing_a_filter_takes_a_match_another_handle_adds_meanwhile(location, monkeypatch) -> None:
+    """A filter is judged in the write's transaction: a version of the key another app server stored after this
+    call read the namespace goes too, and one changed meanwhile so that it no longer matches stays."""
+    with Memory(location) as host_a, Memory(location) as host_b:
+        kept = host_a.add_many([{"text": "the colour is blue", "metadata": {"key": "colour"}},
+                                {"text": "the size is large", "metadata": {"key": "size"}},
+                                {"text": "the colour was red", "metadata": {"key": "colour"}}])
+        store_type = type(host_a.engine.rt.store)
+        real_scan = store_type.scan
+        raced: list[int] = []
+
+        def scan_then_write(self, namespace):
+            yield from real_scan(self, namespace)
+            if not raced:
+                raced.append(host_b.add_many([{"text": "the colour is green", "metadata": {"key": "colour"}}])[0].id)
+                host_b.update(kept[2].id, metadata={"key": "old colour"})
+
+        monkeypatch.setattr(store_type, "scan", scan_then_write)
+        new = host_a.add_many([{"text": "the colour is violet", "metadata": {"key": "colour"}}],
+                              replacing={"key": "colour"})
+        monkeypatch.undo()
+        assert raced
+        expected = [("the size is large", "size"), ("the colour was red", "old colour"),
+                    ("the colour is violet", "colour")]
+        with Memory(location) as fresh:
+            for handle in (host_a, host_b, fresh):
+                assert [(it.text, it.metadata["key"]) for it in handle.list()] == expected
+        assert new[0].id == host_a.list(filter={"key": "colour"})[0].id
+
+
+def test_add_many_replacing_that_fails_changes_nothing(location, monkeypatch) -> None:
+    """A replacing call that raises (the store's transaction failing, ``if_version`` out of date) leaves every
+    message, the version and every read as before; the next call succeeds."""
+    with Memory(location, config=SMALL) as mem, Memory(location, config=SMALL) as other:
+        added = mem.add_many(items())
+        before = [(it.id, it.text) for it in mem.list()]
+        v = mem.version()
+        store_type = type(mem.engine.rt.store)
+        real = store_type._delete_in
+
+        def failing(self, *args, **kwargs):
+            real(self, *args, **kwargs)  # everything done, then the transaction fails
+            raise hippo.StoreError("simulated failure")
+
+        monkeypatch.setattr(store_type, "_delete_in", failing)
+        with pytest.raises(hippo.StoreError, match="simulated"):
+            mem.add_many([{"text": "a replacement"}], replacing=[added[0].id])
+        monkeypatch.undo()
+        other.add("another server's message")
+        with pytest.raises(hippo.Changed):
+            mem.add_many([{"text": "a replacement"}], replacing=[added[0].id], if_version=v)
+        before.append((other.list()[-1].id, "another server's message"))
+        for handle in (mem, other):
+            assert [(it.id, it.text) for it in handle.list()] == before
+            assert handle.version() == v + 1
+        assert "Dolomites" in mem.recall("Where did Ann go hiking?", budget_tokens=500).text
+        mem.add_many([{"text": "a replacement"}], replacing=[added[0].id], if_version=v + 1)
+        assert [it.text for it in other.list()] == [t for _, t in before[1:]] + ["a replacement"]
+
+
+def test_add_many_replacing_is_checked_and_has_an_async_twin(location) -> None:
+    import asyncio
+
+    with Memory(location) as mem:
+        first = mem.add_many([{"text": "draft one"}, {"text": "draft two"}])
+        for bad in ("1", 1.5, [True], {}, {"text": {"$bad": 1}}, [-1]):
+            with pytest.raises(hippo.InvalidInput, match="replacing"):
+                mem.add_many([{"text": "x"}], replacing=bad)
+        assert [it.text for it in mem.list()] == ["draft one", "draft two"]
+        assert mem.add_many([], replacing=first[0].id) == []  # a deletion alone
+        got = asyncio.run(mem.aadd_many([{"text": "final"}], replacing=[first[1].id]))
+        assert [it.text for it in got] == ["final"]
+        assert [it.text for it in mem.list()] == ["final"]
+
+
 def test_two_app_servers_reinforcing_keep_each_others_reinforcements(location, monkeypatch) -> None:
     # Each app server saves its lifecycle at close; the one saving last used to replace the other's saved accesses.
     # Every save now merges what is stored: a third server sees both reinforcements and the counts add up.

@@ -98,6 +98,19 @@ def stored_rows(state: NamespaceState, store: Any) -> Iterator[MessageRow]:
                           "rebuilds it")
 
 
+class Replacing:
+    """The messages a write deletes in its own transaction (:meth:`Namespace.write`): ``ids`` and, when
+    ``by_filter``, every message ``pred`` admits instead (read before the write; those another handle adds
+    meanwhile judged in its transaction). With ``pred``, a message is deleted only if its row, read in the write's
+    transaction, still satisfies it. The ids deleted are added to ``deleted``."""
+
+    def __init__(self, ids: list[int] | None = None, pred: Predicate | None = None) -> None:
+        self.ids = list(ids or [])
+        self.pred = pred
+        self.by_filter = ids is None
+        self.deleted: list[int] = []
+
+
 class Namespace:
     """One namespace of one store, as the engine sees it."""
 
@@ -127,56 +140,83 @@ class Namespace:
         self.rt.live()
         return int(self.rt.store.state(self.name).version)
 
-    def write(self, prepared: list[NewMessage], expect: int | None = None) -> list[MemoryItem]:
+    def write(self, prepared: list[NewMessage], expect: int | None = None,
+              replacing: "Replacing | None" = None) -> list[MemoryItem]:
         """Store messages (all or none), behind the encoding gate when ``config.gate.enabled``: admitted messages
         carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``. ``expect``:
         only while the namespace's latest change is still that one (:meth:`version`), else ``Changed`` and
-        nothing stored."""
-        if not prepared:
+        nothing stored. ``replacing``: messages deleted in the same transaction (:class:`Replacing`), whatever the
+        gate admits."""
+        if not prepared and replacing is None:
             self.rt.live()
             return []
-        if not self.config.gate.enabled:
-            return self._write(prepared, expect)
+        if not self.config.gate.enabled or not prepared:
+            return self._write(prepared, expect, replacing)
         state = self.state()
         life = state.life() if state.lifecycle_active else None
         with self.rt.lock.read():
             verdicts = gate_mod.evaluate(state, life, prepared)
         for p, v in zip(prepared, verdicts):
             p.metadata["gate"] = v
-        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]], expect))
+        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]], expect, replacing))
         return [next(written) if v["admitted"] else gate_mod.rejected(p, v, self.name)
                 for p, v in zip(prepared, verdicts)]
 
-    def _write(self, prepared: list[NewMessage], expect: int | None = None) -> list[MemoryItem]:
-        if not prepared:
+    def _write(self, prepared: list[NewMessage], expect: int | None = None,
+               replacing: "Replacing | None" = None) -> list[MemoryItem]:
+        if not prepared and replacing is None:
             return []
         rt = self.rt
         state = self.state()
         texts = [tokenizer.decode(p.tokens) for p in prepared]
         codes = None
-        if rt.embed is not None:
+        if rt.embed is not None and prepared:
             # Embedded before the append and stored in its transaction: a failing embedding function stores
             # nothing, and no write is left to do once the messages committed.
             lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
             codes = encode(rt.hasher, rt.embed(lines), len(lines))
+        ids, after = None, None
+        if replacing is not None:
+            ids, after = replacing.ids, None
+            if replacing.by_filter:
+                # the matches among the messages read now; those another handle adds after this read (at seqs from
+                # the state's next one) are judged in the write's transaction, as these are again
+                with rt.lock.read():
+                    after = state.seen.next_seq
+                    ids = [r.id for r in stored_rows(state, rt.store) if replacing.pred(r)]
         with rt.lock.write():
             _after_the_latest(state, prepared)
-            rows = rt.store.append(self.name, prepared, codes=codes) if expect is None else \
-                rt.store.append(self.name, prepared, codes=codes, expect=expect)
+            gone: list[int] = []
+            if replacing is not None:
+                rows, gone = rt.store.replace(self.name, prepared, ids, where=replacing.pred, after_seq=after,
+                                              codes=codes, expect=expect)
+            elif expect is None:
+                rows = rt.store.append(self.name, prepared, codes=codes)
+            else:
+                rows = rt.store.append(self.name, prepared, codes=codes, expect=expect)
+            if replacing is not None:
+                replacing.deleted.extend(gone)
             # From here on the messages are committed: what follows maintains derived, process-local state and must
             # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
             # the next use rebuilds from the store (its snapshots and the change feed).
             try:
                 fp = rt.store.state(self.name)
-                if state.expects(fp, len(rows)):
+                if rows and not gone and state.expects(fp, len(rows)):
                     state.apply(rows, texts, fp, codes)
-                else:  # another process changed the namespace in between: its changes and ours, from the feed
+                else:  # a deletion too, or another process changed the namespace in between: from the feed
                     state.catch_up()
+                if gone:
+                    # Derived snapshots may hold text of the deleted messages: rewritten now (see delete)
+                    state.scrub()
                 self._after_write(state)
             except Exception:  # noqa: BLE001 - see above; logged with its traceback
                 log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", self.name)
                 state.invalidate()
+                if gone:
+                    state.drop_snapshots()
                 self._seal(state, self.config.seal_tokens)
+            if gone:
+                rt.store.scrub()
         return [make_item(r, t) for r, t in zip(rows, texts)]
 
     def _after_write(self, state: NamespaceState) -> None:

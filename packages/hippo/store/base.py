@@ -200,6 +200,17 @@ class Store(abc.ABC):
         retries the transaction, and must only decide."""
 
     @abc.abstractmethod
+    def replace(self, namespace: str, messages: Sequence[NewMessage], ids: Iterable[int],
+                where: Callable[[MessageRow], bool] | None = None, after_seq: int | None = None,
+                codes: Any = None, expect: int | None = None) -> tuple[list[MessageRow], list[int]]:
+        """Append ``messages`` (as :meth:`append`, with ``codes`` and ``expect``) and delete other messages of
+        ``namespace`` (as :meth:`delete`) in one transaction: both happen or neither does. The messages deleted are
+        those of ``ids`` and, with ``after_seq``, those at ``seq >= after_seq`` stored before this call (appended by
+        other handles after the caller read the namespace), of which ``where``, judged on their rows read in the
+        transaction, admits; never the messages this call appends. The change feed records the append, then the
+        deletion (when a message went). Returns the appended rows and the ids deleted."""
+
+    @abc.abstractmethod
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
         """Replace one message's metadata; False when ``id`` is not a message of ``namespace``."""
 

@@ -1322,6 +1322,43 @@ class PostgresStore(Store):
                expect: int | None = None) -> list[MessageRow]:
         if not messages:
             return []
+        return self._append(namespace, messages, codes, expect)[0]
+
+    def replace(self, namespace: str, messages: Sequence[NewMessage], ids: Iterable[int],
+                where: Callable[[MessageRow], bool] | None = None, after_seq: int | None = None,
+                codes: Any = None, expect: int | None = None) -> tuple[list[MessageRow], list[int]]:
+        wanted = sorted({int(i) for i in ids})
+
+        def remove(cur) -> list[int]:
+            # before the new rows are inserted (they go with COMMIT): none of them can be among those deleted
+            return self._delete_in(cur, namespace, self._doomed(cur, namespace, wanted, where, None, after_seq))
+
+        if messages:
+            return self._append(namespace, messages, codes, expect, remove)
+        if codes is not None and len(codes):
+            raise InvalidInput(f"codes: {len(codes)} rows for 0 messages")
+
+        def body(cur) -> list[int]:
+            if expect is not None:
+                self._expect(cur, namespace, expect)
+            return remove(cur)
+
+        return [], self._write("replacing messages", body, namespace)
+
+    def _expect(self, cur, namespace: str, expect: int) -> None:
+        """Raise ``Changed`` unless the namespace's latest change is ``expect``; under its lock."""
+        latest = cur.execute(self._sql(
+            "SELECT COALESCE((SELECT version FROM {s}.namespaces WHERE name = %s), "
+            + self._epoch_sql("change_epoch") + ")"), (namespace,)).fetchone()[0]
+        if int(latest) != expect:
+            raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); nothing was "
+                          "written")
+
+    def _append(self, namespace: str, messages: Sequence[NewMessage], codes: Any, expect: int | None,
+                also: Callable[[Any], list[int]] | None = None) -> tuple[list[MessageRow], list[int]]:
+        """Store ``messages``; ``also(cursor)``, when given, deletes messages in the same transaction (after the
+        append's change is recorded, before its rows are inserted) and returns their ids. Returns the rows and those
+        ids."""
         if codes is not None and len(codes) != len(messages):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         keys: list[uuid.UUID | None] = []
@@ -1377,7 +1414,17 @@ class PostgresStore(Store):
                     stored = cur.execute(self._sql(
                         f"SELECT {self._row_cols}, m.idem_key FROM {{s}}.messages m WHERE m.namespace = %s"
                         " AND m.seq BETWEEN %s AND %s ORDER BY m.seq"), (namespace, start, start + n - 1)).fetchall()
-                return self._replayed(namespace, keys, tokens, stored, start)
+                replayed = self._replayed(namespace, keys, tokens, stored, start)
+                if also is not None:
+                    # the earlier attempt committed, its deletion with it: the ids it deleted are its next change's
+                    got = cur.execute(self._sql(
+                        "SELECT d.ids FROM {s}.changes a JOIN {s}.changes d ON d.namespace = a.namespace"
+                        " AND d.version = a.version + 1 AND d.kind = 'delete' WHERE a.namespace = %s"
+                        " AND a.kind = 'append' AND a.first_seq = %s"), (namespace, replayed[0].seq)).fetchone()
+                    gone[:] = sorted(int(i) for i in got[0]) if got else []
+                return replayed
+            if also is not None:
+                gone[:] = also(cur)
             first, ids = row[1], [int(i) for i in row[2]]
             if common.bad_int(first):
                 raise CorruptData(f"namespace {namespace!r}: next_seq {first!r} is damaged; `hippo check --repair` "
@@ -1418,8 +1465,10 @@ class PostgresStore(Store):
                  cols["session"], cols["meta"], cols["created"], cols["key"], cols["offset"], *code_args,
                  namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
 
+        gone: list[int] = []
+        what = "adding messages" if also is None else "replacing messages"
         if expect is None:
-            return self._write("adding messages", body, namespace, replay_safe=True, first=reserve)
+            return self._write(what, body, namespace, replay_safe=True, first=reserve), gone
 
         def checked(cur) -> list[MessageRow] | _Last:
             # under the namespace's lock, taken first in the transaction: no other writer of it commits until this
@@ -1434,7 +1483,7 @@ class PostgresStore(Store):
                               "written")
             return body(cur, cur.execute(*reserve).fetchone())
 
-        return self._write("adding messages", checked, namespace, replay_safe=True)
+        return self._write(what, checked, namespace, replay_safe=True), gone
 
     def _replayed(self, namespace: str, keys: list, tokens: list[np.ndarray], stored: list[tuple],
                   start: int | None) -> list[MessageRow]:
@@ -1531,36 +1580,51 @@ class PostgresStore(Store):
             return []
 
         def body(cur) -> list[int]:
-            if where is None and choose is None:
-                found = cur.execute(self._sql("SELECT id, seq FROM {s}.messages WHERE namespace = %s"
-                                              " AND id = ANY(%s)"), (namespace, wanted)).fetchall()
-            else:  # judged under the namespace's lock: no update commits between this read and the deletion
-                found = common.chosen([row for row in map(common.message_row, cur.execute(self._sql(
-                    f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND m.id = ANY(%s)"),
-                    (namespace, wanted)).fetchall()) if where is None or where(row)], choose)
-            if not found:
-                return []
-            dead_seqs = {seq for _, seq in found}
-            chunks = [Chunk(*r) for r in cur.execute(self._sql(
-                f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s AND last_seq >= %s AND first_seq <= %s"
-                " ORDER BY first_seq"), (namespace, min(dead_seqs), max(dead_seqs))).fetchall()]
-            for ch in chunks:
-                if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
-                    continue
-                kept, merged = common.chunk_without(self.codec, namespace, ch,
-                                                    self._members(cur, namespace, ch.first_seq, ch.last_seq),
-                                                    dead_seqs)
-                cur.execute(self._sql("DELETE FROM {s}.chunks WHERE id = %s"), (ch.id,))
-                for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
-                    self._insert_chunk(cur, namespace, first, last, kept[a:b], merged[ta:tb])
-            gone = sorted(i for i, _ in found)
-            for table in ("messages", "codes", "tail"):
-                cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s AND id = ANY(%s)"),
-                            (namespace, gone))
-            self._record(cur, namespace, "delete", ids=gone, generation=True)
-            return gone
+            return self._delete_in(cur, namespace, self._doomed(cur, namespace, wanted, where, choose))
 
         return self._write("deleting messages", body, namespace)
+
+    def _doomed(self, cur, namespace: str, wanted: list[int], where: Callable[[MessageRow], bool] | None,
+                choose: Callable[[list[MessageRow]], Iterable[int]] | None,
+                after_seq: int | None = None) -> list[tuple[int, int]]:
+        """The (id, seq) of the messages a deletion takes, read under the namespace's lock: those of ``wanted`` and,
+        with ``after_seq``, those at ``seq >= after_seq``, that ``where`` admits and ``choose`` picks."""
+        cond, args = "m.id = ANY(%s)", [wanted]
+        if after_seq is not None:
+            cond, args = "(m.id = ANY(%s) OR m.seq >= %s)", [wanted, int(after_seq)]
+        if where is None and choose is None:
+            return [(int(i), int(q)) for i, q in cur.execute(self._sql(
+                f"SELECT m.id, m.seq FROM {{s}}.messages m WHERE m.namespace = %s AND {cond}"),
+                (namespace, *args)).fetchall()]
+        # judged under the namespace's lock: no update commits between this read and the deletion
+        return common.chosen([row for row in map(common.message_row, cur.execute(self._sql(
+            f"SELECT {self._row_cols} FROM {{s}}.messages m WHERE m.namespace = %s AND {cond}"),
+            (namespace, *args)).fetchall()) if where is None or where(row)], choose)
+
+    def _delete_in(self, cur, namespace: str, found: list[tuple[int, int]]) -> list[int]:
+        """Delete the messages ``found`` (id, seq) inside the caller's transaction, rewriting the chunks that held
+        their tokens, and record the deletion; returns their ids."""
+        if not found:
+            return []
+        dead_seqs = {seq for _, seq in found}
+        chunks = [Chunk(*r) for r in cur.execute(self._sql(
+            f"SELECT {_CHUNK_COLS} FROM {{s}}.chunks WHERE namespace = %s AND last_seq >= %s AND first_seq <= %s"
+            " ORDER BY first_seq"), (namespace, min(dead_seqs), max(dead_seqs))).fetchall()]
+        for ch in chunks:
+            if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
+                continue
+            kept, merged = common.chunk_without(self.codec, namespace, ch,
+                                                self._members(cur, namespace, ch.first_seq, ch.last_seq),
+                                                dead_seqs)
+            cur.execute(self._sql("DELETE FROM {s}.chunks WHERE id = %s"), (ch.id,))
+            for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
+                self._insert_chunk(cur, namespace, first, last, kept[a:b], merged[ta:tb])
+        gone = sorted(i for i, _ in found)
+        for table in ("messages", "codes", "tail"):
+            cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s AND id = ANY(%s)"),
+                        (namespace, gone))
+        self._record(cur, namespace, "delete", ids=gone, generation=True)
+        return gone
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
         meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))

@@ -704,48 +704,74 @@ class SQLiteStore(Store):
             return []
         if codes is not None and len(codes) != len(messages):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
-        out: list[MessageRow] = []
         with self.transaction("adding messages") as db:
-            if expect is not None:  # under BEGIN IMMEDIATE: no other connection writes until this one commits
-                got = db.execute("SELECT version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
-                latest = int(got[0]) if got is not None else self._epoch(db, "change_epoch")
-                if latest != expect:
-                    raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); "
-                                  "nothing was written")
+            self._expect(db, namespace, expect)
+            return self._append_in(db, namespace, messages, codes)
+
+    def replace(self, namespace: str, messages: Sequence[NewMessage], ids: Iterable[int],
+                where: Callable[[MessageRow], bool] | None = None, after_seq: int | None = None,
+                codes: Any = None, expect: int | None = None) -> tuple[list[MessageRow], list[int]]:
+        if codes is not None and len(codes) != len(messages):
+            raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
+        wanted = sorted({int(i) for i in ids})
+        with self.transaction("replacing messages") as db:
+            self._expect(db, namespace, expect)
+            # the messages that go are read before the new ones are stored: none of those can be among them
+            found = self._doomed(db, namespace, wanted, where, None, after_seq)
+            out = self._append_in(db, namespace, messages, codes) if messages else []
+            gone = self._delete_in(db, namespace, found)
+        if gone:
+            self.scrub()
+        return out, gone
+
+    def _expect(self, db, namespace: str, expect: int | None) -> None:
+        """Raise ``Changed`` unless the namespace's latest change is ``expect`` (None: no check); inside the caller's
+        transaction, under BEGIN IMMEDIATE: no other connection writes until this one commits."""
+        if expect is None:
+            return
+        got = db.execute("SELECT version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+        latest = int(got[0]) if got is not None else self._epoch(db, "change_epoch")
+        if latest != expect:
+            raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); "
+                          "nothing was written")
+
+    def _append_in(self, db, namespace: str, messages: Sequence[NewMessage], codes: Any) -> list[MessageRow]:
+        """Store ``messages`` inside the caller's transaction and record the append."""
+        out: list[MessageRow] = []
+        row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+        if row is None:  # the namespace's first message: its row starts at the epochs
+            start = self._epoch(db, "change_epoch")
+            db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
+                       " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
             row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
-            if row is None:  # the namespace's first message: its row starts at the epochs
-                start = self._epoch(db, "change_epoch")
-                db.execute("INSERT OR IGNORE INTO namespaces(name, generation, next_seq, version, horizon)"
-                           " VALUES (?, ?, 0, ?, ?)", (namespace, self._epoch(db), start, start))
-                row = db.execute("SELECT next_seq FROM namespaces WHERE name = ?", (namespace,)).fetchone()
-            seq = first = row[0]
-            if _bad_int(seq):
-                raise CorruptData(f"namespace {namespace!r}: next_seq {seq!r} is damaged; `hippo check --repair` "
-                                  "rebuilds it")
-            for k, m in enumerate(messages):
-                tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
-                meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
-                cur = db.execute(
-                    "INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
-                    " created_at, utc_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
-                     m.created_at, m.utc_offset),
-                )
-                mid = int(cur.lastrowid)
-                blob = tokens.tobytes()
-                db.execute("INSERT INTO tail(id, namespace, seq, tokens, checksum) VALUES (?, ?, ?, ?, ?)",
-                           (mid, namespace, seq, blob, tail_checksum(namespace, mid, seq, int(tokens.size), blob)))
-                if codes is not None:
-                    db.execute("INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
-                               " ON CONFLICT(id) DO UPDATE SET code = excluded.code", (mid, namespace, bytes(codes[k])))
-                out.append(MessageRow(
-                    id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens.size),
-                    speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
-                    created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False), utc_offset=m.utc_offset,
-                ))
-                seq += 1
-            db.execute("UPDATE namespaces SET next_seq = ? WHERE name = ?", (seq, namespace))
-            self._record(db, namespace, "append", first, seq - 1)
+        seq = first = row[0]
+        if _bad_int(seq):
+            raise CorruptData(f"namespace {namespace!r}: next_seq {seq!r} is damaged; `hippo check --repair` "
+                              "rebuilds it")
+        for k, m in enumerate(messages):
+            tokens = np.ascontiguousarray(m.tokens, dtype="<u4")
+            meta_json = json.dumps(m.metadata, ensure_ascii=False, separators=(",", ":"))
+            cur = db.execute(
+                "INSERT INTO messages(namespace, seq, n_tokens, speaker, role, ts, session_id, metadata,"
+                " created_at, utc_offset) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (namespace, seq, int(tokens.size), m.speaker, m.role, m.ts, m.session_id, meta_json,
+                 m.created_at, m.utc_offset),
+            )
+            mid = int(cur.lastrowid)
+            blob = tokens.tobytes()
+            db.execute("INSERT INTO tail(id, namespace, seq, tokens, checksum) VALUES (?, ?, ?, ?, ?)",
+                       (mid, namespace, seq, blob, tail_checksum(namespace, mid, seq, int(tokens.size), blob)))
+            if codes is not None:
+                db.execute("INSERT INTO codes(id, namespace, code) VALUES (?, ?, ?)"
+                           " ON CONFLICT(id) DO UPDATE SET code = excluded.code", (mid, namespace, bytes(codes[k])))
+            out.append(MessageRow(
+                id=mid, namespace=namespace, seq=seq, n_tokens=int(tokens.size),
+                speaker=m.speaker, role=m.role, ts=m.ts, session_id=m.session_id, metadata=m.metadata,
+                created_at=m.created_at, tokens=tokens.astype(np.uint32, copy=False), utc_offset=m.utc_offset,
+            ))
+            seq += 1
+        db.execute("UPDATE namespaces SET next_seq = ? WHERE name = ?", (seq, namespace))
+        self._record(db, namespace, "append", first, seq - 1)
         return out
 
     def _chunks(self, namespace: str, after_seq: int = -1, upto_seq: int = 1 << 62) -> list[Chunk]:
@@ -1039,45 +1065,61 @@ class SQLiteStore(Store):
         if not wanted:
             return []
         with self.transaction("deleting messages") as db:
-            found: list[tuple[int, int]] = []  # (id, seq)
-            rows: list[MessageRow] = []
-            for start in range(0, len(wanted), 500):
-                part = wanted[start:start + 500]
-                marks = ",".join("?" * len(part))
-                if where is None and choose is None:
-                    found += db.execute(
-                        f"SELECT id, seq FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part)
-                    ).fetchall()
-                else:  # judged inside the write transaction: no other writer changes a row before it is deleted
-                    rows += [row for row in map(common.message_row, db.execute(
-                        f"SELECT {self._row_cols} FROM messages WHERE namespace = ? AND id IN ({marks})",
-                        (namespace, *part)).fetchall()) if where is None or where(row)]
-            if where is not None or choose is not None:
-                found = common.chosen(rows, choose)
-            if not found:
-                return []
-            dead_seqs = {seq for _, seq in found}
-            chunks = [Chunk(*r) for r in db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq", (namespace,)).fetchall()]
-            for ch in chunks:
-                if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
-                    continue
-                kept, merged = common.chunk_without(self.codec, namespace, ch, self._members(db, namespace, ch),
-                                                    dead_seqs, self._checked)
-                db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
-                for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
-                    self._insert_chunk(db, namespace, first, last, kept[a:b], merged[ta:tb])
-            ids_found = [i for i, _ in found]
-            for start in range(0, len(ids_found), 500):
-                part = ids_found[start:start + 500]
-                marks = ",".join("?" * len(part))
-                db.execute(f"DELETE FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part))
-                db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
-                db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
-            db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
-            self._record(db, namespace, "delete", ids=sorted(ids_found))
-        self.scrub()
-        return sorted(ids_found)
+            ids_found = self._delete_in(db, namespace, self._doomed(db, namespace, wanted, where, choose))
+        if ids_found:
+            self.scrub()
+        return ids_found
+
+    def _doomed(self, db, namespace: str, wanted: list[int], where: Callable[[MessageRow], bool] | None,
+                choose: Callable[[list[MessageRow]], Iterable[int]] | None,
+                after_seq: int | None = None) -> list[tuple[int, int]]:
+        """The (id, seq) of the messages a deletion takes, read inside the caller's transaction: those of ``wanted``
+        and, with ``after_seq``, those at ``seq >= after_seq``, that ``where`` admits and ``choose`` picks."""
+        found: list[tuple[int, int]] = []
+        rows: list[MessageRow] = []
+        judged = where is not None or choose is not None
+        parts = [(f"id IN ({','.join('?' * len(wanted[k:k + 500]))})", wanted[k:k + 500])
+                 for k in range(0, len(wanted), 500)]
+        if after_seq is not None:
+            parts.append(("seq >= ?", [int(after_seq)]))
+        for cond, args in parts:
+            if not judged:
+                found += db.execute(f"SELECT id, seq FROM messages WHERE namespace = ? AND {cond}",
+                                    (namespace, *args)).fetchall()
+            else:  # judged inside the write transaction: no other writer changes a row before it is deleted
+                rows += [row for row in map(common.message_row, db.execute(
+                    f"SELECT {self._row_cols} FROM messages WHERE namespace = ? AND {cond}",
+                    (namespace, *args)).fetchall()) if where is None or where(row)]
+        if judged:
+            found = common.chosen(list({r.id: r for r in rows}.values()), choose)
+        return sorted(set(found))
+
+    def _delete_in(self, db, namespace: str, found: list[tuple[int, int]]) -> list[int]:
+        """Delete the messages ``found`` (id, seq) inside the caller's transaction, rewriting the chunks that held
+        their tokens, and record the deletion; returns their ids."""
+        if not found:
+            return []
+        dead_seqs = {seq for _, seq in found}
+        chunks = [Chunk(*r) for r in db.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks WHERE namespace = ? ORDER BY first_seq", (namespace,)).fetchall()]
+        for ch in chunks:
+            if not any(ch.first_seq <= s <= ch.last_seq for s in dead_seqs):
+                continue
+            kept, merged = common.chunk_without(self.codec, namespace, ch, self._members(db, namespace, ch),
+                                                dead_seqs, self._checked)
+            db.execute("DELETE FROM chunks WHERE id = ?", (ch.id,))
+            for first, last, a, b, ta, tb in common.chunk_parts(ch.first_seq, ch.last_seq, kept):
+                self._insert_chunk(db, namespace, first, last, kept[a:b], merged[ta:tb])
+        ids_found = sorted(i for i, _ in found)
+        for start in range(0, len(ids_found), 500):
+            part = ids_found[start:start + 500]
+            marks = ",".join("?" * len(part))
+            db.execute(f"DELETE FROM messages WHERE namespace = ? AND id IN ({marks})", (namespace, *part))
+            db.execute(f"DELETE FROM codes WHERE id IN ({marks})", part)
+            db.execute(f"DELETE FROM tail WHERE id IN ({marks})", part)
+        db.execute("UPDATE namespaces SET generation = generation + 1 WHERE name = ?", (namespace,))
+        self._record(db, namespace, "delete", ids=ids_found)
+        return ids_found
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
         meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
