@@ -19,8 +19,9 @@ Mapping
   resolved by LangGraph's own ``ensure_embeddings``) becomes hippo's embedding channel (``hippo.Memory(embed=)``),
   fused with the lexical and signature channels.
 * ``batch`` follows ``InMemoryStore``: reads see the store as it was before the batch, then the puts are applied,
-  the last put of a key winning. Puts are validated before anything is written, and a batch that fails while
-  writing takes back what it wrote.
+  the last put of a key winning. Puts are validated before anything is written; each hippo namespace is written in
+  one transaction (``Memory.add_many(replacing=...)``: the new versions stored, the older ones of those keys
+  deleted), and a batch that fails while writing puts back what it replaced in the namespaces written before.
 * A search returns every live item under the prefix that passes ``filter`` (with or without ``index``, as
   ``InMemoryStore``): with a ``query``, items hippo ranks come first with their score, then the others, score
   ``None``. A query over several namespaces is ranked on one scale (``Memory.search_many``).
@@ -827,11 +828,11 @@ class HippoStore(BaseStore):
             by_name.setdefault(self.hippo_namespace(ns), {})[key] = messages
         now = datetime.fromtimestamp(_now(), timezone.utc)
         stamp = now.isoformat()
-        old_ids: dict[str, list[int]] = {}
+        replaced: dict[str, list[Any]] = {}
         adds: dict[str, list[dict[str, Any]]] = {}
         for name, keyed in by_name.items():
             found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(keyed)}}})
-            old_ids[name] = [m.id for m in found if isinstance(m.metadata, dict) and "store_key" in m.metadata]
+            replaced[name] = found
             previous = {m.metadata["store_key"]: m for m in self._heads(found, now.timestamp())}
             for key, messages in keyed.items():
                 if messages is None:
@@ -846,49 +847,34 @@ class HippoStore(BaseStore):
                     if m is messages[0]:
                         m["metadata"]["expires_at"] = _expires(now.timestamp(), ttl)
                 adds.setdefault(name, []).extend(messages)
-        written: dict[str, list[Any]] = {}
-        try:
-            for name, messages in adds.items():
-                written[name] = yield _Call(name, "add_many", (messages,), {})
-        except Exception:
-            yield from self._take_back(written)
-            raise
-        # The namespaces where the batch deletes a key come first: when such a deletion fails, no deletion of the
-        # batch has gone through yet, and taking back its new versions leaves the store as it was before it.
-        asked = {name for name, keyed in by_name.items() if any(messages is None for messages in keyed.values())}
-        deleted = False
-        for name in sorted(by_name, key=lambda n: n not in asked):
-            ids = set(old_ids[name])
-            mine = {i.metadata["store_key"]: i.seq for i in written.get(name, ()) if self._is_head(i)}
+        # One write per hippo namespace: the batch's new versions stored and every older version of its keys (and
+        # the keys it deletes) gone, in one transaction. The older versions are judged in it: a version of one of
+        # these keys that another writer (task, thread or process) put after the list above goes too, so each key
+        # keeps one version, the newest (the one reads show). A write that raises changed nothing of its namespace;
+        # the namespaces written before it are put back as they were read.
+        done: list[tuple[str, list[Any], list[Any]]] = []
+        for name, keyed in by_name.items():
             try:
-                if mine:
-                    # A put running at the same time (another task, thread or process) may have written a version
-                    # of one of these keys after the list above: read the keys again and take back every version
-                    # older than this batch's, so each key keeps one version, the newest (the one reads show). Left
-                    # behind, an older version would come back once a sweep deleted the newer one for its TTL.
-                    found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(mine)}}})
-                    ids.update(m.id for m in found if isinstance(m.metadata, dict)
-                               and m.metadata.get("store_key") in mine and m.seq < mine[m.metadata["store_key"]])
-                if ids:
-                    yield _Call(name, "delete", (sorted(ids),), {})
-                    deleted = True
-            except HippoError as exc:
-                if name in asked:  # a deletion this batch asked for did not happen: the batch raises
-                    if not deleted:  # ... and, nothing of it deleted yet, stores nothing
-                        yield from self._take_back(written)
-                    raise
-                # The new versions are committed and every read shows them: the put is done, and it returns
-                # normally. The older versions left behind are removed by the next put or deletion of their key,
-                # or by sweep_ttl once the key's newest version expired.
-                log.warning("HippoStore: older versions of %d key(s) in %r stay until the next put or deletion of "
-                            "the key (or its expiry and sweep): %s", len(mine), name, exc)
+                written = yield _Call(name, "add_many", (adds.get(name, []),),
+                                      {"replacing": {"store_key": {"$in": sorted(keyed)}}})
+            except Exception:
+                yield from self._take_back(done)
+                raise
+            done.append((name, written, replaced[name]))
 
-    def _take_back(self, written: dict[str, list[Any]]) -> _Plan:
-        """Delete the new versions a failed batch wrote (the old ones are untouched), in every namespace, also past
-        one whose deletion fails (logged: those new versions stay, and the batch's own error is raised)."""
-        for name, items in written.items():
+    def _take_back(self, done: list[tuple[str, list[Any], list[Any]]]) -> _Plan:
+        """Put back what a failed batch replaced: in each namespace it wrote, the versions it read are stored again
+        (at their places in listings) and its new versions deleted, in one transaction; a namespace whose write
+        fails keeps the batch's new versions whole (logged), and the batch's own error is raised."""
+        for name, written, old in reversed(done):
+            if not written and not old:
+                continue
+            again = [{"text": m.text, "speaker": m.speaker, "role": m.role, "timestamp": m.timestamp,
+                      "session_id": m.session_id,
+                      "metadata": dict(m.metadata, store_order=self._order(m)) if self._is_head(m) else m.metadata}
+                     for m in old]
             try:
-                yield _Call(name, "delete", ([i.id for i in items],), {})
+                yield _Call(name, "add_many", (again,), {"replacing": [i.id for i in written]})
             except HippoError as exc:
                 log.warning("HippoStore: the new versions a failed batch wrote in %r stay: %s", name, exc)
 
@@ -931,8 +917,8 @@ class HippoStore(BaseStore):
             if not keys:
                 continue
             # every version of those keys: an item is expired when its newest version is, and then all its
-            # versions go; an older version left behind by a put that stopped between its write and its
-            # deletion of the old ones (a crash, a cancelled task) would otherwise come back as the item
+            # versions go; an older version left behind by a put of an earlier hippo that stopped between its
+            # write and its deletion of the old ones (a crash, a cancelled task) would otherwise come back
             every = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": keys}}})
             gone: set[str] = set()
 

@@ -498,7 +498,7 @@ def test_item5_a_write_failure_takes_back_the_batch(store):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def add_many(self, items):
+        def add_many(self, items, **kwargs):
             raise hippo.StoreError("disk full")
 
     store._views["lg.b"] = Broken(store.memory.using("lg.b"))
@@ -678,9 +678,9 @@ def test_puts_of_one_key_at_the_same_time_leave_one_version(clock):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def add_many(self, items):
+        def add_many(self, items, **kwargs):
             other.put(("a",), "k", {"v": "theirs"}, ttl=None)  # lands after this put listed the key
-            return self.inner.add_many(items)
+            return self.inner.add_many(items, **kwargs)
 
     store._views["lg.a"] = Racing(store.memory.using("lg.a"))
     store.put(("a",), "k", {"v": "mine"}, ttl=1)
@@ -797,11 +797,10 @@ def test_any_text_is_a_query_as_in_inmemorystore(store, query):
 
 
 def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
-    """A put writes its version, then deletes the old ones. When it stops in between (the process dies, the task
-    is cancelled, the store refuses the delete) two versions stay; reads show the newest, and a put whose new
-    version is committed returns normally (it raised, although it had stored the value). Once the newest expired,
-    ``sweep_ttl`` deleted it and the older one came back as the item; the sweep now deletes every version of an
-    item whose newest version expired, and the item stays gone."""
+    """A put of an earlier hippo wrote its version, then deleted the old ones in a second call. When it stopped in
+    between (the process died, the task was cancelled, the store refused the delete) two versions stayed; reads show
+    the newest. Once the newest expired, ``sweep_ttl`` deleted it and the older one came back as the item; the sweep
+    now deletes every version of an item whose newest version expired, and the item stays gone."""
     store = HippoStore(hippo.Memory(None))
     store.put(("a",), "k", {"v": "old"})
     store.put(("b",), "k", {"v": "kept"})
@@ -813,12 +812,11 @@ def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def delete(self, ids):
-            raise hippo.StoreError("stopped before the old version was deleted")
+        def add_many(self, items, replacing=None, **kwargs):
+            return self.inner.add_many(items, **kwargs)  # stopped before the old version was deleted
 
     for name, value in (("a", {"v": "new"}), ("b", {"v": "newer"})):
         store._views[f"lg.{name}"] = Dying(store.memory.using(f"lg.{name}"))
-        # the new version is committed: the put returns normally (a call that committed does not raise)
         store.put((name,), "k", value, ttl=1 if name == "a" else None)
         assert store.get((name,), "k").value == value
         del store._views[f"lg.{name}"]
@@ -832,7 +830,7 @@ def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
 
 
 def test_a_deletion_whose_delete_fails_raises_and_keeps_the_item():
-    """A put of None (a deletion) whose delete the store refuses did nothing: it raises, and the item stays."""
+    """A put of None (a deletion) whose write the store refuses did nothing: it raises, and the item stays."""
     store = HippoStore(hippo.Memory(None))
     store.put(("a",), "k", {"v": "old"})
 
@@ -843,7 +841,7 @@ def test_a_deletion_whose_delete_fails_raises_and_keeps_the_item():
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def delete(self, ids):
+        def add_many(self, items, **kwargs):
             raise hippo.StoreError("the store refused the delete")
 
     store._views["lg.a"] = Refusing(store.memory.using("lg.a"))
@@ -1115,7 +1113,7 @@ def test_a_batch_whose_deletion_fails_stores_nothing(spaces):
         store.put((ns,), "gone", {"v": "old"})
     before = {ns: sorted((m.metadata["store_key"], m.metadata["store_value"]["v"])
                          for m in store.memory.using(f"lg.{ns}").list()) for ns in ("a", "b")}
-    store._views[f"lg.{delete_in}"] = _FailingCall(store.memory.using(f"lg.{delete_in}"), "delete")
+    store._views[f"lg.{delete_in}"] = _FailingCall(store.memory.using(f"lg.{delete_in}"), "add_many")
     with pytest.raises(hippo.StoreError):
         store.batch([PutOp((put_in,), "k", {"v": "new"}), PutOp((delete_in,), "gone", None)])
     del store._views[f"lg.{delete_in}"]
@@ -1139,3 +1137,116 @@ def test_a_put_whose_write_committed_returns_normally_when_the_next_read_fails()
     assert store.get(("a",), "k").value == {"v": "new"}
     store.put(("a",), "k", {"v": "newer"})
     assert store.get(("a",), "k").value == {"v": "newer"} and len(view.list()) == 1
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "store.db")
+    pytest.importorskip("psycopg")
+    return request.getfixturevalue("pg_url")
+
+
+def _raw(store: HippoStore, ns: str) -> list[tuple[int, str, object]]:
+    """Every hippo message of a store namespace: id, key and value (None for a part that is no head)."""
+    return [(m.id, m.metadata["store_key"], m.metadata.get("store_value"))
+            for m in store.memory.using(f"lg.{ns}").list()]
+
+
+def _fail_at(monkeypatch, store: HippoStore, step: str) -> None:
+    """Make the hippo write a put makes fail at ``step``, inside the store's transaction (or, ``list``, the read
+    before it)."""
+    from hippo.store import common, sqlite
+
+    st = type(store.memory.engine.rt.store)
+
+    def fail(*args, **kwargs):
+        raise hippo.StoreError(f"simulated failure: {step}")
+
+    if step == "list":
+        monkeypatch.setattr(hippo.Memory, "list", fail)
+    elif step == "append":  # storing the new version's tokens
+        monkeypatch.setattr(sqlite, "tail_checksum", fail)
+        monkeypatch.setattr(common, "tail_checksum", fail)
+    elif step == "judge":  # reading the older versions to delete
+        monkeypatch.setattr(st, "_doomed", fail)
+    elif step == "chunk":  # rewriting the chunk that holds the older version
+        monkeypatch.setattr(store.memory.engine.rt.store.codec, "encode", fail)
+    else:  # recording the deletion, the last statement before the commit
+        assert step == "record"
+        real = st._record
+
+        def record(self, cur, namespace, kind, *args, **kwargs):
+            if kind == "delete":
+                fail()
+            return real(self, cur, namespace, kind, *args, **kwargs)
+
+        monkeypatch.setattr(st, "_record", record)
+
+
+@pytest.mark.parametrize("step", ["list", "judge", "append", "chunk", "record"])
+def test_a_put_failing_at_any_step_keeps_the_old_version_and_only_it(location, monkeypatch, step):
+    """A put over a key stores its version and deletes the older ones in one transaction. When the deletion failed,
+    the put returned normally with two versions stored (the older one invisible to reads but exported, listed, and
+    back once a sweep took the newer); a failure at any step now raises and leaves the key as it was, and a put
+    that succeeds leaves the new version alone. Reference: the namespace's messages before the put."""
+    store = HippoStore(hippo.Memory(location), index={"fields": ["title", "body"]})
+    try:
+        store.put(("a",), "k", {"title": "old title", "body": "old body"})
+        store.put(("a",), "other", {"title": "another item"})
+        store.memory.using("lg.a").flush()  # the older version sits in a sealed chunk, rewritten by the deletion
+        before, version = _raw(store, "a"), store.memory.using("lg.a").version()
+        _fail_at(monkeypatch, store, step)
+        with pytest.raises(hippo.StoreError, match=step):
+            store.put(("a",), "k", {"title": "new title", "body": "new body"})
+        monkeypatch.undo()
+        assert _raw(store, "a") == before and store.memory.using("lg.a").version() == version
+        assert store.get(("a",), "k").value == {"title": "old title", "body": "old body"}
+        store.put(("a",), "k", {"title": "new title", "body": "new body"})
+        assert [(key, value) for _, key, value in _raw(store, "a")] == [
+            ("other", {"title": "another item"}), ("k", {"title": "new title", "body": "new body"}), ("k", None)]
+        assert [i.key for i in store.search(("a",))] == ["k", "other"]  # the overwrite kept its place
+    finally:
+        store.close()
+
+
+def test_a_batch_failing_in_its_second_namespace_puts_the_first_back(location, monkeypatch):
+    """A batch writes each hippo namespace in one transaction; when a later namespace's write fails, the versions
+    the earlier ones replaced are put back (and their new versions deleted) in one transaction each. When that
+    fails too, the earlier namespace keeps the batch's versions whole: each key one version, none lost."""
+    store = HippoStore(hippo.Memory(location))
+    try:
+        for ns in ("a", "b"):
+            store.put((ns,), "k", {"v": f"old {ns}"})
+        store.put(("a",), "z", {"v": "old z"})
+        before = {ns: [(key, value) for _, key, value in _raw(store, ns)] for ns in ("a", "b")}
+        order = [i.key for i in store.search(("a",))]
+        batch = [PutOp(("a",), "k", {"v": "new a"}), PutOp(("a",), "z", None), PutOp(("b",), "k", {"v": "new b"})]
+        store._views["lg.b"] = _FailingCall(store.memory.using("lg.b"), "add_many")
+        with pytest.raises(hippo.StoreError):
+            store.batch(batch)
+        del store._views["lg.b"]
+        assert {ns: [(key, value) for _, key, value in _raw(store, ns)] for ns in ("a", "b")} == before
+        assert [i.key for i in store.search(("a",))] == order
+        assert store.get(("a",), "z").value == {"v": "old z"}
+        # the putting back fails as well: "a" keeps the batch's versions, one per key
+        calls = []
+        real = store.memory.using("lg.a")
+
+        class SecondWriteFails:
+            def __getattr__(self, attr):
+                if attr == "add_many":
+                    calls.append(attr)
+                    if len(calls) == 2:
+                        raise hippo.StoreError("add_many: the connection was lost")
+                return getattr(real, attr)
+
+        store._views["lg.a"] = SecondWriteFails()
+        store._views["lg.b"] = _FailingCall(store.memory.using("lg.b"), "add_many")
+        with pytest.raises(hippo.StoreError):
+            store.batch(batch)
+        store._views.clear()
+        assert [(key, value) for _, key, value in _raw(store, "a")] == [("k", {"v": "new a"})]
+        assert [(key, value) for _, key, value in _raw(store, "b")] == [("k", {"v": "old b"})]
+    finally:
+        store.close()
