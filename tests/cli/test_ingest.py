@@ -2375,12 +2375,24 @@ def test_an_edited_message_of_an_export_with_message_ids_replaces_the_one_stored
     assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 7", "ok"]
 
 
-def test_replacing_edited_messages_is_all_or_nothing(tmp_path, capsys, monkeypatch) -> None:
-    """The earlier versions of edited messages are deleted after the new ones are stored. A deletion that fails
-    leaves the namespaces as they were, the run's writes undone and the messages it had already deleted (another
-    chat's, with --split) stored again; a run killed between the writes and the deletion is completed by running
-    the same command again."""
-    from hippo.cli import ingest
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "s.db")
+    pytest.importorskip("psycopg")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.mark.parametrize("step", ["first", "second", "undo"])
+def test_replacing_edited_messages_is_all_or_nothing(tmp_path, location, capsys, monkeypatch, step) -> None:
+    """The earlier versions of edited messages are deleted in the transaction that stores the last of a chat's new
+    messages. A failure there (the first chat's, or the second's with --split) leaves the namespaces as they were:
+    what the run wrote is deleted and what it replaced in the first chat put back, in one transaction. When that
+    putting back fails, the first chat keeps its new version whole and the error says so: its earlier version used
+    to be lost (deleted, its putting back failed, then its new version deleted by the undo), the error naming only
+    the writes left. Running the same command again completes the run."""
+    from hippo.store.postgres import PostgresStore
+    from hippo.store.sqlite import SQLiteStore
 
     def chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
         first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
@@ -2396,7 +2408,7 @@ def test_replacing_edited_messages_is_all_or_nothing(tmp_path, capsys, monkeypat
                                    chat("Bo", 2, "Friday" if edited else "Thursday", edited)]}}
 
     f = tmp_path / "result.json"
-    db = tmp_path / "s.db"
+    db = location
     f.write_text(json.dumps(account(False)), encoding="utf-8")
     assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
 
@@ -2404,35 +2416,86 @@ def test_replacing_edited_messages_is_all_or_nothing(tmp_path, capsys, monkeypat
         return {ns: sorted((m["text"], m["speaker"], m["timestamp"], json.dumps(m["metadata"], sort_keys=True))
                            for m in stored(db, ns, digests=True)) for ns in ("default.Ann", "default.Bo")}
 
+    def texts() -> dict:
+        return {ns: sorted(t for t, *_ in msgs) for ns, msgs in contents().items()}
+
     before = contents()
-    assert sorted(t for ns in before.values() for t, *_ in ns) == ["Thursday", "at 7", "ok", "ok"]
+    assert texts() == {"default.Ann": ["at 7", "ok"], "default.Bo": ["Thursday", "ok"]}
     f.write_text(json.dumps(account(True)), encoding="utf-8")
-    # the second chat's deletion fails: the first chat's deleted message is stored again, the writes undone
-    real = hippo.Memory.delete
-    calls = []
+    # the store fails inside a replacing transaction, its last statement (the deletion's record): the first chat's
+    # or the second chat's; "undo": the second chat's, and then the putting back of the first chat's earlier version
+    deletions = []
+    fail_at = 1 if step == "first" else 2
 
-    def failing(self, ids):
-        calls.append(self.namespace)
-        if len(calls) == 2:
-            raise StoreError("disk I/O error")
-        return real(self, ids)
+    def failing(real):
+        def record(self, cur, namespace, kind, *args, **kwargs):
+            if kind == "delete":
+                deletions.append(namespace)
+                if len(deletions) == fail_at:
+                    raise StoreError("disk I/O error")
+            return real(self, cur, namespace, kind, *args, **kwargs)
+        return record
 
-    monkeypatch.setattr(hippo.Memory, "delete", failing)
+    for cls in (SQLiteStore, PostgresStore):
+        monkeypatch.setattr(cls, "_record", failing(cls._record))
+    if step == "undo":
+        add_many = hippo.Memory.add_many
+
+        def refusing(self, items, **kwargs):
+            items = list(items)
+            if any(it["text"] == "at 7" for it in items):
+                raise StoreError("the connection was lost")
+            return add_many(self, items, **kwargs)
+
+        monkeypatch.setattr(hippo.Memory, "add_many", refusing)
     run = cli(capsys, "ingest", f, "--path", db, "--split")
-    assert run.code != 0 and "nothing was stored" in run.err and "disk I/O error" in run.err, run.err
-    assert calls[:2] == ["default.Ann", "default.Bo"]
-    assert contents() == before
-    monkeypatch.setattr(hippo.Memory, "delete", real)
-    # killed between the writes and the deletion: both versions are stored; the same command again completes it
-    monkeypatch.setattr(ingest, "_delete_outdated", lambda mem, groups: None)
-    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
-    assert sorted(t for ns in contents().values() for t, *_ in ns) == ["Friday", "Thursday", "at 7", "at 8", "ok",
-                                                                       "ok"]
+    assert run.code != 0 and "disk I/O error" in run.err, run.err
     monkeypatch.undo()
+    if step != "undo":
+        assert "nothing was stored" in run.err, run.err
+        assert contents() == before
+    else:
+        assert "undoing it failed too" in run.err and "remain" in run.err, run.err
+        assert texts() == {"default.Ann": ["at 8", "ok"], "default.Bo": ["Thursday", "ok"]}
+    # the same command again completes it
     run = cli(capsys, "ingest", f, "--path", db, "--split")
     assert run.code == 0, run.err
-    assert "0 messages added" in run.out and "1 message stored before" in run.out, run.out
-    assert sorted(t for ns in contents().values() for t, *_ in ns) == ["Friday", "at 8", "ok", "ok"]
+    assert texts() == {"default.Ann": ["at 8", "ok"], "default.Bo": ["Friday", "ok"]}
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    assert run.code == 0 and "0 messages added" in run.out, run.out
+
+
+def test_a_run_killed_before_its_replacement_is_completed_by_the_next(tmp_path, capsys, monkeypatch) -> None:
+    """A run killed after a chat's first batches, before the one that replaces the earlier versions of its edited
+    messages: the earlier versions stay beside the batches stored; the same command again resumes after those, stores
+    the rest and replaces them."""
+    from hippo.cli import ingest
+
+    msgs = [{"id": k, "type": "message", "date": f"2024-03-12T09:0{k}:00", "date_unixtime": str(1710234000 + 60 * k),
+             "from": "Ann", "from_id": "user1", "text": f"message {k}"} for k in range(1, 6)]
+    f = tmp_path / "result.json"
+    db = tmp_path / "s.db"
+    f.write_text(json.dumps({"name": "Ann", "type": "personal_chat", "id": 1, "messages": msgs[:2]}), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    msgs[0].update(text="message 1, edited", edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+    f.write_text(json.dumps({"name": "Ann", "type": "personal_chat", "id": 1, "messages": msgs}), encoding="utf-8")
+    real = ingest._add
+
+    def killed(w, items, g, kept):
+        if kept is not None:
+            raise KeyboardInterrupt  # not undone: the process is gone
+        return real(w, items, g, kept)
+
+    monkeypatch.setattr(ingest, "_add", killed)
+    monkeypatch.setattr(ingest, "_undo", lambda written: None)
+    assert cli(capsys, "ingest", f, "--path", db, "--batch", "1").code != 0
+    monkeypatch.undo()
+    assert [m["text"] for m in stored(db)] == ["message 1", "message 2", "message 1, edited", "message 3",
+                                               "message 4"]
+    run = cli(capsys, "ingest", f, "--path", db, "--batch", "1")
+    assert run.code == 0, run.err
+    assert sorted(m["text"] for m in stored(db)) == ["message 1, edited", "message 2", "message 3", "message 4",
+                                                     "message 5"]
 
 
 def test_json_chat_exports_read_otherwise_are_not_added_again(tmp_path, capsys, monkeypatch) -> None:

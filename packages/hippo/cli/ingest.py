@@ -26,8 +26,8 @@ A message an export names by an id (Telegram, Discord, Slack, Google Chat; Messe
 also stored with its identity
 (:func:`hippo.cli.sources.source_id`, ``metadata["source_id"]``), which an edit keeps while its digest changes: a
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
-identity is an earlier version of it, deleted once the file's records are stored (:func:`_delete_outdated`), so a
-chat exported again after an edit holds the edited message once.
+identity is an earlier version of it, deleted in the transaction that stores the last of the file's records
+(:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class _Group:
     first: float | None = None     # the earliest and latest time of the records, once checked
     last: float | None = None
     held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
-    outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, deleted once it is
+    outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, with its last batch
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
@@ -301,41 +301,41 @@ def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int
                         if key not in says.get(ident, ())))
 
 
-def _delete_outdated(mem, groups: list[_Group]) -> None:
-    """Delete every group's :attr:`_Group.outdated`, all or nothing: when a deletion fails (or is interrupted), the
-    messages already deleted are stored again as they were (text, speaker, role, time, session, metadata), as
-    ``import`` stores an export's, and the error goes on to undo the run's writes."""
-    done: list[tuple[Any, list[dict[str, Any]]]] = []
-    try:
-        for g in groups:
-            if not g.outdated:
-                continue
-            view = mem.using(g.namespace)
-            wanted = set(g.outdated)
-            kept = [r for r in view.engine.records() if r["id"] in wanted]
-            with _interrupt_after():
-                view.delete(list(g.outdated))
-                done.append((view, kept))  # before an interrupt held back until here is raised
-    except BaseException:
-        for view, kept in reversed(done):
-            view.add_many([{"text": r["text"], "speaker": r["speaker"], "role": r["role"],
-                            "timestamp": r["timestamp"] if r.get("utc_offset") is None
-                            else with_utc_offset(r["timestamp"], r["utc_offset"]),
-                            "session_id": r["session_id"], "metadata": r["metadata"]} for r in kept])
-        raise
+def _kept(view, g: _Group) -> list[dict[str, Any]]:
+    """The messages :attr:`_Group.outdated` as ``add_many`` stores them again (text, speaker, role, time, session,
+    metadata), as ``import`` stores an export's: what an undone run puts back once its replacement committed."""
+    wanted = set(g.outdated)
+    return [{"text": r["text"], "speaker": r["speaker"], "role": r["role"],
+             "timestamp": r["timestamp"] if r.get("utc_offset") is None
+             else with_utc_offset(r["timestamp"], r["utc_offset"]),
+             "session_id": r["session_id"], "metadata": r["metadata"]}
+            for r in view.engine.records() if r["id"] in wanted]
 
 
-def _undo(written: list[tuple[Any, list[int]]]) -> str | None:
-    """Delete what this run wrote; returns why that failed, or None."""
+class _Written:
+    """What a run wrote in one namespace: the ids of its messages, and, once the batch that replaced the group's
+    :attr:`_Group.outdated` committed, the messages it replaced (to put back when the run is undone)."""
+
+    def __init__(self, view) -> None:
+        self.view = view
+        self.ids: list[int] = []
+        self.replaced: list[dict[str, Any]] | None = None
+
+
+def _undo(written: list[_Written]) -> str | None:
+    """Delete what this run wrote, putting back what it replaced in the same transaction; returns why that failed,
+    or None. A namespace whose undoing fails holds what the run wrote there whole (the edited messages replaced)."""
     try:
-        for view, ids in reversed(written):
-            if ids:
-                view.delete(ids)
+        for w in reversed(written):
+            if w.replaced is not None:
+                w.view.add_many(w.replaced, replacing=w.ids)
+            elif w.ids:
+                w.view.delete(w.ids)
         return None
     except (HippoError, OSError) as exc:
-        left = sum(len(ids) for _, ids in written)
-        return (f"undoing it failed too ({exc}): up to {left} of its messages remain; running the same command "
-                f"again resumes after them")
+        left = sum(len(w.ids) for w in written)
+        return (f"undoing it failed too ({exc}): up to {left} of its messages remain (an edited message stored "
+                f"whole: its new version, or its earlier one); running the same command again resumes after them")
 
 
 @contextlib.contextmanager
@@ -377,34 +377,54 @@ def _batches(view, source: Source, g: _Group, batch: int, held: _Held) -> Iterat
         yield items
 
 
+def _add(w: _Written, items: list[dict[str, Any]], g: _Group, kept: list[dict[str, Any]] | None) -> list[Any]:
+    """Store one batch of the group; with ``kept`` (the group's last batch), the earlier versions of its edited
+    messages are deleted in the same transaction (a run killed before it deletes them when run again)."""
+    with _interrupt_after():  # a batch committed is a batch whose ids the undo knows
+        if kept is None:
+            got = w.view.add_many(items)
+        else:
+            got = w.view.add_many(items, replacing=list(g.outdated))
+            w.replaced = kept
+        w.ids.extend(m.id for m in got)
+    return got
+
+
 def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) -> None:
     for g in groups:
         g.start = _resume_point(mem.using(g.namespace), source, g, batch)
     todo = sum(g.n - g.start for g in groups)
-    written: list[tuple[Any, list[int]]] = []
+    written: list[_Written] = []
     seconds: list[float] = []
     try:
         with progress.bar(todo, f"{label} {os.path.basename(source.file)}") as bar:
             for g in groups:
                 started = time.perf_counter()
                 view = mem.using(g.namespace)
-                ids: list[int] = []
-                written.append((view, ids))
+                w = _Written(view)
+                written.append(w)
                 stored = g.start
-                for items in _batches(view, source, g, batch, _held(view, source, g)):
-                    with _interrupt_after():  # a batch committed is a batch whose ids the undo knows
-                        got = view.add_many(items)
-                        ids.extend(m.id for m in got)
+                held = _held(view, source, g)
+                kept = _kept(view, g) if g.outdated else None
+                batches = _batches(view, source, g, batch, held)
+                items = next(batches, None)
+                while items is not None:
+                    after = next(batches, None)
+                    if after is None and stored + len(items) + g.held != g.n:
+                        # the file read otherwise than when it was checked: nothing of it replaces anything
+                        raise InvalidInput(f"{source.file}: {stored + len(items) + g.held} messages read to store, "
+                                           f"{g.n} when checked")
+                    got = _add(w, items, g, kept if after is None else None)
                     bar.update(len(got))
                     stored += len(got)
+                    items = after
+                if kept is not None and w.replaced is None:  # no new message to store with the replacement
+                    _add(w, [], g, kept)
                 bar.update(g.held)
                 stored += g.held
                 if stored != g.n:  # the file read otherwise than when it was checked
                     raise InvalidInput(f"{source.file}: {stored} messages read to store, {g.n} when checked")
                 seconds.append(time.perf_counter() - started)
-            # the earlier versions of edited messages go once their new versions are stored (a run killed between
-            # the two deletes them when run again)
-            _delete_outdated(mem, groups)
     except KeyboardInterrupt:
         why = _undo(written)
         raise Aborted(f"interrupted: nothing of {source.file} was stored" if why is None
