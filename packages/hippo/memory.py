@@ -372,8 +372,13 @@ class Memory:
         return self._ns.update_metadata(check_int(id, "id"), check_event_time(check_metadata(metadata), self.config))
 
     def delete(self, ids: int | Iterable[int], *,
-               choose: Callable[[list[MemoryItem]], Iterable[int]] | None = None) -> int:
+               choose: Callable[[list[MemoryItem]], Iterable[int]] | None = None,
+               filter: dict[str, Any] | None = None) -> int:
         """Delete messages by id from the store and every structure; unknown ids are ignored. Returns count.
+
+        ``filter`` (optional; grammar: :mod:`hippo.store.filters`) keeps of ``ids`` only the messages that match it
+        when the deletion commits: one another handle or process changed after the caller chose it, so that it no
+        longer matches (its metadata updated), stays, as with :meth:`forget`.
 
         ``choose`` (optional) decides in the deleting transaction which of them go: it is given the messages of
         ``ids`` still stored (in seq order, their metadata as it is then) and returns the ids of those to delete
@@ -389,7 +394,8 @@ class Memory:
         self._writable("delete")
         if choose is not None and not callable(choose):
             raise InvalidInput(f"choose must be callable or None, got {type(choose).__name__}")
-        return self._ns.delete(check_ids(ids), choose=choose)
+        pred = compile_filter(filter)
+        return self._ns.delete(check_ids(ids), pred, choose=choose)
 
     def forget(self, filter: dict[str, Any]) -> int:
         """Delete every message of this namespace that matches ``filter`` (grammar: :mod:`hippo.store.filters`;

@@ -479,3 +479,43 @@ def test_mcp_errors_name_the_option_the_user_typed(tmp_path, capsys, argv, opens
     assert_one_line_error(run)
     assert run.err.startswith(f"hippo: error: {opens}"), run.err
     assert not (tmp_path / "s.db").exists()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "drafts.db")
+    pytest.importorskip("psycopg")
+    return request.getfixturevalue("pg_url")
+
+
+def test_forget_keeps_a_message_updated_so_that_it_no_longer_matches_before_the_deletion(location, capsys,
+                                                                                          monkeypatch) -> None:
+    """``hippo forget`` lists the matches, asks, reads them again and deletes them by id: an update that landed
+    between that last read and the deletion (another process marking a draft "keep") was not looked at, and the
+    message was deleted. The filter is now judged in the deleting transaction, as ``Memory.forget`` judges it.
+    Reference: the same forget run after the update."""
+    with hippo.Memory(location, namespace="ann") as mem:
+        drafts = mem.add_many([{"text": f"draft note {k}", "metadata": {"status": "draft"}} for k in range(3)])
+    from hippo.store.postgres import PostgresStore
+    from hippo.store.sqlite import SQLiteStore
+
+    updated: list[int] = []
+
+    def racing(real):
+        def delete(self, namespace, ids, *args, **kwargs):
+            if not updated:  # right before the deletion's transaction
+                updated.append(drafts[1].id)
+                with hippo.Memory(location, namespace="ann") as other:
+                    other.update(drafts[1].id, metadata={"status": "keep"})
+            return real(self, namespace, ids, *args, **kwargs)
+        return delete
+
+    for cls in (SQLiteStore, PostgresStore):
+        monkeypatch.setattr(cls, "delete", racing(cls.delete))
+    run = cli(capsys, "forget", "--filter", '{"status": "draft"}', "--path", location, "-n", "ann", "--yes", "--json")
+    monkeypatch.undo()
+    assert updated == [drafts[1].id]
+    assert json.loads(run.out) == {"namespace": "ann", "forgotten": 2}
+    with hippo.Memory(location, namespace="ann") as mem:
+        assert [(m.text, m.metadata) for m in mem.list()] == [("draft note 1", {"status": "keep"})]

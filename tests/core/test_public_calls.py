@@ -55,7 +55,7 @@ CALLS = {
     "read": ((1,), dict(before=1, after=1)),
     "episode": ((1,), {}),
     "update": ((2,), dict(metadata={"k": 1})),
-    "delete": ((10**9,), {"choose": None}),
+    "delete": ((10**9,), {"choose": None, "filter": None}),
     "forget": (({"speaker": "Nobody"},), {}),
     "strength": (([1],), {}),
     "reinforce": (([1],), {}),

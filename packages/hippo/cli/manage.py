@@ -59,9 +59,9 @@ def cmd_forget(args: argparse.Namespace) -> int:
                           lambda r: print(f"{mem.namespace}: no message matches; nothing forgotten"))
         confirm(f"forget {messages(len(ids))} of namespace {mem.namespace!r} in {mem.path}", args.yes)
         # only the messages the user agreed to: another process (an MCP server, an ingest) may write messages the
-        # filter matches while the prompt waits, and those were never shown; one no longer matching is kept too
-        agreed = set(ids)
-        n = mem.delete([m.id for m in mem.list(filter=spec) if m.id in agreed])
+        # filter matches while the prompt waits, and those were never shown; one no longer matching when the
+        # deletion commits (its metadata updated meanwhile) is kept too, judged in the deleting transaction
+        n = mem.delete(ids, filter=spec)
         return output(args, {"namespace": mem.namespace, "forgotten": n},
                       lambda r: print(f"{mem.namespace}: forgot {messages(n)}"))
 
