@@ -335,9 +335,8 @@ class Memory:
         meanwhile so that it no longer matches stays). The messages this call stores are never among them. With
         ``items`` empty the call only deletes them. The encoding gate (``config.gate``) judges the new messages as
         it judges any; the replaced ones go whatever it admits. As with :meth:`delete`, their content leaves the
-        store's files. With ``if_version``, the new version of the namespace is ``if_version + 1`` (stored
-        messages) plus one when messages were deleted. ``len(deleted)`` is not returned: read
-        :meth:`version` or list the namespace to learn it."""
+        store's files. The deletion, when a message went, is the namespace's change after the batch's (with
+        ``if_version``, ``if_version + 2``; ``if_version + 1`` when ``items`` is empty)."""
         self._writable("add_many")
         check_iterable(items, "items", "an iterable of dicts")
         if if_version is not None:
