@@ -144,6 +144,30 @@ def test_chat_lines_with_other_numbers_are_not_copies():
         assert sorted(m.text for m in rc.messages) == sorted(texts) and rc.repeats == {}
 
 
+def test_a_persons_messages_are_never_near_copies():
+    """What a person says twice with another value is two statements: a password or an id written by the user is
+    no machine output's changing field, and a question may ask for the first ("what was my old password?"). The
+    same texts from a tool are one line showing the newest."""
+    texts = ["my new wifi password is xKqPzRtYvWmNbHgF now", "my new wifi password is QwErTyUiOpAsDfGh now"]
+    for role, lines in (("user", texts), ("tool", [texts[1]])):
+        with Memory(None) as mem:
+            for k, text in enumerate(texts):
+                mem.add(text, role=role, speaker="Ann", session_id="a", timestamp=T0 + 86_400 * k)
+            mem.add("Noted, I will remember it.", role="assistant", session_id="a", timestamp=T0 + 5)
+            rc = mem.recall("what is my wifi password?", budget_tokens=300)
+            assert [m.text for m in rc.messages if m.role == role] == lines, role
+            idx = mem.engine.state().index
+            assert (idx.copy_keys(np.array([0]))[0] == idx.copy_keys(np.array([1]))[0]) == (role == "tool")
+    # a health check pasted by the user, twice: two statements too, while the tool's checks are one group
+    with Memory(None) as mem:
+        rng = random.Random(5)
+        checks = [_health(k, rng) for k in range(4)]
+        for k, text in enumerate(checks):
+            mem.add(text, role="user" if k < 2 else "tool", session_id="a", timestamp=T0 + k)
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in range(4)] == [1, 1, 2, 2]
+
+
 def test_near_copies_are_of_one_voice():
     with Memory(None) as mem:
         rng = random.Random(3)
@@ -175,7 +199,8 @@ _CHAT = ["I ran %d km today", "we need %d chairs and %d tables", "my appointment
 
 def _history(rng: random.Random, n: int) -> list[tuple[str, str, str, tuple]]:
     """(text, role, speaker, group) with the group known by construction: a machine template and its voice, or
-    the exact text and its voice."""
+    the exact text and its voice (a person's text is never a machine output: a template's in the user's voice is
+    grouped by its text)."""
     out = []
     for _ in range(n):
         role, speaker = rng.choice([("tool", "health"), ("tool", "ci"), ("user", "Ann")])
@@ -183,7 +208,8 @@ def _history(rng: random.Random, n: int) -> list[tuple[str, str, str, tuple]]:
             k = rng.randrange(len(_MACHINE))
             template, fields = _MACHINE[k]
             text = template % tuple(f(rng) for f in fields)
-            out.append((text, role, speaker, ("machine", k, role, speaker)))
+            out.append((text, role, speaker, ("text" if role == "user" else "machine",
+                                              text if role == "user" else k, role, speaker)))
         else:
             template = rng.choice(_CHAT)
             text = template % tuple(rng.randrange(1, 4) for _ in range(template.count("%")))
@@ -230,8 +256,8 @@ def test_near_copies_match_groups_known_by_construction(seed, tmp_path):
 def _slow_groups(texts: list[str], voices: list[tuple]) -> list[tuple]:
     """The near-duplicate group of each text by a slow walk: its masked form (:func:`hippo.text.masking.form`) in
     its voice where it is a machine output, or where it has no machine field but a machine output of that form in
-    its voice is among ``texts``; else the text itself in its voice."""
-    forms = [masking.form(t) for t in texts]
+    its voice is among ``texts``; else the text itself in its voice. A person's text (role user) is itself."""
+    forms = [None if v[0] == "user" else masking.form(t) for t, v in zip(texts, voices)]
     machine = {(f[0], v) for f, v in zip(forms, voices) if f is not None and f[1]}
     return [(True, f[0], v) if f is not None and (f[0], v) in machine else (False, t, v)
             for t, f, v in zip(texts, forms, voices)]

@@ -32,6 +32,8 @@ from hippo.store.base import MessageRow
 from hippo.text import lexicon, masking, places, textnorm, tokenizer
 
 ROLES = ("user", "assistant", "system", "tool")
+# the role of a person's messages: a person's texts are never near-duplicates (:attr:`NamespaceIndex.near_keys`)
+_PERSON = ROLES.index("user")
 # A turn of one message of at most this many cl100k tokens between two turns of another voice can be a continuer
 # ("lol", "omg", "wait what", "no way", "❤️"): see NamespaceIndex.turns.
 CONTINUER_TOKENS = 3
@@ -349,8 +351,10 @@ class NamespaceIndex:
         health check, a progress or log line) a 64-bit hash of its text with the changing fields (times, counters,
         ids) masked, the same for a text of that masked form without a machine field (a request id drawn without a
         letter) while a machine output of that form in its voice is held, for any other text its :attr:`digests`
-        (only its exact copies share it). Kept like :attr:`digests`, and saved with the span table (made again from
-        the tokens for a snapshot without them)."""
+        (only its exact copies share it). A person's message (role ``user``, whoever its speaker) is never a machine
+        output nor joins one: what a person says twice with another value ("my new wifi password is xKqPzRtYvWmNbHgF
+        now") is two statements, each of which a question may ask for, so its key is its digest. Kept like
+        :attr:`digests`, and saved with the span table (made again from the tokens for a snapshot without them)."""
         return self._near.view
 
     def masked_rows(self) -> np.ndarray:
@@ -399,14 +403,15 @@ class NamespaceIndex:
     def _join(self, first: int = 0) -> None:
         """:attr:`near_keys` of the rows from ``first`` on (their digests, forms and columns held): a machine
         output's is its form, a text of a machine output's form in its voice its form too (and so are those held
-        before that waited for one), any other's its digest. From 0, every row's is made again."""
+        before that waited for one), any other's its digest, and a person's message's (:data:`_PERSON`) too. From
+        0, every row's is made again."""
         n = self.ids.n
         if first == 0:
             self._machine_forms, self._waiting = {}, {}
             self._near = GrowArray.wrap(np.array(self._digest.view, dtype=np.uint64, copy=True))
         elif self._near.n < n:
             self._near.extend(self._digest.view[self._near.n:n])
-        kinds = self._form_kind.view[first:n]
+        kinds = np.where(self.role.view[first:n] == _PERSON, 0, self._form_kind.view[first:n])
         near, forms = self._near.view, self._form.view
         machine = np.flatnonzero(kinds == 2) + first
         other = np.flatnonzero(kinds == 1) + first
