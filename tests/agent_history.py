@@ -8,7 +8,9 @@ the figures of docs/retrieval.md can be made again:
 prints, per budget, how many of the question-budgets found their evidence message in the context. ``--kinds drawn``
 draws the tool outputs from six other kinds instead, whose changing field is an id drawn from letters (a session
 token without a digit, a base62 upload id, a base64url trace id, a login code), pytest's short summary with its
-duration, or a preview named by a slug of words (which stays a line of its own); ``--kinds all`` from all fourteen."""
+duration, or a preview named by a slug of words (which stays a line of its own); ``--kinds runners`` from four
+test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds all``
+from all eighteen."""
 
 from __future__ import annotations
 
@@ -130,7 +132,17 @@ DRAWN_KINDS = [
     lambda rng, t, k: "login code for the admin console: %s (expires soon)" % _drawn(rng, 12),
     lambda rng, t, k: "preview %s-%s-%s is ready for the checkout branch" % tuple(rng.sample(_WORDS, 3)),
 ]
-KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "all": KINDS + DRAWN_KINDS}
+# four test runners' summaries, whose only changing field is the time the run took
+RUNNER_KINDS = [
+    lambda rng, t, k: "412 passed in %.2fs" % rng.uniform(60, 300),
+    lambda rng, t, k: "ok  \texample.com/shop/api\t%.3fs" % rng.uniform(0.1, 3),
+    lambda rng, t, k: "test result: ok. 57 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out; finished in "
+                      "%.2fs" % rng.uniform(0.1, 30),
+    lambda rng, t, k: "Test Suites: 9 passed, 9 total\nTests:       118 passed, 118 total\nSnapshots:   0 total\n"
+                      "Time:        %.3f s\nRan all test suites." % rng.uniform(2, 40),
+]
+KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "runners": RUNNER_KINDS,
+             "all": KINDS + DRAWN_KINDS + RUNNER_KINDS}
 
 
 def history(seed: int, outputs: int, kind_set: str = "digits") -> tuple[list[dict], list[tuple[int, str]]]:

@@ -256,9 +256,11 @@ def test_near_copies_match_groups_known_by_construction(seed, tmp_path):
 def _slow_groups(texts: list[str], voices: list[tuple]) -> list[tuple]:
     """The near-duplicate group of each text by a slow walk: its masked form (:func:`hippo.text.masking.form`) in
     its voice where it is a machine output, or where it has no machine field but a machine output of that form in
-    its voice is among ``texts``; else the text itself in its voice. A person's text (role user) is itself."""
+    its voice is among ``texts``; else the text itself in its voice. A person's text (role user) is itself; a tool's
+    text whose only masked fields are durations is a machine output."""
     forms = [None if v[0] == "user" else masking.form(t) for t, v in zip(texts, voices)]
-    machine = {(f[0], v) for f, v in zip(forms, voices) if f is not None and f[1]}
+    machine = {(f[0], v) for f, v in zip(forms, voices) if f is not None and (
+        f[1] == masking.MACHINE or f[1] == masking.TIMED and v[0] == "tool")}
     return [(True, f[0], v) if f is not None and (f[0], v) in machine else (False, t, v)
             for t, f, v in zip(texts, forms, voices)]
 
@@ -276,7 +278,7 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
               '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
               "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/",
               "req=", "abcdef1a", "dfbaaafa", "job ", "xKqPzRtYvWmNbHgF", "getElementById", "q", "P", "Zk",
-              "=====", " === ", "\n", "_", "3G5GzuUV0x"]
+              "=====", " === ", "\n", "_", "3G5GzuUV0x", " passed in ", "3.41 s", "0.412s"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(300)]
     # outputs whose id was drawn as a hex id or as digits alone (a field of no machine kind)
     for _ in range(100):
@@ -289,9 +291,14 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
                                     for _ in range(rng.choice([10, 14]))), "getElementById", "fetchWeatherData"])
         texts.insert(rng.randrange(len(texts) + 1), f"login ok: session {token} issued for user alice")
     texts = [t if t.strip() else "ok" for t in texts]
-    voices = [rng.choice([("tool", None), ("user", "Ann")]) for _ in texts]
+    # test runs' summaries, whose only changing field is the time they took
+    for _ in range(60):
+        texts.insert(rng.randrange(len(texts) + 1), rng.choice(["12 passed in %.2fs", "ok  example.com/api\t%.3fs"])
+                     % rng.uniform(0, 9))
+    voices = [rng.choice([("tool", None), ("user", "Ann"), ("assistant", None)]) for _ in texts]
     groups = _slow_groups(texts, voices)
     assert any(g[0] for g in groups) and not all(g[0] for g in groups)
+    assert any(g[0] and masking.form(t)[1] == masking.TIMED for g, t in zip(groups, texts))
     assert any(g[0] and masking.masked(t) is None for g, t in zip(groups, texts))  # texts that join a group
     assert any(g[0] and not any(c.isdigit() for c in t) for g, t in zip(groups, texts))
     path = str(tmp_path / "m.db")
@@ -775,3 +782,44 @@ def test_a_question_naming_an_id_drawn_from_letters_gets_that_copy():
         assert masking.values(f"what about session {token}?") == {token.lower()}
         rc = mem.recall(f"what happened to session {token}?", budget_tokens=300)
         assert f"auth (200 times): {asked.text}" in rc.text.splitlines()
+
+
+_RUNNERS = [  # test runners' summaries: the counts kept, the time the run took masked
+    lambda r: "412 passed in %.2fs" % r.uniform(1, 9),                                      # pytest -q
+    lambda r: "ok  \texample.com/shop/api\t%.3fs" % r.uniform(0, 2),                          # go test
+    lambda r: "test result: ok. 12 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in %.2fs"
+              % r.uniform(0, 2),                                                             # cargo test
+    lambda r: "Test Suites: 3 passed, 3 total\nTests:       41 passed, 41 total\nSnapshots:   0 total\n"
+              "Time:        %.3f s\nRan all test suites." % r.uniform(1, 9),                  # jest
+]
+
+
+@pytest.mark.parametrize("k", range(len(_RUNNERS)))
+def test_a_test_runs_summary_is_one_line_per_count(k):
+    """A test runner prints its summary with the time the run took (``412 passed in 3.41s``): 200 runs from a tool
+    are one line counting them, beside the message asked for; a run with another count of tests is a line of its own.
+    A person's "I ran 5 km in 25 minutes" and "... in 28 minutes" stay two statements."""
+    rng = random.Random(k)
+    with Memory(None) as mem:
+        runs = mem.add_many({"text": _RUNNERS[k](rng), "role": "tool", "session_id": "ci", "timestamp": T0 + 60 * i}
+                            for i in range(200))
+        other = mem.add(_RUNNERS[k](rng).replace("41", "40").replace("412", "411").replace("12 passed", "11 passed")
+                        .replace("shop/api", "shop/web"), role="tool", session_id="ci", timestamp=T0 + 60 * 200)
+        fact = mem.add("The flaky test is test_checkout_timeout; it fails about once in thirty runs.", role="user",
+                       session_id="ci", timestamp=T0 + 5)
+        idx = mem.engine.state().index
+        rows = [idx.row_of[m.id] for m in runs]
+        assert {len(idx.copies_of(r)) for r in rows} == {200}
+        assert len(idx.copies_of(idx.row_of[other.id])) == 1
+        rc = mem.recall("which test is flaky?", budget_tokens=300)
+        assert fact.id in {m.id for m in rc.messages}
+        shown = [m for m in rc.messages if m.role == "tool" and m.id != other.id]
+        assert [m.id for m in shown] == [runs[-1].id]
+        assert rc.repeats == {runs[-1].id: 200}
+    with Memory(None) as mem:
+        said = [mem.add(f"I ran 5 km in {m} minutes this morning along the canal", role="user", timestamp=T0 + k)
+                for k, m in enumerate((25, 28))]
+        told = [mem.add(f"You ran 5 km in {m} minutes this morning along the canal", role="assistant",
+                        timestamp=T0 + 10 + k) for k, m in enumerate((25, 28))]
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(idx.row_of[m.id])) for m in said + told] == [1, 1, 1, 1]

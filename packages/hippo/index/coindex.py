@@ -34,6 +34,10 @@ from hippo.text import lexicon, masking, places, textnorm, tokenizer
 ROLES = ("user", "assistant", "system", "tool")
 # the role of a person's messages: a person's texts are never near-duplicates (:attr:`NamespaceIndex.near_keys`)
 _PERSON = ROLES.index("user")
+# the role of a tool's outputs: a text whose only changing fields are durations is a machine output there
+_TOOL = ROLES.index("tool")
+# the kinds of a message's masked form (``NamespaceIndex._form_kind``) by what :func:`masking.form` says of it
+_KINDS = {masking.FORM: 1, masking.MACHINE: 2, masking.TIMED: 3}
 # A turn of one message of at most this many cl100k tokens between two turns of another voice can be a continuer
 # ("lol", "omg", "wait what", "no way", "❤️"): see NamespaceIndex.turns.
 CONTINUER_TOKENS = 3
@@ -226,7 +230,8 @@ class NamespaceIndex:
         self._digest = GrowArray(np.uint64)            # see :attr:`digests`
         self._near = GrowArray(np.uint64)              # see :attr:`near_keys`
         # per message, its masked form's key (:func:`masking.form_key`) and kind: 0 no form, 1 a form without a
-        # machine field, 2 a machine output; the forms of machine outputs by voice (:meth:`_voiced`) and how many
+        # machine field, 2 a machine output, 3 a form whose only masked fields are durations (a machine output's in a
+        # tool's voice, else as 1: :meth:`_join`); the forms of machine outputs by voice (:meth:`_voiced`) and how many
         # rows hold each, and the rows of kind 1 whose form no machine output of their voice holds yet
         self._form = GrowArray(np.uint64)
         self._form_kind = GrowArray(np.uint8)
@@ -351,7 +356,9 @@ class NamespaceIndex:
         health check, a progress or log line) a 64-bit hash of its text with the changing fields (times, counters,
         ids) masked, the same for a text of that masked form without a machine field (a request id drawn without a
         letter) while a machine output of that form in its voice is held, for any other text its :attr:`digests`
-        (only its exact copies share it). A person's message (role ``user``, whoever its speaker) is never a machine
+        (only its exact copies share it). A tool's output whose only masked fields are durations (a test run's
+        summary, ``12 passed in 3.41s``) is a machine output; the assistant's or the system's such text is one only
+        beside a machine output of its form. A person's message (role ``user``, whoever its speaker) is never a machine
         output nor joins one: what a person says twice with another value ("my new wifi password is xKqPzRtYvWmNbHgF
         now") is two statements, each of which a question may ask for, so its key is its digest. Kept like
         :attr:`digests`, and saved with the span table (made again from the tokens for a snapshot without them)."""
@@ -391,7 +398,7 @@ class NamespaceIndex:
                 got = masking.form_key(text)
                 if got is not None:
                     forms[k] = got[0]
-                    kinds[k] = 2 if got[1] else 1
+                    kinds[k] = _KINDS[got[1]]
         return forms, kinds
 
     def _voiced(self, rows: np.ndarray) -> np.ndarray:
@@ -402,16 +409,17 @@ class NamespaceIndex:
 
     def _join(self, first: int = 0) -> None:
         """:attr:`near_keys` of the rows from ``first`` on (their digests, forms and columns held): a machine
-        output's is its form, a text of a machine output's form in its voice its form too (and so are those held
-        before that waited for one), any other's its digest, and a person's message's (:data:`_PERSON`) too. From
-        0, every row's is made again."""
+        output's is its form (a tool's output whose only masked fields are durations is one), a text of a machine
+        output's form in its voice its form too (and so are those held before that waited for one), any other's its
+        digest, and a person's message's (:data:`_PERSON`) too. From 0, every row's is made again."""
         n = self.ids.n
         if first == 0:
             self._machine_forms, self._waiting = {}, {}
             self._near = GrowArray.wrap(np.array(self._digest.view, dtype=np.uint64, copy=True))
         elif self._near.n < n:
             self._near.extend(self._digest.view[self._near.n:n])
-        kinds = np.where(self.role.view[first:n] == _PERSON, 0, self._form_kind.view[first:n])
+        roles, kinds = self.role.view[first:n], self._form_kind.view[first:n]
+        kinds = np.where(roles == _PERSON, 0, np.where(kinds == 3, np.where(roles == _TOOL, 2, 1), kinds))
         near, forms = self._near.view, self._form.view
         machine = np.flatnonzero(kinds == 2) + first
         other = np.flatnonzero(kinds == 1) + first
@@ -731,7 +739,7 @@ class NamespaceIndex:
         kinds = np.asarray(kinds)
         if rows.ndim != 1 or np.shape(keys) != rows.shape or kinds.shape != rows.shape or (rows.size and (
                 int(rows.min()) < 0 or int(rows.max()) >= keep.size or (np.diff(rows) <= 0).any()
-                or not np.isin(kinds, (1, 2)).all())):
+                or not np.isin(kinds, (1, 2, 3)).all())):
             raise ValueError("near-duplicate keys disagree with the span table")
         n = int(keep.sum())
         forms, out_kinds = np.zeros(n, dtype=np.uint64), np.zeros(n, dtype=np.uint8)

@@ -8,7 +8,7 @@ that change masked they are.
 (``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
 ``01.03.2026``, ``1/3/2026``, ``01/Mar/2026``, ``Sun, 01 Mar 2026``, ``Mar  1``), time to the minute (``10:07``,
 ``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed), duration (a number with a unit of time:
-``33ms``, ``12m``, ``5d4h``, ``3 hours``: a latency, a pod's age) and number of four digits or more, or with a
+``33ms``, ``12m``, ``5d4h``, ``3 hours``, ``3.41 s``: a latency, a pod's age) and number of four digits or more, or with a
 fraction (``3607``, ``0.53``: an uptime, a byte count, a load) with a placeholder of its kind. A whole number of one
 to three digits is kept: it is what tells one state from another (the status ``200`` or ``500``, an exit code,
 ``3 errors``, ``97%`` full), so health checks that went from ``200`` to ``500`` are two lines, each with its count,
@@ -39,6 +39,12 @@ for user alice`` is a machine output by itself. A line framed on both sides by r
 (pytest's ``===== 12 passed in 3.41s =====``) is a program's too, and the length of those rules is padding: a summary
 a character longer has rules a character shorter.
 
+A text whose only masked fields are durations, with words beside them (a test run's summary: pytest's ``12
+passed in 3.41s``, go test's ``ok  example.com/api  0.412s``, cargo test's ``... finished in 0.02s``, jest's ``Time:
+3.41 s``), is :data:`TIMED`, and needs neither two fields nor :data:`MIN_CHARS` characters: a program reran and
+printed the time it took, but a person writes such a text too ("I ran 5 km in 25 minutes"), so it is a machine
+output only where a tool wrote it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`; :func:`masked` gives None).
+
 Otherwise :func:`masked` gives None, and the text is only ever a copy of the same text, but for one case: a text of
 two fields or more holding a digit and no machine field (:func:`form`) whose masked text is that of a machine output
 written in the same voice is that output's near-duplicate while the output is held
@@ -60,7 +66,10 @@ from collections.abc import Iterator
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 10
+RULE = 11
+#: what :func:`form` says of a text: a form without a machine field, a machine output, a form whose only masked
+#: fields are durations (a run's summary: a tool's output when a tool wrote it, :mod:`hippo.index.coindex`)
+FORM, MACHINE, TIMED = 0, 1, 2
 
 _HEX = "[0-9A-Fa-f]"
 _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
@@ -96,10 +105,12 @@ _FIELD_KINDS = (
         # three or more numbers joined by dots (``10.0.0.1``, ``2.3.1``, ``v1.4.2``): a host's address or a version,
         # which names what the output is about as ``web-3`` does; kept as written
         r"(?P<V>(?<![0-9.])[0-9]+(?:\.[0-9]+){2,}(?![0-9]|\.[0-9]))",
-        # a duration: a number with a unit of time (``33ms``, ``3.41s``, ``12m``, ``3h``, ``5d4h``, ``3 hours``): a
-        # measured or elapsed time, as an uptime is; a status, an exit code or a count is not written so
+        # a duration: a number with a unit of time (``33ms``, ``3.41s``, ``12m``, ``3h``, ``5d4h``, ``3 hours``,
+        # jest's ``3.41 s``): a measured or elapsed time, as an uptime is; a status, an exit code or a count is not
+        # written so
         r"(?P<A>(?<![0-9A-Za-z])(?<![A-Za-z][-_])(?:(?:[0-9]+(?:[.,][0-9]+)?(?:ms|us|[\u00b5\u03bc]s|ns|s|m|h|d))+"
-        r"|[0-9]+(?:[.,][0-9]+)? ?(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?))(?![0-9A-Za-z]))",
+        r"|[0-9]+(?:[.,][0-9]+)?(?: ?(?:milliseconds?|seconds?|secs?|minutes?|mins?|hours?|hrs?|days?)| m?s))"
+        r"(?![0-9A-Za-z]))",
         # (eight digits or more written onto a name are no ticket's number but an id: ``req-07923986`` is the draw of
         # ``req-9f1c2ab3`` that holds no letter)
         r"(?P<N>(?<![0-9A-Za-z])(?:(?<![A-Za-z][-_])(?:[0-9]{4,}(?:[.,][0-9]+)?|[0-9]+[.,][0-9]+)"
@@ -120,6 +131,7 @@ _DRAWN = frozenset("UR")
 _KEPT = frozenset("KV")
 _PADDING = re.compile(r"[ \t]+")
 _DIGIT = re.compile("[0-9]")
+_LETTER = re.compile("(?<!\x00)[A-Za-z]")  # a letter of the text, not of a placeholder
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
                 "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N"}
@@ -168,7 +180,7 @@ def masked(text: str) -> str | None:
     """``text`` with its changing fields masked when it reads as a machine output (the module's rule), else None.
     Two texts with the same masked text are near-duplicates."""
     got = form(text)
-    return got[0] if got is not None and got[1] else None
+    return got[0] if got is not None and got[1] == MACHINE else None
 
 
 def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
@@ -184,16 +196,18 @@ def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
             yield from _FIELDS.finditer(text, m.start(), m.end())
 
 
-def form(text: str) -> tuple[str, bool] | None:
-    """``text`` with its changing fields masked and whether it is a machine output by itself (it holds a machine
-    field, or a line framed by rules), when it holds a digit or a small letter before a capital, :data:`MIN_FIELDS`
-    fields (or one id drawn at random: a UUID, a drawn run of letters) and :data:`MIN_CHARS` characters once masked;
-    else None. A text of such a form without a machine field is the near-duplicate of a machine output of the same
-    form where one is held beside it (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
+def form(text: str) -> tuple[str, int] | None:
+    """``text`` with its changing fields masked and what it is: :data:`MACHINE`, a machine output by itself (it holds
+    a machine field, or a line framed by rules), :data:`TIMED`, a text whose only masked fields are durations (a
+    test run's summary, ``12 passed in 3.41s``), else :data:`FORM`; when it holds a digit or a small letter before a
+    capital, :data:`MIN_FIELDS` fields (or one id drawn at random: a UUID, a drawn run of letters, or one duration)
+    and :data:`MIN_CHARS` characters once masked; else None. A text of such a form without a machine field is the
+    near-duplicate of a machine output of the same form where one is held beside it, and a timed text written by a
+    tool is a machine output (:attr:`hippo.index.coindex.NamespaceIndex.near_keys`)."""
     switch = _SWITCH.search(text) is not None
     if not switch and _DIGIT.search(text) is None:
         return None
-    fields = machine = drawn = 0
+    fields = machine = drawn = timed = hidden = 0
     parts: list[str] = []
     at = 0
     undrawn: list[re.Match] = []
@@ -204,6 +218,8 @@ def form(text: str) -> tuple[str, bool] | None:
             continue
         machine += kind in _MACHINE
         drawn += kind in _DRAWN
+        timed += kind == "A"
+        hidden += 1
         parts.append(text[at:m.start()])
         parts.append(_PLACEHOLDER[kind])
         at = m.end()
@@ -219,18 +235,22 @@ def form(text: str) -> tuple[str, bool] | None:
             parts.append(_PLACEHOLDER["R"])
             at = m.end()
         framed = False
-    elif fields < MIN_FIELDS and not drawn:
+    elif fields < MIN_FIELDS and not drawn and not timed:
         return None
     parts.append(text[at:])
     out = "".join(parts)
-    if len(out) < MIN_CHARS:
+    # every masked field a duration, and words beside it: what a run prints with the time it took (pytest's ``12
+    # passed in 3.41s``, go test's ``ok  example.com/api  0.412s``), however short, and also what a person says ("I
+    # ran 5 km in 25 minutes"), so a machine output's only where a tool wrote it (hippo.index.coindex)
+    timed = not machine and not framed and timed == hidden > 0
+    if len(out) < MIN_CHARS and not (timed and _LETTER.search(out)):
         return None
     # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell; a rule drawn
     # to the terminal's width around a line that grew by a character is a character shorter
     out = _PADDING.sub(" ", out)
     if framed:
         out = _RULE_RUN.sub(_rule, out)
-    return out, machine > 0 or framed
+    return out, MACHINE if machine or framed else TIMED if timed else FORM
 
 
 def _rule(m: re.Match) -> str:
@@ -247,9 +267,9 @@ def key(text: str) -> int | None:
     return None if m is None else _hash(m)
 
 
-def form_key(text: str) -> tuple[int, bool] | None:
-    """A 64-bit key of :func:`form`'s masked text and whether ``text`` is a machine output by itself (None when it
-    has no such form): a machine output's key is :func:`key`'s."""
+def form_key(text: str) -> tuple[int, int] | None:
+    """A 64-bit key of :func:`form`'s masked text and what ``text`` is (:data:`MACHINE`, :data:`TIMED` or
+    :data:`FORM`; None when it has no such form): a machine output's key is :func:`key`'s."""
     got = form(text)
     return None if got is None else (_hash(got[0]), got[1])
 
