@@ -9,8 +9,9 @@ prints, per budget, how many of the question-budgets found their evidence messag
 draws the tool outputs from six other kinds instead, whose changing field is an id drawn from letters (a session
 token without a digit, a base62 upload id, a base64url trace id, a login code), pytest's short summary with its
 duration, or a preview named by a slug of words (which stays a line of its own); ``--kinds runners`` from four
-test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds all``
-from all eighteen."""
+test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds
+small`` from three whose id is drawn from small letters and digits (a pod's name after each rollout, a nanoid, a
+preview's host); ``--kinds all`` from all twenty-one."""
 
 from __future__ import annotations
 
@@ -141,8 +142,19 @@ RUNNER_KINDS = [
     lambda rng, t, k: "Test Suites: 9 passed, 9 total\nTests:       118 passed, 118 total\nSnapshots:   0 total\n"
                       "Time:        %.3f s\nRan all test suites." % rng.uniform(2, 40),
 ]
-KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "runners": RUNNER_KINDS,
-             "all": KINDS + DRAWN_KINDS + RUNNER_KINDS}
+_SMALL = "abcdefghijklmnopqrstuvwxyz0123456789"
+_K8S = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes draws a pod's hash and end from
+# three kinds whose changing field is an id drawn from small letters and digits: a pod's name after each rollout, a
+# nanoid, a preview deployment's host
+SMALL_KINDS = [
+    lambda rng, t, k: "NAME                        READY   STATUS    RESTARTS   AGE\nworker-%s-%s   1/1     Running   0"
+                      "          %dm" % (_drawn(rng, 10, _K8S), _drawn(rng, 5, _K8S), rng.randint(1, 59)),
+    lambda rng, t, k: "export finished: report %s written to the reports bucket" % _drawn(rng, 21, _SMALL),
+    lambda rng, t, k: "preview ready at https://shop-web-%s.previews.example.com for the checkout branch" % _drawn(
+        rng, 12, _SMALL),
+]
+KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "runners": RUNNER_KINDS, "small": SMALL_KINDS,
+             "all": KINDS + DRAWN_KINDS + RUNNER_KINDS + SMALL_KINDS}
 
 
 def history(seed: int, outputs: int, kind_set: str = "digits") -> tuple[list[dict], list[tuple[int, str]]]:

@@ -7,6 +7,7 @@ saved keys."""
 from __future__ import annotations
 
 import random
+import re
 import time
 import uuid
 
@@ -278,7 +279,8 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
               '"req":"', "ok", "status", ",", "550e8400-e29b-41d4-a716-446655440000", ".5", "x", "0x", "uptime",
               "10:07", "1772359207", '"ts":', "ts=", '"', "10.0.0.1", "33ms", "3 hours", "req-", "07923986", "/",
               "req=", "abcdef1a", "dfbaaafa", "job ", "xKqPzRtYvWmNbHgF", "getElementById", "q", "P", "Zk",
-              "=====", " === ", "\n", "_", "3G5GzuUV0x", " passed in ", "3.41 s", "0.412s"]
+              "=====", " === ", "\n", "_", "3G5GzuUV0x", " passed in ", "3.41 s", "0.412s",
+              "x2kqp", "v1stgxr8", "-pk2mz", "python3", "z5jdhi6bmyt", "7d4b9c8f6"]
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(300)]
     # outputs whose id was drawn as a hex id or as digits alone (a field of no machine kind)
     for _ in range(100):
@@ -299,6 +301,7 @@ def test_near_keys_group_as_the_masked_texts_do(seed, tmp_path):
     groups = _slow_groups(texts, voices)
     assert any(g[0] for g in groups) and not all(g[0] for g in groups)
     assert any(g[0] and masking.form(t)[1] == masking.TIMED for g, t in zip(groups, texts))
+    assert any(g[0] and "_" not in t and "v1stgxr8" in t for g, t in zip(groups, texts))
     assert any(g[0] and masking.masked(t) is None for g, t in zip(groups, texts))  # texts that join a group
     assert any(g[0] and not any(c.isdigit() for c in t) for g, t in zip(groups, texts))
     path = str(tmp_path / "m.db")
@@ -823,3 +826,46 @@ def test_a_test_runs_summary_is_one_line_per_count(k):
                         timestamp=T0 + 10 + k) for k, m in enumerate((25, 28))]
         idx = mem.engine.state().index
         assert [len(idx.copies_of(idx.row_of[m.id])) for m in said + told] == [1, 1, 1, 1]
+
+
+_K8S = "bcdfghjklmnpqrstvwxz2456789"  # what Kubernetes draws a pod's hash and end from
+
+
+def _small_id(rng: random.Random, n: int, alphabet: str = "abcdefghijklmnopqrstuvwxyz0123456789") -> str:
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def test_ids_drawn_from_small_letters_and_digits():
+    """A pod's name (``web-6b7c9d8fgq-pk2mz``: its hash and end drawn by Kubernetes) and a nanoid drawn over small
+    letters and digits are ids, machine fields; a word or a name with a number (``python3``, ``utf8mb4``,
+    ``1200x800px``, ``320ms``) is not."""
+    rng = random.Random(7)
+    # a pod polled after each restart of its deployment: its name changes, its state does not
+    pods = [f"web-{_small_id(rng, 10, _K8S)}-{_small_id(rng, 5, _K8S)}   1/1   Running   0   12m" for _ in range(200)]
+    forms = [masking.masked(p) for p in pods]
+    assert sum(f == "web-\x00N 1/1 Running 0 \x00D" for f in forms) >= 170
+    assert masking.masked("web-7d4b9c8f6-x2kqp   0/1   CrashLoopBackOff   4   12m") == \
+        "web-\x00N 0/1 CrashLoopBackOff 4 \x00D"
+    ids = [_small_id(rng, 21) for _ in range(200)]
+    assert sum(masking.masked(f"upload complete: object {i} stored in bucket media-prod") is not None
+               for i in ids) >= 185
+    words = ["python3", "utf8mb4", "x86_64", "aarch64", "ubuntu2204", "node18", "es2015", "webpack5", "html5",
+             "log4j2", "amd64", "oauth2", "md5sum", "sha256sum", "gpt4o", "llama2", "mistral7b", "word2vec",
+             "seq2seq", "covid19", "iphone15", "xbox360", "b64encode", "base64url", "1200x800px", "768x1024px",
+             "12x8x3", "320ms", "1080v11", "password123", "psycopg2", "selector2", "keyword3", "hunter2", "blink182"]
+    assert [w for w in words if masking._SMALL_RUN.fullmatch(w) and masking._drawn_small(w)] == []
+    for w in words:
+        if not re.search("[0-9]{4}|[0-9]ms$", w):  # (a number of four digits and a duration are masked)
+            assert masking.masked(f"the worker built {w} at 10:00:07 for release 42") == \
+                f"the worker built {w} at \x00T for release 42", w
+    # 300 uploads whose ids are drawn over small letters and digits, and the message asked for
+    with Memory(None) as mem:
+        ups = mem.add_many({"text": f"upload complete: object {i} stored in bucket media-prod", "role": "tool",
+                            "session_id": "ops", "timestamp": T0 + 30 * k}
+                           for k, i in enumerate(ids + [_small_id(rng, 21) for _ in range(100)]))
+        fact = mem.add("The media bucket is replicated to Frankfurt every night", role="user", session_id="ops",
+                       timestamp=T0 + 5)
+        rc = mem.recall("where is the media bucket replicated to?", budget_tokens=300)
+        assert fact.id in {m.id for m in rc.messages}
+        lines = [m for m in rc.messages if m.role == "tool"]
+        assert max(rc.repeats.get(m.id, 1) for m in lines) >= 280 and ups[-1].id in {m.id for m in lines}

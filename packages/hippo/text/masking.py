@@ -39,6 +39,11 @@ for user alice`` is a machine output by itself. A line framed on both sides by r
 (pytest's ``===== 12 passed in 3.41s =====``) is a program's too, and the length of those rules is padding: a summary
 a character longer has rules a character shorter.
 
+An id drawn from small letters and digits (a pod's hash ``6b7c9d8fgq``, a nanoid ``v1stgxr8z5jdhi6bmyt2k``), a run
+of five or more holding a letter past ``f`` that :func:`_drawn_small` reads as drawn and no word or name with a
+number (``python3``, ``b64encode``, ``1200x800px``), is a machine field too, masked as a hex id is, with the
+five-character end Kubernetes writes after a pod's hash (``-pk2mz``); of ten characters or more it is field enough.
+
 A text whose only masked fields are durations, with words beside them (a test run's summary: pytest's ``12
 passed in 3.41s``, go test's ``ok  example.com/api  0.412s``, cargo test's ``... finished in 0.02s``, jest's ``Time:
 3.41 s``), is :data:`TIMED`, and needs neither two fields nor :data:`MIN_CHARS` characters: a program reran and
@@ -75,6 +80,8 @@ _HEX = "[0-9A-Fa-f]"
 _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
           "|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)")
 _WEEKDAY = "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:rs(?:day)?)?|Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
+# the five characters Kubernetes draws a pod's name's end from (no vowel, no 0, 1 or 3), after its hash and a hyphen
+_POD = "(?:-[b-df-hj-np-tv-z2-9]{5})"
 _FIELD_KINDS = (
     # every field begins with a digit, a hex letter or a month's or weekday's capital: other places are passed over
     "(?:(?=[0-9A-FJMNOSTWa-f])(?:" + "|".join((
@@ -99,7 +106,10 @@ _FIELD_KINDS = (
         # ``Mar  1``, ctime's ``Sun Mar  1``): masked in a machine output like the others, the weekday with it
         rf"(?P<W>(?<![0-9A-Za-z])(?:{_WEEKDAY},? +)?(?:[0-3]?[0-9][ /-]{_MONTH}\.?[ /-][0-9]{{4}}"
         rf"|{_MONTH}\.? +[0-3]?[0-9](?:,? [0-9]{{4}})?)(?![0-9A-Za-z]))",
-        rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}(?![0-9A-Za-z]))",
+        # (a hex id, and the five letters and digits without a vowel Kubernetes writes after a pod's hash:
+        # ``7d4b9c8f6-x2kqp``)
+        rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}{_POD}?"
+        r"(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
         rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
         # three or more numbers joined by dots (``10.0.0.1``, ``2.3.1``, ``v1.4.2``): a host's address or a version,
@@ -119,13 +129,29 @@ _FIELD_KINDS = (
         r"(?P<K>(?<![0-9A-Za-z])(?<![A-Za-z][-_])[0-9]{1,3}(?![0-9]))",
     )) + ")")
 _FIELDS = re.compile(_FIELD_KINDS + ")")
+# a run of five small letters and digits or more holding a digit and a letter past ``f`` (no hex id), with a pod's
+# end after it or not: an id drawn from small letters and digits (a pod's hash, a nanoid) if :func:`_drawn_small`
+# reads it as one, else the fields the other kinds find in it; tried only on a text writing such a run
+_SMALL = (r"(?P<L>(?<![0-9A-Za-z])(?=[0-9a-z]*[g-z])(?=[0-9a-z]*[0-9])(?P<Lrun>[0-9a-z]{5,})" + _POD
+          + r"?(?![0-9A-Za-z]))|")
+_SMALL_RUN = re.compile(r"(?<![0-9A-Za-z])(?=[0-9a-z]*[g-z])(?=[0-9a-z]*[0-9])[0-9a-z]{5,}(?![0-9A-Za-z])")
+# a digit beside a small letter, which such a run writes: looked for first, as it is found faster
+_DIGIT_SMALL = re.compile(r"[0-9](?:(?<=[a-z][0-9])|(?=[a-z]))")
+
+
+def _small_runs(text: str) -> bool:
+    """Whether ``text`` writes a run that may be an id drawn from small letters and digits (the kind ``L``)."""
+    return _DIGIT_SMALL.search(text) is not None and _SMALL_RUN.search(text) is not None
 # the same, and first a run of ten letters, digits, hyphens and underscores or more with a small letter before a
 # capital (``xKqPzRtYvWmNbHgF``, ``Kq9-PzRtYv_WmN``, ``3MmlLrLkdIwHu7ix0snN0B15``): a base62 or base64 id, a session
 # token, if :func:`_drawn` reads it as one, else the fields the other kinds find in it; tried only on a text that
 # writes a small letter before a capital (a sixth of those with a digit in BEAM), as the run costs more time
-_FIELDS_DRAWN = re.compile(r"(?P<R>(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]{10})[0-9A-Za-z_-]*[a-z][A-Z][0-9A-Za-z_-]*"
-                           r"(?![0-9A-Za-z_-]))|" + _FIELD_KINDS + ")")
-_MACHINE = frozenset("UTIMHR")
+_R = (r"(?P<R>(?<![0-9A-Za-z_-])(?=[0-9A-Za-z_-]{10})[0-9A-Za-z_-]*[a-z][A-Z][0-9A-Za-z_-]*"
+      r"(?![0-9A-Za-z_-]))|")
+_FIELDS_DRAWN = re.compile(_R + _FIELD_KINDS + ")")
+_FIELDS_SMALL = re.compile(_SMALL + _FIELD_KINDS + ")")
+_FIELDS_BOTH = re.compile(_R + _SMALL + _FIELD_KINDS + ")")
+_MACHINE = frozenset("UTIMHRL")
 # a field that is an id drawn at random, long enough that two draws do not meet: a machine output by itself
 _DRAWN = frozenset("UR")
 _KEPT = frozenset("KV")
@@ -134,12 +160,13 @@ _DIGIT = re.compile("[0-9]")
 _LETTER = re.compile("(?<!\x00)[A-Za-z]")  # a letter of the text, not of a placeholder
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
-                "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N"}
+                "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N", "L": "\x00N"}
 # what a text with a form holds (:func:`form`): a digit, or a small letter before a capital (a drawn id's)
 _SWITCH = re.compile("[a-z][A-Z]")
 # the parts of a run of letters and digits: a word in lower case or capitalised, a run of capitals, a number
 _PARTS = re.compile("[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile("[AEIOUYaeiouy]")
+_BETWEEN = re.compile("[a-z][0-9]+[a-z]")
 _CONSONANTS = re.compile("[B-DF-HJ-NP-TV-XZb-df-hj-np-tv-xz]{5}")
 # a rule drawn to the terminal's width (``=====``, ``-----``): its length is padding, as a table's spaces are
 _RULE_RUN = re.compile(r"([=*_-])\1{3,}")
@@ -183,17 +210,48 @@ def masked(text: str) -> str | None:
     return got[0] if got is not None and got[1] == MACHINE else None
 
 
+def _drawn_small(run: str) -> bool:
+    """Whether a run of small letters and digits holding a digit reads as drawn at random over them, not as a word
+    or a name with a number (``python3``, ``b64encode``, ``utf8mb4``, ``1200x800px``, ``320ms``, ``password123``): a
+    letter past ``f``, at least as many letters as digits, a digit between two letters, and either no vowel (``y``
+    counted as one: ``x2kqp``, ``v1stgxr8``; Kubernetes draws its pods' hashes and ends so) or ten characters or more
+    with five consonants in a row or changing between letters and digits four times or more (``z5jdhi6bmyt``). A
+    draw over ``[a-z0-9]`` holding a digit and a letter past ``f`` reads so 1 time in 5 at 8 characters, 2 in 3 at
+    10, 4 in 5 at 12, 94 in 100 at 16, 98 in 100 at 21 (a nanoid's length); Kubernetes's pod hashes of 9 and 10
+    characters 85 and 90 times in 100, its pod's 5-character end 55 (it is masked with the hash before it, whole);
+    of the 102 such runs of five characters or more LoCoMo's and BEAM's messages write (``password123``,
+    ``b64encode``, ``psycopg2``, ``1200x800px``, ``320ms``, ``es2021``) none does."""
+    letters = sum(c.isalpha() for c in run)
+    if 2 * letters < len(run) or _BETWEEN.search(run) is None:
+        return False
+    if _VOWEL.search(run) is None:
+        return True
+    return len(run) >= 10 and (_CONSONANTS.search(run) is not None
+                               or sum(a.isdigit() != b.isdigit() for a, b in zip(run, run[1:])) >= 4)
+
+
 def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
     """The fields of a text writing a small letter before a capital, left to right: a run of ids' characters that
     :func:`_drawn` reads as drawn is one; one it does not is put in ``undrawn``, and the fields within it are given."""
-    for m in _FIELDS_DRAWN.finditer(text):
-        if m.lastgroup != "R":
+    for m in (_FIELDS_BOTH if _small_runs(text) else _FIELDS_DRAWN).finditer(text):
+        if m.lastgroup == "L":
+            yield from _small(text, m)
+        elif m.lastgroup != "R":
             yield m
         elif _drawn(m.group()):
             yield m
         else:
             undrawn.append(m)
             yield from _FIELDS.finditer(text, m.start(), m.end())
+
+
+def _small(text: str, m: re.Match) -> Iterator[re.Match]:
+    """A run of small letters and digits (the kind ``L``) as one field where :func:`_drawn_small` reads it as drawn,
+    else the fields the other kinds find in it."""
+    if _drawn_small(m.group("Lrun")):
+        yield m
+    else:
+        yield from _FIELDS.finditer(text, m.start(), m.end())
 
 
 def form(text: str) -> tuple[str, int] | None:
@@ -211,13 +269,20 @@ def form(text: str) -> tuple[str, int] | None:
     parts: list[str] = []
     at = 0
     undrawn: list[re.Match] = []
-    for m in _fields(text, undrawn) if switch else _FIELDS.finditer(text):
+    if switch:
+        found = _fields(text, undrawn)
+    elif _small_runs(text):
+        found = (f for m in _FIELDS_SMALL.finditer(text) for f in (_small(text, m) if m.lastgroup == "L" else (m,)))
+    else:
+        found = _FIELDS.finditer(text)
+    for m in found:
         kind = m.lastgroup
         fields += 1
         if kind in _KEPT:
             continue
         machine += kind in _MACHINE
-        drawn += kind in _DRAWN
+        # (a run of ten small letters and digits or more read as drawn is drawn from 36**10 values: field enough)
+        drawn += kind in _DRAWN or kind == "L" and len(m.group("Lrun")) >= 10
         timed += kind == "A"
         hidden += 1
         parts.append(text[at:m.start()])
