@@ -854,6 +854,10 @@ def test_ids_drawn_from_small_letters_and_digits():
              "seq2seq", "covid19", "iphone15", "xbox360", "b64encode", "base64url", "1200x800px", "768x1024px",
              "12x8x3", "320ms", "1080v11", "password123", "psycopg2", "selector2", "keyword3", "hunter2", "blink182"]
     assert [w for w in words if masking._SMALL_RUN.fullmatch(w) and masking._drawn_small(w)] == []
+    # a duration in its units is a duration, however its letters and digits alternate
+    for d in ("2h3m4s", "1d2h3m", "12m30s"):
+        assert masking.form(f"the nightly job finished in {d} after retry 3") == \
+            ("the nightly job finished in \x00D after retry 3", masking.TIMED), d
     for w in words:
         if not re.search("[0-9]{4}|[0-9]ms$", w):  # (a number of four digits and a duration are masked)
             assert masking.masked(f"the worker built {w} at 10:00:07 for release 42") == \

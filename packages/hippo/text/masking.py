@@ -8,9 +8,9 @@ that change masked they are.
 (``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
 ``01.03.2026``, ``1/3/2026``, ``01/Mar/2026``, ``Sun, 01 Mar 2026``, ``Mar  1``), time to the minute (``10:07``,
 ``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed), duration (a number with a unit of time:
-``33ms``, ``12m``, ``5d4h``, ``3 hours``, ``3.41 s``: a latency, a pod's age) and number of four digits or more, or with a
-fraction (``3607``, ``0.53``: an uptime, a byte count, a load) with a placeholder of its kind. A whole number of one
-to three digits is kept: it is what tells one state from another (the status ``200`` or ``500``, an exit code,
+``33ms``, ``12m``, ``5d4h``, ``3 hours``, ``3.41 s``: a latency, a pod's age) and number of four digits or more, or
+with a fraction (``3607``, ``0.53``: an uptime, a byte count, a load) with a placeholder of its kind. A whole number
+of one to three digits is kept: it is what tells one state from another (the status ``200`` or ``500``, an exit code,
 ``3 errors``, ``97%`` full), so health checks that went from ``200`` to ``500`` are two lines, each with its count,
 not one line showing the newest. A run of up to seven digits written onto a name (``web-3``, ``db_2``, ``s3``,
 ``JIRA-4412``, ``iPhone15``) is part of the name, not a changing field (a longer one is an id, ``req-07923986``
@@ -167,6 +167,8 @@ _SWITCH = re.compile("[a-z][A-Z]")
 _PARTS = re.compile("[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _VOWEL = re.compile("[AEIOUYaeiouy]")
 _BETWEEN = re.compile("[a-z][0-9]+[a-z]")
+# a duration written in its units (``2h3m4s``, ``1d2h3m``): a duration's field, no drawn id
+_DURATION = re.compile("(?:[0-9]+(?:ms|us|ns|s|m|h|d))+")
 _CONSONANTS = re.compile("[B-DF-HJ-NP-TV-XZb-df-hj-np-tv-xz]{5}")
 # a rule drawn to the terminal's width (``=====``, ``-----``): its length is padding, as a table's spaces are
 _RULE_RUN = re.compile(r"([=*_-])\1{3,}")
@@ -211,18 +213,18 @@ def masked(text: str) -> str | None:
 
 
 def _drawn_small(run: str) -> bool:
-    """Whether a run of small letters and digits holding a digit reads as drawn at random over them, not as a word
-    or a name with a number (``python3``, ``b64encode``, ``utf8mb4``, ``1200x800px``, ``320ms``, ``password123``): a
-    letter past ``f``, at least as many letters as digits, a digit between two letters, and either no vowel (``y``
-    counted as one: ``x2kqp``, ``v1stgxr8``; Kubernetes draws its pods' hashes and ends so) or ten characters or more
-    with five consonants in a row or changing between letters and digits four times or more (``z5jdhi6bmyt``). A
-    draw over ``[a-z0-9]`` holding a digit and a letter past ``f`` reads so 1 time in 5 at 8 characters, 2 in 3 at
-    10, 4 in 5 at 12, 94 in 100 at 16, 98 in 100 at 21 (a nanoid's length); Kubernetes's pod hashes of 9 and 10
-    characters 85 and 90 times in 100, its pod's 5-character end 55 (it is masked with the hash before it, whole);
-    of the 102 such runs of five characters or more LoCoMo's and BEAM's messages write (``password123``,
-    ``b64encode``, ``psycopg2``, ``1200x800px``, ``320ms``, ``es2021``) none does."""
+    """Whether a run of small letters and digits holding a digit reads as drawn at random over them, not as a word or a
+    name with a number (``python3``, ``b64encode``, ``utf8mb4``, ``1200x800px``, ``320ms``, ``password123``) nor a
+    duration in its units (``2h3m4s``): a letter past ``f``, at least as many letters as digits, a digit between two
+    letters, and either no vowel (``y`` counted as one: ``x2kqp``, ``v1stgxr8``; Kubernetes draws its pods' hashes and
+    ends so) or ten characters or more with five consonants in a row or changing between letters and digits four times
+    or more (``z5jdhi6bmyt``). A draw over ``[a-z0-9]`` holding a digit and a letter past ``f`` reads so 1 time in 5 at
+    8 characters, 2 in 3 at 10, 4 in 5 at 12, 94 in 100 at 16, 98 in 100 at 21 (a nanoid's length); Kubernetes's pod
+    hashes of 9 and 10 characters 85 and 90 times in 100, its pod's 5-character end 55 (it is masked with the hash
+    before it, whole); of the 102 such runs of five characters or more LoCoMo's and BEAM's messages write
+    (``password123``, ``b64encode``, ``psycopg2``, ``1200x800px``, ``320ms``, ``es2021``) none does."""
     letters = sum(c.isalpha() for c in run)
-    if 2 * letters < len(run) or _BETWEEN.search(run) is None:
+    if 2 * letters < len(run) or _BETWEEN.search(run) is None or _DURATION.fullmatch(run) is not None:
         return False
     if _VOWEL.search(run) is None:
         return True
