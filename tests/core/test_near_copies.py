@@ -873,3 +873,20 @@ def test_ids_drawn_from_small_letters_and_digits():
         assert fact.id in {m.id for m in rc.messages}
         lines = [m for m in rc.messages if m.role == "tool"]
         assert max(rc.repeats.get(m.id, 1) for m in lines) >= 280 and ups[-1].id in {m.id for m in lines}
+
+
+def test_a_short_git_hash_is_a_hex_id():
+    """Git abbreviates a commit to seven hex digits: deploys of other commits are one output, a word of seven hex
+    letters (``defaced``) is no id."""
+    rng = random.Random(9)
+    hashes = ["%07x" % rng.getrandbits(28) for _ in range(100)]
+    with_both = [h for h in hashes if re.search("[0-9]", h) and re.search("[a-f]", h)]
+    assert len(with_both) >= 90
+    assert {masking.masked(f"deployed commit {h} to production: 3 services restarted") for h in with_both} == \
+        {"deployed commit \x00N to production: 3 services restarted"}
+    assert masking.masked("the defaced wall had 3 marks and 12 holes in it") is None
+    with Memory(None) as mem:
+        mem.add_many({"text": f"deployed commit {h} to production: 3 services restarted", "role": "tool",
+                      "timestamp": T0 + 60 * k} for k, h in enumerate(with_both))
+        rc = mem.recall("which commit is in production?", budget_tokens=300)
+        assert [rc.repeats.get(m.id, 1) for m in rc.messages] == [len(with_both)]

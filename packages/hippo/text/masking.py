@@ -7,7 +7,8 @@ that change masked they are.
 ``2026-03-01 10:00:07,123``), clock time with seconds (``10:00:07``), key's epoch seconds or quoted id of digits
 (``"ts": 1709287207``, ``ts=1709287207``, ``"req":"07923986"``), date (``2026-03-01``, ``2026/03/01``,
 ``01.03.2026``, ``1/3/2026``, ``01/Mar/2026``, ``Sun, 01 Mar 2026``, ``Mar  1``), time to the minute (``10:07``,
-``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed), duration (a number with a unit of time:
+``2026-03-01T10:07Z``), hex id (8 or more hex digits, ``0x`` allowed; 7 holding a digit and a letter, git's short
+hash ``9f1c2ab``), duration (a number with a unit of time:
 ``33ms``, ``12m``, ``5d4h``, ``3 hours``, ``3.41 s``: a latency, a pod's age) and number of four digits or more, or
 with a fraction (``3607``, ``0.53``: an uptime, a byte count, a load) with a placeholder of its kind. A whole number
 of one to three digits is kept: it is what tells one state from another (the status ``200`` or ``500``, an exit code,
@@ -106,9 +107,9 @@ _FIELD_KINDS = (
         # ``Mar  1``, ctime's ``Sun Mar  1``): masked in a machine output like the others, the weekday with it
         rf"(?P<W>(?<![0-9A-Za-z])(?:{_WEEKDAY},? +)?(?:[0-3]?[0-9][ /-]{_MONTH}\.?[ /-][0-9]{{4}}"
         rf"|{_MONTH}\.? +[0-3]?[0-9](?:,? [0-9]{{4}})?)(?![0-9A-Za-z]))",
-        # (a hex id, and the five letters and digits without a vowel Kubernetes writes after a pod's hash:
-        # ``7d4b9c8f6-x2kqp``)
-        rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{8,}}{_POD}?"
+        # (a hex id of seven digits or more holding a digit and a letter, git's short hash ``9f1c2ab`` among them, and
+        # the five letters and digits without a vowel Kubernetes writes after a pod's hash: ``7d4b9c8f6-x2kqp``)
+        rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{7,}}{_POD}?"
         r"(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
         rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
