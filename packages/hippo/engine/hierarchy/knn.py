@@ -19,21 +19,37 @@ _REBUILD_BLOCK = 1 << 20  # results of one native search call in a rebuild
 
 
 class KnnGraph:
+    """``ids[s]`` / ``dist[s]``: the neighbour slots of node ``s`` and their Hamming distances, nearest first, padded
+    with :data:`_EMPTY` / :data:`_FAR` ("no neighbour").
+
+    The rows follow their code set's capacity, but only the first :attr:`filled` of them hold lists: they are taken
+    as zeroed memory (pages the system maps when first written, as :mod:`hippo.base.arrays`'s columns) and a row
+    is written "no neighbour" when its code set's count first covers it (:meth:`_fit`, which every change calls
+    first), so the room ahead of the codes is neither written nor resident. A row at or past :attr:`filled` has no
+    neighbours (:meth:`neighbors`)."""
+
     def __init__(self, codes: CodeSet, bits: int, k: int) -> None:
         self.codes = codes
         self.bits = bits
         self.k = k
-        self.ids = np.full((codes.codes.shape[0], k), _EMPTY, dtype=np.int64)
-        self.dist = np.full((codes.codes.shape[0], k), _FAR, dtype=np.int64)
+        self.ids = np.zeros((codes.codes.shape[0], k), dtype=np.int64)
+        self.dist = np.zeros((codes.codes.shape[0], k), dtype=np.int64)
+        self.filled = 0
 
     def _fit(self) -> None:
+        """Rows for the code set's capacity, and "no neighbour" in the rows its count reached since."""
         cap = self.codes.codes.shape[0]
         if self.ids.shape[0] < cap:
-            ids = np.full((cap, self.k), _EMPTY, dtype=np.int64)
-            dist = np.full((cap, self.k), _FAR, dtype=np.int64)
-            ids[: self.ids.shape[0]] = self.ids
-            dist[: self.dist.shape[0]] = self.dist
+            ids = np.zeros((cap, self.k), dtype=np.int64)
+            dist = np.zeros((cap, self.k), dtype=np.int64)
+            ids[: self.filled] = self.ids[: self.filled]
+            dist[: self.filled] = self.dist[: self.filled]
             self.ids, self.dist = ids, dist
+        n = self.codes.n
+        if self.filled < n:
+            self.ids[self.filled : n] = _EMPTY
+            self.dist[self.filled : n] = _FAR
+            self.filled = n
 
     def _take(self, rows: np.ndarray, ids: np.ndarray, dist: np.ndarray) -> None:
         """Keep the k nearest of each row's candidate ``ids`` / ``dist`` (ties: lower slot first)."""
@@ -211,12 +227,23 @@ class KnnGraph:
     def rebuild(self) -> None:
         """Every live node's exact k nearest (ties: lower slot first): :meth:`_exact` of every live node."""
         self._fit()
-        self.ids[:] = _EMPTY
-        self.dist[:] = _FAR
+        self.ids[: self.filled] = _EMPTY
+        self.dist[: self.filled] = _FAR
         self._exact()
+
+    def lists(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The lists of the first ``n`` rows (copies): ids and distances, "no neighbour" in rows not filled yet."""
+        ids = np.full((n, self.k), _EMPTY, dtype=np.int64)
+        dist = np.full((n, self.k), _FAR, dtype=np.int64)
+        m = min(n, self.filled)
+        ids[:m] = self.ids[:m]
+        dist[:m] = self.dist[:m]
+        return ids, dist
 
     def neighbors(self, slot: int) -> tuple[np.ndarray, np.ndarray]:
         """Neighbour slots and their similarities (cosine of the +-1 codes), nearest first."""
+        if not 0 <= slot < self.filled:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         row = self.ids[slot]
         keep = row != _EMPTY
         return row[keep], 1.0 - 2.0 * self.dist[slot][keep].astype(np.float64) / self.bits

@@ -191,6 +191,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     ep_at, eps, ep_src = _units(h.episodes, ep_keys)
     sem_at, sems, sem_src = _units(h.semantics, sem_keys)
     ep_old, sem_old = ep_at[ep_at >= 0], sem_at[sem_at >= 0]
+    sem_knn, theme_knn = h.sem_graph.lists(h.sem_codes.n), th.graph.lists(th.codes.n)
     stems_used = set(h.df.held().tolist())
     for x in sems:
         stems_used.update(x.terms)
@@ -274,15 +275,15 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
         "sem.unit": sem_col("unit", (x.unit for x in sems), np.int32),
         "sem.text": sem_col("text", sem_text, np.int32, strs=True),
         "sem.speaker": sem_col("speaker", sem_speaker, np.int32, strs=True),
-        "sem_knn.ids": h.sem_graph.ids[: h.sem_codes.n].astype(np.int32),
-        "sem_knn.dist": h.sem_graph.dist[: h.sem_codes.n].astype(np.int32),
+        "sem_knn.ids": sem_knn[0].astype(np.int32),
+        "sem_knn.dist": sem_knn[1].astype(np.int32),
         # themes
         "theme.cohesion": th.cohesion[: th.codes.n],
         "theme.sizes": th.sizes[: th.codes.n],
         "theme.nn_sim": th.nn_sim[: th.codes.n],
         "theme.nn_id": th.nn_id[: th.codes.n],
-        "theme_knn.ids": th.graph.ids[: th.codes.n].astype(np.int32),
-        "theme_knn.dist": th.graph.dist[: th.codes.n].astype(np.int32),
+        "theme_knn.ids": theme_knn[0].astype(np.int32),
+        "theme_knn.dist": theme_knn[1].astype(np.int32),
         "theme_of.keys": np.fromiter(th.theme_of.keys(), dtype=np.int64, count=len(th.theme_of)),
         "theme_of.vals": np.fromiter(th.theme_of.values(), dtype=np.int64, count=len(th.theme_of)),
         "theme.moved": np.asarray(sorted(th.moved), dtype=np.int64),

@@ -630,8 +630,8 @@ class Hierarchy:
             "theme_members": np.array([x for m in members for x in m], dtype=np.int64),
             "theme_sizes": np.array([len(m) for m in members], dtype=np.int32),
             "theme_nn": th.nn_id[: th.codes.n].astype(np.int32),
-            "theme_knn": th.graph.ids[: th.codes.n].astype(np.int32),
-            "sem_knn": self.sem_graph.ids[: self.sem_codes.n].astype(np.int32),
+            "theme_knn": th.graph.lists(th.codes.n)[0].astype(np.int32),
+            "sem_knn": self.sem_graph.lists(self.sem_codes.n)[0].astype(np.int32),
         }
         return meta, arrays
 
