@@ -124,6 +124,10 @@ def test_a_new_graph_over_many_slots_writes_no_row_ahead_of_them():
     assert g.filled == 10 and g.ids.shape[0] == 100_000
     assert not g.ids[10:].any() and not g.dist[10:].any()
     assert (g.ids[:10] >= 0).sum() == 10 * 6
+    # a slot and a distance in 32 bits each: 8 bytes a neighbour
+    assert g.ids.nbytes + g.dist.nbytes == 100_000 * 6 * 8
+    ids, sims = g.neighbors(3)
+    assert ids.dtype == np.int64 and ids.size == 6 and np.all(sims <= 1.0)
 
 
 def _text(rng, k: int) -> str:

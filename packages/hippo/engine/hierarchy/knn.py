@@ -15,6 +15,8 @@ from hippo.native import BinaryIndex
 
 _EMPTY = -1
 _FAR = int(np.iinfo(np.int32).max)
+#: the rows' type: slots and Hamming distances (at most a code's bits) fit in 32 bits, half the room of 64
+_ROW = np.int32
 _REBUILD_BLOCK = 1 << 20  # results of one native search call in a rebuild
 
 
@@ -32,16 +34,16 @@ class KnnGraph:
         self.codes = codes
         self.bits = bits
         self.k = k
-        self.ids = np.zeros((codes.codes.shape[0], k), dtype=np.int64)
-        self.dist = np.zeros((codes.codes.shape[0], k), dtype=np.int64)
+        self.ids = np.zeros((codes.codes.shape[0], k), dtype=_ROW)
+        self.dist = np.zeros((codes.codes.shape[0], k), dtype=_ROW)
         self.filled = 0
 
     def _fit(self) -> None:
         """Rows for the code set's capacity, and "no neighbour" in the rows its count reached since."""
         cap = self.codes.codes.shape[0]
         if self.ids.shape[0] < cap:
-            ids = np.zeros((cap, self.k), dtype=np.int64)
-            dist = np.zeros((cap, self.k), dtype=np.int64)
+            ids = np.zeros((cap, self.k), dtype=_ROW)
+            dist = np.zeros((cap, self.k), dtype=_ROW)
             ids[: self.filled] = self.ids[: self.filled]
             dist[: self.filled] = self.dist[: self.filled]
             self.ids, self.dist = ids, dist
@@ -246,4 +248,4 @@ class KnnGraph:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         row = self.ids[slot]
         keep = row != _EMPTY
-        return row[keep], 1.0 - 2.0 * self.dist[slot][keep].astype(np.float64) / self.bits
+        return row[keep].astype(np.int64), 1.0 - 2.0 * self.dist[slot][keep].astype(np.float64) / self.bits
