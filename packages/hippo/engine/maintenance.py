@@ -121,7 +121,7 @@ def llm_refresh(state: NamespaceState, life: Life, llm: Any, episode_ids: list[i
             continue
         e.summary = summary
         e.llm_summary = True
-        e.summary_spans = []
+        e.summary_spans = ()
         if extracted:
             offline = [sid for sid in list(e.semantic_ids)
                        if sid in h.semantics and not h.semantics[sid].llm and h.semantics[sid].episode_ids == [eid]]

@@ -60,7 +60,9 @@ class Episode:
     semantic_ids: list[int] = field(default_factory=list)
     llm_summary: bool = False
     unit: int = -1                   # index of the flush unit it was cut from
-    summary_spans: list = field(default_factory=list)  # (message id, start, end) of an extractive summary
+    # the spans of an extractive summary, (message id, start, end) of each one after another in one tuple (a list
+    # of lists took two objects a span): see :func:`span_triples` and :func:`flat_spans`
+    summary_spans: tuple = ()
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Episode":
         out = Episode.__new__(Episode)  # a generic deep copy costs about 100 us an episode
@@ -68,8 +70,17 @@ class Episode:
             setattr(out, name, getattr(self, name))
         out.message_ids, out.speakers, out.semantic_ids = list(self.message_ids), list(self.speakers), \
             list(self.semantic_ids)
-        out.summary_spans = [list(x) for x in self.summary_spans]
         return out
+
+
+def flat_spans(spans) -> tuple[int, ...]:
+    """``(message id, start, end)`` triples as an episode keeps them: one flat tuple of ints."""
+    return tuple([int(v) for sp in spans for v in sp])
+
+
+def span_triples(flat) -> list[tuple[int, int, int]]:
+    """An episode's summary spans as ``(message id, start, end)`` triples, in order."""
+    return list(zip(flat[0::3], flat[1::3], flat[2::3]))
 
 
 def _cos(a: np.ndarray, b: np.ndarray) -> float:

@@ -293,7 +293,7 @@ def dump(h: Hierarchy) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     arrays["ep.semantics.ptr"], arrays["ep.semantics.val"] = ep_csr("semantics", (e.semantic_ids for e in eps))
     arrays["ep.speakers.ptr"], arrays["ep.speakers.val"] = ep_csr("speakers", ep_speakers, np.int32, old)
     arrays["ep.spans.ptr"], arrays["ep.spans.val"] = ep_csr(
-        "spans", ([v for span in e.summary_spans for v in span] for e in eps))
+        "spans", (e.summary_spans for e in eps))
     arrays["sem.messages.ptr"], arrays["sem.messages.val"] = sem_csr("messages", (x.message_ids for x in sems))
     arrays["sem.episodes.ptr"], arrays["sem.episodes.val"] = sem_csr("episodes", (x.episode_ids for x in sems))
     remap = sem_src["remap"] if sem_src is not None else None
@@ -378,7 +378,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         spans = ep_spans(k)
         return Episode(ep_ids[k], ep_msgs(k), first, last, _unopt(t0), _unopt(t1), text(session),
                        [text(x) for x in ep_speakers(k)], n_tok, text(summary), semantic_ids=ep_sems(k),
-                       llm_summary=bool(llm), unit=unit, summary_spans=[spans[j: j + 3] for j in range(0, len(spans), 3)])
+                       llm_summary=bool(llm), unit=unit, summary_spans=tuple(spans))
 
     h.episodes = LazyUnits(dict(zip(ep_ids, range(n_ep))), episode, {
         "cols": dict(zip(("first_seq", "last_seq", "t0", "t1", "n_tokens", "llm_summary", "unit", "session",

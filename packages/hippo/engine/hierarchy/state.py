@@ -323,7 +323,7 @@ class Hierarchy:
         times = [b.ts for b in block if b.ts is not None]
         ep = Episode(eid, [b.id for b in block], block[0].seq, block[-1].seq, min(times) if times else None,
                      max(times) if times else None, block[0].session, speakers, sum(b.n_tokens for b in block),
-                     summary, unit=self._unit, summary_spans=[list(x) for x in spans])
+                     summary, unit=self._unit, summary_spans=ep_mod.flat_spans(spans))
         self.episodes[eid] = ep
         self.created.append(("episode", eid))
         for b in block:
@@ -501,8 +501,8 @@ class Hierarchy:
             if e.llm_summary:
                 # an LLM summary was written from every message of the episode, the forgotten ones included: it
                 # goes (a later deep consolidation with an LLM writes a new one)
-                e.summary, e.llm_summary, e.summary_spans = "", False, []
-            elif any(int(sp[0]) in dead for sp in e.summary_spans):
+                e.summary, e.llm_summary, e.summary_spans = "", False, ()
+            elif any(int(mid) in dead for mid in e.summary_spans[0::3]):
                 self._resummarize(e, dead, texts)
         dropped: list[int] = []
         for sid in touched_sems:
@@ -523,7 +523,7 @@ class Hierarchy:
                      texts: Callable[[int], tuple[str | None, np.ndarray] | None] | None) -> None:
         """Rewrite the extractive summary of ``e`` without the spans of forgotten messages (the opening words of its
         first message when none is left, as :meth:`_close_episode` does); cleared when the texts are not at hand."""
-        spans = [list(sp) for sp in e.summary_spans if int(sp[0]) not in dead]
+        spans = [sp for sp in ep_mod.span_triples(e.summary_spans) if int(sp[0]) not in dead]
         got: dict[int, tuple[str | None, np.ndarray]] = {}
         if texts is not None:
             for mid in dict.fromkeys([int(sp[0]) for sp in spans] or e.message_ids[:1]):
@@ -532,10 +532,10 @@ class Hierarchy:
                     got[mid] = t
         if not spans and got:
             first = e.message_ids[0]
-            spans = [[first, 0, int(np.asarray(got[first][1]).size)]]
+            spans = [(first, 0, int(np.asarray(got[first][1]).size))]
         spans = [sp for sp in spans if int(sp[0]) in got]
         e.summary = ep_mod.render_summary(spans, got, self.cfg.summary_tokens) if spans else ""
-        e.summary_spans = spans
+        e.summary_spans = ep_mod.flat_spans(spans)
 
     # -- reading --------------------------------------------------------------------------------------------
     def quotes(self, sid: int, ids: Collection[int]) -> bool:
@@ -609,7 +609,8 @@ class Hierarchy:
         sem_ids = np.array([x.id for x in offline], dtype=np.int64)
         bulk = {"llm_summaries": {str(e.id): e.summary for e in eps if e.llm_summary},
                 "extra_provenance": extra_prov, "llm_semantics": llm}
-        spans = [(k, *x) for k, e in enumerate(eps) if not e.llm_summary for x in e.summary_spans]
+        spans = [(k, *x) for k, e in enumerate(eps) if not e.llm_summary
+                 for x in ep_mod.span_triples(e.summary_spans)]
         arrays = {
             "bulk": np.frombuffer(json.dumps(bulk, ensure_ascii=False, separators=(",", ":")).encode(), np.uint8),
             "summary_spans": np.array(spans, dtype=np.int64).reshape(-1, 4),
@@ -646,7 +647,7 @@ class Hierarchy:
         llm_summaries = {int(k): v for k, v in bulk["llm_summaries"].items()}
         spans_of: dict[int, list] = {}
         for k, mid, a, b in arrays["summary_spans"].tolist():
-            spans_of.setdefault(k, []).append([mid, a, b])
+            spans_of.setdefault(k, []).append((mid, a, b))
         h.last_seq = int(meta["last_seq"])
         h.unit_end_seqs = [int(x) for x in arrays["unit_end_seqs"].tolist()]
         slots = meta["slots"]
@@ -686,7 +687,8 @@ class Hierarchy:
                 e = Episode(eid, mids, ms[0].seq, ms[-1].seq, min(times) if times else None,
                             max(times) if times else None, ms[0].session,
                             list(dict.fromkeys(m.speaker for m in ms if m.speaker)), sum(m.n_tokens for m in ms),
-                            summary, llm_summary=eid in llm_summaries, unit=unit, summary_spans=sp)
+                            summary, llm_summary=eid in llm_summaries, unit=unit,
+                            summary_spans=ep_mod.flat_spans(sp))
                 h.episodes[eid] = e
                 h.ep_codes.set(eid, h.coder.sign(np.sum([acc_of[i] for i in mids], axis=0)))
                 for i in mids:

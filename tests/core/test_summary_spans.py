@@ -1,0 +1,78 @@
+"""Episodes' summary spans, kept as one flat tuple of ints an episode: the triples round trip, and a store's spans
+against a list of triples per episode kept beside it through random deletions, a save and a reopen (the summary is
+the text of its spans)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from hippo import Memory
+from hippo.engine.hierarchy import episodes as ep_mod
+
+triple = st.tuples(st.integers(0, 2**62), st.integers(0, 4000), st.integers(0, 4000))
+
+
+@given(st.lists(triple, max_size=20))
+def test_flat_spans_round_trip(spans):
+    flat = ep_mod.flat_spans(spans)
+    assert type(flat) is tuple and len(flat) == 3 * len(spans)
+    assert ep_mod.span_triples(flat) == spans
+    assert ep_mod.flat_spans([list(sp) for sp in spans]) == flat
+
+
+def _text(rng, k: int) -> str:
+    nouns = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight "
+             "hotel museum camera lens novel chapter printer laptop budget invoice").split()
+    verbs = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()
+    return f"{rng.choice(['Ann', 'Bob'])} {rng.choice(verbs)} the {rng.choice(nouns)} for {k * 7} dollars on " \
+           f"Monday. It was {rng.choice(nouns)} time."
+
+
+def _spans(h) -> dict[int, list[tuple[int, int, int]]]:
+    return {eid: ep_mod.span_triples(h.episodes[eid].summary_spans) for eid in sorted(h.episodes)}
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, 2**32 - 1), st.integers(60, 200), st.lists(st.integers(0, 10**6), max_size=3))
+def test_spans_through_deletions_save_and_reopen(tmp_path_factory, seed, n, deletions):
+    rng = np.random.default_rng(seed)
+    path = str(tmp_path_factory.mktemp("spans") / "m.db")
+    cfg = {"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 5}}
+    mem = Memory(path, config=cfg)
+    items = mem.add_many([{"text": _text(rng, k), "speaker": "Ann" if k % 2 else "Bob",
+                           "session_id": f"s{k // 25}"} for k in range(n)])
+    mem.consolidate()
+    h = mem.engine.state().life().hier
+    oracle = _spans(h)
+    assert oracle and all(oracle.values())
+    alive = {it.id for it in items}
+    for d in deletions:
+        gone = sorted(alive)[d % len(alive):: 5][:8]
+        mem.delete(gone)
+        alive -= set(gone)
+        # the oracle: each episode keeps the spans of the messages that survive, in order; an episode left without
+        # any opens with its first surviving message
+        h = mem.engine.state().life().hier
+        for eid in list(oracle):
+            if eid not in h.episodes:
+                del oracle[eid]
+                continue
+            kept = [sp for sp in oracle[eid] if sp[0] in alive]
+            if not kept:
+                first = h.episodes[eid].message_ids[0]
+                kept = [(first, 0, ep_mod.span_triples(h.episodes[eid].summary_spans)[0][2])]
+            oracle[eid] = kept
+        assert _spans(h) == oracle
+    texts = {it.id: it for it in mem.list(limit=n + 10)}
+    mem.close()
+    mem = Memory(path, config=cfg)
+    h = mem.engine.state().life().hier
+    assert _spans(h) == oracle
+    for eid, spans in oracle.items():
+        e = h.episodes[eid]
+        assert type(e.summary_spans) is tuple
+        assert all(mid in texts for mid, _, _ in spans)
+        assert e.summary  # the text of its spans
+    mem.close()
