@@ -76,3 +76,27 @@ def test_spans_through_deletions_save_and_reopen(tmp_path_factory, seed, n, dele
         assert all(mid in texts for mid, _, _ in spans)
         assert e.summary  # the text of its spans
     mem.close()
+
+
+def test_a_facts_further_fields_survive_a_save_and_a_fact_without_any_holds_none():
+    from hippo.engine.hierarchy import persist as hier_persist
+
+    rng = np.random.default_rng(1)
+    mem = Memory(None, config={"hierarchy": {"episode_min_messages": 2, "episode_max_messages": 5}})
+    mem.add_many([{"text": _text(rng, k), "speaker": "Ann", "session_id": f"s{k // 25}"} for k in range(120)])
+    mem.consolidate()
+    life = mem.engine.state().life()
+    with life.lock:
+        life._record_units()
+        h = life.hier
+        sids = sorted(h.semantics)
+        assert len(sids) > 2 and all(h.semantics[s].extra is None for s in sids)
+        h.semantics[sids[1]].extra = {"source": "tool", "n": 3}
+        meta, arrays = hier_persist.dump(h)
+        got = hier_persist.load(life.hcfg, meta, arrays, lambda mid: None)
+    assert got.semantics[sids[1]].extra == {"source": "tool", "n": 3}
+    assert all(got.semantics[s].extra is None for s in sids if s != sids[1])
+    import copy
+    assert copy.deepcopy(got.semantics[sids[0]]).extra is None
+    assert copy.deepcopy(got.semantics[sids[1]]).extra == {"source": "tool", "n": 3}
+    mem.close()

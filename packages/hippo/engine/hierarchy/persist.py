@@ -412,7 +412,7 @@ def load(cfg: HierarchyConfig, meta: dict[str, Any], arrays: dict[str, np.ndarra
         sid = sem_ids[k]
         return Semantic(sid, text(txt), text(speaker), sem_msgs(k), sem_eps(k),
                         stem_terms(remap[np.asarray(sem_terms(k), dtype=np.int64)].tolist()), seq, _unopt(ts), sal,
-                        bool(llm), extra=extra.get(sid, {}), span=(a, b) if a >= 0 else None, unit=unit)
+                        bool(llm), extra=extra.get(sid) or None, span=(a, b) if a >= 0 else None, unit=unit)
 
     h.semantics = LazyUnits(dict(zip(sem_ids, range(n_sem))), semantic, {
         "cols": dict(zip(("seq", "ts", "salience", "llm", "unit", "text", "speaker"), sem_cols)), "span": spans,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 import numpy as np
@@ -46,7 +46,7 @@ class Semantic:
     ts: float | None
     salience: float = 0.0
     llm: bool = False           # extracted by an LLM rather than the offline rules
-    extra: dict = field(default_factory=dict)
+    extra: dict | None = None   # further fields of the fact, None when it has none (an empty dict a fact: 64 bytes)
     span: tuple[int, int] | None = None  # token span of the sentence in its first source message (offline facts)
     unit: int = -1              # flush unit whose consolidation created it (-1: deep consolidation)
 
@@ -55,7 +55,7 @@ class Semantic:
         for name in Semantic.__slots__:
             setattr(out, name, getattr(self, name))
         out.message_ids, out.episode_ids = list(self.message_ids), list(self.episode_ids)
-        out.extra = copy.deepcopy(self.extra, memo) if self.extra else {}
+        out.extra = copy.deepcopy(self.extra, memo) if self.extra else None
         return out
 
 
