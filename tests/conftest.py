@@ -49,6 +49,16 @@ def pg_server():
         server.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request, tmp_path) -> str:
+    """Where a test's store lives, once per backend: a SQLite file in the test's folder, then a schema of its own on
+    the session's PostgreSQL server (skipped without psycopg or a server)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "memory.db")
+    pytest.importorskip("psycopg")
+    return request.getfixturevalue("pg_url")
+
+
 @pytest.fixture
 def pg_url(pg_server) -> str:
     """A URL of the session's server whose store lives in a schema of its own (created on first open)."""

@@ -481,14 +481,6 @@ def test_mcp_errors_name_the_option_the_user_typed(tmp_path, capsys, argv, opens
     assert not (tmp_path / "s.db").exists()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "drafts.db")
-    pytest.importorskip("psycopg")
-    return request.getfixturevalue("pg_url")
-
-
 def test_forget_keeps_a_message_updated_so_that_it_no_longer_matches_before_the_deletion(location, capsys,
                                                                                           monkeypatch) -> None:
     """``hippo forget`` lists the matches, asks, reads them again and deletes them by id: an update that landed

@@ -2375,14 +2375,6 @@ def test_an_edited_message_of_an_export_with_message_ids_replaces_the_one_stored
     assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 7", "ok"]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "s.db")
-    pytest.importorskip("psycopg")
-    return request.getfixturevalue("pg_url")
-
-
 @pytest.mark.parametrize("step", ["first", "second", "undo"])
 def test_replacing_edited_messages_is_all_or_nothing(tmp_path, location, capsys, monkeypatch, step) -> None:
     """The earlier versions of edited messages are deleted in the transaction that stores the last of a chat's new

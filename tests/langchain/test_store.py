@@ -1139,14 +1139,6 @@ def test_a_put_whose_write_committed_returns_normally_when_the_next_read_fails()
     assert store.get(("a",), "k").value == {"v": "newer"} and len(view.list()) == 1
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "store.db")
-    pytest.importorskip("psycopg")
-    return request.getfixturevalue("pg_url")
-
-
 def _raw(store: HippoStore, ns: str) -> list[tuple[int, str, object]]:
     """Every hippo message of a store namespace: id, key and value (None for a part that is no head)."""
     return [(m.id, m.metadata["store_key"], m.metadata.get("store_value"))

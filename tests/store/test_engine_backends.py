@@ -31,13 +31,6 @@ def items(conversation=CONVERSATION) -> list[dict]:
              "metadata": {"turn": k}} for k, (session, speaker, text) in enumerate(conversation)]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request, tmp_path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "memory.db")
-    return request.getfixturevalue("pg_url")
-
-
 def test_add_recall_search_get_list(location) -> None:
     with Memory(location, config=SMALL) as mem:
         added = mem.add_many(items())
