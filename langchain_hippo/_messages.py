@@ -73,23 +73,6 @@ def time_of(message: BaseMessage, name: str, config: Any = None, now: datetime |
     return message_time(given, field, config, zone)
 
 
-def epoch_of(when: Any) -> float | None:
-    """Epoch seconds of a message time: a datetime (naive read as UTC), epoch seconds, or ISO-8601 text this Python's
-    ``datetime.fromisoformat`` reads (None for another form, or another value)."""
-    if isinstance(when, numbers.Real) and not isinstance(when, bool):
-        return float(when)
-    if isinstance(when, str):
-        try:
-            when = datetime.fromisoformat(when)
-        except ValueError:
-            return None
-    if not isinstance(when, datetime):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.timestamp()
-
-
 def message_to_item(message: BaseMessage, *, session_id: str | None, name: str = "message", config: Any = None,
                     now: datetime | None = None, zone: tzinfo | None = None) -> dict[str, Any]:
     """A hippo ``add_many`` item for ``message`` (``name`` says which in errors), dated by :func:`time_of`."""

@@ -62,10 +62,10 @@ from langchain.agents.middleware.types import AgentMiddleware, AgentState, Model
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 
-from hippo import Changed, InvalidInput, message_time, time_zone
+from hippo import Changed, InvalidInput, epoch_of, message_time, time_zone
 from langchain_hippo._common import (acall, check_bool, check_key, check_memory, check_positive_int, custom_namespace,
                                      index_text, message_chars, query_text, store_key)
-from langchain_hippo._messages import TIME_KEY, calls_text, epoch_of, now_in, time_of
+from langchain_hippo._messages import TIME_KEY, calls_text, now_in, time_of
 
 DEFAULT_TEMPLATE = (
     "Relevant memories from earlier conversations (verbatim, with speaker and date; use them when they help):\n"

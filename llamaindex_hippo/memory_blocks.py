@@ -55,8 +55,8 @@ from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
 from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
 from llama_index.core.memory.memory import BaseMemoryBlock
 
-from hippo import (MAX_QUERY_CHARS, Changed, InvalidInput, count_tokens, message_time, storable, storable_metadata,
-                   time_zone)
+from hippo import (MAX_QUERY_CHARS, Changed, InvalidInput, count_tokens, epoch_of, message_time, storable,
+                   storable_metadata, time_zone)
 from llamaindex_hippo._common import (
     ValidatedInit,
     tool_calls,
@@ -349,7 +349,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
                 field = f"messages[{i}].additional_kwargs[{TIME_KEY!r}]"
                 try:
                     when = message_time(given, field, config, self._zone)
-                    given_at = _epoch(message_time(given, field, config, timezone.utc))
+                    given_at = epoch_of(message_time(given, field, config, timezone.utc))
                 except InvalidInput as exc:
                     # LlamaIndex's Memory hands a batch over once it has taken it out of its queue: refusing it would
                     # keep every message of it out of hippo. The message is stored as it is flushed, the value kept
@@ -432,7 +432,7 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             while k < len(batch) and j < len(stored):
                 role, text, calls_only, given_at = batch[k]
                 if (stored[j].role, stored[j].text) == (role, text) and \
-                        (given_at is None or abs((_epoch(stored[j].timestamp) or given_at) - given_at) < 1e-3):
+                        (given_at is None or abs((epoch_of(stored[j].timestamp) or given_at) - given_at) < 1e-3):
                     j += 1
                 elif not calls_only:
                     break
@@ -440,22 +440,6 @@ class HippoMemoryBlock(ValidatedInit, BaseMemoryBlock[str]):
             if j and (k == len(batch) or j == len(stored)):
                 return k, start + j
         return 0, 0
-
-
-def _epoch(when: Any) -> float | None:
-    """Epoch seconds of a message time as hippo stores it: a datetime (naive read as UTC), or the ISO-8601 text
-    :func:`hippo.message_time` leaves as it is on UTC's calendar (a time with another offset, a day); None for a form
-    this Python's ``datetime.fromisoformat`` does not read."""
-    if isinstance(when, str):
-        try:
-            when = datetime.fromisoformat(when)
-        except ValueError:
-            return None
-    if not isinstance(when, datetime):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return when.timestamp()
 
 
 def _by_session(items: list[dict]) -> list[tuple[str | None, list[dict]]]:

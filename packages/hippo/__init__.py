@@ -37,7 +37,7 @@ from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.compaction import EXPAND_TOOL, ContextCompactor, ContextMessage, content_key
 from hippo.memory import Memory
 from hippo.native import BinaryIndex, DynamicWaveletMatrix, WaveletMatrix
-from hippo.records import fitting_units, jsonable, message_time, storable_metadata, time_zone
+from hippo.records import epoch_of, fitting_units, jsonable, message_time, storable_metadata, time_zone
 from hippo.text.tokenizer import MAX_QUERY_CHARS, count_tokens, storable
 
 __version__ = "0.1.0"
@@ -60,6 +60,7 @@ __all__ = [
     "jsonable",
     "storable_metadata",
     "message_time",
+    "epoch_of",
     "time_zone",
     "fitting_units",
     "BinaryIndex",

@@ -14,9 +14,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import numbers
 import re
 from collections.abc import Mapping
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,8 @@ from hippo.base.timeutil import on_calendar, time_zone, to_epoch
 from hippo.base.types import Hit, MemoryItem, Recall
 from hippo.text.tokenizer import count_tokens
 
-__all__ = ["jsonable", "storable_metadata", "fitting_units", "message_time", "time_zone", "message", "hit", "recall"]
+__all__ = ["jsonable", "storable_metadata", "fitting_units", "message_time", "epoch_of", "time_zone", "message", "hit",
+           "recall"]
 
 
 def jsonable(value: Any) -> Any:
@@ -126,6 +128,24 @@ def message_time(value: Any, name: str, config: Any = None, zone: Any = None) ->
     zone = time_zone(zone, "zone")
     to_epoch(value, name, min_year=cfg.timestamp_min_year, max_year=cfg.timestamp_max_year)
     return on_calendar(value, zone)
+
+
+def epoch_of(when: Any) -> float | None:
+    """Epoch seconds of a message time as hippo stores or :func:`message_time` gives it: a datetime (naive read as
+    UTC), epoch seconds, or ISO-8601 text this Python's ``datetime.fromisoformat`` reads; None for another form or
+    value. For adapters that compare a framework message's time with a stored one's."""
+    if isinstance(when, numbers.Real) and not isinstance(when, bool):
+        return float(when)
+    if isinstance(when, str):
+        try:
+            when = datetime.fromisoformat(when)
+        except ValueError:
+            return None
+    if not isinstance(when, datetime):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.timestamp()
 
 
 def message(item: MemoryItem) -> dict[str, Any]:

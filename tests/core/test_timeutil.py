@@ -131,6 +131,21 @@ def test_message_time_names_the_field_and_keeps_the_value():
         hippo.message_time("2150-01-01", "when", hippo.Config(timestamp_max_year=2100))
 
 
+def test_epoch_of_gives_the_epoch_seconds_of_every_form_a_message_time_takes():
+    """``hippo.epoch_of`` (for adapters comparing a framework message's time with a stored one's): the instant _T
+    (worked out by hand above) in each form, including what ``message_time`` gives on a zone's calendar; None for
+    text no ISO-8601 reader takes and for a value that is no time."""
+    import hippo
+
+    new_york = hippo.time_zone("America/New_York")
+    for value in (_T, float(_T), "2024-01-15T10:30:00+00:00", "2024-01-15T05:30:00-05:00", "2024-01-15T10:30:00",
+                  datetime(2024, 1, 15, 10, 30), datetime(2024, 1, 15, 10, 30, tzinfo=timezone.utc),
+                  hippo.message_time(_T, "when", zone=new_york)):
+        assert hippo.epoch_of(value) == pytest.approx(_T, abs=1e-6), value
+    for value in ("May", "", None, True, [_T], object()):
+        assert hippo.epoch_of(value) is None, value
+
+
 def test_message_time_reads_its_zone_and_config_as_the_rest_of_the_api_does():
     """A zone given by name raised TypeError from datetime ("tzinfo argument must be ... a tzinfo subclass") and a
     dict of settings was ignored (its years unchecked); the zone is read as ``hippo.time_zone`` reads one and the
