@@ -46,3 +46,9 @@ def consolidated_days(memory) -> None:
         memory.add(f"Day {i}: more news about {topics[i % 5]}, and how {topics[(i * 3) % 5]} went this week.",
                    speaker="Ann" if i % 2 else "Bob", session_id=f"s{i // 20}")
     memory.consolidate()
+
+
+# words to draw random sentences of many distinct messages from (a hierarchy's tests need texts that differ)
+NOUNS = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight hotel "
+         "museum camera lens novel chapter printer laptop budget invoice").split()
+VERBS = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()

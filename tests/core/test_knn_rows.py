@@ -12,6 +12,7 @@ from hippo import Memory
 from hippo.engine.hierarchy import knn as knn_mod
 from hippo.engine.hierarchy.codes import CodeSet, hamming
 from hippo.engine.hierarchy.knn import KnnGraph
+from tests.conversation import NOUNS, VERBS
 
 
 class FullRows(KnnGraph):
@@ -131,11 +132,8 @@ def test_a_new_graph_over_many_slots_writes_no_row_ahead_of_them():
 
 
 def _text(rng, k: int) -> str:
-    nouns = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight "
-             "hotel museum camera lens novel chapter printer laptop budget invoice").split()
-    verbs = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()
-    return f"Ann {rng.choice(verbs)} the {rng.choice(nouns)} and the {rng.choice(nouns)} near the {rng.choice(nouns)} " \
-           f"on day {k}."
+    return f"Ann {rng.choice(VERBS)} the {rng.choice(NOUNS)} and the {rng.choice(NOUNS)} near the " \
+           f"{rng.choice(NOUNS)} on day {k}."
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

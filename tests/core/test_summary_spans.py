@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from hippo import Memory
 from hippo.engine.hierarchy import episodes as ep_mod
+from tests.conversation import NOUNS, VERBS
 
 triple = st.tuples(st.integers(0, 2**62), st.integers(0, 4000), st.integers(0, 4000))
 
@@ -23,11 +24,8 @@ def test_flat_spans_round_trip(spans):
 
 
 def _text(rng, k: int) -> str:
-    nouns = ("beagle pottery kiln teapot garden tomato bicycle marathon violin guitar recipe lasagna passport flight "
-             "hotel museum camera lens novel chapter printer laptop budget invoice").split()
-    verbs = "bought fixed painted cooked booked visited repaired sold borrowed finished".split()
-    return f"{rng.choice(['Ann', 'Bob'])} {rng.choice(verbs)} the {rng.choice(nouns)} for {k * 7} dollars on " \
-           f"Monday. It was {rng.choice(nouns)} time."
+    return f"{rng.choice(['Ann', 'Bob'])} {rng.choice(VERBS)} the {rng.choice(NOUNS)} for {k * 7} dollars on " \
+           f"Monday. It was {rng.choice(NOUNS)} time."
 
 
 def _spans(h) -> dict[int, list[tuple[int, int, int]]]:
