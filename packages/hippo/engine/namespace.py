@@ -175,27 +175,24 @@ class Namespace:
             # nothing, and no write is left to do once the messages committed.
             lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
             codes = encode(rt.hasher, rt.embed(lines), len(lines))
-        ids, after = None, None
-        if replacing is not None:
-            ids, after = replacing.ids, None
-            if replacing.by_filter:
-                # the matches among the messages read now; those another handle adds after this read (at seqs from
-                # the state's next one) are judged in the write's transaction, as these are again
-                with rt.lock.read():
-                    after = state.seen.next_seq
-                    ids = [r.id for r in stored_rows(state, rt.store) if replacing.pred(r)]
+        ids, after = (None, None) if replacing is None else (replacing.ids, None)
+        if replacing is not None and replacing.by_filter:
+            # the matches among the messages read now; those another handle adds after this read (at seqs from the
+            # state's next one) are judged in the write's transaction, as these are again
+            with rt.lock.read():
+                after = state.seen.next_seq
+                ids = [r.id for r in stored_rows(state, rt.store) if replacing.pred(r)]
         with rt.lock.write():
             _after_the_latest(state, prepared)
             gone: list[int] = []
             if replacing is not None:
                 rows, gone = rt.store.replace(self.name, prepared, ids, where=replacing.pred, after_seq=after,
                                               codes=codes, expect=expect)
+                replacing.deleted.extend(gone)
             elif expect is None:
                 rows = rt.store.append(self.name, prepared, codes=codes)
             else:
                 rows = rt.store.append(self.name, prepared, codes=codes, expect=expect)
-            if replacing is not None:
-                replacing.deleted.extend(gone)
             # From here on the messages are committed: what follows maintains derived, process-local state and must
             # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
             # the next use rebuilds from the store (its snapshots and the change feed).
