@@ -690,15 +690,18 @@ class HippoStore(BaseStore):
         """The live newest version of each key, in the order keys were first put (an overwrite keeps the place,
         as a dict does)."""
         now = self._live_after(now)
+        live = [m for m in self._newest(messages).values() if float(m.metadata.get("expires_at", NO_EXPIRY)) > now]
+        return sorted(live, key=self._order)
+
+    def _newest(self, messages: Iterable[Any]) -> dict[str, Any]:
+        """The newest version (the head message of the highest seq) of each key among ``messages``."""
         latest: dict[str, Any] = {}
         for m in messages:
-            if not self._is_head(m):
-                continue
-            key = m.metadata["store_key"]
-            if key not in latest or m.seq > latest[key].seq:
-                latest[key] = m
-        live = [m for m in latest.values() if float(m.metadata.get("expires_at", NO_EXPIRY)) > now]
-        return sorted(live, key=self._order)
+            if self._is_head(m):
+                key = m.metadata["store_key"]
+                if key not in latest or m.seq > latest[key].seq:
+                    latest[key] = m
+        return latest
 
     def _to_item(self, namespace: tuple[str, ...], head: Any, *, score: float | None = None,
                  search: bool = False) -> Item:
@@ -927,11 +930,7 @@ class HippoStore(BaseStore):
                 # another handle or process read and refreshed since the listing is no longer expired, and stays
                 # with its parts. One deletion takes the expired items with every part and older version, or
                 # nothing: stopped half way, the parts of an item indexed on several fields were left behind.
-                newest: dict[str, Any] = {}
-                for m in stored:
-                    if self._is_head(m) and (m.metadata["store_key"] not in newest
-                                             or m.seq > newest[m.metadata["store_key"]].seq):
-                        newest[m.metadata["store_key"]] = m
+                newest = self._newest(stored)
                 gone.clear()
                 gone.update(key for key, m in newest.items()
                             if float(m.metadata.get("expires_at", NO_EXPIRY)) <= now)
