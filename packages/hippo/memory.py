@@ -333,10 +333,12 @@ class Memory:
         (grammar: :mod:`hippo.store.filters`): every message stored before this call that matches it when the
         write commits, also one another handle or process adds meanwhile (as with :meth:`forget`, one changed
         meanwhile so that it no longer matches stays). The messages this call stores are never among them. With
-        ``items`` empty the call only deletes them. The encoding gate (``config.gate``) judges the new messages as
-        it judges any; the replaced ones go whatever it admits. As with :meth:`delete`, their content leaves the
-        store's files. The deletion, when a message went, is the namespace's change after the batch's (with
-        ``if_version``, ``if_version + 2``; ``if_version + 1`` when ``items`` is empty)."""
+        ``items`` empty the call only deletes them. The encoding gate (``config.gate``) judges the new messages
+        without the ones they replace (an edited version is not a repeat of its old one); when it rejects any of
+        them, none of the replaced messages goes (the admitted ones are stored): a message is deleted only with its
+        new version stored, and one call per edit has each judged on its own. As with :meth:`delete`, their
+        content leaves the store's files. The deletion, when a message went, is the namespace's change after the
+        batch's (with ``if_version``, ``if_version + 2``; ``if_version + 1`` when ``items`` is empty)."""
         self._writable("add_many")
         check_iterable(items, "items", "an iterable of dicts")
         if if_version is not None:

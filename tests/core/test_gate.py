@@ -85,3 +85,46 @@ def test_gate_settings_are_validated():
         GateConfig(w_novelty=0, w_salience=0, w_prediction=0)
     with pytest.raises(InvalidInput, match="salience_floor"):
         Memory(None, config={"gate": {"salience_floor": 2.0}})
+
+
+OLD = "I moved to Lisbon in March 2021 with my sister Ana, and I work at the port authority there."
+EDITED = "I moved to Lisbon in March 2022 with my sister Ana, and I work at the port authority there."
+OTHER = "My favourite band is Radiohead, I saw them live in Porto in 2017."
+
+
+@pytest.mark.parametrize("replacing", ["ids", "filter"])
+def test_an_edited_version_is_judged_without_the_version_it_replaces(replacing):
+    """A replacing write's new message is not redundant with the message it replaces: the gate judges it against
+    the other messages, as it would have been judged had the old version never been stored. Before, the old version
+    was its nearest neighbour, the edit was rejected as a repeat of it, and the old version was deleted anyway."""
+    mem = Memory(None, config={"gate": {"enabled": True}})
+    old, other = mem.add_many([{"text": OLD, "metadata": {"key": "move"}}, {"text": OTHER}])
+    assert old.id >= 0 and other.id >= 0
+    fresh = Memory(None, config={"gate": {"enabled": True}})
+    fresh.add(OTHER)
+    alone = fresh.add(EDITED)  # the reference: the old version never stored
+    assert alone.id >= 0
+    by = [old.id] if replacing == "ids" else {"key": "move"}
+    got = mem.add_many([{"text": EDITED}], replacing=by)
+    assert got[0].id >= 0 and got[0].metadata["gate"] == alone.metadata["gate"]
+    assert [m.text for m in mem.list()] == [OTHER, EDITED]
+
+
+def test_a_message_is_not_deleted_when_the_gate_rejects_what_replaces_it():
+    """``replacing``: an old message goes only with its new version stored. A new message the gate rejects on its
+    own (noise) leaves every message the call replaces; the admitted ones are stored."""
+    mem = Memory(None, config={"gate": {"enabled": True}})
+    old, other = mem.add_many([{"text": OLD}, {"text": OTHER}])
+    got = mem.add_many([{"text": "ok"}], replacing=[old.id])
+    assert isinstance(got[0], gate.RejectedItem)
+    assert [m.id for m in mem.list()] == [old.id, other.id]
+    got = mem.add_many([{"text": EDITED}, {"text": "lol"}], replacing=[old.id, other.id])
+    assert [isinstance(o, gate.RejectedItem) for o in got] == [False, True]
+    assert [m.text for m in mem.list()] == [OLD, OTHER, EDITED]
+    # all admitted: the replaced ones go, in the same call
+    got = mem.add_many([{"text": "On Friday I start the new job at the harbour office in Setubal, 9am sharp."}],
+                       replacing=[old.id])
+    assert got[0].id >= 0
+    assert [m.text for m in mem.list()] == [OTHER, EDITED, got[0].text]
+    # a deletion alone (no new message) is not the gate's to judge
+    assert mem.add_many([], replacing=[other.id]) == [] and [m.text for m in mem.list()] == [EDITED, got[0].text]

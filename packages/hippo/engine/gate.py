@@ -62,9 +62,11 @@ def prediction_error(code_of, text: str, nearest: str | None, category: str, rel
     return float(min(1.0, max(0.0, 1.0 - cos)))
 
 
-def evaluate(state: NamespaceState, life: Life | None, prepared: list[NewMessage]) -> list[dict[str, Any]]:
-    """The gate's verdict for each prepared message (batch members see the ones admitted before them). Caller
-    holds the read lock."""
+def evaluate(state: NamespaceState, life: Life | None, prepared: list[NewMessage],
+             leaving: frozenset[int] = frozenset()) -> list[dict[str, Any]]:
+    """The gate's verdict for each prepared message (batch members see the ones admitted before them). ``leaving``:
+    ids of stored messages the write deletes (those it replaces), which are no neighbour of its messages: an edited
+    version is not redundant with the version it replaces. Caller holds the read lock."""
     g = state.config.gate
     idx = state.index
     h = life.hier if life is not None else None
@@ -81,7 +83,11 @@ def evaluate(state: NamespaceState, life: Life | None, prepared: list[NewMessage
         near: list[str] = []
         if len(idx):  # the engine's lexical channel, offline: the gate never calls an LLM
             lex = channels.lexical(idx, analyze(text[:2000], self_reference=False), state.config)
-            near = [idx.text_of(r) for r in channels.top(lex, g.neighbors).tolist()]
+            rows = channels.top(lex, g.neighbors + len(leaving)).tolist()
+            if leaving:
+                ids = idx.ids.view
+                rows = [r for r in rows if int(ids[r]) not in leaving]
+            near = [idx.text_of(r) for r in rows[:g.neighbors]]
         memory = near + batch[-g.neighbors:]
         n = novelty(text, memory)
         s, category = salience(text)

@@ -145,8 +145,9 @@ class Namespace:
         """Store messages (all or none), behind the encoding gate when ``config.gate.enabled``: admitted messages
         carry the gate's scores in ``metadata["gate"]``; rejected ones come back as ``RejectedItem``. ``expect``:
         only while the namespace's latest change is still that one (:meth:`version`), else ``Changed`` and
-        nothing stored. ``replacing``: messages deleted in the same transaction (:class:`Replacing`), whatever the
-        gate admits."""
+        nothing stored. ``replacing``: messages deleted in the same transaction (:class:`Replacing`). The gate
+        judges the new messages without the ones they replace (a new version is not redundant with its old one),
+        and when it rejects any of them none is deleted: a message goes only with its new version stored."""
         if not prepared and replacing is None:
             self.rt.live()
             return []
@@ -155,10 +156,17 @@ class Namespace:
         state = self.state()
         life = state.life() if state.lifecycle_active else None
         with self.rt.lock.read():
-            verdicts = gate_mod.evaluate(state, life, prepared)
+            leaving: frozenset[int] = frozenset()
+            if replacing is not None:
+                leaving = frozenset(r.id for r in stored_rows(state, self.rt.store) if replacing.pred(r)) \
+                    if replacing.by_filter else frozenset(replacing.ids)
+            verdicts = gate_mod.evaluate(state, life, prepared, leaving)
         for p, v in zip(prepared, verdicts):
             p.metadata["gate"] = v
-        written = iter(self._write([p for p, v in zip(prepared, verdicts) if v["admitted"]], expect, replacing))
+        admitted = [p for p, v in zip(prepared, verdicts) if v["admitted"]]
+        if len(admitted) < len(prepared):
+            replacing = None  # which of them a rejected message was to replace is not known: every one stays
+        written = iter(self._write(admitted, expect, replacing))
         return [next(written) if v["admitted"] else gate_mod.rejected(p, v, self.name)
                 for p, v in zip(prepared, verdicts)]
 
