@@ -2981,3 +2981,41 @@ def test_a_signal_text_export_with_a_date_that_does_not_exist_is_refused(tmp_pat
         run = cli(capsys, "ingest", f, "--path", tmp_path / "s.db")
         assert_one_line_error(run, f"{f.name}:{line}:", repr(date))
     assert not (tmp_path / "s.db").exists()
+
+
+def test_an_edited_message_keeps_what_the_user_set_on_the_version_it_replaces(tmp_path, capsys) -> None:
+    """A message replaced by its edited version on re-import (found by ``metadata["source_id"]``) is a new message:
+    the metadata a user set on the old one (a tag, an event time, with ``Memory.update``) used to go with it. Its
+    new version now carries the keys the user set, the file's own keys as the file writes them now: an embed the
+    edit removed is not carried, an edit's new ``edited`` flag is the file's."""
+    author = {"id": "111", "name": "ann", "nickname": "Ann", "isBot": False}
+    discord = {"guild": {"id": "1", "name": "G"}, "channel": {"id": "2", "name": "general"}, "messages": [
+        {"id": "900", "type": "Default", "timestamp": "2024-03-12T09:00:00+00:00", "timestampEdited": None,
+         "content": "dinner at 7 https://x.org/menu", "author": author,
+         "embeds": [{"title": "Menu", "url": "https://x.org/menu"}]},
+        {"id": "901", "type": "Default", "timestamp": "2024-03-12T09:01:00+00:00", "timestampEdited": None,
+         "content": "see you there", "author": author}]}
+    f = tmp_path / "discord.json"
+    db = tmp_path / "s.db"
+    f.write_text(json.dumps(discord), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    with hippo.Memory(db) as mem:
+        first, second = mem.list()
+        assert first.metadata["embeds"] == ["Menu"]
+        mem.update(first.id, metadata={**first.metadata, "tags": ["plans"], "event_time": "2024-03-15T19:00:00"})
+        mem.update(second.id, metadata={**second.metadata, "tags": ["reply"]})
+    discord["messages"][0].update(content="dinner at 8", timestampEdited="2024-03-12T09:30:00+00:00", embeds=[])
+    f.write_text(json.dumps(discord), encoding="utf-8")
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert "1 message stored before, whose edited version the file holds, replaced by it" in run.out, run.out
+    got = stored(db)
+    assert [m["text"] for m in got] == ["see you there", "dinner at 8"]
+    assert got[0]["metadata"] == {"discord_id": "901", "tags": ["reply"]}  # not replaced: as it was
+    assert got[1]["metadata"] == {"discord_id": "900", "edited": True, "tags": ["plans"],
+                                  "event_time": "2024-03-15T19:00:00"}
+    # ingested again: nothing changes (the carried keys do not make the new version another message)
+    before = stored(db, digests=True)
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0 and "0 messages added" in run.out, run.out
+    assert stored(db, digests=True) == before

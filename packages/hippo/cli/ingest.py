@@ -27,7 +27,8 @@ also stored with its identity
 (:func:`hippo.cli.sources.source_id`, ``metadata["source_id"]``), which an edit keeps while its digest changes: a
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
 identity is an earlier version of it, deleted in the transaction that stores the last of the file's records
-(:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version.
+(:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version. The
+new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from hippo.base.checks import check_namespace
 from hippo.base.timeutil import with_utc_offset
 from hippo.cli import progress
 from hippo.cli._common import Aborted, add_store_args, messages, note_if_empty, open_store
-from hippo.cli.sources import DIGEST_KEY, SOURCE_ID_KEY, Record, Source, open_source
+from hippo.cli.sources import DIGEST_KEY, READ_KEYS, SOURCE_ID_KEY, Record, Source, open_source
 from hippo.engine.prepare import prepare
 
 __all__ = ["add_parsers", "cmd_export", "cmd_import", "cmd_ingest"]
@@ -69,6 +70,7 @@ class _Group:
     last: float | None = None
     held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
     outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, with its last batch
+    carried: dict[str, dict[str, Any]] | None = None  # identity -> what a user set on its outdated versions
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
@@ -111,6 +113,16 @@ def _item(rec: Record) -> dict[str, Any]:
         return rec.item
     extra = {DIGEST_KEY: rec.digest} if rec.ident is None else {DIGEST_KEY: rec.digest, SOURCE_ID_KEY: rec.ident}
     return {**rec.item, "metadata": {**(metadata if isinstance(metadata, dict) else {}), **extra}}
+
+
+def _with_carried(item: dict[str, Any], rec: Record, carried: dict[str, dict[str, Any]] | None) -> dict[str, Any]:
+    """``item`` (:func:`_item`) with the metadata keys a user set on the earlier versions of its identity that it
+    replaces (``carried``, by identity: :func:`_carried`) that its own metadata does not have."""
+    user = carried.get(_source_ident(rec)) if carried else None
+    if not user:
+        return item
+    metadata = item.get("metadata")
+    return {**item, "metadata": {**user, **(metadata if isinstance(metadata, dict) else {})}}
 
 
 def _checked(config: Config, source: Source, rec: Record) -> Any:
@@ -312,6 +324,19 @@ def _kept(view, g: _Group) -> list[dict[str, Any]]:
             for r in view.engine.records() if r["id"] in wanted]
 
 
+def _carried(kept: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """By identity, the metadata keys a user set on the stored messages an edited version replaces (:func:`_kept`):
+    those no reader of an export writes (``READ_KEYS``) nor the encoding gate, later versions' over earlier ones'.
+    The file's own keys are the file's: an attachment the edit removed is not carried."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in kept:
+        ident = _stored_ident(m["metadata"])
+        user = {k: v for k, v in m["metadata"].items() if k not in READ_KEYS and k != "gate"}
+        if ident is not None and user:
+            out[ident] = {**out.get(ident, {}), **user}
+    return out
+
+
 class _Written:
     """What a run wrote in one namespace: the ids of its messages, and, once the batch that replaced the group's
     :attr:`_Group.outdated` committed, the messages it replaced (to put back when the run is undone)."""
@@ -369,7 +394,7 @@ def _batches(view, source: Source, g: _Group, batch: int, held: _Held) -> Iterat
         if held and held.take(view, source, rec):
             g.held += 1
             continue
-        items.append(_item(rec))
+        items.append(_with_carried(_item(rec), rec, g.carried))
         if len(items) == batch:
             yield items
             items = []
@@ -406,6 +431,7 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                 stored = g.start
                 held = _held(view, source, g)
                 kept = _kept(view, g) if g.outdated else None
+                g.carried = _carried(kept) if kept else None
                 batches = _batches(view, source, g, batch, held)
                 items = next(batches, None)
                 while items is not None:

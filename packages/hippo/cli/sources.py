@@ -109,6 +109,13 @@ DIGEST_KEY = "source_digest"
 # edited (or its sender renamed), so a later export's edited version
 # replaces the one stored (:func:`source_id`).
 SOURCE_ID_KEY = "source_id"
+# The metadata keys the readers of this module write from what a file says (with DIGEST_KEY and SOURCE_ID_KEY): the
+# other keys of a stored message's metadata were set by its user (``Memory.update``: a tag, an event time), and
+# go with it to the version of it a later export holds.
+READ_KEYS = frozenset({
+    DIGEST_KEY, SOURCE_ID_KEY, "attachments", "bot", "channel", "chat", "chat_id", "dia_id", "discord_id", "edited",
+    "embeds", "forwarded_from", "from_id", "google_chat_id", "link", "pinned", "quote", "reactions", "reply_to",
+    "slack_ts", "stickers", "telegram_id", "thread_ts", "topic_id"})
 
 
 class SourceError(Exception):
