@@ -3019,3 +3019,51 @@ def test_an_edited_message_keeps_what_the_user_set_on_the_version_it_replaces(tm
     run = cli(capsys, "ingest", f, "--path", db)
     assert run.code == 0 and "0 messages added" in run.out, run.out
     assert stored(db, digests=True) == before
+
+
+def test_a_chat_split_into_a_namespace_stays_there_when_its_name_changes(tmp_path, capsys) -> None:
+    """``--split`` names a chat's namespace after the chat, and a chat's name changes between two exports of an
+    account: a contact renamed (a personal chat is named after them), a group renamed, or a second chat of the same
+    name that now tells the two apart by their ids ("Ann (1)"). The whole chat used to be stored again in a namespace
+    of the new name, beside the one holding it: after three exports, four messages were stored nine times in three
+    namespaces. A chat whose messages a namespace of the split already holds is now added there."""
+
+    def chat(name: str, chat_id: int, texts: list[str]) -> dict:
+        return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
+            {"id": k + 1, "type": "message", "date": f"2024-03-12T09:0{k}:00",
+             "date_unixtime": str(1710234000 + 60 * k), "from": name, "from_id": f"user{chat_id}", "text": t}
+            for k, t in enumerate(texts)]}
+
+    f = tmp_path / "result.json"
+    db = tmp_path / "s.db"
+
+    def ingest(*chats: dict) -> str:
+        f.write_text(json.dumps({"chats": {"list": list(chats)}}), encoding="utf-8")
+        run = cli(capsys, "ingest", f, "--path", db, "--split")
+        assert run.code == 0, run.err
+        return run.out
+
+    def contents() -> dict:
+        return {ns: [(m["speaker"], m["text"]) for m in stored(db, ns)] for ns in namespaces(db)}
+
+    ingest(chat("Ann", 1, ["hi", "dinner?"]))
+    out = ingest(chat("Ann", 1, ["hi", "dinner?", "at 7"]), chat("Ann", 2, ["hello from the other Ann"]))
+    assert "default.Ann (1): the chat is in default.Ann" in out, out
+    assert contents() == {"default.Ann": [("Ann", "hi"), ("Ann", "dinner?"), ("Ann", "at 7")],
+                          "default.Ann (2)": [("Ann", "hello from the other Ann")]}
+    ingest(chat("Ann Lee", 1, ["hi", "dinner?", "at 7", "ok"]), chat("Ann", 2, ["hello from the other Ann"]))
+    got = contents()
+    assert sorted(got["default.Ann"]) == sorted([("Ann Lee", "hi"), ("Ann Lee", "dinner?"), ("Ann Lee", "at 7"),
+                                                 ("Ann Lee", "ok")])
+    # the second chat, alone of its name now, stays where it is too
+    assert got == {"default.Ann": got["default.Ann"], "default.Ann (2)": [("Ann", "hello from the other Ann")]}
+    # a new chat, whose messages no namespace holds, gets a namespace of its name
+    ingest(chat("Cy", 3, ["morning"]))
+    assert contents()["default.Cy"] == [("Cy", "morning")]
+    # a new chat named as a namespace that holds another chat is not mixed into it; the next export finds it again
+    for _ in range(2):
+        out = ingest(chat("Ann Lee", 1, ["hi", "dinner?", "at 7", "ok"]), chat("Ann", 4, ["a new Ann"]))
+        got = contents()
+        assert sorted(got) == ["default.Ann", "default.Ann (2)", "default.Ann (3)", "default.Cy"], out
+        assert len(got["default.Ann"]) == 4 and got["default.Ann (2)"] == [("Ann", "hello from the other Ann")]
+        assert got["default.Ann (3)"] == [("Ann", "a new Ann")]

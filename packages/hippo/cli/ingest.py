@@ -71,6 +71,8 @@ class _Group:
     held: int = 0                  # records after ``start`` with a time, skipped as messages the namespace holds
     outdated: tuple[int, ...] = ()  # stored messages an edited version of the file replaces, with its last batch
     carried: dict[str, dict[str, Any]] | None = None  # identity -> what a user set on its outdated versions
+    named: str | None = None       # with --split, the namespace named after it, when its records go to another
+    found: bool = False            # ... where an earlier export stored the chat
 
 
 def _key(text: str, speaker: Any, role: str, ts: float | None, session: Any, metadata: dict) -> tuple:
@@ -464,6 +466,12 @@ def _store(mem, source: Source, groups: list[_Group], batch: int, label: str) ->
                          else f"{source.file}: storing failed ({detail}); {why}") from None
     for g, sec in zip(groups, seconds):
         n, done = g.n, g.n - g.start
+        if g.found:
+            print(f"{g.named}: the chat is in {g.namespace}, where an earlier export put it under the name it had "
+                  f"then; its messages are added there")
+        elif g.named is not None:
+            print(f"{g.named}: the chat is in {g.namespace}: {g.named} holds another chat, stored under this name by "
+                  f"an earlier export")
         if g.outdated:
             print(f"{g.namespace}: {messages(done - g.held)} added; {messages(g.start + g.held)} of the file's {n} "
                   f"were already stored; {messages(len(g.outdated))} stored before, whose edited version the file "
@@ -495,6 +503,67 @@ def _groups(source: Source, namespace: str, split: bool, each: Callable[[], Iter
     return [_Group(ns, lambda records=records: (rec for rec in records)) for ns, records in by_ns.items()]
 
 
+def _route(mem, groups: list[_Group], namespace: str) -> None:
+    """``--split``: a group whose namespace holds none of its messages, while another namespace of the split
+    (``<namespace>.<x>``) holds some, is the chat stored there under the name it had then (a contact or a group
+    renamed since, a chat of the same name now told apart by its id): its records go there, to the one holding most
+    of them (ties: the first name), each namespace taking one group and none a group's own that holds its messages.
+    A group whose own namespace another group's records go to gets ``<its namespace> (2)`` (or the first such name
+    free) instead of mixing two chats. Messages are known by their digests; a format without them (LoCoMo) is split
+    by name alone."""
+    prefix = f"{namespace}."
+    existing = {ns for ns in mem.namespaces() if ns.startswith(prefix)}
+    owner: dict[str, int] = {}  # digest -> the group (index) whose namespace holds none of its messages
+    fixed: set[str] = set()     # the namespaces of groups that hold their messages
+    for k, g in enumerate(groups):
+        digests = set()
+        for rec in g.each():
+            digest = _source_digest(rec)
+            if digest is not None:
+                digests.add(digest)
+        if not digests or (g.namespace in existing and _holds_any(mem.using(g.namespace), digests)):
+            fixed.add(g.namespace)
+        else:
+            owner.update(dict.fromkeys(digests, k))
+    if not owner:
+        return
+    found: Counter = Counter()  # (group, namespace) -> how many of the group's messages the namespace holds
+    for ns in sorted(existing - fixed):
+        stored = mem.using(ns).engine.records()
+        try:
+            for r in stored:
+                k = owner.get(_stored_digest(r["metadata"]))
+                if k is not None:
+                    found[k, ns] += 1
+        finally:
+            stored.close()
+    taken: set[str] = set()
+    for (k, ns), _n in sorted(found.items(), key=lambda item: (-item[1], item[0][1], item[0][0])):
+        g = groups[k]
+        if g.named is None and ns not in taken:
+            g.named, g.namespace, g.found = g.namespace, ns, True
+            taken.add(ns)
+    names = existing | {g.namespace for g in groups}
+    for k in sorted(set(owner.values())):
+        g = groups[k]
+        if g.named is None and g.namespace in taken:
+            j = 2
+            while f"{g.namespace} ({j})" in names:
+                j += 1
+            g.named, g.namespace = g.namespace, check_namespace(
+                f"{g.namespace} ({j})", f"the namespace --split makes for {g.namespace!r}, taken by another chat")
+            names.add(g.namespace)
+
+
+def _holds_any(view, digests: set[str]) -> bool:
+    """Whether the namespace holds a message of one of ``digests``."""
+    stored = view.engine.records()
+    try:
+        return any(_stored_digest(r["metadata"]) in digests for r in stored)
+    finally:
+        stored.close()
+
+
 def _check_batch(batch: int) -> int:
     if batch < 1:
         raise InvalidInput(f"--batch must be >= 1, got {batch}")
@@ -518,6 +587,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         groups = _groups(source, args.namespace, args.split, each)
         _validate(Config(), source, groups)  # before the store is opened (or created): a bad file creates nothing
         with open_store(args, create=True) as mem:
+            if args.split:
+                _route(mem, groups, args.namespace)
             _store(mem, source, groups, batch, "ingest")
     return 0
 
