@@ -2366,13 +2366,20 @@ def test_an_edited_message_of_an_export_with_message_ids_replaces_the_one_stored
         assert stored(db, name, digests=True) == before
     edited = next(m for m in stored(db, "discord.json") if m["text"] == "dinner at 8")
     assert edited["metadata"] == {"discord_id": "900", "edited": True}
-    # the old export ingested after the new one: its version is the one the file holds, and replaces the edited one
-    # (the file is what the namespace is made to hold)
+    # the old export ingested after the new one: its version, not marked edited, is older than the edited one
+    # stored (an edit cannot be undone), which stays; it used to replace it, the edit lost
     (tmp_path / "old.json").write_text(json.dumps({**discord, "messages": [
         {**discord["messages"][0], "content": "dinner at 7", "timestampEdited": None}, discord["messages"][1]]}),
         encoding="utf-8")
-    assert cli(capsys, "ingest", tmp_path / "old.json", "--path", db, "-n", "discord.json").code == 0
-    assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 7", "ok"]
+    before = stored(db, "discord.json", digests=True)
+    run = cli(capsys, "ingest", tmp_path / "old.json", "--path", db, "-n", "discord.json")
+    assert run.code == 0 and "0 messages added" in run.out, run.out
+    assert stored(db, "discord.json", digests=True) == before
+    # a later edit of it replaces it as the first did
+    discord["messages"][0].update(content="dinner at 9", timestampEdited="2024-03-12T10:00:00+00:00")
+    (tmp_path / "discord.json").write_text(json.dumps(discord), encoding="utf-8")
+    assert cli(capsys, "ingest", tmp_path / "discord.json", "--path", db, "-n", "discord.json").code == 0
+    assert sorted(m["text"] for m in stored(db, "discord.json")) == ["dinner at 9", "ok"]
 
 
 @pytest.mark.parametrize("step", ["first", "second", "undo"])
@@ -3053,7 +3060,8 @@ def test_a_chat_split_into_a_namespace_stays_there_when_its_name_changes(tmp_pat
                           "default.Ann (2)": [("Ann", "hello from the other Ann")]}
     ingest(chat("Ann Lee", 1, ["hi", "dinner?", "at 7", "ok"]), chat("Ann", 2, ["hello from the other Ann"]))
     got = contents()
-    assert sorted(got["default.Ann"]) == sorted([("Ann Lee", "hi"), ("Ann Lee", "dinner?"), ("Ann Lee", "at 7"),
+    # the messages stored keep the name they were said under (a sender's rename replaces no message: docs/api.md)
+    assert sorted(got["default.Ann"]) == sorted([("Ann", "hi"), ("Ann", "dinner?"), ("Ann", "at 7"),
                                                  ("Ann Lee", "ok")])
     # the second chat, alone of its name now, stays where it is too
     assert got == {"default.Ann": got["default.Ann"], "default.Ann (2)": [("Ann", "hello from the other Ann")]}
@@ -3067,3 +3075,31 @@ def test_a_chat_split_into_a_namespace_stays_there_when_its_name_changes(tmp_pat
         assert sorted(got) == ["default.Ann", "default.Ann (2)", "default.Ann (3)", "default.Cy"], out
         assert len(got["default.Ann"]) == 4 and got["default.Ann (2)"] == [("Ann", "hello from the other Ann")]
         assert got["default.Ann (3)"] == [("Ann", "a new Ann")]
+
+
+def test_exports_cut_at_dates_ingested_in_any_order_hold_each_message_once_edits_kept(tmp_path, capsys) -> None:
+    """Two exports of one chat cut at different dates, overlapping, the later one holding an edit of a message of
+    the overlap: ingested in either order, and again, the namespace holds each message once, the edit as edited.
+    The earlier export ingested last used to put the unedited version back."""
+
+    def msg(i: int, text: str, edited: bool = False) -> dict:
+        m = {"id": i, "type": "message", "date": f"2024-03-12T09:0{i}:00", "date_unixtime": str(1710234000 + 60 * i),
+             "from": "Ann", "from_id": "user1", "text": text}
+        if edited:
+            m.update(edited="2024-03-13T09:00:00", edited_unixtime="1710320400")
+        return m
+
+    early = {"name": "Ann", "type": "personal_chat", "id": 1, "messages": [msg(i, f"m{i}") for i in range(1, 6)]}
+    late = {"name": "Ann", "type": "personal_chat", "id": 1,
+            "messages": [msg(4, "m4, edited", True)] + [msg(i, f"m{i}") for i in range(5, 9)]}
+    want = ["m1", "m2", "m3", "m4, edited", "m5", "m6", "m7", "m8"]
+    for order in ((early, late, early, late), (late, early, late, early)):
+        db = tmp_path / f"{len(order)}-{order[0] is late}.db"
+        for doc in order:
+            f = tmp_path / "result.json"
+            f.write_text(json.dumps(doc), encoding="utf-8")
+            run = cli(capsys, "ingest", f, "--path", db)
+            assert run.code == 0, run.err
+        got = stored(db)
+        assert sorted(m["text"] for m in got) == want, order
+        assert next(m for m in got if m["text"] == "m4, edited")["metadata"]["edited"] is True

@@ -28,7 +28,9 @@ also stored with its identity
 stored message of a record's identity that has neither a digest nor the words of any of the file's records of that
 identity is an earlier version of it, deleted in the transaction that stores the last of the file's records
 (:func:`_add`), so a chat exported again after an edit holds the edited message once, and never neither version. The
-new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`).
+new version is written with the metadata keys a user set on the earlier ones (:func:`_carried`). A record not marked
+edited is older than a stored version of its identity that is (an older export ingested after a newer one): it counts
+as stored, replacing nothing.
 """
 
 from __future__ import annotations
@@ -263,7 +265,8 @@ def _held(view, source: Source, g: _Group) -> _Held:
     if g.first is None and not mine:
         return held
     lo, hi = (None, None) if g.first is None else (round(g.first, 3), round(g.last, 3))
-    earlier: dict[str, list[tuple[int, bytes]]] = {}  # identity -> stored versions the file does not have
+    earlier: dict[str, list[tuple[int, bytes, bool]]] = {}  # identity -> stored versions the file does not have,
+                                                            # each with whether the export marked it edited
     stored = view.engine.records()
     try:
         for r in stored:
@@ -275,7 +278,7 @@ def _held(view, source: Source, g: _Group) -> _Held:
             if digest is not None and ident is not None and ident in idents:
                 earlier.setdefault(ident, []).append(
                     (r["id"], _digest(_key(r["text"], r["speaker"], r["role"], r["timestamp"], r["session_id"],
-                                           r["metadata"]))))
+                                           r["metadata"])), _edited(r["metadata"])))
             ts = r["timestamp"]
             if ts is not None and lo is not None and lo <= round(ts, 3) <= hi:
                 held.keys[_digest(_key(r["text"], r["speaker"], r["role"], ts, r["session_id"], r["metadata"]))] += 1
@@ -283,7 +286,9 @@ def _held(view, source: Source, g: _Group) -> _Held:
         stored.close()
     del mine, idents
     if earlier:
-        g.outdated = _outdated(view, source, g, earlier)
+        g.outdated, older = _outdated(view, source, g, earlier)
+        for digest in older:  # a version before the one stored: held as that one
+            held.digests[digest] += 1
     if g.start and held:
         records = g.each()
         try:
@@ -297,22 +302,40 @@ def _held(view, source: Source, g: _Group) -> _Held:
     return held
 
 
-def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes]]]) -> tuple[int, ...]:
+def _edited(metadata: Any) -> bool:
+    """Whether a message's metadata says the export marked it edited (Telegram, Discord, Slack, WhatsApp)."""
+    return isinstance(metadata, dict) and metadata.get("edited") is True
+
+
+def _outdated(view, source: Source, g: _Group, earlier: dict[str, list[tuple[int, bytes, bool]]]
+              ) -> tuple[tuple[int, ...], list[str]]:
     """The ids of the stored messages that a record of the file stands for in a later version (an edit): stored with
     a record's identity, but neither its digest nor what it says. A stored message that says what one of the file's
     records of its identity says is that record (read by a version of hippo that took another digest), not an
-    earlier version of it."""
+    earlier version of it. And the digests of the records that
+    are an earlier version of a stored message: none of their identity's records is marked edited while a stored
+    version is (an edit cannot be undone: the export of an older copy of the chat), which stay as they are."""
     says: dict[str, set[bytes]] = {}
+    edited: set[str] = set()  # identities of which the file has an edited version
+    digests: dict[str, list[str]] = {}
     records = g.each()
     try:
         for rec in records:
             ident = _source_ident(rec)
             if ident is not None and ident in earlier:
                 says.setdefault(ident, set()).add(_digest(_record_key(view.config, source, rec)))
+                if _edited(rec.item.get("metadata")):
+                    edited.add(ident)
+                digest = _source_digest(rec)
+                if digest is not None:
+                    digests.setdefault(ident, []).append(digest)
     finally:
         records.close()
-    return tuple(sorted(id_ for ident, versions in earlier.items() for id_, key in versions
-                        if key not in says.get(ident, ())))
+    newer = {ident for ident, versions in earlier.items()
+             if ident not in edited and any(marked for _, _, marked in versions)}
+    return (tuple(sorted(id_ for ident, versions in earlier.items() if ident not in newer
+                         for id_, key, _ in versions if key not in says.get(ident, ()))),
+            [digest for ident in newer for digest in digests.get(ident, ())])
 
 
 def _kept(view, g: _Group) -> list[dict[str, Any]]:
