@@ -39,6 +39,29 @@ def test_a_date_at_the_end_of_the_calendar_names_no_time():
         (_day(9997, 12, 31), _day(9998, 1, 1))
 
 
+@pytest.mark.parametrize("now", [1e12, -1e12, _day(9999, 12, 31) + 86399, 1e300, math.inf, -math.inf])
+def test_a_day_said_outside_the_calendar_reads_only_the_dates_written(now):
+    # the text is read as without its day (None): the relative times name nothing, the written date is itself
+    for text in ("I went there yesterday, on 5 March 2023.", "We've lived here since 2019.", "Christmas, in Q3"):
+        assert [(r.start, r.end, r.phrase) for r in timeexpr.find(text, now)] == \
+            [(r.start, r.end, r.phrase) for r in timeexpr.find(text, None)], text
+    for question in ("what did I do yesterday?", "what happened before May?", "what happened on 5 March 2023?"):
+        assert timeexpr.analyze_query(question, now) == timeexpr.analyze_query(question, None), question
+
+
+def test_the_time_functions_name_the_argument_that_is_no_time():
+    for call, name in ((lambda: timeexpr.find("yesterday", "2023-05-01"), "now"),
+                       (lambda: timeexpr.find(b"yesterday", MAY_2023), "text"),
+                       (lambda: timeexpr.find("yesterday", MAY_2023, 10 ** 6), "offset"),
+                       (lambda: timeexpr.analyze_query("what did I do yesterday?", [MAY_2023]), "now"),
+                       (lambda: timeexpr.each_year((-math.inf, MAY_2023), 0.0, MAY_2023), "window"),
+                       (lambda: timeexpr.each_year((MAY_2023, 1e13), 0.0, MAY_2023), "window"),
+                       (lambda: timeexpr.each_year((MAY_2023, MAY_2023 + 86400), 0.0, 1e13), "last"),
+                       (lambda: timeexpr.each_year((MAY_2023, MAY_2023 + 86400), -math.inf, MAY_2023), "first")):
+        with pytest.raises(InvalidInput, match=name):
+            call()
+
+
 def test_a_message_naming_9999_leaves_the_namespace_readable_after_reopening(tmp_path):
     path = str(tmp_path / "m.db")
     with Memory(path) as mem:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import calendar
 import functools
 import math
+import numbers
 import re
 from bisect import bisect_left
 from collections.abc import Callable
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from hippo.base.errors import InvalidInput
-from hippo.base.timeutil import MONTH_NAMES, is_utc_offset, month_year
+from hippo.base.timeutil import EPOCH_END, EPOCH_MIN, MONTH_NAMES, is_utc_offset, month_year, year_bounds
 
 DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another version
@@ -986,6 +987,20 @@ _FIRST_YEAR, _LAST_YEAR = 2, 9998
 
 
 _BEYOND = TimeRef(math.nan, math.nan, "day", "", False)  # a time past the years read: its words name no other
+# the instants whose day is read as the day a text is said on: those of the years read (a "yesterday" said on a day
+# outside them names none; the day itself may hold no datetime, "now" of 1e12 is the year 33658)
+_SAID_LO, _SAID_HI = year_bounds(_FIRST_YEAR, _LAST_YEAR)
+
+
+def _checked_now(now: object, name: str = "now") -> float | None:
+    """``now`` (epoch seconds or None) as a float, None where it is no time: NaN, or a day outside the years read,
+    on which only absolute dates resolve; :class:`InvalidInput` naming ``name`` for what is no number."""
+    if now is None:
+        return None
+    if isinstance(now, bool) or not isinstance(now, numbers.Real):
+        raise InvalidInput(f"{name} must be epoch seconds or None, got {type(now).__name__}")
+    now = float(now)
+    return now if _SAID_LO <= now < _SAID_HI else None
 
 
 # The tense of a Hindi sentence: its future verbs end in "-गा", "-गी", "-गे" after a vowel ("जाऊँगा", "करेंगे",
@@ -2655,8 +2670,12 @@ def find(text: str, now: float | None, offset: float | None = None) -> list[Time
     speaker's calendar: "yesterday" said at 23:30 on 3 March in New York (04:30 UTC on 4 March) is 2 March. The
     periods are the days of that calendar as every date is kept (from midnight UTC: "2 March 2023" is the same
     interval whether written or resolved). Without it the calendar is UTC's."""
-    now, _ = _on_calendar(now, offset)
-    return _find(text, now, _PATTERNS, since=True)
+    if not isinstance(text, str):
+        raise InvalidInput(f"text must be a str, got {type(text).__name__}")
+    if offset is not None and not is_utc_offset(offset):
+        raise InvalidInput(f"offset must be seconds east of UTC within a day or None, got {offset!r}")
+    now, _ = _on_calendar(_checked_now(now), offset)
+    return _find(text, _checked_now(now), _PATTERNS, since=True)
 
 
 def _on_calendar(now: float | None, offset: float | None) -> tuple[float | None, float | None]:
@@ -2897,18 +2916,27 @@ class QueryTime:
     offset: float | None = None
 
 
-@functools.lru_cache(maxsize=256)
 def analyze_query(query: str, now: float | None = None, offset: float | None = None) -> QueryTime:
     """Temporal intent of ``query``; a period it names is resolved against ``now`` (the memory's latest
     timestamp: "in November", "last week") or, without it, only when absolute ("in May 2023"). ``offset`` (seconds
     east of UTC: the latest message's ``utc_offset``, the asker's) puts ``now`` on that calendar, as :func:`find`
     does a message's: "yesterday" asked after a message said at 23:30 on 3 March in New York is 2 March, a day of
     New York's calendar (``QueryTime.offset``). Without it the calendar is UTC's. Cached: a recall reads it at
-    several stages, and an agent asks again."""
-    window = None
+    several stages, and an agent asks again. A ``now`` on a day outside the years read (``_FIRST_YEAR`` to
+    ``_LAST_YEAR``) is read as none."""
+    if not isinstance(query, str):
+        raise InvalidInput(f"query must be a str, got {type(query).__name__}")
     if offset is not None and not is_utc_offset(offset):
         raise InvalidInput(f"offset must be seconds east of UTC within a day or None, got {offset!r}")
+    return _analyze_query(query, _checked_now(now), offset)
+
+
+@functools.lru_cache(maxsize=256)
+def _analyze_query(query: str, now: float | None, offset: float | None) -> QueryTime:
+    """:func:`analyze_query` of its checked arguments."""
+    window = None
     now, offset = _on_calendar(now, offset)
+    now = _checked_now(now)
     found = _find(query, now, _QUERY_PATTERNS)
     located = _anchored(query, _with_open_years(query, _with_open_months(query, _located(query, found), now)))
     refs = [ref for _, ref in located]
@@ -3068,6 +3096,11 @@ def each_year(window: tuple[float, float], first: float | None, last: float | No
     for name, value in (("first", first), ("last", last)):
         if value is not None and not isinstance(value, (int, float)):
             raise InvalidInput(f"{name} must be epoch seconds or None, got {type(value).__name__}")
+    if not EPOCH_MIN <= window[0] < window[1] <= EPOCH_END:
+        raise InvalidInput(f"window must lie within the years 1 to 9999, got {window!r}")
+    for name, value in (("first", first), ("last", last)):
+        if value is not None and value == value and not EPOCH_MIN <= value < EPOCH_END:
+            raise InvalidInput(f"{name} must lie within the years 1 to 9999, got {value!r}")
     lo, hi = window
     if first is None or last is None or not (first == first and last == last) or last < first:
         return [window]
