@@ -386,6 +386,14 @@ DAYS: dict[str, tuple[list[tuple[str, str]], list[tuple[str, int]]]] = {
         ("2024-03-05T10:00:00", "Heute habe ich Spätzle für die ganze Familie gekocht."),
     ], [("Was habe ich am Freitag gemacht?", 0), ("Was ist am Donnerstag passiert?", 2), ("Was war 2024-03-01?", 1),
         ("Was war 2024-02-29?", 3), ("Was habe ich 2024-03-05 gemacht?", 4)]),
+    "nl": ([
+        ("2024-03-03T20:00:00", "Vrijdag ga ik naar de tandarts."),
+        ("2024-03-04T20:00:00", "Vrijdag waren we met Sanne in de bioscoop."),
+        ("2024-03-09T20:00:00", "Donderdag ben ik mijn sleutels in de tram verloren."),
+        ("2024-02-26T20:00:00", "Donderdag begint mijn cursus Engels."),
+        ("2024-03-07T10:00:00", "Twee dagen geleden heb ik stamppot voor de hele familie gekookt."),
+    ], [("Wat heb ik vrijdag gedaan?", 0), ("Wat is er donderdag gebeurd?", 2), ("Wat was er op 2024-03-01?", 1),
+        ("Wat was er op 2024-02-29?", 3), ("Wat heb ik op 2024-03-05 gedaan?", 4)]),
     "hi": ([
         ("2024-03-06T20:00:00", "कल मैं दाँत के डॉक्टर के पास गया था।"),
         ("2024-03-05T20:00:00", "कल हम प्रिया के साथ फ़िल्म देखने जाएँगे।"),

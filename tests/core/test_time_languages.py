@@ -176,6 +176,80 @@ def test_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, SAID) == []
 
 
+WED_15_MARCH_2023 = datetime(2023, 3, 15, 10, tzinfo=timezone.utc).timestamp()
+
+
+def _period(text: str) -> tuple[str, str] | None:
+    """The first and last day of the first time of ``text`` said on Wednesday 15 March 2023."""
+    refs = timeexpr.find(text, WED_15_MARCH_2023)
+    if not refs:
+        return None
+    first, last = (datetime.fromtimestamp(t, tz=timezone.utc).date().isoformat() for t in (refs[0].start,
+                                                                                          refs[0].end - 1))
+    return first, last
+
+
+@pytest.mark.parametrize("text, first, last", [
+    # Dutch: the week (from Monday), month and year before, of and after the day; a count back ("geleden") and ahead
+    # ("over"), a day as "a week ago" and "in two weeks" are (the week that holds the day that many weeks away, the
+    # week around the same day that many months away, the year); the days of the evening and the morning
+    ("Ik was vorige week in Parijs.", "2023-03-06", "2023-03-12"),
+    ("Ik ga volgende week naar Parijs.", "2023-03-20", "2023-03-26"),
+    ("Deze week werk ik thuis.", "2023-03-13", "2023-03-19"),
+    ("Vorige maand ben ik verhuisd.", "2023-02-01", "2023-02-28"),
+    ("Volgende maand begin ik een nieuwe baan.", "2023-04-01", "2023-04-30"),
+    ("Vorig jaar waren we in Spanje.", "2022-01-01", "2022-12-31"),
+    ("Volgend jaar gaan we naar Italië.", "2024-01-01", "2024-12-31"),
+    ("Dit jaar blijven we thuis.", "2023-01-01", "2023-12-31"),
+    ("Ik ga over twee weken naar Parijs.", "2023-03-27", "2023-04-02"),
+    ("Over een maand is de bruiloft.", "2023-04-12", "2023-04-18"),
+    ("Twee dagen geleden was ik in Utrecht.", "2023-03-13", "2023-03-13"),
+    ("Ik was een week geleden bij de tandarts.", "2023-03-06", "2023-03-12"),
+    ("Drie jaar geleden zijn we getrouwd.", "2020-01-01", "2020-12-31"),
+    ("Ik ga vanavond naar de bioscoop.", "2023-03-15", "2023-03-15"),
+    ("Vanochtend heb ik hardgelopen.", "2023-03-15", "2023-03-15"),
+    ("Ik was gisteravond in Utrecht.", "2023-03-14", "2023-03-14"),
+    ("Ik kom morgenavond langs.", "2023-03-16", "2023-03-16"),
+    ("Ik ga morgen naar Parijs.", "2023-03-16", "2023-03-16"),
+    # a weekday said with "komende" or "aanstaande" is the coming one, said alone the last or the coming one by
+    # the tense of its clause, with its part of the day too
+    ("Ik ga komende vrijdag naar de bioscoop.", "2023-03-17", "2023-03-17"),
+    ("Aanstaande zaterdag is het feest.", "2023-03-18", "2023-03-18"),
+    ("Zaterdag ging ik naar de markt.", "2023-03-11", "2023-03-11"),
+    ("Ik ging zaterdag naar de markt.", "2023-03-11", "2023-03-11"),
+    ("Zaterdag ga ik naar de markt.", "2023-03-18", "2023-03-18"),
+    ("Ik was zaterdagavond thuis.", "2023-03-11", "2023-03-11"),
+    # the past of a Dutch verb whose stem ends in "t" or "d", and a perfect with "zijn" of more verbs
+    ("Op zaterdag praatte ik met Anna.", "2023-03-11", "2023-03-11"),
+    ("Op zaterdag antwoordde ze niet.", "2023-03-11", "2023-03-11"),
+    ("Op zaterdag is er iets vreemds gebeurd.", "2023-03-11", "2023-03-11"),
+    ("Op zaterdag ben ik naar Utrecht verhuisd.", "2023-03-11", "2023-03-11"),
+    ("Op zaterdag zitten we in de tuin.", "2023-03-18", "2023-03-18"),
+    # the Italian passato remoto, regular and irregular, and the future beside it
+    ("Venerdì andò al cinema con Luca.", "2023-03-10", "2023-03-10"),
+    ("Venerdì Marco fece una torta.", "2023-03-10", "2023-03-10"),
+    ("Venerdì parlarono a lungo.", "2023-03-10", "2023-03-10"),
+    ("Venerdì mangiammo la pizza.", "2023-03-10", "2023-03-10"),
+    ("Venerdì finirono il lavoro.", "2023-03-10", "2023-03-10"),
+    ("Venerdì andrò al cinema.", "2023-03-17", "2023-03-17"),
+    ("Venerdì faccio le polpette.", "2023-03-17", "2023-03-17"),
+    ("Venerdì può venire Luca.", "2023-03-17", "2023-03-17"),
+])
+def test_dutch_times_and_the_italian_simple_past_are_read(text, first, last):
+    assert _period(text) == (first, last)
+
+
+@pytest.mark.parametrize("text", [
+    # "morgen" as the morning, in Dutch and in German in lower case; a Dutch weekday of a habit or a range; English
+    # "over" of more than
+    "Goede morgen!", "Guten morgen!", "Ich habe den ganzen morgen gearbeitet.", "Ik werk de hele morgen.",
+    "Ik ga 's morgens hardlopen.", "Elke zaterdag ga ik zwemmen.", "Ik werk van maandag tot vrijdag.",
+    "Ik werk maandag tot vrijdag.", "It lasted over 2 weeks.", "It took over a week.",
+])
+def test_dutch_words_of_other_meanings_are_no_date(text):
+    assert timeexpr.find(text, WED_15_MARCH_2023) == []
+
+
 def test_a_message_said_in_spanish_shows_the_day_it_means():
     with Memory(None) as mem:
         mem.add("Ayer fui al dentista en Sevilla.", speaker="Lucía", timestamp=SAID)

@@ -51,8 +51,12 @@ DAY = 86400.0
 #: "for the weekend"; "around the 20th"; a Spanish or Portuguese weekday said alone whose clause's verb is a "we" of the
 #: present and the past alike ("El sábado salimos") is undated; the past of a German or Dutch weak verb ("Am Freitag
 #: kochten wir"), of more strong ones, and the imperfect's plural in Spanish and Portuguese and after a French pronoun
-#: place a weekday said alone in the past.
-RULE = 9
+#: place a weekday said alone in the past; 10: Dutch "vorige week", "volgende maand", "vorig jaar", "twee dagen geleden",
+#: "over twee weken", "vanavond", "gisteravond", "komende vrijdag", a Dutch weekday said without "op" ("Zaterdag ging
+#: ik"; "zaterdagavond"), "morgen" as the morning after a word that makes it one ("goede morgen", "guten morgen"); the
+#: past of a Dutch stem in "t" or "d" ("praatte"), more Dutch perfects with "zijn" ("is gebeurd") and the Italian
+#: passato remoto ("andò", "parlarono") place a weekday said alone in the past.
+RULE = 10
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
 # application may have set, while the patterns below match English words.
@@ -183,7 +187,10 @@ _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 # Arabic, with and without their accents as chats type them ("manana", "amanha", "vcera"; "غدا" and "غداً"), and
 # Arabic "اليوم" where it is today (_AR_TODAY).
 # Spanish "mañana" is also the morning ("por la mañana", "esta mañana" is today), German "Morgen" the morning
-# ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow), and
+# ("heute Morgen", "guten Morgen"; "morgen" in lower case, or opening a sentence before a word, is tomorrow, but not
+# after a word that makes it the morning: "guten morgen", "den ganzen morgen", Dutch "goede morgen", "de hele morgen",
+# "'s morgens", "elke morgen"), Dutch "morgen" tomorrow as German's is ("vanmorgen" this morning, "morgenavond"
+# tomorrow evening), and
 # French "hier" is German and Dutch for "here": it is read only in a message with a word of French. The days of
 # Chinese, Japanese and Korean ("昨天", "明日") are read by "cjk_day", those of Hindi by "hi_day". Thai's ("เมื่อวาน",
 # "พรุ่งนี้") are not: in a Thai chat, whose words are matched by their pieces, the date of a message that shares a
@@ -192,6 +199,9 @@ _LAST_WD_RX = r"\b(?:{lead}last|this past|on|past) " + _WEEKDAY_CLIPPED + r"\b"
 OTHER_DAYS: dict[str, int] = {
     "vorgestern": -2, "gestern": -1, "heute": 0, "übermorgen": 2, "uebermorgen": 2,
     "eergisteren": -2, "gisteren": -1, "vandaag": 0, "overmorgen": 2,
+    "gisteravond": -1, "gisterochtend": -1, "gistermorgen": -1, "gistermiddag": -1, "gisternacht": -1,
+    "vanochtend": 0, "vanmorgen": 0, "vanmiddag": 0, "vanavond": 0, "morgenochtend": 1, "morgenvroeg": 1,
+    "morgenmiddag": 1, "morgenavond": 1,
     "pasado mañana": 2, "pasado manana": 2, "esta mañana": 0, "esta manana": 0, "anteayer": -2, "antier": -2,
     "anoche": -1, "ayer": -1, "hoy": 0, "hier": -1,
     "depois de amanhã": 2, "depois de amanha": 2, "anteontem": -2, "ontem": -1, "hoje": 0, "amanhã": 1, "amanha": 1,
@@ -223,9 +233,12 @@ _AR_TODAY = ("".join(rf"(?<!\b{w} )" for w in _AR_DAY_BEFORE) + r"(و?اليوم
              + r"(?!\s+(?:" + "|".join(_AR_DAY_AFTER) + r"|ال\w+ي)(?!\w))")  # (ال...ي: "الوطني", "التالي")
 _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", "cada", "toda", "buena", "buenas",
                                                     "media", "por", "las", "de"))
+_MORNING_BEFORE = "".join(rf"(?<!\b{w} )" for w in (
+    "guten", "gute", "schönen", "schoenen", "den", "der", "die", "am", "jeden", "einen", "ganzen", "diesen",
+    "nächsten", "naechsten", "goede", "goeie", "fijne", "de", "een", "deze", "elke", "iedere", "hele"))
 _OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
               + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
-              + r"|(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|" + _AR_TODAY + ")")
+              + r"|" + _MORNING_BEFORE + r"(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|" + _AR_TODAY + ")")
 # a word of French in the message, which makes its "hier" yesterday
 _FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
                      r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
@@ -260,6 +273,10 @@ _OTHER_UNITS: tuple[tuple[int, str, str], ...] = (
     (-1, "week", r"la settimana scorsa"), (-1, "month", r"il mese scorso"), (-1, "year", r"l'anno scorso"),
     (1, "week", r"la settimana prossima|la prossima settimana"),
     (1, "month", r"il mese prossimo|il prossimo mese"), (1, "year", r"l'anno prossimo|il prossimo anno"),
+    # Dutch
+    (-1, "week", r"vorige week"), (-1, "month", r"vorige maand"),
+    (-1, "year", r"vorig jaar"), (1, "week", r"volgende week"), (1, "month", r"volgende maand"),
+    (1, "year", r"volgend jaar"), (0, "week", r"deze week"), (0, "month", r"deze maand"), (0, "year", r"dit jaar"),
     # Russian
     (-1, "week", r"на прошлой неделе"), (-1, "month", r"в прошлом месяце"), (-1, "year", r"в прошлом году"),
     (1, "week", r"на следующей неделе"), (1, "month", r"в следующем месяце"), (1, "year", r"в следующем году"),
@@ -303,7 +320,7 @@ OTHER_WEEKDAYS: dict[str, int] = {w: k for k, words in enumerate((
     "sonntag zondag domingo dimanche domenica воскресенье pazar")) for w in words.split()}
 _OTHER_WD = "(" + "|".join(sorted(OTHER_WEEKDAYS, key=len, reverse=True)) + ")"
 _OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
-    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende)\s+{WD}"), (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|"
+    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende|komende|aanstaande)\s+{WD}"), (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|"
                                                                      r"afgelopen|vorige)\s+{WD}"),
     (1, r"(?:(?:el|la|il|na|no)\s+)?pr[óo]xim[oa]\s+{WD}"), (1, r"(?:(?:el|il)\s+)?prossim[oa]\s+{WD}"),
     (1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:que\s+viene|que\s+vem|pr[óo]ximo|prochain|prossim[oa])"),
@@ -332,10 +349,15 @@ _BARE_WD_PHRASES: tuple[tuple[str, str], ...] = (
     ("it", r"(?<!\bil )(?<!\bi )(?<!\bla )(?<!\bdi )(?<!\bogni )(?<!\bda )(?<!\bfino a )(?:questo\s+|questa\s+)?"
            r"(luned[iì]|marted[iì]|mercoled[iì]|gioved[iì]|venerd[iì]|sabato|domenica)"),
     ("de", r"(?:am|diesen)\s+(montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag)"),
-    ("nl", r"(?:op|deze)\s+(maandag|dinsdag|woensdag|donderdag|vrijdag|zaterdag|zondag)"),
+    ("nl", r"(?<!\belke )(?<!\biedere )(?<!\balle )(?<!\bvan )(?<!\btot )(?<!\bmet )(?<!\ben )(?<!\bof )"
+           r"(?<!\bsinds )(?<!\bvoor )(?<!\bna )(?:(?:op|deze)\s+)?(maandag|dinsdag|woensdag|donderdag|vrijdag|"
+           r"zaterdag|zondag)(?:ochtend|morgen|middag|avond|nacht)?(?!\s+(?:tot|t/m|en|of)\b)"),
     ("ru", r"(?:в|во)\s+(?:эту\s+|этот\s+|это\s+)?(понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"),
     ("tr", r"(?:bu\s+)?(pazartesi|salı|sali|çarşamba|carsamba|perşembe|persembe|cuma|cumartesi|pazar)\s+g[üu]n[üu]"),
 )
+# the Dutch weekdays said with their part of the day ("zaterdagavond", "vrijdagmiddag")
+_NL_WD_PARTS = frozenset(d + p for d in ("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag")
+                         for p in ("ochtend", "morgen", "middag", "avond", "nacht"))
 _BARE_WD_PHRASE = "|".join(rf"(?P<b{k}>{rx})" for k, (_, rx) in enumerate(_BARE_WD_PHRASES))
 # a date or a holiday after the weekday: "el viernes 15", "vendredi 15 mars", "Viernes Santo", "vendredi saint",
 # "Mardi Gras"
@@ -380,7 +402,17 @@ _IT_PAST = (r"(?:ho|hai|ha|abbiamo|avete|hanno)\s+(?:(?:già|appena|anche|finalm
             r"vinto|speso|rotto|corso|bevuto)|(?:sono|sei|è|siamo|siete)\s+(?:(?:già|appena|anche|finalmente|poi)"
             r"\s+)?(?:andat|venut|arrivat|partit|tornat|uscit|entrat|rimast|stat|nat|mort|cadut|salit|sces|passat|"
             r"success)[oaie]|ero|eri|era|eravamo|eravate|erano|avevo|aveva|avevamo|avevano|c'era|"
-            r"\w{2,}(?:avamo|avano|evamo|evano|ivamo|ivano)")
+            r"\w{2,}(?:avamo|avano|evamo|evano|ivamo|ivano)|"
+            # the passato remoto: its regular endings ("andò", "parlarono", "mangiammo", "finirono", "vendettero"; not
+            # the future's "-rò", "farò", "andrò", nor "però", "ciò", "può", "così", "lunedì", "grammo"; nor the
+            # "-ette" of "vendette", which the plural of "ricette", "polpette" writes too) and its irregular forms
+            r"(?!(?:però|perciò|ciò|può|giù|più)(?!\w))\w{2,}(?<![eiadvrt]r)ò|"
+            r"(?!grammo(?!\w))\w{2,}(?:arono|erono|irono|ammo|emmo|immo|ettero)|"
+            r"(?!(?:così|lì|sì|luned[iì]|marted[iì]|mercoled[iì]|gioved[iì]|venerd[iì])(?!\w))\w{2,}ì|"
+            r"fece|fecero|feci|disse|dissero|dissi|vide|videro|vidi|venne|vennero|venni|prese|presero|ebbe|ebbero|"
+            r"ebbi|fu|furono|fui|diede|diedero|mise|misero|scrisse|scrissero|lesse|lessero|rimase|rimasero|"
+            r"chiese|chiesero|rispose|risposero|vinse|persero|scese|scesero|decise|decisero|conobbe|conobbero|"
+            r"seppe|volle|vollero|bevve|cadde|tenne|nacque|piacque")
 _DE_PARTICIPLE = (r"(?!(?:gegen|gehen|geben|gelten|gewinnen|genießen|geniessen|gehören|gehoeren|geschehen|gestehen|"
                   r"gebrauchen)(?!\w))(?:ab|an|auf|aus|ein|mit|nach|vor|zu|zurück|weg|los|her|hin|um)?ge\w{2,}(?:t|en)|"
                   r"(?:be|ver|er|ent|emp|zer)\w{2,}(?:t|en)|\w{3,}iert")
@@ -399,8 +431,10 @@ _NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden
             r"reed|reden|vloog|vlogen|liep|liepen|zat|zaten|stond|stonden|las|lazen|schreef|schreven|nam|namen|"
             r"gaf|gaven|vond|vonden|bleef|bleven|kocht|kochten|bracht|brachten|dacht|dachten|zocht|zochten|"
             r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?!(?:gezond|geven|genieten|gebruiken|geloven|gebeuren)"
-            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?ge(?:gaan|weest|komen|bleven|reden|"
-            r"vlogen|lopen|reisd|storven|boren|worden|vallen)")
+            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?(?:ge(?:gaan|weest|komen|bleven|"
+            r"reden|vlogen|lopen|reisd|storven|boren|worden|vallen|beurd|stopt|vlucht|rend|fietst|wandeld|zwommen)|"
+            r"(?:aan|terug|thuis|mee|binnen|langs|op|weg|over)ge(?:komen|gaan|lopen|reden|vlogen|staan)|verhuisd|"
+            r"vertrokken|begonnen|overleden|verdwenen|ontsnapt|verloren|vergeten)")
 _RU_PAST = (r"(?!(?:дело|дела|село|села|тело|мало|зал|вокзал|канал|финал|журнал|сериал|материал|идеал|или|если|школа|"
             r"сила|стола|футбола|земли|пчела|кола|пила|мыла|вилла|начало|михаил|павел|даниил|гавриил)(?!\w))"
             r"\w{1,}(?:[аеиоуыяё]л|[аеиоуыяё]ла|[аеиоуыяё]ло|[аеиоуыяё]ли|шёл|шел|шла|шли)(?:сь|ся)?")
@@ -439,8 +473,12 @@ _OTHER_NOW = {
 # clause's second part (V2): the word right after a weekday that opens the clause, else the second or third word of
 # the clause, in lower case; it reports the past when it ends so, after a consonant that is not the ending's own
 # ("arbeiten", "praten", "zetten" are the present's), and is none of _WEAK_PAST_NOT.
+# A Dutch stem in "t" or "d" keeps it before the ending: "praatte", "wachtte", "antwoordde"; in the singular that is
+# the past's only ("zetten", "zitten", "redden" are also the present's plural), and in the plural after a long vowel
+# the present writes once ("praten", "praatten").
 _WEAK_PAST = {"de": re.compile(r"[a-zäöüß]{2,}[^\Waeiouäöüyt](?:te|ten|test|tet)|[a-zäöüß]{2,}[td]ete(?:n|st|t)?"),
-              "nl": re.compile(r"[a-z]{2,}[^\Waeiouyjtd](?:te|ten|de|den)")}
+              "nl": re.compile(r"[a-z]{2,}[^\Waeiouyjtd](?:te|ten|de|den)|[a-z]{2,}(?:tte|dde)|[a-z]*(?:aa|ee|oo|uu)"
+                               r"(?:tten|dden)")}
 _WEAK_PAST_NOT = {
     "de": re.compile(r"(?:\w*(?:ste|sten)|(?:be|er|ent|ver|ab|an|auf|aus|ein|zu|um)?(?:wart|halt|acht|richt|start|gelt|"
                      r"antwort|schalt|falt|spalt|wert|fürcht|dicht|beobacht|betracht|übernacht|haft|heft|stift)"
@@ -450,7 +488,7 @@ _WEAK_PAST_NOT = {
                      r"vierte|vierten|siebte|siebten|neunte|neunten|zehnte|zehnten|elfte|elften|zwölfte|zwölften|"
                      r"fünfte|fünften|sanfte|sanften)"),
     "nl": re.compile(r"(?:\w*ste|(?:be|ver|ont|op|af|aan|uit|in)?(?:kost|rust|haast|feest|lust|wacht|richt|vecht|zucht|"
-                     r"licht|dicht|vind|word|land|brand|meld|zend|wend|antwoord|eind|red)(?:en|e)|vierde|vijfde|zesde|"
+                     r"licht|dicht|vind|word|land|brand|meld|zend|wend|antwoord|eind|red)(?:en|e)|hitte|vierde|vijfde|zesde|"
                      r"zevende|tiende|elfde|twaalfde|derde|harde|zachte|lichte|echte|slechte|rechte|wilde|wilden)"),
 }
 _V2_WORD = re.compile(r"[\w'’]+")
@@ -479,6 +517,16 @@ _OTHER_THAT = re.compile(r"(?<!\w)(?:que|dass|daß|che|что|dat)(?!\w)|(?<!\w)
 # plural units of the dative ("in drei Wochen"): English "in 3 weeks" is the English pattern's. Spanish "en",
 # Portuguese "em" and Turkish "sonra" are left: "en tres meses aprendí inglés" is how long it took, "iki gün sonra"
 # as often two days after another day. A unit without its count is one only in Russian ("неделю назад").
+# Dutch counts its units back with "geleden" after them ("twee dagen geleden", "een week geleden", "3 jaar geleden") and
+# ahead with "over" before them ("over twee weken", "over een maand"); English "over 2 weeks" (more than) is read
+# only with Dutch's words: its plural units ("dagen", "weken"; "jaar" is Dutch's after a count) or its "een".
+_NL_NUMBERS = {"een": 1, "één": 1, "twee": 2, "drie": 3, "vier": 4, "vijf": 5, "zes": 6, "zeven": 7, "acht": 8,
+               "negen": 9, "tien": 10, "elf": 11, "twaalf": 12, "een paar": 3}
+_NL_UNITS = {"dag": "day", "dagen": "day", "week": "week", "weken": "week", "maand": "month", "maanden": "month",
+             "jaar": "year", "jaren": "year"}
+_NL_NUM = r"(\d{1,3}|een\s+paar|" + "|".join(sorted(_NL_NUMBERS, key=len, reverse=True)) + ")"
+_NL_COUNT = (r"|(over)\s+(?:(een|één)\s+(dag|week|maand|jaar)|" + _NL_NUM + r"\s+(dagen|weken|maanden|jaar|jaren))"
+             r"|" + _NL_NUM + r"\s+(dag|dagen|week|weken|maand|maanden|jaar|jaren)\s+(geleden)")
 _OTHER_BEFORE = {"hace": -1, "há": -1, "il y a": -1, "vor": -1, "dentro de": 1, "daqui a": 1, "dans": 1, "tra": 1,
                  "fra": 1, "через": 1}
 _OTHER_AFTER = {"atrás": -1, "atras": -1, "fa": -1, "назад": -1, "önce": -1}
@@ -702,7 +750,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("lang_count", r"(?<!\w)(?:(" + "|".join(_OTHER_BEFORE) + r")\s+(?:" + _OTHER_NUM + r"\s+|(?<=[а-яё]\s))"
                    + _OTHER_UNIT_WORD + r"|(in)\s+" + _OTHER_NUM + r"\s+(tagen|wochen|monaten|jahren)|"
                    r"(?:" + _OTHER_NUM + r"\s+|(?=[а-яё]))" + _OTHER_UNIT_WORD + r"\s+(" + "|".join(_OTHER_AFTER)
-                   + r"))(?!\w)"),
+                   + r")" + _NL_COUNT + r")(?!\w)"),
     # a weekday and its day of the month: "on Tuesday, the 7th", "Friday the 13th" (the day of the month that falls
     # on that weekday, placed by the clause; not "Friday the 13th of October", which the day of the month reads)
     ("wd_nth", r"\b(?:(on|by|until|till)\s+)?" + _WEEKDAY + r",?\s+the\s+(\d{1,2})(?:st|nd|rd|th)\b"
@@ -872,7 +920,9 @@ _LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS}
     "année", "annee", "dernier", "prochain", "settimana", "mese", "anno", "неделе", "месяце", "году", "hafta",
     "haftaya", "ay", "yil", "sene", "seneye", "اليوم", "واليوم"} | {_folded(w) for w in _OTHER_BEFORE if " " not in w}
     | {_folded(w) for w in _OTHER_AFTER} | {"il", "dentro", "daqui", "tagen", "wochen", "monaten", "jahren"}
-    | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS})
+    | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS}
+    | {"vorige", "vorig", "volgende", "volgend", "deze", "maand", "jaar", "geleden", "dagen", "weken", "maanden",
+       "jaren"} | _NL_WD_PARTS)
 _WORD = re.compile(r"\w+")
 
 
@@ -1318,8 +1368,12 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
             sign, count, unit = _OTHER_BEFORE[_folded(" ".join(g[0].split()))], g[1], g[2]
         elif g[3] is not None:  # "in drei Wochen"
             sign, count, unit = 1, g[4], g[5]
-        else:  # "tre giorni fa", "два дня назад", "iki gün önce"
+        elif g[8] is not None:  # "tre giorni fa", "два дня назад", "iki gün önce"
             sign, count, unit = _OTHER_AFTER[_folded(g[8])], g[6], g[7]
+        else:  # Dutch: "over twee weken", "over een maand", "twee dagen geleden"
+            sign, count, unit = (1, g[10] or g[12], g[11] or g[13]) if g[9] is not None else (-1, g[14], g[15])
+            n = int(count) if count.isdigit() else _NL_NUMBERS[" ".join(count.lower().split())]
+            return _counted(today, n, _NL_UNITS[unit.lower()], sign, phrase)
         n = 1 if count is None else int(count) if count.isdigit() else OTHER_NUMBERS[_folded(count)]
         return _counted(today, n, _OTHER_UNIT_LOWER[_folded(unit)], sign, phrase)
     if name == "daybefore":
