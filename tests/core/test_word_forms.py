@@ -163,6 +163,16 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     # a weak verb whose stem ends in "t", asked in its infinitive
     ("antworten", "de", {"antwortet", "geantwortet", "antwortete"}), ("richten", "de", {"gerichtet", "richtete"}),
     ("starten", "de", {"gestartet", "startete"}),
+    # a Dutch strong verb's forms, whose vowel changes; a weak one whose stem ends in "t" or "d", whose participle
+    # takes no second one; and one with an unstressed prefix, whose participle takes no "ge-"
+    ("gelopen", "nl", {"liep", "liepen", "lopen", "loopt"}), ("liep", "nl", {"gelopen", "lopen"}),
+    ("gegeten", "nl", {"eten", "aten", "eet"}), ("aten", "nl", {"gegeten"}),
+    ("geschreven", "nl", {"schreef", "schreven", "schrijft"}), ("schreef", "nl", {"geschreven", "schrijven"}),
+    ("kocht", "nl", {"kopen", "gekocht"}), ("gevlogen", "nl", {"vloog", "vliegen"}),
+    ("gepraat", "nl", {"praatte", "praten", "praat"}), ("praatte", "nl", {"gepraat"}),
+    ("geantwoord", "nl", {"antwoordde", "antwoordt"}), ("antwoordde", "nl", {"geantwoord"}),
+    ("gebeurd", "nl", {"gebeurde", "gebeurt", "gebeuren"}), ("gebeurde", "nl", {"gebeurd"}),
+    ("betaald", "nl", {"betaalde", "betalen", "betaalt"}), ("verteld", "nl", {"vertelde", "vertellen"}),
 ])
 def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     got = endings.variants(word, lang)
@@ -185,6 +195,10 @@ def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     ("Haus", "de", "haust"), ("arbeitet", "de", "arbeiet"),
     # a strong verb's participle is no weak verb's form ("gefahren" is no "gefahr" + "en")
     ("gefahren", "de", "gefahrt"),
+    # a Dutch strong verb's form that is a noun or an English word too is given to none: "reden" (a reason),
+    # "namen" (names), "deed", "lag"; nor one of two letters, "at"
+    ("gereden", "nl", "reden"), ("genomen", "nl", "namen"), ("gedaan", "nl", "deed"), ("gelegen", "nl", "lag"),
+    ("gegeten", "nl", "at"),
 ])
 def test_a_verb_form_is_not_given_to_another_word(word, lang, other):
     assert other not in endings.variants(word, lang)

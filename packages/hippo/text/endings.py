@@ -53,8 +53,9 @@ letters or more) one of whose forms it is, and each base is given every ending.
 
 - **Dutch** (a question known by its question words, "waar", "wanneer", or two little words, :data:`_DUTCH`): a
   word's plurals in -en and -s and its diminutives ("boom", "bomen", "boompje"; "kat", "katten"; "huis", "huizen")
-  and a verb's present, past and participle ("wonen", "woont", "woonde", "gewoond"), for every word, a Dutch noun
-  not being capitalised (:func:`_dutch_forms`), both ways.
+  and a verb's present, past and participle ("wonen", "woont", "woonde", "gewoond"; "gepraat", "praatte";
+  "gebeurd", "gebeurde"), for every word, a Dutch noun not being capitalised (:func:`_dutch_forms`), both ways; and
+  the forms of a strong verb of :data:`_NL_STRONG_VERBS` in its others ("gegeten", "at", "eten").
 
 A question in one of these languages, or in Russian, is also read without its language's little words
 (:data:`STOPWORDS`), as an English one is without "what", "the" and "is"; in French and Italian the word an article
@@ -782,12 +783,22 @@ def _nl_open(stem: str) -> set[str]:
     return out
 
 
+# A stem in "t" or "d" takes no second one in its participle ("praat", "gepraat"; "antwoord", "geantwoord"), and a
+# verb with an unstressed prefix none of "ge-" ("gebeuren", "gebeurd"; "betalen", "betaald"; "vertellen", "verteld").
+_NL_PREFIXES = ("be", "ge", "ver", "her", "ont", "er")
+_NL_PREFIXED_STEM = 5  # the letters of a prefixed stem at least ("gebeur", "betaal", "erken")
+
+
 @lru_cache(maxsize=4096)
 def _dutch_forms(stem: str) -> frozenset[str]:
     """The forms of the Dutch noun or verb ``stem`` (its word, or a verb's stem: "boek", "woon")."""
     out = {stem, stem + "s", stem + "'s", stem + "t", stem + "de", "ge" + stem + "d", "ge" + stem + "t",
            stem + "den", stem + "te", stem + "ten", stem + "je", stem + "jes", stem + "tje", stem + "tjes",
            stem + "pje", stem + "pjes", stem + "etje", stem + "etjes", stem + "eren"}
+    if stem[-1:] in ("t", "d"):  # "gepraat", "geantwoord"
+        out.add("ge" + stem)
+    if stem.startswith(_NL_PREFIXES) and len(stem) >= _NL_PREFIXED_STEM:  # "gebeurd", "betaald", "ontmoet"
+        out |= {stem + "d", stem + "t"}
     if stem[-1:] == "e":  # "auto" -> "autootje", "tafel"; "ziekte" -> "ziektes", "ziekten"
         out.add(stem + "n")
     out |= {o + e for o in _nl_open(stem) for e in ("en", "eren", "etje", "etjes")}
@@ -800,7 +811,9 @@ def _dutch_stems(word: str) -> set[str]:
     """The stems the Dutch word ``word`` (in lower case) is a form of (see :func:`_dutch_forms`)."""
     out = {word}
     if word.startswith("ge") and word[-1:] in "dt" and len(word) >= 6:
-        out.add(word[2:-1])
+        out |= {word[2:-1], word[2:]}  # "gewerkt": "werk"; "gepraat": "praat"
+    if word.startswith(_NL_PREFIXES) and word[-1:] in "dt" and len(word) > _NL_PREFIXED_STEM:
+        out.add(word[:-1])  # "gebeurd": "gebeur"
     for e in _NL_ENDINGS:
         if word.endswith(e) and len(word) - len(e) >= MIN_BASE["nl"]:
             s = word[:len(word) - len(e)]
@@ -814,6 +827,48 @@ def _dutch_stems(word: str) -> set[str]:
                     out.add(t[:-2] + t[-2] + t[-2:])
     return {s for s in out if len(s) >= MIN_BASE["nl"] and word in _dutch_forms(s)}
 
+
+# The strong and irregular verbs of Dutch a chat says most, whose vowel changes ("lopen", "liep", "gelopen"; "eten",
+# "at", "gegeten"; "schrijven", "schreef", "geschreven"), each a line of its infinitive, present, pasts and
+# participle: a word asked that is one of them is matched in all of them ("Wat heeft Anna gegeten?" finds "Anna at
+# pizza"). The forms of fewer than three letters ("at", "ga") and those that are English words or nouns too ("deed",
+# "reed", "lag", "nam", "reden", a reason) give and are given none; "hebben", "zijn", "worden", "kunnen" are left,
+# the auxiliaries of every other message.
+_NL_STRONG_VERBS = """
+    lopen loop loopt liep liepen gelopen; eten eet at aten gegeten; schrijven schrijf schrijft schreef schreven
+    geschreven; drinken drink drinkt dronk dronken gedronken; rijden rijd rijdt reed reden gereden; vliegen vlieg
+    vliegt vloog vlogen gevlogen; zien zie ziet zag zagen gezien; komen kom komt kwam kwamen gekomen; gaan ga gaat
+    ging gingen gegaan; doen doe doet deed deden gedaan; nemen neem neemt nam namen genomen; geven geef geeft gaf
+    gaven gegeven; lezen lees leest las lazen gelezen; vinden vind vindt vond vonden gevonden; blijven blijf blijft
+    bleef bleven gebleven; zingen zing zingt zong zongen gezongen; zwemmen zwem zwemt zwom zwommen gezwommen; winnen
+    win wint won wonnen gewonnen; beginnen begin begint begon begonnen; kopen koop koopt kocht kochten gekocht;
+    brengen breng brengt bracht brachten gebracht; denken denk denkt dacht dachten gedacht; zoeken zoek zoekt zocht
+    zochten gezocht; krijgen krijg krijgt kreeg kregen gekregen; spreken spreek spreekt sprak spraken gesproken;
+    helpen help helpt hielp hielpen geholpen; slapen slaap slaapt sliep sliepen geslapen; vallen val valt viel vielen
+    gevallen; houden houd houdt hield hielden gehouden; roepen roep roept riep riepen geroepen; staan sta staat stond
+    stonden gestaan; zitten zit zat zaten gezeten; liggen lig ligt lag lagen gelegen; vergeten vergeet vergat
+    vergaten; verliezen verlies verliest verloor verloren; kiezen kies kiest koos kozen gekozen; sterven sterf sterft
+    stierf stierven gestorven; trekken trek trekt trok trokken getrokken; breken breek breekt brak braken gebroken;
+    zeggen zeg zegt zei zeiden gezegd; vragen vraag vraagt vroeg vroegen gevraagd; dragen draag draagt droeg droegen
+    gedragen; vechten vecht vocht vochten gevochten; sluiten sluit sloot sloten gesloten; bieden bied biedt bood
+    boden geboden; verbieden verbied verbiedt verbood verboden; vertrekken vertrek vertrekt vertrok vertrokken;
+    ontvangen ontvang ontvangt ontving ontvingen; wassen was wast waste wasten gewassen; bakken bak bakt bakte bakten
+    gebakken"""
+_NL_STRONG_OTHER = frozenset(("deed", "reed", "reden", "lag", "lagen", "nam", "namen", "had", "was", "wassen", "waste",
+                              "wasten", "gelegen", "sloten", "geboden", "boden", "verboden"))
+
+
+def _nl_strong() -> dict[str, frozenset[str]]:
+    """Each form of :data:`_NL_STRONG_VERBS` and the forms of its verb."""
+    out: dict[str, frozenset[str]] = {}
+    for line in _NL_STRONG_VERBS.split(";"):
+        forms = frozenset(f for f in line.split() if len(f) >= 3 and f not in _NL_STRONG_OTHER)
+        for f in forms:
+            out[f] = out.get(f, frozenset()) | forms
+    return out
+
+
+_NL_STRONG = _nl_strong()
 
 _FORMS = {"tr": _turkish_forms, "fi": _finnish_forms, "de": _german_forms, "romance": _romance_forms,
           "nl": _dutch_forms}
@@ -832,8 +887,9 @@ def variants(word: str, lang: str | None) -> frozenset[str]:
     if forms_of is None or not word.isalpha() or not MIN_BASE[lang] <= len(word) <= MAX_LETTERS:
         return frozenset((word,))
     low = _lower(word, lang)
-    if lang == "nl":  # "boeken": "boek", "boekje"; "woonde": "woon", "wonen", "gewoond"
-        return frozenset({word} | {f for stem in _dutch_stems(low) for f in _dutch_forms(stem)})
+    if lang == "nl":  # "boeken": "boek", "boekje"; "woonde": "woon", "wonen", "gewoond"; "liep": "lopen", "gelopen"
+        return frozenset({word} | {f for stem in _dutch_stems(low) for f in _dutch_forms(stem)}
+                         | _NL_STRONG.get(low, frozenset()))
     if lang == "romance":  # the word and its letters without accents ("jardín", "jardines"; "ciudad", "ciudades")
         forms = {word} | _romance_forms(low) | _romance_forms(plain(low))
         if plain(low)[:1] in "aeiouh":
