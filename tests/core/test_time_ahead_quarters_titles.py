@@ -8,6 +8,8 @@ Friday; the quarter it is in is January-March 2023."""
 
 from __future__ import annotations
 
+import calendar
+
 import pytest
 
 from tests.calendar_readings import DAY, days, reading, readings, utc as at, window
@@ -276,6 +278,37 @@ def test_a_unit_ahead_said_singular_and_the_coming_weekend(text, first, last):
 
 def test_the_coming_week_in_advice_is_still_no_date():
     assert said("Over the coming week, focus on your draft.") is None
+
+
+@pytest.mark.parametrize("text, first, last", [
+    # "the upcoming week" and "weekend" said as "the coming" ones are (was no date)
+    ("I have a big presentation in the upcoming week.", (2023, 3, 15), (2023, 3, 22)),
+    ("I'm off during the upcoming weeks.", (2023, 3, 15), (2023, 4, 5)),
+    ("See you this upcoming weekend.", (2023, 3, 18), (2023, 3, 19)),
+    ("I'll have three exams this upcoming week.", (2023, 3, 20), (2023, 3, 26)),
+    ("We'll relax over the upcoming weekend.", (2023, 3, 18), (2023, 3, 19)),
+])
+def test_the_upcoming_week_is_the_coming_one(text, first, last):
+    assert said(text) == days(first, last)
+
+
+def test_the_upcoming_week_in_advice_is_no_date():
+    assert said("Review your progress and plan for the upcoming week.") is None
+
+
+@pytest.mark.parametrize("text, month", [
+    # a question about what one can do is about what is to come (was April 2022, June 2022)
+    ("Can I finish this in April?", (2023, 4)), ("Is it realistic to move in June?", (2023, 6)),
+    ("Is it too late to start training in May?", (2023, 5)), ("Can I still sign up for the race in May?", (2023, 5)),
+    # ... one that asks to tell of what was is not, nor a "how can I" whose time is another verb's, further off; a
+    # report is not
+    ("Can I tell you about my trip in April?", (2022, 4)), ("I finished this in April.", (2022, 4)),
+    ("How can I make sure the wellness program for the staff, introduced in October, helps them?", (2022, 10)),
+])
+def test_a_question_about_what_one_can_do_is_about_the_coming_month(text, month):
+    first = (*month, 1)
+    last = (*month, calendar.monthrange(*month)[1])
+    assert said(text) == days(first, last)
 
 
 # -- a month as a deadline or a start ---------------------------------------------------------------------------------

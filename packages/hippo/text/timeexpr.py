@@ -55,7 +55,9 @@ DAY = 86400.0
 #: "over twee weken", "vanavond", "gisteravond", "komende vrijdag", a Dutch weekday said without "op" ("Zaterdag ging
 #: ik"; "zaterdagavond"), "morgen" as the morning after a word that makes it one ("goede morgen", "guten morgen"); the
 #: past of a Dutch stem in "t" or "d" ("praatte"), more Dutch perfects with "zijn" ("is gebeurd") and the Italian
-#: passato remoto ("andò", "parlarono") place a weekday said alone in the past.
+#: passato remoto ("andò", "parlarono") place a weekday said alone in the past; "in the upcoming week", "this upcoming
+#: weekend" as "the coming" ones; a question about what one can do a few words before its time, "Can I finish this in
+#: April?", "Is it realistic to move in June?", about what is to come.
 RULE = 10
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -781,7 +783,7 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # the clause talks about what is to come ("over the next few days I recovered" is after another time); "in the
     # coming days" and "in the days ahead" say no count, and are the next few ("the coming weeks or months" is
     # neither); "in the week ahead" is one
-    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:(?:next|coming) (?:{_NUM} )?"
+    ("span_ahead", rf"\b(?:in|over|during|within|throughout) the (?:(?:next|coming|upcoming) (?:{_NUM} )?"
                    r"(days?|weeks?|fortnights?|months?|years?)|(days?|weeks?|months?|years?) ahead)\b"
                    r"(?!'|\s+(?:of|before|after|or)\b)"),
     # "this time last year": the week around the same day a year before, not the whole year ("this time next year",
@@ -833,8 +835,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     # "the next week": after something else; "this coming week" and "this coming weekend" are the next ones (said
     # on a Sunday, the week that begins the day after: "coming" is ahead of the day, not the week it ends), and so is
     # "over the coming weekend"
-    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|(?:this coming|"
-                  r"(?:(?<=\bover )|(?<=\bduring ))the coming(?= weekend)) (week|weekend))\b"),
+    ("next_unit", r"(?<!the )\b(?:next (week|weekend|month|year|" + _CLIPPED_UNIT + r")|(?:this (?:up)?coming|"
+                  r"(?:(?<=\bover )|(?<=\bduring ))the (?:up)?coming(?= weekend)) (week|weekend))\b"),
     ("next_wd", rf"\bnext {_WEEKDAY_CLIPPED}\b"),
     ("this_wd", rf"\bthis (?:coming )?{_WEEKDAY_CLIPPED}\b"),
     ("next_month", rf"\b(?:next|this coming) {_MONTH}\b"),
@@ -880,7 +882,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
             "after the ", "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",),
     "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
-    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", " ahead"),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", "the upcoming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", "for the weekend", " the wknd",
                      " the wkend"),
@@ -890,7 +892,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
     "after_next": (" after next",),
     "before_last": (" before last",), "this_time": ("time last ", "time next "),
     "wd_week": ("day week", "a week on "), "earlier_later": ("earlier this ", "later this "), "by_wd": _WEEKDAY_STARTS,
-    "next_unit": ("next ", " coming "), "next_wd": ("next ",), "this_wd": ("this ",),
+    "next_unit": ("next ", " coming ", " upcoming "), "next_wd": ("next ",), "this_wd": ("this ",),
     "next_month": ("next ", "this coming "),
     "in_n": ("in ",), "this_unit": ("this ",), "in_month": _MONTH_STARTS, "year": ("in ", "since ", "during "),
 }
@@ -2511,6 +2513,13 @@ _WILL_AFTER = re.compile(r",?\s+(?=" + _FUTURE_GROUP.pattern[2:] + r"|" + _SUBJE
 # time is as often an object's, a meeting's that a chat's lagging timestamp has passed ("let's discuss the details in
 # our meeting on the 17th")
 _LETS = re.compile(r"\blet's\s+(?:[\w'-]+\s+){0,4}$", re.I)
+# ... and a question about what one can do, at most six words before the time ("Can I finish this in April?", "Is it
+# realistic to move in June?"); not one that asks to tell of what was ("Can I tell you about my trip in April?"), nor
+# a "how can I" whose time is further off, as often another verb's ("How can I support the program, introduced on
+# October 1, ...")
+_CAN_I = re.compile(r"\b(?:can\s+I\s+(?!(?:[\w'-]+\s+)?(?:tell|ask|share|show|talk|remind|remember|recall|describe|"
+                    r"mention)\b)|is\s+it\s+(?:\w+\s+)?(?:possible|realistic|feasible|doable|too\s+late|too\s+early|"
+                    r"wise|smart|a\s+good\s+idea)\s+to\s+)(?:[\w'-]+\s+){0,6}$", re.I)
 _STARTING = re.compile(r"\b(?:starting|beginning|effective|as\s+of|from)\s+(?:on\s+)?$", re.I)
 _DATE_AFTER = re.compile(r",?\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?" + _MONTH + r"|" + _MONTH +
                          r"\.?\s+\d)", re.I)
@@ -2645,6 +2654,7 @@ def _clause_tense(text: str, a: int, b: int) -> str | None:
     # what governs a date is said before it ("I'm training for ... in October") or right after it ("on Friday
     # I'll ..."); a cue further on belongs to another verb ("my journaling starting April 1 will help me")
     if _FUTURE_CUE.search(text[start:a]) or _IS_ON.search(text[start:a]) or _LETS.search(text, start, a) \
+            or _CAN_I.search(text, max(start, a - 120), a) \
             or _SCHEDULED.search(text, start, a) or after is not None:
         return "future"
     return None
