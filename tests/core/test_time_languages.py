@@ -219,6 +219,18 @@ def _period(text: str) -> tuple[str, str] | None:
     ("Ik ging zaterdag naar de markt.", "2023-03-11", "2023-03-11"),
     ("Zaterdag ga ik naar de markt.", "2023-03-18", "2023-03-18"),
     ("Ik was zaterdagavond thuis.", "2023-03-11", "2023-03-11"),
+    # a Dutch month said with "in" or "op" or with its day: the last one when the sentence reports the past, the
+    # coming one when it says a plan, else the nearest; with its year, that one
+    ("Ik was in maart in Parijs.", "2023-03-01", "2023-03-31"),
+    ("Ik was in april in Parijs.", "2022-04-01", "2022-04-30"),
+    ("Ik ga in april naar Parijs.", "2023-04-01", "2023-04-30"),
+    ("In mei gaan we naar Rome.", "2023-05-01", "2023-05-31"),
+    ("In augustus werkte ik in de tuin.", "2022-08-01", "2022-08-31"),
+    ("Ik was op 3 maart in Parijs.", "2023-03-03", "2023-03-03"),
+    ("Ik ga op 20 maart naar Parijs.", "2023-03-20", "2023-03-20"),
+    ("Op 4 maart heb ik mijn fiets laten repareren.", "2023-03-04", "2023-03-04"),
+    ("Ik ga op 29 februari naar Parijs.", "2024-02-29", "2024-02-29"),
+    ("Ik ben geboren op 4 juli 1990.", "1990-07-04", "1990-07-04"),
     # the past of a Dutch verb whose stem ends in "t" or "d", and a perfect with "zijn" of more verbs
     ("Op zaterdag praatte ik met Anna.", "2023-03-11", "2023-03-11"),
     ("Op zaterdag antwoordde ze niet.", "2023-03-11", "2023-03-11"),
@@ -245,6 +257,8 @@ def test_dutch_times_and_the_italian_simple_past_are_read(text, first, last):
     "Goede morgen!", "Guten morgen!", "Ich habe den ganzen morgen gearbeitet.", "Ik werk de hele morgen.",
     "Ik ga 's morgens hardlopen.", "Elke zaterdag ga ik zwemmen.", "Ik werk van maandag tot vrijdag.",
     "Ik werk maandag tot vrijdag.", "It lasted over 2 weeks.", "It took over a week.",
+    # a Dutch month said alone, or of a day no year around it has
+    "Maart is koud.", "Ik was op 29 februari 2023 thuis.", "Ik was op 31 april thuis.",
 ])
 def test_dutch_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, WED_15_MARCH_2023) == []

@@ -53,7 +53,7 @@ DAY = 86400.0
 #: kochten wir"), of more strong ones, and the imperfect's plural in Spanish and Portuguese and after a French pronoun
 #: place a weekday said alone in the past; 10: Dutch "vorige week", "volgende maand", "vorig jaar", "twee dagen geleden",
 #: "over twee weken", "vanavond", "gisteravond", "komende vrijdag", a Dutch weekday said without "op" ("Zaterdag ging
-#: ik"; "zaterdagavond"), "morgen" as the morning after a word that makes it one ("goede morgen", "guten morgen"); the
+#: ik"; "zaterdagavond"), the Dutch months ("in maart", "op 3 mei"), "morgen" as the morning after a word that makes it one ("goede morgen", "guten morgen"); the
 #: past of a Dutch stem in "t" or "d" ("praatte"), more Dutch perfects with "zijn" ("is gebeurd") and the Italian
 #: passato remoto ("andò", "parlarono") place a weekday said alone in the past; "in the upcoming week", "this upcoming
 #: weekend" as "the coming" ones; a question about what one can do a few words before its time, "Can I finish this in
@@ -357,6 +357,17 @@ _BARE_WD_PHRASES: tuple[tuple[str, str], ...] = (
     ("ru", r"(?:в|во)\s+(?:эту\s+|этот\s+|это\s+)?(понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"),
     ("tr", r"(?:bu\s+)?(pazartesi|salı|sali|çarşamba|carsamba|perşembe|persembe|cuma|cumartesi|pazar)\s+g[üu]n[üu]"),
 )
+# The months of Dutch, said with "in" or "op" or with a day or a year ("in maart", "op 3 mei", "12 januari 2024"),
+# in a sentence with a word of Dutch (_NL_SENTENCE: "in april" is English's too) or with its year. With its year it is
+# that month or day; without, the last one begun when its sentence reports the past (_OTHER_PAST, _weak_past), the
+# coming one when it says a plan (_NL_AHEAD: "In mei gaan we naar Rome"), else the nearest.
+NL_MONTHS = {w: i for i, w in enumerate(("januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus",
+                                         "september", "oktober", "november", "december"), 1)}
+_NL_MONTH = "(" + "|".join(NL_MONTHS) + ")"
+_NL_AHEAD = re.compile(r"(?<!\w)(?:ga|gaat|gaan|zal|zult|zullen|wil|wilt|willen|plan|plannen|binnenkort|komende|"
+                       r"volgende|straks)(?!\w)", re.I)
+_NL_SENTENCE = re.compile(r"(?<!\w)(?:ik|het|een|naar|niet|heb|hebben|heeft|ben|bent|mijn|wij|jij|jullie|onze|zijn|"
+                          r"gaan|gaat|ga|wordt|werd|ook|nog|maar|dat|wat|hoe|waar|wanneer|hij|zij|deze|dit)(?!\w)", re.I)
 # the Dutch weekdays said with their part of the day ("zaterdagavond", "vrijdagmiddag")
 _NL_WD_PARTS = frozenset(d + p for d in ("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag")
                          for p in ("ochtend", "morgen", "middag", "avond", "nacht"))
@@ -433,7 +444,8 @@ _NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden
             r"reed|reden|vloog|vlogen|liep|liepen|zat|zaten|stond|stonden|las|lazen|schreef|schreven|nam|namen|"
             r"gaf|gaven|vond|vonden|bleef|bleven|kocht|kochten|bracht|brachten|dacht|dachten|zocht|zochten|"
             r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?!(?:gezond|geven|genieten|gebruiken|geloven|gebeuren)"
-            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?(?:ge(?:gaan|weest|komen|bleven|"
+            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?:laten|moeten|willen|kunnen)\s+\w+en|"
+            r"(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?(?:ge(?:gaan|weest|komen|bleven|"
             r"reden|vlogen|lopen|reisd|storven|boren|worden|vallen|beurd|stopt|vlucht|rend|fietst|wandeld|zwommen)|"
             r"(?:aan|terug|thuis|mee|binnen|langs|op|weg|over)ge(?:komen|gaan|lopen|reden|vlogen|staan)|verhuisd|"
             r"vertrokken|begonnen|overleden|verdwenen|ontsnapt|verloren|vergeten)")
@@ -627,6 +639,8 @@ _PATTERNS: list[tuple[str, re.Pattern]] = [(name, re.compile(rx, re.I)) for name
     ("thai", r"(?<!\d)(\d{1,2})\s*" + _THAI_MONTH + r"\s*(พ\.\s?ศ\.|ค\.\s?ศ\.)?\s*(\d{4})(?!\d)"),
     ("arabic", r"(?<!\d)(\d{1,2})\s+(?:من\s+)?" + _ARABIC_MONTH + r"\s*(?:،\s*)?(?:(?:سنة|عام|سال)\s+)?(\d{4})(?!\d)"),
     ("persian", r"(?<!\d)(\d{1,2})\s+" + _PERSIAN_MONTH + r"\s+(?:(?:ماه|سال)\s+)?(\d{4})(?!\d)"),
+    # a month or a day of a month said in a Dutch sentence: "in maart", "op 3 mei", "12 januari 2024" (_nl_month)
+    ("lang_month", r"(?<!\w)(?:(in|op)\s+)?(?:(\d{1,2})\s+)?" + _NL_MONTH + r"(?:\s+((?:19|20)\d{2}))?(?!\w)"),
     # a range of months, days of a month or years: "between March and May", "from January to February 2022", "from
     # the 3rd to the 5th", "between 2019 and 2021" (not "from the 3rd to the 5th floor", "from 2010 to 2020 words")
     ("range", r"\b(?:between|from)\s+(?:" + _MONTH + r"\s+(?:and|to|through|thru|till|until|-|\u2013)\s+" + _MONTH
@@ -898,7 +912,7 @@ _NEEDS: dict[str, tuple[str, ...]] = {
 }
 _NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제", "오늘", "내일", "모레", "그저께", "그제")
 _NEEDS["hi_day"] = ("आज", "कल", "परसों", "परसो")
-assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd"} == \
+assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd", "lang_month"} == \
     {name for name, _ in _PATTERNS}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
@@ -924,7 +938,8 @@ _LANG_WORDS = frozenset({re.findall(r"\w+", _folded(w))[-1] for w in OTHER_DAYS}
     | {_folded(w) for w in _OTHER_AFTER} | {"il", "dentro", "daqui", "tagen", "wochen", "monaten", "jahren"}
     | {_folded(w).split("-")[0] for w in OTHER_WEEKDAYS}
     | {"vorige", "vorig", "volgende", "volgend", "deze", "maand", "jaar", "geleden", "dagen", "weken", "maanden",
-       "jaren"} | _NL_WD_PARTS)
+       "jaren"} | _NL_WD_PARTS | {m for m in NL_MONTHS if m not in MONTHS}
+    | {"ik", "het", "een", "naar", "niet", "heb", "ben", "mijn", "onze", "jullie"})
 _WORD = re.compile(r"\w+")
 
 
@@ -1264,6 +1279,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _decade(m)
     if name == "season" and g[3] is not None:  # "the summer of 2022"
         return _season(m, g, None, tense)
+    if name == "lang_month" and g[3] is not None:  # "3 maart 2023"
+        return _nl_month(m, g, None)
     if now is None:
         return None
     if name in ("last_unit", "next_unit", "this_unit", "span_back") and _TITLE_CASE.fullmatch(phrase) \
@@ -1365,6 +1382,8 @@ def _resolve_at(name: str, m: re.Match, now: datetime | None, tense: str | None 
         return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", phrase, True)
     if name == "lang_bare_wd":
         return _other_bare_weekday(m, today)
+    if name == "lang_month":
+        return _nl_month(m, g, today)
     if name == "lang_count":
         if g[0] is not None:  # "hace dos días", "vor zwei Wochen", "dans 5 jours"
             sign, count, unit = _OTHER_BEFORE[_folded(" ".join(g[0].split()))], g[1], g[2]
@@ -1733,6 +1752,42 @@ def _other_bare_weekday(m: re.Match, today: datetime) -> TimeRef | None:
     if past:
         return _ref(today - timedelta(days=(today.weekday() - wd) % 7 or 7), "day", m.group(0), True)
     return _ref(today + timedelta(days=(wd - today.weekday()) % 7 or 7), "day", m.group(0), True)
+
+
+def _nl_month(m: re.Match, g: tuple, today: datetime | None) -> TimeRef | None:
+    """A Dutch month or day of a month (see :data:`NL_MONTHS`); None outside a Dutch sentence or without "in", "op",
+    a day or a year."""
+    lead, day, word, year = g
+    if lead is None and day is None and year is None:
+        return None
+    text, a, b = m.string, m.start(), m.end()
+    start = max((e.end() for e in _OTHER_SENTENCE_END.finditer(text, max(0, a - 300), a)), default=max(0, a - 300))
+    end = _OTHER_SENTENCE_END.search(text, b)
+    sentence = text[start:end.start() if end is not None else min(len(text), b + 300)]
+    if year is None and _NL_SENTENCE.search(sentence) is None:
+        return None
+    month = NL_MONTHS[word.lower()]
+    if year is not None:
+        y = int(year)
+    elif today is None:
+        return None
+    else:
+        past = _OTHER_PAST["nl"].search(sentence) is not None or _weak_past(sentence, -1, "nl")
+        first = datetime(today.year, month, 1, tzinfo=timezone.utc)
+        options = [(_shifted(first, k), _add_months(_shifted(first, k), 1)) for k in (-1, 0, 1)]
+        tense = "past" if past else "future" if _NL_AHEAD.search(sentence) else None
+        if day is not None:  # a day: the options are its days in the years that have it ("29 februari")
+            days = [_safe_date(o.year, month, int(day)) for o, _ in options]
+            options = [(d, d + timedelta(days=1)) for d in days if d is not None]
+            if not options or tense == "future" and options[-1][1] <= today \
+                    or tense == "past" and options[0][0] > today:
+                return None  # no such day in the years around it the tense reads
+        y = _yearless_by_tense(options, tense, today)[0].year
+    if day is None:
+        return _ref(datetime(y, month, 1, tzinfo=timezone.utc), "month", m.group(0), year is None,
+                    yearless=year is None)
+    d = _safe_date(y, month, int(day))
+    return None if d is None else _ref(d, "day", m.group(0), year is None, yearless=year is None)
 
 
 def _since_day(d: datetime, today: datetime, phrase: str) -> TimeRef | None:
@@ -2890,7 +2945,7 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     month: bool | None = None
     weekday: bool | None = None
     for name, rx in patterns:
-        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd"):
+        if name in ("lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd", "lang_month"):
             if lang is None:
                 lang = _has_lang_word(low)
             if not lang:
