@@ -264,6 +264,16 @@ def test_dutch_words_of_other_meanings_are_no_date(text):
     assert timeexpr.find(text, WED_15_MARCH_2023) == []
 
 
+@pytest.mark.parametrize("text, day", [
+    # "morgen" after a day it is the morning of: that day alone, no tomorrow beside it (was a second time, 16 March)
+    ("Ich war heute morgen joggen.", "2023-03-15"), ("Ich war gestern morgen joggen.", "2023-03-14"),
+    ("Ik was zaterdag morgen thuis.", "2023-03-11"), ("Ik was gisterenavond thuis.", "2023-03-14"),
+])
+def test_the_morning_of_a_day_named_is_that_day_alone(text, day):
+    assert [datetime.fromtimestamp(r.start, tz=timezone.utc).date().isoformat()
+            for r in timeexpr.find(text, WED_15_MARCH_2023)] == [day]
+
+
 def test_a_message_said_in_spanish_shows_the_day_it_means():
     with Memory(None) as mem:
         mem.add("Ayer fui al dentista en Sevilla.", speaker="Lucía", timestamp=SAID)

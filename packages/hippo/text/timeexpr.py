@@ -202,6 +202,7 @@ OTHER_DAYS: dict[str, int] = {
     "vorgestern": -2, "gestern": -1, "heute": 0, "übermorgen": 2, "uebermorgen": 2,
     "eergisteren": -2, "gisteren": -1, "vandaag": 0, "overmorgen": 2,
     "gisteravond": -1, "gisterochtend": -1, "gistermorgen": -1, "gistermiddag": -1, "gisternacht": -1,
+    "gisterenavond": -1, "gisterenochtend": -1, "gisterenmorgen": -1, "gisterenmiddag": -1,
     "vanochtend": 0, "vanmorgen": 0, "vanmiddag": 0, "vanavond": 0, "morgenochtend": 1, "morgenvroeg": 1,
     "morgenmiddag": 1, "morgenavond": 1,
     "pasado mañana": 2, "pasado manana": 2, "esta mañana": 0, "esta manana": 0, "anteayer": -2, "antier": -2,
@@ -237,7 +238,11 @@ _ARTICLE_BEFORE = "".join(rf"(?<!\b{w} )" for w in ("la", "una", "esta", "esa", 
                                                     "media", "por", "las", "de"))
 _MORNING_BEFORE = "".join(rf"(?<!\b{w} )" for w in (
     "guten", "gute", "schönen", "schoenen", "den", "der", "die", "am", "jeden", "einen", "ganzen", "diesen",
-    "nächsten", "naechsten", "goede", "goeie", "fijne", "de", "een", "deze", "elke", "iedere", "hele"))
+    "nächsten", "naechsten", "goede", "goeie", "fijne", "de", "een", "deze", "elke", "iedere", "hele",
+    # the morning of a day named before it: "heute morgen", "gestern morgen", "zaterdag morgen", "Samstag morgen"
+    "heute", "gestern", "vorgestern", "gisteren", "eergisteren", "vandaag",
+    "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonnabend", "sonntag",
+    "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag"))
 _OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
               + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
               + r"|" + _MORNING_BEFORE + r"(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|" + _AR_TODAY + ")")
