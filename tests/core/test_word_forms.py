@@ -42,6 +42,9 @@ from chats_of_word_forms import CHATS
     # Italian's question words elided onto "è", "era", and an opening "Che" before a word in lower case
     ("Dov'era la chiave?", "romance"), ("Com'è andata?", "romance"), ("Che cosa ha prescritto il dottore?", "romance"),
     ("Che Guevara was born where?", None),
+    # ... and a question word after the preposition that opens the question; "In Como" is a place
+    ("A cosa ha risposto Giulia?", "romance"), ("Di cosa parlarono?", "romance"), ("Con chi sei uscita?", "romance"),
+    ("In Como we stayed where?", None),
 ])
 def test_a_question_is_known_by_its_words(question, lang):
     assert endings.language(question) == lang
@@ -173,6 +176,10 @@ def test_a_russian_noun_whose_vowel_drops_has_both_stems(word, forms):
     ("geantwoord", "nl", {"antwoordde", "antwoordt"}), ("antwoordde", "nl", {"geantwoord"}),
     ("gebeurd", "nl", {"gebeurde", "gebeurt", "gebeuren"}), ("gebeurde", "nl", {"gebeurd"}),
     ("betaald", "nl", {"betaalde", "betalen", "betaalt"}), ("verteld", "nl", {"vertelde", "vertellen"}),
+    # the passato remoto of more Italian irregular verbs
+    ("scrisse", "romance", {"scritto", "scrive"}), ("scritto", "romance", {"scrisse"}),
+    ("vinto", "romance", {"vinse", "vince"}), ("nato", "romance", {"nacque"}), ("risposto", "romance", {"rispose"}),
+    ("conobbe", "romance", {"conosciuto", "conosce"}), ("rimase", "romance", {"rimasto"}),
 ])
 def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     got = endings.variants(word, lang)
@@ -199,6 +206,8 @@ def test_a_verb_asked_has_its_other_forms(word, lang, forms):
     # "namen" (names), "deed", "lag"; nor one of two letters, "at"
     ("gereden", "nl", "reden"), ("genomen", "nl", "namen"), ("gedaan", "nl", "deed"), ("gelegen", "nl", "lag"),
     ("gegeten", "nl", "at"),
+    # nor an Italian one that is a noun too: "letto" (a bed), "legge" (a law), "chiese" (churches)
+    ("lesse", "romance", "letto"), ("lesse", "romance", "legge"), ("chiesto", "romance", "chiese"),
 ])
 def test_a_verb_form_is_not_given_to_another_word(word, lang, other):
     assert other not in endings.variants(word, lang)

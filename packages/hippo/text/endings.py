@@ -44,7 +44,7 @@ letters or more) one of whose forms it is, and each base is given every ending.
   whose ending only a verb has, the verb's only for one whose ending a noun has too ("trabaja" finds "trabajó",
   "libro" no "libre"), never the first person's present, the verb's noun ("trabajo", a job); and the forms of the
   irregular verbs a chat says most (:data:`_ROMANCE_IRREGULAR_VERBS`: "hizo", "hace"; "fez", "faz"; "pris",
-  "prend").
+  "prend"; "scrisse", "scritto").
 - **German** verbs: a word in lower case (a German noun is capitalised) in the present, the past in -te- or the
   participle of a weak verb is matched in the others ("gearbeitet", "arbeitet", "arbeitete"; :data:`_DE_VERB`), of a
   strong or mixed verb of :data:`_DE_STRONG_VERBS` in its others ("gefahren", "fährt", "fuhr"; "gebracht",
@@ -116,6 +116,8 @@ _DE_PARTICIPLE_END = re.compile(r"(?:ab|an|auf|aus|ein|mit|nach|vor|zu|zurück|w
 # ... and the ones that are English words or names too ("a dove", "tai chi", "Lake Como", "Omaha, NE"): a sign only
 # when they open the question ("Dove sono i libri?", "Chi è venuto?", "Ne yedin?")
 _OPENING_ONLY = frozenset(("dove", "chi", "como", "cosa", "ne", "qui", "mu"))
+# ... or after the preposition that opens an Italian question ("A cosa", "Di cosa", "Con chi", "Per che")
+_ITALIAN_ASKING_AFTER = frozenset(("a", "di", "da", "con", "per", "su", "in", "tra", "fra"))
 
 # The little words of a question in each language, which a question holds and says nothing of what it asks about:
 # its question words, articles, pronouns, prepositions and the verb "to be" (as English's are, textnorm.STOPWORDS).
@@ -221,6 +223,8 @@ def language(text: str) -> str | None:
         return "romance"
     if len(found) > 1 and found[0].lower() == "che" and found[1].islower():  # "Che cosa...", not "Che Guevara"
         return "romance"
+    if len(found) > 1 and found[0].lower() in _ITALIAN_ASKING_AFTER and found[1] in _OPENING_ONLY | {"che"}:
+        return "romance"  # "A cosa ha risposto Giulia?", "Di cosa parlarono?", "Con chi sei uscita?"
     said = {w for w in found if w.islower()} | ({found[0].lower()} - {"uma", "una"} if found else set())
     if said & _ROMANCE_LITTLE:
         return "romance"
@@ -728,14 +732,28 @@ _ROMANCE_IRREGULAR_VERBS = """
     prese prendemmo presero;
     bere bevo bevi beve beviamo bevete bevono bevevo beveva bevuto berrò berrà bevvi bevve bevvero;
     potere posso puoi può possiamo potete possono potevo poteva potuto potrò potrà potei poté;
-    volere voglio vuoi vuole vogliamo volete vogliono volevo voleva voluto vorrò vorrà volli volle vollero"""
+    volere voglio vuoi vuole vogliamo volete vogliono volevo voleva voluto vorrò vorrà volli volle vollero;
+    scrivere scrivo scrivi scrive scriviamo scrivono scrivevo scriveva scritto scriverò scrissi scrisse scrissero;
+    leggere leggo leggi legge leggiamo leggono leggevo leggeva letto letta leggerò lessi lesse lessero;
+    chiedere chiedo chiedi chiede chiediamo chiedono chiedevo chiedeva chiesto chiederò chiesi chiese chiesero;
+    rispondere rispondo rispondi risponde rispondiamo rispondono rispondeva risposto risponderò risposi rispose
+    risposero;
+    decidere decido decidi decide decidiamo decidono decideva deciso decisa deciderò decisi decise decisero;
+    mettere metto metti mette mettiamo mettono metteva metterò misi mise misero;
+    scegliere scelgo scegli sceglie scegliamo scelgono sceglieva scelto sceglierò scelsi scelse scelsero;
+    perdere perdo perdi perde perdiamo perdono perdeva perso perderò persi perse persero;
+    vincere vinco vinci vince vinciamo vincono vinceva vinto vincerò vinsi vinse vinsero;
+    conoscere conosco conosci conosce conosciamo conoscono conosceva conosciuto conoscerò conobbi conobbe conobbero;
+    nascere nasco nasce nascono nasceva nato nata nati nacqui nacque nacquero;
+    rimanere rimango rimani rimane rimaniamo rimangono rimaneva rimasto rimasta rimarrò rimasi rimase rimasero"""
 # the forms that are nouns, adjectives or words of another of the languages too
 _ROMANCE_IRREGULAR_OTHER = frozenset(("hecho", "dicho", "dado", "visto", "vista", "puesto", "puesta", "vino",
                                       "été", "vue", "vues", "part", "bois", "mis", "mise",
                                       "mises", "prise", "prises", "lit", "fatto", "fatti", "fatta", "detto", "presa",
                                       "preso", "presi", "feito", "feita", "dito", "ira", "via", "vendo", "tendo",
                                       "vinda", "vindo", "but", "put", "fit", "vit", "lut", "hacia", "faro", "fara",
-                                      "vendre", "tenia", "venia"))
+                                      "vendre", "tenia", "venia", "letto", "legge", "chiese", "vinci", "decide",
+                                      "mette"))
 
 
 def _romance_irregular() -> dict[str, frozenset[str]]:
