@@ -51,13 +51,14 @@ DAY = 86400.0
 #: "for the weekend"; "around the 20th"; a Spanish or Portuguese weekday said alone whose clause's verb is a "we" of the
 #: present and the past alike ("El sábado salimos") is undated; the past of a German or Dutch weak verb ("Am Freitag
 #: kochten wir"), of more strong ones, and the imperfect's plural in Spanish and Portuguese and after a French pronoun
-#: place a weekday said alone in the past; 10: Dutch "vorige week", "volgende maand", "vorig jaar", "twee dagen geleden",
-#: "over twee weken", "vanavond", "gisteravond", "komende vrijdag", a Dutch weekday said without "op" ("Zaterdag ging
-#: ik"; "zaterdagavond"), the Dutch months ("in maart", "op 3 mei"), "morgen" as the morning after a word that makes it one ("goede morgen", "guten morgen"); the
-#: past of a Dutch stem in "t" or "d" ("praatte"), more Dutch perfects with "zijn" ("is gebeurd") and the Italian
-#: passato remoto ("andò", "parlarono") place a weekday said alone in the past; "in the upcoming week", "this upcoming
-#: weekend" as "the coming" ones; a question about what one can do a few words before its time, "Can I finish this in
-#: April?", "Is it realistic to move in June?", about what is to come.
+#: place a weekday said alone in the past; 10: Dutch "vorige week", "volgende maand", "vorig jaar", "twee dagen
+#: geleden", "over twee weken", "vanavond", "gisteravond", "komende vrijdag", a Dutch weekday said without "op"
+#: ("Zaterdag ging ik"; "zaterdagavond"), the Dutch months ("in maart", "op 3 mei"), "morgen" as the morning after a
+#: word that makes it one ("goede morgen", "guten morgen"); the past of a Dutch stem in "t" or "d" ("praatte"), more
+#: Dutch perfects with "zijn" ("is gebeurd") and the Italian passato remoto ("andò", "parlarono") place a weekday said
+#: alone in the past; "in the upcoming week", "this upcoming weekend" as "the coming" ones; a question about what one
+#: can do a few words before its time, "Can I finish this in April?", "Is it realistic to move in June?", about what is
+#: to come.
 RULE = 10
 
 # English names, spelled out: the calendar module's names follow the process's locale (LC_TIME), which the
@@ -245,7 +246,8 @@ _MORNING_BEFORE = "".join(rf"(?<!\b{w} )" for w in (
     "maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag"))
 _OTHER_DAY = ("(" + "|".join(re.escape(w) for w in sorted(OTHER_DAYS, key=len, reverse=True))
               + r"|" + _ARTICLE_BEFORE + r"ma[ñn]ana"
-              + r"|" + _MORNING_BEFORE + r"(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|" + _AR_TODAY + ")")
+              + r"|" + _MORNING_BEFORE + r"(?-i:morgen)|(?:^|(?<=[.!?\n])\s*|(?<=[.!?]\s))(?-i:Morgen)(?=\s+\w)|"
+              + _AR_TODAY + ")")
 # a word of French in the message, which makes its "hier" yesterday
 _FRENCH = re.compile(r"(?:\b(?:nous|vous|elle|elles|ils|suis|était|étais|avons|avez|sommes|ai|une|au|aux|est|chez|"
                      r"avec|mais|très|soir|matin)\b|\b[jcl]'|\bça\b)", re.I)
@@ -327,8 +329,8 @@ OTHER_WEEKDAYS: dict[str, int] = {w: k for k, words in enumerate((
     "sonntag zondag domingo dimanche domenica воскресенье pazar")) for w in words.split()}
 _OTHER_WD = "(" + "|".join(sorted(OTHER_WEEKDAYS, key=len, reverse=True)) + ")"
 _OTHER_WD_PHRASES: tuple[tuple[int, str], ...] = (
-    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende|komende|aanstaande)\s+{WD}"), (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|"
-                                                                     r"afgelopen|vorige)\s+{WD}"),
+    (1, r"(?:n(?:ä|ae)chste[nr]?|kommende[nr]?|volgende|komende|aanstaande)\s+{WD}"),
+    (-1, r"(?:letzte[nr]?|vorige[nr]?|vergangene[nr]?|afgelopen|vorige)\s+{WD}"),
     (1, r"(?:(?:el|la|il|na|no)\s+)?pr[óo]xim[oa]\s+{WD}"), (1, r"(?:(?:el|il)\s+)?prossim[oa]\s+{WD}"),
     (1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:que\s+viene|que\s+vem|pr[óo]ximo|prochain|prossim[oa])"),
     (-1, r"(?:(?:el|na|no)\s+)?{WD}\s+(?:pasado|passad[oa]|dernier|scors[oa])"),
@@ -372,7 +374,8 @@ _NL_MONTH = "(" + "|".join(NL_MONTHS) + ")"
 _NL_AHEAD = re.compile(r"(?<!\w)(?:ga|gaat|gaan|zal|zult|zullen|wil|wilt|willen|plan|plannen|binnenkort|komende|"
                        r"volgende|straks)(?!\w)", re.I)
 _NL_SENTENCE = re.compile(r"(?<!\w)(?:ik|het|een|naar|niet|heb|hebben|heeft|ben|bent|mijn|wij|jij|jullie|onze|zijn|"
-                          r"gaan|gaat|ga|wordt|werd|ook|nog|maar|dat|wat|hoe|waar|wanneer|hij|zij|deze|dit)(?!\w)", re.I)
+                          r"gaan|gaat|ga|wordt|werd|ook|nog|maar|dat|wat|hoe|waar|wanneer|hij|zij|deze|dit)(?!\w)",
+                          re.I)
 # the Dutch weekdays said with their part of the day ("zaterdagavond", "vrijdagmiddag")
 _NL_WD_PARTS = frozenset(d + p for d in ("maandag", "dinsdag", "woensdag", "donderdag", "vrijdag", "zaterdag", "zondag")
                          for p in ("ochtend", "morgen", "middag", "avond", "nacht"))
@@ -449,7 +452,8 @@ _NL_PAST = (r"was|waren|had|hadden|ging|gingen|kwam|kwamen|zag|zagen|werd|werden
             r"reed|reden|vloog|vlogen|liep|liepen|zat|zaten|stond|stonden|las|lazen|schreef|schreven|nam|namen|"
             r"gaf|gaven|vond|vonden|bleef|bleven|kocht|kochten|bracht|brachten|dacht|dachten|zocht|zochten|"
             r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?!(?:gezond|geven|genieten|gebruiken|geloven|gebeuren)"
-            r"(?!\w))ge\w{2,}(?:d|t|en)|(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?:laten|moeten|willen|kunnen)\s+\w+en|"
+            r"(?!\w))ge\w{2,}(?:d|t|en)|"
+            r"(?:heb|hebt|heeft|hebben)\s+(?:\S+\s+){0,8}?(?:laten|moeten|willen|kunnen)\s+\w+en|"
             r"(?:ben|bent|is|zijn)\s+(?:\S+\s+){0,8}?(?:ge(?:gaan|weest|komen|bleven|"
             r"reden|vlogen|lopen|reisd|storven|boren|worden|vallen|beurd|stopt|vlucht|rend|fietst|wandeld|zwommen)|"
             r"(?:aan|terug|thuis|mee|binnen|langs|op|weg|over)ge(?:komen|gaan|lopen|reden|vlogen|staan)|verhuisd|"
@@ -507,7 +511,8 @@ _WEAK_PAST_NOT = {
                      r"vierte|vierten|siebte|siebten|neunte|neunten|zehnte|zehnten|elfte|elften|zwölfte|zwölften|"
                      r"fünfte|fünften|sanfte|sanften)"),
     "nl": re.compile(r"(?:\w*ste|(?:be|ver|ont|op|af|aan|uit|in)?(?:kost|rust|haast|feest|lust|wacht|richt|vecht|zucht|"
-                     r"licht|dicht|vind|word|land|brand|meld|zend|wend|antwoord|eind|red)(?:en|e)|hitte|vierde|vijfde|zesde|"
+                     r"licht|dicht|vind|word|land|brand|meld|zend|wend|antwoord|eind|red)(?:en|e)|hitte|"
+                     r"vierde|vijfde|zesde|"
                      r"zevende|tiende|elfde|twaalfde|derde|harde|zachte|lichte|echte|slechte|rechte|wilde|wilden)"),
 }
 _V2_WORD = re.compile(r"[\w'’]+")
@@ -901,7 +906,8 @@ _NEEDS: dict[str, tuple[str, ...]] = {
             "after the ", "prior to the "), "ago_wd": (" ago",), "ago_today": (" ago",),
     "weeks_on": ("week", "fortnight"),
     "ago": (" ago", " back"), "half_ago": ("half a",), "and_half_ago": (" and a half ",), "decades_ago": ("decade",),
-    "wds_ago": ("days ago",), "span_back": ("last ", "past "), "span_ahead": ("the next ", "the coming ", "the upcoming ", " ahead"),
+    "wds_ago": ("days ago",), "span_back": ("last ", "past "),
+    "span_ahead": ("the next ", "the coming ", "the upcoming ", " ahead"),
     "last_unit": ("last ", "past "), "last_wd": _WEEKDAY_STARTS,
     "over_weekend": ("over the weekend", "on the weekend", "at the weekend", "for the weekend", " the wknd",
                      " the wkend"),
