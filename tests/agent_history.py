@@ -11,7 +11,9 @@ token without a digit, a base62 upload id, a base64url trace id, a login code), 
 duration, or a preview named by a slug of words (which stays a line of its own); ``--kinds runners`` from four
 test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds
 small`` from three whose id is drawn from small letters and digits (a pod's name after each rollout, a nanoid, a
-preview's host); ``--kinds all`` from all twenty-one."""
+preview's host); ``--kinds all`` from all twenty-one. ``--voice bot`` writes the outputs as an imported team chat does
+a bot's notifications: role ``user``, spoken by ``opsbot``, marked ``metadata["bot"]`` (``--voice person``: the
+same unmarked, as a person's words); ``--lines`` prints too how many lines of the contexts the outputs took."""
 
 from __future__ import annotations
 
@@ -157,9 +159,16 @@ KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "runners": RUNNER_KINDS, "sm
              "all": KINDS + DRAWN_KINDS + RUNNER_KINDS + SMALL_KINDS}
 
 
-def history(seed: int, outputs: int, kind_set: str = "digits") -> tuple[list[dict], list[tuple[int, str]]]:
+# how the tool outputs are written: by a tool, or as an imported chat writes a bot's messages, marked or not
+VOICES = {"tool": {"role": "tool"}, "bot": {"role": "user", "speaker": "opsbot", "metadata": {"bot": True}},
+          "person": {"role": "user", "speaker": "opsbot"}}
+
+
+def history(seed: int, outputs: int, kind_set: str = "digits", voice: str = "tool"
+            ) -> tuple[list[dict], list[tuple[int, str]]]:
     """The messages of one history (``Memory.add_many`` items, in order) and its questions, each with the index of
-    its evidence message among them; its tool outputs are of the kinds of ``KIND_SETS[kind_set]``."""
+    its evidence message among them; its tool outputs are of the kinds of ``KIND_SETS[kind_set]``, written in the
+    voice of ``VOICES[voice]``."""
     rng = random.Random(seed)
     pool = KIND_SETS[kind_set]
     kinds = rng.sample(range(len(pool)), rng.randint(min(5, len(pool) - 1), min(8, len(pool))))
@@ -189,23 +198,32 @@ def history(seed: int, outputs: int, kind_set: str = "digits") -> tuple[list[dic
         while slot < len(after) and after[slot] == x:
             kind = rng.choice(kinds)
             t += 30
-            items.append({"text": pool[kind](rng, t, counts[kind]), "role": "tool", "timestamp": t,
-                          "session_id": session})
+            items.append({"text": pool[kind](rng, t, counts[kind]), "timestamp": t, "session_id": session,
+                          **VOICES[voice]})
             counts[kind] += 1
             slot += 1
     return items, questions
 
 
-def found(seed: int, outputs: int, budgets: tuple[int, ...], kind_set: str = "digits") -> dict[int, int]:
-    """Per budget, how many of the history's questions got their evidence message in the context."""
-    items, questions = history(seed, outputs, kind_set)
+def found(seed: int, outputs: int, budgets: tuple[int, ...], kind_set: str = "digits", voice: str = "tool",
+          lines: dict[int, list[int]] | None = None) -> dict[int, int]:
+    """Per budget, how many of the history's questions got their evidence message in the context; ``lines``, when
+    given, gets per budget the lines of the contexts the outputs took and the lines in all added."""
+    items, questions = history(seed, outputs, kind_set, voice)
     out = dict.fromkeys(budgets, 0)
     with Memory(None) as mem:
-        ids = [i.id for i in mem.add_many(items)]
+        added = mem.add_many(items)
+        ids = [i.id for i in added]
+        outputs_of = {it.id for it, item in zip(added, items) if item.get("speaker") == "opsbot"
+                      or item["role"] == "tool"}
         for at, q in questions:
             for b in budgets:
                 rc = mem.recall(q, budget_tokens=b)
                 out[b] += ids[at] in {m.id for m in rc.messages}
+                if lines is not None:
+                    got = lines.setdefault(b, [0, 0])
+                    got[0] += sum(m.id in outputs_of for m in rc.messages)
+                    got[1] += len(rc.messages)
     return out
 
 
@@ -223,18 +241,23 @@ def main() -> None:
     ap.add_argument("--outputs", default="200,400,1000")
     ap.add_argument("--budgets", default="300,500,1000")
     ap.add_argument("--kinds", choices=sorted(KIND_SETS), default="digits")
+    ap.add_argument("--voice", choices=sorted(VOICES), default="tool")
+    ap.add_argument("--lines", action="store_true")
     args = ap.parse_args()
     budgets = tuple(_span(args.budgets))
     total = dict.fromkeys(budgets, 0)
     n = 0
+    lines: dict[int, list[int]] | None = {} if args.lines else None
     for outputs in _span(args.outputs):
         for seed in _span(args.seeds):
-            got = found(seed, outputs, budgets, args.kinds)
+            got = found(seed, outputs, budgets, args.kinds, args.voice, lines)
             n += len(FACTS)
             print(f"seed {seed} outputs {outputs}: " + " / ".join(str(got[b]) for b in budgets), flush=True)
             for b in budgets:
                 total[b] += got[b]
     print("all: " + " / ".join(f"{total[b]}" for b in budgets) + f" of {n} question-budgets each")
+    if lines is not None:
+        print("lines of the outputs: " + " / ".join(f"{lines[b][0]} of {lines[b][1]}" for b in budgets))
 
 
 if __name__ == "__main__":

@@ -3103,3 +3103,57 @@ def test_exports_cut_at_dates_ingested_in_any_order_hold_each_message_once_edits
         got = stored(db)
         assert sorted(m["text"] for m in got) == want, order
         assert next(m for m in got if m["text"] == "m4, edited")["metadata"]["edited"] is True
+
+
+def test_the_bots_of_a_telegram_export_are_marked(tmp_path, capsys) -> None:
+    """Telegram's export names a chat with a bot ("type": "bot_chat", its "id" the bot's account) and an inline
+    bot's result a person sent ("via_bot"); neither was marked, so a bot's notifications were a person's words and
+    never grouped as a tool's outputs are."""
+    export = {"name": "DeployBot", "type": "bot_chat", "id": 555, "messages": [
+        {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000", "from": "Ann",
+         "from_id": "user1", "text": "/status"},
+        {"id": 2, "type": "message", "date": "2024-03-12T09:00:01", "date_unixtime": "1710234001",
+         "from": "DeployBot", "from_id": "user555", "text": "Deploy 9f1c2ab3 of api-gateway succeeded"},
+        {"id": 3, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060", "from": "Ann",
+         "from_id": "user1", "via_bot": "@gif", "text": "cat"}]}
+    f = tmp_path / "result.json"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    db = tmp_path / "s.db"
+    assert cli(capsys, "ingest", f, "--path", db).code == 0
+    assert [(m["speaker"], m["metadata"]) for m in stored(db)] == [
+        ("Ann", {"telegram_id": 1, "from_id": "user1"}),
+        ("DeployBot", {"telegram_id": 2, "from_id": "user555", "bot": True}),
+        ("Ann", {"telegram_id": 3, "from_id": "user1", "via_bot": "@gif", "bot": True})]
+    # in a group the same account is no bot the export names; in an account's export the chat says it
+    export["type"] = "private_group"
+    f.write_text(json.dumps(export, indent=1), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "g.db").code == 0
+    assert ["bot" in m["metadata"] for m in stored(tmp_path / "g.db")] == [False, False, True]
+    export["type"] = "bot_chat"
+    account = {"chats": {"list": [export]}}
+    f.write_text(json.dumps(account, indent=1), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", tmp_path / "a.db").code == 0
+    assert ["bot" in m["metadata"] for m in stored(tmp_path / "a.db")] == [False, True, True]
+
+
+def test_a_slack_apps_message_and_a_bot_users_are_marked(tmp_path, capsys) -> None:
+    """An app posts as its bot user: its message has a "user" beside its "bot_id" and "bot_profile", and
+    users.json marks that user "is_bot". Only a message of a bot_id without a user was marked a bot's."""
+    import zipfile
+
+    day = [{"type": "message", "user": "U09APP", "bot_id": "B09", "text": "Deploy 9f1c2ab3 succeeded",
+            "ts": "1710234000.000100", "bot_profile": {"id": "B09", "name": "deploys"}},
+           {"type": "message", "user": "U08REL", "text": "Release 2024.3 is out", "ts": "1710234010.000100"},
+           {"type": "message", "user": "U01ANN", "text": "thanks!", "ts": "1710234020.000100"}]
+    users = [{"id": "U01ANN", "name": "ann", "profile": {"display_name": "Ann"}},
+             {"id": "U08REL", "name": "releasebot", "is_bot": True, "profile": {"real_name": "releasebot"}}]
+    f = tmp_path / "export.zip"
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("users.json", json.dumps(users))
+        archive.writestr("channels.json", json.dumps([{"id": "C1", "name": "ops"}]))
+        archive.writestr("ops/2024-03-12.json", json.dumps(day))
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert [(m["speaker"], m["metadata"].get("bot", False)) for m in stored(db)] == [
+        ("deploys", True), ("releasebot", True), ("Ann", False)]

@@ -890,3 +890,93 @@ def test_a_short_git_hash_is_a_hex_id():
                       "timestamp": T0 + 60 * k} for k, h in enumerate(with_both))
         rc = mem.recall("which commit is in production?", budget_tokens=300)
         assert [rc.repeats.get(m.id, 1) for m in rc.messages] == [len(with_both)]
+
+
+def _deploys(n: int, rng: random.Random) -> list[str]:
+    return ["Deploy %08x of api-gateway succeeded in %dm%02ds" % (rng.getrandbits(32), rng.randint(1, 9),
+                                                                  rng.randint(0, 59)) for _ in range(n)]
+
+
+@pytest.mark.parametrize("marked", [{"bot": True}, {"type": "tool_result"}, {}, {"bot": "yes"}])
+def test_a_message_a_program_wrote_is_grouped_whatever_its_role(marked):
+    """A chat import gives every speaker the role ``user``, bots too; an application may store its tools' results
+    as the user's messages. Marked as a bot's (``metadata["bot"]``, as the importers mark it) or as a tool's result
+    (``metadata["type"]``), its near-duplicates are its copies as a tool's are; unmarked, it is a person's. Before,
+    200 notifications of a deploy bot took 13 of a 300-token context's 14 lines and left out the message about
+    the deploys."""
+    grouped = marked.get("bot") is True or marked.get("type") == "tool_result"
+    texts = _deploys(200, random.Random(4))
+    with Memory(None) as mem:
+        items = mem.add_many({"text": t, "role": "user", "speaker": "deploybot", "timestamp": T0 + 600 * k,
+                              "metadata": dict(marked)} for k, t in enumerate(texts))
+        why = mem.add("The api-gateway deploys fail whenever the config map is missing the TLS section.",
+                      role="user", speaker="ann", timestamp=T0 + 60_000)
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in (0, 199)] == ([200, 200] if grouped else [1, 1])
+        rc = mem.recall("why do the api-gateway deploys fail?", budget_tokens=300)
+        bot_lines = [line for line in rc.text.splitlines() if line.startswith("deploybot")]
+        if grouped:
+            assert bot_lines == [f"deploybot (200 times, 1 March 2026 to 2 March 2026): {items[-1].text}"]
+            assert why.id in {m.id for m in rc.messages}
+        else:
+            assert len(bot_lines) > 1 and all(line.startswith("deploybot: ") for line in bot_lines)
+
+
+def test_a_bots_run_summary_is_a_machine_output_as_a_tools_is():
+    """A text whose only changing field is the time a run took is a machine output where a program wrote it: a CI
+    bot's summaries in an imported chat are one line per count of tests, a person's stay their own."""
+    rng = random.Random(6)
+    texts = ["412 passed in %.2fs" % rng.uniform(60, 300) for _ in range(6)]
+    with Memory(None) as mem:
+        mem.add_many({"text": t, "role": "user", "speaker": "ci", "metadata": {"bot": True}} for t in texts)
+        mem.add_many({"text": t, "role": "user", "speaker": "ann"} for t in texts)
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in range(12)] == [6] * 6 + [1] * 6
+
+
+def test_marking_a_message_a_bots_later_groups_it_and_unmarking_parts_it():
+    rng = random.Random(8)
+    texts = _deploys(5, rng)
+    with Memory(None) as mem:
+        items = mem.add_many({"text": t, "role": "user", "speaker": "deploybot"} for t in texts)
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in range(5)] == [1] * 5
+        for it in items:
+            mem.update(it.id, metadata={"bot": True})
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in range(5)] == [5] * 5
+        mem.update(items[2].id, metadata={"bot": False})
+        idx = mem.engine.state().index
+        assert [len(idx.copies_of(k)) for k in range(5)] == [4, 4, 1, 4, 4]
+
+
+def test_the_mark_of_a_programs_messages_survives_a_snapshot_and_one_without_it_is_made_again(tmp_path, monkeypatch):
+    """The index keeps which messages a program wrote in its snapshot; a snapshot saved before it did is not used
+    (the metadata says which they are: the index is made again from the messages) and gives the same groups."""
+    from hippo.index import coindex
+
+    rng = random.Random(9)
+    texts = _deploys(40, rng)
+    people = ["we shipped build %d today, all good" % k for k in range(10)]
+    for older in (False, True):
+        path = str(tmp_path / f"s{older}.db")
+        real = coindex.NamespaceIndex.to_snapshot
+
+        def old_snapshot(self):  # as a version that did not mark the messages of programs wrote it
+            meta, arrays = real(self)
+            arrays.pop("program")
+            return meta, arrays
+
+        if older:
+            monkeypatch.setattr(coindex.NamespaceIndex, "to_snapshot", old_snapshot)
+        with Memory(path) as mem:
+            mem.add_many({"text": t, "role": "user", "speaker": "deploybot", "metadata": {"bot": True}}
+                         for t in texts)
+            mem.add_many({"text": t, "role": "user", "speaker": "ann"} for t in people)
+            with mem.engine.rt.lock.write():
+                mem.engine.state().save_derived(force=True)
+        monkeypatch.undo()
+        with Memory(path) as mem:
+            idx = mem.engine.state().index
+            assert idx.program.view.tolist() == [True] * 40 + [False] * 10
+            assert [len(idx.copies_of(k)) for k in (0, 39, 40, 49)] == [40, 40, 1, 1]

@@ -1278,7 +1278,7 @@ def _convert_document(doc: Any) -> tuple[str, list[Record]]:
                 return "discord", discord_records(msgs)
             if head and not any("role" in m for m in head) and (
                     any("date" in m for m in head) or (isinstance(doc.get("type"), str) and "id" in doc)):
-                return "telegram", list(telegram_records(msgs))
+                return "telegram", list(telegram_records(msgs, bot=_telegram_bot(doc)))
             if head and not any("role" in m for m in head):
                 # other apps' exports are {"messages": [...]} too, of other fields: no OpenAI-style file with one
                 # bad message, but a format hippo does not read
@@ -2168,9 +2168,20 @@ def _telegram_text(value: Any, path: Path) -> str:
     raise SourceError(path, f"field 'text' must be a string or a list of entities, got {_kind(value)}", "text")
 
 
-def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
+def _telegram_bot(chat: dict) -> str | None:
+    """The account (``from_id``) of the bot a chat is with, when the chat is one (``"type": "bot_chat"``: its ``id``
+    is the bot's), else None."""
+    ident = chat.get("id")
+    if chat.get("type") == "bot_chat" and isinstance(ident, (int, str)) and not isinstance(ident, bool):
+        return f"user{ident}"
+    return None
+
+
+def telegram_records(msgs: list, base: Path = (), bot: str | None = None) -> Iterator[Record]:
     """A Telegram export's messages: ``type`` "message" with text, ``from`` as speaker, ``date`` as time; service
-    messages and media without a caption left out. ``base`` is the path to the chat holding ``msgs``."""
+    messages and media without a caption left out. ``base`` is the path to the chat holding ``msgs``; ``bot`` the
+    account of the bot the chat is with (:func:`_telegram_bot`), whose messages are marked ``bot``, as those a person
+    sent through an inline bot (``via_bot``, its name kept) are."""
     for k, msg in enumerate(msgs):
         path = (*base, "messages", k)
         if not isinstance(msg, dict):
@@ -2223,6 +2234,13 @@ def telegram_records(msgs: list, base: Path = ()) -> Iterator[Record]:
             meta["reply_to"] = reply
         if msg.get("edited"):
             meta["edited"] = True
+        # a bot's words: the bot's own in a chat with it, or an inline bot's result a person sent (``"via_bot":
+        # "@gif"``); Telegram's export says no more of a group's bots
+        via = msg.get("via_bot")
+        if isinstance(via, str) and via.strip():
+            meta["via_bot"] = via.strip()
+        if (bot is not None and sender == bot) or "via_bot" in meta:
+            meta["bot"] = True
         if meta:
             item["metadata"] = meta
         # the message, less what changes after it was sent: its reactions, and the sender's name where the account
@@ -2271,7 +2289,7 @@ def telegram_export_records(doc: dict) -> list[Record]:
     out: list[tuple[datetime, int, Record]] = []
     for (path, chat), name in zip(chats, names):
         group = name if names.count(name) == 1 else f"{name} ({chat.get('id')})"
-        for rec in telegram_records(chat["messages"], path):
+        for rec in telegram_records(chat["messages"], path, _telegram_bot(chat)):
             rec.item.setdefault("metadata", {})["chat"] = group
             rec.group = group
             when = rec.item["timestamp"]
@@ -2727,14 +2745,17 @@ def _slack_name(profile: Any) -> str | None:
 
 
 def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dict[str, str] | None = None,
-                  channel: str | None = None) -> list[Record]:
+                  channel: str | None = None, bots: set[str] | frozenset[str] = frozenset()) -> list[Record]:
     """A day of a Slack channel (a workspace export's ``<channel>/<YYYY-MM-DD>.json``): messages with text, the
     name Slack shows for the sender as speaker (``user_profile``, else the export's ``users.json`` in ``users``, a
     bot's ``username``, else the user id), ``ts`` as time, in time order; joins, leaves, topic changes and the other
     subtypes of events left out, and files without words; a message without text has the words of its legacy
     ``attachments`` (an integration's), each one's ``fallback``. Metadata: ``slack_ts`` (the message's id),
     ``thread_ts`` (the thread a reply is in), ``edited``, ``bot``, the names of ``attachments`` (files),
-    ``reactions`` as ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive."""
+    ``reactions`` as ``[{"emoji", "count"}]``, and ``channel`` when read from an export archive. A message is a
+    bot's (``bot``) when its subtype is ``bot_message``, it names a bot and no user (``bot_id``), it carries the
+    profile of the bot that posted it (``bot_profile``, an app's message posted as its bot user), or its user is
+    one of ``bots`` (the export's ``users.json`` says ``is_bot``)."""
     if not isinstance(msgs, list):
         raise SourceError((), f"expected a list of messages (a day of a Slack channel), got {_kind(msgs)}")
     for arg, value in (("users", users), ("channels", channels)):
@@ -2774,7 +2795,8 @@ def slack_records(msgs: list, users: dict[str, str] | None = None, channels: dic
                 meta["thread_ts"] = str(thread)
         if isinstance(msg.get("edited"), dict):
             meta["edited"] = True
-        if subtype == "bot_message" or "bot_id" in msg and user is None:
+        if subtype == "bot_message" or "bot_id" in msg and user is None or isinstance(msg.get("bot_profile"), dict) \
+                or user in bots:
             meta["bot"] = True
         files = msg.get("files", [msg["file"]] if isinstance(msg.get("file"), dict) else None)
         attached = _names(files, path, "files", "name", "title")
@@ -2850,6 +2872,7 @@ def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
                 return Source(shown, "slack", text), _load_document(shown, text)
 
             users: dict[str, str] = {}
+            bots: set[str] = set()
             channels: dict[str, str] = {}
             for base, name in lists.items():
                 src, doc = load(name)
@@ -2862,6 +2885,8 @@ def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
                         shown = _slack_name(entry)
                         if shown is not None:
                             users[entry["id"]] = shown
+                        if entry.get("is_bot") is True:
+                            bots.add(entry["id"])
                     elif isinstance(entry.get("name"), str):
                         channels[entry["id"]] = entry["name"]
             out = Source(file, "slack-export", "")
@@ -2870,7 +2895,7 @@ def _read_slack_archive(file: str, data: bytes, encoding: str) -> Source | None:
                 if not isinstance(doc, list):
                     raise src.error((), f"expected a list of messages (a day of a Slack channel), got {_kind(doc)}")
                 try:
-                    records = slack_records(doc, users, channels, channel)
+                    records = slack_records(doc, users, channels, channel, bots)
                     for rec in records:
                         _check_depth(rec.item, rec.path)
                 except SourceError as exc:

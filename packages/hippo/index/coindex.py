@@ -92,6 +92,16 @@ def event_offset(metadata: dict | None) -> float:
     return math.nan
 
 
+def written_by_program(metadata: dict | None) -> bool:
+    """Whether a message's metadata says a program wrote it, whatever its role: ``metadata["bot"]`` is True (a chat
+    app's bot or integration, as the importers of Slack, Discord, Google Chat and Telegram mark it) or
+    ``metadata["type"]`` is ``"tool_result"`` (an application that stores its tools' results as the user's messages,
+    the entry type :mod:`hippo.engine.hierarchy.decay` reads). Its texts are grouped as a tool's outputs are
+    (:attr:`NamespaceIndex.near_keys`)."""
+    md = metadata if isinstance(metadata, dict) else {}
+    return md.get("bot") is True or md.get("type") == "tool_result"
+
+
 def event_time(metadata: dict | None) -> float:
     """The caller's event time of a message (``metadata["event_time"]``, epoch seconds), or NaN (also for a value
     outside the years 2 to 9997)."""
@@ -184,6 +194,7 @@ class NamespaceIndex:
         self.speaker = GrowArray(np.int32)
         self.session = GrowArray(np.int32)
         self.role = GrowArray(np.int8)
+        self.program = GrowArray(np.bool_, fill=False)  # written by a program (:func:`written_by_program`)
         self.created = GrowArray(np.float64)                    # ingestion time
         self.event_time = GrowArray(np.float64, fill=np.nan)    # metadata["event_time"] given by the caller, or NaN
         self.utc_offset = GrowArray(np.float64, fill=np.nan)    # the timestamp's offset from UTC (s), NaN: unknown
@@ -360,7 +371,9 @@ class NamespaceIndex:
         summary, ``12 passed in 3.41s``) is a machine output; the assistant's or the system's such text is one only
         beside a machine output of its form. A person's message (role ``user``, whoever its speaker) is never a machine
         output nor joins one: what a person says twice with another value ("my new wifi password is xKqPzRtYvWmNbHgF
-        now") is two statements, each of which a question may ask for, so its key is its digest. Kept like
+        now") is two statements, each of which a question may ask for, so its key is its digest. A message a program
+        wrote (:func:`written_by_program`: a chat app's bot, which an import gives the role ``user`` as it gives every
+        speaker, or a tool's result stored as the user's) is grouped as a tool's output is, whatever its role. Kept like
         :attr:`digests`, and saved with the span table (made again from the tokens for a snapshot without them)."""
         return self._near.view
 
@@ -411,7 +424,8 @@ class NamespaceIndex:
         """:attr:`near_keys` of the rows from ``first`` on (their digests, forms and columns held): a machine
         output's is its form (a tool's output whose only masked fields are durations is one), a text of a machine
         output's form in its voice its form too (and so are those held before that waited for one), any other's its
-        digest, and a person's message's (:data:`_PERSON`) too. From 0, every row's is made again."""
+        digest, and a person's message's (:data:`_PERSON`, but for one a program wrote) too. From 0, every row's is made
+        again."""
         n = self.ids.n
         if first == 0:
             self._machine_forms, self._waiting = {}, {}
@@ -419,7 +433,9 @@ class NamespaceIndex:
         elif self._near.n < n:
             self._near.extend(self._digest.view[self._near.n:n])
         roles, kinds = self.role.view[first:n], self._form_kind.view[first:n]
-        kinds = np.where(roles == _PERSON, 0, np.where(kinds == 3, np.where(roles == _TOOL, 2, 1), kinds))
+        program = self.program.view[first:n]
+        kinds = np.where((roles == _PERSON) & ~program, 0,
+                         np.where(kinds == 3, np.where((roles == _TOOL) | program, 2, 1), kinds))
         near, forms = self._near.view, self._form.view
         machine = np.flatnonzero(kinds == 2) + first
         other = np.flatnonzero(kinds == 1) + first
@@ -501,6 +517,7 @@ class NamespaceIndex:
         self.speaker.extend([self._code(self._speaker_code, self.speakers, r.speaker) for r in rows])
         self.session.extend([self._code(self._session_code, self.sessions, r.session_id) for r in rows])
         self.role.extend([ROLES.index(r.role) if r.role in ROLES else 0 for r in rows])
+        self.program.extend([written_by_program(r.metadata) for r in rows])
         self.created.extend([r.created_at for r in rows])
         self.event_time.extend([event_time(r.metadata) for r in rows])
         self.utc_offset.extend([math.nan if r.utc_offset is None else r.utc_offset for r in rows])
@@ -509,12 +526,18 @@ class NamespaceIndex:
         self.last_seq = max(self.last_seq, rows[-1].seq)
 
     def update(self, rows: list[MessageRow]) -> list[int]:
-        """New metadata of held messages: the columns derived from it; returns the rows whose event time changed."""
+        """New metadata of held messages: the columns derived from it; returns the rows whose event time changed. A
+        message now marked as written by a program, or no longer, is grouped again (:attr:`near_keys`)."""
         changed = []
+        rejoin = False
         for r in rows:
             row = self.row_of.get(r.id)
             if row is None:
                 continue
+            program = written_by_program(r.metadata)
+            if program != bool(self.program.a[row]):
+                self.program.a[row] = program
+                rejoin = True
             et, off = event_time(r.metadata), event_offset(r.metadata)
             old, old_off = float(self.event_time.a[row]), float(self.event_offset.a[row])
             same = (et == old or (et != et and old != old)) and (off == old_off or (off != off and old_off != old_off))
@@ -522,6 +545,8 @@ class NamespaceIndex:
                 self.event_time.a[row] = et
                 self.event_offset.a[row] = off
                 changed.append(row)
+        if rejoin:
+            self._join()
         return changed
 
     def rebuild_without(self, dead_ids) -> np.ndarray | None:
@@ -592,7 +617,7 @@ class NamespaceIndex:
         return keep
 
     # -- snapshots ------------------------------------------------------------------------------------------
-    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "created", "event_time", "utc_offset",
+    _COLUMNS = ("ids", "seqs", "ts", "speaker", "session", "role", "program", "created", "event_time", "utc_offset",
                 "event_offset")
 
     def to_snapshot(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -645,6 +670,8 @@ class NamespaceIndex:
             arrays = {**arrays, "utc_offset": np.full(n, np.nan)}
         if "event_offset" not in arrays:  # written before event_time's offset was kept: the time is read on UTC's
             arrays = {**arrays, "event_offset": np.full(n, np.nan)}
+        if "program" not in arrays:  # written before the messages of programs were marked: the metadata says which
+            raise ValueError("span table saved without the column of messages written by programs")
         if keep.size != n or any(arrays[c].shape != (n,) for c in cls._COLUMNS) or (lengths < 0).any():
             raise ValueError("span table columns disagree in length")
         if int(lengths[keep].sum()) != n_tokens:
