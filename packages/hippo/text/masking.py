@@ -42,8 +42,9 @@ a character longer has rules a character shorter.
 
 An id drawn from small letters and digits (a pod's hash ``6b7c9d8fgq``, a nanoid ``v1stgxr8z5jdhi6bmyt2k``), a run
 of five or more holding a letter past ``f`` that :func:`_drawn_small` reads as drawn and no word or name with a
-number (``python3``, ``b64encode``, ``1200x800px``), is a machine field too, masked as a hex id is, with the
-five-character end Kubernetes writes after a pod's hash (``-pk2mz``); of ten characters or more it is field enough.
+number (``python3``, ``b64encode``, ``1200x800px``, ``lz4hc``), is a machine field too, masked as a hex id is, with
+the five-character end Kubernetes writes after a pod's hash (``-pk2mz``); of ten characters or more it is field
+enough.
 
 A text whose only masked fields are durations, with words beside them (a test run's summary: pytest's ``12
 passed in 3.41s``, go test's ``ok  example.com/api  0.412s``, cargo test's ``... finished in 0.02s``, jest's ``Time:
@@ -72,7 +73,7 @@ from collections.abc import Iterator
 MIN_FIELDS = 2
 MIN_CHARS = 24
 #: the version of the rule above: a saved key made by another rule is made again (hippo.index.coindex)
-RULE = 11
+RULE = 12
 #: what :func:`form` says of a text: a form without a machine field, a machine output, a form whose only masked
 #: fields are durations (a run's summary: a tool's output when a tool wrote it, :mod:`hippo.index.coindex`)
 FORM, MACHINE, TIMED = 0, 1, 2
@@ -161,7 +162,7 @@ _DIGIT = re.compile("[0-9]")
 _LETTER = re.compile("(?<!\x00)[A-Za-z]")  # a letter of the text, not of a placeholder
 # a hex id and a number are one kind: an id drawn at random may hold no letter ("07923986") or no digit
 _PLACEHOLDER = {"U": "\x00U", "T": "\x00T", "I": "\x00N", "M": "\x00T", "D": "\x00T", "W": "\x00T", "A": "\x00D",
-                "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N", "L": "\x00N"}
+                "H": "\x00N", "X": "\x00N", "N": "\x00N", "R": "\x00N", "L": "\x00N", "S": "\x00N"}
 # what a text with a form holds (:func:`form`): a digit, or a small letter before a capital (a drawn id's)
 _SWITCH = re.compile("[a-z][A-Z]")
 # the parts of a run of letters and digits: a word in lower case or capitalised, a run of capitals, a number
@@ -213,24 +214,38 @@ def masked(text: str) -> str | None:
     return got[0] if got is not None and got[1] == MACHINE else None
 
 
-def _drawn_small(run: str) -> bool:
+def _drawn_small(run: str, onto_name: bool = False) -> bool:
     """Whether a run of small letters and digits holding a digit reads as drawn at random over them, not as a word or a
-    name with a number (``python3``, ``b64encode``, ``utf8mb4``, ``1200x800px``, ``320ms``, ``password123``) nor a
-    duration in its units (``2h3m4s``): a letter past ``f``, at least as many letters as digits, a digit between two
-    letters, and either no vowel (``y`` counted as one: ``x2kqp``, ``v1stgxr8``; Kubernetes draws its pods' hashes and
-    ends so) or ten characters or more with five consonants in a row or changing between letters and digits four times
-    or more (``z5jdhi6bmyt``). A draw over ``[a-z0-9]`` holding a digit and a letter past ``f`` reads so 1 time in 5 at
-    8 characters, 2 in 3 at 10, 4 in 5 at 12, 94 in 100 at 16, 98 in 100 at 21 (a nanoid's length); Kubernetes's pod
-    hashes of 9 and 10 characters 85 and 90 times in 100, its pod's 5-character end 55 (it is masked with the hash
-    before it, whole); of the 102 such runs of five characters or more LoCoMo's and BEAM's messages write
-    (``password123``, ``b64encode``, ``psycopg2``, ``1200x800px``, ``320ms``, ``es2021``) none does."""
+    name with a number (``python3``, ``b64encode``, ``utf8mb4``, ``1200x800px``, ``320ms``, ``password123``,
+    ``lz4hc``, ``p2pkh``, ``4k60fps``) nor a duration in its units (``2h3m4s``): a letter past ``f``, at least as many
+    letters as digits, a digit between two letters, and either four changes between letters and digits or more
+    (``k2j9ab``, ``z5jdhi6bmyt``), or, at ten characters or more, no vowel (``y`` counted as one: ``v1stgxr8z5``;
+    Kubernetes draws its pods' hashes and ends so) or five consonants in a row, or, under ten characters, no vowel
+    where the run is written onto a name by a hyphen (``onto_name``: a pod's end, ``fluentd-x2kqp``; written apart, a
+    short run without a vowel is as often a name, ``lz4hc``, and is a field of no machine kind: :func:`_small_kind`).
+    A draw over ``[a-z0-9]`` holding a digit and a letter past ``f`` reads so 4 times in 100 at 5 characters written
+    apart (24 onto a name), 13 (32) at 6, 35 (46) at 8, 40 (47) at 9, 65 at 10, 81 at 12, 94 at 16, 98 at 21 (a
+    nanoid's length); Kubernetes's pod hashes of 9 and 10 characters, written onto their deployment's name, 85 and 90
+    times in 100, its pod's 5-character end 55 (it is masked with the hash before it, whole); of the runs of five
+    characters or more LoCoMo's and BEAM's messages write (``password123``, ``b64encode``, ``psycopg2``,
+    ``1200x800px``, ``320ms``, ``es2021``) none under ten characters does."""
+    return _small_kind(run, onto_name) == "L"
+
+
+def _small_kind(run: str, onto_name: bool = False) -> str | None:
+    """What a run of small letters and digits holding a digit and a letter past ``f`` is: ``"L"``, an id drawn over
+    them (:func:`_drawn_small`), a machine field; ``"S"``, a run under ten characters without a vowel written apart
+    (``lz4hc``, ``p2pkh``, ``4k60fps``, or a short draw, ``x2kqp``), masked as an id is but no sign of a machine
+    output: a text holding it is a machine output only by another field, or beside one of its form (as a request id
+    drawn without a letter is); else None (a word or a name with a number: the fields the other kinds find in it)."""
     letters = sum(c.isalpha() for c in run)
     if 2 * letters < len(run) or _BETWEEN.search(run) is None or _DURATION.fullmatch(run) is not None:
-        return False
-    if _VOWEL.search(run) is None:
-        return True
-    return len(run) >= 10 and (_CONSONANTS.search(run) is not None
-                               or sum(a.isdigit() != b.isdigit() for a, b in zip(run, run[1:])) >= 4)
+        return None
+    if sum(a.isdigit() != b.isdigit() for a, b in zip(run, run[1:])) >= 4:
+        return "L"
+    if len(run) < 10:
+        return None if _VOWEL.search(run) is not None else "L" if onto_name else "S"
+    return "L" if _VOWEL.search(run) is None or _CONSONANTS.search(run) is not None else None
 
 
 def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
@@ -249,12 +264,34 @@ def _fields(text: str, undrawn: list[re.Match]) -> Iterator[re.Match]:
 
 
 def _small(text: str, m: re.Match) -> Iterator[re.Match]:
-    """A run of small letters and digits (the kind ``L``) as one field where :func:`_drawn_small` reads it as drawn,
-    else the fields the other kinds find in it."""
-    if _drawn_small(m.group("Lrun")):
+    """A run of small letters and digits (the kind ``L``) as one field where :func:`_small_kind` reads it as drawn,
+    as a field of the kind ``S`` where it reads it so, else the fields the other kinds find in it."""
+    at = m.start()
+    kind = _small_kind(m.group("Lrun"), at >= 2 and text[at - 1] == "-" and text[at - 2].isalnum())
+    if kind == "L":
         yield m
+    elif kind == "S":
+        yield _Short(m)
     else:
         yield from _FIELDS.finditer(text, m.start(), m.end())
+
+
+class _Short:
+    """A field of the kind ``S`` (:func:`_small_kind`) where :func:`form` reads a match of the kind ``L``."""
+
+    lastgroup = "S"
+
+    def __init__(self, m: re.Match) -> None:
+        self._m = m
+
+    def start(self) -> int:
+        return self._m.start()
+
+    def end(self) -> int:
+        return self._m.end()
+
+    def group(self, *args) -> str:
+        return self._m.group(*args)
 
 
 def form(text: str) -> tuple[str, int] | None:
@@ -268,7 +305,7 @@ def form(text: str) -> tuple[str, int] | None:
     switch = _SWITCH.search(text) is not None
     if not switch and _DIGIT.search(text) is None:
         return None
-    fields = machine = drawn = timed = hidden = 0
+    fields = machine = drawn = timed = hidden = short = 0
     parts: list[str] = []
     at = 0
     undrawn: list[re.Match] = []
@@ -287,6 +324,7 @@ def form(text: str) -> tuple[str, int] | None:
         # (a run of ten small letters and digits or more read as drawn is drawn from 36**10 values: field enough)
         drawn += kind in _DRAWN or kind == "L" and len(m.group("Lrun")) >= 10
         timed += kind == "A"
+        short += kind == "S"
         hidden += 1
         parts.append(text[at:m.start()])
         parts.append(_PLACEHOLDER[kind])
@@ -310,7 +348,8 @@ def form(text: str) -> tuple[str, int] | None:
     # every masked field a duration, and words beside it: what a run prints with the time it took (pytest's ``12
     # passed in 3.41s``, go test's ``ok  example.com/api  0.412s``), however short, and also what a person says ("I
     # ran 5 km in 25 minutes"), so a machine output's only where a tool wrote it (hippo.index.coindex)
-    timed = not machine and not framed and timed == hidden > 0
+    # (a short run that may be a name, ``lz4hc``, is masked beside them: ``lz4hc compressed in 3.41s``)
+    timed = not machine and not framed and timed == hidden - short > 0
     if len(out) < MIN_CHARS and not (timed and _LETTER.search(out)):
         return None
     # a table pads its columns to the widest value: "Up 3 hours   " and "Up 12 minutes" are one cell; a rule drawn
