@@ -12,9 +12,10 @@ duration, or a preview named by a slug of words (which stays a line of its own);
 test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds
 small`` from three whose id is drawn from small letters and digits (a pod's name after each rollout, a nanoid, a
 preview's host); ``--kinds short`` from three whose id is short (a link's code of six characters, a DaemonSet's
-pod) or that name a preset with a number (``4k60fps``, ``lz4hc``); ``--kinds all`` from the first twenty-one. ``--voice bot`` writes the outputs as an imported team chat does
-a bot's notifications: role ``user``, spoken by ``opsbot``, marked ``metadata["bot"]`` (``--voice person``: the
-same unmarked, as a person's words); ``--lines`` prints too how many lines of the contexts the outputs took."""
+pod) or that name a preset with a number (``4k60fps``, ``lz4hc``); ``--kinds all`` from the first twenty-one.
+``--voice bot`` writes the outputs as an imported team chat does a bot's notifications: role ``user``, spoken by
+``opsbot``, marked ``metadata["bot"]`` (``--voice person``: the same unmarked, as a person's words); ``--lines``
+prints too how many lines of the contexts the outputs took."""
 
 from __future__ import annotations
 
@@ -160,8 +161,8 @@ SMALL_KINDS = [
 # DaemonSet's pod (its name's five-character end), and a clip encoded with a named preset that holds a number
 SHORT_KINDS = [
     lambda rng, t, k: "short link %s created for the spring campaign at %s" % (_drawn(rng, 6, _SMALL), _clock(t)),
-    lambda rng, t, k: "NAME            READY   STATUS    RESTARTS   AGE\nfluentd-%s   1/1     Running   0          %dm" % (
-        _drawn(rng, 5, _K8S), rng.randint(1, 59)),
+    lambda rng, t, k: "NAME            READY   STATUS    RESTARTS   AGE\nfluentd-%s   1/1     Running   0          %dm"
+                      % (_drawn(rng, 5, _K8S), rng.randint(1, 59)),
     lambda rng, t, k: "encoded clip %s with preset %s: %d frames at %s" % (
         _hex(rng), rng.choice(["4k60fps", "1080p30", "lz4hc"]), rng.randint(1000, 9000), _clock(t)),
 ]
