@@ -12,7 +12,8 @@ duration, or a preview named by a slug of words (which stays a line of its own);
 test runners' summaries with the time the run took (pytest's ``-q`` line, go test, cargo test, jest); ``--kinds
 small`` from three whose id is drawn from small letters and digits (a pod's name after each rollout, a nanoid, a
 preview's host); ``--kinds short`` from three whose id is short (a link's code of six characters, a DaemonSet's
-pod) or that name a preset with a number (``4k60fps``, ``lz4hc``); ``--kinds all`` from the first twenty-one.
+pod) or that name a preset with a number (``4k60fps``, ``lz4hc``); ``--kinds joined`` from two whose id is drawn
+over small letters, digits, ``_`` and ``-``; ``--kinds all`` from the first twenty-one.
 ``--voice bot`` writes the outputs as an imported team chat does a bot's notifications: role ``user``, spoken by
 ``opsbot``, marked ``metadata["bot"]`` (``--voice person``: the same unmarked, as a person's words); ``--lines``
 prints too how many lines of the contexts the outputs took."""
@@ -166,8 +167,13 @@ SHORT_KINDS = [
     lambda rng, t, k: "encoded clip %s with preset %s: %d frames at %s" % (
         _hex(rng), rng.choice(["4k60fps", "1080p30", "lz4hc"]), rng.randint(1000, 9000), _clock(t)),
 ]
+# two kinds whose id is drawn over small letters, digits, ``_`` and ``-`` (a nanoid of a lower-case alphabet)
+JOINED_KINDS = [
+    lambda rng, t, k: "export finished: report %s written to the reports bucket" % _drawn(rng, 21, _SMALL + "_-"),
+    lambda rng, t, k: "trace %s: GET /api/orders served by orders-api, status ok" % _drawn(rng, 16, _SMALL + "_-"),
+]
 KIND_SETS = {"digits": KINDS, "drawn": DRAWN_KINDS, "runners": RUNNER_KINDS, "small": SMALL_KINDS,
-             "short": SHORT_KINDS, "all": KINDS + DRAWN_KINDS + RUNNER_KINDS + SMALL_KINDS}
+             "short": SHORT_KINDS, "joined": JOINED_KINDS, "all": KINDS + DRAWN_KINDS + RUNNER_KINDS + SMALL_KINDS}
 
 
 # how the tool outputs are written: by a tool, or as an imported chat writes a bot's messages, marked or not
