@@ -23,6 +23,15 @@ def grown(cap: int, need: int) -> int:
     return max(need, cap + (cap >> 1), 64)
 
 
+def filled_copy(a: np.ndarray, n: int) -> np.ndarray:
+    """A copy of a column (or of the rows of a table) of which the first ``n`` hold values: as large, its room taken
+    as zeroed memory again and left unwritten. ``a.copy()`` wrote every slot, so that a copy of a column grown by
+    half made its room resident (a third of it) where the column's own room was not."""
+    out = np.zeros(a.shape, dtype=a.dtype)
+    out[:n] = a[:n]
+    return out
+
+
 class GrowArray:
     """``a[:n]`` holds the values; a slot past ``n`` holds nothing meaningful until :meth:`extend` or
     :meth:`resize` writes it (``resize`` writes ``fill``)."""
@@ -39,6 +48,11 @@ class GrowArray:
             b = np.zeros(grown(self.a.size, need), dtype=self.a.dtype)
             b[: self.n] = self.a[: self.n]
             self.a = b
+
+    def __deepcopy__(self, memo) -> "GrowArray":
+        out = GrowArray.__new__(GrowArray)
+        out.fill, out.n, out.a = self.fill, self.n, filled_copy(self.a, self.n)
+        return out
 
     @classmethod
     def wrap(cls, values: np.ndarray, fill=0) -> "GrowArray":

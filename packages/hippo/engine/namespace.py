@@ -540,6 +540,7 @@ class Namespace:
                         with life.lock:
                             life.restore(undo)
                     raise
+        undo = None  # the copy is as large as the lifecycle: not held through the save
         with self.rt.lock.write():
             life.dirty += 1  # consolidation rewrote units: the next save writes the whole lifecycle
             state.save_derived()

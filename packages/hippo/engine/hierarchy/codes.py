@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from hippo.base.arrays import grown
+from hippo.base.arrays import filled_copy, grown
 from hippo.base.locks import ForkSafeLock
 from hippo.native import hamming_cross
 from hippo.text.vocab import Vocab, vocab
@@ -312,17 +312,20 @@ class CodeSet:
         self._index = None        # optional native XOR-popcount mirror (append-only sets)
         self._indexed = 0
         self._dead = 0
+        self._mirrored = False    # :meth:`enable_index` was called: the mirror is (re)built when first needed
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "CodeSet":
-        """A copy with its own native mirror (a native index cannot be copied; it is rebuilt from the codes)."""
+        """A copy whose room is left unwritten (:func:`hippo.base.arrays.filled_copy`) and whose native mirror, which
+        cannot be copied, is built from its codes when it is first searched: a consolidation keeps a copy to put
+        back if it raises, and mostly never reads it."""
         out = CodeSet.__new__(CodeSet)
         memo[id(self)] = out
         for name, value in self.__dict__.items():
-            if name != "_index":
+            if name in ("codes", "alive"):
+                setattr(out, name, filled_copy(value, self.n))
+            elif name != "_index":
                 setattr(out, name, copy.deepcopy(value, memo))
-        out._index = None
-        if self._index is not None:
-            out.enable_index()
+        out._index, out._indexed = None, 0
         return out
 
     def enable_index(self) -> None:
@@ -330,6 +333,7 @@ class CodeSet:
         only grow (slots are never overwritten, dead ones are filtered out of answers)."""
         from hippo.native import BinaryIndex
 
+        self._mirrored = True
         self._index = BinaryIndex(self.words * 64)
         self._indexed = 0
         self._dead = int((~self.alive[: self.n]).sum())
@@ -350,6 +354,8 @@ class CodeSet:
         out_i = np.full((q, k), -1, dtype=np.int64)
         if self.n == 0 or q == 0:
             return out_d, out_i
+        if self._mirrored and self._index is None:
+            self.enable_index()
         if self._index is not None and self._dead <= 64:
             self._sync_index()
             want = min(self.n, k + self._dead)

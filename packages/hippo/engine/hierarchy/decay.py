@@ -17,12 +17,13 @@ per turn: they are evaluated for the candidates of a query, and bulk statistics 
 
 from __future__ import annotations
 
+import copy
 import time
 from typing import Iterable
 
 import numpy as np
 
-from hippo.base.arrays import grown
+from hippo.base.arrays import filled_copy, grown
 from hippo.base.config import PRIORITIES, DecayConfig
 from hippo.engine.hierarchy.lazy import IntMap, find_sorted
 
@@ -85,6 +86,16 @@ class DecayTable:
         # accesses made here since the saved records this table last matched (its load, or its last save): what
         # :meth:`merge` adds to another handle's saved count (not saved)
         self.own = np.zeros(cap, dtype=np.int32)
+
+    def __deepcopy__(self, memo: dict) -> "DecayTable":
+        """A copy of the records it holds; the columns' room is left unwritten
+        (:func:`hippo.base.arrays.filled_copy`), as here."""
+        out = DecayTable.__new__(DecayTable)
+        memo[id(self)] = out
+        columns = (*self._FIELDS, "touched", "own")
+        for name, value in self.__dict__.items():
+            setattr(out, name, filled_copy(value, self.n) if name in columns else copy.deepcopy(value, memo))
+        return out
 
     @property
     def slot_of(self) -> IntMap:

@@ -8,8 +8,11 @@ consolidation) makes them exact again.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
+from hippo.base.arrays import filled_copy
 from hippo.engine.hierarchy.codes import CodeSet, hamming
 from hippo.native import BinaryIndex
 
@@ -37,6 +40,15 @@ class KnnGraph:
         self.ids = np.zeros((codes.codes.shape[0], k), dtype=_ROW)
         self.dist = np.zeros((codes.codes.shape[0], k), dtype=_ROW)
         self.filled = 0
+
+    def __deepcopy__(self, memo: dict) -> "KnnGraph":
+        """A copy of the lists of its :attr:`filled` rows; the room after them is left unwritten, as here."""
+        out = KnnGraph.__new__(KnnGraph)
+        memo[id(self)] = out
+        out.codes = copy.deepcopy(self.codes, memo)
+        out.bits, out.k, out.filled = self.bits, self.k, self.filled
+        out.ids, out.dist = filled_copy(self.ids, self.filled), filled_copy(self.dist, self.filled)
+        return out
 
     def _fit(self) -> None:
         """Rows for the code set's capacity, and "no neighbour" in the rows its count reached since."""

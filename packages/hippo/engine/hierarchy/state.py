@@ -10,6 +10,7 @@ sequence, so it can always be rebuilt from the store; snapshots only save the re
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -69,6 +70,10 @@ def fingerprint(cfg: HierarchyConfig) -> dict[str, Any]:
     return {k: d[k] for k in keep}
 
 
+def _code_at(codes: CodeSet, slot: int) -> np.ndarray:
+    return codes.codes[slot]
+
+
 class Hierarchy:
     def __init__(self, cfg: HierarchyConfig) -> None:
         self.cfg = cfg
@@ -91,7 +96,10 @@ class Hierarchy:
         self.sem_codes = CodeSet(self.words)
         self.sem_codes.enable_index()  # append-only: the native XOR-popcount scan answers its neighbour queries
         self.sem_graph = KnnGraph(self.sem_codes, self.bits, cfg.knn_k)
-        self.themes = ThemeSet(self.bits, self.words, self.coder.tie, self._semantic_code,
+        # the semantics' codes through their code set, not a method of this hierarchy: a hierarchy holding itself
+        # through its themes is freed only by the cycle collector, and a consolidation's copy of it (as large as it
+        # is) then outlived the call by as long
+        self.themes = ThemeSet(self.bits, self.words, self.coder.tie, functools.partial(_code_at, self.sem_codes),
                                cap=cfg.theme_cap, attach=cfg.theme_attach, tiny=cfg.theme_tiny,
                                merge_candidates=cfg.merge_candidates, split_trials=cfg.split_trials, knn_k=cfg.knn_k)
         self.pending_tiny: list[int] = []
@@ -105,9 +113,6 @@ class Hierarchy:
         self.external_codes: Any = None
         self._unit = -1                           # flush unit being consolidated
         self._speaker_stems: dict[str, list[int]] = {}
-
-    def _semantic_code(self, sid: int) -> np.ndarray:
-        return self.sem_codes.codes[sid]
 
     def copy(self) -> "Hierarchy":
         """An independent copy of the whole structure (a consolidation works on the original and puts this one back
