@@ -10,6 +10,7 @@ import pytest
 
 from hippo import Memory
 from hippo.engine import maintenance
+from hippo.engine.lifecycle import Life
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
 from hippo.engine.hierarchy.knn import KnnGraph
@@ -81,6 +82,7 @@ def _fails(monkeypatch, owner, name: str, after: int = 0):
 STEPS = [
     (Hierarchy, "_consolidate_batch", 0),   # flushing the CURRENT buffer
     (Hierarchy, "_insert_semantics", 0),    # its episodes made, their semantics not yet
+    (Life, "_record_units", 0),             # the new units made, their strength records not yet
     (ThemeSet, "consider_move", 1),         # moving semantics between themes, after one move was weighed
     (ThemeSet, "consider_merge", 0),        # merging tiny themes, after every move
     (KnnGraph, "rebuild", 1),               # the theme graph rebuilt, not the semantic one
