@@ -11,6 +11,7 @@ import pytest
 from hippo import Memory
 from hippo.engine import maintenance
 from hippo.engine.lifecycle import Life
+from hippo.engine.llm import LLM
 from hippo.engine.hierarchy import decay as decay_mod
 from hippo.engine.hierarchy import persist as hier_persist
 from hippo.engine.hierarchy.knn import KnnGraph
@@ -269,3 +270,41 @@ def test_reassigned_semantics_count_only_the_semantics_still_held(tmp_path):
         assert stats["reassignment_ratio"] == want / stats["semantics"] <= 1.0
     with Memory(tmp_path / "m.db", config=CFG) as again:
         assert again.stats()["hierarchy"]["reassigned_semantics"] == want
+
+
+class _Scribe(LLM):
+    """An LLM answering from the text it is given: a summary of the first line, one fact of the first message; the
+    call number ``fail_at`` of ``summarize`` raises :class:`Interrupt` (None: none)."""
+
+    def __init__(self, fail_at: int | None = None) -> None:
+        super().__init__(base_url="http://127.0.0.1:9", max_retries=0)
+        self.fail_at, self.calls = fail_at, 0
+
+    def summarize(self, lines, *, words: int = 40) -> str:
+        self.calls += 1
+        if self.fail_at is not None and self.calls > self.fail_at:
+            raise Interrupt
+        return "summary: " + list(lines)[0][:60]
+
+    def facts(self, messages):
+        mid, speaker, text = messages[0]
+        return [(f"{speaker or 'someone'} said {text[:40]}", [mid])]
+
+
+def test_a_deep_consolidation_interrupted_in_its_llm_refresh_leaves_the_handle_as_it_was():
+    """The LLM refresh rewrites episode summaries and replaces their offline facts one episode at a time: an
+    interrupt after a few episodes leaves none of them rewritten, and the next pass builds what an uninterrupted
+    one builds."""
+    ref = Memory(None, config=CFG, llm=_Scribe())
+    mem = Memory(None, config=CFG, llm=_Scribe(fail_at=3))
+    for m in (ref, mem):
+        _fill(m, 120)
+    want = _view(ref)
+    with pytest.raises(Interrupt):
+        mem.consolidate("deep")
+    assert mem._rt.llm.calls > 3  # episodes were refreshed before the interrupt
+    assert _view(mem) == want
+    mem._rt.llm.fail_at = None
+    assert {k: v for k, v in mem.consolidate("deep").items() if k != "mean_strength"} == \
+        {k: v for k, v in ref.consolidate("deep").items() if k != "mean_strength"}
+    assert _view(mem) == _view(ref)
