@@ -71,6 +71,43 @@ def test_jsonl_of_hippo_messages_and_openai_lines(tmp_path, capsys) -> None:
     ]
 
 
+def test_anthropic_content_blocks_keep_the_tools_calls_and_outputs(tmp_path, capsys) -> None:
+    """Anthropic's messages API writes a tool call as a ``tool_use`` block of an assistant message and the tool's
+    output as a ``tool_result`` block of a user message. Both used to be stored as a bare marker (``[tool_use]``,
+    ``[tool_result]``), the output's text lost. The call is now the line an OpenAI tool call gives, the output its
+    text, in a message of role ``tool`` as OpenAI's tool message is."""
+    messages = [
+        {"role": "user", "content": [{"type": "text", "text": "What's the weather in Porto?"}]},
+        {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "I should call the tool.", "signature": "x"},
+            {"type": "text", "text": "Let me check."},
+            {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Porto"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01",
+                                      "content": [{"type": "text", "text": "18 C, sunny"}]}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_02", "content": "ok"},
+            {"type": "text", "text": "And this photo?"},
+            {"type": "image", "source": {"type": "url", "url": "https://x.test/p.png"}},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}]},
+    ]
+    f = tmp_path / "claude.json"
+    f.write_text(json.dumps({"messages": messages}), encoding="utf-8")
+    db = tmp_path / "s.db"
+    run = cli(capsys, "ingest", f, "--path", db)
+    assert run.code == 0, run.err
+    assert [(m["text"], m["role"], m["metadata"]) for m in stored(db)] == [
+        ("What's the weather in Porto?", "user", {}),
+        ('[thinking]\nLet me check.\n[tool call get_weather({"city": "Porto"})]', "assistant", {}),
+        ("18 C, sunny", "tool", {"tool_call_id": "toolu_01"}),
+        ("ok\nAnd this photo?\n[image: https://x.test/p.png]\n[image]", "user", {}),
+    ]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"messages": [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": 3}]}]}]}), encoding="utf-8")
+    run = cli(capsys, "ingest", bad, "--path", tmp_path / "t.db")
+    assert run.code != 0 and "content[0].content[0].text" in run.err, run.err
+
+
 def test_openai_message_list_and_messages_object(tmp_path, capsys) -> None:
     call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Porto"}'}}
     messages = [

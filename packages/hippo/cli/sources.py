@@ -7,8 +7,9 @@ Formats, told apart by their content (never by the file name):
   (``role`` and ``content``). A hippo export file (its first line the ``hippo-export`` header) is JSONL too.
 * **OpenAI-style message lists**: a JSON list ``[{"role": ..., "content": ...}, ...]`` or an object
   ``{"messages": [...]}``. ``content`` may be a string or a list of content parts; an assistant's ``tool_calls``
-  are kept as text and in ``metadata["tool_calls"]``. JSONL of such objects, a conversation a line (OpenAI's
-  fine-tuning and batch files), is read line after line.
+  are kept as text and in ``metadata["tool_calls"]``; Anthropic's content blocks (``tool_use``, ``tool_result``)
+  likewise. JSONL of such objects, a conversation a line (OpenAI's fine-tuning and batch files), is read line after
+  line.
 * **BEAM** ``chat.json``: a list of batches ``{batch_number, time_anchor, turns: [[{role, id, content,
   time_anchor?}, ...], ...]}``, stored as the BEAM evidence measure defines it (``speaker`` = role, timestamp =
   the latest time anchor so far, ``session_id = "batch-<n>"``, ``metadata = {"chat_id": id}``).
@@ -1352,38 +1353,69 @@ def _person(obj: dict, key: str, names: tuple[str, ...], path: Path) -> str | No
     return next((person[f].strip() for f in names if isinstance(person.get(f), str) and person[f].strip()), None)
 
 
-def _content_text(content: Any, path: Path) -> str:
-    """OpenAI ``content``: a string, or content parts whose text is joined and whose media leave a marker."""
+def _content_text(content: Any, path: Path, where: str = "content") -> str:
+    """A message's ``content``: a string, or content parts whose text is joined and whose media leave a marker.
+
+    OpenAI's parts (``text``, ``input_text``, ``output_text``, ``image_url``, ``input_image``, ``file``, ``refusal``)
+    and Anthropic's content blocks: a ``tool_use`` block is the line ``[tool call name(input)]``, as an OpenAI tool
+    call is; a ``tool_result`` block is its ``content`` (a string or blocks of its own), the tool's output; an
+    ``image`` or ``document`` block leaves a marker with its URL or title. Other blocks (``thinking``, a server tool's
+    use) leave ``[type]``."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        raise SourceError(path, f"field 'content' must be a string or a list of content parts, got {_kind(content)}")
+        raise SourceError(path, f"field {where!r} must be a string or a list of content parts, got {_kind(content)}")
     pieces = []
     for k, part in enumerate(content):
         if isinstance(part, str):
             pieces.append(part)
             continue
         if not isinstance(part, dict) or not isinstance(part.get("type"), str):
-            raise SourceError(path, f"field 'content[{k}]' must be a content part with a 'type'")
+            raise SourceError(path, f"field '{where}[{k}]' must be a content part with a 'type'")
         kind = part["type"]
         if kind in ("text", "input_text", "output_text"):
             if not isinstance(part.get("text"), str):
-                raise SourceError(path, f"field 'content[{k}].text' must be a string")
+                raise SourceError(path, f"field '{where}[{k}].text' must be a string")
             pieces.append(part["text"])
         elif kind in ("image_url", "input_image"):
             url = part.get("image_url")
             url = url.get("url") if isinstance(url, dict) else url
             pieces.append(f"[image: {url}]" if isinstance(url, str) and not url.startswith("data:") else "[image]")
+        elif kind == "image":  # Anthropic: {"source": {"type": "url", "url": ...}} or base64 data
+            source = part.get("source")
+            url = source.get("url") if isinstance(source, dict) and source.get("type") == "url" else None
+            pieces.append(f"[image: {url}]" if isinstance(url, str) else "[image]")
         elif kind == "file":
             name = (part.get("file") or {}).get("filename") if isinstance(part.get("file"), dict) else None
             pieces.append(f"[file: {name}]" if isinstance(name, str) else "[file]")
+        elif kind == "document":  # Anthropic
+            title = part.get("title")
+            pieces.append(f"[document: {title}]" if isinstance(title, str) and title.strip() else "[document]")
         elif kind == "refusal" and isinstance(part.get("refusal"), str):
             pieces.append(part["refusal"])
+        elif kind == "tool_use":  # Anthropic: an assistant's tool call
+            if not isinstance(part.get("name"), str):
+                raise SourceError(path, f"field '{where}[{k}].name' must be a string")
+            args = part.get("input", {})
+            pieces.append(f"[tool call {part['name']}({args if isinstance(args, str) else json.dumps(args)})]")
+        elif kind == "tool_result":  # Anthropic: a tool's output, sent in a user message
+            said = _content_text(part.get("content"), path, f"{where}[{k}].content")
+            pieces.append(said if said.strip() else "[tool_result]")
         else:
             pieces.append(f"[{kind}]")
     return "\n".join(p for p in pieces if p)
+
+
+def _tool_results(content: Any) -> list[dict] | None:
+    """An Anthropic message's blocks when every one is a ``tool_result`` (a tool's output sent as a user message), else
+    None."""
+    if not isinstance(content, list) or not content:
+        return None
+    if all(isinstance(part, dict) and part.get("type") == "tool_result" for part in content):
+        return content
+    return None
 
 
 def openai_item(msg: Any, path: Path) -> dict[str, Any]:
@@ -1394,6 +1426,7 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     if not isinstance(role, str) or role not in _OPENAI_ROLES:  # a list or an object is no role (nor hashable)
         raise SourceError(path, f"field 'role' must be one of {sorted(_OPENAI_ROLES)}, got {role!r}", "role")
     text = _content_text(msg.get("content"), path)
+    results = _tool_results(msg.get("content")) if role == "user" else None
     if not text.strip():
         # A chat completion's assistant message without content says what it said elsewhere: a refusal, or the
         # transcript of a spoken (audio) answer.
@@ -1427,6 +1460,11 @@ def openai_item(msg: Any, path: Path) -> dict[str, Any]:
     call_id = msg.get("tool_call_id")
     if isinstance(call_id, (str, int)) and not isinstance(call_id, bool):  # some servers number their calls
         metadata["tool_call_id"] = str(call_id)
+    if results is not None:  # a tool's output, as an OpenAI "tool" message holds it
+        ids = [r.get("tool_use_id") for r in results]
+        if "tool_call_id" not in metadata and len(ids) == 1 and isinstance(ids[0], str):
+            metadata["tool_call_id"] = ids[0]
+        role = "tool"
     item: dict[str, Any] = {"text": text, "role": _OPENAI_ROLES[role]}
     name = msg.get("name", msg.get("speaker"))
     if name is not None:
