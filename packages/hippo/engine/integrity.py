@@ -117,7 +117,6 @@ def check(ns: Namespace, repair: bool = False) -> dict[str, Any]:
 
 def _check_namespace(view: Namespace, check_tokens, repair: bool) -> dict[str, Any]:
     rt = view.rt
-    store = rt.store
     name = view.name
     with rt.lock.write():  # the rows verified and their derived rows repaired in one step
         out, dropped = _check_rows(view, check_tokens, repair)

@@ -10,7 +10,6 @@ from typing import Callable
 
 import numpy as np
 
-from hippo.base.timeutil import to_datetime
 from hippo.base.types import Hit
 from hippo.engine import evidence
 from hippo.engine.items import event_datetime, make_item

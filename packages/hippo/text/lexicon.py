@@ -22,7 +22,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from hippo.base.locks import ForkSafeLock
-from hippo.text import (clitics, endings, hanzi, inflections, places, relatives, russian, shorthand, spelling, textnorm,
+from hippo.text import (clitics, endings, hanzi, inflections, relatives, russian, shorthand, spelling, textnorm,
                         tokenizer)
 
 _lock = ForkSafeLock(reentrant=True)  # builds the per-token tables once; re-entered by a table built from others

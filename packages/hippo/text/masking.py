@@ -115,7 +115,7 @@ _FIELD_KINDS = (
         rf"(?P<H>(?<![0-9A-Za-z])(?:0[xX])?(?=[0-9A-Fa-f]*[0-9])(?=[0-9A-Fa-f]*[A-Fa-f]){_HEX}{{7,}}{_POD}?"
         r"(?![0-9A-Za-z]))",
         # an id drawn at random may hold no digit ("dfbaaafa", 1 in 2,500): masked, but no sign of a machine output
-        rf"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{{8,}}(?![0-9A-Za-z]))",
+        r"(?P<X>(?<![0-9A-Za-z])(?:0[xX])?[A-Fa-f]{8,}(?![0-9A-Za-z]))",
         # three or more numbers joined by dots (``10.0.0.1``, ``2.3.1``, ``v1.4.2``): a host's address or a version,
         # which names what the output is about as ``web-3`` does; kept as written
         r"(?P<V>(?<![0-9.])[0-9]+(?:\.[0-9]+){2,}(?![0-9]|\.[0-9]))",
