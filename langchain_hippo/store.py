@@ -19,9 +19,9 @@ Mapping
   resolved by LangGraph's own ``ensure_embeddings``) becomes hippo's embedding channel (``hippo.Memory(embed=)``),
   fused with the lexical and signature channels.
 * ``batch`` follows ``InMemoryStore``: reads see the store as it was before the batch, then the puts are applied,
-  the last put of a key winning. Puts are validated before anything is written; each hippo namespace is written in
-  one transaction (``Memory.add_many(replacing=...)``: the new versions stored, the older ones of those keys
-  deleted), and a batch that fails while writing puts back what it replaced in the namespaces written before.
+  the last put of a key winning. Puts are validated before anything is written; every hippo namespace the puts
+  touch is written in one transaction (``Memory.write_many``: in each, the new versions stored and the older ones
+  of those keys deleted), so a batch that raises changed nothing.
 * A search returns every live item under the prefix that passes ``filter`` (with or without ``index``, as
   ``InMemoryStore``): with a ``query``, items hippo ranks come first with their score, then the others, score
   ``None``. A query over several namespaces is ranked on one scale (``Memory.search_many``).
@@ -480,10 +480,9 @@ class HippoStore(BaseStore):
             return await self._arun_now(plan)
 
     async def _arun_now(self, plan: _Plan) -> Any:
-        """Run ``plan`` through hippo's async twins. A plan is all or none (a batch's puts in several namespaces,
-        taken back if one fails), and a call already handed to a worker thread finishes whatever its caller does:
-        a cancelled task therefore lets the plan run to its end, then raises ``CancelledError``. Stopped between two
-        namespaces' writes, it would leave a batch half applied."""
+        """Run ``plan`` through hippo's async twins. A call already handed to a worker thread finishes whatever its
+        caller does: a cancelled task therefore lets the plan run to its end (a batch's reads, then its one write),
+        then raises ``CancelledError``, so that what the store holds is what the plan did."""
         cancelled = False
         try:
             call = next(plan)
@@ -831,11 +830,9 @@ class HippoStore(BaseStore):
             by_name.setdefault(self.hippo_namespace(ns), {})[key] = messages
         now = datetime.fromtimestamp(_now(), timezone.utc)
         stamp = now.isoformat()
-        replaced: dict[str, list[Any]] = {}
         adds: dict[str, list[dict[str, Any]]] = {}
         for name, keyed in by_name.items():
             found = yield _Call(name, "list", (), {"filter": {"store_key": {"$in": sorted(keyed)}}})
-            replaced[name] = found
             previous = {m.metadata["store_key"]: m for m in self._heads(found, now.timestamp())}
             for key, messages in keyed.items():
                 if messages is None:
@@ -850,36 +847,14 @@ class HippoStore(BaseStore):
                     if m is messages[0]:
                         m["metadata"]["expires_at"] = _expires(now.timestamp(), ttl)
                 adds.setdefault(name, []).extend(messages)
-        # One write per hippo namespace: the batch's new versions stored and every older version of its keys (and
-        # the keys it deletes) gone, in one transaction. The older versions are judged in it: a version of one of
-        # these keys that another writer (task, thread or process) put after the list above goes too, so each key
-        # keeps one version, the newest (the one reads show). A write that raises changed nothing of its namespace;
-        # the namespaces written before it are put back as they were read.
-        done: list[tuple[str, list[Any], list[Any]]] = []
-        for name, keyed in by_name.items():
-            try:
-                written = yield _Call(name, "add_many", (adds.get(name, []),),
-                                      {"replacing": {"store_key": {"$in": sorted(keyed)}}})
-            except Exception:
-                yield from self._take_back(done)
-                raise
-            done.append((name, written, replaced[name]))
-
-    def _take_back(self, done: list[tuple[str, list[Any], list[Any]]]) -> _Plan:
-        """Put back what a failed batch replaced: in each namespace it wrote, the versions it read are stored again
-        (at their places in listings) and its new versions deleted, in one transaction; a namespace whose write
-        fails keeps the batch's new versions whole (logged), and the batch's own error is raised."""
-        for name, written, old in reversed(done):
-            if not written and not old:
-                continue
-            again = [{"text": m.text, "speaker": m.speaker, "role": m.role, "timestamp": m.timestamp,
-                      "session_id": m.session_id,
-                      "metadata": dict(m.metadata, store_order=self._order(m)) if self._is_head(m) else m.metadata}
-                     for m in old]
-            try:
-                yield _Call(name, "add_many", (again,), {"replacing": [i.id for i in written]})
-            except HippoError as exc:
-                log.warning("HippoStore: the new versions a failed batch wrote in %r stay: %s", name, exc)
+        # One transaction for the whole batch (``Memory.write_many``): in each hippo namespace the batch's new
+        # versions stored and every older version of its keys (and the keys it deletes) gone. The older versions
+        # are judged in it: a version of one of these keys that another writer (task, thread or process) put after
+        # the list above goes too, so each key keeps one version, the newest (the one reads show). A batch that
+        # raises changed nothing in any namespace.
+        yield _Call(None, "write_many", ({name: {"items": adds.get(name, []),
+                                                 "replacing": {"store_key": {"$in": sorted(keyed)}}}
+                                          for name, keyed in by_name.items()},), {})
 
     # -- extras beyond BaseStore ---------------------------------------------------------------------------
 
@@ -893,10 +868,11 @@ class HippoStore(BaseStore):
         if not namespace:
             raise InvalidStoreNamespace("Namespace cannot be empty.")
         names = yield _Call(None, "namespaces")
-        total = 0
-        for name, _ in self._spaces(names, namespace):
-            total += yield _Call(None, "delete_namespace", (name,), {})
-            with self._views_lock:
+        below = [name for name, _ in self._spaces(names, namespace)]
+        # every namespace of the subtree in one transaction: all of them gone, or (it raised) none
+        total = (yield _Call(None, "delete_namespaces", (below,), {})) if below else 0
+        with self._views_lock:
+            for name in below:
                 self._views.pop(name, None)
         return total
 

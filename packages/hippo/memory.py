@@ -35,7 +35,7 @@ from hippo.engine import agentic, integrity, multisearch, timeline
 from hippo.engine.entries import Entries
 from hippo.engine.llm import as_llm
 from hippo.engine.maintenance import LEVELS
-from hippo.engine.namespace import Namespace, Replacing, delete_namespace
+from hippo.engine.namespace import Namespace, Replacing, delete_namespace, delete_namespaces, write_many
 from hippo.engine.prepare import check_event_time, prepare
 from hippo.engine.profiles import check_speaker
 from hippo.engine.runtime import Runtime
@@ -82,6 +82,58 @@ def _twin(fn: F, *, ordered: bool = False) -> F:
     twin.__name__ = twin.__qualname__ = "a" + fn.__name__
     twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread, in the order of the async calls "
                     "made on the namespace).")
+    return twin  # type: ignore[return-value]
+
+
+# Async writes of several namespaces are queued on every one of those namespaces' write queues, all of them at once
+# under this lock: any two such writes are then in one order in every queue they share, and never wait for each other.
+_QUEUEING = threading.Lock()
+
+
+def _twin_of_many(fn: F) -> F:
+    """The async twin of :meth:`Memory.write_many`: an ordered twin (a write) in each namespace it writes, after the
+    async calls of those namespaces called before it and before those called after it. A turn is taken in the
+    write queue of each namespace; the last of them to come runs the call, and every turn ends when it returns."""
+
+    one_call = _in_operation(fn)
+
+    @functools.wraps(fn)
+    async def twin(self: "Memory", writes: Any, *args: Any, **kwargs: Any) -> Any:
+        call = functools.partial(one_call, self, writes, *args, **kwargs)
+        names = sorted({n for n in writes if isinstance(n, str)}) if isinstance(writes, Mapping) else []
+        names = names or [self.namespace]
+        rt = self._rt
+        taken = [(n, rt.serial(n)) for n in names]
+        release = threading.Event()
+        turns = [threading.Event() for _ in taken]
+
+        def wait_turn(k: int) -> None:
+            turns[k].set()
+            release.wait()
+
+        def run() -> Any:
+            try:
+                for t in turns[:-1]:
+                    t.wait()
+                return call()
+            finally:
+                release.set()
+
+        try:
+            with _QUEUEING:
+                for k, (_, w) in enumerate(taken[:-1]):
+                    w.submit(functools.partial(wait_turn, k))
+                last = taken[-1][1].submit(run)
+            # cancelled before its turn, the call never runs: the turns taken in the other queues end then too
+            last.add_done_callback(lambda _: release.set())
+            return await asyncio.wrap_future(last)
+        finally:
+            for n, w in taken:
+                rt.serial_done(n, w)
+
+    twin.__name__ = twin.__qualname__ = "a" + fn.__name__
+    twin.__doc__ = (f"Async twin of :meth:`{fn.__name__}` (runs in a worker thread, in the order of the async calls "
+                    "made on each namespace it writes).")
     return twin  # type: ignore[return-value]
 
 
@@ -348,17 +400,51 @@ class Memory:
         prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
         return self._ns.write(prepared, if_version, replaced)
 
+    def write_many(self, writes: Mapping[str, Mapping[str, Any]]) -> dict[str, list[MemoryItem]]:
+        """:meth:`add_many` in several namespaces of this store in one transaction: every namespace's messages are
+        stored and the messages they replace deleted, or (the call raised) nothing changed in any of them.
+
+        ``writes`` maps a namespace to the arguments :meth:`add_many` takes there: ``items`` (default none),
+        ``replacing`` and ``if_version``, with their meaning in that namespace (a namespace whose ``if_version``
+        is no longer its latest change raises :class:`hippo.Changed`, and nothing is written anywhere). Returns each
+        namespace's stored items, as ``add_many`` returns them. Two calls over the same namespaces, from any
+        processes, in whichever order they name them, take the namespaces' write locks in one order: neither waits
+        for the other for ever."""
+        self._writable("write_many")
+        if not isinstance(writes, Mapping):
+            raise InvalidInput(f"writes must be a dict of namespace -> add_many arguments, got {type(writes).__name__}")
+        cfg = self.config
+        plan = []
+        for name, args in writes.items():
+            where = f"writes[{name!r}]"
+            name = check_namespace(name, f"writes key {name!r}")
+            if not isinstance(args, Mapping):
+                raise InvalidInput(f"{where} must be a dict of add_many arguments (items, replacing, if_version), "
+                                   f"got {type(args).__name__}")
+            unknown = sorted(map(str, set(args) - {"items", "replacing", "if_version"}))
+            if unknown:
+                raise InvalidInput(f"{where}: unknown argument(s) {unknown}; expected items, replacing, if_version")
+            items = check_iterable(args.get("items", ()), f"{where}['items']", "an iterable of dicts")
+            expect = args.get("if_version")
+            if expect is not None:
+                expect = check_int(expect, f"{where}['if_version']")
+            replaced = self._replacing(args.get("replacing"), f"{where}['replacing']")
+            prepared = [prepare(it, f"{where}['items'][{k}]", cfg) for k, it in enumerate(items)]
+            plan.append((self._ns.sibling(name), prepared, expect, replaced))
+        written = write_many(self._rt, plan)
+        return {ns.name: items for (ns, _, _, _), items in zip(plan, written)}
+
     @staticmethod
-    def _replacing(replacing: object) -> Replacing | None:
+    def _replacing(replacing: object, name: str = "replacing") -> Replacing | None:
         """``add_many``'s ``replacing`` checked: None, message ids, or a non-empty filter."""
         if replacing is None:
             return None
         if isinstance(replacing, dict):
             if not replacing:
-                raise InvalidInput("replacing must be message ids or a non-empty filter dict, got {} (every message "
+                raise InvalidInput(f"{name} must be message ids or a non-empty filter dict, got {{}} (every message "
                                    "of the namespace: use clear() then add_many())")
-            return Replacing(pred=compile_filter(replacing, "replacing"))
-        return Replacing(ids=check_ids(replacing, "replacing"))
+            return Replacing(pred=compile_filter(replacing, name))
+        return Replacing(ids=check_ids(replacing, name))
 
     def version(self) -> int:
         """The number of the namespace's latest change in the store: every add, deletion and metadata update (of
@@ -418,6 +504,14 @@ class Memory:
         name = check_namespace(namespace)
         self._writable("delete_namespace")
         return delete_namespace(self._rt, name)
+
+    def delete_namespaces(self, namespaces: Iterable[str]) -> int:
+        """:meth:`delete_namespace` of several namespaces in one transaction: all of them are removed, or (the call
+        raised) none; returns the number of messages removed."""
+        check_iterable(namespaces, "namespaces", "an iterable of namespace names")
+        names = list(dict.fromkeys(check_namespace(n, f"namespaces[{k}]") for k, n in enumerate(namespaces)))
+        self._writable("delete_namespaces")
+        return delete_namespaces(self._rt, names) if names else 0
 
     def namespaces(self) -> list[str]:
         self._rt.live()
@@ -856,6 +950,7 @@ class Memory:
     # -- async twins ----------------------------------------------------------------------------------------
     aadd = _twin(add, ordered=True)
     aadd_many = _twin(add_many, ordered=True)
+    awrite_many = _twin_of_many(write_many)
     aversion = _twin(version)
     aupdate = _twin(update, ordered=True)
     adelete = _twin(delete, ordered=True)

@@ -64,6 +64,8 @@ CALLS = {
     "profile": (("Ann",), {}),
     "using": (("other",), {}),
     "delete_namespace": (("nothing-here",), {}),
+    "delete_namespaces": ((["nothing-here", "nor-here"],), {}),
+    "write_many": (({"other": {"items": [{"text": "A note."}], "replacing": None, "if_version": None}},), {}),
     "index_entry": (("Output of the tool.",), dict(type="tool_result", source=None, role=None, turn=None,
                                                    priority=None, persist=None, encoding="auto", associations=(),
                                                    expires_after_turns=None, session_id=None, metadata=None,
@@ -85,7 +87,8 @@ _POSITIONAL = {"add": ["text"], "add_many": ["items"], "search": ["query"], "rec
                "read": ["message_id"], "episode": ["message_id"], "update": ["id"], "delete": ["ids"],
                "forget": ["filter"], "strength": ["ids"], "reinforce": ["ids"], "topic": ["topic_id"],
                "consolidate": ["level"], "profile": ["speaker"], "using": ["namespace"],
-               "delete_namespace": ["namespace"], "index_entry": ["content"], "entry": ["entry_id"],
+               "delete_namespace": ["namespace"], "delete_namespaces": ["namespaces"], "write_many": ["writes"],
+               "index_entry": ["content"], "entry": ["entry_id"],
                "entry_blocks": ["ids"], "complete": ["entry_id", "query"], "complete_on_cue": ["text"],
                "blocks_on_cue": ["text", "blocks"], "wants_index": ["content"], "consolidate_entries": ["level"],
                "with_embedding": ["embed"]}

@@ -487,25 +487,16 @@ def test_item5_a_failing_batch_leaves_the_store_as_it_was(store):
         assert store.list_namespaces() == [("a",)]
 
 
-def test_item5_a_write_failure_takes_back_the_batch(store):
+def test_item5_a_write_failure_leaves_the_batch_unapplied(store, monkeypatch):
+    from tests.store_faults import fail_at
+
     store.put(("a",), "keep", {"v": 0})
     store.put(("b",), "keep", {"v": 0})
-
-    class Broken:
-        def __init__(self, inner):
-            self.inner = inner
-
-        def __getattr__(self, name):
-            return getattr(self.inner, name)
-
-        def add_many(self, items, **kwargs):
-            raise hippo.StoreError("disk full")
-
-    store._views["lg.b"] = Broken(store.memory.using("lg.b"))
+    fail_at(monkeypatch, store.memory.engine.rt.store, "append", "lg.b")
     with pytest.raises(hippo.StoreError):
         store.batch([PutOp(("a",), "keep", {"v": 1}), PutOp(("a",), "new", {"v": 1}),
                      PutOp(("b",), "keep", {"v": 1})])
-    del store._views["lg.b"]
+    monkeypatch.undo()
     assert view(store.search(())) == [(("a",), "keep", {"v": 0}), (("b",), "keep", {"v": 0})]
     assert len(store.memory.using("lg.a").list()) == 1
 
@@ -678,13 +669,14 @@ def test_puts_of_one_key_at_the_same_time_leave_one_version(clock):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def add_many(self, items, **kwargs):
+        def write_many(self, writes):
             other.put(("a",), "k", {"v": "theirs"}, ttl=None)  # lands after this put listed the key
-            return self.inner.add_many(items, **kwargs)
+            return self.inner.write_many(writes)
 
-    store._views["lg.a"] = Racing(store.memory.using("lg.a"))
+    memory = store.memory
+    store.memory = Racing(memory)
     store.put(("a",), "k", {"v": "mine"}, ttl=1)
-    del store._views["lg.a"]
+    store.memory = memory
     assert store.get(("a",), "k").value == {"v": "mine"}  # the put that wrote last wins
     assert len(store.memory.using("lg.a").list()) == 1
     clock.now += 120
@@ -812,14 +804,15 @@ def test_a_sweep_does_not_bring_back_a_version_a_failed_put_left(clock):
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def add_many(self, items, replacing=None, **kwargs):
-            return self.inner.add_many(items, **kwargs)  # stopped before the old version was deleted
+        def write_many(self, writes):  # stopped before the old versions were deleted
+            return self.inner.write_many({n: {"items": w["items"]} for n, w in writes.items()})
 
+    memory = store.memory
     for name, value in (("a", {"v": "new"}), ("b", {"v": "newer"})):
-        store._views[f"lg.{name}"] = Dying(store.memory.using(f"lg.{name}"))
+        store.memory = Dying(memory)
         store.put((name,), "k", value, ttl=1 if name == "a" else None)
+        store.memory = memory
         assert store.get((name,), "k").value == value
-        del store._views[f"lg.{name}"]
     assert len(store.memory.using("lg.a").list()) == 2 and store.get(("a",), "k").value == {"v": "new"}
     clock.now += 120
     assert store.get(("a",), "k") is None
@@ -841,13 +834,14 @@ def test_a_deletion_whose_delete_fails_raises_and_keeps_the_item():
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        def add_many(self, items, **kwargs):
+        def write_many(self, writes):
             raise hippo.StoreError("the store refused the delete")
 
-    store._views["lg.a"] = Refusing(store.memory.using("lg.a"))
+    memory = store.memory
+    store.memory = Refusing(memory)
     with pytest.raises(hippo.StoreError):
         store.delete(("a",), "k")
-    del store._views["lg.a"]
+    store.memory = memory
     assert store.get(("a",), "k").value == {"v": "old"}
 
 
@@ -865,20 +859,21 @@ async def test_a_cancelled_abatch_applies_its_puts_in_every_namespace_or_none():
         def __getattr__(self, name):
             return getattr(self.inner, name)
 
-        async def aadd_many(self, *args, **kwargs):
-            out = self.inner.add_many(*args, **kwargs)
+        async def awrite_many(self, *args, **kwargs):
+            out = await self.inner.awrite_many(*args, **kwargs)
             started.set()
             await asyncio.sleep(0.2)  # the write is done; its caller is cancelled before it answers
             return out
 
-    store._views["lg.a"] = Slow(store.memory.using("lg.a"))
+    memory = store.memory
+    store.memory = Slow(memory)
     ops = [PutOp(("a",), "k", {"text": "the locker code is 4417"}), PutOp(("b",), "k", {"text": "gym on Baker St"})]
     task = asyncio.create_task(store.abatch(ops))
-    await started.wait()
+    await asyncio.wait_for(started.wait(), 60)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    del store._views["lg.a"]
+    store.memory = memory
     reference = HippoStore(hippo.Memory(None))
     reference.batch(ops)
     for ns in (("a",), ("b",)):
@@ -1102,10 +1097,12 @@ class _FailingCall:
 
 
 @pytest.mark.parametrize("spaces", [("a", "a"), ("b", "a")])
-def test_a_batch_whose_deletion_fails_stores_nothing(spaces):
+def test_a_batch_whose_deletion_fails_stores_nothing(spaces, monkeypatch):
     """A batch putting one key and deleting another raised when the deletion failed, but kept the value it had put
     (a call that raised had stored something, in the deleting namespace or in another). Reference: the store
     before the batch."""
+    from tests.store_faults import fail_at
+
     put_in, delete_in = spaces
     store = HippoStore(hippo.Memory(None))
     for ns in ("a", "b"):
@@ -1113,10 +1110,10 @@ def test_a_batch_whose_deletion_fails_stores_nothing(spaces):
         store.put((ns,), "gone", {"v": "old"})
     before = {ns: sorted((m.metadata["store_key"], m.metadata["store_value"]["v"])
                          for m in store.memory.using(f"lg.{ns}").list()) for ns in ("a", "b")}
-    store._views[f"lg.{delete_in}"] = _FailingCall(store.memory.using(f"lg.{delete_in}"), "add_many")
+    fail_at(monkeypatch, store.memory.engine.rt.store, "record", f"lg.{delete_in}")
     with pytest.raises(hippo.StoreError):
         store.batch([PutOp((put_in,), "k", {"v": "new"}), PutOp((delete_in,), "gone", None)])
-    del store._views[f"lg.{delete_in}"]
+    monkeypatch.undo()
     after = {ns: sorted((m.metadata["store_key"], m.metadata["store_value"]["v"])
                         for m in store.memory.using(f"lg.{ns}").list()) for ns in ("a", "b")}
     assert after == before
@@ -1202,43 +1199,72 @@ def test_a_put_failing_at_any_step_keeps_the_old_version_and_only_it(location, m
         store.close()
 
 
-def test_a_batch_failing_in_its_second_namespace_puts_the_first_back(location, monkeypatch):
-    """A batch writes each hippo namespace in one transaction; when a later namespace's write fails, the versions
-    the earlier ones replaced are put back (and their new versions deleted) in one transaction each. When that
-    fails too, the earlier namespace keeps the batch's versions whole: each key one version, none lost."""
-    store = HippoStore(hippo.Memory(location))
+@pytest.mark.parametrize("failing", ["a", "b"])
+@pytest.mark.parametrize("step", ["judge", "append", "chunk", "record"])
+def test_a_batch_failing_in_any_namespace_at_any_step_changes_none(location, monkeypatch, step, failing):
+    """A batch wrote each hippo namespace in a transaction of its own and, when a later one failed, put back the
+    earlier ones in more transactions (when that failed too, the earlier namespace kept the batch's versions): a
+    batch that raised had changed the store. The whole batch is now one transaction. Reference: every namespace's
+    messages and version before the batch; then the batch applied, as ``InMemoryStore`` applies it."""
+    from tests.store_faults import fail_at
+
+    store, ref = HippoStore(hippo.Memory(location)), InMemoryStore()
     try:
+        for s in (store, ref):
+            for ns in ("a", "b"):
+                s.put((ns,), "k", {"v": f"old {ns}"})
+            s.put(("a",), "z", {"v": "old z"})
+            s.put(("b",), "y", {"v": "old y"})
         for ns in ("a", "b"):
-            store.put((ns,), "k", {"v": f"old {ns}"})
-        store.put(("a",), "z", {"v": "old z"})
-        before = {ns: [(key, value) for _, key, value in _raw(store, ns)] for ns in ("a", "b")}
+            store.memory.using(f"lg.{ns}").flush()  # the replaced versions sit in sealed chunks
+        before = {ns: _raw(store, ns) for ns in ("a", "b")}
+        versions = {ns: store.memory.using(f"lg.{ns}").version() for ns in ("a", "b")}
         order = [i.key for i in store.search(("a",))]
-        batch = [PutOp(("a",), "k", {"v": "new a"}), PutOp(("a",), "z", None), PutOp(("b",), "k", {"v": "new b"})]
-        store._views["lg.b"] = _FailingCall(store.memory.using("lg.b"), "add_many")
-        with pytest.raises(hippo.StoreError):
+        batch = [PutOp(("a",), "k", {"v": "new a"}), PutOp(("a",), "z", None), PutOp(("b",), "k", {"v": "new b"}),
+                 PutOp(("b",), "y", None)]
+        fail_at(monkeypatch, store.memory.engine.rt.store, step, f"lg.{failing}")
+        with pytest.raises(hippo.StoreError, match=step):
             store.batch(batch)
-        del store._views["lg.b"]
-        assert {ns: [(key, value) for _, key, value in _raw(store, ns)] for ns in ("a", "b")} == before
+        monkeypatch.undo()
+        assert {ns: _raw(store, ns) for ns in ("a", "b")} == before
+        assert {ns: store.memory.using(f"lg.{ns}").version() for ns in ("a", "b")} == versions
         assert [i.key for i in store.search(("a",))] == order
-        assert store.get(("a",), "z").value == {"v": "old z"}
-        # the putting back fails as well: "a" keeps the batch's versions, one per key
-        calls = []
-        real = store.memory.using("lg.a")
-
-        class SecondWriteFails:
-            def __getattr__(self, attr):
-                if attr == "add_many":
-                    calls.append(attr)
-                    if len(calls) == 2:
-                        raise hippo.StoreError("add_many: the connection was lost")
-                return getattr(real, attr)
-
-        store._views["lg.a"] = SecondWriteFails()
-        store._views["lg.b"] = _FailingCall(store.memory.using("lg.b"), "add_many")
-        with pytest.raises(hippo.StoreError):
-            store.batch(batch)
-        store._views.clear()
+        assert store.get(("a",), "z").value == {"v": "old z"} and store.get(("b",), "y").value == {"v": "old y"}
+        store.batch(batch)
+        ref.batch(batch)
+        assert view(store.search((), limit=20)) == view(ref.search((), limit=20))
         assert [(key, value) for _, key, value in _raw(store, "a")] == [("k", {"v": "new a"})]
-        assert [(key, value) for _, key, value in _raw(store, "b")] == [("k", {"v": "old b"})]
+    finally:
+        store.close()
+
+
+def test_deleting_a_subtree_whose_second_namespace_fails_deletes_none(location, monkeypatch):
+    """``delete_namespace`` of a subtree removed its hippo namespaces one transaction each: when one failed, the
+    ones before it were gone and the call raised. Now all go in one transaction, or none. Reference: the items
+    before the call; then ``InMemoryStore`` after the same deletions."""
+    store, ref = HippoStore(hippo.Memory(location)), InMemoryStore()
+    try:
+        for s in (store, ref):
+            for ns in (("users", "1"), ("users", "1", "prefs"), ("users", "2"), ("other",)):
+                s.put(ns, "k", {"v": "/".join(ns)})
+        before = view(store.search((), limit=20))
+        st = type(store.memory.engine.rt.store)
+        real = st._drop_in
+
+        def drop_in(self, cur, namespace):
+            if namespace == "lg.users.1.prefs":
+                raise hippo.StoreError("simulated failure: dropping a namespace")
+            return real(self, cur, namespace)
+
+        monkeypatch.setattr(st, "_drop_in", drop_in)
+        with pytest.raises(hippo.StoreError, match="dropping"):
+            store.delete_namespace(("users", "1"))
+        monkeypatch.undo()
+        assert view(store.search((), limit=20)) == before
+        assert store.delete_namespace(("users", "1")) == 2
+        for ns in (("users", "1"), ("users", "1", "prefs")):
+            ref.delete(ns, "k")
+        assert sorted(view(store.search((), limit=20))) == sorted(view(ref.search((), limit=20)))
+        assert store.list_namespaces() == [("other",), ("users", "2")]
     finally:
         store.close()

@@ -33,7 +33,7 @@ from hippo.engine.scope import Ask, Scope
 from hippo.engine.scope import ask as analyze
 from hippo.engine.state import NamespaceState
 from hippo.index.embedding import encode, line
-from hippo.store.base import MessageRow, NewMessage
+from hippo.store.base import MessageRow, NewMessage, Replace
 from hippo.text import tokenizer
 
 log = logging.getLogger("hippo.engine")
@@ -151,8 +151,19 @@ class Namespace:
         if not prepared and replacing is None:
             self.rt.live()
             return []
-        if not self.config.gate.enabled or not prepared:
+        verdicts = self._gate(prepared, replacing)
+        if verdicts is None:
             return self._write(prepared, expect, replacing)
+        return self._with_rejected(prepared, verdicts, self._write(
+            [p for p, v in zip(prepared, verdicts) if v["admitted"]], expect, _unless_rejected(verdicts, replacing)))
+
+    def _gate(self, prepared: list[NewMessage], replacing: "Replacing | None" = None
+              ) -> list[dict[str, Any]] | None:
+        """The encoding gate's verdict on each message (also kept in its ``metadata["gate"]``), or None when the
+        gate is off or there is nothing to judge. The messages ``replacing`` deletes are not judged against: a new
+        version is not redundant with its old one."""
+        if not self.config.gate.enabled or not prepared:
+            return None
         state = self.state()
         life = state.life() if state.lifecycle_active else None
         with self.rt.lock.read():
@@ -163,10 +174,15 @@ class Namespace:
             verdicts = gate_mod.evaluate(state, life, prepared, leaving)
         for p, v in zip(prepared, verdicts):
             p.metadata["gate"] = v
-        admitted = [p for p, v in zip(prepared, verdicts) if v["admitted"]]
-        if len(admitted) < len(prepared):
-            replacing = None  # which of them a rejected message was to replace is not known: every one stays
-        written = iter(self._write(admitted, expect, replacing))
+        return verdicts
+
+    def _with_rejected(self, prepared: list[NewMessage], verdicts: list[dict[str, Any]] | None,
+                       stored: list[MemoryItem]) -> list[MemoryItem]:
+        """The items of a write in the order of ``prepared``: those stored, and a ``RejectedItem`` for each the gate
+        refused."""
+        if verdicts is None:
+            return stored
+        written = iter(stored)
         return [next(written) if v["admitted"] else gate_mod.rejected(p, v, self.name)
                 for p, v in zip(prepared, verdicts)]
 
@@ -174,6 +190,27 @@ class Namespace:
                replacing: "Replacing | None" = None) -> list[MemoryItem]:
         if not prepared and replacing is None:
             return []
+        rt = self.rt
+        w = self._pending(prepared, expect, replacing)
+        with rt.lock.write():
+            _after_the_latest(w.state, prepared)
+            gone: list[int] = []
+            if replacing is not None:
+                rows, gone = rt.store.replace(self.name, prepared, w.ids, where=replacing.pred, after_seq=w.after,
+                                              codes=w.codes, expect=expect)
+            elif expect is None:
+                rows = rt.store.append(self.name, prepared, codes=w.codes)
+            else:
+                rows = rt.store.append(self.name, prepared, codes=w.codes, expect=expect)
+            out = self._committed(w, rows, gone)
+            if gone:
+                rt.store.scrub()
+        return out
+
+    def _pending(self, prepared: list[NewMessage], expect: int | None, replacing: "Replacing | None"
+                 ) -> "_Pending":
+        """What a write of this namespace needs before its transaction: the state caught up, the texts, the
+        embedding codes and, for ``replacing``, the ids it deletes (read now, from a filter)."""
         rt = self.rt
         state = self.state()
         texts = [tokenizer.decode(p.tokens) for p in prepared]
@@ -183,46 +220,41 @@ class Namespace:
             # nothing, and no write is left to do once the messages committed.
             lines = [line(p.speaker, p.role, t) for p, t in zip(prepared, texts)]
             codes = encode(rt.hasher, rt.embed(lines), len(lines))
-        ids, after = (None, None) if replacing is None else (replacing.ids, None)
+        ids, after = ([], None) if replacing is None else (replacing.ids, None)
         if replacing is not None and replacing.by_filter:
             # the matches among the messages read now; those another handle adds after this read (at seqs from the
             # state's next one) are judged in the write's transaction, as these are again
             with rt.lock.read():
                 after = state.seen.next_seq
                 ids = [r.id for r in stored_rows(state, rt.store) if replacing.pred(r)]
-        with rt.lock.write():
-            _after_the_latest(state, prepared)
-            gone: list[int] = []
-            if replacing is not None:
-                rows, gone = rt.store.replace(self.name, prepared, ids, where=replacing.pred, after_seq=after,
-                                              codes=codes, expect=expect)
-                replacing.deleted.extend(gone)
-            elif expect is None:
-                rows = rt.store.append(self.name, prepared, codes=codes)
-            else:
-                rows = rt.store.append(self.name, prepared, codes=codes, expect=expect)
-            # From here on the messages are committed: what follows maintains derived, process-local state and must
-            # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
-            # the next use rebuilds from the store (its snapshots and the change feed).
-            try:
-                fp = rt.store.state(self.name)
-                if rows and not gone and state.expects(fp, len(rows)):
-                    state.apply(rows, texts, fp, codes)
-                else:  # a deletion too, or another process changed the namespace in between: from the feed
-                    state.catch_up()
-                if gone:
-                    # Derived snapshots may hold text of the deleted messages: rewritten now (see delete)
-                    state.scrub()
-                self._after_write(state)
-            except Exception:  # noqa: BLE001 - see above; logged with its traceback
-                log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", self.name)
-                state.invalidate()
-                if gone:
-                    state.drop_snapshots()
-                self._seal(state, self.config.seal_tokens)
+        return _Pending(self, state, prepared, texts, codes, ids, after, expect, replacing)
+
+    def _committed(self, w: "_Pending", rows: list[MessageRow], gone: list[int]) -> list[MemoryItem]:
+        """Bring this namespace's followers up to a write that committed (``rows`` appended, ``gone`` deleted);
+        returns the items stored. Caller holds the write lock, and scrubs the store's files when ``gone``."""
+        state = w.state
+        if w.replacing is not None:
+            w.replacing.deleted.extend(gone)
+        # From here on the messages are committed: what follows maintains derived, process-local state and must
+        # not raise, or a caller that retries would store them twice. A failure invalidates the state, which
+        # the next use rebuilds from the store (its snapshots and the change feed).
+        try:
+            fp = self.rt.store.state(self.name)
+            if rows and not gone and state.expects(fp, len(rows)):
+                state.apply(rows, w.texts, fp, w.codes)
+            else:  # a deletion too, or another process changed the namespace in between: from the feed
+                state.catch_up()
             if gone:
-                rt.store.scrub()
-        return [make_item(r, t) for r, t in zip(rows, texts)]
+                # Derived snapshots may hold text of the deleted messages: rewritten now (see delete)
+                state.scrub()
+            self._after_write(state)
+        except Exception:  # noqa: BLE001 - see above; logged with its traceback
+            log.exception("namespace %r: derived state after an add failed; it is rebuilt on next use", self.name)
+            state.invalidate()
+            if gone:
+                state.drop_snapshots()
+            self._seal(state, self.config.seal_tokens)
+        return [make_item(r, t) for r, t in zip(rows, w.texts)]
 
     def _after_write(self, state: NamespaceState) -> None:
         """Best-effort work after a committed append: LLM refresh of new episodes, derived snapshots, sealing."""
@@ -616,11 +648,64 @@ class Namespace:
         return out
 
 
+class _Pending:
+    """One namespace's write, ready for its transaction (:meth:`Namespace._pending`)."""
+
+    def __init__(self, ns: Namespace, state: NamespaceState, prepared: list[NewMessage], texts: list[str],
+                 codes: Any, ids: list[int], after: int | None, expect: int | None,
+                 replacing: Replacing | None) -> None:
+        self.ns, self.state, self.prepared, self.texts, self.codes = ns, state, prepared, texts, codes
+        self.ids, self.after, self.expect, self.replacing = ids, after, expect, replacing
+
+    def part(self) -> Replace:
+        pred = None if self.replacing is None else self.replacing.pred
+        return Replace(self.ns.name, self.prepared, self.ids, where=pred, after_seq=self.after, codes=self.codes,
+                       expect=self.expect)
+
+
+def _unless_rejected(verdicts: list[dict[str, Any]] | None, replacing: Replacing | None) -> Replacing | None:
+    """``replacing``, or None when the gate rejected any of the new messages: which of the old ones a rejected message
+    was to replace is not known, so every one stays (a message is deleted only with its new version stored)."""
+    if verdicts is None or all(v["admitted"] for v in verdicts):
+        return replacing
+    return None
+
+
+def write_many(rt: Runtime, writes: list[tuple[Namespace, list[NewMessage], int | None, Replacing | None]]
+               ) -> list[list[MemoryItem]]:
+    """:meth:`Namespace.write` of several namespaces (each once) in one transaction of the store: every namespace's
+    messages stored and the messages they replace deleted, or (it raised) nothing of any. Returns each
+    namespace's items, in the order of ``writes``. A failure before the commit changes no namespace's followers;
+    after it, each namespace's followers are brought up to it as a write of that namespace alone brings them."""
+    rt.live()
+    gated = [(ns, ns._gate(prepared, replacing), prepared, expect, replacing)
+             for ns, prepared, expect, replacing in writes]
+    pending = [ns._pending(prepared if verdicts is None else [p for p, v in zip(prepared, verdicts) if v["admitted"]],
+                           expect, _unless_rejected(verdicts, replacing))
+               for ns, verdicts, prepared, expect, replacing in gated]
+    with rt.lock.write():
+        for w in pending:
+            _after_the_latest(w.state, w.prepared)
+        done = rt.store.replace_many([w.part() for w in pending])
+        out = [ns._with_rejected(prepared, verdicts, w.ns._committed(w, rows, gone))
+               for (ns, verdicts, prepared, _, _), w, (rows, gone) in zip(gated, pending, done)]
+        if any(gone for _, gone in done):
+            rt.store.scrub()
+    return out
+
+
 def delete_namespace(rt: Runtime, name: str) -> int:
     """Remove a whole namespace (messages, chunks, codes, units) and its process-local followers."""
+    return delete_namespaces(rt, [name])
+
+
+def delete_namespaces(rt: Runtime, names: list[str]) -> int:
+    """Remove several whole namespaces in one transaction of the store (all or none) and their process-local
+    followers; returns how many messages they held."""
     with rt.lock.write():
-        n = rt.store.delete_namespace(name)
-        rt.drop(name)
+        n = rt.store.delete_namespaces(names)
+        for name in names:
+            rt.drop(name)
     return n
 
 

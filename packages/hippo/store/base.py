@@ -113,6 +113,19 @@ class NamespaceState:
         return self.prev == seen.stamp
 
 
+@dataclass(eq=False)
+class Replace:
+    """One namespace's part of :meth:`Store.replace_many`: the arguments :meth:`Store.replace` takes."""
+
+    namespace: str
+    messages: Sequence[NewMessage] = ()
+    ids: Iterable[int] = ()
+    where: Callable[[MessageRow], bool] | None = None
+    after_seq: int | None = None
+    codes: Any = None
+    expect: int | None = None
+
+
 CHANGE_KINDS = ("append", "delete", "update")
 
 
@@ -211,6 +224,13 @@ class Store(abc.ABC):
         deletion (when a message went). Returns the appended rows and the ids deleted."""
 
     @abc.abstractmethod
+    def replace_many(self, parts: Sequence[Replace]) -> list[tuple[list[MessageRow], list[int]]]:
+        """:meth:`replace` in several namespaces (each at most once) in one transaction: every part happens or none
+        does. The namespaces' write locks are taken in one order whatever the order of ``parts`` (two calls over
+        the same namespaces never wait for each other in a cycle). Returns each part's appended rows and deleted
+        ids, in the order of ``parts``."""
+
+    @abc.abstractmethod
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
         """Replace one message's metadata; False when ``id`` is not a message of ``namespace``."""
 
@@ -218,6 +238,11 @@ class Store(abc.ABC):
     def delete_namespace(self, namespace: str) -> int:
         """Remove every message, chunk, code, unit and change of ``namespace``; returns the number of messages
         removed. A namespace created again under the same name starts its change sequence past the old one's."""
+
+    @abc.abstractmethod
+    def delete_namespaces(self, namespaces: Sequence[str]) -> int:
+        """:meth:`delete_namespace` of several namespaces in one transaction (all or none, the locks taken as
+        :meth:`replace_many` takes them); returns the number of messages removed."""
 
     # -- the change feed ---------------------------------------------------------------------------------------
     @abc.abstractmethod

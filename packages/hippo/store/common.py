@@ -22,8 +22,8 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import numpy as np
 
 from hippo.base import timeutil
-from hippo.base.errors import CorruptData
-from hippo.store.base import Chunk, MessageRow, NamespaceState
+from hippo.base.errors import CorruptData, InvalidInput
+from hippo.store.base import Chunk, MessageRow, NamespaceState, Replace
 from hippo.store.codec import ChunkCodec
 
 # epoch seconds a datetime can be read back from (0001-01-01T00:00 up to, not including, 10000-01-01T00:00: the last
@@ -105,6 +105,23 @@ def holds(stored: dict[str, bytes | None], expect: dict[str, bytes | None]) -> b
         if (got is None) != (want is None) or (want is not None and bytes(got[: len(want)]) != bytes(want)):
             return False
     return True
+
+
+def checked_parts(parts: Sequence[Replace]) -> list[Replace]:
+    """The parts of a :meth:`Store.replace_many`, checked before its transaction: each namespace once, one row of
+    codes per message."""
+    parts = list(parts)
+    seen: set[str] = set()
+    for k, p in enumerate(parts):
+        if not isinstance(p, Replace):
+            raise InvalidInput(f"parts[{k}] must be a Replace, got {type(p).__name__}")
+        if p.namespace in seen:
+            raise InvalidInput(f"parts[{k}]: namespace {p.namespace!r} is written by an earlier part; a namespace is "
+                               "one part")
+        seen.add(p.namespace)
+        if p.codes is not None and len(p.codes) != len(p.messages):
+            raise InvalidInput(f"parts[{k}].codes: {len(p.codes)} rows for {len(p.messages)} messages")
+    return parts
 
 
 def tail_checksum(namespace: str, id: int, seq: int, n_tokens: int, tokens: bytes) -> bytes:

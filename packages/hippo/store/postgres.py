@@ -8,7 +8,8 @@ the change feed of every namespace.
 
 Concurrency. Every call is one transaction. Writers of one namespace serialize on a transaction-scoped advisory lock
 keyed by (schema, namespace), taken first in the transaction: appends (next_seq and the change version), sealing and
-merging chunks, deletions, metadata updates. Writers of different namespaces, and every reader, never wait for each
+merging chunks, deletions, metadata updates. A transaction writing several namespaces takes their locks in the order
+of their keys, so two of them never wait for each other in a cycle. Writers of different namespaces, and every reader, never wait for each
 other; no table is ever locked. Reads that need several statements to agree (rows and the chunks holding their
 tokens, a fingerprint and the change feed) run in one ``REPEATABLE READ READ ONLY`` transaction; a single-statement
 read runs on its own.
@@ -76,6 +77,7 @@ from hippo.store.base import (
     MessageRow,
     NamespaceState,
     NewMessage,
+    Replace,
     Store,
 )
 from hippo.store.codec import ChunkCodec
@@ -951,9 +953,11 @@ class PostgresStore(Store):
                     self._checking = False
                     return
 
-    def _write(self, what: str, body: Callable[..., Any], namespace: str | None = None,
+    def _write(self, what: str, body: Callable[..., Any], namespace: str | Sequence[str] | None = None,
                replay_safe: bool = False, first: tuple[str, Sequence[Any]] | None = None) -> Any:
-        """Run ``body(cursor)`` in one write transaction (after taking ``namespace``'s lock) and return its result.
+        """Run ``body(cursor)`` in one write transaction (after taking ``namespace``'s lock, or the lock of each of
+        several namespaces, in the order of their keys whatever the order given: two transactions over the same
+        namespaces never wait for each other in a cycle) and return its result.
 
         ``first``: a statement sent in the same round trip as the transaction's start; its first row is passed on,
         ``body(cursor, row)``. A body that returns :class:`_Last` has its last statement sent together with COMMIT.
@@ -961,7 +965,10 @@ class PostgresStore(Store):
         idempotency keys, a seal of a tail already sealed); such a write is retried even when the outcome of its
         commit cannot be learned."""
         self._writable(what)
-        lock = None if namespace is None else self._lock_key(namespace)
+        if namespace is None or isinstance(namespace, str):
+            lock: int | list[int] | None = None if namespace is None else self._lock_key(namespace)
+        else:
+            lock = sorted({self._lock_key(n) for n in namespace})
 
         split: str | None = None
 
@@ -987,7 +994,7 @@ class PostgresStore(Store):
 
         return self._retrying(what, attempt)
 
-    def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | None,
+    def _attempt_write(self, what: str, body: Callable[..., Any], lock: int | list[int] | None,
                        first: tuple[str, Sequence[Any]] | None = None, split: str | None = None) -> Any:
         """One attempt of :meth:`_write`. ``split``: a timeout ended the previous attempt's start (``split`` says
         which, :class:`_HeadCancelled`); this one takes the lock without waiting (held by another writer: StoreBusy
@@ -1009,12 +1016,17 @@ class PostgresStore(Store):
             # timer when it reports itself ready for the next query, and any later message disarms it until it is
             # ready again: a pipeline ends with a flush request after its sync, so the head is sent as one
             # simple-protocol query instead (parameters bound on the client), which ends ready with nothing after.
+            take = "pg_" + ("try_" if split is not None else "") + "advisory_xact_lock"
+            if isinstance(lock, list):
+                # one row of unnest per key, in the array's order (sorted): each lock taken after the one before
+                locking = (f", l.got FROM (SELECT bool_and({take}(u.k)::text IS DISTINCT FROM 'false') AS got"
+                           " FROM unnest(%s::bigint[]) AS u(k)) AS l")
+            else:
+                locking = "" if lock is None else f", l.got FROM (SELECT {take}(%s) AS got) AS l"
             head = [("BEGIN ISOLATION LEVEL READ COMMITTED", None),
                     (f"SET LOCAL lock_timeout = '{int(self._busy_ms)}ms'", None),
                     (f"SET LOCAL idle_in_transaction_session_timeout = '{int(self._idle_ms)}ms'", None),
-                    (f"SELECT pg_current_xact_id()::text, {self._tables_sql()}"
-                     + ("" if lock is None else ", l.got FROM (SELECT pg_" + ("try_" if split is not None else "")
-                        + "advisory_xact_lock(%s) AS got) AS l"),
+                    (f"SELECT pg_current_xact_id()::text, {self._tables_sql()}" + locking,
                      None if lock is None else (lock,))]
             if first is not None and split is None:
                 head.append(first)
@@ -1345,6 +1357,48 @@ class PostgresStore(Store):
 
         return [], self._write("replacing messages", body, namespace)
 
+    def replace_many(self, parts: Sequence[Replace]) -> list[tuple[list[MessageRow], list[int]]]:
+        parts = common.checked_parts(parts)
+        if not parts:
+            return []
+        plans = [self._append_plan(p.namespace, p.messages, p.codes) if p.messages else None for p in parts]
+
+        def body(cur) -> list[tuple[list[MessageRow], list[int]]]:
+            out = []
+            for p, plan in zip(parts, plans):
+                wanted = sorted({int(i) for i in p.ids})
+                if p.expect is not None:
+                    self._expect(cur, p.namespace, p.expect)
+                if plan is None:
+                    out.append(([], self._delete_in(cur, p.namespace, self._doomed(
+                        cur, p.namespace, wanted, p.where, None, p.after_seq))))
+                    continue
+                reserve, append, _ = plan
+                row = cur.execute(*reserve).fetchone()  # the append's change, recorded before the deletion's
+                if row[0]:  # the keys of these very messages are stored already: this is no new write
+                    raise InvalidInput(f"parts: the messages of namespace {p.namespace!r} carry idempotency keys "
+                                       "already stored; they were written before")
+                gone = self._delete_in(cur, p.namespace, self._doomed(cur, p.namespace, wanted, p.where, None,
+                                                                      p.after_seq))
+                rows = append(cur, row)
+                assert isinstance(rows, _Last)
+                cur.execute(rows.sql, rows.params)  # the rows inserted after the deletion: none of them among it
+                out.append((rows.result, gone))
+            return out
+
+        # a new attempt reruns the whole body, but only once the server says the earlier one did not commit
+        return self._write("writing several namespaces", body, [p.namespace for p in parts])
+
+    def delete_namespaces(self, namespaces: Sequence[str]) -> int:
+        names = list(dict.fromkeys(namespaces))
+        if not names:
+            return 0
+
+        def body(cur) -> int:
+            return sum(self._drop_in(cur, name) for name in names)
+
+        return self._write("deleting a namespace" if len(names) == 1 else "deleting namespaces", body, names)
+
     def _expect(self, cur, namespace: str, expect: int) -> None:
         """Raise ``Changed`` unless the namespace's latest change is ``expect``; under its lock."""
         latest = cur.execute(self._sql(
@@ -1359,6 +1413,35 @@ class PostgresStore(Store):
         """Store ``messages``; ``also(cursor)``, when given, deletes messages in the same transaction (after the
         append's change is recorded, before its rows are inserted) and returns their ids. Returns the rows and those
         ids."""
+        reserve, body, gone = self._append_plan(namespace, messages, codes, also)
+        what = "adding messages" if also is None else "replacing messages"
+        if expect is None:
+            return self._write(what, body, namespace, replay_safe=True, first=reserve), gone
+        change_epoch = self._epoch_sql("change_epoch")
+        wanted = [uuid.UUID(str(m.key)) for m in messages if m.key is not None]  # checked by _append_plan
+
+        def checked(cur) -> list[MessageRow] | _Last:
+            # under the namespace's lock, taken first in the transaction: no other writer of it commits until this
+            # one does. A retry of this very append after a commit it could not confirm finds its keys (and
+            # returns the stored rows) rather than its own change.
+            found, latest = cur.execute(self._sql(
+                "SELECT (SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
+                " COALESCE((SELECT version FROM {s}.namespaces WHERE name = %s), " + change_epoch + ")"),
+                (namespace, wanted, namespace)).fetchone()
+            if not found and int(latest) != expect:
+                raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); nothing was "
+                              "written")
+            return body(cur, cur.execute(*reserve).fetchone())
+
+        return self._write(what, checked, namespace, replay_safe=True), gone
+
+    def _append_plan(self, namespace: str, messages: Sequence[NewMessage], codes: Any,
+                     also: Callable[[Any], list[int]] | None = None
+                     ) -> tuple[tuple[str, Sequence[Any]], Callable[[Any, Any], list[MessageRow] | _Last], list[int]]:
+        """An append of ``messages`` to run in a write transaction holding the namespace's lock: the statement that
+        reserves their seqs and ids and records the change, the body that takes its first row (``body(cursor,
+        row)``, which calls ``also``, see :meth:`_append`) and returns the rows (or a :class:`_Last` whose statement
+        inserts them), and the list that receives the ids ``also`` deleted."""
         if codes is not None and len(codes) != len(messages):
             raise InvalidInput(f"codes: {len(codes)} rows for {len(messages)} messages")
         keys: list[uuid.UUID | None] = []
@@ -1466,24 +1549,7 @@ class PostgresStore(Store):
                  namespace, cols["id"], cols["seq"], cols["tokens"], cols["checksum"]))
 
         gone: list[int] = []
-        what = "adding messages" if also is None else "replacing messages"
-        if expect is None:
-            return self._write(what, body, namespace, replay_safe=True, first=reserve), gone
-
-        def checked(cur) -> list[MessageRow] | _Last:
-            # under the namespace's lock, taken first in the transaction: no other writer of it commits until this
-            # one does. A retry of this very append after a commit it could not confirm finds its keys (and
-            # returns the stored rows) rather than its own change.
-            found, latest = cur.execute(self._sql(
-                "SELECT (SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s AND idem_key = ANY(%s)),"
-                " COALESCE((SELECT version FROM {s}.namespaces WHERE name = %s), " + change_epoch + ")"),
-                (namespace, wanted, namespace)).fetchone()
-            if not found and int(latest) != expect:
-                raise Changed(f"namespace {namespace!r} changed since version {expect} (now {latest}); nothing was "
-                              "written")
-            return body(cur, cur.execute(*reserve).fetchone())
-
-        return self._write(what, checked, namespace, replay_safe=True), gone
+        return reserve, body, gone
 
     def _replayed(self, namespace: str, keys: list, tokens: list[np.ndarray], stored: list[tuple],
                   start: int | None) -> list[MessageRow]:
@@ -1640,29 +1706,31 @@ class PostgresStore(Store):
         return self._write("updating metadata", body, namespace)
 
     def delete_namespace(self, namespace: str) -> int:
-        def body(cur) -> int:
-            n = cur.execute(self._sql("SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s"),
-                            (namespace,)).fetchone()[0]
-            for table in ("messages", "chunks", "units", "codes", "tail", "changes"):
-                cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s"), (namespace,))
-            # The namespace's row goes and both epochs move past it: a process still caching the deleted namespace
-            # sees a changed fingerprint and a feed that no longer reaches back to what it saw, even once the name is
-            # reused. The epochs only ever grow: a deletion of another namespace (another lock) may commit its epochs
-            # while this statement waits for their row, and the value this statement computed from its snapshot must
-            # not take them back (a reused name would then start at a version a process still caching the deleted
-            # namespace has seen, and that process would keep its messages).
-            cur.execute(self._sql(
-                "WITH gone AS (DELETE FROM {s}.namespaces WHERE name = %s RETURNING generation, version)"
-                " INSERT INTO {s}.meta AS m (key, value)"
-                " SELECT 'namespace_epoch',"
-                " (GREATEST(" + self._epoch_sql("namespace_epoch") + ", generation) + 1)::text"
-                " FROM gone UNION ALL"
-                " SELECT 'change_epoch', (GREATEST(" + self._epoch_sql("change_epoch") + ", version) + 1)::text"
-                " FROM gone ON CONFLICT (key) DO UPDATE"
-                " SET value = GREATEST(m.value::bigint, EXCLUDED.value::bigint)::text"), (namespace,))
-            return int(n)
+        return self._write("deleting a namespace", lambda cur: self._drop_in(cur, namespace), namespace)
 
-        return self._write("deleting a namespace", body, namespace)
+    def _drop_in(self, cur, namespace: str) -> int:
+        """Remove ``namespace`` inside the caller's transaction, which holds its lock; returns how many messages it
+        held."""
+        n = cur.execute(self._sql("SELECT COUNT(*) FROM {s}.messages WHERE namespace = %s"),
+                        (namespace,)).fetchone()[0]
+        for table in ("messages", "chunks", "units", "codes", "tail", "changes"):
+            cur.execute(self._sql(f"DELETE FROM {{s}}.{table} WHERE namespace = %s"), (namespace,))
+        # The namespace's row goes and both epochs move past it: a process still caching the deleted namespace
+        # sees a changed fingerprint and a feed that no longer reaches back to what it saw, even once the name is
+        # reused. The epochs only ever grow: a deletion of another namespace (another lock) may commit its epochs
+        # while this statement waits for their row, and the value this statement computed from its snapshot must
+        # not take them back (a reused name would then start at a version a process still caching the deleted
+        # namespace has seen, and that process would keep its messages).
+        cur.execute(self._sql(
+            "WITH gone AS (DELETE FROM {s}.namespaces WHERE name = %s RETURNING generation, version)"
+            " INSERT INTO {s}.meta AS m (key, value)"
+            " SELECT 'namespace_epoch',"
+            " (GREATEST(" + self._epoch_sql("namespace_epoch") + ", generation) + 1)::text"
+            " FROM gone UNION ALL"
+            " SELECT 'change_epoch', (GREATEST(" + self._epoch_sql("change_epoch") + ", version) + 1)::text"
+            " FROM gone ON CONFLICT (key) DO UPDATE"
+            " SET value = GREATEST(m.value::bigint, EXCLUDED.value::bigint)::text"), (namespace,))
+        return int(n)
 
     # -- reads ------------------------------------------------------------------------------------------------
     def load(self, namespace: str, after_seq: int = -1, upto_seq: int | None = None) -> list[MessageRow]:

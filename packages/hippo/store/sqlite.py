@@ -31,6 +31,7 @@ from hippo.store.base import (
     MessageRow,
     NamespaceState,
     NewMessage,
+    Replace,
     Store,
 )
 from hippo.store.codec import ChunkCodec
@@ -724,6 +725,22 @@ class SQLiteStore(Store):
             self.scrub()
         return out, gone
 
+    def replace_many(self, parts: Sequence[Replace]) -> list[tuple[list[MessageRow], list[int]]]:
+        parts = common.checked_parts(parts)
+        out: list[tuple[list[MessageRow], list[int]]] = []
+        if not parts:
+            return out
+        # BEGIN IMMEDIATE takes the file's one write lock: every namespace at once, so no order to keep
+        with self.transaction("writing several namespaces") as db:
+            for p in parts:
+                self._expect(db, p.namespace, p.expect)
+                found = self._doomed(db, p.namespace, sorted({int(i) for i in p.ids}), p.where, None, p.after_seq)
+                rows = self._append_in(db, p.namespace, p.messages, p.codes) if p.messages else []
+                out.append((rows, self._delete_in(db, p.namespace, found)))
+        if any(gone for _, gone in out):
+            self.scrub()
+        return out
+
     def _expect(self, db, namespace: str, expect: int | None) -> None:
         """Raise ``Changed`` unless the namespace's latest change is ``expect`` (None: no check); inside the caller's
         transaction, under BEGIN IMMEDIATE: no other connection writes until this one commits."""
@@ -1132,23 +1149,34 @@ class SQLiteStore(Store):
             return True
 
     def delete_namespace(self, namespace: str) -> int:
-        with self.transaction("deleting a namespace") as db:
-            n = db.execute("SELECT COUNT(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0]
-            db.execute("DELETE FROM messages WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM chunks WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM tail WHERE namespace = ?", (namespace,))
-            db.execute("DELETE FROM changes WHERE namespace = ?", (namespace,))
-            row = db.execute("SELECT generation, version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
-            if row is not None:
-                epochs = {"namespace_epoch": max(self._epoch(db), _int_or(row[0])) + 1,
-                          "change_epoch": max(self._epoch(db, "change_epoch"), _int_or(row[1])) + 1}
-                db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
-                for key, epoch in epochs.items():
-                    db.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
-                               " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(epoch)))
+        return self.delete_namespaces([namespace])
+
+    def delete_namespaces(self, namespaces: Sequence[str]) -> int:
+        names = list(dict.fromkeys(namespaces))
+        if not names:
+            return 0
+        with self.transaction("deleting a namespace" if len(names) == 1 else "deleting namespaces") as db:
+            n = sum(self._drop_in(db, name) for name in names)
         self.scrub()
+        return n
+
+    def _drop_in(self, db, namespace: str) -> int:
+        """Remove ``namespace`` inside the caller's transaction; returns how many messages it held."""
+        n = db.execute("SELECT COUNT(*) FROM messages WHERE namespace = ?", (namespace,)).fetchone()[0]
+        db.execute("DELETE FROM messages WHERE namespace = ?", (namespace,))
+        db.execute("DELETE FROM chunks WHERE namespace = ?", (namespace,))
+        db.execute("DELETE FROM units WHERE namespace = ?", (namespace,))
+        db.execute("DELETE FROM codes WHERE namespace = ?", (namespace,))
+        db.execute("DELETE FROM tail WHERE namespace = ?", (namespace,))
+        db.execute("DELETE FROM changes WHERE namespace = ?", (namespace,))
+        row = db.execute("SELECT generation, version FROM namespaces WHERE name = ?", (namespace,)).fetchone()
+        if row is not None:
+            epochs = {"namespace_epoch": max(self._epoch(db), _int_or(row[0])) + 1,
+                      "change_epoch": max(self._epoch(db, "change_epoch"), _int_or(row[1])) + 1}
+            db.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
+            for key, epoch in epochs.items():
+                db.execute("INSERT INTO meta(key, value) VALUES (?, ?)"
+                           " ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, str(epoch)))
         return int(n)
 
     # -- the change feed ------------------------------------------------------------------------------------
