@@ -2475,15 +2475,10 @@ def test_replacing_edited_messages_is_all_or_nothing(tmp_path, location, capsys,
     for cls in (SQLiteStore, PostgresStore):
         monkeypatch.setattr(cls, "_record", failing(cls._record))
     if step == "undo":
-        add_many = hippo.Memory.add_many
+        def refusing(self, writes):  # the undo, putting back the first chat's earlier version ("at 7")
+            raise StoreError("the connection was lost")
 
-        def refusing(self, items, **kwargs):
-            items = list(items)
-            if any(it["text"] == "at 7" for it in items):
-                raise StoreError("the connection was lost")
-            return add_many(self, items, **kwargs)
-
-        monkeypatch.setattr(hippo.Memory, "add_many", refusing)
+        monkeypatch.setattr(hippo.Memory, "write_many", refusing)
     run = cli(capsys, "ingest", f, "--path", db, "--split")
     assert run.code != 0 and "disk I/O error" in run.err, run.err
     monkeypatch.undo()
@@ -3194,3 +3189,61 @@ def test_a_slack_apps_message_and_a_bot_users_are_marked(tmp_path, capsys) -> No
     assert run.code == 0, run.err
     assert [(m["speaker"], m["metadata"].get("bot", False)) for m in stored(db)] == [
         ("deploys", True), ("releasebot", True), ("Ann", False)]
+
+
+def test_an_undo_that_fails_leaves_every_namespace_as_the_run_wrote_it(tmp_path, location, capsys, monkeypatch) -> None:
+    """A run with --split whose third chat fails is undone in every namespace it wrote. The undo was one transaction
+    per namespace: when the first chat's failed, the second chat's had gone through, and the store held the second
+    chat as before the run and the first as the run wrote it, a state neither run left. Now the undo is one
+    transaction: the namespaces are either all as before the run or (the undo failed too, the error says so) all as
+    the run wrote them; running the same command again completes the run."""
+    from hippo.store.postgres import PostgresStore
+    from hippo.store.sqlite import SQLiteStore
+
+    def chat(name: str, chat_id: int, text: str, edited: bool = False) -> dict:
+        first = {"id": 1, "type": "message", "date": "2024-03-12T09:00:00", "date_unixtime": "1710234000",
+                 "from": name, "from_id": f"user{chat_id}", "text": text}
+        if edited:
+            first.update(edited="2024-03-12T09:30:00", edited_unixtime="1710235800")
+        return {"name": name, "type": "personal_chat", "id": chat_id, "messages": [
+            first, {"id": 2, "type": "message", "date": "2024-03-12T09:01:00", "date_unixtime": "1710234060",
+                    "from": "Me", "from_id": "user0", "text": "ok"}]}
+
+    def account(edited: bool) -> dict:
+        return {"chats": {"list": [chat(name, k, f"{name} {'edited' if edited else 'first'}", edited)
+                                   for k, name in enumerate(("Ann", "Bo", "Cy"), 1)]}}
+
+    f = tmp_path / "result.json"
+    db = location
+    spaces = ("default.Ann", "default.Bo", "default.Cy")
+
+    def texts() -> dict:
+        return {ns: sorted(m["text"] for m in stored(db, ns)) for ns in spaces}
+
+    f.write_text(json.dumps(account(False)), encoding="utf-8")
+    assert cli(capsys, "ingest", f, "--path", db, "--split").code == 0
+    before = texts()
+    after = {ns: sorted([f"{ns[8:]} edited", "ok"]) for ns in spaces}
+    f.write_text(json.dumps(account(True)), encoding="utf-8")
+    deletions = []
+
+    def failing(real):
+        # the third chat's replacing write fails; then the undo's deletion in the first chat
+        def record(self, cur, namespace, kind, *args, **kwargs):
+            if kind == "delete":
+                deletions.append(namespace)
+                if len(deletions) == 3 or len(deletions) > 3 and namespace == "default.Ann":
+                    raise StoreError("disk I/O error")
+            return real(self, cur, namespace, kind, *args, **kwargs)
+        return record
+
+    for cls in (SQLiteStore, PostgresStore):
+        monkeypatch.setattr(cls, "_record", failing(cls._record))
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    monkeypatch.undo()
+    assert run.code != 0 and "undoing it failed too" in run.err, run.err
+    left = texts()
+    assert left == {**after, "default.Cy": before["default.Cy"]}, left
+    run = cli(capsys, "ingest", f, "--path", db, "--split")
+    assert run.code == 0, run.err
+    assert texts() == after

@@ -373,14 +373,18 @@ class _Written:
 
 
 def _undo(written: list[_Written]) -> str | None:
-    """Delete what this run wrote, putting back what it replaced in the same transaction; returns why that failed,
-    or None. A namespace whose undoing fails holds what the run wrote there whole (the edited messages replaced)."""
+    """Delete what this run wrote in every namespace, putting back what it replaced, in one transaction
+    (``Memory.write_many``); returns why that failed, or None. When it fails, every namespace holds what the run
+    wrote there whole (the edited messages replaced)."""
+    writes: dict[str, dict[str, list]] = {}
+    for w in written:
+        if w.ids or w.replaced:
+            undo = writes.setdefault(w.view.namespace, {"items": [], "replacing": []})
+            undo["items"] += w.replaced or []
+            undo["replacing"] += w.ids
     try:
-        for w in reversed(written):
-            if w.replaced is not None:
-                w.view.add_many(w.replaced, replacing=w.ids)
-            elif w.ids:
-                w.view.delete(w.ids)
+        if writes:
+            written[0].view.write_many(writes)
         return None
     except (HippoError, OSError) as exc:
         left = sum(len(w.ids) for w in written)
