@@ -1268,3 +1268,57 @@ def test_deleting_a_subtree_whose_second_namespace_fails_deletes_none(location, 
         assert store.list_namespaces() == [("other",), ("users", "2")]
     finally:
         store.close()
+
+
+_ROUNDS = 25
+
+
+def _batches_in_order(location: str, first: str, start, errors) -> None:
+    """One process putting key ``k`` in namespaces ``a`` and ``b`` in one batch, ``_ROUNDS`` times, naming
+    ``first`` first."""
+    try:
+        store = HippoStore(hippo.Memory(location))
+        second = "b" if first == "a" else "a"
+        start.wait()
+        try:
+            for i in range(_ROUNDS):
+                value = {"by": first, "round": i}
+                store.batch([PutOp((first,), "k", value), PutOp((second,), "k", value)])
+        finally:
+            store.close()
+    except BaseException as exc:  # noqa: BLE001 - reported to the test
+        errors.put(f"{type(exc).__name__}: {exc}")
+
+
+def test_batches_of_two_processes_over_two_namespaces_apply_whole(location):
+    """Two processes run batches putting one key in two namespaces, naming them in opposite orders. Each batch is
+    one transaction: both finish (neither waits for the other for ever), each namespace keeps one version of the
+    key, and both namespaces hold the value of the same batch, the one that committed last (a batch written one
+    namespace at a time could leave one process's value in one namespace and the other's in the other)."""
+    import multiprocessing
+
+    with hippo.Memory(location) as mem:
+        HippoStore(mem).batch([PutOp(("a",), "k", {"by": None}), PutOp(("b",), "k", {"by": None})])
+    ctx = multiprocessing.get_context("spawn")
+    start, errors = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=_batches_in_order, args=(location, first, start, errors)) for first in ("a", "b")]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(300)
+    alive = [p for p in procs if p.is_alive()]
+    for p in alive:
+        p.kill()
+    assert not alive, "a process never finished its batches"
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert not found and all(p.exitcode == 0 for p in procs), found
+    store = HippoStore(hippo.Memory(location))
+    try:
+        got = {ns: store.get((ns,), "k").value for ns in ("a", "b")}
+        assert got["a"] == got["b"] and got["a"]["round"] == _ROUNDS - 1, got
+        assert all(len(store.memory.using(f"lg.{ns}").list()) == 1 for ns in ("a", "b"))
+    finally:
+        store.close()
