@@ -307,3 +307,22 @@ def test_a_postgres_writer_waiting_for_one_namespace_holds_no_lock_of_the_other(
             assert [m.text for m in mem.using(n).list()] == [f"note of {n}", f"note of {n}"]
     finally:
         mem.close()
+
+
+def test_the_encoding_gate_judges_each_namespace_as_add_many_does():
+    """Reference: the same items given to ``add_many`` in each namespace of a store of their own."""
+    items = {"a": [{"text": "I moved to Lisbon in 2010 and love the tram number 0"},
+                   {"text": "totally new: my sister Zoe plays cello"}],
+             "b": [{"text": "hello b"}, {"text": "My daughter Mia starts school in Porto next September"}]}
+    answers = []
+    for multi in (True, False):
+        with hippo.Memory(None, config={"gate": {"enabled": True}}) as mem:
+            for i in range(5):
+                mem.using("a").add(f"I moved to Lisbon in {2010 + i} and love the tram number {i}")
+            if multi:
+                out = mem.write_many({n: {"items": v} for n, v in items.items()})
+            else:
+                out = {n: mem.using(n).add_many(v) for n, v in items.items()}
+            answers.append(({n: [(type(i).__name__, i.id, i.text) for i in got] for n, got in out.items()},
+                            {n: [m.text for m in mem.using(n).list()] for n in items}))
+    assert answers[0] == answers[1]
