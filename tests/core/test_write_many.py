@@ -326,3 +326,36 @@ def test_the_encoding_gate_judges_each_namespace_as_add_many_does():
             answers.append(({n: [(type(i).__name__, i.id, i.text) for i in got] for n, got in out.items()},
                             {n: [m.text for m in mem.using(n).list()] for n in items}))
     assert answers[0] == answers[1]
+
+
+def test_promoting_entries_into_another_namespace_stores_the_memories_and_the_promotion_together(location,
+                                                                                                 monkeypatch):
+    """``consolidate_entries("deep", into=...)`` wrote the memories into ``into``, then marked each entry promoted in
+    its own namespace, one transaction each. When marking failed, the call raised with the memories stored, and a
+    process that opened the store next found the entries unpromoted and wrote their memories a second time. Now
+    both are one transaction. Reference: one memory per entry, however the calls before failed."""
+    text = "Always deploy with the blue-green script; the order id is ORD-1234 for the outage ticket. " * 3
+    mem = hippo.Memory(location)
+    try:
+        work = mem.using("work")
+        entry = work.index_entry(text, persist=True)
+        st = type(mem.engine.rt.store)
+        real = st._record
+
+        def record(self, cur, namespace, kind, *args, **kwargs):
+            if namespace == "work" and kind == "update":
+                raise hippo.StoreError("simulated failure: marking the entry promoted")
+            return real(self, cur, namespace, kind, *args, **kwargs)
+
+        monkeypatch.setattr(st, "_record", record)
+        with pytest.raises(hippo.StoreError, match="promoted"):
+            work.consolidate_entries("deep", into="lt")
+        monkeypatch.undo()
+        assert mem.using("lt").count() == 0
+    finally:
+        mem.close()
+    for _ in range(2):  # the next processes: the first promotes the entry once, the second finds it promoted
+        with hippo.Memory(location) as again:
+            again.using("work").consolidate_entries("deep", into="lt")
+            assert [m.metadata["from_entry"] for m in again.using("lt").list()] == [entry.id]
+            assert again.using("work").entry(entry.id).lifecycle.get("promoted")

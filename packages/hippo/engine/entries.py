@@ -42,7 +42,7 @@ from hippo.base.errors import HippoError, InvalidInput, LLMError, NotFound, Read
 from hippo.base.policies import Entry as PolicyEntry
 from hippo.base.policies import MAX_TURNS, Outcome, compile_policies
 from hippo.engine.hierarchy.decay import F_ASSOC, F_PERSIST, DecayTable
-from hippo.engine.namespace import Namespace
+from hippo.engine.namespace import Namespace, write_many
 from hippo.engine.prepare import prepare
 from hippo.engine.scope import scope_of
 from hippo.text import complete as completion
@@ -467,14 +467,20 @@ class Entries:
         read-only store)."""
         if self.ns.rt.store.read_only:
             return
+        with self.ns.rt.lock.write():
+            self.ns.rt.store.update_metadata(self.ns.name, rec.key, self._header(st, rec))
+            self.ns.rt.state(self.ns.name).forget_rows([rec.key])  # its kept row is stale from here on
+
+    @staticmethod
+    def _header(st: _State, rec: _Record, **changed: Any) -> dict[str, Any]:
+        """The metadata of a record's header: the record (with ``changed`` fields) and its strength state."""
         slot = st.table.find(rec.key)
         meta = rec.meta()
+        meta.update(changed)
         if slot >= 0:
             meta["state"] = {"s0": float(st.table.s0[slot]), "last_turn": int(st.table.last_turn[slot]),
                              "accesses": int(st.table.accesses[slot]), "clock": st.clock}
-        with self.ns.rt.lock.write():
-            self.ns.rt.store.update_metadata(self.ns.name, rec.key, {"type": rec.type, _HEADER_KEY: meta})
-            self.ns.rt.state(self.ns.name).forget_rows([rec.key])  # its kept row is stale from here on
+        return {"type": rec.type, _HEADER_KEY: meta}
 
     def _entry_view(self, st: _State, recs: list[_Record], turn: int) -> list[IndexEntry]:
         dcfg = self._entry_decay()
@@ -853,15 +859,23 @@ class Entries:
                           "priority": v.priority if v.priority != "normal" else None,
                           "metadata": {"type": "memory", "from_entry": v.id, "from_namespace": self.ns.name,
                                        "source": v.source}})
-        written = target._add(items) if items else []
         st = self._entry_state()
         with st.lock:
-            for v in worthy:
-                rec = st.records.get(_entry_key(v.id))
-                if rec is not None:
-                    rec.promoted = True
-                    st.table.set_flag(st.table.slots([rec.key]), F_PERSIST)
-                    self._entries_save(st, rec)
+            recs = [rec for rec in (st.records.get(_entry_key(v.id)) for v in worthy) if rec is not None]
+            headers = {rec.key: self._header(st, rec, promoted=True) for rec in recs}
+        # the memories and the entries' promotion in one transaction: a call that raised stored neither, and an
+        # entry promoted is never promoted again (its memory written twice) by a later process
+        cfg = self.ns.config
+        prepared = [prepare(it, f"items[{k}]", cfg) for k, it in enumerate(items)]
+        parts = [(target.ns, prepared, None, None)]
+        if target.ns.name != self.ns.name:
+            parts.append((self.ns, [], None, None))
+        written = write_many(self.ns.rt, parts, {self.ns.name: headers})[0] if items or headers else []
+        with st.lock:
+            for rec in recs:
+                rec.promoted = True
+                st.table.set_flag(st.table.slots([rec.key]), F_PERSIST)
+        self.ns.rt.state(self.ns.name).forget_rows([rec.key for rec in recs])
         report["promoted"] = [v.id for v in worthy]
         report["memory_ids"] = [w.id for w in written]
         report["into"] = target.ns.name

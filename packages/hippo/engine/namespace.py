@@ -657,10 +657,10 @@ class _Pending:
         self.ns, self.state, self.prepared, self.texts, self.codes = ns, state, prepared, texts, codes
         self.ids, self.after, self.expect, self.replacing = ids, after, expect, replacing
 
-    def part(self) -> Replace:
+    def part(self, updates: dict[int, dict[str, Any]] | None = None) -> Replace:
         pred = None if self.replacing is None else self.replacing.pred
         return Replace(self.ns.name, self.prepared, self.ids, where=pred, after_seq=self.after, codes=self.codes,
-                       expect=self.expect)
+                       expect=self.expect, updates=updates)
 
 
 def _unless_rejected(verdicts: list[dict[str, Any]] | None, replacing: Replacing | None) -> Replacing | None:
@@ -671,12 +671,14 @@ def _unless_rejected(verdicts: list[dict[str, Any]] | None, replacing: Replacing
     return None
 
 
-def write_many(rt: Runtime, writes: list[tuple[Namespace, list[NewMessage], int | None, Replacing | None]]
-               ) -> list[list[MemoryItem]]:
+def write_many(rt: Runtime, writes: list[tuple[Namespace, list[NewMessage], int | None, Replacing | None]],
+               updates: dict[str, dict[int, dict[str, Any]]] | None = None) -> list[list[MemoryItem]]:
     """:meth:`Namespace.write` of several namespaces (each once) in one transaction of the store: every namespace's
-    messages stored and the messages they replace deleted, or (it raised) nothing of any. Returns each
-    namespace's items, in the order of ``writes``. A failure before the commit changes no namespace's followers;
-    after it, each namespace's followers are brought up to it as a write of that namespace alone brings them."""
+    messages stored and the messages they replace deleted, or (it raised) nothing of any. ``updates``: per
+    namespace of ``writes``, messages whose metadata is replaced in the same transaction (message id -> metadata).
+    Returns each namespace's items, in the order of ``writes``. A failure before the commit changes no namespace's
+    followers; after it, each namespace's followers are brought up to it as a write of that namespace alone brings
+    them."""
     rt.live()
     gated = [(ns, ns._gate(prepared, replacing), prepared, expect, replacing)
              for ns, prepared, expect, replacing in writes]
@@ -686,7 +688,7 @@ def write_many(rt: Runtime, writes: list[tuple[Namespace, list[NewMessage], int 
     with rt.lock.write():
         for w in pending:
             _after_the_latest(w.state, w.prepared)
-        done = rt.store.replace_many([w.part() for w in pending])
+        done = rt.store.replace_many([w.part((updates or {}).get(w.ns.name)) for w in pending])
         out = [ns._with_rejected(prepared, verdicts, w.ns._committed(w, rows, gone))
                for (ns, verdicts, prepared, _, _), w, (rows, gone) in zip(gated, pending, done)]
         if any(gone for _, gone in done):

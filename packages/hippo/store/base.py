@@ -124,6 +124,9 @@ class Replace:
     after_seq: int | None = None
     codes: Any = None
     expect: int | None = None
+    # message id -> the metadata that replaces its own (as :meth:`Store.update_metadata`), after the append and the
+    # deletion; an id that is no message of the namespace is skipped
+    updates: dict[int, dict[str, Any]] | None = None
 
 
 CHANGE_KINDS = ("append", "delete", "update")
@@ -225,8 +228,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def replace_many(self, parts: Sequence[Replace]) -> list[tuple[list[MessageRow], list[int]]]:
-        """:meth:`replace` in several namespaces (each at most once) in one transaction: every part happens or none
-        does. The namespaces' write locks are taken in one order whatever the order of ``parts`` (two calls over
+        """:meth:`replace` in several namespaces (each at most once) in one transaction, and the metadata updates of
+        each part (:attr:`Replace.updates`, recorded one change each, after its append and deletion): every part
+        happens or none does. The namespaces' write locks are taken in one order whatever the order of ``parts`` (two calls over
         the same namespaces never wait for each other in a cycle). Returns each part's appended rows and deleted
         ids, in the order of ``parts``."""
 

@@ -1372,6 +1372,7 @@ class PostgresStore(Store):
                 if plan is None:
                     out.append(([], self._delete_in(cur, p.namespace, self._doomed(
                         cur, p.namespace, wanted, p.where, None, p.after_seq))))
+                    self._updates_in(cur, p)
                     continue
                 reserve, append, _ = plan
                 row = cur.execute(*reserve).fetchone()  # the append's change, recorded before the deletion's
@@ -1384,6 +1385,7 @@ class PostgresStore(Store):
                 assert isinstance(rows, _Last)
                 cur.execute(rows.sql, rows.params)  # the rows inserted after the deletion: none of them among it
                 out.append((rows.result, gone))
+                self._updates_in(cur, p)
             return out
 
         # a new attempt reruns the whole body, but only once the server says the earlier one did not commit
@@ -1693,17 +1695,22 @@ class PostgresStore(Store):
         return gone
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        return self._write("updating metadata", lambda cur: self._update_in(cur, namespace, id, metadata), namespace)
+
+    def _update_in(self, cur, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        """Replace one message's metadata inside the caller's transaction, which holds the namespace's lock, and
+        record the update; False when ``id`` is not a message of ``namespace``."""
         meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+        cur.execute(self._sql("UPDATE {s}.messages SET metadata = %s WHERE namespace = %s AND id = %s"),
+                    (meta_json, namespace, int(id)))
+        if cur.rowcount != 1:
+            return False
+        self._record(cur, namespace, "update", ids=[int(id)])
+        return True
 
-        def body(cur) -> bool:
-            cur.execute(self._sql("UPDATE {s}.messages SET metadata = %s WHERE namespace = %s AND id = %s"),
-                        (meta_json, namespace, int(id)))
-            if cur.rowcount != 1:
-                return False
-            self._record(cur, namespace, "update", ids=[int(id)])
-            return True
-
-        return self._write("updating metadata", body, namespace)
+    def _updates_in(self, cur, part: Replace) -> None:
+        for id, metadata in (part.updates or {}).items():
+            self._update_in(cur, part.namespace, id, metadata)
 
     def delete_namespace(self, namespace: str) -> int:
         return self._write("deleting a namespace", lambda cur: self._drop_in(cur, namespace), namespace)

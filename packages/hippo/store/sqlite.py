@@ -737,6 +737,8 @@ class SQLiteStore(Store):
                 found = self._doomed(db, p.namespace, sorted({int(i) for i in p.ids}), p.where, None, p.after_seq)
                 rows = self._append_in(db, p.namespace, p.messages, p.codes) if p.messages else []
                 out.append((rows, self._delete_in(db, p.namespace, found)))
+                for id, metadata in (p.updates or {}).items():
+                    self._update_in(db, p.namespace, id, metadata)
         if any(gone for _, gone in out):
             self.scrub()
         return out
@@ -1139,14 +1141,19 @@ class SQLiteStore(Store):
         return ids_found
 
     def update_metadata(self, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
-        meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
         with self.transaction("updating metadata") as db:
-            cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
-                             (meta_json, namespace, int(id)))
-            if cur.rowcount != 1:
-                return False
-            self._record(db, namespace, "update", ids=[int(id)])
-            return True
+            return self._update_in(db, namespace, id, metadata)
+
+    def _update_in(self, db, namespace: str, id: int, metadata: dict[str, Any]) -> bool:
+        """Replace one message's metadata inside the caller's transaction and record the update; False when ``id``
+        is not a message of ``namespace``."""
+        meta_json = json.dumps(metadata, ensure_ascii=False, separators=(",", ":"))
+        cur = db.execute("UPDATE messages SET metadata = ? WHERE namespace = ? AND id = ?",
+                         (meta_json, namespace, int(id)))
+        if cur.rowcount != 1:
+            return False
+        self._record(db, namespace, "update", ids=[int(id)])
+        return True
 
     def delete_namespace(self, namespace: str) -> int:
         return self.delete_namespaces([namespace])
