@@ -333,7 +333,8 @@ class HippoStore(BaseStore):
             memory = Memory(memory, embed=embeddings)
             self._owned.append(memory)
         elif not all(callable(getattr(memory, a, None))
-                     for a in ("using", "namespaces", "search_many", "list", "with_embedding")):
+                     for a in ("using", "namespaces", "search_many", "list", "with_embedding", "write_many",
+                          "delete_namespaces")):
             raise InvalidInput(f"memory must be a hippo.Memory, a path or None, got {type(memory).__name__}")
         elif embeddings is not None:
             memory = self._embedding_memory(memory, index["embed"], embeddings)
