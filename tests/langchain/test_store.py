@@ -1322,3 +1322,19 @@ def test_batches_of_two_processes_over_two_namespaces_apply_whole(location):
         assert all(len(store.memory.using(f"lg.{ns}").list()) == 1 for ns in ("a", "b"))
     finally:
         store.close()
+
+
+def test_a_memory_without_the_writes_of_several_namespaces_is_refused_when_the_store_is_made():
+    """A memory-like object lacking ``write_many`` (every put) or ``delete_namespaces`` (a subtree's deletion) was
+    taken, and the first put raised ``AttributeError``."""
+    mem = hippo.Memory(None)
+
+    class Older:
+        def __getattr__(self, name):
+            if name in ("write_many", "delete_namespaces"):
+                raise AttributeError(name)
+            return getattr(mem, name)
+
+    with pytest.raises(hippo.InvalidInput, match="memory must be a hippo.Memory"):
+        HippoStore(Older())
+    mem.close()
