@@ -431,6 +431,12 @@ class Memory:
             replaced = self._replacing(args.get("replacing"), f"{where}['replacing']")
             prepared = [prepare(it, f"{where}['items'][{k}]", cfg) for k, it in enumerate(items)]
             plan.append((self._ns.sibling(name), prepared, expect, replaced))
+        if len(plan) == 1 and (plan[0][1] or plan[0][3] is not None):
+            # one namespace: its own write, as add_many's (on PostgreSQL an append whose commit went unconfirmed is
+            # retried by its idempotency keys, where a write of several namespaces asks the server, and raises when
+            # the server cannot say)
+            ns, prepared, expect, replaced = plan[0]
+            return {ns.name: ns.write(prepared, expect, replaced)}
         written = write_many(self._rt, plan)
         return {ns.name: items for (ns, _, _, _), items in zip(plan, written)}
 
