@@ -25,6 +25,7 @@ from datetime import datetime, timedelta, timezone
 
 from hippo.base.errors import InvalidInput
 from hippo.base.timeutil import EPOCH_END, EPOCH_MIN, MONTH_NAMES, is_utc_offset, month_year, year_bounds
+from hippo.text import anchors
 
 DAY = 86400.0
 #: The version of the rules below. Saved time-and-truth annotations record it; annotations saved under another version
@@ -925,6 +926,9 @@ _NEEDS["cjk_day"] = ("昨", "今", "明", "前天", "后天", "後天", "어제"
 _NEEDS["hi_day"] = ("आज", "कल", "परसों", "परसो")
 assert set(_NEEDS) | {"lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd", "lang_month"} == \
     {name for name, _ in _PATTERNS}
+# equal word lists as one object: a message is tested for each list once (:func:`_find`)
+_ONE_LIST = {_MONTH_STARTS: _MONTH_STARTS, _WEEKDAY_STARTS: _WEEKDAY_STARTS}
+_NEEDS = {name: _ONE_LIST.setdefault(words, words) for name, words in _NEEDS.items()}
 # Every pattern naming a month holds the month as a whole word: one search rules them all out together.
 _MONTH_WORD = re.compile(rf"\b{_MONTH}\b", re.I)
 # and every one naming a weekday the weekday (its clipped forms start words as "month" and "sunny" do), searched in the
@@ -2935,6 +2939,12 @@ def _week_of(m: re.Match, ref: TimeRef) -> TimeRef:
     return TimeRef(ref.start, ref.start + 7 * DAY, "week", ref.phrase, ref.relative, ref.yearless)
 
 
+# Per pattern, where its matches can begin (:func:`hippo.text.anchors.starts`), read on first use: a pattern is tried
+# only there, instead of at every position of a long message.
+_STARTS: dict[re.Pattern, tuple[tuple[str, ...], int] | None] = {}
+_UNREAD = object()
+
+
 def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], since: bool = False
           ) -> list[TimeRef]:
     """:func:`find` with ``patterns`` (a selection of :data:`_PATTERNS`, in their order); with ``since``, a period
@@ -2955,6 +2965,8 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     ends: list[int] = []
     month: bool | None = None
     weekday: bool | None = None
+    places = anchors.Places(text, low)
+    holds: dict[int, bool] = {}  # per list of words (by identity), whether the text holds one
     for name, rx in patterns:
         if name in ("lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd", "lang_month"):
             if lang is None:
@@ -2962,8 +2974,12 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
             if not lang:
                 continue
         needs = _NEEDS.get(name, ())
-        if needs and not any(w in low for w in needs):
-            continue
+        if needs:
+            held = holds.get(id(needs))
+            if held is None:
+                held = holds[id(needs)] = any(map(low.__contains__, needs))
+            if not held:
+                continue
         if needs is _WEEKDAY_STARTS:
             if weekday is None:
                 weekday = _WEEKDAY_WORD_FOLDED.search(low) is not None
@@ -2974,7 +2990,10 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
                 month = _MONTH_WORD.search(text) is not None
             if not month:
                 continue
-        for m in rx.finditer(text):
+        key = _STARTS.get(rx, _UNREAD)
+        if key is _UNREAD:
+            key = _STARTS[rx] = anchors.starts(rx)
+        for m in anchors.matches(rx, key, places):
             a, b = m.span()
             k = bisect_left(starts, b)
             if k and ends[k - 1] > a:
