@@ -96,7 +96,7 @@ def _mangle(word: str, how: int) -> str:
     return word
 
 
-_HOW = [0, 0, 0, 0, 1, 2, 4]
+_HOW = [0, 0, 0, 0, 1, 2, 3, 4]
 
 
 def _chat(seed: int, n: int) -> list[str]:

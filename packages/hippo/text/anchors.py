@@ -220,10 +220,13 @@ class Places:
         return got
 
 
-def matches(rx: re.Pattern, key: tuple[tuple[str, ...], int] | None, places: Places) -> Iterator[re.Match]:
-    """``rx.finditer(places.text)``'s matches, found by trying ``rx`` only where :func:`starts` (``key``) says one
-    can begin: from the left, each match the leftmost one at or after the end of the one before."""
-    text = places.text
+def matches(rx: re.Pattern, key: tuple[tuple[str, ...], int] | None, places: Places, text: str | None = None
+            ) -> Iterator[re.Match]:
+    """``rx.finditer(text)``'s matches, found by trying ``rx`` only where :func:`starts` (``key``) says one can
+    begin: from the left, each match the leftmost one at or after the end of the one before. ``text`` (by default
+    ``places.text``) folds to ``places.low`` and holds the same digits as ``places.text``."""
+    if text is None:
+        text = places.text
     if key is None:
         yield from rx.finditer(text)
         return

@@ -2939,6 +2939,9 @@ def _week_of(m: re.Match, ref: TimeRef) -> TimeRef:
     return TimeRef(ref.start, ref.start + 7 * DAY, "week", ref.phrase, ref.relative, ref.yearless)
 
 
+# the characters case-insensitive matching takes for ASCII letters, and those letters (the case kept)
+_FOLDS_ONTO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+_ASCII_LETTER = str.maketrans({"\u0130": "I", "\u0131": "i", "\u017f": "s", "\u212a": "K"})
 # Per pattern, where its matches can begin (:func:`hippo.text.anchors.starts`), read on first use: a pattern is tried
 # only there, instead of at every position of a long message.
 _STARTS: dict[re.Pattern, tuple[tuple[str, ...], int] | None] = {}
@@ -2965,10 +2968,16 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
     ends: list[int] = []
     month: bool | None = None
     weekday: bool | None = None
-    places = anchors.Places(text, low)
+    # English words are read from their ASCII letters: case-insensitive matching takes the dotted and the dotless i,
+    # the long s and the Kelvin sign for "i", "s" and "k" ("next FRİDAY" typed on a Turkish keyboard), and the
+    # tables that read the words hold the letters (other languages' words are read from the text as written)
+    english = text.translate(_ASCII_LETTER) if _FOLDS_ONTO_ASCII.search(text) else text
+    places = anchors.Places(english, low)
     holds: dict[int, bool] = {}  # per list of words (by identity), whether the text holds one
     for name, rx in patterns:
+        source = english
         if name in ("lang_day", "lang_unit", "lang_count", "lang_wd", "lang_bare_wd", "lang_month"):
+            source = text
             if lang is None:
                 lang = _has_lang_word(low)
             if not lang:
@@ -2993,12 +3002,12 @@ def _find(text: str, now: float | None, patterns: list[tuple[str, re.Pattern]], 
         key = _STARTS.get(rx, _UNREAD)
         if key is _UNREAD:
             key = _STARTS[rx] = anchors.starts(rx)
-        for m in anchors.matches(rx, key, places):
+        for m in anchors.matches(rx, key, places, source):
             a, b = m.span()
             k = bisect_left(starts, b)
             if k and ends[k - 1] > a:
                 continue
-            ref = _resolve(name, m, ref_dt, _tense(text, a, b) if name in _TENSED else None)
+            ref = _resolve(name, m, ref_dt, _tense(source, a, b) if name in _TENSED else None)
             if since and ref is not None:
                 ref = _since(name, m, ref, ref_dt)
             if ref is not None:
