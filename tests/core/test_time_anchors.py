@@ -1,6 +1,7 @@
-"""The time expressions' patterns are tried only where a match can begin (hippo.text.anchors): the places read from
-each pattern's parse hold every match's start, the matches found from them are finditer's, and the time readings
-of a generated chat are those of every pattern run over every message (the code before the places were read)."""
+"""The time expressions' and the salience's patterns are tried only where a match can begin (hippo.text.anchors): the
+places read from each pattern's parse hold every match's start, the matches found from them are finditer's, and the
+time readings of a generated chat are those of every pattern run over every message (the code before the places were
+read). Salience is compared with its plain computation in test_write_fastpaths."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.text import anchors, timeexpr
+from hippo.text import anchors, salience, timeexpr
 
 _ALL = {id(rx): (name, rx) for name, rx in timeexpr._PATTERNS + timeexpr._QUERY_PATTERNS}
 _READ = [(name, rx) for name, rx in _ALL.values() if anchors.starts(rx) is not None]
@@ -44,8 +45,9 @@ def test_starts_worked_out_by_hand():
 
 
 @pytest.mark.parametrize("name,rx", _READ, ids=[f"{name}-{k}" for k, (name, _) in enumerate(_READ)])
-def test_every_match_starts_at_a_place_and_is_finditers(name, rx):
+def test_every_match_starts_at_a_place_and_is_finditers(name, rx, monkeypatch):
     key = anchors.starts(rx)
+    monkeypatch.setattr(anchors, "LONG", 0)  # generated texts are short: the places are tried whatever the length
 
     @settings(max_examples=25, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.from_regex(rx))
@@ -81,6 +83,10 @@ _PHRASES = [
 _FILLER = ["I", "we", "went", "will go", "the meeting", "my sister", "moved", "the report", "was due", "and", "then",
            "x = 42", "port 8080", "v2.3.1", "id 9f3a7c21", "at 10:30", "about", "on", "in", "the", "this", "that",
            "beginning", "end", "start", "from", "for", "since", "last", "next", "month", "week", "year", "day"]
+# the words of the salience patterns (hippo.text.salience), tried the same way
+_SALIENT = ["I will", "I'll", "let's", "remind me", "deadline", "must", "actually", "I meant", "not this but that",
+            "sorry, it's", "no, it", "update:", "my wife", "kids", "friend", "boss", "love", "sad", "!", "proud", "2024",
+            "3/4", "12-05", "march", "Friday", "yesterday", "next week", "mistake", "instead"]
 _FOLDS = {"i": "\u0131", "I": "\u0130", "s": "\u017f", "k": "\u212a", "K": "\u212a"}
 
 
@@ -99,13 +105,13 @@ def _mangle(word: str, how: int) -> str:
 _HOW = [0, 0, 0, 0, 1, 2, 3, 4]
 
 
-def _chat(seed: int, n: int) -> list[str]:
+def _chat(seed: int, n: int, phrases: list[str] = _PHRASES) -> list[str]:
     rnd = random.Random(seed)
     out = []
     for _ in range(n):
         parts = []
         for _ in range(rnd.randint(1, 40)):
-            word = rnd.choice(_PHRASES if rnd.random() < 0.3 else _FILLER)
+            word = rnd.choice(phrases if rnd.random() < 0.3 else _FILLER)
             parts.append(_mangle(word, rnd.choice(_HOW)))
             parts.append(rnd.choice([" ", " ", " ", ", ", ". ", "\n", "-", "\u2019s "]))
         out.append("".join(parts))
@@ -130,9 +136,12 @@ def test_a_generated_chats_readings_equal_every_pattern_run_everywhere(monkeypat
 def test_places_are_tried_even_where_they_are_dense(monkeypatch):
     # the shortcut to finditer where places are nearly everywhere must not hide a wrong place
     monkeypatch.setattr(anchors, "_DENSE", 10 ** 9)
-    texts = _chat(11, 200)
-    for name, rx in _READ:
+    monkeypatch.setattr(anchors, "LONG", 0)
+    texts = _chat(11, 200) + _chat(12, 100, _SALIENT)
+    for name, rx in _READ + [(f"salience-{k}", rx) for k, rx in enumerate(salience._STARTS)]:
         key = anchors.starts(rx)
+        assert key is not None, name
         for text in texts:
             places = anchors.Places(text, timeexpr._folded(text))
             assert _spans(anchors.matches(rx, key, places)) == _spans(rx.finditer(text)), (name, text)
+            assert anchors.search(rx, key, places) == (rx.search(text) is not None), (name, text)

@@ -29,8 +29,9 @@ _BOUNDARY = "\x02"
 _DIGIT = "\x01"
 _LONGEST = 6       # a start is read up to this many characters
 _MOST = 256        # more alternative starts than this: the pattern is left to finditer
-_SHORTEST = 2      # a start of one letter is found nearly everywhere
+_SHORTEST = 2      # a start of one letter or digit is found nearly everywhere
 _DENSE = 4         # places at more than one character in this many: one pass of the engine is cheaper
+LONG = 160         # a shorter text: one pass of the engine is as cheap as finding the places
 
 _DIGIT_RUN = re.compile(r"\d+")
 _DIGIT_ONE = re.compile(r"\d")
@@ -172,8 +173,8 @@ def starts(rx: re.Pattern) -> tuple[tuple[str, ...], int] | None:
                 digits = max(digits, 1 if _BOUNDARY in s[:k] else 2)
                 continue
         s = s.replace(_BOUNDARY, "")
-        if len(s) < _SHORTEST:
-            return None
+        if len(s) < _SHORTEST and (not s or s.isalnum()):
+            return None  # a sign ("!") is a start of its own
         texts.add(s)
     # a text that begins with another one adds no place
     kept = tuple(sorted(s for s in texts if not any(t != s and s.startswith(t) for t in texts)))
@@ -220,6 +221,14 @@ class Places:
         return got
 
 
+def search(rx: re.Pattern, key: tuple[tuple[str, ...], int] | None, places: Places) -> bool:
+    """Whether ``rx.search(places.text)`` finds a match, tried only where :func:`starts` (``key``) says one can
+    begin."""
+    if key is None or len(places.text) < LONG:
+        return rx.search(places.text) is not None
+    return next(matches(rx, key, places), None) is not None
+
+
 def matches(rx: re.Pattern, key: tuple[tuple[str, ...], int] | None, places: Places, text: str | None = None
             ) -> Iterator[re.Match]:
     """``rx.finditer(text)``'s matches, found by trying ``rx`` only where :func:`starts` (``key``) says one can
@@ -227,7 +236,7 @@ def matches(rx: re.Pattern, key: tuple[tuple[str, ...], int] | None, places: Pla
     ``places.text``) folds to ``places.low`` and holds the same digits as ``places.text``."""
     if text is None:
         text = places.text
-    if key is None:
+    if key is None or len(text) < LONG:
         yield from rx.finditer(text)
         return
     at = places.of(key)

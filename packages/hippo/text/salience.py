@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import zlib
 
-from hippo.text import textnorm
+from hippo.text import anchors, textnorm
 
 _COMMIT_RE = re.compile(r"\b(i will|i'll|i promise|i'm going to|i am going to|let's|we will|we'll|remind me|"
                         r"don't forget|do not forget|i plan to|i decided|we decided|deadline|must)\b", re.I)
@@ -35,6 +35,8 @@ _DATE_NEEDS = ("january", "february", "march", "april", "may", "june", "july", "
                "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
                "yesterday", "tomorrow", "today", "tonight", "next week", "last week")  # or a digit
 _DIGIT_RE = re.compile(r"\d")
+# where each pattern's matches can begin (:func:`hippo.text.anchors.starts`): a long message's pattern is tried there
+_STARTS = {rx: anchors.starts(rx) for rx in (_COMMIT_RE, _CORRECT_RE, _RELATION_RE, _EMOTION_RE, _DATE_RE)}
 _NOISE = frozenset("ok okay k thanks thx ty cool nice lol haha hmm yes no yeah yep nope sure great wow hi hey hello "
                    "bye right fine alright".split())
 
@@ -63,18 +65,24 @@ def _holds(low: str, needs: tuple[str, ...]) -> bool:
     return False
 
 
+def _found(rx: re.Pattern, t: str, places: anchors.Places | None) -> bool:
+    """Whether ``rx`` matches in ``t`` (tried where its matches can begin when ``places`` of ``t`` are given)."""
+    return rx.search(t) is not None if places is None else anchors.search(rx, _STARTS[rx], places)
+
+
 def salience(text: str) -> tuple[float, str]:
     """(salience in [0, 1], category) with category in correction / decision / relationship / question / noise /
     other."""
     t = text.strip()
     found = textnorm.words(t)
     low = textnorm.regex_folded(t)
+    places = anchors.Places(t, low) if len(t) >= anchors.LONG else None
     category = "other"
-    if (_holds(low, _CORRECT_NEEDS) or ("not " in low and " but" in low)) and _CORRECT_RE.search(t):
+    if (_holds(low, _CORRECT_NEEDS) or ("not " in low and " but" in low)) and _found(_CORRECT_RE, t, places):
         category = "correction"
-    elif _holds(low, _COMMIT_NEEDS) and _COMMIT_RE.search(t):
+    elif _holds(low, _COMMIT_NEEDS) and _found(_COMMIT_RE, t, places):
         category = "decision"
-    elif _holds(low, _RELATION_NEEDS) and _RELATION_RE.search(t):
+    elif _holds(low, _RELATION_NEEDS) and _found(_RELATION_RE, t, places):
         category = "relationship"
     if len(t) <= 50:
         if category == "decision":
@@ -89,8 +97,8 @@ def salience(text: str) -> tuple[float, str]:
     digit = _DIGIT_RE.search(t) is not None
     score = min(0.35, 0.35 * len(t) / 300.0)
     score += 0.2 if digit else 0.0
-    score += 0.15 if (digit or _holds(low, _DATE_NEEDS)) and _DATE_RE.search(t) else 0.0
-    score += 0.1 if _holds(low, _EMOTION_NEEDS) and _EMOTION_RE.search(t) else 0.0
+    score += 0.15 if (digit or _holds(low, _DATE_NEEDS)) and _found(_DATE_RE, t, places) else 0.0
+    score += 0.1 if _holds(low, _EMOTION_NEEDS) and _found(_EMOTION_RE, t, places) else 0.0
     score += 0.1 if any(w[:1].isupper() for w in found[1:]) else 0.0
     score += {"decision": 0.25, "correction": 0.2, "relationship": 0.1}.get(category, 0.0)
     return float(min(1.0, score)), category
