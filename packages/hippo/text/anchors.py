@@ -27,7 +27,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 # In a start, these stand for a word boundary and for a decimal digit (never characters of a folded start).
 _BOUNDARY = "\x02"
 _DIGIT = "\x01"
-_LONGEST = 6       # a start is read up to this many characters
+LONGEST = 3        # a start is read up to this many characters (each start is one pass over the text)
 _MOST = 256        # more alternative starts than this: the pattern is left to finditer
 _SHORTEST = 2      # a start of one letter or digit is found nearly everywhere
 _DENSE = 4         # places at more than one character in this many: one pass of the engine is cheaper
@@ -54,51 +54,52 @@ def _fold(cp: int) -> str | None:
     return None
 
 
-def _join(a: tuple[set[str], set[str]], b: tuple[set[str], set[str]]) -> tuple[set[str], set[str]]:
-    """The starts of ``a`` followed by ``b``: (whole texts, starts cut short), each read up to :data:`_LONGEST`."""
+def _join(a: tuple[set[str], set[str]], b: tuple[set[str], set[str]], longest: int) -> tuple[set[str], set[str]]:
+    """The starts of ``a`` followed by ``b``: (whole texts, starts cut short), each read up to ``longest``
+    characters."""
     whole_a, cut_a = a
     whole_b, cut_b = b
     whole, cut = set(), set(cut_a)
     for x in whole_a:
         for y in whole_b:
-            (cut if _length(x + y) >= _LONGEST else whole).add(x + y)
+            (cut if _length(x + y) >= longest else whole).add(x + y)
         for y in cut_b:
             cut.add(x + y)
     if len(whole) + len(cut) > _MOST:
         raise _Unknown
-    return whole, {_clip(s) for s in cut}
+    return whole, {_clip(s, longest) for s in cut}
 
 
 def _length(s: str) -> int:
     return len(s) - s.count(_BOUNDARY)
 
 
-def _clip(s: str) -> str:
-    """``s`` cut to :data:`_LONGEST` characters (a boundary mark takes none)."""
+def _clip(s: str, longest: int) -> str:
+    """``s`` cut to ``longest`` characters (a boundary mark takes none)."""
     n = 0
     for i, ch in enumerate(s):
         if ch != _BOUNDARY:
             n += 1
-            if n > _LONGEST:
+            if n > longest:
                 return s[:i]
     return s
 
 
-def _read(items) -> tuple[set[str], set[str]]:
+def _read(items, longest: int) -> tuple[set[str], set[str]]:
     """(whole, cut) of a sequence of parsed items: every text the sequence matches, folded, is a text of ``whole``
     (matched to its end) or begins with one of ``cut``."""
     out: tuple[set[str], set[str]] = ({""}, set())
     for op, av in items:
         if not out[0]:
             break
-        out = _join(out, _item(op, av))
+        out = _join(out, _item(op, av, longest), longest)
     return out
 
 
 _NOTHING: tuple[set[str], set[str]] = ({""}, set())
 
 
-def _item(op, av) -> tuple[set[str], set[str]]:
+def _item(op, av, longest: int) -> tuple[set[str], set[str]]:
     if op is _c.AT:
         return ({_BOUNDARY}, set()) if av is _c.AT_BOUNDARY else _NOTHING
     if op is _c.ASSERT or op is _c.ASSERT_NOT:
@@ -109,12 +110,12 @@ def _item(op, av) -> tuple[set[str], set[str]]:
     if op is _c.IN:
         return _chars(av)
     if op is _c.SUBPATTERN:
-        return _read(av[-1])
+        return _read(av[-1], longest)
     if op is _c.BRANCH:
         whole: set[str] = set()
         cut: set[str] = set()
         for alt in av[1]:
-            w, c = _read(alt)
+            w, c = _read(alt, longest)
             whole |= w
             cut |= c
         if len(whole) + len(cut) > _MOST:
@@ -122,7 +123,7 @@ def _item(op, av) -> tuple[set[str], set[str]]:
         return whole, cut
     if op is _c.MAX_REPEAT or op is _c.MIN_REPEAT:
         lo, hi, sub = av
-        w, c = _read(sub)
+        w, c = _read(sub, longest)
         if lo == 0 and hi == 1:
             return w | {""}, c
         # one or more times (or none): a match begins with one of the body's texts, what follows is not read
@@ -150,16 +151,17 @@ def _chars(av) -> tuple[set[str], set[str]]:
     return out, set()
 
 
-def starts(rx: re.Pattern) -> tuple[tuple[str, ...], int] | None:
+def starts(rx: re.Pattern, longest: int = LONGEST) -> tuple[tuple[str, ...], int] | None:
     """``(texts, digits)`` such that every match of ``rx`` (a pattern of ``str``) begins where the folded text
     holds one of ``texts`` (lowercase), or a decimal digit: ``digits`` is 0 when no match begins with one, 1 when
-    one begins with a digit after a word boundary (the first digit of a number), 2 when it may begin at any digit.
-    None when that is not known, or when a start is too short to help."""
+    one begins with a digit after a word boundary (the first digit of a number), 2 when it may begin at any digit;
+    each text up to ``longest`` characters (a longer start is found at fewer places, and each start costs a pass
+    over the text). None when that is not known, or when a start is too short to help."""
     try:
         parsed = _p.parse(rx.pattern, rx.flags)
         if parsed.getwidth()[0] == 0:
             return None  # an empty match: finditer's rule for those is not repeated here
-        whole, cut = _read(list(parsed))
+        whole, cut = _read(list(parsed), longest)
     except (_Unknown, RecursionError, re.error, TypeError):
         return None
     texts: set[str] = set()

@@ -35,8 +35,9 @@ _DATE_NEEDS = ("january", "february", "march", "april", "may", "june", "july", "
                "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
                "yesterday", "tomorrow", "today", "tonight", "next week", "last week")  # or a digit
 _DIGIT_RE = re.compile(r"\d")
-# where each pattern's matches can begin (:func:`hippo.text.anchors.starts`): a long message's pattern is tried there
-_STARTS = {rx: anchors.starts(rx) for rx in (_COMMIT_RE, _CORRECT_RE, _RELATION_RE, _EMOTION_RE, _DATE_RE)}
+# where each pattern's matches can begin (:func:`hippo.text.anchors.starts`, its words' first six letters: few
+# places each): a long message's pattern is tried there
+_STARTS = {rx: anchors.starts(rx, 6) for rx in (_COMMIT_RE, _CORRECT_RE, _RELATION_RE, _EMOTION_RE, _DATE_RE)}
 _NOISE = frozenset("ok okay k thanks thx ty cool nice lol haha hmm yes no yeah yep nope sure great wow hi hey hello "
                    "bye right fine alright".split())
 
