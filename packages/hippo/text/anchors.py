@@ -206,6 +206,14 @@ class Places:
             self._of[s] = got
         return got
 
+    def _digits(self, digits: int) -> list[int]:
+        """The places of the numbers' first digits (``digits`` 1) or of every digit (2)."""
+        got = self._of.get(_DIGIT * digits)
+        if got is None:
+            rx = _DIGIT_RUN if digits == 1 else _DIGIT_ONE
+            got = self._of[_DIGIT * digits] = [m.start() for m in rx.finditer(self.text)]
+        return got
+
     def of(self, key: tuple[tuple[str, ...], int]) -> list[int]:
         """The sorted places where a match of a pattern whose :func:`starts` are ``key`` can begin."""
         got = self._union.get(key)
@@ -214,10 +222,8 @@ class Places:
             places: set[int] = set()
             for s in texts:
                 places.update(self._one(s))
-            if digits == 1:
-                places.update(m.start() for m in _DIGIT_RUN.finditer(self.text))
-            elif digits == 2:
-                places.update(m.start() for m in _DIGIT_ONE.finditer(self.text))
+            if digits:
+                places.update(self._digits(digits))
             got = sorted(places)
             self._union[key] = got
         return got
