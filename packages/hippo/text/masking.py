@@ -86,9 +86,11 @@ _MONTH = ("(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|A
 _WEEKDAY = "(?:Mon(?:day)?|Tue(?:s(?:day)?)?|Wed(?:nesday)?|Thu(?:rs(?:day)?)?|Fri(?:day)?|Sat(?:urday)?|Sun(?:day)?)"
 # the five characters Kubernetes draws a pod's name's end from (no vowel, no 0, 1 or 3), after its hash and a hyphen
 _POD = "(?:-[b-df-hj-np-tv-z2-9]{5})"
+_GATE = "(?=[0-9]|(?<![0-9A-Za-z])[A-FJMNOSTWa-f])"
 _FIELD_KINDS = (
-    # every field begins with a digit, a hex letter or a month's or weekday's capital: other places are passed over
-    "(?:(?=[0-9A-FJMNOSTWa-f])(?:" + "|".join((
+    # every field begins with a digit, a hex letter or a month's or weekday's capital, and one that begins with a
+    # letter has no ASCII letter or digit before it: other places (the letters inside words) are passed over
+    "(?:" + _GATE + "(?:" + "|".join((
         rf"(?P<U>(?<![0-9A-Za-z]){_HEX}{{8}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{4}}-{_HEX}{{12}}(?![0-9A-Za-z]))",
         r"(?P<T>(?<![0-9])(?:[0-9]{4}-[0-9]{2}-[0-9]{2}[T ])?[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?"
         r"(?:Z|[+-][0-9]{2}:?[0-9]{2}(?![0-9]))?(?![0-9]))",
