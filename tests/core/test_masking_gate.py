@@ -19,7 +19,8 @@ _PIECES = ["3f2b9c1e-8d4a-4b2c-9e1f-0a1b2c3d4e5f", "2026-03-01T10:07:33.25Z", "1
            "12:05", '"ts": 1709287207', "ts=1709287207.25", '"req":"07923986"', 'id="9f1c2ab3d"', "9f1c2ab",
            "0x7ffe3a2b", "7d4b9c8f6-x2kqp", "dfbaaafa", "10.0.0.1", "v1.4.2", "33ms", "3.41s", "5d4h", "3 hours",
            "12m", "07923986", "4096", "3,5", "42", "7", "Sun, 01 Mar 2026", "01/Mar/2026", "Mar  1", "Sun Mar  1",
-           "Sept 3, 2024", "Wed, 04 Mar 2026", "Thu Mar  5", "Nov 11", "Aug 2, 2025", "xKqPzRtYvWmNbHgF", "getElementById", "AuthService", "a1b2c3d4e5", "python3", "x2kqp9v1",
+           "Sept 3, 2024", "Wed, 04 Mar 2026", "Thu Mar  5", "Nov 11", "Aug 2, 2025", "xKqPzRtYvWmNbHgF",
+           "getElementById", "AuthService", "a1b2c3d4e5", "python3", "x2kqp9v1",
            "deadbeef", "Feb", "Monday", "Oct", "ABCDEF12", "cafe", "face", "bead", "Jan5", "e2e", "req-07923986",
            "web-3", "=====", "passed", "in", "the", "é", "ß", "İ"]
 _GLUE = ["", " ", "  ", "\n", ":", "=", '"', "_", "-", ".", "/", ",", "x", "Z", "9", "é"]

@@ -1,7 +1,8 @@
-"""The time expressions' and the salience's patterns are tried only where a match can begin (hippo.text.anchors): the
-places read from each pattern's parse hold every match's start, the matches found from them are finditer's, and the
-time readings of a generated chat are those of every pattern run over every message (the code before the places were
-read). Salience is compared with its plain computation in test_write_fastpaths."""
+"""The time expressions', the salience's and the fingerprints' patterns are tried only where a match can begin
+(hippo.text.anchors): the places read from each pattern's parse hold every match's start, the matches found from them
+are finditer's, and the time readings of a generated chat are those of every pattern run over every message (the code
+before the places were read). Salience and the fingerprints are compared with their plain computations in
+test_write_fastpaths."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo.text import anchors, salience, timeexpr
+from hippo.text import anchors, fingerprints, salience, timeexpr
 
 _ALL = {id(rx): (name, rx) for name, rx in timeexpr._PATTERNS + timeexpr._QUERY_PATTERNS}
 _READ = [(name, rx) for name, rx in _ALL.values() if anchors.starts(rx) is not None]
@@ -78,7 +79,8 @@ _PHRASES = [
     "on 12/25/2023", "5 May 2024", "May 2024", "by Friday", "until Sunday", "this coming weekend", "next weekend",
     "the other day", "earlier this week", "later this month", "this time last year", "Monday week", "wed",
     "the day before yesterday", "the day after tomorrow", "three Mondays ago", "over the past 3 days",
-    "the last couple of weeks", "the next few months", "in 2019", "back in 2015", "during 2020", "the turn of the century",
+    "the last couple of weeks", "the next few months", "in 2019", "back in 2015", "during 2020",
+    "the turn of the century",
     "the second half of 2023", "the first week of June", "the last Friday of May", "in June", "starting April",
     "hace 3 días", "la semana pasada", "letzte Woche", "la semaine prochaine", "2024年3月5日", "昨天", "어제", "कल",
     "5 มีนาคม 2567", "Feb 29", "Sept. 4th", "4th of July", "Thanksgiving", "Black Friday", "the fall",
@@ -88,8 +90,10 @@ _FILLER = ["I", "we", "went", "will go", "the meeting", "my sister", "moved", "t
            "beginning", "end", "start", "from", "for", "since", "last", "next", "month", "week", "year", "day"]
 # the words of the salience patterns (hippo.text.salience), tried the same way
 _SALIENT = ["I will", "I'll", "let's", "remind me", "deadline", "must", "actually", "I meant", "not this but that",
-            "sorry, it's", "no, it", "update:", "my wife", "kids", "friend", "boss", "love", "sad", "!", "proud", "2024",
-            "3/4", "12-05", "march", "Friday", "yesterday", "next week", "mistake", "instead"]
+            "sorry, it's", "no, it", "update:", "my wife", "kids", "friend", "boss", "love", "sad", "!", "proud",
+            "2024",
+            "3/4", "12-05", "march", "Friday", "yesterday", "next week", "mistake", "instead", "$1,200.50", "3.5k",
+            "40%", "v1.2", "x42", "my dog is called Rex", "her car was named Blue", "their son is Tom"]
 _FOLDS = {"i": "\u0131", "I": "\u0130", "s": "\u017f", "k": "\u212a", "K": "\u212a"}
 
 
@@ -142,7 +146,8 @@ def test_places_are_tried_even_where_they_are_dense(monkeypatch):
     monkeypatch.setattr(anchors, "LONG", 0)
     texts = _chat(11, 200) + _chat(12, 100, _SALIENT)
     for name, rx, key in [(name, rx, anchors.starts(rx)) for name, rx in _READ] + \
-            [(f"salience-{k}", rx, key) for k, (rx, key) in enumerate(salience._STARTS.items())]:
+            [(f"salience-{k}", rx, key) for k, (rx, key) in enumerate(salience._STARTS.items())] + \
+            [(f"fingerprints-{k}", rx, key) for k, (rx, key) in enumerate(fingerprints._STARTS.items())]:
         assert key is not None, name
         for text in texts:
             places = anchors.Places(text, timeexpr._folded(text))

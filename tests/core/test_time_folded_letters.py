@@ -16,9 +16,11 @@ NOW = datetime(2024, 6, 15, 12, tzinfo=timezone.utc).timestamp()  # a Saturday
 _FOLDS = {"i": "\u0131", "I": "\u0130", "s": "\u017f", "K": "\u212a"}
 
 PHRASES = ["see you next Friday", "since last Tuesday", "it was last Saturday", "by Wednesday", "this Thursday",
-           "the first Monday of March", "early next month is busy", "two weeks from Sunday", "in six weeks", "this spring",
+           "the first Monday of March", "early next month is busy", "two weeks from Sunday", "in six weeks",
+           "this spring",
            "last winter", "in the second quarter of 2023", "Q2 of last year", "the late sixties", "a week on Tuesday",
-           "on March 3rd and 5th of this year", "the Friday after next", "three Sundays ago", "mid-September", "this weekend is free",
+           "on March 3rd and 5th of this year", "the Friday after next", "three Sundays ago", "mid-September",
+           "this weekend is free",
            "KICKOFF IS NEXT FRIDAY", "AT THE END OF THIS MONTH"]
 PHRASES = [p for p in PHRASES if any(c in p for c in _FOLDS)]
 

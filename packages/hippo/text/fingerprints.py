@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from hippo.text import textnorm
+from hippo.text import anchors, textnorm
 
 EVENT_WORDS = frozenset(
     """born married wedding divorced engaged moved graduated graduation started finished adopted died passed won
@@ -24,6 +24,14 @@ _DEF_RE = re.compile(r"\b(?:my|our|his|her|their) ([a-z]+(?: [a-z]+)?) (?:is|was
 _DIGIT_RE = re.compile(r"\d")
 _DEF_NEEDS = ("my ", "our ", "his ", "her ", "their ")
 _SENT_SPLIT = re.compile(r"(?<=[.!?])\s+")
+# where the number and definition patterns' matches can begin (:func:`hippo.text.anchors.starts`: a digit or "$"; "my",
+# "her", ...): a long message's pattern is tried there
+_STARTS = {rx: anchors.starts(rx, 6) for rx in (_NUMBER_RE, _DEF_RE)}
+
+
+def _each(rx: re.Pattern, text: str, places: anchors.Places | None):
+    """``rx.finditer(text)`` (tried where its matches can begin when ``places`` of ``text`` are given)."""
+    return rx.finditer(text) if places is None else anchors.matches(rx, _STARTS[rx], places)
 
 
 def proper_nouns(text: str) -> list[str]:
@@ -41,15 +49,17 @@ def proper_nouns(text: str) -> list[str]:
 def fingerprints(text: str, date_labels: list[str]) -> set[str]:
     """Seed 002 stage 4: the fact fingerprints of one message."""
     fp: set[str] = set()
+    low = textnorm.regex_folded(text)
+    places = anchors.Places(text, low) if len(text) >= anchors.LONG else None
     if _DIGIT_RE.search(text):  # every number holds a digit: a message without one (most chat) skips the pattern
-        fp.update("n:" + m.group(0).lower().strip("$") for m in _NUMBER_RE.finditer(text))
+        fp.update("n:" + m.group(0).lower().strip("$") for m in _each(_NUMBER_RE, text, places))
     fp.update("p:" + w.lower() for w in proper_nouns(text))
     fp.update("d:" + d for d in date_labels)
     lw = {w.lower() for w in textnorm.words(text)}
     fp.update("e:" + w for w in lw & EVENT_WORDS)
-    low = textnorm.regex_folded(text)
     if any(w in low for w in _DEF_NEEDS):  # every match holds one: most messages hold none, and it is not run
-        fp.update("def:" + m.group(1).lower() + "=" + m.group(2).lower().strip() for m in _DEF_RE.finditer(text))
+        fp.update("def:" + m.group(1).lower() + "=" + m.group(2).lower().strip()
+                  for m in _each(_DEF_RE, text, places))
     return fp
 
 
